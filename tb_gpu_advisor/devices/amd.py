@@ -124,7 +124,16 @@ WORDS = (("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",  # Py
          ("NCCL", "RCCL"), ("nvidia-smi", "rocm-smi"), ("CUDA cores", "vector ALUs"), ("CUDA-core", "vector-ALU"),
          ("thread blocks", "workgroups"), ("thread block", "workgroup"), ("SMs", "CUs"),
          ("NVTX ranges", "roctx ranges"), ("NVTX range", "roctx range"),
-         ("CUPTI", "roctracer / rocprofiler-sdk")) + CALLS
+         ("CUPTI", "roctracer / rocprofiler-sdk"),
+         # PyTorch's ranges on ROCm are roctx's, which rocprofv3's marker trace records; MPI that takes GPU buffers is
+         # "ROCm-aware" there (Open MPI over UCX) -- NVIDIA's tool and word reachable in a fix (h37-hiprocm36)
+         ("torch.cuda.nvtx under Nsight Systems", "torch.cuda.nvtx, roctx ranges under rocprofv3 --marker-trace"),
+         ("CUDA-aware", "ROCm-aware"),
+         # the frameworks' fixes date bf16 and TF32 by NVIDIA's generation: AMD's GPUs run bf16 from MI100 (CDNA) and
+         # RDNA3, TF32 on the MI300 (``devices.has_tf32``, which gives the TF32 fix only there)
+         ("bfloat16 needs no loss scaling at all on Ampere and newer",
+          "bfloat16 needs no loss scaling at all (Instinct MI100 and newer, Radeon RDNA3)"),
+         ("On Ampere and newer,", "On the GPUs with TF32 (Instinct MI300),")) + CALLS
 
 
 #: How ROCm's users name things (the keys of ``nvidia.TERMS``).
@@ -142,6 +151,12 @@ TERMS = {
     "allocator_calls": "hipMalloc / hipFree",
     "runtime": "HIP",
     "context_creation": "the HIP runtime's start-up",
+    # ROCm's PyTorch is its own build (pytorch.org's ``rocm`` wheels), traced by roctracer / rocprofiler-sdk, and
+    # rocprofv3 records a Python program's HIP calls, kernels and roctx ranges (``torch.cuda.nvtx`` writes roctx)
+    "torch_build": "a ROCm build of PyTorch made for the installed ROCm",
+    "system_profiler": "rocprofv3",
+    "system_trace": "rocprofv3 --runtime-trace --marker-trace --output-format json -- python train.py",
+    "kernel_profiler": "rocprofv3's counter collection (--pmc)",
 }
 
 

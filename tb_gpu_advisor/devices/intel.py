@@ -67,6 +67,10 @@ TERMS = {
     "allocator_calls": "sycl::malloc_device / sycl::free",
     "runtime": "SYCL runtime",
     "context_creation": "the SYCL runtime's start-up",
+    "torch_build": "a PyTorch XPU build made for the installed Intel GPU driver",
+    "system_profiler": "Intel VTune Profiler",
+    "system_trace": "vtune -collect gpu-hotspots -r run -- python train.py",
+    "kernel_profiler": "Intel VTune Profiler's GPU analyses",
 }
 
 

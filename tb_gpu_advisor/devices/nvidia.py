@@ -45,6 +45,13 @@ TERMS = {
     "allocator_calls": "cudaMalloc / cudaFree",
     "runtime": "CUDA",
     "context_creation": "the CUDA context's creation",
+    # a profiler's capture advice for a PyTorch program (``formats.kineto.WINDOW_FIXES``): the build whose GPU tracer
+    # records kernels, the whole-system profiler that records them when it does not (text, then its command), and
+    # the per-kernel counter profiler
+    "torch_build": "a PyTorch build made for the installed driver's CUDA",
+    "system_profiler": "Nsight Systems",
+    "system_trace": "nsys profile -t cuda,nvtx -o run python train.py",
+    "kernel_profiler": "Nsight Compute",
 }
 
 #: Tensor Core kernel name fragments.  The first block is the stock tool's list

@@ -96,6 +96,8 @@ class Job:
             "one_time_share": round(self.phase.share, 4), "unseen_gpu_ms": round(self.phase.unseen_ms, 3),
             "version": self.version, "tags": list(self.tags), "steps_per_call": dict(self.steps_per_call),
             "host_kind": self.kind.host_kind, **({"gpus_listed": self.gpus_listed} if self.gpus_listed else {}),
+            # whose runtime made the calls of a window that lost its GPU records (the vendor its fixes speak to)
+            **({"runtime_vendor": v} if (v := self.kind.runtime_vendor) else {}),
             # why the window's marks time no GPU step, where they time none (``Kind.times_gpu_step``): one key of two
             **({key: True} if (key := self.kind.no_gpu_step_key) else {}),
         }

@@ -56,6 +56,10 @@ class Kind:
     #: no GPU record, but the host shows GPU use ("260 kernel launches", "22 allocator events on GPU 0"): the GPU's
     #: side of the capture was lost or not recorded, its work did not run on the CPU (kind ``unknown``, not ``no_gpu``)
     lost_gpu: str = ""
+    #: the ``VENDOR`` whose runtime made the host's calls where the GPU's side was lost (``lost_gpu``), "" otherwise:
+    #: a window with no GPU record names no GPU, yet ``hipLaunchKernel`` says ROCm's -- whose words and capture
+    #: fixes its findings take (``rules.base.Ctx.vendor``; h37-hiprocm36: a HIP window was told CUDA's build)
+    runtime_vendor: str = ""
     #: no GPU work, and what the window holds instead (:data:`WINDOWS`): "startup" (CUDA calls, no kernel launched
     #: yet), "input_only" (the framework's input pipeline fetching batch after batch, no kernel launched: a loop that
     #: runs no model), "loop_ended" (the framework's steps hold one batch fetch and nothing of the model after it: the
@@ -197,6 +201,9 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     if kind.lost_gpu and cause and not kind.lost_cause:  # the capture's profiler records no GPU side at all
         kind = dataclasses.replace(kind, lost_cause=cause, lost_fix=trace.producer.get("unrecorded_fix", ""),
                                    capture_format=kind.capture_format or trace.format)
+    if kind.lost_gpu:
+        calls = (n for n in trace.h.names if devices.is_runtime_call(n))
+        kind = dataclasses.replace(kind, runtime_vendor=devices.vendor_of_calls(calls).VENDOR)
     if kind.lost_gpu and trace.problems:  # a file not read to its end: what is missing may be past the damage
         kind = dataclasses.replace(kind, damaged=trace.problems[0])
     elif kind.cpu_only and trace.problems:  # no GPU call in the part read is no proof the work ran on the CPU: the

@@ -298,9 +298,9 @@ def _not_applicable(fw, card: Metric) -> Metric:
 
 
 def _words(m: HostMetrics, text: str) -> str:
-    """``text`` in the words of the vendor of the host's active GPUs (``devices.words``): what the report says beside
-    the findings speaks as they do."""
-    return devices.words([g.name for g in m.gpus if g.active], text)
+    """``text`` in the words of the host's vendor (``rules.base.capture_vendor``): what the report says beside the
+    findings speaks as they do."""
+    return devices.vendor_called(rules.base.capture_vendor(m)).words(text)
 
 
 def _unit_columns(m: HostMetrics) -> tuple[str, str, str]:
@@ -489,12 +489,12 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
 
 def _vendor(m: HostMetrics) -> str | None:
     """``capture.vendor``, whose words the tab's legend takes: the vendor of the GPUs that ran work; where none did,
-    the one a memory snapshot's allocator frames name (``Memory.vendor``: ``c10::hip::`` for a ROCm build's), else
+    the one a memory snapshot's allocator frames name (``Memory.vendor``: ``c10::hip::`` for a ROCm build's), or the
+    one whose runtime launched the kernels of a window that lost their records (``Kind.runtime_vendor``), else
     None (a CPU-only capture, an accelerator the Advisor does not analyse, a snapshot whose frames name no build) --
     the default vendor claimed for a capture with no GPU contradicted its own job line (h37-review4), while a ROCm
     snapshot's findings in AMD's words beside a legend in none contradicted each other (h37-snap22)."""
-    names = [g.name for g in m.gpus if g.active]
-    return devices.vendor_of(names).VENDOR if names else m.memory.vendor
+    return rules.base.capture_vendor(m)
 
 
 def gpu_memory_summary(m: HostMetrics, gpu: int) -> dict[str, Any] | None:

@@ -184,15 +184,19 @@ class Ctx:
         """The capture format ``fmt``'s own fixes for a ``window`` (its profiler's options; the format's ``""`` key
         where it has none for it and ``fallback``), [] where it has none: their code names the job's step in the
         job's words (an NVTX range named for a forward pass, not ``train_step``: ``frameworks.nvtx.step_range``),
-        and ``words`` the capture's own record fills (``job.kind.Kind.fix_words``: the user's command, their range)."""
+        ``words`` the capture's own record fills (``job.kind.Kind.fix_words``: the user's command, their range), and
+        the GPU vendor's build, tools and runtime (``devices.<vendor>.TERMS``: a Kineto trace is ROCm's PyTorch's
+        too, told its ROCm build and rocprofv3, not CUDA's and Nsight's; h37-hiprocm36).  A key none of them fills
+        stays as written."""
         try:
             f = formats.get(fmt) if fmt else None
         except ValueError:
             f = None
         own, lang = (f.window_fixes, f.window_fix_lang) if f is not None else ({}, "shell")
-        said = {**nvtx.step_range(self.m.job.work() if self.m.job is not None else "training"), **(words or {})}
+        said = _Said({**self.vendor.TERMS, **nvtx.step_range(self.m.job.work() if self.m.job is not None else "training"),
+                      **(words or {})})
         fixes = own.get(window) or (own.get("", ()) if fallback else ())
-        return [action(text.format(**said) if words else text, code.format(**said), lang) for text, code in fixes]
+        return [action(text.format_map(said), code.format_map(said), lang) for text, code in fixes]
 
     def words(self, text: str) -> str:
         """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code: :meth:`code`)."""
@@ -255,15 +259,34 @@ def gpu_steps_to_judge(m: HostMetrics) -> bool:
     return any(g.active for g in m.gpus) and (m.job is None or m.job.kind.times_gpu_step)
 
 
+class _Said(dict):
+    """The words a window fix's text and code are filled with; a key none fills stays as written (``{traced}`` in a
+    fix asked for without the capture's own words)."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
 def _vendor(m: HostMetrics):  # noqa: ANN202 - a vendor module
     """The vendor of the GPUs that ran the capture's work, by their names; where none ran any the capture recorded
     (a memory snapshot), the one its allocator's frames name (``Memory.vendor``: a ROCm build's
-    ``c10::hip::HIPCachingAllocator``), else NVIDIA's words as before.  Why: a snapshot's GPUs are never active, so an
-    AMD GPU's snapshot was told CUDA's allocator settings (h37-snaprocm)."""
+    ``c10::hip::HIPCachingAllocator``), else the one whose runtime made the calls of a window that lost its GPU
+    records (``Kind.runtime_vendor``), else NVIDIA's words as before.  Why: a snapshot's GPUs are never active, so an
+    AMD GPU's snapshot was told CUDA's allocator settings (h37-snaprocm); a HIP window without kernel records was told
+    "a PyTorch build made for the installed driver's CUDA" (h37-hiprocm36)."""
+    return devices.vendor_called(capture_vendor(m))
+
+
+def capture_vendor(m: HostMetrics) -> str | None:
+    """The ``VENDOR`` the capture shows ran its GPU work (:func:`_vendor`'s order: the active GPUs' names, a
+    snapshot's allocator frames, the runtime calls of a window that lost its GPU records), None where it shows none
+    (a CPU-only capture, an accelerator no stage reads): the report's ``capture.vendor`` and the vendor every word
+    of the host's report is in, one answer for the findings, the legend and the tables."""
     names = [g.name for g in m.gpus if g.active]
-    if any(names) or not m.memory.vendor:
-        return devices.vendor_of(names)
-    return devices.vendor_called(m.memory.vendor)
+    said = m.memory.vendor or (m.job.kind.runtime_vendor if m.job is not None else "")
+    if any(names) or (names and not said):
+        return devices.vendor_of(names).VENDOR
+    return said or None
 
 
 # --------------------------------------------------------------------------- grading

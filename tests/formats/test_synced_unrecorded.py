@@ -85,3 +85,42 @@ def test_a_hip_window_that_synced_is_read_in_hips_words(tmp_path):
     assert GENERAL not in words, words
     assert f"`hipDeviceSynchronize`, {truth['wait_ms']:.2f} ms, before the profiler stopped" in words, words
     assert "recorded the HIP calls" in words and "CUPTI" not in words, words
+
+
+def _session(path: Path):  # noqa: ANN202 - a Report
+    """The one session's report of the capture in ``path``'s folder, analysed in this process."""
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+
+    (s,) = discover(str(path.parent))
+    return analyze_session(s.run, s.session, s.hosts)
+
+
+def test_a_hip_window_that_synced_is_told_rocms_build_and_profiler(tmp_path):
+    """ROCm's PyTorch, its kernel records dropped after its own ``hipDeviceSynchronize``: the fix names the ROCm build
+    and rocprofv3 (``devices.amd.TERMS``), chosen by the calls' vendor -- the window names no GPU.  Main: "with a
+    PyTorch build made for the installed driver's CUDA, or record the same steps with Nsight Systems" (h37-hiprocm36);
+    the report's own words law (``vendor_words_problems``, which now reads Nsight and a CUDA build as CUDA's tools on
+    an AMD host) holds, the host's vendor its runtime's (``job.runtime_vendor``: ``capture.vendor`` AMD, so the legend
+    and tables say hipMalloc and Matrix Cores, not cudaFree and Tensor Cores)."""
+    from tests.support.contradictions import vendor_words_problems
+    from tests.support.json_fields import json_field_problems
+
+    p = tmp_path / "synced_hip.1.pt.trace.json"
+    tt.write_synced_unrecorded(str(p), hip=True)
+    words = _words(p)
+    assert "a ROCm build of PyTorch made for the installed ROCm" in words and "rocprofv3" in words, words
+    assert "Nsight" not in words and "driver's CUDA" not in words, words
+    report = _session(p)
+    (h,) = report.hosts
+    assert h.job["runtime_vendor"] == h.capture["vendor"] == "AMD"  # the legend's and tables' words too
+    assert not vendor_words_problems(report), vendor_words_problems(report)
+    assert not json_field_problems(report.to_dict()), json_field_problems(report.to_dict())
+
+
+def test_a_cuda_window_that_synced_keeps_cudas_build_and_nsight(tmp_path):
+    """Control: the same window of CUDA's calls is told CUDA's build and Nsight Systems, as before."""
+    p = tmp_path / "synced.1.pt.trace.json"
+    tt.write_synced_unrecorded(str(p))
+    words = _words(p)
+    assert "a PyTorch build made for the installed driver's CUDA" in words and "Nsight Systems" in words, words

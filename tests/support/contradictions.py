@@ -199,9 +199,12 @@ _CUDA_ITSELF = r"\bCUDA\b|\bNVIDIA\b|\bNVTX\b|device='cuda'|torch\.cuda\b"
 #: (``nsys``, ``nvtxRangePushA``), the CUDA runtime's and libraries' calls (``cudaMemPrefetchAsync``,
 #: ``cublasSetMathMode``), NVIDIA's generations ("Ampere and newer").  Checked in code too, where ``_FOREIGN`` is not:
 #: ROCm's PyTorch keeps ``torch.cuda`` (``torch.cuda.nvtx`` writes roctx there), but a HIP program's snippet has no
-#: ``nsys profile`` to run (h37-rocsteps).
+#: ``nsys profile`` to run (h37-rocsteps); NVIDIA's profilers by name (Nsight Systems, Nsight Compute) and a CUDA
+#: build or driver to install, which a ROCm install has none of (h37-hiprocm36: a HIP window that lost its kernel
+#: records was told "a PyTorch build made for the installed driver's CUDA, or ... Nsight Systems").
 _CUDA_TOOLS = re.compile(r"\bnsys\b|\bncu\b|\bnvtx[A-Z]\w*|(?<![\w.])cuda[A-Z]\w*|\bcu(?:blas|dnn|fft)[A-Z]\w*|"
-                         r"\bCUBLAS_\w+|--trace=cuda|\s-t cuda|\bnvidia-smi\b|\bCUPTI\b|"
+                         r"\bCUBLAS_\w+|--trace=cuda|\s-t cuda|\bnvidia-smi\b|\bCUPTI\b|\bNsight\b|"
+                         r"\bdriver's CUDA\b|\bCUDA (?:build|toolkit|driver)\b|"
                          r"\b(?:Volta|Turing|Ampere|Hopper|Blackwell)\b")
 #: ROCm's own calls and tools, which a program on an NVIDIA or Intel GPU cannot use: the HIP runtime's calls
 #: (``hipMemcpy``, ``hipLaunchKernelGGL``, ``hipDeviceGetAttribute``), hipCUB, rocBLAS's C API, roctx ranges and the
@@ -223,10 +226,13 @@ def _unquoted(text: str) -> str:
 
 
 def _vendor(h: HostReport) -> str:
-    """The vendor of a host's GPUs (``devices.vendor_of``: NVIDIA, the profilers' default, where none is named)."""
+    """The vendor of a host's GPUs (``devices.vendor_of``); where none is named, the one whose runtime made the calls
+    of a window that lost its GPU records (``job.runtime_vendor``: a HIP window's), else NVIDIA, the profilers'
+    default."""
     from tb_gpu_advisor import devices
 
-    return devices.vendor_of([g.name for g in h.gpus if g.name]).VENDOR
+    names = [g.name for g in h.gpus if g.name]
+    return devices.vendor_of(names).VENDOR if names else ((h.job or {}).get("runtime_vendor") or "NVIDIA")
 
 
 def _foreign(vendor: str, text: str) -> list[str]:

@@ -6,7 +6,9 @@ Each check reads ``Report.to_dict()`` -- the JSON as ``--format json`` writes it
 
 * ``vendor`` -- ``capture.vendor`` (whose words the tab's legend takes) names a vendor only where a GPU of the host ran
   work (a kernel, a copy, a collective: busy time): a CPU-only capture, one of an accelerator the Advisor does not
-  analyse has no GPU vendor to claim; a memory snapshot only the one its allocator's frames name (from h37-snap22).
+  analyse has no GPU vendor to claim; a memory snapshot only the one its allocator's frames name (from h37-snap22);
+  a window that lost its GPU records only the one whose runtime launched its kernels (``job.runtime_vendor``, from
+  h37-hiprocm36: ``hipLaunchKernel`` says an AMD GPU ran them).
 * ``step-count`` -- one count of steps per host: ``capture.steps_kept`` is ``steps.count`` and
   ``capture.steps_captured`` is ``steps.found``; the steps found less those dropped are the steps kept, except where
   none was found (``steps.source`` ``whole_capture``: the capture is one step or none).
@@ -86,7 +88,8 @@ def _snapshot(g: dict[str, Any]) -> bool:
 def vendor_problems(h: dict[str, Any]) -> list[str]:
     """``vendor``: no GPU vendor claimed for a host on whose GPUs nothing ran."""
     vendor = (h.get("capture") or {}).get("vendor")
-    if vendor and not any(_ran_work(g) or _snapshot(g) for g in h.get("gpus") or []):
+    launched = vendor == (h.get("job") or {}).get("runtime_vendor")
+    if vendor and not launched and not any(_ran_work(g) or _snapshot(g) for g in h.get("gpus") or []):
         return [f"vendor: {h['host']}: capture.vendor {vendor!r} with no GPU that ran work"]
     return []
 

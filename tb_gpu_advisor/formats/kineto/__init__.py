@@ -5,11 +5,15 @@ from tb_gpu_advisor.formats.base import Format
 from tb_gpu_advisor.formats.kineto.layout import LAYOUT
 from tb_gpu_advisor.formats.kineto.probe import has_gpu_activity
 
-#: How torch.profiler records the right window, where the format itself is the cause (``job.kind.WINDOWS``).
+#: How torch.profiler records the right window, where the format itself is the cause (``job.kind.WINDOWS``).  The
+#: build, the tools and the runtime named are the GPU vendor's, asked for by key (``devices.<vendor>.TERMS``:
+#: ``{torch_build}``, ``{system_profiler}``, ``{system_trace}``, ``{kernel_profiler}``, ``{runtime}``; filled by
+#: ``rules.base.Ctx.window_fixes``): ROCm's PyTorch writes the same format, and a HIP program is told its own
+#: build and rocprofv3, not "the installed driver's CUDA" and Nsight Systems (h37-hiprocm36).
 WINDOW_FIXES = {
     "counters": (("The profiler was asked for hardware counters (experimental_config's profiler_metrics), which "
                   "replays each kernel to read them instead of timing it: profile the steps without profiler_metrics to "
-                  "time them, and read counters per kernel with Nsight Compute if you need them.",
+                  "time them, and read counters per kernel with {kernel_profiler} if you need them.",
                   "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
                   "    schedule=torch.profiler.schedule(wait=5, warmup=2, active=5),\n"
                   "    # no experimental_config=_ExperimentalConfig(profiler_metrics=[...]) here\n)"),),
@@ -33,8 +37,8 @@ WINDOW_FIXES = {
     # (``adapter._synced_unrecorded``): the kernels ran inside the window and CUPTI recorded none of them
     "synced_unrecorded": (("The program already waits for the GPU before the profiler stops, so its kernels were not "
                            "cut off: the profiler's GPU tracer dropped them. Profile again with warm-up steps before "
-                           "the recorded ones (the GPU tracer starts in the warm-up), with a PyTorch build made for "
-                           "the installed driver's CUDA, or record the same steps with Nsight Systems.",
+                           "the recorded ones (the GPU tracer starts in the warm-up), with {torch_build}, or record "
+                           "the same steps with {system_profiler}.",
                            "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],"
                            "\n    schedule=torch.profiler.schedule(wait=1, warmup=2, active=3),\n)"),),
     # a trace in the legacy profiler's list form, which records no GPU activity (``adapter._legacy_profiler``): a
@@ -42,15 +46,16 @@ WINDOW_FIXES = {
     "no_kineto": (("This PyTorch build has no Kineto (torch.autograd.kineto_available() returns False), so "
                    "torch.profiler cannot record the GPU: install a build with Kineto (pytorch.org's pip and conda "
                    "builds have it; a source build needs USE_KINETO=1) and profile the same steps again; with this "
-                   "build, record the GPU's side with Nsight Systems instead.",
+                   "build, record the GPU's side with {system_profiler} instead.",
                    "import torch\nassert torch.autograd.kineto_available(), 'this PyTorch build has no Kineto'\n"
                    "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
                    "    schedule=torch.profiler.schedule(wait=1, warmup=1, active=3),\n)\n"
-                   "# or, with this build: nsys profile -t cuda,nvtx -o run python train.py"),),
+                   "# or, with this build: {system_trace}"),),
     # ... and torch.autograd.profiler's own (before 1.8.1, or use_kineto=False), use_cuda or not
-    "legacy_profiler": (("torch.autograd.profiler's legacy profiler records no kernel, copy or CUDA call: profile "
-                         "with torch.profiler (PyTorch 1.8.1 and later) and CUDA activity, which records the GPU's "
-                         "timeline through Kineto; on an older PyTorch, record it with Nsight Systems.",
+    "legacy_profiler": (("torch.autograd.profiler's legacy profiler records no kernel, copy or {runtime} call: profile "
+                         "with torch.profiler (PyTorch 1.8.1 and later) and GPU activity (ProfilerActivity.CUDA), "
+                         "which records the GPU's timeline through Kineto; on an older PyTorch, record it with "
+                         "{system_profiler}.",
                          "from torch.profiler import profile, ProfilerActivity\n"
                          "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:\n"
                          "    run_steps()\nprof.export_chrome_trace('trace.json')"),),

@@ -266,3 +266,22 @@ def test_control_a_session_stopped_while_the_program_ran_keeps_its_duration(tmp_
     _stopped_export(path, ("Profiling has stopped.", _DROPPED_80))
     (f,) = _lost(_report(path))
     assert "the capture stopped on its --duration of" in f["summary"]
+
+
+def test_a_helper_process_that_ended_early_does_not_end_the_program(tmp_path):
+    """Nsight writes each traced process's CUPTI counts as that process's CUDA trace closes: the program ended before
+    the session stopped only where every traced process's trace closed before the stop -- a short-lived helper
+    (a compile worker, a device probe) closing early says nothing of the program.  By construction: the
+    ``llm_startup_window`` order (the program's counts after the 10 s stop) plus a second process whose counts come
+    early in the window.  On main (h37-survey72 read the earliest close of any process): the --duration cause was
+    dropped, the lost records left with no cause."""
+    path = str(tmp_path / "run.sqlite")
+    _stopped_export(path, ("Profiling has stopped.", _DROPPED_80))
+    con = sqlite3.connect(path)
+    (first,) = con.execute("SELECT min(timestamp) FROM DIAGNOSTIC_EVENT").fetchone()
+    con.execute("INSERT INTO DIAGNOSTIC_EVENT VALUES (?, 1, 1, 1, ?, ?)",
+                (first - 1_000_000, "Number of CUPTI events produced: \t12, CUPTI buffers: 1 of 50.", 424242))
+    con.commit()
+    con.close()
+    (f,) = _lost(_report(path))
+    assert "the capture stopped on its --duration of" in f["summary"]

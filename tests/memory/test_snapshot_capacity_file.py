@@ -235,3 +235,20 @@ def test_a_list_of_other_gpus_records_is_said_and_left_out(tmp_path: Path):
     tr = read_trace(str(path))
     assert all(d.info.memory_bytes is None for d in tr.devices)
     assert "it names GPUs 2, 3, none of which the snapshot holds (it holds GPU 0)" in " ".join(tr.problems)
+
+
+def test_a_list_of_other_gpus_records_beside_a_two_gpu_snapshot_names_its_gpus_in_the_plural(tmp_path: Path):
+    """By construction (one process's allocators on GPUs 0 and 1, records of GPUs 2 and 3): the note's count word
+    fits the ids it lists, for the GPUs the record names and those the snapshot holds alike (h37-review36).  On main:
+    "(it holds GPU 0, 1)"."""
+    allocs = [ms.Allocator(capacity=CARD_16GB, device=d) for d in (0, 1)]
+    for a in allocs:
+        a.malloc(64 << 20)
+    path = tmp_path / "logs" / "run" / "memory_snapshot.pickle"
+    path.parent.mkdir(parents=True)
+    ms.write(str(path), ms.snapshot(allocs))
+    (path.parent / "memory_snapshot.capacity.json").write_bytes(
+        _records(_gpu_record(2, CARD_16GB, 0), _gpu_record(3, CARD_16GB, 0)))
+    tr = read_trace(str(path))
+    assert "it names GPUs 2, 3, none of which the snapshot holds (it holds GPUs 0, 1)" in " ".join(tr.problems), \
+        tr.problems

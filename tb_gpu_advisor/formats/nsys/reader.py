@@ -892,14 +892,16 @@ _SESSION_STOPPED = "Profiling has stopped%"
 
 
 def _program_ended_first(schema: tb.Schema) -> bool:
-    """Whether a traced process's CUDA trace closed before the session stopped: the program had ended, so no
+    """Whether every traced process's CUDA trace closed before the session stopped: the program had ended, so no
     ``--duration`` stopped it while it ran.  Why: ``RUN_DURATION_MS`` is the length the session ran (one ms over it in
     every export read here: nvllm's 3799 for 3798.4 ms, its CUPTI counts written 255 ms before the stop, the program
     gone), and the requested ``--duration`` only where one ended it (``llm_startup_window``: 10000 for a 10,005 ms
-    session whose CUPTI counts follow the stop); h37-survey72."""
+    session whose CUPTI counts follow the stop); h37-survey72.  The latest close, not the earliest: each process's
+    counts are written as its own trace closes, and a short-lived helper (a compile worker, a device probe) that
+    closed early says nothing of the program still running at the stop (h37-review36)."""
     if not schema.has(tb.DIAGNOSTICS, "timestamp", "text"):
         return False
-    q = f'SELECT min(timestamp) FROM "{tb.DIAGNOSTICS}" WHERE ' + " OR ".join("text LIKE ?" for _ in _TRACE_CLOSED)
+    q = f'SELECT max(timestamp) FROM "{tb.DIAGNOSTICS}" WHERE ' + " OR ".join("text LIKE ?" for _ in _TRACE_CLOSED)
     (closed,) = schema.con.execute(q, _TRACE_CLOSED).fetchone()
     (stopped,) = schema.con.execute(f'SELECT min(timestamp) FROM "{tb.DIAGNOSTICS}" WHERE text LIKE ?',
                                     (_SESSION_STOPPED,)).fetchone()

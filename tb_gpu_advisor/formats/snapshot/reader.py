@@ -134,10 +134,14 @@ def with_capacity(trace: Trace, caps: "tuple[Capacity, ...] | str | None") -> Tr
     named = [c.device for c in caps if c.device is not None]
     if named and len(named) == len(caps) and not held & set(named):
         said = (f"GPU {named[0]}, which the snapshot does not hold" if len(named) == 1 else
-                f"GPUs {', '.join(map(str, named))}, none of which the snapshot holds"
-                + (f" (it holds GPU {', '.join(map(str, sorted(held)))})" if held else ""))
+                f"{_gpus(named)}, none of which the snapshot holds" + (f" (it holds {_gpus(sorted(held))})" if held else ""))
         trace.problems.append(f"{caps[0].name} left out: it names {said}")
     return trace
+
+
+def _gpus(ids: list[int]) -> str:
+    """"GPU 0" or "GPUs 0, 1": the count word fits the ids listed (h37-review36: "it holds GPU 0, 1")."""
+    return f"GPU{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}"
 
 
 def _outside(trace: Trace, gpu: int, cap: "Capacity") -> None:

@@ -81,7 +81,7 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
     floor_ps = round(T("small_grid.floor_us") * 1e6)
     shared = _shared_spans(d)
     groups = _small_launches(d, recorded, small_cfg, floor_ps, kernels=(in_step, dur),  # recorded: a part of in_step
-                             shared=shared)
+                             shared=shared, above_floor=g.above_floor)
     if not groups:
         return gu
     for (name_id, c), (count, dur_ps, above_ps) in groups.items():  # by (name, blocks, threads): the table's order
@@ -183,13 +183,18 @@ def _shared_time(shared: tuple[np.ndarray, np.ndarray, np.ndarray], start: np.nd
 
 def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: int, block: int = 1 << 18,
                     kernels: tuple[np.ndarray, np.ndarray] | None = None,
-                    shared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> dict[tuple[int, int], list[int]]:
+                    shared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                    above_floor: np.ndarray | None = None) -> dict[tuple[int, int], list[int]]:
     """(name, launch configuration) -> [launches, their time in ps, their time above ``floor_ps`` in ps], sorted, of
     the recorded launches whose configuration is small: exact integer sums, a block of events at a time (the whole
     GPU's small launches as float columns were ~60 bytes a kernel at the peak: 280 MB on the 1 GB Nsight export).
 
     ``kernels``: :meth:`GpuCtx.kernels_in_steps` (mask, durations), of which ``recorded`` is a part: the durations are
-    then read from it, one gather, instead of two time columns gathered and subtracted (dense: ~1 ms a GPU)."""
+    then read from it, one gather, instead of two time columns gathered and subtracted (dense: ~1 ms a GPU).
+
+    ``above_floor``: ``GpuCtx.above_floor``, per kernel the share of its time above the least its work needs at the
+    GPU's peaks: no grid takes a kernel below that floor, so only that share of its time above ``floor_ps`` counts
+    (h37-pool36: GEMVs at 97% of the memory bandwidth gain ~nothing from more SMs)."""
     cfg = d.launch_cfg
     ncfg = len(small_cfg)
     out: dict[int, list[int]] = {}
@@ -223,6 +228,8 @@ def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: in
         np.maximum(dur, 0, out=dur)
         if alone is not None:
             np.minimum(dur, alone, out=dur)
+        if above_floor is not None:
+            dur = np.rint(dur * above_floor[a : a + block][m]).astype(np.int64)
         above = _exact_sums(inv, dur, u.size)
         for k, n, t, ab in zip(u.tolist(), counts.tolist(), total.tolist(), above.tolist()):
             acc = out.setdefault(k, [0, 0, 0])

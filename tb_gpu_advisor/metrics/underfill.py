@@ -53,6 +53,7 @@ def underfill(ctx: Context, top_n: int = 10) -> Underfill:
     out.underfilled_ms_per_step = sum(gu.underfilled_ms for gu in out.gpus) * per
     out.idle_ms_per_step = sum(gu.idle_ms for gu in out.gpus) * per
     out.gemm_idle_ms_per_step = sum(r.idle_ms for r in rows.values() if r.gemm) * per
+    out.above_floor_ms_per_step = sum(gu.above_floor_ms for gu in out.gpus) * per
     out.top = sorted(rows.values(), key=lambda r: (-r.idle_ms, r.name))[:top_n]
     return out
 
@@ -84,10 +85,11 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
                              shared=shared, above_floor=g.above_floor)
     if not groups:
         return gu
-    for (name_id, c), (count, dur_ps, above_ps) in groups.items():  # by (name, blocks, threads): the table's order
+    for (name_id, c), (count, dur_ps, above_ps, unfloored_ps) in groups.items():  # by (name, blocks, threads)
         b, t = (int(v) for v in table[c])
         idle_ms = above_ps * (1.0 - b / s) / PS_PER_MS
         gu.underfilled_ms += dur_ps / PS_PER_MS
+        gu.above_floor_ms += unfloored_ps / PS_PER_MS
         gu.idle_ms += idle_ms
         full = d.names[name_id]
         name = devices.short_kernel_name(full)
@@ -185,7 +187,8 @@ def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: in
                     kernels: tuple[np.ndarray, np.ndarray] | None = None,
                     shared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
                     above_floor: np.ndarray | None = None) -> dict[tuple[int, int], list[int]]:
-    """(name, launch configuration) -> [launches, their time in ps, their time above ``floor_ps`` in ps], sorted, of
+    """(name, launch configuration) -> [launches, their time in ps, their time above ``floor_ps`` in ps, their time
+    above their peaks' floor in ps], sorted, of
     the recorded launches whose configuration is small: exact integer sums, a block of events at a time (the whole
     GPU's small launches as float columns were ~60 bytes a kernel at the peak: 280 MB on the 1 GB Nsight export).
 
@@ -224,6 +227,8 @@ def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: in
         del key
         counts = np.bincount(inv, minlength=u.size)
         total = _exact_sums(inv, dur, u.size)
+        unfloored = total if above_floor is None else \
+            _exact_sums(inv, np.rint(dur * above_floor[a : a + block][m]).astype(np.int64), u.size)
         np.subtract(dur, floor_ps, out=dur)
         np.maximum(dur, 0, out=dur)
         if alone is not None:
@@ -231,11 +236,12 @@ def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: in
         if above_floor is not None:
             dur = np.rint(dur * above_floor[a : a + block][m]).astype(np.int64)
         above = _exact_sums(inv, dur, u.size)
-        for k, n, t, ab in zip(u.tolist(), counts.tolist(), total.tolist(), above.tolist()):
-            acc = out.setdefault(k, [0, 0, 0])
+        for k, n, t, ab, uf in zip(u.tolist(), counts.tolist(), total.tolist(), above.tolist(), unfloored.tolist()):
+            acc = out.setdefault(k, [0, 0, 0, 0])
             acc[0] += n
             acc[1] += t
             acc[2] += ab
+            acc[3] += uf
     return {(k // ncfg, k % ncfg): out[k] for k in sorted(out)}
 
 

@@ -46,7 +46,8 @@ def test_two_fixes_on_two_floored_pools_leave_the_kernels_above_their_floor(deco
     assert m.flops.floor_ms_per_step == pytest.approx(sc.extra["floor_ms"], rel=1e-3)
     (h,) = report.hosts
     rules = {f.rule for f in h.findings if f.saving and f.saving.ms_per_step > 0}
-    assert {"small_grid", "xla_not_used"} <= rules  # the two pools claimed, as constructed
+    # the chain's fusion claims; the GEMVs' grid does not: its kernels are at their own floor (h37-pool36)
+    assert "xla_not_used" in rules and "small_grid" not in rules
     assert not every_fix_above_floor(h.host, h.achievable, h.breakdown_ms, h.findings, m.flops.floor_ms_per_step)
     assert not every_fix_above_floor("session", report.achievable, h.breakdown_ms, report.findings,
                                      m.flops.floor_ms_per_step)

@@ -87,7 +87,9 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
         return gu
     for (name_id, c), (count, dur_ps, above_ps, unfloored_ps) in groups.items():  # by (name, blocks, threads)
         b, t = (int(v) for v in table[c])
-        idle_ms = above_ps * (1.0 - b / s) / PS_PER_MS
+        # no grid takes a kernel below what its work needs at the GPU's peaks: the idle SMs' bound, at most the
+        # kernels' time above that floor (h37-pool36: GEMVs at 97% of the memory bandwidth gain ~nothing)
+        idle_ms = min(above_ps * (1.0 - b / s), unfloored_ps) / PS_PER_MS
         gu.underfilled_ms += dur_ps / PS_PER_MS
         gu.above_floor_ms += unfloored_ps / PS_PER_MS
         gu.idle_ms += idle_ms
@@ -196,8 +198,7 @@ def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: in
     then read from it, one gather, instead of two time columns gathered and subtracted (dense: ~1 ms a GPU).
 
     ``above_floor``: ``GpuCtx.above_floor``, per kernel the share of its time above the least its work needs at the
-    GPU's peaks: no grid takes a kernel below that floor, so only that share of its time above ``floor_ps`` counts
-    (h37-pool36: GEMVs at 97% of the memory bandwidth gain ~nothing from more SMs)."""
+    GPU's peaks, which the last sum weighs each kernel's time by (all of it where None): no grid takes more off."""
     cfg = d.launch_cfg
     ncfg = len(small_cfg)
     out: dict[int, list[int]] = {}
@@ -233,8 +234,6 @@ def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: in
         np.maximum(dur, 0, out=dur)
         if alone is not None:
             np.minimum(dur, alone, out=dur)
-        if above_floor is not None:
-            dur = np.rint(dur * above_floor[a : a + block][m]).astype(np.int64)
         above = _exact_sums(inv, dur, u.size)
         for k, n, t, ab, uf in zip(u.tolist(), counts.tolist(), total.tolist(), above.tolist(), unfloored.tolist()):
             acc = out.setdefault(k, [0, 0, 0, 0])

@@ -54,6 +54,9 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     # the kernel modules' per-GPU temporaries (~100 bytes per device event) are handed back after each of them
     kernel_rows = _trimmed(kernels.kernel_stats, ctx)
     communication = comm.communication(ctx, idle.paced)
+    # before the in-step kernel modules: the rooflines mark each kernel's share of time above its peaks' floor
+    # (``GpuCtx.above_floor``), which underfill's bound reads (h37-pool36)
+    fl = flops.flops(ctx, ledger.avg_step)
     ks = _in_step_kernels(ctx)
     recorded = host_recorded(trace)
     head = _headline(ledger, place, ks.precision, bool(ctx.active), host_recorded=recorded)
@@ -70,7 +73,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         multi_gpu=multigpu.multi_gpu(ctx, gm, idle.arrays), memory=memory.memory(ctx),
         notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx),
         kernel_durations=ks.durations, syncs=sy, input=inputs.host_input(ctx), comm=communication,
-        flops=flops.flops(ctx, ledger.avg_step), applied={**capture.applied_fixes(ctx), **memcpy.applied(mc, ctx.trace.h2d_non_blocking)},
+        flops=fl, applied={**capture.applied_fixes(ctx), **memcpy.applied(mc, ctx.trace.h2d_non_blocking)},
         unmet_fixes=capture.unmet_fixes(ctx), cache_release=capture.cache_release(ctx),
         alloc_calls=capture.alloc_calls(ctx),
         job=job, compute_critical_ms=bd.mean_critical(ledger.arrays, idle.arrays, ctx),

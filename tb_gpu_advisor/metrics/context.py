@@ -47,6 +47,11 @@ class GpuCtx:
     own_spans: tuple[np.ndarray, np.ndarray] | None = None
     #: bool per device event: launched by an op that ran eagerly (:attr:`Context.eager_ops`)
     eager: np.ndarray = field(default=None)
+    #: float per device event: the share of its time above the least its work of known FLOPs and bytes needs at the
+    #: GPU's peaks (``metrics.flops``: its shape's roofline floor); None, or 1.0 for an event, where none is known.
+    #: The one home of a kernel's floor that each saving of kernel time reads (h37-pool36): a fix cannot take off
+    #: a kernel more than its time above that floor, whatever else it changes
+    above_floor: np.ndarray | None = None
     #: :meth:`kernels_in_steps`' answer with the columns it was made from (step, kind, start, end), compared by identity
     _kernels: tuple | None = field(default=None, repr=False, compare=False)
     #: per kept step, where the step after it in the capture starts on this GPU (ps, kept or dropped; -1: none

@@ -400,6 +400,9 @@ class GpuUnderfill:
     kernel_ms: float  # kernel time in kept steps (all kernels)
     underfilled_ms: float  # of it, kernels with fewer blocks than SMs
     idle_ms: float  # sum over those of (duration - small_grid.floor_us)+ x (1 - blocks / SMs)
+    #: of ``underfilled_ms``, the time above the least their work of known FLOPs and bytes needs at the GPU's peaks
+    #: (``GpuCtx.above_floor``; all of it where none is known): no grid takes more off them (h37-pool36)
+    above_floor_ms: float = 0.0
 
 
 @dataclass
@@ -412,6 +415,8 @@ class Underfill:
     underfilled_ms_per_step: float = 0.0
     idle_ms_per_step: float = 0.0  # the bound on what filling the SMs saves, before the critical cap
     gemm_idle_ms_per_step: float = 0.0  # of it, GEMM/convolution kernels'
+    #: the underfilled kernels' time above their peaks' floor (:attr:`GpuUnderfill.above_floor_ms`): the bound's cap
+    above_floor_ms_per_step: float = 0.0
 
     @property
     def recorded(self) -> bool:

@@ -53,6 +53,7 @@ def underfill(ctx: Context, top_n: int = 10) -> Underfill:
     out.underfilled_ms_per_step = sum(gu.underfilled_ms for gu in out.gpus) * per
     out.idle_ms_per_step = sum(gu.idle_ms for gu in out.gpus) * per
     out.gemm_idle_ms_per_step = sum(r.idle_ms for r in rows.values() if r.gemm) * per
+    out.above_floor_ms_per_step = sum(gu.above_floor_ms for gu in out.gpus) * per
     out.top = sorted(rows.values(), key=lambda r: (-r.idle_ms, r.name))[:top_n]
     return out
 
@@ -81,13 +82,16 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
     floor_ps = round(T("small_grid.floor_us") * 1e6)
     shared = _shared_spans(d)
     groups = _small_launches(d, recorded, small_cfg, floor_ps, kernels=(in_step, dur),  # recorded: a part of in_step
-                             shared=shared)
+                             shared=shared, above_floor=g.above_floor)
     if not groups:
         return gu
-    for (name_id, c), (count, dur_ps, above_ps) in groups.items():  # by (name, blocks, threads): the table's order
+    for (name_id, c), (count, dur_ps, above_ps, unfloored_ps) in groups.items():  # by (name, blocks, threads)
         b, t = (int(v) for v in table[c])
-        idle_ms = above_ps * (1.0 - b / s) / PS_PER_MS
+        # no grid takes a kernel below what its work needs at the GPU's peaks: the idle SMs' bound, at most the
+        # kernels' time above that floor (h37-pool36: GEMVs at 97% of the memory bandwidth gain ~nothing)
+        idle_ms = min(above_ps * (1.0 - b / s), unfloored_ps) / PS_PER_MS
         gu.underfilled_ms += dur_ps / PS_PER_MS
+        gu.above_floor_ms += unfloored_ps / PS_PER_MS
         gu.idle_ms += idle_ms
         full = d.names[name_id]
         name = devices.short_kernel_name(full)
@@ -183,13 +187,18 @@ def _shared_time(shared: tuple[np.ndarray, np.ndarray, np.ndarray], start: np.nd
 
 def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: int, block: int = 1 << 18,
                     kernels: tuple[np.ndarray, np.ndarray] | None = None,
-                    shared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> dict[tuple[int, int], list[int]]:
-    """(name, launch configuration) -> [launches, their time in ps, their time above ``floor_ps`` in ps], sorted, of
+                    shared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                    above_floor: np.ndarray | None = None) -> dict[tuple[int, int], list[int]]:
+    """(name, launch configuration) -> [launches, their time in ps, their time above ``floor_ps`` in ps, their time
+    above their peaks' floor in ps], sorted, of
     the recorded launches whose configuration is small: exact integer sums, a block of events at a time (the whole
     GPU's small launches as float columns were ~60 bytes a kernel at the peak: 280 MB on the 1 GB Nsight export).
 
     ``kernels``: :meth:`GpuCtx.kernels_in_steps` (mask, durations), of which ``recorded`` is a part: the durations are
-    then read from it, one gather, instead of two time columns gathered and subtracted (dense: ~1 ms a GPU)."""
+    then read from it, one gather, instead of two time columns gathered and subtracted (dense: ~1 ms a GPU).
+
+    ``above_floor``: ``GpuCtx.above_floor``, per kernel the share of its time above the least its work needs at the
+    GPU's peaks, which the last sum weighs each kernel's time by (all of it where None): no grid takes more off."""
     cfg = d.launch_cfg
     ncfg = len(small_cfg)
     out: dict[int, list[int]] = {}
@@ -219,16 +228,19 @@ def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: in
         del key
         counts = np.bincount(inv, minlength=u.size)
         total = _exact_sums(inv, dur, u.size)
+        unfloored = total if above_floor is None else \
+            _exact_sums(inv, np.rint(dur * above_floor[a : a + block][m]).astype(np.int64), u.size)
         np.subtract(dur, floor_ps, out=dur)
         np.maximum(dur, 0, out=dur)
         if alone is not None:
             np.minimum(dur, alone, out=dur)
         above = _exact_sums(inv, dur, u.size)
-        for k, n, t, ab in zip(u.tolist(), counts.tolist(), total.tolist(), above.tolist()):
-            acc = out.setdefault(k, [0, 0, 0])
+        for k, n, t, ab, uf in zip(u.tolist(), counts.tolist(), total.tolist(), above.tolist(), unfloored.tolist()):
+            acc = out.setdefault(k, [0, 0, 0, 0])
             acc[0] += n
             acc[1] += t
             acc[2] += ab
+            acc[3] += uf
     return {(k // ncfg, k % ncfg): out[k] for k in sorted(out)}
 
 

@@ -66,6 +66,7 @@ def check(m: HostMetrics) -> list[Finding]:
                             detail={"underfilled_kernel_share": under_share,
                                     "underfilled_ms_per_step": u.underfilled_ms_per_step,
                                     "idle_sm_bound_ms_per_step": u.idle_ms_per_step,
+                                    "above_floor_ms_per_step": u.above_floor_ms_per_step,
                                     "sm_count": {str(g.gpu): g.sm_count for g in gpus},
                                     "sm_source": {str(g.gpu): g.sm_source for g in gpus}}),
         saving=sv,

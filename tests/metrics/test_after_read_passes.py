@@ -35,17 +35,18 @@ def test_distinct_ids_is_np_unique(dtype):
 
 
 def _launches_by_definition(d, recorded, small_cfg, floor_ps) -> dict:
-    """(name, configuration) -> [launches, ps, ps above the floor] of the recorded launches of a small configuration,
-    one launch at a time in Python ints, keys sorted."""
+    """(name, configuration) -> [launches, ps, ps above the floor, ps above the peaks' floor (none known: all)] of the
+    recorded launches of a small configuration, one launch at a time in Python ints, keys sorted."""
     out: dict = {}
     for i in range(recorded.size):
         c = int(d.launch_cfg[i])
         if recorded[i] and small_cfg[c]:
             dur = int(d.end[i]) - int(d.start[i])
-            acc = out.setdefault((int(d.name[i]), c), [0, 0, 0])
+            acc = out.setdefault((int(d.name[i]), c), [0, 0, 0, 0])
             acc[0] += 1
             acc[1] += dur
             acc[2] += max(dur - floor_ps, 0)
+            acc[3] += dur
     return {k: out[k] for k in sorted(out)}
 
 

@@ -45,8 +45,11 @@ def test_two_fixes_on_two_floored_pools_leave_the_kernels_above_their_floor(deco
     sc = tt.SCENARIOS[NAME]
     assert m.flops.floor_ms_per_step == pytest.approx(sc.extra["floor_ms"], rel=1e-3)
     (h,) = report.hosts
-    rules = {f.rule for f in h.findings if f.saving and f.saving.ms_per_step > 0}
-    assert {"small_grid", "xla_not_used"} <= rules  # the two pools claimed, as constructed
+    rules = {f.rule: f for f in h.findings if f.saving and f.saving.ms_per_step > 0}
+    assert "xla_not_used" in rules  # the chain's fusion claims
+    # the GEMVs' grid claims at most their 3% above their own floor, an info (h37-pool36; main: 1.18 ms, critical)
+    sg = rules.get("small_grid")
+    assert sg is None or (sg.severity == "info" and sg.saving.ms_per_step <= sc.extra["floor_ms"] * (1 / 0.97 - 1) + 0.01)
     assert not every_fix_above_floor(h.host, h.achievable, h.breakdown_ms, h.findings, m.flops.floor_ms_per_step)
     assert not every_fix_above_floor("session", report.achievable, h.breakdown_ms, report.findings,
                                      m.flops.floor_ms_per_step)

@@ -112,6 +112,10 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 * ``peak-floor`` -- "if every fix lands" takes the step's kernels no lower than the time their work of known FLOPs and
   bytes needs at the GPU's peaks (``achievable.peak_floor_ms``): the union of the claims on kernel time whose fix
   keeps its precision is at most the kernel time above that floor (h37-floor35, ``every_fix_above_floor``).
+* ``own-floor`` -- a finding's claims on kernel time whose fix keeps the work's precision are at most its own kernels'
+  time above the least their work of known FLOPs and bytes needs at the GPU's peaks (its metric's
+  ``above_floor_ms_per_step``): small_grid claimed 1.18 ms of filling the SMs of GEMVs at 97% of the memory bandwidth
+  (h37-pool36, ``own_floor_problems``).
 * ``zero-share`` -- a share of a time above zero never prints as zero: "15 us of the 585.2 ms pass (<0.1%)", never
   "(0.0%)" (``common.fmt.pct``, the one formatter of shares; h37-coldshare34), nor a share metric's display.
 * ``share-of`` -- "T ..., P% of the W step" has P = T / W, less the parts said "of it" in between
@@ -1332,6 +1336,22 @@ def every_fix_above_floor(where: str, achievable: dict, breakdown_ms: dict | Non
         return [f"peak-floor: {where}: 'if every fix lands' recovers {floored:.3f} ms of kernel time that keeps its "
                 f"precision, the step's kernels above the {float(floor):.3f} ms their work needs at the GPU's peaks "
                 f"{above:.3f} ms"]
+    return []
+
+
+def own_floor_problems(where: str, f: Finding) -> list[str]:
+    """``own-floor``: the claims of ``f`` on the pools whose fix keeps the work's precision
+    (``savings.FLOORED_POOLS``) add up to at most its metric's ``above_floor_ms_per_step`` -- its own kernels' time
+    above their peaks' floor -- where it says one (h37-pool36)."""
+    from tb_gpu_advisor.rules.savings import FLOORED_POOLS
+
+    above = (f.metric.detail or {}).get("above_floor_ms_per_step") if f.metric is not None else None
+    if above is None or f.saving is None:
+        return []
+    claimed = sum(float(r["ms"]) for r in f.saving.recovers if r["group"] == "compute" and r["pool"] in FLOORED_POOLS)
+    if _over(claimed, float(above)):
+        return [f"own-floor: {where}: {f.id} claims {claimed:.3f} ms of kernel time, its own kernels' time above "
+                f"their peaks' floor {float(above):.3f} ms"]
     return []
 
 
@@ -2763,7 +2783,7 @@ def report_violations(report: Report) -> list[str]:
             out += _text_parts(f.id, _finding_text(f), step)
             out += _count_text(f.id, f"{_finding_text(f)} {f.saving.assumption if f.saving else ''}", h)
             out += _detail_parts(f, step) + _recovers_within_ledger(f, h.breakdown_ms) + ranges_within_claim(f.id, f)
-            out += input_account_problems(f.id, f)
+            out += input_account_problems(f.id, f) + own_floor_problems(h.host, f)
             out += _recovers_within_classes(f, h.kernel_classes) + _detail_within_classes(f, h.kernel_classes)
             out += count_value_problems(h.host, f) + share_of_time_problems(h.host, f)
             out += zero_share_problems(f"{h.host}: {f.id}", _finding_text(f)) + _metric_zero_problems(h.host, f)

@@ -161,12 +161,7 @@ def reports(synth: Path) -> dict[str, Any]:
 
 
 #: (run, check) pairs the Advisor is known to miss, each a strict xfail naming why (in the closing note's Left)
-KNOWN_MISSES = {
-    ("decode_near_peak_and_chain", "expect_not"):
-        "h37-floor35: a finding's claim on kernel time is capped at the step's kernel time above the step's floor, not "
-        "at its own kernels' time above theirs: small_grid claims 1.18 ms of GEMVs at 97% of bandwidth (critical) "
-        "within the eager chain's headroom",
-}
+KNOWN_MISSES: dict[tuple[str, str], str] = {}
 
 
 @pytest.mark.parametrize(("run", "check"), [

@@ -20,7 +20,7 @@ VENDOR = "Apple"
 #: PyTorch's device string of the backend, as ``Framework.backend_event`` and the Kineto reader name it.
 BACKEND = "mps"
 #: The GPU in words.
-GPU = "the Apple GPU (PyTorch's MPS backend)"
+GPU = "the Apple GPU"
 #: Why a capture of it holds no GPU record.
 UNTRACED = ("torch.profiler records only the host's ops on the MPS backend (it has no Metal activity source), so the "
             "GPU's work is not in this capture by design: no record of it was dropped")

@@ -330,7 +330,7 @@ def _untraced_backend(trace: Trace, fw: Framework) -> Kind | None:
     shown = [w for w in (ops, f"{plural(events, 'allocator event')} on the MPS device" if events else "") if w]
     if not shown:
         return None
-    return Kind("unknown", "low", f"the job ran on {apple.GPU} ({'; '.join(shown)}), and {apple.UNTRACED}",
+    return Kind("unknown", "low", f"the job ran on {apple.GPU} through PyTorch's MPS backend ({'; '.join(shown)}), and {apple.UNTRACED}",
                 untraced_backend=apple.BACKEND, capture_format=trace.format)
 
 

@@ -3129,3 +3129,52 @@ def write_memory_beside_work(path: str, steps: int = 4, kernels: int = 6, kernel
     write_doc(path, doc)
     return {"active": [0], "memory_only": [side_device], "device_bytes": H100_BYTES,
             "peak_allocated_bytes": {0: r.mem.peak_allocated, side_device: side.mem.peak_allocated}}
+
+
+#: c10's ``DeviceType::MPS``: the ``Device Type`` of the MPS allocator's ``[memory]`` events.
+MPS_DEVICE_TYPE = 13
+
+
+def write_mps_capture(path: str, steps: int = 4, conv: bool = True, memory: bool = True,
+                      item_ms: float = 8.0) -> dict[str, Any]:
+    """A training loop on an Apple GPU (PyTorch's ``mps`` device) under torch.profiler, as it records one: the host's
+    ops only -- no kernel, copy, runtime call or ``deviceProperties``, no CUDA versions (Kineto has no Metal activity
+    source).  Each ``ProfilerStep#N`` runs a convolution forward (``conv``: dispatched to ``aten::_mps_convolution``,
+    its backward to ``aten::mps_convolution_backward``; else ``aten::addmm`` only, of no one backend), then
+    ``loss.item()``, whose ``aten::_local_scalar_dense`` waits ``item_ms`` for the GPU's queue to drain; ``memory``:
+    ``profile_memory=True``, the MPS allocator's ``[memory]`` events (``Device Type`` 13).  Truth by construction:
+    the job ran on the Apple GPU, whose work the capture holds no record of by design (not a lost record)."""
+    r = Rank(rank=0, pid=4242, device=0)
+    mem: list[dict] = []
+    for n in range(steps):
+        step = r.cpu(f"ProfilerStep#{n + 2}", 0.0, cat="user_annotation", advance=False)
+        t0 = r.host_us
+        r.cpu("aten::conv2d" if conv else "aten::linear", 40.0, advance=False)
+        r.host_us += 5.0
+        r.cpu("aten::_mps_convolution" if conv else "aten::addmm", 30.0)
+        if memory:
+            mem.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": r.pid,
+                        "tid": r.pid, "ts": round(r.host_us - 10.0, 3),
+                        "args": {"Total Reserved": 1 << 28, "Total Allocated": 1 << 26, "Bytes": 1 << 22,
+                                 "Addr": 0x100000 + n, "Device Id": 0, "Device Type": MPS_DEVICE_TYPE,
+                                 "Ev Idx": len(r.host)}})
+        r.host_us += 10.0
+        r.cpu("autograd::engine::evaluate_function: ConvolutionBackward0" if conv else
+              "autograd::engine::evaluate_function: AddmmBackward0", 45.0, advance=False)
+        r.host_us += 5.0
+        r.cpu("aten::mps_convolution_backward" if conv else "aten::mm", 35.0)
+        r.host_us += 10.0
+        r.cpu("aten::item", item_ms * 1000.0 + 6.0, advance=False)
+        r.host_us += 3.0
+        r.cpu("aten::_local_scalar_dense", item_ms * 1000.0)
+        r.host_us += 20.0
+        step["dur"] = round(r.host_us - t0, 3)
+    doc = trace_doc(r, 1)
+    doc.pop("deviceProperties", None)
+    for k in ("cuda_driver_version", "cuda_runtime_version", "cupti_version"):
+        doc.pop(k, None)
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("pid") != r.device] + mem
+    if memory:
+        doc["profile_memory"] = 1
+    write_doc(path, doc)
+    return {"backend": "mps", "steps": steps, "item_ms": item_ms}

@@ -265,6 +265,10 @@ class Framework:
     #: host events the framework writes only for work on a GPU (PyTorch's NCCL process group's ``nccl:all_to_all``,
     #: ``aten::record_stream`` on a GPU stream, cuDNN's ops): a capture holding them but no GPU record lost its GPU side
     gpu_only_event: NamePredicate = never
+    #: the accelerator backend a host op is dispatched only for, by PyTorch's device string (its MPS ops
+    #: ``aten::_mps_convolution``, ``aten::_lstm_mps``: "mps"); "" for an op of no one backend.  A backend whose GPU
+    #: work the profiler does not trace (``devices.apple``) shows itself by these alone (``job.kind``)
+    backend_event: Callable[[str], str] = lambda _n: ""
     #: host ops that only allocate a tensor's memory (PyTorch's ``aten::empty``, ``aten::empty_strided``): on the host
     #: they map pages lazily (microseconds to a few ms); one lasting tens of ms is a device allocation creating the
     #: CUDA context -- GPU use a capture shows even where its CUDA activity was not recorded (``job.kind``)

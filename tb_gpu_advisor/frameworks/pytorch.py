@@ -1754,6 +1754,17 @@ def is_gpu_only_event(name: str) -> bool:
     return bool(_GPU_ONLY_OP.match(name))
 
 
+#: Ops the dispatcher runs only for tensors on Apple's GPU (native_functions.yaml's MPS-only entries:
+#: ``_mps_convolution``, ``mps_convolution_backward``, ``_mps_convolution_transpose``, ``_lstm_mps``,
+#: ``lstm_mps_backward``), with an overload after a dot.
+_MPS_OP = re.compile(r"^aten::(\w*_)?mps(_\w+)?(\.\w+)?$")
+
+
+def backend_event(name: str) -> str:
+    """The backend an op is dispatched only for: "mps" for the MPS-only ops (:data:`_MPS_OP`), "" otherwise."""
+    return "mps" if _MPS_OP.match(name) else ""
+
+
 def is_scalar_read_event(name: str) -> bool:
     """``aten::_local_scalar_dense``: the read ``.item()`` (``int()``, ``float()``, ``bool()`` of a tensor) ends in."""
     return name == "aten::_local_scalar_dense"
@@ -2466,7 +2477,7 @@ FRAMEWORK = Framework(
     training_frame=training_frame, grad_reset_event=is_grad_reset_event,
     sharded_forward_event=is_sharded_forward_event, tensor_parallel_event=is_tensor_parallel_event,
     compile_event=is_compile_event, compile_gap_event=is_jit_fallback,
-    autotune_event=is_autotune_event, gpu_only_event=is_gpu_only_event, allocation_event=is_allocation_event,
+    autotune_event=is_autotune_event, gpu_only_event=is_gpu_only_event, backend_event=backend_event, allocation_event=is_allocation_event,
     scalar_read_event=is_scalar_read_event,
     gpu_only_backend=is_gpu_only_backend, version_range=version_range, version_tags=version_tags,
     step_end_event=is_step_end_event, param_upload_event=is_param_upload_event,

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.devices import apple
 from tb_gpu_advisor.common.fmt import and_list, gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
@@ -60,6 +61,9 @@ class Kind:
     #: a window with no GPU record names no GPU, yet ``hipLaunchKernel`` says ROCm's -- whose words and capture
     #: fixes its findings take (``rules.base.Ctx.vendor``; h37-hiprocm36: a HIP window was told CUDA's build)
     runtime_vendor: str = ""
+    #: no GPU record, and the host shows the job ran on a GPU backend whose work the profiler does not trace at all
+    #: (``devices.apple``: "mps"): not lost records, so none of the lost-records words or fixes (kind ``unknown``)
+    untraced_backend: str = ""
     #: no GPU work, and what the window holds instead (:data:`WINDOWS`): "startup" (CUDA calls, no kernel launched
     #: yet), "input_only" (the framework's input pipeline fetching batch after batch, no kernel launched: a loop that
     #: runs no model), "loop_ended" (the framework's steps hold one batch fetch and nothing of the model after it: the
@@ -301,6 +305,9 @@ def _no_kernel_kind(trace: Trace, fw: Framework) -> Kind:
     kernels = int(trace.h.name_mask(devices.is_launch_call).sum()) if names else 0
     graphs = int(trace.h.name_mask(devices.is_graph_launch).sum()) if names else 0
     launched = kernels + graphs
+    untraced = _untraced_backend(trace, fw)
+    if untraced is not None:
+        return untraced
     counted = int(trace.producer.get("counter_ranges", 0))
     if counted:  # measured, not lost: the profiler replayed each kernel to read its counters
         return Kind("unknown", "low", f"{counted:,} kernels measured by their hardware counters (each replayed to "
@@ -311,6 +318,36 @@ def _no_kernel_kind(trace: Trace, fw: Framework) -> Kind:
         return lost
     kind = _window_kind(trace, names, fw)
     return dataclasses.replace(kind, capture_format=trace.format) if kind.window else kind
+
+
+def _untraced_backend(trace: Trace, fw: Framework) -> Kind | None:
+    """The job ran on Apple's GPU (PyTorch's MPS backend), whose work torch.profiler does not trace: the kind says so,
+    with what showed it -- the ops dispatched only for MPS tensors (``Framework.backend_event``), the MPS allocator's
+    ``[memory]`` events (``Trace.producer["backend_memory"]``); None where neither is in the capture.
+
+    Why: a capture of MPS work holds the host's ``aten::`` ops and no kernel by design, so the physics that show a GPU
+    whose CUDA records were lost (a scalar read that waited, an op faster than a CPU) hold here too, and read as lost
+    CUDA records they told a Mac's user to trace CUDA again (amdmps35's Left).  A launch recorded beside them is a
+    CUDA/HIP/XPU runtime's: its own checks read that capture."""
+    if len(trace.h) and trace.h.name_mask(devices.is_runtime_call).any():
+        return None
+    ops = _backend_ops(trace, fw, apple.BACKEND)
+    events = int(trace.producer.get("backend_memory_events", 0) or 0) \
+        if trace.producer.get("backend_memory") == apple.BACKEND else 0
+    shown = [w for w in (ops, f"{plural(events, 'allocator event')} on the MPS device" if events else "") if w]
+    if not shown:
+        return None
+    return Kind("unknown", "low", f"the job ran on {apple.GPU} through PyTorch's MPS backend ({'; '.join(shown)}), and {apple.UNTRACED}",
+                untraced_backend=apple.BACKEND, capture_format=trace.format)
+
+
+def _backend_ops(trace: Trace, fw: Framework, backend: str) -> str:
+    """The host's ops dispatched only for ``backend``'s tensors (``Framework.backend_event``), as ``N ops: `a`, `b```
+    (most frequent first); "" for none."""
+    if not len(trace.h):
+        return ""
+    mask = trace.h.name_mask(lambda n: fw.backend_event(n) == backend)
+    return _counted_ops(trace, mask)
 
 
 def _launched_words(trace: Trace, kernels: int, graphs: int) -> str:
@@ -667,7 +704,11 @@ def _gpu_only_ops(trace: Trace, fw: Framework) -> str:
     was not the CPU's (wild/gpu_events_stripped: `nccl:all_to_all`, `aten::record_stream`)."""
     if not len(trace.h):
         return ""
-    mask = trace.h.name_mask(fw.gpu_only_event)
+    return _counted_ops(trace, trace.h.name_mask(fw.gpu_only_event))
+
+
+def _counted_ops(trace: Trace, mask: np.ndarray) -> str:
+    """The host events of ``mask`` as ``N ops: `a`, `b` ...`` (most frequent first, three at most); "" for none."""
     n = int(mask.sum())
     if not n:
         return ""

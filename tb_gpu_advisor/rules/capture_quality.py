@@ -45,6 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices, formats
+from tb_gpu_advisor.devices import apple
 from tb_gpu_advisor.common.fmt import and_list, plural, times
 from tb_gpu_advisor.frameworks.base import action
 from tb_gpu_advisor.metrics.types import ClockSkew, Handoff, HostMetrics, rows_of_gpu
@@ -426,6 +427,15 @@ def _other_accelerator_fix(m: HostMetrics) -> list[Action]:
     return [action(f"Read the accelerator's work with its own profiler tools: {where}.")]
 
 
+def _untraced_backend(kind) -> tuple[str, list[Action], str]:  # noqa: ANN001 - job.kind.Kind
+    """Title, fixes and summary of a job on a GPU backend whose work the capture's profiler does not trace (Apple's
+    MPS: ``devices.apple``): the backend's own profiler, never the lost-records words (a CUPTI buffer's case) or
+    CUDA's fixes."""
+    summary = (f"The job ran on a GPU its profiler does not trace: {kind.evidence}. The guide's GPU checks were "
+               "skipped, and nothing here is a verdict on the GPU's work; the backend's own profiler records it.")
+    return "The GPU's work is not in this capture: the MPS backend is not traced", [apple.trace_gpu_action()], summary
+
+
 def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
     """The finding of a capture with no GPU activity, by why, and whether the GPU work happened elsewhere: on an
     accelerator no stage reads, or in kernels whose records were lost -- else no GPU work at all (the CPU's, when no
@@ -437,6 +447,8 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
         summary = (f"This capture's device work ran on {and_list(kind.unread_devices)}, not on a GPU: the Advisor "
                    f"analyses NVIDIA and AMD GPUs, so the guide's GPU checks were skipped and nothing here is a verdict "
                    f"on that work.")
+    elif kind is not None and kind.untraced_backend:
+        title, actions, summary = _untraced_backend(kind)
     elif kind is not None and kind.window:
         said = f"{kind.window}:queued" if kind.queued else kind.window
         title, summary = _WINDOW_TITLES[kind.window], _window_summary(ctx, m, said, kind.queued or kind.evidence)
@@ -495,7 +507,7 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                        f"window include the GPU work (training steps, forward passes, engine steps)?"
                        + (" If the job should use the GPU, move the model and its inputs there." if cpu else ""))
     # the work ran elsewhere, its records were lost, or the window holds none of it: no GPU steps to judge
-    elsewhere = kind is not None and bool(kind.unread_devices or kind.lost_gpu or kind.window)
+    elsewhere = kind is not None and bool(kind.unread_devices or kind.untraced_backend or kind.lost_gpu or kind.window)
     # a GPU that drained an earlier queue was active: what the window lacks is the job's steps, counted as such
     metric = (("job_steps", "Steps of the job in the window") if kind is not None and kind.queued else
               ("active_gpus", "GPUs that ran kernels" if copied else "GPUs with activity"))

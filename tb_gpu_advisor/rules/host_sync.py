@@ -29,6 +29,7 @@ most, with no saving, since the GPU's idle behind it is not in the capture (``Ho
 
 from __future__ import annotations
 
+from tb_gpu_advisor.devices import apple
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, action, count, finding, grade, in_async_stalls, ms, pct, rule, saving, share_metric, short,
@@ -137,16 +138,22 @@ def _lost_reads(ctx: Ctx) -> Finding | None:
                       f"{' under `' + short(name.split(' under ', 1)[1], 40) + '`' if ' under ' in name else ''} "
                       f"{ms(per)} {ctx.a_step}" for name, per in s.lost_read_callers[:3])
     in_op = all(" under " in name for name, _ in s.lost_read_callers)
+    kind = ctx.m.job.kind if ctx.m.job is not None else None
+    untraced = kind is not None and kind.untraced_backend == apple.BACKEND
+    # the Apple GPU's work is never in torch.profiler's capture: not lost, and its code is the mps device's
+    why = ("torch.profiler does not record the Apple GPU's work (PyTorch's MPS backend)" if untraced else
+           "The capture lost the GPU's records")
+    actions = ctx.fw.fix(f"{ID}:read_in_op" if in_op else ID)
     return finding(
         ctx, ID, "warning",
         f"The host waits {ctx.part_of_step(s.lost_read_ms_per_step)} ({pct(share)}) reading single "
         f"values back from the GPU ({where}): each read blocks the host until the GPU's queue reaches it, and the "
-        f"host launches nothing meanwhile. The capture lost the GPU's records, so what the GPU ran and how long it "
+        f"host launches nothing meanwhile. {why}, so what the GPU ran and how long it "
         f"idled are not known; the host's wait is measured on the host.",
         title="The host waits for the GPU in scalar reads",
         metric=share_metric("lost_read_share", "Host waiting in scalar reads", share, "host_sync.warning",
                             severity="warning", detail={"wait_ms_per_step": s.lost_read_ms_per_step}),
         evidence=[table("Scalar reads that waited on the GPU, per step", ["read", "ms per step"],
                         [[short(n, 80), round(per, 3)] for n, per in s.lost_read_callers])],
-        actions=ctx.fw.fix(f"{ID}:read_in_op" if in_op else ID),
+        actions=apple.on_mps(actions) if untraced else actions,
     )

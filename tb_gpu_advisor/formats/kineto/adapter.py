@@ -29,7 +29,8 @@ from tb_gpu_advisor.common.memory import small_pages
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.formats.kineto.layout import LEGACY_CUDA_PROCESS, LEGACY_HOST_PROCESS
-from tb_gpu_advisor.formats.kineto.parse import KinetoReadError, KinetoTrace, nothing_recorded, parse_trace
+from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, KinetoReadError, KinetoTrace, nothing_recorded,
+                                               parse_trace)
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
                                           unique_inverse, unique_pairs)
@@ -273,6 +274,7 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
     out.update(_records_loss(kt.meta))
     out.update(_legacy_profiler(kt))
     out.update(_synced_unrecorded(kt))
+    out.update(_backend_memory(kt))
     seen = _visible_gpus(kt.meta.get("deviceProperties"))
     if seen:  # the GPUs the profiled process saw: a window without GPU work then had one to use
         out["visible_gpus"] = seen
@@ -287,6 +289,15 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
         if isinstance(grad, str) and grad:
             out["grad_mode"] = grad[:40]
     return out
+
+
+def _backend_memory(kt: KinetoTrace) -> dict[str, str]:
+    """``{"backend_memory": "mps", "backend_memory_events": "N"}`` where the allocator's ``[memory]`` events are the MPS
+    backend's (``Device Type`` :data:`MPS_DEVICE_TYPE`); ``{}`` otherwise.  Why: torch.profiler records no Metal GPU work,
+    so on an Apple GPU the allocator's own events are what the file says of the device the job ran on (``job.kind``)."""
+    mem = kt.mem
+    n = int((mem.dtype == MPS_DEVICE_TYPE).sum()) if mem is not None and len(mem) else 0
+    return {"backend_memory": "mps", "backend_memory_events": str(n)} if n else {}
 
 
 def _visible_gpus(props: object) -> str:

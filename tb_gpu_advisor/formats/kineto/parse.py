@@ -191,6 +191,9 @@ class KinetoReadError(ValueError):
 #: ``Device Type`` of a GPU's ``[memory]`` events (c10's DeviceType, pytorch/pytorch c10/core/DeviceType.h): CUDA, HIP
 #: (ROCm builds write 6) and XPU (12: an Intel GPU's allocator; survey h37-survey27 -- read as the CPU's before).
 GPU_DEVICE_TYPES = (1, 6, 12)
+#: ``Device Type`` of the MPS allocator's ``[memory]`` events (c10's ``DeviceType::MPS``): Apple's GPU, whose work
+#: torch.profiler does not trace (``devices.apple``); neither a GPU row here nor the CPU's.
+MPS_DEVICE_TYPE = 13
 
 
 @dataclass

@@ -159,6 +159,8 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
 
 #: the phase of a capture of at most one step whose one-time costs read "steady" (:func:`shown_phase`)
 ONE_PASS = "one-pass"
+#: the phase of a window that times no GPU step and whose one-time costs read "steady" (:func:`untimed_phase`)
+NOT_TIMED = "not timed"
 
 
 def shown_phase(phase: OneTime, steps_found: int, steps_kept: int) -> tuple[str, str]:
@@ -178,6 +180,24 @@ def shown_phase(phase: OneTime, steps_found: int, steps_kept: int) -> tuple[str,
         return phase.phase, phase.evidence
     return ONE_PASS, (f"{phase.evidence}; but the capture holds one pass and nothing in it repeats, so it shows no "
                       "steady state to compare the pass with")
+
+
+def untimed_phase(phase: OneTime) -> tuple[str, str]:
+    """(phase, evidence) as the report says them for a window that times no GPU step: ``phase``'s own, but
+    "not timed" where it reads "steady".
+
+    Why: "steady" is a claim about the GPU steps the window times -- that they are the program's steady state, not
+    its start.  A window with no GPU work, or whose GPU records were lost or never recorded, times no step at all:
+    no one-time cost read there is the absence of evidence, not a steady state shown.  A one-time cost read
+    ("warm-up", "mixed") is kept: the host's calls show it whether the GPU's side was recorded or not.
+
+    ASSUMPTION this replaces: *a window of no GPU step with no one-time cost read is steady* (h37-steady35's *Left*
+    1): ``wild/cpu_only_gloo``, ``wild/lightning_cpu_fit`` and ``wild/llm_startup_window`` (no GPU work), and
+    ``files/tracing_off_julia`` (the GPU's work not recorded) each read phase "steady"."""
+    if phase.phase != "steady":
+        return phase.phase, phase.evidence
+    return NOT_TIMED, (f"{phase.evidence}; but the window times no GPU step, so it shows no steady state of the "
+                       "GPU's work")
 
 
 def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray) -> tuple[np.ndarray, float | None]:

@@ -22,7 +22,7 @@ from tb_gpu_advisor.metrics.job import calls_before_note, med_count
 from tb_gpu_advisor.metrics.job import med as median
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations, StepTable
 from tb_gpu_advisor.job.kind import NO_GPU_STEP
-from tb_gpu_advisor.job.phase import ONE_PASS, shown_phase
+from tb_gpu_advisor.job.phase import NOT_TIMED, ONE_PASS, shown_phase, untimed_phase
 from tb_gpu_advisor.model.callrows import call_columns
 from tb_gpu_advisor.model.schema import KERNEL_WALL_US, TABLE_ROWS, WALL_US, Finding, GpuSummary, HostReport, Metric, Table
 from tb_gpu_advisor.model.steprows import StepRowTable
@@ -554,6 +554,8 @@ def _job(m: HostMetrics) -> dict:
     if not no_gpu_step_reason(out):  # a window that times no GPU step has no pass to call one (``no_gpu_step``)
         # one pass with no one-time cost read shows no steady state: nothing in it repeats (``job.phase.shown_phase``)
         out["phase"], out["phase_evidence"] = shown_phase(m.job.phase, m.steps.found, m.steps.count)
+    else:  # nor a steady state: "steady" is said of GPU steps timed (``job.phase.untimed_phase``)
+        out["phase"], out["phase_evidence"] = untimed_phase(m.job.phase)
     for k in ("kind_evidence", "phase_evidence"):  # the job stage writes NVIDIA's words, as the rules do
         if isinstance(out.get(k), str):
             out[k] = _words(m, out[k])
@@ -671,6 +673,8 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
     bits = [f"Job: {kind} [{job.get('kind_confidence', '?')} confidence: {job.get('kind_evidence', '')}]"]
     if job.get("phase") == ONE_PASS:  # no one-time cost read, and no repeat to show a steady state
         bits.append(f"phase {ONE_PASS}: no one-time cost read, but nothing repeats, so the steady state is not shown")
+    elif job.get("phase") == NOT_TIMED:  # no GPU step timed: no steady state claimed
+        bits.append(f"phase {NOT_TIMED}: no one-time cost read, but no GPU step is timed to show a steady state")
     elif job.get("phase") and job["phase"] != "steady":
         bits.append(f"phase {job['phase']} ({_pct(job.get('one_time_share') or 0, 0)} of the window in one-time costs)")
     if job.get("version"):

@@ -10,24 +10,13 @@ one-time costs keeps its warm-up or mixed phase.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import pytest
 
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
 from tb_gpu_advisor.job.phase import ONE_PASS
-from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics, host_report
-from tests.support.paths import FIXTURES
-
-WILD = FIXTURES / "wild"
-
-
-@lru_cache(maxsize=None)
-def _host(run: str) -> dict:
-    s = [s for s in discover(str(WILD)) if s.run == run][0]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0]
+from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
+from tests.support.wild_hosts import wild_host as _host
 
 
 @pytest.mark.parametrize("run", ["gpt2_b200_one_step", "part_forward_a100"])

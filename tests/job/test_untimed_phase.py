@@ -1,0 +1,57 @@
+"""A window that times no GPU step shows no steady state: the report's phase says "not timed", not "steady".
+
+"steady" is a claim about the GPU steps a window times -- that they are the program's steady state, not its start.
+A window with no GPU work (a model left on the CPU, a gloo-only run) or whose GPU side went unrecorded times none:
+no one-time cost read there is no steady state shown.  h37-steady35's *Left* 1: ``wild/cpu_only_gloo``,
+``wild/lightning_cpu_fit`` and ``wild/llm_startup_window`` read phase "steady".  A one-time cost read keeps its
+phase; the rules keep the job stage's own reading.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from synthetic import torchtrace as tt
+from tb_gpu_advisor.formats.kineto.adapter import read_trace
+from tb_gpu_advisor.job.phase import NOT_TIMED
+from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
+from tests.support.wild_hosts import wild_host as _host
+
+
+@pytest.mark.parametrize("run", ["cpu_only_gloo", "lightning_cpu_fit"])
+def test_a_real_window_of_no_gpu_step_claims_no_steady_state(run):
+    """Main: phase "steady" on both (no GPU work in either window).  Here "not timed", said in the evidence and on
+    the job line; the job stage's own reading stays "steady" (no cold-start finding)."""
+    h = _host(run)
+    job = h["job"]
+    assert job["no_gpu_step"] == "the window holds no GPU work"
+    assert job["phase"] == NOT_TIMED, job["phase"]
+    assert "times no GPU step" in job["phase_evidence"]
+    assert f"phase {NOT_TIMED}" in job["summary"]
+    assert not any(f["rule"] == "cold_start" for f in h["findings"])
+
+
+def test_by_construction_a_window_of_no_gpu_step_is_not_timed(tmp_path):
+    """The generator's loop's end (``write_loop_ended``: one marked step holding the fetch that found the input
+    exhausted, no GPU work, no one-time cost by construction) reads "not timed" (main: "steady"); the generator's
+    healthy bf16 loop, its GPU steps timed, keeps "steady"."""
+    path = tmp_path / "loop_ended.json"
+    tt.write_loop_ended(str(path))
+    job = host_report(host_metrics(read_trace(str(path))), 0).job
+    assert job["one_time_ms"] == 0.0 and job.get("no_gpu_step")
+    assert job["phase"] == NOT_TIMED
+    path = tt.write_run(str(tmp_path), "healthy_bf16", steps=6)[0]
+    job = host_report(host_metrics(read_trace(path)), 0).job
+    assert "no_gpu_step" not in job and job["phase"] == "steady"
+
+
+@pytest.mark.parametrize("program_call,phase", [(None, "mixed"), ("cudaMalloc", "warm-up")])
+def test_by_construction_a_one_time_cost_read_keeps_its_phase(tmp_path, program_call, phase):
+    """The control: a window of the profiler's own CUDA calls (``write_profiler_calls_only``), no GPU work, whose
+    host calls show one-time costs (the device query 3.2 ms; a model's first ``cudaMalloc`` 110 ms creating the
+    context) keeps the phase those costs give: they are read from the host, GPU records or not."""
+    path = tmp_path / "calls.json"
+    tt.write_profiler_calls_only(str(path), program_call)
+    job = host_report(host_metrics(read_trace(str(path))), 0).job
+    assert job.get("no_gpu_step") and job["one_time_ms"] > 0
+    assert job["phase"] == phase

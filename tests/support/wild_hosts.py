@@ -1,0 +1,19 @@
+"""The first host of a real capture in tests/fixtures/wild, analysed once per test process and read as the report's
+JSON: the job tests read one run's host block each (shared here, not copied into each test module)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import FIXTURES
+
+WILD = FIXTURES / "wild"
+
+
+@lru_cache(maxsize=None)
+def wild_host(run: str) -> dict:
+    """``run``'s first host as the report's JSON writes it (cached: several tests read one run)."""
+    s = [s for s in discover(str(WILD)) if s.run == run][0]
+    return analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0]

@@ -2657,6 +2657,43 @@ def write_framed_inference(path: str, warmup: int = 3, measured: int = 5, kernel
     return {"measured": measured, "pass_ms": round(sum(spacing) / len(spacing) / 1000.0, 4), "warmup": warmup}
 
 
+def write_framed_layer_syncs(path: str, warmup: int = 2, layers: int = 6, kernel_us: float = 300.0,
+                             frame: str = "measure") -> dict[str, Any]:
+    """A Kineto trace of one eager prefill timed inside ``record_function(frame)``, after ``warmup`` decode passes of
+    the same model launched back to back and synchronized once: the pass embeds, runs ``layers`` layers of four kernels
+    (a hybrid model's: every fourth layer full attention, the others linear), each ended by ``.item()`` (the host
+    reads a value back per layer), then the head and the sampler and a last ``.item()``; a decode pass runs the same
+    kernels but a decode's attention.  Truth by construction: one pass, the range's span (ms), and the layers the syncs cut it into."""
+    r = Rank(rank=0, pid=4300, device=0)
+
+    def one_pass(synced: bool) -> None:
+        r.kernel("aten::embedding", "indexSelectLargeIndex", kernel_us / 3)
+        for layer in range(layers):
+            attention = "flash_fwd_kernel" if layer % 4 == 3 else "chunk_gated_delta_rule_fwd_kernel"
+            attention = attention if synced else "flash_fwd_splitkv_kernel"  # a decode's attention
+            for op, name in (("aten::rms_norm", "rms_norm_kernel"), ("aten::mm", "sm90_xmma_gemm_bf16"),
+                             ("aten::_flash_attention_forward", attention), ("aten::mm", "gemm_mlp_bf16")):
+                r.kernel(op, name, kernel_us)
+            if synced:
+                r.sync("aten::item")
+        r.kernel("aten::mm", "lm_head_gemv_bf16", kernel_us)
+        r.kernel("aten::argmax", "argmax_sampler_kernel", kernel_us / 3)
+
+    for _ in range(warmup):
+        one_pass(False)
+    r.sync("aten::item")
+    r.host_us += 2000.0
+    outer = r.cpu(frame, 0.0, cat="user_annotation", advance=False)
+    r.host_us += 5.0
+    one_pass(True)
+    r.sync("aten::item")
+    r.host_us += 50.0
+    outer["dur"] = round(r.host_us - outer["ts"], 3)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(_dumps(trace_doc(r, 1)))
+    return {"pass_ms": round(outer["dur"] / 1000.0, 4), "layers": layers, "warmup": warmup}
+
+
 #: Kineto's own log lines about GPU records it lost (libkineto ``CuptiActivityApi.cpp``), as a non-glog build kept
 #: them in the trace's top-level ``WARNING`` list (Kineto 2021-11 to 2026-07, ``ChromeTraceLogger::finalizeTrace``).
 KINETO_BUFFER_LIMIT = ("WARNING:2026-03-02 10:14:07 4100:4188 CuptiActivityApi.cpp:153] Exceeded max GPU buffer count "

@@ -127,11 +127,10 @@ def _framed_graph_pass(trace: Trace, job: Job | None) -> tuple[str, str, np.ndar
     found = frame(trace, times, least=1)
     if found is None or found.end - found.first >= 3:
         return None
-    ranges = [i for i in user_ranges.program_ranges(trace).tolist()
-              if h.names[h.name[i]] == found.name and int(h.end[i]) == found.end_ps]
-    if len(ranges) != 1:
+    lo = _frame_start(trace, found.name, found.end_ps)
+    if lo is None:
         return None
-    lo, hi, first = int(h.start[ranges[0]]), found.end_ps, int(times[found.first])
+    hi, first = found.end_ps, int(times[found.first])
     eager = h.start[h.name_mask(devices.is_launch_call) & (h.line == h.line[idx[found.first]])]
     n_eager = int(((eager >= lo) & (eager < first)).sum())
     if not n_eager:
@@ -141,6 +140,34 @@ def _framed_graph_pass(trace: Trace, job: Job | None) -> tuple[str, str, np.ndar
             f"{k} of the {times.size} graph launches, too few to mark steps: the pass it times is the step; "
             f"{apart(found.first, times.size - found.end) or 'none outside it'}, read apart")
     return "single_pass", note, np.array([lo], np.int64), np.array([hi], np.int64)
+
+
+def _frame_start(trace: Trace, name: str, end_ps: int) -> int | None:
+    """The host start (ps) of the program's one range ``name`` that ends at ``end_ps`` (a :class:`job.frame.Frame`'s
+    range); None where not exactly one such range is the program's."""
+    h = trace.h
+    ranges = [i for i in user_ranges.program_ranges(trace).tolist()
+              if h.names[h.name[i]] == name and int(h.end[i]) == end_ps]
+    return int(h.start[ranges[0]]) if len(ranges) == 1 else None
+
+
+def _pieces_of_one_pass(t: BurstTable) -> bool:
+    """Whether the bursts (three or more) are pieces of one pass, not its iterations: the first or last burst runs
+    work (by name, the program's kernels and collectives) that no other burst runs, and some burst between them runs
+    none such.
+
+    Why: an iteration repeats the whole pass, so its once-run work (the head, the sampler, the embedding) runs in every
+    burst, or -- a kernel that differs per call -- some in each of them.  A pass the host syncs per layer (an eager
+    prefill that reads a value back after each layer) is cut into bursts that repeat one layer's kernels, its once-run
+    work before the first layer and after the last: the edges differ, the middle repeats a part (h37-framed36)."""
+    if t.size < 3:
+        return False
+    work = t.own & t.work & (t.burst >= 0)
+    key = t.name[work]
+    once = np.isin(key, np.unique(key)[t.bursts_per_name(work) == 1])
+    held = np.zeros(t.size, bool)
+    held[t.burst[work][once]] = True
+    return bool(held[[0, -1]].any()) and not held[1:-1].all()
 
 
 def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, np.ndarray, np.ndarray] | None:
@@ -168,8 +195,15 @@ def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, 
     ends = ends.copy()
     ends[hi - 1] = max(int(ends[hi - 1]), frame_end)  # the frame ends after its last pass, as a part mark's frame does
     inside = [k & (d.start >= starts[lo]) & (d.start <= ends[hi - 1]) for d, k in zip(own, keep)]
-    if not _bursts_repeat(BurstTable.of(own, starts[lo:hi], ends[lo:hi], inside)):
+    table = BurstTable.of(own, starts[lo:hi], ends[lo:hi], inside)
+    if not _bursts_repeat(table):
         return None
+    if _pieces_of_one_pass(table) and (begin := _frame_start(trace, label, frame_end)) is not None:
+        note = (f"one pass: the program's one range `{label}` holds {hi - lo} of the GPU's {starts.size} bursts "
+                f"(each ended where the GPU fell idle and the host waited on it or paused) that repeat a part of "
+                f"the work, the work no other burst runs in its first or last: pieces of the one pass it times, "
+                f"the step; {apart(lo, starts.size - hi)}, read apart")
+        return "single_pass", note, np.array([begin], np.int64), np.array([frame_end], np.int64)
     note = (f"no step markers found; steps inferred from the GPU's bursts (each ended where the GPU fell idle and the "
             f"host waited on it or paused), some of the same work running in several of them; the steps are the "
             f"bursts inside the program's one range `{label}`, its frame, not its step: it holds {hi - lo} of the "

@@ -403,6 +403,9 @@ class GpuUnderfill:
     #: of ``underfilled_ms``, the time above the least their work of known FLOPs and bytes needs at the GPU's peaks
     #: (``GpuCtx.above_floor``; all of it where none is known): no grid takes more off them (h37-pool36)
     above_floor_ms: float = 0.0
+    #: of ``idle_ms``, the part its floor cut: the idle SMs' bound less what the kernels' time above their floor
+    #: allows -- what makes the saving's assumption say no kernel beats its GPU's peak
+    floor_cut_ms: float = 0.0
 
 
 @dataclass
@@ -417,6 +420,8 @@ class Underfill:
     gemm_idle_ms_per_step: float = 0.0  # of it, GEMM/convolution kernels'
     #: the underfilled kernels' time above their peaks' floor (:attr:`GpuUnderfill.above_floor_ms`): the bound's cap
     above_floor_ms_per_step: float = 0.0
+    #: what the kernels' floor cut off the idle SMs' bound (:attr:`GpuUnderfill.floor_cut_ms`), per step
+    floor_cut_ms_per_step: float = 0.0
 
     @property
     def recorded(self) -> bool:

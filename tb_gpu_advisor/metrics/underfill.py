@@ -54,6 +54,7 @@ def underfill(ctx: Context, top_n: int = 10) -> Underfill:
     out.idle_ms_per_step = sum(gu.idle_ms for gu in out.gpus) * per
     out.gemm_idle_ms_per_step = sum(r.idle_ms for r in rows.values() if r.gemm) * per
     out.above_floor_ms_per_step = sum(gu.above_floor_ms for gu in out.gpus) * per
+    out.floor_cut_ms_per_step = sum(gu.floor_cut_ms for gu in out.gpus) * per
     out.top = sorted(rows.values(), key=lambda r: (-r.idle_ms, r.name))[:top_n]
     return out
 
@@ -89,7 +90,9 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
         b, t = (int(v) for v in table[c])
         # no grid takes a kernel below what its work needs at the GPU's peaks: the idle SMs' bound, at most the
         # kernels' time above that floor (h37-pool36: GEMVs at 97% of the memory bandwidth gain ~nothing)
-        idle_ms = min(above_ps * (1.0 - b / s), unfloored_ps) / PS_PER_MS
+        grid_ps = above_ps * (1.0 - b / s)
+        idle_ms = min(grid_ps, unfloored_ps) / PS_PER_MS
+        gu.floor_cut_ms += max(0.0, grid_ps - unfloored_ps) / PS_PER_MS
         gu.underfilled_ms += dur_ps / PS_PER_MS
         gu.above_floor_ms += unfloored_ps / PS_PER_MS
         gu.idle_ms += idle_ms

@@ -45,7 +45,8 @@ def check(m: HostMetrics) -> list[Finding]:
     if not u.top or ctx.step_ms is None or u.idle_ms_per_step <= 0:
         return []
     gemm = min(u.gemm_idle_ms_per_step, u.idle_ms_per_step)
-    sv = saving(ctx, u.idle_ms_per_step, _ASSUMPTION + (_FLOOR_CUT if u.floor_cut_ms_per_step > 0.0005 else ""),
+    floored = u.floor_cut_ms_per_step > max(0.0005, 0.01 * (u.idle_ms_per_step + u.floor_cut_ms_per_step))
+    sv = saving(ctx, u.idle_ms_per_step, _ASSUMPTION + (_FLOOR_CUT if floored else ""),
                 [("compute", "gemm_kernels", gemm), ("compute", "non_matmul_kernels", u.idle_ms_per_step - gemm)])
     share = ctx.share(sv.ms_per_step if sv is not None else None) or 0.0
     sev = grade(share, "small_grid.warning", "small_grid.critical") or ("info" if share >= T("small_grid.info") else None)
@@ -97,8 +98,8 @@ def _vendor_fixes(ctx: Ctx, kernels: list[UnderfilledKernel]) -> list:
 _ASSUMPTION = ("an upper bound: the same work spread over all the SMs, each as fast as now, takes thread blocks / SMs "
                "of the kernel's time above the few microseconds every kernel takes (a thread block runs on one of "
                "the SMs); work that is serial in itself gains less")
-#: said where the kernels' floor cut the bound (``Underfill.floor_cut_ms_per_step``): the grid bound alone would
-#: promise time the kernels' bytes and FLOPs need at the GPU's peaks (h37-pool36)
+#: said where the kernels' floor cut the bound by over 1% (``Underfill.floor_cut_ms_per_step``): the grid bound alone
+#: would promise time the kernels' bytes and FLOPs need at the GPU's peaks (h37-pool36)
 _FLOOR_CUT = ("; and at most the kernels' time above the least their known FLOPs and bytes need at the GPU's peak "
               "FLOP/s and memory bandwidth: no kernel beats its GPU's peak")
 _TABLE = "Kernels with fewer thread blocks than SMs, by the time of the SMs they left idle ({kept}, all GPUs)"

@@ -22,6 +22,9 @@ BACKEND = "mps"
 #: The GPU in words.
 GPU = "the Apple GPU"
 #: Why a capture of it holds no GPU record.
+#: why a host's scalar reads are all a capture on the MPS backend shows of its GPU: said where other captures say their
+#: GPU's records were lost (``rules.host_sync``)
+NOT_RECORDED = "torch.profiler does not record the Apple GPU's work (PyTorch's MPS backend)"
 UNTRACED = ("torch.profiler records only the host's ops on the MPS backend (it has no Metal activity source), so the "
             "GPU's work is not in this capture by design: no record of it was dropped")
 

@@ -141,8 +141,7 @@ def _lost_reads(ctx: Ctx) -> Finding | None:
     kind = ctx.m.job.kind if ctx.m.job is not None else None
     untraced = kind is not None and kind.untraced_backend == apple.BACKEND
     # the Apple GPU's work is never in torch.profiler's capture: not lost, and its code is the mps device's
-    why = ("torch.profiler does not record the Apple GPU's work (PyTorch's MPS backend)" if untraced else
-           "The capture lost the GPU's records")
+    why = apple.NOT_RECORDED if untraced else "The capture lost the GPU's records"
     actions = ctx.fw.fix(f"{ID}:read_in_op" if in_op else ID)
     return finding(
         ctx, ID, "warning",

@@ -15,6 +15,7 @@ program already does (``formats.kineto.adapter._synced_unrecorded``).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,20 @@ def test_a_cuda_window_that_synced_keeps_cudas_build_and_nsight(tmp_path):
     tt.write_synced_unrecorded(str(p))
     words = _words(p)
     assert "a PyTorch build made for the installed driver's CUDA" in words and "Nsight Systems" in words, words
+
+
+def test_the_first_wait_is_read_by_time_not_by_row(tmp_path):
+    """Kineto writes its rows out of time order (real traces are not sorted by ``ts``): where a later, short
+    ``cudaDeviceSynchronize`` stands in an earlier row than the one that drained the GPU, the wait told is the
+    drain's, the first by time.  Main read the first by row: the later sync's 0.05 ms."""
+    p = tmp_path / "synced.1.pt.trace.json"
+    truth = tt.write_synced_unrecorded(str(p))
+    doc = json.loads(p.read_text())
+    evs = doc["traceEvents"]
+    (drain,) = [e for e in evs if e.get("name") == "cudaDeviceSynchronize"]
+    later = {**drain, "ts": round(drain["ts"] + drain["dur"] + 5.0, 3), "dur": 50.0,
+             "args": {**drain["args"], "correlation": drain["args"]["correlation"] + 1}}
+    doc["traceEvents"] = [later, *evs]
+    p.write_text(json.dumps(doc))
+    words = _words(p)
+    assert f"`cudaDeviceSynchronize`, {truth['wait_ms']:.2f} ms, before the profiler stopped" in words, words

@@ -368,8 +368,9 @@ def _synced_unrecorded(kt: KinetoTrace) -> dict[str, str]:
     after = calls[sync][kt.ts_ns[calls[sync]] >= last]
     if not after.size:
         return {}
-    waited = int(kt.dur_ns[after[0]]) / 1e6
-    waiter = kt.names[int(kt.name[after[0]])]
+    first = int(after[np.argmin(kt.ts_ns[after])])  # by time: a Kineto trace's rows are not in time order
+    waited = int(kt.dur_ns[first]) / 1e6
+    waiter = kt.names[int(kt.name[first])]
     vendor = devices.vendor_of_calls(names)
     versions = _cuda_versions(kt.meta) if vendor is devices.nvidia else ""
     cause = (f"the profiler's GPU tracer (CUPTI) recorded the {vendor.TERMS['runtime']} calls but none of their "

@@ -284,6 +284,15 @@ FIXES = {
         "aux_loss = num_experts * jnp.sum(tokens_per_expert_fraction * router_prob_mean)\n"
         "loss = task_loss + 0.01 * aux_loss"),),
     "input_bound": (LOADER, PREFETCH, CONFIRM_INPUT),
+    # the batch was made; the GPU waits for its copy, which a jitted call handed a NumPy array makes itself
+    "input_bound:transfer": (action(
+        "The batches are ready; the GPU waits for each one's copy to the device, which a jitted function handed a "
+        "NumPy array makes inside its call: put the next batch on the device while the current step runs, and pass "
+        "the jitted function device arrays.",
+        "batch = jax.device_put(next(it))\n"
+        "for step in range(num_steps):\n"
+        "    state, out = step_fn(state, batch)\n"
+        "    batch = jax.device_put(next(it))  # copies while the step runs"),),
     "launch_bound": (JIT_STEP, SCAN_STEPS),
     # the wait comes before the replays of XLA's command buffers: the host preparing each jitted call, not a launch
     # per op -- the step is compiled already, so jitting it again is no fix (h37-review11: the block_until_ready

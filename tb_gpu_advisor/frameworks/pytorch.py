@@ -1246,11 +1246,14 @@ HELD_BYTES = action(
     "weights = sum(p.numel() * p.element_size() for p in model.parameters())\n"
     "print(f\"weights {weights / 2**30:.1f} GiB of {torch.cuda.memory_allocated() / 2**30:.1f} GiB allocated\")\n"
     "print(torch.cuda.memory_summary(abbreviated=True))   # what else the allocator holds")
+_FEWER_INPUTS = "Run fewer inputs (or shorter sequences) in each pass: the activations grow with them, the weights do not"
+_FEWER_INPUTS_CODE = ("for part in batch.split(len(batch) // 2):   # half the activations at a time\n"
+                      "    out = model(part)")
 SMALLER_PASS = action(
-    "Run fewer inputs (or shorter sequences) in each pass: the activations grow with them, the weights do not "
-    "(a training loop keeps its batch by accumulating gradients over the smaller passes).",
-    "for part in batch.split(len(batch) // 2):   # half the activations at a time\n"
-    "    out = model(part)")
+    f"{_FEWER_INPUTS} (a training loop keeps its batch by accumulating gradients over the smaller passes).",
+    _FEWER_INPUTS_CODE)
+#: The same to a forward pass (``@inference``): no training loop's words to a job that has none.
+FORWARD_SMALLER_PASS = action(f"{_FEWER_INPUTS}.", _FEWER_INPUTS_CODE)
 MEMORY_CAP = action(
     "Raise or remove the process's memory cap where the GPU is this job's alone: "
     "torch.cuda.set_per_process_memory_fraction limits what the caching allocator may reserve, whatever the GPU has "
@@ -2389,14 +2392,17 @@ FIXES.update({f"memory_near_capacity:{v}@any_work": FIXES[f"memory_near_capacity
 #: (memkind36 *Left*: the gradients are the evidence of training the job's kind did not have).
 FIXES.update({f"memory_near_capacity:{v}/trained@any_work": FIXES[f"memory_near_capacity:{v}"]
               for v in ("held", "activations", "other")})
+#: ... and autocast's cast copies of a job that trains keep the rule's training fixes: the casts' own fix
+#: (``NO_CAST_CACHE``) is for a run that never trains.
+FIXES["memory_near_capacity:casts/trained@any_work"] = FIXES["memory_near_capacity"]
 #: Each category of a forward pass's peak its own fix (``memory_near_capacity@inference`` replaced them all with one
 #: "load the weights in bfloat16, split the model, lower the batch"): the weights in fewer bytes or over more GPUs;
 #: activations and other bytes with fewer inputs per pass, and none kept for a backward; autocast's cached copies
 #: not cached.  A job of no known kind keeps its own (``@any_work``) but for the casts, whose fix holds for it too.
 FIXES.update({
     "memory_near_capacity:held@inference": (INFERENCE_WEIGHTS,),
-    "memory_near_capacity:activations@inference": (SMALLER_PASS, NO_GRAPH),
-    "memory_near_capacity:other@inference": (SMALLER_PASS,),
+    "memory_near_capacity:activations@inference": (FORWARD_SMALLER_PASS, NO_GRAPH),
+    "memory_near_capacity:other@inference": (FORWARD_SMALLER_PASS,),
     "memory_near_capacity:casts@inference": (NO_CAST_CACHE,),
     "memory_near_capacity:casts@any_work": (NO_CAST_CACHE,),
 })

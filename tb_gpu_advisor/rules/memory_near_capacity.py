@@ -5,7 +5,10 @@ of the GPU (reserved bytes: what an out-of-memory error is about) leaves no room
 batch or the allocator's rounding.  Critical from ``memory.near_capacity.critical``.  The fixes lead with the one
 that frees the most of what holds the peak: activations (checkpointing, a smaller micro-batch), memory held across
 steps (sharding parameters and optimizer state over the GPUs, offloading it), the backward's gradients.  Saving:
-bytes that fix frees.  A serving engine takes most of the GPU for its KV cache by design: info, in its words.
+bytes that fix frees.  A serving engine takes most of the GPU for its KV cache by design: info, in its words.  Each
+fix is the framework's for that category and the job's kind (a forward pass: the weights quantised or split, fewer
+inputs per pass, autocast's cast copies not cached); work of no known kind whose memory shows gradients or an
+optimizer step is asked the training job's (``<category>/trained``).
 """
 
 from __future__ import annotations

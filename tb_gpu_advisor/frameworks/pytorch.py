@@ -1224,6 +1224,16 @@ INFERENCE_MEMORY = action(
     "Hold fewer bytes per GPU: load the weights in bfloat16 (or quantized: int8 / fp8), split the model over several "
     "GPUs, or lower the batch (and a KV cache's length).",
     "model = AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.bfloat16, device_map='auto')")
+#: A forward pass's peak held mostly by what it made before the pass (``memory_near_capacity:held@inference``): the
+#: weights, in fewer bytes each or split over GPUs -- transformers' ``BitsAndBytesConfig`` and ``device_map``, vLLM's
+#: ``tensor_parallel_size`` and ``quantization`` (fp8 weights) -- never the optimizer state a forward does not have.
+INFERENCE_WEIGHTS = action(
+    "Hold the weights in fewer bytes per GPU: load them quantised (int8, fp8 or 4-bit rather than 16 or 32 bits "
+    "each), or split the model over several GPUs (tensor parallelism; device_map=\"auto\" places its layers on "
+    "them in turn).",
+    "model = AutoModelForCausalLM.from_pretrained(name, device_map=\"auto\",\n"
+    "    quantization_config=BitsAndBytesConfig(load_in_8bit=True))      # transformers: int8 weights\n"
+    "llm = LLM(model=name, tensor_parallel_size=2, quantization=\"fp8\")   # vLLM: fp8 weights over 2 GPUs")
 #: Fixes of a peak near capacity that hold whatever the job (``@any_work``: neither training nor a confident
 #: forward): what holds the bytes, and fewer of them per GPU -- never a training lever (sharding the optimizer state,
 #: recomputing in a backward) said to a job whose capture shows neither (h37-memkind36: wild/lost_kernels_synced_a40,
@@ -1236,11 +1246,14 @@ HELD_BYTES = action(
     "weights = sum(p.numel() * p.element_size() for p in model.parameters())\n"
     "print(f\"weights {weights / 2**30:.1f} GiB of {torch.cuda.memory_allocated() / 2**30:.1f} GiB allocated\")\n"
     "print(torch.cuda.memory_summary(abbreviated=True))   # what else the allocator holds")
+_FEWER_INPUTS = "Run fewer inputs (or shorter sequences) in each pass: the activations grow with them, the weights do not"
+_FEWER_INPUTS_CODE = ("for part in batch.split(len(batch) // 2):   # half the activations at a time\n"
+                      "    out = model(part)")
 SMALLER_PASS = action(
-    "Run fewer inputs (or shorter sequences) in each pass: the activations grow with them, the weights do not "
-    "(a training loop keeps its batch by accumulating gradients over the smaller passes).",
-    "for part in batch.split(len(batch) // 2):   # half the activations at a time\n"
-    "    out = model(part)")
+    f"{_FEWER_INPUTS} (a training loop keeps its batch by accumulating gradients over the smaller passes).",
+    _FEWER_INPUTS_CODE)
+#: The same to a forward pass (``@inference``): no training loop's words to a job that has none.
+FORWARD_SMALLER_PASS = action(f"{_FEWER_INPUTS}.", _FEWER_INPUTS_CODE)
 MEMORY_CAP = action(
     "Raise or remove the process's memory cap where the GPU is this job's alone: "
     "torch.cuda.set_per_process_memory_fraction limits what the caching allocator may reserve, whatever the GPU has "
@@ -2374,6 +2387,25 @@ FIXES["memory_near_capacity:attention_math@inference"] = FIXES["oom_snapshot:att
 #: holds for it as it is -- gradients and an optimizer step only where its memory shows them, a cache, the scores.
 FIXES.update({f"memory_near_capacity:{v}@any_work": FIXES[f"memory_near_capacity:{v}"]
               for v in ("gradients", "optimizer", "kv_cache", "attention_math")})
+#: Work of no known kind whose memory shows gradients or an optimizer step trains (``_memory.trained``; the rule asks
+#: the variant ``<category>/trained``): the training job's fixes of that category, not the held-bytes one
+#: (memkind36 *Left*: the gradients are the evidence of training the job's kind did not have).
+FIXES.update({f"memory_near_capacity:{v}/trained@any_work": FIXES[f"memory_near_capacity:{v}"]
+              for v in ("held", "activations", "other")})
+#: ... and autocast's cast copies of a job that trains keep the rule's training fixes: the casts' own fix
+#: (``NO_CAST_CACHE``) is for a run that never trains.
+FIXES["memory_near_capacity:casts/trained@any_work"] = FIXES["memory_near_capacity"]
+#: Each category of a forward pass's peak its own fix (``memory_near_capacity@inference`` replaced them all with one
+#: "load the weights in bfloat16, split the model, lower the batch"): the weights in fewer bytes or over more GPUs;
+#: activations and other bytes with fewer inputs per pass, and none kept for a backward; autocast's cached copies
+#: not cached.  A job of no known kind keeps its own (``@any_work``) but for the casts, whose fix holds for it too.
+FIXES.update({
+    "memory_near_capacity:held@inference": (INFERENCE_WEIGHTS,),
+    "memory_near_capacity:activations@inference": (FORWARD_SMALLER_PASS, NO_GRAPH),
+    "memory_near_capacity:other@inference": (FORWARD_SMALLER_PASS,),
+    "memory_near_capacity:casts@inference": (NO_CAST_CACHE,),
+    "memory_near_capacity:casts@any_work": (NO_CAST_CACHE,),
+})
 
 #: Attention computed op by op (``unfused_attention``): PyTorch's fused attention op, which picks the GPU's own fused
 #: kernel (its flash, memory-efficient or cuDNN backend on CUDA; ROCm's own backends), and Hugging Face's switch to it.

@@ -28,9 +28,20 @@ CATEGORY_LABELS = {
 }
 
 
-def category_label(category: object) -> str:
-    """A category's name (:data:`CATEGORY_LABELS`); an id no label names is shown as it is."""
-    return CATEGORY_LABELS.get(category, str(category)) if isinstance(category, str) else str(category)
+#: The names for a job of forward passes only: what it holds from before a pass is no optimizer state.
+FORWARD_ONLY_LABELS = {**CATEGORY_LABELS, "held": "Held across steps (parameters, caches)"}
+
+
+def category_label(category: object, labels: dict[str, str] | None = None) -> str:
+    """A category's name (``labels``, else :data:`CATEGORY_LABELS`); an id no label names is shown as it is."""
+    return (labels or CATEGORY_LABELS).get(category, str(category)) if isinstance(category, str) else str(category)
+
+
+def category_labels(m: HostMetrics) -> dict[str, str]:
+    """The categories' names for this job: a job that does not train (:func:`trained`) is not told its held memory
+    is optimizer state (h37-memkind37: a forward pass's holders table read "Held across steps (parameters,
+    optimizer state)")."""
+    return CATEGORY_LABELS if trained(m) else FORWARD_ONLY_LABELS
 
 
 #: How each category of :data:`~tb_gpu_advisor.metrics.types.MEMORY_CATEGORIES` reads in a summary's prose (beside
@@ -237,10 +248,11 @@ def gpu_table(gpus: list[GpuMemory], ctx: Ctx, title: str = "GPU memory at the p
     return Table(title, list(GPU_COLUMNS), rows)
 
 
-def holders_table(g: GpuMemory, title: str | None = None) -> Table:
+def holders_table(g: GpuMemory, title: str | None = None, labels: dict[str, str] | None = None) -> Table:
+    """The ops holding ``g``'s peak, each category named by ``labels`` (:func:`category_labels`: the job's kind)."""
     return Table(title or f"What holds GPU {g.gpu}'s memory at its peak",
                  ["op", "holds", "size", "allocations"],
-                 [[h.name, category_label(h.category), gb(h.bytes), h.count] for h in g.top])
+                 [[h.name, category_label(h.category, labels), gb(h.bytes), h.count] for h in g.top])
 
 
 def fraction(share_name: str) -> float:

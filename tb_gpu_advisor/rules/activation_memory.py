@@ -95,7 +95,7 @@ def _activations(m: HostMetrics) -> list[Finding]:
                             severity=sev, detail={"activation_bytes": act, "peak_allocated_bytes": g.peak_allocated_bytes,
                                                   "held_bytes": held, "capacity_bytes": g.capacity_bytes, "gpu": g.gpu,
                                                   "use_share": round(use, 4)}),
-        evidence=[mem.holders_table(g), mem.gpu_table([c[3] for c in cands], ctx)],
+        evidence=[mem.holders_table(g, labels=mem.category_labels(m)), mem.gpu_table([c[3] for c in cands], ctx)],
         windows=mem.peak_window(m, g, "memory peak"),
         actions=ctx.fw.fix(ID) + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")), saving_bytes=frees,
     )]
@@ -174,7 +174,7 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
                                     "largest_bytes": g.forward_kept_largest, "release": g.forward_kept_release,
                                     "peak_allocated_bytes": g.peak_allocated_bytes,
                                     "capacity_bytes": g.capacity_bytes, "gpu": g.gpu, "cause": "forward_kept"}),
-        evidence=[mem.holders_table(g), mem.gpu_table([c[1] for c in cands], ctx)],
+        evidence=[mem.holders_table(g, labels=mem.category_labels(m)), mem.gpu_table([c[1] for c in cands], ctx)],
         windows=mem.peak_window(m, g, "memory peak"),
         actions=ctx.fw.fix(f"{ID}:forward_kept") + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")),
         saving_bytes=frees,
@@ -333,7 +333,7 @@ def _peak_share_finding(m: HostMetrics, ctx: Ctx, cands: list[GpuMemory], sev: s
     g, known = cands[0], mem.use_share(cands[0]) is not None
     f = finding(
         ctx, ID, sev, summary + ("" if known else " " + mem.CAPACITY_UNKNOWN),
-        evidence=[mem.holders_table(g), mem.gpu_table(cands, ctx)],
+        evidence=[mem.holders_table(g, labels=mem.category_labels(m)), mem.gpu_table(cands, ctx)],
         windows=mem.peak_window(m, g, "memory peak"),
         actions=ctx.fw.fix(f"{ID}:{cause}") + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")), **kw)
     f.id += f"#{f.metric.id}"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)

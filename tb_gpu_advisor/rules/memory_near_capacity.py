@@ -5,7 +5,10 @@ of the GPU (reserved bytes: what an out-of-memory error is about) leaves no room
 batch or the allocator's rounding.  Critical from ``memory.near_capacity.critical``.  The fixes lead with the one
 that frees the most of what holds the peak: activations (checkpointing, a smaller micro-batch), memory held across
 steps (sharding parameters and optimizer state over the GPUs, offloading it), the backward's gradients.  Saving:
-bytes that fix frees.  A serving engine takes most of the GPU for its KV cache by design: info, in its words.
+bytes that fix frees.  A serving engine takes most of the GPU for its KV cache by design: info, in its words.  Each
+fix is the framework's for that category and the job's kind (a forward pass: the weights quantised or split, fewer
+inputs per pass, autocast's cast copies not cached); work of no known kind whose memory shows gradients or an
+optimizer step is asked the training job's (``<category>/trained``).
 """
 
 from __future__ import annotations
@@ -55,9 +58,9 @@ def check(m: HostMetrics) -> list[Finding]:
                             severity=sev, detail={"peak_reserved_bytes": g.peak_reserved_bytes,
                                                   "peak_allocated_bytes": g.peak_allocated_bytes,
                                                   "capacity_bytes": g.capacity_bytes, "gpu": g.gpu, "lever": lever}),
-        evidence=[mem.gpu_table(others, ctx)] + ([mem.holders_table(g)] if g.top else []),
+        evidence=[mem.gpu_table(others, ctx)] + ([mem.holders_table(g, labels=mem.category_labels(m))] if g.top else []),
         windows=mem.peak_window(m, g, "memory peak"),
-        actions=ctx.fw.fixes_for(ID, [lever]) if lever and not serving else ctx.fw.fix(ID),
+        actions=ctx.fw.fixes_for(ID, [_variant(m, lever)]) if lever and not serving else ctx.fw.fix(ID),
         saving_bytes=frees if lever and not serving else None,
     )]
 
@@ -72,3 +75,11 @@ def _lever(g) -> tuple[str | None, int]:
     frees = {c: int(v * (T("memory.checkpoint_frees") if c == "activations" else 1.0)) for c, v in b.items()}
     lever = max(frees, key=frees.get)
     return lever, frees[lever]
+
+
+def _variant(m: HostMetrics, lever: str) -> str:
+    """The fixes' variant for ``lever``: ``<lever>/trained`` where the job's memory shows it trains
+    (:func:`~tb_gpu_advisor.rules._memory.trained`) -- work of no known kind whose peak holds gradients or an
+    optimizer step is told the training job's fix, not the held-bytes one; a framework without the key falls back
+    to ``lever``'s own."""
+    return f"{lever}/trained" if mem.trained(m) else lever

@@ -79,7 +79,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                         "reserved_bytes": o.reserved_bytes, "cause": cause, "gpu": gpu}),
             evidence=[Table("The allocation that failed (innermost frame first)", ["frame"], [[f] for f in o.frames]),
                       Table(f"The largest live allocations at the OOM on GPU {gpu}", ["size", "holds", "allocated at"],
-                            [[gb(b), mem.category_label(c), " <- ".join(fr[:3])] for b, c, fr in o.live])],
+                            [[gb(b), mem.category_label(c, mem.category_labels(m)), " <- ".join(fr[:3])] for b, c, fr in o.live])],
             windows=[TimeWindow(host=m.host or "", label=f"out of memory, GPU {gpu} (at {ms(o.at_ms)})",
                                 start_ms=round(o.at_ms, 3), end_ms=round(o.at_ms, 3), gpu=gpu)]
             if o.at_ms is not None else [],  # a history without times: no moment to show

@@ -1176,6 +1176,14 @@ class GemmRoofline:
     roofline_share: float | None  # achieved / attainable
     bound: str | None  # "compute" | "memory": which roof limits it
 
+    @property
+    def above_floor_ms_per_step(self) -> float:
+        """Its kernels' time above the least its work takes at the GPU's peaks (its roofline's own time, the share
+        achieved of it): what any fix keeping its work and precision can take off -- all of it where no roofline is
+        known (h37-pool37)."""
+        share = self.roofline_share
+        return self.ms_per_step if share is None else self.ms_per_step * max(0.0, 1.0 - share)
+
 
 @dataclass
 class Flops:

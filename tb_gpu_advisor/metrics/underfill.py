@@ -82,17 +82,22 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
     small_cfg = np.append(table[:, 0] < s if sms is not None else table[:, 0] == 1, False)  # -1: the last, False
     floor_ps = round(T("small_grid.floor_us") * 1e6)
     shared = _shared_spans(d)
+    # each configuration's idle share of the SMs (the last, -1: none), by which each kernel's own bound is weighed
+    idle_share = np.append(np.maximum(0.0, 1.0 - table[:, 0] / s), 0.0) if g.above_floor is not None else None
     groups = _small_launches(d, recorded, small_cfg, floor_ps, kernels=(in_step, dur),  # recorded: a part of in_step
-                             shared=shared, above_floor=g.above_floor)
+                             shared=shared, above_floor=g.above_floor, idle_share=idle_share)
     if not groups:
         return gu
-    for (name_id, c), (count, dur_ps, above_ps, unfloored_ps) in groups.items():  # by (name, blocks, threads)
+    for (name_id, c), (count, dur_ps, above_ps, unfloored_ps, *own) in groups.items():  # by (name, blocks, threads)
         b, t = (int(v) for v in table[c])
         # no grid takes a kernel below what its work needs at the GPU's peaks: the idle SMs' bound, at most the
-        # kernels' time above that floor (h37-pool36: GEMVs at 97% of the memory bandwidth gain ~nothing)
+        # kernels' time above that floor (h37-pool36: GEMVs at 97% of the memory bandwidth gain ~nothing) -- kernel
+        # by kernel where a floor is known (h37-pool37): a group's sum let its kernels far above their floor lend
+        # headroom to those at it
         grid_ps = above_ps * (1.0 - b / s)
-        idle_ms = min(grid_ps, unfloored_ps) / PS_PER_MS
-        gu.floor_cut_ms += max(0.0, grid_ps - unfloored_ps) / PS_PER_MS
+        bound_ps = own[0] if own else min(grid_ps, unfloored_ps)
+        idle_ms = bound_ps / PS_PER_MS
+        gu.floor_cut_ms += max(0.0, grid_ps - bound_ps) / PS_PER_MS
         gu.underfilled_ms += dur_ps / PS_PER_MS
         gu.above_floor_ms += unfloored_ps / PS_PER_MS
         gu.idle_ms += idle_ms
@@ -191,7 +196,8 @@ def _shared_time(shared: tuple[np.ndarray, np.ndarray, np.ndarray], start: np.nd
 def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: int, block: int = 1 << 18,
                     kernels: tuple[np.ndarray, np.ndarray] | None = None,
                     shared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-                    above_floor: np.ndarray | None = None) -> dict[tuple[int, int], list[int]]:
+                    above_floor: np.ndarray | None = None,
+                    idle_share: np.ndarray | None = None) -> dict[tuple[int, int], list[int]]:
     """(name, launch configuration) -> [launches, their time in ps, their time above ``floor_ps`` in ps, their time
     above their peaks' floor in ps], sorted, of
     the recorded launches whose configuration is small: exact integer sums, a block of events at a time (the whole
@@ -201,7 +207,11 @@ def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: in
     then read from it, one gather, instead of two time columns gathered and subtracted (dense: ~1 ms a GPU).
 
     ``above_floor``: ``GpuCtx.above_floor``, per kernel the share of its time above the least its work needs at the
-    GPU's peaks, which the last sum weighs each kernel's time by (all of it where None): no grid takes more off."""
+    GPU's peaks, which the 4th sum weighs each kernel's time by (all of it where None): no grid takes more off.
+
+    ``idle_share``: per launch configuration (the last: none) the share of the SMs it leaves idle; given, a 5th sum is
+    each kernel's own bound, the least of its time above ``floor_ps`` run alone x that share and its time above its
+    peaks' floor -- per kernel, not per group: a sum of minima, never above the minimum of the sums (h37-pool37)."""
     cfg = d.launch_cfg
     ncfg = len(small_cfg)
     out: dict[int, list[int]] = {}
@@ -231,19 +241,23 @@ def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: in
         del key
         counts = np.bincount(inv, minlength=u.size)
         total = _exact_sums(inv, dur, u.size)
-        unfloored = total if above_floor is None else \
-            _exact_sums(inv, np.rint(dur * above_floor[a : a + block][m]).astype(np.int64), u.size)
+        unf_k = None if above_floor is None else np.rint(dur * above_floor[a : a + block][m]).astype(np.int64)
+        unfloored = total if unf_k is None else _exact_sums(inv, unf_k, u.size)
         np.subtract(dur, floor_ps, out=dur)
         np.maximum(dur, 0, out=dur)
         if alone is not None:
             np.minimum(dur, alone, out=dur)
         above = _exact_sums(inv, dur, u.size)
-        for k, n, t, ab, uf in zip(u.tolist(), counts.tolist(), total.tolist(), above.tolist(), unfloored.tolist()):
-            acc = out.setdefault(k, [0, 0, 0, 0])
-            acc[0] += n
-            acc[1] += t
-            acc[2] += ab
-            acc[3] += uf
+        sums = [counts, total, above, unfloored]
+        if idle_share is not None:
+            own = np.rint(dur * idle_share[c[m]]).astype(np.int64)
+            if unf_k is not None:
+                np.minimum(own, unf_k, out=own)
+            sums.append(_exact_sums(inv, own, u.size))
+        for k, *vals in zip(u.tolist(), *(x.tolist() for x in sums)):
+            acc = out.setdefault(k, [0] * len(sums))
+            for i, v in enumerate(vals):
+                acc[i] += v
     return {(k // ncfg, k % ncfg): out[k] for k in sorted(out)}
 
 

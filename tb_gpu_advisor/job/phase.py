@@ -182,9 +182,11 @@ def shown_phase(phase: OneTime, steps_found: int, steps_kept: int) -> tuple[str,
                       "steady state to compare the pass with")
 
 
-def untimed_phase(phase: OneTime) -> tuple[str, str]:
+def untimed_phase(phase: OneTime, loop_ms: list[float] | None = None, timed_by: str = "") -> tuple[str, str]:
     """(phase, evidence) as the report says them for a window that times no GPU step: ``phase``'s own, but
-    "not timed" where it reads "steady".
+    "not timed" where it reads "steady" and the loop's turns timed on the CPU (``loop_ms``: the kept marked steps'
+    lengths, ms; ``timed_by``: what marked them) do not show one repeating -- fewer than two, or uneven past
+    ``job.uneven_turns_ratio``.  Where they repeat, "steady" stays, its evidence the loop's turns.
 
     Why: "steady" is a claim about the GPU steps the window times -- that they are the program's steady state, not
     its start.  A window with no GPU work, or whose GPU records were lost or never recorded, times no step at all:
@@ -196,8 +198,25 @@ def untimed_phase(phase: OneTime) -> tuple[str, str]:
     ``files/tracing_off_julia`` (the GPU's work not recorded) each read phase "steady"."""
     if phase.phase != "steady":
         return phase.phase, phase.evidence
+    if _turns_repeat(loop_ms or []):
+        n, lo, hi = len(loop_ms), min(loop_ms), max(loop_ms)
+        return phase.phase, (f"{phase.evidence}; no GPU step is timed, but the loop's {n} steps, timed on the CPU "
+                             f"{timed_by or 'by their marks'}, repeat ({_ms_range(lo * PS_PER_MS, hi * PS_PER_MS)} "
+                             "each)")
     return NOT_TIMED, (f"{phase.evidence}; but the window times no GPU step, so it shows no steady state of the "
                        "GPU's work")
+
+
+def _turns_repeat(loop_ms: list[float]) -> bool:
+    """The loop's turns show a steady state: two at least (one has nothing to compare it with), each over zero, the
+    longest within ``job.uneven_turns_ratio`` of the shortest (turns of the same code agree far closer; 0-4 s sleeps
+    do not).
+
+    Why: a phase is about the program's loop, not the device that runs it -- a CPU loop's 71 NVTX iterations of
+    ~119 ms (``files/nvtx_only_centerformer``) repeat as a GPU's steps would; only where nothing repeats is the
+    steady state unshown (h37-steady36's rule, its *Left* 1)."""
+    return (len(loop_ms) >= 2 and min(loop_ms) > 0
+            and max(loop_ms) <= T("job.uneven_turns_ratio") * min(loop_ms))
 
 
 def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray) -> tuple[np.ndarray, float | None]:

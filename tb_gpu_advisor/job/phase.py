@@ -58,6 +58,9 @@ class OneTime:
     #: host event indices of the one-time calls themselves (first launches, library start-up, compilation, first-time
     #: calls, the context's creation), sorted: the ledger reads a thread's copies under them (``metrics.breakdown``)
     calls: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: the capture holds host calls to read one-time costs from; False where it holds none (a memory snapshot, a
+    #: GPU-only export): its "steady" is then no reading at all (:func:`shown_phase`)
+    host_read: bool = True
 
     def spans(self) -> tuple[np.ndarray, np.ndarray]:
         return self.start, self.end
@@ -99,7 +102,7 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     caller has it."""
     h = trace.h
     if not len(h):
-        return OneTime("steady", "no host events")
+        return OneTime("steady", "no host events", host_read=False)
     # no copy where the columns are int64 already: this runs at the analysis's peak (the trace and the launch records
     # alive), where each copy of a dense capture's durations was 16 MB more
     dur = (h.end - h.start).astype(np.int64, copy=False)
@@ -175,7 +178,18 @@ def shown_phase(phase: OneTime, steps_found: int, steps_kept: int) -> tuple[str,
 
     ASSUMPTION this replaces: *no one-time cost read is a steady state* (h37-lostmark34's *Left* 1):
     ``wild/gpt2_b200_one_step``, one training iteration of 11.3 ms with no step marked, and
-    ``wild/part_forward_a100``'s one forward pass read phase "steady"."""
+    ``wild/part_forward_a100``'s one forward pass read phase "steady".
+
+    ASSUMPTION this replaces too: *a capture with no host events is steady* (h37-steady36's *Left*): a memory
+    snapshot has no host call, so no one-time cost is read from it, and where its allocation history keeps no two
+    iterations (``wild/snapshot_inference_gpt``, no step found) nothing shows a steady state either: "not timed"
+    there; where its iterations repeat (``wild/snapshot_adam_iterations``, 2 kept of 3) "steady" stays."""
+    if phase.phase == "steady" and not phase.host_read and steps_kept < 2 and not (steps_found <= 1 and steps_kept):
+        return NOT_TIMED, (f"{phase.evidence}: no host call to read one-time costs from, and no two steps kept to "
+                           "show one repeating, so the capture shows no steady state")
+    if phase.phase == "steady" and not phase.host_read and steps_kept >= 2:
+        return phase.phase, (f"{phase.evidence} to read one-time costs from, but {plural(steps_kept, 'step')} kept "
+                             f"of {steps_found} found repeat")
     if phase.phase != "steady" or steps_found > 1 or steps_kept != 1:
         return phase.phase, phase.evidence
     return ONE_PASS, (f"{phase.evidence}; but the capture holds one pass and nothing in it repeats, so it shows no "

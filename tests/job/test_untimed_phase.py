@@ -102,3 +102,20 @@ def test_by_construction_only_repeating_cpu_turns_show_a_steady_state(lengths, s
     got, evidence = untimed_phase(phase, lengths, "by their marks")
     assert got == ("steady" if steady else NOT_TIMED)
     assert ("repeat (" in evidence) == steady
+
+
+def test_a_real_snapshot_that_keeps_no_iteration_is_not_timed():
+    """``wild/snapshot_inference_gpt``: a memory snapshot (no host call: no one-time cost can be read) whose history
+    keeps no step.  Main d78f7d52: phase "steady", evidence "no host events".  Here "not timed", the evidence saying
+    why: no host call to read, no two steps to show one repeating."""
+    job = _host("snapshot_inference_gpt")["job"]
+    assert job["phase"] == NOT_TIMED, job["phase"]
+    assert "no two steps kept to show one repeating" in job["phase_evidence"]
+
+
+def test_a_real_snapshot_whose_iterations_repeat_is_steady_with_that_evidence():
+    """``wild/snapshot_adam_iterations``: 3 optimizer steps in the allocation history, 2 kept.  Main d78f7d52:
+    "steady" on the evidence "no host events" alone.  Here "steady", the evidence the kept steps that repeat."""
+    job = _host("snapshot_adam_iterations")["job"]
+    assert job["phase"] == "steady"
+    assert job["phase_evidence"].endswith("but 2 steps kept of 3 found repeat"), job["phase_evidence"]

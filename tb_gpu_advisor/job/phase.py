@@ -58,6 +58,9 @@ class OneTime:
     #: host event indices of the one-time calls themselves (first launches, library start-up, compilation, first-time
     #: calls, the context's creation), sorted: the ledger reads a thread's copies under them (``metrics.breakdown``)
     calls: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: the capture holds host calls to read one-time costs from; False where it holds none (a memory snapshot, a
+    #: GPU-only export): its "steady" is then no reading at all (:func:`shown_phase`)
+    host_read: bool = True
 
     def spans(self) -> tuple[np.ndarray, np.ndarray]:
         return self.start, self.end
@@ -99,7 +102,7 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     caller has it."""
     h = trace.h
     if not len(h):
-        return OneTime("steady", "no host events")
+        return OneTime("steady", "no host events", host_read=False)
     # no copy where the columns are int64 already: this runs at the analysis's peak (the trace and the launch records
     # alive), where each copy of a dense capture's durations was 16 MB more
     dur = (h.end - h.start).astype(np.int64, copy=False)
@@ -175,16 +178,29 @@ def shown_phase(phase: OneTime, steps_found: int, steps_kept: int) -> tuple[str,
 
     ASSUMPTION this replaces: *no one-time cost read is a steady state* (h37-lostmark34's *Left* 1):
     ``wild/gpt2_b200_one_step``, one training iteration of 11.3 ms with no step marked, and
-    ``wild/part_forward_a100``'s one forward pass read phase "steady"."""
+    ``wild/part_forward_a100``'s one forward pass read phase "steady".
+
+    ASSUMPTION this replaces too: *a capture with no host events is steady* (h37-steady36's *Left*): a memory
+    snapshot has no host call, so no one-time cost is read from it, and where its allocation history keeps no two
+    iterations (``wild/snapshot_inference_gpt``, no step found) nothing shows a steady state either: "not timed"
+    there; where its iterations repeat (``wild/snapshot_adam_iterations``, 2 kept of 3) "steady" stays."""
+    if phase.phase == "steady" and not phase.host_read and steps_kept < 2 and not (steps_found <= 1 and steps_kept):
+        return NOT_TIMED, (f"{phase.evidence}: no host call to read one-time costs from, and no two steps kept to "
+                           "show one repeating, so the capture shows no steady state")
+    if phase.phase == "steady" and not phase.host_read and steps_kept >= 2:
+        return phase.phase, (f"{phase.evidence} to read one-time costs from, but {plural(steps_kept, 'step')} kept "
+                             f"of {steps_found} found repeat")
     if phase.phase != "steady" or steps_found > 1 or steps_kept != 1:
         return phase.phase, phase.evidence
     return ONE_PASS, (f"{phase.evidence}; but the capture holds one pass and nothing in it repeats, so it shows no "
                       "steady state to compare the pass with")
 
 
-def untimed_phase(phase: OneTime) -> tuple[str, str]:
+def untimed_phase(phase: OneTime, loop_ms: list[float] | None = None, timed_by: str = "") -> tuple[str, str]:
     """(phase, evidence) as the report says them for a window that times no GPU step: ``phase``'s own, but
-    "not timed" where it reads "steady".
+    "not timed" where it reads "steady" and the loop's turns timed on the CPU (``loop_ms``: the kept marked steps'
+    lengths, ms; ``timed_by``: what marked them) do not show one repeating -- fewer than two, or uneven past
+    ``job.uneven_turns_ratio``.  Where they repeat, "steady" stays, its evidence the loop's turns.
 
     Why: "steady" is a claim about the GPU steps the window times -- that they are the program's steady state, not
     its start.  A window with no GPU work, or whose GPU records were lost or never recorded, times no step at all:
@@ -196,8 +212,25 @@ def untimed_phase(phase: OneTime) -> tuple[str, str]:
     ``files/tracing_off_julia`` (the GPU's work not recorded) each read phase "steady"."""
     if phase.phase != "steady":
         return phase.phase, phase.evidence
+    if _turns_repeat(loop_ms or []):
+        n, lo, hi = len(loop_ms), min(loop_ms), max(loop_ms)
+        return phase.phase, (f"{phase.evidence}; no GPU step is timed, but the loop's {n} steps, timed on the CPU "
+                             f"{timed_by or 'by their marks'}, repeat ({_ms_range(lo * PS_PER_MS, hi * PS_PER_MS)} "
+                             "each)")
     return NOT_TIMED, (f"{phase.evidence}; but the window times no GPU step, so it shows no steady state of the "
                        "GPU's work")
+
+
+def _turns_repeat(loop_ms: list[float]) -> bool:
+    """The loop's turns show a steady state: two at least (one has nothing to compare it with), each over zero, the
+    longest within ``job.uneven_turns_ratio`` of the shortest (turns of the same code agree far closer; 0-4 s sleeps
+    do not).
+
+    Why: a phase is about the program's loop, not the device that runs it -- a CPU loop's 71 NVTX iterations of
+    ~119 ms (``files/nvtx_only_centerformer``) repeat as a GPU's steps would; only where nothing repeats is the
+    steady state unshown (h37-steady36's rule, its *Left* 1)."""
+    return (len(loop_ms) >= 2 and min(loop_ms) > 0
+            and max(loop_ms) <= T("job.uneven_turns_ratio") * min(loop_ms))
 
 
 def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray) -> tuple[np.ndarray, float | None]:

@@ -555,7 +555,8 @@ def _job(m: HostMetrics) -> dict:
         # one pass with no one-time cost read shows no steady state: nothing in it repeats (``job.phase.shown_phase``)
         out["phase"], out["phase_evidence"] = shown_phase(m.job.phase, m.steps.found, m.steps.count)
     else:  # nor a steady state: "steady" is said of GPU steps timed (``job.phase.untimed_phase``)
-        out["phase"], out["phase_evidence"] = untimed_phase(m.job.phase)
+        lengths = _host_loop_lengths(m, out)
+        out["phase"], out["phase_evidence"] = untimed_phase(m.job.phase, lengths, _timed_by(m) if lengths else "")
     for k in ("kind_evidence", "phase_evidence"):  # the job stage writes NVIDIA's words, as the rules do
         if isinstance(out.get(k), str):
             out[k] = _words(m, out[k])
@@ -578,18 +579,33 @@ def _host_loop(m: HostMetrics, job: dict) -> dict:
     else.  No GPU step is booked (no step rows, no ledger: ``metrics.compute.gpu_step_timed``), but the loop ran:
     ``h200_jobs/torch_cpu_only``'s 4 ``ProfilerStep`` marks of ~88 ms on the CPU were said only by the steps' note
     and the evidence, the job line naming no loop at all (h37-tidy29's *Left*)."""
-    det = m.steps
-    # (not where the marks time none of the job's steps -- the loop's end's one fetch -- nor a GPU side unrecorded)
-    if (job.get("kind") != "no_gpu" or any(job.get(key) for key in NO_GPU_STEP.values())
-            or det.source in UNMARKED_SOURCES or not det.windows):
+    lengths = _host_loop_lengths(m, job)
+    if not lengths:
         return {}
-    lengths = [w.duration_ms for w in det.windows]
     loop = {"steps": len(lengths), "step_ms": json_float(sum(lengths) / len(lengths), 3)}
     if min(lengths) > 0 and max(lengths) > T("job.uneven_turns_ratio") * min(lengths):
         # turns the program made uneven (h37-cpuloop31's Left 3: 0-4 s sleeps read "5 marked steps of 2.00 s")
         loop.update(median_ms=json_float(float(np.median(lengths)), 3), min_ms=json_float(min(lengths), 3),
                     max_ms=json_float(max(lengths), 3))
     return {"host_loop": loop}
+
+
+def _host_loop_lengths(m: HostMetrics, job: dict) -> list[float]:
+    """The kept marked steps' lengths (ms) of the loop a window without GPU work marks, timed on the host; [] where
+    it marks none, or its marks time none of the job's steps (the loop's end's one fetch) or its GPU side went
+    unrecorded.  One answer for the ``host_loop`` row and the phase (``job.phase.untimed_phase``)."""
+    det = m.steps
+    if (job.get("kind") != "no_gpu" or any(job.get(key) for key in NO_GPU_STEP.values())
+            or det.source in UNMARKED_SOURCES or not det.windows):
+        return []
+    return [w.duration_ms for w in det.windows]
+
+
+def _timed_by(m: HostMetrics) -> str:
+    """What marked the loop's CPU-timed steps, for the phase's evidence ("by a repeated NVTX range"): the step
+    source's own label (``steps.types.SOURCE_LABEL``), the one the tab's host line says."""
+    label = SOURCE_LABEL.get(m.steps.source, "")
+    return f"by {label}" if label else ""
 
 
 def _dropped_row(d) -> dict:  # noqa: ANN001 - a steps.types.DroppedStep
@@ -675,6 +691,8 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
         bits.append(f"phase {ONE_PASS}: no one-time cost read, but nothing repeats, so the steady state is not shown")
     elif job.get("phase") == NOT_TIMED:  # no GPU step timed: no steady state claimed
         bits.append(f"phase {NOT_TIMED}: no one-time cost read, but no GPU step is timed to show a steady state")
+    elif job.get("phase") == "steady" and no_gpu_step(job):  # the loop's CPU-timed turns repeat (``untimed_phase``)
+        bits.append("phase steady: no GPU step is timed, but the loop's steps, timed on the CPU, repeat")
     elif job.get("phase") and job["phase"] != "steady":
         bits.append(f"phase {job['phase']} ({_pct(job.get('one_time_share') or 0, 0)} of the window in one-time costs)")
     if job.get("version"):

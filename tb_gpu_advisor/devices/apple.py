@@ -22,6 +22,8 @@ from tb_gpu_advisor.model.schema import Action
 VENDOR = "Apple"
 #: PyTorch's device string of the backend, as ``Framework.backend_event`` and the Kineto reader name it.
 BACKEND = "mps"
+#: The capture formats the Apple GPU's jobs write: torch.profiler's (Kineto); Instruments' traces are not read.
+WRITES = ("kineto",)
 #: The backend in words (``rules.capture_quality``'s title).
 BACKEND_NAME = "MPS backend"
 #: The GPU in words.
@@ -63,7 +65,9 @@ WORDS = (("Tensor Cores", "the GPU's matrix units (simdgroup matrices)"), ("Tens
          ("CUPTI", "the profiler's GPU tracer"), ("cudaMemcpyAsync", "a copy to the mps device"),
          ("cudaMemcpy", "a copy to the mps device"), ("the CUDA context's", "the MPS backend's"),
          ("CUDA-aware", "GPU-aware"), ("CUDA toolkit", "macOS SDK"), ("CUDA driver", "macOS"),
-         ("CUDA build", "MPS build"), ("driver's CUDA", "macOS"), ("CUDA", "Metal"))
+         ("CUDA build", "MPS build"), ("driver's CUDA", "macOS"), ("CUDA", "Metal"),
+         ("bfloat16 needs no loss scaling at all on Ampere and newer",
+          "bfloat16 (macOS 14 and newer) needs no loss scaling at all"))
 
 #: How Apple GPU users name things (the keys of ``nvidia.TERMS``).
 TERMS = {

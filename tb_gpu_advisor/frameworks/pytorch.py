@@ -2252,7 +2252,7 @@ DEVICE_FEATURES = {
     # the MPS backend: no graphs, no memory history, no sync debug mode (``torch.mps`` has none of them)
     "Apple": (_FUSION_STRATEGY, ("make_graphed_callables", None, None), ("torch.cuda.graph(", None, None),
               ("CUDAGraph(", None, None), ("memory._record_memory_history", None, None),
-              ("set_sync_debug_mode", None, WITHOUT_LINE)),
+              ("set_sync_debug_mode", None, WITHOUT_LINE), ("allow_tf32", None, None)),
 }
 
 #: PyTorch's Windows builds leave out the CUDA driver API its expandable segments are built on

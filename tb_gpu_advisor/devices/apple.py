@@ -156,48 +156,27 @@ def host_memory(name: str) -> int:
     return -1
 
 
-def matrix_unit_one(name: str) -> bool:
+def _never(*_args: object) -> bool:
+    """No name of the Apple GPU's work reaches a capture (torch.profiler records no Metal kernel): nothing is one."""
     return False
 
 
-def has_matrix_units(name: str | None = None, cc: object = None) -> bool | None:
+def _unknown(*_args: object) -> None:
+    """Not known from what a capture of the Apple GPU holds (its name says no generation's features)."""
     return None
+
+
+matrix_unit_one = gemm_kernel_one = attention_helper_one = gradient_kernel_one = _never
+has_matrix_units = has_bf16_on = arch_label = link_bandwidth = graph_switch_us = _unknown
 
 
 def has_tf32_on(name: str | None, cc: object) -> bool | None:
-    return False  # Metal has no TF32 type
-
-
-def has_bf16_on(name: str | None, cc: object) -> bool | None:
-    return None  # bfloat16 on MPS from macOS 14: the trace does not say the OS
-
-
-def arch_label(name: str | None, cc: str | None) -> str | None:
-    return None
+    """Metal has no TF32 type: the float32 matmuls of the MPS backend run in fp32 (or fp16 with reduced precision)."""
+    return False
 
 
 def precision_one(name: str) -> int:
     return P_UNKNOWN
-
-
-def gemm_kernel_one(name: str) -> bool:
-    return False
-
-
-def attention_helper_one(name: str) -> bool:
-    return False
-
-
-def gradient_kernel_one(name: str) -> bool:
-    return False
-
-
-def link_bandwidth(name: str | None, cc: object) -> tuple[float, str] | None:
-    return None
-
-
-def graph_switch_us(name: str | None, cc: object) -> tuple[float, str] | None:
-    return None
 
 
 def words(text: str) -> str:

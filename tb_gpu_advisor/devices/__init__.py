@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from tb_gpu_advisor.devices import amd, ggml, intel, nvidia, triton
+from tb_gpu_advisor.devices import amd, apple, ggml, intel, nvidia, triton
 from tb_gpu_advisor.devices.peaks import (Peak, inferred_model, said_name, table_model, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count,
                                           unit_name)
 from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D,
@@ -27,7 +27,7 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
            "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
-           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
+           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
 
 #: The vendors whose names are known, in the order they are asked (NVIDIA last: a GPU no vendor claims is read as
@@ -35,7 +35,7 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
 #: ``precision_one``, ``gemm_kernel_one``, ``gradient_kernel_one``, ``attention_helper_one``, ``arch_label``,
 #: ``has_matrix_units``, ``has_tf32_on``, ``has_bf16_on``, ``link_bandwidth``, ``words``, ``TERMS``, ``FIXES`` and
 #: its call names.  Every question below asks them in turn.
-VENDORS = (amd, intel, nvidia)
+VENDORS = (amd, intel, apple, nvidia)
 
 
 def attention_helper_one(name: str) -> bool:
@@ -274,6 +274,14 @@ def vendor_of_frames(frame_names: Iterable[str]) -> str | None:
         if len(found) > 1:
             return None
     return found.pop() if found else None
+
+
+def vendor_of_backend(backend: str | None):  # noqa: ANN201 - a vendor module or None
+    """The vendor module whose device is the framework backend ``backend`` (PyTorch's ``mps``: ``devices.apple.BACKEND``),
+    None for none; such a vendor says why its work is not recorded (``NOT_RECORDED``, ``UNTRACED``) and how to record
+    it (``trace_gpu_action``).  Why: a backend whose GPU work the profiler does not trace (``job.kind.Kind.untraced_backend``) is
+    the only word of whose GPU the job ran on, as a lost window's runtime calls are (``Kind.runtime_vendor``)."""
+    return next((v for v in VENDORS if backend and getattr(v, "BACKEND", None) == backend), None)
 
 
 def vendor_called(name: str | None):  # noqa: ANN201 - a vendor module

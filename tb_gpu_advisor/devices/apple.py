@@ -14,11 +14,18 @@ of ``Device Type`` 13 (c10's ``DeviceType::MPS``).
 
 from __future__ import annotations
 
+import re
+
+from tb_gpu_advisor.devices.codes import P_UNKNOWN, replace_each
 from tb_gpu_advisor.model.schema import Action
 
 VENDOR = "Apple"
 #: PyTorch's device string of the backend, as ``Framework.backend_event`` and the Kineto reader name it.
 BACKEND = "mps"
+#: The capture formats the Apple GPU's jobs write: torch.profiler's (Kineto); Instruments' traces are not read.
+WRITES = ("kineto",)
+#: The backend in words (``rules.capture_quality``'s title).
+BACKEND_NAME = "MPS backend"
 #: The GPU in words.
 GPU = "the Apple GPU"
 #: Why a capture of it holds no GPU record.
@@ -43,19 +50,140 @@ def trace_gpu_action() -> Action:
         snippet_lang="python")
 
 
+#: Apple's words for NVIDIA's, in prose (code goes through :func:`code`).  The MPS backend has no runtime call a capture
+#: records, no graphs, no collective library of its own and no tracer of Metal in torch.profiler: NVIDIA's tools are
+#: named by what records the Apple GPU instead (Instruments), the CUDA sync debug mode has none (``Framework.fit``
+#: leaves it out: ``frameworks.pytorch.DEVICE_FEATURES``).
+WORDS = (("Tensor Cores", "the GPU's matrix units (simdgroup matrices)"), ("Tensor Core", "matrix-unit"),
+         ("cuDNN", "MPSGraph"), ("cuBLASLt", "Metal Performance Shaders"), ("cuBLAS", "Metal Performance Shaders"),
+         ("CUDA graphs", "one compiled graph (torch.compile)"), ("CUDA graph", "compiled graph"), ("NCCL", "Gloo"),
+         ("nvidia-smi", "powermetrics"), ("CUDA cores", "ALUs"), ("CUDA-core", "ALU"),
+         ("thread blocks", "threadgroups"), ("thread block", "threadgroup"), ("SMs", "GPU cores"),
+         ("cudaMalloc", "MTLDevice.newBuffer"), ("cudaFree", "buffer release"),
+         ("CUDA sync debug mode", "MPS backend's synchronizations"), (", or torch.cuda.nvtx under Nsight Systems", ""),
+         ("NVTX ranges, ", ""), ("Nsight Systems", "Xcode Instruments"), ("Nsight Compute", "Xcode's Metal debugger"),
+         ("CUPTI", "the profiler's GPU tracer"), ("cudaMemcpyAsync", "a copy to the mps device"),
+         ("cudaMemcpy", "a copy to the mps device"), ("the CUDA context's", "the MPS backend's"),
+         ("CUDA-aware", "GPU-aware"), ("CUDA toolkit", "macOS SDK"), ("CUDA driver", "macOS"),
+         ("CUDA build", "MPS build"), ("driver's CUDA", "macOS"), ("CUDA", "Metal"),
+         ("bfloat16 needs no loss scaling at all on Ampere and newer",
+          "bfloat16 (macOS 14 and newer) needs no loss scaling at all"))
+
+#: How Apple GPU users name things (the keys of ``nvidia.TERMS``).
+TERMS = {
+    "matrix_units": "the GPU's matrix units (simdgroup matrices)",
+    "matrix_unit": "matrix-unit",
+    "fp32_on_matrix_units": "already on the GPU's matrix units in fp32",
+    "conv_library": "MPSGraph",
+    "collective_library": "Gloo",
+    "graphs": "compiled graphs",
+    "gpu_link": "unified memory",
+    "conv_padding": "MPSGraph chooses its kernels for the channel counts it is given",
+    "tc_kernel_names": "an MPS matrix kernel",
+    "allocator_calls": "the MPS allocator's heap allocations",
+    "runtime": "Metal",
+    "context_creation": "the MPS backend's start-up",
+    "torch_build": "a PyTorch build for macOS on Apple Silicon",
+    "system_profiler": "Xcode Instruments (Metal System Trace)",
+    "system_trace": "xcrun xctrace record --template 'Metal System Trace' --launch -- python train.py",
+    "kernel_profiler": "Xcode's Metal debugger (a .gputrace from torch.mps.profiler.metal_capture)",
+}
+
+
+def _fixes() -> dict[str, Action]:
+    """Apple's own fixes (the keys of ``nvidia.FIXES``): one GPU on one chip, no link between GPUs to check."""
+    node = Action(text="Look at the Mac itself: the GPU's power and frequency, thermal throttling and other "
+                       "processes using the GPU.", snippet="sudo powermetrics --samplers gpu_power -n 5",
+                  snippet_lang="shell")
+    return {
+        "topology": Action(text="An Apple GPU shares the chip's unified memory with the CPU; between Macs the "
+                                "collective runs over the network (Gloo): check the network between them."),
+        "transport": Action(text="Check which network interface Gloo uses between the Macs.",
+                            snippet="export GLOO_SOCKET_IFNAME=en0", snippet_lang="shell"),
+        "network": Action(text="Between Macs: the fastest network interface for Gloo (Thunderbolt bridge or 10 GbE)."),
+        "clocks": node,
+        "library_blocks": Action(
+            text="For a library's kernels (Metal Performance Shaders, MPSGraph): the library sizes each dispatch "
+                 "from the shapes it is called with, so only the calls change it: fewer, larger calls (many small "
+                 "matrix products as one batched matmul)."),
+        "more_blocks": Action(
+            text="For a kernel of your own (a Metal shader): dispatch at least one threadgroup per GPU core (better "
+                 "several), sized from the data, and loop over the data with a stride of the grid so any grid "
+                 "covers it."),
+    }
+
+
+FIXES = _fixes()
+
+#: No runtime call of the MPS backend is recorded by torch.profiler (no Metal activity source): every call list is
+#: empty, so no Apple call is read as a launch, a sync or a copy.
+RUNTIME_PREFIXES: tuple[str, ...] = ()
+#: What an MPS build of PyTorch names in a memory snapshot's C++ frames: its allocator (``at::mps::HeapAllocator``).
+ALLOCATOR_FRAMES = re.compile(r"\bat::mps::|MPSHeapAllocator|MPSAllocator")
+_DEVICE = re.compile(r"^Apple\b|\bApple M\d", re.I)
+SYNC_CALLS: tuple[str, ...] = ()
+BLOCKING_CALLS = SYNC_CALLS
+GRAPH_LAUNCH_CALLS: tuple[str, ...] = ()
+PINNED_ALLOC_CALLS: tuple[str, ...] = ()
+STREAM_WAIT_CALLS: tuple[str, ...] = ()
+QUERY_CALLS: tuple[str, ...] = ()
+DEVICE_SYNC_CALLS: tuple[str, ...] = ()
+LAUNCH_CALLS: tuple[str, ...] = ()
+MODULE_LAUNCH_CALLS: tuple[str, ...] = ()
+CAPTURE_CALLS: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
+INIT_CALLS: tuple[str, ...] = ()
+RUNTIME_INIT_CALLS: tuple[str, ...] = ()
+DRIVER_OS_CALLS: tuple[str, ...] = ()
+JIT_COMPILE_CALLS: tuple[str, ...] = ()
+LINK_START_CALLS: tuple[str, ...] = ()
+
 #: CUDA's device in PyTorch code -> the MPS backend's (``torch.mps.synchronize``, ``device='mps'``).
-_CODE = (("'cuda'", "'mps'"), ('"cuda"', '"mps"'), ("torch.cuda.", "torch.mps."), (".cuda()", ".to('mps')"))
+_CODE = (("'cuda'", "'mps'"), ('"cuda"', '"mps"'), ("torch.cuda.", "torch.mps."), (".cuda()", ".to('mps')"),
+         ("ProfilerActivity.CUDA", "ProfilerActivity.CPU"))
+
+
+def is_device(name: str | None) -> bool:
+    """An Apple GPU's name as PyTorch reports it (``Apple M2 Max``)."""
+    return bool(name) and bool(_DEVICE.search(name or ""))
+
+
+def copy_direction(name: str) -> str | None:
+    return None
+
+
+def host_memory(name: str) -> int:
+    return -1
+
+
+def _never(*_args: object) -> bool:
+    """No name of the Apple GPU's work reaches a capture (torch.profiler records no Metal kernel): nothing is one."""
+    return False
+
+
+def _unknown(*_args: object) -> None:
+    """Not known from what a capture of the Apple GPU holds (its name says no generation's features)."""
+    return None
+
+
+matrix_unit_one = gemm_kernel_one = attention_helper_one = gradient_kernel_one = _never
+has_matrix_units = has_bf16_on = arch_label = link_bandwidth = graph_switch_us = _unknown
+
+
+def has_tf32_on(name: str | None, cc: object) -> bool | None:
+    """Metal has no TF32 type: the float32 matmuls of the MPS backend run in fp32 (or fp16 with reduced precision)."""
+    return False
+
+
+def precision_one(name: str) -> int:
+    return P_UNKNOWN
+
+
+def words(text: str) -> str:
+    """``text`` in Apple's words, the code it quotes for the ``mps`` device."""
+    return replace_each(replace_each(text, _CODE), WORDS)
 
 
 def code(snippet: str) -> str:
     """A PyTorch snippet written for the CUDA device, for the ``mps`` device."""
-    for a, b in _CODE:
-        snippet = snippet.replace(a, b)
-    return snippet
-
-
-def on_mps(actions: list[Action]) -> list[Action]:
-    """``actions`` (a framework's fixes, in CUDA's spelling) with their snippets for the ``mps`` device; a fix that
-    names a CUDA-only tool (the CUDA sync debug mode) has no MPS counterpart and is left out."""
-    return [Action(text=a.text.replace("torch.cuda.", "torch.mps."), snippet=code(a.snippet) if a.snippet else a.snippet,
-                   snippet_lang=a.snippet_lang) for a in actions if "CUDA" not in a.text]
+    return replace_each(snippet, _CODE)

@@ -2262,6 +2262,10 @@ DEVICE_FEATURES = {
     "Intel": (_FUSION_STRATEGY, ("reduce-overhead", None, XPU_GRAPHS), ("make_graphed_callables", (2, 11), None),
               ("torch.cuda.graph(", (2, 11), None), ("CUDAGraph(", (2, 11), None),
               ("memory._record_memory_history", (2, 11), None), ("set_sync_debug_mode", None, WITHOUT_LINE)),
+    # the MPS backend: no graphs, no memory history, no sync debug mode (``torch.mps`` has none of them)
+    "Apple": (_FUSION_STRATEGY, ("make_graphed_callables", None, None), ("torch.cuda.graph(", None, None),
+              ("CUDAGraph(", None, None), ("memory._record_memory_history", None, None),
+              ("set_sync_debug_mode", None, WITHOUT_LINE), ("allow_tf32", None, None)),
 }
 
 #: PyTorch's Windows builds leave out the CUDA driver API its expandable segments are built on

@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from tb_gpu_advisor import devices, frameworks, rules
-from tb_gpu_advisor.devices import apple
 from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.common.fmt import ms as fmt_ms
 from tb_gpu_advisor.common.fmt import plural
@@ -628,8 +627,9 @@ def capture_advice(m: HostMetrics) -> str:
     that, as the findings' fixes tell it (``Ctx.steady_fix``): a torch.profiler schedule moves no Nsight window
     (h37-review12: nvllm_gb10_lost_tail's Nsight export was advised torch.profiler's schedule by the MCP server
     beside its findings' ``nsys profile --capture-range``)."""
-    if m.job is not None and m.job.kind.untraced_backend == apple.BACKEND:  # torch.profiler records no Metal work
-        return apple.trace_gpu_action().snippet or ""
+    untraced = devices.vendor_of_backend(m.job.kind.untraced_backend) if m.job is not None else None
+    if untraced is not None:  # a backend the profiler does not trace (Apple's MPS): its vendor's own recorder
+        return untraced.trace_gpu_action().snippet or ""
     own = rules.base.Ctx(m).window_fixes(m.capture.capture_format, "steady")
     return own[0].snippet if own and own[0].snippet else rules.base.framework(m).capture_snippet
 

@@ -279,11 +279,14 @@ def _vendor(m: HostMetrics):  # noqa: ANN202 - a vendor module
 
 def capture_vendor(m: HostMetrics) -> str | None:
     """The ``VENDOR`` the capture shows ran its GPU work (:func:`_vendor`'s order: the active GPUs' names, a
-    snapshot's allocator frames, the runtime calls of a window that lost its GPU records), None where it shows none
+    snapshot's allocator frames, the runtime calls of a window that lost its GPU records, a backend the profiler does
+    not trace: PyTorch's ``mps`` is Apple's), None where it shows none
     (a CPU-only capture, an accelerator no stage reads): the report's ``capture.vendor`` and the vendor every word
     of the host's report is in, one answer for the findings, the legend and the tables."""
     names = [g.name for g in m.gpus if g.active]
-    said = m.memory.vendor or (m.job.kind.runtime_vendor if m.job is not None else "")
+    kind = m.job.kind if m.job is not None else None
+    backend = devices.vendor_of_backend(kind.untraced_backend) if kind is not None else None
+    said = m.memory.vendor or (kind.runtime_vendor if kind is not None else "") or (backend.VENDOR if backend else "")
     if any(names) or (names and not said):
         return devices.vendor_of(names).VENDOR
     return said or None

@@ -45,7 +45,6 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices, formats
-from tb_gpu_advisor.devices import apple
 from tb_gpu_advisor.common.fmt import and_list, plural, times
 from tb_gpu_advisor.frameworks.base import action
 from tb_gpu_advisor.metrics.types import ClockSkew, Handoff, HostMetrics, rows_of_gpu
@@ -433,7 +432,9 @@ def _untraced_backend(kind) -> tuple[str, list[Action], str]:  # noqa: ANN001 - 
     CUDA's fixes."""
     summary = (f"The job ran on a GPU its profiler does not trace: {kind.evidence}. The guide's GPU checks were "
                "skipped, and nothing here is a verdict on the GPU's work; the backend's own profiler records it.")
-    return "The GPU's work is not in this capture: the MPS backend is not traced", [apple.trace_gpu_action()], summary
+    vendor = devices.vendor_of_backend(kind.untraced_backend)
+    return (f"The GPU's work is not in this capture: the {vendor.BACKEND_NAME} is not traced",
+            [vendor.trace_gpu_action()], summary)
 
 
 def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:

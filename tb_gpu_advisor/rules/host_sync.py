@@ -29,7 +29,7 @@ most, with no saving, since the GPU's idle behind it is not in the capture (``Ho
 
 from __future__ import annotations
 
-from tb_gpu_advisor.devices import apple
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, action, count, finding, grade, in_async_stalls, ms, pct, rule, saving, share_metric, short,
@@ -139,9 +139,10 @@ def _lost_reads(ctx: Ctx) -> Finding | None:
                       f"{ms(per)} {ctx.a_step}" for name, per in s.lost_read_callers[:3])
     in_op = all(" under " in name for name, _ in s.lost_read_callers)
     kind = ctx.m.job.kind if ctx.m.job is not None else None
-    untraced = kind is not None and kind.untraced_backend == apple.BACKEND
-    # the Apple GPU's work is never in torch.profiler's capture: not lost, and its code is the mps device's
-    why = apple.NOT_RECORDED if untraced else "The capture lost the GPU's records"
+    # a backend whose GPU work the profiler never traces (Apple's MPS) did not lose it: its vendor says why; its code
+    # is the vendor's device's, as every finding's is (``Ctx.code``, ``Framework.fit``)
+    untraced = devices.vendor_of_backend(kind.untraced_backend) if kind is not None else None
+    why = untraced.NOT_RECORDED if untraced else "The capture lost the GPU's records"
     actions = ctx.fw.fix(f"{ID}:read_in_op" if in_op else ID)
     return finding(
         ctx, ID, "warning",
@@ -154,5 +155,5 @@ def _lost_reads(ctx: Ctx) -> Finding | None:
                             severity="warning", detail={"wait_ms_per_step": s.lost_read_ms_per_step}),
         evidence=[table("Scalar reads that waited on the GPU, per step", ["read", "ms per step"],
                         [[short(n, 80), round(per, 3)] for n, per in s.lost_read_callers])],
-        actions=apple.on_mps(actions) if untraced else actions,
+        actions=actions,
     )

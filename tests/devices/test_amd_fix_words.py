@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from tb_gpu_advisor import formats, frameworks
-from tb_gpu_advisor.devices import amd
+from tb_gpu_advisor.devices import amd, apple
 from tb_gpu_advisor.frameworks import native
 from tests.support.contradictions import _CUDA_TOOLS
 
@@ -25,21 +25,22 @@ from tests.support.contradictions import _CUDA_TOOLS
 _CUDA_PROSE = r"CUDA-aware|CUDA (?:build|toolkit|driver)\b"
 
 
-def _fixes() -> list[tuple[str, str, str]]:
-    """(where, text, code) of every framework fix a host on an AMD GPU can be given."""
+def _fixes(vendor) -> list[tuple[str, str, str]]:  # noqa: ANN001 - a vendor module
+    """(where, text, code) of every framework fix a host on ``vendor``'s GPU can be given."""
     out = []
-    fws = list(frameworks.REGISTRY.values()) + [native.for_vendor(native.FRAMEWORK, amd)]
-    for fw in fws:  # a fix the AMD GPU cannot follow is left out of the advice (``Framework.fit``), as ``Ctx.fit`` does
-        fitted = ((k, fw.fit(a, amd.VENDOR, None, None)) for k, acts in fw.fixes.items() for a in acts)
+    fws = [frameworks.REGISTRY["pytorch"]] if vendor is apple else (  # the one framework with an MPS backend
+        list(frameworks.REGISTRY.values()) + [native.for_vendor(native.FRAMEWORK, vendor)])
+    for fw in fws:  # a fix the GPU cannot follow is left out of the advice (``Framework.fit``), as ``Ctx.fit`` does
+        fitted = ((k, fw.fit(a, vendor.VENDOR, None, None)) for k, acts in fw.fixes.items() for a in acts)
         out += [(f"{fw.id}:{k}", a.text, a.snippet or "") for k, a in fitted if a is not None]
     return out
 
 
-def _window_fixes() -> list[tuple[str, str, str]]:
-    """(where, text, code) of every window fix of a format ROCm's tools write, filled with AMD's terms."""
-    said = {**amd.TERMS, "steps": "8", "step_range": "train_step"}
+def _window_fixes(vendor) -> list[tuple[str, str, str]]:  # noqa: ANN001 - a vendor module
+    """(where, text, code) of every window fix of a format the vendor's tools write, filled with its terms."""
+    said = {**vendor.TERMS, "steps": "8", "step_range": "train_step"}
     return [(f"{f.id}:{k}", t.format_map(_Said(said)), c.format_map(_Said(said)))
-            for f in formats.REGISTRY.values() if f.id != "nsys"
+            for f in formats.REGISTRY.values() if f.id in (vendor.WRITES if vendor is apple else (f.id,)) and f.id != "nsys"
             for k, v in f.window_fixes.items() for t, c in v]
 
 
@@ -48,13 +49,15 @@ class _Said(dict):
         return "{" + key + "}"
 
 
+@pytest.mark.parametrize("vendor", [amd, apple], ids=["AMD", "Apple"])
 @pytest.mark.parametrize("source", [_fixes, _window_fixes], ids=["frameworks", "window_fixes"])
-def test_no_cuda_tool_in_a_fix_on_an_amd_gpu(source):
+def test_no_cuda_tool_in_a_fix_on_an_amd_gpu(source, vendor):
+    """Apple's too (h37-apple37): an MPS capture's every fix in Apple's words, its code on the ``mps`` device."""
     import re
 
     bad = []
-    for where, text, code in source():
-        words, snippet = amd.words(text), amd.code(amd.words(code))
+    for where, text, code in source(vendor):
+        words, snippet = vendor.words(text), vendor.code(vendor.words(code))
         bad += [f"{where}: '{m.group(0)}'" for part in (words, snippet) for m in _CUDA_TOOLS.finditer(part)]
         bad += [f"{where}: '{m.group(0)}'" for m in re.finditer(_CUDA_PROSE, words)]
     assert not bad, "\n".join(sorted(set(bad)))

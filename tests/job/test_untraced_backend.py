@@ -67,3 +67,17 @@ def test_by_construction_a_capture_with_no_sign_of_the_backend_still_reads_as_re
                                           ("aten::_cudnn_rnn", ""), ("aten::mpsish", "")])
 def test_pytorch_names_the_backend_of_its_backend_only_ops(name, backend):
     assert pytorch.backend_event(name) == backend
+
+
+@pytest.mark.parametrize("conv,memory", [(True, True), (False, True)])
+def test_by_construction_an_mps_capture_is_apples_in_every_text(tmp_path, conv, memory):
+    """The capture's vendor is Apple (``rules.base.capture_vendor``), so every finding, fix and legend is in Apple's
+    words: no CUDA tool, call or profiler anywhere (h37-apple37; main said ``capture.vendor`` null and NVIDIA's words)."""
+    from tests.support.contradictions import _CUDA_TOOLS
+
+    rep, _ = _report(tmp_path, conv, memory)
+    d = rep.to_dict()
+    assert d["hosts"][0]["capture"]["vendor"] == "Apple"
+    texts = json.dumps(d["findings"]) + d["hosts"][0]["job"]["capture_advice"]
+    said = sorted({m.group(0) for m in _CUDA_TOOLS.finditer(texts)} | {w for w in ("CUDA", "cudaMemcpy") if w in texts})
+    assert not said, said

@@ -2618,13 +2618,16 @@ def write_start_up_of_no_framework(path: str, load_us: float = BARE_START_UP_LOA
 
 
 def write_framed_inference(path: str, warmup: int = 3, measured: int = 5, kernels: int = 8, kernel_us: float = 500.0,
-                           frame: str = "inference", ranged_passes: bool = False, vary: bool = True) -> dict[str, Any]:
+                           frame: str = "inference", ranged_passes: bool = False, vary: bool = True,
+                           last_extra: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
     """A Kineto trace of an inference benchmark without ``prof.step()``: ``warmup`` passes launched back to back and
     synchronized once, then one ``record_function(frame)`` around ``measured`` passes, each ended by ``.item()`` (the
     host waits for the GPU).  A pass is ``kernels`` launches of ``kernel_us``; ``vary``: its first kernel named after
     the pass (a kernel that differs per call), so that the launch sequence never repeats and only the GPU's bursts
     show the passes.  ``ranged_passes``: each measured pass in a ``pass`` range of its own as well (the control).
-    Truth by construction: the measured passes' count and their spacing (a pass's start to the next's), the
+    ``last_extra``: (op, kernel) launches the last measured pass alone runs before its sync (the optimizer step after
+    gradient accumulation's last micro-step, a logging reduction every N steps): iterations still, whose last one runs
+    more.  Truth by construction: the measured passes' count and their spacing (a pass's start to the next's), the
     warm-ups' count."""
     r = Rank(rank=0, pid=4200, device=0)
     passes, starts = 0, []
@@ -2646,6 +2649,8 @@ def write_framed_inference(path: str, warmup: int = 3, measured: int = 5, kernel
         inner = r.cpu("pass", 0.0, cat="user_annotation", advance=False) if ranged_passes else None
         starts.append(r.host_us)
         one_pass()
+        for op, name in last_extra if len(starts) == measured else ():
+            r.kernel(op, name, kernel_us)
         r.sync("aten::item")
         if inner is not None:
             inner["dur"] = round(r.host_us - inner["ts"], 3)

@@ -152,14 +152,17 @@ def _frame_start(trace: Trace, name: str, end_ps: int) -> int | None:
 
 
 def _pieces_of_one_pass(t: BurstTable) -> bool:
-    """Whether the bursts (three or more) are pieces of one pass, not its iterations: the first or last burst runs
-    work (by name, the program's kernels and collectives) that no other burst runs, and some burst between them runs
-    none such.
+    """Whether the bursts (three or more) are pieces of one pass, not its iterations: the first and the last burst
+    each run work (by name, the program's kernels and collectives) that no other burst runs, and some burst between
+    them runs none such.
 
     Why: an iteration repeats the whole pass, so its once-run work (the head, the sampler, the embedding) runs in every
     burst, or -- a kernel that differs per call -- some in each of them.  A pass the host syncs per layer (an eager
     prefill that reads a value back after each layer) is cut into bursts that repeat one layer's kernels, its once-run
-    work before the first layer and after the last: the edges differ, the middle repeats a part (h37-framed36)."""
+    work before the first layer (the embedding) and after the last (the head): both edges differ, the middle repeats a
+    part (h37-framed36).  One edge alone is not enough: iterations whose last one alone runs more (the optimizer step
+    after gradient accumulation's micro-steps, a logging reduction every N steps) differ at that edge only, their
+    first burst the same work as the middle's (h37-framed37)."""
     if t.size < 3:
         return False
     work = t.own & t.work & (t.burst >= 0)
@@ -167,7 +170,7 @@ def _pieces_of_one_pass(t: BurstTable) -> bool:
     once = np.isin(key, np.unique(key)[t.bursts_per_name(work) == 1])
     held = np.zeros(t.size, bool)
     held[t.burst[work][once]] = True
-    return bool(held[[0, -1]].any()) and not held[1:-1].all()
+    return bool(held[[0, -1]].all()) and not held[1:-1].all()
 
 
 def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, np.ndarray, np.ndarray] | None:

@@ -35,3 +35,16 @@ def test_passes_with_a_kernel_of_their_own_each_stay_the_iterations(tmp_path) ->
     truth = tt.write_framed_inference(path)
     steps = first_host(path)["steps"]
     assert steps["source"] == "gpu_busy_clusters" and steps["count"] == truth["measured"]
+
+
+@pytest.mark.parametrize("micro_steps", [4])
+def test_iterations_whose_last_alone_runs_an_optimizer_step_stay_iterations(tmp_path, micro_steps: int) -> None:  # noqa: ANN001
+    """Gradient accumulation (h37-framed37): ``micro_steps`` synced iterations of the same kernels inside the frame,
+    the last alone running the optimizer step after its micro-step.  The work one burst runs lies at one edge only;
+    the first burst runs the middle's work, so these are iterations, not pieces of one pass.  Main read them as one
+    pass (``single_pass``, 1)."""
+    path = os.path.join(str(tmp_path), "run.pt.trace.json")
+    optimizer = (("aten::_foreach_add_", "multi_tensor_apply_kernel"), ("aten::_fused_adam_", "fused_adam_kernel"))
+    truth = tt.write_framed_inference(path, measured=micro_steps, vary=False, last_extra=optimizer)
+    steps = first_host(path)["steps"]
+    assert steps["source"] == "gpu_busy_clusters" and steps["count"] == truth["measured"]

@@ -113,7 +113,7 @@ def _transfer_said(xfer_ms: float, wait_ms: float, made: bool = True) -> str:
     if xfer_ms < (T("input_bound.most_share") * wait_ms if made else T("report.min_said_ms")):
         return ""  # with no pipeline event the copy is a part of the wait's account, said beside the lead
     part = f"all of it ({ms(xfer_ms)})" if xfer_ms >= T("input_bound.whole_share") * wait_ms else \
-        f"{ms(xfer_ms)} of it ({pct(xfer_ms / wait_ms)})"
+        f"{ms(xfer_ms)} of {'it' if made else 'the wait'} ({pct(xfer_ms / wait_ms)})"  # beside the lead: not the lead's
     return f"; {part} the batch's transfer to the device" + (" after the pipeline made it" if made else
                                                              ", in the capture's host-to-device copy events")
 

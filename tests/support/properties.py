@@ -1505,6 +1505,9 @@ _INPUT_LEAD = re.compile(r"the host time before each step's first op (\([^)]*\))
 #: ``input_bound``, 10.1 ms of lead and "4.76 ms of the wait (32.0%) the batch's transfer to the device").
 _LEAD_PUT = re.compile(r"(?:all of it \(" + _TIME + r"\)|" + _TIME + r" of the wait \(\d+(?:\.\d+)?%\)) the batch's "
                        r"transfer to the device")
+#: The whole wait as the batch's transfer, with no lead beside it (h37-tiny37: real-h100-jax ``implicit_numpy_input``,
+#: "all of it (2.49 ms) the batch's transfer to the device"): the transfer is then the whole account.
+_WHOLE_PUT = re.compile(r"all of it \(" + _TIME + r"\) the batch's transfer to the device")
 #: The host's own ops or the program's own frames holding most of the input wait (each a part, not the whole account).
 _INPUT_HELD = re.compile(r"(?:the host's own ops before each step's first launch|held by the program's own input "
                          r"preparation): ((?:`[^`]*` " + _TIME + r"(?:, )?)+)")
@@ -1524,6 +1527,9 @@ def _input_parts(text: str) -> tuple[list[tuple[str, str]], bool, str] | None:
     if said is not None:
         put = [(m.group(1) or m.group(3), m.group(2) or m.group(4)) for m in _LEAD_PUT.finditer(text)]
         return [(m.group(1), m.group(2)) for m in _INPUT_PART.finditer(said.group(1))] + put, True, said.group(0)
+    said = _WHOLE_PUT.search(text)
+    if said is not None:
+        return [(said.group(1), said.group(2))], True, said.group(0)
     said = _INPUT_HELD.search(text)
     if said is not None:
         return [(m.group(1), m.group(2)) for m in _RANGE_PART.finditer(said.group(1))], False, said.group(0)

@@ -18,6 +18,7 @@ from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_d
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Spans, Trace
 from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.metrics import trips
 from tb_gpu_advisor.metrics.types import per_step, sharing_ranks
 from tb_gpu_advisor.steps.types import Steps
 
@@ -41,7 +42,8 @@ class GpuCtx:
     int_data: np.ndarray = field(default=None)  # per event: of unknown precision, its name types 8-bit integer data
     #: bool per host event: on a line of the process driving this GPU (``Trace.gpu_host_lines``); None: every line
     host_mask: np.ndarray | None = None
-    #: this GPU's own input / dispatch spans when ``host_mask`` is set (else the context's)
+    #: this GPU's own input / dispatch spans when ``host_mask`` is set, or its input spans less its round trips' return
+    #: legs (``_less_return_legs``); None: the context's
     input_spans: tuple[np.ndarray, np.ndarray] | None = None
     dispatch_spans: tuple[np.ndarray, np.ndarray] | None = None
     own_spans: tuple[np.ndarray, np.ndarray] | None = None
@@ -253,7 +255,7 @@ class Context:
 
     def gpu_input_spans(self, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
         """GPU ``g``'s input spans (time that stands for an untraced loader): its own process's
-        (``GpuCtx.input_spans``, set where the GPU has a ``host_mask``), else the host's (:attr:`input_spans`); None or
+        (``GpuCtx.input_spans``, set where the GPU has a ``host_mask`` or round trips), else the host's (:attr:`input_spans`); None or
         empty where there are none.  Why one home: the ledger, the copies' waits, the syncs' and the input account each
         wrote this choice inline (h37-review26 *Left* 5); a GPU that read the host's spans in one and its own in
         another would book its input wait twice or not at all."""
@@ -713,6 +715,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     _shares(gpus)
     for g in gpus:
         _own_host(g, trace, h, fw, dispatch, marker_windows is not None, host_input, own_work, fed)
+        _less_return_legs(g, input_spans, steps.count)
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
     dispatch_spans, own_spans = _dispatch_and_own_spans(h, dispatch, own_work)
     outer = nesting[0] if nesting is not None else dispatch
@@ -1125,6 +1128,23 @@ def _own_host(g: GpuCtx, trace: Trace, h: HostEvents, fw, dispatch: np.ndarray, 
     g.input_spans = _input_spans(h, windows, fw, dispatch & hm, hm, named=fw_input & hm, fed=fed, frames=trace.spans,
                                  lines=lines)[0]
     g.dispatch_spans, g.own_spans = _dispatch_and_own_spans(h, dispatch & hm, own_work)
+
+
+def _less_return_legs(g: GpuCtx, host_spans: tuple[np.ndarray, np.ndarray], n: int) -> None:
+    """GPU ``g``'s input spans less its round trips' return legs (``trips.return_legs``: from the copy out's end to the
+    copy back's end), set as its own where it has any.  Why: a copy to the device of data the step itself copied out
+    is the round trip's leg, not a batch the step waits for -- (c) of :func:`_input_spans` reads every copy of array
+    data to the device as input, and the round trip's host staging of its copy back was "the batch's transfer to the
+    device" with a prefetch fix (real-h100-jax ``host_roundtrip``: 3.78 ms of a 26.6 ms step), time the round trip's
+    own finding owns.  A batch copied in with no copy out of like size before it in its step is no leg, and stays
+    input (``implicit_numpy_input``)."""
+    ls, le = trips.return_legs(g, n)
+    if not ls.size:
+        return
+    sp = g.input_spans if g.input_spans is not None else host_spans
+    if sp is None or not sp[0].size:
+        return
+    g.input_spans = subtract_intervals(sp[0].astype(np.int64), sp[1].astype(np.int64), ls, le)
 
 
 def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.ndarray, mask: np.ndarray | None = None,

@@ -12,6 +12,7 @@ from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx
+from tb_gpu_advisor.metrics.trips import trip_windows
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
 from tb_gpu_advisor.model.columns import sorted_unique, subtract_intervals, union_intervals
 
@@ -382,38 +383,6 @@ def _internal_op(name: str) -> bool:
     return len(t) > 1 and t[0] == "_" and t[1].isupper() and " " not in t and "(" not in t
 
 
-def _trip_windows(d, step: np.ndarray, d2h: np.ndarray, h2d: np.ndarray,  # noqa: ANN001 - DeviceEvents
-                  last_kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The round trips of one GPU: for each H2D copy that brings data back (:func:`_comes_back`) before more GPU work
-    of its step, the window from the end of the latest D2H copy of the same step before it to its start.  Pairing
-    each copy in with the nearest copy out keeps copies spread over a step from making one step-long window; copies
-    under ``round_trip.min_bytes`` (a value read, a small constant: a recommender's per-feature lengths) are no
-    data leaving the GPU.  Returns disjoint windows and the steps that hold one."""
-    small = T("round_trip.min_bytes")
-    d2h = d2h & ~((d.mem_bytes >= 0) & (d.mem_bytes < small))  # values and small constants are no data round trip
-    h2d = h2d & ~((d.mem_bytes >= 0) & (d.mem_bytes < small))
-    o_end, o_step = d.end[d2h].astype(np.int64, copy=False), step[d2h]
-    i_start, i_step = d.start[h2d].astype(np.int64, copy=False), step[h2d]
-    back = _comes_back(d, step, d2h, h2d) & (i_start < last_kernel[i_step])
-    if not back.any() or not o_end.size:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    order = np.lexsort((o_end, o_step))  # copies out by (step, end)
-    o_end, o_step = o_end[order], o_step[order]
-    i_start, i_step = i_start[back], i_step[back]
-    # the latest copy out of the same step ending at or before each copy in
-    j = np.searchsorted(o_step, i_step, side="left")  # first copy out of the step
-    k = np.searchsorted(o_step, i_step, side="right")  # past the last
-    pos = np.array([j[x] + np.searchsorted(o_end[j[x]:k[x]], i_start[x], side="right") - 1 for x in range(i_start.size)],
-                   dtype=np.int64) if i_start.size else np.zeros(0, np.int64)
-    ok = (pos >= j) & (pos < k)
-    if not ok.any():
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    a, b = o_end[pos[ok]], i_start[ok]
-    good = b > a
-    ws, we = union_intervals(a[good], b[good])
-    return ws, we, sorted_unique(i_step[ok][good])
-
-
 def _waiting(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a GpuCtx
     """Host time that is waiting, not work on data: inside blocking runtime calls, and waiting for input."""
     spans = [ctx.blocked_spans, ctx.input_wait_parts(g)]
@@ -422,46 +391,6 @@ def _waiting(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     return union_intervals(np.concatenate([sp[0] for sp in spans]).astype(np.int64),
                            np.concatenate([sp[1] for sp in spans]).astype(np.int64))
-
-
-#: A copy back to the GPU is the data that went out (a round trip) when its size is within this factor of a copy out
-#: earlier in the step; a small result fetched (a loss, an 88-element tensor) and the next batch copied in are not.
-ROUND_TRIP_SIZE_FACTOR = 8.0
-
-
-def _comes_back(d, step: np.ndarray, d2h: np.ndarray, h2d: np.ndarray) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
-    """Per H2D copy (in ``h2d`` order): data that could be what an earlier D2H copy of the same step took out -- its
-    size within :data:`ROUND_TRIP_SIZE_FACTOR` of one of them.  Copies of unknown size are given the benefit of the
-    doubt (as before sizes were read)."""
-    out = np.ones(int(h2d.sum()), dtype=bool)
-    out_b, out_end, out_step = d.mem_bytes[d2h], d.end[d2h], step[d2h]
-    in_b, in_start, in_step = d.mem_bytes[h2d], d.start[h2d], step[h2d]
-    for i in np.flatnonzero(in_b > 0):
-        prior = (out_step == in_step[i]) & (out_end <= in_start[i]) & (out_b > 0)
-        if prior.any():
-            ratio = in_b[i] / out_b[prior]
-            out[i] = bool(((ratio <= ROUND_TRIP_SIZE_FACTOR) & (ratio >= 1 / ROUND_TRIP_SIZE_FACTOR)).any())
-    return out
-
-
-def trip_windows(g, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # noqa: ANN001 - a context.GpuCtx
-    """One GPU's round trips inside its ``n`` kept steps (:func:`_trip_windows`): each from the end of the copy out to
-    the start of the copy bringing the data back, disjoint; and the steps that hold one.  The round trip's own
-    stretch, which ``host_op_placement`` sizes -- no other cause's (``metrics.syncs``: a read of the data inside it)."""
-    d = g.d
-    inside = g.step >= 0
-    d2h = inside & (d.kind == devices.KIND_D2H)
-    h2d = inside & (d.kind == devices.KIND_H2D)
-    if not n or not d2h.any() or not h2d.any():
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    # mid-step only: the data comes back for more GPU work of the same step (a kernel starts after the H2D).
-    # A step's result fetched at its end (the loss) and the next step's input copied before the next step's
-    # first kernel are no round trip, though both fall in one window where a step boundary is placed between
-    # them by a device- or module-defined step source.
-    kern = inside & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
-    last_k = np.full(n, -1, np.int64)  # start of each step's last kernel
-    np.maximum.at(last_k, g.step[kern], d.start[kern])
-    return _trip_windows(d, g.step, d2h, h2d, last_k)
 
 
 def round_trips(ctx: Context) -> HostRoundTrip:

@@ -19,7 +19,7 @@ Each wait is booked to its cause (issue #37 item 3):
   reads are those syncs (``Framework.blocking_read_event``: JAX's ``np.asarray(jax.Array)``, which ``float(x)``,
   ``x.item()``, ``np.asarray(x)``, ``jax.device_get`` and ``print(x)`` write), each its own caller -- the instants
   its bytes move (the transfer, the staging copy) are the copy's, the rest of its wait the sync's;
-* the idle inside a round trip (data copied out, worked on by the host, copied back: ``memcpy.trip_windows``) is the
+* the idle inside a round trip (data copied out, worked on by the host, copied back: ``trips.trip_windows``) is the
   round trip's, ``host_op_placement``'s, whatever sync or read comes before it -- as the host's input waits are the
   input check's (an implicit transfer's copy among them);
 * the part of an idle gap during which the host thread ran nothing the profiler recorded (no op, no runtime
@@ -36,7 +36,7 @@ from tb_gpu_advisor.job.kind import read_under, waited_scalar_reads
 from tb_gpu_advisor.metrics import context as _context
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, Encloser
 from tb_gpu_advisor.metrics import breakdown as bd
-from tb_gpu_advisor.metrics import memcpy
+from tb_gpu_advisor.metrics import memcpy, trips
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
 from tb_gpu_advisor.model.columns import (intersect_intervals, sorted_unique, starts_in_windows, subtract_intervals, time_within,
                                           union_intervals, unique_inverse)
@@ -258,7 +258,7 @@ def _in_copy_calls(ctx: Context, g, *claimed: tuple[np.ndarray, np.ndarray]  # n
     and after them (:func:`copy_tails`), each instant once -- less the host's input waits and what ``claimed`` holds
     already (the program's syncs' idle, the copies' waits after their syncs), the tails less the leads too.
 
-    Not less the round trips (``memcpy.trip_windows``), which own the rest of their idle: a round trip's window runs
+    Not less the round trips (``trips.trip_windows``), which own the rest of their idle: a round trip's window runs
     from a download's transfer to the upload's that brings the data back, so it holds the tail of the one call and
     the lead of the other, and that time is the calls' staging, which pinned memory removes whether or not the
     host's work between them moves to the GPU (PEXSI's A100 pass: its 384 windows held 131 ms of its copy calls'
@@ -422,7 +422,7 @@ def _read_moving(ctx: Context, reads: np.ndarray) -> tuple[np.ndarray, tuple[np.
     callback, the next dispatch, and fewer reads are the fix.  Reading 64 MiB adds 1.2 ms of transfer and 7.3 ms
     copying out of the staging buffer while the GPU idles (H100 rates): the bytes' cost, which fewer or smaller reads,
     or a transfer started early (``copy_to_host_async``), remove.  Data that leaves in a round trip
-    (``memcpy.trip_windows``) stays the round trip's, ``host_op_placement``'s.  Found by binary search over the
+    (``trips.trip_windows``) stays the round trip's, ``host_op_placement``'s.  Found by binary search over the
     transfers' and staging events' sorted starts (a loop over reads was one Python pass per read, h37-copies23)."""
     h = ctx.h
     n = reads.size
@@ -440,7 +440,7 @@ def _read_moving(ctx: Context, reads: np.ndarray) -> tuple[np.ndarray, tuple[np.
             continue
         cp = np.flatnonzero(d.kind == devices.KIND_D2H)
         cs, ce = d.start[cp].astype(np.int64), d.end[cp].astype(np.int64)
-        ws, we, _ = memcpy.trip_windows(g, ctx.steps.count)  # data leaving in a round trip: the round trip's
+        ws, we, _ = trips.trip_windows(g, ctx.steps.count)  # data leaving in a round trip: the round trip's
         if ws.size:
             out_trip = ~_in_spans(ce, (ws.astype(np.int64), we.astype(np.int64)))  # a trip opens at its copy's end
             cs, ce = cs[out_trip], ce[out_trip]
@@ -592,11 +592,11 @@ def _owned(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - 
     """The stretches of this GPU's idle another cause owns, whatever sync or read precedes them: the host's input
     waits (an implicit transfer's copy among them: ``context`` counts copies of array data to the device as input),
     and the round trips ``host_op_placement`` sizes -- data copied out, worked on by the host and copied back
-    (``memcpy.trip_windows``).  A read of the data that leaves in a round trip (JAX's ``np.asarray`` of an
+    (``trips.trip_windows``).  A read of the data that leaves in a round trip (JAX's ``np.asarray`` of an
     activation) waits for the GPU, but the idle after it is the round trip's: the fix moves the host's work onto the
     GPU, read and all (h37-left53: real-h100-jax ``host_roundtrip``, 4.2 ms a step in the read, all inside the round
     trip's 19.6 ms)."""
-    ws, we, _ = memcpy.trip_windows(g, ctx.steps.count)
+    ws, we, _ = trips.trip_windows(g, ctx.steps.count)
     iw = _input_wait(ctx, g)
     if not ws.size:
         return iw

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.metrics.memcpy import _trip_windows
+from tb_gpu_advisor.metrics.trips import _trip_windows
 
 US = 1_000_000  # ps
 

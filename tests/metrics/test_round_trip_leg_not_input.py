@@ -1,0 +1,121 @@
+"""A round trip's copy back is the round trip's, not the step's input (issue #37 class 3: each wait belongs to its cause).
+
+The assumption was that every copy of array data to the device is a batch the step waits for (``context._input_spans``
+(c)): JAX's ``jnp.asarray`` of a NumPy result the step itself had copied out was "the batch's transfer to the device",
+with a prefetch fix (real-h100-jax ``host_roundtrip``: an input_bound warning of 3.78 ms of each 26.6 ms step), while
+the round trip's finding left that time out of its own.  Now the round trip's return leg -- from the copy out's end to
+the copy back's end (``metrics.trips.return_legs``) -- is left out of the input spans, and its host time is the round
+trip's.
+
+Truth by construction (``synthetic.jaxcapture``): the same step written twice with the same 16 MiB copy to the device
+-- once as the data of a copy out coming back after host work (a round trip: no input at all), once as a batch put
+before the step's work with no copy out (an input: the GPU waits for its staging).  Real controls: ``host_roundtrip``
+(no input wait, the round trip owns its leg) and ``implicit_numpy_input`` (a NumPy batch each step: all of its wait
+the batch's transfer, as before).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from synthetic import jaxcapture as jc
+from tb_gpu_advisor.formats.xplane.adapter import read_trace
+from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
+from tests.support.real_checks import REAL_JAX_SET
+
+MIB16 = 16 << 20
+SHAPE = "bf16[2048,4096]"
+
+
+def _written(tmp_path: Path, cap: jc.JaxCapture, name: str) -> Path:
+    p = tmp_path / name / f"{name}.xplane.pb"
+    p.parent.mkdir(parents=True)
+    cap.finish().write(p)
+    return p
+
+
+def _loop(round_trip: bool) -> jc.JaxCapture:
+    """part1 -> [np.asarray out, host work] -> put 16 MiB -> part2, or with no copy out: [host work] put 16 MiB -> part1
+    -> part2; then host work the program records, so the step's marker closes after part2 has run."""
+    cap = jc.JaxCapture(seed=0, step_annotation=True, command_buffers=True)
+    ks = jc.mlp_bf16_step(2, command_buffers=True)
+    for _ in range(12):
+        cap.begin_step()
+        if round_trip:
+            cap.execute(ks, function="part1")
+            cap.to_host(MIB16, shape=SHAPE)
+            cap.host_work(1500.0)
+            cap.execute(ks, function="part2", inputs=(cap.device_put(MIB16, SHAPE),))
+        else:
+            cap.host_work(1500.0)
+            batch = cap.device_put(MIB16, SHAPE)
+            cap.execute(ks, function="part1", inputs=(batch,))
+            cap.execute(ks, function="part2")
+        with cap.annotation("metrics_on_host"):  # the step's marker closes after part2 has run
+            cap.host_work(2500.0)
+        cap.end_step()
+    return cap
+
+
+def _metrics_and_rules(p: Path):
+    m = host_metrics(read_trace(str(p)))
+    return m, {f.rule: f for f in host_report(m, p.stat().st_size).findings}
+
+
+def test_a_copy_back_of_the_steps_own_data_is_no_input(tmp_path):
+    """The round trip's loop has no input: its input wait is nil and input_bound does not fire; the round trip's idle
+    holds the copy back's staging.  Main booked the put's staging as input (a wait of ~the staging time)."""
+    m, found = _metrics_and_rules(_written(tmp_path, _loop(round_trip=True), "round_trip"))
+    assert m.round_trip.steps_with >= 10
+    assert m.breakdown.input_wait == pytest.approx(0.0, abs=1e-3), m.breakdown.input_wait
+    assert "input_bound" not in found
+    assert m.input.transfer_ms_per_step == pytest.approx(0.0, abs=1e-3)
+    assert "host_op_placement" in found
+
+
+def test_control_the_same_copy_as_a_batch_before_the_step_is_input(tmp_path):
+    """The twin: the same 16 MiB put, with no copy out before it, is the step's input -- its wait is the batch's
+    transfer (the put's staging), as it was before."""
+    m, _ = _metrics_and_rules(_written(tmp_path, _loop(round_trip=False), "batch_put"))
+    assert m.round_trip.steps_with == 0
+    assert m.breakdown.input_wait > 0.05, m.breakdown.input_wait
+
+
+def test_the_round_trip_owns_what_the_input_gave_back(tmp_path):
+    """One account: the time the round trip's loop no longer books as input is the round trip's -- its idle grows by
+    the copy back's staging, the wait its twin books as input (within the few microseconds of a dispatch)."""
+    trip, _ = _metrics_and_rules(_written(tmp_path, _loop(round_trip=True), "round_trip"))
+    twin, _ = _metrics_and_rules(_written(tmp_path, _loop(round_trip=False), "batch_put"))
+    host_part = 1.5  # the host work between the copy out and the copy back, ms
+    assert trip.round_trip.idle_ms_per_step >= host_part + 0.8 * twin.breakdown.input_wait, (
+        trip.round_trip.idle_ms_per_step, twin.breakdown.input_wait)
+
+
+def _real(run: str) -> Path:
+    files = sorted((REAL_JAX_SET / run).glob("plugins/profile/*/*.xplane.pb"))
+    if not files:
+        pytest.skip(f"{REAL_JAX_SET / run} not here (the shared profiles are read in place)")
+    return files[0]
+
+
+def test_real_host_roundtrip_has_no_input_wait():
+    """real-h100-jax host_roundtrip (device -> NumPy -> device mid-step, 16.8 MB out, 33.6 MB back as float32): no
+    input exists in the program (its batch lives on the device); main read 3.78 ms a step as "the batch's transfer"
+    and warned input_bound.  Its round trip now holds that leg: 19.6 -> 23.4 ms of idle a step."""
+    m, found = _metrics_and_rules(_real("host_roundtrip"))
+    assert m.breakdown.input_wait == pytest.approx(0.0, abs=0.05), m.breakdown.input_wait
+    assert "input_bound" not in found
+    assert m.round_trip.idle_ms_per_step > 22.0, m.round_trip.idle_ms_per_step
+    assert found["host_op_placement"].saving.ms_per_step <= m.headline.avg_step_ms
+
+
+def test_real_implicit_numpy_input_stays_input():
+    """Control: a NumPy batch handed to jit each step copies in with no copy out before it -- input, all of it the
+    batch's transfer, as before (2.49 ms)."""
+    m, found = _metrics_and_rules(_real("implicit_numpy_input"))
+    assert m.round_trip.steps_with == 0
+    assert m.input.transfer_ms_per_step == pytest.approx(m.breakdown.input_wait, rel=0.02)
+    assert m.breakdown.input_wait > 2.0
+    assert "input_bound" in found

@@ -150,3 +150,18 @@ test("the memory chart's band over a one-pass capture says 'the pass', a marked 
   const bands = [...charts.memoryChart({ ...memOf(report), gpu: 0 }, { steps: marked, width: 800 }).querySelectorAll("rect.step-band title")];
   assert.ok(bands.length && bands.every((t, i) => t.textContent.startsWith(`step ${marked[i].step}: `)), bands.map((t) => t.textContent).join(" | "));
 });
+
+test("the GPU's memory chart names what holds it as the server named it for the job (h37-memwords40)", () => {
+  // the display's `categories` (report/view.memory_labels: a job of forward passes only holds no optimizer state)
+  // win over the legend's training names; a report without them (served before a61) falls back to the legend
+  const report = fixture();
+  const mem = { ...memOf(report), gpu: 0, breakdown: { held: 3 * 2 ** 30, activations: 2 ** 30 } };
+  const shown = report.display.hosts[0].gpus[0].memory;
+  const forward = (shown.categories || []).map((c) => (c.id === "held" ? { ...c, label: "Held across steps (parameters, caches)" } : c));
+  assert.ok(forward.length, "the display names the chart's categories");
+  const text = (s) => views.memoryView(report.hosts[0], { gpu: 0, memory: mem }, { ...ctx, legend: legend() }, s, report.display.hosts[0])
+    .querySelector("svg.memory-chart").textContent;
+  assert.match(text({ ...shown, categories: forward }), /Held across steps \(parameters, caches\)/);
+  assert.doesNotMatch(text({ ...shown, categories: forward }), /optimizer state/);
+  assert.match(text({ ...shown, categories: undefined }), /optimizer state/);
+});

@@ -45,6 +45,7 @@ from tb_gpu_advisor.metrics.memory import TOP_HOLDERS
 from tb_gpu_advisor.model.schema import (KERNEL_WALL_US, SEVERITY_ORDER, TABLE_ROWS, WALL_US, Finding, HostReport, Metric, Report, Table,
                                          _json_default)
 from tb_gpu_advisor.report.legend import MEMORY_LABELS
+from tb_gpu_advisor.report.view import memory_labels
 from tb_gpu_advisor.report.verdict import damage_note
 from tb_gpu_advisor.report.verdict import memory_only as _memory_only
 from tb_gpu_advisor.rules.savings import COMPARED_GROUPS, achievable
@@ -746,6 +747,7 @@ def memory_changes(hb: HostReport | None, hn: HostReport | None) -> list[GpuMemo
     peak less what was allocated when their capture started); a snapshot without history (its state at the dump, no
     peak) beside a peak by its rows as they are, never judged as a peak's growth (:func:`memory_growth`)."""
     a, b = _memory_gpus(hb), _memory_gpus(hn)
+    names = memory_labels(hn if hn is not None else hb)  # the categories named for the job compared (the new side's)
     if len(a) == 1 and len(b) == 1:
         pairs = [(next(iter(a)), next(iter(b)))]
     else:
@@ -756,7 +758,7 @@ def memory_changes(hb: HostReport | None, hn: HostReport | None) -> list[GpuMemo
         if _above_start(ma) != _above_start(mb):
             out.append(_above_start_pair(i, j, ma, mb))
             continue
-        out.append(GpuMemoryChange(gpu=i, new_gpu=j, rows=_memory_rows(ma, mb), sites=_site_changes(ma, mb),
+        out.append(GpuMemoryChange(gpu=i, new_gpu=j, rows=_memory_rows(ma, mb, names), sites=_site_changes(ma, mb),
                                    capacity_note=_capacity_note(ma, mb), note=_dump_note(ma, mb)))
     return out
 
@@ -867,7 +869,9 @@ def _peak_used(m: dict[str, Any]) -> int | None:
     return v if v is not None else m.get("peak_allocated_bytes")
 
 
-def _memory_rows(a: dict[str, Any], b: dict[str, Any]) -> list[MemoryChange]:
+def _memory_rows(a: dict[str, Any], b: dict[str, Any], names: dict[str, str] = MEMORY_LABELS) -> list[MemoryChange]:
+    """The rows of one GPU's memory compared: peaks, reserve, what holds the peak by category (``names``: the
+    categories' names for the job, ``view.memory_labels``), capacity and the peak's share of it."""
     out: list[MemoryChange] = []
 
     def add(key: str, label: str, va: float | None, vb: float | None, unit: str = "bytes") -> None:
@@ -883,7 +887,7 @@ def _memory_rows(a: dict[str, Any], b: dict[str, Any]) -> list[MemoryChange]:
     add("reserve", "reserved beyond the allocated peak", a.get("gap_bytes"), b.get("gap_bytes"))
     ba, bb = a.get("breakdown") or {}, b.get("breakdown") or {}
     for cat in [c for c in MEMORY_LABELS if c in ba or c in bb]:  # a side with a breakdown holds 0 where it lacks one
-        add(cat, f"{MEMORY_LABELS[cat]} at the peak", ba.get(cat, 0) if ba else None, bb.get(cat, 0) if bb else None)
+        add(cat, f"{names.get(cat, cat)} at the peak", ba.get(cat, 0) if ba else None, bb.get(cat, 0) if bb else None)
     add("capacity", "capacity", a.get("capacity_bytes"), b.get("capacity_bytes"))
     sa, sb = (_peak_used(m) / m["capacity_bytes"] if m.get("capacity_bytes") and _peak_used(m) is not None
               and m.get("baseline") != "capture_start" else None for m in (a, b))

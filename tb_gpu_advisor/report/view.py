@@ -20,7 +20,8 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import gb, ms, pct
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 from tb_gpu_advisor.report import render
-from tb_gpu_advisor.rules._memory import category_label
+from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES
+from tb_gpu_advisor.rules._memory import category_label, labels_for, shows_training
 from tb_gpu_advisor.report.timeline import step_name
 from tb_gpu_advisor.report.verdict import host_loop_words, one_pass, one_step
 
@@ -76,15 +77,28 @@ def memory_peak_text(m: dict, one: bool = False) -> str:
     return f"{gb(m.get('peak_allocated_bytes'))} allocated{above}{res}{cap}, {when}"
 
 
-def memory_label(category: Any) -> str:
-    """What holds a block, as the memory chart names it (``legend.MEMORY_LABELS``), not its id ("gradients"): the
-    peak's holders table and the OOM's live table are read beside that chart, one above the other -- each names a
-    category as the chart does, so one panel never says "activations" and "Activations (forward pass)" of the same
-    blocks (h37-review33).  An id no label names is shown as it is (``rules._memory.category_label``: one home)."""
-    return category_label(category)
+def memory_label(category: Any, labels: dict[str, str] | None = None) -> str:
+    """What holds a block, as the memory chart names it (``labels``: :func:`memory_labels` of its host; None: a
+    training job's, ``legend.MEMORY_LABELS``), not its id ("gradients"): the peak's holders table and the OOM's live
+    table are read beside that chart, one above the other -- each names a category as the chart does, so one panel
+    never says "activations" and "Activations (forward pass)" of the same blocks (h37-review33).  An id no label names
+    is shown as it is (``rules._memory.category_label``: one home)."""
+    return category_label(category, labels)
 
 
-def _memory(m: dict, one: bool) -> dict[str, Any]:
+def memory_labels(h: HostReport | None) -> dict[str, str]:
+    """The memory categories' names for host ``h``'s job, read from the stored report as the rules read them from the
+    metrics (``rules._memory.shows_training`` of its job's kind and its GPUs' peaks): a job of forward passes only is
+    not told its held memory is optimizer state -- its holders table, its chart and the MCP server's tables said
+    "Held across steps (parameters, optimizer state)" of an inference job's weights while its findings said
+    "parameters, caches" (h37-memkind37 *Left* 1).  No host: a training job's names, the legend's."""
+    if h is None:
+        return labels_for(True)
+    job = h.job if isinstance(h.job, dict) else {}
+    return labels_for(shows_training(job.get("kind"), ((g.memory or {}).get("breakdown") for g in h.gpus)))
+
+
+def _memory(m: dict, one: bool, labels: dict[str, str] | None = None) -> dict[str, Any]:
     bd = {k: v for k, v in (m.get("breakdown") or {}).items() if isinstance(v, (int, float)) and v > 0}
     total = sum(bd.values())
     return {
@@ -99,10 +113,12 @@ def _memory(m: dict, one: bool) -> dict[str, Any]:
         "first": ms(((m.get("timeline") or {}).get("t_ms") or [None])[0]),
         "last": ms(((m.get("timeline") or {}).get("t_ms") or [None])[-1]),
         "breakdown": {k: {"bytes": gb(v), "share": pct(v / total)} for k, v in bd.items()},
-        "top": [[str(op), memory_label(cat), gb(b), f"{n:,}" if isinstance(n, int) else str(n)] for op, cat, b, n in m.get("top") or []],
+        # the chart's categories in its stacking order, named for this job (``legend.memory`` names a training job's)
+        "categories": [{"id": c, "label": memory_label(c, labels)} for c in MEMORY_CATEGORIES],
+        "top": [[str(op), memory_label(cat, labels), gb(b), f"{n:,}" if isinstance(n, int) else str(n)] for op, cat, b, n in m.get("top") or []],
         "ooms": [{"title": f"Out of memory: {gb(o.get('requested_bytes'))} could not be allocated ({gb(o.get('device_free_bytes'))} "
                            f"free, {gb(o.get('allocated_bytes'))} allocated, {gb(o.get('reserved_bytes'))} reserved)",
-                  "live": [[gb(b), memory_label(c), " ← ".join((fr or [])[:3])] for b, c, fr in o.get("live") or []]}
+                  "live": [[gb(b), memory_label(c, labels), " ← ".join((fr or [])[:3])] for b, c, fr in o.get("live") or []]}
                  for o in m.get("ooms") or []],
     }
 
@@ -181,7 +197,7 @@ def _host(h: HostReport) -> dict[str, Any]:
         # each GPU's name as a sentence says it (an inferred name's model, ``devices.said_name``): the host line and
         # the per-GPU chart's hover say it so, the GPUs table keeps the reasons (h37-surfaces31)
         "gpus": [{"gpu": g.gpu, "name": devices.said_name(g.name) or "",
-                  "memory": _memory(g.memory, one_pass(h)) if g.memory else None} for g in h.gpus],
+                  "memory": _memory(g.memory, one_pass(h), memory_labels(h)) if g.memory else None} for g in h.gpus],
         # the host's one step is the pass an unmarked capture was read as: the tab's host line says "one pass"
         "one_pass": one_pass(h),
         # a window without GPU work that marks its loop: the loop on the CPU, as the job's line says it (h37-tidy30)

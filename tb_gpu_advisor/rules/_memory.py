@@ -4,7 +4,8 @@ window of its peak, the table of every GPU, the words for what holds memory."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from tb_gpu_advisor.common.fmt import gb, ms, pct
 from tb_gpu_advisor.common.thresholds import T
@@ -41,7 +42,13 @@ def category_labels(m: HostMetrics) -> dict[str, str]:
     """The categories' names for this job: a job that does not train (:func:`trained`) is not told its held memory
     is optimizer state (h37-memkind37: a forward pass's holders table read "Held across steps (parameters,
     optimizer state)")."""
-    return CATEGORY_LABELS if trained(m) else FORWARD_ONLY_LABELS
+    return labels_for(trained(m))
+
+
+def labels_for(training: bool) -> dict[str, str]:
+    """The categories' names for a training job (:data:`CATEGORY_LABELS`) or one of forward passes only
+    (:data:`FORWARD_ONLY_LABELS`)."""
+    return CATEGORY_LABELS if training else FORWARD_ONLY_LABELS
 
 
 #: How each category of :data:`~tb_gpu_advisor.metrics.types.MEMORY_CATEGORIES` reads in a summary's prose (beside
@@ -64,12 +71,19 @@ FORWARD_ONLY_WORDS = {**CATEGORY_WORDS, "held": f"held across steps ({_HELD['for
 
 
 def trained(m: HostMetrics) -> bool:
-    """Whether the job's memory is a training job's: its kind is training, or it is of no known kind and its memory
-    shows gradients or an optimizer step.  A job of no known kind is told of training only where its memory shows it:
-    wild/lost_kernels_synced_a40's analysis call read "training keeps them for the backward pass" (h37-memrow35)."""
-    kind = m.job.kind.kind if m.job is not None else None
+    """Whether the job's memory is a training job's (:func:`shows_training` of its kind and its GPUs' memory)."""
+    return shows_training(m.job.kind.kind if m.job is not None else None, (g.breakdown for g in m.memory.gpus))
+
+
+def shows_training(kind: str | None, breakdowns: Iterable[Mapping[str, Any] | None]) -> bool:
+    """Whether memory of a job of ``kind`` (``Job.kind.kind``; None: unknown) whose GPUs' peaks hold ``breakdowns``
+    (category -> bytes) is a training job's: its kind is training, or it is of no known kind and its memory shows
+    gradients or an optimizer step.  A job of no known kind is told of training only where its memory shows it:
+    wild/lost_kernels_synced_a40's analysis call read "training keeps them for the backward pass" (h37-memrow35).
+    One home, asked by the rules (:func:`trained`, from the metrics) and by the report's views and MCP tables (from
+    the stored report: ``report.view.memory_labels``), so a table, a chart and a finding name a category alike."""
     return kind == "training" or (kind not in ("inference", "serving") and any(
-        g.breakdown.get("gradients") or g.breakdown.get("optimizer") for g in m.memory.gpus))
+        (b or {}).get("gradients") or (b or {}).get("optimizer") for b in breakdowns))
 
 
 def category_words(m: HostMetrics, ctx: Ctx | None = None) -> dict[str, str]:

@@ -50,7 +50,7 @@ from tb_gpu_advisor.model.schema import Finding, HostReport, Metric, Report, Tab
 from tb_gpu_advisor.report import diff as diffmod
 from tb_gpu_advisor.report import diff_render, render
 from tb_gpu_advisor.report.verdict import one_pass, one_step
-from tb_gpu_advisor.report.view import memory_label
+from tb_gpu_advisor.report.view import memory_label, memory_labels
 from tb_gpu_advisor.rules import REGISTRY as RULES
 from tb_gpu_advisor.rules import RULE_IDS
 from tb_gpu_advisor.rules import docs as rule_docs
@@ -410,6 +410,7 @@ def memory_text(report: Report, fmt: str, timeline: bool = False) -> str:
         return "\n".join(out)
     out += render.md_table(render.MEMORY_COLS, rows) + [""]
     for h in report.hosts:
+        names = memory_labels(h)
         for g in h.gpus:
             m = g.memory
             if not m:
@@ -417,12 +418,12 @@ def memory_text(report: Report, fmt: str, timeline: bool = False) -> str:
             if m.get("top"):
                 out += [f"### What holds {render.md_code(h.host)} GPU{g.gpu}'s memory at its peak", ""]
                 out += render.md_table(["op", "holds", "size", "allocations"],
-                                       [[op, memory_label(cat), fmt_bytes(b), n] for op, cat, b, n in m["top"]]) + [""]
+                                       [[op, memory_label(cat, names), fmt_bytes(b), n] for op, cat, b, n in m["top"]]) + [""]
             for o in m.get("ooms") or []:
                 out += [f"### Out of memory on {render.md_code(h.host)} GPU{g.gpu}: {fmt_bytes(o['requested_bytes'])} "
                         f"requested, {fmt_bytes(o['device_free_bytes'])} free", ""]
                 out += [f"- asked for at {render.md_code(fr)}" for fr in o["frames"][:6]] + [""]
-                live = [[fmt_bytes(b), memory_label(c), " <- ".join(fr[:3])] for b, c, fr in o["live"]]
+                live = [[fmt_bytes(b), memory_label(c, names), " <- ".join(fr[:3])] for b, c, fr in o["live"]]
                 out += render.md_table(["size", "holds", "allocated at"], live) + [""]
     for i, f in enumerate(findings, 1):
         out += render.finding_markdown(f, i, evidence_rows=10, open_=True, one=one_step(report, f))

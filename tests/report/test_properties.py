@@ -134,6 +134,18 @@ def test_every_report_speaks_to_its_job(reports):
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
 
 
+def test_every_report_names_memory_for_its_job(reports):
+    """What holds a GPU's memory is named for the job the report knows (h37-memkind37 *Left* 1,
+    ``tests/support/contradictions.memory_words_problems``): a job of forward passes only, or of no known kind whose
+    memory shows no gradients and no optimizer step, is never told it holds "optimizer state" -- in its findings'
+    tables, the tab's memory panel or the MCP server's tables.  On main 86c361e0 h200_jobs/jax_jit_inference's and
+    every real inference snapshot's holders table said "Held across steps (parameters, optimizer state)"."""
+    from tests.support.contradictions import memory_words_problems
+
+    bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := memory_words_problems(r))}
+    assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
+
+
 def test_every_report_speaks_of_the_window_it_holds(reports):
     """The words fit the window the report knows (h37-words20; ``tests/support/contradictions.window_words_problems``):
     a capture read as one pass names no "step 0" in its trace windows and counts no kernels "per step"; a capture that

@@ -939,3 +939,63 @@ def rendered_step_problems(report: Report) -> list[str]:
                   # the peak table's "peak at" (h37-words22: "step 0 +5.12 ms"), read in the whole text and markdown
                   {f"rendered: '{m.group(0)}' (peak at) in a one-pass report"
                    for m in _PEAK_AT_STEP.finditer(text + "\n" + md)})
+
+
+#: A name of training's memory (``rules._memory.CATEGORY_LABELS["held"]``) that a job of forward passes only is never
+#: told: what it holds from before a pass is its weights and caches, no optimizer's state.
+_OPTIMIZER_STATE = re.compile(r"\boptimizer state\b", re.IGNORECASE)
+
+
+def _forward_memory(h: HostReport) -> bool:
+    """The host's memory is not a training job's, by the report's own record: its job is inference or serving, or of
+    no known kind with no gradients and no optimizer step among what holds any GPU's peak."""
+    kind = (h.job or {}).get("kind")
+    if kind in ("inference", "serving"):
+        return True
+    held = [(g.memory or {}).get("breakdown") or {} for g in h.gpus]
+    return kind != "training" and not any(b.get("gradients") or b.get("optimizer") for b in held)
+
+
+def _strings_in(v: object) -> list[str]:
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, dict):
+        return [s for x in v.values() for s in _strings_in(x)]
+    if isinstance(v, (list, tuple)):
+        return [s for x in v for s in _strings_in(x)]
+    return []
+
+
+def memory_words_problems(report: Report) -> list[str]:
+    """Memory named for a job it is not (h37-memkind37 *Left* 1): a host whose memory is not a training job's
+    (:func:`_forward_memory`) is never told its memory holds "optimizer state" -- in its findings' evidence tables,
+    the tab's memory panel (``display``: the holders' and OOM's cells, the chart's category names) or the MCP server's
+    memory tables (``serve.mcp_server.memory_text``).  On main 86c361e0 an inference job's holders table said "Held
+    across steps (parameters, optimizer state)" on the tab and in MCP while its findings said "parameters, caches"."""
+    from tb_gpu_advisor.serve.mcp_server import memory_text
+
+    out: list[str] = []
+    shown = (report.display or {}).get("hosts") or []
+    for i, h in enumerate(report.hosts):
+        if not _forward_memory(h):
+            continue
+        kind = (h.job or {}).get("kind") or "unknown"
+        mine = list(h.findings) + [f for f in report.findings if f.host in (None, h.host)]
+        cells = [f"{f.id}: {c}" for f in mine for t in f.evidence for row in t.rows for c in row if isinstance(c, str)]
+        tab = shown[i] if i < len(shown) else {}
+        cells += [f"tab GPU memory: {s}" for g in (tab.get("gpus") or []) for s in _strings_in((g or {}).get("memory"))]
+        out += [f"{h.host}: memory named for training to {kind} work: '{c}'" for c in cells if _OPTIMIZER_STATE.search(c)]
+    forward = {h.host for h in report.hosts if _forward_memory(h)}
+    if not forward:
+        return out
+    host = None  # the host whose tables follow: each of the MCP server's memory tables is under a heading naming it
+    for line in memory_text(report, "markdown").splitlines():
+        if (m := _MCP_MEMORY_HEADING.match(line)) is not None:
+            host = m.group(1)
+        elif host in forward and line.startswith("|") and _OPTIMIZER_STATE.search(line):
+            out.append(f"{host}: mcp memory table named for training to forward work: '{line}'")
+    return out
+
+
+#: The MCP server's heading over one GPU's memory table: its host in backticks.
+_MCP_MEMORY_HEADING = re.compile(r"^### (?:What holds|Out of memory on) `([^`]*)` GPU")

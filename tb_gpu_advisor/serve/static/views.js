@@ -377,7 +377,7 @@ export function memoryView(hr, g, ctx, shown = {}, hostShown = {}) {
   if ((m.timeline?.t_ms || m.timeline?.event || []).length) {
     const shaded = hostShown.one_pass ? "the pass shaded" : "steps shaded";
     parts.push(chartFigure(`GPU ${g.gpu} memory: allocated (area), reserved (line), capacity (dashed), the peak marked, ${shaded}`,
-      (w) => memoryChart({ ...m, gpu: g.gpu }, { steps, width: w, title: `GPU ${g.gpu} memory`, categories: ctx.legend?.memory, labels: shown }), width));
+      (w) => memoryChart({ ...m, gpu: g.gpu }, { steps, width: w, title: `GPU ${g.gpu} memory`, categories: shown.categories || ctx.legend?.memory, labels: shown }), width));
   }
   if ((m.top || []).length) {
     parts.push(tableView({ title: `What holds GPU ${g.gpu}'s memory at its peak`, columns: ["op", "holds", "size", "allocations"],

@@ -14,7 +14,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx
 from tb_gpu_advisor.metrics.trips import trip_windows
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
-from tb_gpu_advisor.model.columns import sorted_unique, subtract_intervals, union_intervals
+from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
 _BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2p": "memcpy_d2d", "memset": "memset", "other": "memcpy_d2d"}

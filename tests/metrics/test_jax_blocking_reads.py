@@ -17,7 +17,6 @@ holds no read -- its host blocks inside the executable's implicit transfer, the 
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,15 +26,10 @@ from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
 from tests.support.real_checks import REAL_JAX_SET
+from tests.support.xplane_paths import written_capture
 
 US = 1_000_000  # ps
 
-
-def _written(tmp_path: Path, cap: jc.JaxCapture, name: str) -> Path:
-    p = tmp_path / name / f"{name}.xplane.pb"
-    p.parent.mkdir(parents=True)
-    cap.finish().write(p)
-    return p
 
 
 def _loop(read_bytes: int) -> jc.JaxCapture:
@@ -59,7 +53,7 @@ def test_a_jax_read_each_step_is_a_sync_claimed_in_jax_words(tmp_path):
     drained stretch from the drain on, capped by the read's wait, is 87% of it (h37-waits2)."""
     cap = _loop(read_bytes=4)
     truth = _period_ms(cap) - _period_ms(_loop(read_bytes=0))
-    p = _written(tmp_path, cap, "read_each_step")
+    p = written_capture(tmp_path, cap, "read_each_step")
     m = host_metrics(read_trace(str(p)))
     assert m.syncs.calls_per_step == pytest.approx(1.0)
     assert m.syncs.callers == [("np.asarray(jax.Array)", pytest.approx(1.0))]
@@ -75,7 +69,7 @@ def test_a_jax_read_each_step_is_a_sync_claimed_in_jax_words(tmp_path):
 
 
 def test_control_the_same_loop_without_a_read_has_no_sync(tmp_path):
-    p = _written(tmp_path, _loop(read_bytes=0), "no_read")
+    p = written_capture(tmp_path, _loop(read_bytes=0), "no_read")
     m = host_metrics(read_trace(str(p)))
     assert m.syncs.calls_per_step == 0 and m.syncs.gpu_idle_ms_per_step == 0
     assert not any(f.rule == "host_sync" for f in host_report(m, p.stat().st_size).findings)
@@ -96,7 +90,7 @@ def test_control_a_read_inside_a_round_trip_is_the_round_trips(tmp_path):
         with cap.annotation("metrics_on_host"):  # the step's marker closes after part2 has run
             cap.host_work(2500.0)
         cap.end_step()
-    p = _written(tmp_path, cap, "round_trip_read")
+    p = written_capture(tmp_path, cap, "round_trip_read")
     m = host_metrics(read_trace(str(p)))
     assert m.syncs.calls_per_step == pytest.approx(1.0)  # the read is seen ...
     assert m.round_trip.idle_ms_per_step > 1.0  # ... inside a round trip the copy check sizes ...

@@ -22,6 +22,7 @@ import pytest
 from synthetic import jaxcapture as jc
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
+from tests.support.xplane_paths import written_capture
 
 US = 1_000_000  # ps
 BIG = 64 << 20
@@ -39,15 +40,9 @@ def _period_ms(cap: jc.JaxCapture) -> float:
     return float(np.mean(np.diff(firsts)[1:-1])) / (1000 * US)
 
 
-def _write(tmp_path: Path, cap: jc.JaxCapture, name: str) -> Path:
-    p = tmp_path / name / f"{name}.xplane.pb"
-    p.parent.mkdir(parents=True)
-    cap.finish().write(p)
-    return p
-
 
 def _report(tmp_path: Path, cap: jc.JaxCapture, name: str):
-    p = _write(tmp_path, cap, name)
+    p = written_capture(tmp_path, cap, name)
     m = host_metrics(read_trace(str(p)))
     return m, host_report(m, p.stat().st_size).findings
 
@@ -93,7 +88,7 @@ def test_a_reads_wait_splits_between_its_bytes_and_its_drain(tmp_path, nbytes):
     base = _period_ms(_loop(0))
     small = _loop(4)
     sync_truth = _period_ms(small) - base  # the round trip of any read: ~0.25 ms
-    wait = host_metrics(read_trace(str(_write(tmp_path, small, "small")))).syncs.wait_ms_per_step
+    wait = host_metrics(read_trace(str(written_capture(tmp_path, small, "small")))).syncs.wait_ms_per_step
     cap = _loop(nbytes)
     truth = _period_ms(cap) - base
     m, findings = _report(tmp_path, cap, f"read_{nbytes}")

@@ -24,16 +24,11 @@ from synthetic import jaxcapture as jc
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
 from tests.support.real_checks import REAL_JAX_SET
+from tests.support.xplane_paths import written_capture
 
 MIB16 = 16 << 20
 SHAPE = "bf16[2048,4096]"
 
-
-def _written(tmp_path: Path, cap: jc.JaxCapture, name: str) -> Path:
-    p = tmp_path / name / f"{name}.xplane.pb"
-    p.parent.mkdir(parents=True)
-    cap.finish().write(p)
-    return p
 
 
 def _loop(round_trip: bool) -> jc.JaxCapture:
@@ -67,7 +62,7 @@ def _metrics_and_rules(p: Path):
 def test_a_copy_back_of_the_steps_own_data_is_no_input(tmp_path):
     """The round trip's loop has no input: its input wait is nil and input_bound does not fire; the round trip's idle
     holds the copy back's staging.  Main booked the put's staging as input (a wait of ~the staging time)."""
-    m, found = _metrics_and_rules(_written(tmp_path, _loop(round_trip=True), "round_trip"))
+    m, found = _metrics_and_rules(written_capture(tmp_path, _loop(round_trip=True), "round_trip"))
     assert m.round_trip.steps_with >= 10
     assert m.breakdown.input_wait == pytest.approx(0.0, abs=1e-3), m.breakdown.input_wait
     assert "input_bound" not in found
@@ -78,7 +73,7 @@ def test_a_copy_back_of_the_steps_own_data_is_no_input(tmp_path):
 def test_control_the_same_copy_as_a_batch_before_the_step_is_input(tmp_path):
     """The twin: the same 16 MiB put, with no copy out before it, is the step's input -- its wait is the batch's
     transfer (the put's staging), as it was before."""
-    m, _ = _metrics_and_rules(_written(tmp_path, _loop(round_trip=False), "batch_put"))
+    m, _ = _metrics_and_rules(written_capture(tmp_path, _loop(round_trip=False), "batch_put"))
     assert m.round_trip.steps_with == 0
     assert m.breakdown.input_wait > 0.05, m.breakdown.input_wait
 
@@ -86,8 +81,8 @@ def test_control_the_same_copy_as_a_batch_before_the_step_is_input(tmp_path):
 def test_the_round_trip_owns_what_the_input_gave_back(tmp_path):
     """One account: the time the round trip's loop no longer books as input is the round trip's -- its idle grows by
     the copy back's staging, the wait its twin books as input (within the few microseconds of a dispatch)."""
-    trip, _ = _metrics_and_rules(_written(tmp_path, _loop(round_trip=True), "round_trip"))
-    twin, _ = _metrics_and_rules(_written(tmp_path, _loop(round_trip=False), "batch_put"))
+    trip, _ = _metrics_and_rules(written_capture(tmp_path, _loop(round_trip=True), "round_trip"))
+    twin, _ = _metrics_and_rules(written_capture(tmp_path, _loop(round_trip=False), "batch_put"))
     host_part = 1.5  # the host work between the copy out and the copy back, ms
     assert trip.round_trip.idle_ms_per_step >= host_part + 0.8 * twin.breakdown.input_wait, (
         trip.round_trip.idle_ms_per_step, twin.breakdown.input_wait)

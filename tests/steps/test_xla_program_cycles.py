@@ -31,15 +31,10 @@ from synthetic import jaxcapture as jc
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tests.support.xplane_paths import written_capture
 
 SOLVERS = ("thomas_kernel", "pcr_kernel", "hybrid_kernel", "xla_reference_kernel")
 
-
-def _written(tmp_path: Path, cap: jc.JaxCapture, name: str) -> Path:
-    p = tmp_path / name / f"{name}.xplane.pb"
-    p.parent.mkdir(parents=True)
-    cap.finish().write(p)
-    return p
 
 
 def _solvers_once(module_events: bool = True) -> jc.JaxCapture:
@@ -54,7 +49,7 @@ def _solvers_once(module_events: bool = True) -> jc.JaxCapture:
 
 
 def test_four_programs_called_once_each_are_one_pass_not_steps(tmp_path):
-    m = host_metrics(read_trace(str(_written(tmp_path, _solvers_once(), "solvers_once"))))
+    m = host_metrics(read_trace(str(written_capture(tmp_path, _solvers_once(), "solvers_once"))))
     # main: annotation_spans, 4 `PjRtCApiLoadedExecutable::Execute` spans found, 3 kept "steps" of different programs
     assert m.steps.source != "annotation_spans", m.steps.note
     assert "Execute" not in m.steps.note

@@ -84,3 +84,12 @@ def _diff_fields(where: str, a, b, skip: set[str]) -> list[str]:
         elif x != y:
             out.append(f"{where}: {f.name} differs")
     return out
+
+
+def written_capture(tmp_path, cap, name: str):  # noqa: ANN001, ANN201 - a Path, a synthetic.jaxcapture.JaxCapture
+    """Write a synthetic JAX capture ``cap`` as ``tmp_path/name/name.xplane.pb`` (a run of its own) and return that
+    path: the one layout the JAX generator tests read their file from."""
+    p = tmp_path / name / f"{name}.xplane.pb"
+    p.parent.mkdir(parents=True)
+    cap.finish().write(p)
+    return p

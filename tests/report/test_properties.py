@@ -146,6 +146,18 @@ def test_every_report_names_memory_for_its_job(reports):
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
 
 
+def test_every_report_fills_every_slot_of_its_templates(reports):
+    """No template's slot reaches a user unfilled (h37-words37 *Left* 1; ``contradictions.unfilled_slot_problems``):
+    ``rules.base._Said`` leaves a key no word fills as written, so a path that asked for a window fix without the
+    capture's own words would print ``{traced}`` -- in the JSON, the text and the markdown alike."""
+    from tb_gpu_advisor.report import render
+    from tests.support.contradictions import unfilled_slot_problems
+
+    bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items()
+           if (v := unfilled_slot_problems(r, {"text": render.to_text(r), "markdown": render.to_markdown(r)}))}
+    assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
+
+
 def test_every_report_speaks_of_the_window_it_holds(reports):
     """The words fit the window the report knows (h37-words20; ``tests/support/contradictions.window_words_problems``):
     a capture read as one pass names no "step 0" in its trace windows and counts no kernels "per step"; a capture that
@@ -238,6 +250,24 @@ def test_one_quantity_with_two_values_is_caught(straggler):
     r = copy.deepcopy(straggler)
     r.ranks.rows[0][r.ranks.columns.index("exposed comm ms")] += 0.5  # a rank's time that is not its GPU's ledger
     assert any("ranks table" in v for v in report_violations(r))
+
+
+def test_an_unfilled_slot_is_caught_and_code_braces_are_not(straggler):
+    """The slot law can fail: a fix's text with ``{traced}``, a snippet with a window fix's ``{program}``; a snippet's
+    own dict or f-string braces are code, not a slot."""
+    from tb_gpu_advisor.model.schema import Action
+    from tests.support.contradictions import unfilled_slot_problems
+
+    assert not unfilled_slot_problems(straggler)
+    r = copy.deepcopy(straggler)
+    f = r.hosts[0].findings[0]
+    f.actions = [Action(text="Record again: the capture traced {traced}.", snippet="nsys profile {program}"),
+                 Action(text="Log it.", snippet='print(f"{loss}"); cfg = {"steps": 10}')]
+    bad = unfilled_slot_problems(r)
+    assert any("'{traced}'" in b and ".text" in b for b in bad), bad
+    assert any("'{program}'" in b and ".snippet" in b for b in bad), bad
+    assert not any("{loss}" in b for b in bad), bad
+    assert unfilled_slot_problems(r, {"text": "    nsys profile {program}"})[-1].startswith("text")
 
 
 def test_a_note_saving_more_than_a_warning_ranked_below_it_is_caught(straggler):

@@ -999,3 +999,50 @@ def memory_words_problems(report: Report) -> list[str]:
 
 #: The MCP server's heading over one GPU's memory table: its host in backticks.
 _MCP_MEMORY_HEADING = re.compile(r"^### (?:What holds|Out of memory on) `([^`]*)` GPU")
+
+
+#: A template's slot left as written (``{traced}``, ``{step}``): a name in braces.
+_SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_-]*)\}")
+#: The JSON keys whose strings are code to copy, where braces may be the code's own (a dict, an f-string).
+_CODE_KEYS = frozenset(("snippet", "code", "capture_snippet"))
+
+
+def window_slots() -> frozenset[str]:
+    """Every slot a window fix's template names and the words that fill them (``rules.base.Ctx.window_fixes``: each
+    format's ``window_fixes``, every vendor's ``TERMS``, ``frameworks.nvtx.step_range``): the names a code snippet
+    may show only unfilled."""
+    import string
+
+    from tb_gpu_advisor import devices, formats
+    from tb_gpu_advisor.frameworks import nvtx
+
+    keys = {k for f in formats.REGISTRY.values() for fixes in f.window_fixes.values() for pair in fixes
+            for s in pair if s for _, k, _, _ in string.Formatter().parse(s) if k}
+    keys |= {k for v in devices.VENDORS for k in v.TERMS} | set(nvtx.step_range("training"))
+    return frozenset(keys)
+
+
+def unfilled_slot_problems(report: Report, rendered: dict[str, str] | None = None) -> list[str]:
+    """A template's slot that reached the user unfilled (h37-words37 *Left* 1): ``rules.base._Said`` leaves a key no
+    word fills as written, so a window fix asked for without the capture's own words would print ``{traced}``.  Any
+    name in braces in the report's prose (titles, summaries, fixes' texts, cells, legends, the tab's display) is one;
+    in code to copy (a fix's snippet, and the ``rendered`` text, markdown ... a user reads, which hold snippets) only a
+    window fix's own slot is (:func:`window_slots`), braces being code's own there."""
+    slots = window_slots()
+    out: list[str] = []
+
+    def walk(v: object, where: str, code: bool) -> None:
+        if isinstance(v, str):
+            out.extend(f"{where}: an unfilled '{m.group(0)}'" for m in _SLOT.finditer(v)
+                       if not code or m.group(1) in slots)
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, f"{where}.{k}", code or k in _CODE_KEYS)
+        elif isinstance(v, (list, tuple)):
+            for i, x in enumerate(v):
+                walk(x, f"{where}[{i}]", code)
+
+    walk(report.to_dict(), "report", False)
+    for name, text in (rendered or {}).items():
+        walk(text, name, True)
+    return out

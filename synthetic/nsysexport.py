@@ -803,6 +803,37 @@ def write_retraced_loop(path: str, iterations: int = 5, iteration: str = "train_
     return {"iterations": iterations, "iteration": iteration}
 
 
+def write_marked_input_loop(path: str, iterations: int = 12, load_ms: float = 3.0, unmarked_ms: float = 0.0,
+                            step_ms: float = 10.0, fetch: str = "load_batch", kernel: str = "ampere_sgemm_128x64_tn"
+                            ) -> dict:
+    """Write a training loop of a program with no ML framework in the capture (cuBLAS-named kernels only, as a C++
+    trainer -- llm.c's -- or a Python loop with NVTX alone writes it): each ``train_iter`` range holds a range named
+    ``fetch`` in which the host reads its next batch for ``load_ms`` and launches nothing, then ``unmarked_ms`` of
+    host time no range covers, then ``forward``, ``backward`` and ``optimizer_step`` ranges of kernels, each ended by
+    a device-wide sync.  Return the truth: the GPU waits ``load_ms`` a step for the program's own fetch (its input
+    pipeline) and ``unmarked_ms`` for host time that is not input."""
+    out = _RangedPython(path, pid=4343, start_ms=1)
+    f = out.filled
+    work = out.strings(kernel)
+
+    def host(ms: float) -> Callable[[], None]:
+        def run() -> None:
+            f.api.t += int(ms * 1_000_000)
+        return run
+
+    def iteration() -> None:
+        f.ranged(fetch, host(load_ms))
+        host(unmarked_ms)()
+        f.ranged("forward", lambda: f.work(step_ms * 0.3, work, 6, sync=True))
+        f.ranged("backward", lambda: f.work(step_ms * 0.6, work, 12, sync=True))
+        f.ranged("optimizer_step", lambda: f.work(step_ms * 0.1, work, 2, sync=True))
+
+    for _ in range(iterations):
+        f.ranged("train_iter", iteration)
+    out.close()
+    return {"iterations": iterations, "input_ms": load_ms, "unmarked_ms": unmarked_ms, "fetch": fetch}
+
+
 # --------------------------------------------------------------------------- a DLProf-annotated cold forward (issue 37)
 
 #: The cuDNN kernel each convolution's algorithm search times, and the one it keeps.

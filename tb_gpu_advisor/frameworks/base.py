@@ -178,6 +178,10 @@ class Framework:
     labels: Mapping[str, str] = field(default_factory=dict)
     #: headline card id or rule id -> why it has no meaning for this framework (shown instead of a number)
     not_applicable: Mapping[str, str] = field(default_factory=dict)
+    #: keys of :attr:`not_applicable` that apply after all where the capture records the program's own input pipeline
+    #: (its ranges named for fetching its batch, :attr:`input_range`, hold host time of the steps): a GPU program with
+    #: no ML framework has no loader of a framework's to check, but one that marks its own fetch has an input pipeline
+    applies_with_own_input: frozenset[str] = frozenset()
     #: rule id (or ``rule:variant``) -> the fixes, most useful first
     fixes: Mapping[str, tuple[Action, ...]] = field(default_factory=dict)
     #: how to capture a profile with step markers (capture-quality advice, empty states)
@@ -476,8 +480,11 @@ class Framework:
         """The capture names the framework's dispatch of compiled work: launch wait is then the host inside it."""
         return self.dispatch_event is not never
 
-    def applies(self, key: str) -> bool:
-        return key not in self.not_applicable
+    def applies(self, key: str, own_input: bool = False) -> bool:
+        """Whether check or card ``key`` has a meaning for this framework's captures; ``own_input``: the capture records
+        the program's own input pipeline (``HostInput.source`` "pipeline"), which gives the input checks one
+        (:attr:`applies_with_own_input`)."""
+        return key not in self.not_applicable or (own_input and key in self.applies_with_own_input)
 
 
 #: A memory snapshot's capture fixes: how the allocator's history is recorded, whatever the job.  A job kind's or a

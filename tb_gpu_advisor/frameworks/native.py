@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from tb_gpu_advisor.frameworks.base import Framework, action
+from tb_gpu_advisor.frameworks.base import Framework, action, names_batch
 from tb_gpu_advisor.model.schema import Action
 
 #: Why a framework check has nothing to say to such a program.
@@ -125,6 +125,17 @@ FIXES = {
         "Remove the copies on the device the computation does not need: have each kernel write its output in the "
         "layout and buffer the next kernel reads instead of staging it, and run a copy that must remain on a second "
         "stream, overlapped with compute."),),
+    # the program marks fetching its batch (an NVTX range named for it, no kernel launched inside) and the GPU waits
+    # through it: no framework's loader to tune -- the program's own fetch, overlapped with the step (h37-nvtxinput41)
+    "input_bound": (action(
+        "Fetch the next batch while the GPU computes the current one: read and prepare it on another thread (or "
+        "process) into pinned host buffers, and copy it with cudaMemcpyAsync on a stream of its own, double-buffered, "
+        "so each step waits on an event for its own batch's copy, not for the fetch.",
+        "// two pinned buffers: the loader thread fills one while the step computes on the other\n"
+        "cudaHostAlloc(&h_batch[0], bytes, cudaHostAllocDefault); cudaHostAlloc(&h_batch[1], bytes, cudaHostAllocDefault);\n"
+        "cudaMemcpyAsync(d_batch[next], h_batch[next], bytes, cudaMemcpyHostToDevice, copy_stream);\n"
+        "cudaEventRecord(copied[next], copy_stream);\n"
+        "cudaStreamWaitEvent(compute_stream, copied[next], 0);   // the step waits for its batch's copy only", "text"),),
     "launch_bound": (_GRAPHS,),
     # most of the launch wait is the program's own code between its launches, which no call records (h37-launchwait):
     # a graph batches the calls, not that code -- see it first, then take it off the launch path
@@ -203,6 +214,11 @@ FRAMEWORK = Framework(
         ("mixed_precision_off", "precision setting (its precision is the algorithm's)"),
         ("loss_scaling_gaps", "loss scaling"), ("dtype_casts", "framework casts"),
         ("input_bound", "input pipeline"), ("input_wait_share", "input pipeline"))},
+    # the program's own ranges named for fetching its batch (``get_batch``, ``load_batch``, llm.c's
+    # ``dataloader_next_batch``) with no launch inside are its input pipeline: where the steps hold them, the input
+    # checks read them as a framework's loader (h37-nvtxinput41); elsewhere a program with no framework has none
+    input_range=names_batch,
+    applies_with_own_input=frozenset(("input_bound", "input_wait_share")),
     fixes=FIXES,
     fix_rest=FIX_REST,
     capture_snippet=CAPTURE,

@@ -44,7 +44,7 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
         Metric("device_step_share", ctx.window_words(DEVICE_SHARE_LABEL), json_float(h.device_step_share), "share", _pct(h.device_step_share), "higher",
                meaning=f"share of the {step} the GPU spends executing kernels (guide 1: maximize)",
                detail={"avg_step_ms": json_float(h.avg_step_ms), "device_compute_ms": _per_step_ms(m, m.breakdown.device_compute)}),
-        _unrecorded_ops(m, _not_applicable(fw, Metric(
+        _unrecorded_ops(m, _not_applicable(fw, m, Metric(
             "host_op_share", "Ops placed on host", json_float(h.host_op_share_by_count), "share",
             _pct(h.host_op_share_by_count), "lower", meaning=fw.label("host_op_meaning"),
             detail={"by_time": json_float(h.host_op_share_by_time), "host_ops": h.host_op_count,
@@ -64,7 +64,7 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
                                      meaning=f"share of the {step} the GPU was idle waiting for the host to launch "
                                              "the next kernel",
                                      detail={"ms_per_step": _per_step_ms(m, m.breakdown.launch_wait)})),
-        _not_applicable(fw, _held_input(m, fw, _unmeasured_input(m, Metric(
+        _not_applicable(fw, m, _held_input(m, fw, _unmeasured_input(m, Metric(
             "input_wait_share", "Waiting for input", json_float(h.input_wait_share), "share", _pct(h.input_wait_share),
             "lower", meaning=fw.label("input_wait_meaning", step=step), detail={"ms_per_step": _per_step_ms(m, m.breakdown.input_wait)})))),
         mfu_card(m),
@@ -286,9 +286,10 @@ def _held_input(m: HostMetrics, fw, card: Metric) -> Metric:
     return card
 
 
-def _not_applicable(fw, card: Metric) -> Metric:
-    """A card the framework has no meaning for: no value, "n/a" and the reason, never a red number."""
-    if fw.applies(card.id):
+def _not_applicable(fw, m: HostMetrics, card: Metric) -> Metric:
+    """A card the framework has no meaning for: no value, "n/a" and the reason, never a red number.  Asked as the rules
+    ask (``rules.evaluate``): the program's own input pipeline recorded gives the input card its meaning."""
+    if fw.applies(card.id, m.input.source == "pipeline"):
         return card
     card.value = None
     card.display = "n/a"

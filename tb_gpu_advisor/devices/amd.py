@@ -108,6 +108,7 @@ CALLS = (("cudaMallocHost", "hipHostMalloc"), ("cudaHostAlloc", "hipHostMalloc")
          ("cudaCpuDeviceId", "hipCpuDeviceId"), ("cudaStream_t", "hipStream_t"),
          ("cudaDeviceSynchronize", "hipDeviceSynchronize"), ("cudaStreamSynchronize", "hipStreamSynchronize"),
          ("cudaStreamWaitEvent", "hipStreamWaitEvent"), ("cudaEventSynchronize", "hipEventSynchronize"),
+         ("cudaEventRecord", "hipEventRecord"),
          ("cudaEventElapsedTime", "hipEventElapsedTime"), ("cudaStreamBeginCapture", "hipStreamBeginCapture"),
          ("cudaStreamEndCapture", "hipStreamEndCapture"), ("cudaGraphInstantiate", "hipGraphInstantiate"),
          ("cudaGraphLaunch", "hipGraphLaunch"), ("cudaGraphExecUpdate", "hipGraphExecUpdate"),

@@ -230,7 +230,7 @@ FRAMEWORK = Framework(
 #: GPUs they are the same text in its words (``devices.<vendor>.WORDS``: ``cudaMemset`` -> ``hipMemset``), so a
 #: vendor's fill fix is one row of its words table, not a second copy of the fix (h37-fill30; h37-survey58's fill fix
 #: was written twice, CUDA's here and HIP's in ``devices/amd.PROGRAM_FIXES``).
-_RUNTIME_WORDED = ("excessive_memcpy:memset", "excessive_memcpy:pageable", "excessive_memcpy:pageable_d2h")
+_RUNTIME_WORDED = ("excessive_memcpy:memset", "excessive_memcpy:pageable", "excessive_memcpy:pageable_d2h", "input_bound")
 
 
 def _in_words(actions: tuple[Action, ...], vendor) -> tuple[Action, ...]:  # noqa: ANN001 - a vendor module

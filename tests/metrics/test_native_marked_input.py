@@ -63,3 +63,16 @@ def test_control_host_work_named_for_no_batch_is_no_input(tmp_path) -> None:  # 
     assert _card(host)["value"] is None and "no ML framework" in _card(host)["meaning"]
     assert not [f for f in host["findings"] if f["rule"] == "input_bound"]
     assert any(f["rule"] == "step_gaps" for f in host["findings"])
+
+
+def test_the_fetch_fix_is_in_the_gpus_runtime_words() -> None:
+    """The fix names the runtime's calls: on an AMD GPU (a rocprof capture of a HIP trainer) HIP's, never CUDA's."""
+    from tb_gpu_advisor import devices
+    from tb_gpu_advisor.frameworks import native
+
+    for vendor in (devices.amd, devices.nvidia):
+        (fix,) = native.for_vendor(native.FRAMEWORK, vendor).fixes["input_bound"]
+        said = fix.text + fix.snippet
+        runtime = "hip" if vendor is devices.amd else "cuda"
+        assert f"{runtime}MemcpyAsync" in said and f"{runtime}EventRecord" in said, said
+        assert vendor is not devices.amd or "cuda" not in said.lower(), said

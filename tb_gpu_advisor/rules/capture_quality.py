@@ -433,6 +433,9 @@ def _untraced_backend(kind) -> tuple[str, list[Action], str]:  # noqa: ANN001 - 
     summary = (f"The job ran on a GPU its profiler does not trace: {kind.evidence}. The guide's GPU checks were "
                "skipped, and nothing here is a verdict on the GPU's work; the backend's own profiler records it.")
     vendor = devices.vendor_of_backend(kind.untraced_backend)
+    if vendor is None:  # a backend no vendor module claims: named as the framework names it, with no vendor's fix
+        return (f"The GPU's work is not in this capture: the `{kind.untraced_backend}` backend is not traced", [],
+                summary)
     return (f"The GPU's work is not in this capture: the {vendor.BACKEND_NAME} is not traced",
             [vendor.trace_gpu_action()], summary)
 

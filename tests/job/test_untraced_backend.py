@@ -81,3 +81,16 @@ def test_by_construction_an_mps_capture_is_apples_in_every_text(tmp_path, conv, 
     texts = json.dumps(d["findings"]) + d["hosts"][0]["job"]["capture_advice"]
     said = sorted({m.group(0) for m in _CUDA_TOOLS.finditer(texts)} | {w for w in ("CUDA", "cudaMemcpy") if w in texts})
     assert not said, said
+
+
+def test_a_backend_no_vendor_claims_is_named_not_crashed_on():
+    """A backend the profiler does not trace that no vendor module claims (only Apple's ``mps`` is claimed today) is
+    named as the framework names it, with no vendor's fix; main 84eea5f7 read ``None.BACKEND_NAME`` (h37-review40's
+    latent crash)."""
+    from tb_gpu_advisor.rules import capture_quality
+
+    kind = SimpleNamespace(evidence="the ops PyTorch dispatches only for `npu` tensors", untraced_backend="npu")
+    title, actions, summary = capture_quality._untraced_backend(kind)
+    assert "`npu` backend is not traced" in title and actions == [] and "npu" in summary
+    title, actions, _ = capture_quality._untraced_backend(SimpleNamespace(evidence="x", untraced_backend="mps"))
+    assert "MPS backend" in title and actions

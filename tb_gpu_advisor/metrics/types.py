@@ -1343,6 +1343,13 @@ class HostInput:
     #: not measured, never 0% (h37-review15)
     measured: bool = True
 
+    @property
+    def own_pipeline(self) -> bool:
+        """The capture records the input pipeline's own events in the kept steps (:attr:`source` "pipeline"): what
+        gives the input checks a meaning where the framework has none of its own (``Framework.applies``' ``own_input``:
+        a native program's range named for fetching its batch)."""
+        return self.source == "pipeline"
+
 
 @dataclass
 class KernelDurations:

@@ -289,7 +289,7 @@ def _held_input(m: HostMetrics, fw, card: Metric) -> Metric:
 def _not_applicable(fw, m: HostMetrics, card: Metric) -> Metric:
     """A card the framework has no meaning for: no value, "n/a" and the reason, never a red number.  Asked as the rules
     ask (``rules.evaluate``): the program's own input pipeline recorded gives the input card its meaning."""
-    if fw.applies(card.id, m.input.source == "pipeline"):
+    if fw.applies(card.id, m.input.own_pipeline):
         return card
     card.value = None
     card.display = "n/a"

@@ -134,7 +134,7 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
             continue  # job-scope rules run once per session: evaluate_job
         if not has_gpu and rid not in NO_GPU_RULES:
             continue  # the guide's checks are about GPU time; capture_quality says why they are skipped
-        if not ctx.fw.applies(rid, metrics.input.source == "pipeline"):
+        if not ctx.fw.applies(rid, metrics.input.own_pipeline):
             continue  # the framework has no such concept (JAX has no eager op events)
         try:
             out.extend(r.check(metrics) or [])

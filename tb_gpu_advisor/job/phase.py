@@ -129,7 +129,7 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     # first kernel: those copies are set-up, not a step's
     up_s, up_e, up_n = _first_uploads(trace, ctx | first) if m.any() or drv_s.size else (_EMPTY, _EMPTY, 0)
     link_s, link_e = _compiles_before_links(trace)
-    load_s, load_e = _compiles_before_loads(trace, (link_s, link_e))
+    load_s, load_e = _compiles_before_loads(trace, (link_s, link_e), comp)
     gap_s, gap_e = _compile_gaps(trace, fw)
     lead_s, lead_e, fresh, call_s, call_e = _first_work_leads(trace, started, launches, slow)
     cap_s = np.concatenate([graph_s, tune_s, up_s, link_s, load_s, gap_s, drv_s, lead_s, call_s])
@@ -528,10 +528,12 @@ def _compiles_before_links(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     return _silences_before(trace, np.flatnonzero(trace.h.name_mask(devices.is_link_start)))
 
 
-def _compiles_before_loads(trace: Trace, links: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def _compiles_before_loads(trace: Trace, links: tuple[np.ndarray, np.ndarray], traced: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray]:
     """Host spans (ps), as :func:`_compiles_before_links`, ended by a module loaded from the program's memory
     (``devices.is_image_load``) whose thread's next launch runs a kernel's first run in the capture; those a link's
-    span (``links``) already holds are left to it.
+    span (``links``) already holds are left to it, and so are those holding a compile the capture traced
+    (``traced``: bool per host event -- nvFuser's ``Nvrtc::CompileProgram`` range: its own words say it).
 
     Why: the link is not the only sign of an untraced compile.  NVRTC is a library the capture does not trace, and
     a program that compiles with it loads the result with no link: CuPy's element-wise kernels on an A100
@@ -547,6 +549,9 @@ def _compiles_before_loads(trace: Trace, links: tuple[np.ndarray, np.ndarray]) -
         return _EMPTY, _EMPTY
     s, e = _silences_before(trace, loads, _launch_states(trace) == _FIRST)
     held = np.isin(e, links[1])
+    at = np.sort(trace.h.start[traced].astype(np.int64, copy=False))
+    if at.size:
+        held |= np.searchsorted(at, s, side="left") < np.searchsorted(at, e, side="right")
     return s[~held], e[~held]
 
 

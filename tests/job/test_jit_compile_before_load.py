@@ -14,12 +14,8 @@ host's own work) and a program that rebuilds its kernel every call are the contr
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import first_report as _report
 
 LOADED = "compiled on the host (or read from a compiler's cache) and loaded from memory"
 
@@ -27,13 +23,6 @@ LOADED = "compiled on the host (or read from a compiler's cache) and loaded from
 def _host_own(finding: dict) -> bool:
     """A finding that books the GPU's idle to the host's own (recorded or unrecorded) work."""
     return finding["title"].startswith("Host-bound") or finding["rule"] == "unexplained_idle"
-
-
-def _report(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        assert cli.main(["report", path, "--format", "json", "--cache-dir", "off"]) == 0
-    return json.loads(out.getvalue())["reports"][0]
 
 
 def test_the_silence_before_a_load_from_memory_is_a_one_time_compile(tmp_path) -> None:  # noqa: ANN001 - pytest's

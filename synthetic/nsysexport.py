@@ -2394,6 +2394,58 @@ def write_jit_first_call(path: str, compile_ms: float = 145.0, link: bool = True
     return {"compile_ms": compiled if link else 0.0, "silence_ms": compiled, "kernels": 1}
 
 
+def write_nvrtc_first_calls(path: str, compile_ms: float = 169.0, cached_ms: float = 2.0, load: bool = True,
+                            repeats: int = 0) -> dict:
+    """Write the export of a CuPy program's first element-wise calls on an A100, shaped after nikitinvv/recon-stream's
+    ``report8.sqlite`` (Nsight 2023.1, ``-t cuda``): the context's creation in a ``cudaMalloc``, then four kernels of
+    2-4 us, each the first run of its name and each launched (``cuLaunchKernel``) right after the module CuPy made for
+    it is loaded from memory (``cuModuleLoadData``).  Before two of the loads the host is silent ``compile_ms`` (NVRTC
+    compiling the kernel, which ``-t cuda`` does not record); before the other two ``cached_ms`` (read from CuPy's
+    kernel cache).  With ``load`` False no load precedes the launches (the same silences are the host's own work:
+    the control).  ``repeats``: that many more launches of the last kernel, each after a load and a silence of
+    ``compile_ms`` (a program that rebuilds its kernel every call: steady work, not a first call's).
+    Return the truth: the first calls' compile time (the silences from the thread's last GPU work to each kernel's
+    first launch that a load precedes), the rebuilds' (``rebuild_ms``: the silences before the repeat launches, the
+    program's steady work) and the pass (first kernel's start to last kernel's end)."""
+    us, ms = 1000, 1_000_000
+    pid = 3876839
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 612 * ms, gap=10 * us)
+    api("cuModuleGetLoadingMode", 1 * us, then=42 * ms)
+    api("cudaMalloc_v3020", 377 * ms, then=2 * ms)  # the context
+    kern: list[tuple[int, int, int, str]] = []
+    compiled = rebuilt = 0
+    plan = [("cupy_arange__int_int_int64", cached_ms), ("cupy_greater__int64_int_bool", compile_ms),
+            ("cupy_scan_naive", cached_ms), ("cupy_put_wrap", compile_ms)]
+    plan += [("cupy_put_wrap", compile_ms)] * repeats
+    seen: set[str] = set()
+    for name, silence in plan:
+        last = api.rows[-1][1]  # the end of the thread's last GPU work (the allocation before)
+        api.t += int(silence * ms)
+        if load:
+            api("cuModuleLoadData", 300 * us, then=20 * us)
+        launch = api("cuLaunchKernel", 25 * us, then=20 * us)
+        if load and name not in seen:
+            compiled += api.t - 45 * us - last
+        elif load:
+            rebuilt += api.t - 45 * us - last
+        seen.add(name)
+        start = api.t - 30 * us
+        kern.append((start, start + 3 * us, launch, name))
+        api("cudaMalloc_v3020", 10 * us)
+    stop = api.t + 30 * ms
+    api.insert(con, gtid)
+    rows = []
+    for i, (a, b, c, n) in enumerate(kern):
+        sid = strings(n)
+        rows.append((a, b, 0, 1, 7, c, gpid, sid, sid, 32, 16, 0, 1, 128, 1, 1, 0, 0, 0, 0, i, None, None))
+    con.executemany(_KERNEL_INSERT, rows)
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
+                sync_enum=False)
+    return {"compile_ms": compiled / ms, "rebuild_ms": rebuilt / ms, "pass_ms": (kern[-1][1] - kern[0][0]) / ms,
+            "first_runs": len(seen), "loads": len(plan) if load else 0}
+
+
 def write_prefetched_vector_add(path: str, prefetch_ms: float = 165.0, chunks: int = 256, **kw: float) -> dict:
     """Write :func:`write_managed_kernel`'s vector add as ayanamesu's Perlmutter ``report4.sqlite`` holds it: the
     program prefetches both managed buffers to the GPU (two ``cudaMemPrefetchAsync`` after its fill loop,

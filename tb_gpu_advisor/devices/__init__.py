@@ -608,6 +608,15 @@ def is_link_start(name: str) -> bool:
     return name.startswith(LINK_START_CALLS)
 
 
+IMAGE_LOAD_CALLS = _calls("IMAGE_LOAD_CALLS")
+
+
+def is_image_load(name: str) -> bool:
+    """A module loaded from an image in the program's memory (``nvidia.IMAGE_LOAD_CALLS``): code the process compiled
+    (or read from a compiler's cache) just before -- a compiler the capture may not trace."""
+    return bool(IMAGE_LOAD_CALLS) and name.startswith(IMAGE_LOAD_CALLS)
+
+
 def is_graph_launch(name: str) -> bool:
     return name.startswith(GRAPH_LAUNCH_CALLS)
 

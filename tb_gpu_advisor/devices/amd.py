@@ -318,6 +318,8 @@ PINNED_ALLOC_CALLS = ("hipHostMalloc", "hipMallocHost", "hipHostAlloc", "hipHost
                       "hipHostUnregister")
 #: Calls that open a run-time link of code just generated (see ``nvidia.LINK_START_CALLS``).
 LINK_START_CALLS = ("hiprtcLinkCreate",)
+#: Calls that load a code object from the program's memory (see ``nvidia.IMAGE_LOAD_CALLS``): hipRTC's output, Triton's.
+IMAGE_LOAD_CALLS = ("hipModuleLoadData",)
 
 #: roctracer's names of its HIP-OPS copy and fill records (``roctracer_op_string(ACTIVITY_DOMAIN_HIP_OPS,
 #: HIP_OP_ID_COPY, kind)``), which XLA's ROCm tracer writes as the event's name on the GPU's stream (openxla/xla

@@ -137,6 +137,7 @@ RUNTIME_INIT_CALLS: tuple[str, ...] = ()
 DRIVER_OS_CALLS: tuple[str, ...] = ()
 JIT_COMPILE_CALLS: tuple[str, ...] = ()
 LINK_START_CALLS: tuple[str, ...] = ()
+IMAGE_LOAD_CALLS: tuple[str, ...] = ()
 
 #: CUDA's device in PyTorch code -> the MPS backend's (``torch.mps.synchronize``, ``device='mps'``).
 _CODE = (("'cuda'", "'mps'"), ('"cuda"', '"mps"'), ("torch.cuda.", "torch.mps."), (".cuda()", ".to('mps')"),

@@ -139,6 +139,9 @@ RUNTIME_INIT_CALLS: tuple[str, ...] = ()
 DRIVER_OS_CALLS = ("ioctl",)
 JIT_COMPILE_CALLS = ("urprogrambuild", "piprogrambuild", "zemodulecreate")
 LINK_START_CALLS = ("urProgramLink", "piProgramLink")
+#: No load of a program from memory is read apart here (see ``nvidia.IMAGE_LOAD_CALLS``): Level Zero's
+#: ``zeModuleCreate`` builds as it loads and is a compile call of its own (``JIT_COMPILE_CALLS``).
+IMAGE_LOAD_CALLS: tuple[str, ...] = ()
 
 
 def is_device(name: str | None) -> bool:

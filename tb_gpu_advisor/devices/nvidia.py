@@ -967,6 +967,13 @@ JIT_COMPILE_CALLS = ("nvrtccompileprogram", "nvrtc::compileprogram", "nvjitlinkc
 #: compiler that is not NVRTC (Numba's NVVM, an LLVM backend) leaves no call of its own in the capture: its compile is
 #: the host's silence right before the link, and the link is what shows that it was one.
 LINK_START_CALLS = ("cuLinkCreate", "nvJitLinkCreate")
+#: Calls that load a module from an image in the program's memory, not from a file: the image was made in the process
+#: (NVRTC's cubin or PTX for CuPy's element-wise and reduction kernels, Triton's and PyTorch's jiterator's kernels) or
+#: read from a compiler's cache.  NVRTC is a library, not the runtime: ``nsys -t cuda`` records none of its calls, so
+#: a compile shows only as the host's silence before the load (CuPy 13 on an A100, nikitinvv/recon-stream: 169 ms
+#: with no CUDA call, then ``cuModuleLoadData`` and the new kernel's first launch).  ``cuLibraryLoadData`` is left
+#: out: the CUDA 12 runtime loads the program's own fatbinaries with it at start-up.
+IMAGE_LOAD_CALLS = ("cuModuleLoadData", "cuModuleLoadFatBinary")
 
 #: Stream capture of a CUDA graph: kernels launched between these record, they do not run (one-time, graph set-up).
 CAPTURE_CALLS = (("cudaStreamBeginCapture", "cuStreamBeginCapture"), ("cudaStreamEndCapture", "cuStreamEndCapture"))

@@ -129,10 +129,11 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     # first kernel: those copies are set-up, not a step's
     up_s, up_e, up_n = _first_uploads(trace, ctx | first) if m.any() or drv_s.size else (_EMPTY, _EMPTY, 0)
     link_s, link_e = _compiles_before_links(trace)
+    load_s, load_e = _compiles_before_loads(trace, (link_s, link_e), comp)
     gap_s, gap_e = _compile_gaps(trace, fw)
     lead_s, lead_e, fresh, call_s, call_e = _first_work_leads(trace, started, launches, slow)
-    cap_s = np.concatenate([graph_s, tune_s, up_s, link_s, gap_s, drv_s, lead_s, call_s])
-    cap_e = np.concatenate([graph_e, tune_e, up_e, link_e, gap_e, drv_e, lead_e, call_e])
+    cap_s = np.concatenate([graph_s, tune_s, up_s, link_s, load_s, gap_s, drv_s, lead_s, call_s])
+    cap_e = np.concatenate([graph_e, tune_e, up_e, link_e, load_e, gap_e, drv_e, lead_e, call_e])
     n_launch = int(launch.sum())
     med_us = None if median is None else median / 1e6
     if not m.any() and not cap_s.size:
@@ -145,7 +146,8 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     window = float(span[1] - span[0]) / PS_PER_MS if span else total
     share = total / window if window > 0 else 0.0
     parts = (_slow_launch_words(dur, launch, slow, med_us)
-             + _span_words(fw, (up_s, up_e, up_n), (tune_s, tune_e, tune_n), (link_s, link_e), (graph_s, graph_e))
+             + _span_words(fw, (up_s, up_e, up_n), (tune_s, tune_e, tune_n), (link_s, link_e), (load_s, load_e),
+                          (graph_s, graph_e))
              + _call_words(h, dur, init, comp, rare, ctx) + _first_async_words(h, dur, first)
              + _first_op_words(h, dur, first_ops)
              + _gap_words(fw, gap_s, gap_e) + drv_words
@@ -353,10 +355,12 @@ def _gap_words(fw: Framework, gap_s: np.ndarray, gap_e: np.ndarray) -> list[str]
              f"({_ms((gap_e - gap_s).sum())})")]
 
 
-def _span_words(fw: Framework, up: tuple, tune: tuple, link: tuple, graph: tuple) -> list[str]:
+def _span_words(fw: Framework, up: tuple, tune: tuple, link: tuple, load: tuple, graph: tuple) -> list[str]:
     """The one-time spans that are no call of their own, in words: the first uploads, the autotuning, the run-time
-    compiles shown by their links, the graph captures (each a (starts, ends[, count]) of its finder)."""
+    compiles shown by their links or by the modules they load from memory, the graph captures (each a (starts,
+    ends[, count]) of its finder)."""
     (up_s, up_e, up_n), (tune_s, tune_e, tune_n), (link_s, link_e), (graph_s, graph_e) = up, tune, link, graph
+    load_s, load_e = load
     parts = []
     if up_n:
         parts.append(f"{plural(up_n, 'copy', 'copies')} to the device before the first kernel ({_ms((up_e - up_s).sum())}): "
@@ -368,6 +372,11 @@ def _span_words(fw: Framework, up: tuple, tune: tuple, link: tuple, graph: tuple
         parts.append(f"{plural(int(link_s.size), 'kernel')} compiled on the host and linked at run time "
                      f"({_ms((link_e - link_s).sum())} from the thread's last GPU work to the launch, the GPU idle: a "
                      "compiler with no call of its own in the capture, shown by the link that follows it)")
+    if load_s.size:
+        parts.append(f"{plural(int(load_s.size), 'kernel')} compiled on the host (or read from a compiler's cache) "
+                     f"and loaded from memory ({_ms((load_e - load_s).sum())} from the thread's last GPU work to the "
+                     "kernel's first launch, the GPU idle: a compiler with no call of its own in the capture, such as "
+                     "NVRTC, shown by the module it loads from memory)")
     if graph_s.size:
         parts.append(f"{plural(graph_s.size, 'graph capture')} ({_ms((graph_e - graph_s).sum())}): kernels launched while a "
                      "graph is captured are recorded, not run")
@@ -516,20 +525,69 @@ def _compiles_before_links(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     links code at run time only after generating it, so the silence before the link is the compile, a first call's
     one-time cost, not the host's steady work.  A program that links more often than it has kernels recompiles every
     call: that is its steady state, and nothing is taken."""
+    return _silences_before(trace, np.flatnonzero(trace.h.name_mask(devices.is_link_start)))
+
+
+def _compiles_before_loads(trace: Trace, links: tuple[np.ndarray, np.ndarray], traced: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """Host spans (ps), as :func:`_compiles_before_links`, ended by a module loaded from the program's memory
+    (``devices.is_image_load``) whose thread's next launch runs a kernel's first run in the capture; those a link's
+    span (``links``) already holds are left to it, and so are those holding a compile the capture traced
+    (``traced``: bool per host event -- nvFuser's ``Nvrtc::CompileProgram`` range: its own words say it).
+
+    Why: the link is not the only sign of an untraced compile.  NVRTC is a library the capture does not trace, and
+    a program that compiles with it loads the result with no link: CuPy's element-wise kernels on an A100
+    (nikitinvv/recon-stream, Nsight 2023.1) show 169 ms with no CUDA call, then ``cuModuleLoadData`` and the new
+    kernel's first launch -- twice in a pass of 347 ms whose GPU ran 15 us.  Main read the silences as "the host's
+    own code, which the profiler did not record" (critical host-bound, 91% of the pass) and the cold start as the
+    loads' own 29 ms.  A module is loaded from memory only after it was made (or read from a cache): the silence
+    before it, ending in the first run of a kernel, is a first call's cost.  The guards keep steady work out: the
+    launch after the load must run a kernel for the first time (a load before repeat launches is no new code), and
+    a program that loads more modules than it has kernels reloads every call -- its steady state."""
+    loads = np.flatnonzero(trace.h.name_mask(devices.is_image_load))
+    if not loads.size:
+        return _EMPTY, _EMPTY
+    s, e = _silences_before(trace, loads, _launch_states(trace) == _FIRST)
+    held = np.isin(e, links[1])
+    at = np.sort(trace.h.start[traced].astype(np.int64, copy=False))
+    if at.size:
+        held |= np.searchsorted(at, s, side="left") < np.searchsorted(at, e, side="right")
+    return s[~held], e[~held]
+
+
+def _silences_before(trace: Trace, marks: np.ndarray, first_runs: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Per mark (host event index, a link or a load that shows code just made), the span from its thread's last GPU
+    work (a launch, copy, sync or allocation; or the GPU's last work, if later) to the thread's next launch, kept
+    where the GPU idles through it.  Nothing where the program makes code every call (its steady state): without
+    ``first_runs``, where the marks outnumber the capture's kernels; with ``first_runs`` (bool per host event), where
+    more marks are followed by a launch of a kernel already run than by a kernel's first run -- and a span is kept
+    only where the launch that ends it is a first run.  (Kernels are counted by name only without it: CuPy loads a
+    ``cupy_fill`` module per dtype, one name for two modules.)"""
     h = trace.h
-    links = np.flatnonzero(h.name_mask(devices.is_link_start))
-    if not links.size:
+    if not marks.size:
         return _EMPTY, _EMPTY
-    kernels = len(set().union(*({d.names[int(i)] for i in np.unique(d.name[d.kind == devices.KIND_KERNEL])}
-                                for d in trace.devices if len(d))))
-    if links.size > kernels:
-        return _EMPTY, _EMPTY
+    launch = np.flatnonzero(h.name_mask(devices.is_launch_call))
+    nxt = np.full(marks.size, -1, np.int64)  # per mark, its thread's next launch
+    for j, i in enumerate(marks.tolist()):
+        after = launch[(h.line[launch] == h.line[i]) & (h.start[launch] >= h.start[i])]
+        if after.size:
+            nxt[j] = int(after[np.argmin(h.start[after])])
+    if first_runs is None:
+        kernels = len(set().union(*({d.names[int(i)] for i in np.unique(d.name[d.kind == devices.KIND_KERNEL])}
+                                    for d in trace.devices if len(d))))
+        if marks.size > kernels:
+            return _EMPTY, _EMPTY
+    else:
+        fresh = (nxt >= 0) & first_runs[np.maximum(nxt, 0)]
+        if int(((nxt >= 0) & ~fresh).sum()) > int(fresh.sum()):
+            return _EMPTY, _EMPTY
+        marks, nxt = marks[fresh], nxt[fresh]
     work = np.flatnonzero(h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_blocking_call)
                           | h.name_mask(devices.is_alloc_call))
-    launch = np.flatnonzero(h.name_mask(devices.is_launch_call))
     gpu_end = np.sort(np.concatenate([d.end.astype(np.int64) for d in trace.devices if len(d)] or [_EMPTY]))
     starts, ends = [], []
-    for i in links.tolist():
+    for i, n in zip(marks.tolist(), nxt.tolist()):
         t, ln = int(h.start[i]), h.line[i]
         before = work[(h.line[work] == ln) & (h.end[work] <= t)]
         if not before.size:
@@ -538,8 +596,7 @@ def _compiles_before_links(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
         k = np.searchsorted(gpu_end, t, side="right")
         if k:
             a = max(a, int(gpu_end[k - 1]))
-        after = launch[(h.line[launch] == ln) & (h.start[launch] >= t)]
-        b = int(h.start[after].min()) if after.size else int(h.end[i])
+        b = int(h.start[n]) if n >= 0 else int(h.end[i])
         if b > a:
             starts.append(a)
             ends.append(b)

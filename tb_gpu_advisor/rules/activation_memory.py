@@ -284,8 +284,8 @@ def _cast_cache(m: HostMetrics) -> list[Finding]:
 
 def _attention_math(m: HostMetrics) -> list[Finding]:
     """The peak holds score matrices attention computed op by op wrote -- SDPA's math backend, or a softmax run inside
-    an attention function (``breakdown["attention_math"]``, booked by their stacks: ``pytorch.writes_attention_scores``),
-    at least ``memory.attention_math.share`` of it.  Why apart from the
+    an attention function (``breakdown["attention_math"]``, booked by their stacks:
+    ``pytorch.writes_attention_scores``), at least ``memory.attention_math.share`` of it.  Why apart from the
     activations: booked as the forward's activations, they were prescribed checkpointing (one more forward pass of
     compute to recompute what a fused kernel never writes) or a smaller batch; the flash and memory-efficient
     backends keep no (batch x heads x queries x keys) matrix at all -- the fix frees them with no recompute, in a

@@ -472,8 +472,9 @@ _TABLE: tuple[Threshold, ...] = (
        "memory.forward_kept.share)", "autocast's cached copies of the weights live at the peak, in a job with no "
        "backward pass / allocated peak, the least that fires"),
     _t("memory.attention_math.share", 0.10, "share", "Advisor: less of the peak is not worth a finding (as "
-       "memory.cast_cache.share)", "bytes SDPA's math backend wrote live at the peak (its score matrices and "
-       "probabilities, by their stacks) / allocated peak, the least that fires"),
+       "memory.cast_cache.share)", "bytes attention computed op by op wrote live at the peak (SDPA's math backend "
+       "or a softmax inside an attention function: score matrices and probabilities, by their stacks) / allocated "
+       "peak, the least that fires"),
     _t("memory.forward_kept.together", 0.80, "share", "Advisor: the output dropped frees the graph at once",
        "share of the kept forward bytes freed in one run of frees (or held to the end) to say so"),
     _t("memory.timeline_points", 600, "count", "Advisor: a chart's width in pixels; every step's peak is kept",

@@ -10,7 +10,7 @@ work; the DataLoader shows as ``enumerate(DataLoader)#_SingleProcessDataLoaderIt
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from dataclasses import dataclass
 
@@ -2332,11 +2332,38 @@ def is_attention_math_frame(name: str) -> bool:
     return ATTENTION_MATH_FRAME in name
 
 
+#: Where attention computed op by op shows in a snapshot's stacks, in words (the rules' and the report's).
+ATTENTION_OP_BY_OP = (f"SDPA's math backend, `{ATTENTION_MATH_FRAME}`, or a softmax called as its own op inside an "
+                      f"attention function")
+#: The words a function's name has where it computes attention (``scaled_dot_product_attention``, Hugging Face's
+#: ``eager_attention_forward``, a model's own ``attn``) and where it computes a softmax (``torch.softmax``,
+#: ``at::_softmax``, a course's own ``softmax`` / ``custom_softmax``), lower case.
+_ATTENTION_WORDS = ("attention", "attn")
+_SOFTMAX_WORD = "softmax"
+
+
+def writes_attention_scores(names: Sequence[str]) -> bool:
+    """Whether an allocation's stack (its frames' function names, innermost first) is attention computed op by op:
+    SDPA's math backend (:func:`is_attention_math_frame`), or a softmax run as its own op inside an attention
+    function.  Why the second: a fused attention kernel runs its softmax on chip and writes no (batch, heads,
+    queries, keys) matrix, so a softmax that allocates inside attention is, by that alone, attention's probabilities
+    (and its temporaries) written to memory -- quadratic in the sequence; a model's own attention (CS336's
+    ``scaled_dot_product_attention`` over its own ``softmax``, Hugging Face's eager path) writes them exactly as the
+    math backend does, and was booked as plain activations (h37-survey41m).  A softmax outside attention (a
+    classifier's, cross-entropy's ``log_softmax``) is no score matrix."""
+    low = [n.lower() for n in names]
+    if any(is_attention_math_frame(n) for n in names):
+        return True
+    first = next((i for i, n in enumerate(low) if _SOFTMAX_WORD in n), None)
+    return first is not None and any(w in n for n in low[first + 1:] for w in _ATTENTION_WORDS)
+
+
 #: An OOM whose live blocks SDPA's math backend made (``oom_snapshot``): the fused backends keep no score matrix.
 FIXES["oom_snapshot:attention_math"] = (action(
-    "Let scaled_dot_product_attention run a fused backend: its math fallback writes the full score matrix (batch x "
-    "heads x queries x keys) to memory, and its softmax stays live while autograd keeps it for a backward (grad on); "
-    "the flash and memory-efficient kernels keep "
+    "Compute attention in one fused kernel: call torch.nn.functional.scaled_dot_product_attention in place of a "
+    "hand-written matmul -> softmax -> matmul, and let it run a fused backend.  Attention computed op by op (by hand, "
+    "or SDPA's math fallback) writes the full score matrix (batch x heads x queries x keys) to memory, and its "
+    "softmax stays live while autograd keeps it for a backward (grad on); the flash and memory-efficient kernels keep "
     "neither scores nor probabilities.  They need 16-bit inputs for flash (autocast), a supported head dimension, "
     "and is_causal=True rather than a materialised causal mask; forcing them raises, with the reason, where they "
     "cannot run.",

@@ -25,7 +25,7 @@ CATEGORY_LABELS = {
     "held": "Held across steps (parameters, optimizer state)", "activations": "Activations (forward pass)",
     "gradients": "Gradients, backward temporaries", "optimizer": "Optimizer step", "other": "Other",
     "casts": "Cached 16-bit copies of the weights (this pass)",
-    "attention_math": "Attention scores (SDPA's math backend)", "kv_cache": "KV cache",
+    "attention_math": "Attention scores (attention op by op)", "kv_cache": "KV cache",
 }
 
 
@@ -61,7 +61,8 @@ CATEGORY_WORDS = {
     "other": "allocations of no known phase",
     "casts": "cached 16-bit copies of the weights, kept for this pass only (freed when its mixed-precision region exits)",
     "fragmentation": "reserved but unallocated (the allocator's cache, split blocks)",
-    "attention_math": "attention score matrices SDPA's math backend wrote (quadratic in the sequence)",
+    "attention_math": ("attention score matrices written by attention computed op by op (SDPA's math backend, a "
+                       "hand-written softmax; quadratic in the sequence)"),
     "kv_cache": "a KV cache (the tokens a generation keeps)",
 }
 #: The same for a job of forward passes only (inference, serving): it has no optimizer and keeps nothing for a

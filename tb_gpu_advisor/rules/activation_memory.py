@@ -283,8 +283,9 @@ def _cast_cache(m: HostMetrics) -> list[Finding]:
 
 
 def _attention_math(m: HostMetrics) -> list[Finding]:
-    """The peak holds score matrices SDPA's math backend wrote (``breakdown["attention_math"]``, booked by their
-    stacks: ``metrics.memory._kind``), at least ``memory.attention_math.share`` of it.  Why apart from the
+    """The peak holds score matrices attention computed op by op wrote -- SDPA's math backend, or a softmax run inside
+    an attention function (``breakdown["attention_math"]``, booked by their stacks:
+    ``pytorch.writes_attention_scores``), at least ``memory.attention_math.share`` of it.  Why apart from the
     activations: booked as the forward's activations, they were prescribed checkpointing (one more forward pass of
     compute to recompute what a fused kernel never writes) or a smaller batch; the flash and memory-efficient
     backends keep no (batch x heads x queries x keys) matrix at all -- the fix frees them with no recompute, in a
@@ -299,12 +300,12 @@ def _attention_math(m: HostMetrics) -> list[Finding]:
     sev, of_gpu = _pressure(g)
     return _peak_share_finding(
         m, ctx, cands, sev, "attention_math",
-        f"At its memory peak ({mem.when(g, ctx)}) GPU {g.gpu}{_alike(cands)} holds {gb(math)} that "
-        f"scaled_dot_product_attention's math backend (`{pytorch.ATTENTION_MATH_FRAME}`) wrote: attention's score "
-        f"matrices and probabilities, quadratic in the sequence, {pct(share)} of the {gb(g.peak_allocated_bytes)} "
-        f"allocated{of_gpu}. A fused backend (flash, memory-efficient) writes none of them -- no recompute, no smaller "
+        f"At its memory peak ({mem.when(g, ctx)}) GPU {g.gpu}{_alike(cands)} holds {gb(math)} that attention "
+        f"computed op by op wrote ({pytorch.ATTENTION_OP_BY_OP}): attention's score matrices and probabilities, "
+        f"quadratic in the sequence, {pct(share)} of the {gb(g.peak_allocated_bytes)} allocated{of_gpu}. A fused "
+        f"attention kernel (SDPA's flash or memory-efficient backend) writes none of them -- no recompute, no smaller "
         f"batch: about {gb(math)} is then never held.",
-        title="Attention's score matrices at the memory peak: SDPA ran its math backend",
+        title="Attention's score matrices at the memory peak: attention computed op by op, not by a fused kernel",
         metric=share_metric("attention_math_share", "Attention math backend's bytes at the peak / allocated peak",
                             share, "memory.attention_math.share", severity=sev,
                             detail={"attention_math_bytes": math, "peak_allocated_bytes": g.peak_allocated_bytes,

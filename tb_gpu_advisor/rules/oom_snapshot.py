@@ -16,8 +16,9 @@ back before it fails):
   steps: sharding / offload; the optimizer's state; gradients).
 
 Two makers the stacks name are kinds of their own (``model.trace.HOLDERS``), out of the phase that made them: the
-blocks SDPA's math backend wrote (its score matrices: ``_scaled_dot_product_attention_math``; a fused attention
-backend frees them, with no recompute) and a KV cache (fewer or smaller cached tokens free it) -- booked as
+blocks attention computed op by op wrote (its score matrices: SDPA's math backend,
+``_scaled_dot_product_attention_math``, or a softmax run inside an attention function; a fused attention kernel frees
+them, with no recompute) and a KV cache (fewer or smaller cached tokens free it) -- booked as
 activations or held memory, their phases' fixes (checkpointing, sharding) do not shrink them.
 
 Critical.  Saving: the bytes the fix frees (for a cap, what shrinking the largest kind frees).
@@ -93,9 +94,9 @@ def check(m: HostMetrics) -> list[Finding]:
 #: fix frees it and its phase's does not.  ``{kept}``: why the math backend's matrices were live, by the job's kind
 #: (:data:`_SCORES_KEPT`).
 _HOLDER_WORDS = {
-    "attention_math": (f" Those are attention's score matrices, quadratic in the sequence, that the math backend of "
-                       f"scaled_dot_product_attention (`{pytorch.ATTENTION_MATH_FRAME}`) wrote{{kept}}; a fused "
-                       f"backend (flash, memory-efficient) keeps none of them -- no recompute, no smaller batch."),
+    "attention_math": (f" Those are attention's score matrices, quadratic in the sequence, that attention computed op "
+                       f"by op ({pytorch.ATTENTION_OP_BY_OP}) wrote{{kept}}; a fused attention kernel (SDPA's "
+                       f"flash or memory-efficient backend) keeps none of them -- no recompute, no smaller batch."),
     "kv_cache": (" A KV cache is neither weights nor activations: it holds the tokens a generation keeps, and fewer "
                  "of them, or smaller ones, free it."),
 }

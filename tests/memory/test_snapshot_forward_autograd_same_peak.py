@@ -58,7 +58,14 @@ def test_a_forward_whose_peak_no_grad_would_not_lower_gets_no_inference_mode_adv
     rep = _analyze(path)
     mem = rep.gpus[0].memory
     assert mem["peak_allocated_bytes"] == peak
-    assert not [f.id for f in rep.findings if f.id.startswith("activation_memory")], [f.id for f in rep.findings]
+    kept = [f.id for f in rep.findings if f.metric is not None and f.metric.detail.get("cause") != "attention_math"
+            and f.id.startswith("activation_memory")]
+    assert not kept, [f.id for f in rep.findings]
+    # what the peak does hold: the hand-written softmax's score-sized blocks, which a fused kernel never writes --
+    # eager its exp and quotient (2 x 8 GiB), compiled the softmax kernel's output (8 GiB); the QK^T scores, made
+    # outside the softmax, are not counted (a lower bound) (h37-survey41m)
+    (f,) = [f for f in rep.findings if f.metric is not None and f.metric.detail.get("cause") == "attention_math"]
+    assert f.saving_bytes // (8 * GIB) == big - 1 and "fused" in f.actions[0].text
 
 
 def _passes(path: Path) -> tuple[int, int]:

@@ -123,10 +123,11 @@ def test_the_real_windows_snapshot_is_training_by_its_frames_and_by_its_pattern(
 
 
 def test_the_real_windows_snapshot_is_judged_against_its_peak(tmp_path: Path):
-    """Capacity unknown: the activations, 85% of the 13.0 GiB peak, are said as such, with how to record the
-    capacity (before: no finding at all)."""
+    """Capacity unknown: the activations, 68% of the 13.0 GiB peak, are said as such, with how to record the
+    capacity (before: no finding at all).  (85% until h37-survey41m: 2.26 GiB of them are the softmaxes of CS336's own
+    attention, now booked as attention's score matrices -- ``test_snapshot_own_attention``.)"""
     rep = _report(_file(tmp_path, "windows_training_cs336"))
     assert rep.job["kind"] == "training"
-    (f,) = [f for f in rep.findings if f.rule == "activation_memory"]
-    assert f.severity == "info" and f.metric.value > 0.8 and "capacity is unknown" in f.summary
+    (f,) = [f for f in rep.findings if f.rule == "activation_memory" and "#" not in f.id]
+    assert f.severity == "info" and f.metric.value > 0.6 and "capacity is unknown" in f.summary
     assert any("mem_get_info" in a.snippet for a in f.actions)

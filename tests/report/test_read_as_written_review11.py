@@ -169,7 +169,9 @@ def test_a_size_keeps_three_significant_digits(mib, said):
 
 
 def test_the_snapshots_held_bytes_read_in_three_digits():
-    f = _only(run_report(FIXTURES / "wild", "snapshot_windows_gpt"), "activation_memory")
+    # the activations finding (its attention's softmaxes are a finding of their own since h37-survey41m)
+    (f,) = [f for h in run_report(FIXTURES / "wild", "snapshot_windows_gpt").hosts for f in h.findings
+            if f.rule == "activation_memory" and "#" not in f.id]
     text = " ".join(f.summary.split())
     assert "1001 MiB" not in text and "0.98 GiB is held across steps" in text
     assert not words_problems(f.id, text)

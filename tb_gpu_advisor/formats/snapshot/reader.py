@@ -1400,14 +1400,15 @@ def _kv_cache(frames: Any) -> bool:
 
 
 def _attention_math(frames: Any) -> bool:
-    """Whether an allocation's stack runs through SDPA's math backend (``pytorch.is_attention_math_frame``, the first
-    :data:`MAX_SCAN` frames).  Why: that fallback writes the attention's scores and probabilities to memory, quadratic
-    in the sequence, and autograd keeps them for the backward where it records the forward; a fused backend keeps
-    neither -- at an OOM, the fix that needs no recompute and no smaller batch.  Only C++ frames show it (``stacks="all"``): Python frames end at the caller."""
+    """Whether an allocation's stack is attention computed op by op (``pytorch.writes_attention_scores``, the first
+    :data:`MAX_SCAN` frames): SDPA's math backend, or a softmax run as its own op inside an attention function.  Why:
+    either writes the attention's scores and probabilities to memory, quadratic in the sequence, and autograd keeps
+    them for the backward where it records the forward; a fused kernel keeps neither -- at an OOM, the fix that needs
+    no recompute and no smaller batch.  The math backend shows only in C++ frames (``stacks="all"``); a model's own
+    attention and softmax show in its Python frames too."""
     if not isinstance(frames, (list, tuple)):
         return False
-    return any(isinstance(f, dict) and pytorch.is_attention_math_frame(_str(f.get("name"), ""))
-               for f in frames[:MAX_SCAN])
+    return pytorch.writes_attention_scores([_str(f.get("name"), "") for f in frames[:MAX_SCAN] if isinstance(f, dict)])
 
 
 def _iteration_ends(notes: Any, t0_us: int,

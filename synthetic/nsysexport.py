@@ -2404,8 +2404,9 @@ def write_nvrtc_first_calls(path: str, compile_ms: float = 169.0, cached_ms: flo
     kernel cache).  With ``load`` False no load precedes the launches (the same silences are the host's own work:
     the control).  ``repeats``: that many more launches of the last kernel, each after a load and a silence of
     ``compile_ms`` (a program that rebuilds its kernel every call: steady work, not a first call's).
-    Return the truth: the first calls' compile time (the silences from the thread's last GPU work to each kernel's
-    first launch that a load precedes), the rebuilds' (``rebuild_ms``: the silences before the repeat launches, the
+    Return the truth: the first calls' compile time (the silences from the thread's last GPU work to the end of each
+    load that precedes a kernel's first launch: the host's code between the load and the launch is its own), the
+    rebuilds' (``rebuild_ms``: the silences before the repeat launches, the
     program's steady work) and the pass (first kernel's start to last kernel's end)."""
     us, ms = 1000, 1_000_000
     pid = 3876839
@@ -2424,11 +2425,12 @@ def write_nvrtc_first_calls(path: str, compile_ms: float = 169.0, cached_ms: flo
         api.t += int(silence * ms)
         if load:
             api("cuModuleLoadData", 300 * us, then=20 * us)
+            loaded = api.rows[-1][1]  # the compile's last act: the load's end
         launch = api("cuLaunchKernel", 25 * us, then=20 * us)
         if load and name not in seen:
-            compiled += api.t - 45 * us - last
+            compiled += loaded - last
         elif load:
-            rebuilt += api.t - 45 * us - last
+            rebuilt += loaded - last
         seen.add(name)
         start = api.t - 30 * us
         kern.append((start, start + 3 * us, launch, name))

@@ -375,7 +375,7 @@ def _span_words(fw: Framework, up: tuple, tune: tuple, link: tuple, load: tuple,
     if load_s.size:
         parts.append(f"{plural(int(load_s.size), 'kernel')} compiled on the host (or read from a compiler's cache) "
                      f"and loaded from memory ({_ms((load_e - load_s).sum())} from the thread's last GPU work to the "
-                     "kernel's first launch, the GPU idle: a compiler with no call of its own in the capture, such as "
+                     "module's load, the GPU idle: a compiler with no call of its own in the capture, such as "
                      "NVRTC, shown by the module it loads from memory)")
     if graph_s.size:
         parts.append(f"{plural(graph_s.size, 'graph capture')} ({_ms((graph_e - graph_s).sum())}): kernels launched while a "
@@ -547,23 +547,35 @@ def _compiles_before_loads(trace: Trace, links: tuple[np.ndarray, np.ndarray], t
     loads = np.flatnonzero(trace.h.name_mask(devices.is_image_load))
     if not loads.size:
         return _EMPTY, _EMPTY
-    s, e = _silences_before(trace, loads, _launch_states(trace) == _FIRST)
-    held = np.isin(e, links[1])
+    s, e = _silences_before(trace, loads, _launch_states(trace) == _FIRST, to_mark_end=True)
+    held = _overlaps(s, e, links[0].astype(np.int64, copy=False), links[1].astype(np.int64, copy=False))
     at = np.sort(trace.h.start[traced].astype(np.int64, copy=False))
     if at.size:
         held |= np.searchsorted(at, s, side="left") < np.searchsorted(at, e, side="right")
     return s[~held], e[~held]
 
 
-def _silences_before(trace: Trace, marks: np.ndarray, first_runs: np.ndarray | None = None
-                     ) -> tuple[np.ndarray, np.ndarray]:
+def _overlaps(s: np.ndarray, e: np.ndarray, os_: np.ndarray, oe: np.ndarray) -> np.ndarray:
+    """Per span (``s``, ``e``), whether it overlaps any of the spans (``os_``, ``oe``)."""
+    if not os_.size or not s.size:
+        return np.zeros(s.size, dtype=bool)
+    order = np.argsort(os_, kind="stable")
+    reach = np.maximum.accumulate(oe[order])  # the latest end of the spans starting up to each one
+    k = np.searchsorted(os_[order], e, side="left") - 1  # the last span starting before this one ends
+    return (k >= 0) & (reach[np.maximum(k, 0)] > s)
+
+
+def _silences_before(trace: Trace, marks: np.ndarray, first_runs: np.ndarray | None = None,
+                     to_mark_end: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per mark (host event index, a link or a load that shows code just made), the span from its thread's last GPU
     work (a launch, copy, sync or allocation; or the GPU's last work, if later) to the thread's next launch, kept
     where the GPU idles through it.  Nothing where the program makes code every call (its steady state): without
     ``first_runs``, where the marks outnumber the capture's kernels; with ``first_runs`` (bool per host event), where
     more marks are followed by a launch of a kernel already run than by a kernel's first run -- and a span is kept
     only where the launch that ends it is a first run.  (Kernels are counted by name only without it: CuPy loads a
-    ``cupy_fill`` module per dtype, one name for two modules.)"""
+    ``cupy_fill`` module per dtype, one name for two modules.)  ``to_mark_end``: the span ends with the mark itself,
+    not at the next launch -- a load is the compile's last act, and the host's own code between it and the launch
+    (the first call's Python) is the host's work, not the compile's."""
     h = trace.h
     if not marks.size:
         return _EMPTY, _EMPTY
@@ -596,7 +608,7 @@ def _silences_before(trace: Trace, marks: np.ndarray, first_runs: np.ndarray | N
         k = np.searchsorted(gpu_end, t, side="right")
         if k:
             a = max(a, int(gpu_end[k - 1]))
-        b = int(h.start[n]) if n >= 0 else int(h.end[i])
+        b = int(h.end[i]) if to_mark_end or n < 0 else int(h.start[n])
         if b > a:
             starts.append(a)
             ends.append(b)

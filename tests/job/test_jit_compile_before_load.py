@@ -26,7 +26,7 @@ def _host_own(finding: dict) -> bool:
 
 
 def test_the_silence_before_a_load_from_memory_is_a_one_time_compile(tmp_path) -> None:  # noqa: ANN001 - pytest's
-    """The compiles (truth: each kernel's silence from the thread's last GPU work to its first launch) are booked
+    """The compiles (truth: each kernel's silence from the thread's last GPU work to the end of its module's load) are booked
     one-time, to the 0.1 ms; the report leads with the cold start, and no host-bound finding claims them."""
     path = str(tmp_path / "cupy.sqlite")
     truth = nx.write_nvrtc_first_calls(path)

@@ -1,0 +1,60 @@
+"""A range that marks a whole iteration is the step's mark, not the host's work (issue #37 classes 2 and 4;
+h37-probe41).
+
+Wrong assumption on main 953dc552: *every range of a program with no ML framework is the host's own work*
+(``metrics.context._host_work``), including the range the steps were read from.  An iteration range (``decode 3``,
+``step 3``) spans its whole iteration, so it covered every idle of the step: the host's time no event records after
+the iteration's sync was booked as host compute, and ``step_gaps`` said "most of it is host work between iterations"
+while the unrecorded-time check said of the same time "no op, no runtime call and no Python span covers that time".
+A profiler's own marks (``ProfilerStep#N``) were already left out by name; the user's are now left out by what they
+are: a host event that opens a step's window and lasts most of it (``metrics.context._step_marks``).
+
+By construction (``synthetic.nsysexport.write_untraced_iteration_tail``): each iteration range holds 8 kernels and a
+sync, then ``tail_ms`` (+/- 20%) of host code no event records; the control marks that tail with ``update_stats``.
+"""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+
+import pytest
+
+from synthetic import nsysexport as nx
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+
+
+def _host(tmp_path, **kw) -> dict:  # noqa: ANN001 - pytest's
+    p = str(tmp_path / "loop.sqlite")
+    truth = nx.write_untraced_iteration_tail(p, **kw)
+    host = analyze_session("w", "s", [SimpleNamespace(host="h0", path=p, format="nsys",
+                                                      size=os.path.getsize(p))]).to_dict()["hosts"][0]
+    return host | {"truth": truth}
+
+
+def _gaps(host: dict) -> dict:
+    (f,) = [f for f in host["findings"] if f["rule"] == "step_gaps"]
+    return f
+
+
+@pytest.mark.parametrize("name", ["decode {k}", "step {k}", "iteration {k}"])
+def test_the_untraced_tail_of_an_iteration_range_is_unrecorded(tmp_path, name: str) -> None:  # noqa: ANN001
+    host = _host(tmp_path, name=name)
+    truth = host["truth"]
+    assert host["capture"]["framework"] == "native"
+    bd = host["breakdown_ms"]
+    # main: host_compute ~0.53 ms a step, "other" (the host's unrecorded time) ~0.06 ms
+    assert bd["host_compute"] == pytest.approx(0.0, abs=0.02)
+    assert bd["other"] >= truth["tail_ms"]
+    summary = _gaps(host)["summary"]
+    assert "did not record" in summary and "host work between iterations" not in summary, summary
+
+
+def test_control_a_named_tail_stays_host_work(tmp_path) -> None:  # noqa: ANN001
+    """Control: the same loop whose tail is inside a range of its own (``update_stats``): host work, named in the
+    gaps' finding, as before."""
+    host = _host(tmp_path, tail_range="update_stats")
+    truth = host["truth"]
+    assert host["breakdown_ms"]["host_compute"] == pytest.approx(truth["tail_ms"], rel=0.1)
+    summary = _gaps(host)["summary"]
+    assert "host work between iterations" in summary and "`update_stats`" in summary, summary

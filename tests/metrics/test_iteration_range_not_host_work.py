@@ -51,10 +51,16 @@ def test_the_untraced_tail_of_an_iteration_range_is_unrecorded(tmp_path, name: s
 
 
 def test_control_a_named_tail_stays_host_work(tmp_path) -> None:  # noqa: ANN001
-    """Control: the same loop whose tail is inside a range of its own (``update_stats``): host work, named in the
-    gaps' finding, as before."""
+    """Control (holds on main too): the same loop whose tail is inside a range of its own (``update_stats``): the
+    host's work between iterations."""
     host = _host(tmp_path, tail_range="update_stats")
-    truth = host["truth"]
-    assert host["breakdown_ms"]["host_compute"] == pytest.approx(truth["tail_ms"], rel=0.1)
-    summary = _gaps(host)["summary"]
-    assert "host work between iterations" in summary and "`update_stats`" in summary, summary
+    assert host["breakdown_ms"]["host_compute"] >= 0.9 * host["truth"]["tail_ms"]
+    assert "host work between iterations" in _gaps(host)["summary"]
+
+
+def test_the_gaps_name_the_tails_own_range(tmp_path) -> None:  # noqa: ANN001
+    """The tail's own range is what the gaps' finding names, and its time is the host work: on main the iteration
+    range around it was host work too (0.06 ms a step more than the tail), and no range was named."""
+    host = _host(tmp_path, tail_range="update_stats")
+    assert host["breakdown_ms"]["host_compute"] == pytest.approx(host["truth"]["tail_ms"], rel=0.05)
+    assert "`update_stats`" in _gaps(host)["summary"], _gaps(host)["summary"]

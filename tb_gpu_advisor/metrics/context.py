@@ -831,19 +831,29 @@ def _host_work(h: HostEvents, fw: Framework, host_op: np.ndarray, host_input: np
     return host_work
 
 
+#: Step sources read from ranges around whole iterations -- the program's (NVTX: ``step 3``, ``decode 3``, the most
+#: repeated top-level range) or a training wrapper's (Lightning's ``run_training_batch``): marks, not code.  Never a
+#: source read from the program's code (a Python function's span, a serving engine's ``execute_model``: its own
+#: time is that function's lines), nor a window not read from one event (one pass, the whole capture: the event that
+#: opens it is whatever ran first).
+_RANGE_SOURCES = ("nvtx_range", "nvtx_top_range", "iteration_range")
+
+
 def _step_marks(h: HostEvents, steps: Steps) -> np.ndarray:
-    """The host events that mark the steps themselves: each opens a step's window (kept or dropped) to the ps and lasts
-    at least half of it -- the range the steps were read from (a program's ``step 3`` / ``decode 3`` / ``iteration
-    12`` NVTX range, a framework's iteration range), whatever its name.
+    """The ranges that mark the steps themselves, where the steps were read from ranges (:data:`_RANGE_SOURCES`):
+    each opens a step's window (kept or dropped) to the ps and lasts at least half of it -- the range around the
+    iteration (a program's ``step 3`` / ``decode 3`` / ``iteration 12``), whatever its name.
 
     Why: such a range spans its whole iteration, so it says the host is in the iteration, not what it does there.
     Read as the host's own work (as ``_host_work`` reads every other range of a program with no framework), it
     covered every idle of the step, and the host's time no event records in it -- code after a sync, before the next
     launch -- was called recorded "host work between iterations", while the unrecorded-time check said of the same
     time that no op or range covers it (h37-probe41: ``synthetic.nsysexport.write_untraced_iteration_tail``).  A
-    profiler's own markers (``ProfilerStep#N``) were already left out by name (``Framework.step_marker``); this leaves
+    profiler's own marks (``ProfilerStep#N``) were already left out by name (``Framework.step_marker``); this leaves
     out the user's by what they are."""
     out = np.zeros(len(h), dtype=bool)
+    if steps.detection.source not in _RANGE_SOURCES:
+        return out
     wins = [steps.host_windows] + [np.array([d.window], dtype=np.int64) for d in steps.detection.dropped
                                    if d.window is not None]
     w = np.concatenate([np.asarray(x, dtype=np.int64).reshape(-1, 2) for x in wins])

@@ -709,7 +709,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     release_free_heap()  # the op search's sorted copies and chunks, under the step assignment below (memory.py)
     host_work = _host_work(h, fw, host_op, host_input, dispatch, op_on_device, in_dispatch, own_work)
     host_work &= ~np.isin(h.line, _pipeline_workers(trace, fw, dispatch))
-    host_work &= ~_step_marks(h, steps)
+    host_work &= ~step_marks(h, steps)
     for g in gpus:
         g.step = assign(g.d.start, g.windows)
         _kernel_classes(g, trace, memo)
@@ -839,7 +839,7 @@ def _host_work(h: HostEvents, fw: Framework, host_op: np.ndarray, host_input: np
 _RANGE_SOURCES = ("nvtx_range", "nvtx_top_range", "iteration_range")
 
 
-def _step_marks(h: HostEvents, steps: Steps) -> np.ndarray:
+def step_marks(h: HostEvents, steps: Steps) -> np.ndarray:
     """The ranges that mark the steps themselves, where the steps were read from ranges (:data:`_RANGE_SOURCES`):
     each opens a step's window (kept or dropped) to the ps and lasts at least half of it -- the range around the
     iteration (a program's ``step 3`` / ``decode 3`` / ``iteration 12``), whatever its name.
@@ -850,7 +850,9 @@ def _step_marks(h: HostEvents, steps: Steps) -> np.ndarray:
     launch -- was called recorded "host work between iterations", while the unrecorded-time check said of the same
     time that no op or range covers it (h37-probe41: ``synthetic.nsysexport.write_untraced_iteration_tail``).  A
     profiler's own marks (``ProfilerStep#N``) were already left out by name (``Framework.step_marker``); this leaves
-    out the user's by what they are."""
+    out the user's by what they are.  Nor is such a range the caller of a sync inside it (``metrics.syncs``): the
+    host_sync finding named its syncs "in decode 1 ×0, decode 2 ×0, decode 3 ×0" -- one numbered iteration range each,
+    a 28th of a call a step apiece."""
     out = np.zeros(len(h), dtype=bool)
     if steps.detection.source not in _RANGE_SOURCES:
         return out

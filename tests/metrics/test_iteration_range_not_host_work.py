@@ -64,3 +64,11 @@ def test_the_gaps_name_the_tails_own_range(tmp_path) -> None:  # noqa: ANN001
     host = _host(tmp_path, tail_range="update_stats")
     assert host["breakdown_ms"]["host_compute"] == pytest.approx(host["truth"]["tail_ms"], rel=0.05)
     assert "`update_stats`" in _gaps(host)["summary"], _gaps(host)["summary"]
+
+
+def test_a_sync_no_op_encloses_is_named_by_its_call_not_the_iteration_range(tmp_path) -> None:  # noqa: ANN001
+    """The loop's one ``cudaDeviceSynchronize`` an iteration, inside no range but the iteration's: main named its
+    callers "decode 1 ×0, decode 2 ×0, decode 3 ×0" (each numbered range a 28th of a call a step)."""
+    host = _host(tmp_path, tail_range="update_stats")
+    f = next(f for f in host["findings"] if f["rule"] == "host_sync" and "waits for the GPU" in f["summary"])
+    assert "cudaDeviceSynchronize ×1" in f["summary"] and "decode" not in f["summary"], f["summary"]

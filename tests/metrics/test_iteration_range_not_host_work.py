@@ -72,3 +72,19 @@ def test_a_sync_no_op_encloses_is_named_by_its_call_not_the_iteration_range(tmp_
     host = _host(tmp_path, tail_range="update_stats")
     f = next(f for f in host["findings"] if f["rule"] == "host_sync" and "waits for the GPU" in f["summary"])
     assert "cudaDeviceSynchronize ×1" in f["summary"] and "decode" not in f["summary"], f["summary"]
+
+
+def test_a_silent_thread_inside_its_frame_range_runs_unrecorded_code(tmp_path) -> None:  # noqa: ANN001
+    """``write_paced_loop(ranged=True, mid_wait_ms=26, waits=False)``: each frame is the program's ``frame`` range and
+    its thread spins 26 ms on the CPU mid-frame in code no event records.  The frame range is the step's mark, so the
+    thread records nothing there: the host's unrecorded code (the ledger's ``other``), never launch wait, and the
+    host-bound finding says so.  On main the range made that time host work (``host_compute`` 26 ms)."""
+    p = str(tmp_path / "paced.sqlite")
+    nx.write_paced_loop(p, ranged=True, mid_wait_ms=26.0, waits=False)
+    host = analyze_session("w", "s", [SimpleNamespace(host="h0", path=p, format="nsys",
+                                                      size=os.path.getsize(p))]).to_dict()["hosts"][0]
+    bd = host["breakdown_ms"]
+    assert bd["host_compute"] < 0.5 and bd["launch_wait"] < 0.5, bd
+    assert bd["other"] >= 26.0 + 13.0, bd  # the mid-frame spin and the spin before the next frame
+    f = next(f for f in host["findings"] if f["title"].startswith("Host-bound"))
+    assert "which the profiler did not" in f["summary"], f["summary"]

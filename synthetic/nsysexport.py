@@ -834,6 +834,43 @@ def write_marked_input_loop(path: str, iterations: int = 12, load_ms: float = 3.
     return {"iterations": iterations, "input_ms": load_ms, "unmarked_ms": unmarked_ms, "fetch": fetch}
 
 
+def write_untraced_iteration_tail(path: str, iterations: int = 30, name: str = "decode {k}", work_ms: float = 0.4,
+                                  tail_ms: float = 0.5, jitter: float = 0.2, tail_range: str | None = None,
+                                  seed: int = 0) -> dict:
+    """Write a loop of a program with no ML framework in the capture (cuBLAS-named kernels, NVTX alone: a C++ engine's
+    or a plain Python loop's), each iteration one range ``name`` (``{k}`` its number: ``decode 3``, ``step 3``) that
+    holds 8 kernels filling ``work_ms`` ended by a device-wide sync, then ``tail_ms`` (times 1 +/- ``jitter``, drawn
+    per iteration) of host code no event records -- the loop's own Python or C++ after its read-back, the GPU idle --
+    before the range closes.  ``tail_range``: that host time marked by a range of that name (the control: the program
+    says what it runs there).
+
+    Truth: the GPU idles ~``tail_ms`` an iteration between iterations (mean given as ``tail_ms`` in the truth, drawn
+    exactly), in host time the capture records nothing of unless ``tail_range`` names it; the iteration range itself
+    spans the whole iteration, so it names no work of the host's in that tail."""
+    rng = np.random.default_rng(seed)
+    out = _RangedPython(path, pid=4545, start_ms=1)
+    f = out.filled
+    work = out.strings("ampere_sgemm_128x64_tn")
+    tails = tail_ms * (1.0 + jitter * rng.uniform(-1.0, 1.0, iterations))
+
+    def tail(ms: float) -> Callable[[], None]:
+        def run() -> None:
+            f.api.t += int(ms * 1_000_000)
+        return run
+
+    for k in range(iterations):
+        def iteration(ms: float = float(tails[k])) -> None:
+            f.work(work_ms, work, 8, sync=True)
+            if tail_range:
+                f.ranged(tail_range, tail(ms))
+            else:
+                tail(ms)()
+        f.ranged(name.format(k=k), iteration)
+    out.close()
+    return {"iterations": iterations, "tail_ms": float(tails.mean()), "tails_ms": tails.tolist(), "work_ms": work_ms,
+            "tail_range": tail_range}
+
+
 # --------------------------------------------------------------------------- a DLProf-annotated cold forward (issue 37)
 
 #: The cuDNN kernel each convolution's algorithm search times, and the one it keeps.

@@ -709,6 +709,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     release_free_heap()  # the op search's sorted copies and chunks, under the step assignment below (memory.py)
     host_work = _host_work(h, fw, host_op, host_input, dispatch, op_on_device, in_dispatch, own_work)
     host_work &= ~np.isin(h.line, _pipeline_workers(trace, fw, dispatch))
+    host_work &= ~step_marks(h, steps)
     for g in gpus:
         g.step = assign(g.d.start, g.windows)
         _kernel_classes(g, trace, memo)
@@ -828,6 +829,46 @@ def _host_work(h: HostEvents, fw: Framework, host_op: np.ndarray, host_input: np
     if in_dispatch is not None:
         host_work &= ~in_dispatch | own_work
     return host_work
+
+
+#: Step sources read from ranges around whole iterations -- the program's (NVTX: ``step 3``, ``decode 3``, the most
+#: repeated top-level range) or a training wrapper's (Lightning's ``run_training_batch``): marks, not code.  Never a
+#: source read from the program's code (a Python function's span, a serving engine's ``execute_model``: its own
+#: time is that function's lines), nor a window not read from one event (one pass, the whole capture: the event that
+#: opens it is whatever ran first).
+_RANGE_SOURCES = ("nvtx_range", "nvtx_top_range", "iteration_range")
+
+
+def step_marks(h: HostEvents, steps: Steps) -> np.ndarray:
+    """The ranges that mark the steps themselves, where the steps were read from ranges (:data:`_RANGE_SOURCES`):
+    each opens a step's window (kept or dropped) to the ps and lasts at least half of it -- the range around the
+    iteration (a program's ``step 3`` / ``decode 3`` / ``iteration 12``), whatever its name.
+
+    Why: such a range spans its whole iteration, so it says the host is in the iteration, not what it does there.
+    Read as the host's own work (as ``_host_work`` reads every other range of a program with no framework), it
+    covered every idle of the step, and the host's time no event records in it -- code after a sync, before the next
+    launch -- was called recorded "host work between iterations", while the unrecorded-time check said of the same
+    time that no op or range covers it (h37-probe41: ``synthetic.nsysexport.write_untraced_iteration_tail``).  A
+    profiler's own marks (``ProfilerStep#N``) were already left out by name (``Framework.step_marker``); this leaves
+    out the user's by what they are.  Nor is such a range the caller of a sync inside it (``metrics.syncs``): the
+    host_sync finding named its syncs "in decode 1 ×0, decode 2 ×0, decode 3 ×0" -- one numbered iteration range each,
+    a 28th of a call a step apiece."""
+    out = np.zeros(len(h), dtype=bool)
+    if steps.detection.source not in _RANGE_SOURCES:
+        return out
+    wins = [steps.host_windows] + [np.array([d.window], dtype=np.int64) for d in steps.detection.dropped
+                                   if d.window is not None]
+    w = np.concatenate([np.asarray(x, dtype=np.int64).reshape(-1, 2) for x in wins])
+    if not len(h) or not w.shape[0]:
+        return out
+    w = w[np.argsort(w[:, 0], kind="stable")]
+    start = h.start.astype(np.int64, copy=False)
+    at = np.searchsorted(w[:, 0], start)
+    hit = at < w.shape[0]
+    k = np.minimum(at, w.shape[0] - 1)
+    hit &= w[k, 0] == start
+    hit &= 2 * (h.end.astype(np.int64, copy=False) - start) >= (w[k, 1] - w[k, 0])
+    return hit
 
 
 def _kernel_classes(g: GpuCtx, trace: Trace, memo: dict) -> None:

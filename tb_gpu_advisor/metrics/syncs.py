@@ -57,7 +57,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     in_step = (ctx.host_step >= 0) | _ends_in_step(ctx)
     sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & in_step)
     blocking = np.flatnonzero(_blocking_reads(ctx) & in_step)
-    encloser = _encloser(h) if blocking.size else None
+    encloser = _encloser(ctx) if blocking.size else None
     if blocking.size:
         sync = np.union1d(sync, _framework_reads(ctx, encloser, blocking))
     reads = not sync.size  # no sync call recorded: the framework's blocking reads are the syncs (JAX's np.asarray)
@@ -75,7 +75,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
         moving = np.where(copy, moving, 0)
         waited = np.ones(sync.shape, dtype=bool)  # every read drains the queue and waits for its callback: a sync
     else:
-        encloser = encloser if encloser is not None else _encloser(h)
+        encloser = encloser if encloser is not None else _encloser(ctx)
         callers = encloser.find(sync)
         copy = _copy_waits(ctx, encloser, callers)
         waited = ~copy
@@ -388,9 +388,13 @@ def _top(ctx: Context, callers: np.ndarray, top_n: int) -> list[tuple[str, float
     return [(h.names[int(u[i])], ctx.per_step(counts[i])) for i in np.argsort(-counts, kind="stable")[:top_n]]
 
 
-def _encloser(h) -> Encloser:  # noqa: ANN001 - HostEvents
-    """The framework op around a wait, never another runtime call (any vendor's: a HIP call would enclose itself)."""
-    return Encloser(h, h.name_mask(lambda x: not x.startswith(_RUNTIME) and not devices.is_runtime_call(x)))
+def _encloser(ctx: Context) -> Encloser:
+    """The framework op around a wait, never another runtime call (any vendor's: a HIP call would enclose itself),
+    nor the range that marks the whole step (``context.step_marks``: ``decode 3`` says the wait is in the iteration,
+    not who made it -- a sync no op encloses is then named by its own call)."""
+    h = ctx.h
+    mask = h.name_mask(lambda x: not x.startswith(_RUNTIME) and not devices.is_runtime_call(x))
+    return Encloser(h, mask & ~_context.step_marks(h, ctx.steps))
 
 
 def _blocking_reads(ctx: Context) -> np.ndarray:

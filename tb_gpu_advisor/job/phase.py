@@ -547,7 +547,8 @@ def _compiles_before_loads(trace: Trace, links: tuple[np.ndarray, np.ndarray], t
     loads = np.flatnonzero(trace.h.name_mask(devices.is_image_load))
     if not loads.size:
         return _EMPTY, _EMPTY
-    s, e = _silences_before(trace, loads, _launch_states(trace) == _FIRST, to_mark_end=True)
+    s, e = _silences_before(trace, loads, _launch_states(trace) == _FIRST, to_mark_end=True,
+                            skip=_launched_library_kernels(trace))
     held = _overlaps(s, e, links[0].astype(np.int64, copy=False), links[1].astype(np.int64, copy=False))
     at = np.sort(trace.h.start[traced].astype(np.int64, copy=False))
     if at.size:
@@ -565,8 +566,25 @@ def _overlaps(s: np.ndarray, e: np.ndarray, os_: np.ndarray, oe: np.ndarray) -> 
     return (k >= 0) & (reach[np.maximum(k, 0)] > s)
 
 
+def _launched_library_kernels(trace: Trace) -> np.ndarray:
+    """Bool per host event: it launched a kernel of a math library (``devices.library_kernel_one``: cuBLAS, rocBLAS's
+    Tensile ``Cijk_*``, MIOpen ...).  Such a library ships its kernels compiled: a module it loads from memory before
+    one is its own code object read from its files (rocBLAS reads Tensile's ``.co`` files, then
+    ``hipModuleLoadData``), part of the library's start-up, not a compile of the program's -- ROCm's rpd matmul
+    (``foreign/rocm_rpd_matmul``) spends 2.70 s unrecorded loading its BLAS libraries before its first GEMM."""
+    h = trace.h
+    out = np.zeros(len(h), dtype=bool)
+    for d, rec in zip(trace.devices, device_launches(h, trace.devices)):
+        if not len(d):
+            continue
+        lib = np.fromiter((devices.library_kernel_one(n) for n in d.names), dtype=bool, count=len(d.names))
+        hit = (rec >= 0) & lib[d.name.astype(np.int64)] if lib.size else np.zeros(len(d), dtype=bool)
+        out[rec[hit]] = True
+    return out
+
+
 def _silences_before(trace: Trace, marks: np.ndarray, first_runs: np.ndarray | None = None,
-                     to_mark_end: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                     to_mark_end: bool = False, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per mark (host event index, a link or a load that shows code just made), the span from its thread's last GPU
     work (a launch, copy, sync or allocation; or the GPU's last work, if later) to the thread's next launch, kept
     where the GPU idles through it.  Nothing where the program makes code every call (its steady state): without
@@ -575,7 +593,8 @@ def _silences_before(trace: Trace, marks: np.ndarray, first_runs: np.ndarray | N
     only where the launch that ends it is a first run.  (Kernels are counted by name only without it: CuPy loads a
     ``cupy_fill`` module per dtype, one name for two modules.)  ``to_mark_end``: the span ends with the mark itself,
     not at the next launch -- a load is the compile's last act, and the host's own code between it and the launch
-    (the first call's Python) is the host's work, not the compile's."""
+    (the first call's Python) is the host's work, not the compile's.  ``skip`` (bool per host event): a mark whose
+    next launch is one of these is no sign of code just made, and is left out before anything is counted."""
     h = trace.h
     if not marks.size:
         return _EMPTY, _EMPTY
@@ -585,6 +604,11 @@ def _silences_before(trace: Trace, marks: np.ndarray, first_runs: np.ndarray | N
         after = launch[(h.line[launch] == h.line[i]) & (h.start[launch] >= h.start[i])]
         if after.size:
             nxt[j] = int(after[np.argmin(h.start[after])])
+    if skip is not None:
+        keep = (nxt < 0) | ~skip[np.maximum(nxt, 0)]
+        marks, nxt = marks[keep], nxt[keep]
+        if not marks.size:
+            return _EMPTY, _EMPTY
     if first_runs is None:
         kernels = len(set().union(*({d.names[int(i)] for i in np.unique(d.name[d.kind == devices.KIND_KERNEL])}
                                     for d in trace.devices if len(d))))

@@ -164,6 +164,36 @@ def totals(m: HostMetrics, without_oom: bool = False) -> list[GpuMemory]:
     return [g for g in m.memory.gpus if g.baseline == "absolute" and g.gpu not in oom]
 
 
+#: Distinct allocation sites the kept tensors come from, at least: autograd keeps the tensors of every op of every
+#: layer, a cache (a KV cache kept on purpose) comes from one or two.
+MIN_SITES = 4
+#: Of a snapshot recorded without stacks (no site to count), the blocks the climb to the peak kept, at least -- and
+#: freed together or still held, never over a backward's span: a backward frees what a forward kept one by one
+#: while it makes gradients, a graph dropped unused frees them in one run (``job.kind``'s
+#: ``_STACKLESS_MIN_BLOCKS``: a pass under ``no_grad`` holds a few at its peak, a forward with autograd every layer's).
+MIN_BLOCKS_STACKLESS = 16
+
+
+def kept_by_a_forward(m: HostMetrics, g: GpuMemory) -> bool:
+    """The blocks the peak held are a forward's graph: made at :data:`MIN_SITES` places (a cache comes from one or
+    two); where the snapshot records no stack, :data:`MIN_BLOCKS_STACKLESS` blocks that no backward freed."""
+    if not m.memory.stackless:
+        return g.forward_kept_sites >= MIN_SITES
+    return g.forward_kept_blocks >= MIN_BLOCKS_STACKLESS and \
+        g.forward_kept_release.startswith(("freed together", "still held"))
+
+
+def graph_kept(m: HostMetrics, g: GpuMemory) -> bool:
+    """GPU ``g``'s peak holds the graph autograd keeps of a forward pass in a snapshot of a job with no backward pass:
+    the forward's tensors live there are :func:`kept_by_a_forward`'s and ``memory.forward_kept.ratio`` times the
+    largest of them (under ``no_grad`` only the few in use live).  Why one home: the kept-graph finding
+    (``activation_memory``) and an OOM's cause (``oom_snapshot``) must read the same tensors the same way -- an OOM of
+    such a pass is autograd's graph, which ``inference_mode`` frees whole, not activations a smaller pass shrinks."""
+    own, largest = g.forward_kept_bytes, g.forward_kept_largest
+    return bool(m.memory.snapshot and not trained(m) and own and largest and kept_by_a_forward(m, g)
+                and own >= T("memory.forward_kept.ratio") * largest)
+
+
 #: What a finding measured against the peak says of the capacity (its fix says how to record it).
 CAPACITY_UNKNOWN = ("The GPU's capacity is unknown (a memory snapshot does not record it): this is judged against "
                     "the peak alone.")

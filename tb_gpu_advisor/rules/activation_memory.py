@@ -101,9 +101,6 @@ def _activations(m: HostMetrics) -> list[Finding]:
     )]
 
 
-MIN_SITES, MIN_BLOCKS_STACKLESS = mem.MIN_SITES, mem.MIN_BLOCKS_STACKLESS  # their home: rules._memory
-
-
 #: How a snapshot without stacks shows its forward's blocks (``metrics.memory._climb``).
 STACKLESS_FORWARD = (" (read from the allocation pattern, the snapshot recording no stacks: the blocks made since the "
                      "level last stood at its floor, freed with no allocation between)")

@@ -2442,6 +2442,10 @@ FIXES.update({
     "memory_near_capacity:other@inference": (FORWARD_SMALLER_PASS,),
     "memory_near_capacity:casts@inference": (NO_CAST_CACHE,),
     "memory_near_capacity:casts@any_work": (NO_CAST_CACHE,),
+    # a peak whose activations are autograd's graph of a pass with no backward (``_memory.graph_kept``): not recording
+    # the graph frees it whole, whatever the job's kind was read (h37-probe41m)
+    **{f"memory_near_capacity:forward_kept{tag}": FIXES["oom_snapshot:forward_kept"]
+       for tag in ("", "@inference", "@any_work")},
 })
 
 #: Attention computed op by op (``unfused_attention``): PyTorch's fused attention op, which picks the GPU's own fused

@@ -194,6 +194,27 @@ def graph_kept(m: HostMetrics, g: GpuMemory) -> bool:
                 and own >= T("memory.forward_kept.ratio") * largest)
 
 
+def graph_frees(m: HostMetrics, g: GpuMemory) -> int:
+    """What ``inference_mode`` frees at GPU ``g``'s peak where it holds a kept graph (:func:`graph_kept`): the
+    forward's tensors live there and its earlier pass's still held (``forward_kept_earlier_*``), less the largest (the
+    one in use); 0 where it holds none.  The saving ``activation_memory``'s kept-graph finding states, asked by the
+    rules whose lever is the peak's biggest holder (``memory_near_capacity``, ``oom_snapshot``): the graph is freed
+    whole, not by checkpointing's share (``memory.checkpoint_frees``)."""
+    if not graph_kept(m, g):
+        return 0
+    kept = g.forward_kept_bytes + g.forward_kept_earlier_bytes + g.forward_kept_earlier_cast_bytes
+    return max(kept - g.forward_kept_largest, 0)
+
+
+def graph_words(g: GpuMemory, frees: int) -> str:
+    """What frees the most where the peak holds a kept graph (:func:`graph_frees`), in one sentence of the rules that
+    name the peak's lever."""
+    return (f" Those are the graph autograd keeps of the forward pass ({g.forward_kept_blocks:,} tensors, "
+            f"{g.forward_kept_bytes / g.forward_kept_largest:.0f}x the largest), for a backward pass the snapshot never "
+            f"shows. What frees the most: running the forward under inference mode (or no_grad), where only the "
+            f"tensors in use live -- about {gb(frees)}.")
+
+
 #: What a finding measured against the peak says of the capacity (its fix says how to record it).
 CAPACITY_UNKNOWN = ("The GPU's capacity is unknown (a memory snapshot does not record it): this is judged against "
                     "the peak alone.")

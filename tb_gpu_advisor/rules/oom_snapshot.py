@@ -71,11 +71,7 @@ def check(m: HostMetrics) -> list[Finding]:
                 text += (" The allocator already used expandable segments: what is cached is freed blocks inside "
                          "them, not segments carved too small.")
         if cause == "forward_kept":
-            g = _gpu(m, gpu)
-            text += (f" Those are the graph autograd keeps of the forward pass ({g.forward_kept_blocks:,} tensors, "
-                     f"{g.forward_kept_bytes / g.forward_kept_largest:.0f}x the largest), for a backward pass the "
-                     f"snapshot never shows. What frees the most: running the forward under inference mode (or "
-                     f"no_grad), where only the tensors in use live -- about {gb(frees)}.")
+            text += mem.graph_words(_gpu(m, gpu), frees)
         elif cause != "fragmentation" and (frees or cause != "memory_cap"):
             text += f" What frees the most: {_what(largest, words)}, about {gb(frees)}."
         text += _holder_words(m, largest)
@@ -131,10 +127,9 @@ def _graph_frees(m: HostMetrics, o: OomReport) -> int:
     that never runs is freed whole by not recording it, and the snapshot's peak is the OOM's moment only where the
     tensors were still held when the history ended (its last event, the OOM)."""
     g = _gpu(m, o.gpu)
-    if g is None or not mem.graph_kept(m, g) or not g.forward_kept_release.startswith("still held"):
+    if g is None or not g.forward_kept_release.startswith("still held"):
         return 0
-    live = o.allocated_bytes - o.by_category.get("held", 0)
-    return max(min(g.forward_kept_bytes - g.forward_kept_largest, live), 0)
+    return max(min(mem.graph_frees(m, g), o.allocated_bytes - o.by_category.get("held", 0)), 0)
 
 
 def _holder_words(m: HostMetrics, largest: str) -> str:

@@ -73,3 +73,35 @@ def test_control_a_training_steps_oom_keeps_checkpointing(tmp_path: Path):
     assert f.metric.detail["cause"] == "activations", f.summary
     assert "checkpoint" in f.actions[0].text.lower(), [a.text for a in f.actions]
     assert "autograd keeps" not in f.summary
+
+
+def _near_capacity(sc: ms.Scenario, tmp_path: Path):
+    """The near-capacity finding of the scenario's snapshot, its GPU recorded beside the dump (``write_capacity``)
+    just above what the allocator reserved: 95% in use."""
+    path = ms.write(str(tmp_path / "near.pickle"), sc.doc)
+    reserved = sum(int(s["total_size"]) for s in sc.doc["segments"])
+    total = int(reserved / 0.95)
+    ms.write_capacity(path, total, ms.free_beside(sc.doc, total, 0))
+    rep = analyze_host(HostFile("near.pickle", path, Path(path).stat().st_size, 0, "snapshot"))
+    assert rep.error is None, rep.error
+    near = [f for f in rep.findings if f.rule == "memory_near_capacity"]
+    assert len(near) == 1, [f.id for f in rep.findings]
+    return near[0]
+
+
+def test_a_peak_near_capacity_held_by_a_kept_graph_is_the_graphs(tmp_path: Path):
+    """The same cause short of an OOM: a forward-only benchmark with autograd on at 95% of its GPU.  Its lever is the
+    graph, the saving what inference_mode frees (the truth's kept bytes less the largest, as the kept-graph finding
+    says), the first fix inference_mode -- main said "the forward pass's activations" and checkpointing's share."""
+    sc = ms.forward_only()
+    f = _near_capacity(sc, tmp_path)
+    assert f.metric.detail["lever"] == "forward_kept", f.summary
+    assert f.saving_bytes == sc.truth["kept_bytes"] - sc.truth["largest_bytes"]
+    assert "inference_mode" in f.actions[0].snippet, [a.text for a in f.actions]
+
+
+def test_control_the_same_forward_under_no_grad_near_capacity_is_its_activations(tmp_path: Path):
+    """Under no_grad no graph is kept: the lever is what holds the peak (the weights here), never the graph."""
+    f = _near_capacity(ms.forward_only(grad=False), tmp_path)
+    assert f.metric.detail["lever"] != "forward_kept", f.summary
+    assert "autograd keeps" not in f.summary

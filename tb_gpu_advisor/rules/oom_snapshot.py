@@ -13,7 +13,9 @@ back before it fails):
   blocks too small for it (``fragmentation``: expandable segments -- not offered where the allocator already used
   them: its ``allocator_settings``, or every segment's ``is_expandable`` where a release writes no settings);
 * else the GPU was full, and the largest kind of live memory decides (activations: checkpointing; held across
-  steps: sharding / offload; the optimizer's state; gradients).
+  steps: sharding / offload; the optimizer's state; gradients) -- but activations that are autograd's graph of a job
+  with no backward pass (``_memory.graph_kept``: the forward's tensors still held at the OOM, kept at every layer)
+  are the cause ``forward_kept``: ``inference_mode`` frees the graph whole, fewer inputs only shrink it.
 
 Two makers the stacks name are kinds of their own (``model.trace.HOLDERS``), out of the phase that made them: the
 blocks attention computed op by op wrote (its score matrices: SDPA's math backend,

@@ -801,6 +801,58 @@ def forward_rebound(grad: bool = True, layers: int = 12, mib: int = 32, warmup: 
     return Scenario(snapshot([a]), truth)
 
 
+def oom_forward_graph(grad: bool = True, rebound: bool = False, capacity: int = 14 * GiB, passes: int = 3,
+                      layers: int = 24, mib: int = 64, grow: int = 2) -> Scenario:
+    """A forward-only benchmark that runs out of memory: 2 GiB of weights, then ``passes`` forward passes of ``layers``
+    layers (one tensor at each of the 4 :data:`FORWARD_SITES`, ``mib`` and twice it), the last pass's input ``grow``
+    times longer (its tensors ``grow`` times larger), on a GPU of ``capacity`` bytes.  With autograd on (``grad``)
+    every layer's tensors are kept for a backward that never runs -- the earlier passes' graphs are freed together
+    with no backward between -- and the last pass's graph no longer fits: the request for one of its tensors fails.
+    ``rebound``: the loop rebinds its output (``out = model(x)``), so a pass's graph is freed only once the next pass
+    has returned, and the second pass (no longer input) already fails holding two graphs.  Under ``no_grad`` the same
+    loop frees each layer's tensors once the next has used them and never runs out of memory.
+
+    Truth by construction: whether it ran out of memory (``oom``), the forward's bytes live at the failure
+    (``graph_bytes``), the largest of them, what the same loop under no_grad holds at most above the weights
+    (``nograd_peak_bytes``, replayed on the same allocator model: what inference_mode leaves), and the kind
+    (inference: no backward ever runs)."""
+    a = Allocator(capacity, device_total=capacity)
+    for _ in range(8):
+        a.malloc(256 * MiB, PARAMS)
+    weights = a.allocated
+    out: list[int] = []
+    live: list[int] = []
+    top = 0
+    oom = False
+    try:
+        for n in range(passes):
+            live = []
+            for _layer in range(layers):
+                live, high = _forward_layer(a, live, grad, mib * (grow if n == passes - 1 and not rebound else 1))
+                top = max(top, high)
+            kept = live if grad else live[-1:]  # under no_grad the output alone outlives the pass
+            for x in [y for y in live if y not in kept]:
+                a.free(x)
+            if rebound:  # the old output (and its graph) dropped only now, the new pass returned
+                for x in out:
+                    a.free(x)
+                out = kept
+            else:  # the output dropped at the pass's end: its graph freed at once, no backward
+                for x in kept:
+                    a.free(x)
+    except OutOfMemory:
+        oom = True
+    at_oom = a.allocated - weights
+    # the forward's tensors live at the failure, the largest of them (what stays in use under inference_mode)
+    sizes = [b.size for s in a.segments for b in s.blocks if b.allocated and any(b.frames is f for f in FORWARD_SITES)]
+    truth = {"gpu": 0, "kind": "inference", "grad": grad, "oom": oom, "graph_bytes": at_oom if oom else 0,
+             "largest_bytes": max(sizes) if oom and sizes else 0, "peak_bytes": top, "weights": weights}
+    if grad:
+        truth["nograd_peak_bytes"] = oom_forward_graph(False, rebound, capacity, passes, layers, mib,
+                                                       grow).truth["peak_bytes"] - weights
+    return Scenario(snapshot([a]), truth)
+
+
 #: Windows records Python frames only (``stacks="python"``), with its own paths.
 _WIN_TORCH = "C:\\Users\\me\\venv\\Lib\\site-packages\\torch"
 WIN_FORWARD = [frame(f"{_WIN_TORCH}\\nn\\modules\\linear.py", 125, "forward"),

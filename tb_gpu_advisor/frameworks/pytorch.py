@@ -1353,6 +1353,12 @@ MEMORY_FIXES = {
     **{f"oom_snapshot{v}@{tag}": fix for tag in ("inference", "any_work")
        for v, fix in ((":held", (INFERENCE_MEMORY if tag == "inference" else HELD_BYTES,)),
                       (":activations", (SMALLER_PASS, NO_GRAPH)), (":other", (SMALLER_PASS,)))},
+    # ... and to a forward pass in its own words (no training loop's accumulation), as memory_near_capacity's
+    "oom_snapshot:activations@inference": (FORWARD_SMALLER_PASS, NO_GRAPH),
+    "oom_snapshot:other@inference": (FORWARD_SMALLER_PASS,),
+    # an OOM whose live forward tensors are autograd's graph of a pass with no backward (``_memory.graph_kept``):
+    # not recording the graph frees it whole; fewer inputs per pass only shrink it
+    "oom_snapshot:forward_kept": (NO_GRAPH, FORWARD_SMALLER_PASS),
 }
 FIXES.update(MEMORY_FIXES)
 
@@ -2436,6 +2442,10 @@ FIXES.update({
     "memory_near_capacity:other@inference": (FORWARD_SMALLER_PASS,),
     "memory_near_capacity:casts@inference": (NO_CAST_CACHE,),
     "memory_near_capacity:casts@any_work": (NO_CAST_CACHE,),
+    # a peak whose activations are autograd's graph of a pass with no backward (``_memory.graph_kept``): not recording
+    # the graph frees it whole, whatever the job's kind was read (h37-probe41m)
+    **{f"memory_near_capacity:forward_kept{tag}": FIXES["oom_snapshot:forward_kept"]
+       for tag in ("", "@inference", "@any_work")},
 })
 
 #: Attention computed op by op (``unfused_attention``): PyTorch's fused attention op, which picks the GPU's own fused

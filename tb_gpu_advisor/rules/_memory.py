@@ -164,6 +164,57 @@ def totals(m: HostMetrics, without_oom: bool = False) -> list[GpuMemory]:
     return [g for g in m.memory.gpus if g.baseline == "absolute" and g.gpu not in oom]
 
 
+#: Distinct allocation sites the kept tensors come from, at least: autograd keeps the tensors of every op of every
+#: layer, a cache (a KV cache kept on purpose) comes from one or two.
+MIN_SITES = 4
+#: Of a snapshot recorded without stacks (no site to count), the blocks the climb to the peak kept, at least -- and
+#: freed together or still held, never over a backward's span: a backward frees what a forward kept one by one
+#: while it makes gradients, a graph dropped unused frees them in one run (``job.kind``'s
+#: ``_STACKLESS_MIN_BLOCKS``: a pass under ``no_grad`` holds a few at its peak, a forward with autograd every layer's).
+MIN_BLOCKS_STACKLESS = 16
+
+
+def kept_by_a_forward(m: HostMetrics, g: GpuMemory) -> bool:
+    """The blocks the peak held are a forward's graph: made at :data:`MIN_SITES` places (a cache comes from one or
+    two); where the snapshot records no stack, :data:`MIN_BLOCKS_STACKLESS` blocks that no backward freed."""
+    if not m.memory.stackless:
+        return g.forward_kept_sites >= MIN_SITES
+    return g.forward_kept_blocks >= MIN_BLOCKS_STACKLESS and \
+        g.forward_kept_release.startswith(("freed together", "still held"))
+
+
+def graph_kept(m: HostMetrics, g: GpuMemory) -> bool:
+    """GPU ``g``'s peak holds the graph autograd keeps of a forward pass in a snapshot of a job with no backward pass:
+    the forward's tensors live there are :func:`kept_by_a_forward`'s and ``memory.forward_kept.ratio`` times the
+    largest of them (under ``no_grad`` only the few in use live).  Why one home: the kept-graph finding
+    (``activation_memory``) and an OOM's cause (``oom_snapshot``) must read the same tensors the same way -- an OOM of
+    such a pass is autograd's graph, which ``inference_mode`` frees whole, not activations a smaller pass shrinks."""
+    own, largest = g.forward_kept_bytes, g.forward_kept_largest
+    return bool(m.memory.snapshot and not trained(m) and own and largest and kept_by_a_forward(m, g)
+                and own >= T("memory.forward_kept.ratio") * largest)
+
+
+def graph_frees(m: HostMetrics, g: GpuMemory) -> int:
+    """What ``inference_mode`` frees at GPU ``g``'s peak where it holds a kept graph (:func:`graph_kept`): the
+    forward's tensors live there and its earlier pass's still held (``forward_kept_earlier_*``), less the largest (the
+    one in use); 0 where it holds none.  The saving ``activation_memory``'s kept-graph finding states, asked by the
+    rules whose lever is the peak's biggest holder (``memory_near_capacity``, ``oom_snapshot``): the graph is freed
+    whole, not by checkpointing's share (``memory.checkpoint_frees``)."""
+    if not graph_kept(m, g):
+        return 0
+    kept = g.forward_kept_bytes + g.forward_kept_earlier_bytes + g.forward_kept_earlier_cast_bytes
+    return max(kept - g.forward_kept_largest, 0)
+
+
+def graph_words(g: GpuMemory, frees: int) -> str:
+    """What frees the most where the peak holds a kept graph (:func:`graph_frees`), in one sentence of the rules that
+    name the peak's lever."""
+    return (f" Those are the graph autograd keeps of the forward pass ({g.forward_kept_blocks:,} tensors, "
+            f"{g.forward_kept_bytes / g.forward_kept_largest:.0f}x the largest), for a backward pass the snapshot never "
+            f"shows. What frees the most: running the forward under inference mode (or no_grad), where only the "
+            f"tensors in use live -- about {gb(frees)}.")
+
+
 #: What a finding measured against the peak says of the capacity (its fix says how to record it).
 CAPACITY_UNKNOWN = ("The GPU's capacity is unknown (a memory snapshot does not record it): this is judged against "
                     "the peak alone.")

@@ -101,28 +101,9 @@ def _activations(m: HostMetrics) -> list[Finding]:
     )]
 
 
-#: Distinct allocation sites the kept tensors come from, at least: autograd keeps the tensors of every op of every
-#: layer, a cache (a KV cache kept on purpose) comes from one or two.
-MIN_SITES = 4
-#: Of a snapshot recorded without stacks (no site to count), the blocks the climb to the peak kept, at least -- and
-#: freed together or still held, never over a backward's span: a backward frees what a forward kept one by one
-#: while it makes gradients, a graph dropped unused frees them in one run (``job.kind``'s
-#: ``_STACKLESS_MIN_BLOCKS``: a pass under ``no_grad`` holds a few at its peak, a forward with autograd every layer's).
-MIN_BLOCKS_STACKLESS = 16
-
-
 #: How a snapshot without stacks shows its forward's blocks (``metrics.memory._climb``).
 STACKLESS_FORWARD = (" (read from the allocation pattern, the snapshot recording no stacks: the blocks made since the "
                      "level last stood at its floor, freed with no allocation between)")
-
-
-def _kept_by_a_forward(m: HostMetrics, g) -> bool:  # noqa: ANN001 - a GpuMemory
-    """The blocks the peak held are a forward's graph: made at :data:`MIN_SITES` places (a cache comes from one or
-    two); where the snapshot records no stack, :data:`MIN_BLOCKS_STACKLESS` blocks that no backward freed."""
-    if not m.memory.stackless:
-        return g.forward_kept_sites >= MIN_SITES
-    return g.forward_kept_blocks >= MIN_BLOCKS_STACKLESS and \
-        g.forward_kept_release.startswith(("freed together", "still held"))
 
 
 def _forward_kept(m: HostMetrics) -> list[Finding]:
@@ -132,11 +113,11 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
         return []
     cands = []
     for g in mem.totals(m, without_oom=True):
-        own, largest = g.forward_kept_bytes, g.forward_kept_largest
-        if not own or not g.peak_allocated_bytes or not largest or not _kept_by_a_forward(m, g):
+        if not g.peak_allocated_bytes or not mem.kept_by_a_forward(m, g) or not g.forward_kept_largest:
             continue
+        own = g.forward_kept_bytes
         kept = own + _earlier_bytes(g)  # the pass's own, and its earlier pass's still held at the peak
-        if own >= T("memory.forward_kept.ratio") * largest and \
+        if own >= T("memory.forward_kept.ratio") * g.forward_kept_largest and \
                 kept >= T("memory.forward_kept.share") * g.peak_allocated_bytes:
             cands.append((kept, g))
     if not cands:

@@ -8,7 +8,8 @@ steps (sharding parameters and optimizer state over the GPUs, offloading it), th
 bytes that fix frees.  A serving engine takes most of the GPU for its KV cache by design: info, in its words.  Each
 fix is the framework's for that category and the job's kind (a forward pass: the weights quantised or split, fewer
 inputs per pass, autocast's cast copies not cached); work of no known kind whose memory shows gradients or an
-optimizer step is asked the training job's (``<category>/trained``).
+optimizer step is asked the training job's (``<category>/trained``).  Activations that are autograd's graph of a
+job with no backward pass (``_memory.graph_kept``) are the lever ``forward_kept``: ``inference_mode`` frees them whole.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def check(m: HostMetrics) -> list[Finding]:
     if serving:
         sev = "info"
     lever, frees = _lever(g)
+    graph = mem.graph_frees(m, g) if lever == "activations" and not serving else 0
+    if graph:  # the activations are autograd's graph of a pass with no backward: inference_mode frees it whole
+        lever, frees = "forward_kept", graph
     words = mem.category_words(m, ctx)
     parts = ", ".join(f"{words[c]} {gb(b)}" for c, b in sorted(g.breakdown.items(), key=lambda x: -x[1]))
     held = f" At the peak: {parts}." if parts else ""
@@ -47,7 +51,9 @@ def check(m: HostMetrics) -> list[Finding]:
                 f"{mem.outside_words(g)} of {mem.capacity(g)} ({pct(use)}, {mem.when(g, ctx)}): a longer sequence, a "
                 "larger batch or the "
                 f"allocator's rounding will run out of memory.{held}")
-        if lever:
+        if lever == "forward_kept":
+            text += mem.graph_words(g, frees)
+        elif lever:
             text += f" What frees the most: {words[lever].split(' (')[0]}, about {gb(frees)}."
     others = [c[1] for c in cands]
     return [finding(

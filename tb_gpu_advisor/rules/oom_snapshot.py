@@ -13,7 +13,9 @@ back before it fails):
   blocks too small for it (``fragmentation``: expandable segments -- not offered where the allocator already used
   them: its ``allocator_settings``, or every segment's ``is_expandable`` where a release writes no settings);
 * else the GPU was full, and the largest kind of live memory decides (activations: checkpointing; held across
-  steps: sharding / offload; the optimizer's state; gradients).
+  steps: sharding / offload; the optimizer's state; gradients) -- but activations that are autograd's graph of a job
+  with no backward pass (``_memory.graph_kept``: the forward's tensors still held at the OOM, kept at every layer)
+  are the cause ``forward_kept``: ``inference_mode`` frees the graph whole, fewer inputs only shrink it.
 
 Two makers the stacks name are kinds of their own (``model.trace.HOLDERS``), out of the phase that made them: the
 blocks attention computed op by op wrote (its score matrices: SDPA's math backend,
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.common.fmt import gb, ms
 from tb_gpu_advisor.frameworks import pytorch
-from tb_gpu_advisor.metrics.types import HostMetrics, OomReport
+from tb_gpu_advisor.metrics.types import GpuMemory, HostMetrics, OomReport
 from tb_gpu_advisor.model.schema import Finding, Table, TimeWindow
 from tb_gpu_advisor.rules import _memory as mem
 from tb_gpu_advisor.rules.base import Ctx, T, finding, rule, value_metric
@@ -48,6 +50,9 @@ def check(m: HostMetrics) -> list[Finding]:
         o = next(x for x in m.memory.ooms if x.gpu == gpu)  # the first: what the job died of
         n = sum(1 for x in m.memory.ooms if x.gpu == gpu)
         cause, largest, frees = cause_of(o)
+        graph = _graph_frees(m, o) if cause == largest == "activations" else 0
+        if graph:  # autograd's graph of a pass with no backward: inference_mode frees it whole
+            cause, frees = "forward_kept", graph
         where = o.frames[0] if o.frames else "an unknown place (record the history with stacks)"
         at = f"{where}" + (f", called from {o.label}" if o.label and o.label != where else "")
         cached = max(o.reserved_bytes - o.allocated_bytes, 0)
@@ -67,7 +72,9 @@ def check(m: HostMetrics) -> list[Finding]:
             if expandable:
                 text += (" The allocator already used expandable segments: what is cached is freed blocks inside "
                          "them, not segments carved too small.")
-        if cause != "fragmentation" and (frees or cause != "memory_cap"):
+        if cause == "forward_kept":
+            text += mem.graph_words(_gpu(m, gpu), frees)
+        elif cause != "fragmentation" and (frees or cause != "memory_cap"):
             text += f" What frees the most: {_what(largest, words)}, about {gb(frees)}."
         text += _holder_words(m, largest)
         if n > 1:
@@ -107,6 +114,24 @@ _HOLDER_WORDS = {
 _SCORES_KEPT = {"training": " and kept for the backward",
                 "forward": ", each layer's kept while autograd records the forward (grad on) though the snapshot "
                            "shows no backward"}
+
+
+def _gpu(m: HostMetrics, gpu: int) -> GpuMemory | None:
+    """GPU ``gpu``'s memory reading (its peak's forward tensors), None where the metrics hold none."""
+    return next((g for g in m.memory.gpus if g.gpu == gpu), None)
+
+
+def _graph_frees(m: HostMetrics, o: OomReport) -> int:
+    """The bytes ``inference_mode`` frees at the OOM ``o`` where its GPU's live forward tensors are autograd's graph
+    of a job with no backward pass (``mem.graph_kept``): every kept tensor but the largest (the one in use), no more
+    than the live bytes the OOM does not book as held.  0 otherwise.  Why: "fewer inputs per pass" shrinks
+    activations by the batch's share and checkpointing by ``memory.checkpoint_frees``; a graph kept for a backward
+    that never runs is freed whole by not recording it, and the snapshot's peak is the OOM's moment only where the
+    tensors were still held when the history ended (its last event, the OOM)."""
+    g = _gpu(m, o.gpu)
+    if g is None or not g.forward_kept_release.startswith("still held"):
+        return 0
+    return max(min(mem.graph_frees(m, g), o.allocated_bytes - o.by_category.get("held", 0)), 0)
 
 
 def _holder_words(m: HostMetrics, largest: str) -> str:

@@ -17,21 +17,14 @@ sync, then ``tail_ms`` (+/- 20%) of host code no event records; the control mark
 
 from __future__ import annotations
 
-import os
-from types import SimpleNamespace
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.generated_host import nsys_host
 
 
 def _host(tmp_path, **kw) -> dict:  # noqa: ANN001 - pytest's
-    p = str(tmp_path / "loop.sqlite")
-    truth = nx.write_untraced_iteration_tail(p, **kw)
-    host = analyze_session("w", "s", [SimpleNamespace(host="h0", path=p, format="nsys",
-                                                      size=os.path.getsize(p))]).to_dict()["hosts"][0]
-    return host | {"truth": truth}
+    return nsys_host(tmp_path, nx.write_untraced_iteration_tail, "loop.sqlite", **kw)
 
 
 def _gaps(host: dict) -> dict:
@@ -81,10 +74,7 @@ def test_a_silent_thread_inside_its_frame_range_runs_unrecorded_code(tmp_path) -
     its thread spins 26 ms on the CPU mid-frame in code no event records.  The frame range is the step's mark, so the
     thread records nothing there: the host's unrecorded code (the ledger's ``other``), never launch wait, and the
     host-bound finding says so.  On main the range made that time host work (``host_compute`` 26 ms)."""
-    p = str(tmp_path / "paced.sqlite")
-    nx.write_paced_loop(p, ranged=True, mid_wait_ms=26.0, waits=False)
-    host = analyze_session("w", "s", [SimpleNamespace(host="h0", path=p, format="nsys",
-                                                      size=os.path.getsize(p))]).to_dict()["hosts"][0]
+    host = nsys_host(tmp_path, nx.write_paced_loop, "paced.sqlite", ranged=True, mid_wait_ms=26.0, waits=False)
     bd = host["breakdown_ms"]
     assert bd["host_compute"] < 0.5 and bd["launch_wait"] < 0.5, bd
     assert bd["other"] >= 26.0 + 13.0, bd  # the mid-frame spin and the spin before the next frame

@@ -16,21 +16,14 @@ By construction (``synthetic.nsysexport.write_marked_input_loop``): ``load_ms`` 
 
 from __future__ import annotations
 
-import os
-from types import SimpleNamespace
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.generated_host import nsys_host
 
 
 def _host(tmp_path, **kw) -> dict:  # noqa: ANN001 - pytest's
-    p = str(tmp_path / "trainer.sqlite")
-    truth = nx.write_marked_input_loop(p, **kw)
-    host = analyze_session("w", "s", [SimpleNamespace(host="h0", path=p, format="nsys",
-                                                      size=os.path.getsize(p))]).to_dict()["hosts"][0]
-    return host | {"truth": truth}
+    return nsys_host(tmp_path, nx.write_marked_input_loop, "trainer.sqlite", **kw)
 
 
 def _card(host: dict) -> dict:

@@ -266,7 +266,7 @@ def _host_code_txt(ctx: Ctx, wait_ms: float, calls: float, code: float) -> str:
            f"{T('metrics.cpu_op_ms'):g} ms): the host's own time, not launch wait, and no graph of the launches runs "
            f"it away." if ms(code) != ms(0.0) else "")
     return (f" Of the {ms(wait_ms)} wait, the host is inside its launch calls (or the GPU about to start what they "
-            f"submitted) for {ms(calls)}: the launches' own cost; the other {ms(wait_ms - calls)} inside the other "
+            f"submitted) for {ms(calls)}: the launches' own cost; the remaining {ms(wait_ms - calls)} inside the other "
             f"calls or ranges it records, which a graph of the launches does not cut, so the grade and the saving "
             f"count the calls' part alone.{own}")
 

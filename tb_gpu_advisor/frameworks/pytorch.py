@@ -1350,12 +1350,11 @@ MEMORY_FIXES = {
     # an OOM of a forward pass or of work of no known kind: what its live bytes are, fewer of them -- never the
     # optimizer state's sharding (variants only: a cap, fragmentation, a cache, the scores keep their own fixes) or a backward's recompute (h37-memkind36: synthetic.memsnapshot.oom_weights, read
     # "inference", was told "Shard parameters, gradients and optimizer state ... (FSDP ...)")
+    # -- to a forward pass in its own words (no training loop's accumulation), as memory_near_capacity's
     **{f"oom_snapshot{v}@{tag}": fix for tag in ("inference", "any_work")
+       for fewer in ((FORWARD_SMALLER_PASS if tag == "inference" else SMALLER_PASS),)
        for v, fix in ((":held", (INFERENCE_MEMORY if tag == "inference" else HELD_BYTES,)),
-                      (":activations", (SMALLER_PASS, NO_GRAPH)), (":other", (SMALLER_PASS,)))},
-    # ... and to a forward pass in its own words (no training loop's accumulation), as memory_near_capacity's
-    "oom_snapshot:activations@inference": (FORWARD_SMALLER_PASS, NO_GRAPH),
-    "oom_snapshot:other@inference": (FORWARD_SMALLER_PASS,),
+                      (":activations", (fewer, NO_GRAPH)), (":other", (fewer,)))},
     # an OOM whose live forward tensors are autograd's graph of a pass with no backward (``_memory.graph_kept``):
     # not recording the graph frees it whole; fewer inputs per pass only shrink it
     "oom_snapshot:forward_kept": (NO_GRAPH, FORWARD_SMALLER_PASS),

@@ -19,8 +19,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.codes import mangled_template_head
 from tb_gpu_advisor.frameworks import user_ranges, xla
-from tb_gpu_advisor.metrics.context import (HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids,
-                                            step_marks)
+from tb_gpu_advisor.metrics.context import HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, Handoff, StepGap, StepMetrics, per_step
 from tb_gpu_advisor.model.columns import add_intervals, count_between, coverage, intersect_intervals, reduce_at, sorted_unique, subtract_intervals, time_within, union_intervals
@@ -2307,7 +2306,7 @@ def _waits_between_calls(ctx: Context, lines: np.ndarray) -> tuple[np.ndarray, n
 def _launchers_silent(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
     """Disjoint sorted (starts, ends) of the stretches in which none of the threads that launch ``g``'s work records
     anything (no op, runtime call, range or Python span; the step markers, which span the whole step, do not count --
-    a profiler's by name, the user's iteration ranges by what they are: ``context.step_marks``);
+    a profiler's by name, the user's iteration ranges by what they are: ``Context.step_marks``);
     None where they record nothing at all.
 
     Why (physics, as :func:`context.no_call_stretches`): handing a kernel to the GPU takes microseconds, so a
@@ -2323,7 +2322,7 @@ def _launchers_silent(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] 
     key = ("launchers_recorded", lines.tobytes())  # the same threads launch on every GPU of a process: once for all
     if key not in ctx.memo:
         mine = np.isin(h.line.astype(np.int64), lines) & ~h.name_mask(ctx.fw.step_marker)
-        mine &= ~step_marks(h, ctx.steps)  # the user's iteration ranges mark the step as those do
+        mine &= ~ctx.step_marks  # the user's iteration ranges mark the step as those do
         s, e = h.start[mine].astype(np.int64), h.end[mine].astype(np.int64)
         sp = ctx.trace.spans
         if sp is not None and len(sp):

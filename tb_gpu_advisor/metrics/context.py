@@ -170,7 +170,8 @@ def _few_distinct(a: np.ndarray, most: int) -> np.ndarray | None:
 
 
 #: Bits of :attr:`Context.host_flags`, one per role a host event can have.
-_HOST_OP, _HOST_INPUT, _HOST_WORK, _OP_ON_DEVICE, _DISPATCH_CALL, _EAGER_OP, _EAGER_CALL = (1 << i for i in range(7))
+_HOST_OP, _HOST_INPUT, _HOST_WORK, _OP_ON_DEVICE, _DISPATCH_CALL, _EAGER_OP, _EAGER_CALL, _STEP_MARK = \
+    (1 << i for i in range(8))
 #: the roles other modules ask :meth:`Context.role_rows` for
 HOST_INPUT_BIT, HOST_WORK_BIT, DISPATCH_BIT = _HOST_INPUT, _HOST_WORK, _DISPATCH_CALL
 
@@ -326,6 +327,12 @@ class Context:
     def host_work(self) -> np.ndarray:
         """Bool per host event: host TF op / eager execution work."""
         return self._flag(_HOST_WORK)
+
+    @property
+    def step_marks(self) -> np.ndarray:
+        """Bool per host event: a range that marks a whole step (:func:`_step_marks`), read once for the ledger's host
+        work, the syncs' callers and the launching threads' records."""
+        return self._flag(_STEP_MARK)
 
     @property
     def op_on_device(self) -> np.ndarray:
@@ -709,7 +716,8 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     release_free_heap()  # the op search's sorted copies and chunks, under the step assignment below (memory.py)
     host_work = _host_work(h, fw, host_op, host_input, dispatch, op_on_device, in_dispatch, own_work)
     host_work &= ~np.isin(h.line, _pipeline_workers(trace, fw, dispatch))
-    host_work &= ~step_marks(h, steps)
+    marks = _step_marks(h, steps)
+    host_work &= ~marks
     for g in gpus:
         g.step = assign(g.d.start, g.windows)
         _kernel_classes(g, trace, memo)
@@ -727,7 +735,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
         _memory_on_gpu_time(trace, gpus, h, outer)
     flags = pack_flags({_HOST_OP: host_op, _HOST_INPUT: host_input, _HOST_WORK: host_work, _OP_ON_DEVICE: op_on_device,
                         _DISPATCH_CALL: outer, _EAGER_OP: eager_ops,
-                        _EAGER_CALL: eager_calls}, len(h))
+                        _EAGER_CALL: eager_calls, _STEP_MARK: marks}, len(h))
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=dispatch_spans, own_spans=own_spans,
                    blocked_spans=(h.start[blocked].astype(np.int64, copy=False), h.end[blocked].astype(np.int64, copy=False)), job=job,
@@ -839,7 +847,7 @@ def _host_work(h: HostEvents, fw: Framework, host_op: np.ndarray, host_input: np
 _RANGE_SOURCES = ("nvtx_range", "nvtx_top_range", "iteration_range")
 
 
-def step_marks(h: HostEvents, steps: Steps) -> np.ndarray:
+def _step_marks(h: HostEvents, steps: Steps) -> np.ndarray:
     """The ranges that mark the steps themselves, where the steps were read from ranges (:data:`_RANGE_SOURCES`):
     each opens a step's window (kept or dropped) to the ps and lasts at least half of it -- the range around the
     iteration (a program's ``step 3`` / ``decode 3`` / ``iteration 12``), whatever its name.

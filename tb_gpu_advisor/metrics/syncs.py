@@ -390,11 +390,11 @@ def _top(ctx: Context, callers: np.ndarray, top_n: int) -> list[tuple[str, float
 
 def _encloser(ctx: Context) -> Encloser:
     """The framework op around a wait, never another runtime call (any vendor's: a HIP call would enclose itself),
-    nor the range that marks the whole step (``context.step_marks``: ``decode 3`` says the wait is in the iteration,
+    nor the range that marks the whole step (``Context.step_marks``: ``decode 3`` says the wait is in the iteration,
     not who made it -- a sync no op encloses is then named by its own call)."""
     h = ctx.h
     mask = h.name_mask(lambda x: not x.startswith(_RUNTIME) and not devices.is_runtime_call(x))
-    return Encloser(h, mask & ~_context.step_marks(h, ctx.steps))
+    return Encloser(h, mask & ~ctx.step_marks)
 
 
 def _blocking_reads(ctx: Context) -> np.ndarray:

@@ -189,9 +189,14 @@ def graph_kept(m: HostMetrics, g: GpuMemory) -> bool:
     largest of them (under ``no_grad`` only the few in use live).  Why one home: the kept-graph finding
     (``activation_memory``) and an OOM's cause (``oom_snapshot``) must read the same tensors the same way -- an OOM of
     such a pass is autograd's graph, which ``inference_mode`` frees whole, not activations a smaller pass shrinks."""
+    return bool(m.memory.snapshot and not trained(m) and graph_shaped(m, g))
+
+
+def graph_shaped(m: HostMetrics, g: GpuMemory) -> bool:
+    """The forward's tensors live at GPU ``g``'s peak have a kept graph's shape: :func:`kept_by_a_forward`'s, and
+    ``memory.forward_kept.ratio`` times the largest of them -- whatever the job's kind (:func:`graph_kept` adds it)."""
     own, largest = g.forward_kept_bytes, g.forward_kept_largest
-    return bool(m.memory.snapshot and not trained(m) and own and largest and kept_by_a_forward(m, g)
-                and own >= T("memory.forward_kept.ratio") * largest)
+    return bool(own and largest and kept_by_a_forward(m, g) and own >= T("memory.forward_kept.ratio") * largest)
 
 
 def graph_frees(m: HostMetrics, g: GpuMemory) -> int:

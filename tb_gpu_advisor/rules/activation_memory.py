@@ -113,11 +113,8 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
         return []
     cands = []
     for g in mem.totals(m, without_oom=True):
-        if not g.peak_allocated_bytes or not mem.kept_by_a_forward(m, g) or not g.forward_kept_largest:
-            continue
-        own = g.forward_kept_bytes
-        kept = own + _earlier_bytes(g)  # the pass's own, and its earlier pass's still held at the peak
-        if own >= T("memory.forward_kept.ratio") * g.forward_kept_largest and \
+        kept = g.forward_kept_bytes + _earlier_bytes(g)  # the pass's own, and its earlier pass's still held at the peak
+        if g.peak_allocated_bytes and mem.graph_shaped(m, g) and \
                 kept >= T("memory.forward_kept.share") * g.peak_allocated_bytes:
             cands.append((kept, g))
     if not cands:

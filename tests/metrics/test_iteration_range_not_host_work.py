@@ -7,7 +7,7 @@ Wrong assumption on main 953dc552: *every range of a program with no ML framewor
 the iteration's sync was booked as host compute, and ``step_gaps`` said "most of it is host work between iterations"
 while the unrecorded-time check said of the same time "no op, no runtime call and no Python span covers that time".
 A profiler's own marks (``ProfilerStep#N``) were already left out by name; the user's are now left out by what they
-are: a host event that opens a step's window and lasts most of it (``metrics.context.step_marks``), where the steps
+are: a host event that opens a step's window and lasts most of it (``metrics.context._step_marks``, ``Context.step_marks``), where the steps
 were read from iteration ranges -- as host work, as a sync's caller (``metrics.syncs``), and as a record of the
 launching thread (``metrics.breakdown._launchers_silent``).
 

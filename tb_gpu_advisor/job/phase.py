@@ -83,6 +83,13 @@ class ContextStart:
     calls: np.ndarray
 
 
+def _launches(trace: Trace, launches: list[np.ndarray] | None) -> list[np.ndarray]:
+    """``launches`` (per GPU, each device event's host launch record), or, where the caller has none, computed once
+    here: every reading of this module takes them from its public entry point, so one analysis builds the correlation
+    table once (the job stage's caller already holds it), not once per reading."""
+    return launches if launches is not None else device_launches(trace.h, trace.devices)
+
+
 def context_start(trace: Trace) -> ContextStart:
     """The runtime's start-ups in ``trace`` and the calls that created the context.
 
@@ -103,11 +110,12 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     h = trace.h
     if not len(h):
         return OneTime("steady", "no host events", host_read=False)
+    launches = _launches(trace, launches)
     # no copy where the columns are int64 already: this runs at the analysis's peak (the trace and the launch records
     # alive), where each copy of a dense capture's durations was 16 MB more
     dur = (h.end - h.start).astype(np.int64, copy=False)
     launch = h.name_mask(devices.is_launch_call)
-    slow, median = _slow_first_launches(trace, dur, launch)
+    slow, median = _slow_first_launches(trace, dur, launch, launches)
     init = h.name_mask(devices.is_init_call) & (dur >= T("job.one_time_call_ms") * PS_PER_MS)
     comp = ((h.name_mask(fw.compile_event) | h.name_mask(devices.is_jit_compile))
             & (dur >= T("job.one_time_call_ms") * PS_PER_MS))
@@ -127,9 +135,9 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     tune_s, tune_e, tune_n = _autotune(trace, fw)
     # a process that starts in the window (its context, libraries or modules loading) uploads its model before its
     # first kernel: those copies are set-up, not a step's
-    up_s, up_e, up_n = _first_uploads(trace, ctx | first) if m.any() or drv_s.size else (_EMPTY, _EMPTY, 0)
+    up_s, up_e, up_n = _first_uploads(trace, launches, ctx | first) if m.any() or drv_s.size else (_EMPTY, _EMPTY, 0)
     link_s, link_e = _compiles_before_links(trace)
-    load_s, load_e = _compiles_before_loads(trace, (link_s, link_e), comp)
+    load_s, load_e = _compiles_before_loads(trace, launches, (link_s, link_e), comp)
     gap_s, gap_e = _compile_gaps(trace, fw)
     lead_s, lead_e, fresh, call_s, call_e = _first_work_leads(trace, started, launches, slow)
     cap_s = np.concatenate([graph_s, tune_s, up_s, link_s, load_s, gap_s, drv_s, lead_s, call_s])
@@ -235,7 +243,8 @@ def _turns_repeat(loop_ms: list[float]) -> bool:
             and max(loop_ms) <= T("job.uneven_turns_ratio") * min(loop_ms))
 
 
-def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray) -> tuple[np.ndarray, float | None]:
+def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray, launches: list[np.ndarray]
+                         ) -> tuple[np.ndarray, float | None]:
     """The launches that load their modules (far slower than the typical launch, with the GPU idle through them, and
     not a launch that repeats), and the typical launch's duration (ps; None where every launch is over the one-time
     cut).  A few slow launches among many are noise (preemption), not a cold process: none then."""
@@ -258,7 +267,7 @@ def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray) -> t
         cut = max(cut, T("job.one_time_launch_factor") * median)
     long = launch & (dur > floor)
     if long.any():
-        state = _launch_states(trace)
+        state = _launch_states(trace, launches)
         cand = np.flatnonzero((long & (dur > cut)) | _first_over_repeats(h, dur, launch, long, state))
         idle = _gpu_idle_through(trace, h.start[cand], h.end[cand]) & (state[cand] != _REPEAT)
         slow[cand[idle]] = True
@@ -464,7 +473,8 @@ def _compile_gaps(trace: Trace, fw: Framework) -> tuple[np.ndarray, np.ndarray]:
     return union_intervals(np.concatenate(starts), np.concatenate(ends))
 
 
-def _first_uploads(trace: Trace, context: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+def _first_uploads(trace: Trace, launches: list[np.ndarray], context: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, int]:
     """Per GPU, the copies to the device before its first kernel (``model.cuda()``, ``model.to(device)``: one copy
     per parameter and buffer), as the host time each was issued or in flight -- from its call's start to the later of
     the copy's end and the call's return (a pageable copy's call blocks until the copy is staged) -- merged; and how
@@ -487,11 +497,10 @@ def _first_uploads(trace: Trace, context: np.ndarray | None = None) -> tuple[np.
             bursts.append((i, up))
     if not bursts:  # the launch records are looked up only for a capture that has a burst
         return _EMPTY, _EMPTY, 0
-    launched = device_launches(h, trace.devices)
     starts, ends, n = [], [], 0
     for i, up in bursts:
         d = trace.devices[i]
-        r = launched[i][up]
+        r = launches[i][up]
         # the GPU's earlier work (a memset, a copy) ended by when each copy's call stopped waiting for it
         before = np.maximum.accumulate(d.end.astype(np.int64, copy=False))
         earlier = np.where(up > 0, before[np.maximum(up - 1, 0)], np.iinfo(np.int64).min)
@@ -528,7 +537,8 @@ def _compiles_before_links(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     return _silences_before(trace, np.flatnonzero(trace.h.name_mask(devices.is_link_start)))
 
 
-def _compiles_before_loads(trace: Trace, links: tuple[np.ndarray, np.ndarray], traced: np.ndarray
+def _compiles_before_loads(trace: Trace, launches: list[np.ndarray], links: tuple[np.ndarray, np.ndarray],
+                           traced: np.ndarray
                            ) -> tuple[np.ndarray, np.ndarray]:
     """Host spans (ps), as :func:`_compiles_before_links`, ended by a module loaded from the program's memory
     (``devices.is_image_load``) whose thread's next launch runs a kernel's first run in the capture; those a link's
@@ -547,8 +557,8 @@ def _compiles_before_loads(trace: Trace, links: tuple[np.ndarray, np.ndarray], t
     loads = np.flatnonzero(trace.h.name_mask(devices.is_image_load))
     if not loads.size:
         return _EMPTY, _EMPTY
-    s, e = _silences_before(trace, loads, _launch_states(trace) == _FIRST, to_mark_end=True,
-                            skip=_launched_library_kernels(trace))
+    s, e = _silences_before(trace, loads, _launch_states(trace, launches) == _FIRST, to_mark_end=True,
+                            skip=_launched_library_kernels(trace, launches))
     held = _overlaps(s, e, links[0].astype(np.int64, copy=False), links[1].astype(np.int64, copy=False))
     at = np.sort(trace.h.start[traced].astype(np.int64, copy=False))
     if at.size:
@@ -566,7 +576,7 @@ def _overlaps(s: np.ndarray, e: np.ndarray, os_: np.ndarray, oe: np.ndarray) -> 
     return (k >= 0) & (reach[np.maximum(k, 0)] > s)
 
 
-def _launched_library_kernels(trace: Trace) -> np.ndarray:
+def _launched_library_kernels(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:
     """Bool per host event: it launched a kernel of a math library (``devices.library_kernel_one``: cuBLAS, rocBLAS's
     Tensile ``Cijk_*``, MIOpen ...).  Such a library ships its kernels compiled: a module it loads from memory before
     one is its own code object read from its files (rocBLAS reads Tensile's ``.co`` files, then
@@ -574,7 +584,7 @@ def _launched_library_kernels(trace: Trace) -> np.ndarray:
     (``foreign/rocm_rpd_matmul``) spends 2.70 s unrecorded loading its BLAS libraries before its first GEMM."""
     h = trace.h
     out = np.zeros(len(h), dtype=bool)
-    for d, rec in zip(trace.devices, device_launches(h, trace.devices)):
+    for d, rec in zip(trace.devices, launches):
         if not len(d):
             continue
         lib = np.fromiter((devices.library_kernel_one(n) for n in d.names), dtype=bool, count=len(d.names))
@@ -648,7 +658,7 @@ def _silences_before(trace: Trace, marks: np.ndarray, first_runs: np.ndarray | N
 _UNMAPPED, _REPEAT, _FIRST = 0, 1, 2
 
 
-def _launch_states(trace: Trace) -> np.ndarray:
+def _launch_states(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:
     """Per host event (int8): :data:`_FIRST` where a device event it launched is its kernel's first run in the
     capture (the launch that loads the kernel's module, lazily), :data:`_REPEAT` where every one it launched runs a
     kernel the capture had already run -- no first launch, so no module to load: slow launches of kernels launched
@@ -657,7 +667,7 @@ def _launch_states(trace: Trace) -> np.ndarray:
     which)."""
     h = trace.h
     state = np.zeros(len(h), dtype=np.int8)
-    for d, rec in zip(trace.devices, device_launches(h, trace.devices)):
+    for d, rec in zip(trace.devices, launches):
         if not len(d):
             continue
         order = np.argsort(d.start, kind="stable")
@@ -693,7 +703,7 @@ def _first_over_repeats(h: HostEvents, dur: np.ndarray, launch: np.ndarray, long
     return out
 
 
-def _first_work_leads(trace: Trace, started: ContextStart, launches: list[np.ndarray] | None, slow: np.ndarray
+def _first_work_leads(trace: Trace, started: ContextStart, launches: list[np.ndarray], slow: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray, frozenset[int], np.ndarray, np.ndarray]:
     """Host spans (ps) from a launch call's return to its work's start, the GPU idle between, where the launch is
     the first of a process that started its runtime in the window (``started``: :func:`context_start`) on its GPU,
@@ -716,8 +726,6 @@ def _first_work_leads(trace: Trace, started: ContextStart, launches: list[np.nda
     if not started.starts or not any(len(d) for d in trace.devices):
         return _EMPTY, _EMPTY, frozenset(), _EMPTY, _EMPTY
     h = trace.h
-    if launches is None:
-        launches = device_launches(h, trace.devices)
     lines = {int(h.line[first]) for first, _ in started.starts}
     t0 = min(int(h.start[first]) for first, _ in started.starts)
     floor = T("launch.kernel_switch_us") * PS_PER_US
@@ -797,6 +805,7 @@ def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None, star
     # capture, at the analysis's peak
     cand = np.flatnonzero(h.name_mask(devices.is_blocking_call))
     cand = cand[(h.end[cand] - h.start[cand]) >= T("job.one_time_launch_ms") * PS_PER_MS]
+    launches = _launches(trace, launches)
     if cand.size:  # an asynchronous call waits for no GPU work, first in its thread or not: its time is the host's
         cand = cand[~_never_waits(trace, cand, launches)]
     if not cand.size:
@@ -824,6 +833,7 @@ def async_stalls(trace: Trace, launches: list[np.ndarray] | None = None) -> np.n
         return np.zeros(0, np.int64)
     cand = np.flatnonzero(h.name_mask(devices.is_async_fill) | h.name_mask(devices.is_async_copy))
     cand = cand[(h.end[cand] - h.start[cand]) >= T("job.one_time_launch_ms") * PS_PER_MS]
+    launches = _launches(trace, launches)
     if cand.size:
         cand = cand[_never_waits(trace, cand, launches)]
     if cand.size:
@@ -831,7 +841,7 @@ def async_stalls(trace: Trace, launches: list[np.ndarray] | None = None) -> np.n
     return np.sort(cand).astype(np.int64, copy=False)
 
 
-def _first_async_calls(trace: Trace, launches: list[np.ndarray] | None) -> np.ndarray:
+def _first_async_calls(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:
     """Bool per host event: a thread's first runtime call of the window, one that cannot wait for the GPU
     (:func:`_never_waits`), of ``job.one_time_launch_ms`` or more with every GPU idle -- the runtime's start-up (the
     context, the modules of the program's libraries) made in it.
@@ -872,7 +882,7 @@ def _first_async_words(h: HostEvents, dur: np.ndarray, first: np.ndarray) -> lis
              "(the context, the libraries' modules)")]
 
 
-def _never_waits(trace: Trace, cand: np.ndarray, launches: list[np.ndarray] | None) -> np.ndarray:
+def _never_waits(trace: Trace, cand: np.ndarray, launches: list[np.ndarray]) -> np.ndarray:
     """Bool per host event index of ``cand``: an asynchronous call that cannot wait for the GPU -- a memset
     (``devices.is_async_fill``: always asynchronous to the host), or a copy whose every record moves bytes between the
     device and pinned or device memory (``devices.is_async_copy``; a pageable end is staged by the driver, which may
@@ -883,7 +893,7 @@ def _never_waits(trace: Trace, cand: np.ndarray, launches: list[np.ndarray] | No
     in its first call, a ``cudaMemsetAsync`` of 2,157.6 ms (quasiben/nvtx-examples ``cudf.sqlite``, 79% of the
     window), and the report booked 2.16 s of unseen GPU work (h37-memsetctx31).  A copy call with no record (none
     kept, or the copy lost) is not taken: its memory is unknown.  ``launches``: per GPU, each device event's host
-    launch record, or None."""
+    launch record."""
     h = trace.h
     idx = np.asarray(cand, np.int64)
     fill = h.name_mask(devices.is_async_fill)[idx]
@@ -894,11 +904,9 @@ def _never_waits(trace: Trace, cand: np.ndarray, launches: list[np.ndarray] | No
     return ok
 
 
-def _device_pinned_copies(trace: Trace, calls: np.ndarray, launches: list[np.ndarray] | None) -> np.ndarray:
+def _device_pinned_copies(trace: Trace, calls: np.ndarray, launches: list[np.ndarray]) -> np.ndarray:
     """Bool per host call in ``calls``: it made copies, each between the device and non-pageable memory."""
     h = trace.h
-    if launches is None:
-        launches = device_launches(h, trace.devices)
     pinned = np.zeros(len(h), dtype=bool)
     other = np.zeros(len(h), dtype=bool)
     for d, rec in zip(trace.devices, launches):
@@ -916,13 +924,11 @@ def _device_pinned_copies(trace: Trace, calls: np.ndarray, launches: list[np.nda
     return pinned[calls] & ~other[calls]
 
 
-def _own_copy_waits(trace: Trace, cand: np.ndarray, launches: list[np.ndarray] | None) -> np.ndarray:
+def _own_copy_waits(trace: Trace, cand: np.ndarray, launches: list[np.ndarray]) -> np.ndarray:
     """Bool per host record in ``cand``: a call whose length its own device copies and the staging of their bytes
     (``job.staging_min_gbps``) account for -- a cut window's ``hipMemcpyWithStream`` that waits 463 ms on a previous
     batch around its own 4 KB copy is not one."""
     h = trace.h
-    if launches is None:
-        launches = device_launches(h, trace.devices)
     own_ps = np.zeros(cand.size, np.float64)
     own_bytes = np.zeros(cand.size, np.float64)
     order = np.argsort(cand)
@@ -1072,7 +1078,7 @@ def _rare_slow_calls(trace: Trace, dur: np.ndarray, other: np.ndarray) -> np.nda
     return out
 
 
-def _graph_submissions(trace: Trace, dur: np.ndarray, launches: list[np.ndarray] | None) -> np.ndarray:
+def _graph_submissions(trace: Trace, dur: np.ndarray, launches: list[np.ndarray]) -> np.ndarray:
     """Bool per host event: a graph launch no longer than ``job.graph_node_us`` per kernel it launched -- its own
     submission of the graph's nodes, paid at every launch, not a first-time call.
 

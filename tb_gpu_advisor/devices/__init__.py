@@ -751,10 +751,10 @@ PAGE_MIGRATION = nvidia.PAGE_MIGRATION
 #: the copy records' own memory kind and the host's calls, every vendor's tracer alike
 PINNED_ASYNC_UPLOADS = ("pinned, asynchronous copies to the GPU (every H2D copy in the trace from pinned host memory, "
                         "none holding the host)")
-#: the same where a few pageable copies beside them are too small for pinning to speed (``{copies}`` a step, under
-#: ``{under}`` each on average: their time is the call's, not the bytes')
+#: the same where a few pageable copies beside them are too small for pinning to speed (``{copies}``: how many, "a step"
+#: where the window holds several; under ``{under}`` each on average: their time is the call's, not the bytes')
 PINNED_ASYNC_UPLOADS_BUT_SMALL = ("pinned, asynchronous copies to the GPU (the H2D copies from pinned host memory, none "
-                                  "holding the host; besides them {copies} a step from pageable memory, under {under} "
+                                  "holding the host; besides them {copies} from pageable memory, under {under} "
                                   "each on average, too small for pinning to speed)")
 UM_PREFETCH = nvidia.UM_PREFETCH
 

@@ -43,10 +43,11 @@ SOURCE_WORDS = {"trace shapes": "FLOPs from the traced ops' shapes", "hlo": "FLO
 
 
 
-#: what a roofline table's ms/step is: each shape's own kernel time, concurrent kernels each counted -- a rate is FLOPs
+#: what a roofline table's ms are: each shape's own kernel time, concurrent kernels each counted -- a rate is FLOPs
 #: over the time its kernels ran, so it is not the kernel classes' time, each microsecond once (h37-coldshare34).  The
-#: report's roofline table and mfu_low's evidence table both say it (h37-floor35).
-ROOF_TIME = "ms/step: each shape's own kernel time, concurrent kernels each counted"
+#: report's roofline table and mfu_low's evidence table both say it (h37-floor35), after the window they are of ("per
+#: step", "in the pass"): a one-pass title read "(host-wide in the pass; ms/step: ...)" (walk seed 42751 of --forms13).
+ROOF_TIME = "ms: each shape's own kernel time, concurrent kernels each counted"
 #: Why no MFU where the capture's HLO holds no matmul or convolution in any module: the FLOPs MFU counts are those
 #: of matrix units' work, and the program has none (element-wise, reduction and data-movement kernels only).
 _NO_MATMUL = ("the capture's HLO holds no matmul or convolution in any module: the program does no work MFU counts "

@@ -28,13 +28,13 @@ PINNED_ASYNC_H2D = "pinned_async_h2d"
 NON_BLOCKING_H2D = "non_blocking_h2d"
 
 
-def applied(copies: list[MemcpyStat], non_blocking: tuple[int, int] | None = None) -> dict[str, str]:
+def applied(copies: list[MemcpyStat], non_blocking: tuple[int, int] | None = None, steps: int = 2) -> dict[str, str]:
     """:func:`pinned_async` of the copies, else the asynchronous-copy request alone where every copy to the GPU whose
     op records its inputs asked for ``non_blocking=True`` (``non_blocking``: ``Trace.h2d_non_blocking``).  Why: a copy
     from pageable memory holds the host whatever its call asked, so its own record cannot show the flag, and a loop
     that passes it was told to add it (h37-nonblock33: ``wild/loader_pass_rtx5070ti``); pinning is then the rest of
-    the fix."""
-    out = pinned_async(copies)
+    the fix.  ``steps``: how many the copies' counts are a mean over (one: the window's own count, said as such)."""
+    out = pinned_async(copies, steps)
     if out or not non_blocking:
         return out
     asked, recorded = non_blocking
@@ -42,14 +42,15 @@ def applied(copies: list[MemcpyStat], non_blocking: tuple[int, int] | None = Non
     return {NON_BLOCKING_H2D: frameworks.pytorch.NON_BLOCKING_UPLOADS} if h2d and recorded and asked == recorded else {}
 
 
-def pinned_async(copies: list[MemcpyStat]) -> dict[str, str]:
+def pinned_async(copies: list[MemcpyStat], steps: int = 2) -> dict[str, str]:
     """The copy fixes the trace shows in use, with what shows them (``HostMetrics.applied``, beside the framework's
     markers): every H2D copy with time known to come from pinned memory (its whole time's memory kind told, none of it
     pageable or the driver's paging) and none of them a call that held the host -- the pinned-memory and
     asynchronous-copy fix is then what the program does, not advice (h37-already31: ``wild/d2d_v100``'s 25 pinned,
     asynchronous uploads per step were told "copy batches to the GPU asynchronously from pinned memory").  The pageable uploads beside pinned ones may be too small for pinning to speed
     (:func:`_too_small_to_pin`); none of them holds the host either (``sync_count_per_step``), so no wait in them is
-    left for pinning to save."""
+    left for pinning to save.  Their count is a mean per step over several steps, the window's own over one (a
+    one-pass report said "1 copy a step" of a capture that marks no step: walk seed 42123 of ``--forms5``)."""
     h2d = [c for c in copies if c.direction == "h2d" and c.ms_per_step > 0]
     if not h2d or not all((c.pageable_share == 0 or _too_small_to_pin(c)) and (c.kind_known_share or 0.0) >= 0.999
                           and not c.sync_count_per_step and not (c.migration_share or 0.0) for c in h2d):
@@ -58,7 +59,7 @@ def pinned_async(copies: list[MemcpyStat]) -> dict[str, str]:
     if not small:
         return {PINNED_ASYNC_H2D: devices.PINNED_ASYNC_UPLOADS}
     return {PINNED_ASYNC_H2D: devices.PINNED_ASYNC_UPLOADS_BUT_SMALL.format(
-        copies=plural(round(small, 1), "copy", "copies"), under=f"{T('excessive_memcpy.pin_bytes') / 1024:.0f} KiB")}
+        copies=plural(round(small, 1), "copy", "copies") + (" a step" if steps > 1 else ""), under=f"{T('excessive_memcpy.pin_bytes') / 1024:.0f} KiB")}
 
 
 def _too_small_to_pin(c: MemcpyStat) -> bool:

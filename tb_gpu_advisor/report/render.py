@@ -476,6 +476,12 @@ def _text_numbers(report: Report, shown: list[Finding]) -> list[str]:
     return out
 
 
+def _roof_window(h) -> str:  # noqa: ANN001 - a host's report
+    """What the roofline table's numbers are of, as its host's findings say it: "in the pass" of one unmarked pass
+    (the table read "(per step; ms/step ...)" beside findings saying "in the pass"), else "per step"."""
+    return "in the pass" if one_pass(h) else "per step"
+
+
 def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     """One analysed host's tables: its GPUs, collectives, GEMM shapes against their roofline, and how its steps were
     read."""
@@ -494,7 +500,7 @@ def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
         out.append("")
     roof = roofline_rows(h)
     if roof:
-        out.append(f"GEMM shapes against their roofline on {h.host} (per step; {ROOF_TIME})")
+        out.append(f"GEMM shapes against their roofline on {h.host} ({_roof_window(h)}; {ROOF_TIME})")
         out.extend("  " + line for line in text_table(ROOF_COLS, roof))
         out.append("")
     note = _steps_note(h)
@@ -833,7 +839,7 @@ def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
         out.append("")
     roof = roofline_rows(h, 10)
     if roof:
-        out.append(f"### GEMM shapes against their roofline on {md_code(h.host)} (per step; {ROOF_TIME})")
+        out.append(f"### GEMM shapes against their roofline on {md_code(h.host)} ({_roof_window(h)}; {ROOF_TIME})")
         out.append("")
         out += md_table(ROOF_COLS, roof)
         out.append("")

@@ -20,8 +20,9 @@ from synthetic.randjobs import FORMS5, TRUTH, form5_job, random_form5_job
 from tests.support.random_jobs import laws_broken, reports_of, truth_problems, walk
 
 #: the walk kept in the suite: the first seed of each form and a few more (scripts/randjobs.py --forms5 walks hundreds),
-#: and the seeds that broke a law on main (h37-lawseeds: 30059, 30099 two-rank collectives, 30392 a 2-step rocpd)
-WALK = (0, 1, 2, 3, 4, 6, 7, 18, 30059, 30099, 30392)
+#: and the seeds that broke a law on main (h37-lawseeds: 30059, 30099 two-rank collectives, 30392 a 2-step rocpd;
+#: session 42: 42123, a one-pass trace's "1 copy a step" of its pageable uploads)
+WALK = (0, 1, 2, 3, 4, 6, 7, 18, 30059, 30099, 30392, 42123)
 
 
 def _one(job):

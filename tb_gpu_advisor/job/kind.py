@@ -25,7 +25,7 @@ from tb_gpu_advisor.devices import apple
 from tb_gpu_advisor.common.fmt import and_list, gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
-from tb_gpu_advisor.frameworks import Framework, engines, nvtx, user_ranges
+from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.job.iterations import UNPHASED_WHY, pass_phases, pattern_phases
 from tb_gpu_advisor.job.phase import captured_calls, context_start
@@ -1469,7 +1469,7 @@ def _fetches(trace: Trace, fw: Framework) -> str:
     Why both: a TensorFlow training loop on the CPU (``demo_logs/real_tf_cpu_custom``: its iterator's fetches, its
     ``gradient_tape/...`` ops) names no op the matmul test knows, yet its host events say a model trained."""
     h = trace.h
-    mask = h.name_mask(fw.input_event)
+    mask = _fetch_mask(trace, fw)
     n = int(mask.sum())
     if n < _MIN_INPUT_BATCHES or h.name_mask(lambda name: fw.tc_eligible_op(op_type(name))).any():
         return ""  # a matmul or convolution without a kernel ran a model, on the CPU: not a loop without one
@@ -1479,6 +1479,30 @@ def _fetches(trace: Trace, fw: Framework) -> str:
     name = h.names[int(h.name[np.flatnonzero(mask)[0]])]
     return (f"the input pipeline only: {plural(n, 'batch fetch', 'batch fetches')} (`{_short(name, 60)}`, "
             f"{ms(waited)} inside them)")
+
+
+def _fetch_mask(trace: Trace, fw: Framework) -> np.ndarray:
+    """The host events that fetch a batch: the framework's own input events (``Framework.input_event``: the
+    DataLoader's ``__next__``, tf.data's ``IteratorGetNextOp::DoCompute``); where it records fewer than
+    :data:`_MIN_INPUT_BATCHES`, the program's own ranges whose name says they fetch one (``Framework.input_range`` of
+    ``user_ranges.program_ranges``: ``jax.profiler.TraceAnnotation('load_batch')``, an NVTX ``get_batch``).
+
+    Why: JAX records no input event of its own -- a loop's fetches are its own ranges, or none -- so a
+    ``jax.profiler.trace`` around a loop that only loaded batches read "the work ran on the CPU ... move the model and
+    its inputs there" and "check that JAX sees the GPU", where the same loop under torch.profiler or TensorFlow's
+    profiler read "the input pipeline only" (h37-probe42w's ``jaxcapture.write_input_only_window``).  In a window
+    without kernels no range can hold a step's launches, so a batch-named range is the fetch it names."""
+    h = trace.h
+    own = h.name_mask(fw.input_event)
+    if int(own.sum()) >= _MIN_INPUT_BATCHES or fw.input_range is never:
+        return own
+    idx = user_ranges.program_ranges(trace, fw)
+    idx = idx[h.per_name(fw.input_range)[h.name[idx]]] if idx.size else idx
+    if idx.size < _MIN_INPUT_BATCHES:
+        return own
+    ranged = np.zeros(len(h), dtype=bool)
+    ranged[idx] = True
+    return ranged
 
 
 def _input_on_cpu(trace: Trace, fw: Framework) -> str:

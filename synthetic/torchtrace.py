@@ -3220,3 +3220,36 @@ def write_mps_capture(path: str, steps: int = 4, conv: bool = True, memory: bool
         doc["profile_memory"] = 1
     write_doc(path, doc)
     return {"backend": "mps", "steps": steps, "item_ms": item_ms}
+
+
+def _runtime_call(r: Rank, name: str, cbid: int, us: float) -> None:
+    """A runtime call of no device work on ``r``'s thread, as CUPTI records it (a device query, an allocation)."""
+    r.corr += 1
+    r.host.append({"ph": "X", "cat": "cuda_runtime", "name": name, "pid": r.pid, "tid": r.pid,
+                   "ts": round(r.host_us, 3), "dur": round(us, 3), "args": {"cbid": cbid, "correlation": r.corr}})
+    r.host_us += us
+
+
+#: :func:`write_mixed_window_run`'s start-up rank: its calls (name, CUPTI callback id, us), the context's creation in
+#: the ``cudaMalloc``.
+MIXED_START_UP = (("cudaGetDeviceCount", 3, 40.0), ("cudaMalloc", 20, 250_000.0),
+                  ("cudaStreamCreateWithPriority", 22, 30.0))
+
+
+def write_mixed_window_run(out: str, run: str = "mixed_window", steps: int = 8) -> dict[str, Any]:
+    """A 2-rank job on two nodes whose ranks' windows differ: node0's rank 0 holds ``steps`` steps of
+    ``healthy_bf16`` (bf16 GEMMs, FLOPs from the traced shapes), node1's rank 1 only its start-up
+    (:data:`MIXED_START_UP`: no kernel launched), as a ``torch.profiler`` window opened on each rank at once and
+    closed when rank 0's steps were done writes them.  Truth by construction: node0's report is the same as its
+    file's alone -- healthy, its MFU over the bf16 peak from the traced shapes -- and node1's is a start-up window.
+    Returns the folder and the two files."""
+    (r0,) = simulate("healthy_bf16", steps)
+    r1 = Rank(rank=1, pid=4101, device=0, node=1)
+    for name, cbid, us in MIXED_START_UP:
+        _runtime_call(r1, name, cbid, us)
+    folder = os.path.join(out, run)
+    os.makedirs(folder, exist_ok=True)
+    stamp = BASE_NS + int(T0_US * 1000)
+    paths = [write_doc(os.path.join(folder, f"{_worker(r)}.{stamp + r.rank * 1_000_000}.pt.trace.json"),
+                       trace_doc(r, 2)) for r in (r0, r1)]
+    return {"folder": folder, "good": paths[0], "start_up": paths[1]}

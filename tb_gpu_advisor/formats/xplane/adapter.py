@@ -182,16 +182,19 @@ def visible_gpus(tl: Timeline) -> dict[str, str]:
     Why: a ``jax.profiler.trace`` around host-only code (its GPU plane empty) and a capture of JAX's CPU backend (no
     GPU plane) read alike -- "Was the GPU visible to JAX? ... print(jax.devices())" -- where the first file answers
     that question: it was, and the traced code ran nothing on it (h37-probe42w)."""
-    names = []
-    for p in tl.planes:
-        m = _DEVICE_PLANE.match(p.name)
-        if m is not None and m.group(1) == "GPU":
-            name = device_info(p).name
-            names.append(name.strip()[:80] if name and name.strip() else "")
-    names = [n for n in names if n]
+    names = [_gpu_name(p) for p in tl.planes if (m := _DEVICE_PLANE.match(p.name)) is not None and m.group(1) == "GPU"]
     counts = {n: names.count(n) for n in dict.fromkeys(names)}
     seen = ", ".join(f"{c} x {n}" if c > 1 else n for n, c in list(counts.items())[:4])
     return {"visible_gpus": seen} if seen else {}
+
+
+def _gpu_name(plane: Plane) -> str:
+    """A GPU plane's device in words: its name (:func:`device_info`: stated, or inferred from its properties), else its
+    vendor's GPU ("AMD GPU": ROCm's planes state only ``device_vendor``), else "GPU" -- never the vendor alone."""
+    vendor = plane.stats.get("device_vendor")
+    vendor = vendor.strip()[:40] if isinstance(vendor, str) else ""
+    name = (device_info(plane).name or "").strip()[:80]
+    return name if name and name != vendor else f"{vendor} GPU" if vendor else "GPU"
 
 
 #: What JAX names the instructions of a gradient: the backward pass is the transpose of a forward's linearisation.

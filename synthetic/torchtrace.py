@@ -3253,3 +3253,47 @@ def write_mixed_window_run(out: str, run: str = "mixed_window", steps: int = 8) 
     paths = [write_doc(os.path.join(folder, f"{_worker(r)}.{stamp + r.rank * 1_000_000}.pt.trace.json"),
                        trace_doc(r, 2)) for r in (r0, r1)]
     return {"folder": folder, "good": paths[0], "start_up": paths[1]}
+
+
+#: :func:`write_event_timed_cpu_model`: the CPU model's layers a step (``aten::linear`` > ``aten::addmm``, then
+#: ``aten::relu``) and each linear's host time, us.
+TIMED_CPU_LAYERS, TIMED_CPU_LINEAR_US = 3, 900.0
+#: The CUDA calls a step timed with ``torch.cuda.Event(enable_timing=True)`` makes: (name, CUPTI callback id, us).
+EVENT_TIMING_CALLS = (("cudaEventRecord", 135, 4.0), ("cudaEventRecord", 135, 4.0),
+                      ("cudaEventSynchronize", 147, 3.0), ("cudaEventElapsedTime", 149, 2.0))
+
+
+def _event_timed_cpu_step(r: Rank) -> None:
+    """One step of :func:`write_event_timed_cpu_model`: ``start.record()``, the CPU model, ``end.record()``,
+    ``end.synchronize()``, ``start.elapsed_time(end)``."""
+    first, *rest = EVENT_TIMING_CALLS
+    _runtime_call(r, *first)
+    for _ in range(TIMED_CPU_LAYERS):
+        r.cpu("aten::linear", TIMED_CPU_LINEAR_US, advance=False)
+        r.host_us += 5.0
+        r.cpu("aten::addmm", TIMED_CPU_LINEAR_US - 20.0)
+        r.host_us += 20.0
+        r.cpu("aten::relu", 40.0)
+    for call in rest:
+        _runtime_call(r, *call)
+    r.host_us += 50.0
+
+
+def write_event_timed_cpu_model(out: str, run: str = "event_timed_cpu_model", steps: int = 8,
+                                marked: bool = True) -> dict[str, Any]:
+    """A benchmark loop that times each step with CUDA events (``torch.cuda.Event(enable_timing=True)``) around a model
+    left on the CPU, on a machine with an H100: per step ``TIMED_CPU_LAYERS`` ``aten::linear`` (> ``aten::addmm``)
+    that launch nothing, between the events' :data:`EVENT_TIMING_CALLS`; ``marked``: each step a ``prof.step()``.
+    Truth by construction: no kernel, copy or fill; ``2 * TIMED_CPU_LAYERS * steps`` matmul ops ran on the CPU while
+    the event calls -- which queue no GPU work -- ran between them: the model never reached the GPU, whatever the
+    window.  Returns the folder and the counts."""
+    r = Rank(rank=0, pid=4100, device=0)
+    for n in range(2, 2 + steps):
+        if marked:
+            r.step(n, _event_timed_cpu_step)
+        else:
+            _event_timed_cpu_step(r)
+    folder = os.path.join(out, run)
+    os.makedirs(folder, exist_ok=True)
+    write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
+    return {"folder": folder, "matmuls": 2 * TIMED_CPU_LAYERS * steps, "calls": len(EVENT_TIMING_CALLS) * steps}

@@ -1273,22 +1273,34 @@ def _wsl2_untraced(trace: Trace) -> str:
 
 def _cpu_compute_ops(trace: Trace, fw: Framework) -> str:
     """The framework's matmul/convolution ops of a window that launched no kernel (``Framework.tc_eligible_op``), as
-    ``N matmul/convolution ops (`aten::linear` ×90, ...)``, when no CUDA call ran while they did: a model on the GPU
-    calls CUDA between its ops (launches, copies, a ``.item()``'s sync), one on the CPU does not (its window's CUDA
-    calls come before or after: device queries, a profiler's stop); "" otherwise."""
+    ``N matmul/convolution ops (`aten::linear` ×90, ...)``, when no CUDA call that queues GPU work (:func:`_queues_work`)
+    ran while they did: a model on the GPU queues its work between its ops (launches, copies, fills), one on the CPU
+    does not; "" otherwise.
+
+    Why only those calls: a model on the CPU may still call CUDA while it runs -- timed with CUDA events
+    (``cudaEventRecord`` / ``cudaEventSynchronize`` / ``cudaEventElapsedTime`` around each step), synchronised
+    (``torch.cuda.synchronize()``), its device queried -- and none of those queues work.  Counting every call, a
+    benchmark loop timing a CPU model with ``torch.cuda.Event`` (48 matmuls, 32 event calls, no kernel) read "start-up
+    only ... skip start-up with the profiler's schedule", where its model never reached the GPU (h37-probe42w's
+    ``torchtrace.event_timed_cpu_model``)."""
     if not len(trace.h):
         return ""
     mask = trace.h.name_mask(lambda n: fw.tc_eligible_op(op_type(n)))
     n = int(mask.sum())
     if not n:
         return ""
-    calls = trace.h.start[trace.h.name_mask(devices.is_runtime_call)]
+    calls = trace.h.start[trace.h.name_mask(_queues_work)]
     if ((calls >= trace.h.start[mask].min()) & (calls <= trace.h.end[mask].max())).any():
         return ""
     ids, counts = np.unique(trace.h.name[mask], return_counts=True)
     order = np.argsort(-counts, kind="stable")[:3]
     top = ", ".join(f"`{_short(trace.h.names[int(ids[i])], 40)}` ×{int(counts[i]):,}" for i in order)
     return f"{n:,} matmul/convolution op{'s' if n != 1 else ''} ({top})"
+
+
+def _queues_work(name: str) -> bool:
+    """A runtime call that puts work on the GPU: a kernel's or a graph's launch, a copy or a fill."""
+    return devices.is_launch_call(name) or devices.is_graph_launch(name) or devices.is_copy_call(name)
 
 
 #: The longest a profiler's exit sync may end before the window's end: the profiler stops right after it returns

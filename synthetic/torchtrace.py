@@ -3222,14 +3222,6 @@ def write_mps_capture(path: str, steps: int = 4, conv: bool = True, memory: bool
     return {"backend": "mps", "steps": steps, "item_ms": item_ms}
 
 
-def _runtime_call(r: Rank, name: str, cbid: int, us: float) -> None:
-    """A runtime call of no device work on ``r``'s thread, as CUPTI records it (a device query, an allocation)."""
-    r.corr += 1
-    r.host.append({"ph": "X", "cat": "cuda_runtime", "name": name, "pid": r.pid, "tid": r.pid,
-                   "ts": round(r.host_us, 3), "dur": round(us, 3), "args": {"cbid": cbid, "correlation": r.corr}})
-    r.host_us += us
-
-
 #: :func:`write_mixed_window_run`'s start-up rank: its calls (name, CUPTI callback id, us), the context's creation in
 #: the ``cudaMalloc``.
 MIXED_START_UP = (("cudaGetDeviceCount", 3, 40.0), ("cudaMalloc", 20, 250_000.0),
@@ -3246,7 +3238,7 @@ def write_mixed_window_run(out: str, run: str = "mixed_window", steps: int = 8) 
     (r0,) = simulate("healthy_bf16", steps)
     r1 = Rank(rank=1, pid=4101, device=0, node=1)
     for name, cbid, us in MIXED_START_UP:
-        _runtime_call(r1, name, cbid, us)
+        _runtime_call(r1, name, us, cbid)
     folder = os.path.join(out, run)
     os.makedirs(folder, exist_ok=True)
     stamp = BASE_NS + int(T0_US * 1000)
@@ -3266,16 +3258,16 @@ EVENT_TIMING_CALLS = (("cudaEventRecord", 135, 4.0), ("cudaEventRecord", 135, 4.
 def _event_timed_cpu_step(r: Rank) -> None:
     """One step of :func:`write_event_timed_cpu_model`: ``start.record()``, the CPU model, ``end.record()``,
     ``end.synchronize()``, ``start.elapsed_time(end)``."""
-    first, *rest = EVENT_TIMING_CALLS
-    _runtime_call(r, *first)
+    (name, cbid, us), *rest = EVENT_TIMING_CALLS
+    _runtime_call(r, name, us, cbid)
     for _ in range(TIMED_CPU_LAYERS):
         r.cpu("aten::linear", TIMED_CPU_LINEAR_US, advance=False)
         r.host_us += 5.0
         r.cpu("aten::addmm", TIMED_CPU_LINEAR_US - 20.0)
         r.host_us += 20.0
         r.cpu("aten::relu", 40.0)
-    for call in rest:
-        _runtime_call(r, *call)
+    for name, cbid, us in rest:
+        _runtime_call(r, name, us, cbid)
     r.host_us += 50.0
 
 

@@ -69,7 +69,7 @@ def test_a_card_no_host_has_a_number_for_keeps_its_shared_reason(tmp_path):
     for rank in (0, 1):
         r = tt.Rank(rank=rank, pid=4100 + rank, device=0, node=rank)
         for name, cbid, us in tt.MIXED_START_UP:
-            tt._runtime_call(r, name, cbid, us)
+            tt._runtime_call(r, name, us, cbid)
         stamp = tt.BASE_NS + int(tt.T0_US * 1000) + rank * 1_000_000
         tt.write_doc(str(tmp_path / f"node{rank}_{4100 + rank}.{stamp}.pt.trace.json"), tt.trace_doc(r, 2))
     rep = _report(str(tmp_path))

@@ -3289,3 +3289,25 @@ def write_event_timed_cpu_model(out: str, run: str = "event_timed_cpu_model", st
     os.makedirs(folder, exist_ok=True)
     write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
     return {"folder": folder, "matmuls": 2 * TIMED_CPU_LAYERS * steps, "calls": len(EVENT_TIMING_CALLS) * steps}
+
+
+def write_idle_synced_steps(out: str, run: str = "idle_synced_steps", steps: int = 6, host_us: float = 300.0) -> dict[str, Any]:
+    """A ``prof.step()`` loop whose steps run host work only -- ``aten::add_`` and ``aten::zero_`` on CPU tensors, then
+    ``host_us`` of untraced Python -- and end in ``torch.cuda.current_stream().synchronize()`` (one
+    ``cudaStreamSynchronize`` each), on a machine with an H100.  Truth by construction: ``steps`` marked steps, each
+    with one CUDA call that queues no GPU work; no kernel, copy or fill: the loop ran on the CPU, every step alike --
+    no start-up in the window."""
+    r = Rank(rank=0, pid=4100, device=0)
+
+    def body(rr: Rank) -> None:
+        rr.cpu("aten::add_", 40.0)
+        rr.cpu("aten::zero_", 30.0)
+        _runtime_call(rr, "cudaStreamSynchronize", 15.0, 131)
+        rr.host_us += host_us
+
+    for n in range(2, 2 + steps):
+        r.step(n, body)
+    folder = os.path.join(out, run)
+    os.makedirs(folder, exist_ok=True)
+    write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
+    return {"folder": folder, "steps": steps, "calls": steps}

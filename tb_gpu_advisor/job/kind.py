@@ -1114,6 +1114,18 @@ def _input_only_window(w: _Held) -> Kind | None:
     return Kind("no_gpu", "high", loading) if loading else None
 
 
+def _cpu_loop_window(w: _Held) -> Kind | None:
+    """The loop's marked steps each called CUDA, and no call of the window queued GPU work (:func:`_idle_marked_steps`):
+    a loop that ran on the CPU, not a start-up -- start-up does not repeat step after step."""
+    steps = _idle_marked_steps(w.trace, w.fw) if w.calls else 0
+    if not steps:
+        return None
+    return Kind("no_gpu", "high", f"the loop's {steps} marked steps each called CUDA ({_startup_calls(w.trace)}), and no "
+                                  f"call queued GPU work -- no launch, copy or fill: the loop ran on the CPU"
+                                  f"{_seen_words(w.trace)}", cpu_only=f"its {steps} marked steps queued no GPU work",
+                gpu_seen=w.trace.producer.get("visible_gpus", ""))
+
+
 def _startup_window(w: _Held) -> Kind | None:
     """Runtime calls and no kernel launched: the program's start-up (:func:`_startup_calls`)."""
     if not w.calls:
@@ -1222,6 +1234,8 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #:   (device queries, its exit sync) holds no call of the program -- no start-up of its own, no batch copied to a GPU.
 #: * ``input_only`` before ``startup``: start-up does not repeat; batch after batch fetched without a kernel is a loop
 #:   that runs no model, not start-up cut short (h37-survey53).
+#: * the CPU loop after ``input_only`` and before ``startup``: marked steps that each call CUDA and queue nothing are
+#:   a loop on the CPU, which start-up does not repeat (h37-probe42w); a loop of fetches is said as such first.
 #: * ``startup`` last of the readers of a window with calls: any call left is start-up; every reader after it reads a
 #:   window with no runtime call at all.
 #: * ``frontend`` before the tracing readers: a serving engine's front-end runs no GPU work by design; its missing CUDA
@@ -1241,6 +1255,7 @@ _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = 
     (_loop_ended_window, "loop_ended", False),
     (_profiler_window, "", False),
     (_input_only_window, "input_only", False),
+    (_cpu_loop_window, "", False),
     (_startup_window, "startup", False),
     (_frontend_window, "frontend", False),
     (_tracing_off_window, "tracing_off", False),
@@ -1296,6 +1311,29 @@ def _cpu_compute_ops(trace: Trace, fw: Framework) -> str:
     order = np.argsort(-counts, kind="stable")[:3]
     top = ", ".join(f"`{_short(trace.h.names[int(ids[i])], 40)}` ×{int(counts[i]):,}" for i in order)
     return f"{n:,} matmul/convolution op{'s' if n != 1 else ''} ({top})"
+
+
+#: The fewest marked steps that each call CUDA for a window without kernels to be the loop's, not its start-up.
+_MIN_LOOP_STEPS = 2
+
+
+def _idle_marked_steps(trace: Trace, fw: Framework) -> int:
+    """The framework's step marks (``Framework.step_marker``: ``ProfilerStep#N``) each holding a runtime call, where
+    they are :data:`_MIN_LOOP_STEPS` or more and no call of the window queues GPU work (:func:`_queues_work`); 0
+    otherwise.
+
+    Why: "start-up only" read every call of a window without kernels as start-up's, and its fix (skip start-up with
+    the profiler's schedule) records the same window again.  A loop whose steps each sync or time themselves
+    (``cudaStreamSynchronize``, CUDA events) while its work stays on the CPU repeats those calls step after step,
+    which start-up does not (h37-probe42w's ``torchtrace.write_idle_synced_steps``)."""
+    h = trace.h
+    marks = np.flatnonzero(h.name_mask(fw.step_marker))
+    if marks.size < _MIN_LOOP_STEPS or h.name_mask(_queues_work).any():
+        return 0
+    at = np.sort(h.start[h.name_mask(devices.is_runtime_call)].astype(np.int64))
+    s, e = h.start[marks].astype(np.int64), h.end[marks].astype(np.int64)
+    held = int((np.searchsorted(at, e, side="right") > np.searchsorted(at, s, side="left")).sum())
+    return held if held >= _MIN_LOOP_STEPS else 0
 
 
 def _queues_work(name: str) -> bool:

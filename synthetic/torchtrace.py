@@ -3291,7 +3291,8 @@ def write_event_timed_cpu_model(out: str, run: str = "event_timed_cpu_model", st
     return {"folder": folder, "matmuls": 2 * TIMED_CPU_LAYERS * steps, "calls": len(EVENT_TIMING_CALLS) * steps}
 
 
-def write_idle_synced_steps(out: str, run: str = "idle_synced_steps", steps: int = 6, host_us: float = 300.0) -> dict[str, Any]:
+def write_idle_synced_steps(out: str, run: str = "idle_synced_steps", steps: int = 6,
+                            host_us: float = 300.0) -> dict[str, Any]:
     """A ``prof.step()`` loop whose steps run host work only -- ``aten::add_`` and ``aten::zero_`` on CPU tensors, then
     ``host_us`` of untraced Python -- and end in ``torch.cuda.current_stream().synchronize()`` (one
     ``cudaStreamSynchronize`` each), on a machine with an H100.  Truth by construction: ``steps`` marked steps, each

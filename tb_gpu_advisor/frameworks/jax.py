@@ -396,8 +396,8 @@ FIXES = {
     "capture_quality:gpu_unused": (action(
         "Run the traced steps on the GPU: jitted calls on arrays on the GPU (not under "
         "jax.default_device(jax.devices('cpu')[0]), nor arrays put on a CPU device), after the first (compiling) "
-        "calls, and block until their results are ready before the trace stops.", "print(jax.devices(), x.devices())  # the arrays the step runs on: CudaDevice, not CpuDevice\n"
-        + CAPTURE),),
+        "calls, and block until their results are ready before the trace stops.",
+        "print(jax.devices(), x.devices())  # the arrays the step runs on: CudaDevice, not CpuDevice\n" + CAPTURE),),
     "capture_quality:input_on_cpu": (action(
         "The traced code only loaded batches, and no jitted step ran on them: call the step on each batch inside "
         "jax.profiler.trace, after its first (compiling) calls, and block until its results are ready before the "

@@ -1120,7 +1120,8 @@ def _cpu_loop_window(w: _Held) -> Kind | None:
     steps = _idle_marked_steps(w.trace, w.fw) if w.calls else 0
     if not steps:
         return None
-    return Kind("no_gpu", "high", f"the loop's {steps} marked steps each called CUDA ({_startup_calls(w.trace)}), and no "
+    calls = _startup_calls(w.trace)
+    return Kind("no_gpu", "high", f"the loop's {steps} marked steps each called CUDA ({calls}), and no "
                                   f"call queued GPU work -- no launch, copy or fill: the loop ran on the CPU"
                                   f"{_seen_words(w.trace)}", cpu_only=f"its {steps} marked steps queued no GPU work",
                 gpu_seen=w.trace.producer.get("visible_gpus", ""))
@@ -1288,16 +1289,16 @@ def _wsl2_untraced(trace: Trace) -> str:
 
 def _cpu_compute_ops(trace: Trace, fw: Framework) -> str:
     """The framework's matmul/convolution ops of a window that launched no kernel (``Framework.tc_eligible_op``), as
-    ``N matmul/convolution ops (`aten::linear` ×90, ...)``, when no CUDA call that queues GPU work (:func:`_queues_work`)
-    ran while they did: a model on the GPU queues its work between its ops (launches, copies, fills), one on the CPU
-    does not; "" otherwise.
+    ``N matmul/convolution ops (`aten::linear` ×90, ...)``, when no CUDA call that queues GPU work
+    (:func:`_queues_work`) ran while they did: a model on the GPU queues its work between its ops (launches, copies,
+    fills), one on the CPU does not; "" otherwise.
 
     Why only those calls: a model on the CPU may still call CUDA while it runs -- timed with CUDA events
     (``cudaEventRecord`` / ``cudaEventSynchronize`` / ``cudaEventElapsedTime`` around each step), synchronised
     (``torch.cuda.synchronize()``), its device queried -- and none of those queues work.  Counting every call, a
     benchmark loop timing a CPU model with ``torch.cuda.Event`` (48 matmuls, 32 event calls, no kernel) read "start-up
     only ... skip start-up with the profiler's schedule", where its model never reached the GPU (h37-probe42w's
-    ``torchtrace.event_timed_cpu_model``)."""
+    ``torchtrace.write_event_timed_cpu_model``)."""
     if not len(trace.h):
         return ""
     mask = trace.h.name_mask(lambda n: fw.tc_eligible_op(op_type(n)))

@@ -118,7 +118,8 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
         xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
         xla_casts=xla_casts, xla_fusion_classes=xla_classes,
-        producer={**_producer(meta), **_records_loss(tl.warnings), **visible_gpus(tl)}, memory=memory, unread_devices=unread_devices(tl), ranges=nvtx_ranges(h, range_domains),
+        producer={**_producer(meta), **_records_loss(tl.warnings), **visible_gpus(tl)}, memory=memory,
+        unread_devices=unread_devices(tl), ranges=nvtx_ranges(h, range_domains),
         pipeline_ops=pipeline_ops if pipeline_ops.size else None,
     )
 

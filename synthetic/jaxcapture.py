@@ -1175,3 +1175,31 @@ JAX_SCENARIOS: dict[str, Callable[..., JaxScenario]] = {
                             jax_healthy_bf16, jax_healthy_bf16_nocb, jax_input_bound, jax_fp32_highest, jax_eager_ops,
                             jax_eager_chain, jax_read_each_step)
 }
+
+
+def write_host_only_window(logdir: str | Path, run: str, gpu_plane: bool = True, fetch: str | None = "load_batch",
+                           turns: int = 5, fetch_us: float = 3000.0, other_us: float = 500.0) -> dict:
+    """``jax.profiler.trace`` around host-only code: ``turns`` turns of a loop that runs no jitted call, each
+    ``fetch_us`` inside ``jax.profiler.TraceAnnotation(fetch)`` (``fetch`` None: inside
+    ``StepTraceAnnotation('train')`` -- a loop of steps whose work stays on the host) then ``other_us`` of untraced
+    Python.  ``gpu_plane``: the capture holds the H100's ``/device:GPU:0`` plane with its device stats and no line (the
+    CUDA plugin's tracer saw the GPU; nothing ran on it); False: no GPU plane, as JAX's CPU backend writes it.
+    Returns the truth by construction: the turns, the ms inside the fetch ranges (0 where ``fetch`` is None) and the
+    GPU the plane lists ("" without one)."""
+    cap = JaxCapture(seed=11)
+    for i in range(turns):
+        if fetch is None:
+            start = cap.t
+            cap.host_work(fetch_us)
+            cap.python.add("train", start, cap.t - start, step_num=i, _r=1)
+        else:
+            with cap.annotation(fetch):
+                cap.host_work(fetch_us)
+        cap.host_work(other_us)
+    space = cap.finish()
+    if not gpu_plane:
+        space.planes = [p for p in space.planes if not p.name.startswith("/device:GPU")]
+    path = Path(logdir) / run / "plugins" / "profile" / SESSION / f"{space.hostname}.xplane.pb"
+    space.write(path)
+    inside = sum(e - s for _, s, e in cap.annotations) / (1000 * US)
+    return {"turns": turns, "fetch_ms": inside, "gpu": H100.name if gpu_plane else "", "path": str(path)}

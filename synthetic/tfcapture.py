@@ -546,16 +546,53 @@ def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels:
             "steps_line_ms": (late + 65 * US - first) / (1000 * US)}
 
 
+def _gpu_plane(space: SpaceBuilder, gpu: Gpu, index: int = 0) -> PlaneBuilder:
+    """A ``/device:GPU:<index>`` plane with ``gpu``'s device stats and no line: the GPU TensorFlow's (or XLA's) GPU
+    tracer saw, on which nothing ran in the window."""
+    plane = space.plane(f"/device:GPU:{index}")
+    for key, value in (("device_vendor", "Nvidia"), ("gpu_device_name", gpu.name), ("clock_rate", gpu.clock_khz),
+                       ("core_count", gpu.sms), ("memory_bandwidth", gpu.bandwidth), ("memory_size", gpu.memory),
+                       ("compute_cap_major", gpu.cc[0]), ("compute_cap_minor", gpu.cc[1])):
+        plane.add_stat(key, value)
+    return plane
+
+
+def write_data_only_window(path: str, batches: int = 6, fetch_us: float = 2000.0, gap_us: float = 200.0,
+                           gpu: Gpu | None = A100) -> dict:
+    """``tf.profiler.experimental.start`` / ``stop`` around a loop that only iterates a ``tf.data`` dataset (``for
+    batch in ds.take(6): pass``): per batch, the eager ``IteratorGetNextOp::DoCompute`` on the Python thread and the
+    pipeline's ``Iterator::Root`` / ``Iterator::Prefetch`` on a ``tf_data`` thread; the GPU's plane (``gpu``; None: no
+    GPU plane) holds no line.  Truth by construction: ``batches`` fetches of ``fetch_us`` each, no op of a model, no
+    GPU runtime call, no GPU work -- the input pipeline only."""
+    space = SpaceBuilder("worker0")
+    host = space.plane("/host:CPU")
+    py = host.line("python3", 4242)
+    data = host.line("tf_data_iterator_get_next/1977", 1977)
+    if gpu is not None:
+        _gpu_plane(space, gpu)
+    t = CAPTURE_LEAD_PS
+    for _ in range(batches):
+        data.add("Iterator::Root", t, int((fetch_us - 4) * US))
+        data.add("Iterator::Prefetch", t + US, int((fetch_us - 6) * US))
+        py.add("IteratorGetNextOp::DoCompute", t, int(fetch_us * US))
+        t += int((fetch_us + gap_us) * US)
+    space.write(path)
+    return {"batches": batches, "fetch_ms": batches * fetch_us / 1000, "gpu": gpu.name if gpu is not None else ""}
+
+
 def write_cpu_keras_batches(path: str, step_ms: tuple[float, ...] = (80.0,), gap_ms: float = 2.0,
-                            roots: bool = True) -> dict:
+                            roots: bool = True, gpu: Gpu | None = None) -> dict:
     """A TF 2.x CPU-only capture of Keras 2 ``fit`` batches, as TensorFlow writes one on a laptop (h37-survey65's
     MacBook sessions): one host plane, no GPU plane; each batch a ``train_function`` call on the Python thread
     (Keras 2: no ``_r``, no ``step_num``) whose graph runs as a ``FunctionRun`` root (``_r``) on a ``tf_Compute``
     thread, its ops beneath it (``roots=False``: no ``_r`` stat on it, as a build that groups no events writes it).
     ``step_ms``: each batch's ``FunctionRun`` length, ``gap_ms`` apart.  Returns the
-    truth by construction: the batches' mean length, ms, and their count."""
+    truth by construction: the batches' mean length, ms, and their count.  ``gpu``: the machine has that GPU and
+    TensorFlow saw it -- its plane, with no line, as a ``with tf.device('/CPU:0'):`` run on it writes one."""
     space = SpaceBuilder("macbook")
     host = space.plane("/host:CPU")
+    if gpu is not None:
+        _gpu_plane(space, gpu)
     py = host.line("python3", 1)
     compute = host.line("tf_Compute/-1", 2)
     t = CAPTURE_LEAD_PS

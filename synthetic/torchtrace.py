@@ -3220,3 +3220,95 @@ def write_mps_capture(path: str, steps: int = 4, conv: bool = True, memory: bool
         doc["profile_memory"] = 1
     write_doc(path, doc)
     return {"backend": "mps", "steps": steps, "item_ms": item_ms}
+
+
+#: :func:`write_mixed_window_run`'s start-up rank: its calls (name, CUPTI callback id, us), the context's creation in
+#: the ``cudaMalloc``.
+MIXED_START_UP = (("cudaGetDeviceCount", 3, 40.0), ("cudaMalloc", 20, 250_000.0),
+                  ("cudaStreamCreateWithPriority", 22, 30.0))
+
+
+def write_mixed_window_run(out: str, run: str = "mixed_window", steps: int = 8) -> dict[str, Any]:
+    """A 2-rank job on two nodes whose ranks' windows differ: node0's rank 0 holds ``steps`` steps of
+    ``healthy_bf16`` (bf16 GEMMs, FLOPs from the traced shapes), node1's rank 1 only its start-up
+    (:data:`MIXED_START_UP`: no kernel launched), as a ``torch.profiler`` window opened on each rank at once and
+    closed when rank 0's steps were done writes them.  Truth by construction: node0's report is the same as its
+    file's alone -- healthy, its MFU over the bf16 peak from the traced shapes -- and node1's is a start-up window.
+    Returns the folder and the two files."""
+    (r0,) = simulate("healthy_bf16", steps)
+    r1 = Rank(rank=1, pid=4101, device=0, node=1)
+    for name, cbid, us in MIXED_START_UP:
+        _runtime_call(r1, name, us, cbid)
+    folder = os.path.join(out, run)
+    os.makedirs(folder, exist_ok=True)
+    stamp = BASE_NS + int(T0_US * 1000)
+    paths = [write_doc(os.path.join(folder, f"{_worker(r)}.{stamp + r.rank * 1_000_000}.pt.trace.json"),
+                       trace_doc(r, 2)) for r in (r0, r1)]
+    return {"folder": folder, "good": paths[0], "start_up": paths[1]}
+
+
+#: :func:`write_event_timed_cpu_model`: the CPU model's layers a step (``aten::linear`` > ``aten::addmm``, then
+#: ``aten::relu``) and each linear's host time, us.
+TIMED_CPU_LAYERS, TIMED_CPU_LINEAR_US = 3, 900.0
+#: The CUDA calls a step timed with ``torch.cuda.Event(enable_timing=True)`` makes: (name, CUPTI callback id, us).
+EVENT_TIMING_CALLS = (("cudaEventRecord", 135, 4.0), ("cudaEventRecord", 135, 4.0),
+                      ("cudaEventSynchronize", 147, 3.0), ("cudaEventElapsedTime", 149, 2.0))
+
+
+def _event_timed_cpu_step(r: Rank) -> None:
+    """One step of :func:`write_event_timed_cpu_model`: ``start.record()``, the CPU model, ``end.record()``,
+    ``end.synchronize()``, ``start.elapsed_time(end)``."""
+    (name, cbid, us), *rest = EVENT_TIMING_CALLS
+    _runtime_call(r, name, us, cbid)
+    for _ in range(TIMED_CPU_LAYERS):
+        r.cpu("aten::linear", TIMED_CPU_LINEAR_US, advance=False)
+        r.host_us += 5.0
+        r.cpu("aten::addmm", TIMED_CPU_LINEAR_US - 20.0)
+        r.host_us += 20.0
+        r.cpu("aten::relu", 40.0)
+    for name, cbid, us in rest:
+        _runtime_call(r, name, us, cbid)
+    r.host_us += 50.0
+
+
+def write_event_timed_cpu_model(out: str, run: str = "event_timed_cpu_model", steps: int = 8,
+                                marked: bool = True) -> dict[str, Any]:
+    """A benchmark loop that times each step with CUDA events (``torch.cuda.Event(enable_timing=True)``) around a model
+    left on the CPU, on a machine with an H100: per step ``TIMED_CPU_LAYERS`` ``aten::linear`` (> ``aten::addmm``)
+    that launch nothing, between the events' :data:`EVENT_TIMING_CALLS`; ``marked``: each step a ``prof.step()``.
+    Truth by construction: no kernel, copy or fill; ``2 * TIMED_CPU_LAYERS * steps`` matmul ops ran on the CPU while
+    the event calls -- which queue no GPU work -- ran between them: the model never reached the GPU, whatever the
+    window.  Returns the folder and the counts."""
+    r = Rank(rank=0, pid=4100, device=0)
+    for n in range(2, 2 + steps):
+        if marked:
+            r.step(n, _event_timed_cpu_step)
+        else:
+            _event_timed_cpu_step(r)
+    folder = os.path.join(out, run)
+    os.makedirs(folder, exist_ok=True)
+    write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
+    return {"folder": folder, "matmuls": 2 * TIMED_CPU_LAYERS * steps, "calls": len(EVENT_TIMING_CALLS) * steps}
+
+
+def write_idle_synced_steps(out: str, run: str = "idle_synced_steps", steps: int = 6,
+                            host_us: float = 300.0) -> dict[str, Any]:
+    """A ``prof.step()`` loop whose steps run host work only -- ``aten::add_`` and ``aten::zero_`` on CPU tensors, then
+    ``host_us`` of untraced Python -- and end in ``torch.cuda.current_stream().synchronize()`` (one
+    ``cudaStreamSynchronize`` each), on a machine with an H100.  Truth by construction: ``steps`` marked steps, each
+    with one CUDA call that queues no GPU work; no kernel, copy or fill: the loop ran on the CPU, every step alike --
+    no start-up in the window."""
+    r = Rank(rank=0, pid=4100, device=0)
+
+    def body(rr: Rank) -> None:
+        rr.cpu("aten::add_", 40.0)
+        rr.cpu("aten::zero_", 30.0)
+        _runtime_call(rr, "cudaStreamSynchronize", 15.0, 131)
+        rr.host_us += host_us
+
+    for n in range(2, 2 + steps):
+        r.step(n, body)
+    folder = os.path.join(out, run)
+    os.makedirs(folder, exist_ok=True)
+    write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
+    return {"folder": folder, "steps": steps, "calls": steps}

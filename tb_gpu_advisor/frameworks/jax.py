@@ -393,6 +393,15 @@ FIXES = {
         "jax.block_until_ready(state)   # the GPU done with earlier work before the trace opens\n" + CAPTURE),),
     "capture_quality:no_gpu": (action("Check that JAX sees the GPU, then profile steady-state steps.",
                                       "print(jax.devices())  # expect CudaDevice(id=0), ...\n" + CAPTURE),),
+    "capture_quality:gpu_unused": (action(
+        "Run the traced steps on the GPU: jitted calls on arrays on the GPU (not under "
+        "jax.default_device(jax.devices('cpu')[0]), nor arrays put on a CPU device), after the first (compiling) "
+        "calls, and block until their results are ready before the trace stops.",
+        "print(jax.devices(), x.devices())  # the arrays the step runs on: CudaDevice, not CpuDevice\n" + CAPTURE),),
+    "capture_quality:input_on_cpu": (action(
+        "The traced code only loaded batches, and no jitted step ran on them: call the step on each batch inside "
+        "jax.profiler.trace, after its first (compiling) calls, and block until its results are ready before the "
+        "trace stops.", CAPTURE),),
     "capture_quality:window": (action("The profiled window held no GPU work: start the trace after the first "
                                       "(compiling) steps, around steps that run on the GPU, and block until their "
                                       "results are ready before it stops.", CAPTURE),),

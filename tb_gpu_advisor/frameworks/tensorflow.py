@@ -513,6 +513,15 @@ def _capture_fixes(loop: Loop, advice: str) -> dict[str, tuple[Action, ...]]:
                                                        "were read."), advice),),
         "capture_quality:no_gpu": (action(f"Check that TensorFlow sees the GPU, then profile steady-state "
                                           f"{loop.noun}s.", "print(tf.config.list_physical_devices('GPU'))\n" + advice),),
+        "capture_quality:gpu_unused": (action(
+            "Check where the ops run (tf.debugging.set_log_device_placement(True); a tf.device('/CPU:0') scope, or "
+            "tf.config.set_visible_devices hiding the GPU, keeps them off it), then profile steady-state "
+            f"{loop.noun}s.", "tf.debugging.set_log_device_placement(True)   # each op's device, logged\n" + advice),),
+        "capture_quality:input_on_cpu": (action(
+            "The profiled block only iterated the dataset, and no model ran on its batches: run the " + loop.noun +
+            " on each batch between tf.profiler.experimental.start and stop" +
+            (", or profile fit's batches after warm-up (profile_batch)" if loop.keras_capture else "") + ".",
+            advice),),
         "capture_quality:window": (action(
             "The profiled window held no GPU work: profile a range of batches after warm-up" +
             (" (profile_batch)" if loop.keras_capture else "") + ", or start and stop the profiler around steps that "

@@ -25,7 +25,7 @@ from tb_gpu_advisor.devices import apple
 from tb_gpu_advisor.common.fmt import and_list, gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
-from tb_gpu_advisor.frameworks import Framework, engines, nvtx, user_ranges
+from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.job.iterations import UNPHASED_WHY, pass_phases, pattern_phases
 from tb_gpu_advisor.job.phase import captured_calls, context_start
@@ -1114,6 +1114,19 @@ def _input_only_window(w: _Held) -> Kind | None:
     return Kind("no_gpu", "high", loading) if loading else None
 
 
+def _cpu_loop_window(w: _Held) -> Kind | None:
+    """The loop's marked steps each called CUDA, and no call of the window queued GPU work (:func:`_idle_marked_steps`):
+    a loop that ran on the CPU, not a start-up -- start-up does not repeat step after step."""
+    steps = _idle_marked_steps(w.trace, w.fw) if w.calls else 0
+    if not steps:
+        return None
+    calls = _startup_calls(w.trace)
+    return Kind("no_gpu", "high", f"the loop's {steps} marked steps each called CUDA ({calls}), and no "
+                                  f"call queued GPU work -- no launch, copy or fill: the loop ran on the CPU"
+                                  f"{_seen_words(w.trace)}", cpu_only=f"its {steps} marked steps queued no GPU work",
+                gpu_seen=w.trace.producer.get("visible_gpus", ""))
+
+
 def _startup_window(w: _Held) -> Kind | None:
     """Runtime calls and no kernel launched: the program's start-up (:func:`_startup_calls`)."""
     if not w.calls:
@@ -1222,6 +1235,8 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #:   (device queries, its exit sync) holds no call of the program -- no start-up of its own, no batch copied to a GPU.
 #: * ``input_only`` before ``startup``: start-up does not repeat; batch after batch fetched without a kernel is a loop
 #:   that runs no model, not start-up cut short (h37-survey53).
+#: * the CPU loop after ``input_only`` and before ``startup``: marked steps that each call CUDA and queue nothing are
+#:   a loop on the CPU, which start-up does not repeat (h37-probe42w); a loop of fetches is said as such first.
 #: * ``startup`` last of the readers of a window with calls: any call left is start-up; every reader after it reads a
 #:   window with no runtime call at all.
 #: * ``frontend`` before the tracing readers: a serving engine's front-end runs no GPU work by design; its missing CUDA
@@ -1241,6 +1256,7 @@ _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = 
     (_loop_ended_window, "loop_ended", False),
     (_profiler_window, "", False),
     (_input_only_window, "input_only", False),
+    (_cpu_loop_window, "", False),
     (_startup_window, "startup", False),
     (_frontend_window, "frontend", False),
     (_tracing_off_window, "tracing_off", False),
@@ -1273,22 +1289,57 @@ def _wsl2_untraced(trace: Trace) -> str:
 
 def _cpu_compute_ops(trace: Trace, fw: Framework) -> str:
     """The framework's matmul/convolution ops of a window that launched no kernel (``Framework.tc_eligible_op``), as
-    ``N matmul/convolution ops (`aten::linear` ×90, ...)``, when no CUDA call ran while they did: a model on the GPU
-    calls CUDA between its ops (launches, copies, a ``.item()``'s sync), one on the CPU does not (its window's CUDA
-    calls come before or after: device queries, a profiler's stop); "" otherwise."""
+    ``N matmul/convolution ops (`aten::linear` ×90, ...)``, when no CUDA call that queues GPU work
+    (:func:`_queues_work`) ran while they did: a model on the GPU queues its work between its ops (launches, copies,
+    fills), one on the CPU does not; "" otherwise.
+
+    Why only those calls: a model on the CPU may still call CUDA while it runs -- timed with CUDA events
+    (``cudaEventRecord`` / ``cudaEventSynchronize`` / ``cudaEventElapsedTime`` around each step), synchronised
+    (``torch.cuda.synchronize()``), its device queried -- and none of those queues work.  Counting every call, a
+    benchmark loop timing a CPU model with ``torch.cuda.Event`` (48 matmuls, 32 event calls, no kernel) read "start-up
+    only ... skip start-up with the profiler's schedule", where its model never reached the GPU (h37-probe42w's
+    ``torchtrace.write_event_timed_cpu_model``)."""
     if not len(trace.h):
         return ""
     mask = trace.h.name_mask(lambda n: fw.tc_eligible_op(op_type(n)))
     n = int(mask.sum())
     if not n:
         return ""
-    calls = trace.h.start[trace.h.name_mask(devices.is_runtime_call)]
+    calls = trace.h.start[trace.h.name_mask(_queues_work)]
     if ((calls >= trace.h.start[mask].min()) & (calls <= trace.h.end[mask].max())).any():
         return ""
     ids, counts = np.unique(trace.h.name[mask], return_counts=True)
     order = np.argsort(-counts, kind="stable")[:3]
     top = ", ".join(f"`{_short(trace.h.names[int(ids[i])], 40)}` ×{int(counts[i]):,}" for i in order)
     return f"{n:,} matmul/convolution op{'s' if n != 1 else ''} ({top})"
+
+
+#: The fewest marked steps that each call CUDA for a window without kernels to be the loop's, not its start-up.
+_MIN_LOOP_STEPS = 2
+
+
+def _idle_marked_steps(trace: Trace, fw: Framework) -> int:
+    """The framework's step marks (``Framework.step_marker``: ``ProfilerStep#N``) each holding a runtime call, where
+    they are :data:`_MIN_LOOP_STEPS` or more and no call of the window queues GPU work (:func:`_queues_work`); 0
+    otherwise.
+
+    Why: "start-up only" read every call of a window without kernels as start-up's, and its fix (skip start-up with
+    the profiler's schedule) records the same window again.  A loop whose steps each sync or time themselves
+    (``cudaStreamSynchronize``, CUDA events) while its work stays on the CPU repeats those calls step after step,
+    which start-up does not (h37-probe42w's ``torchtrace.write_idle_synced_steps``)."""
+    h = trace.h
+    marks = np.flatnonzero(h.name_mask(fw.step_marker))
+    if marks.size < _MIN_LOOP_STEPS or h.name_mask(_queues_work).any():
+        return 0
+    at = np.sort(h.start[h.name_mask(devices.is_runtime_call)].astype(np.int64))
+    s, e = h.start[marks].astype(np.int64), h.end[marks].astype(np.int64)
+    held = int((np.searchsorted(at, e, side="right") > np.searchsorted(at, s, side="left")).sum())
+    return held if held >= _MIN_LOOP_STEPS else 0
+
+
+def _queues_work(name: str) -> bool:
+    """A runtime call that puts work on the GPU: a kernel's or a graph's launch, a copy or a fill."""
+    return devices.is_launch_call(name) or devices.is_graph_launch(name) or devices.is_copy_call(name)
 
 
 #: The longest a profiler's exit sync may end before the window's end: the profiler stops right after it returns
@@ -1469,7 +1520,7 @@ def _fetches(trace: Trace, fw: Framework) -> str:
     Why both: a TensorFlow training loop on the CPU (``demo_logs/real_tf_cpu_custom``: its iterator's fetches, its
     ``gradient_tape/...`` ops) names no op the matmul test knows, yet its host events say a model trained."""
     h = trace.h
-    mask = h.name_mask(fw.input_event)
+    mask = _fetch_mask(trace, fw)
     n = int(mask.sum())
     if n < _MIN_INPUT_BATCHES or h.name_mask(lambda name: fw.tc_eligible_op(op_type(name))).any():
         return ""  # a matmul or convolution without a kernel ran a model, on the CPU: not a loop without one
@@ -1479,6 +1530,30 @@ def _fetches(trace: Trace, fw: Framework) -> str:
     name = h.names[int(h.name[np.flatnonzero(mask)[0]])]
     return (f"the input pipeline only: {plural(n, 'batch fetch', 'batch fetches')} (`{_short(name, 60)}`, "
             f"{ms(waited)} inside them)")
+
+
+def _fetch_mask(trace: Trace, fw: Framework) -> np.ndarray:
+    """The host events that fetch a batch: the framework's own input events (``Framework.input_event``: the
+    DataLoader's ``__next__``, tf.data's ``IteratorGetNextOp::DoCompute``); where it records fewer than
+    :data:`_MIN_INPUT_BATCHES`, the program's own ranges whose name says they fetch one (``Framework.input_range`` of
+    ``user_ranges.program_ranges``: ``jax.profiler.TraceAnnotation('load_batch')``, an NVTX ``get_batch``).
+
+    Why: JAX records no input event of its own -- a loop's fetches are its own ranges, or none -- so a
+    ``jax.profiler.trace`` around a loop that only loaded batches read "the work ran on the CPU ... move the model and
+    its inputs there" and "check that JAX sees the GPU", where the same loop under torch.profiler or TensorFlow's
+    profiler read "the input pipeline only" (h37-probe42w's ``jaxcapture.write_input_only_window``).  In a window
+    without kernels no range can hold a step's launches, so a batch-named range is the fetch it names."""
+    h = trace.h
+    own = h.name_mask(fw.input_event)
+    if int(own.sum()) >= _MIN_INPUT_BATCHES or fw.input_range is never:
+        return own
+    idx = user_ranges.program_ranges(trace, fw)
+    idx = idx[h.per_name(fw.input_range)[h.name[idx]]] if idx.size else idx
+    if idx.size < _MIN_INPUT_BATCHES:
+        return own
+    ranged = np.zeros(len(h), dtype=bool)
+    ranged[idx] = True
+    return ranged
 
 
 def _input_on_cpu(trace: Trace, fw: Framework) -> str:

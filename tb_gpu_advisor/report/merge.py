@@ -178,7 +178,10 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
             same = [c for h in ok for c in h.headline if c.id == card.id]
             vals = [c.value for c in same if c.value is not None]
             v = sum(vals) / len(vals) if vals else None
-            detail: dict = {**_merged_detail([c.detail or {} for c in same]), "hosts": len(vals)}
+            # a host without a number for the card has no say in its words (an n/a MFU card of a start-up window
+            # dropped the others' precision: "of the None dense peak", h37-probe42w); none with one: all speak
+            said = [c for c in same if c.value is not None] or same
+            detail: dict = {**_merged_detail([c.detail or {} for c in said]), "hosts": len(vals)}
             headline.append(grade_card(Metric(card.id, card.label, json_float(v), card.unit, _pct(v) if card.unit == "share" else str(v),
                                               card.good_direction, "unknown", card.meaning, card.threshold, detail),
                                        findings, any(h.gpus for h in ok)))

@@ -36,7 +36,9 @@ def test_the_readers_are_asked_in_the_order_the_table_states():
     """The precedences the table's comment gives a reason for, each asked before the next."""
     order = _order()
     before = [("failed", "wsl2_untraced"), ("wsl2_untraced", "_cpu_ops_window"), ("_cpu_ops_window", "loop_ended"),
-              ("loop_ended", "_profiler_window"), ("_profiler_window", "input_only"), ("input_only", "startup"),
+              ("loop_ended", "_profiler_window"), ("_profiler_window", "input_only"),
+              ("input_only", "_cpu_loop_window"),
+              ("_cpu_loop_window", "startup"),
               ("startup", "frontend"), ("frontend", "tracing_off"), ("tracing_off", "nvtx_only"),
               ("nvtx_only", "input_on_cpu"), ("input_on_cpu", "_cpu_window"), ("_cpu_window", "no_cuda_call")]
     assert [order.index(a) < order.index(b) for a, b in before] == [True] * len(before), order

@@ -118,7 +118,8 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
         xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
         xla_casts=xla_casts, xla_fusion_classes=xla_classes,
-        producer={**_producer(meta), **_records_loss(tl.warnings)}, memory=memory, unread_devices=unread_devices(tl), ranges=nvtx_ranges(h, range_domains),
+        producer={**_producer(meta), **_records_loss(tl.warnings), **visible_gpus(tl)}, memory=memory,
+        unread_devices=unread_devices(tl), ranges=nvtx_ranges(h, range_domains),
         pipeline_ops=pipeline_ops if pipeline_ops.size else None,
     )
 
@@ -170,6 +171,31 @@ def unread_devices(tl: Timeline) -> tuple[str, ...]:
         label = label if isinstance(label, str) and label.strip() else m.group(1)
         kinds[label] = kinds.get(label, 0) + 1
     return tuple(f"{n} x {k}" if n > 1 else k for k, n in kinds.items())
+
+
+def visible_gpus(tl: Timeline) -> dict[str, str]:
+    """``{"visible_gpus": "NVIDIA H100 80GB HBM3"}``: the GPUs whose ``/device:GPU:N`` planes the capture holds, by the
+    names their device stats give (:func:`device_info`), with or without events -- as Kineto's ``deviceProperties``
+    (``Trace.producer``); ``{}`` where it holds none.  XLA's and TensorFlow's GPU tracer writes a plane, with the
+    device's properties, for each GPU of the process's CUDA (or ROCm) client, so a plane is a GPU the program could
+    use, whether or not its work went there.
+
+    Why: a ``jax.profiler.trace`` around host-only code (its GPU plane empty) and a capture of JAX's CPU backend (no
+    GPU plane) read alike -- "Was the GPU visible to JAX? ... print(jax.devices())" -- where the first file answers
+    that question: it was, and the traced code ran nothing on it (h37-probe42w)."""
+    names = [_gpu_name(p) for p in tl.planes if (m := _DEVICE_PLANE.match(p.name)) is not None and m.group(1) == "GPU"]
+    counts = {n: names.count(n) for n in dict.fromkeys(names)}
+    seen = ", ".join(f"{c} x {n}" if c > 1 else n for n, c in list(counts.items())[:4])
+    return {"visible_gpus": seen} if seen else {}
+
+
+def _gpu_name(plane: Plane) -> str:
+    """A GPU plane's device in words: its name (:func:`device_info`: stated, or inferred from its properties), else its
+    vendor's GPU ("AMD GPU": ROCm's planes state only ``device_vendor``), else "GPU" -- never the vendor alone."""
+    vendor = plane.stats.get("device_vendor")
+    vendor = vendor.strip()[:40] if isinstance(vendor, str) else ""
+    name = (device_info(plane).name or "").strip()[:80]
+    return name if name and name != vendor else f"{vendor} GPU" if vendor else "GPU"
 
 
 #: What JAX names the instructions of a gradient: the backward pass is the transpose of a forward's linearisation.

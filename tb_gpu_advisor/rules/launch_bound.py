@@ -86,7 +86,7 @@ def host_loop_words(ctx: Ctx, loop: tuple[float, float], idle_ms: float | None =
             xla.LOOP_WITHOUT_COUNT)
     return (f" The host spends {ms(ex)} {ctx.per_step} inside the {ctx.fw.label('dispatch_call')}s' compiled "
             f"programs, {'all' if ms(t) == ms(ex) else ms(t)} of it {what}, and the GPU idles {ms(idle)} of that: "
-            f"each iteration launches its body's kernels one by one, so the step is compiled already and it is the "
+            f"each iteration launches its body's kernels one by one, so the program is compiled already and it is the "
             f"loop that holds the host.")
 
 

@@ -62,6 +62,14 @@ def test_each_seed_holds_every_law():
     assert not bad, bad
 
 
+def test_a_one_pass_host_loop_says_its_program_is_compiled():
+    """Session 42's ``--forms`` walk: seeds 52092 (a native XLA loop's one pass, Nsight) and 52156 (one pass of a JAX
+    program whose while loop runs from the host) said of the loop "so the step is compiled already" in a window of
+    one pass (``one-pass-words``): what is compiled is the program the loop runs, whatever the window."""
+    bad = {job.seed: v for job in (random_form_job(52092), random_form_job(52156)) if (v := check(job))}
+    assert not bad, bad
+
+
 def test_a_collective_some_gpus_ran_reads_the_median_of_those_gpus():
     """Two of four GPUs ran a Broadcast (0.277 and 0.279 ms a step): the host's table reads the median over those two,
     as the session's is over the ranks that run it -- never the median with the other two GPUs' zeros (0.138)."""

@@ -1,0 +1,62 @@
+"""A second process that launches nothing is no part of the GPU's idle (issue #37 class 2; h37-probe42n).
+
+Wrong assumption on main ed6824fb: *where one process drives the GPUs, every host line of the capture is that
+process's* (``formats.nsys.reader._gpu_host_lines`` named no lines per GPU unless two processes launched work, and
+the ledger's allocator time, ``Context.alloc_spans``, was read from every line).  An Nsight export also records a
+process that only made a CUDA context -- a helper or worker that touched CUDA, three runtime calls, no kernel.  Its
+``cudaFree`` (the context's creation, ~100 ms) ran across the loop's steps and main booked it as the loop's own
+allocator churn: a critical "The device allocator runs inside every step" (3.35 ms of a 13.3 ms step), and the
+loop's real input wait (3.00 ms, critical) fell to 0.6 ms below the warning level.  The other process's calls run in
+a context of their own and hold none of this GPU's work: now the GPU is read from its driving process's lines alone,
+and the allocator's time per GPU from them too.
+
+By construction (``synthetic.nsysexport.write_marked_input_loop(idle_process_ms=...)``): the same loop with and
+without the idle process must read the same.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from types import SimpleNamespace
+
+import pytest
+
+from synthetic import nsysexport as nx
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.generated_host import nsys_host
+
+
+def _rules(host: dict) -> list[tuple[str, str]]:
+    return [(f["rule"], f["severity"]) for f in host["findings"]]
+
+
+@pytest.mark.parametrize("idle_ms", [100.0, 20.0])
+def test_an_idle_process_changes_no_reading_of_the_loop(tmp_path, idle_ms: float) -> None:  # noqa: ANN001
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    alone = nsys_host(tmp_path / "a", nx.write_marked_input_loop, "loop.sqlite")
+    beside = nsys_host(tmp_path / "b", nx.write_marked_input_loop, "loop.sqlite", idle_process_ms=idle_ms)
+    # main: allocator 3.35 ms a step (critical allocator_churn), input 0.6 ms
+    assert beside["breakdown_ms"].get("allocator", 0.0) == 0.0
+    assert beside["breakdown_ms"]["input_wait"] == pytest.approx(alone["truth"]["input_ms"], abs=0.05)
+    assert beside["breakdown_ms"] == alone["breakdown_ms"]
+    assert _rules(beside) == _rules(alone)
+    assert not [f for f in beside["findings"] if f["rule"] == "allocator_churn"]
+
+
+def test_control_the_loops_own_cudafree_is_still_its_allocator(tmp_path) -> None:  # noqa: ANN001
+    """Control: the lines kept are the driving process's, so its own allocator calls still count -- the idle
+    process's ``cudaFree`` moved onto the loop's thread is booked as allocator time."""
+    host = nsys_host(tmp_path, nx.write_marked_input_loop, "loop.sqlite", idle_process_ms=100.0)
+    assert host["breakdown_ms"].get("allocator", 0.0) == 0.0
+    src = tmp_path / "loop.sqlite"
+    con = sqlite3.connect(src)
+    (loop,) = con.execute("SELECT DISTINCT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId < 1000000"
+                          ).fetchone()
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = ? WHERE correlationId >= 1000000", (loop,))
+    con.commit()
+    con.close()
+    moved = analyze_session("w", "s", [SimpleNamespace(host="h0", path=str(src), format="nsys",
+                                                       size=os.path.getsize(src))]).to_dict()["hosts"][0]
+    assert moved["breakdown_ms"].get("allocator", 0.0) > 1.0

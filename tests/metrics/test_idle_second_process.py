@@ -8,7 +8,8 @@ process that only made a CUDA context -- a helper or worker that touched CUDA, t
 allocator churn: a critical "The device allocator runs inside every step" (3.35 ms of a 13.3 ms step), and the
 loop's real input wait (3.00 ms, critical) fell to 0.6 ms below the warning level.  The other process's calls run in
 a context of their own and hold none of this GPU's work: now the GPU is read from its driving process's lines alone,
-and the allocator's time per GPU from them too.
+the allocator's time per GPU from them too, and the job's one-time costs from the driving processes' lines
+(``job.phase._driving_lines``: the idle process's 500 ms context creation read as the loop's critical cold start).
 
 By construction (``synthetic.nsysexport.write_marked_input_loop(idle_process_ms=...)``): the same loop with and
 without the idle process must read the same.
@@ -31,12 +32,16 @@ def _rules(host: dict) -> list[tuple[str, str]]:
     return [(f["rule"], f["severity"]) for f in host["findings"]]
 
 
-@pytest.mark.parametrize("idle_ms", [100.0, 20.0])
-def test_an_idle_process_changes_no_reading_of_the_loop(tmp_path, idle_ms: float) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(("idle_ms", "at_ms"), [(100.0, 40.0), (20.0, 40.0), (500.0, 0.0), (30.0, 150.0)])
+def test_an_idle_process_changes_no_reading_of_the_loop(tmp_path, idle_ms: float, at_ms: float) -> None:  # noqa: ANN001
+    """Across the steps (100 / 20 ms), across the whole window (500 ms: main read a critical cold start, phase
+    warm-up) and after the loop (main: an info on one-time costs outside the steps, phase mixed)."""
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     alone = nsys_host(tmp_path / "a", nx.write_marked_input_loop, "loop.sqlite")
-    beside = nsys_host(tmp_path / "b", nx.write_marked_input_loop, "loop.sqlite", idle_process_ms=idle_ms)
+    beside = nsys_host(tmp_path / "b", nx.write_marked_input_loop, "loop.sqlite", idle_process_ms=idle_ms,
+                       idle_at_ms=at_ms)
+    assert (beside["job"]["phase"], beside["job"]["one_time_ms"]) == (alone["job"]["phase"], alone["job"]["one_time_ms"])
     # main: allocator 3.35 ms a step (critical allocator_churn), input 0.6 ms
     assert beside["breakdown_ms"].get("allocator", 0.0) == 0.0
     assert beside["breakdown_ms"]["input_wait"] == pytest.approx(alone["truth"]["input_ms"], abs=0.05)

@@ -804,15 +804,23 @@ def write_retraced_loop(path: str, iterations: int = 5, iteration: str = "train_
 
 
 def write_marked_input_loop(path: str, iterations: int = 12, load_ms: float = 3.0, unmarked_ms: float = 0.0,
-                            step_ms: float = 10.0, fetch: str = "load_batch", kernel: str = "ampere_sgemm_128x64_tn"
-                            ) -> dict:
+                            step_ms: float = 10.0, fetch: str = "load_batch", kernel: str = "ampere_sgemm_128x64_tn",
+                            idle_process_ms: float | None = None, idle_at_ms: float = 40.0) -> dict:
     """Write a training loop of a program with no ML framework in the capture (cuBLAS-named kernels only, as a C++
     trainer -- llm.c's -- or a Python loop with NVTX alone writes it): each ``train_iter`` range holds a range named
     ``fetch`` in which the host reads its next batch for ``load_ms`` and launches nothing, then ``unmarked_ms`` of
     host time no range covers, then ``forward``, ``backward`` and ``optimizer_step`` ranges of kernels, each ended by
     a device-wide sync.  Return the truth: the GPU waits ``load_ms`` a step for the program's own fetch (its input
-    pipeline) and ``unmarked_ms`` for host time that is not input."""
+    pipeline) and ``unmarked_ms`` for host time that is not input.
+
+    ``idle_process_ms``: a second ``python3`` process in the capture makes three runtime calls and launches nothing
+    (a helper or worker that touched CUDA): ``cudaGetDeviceCount``, a ``cudaFree`` that creates its context and lasts
+    ``idle_process_ms`` from ``idle_at_ms`` into the session -- across the loop's steps -- and
+    ``cudaStreamIsCapturing``.  Truth: its calls run in its own context and hold none of the loop's GPU work, so every
+    reading of the loop is the one without it."""
     out = _RangedPython(path, pid=4343, start_ms=1)
+    if idle_process_ms is not None:
+        _idle_process(out, idle_process_ms, idle_at_ms)
     f = out.filled
     work = out.strings(kernel)
 
@@ -832,6 +840,21 @@ def write_marked_input_loop(path: str, iterations: int = 12, load_ms: float = 3.
         f.ranged("train_iter", iteration)
     out.close()
     return {"iterations": iterations, "input_ms": load_ms, "unmarked_ms": unmarked_ms, "fetch": fetch}
+
+
+def _idle_process(out: _RangedPython, free_ms: float, at_ms: float, pid: int = 5151) -> None:
+    """Into ``out``'s export, a second process that launches nothing: three runtime calls on its main thread, its
+    ``cudaFree`` (the context's creation) ``free_ms`` long from ``at_ms`` into the session."""
+    gpid, gtid = _gid(pid), _gid(pid, pid)
+    calls = _Calls(out.strings, SESSION_START_NS + int(at_ms * 1_000_000), gap=10_000)
+    calls("cudaGetDeviceCount_v5050", 20_000)
+    calls("cudaFree_v3020", int(free_ms * 1_000_000))
+    calls("cudaStreamIsCapturing_v10000", 2_000)
+    calls.corr = 0
+    out.con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                        [(a, b, gtid, 1_000_000 + c, n) for a, b, c, n in calls.rows])
+    out.con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (out.strings("python3"), gtid))
+    out.con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, "python3"))
 
 
 def write_untraced_iteration_tail(path: str, iterations: int = 30, name: str = "decode {k}", work_ms: float = 0.4,

@@ -75,12 +75,39 @@ BATCH_WORDS = frozenset(("batch", "batches", "fetch", "data", "dataset", "datase
 _HOOK = frozenset(("begin", "end", "start"))
 
 
+#: A fetch in the words a program gives the loading of its next examples when it does not say "batch" or "data":
+#: a verb of fetching followed by what a model consumes (``load_images``, ``read_input``, ``get_next_inputs``,
+#: ``prefetch_samples``, ``ReadRecords``, ``readFrame``), in that order -- the verb acting on the noun.  An ordered
+#: pair, not either word: ``input_layernorm`` and ``sample_next_token`` (a decode loop's sampling, the model's output)
+#: hold a noun or a verb with no fetch; ``load_model`` and ``read_config`` load no examples.
+_FETCH_VERBS = frozenset(("load", "read", "fetch", "prefetch", "get", "next", "receive", "recv"))
+_FETCH_LINKS = frozenset(("next", "new", "the", "input", "training", "train", "eval", "val"))
+_EXAMPLE_NOUNS = frozenset(("input", "inputs", "image", "images", "img", "imgs", "samples", "example", "examples",
+                            "record", "records", "frame", "frames", "label", "labels"))
+
+
+def _names_fetch(name: str) -> bool:
+    """The name's words (in order) hold a fetch verb acting on examples (:data:`_FETCH_VERBS` then, past any
+    :data:`_FETCH_LINKS`, one of :data:`_EXAMPLE_NOUNS`)."""
+    seq = [w.lower() for w in _WORD.findall(name)]
+    for i, w in enumerate(seq):
+        if w not in _FETCH_VERBS:
+            continue
+        j = i + 1
+        while j < len(seq) and seq[j] in _FETCH_LINKS and seq[j] not in _EXAMPLE_NOUNS:
+            j += 1
+        if j < len(seq) and seq[j] in _EXAMPLE_NOUNS:
+            return True
+    return False
+
+
 def names_batch(name: str) -> bool:
-    """A range of the program's whose name says it fetches its batch (:data:`BATCH_WORDS`), no callback hook at a
+    """A range of the program's whose name says it fetches its batch (:data:`BATCH_WORDS`), or fetches examples in
+    other words (:func:`_names_fetch`: a native program's ``load_images``, ``read_input``), no callback hook at a
     batch's begin or end (:data:`_HOOK`).  Asked only of the ranges the program marks itself
     (``user_ranges.program_ranges``): a framework's own event is never one."""
     w = words(name)
-    return bool(w & BATCH_WORDS) and not ("on" in w and w & _HOOK)
+    return bool(w & BATCH_WORDS or _names_fetch(name)) and not ("on" in w and w & _HOOK)
 
 
 #: ``Framework.device_features``: the fix stands without the lines of its code that name the feature.

@@ -131,6 +131,8 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     first = _first_async_calls(trace, launches) & ~rare & ~init & ~slow & ~ctx
     graph_s, graph_e = _captures(h)
     first_ops = _slow_first_op_calls(trace, dur, fw, bool(started.starts))
+    driving = _driving_lines(trace)
+    slow, init, comp, rare, ctx, first, first_ops = (x & driving for x in (slow, init, comp, rare, ctx, first, first_ops))
     m = slow | init | comp | rare | ctx | first | first_ops
     tune_s, tune_e, tune_n = _autotune(trace, fw)
     # a process that starts in the window (its context, libraries or modules loading) uploads its model before its
@@ -168,6 +170,19 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us,
                    compile_gap_ms=float((gap_e - gap_s).sum()) / PS_PER_MS, fresh_gpus=fresh,
                    calls=np.flatnonzero(m).astype(np.int64))
+
+
+def _driving_lines(trace: Trace) -> np.ndarray:
+    """Bool per host event: on a line of a process that drives a GPU (``Trace.gpu_host_lines``), every event where
+    the format names no lines per GPU.  A process that launched nothing in the capture -- a helper that made a CUDA
+    context, three runtime calls -- pays its own start-up in its own context: its ``cudaFree`` is no one-time cost
+    of the job, and read as one it made a loop's steady steps a critical "cold start" (h37-probe42n)."""
+    h = trace.h
+    lines = trace.gpu_host_lines
+    if not lines:
+        return np.ones(len(h), bool)
+    own = np.concatenate([np.asarray(v, np.int64) for v in lines.values()])
+    return np.isin(h.line, own) if own.size else np.ones(len(h), bool)
 
 
 #: the phase of a capture of at most one step whose one-time costs read "steady" (:func:`shown_phase`)

@@ -75,7 +75,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     out["startup"] = ctx.one_time_spans or (d.start[:0], d.start[:0])
     out["copy_startup"] = copies_under_one_time_calls(ctx, g)
     out["unseen"] = ctx.unseen_spans or (d.start[:0], d.start[:0])
-    out["allocator"] = ctx.alloc_spans or (d.start[:0], d.start[:0])
+    out["allocator"] = ctx.alloc_spans(g) or (d.start[:0], d.start[:0])
     # the host stalled for milliseconds in an asynchronous call that waits for no GPU work (a fill, a pinned copy;
     # ``job.phase.async_stalls``): its own time in the runtime -- no unseen work, and no launch's dispatch cost, which
     # the same call pays in microseconds elsewhere: booked as host work, above the launch wait its fill would read

@@ -228,8 +228,9 @@ class Context:
     blocked_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
     #: what the capture is (``job/``): its kind, phase and one-time costs; None for a bare reading
     job: Job | None = None
-    #: the host inside the device allocator's calls (``cudaMalloc``/``cudaFree``, HIP's): disjoint (starts, ends)
-    alloc_spans: tuple[np.ndarray, np.ndarray] | None = None
+    #: host event indices (ascending) of the device allocator's calls (``cudaMalloc``/``cudaFree``, HIP's); None
+    #: where the host never makes one -- read per GPU by :meth:`alloc_spans`
+    alloc_calls: np.ndarray | None = None
     #: host time before each step's first op that is not input: a capture that records its input pipeline's own
     #: events (the DataLoader's ``__next__``) says where input is, the rest is other host work; disjoint (starts, ends)
     pre_op_spans: tuple[np.ndarray, np.ndarray] | None = None
@@ -294,6 +295,18 @@ class Context:
         if self.job is None or not self.job.phase.unseen_start.size:
             return None
         return self.job.phase.unseen_start, self.job.phase.unseen_end
+
+    def alloc_spans(self, g: GpuCtx | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """The host inside the allocator's calls (:attr:`alloc_calls`) of ``g``'s process where it has its own
+        (``GpuCtx.host_mask``): disjoint (starts, ends); None where there are none.  Another process's ``cudaFree``
+        (its context's creation, its own frees) synchronizes its own context, never this GPU's work."""
+        i = self.alloc_calls
+        if i is not None and g is not None and g.host_mask is not None:
+            i = i[g.host_mask[i]]
+        if i is None or not i.size:
+            return None
+        h = self.h
+        return union_intervals(h.start[i].astype(np.int64, copy=False), h.end[i].astype(np.int64, copy=False))
 
     def stall_calls(self, g: GpuCtx | None = None) -> np.ndarray:
         """Host event indices of the slow asynchronous calls that wait for nothing (``OneTime.stalls``,
@@ -739,7 +752,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=dispatch_spans, own_spans=own_spans,
                    blocked_spans=(h.start[blocked].astype(np.int64, copy=False), h.end[blocked].astype(np.int64, copy=False)), job=job,
-                   alloc_spans=_alloc_spans(h), pre_op_spans=pre_op, memo=memo,
+                   alloc_calls=_alloc_calls(h), pre_op_spans=pre_op, memo=memo,
                    input_measured=_input_measured(h, fw, host_input, dispatch, marker_windows is not None, fed))
 
 
@@ -946,12 +959,10 @@ def _memory_on_gpu_time(trace: Trace, gpus: list[GpuCtx], h: HostEvents, calls: 
         trace.memory[gpu] = dataclasses.replace(me, t=np.maximum.accumulate(new), clock="gpu")
 
 
-def _alloc_spans(h: HostEvents) -> tuple[np.ndarray, np.ndarray] | None:
-    """The host inside ``cudaMalloc``/``cudaFree`` (HIP's too), None where it never is."""
+def _alloc_calls(h: HostEvents) -> np.ndarray | None:
+    """Host event indices of ``cudaMalloc``/``cudaFree`` (HIP's too), None where there are none."""
     m = h.name_mask(devices.is_alloc_call) if len(h) else np.zeros(0, bool)
-    if not m.any():
-        return None
-    return union_intervals(h.start[m].astype(np.int64, copy=False), h.end[m].astype(np.int64, copy=False))
+    return np.flatnonzero(m) if m.any() else None
 
 
 def _matrix_by_rate(trace: Trace, d: DeviceEvents) -> np.ndarray | None:

@@ -1896,16 +1896,23 @@ def _host_processes(r: _Raw, tids: np.ndarray) -> dict[str, str]:
 
 
 def _gpu_host_lines(r: _Raw, gpu_of: dict[int, int], line_pid: np.ndarray) -> dict[int, np.ndarray]:
-    """Per GPU, the host lines of the processes that launched its work, when several processes drive GPUs."""
+    """Per GPU, the host lines of the processes that launched its work, when several processes drive GPUs -- or when
+    one does and another process recorded host events too (a process that launched nothing: a DataLoader worker or
+    a helper that made a CUDA context, a launcher's NVTX).  Such a process's calls run in a context of their own:
+    its ``cudaFree`` holds none of the driving process's GPU work, so the GPU's idle is read from its driver's lines
+    alone (h37-probe42n: a second process's 100 ms context creation inside a loop's steps was booked as the loop's
+    allocator churn, critical, and hid its input wait)."""
     pairs = set()
     if r.d_dev.size:  # (device, process) pairs, as one int each: GPU ids are small
         key = sorted_unique(r.d_pid.astype(np.int64) * 4096 + np.clip(r.d_dev, 0, 4095))
         pairs = {(int(k) % 4096, int(k) // 4096) for k in key.tolist()}
     procs = {p for _, p in pairs if p >= 0}
-    if len(procs) < 2:
+    if not procs or (len(procs) < 2 and np.isin(line_pid, list(procs)).all()):
         return {}
-    return {gpu_of[d]: np.flatnonzero(np.isin(line_pid, [p for dd, p in pairs if dd == d]))
-            for d in gpu_of}
+    lines = {gpu_of[d]: np.flatnonzero(np.isin(line_pid, [p for dd, p in pairs if dd == d])) for d in gpu_of}
+    if len(procs) < 2 and not all(v.size for v in lines.values()):
+        return {}  # a GPU whose work names no process: one process drives them all, as far as the trace tells
+    return lines
 
 
 # --------------------------------------------------------------------------- several exports of one machine

@@ -69,7 +69,7 @@ def _syncs(ctx: Ctx) -> Finding | None:
                             detail={"syncs_per_step": s.calls_per_step, "syncs": s.calls, "idle_ms_per_step": s.gpu_idle_ms_per_step,
                                     "wait_ms_per_step": s.wait_ms_per_step}),
         saving=saving(ctx, s.gpu_idle_ms_per_step, "the GPU's queue stays full: values are read every N steps, not "
-                                                  "every step", idle_claims(s.gpu_idle_ledger_ms)),
+                                                  "every step", idle_claims(s.gpu_idle_ledger_ms, pool="sync_idle")),
         evidence=[table("Host events that wait for the GPU, {per_step}", ["host event", "syncs per step"],
                         [[short(n, 80), round(per, 2)] for n, per in s.callers])],
         # ranked by the step's idle, of which the syncs' is a part the ledger does not hold per step: no time claimed

@@ -894,6 +894,24 @@ def write_untraced_iteration_tail(path: str, iterations: int = 30, name: str = "
             "tail_range": tail_range}
 
 
+def write_forward_upload_loop(path: str, steps: int = 30, ops: int = 6, kernel_us: float = 20.0,
+                              upload_us: float = 20.0, upload_bytes: int = 1 << 20) -> dict:
+    """Write a PyTorch forward loop under ``nsys profile -t cuda,nvtx --pytorch=autograd-nvtx`` (ATen ranges, no
+    backward, no optimizer: inference) with tiny steps: each ``step {k}`` range uploads its input from pinned memory
+    with ``non_blocking=True`` (one ``cudaMemcpyAsync`` H2D of ``upload_bytes``, ``upload_us`` on the GPU, on the
+    kernels' own stream), runs ``ops`` kernels of ``kernel_us``, and ends in ``.item()``'s
+    ``cudaStreamSynchronize`` -- a sync with no copy to the host behind it.
+
+    Truth: the upload runs between the kernels on their stream, the GPU computing nothing meanwhile (``upload_us`` of
+    each step); no byte is copied to the host; the upload's cost is recovered only by a copy on a stream of its own
+    that overlaps the forward pass -- the sync's fix (reading values once, after the batch) is the sync's, and no
+    copy's."""
+    truth = write(path, NsysJob(steps=steps, step_range="step {k}", ops=ops, kernel_us=kernel_us,
+                                h2d_bytes=upload_bytes, h2d_us=upload_us, pinned=True))
+    return {"steps": truth.steps, "step_ms": truth.step_ms, "upload_us": upload_us, "upload_bytes": upload_bytes,
+            "kernel_ms_per_step": ops * kernel_us / 1000.0, "d2h_copies": 0}
+
+
 # --------------------------------------------------------------------------- a DLProf-annotated cold forward (issue 37)
 
 #: The cuDNN kernel each convolution's algorithm search times, and the one it keeps.

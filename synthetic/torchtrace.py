@@ -694,6 +694,28 @@ def _sync_item(r: Rank) -> None:
     optimizer(r)
 
 
+def write_sync_then_host_work(out: str, steps: int = 12, kernels: int = 8, kernel_us: float = 50.0,
+                              host_us: float = 500.0, run: str = "sync_then_host_work") -> dict:
+    """Write a forward loop (one rank, ``prof.step()`` each step) whose step launches ``kernels`` GEMMs of
+    ``kernel_us`` (13 us of host each), reads ``.item()`` (``cudaStreamSynchronize``), then runs ``host_us`` of its
+    own bookkeeping in a ``record_function("update_stats")`` range, the GPU idle, before the next step's launches.
+
+    Truth: the sync's wait (the GPU's work less the launches it queued behind: ~``kernels * kernel_us`` less
+    ``kernels * 13`` us) and ``update_stats`` (``host_us``) are two disjoint stretches of the host's serial path, and
+    the GPU idles only in the second.  Reading the value every N steps takes the wait off the path; moving the
+    bookkeeping out of the step takes ``host_us``; with both, the step is the GPU's own work, ``kernels *
+    kernel_us`` (the launches run under it) -- the truth's ``both_fixes_ms``."""
+    def body(r: Rank) -> None:
+        for _ in range(kernels):
+            r.kernel("aten::mm", GEMM_FWD, kernel_us)
+        r.sync()
+        r.cpu("update_stats", host_us, cat="user_annotation")
+
+    paths = write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)
+    return {"paths": paths, "gpu_ms_per_step": kernels * kernel_us / 1000.0, "host_work_ms": host_us / 1000.0,
+            "both_fixes_ms": kernels * kernel_us / 1000.0}
+
+
 #: A step that copies its batch from pageable memory (issue #37 item 3): two ``x.to('cuda')`` of a ~17 MB and a small
 #: tensor, each waiting for its stream; then host code the profiler does not record (no op, no Python span) before the
 #: forward pass; a small MLP; ``loss.item()`` at the end.  By construction the copies block the host and the GPU, the

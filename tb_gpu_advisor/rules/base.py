@@ -483,9 +483,12 @@ def fixes_host_pacing(f: Finding) -> bool:
     work or its launches (:data:`HOST_PACING_POOLS`) -- the host-bound, launch-bound and eager findings'.  Not a
     finding of copies (it claims the copies' time too): the idle it claims there is the host inside its copies' calls
     (their staging, their waits), which pinning removes without touching the host's own pacing (h37-pexsi:
-    loader_pass_rtx5070ti's staged batch read "more once the host-bound fix lands" beside no such finding)."""
+    loader_pass_rtx5070ti's staged batch read "more once the host-bound fix lands" beside no such finding).  A claim
+    on the launch group counts whatever its pool: a sync's idle there (pool ``sync_idle``, apart from the launch
+    check's since h37-probe42s) is the host launching late because it waited."""
     return f.saving is not None and not any(r["group"] == "copies" and float(r["ms"]) > 0 for r in f.saving.recovers) \
-        and any(r["pool"] in HOST_PACING_POOLS and float(r["ms"]) > 0 for r in f.saving.recovers)
+        and any((r["pool"] in HOST_PACING_POOLS or r["group"] == "launch") and float(r["ms"]) > 0
+                for r in f.saving.recovers)
 
 
 def gives_back_idle(f: Finding) -> bool:

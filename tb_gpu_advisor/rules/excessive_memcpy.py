@@ -127,7 +127,7 @@ def check(m: HostMetrics) -> list[Finding]:
                       _ASSUMPTION_PINNED if pinned else _ASSUMPTION_SYNC_PINNED if sync_pinned else _ASSUMPTION,
                       [("copies", "copies", max(ledger - asked, exposed_sync)),
                        ("compute", "non_matmul_kernels", paging)]  # kernel time spent waiting on migrated pages
-                      + idle_claims(m.syncs.copy_idle_ledger_ms)),
+                      + idle_claims(m.syncs.copy_idle_ledger_ms, pool="copy_idle")),
         evidence=[table(f"Copies {ctx.per_step} by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
                                                          "sync count/step", "recurring", "top ops"], rows)],
         windows=step_windows(ctx, key=lambda s: _blocked(s.breakdown, paging + waits), label="copies"),

@@ -9,7 +9,9 @@ ledger holds it: the host's launches, its own work, its start-up or allocator ca
 it was called launch wait, 877 ms of it on cold_a100_alexnet whose step holds 1.9 ms of launch wait).  A gap is the
 syncs' only as far as they blocked the host (issue #37 item 3): without a sync the host runs on by the time it waited,
 so its next launch comes at most that much sooner, and the rest of the gap is the host's own time (cold_a100_alexnet:
-0.92 ms of syncs, then seconds of cuDNN start-up, which run with or without them).
+0.92 ms of syncs, then seconds of cuDNN start-up, which run with or without them).  Its claims go in the pool
+``sync_idle`` of each group: the gap and launch checks leave that idle out of theirs, so the two add up rather than
+being taken for one time (``rules.savings.idle_claims``, h37-probe42s).
 
 JAX records no sync call: its reads of device values (``float(loss)``, ``x.item()``, ``np.asarray(x)``,
 ``jax.device_get``, ``print(x)``) are the syncs there, each one ``np.asarray(jax.Array)`` event spanning the host's
@@ -69,7 +71,7 @@ def _syncs(ctx: Ctx) -> Finding | None:
                             detail={"syncs_per_step": s.calls_per_step, "syncs": s.calls, "idle_ms_per_step": s.gpu_idle_ms_per_step,
                                     "wait_ms_per_step": s.wait_ms_per_step}),
         saving=saving(ctx, s.gpu_idle_ms_per_step, "the GPU's queue stays full: values are read every N steps, not "
-                                                  "every step", idle_claims(s.gpu_idle_ledger_ms)),
+                                                  "every step", idle_claims(s.gpu_idle_ledger_ms, pool="sync_idle")),
         evidence=[table("Host events that wait for the GPU, {per_step}", ["host event", "syncs per step"],
                         [[short(n, 80), round(per, 2)] for n, per in s.callers])],
         # ranked by the step's idle, of which the syncs' is a part the ledger does not hold per step: no time claimed

@@ -114,6 +114,9 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
         user = user & _on_launching_threads(h, idx, user, trace.devices, launches)
         found = _repeated_outer(h, idx, user, base, top_only=True)
         how = "the most repeated top-level range"
+        if found is None and job is not None and job.kind.kind == "inference":  # two passes its ranges name
+            found = _twice_named_phase(h, idx, user, base, base_names)
+            how = "the top-level range named after the loop's phase"
         inside = False
         if found is None:  # the loop inside one range around the whole run (``generate`` around its tokens)
             found = _repeated_outer(h, idx, user & ~_nested_module_calls(h, idx, r.framework), base, top_only=False)
@@ -213,6 +216,37 @@ def _repeated_outer(h: HostEvents, idx: np.ndarray, user: np.ndarray, base: np.n
     if _max_per_line(h, sel) < T("steps.nvtx_min_repeats"):
         return None
     return best, sel
+
+
+#: The fewest times a top-level range whose name says a loop's phase (``frameworks.nvtx.is_evaluation_range``) must
+#: repeat on a thread to mark steps -- below ``steps.nvtx_min_repeats``, which guards unnamed blocks run once or twice.
+_PHASE_MIN_REPEATS = 2
+
+
+def _twice_named_phase(h: HostEvents, idx: np.ndarray, user: np.ndarray, base: np.ndarray, base_names: list[str]
+                       ) -> tuple[int, np.ndarray] | None:
+    """(base name, its ranges) of the most repeated top-level user range whose name says the loop's phase
+    (``nvtx.is_evaluation_range``: ``evaluate``, ``eval_step``, ``validation``), where it repeats
+    :data:`_PHASE_MIN_REPEATS` times on a thread; None otherwise.
+
+    Why: ``steps.nvtx_min_repeats`` (3) keeps a block run once or twice (a set-up, a checkpoint) from marking steps,
+    but a range named after the loop's own phase says what it is by its name, as a step-named range does: an
+    evaluation of two batches under ``load`` / ``evaluate`` / ``metrics`` ranges, two ranks (random walk seeds 52258
+    and 52262 of ``--forms12``), read as one pass of the whole window though its ranges mark the two passes -- "never
+    one pass of the whole window" where the job's own ranges number two.  The caller still asks that they hold the
+    GPU's work (:func:`_hold_the_work`).  Asked of an inference job only: in training, evaluation is a phase beside
+    the iterations (``validation_step`` after each ``backward``), whose own ranges read them."""
+    phase = np.fromiter((nvtx.is_evaluation_range(n) for n in base_names), bool, len(base_names))
+    cand = idx[user]
+    if not cand.size or not phase[base[h.name[cand]]].any():
+        return None
+    cand = cand[_top_level(h, cand)]  # inside no other range of its thread
+    cand = cand[phase[base[h.name[cand]]]]
+    if not cand.size:
+        return None
+    best = _most_repeated(h, base[h.name[cand]], cand, per_line=True)
+    sel = cand[base[h.name[cand]] == best]
+    return (best, sel) if _max_per_line(h, sel) >= _PHASE_MIN_REPEATS else None
 
 
 def _nested_module_calls(h: HostEvents, idx: np.ndarray, framework: np.ndarray | None) -> np.ndarray:

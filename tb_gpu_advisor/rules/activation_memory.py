@@ -224,7 +224,7 @@ def _grads_kept(m: HostMetrics) -> list[Finding]:
 
 
 #: The job kinds that run no backward pass by what the capture shows (``job.kind``): an "unknown" one may.
-NO_BACKWARD = ("inference", "serving")
+NO_BACKWARD = mem.NO_BACKWARD
 
 
 def _cast_cache(m: HostMetrics) -> list[Finding]:

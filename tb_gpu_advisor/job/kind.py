@@ -1757,7 +1757,8 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
 def _forward_unended(trace: Trace) -> str:
     """Why the kind of a snapshot whose history holds modules' forward allocations and no backward is not read, where
     its forward never ended: on every GPU, not one of the forward's blocks is freed before the history ends (by an
-    out-of-memory error, or the dump), and it made more than one; "" otherwise.
+    out-of-memory error, or the dump), and it made at least :data:`_STACKLESS_MIN_BLOCKS` (every layer's, as autograd
+    keeps them: a pass under ``no_grad`` cut within its first layers holds a few, and frees as it goes); "" otherwise.
 
     Why: "no backward in the history" says inference only where a backward could have come -- a pass that ended (its
     graph dropped unused) or a forward that freed its layers as it went (grad off).  A training step's first forward
@@ -1765,22 +1766,22 @@ def _forward_unended(trace: Trace) -> str:
     "inference", it was handed ``inference_mode`` as the fix of its own training step (SURVEY session 41, probe l:
     ``synthetic.memsnapshot.oom_forward_graph(passes=1)``)."""
     fwd = MEMORY_PHASES.index("forward")
-    made = kept = size = 0
+    made = size = 0
     for me in trace.memory.values():
         mine = np.flatnonzero((me.delta > 0) & (me.phase == fwd))
         if not mine.size:
             continue
         if (me.frees()[mine] < len(me)).any():
             return ""  # a forward block freed: a pass ended, or the forward freed its layers (grad off)
-        made, kept, size = made + int(mine.size), kept + int(mine.size), size + int(me.delta[mine].sum())
-    if made < 2:
+        made, size = made + int(mine.size), size + int(me.delta[mine].sum())
+    if made < _STACKLESS_MIN_BLOCKS:
         return ""
     snap = trace.snapshot
     end = ("an out-of-memory error" if snap is not None and snap.ooms else "the dump")
-    return (f"a memory snapshot whose history ends ({end}) inside its first forward pass: all {kept:,} blocks the "
-            f"modules' forward made ({gb(size)}) are still held, none freed, so no pass ended and no backward could "
-            "yet follow -- a training step's forward and one run for its output alone (evaluation, a benchmark) "
-            "look the same here")
+    return (f"a memory snapshot whose history ends ({end}) with every block the modules' forward made still held: "
+            f"all {made:,} ({gb(size)}), none freed, so no forward is seen to end without a backward -- a training "
+            "step's forward cut before its backward and one run for its output alone (evaluation, a benchmark) look "
+            "the same here")
 
 
 #: Of a snapshot's allocated bytes, the share the winning kind's stacks must hold for "medium" where other kinds' stacks

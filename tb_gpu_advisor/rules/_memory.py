@@ -198,7 +198,7 @@ NO_BACKWARD = ("inference", "serving")
 
 def forward_only(m: HostMetrics) -> bool:
     """Whether the job is read as running forward passes only (:data:`NO_BACKWARD`) -- not merely as not training.
-    Why: a job of no known kind may train; a snapshot whose history ends inside its first forward (an OOM, the dump)
+    Why: a job of no known kind may train; a snapshot whose history ends (an OOM, the dump) with no forward block freed
     is one (``job.kind._forward_unended``), and its kept forward is a training step's activations as likely as a graph
     kept for nothing: told "inference mode frees it" as the first fix, a training step was told to drop its own
     backward (SURVEY session 41, probe l)."""

@@ -853,7 +853,8 @@ def oom_forward_graph(grad: bool = True, rebound: bool = False, capacity: int = 
     return Scenario(snapshot([a]), truth)
 
 
-def oom_first_forward(train: bool = True, capacity: int = 14 * GiB, layers: int = 24, mib: int = 128) -> Scenario:
+def oom_first_forward(train: bool = True, capacity: int = 14 * GiB, layers: int = 24, mib: int = 128,
+                      temporaries: bool = False) -> Scenario:
     """One file from two jobs: 2 GiB of weights, then a forward pass of ``layers`` layers with autograd on (one tensor
     at each of the 4 :data:`FORWARD_SITES` a layer, ``mib`` and twice it, every one kept) that runs out of memory
     on a GPU of ``capacity`` bytes before it ends.  ``train``: the forward of a training step's first iteration,
@@ -863,7 +864,9 @@ def oom_first_forward(train: bool = True, capacity: int = 14 * GiB, layers: int 
     step and a forward-only run alike -- ``train`` is not in the file); the forward's bytes live at the failure
     (``graph_bytes``), its blocks and the largest; and what the same forward holds at most above the weights under
     no_grad (``nograd_peak_bytes``, replayed on the same allocator model: what inference mode leaves, where the run
-    is forward-only)."""
+    is forward-only).  ``temporaries``: each layer also makes an intermediate (``2 * mib``) that the next op uses and
+    saves nothing of, freed at once -- a real forward with autograd on frees those (a real training forward keeps
+    20-60% of its bytes at its peak, ``job.snapshot_forward_kept``), so not every forward block is held at the OOM."""
     a = Allocator(capacity, device_total=capacity)
     for _ in range(8):
         a.malloc(256 * MiB, PARAMS)
@@ -873,6 +876,8 @@ def oom_first_forward(train: bool = True, capacity: int = 14 * GiB, layers: int 
         live: list[int] = []
         for _layer in range(layers):
             live, _ = _forward_layer(a, live, True, mib)
+            if temporaries:
+                a.free(a.malloc(2 * mib * MiB, FORWARD_SITES[1]))
         if train:  # the backward: each kept tensor's gradient made as the tensor is freed, last first
             for x in reversed(live):
                 g = a.malloc(a.size_of(x), GRADIENT)

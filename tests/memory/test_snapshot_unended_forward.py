@@ -1,15 +1,16 @@
-"""A snapshot whose history ends with every block its forward made still held is no evidence of inference (issue #37
-class 5, h37-probe42m).
+"""A snapshot whose history ends with its forward still climbing is no evidence of inference (issue #37 class 5,
+h37-probe42m).
 
 A training step's first forward that runs out of memory and a forward-only run with autograd on that does the same
-write the same history, byte for byte (``synthetic.memsnapshot.oom_first_forward``: the two jobs, one file): no
-forward block is freed, so no pass is seen to end without a backward.  Main read "no backward in the history" as
-inference ("a memory snapshot whose allocations come from modules' forward passes, with no backward pass"), took the
-kept tensors for a graph kept for nothing, and gave the training step ``inference_mode`` as its OOM's first fix.
-Here the kind is not read (unknown, low), the OOM's first fix is the activations' own, and its text names the
-graph with both readings and what inference mode would free.  Controls: a forward-only loop whose earlier passes
-freed their graphs unused (``oom_forward_graph``) keeps its kept-graph cause; a forward under no_grad that frees as it
-goes keeps "inference"; a training step's OOM keeps checkpointing first."""
+write the same history, byte for byte (``synthetic.memsnapshot.oom_first_forward``: the two jobs, one file): the
+forward's live bytes only climb (each layer's intermediate freed or not), so no pass is seen to end without a
+backward.  Main read "no backward in the history" as inference ("a memory snapshot whose allocations come from
+modules' forward passes, with no backward pass"), took the kept tensors for a graph kept for nothing, and gave the
+training step ``inference_mode`` as its OOM's first fix.  Here the kind is not read (unknown, low), the OOM's first
+fix is the activations' own, and its text names the graph with both readings and what inference mode would free.
+Controls: a forward-only loop whose earlier passes freed their graphs unused (``oom_forward_graph``) keeps its
+kept-graph cause; a forward under no_grad that frees as it goes, and one whose earlier pass dropped its graph, keep
+"inference"; a training step's OOM keeps checkpointing first."""
 
 from __future__ import annotations
 
@@ -28,29 +29,35 @@ def _oom(rep):
     return f
 
 
-def test_the_two_jobs_write_one_file():
-    """The truth: a training step's first forward and a forward-only run, both cut by the OOM, are the same file."""
-    train, forward = ms.oom_first_forward(train=True), ms.oom_first_forward(train=False)
+@pytest.mark.parametrize("temporaries", [False, True], ids=["all_kept", "intermediates_freed"])
+def test_the_two_jobs_write_one_file(temporaries: bool):
+    """The truth: a training step's first forward and a forward-only run, both cut by the OOM, are the same file --
+    with every block kept, or with each layer's intermediate freed as a real forward frees it."""
+    train = ms.oom_first_forward(train=True, temporaries=temporaries)
+    forward = ms.oom_first_forward(train=False, temporaries=temporaries)
     assert train.truth["oom"] and forward.truth["oom"]
     assert train.doc == forward.doc
     assert train.truth["kind"] is None
 
 
 @pytest.mark.parametrize("train", [True, False], ids=["training_step", "forward_only"])
-def test_the_kind_of_an_unended_forward_is_not_read(tmp_path: Path, train: bool):
-    """No forward block freed before the OOM: the job line says what the file cannot tell, not "inference"."""
-    sc = ms.oom_first_forward(train=train)
+@pytest.mark.parametrize("temporaries", [False, True], ids=["all_kept", "intermediates_freed"])
+def test_the_kind_of_an_unended_forward_is_not_read(tmp_path: Path, train: bool, temporaries: bool):
+    """The forward still climbing when the OOM ends the history: the job line says what the file cannot tell, not
+    "inference" -- the blocks the forward holds then are the truth's."""
+    sc = ms.oom_first_forward(train=train, temporaries=temporaries)
     rep = report(tmp_path, sc.doc)
     assert rep.job["kind"] == "unknown", rep.job
     said = rep.job["kind_evidence"]
-    assert f"all {sc.truth['blocks']:,} (" in said and "none freed" in said, said
+    assert f"still climbing: {sc.truth['blocks']:,} blocks" in said, said
 
 
-def test_the_oom_of_an_unended_forward_names_both_readings(tmp_path: Path):
+@pytest.mark.parametrize("temporaries", [False, True], ids=["all_kept", "intermediates_freed"])
+def test_the_oom_of_an_unended_forward_names_both_readings(tmp_path: Path, temporaries: bool):
     """The OOM is not told its cause is a graph kept for nothing: the activations' own fix first (fewer inputs a
     pass, with a training loop's accumulation), inference mode offered after it, and the text says what inference
     mode frees -- at least the graph less the no_grad twin's peak, at most the graph -- on the reading the user picks."""
-    sc = ms.oom_first_forward()
+    sc = ms.oom_first_forward(temporaries=temporaries)
     t = sc.truth
     f = _oom(report(tmp_path, sc.doc))
     assert f.metric.detail["cause"] == "activations", f.summary
@@ -71,9 +78,12 @@ def test_control_passes_freed_unused_keep_the_kept_graph(tmp_path: Path):
     assert "inference_mode" in f.actions[0].snippet
 
 
-def test_control_a_forward_that_frees_as_it_goes_is_inference(tmp_path: Path):
-    """Under no_grad a forward frees each layer's tensors as the next uses them: grad off, a forward pass."""
-    rep = report(tmp_path, ms.forward_only(grad=False, passes=1, dump_before_drop=True).doc)
+@pytest.mark.parametrize("doc", [ms.forward_only(grad=False, passes=1, dump_before_drop=True).doc,
+                                 ms.forward_only(passes=2, dump_before_drop=True).doc], ids=["no_grad", "pass_dropped"])
+def test_control_a_forward_seen_to_free_is_inference(tmp_path: Path, doc: dict):
+    """Under no_grad a forward frees each layer's tensors as the next uses them (grad off); with autograd on, an
+    earlier pass's graph dropped with no backward, though the dump holds the last pass's: forward passes."""
+    rep = report(tmp_path, doc)
     assert rep.job["kind"] == "inference", rep.job
 
 

@@ -199,9 +199,9 @@ NO_BACKWARD = ("inference", "serving")
 def forward_only(m: HostMetrics) -> bool:
     """Whether the job is read as running forward passes only (:data:`NO_BACKWARD`) -- not merely as not training.
     Why: a job of no known kind may train; a snapshot whose history ends (an OOM, the dump) with its forward still
-    climbing is one (``job.kind._forward_unended``), and its kept forward is a training step's activations as likely as a graph
-    kept for nothing: told "inference mode frees it" as the first fix, a training step was told to drop its own
-    backward (SURVEY session 41, probe l)."""
+    climbing is one (``job.kind._forward_unended``), and its kept forward is a training step's activations as likely
+    as a graph kept for nothing: told "inference mode frees it" as the first fix, a training step was told to drop
+    its own backward (SURVEY session 41, probe l)."""
     return (m.job.kind.kind if m.job is not None else None) in NO_BACKWARD
 
 

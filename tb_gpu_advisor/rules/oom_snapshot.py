@@ -138,19 +138,20 @@ def _graph_frees(m: HostMetrics, o: OomReport) -> int:
 
 def _unsure_words(m: HostMetrics, o: OomReport) -> str:
     """Where the live forward tensors at the OOM ``o`` have a kept graph's shape and the job's kind is not known
-    (``mem.graph_unsure``: the history ends with the forward still climbing), both readings and what each frees; "" otherwise.
-    Why: a training step needs those tensors for its backward (a smaller pass, checkpointing) and a forward run for
-    its output alone does not (inference mode frees them whole) -- the snapshot cannot tell which, so the text names
-    the graph and leaves the choice to the one who knows the script."""
+    (``mem.graph_unsure``: the history ends with the forward still climbing), both readings and what each frees;
+    "" otherwise.  Why: a training step needs those tensors for its backward (a smaller pass, checkpointing) and a
+    forward run for its output alone does not (inference mode frees them whole) -- the snapshot cannot tell which,
+    so the text names the graph and leaves the choice to the one who knows the script."""
     g = _gpu(m, o.gpu)
     if g is None or not g.forward_kept_release.startswith("still held") or not mem.graph_unsure(m, g):
         return ""
     frees = max(min(mem.graph_bytes(g), o.allocated_bytes - o.by_category.get("held", 0)), 0)
-    return (f" Those are {g.forward_kept_blocks:,} tensors the forward kept ({g.forward_kept_bytes / g.forward_kept_largest:.0f}x "
-            f"the largest), as autograd keeps them for a backward; the history ends with the forward still climbing, no "
-            f"pass of it seen to end, so whether a backward would follow is not known. If the job trains, they are its activations, for its "
-            f"backward; if it runs the forward for its output alone (evaluation, a benchmark), inference mode (or no_grad) frees about "
-            f"{gb(frees)}.")
+    ratio = g.forward_kept_bytes / g.forward_kept_largest
+    return (f" Those are {g.forward_kept_blocks:,} tensors the forward kept ({ratio:.0f}x the largest), as autograd "
+            f"keeps them for a backward; the history ends with the forward still climbing, no pass of it seen to "
+            f"end, so whether a backward would follow is not known. If the job trains, they are its activations, "
+            f"for its backward; if it runs the forward for its output alone (evaluation, a benchmark), inference "
+            f"mode (or no_grad) frees about {gb(frees)}.")
 
 
 def _holder_words(m: HostMetrics, largest: str) -> str:

@@ -56,7 +56,8 @@ def test_the_kind_of_an_unended_forward_is_not_read(tmp_path: Path, train: bool,
 def test_the_oom_of_an_unended_forward_names_both_readings(tmp_path: Path, temporaries: bool):
     """The OOM is not told its cause is a graph kept for nothing: the activations' own fix first (fewer inputs a
     pass, with a training loop's accumulation), inference mode offered after it, and the text says what inference
-    mode frees -- at least the graph less the no_grad twin's peak, at most the graph -- on the reading the user picks."""
+    mode frees -- at least the graph less the no_grad twin's peak, at most the graph -- on the reading the user
+    picks."""
     sc = ms.oom_first_forward(temporaries=temporaries)
     t = sc.truth
     f = _oom(report(tmp_path, sc.doc))
@@ -94,3 +95,21 @@ def test_control_a_training_steps_oom_keeps_checkpointing(tmp_path: Path):
     f = _oom(rep)
     assert "checkpoint" in f.actions[0].text.lower(), [a.text for a in f.actions]
     assert "whether a backward would follow" not in f.summary
+
+
+WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
+
+
+@pytest.mark.parametrize("name", ["snapshot_forward_rebound_autograd", "snapshot_forward_rebound_bf16_autograd"])
+def test_control_real_rebound_loops_recorded_after_warm_up_are_inference(name: str):
+    """Real forward-only loops with autograd on, recorded after their warm-up (Hyperion-shuo's CS336 benchmark, wild
+    PROVENANCE): the recorded pass climbs to the dump, but the history frees the previous pass's graph -- 872 / 1,234
+    blocks made before it began -- with no backward: a pass ended unused, so the kind is read
+    (``job.kind._earlier_dropped``)."""
+    from tb_gpu_advisor.model.logdir import HostFile
+    from tb_gpu_advisor.runtime.pipeline import analyze_host
+
+    (path,) = (WILD / name).glob("*.pickle*")
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "snapshot"))
+    assert rep.error is None, rep.error
+    assert rep.job["kind"] == "inference", rep.job

@@ -853,6 +853,49 @@ def oom_forward_graph(grad: bool = True, rebound: bool = False, capacity: int = 
     return Scenario(snapshot([a]), truth)
 
 
+def oom_first_forward(train: bool = True, capacity: int = 14 * GiB, layers: int = 24, mib: int = 128,
+                      temporaries: bool = False) -> Scenario:
+    """One file from two jobs: 2 GiB of weights, then a forward pass of ``layers`` layers with autograd on (one tensor
+    at each of the 4 :data:`FORWARD_SITES` a layer, ``mib`` and twice it, every one kept) that runs out of memory
+    on a GPU of ``capacity`` bytes before it ends.  ``train``: the forward of a training step's first iteration,
+    whose backward (gradients made as the kept tensors are freed in reverse) would follow; else a forward run for its
+    output alone (evaluation, a benchmark), whose output would be dropped.  Neither gets past the OOM, so both write
+    the same history, byte for byte.  Truth by construction: the OOM; the kind the file can show (None: a training
+    step and a forward-only run alike -- ``train`` is not in the file); the forward's bytes live at the failure
+    (``graph_bytes``), its blocks and the largest; and what the same forward holds at most above the weights under
+    no_grad (``nograd_peak_bytes``, replayed on the same allocator model: what inference mode leaves, where the run
+    is forward-only).  ``temporaries``: each layer also makes an intermediate (``2 * mib``) that the next op uses and
+    saves nothing of, freed at once -- a real forward with autograd on frees those (a real training forward keeps
+    20-60% of its bytes at its peak, ``job.snapshot_forward_kept``), so not every forward block is held at the OOM."""
+    a = Allocator(capacity, device_total=capacity)
+    for _ in range(8):
+        a.malloc(256 * MiB, PARAMS)
+    weights = a.allocated
+    oom = False
+    try:
+        live: list[int] = []
+        for _layer in range(layers):
+            live, _ = _forward_layer(a, live, True, mib)
+            if temporaries:
+                a.free(a.malloc(2 * mib * MiB, FORWARD_SITES[1]))
+        if train:  # the backward: each kept tensor's gradient made as the tensor is freed, last first
+            for x in reversed(live):
+                g = a.malloc(a.size_of(x), GRADIENT)
+                a.free(x)
+                a.free(g)
+        else:  # the output dropped: the graph freed unused
+            for x in live:
+                a.free(x)
+    except OutOfMemory:
+        oom = True
+    sizes = [b.size for s in a.segments for b in s.blocks if b.allocated and any(b.frames is f for f in FORWARD_SITES)]
+    truth = {"gpu": 0, "oom": oom, "kind": None, "train": train, "graph_bytes": a.allocated - weights,
+             "blocks": len(sizes), "largest_bytes": max(sizes, default=0), "weights": weights,
+             "nograd_peak_bytes": oom_forward_graph(False, False, capacity, 1, layers, mib, 1).truth["peak_bytes"]
+             - weights}
+    return Scenario(snapshot([a]), truth)
+
+
 #: Windows records Python frames only (``stacks="python"``), with its own paths.
 _WIN_TORCH = "C:\\Users\\me\\venv\\Lib\\site-packages\\torch"
 WIN_FORWARD = [frame(f"{_WIN_TORCH}\\nn\\modules\\linear.py", 125, "forward"),

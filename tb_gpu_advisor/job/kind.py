@@ -1839,6 +1839,9 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
     if live is not None and (live.kind != "inference" or "forward" not in seen):
         return live
     if "forward" in seen:
+        unended = _forward_unended(trace)
+        if unended:
+            return Kind("unknown", "low", unended)
         return Kind("inference", "medium", "a memory snapshot whose allocations come from modules' forward passes, "
                                            f"with no backward pass and no optimizer step{no_grad}")
     if bare:
@@ -1849,6 +1852,75 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
                               f"pass -- the kind is not read{_unread_why(trace)}")
     return _repeated_passes(trace, f"a memory snapshot, {UNPHASED_WHY}") or Kind(
         "unknown", "low", "a memory snapshot records allocations, not the GPU's work")
+
+
+def _forward_unended(trace: Trace) -> str:
+    """Why the kind of a snapshot whose history holds modules' forward allocations and no backward is not read, where
+    its forward never ended: on every GPU with forward allocations, the forward's live bytes never fell back to
+    ``job.snapshot_forward_kept`` of their running highest once that highest held :data:`_STACKLESS_MIN_BLOCKS`
+    blocks (no graph dropped unused), and when the history ends (an out-of-memory error, or the dump) at least that
+    many of its blocks are live (every layer's, as autograd keeps them: a pass under ``no_grad`` holds a few and frees
+    as it goes); "" otherwise.
+
+    Why: "no backward in the history" says inference only where a backward could have come -- a pass that ended (its
+    graph dropped unused) or a forward that freed its layers as it went (grad off).  A training step's first forward
+    that runs out of memory, or is dumped before its backward, keeps its layers' saved tensors too (20-60% of a real
+    training forward's bytes, its intermediates freed) and looks the same: told "inference", it was handed
+    ``inference_mode`` as the fix of its own training step (SURVEY session 41, probe l:
+    ``synthetic.memsnapshot.oom_first_forward``)."""
+    fwd = MEMORY_PHASES.index("forward")
+    live_blocks = live_bytes = 0
+    for me in trace.memory.values():
+        got = _forward_live(me, fwd)
+        if got is None:
+            continue
+        blocks, size, dropped = got
+        if dropped or blocks < _STACKLESS_MIN_BLOCKS:
+            return ""  # a graph dropped unused (a pass ended), or a forward that frees as it goes (grad off)
+        live_blocks, live_bytes = live_blocks + blocks, live_bytes + size
+    if not live_blocks:
+        return ""
+    snap = trace.snapshot
+    end = ("an out-of-memory error" if snap is not None and snap.ooms else "the dump")
+    return (f"a memory snapshot whose history ends ({end}) with its forward still climbing: {live_blocks:,} blocks the "
+            f"modules' forward made ({gb(live_bytes)}) are held and none of its passes is seen to end, so no "
+            "backward could yet follow -- a training step's forward cut before its backward and one run for its "
+            "output alone (evaluation, a benchmark) look the same here")
+
+
+def _forward_live(me: MemoryEvents, fwd: int) -> tuple[int, int, bool] | None:
+    """Of one GPU's history, the forward's blocks and bytes live at its end, and whether the forward's live bytes
+    ever fell to ``job.snapshot_forward_kept`` of their running highest after it held :data:`_STACKLESS_MIN_BLOCKS`
+    blocks, or the history freed as many made before it (:func:`_earlier_dropped`): a pass's graph dropped; None
+    where the forward made nothing."""
+    n = len(me)
+    made = np.flatnonzero((me.delta > 0) & (me.phase == fwd))
+    if not made.size:
+        return None
+    freed = me.frees()[made]
+    gone = freed < n
+    d_bytes = np.zeros(n + 1, np.int64)
+    d_blocks = np.zeros(n + 1, np.int64)
+    np.add.at(d_bytes, made, me.delta[made])
+    np.add.at(d_bytes, freed[gone], -me.delta[made][gone])
+    np.add.at(d_blocks, made, 1)
+    np.add.at(d_blocks, freed[gone], -1)
+    live_b, live_n = np.cumsum(d_bytes[:n]), np.cumsum(d_blocks[:n])
+    top = np.maximum.accumulate(live_b)
+    at_top = np.maximum.accumulate(np.where(live_b >= top, np.arange(n), 0))  # where the running highest was set
+    dropped = bool(((live_b <= T("job.snapshot_forward_kept") * top) & (live_n[at_top] >= _STACKLESS_MIN_BLOCKS)).any())
+    return int(live_n[-1]), int(live_b[-1]), dropped or _earlier_dropped(me)
+
+
+def _earlier_dropped(me: MemoryEvents) -> bool:
+    """Whether one GPU's history frees at least :data:`_STACKLESS_MIN_BLOCKS` blocks made before it began: with no
+    backward in the history, what an earlier pass kept was dropped unused (a loop that rebinds its output frees the
+    last pass's graph once the next has returned: wild/snapshot_forward_rebound_autograd's 872 blocks)."""
+    ends = me.frees()
+    allocs = np.flatnonzero(me.delta > 0)
+    matched = np.zeros(len(me) + 1, bool)
+    matched[ends[allocs]] = True
+    return int(((me.delta < 0) & ~matched[:-1]).sum()) >= _STACKLESS_MIN_BLOCKS
 
 
 #: Of a snapshot's allocated bytes, the share the winning kind's stacks must hold for "medium" where other kinds' stacks

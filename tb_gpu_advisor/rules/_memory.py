@@ -189,7 +189,28 @@ def graph_kept(m: HostMetrics, g: GpuMemory) -> bool:
     largest of them (under ``no_grad`` only the few in use live).  Why one home: the kept-graph finding
     (``activation_memory``) and an OOM's cause (``oom_snapshot``) must read the same tensors the same way -- an OOM of
     such a pass is autograd's graph, which ``inference_mode`` frees whole, not activations a smaller pass shrinks."""
-    return bool(m.memory.snapshot and not trained(m) and graph_shaped(m, g))
+    return bool(m.memory.snapshot and forward_only(m) and graph_shaped(m, g))
+
+
+#: The job kinds ``job.kind`` reads as running no backward pass: an "unknown" one may run one.
+NO_BACKWARD = ("inference", "serving")
+
+
+def forward_only(m: HostMetrics) -> bool:
+    """Whether the job is read as running forward passes only (:data:`NO_BACKWARD`) -- not merely as not training.
+    Why: a job of no known kind may train; a snapshot whose history ends (an OOM, the dump) with its forward still
+    climbing is one (``job.kind._forward_unended``), and its kept forward is a training step's activations as likely
+    as a graph kept for nothing: told "inference mode frees it" as the first fix, a training step was told to drop
+    its own backward (SURVEY session 41, probe l)."""
+    return (m.job.kind.kind if m.job is not None else None) in NO_BACKWARD
+
+
+def graph_unsure(m: HostMetrics, g: GpuMemory) -> bool:
+    """GPU ``g``'s peak holds a forward's tensors in a kept graph's shape (:func:`graph_shaped`) in a snapshot of a job
+    of no known kind: a training step's activations, or a graph kept for a backward that never comes -- the snapshot
+    cannot tell (:func:`forward_only`)."""
+    kind = m.job.kind.kind if m.job is not None else "unknown"
+    return bool(m.memory.snapshot and kind == "unknown" and not trained(m) and graph_shaped(m, g))
 
 
 def graph_shaped(m: HostMetrics, g: GpuMemory) -> bool:
@@ -207,6 +228,12 @@ def graph_frees(m: HostMetrics, g: GpuMemory) -> int:
     whole, not by checkpointing's share (``memory.checkpoint_frees``)."""
     if not graph_kept(m, g):
         return 0
+    return graph_bytes(g)
+
+
+def graph_bytes(g: GpuMemory) -> int:
+    """The bytes not recording GPU ``g``'s kept forward frees at its peak: the forward's tensors live there and its
+    earlier pass's still held, less the largest (the one in use)."""
     kept = g.forward_kept_bytes + g.forward_kept_earlier_bytes + g.forward_kept_earlier_cast_bytes
     return max(kept - g.forward_kept_largest, 0)
 

@@ -76,6 +76,8 @@ def check(m: HostMetrics) -> list[Finding]:
             text += mem.graph_words(_gpu(m, gpu), frees)
         elif cause != "fragmentation" and (frees or cause != "memory_cap"):
             text += f" What frees the most: {_what(largest, words)}, about {gb(frees)}."
+        if cause == largest == "activations":
+            text += _unsure_words(m, o)
         text += _holder_words(m, largest)
         if n > 1:
             text += f" The snapshot holds {n} out-of-memory errors on this GPU; this is the first."
@@ -132,6 +134,24 @@ def _graph_frees(m: HostMetrics, o: OomReport) -> int:
     if g is None or not g.forward_kept_release.startswith("still held"):
         return 0
     return max(min(mem.graph_frees(m, g), o.allocated_bytes - o.by_category.get("held", 0)), 0)
+
+
+def _unsure_words(m: HostMetrics, o: OomReport) -> str:
+    """Where the live forward tensors at the OOM ``o`` have a kept graph's shape and the job's kind is not known
+    (``mem.graph_unsure``: the history ends with the forward still climbing), both readings and what each frees;
+    "" otherwise.  Why: a training step needs those tensors for its backward (a smaller pass, checkpointing) and a
+    forward run for its output alone does not (inference mode frees them whole) -- the snapshot cannot tell which,
+    so the text names the graph and leaves the choice to the one who knows the script."""
+    g = _gpu(m, o.gpu)
+    if g is None or not g.forward_kept_release.startswith("still held") or not mem.graph_unsure(m, g):
+        return ""
+    frees = max(min(mem.graph_bytes(g), o.allocated_bytes - o.by_category.get("held", 0)), 0)
+    ratio = g.forward_kept_bytes / g.forward_kept_largest
+    return (f" Those are {g.forward_kept_blocks:,} tensors the forward kept ({ratio:.0f}x the largest), as autograd "
+            f"keeps them for a backward; the history ends with the forward still climbing, no pass of it seen to "
+            f"end, so whether a backward would follow is not known. If the job trains, they are its activations, "
+            f"for its backward; if it runs the forward for its output alone (evaluation, a benchmark), inference "
+            f"mode (or no_grad) frees about {gb(frees)}.")
 
 
 def _holder_words(m: HostMetrics, largest: str) -> str:

@@ -42,11 +42,10 @@ def test_the_twin_under_no_grad_fits(rebound: bool):
     assert not ms.oom_forward_graph(grad=False, rebound=rebound, capacity=cap).truth["oom"]
 
 
-@pytest.mark.parametrize("rebound", [False, True], ids=["longer_input", "rebound_output"])
-def test_an_oom_of_a_kept_graph_is_fixed_by_not_recording_it(tmp_path: Path, rebound: bool):
+def test_an_oom_of_a_kept_graph_is_fixed_by_not_recording_it(tmp_path: Path):
     """The cause is the graph, the first fix inference_mode, the saving what it frees: at least the graph less what
     the no_grad twin holds at its peak, at most the graph; no training loop's words."""
-    sc = ms.oom_forward_graph(rebound=rebound, capacity=16 * GIB if rebound else 14 * GIB)
+    sc = ms.oom_forward_graph(capacity=14 * GIB)
     t = sc.truth
     f = _oom(sc, tmp_path)
     assert f.metric.detail["cause"] == "forward_kept", f.summary
@@ -55,6 +54,20 @@ def test_an_oom_of_a_kept_graph_is_fixed_by_not_recording_it(tmp_path: Path, reb
         (f.saving_bytes / GIB, t["graph_bytes"] / GIB, t["nograd_peak_bytes"] / GIB)
     assert "autograd keeps" in f.summary
     assert TRAINING_WORDS not in " ".join(a.text for a in f.actions)
+
+
+def test_a_rebound_graph_with_no_pass_freed_names_both_readings(tmp_path: Path):
+    """The rebinding loop fails in its second pass holding both graphs, no forward block freed: the file is a
+    training step's longer forward cut by its OOM as well (h37-probe42m: ``job.kind._forward_unended``), so the
+    kind is not read and the graph is named with both readings -- inference mode's saving stated, at least the
+    graph less the no_grad twin's peak, at most the graph, and its fix offered after the activations' own."""
+    sc = ms.oom_forward_graph(rebound=True, capacity=16 * GIB)
+    t = sc.truth
+    f = _oom(sc, tmp_path)
+    assert f.metric.detail["cause"] == "activations", f.summary
+    said = float(f.summary.split("inference mode (or no_grad) frees about ")[1].split(" GiB")[0])
+    assert (t["graph_bytes"] - t["nograd_peak_bytes"]) / GIB - 0.05 <= said <= t["graph_bytes"] / GIB, said
+    assert any("inference_mode" in (a.snippet or "") for a in f.actions), [a.text for a in f.actions]
 
 
 def test_control_an_oom_with_no_graph_runs_fewer_inputs_in_a_forwards_words(tmp_path: Path):

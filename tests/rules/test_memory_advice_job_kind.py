@@ -58,20 +58,22 @@ def test_no_framework_tells_a_job_that_does_not_train_to_shard_its_optimizer_sta
 
 def test_an_out_of_memory_forward_is_told_to_hold_fewer_weights_not_to_shard_optimizer_state(tmp_path):
     """``synthetic.memsnapshot.oom_weights``: 16 GiB of weights and a forward's activations fill a 24 GiB GPU until one
-    more does not fit, no backward, no optimizer step -- the job stage reads a forward pass ("inference").  The
-    weights are the largest live kind.  Main: "Shard parameters, gradients and optimizer state ... (FSDP ...)" and
-    "an 8-bit optimizer, or the state ... offloaded".  Here: the weights in fewer bytes (bfloat16, quantized) or split
-    over GPUs; the cap and fragmentation keep their own fixes (``oom_snapshot:held@inference`` is a variant's key)."""
+    more does not fit, no backward, no optimizer step.  The weights are the largest live kind.  Main: "Shard
+    parameters, gradients and optimizer state ... (FSDP ...)" and "an 8-bit optimizer, or the state ... offloaded".
+    Here: the weights in fewer bytes (16-bit) or split over GPUs; the cap and fragmentation keep their own fixes.
+    Every forward block is still held at the OOM, so the job stage reads no kind (h37-probe42m: the generator's own
+    truth is a training step's first forward, which the file cannot tell from a forward-only run): the held bytes'
+    fix for work of no known kind (``oom_snapshot:held@any_work``)."""
     from synthetic import memsnapshot as ms
 
     sc = ms.oom_weights("built")
     path = Path(ms.write(str(tmp_path / "oom.pickle"), sc.doc))
     rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "snapshot"))
     assert rep.error is None, rep.error
-    assert rep.job["kind"] == "inference"
+    assert rep.job["kind"] == "unknown"
     (oom,) = [f for f in rep.findings if f.rule == "oom_snapshot"]
     assert f"What frees the most: held across steps, about {sc.truth['weight_bytes'] / 2**30:.1f} GiB" in oom.summary
     texts = [a.text + "\n" + (a.snippet or "") for a in oom.actions]
     assert texts and not _levers(texts), texts
-    assert any("weights in bfloat16" in t for t in texts), texts
+    assert any("16-bit" in t for t in texts), texts
     assert "optimizer" not in oom.summary, oom.summary

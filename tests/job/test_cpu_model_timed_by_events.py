@@ -20,14 +20,20 @@ from synthetic import torchtrace as tt
 from tb_gpu_advisor.cli import main as cli
 
 
+def _report(folder: str) -> dict:
+    """The CLI's JSON report of the one session in ``folder`` (exit code 0 asserted)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = cli.main(["report", folder, "--format", "json", "--cache-dir", "off"])
+    assert code == 0, err.getvalue()
+    (rep,) = json.loads(out.getvalue())["reports"]
+    return rep
+
+
 @pytest.mark.parametrize("marked", [True, False])
 def test_a_cpu_model_timed_with_cuda_events_ran_on_the_cpu(tmp_path, marked):
     truth = tt.write_event_timed_cpu_model(str(tmp_path), marked=marked)
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = cli.main(["report", truth["folder"], "--format", "json", "--cache-dir", "off"])
-    assert code == 0, err.getvalue()
-    (rep,) = json.loads(out.getvalue())["reports"]
+    rep = _report(truth["folder"])
     job = rep["hosts"][0]["job"]
     assert job["kind"] == "no_gpu", job
     assert f"the framework's {truth['matmuls']} matmul/convolution ops" in job["kind_evidence"], job["kind_evidence"]
@@ -43,11 +49,7 @@ def test_marked_steps_that_only_sync_are_a_loop_on_the_cpu_not_start_up(tmp_path
     calls ... skip start-up with the schedule" beside its own phase line ("its loop on the CPU: 4 marked steps").
     Start-up does not repeat step after step: the loop ran on the CPU."""
     truth = tt.write_idle_synced_steps(str(tmp_path))
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = cli.main(["report", truth["folder"], "--format", "json", "--cache-dir", "off"])
-    assert code == 0, err.getvalue()
-    (rep,) = json.loads(out.getvalue())["reports"]
+    rep = _report(truth["folder"])
     job = rep["hosts"][0]["job"]
     assert job["kind"] == "no_gpu" and job["kind_evidence"].startswith(
         f"the loop's {truth['steps']} marked steps each called CUDA ({truth['calls']} CUDA calls: "

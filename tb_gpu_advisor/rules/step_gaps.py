@@ -364,7 +364,7 @@ def _evidence(ctx: Ctx, g: Gaps, p: _Parts, comm_ms: float) -> list:
     rows = [[x.after_step, x.gpu, x.gap_ms, x.input_wait_ms, x.launch_ms, x.host_other_ms, x.unexplained_ms]
             for x in sorted(g.gaps, key=lambda x: -x.gap_ms)[:20]]
     return [
-        table("Where the gap time goes (ms per step, on average)", ["cause", "ms"],
+        table(f"Where the gap time goes (ms {ctx.per_step}{'' if ctx.one_step else ', on average'})", ["cause", "ms"],
               [["input wait", p.input_ms], [ctx.fw.label("step_gaps:launch"), p.launch_ms],
                ["other host work", p.other_ms],
                *([["of the host's time: communication (waiting on other processes)", round(comm_ms, 4)]]
@@ -375,13 +375,13 @@ def _evidence(ctx: Ctx, g: Gaps, p: _Parts, comm_ms: float) -> list:
                ["unexplained", p.unexplained_ms]]),
         table("Longest gaps", ["after step", "gpu", "gap ms", "input wait ms", "launch ms", "host other ms",
                                "unexplained ms"], rows),
-        *([table("Host ops in the gaps (the busiest thread's outermost ops; ms per step)", ["op", "ms"], ops)]
+        *([table(f"Host ops in the gaps (the busiest thread's outermost ops; ms {ctx.per_step})", ["op", "ms"], ops)]
           if (ops := [[name, v] for name, v in g.top_ops if name not in _comm_set(g)]) else []),
         *([table("Communication libraries' ranges in the gaps (MPI, NCCL, NVSHMEM or UCX, in their own NVTX "
-                 "domain: the host waiting on other processes, not the program's code; ms per step)",
+                 f"domain: the host waiting on other processes, not the program's code; ms {ctx.per_step})",
                  ["range", "ms"], [[name, v] for name, v in g.top_comm_ranges])] if g.top_comm_ranges else []),
         *([table("The program's own ranges in the gaps (the busiest thread's outermost ranges below the step; "
-                 "ms per step)", ["range", "ms"], [[name, v] for name, v in g.top_ranges])] if g.top_ranges else []),
+                 f"ms {ctx.per_step})", ["range", "ms"], [[name, v] for name, v in g.top_ranges])] if g.top_ranges else []),
         *([table("OS waits of the thread launching the next work during the gaps (OS runtime or scheduler trace)",
                  ["call", "ms per step", "most ms in one gap"], [list(x) for x in g.top_os_waits])]
           if g.top_os_waits else []),

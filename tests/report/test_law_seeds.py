@@ -62,6 +62,12 @@ def test_each_seed_holds_every_law():
     assert not bad, bad
 
 
+def test_a_one_step_gaps_tables_say_the_step():
+    """Session 42's ``--xplane`` walk: seed 63216 (two JAX hosts, one step kept each) titled the gap finding's tables
+    "(ms per step, on average)" and "(...; ms per step)" in a capture of one step (``one-step``)."""
+    assert not check(random_xplane_job(63216))
+
+
 def test_a_one_pass_host_loop_says_its_program_is_compiled():
     """Session 42's ``--forms`` walk: seeds 52092 (a native XLA loop's one pass, Nsight) and 52156 (one pass of a JAX
     program whose while loop runs from the host) said of the loop "so the step is compiled already" in a window of

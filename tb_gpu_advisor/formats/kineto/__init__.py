@@ -41,6 +41,13 @@ WINDOW_FIXES = {
                            "the same steps with {system_profiler}.",
                            "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],"
                            "\n    schedule=torch.profiler.schedule(wait=1, warmup=2, active=3),\n)"),),
+    # host ops and not one CUDA call, kernel or copy, of a job that used a GPU (``adapter._cuda_unrecorded``): the
+    # profiler was not asked to record the GPU's side -- nothing was lost, and waiting for the GPU records nothing
+    "cuda_unrecorded": (("Add ProfilerActivity.CUDA to the profiler's activities: with the CPU's activity alone "
+                         "torch.profiler records the host's ops and no CUDA call, kernel or copy, so the guide's GPU "
+                         "checks had nothing to read. Profile the same steps again with both.",
+                         "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],"
+                         "\n    schedule=torch.profiler.schedule(wait=1, warmup=1, active=3),\n)"),),
     # a trace in the legacy profiler's list form, which records no GPU activity (``adapter._legacy_profiler``): a
     # build without Kineto, where torch.profiler falls back to it whatever activities it is given ...
     "no_kineto": (("This PyTorch build has no Kineto (torch.autograd.kineto_available() returns False), so "

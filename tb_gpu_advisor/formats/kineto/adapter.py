@@ -381,6 +381,11 @@ def _synced_unrecorded(kt: KinetoTrace) -> dict[str, str]:
             "unrecorded_fix": "synced_unrecorded"}
 
 
+#: Keys of the header torch.profiler's Kineto writes beside ``traceEvents`` (``schemaVersion`` from PyTorch 1.8.1 on,
+#: ``deviceProperties`` where the build has CUDA or HIP): the file as the profiler wrote it, not events a tool kept.
+_KINETO_HEADER = frozenset(("schemaVersion", "deviceProperties"))
+
+
 def _cuda_unrecorded(kt: KinetoTrace) -> dict[str, str]:
     """Why a Kineto trace of host ops holds no GPU-side record of any kind -- no runtime or driver call, kernel, copy,
     fill or counter range: ``unrecorded_cause`` (in words), ``unrecorded_fix`` (``"cuda_unrecorded"``, a key of
@@ -392,15 +397,20 @@ def _cuda_unrecorded(kt: KinetoTrace) -> dict[str, str]:
     ``activities=[ProfilerActivity.CPU]`` the trace holds the host's ops alone.  Records lost leave the calls behind
     (the launches with no kernel, :func:`_synced_unrecorded`, ``job.kind.lost_launches``); a trace without a single
     call was never recorded, and "lost ... let the GPU finish before the profiler stops" asked for a wait that records
-    nothing (h37-probe42w's K3, h37-probe42c).  Asked only where the job shows GPU work (``job.kind``'s
+    nothing (h37-probe42w's K3, h37-probe42c).  Only a file with the profiler's own header (:data:`_KINETO_HEADER`)
+    is read so: a tool's copy without it (HTA's ``wild/gpu_events_stripped``, every GPU event removed) may have lost
+    what the profiler recorded.  Asked only where the job shows GPU work (``job.kind``'s
     ``Kind.lost_gpu``): a CPU job's trace is the same file."""
-    if LEGACY_HOST_PROCESS in set(kt.pid_labels.values()):
-        return {}
+    if LEGACY_HOST_PROCESS in set(kt.pid_labels.values()) or not _KINETO_HEADER.intersection(kt.meta):
+        return {}  # a file without the profiler's own header (HTA's test data, its GPU events removed) may have lost them
     gpu_side = DEVICE_CATS + _LAUNCH_CATS + ("Kernel", "Memcpy", "Memset", "Runtime", COUNTER_CAT)
     if _cat_mask(kt, gpu_side).any() or not _cat_mask(kt, ("cpu_op", "Operator")).any():
         return {}
-    return {"unrecorded_cause": ("the trace holds no CUDA call, kernel or copy at all -- only the host's ops: "
-                                 "torch.profiler records the GPU's side only with ProfilerActivity.CUDA among its "
+    seen = _visible_gpus(kt.meta.get("deviceProperties"))
+    return {"unrecorded_cause": ("the trace, as torch.profiler wrote it, holds no CUDA call, kernel or copy at all -- "
+                                 "only the host's ops"
+                                 + (f", though its header lists the {seen} the process could use" if seen else "")
+                                 + ": torch.profiler records the GPU's side only with ProfilerActivity.CUDA among its "
                                  "activities, and this capture recorded the CPU's activity alone"),
             "unrecorded_fix": "cuda_unrecorded", "unrecorded_activity": "CUDA"}
 

@@ -1,5 +1,6 @@
-"""A training step's upload that is pinned and asynchronous yet exposed (the GPU waits for it) is told the side-stream
-copy of the next batch, not only the DataLoader's workers (issue #37 classes 1 and 3; h37-probe42s's Left, h37-probe42c).
+"""A training step's upload that is pinned and asynchronous yet exposed (the GPU waits for it) is told the
+side-stream copy of the next batch, not only the DataLoader's workers (issue #37 classes 1 and 3; h37-probe42s's
+Left, h37-probe42c).
 
 ``pin_memory=True`` and ``non_blocking=True`` free the host, not the GPU: a copy on the kernels' stream still runs
 between them.  Main told such a training step only "Load batches in DataLoader worker processes" -- which makes the

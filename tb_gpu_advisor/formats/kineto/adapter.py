@@ -402,7 +402,7 @@ def _cuda_unrecorded(kt: KinetoTrace) -> dict[str, str]:
     what the profiler recorded.  Asked only where the job shows GPU work (``job.kind``'s
     ``Kind.lost_gpu``): a CPU job's trace is the same file."""
     if LEGACY_HOST_PROCESS in set(kt.pid_labels.values()) or not _KINETO_HEADER.intersection(kt.meta):
-        return {}  # a file without the profiler's own header (HTA's test data, its GPU events removed) may have lost them
+        return {}  # no profiler's header (HTA's test data, its GPU events removed): it may have lost them
     gpu_side = DEVICE_CATS + _LAUNCH_CATS + ("Kernel", "Memcpy", "Memset", "Runtime", COUNTER_CAT)
     if _cat_mask(kt, gpu_side).any() or not _cat_mask(kt, ("cpu_op", "Operator")).any():
         return {}

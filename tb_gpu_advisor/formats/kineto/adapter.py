@@ -409,7 +409,7 @@ def _cuda_unrecorded(kt: KinetoTrace) -> dict[str, str]:
     seen = _visible_gpus(kt.meta.get("deviceProperties"))
     return {"unrecorded_cause": ("the trace, as torch.profiler wrote it, holds no CUDA call, kernel or copy at all -- "
                                  "only the host's ops"
-                                 + (f", though its header lists the {seen} the process could use" if seen else "")
+                                 + (f", though its header lists the GPUs the process could use ({seen})" if seen else "")
                                  + ": torch.profiler records the GPU's side only with ProfilerActivity.CUDA among its "
                                  "activities, and this capture recorded the CPU's activity alone"),
             "unrecorded_fix": "cuda_unrecorded", "unrecorded_activity": "CUDA"}

@@ -155,9 +155,9 @@ class Kind:
     lost_cause: str = ""
     #: the key of the capture format's fix for that cause (``Format.window_fixes``); "" for its general one
     lost_fix: str = ""
-    #: the activity the capture's profiler was not set to record, where its format shows that no record of the GPU's
-    #: side was ever made -- not lost (``Trace.producer["unrecorded_activity"]``: "CUDA" for a torch.profiler trace of
-    #: host ops alone); "" otherwise
+    #: the activity the capture holds no record of at all, where its format shows that none was made -- not asked
+    #: for, or its tracer recorded nothing -- rather than lost on the way (``Trace.producer["unrecorded_activity"]``:
+    #: "CUDA" for a torch.profiler trace of host ops alone); "" otherwise
     unrecorded: str = ""
     #: the profiler's own count of the GPU records it dropped, in words (``Trace.producer["records_dropped"]``); ""
     #: where it kept none

@@ -54,6 +54,10 @@ def test_cpu_activity_alone_is_not_recorded_not_lost(tmp_path):
     code = " ".join(a.snippet or "" for a in f.actions)
     assert f"activities=[ProfilerActivity.CPU, {FIX}]" in code, code
     assert "synchronize" not in code, code
+    # the file does not tell "not asked for" from "CUPTI recorded nothing" (CUDA asked: wild/gemm_h200_cuda_unrecorded):
+    # the words and the fix name both
+    assert "or its GPU tracer (CUPTI) recorded nothing" in f.summary, f.summary
+    assert "Where it is there already" in f.actions[0].text, f.actions[0].text
 
 
 def test_host_ops_of_a_gpu_job_without_a_call_are_not_lost(tmp_path):

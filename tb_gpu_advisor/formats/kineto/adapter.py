@@ -394,7 +394,10 @@ def _cuda_unrecorded(kt: KinetoTrace) -> dict[str, str]:
 
     Why: torch.profiler records the CUDA runtime's calls and the GPU's work through one activity,
     ``ProfilerActivity.CUDA`` (CUPTI's callbacks and its activity records, on ROCm's build roctracer's); with
-    ``activities=[ProfilerActivity.CPU]`` the trace holds the host's ops alone.  Records lost leave the calls behind
+    ``activities=[ProfilerActivity.CPU]`` the trace holds the host's ops alone -- as it does where CUDA was asked for
+    and CUPTI recorded nothing (XAheli/torch-profiler's H200 GEMM, ``wild/gemm_h200_cuda_unrecorded``: CPU and CUDA
+    asked, CUPTI 24 under a 13.0 driver), which the file does not tell apart: the words name both, the fix both
+    in order.  Records lost leave the calls behind
     (the launches with no kernel, :func:`_synced_unrecorded`, ``job.kind.lost_launches``); a trace without a single
     call was never recorded, and "lost ... let the GPU finish before the profiler stops" asked for a wait that records
     nothing (h37-probe42w's K3, h37-probe42c).  Only a file with the profiler's own header (:data:`_KINETO_HEADER`)
@@ -407,11 +410,13 @@ def _cuda_unrecorded(kt: KinetoTrace) -> dict[str, str]:
     if _cat_mask(kt, gpu_side).any() or not _cat_mask(kt, ("cpu_op", "Operator")).any():
         return {}
     seen = _visible_gpus(kt.meta.get("deviceProperties"))
+    versions = _cuda_versions(kt.meta)
     return {"unrecorded_cause": ("the trace, as torch.profiler wrote it, holds no CUDA call, kernel or copy at all -- "
                                  "only the host's ops"
                                  + (f", though its header lists the GPUs the process could use ({seen})" if seen else "")
-                                 + ": torch.profiler records the GPU's side only with ProfilerActivity.CUDA among its "
-                                 "activities, and this capture recorded the CPU's activity alone"),
+                                 + ": ProfilerActivity.CUDA was not among the profiler's activities, or its GPU tracer "
+                                 f"(CUPTI) recorded nothing{f' ({versions})' if versions else ''} -- a tracer that "
+                                 "dropped its records keeps their launches, and this trace holds none"),
             "unrecorded_fix": "cuda_unrecorded", "unrecorded_activity": "CUDA"}
 
 

@@ -2863,6 +2863,58 @@ def write_unrecorded_gpu_steps(path: str, steps: int = 3, final_mark_us: float |
     return {"steps": steps, "step_ms": step_us / 1000.0}
 
 
+def write_cuda_activity_off(path: str, steps: int = 8, layers: int = 3, gemm_us: float = 300.0,
+                            cuda: bool = False) -> dict[str, Any]:
+    """A ``torch.profiler`` trace of ``steps`` ``ProfilerStep#N`` training steps of a small fp32 MLP on a GPU
+    (:func:`_mlp_fp32`: ``layers`` GEMMs of ``gemm_us`` forward, two each backward, an SGD step), each ending in
+    ``loss.item()``, profiled with ``activities=[ProfilerActivity.CPU]``: the host's ops are recorded -- the
+    ``.item()`` still waits for the GPU's queue -- and no CUDA call, kernel, copy or launch arrow, while the header
+    keeps ``deviceProperties`` (Kineto writes it whatever the activities).  ``cuda`` True: the same steps with
+    ``ProfilerActivity.CUDA`` too (the control).  Truth by construction: the GPU's work per step (ms), the steps, and
+    whether CUDA activity was recorded."""
+    r = Rank(rank=0, pid=4500, device=0)
+
+    def body(rr: Rank) -> None:
+        _mlp_fp32(rr, layers, gemm_us)
+        rr.sync()
+
+    for n in range(steps):
+        r.step(n, body)
+    if not cuda:  # what the CPU activity alone records: the ops, not the runtime's calls or the GPU's work
+        r.host = [e for e in r.host if e["cat"] not in ("cuda_runtime", "cuda_driver")]
+        r.gpu, r.flows = [], []
+    write_doc(path, trace_doc(r, 1))
+    return {"steps": steps, "gpu_ms_per_step": (3 * layers * gemm_us + 2.0 * layers + 3.0) / 1000.0,
+            "cuda_recorded": cuda}
+
+
+#: The loader of :func:`write_exposed_pinned_upload`: batches made in worker processes, handed over in ``__next__``.
+MULTI_DATALOADER = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+
+
+def write_exposed_pinned_upload(path: str, steps: int = 10, fetch_us: float = 200.0, mb: float = 16.0,
+                                copy_us: float = 700.0) -> dict[str, Any]:
+    """A bf16 training loop's steps (:func:`_healthy`: forward, backward, optimizer, ``.item()``), each fetching its
+    batch from a multi-process DataLoader in ``fetch_us`` and uploading it pinned with ``non_blocking=True`` (``mb`` MB,
+    ``copy_us`` on the GPU) on the kernels' stream before the forward pass: the host is not held, but the GPU runs
+    the copy between the previous step's kernels and this one's, idle for it.  Truth by construction: the copy's
+    exposed time and the input wait per step (ms), and which fix hides the larger: the side-stream copy of the next
+    batch (``"side_stream"``) where the copy is exposed longer than the fetch, else the loader's workers
+    (``"loader"``)."""
+    r = Rank(rank=0, pid=4700, device=0)
+
+    def body(rr: Rank) -> None:
+        rr.cpu(MULTI_DATALOADER, fetch_us)
+        rr.copy_h2d(mb, copy_us, non_blocking=True)
+        _healthy(rr)
+
+    for n in range(steps):
+        r.step(n, body)
+    write_doc(path, trace_doc(r, 1))
+    return {"exposed_copy_ms": copy_us / 1000.0, "input_wait_ms": fetch_us / 1000.0,
+            "first_fix": "side_stream" if copy_us > fetch_us else "loader"}
+
+
 def write_filled_steps(path: str, steps: int = 8, fill_us: float = 300.0, copy_us: float = 0.0,
                        nbytes: int = 64 << 20) -> dict[str, Any]:
     """A bf16 MLP's training steps that each zero a ``nbytes`` buffer with ``aten::zero_`` (one ``cudaMemsetAsync``:

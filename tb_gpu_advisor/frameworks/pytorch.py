@@ -494,6 +494,24 @@ def loader_workers_slow(loop: Loop) -> Action:
 
 
 LOADER_WORKERS_SLOW = loader_workers_slow(TRAINING_LOOP)
+#: A training step's upload exposed although pinned and asynchronous (the GPU idles while it runs, on
+#: the kernels' stream) is hidden by copying the next batch on a stream of its own during the current step -- the
+#: DataLoader's workers make the batch sooner, never the copy (h37-probe42s's Left, h37-probe42c).
+PREFETCH_BATCH = action(
+    "Copy the next batch to the GPU while the current step runs: a copy on the kernels' own stream runs between "
+    "them however it is made, and the GPU idles for it, so issue it on a stream of its own, from pinned memory, and "
+    "make the step wait for that stream only when it needs the batch.",
+    "copy_stream = torch.cuda.Stream()\n"
+    "def upload(batch):\n"
+    "    with torch.cuda.stream(copy_stream):\n"
+    "        return [t.to('cuda', non_blocking=True) for t in batch]   # pin_memory=True in the DataLoader\n"
+    "nxt = upload(next(it))\n"
+    "for step in range(steps):\n"
+    "    torch.cuda.current_stream().wait_stream(copy_stream)\n"
+    "    x, y = nxt\n"
+    "    for t in (x, y): t.record_stream(torch.cuda.current_stream())\n"
+    "    nxt = upload(next(it))                                     # copied while this step runs\n"
+    "    train_step(x, y)")
 NON_BLOCKING = action(
     "Copy batches to the GPU asynchronously from pinned memory, so the copy overlaps with compute instead "
     "of stalling the step.",
@@ -954,6 +972,9 @@ FIXES = {
         "    out = fn(static_x)\n"
         "g.replay()                          # static_x.copy_(x) before each replay"),),
     "excessive_memcpy:h2d": (LOADER, NON_BLOCKING),
+    # an upload already pinned and asynchronous that the GPU still waits for: the next batch's copy on a side stream
+    # (``rules.excessive_memcpy._exposed_upload``, which orders it against the loader's fix by the trace's input wait)
+    "excessive_memcpy:h2d_exposed": (PREFETCH_BATCH,),
     # the copies to the GPU are FSDP's uploads of offloaded parameters, launched in its pre-forward/backward hooks
     "excessive_memcpy:param_upload": (action(
         "The copies to the GPU are FSDP's uploads of parameters offloaded to host memory: every layer's parameters "
@@ -1440,6 +1461,7 @@ JOB_FIXES = {
     # a forward pass's copies are not all its read-backs: the looped ``excessive_memcpy`` / ``:host_device`` fixes
     # (the forward loop's ``no_sync``) answer a read of its outputs; its uploads of inputs have their own (h37-probe42s)
     "excessive_memcpy:h2d@inference": (NON_BLOCKING, PREFETCH_INPUT),
+    "excessive_memcpy:h2d_exposed@inference": (PREFETCH_INPUT,),
     "excessive_memcpy:pageable@inference": (PIN_MEMORY,),  # pinned memory serves inference the same
     "excessive_memcpy:pageable_d2h@inference": (PIN_READBACK,),
     "excessive_memcpy:pinned@inference": (FEWER_BYTES,),

@@ -155,6 +155,10 @@ class Kind:
     lost_cause: str = ""
     #: the key of the capture format's fix for that cause (``Format.window_fixes``); "" for its general one
     lost_fix: str = ""
+    #: the activity the capture holds no record of at all, where its format shows that none was made -- not asked
+    #: for, or its tracer recorded nothing -- rather than lost on the way (``Trace.producer["unrecorded_activity"]``:
+    #: "CUDA" for a torch.profiler trace of host ops alone); "" otherwise
+    unrecorded: str = ""
     #: the profiler's own count of the GPU records it dropped, in words (``Trace.producer["records_dropped"]``); ""
     #: where it kept none
     lost_counted: str = ""
@@ -204,6 +208,7 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     cause = trace.producer.get("unrecorded_cause", "")
     if kind.lost_gpu and cause and not kind.lost_cause:  # the capture's profiler records no GPU side at all
         kind = dataclasses.replace(kind, lost_cause=cause, lost_fix=trace.producer.get("unrecorded_fix", ""),
+                                   unrecorded=trace.producer.get("unrecorded_activity", ""),
                                    capture_format=kind.capture_format or trace.format)
     if kind.lost_gpu:
         calls = (n for n in trace.h.names if devices.is_runtime_call(n))

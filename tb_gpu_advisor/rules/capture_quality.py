@@ -477,7 +477,9 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                    f"may well be there -- the profiler is not shown to have missed them. The "
                    f"guide's GPU checks were skipped: nothing here is a verdict on the job.")
     elif kind is not None and kind.lost_gpu:
-        title = "The capture lost its GPU records"  # the capture's own profiler's way where its format gives one
+        # the capture's own profiler's way where its format gives one; a side never asked for was not lost
+        title = (f"The capture recorded no {kind.unrecorded} activity: the GPU's work is not in it"
+                 if kind.unrecorded else "The capture lost its GPU records")
         fmt = kind.capture_format or m.capture.capture_format
         actions = ((ctx.window_fixes(fmt, kind.lost_fix, False) if kind.lost_fix else [])
                    or ctx.window_fixes(fmt, "no_gpu_records") or ctx.fw.fix(f"{ID}:lost_records"))

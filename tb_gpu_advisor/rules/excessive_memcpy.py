@@ -355,6 +355,11 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         acts = _first(pin + ctx.fw.fix(f"{ID}:h2d"), acts)
     if sync_pinned:  # pinned already, each copy a synchronous call serial with the kernels: streams and chunks
         acts = ctx.fw.extra(f"{ID}:pinned_sync") + [a for a in acts if a not in ctx.fw.fix(ID)]
+    exposed = [] if pinned or migrated or uploads is not None else _exposed_upload(ctx, m, copies, worst)
+    if exposed:  # pinned, asynchronous and still waited for: the side-stream copy, before the loader's fix unless the
+        # input pipeline's own wait is the larger cost
+        lead = (m.breakdown.input_wait or 0.0) < worst.blocking_ms_per_step
+        acts = _first(exposed, acts) if lead else acts + [a for a in exposed if a not in acts]
     if pinned:  # pinned and asynchronous already: the bytes themselves are the cost
         acts = ctx.fw.fix(f"{ID}:pinned") + [a for a in ctx.fw.fix(f"{ID}:d2d") if "d2d" in dirs]
     elif "d2d" in dirs:  # copies inside one GPU: layout changes, concatenations, clones -- the framework's own fix
@@ -369,6 +374,20 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         acts.append(action("Check for unnecessary device-to-device copies between replicas (variables "
                            "or ops pinned to one GPU) — guide §2 item 4."))
     return acts
+
+
+def _exposed_upload(ctx: Ctx, m: HostMetrics, copies: list, worst) -> list:  # noqa: ANN001 - a copy
+    """The framework's fix for uploads already pinned and asynchronous (``metrics.memcpy.applied``) that the GPU still
+    waits for -- the costliest direction is H2D and its copies ran with no kernel beside them: the next batch copied
+    on a stream of its own while the step runs (``excessive_memcpy:h2d_exposed``); [] otherwise, and for a framework
+    without that fix.  Why: pinning and ``non_blocking`` free the host, not the GPU -- a copy on the kernels' stream
+    still runs between them -- and the DataLoader's workers make the next batch sooner, not its copy (h37-probe42s's
+    Left: a training step's 700 us pinned upload was told only the loader's workers)."""
+    if worst.direction != "h2d" or worst.blocking_ms_per_step <= 0 or PINNED_ASYNC_H2D not in m.applied:
+        return []
+    if not all(c.pageable_share == 0 and not c.sync_count_per_step for c in copies if c.direction == "h2d"):
+        return []
+    return ctx.fw.extra(f"{ID}:h2d_exposed")
 
 
 def _reads_out(ctx: Ctx, m: HostMetrics) -> bool:

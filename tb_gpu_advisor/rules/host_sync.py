@@ -144,7 +144,9 @@ def _lost_reads(ctx: Ctx) -> Finding | None:
     # a backend whose GPU work the profiler never traces (Apple's MPS) did not lose it: its vendor says why; its code
     # is the vendor's device's, as every finding's is (``Ctx.code``, ``Framework.fit``)
     untraced = devices.vendor_of_backend(kind.untraced_backend) if kind is not None else None
-    why = untraced.NOT_RECORDED if untraced else "The capture lost the GPU's records"
+    why = (untraced.NOT_RECORDED if untraced else
+           f"The capture recorded no {kind.unrecorded} activity" if kind is not None and kind.unrecorded else
+           "The capture lost the GPU's records")
     actions = ctx.fw.fix(f"{ID}:read_in_op" if in_op else ID)
     return finding(
         ctx, ID, "warning",

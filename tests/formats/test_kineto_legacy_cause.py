@@ -50,10 +50,12 @@ def test_the_old_autograd_profiler_is_named_with_its_fix(tmp_path: Path, cuda_fu
     assert "ProfilerActivity.CUDA" in f.actions[0].snippet
 
 
-def test_control_a_kineto_trace_that_lost_its_gpu_side_keeps_the_generic_fix(tmp_path: Path):
+def test_control_a_kineto_trace_of_host_ops_alone_is_told_its_own_fix(tmp_path: Path):
+    """Control: a Kineto trace of host ops alone, with the profiler's header, is no legacy list -- it recorded no CUDA
+    activity, and is told ProfilerActivity.CUDA (h37-probe42c; before, the generic "lost or not recorded")."""
     from synthetic.torchtrace import write_unrecorded_gpu_steps
     path = tmp_path / "rank0.pt.trace.json"
     write_unrecorded_gpu_steps(str(path))
     rep = analyze_host(HostFile("rank0", str(path), path.stat().st_size, 0, "kineto"))
-    lost = [f for f in rep.findings if f.title == "The capture lost its GPU records"]
-    assert lost and "lost or not recorded" in lost[0].summary and "Kineto" not in lost[0].summary
+    lost = [f for f in rep.findings if f.title == "The capture recorded no CUDA activity: the GPU's work is not in it"]
+    assert lost and "ProfilerActivity.CUDA was not among" in lost[0].summary and "legacy" not in lost[0].summary

@@ -72,7 +72,7 @@ def test_by_construction_a_device_allocation_makes_gpu_work_whose_cuda_activity_
     assert "CUDA activity was not recorded" in job["kind_evidence"] and "aten::empty_strided" in job["kind_evidence"]
     assert "under `aten::_to_copy`" in job["kind_evidence"], job["kind_evidence"]
     (top,) = [f for f in gpu["findings"] if f["rule"] == "capture_quality" and "GPU" in f["title"]]
-    assert top["title"] == "The capture lost its GPU records", top["title"]
+    assert top["title"] == "The capture recorded no CUDA activity: the GPU's work is not in it", top["title"]
     assert "ProfilerActivity.CUDA" in json.dumps(top["actions"]), top["actions"]
     assert "move the model" not in top["summary"]
 

@@ -41,6 +41,16 @@ WINDOW_FIXES = {
                            "the same steps with {system_profiler}.",
                            "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],"
                            "\n    schedule=torch.profiler.schedule(wait=1, warmup=2, active=3),\n)"),),
+    # host ops and not one CUDA call, kernel or copy, of a job that used a GPU (``adapter._cuda_unrecorded``): the
+    # profiler was not asked to record the GPU's side, or CUPTI recorded none of it -- nothing was lost on the way, and
+    # waiting for the GPU records nothing
+    "cuda_unrecorded": (("Record the GPU's side: put ProfilerActivity.CUDA among the profiler's activities -- with the "
+                         "CPU's alone torch.profiler records the host's ops and no CUDA call, kernel or copy. Where it "
+                         "is there already, the GPU tracer (CUPTI) recorded nothing: read the profiler's warnings, use a "
+                         "PyTorch built for the installed driver's CUDA, or record the same steps with "
+                         "{system_profiler}.",
+                         "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],"
+                         "\n    schedule=torch.profiler.schedule(wait=1, warmup=1, active=3),\n)"),),
     # a trace in the legacy profiler's list form, which records no GPU activity (``adapter._legacy_profiler``): a
     # build without Kineto, where torch.profiler falls back to it whatever activities it is given ...
     "no_kineto": (("This PyTorch build has no Kineto (torch.autograd.kineto_available() returns False), so "

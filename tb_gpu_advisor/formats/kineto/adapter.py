@@ -274,6 +274,7 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
     out.update(_records_loss(kt.meta))
     out.update(_legacy_profiler(kt))
     out.update(_synced_unrecorded(kt))
+    out.update(_cuda_unrecorded(kt))
     out.update(_backend_memory(kt))
     seen = _visible_gpus(kt.meta.get("deviceProperties"))
     if seen:  # the GPUs the profiled process saw: a window without GPU work then had one to use
@@ -378,6 +379,45 @@ def _synced_unrecorded(kt: KinetoTrace) -> dict[str, str]:
              f"before the profiler stopped), so every kernel ran inside the window{f' ({versions})' if versions else ''}")
     return {"unrecorded_cause": vendor.words(cause),
             "unrecorded_fix": "synced_unrecorded"}
+
+
+#: Keys of the header torch.profiler's Kineto writes beside ``traceEvents`` (``schemaVersion`` from PyTorch 1.8.1 on,
+#: ``deviceProperties`` where the build has CUDA or HIP): the file as the profiler wrote it, not events a tool kept.
+_KINETO_HEADER = frozenset(("schemaVersion", "deviceProperties"))
+
+
+def _cuda_unrecorded(kt: KinetoTrace) -> dict[str, str]:
+    """Why a Kineto trace of host ops holds no GPU-side record of any kind -- no runtime or driver call, kernel, copy,
+    fill or counter range: ``unrecorded_cause`` (in words), ``unrecorded_fix`` (``"cuda_unrecorded"``, a key of
+    :data:`formats.kineto.WINDOW_FIXES`) and ``unrecorded_activity`` ("CUDA": the activity the profiler was not set to
+    record); {} for any other trace, and for the legacy list (:func:`_legacy_profiler` says why it holds none).
+
+    Why: torch.profiler records the CUDA runtime's calls and the GPU's work through one activity,
+    ``ProfilerActivity.CUDA`` (CUPTI's callbacks and its activity records, on ROCm's build roctracer's); with
+    ``activities=[ProfilerActivity.CPU]`` the trace holds the host's ops alone -- as it does where CUDA was asked for
+    and CUPTI recorded nothing (XAheli/torch-profiler's H200 GEMM, ``wild/gemm_h200_cuda_unrecorded``: CPU and CUDA
+    asked, CUPTI 24 under a 13.0 driver), which the file does not tell apart: the words name both, the fix both
+    in order.  Records lost leave the calls behind
+    (the launches with no kernel, :func:`_synced_unrecorded`, ``job.kind.lost_launches``); a trace without a single
+    call was never recorded, and "lost ... let the GPU finish before the profiler stops" asked for a wait that records
+    nothing (h37-probe42w's K3, h37-probe42c).  Only a file with the profiler's own header (:data:`_KINETO_HEADER`)
+    is read so: a tool's copy without it (HTA's ``wild/gpu_events_stripped``, every GPU event removed) may have lost
+    what the profiler recorded.  Asked only where the job shows GPU work (``job.kind``'s
+    ``Kind.lost_gpu``): a CPU job's trace is the same file."""
+    if LEGACY_HOST_PROCESS in set(kt.pid_labels.values()) or not _KINETO_HEADER.intersection(kt.meta):
+        return {}  # no profiler's header (HTA's test data, its GPU events removed): it may have lost them
+    gpu_side = DEVICE_CATS + _LAUNCH_CATS + ("Kernel", "Memcpy", "Memset", "Runtime", COUNTER_CAT)
+    if _cat_mask(kt, gpu_side).any() or not _cat_mask(kt, ("cpu_op", "Operator")).any():
+        return {}
+    seen = _visible_gpus(kt.meta.get("deviceProperties"))
+    versions = _cuda_versions(kt.meta)
+    return {"unrecorded_cause": ("the trace, as torch.profiler wrote it, holds no CUDA call, kernel or copy at all -- "
+                                 "only the host's ops"
+                                 + (f", though its header lists the GPUs the process could use ({seen})" if seen else "")
+                                 + ": ProfilerActivity.CUDA was not among the profiler's activities, or its GPU tracer "
+                                 f"(CUPTI) recorded nothing{f' ({versions})' if versions else ''} -- a tracer that "
+                                 "dropped its records keeps their launches, and this trace holds none"),
+            "unrecorded_fix": "cuda_unrecorded", "unrecorded_activity": "CUDA"}
 
 
 def _cuda_versions(meta: dict) -> str:

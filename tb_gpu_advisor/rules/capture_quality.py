@@ -483,6 +483,8 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
         fmt = kind.capture_format or m.capture.capture_format
         actions = ((ctx.window_fixes(fmt, kind.lost_fix, False) if kind.lost_fix else [])
                    or ctx.window_fixes(fmt, "no_gpu_records") or ctx.fw.fix(f"{ID}:lost_records"))
+        if kind.unrecorded:  # then the job's own capture, its activities the GPU's too: its loop, not a generic one
+            actions = [*actions, *ctx.fw.fix(ID)]
         why = (f"its GPU side was not recorded, because {kind.lost_cause}. The guide's GPU checks were skipped; the "
                f"fix below records the GPU" if kind.lost_cause else
                "the GPU's side of the profile was lost or not recorded, so the guide's GPU checks were skipped. "

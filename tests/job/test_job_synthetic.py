@@ -236,7 +236,9 @@ def test_gpu_memory_with_no_gpu_record_is_a_lost_capture_not_cpu_work(tmp):
     # in scalar reads since h37-left22; since h37-memrow35 the GPU known only by its allocator has its memory row, so
     # the memory checks may judge its peak too -- and nothing else may fire without GPU records
     titles = [f["title"] for f in rep["findings"]]
-    assert titles[:2] == ["The capture lost its GPU records", "The host waits for the GPU in scalar reads"]
+    # a torch.profiler file whose header holds no CUDA call, kernel or copy recorded none (h37-probe42c): not "lost"
+    assert titles[:2] == ["The capture recorded no CUDA activity: the GPU's work is not in it",
+                          "The host waits for the GPU in scalar reads"]
     memory_rules = {"activation_memory", "memory_near_capacity", "memory_fragmentation", "oom_snapshot"}
     assert all(f["rule"] in memory_rules for f in rep["findings"][2:]), titles
     assert "ran on the CPU" not in json.dumps(rep)

@@ -1121,7 +1121,8 @@ def moved_with_grads(grads: bool = True, params: int = 24, mib: int = 64) -> Sce
 def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, params: int = 4, param_mib: int = 64,
                         hold_loss: bool = True, dump_in_forward: bool = False, micro_batches: int = 1,
                         optimizer_temp: bool = True, trial_mib: int = 0, set_to_none: bool = True,
-                        max_entries: int | None = None) -> Scenario:
+                        max_entries: int | None = None, leak: str = "", leak_mib: int = 16,
+                        leak_layers: int = 3) -> Scenario:
     """A training loop recorded with no annotation (``_record_memory_history()`` alone, as the "Understanding GPU
     Memory 1" blog's ResNet-50 snippet): ``model.cuda()`` (``params`` weights), then ``iterations`` times a forward
     keeping ``layers`` activations of one size from one site (a model of identical layers), a backward on autograd's
@@ -1136,8 +1137,18 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     ``optimizer_temp``: the step makes (and frees) a temporary each call; without it only the first step allocates
     (its state), as a fused optimizer that updates in place.  ``trial_mib``: the first forward also makes and frees a
     buffer of that size at its top (an autotuner's trial buffer, a first call's workspace): one-time work that may
-    hold the capture's peak, above every later iteration's (the truth's first of ``peaks``)."""
+    hold the capture's peak, above every later iteration's (the truth's first of ``peaks``).
+
+    ``leak``: each iteration keeps bytes no later code frees (a leak; truth ``leak``: the bytes and blocks each
+    iteration keeps, the innermost user's line that allocated them, and the bytes kept at the peak and at the end).  ``"list"``:
+    ``outputs.append(out)`` keeps the forward's output (one ``leak_mib`` block from the model's head, ``LEAK_OUTPUT``)
+    after its backward.  ``"graph"``: ``val_total += criterion(model(xv), yv)`` after the step, under autograd and
+    without ``.item()``: the sum holds each evaluation's graph, so the ``leak_layers`` activations of ``leak_mib`` that
+    graph saved and its 512-byte loss (``LEAK_EVAL``, ``LEAK_EVAL_LOSS``) stay live -- no backward ever frees them.
+    Either way the allocated level between iterations rises by the same bytes each iteration."""
     a = Allocator(80 * GiB)
+    leaked: list[int] = []
+    seen = {"top": 0, "live": 0, "at_top": 0}  # the highest allocated level, the leak's live bytes, those at it
     for _ in range(params):
         a.malloc(param_mib * MiB, PARAMS)
     state: list[int] = []
@@ -1151,13 +1162,25 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
         nonlocal top
         addr = a.malloc(size, frames)
         top = max(top, a.allocated)
+        if a.allocated > seen["top"]:
+            seen["top"], seen["at_top"] = a.allocated, seen["live"]
         return addr
+
+    def keep(size: int, frames: list) -> None:
+        """An allocation the leak keeps: counted live from its own event on (at the peak where it makes it)."""
+        addr = malloc(size, frames)
+        leaked.append(addr)
+        seen["live"] += a.size_of(addr)
+        if a.allocated == seen["top"]:
+            seen["at_top"] = seen["live"]
 
     for it in range(iterations + (1 if dump_in_forward else 0)):
         first, top = len(a.trace), a.allocated
         grads: list[int] = []
         for _micro in range(micro_batches if it < iterations else 1):
             acts = [malloc(mib * MiB, ACTIVATION) for _ in range(layers)]
+            if leak == "list" and it < iterations:
+                keep(leak_mib * MiB, LEAK_OUTPUT)  # outputs.append(out): the head's output, kept
             if trial_mib and it == 0 and _micro == 0:
                 a.free(malloc(trial_mib * MiB, AUTOTUNE))
             if it == iterations:
@@ -1184,6 +1207,10 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
             state = [malloc(param_mib * MiB, OPTIMIZER) for _ in range(2 * params)]
         if optimizer_temp:
             a.free(malloc(param_mib * MiB, OPTIMIZER))
+        if leak == "graph":  # val_total += criterion(model(xv), yv): the evaluation's graph, saved tensors and all
+            for _ in range(leak_layers):
+                keep(leak_mib * MiB, LEAK_EVAL)
+            keep(512, LEAK_EVAL_LOSS)
         if set_to_none:
             for g in grads:
                 a.free(g)
@@ -1201,7 +1228,30 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     # the first step's one-time work: Adam's moments, allocated on it alone (warm-up where two iterations remain)
     return Scenario(doc, {"gpu": 0, "iterations": len(starts), "starts_us": starts, "peaks": peaks, "cut_in": cut_in,
                                     "held": (3 if set_to_none else 4) * params * param_mib * MiB,
-                                    "first_call_allocs": 2 * params + (1 if trial_mib else 0)})
+                                    "first_call_allocs": 2 * params + (1 if trial_mib else 0),
+                                    "leak": _leak_truth(a, leak, leaked, iterations, seen["at_top"])})
+
+
+#: ``outputs.append(out)``: the model's head makes the output a list keeps (``training_iterations(leak="list")``).
+LEAK_OUTPUT = [*ALLOCATOR_CPP, *_op("addmm"),
+               frame("/usr/lib/python3/site-packages/torch/nn/modules/linear.py", 125, "forward"),
+               cpp("_PyEval_EvalFrameDefault"),
+               frame("/usr/lib/python3/site-packages/torch/nn/modules/module.py", 1762, "_call_impl"),
+               frame("model.py", 61, "forward"), frame("train.py", 44, "train_step")]
+#: ``val_total += criterion(model(xv), yv)`` under autograd: the evaluation's activations its graph saves, and its loss.
+LEAK_EVAL = [*ACTIVATION[:-1], frame("train.py", 52, "train_step")]
+LEAK_EVAL_LOSS = [*ALLOCATOR_CPP, *_op("mse_loss"), frame("train.py", 52, "train_step")]
+
+
+def _leak_truth(a: Allocator, leak: str, leaked: list[int], iterations: int, at_peak: int) -> dict[str, Any] | None:
+    """What ``training_iterations``' leak keeps, as the allocator placed it: per iteration, at the allocated peak (its
+    first event at the highest level), and at the end."""
+    if not leak:
+        return None
+    sizes = [a.size_of(x) for x in leaked]
+    each = len(sizes) // iterations
+    return {"cause": leak, "blocks_per_iteration": each, "bytes_per_iteration": sum(sizes[:each]),
+            "bytes_at_end": sum(sizes), "bytes_at_peak": at_peak, "site": "model.py:61" if leak == "list" else "train.py:52"}
 
 
 #: An autotuner's trial buffer, made and freed once while the first call benchmarks its candidate kernels.

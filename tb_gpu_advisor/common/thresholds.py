@@ -466,6 +466,11 @@ _TABLE: tuple[Threshold, ...] = (
        "backward pass keeps its forward for one"),
     _t("memory.grads_kept.share", 0.1, "share", "Advisor: parameters' gradients a tenth of the live bytes in a job "
        "with no backward pass are worth freeing", "gradients Module._apply moved with the model / bytes live at the snapshot's dump"),
+    _t("memory.leak.min_iterations", 3, "count", "Advisor: two passes keeping the same blocks are a cache filled "
+       "twice as often as a leak; a third one keeping as much again is a level that climbs with every pass",
+       "passes of the same work that each keep the same never-freed blocks, from which a leak is read"),
+    _t("memory.leak.min_bytes", 1 << 20, "bytes", "Advisor: a few scalars a pass (a list of detached losses) take "
+       "years to fill a GPU", "bytes each pass keeps, the least that makes a leak finding"),
     _t("memory.forward_kept.share", 0.10, "share", "Advisor: less of the peak is not worth a finding",
        "forward-pass bytes kept (no backward pass) / allocated peak, the least that fires"),
     _t("memory.cast_cache.share", 0.10, "share", "Advisor: less of the peak is not worth a finding (as "

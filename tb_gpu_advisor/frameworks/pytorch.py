@@ -1349,7 +1349,20 @@ RECORD_CAPACITY = action(
     "free, total = torch.cuda.mem_get_info()\n"
     "torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")\n"
     f"json.dump({{\"{CAPACITY_TOTAL}\": total, \"{CAPACITY_FREE}\": free}}, open(\"snapshot{CAPACITY_SUFFIX}\", \"w\"))")
+#: a leak's fixes (``memory_leak``): what a loop keeps past its iteration is a tensor it holds on to
+LEAK_ITEM = action(
+    "Accumulate numbers, not tensors: `total_loss += loss` keeps every iteration's loss with its autograd graph (and "
+    "the tensors that graph saved); add `loss.item()` -- or `loss.detach()` to stay on the GPU -- instead, and run "
+    "evaluation under `torch.no_grad()`.",
+    "total_loss += loss.item()          # not: total_loss += loss\n"
+    "with torch.no_grad():\n"
+    "    val_loss += criterion(model(xv), yv).item()")
+LEAK_LIST = action(
+    "Do not keep outputs in a list across iterations: append `out.detach().cpu()` (or only the numbers you need), "
+    "so the GPU block is freed when the iteration ends.",
+    "outputs.append(out.detach().cpu())   # not: outputs.append(out)")
 MEMORY_FIXES = {
+    "memory_leak": (LEAK_ITEM, LEAK_LIST),
     "activation_memory": (CHECKPOINT, SELECTIVE_CHECKPOINT),
     "activation_memory:forward_kept": (NO_GRAPH,),
     "activation_memory:grads_kept": (DROP_GRADS,),

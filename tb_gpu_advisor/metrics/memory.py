@@ -125,12 +125,73 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
         _unseen_holders_booked(ctx, me, out)
         _cast_cache(me, p, out)
         out.held_by_lifetime_bytes = _lifetime_only(ctx, me, p, out)
+        _leak(me, p, out)
     out.step_peaks, out.reserved_changes_per_step = _per_step(me, win, ctx.steps.ids, has_res)
     out.timeline = _timeline(ctx, me, win)
     if me.baseline == "capture_start":
         out.note = ("deltas only (PyTorch 1.8-1.10 traces): bytes allocated above the capture's start, not the "
                     "allocator's total")
     out.note = out.note or _begun_late(ctx, me.gpu)
+    return out
+
+
+def _leak(me: MemoryEvents, p: int, out: GpuMemory) -> None:
+    """A leak: passes of the same work that each keep the same blocks for good.  Why: a loop's level between its
+    iterations is flat -- each iteration frees what it made (its optimizer's state, a cache, made once, are one pass)
+    -- but a tensor kept past its iteration (``outputs.append(out)``; ``total += loss`` without ``.item()``, whose
+    sum holds each iteration's graph) raises it by the same bytes every iteration until the GPU runs out.  Read from
+    the blocks the history allocates and never frees (weights and blocks held by their lifetime aside), by site and
+    size: those of one site and size split into rounds where, between two of them, a backward or an optimizer step
+    runs and the history frees a block made before the earlier (a training iteration ended: its other blocks came
+    and went; a forward's layers, each keeping its graph's share, are one round); a site leaks where
+    ``memory.leak.min_iterations`` rounds or more each keep as many blocks while the lowest level between rounds
+    rises by at least their bytes each time, and the leak is every such site's, ``memory.leak.min_bytes`` or more a
+    round.  Its saving is the kept bytes live at the allocated peak ``p``."""
+    sites = _leak_sites(me)
+    per_round = sum(int(me.delta[r[-1]].sum()) for r in sites)
+    if not sites or per_round < T("memory.leak.min_bytes"):
+        return
+    every = np.concatenate([np.concatenate(r) for r in sites])
+    out.leak_iterations = max(len(r) for r in sites)
+    out.leak_per_iteration_bytes = per_round
+    out.leak_blocks = sum(len(r[-1]) for r in sites)
+    out.leak_bytes = int(me.delta[every[every <= p]].sum())
+    out.leak_end_bytes = int(me.delta[every].sum())
+    out.leak_sites = sorted({me.op_names[int(me.op[r[0][0]])] for r in sites
+                             if 0 <= me.op[r[0][0]] < len(me.op_names)})
+
+
+def _leak_sites(me: MemoryEvents) -> list[list[np.ndarray]]:
+    """Per leaking site and size (:func:`_leak`), its rounds: each the indices of the round's allocations."""
+    fr = me.frees()
+    keep = (me.delta > 0) & (fr == len(me)) & (me.addr >= 0) & (me.phase != MEMORY_PHASES.index("parameters"))
+    for extra in (me.cast_copy, me.by_lifetime):
+        if extra is not None:
+            keep &= ~extra
+    cand = np.flatnonzero(keep)
+    least = int(T("memory.leak.min_iterations"))
+    if cand.size < least:
+        return []
+    big = np.iinfo(np.int64).max
+    alloc = np.append(me.allocated, big)
+    made = np.full(len(me) + 1, big, dtype=np.int64)  # per free: the index of its block's allocation
+    paired = np.flatnonzero((fr >= 0) & (fr < len(me)))
+    made[fr[paired]] = paired
+    stepped = np.append(np.isin(me.phase, [MEMORY_PHASES.index("backward"), MEMORY_PHASES.index("optimizer")]), False)
+    out = []
+    keys = me.op[cand].astype(np.int64) * (1 << 40) + me.delta[cand]
+    for key in np.unique(keys):
+        at = cand[keys == key]
+        if at.size < least:
+            continue
+        gaps = np.append(at[:-1] + 1, at[-1] + 1)
+        lows = np.minimum.reduceat(alloc, gaps)[:-1]  # the lowest level between two
+        new = ((np.minimum.reduceat(made, gaps)[:-1] < at[:-1]) & (at[1:] > at[:-1] + 1)
+               & (np.add.reduceat(stepped, gaps)[:-1] > 0))
+        rounds = np.split(at, np.flatnonzero(new) + 1)
+        if (len(rounds) >= least and len({len(r) for r in rounds}) == 1
+                and (np.diff(lows[new]) >= 0.9 * me.delta[rounds[0]].sum()).all()):
+            out.append(rounds)
     return out
 
 

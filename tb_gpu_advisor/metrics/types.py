@@ -928,6 +928,16 @@ class GpuMemory:
     cast_cache_bytes: int = 0
     cast_cache_blocks: int = 0
     cast_cache_largest: int = 0
+    #: a leak (``memory._leak``): blocks each of ``leak_iterations`` passes of the same work allocates at the same
+    #: sites and the history never frees, while the allocated level between the passes rises by their bytes: the
+    #: bytes each pass keeps (``leak_per_iteration_bytes``, ``leak_blocks``), those live at the allocated peak
+    #: (``leak_bytes``, the saving) and at the history's end, the sites ("model.py:61 forward"); 0 / [] where none
+    leak_iterations: int = 0
+    leak_per_iteration_bytes: int = 0
+    leak_blocks: int = 0
+    leak_bytes: int = 0
+    leak_end_bytes: int = 0
+    leak_sites: list[str] = field(default_factory=list)
 
 
 @dataclass

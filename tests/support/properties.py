@@ -442,6 +442,52 @@ def memory_offset_problems(h: HostReport) -> list[str]:
     return out
 
 
+#: the memory findings whose saving is bytes the allocated peak holds (the OOM's are of the moment it failed, the
+#: fragmentation finding's of the reserve beyond the peak: other wholes)
+_PEAK_SAVINGS = ("activation_memory", "memory_near_capacity", "memory_leak")
+#: the words a memory finding says how much of its saving another's frees too with (``activation_memory._overlap``)
+_OVERLAP = re.compile(r"At least ([\d.,]+) (GiB|MiB|KiB|B) of them are bytes")
+_BYTES = {"GiB": 2 ** 30, "MiB": 2 ** 20, "KiB": 2 ** 10, "B": 1}
+
+
+def memory_savings_problems(h: HostReport) -> list[str]:
+    """The memory findings' savings on one GPU, less the overlaps they state, never exceed its allocated peak -- nor the
+    activations' findings' the peak less its held memory (weights, state: no such fix frees them): a part never
+    exceeds its whole (session 41-42 Left, h37-probe42k: side by side, the kept forward's 8.16 GiB and the
+    attention finding's 1.41 GiB on a real CS336 forward read as more than the peak could free until the second said
+    how much of it the first frees too).  Printed overlaps are read at their printed precision (three digits)."""
+    out: list[str] = []
+    peaks = {g.gpu: (g.memory or {}).get("peak_allocated_bytes") for g in h.gpus}
+    by_gpu: dict[int, list[Finding]] = {}
+    for f in h.findings:
+        gpu = f.metric.detail.get("gpu") if f.metric is not None else None
+        if f.rule in _PEAK_SAVINGS and f.saving_bytes and isinstance(gpu, int):
+            by_gpu.setdefault(gpu, []).append(f)
+    for gpu, every in by_gpu.items():
+        mem = next(((g.memory or {}) for g in h.gpus if g.gpu == gpu), {})
+        peak = peaks.get(gpu)
+        if peak:  # the activations' findings free what the peak holds above its held memory, the others any of it
+            acts = [f for f in every if f.rule == "activation_memory"]
+            out += _savings_over(h.host, gpu, acts, peak - int((mem.get("breakdown") or {}).get("held", 0)))
+            out += _savings_over(h.host, gpu, every, peak)
+    return out
+
+
+def _savings_over(host: str, gpu: int, fs: list[Finding], peak: int) -> list[str]:
+    """:func:`memory_savings_problems` for findings ``fs`` against the bytes ``peak`` they can free."""
+    out = []
+    if len(fs) >= 2:
+        said = [(n, u) for f in fs for n, u in _OVERLAP.findall(f.summary)]
+        shared = sum(float(n.replace(",", "")) * _BYTES[u] for n, u in said)
+        slack = sum(_half_ulp(n) * _BYTES[u] for n, u in said) + 0.005 * peak
+        total = sum(int(f.saving_bytes or 0) for f in fs)
+        if total - shared > peak + slack:
+            out.append(f"part<=whole: {host}/GPU{gpu}: memory savings {total / 2 ** 30:.2f} GiB "
+                       f"({', '.join(f.rule for f in fs)}) less {shared / 2 ** 30:.2f} GiB stated overlap, over the "
+                       f"{peak / 2 ** 30:.2f} GiB they can free of the allocated peak")
+    return out
+
+
 def ledger_savings_violations(report: Report) -> list[str]:
     """A finding's saving recovers, per breakdown group, no more than the step's ledger holds there (part of
     :func:`report_violations`; alone, for the test that names it)."""
@@ -2813,7 +2859,7 @@ def report_violations(report: Report) -> list[str]:
         out += card_quiet_problems(h.host, h) + ruled_out_fix_problems(h.host, h.findings) + limit_name_problems(h.host, h)
         out += fix_twice_problems(h.host, h.findings) + premise_fix_problems(h.host, h.findings)
         out += version_said_problems(h.host, h) + waits_at_problems(h.host, h.findings)
-        out += release_fit_problems(h.host, h)
+        out += release_fit_problems(h.host, h) + memory_savings_problems(h)
         out += unmarked_problems(h)
         out += snippet_lang_problems(h.host, h.findings) + rest_of_nothing_problems(h.host, h.findings)
         out += left_out_problems(h.host, h.findings) + no_steady_problems(h.host, h)

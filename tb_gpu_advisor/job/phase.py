@@ -842,7 +842,7 @@ def unseen_gpu_calls(trace: Trace, launches: list[np.ndarray] | None = None, sta
         cand = cand[~_never_waits(trace, cand, launches)]
     if not cand.size:
         return np.zeros(0, np.int64)
-    cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand])]
+    cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand], h.line[cand])]
     if cand.size:  # the call that created the context waited for no GPU work: there was none yet
         cand = cand[~(started if started is not None else context_start(trace)).calls[cand]]
     if cand.size:
@@ -1172,16 +1172,26 @@ def captured_calls(h, idx: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEven
     return out
 
 
-def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """Bool per host span: every GPU was idle for most of it (a full launch queue keeps the GPU busy instead)."""
+def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray, line: np.ndarray | None = None) -> np.ndarray:
+    """Bool per host span: every GPU was idle for most of it (a full launch queue keeps the GPU busy instead).
+    ``line``: per span, the host line of its call; then a call on a GPU's process's lines (``Trace.gpu_host_lines``)
+    asks only the GPUs its process drives -- a rank blocked in its sync waits on its own GPU, and another rank's
+    busy GPU holds none of that wait's work (h37-probe42r).  A call on no GPU's lines asks every GPU."""
     busy = np.zeros(s.size, dtype=np.float64)
     length = np.maximum(e - s, 1).astype(np.float64)
+    lines = trace.gpu_host_lines if line is not None else {}
+    own = {g: np.isin(line, v) for g, v in lines.items()}
+    anyone = np.logical_or.reduce(list(own.values())) if own else np.zeros(s.size, dtype=bool)
     for d in trace.devices:
         if not len(d):
             continue
         us, ue = d.busy()
         cum = np.concatenate([[0], np.cumsum(ue - us)])
-        busy = np.maximum(busy, (_covered(us, ue, cum, e) - _covered(us, ue, cum, s)) / length)
+        frac = (_covered(us, ue, cum, e) - _covered(us, ue, cum, s)) / length
+        mine = own.get(d.gpu)
+        if mine is not None:  # another process's call does not wait on this GPU
+            frac = np.where(mine | ~anyone, frac, 0.0)
+        busy = np.maximum(busy, frac)
     return busy < 0.5
 
 

@@ -4380,3 +4380,54 @@ def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: in
     _finish_one(con, strings, stop, (gpid, pid, gtid), gpu, program="python", thread="python", copy_enums=False)
     return {"steps": decode, "step_ms": float(np.diff(launches).mean()) / ms if decode > 1 else None,
             "range_ms": (f1 - f0) / ms}
+
+
+#: The tables :func:`pause_rank` moves, with the column that names a row's process (``globalTid`` or ``globalPid``).
+_RANK_TABLES = (("CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid"), ("NVTX_EVENTS", "globalTid"),
+                ("CUPTI_ACTIVITY_KIND_KERNEL", "globalPid"), ("CUPTI_ACTIVITY_KIND_MEMCPY", "globalPid"),
+                ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "globalPid"))
+
+
+def pause_rank(path: str, rank: int, at_step: int, call: str, call_ms: float, helper: bool = False
+               ) -> tuple[int, int]:
+    """In an export :func:`write` made, rank ``rank``'s thread stops ``call_ms`` in one runtime call ``call`` just
+    before its step ``at_step``: every row of that rank's process from the step's range on moves ``call_ms`` later
+    (a range that encloses the pause, the capture's own, stretches), the other ranks' rows stay where they were.
+    ``helper``: the call is made on another thread of the rank's process instead (a helper thread loading a module
+    while the loop runs on), and nothing moves.  Returns the call's (start, end) ns.  Why: a rank alone paying a
+    one-time cost mid-run (a module loaded for a new shape, a library handle created) -- another process's time,
+    which no other rank's GPU waits on."""
+    pid = 1000 + rank
+    con = sqlite3.connect(path)
+    ((t0,),) = con.execute("SELECT start FROM NVTX_EVENTS WHERE text = ? AND (globalTid >> 24) & 16777215 = ?",
+                           (f"train_step {at_step}", pid)).fetchall()
+    d = int(call_ms * 1e6)
+    for table, col in _RANK_TABLES if not helper else ():
+        if not con.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
+            continue
+        mine = f"(({col} >> 24) & 16777215) = ?"
+        con.execute(f"UPDATE {table} SET end = end + ? WHERE {mine} AND start < ? AND end >= ?", (d, pid, t0, t0))
+        con.execute(f"UPDATE {table} SET start = start + ?, end = end + ? WHERE {mine} AND start >= ?", (d, d, pid, t0))
+    (name,) = con.execute("SELECT id FROM StringIds WHERE value = ?", (call,)).fetchone() or (None,)
+    if name is None:
+        name = con.execute("SELECT coalesce(max(id), 0) + 1 FROM StringIds").fetchone()[0]
+        con.execute("INSERT INTO StringIds VALUES (?, ?)", (name, call))
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, 999999, ?, 0, NULL)",
+                (t0, t0 + d - 1_000, _gid(pid, pid + helper), name))
+    if not helper:
+        con.execute("UPDATE ANALYSIS_DETAILS SET duration = duration + ?, stopTime = stopTime + ?", (d, d))
+    con.commit()
+    con.close()
+    return t0, t0 + d - 1_000
+
+
+def write_rank_pause(path: str, ranks: int = 2, paused: int = 1, call: str = "cuModuleLoadData",
+                     call_ms: float = 30.0, at_step: int = 6, helper: bool = False, **kw: object) -> dict:
+    """A data-parallel job of ``ranks`` ranks (:func:`write`, one process per GPU, no collective: the ranks do not
+    wait on each other) whose rank ``paused`` alone stops ``call_ms`` in ``call`` before its step ``at_step``, or
+    makes that call on a helper thread (:func:`pause_rank`).  Truth: every other rank's GPU reads as it does with no
+    such call (h37-probe42r)."""
+    job = NsysJob(ranks=ranks, **kw)  # type: ignore[arg-type]
+    truth = write(path, job)
+    s, e = pause_rank(path, paused, at_step, call, call_ms, helper)
+    return {"steps": truth.steps, "step_ms": truth.step_ms, "paused": paused, "call": call, "call_ns": (s, e)}

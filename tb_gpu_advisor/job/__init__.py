@@ -28,10 +28,11 @@ from tb_gpu_advisor.frameworks.base import allocator_fixes
 from tb_gpu_advisor.job.exchange import exchange_kind, exchange_tag
 from tb_gpu_advisor.job.iterations import snapshot_iterations
 from tb_gpu_advisor.job.kind import Kind, work_kind
-from tb_gpu_advisor.job.phase import OneTime, async_stalls, context_start, one_time_costs, unseen_gpu_work
+from tb_gpu_advisor.job.phase import OneTime, async_stalls, context_start, one_time_costs, unseen_gpu_calls
 from tb_gpu_advisor.job.period import device_iterations, repeated_launches, training_iterations
 from tb_gpu_advisor.job.structure import (SpanSteps, backward_span_steps, model_calls, span_steps, step_end_count,
                                          step_end_steps, within_one_call)
+from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import Trace
 
 __all__ = ["Job", "Kind", "OneTime", "SpanSteps", "adapt", "context_tags", "detect_job"]
@@ -150,7 +151,10 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     started = context_start(trace)  # read by both: the context's creation is a one-time cost, and waits for nothing
     phase = one_time_costs(trace, fw, launches, started)
     release_free_heap()  # its durations and masks (~35 MB on the dense 100 MB capture), before the span search's
-    phase.unseen_start, phase.unseen_end = unseen_gpu_work(trace, launches, started)
+    phase.unseen_calls = unseen_gpu_calls(trace, launches, started)
+    u = phase.unseen_calls
+    phase.unseen_start, phase.unseen_end = union_intervals(trace.h.start[u].astype(np.int64, copy=False),
+                                                           trace.h.end[u].astype(np.int64, copy=False))
     phase.stalls = async_stalls(trace, launches)
     del started
     structure = span_steps(trace, launches, fw, engines.by_id(kind.engine))

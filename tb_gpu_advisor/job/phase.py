@@ -52,6 +52,15 @@ class OneTime:
     #: host event indices of the slow asynchronous calls that are no thread's first (:func:`async_stalls`): the host's
     #: own time in the runtime, which the ledger books as host work (``metrics.breakdown``'s ``async_stall``), sorted
     stalls: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: host event indices of the blocking calls behind ``unseen_start`` / ``unseen_end`` (:func:`unseen_gpu_calls`),
+    #: sorted: each is one process's wait, read per GPU by its own process (``metrics.context.Context.unseen_spans``)
+    unseen_calls: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: of ``start`` / ``end``, the spans no single host call is (a graph's capture, an algorithm search, the first
+    #: uploads, compile gaps, the context's unrecorded creation, first work's leads): disjoint, sorted, read on every
+    #: GPU; the one-time calls (``calls``) are each one process's and read per GPU by it
+    #: (``metrics.context.Context.one_time_spans``)
+    shared_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    shared_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     #: GPUs whose first work in the capture a process launched after starting its runtime in the window
     #: (:func:`_first_work_leads`): nothing launched before the capture can be queued ahead of it there
     fresh_gpus: frozenset[int] = frozenset()
@@ -167,9 +176,10 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
     evidence = (f"{lead}: {'; '.join(parts)}; {_ms(total * PS_PER_MS)}, {pct(share, 0)} of the "
                 f"{_ms(window * PS_PER_MS)} window")
+    shared_s, shared_e = union_intervals(cap_s, cap_e) if cap_s.size else (_EMPTY, _EMPTY)
     return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us,
                    compile_gap_ms=float((gap_e - gap_s).sum()) / PS_PER_MS, fresh_gpus=fresh,
-                   calls=np.flatnonzero(m).astype(np.int64))
+                   calls=np.flatnonzero(m).astype(np.int64), shared_start=shared_s, shared_end=shared_e)
 
 
 def _driving_lines(trace: Trace) -> np.ndarray:
@@ -804,7 +814,14 @@ def _lead_words(s: np.ndarray, e: np.ndarray) -> list[str]:
 
 def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None, started: ContextStart | None = None
                     ) -> tuple[np.ndarray, np.ndarray]:
-    """Host waits for GPU work the capture does not show (see :class:`OneTime`): a sync or a blocking copy of at least
+    """The host's time in :func:`unseen_gpu_calls`: disjoint sorted (starts, ends), ps."""
+    h, cand = trace.h, unseen_gpu_calls(trace, launches, started)
+    return union_intervals(h.start[cand].astype(np.int64, copy=False), h.end[cand].astype(np.int64, copy=False))
+
+
+def unseen_gpu_calls(trace: Trace, launches: list[np.ndarray] | None = None, started: ContextStart | None = None
+                     ) -> np.ndarray:
+    """Host event indices, sorted, of the host's waits for GPU work the capture does not show (see :class:`OneTime`): a sync or a blocking copy of at least
     ``job.one_time_launch_ms`` through which every GPU of the trace is idle.  Physics: a host only waits that long for
     a GPU that is busy -- with work outside this file.  A call that cannot wait (:func:`_never_waits`: an asynchronous
     fill, a copy between the device and pinned memory) is no such wait, its thread's first or not: its time is the
@@ -815,7 +832,7 @@ def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None, star
     it)."""
     h = trace.h
     if not len(h) or not any(len(d) for d in trace.devices):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.zeros(0, np.int64)
     # the durations of the blocking calls only: one column of every host event's was 18 MB more on a dense
     # capture, at the analysis's peak
     cand = np.flatnonzero(h.name_mask(devices.is_blocking_call))
@@ -824,13 +841,13 @@ def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None, star
     if cand.size:  # an asynchronous call waits for no GPU work, first in its thread or not: its time is the host's
         cand = cand[~_never_waits(trace, cand, launches)]
     if not cand.size:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand])]
+        return np.zeros(0, np.int64)
+    cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand], h.line[cand])]
     if cand.size:  # the call that created the context waited for no GPU work: there was none yet
         cand = cand[~(started if started is not None else context_start(trace)).calls[cand]]
     if cand.size:
         cand = cand[~_own_copy_waits(trace, cand, launches)]
-    return union_intervals(h.start[cand].astype(np.int64, copy=False), h.end[cand].astype(np.int64, copy=False))
+    return np.sort(cand).astype(np.int64, copy=False)
 
 
 def async_stalls(trace: Trace, launches: list[np.ndarray] | None = None) -> np.ndarray:
@@ -1155,16 +1172,26 @@ def captured_calls(h, idx: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEven
     return out
 
 
-def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """Bool per host span: every GPU was idle for most of it (a full launch queue keeps the GPU busy instead)."""
+def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray, line: np.ndarray | None = None) -> np.ndarray:
+    """Bool per host span: every GPU was idle for most of it (a full launch queue keeps the GPU busy instead).
+    ``line``: per span, the host line of its call; then a call on a GPU's process's lines (``Trace.gpu_host_lines``)
+    asks only the GPUs its process drives -- a rank blocked in its sync waits on its own GPU, and another rank's
+    busy GPU holds none of that wait's work (h37-probe42r).  A call on no GPU's lines asks every GPU."""
     busy = np.zeros(s.size, dtype=np.float64)
     length = np.maximum(e - s, 1).astype(np.float64)
+    lines = trace.gpu_host_lines if line is not None else {}
+    own = {g: np.isin(line, v) for g, v in lines.items()}
+    anyone = np.logical_or.reduce(list(own.values())) if own else np.zeros(s.size, dtype=bool)
     for d in trace.devices:
         if not len(d):
             continue
         us, ue = d.busy()
         cum = np.concatenate([[0], np.cumsum(ue - us)])
-        busy = np.maximum(busy, (_covered(us, ue, cum, e) - _covered(us, ue, cum, s)) / length)
+        frac = (_covered(us, ue, cum, e) - _covered(us, ue, cum, s)) / length
+        mine = own.get(d.gpu)
+        if mine is not None:  # another process's call does not wait on this GPU
+            frac = np.where(mine | ~anyone, frac, 0.0)
+        busy = np.maximum(busy, frac)
     return busy < 0.5
 
 

@@ -72,9 +72,10 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         out[c] = _of_kinds(d, kinds, present)
     for c, iv in copies_holding_launcher(ctx, g).items():  # a copy-only GPU's copies that held this GPU's launcher
         out[c] = _cat2(out[c], iv)
-    out["startup"] = ctx.one_time_spans or (d.start[:0], d.start[:0])
+    out["startup"] = ctx.one_time_spans(g) or (d.start[:0], d.start[:0])
     out["copy_startup"] = copies_under_one_time_calls(ctx, g)
-    out["unseen"] = ctx.unseen_spans or (d.start[:0], d.start[:0])
+    unseen = ctx.unseen_spans(g)
+    out["unseen"] = unseen or (d.start[:0], d.start[:0])
     out["allocator"] = ctx.alloc_spans(g) or (d.start[:0], d.start[:0])
     # the host stalled for milliseconds in an asynchronous call that waits for no GPU work (a fill, a pinned copy;
     # ``job.phase.async_stalls``): its own time in the runtime -- no unseen work, and no launch's dispatch cost, which
@@ -104,8 +105,8 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         graph_us = devices.graph_switch_us(d.info.name, d.info.compute_capability)
         held, switch = split_switches(*held[:2], _switch_floors(d, g.launch, held[2], graph_us))
         lead, lead_switch = split_switches(*lead[:2], _switch_floors(d, g.launch, lead[2], graph_us))
-        if ctx.unseen_spans:  # before a step's first work, the host waiting in a sync on GPU work the file lacks says
-            lead = subtract_intervals(*(x.astype(np.int64, copy=False) for x in lead), *ctx.unseen_spans)  # more
+        if unseen:  # before a step's first work, the host waiting in a sync on GPU work the file lacks says
+            lead = subtract_intervals(*(x.astype(np.int64, copy=False) for x in lead), *unseen)  # more
         held = _cat2(held, lead)
         if held[0].size:  # while a GPU of the same process runs, the GPU may wait on that work: the turn-taking's
             held = _off_peers(ctx, g, held)

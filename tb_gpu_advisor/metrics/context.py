@@ -275,12 +275,28 @@ class Context:
             return s, e
         return np.concatenate([s, sp[0].astype(np.int64)]), np.concatenate([e, sp[1].astype(np.int64)])
 
-    @property
-    def one_time_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """The host inside one-time costs (module loading, library start-up, compilation): disjoint (starts, ends)."""
+    def one_time_spans(self, g: GpuCtx | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """The host inside one-time costs (module loading, library start-up, compilation): disjoint (starts, ends);
+        of ``g``'s process where it has its own (``GpuCtx.host_mask``): its own one-time calls and the spans no
+        single call is (``OneTime.shared_start``).  Another rank's module load or handle creation runs in its own
+        process while this GPU's keeps launching: it holds none of this GPU's idle (h37-probe42r)."""
         if self.job is None or not self.job.phase.start.size:
             return None
-        return self.job.phase.spans()
+        p = self.job.phase
+        if g is None or g.host_mask is None:
+            return p.spans()
+        return self._own_spans(p.calls, g, (p.shared_start, p.shared_end))
+
+    def _own_spans(self, calls: np.ndarray, g: GpuCtx,
+                   shared: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """The host inside ``calls`` (host event indices) on ``g``'s process's lines, with ``shared`` spans: disjoint
+        (starts, ends); None where there are none."""
+        i = calls[g.host_mask[calls]]
+        h = self.h
+        s, e = h.start[i].astype(np.int64, copy=False), h.end[i].astype(np.int64, copy=False)
+        if shared is not None and shared[0].size:
+            s, e = np.concatenate([s, shared[0].astype(np.int64)]), np.concatenate([e, shared[1].astype(np.int64)])
+        return union_intervals(s, e) if s.size else None
 
     @property
     def one_time_calls(self) -> np.ndarray | None:
@@ -289,12 +305,16 @@ class Context:
             return None
         return self.job.phase.calls
 
-    @property
-    def unseen_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """The host waiting for GPU work the capture does not hold (``OneTime.unseen_*``): disjoint (starts, ends)."""
+    def unseen_spans(self, g: GpuCtx | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """The host waiting for GPU work the capture does not hold (``OneTime.unseen_*``): disjoint (starts, ends); of
+        ``g``'s process's waits where it has its own (``GpuCtx.host_mask``): a rank blocked in its own sync waits on
+        its own GPU, never on another rank's (h37-probe42r)."""
         if self.job is None or not self.job.phase.unseen_start.size:
             return None
-        return self.job.phase.unseen_start, self.job.phase.unseen_end
+        p = self.job.phase
+        if g is None or g.host_mask is None:
+            return p.unseen_start, p.unseen_end
+        return self._own_spans(p.unseen_calls, g)
 
     def alloc_spans(self, g: GpuCtx | None = None) -> tuple[np.ndarray, np.ndarray] | None:
         """The host inside the allocator's calls (:attr:`alloc_calls`) of ``g``'s process where it has its own

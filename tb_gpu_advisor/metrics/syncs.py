@@ -63,7 +63,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     reads = not sync.size  # no sync call recorded: the framework's blocking reads are the syncs (JAX's np.asarray)
     if reads:
         sync = _outermost(h, np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & (ctx.host_step >= 0)))
-    sync = sync[~_in_spans(h.start[sync], ctx.one_time_spans)]
+    sync = sync[~_in_own_one_time(ctx, sync)]
     if not sync.size:
         return _leads_only(ctx, gap_windows)
     moving, moved = np.zeros(sync.shape, dtype=np.int64), None
@@ -270,7 +270,7 @@ def _in_copy_calls(ctx: Context, g, *claimed: tuple[np.ndarray, np.ndarray]  # n
     as start-up and as "Copies block the GPU for 242 us of the 2.64 ms pass")."""
     own = _input_wait(ctx, g)
     lead, tail = copy_leads(ctx, g, own), copy_tails(ctx, g, own)
-    once = ctx.one_time_spans
+    once = ctx.one_time_spans(g)
     for c in (*claimed, *((once,) if once is not None and once[0].size else ())):
         lead, tail = _less(lead, c), _less(tail, c)
     return lead, _less(tail, lead)
@@ -356,6 +356,22 @@ def _outermost(h, idx: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
         else:
             reach = end[k]
     return np.sort(idx[keep])
+
+
+def _in_own_one_time(ctx: Context, calls: np.ndarray) -> np.ndarray:
+    """Bool per host call of ``calls``: it starts inside a one-time cost of its own process (``Context.one_time_spans``
+    of the GPU whose process's lines hold it; the capture's where no GPU's do).  Why: a rank's sync while another rank
+    loads a module is this rank's steady wait -- the other process's start-up holds none of it (h37-probe42r)."""
+    h = ctx.h
+    inside, rest = np.zeros(calls.shape, dtype=bool), np.ones(calls.shape, dtype=bool)
+    for g in ctx.gpus:
+        if g.host_mask is None or not rest.any():
+            continue
+        on = g.host_mask[calls] & rest
+        inside[on] = _in_spans(h.start[calls[on]], ctx.one_time_spans(g))
+        rest &= ~on
+    inside[rest] = _in_spans(h.start[calls[rest]], ctx.one_time_spans())
+    return inside
 
 
 def _in_spans(t: np.ndarray, spans: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:

@@ -1,0 +1,94 @@
+"""A rank's one-time costs and its waits on unseen work are its own GPU's (issue #37 class 2; h37-probe42r).
+
+Wrong assumption on main f6bb69b3: *the host's one-time costs and its waits on work the capture lacks are one
+host-wide set of spans* (``Context.one_time_spans`` / ``unseen_spans`` were one union over every driving process's
+lines, and ``job.phase.unseen_gpu_work`` asked whether *every* GPU was idle through a wait).  In a capture of several
+processes -- one Nsight export of 2 DDP ranks -- rank 1 loading a module for 30 ms was booked as start-up on rank 0's
+GPU too (its idle under rank 1's call: 0.446 ms a step), rank 0's syncs under it were left out of its sync count, and
+rank 1 blocked 30 ms in a sync with its own GPU idle read as nothing, because rank 0's GPU was busy meanwhile.
+
+By construction (``synthetic.nsysexport.write_rank_pause``: two ranks with no collective, one rank alone pausing in
+one call): rank 0 must read as it does with no call at all; rank 1 as one rank alone with the same call reads.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from synthetic import nsysexport as nx
+from tests.support.generated_host import nsys_host
+
+_LOOP = {"untraced_ms": 2.0}  # 2 ms of GPU idle a step (untraced host code): room for a wrong booking to show
+
+
+def _steps(host: dict, gpu: int) -> dict[int, dict[str, float]]:
+    return {r["step"]: r["breakdown"] for r in host["step_rows"] if r["gpu"] == gpu}
+
+
+def _gpu(host: dict, gpu: int) -> dict[str, float]:
+    return next(g["breakdown"] for g in host["gpus"] if g["gpu"] == gpu)
+
+
+@pytest.fixture(scope="module")
+def quiet(tmp_path_factory) -> dict:  # noqa: ANN001 - pytest's
+    """The same two ranks with rank 1's call of no length: the reading every rank-0 step must keep."""
+    return nsys_host(tmp_path_factory.mktemp("quiet"), nx.write_rank_pause, "r.sqlite", call_ms=1e-4, **_LOOP)
+
+
+@pytest.mark.parametrize("helper", [False, True])
+def test_another_ranks_module_load_is_no_start_up_of_this_gpu(tmp_path: Path, quiet: dict, helper: bool) -> None:
+    """Rank 1 loads a module for 30 ms, on its loop's thread (its later steps move 30 ms) or on a helper thread
+    (nothing moves).  Main booked rank 0's idle under it as start-up: 0.446 ms in each of its steps' mean."""
+    paused = nsys_host(tmp_path, nx.write_rank_pause, "r.sqlite", call_ms=30.0, helper=helper, **_LOOP)
+    assert paused["job"]["phase"] != "steady"  # the call is read as a one-time cost...
+    mine = _steps(paused, 0)
+    assert mine and all(b["startup"] == 0.0 for b in mine.values()), mine  # ...of rank 1's alone
+    before = _steps(quiet, 0)
+    for k, b in mine.items():
+        assert b == pytest.approx(before[k], abs=2e-3), k  # the report rounds to 1 us
+    # control: rank 1's own GPU books its own one-time cost where it idles under it
+    assert _gpu(paused, 1)["startup"] > 0.4
+
+
+def test_a_ranks_wait_with_its_own_gpu_idle_is_unseen_work(tmp_path: Path) -> None:
+    """Rank 1 blocks 30 ms in ``cudaDeviceSynchronize`` with its GPU idle (its loop's rows after it move 30 ms):
+    unseen work, as the same rank alone reads it -- main asked whether every GPU was idle, and rank 0's busy GPU made
+    the wait nothing (booked as ``other``).  Rank 0's GPU is not charged with it."""
+    (tmp_path / "two").mkdir()
+    (tmp_path / "one").mkdir()
+    two = nsys_host(tmp_path / "two", nx.write_rank_pause, "r.sqlite", call="cudaDeviceSynchronize", **_LOOP)
+    alone = nsys_host(tmp_path / "one", nx.write_rank_pause, "r.sqlite", call="cudaDeviceSynchronize", ranks=1,
+                      paused=0, **_LOOP)
+    assert _gpu(alone, 0)["unseen"] == pytest.approx(30.0 / alone["steps"]["count"], rel=0.02)
+    assert _gpu(two, 1)["unseen"] == pytest.approx(_gpu(alone, 0)["unseen"], rel=0.02)
+    assert _gpu(two, 0)["unseen"] == 0.0
+
+
+def _expected_syncs(path: Path, kept: set[int], skip: tuple[int, int], skip_pid: int) -> int:
+    """The ``cudaStreamSynchronize`` calls inside the kept steps' ranges of their own rank, less those of process
+    ``skip_pid`` that start inside ``skip`` (ns): a sync inside its own process's one-time cost is start-up's."""
+    with sqlite3.connect(path) as con:
+        steps = con.execute("SELECT start, end, (globalTid >> 24) & 16777215, text FROM NVTX_EVENTS "
+                            "WHERE text LIKE 'train_step %'").fetchall()
+        syncs = con.execute("SELECT r.start, (r.globalTid >> 24) & 16777215 FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                            "JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaStreamSynchronize%'").fetchall()
+    n = 0
+    for t, pid in syncs:
+        if pid == skip_pid and skip[0] <= t < skip[1]:
+            continue
+        n += any(a <= t < b and p == pid and int(text.split()[-1]) in kept for a, b, p, text in steps)
+    return n
+
+
+def test_a_ranks_syncs_under_another_ranks_load_are_its_own_waits(tmp_path: Path) -> None:
+    """Rank 1's helper thread loads a module for 30 ms; rank 0's syncs meanwhile are rank 0's steady waits.  Main
+    left them out as if inside a one-time cost (14 counted of the 16 the kept steps hold)."""
+    host = nsys_host(tmp_path, nx.write_rank_pause, "r.sqlite", call_ms=30.0, helper=True, **_LOOP)
+    kept = {r["step"] for r in host["step_rows"]}
+    call = tuple(host["truth"]["call_ns"])
+    want = _expected_syncs(tmp_path / "r.sqlite", kept, call, 1001)
+    got = next(f for f in host["findings"] if f["rule"] == "host_sync")["metric"]["detail"]["syncs"]
+    assert got == want

@@ -46,9 +46,8 @@ WINDOW_FIXES = {
     # waiting for the GPU records nothing
     "cuda_unrecorded": (("Record the GPU's side: put ProfilerActivity.CUDA among the profiler's activities -- with the "
                          "CPU's alone torch.profiler records the host's ops and no CUDA call, kernel or copy. Where it "
-                         "is there already, the GPU tracer (CUPTI) recorded nothing: read the profiler's warnings, use a "
-                         "PyTorch built for the installed driver's CUDA, or record the same steps with "
-                         "{system_profiler}.",
+                         "is there already, the GPU tracer recorded nothing: read the profiler's warnings, use "
+                         "{torch_build}, or record the same steps with {system_profiler}.",
                          "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],"
                          "\n    schedule=torch.profiler.schedule(wait=1, warmup=1, active=3),\n)"),),
     # a trace in the legacy profiler's list form, which records no GPU activity (``adapter._legacy_profiler``): a

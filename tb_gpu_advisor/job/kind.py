@@ -29,7 +29,7 @@ from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, user_rang
 from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.job.iterations import UNPHASED_WHY, pass_phases, pattern_phases
 from tb_gpu_advisor.job.phase import captured_calls, context_start
-from tb_gpu_advisor.model.columns import outermost, union_intervals
+from tb_gpu_advisor.model.columns import coverage, outermost, union_intervals
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, HostEvents, LiveStack, MemoryEvents, Trace, device_launches,
                                         queued_before)
 
@@ -1353,17 +1353,10 @@ def _reads_off_a_gpu(trace: Trace, fw: Framework) -> np.ndarray:
     calls = np.flatnonzero(h.name_mask(devices.is_runtime_call))
     if not reads.size or not calls.size:
         return out
-    reads = reads[np.argsort(h.start[reads], kind="stable")]
-    for line in np.unique(h.line[calls]):
-        r = reads[h.line[reads] == line]
-        if not r.size:
-            continue
+    for line in np.unique(h.line[reads]):
         c = calls[h.line[calls] == line]
-        # per call, the last read on its line that starts by the call's start: the innermost of nested reads
-        k = np.searchsorted(h.start[r], h.start[c], side="right") - 1
-        ok = k >= 0
-        ok[ok] = h.end[r[k[ok]]] >= h.end[c[ok]]
-        out[c[ok]] = True
+        r = reads[h.line[reads] == line]
+        out[c] = coverage(h.start[c], h.start[r], h.end[r])  # a thread's events nest: a call begun in a read is in it
     return out
 
 

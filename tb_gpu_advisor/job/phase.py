@@ -21,7 +21,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework
-from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
+from tb_gpu_advisor.model.columns import subtract_intervals, time_within, union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace, device_launches
 
 PS_PER_MS = 1e9
@@ -1186,21 +1186,12 @@ def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray, line: np.ndarr
         if not len(d):
             continue
         us, ue = d.busy()
-        cum = np.concatenate([[0], np.cumsum(ue - us)])
-        frac = (_covered(us, ue, cum, e) - _covered(us, ue, cum, s)) / length
+        frac = time_within(us, ue, s, e) / length
         mine = own.get(d.gpu)
         if mine is not None:  # another process's call does not wait on this GPU
             frac = np.where(mine | ~anyone, frac, 0.0)
         busy = np.maximum(busy, frac)
     return busy < 0.5
-
-
-def _covered(us: np.ndarray, ue: np.ndarray, cum: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Busy ps of disjoint sorted intervals before each time in ``t``."""
-    j = np.searchsorted(us, t, side="right") - 1
-    jj = np.maximum(j, 0)
-    v = cum[jj] + np.clip(np.minimum(t, ue[jj]) - us[jj], 0, None)
-    return np.where(j < 0, 0, v).astype(np.float64)
 
 
 def _ms_range(lo: float, hi: float) -> str:

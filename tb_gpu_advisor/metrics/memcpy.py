@@ -14,7 +14,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx, assign
 from tb_gpu_advisor.metrics.trips import trip_windows
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
-from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
+from tb_gpu_advisor.model.columns import subtract_intervals, time_within, union_intervals
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
 _BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2p": "memcpy_d2d", "memset": "memset", "other": "memcpy_d2d"}
@@ -213,22 +213,7 @@ def _in_kept_steps(g: GpuCtx, copy: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         step[into[ok]] = k[ok]
         start[into[ok]] = w[k[ok], 0]
     keep = step >= 0
-    covered = _covered(start[keep], end[keep], w) if len(w) else np.maximum(end[keep] - start[keep], 0)
-    return cand[keep], step[keep], start[keep], covered
-
-
-def _covered(start: np.ndarray, end: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Per interval, its length (ps) inside the windows ``w`` (sorted, disjoint)."""
-    length = w[:, 1] - w[:, 0]
-    before = np.concatenate([[0], np.cumsum(length)])
-
-    def upto(t: np.ndarray) -> np.ndarray:  # window time before each instant
-        i = np.searchsorted(w[:, 0], t, side="right") - 1
-        j = np.maximum(i, 0)
-        inside = np.clip(t - w[j, 0], 0, length[j])
-        return np.where(i >= 0, before[j] + inside, 0)
-
-    return np.maximum(upto(end) - upto(start), 0)
+    return cand[keep], step[keep], start[keep], time_within(w[:, 0], w[:, 1], start[keep], end[keep])
 
 
 def host_kinds(d) -> np.ndarray:  # noqa: ANN001 - DeviceEvents

@@ -196,13 +196,14 @@ def _kernel_launch_lines(h: HostEvents, devs: list[DeviceEvents], launches: list
     return np.unique(h.line[rec]) if rec.size else np.zeros(0, np.int64)
 
 
-def _repeated_outer(h: HostEvents, idx: np.ndarray, user: np.ndarray, base: np.ndarray,
-                    top_only: bool) -> tuple[int, np.ndarray] | None:
+def _repeated_outer(h: HostEvents, idx: np.ndarray, user: np.ndarray, base: np.ndarray, top_only: bool,
+                    only: np.ndarray | None = None, least: float | None = None) -> tuple[int, np.ndarray] | None:
     """(base name, its ranges) of the most repeated user range among the outer ones, or None where none repeats
     ``steps.nvtx_min_repeats`` times on one thread.  ``top_only``: the ranges inside no other range of their thread;
     else the ranges inside no other *repeated* range -- a loop wrapped in one range that runs once (``generate``
     around its ``token_N`` ranges, ``train`` around its iterations) has its iteration one level down, and the blocks
-    inside each iteration (``layer_3``) repeat more often but are parts of it."""
+    inside each iteration (``layer_3``) repeat more often but are parts of it.  ``only`` (bool per base name): the
+    outer ranges of these names alone; ``least``: the repeats asked in place of ``steps.nvtx_min_repeats``."""
     cand = idx[user]
     if not top_only:
         key = base[h.name[cand]].astype(np.int64, copy=False) * (int(h.line.max()) + 1) + h.line[cand].astype(np.int64, copy=False)
@@ -211,9 +212,13 @@ def _repeated_outer(h: HostEvents, idx: np.ndarray, user: np.ndarray, base: np.n
     if not cand.size:
         return None
     cand = cand[_top_level(h, cand)]
+    if only is not None:
+        cand = cand[only[base[h.name[cand]]]]
+    if not cand.size:
+        return None
     best = _most_repeated(h, base[h.name[cand]], cand, per_line=True)
     sel = cand[base[h.name[cand]] == best]
-    if _max_per_line(h, sel) < T("steps.nvtx_min_repeats"):
+    if _max_per_line(h, sel) < (T("steps.nvtx_min_repeats") if least is None else least):
         return None
     return best, sel
 
@@ -237,16 +242,7 @@ def _twice_named_phase(h: HostEvents, idx: np.ndarray, user: np.ndarray, base: n
     GPU's work (:func:`_hold_the_work`).  Asked of an inference job only: in training, evaluation is a phase beside
     the iterations (``validation_step`` after each ``backward``), whose own ranges read them."""
     phase = np.fromiter((nvtx.is_evaluation_range(n) for n in base_names), bool, len(base_names))
-    cand = idx[user]
-    if not cand.size or not phase[base[h.name[cand]]].any():
-        return None
-    cand = cand[_top_level(h, cand)]  # inside no other range of its thread
-    cand = cand[phase[base[h.name[cand]]]]
-    if not cand.size:
-        return None
-    best = _most_repeated(h, base[h.name[cand]], cand, per_line=True)
-    sel = cand[base[h.name[cand]] == best]
-    return (best, sel) if _max_per_line(h, sel) >= _PHASE_MIN_REPEATS else None
+    return _repeated_outer(h, idx, user, base, top_only=True, only=phase, least=_PHASE_MIN_REPEATS)
 
 
 def _nested_module_calls(h: HostEvents, idx: np.ndarray, framework: np.ndarray | None) -> np.ndarray:

@@ -63,6 +63,13 @@ class SpanSteps:
     #: ``repeated_launches``: the host waited for the GPU at the period's boundaries (a loop reading its results), not
     #: only a period of layers or of a native loop's own calls
     waited: bool = False
+    #: ``step_end_events``: where the last update's end was moved to the end of its read-back
+    #: (:func:`_with_last_tail`), the last end before that move (ps), the host's and each thread's; 0 / {} where none
+    tail_from: int = 0
+    tail_from_by_line: dict[int, int] = field(default_factory=dict)
+    #: ``step_end_events``: the first instance's head, on every thread, already spans the work each later one opens
+    #: with (the read-back of an iteration before the capture's first update): no read-back is missing from the steps
+    first_head_held: bool = False
 
 
 @dataclass
@@ -222,7 +229,12 @@ def step_end_steps(trace: Trace, fw: Framework) -> SpanSteps | None:
     # the kth update of every rank ends step k: the step runs from the first rank's (k-1)th update's end to the last
     # rank's kth, as the ranks' marks of one step number make one step (``steps.windows._group_windows``)
     # (each thread's last step holds its own read-back after its update, as the update before it does in the next step)
-    by_line = {ln: _with_last_tail(h, ln, e) for ln, e in by_line.items()}
+    tailed = {ln: _with_last_tail(h, ln, e, firsts[ln]) for ln, e in by_line.items()}
+    moved = any(int(t[0][-1]) != int(by_line[ln][-1]) for ln, t in tailed.items())
+    tail_from = int(max(int(e[-1]) for e in by_line.values())) if moved else 0
+    tail_from_by_line = {int(ln): int(e[-1]) for ln, e in by_line.items()} if moved else {}
+    first_head_held = moved and all(t[1] for t in tailed.values())
+    by_line = {ln: t[0] for ln, t in tailed.items()}
     starts = np.full(n, np.iinfo(np.int64).max, np.int64)
     ends = np.full(n, np.iinfo(np.int64).min, np.int64)
     for ln, e in by_line.items():
@@ -235,10 +247,11 @@ def step_end_steps(trace: Trace, fw: Framework) -> SpanSteps | None:
     note = (f"the training loop's step ends: {found} `{_short(name)}` events{where} (no step markers or step spans in "
             "the capture); each step runs from one optimizer step's end to the next's")
     own = {ln: (np.concatenate(([firsts[ln]], e[:-1])).astype(np.int64), e.astype(np.int64)) for ln, e in by_line.items()}
-    return SpanSteps(name, "step_end_events", starts, ends, 1.0, "medium", note, per_line=own)
+    return SpanSteps(name, "step_end_events", starts, ends, 1.0, "medium", note, per_line=own, tail_from=tail_from,
+                     tail_from_by_line=tail_from_by_line, first_head_held=first_head_held)
 
 
-def _with_last_tail(h, line: int, ends: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
+def _with_last_tail(h, line: int, ends: np.ndarray, first: int) -> tuple[np.ndarray, bool]:  # noqa: ANN001 - HostEvents
     """A thread's update ends (``ends``, sorted, ps), the last moved to the end of the host's work after it that every
     earlier update is followed by too: the events on ``line`` starting within the least time any earlier update's end
     is from the op of the next kernel launch on the thread (the next iteration's first): the last step runs to the end of
@@ -253,28 +266,35 @@ def _with_last_tail(h, line: int, ends: np.ndarray) -> np.ndarray:  # noqa: ANN0
     earlier iteration shows before its next kernel launch is the last's own: a partial iteration after it launches
     within it no sooner than the others did; a loop that ended at its last update records nothing after it, and its
     last step is left as read.  Recorded work only, never that whole time: after the last read-back the loop may
-    have ended (``--forms5`` seed 6223: 0.6 ms between each read-back and the next op that launches, no step's)."""
+    have ended (``--forms5`` seed 6223: 0.6 ms between each read-back and the next op that launches, no step's).
+
+    Also whether the first step (from ``first``, ps) already holds that work at its head: from its start to its first
+    launch's op at least the least time every later step shows there.  Then the first step holds the read-back of an
+    iteration before the capture, every step holds one, and the last's own is one too many (``SpanSteps.
+    first_head_held``; ``steps.drop._untail_last`` undoes the move where the first step kept holds it)."""
     if ends.size < 2:
-        return ends
+        return ends, False
     on = h.line == line
     st = h.start[on].astype(np.int64, copy=False)
     en = h.end[on].astype(np.int64, copy=False)
     launch = np.sort(st[h.name_mask(devices.is_launch_call)[on]])
     if not launch.size:
-        return ends
+        return ends, False
     # each launch's op: the start of the outermost run of the thread's events around it (its Python's call)
     bs, _ = union_intervals(st, en, merge_touching=False)
     op = bs[np.searchsorted(bs, launch, side="right") - 1]
     nxt = np.searchsorted(launch, ends, side="left")
     if (nxt[:-1] >= launch.size).any():
-        return ends
+        return ends, False
     tail = int((np.maximum(op[nxt[:-1]], ends[:-1]) - ends[:-1]).min())
+    head = np.searchsorted(launch, first, side="left")  # the first step's first launch, its op's start
+    held = bool(tail > 0 and head < launch.size and int(op[head]) - first >= tail and int(op[head]) < int(ends[0]))
     last = int(ends[-1])
     after = (st >= last) & (st < last + tail)
     stop = min(last + tail, max(int(op[nxt[-1]]), last)) if nxt[-1] < launch.size else last + tail
     out = ends.astype(np.int64, copy=True)
     out[-1] = max(last, int(np.minimum(en[after], stop).max(initial=last)))
-    return out
+    return out, held
 
 
 def first_iteration_start(starts: np.ndarray, ends: np.ndarray, floor: int) -> int:

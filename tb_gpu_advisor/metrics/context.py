@@ -691,6 +691,27 @@ def _first_inner_after(outer: np.ndarray, nxt: np.ndarray, mask_inner: np.ndarra
     return None
 
 
+def _host_steps(trace: Trace, steps: Steps) -> np.ndarray:
+    """Each host event's kept step by its start (-1 outside every kept step): the host's windows, or, on the threads
+    of a GPU's process whose steps that rank numbers on its own (``Steps.host_own``), that rank's own windows.
+
+    Why: the host's step k runs from the first rank's kth step's start to the last rank's end, so near its edges it
+    holds other ranks' work of the step before or after: 4 ranks 1.8 ms apart, each reading its loss after its update,
+    booked the first rank's read-back after its last update -- a step that is not kept -- to the last kept step, and
+    the last rank's before its first kept one to the first: 2.5 host waits a step, 24.1 ms of them in a 23.3 ms step
+    (``--forms11`` walk seed 62004).  A rank's step k is its own kth, as its GPU's is."""
+    h = trace.h
+    if not len(h):
+        return np.zeros(0, np.int16)
+    host_step = assign(h.start, steps.host_windows)
+    lines = trace.gpu_host_lines or {}
+    for g, w in steps.host_own.items():
+        on = np.isin(h.line, np.asarray(lines.get(g, ()), dtype=np.int64))
+        if on.any() and w.shape[0] == steps.count:
+            host_step[on] = assign(h.start[on], w)
+    return host_step
+
+
 def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,
                   options: UserOptions | None = None, job: Job | None = None) -> Context:
     """The shared context of one host: each device event's launch and step, the host's roles; ``options`` (the
@@ -758,7 +779,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     for g in gpus:
         _own_host(g, trace, h, fw, dispatch, marker_windows is not None, host_input, own_work, fed)
         _less_return_legs(g, input_spans, steps.count)
-    host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
+    host_step = _host_steps(trace, steps)
     dispatch_spans, own_spans = _dispatch_and_own_spans(h, dispatch, own_work)
     outer = nesting[0] if nesting is not None else dispatch
     del nesting

@@ -101,7 +101,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
     found = int(r.ids.size)
     if found == 0:
         _whole_capture(r)
-    kept = _Kept(r.ids, r.hs, r.he, r.gpu_windows)
+    kept = _Kept(r.ids, r.hs, r.he, r.gpu_windows, r.host_own)
     dropped = _drop_steps(r, kept, found, job)
     return _steps(r, kept, found, dropped)
 
@@ -188,7 +188,8 @@ def _steps(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> 
         iteration_guess=r.guessed and r.source == "whole_capture",
         unlike_bursts=r.unlike if r.source == "whole_capture" else 0,
     )
-    return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin, kept.next_start, gpu_next, kept.prev_id)
+    return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin, kept.next_start, gpu_next, kept.prev_id,
+                 host_own=kept.host_own)
 
 
 _RANK = ("low", "medium", "high")

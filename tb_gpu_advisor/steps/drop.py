@@ -83,8 +83,32 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
         if warm.any() and (~warm).sum() >= 2:  # the program's own warm-up iterations: not the steady state it measures
             _drop_masked(r, kept, dropped, warm, f"warm-up: inside the program's own `{label}` range",
                          f"; dropped {plural(int(warm.sum()), 'step')} inside the program's own `{label}` range")
+    _untail_last(r, kept)
     _drop_short_last(r, kept, dropped)
     return dropped
+
+
+def _untail_last(r: _Reading, kept: _Kept) -> None:
+    """End the last of steps read from updates at its update (``_Reading.untailed_last``), not its read-back, where
+    the first step kept already holds a read-back at its head: a step the reading found before it (dropped), or a
+    first step whose head spans the read-back every later step opens with (``SpanSteps.first_head_held``).
+
+    Why: ``job.structure._with_last_tail`` moves the last step's end to its own read-back because, tiled update to
+    update, each read-back lies in the next step and the first step holds none -- so the steps would lack one.  Where
+    the first step kept holds one too, each step holds one, and the moved last holds two: a capture opened inside a
+    loop that reads its loss after each update (4 ranks, 3 kept steps of 23.3 ms, each with a 21.7 ms ``.item()``
+    wait) booked the last step's two waits to it, 25.5 ms of host wait per 23.3 ms step (``--forms11`` walk seed
+    62004)."""
+    own = r.own
+    if not r.untailed_last or own is None or not kept.ids.size or int(kept.ids[-1]) != int(r.ids[-1]):
+        return
+    if int(kept.ids[0]) != int(r.ids[0]) or own.first_head_held:
+        kept.he[-1] = min(int(kept.he[-1]), max(r.untailed_last, int(kept.hs[-1])))
+        lines = r.trace.gpu_host_lines or {}
+        for g, w in kept.host_own.items():  # each rank's own last step: to its own last update
+            ends = [own.tail_from_by_line[ln] for ln in np.asarray(lines.get(g, ())).tolist() if ln in own.tail_from_by_line]
+            if ends:
+                w[-1, 1] = min(int(w[-1, 1]), max(max(ends), int(w[-1, 0])))
 
 
 def _drop_lost(r: _Reading, kept: _Kept, dropped: list[DroppedStep], job: Job | None) -> None:

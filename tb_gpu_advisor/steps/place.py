@@ -39,6 +39,8 @@ def _place_windows(r: _Reading) -> None:
     if r.source in _TILED or r.tiled_by_updates:
         end -= _carried_spill(r, host_he)
     r.he[-1] = max(int(r.he[-1]), end, _last_marker_turn(r))
+    if r.own is not None and r.source == r.own.source == "step_end_events" and r.own.tail_from:
+        r.untailed_last = min(max(r.own.tail_from, end), int(r.he[-1]))
     if r.source == "gpu_busy_clusters":
         r.hs, r.he, cut_note = _cut_unrecorded(r.trace, r.hs, r.he)
         r.note += cut_note
@@ -54,6 +56,7 @@ def _place_windows(r: _Reading) -> None:
     if r.source in _HOST_SOURCES:
         r.mapped = "correlation_id"
         own = _own_host_windows(r)
+        r.host_own = {g: np.stack(w, axis=1).astype(np.int64) for g, w in own.items()}
         marks = "numbers its own updates" if r.source == "step_end_events" else "marks its own steps (ranges)"
         # (the last host window stretched to its GPU work's end is a device time: on a host running ahead it holds
         # the launches made after the step -- a pipeline's VAE after its last denoising call (h37-randjobs7))

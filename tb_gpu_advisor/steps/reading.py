@@ -17,8 +17,11 @@ class _Kept:
     """The steps found, as the dropping rules leave them: ids, host windows, per-GPU windows, and where the step after
     each starts in the capture (kept or not), cut together by :meth:`keep` so that no column forgets a drop."""
 
-    def __init__(self, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, gpu: dict[int, np.ndarray]) -> None:
+    def __init__(self, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, gpu: dict[int, np.ndarray],
+                 host_own: dict[int, np.ndarray] | None = None) -> None:
         self.ids, self.hs, self.he, self.gpu = ids, hs, he, dict(gpu)
+        #: GPU -> the host windows of its own process's steps ((n, 2) ps), where each rank's step k is its own kth
+        self.host_own = dict(host_own or {})
         self.first = int(ids[0]) if ids.size else -1
         self.next_start = np.append(hs[1:], -1).astype(np.int64) if hs.size else np.zeros(0, np.int64)
         self.gpu_next = {g: np.append(w[1:, 0], -1).astype(np.int64) for g, w in self.gpu.items()}
@@ -28,6 +31,7 @@ class _Kept:
         self.ids, self.hs, self.he = self.ids[sel], self.hs[sel], self.he[sel]
         self.next_start, self.prev_id = self.next_start[sel], self.prev_id[sel]
         self.gpu = {g: w[sel] for g, w in self.gpu.items()}
+        self.host_own = {g: w[sel] for g, w in self.host_own.items()}
         self.gpu_next = {g: w[sel] for g, w in self.gpu_next.items()}
 
 
@@ -59,6 +63,11 @@ class _Reading:
         #: the steps note's words on the work queued before the window that the first step's GPU window starts after
         #: (``steps.place._start_after_inherited_queue``): said where that step is kept, a dropped one's being no time
         self.inherited = ""
+        #: where the last host window would end without its read-back (``SpanSteps.tail_from``, placed as the window
+        #: is: :func:`~tb_gpu_advisor.steps.place._place_windows`), ps; 0 where its end was not moved
+        self.untailed_last = 0
+        #: GPU -> the host windows of its own process's steps (``steps.place._own_host_windows``), aligned with ``ids``
+        self.host_own: dict[int, np.ndarray] = {}
 
     def launched(self) -> list[np.ndarray]:
         """Per GPU, each device event's host launch record (:func:`~tb_gpu_advisor.model.trace.device_launches`):

@@ -155,6 +155,9 @@ class Steps:
     #: per kept step, the id of the step before it in the capture (kept or dropped), -1 where none precedes it: a
     #: kept step after a dropped one holds the end of the gap between them (its leading idle)
     prev_ids: np.ndarray | None = None
+    #: GPU -> the host windows of its own process's steps ((n, 2) ps, aligned with ``ids``), where each rank numbers its
+    #: steps on its own (``steps.place._own_host_windows``): a rank's host events are its own step k's, as its GPU's are
+    host_own: dict[int, np.ndarray] = field(default_factory=dict)
 
     @property
     def count(self) -> int:

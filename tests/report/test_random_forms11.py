@@ -31,8 +31,9 @@ from tests.support.random_jobs import laws_broken, reports_of, truth_problems, w
 
 #: the first seed of each form (event_timed 0, hostless 1, kineto_pass 3, synced_kernels 4, nsys_vocab 6) and the
 #: seeds that broke a law on main's analysis (13, 132; 5145 the lead's session-22 walk: excessive_memcpy's "take
-#: longer than the step's compute" of a one-pass Kineto capture, which h37-words22's stronger window law now reads)
-SEEDS = (0, 1, 3, 4, 6, 13, 132, 5145)
+#: longer than the step's compute" of a one-pass Kineto capture, which h37-words22's stronger window law now reads;
+#: 62004 session 43's: a host wait longer than the step, :func:`test_each_rank_books_its_own_read_backs`)
+SEEDS = (0, 1, 3, 4, 6, 13, 132, 5145, 62004)
 
 
 def _one(seed: int):
@@ -45,6 +46,25 @@ def test_random_form11_jobs_hold_every_law():
     """The kept walk: every report law and each form's truth, on every form."""
     kinds = walk(SEEDS, random_form11_job)
     assert set(FORMS11) <= kinds, kinds
+
+
+def test_each_rank_books_its_own_read_backs():
+    """Seed 62004: 4 ranks 1.76 ms apart, each iteration one read and a loss ``.item()`` after its update, no step
+    marker (steps from the updates), the window opened inside an iteration.  Main booked each host event by the host's
+    step windows, which run from the first rank's update to the last rank's: the first rank's read-back after its last
+    kept update (the next iteration's) fell in the last kept step, the last rank's before its first kept update in the
+    first -- 2.6 waits a step and 25.5 ms of waits in a 23.3 ms step.  Each rank's events now fall in its own steps
+    (``metrics.context._host_steps``) and a last step read to its update ends there where its first already holds a
+    read-back (``steps.drop._untail_last``)."""
+    job, r = _one(62004)
+    h = r.hosts[0]
+    p = job.params
+    per_iteration = p["reads"] + (p["end_sync"] == "item")  # the program's syncs each iteration, by construction
+    f = next(f for f in h.findings if f.rule == "host_sync" and "#" not in f.id)
+    (table,) = [t for t in f.evidence if t.title.startswith("Host events that wait")]
+    assert sum(row[1] for row in table.rows) == per_iteration, table.rows
+    assert f.metric.detail["wait_ms_per_step"] <= min(g.step_ms for g in h.gpus), f.metric.detail
+    assert not laws_broken(r), laws_broken(r)
 
 
 def test_a_one_pass_host_sync_is_said_of_the_pass():

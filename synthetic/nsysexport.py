@@ -894,6 +894,30 @@ def write_untraced_iteration_tail(path: str, iterations: int = 30, name: str = "
             "tail_range": tail_range}
 
 
+def write_marked_forward_loop(path: str, iterations: int = 10, forward_ops: int = 20, backward_ops: int = 0,
+                              outer: str | None = "iteration-{k}", seed: int = 0) -> Truth:
+    """Write a loop of a program that marks its forward pass with NVTX alone (``nsys profile -t cuda,nvtx``, no
+    ``--pytorch=autograd-nvtx``: no op ranges), each iteration one range ``outer`` (``{k}`` its number; None: none)
+    around one ``forward`` range holding the iteration's input copy, its ``forward_ops`` kernels (GEMMs) and its
+    read-back; ``backward_ops`` > 0: that many more kernels after the ``forward`` range in no range -- an unmarked
+    backward pass and optimizer step (the control).
+
+    Range names as public scripts push them: ``torch.cuda.nvtx.range_push("forward")`` / ``range_pop()`` around
+    ``output = model(input)`` inside ``range_push("Body of iteration {}".format(i))`` (an ImageNet training script:
+    its backward then unmarked), ``range_push("iteration{}".format(i))`` with ``range_push("forward")`` around
+    ``logits, loss = model(X, Y)`` (a nanoGPT profiling guide), ``nvtx.range_push(f"iter_{i}")`` >
+    ``nvtx.range_push("forward")`` under ``torch.no_grad()`` with the backward range only ``if args.backward``
+    (a kernel benchmark), ``torch.cuda.nvtx.range_push("forward")`` around a multi-layer attention forward
+    (apex's ``multihead_attn`` perf test; searched with ``find_string 'nvtx.range_push("forward")'``).
+
+    Truth: ``iterations`` forward passes of ``forward_ops`` GEMMs each where ``backward_ops`` is 0 (inference:
+    nothing but the forwards launched a kernel), else a training loop whose backward the names do not show."""
+    job = NsysJob(steps=iterations, ops=forward_ops + backward_ops, step_range=outer, autograd_nvtx=False,
+                  extra_ranges=("forward", "") if backward_ops else ("forward",),
+                  range_starts=(forward_ops,) if backward_ops else (), seed=seed)
+    return write(path, job)
+
+
 def write_forward_upload_loop(path: str, steps: int = 30, ops: int = 6, kernel_us: float = 20.0,
                               upload_us: float = 20.0, upload_bytes: int = 1 << 20) -> dict:
     """Write a PyTorch forward loop under ``nsys profile -t cuda,nvtx --pytorch=autograd-nvtx`` (ATen ranges, no

@@ -262,6 +262,22 @@ def is_pass_phase_name(name: str) -> bool:
     return bool(_PASS_PHASE.search(name)) and not is_warmup_name(name)
 
 
+#: A range named after a model's forward pass alone: ``forward``, ``fwd``, ``forward_step`` (Megatron's pipeline
+#: schedule), ``model forward``, ``Forward pass`` -- the word whole (``forwarder`` is none), and none of a backward's
+#: or an optimizer's words beside it (``fwd_bwd``, ``forward_backward`` are a whole training step).
+_FORWARD_RANGE = re.compile(r"(?<![a-z])(?:forward|fwd)(?![a-z])", re.I)
+
+
+def is_forward_range(name: str) -> bool:
+    """A range name that says the forward pass and nothing else (:data:`_FORWARD_RANGE`): no training word
+    (:func:`is_training_range`), no warm-up, no library's own hook (``FSDP::pre_forward``: the wrapper's, not a
+    block of the program's).  The name says where the forward is, not that nothing else ran: the job stage asks
+    the launches outside such ranges for that (``job.kind._marked_forwards``)."""
+    name = name.strip()
+    return (bool(_FORWARD_RANGE.search(name)) and not is_training_range(name) and not is_warmup_name(name)
+            and not is_library_range(name))
+
+
 #: A range the user (or a data-parallel wrapper) names after work only training does: the backward pass, the
 #: optimizer's step, the gradients' all-reduce or sync, DDP / FSDP set-up and the parameters' broadcast that starts
 #: a data-parallel job (``loss.backward``, ``optimizer_step``, ``allreduce_grads``, ``DDP broadcast params``, the

@@ -504,6 +504,9 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     hooked = _hooked_forwards(trace)
     if hooked:
         return Kind("inference", "medium", hooked)
+    marked = _marked_forwards(trace)
+    if marked:
+        return Kind("inference", "medium", marked, from_ranges=True)
     evaluated = _evaluation_kind(trace)
     if evaluated is not None:
         return evaluated
@@ -701,6 +704,47 @@ def _hooked_forwards(trace: Trace) -> str:
         return ""
     return (f"the framework's layer-wise forward hooks mark the model's forward `{_short(top, 40)}` ×{names[top]:,} "
             f"over {len(names):,} modules, and nothing shows a backward pass or an optimizer step: forward passes")
+
+
+def _marked_forwards(trace: Trace) -> str:
+    """Why the job is forward passes, where the program marks its forward pass (``nvtx.is_forward_range``: ``forward``,
+    ``fwd``, ``forward_step``) at least :data:`_HOOKED_FORWARDS` times and after each forward, until the next one
+    starts, fewer kernels are launched than that forward launched: no room for its backward; "" else.  Asked only once
+    nothing shows training.
+
+    Why by the launches: a backward pass runs a gradient for each op of its forward (a matrix product's two: its
+    input's and its weight's), so it launches about as many kernels as its forward or more, after the forward's range
+    closes and before the next forward starts -- on the program's thread (a C++ loop) or on autograd's own device
+    thread (PyTorch), so the launches are counted by time on every thread.  A range named ``forward`` says only where
+    the forward is; with the backward unmarked (an NVTX-only export, no autograd ranges) its absence is what the
+    launches between the forwards show.  ``iteration-{k}`` around a ``forward`` ten times, nothing else, read "GPU work
+    of an unknown kind" (h37-probe42n's Left 2).  Launches before the first forward are held to the same bound (a
+    window opened mid-backward is no forward loop's)."""
+    r = trace.ranges
+    h = trace.h
+    marked = user_ranges.marked_ranges(r)
+    if not marked.size:
+        return ""
+    fwd = marked[h.per_name(nvtx.is_forward_range)[h.name[marked]]]
+    if fwd.size < _HOOKED_FORWARDS:
+        return ""
+    ws, we = union_intervals(h.start[fwd].astype(np.int64), h.end[fwd].astype(np.int64))
+    if ws.size < _HOOKED_FORWARDS:
+        return ""
+    launch = h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)
+    t = np.sort(h.start[launch].astype(np.int64))
+    at_start, at_end = np.searchsorted(t, ws, side="left"), np.searchsorted(t, we, side="left")
+    held = at_end - at_start  # each forward's launches
+    after = np.append(at_start[1:], t.size) - at_end  # launches from its end to the next forward's start
+    if held.min() < 1 or (after >= held).any() or at_start[0] >= np.median(held):
+        return ""
+    ids, counts = np.unique(h.name[fwd], return_counts=True)
+    top = h.names[int(ids[np.argmax(counts)])]
+    most = int(after.max())
+    out = (f"at most {plural(most, 'kernel launch', 'kernel launches')} between one and the next, fewer than the "
+           f"forward itself launched" if most else "no kernel launch between them")
+    return (f"the user's NVTX ranges mark the forward pass (`{_short(top, 40)}` ×{int(counts.max()):,}), with {out}: "
+            "no backward pass ran -- forward passes")
 
 
 def _gpu_only_ops(trace: Trace, fw: Framework) -> str:

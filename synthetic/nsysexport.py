@@ -894,27 +894,41 @@ def write_untraced_iteration_tail(path: str, iterations: int = 30, name: str = "
             "tail_range": tail_range}
 
 
+#: A codec's kernel (NVIDIA's Video Codec SDK samples convert each decoded NV12 frame to RGB in ``Nv12ToColor32``):
+#: decoding data, no matrix product.
+CODEC_KERNEL = "void Nv12ToColor32<BGRA32>(unsigned char*, int, unsigned char*, int, int, int, int)"
+
+
 def write_marked_forward_loop(path: str, iterations: int = 10, forward_ops: int = 20, backward_ops: int = 0,
-                              outer: str | None = "iteration-{k}", seed: int = 0) -> Truth:
+                              outer: str | None = "iteration-{k}", forward: str | None = "forward",
+                              kernel: str = GEMM_BF16, seed: int = 0) -> Truth:
     """Write a loop of a program that marks its forward pass with NVTX alone (``nsys profile -t cuda,nvtx``, no
     ``--pytorch=autograd-nvtx``: no op ranges), each iteration one range ``outer`` (``{k}`` its number; None: none)
-    around one ``forward`` range holding the iteration's input copy, its ``forward_ops`` kernels (GEMMs) and its
-    read-back; ``backward_ops`` > 0: that many more kernels after the ``forward`` range in no range -- an unmarked
-    backward pass and optimizer step (the control).
+    around one ``forward`` range (None: none) holding the iteration's input copy, its ``forward_ops`` kernels
+    (``kernel``: a GEMM) and its read-back; ``backward_ops`` > 0: that many more kernels after the ``forward`` range in
+    no range -- an unmarked backward pass and optimizer step (the control).
 
-    Range names as public scripts push them: ``torch.cuda.nvtx.range_push("forward")`` / ``range_pop()`` around
-    ``output = model(input)`` inside ``range_push("Body of iteration {}".format(i))`` (an ImageNet training script:
-    its backward then unmarked), ``range_push("iteration{}".format(i))`` with ``range_push("forward")`` around
-    ``logits, loss = model(X, Y)`` (a nanoGPT profiling guide), ``nvtx.range_push(f"iter_{i}")`` >
-    ``nvtx.range_push("forward")`` under ``torch.no_grad()`` with the backward range only ``if args.backward``
-    (a kernel benchmark), ``torch.cuda.nvtx.range_push("forward")`` around a multi-layer attention forward
-    (apex's ``multihead_attn`` perf test; searched with ``find_string 'nvtx.range_push("forward")'``).
+    Range names as public scripts push them (searched with ``find_string``): ``torch.cuda.nvtx.range_push("forward")``
+    / ``range_pop()`` around ``output = model(input)`` inside ``range_push("Body of iteration {}".format(i))`` (an
+    ImageNet training script: its backward then unmarked), ``range_push("iteration{}".format(i))`` with
+    ``range_push("forward")`` around ``logits, loss = model(X, Y)`` (a nanoGPT profiling guide),
+    ``nvtx.range_push(f"iter_{i}")`` > ``nvtx.range_push("forward")`` under ``torch.no_grad()`` with the backward
+    range only ``if args.backward`` (a kernel benchmark), ``range_push("forward")`` around a multi-layer attention
+    forward (apex's ``multihead_attn`` perf test).  A decode loop's: ``torch.cuda.nvtx.range_push(f"decode {i}")``
+    around ``llm.generate([prompt_text], ...)`` (a disaggregated-serving example's decode node),
+    ``range_push(f"decode_token_{index}")``, ``range_push(f"decode_step_{i}")`` around ``llm.engine.step()``,
+    ``range_push(f"Decode/step_{self._decode_step:03d}")`` (VLM profiling hooks), ``nvtx.range_push(f"DECODE_ITER_
+    {test_iter}")`` -- written here as ``outer="decode {k}", forward=None``; ``kernel=CODEC_KERNEL``: a codec's
+    decoding of frames under the same names (the control), ``forward="decode"`` with ``backward_ops``: an
+    autoencoder's ``decode`` in training (the control).
 
-    Truth: ``iterations`` forward passes of ``forward_ops`` GEMMs each where ``backward_ops`` is 0 (inference:
-    nothing but the forwards launched a kernel), else a training loop whose backward the names do not show."""
+    Truth: ``iterations`` forward passes of ``forward_ops`` kernels each where ``backward_ops`` is 0 and ``kernel`` is
+    a matrix product (inference: nothing but the marked work launched a kernel); a codec's decoding (no model) with
+    ``CODEC_KERNEL``; else a training loop whose backward the names do not show."""
+    inner = (forward, "") if backward_ops else (forward,)
     job = NsysJob(steps=iterations, ops=forward_ops + backward_ops, step_range=outer, autograd_nvtx=False,
-                  extra_ranges=("forward", "") if backward_ops else ("forward",),
-                  range_starts=(forward_ops,) if backward_ops else (), seed=seed)
+                  extra_ranges=inner if forward else (), kernel=kernel,
+                  range_starts=(forward_ops,) if backward_ops and forward else (), seed=seed)
     return write(path, job)
 
 

@@ -504,12 +504,12 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     hooked = _hooked_forwards(trace)
     if hooked:
         return Kind("inference", "medium", hooked)
-    marked = _marked_forwards(trace)
-    if marked:
-        return Kind("inference", "medium", marked, from_ranges=True)
     evaluated = _evaluation_kind(trace)
     if evaluated is not None:
         return evaluated
+    marked = _marked_forwards(trace)
+    if marked:
+        return Kind("inference", "medium", marked, from_ranges=True)
     if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
         return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
     return Kind("unknown", "low", "no host event says what the GPU work was for")
@@ -725,7 +725,11 @@ def _marked_forwards(trace: Trace) -> str:
     marked = user_ranges.marked_ranges(r)
     if not marked.size:
         return ""
-    fwd = marked[h.per_name(nvtx.is_forward_range)[h.name[marked]]]
+    forward = h.per_name(nvtx.is_forward_range)[h.name[marked]]
+    decode = h.per_name(nvtx.is_decode_range)[h.name[marked]] & ~forward
+    if decode.sum() >= _HOOKED_FORWARDS and _runs_matmuls(trace, marked[decode]):
+        forward |= decode  # a model decoding: each step one forward pass
+    fwd = marked[forward]
     if fwd.size < _HOOKED_FORWARDS:
         return ""
     ws, we = union_intervals(h.start[fwd].astype(np.int64), h.end[fwd].astype(np.int64))
@@ -738,13 +742,41 @@ def _marked_forwards(trace: Trace) -> str:
     after = np.append(at_start[1:], t.size) - at_end  # launches from its end to the next forward's start
     if held.min() < 1 or (after >= held).any() or at_start[0] >= np.median(held):
         return ""
-    ids, counts = np.unique(h.name[fwd], return_counts=True)
-    top = h.names[int(ids[np.argmax(counts)])]
     most = int(after.max())
     out = (f"at most {plural(most, 'kernel launch', 'kernel launches')} between one and the next, fewer than the "
            f"forward itself launched" if most else "no kernel launch between them")
-    return (f"the user's NVTX ranges mark the forward pass (`{_short(top, 40)}` ×{int(counts.max()):,}), with {out}: "
-            "no backward pass ran -- forward passes")
+    what = "decode steps, each running the model's matrix products" if decode.any() else "forward pass"
+    return f"the user's NVTX ranges mark the {what} ({_named_ranges(h, fwd)}), with {out}: no backward pass ran -- " \
+           "forward passes"
+
+
+def _named_ranges(h: HostEvents, sel: np.ndarray) -> str:
+    """Host events ``sel`` (ascending) in words: ```forward` ×10`` for one name, ```decode 0` … `decode 29`, 30 ranges``
+    for a loop that numbers them."""
+    if np.unique(h.name[sel]).size == 1:
+        return f"`{_short(h.names[int(h.name[sel[0]])], 40)}` ×{sel.size:,}"
+    first, last = h.names[int(h.name[sel[0]])], h.names[int(h.name[sel[-1]])]
+    return f"`{_short(first, 40)}` … `{_short(last, 40)}`, {sel.size:,} ranges"
+
+
+def _runs_matmuls(trace: Trace, sel: np.ndarray) -> bool:
+    """Whether a kernel launched inside host events ``sel`` (any thread's launch, by time) is a matrix product or a
+    convolution (``devices.gemm_kernel``): a model's work, not a codec's.  Why: ``decode`` names a language model's
+    decode step and a decoder of images or video alike; only the model's runs matrix products."""
+    h = trace.h
+    ws, we = union_intervals(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+    for d, rec in zip(trace.devices, device_launches(h, trace.devices)):
+        ok = np.flatnonzero(rec >= 0)
+        if not ok.size:
+            continue
+        t = h.start[rec[ok]].astype(np.int64)
+        k = np.searchsorted(ws, t, side="right") - 1
+        inside = ok[(k >= 0) & (t < we[np.maximum(k, 0)])]
+        gemm = devices.gemm_kernel(list(d.names[:_MAX_NAMES]))
+        names = d.name[inside]
+        if (gemm[names[names < gemm.size]]).any():
+            return True
+    return False
 
 
 def _gpu_only_ops(trace: Trace, fw: Framework) -> str:

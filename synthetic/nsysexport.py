@@ -932,6 +932,40 @@ def write_marked_forward_loop(path: str, iterations: int = 10, forward_ops: int 
     return write(path, job)
 
 
+def write_loader_thread_batches(path: str, steps: int = 12, fetch_ms: float = 1.0, ahead: bool = True,
+                                main_range: str | None = None, seed: int = 0) -> Truth:
+    """Write a loop whose input is fetched by a loader thread of its own process that marks each fetch with an NVTX
+    range ``batch`` while the main thread launches every kernel (``NsysJob``'s 12 steps of a copy and 20 GEMMs, no
+    op ranges).  ``ahead``: the loader fetches all ``steps`` batches (``fetch_ms`` each, back to back) before the loop
+    starts -- a queue filled up front, the GPU never waiting on it; else one fetch at the start of each step,
+    concurrent with it (prefetching the next).  ``main_range``: the main thread's own range around each step
+    (``train_step {k}``); None: the main thread marks nothing.
+
+    Why: ``torch.cuda.nvtx.range_push("Batch 0")`` / ``range_push("Load Data")`` around the fetch in public tutorials,
+    and thread-based prefetchers (a ``threading.Thread`` filling a ``queue.Queue``) push their ranges on their own
+    thread; Nsight records every thread's ranges.
+
+    Truth: ``steps`` steps of ~8.03 ms (6 ms of GEMMs after a 2 ms copy), one per main-thread iteration; the GPU
+    never waits for input (the batches were ready); the loader thread launches nothing."""
+    truth = write(path, NsysJob(steps=steps, ops=20, autograd_nvtx=False, step_range="train_step {k}", seed=seed))
+    con = sqlite3.connect(path)
+    marked = con.execute("SELECT start, globalTid FROM NVTX_EVENTS WHERE text LIKE 'train_step %' ORDER BY start"
+                         ).fetchall()
+    if main_range is None:
+        con.execute("DELETE FROM NVTX_EVENTS WHERE text LIKE 'train_step %'")
+    main = marked[0][1]
+    loader = main + 1
+    ns = int(fetch_ms * 1_000_000)
+    for i, (a, _) in enumerate(marked):
+        s = marked[0][0] - (steps + 1) * (ns + 50_000) + i * (ns + 50_000) if ahead else a + 100_000
+        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    (s, s + ns, "batch", loader))
+    con.execute("INSERT INTO ThreadNames SELECT nameId, priority, ? FROM ThreadNames WHERE globalTid = ?", (loader, main))
+    con.commit()
+    con.close()
+    return truth
+
+
 def write_forward_upload_loop(path: str, steps: int = 30, ops: int = 6, kernel_us: float = 20.0,
                               upload_us: float = 20.0, upload_bytes: int = 1 << 20) -> dict:
     """Write a PyTorch forward loop under ``nsys profile -t cuda,nvtx --pytorch=autograd-nvtx`` (ATen ranges, no

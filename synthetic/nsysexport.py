@@ -894,6 +894,78 @@ def write_untraced_iteration_tail(path: str, iterations: int = 30, name: str = "
             "tail_range": tail_range}
 
 
+#: A codec's kernel (NVIDIA's Video Codec SDK samples convert each decoded NV12 frame to RGB in ``Nv12ToColor32``):
+#: decoding data, no matrix product.
+CODEC_KERNEL = "void Nv12ToColor32<BGRA32>(unsigned char*, int, unsigned char*, int, int, int, int)"
+
+
+def write_marked_forward_loop(path: str, iterations: int = 10, forward_ops: int = 20, backward_ops: int = 0,
+                              outer: str | None = "iteration-{k}", forward: str | None = "forward",
+                              kernel: str = GEMM_BF16, seed: int = 0) -> Truth:
+    """Write a loop of a program that marks its forward pass with NVTX alone (``nsys profile -t cuda,nvtx``, no
+    ``--pytorch=autograd-nvtx``: no op ranges), each iteration one range ``outer`` (``{k}`` its number; None: none)
+    around one ``forward`` range (None: none) holding the iteration's input copy, its ``forward_ops`` kernels
+    (``kernel``: a GEMM) and its read-back; ``backward_ops`` > 0: that many more kernels after the ``forward`` range in
+    no range -- an unmarked backward pass and optimizer step (the control).
+
+    Range names as public scripts push them (searched with ``find_string``): ``torch.cuda.nvtx.range_push("forward")``
+    / ``range_pop()`` around ``output = model(input)`` inside ``range_push("Body of iteration {}".format(i))`` (an
+    ImageNet training script: its backward then unmarked), ``range_push("iteration{}".format(i))`` with
+    ``range_push("forward")`` around ``logits, loss = model(X, Y)`` (a nanoGPT profiling guide),
+    ``nvtx.range_push(f"iter_{i}")`` > ``nvtx.range_push("forward")`` under ``torch.no_grad()`` with the backward
+    range only ``if args.backward`` (a kernel benchmark), ``range_push("forward")`` around a multi-layer attention
+    forward (apex's ``multihead_attn`` perf test).  A decode loop's: ``torch.cuda.nvtx.range_push(f"decode {i}")``
+    around ``llm.generate([prompt_text], ...)`` (a disaggregated-serving example's decode node),
+    ``range_push(f"decode_token_{index}")``, ``range_push(f"decode_step_{i}")`` around ``llm.engine.step()``,
+    ``range_push(f"Decode/step_{self._decode_step:03d}")`` (VLM profiling hooks), ``nvtx.range_push(f"DECODE_ITER_
+    {test_iter}")`` -- written here as ``outer="decode {k}", forward=None``; ``kernel=CODEC_KERNEL``: a codec's
+    decoding of frames under the same names (the control), ``forward="decode"`` with ``backward_ops``: an
+    autoencoder's ``decode`` in training (the control).
+
+    Truth: ``iterations`` forward passes of ``forward_ops`` kernels each where ``backward_ops`` is 0 and ``kernel`` is
+    a matrix product (inference: nothing but the marked work launched a kernel); a codec's decoding (no model) with
+    ``CODEC_KERNEL``; else a training loop whose backward the names do not show."""
+    inner = (forward, "") if backward_ops else (forward,)
+    job = NsysJob(steps=iterations, ops=forward_ops + backward_ops, step_range=outer, autograd_nvtx=False,
+                  extra_ranges=inner if forward else (), kernel=kernel,
+                  range_starts=(forward_ops,) if backward_ops and forward else (), seed=seed)
+    return write(path, job)
+
+
+def write_loader_thread_batches(path: str, steps: int = 12, fetch_ms: float = 1.0, ahead: bool = True,
+                                main_range: str | None = None, seed: int = 0) -> Truth:
+    """Write a loop whose input is fetched by a loader thread of its own process that marks each fetch with an NVTX
+    range ``batch`` while the main thread launches every kernel (``NsysJob``'s 12 steps of a copy and 20 GEMMs, no
+    op ranges).  ``ahead``: the loader fetches all ``steps`` batches (``fetch_ms`` each, back to back) before the loop
+    starts -- a queue filled up front, the GPU never waiting on it; else one fetch at the start of each step,
+    concurrent with it (prefetching the next).  ``main_range``: the main thread's own range around each step
+    (``train_step {k}``); None: the main thread marks nothing.
+
+    Why: ``torch.cuda.nvtx.range_push("Batch 0")`` / ``range_push("Load Data")`` around the fetch in public tutorials,
+    and thread-based prefetchers (a ``threading.Thread`` filling a ``queue.Queue``) push their ranges on their own
+    thread; Nsight records every thread's ranges.
+
+    Truth: ``steps`` steps of ~8.03 ms (6 ms of GEMMs after a 2 ms copy), one per main-thread iteration; the GPU
+    never waits for input (the batches were ready); the loader thread launches nothing."""
+    truth = write(path, NsysJob(steps=steps, ops=20, autograd_nvtx=False, step_range="train_step {k}", seed=seed))
+    con = sqlite3.connect(path)
+    marked = con.execute("SELECT start, globalTid FROM NVTX_EVENTS WHERE text LIKE 'train_step %' ORDER BY start"
+                         ).fetchall()
+    if main_range is None:
+        con.execute("DELETE FROM NVTX_EVENTS WHERE text LIKE 'train_step %'")
+    main = marked[0][1]
+    loader = main + 1
+    ns = int(fetch_ms * 1_000_000)
+    for i, (a, _) in enumerate(marked):
+        s = marked[0][0] - (steps + 1) * (ns + 50_000) + i * (ns + 50_000) if ahead else a + 100_000
+        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    (s, s + ns, "batch", loader))
+    con.execute("INSERT INTO ThreadNames SELECT nameId, priority, ? FROM ThreadNames WHERE globalTid = ?", (loader, main))
+    con.commit()
+    con.close()
+    return truth
+
+
 def write_forward_upload_loop(path: str, steps: int = 30, ops: int = 6, kernel_us: float = 20.0,
                               upload_us: float = 20.0, upload_bytes: int = 1 << 20) -> dict:
     """Write a PyTorch forward loop under ``nsys profile -t cuda,nvtx --pytorch=autograd-nvtx`` (ATen ranges, no

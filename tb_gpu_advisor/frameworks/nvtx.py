@@ -262,6 +262,35 @@ def is_pass_phase_name(name: str) -> bool:
     return bool(_PASS_PHASE.search(name)) and not is_warmup_name(name)
 
 
+#: A range named after a model's forward pass alone: ``forward``, ``fwd``, ``forward_step`` (Megatron's pipeline
+#: schedule), ``model forward``, ``Forward pass`` -- the word whole (``forwarder`` is none), and none of a backward's
+#: or an optimizer's words beside it (``fwd_bwd``, ``forward_backward`` are a whole training step).
+_FORWARD_RANGE = re.compile(r"(?<![a-z])(?:forward|fwd)(?![a-z])", re.I)
+
+
+def is_forward_range(name: str) -> bool:
+    """A range name that says the forward pass and nothing else (:data:`_FORWARD_RANGE`): no training word
+    (:func:`is_training_range`), no warm-up, no library's own hook (``FSDP::pre_forward``: the wrapper's, not a
+    block of the program's).  The name says where the forward is, not that nothing else ran: the job stage asks
+    the launches outside such ranges for that (``job.kind._marked_forwards``)."""
+    name = name.strip()
+    return (bool(_FORWARD_RANGE.search(name)) and not is_training_range(name) and not is_warmup_name(name)
+            and not is_library_range(name))
+
+
+#: A range named after decoding, the word whole: ``decode 3``, ``decode``, ``Decoding`` -- a model's decode step (one
+#: forward pass per token) or a codec's decoding of data (an image, a frame), which the name cannot tell apart; never
+#: a ``decoder`` (a model's module, run in training too).
+_DECODE_RANGE = re.compile(r"(?<![a-z])decod(?:e|ing)(?![a-z])", re.I)
+
+
+def is_decode_range(name: str) -> bool:
+    """A range name that says decoding (:data:`_DECODE_RANGE`) and nothing of training's.  Which decoding is the job
+    stage's to read from what runs inside it (``job.kind._marked_forwards``: a model's matrix products)."""
+    name = name.strip()
+    return bool(_DECODE_RANGE.search(name)) and not is_training_range(name) and not is_library_range(name)
+
+
 #: A range the user (or a data-parallel wrapper) names after work only training does: the backward pass, the
 #: optimizer's step, the gradients' all-reduce or sync, DDP / FSDP set-up and the parameters' broadcast that starts
 #: a data-parallel job (``loss.backward``, ``optimizer_step``, ``allreduce_grads``, ``DDP broadcast params``, the
@@ -275,11 +304,13 @@ _TRAINING_RANGE = re.compile(
     r"\bDDP\b|\bFSDP\b|DistributedDataParallel|FullyShardedDataParallel|"
     r"broadcast[-_ ]*(?:param|model|weight|buffer)|(?:param(?:eter)?s?|model|weight)[-_ ]*broadcast|sync[-_ ]?params",
     re.I)
-#: A range named after serving or evaluating a model, never training it (``inference``, ``generate``, ``prefill``).
+#: A range named after serving or evaluating a model, never training it (``inference``, ``generate``, ``prefill``,
+#: a decode loop's unit: ``decode_step_{i}``, ``decode_token_{index}``, ``DECODE_ITER_{n}``, ``Decode/step_003`` --
+#: public benchmarks' names, h37-probe43n; ``decode`` alone is also data decoding: :func:`is_decode_range`).
 #: Words end at any non-letter: ``_`` and digits separate them too, as in the snake_case names Python code gives its
 #: ranges (``resnet50_inference``, ``llama_prefill``), where a regex's ``\b`` sees no boundary.
 _INFERENCE_RANGE = re.compile(r"(?<![a-z])(?:inference|infer|generat(?:e|ion)|prefill)(?![a-z])|(?<![a-z])predict|"
-                              r"(?<![a-z])decode[-_ ]?step", re.I)
+                              r"(?<![a-z])decod(?:e|ing)[-_ ./]*(?:step|iter(?:ation)?|token)", re.I)
 #: A range named after making the program's own data (``data generation``, ``mock generate data``, ``generate random
 #: inputs``): set-up or a workload's input, not a model generating its output (quasiben/nvtx-examples' CuPy and
 #: multiprocessing scripts), so "generate" there names no inference.

@@ -507,6 +507,9 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     evaluated = _evaluation_kind(trace)
     if evaluated is not None:
         return evaluated
+    marked = _marked_forwards(trace)
+    if marked:
+        return Kind("inference", "medium", marked, from_ranges=True)
     if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
         return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
     return Kind("unknown", "low", "no host event says what the GPU work was for")
@@ -701,6 +704,79 @@ def _hooked_forwards(trace: Trace) -> str:
         return ""
     return (f"the framework's layer-wise forward hooks mark the model's forward `{_short(top, 40)}` ×{names[top]:,} "
             f"over {len(names):,} modules, and nothing shows a backward pass or an optimizer step: forward passes")
+
+
+def _marked_forwards(trace: Trace) -> str:
+    """Why the job is forward passes, where the program marks its forward pass (``nvtx.is_forward_range``: ``forward``,
+    ``fwd``, ``forward_step``) at least :data:`_HOOKED_FORWARDS` times and after each forward, until the next one
+    starts, fewer kernels are launched than that forward launched: no room for its backward; "" else.  Asked only once
+    nothing shows training.
+
+    Why by the launches: a backward pass runs a gradient for each op of its forward (a matrix product's two: its
+    input's and its weight's), so it launches about as many kernels as its forward or more, after the forward's range
+    closes and before the next forward starts -- on the program's thread (a C++ loop) or on autograd's own device
+    thread (PyTorch), so the launches are counted by time on every thread.  A range named ``forward`` says only where
+    the forward is; with the backward unmarked (an NVTX-only export, no autograd ranges) its absence is what the
+    launches between the forwards show.  ``iteration-{k}`` around a ``forward`` ten times, nothing else, read "GPU work
+    of an unknown kind" (h37-probe42n's Left 2).  Launches before the first forward are held to the same bound (a
+    window opened mid-backward is no forward loop's)."""
+    r = trace.ranges
+    h = trace.h
+    marked = user_ranges.marked_ranges(r)
+    if not marked.size:
+        return ""
+    forward = h.per_name(nvtx.is_forward_range)[h.name[marked]]
+    decode = h.per_name(nvtx.is_decode_range)[h.name[marked]] & ~forward
+    if decode.sum() >= _HOOKED_FORWARDS and _runs_matmuls(trace, marked[decode]):
+        forward |= decode  # a model decoding: each step one forward pass
+    fwd = marked[forward]
+    if fwd.size < _HOOKED_FORWARDS:
+        return ""
+    ws, we = union_intervals(h.start[fwd].astype(np.int64), h.end[fwd].astype(np.int64))
+    if ws.size < _HOOKED_FORWARDS:
+        return ""
+    launch = h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)
+    t = np.sort(h.start[launch].astype(np.int64))
+    at_start, at_end = np.searchsorted(t, ws, side="left"), np.searchsorted(t, we, side="left")
+    held = at_end - at_start  # each forward's launches
+    after = np.append(at_start[1:], t.size) - at_end  # launches from its end to the next forward's start
+    if held.min() < 1 or (after >= held).any() or at_start[0] >= np.median(held):
+        return ""
+    most = int(after.max())
+    out = (f"at most {plural(most, 'kernel launch', 'kernel launches')} between one and the next, fewer than the "
+           f"forward itself launched" if most else "no kernel launch between them")
+    what = "decode steps, each running the model's matrix products" if decode.any() else "forward pass"
+    return f"the user's NVTX ranges mark the {what} ({_named_ranges(h, fwd)}), with {out}: no backward pass ran -- " \
+           "forward passes"
+
+
+def _named_ranges(h: HostEvents, sel: np.ndarray) -> str:
+    """Host events ``sel`` (ascending) in words: ```forward` ×10`` for one name, ```decode 0` … `decode 29`, 30 ranges``
+    for a loop that numbers them."""
+    if np.unique(h.name[sel]).size == 1:
+        return f"`{_short(h.names[int(h.name[sel[0]])], 40)}` ×{sel.size:,}"
+    first, last = h.names[int(h.name[sel[0]])], h.names[int(h.name[sel[-1]])]
+    return f"`{_short(first, 40)}` … `{_short(last, 40)}`, {sel.size:,} ranges"
+
+
+def _runs_matmuls(trace: Trace, sel: np.ndarray) -> bool:
+    """Whether a kernel launched inside host events ``sel`` (any thread's launch, by time) is a matrix product or a
+    convolution (``devices.gemm_kernel``): a model's work, not a codec's.  Why: ``decode`` names a language model's
+    decode step and a decoder of images or video alike; only the model's runs matrix products."""
+    h = trace.h
+    ws, we = union_intervals(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+    for d, rec in zip(trace.devices, device_launches(h, trace.devices)):
+        ok = np.flatnonzero(rec >= 0)
+        if not ok.size:
+            continue
+        t = h.start[rec[ok]].astype(np.int64)
+        k = np.searchsorted(ws, t, side="right") - 1
+        inside = ok[(k >= 0) & (t < we[np.maximum(k, 0)])]
+        gemm = devices.gemm_kernel(list(d.names[:_MAX_NAMES]))
+        names = d.name[inside]
+        if (gemm[names[names < gemm.size]]).any():
+            return True
+    return False
 
 
 def _gpu_only_ops(trace: Trace, fw: Framework) -> str:

@@ -98,11 +98,18 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     named = user & step_named[h.name[idx]]
     how = "named like a step"
     source = "nvtx_range"
-    if named.any():
-        cand = idx[named]
+    sel = None
+    cand = idx[named]
+    while cand.size:
         best = _most_repeated(h, base[h.name[cand]], cand, per_line=False)
         sel = cand[base[h.name[cand]] == best]
-    else:
+        if launches is None:
+            launches = device_launches(h, trace.devices)
+        if _launch_inside(h, launches, sel):
+            break
+        # named like a step, yet beside the loop (a loader thread's `batch`, fetched ahead): the next name, if any
+        cand, sel = cand[base[h.name[cand]] != best], None
+    if sel is None:
         ended = _framework_iterations(trace, user)
         if ended is not None:  # a framework's own ranges: its iteration's end marks the steps, not its micro-batches
             return ended
@@ -143,6 +150,26 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     note = f"{_ranges_word(trace)} {_spelled(h, sel, base_names[best])}, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
     u, s, e = _group_windows(ids, h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
     return source, note, u, s, e, _line_windows(h, sel, ids, u)
+
+
+def _launch_inside(h: HostEvents, launches: list[np.ndarray], sel: np.ndarray) -> bool:
+    """Whether most ranges of ``sel`` (named like a step) hold a launch of the capture's GPU work inside them, on any
+    thread (a step's kernels may be launched by a runtime's worker under the Python thread's ``train_step``); True
+    where no device event maps to a launch.
+
+    Why: a step's range frames the loop's turn, whose GPU work is launched inside it.  A thread beside the loop may
+    name its own ranges like a step -- a loader thread's ``batch`` around each fetch, all of them ahead of the loop
+    that uses them -- and those, holding no launch, counted the fetches: twelve 1 ms ``batch`` ranges before a loop of
+    twelve 8 ms steps read as 11 steps of 1.05 ms, "input-bound", critical (h37-probe43n;
+    ``synthetic.nsysexport.write_loader_thread_batches``).  Its ranges are left to the other readings (a thread
+    that launches nothing marks no top-level step either: :func:`_on_launching_threads`)."""
+    rec = np.concatenate([a[a >= 0] for a in launches]) if launches else np.zeros(0, np.int64)
+    if not rec.size or not sel.size:
+        return True
+    t = np.sort(h.start[rec].astype(np.int64))
+    held = np.searchsorted(t, h.end[sel].astype(np.int64), side="right") - np.searchsorted(
+        t, h.start[sel].astype(np.int64), side="left")
+    return 2 * int((held > 0).sum()) >= sel.size
 
 
 def _hold_the_time(h: HostEvents, devs: list[DeviceEvents], sel: np.ndarray, user: np.ndarray) -> bool:

@@ -83,7 +83,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     returns = h.end[sync].astype(np.int64)  # when the program got control back from each wait
     if not reads:
         outer = _outer_op(ctx, sync, callers)
-        in_op = waited & _launched_after(ctx, sync, callers) & (outer >= 0)
+        in_op = waited & _launched_after(ctx, encloser, sync, callers) & (outer >= 0)
         callers = np.where(in_op, outer, callers)  # named by the op the program called (``x[mask]``: aten::index)
         returns = np.where(in_op, np.maximum(returns, h.end[np.maximum(outer, 0)]), returns)
     recorded = _recorded(ctx, sync)
@@ -417,28 +417,32 @@ def _outer_op(ctx: Context, sync: np.ndarray, callers: np.ndarray) -> np.ndarray
     return out
 
 
-def _launched_after(ctx: Context, sync: np.ndarray, outer: np.ndarray) -> np.ndarray:
-    """Bool per sync: the op around it (``outer``: its caller) launched device work after the sync returned and before
-    it returned itself -- the op read a value to go on with its own work (``torch.nonzero`` reads the count of hits,
-    then writes that many indices; ``torch.unique`` the number of uniques), where a read the program asked for
-    (``.item()``, ``.cpu()``) ends with its copy.  Why it matters (issue #37 class 3, h37-probe43s): the GPU runs the
-    op's last kernels and idles again until the program launches more, so the wait lasts until the op returns, and
-    its fix is the op's (a size known in advance), not "read values every N steps"."""
+def _launched_after(ctx: Context, encloser: Encloser, sync: np.ndarray, callers: np.ndarray) -> np.ndarray:
+    """Bool per sync: the op around it (its caller) itself launched device work after the sync returned -- a launch
+    no other op inside it makes -- so the op read a value to go on with its own work (``torch.nonzero`` reads the
+    count of hits, then writes that many indices; ``torch.unique`` the number of uniques), where a read the program
+    asked for (``.item()``, ``.cpu()``) ends with its copy.  Why it matters (issue #37 class 3, h37-probe43s): the GPU
+    runs the op's last kernels and idles again until the program launches more, so the wait lasts until the op
+    returns, and its fix is the op's (a size known in advance), not "read values every N steps".  A region that only
+    holds other ops (a compiled graph's ``## Call CompiledFxGraph``, whose Triton kernels launch inside their own
+    ops) launches nothing itself: its syncs stay the program's (xdit_flux_mi300x_capture's cudagraph warm-up)."""
     h = ctx.h
     out = np.zeros(sync.shape, dtype=bool)
-    ok = outer >= 0
-    if not ok.any():
-        return out
     launches = [g.launch[g.launch >= 0] for g in ctx.gpus]
     rec = sorted_unique(np.concatenate(launches).astype(np.int64)) if launches else np.zeros(0, np.int64)
+    if not rec.size or not (callers >= 0).any():
+        return out
+    by = encloser.find(rec).astype(np.int64)
+    rec, by = rec[by >= 0], by[by >= 0]
     if not rec.size:
         return out
-    lines, starts = h.line[rec], h.start[rec].astype(np.int64)
-    lo, hi = h.end[sync].astype(np.int64), h.end[np.maximum(outer, 0)].astype(np.int64)
-    for line in sorted_unique(h.line[sync[ok]]):
-        t = np.sort(starts[lines == line])
-        sel = ok & (h.line[sync] == line)
-        out[sel] = np.searchsorted(t, hi[sel], side="right") > np.searchsorted(t, lo[sel], side="right")
+    order = np.lexsort((h.start[rec], by))
+    by, starts = by[order], h.start[rec[order]].astype(np.int64)
+    ops, first = np.unique(by, return_index=True)
+    last = np.maximum.reduceat(starts, first)  # each op's last launch of its own
+    k = np.searchsorted(ops, callers)
+    hit = (callers >= 0) & (k < ops.size) & (ops[np.minimum(k, ops.size - 1)] == callers)
+    out[hit] = last[k[hit]] > h.end[sync[hit]].astype(np.int64)
     return out
 
 

@@ -3386,3 +3386,97 @@ def write_idle_synced_steps(out: str, run: str = "idle_synced_steps", steps: int
     os.makedirs(folder, exist_ok=True)
     write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
     return {"folder": folder, "steps": steps, "calls": steps}
+
+
+#: The ops that read a GPU value back inside themselves to size their output (issue #37 class 3, h37-probe43s), as
+#: PyTorch's CUDA code makes them: ``aten::nonzero`` counts the hits with cub, copies the count to pinned host memory
+#: and waits for it (``at::cuda::memcpy_and_sync``: ``cudaMemcpyAsync`` then ``cudaStreamSynchronize``,
+#: aten/src/ATen/native/cuda/Nonzero.cu), then selects; boolean-mask indexing (``x[mask]``) is ``aten::index`` over
+#: that ``aten::nonzero``; ``torch.unique`` (``aten::_unique2``) sorts, then copies the number of uniques back the
+#: same way (Unique.cu).  The program wrote no ``.item()``: the op asked.  (op chain outermost first, kernel before the
+#: read, kernel after it.)
+IMPLICIT_SYNC_OPS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "nonzero": (("aten::nonzero",),
+                "void cub::DeviceReduceSingleTileKernel<cub::DeviceReducePolicy<bool, int, cub::Sum>::Policy600>",
+                "void cub::DeviceSelectSweepKernel<cub::DispatchSelectIf<cub::CountingInputIterator<long, long>>>"),
+    "mask_index": (("aten::index", "aten::nonzero"),
+                   "void cub::DeviceReduceSingleTileKernel<cub::DeviceReducePolicy<bool, int, cub::Sum>::Policy600>",
+                   "void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<float>>"),
+    "unique": (("aten::_unique2",),
+               "void at_cuda_detail::cub::DeviceRadixSortOnesweepKernel<at_cuda_detail::cub::DeviceRadixSortPolicy<long, "
+               "at_cuda_detail::cub::NullType, unsigned int>::Policy800, false, long>",
+               "void at_cuda_detail::cub::DeviceSelectSweepKernel<at_cuda_detail::cub::DispatchSelectIf<long>>"),
+}
+
+
+def _implicit_read(r: Rank, chain: tuple[str, ...], before: str, after: str, select_us: float = 30.0) -> None:
+    """One op of :data:`IMPLICIT_SYNC_OPS`: its count kernel, the 4-byte read of the count into pinned memory and the
+    host's wait for its stream (every kernel queued before it), then the kernel that writes the output."""
+    start = r.host_us
+    ops = []
+    for name in chain:  # each op of the chain a little after the one that calls it, as the profiler records them
+        ops.append(r.cpu(name, 0.0, advance=False))
+        r.host_us += 2.0
+    r.kernel(None, before, 8.0)
+    op = ops[-1]
+    _, copy_start = r.memcpy(op, "Memcpy DtoH (Device -> Pinned)", 4, 1.5)
+    r.host_us += 15.0
+    copy_end = copy_start + 1.5
+    r.corr += 1
+    sync_at = r.host_us
+    wait = max(copy_end - sync_at, 0.0) + 3.0
+    r.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": r.pid, "tid": r.pid,
+                   "ts": round(sync_at, 3), "dur": round(wait, 3),
+                   "args": {"External id": op["args"]["External id"], "cbid": 131, "correlation": r.corr}})
+    r.host_us = sync_at + wait + 4.0
+    r.step_kernels.append((copy_start, copy_end))
+    r.kernel(None, after, select_us)
+    r.host_us += 3.0
+    for depth, e in enumerate(ops):
+        e["dur"] = round(r.host_us - start - depth * 2.5, 3)
+
+
+def write_implicit_sync(path: str, op: str = "nonzero", steps: int = 10, layers: int = 6,
+                        gemm_us: float = 100.0, host_after_us: float = 80.0) -> dict[str, Any]:
+    """A bf16 MLP's forward, backward and optimizer (``layers`` GEMM + ReLU forward, two GEMMs each backward), where
+    each forward layer runs ``op`` of :data:`IMPLICIT_SYNC_OPS` (``torch.nonzero(mask)``, ``x[mask]``,
+    ``torch.unique(ids)``: a router's data-dependent selection) then ``host_after_us`` of Python that uses its
+    output before the next launch -- and the step holds no ``.item()`` at all.
+
+    Truth by construction: each op's read drains the queue (the host waits for the layer's GEMM queued before it), the
+    GPU then idles until the host launches again (~``host_after_us`` and the launches); the sync is the op's, not a
+    read the program wrote, so its fix is the op's (a size known in advance: ``nonzero_static``, counts kept on the
+    GPU), not "keep .item() out of the step".  Returned: the op's name as the trace has it (the outermost of its chain),
+    the op that reads (the innermost), the step's GEMM time and the GPU's idle per kept step from each op's last kernel
+    to the next launched kernel (ms) -- idle the syncs caused, which reading the drain only up to the op's own next
+    kernel missed."""
+    chain, before, after = IMPLICIT_SYNC_OPS[op]
+    r = Rank(rank=0, pid=4800, device=0)
+    idle: list[float] = []  # per step: the GPU idle from each op's last kernel to the next launch's kernel (us)
+
+    def body(rr: Rank) -> None:
+        idle.append(0.0)
+        ended = None
+        for i in range(layers):
+            start, _ = rr.kernel("aten::addmm", GEMM_FWD, gemm_us, args=SHAPES_4096["addmm"])
+            if ended is not None:
+                idle[-1] += max(start - ended, 0.0)
+            rr.kernel("aten::relu", RELU_BF16, 10.0)
+            _implicit_read(rr, chain, before, after)
+            rr.cpu("aten::view", host_after_us)  # the Python that uses the selection before the next launch
+            ended = rr.streams[COMPUTE_STREAM]
+        start, _ = rr.kernel("aten::mm", GEMM_FWD, gemm_us)
+        idle[-1] += max(start - ended, 0.0)
+        for _ in range(layers - 1):
+            rr.kernel("aten::mm", GEMM_FWD, gemm_us)
+        for _ in range(layers):
+            rr.kernel("aten::mm", GEMM_FWD, gemm_us)
+            rr.kernel("aten::mm", GEMM_FWD, gemm_us)
+        optimizer(rr)
+
+    for n in range(steps):
+        r.step(n, body)
+    write_doc(path, trace_doc(r, 1))
+    kept = idle[1:-1]  # the Advisor drops a capture's first and last step
+    return {"op": chain[0], "syncing_op": chain[-1], "gemm_ms": 3 * layers * gemm_us / 1000.0,
+            "idle_after_ops_ms": sum(kept) / len(kept) / 1000.0}

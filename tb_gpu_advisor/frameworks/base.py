@@ -615,6 +615,10 @@ GENERIC_LABELS: dict[str, str] = {
     #: ``host_sync``'s opening: the syncs the program asked for, where they are and how long the host waited in them
     #: (``{step}``: the window's noun, ``Ctx.step_noun``, for a framework whose words name where the syncs sit)
     "host_sync:waits": "The host waits for the GPU {calls} (in {who}; {wait} in the waits)",
+    #: appended to ``host_sync:waits`` where ops made the syncs to go on with their own work (h37-probe43s): the op
+    #: read a size back (``{calls}`` of the waits per step), the program asked for no value
+    "host_sync:in_op": "; {calls} of them inside ops that read a size back from the GPU to go on with their own work, "
+                       "where the program asked for no value",
     #: what its metric measures, where the threshold's own words (the CUDA runtime's syncs) do not fit; "": those
     "host_sync:meaning": "",
     #: why its title's wait matters, in the framework's words for the waits ("syncs"; JAX's waits and reads)

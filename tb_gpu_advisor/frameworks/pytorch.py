@@ -592,9 +592,10 @@ NO_ITEM = no_item(TRAINING_LOOP)
 #: ``.item()``, so the fix is to give the size the op would compute (``host_sync:read_in_op``).
 OUTPUT_SIZE_READ = action(
     "The wait is inside an op that reads a GPU value back to size its output (torch.bincount reads the largest "
-    "value, torch.nonzero and boolean-mask indexing count the hits): keep the count on the GPU in a tensor of a size "
-    "known in advance -- count into a fixed number of bins with scatter_add_, use nonzero_static where the size is "
-    "known -- so that the host never waits for the value.",
+    "value, torch.nonzero, boolean-mask indexing and masked_select count the hits, torch.unique counts the uniques): "
+    "keep the count on the GPU in a tensor of a size known in advance -- count into a fixed number of bins with "
+    "scatter_add_, use nonzero_static where the size is known, torch.where(mask, x, 0) instead of x[mask] -- so that "
+    "the host never waits for the value.",
     "counts = torch.zeros(num_bins, dtype=torch.long, device=idx.device)\n"
     "counts.scatter_add_(0, idx, torch.ones_like(idx))   # torch.bincount(idx) reads idx.max() back first\n"
     "torch.cuda.set_sync_debug_mode('warn')              # warns at every sync left")

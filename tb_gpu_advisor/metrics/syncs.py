@@ -79,6 +79,13 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
         callers = encloser.find(sync)
         copy = _copy_waits(ctx, encloser, callers)
         waited = ~copy
+    in_op = np.zeros(sync.shape, dtype=bool)  # a sync whose op went on to launch work with the value it read
+    returns = h.end[sync].astype(np.int64)  # when the program got control back from each wait
+    if not reads:
+        outer = _outer_op(ctx, sync, callers)
+        in_op = waited & _launched_after(ctx, encloser, sync, callers) & (outer >= 0)
+        callers = np.where(in_op, outer, callers)  # named by the op the program called (``x[mask]``: aten::index)
+        returns = np.where(in_op, np.maximum(returns, h.end[np.maximum(outer, 0)]), returns)
     recorded = _recorded(ctx, sync)
     active = ctx.active
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
@@ -92,7 +99,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
                     h.end[sync] - h.start[sync]).astype(np.int64)
     for g in active:
         owned = _owned(ctx, g)
-        per, spans = _idle_after(g, h, held, h.end[sync], copy & ~waited, owned, recorded, h.start[sync])
+        per, spans = _idle_after(g, h, held, returns, copy & ~waited, owned, recorded, h.start[sync])
         if moved is not None:
             _split_reads(spans, moved)
         for row, held_in in zip((leads, tails), _in_copy_calls(ctx, g, spans[0], spans[1])):
@@ -116,6 +123,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     return HostSyncs(calls_per_step=ctx.per_step(waited.sum()), calls=int(waited.sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
                      callers=_top(ctx, _named_by(callers, sync)[waited], top_n),
+                     in_op_calls_per_step=ctx.per_step(in_op.sum()),
                      wait_ms_per_step=ctx.per_step(blocked[waited].sum() / PS_PER_MS),  # per GPU, as the idle is
                      copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
                      copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
@@ -382,6 +390,60 @@ def _in_spans(t: np.ndarray, spans: tuple[np.ndarray, np.ndarray] | None) -> np.
         return np.zeros(t.shape, dtype=bool)
     j = np.searchsorted(spans[0], t, side="right") - 1
     return (j >= 0) & (t < spans[1][np.maximum(j, 0)])
+
+
+def _outer_op(ctx: Context, sync: np.ndarray, callers: np.ndarray) -> np.ndarray:
+    """Per sync, the outermost framework op (``_framework_op``) on its line around it: the op the program called
+    (``x[mask]`` is ``aten::index`` around the ``aten::nonzero`` that reads); its caller where none is."""
+    h = ctx.h
+    out = callers.copy()
+    ops = np.flatnonzero(_framework_op(ctx) & ~ctx.step_marks)
+    if not ops.size or not sync.size:
+        return out
+    for line in sorted_unique(h.line[sync]):
+        o = ops[h.line[ops] == line]
+        if not o.size:
+            continue
+        o = o[np.argsort(h.start[o], kind="stable")]
+        s, e = h.start[o].astype(np.int64), h.end[o].astype(np.int64)
+        reach = np.maximum.accumulate(e)
+        top = np.concatenate([[True], s[1:] >= reach[:-1]])  # not inside an earlier op (one ending as it starts: beside)
+        o, s, e = o[top], s[top], e[top]
+        sel = np.flatnonzero(h.line[sync] == line)
+        t = h.start[sync[sel]].astype(np.int64)
+        k = np.searchsorted(s, t, side="right") - 1
+        hit = (k >= 0) & (e[np.maximum(k, 0)] >= t)
+        out[sel[hit]] = o[k[hit]]
+    return out
+
+
+def _launched_after(ctx: Context, encloser: Encloser, sync: np.ndarray, callers: np.ndarray) -> np.ndarray:
+    """Bool per sync: the op around it (its caller) itself launched device work after the sync returned -- a launch
+    no other op inside it makes -- so the op read a value to go on with its own work (``torch.nonzero`` reads the
+    count of hits, then writes that many indices; ``torch.unique`` the number of uniques), where a read the program
+    asked for (``.item()``, ``.cpu()``) ends with its copy.  Why it matters (issue #37 class 3, h37-probe43s): the GPU
+    runs the op's last kernels and idles again until the program launches more, so the wait lasts until the op
+    returns, and its fix is the op's (a size known in advance), not "read values every N steps".  A region that only
+    holds other ops (a compiled graph's ``## Call CompiledFxGraph``, whose Triton kernels launch inside their own
+    ops) launches nothing itself: its syncs stay the program's (xdit_flux_mi300x_capture's cudagraph warm-up)."""
+    h = ctx.h
+    out = np.zeros(sync.shape, dtype=bool)
+    launches = [g.launch[g.launch >= 0] for g in ctx.gpus]
+    rec = sorted_unique(np.concatenate(launches).astype(np.int64)) if launches else np.zeros(0, np.int64)
+    if not rec.size or not (callers >= 0).any():
+        return out
+    by = encloser.find(rec).astype(np.int64)
+    rec, by = rec[by >= 0], by[by >= 0]
+    if not rec.size:
+        return out
+    order = np.lexsort((h.start[rec], by))
+    by, starts = by[order], h.start[rec[order]].astype(np.int64)
+    ops, first = np.unique(by, return_index=True)
+    last = np.maximum.reduceat(starts, first)  # each op's last launch of its own
+    k = np.searchsorted(ops, callers)
+    hit = (callers >= 0) & (k < ops.size) & (ops[np.minimum(k, ops.size - 1)] == callers)
+    out[hit] = last[k[hit]] > h.end[sync[hit]].astype(np.int64)
+    return out
 
 
 def _named_by(callers: np.ndarray, sync: np.ndarray) -> np.ndarray:

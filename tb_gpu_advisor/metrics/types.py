@@ -1255,6 +1255,9 @@ class HostSyncs:
     #: ``gpu_idle_ms_per_step``): only the kept steps' time, where the breakdown puts it (issue #36)
     gpu_idle_ledger_ms: dict[str, float] = field(default_factory=dict)
     callers: list[tuple[str, float]] = field(default_factory=list)  # innermost host event around the sync, per step
+    #: of ``calls_per_step``, the syncs an op made to go on with its own work (``torch.nonzero``, ``x[mask]``,
+    #: ``torch.unique``: it read a size, then launched more), named by the op the program called (h37-probe43s)
+    in_op_calls_per_step: float = 0.0
     #: host time inside those syncs per kept step and active GPU (what the syncs themselves cost the host)
     wait_ms_per_step: float = 0.0
     #: syncs that are a blocking copy's own (a pageable host-to-device copy waits for its stream), per kept step

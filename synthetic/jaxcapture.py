@@ -1059,21 +1059,37 @@ def annotated_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int) -> Non
         cap.end_step()
 
 
-def fetch_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int, name: str = "get_batch", fetch_us: float = 4000.0,
-               other_us: float = 2000.0, put_bytes: int = 512 * 4096 * 2) -> None:
+def fetch_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int, name: str | None = "get_batch",
+               fetch_us: float = 4000.0, other_us: float = 2000.0, put_bytes: int = 512 * 4096 * 2,
+               shape: str = "bf16[512,4096]") -> list[tuple[int, int, int]]:
     """A loop that fetches its batch inside a range of its own (``with jax.profiler.TraceAnnotation(name):
     batch = jax.device_put(load())``: ``fetch_us`` of untraced Python, then the batch's copy), runs ``other_us`` of
     untraced Python of another kind (logging), then the jitted step on the batch -- asynchronous, as the real loops
     run.  The truth by construction: the GPU's idle inside the ``name`` ranges (``cap.annotations``) is the input
-    pipeline's, ``other_us`` a step is host time before the step's first op that is no input (issue #37 item 4)."""
+    pipeline's, ``other_us`` a step is host time before the step's first op that is no input (issue #37 item 4).
+
+    ``name`` None: the fetch records no range -- ``batch = jax.device_put(next(it))`` over a NumPy iterator, the
+    batch's ``shard_args`` > ``DevicePutWithSharding`` > ``BufferFromHostBuffer(<shape>)`` its only events (as jaxlib
+    records them, module docstring).  Truth the same: the untraced time up to the put's end is the fetch and its put,
+    the ``other_us`` after it no input.  Returns per step (its marker's start, the put's end, the step's dispatch),
+    host ps."""
+    spans = []
     for _ in range(steps):
         cap.begin_step()
-        with cap.annotation(name):
+        start = cap.t - 4 * US
+        if name is None:
             cap.host_work(fetch_us)
-            batch = cap.device_put(put_bytes, "bf16[512,4096]")
+            batch = cap.device_put(put_bytes, shape)
+        else:
+            with cap.annotation(name):
+                cap.host_work(fetch_us)
+                batch = cap.device_put(put_bytes, shape)
+        put = cap.t
         cap.host_work(other_us)
+        spans.append((start, put, cap.t))
         cap.execute(kernels, inputs=(batch,))
         cap.end_step()
+    return spans
 
 
 #: grain's dataset iterators' TraceMe names (``grain/_src/python/dataset/stats.py`` ``trace_input_pipeline_next``:

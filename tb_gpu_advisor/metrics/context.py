@@ -1313,7 +1313,8 @@ def _lead_to_the_put(h: HostEvents, fw, lead: tuple[np.ndarray, np.ndarray], dis
     untraced loader (h37-probe43t: a 150 us tail of a 1 ms step booked as input).  A step whose own dispatches copy
     array data themselves after the put (a NumPy array handed straight to the jitted call: its
     :attr:`Framework.batch_transfer_event` inside a dispatch, before ``ends``, the step's end) keeps its lead whole:
-    the time after the put may be making that array."""
+    the time after the put may be making that array.  A tail under ``input.min_untraced_ms`` (the loop's own turn,
+    as the lead's own floor) stays with the lead."""
     none = None
     if in_dispatch is None:
         return lead, none
@@ -1338,7 +1339,8 @@ def _lead_to_the_put(h: HostEvents, fw, lead: tuple[np.ndarray, np.ndarray], dis
         late = np.zeros(ls.size, dtype=bool)
         late[:n] = searchsorted_right(xs, ends[:n]) > np.searchsorted(xs, cut[:n], side="left")
         cut = np.where(late, ls, cut)
-    split = (cut > ls) & (cut < le)
+    # a tail shorter than a loop's own turn is the loop between its put and its call, left where it was
+    split = (cut > ls) & (le - cut >= T("input.min_untraced_ms") * PS_PER_MS)
     if not split.any():
         return lead, None
     return (ls, np.where(split, cut, le)), (cut[split], le[split])

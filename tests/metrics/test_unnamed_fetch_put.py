@@ -25,14 +25,15 @@ STEPS = 24
 PS_PER_MS = 1e9
 
 
-def _loop(root: Path, name: str | None, fetch_us: float, other_us: float):
+def _loop(root: Path, name: str | None, fetch_us: float, other_us: float, array_args: tuple = ()):
     """A small MLP's jitted step (10 tiny kernels, 60 us of GPU) fed by a fetch; the metrics and a middle step's
     (marker start, the put's end, the dispatch), host ps."""
     cap = jc.JaxCapture(step_annotation=True, command_buffers=True, jitter=0.0)
     kernels = [XlaKernel(f"fusion_{i}", f"fusion_{i}", "jit(train_step)/add", 6.0, TINY_EW, "fp32", gap_us=0.0)
                for i in range(10)]
     cap.add_hlo(jc.mlp_hlo(cap.module, kernels))
-    spans = jc.fetch_loop(cap, kernels, STEPS, name, fetch_us, other_us, put_bytes=64 * 256 * 4, shape="f32[64,256]")
+    spans = jc.fetch_loop(cap, kernels, STEPS, name, fetch_us, other_us, put_bytes=64 * 256 * 4, shape="f32[64,256]",
+                          array_args=array_args)
     (path,) = jc.JaxScenario("tiny", cap.finish(), cap.truth("tiny", "tiny", "trace_train")).write(root)
     return host_metrics(read_trace(str(path))), spans[len(spans) // 2]
 
@@ -58,3 +59,12 @@ def test_the_unnamed_fetch_reads_as_the_named_one(tmp_path: Path) -> None:
     assert named.input.source == "pipeline"
     assert unnamed.breakdown.input_wait == pytest.approx(named.breakdown.input_wait, abs=0.01)
     assert unnamed.input.pre_op_ms_per_step == pytest.approx(named.input.pre_op_ms_per_step, abs=0.01)
+
+
+def test_control_an_array_handed_to_the_call_keeps_the_lead_whole(tmp_path: Path) -> None:
+    """The loop makes a NumPy mask after the put and hands it straight to the jitted call (``step(state, batch,
+    np_mask)``: its ``BufferFromHostBuffer(bool[64,256])`` inside the dispatch): the time after the put is making
+    that input -- the lead stays whole, as main read it (no other host time named)."""
+    m, (start, put, dispatch) = _loop(tmp_path, None, 300.0, 150.0, array_args=(("bool[64,256]", 64 * 256),))
+    assert m.input.pre_op_ms_per_step < 0.01
+    assert m.breakdown.input_wait >= (dispatch - start) / PS_PER_MS - 0.01

@@ -405,15 +405,16 @@ class JaxCapture:
         self.t = end + 3 * US
         return tr
 
-    def _scalar_put(self, at: int, line: LineBuilder) -> tuple[int, _Transfer]:
-        """A Python scalar argument of an eager op: DevicePut on python3 (returns its end) + 4-byte H2D."""
+    def _scalar_put(self, at: int, line: LineBuilder, shape: str = "f32[]", nbytes: int = 4) -> tuple[int, _Transfer]:
+        """A Python scalar argument of an eager op: DevicePut on python3 (returns its end) + 4-byte H2D.  ``shape``,
+        ``nbytes``: a NumPy array's instead (handed straight to the jitted call, copied inside its dispatch)."""
         d = self._dur(17)
         self.python.add("Transpose::ExecuteChunk", at + 11 * US, 100_000)
         self.python.add("Transpose::Execute", at + 11 * US, 300_000)
         self.python.add("CommonPjRtClient::LinearizeIntoImpl", at + 8 * US, 7 * US)
-        self.python.add("PjRtCApiCompiler::BufferFromHostBuffer(f32[])", at + 2 * US, 14 * US)
+        self.python.add(f"PjRtCApiCompiler::BufferFromHostBuffer({shape})", at + 2 * US, 14 * US)
         self.python.add("DevicePut", at, d)
-        tr = _Transfer("H2D", 4, at, 0, 0)
+        tr = _Transfer("H2D", nbytes, at, 0, 0)
         return at + d, tr
 
     def to_host(self, nbytes: int, shape: str = "f32[]") -> int:
@@ -576,10 +577,11 @@ class JaxCapture:
 
     def execute(self, kernels: list[XlaKernel], function: str | None = None, inputs: tuple[_Transfer, ...] = (),
                 scalar_args: int = 0, program_id: int | None = None,
-                loop: tuple[list[XlaKernel], int] | None = None) -> _Exec:
+                loop: tuple[list[XlaKernel], int] | None = None, array_args: tuple[tuple[str, int], ...] = ()) -> _Exec:
         """One call of a jitted function: the full dispatch chain on ``python3``; returns when the work is queued.
         ``loop``: (body, iterations) of a ``while`` loop the program runs from the host after ``kernels``
-        (:meth:`_launch_loop`)."""
+        (:meth:`_launch_loop`).  ``array_args``: (shape, bytes) of NumPy arrays handed to the call, each copied to
+        the device inside its dispatch as a scalar argument is, with its shape (real ``implicit_numpy_input``)."""
         fn = function or self.function
         module = f"jit_{fn}"
         self._programs.setdefault(module, program_id or (self.program_id + 663 * len(self._programs)))
@@ -598,8 +600,8 @@ class JaxCapture:
         py.add("ParseArguments", h, pa)
         h += pa + 2 * US
         puts = []
-        for _ in range(scalar_args):
-            h, tr = self._scalar_put(h, py)
+        for shape, nbytes in [("f32[]", 4)] * scalar_args + list(array_args):
+            h, tr = self._scalar_put(h, py, shape, nbytes)
             puts.append(tr)
             h += 2 * US
         e0 = h + 10 * US
@@ -617,9 +619,9 @@ class JaxCapture:
         ex.in_flight = in_flight
         floor = max([tr.dev_end for tr in inputs] or [0])
         pj = self._pjrt_line()
-        for _ in puts:  # scalar copies run on a pjrt thread while Execute waits for them
+        for put in puts:  # scalar copies run on a pjrt thread while Execute waits for them
             cb = self._callback(pj, "GetEventForComputeStreamSyncPoint", h + 2 * US)
-            tr = self._memcpy("H2D", 4, cb + 2 * US, pj, 0)
+            tr = self._memcpy("H2D", put.nbytes, cb + 2 * US, pj, 0)
             h = self._callback(pj, "PjRtStreamExecutorRawBuffer::CopyRawHostToDevice", tr.host_ready + 2 * US)
             ex.copies.append((tr.dev_start, tr.dev_end, "H2D"))
             floor = max(floor, tr.dev_end)
@@ -1059,21 +1061,40 @@ def annotated_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int) -> Non
         cap.end_step()
 
 
-def fetch_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int, name: str = "get_batch", fetch_us: float = 4000.0,
-               other_us: float = 2000.0, put_bytes: int = 512 * 4096 * 2) -> None:
+def fetch_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int, name: str | None = "get_batch",
+               fetch_us: float = 4000.0, other_us: float = 2000.0, put_bytes: int = 512 * 4096 * 2,
+               shape: str = "bf16[512,4096]", array_args: tuple[tuple[str, int], ...] = ()
+               ) -> list[tuple[int, int, int]]:
     """A loop that fetches its batch inside a range of its own (``with jax.profiler.TraceAnnotation(name):
     batch = jax.device_put(load())``: ``fetch_us`` of untraced Python, then the batch's copy), runs ``other_us`` of
     untraced Python of another kind (logging), then the jitted step on the batch -- asynchronous, as the real loops
     run.  The truth by construction: the GPU's idle inside the ``name`` ranges (``cap.annotations``) is the input
-    pipeline's, ``other_us`` a step is host time before the step's first op that is no input (issue #37 item 4)."""
+    pipeline's, ``other_us`` a step is host time before the step's first op that is no input (issue #37 item 4).
+
+    ``name`` None: the fetch records no range -- ``batch = jax.device_put(next(it))`` over a NumPy iterator, the
+    batch's ``shard_args`` > ``DevicePutWithSharding`` > ``BufferFromHostBuffer(<shape>)`` its only events (as jaxlib
+    records them, module docstring).  Truth the same: the untraced time up to the put's end is the fetch and its put,
+    the ``other_us`` after it no input.  ``array_args``: (shape, bytes) of NumPy arrays the loop makes in that time
+    and hands straight to the jitted call (``step(state, batch, np_mask)``), copied inside its dispatch: then the
+    time after the put is making them, input too.  Returns per step (its marker's start, the put's end, the step's
+    dispatch), host ps."""
+    spans = []
     for _ in range(steps):
         cap.begin_step()
-        with cap.annotation(name):
+        start = cap.t - 4 * US
+        if name is None:
             cap.host_work(fetch_us)
-            batch = cap.device_put(put_bytes, "bf16[512,4096]")
+            batch = cap.device_put(put_bytes, shape)
+        else:
+            with cap.annotation(name):
+                cap.host_work(fetch_us)
+                batch = cap.device_put(put_bytes, shape)
+        put = cap.t
         cap.host_work(other_us)
-        cap.execute(kernels, inputs=(batch,))
+        spans.append((start, put, cap.t))
+        cap.execute(kernels, inputs=(batch,), array_args=array_args)
         cap.end_step()
+    return spans
 
 
 #: grain's dataset iterators' TraceMe names (``grain/_src/python/dataset/stats.py`` ``trace_input_pipeline_next``:

@@ -1296,6 +1296,8 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
             pre = (w[ok, 0].astype(np.int64), first[ok].astype(np.int64, copy=False))
         else:
             lead = (w[ok, 0].astype(np.int64), first[ok].astype(np.int64, copy=False))
+            lead, pre = _lead_to_the_put(h, fw, lead, dispatch if mask is None else dispatch & mask, in_dispatch,
+                                         w[ok, 1].astype(np.int64))
             # the frames of the threads that launch the step (a helper thread's Python holds none of its lead)
             own = np.unique(h.line[dispatch if mask is None else dispatch & mask])
             rows = lead_frames(h, frames, lead, own) if frames is not None and len(frames) else np.zeros(0, np.int64)
@@ -1303,7 +1305,9 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
             if other.size:
                 os_, oe = union_intervals(frames.start[other].astype(np.int64), frames.end[other].astype(np.int64))
                 kept = subtract_intervals(*lead, os_, oe)
-                pre = subtract_intervals(*lead, *kept)
+                framed = subtract_intervals(*lead, *kept)
+                pre = framed if pre is None else union_intervals(np.concatenate([pre[0], framed[0]]),
+                                                                 np.concatenate([pre[1], framed[1]]))
                 lead = kept
             starts.append(lead[0])
             ends.append(lead[1])
@@ -1317,6 +1321,50 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
     ends.append(xe)
     s, e = union_intervals(np.concatenate(starts).astype(np.int64), np.concatenate(ends).astype(np.int64))
     return (s, e), in_dispatch, pre
+
+
+def _lead_to_the_put(h: HostEvents, fw, lead: tuple[np.ndarray, np.ndarray], dispatch: np.ndarray,
+                     in_dispatch: np.ndarray, ends: np.ndarray
+                     ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray] | None]:
+    """An unnamed lead (no pipeline event recorded; ``lead``: per marked step, its start to its first dispatch) split
+    at the end of the batch's own put to the device: (the lead up to it, the rest, None where no lead is split).  Why: ``jax.device_put(next(it))``
+    on the loop's thread is recorded (``shard_args`` holding a ``BufferFromHostBuffer(f32[64,256])``), and a batch is
+    put once it is made -- the untraced time after its put and before the step's first dispatch (logging, the loop's
+    other Python) is no fetch, but other host time before the first op (issue #37 item 4).  Main read it all as an
+    untraced loader (h37-probe43t: a 150 us tail of a 1 ms step booked as input).  A step whose own dispatches copy
+    array data themselves after the put (a NumPy array handed straight to the jitted call: its
+    :attr:`Framework.batch_transfer_event` inside a dispatch, before ``ends``, the step's end) keeps its lead whole:
+    the time after the put may be making that array.  A tail under ``input.min_untraced_ms`` (the loop's own turn,
+    as the lead's own floor) stays with the lead."""
+    none = None
+    if in_dispatch is None:
+        return lead, none
+    own = _on_dispatch_lines(h.line, h, dispatch) & ~in_dispatch
+    puts = own & h.name_mask(fw.transfer_event)
+    batch = own & h.name_mask(fw.batch_transfer_event)
+    if not batch.any() or not lead[0].size:
+        return lead, none
+    ps, pe = union_intervals(h.start[puts | batch].astype(np.int64), h.end[puts | batch].astype(np.int64))
+    bs = np.sort(h.start[batch].astype(np.int64))
+    holds = searchsorted_right(bs, pe) > np.searchsorted(bs, ps, side="left")  # a put of array data, not a scalar
+    pe = np.sort(pe[holds])
+    ls, le = lead
+    # the last such put's end inside each lead
+    k = searchsorted_right(pe, le) - 1
+    cut = np.where(k >= 0, pe[np.clip(k, 0, max(pe.size - 1, 0))], ls) if pe.size else ls
+    cut = np.where(cut > ls, cut, ls)
+    implicit = (h.name_mask(fw.batch_transfer_event) & in_dispatch)
+    if implicit.any():
+        xs = np.sort(h.start[implicit].astype(np.int64))
+        n = min(ends.size, ls.size)
+        late = np.zeros(ls.size, dtype=bool)
+        late[:n] = searchsorted_right(xs, ends[:n]) > np.searchsorted(xs, cut[:n], side="left")
+        cut = np.where(late, ls, cut)
+    # a tail shorter than a loop's own turn is the loop between its put and its call, left where it was
+    split = (cut > ls) & (le - cut >= T("input.min_untraced_ms") * PS_PER_MS)
+    if not split.any():
+        return lead, None
+    return (ls, np.where(split, cut, le)), (cut[split], le[split])
 
 
 def _less_own_transfers(h: HostEvents, pre: tuple[np.ndarray, np.ndarray], xfer: np.ndarray, dispatch: np.ndarray

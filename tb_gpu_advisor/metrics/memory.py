@@ -177,7 +177,8 @@ def _leak_sites(me: MemoryEvents) -> list[list[np.ndarray]]:
     made = np.full(len(me) + 1, big, dtype=np.int64)  # per free: the index of its block's allocation
     paired = np.flatnonzero((fr >= 0) & (fr < len(me)))
     made[fr[paired]] = paired
-    stepped = np.append(np.isin(me.phase, [MEMORY_PHASES.index("backward"), MEMORY_PHASES.index("optimizer")]), False)
+    stepped = np.append(np.isin(me.phase, [MEMORY_PHASES.index("backward"), MEMORY_PHASES.index("optimizer")])
+                        | ((me.phase == MEMORY_PHASES.index("other")) & (me.delta > 0)), False)
     out = []
     keys = me.op[cand].astype(np.int64) * (1 << 40) + me.delta[cand]
     for key in np.unique(keys):

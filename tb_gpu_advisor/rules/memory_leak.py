@@ -42,7 +42,8 @@ def check(m: HostMetrics) -> list[Finding]:
         ctx, ID, sev,
         f"GPU {g.gpu}'s allocated level between {units} rises by {gb(g.leak_per_iteration_bytes)} every "
         f"{unit}: each of {g.leak_iterations} {units} allocates {plural(g.leak_blocks, 'block')} "
-        f"({sites}) that the history never frees -- {gb(g.leak_end_bytes)} kept when it ends, {gb(g.leak_bytes)} "
+        f"({sites}) that the history never frees{_before_words(g, units)} -- {gb(g.leak_end_bytes)} kept when it "
+        f"ends, {gb(g.leak_bytes)} "
         f"({pct(share)}) of the {gb(g.peak_allocated_bytes)} peak. {loop} frees what each {unit} makes; these bytes "
         f"grow with every {unit} until the GPU runs out: another {gb(g.peak_allocated_bytes)} (the peak again) in "
         f"{passes:,.0f} more {units}.{_beside_capacity(m, g)}",
@@ -51,6 +52,7 @@ def check(m: HostMetrics) -> list[Finding]:
             "memory.leak.warn_passes", severity=sev,
             detail={"leak_bytes": g.leak_bytes, "leak_end_bytes": g.leak_end_bytes, "leak_share": round(share, 4),
                     "per_iteration_bytes": g.leak_per_iteration_bytes,
+                    "iterations_before_history": g.leak_earlier_iterations,
                     "iterations": g.leak_iterations, "blocks_per_iteration": g.leak_blocks,
                     "sites": list(g.leak_sites), "gpu": g.gpu}),
         evidence=[mem.gpu_table(cands, ctx)],
@@ -58,6 +60,17 @@ def check(m: HostMetrics) -> list[Finding]:
         actions=ctx.fw.fix(ID),
         saving_bytes=g.leak_bytes,
     )]
+
+
+def _before_words(g: GpuMemory, units: str) -> str:
+    """Where the history begins late (a full ring buffer): the earlier passes the leak's count holds, read from the
+    blocks live at the dump, not from events."""
+    n = g.leak_earlier_iterations
+    if not n:
+        return ""
+    return (f" ({n} of those {units} ran before the history's first event -- a full ring buffer (max_entries) "
+            f"dropped their events, or the recording began late -- and their blocks, made at the same lines with "
+            f"the same bytes, are live at the dump)")
 
 
 def _beside_capacity(m: HostMetrics, g: GpuMemory) -> str:

@@ -1267,7 +1267,7 @@ KV_CACHE = [*ALLOCATOR_CPP, *_op("zeros"), frame("model.py", 40, "forward"),
 
 
 def inference_loop(passes: int = 4, blocks: int = 12, mib: int = 16, input_mib: int = 8, weight_mib: int = 256,
-                   kv_mib: int = 0, dump_in_pass: bool = False, between_us: int = 0) -> Scenario:
+                   kv_mib: int = 0, dump_in_pass: bool = False, between_us: int = 0, leak_mib: int = 0) -> Scenario:
     """An inference loop under ``no_grad`` with no annotation: 1 GiB of weights, then ``passes`` forward passes of a
     model of ``blocks`` identical blocks, each pass copying its input to the GPU (``input_mib``), each block making
     its output (``mib``, one site: the blocks are alike) and freeing the one before it, the input and the last output
@@ -1276,11 +1276,18 @@ def inference_loop(passes: int = 4, blocks: int = 12, mib: int = 16, input_mib: 
     ``between_us``: the loop's time after each pass's last free, with no allocation in it (a wait for the GPU, the
     profiler's ``prof.step()``): the last pass, the history's end, has none of it after it.  Truth: each pass's start
     (its input's time) and peak allocated bytes, the bytes held between passes after the first, and each pass's
-    period (its start to the next one's; the last has none: its end is not in the history)."""
+    period (its start to the next one's; the last has none: its end is not in the history).
+
+    ``leak_mib``: the loop keeps each pass's result on the GPU (``preds.append(model(x))``, as an evaluation or a
+    batch-inference script that concatenates its outputs after the loop): one ``leak_mib`` block from the model's head
+    (``LEAK_PRED``) a pass, never freed in the history, and the last block's output is freed as before.  No backward
+    or optimizer step runs anywhere -- the loop is forward-only, under ``no_grad`` -- so the level between passes rises
+    by ``leak_mib`` every pass (truth ``leak``: bytes and blocks a pass, at the peak and at the end, the site)."""
     a = Allocator(80 * GiB)
     for _ in range(4):
         a.malloc(weight_mib * MiB, PARAMS)
     kv: int | None = None
+    kept: list[int] = []
     starts, peaks = [], []
     for _ in range(passes):
         first = len(a.trace)
@@ -1297,6 +1304,9 @@ def inference_loop(passes: int = 4, blocks: int = 12, mib: int = 16, input_mib: 
             prev = out
         if dump_in_pass and len(starts) == passes - 1:
             break
+        if leak_mib:
+            kept.append(a.malloc(leak_mib * MiB, LEAK_PRED))  # preds.append(model.head(h)): the pass's result, kept
+            top = max(top, a.allocated)
         a.free(x)
         if prev is not None:
             a.free(prev)
@@ -1307,7 +1317,16 @@ def inference_loop(passes: int = 4, blocks: int = 12, mib: int = 16, input_mib: 
     return Scenario(snapshot([a]), {"gpu": 0, "passes": passes, "starts_us": starts, "peaks": peaks,
                                     "held": 4 * weight_mib * MiB + kv_mib * MiB, "kind": "inference",
                                     "first_call_allocs": 1 if kv_mib else 0,
-                                    "periods_us": [nxt - cur for cur, nxt in pairwise(starts)]})
+                                    "periods_us": [nxt - cur for cur, nxt in pairwise(starts)],
+                                    "leak": ({"cause": "list", "blocks_per_iteration": 1,
+                                              "bytes_per_iteration": leak_mib * MiB,
+                                              "bytes_at_end": len(kept) * leak_mib * MiB,
+                                              "bytes_at_peak": len(kept) * leak_mib * MiB, "site": "model.py:61"}
+                                             if leak_mib else None)})
+
+
+#: ``preds.append(model(x))`` in a forward-only loop: the model's head makes the result the list keeps.
+LEAK_PRED = [*LEAK_OUTPUT[:-1], frame("bench.py", 20, "run_inference")]
 
 
 SCENARIOS: dict[str, Callable[[], Scenario]] = {"oom_activations": oom_activations, "fragmented": fragmented,

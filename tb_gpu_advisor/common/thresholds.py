@@ -471,6 +471,11 @@ _TABLE: tuple[Threshold, ...] = (
        "passes of the same work that each keep the same never-freed blocks, from which a leak is read"),
     _t("memory.leak.min_bytes", 1 << 20, "bytes", "Advisor: a few scalars a pass (a list of detached losses) take "
        "years to fill a GPU", "bytes each pass keeps, the least that makes a leak finding"),
+    _t("memory.leak.warn_passes", 1000, "count", "Advisor: a leak grows without bound, so its share of the peak when "
+       "the history ends says only how long the recording was; what matters is how soon it adds another peak's "
+       "bytes -- within a thousand passes (an epoch of a small data set, minutes of a training run) the job runs "
+       "out, well past it a long run only", "allocated peak / bytes each pass keeps: the passes in which the leak "
+       "adds the peak again, the most that makes its finding a warning", direction="below"),
     _t("memory.forward_kept.share", 0.10, "share", "Advisor: less of the peak is not worth a finding",
        "forward-pass bytes kept (no backward pass) / allocated peak, the least that fires"),
     _t("memory.cast_cache.share", 0.10, "share", "Advisor: less of the peak is not worth a finding (as "

@@ -1362,8 +1362,19 @@ LEAK_LIST = action(
     "Do not keep outputs in a list across iterations: append `out.detach().cpu()` (or only the numbers you need), "
     "so the GPU block is freed when the iteration ends.",
     "outputs.append(out.detach().cpu())   # not: outputs.append(out)")
+#: the same to a forward-only loop (``memory_leak@inference``): it has no loss to ``.item()`` and no graph to drop
+#: under ``no_grad``; what it keeps is each pass's result, on the GPU
+LEAK_RESULTS = action(
+    "Move each pass's result off the GPU as it is made: `preds.append(out)` keeps every pass's output on the GPU "
+    "until the list is dropped; append `out.cpu()` (or the numbers you need: `out.argmax(-1).cpu()`), or write the "
+    "results into one tensor allocated before the loop, and run the loop under `torch.inference_mode()` so no "
+    "output holds a graph.",
+    "with torch.inference_mode():\n"
+    "    for x in loader:\n"
+    "        preds.append(model(x.cuda()).cpu())   # not: preds.append(model(x.cuda()))")
 MEMORY_FIXES = {
     "memory_leak": (LEAK_ITEM, LEAK_LIST),
+    "memory_leak@inference": (LEAK_RESULTS,),
     "activation_memory": (CHECKPOINT, SELECTIVE_CHECKPOINT),
     "activation_memory:forward_kept": (NO_GRAPH,),
     "activation_memory:grads_kept": (DROP_GRADS,),

@@ -933,6 +933,9 @@ class GpuMemory:
     #: bytes each pass keeps (``leak_per_iteration_bytes``, ``leak_blocks``), those live at the allocated peak
     #: (``leak_bytes``, the saving) and at the history's end, the sites ("model.py:61 forward"); 0 / [] where none
     leak_iterations: int = 0
+    #: of ``leak_iterations``, those before a late-begun history (a full ring buffer): their blocks live at the dump,
+    #: made at the leak's lines with its bytes, their events dropped
+    leak_earlier_iterations: int = 0
     leak_per_iteration_bytes: int = 0
     leak_blocks: int = 0
     leak_bytes: int = 0

@@ -263,6 +263,10 @@ class MemorySnapshot:
     #: GPU -> bytes per maker (``HOLDERS``) of the blocks live at the dump whose address no entry of the history
     #: touches: made before the history began and never freed in it, so live at every event of it -- its peak too
     unseen_by_holder: dict[int, dict[str, int]] = field(default_factory=dict)
+    #: GPU -> (the user's line that allocated it, its bytes) -> how many blocks live at the dump so, at an address no
+    #: entry of the history touches: made before a history that begins late (a full ring buffer, a late start) and
+    #: never freed since.  A leak's earlier passes leave their blocks here: the history shows only its last ones.
+    unseen_live: dict[int, dict[tuple[str, int], int]] = field(default_factory=dict)
     #: GPU -> bytes of it in use outside this process's caching allocator when the capacity record beside the snapshot
     #: was taken (``torch.cuda.mem_get_info()``: total - free - the allocator's reserved bytes at the dump): the CUDA
     #: context, NCCL's and other libraries' own buffers, other processes on the GPU; absent where unknown

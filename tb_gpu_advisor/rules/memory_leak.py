@@ -1,27 +1,31 @@
-"""§2 item 1 / memory: a training loop keeps bytes every iteration that nothing frees (a leak).
+"""§2 item 1 / memory: a loop keeps bytes every pass that nothing frees (a leak).
 
-A training loop's allocated level between its iterations is flat: each iteration frees what it made.  A tensor kept
-past its iteration -- outputs appended to a list, a loss summed without ``.item()`` (the sum holds each iteration's
-graph) -- raises that level by the same bytes every iteration until the GPU runs out.  Metric
-(``GpuMemory.leak_*``, ``metrics.memory._leak``): the blocks each of ``memory.leak.min_iterations`` or more iterations
-allocates at the same sites and sizes and the history never frees, while the level between iterations rises by
-them.  Warning from ``memory.forward_kept.share`` of the peak at the history's end, info below.  Saving: the kept
-bytes live at the allocated peak.
+A loop's allocated level between its passes is flat: each training iteration, each forward pass of an evaluation or
+inference loop, frees what it made.  A tensor kept past its pass -- outputs appended to a list, a loss summed without
+``.item()`` (the sum holds each iteration's graph) -- raises that level by the same bytes every pass until the GPU
+runs out.  Metric (``GpuMemory.leak_*``, ``metrics.memory._leak``): the blocks each of ``memory.leak.min_iterations``
+or more passes allocates at the same sites and sizes and the history never frees, while the level between passes
+rises by them.  Severity (``memory.leak.warn_passes``, its own: the leak's share of the peak when the history ends
+says how long the recording ran, not how soon the job runs out): a warning where the leak adds the allocated peak's
+bytes again within that many passes, info where it takes longer.  Saving: the kept bytes live at the allocated peak.
+A forward-only job (inference, serving) reads "pass" and gets its own fix (``memory_leak@inference``: no
+``.item()`` of a loss it has none of).  The leak's bytes are live at the peak, so where ``memory_near_capacity``
+fires on the same GPU its levers and this saving may count the same bytes: the finding says so.
 """
 
 from __future__ import annotations
 
 from tb_gpu_advisor.common.fmt import gb, plural
-from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.metrics.types import GpuMemory, HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules import _memory as mem
-from tb_gpu_advisor.rules.base import Ctx, T, finding, pct, rule, share_metric
+from tb_gpu_advisor.rules.base import Ctx, T, finding, grade, pct, rule, value_metric
 
 ID = "memory_leak"
 
 
 @rule(ID, "§2 item 1", "Every iteration keeps bytes nothing frees (a leak)",
-      thresholds=("memory.leak.min_iterations", "memory.leak.min_bytes", "memory.forward_kept.share"))
+      thresholds=("memory.leak.min_iterations", "memory.leak.min_bytes", "memory.leak.warn_passes"))
 def check(m: HostMetrics) -> list[Finding]:
     cands = [g for g in m.memory.gpus if g.leak_iterations and g.peak_allocated_bytes]
     if not cands:
@@ -29,23 +33,53 @@ def check(m: HostMetrics) -> list[Finding]:
     g = max(cands, key=lambda c: c.leak_end_bytes)
     ctx = Ctx(m)
     share = g.leak_bytes / g.peak_allocated_bytes
-    sev = "warning" if g.leak_end_bytes / g.peak_allocated_bytes >= T("memory.forward_kept.share") else "info"
+    passes = g.peak_allocated_bytes / g.leak_per_iteration_bytes
+    sev = "warning" if passes <= T("memory.leak.warn_passes") else "info"
+    unit, units, loop = (("pass", "passes", "A forward-only loop") if mem.forward_only(m)
+                         else ("iteration", "iterations", "A training loop"))
     sites = ", ".join(g.leak_sites[:3]) + (" and more" if len(g.leak_sites) > 3 else "")
     return [finding(
         ctx, ID, sev,
-        f"GPU {g.gpu}'s allocated level between iterations rises by {gb(g.leak_per_iteration_bytes)} every "
-        f"iteration: each of {g.leak_iterations} iterations allocates {plural(g.leak_blocks, 'block')} "
-        f"({sites}) that the history never frees -- {gb(g.leak_end_bytes)} kept when it ends, {gb(g.leak_bytes)} "
-        f"({pct(share)}) of the {gb(g.peak_allocated_bytes)} peak. A training loop frees what each iteration makes; "
-        f"these bytes grow with every iteration until the GPU runs out.",
-        metric=share_metric("leak_share", "Kept by earlier iterations at the peak", share,
-                            "memory.forward_kept.share", severity=sev,
-                            detail={"leak_bytes": g.leak_bytes, "leak_end_bytes": g.leak_end_bytes,
-                                    "per_iteration_bytes": g.leak_per_iteration_bytes,
-                                    "iterations": g.leak_iterations, "blocks_per_iteration": g.leak_blocks,
-                                    "sites": list(g.leak_sites), "gpu": g.gpu}),
+        f"GPU {g.gpu}'s allocated level between {units} rises by {gb(g.leak_per_iteration_bytes)} every "
+        f"{unit}: each of {g.leak_iterations} {units} allocates {plural(g.leak_blocks, 'block')} "
+        f"({sites}) that the history never frees{_before_words(g, units)} -- {gb(g.leak_end_bytes)} kept when it "
+        f"ends, {gb(g.leak_bytes)} "
+        f"({pct(share)}) of the {gb(g.peak_allocated_bytes)} peak. {loop} frees what each {unit} makes; these bytes "
+        f"grow with every {unit} until the GPU runs out: another {gb(g.peak_allocated_bytes)} (the peak again) in "
+        f"{passes:,.0f} more {units}.{_beside_capacity(m, g)}",
+        metric=value_metric("leak_passes", f"{units.capitalize()} in which the leak adds the peak again", passes,
+            "count", f"{passes:,.0f}",
+            "memory.leak.warn_passes", severity=sev,
+            detail={"leak_bytes": g.leak_bytes, "leak_end_bytes": g.leak_end_bytes, "leak_share": round(share, 4),
+                    "per_iteration_bytes": g.leak_per_iteration_bytes,
+                    "iterations_before_history": g.leak_earlier_iterations,
+                    "iterations": g.leak_iterations, "blocks_per_iteration": g.leak_blocks,
+                    "sites": list(g.leak_sites), "gpu": g.gpu}),
         evidence=[mem.gpu_table(cands, ctx)],
         windows=mem.peak_window(m, g, "memory peak"),
         actions=ctx.fw.fix(ID),
         saving_bytes=g.leak_bytes,
     )]
+
+
+def _before_words(g: GpuMemory, units: str) -> str:
+    """Where the history begins late (a full ring buffer): the earlier passes the leak's count holds, read from the
+    blocks live at the dump, not from events."""
+    n = g.leak_earlier_iterations
+    if not n:
+        return ""
+    return (f" ({n} of those {units} ran before the history's first event -- a full ring buffer (max_entries) "
+            f"dropped their events, or the recording began late -- and their blocks, made at the same lines with "
+            f"the same bytes, are live at the dump)")
+
+
+def _beside_capacity(m: HostMetrics, g: GpuMemory) -> str:
+    """The overlap with ``memory_near_capacity`` on the same GPU, in words: the leak's bytes live at the peak are
+    among those that finding's levers (the bytes held across passes, the activations) free, so the two savings are
+    not to be added.  Said where the capacity is known and the peak is near it (that rule's own test)."""
+    near = [x for x in mem.absolute(m, without_oom=True) if x.gpu == g.gpu
+            and grade(mem.use_share(x) or 0.0, "memory.near_capacity.warning", "memory.near_capacity.critical")]
+    if not near:
+        return ""
+    return (f" The {gb(g.leak_bytes)} it keeps at the peak are among the bytes the peak near capacity holds: that "
+            "finding's savings and this one overlap, they do not add.")

@@ -475,6 +475,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
                 snap.unseen_by_holder[g] = unseen
             if (late := _freed_unseen(events)) is not None:
                 snap.begun_late[g] = (*late, len(entries[g]))
+                snap.unseen_live[g] = _unseen_live(events, dump, budget)
             pending = sum(_int(b.get("size"), 0) for b in blocks if b.get("state") == "active_pending_free")
             if (short := history_short_of_dump(events, allocated + pending)) > 0:
                 cut.append(f"GPU {g}'s history ends with {short / 2**20:,.1f} MiB live that its segments do not hold "
@@ -1377,6 +1378,23 @@ def _unseen_by_holder(events: MemoryEvents, dump: list[_Live]) -> dict[str, int]
     for x, fresh in zip(dump, unseen.tolist()):
         if fresh and (h := _holder(x.raw)):
             out[h] = out.get(h, 0) + x.size
+    return out
+
+
+def _unseen_live(events: MemoryEvents, dump: list[_Live], budget: "_Budget") -> dict[tuple[str, int], int]:
+    """Blocks live at the dump at an address no event of the history touches, counted by the user's line that made
+    them (as the history's events name theirs: ``MemoryEvents.op_names``) and their bytes
+    (``MemorySnapshot.unseen_live``).  Why: a history that begins late shows a leak's last passes only; the blocks
+    its earlier passes kept are still live at the dump, made at the same line with the same bytes."""
+    if not dump:
+        return {}
+    live = np.fromiter((x.address for x in dump), np.int64, len(dump))
+    unseen = ~np.isin(live, events.addr[events.addr >= 0])
+    out: dict[tuple[str, int], int] = {}
+    for x, fresh in zip(dump, unseen.tolist()):
+        if fresh:
+            key = (_user_frame(_frames(x.raw, budget)), x.size)
+            out[key] = out.get(key, 0) + 1
     return out
 
 

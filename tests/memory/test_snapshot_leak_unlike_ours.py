@@ -1,0 +1,119 @@
+"""Leaks in snapshots unlike the training loops the leak check was built on (issue #37 class 5, h37-probe43k).
+
+By construction (``synthetic.memsnapshot``; each writer's docstring states its truth):
+
+* a forward-only loop that keeps each pass's result on the GPU (``inference_loop(leak_mib=)``: ``preds.append``
+  under ``no_grad``, no backward or optimizer step anywhere) -- main (f51bfaaf) read no leak: its rounds needed a
+  backward or an optimizer step between them.  Here a new pass starts where an allocation outside every module's
+  forward (the script's next input) runs between two kept blocks; the finding says "pass", and the fix is moving
+  results off the GPU (no ``.item()`` of a loss the loop does not have).
+* a leaking training loop whose history a full ring buffer cut (``training_iterations(max_entries=, leak=)``): main
+  counted the iterations and bytes the kept events show (5 iterations, 80 MiB of a 128 MiB, 8-iteration leak); the
+  earlier iterations' blocks are live at the dump, made at the leak's line with its bytes, and are counted here.
+* severity: a leak grows without bound, so its share of the peak when the history ends (main: warning from 10%)
+  says how long the recording was; here ``memory.leak.warn_passes`` (its own threshold): a warning where it adds
+  the peak again within that many passes.
+* beside ``memory_near_capacity`` on the same GPU the leak's saving is among that finding's bytes: said.
+
+Controls: a forward-only loop without a leak, forwards whose layers each keep their graph's share (one pass, under
+autograd; dumped before the graph is dropped), a no-grad forward loop, a history begun late without a leak."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from synthetic import memsnapshot as ms
+from tb_gpu_advisor.common.thresholds import THRESHOLDS
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+
+
+def _report(path: Path):
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "snapshot"))
+    assert rep.error is None, rep.error
+    return rep
+
+
+def _written(tmp_path: Path, sc: ms.Scenario) -> Path:
+    return Path(ms.write(str(tmp_path / "snap.pickle"), sc.doc))
+
+
+def _leaks(rep) -> list:
+    return [f for f in rep.findings if f.rule == "memory_leak"]
+
+
+@pytest.mark.parametrize("passes,mib", [(4, 16), (6, 16), (8, 64)])
+def test_a_forward_only_loop_that_keeps_its_results_leaks(tmp_path, passes, mib):
+    sc = ms.inference_loop(passes=passes, leak_mib=mib)
+    truth = sc.truth["leak"]
+    (f,) = _leaks(_report(_written(tmp_path, sc)))
+    d = f.metric.detail
+    assert d["per_iteration_bytes"] == truth["bytes_per_iteration"]
+    assert d["blocks_per_iteration"] == truth["blocks_per_iteration"]
+    assert d["iterations"] == passes
+    assert d["leak_end_bytes"] == truth["bytes_at_end"]
+    assert f.saving_bytes == truth["bytes_at_peak"]
+    assert any(site.startswith(truth["site"]) for site in d["sites"]), d["sites"]
+    assert "every pass" in f.summary and "training loop" not in f.summary
+
+
+def test_a_forward_only_leak_is_told_to_move_its_results_off_the_gpu(tmp_path):
+    (f,) = _leaks(_report(_written(tmp_path, ms.inference_loop(passes=5, leak_mib=16))))
+    texts = " ".join(a.text + "\n" + (a.snippet or "") for a in f.actions)
+    assert ".cpu()" in texts and "preds.append" in texts
+    assert "loss.item()" not in texts  # a forward-only loop has no loss to read
+
+
+@pytest.mark.parametrize("cause,iterations,max_entries", [("list", 8, 200), ("list", 10, 150), ("graph", 8, 200), ("graph", 8, 250)])
+def test_a_leak_cut_by_the_ring_buffer_counts_its_earlier_iterations(tmp_path, cause, iterations, max_entries):
+    sc = ms.training_iterations(iterations=iterations, max_entries=max_entries, leak=cause)
+    truth = sc.truth["leak"]
+    assert sc.truth["cut_in"] is not None or sc.truth["iterations"] < iterations  # the history is cut, by construction
+    (f,) = _leaks(_report(_written(tmp_path, sc)))
+    d = f.metric.detail
+    assert d["iterations"] == iterations
+    assert d["leak_end_bytes"] == truth["bytes_at_end"]
+    assert f.saving_bytes == truth["bytes_at_peak"]
+    assert d["iterations_before_history"] > 0 and "before the history's first event" in f.summary
+
+
+def test_a_leak_that_adds_the_peak_again_soon_is_a_warning(tmp_path):
+    sc = ms.inference_loop(passes=6, leak_mib=16)
+    (f,) = _leaks(_report(_written(tmp_path, sc)))
+    peak = max(sc.truth["peaks"])
+    assert sc.truth["leak"]["bytes_at_end"] < 0.10 * peak  # under the share main's severity asked
+    assert peak / sc.truth["leak"]["bytes_per_iteration"] <= THRESHOLDS["memory.leak.warn_passes"].value
+    assert f.severity == "warning"
+    assert f.metric.detail["threshold_name"] == "memory.leak.warn_passes"
+
+
+def test_a_leak_beside_a_peak_near_capacity_says_the_savings_overlap(tmp_path):
+    sc = ms.training_iterations(iterations=6, leak="list")
+    path = _written(tmp_path, sc)
+    reserved = sum(s["total_size"] for s in sc.doc["segments"])
+    ms.write_capacity(str(path), total=int(reserved / 0.95), free=int(reserved / 0.95) - reserved)
+    rep = _report(path)
+    assert any(f.rule == "memory_near_capacity" for f in rep.findings)
+    (f,) = _leaks(rep)
+    assert "overlap" in f.summary
+
+
+def test_control_no_overlap_words_far_from_capacity(tmp_path):
+    sc = ms.training_iterations(iterations=6, leak="list")
+    path = _written(tmp_path, sc)
+    ms.write_capacity(str(path), total=80 * ms.GiB, free=70 * ms.GiB)
+    (f,) = _leaks(_report(path))
+    assert "overlap" not in f.summary
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ms.inference_loop(passes=6), lambda: ms.inference_loop(passes=6, kv_mib=64),
+    lambda: ms.forward_only(), lambda: ms.forward_only(passes=1, dump_before_drop=True),
+    lambda: ms.forward_only(grad=False, passes=4), lambda: ms.oom_first_forward(temporaries=True),
+    lambda: ms.forward_rebound(), lambda: ms.training_iterations(iterations=8, max_entries=200),
+], ids=["inference", "inference_kv", "forward_kept", "forward_dumped", "no_grad", "oom_first_forward", "rebound",
+        "ring_no_leak"])
+def test_control_no_leak_where_none_is_kept(tmp_path, make):
+    assert not _leaks(_report(_written(tmp_path, make())))

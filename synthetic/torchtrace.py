@@ -3386,3 +3386,35 @@ def write_idle_synced_steps(out: str, run: str = "idle_synced_steps", steps: int
     os.makedirs(folder, exist_ok=True)
     write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
     return {"folder": folder, "steps": steps, "calls": steps}
+
+
+def write_copy_only_window(out: str, run: str = "copy_only_window", steps: int = 8, mb: float = 64.0,
+                           h2d_us: float = 2800.0, d2h_us: float = 3000.0, host: str = "Pinned",
+                           host_us: float = 200.0) -> dict[str, Any]:
+    """A data-staging loop under torch.profiler (``prof.step()`` each turn): each step copies a ``mb`` MiB batch to the
+    GPU with ``tensor.to('cuda', non_blocking=True)`` (``aten::to`` -> ``aten::copy_``: ``cudaMemcpyAsync``, a
+    ``Memcpy HtoD ({host} -> Device)`` of ``h2d_us``), copies it back with ``.cpu()`` (``Memcpy DtoH (Device ->
+    {host})`` of ``d2h_us``), then waits (``cudaStreamSynchronize``) and spends ``host_us`` on the host -- the shape of a
+    host-device bandwidth check (``torch.cuda`` copies timed in a loop) or a staging tool: no kernel at all.  Truth by
+    construction: ``steps`` marked steps, 2 copies each, no kernel and no fill; the GPU's copy time, H2D and D2H
+    bytes; the copies' host memory.  Copies are GPU work: the window is neither start-up nor "no GPU work"."""
+    r = Rank(rank=0, pid=4100, device=0)
+    nbytes = int(mb * (1 << 20))
+
+    def body(rr: Rank) -> None:
+        op = rr.cpu("aten::to", 20.0, advance=False)
+        rr.memcpy(op, f"Memcpy HtoD ({host} -> Device)", nbytes, h2d_us)
+        rr.host_us += 20.0
+        op = rr.cpu("aten::to", 20.0, advance=False)
+        rr.memcpy(op, f"Memcpy DtoH (Device -> {host})", nbytes, d2h_us)
+        rr.host_us += 20.0
+        rr.sync("aten::copy_")
+        rr.host_us += host_us
+
+    for n in range(2, 2 + steps):
+        r.step(n, body)
+    folder = os.path.join(out, run)
+    os.makedirs(folder, exist_ok=True)
+    write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
+    return {"folder": folder, "steps": steps, "copies": 2 * steps, "copy_ms": steps * (h2d_us + d2h_us) / 1000.0,
+            "h2d_bytes": steps * nbytes, "d2h_bytes": steps * nbytes, "host_memory": host.lower()}

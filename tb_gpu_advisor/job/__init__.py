@@ -101,6 +101,8 @@ class Job:
             **({"runtime_vendor": v} if (v := self.kind.runtime_vendor) else {}),
             # why the window's marks time no GPU step, where they time none (``Kind.times_gpu_step``): one key of two
             **({key: True} if (key := self.kind.no_gpu_step_key) else {}),
+            # copies and no kernel (``Kind.window`` "copy_only"): GPU work, which the job line and title never deny
+            **({"copies_only": True} if self.kind.window == "copy_only" else {}),
         }
 
 

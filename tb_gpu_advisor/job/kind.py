@@ -77,8 +77,13 @@ class Kind:
     #: call recorded at all, though the program loaded CUDA or ran to its output), "frontend" (a serving engine's
     #: front-end process, which runs no GPU work by design: ``engine`` names the engine, whose own process holds the
     #: GPU work), "input_on_cpu" (the input pipeline's loop with no model op and no GPU runtime call recorded: its
-    #: batches on the CPU), "" otherwise
+    #: batches on the CPU), "copy_only" (copies between host and GPU and no kernel: a bandwidth test, a staging
+    #: program, or a window cut before the first kernel -- GPU work all the same, :func:`_copies_only`), "" otherwise
     window: str = ""
+    #: a ``copy_only`` window's copies from or to pageable host memory, how many (0: none, or none known): the
+    #: copies' own fix, pinned memory, is the window's first
+    pageable_copies: int = 0
+
     @property
     def times_gpu_step(self) -> bool:
         """Whether the window's step marks may time a GPU step: not in a window without GPU work (kind ``no_gpu``),
@@ -181,7 +186,7 @@ class Kind:
 NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded"}
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
-           "wsl2_driver_ok", "wsl2_untraced", "frontend", "input_on_cpu")
+           "wsl2_driver_ok", "wsl2_untraced", "frontend", "input_on_cpu", "copy_only")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -1132,6 +1137,13 @@ def _cpu_loop_window(w: _Held) -> Kind | None:
                 gpu_seen=w.trace.producer.get("visible_gpus", ""))
 
 
+def _copy_only_window(w: _Held) -> Kind | None:
+    """The GPUs copied and ran no kernel (:func:`_copies_only`): GPU work, the copy engines', not start-up -- start-up
+    makes a context and buffers, it does not move bytes back and forth window-long."""
+    copied, pageable = _copies_only(w.trace)
+    return Kind("no_gpu", "high", copied, pageable_copies=pageable) if copied else None
+
+
 def _startup_window(w: _Held) -> Kind | None:
     """Runtime calls and no kernel launched: the program's start-up (:func:`_startup_calls`)."""
     if not w.calls:
@@ -1242,6 +1254,9 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #:   that runs no model, not start-up cut short (h37-survey53).
 #: * the CPU loop after ``input_only`` and before ``startup``: marked steps that each call CUDA and queue nothing are
 #:   a loop on the CPU, which start-up does not repeat (h37-probe42w); a loop of fetches is said as such first.
+#: * ``copy_only`` after the CPU loop and before ``startup``: copies between host and GPU that keep its copy engines
+#:   busy a real share of the window are GPU work -- a bandwidth test's, a staging program's --, not start-up, whose
+#:   copies are a few small ones (a memset of 4,608 bytes, h37-probe43w); a loop of fetches says so first.
 #: * ``startup`` last of the readers of a window with calls: any call left is start-up; every reader after it reads a
 #:   window with no runtime call at all.
 #: * ``frontend`` before the tracing readers: a serving engine's front-end runs no GPU work by design; its missing CUDA
@@ -1262,6 +1277,7 @@ _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = 
     (_profiler_window, "", False),
     (_input_only_window, "input_only", False),
     (_cpu_loop_window, "", False),
+    (_copy_only_window, "copy_only", False),
     (_startup_window, "startup", False),
     (_frontend_window, "frontend", False),
     (_tracing_off_window, "tracing_off", False),
@@ -1603,6 +1619,70 @@ def _device_events(trace: Trace, kinds: tuple[int, ...] | None = None) -> list[t
     counted a GPU's copies in their own loop (h37-review26's list)."""
     return [(d.gpu, len(d) if kinds is None else int(np.isin(d.kind, kinds).sum()),
              int(np.maximum(d.copy_bytes, 0).sum())) for d in trace.devices if len(d)]
+
+
+#: How a copy's direction reads in a copy-only window's words.
+_COPY_WAYS = {devices.KIND_H2D: "host to device", devices.KIND_D2H: "device to host",
+              devices.KIND_D2D: "device to device", devices.KIND_OTHER_COPY: "of unstated direction"}
+
+
+def _window_ps(trace: Trace) -> tuple[int, int]:
+    """The window's (start, end), ps: the profiler's own where the file records one, else the first host or device
+    event's start and the last one's end."""
+    start, end = trace.window_start_ps(), trace.window_end_ps()
+    if end is None:
+        end = max([int(d.end.max()) for d in trace.devices if len(d)] + ([int(trace.h.end.max())] if len(trace.h)
+                                                                         else []), default=start)
+    return int(start), int(end)
+
+
+def _copies_only(trace: Trace) -> tuple[str, int]:
+    """A window without kernels whose GPU copied between host and device for a real share of it
+    (``job.copy_only_share``, two copies at least), in words: per GPU, how busy its copies kept it, by direction the
+    copies and bytes, and whether the host side was pageable or pinned memory -- and how many were pageable; ("", 0)
+    otherwise.
+
+    Why: copies are GPU work.  A host-device bandwidth test, or a staging program that moves batches to the GPU and
+    back, queues copies and no kernel; read as a window of calls without kernels, its 200 copies busying the copy
+    engine 44% of the window were "start-up only ... no GPU work", with the fix to record where the steps run
+    (h37-probe43w: ``nsysexport.write_pageable_copy_loop(kernels=0)``, ``torchtrace.write_copy_only_window``).  The
+    share is of the window from the GPU's first copy on: a context created before it (400 ms of a 484 ms window) is
+    start-up's, not the copies'.  A start-up's copies are a few small ones, far under the share."""
+    start, end = _window_ps(trace)
+    parts, pageable = [], 0
+    for d in trace.devices:
+        copy = np.isin(d.kind, _COPY_KINDS) if len(d) else np.zeros(0, bool)
+        if int(copy.sum()) < 2:
+            continue
+        s, e = union_intervals(d.start[copy], d.end[copy])
+        span = end - min(int(s[0]), end)  # from the first copy on: a context made before it is start-up's, not theirs
+        busy = int((e - s).sum()) / span if span > 0 else 0.0
+        if busy < T("job.copy_only_share"):
+            continue
+        parts.append(_gpu_copies(d, copy, busy))
+        pageable += int((devices.event_host_memory(d.names, d.name, d.mem_host)[copy] == 1).sum())
+    if not parts:
+        return "", 0
+    return f"copies only, no kernel: {'; '.join(parts)} -- GPU work, not start-up", pageable
+
+
+def _gpu_copies(d, copy: np.ndarray, busy: float) -> str:  # noqa: ANN001 - device events
+    """One GPU's copies in words: its copies' busy share of the window from its first copy on, by direction their count and bytes, and the
+    host memory they copied from or to (:func:`devices.event_host_memory`)."""
+    kind, nbytes = d.kind[copy], np.maximum(d.mem_bytes[copy].astype(np.int64), 0)
+    ways = []
+    for k, way in _COPY_WAYS.items():
+        sel = kind == k
+        if sel.any():
+            moved = f", {gb(float(nbytes[sel].sum()))}" if nbytes[sel].sum() else ""
+            ways.append(f"{int(sel.sum()):,} {way}{moved}")
+    host = devices.event_host_memory(d.names, d.name, d.mem_host)[copy]
+    host = host[(kind == devices.KIND_H2D) | (kind == devices.KIND_D2H)]
+    memory = ("" if not host.size else "; host memory pageable" if (host == 1).all() else "; host memory pinned"
+              if (host == 0).all() else f"; {int((host == 1).sum()):,} of them from or to pageable host memory"
+              if (host == 1).any() else "")
+    return (f"GPU {d.gpu}'s copies kept it busy {pct(busy)} of the window from its first copy on ({plural(int(copy.sum()), 'copy', 'copies')}: "
+            f"{', '.join(ways)}{memory})")
 
 
 def _startup_calls(trace: Trace) -> str:

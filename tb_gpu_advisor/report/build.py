@@ -683,6 +683,8 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
         kind = f"{kind_words(job['kind'], 1)}, its GPU work queued before the window: none of the job's steps in it"
     elif job.get("gpu_unrecorded") and job.get("kind") != "no_gpu":  # the ranges name the work, the GPU's went unseen
         kind = f"{kind_words(job['kind'])}, their GPU work not recorded"
+    elif job.get("copies_only"):  # copies are GPU work: the window holds no kernel, not no GPU work (h37-probe43w)
+        kind = "GPU copies only, no kernel"
     elif job.get("kind") == "unknown" and job.get("host_kind"):
         kind = f"{kind_words(job['host_kind'], steps_found)}, as the host's events name the work"
     if job.get("engine"):
@@ -700,7 +702,7 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
         bits.append(f"written by {job['version']}")
     if no_gpu_step(job):  # the title says it: no step to time -- but a loop the host marks ran, and took its time
         if loop := host_loop_words(job):
-            bits.append(f"its loop on the CPU: {loop}, no GPU step")
+            bits.append(f"its loop{'' if job.get('copies_only') else ' on the CPU'}: {loop}, no GPU step")
     elif job.get("step_confidence") and job["step_confidence"] != "high":
         source = step_words.split(";", 1)[0] if step_words else "the trace"
         bits.append(f"steps: {source} ({job['step_confidence']} confidence)")

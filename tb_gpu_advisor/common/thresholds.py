@@ -511,6 +511,9 @@ _TABLE: tuple[Threshold, ...] = (
        "files_startup_climate_unet's 880 ms window); a bandwidth test or a staging loop keeps its copy engines busy a "
        "real share of its window (h37-probe43w)", "share of a window without kernels a GPU's copies must busy, at least "
        "two of them, for the window to read as copies only, not start-up"),
+    _t("job.teardown_min_calls", 2.0, "count", "Advisor: one free is any program's (start-up's cudaFree(0) creates "
+       "the context); a tear-down releases what it made, several things (h37-probe43w)", "calls that release what the "
+       "program made, and at least half its calls, for a window without kernels to read as its tear-down"),
     _t("job.one_time_call_ms", 0.1, "ms", "Advisor: library handle creation and module loading take 0.1 ms to seconds",
        "start-up and compilation calls at least this long count as one-time costs"),
     _t("job.compile_gap_ms", 1.0, "ms", "Advisor: an interpreter runs a graph's next op microseconds after the last "

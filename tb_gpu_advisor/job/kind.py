@@ -78,7 +78,9 @@ class Kind:
     #: front-end process, which runs no GPU work by design: ``engine`` names the engine, whose own process holds the
     #: GPU work), "input_on_cpu" (the input pipeline's loop with no model op and no GPU runtime call recorded: its
     #: batches on the CPU), "copy_only" (copies between host and GPU and no kernel: a bandwidth test, a staging
-    #: program, or a window cut before the first kernel -- GPU work all the same, :func:`_copies_only`), "" otherwise
+    #: program, or a window cut before the first kernel -- GPU work all the same, :func:`_copies_only`), "teardown"
+    #: (the program's exit after its loop: calls that release what it made, none that make: :func:`_teardown`), ""
+    #: otherwise
     window: str = ""
     #: a ``copy_only`` window's copies from or to pageable host memory, how many (0: none, or none known): the
     #: copies' own fix, pinned memory, is the window's first
@@ -186,7 +188,7 @@ class Kind:
 NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded"}
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
-           "wsl2_driver_ok", "wsl2_untraced", "frontend", "input_on_cpu", "copy_only")
+           "wsl2_driver_ok", "wsl2_untraced", "frontend", "input_on_cpu", "copy_only", "teardown")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -1144,6 +1146,13 @@ def _copy_only_window(w: _Held) -> Kind | None:
     return Kind("no_gpu", "high", copied, pageable_copies=pageable) if copied else None
 
 
+def _teardown_window(w: _Held) -> Kind | None:
+    """The program's tear-down after its loop (:func:`_teardown`): calls that release what it made and none that make
+    anything -- the loop ended before the window, which start-up never does."""
+    ended = _teardown(w.trace) if w.calls else ""
+    return Kind("no_gpu", "high", ended) if ended else None
+
+
 def _startup_window(w: _Held) -> Kind | None:
     """Runtime calls and no kernel launched: the program's start-up (:func:`_startup_calls`)."""
     if not w.calls:
@@ -1257,6 +1266,9 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #: * ``copy_only`` after the CPU loop and before ``startup``: copies between host and GPU that keep its copy engines
 #:   busy a real share of the window are GPU work -- a bandwidth test's, a staging program's --, not start-up, whose
 #:   copies are a few small ones (a memset of 4,608 bytes, h37-probe43w); a loop of fetches says so first.
+#: * ``teardown`` before ``startup``: calls that release what the program made (frees, streams and modules destroyed,
+#:   the device reset) and none that make anything are the program's exit, after its loop -- start-up makes, it does
+#:   not release (h37-probe43w: such a window read "start-up only", told to start where the steps run).
 #: * ``startup`` last of the readers of a window with calls: any call left is start-up; every reader after it reads a
 #:   window with no runtime call at all.
 #: * ``frontend`` before the tracing readers: a serving engine's front-end runs no GPU work by design; its missing CUDA
@@ -1278,6 +1290,7 @@ _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = 
     (_input_only_window, "input_only", False),
     (_cpu_loop_window, "", False),
     (_copy_only_window, "copy_only", False),
+    (_teardown_window, "teardown", False),
     (_startup_window, "startup", False),
     (_frontend_window, "frontend", False),
     (_tracing_off_window, "tracing_off", False),
@@ -1384,6 +1397,43 @@ def _queues_work(name: str) -> bool:
 #: The longest a profiler's exit sync may end before the window's end: the profiler stops right after it returns
 #: (``torch.profiler``'s ``__exit__``: ``torch.cuda.synchronize()``, then the trace's end; 0.05 ms on a course's A10G).
 _EXIT_SYNC_NS = 1_000_000
+
+
+def _makes(name: str) -> bool:
+    """A runtime call that makes something a tear-down never makes: memory allocated, a context, stream, event, handle
+    or module created or loaded, or GPU work queued (:func:`_queues_work`)."""
+    base = devices.call_base_name(name)
+    return ((devices.is_alloc_call(name) and not devices.is_any_free_call(name)) or devices.is_init_call(name)
+            or "Create" in base or _queues_work(name))
+
+
+def _teardown(trace: Trace) -> str:
+    """A window of the program's tear-down, in words: at least ``job.teardown_min_calls`` calls that release what the
+    program made (``devices.is_teardown_call``: frees, streams, events, modules and communicators destroyed, the device
+    reset), at least half its runtime calls, none that makes anything (:func:`_makes`) and no context created in it;
+    "" otherwise.
+
+    Why: a window without kernels was read as start-up whatever its calls did.  A window opened after the loop (an
+    ``nsys --delay`` past the last step, a capture left open to the program's exit) holds the frees of ``del model``,
+    ``cudaStreamDestroy``, ``cuModuleUnload``, NCCL's ``ncclCommDestroy`` and ``cudaDeviceReset``: it read "start-up
+    only ... the window ended during start-up", with the fix to start the window where the steps run -- a window
+    that started too late was told it ended too early (h37-probe43w: ``nsysexport.write_teardown_window``)."""
+    h = trace.h
+    calls = h.name_mask(devices.is_runtime_call)
+    if not calls.any() or context_start(trace).calls.any():
+        return ""
+    released = h.name_mask(devices.is_teardown_call)
+    if h.name_mask(_makes).any() or int((released & calls).sum()) < max(T("job.teardown_min_calls"),
+                                                                          int(calls.sum()) / 2):
+        return ""
+    named = np.flatnonzero(released & ~calls)  # a library's own record of its API call (NCCL's NVTX range)
+    libs = {}
+    for i in named.tolist():
+        libs[h.names[int(h.name[i])]] = libs.get(h.names[int(h.name[i])], 0) + 1
+    beside = f"; {', '.join(f'`{n}` ×{k}' for n, k in libs.items())} beside them" if libs else ""
+    return (f"the program's tear-down, after its loop: {_startup_calls(trace)}{beside}; "
+            f"{int((released & calls).sum()):,} of the calls release what the program made (frees, streams, events "
+            f"or modules destroyed, the device reset) and none makes anything or queues GPU work")
 
 
 def _profiler_calls_only(trace: Trace) -> str:

@@ -574,7 +574,8 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "frontend": "A serving engine's front-end process: its GPU work runs in another process",
                   "input_on_cpu": "The capture window holds only the input pipeline, on the CPU: batches fetched, no "
                                   "model run",
-                  "copy_only": "The capture window holds copies between host and GPU, and no kernel"}
+                  "copy_only": "The capture window holds copies between host and GPU, and no kernel",
+                  "teardown": "The capture window opened after the loop: it holds the program's tear-down"}
 
 
 #: What a window without GPU work holds, by its kind (``Kind.window``), and why the checks did not run: ``{length}``
@@ -617,6 +618,9 @@ _WINDOW_SUMMARIES = {
                   "program's work (a bandwidth test, a staging tool), judge them by their bandwidth and host memory: "
                   "pageable copies pass through the driver's staging buffer, pinned ones do not; where the program runs "
                   "kernels later, the window ended before them: record the window where it runs its steps."),
+    "teardown": ("{length} holds no GPU work: {held}. It is not start-up: the program's steps ran before the window, "
+                 "so the guide's GPU checks did not run and nothing here is a verdict on the job. End the window "
+                 "before the program exits, on its steps."),
     "nvtx_only": ("{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the "
                   "guide's GPU checks did not run: nothing here is a verdict on the job."),
 }
@@ -645,6 +649,8 @@ def _window_fixes(ctx: Ctx, window: str, fmt: str, loop_steps: int = 0) -> list[
         pageable = ctx.m.job.kind.pageable_copies if ctx.m.job is not None else 0
         pin = ctx.fw.extra("excessive_memcpy:pageable", copies=plural(pageable, "copy", "copies")) if pageable else []
         return pin + (ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:copy_only") or ctx.fw.fix(f"{ID}:window"))
+    if window == "teardown":  # the format's own window options where it has them (Nsight), else the framework's
+        return ctx.window_fixes(fmt, window, False) or ctx.fw.fix(f"{ID}:teardown") or ctx.fw.fix(f"{ID}:window")
     if window in ("frontend", "input_only", "loop_ended", "input_on_cpu"):  # the framework's words: process or loop
         key = f"{ID}:{window}" + (f"/{loop_steps}" if loop_steps else "")
         return ctx.fw.fix(key) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")

@@ -3302,15 +3302,17 @@ MIXED_START_UP = (("cudaGetDeviceCount", 3, 40.0), ("cudaMalloc", 20, 250_000.0)
                   ("cudaStreamCreateWithPriority", 22, 30.0))
 
 
-def write_mixed_window_run(out: str, run: str = "mixed_window", steps: int = 8) -> dict[str, Any]:
+def write_mixed_window_run(out: str, run: str = "mixed_window", steps: int = 8, one_node: bool = False
+                           ) -> dict[str, Any]:
     """A 2-rank job on two nodes whose ranks' windows differ: node0's rank 0 holds ``steps`` steps of
     ``healthy_bf16`` (bf16 GEMMs, FLOPs from the traced shapes), node1's rank 1 only its start-up
     (:data:`MIXED_START_UP`: no kernel launched), as a ``torch.profiler`` window opened on each rank at once and
     closed when rank 0's steps were done writes them.  Truth by construction: node0's report is the same as its
     file's alone -- healthy, its MFU over the bf16 peak from the traced shapes -- and node1's is a start-up window.
+    ``one_node``: both ranks on node0, rank 1 on its GPU 1 (h37-probe43w: a node's ranks are one host).
     Returns the folder and the two files."""
     (r0,) = simulate("healthy_bf16", steps)
-    r1 = Rank(rank=1, pid=4101, device=0, node=1)
+    r1 = Rank(rank=1, pid=4101, device=1, node=0) if one_node else Rank(rank=1, pid=4101, device=0, node=1)
     for name, cbid, us in MIXED_START_UP:
         _runtime_call(r1, name, us, cbid)
     folder = os.path.join(out, run)

@@ -59,7 +59,7 @@ def _busy(evidence: str) -> float:
 def test_an_nsight_copy_loop_is_copies_not_start_up(tmp_path, pinned):
     """100 uploads and 100 read-backs, no kernel: the window holds copies -- the pageable ones told to pin first --
     never "start-up", never "no GPU work"."""
-    truth = nx.write_pageable_copy_loop(str(tmp_path / "copy.sqlite"), iterations=100, kernels=0, pinned=pinned)
+    nx.write_pageable_copy_loop(str(tmp_path / "copy.sqlite"), iterations=100, kernels=0, pinned=pinned)
     code, rep = _report(str(tmp_path))
     job, f, text = _window(rep)
     assert code == 0 and f["severity"] == "warning"

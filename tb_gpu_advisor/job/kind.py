@@ -1436,6 +1436,48 @@ def _teardown(trace: Trace) -> str:
             f"or modules destroyed, the device reset) and none makes anything or queues GPU work")
 
 
+def idle_ranks(trace: Trace) -> str:
+    """The ranks read with this trace whose windows hold no GPU work (``Trace.idle_ranks``: a node's ranks' files read
+    as one), each once, with what its window holds: its runtime calls, the costliest first, and what they were --
+    start-up (they make a context, memory or streams), tear-down (:func:`_teardown`'s calls), or none at all; "" where
+    every rank's window ran GPU work.
+
+    Why: a node's ranks are one host, so a rank whose window ended in its start-up while rank 0 ran its loop was
+    said nowhere -- its calls folded into rank 0's host, and the job line said "the other ranks' traces are not here"
+    of a trace that held them (h37-probe42w's *Left* 1-2; h37-probe43w: ``write_mixed_window_run(one_node=True)``)."""
+    if not trace.idle_ranks or not len(trace.h):
+        return ""
+    h = trace.h
+    parts = []
+    for worker, rank in trace.idle_ranks.items():
+        lines = [i for i, n in enumerate(h.line_names) if n.startswith(f"{worker}: ")]
+        mine = np.isin(h.line, lines)
+        calls = mine & h.name_mask(devices.is_runtime_call)
+        who = f"rank {rank} ({worker})" if rank >= 0 else worker
+        parts.append(f"{who}'s window holds no GPU work: {_rank_calls(trace, calls)}")
+    return "; ".join(parts)
+
+
+def _rank_calls(trace: Trace, calls: np.ndarray) -> str:
+    """One idle rank's runtime calls (``calls``: a mask of the trace's host events) in words: how many, the three
+    costliest with their time, and whether they were start-up, tear-down or neither."""
+    h = trace.h
+    idx = np.flatnonzero(calls)
+    if not idx.size:
+        return "no GPU runtime call"
+    dur = (h.end[idx] - h.start[idx]).astype(np.int64)
+    names = [h.names[int(h.name[i])] for i in idx.tolist()]
+    total: dict[str, int] = {}
+    for n, d in zip(names, dur.tolist()):
+        total[n] = total.get(n, 0) + d
+    top = sorted(total, key=lambda n: -total[n])[:3]
+    listed = ", ".join(f"`{n}` {ms(total[n] / 1e9)}" for n in top) + (", ..." if len(total) > 3 else "")
+    what = ("-- start-up" if any(_makes(n) for n in names) and not any(_queues_work(n) for n in names) else
+            "-- tear-down" if all(devices.is_teardown_call(n) or devices.is_sync_call(n) for n in names) else "")
+    runtime = devices.vendor_of_calls(set(names)).TERMS["runtime"]  # the vendor's word for its runtime's calls
+    return f"{plural(idx.size, f'{runtime} call')} ({listed}), no kernel {what}".rstrip()
+
+
 def _profiler_calls_only(trace: Trace) -> str:
     """The runtime calls of a window without kernels, in words, where every one is the profiler's own: device queries
     (``devices.QUERY_CALLS``: the count and properties a profiler reads as it starts) and one whole-device sync

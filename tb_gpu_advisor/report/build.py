@@ -642,13 +642,18 @@ def part_of_job(m: HostMetrics) -> str:
     Why: a DDP rank whose window held no AllReduce (a forward-only step, a window before the first bucket) shows no
     sign of the job but its header; read alone, it is a one-GPU program, and every fix that talks of ranks is lost."""
     mg = m.multi_gpu
+    idle = m.job.idle_ranks if m.job is not None else ""  # ranks read here whose windows ran no GPU work: said once
     here = mg.processes  # 0: no GPU process (a CPU-only gloo rank), whose collectives no GPU counts: not said
     if not here or not mg.job_ranks or mg.job_ranks <= here or mg.collective_calls_per_gpu_step:
-        return ""
+        return idle
     ranks = sorted({g.rank for g in m.gpus if g.active and g.rank is not None})
     which = f"rank {ranks[0]}" if len(ranks) == 1 and here == 1 else plural(here, "rank")
-    return (f"{which} of a job of {mg.job_ranks} ranks (its distributedInfo), whose window ran no collective: the "
-            f"other ranks' traces are not here")
+    rest = idle.count("'s window holds no GPU work")  # the other ranks read here (h37-probe43w), not "not here"
+    missing = mg.job_ranks - here - rest
+    where = (f"the other {plural(missing, 'rank')}' traces are not here" if rest and missing > 0 else
+             "the other ranks' traces are not here" if not rest else "")
+    return (f"{which} of a job of {mg.job_ranks} ranks (its distributedInfo), whose window ran no collective"
+            + (f": {where}" if where else "") + (f"; {idle}" if idle else ""))
 
 
 #: How each kind of work reads in the report's job line: (several steps, one step).

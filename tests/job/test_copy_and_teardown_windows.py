@@ -124,4 +124,3 @@ def test_a_window_that_makes_something_is_no_tear_down(tmp_path):
     _, rep = _report(str(tmp_path))
     job, _, _ = _window(rep)
     assert "tear-down" not in job["kind_evidence"]
-

@@ -1141,7 +1141,11 @@ def _cpu_loop_window(w: _Held) -> Kind | None:
 
 def _copy_only_window(w: _Held) -> Kind | None:
     """The GPUs copied and ran no kernel (:func:`_copies_only`): GPU work, the copy engines', not start-up -- start-up
-    makes a context and buffers, it does not move bytes back and forth window-long."""
+    makes a context and buffers, it does not move bytes back and forth window-long.  Not where the framework's
+    matmuls or convolutions ran on the host (:func:`_cpu_compute_ops`): that is a model on the CPU whose batches were
+    copied to the GPUs, read by the CPU readers after it (``test_random_jobs``' TF batches on 4 A100s)."""
+    if _cpu_compute_ops(w.trace, w.fw):  # the model's matmuls ran on the host: a model on the CPU fed its batches
+        return None
     copied, pageable = _copies_only(w.trace)
     return Kind("no_gpu", "high", copied, pageable_copies=pageable) if copied else None
 

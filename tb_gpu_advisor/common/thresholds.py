@@ -511,6 +511,10 @@ _TABLE: tuple[Threshold, ...] = (
        "files_startup_climate_unet's 880 ms window); a bandwidth test or a staging loop keeps its copy engines busy a "
        "real share of its window (h37-probe43w)", "share of a window without kernels a GPU's copies must busy, at least "
        "two of them, for the window to read as copies only, not start-up"),
+    _t("job.copy_only_repeats", 3.0, "count", "Advisor: a copy loop makes one copy again and again (a bandwidth test "
+       "hundreds of times); one batch's upload before the first kernel makes each of its tensors' copies once "
+       "(h37-probe43w)", "times one copy (direction and size) must be made for a window without kernels to read as "
+       "copies only"),
     _t("job.teardown_min_calls", 2.0, "count", "Advisor: one free is any program's (start-up's cudaFree(0) creates "
        "the context); a tear-down releases what it made, several things (h37-probe43w)", "calls that release what the "
        "program made, and at least half its calls, for a window without kernels to read as its tear-down"),

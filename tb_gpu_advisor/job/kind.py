@@ -1734,8 +1734,8 @@ def _window_ps(trace: Trace) -> tuple[int, int]:
 
 def _copies_only(trace: Trace) -> tuple[str, int]:
     """A window without kernels whose GPU copied between host and device for a real share of it
-    (``job.copy_only_share``, two copies at least), in words: per GPU, how busy its copies kept it, by direction the
-    copies and bytes, and whether the host side was pageable or pinned memory -- and how many were pageable; ("", 0)
+    (``job.copy_only_share``), one copy made again and again (:func:`_repeated`), in words: per GPU, how busy its
+    copies kept it, by direction the copies and bytes, and whether the host side was pageable or pinned memory -- and how many were pageable; ("", 0)
     otherwise.
 
     Why: copies are GPU work.  A host-device bandwidth test, or a staging program that moves batches to the GPU and
@@ -1748,7 +1748,7 @@ def _copies_only(trace: Trace) -> tuple[str, int]:
     parts, pageable = [], 0
     for d in trace.devices:
         copy = np.isin(d.kind, _COPY_KINDS) if len(d) else np.zeros(0, bool)
-        if int(copy.sum()) < 2:
+        if not _repeated(d.kind[copy], d.mem_bytes[copy]):
             continue
         s, e = union_intervals(d.start[copy], d.end[copy])
         span = end - min(int(s[0]), end)  # from the first copy on: a context made before it is start-up's, not theirs
@@ -1760,6 +1760,16 @@ def _copies_only(trace: Trace) -> tuple[str, int]:
     if not parts:
         return "", 0
     return f"copies only, no kernel: {'; '.join(parts)} -- GPU work, not start-up", pageable
+
+
+def _repeated(kind: np.ndarray, nbytes: np.ndarray) -> bool:
+    """Whether one copy -- its direction and size -- was made ``job.copy_only_repeats`` times or more: a copy loop's
+    (a bandwidth test's, a staging loop's), not one batch's upload before the first kernel (start-up cut short:
+    ``randjobs.input_window``'s one fetch and its two tensors)."""
+    if not kind.size:
+        return False
+    _, counts = np.unique(np.stack([kind.astype(np.int64), nbytes.astype(np.int64)]), axis=1, return_counts=True)
+    return int(counts.max()) >= T("job.copy_only_repeats")
 
 
 def _gpu_copies(d, copy: np.ndarray, busy: float) -> str:  # noqa: ANN001 - device events

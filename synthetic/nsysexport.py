@@ -4433,7 +4433,7 @@ def write_rank_pause(path: str, ranks: int = 2, paused: int = 1, call: str = "cu
     return {"steps": truth.steps, "step_ms": truth.step_ms, "paused": paused, "call": call, "call_ns": (s, e)}
 
 
-# --------------------------------------------------------------------------- a window of the program's tear-down (issue 37)
+# ------------------------------------------------------------- a window of the program's tear-down (issue 37)
 
 #: The calls a CUDA program's tear-down makes after its loop, in order, as (name, count, ns each): the sync before
 #: the results are read, the device and pinned frees, the streams', events' and handles' destruction, the modules

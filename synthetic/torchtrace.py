@@ -3396,10 +3396,10 @@ def write_copy_only_window(out: str, run: str = "copy_only_window", steps: int =
     """A data-staging loop under torch.profiler (``prof.step()`` each turn): each step copies a ``mb`` MiB batch to the
     GPU with ``tensor.to('cuda', non_blocking=True)`` (``aten::to`` -> ``aten::copy_``: ``cudaMemcpyAsync``, a
     ``Memcpy HtoD ({host} -> Device)`` of ``h2d_us``), copies it back with ``.cpu()`` (``Memcpy DtoH (Device ->
-    {host})`` of ``d2h_us``), then waits (``cudaStreamSynchronize``) and spends ``host_us`` on the host -- the shape of a
-    host-device bandwidth check (``torch.cuda`` copies timed in a loop) or a staging tool: no kernel at all.  Truth by
-    construction: ``steps`` marked steps, 2 copies each, no kernel and no fill; the GPU's copy time, H2D and D2H
-    bytes; the copies' host memory.  Copies are GPU work: the window is neither start-up nor "no GPU work"."""
+    {host})`` of ``d2h_us``), then waits (``cudaStreamSynchronize``) and spends ``host_us`` on the host -- the shape
+    of a host-device bandwidth check (``torch.cuda`` copies timed in a loop) or a staging tool: no kernel at all.
+    Truth by construction: ``steps`` marked steps, 2 copies each, no kernel and no fill; the GPU's copy time, H2D and
+    D2H bytes; the copies' host memory.  Copies are GPU work: the window is neither start-up nor "no GPU work"."""
     r = Rank(rank=0, pid=4100, device=0)
     nbytes = int(mb * (1 << 20))
 

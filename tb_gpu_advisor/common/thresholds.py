@@ -509,8 +509,8 @@ _TABLE: tuple[Threshold, ...] = (
        "slow launches count as one-time costs only when they hold at least this share of all launch time"),
     _t("job.copy_only_share", 0.05, "share", "Advisor: start-up's copies are a few small ones (a 4,608-byte memset in "
        "files_startup_climate_unet's 880 ms window); a bandwidth test or a staging loop keeps its copy engines busy a "
-       "real share of its window (h37-probe43w)", "share of a window without kernels a GPU's copies must busy, at least "
-       "two of them, for the window to read as copies only, not start-up"),
+       "real share of its window (h37-probe43w)", "share of a window without kernels a GPU's copies must "
+       "busy for the window to read as copies only, not start-up"),
     _t("job.copy_only_repeats", 3.0, "count", "Advisor: a copy loop makes one copy again and again (a bandwidth test "
        "hundreds of times); one batch's upload before the first kernel makes each of its tensors' copies once "
        "(h37-probe43w)", "times one copy (direction and size) must be made for a window without kernels to read as "

@@ -1735,8 +1735,8 @@ def _window_ps(trace: Trace) -> tuple[int, int]:
 def _copies_only(trace: Trace) -> tuple[str, int]:
     """A window without kernels whose GPU copied between host and device for a real share of it
     (``job.copy_only_share``), one copy made again and again (:func:`_repeated`), in words: per GPU, how busy its
-    copies kept it, by direction the copies and bytes, and whether the host side was pageable or pinned memory -- and how many were pageable; ("", 0)
-    otherwise.
+    copies kept it, by direction the copies and bytes, and whether the host side was pageable or pinned memory --
+    and how many were pageable; ("", 0) otherwise.
 
     Why: copies are GPU work.  A host-device bandwidth test, or a staging program that moves batches to the GPU and
     back, queues copies and no kernel; read as a window of calls without kernels, its 200 copies busying the copy
@@ -1773,8 +1773,8 @@ def _repeated(kind: np.ndarray, nbytes: np.ndarray) -> bool:
 
 
 def _gpu_copies(d, copy: np.ndarray, busy: float) -> str:  # noqa: ANN001 - device events
-    """One GPU's copies in words: its copies' busy share of the window from its first copy on, by direction their count and bytes, and the
-    host memory they copied from or to (:func:`devices.event_host_memory`)."""
+    """One GPU's copies in words: its copies' busy share of the window from its first copy on, by direction their
+    count and bytes, and the host memory they copied from or to (:func:`devices.event_host_memory`)."""
     kind, nbytes = d.kind[copy], np.maximum(d.mem_bytes[copy].astype(np.int64), 0)
     ways = []
     for k, way in _COPY_WAYS.items():
@@ -1787,8 +1787,9 @@ def _gpu_copies(d, copy: np.ndarray, busy: float) -> str:  # noqa: ANN001 - devi
     memory = ("" if not host.size else "; host memory pageable" if (host == 1).all() else "; host memory pinned"
               if (host == 0).all() else f"; {int((host == 1).sum()):,} of them from or to pageable host memory"
               if (host == 1).any() else "")
-    return (f"GPU {d.gpu}'s copies kept it busy {pct(busy)} of the window from its first copy on ({plural(int(copy.sum()), 'copy', 'copies')}: "
-            f"{', '.join(ways)}{memory})")
+    n = plural(int(copy.sum()), "copy", "copies")
+    return (f"GPU {d.gpu}'s copies kept it busy {pct(busy)} of the window from its first copy on "
+            f"({n}: {', '.join(ways)}{memory})")
 
 
 def _startup_calls(trace: Trace) -> str:

@@ -615,9 +615,10 @@ _WINDOW_SUMMARIES = {
                           "job's steps."),
     "copy_only": ("{length} holds GPU work of one kind: {held}. The guide's checks judge kernels and the steps that "
                   "run them, so they did not run: nothing here is a verdict on a model. Where the copies are the "
-                  "program's work (a bandwidth test, a staging tool), judge them by their bandwidth and host memory: "
-                  "pageable copies pass through the driver's staging buffer, pinned ones do not; where the program runs "
-                  "kernels later, the window ended before them: record the window where it runs its steps."),
+                  "program's work (a bandwidth test, a staging tool), judge them by their bandwidth and host "
+                  "memory: pageable copies pass through the driver's staging buffer, pinned ones do not; where the "
+                  "program runs kernels later, the window ended before them: record the window where it runs its "
+                  "steps."),
     "teardown": ("{length} holds no GPU work: {held}. It is not start-up: the program's steps ran before the window, "
                  "so the guide's GPU checks did not run and nothing here is a verdict on the job. End the window "
                  "before the program exits, on its steps."),

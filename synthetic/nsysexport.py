@@ -4503,3 +4503,50 @@ def write_rank_pause(path: str, ranks: int = 2, paused: int = 1, call: str = "cu
     truth = write(path, job)
     s, e = pause_rank(path, paused, at_step, call, call_ms, helper)
     return {"steps": truth.steps, "step_ms": truth.step_ms, "paused": paused, "call": call, "call_ns": (s, e)}
+
+
+# ------------------------------------------------------------- a window of the program's tear-down (issue 37)
+
+#: The calls a CUDA program's tear-down makes after its loop, in order, as (name, count, ns each): the sync before
+#: the results are read, the device and pinned frees, the streams', events' and handles' destruction, the modules
+#: unloaded, and ``cudaDeviceReset`` (which destroys the primary context: tens of ms).
+TEARDOWN_CALLS = (("cudaDeviceSynchronize_v3020", 1, 40_000), ("cudaFree_v3020", 12, 180_000),
+                  ("cudaFreeHost_v3020", 2, 2_500_000), ("cudaEventDestroy_v3020", 4, 3_000),
+                  ("cudaStreamDestroy_v5050", 4, 25_000), ("cuModuleUnload", 3, 400_000),
+                  ("cudaDeviceReset_v3020", 1, 60_000_000))
+
+
+def write_teardown_window(path: str, nccl: bool = True, gpu: Gpu | None = None, reset: bool = True) -> dict:
+    """Write the export of a window that opened after the program's loop (``nsys profile --delay`` past its last step,
+    or a window left open to the program's exit): its tear-down alone -- :data:`TEARDOWN_CALLS` (the frees of
+    ``del model`` / ``cudaFree``, ``cudaStreamDestroy``, ``cuModuleUnload``, ``cudaDeviceReset`` where ``reset``) and,
+    where ``nccl``, NCCL's ``ncclCommDestroy`` as NCCL records it: an NVTX range in its own domain ``NCCL`` (NCCL's
+    ``src/init.cc`` opens ``NVTX3_FUNC_RANGE_IN(nccl_domain)`` in each API call, so the range bears the function's
+    name) -- and no kernel, copy or fill.  Return the truth: the window is the program's tear-down, after its loop, not
+    start-up (no context created, no call that makes anything); its calls and their ms."""
+    us, ms = 1000, 1_000_000
+    pid = 6161
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 2 * ms, gap=8 * us)
+    nvtx = []
+    for name, n, ns in TEARDOWN_CALLS:
+        if name.startswith("cudaDeviceReset") and not reset:
+            continue
+        if nccl and name.startswith("cudaEventDestroy"):  # the communicator first: NCCL frees its buffers inside
+            a = api.t
+            for _ in range(4):
+                api("cudaFree_v3020", 150 * us)
+            api("cudaStreamDestroy_v5050", 20 * us)
+            nvtx.append((a, api.t, "ncclCommDestroy"))
+            api.t += 20 * us
+        for _ in range(n):
+            api(name, ns)
+    stop = api.t + 2 * ms
+    api.insert(con, gtid)
+    rows = [(SESSION_START_NS, None, 75, None, None, None, "NCCL", gtid, None, None, 1) + (None,) * 9] if nvtx else []
+    rows += [(a, b, 59, None, None, None, text, gtid, None, None, 1) + (None,) * 9 for a, b, text in nvtx]
+    if rows:
+        con.executemany("INSERT INTO NVTX_EVENTS VALUES (" + ",".join("?" * 20) + ")", rows)
+    _finish_one(con, strings, stop, (gpid, pid, gtid), gpu or A100_SXM4_40GB, program="python3", thread="python3")
+    return {"window": "teardown", "calls": len(api.rows), "nccl_destroy": len(nvtx),
+            "call_ms": sum(b - a for a, b, *_ in api.rows) / ms}

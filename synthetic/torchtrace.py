@@ -3302,15 +3302,17 @@ MIXED_START_UP = (("cudaGetDeviceCount", 3, 40.0), ("cudaMalloc", 20, 250_000.0)
                   ("cudaStreamCreateWithPriority", 22, 30.0))
 
 
-def write_mixed_window_run(out: str, run: str = "mixed_window", steps: int = 8) -> dict[str, Any]:
+def write_mixed_window_run(out: str, run: str = "mixed_window", steps: int = 8, one_node: bool = False
+                           ) -> dict[str, Any]:
     """A 2-rank job on two nodes whose ranks' windows differ: node0's rank 0 holds ``steps`` steps of
     ``healthy_bf16`` (bf16 GEMMs, FLOPs from the traced shapes), node1's rank 1 only its start-up
     (:data:`MIXED_START_UP`: no kernel launched), as a ``torch.profiler`` window opened on each rank at once and
     closed when rank 0's steps were done writes them.  Truth by construction: node0's report is the same as its
     file's alone -- healthy, its MFU over the bf16 peak from the traced shapes -- and node1's is a start-up window.
+    ``one_node``: both ranks on node0, rank 1 on its GPU 1 (h37-probe43w: a node's ranks are one host).
     Returns the folder and the two files."""
     (r0,) = simulate("healthy_bf16", steps)
-    r1 = Rank(rank=1, pid=4101, device=0, node=1)
+    r1 = Rank(rank=1, pid=4101, device=1, node=0) if one_node else Rank(rank=1, pid=4101, device=0, node=1)
     for name, cbid, us in MIXED_START_UP:
         _runtime_call(r1, name, us, cbid)
     folder = os.path.join(out, run)
@@ -3480,3 +3482,35 @@ def write_implicit_sync(path: str, op: str = "nonzero", steps: int = 10, layers:
     kept = idle[1:-1]  # the Advisor drops a capture's first and last step
     return {"op": chain[0], "syncing_op": chain[-1], "gemm_ms": 3 * layers * gemm_us / 1000.0,
             "idle_after_ops_ms": sum(kept) / len(kept) / 1000.0}
+
+
+def write_copy_only_window(out: str, run: str = "copy_only_window", steps: int = 8, mb: float = 64.0,
+                           h2d_us: float = 2800.0, d2h_us: float = 3000.0, host: str = "Pinned",
+                           host_us: float = 200.0) -> dict[str, Any]:
+    """A data-staging loop under torch.profiler (``prof.step()`` each turn): each step copies a ``mb`` MiB batch to the
+    GPU with ``tensor.to('cuda', non_blocking=True)`` (``aten::to`` -> ``aten::copy_``: ``cudaMemcpyAsync``, a
+    ``Memcpy HtoD ({host} -> Device)`` of ``h2d_us``), copies it back with ``.cpu()`` (``Memcpy DtoH (Device ->
+    {host})`` of ``d2h_us``), then waits (``cudaStreamSynchronize``) and spends ``host_us`` on the host -- the shape
+    of a host-device bandwidth check (``torch.cuda`` copies timed in a loop) or a staging tool: no kernel at all.
+    Truth by construction: ``steps`` marked steps, 2 copies each, no kernel and no fill; the GPU's copy time, H2D and
+    D2H bytes; the copies' host memory.  Copies are GPU work: the window is neither start-up nor "no GPU work"."""
+    r = Rank(rank=0, pid=4100, device=0)
+    nbytes = int(mb * (1 << 20))
+
+    def body(rr: Rank) -> None:
+        op = rr.cpu("aten::to", 20.0, advance=False)
+        rr.memcpy(op, f"Memcpy HtoD ({host} -> Device)", nbytes, h2d_us)
+        rr.host_us += 20.0
+        op = rr.cpu("aten::to", 20.0, advance=False)
+        rr.memcpy(op, f"Memcpy DtoH (Device -> {host})", nbytes, d2h_us)
+        rr.host_us += 20.0
+        rr.sync("aten::copy_")
+        rr.host_us += host_us
+
+    for n in range(2, 2 + steps):
+        r.step(n, body)
+    folder = os.path.join(out, run)
+    os.makedirs(folder, exist_ok=True)
+    write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
+    return {"folder": folder, "steps": steps, "copies": 2 * steps, "copy_ms": steps * (h2d_us + d2h_us) / 1000.0,
+            "h2d_bytes": steps * nbytes, "d2h_bytes": steps * nbytes, "host_memory": host.lower()}

@@ -512,6 +512,17 @@ _TABLE: tuple[Threshold, ...] = (
     _t("job.one_time_launch_share", 0.5, "share", "Advisor: cold captures hold most of their launch time in a few "
        "launches (99% in 18 launches on a real cold forward pass); one slow launch among thousands is noise",
        "slow launches count as one-time costs only when they hold at least this share of all launch time"),
+    _t("job.copy_only_share", 0.05, "share", "Advisor: start-up's copies are a few small ones (a 4,608-byte memset in "
+       "files_startup_climate_unet's 880 ms window); a bandwidth test or a staging loop keeps its copy engines busy a "
+       "real share of its window (h37-probe43w)", "share of a window without kernels a GPU's copies must "
+       "busy for the window to read as copies only, not start-up"),
+    _t("job.copy_only_repeats", 3.0, "count", "Advisor: a copy loop makes one copy again and again (a bandwidth test "
+       "hundreds of times); one batch's upload before the first kernel makes each of its tensors' copies once "
+       "(h37-probe43w)", "times one copy (direction and size) must be made for a window without kernels to read as "
+       "copies only"),
+    _t("job.teardown_min_calls", 2.0, "count", "Advisor: one free is any program's (start-up's cudaFree(0) creates "
+       "the context); a tear-down releases what it made, several things (h37-probe43w)", "calls that release what the "
+       "program made, and at least half its calls, for a window without kernels to read as its tear-down"),
     _t("job.one_time_call_ms", 0.1, "ms", "Advisor: library handle creation and module loading take 0.1 ms to seconds",
        "start-up and compilation calls at least this long count as one-time costs"),
     _t("job.compile_gap_ms", 1.0, "ms", "Advisor: an interpreter runs a graph's next op microseconds after the last "

@@ -26,7 +26,7 @@ from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTI
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_MEMSET", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
+           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_teardown_call", "TEARDOWN_CALLS", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
 
@@ -486,6 +486,8 @@ WORK_ITEM_GRID_CALLS = _calls("WORK_ITEM_GRID_CALLS")
 #: Host calls that launch one kernel, and those only a process's first work makes (CUDA and HIP).
 LAUNCH_CALLS = _calls("LAUNCH_CALLS")
 INIT_CALLS = _calls("INIT_CALLS")
+#: Calls that release what a program made: its tear-down's (``nvidia.TEARDOWN_CALLS``), frees aside.
+TEARDOWN_CALLS = _calls("TEARDOWN_CALLS")
 #: Launches of a kernel from a module the program loaded itself (CUDA's driver API, HIP's module API): a kernel
 #: compiled at run time (``nvidia.MODULE_LAUNCH_CALLS``).
 MODULE_LAUNCH_CALLS = _calls("MODULE_LAUNCH_CALLS")
@@ -568,6 +570,12 @@ def is_module_launch(name: str) -> bool:
     """A launch of a kernel from a module the program loaded itself (:data:`MODULE_LAUNCH_CALLS`): a kernel a JIT
     compiler made, started by its launcher -- not a library's kernel compiled into the program."""
     return name.startswith(MODULE_LAUNCH_CALLS)
+
+
+def is_teardown_call(name: str) -> bool:
+    """A call that releases what the program made (:data:`TEARDOWN_CALLS`: a stream, event, graph, handle, module,
+    communicator or context destroyed), or a free (:func:`is_any_free_call`): its tear-down's calls."""
+    return name.startswith(TEARDOWN_CALLS) or is_any_free_call(name)
 
 
 def is_init_call(name: str) -> bool:

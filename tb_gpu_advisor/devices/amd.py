@@ -294,6 +294,11 @@ CAPTURE_CALLS = (("hipStreamBeginCapture",), ("hipStreamEndCapture",))
 #: xla/backends/profiler/gpu/rocm_tracer.cc ``grid_x = globalWorkSizeX / blockDimX``), so XPlane's ``grid`` is
 #: workgroups.
 WORK_ITEM_GRID_CALLS = ("hipExtModuleLaunchKernel", "hipHccModuleLaunchKernel")
+#: Calls that release what a HIP program made, its tear-down's (see ``nvidia.TEARDOWN_CALLS``; RCCL keeps NCCL's
+#: API names).
+TEARDOWN_CALLS = ("hipStreamDestroy", "hipEventDestroy", "hipModuleUnload", "hipDeviceReset", "hipCtxDestroy",
+                  "hipDevicePrimaryCtxRelease", "hipDevicePrimaryCtxReset", "hipGraphExecDestroy", "hipGraphDestroy",
+                  "rocblas_destroy_handle", "hipblasDestroy", "hipblasLtDestroy", "miopenDestroy")
 INIT_CALLS = ("hipModuleLoad", "hipModuleGetFunction", "rocblas_create_handle", "hipblasCreate", "hipblasLtCreate",
               "miopenCreate", "hipGraphInstantiate", "hipInit")
 #: Calls recorded only while a HIP process starts, before the call that initialises the runtime (see

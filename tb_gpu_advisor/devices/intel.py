@@ -128,6 +128,11 @@ MODULE_LAUNCH_CALLS: tuple[str, ...] = ()
 #: SYCL graphs are recorded in the runtime, with no call of their own around the recording.
 CAPTURE_CALLS: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
+#: Calls that release what a Level Zero / Unified Runtime program made, its tear-down's (see
+#: ``nvidia.TEARDOWN_CALLS``).
+TEARDOWN_CALLS = ("zeCommandListDestroy", "zeCommandQueueDestroy", "zeModuleDestroy", "zeKernelDestroy",
+                  "zeContextDestroy", "zeEventDestroy", "zeEventPoolDestroy", "urQueueRelease", "urContextRelease",
+                  "urProgramRelease", "urKernelRelease")
 INIT_CALLS = ("urProgramBuild", "urProgramCreateWithIL", "urKernelCreate", "piProgramBuild", "piKernelCreate",
               "zeModuleCreate", "zeKernelCreate", "zeInit")
 #: None (see ``nvidia.RUNTIME_INIT_CALLS``): Level Zero initialises its drivers inside a recorded call -- the program

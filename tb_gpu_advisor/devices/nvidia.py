@@ -946,6 +946,16 @@ MODULE_LAUNCH_CALLS = ("cuLaunchKernel", "cuLaunchCooperativeKernel")
 #: current context with ``cuKernelGetFunction`` -- under lazy loading the first such call of a kernel loads its module
 #: into the context (107-726 ms for one cuBLAS DGEMM on an A100, ntua-el20062/gemm_spmm_a100; microseconds after).
 #: Only calls of ``job.one_time_call_ms`` or more count, so the repeat fetches stay out.
+#: Calls that release what a program made, as its tear-down makes them after its loop: streams, events, graphs, library
+#: handles and modules destroyed or unloaded, the context released or reset (``cudaDeviceReset`` destroys the primary
+#: context), NCCL's communicators destroyed (NCCL records its API calls as NVTX ranges in its ``NCCL`` domain, named for
+#: the function: ``NVTX3_FUNC_RANGE_IN(nccl_domain)`` in NVIDIA/nccl ``src/init.cc``).  The frees are
+#: ``devices.is_any_free_call``'s (h37-probe43w).
+TEARDOWN_CALLS = ("cudaStreamDestroy", "cuStreamDestroy", "cudaEventDestroy", "cuEventDestroy", "cuModuleUnload",
+                  "cuLibraryUnload", "cudaDeviceReset", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxReset",
+                  "cuCtxDestroy", "cudaGraphExecDestroy", "cudaGraphDestroy", "cuGraphExecDestroy", "cuGraphDestroy",
+                  "cublasDestroy", "cublasLtDestroy", "cudnnDestroy", "ncclCommDestroy", "ncclCommAbort",
+                  "ncclCommFinalize")
 INIT_CALLS = ("cuModuleLoad", "cudaModuleLoad", "cuLibraryLoad", "cuModuleGetFunction", "cuKernelGetFunction",
               "cudnnCreate", "cublasCreate", "cublasLtCreate", "cudaGraphInstantiate", "cuGraphInstantiate", "cuInit",
               "cudaFuncGetAttributes")

@@ -402,6 +402,10 @@ FIXES = {
         "The traced code only loaded batches, and no jitted step ran on them: call the step on each batch inside "
         "jax.profiler.trace, after its first (compiling) calls, and block until its results are ready before the "
         "trace stops.", CAPTURE),),
+    "capture_quality:copy_only": (action("The profiled window held transfers and no kernel: where a jitted step "
+                                         "runs after them, start the trace after its first (compiling) calls, around "
+                                         "steps that run on the GPU, and block until their results are ready before "
+                                         "it stops.", CAPTURE),),
     "capture_quality:window": (action("The profiled window held no GPU work: start the trace after the first "
                                       "(compiling) steps, around steps that run on the GPU, and block until their "
                                       "results are ready before it stops.", CAPTURE),),

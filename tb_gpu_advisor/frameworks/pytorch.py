@@ -1573,6 +1573,17 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
         "capture_quality:window": (action("The profiled window held no GPU work (start-up, or before the first step): "
                                           "let torch.profiler's schedule skip start-up (wait), warm up (warmup) and "
                                           "record a few steps (active), with CUDA activity on.", advice),),
+        # the window opened after the loop, on the program's exit (h37-probe43w): a schedule inside the loop
+        "capture_quality:teardown": (action("The profiled window opened after the loop and held the program's exit: "
+                                            "let torch.profiler's schedule end inside the loop -- wait + warmup + "
+                                            "active no more than the steps the loop runs -- and call prof.step() "
+                                            "once per step.", advice),),
+        # copies and no kernel (h37-probe43w): GPU work, so never "held no GPU work"
+        "capture_quality:copy_only": (action("The profiled window held copies and no kernel: where the copies are "
+                                             "the program's work, they are what it measures; where a model runs "
+                                             "after them, let torch.profiler's schedule skip them (wait), warm up "
+                                             "(warmup) and record a few steps (active), with CUDA activity on.",
+                                             advice),),
         "capture_quality:input_on_cpu": (action(
             "The profiled loop only fetched batches, and no model op ran on them: run the model's step on each batch "
             "inside the profiled block -- the model and the batch moved to the GPU (model.to('cuda'), "

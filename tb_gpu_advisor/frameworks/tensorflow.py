@@ -522,6 +522,10 @@ def _capture_fixes(loop: Loop, advice: str) -> dict[str, tuple[Action, ...]]:
             " on each batch between tf.profiler.experimental.start and stop" +
             (", or profile fit's batches after warm-up (profile_batch)" if loop.keras_capture else "") + ".",
             advice),),
+        "capture_quality:copy_only": (action(
+            "The profiled window held transfers and no kernel: where a model runs after them, profile a range of "
+            "batches after warm-up" + (" (profile_batch)" if loop.keras_capture else "") + ", or start and stop the "
+            "profiler around steps that run on the GPU.", advice),),
         "capture_quality:window": (action(
             "The profiled window held no GPU work: profile a range of batches after warm-up" +
             (" (profile_batch)" if loop.keras_capture else "") + ", or start and stop the profiler around steps that "

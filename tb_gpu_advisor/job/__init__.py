@@ -27,7 +27,7 @@ from tb_gpu_advisor.frameworks import Framework, engines, native
 from tb_gpu_advisor.frameworks.base import allocator_fixes
 from tb_gpu_advisor.job.exchange import exchange_kind, exchange_tag
 from tb_gpu_advisor.job.iterations import snapshot_iterations
-from tb_gpu_advisor.job.kind import Kind, work_kind
+from tb_gpu_advisor.job.kind import Kind, idle_ranks, work_kind
 from tb_gpu_advisor.job.phase import OneTime, async_stalls, context_start, one_time_costs, unseen_gpu_calls
 from tb_gpu_advisor.job.period import device_iterations, repeated_launches, training_iterations
 from tb_gpu_advisor.job.structure import (SpanSteps, backward_span_steps, model_calls, span_steps, step_end_count,
@@ -66,6 +66,9 @@ class Job:
     #: not; "" where the file lists none.  What the report's rates are held to where no GPU ran recorded work
     #: (h37-peak: an op's return time on such a GPU is no measure of its speed)
     gpus_listed: str = ""
+    #: the ranks read with this host whose windows hold no GPU work, and what each holds, in words
+    #: (:func:`kind.idle_ranks`); "" where every rank's window ran GPU work
+    idle_ranks: str = ""
 
     def framework(self, fw: Framework, alone: bool = False) -> Framework:
         """``fw`` as it talks to this job: its fixes for the job's tags, then the engine's own fixes on top.
@@ -101,6 +104,9 @@ class Job:
             **({"runtime_vendor": v} if (v := self.kind.runtime_vendor) else {}),
             # why the window's marks time no GPU step, where they time none (``Kind.times_gpu_step``): one key of two
             **({key: True} if (key := self.kind.no_gpu_step_key) else {}),
+            # copies and no kernel (``Kind.window`` "copy_only"): GPU work, which the job line and title never deny
+            **({"copies_only": True} if self.kind.window == "copy_only" else {}),
+            **({"idle_ranks": self.idle_ranks} if self.idle_ranks else {}),
         }
 
 
@@ -197,7 +203,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
                tags=tuple(tags),
                steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")),
                optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0, periodic=periodic,
-               gpus_listed=trace.producer.get("visible_gpus", ""))
+               gpus_listed=trace.producer.get("visible_gpus", ""), idle_ranks=idle_ranks(trace))
 
 
 def _steps_per_call(text: str) -> dict[str, int]:

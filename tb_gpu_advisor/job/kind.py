@@ -77,8 +77,15 @@ class Kind:
     #: call recorded at all, though the program loaded CUDA or ran to its output), "frontend" (a serving engine's
     #: front-end process, which runs no GPU work by design: ``engine`` names the engine, whose own process holds the
     #: GPU work), "input_on_cpu" (the input pipeline's loop with no model op and no GPU runtime call recorded: its
-    #: batches on the CPU), "" otherwise
+    #: batches on the CPU), "copy_only" (copies between host and GPU and no kernel: a bandwidth test, a staging
+    #: program, or a window cut before the first kernel -- GPU work all the same, :func:`_copies_only`), "teardown"
+    #: (the program's exit after its loop: calls that release what it made, none that make: :func:`_teardown`), ""
+    #: otherwise
     window: str = ""
+    #: a ``copy_only`` window's copies from or to pageable host memory, how many (0: none, or none known): the
+    #: copies' own fix, pinned memory, is the window's first
+    pageable_copies: int = 0
+
     @property
     def times_gpu_step(self) -> bool:
         """Whether the window's step marks may time a GPU step: not in a window without GPU work (kind ``no_gpu``),
@@ -181,7 +188,7 @@ class Kind:
 NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded"}
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
-           "wsl2_driver_ok", "wsl2_untraced", "frontend", "input_on_cpu")
+           "wsl2_driver_ok", "wsl2_untraced", "frontend", "input_on_cpu", "copy_only", "teardown")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -1208,6 +1215,24 @@ def _cpu_loop_window(w: _Held) -> Kind | None:
                 gpu_seen=w.trace.producer.get("visible_gpus", ""))
 
 
+def _copy_only_window(w: _Held) -> Kind | None:
+    """The GPUs copied and ran no kernel (:func:`_copies_only`): GPU work, the copy engines', not start-up -- start-up
+    makes a context and buffers, it does not move bytes back and forth window-long.  Not where the framework's
+    matmuls or convolutions ran on the host (:func:`_cpu_compute_ops`): that is a model on the CPU whose batches were
+    copied to the GPUs, read by the CPU readers after it (``test_random_jobs``' TF batches on 4 A100s)."""
+    if _cpu_compute_ops(w.trace, w.fw):  # the model's matmuls ran on the host: a model on the CPU fed its batches
+        return None
+    copied, pageable = _copies_only(w.trace)
+    return Kind("no_gpu", "high", copied, pageable_copies=pageable) if copied else None
+
+
+def _teardown_window(w: _Held) -> Kind | None:
+    """The program's tear-down after its loop (:func:`_teardown`): calls that release what it made and none that make
+    anything -- the loop ended before the window, which start-up never does."""
+    ended = _teardown(w.trace) if w.calls else ""
+    return Kind("no_gpu", "high", ended) if ended else None
+
+
 def _startup_window(w: _Held) -> Kind | None:
     """Runtime calls and no kernel launched: the program's start-up (:func:`_startup_calls`)."""
     if not w.calls:
@@ -1318,6 +1343,12 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #:   that runs no model, not start-up cut short (h37-survey53).
 #: * the CPU loop after ``input_only`` and before ``startup``: marked steps that each call CUDA and queue nothing are
 #:   a loop on the CPU, which start-up does not repeat (h37-probe42w); a loop of fetches is said as such first.
+#: * ``copy_only`` after the CPU loop and before ``startup``: copies between host and GPU that keep its copy engines
+#:   busy a real share of the window are GPU work -- a bandwidth test's, a staging program's --, not start-up, whose
+#:   copies are a few small ones (a memset of 4,608 bytes, h37-probe43w); a loop of fetches says so first.
+#: * ``teardown`` before ``startup``: calls that release what the program made (frees, streams and modules destroyed,
+#:   the device reset) and none that make anything are the program's exit, after its loop -- start-up makes, it does
+#:   not release (h37-probe43w: such a window read "start-up only", told to start where the steps run).
 #: * ``startup`` last of the readers of a window with calls: any call left is start-up; every reader after it reads a
 #:   window with no runtime call at all.
 #: * ``frontend`` before the tracing readers: a serving engine's front-end runs no GPU work by design; its missing CUDA
@@ -1338,6 +1369,8 @@ _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = 
     (_profiler_window, "", False),
     (_input_only_window, "input_only", False),
     (_cpu_loop_window, "", False),
+    (_copy_only_window, "copy_only", False),
+    (_teardown_window, "teardown", False),
     (_startup_window, "startup", False),
     (_frontend_window, "frontend", False),
     (_tracing_off_window, "tracing_off", False),
@@ -1444,6 +1477,85 @@ def _queues_work(name: str) -> bool:
 #: The longest a profiler's exit sync may end before the window's end: the profiler stops right after it returns
 #: (``torch.profiler``'s ``__exit__``: ``torch.cuda.synchronize()``, then the trace's end; 0.05 ms on a course's A10G).
 _EXIT_SYNC_NS = 1_000_000
+
+
+def _makes(name: str) -> bool:
+    """A runtime call that makes something a tear-down never makes: memory allocated, a context, stream, event, handle
+    or module created or loaded, or GPU work queued (:func:`_queues_work`)."""
+    base = devices.call_base_name(name)
+    return ((devices.is_alloc_call(name) and not devices.is_any_free_call(name)) or devices.is_init_call(name)
+            or "Create" in base or _queues_work(name))
+
+
+def _teardown(trace: Trace) -> str:
+    """A window of the program's tear-down, in words: at least ``job.teardown_min_calls`` calls that release what the
+    program made (``devices.is_teardown_call``: frees, streams, events, modules and communicators destroyed, the device
+    reset), at least half its runtime calls, none that makes anything (:func:`_makes`) and no context created in it;
+    "" otherwise.
+
+    Why: a window without kernels was read as start-up whatever its calls did.  A window opened after the loop (an
+    ``nsys --delay`` past the last step, a capture left open to the program's exit) holds the frees of ``del model``,
+    ``cudaStreamDestroy``, ``cuModuleUnload``, NCCL's ``ncclCommDestroy`` and ``cudaDeviceReset``: it read "start-up
+    only ... the window ended during start-up", with the fix to start the window where the steps run -- a window
+    that started too late was told it ended too early (h37-probe43w: ``nsysexport.write_teardown_window``)."""
+    h = trace.h
+    calls = h.name_mask(devices.is_runtime_call)
+    if not calls.any() or context_start(trace).calls.any():
+        return ""
+    released = h.name_mask(devices.is_teardown_call)
+    if h.name_mask(_makes).any() or int((released & calls).sum()) < max(T("job.teardown_min_calls"),
+                                                                          int(calls.sum()) / 2):
+        return ""
+    named = np.flatnonzero(released & ~calls)  # a library's own record of its API call (NCCL's NVTX range)
+    libs = {}
+    for i in named.tolist():
+        libs[h.names[int(h.name[i])]] = libs.get(h.names[int(h.name[i])], 0) + 1
+    beside = f"; {', '.join(f'`{n}` ×{k}' for n, k in libs.items())} beside them" if libs else ""
+    return (f"the program's tear-down, after its loop: {_startup_calls(trace)}{beside}; "
+            f"{int((released & calls).sum()):,} of the calls release what the program made (frees, streams, events "
+            f"or modules destroyed, the device reset) and none makes anything or queues GPU work")
+
+
+def idle_ranks(trace: Trace) -> str:
+    """The ranks read with this trace whose windows hold no GPU work (``Trace.idle_ranks``: a node's ranks' files read
+    as one), each once, with what its window holds: its runtime calls, the costliest first, and what they were --
+    start-up (they make a context, memory or streams), tear-down (:func:`_teardown`'s calls), or none at all; "" where
+    every rank's window ran GPU work.
+
+    Why: a node's ranks are one host, so a rank whose window ended in its start-up while rank 0 ran its loop was
+    said nowhere -- its calls folded into rank 0's host, and the job line said "the other ranks' traces are not here"
+    of a trace that held them (h37-probe42w's *Left* 1-2; h37-probe43w: ``write_mixed_window_run(one_node=True)``)."""
+    if not trace.idle_ranks or not len(trace.h):
+        return ""
+    h = trace.h
+    parts = []
+    for worker, rank in trace.idle_ranks.items():
+        lines = [i for i, n in enumerate(h.line_names) if n.startswith(f"{worker}: ")]
+        mine = np.isin(h.line, lines)
+        calls = mine & h.name_mask(devices.is_runtime_call)
+        who = f"rank {rank} ({worker})" if rank >= 0 else worker
+        parts.append(f"{who}'s window holds no GPU work: {_rank_calls(trace, calls)}")
+    return "; ".join(parts)
+
+
+def _rank_calls(trace: Trace, calls: np.ndarray) -> str:
+    """One idle rank's runtime calls (``calls``: a mask of the trace's host events) in words: how many, the three
+    costliest with their time, and whether they were start-up, tear-down or neither."""
+    h = trace.h
+    idx = np.flatnonzero(calls)
+    if not idx.size:
+        return "no GPU runtime call"
+    dur = (h.end[idx] - h.start[idx]).astype(np.int64)
+    names = [h.names[int(h.name[i])] for i in idx.tolist()]
+    total: dict[str, int] = {}
+    for n, d in zip(names, dur.tolist()):
+        total[n] = total.get(n, 0) + d
+    top = sorted(total, key=lambda n: -total[n])[:3]
+    listed = ", ".join(f"`{n}` {ms(total[n] / 1e9)}" for n in top) + (", ..." if len(total) > 3 else "")
+    what = ("-- start-up" if any(_makes(n) for n in names) and not any(_queues_work(n) for n in names) else
+            "-- tear-down" if all(devices.is_teardown_call(n) or devices.is_sync_call(n) for n in names) else "")
+    runtime = devices.vendor_of_calls(set(names)).TERMS["runtime"]  # the vendor's word for its runtime's calls
+    return f"{plural(idx.size, f'{runtime} call')} ({listed}), no kernel {what}".rstrip()
 
 
 def _profiler_calls_only(trace: Trace) -> str:
@@ -1679,6 +1791,81 @@ def _device_events(trace: Trace, kinds: tuple[int, ...] | None = None) -> list[t
     counted a GPU's copies in their own loop (h37-review26's list)."""
     return [(d.gpu, len(d) if kinds is None else int(np.isin(d.kind, kinds).sum()),
              int(np.maximum(d.copy_bytes, 0).sum())) for d in trace.devices if len(d)]
+
+
+#: How a copy's direction reads in a copy-only window's words.
+_COPY_WAYS = {devices.KIND_H2D: "host to device", devices.KIND_D2H: "device to host",
+              devices.KIND_D2D: "device to device", devices.KIND_OTHER_COPY: "of unstated direction"}
+
+
+def _window_ps(trace: Trace) -> tuple[int, int]:
+    """The window's (start, end), ps: the profiler's own where the file records one, else the first host or device
+    event's start and the last one's end."""
+    start, end = trace.window_start_ps(), trace.window_end_ps()
+    if end is None:
+        end = max([int(d.end.max()) for d in trace.devices if len(d)] + ([int(trace.h.end.max())] if len(trace.h)
+                                                                         else []), default=start)
+    return int(start), int(end)
+
+
+def _copies_only(trace: Trace) -> tuple[str, int]:
+    """A window without kernels whose GPU copied between host and device for a real share of it
+    (``job.copy_only_share``), one copy made again and again (:func:`_repeated`), in words: per GPU, how busy its
+    copies kept it, by direction the copies and bytes, and whether the host side was pageable or pinned memory --
+    and how many were pageable; ("", 0) otherwise.
+
+    Why: copies are GPU work.  A host-device bandwidth test, or a staging program that moves batches to the GPU and
+    back, queues copies and no kernel; read as a window of calls without kernels, its 200 copies busying the copy
+    engine 44% of the window were "start-up only ... no GPU work", with the fix to record where the steps run
+    (h37-probe43w: ``nsysexport.write_pageable_copy_loop(kernels=0)``, ``torchtrace.write_copy_only_window``).  The
+    share is of the window from the GPU's first copy on: a context created before it (400 ms of a 484 ms window) is
+    start-up's, not the copies'.  A start-up's copies are a few small ones, far under the share."""
+    start, end = _window_ps(trace)
+    parts, pageable = [], 0
+    for d in trace.devices:
+        copy = np.isin(d.kind, _COPY_KINDS) if len(d) else np.zeros(0, bool)
+        if not _repeated(d.kind[copy], d.mem_bytes[copy]):
+            continue
+        s, e = union_intervals(d.start[copy], d.end[copy])
+        span = end - min(int(s[0]), end)  # from the first copy on: a context made before it is start-up's, not theirs
+        busy = int((e - s).sum()) / span if span > 0 else 0.0
+        if busy < T("job.copy_only_share"):
+            continue
+        parts.append(_gpu_copies(d, copy, busy))
+        pageable += int((devices.event_host_memory(d.names, d.name, d.mem_host)[copy] == 1).sum())
+    if not parts:
+        return "", 0
+    return f"copies only, no kernel: {'; '.join(parts)} -- GPU work, not start-up", pageable
+
+
+def _repeated(kind: np.ndarray, nbytes: np.ndarray) -> bool:
+    """Whether one copy -- its direction and size -- was made ``job.copy_only_repeats`` times or more: a copy loop's
+    (a bandwidth test's, a staging loop's), not one batch's upload before the first kernel (start-up cut short:
+    ``randjobs.input_window``'s one fetch and its two tensors)."""
+    if not kind.size:
+        return False
+    _, counts = np.unique(np.stack([kind.astype(np.int64), nbytes.astype(np.int64)]), axis=1, return_counts=True)
+    return int(counts.max()) >= T("job.copy_only_repeats")
+
+
+def _gpu_copies(d, copy: np.ndarray, busy: float) -> str:  # noqa: ANN001 - device events
+    """One GPU's copies in words: its copies' busy share of the window from its first copy on, by direction their
+    count and bytes, and the host memory they copied from or to (:func:`devices.event_host_memory`)."""
+    kind, nbytes = d.kind[copy], np.maximum(d.mem_bytes[copy].astype(np.int64), 0)
+    ways = []
+    for k, way in _COPY_WAYS.items():
+        sel = kind == k
+        if sel.any():
+            moved = f", {gb(float(nbytes[sel].sum()))}" if nbytes[sel].sum() else ""
+            ways.append(f"{int(sel.sum()):,} {way}{moved}")
+    host = devices.event_host_memory(d.names, d.name, d.mem_host)[copy]
+    host = host[(kind == devices.KIND_H2D) | (kind == devices.KIND_D2H)]
+    memory = ("" if not host.size else "; host memory pageable" if (host == 1).all() else "; host memory pinned"
+              if (host == 0).all() else f"; {int((host == 1).sum()):,} of them from or to pageable host memory"
+              if (host == 1).any() else "")
+    n = plural(int(copy.sum()), "copy", "copies")
+    return (f"GPU {d.gpu}'s copies kept it busy {pct(busy)} of the window from its first copy on "
+            f"({n}: {', '.join(ways)}{memory})")
 
 
 def _startup_calls(trace: Trace) -> str:

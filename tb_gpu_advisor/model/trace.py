@@ -698,6 +698,9 @@ class Trace:
     world_size: int | None = None
     #: GPU id -> the job's global rank that drives it (PyTorch ``distributedInfo.rank``), where the trace says
     gpu_ranks: dict[int, int] = field(default_factory=dict)
+    #: where several ranks' files are read as one trace (a node's ranks): the workers whose windows hold no GPU work
+    #: -> their job rank (-1 where the file does not say); their host lines are named ``"<worker>: ..."``
+    idle_ranks: dict[str, int] = field(default_factory=dict)
     #: matmul/conv/attention ops with FLOPs from shapes, None where the format gives no shapes
     flop_ops: FlopOps | None = None
     #: why ``flop_ops`` is None or incomplete, in words a user can act on ("record_shapes=False" ...)

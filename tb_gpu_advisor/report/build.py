@@ -642,13 +642,18 @@ def part_of_job(m: HostMetrics) -> str:
     Why: a DDP rank whose window held no AllReduce (a forward-only step, a window before the first bucket) shows no
     sign of the job but its header; read alone, it is a one-GPU program, and every fix that talks of ranks is lost."""
     mg = m.multi_gpu
+    idle = m.job.idle_ranks if m.job is not None else ""  # ranks read here whose windows ran no GPU work: said once
     here = mg.processes  # 0: no GPU process (a CPU-only gloo rank), whose collectives no GPU counts: not said
     if not here or not mg.job_ranks or mg.job_ranks <= here or mg.collective_calls_per_gpu_step:
-        return ""
+        return idle
     ranks = sorted({g.rank for g in m.gpus if g.active and g.rank is not None})
     which = f"rank {ranks[0]}" if len(ranks) == 1 and here == 1 else plural(here, "rank")
-    return (f"{which} of a job of {mg.job_ranks} ranks (its distributedInfo), whose window ran no collective: the "
-            f"other ranks' traces are not here")
+    rest = idle.count("'s window holds no GPU work")  # the other ranks read here (h37-probe43w), not "not here"
+    missing = mg.job_ranks - here - rest
+    where = (f"the other {plural(missing, 'rank')}' traces are not here" if rest and missing > 0 else
+             "the other ranks' traces are not here" if not rest else "")
+    return (f"{which} of a job of {mg.job_ranks} ranks (its distributedInfo), whose window ran no collective"
+            + (f": {where}" if where else "") + (f"; {idle}" if idle else ""))
 
 
 #: How each kind of work reads in the report's job line: (several steps, one step).
@@ -683,6 +688,8 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
         kind = f"{kind_words(job['kind'], 1)}, its GPU work queued before the window: none of the job's steps in it"
     elif job.get("gpu_unrecorded") and job.get("kind") != "no_gpu":  # the ranges name the work, the GPU's went unseen
         kind = f"{kind_words(job['kind'])}, their GPU work not recorded"
+    elif job.get("copies_only"):  # copies are GPU work: the window holds no kernel, not no GPU work (h37-probe43w)
+        kind = "GPU copies only, no kernel"
     elif job.get("kind") == "unknown" and job.get("host_kind"):
         kind = f"{kind_words(job['host_kind'], steps_found)}, as the host's events name the work"
     if job.get("engine"):
@@ -700,7 +707,7 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
         bits.append(f"written by {job['version']}")
     if no_gpu_step(job):  # the title says it: no step to time -- but a loop the host marks ran, and took its time
         if loop := host_loop_words(job):
-            bits.append(f"its loop on the CPU: {loop}, no GPU step")
+            bits.append(f"its loop{'' if job.get('copies_only') else ' on the CPU'}: {loop}, no GPU step")
     elif job.get("step_confidence") and job["step_confidence"] != "high":
         source = step_words.split(";", 1)[0] if step_words else "the trace"
         bits.append(f"steps: {source} ({job['step_confidence']} confidence)")

@@ -164,6 +164,7 @@ def _start_up_of(h: HostReport) -> tuple[float, float]:
 #: tab's host line give it -- by the JSON key that says it (each of ``job.kind.NO_GPU_STEP``'s, and ``no_gpu``: the
 #: kind), in the order they are read.
 NO_STEP_WHY = {"gpu_unrecorded": "the capture did not record the GPU's work",
+               "copies_only": "the window holds copies and no kernel",
                "no_gpu": "the window holds no GPU work",
                "marks_no_job_step": "the window holds none of the job's steps"}
 

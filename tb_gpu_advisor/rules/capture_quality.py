@@ -573,7 +573,9 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "wsl2_untraced": "Recorded under WSL2: the program's CUDA work was not traced there",
                   "frontend": "A serving engine's front-end process: its GPU work runs in another process",
                   "input_on_cpu": "The capture window holds only the input pipeline, on the CPU: batches fetched, no "
-                                  "model run"}
+                                  "model run",
+                  "copy_only": "The capture window holds copies between host and GPU, and no kernel",
+                  "teardown": "The capture window opened after the loop: it holds the program's tear-down"}
 
 
 #: What a window without GPU work holds, by its kind (``Kind.window``), and why the checks did not run: ``{length}``
@@ -611,6 +613,15 @@ _WINDOW_SUMMARIES = {
     "loop_ended:queued": ("{length} holds none of the job's steps: {held}. The job's steps ran before the window and "
                           "its GPU work is theirs, so the guide's checks did not run: nothing here is a verdict on the "
                           "job's steps."),
+    "copy_only": ("{length} holds GPU work of one kind: {held}. The guide's checks judge kernels and the steps that "
+                  "run them, so they did not run: nothing here is a verdict on a model. Where the copies are the "
+                  "program's work (a bandwidth test, a staging tool), judge them by their bandwidth and host "
+                  "memory: pageable copies pass through the driver's staging buffer, pinned ones do not; where the "
+                  "program runs kernels later, the window ended before them: record the window where it runs its "
+                  "steps."),
+    "teardown": ("{length} holds no GPU work: {held}. It is not start-up: the program's steps ran before the window, "
+                 "so the guide's GPU checks did not run and nothing here is a verdict on the job. End the window "
+                 "before the program exits, on its steps."),
     "nvtx_only": ("{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the "
                   "guide's GPU checks did not run: nothing here is a verdict on the job."),
 }
@@ -635,6 +646,12 @@ def _window_fixes(ctx: Ctx, window: str, fmt: str, loop_steps: int = 0) -> list[
     its engine's words on where the GPU work's trace is (``frameworks.engines``: the window was right, the process
     was another).  A loop that ended before the window, where its steps are numbered (``loop_steps``), gets the
     framework's fix for a loop of that many steps (``loop_ended/N``; the general one where none is written)."""
+    if window == "copy_only":  # the copies' own fix (pinned memory) where any is pageable, then the window's
+        pageable = ctx.m.job.kind.pageable_copies if ctx.m.job is not None else 0
+        pin = ctx.fw.extra("excessive_memcpy:pageable", copies=plural(pageable, "copy", "copies")) if pageable else []
+        return pin + (ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:copy_only") or ctx.fw.fix(f"{ID}:window"))
+    if window == "teardown":  # the format's own window options where it has them (Nsight), else the framework's
+        return ctx.window_fixes(fmt, window, False) or ctx.fw.fix(f"{ID}:teardown") or ctx.fw.fix(f"{ID}:window")
     if window in ("frontend", "input_only", "loop_ended", "input_on_cpu"):  # the framework's words: process or loop
         key = f"{ID}:{window}" + (f"/{loop_steps}" if loop_steps else "")
         return ctx.fw.fix(key) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")

@@ -38,7 +38,7 @@ def test_the_readers_are_asked_in_the_order_the_table_states():
     before = [("failed", "wsl2_untraced"), ("wsl2_untraced", "_cpu_ops_window"), ("_cpu_ops_window", "loop_ended"),
               ("loop_ended", "_profiler_window"), ("_profiler_window", "input_only"),
               ("input_only", "_cpu_loop_window"),
-              ("_cpu_loop_window", "startup"),
+              ("_cpu_loop_window", "copy_only"), ("copy_only", "teardown"), ("teardown", "startup"),
               ("startup", "frontend"), ("frontend", "tracing_off"), ("tracing_off", "nvtx_only"),
               ("nvtx_only", "input_on_cpu"), ("input_on_cpu", "_cpu_window"), ("_cpu_window", "no_cuda_call")]
     assert [order.index(a) < order.index(b) for a, b in before] == [True] * len(before), order

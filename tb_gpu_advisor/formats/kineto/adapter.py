@@ -150,7 +150,8 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
         problems=list(kt.problems),  # a file cut off or malformed; GPU records the profiler lost are job.kind's
         **_collective_messages(kt, host_order), h2d_non_blocking=_h2d_non_blocking(kt, is_dev),
-        world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), **_flop_ops(kt, h, host_order),
+        world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), idle_ranks=dict(kt.idle_ranks),
+        **_flop_ops(kt, h, host_order),
         producer=producer, spans=_python_spans(kt, start_ps, end_ps, line_pairs),
         memory=memory, memory_devices=_memory_devices(kt, memory, devs, unnamed),
         unread_devices=_unread_devices(kt, is_host | is_dev),

@@ -280,6 +280,9 @@ class KinetoTrace:
     op_work: dict[int, Any] = field(default_factory=dict)
     #: After a merge: GPU id -> ``distributedInfo.rank`` of the file that drives it, where the file says
     gpu_ranks: dict[int, int] = field(default_factory=dict)
+    #: After a merge: the workers whose files hold no GPU row (no kernel, copy or fill) -> their
+    #: ``distributedInfo.rank``, -1 where the file does not say
+    idle_ranks: dict[str, int] = field(default_factory=dict)
     #: the rows that record a kernel's launch configuration (int64, ascending), and it (:func:`launch_count` of
     #: ``grid`` and ``block``): blocks in its grid and threads per block, int32, -1 where one of the two is not
     #: recorded; None where the trace was made without them

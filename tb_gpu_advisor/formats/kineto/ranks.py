@@ -94,6 +94,9 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         problems=[f"{w}: {p}" for w, kt in zip(workers, kts) for p in kt.problems], decoder=first.decoder,
         workers=workers, gpu_pids=gpu_pids, gpu_rows=gpu_rows, op_args=_by_row(kts, "op_args"), op_work=_by_row(kts, "op_work"),
         gpu_ranks=gpu_ranks, **_launches(launch),
+        # a rank whose window ran nothing on a GPU: its host lines are here, its GPU is no row (h37-probe43w)
+        idle_ranks={workers[i]: (_rank(kt) if _rank(kt) < 1 << 30 else -1) for i, kt in enumerate(kts)
+                    if not _gpu_rows(kt).any()},
     )
 
 
@@ -121,12 +124,16 @@ def _by_row(kts: list[KinetoTrace], attr: str) -> dict[int, Any]:
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
 
 
+def _gpu_rows(kt: KinetoTrace) -> np.ndarray:
+    """Per row, whether it lives on a GPU (:data:`GPU_CATS`: a kernel, copy, fill or the GPU's step span)."""
+    ids = [i for i, c in enumerate(kt.cats) if c in GPU_CATS]
+    return np.isin(kt.cat, np.asarray(ids, dtype=kt.cat.dtype)) if ids else np.zeros(kt.cat.shape, bool)
+
+
 def _gpu_rows_device(kt: KinetoTrace) -> np.ndarray:
     """``args.device``, and for GPU rows without it (``gpu_user_annotation``) their pid: once files are merged
     the pid no longer tells one rank's GPU 0 from another's."""
-    ids = [i for i, c in enumerate(kt.cats) if c in GPU_CATS]
-    gpu_row = np.isin(kt.cat, np.asarray(ids, dtype=kt.cat.dtype)) if ids else np.zeros(kt.cat.shape, bool)
-    return np.where((kt.device < 0) & gpu_row & (kt.pid >= 0), kt.pid, kt.device)
+    return np.where((kt.device < 0) & _gpu_rows(kt) & (kt.pid >= 0), kt.pid, kt.device)
 
 
 def _rank(kt: KinetoTrace) -> int:

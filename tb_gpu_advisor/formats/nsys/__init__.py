@@ -56,6 +56,10 @@ WINDOW_FIXES = {
               "address or failed assert is found by compute-sanitizer), run the program once without the profiler "
               "to see it finish, then profile it again with the window on its steps.",
               "compute-sanitizer ./app   # names the kernel, thread and address of an illegal access\n" + _STEADY),),
+    # the window opened after the loop and held the program's exit (``job.kind._teardown``): end it on the steps
+    "teardown": (("The window opened after the program's loop, on its exit: put it on the steps -- a capture range "
+                  "that ends before the program exits (cudaProfilerStart/Stop or an NVTX range around the steps), or a "
+                  "--delay that starts inside the loop with a --duration that ends before the loop does.", _WINDOW),),
     "no_cuda_call": (("The window ended before the program made its first CUDA call: start the window where the GPU "
                       "work runs.", _WINDOW),),
     "nvtx_only": (("Record the CUDA API and the GPU's work beside the NVTX ranges (-t cuda,nvtx), with the window on "

@@ -191,11 +191,28 @@ def visible_gpus(tl: Timeline) -> dict[str, str]:
 
 def _gpu_name(plane: Plane) -> str:
     """A GPU plane's device in words: its name (:func:`device_info`: stated, or inferred from its properties), else its
-    vendor's GPU ("AMD GPU": ROCm's planes state only ``device_vendor``), else "GPU" -- never the vendor alone."""
+    vendor's GPU ("AMD GPU": ROCm's planes state only ``device_vendor``), else what its properties state ("GPU of
+    compute capability 7.0 with 80 SMs and 15.8 GiB"), else "GPU" -- never the vendor alone.
+
+    Why the properties: TF 2.4's planes of a V100 state no name and no vendor, only compute capability 7.0, 80 SMs,
+    15.8 GiB, 1.53 GHz -- which more than one V100 fits, so no model is inferred -- and the capture's GPUs read
+    "8 x GPU", the one thing the planes do say left out (h37-probe43w: ``v100_bert_8gpu_tf24``).  No comma: the
+    listing joins GPUs with one (``job.kind._listed_gpu`` splits it)."""
     vendor = plane.stats.get("device_vendor")
     vendor = vendor.strip()[:40] if isinstance(vendor, str) else ""
-    name = (device_info(plane).name or "").strip()[:80]
-    return name if name and name != vendor else f"{vendor} GPU" if vendor else "GPU"
+    info = device_info(plane)
+    name = (info.name or "").strip()[:80]
+    if name and name != vendor:
+        return name
+    if vendor:
+        return f"{vendor} GPU"
+    cc = info.compute_capability
+    if cc is None:
+        return "GPU"
+    said = [f"{int(info.sm_count)} SMs" if info.sm_count else "",
+            f"{info.memory_bytes / (1 << 30):.1f} GiB" if info.memory_bytes else ""]
+    said = [w for w in said if w]
+    return f"GPU of compute capability {cc[0]}.{cc[1]}" + (f" with {' and '.join(said)}" if said else "")
 
 
 #: What JAX names the instructions of a gradient: the backward pass is the transpose of a forward's linearisation.

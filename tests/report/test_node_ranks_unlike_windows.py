@@ -1,0 +1,48 @@
+"""One node, two ranks, unlike windows (h37-probe43w; h37-probe42w's *Left* 1-2): rank 0's window holds its training
+loop, rank 1's (on the same node, its GPU 1) ended in its start-up.  A node's ranks are read as one host, so rank 1
+was said nowhere -- and the job line said "the other ranks' traces are not here" of a host that held them.  Now rank
+0's findings are kept as its file's alone, and what rank 1's window holds is said once, with its calls.
+
+Truth by construction: ``synthetic.torchtrace.write_mixed_window_run(one_node=True)``; the two-node layout (each rank
+its own host) is the control: its rank 1 is a host of its own, said by its own report."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+
+from synthetic import torchtrace as tt
+from tb_gpu_advisor.cli import main as cli
+
+
+def _report(logdir: str, fmt: str = "json") -> dict | str:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        cli.main(["report", logdir, "--format", fmt, "--cache-dir", "off"])
+    return json.loads(out.getvalue())["reports"][0] if fmt == "json" else out.getvalue()
+
+
+def test_a_start_up_rank_beside_a_loop_on_one_node_is_said_once(tmp_path):
+    truth = tt.write_mixed_window_run(str(tmp_path), one_node=True)
+    rep = _report(truth["folder"])
+    (host,) = rep["hosts"]
+    job = host["job"]
+    assert job["kind"] == "training"
+    assert rep["healthy"] and not [f for f in rep["findings"] if f["severity"] != "ok"]  # rank 0's own reading
+    said = job["part_of_job"]
+    assert "not here" not in said, said
+    assert said.count("'s window holds no GPU work") == 1
+    assert "rank 1 (node0_4101)'s window holds no GPU work: 3 CUDA calls (`cudaMalloc` 250.0 ms" in said, said
+    assert said.endswith("no kernel -- start-up")
+    text = _report(truth["folder"], "text")
+    assert text.count("rank 1 (node0_4101)") == 1, text
+
+
+def test_ranks_on_two_nodes_keep_their_own_hosts(tmp_path):
+    """Control: each rank its own host -- rank 1's window is its own report's, not folded into rank 0's line."""
+    truth = tt.write_mixed_window_run(str(tmp_path))
+    rep = _report(truth["folder"])
+    hosts = {h["host"]: h["job"] for h in rep["hosts"]}
+    assert len(hosts) == 2
+    assert all("idle_ranks" not in j for j in hosts.values())

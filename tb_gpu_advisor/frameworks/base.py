@@ -606,6 +606,8 @@ GENERIC_LABELS: dict[str, str] = {
     "first_upload": "the model's parameters and first inputs uploaded once",
     #: the step compiled as one unit (eager-execution saving)
     "compiled_step": "one compiled graph",
+    #: what makes blocking copies overlap or go (excessive_memcpy's saving), in the framework's own calls
+    "memcpy:levers": "pinned host memory and asynchronous copies, data kept on the GPU, transfers started ahead of use",
     #: the compiler that fuses kernels (xla_not_used)
     "compiler": "XLA",
     #: host work that holds the GPU idle between steps

@@ -2589,6 +2589,7 @@ FRAMEWORK = Framework(
             "gpu_user": "PyTorch",
             "dispatch_call": "top-level op call",
             "compiled_step": "torch.compile",
+            "memcpy:levers": "pinned memory and non_blocking copies, ops kept on the GPU, async prefetch",
             "compiler": "torch.compile",
             "step_gaps:host_work": "host work between steps (Python, .item() and other syncs)",
             "step_gaps:cpu_ops": "CPU ops between steps (tensor work on the host, no sync among it: often the next "

@@ -557,6 +557,11 @@ class EagerOps:
     per_step: float
     time_ms_per_step: float
     top: list[str] = field(default_factory=list)
+    #: the stock overview's measure (``kEagerReportThresholdInPercent`` is a share of OP time): the eager ops' share of
+    #: the host's op time or of the device's op time, whichever is larger (:func:`tb_gpu_advisor.metrics.ops.eager`)
+    op_share: float = 0.0
+    #: which side ``op_share`` is: "host" or "device"
+    op_side: str = "host"
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """§1.2.2 Eager execution: ops run one by one outside a compiled step (``tf.function``, ``jax.jit``).
 
-Metric: host time of eagerly executed ops per step / step time (the stock overview reports eager execution
-above 10% of op time).  Eager ops are TF ops marked eager and, for JAX, calls of compiled functions that ran a
+Metric: the eager ops' share of op time, on the host or the device whichever is larger -- the stock overview's
+measure, which reports eager execution above 10% of op time (how much of the program runs outside a compiled graph,
+the guide's "pure eager mode"; what the step would win is the saving's, which bounds the severity).  Eager ops are TF ops marked eager and, for JAX, calls of compiled functions that ran a
 single op (an un-jitted ``jnp`` call).  Saving: the GPU idle time that eager dispatch causes (launch wait + host
 compute), capped by the eager time itself; where compiling the step also fuses it (``jax.jit``), plus the
 kernel time fusing the eager element-wise chains saves (:mod:`tb_gpu_advisor.rules._fusion`).
@@ -31,7 +32,7 @@ def check(m: HostMetrics) -> list[Finding]:
         # calls): compiling the step merges almost nothing -- more GPU work per call is the fix, and the launch and
         # host-bound checks' step-level verdict says so; "jit the whole step" beside it would contradict it
         return []
-    share = min(1.0, ctx.share(e.time_ms_per_step) or 0.0)
+    share = e.op_share
     sev = grade(share, "eager_execution.warning", "eager_execution.critical")
     if sev is None:
         return []
@@ -44,7 +45,8 @@ def check(m: HostMetrics) -> list[Finding]:
     assumption = ("the GPU idle time while the host dispatches ops one by one (launch wait + host compute) "
                   f"disappears once the step is {compiled}")
     text = (f"{ctx.count_per_step(e.per_step, 'op')} run eagerly, taking {ms(e.time_ms_per_step)} of host time "
-            f"{'in the ' + ctx.unit if ctx.one_step else 'in each ' + ms(ctx.step_ms) + ' step'} ({pct(share)}; stock overview reports eager time above 10%).")
+            f"{'in the ' + ctx.unit if ctx.one_step else 'in each ' + ms(ctx.step_ms) + ' step'}: {pct(share)} of the "
+            f"{e.op_side}'s op time (stock overview reports eager execution above 10% of op time).")
     evidence = [table("Eagerly executed ops (most frequent)", ["op"], [[n] for n in e.top[:15]])]
     if cs is not None and fused_ms > 0:
         assumption += f"; and compiled, the eager element-wise chains fuse: {fusion_assumption(m)}"
@@ -53,7 +55,7 @@ def check(m: HostMetrics) -> list[Finding]:
         evidence.insert(0, chain_table(cs, ctx, m))
     return [finding(
         ctx, ID, sev, text,
-        metric=share_metric("eager_time_share", "Eager op time share of {step}", share, "eager_execution.warning",
+        metric=share_metric("eager_time_share", f"Eager share of the {e.op_side}'s op time", share, "eager_execution.warning",
                             severity=sev, detail={"eager_ops_per_step": e.per_step, "eager_ops": e.count,
                                                   "eager_ms_per_step": e.time_ms_per_step,
                                                   "fused_kernel_saving_ms_per_step": fused_ms}),

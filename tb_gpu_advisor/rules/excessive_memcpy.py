@@ -124,7 +124,8 @@ def check(m: HostMetrics) -> list[Finding]:
         saving=saving(ctx, max(blocking - asked, exposed_sync + waits + paging),
                       _ASSUMPTION_FILLS if fills is not None else
                       _ASSUMPTION_MANAGED if migrated else _ASSUMPTION_UPLOADS if uploads is not None else
-                      _ASSUMPTION_PINNED if pinned else _ASSUMPTION_SYNC_PINNED if sync_pinned else _ASSUMPTION,
+                      _ASSUMPTION_PINNED if pinned else _ASSUMPTION_SYNC_PINNED if sync_pinned else
+                      _ASSUMPTION.format(levers=ctx.fw.label("memcpy:levers")),
                       [("copies", "copies", max(ledger - asked, exposed_sync)),
                        ("compute", "non_matmul_kernels", paging)]  # kernel time spent waiting on migrated pages
                       + idle_claims(m.syncs.copy_idle_ledger_ms, pool="copy_idle")),
@@ -412,8 +413,9 @@ def _blocked(bd, elsewhere: float) -> float:  # noqa: ANN001 - a Breakdown
     return bd.memcpy_h2d + bd.memcpy_d2h + bd.memcpy_d2d + bd.memset + elsewhere
 
 
-_ASSUMPTION = ("blocking and synchronous copies overlap with compute or disappear (pinned memory and non_blocking "
-               "copies, ops kept on the GPU, async prefetch)")
+#: the levers in the framework's words (``memcpy:levers``): PyTorch's ``non_blocking`` is no word of a JAX or TF
+#: program, whose reads of device values are ``np.asarray`` / ``.numpy()`` (h37-probe43x)
+_ASSUMPTION = "blocking and synchronous copies overlap with compute or disappear ({levers})"
 #: the host copies already come from pinned memory, asynchronously, and outlast the compute they could hide behind:
 #: what is left is moving fewer bytes -- not the pinning and overlap they already do (h37-review13:
 #: streams_pinned_copies' saving assumed "pinned memory and non_blocking copies" beside "the H2D and D2H copies already

@@ -197,7 +197,8 @@ def test_copies_already_pinned_are_not_assumed_to_gain_from_pinning():
     assert f.saving.assumption.startswith("the copies move fewer bytes")
     # the control: mpi_saxpy's pageable copies keep the pinning assumption
     g = _rule(run_report(WILD, "mpi_saxpy_a100_rank0"), "excessive_memcpy")
-    assert "pinned memory and non_blocking copies" in g.saving.assumption
+    # (a CUDA C program: the generic words of the lever, h37-probe43x; PyTorch's say non_blocking)
+    assert "pinned host memory and asynchronous copies" in g.saving.assumption
     bad = dataclasses.replace(f, saving=dataclasses.replace(f.saving, assumption=g.saving.assumption))
     assert said_done_problems("h", [bad]) and not said_done_problems("h", [f])
 

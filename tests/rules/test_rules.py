@@ -122,7 +122,7 @@ def test_findings_are_json_serializable_and_ids_unique():
     m = healthy()
     m.headline.input_wait_share = 0.5
     m.headline.launch_wait_share = 0.2
-    m.eager = EagerOps(count=100, per_step=5, time_ms_per_step=3.0, top=["Mul"])
+    m.eager = EagerOps(count=100, per_step=5, time_ms_per_step=3.0, top=["Mul"], op_share=0.3)
     fs = evaluate(m)
     json.dumps([dataclasses.asdict(f) for f in fs], allow_nan=False)
     assert len(fs) >= 2 and len({f.id for f in fs}) == len(fs)  # several findings, else the checks are vacuous
@@ -184,7 +184,8 @@ def _launch(v, small_share=0.9):
 
 
 def _eager(v):
-    return healthy(eager=EagerOps(count=1000, per_step=50, time_ms_per_step=v * STEP_MS, top=["Mul", "AddV2"]))
+    return healthy(eager=EagerOps(count=1000, per_step=50, time_ms_per_step=v * STEP_MS, top=["Mul", "AddV2"],
+                                   op_share=v))
 
 
 def _host_ops(v):

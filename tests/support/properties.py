@@ -2449,7 +2449,8 @@ def said_done_problems(where: str, findings: list[Finding]) -> list[str]:
     for f in findings:
         said = " ".join(f.summary.split())
         assumed = " ".join((f.saving.assumption if f.saving else "").split())
-        if "already come from pinned memory" in said and "pinned memory and non_blocking copies" in assumed:
+        # the pinning lever in any framework's words (``memcpy:levers``: PyTorch's, or the generic "pinned host memory")
+        if "already come from pinned memory" in said and re.search(r"pinned (host )?memory and \w+ copies", assumed):
             out.append(f"said-done: {where}: {f.id} assumes pinned memory and non_blocking copies of copies it says "
                        f"already come from pinned memory, asynchronously")
     return out

@@ -199,6 +199,14 @@ class NsysJob:
     #: the GPU starts each of a step's kernels after the first this long after the one before it ends, holding it:
     #: its switch between queued kernels (a CUDA graph's tiny kernels 0.8-2 us apart), or a dependency held longer
     kernel_gap_us: float = 0.0
+    #: the machine's first GPU is a small display card (an NVIDIA T400: 6 SMs, Turing) the job does not use, and rank r
+    #: runs under ``CUDA_VISIBLE_DEVICES=<r + 1>`` on an H100: its device rows on CUDA ordinal 0 (its process's only
+    #: device), ``TARGET_INFO_GPU`` listing every GPU of the machine (the card id 0 / ``cuDevice`` 0, rank r's H100
+    #: id r + 1 / ``cuDevice`` r + 1), ``TARGET_INFO_CUDA_DEVICE`` mapping (pid, ``cudaId`` 0) to ``gpuId`` r + 1 --
+    #: the per-process table Nsight 2025.1+ writes (2025.1, 2026.1 and 2026.3 exports: survey h37-survey24; its rows
+    #: are per process because a process's ordinals are its own: the CS336 export ``tests/fixtures/nsys_ranks`` lists
+    #: ``gpuId`` 0 as ``cudaId`` 1 for each of its processes).  Truth: every kernel ran on an H100.
+    display_card: bool = False
 
 
 @dataclass
@@ -533,6 +541,8 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
         t_last = max(t_last, base + job.steps * period)
     if not (job.kernels_table or job.graph_mode == "graph"):
         truth.kernels, truth.kernel_ms, truth.nccl_ms = {}, {}, {}
+    if job.display_card:
+        _behind_display_card(con, job.ranks, job.gpu_info)
     stop = t_last + 1_000_000
     finish_tables(con, strings, stop)
     con.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, '2026-05-24T13:40:14', '2026-05-24T13:40:14', ?)",
@@ -546,6 +556,28 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
                      for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall())
     con.close()
     return truth
+
+
+#: The display card of :attr:`NsysJob.display_card` (NVIDIA's T400 4GB: TU117, 6 SMs, 80 GB/s), as ``TARGET_INFO_GPU``
+#: describes a GPU (the columns of ``GPU_DDL``).
+DISPLAY_CARD = (0, 0, "NVIDIA T400 4GB", "0000:17:00.0", 1, 1048576, 4294967296, 80000000000, 1425000000, 6, 0,
+                "GPU-display", 0, "TU117", 0, 0, 7, 5)
+CUDA_DEVICE_DDL = """CREATE TABLE TARGET_INFO_CUDA_DEVICE (gpuId INTEGER NOT NULL, cudaId INTEGER NOT NULL,
+    pid INTEGER NOT NULL, uuid TEXT, numMultiprocessors INTEGER)"""
+
+
+def _behind_display_card(con: sqlite3.Connection, ranks: int, gpu_info: bool) -> None:
+    """:attr:`NsysJob.display_card`: each rank's device rows on its process's ordinal 0, the machine's GPUs listed by
+    Nsight's own numbering with the display card first, and each process's ordinal mapped to its GPU."""
+    for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'CUPTI_%'").fetchall():
+        if "deviceId" in [r[1] for r in con.execute(f'PRAGMA table_info("{t}")')]:
+            con.execute(f'UPDATE "{t}" SET deviceId = 0')
+    if gpu_info:
+        con.execute("UPDATE TARGET_INFO_GPU SET id = id + 1, cuDevice = cuDevice + 1, pwGpuId = pwGpuId + 1")
+        con.execute(f"INSERT INTO TARGET_INFO_GPU VALUES ({', '.join('?' * len(DISPLAY_CARD))})", DISPLAY_CARD)
+    con.execute(CUDA_DEVICE_DDL)
+    con.executemany("INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (?, 0, ?, ?, ?)",
+                    [(r + 1, 1000 + r, f"GPU-{r:08d}", H100["smCount"]) for r in range(ranks)])
 
 
 #: The NCCL kernel of :func:`_write_setup`'s parameter broadcast.

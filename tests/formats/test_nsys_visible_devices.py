@@ -81,3 +81,47 @@ def test_distinct_ordinals_keep_their_ids(tmp_path, visible, table):
     assert sorted(got) == [0, 1]
     assert got[0][0] == "NVIDIA H100 80GB HBM3" and got[1][0] == A100[0]
     assert np.isclose(got[0][2], got[1][2])
+
+
+# ---- one process given a later GPU (h37-probe43v): ``NsysJob(display_card=True)``, truth by construction -- the
+# machine's GPU 0 a display card (T400, 6 SMs) the job never touches, rank r on H100 id r + 1 under
+# ``CUDA_VISIBLE_DEVICES=<r + 1>``, its device rows on its own ordinal 0.
+
+def _models(path: str) -> dict[int, tuple[str | None, int | None]]:
+    """GPU id -> (model, SM count) as the reader makes them."""
+    return {d.gpu: (d.info.name, d.info.sm_count) for d in reader.read_trace(path).devices}
+
+
+def _behind_card(tmp_path, ranks: int = 1, **edit: str) -> str:
+    path = str(tmp_path / f"card_{ranks}_{len(edit)}.sqlite")
+    write(path, NsysJob(steps=8, ranks=ranks, display_card=True))
+    if edit:
+        con = sqlite3.connect(path)
+        for sql in edit.values():
+            con.execute(sql)
+        con.commit()
+        con.close()
+    return path
+
+
+def test_one_process_behind_a_display_card_is_read_on_the_gpu_it_ran_on(tmp_path):
+    """Fails on 0cc8f245: ordinal 0 read as ``cuDevice`` 0, the display card -- 6 SMs, so the H100's 1-block GEMMs
+    were no small grid and its peak a T400's.  The process's table names GPU 1, the H100."""
+    plain = str(tmp_path / "plain.sqlite")
+    write(plain, NsysJob(steps=8))  # the same job alone on its H100
+    truth = _models(plain)
+    got = _models(_behind_card(tmp_path))
+    assert got == truth == {0: ("NVIDIA H100 80GB HBM3", 132)}
+
+
+def test_ranks_behind_a_display_card_each_keep_their_gpu(tmp_path):
+    """Control (0cc8f245 too, h37-left49's renumbering): two processes on ordinal 0, GPUs 1 and 2, both H100s."""
+    got = _models(_behind_card(tmp_path, ranks=2))
+    assert got == {1: ("NVIDIA H100 80GB HBM3", 132), 2: ("NVIDIA H100 80GB HBM3", 132)}
+
+
+def test_a_process_the_table_does_not_list_keeps_the_ordinal_reading(tmp_path):
+    """Control: where the table does not name the process's GPU, nothing says which it was -- ordinal 0 is read as
+    ``cuDevice`` 0, as before (the table is never half-trusted)."""
+    got = _models(_behind_card(tmp_path, drop="DELETE FROM TARGET_INFO_CUDA_DEVICE"))
+    assert got == {0: ("NVIDIA T400 4GB", 6)}

@@ -1454,8 +1454,24 @@ def _gpus_by_process(schema: tb.Schema, raw: _Raw) -> bool:
     h37-survey24's left, h37-left49).  Read as one key, two ranks on ordinal 0 were one GPU with the first GPU's
     model.  Only where two processes' same ordinal names different GPUs, and every (process, ordinal) is in the
     table: elsewhere the ordinal is kept (the GPU ids the reports have always shown)."""
-    if not raw.d_dev.size or not schema.has(tb.CUDA_DEVICE, "gpuId", "cudaId", "pid"):
+    found = _process_gpus(schema, raw)
+    if found is None:
         return False
+    gpu_of, key, named = found
+    if not any(len(v) > 1 for v in named.values()):
+        return False
+    ukey, inv = unique_inverse(key)
+    raw.d_dev = np.array([gpu_of[(int(k) // 4096, int(k) % 4096)] for k in ukey.tolist()], np.int64)[inv]
+    return True
+
+
+def _process_gpus(schema: tb.Schema, raw: _Raw) -> tuple[dict[tuple[int, int], int], np.ndarray,
+                                                         dict[int, set[int]]] | None:
+    """``TARGET_INFO_CUDA_DEVICE``'s (pid, CUDA ordinal) -> Nsight GPU id, each device row's (pid, ordinal) key, and
+    ordinal -> the GPU ids it names among the device rows' processes; None where the export lacks the table or a
+    device row's process and ordinal are not in it."""
+    if not raw.d_dev.size or not schema.has(tb.CUDA_DEVICE, "gpuId", "cudaId", "pid"):
+        return None
     gpu_of: dict[tuple[int, int], int] = {}
     for row in tb.dict_rows(schema, tb.CUDA_DEVICE):
         g, c, p = (_first_int(row, k) for k in ("gpuId", "cudaId", "pid"))
@@ -1466,22 +1482,39 @@ def _gpus_by_process(schema: tb.Schema, raw: _Raw) -> bool:
     key = pids * 4096 + dev
     pairs = [(int(k) // 4096, int(k) % 4096) for k in sorted_unique(key).tolist()]
     if any(p < 0 or (p, d) not in gpu_of for p, d in pairs):
-        return False
+        return None
     named: dict[int, set[int]] = {}
     for p, d in pairs:
         named.setdefault(d, set()).add(gpu_of[(p, d)])
-    if not any(len(v) > 1 for v in named.values()):
-        return False
-    ukey, inv = unique_inverse(key)
-    raw.d_dev = np.array([gpu_of[(int(k) // 4096, int(k) % 4096)] for k in ukey.tolist()], np.int64)[inv]
-    return True
+    return gpu_of, key, named
+
+
+def _ordinal_gpus(schema: tb.Schema, raw: _Raw) -> dict[int, int]:
+    """CUDA ordinal -> Nsight GPU id (``TARGET_INFO_GPU.id``) of the device rows, where ``TARGET_INFO_CUDA_DEVICE``
+    names one GPU for each ordinal they use; {} else.
+
+    Why: ``TARGET_INFO_GPU`` lists the machine's GPUs in Nsight's own numbering (``id``; ``cuDevice`` the machine's
+    CUDA order), while a device row's ``deviceId`` is its process's ordinal, which ``CUDA_VISIBLE_DEVICES`` renumbers
+    from 0.  A job run with ``CUDA_VISIBLE_DEVICES=1`` on a workstation whose GPU 0 is its display card ran every kernel
+    on ordinal 0 -- and was read as the display card (6 SMs where the H100 has 132: its small grids unseen, its peak
+    a T400's).  The per-process table says which GPU each ordinal was (h37-probe43v)."""
+    found = _process_gpus(schema, raw)
+    if found is None:
+        return {}
+    named = found[2]
+    return {d: next(iter(g)) for d, g in named.items()} if all(len(g) == 1 for g in named.values()) else {}
 
 
 def _gpu_info(schema: tb.Schema, raw: _Raw, by_id: bool = False) -> tuple[dict[int, DeviceInfo], str | None]:
     """deviceId -> what the export says about that GPU, and a note where it does not name the model; ``by_id``: the
     device rows carry Nsight's GPU ids (:func:`_gpus_by_process`), else their process's CUDA ordinals."""
     out: dict[int, DeviceInfo] = {}
-    for row in tb.dict_rows(schema, tb.GPU_INFO):
+    rows = tb.dict_rows(schema, tb.GPU_INFO)
+    ordinals = {} if by_id or not rows else _ordinal_gpus(schema, raw)
+    by_gpu = {g: _info(row) for row in rows if (g := _first_int(row, "id")) is not None} if ordinals else {}
+    if ordinals and all(g in by_gpu for g in ordinals.values()):  # each ordinal the GPU its process's table names
+        out = {d: by_gpu[g] for d, g in ordinals.items()}
+    for row in rows if not out else ():
         dev = _first_int(row, "id") if by_id else _first_int(row, "cuDevice", "cudaId", "id")
         if dev is None:
             continue

@@ -256,16 +256,31 @@ def locate_file(path: str, follow_symlinks: bool = False) -> tuple[str, Session,
     folder = os.path.dirname(target)
     for _ in range(LOCATE_MAX_UP):
         if _fits_layout(tuple(os.path.relpath(target, folder).split(os.sep))):
-            for s in discover(folder, follow_symlinks):
+            sessions = discover(folder, follow_symlinks)
+            for s in sessions:
                 for h in s.hosts:
                     if any(os.path.abspath(f.path) == target for f in (h.ranks or (h,))):
                         return folder, _own_folder(s, h), h
-            return None
+            return _read_instead(folder, sessions, target)
         parent = os.path.dirname(folder)
         if parent == folder:
             break
         folder = parent
     return _lone_file(target)
+
+
+def _read_instead(folder: str, sessions: list[Session], target: str) -> tuple[str, Session, HostFile] | None:
+    """The host read in place of the file ``target`` (``Layout.read_instead``): ``report report1.nsys-rep`` with
+    ``report1.sqlite`` beside it reports that export, as the walk of its folder lists it, instead of refusing the file
+    as "not a profile this tool reads" -- while the same message lists ``.nsys-rep`` among the names it reads."""
+    here, name = os.path.split(target)
+    for s in sessions:
+        for h in s.hosts:
+            instead = formats.REGISTRY[h.format].layout.read_instead(name) if h.format in formats.REGISTRY else ()
+            if any(os.path.dirname(os.path.abspath(f.path)) == here and fsio.file_name(f.path) in instead
+                   for f in (h.ranks or (h,))):
+                return folder, _own_folder(s, h), h
+    return None
 
 
 def _own_folder(s: Session, host: HostFile) -> Session:

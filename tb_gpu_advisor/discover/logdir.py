@@ -41,10 +41,11 @@ from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.fmt import clip, echo
 from tb_gpu_advisor.formats.base import Format, Found, Groups, Layout, claimed_by
+from tb_gpu_advisor.formats import summaries
 from tb_gpu_advisor.formats.counters import Collection, collection as counter_collection
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile, Session, SessionNotFoundError, find_session, find_stock_run
 
-__all__ = ["discover", "with_beside", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "counter_collections", "counter_file", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
+__all__ = ["discover", "with_beside", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "counter_collections", "counter_file", "text_summaries", "summary_file", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
            "SessionNotFoundError", "find_session", "find_stock_run"]
 
 logger = logging.getLogger(__name__)
@@ -256,16 +257,31 @@ def locate_file(path: str, follow_symlinks: bool = False) -> tuple[str, Session,
     folder = os.path.dirname(target)
     for _ in range(LOCATE_MAX_UP):
         if _fits_layout(tuple(os.path.relpath(target, folder).split(os.sep))):
-            for s in discover(folder, follow_symlinks):
+            sessions = discover(folder, follow_symlinks)
+            for s in sessions:
                 for h in s.hosts:
                     if any(os.path.abspath(f.path) == target for f in (h.ranks or (h,))):
                         return folder, _own_folder(s, h), h
-            return None
+            return _read_instead(folder, sessions, target)
         parent = os.path.dirname(folder)
         if parent == folder:
             break
         folder = parent
     return _lone_file(target)
+
+
+def _read_instead(folder: str, sessions: list[Session], target: str) -> tuple[str, Session, HostFile] | None:
+    """The host read in place of the file ``target`` (``Layout.read_instead``): ``report report1.nsys-rep`` with
+    ``report1.sqlite`` beside it reports that export, as the walk of its folder lists it, instead of refusing the file
+    as "not a profile this tool reads" -- while the same message lists ``.nsys-rep`` among the names it reads."""
+    here, name = os.path.split(target)
+    for s in sessions:
+        for h in s.hosts:
+            instead = formats.REGISTRY[h.format].layout.read_instead(name) if h.format in formats.REGISTRY else ()
+            if any(os.path.dirname(os.path.abspath(f.path)) == here and fsio.file_name(f.path) in instead
+                   for f in (h.ranks or (h,))):
+                return folder, _own_folder(s, h), h
+    return None
 
 
 def _own_folder(s: Session, host: HostFile) -> Session:
@@ -363,6 +379,49 @@ def counter_file(path: str) -> str | None:
         return None
     held = counter_collection(names)
     return held.words(echo(os.path.basename(folder) or folder)) if held is not None and name in held.files else None
+
+
+#: How many text files :func:`text_summaries` opens at most (their first 4 kB each): a hint, never a crawl.
+_SUMMARY_MAX_FILES = 200
+
+
+def text_summaries(logdir: str, limit: int = 5) -> list[tuple[str, str]]:
+    """The text files of a local ``logdir`` that are a profiler's summary (``formats.summaries``: DeepSpeed's Flops
+    Profiler output, torch.profiler's op table), as (path relative to the logdir, what it is and what to capture
+    instead) -- for the "nothing found" message: a logdir holding only ``flops_profiler.txt`` said "no GPU profiles
+    found" with the frameworks' capture help, as if it held nothing (probe h37-probe43d).  Bounded as
+    :func:`misplaced_profiles`, and at most :data:`_SUMMARY_MAX_FILES` files opened; [] for remote logdirs; never
+    raises."""
+    if fsio.is_remote(logdir):
+        return []
+    found: list[tuple[str, str]] = []
+    opened = 0
+    try:
+        for rel, names in _bounded_folders(logdir):
+            for name in (n for n in names if summaries.maybe(n)):
+                if opened >= _SUMMARY_MAX_FILES or len(found) >= limit:
+                    return found
+                opened += 1
+                words = summary_file(os.path.join(fsio.local_path(logdir), *rel, name))
+                if words is not None:
+                    found.append(("/".join(rel + (name,)), words))
+    except Exception as e:  # noqa: BLE001 - only a hint for an error message
+        logger.debug("cannot search %s for profiler summaries: %s", logdir, e)
+    return found
+
+
+def summary_file(path: str) -> str | None:
+    """Why the local text file ``path`` is no profile when it is a profiler's text summary, in words; None otherwise
+    (``report flops_profiler.txt`` says what it is, not "not a profile this tool reads")."""
+    if not summaries.maybe(os.path.basename(path)):
+        return None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(summaries.HEAD_BYTES)
+    except OSError:
+        return None
+    found = summaries.summary(head)
+    return None if found is None else found.words()
 
 
 def _bounded_folders(logdir: str) -> Iterator[tuple[tuple[str, ...], list[str]]]:

@@ -340,6 +340,12 @@ class Layout(Protocol):
         """The host a file given alone by path (outside any logdir layout) is named for, when its name alone says
         it is this format's; None for a format told by its folder or content (discovery places those)."""
 
+    def read_instead(self, file_name: str) -> tuple[str, ...]:
+        """The names of files in the same folder that, when present, are read in place of the host file named
+        ``file_name`` (an Nsight report's SQLite export beside the report): the walk lists the file read, and a file
+        given by path (``report X.nsys-rep``) is that one's host, never "not a profile this tool reads".  () when
+        nothing stands in for it."""
+
     def beside(self, file_name: str) -> tuple[str, ...]:
         """The names of the files this format's reader reads beside the host file named ``file_name``, in its folder
         (a memory snapshot's capacity record): a report depends on them as on the host file, so discovery lists them
@@ -428,6 +434,9 @@ class RunFolderLayout:
 
     def lone_host(self, file_name: str) -> str | None:
         return None  # its folder is its run: discovery places it (``discover.locate_file``)
+
+    def read_instead(self, file_name: str) -> tuple[str, ...]:
+        return ()
 
     def beside(self, file_name: str) -> tuple[str, ...]:
         return ()

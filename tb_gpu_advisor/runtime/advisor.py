@@ -100,7 +100,10 @@ class Advisor:
     def nothing_found(self, follow_flag: str, skips: list[tuple[str, str]] | None = None) -> tuple[str, str] | None:
         """(headline, what to do) when the logdir lists nothing because of what was left out; None otherwise."""
         collections = _discover.counter_collections(self.logdir) if self.logdir else []
-        return _discover.nothing_found(self.skipped(10) if skips is None else skips, follow_flag, collections)
+        skips = self.skipped(10) if skips is None else skips
+        if self.logdir:  # a profiler's text summary is named, not passed over in silence
+            skips = [*skips, *(x for x in _discover.text_summaries(self.logdir) if x not in skips)]
+        return _discover.nothing_found(skips, follow_flag, collections)
 
     def listing(self, sessions: Sequence[Session] | None = None) -> list[dict[str, Any]]:
         """Runs -> sessions -> hosts as the tab's ``/runs`` and the MCP server's ``list_runs`` give them: discovery's
@@ -236,7 +239,7 @@ def why_not_read(path: str) -> str | None:
     pointer = (formats.lfs_pointer(path) or formats.text_decoded(path)) if looked else None
     placed = tuple(os.path.abspath(path).split(os.sep)[-4:])  # another writer's file in a format's place
     unread = next((why for f in formats.REGISTRY.values() if (why := f.layout.unread(placed)) is not None), None)
-    return pointer or unread or _discover.counter_file(path) or next((f.layout.sniff(path) for f in formats.REGISTRY.values()
+    return pointer or unread or _discover.counter_file(path) or _discover.summary_file(path) or next((f.layout.sniff(path) for f in formats.REGISTRY.values()
                                       if f.layout.maybe(rel)), None)
 
 

@@ -50,6 +50,24 @@ def test_a_report_beside_its_export_is_read_once(tmp_path):
     assert hosts == [("report1", "report1.sqlite"), ("report2", "report2.nsys-rep")]
 
 
+def test_a_report_given_by_path_beside_its_export_is_that_export(tmp_path):
+    """``report report1.nsys-rep`` where ``nsys export --type sqlite`` left ``report1.sqlite`` beside it (the export's
+    default name): the walk reads the export in its place, so the file given is that export's host -- not refused as
+    "not a profile this tool reads" by a message listing ``.nsys-rep`` among the names it reads (probe h37-probe43d).
+    A report with no export beside it stays its own host (told how to export it when read)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    write(str(run / "report1.sqlite"), NsysJob(steps=3))
+    (run / "report1.nsys-rep").write_bytes(b"NSYS binary")
+    (run / "report2.nsys-rep").write_bytes(b"NSYS binary")
+    got = discover.locate_file(str(run / "report1.nsys-rep"))
+    assert got is not None
+    logdir, session, host = got
+    assert logdir == str(run) and os.path.basename(host.path) == "report1.sqlite" and host.format == "nsys"
+    _, _, alone = discover.locate_file(str(run / "report2.nsys-rep"))
+    assert os.path.basename(alone.path) == "report2.nsys-rep"
+
+
 def test_rank_exports_of_one_job_are_one_session(tmp_path):
     """``nsys profile -o report_rank%q{RANK}``: one export per rank, captured at the same time: one session; their
     machine (TARGET_INFO_SYSTEM_ENV Hostname) one host whose GPUs are the ranks'."""

@@ -321,3 +321,34 @@ def test_wall_clock_ranks_need_a_wide_pid_counter(tmp_path: Path, pids: tuple[in
 def test_the_boot_clock_is_no_wall_clock() -> None:
     """The kept files count from the machine's boot beside ``baseTimeNanoseconds``: their clock tells machines apart."""
     assert [kineto_layout.read_header(str(f)).wall_clock for f in FILES] == [False, False]
+
+
+@pytest.mark.parametrize("name", ["trace_rank_{r}.json", "profiler_trace_rank_{r}.json"])
+def test_rank_numbered_names_are_no_host_and_pid(tmp_path: Path, name: str) -> None:
+    """The 4 rank files of :func:`_two_machines` saved as ``trace_rank_{rank}.json`` (``export_chrome_trace(
+    f"trace_rank_{rank}.json")``: Accelerate's name, vidur's ``profiler_trace_rank_{rank}``): the number after the last
+    ``_`` is the rank ``distributedInfo`` gives, not the pid of the file's host events, so the name is not the
+    handler's ``<host>_<pid>``.  Main read all four as one host ``trace_rank`` -- two machines merged (probe
+    h37-probe43d); the headers place them: one host per machine, ranks 0 / 1 and 2 / 3."""
+    docs = [_doc(f) for f in FILES]
+    _own_gpu_only(docs)
+    docs = _two_machines(docs)
+    run = tmp_path / "run"
+    run.mkdir()
+    for d in docs:
+        (run / name.format(r=d["distributedInfo"]["rank"])).write_text(json.dumps(d))
+    (s,) = discover(str(tmp_path))
+    got = sorted([r.host for r in h.ranks] for h in s.hosts)
+    stem = name.removesuffix(".json")
+    assert got == [[stem.format(r=r) for r in pair] for pair in ((0, 1), (2, 3))]
+
+
+def test_a_handler_worker_named_by_its_pid_is_its_machine() -> None:
+    """Control: ``<host>_<pid>`` whose number is the host events' pid stays the handler's name, whatever the rank; a
+    header without a pid keeps the name's word."""
+    h = kineto_layout.Header
+    assert kineto_layout.names_machine("node7_4242", h(rank=0, world_size=2, pid=4242))
+    assert kineto_layout.names_machine("node7_1", h(rank=1, world_size=2, pid=1))  # pid 1 in a container, rank 1
+    assert kineto_layout.names_machine("node7_1", h(rank=1, world_size=2))
+    assert not kineto_layout.names_machine("trace_rank_1", h(rank=1, world_size=2, pid=50123))
+    assert not kineto_layout.names_machine("trace_rank", h(rank=1, world_size=2, pid=50123))

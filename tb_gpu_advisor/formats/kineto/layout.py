@@ -228,6 +228,21 @@ def machine_of(worker: str) -> str:
     return head if sep and head and tail.isdigit() else worker
 
 
+def names_machine(worker: str, header: Header) -> bool:
+    """Whether a worker's name is the handler's ``<host>_<pid>`` (:func:`machine_of`), so says its machine -- not a
+    name whose number is the file's own rank (``trace_rank_3``: Accelerate's, vidur's ``profiler_trace_rank_{rank}``,
+    ``export_chrome_trace(f"ddp_trace_rank_{rank}.json")``), told by the trace's header: the number is the rank
+    ``distributedInfo`` gives and not the pid of the process's host events.
+
+    Why: read as ``<host>_<pid>``, ``trace_rank_0`` ... ``trace_rank_3`` of a job on two machines were one host
+    ``trace_rank`` -- two machines merged, compared on clocks that are not one (probe h37-probe43d); the rank-named
+    files are placed by their headers (:func:`machine_groups`) as every other name that says no machine."""
+    if machine_of(worker) == worker:
+        return False
+    number = int(worker.rpartition("_")[2])
+    return not (header.rank == number and header.pid is not None and header.pid != number)
+
+
 def by_machine(files: list[HostFile]) -> list[HostFile]:
     """One host per machine: the ranks of one machine (workers ``<host>_<pid>``) become one host whose GPUs
     are the ranks' GPUs, so the multi-GPU checks (imbalance, launch skew, AllReduce) compare them, on the
@@ -553,12 +568,14 @@ def job_name(workers: list[str]) -> str:
 
 
 def _machines(session: list[_File]) -> list[HostFile]:
-    """One host per machine: workers named ``<host>_<pid>`` by their name (:func:`by_machine`); the files of workers
-    named otherwise together where their headers put them on one machine (:func:`machine_groups`), else each alone."""
-    unnamed = [f for f in session if machine_of(f.host.host) == f.host.host]
+    """One host per machine: workers named ``<host>_<pid>`` by their name (:func:`by_machine`, :func:`names_machine`);
+    the files of workers named otherwise together where their headers put them on one machine
+    (:func:`machine_groups`), else each alone."""
+    unnamed = [f for f in session if not names_machine(f.host.host, f.header)]
     groups = machine_groups([f.header for f in unnamed])
     grouped = {id(unnamed[i]) for g in groups for i in g}
-    out = by_machine([f.host for f in session if id(f) not in grouped])
+    out = by_machine([f.host for f in session if names_machine(f.host.host, f.header)])
+    out += [f.host for f in unnamed if id(f) not in grouped]
     for g in groups:
         ranks = [f.host for f in sorted((unnamed[i] for i in g), key=lambda f: f.header.rank or 0)]
         out.append(_host(job_name([h.host for h in ranks]), ranks))

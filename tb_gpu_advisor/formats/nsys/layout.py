@@ -264,6 +264,11 @@ class NsysLayout(RunFolderLayout):
     def sniff(self, path: str) -> str | None:
         return sniff(path)
 
+    def read_instead(self, file_name: str) -> tuple[str, ...]:
+        """A report's exports of the same name (``report1.sqlite`` beside ``report1.nsys-rep``): read instead of it,
+        as :meth:`group` lists them."""
+        return tuple(stem(file_name) + x for x in SQLITE_SUFFIXES) if is_report(file_name) else ()
+
     def group(self, found: list[Found]) -> Groups:
         by_run: dict[tuple[str, str], list[Found]] = {}
         for f in found:

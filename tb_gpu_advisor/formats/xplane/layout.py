@@ -136,6 +136,9 @@ class XPlaneLayout:
     def lone_host(self, file_name: str) -> str | None:
         return host_of(file_name)
 
+    def read_instead(self, file_name: str) -> tuple[str, ...]:
+        return ()
+
     def beside(self, file_name: str) -> tuple[str, ...]:
         return ()  # the reader reads the XSpace alone (TensorFlow's tool data beside it is made from it)
 

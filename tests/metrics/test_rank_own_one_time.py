@@ -112,3 +112,18 @@ def test_a_ranks_one_time_cost_drops_its_own_step(tmp_path: Path) -> None:
     for g in (0, 1):
         assert set(_steps(two, g)) == kept_alone, g
         assert _gpu(two, g)["startup"] == 0.0, g
+
+
+def test_a_rank_that_opened_late_keeps_its_own_steps(tmp_path: Path) -> None:
+    """Rank 1's capture opens a step after rank 0's (its ``train_step 0`` unrecorded), and it loads a module for 30 ms
+    before its step 6.  Main (0cc8f245) placed a rank that marked fewer steps than the host on the host's windows:
+    its GPU read 4.667 ms of each step's 6 ms of kernels, its load in a kept step (2.2 ms/step of start-up), and step
+    6 dropped.  Each rank's own ranges: both GPUs read as the two ranks opened together do."""
+    (tmp_path / "late").mkdir()
+    (tmp_path / "both").mkdir()
+    late = nsys_host(tmp_path / "late", nx.write_late_rank_pause, "r.sqlite", **_LOOP)
+    both = nsys_host(tmp_path / "both", nx.write_rank_pause, "r.sqlite", **_LOOP)
+    for g in (0, 1):
+        assert set(_steps(late, g)) == set(_steps(both, g)), g
+        assert _gpu(late, g) == pytest.approx(_gpu(both, g), abs=2e-3), g
+    assert _gpu(late, 1)["device_compute"] == pytest.approx(_gpu(late, 0)["device_compute"], abs=2e-3)

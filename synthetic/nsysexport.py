@@ -4582,3 +4582,28 @@ def write_teardown_window(path: str, nccl: bool = True, gpu: Gpu | None = None, 
     _finish_one(con, strings, stop, (gpid, pid, gtid), gpu or A100_SXM4_40GB, program="python3", thread="python3")
     return {"window": "teardown", "calls": len(api.rows), "nccl_destroy": len(nvtx),
             "call_ms": sum(b - a for a, b, *_ in api.rows) / ms}
+
+
+def open_rank_late(path: str, rank: int, steps: int = 1) -> None:
+    """In an export :func:`write` made, rank ``rank``'s capture opens ``steps`` steps late: every row of that rank's
+    process before its ``train_step {steps}`` range is deleted (the other ranks' stay).  Why: ranks start their
+    profilers on their own (``nsys profile`` per rank under ``mpirun``/``torchrun``, or a ``cudaProfilerStart`` each
+    rank reaches in its own time), so one capture holds fewer steps of one rank than of another (h37-probe43r)."""
+    pid = 1000 + rank
+    con = sqlite3.connect(path)
+    ((t0,),) = con.execute("SELECT start FROM NVTX_EVENTS WHERE text = ? AND (globalTid >> 24) & 16777215 = ?",
+                           (f"train_step {steps}", pid)).fetchall()
+    for table, col in _RANK_TABLES:
+        if con.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
+            con.execute(f"DELETE FROM {table} WHERE (({col} >> 24) & 16777215) = ? AND start < ?", (pid, t0))
+    con.commit()
+    con.close()
+
+
+def write_late_rank_pause(path: str, late: int = 1, **kw: object) -> dict:
+    """:func:`write_rank_pause` whose rank ``late`` opened its capture a step after the others
+    (:func:`open_rank_late`).  Truth: every rank's steps are its own numbered ranges, as with no late start -- the
+    late rank's GPU does the same work each step, and a paused rank's cost lies in its own step."""
+    truth = write_rank_pause(path, **kw)
+    open_rank_late(path, late)
+    return truth

@@ -73,7 +73,7 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
     if first and kept.ids.size > 2 and int(kept.ids[0]) == 0:  # the program's first calls' one-time work (job.iterations)
         _drop_one(r, kept, dropped, 0, f"warm-up: {first}", f"; dropped the first step as warm-up: {first}")
     if job is not None and kept.ids.size > 1 and job.phase.start.size:
-        cold = _cold_steps(kept.hs, kept.he, kept.gpu, job)
+        cold = _cold_steps(r.trace, kept, job)
         if cold.any() and (~cold).sum() >= 2:  # one steady step left is no steady state: keep and book the costs
             _drop_masked(r, kept, dropped, cold, "warm-up: holds one-time costs (module loading, library start-up, "
                          "compilation)", f"; dropped {plural(int(cold.sum()), 'warm-up step')} holding one-time costs")
@@ -409,11 +409,40 @@ def _in_warmup_ranges(trace: Trace, starts: np.ndarray) -> tuple[np.ndarray, str
     return inside, h.names[int(h.name[outer])]
 
 
-def _cold_steps(hs: np.ndarray, he: np.ndarray, gpu_windows: dict[int, np.ndarray], job: Job) -> np.ndarray:
-    """Bool per step: it holds one-time costs (their host spans start inside the step's host window)."""
-    cs = job.phase.start
+def _cold_steps(trace: Trace, kept: _Kept, job: Job) -> np.ndarray:
+    """Bool per step: it holds one-time costs (their host spans start inside the step's host window): a one-time
+    call of a process whose rank numbers its own steps (``_Kept.host_own``) inside that rank's own window, the spans
+    no single call is (``OneTime.shared_start``) and the other calls inside the host's.
+
+    Why: the host's step k runs from the first rank's kth step's start to the last rank's kth end, so a rank's call
+    between its own steps lies in whichever host window the other ranks' steps make there: rank 1 of 2 loading a module
+    for 30 ms before its step 6 (its later steps 30 ms late) dropped step 6 -- rank 0's step 6 had started -- and kept
+    rank 1's step 5 that holds the load, 3.33 ms a step of start-up on its GPU, where the rank alone drops step 5
+    (``synthetic.nsysexport.write_rank_pause``; h37-probe43r).  A rank's cost lies in its own step, as its GPU sees."""
+    p = job.phase
+    h = trace.h
+    calls = p.calls[p.calls < len(h)] if p.calls.size else p.calls
+    lines = trace.gpu_host_lines or {}
+    out = np.zeros(kept.hs.size, dtype=bool)
+    rest = np.ones(calls.size, bool)
+    for g, w in kept.host_own.items():
+        if w.shape[0] != kept.hs.size:
+            continue
+        mine = rest & np.isin(h.line[calls], np.asarray(lines.get(g, ()), dtype=np.int64))
+        rest &= ~mine
+        _mark_inside(out, w[:, 0], w[:, 1], h.start[calls[mine]].astype(np.int64))
+    if not kept.host_own:  # no rank numbers its own steps: the host's windows, as ever
+        _mark_inside(out, kept.hs, kept.he, p.start)
+        return out
+    starts = np.concatenate([h.start[calls[rest]].astype(np.int64), p.shared_start.astype(np.int64)])
+    _mark_inside(out, kept.hs, kept.he, starts)
+    return out
+
+
+def _mark_inside(out: np.ndarray, hs: np.ndarray, he: np.ndarray, cs: np.ndarray) -> None:
+    """Set ``out`` for each window (``hs``, ``he``, sorted) holding one of the starts ``cs``."""
+    if not cs.size or not hs.size:
+        return
     k = np.searchsorted(hs, cs, side="right") - 1
     ok = (k >= 0) & (cs < he[np.clip(k, 0, None)])
-    out = np.zeros(hs.size, dtype=bool)
     out[k[ok]] = True
-    return out

@@ -18,6 +18,7 @@ from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_r
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, queued_before
 from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_marker_turn
 from tb_gpu_advisor.steps.framed import _inside_frame
+from tb_gpu_advisor.steps.windows import MISSING
 from tb_gpu_advisor.steps.reading import _Reading
 from tb_gpu_advisor.steps.types import _HOST_SOURCES, _PART_MARKS, _TILED, PS_PER_MS
 
@@ -252,7 +253,7 @@ def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         return out
     for gpu, ls in lines.items():
         ws = [own.get(int(ln)) for ln in np.asarray(ls).tolist()]
-        ws = [w for w in ws if w is not None]
+        ws = [_filled(w, r.hs, r.he) for w in ws if w is not None]
         if not ws or any(w[0].size != r.hs.size for w in ws):
             continue  # a process that ran fewer updates than the host's steps: the host's windows stand
         s = np.min(np.stack([w[0] for w in ws]), axis=0)
@@ -261,6 +262,19 @@ def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         e[-1] = max(int(e[-1]), _own_last_reach(r, int(s[-1])))
         out[int(gpu)] = (s, e)
     return out
+
+
+def _filled(w: tuple[np.ndarray, np.ndarray], hs: np.ndarray, he: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A thread's own windows with the steps it does not mark (``steps.windows.MISSING``) taken from the host's
+    (``hs``, ``he``, aligned), as a GPU that saw no step of a number gets the host-wide window
+    (``steps.markers._gpu_step_line_windows``); unchanged where it marks them all or is not aligned with the host's."""
+    s, e = w
+    gone = s == MISSING
+    if not gone.any() or s.size != hs.size:
+        return w
+    s, e = s.copy(), e.copy()
+    s[gone], e[gone] = hs[gone], he[gone]
+    return s, e
 
 
 def _own_last_reach(r: _Reading, own_start: int) -> int:

@@ -213,7 +213,10 @@ def _waits_on_gpu(a: np.ndarray, b: np.ndarray, d: DeviceEvents, launched_at: np
     every launch made after it began by its length, and the GPU feels that only where it idles for such a launch --
     the gaps of its busy time that end at work launched after the request's start (``launched_at``: each device
     event's launch call's host start, -1 none).  Each request's length fills those gaps in order, each up to its
-    length, as the stretch at the gap's end (sorted, disjoint, as :func:`time_within` takes them).
+    length, as the stretch at the gap's end (sorted, disjoint, as :func:`time_within` takes them); none where the GPU
+    never idled for them (its queue absorbed the delay).  A program that waits for its GPU after the request (a read
+    of a result) absorbs the delay there, and its GPU's next gap -- the one before the next step's first kernel, in
+    the request's window on the GPU's clock, as before -- takes the request's length: the same window.
 
     ASSUMPTION this replaces: on a GPU's clock the wait lies in the window that holds the request's host time (the
     window before the request's host step).  That holds only where the GPU idled through the request, before its

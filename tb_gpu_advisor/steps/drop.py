@@ -222,8 +222,8 @@ def _waits_on_gpu(a: np.ndarray, b: np.ndarray, d: DeviceEvents, launched_at: np
     window before the request's host step).  That holds only where the GPU idled through the request, before its
     step's first kernel.  Busy with the step before's all-reduce until after the request, the GPU idles instead inside
     the request's own step, for the launches the request delayed: two ranks, 108 / 591 / 219 us requests in host
-    steps #8, #13, #16 (walk seed 72504) -- windows #7, #12, #15 (1.87 ms, clean) were dropped and #8 and #13 kept at
-    1.98 and 2.03 ms beside eight of the 1.87 ms period."""
+    steps #8, #13, #16 (walk seed 72504) -- windows #7, #12, #15 were dropped (#7 clean at 1.87 ms) and #8 and #13
+    kept at 1.98 and 2.03 ms beside eight of the 1.87 ms period."""
     bs, be = d.busy()
     if bs.size < 2 or not a.size:
         return a[:0], b[:0]

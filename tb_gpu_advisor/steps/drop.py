@@ -16,7 +16,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import time_within, union_intervals
-from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.model.trace import DeviceEvents, Trace
 from tb_gpu_advisor.steps.ends import (_any_held_host_work, _holds_host_work, _last_cut_short, _last_ends_at_own_work,
                                        _last_mark_reach, _launched_work, _made_an_os_call, _top_range_last_short,
                                        _two_part_marks)
@@ -142,7 +142,8 @@ def _drop_profiler_waits(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -
     spans = r.trace.profiler_overhead
     if spans is None or kept.ids.size < 3:
         return
-    held = _profiler_held(spans, r.trace.profiler_overhead_gpus, kept)
+    by_gpu = r.trace.profiler_overhead_gpus
+    held = _profiler_held(spans, by_gpu, kept, _gpu_clock(r, spans, by_gpu, kept) if by_gpu else {})
     mask = held >= T("job.one_time_call_ms") * PS_PER_MS
     if not mask.any() or int((~mask).sum()) < 2:
         return
@@ -153,7 +154,8 @@ def _drop_profiler_waits(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -
                  f"requests, up to {most:,.2f} ms), which the program waited for")
 
 
-def _profiler_held(spans: tuple[np.ndarray, np.ndarray], by_gpu: dict[int, np.ndarray], kept: _Kept) -> np.ndarray:
+def _profiler_held(spans: tuple[np.ndarray, np.ndarray], by_gpu: dict[int, np.ndarray], kept: _Kept,
+                   waits: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> np.ndarray:
     """Per kept step, the profiler's work it waited for (ps), the most any GPU's window of it holds: its own
     process's requests (``Trace.profiler_overhead_gpus``), and the other ranks' as far as the window outlasts the
     GPU's steady step (:func:`_outlasts`) -- a rank feels another's request only where a collective waits for it.
@@ -165,7 +167,10 @@ def _profiler_held(spans: tuple[np.ndarray, np.ndarray], by_gpu: dict[int, np.nd
     into the first GPU's windows where it waited for nothing, 4 windows of 5 "held" one and none was dropped (mean
     step 2.35 ms against 1.85 ms steady; h37-walk25's Left).  Yet ranks an all-reduce ties wait for each other: the
     second rank 1.9 ms late, the first's next window held 0.5 ms of waiting for the second's request
-    (walk seed 51232), which its own requests alone never show."""
+    (walk seed 51232), which its own requests alone never show.
+
+    ``waits``: GPU -> its own requests moved onto its clock (:func:`_gpu_clock`), measured against its windows in
+    place of the requests' host times."""
     # the union of each process's requests, each step's share of it: one sum per step (no steps-by-requests table),
     # and requests that overlap counted once -- no step holds more of the profiler than it lasts
     if not by_gpu:
@@ -177,10 +182,64 @@ def _profiler_held(spans: tuple[np.ndarray, np.ndarray], by_gpu: dict[int, np.nd
         w = kept.gpu.get(g)
         s, e = (w[:, 0], w[:, 1]) if w is not None and w.shape[0] == kept.ids.size else (kept.hs, kept.he)
         own = by_gpu.get(g, every[:0])
-        mine = _held_in(spans, own, s, e)
+        mine = time_within(*waits[g], s, e) if waits and g in waits and w is not None else _held_in(spans, own, s, e)
         theirs = np.minimum(_held_in(spans, np.setdiff1d(every, own), s, e), _outlasts(e - s, mine < cut))
         held = np.maximum(held, np.maximum(mine, theirs))
     return held
+
+
+def _gpu_clock(r: _Reading, spans: tuple[np.ndarray, np.ndarray], by_gpu: dict[int, np.ndarray], kept: _Kept
+               ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per GPU with windows of its own and launch records, its own requests on its clock: where it waited for them
+    (:func:`_waits_on_gpu`).  GPUs without them are left out (their requests are measured by their host times)."""
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    devs = [d for d in r.trace.devices if d.gpu in by_gpu and d.gpu in kept.gpu and len(d)]
+    if not devs:
+        return out
+    launched = dict(zip((d.gpu for d in r.trace.devices), r.launched()))
+    hstart = r.trace.h.start.astype(np.int64, copy=False)
+    for d in devs:
+        launch = launched.get(d.gpu)
+        if launch is None or not (launch >= 0).any():
+            continue
+        a, b = union_intervals(spans[0][by_gpu[d.gpu]], spans[1][by_gpu[d.gpu]])
+        out[d.gpu] = _waits_on_gpu(a, b, d, np.where(launch >= 0, hstart[np.maximum(launch, 0)], -1))
+    return out
+
+
+def _waits_on_gpu(a: np.ndarray, b: np.ndarray, d: DeviceEvents, launched_at: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The requests ``[a, b)`` (disjoint, sorted; one process's) moved onto GPU ``d``'s clock: each request delays
+    every launch made after it began by its length, and the GPU feels that only where it idles for such a launch --
+    the gaps of its busy time that end at work launched after the request's start (``launched_at``: each device
+    event's launch call's host start, -1 none).  Each request's length fills those gaps in order, each up to its
+    length, as the stretch at the gap's end (sorted, disjoint, as :func:`time_within` takes them); none where the GPU
+    never idled for them (its queue absorbed the delay).  A program that waits for its GPU after the request (a read
+    of a result) absorbs the delay there, and its GPU's next gap -- the one before the next step's first kernel, in
+    the request's window on the GPU's clock, as before -- takes the request's length: the same window.
+
+    ASSUMPTION this replaces: on a GPU's clock the wait lies in the window that holds the request's host time (the
+    window before the request's host step).  That holds only where the GPU idled through the request, before its
+    step's first kernel.  Busy with the step before's all-reduce until after the request, the GPU idles instead inside
+    the request's own step, for the launches the request delayed: two ranks, 108 / 591 / 219 us requests in host
+    steps #8, #13, #16 (walk seed 72504) -- windows #7, #12, #15 were dropped (#7 clean at 1.87 ms) and #8 and #13
+    kept at 1.98 and 2.03 ms beside eight of the 1.87 ms period."""
+    bs, be = d.busy()
+    if bs.size < 2 or not a.size:
+        return a[:0], b[:0]
+    gap_end, gap = bs[1:], bs[1:] - be[:-1]
+    first = np.searchsorted(d.start.astype(np.int64, copy=False), gap_end, side="left")  # the work each gap ends at
+    by = launched_at[np.minimum(first, launched_at.size - 1)]
+    ends, takes = [], []
+    for a0, b0 in zip(a.tolist(), b.tolist()):
+        m = by >= a0
+        g = gap[m]
+        take = np.clip((b0 - a0) - (np.cumsum(g) - g), 0, g)
+        keep = take > 0
+        ends.append(gap_end[m][keep])
+        takes.append(take[keep])
+    e = np.concatenate(ends)
+    return union_intervals(e - np.concatenate(takes), e)
 
 
 def _held_in(spans: tuple[np.ndarray, np.ndarray], idx: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:

@@ -20,6 +20,9 @@ kept ranges), each held to the quantity it read two ways -- the part and the who
   launch of the last of 4 steps: each GPU's window #4 (holding the request on the GPU's clock) was dropped, its last
   window -- measured by its host annotation from its late span's start -- read the request again after its work and
   was kept at 1.594 ms beside two of the 0.923 ms period (the walk's several-rank request truth);
+* the default stream's seed 72504 (h37-probe43q), two Kineto ranks tied by an all-reduce, buffer requests in host
+  steps #8, #13, #16: each GPU's window #7 (holding the 108 us request's host time, but busy with #7's all-reduce
+  through it) was dropped, and #8, where the GPU idled for the launches the request delayed, was kept at 1.98 ms;
 * ``--forms`` seed 50018 (found by h37-forms10num's walk), one pass of two jitted JAX programs read by blocking reads:
   ``host_sync``'s opening named the reads "in the step" from JAX's words, fixed text, on a window of one pass
   (``one-pass-words``): the window's noun now fills the words;
@@ -162,6 +165,24 @@ def test_a_last_window_after_a_request_is_the_period():
     rows = [(r.gpu, r.step, r.step_ms) for r in _report(job).hosts[0].step_rows if r.gpu is not None]
     assert {(g, n) for g, n, _ in rows} == {(g, n) for g in (0, 1) for n in (2, 3, 5)}
     assert all(ms == pytest.approx(0.9228, abs=0.001) for _, _, ms in rows), rows
+
+
+def test_a_request_behind_a_busy_gpu_drops_the_window_that_waited():
+    """Seed 72504 (2 ranks, a 1.6 ms DataLoader each step, an all-reduce the next step's compute waits for, buffer
+    requests of 108 / 591 / 219 us in host steps #8, #13, #16): busy with #7's all-reduce through the 108 us request,
+    each GPU idles inside #8 instead, for the launches the request delayed -- #8 (1.984 ms) and #13 (2.034 ms, the rest
+    of the 591 us request after #12's 0.43 ms) are left out, #7 (clean) is kept, and every kept window but #15 (0.06 ms
+    of the last request, under ``job.one_time_call_ms``) is the writer's 1.8705 ms period.  Fails on main: #7, #12 and
+    #15 dropped, #8 and #13 kept at 1.98 and 2.03 ms (the truth's law breaks)."""
+    job = random_job(72504)
+    assert job.params["ranks"] == 2 and [n for n, _ in job.params["buffer_requests"]] == [8, 13, 16]
+    assert check(job) == []
+    h = _report(job).hosts[0]
+    assert sorted(d["step"] for d in h.steps["dropped"] if d["reason"].startswith("profiler:")) == [8, 12, 13]
+    rows = {(r.gpu, r.step): r.step_ms for r in h.step_rows if r.gpu is not None}
+    assert set(rows) == {(g, n) for g in (0, 1) for n in (3, 4, 5, 6, 7, 9, 10, 11, 14, 15)}
+    assert all(ms == pytest.approx(1.8705, abs=0.001) for (_, n), ms in rows.items() if n != 15), rows
+    assert all(rows[(g, 15)] - 1.8705 < 0.1 for g in (0, 1)), rows
 
 
 def _mfu(h):

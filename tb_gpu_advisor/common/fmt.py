@@ -34,9 +34,9 @@ def ms(x: float | None) -> str:
     """Milliseconds with a unit that keeps 3 significant digits: '1.23 s', '12.3 ms', '1.23 ms', '456 us'."""
     if x is None:
         return "n/a"
-    if abs(x) >= 1000:
+    if abs(x) >= 999.95:  # 999.96 ms reads '1.00 s', not '1000.0 ms' (--default walk seed 77007's capture window)
         return f"{x / 1000:.2f} s"
-    if abs(x) >= 10:
+    if abs(x) >= 9.995:  # 9.996 ms reads '10.0 ms', not '10.00 ms'
         return f"{x:.1f} ms"
     if abs(x) >= 0.995:  # 0.9996 ms reads '1.00 ms', not '1000 us'
         return f"{x:.2f} ms"
@@ -56,7 +56,7 @@ def ms_span(start: float, end: float, sep: str = "–") -> str:
 def ms_step(x: float) -> float:
     """The time (ms) one unit of the last digit :func:`ms` prints for ``x`` stands for: 10 ms for '1.23 s', 0.1 ms for
     '12.3 ms', 0.01 ms for '1.23 ms', 1 us for '456 us' -- a difference under half of it does not show."""
-    return 10.0 if abs(x) >= 1000 else 0.1 if abs(x) >= 10 else 0.01 if abs(x) >= 0.995 else 0.001
+    return 10.0 if abs(x) >= 999.95 else 0.1 if abs(x) >= 9.995 else 0.01 if abs(x) >= 0.995 else 0.001
 
 
 def _ms_as(x: float, whole: float, extra: int) -> str:

@@ -21,7 +21,7 @@ from tb_gpu_advisor.metrics.job import calls_before_note, med_count
 from tb_gpu_advisor.metrics.job import med as median
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations, StepTable
 from tb_gpu_advisor.job.kind import NO_GPU_STEP
-from tb_gpu_advisor.job.phase import NOT_TIMED, ONE_PASS, shown_phase, untimed_phase
+from tb_gpu_advisor.job.phase import NOT_TIMED, ONE_PASS, TEAR_DOWN, shown_phase, untimed_phase
 from tb_gpu_advisor.model.callrows import call_columns
 from tb_gpu_advisor.model.schema import KERNEL_WALL_US, TABLE_ROWS, WALL_US, Finding, GpuSummary, HostReport, Metric, Table
 from tb_gpu_advisor.model.steprows import StepRowTable
@@ -701,6 +701,9 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
         bits.append(f"phase {NOT_TIMED}: no one-time cost read, but no GPU step is timed to show a steady state")
     elif job.get("phase") == "steady" and no_gpu_step(job):  # the loop's CPU-timed turns repeat (``untimed_phase``)
         bits.append("phase steady: no GPU step is timed, but the loop's steps, timed on the CPU, repeat")
+    elif job.get("phase") == TEAR_DOWN:  # the exit's one-time costs, after the loop: no warm-up (``window_phase``)
+        bits.append(f"phase {TEAR_DOWN} ({_pct(job.get('one_time_share') or 0, 0)} of the window in the exit's release "
+                    "calls, after the loop)")
     elif job.get("phase") and job["phase"] != "steady":
         bits.append(f"phase {job['phase']} ({_pct(job.get('one_time_share') or 0, 0)} of the window in one-time costs)")
     if job.get("version"):

@@ -149,3 +149,15 @@ def test_start_up_keeps_its_warm_up(tmp_path):
     _, rep = _report(str(tmp_path))
     job, _, _ = _window(rep)
     assert job["phase"] == "warm-up" and "cold" in job["tags"]
+
+
+def test_a_torch_profiler_window_of_the_exit_is_tear_down(tmp_path):
+    """Kineto (h37-probe43w *Left* 1): ``torch.cuda.empty_cache()``'s frees and the pinned allocator's
+    ``cudaFreeHost`` after the loop -- tear-down, its phase the exit's, its fix torch.profiler's schedule."""
+    truth = tt.write_teardown_window(str(tmp_path))
+    _, rep = _report(truth["folder"])
+    job, f, text = _window(rep)
+    assert job["kind_evidence"].startswith(f"the program's tear-down, after its loop: {truth['calls']} CUDA calls")
+    assert f"{truth['released']} of the calls release" in job["kind_evidence"]
+    assert job["phase"] == "tear-down" and "opened after the loop" in f["title"]
+    assert "schedule" in text and "nsys" not in text

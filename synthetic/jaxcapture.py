@@ -1224,3 +1224,23 @@ def write_host_only_window(logdir: str | Path, run: str, gpu_plane: bool = True,
     space.write(path)
     inside = sum(e - s for _, s, e in cap.annotations) / (1000 * US)
     return {"turns": turns, "fetch_ms": inside, "gpu": H100.name if gpu_plane else "", "path": str(path)}
+
+
+def write_copy_loop_window(logdir: str | Path, run: str = "copy_loop", turns: int = 8, mb: int = 64,
+                           host_us: float = 300.0) -> dict:
+    """``jax.profiler.trace`` around a host loop that only moves arrays: each turn ``jax.device_put`` of an ``mb`` MiB
+    float32 host array (``shard_args`` > ``DevicePutWithSharding``, staged on a pjrt thread, one ``MemcpyH2D``), then
+    ``np.asarray`` of it back (``D2H Dispatch``, one ``MemcpyD2H``, the staging buffer's copy out), then ``host_us``
+    of Python -- no jitted call, no kernel, and no step annotation (a host-device bandwidth check, a data-staging
+    tool).  Truth by construction: ``turns`` uploads and ``turns`` read-backs of ``mb`` MiB each, no kernel, no mark:
+    GPU work (copies), not start-up, its repeats found from its launches, not marked."""
+    cap = JaxCapture(seed=3)
+    nbytes = mb << 20
+    for _ in range(turns):
+        cap.device_put(nbytes, f"f32[{nbytes // 4 // 4096},4096]")
+        cap.to_host(nbytes, f"f32[{nbytes // 4 // 4096},4096]")
+        cap.host_work(host_us)
+    space = cap.finish()
+    path = Path(logdir) / run / "plugins" / "profile" / SESSION / f"{space.hostname}.xplane.pb"
+    space.write(path)
+    return {"turns": turns, "h2d": turns, "d2h": turns, "bytes": nbytes, "path": str(path)}

@@ -3514,3 +3514,29 @@ def write_copy_only_window(out: str, run: str = "copy_only_window", steps: int =
     write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
     return {"folder": folder, "steps": steps, "copies": 2 * steps, "copy_ms": steps * (h2d_us + d2h_us) / 1000.0,
             "h2d_bytes": steps * nbytes, "d2h_bytes": steps * nbytes, "host_memory": host.lower()}
+
+
+#: :func:`write_teardown_window`'s calls in order: (name, CUPTI callback id -- nominal, the reader reads the name --,
+#: us, count).  ``torch.cuda.synchronize()``; ``torch.cuda.empty_cache()`` after the model is dropped: the caching
+#: allocator's ``release_cached_blocks`` frees each cached segment with ``cudaFree`` (c10/cuda/CUDACachingAllocator.cpp)
+#: and the pinned-memory allocator's cached blocks with ``cudaFreeHost`` (CachingHostAllocator); the allocator's
+#: recorded events destroyed.
+TEARDOWN_CALLS = (("cudaDeviceSynchronize", 165, 40.0, 1), ("cudaFree", 24, 180.0, 12),
+                  ("cudaFreeHost", 25, 2500.0, 2), ("cudaEventDestroy", 137, 6.0, 4))
+
+
+def write_teardown_window(out: str, run: str = "teardown_window") -> dict[str, Any]:
+    """A torch.profiler window opened after the training loop (a schedule whose ``active`` steps came after the last
+    ``prof.step()``, or a ``with profile():`` around the program's exit): it holds the exit's calls alone
+    (:data:`TEARDOWN_CALLS`) -- no kernel, no copy, nothing made.  Truth by construction: the program's tear-down after
+    its loop, never start-up and never a warm-up; its one-time costs (``cudaFreeHost`` 5 ms) are the exit's."""
+    r = Rank(rank=0, pid=4100, device=0)
+    for name, cbid, us, n in TEARDOWN_CALLS:
+        for _ in range(n):
+            _runtime_call(r, name, us, cbid)
+            r.host_us += 10.0
+    folder = os.path.join(out, run)
+    os.makedirs(folder, exist_ok=True)
+    write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
+    return {"folder": folder, "calls": sum(n for *_, n in TEARDOWN_CALLS),
+            "released": sum(n for name, *_, n in TEARDOWN_CALLS if name != "cudaDeviceSynchronize")}

@@ -28,7 +28,8 @@ from tb_gpu_advisor.frameworks.base import allocator_fixes
 from tb_gpu_advisor.job.exchange import exchange_kind, exchange_tag
 from tb_gpu_advisor.job.iterations import snapshot_iterations
 from tb_gpu_advisor.job.kind import Kind, idle_ranks, work_kind
-from tb_gpu_advisor.job.phase import OneTime, async_stalls, context_start, one_time_costs, unseen_gpu_calls
+from tb_gpu_advisor.job.phase import (STARTING, OneTime, async_stalls, context_start, one_time_costs, unseen_gpu_calls,
+                                     window_phase)
 from tb_gpu_advisor.job.period import device_iterations, repeated_launches, training_iterations
 from tb_gpu_advisor.job.structure import (SpanSteps, backward_span_steps, model_calls, span_steps, step_end_count,
                                          step_end_steps, within_one_call)
@@ -155,7 +156,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     fw = fw or frameworks.detect_trace(trace)
     kind = work_kind(trace, fw)
     started = context_start(trace)  # read by both: the context's creation is a one-time cost, and waits for nothing
-    phase = one_time_costs(trace, fw, launches, started)
+    phase = window_phase(one_time_costs(trace, fw, launches, started), kind.window)  # the exit's costs are no warm-up
     release_free_heap()  # its durations and masks (~35 MB on the dense 100 MB capture), before the span search's
     phase.unseen_calls = unseen_gpu_calls(trace, launches, started)
     u = phase.unseen_calls
@@ -188,7 +189,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
         tags.append("inference")
     if kind.kind == "serving":
         tags.append("serving")
-    if phase.phase != "steady":
+    if phase.phase in STARTING:  # a tear-down's one-time costs are the exit's: no cold start's fixes
         tags.append("cold")
     if native.native_host(trace.producer):
         tags.append("native_host")

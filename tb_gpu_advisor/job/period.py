@@ -339,7 +339,9 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
             "each launched by the program's own calls, no framework op around them, and no other kernel in the "
             "window: the iterations of its loop" if own else
             "each fed by its own upload from the host (a host-to-device copy at the same point of every repeat) and "
-            "no other kernel in the window: a loop's calls on new inputs, launched without reading a result back"
+            "no other kernel in the window: a loop's calls on new inputs, "
+            + ("each reading its result back (a device-to-host copy every repeat)"
+               if _reads_back(trace, launches, key[first:first + p]) else "launched without reading a result back")
             if fed is not None else read.words)
     what = (f"{starts.size} repeats of the same {_launch_words(trace, launches, key[first:first + p])}" if alike == 1 else
             f"{starts.size} iterations of {p} kernels, their launch order alternating (the same {whole}-kernel "
@@ -1022,6 +1024,20 @@ def _sequence(trace: Trace, launches: list[np.ndarray], least: int = 8
     r = rec[idx]
     return np.asarray(best.name)[idx].astype(np.int64), h.start[r].astype(np.int64, copy=False), \
         h.end[r].astype(np.int64, copy=False)
+
+
+def _reads_back(trace: Trace, launches: list[np.ndarray], period: np.ndarray) -> bool:
+    """Whether one period of the busiest GPU's launch sequence (``period``: its name keys) holds a copy to the host.
+
+    Why: :func:`_fed_calls` finds repeats by their one upload and asks nothing of the rest, so a loop that uploads a
+    batch and reads it back each turn (a ``jax.device_put`` / ``np.asarray`` staging loop, h37-probe43e) was said to be
+    "launched without reading a result back" beside its 8 device-to-host copies."""
+    d = _busiest(trace, launches)
+    if d is None:
+        return False
+    back = np.zeros(len(d.names), bool)
+    back[np.asarray(d.name)[np.asarray(d.kind) == devices.KIND_D2H]] = True
+    return bool(back[period].any())
 
 
 def _busiest(trace: Trace, launches: list[np.ndarray], least: int = 8):  # noqa: ANN202 - a device table

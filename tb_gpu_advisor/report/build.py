@@ -21,7 +21,7 @@ from tb_gpu_advisor.metrics.job import calls_before_note, med_count
 from tb_gpu_advisor.metrics.job import med as median
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations, StepTable
 from tb_gpu_advisor.job.kind import NO_GPU_STEP
-from tb_gpu_advisor.job.phase import NOT_TIMED, ONE_PASS, shown_phase, untimed_phase
+from tb_gpu_advisor.job.phase import NOT_TIMED, ONE_PASS, TEAR_DOWN, shown_phase, untimed_phase
 from tb_gpu_advisor.model.callrows import call_columns
 from tb_gpu_advisor.model.schema import KERNEL_WALL_US, TABLE_ROWS, WALL_US, Finding, GpuSummary, HostReport, Metric, Table
 from tb_gpu_advisor.model.steprows import StepRowTable
@@ -550,7 +550,8 @@ def _job(m: HostMetrics) -> dict:
     if m.job is None:
         return {}
     out = {**m.job.as_dict(), "step_source": m.steps.source, "step_confidence": m.steps.confidence,
-           "part_of_job": part_of_job(m), "capture_advice": capture_advice(m)}
+           "part_of_job": part_of_job(m), "capture_advice": capture_advice(m),
+           **({"ranks_not_here": n} if (n := ranks_not_here(m)) else {})}
     if not no_gpu_step_reason(out):  # a window that times no GPU step has no pass to call one (``no_gpu_step``)
         # one pass with no one-time cost read shows no steady state: nothing in it repeats (``job.phase.shown_phase``)
         out["phase"], out["phase_evidence"] = shown_phase(m.job.phase, m.steps.found, m.steps.count)
@@ -649,11 +650,51 @@ def part_of_job(m: HostMetrics) -> str:
     ranks = sorted({g.rank for g in m.gpus if g.active and g.rank is not None})
     which = f"rank {ranks[0]}" if len(ranks) == 1 and here == 1 else plural(here, "rank")
     rest = idle.count("'s window holds no GPU work")  # the other ranks read here (h37-probe43w), not "not here"
-    missing = mg.job_ranks - here - rest
-    where = (f"the other {plural(missing, 'rank')}' traces are not here" if rest and missing > 0 else
-             "the other ranks' traces are not here" if not rest else "")
+    where = not_here_words(ranks_not_here(m), bool(rest))
     return (f"{which} of a job of {mg.job_ranks} ranks (its distributedInfo), whose window ran no collective"
             + (f": {where}" if where else "") + (f"; {idle}" if idle else ""))
+
+
+def ranks_not_here(m: HostMetrics) -> int:
+    """How many of the job's ranks (``distributedInfo.world_size``) the host's file holds no trace of, where
+    :func:`part_of_job` speaks (a window that ran no collective); 0 else.  The session may hold them as its other
+    hosts (:func:`session_ranks_words`)."""
+    mg = m.multi_gpu
+    here = mg.processes
+    if not here or not mg.job_ranks or mg.job_ranks <= here or mg.collective_calls_per_gpu_step:
+        return 0
+    idle = m.job.idle_ranks if m.job is not None else ""
+    return max(mg.job_ranks - here - idle.count("'s window holds no GPU work"), 0)
+
+
+def not_here_words(missing: int, counted: bool) -> str:
+    """The job line's words for ``missing`` ranks whose traces the file does not hold (``counted``: some other ranks
+    are said beside them, so the missing ones are counted); "" for none."""
+    if missing <= 0:
+        return ""
+    return f"the other {plural(missing, 'rank')}' traces are not here" if counted else "the other ranks' traces are not here"
+
+
+def session_ranks_words(job: dict, others: list[tuple[str, int]]) -> str:
+    """``job``'s ``part_of_job`` as the session has it: the job's ranks the host's file lacks that the session's other
+    hosts (``others``: each host's name and the ranks it holds, at least one a file) hold are said to be there, by
+    name, and only the rest "not here"; the words unchanged where the session holds no other host.
+
+    Why: a host read alone cannot see the session's other files: a two-node job's node0 said "the other ranks'
+    traces are not here" of a run whose node1 host, rank 1, was the next host of the same report (h37-probe43w
+    *Left* 2; the layout groups files into one session only when their ``distributedInfo`` says they are one job)."""
+    said, missing = job.get("part_of_job") or "", int(job.get("ranks_not_here") or 0)
+    old = not_here_words(missing, "'s window holds no GPU work" in said)
+    if not others or not missing or not old or old not in said:
+        return said
+    held = min(sum(n for _, n in others), missing)
+    hosts = f"this session's {'host' if len(others) == 1 else 'hosts'} {', '.join(name for name, _ in others)}"
+    if held >= missing:
+        there = ("the other rank's trace is " if missing == 1 else f"the other {missing} ranks' traces are ") + hosts
+    else:
+        there = (f"{held} of the other {missing} ranks' {'trace is' if held == 1 else 'traces are'} {hosts}; "
+                 f"{'the last one' if missing - held == 1 else f'the other {missing - held}'} not here")
+    return said.replace(old, there)
 
 
 #: How each kind of work reads in the report's job line: (several steps, one step).
@@ -701,6 +742,9 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
         bits.append(f"phase {NOT_TIMED}: no one-time cost read, but no GPU step is timed to show a steady state")
     elif job.get("phase") == "steady" and no_gpu_step(job):  # the loop's CPU-timed turns repeat (``untimed_phase``)
         bits.append("phase steady: no GPU step is timed, but the loop's steps, timed on the CPU, repeat")
+    elif job.get("phase") == TEAR_DOWN:  # the exit's one-time costs, after the loop: no warm-up (``window_phase``)
+        bits.append(f"phase {TEAR_DOWN} ({_pct(job.get('one_time_share') or 0, 0)} of the window in the exit's release "
+                    "calls, after the loop)")
     elif job.get("phase") and job["phase"] != "steady":
         bits.append(f"phase {job['phase']} ({_pct(job.get('one_time_share') or 0, 0)} of the window in one-time costs)")
     if job.get("version"):

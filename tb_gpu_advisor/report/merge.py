@@ -12,6 +12,7 @@ from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.metrics.job import JobView, job_view, med
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.common.jsonout import json_float
+from tb_gpu_advisor.report.build import session_ranks_words
 from tb_gpu_advisor.report.verdict import damage_note, no_promise_reason, verdict
 from tb_gpu_advisor.report.view import display
 from tb_gpu_advisor.rules._job import ranks_table
@@ -165,6 +166,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
     bad input is never reported as "no problems"), none from a damaged file (``HostReport.damage``: its numbers are
     partial), and no finding is a warning or critical."""
     ok = [h for h in host_reports if h.error is None]
+    _session_ranks(host_reports)
     job = job_view(host_reports, UserOptions.of(options))
     findings = rules.rank(rules.evaluate_session(job, merge_findings(host_reports)))  # judged across the job there
     for h in ok:  # a host's pointers to other findings, filled as the session's were: the reader sees both lists
@@ -204,6 +206,31 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
     report.verdict = verdict(report)
     report.display = display(report)
     return report
+
+
+def _session_ranks(host_reports: list[HostReport]) -> None:
+    """Each host's job line as the session has it (``report.build.session_ranks_words``): the job's ranks its file
+    lacks are the session's other hosts where the session holds them -- one job's files, as the layout grouped them
+    -- not "not here"."""
+    if len(host_reports) < 2:
+        return
+    for h in host_reports:
+        if h.error is not None or not (h.job or {}).get("ranks_not_here"):
+            continue
+        others = [(o.host, _ranks_held(o)) for o in host_reports if o is not h]
+        said = h.job.get("part_of_job") or ""
+        now = session_ranks_words(h.job, others)
+        if now != said:
+            h.job["summary"] = (h.job.get("summary") or "").replace(said, now)
+            h.job["part_of_job"] = now
+
+
+def _ranks_held(h: HostReport) -> int:
+    """How many of the job's ranks a host's file holds: its GPUs' ranks and the ranks it read as idle, one at least
+    (a file is one rank's where it names none: a start-up rank's window has no GPU row)."""
+    ranks = {g.rank for g in h.gpus if g.rank is not None}
+    idle = ((h.job or {}).get("idle_ranks") or "").count("'s window holds no GPU work")  # said once each
+    return max(len(ranks) + idle, 1)
 
 
 def _session_achievable(ok: list[HostReport], job: JobView, findings: list[Finding], withheld: str | None) -> dict:

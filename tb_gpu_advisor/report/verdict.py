@@ -14,7 +14,7 @@ from tb_gpu_advisor.model.schema import Finding, HostReport, Report
 from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC, NO_STACKS_METRIC
 from tb_gpu_advisor.rules.cold_start import holds_start_up, pass_reads_start_up
 from tb_gpu_advisor.rules.savings import NO_STEADY_STEP
-from tb_gpu_advisor.steps.types import unmarked_pass
+from tb_gpu_advisor.steps.types import PERIOD_SOURCES, unmarked_pass
 
 _SEVERITIES = ("critical", "warning", "info")
 
@@ -201,7 +201,10 @@ def host_loop_words(job: dict) -> str:
     spread = ""
     if loop.get("median_ms") is not None and loop.get("max_ms") is not None:  # uneven turns: the mean is none of them
         spread = f" (median {ms(loop['median_ms'])}, {ms(loop['min_ms'])} to {ms(loop['max_ms'])})"
-    return f"{n} marked step{'s' if n != 1 else ''} of {ms(loop['step_ms'])}{' on average' if n > 1 else ''}{spread}"
+    # a loop read from its work's period (a copy loop's repeating launches) was marked by nothing: its repeats
+    # (h37-probe43e: a JAX ``device_put`` / ``np.asarray`` loop read "5 marked steps" with no mark in the capture)
+    what = "repeat" if job.get("step_source") in PERIOD_SOURCES else "marked step"
+    return f"{n} {what}{'s' if n != 1 else ''} of {ms(loop['step_ms'])}{' on average' if n > 1 else ''}{spread}"
 
 
 def one_pass(h: HostReport) -> bool:

@@ -285,6 +285,10 @@ def capture_vendor(m: HostMetrics) -> str | None:
     of the host's report is in, one answer for the findings, the legend and the tables."""
     names = [g.name for g in m.gpus if g.active]
     kind = m.job.kind if m.job is not None else None
+    if not names and kind is not None and kind.window == "copy_only":
+        # its GPUs ran copies and no kernel: GPU work all the same, on the GPUs that copied (h37-probe43e: a rocprof
+        # copy loop on an MI300X was told Nsight's NVTX ranges and `nsys profile`, its vendor none)
+        names = [g.name for g in m.gpus]
     backend = devices.vendor_of_backend(kind.untraced_backend) if kind is not None else None
     said = m.memory.vendor or (kind.runtime_vendor if kind is not None else "") or (backend.VENDOR if backend else "")
     if any(names) or (names and not said):

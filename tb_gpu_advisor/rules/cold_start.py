@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.common.fmt import ms_apart
+from tb_gpu_advisor.job.phase import STARTING
 from tb_gpu_advisor.metrics.context import PS_PER_MS
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
@@ -34,7 +35,7 @@ ID = "cold_start"
                   "job.compile_gap_ms", "capture.min_steps"), waits=("startup",))
 def check(m: HostMetrics) -> list[Finding]:
     job = m.job
-    if job is None or job.phase.phase == "steady":
+    if job is None or job.phase.phase not in STARTING:  # steady, or a tear-down's exit (``job.phase.window_phase``)
         return []
     ctx = Ctx(m)
     startup_ms = m.breakdown.startup

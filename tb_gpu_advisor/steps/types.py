@@ -177,6 +177,11 @@ class Steps:
         return nxt
 
 
+#: Sources the job stage reads from the work's own period, not from a mark the program put (its launches' repeats, the
+#: GPU's): a loop so timed has repeats, not "marked steps" (``report.verdict.host_loop_words``)
+PERIOD_SOURCES = ("repeated_launches", "device_period", "gpu_busy_clusters", "recurring_events")
+
+
 #: Sources whose windows are host time spans (tiled, mapped to devices through the launches).
 _HOST_SOURCES = ("profiler_step", "iteration_range", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat",
                  "xla_module_launches",

@@ -124,3 +124,40 @@ def test_a_window_that_makes_something_is_no_tear_down(tmp_path):
     _, rep = _report(str(tmp_path))
     job, _, _ = _window(rep)
     assert "tear-down" not in job["kind_evidence"]
+
+
+@pytest.mark.parametrize("nccl", [True, False])
+def test_a_tear_down_window_is_no_warm_up(tmp_path, nccl):
+    """The exit's one-time calls (``cudaDeviceReset``, ``cudaFreeHost``) fill most of a tear-down window: its phase is
+    the window's reading, "tear-down", never "warm-up" or "a cold start" (h37-probe43w *Left* 1); the costs' share is
+    kept, measured, and no cold-start tag or finding follows it."""
+    nx.write_teardown_window(str(tmp_path / "td.sqlite"), nccl=nccl)
+    _, rep = _report(str(tmp_path))
+    job, _, _ = _window(rep)
+    assert job["phase"] == "tear-down", (job["phase"], job["phase_evidence"])
+    assert "cold start" not in job["phase_evidence"] and "first-time" not in job["phase_evidence"]
+    assert job["one_time_share"] > 0.5 and "cold" not in job["tags"]
+    assert not [f for f in rep["findings"] if f["rule"] == "cold_start"]
+    _, words = _report(str(tmp_path), "text")
+    line = " ".join(words.split("FINDINGS")[0].split())
+    assert "warm-up" not in line and "phase tear-down" in line and "after the loop" in line, line
+
+
+def test_start_up_keeps_its_warm_up(tmp_path):
+    """Control: a start-up window's one-time costs are a warm-up's, and read so."""
+    nx.write_window(str(tmp_path / "s.sqlite"), "startup")
+    _, rep = _report(str(tmp_path))
+    job, _, _ = _window(rep)
+    assert job["phase"] == "warm-up" and "cold" in job["tags"]
+
+
+def test_a_torch_profiler_window_of_the_exit_is_tear_down(tmp_path):
+    """Kineto (h37-probe43w *Left* 1): ``torch.cuda.empty_cache()``'s frees and the pinned allocator's
+    ``cudaFreeHost`` after the loop -- tear-down, its phase the exit's, its fix torch.profiler's schedule."""
+    truth = tt.write_teardown_window(str(tmp_path))
+    _, rep = _report(truth["folder"])
+    job, f, text = _window(rep)
+    assert job["kind_evidence"].startswith(f"the program's tear-down, after its loop: {truth['calls']} CUDA calls")
+    assert f"{truth['released']} of the calls release" in job["kind_evidence"]
+    assert job["phase"] == "tear-down" and "opened after the loop" in f["title"]
+    assert "schedule" in text and "nsys" not in text

@@ -46,3 +46,31 @@ def test_ranks_on_two_nodes_keep_their_own_hosts(tmp_path):
     hosts = {h["host"]: h["job"] for h in rep["hosts"]}
     assert len(hosts) == 2
     assert all("idle_ranks" not in j for j in hosts.values())
+
+
+def test_two_nodes_say_where_the_other_rank_is(tmp_path):
+    """Two nodes, one session: node0's job line names node1's host as the other rank's trace -- the run holds it --
+    never "the other ranks' traces are not here" (h37-probe43w *Left* 2); node1's own report is unchanged."""
+    truth = tt.write_mixed_window_run(str(tmp_path))
+    rep = _report(truth["folder"])
+    jobs = {h["host"]: h["job"] for h in rep["hosts"]}
+    (node0,) = [j for host, j in jobs.items() if j["kind"] == "training"]
+    (other,) = [host for host, j in jobs.items() if j["kind"] != "training"]
+    assert "not here" not in node0["part_of_job"] and "not here" not in node0["summary"], node0["summary"]
+    assert node0["part_of_job"].endswith(f"the other rank's trace is this session's host {other}")
+    assert node0["part_of_job"] in node0["summary"]
+    text = _report(truth["folder"], "text")
+    assert "not here" not in text and f"this session's host {other}" in " ".join(text.split())
+
+
+def test_a_session_that_holds_some_of_the_missing_ranks_says_how_many():
+    """The words by count: the session's other hosts hold 1 of 3 missing ranks -- the rest stay "not here"; a session
+    of one host keeps its words."""
+    from tb_gpu_advisor.report.build import not_here_words, session_ranks_words
+    said = f"rank 0 of a job of 4 ranks (its distributedInfo), whose window ran no collective: {not_here_words(3, False)}"
+    job = {"part_of_job": said, "ranks_not_here": 3}
+    now = session_ranks_words(job, [("node1_9", 1)])
+    assert now.endswith("1 of the other 3 ranks' trace is this session's host node1_9; the other 2 not here"), now
+    assert session_ranks_words(job, [("node1_9", 1), ("node2_9", 2)]).endswith(
+        "the other 3 ranks' traces are this session's hosts node1_9, node2_9")
+    assert session_ranks_words(job, []) == said

@@ -1,0 +1,55 @@
+"""Copy-only windows in the formats h37-probe43w did not build (its *Left* 4; h37-probe43e): a JAX host loop that
+only ``jax.device_put``s and reads arrays back (XPlane), and a HIP program's copy loop under rocprof (AMD).
+
+* XPlane: the copies' repeats are found from the launches (``repeated_launches``), no mark in the capture -- main's
+  job line said "its loop: 5 marked steps", and the steps' note said each repeat was "launched without reading a
+  result back" beside its device-to-host copy.
+* rocprof: an MI300X that copied and ran no kernel was no active GPU, so the capture's vendor was none and the fix
+  was Nsight's (NVTX ranges, ``nsys profile``): its vendor is the GPUs' that copied, its words ROCm's.
+
+Truth by construction: ``synthetic.jaxcapture.write_copy_loop_window``, ``synthetic.rocproftrace.write`` with steps
+of no kernel and a batch uploaded and read back each (its ``iteration`` roctx ranges: marked steps, rightly).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+
+from synthetic import jaxcapture as jc
+from synthetic import rocproftrace as rp
+from tb_gpu_advisor.cli import main as cli
+
+
+def _report(logdir: str, fmt: str = "json") -> dict | str:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        cli.main(["report", logdir, "--format", fmt, "--cache-dir", "off"])
+    return json.loads(out.getvalue())["reports"][0] if fmt == "json" else out.getvalue()
+
+
+def test_a_jax_copy_loop_has_repeats_not_marked_steps(tmp_path):
+    truth = jc.write_copy_loop_window(str(tmp_path))
+    rep = _report(str(tmp_path))
+    (host,) = rep["hosts"]
+    job = host["job"]
+    assert job.get("copies_only") and f"{truth['h2d']} host to device" in job["kind_evidence"]
+    assert host["steps"]["source"] == "repeated_launches"
+    assert "marked step" not in job["summary"] and " repeats of " in job["summary"], job["summary"]
+    note = host["steps"]["note"]
+    assert "without reading a result back" not in note and "reading its result back" in note, note
+
+
+def test_a_rocprof_copy_loop_speaks_rocm(tmp_path):
+    t = rp.write(str(tmp_path / "results.json"), [[] for _ in range(10)], step_upload_bytes=64 << 20,
+                 step_read_bytes=64 << 20, upload_bytes=0, read_bytes=0)
+    assert t["kernels"] == 0
+    rep = _report(str(tmp_path))
+    (host,) = rep["hosts"]
+    assert host["job"].get("copies_only") and host["capture"]["vendor"] == "AMD"
+    (f,) = [f for f in rep["findings"] if f["rule"] == "capture_quality"]
+    said = " ".join(a["text"] + " " + (a["snippet"] or "") for a in f["actions"])
+    assert "nsys" not in said and "NVTX" not in said and "CUDA" not in said, said
+    assert "roctx" in said
+    assert "marked step" in host["job"]["summary"]  # its roctx ranges mark them: marked, rightly

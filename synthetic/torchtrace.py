@@ -3347,6 +3347,22 @@ def _event_timed_cpu_step(r: Rank) -> None:
     r.host_us += 50.0
 
 
+def _write_marked_steps(r: Rank, out: str, run: str, steps: int, body: Callable[[Rank], None],
+                        marked: bool = True) -> str:
+    """Run ``body`` ``steps`` times on rank ``r`` (each a ``prof.step()``, numbered from 2 as a schedule's active
+    steps are, where ``marked``) and write its one trace into ``out/run``, as ``tensorboard_trace_handler`` names it;
+    returns the folder.  One home for the single-rank loop writers' shared tail."""
+    for n in range(2, 2 + steps):
+        if marked:
+            r.step(n, body)
+        else:
+            body(r)
+    folder = os.path.join(out, run)
+    os.makedirs(folder, exist_ok=True)
+    write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
+    return folder
+
+
 def write_event_timed_cpu_model(out: str, run: str = "event_timed_cpu_model", steps: int = 8,
                                 marked: bool = True) -> dict[str, Any]:
     """A benchmark loop that times each step with CUDA events (``torch.cuda.Event(enable_timing=True)``) around a model
@@ -3356,14 +3372,7 @@ def write_event_timed_cpu_model(out: str, run: str = "event_timed_cpu_model", st
     the event calls -- which queue no GPU work -- ran between them: the model never reached the GPU, whatever the
     window.  Returns the folder and the counts."""
     r = Rank(rank=0, pid=4100, device=0)
-    for n in range(2, 2 + steps):
-        if marked:
-            r.step(n, _event_timed_cpu_step)
-        else:
-            _event_timed_cpu_step(r)
-    folder = os.path.join(out, run)
-    os.makedirs(folder, exist_ok=True)
-    write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
+    folder = _write_marked_steps(r, out, run, steps, _event_timed_cpu_step, marked)
     return {"folder": folder, "matmuls": 2 * TIMED_CPU_LAYERS * steps, "calls": len(EVENT_TIMING_CALLS) * steps}
 
 
@@ -3382,11 +3391,7 @@ def write_idle_synced_steps(out: str, run: str = "idle_synced_steps", steps: int
         _runtime_call(rr, "cudaStreamSynchronize", 15.0, 131)
         rr.host_us += host_us
 
-    for n in range(2, 2 + steps):
-        r.step(n, body)
-    folder = os.path.join(out, run)
-    os.makedirs(folder, exist_ok=True)
-    write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
+    folder = _write_marked_steps(r, out, run, steps, body)
     return {"folder": folder, "steps": steps, "calls": steps}
 
 
@@ -3507,11 +3512,7 @@ def write_copy_only_window(out: str, run: str = "copy_only_window", steps: int =
         rr.sync("aten::copy_")
         rr.host_us += host_us
 
-    for n in range(2, 2 + steps):
-        r.step(n, body)
-    folder = os.path.join(out, run)
-    os.makedirs(folder, exist_ok=True)
-    write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
+    folder = _write_marked_steps(r, out, run, steps, body)
     return {"folder": folder, "steps": steps, "copies": 2 * steps, "copy_ms": steps * (h2d_us + d2h_us) / 1000.0,
             "h2d_bytes": steps * nbytes, "d2h_bytes": steps * nbytes, "host_memory": host.lower()}
 

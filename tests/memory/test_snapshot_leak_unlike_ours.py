@@ -20,28 +20,13 @@ autograd; dumped before the graph is dropped), a no-grad forward loop, a history
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.common.thresholds import THRESHOLDS
-from tb_gpu_advisor.model.logdir import HostFile
-from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.memory.test_snapshot_leak import _leaks, _report, _written
 
 
-def _report(path: Path):
-    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "snapshot"))
-    assert rep.error is None, rep.error
-    return rep
-
-
-def _written(tmp_path: Path, sc: ms.Scenario) -> Path:
-    return Path(ms.write(str(tmp_path / "snap.pickle"), sc.doc))
-
-
-def _leaks(rep) -> list:
-    return [f for f in rep.findings if f.rule == "memory_leak"]
 
 
 @pytest.mark.parametrize("passes,mib", [(4, 16), (6, 16), (8, 64)])

@@ -305,18 +305,64 @@ class SnapshotLayout(RunFolderLayout):
         return sniff(path)
 
     def group(self, found: list[Found]) -> Groups:
-        """One session per snapshot, named after its file's time (``_snapshot`` appended), in its folder's run."""
+        """One session per snapshot, named after its file's time (``_snapshot`` appended), in its folder's run; the
+        per-rank snapshots of one job (:func:`rank_sets`) are one session with a host per rank, named after the
+        newest."""
         groups: Groups = {}
-        for f in sorted(found, key=lambda x: x.rel):
+        for files in rank_sets(sorted(found, key=lambda x: x.rel)):
+            f = files[0]
             run = "/".join(f.rel[:-1]) or ROOT_RUN
-            name = session_name(f.mtime_ns / 1e9 if f.mtime_ns else None, "_snapshot")
+            newest = max(x.mtime_ns for x in files)
+            name = session_name(newest / 1e9 if newest else None, "_snapshot")
             key, k = (run, name, f.folder), 1
             while key in groups:
                 k += 1
                 key = (run, f"{name}_{k}", f.folder)
-            host = host_name(f.name)
-            groups[key] = [HostFile(host, f.path, f.size, f.mtime_ns, "snapshot")]
+            groups[key] = [HostFile(host_name(x.name), x.path, x.size, x.mtime_ns, "snapshot") for x in files]
         return groups
+
+
+#: A rank's number in a snapshot's name as distributed programs write it: torchtitan's
+#: ``memory_snapshot/iteration_N/rank{r}_memory_snapshot.pickle``, ``snapshot_rank{r}.pickle``, ``..._rank_{r}``.
+_RANK = re.compile(r"(?<![A-Za-z0-9])(rank[_-]?)(\d+)(?![0-9])", re.I)
+
+
+def rank_template(file_name: str) -> str | None:
+    """``file_name`` with its rank's number taken out (``rank{}_memory_snapshot.pickle``); None when it names no rank
+    (or more than one)."""
+    found = _RANK.findall(file_name)
+    return _RANK.sub(lambda m: m.group(1) + "{}", file_name) if len(found) == 1 else None
+
+
+def rank_sets(found: list[Found]) -> list[list[Found]]:
+    """Snapshots as the sessions they are: the files of one folder named alike but for a rank's number (two or more
+    ranks) are one job's, dumped by each rank of it; every other file is one alone, in ``found``'s order.
+
+    Why: each rank of a distributed job dumps its own snapshot into one folder (torchtitan writes
+    ``rank{r}_memory_snapshot.pickle`` per rank at an iteration); read as a session each, the job's ranks were listed
+    as unrelated captures and no card said which rank came nearest its GPU's memory (probe h37-probe43g)."""
+    by_name: dict[tuple[str, str], list[Found]] = {}
+    for f in found:
+        t = rank_template(f.name)
+        if t is not None:
+            by_name.setdefault((f.folder, t), []).append(f)
+    out: list[list[Found]] = []
+    taken: set[str] = set()
+    for f in found:
+        if f.path in taken:
+            continue
+        t = rank_template(f.name)
+        same = by_name.get((f.folder, t), []) if t is not None else []
+        files = sorted(same, key=_rank_of) if len(same) > 1 else [f]
+        taken.update(x.path for x in files)
+        out.append(files)
+    return out
+
+
+def _rank_of(f: Found) -> tuple[int, str]:
+    """A rank snapshot's order: its rank's number, then its name."""
+    m = _RANK.search(f.name)
+    return (int(m.group(2)) if m else -1, f.name)
 
 
 

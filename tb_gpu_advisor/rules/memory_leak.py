@@ -59,6 +59,7 @@ def check(m: HostMetrics) -> list[Finding]:
         windows=mem.peak_window(m, g, "memory peak"),
         actions=ctx.fw.fix(ID),
         saving_bytes=g.leak_bytes,
+        title=f"Every {unit} keeps bytes nothing frees (a leak)",  # the job's own unit: a forward-only loop has no iteration
     )]
 
 

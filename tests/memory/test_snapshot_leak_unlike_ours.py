@@ -102,3 +102,9 @@ def test_control_no_overlap_words_far_from_capacity(tmp_path):
         "ring_no_leak"])
 def test_control_no_leak_where_none_is_kept(tmp_path, make):
     assert not _leaks(_report(_written(tmp_path, make())))
+
+
+def test_a_forward_only_leaks_title_says_pass_not_iteration(tmp_path):
+    """h37-review43: the title kept the rule's "Every iteration" beside a summary saying "every pass"."""
+    (f,) = _leaks(_report(_written(tmp_path, ms.inference_loop(passes=5, leak_mib=16))))
+    assert "iteration" not in f.title.lower() and "pass" in f.title.lower(), f.title

@@ -933,7 +933,7 @@ CODEC_KERNEL = "void Nv12ToColor32<BGRA32>(unsigned char*, int, unsigned char*, 
 
 def write_marked_forward_loop(path: str, iterations: int = 10, forward_ops: int = 20, backward_ops: int = 0,
                               outer: str | None = "iteration-{k}", forward: str | None = "forward",
-                              kernel: str = GEMM_BF16, seed: int = 0) -> Truth:
+                              kernel: str = GEMM_BF16, seed: int = 0, ranks: int = 1) -> Truth:
     """Write a loop of a program that marks its forward pass with NVTX alone (``nsys profile -t cuda,nvtx``, no
     ``--pytorch=autograd-nvtx``: no op ranges), each iteration one range ``outer`` (``{k}`` its number; None: none)
     around one ``forward`` range (None: none) holding the iteration's input copy, its ``forward_ops`` kernels
@@ -953,6 +953,9 @@ def write_marked_forward_loop(path: str, iterations: int = 10, forward_ops: int 
     {test_iter}")`` -- written here as ``outer="decode {k}", forward=None``; ``kernel=CODEC_KERNEL``: a codec's
     decoding of frames under the same names (the control), ``forward="decode"`` with ``backward_ops``: an
     autoencoder's ``decode`` in training (the control).
+    ``ranks`` > 1: that many processes in one export, each its own GPU and its own ranges, at the same times (a
+    data- or tensor-parallel job profiled with one ``nsys`` over ``torchrun``; vLLM's TP workers each their own
+    ``execute_model``).
 
     Truth: ``iterations`` forward passes of ``forward_ops`` kernels each where ``backward_ops`` is 0 and ``kernel`` is
     a matrix product (inference: nothing but the marked work launched a kernel); a codec's decoding (no model) with
@@ -960,7 +963,7 @@ def write_marked_forward_loop(path: str, iterations: int = 10, forward_ops: int 
     inner = (forward, "") if backward_ops else (forward,)
     job = NsysJob(steps=iterations, ops=forward_ops + backward_ops, step_range=outer, autograd_nvtx=False,
                   extra_ranges=inner if forward else (), kernel=kernel,
-                  range_starts=(forward_ops,) if backward_ops and forward else (), seed=seed)
+                  range_starts=(forward_ops,) if backward_ops and forward else (), seed=seed, ranks=ranks)
     return write(path, job)
 
 

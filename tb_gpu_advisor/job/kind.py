@@ -739,22 +739,39 @@ def _marked_forwards(trace: Trace) -> str:
     fwd = marked[forward]
     if fwd.size < _HOOKED_FORWARDS:
         return ""
-    ws, we = union_intervals(h.start[fwd].astype(np.int64), h.end[fwd].astype(np.int64))
-    if ws.size < _HOOKED_FORWARDS:
+    launch = np.flatnonzero(h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch))
+    proc = _line_processes(h)
+    most = -1
+    for p in np.unique(proc[h.line[fwd]]):
+        own = fwd[proc[h.line[fwd]] == p]  # this process's forwards, judged by its own threads' launches
+        ws, we = union_intervals(h.start[own].astype(np.int64), h.end[own].astype(np.int64))
+        if ws.size < _HOOKED_FORWARDS:
+            continue
+        t = np.sort(h.start[launch[proc[h.line[launch]] == p]].astype(np.int64))
+        s0, e0 = np.searchsorted(t, ws, side="left"), np.searchsorted(t, we, side="left")
+        held = e0 - s0  # each forward's launches
+        after = np.append(s0[1:], t.size) - e0  # launches from its end to the next forward's start
+        if held.min() < 1 or (after >= held).any() or s0[0] >= np.median(held):
+            return ""
+        most = max(most, int(after.max()))
+    if most < 0:
         return ""
-    launch = h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)
-    t = np.sort(h.start[launch].astype(np.int64))
-    at_start, at_end = np.searchsorted(t, ws, side="left"), np.searchsorted(t, we, side="left")
-    held = at_end - at_start  # each forward's launches
-    after = np.append(at_start[1:], t.size) - at_end  # launches from its end to the next forward's start
-    if held.min() < 1 or (after >= held).any() or at_start[0] >= np.median(held):
-        return ""
-    most = int(after.max())
     out = (f"at most {plural(most, 'kernel launch', 'kernel launches')} between one and the next, fewer than the "
            f"forward itself launched" if most else "no kernel launch between them")
     what = "decode steps, each running the model's matrix products" if decode.any() else "forward pass"
     return f"the user's NVTX ranges mark the {what} ({_named_ranges(h, fwd)}), with {out}: no backward pass ran -- " \
            "forward passes"
+
+
+_PID = re.compile(r"\(pid (\d+)")
+
+
+def _line_processes(h: HostEvents) -> np.ndarray:
+    """Each host line's process (an int per ``h.line_names``; the readers name a line ``... (pid P, ...)``, a line
+    with none is process -1).  Why: two ranks in one export (each its own process, GPU and ``forward`` ranges) run at
+    the same times, so counted together one rank's launches fill the other's gaps and neither loop reads as forward
+    passes (h37-probe43f); a process's forwards are judged by its own threads' launches (autograd's thread included)."""
+    return np.array([int(m.group(1)) if (m := _PID.search(n)) else -1 for n in h.line_names] or [-1], np.int64)
 
 
 def _named_ranges(h: HostEvents, sel: np.ndarray) -> str:

@@ -56,6 +56,23 @@ def test_an_unmarked_backward_after_the_forward_is_not_read_as_inference(tmp_pat
     assert _job(path)["kind"] != "inference"
 
 
+
+def test_two_ranks_forward_loops_are_judged_each_by_its_own_launches(tmp_path) -> None:  # noqa: ANN001 - pytest's
+    """Two processes in one export (two ranks, each its own GPU and ``forward`` ranges, at the same times): each
+    rank's forwards hold all of its own launches, so the job is forward passes -- counted together by time, one rank's
+    launches filled the other's gaps and the job read "unknown" (h37-probe43n's Left 1)."""
+    path = str(tmp_path / "fwd2.sqlite")
+    nx.write_marked_forward_loop(path, ranks=2)
+    job = _job(path)
+    assert job["kind"] == "inference", job["kind_evidence"]
+
+
+def test_two_ranks_with_an_unmarked_backward_are_not_inference(tmp_path) -> None:  # noqa: ANN001 - pytest's
+    """Control: the same two ranks with as many launches again after each forward (an unmarked backward)."""
+    path = str(tmp_path / "train2.sqlite")
+    nx.write_marked_forward_loop(path, forward_ops=20, backward_ops=20, ranks=2)
+    assert _job(path)["kind"] != "inference"
+
 @pytest.mark.parametrize("name,forward", [
     ("forward", True), ("Forward", True), ("fwd", True), ("forward_step", True), ("model forward", True),
     ("Forward pass", True), ("fwd_bwd", False), ("forward_backward", False), ("forward-backward", False),

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from synthetic import memsnapshot as ms
+from tb_gpu_advisor.common.fmt import gb
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 
@@ -78,3 +79,16 @@ def test_control_real_snapshots_keep_no_leak(name):
     if not path.exists():
         pytest.skip(f"{name} not in this checkout")
     assert not _leaks(_report(path))
+
+
+def test_the_steps_line_says_the_level_rises_beside_a_leak(tmp_path):
+    """The steps line read a leaking loop's iterations as climbing from the level held between them "and come back
+    down to it" while the leak finding beside it said each keeps bytes nothing frees (h37-review43's brief).  Now it
+    says the level rises, by the bytes the generator keeps each iteration; a loop without a leak keeps its words."""
+    sc = ms.training_iterations(iterations=6, leak="list")
+    rep = _report(_written(tmp_path, sc))
+    per = sc.truth["leak"]["bytes_per_iteration"]
+    assert _leaks(rep)
+    assert f"the level rises {gb(per)} an iteration" in rep.steps["note"], rep.steps["note"]
+    ok = _report(Path(ms.write(str(tmp_path / "ok.pickle"), ms.training_iterations(iterations=6).doc)))
+    assert "come back down to it;" in ok.steps["note"] and "rises" not in ok.steps["note"], ok.steps["note"]

@@ -16,24 +16,9 @@ import pytest
 
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.common.fmt import gb
-from tb_gpu_advisor.model.logdir import HostFile
-from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.snapshot_reports import leaks as _leaks, report as _report, written as _written
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-
-
-def _report(path: Path):
-    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "snapshot"))
-    assert rep.error is None, rep.error
-    return rep
-
-
-def _written(tmp_path: Path, sc: ms.Scenario) -> Path:
-    return Path(ms.write(str(tmp_path / "snap.pickle"), sc.doc))
-
-
-def _leaks(rep) -> list:
-    return [f for f in rep.findings if f.rule == "memory_leak"]
 
 
 @pytest.mark.parametrize("cause", ["list", "graph"])

@@ -24,7 +24,7 @@ import pytest
 
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.common.thresholds import THRESHOLDS
-from tests.memory.test_snapshot_leak import _leaks, _report, _written
+from tests.support.snapshot_reports import leaks as _leaks, report as _report, written as _written
 
 
 

@@ -1,0 +1,27 @@
+"""A synthetic memory snapshot written and analysed as a host (``runtime.pipeline.analyze_host``), for the tests of
+the snapshot's findings: one home for the helpers the leak tests share (tests import support, never each other)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from synthetic import memsnapshot as ms
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+
+
+def report(path: Path):  # noqa: ANN201 - the host's report
+    """The host report of the snapshot at ``path``; it must read without error."""
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "snapshot"))
+    assert rep.error is None, rep.error
+    return rep
+
+
+def written(tmp_path: Path, sc: ms.Scenario, name: str = "snap.pickle") -> Path:
+    """``sc``'s snapshot written as ``tmp_path/name``."""
+    return Path(ms.write(str(tmp_path / name), sc.doc))
+
+
+def leaks(rep) -> list:  # noqa: ANN001 - the host's report
+    """The report's ``memory_leak`` findings."""
+    return [f for f in rep.findings if f.rule == "memory_leak"]

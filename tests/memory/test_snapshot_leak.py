@@ -16,7 +16,7 @@ import pytest
 
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.common.fmt import gb
-from tests.support.snapshot_reports import leaks as _leaks, report as _report, written as _written
+from tests.support.snapshot_reports import assert_leak_is_truth, leaks as _leaks, report as _report, written as _written
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -27,13 +27,7 @@ def test_a_leak_is_named_with_its_bytes(tmp_path, cause, iterations):
     sc = ms.training_iterations(iterations=iterations, leak=cause)
     truth = sc.truth["leak"]
     (f,) = _leaks(_report(_written(tmp_path, sc)))
-    d = f.metric.detail
-    assert d["per_iteration_bytes"] == truth["bytes_per_iteration"]
-    assert d["blocks_per_iteration"] == truth["blocks_per_iteration"]
-    assert d["iterations"] == iterations
-    assert d["leak_end_bytes"] == truth["bytes_at_end"]
-    assert f.saving_bytes == truth["bytes_at_peak"]
-    assert any(site.startswith(truth["site"]) for site in d["sites"]), d["sites"]
+    assert_leak_is_truth(f, truth, iterations)
     assert "every iteration" in f.summary
 
 

@@ -25,3 +25,15 @@ def written(tmp_path: Path, sc: ms.Scenario, name: str = "snap.pickle") -> Path:
 def leaks(rep) -> list:  # noqa: ANN001 - the host's report
     """The report's ``memory_leak`` findings."""
     return [f for f in rep.findings if f.rule == "memory_leak"]
+
+
+def assert_leak_is_truth(f, truth: dict, iterations: int) -> None:  # noqa: ANN001 - the leak finding
+    """The leak finding ``f`` states the generator's truth (``Scenario.truth["leak"]``): the bytes and blocks each
+    iteration keeps, how many iterations, the bytes held at the end and at the peak (its saving), and the site."""
+    d = f.metric.detail
+    assert d["per_iteration_bytes"] == truth["bytes_per_iteration"]
+    assert d["blocks_per_iteration"] == truth["blocks_per_iteration"]
+    assert d["iterations"] == iterations
+    assert d["leak_end_bytes"] == truth["bytes_at_end"]
+    assert f.saving_bytes == truth["bytes_at_peak"]
+    assert any(site.startswith(truth["site"]) for site in d["sites"]), d["sites"]

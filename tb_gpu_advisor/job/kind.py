@@ -31,7 +31,7 @@ from tb_gpu_advisor.job.iterations import UNPHASED_WHY, pass_phases, pattern_pha
 from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.model.columns import coverage, outermost, union_intervals
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, HostEvents, LiveStack, MemoryEvents, Trace, device_launches,
-                                        queued_before)
+                                        line_processes, queued_before)
 
 #: Kinds of work, as reported (``job.kind``).
 KINDS = ("training", "inference", "serving", "no_gpu", "unknown")
@@ -740,7 +740,8 @@ def _marked_forwards(trace: Trace) -> str:
     if fwd.size < _HOOKED_FORWARDS:
         return ""
     launch = np.flatnonzero(h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch))
-    proc = _line_processes(h)
+    proc = line_processes(trace)
+    proc = np.zeros(len(h.line_names), np.int64) if proc is None else proc  # no lines per GPU: one process
     most = -1
     for p in np.unique(proc[h.line[fwd]]):
         own = fwd[proc[h.line[fwd]] == p]  # this process's forwards, judged by its own threads' launches
@@ -761,17 +762,6 @@ def _marked_forwards(trace: Trace) -> str:
     what = "decode steps, each running the model's matrix products" if decode.any() else "forward pass"
     return f"the user's NVTX ranges mark the {what} ({_named_ranges(h, fwd)}), with {out}: no backward pass ran -- " \
            "forward passes"
-
-
-_PID = re.compile(r"\(pid (\d+)")
-
-
-def _line_processes(h: HostEvents) -> np.ndarray:
-    """Each host line's process (an int per ``h.line_names``; the readers name a line ``... (pid P, ...)``, a line
-    with none is process -1).  Why: two ranks in one export (each its own process, GPU and ``forward`` ranges) run at
-    the same times, so counted together one rank's launches fill the other's gaps and neither loop reads as forward
-    passes (h37-probe43f); a process's forwards are judged by its own threads' launches (autograd's thread included)."""
-    return np.array([int(m.group(1)) if (m := _PID.search(n)) else -1 for n in h.line_names] or [-1], np.int64)
 
 
 def _named_ranges(h: HostEvents, sel: np.ndarray) -> str:

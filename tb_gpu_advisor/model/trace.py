@@ -624,6 +624,23 @@ def device_launches(h: HostEvents, devs: list["DeviceEvents"], idx_t=np.int64) -
     return [records.lookup(d.corr) for d in devs]
 
 
+def line_processes(trace: "Trace") -> np.ndarray | None:
+    """Per host line, the process that drives a GPU from it (GPUs that share a line are one process's), -1 for a line of
+    no GPU's process; None where the format names no lines per GPU (``Trace.gpu_host_lines`` empty: one process).
+    One reading for every stage that judges a process by its own threads (the steps' XLA modules and forward runs, the
+    job's forward ranges): the format's own map of each GPU's process to its lines."""
+    lines = trace.gpu_host_lines
+    if not lines:
+        return None
+    out = np.full(len(trace.h.line_names), -1, np.int64)
+    for k, ls in enumerate(lines.values()):
+        ls = np.unique(np.asarray(ls, np.int64))
+        joined = np.unique(out[ls])
+        out[np.isin(out, joined[joined >= 0])] = k
+        out[ls] = k
+    return out
+
+
 def queued_before(d: DeviceEvents, launch: np.ndarray) -> np.ndarray:
     """Per device event of a GPU (``launch``: its :func:`device_launches` row): whether it was launched before the
     window -- it carries a correlation id (CUPTI gives a launch and its work one) that no host call of the window

@@ -65,7 +65,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.model.trace import Trace, line_processes
 from tb_gpu_advisor.steps.burst_steps import _burst_steps
 from tb_gpu_advisor.steps.drop import _drop_steps
 from tb_gpu_advisor.steps.ends import _grouped_after_last_mark
@@ -81,7 +81,7 @@ from tb_gpu_advisor.steps.place import _place_windows
 from tb_gpu_advisor.steps.reading import _Kept, _Reading
 from tb_gpu_advisor.steps.top_ranges import _engine_range_steps, _training_range_steps
 from tb_gpu_advisor.steps.types import CONFIDENCE, PS_PER_MS, DroppedStep, StepDetection, Steps, StepWindow
-from tb_gpu_advisor.steps.xla_modules import (_line_processes, _runs_several_per_span, _xla_launch_steps,
+from tb_gpu_advisor.steps.xla_modules import (_runs_several_per_span, _xla_launch_steps,
                                               _xla_module_steps)
 
 
@@ -115,7 +115,7 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     if cand is not None:
         r.take(cand, "host_window")
         return
-    xla = _xla_module_steps(trace) or _xla_launch_steps(h, _line_processes(trace))
+    xla = _xla_module_steps(trace) or _xla_launch_steps(h, line_processes(trace))
     own = job.structure if job is not None else None
     if _runs_several_per_span(xla, own):
         xla = None  # one op of an un-jitted program, run several times in each of the program's own iterations

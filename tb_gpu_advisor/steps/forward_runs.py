@@ -21,10 +21,9 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import count_between
-from tb_gpu_advisor.model.trace import HostEvents, Trace
+from tb_gpu_advisor.model.trace import HostEvents, Trace, line_processes
 from tb_gpu_advisor.steps.ranges import _ranges_word, _top_level
 from tb_gpu_advisor.steps.windows import _group_windows, _windows_by_line
-from tb_gpu_advisor.steps.xla_modules import _line_processes
 
 
 def _forward_run_steps(trace: Trace, launches: list[np.ndarray], job: Job) -> tuple | None:
@@ -47,7 +46,7 @@ def _forward_run_steps(trace: Trace, launches: list[np.ndarray], job: Job) -> tu
         return None
     idx = idx[np.lexsort((-(h.end[idx] - h.start[idx]).astype(np.int64), h.start[idx], h.line[idx]))]
     idx = idx[_top_level(h, idx)]
-    proc = _line_processes(trace)
+    proc = line_processes(trace)
     grad = _process_times(trace, _gradient_launches(trace, launches), proc)
     waits = _process_times(trace, np.flatnonzero(h.name_mask(devices.is_sync_call)), proc)
     work = _launched_kernels(trace, launches, proc)

@@ -36,7 +36,7 @@ def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None
     step -- a whole-run ``fori_loop`` executes once and is left to the later
     sources.  Unlike GPU busy clusters, this needs no idle gap between
     steps, so asynchronous dispatch (no per-step host sync) still splits.
-    Where several processes ran it (``proc``: each host line's process, :func:`_line_processes`; the ranks of one
+    Where several processes ran it (``proc``: each host line's process, :func:`~tb_gpu_advisor.model.trace.line_processes`; the ranks of one
     Nsight export), each process's executions are its own steps (:func:`_module_processes`).
     """
     if not len(h):
@@ -111,24 +111,9 @@ def _module_runs(h: HostEvents, ev: np.ndarray, best: int, others: list[int]) ->
     return s, e, cycle
 
 
-def _line_processes(trace: Trace) -> np.ndarray | None:
-    """Per host line, the process that drives a GPU from it (GPUs that share a line are one process's), -1 for a line of
-    no GPU's process; None where the format names no lines per GPU (``Trace.gpu_host_lines`` empty: one process)."""
-    lines = trace.gpu_host_lines
-    if not lines:
-        return None
-    out = np.full(len(trace.h.line_names), -1, np.int64)
-    for k, ls in enumerate(lines.values()):
-        ls = np.unique(np.asarray(ls, np.int64))
-        joined = np.unique(out[ls])
-        out[np.isin(out, joined[joined >= 0])] = k
-        out[ls] = k
-    return out
-
-
 def _module_processes(h: HostEvents, m: np.ndarray, proc: np.ndarray | None) -> list[np.ndarray]:
     """Bool per host event, one mask per process that executed the step's module (``m``; ``proc``: each line's process,
-    :func:`_line_processes`): its lines' events; one mask of every event where one process ran it or none is named.
+    :func:`~tb_gpu_advisor.model.trace.line_processes`): its lines' events; one mask of every event where one process ran it or none is named.
 
     Why: each process executes its own steps.  Executions of every process merged by time are no host-wide steps: ranks
     that run together overlap each other's executions into one chain (4 ranks 50 us apart: five steps read as one),

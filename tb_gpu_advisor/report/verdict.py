@@ -89,7 +89,8 @@ def verdict(report: Report, damage_said_below: bool = False) -> str:
     partial = f"{_damaged(report, damaged, damage_said_below)} — " if damaged else ""
     actionable = [f for f in real if f.severity in ("critical", "warning")]
     if actionable:
-        return partial + f"{_counts(real)} — top: {_top(real, one_step(report, real[0]))}" + (f"; {bad}" if bad else "")
+        top = _top(real, one_step(report, real[0]), where(report, real[0]))
+        return partial + f"{_counts(real)} — top: {top}" + (f"; {bad}" if bad else "")
     if failed:
         analysed = n - len(failed)
         return partial + f"no check fired on the {analysed} analysed host{'s' if analysed != 1 else ''}, but {bad}"
@@ -221,13 +222,33 @@ def saving_share(s) -> str:  # noqa: ANN001 - a schema Saving
     return f"<{floor:g}%" if s.percent_of_step < floor else f"{s.percent_of_step:.0f}%"
 
 
-def _top(real: Sequence[Finding], one: str = "") -> str:
+def where(report: Report, f: Finding) -> str:
+    """Where ``f`` was found, where that is only part of the session: "on worker7" (one host of several), "on 5 of 8
+    hosts" (merged over some), "on GPU1 (rank 1)" (one GPU of a host driving several); "" where it holds for all.
+    Why: a verdict naming a straggler or a rank's host-bound steps as the session's top problem, without the rank,
+    reads as every rank's (h37-left43: the verdict line did not name the rank of the worst finding)."""
+    analysed = [h for h in report.hosts if h.error is None]
+    if len(analysed) > 1:
+        if f.host is not None:
+            return f"on {f.host}" + (f" GPU{f.gpu}" if f.gpu is not None else "")
+        hosts = set(f.hosts or ())
+        return f"on {len(hosts)} of {len(analysed)} hosts" if hosts and len(hosts) < len(analysed) else ""
+    if f.gpu is None or not analysed or len(analysed[0].gpus) < 2:
+        return ""
+    rank = next((g.rank for g in analysed[0].gpus if g.gpu == f.gpu and g.rank is not None), None)
+    return f"on GPU{f.gpu}" + (f" (rank {rank})" if rank is not None else "")
+
+
+def _top(real: Sequence[Finding], one: str = "", at: str = "") -> str:
     """The first finding of the list, in the list's one order (``rules.rank``: what the capture is, then by saving):
     its title and what it saves.  A note saving more than every warning is listed above them (issue #36), so the top
     is that note, named as one -- not the first warning, which the list shows second (h37-review2:
-    ``compiled_a100_triton``'s verdict named finding #2 under an info #1).  ``one``: :func:`one_step`'s word."""
+    ``compiled_a100_triton``'s verdict named finding #2 under an info #1).  ``one``: :func:`one_step`'s word; ``at``:
+    :func:`where` it was found, before what it saves: "(on 5 of 8 hosts; saves ~7.68 ms, 48% of the step)"."""
     f = real[0]
     s = f.saving
     note = "a note, " if f.severity == "info" else ""
     per = (f", {saving_share(s)} of the {one}" if one else f"/step, {saving_share(s)}") if s else ""
-    return note + f.title + (f" (saves ~{ms(s.ms_per_step)}{per})" if s and s.ms_per_step else "")
+    said = [at] if at else []
+    said += [f"saves ~{ms(s.ms_per_step)}{per}"] if s and s.ms_per_step else []
+    return note + f.title + (f" ({'; '.join(said)})" if said else "")

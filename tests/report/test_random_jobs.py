@@ -962,7 +962,7 @@ def _top_and_first(r):
     from tb_gpu_advisor.report import render
 
     text, md = render.to_text(r), render.to_markdown(r)
-    top = re.search(r"top: .*?\(saves ~(.+?)\)$", text, re.M).group(1)
+    top = re.search(r"top: .*?\((?:on [^;()]+; )?saves ~(.+?)\)$", text, re.M).group(1)
     first = re.search(r"^ +saves ~([\d.,]+ \w+)(?:/step)? \((\S+) of", text, re.M).groups()
     row = re.search(r"^\| 1 \| .*? \| ([^|]+) \| §", md, re.M).group(1)
     return top, first, row

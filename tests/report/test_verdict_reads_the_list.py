@@ -74,3 +74,38 @@ def test_a_capture_warning_leads_the_notes_only_where_no_problem_saves_time():
     # a problem that saves time: the capture warning is listed right below it, above the note saving less
     # (h37-review16: it was last, under the note it doubts; d2d_v100)
     assert [f.id for f in rules.rank([cap, _f("n", "info", 1.2), _f("w", "critical", 2.0)])] == ["w", "c", "n"]
+
+
+def test_a_top_found_on_part_of_the_session_names_where():
+    """h37-left43: DLRM's 8 V100 hosts (``wild/dlrm_v100``, real): host-bound steps are critical on 5 of the 8 hosts
+    (worker2, 4, 5, 6, 7), and the straggler warning is worker7's alone.  Main's verdict named the host-bound title
+    as if every rank's; it now says "(on 5 of 8 hosts; saves ...)", and a top found on one host names that host."""
+    r = _report("dlrm_v100")
+    top = next(f for f in r.findings if f.severity != "ok")
+    assert top.title.startswith("Host-bound") and len(top.hosts) == 5 and len(r.hosts) == 8
+    assert " — top: Host-bound" in r.verdict and "(on 5 of 8 hosts; saves ~" in r.verdict
+    assert not agree_problems(r)
+    straggler = next(f for f in r.findings if f.rule == "rank_straggler")
+    alone = copy.copy(r)
+    alone.findings = [straggler] + [f for f in r.findings if f is not straggler]
+    alone.verdict = verdict(alone)
+    assert f"— top: {straggler.title} (on {straggler.host}" in alone.verdict and not agree_problems(alone)
+    stale = copy.copy(alone)
+    stale.verdict = alone.verdict.replace(f"(on {straggler.host} GPU{straggler.gpu}", "(")
+    assert any("does not say it was found on" in p for p in agree_problems(stale))
+
+
+def test_one_host_of_several_gpus_names_the_gpu_and_rank():
+    """One host driving two GPUs: a top finding of GPU1 alone says "on GPU1 (rank 1)"; of the host as a whole,
+    nothing; a single-GPU host never names its GPU."""
+    from tb_gpu_advisor.model.schema import GpuSummary
+
+    gpus = [GpuSummary(gpu=g, name="H100", compute_capability="9.0", step_ms=5.0, busy_share=0.5, kernel_count=9, rank=g)
+            for g in (0, 1)]
+    one = _f("w", "warning", 0.5)
+    one.gpu = 1
+    r = _session([one])
+    r.hosts[0].gpus = gpus
+    assert verdict(r).endswith("— top: Title w (on GPU1 (rank 1); saves ~500 us/step, 5%)")
+    r.hosts[0].gpus = gpus[:1]
+    assert verdict(r).endswith("— top: Title w (saves ~500 us/step, 5%)")

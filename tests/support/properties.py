@@ -53,8 +53,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   critical finding saves at least ``severity.warning_min_saving`` of the step (under it, a note) and a critical one at
   least ``severity.critical_min_saving``; a finding without a saving keeps its grade.
 * ``fix-once`` -- one fix of the capture is printed under one finding about it; a later one refers to it by title.
-* ``agree`` -- the verdict's "top:" is the list's first finding (one order: a note listed above the warnings is the top), and the MCP capture advice never calls
-  a capture trustworthy whose findings say it recorded warm-up.
+* ``agree`` -- the verdict's "top:" is the list's first finding (one order: a note listed above the warnings is the top),
+  and says where it was found when that is part of a session of several hosts ("(on worker7_step_12; ", "(on 5 of 8
+  hosts; "); the MCP capture advice never calls a capture trustworthy whose findings say it recorded warm-up.
 * ``ranges<=claim`` -- the program's ranges a finding names as holding its time ("this time lies in the program's
   own ranges `a` 467 us, `b` 76 us a step") add up to at most that time, the finding's own claim on the step's ledger
   (the host-bound finding's host time, the launch-bound one's wait): each microsecond of a step attributed once.
@@ -1070,6 +1071,13 @@ def agree_problems(report: Report) -> list[str]:
     m = re.search(r" — top: (.*)$", report.verdict or "")
     if bad and m and not m.group(1).removeprefix("a note, ").startswith(listed[0].title):
         out.append(f"agree: verdict top '{m.group(1)[:60]}' is not the list's first finding '{listed[0].title[:60]}'")
+    analysed = [h for h in report.hosts if h.error is None]
+    if bad and m and len(analysed) > 1:  # a top found on part of the session says where (h37-left43)
+        top = listed[0]
+        part = top.host or (f"{len(set(top.hosts))} of {len(analysed)} hosts" if 0 < len(set(top.hosts)) < len(analysed)
+                            else None)
+        if part and f"(on {part}" not in m.group(1):
+            out.append(f"agree: verdict top '{m.group(1)[:60]}' does not say it was found on {part} alone")
     warmup = [f for f in report.findings if f.rule == "cold_start" and f.severity in ("critical", "warning")]
     from tb_gpu_advisor.serve.mcp_server import capture_advice_text
 

@@ -463,8 +463,8 @@ FRAMEWORK = Framework(
             "gpu_user": "JAX",
             "dispatch_call": "jitted call",
             "compiled_step": "one jitted function",
-            "memcpy:levers": "values kept on the device and read every N steps, reads started early with "
-                             "jax.copy_to_host_async, inputs put with jax.device_put ahead of the step",
+            "memcpy:levers": "values kept on the device and read once every few {step}s, reads started early with "
+                             "jax.copy_to_host_async, inputs put with jax.device_put ahead of the {step}",
             "step_gaps:host_work": "host work between steps (Python between jitted calls, host syncs)",
             "host_sync:waits": "The host waits for the GPU {calls} (in {who}: the "
                                "jax.block_until_ready, float(loss), x.item(), np.asarray(x), jax.device_get or "

@@ -693,7 +693,7 @@ FRAMEWORK = Framework(
             "host_op_meaning": "TF ops that launched no GPU work, by count (by time in detail); should be very small",
             "gpu_user": "TensorFlow",
             "compiled_step": "one tf.function graph",
-            "memcpy:levers": "ops kept on the GPU, tensors read with .numpy() every N steps, input prefetched to the "
+            "memcpy:levers": "ops kept on the GPU, tensors read with .numpy() once every few {step}s, input prefetched to the "
                              "GPU with tf.data's prefetch_to_device",
             "step_gaps:host_work": "host work between steps (callbacks, metrics, ops outside tf.function)",
             "launch_skew:no_private_threads": "; no tf_gpu_private_* launch threads in the capture",

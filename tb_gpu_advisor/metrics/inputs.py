@@ -31,7 +31,7 @@ def host_input(ctx: Context) -> HostInput:
     if not ctx.input_measured:
         return HostInput(measured=False)
     every = ctx.role_rows(HOST_INPUT_BIT) if len(ctx.h) else np.zeros(0, dtype=np.int64)
-    rows = every[ctx.host_step[every] >= 0]
+    rows = _kept_rows(ctx, every)
     pre = ctx.pre_op_spans
     pre_ms = ctx.per_step(float((pre[1] - pre[0]).astype(np.float64).sum()) / PS_PER_MS, shared=False) if pre is not None else 0.0
     lead = _untraced_spans(ctx)
@@ -46,6 +46,22 @@ def host_input(ctx: Context) -> HostInput:
                      put_ms_per_step=_put_ms(ctx, every, n) if source == "pipeline" else 0.0,
                      own_ms_per_step=_own_ms(ctx, every, n) if source == "pipeline" else 0.0,
                      lead_ms_per_step=max(0.0, _lead_ms(ctx, n) - moved) if source == "before_first_op" else 0.0)
+
+
+def _kept_rows(ctx: Context, rows: np.ndarray) -> np.ndarray:
+    """The pipeline's events among ``rows`` that hold any of a kept step: begun inside one (``Context.host_step``), or
+    begun before one and ending inside it.  Why: the ledger books the part of an input event inside a step, wherever
+    it began; judged by its start alone, a rank whose fetch began before the step's first rank started and ended after
+    it had 75 us of input wait in the ledger and no pipeline to name it by (walk seed 82693: 4 ranks 50 us apart, the
+    finding naming no part of its wait)."""
+    inside = ctx.host_step[rows] >= 0
+    w = ctx.steps.host_windows
+    if inside.all() or not w.shape[0]:
+        return rows[inside]
+    s, e = ctx.h.start[rows].astype(np.int64), ctx.h.end[rows].astype(np.int64)
+    last = np.searchsorted(w[:, 0], e, side="left") - 1  # the last window opening before the event ends
+    at = np.clip(last, 0, None)
+    return rows[inside | ((last >= 0) & (s < w[at, 1]))]
 
 
 def _untraced_spans(ctx: Context) -> tuple[np.ndarray, np.ndarray] | None:

@@ -125,7 +125,7 @@ def check(m: HostMetrics) -> list[Finding]:
                       _ASSUMPTION_FILLS if fills is not None else
                       _ASSUMPTION_MANAGED if migrated else _ASSUMPTION_UPLOADS if uploads is not None else
                       _ASSUMPTION_PINNED if pinned else _ASSUMPTION_SYNC_PINNED if sync_pinned else
-                      _ASSUMPTION.format(levers=ctx.fw.label("memcpy:levers")),
+                      _ASSUMPTION.format(levers=ctx.window_words(ctx.fw.label("memcpy:levers"))),
                       [("copies", "copies", max(ledger - asked, exposed_sync)),
                        ("compute", "non_matmul_kernels", paging)]  # kernel time spent waiting on migrated pages
                       + idle_claims(m.syncs.copy_idle_ledger_ms, pool="copy_idle")),
@@ -414,7 +414,8 @@ def _blocked(bd, elsewhere: float) -> float:  # noqa: ANN001 - a Breakdown
 
 
 #: the levers in the framework's words (``memcpy:levers``): PyTorch's ``non_blocking`` is no word of a JAX or TF
-#: program, whose reads of device values are ``np.asarray`` / ``.numpy()`` (h37-probe43x)
+#: program, whose reads of device values are ``np.asarray`` / ``.numpy()`` (h37-probe43x); their ``{step}`` is said of
+#: the host's window (``Ctx.window_words``: "ahead of the pass" where one unmarked pass is read, walk seed 83277)
 _ASSUMPTION = "blocking and synchronous copies overlap with compute or disappear ({levers})"
 #: the host copies already come from pinned memory, asynchronously, and outlast the compute they could hide behind:
 #: what is left is moving fewer bytes -- not the pinning and overlap they already do (h37-review13:

@@ -267,3 +267,21 @@ def test_a_marked_steps_calls_count_by_their_marker():
     m = host_metrics(read_trace(str(found[0])))
     assert m.steps.count == 18 and m.steps.source == "trace_train"
     assert m.flops.mfu == pytest.approx(0.0852, abs=0.0005), m.flops.mfu
+
+
+def test_a_one_pass_jax_copy_lever_says_the_pass():
+    """Session 44's ``--xplane`` walk: seeds 83277, 83820, 83964 and 84879 (a JAX job read as one unmarked pass, its
+    copies blocking) said the copy finding's levers "read every N steps ... jax.device_put ahead of the step"
+    (``one-pass-words``): the framework's levers now take the window's noun ("ahead of the pass")."""
+    bad = {s: v for s in (83277, 84879) if (v := check(random_xplane_job(s)))}
+    assert not bad, bad
+
+
+def test_a_ranks_fetch_begun_before_the_pass_names_its_wait():
+    """Session 44's default walk: seed 82693 (4 ranks in one Nsight export, 50 us apart, each fetching its batch
+    through the DataLoader before its own work) booked 75 us of input wait a pass -- the later ranks' ``__next__``
+    ending inside the pass opened by the first -- and named no part of it (``input<=account``): the pipeline's events
+    were taken by their starts alone, all before the pass.  Now an event ending inside a kept step is the pipeline's
+    too, and the finding names the DataLoader's ``__next__`` with its 75 us."""
+    job = random_job(82693)
+    assert not check(job), check(job)

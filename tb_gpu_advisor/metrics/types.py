@@ -1358,6 +1358,10 @@ class HostInput:
     #: op that stands for an untraced loader (the input spans): the part a finding naming that time states
     #: (metrics/inputs._lead_ms, h37-forms10num)
     lead_ms_per_step: float = 0.0
+    #: source "before_first_op": that time ends at the end of the batch's put to the device, not at the first op (most
+    #: leads cut there: ``context._lead_to_the_put``, h37-probe43t), so the finding says so -- the untraced Python
+    #: after the put is in ``pre_op_ms_per_step`` (h37-probe44s)
+    lead_to_put: bool = False
     #: whether anything read an input wait: the input pipeline's own events, transfers to the device, or each marked
     #: step's host time before its first op (``context._input_measured``).  False where none did (steps from the
     #: GPU's period or a program's spans with no pipeline event: an NVTX-only Megatron export): the input wait is then

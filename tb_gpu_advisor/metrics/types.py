@@ -1262,7 +1262,9 @@ class HostSyncs:
     #: that idle as the step's ledger books it, per breakdown category (ms per step and GPU, adding up to
     #: ``gpu_idle_ms_per_step``): only the kept steps' time, where the breakdown puts it (issue #36)
     gpu_idle_ledger_ms: dict[str, float] = field(default_factory=dict)
-    callers: list[tuple[str, float]] = field(default_factory=list)  # innermost host event around the sync, per step
+    #: per step, the op the program called around each sync (the outermost framework op on its line: ``.tolist()``
+    #: is ``aten::to``, not the ``aten::copy_`` inside; h37-probe44s), else the sync call itself
+    callers: list[tuple[str, float]] = field(default_factory=list)
     #: of ``calls_per_step``, the syncs an op made to go on with its own work (``torch.nonzero``, ``x[mask]``,
     #: ``torch.unique``: it read a size, then launched more), named by the op the program called (h37-probe43s)
     in_op_calls_per_step: float = 0.0

@@ -254,6 +254,48 @@ class Rank:
                           "args": {"External id": self.ext, "cbid": 131, "correlation": self.corr}})
         self.host_us += wait + 10.0
 
+    def read_to_host(self, op: str = "aten::to", nbytes: int = 4096, us: float = 3.0) -> None:
+        """``.tolist()`` / ``.cpu()`` / ``.to('cpu')`` of a small tensor: ``op`` (what the program called) around
+        ``aten::_to_copy`` > ``aten::copy_``, whose device-to-host copy into pageable memory waits for its stream in
+        ``cudaStreamSynchronize`` (the copy is queued behind every kernel launched before it).  ``Tensor.tolist`` moves
+        the tensor to the CPU first (torch/csrc/utils/tensor_list.cpp: ``data.toBackend(Backend::CPU)`` -- the
+        dispatcher records ``aten::to``), as ``.cpu()`` does."""
+        outer = self.cpu(op, 0.0, advance=False)
+        to_copy = self.cpu("aten::_to_copy", 0.0, advance=False)
+        copy = self.cpu("aten::copy_", 0.0, advance=False)
+        launch_at, start = self.memcpy(copy, "Memcpy DtoH (Device -> Pageable)", nbytes, us)
+        sync_at = launch_at + 14.0
+        wait = max(start + us - sync_at, 0.0) + 3.0
+        self.corr += 1
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": self.pid,
+                          "tid": self.pid, "ts": round(sync_at, 3), "dur": round(wait, 3),
+                          "args": {"External id": copy["args"]["External id"], "cbid": 131, "correlation": self.corr}})
+        end = sync_at + wait + 4.0
+        for e, tail in ((outer, 2.0), (to_copy, 1.0), (copy, 0.0)):
+            e["dur"] = round(end + tail - e["ts"], 3)
+        self.host_us = end + 2.0
+        self.step_kernels.append((start, start + us))
+
+    def poll(self, between_us: float = 10.0, call: str = "cudaEventQuery") -> None:
+        """``ev.record(); while not ev.query(): ...`` (or ``stream.query()``, or a ``time.sleep`` poll with
+        ``between_us`` the sleep): a ``cudaEventRecord``, then ``call`` every ``between_us`` of Python until the GPU has
+        drained every stream -- no op around the queries (``torch.cuda.Event.query`` is no ATen op), no sync call."""
+        done = max(self.streams.values(), default=self.host_us)
+        self.corr += 1
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaEventRecord", "pid": self.pid,
+                          "tid": self.pid, "ts": round(self.host_us, 3), "dur": 3.0,
+                          "args": {"cbid": 135, "correlation": self.corr}})
+        self.host_us += 5.0
+        while True:
+            self.corr += 1
+            self.host.append({"ph": "X", "cat": "cuda_runtime", "name": call, "pid": self.pid, "tid": self.pid,
+                              "ts": round(self.host_us, 3), "dur": 1.5,
+                              "args": {"cbid": 136, "correlation": self.corr}})
+            self.host_us += 1.5
+            if self.host_us >= done:
+                return
+            self.host_us += between_us
+
     def step(self, n: int, body: Callable[["Rank"], None]) -> None:
         """One ``prof.step()`` iteration: the host ``ProfilerStep#n`` and its device-side span over its kernels."""
         start = self.host_us
@@ -714,6 +756,46 @@ def write_sync_then_host_work(out: str, steps: int = 12, kernels: int = 8, kerne
     paths = write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)
     return {"paths": paths, "gpu_ms_per_step": kernels * kernel_us / 1000.0, "host_work_ms": host_us / 1000.0,
             "both_fixes_ms": kernels * kernel_us / 1000.0}
+
+
+def write_read_to_host(out: str, op: str = "aten::to", steps: int = 12, kernels: int = 8, kernel_us: float = 200.0,
+                       host_us: float = 300.0, run: str = "read_to_host") -> dict:
+    """Write a forward loop (one rank, ``prof.step()`` each step) whose step launches ``kernels`` GEMMs of
+    ``kernel_us``, reads a small result back (``preds.tolist()``: :meth:`Rank.read_to_host`, ``op`` the call the
+    program made, ``aten::to``), then runs ``host_us`` of recorded host ops on the values (``aten::add``), the GPU
+    idle, before the next step's launches.
+
+    Truth: the program made one read a step, by calling ``op`` -- the ``aten::copy_`` inside it is the read's
+    mechanism, never called by the program; the GPU idles after the read while the host works on the values
+    (~``host_us`` plus the next launches' lead), the host_sync finding's time."""
+    def body(r: Rank) -> None:
+        for _ in range(kernels):
+            r.kernel("aten::mm", GEMM_FWD, kernel_us)
+        r.read_to_host(op)
+        r.cpu("aten::add", host_us)
+
+    paths = write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)
+    return {"paths": paths, "op": op, "reads_per_step": 1}
+
+
+def write_poll_then_host_work(out: str, steps: int = 12, kernels: int = 8, kernel_us: float = 200.0,
+                              host_us: float = 300.0, between_us: float = 10.0, run: str = "poll_then_host_work") -> dict:
+    """Write a forward loop (one rank, ``prof.step()`` each step) whose step launches ``kernels`` GEMMs of
+    ``kernel_us``, then polls an event until the GPU is done (:meth:`Rank.poll`: ``while not ev.query()``, a query
+    every ``between_us``), then runs ``host_us`` of recorded host ops on the result (``aten::add``), the GPU idle.
+
+    Truth: the poll is the program's wait for the GPU, a sync by another call: the queue drains because the host
+    waits for it, and the GPU's idle after it (``host_us`` and the next launches' lead) is that wait's, as after
+    ``.item()`` (:func:`write_sync_then_host_work`) -- not launch overhead a CUDA graph would remove (the 8 launches
+    ran under the GEMMs).  h37-probe44s: main read this "Launch-bound ... torch.compile reduce-overhead", 308 us."""
+    def body(r: Rank) -> None:
+        for _ in range(kernels):
+            r.kernel("aten::mm", GEMM_FWD, kernel_us)
+        r.poll(between_us)
+        r.cpu("aten::add", host_us)
+
+    paths = write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)
+    return {"paths": paths, "gpu_ms_per_step": kernels * kernel_us / 1000.0, "host_work_ms": host_us / 1000.0}
 
 
 #: A step that copies its batch from pageable memory (issue #37 item 3): two ``x.to('cuda')`` of a ~17 MB and a small

@@ -236,6 +236,9 @@ class Context:
     pre_op_spans: tuple[np.ndarray, np.ndarray] | None = None
     #: whether anything read an input wait (:func:`_input_measured`, ``HostInput.measured``)
     input_measured: bool = True
+    #: the untraced leads that stand for a loader end at the batch's put, most of them (:func:`_lead_to_the_put`
+    #: split them there): what the input finding's words say the number is (``HostInput.lead_to_put``)
+    lead_to_put: bool = False
     #: answers shared by every GPU's modules (:meth:`role_rows`), computed at the first ask
     memo: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -744,8 +747,8 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     fed = any(bool((d.kind == devices.KIND_H2D).any()) for d in devs if len(d))
     # which dispatch events are outermost, which events a dispatch encloses: asked here and below (issue #38)
     nesting = _nesting(h, dispatch) if dispatch.any() else None
-    input_spans, in_dispatch, pre_op = _input_spans(h, marker_windows, fw, dispatch, named=host_input, fed=fed,
-                                                    nesting=nesting, frames=trace.spans)
+    input_spans, in_dispatch, pre_op, to_put = _input_spans(h, marker_windows, fw, dispatch, named=host_input, fed=fed,
+                                                            nesting=nesting, frames=trace.spans)
     if marker_windows is not None and trace.host_waits is not None and len(trace.host_waits.start) and \
             len(input_spans[0]) and not host_input.any():
         # the lead an unnamed fetch stands for is host time no event records; a blocking OS call the capture records
@@ -793,7 +796,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=dispatch_spans, own_spans=own_spans,
                    blocked_spans=(h.start[blocked].astype(np.int64, copy=False), h.end[blocked].astype(np.int64, copy=False)), job=job,
-                   alloc_calls=_alloc_calls(h), pre_op_spans=pre_op, memo=memo,
+                   alloc_calls=_alloc_calls(h), pre_op_spans=pre_op, lead_to_put=to_put, memo=memo,
                    input_measured=_input_measured(h, fw, host_input, dispatch, marker_windows is not None, fed))
 
 
@@ -1252,10 +1255,10 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
                  named: np.ndarray | None = None, fed: bool = True,
                  nesting: tuple[np.ndarray, np.ndarray] | None = None, frames: Spans | None = None,
                  lines: np.ndarray | None = None
-                 ) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
+                 ) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray | None, tuple[np.ndarray, np.ndarray] | None, bool]:
     """Host input time that no single event names, for frameworks that dispatch compiled steps (JAX).
 
-    Returns ((starts, ends), in_dispatch, pre_op): the input spans, per host event whether a dispatch event
+    Returns ((starts, ends), in_dispatch, pre_op, to_put): the input spans, per host event whether a dispatch event
     encloses it (None when the framework has no dispatch events), and the host time before the steps' first op that
     is not input (None unless ``named`` events are recorded).  Input is:
     (a) each step marker's time before its first dispatch -- loading and preparing the batch, with or
@@ -1275,14 +1278,16 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
     all): where no pipeline event is recorded, a frame holding only host work in (a) whose name says nothing of
     fetching or preparing the batch (``Framework.input_frame``: a pipeline's ``_execution_device`` walking its
     offload hooks) is the program's other work before its first op, not input -- returned with the third
-    (:func:`lead_frames`); a frame whose name does, and time no frame covers, stay input.
+    (:func:`lead_frames`); a frame whose name does, and time no frame covers, stay input.  ``to_put``: most leads
+    were cut at the end of the batch's put (:func:`_lead_to_the_put`), so the input time a lead holds ends there.
     """
     empty = (h.start[:0], h.end[:0])
     if not dispatch.any():
-        return empty, None, None
+        return empty, None, None, False
     outer, in_dispatch = nesting if nesting is not None else _nesting(h, dispatch)
     starts, ends = [], []
     pre = None
+    to_put = False
     if windows is not None:
         w = windows
         d_start = np.sort(h.start[outer])
@@ -1298,6 +1303,8 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
             lead = (w[ok, 0].astype(np.int64), first[ok].astype(np.int64, copy=False))
             lead, pre = _lead_to_the_put(h, fw, lead, dispatch if mask is None else dispatch & mask, in_dispatch,
                                          w[ok, 1].astype(np.int64))
+            # most leads end at the batch's put: the number the finding states is that time, not the whole lead
+            to_put = pre is not None and 2 * pre[0].size >= lead[0].size
             # the frames of the threads that launch the step (a helper thread's Python holds none of its lead)
             own = np.unique(h.line[dispatch if mask is None else dispatch & mask])
             rows = lead_frames(h, frames, lead, own) if frames is not None and len(frames) else np.zeros(0, np.int64)
@@ -1320,7 +1327,7 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
     starts.append(xs)
     ends.append(xe)
     s, e = union_intervals(np.concatenate(starts).astype(np.int64), np.concatenate(ends).astype(np.int64))
-    return (s, e), in_dispatch, pre
+    return (s, e), in_dispatch, pre, to_put
 
 
 def _lead_to_the_put(h: HostEvents, fw, lead: tuple[np.ndarray, np.ndarray], dispatch: np.ndarray,

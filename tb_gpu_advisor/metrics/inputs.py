@@ -45,7 +45,8 @@ def host_input(ctx: Context) -> HostInput:
                      traced_calls_per_step=_traced_calls(ctx, every),
                      put_ms_per_step=_put_ms(ctx, every, n) if source == "pipeline" else 0.0,
                      own_ms_per_step=_own_ms(ctx, every, n) if source == "pipeline" else 0.0,
-                     lead_ms_per_step=max(0.0, _lead_ms(ctx, n) - moved) if source == "before_first_op" else 0.0)
+                     lead_ms_per_step=max(0.0, _lead_ms(ctx, n) - moved) if source == "before_first_op" else 0.0,
+                     lead_to_put=ctx.lead_to_put and source == "before_first_op")
 
 
 def _kept_rows(ctx: Context, rows: np.ndarray) -> np.ndarray:

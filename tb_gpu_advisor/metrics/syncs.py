@@ -84,8 +84,10 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     if not reads:
         outer = _outer_op(ctx, sync, callers)
         in_op = waited & _launched_after(ctx, encloser, sync, callers) & (outer >= 0)
-        callers = np.where(in_op, outer, callers)  # named by the op the program called (``x[mask]``: aten::index)
         returns = np.where(in_op, np.maximum(returns, h.end[np.maximum(outer, 0)]), returns)
+        # every wait the program made is named by the op it called (``x[mask]``: aten::index; ``.tolist()`` and
+        # ``.cpu()``: aten::to, not the aten::copy_ inside; ``.item()``: aten::item), a blocking copy's by its own op
+        callers = np.where(waited & (outer >= 0), outer, callers)
     recorded = _recorded(ctx, sync)
     active = ctx.active
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time

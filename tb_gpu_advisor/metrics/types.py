@@ -1262,7 +1262,9 @@ class HostSyncs:
     #: that idle as the step's ledger books it, per breakdown category (ms per step and GPU, adding up to
     #: ``gpu_idle_ms_per_step``): only the kept steps' time, where the breakdown puts it (issue #36)
     gpu_idle_ledger_ms: dict[str, float] = field(default_factory=dict)
-    callers: list[tuple[str, float]] = field(default_factory=list)  # innermost host event around the sync, per step
+    #: per step, the op the program called around each sync (the outermost framework op on its line: ``.tolist()``
+    #: is ``aten::to``, not the ``aten::copy_`` inside; h37-probe44s), else the sync call itself
+    callers: list[tuple[str, float]] = field(default_factory=list)
     #: of ``calls_per_step``, the syncs an op made to go on with its own work (``torch.nonzero``, ``x[mask]``,
     #: ``torch.unique``: it read a size, then launched more), named by the op the program called (h37-probe43s)
     in_op_calls_per_step: float = 0.0
@@ -1358,6 +1360,10 @@ class HostInput:
     #: op that stands for an untraced loader (the input spans): the part a finding naming that time states
     #: (metrics/inputs._lead_ms, h37-forms10num)
     lead_ms_per_step: float = 0.0
+    #: source "before_first_op": that time ends at the end of the batch's put to the device, not at the first op (most
+    #: leads cut there: ``context._lead_to_the_put``, h37-probe43t), so the finding says so -- the untraced Python
+    #: after the put is in ``pre_op_ms_per_step`` (h37-probe44s)
+    lead_to_put: bool = False
     #: whether anything read an input wait: the input pipeline's own events, transfers to the device, or each marked
     #: step's host time before its first op (``context._input_measured``).  False where none did (steps from the
     #: GPU's period or a program's spans with no pipeline event: an NVTX-only Megatron export): the input wait is then

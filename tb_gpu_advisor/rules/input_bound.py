@@ -129,6 +129,11 @@ def _apart_floor(source: str, wait_ms: float) -> float:
 #: the ledger's input wait inside it (``HostInput.lead_ms_per_step``) as ``{part}`` (:func:`_part`).
 _UNTRACED = ("; the host time before each step's first op ({part}): the capture records no input pipeline event, so that "
              "time stands for an untraced loader")
+#: :data:`_UNTRACED` where that time ends at the batch's put to the device (``HostInput.lead_to_put``): the number is
+#: the step's start to the put (the put's own time is the transfer said beside it), and the untraced Python after
+#: the put is named apart (h37-probe44s)
+_UNTRACED_TO_PUT = ("; the host time from each step's start to its batch's put to the device ({part}): the capture "
+                    "records no input pipeline event, so that time stands for an untraced loader")
 #: The words of an input wait in the pipeline's own events: ``{parts}`` the parts the ledger books there, the larger
 #: first -- the framework's own event as ``_NEXT`` (``{next}`` its label ``input_next``, ``{part}`` :func:`_part` of
 #: ``HostInput.own_ms_per_step``) and the program's ranges --, ``{put}`` the batch's transfer beside them.
@@ -140,9 +145,12 @@ def _untraced_said(ctx: Ctx, src: HostInput, wait_ms: float) -> str:
     """The host time before each step's first op standing for an untraced loader (:data:`_UNTRACED`), where the
     report prints any of it; "" where the wait is all the batch's own transfer (a jitted call copying the NumPy batch
     it was handed, after the step's first op: real-h100-jax ``implicit_numpy_input``, whose 2.49 ms wait main named
-    "the host time before each step's first op" with that op 3 us into the step)."""
+    "the host time before each step's first op" with that op 3 us into the step).  Where that time ends at the
+    batch's put (``HostInput.lead_to_put``) the words say so: "before each step's first op" named a span that also
+    held the untraced Python after the put, which the finding names apart (h37-probe44s)."""
     lead = min(src.lead_ms_per_step, wait_ms)
-    return _UNTRACED.format(part=_part(ctx, lead)) if lead >= T("report.min_said_ms") else ""
+    words = _UNTRACED_TO_PUT if src.lead_to_put else _UNTRACED  # the words say where the time they count ends
+    return words.format(part=_part(ctx, lead)) if lead >= T("report.min_said_ms") else ""
 
 
 def _part(ctx: Ctx, part_ms: float) -> str:

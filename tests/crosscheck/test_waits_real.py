@@ -76,7 +76,8 @@ def test_dlrm_pageable_copies_are_the_copies_waits_and_value_reads_the_syncs():
     m = _metrics(path)
     assert m.steps.count == 1
     assert m.syncs.copy_calls_per_step == truth["HtoD"] and m.syncs.calls_per_step == truth["DtoH"]
-    assert m.syncs.copy_callers == [("aten::copy_", 8.0)] and m.syncs.callers == [("aten::copy_", 2.0)]
+    # the reads named by the op the program called (``.cpu()``: ``aten::to`` around the ``aten::copy_``, h37-probe44s)
+    assert m.syncs.copy_callers == [("aten::copy_", 8.0)] and m.syncs.callers == [("aten::to", 2.0)]
     assert m.syncs.gpu_idle_ms_per_step < T("host_sync.warning") * m.headline.avg_step_ms
     rep = _report(WILD, "dlrm_v100")
     assert not [f for h in rep["hosts"] for f in h["findings"]
@@ -128,7 +129,9 @@ def test_reading_a_device_value_stays_a_sync():
     assert _syncs_by_copy_direction(path) == {"DtoH": 1}
     m = _metrics(path)
     assert m.syncs.calls_per_step == 3 and m.syncs.copy_calls_per_step == 0
-    assert "aten::_local_scalar_dense" in dict(m.syncs.callers)
+    # named by the op the program called: ``if`` on a tensor is ``aten::is_nonzero`` around the ``aten::item`` >
+    # ``aten::_local_scalar_dense`` that waits (h37-probe44s)
+    assert "aten::is_nonzero" in dict(m.syncs.callers)
 
 
 @pytest.mark.parametrize("worker", range(8))

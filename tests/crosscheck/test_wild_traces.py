@@ -143,7 +143,8 @@ def test_dlrm_value_reads_are_host_syncs_not_a_round_trip_of_the_data():
     for h in rep["hosts"]:
         m = host_metrics(kineto_adapter.read_trace(h["path"]))
         assert m.round_trip.steps_with == 0 and m.round_trip.idle_ms_per_step == 0.0
-        assert m.syncs.calls_per_step >= 1 and "aten::copy_" in dict(m.syncs.callers)
+        # the reads named by the op the program called (``aten::to`` around the ``aten::copy_``, h37-probe44s)
+        assert m.syncs.calls_per_step >= 1 and "aten::to" in dict(m.syncs.callers)
 
 
 def test_a_pid_in_the_file_name_is_no_time():

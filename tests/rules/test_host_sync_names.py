@@ -79,7 +79,9 @@ def test_an_offload_programs_stream_syncs_are_named(tmp_path) -> None:  # noqa: 
 
 def test_control_a_sync_inside_an_op_keeps_the_ops_name() -> None:
     f = _host_sync(str(FIXTURES / "h200_jobs"), run="torch_compile_cudagraphs_inference")
-    assert "aten::_local_scalar_dense ×1" in f["summary"]
+    # named by the op the program called, ``.item()``'s ``aten::item``, not the ``aten::_local_scalar_dense`` inside
+    # it (h37-probe44s)
+    assert "aten::item ×1" in f["summary"]
     assert not any(name.startswith("cuda") for name in _named(f))
 
 

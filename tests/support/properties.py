@@ -1553,8 +1553,8 @@ _INPUT_PART = re.compile(r"\(" + _TIME + r" (?:a step|in the [a-z ]+?), \d+(?:\.
 #: The batch's transfer to the device the ledger books beside the pipeline's events.
 _INPUT_PUT = re.compile(r"the batch's transfer to the device \(" + _TIME + r"\)")
 #: The input wait in the host time before each step's first op, standing for an untraced loader.
-_INPUT_LEAD = re.compile(r"the host time before each step's first op (\([^)]*\)): the capture records no input "
-                         r"pipeline event")
+_INPUT_LEAD = re.compile(r"the host time (?:before each step's first op|from each step's start to its batch's "
+                         r"put to the device) (\([^)]*\)): the capture records no input pipeline event")
 #: The batch's transfer said beside the untraced lead, a part of the same account (h37-tiny37: real-h100-jax
 #: ``input_bound``, 10.1 ms of lead and "4.76 ms of the wait (32.0%) the batch's transfer to the device").
 _LEAD_PUT = re.compile(r"(?:all of it \(" + _TIME + r"\)|" + _TIME + r" of the wait \(\d+(?:\.\d+)?%\)) the batch's "

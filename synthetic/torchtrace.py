@@ -3623,3 +3623,62 @@ def write_teardown_window(out: str, run: str = "teardown_window") -> dict[str, A
     write_doc(os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000)}.pt.trace.json"), trace_doc(r, 1))
     return {"folder": folder, "calls": sum(n for *_, n in TEARDOWN_CALLS),
             "released": sum(n for name, *_, n in TEARDOWN_CALLS if name != "cudaDeviceSynchronize")}
+
+
+#: :func:`write_rank_pause`'s loop: per step ``PAUSED_KERNELS`` kernels of ``PAUSED_KERNEL_US``, then the result read
+#: back (``.item()``), so no step's GPU work queues into the next; the paused rank's one module load, ms.
+RANK_PAUSE_LOAD_MS, RANK_PAUSE_STEP = 30.0, 7
+
+
+def rank_pause(paused: int | None, load_ms: float = RANK_PAUSE_LOAD_MS,
+               step: int = RANK_PAUSE_STEP) -> Callable[[list[Rank], int], None]:
+    """Ranks each running :func:`paused_loop`'s steady step on their own (no collective ties them); rank ``paused``
+    alone loads a module (``cuModuleLoadData``, as CUPTI records the driver's lazy load of a first-called kernel's
+    module: pytorch/kineto's ``CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData``) for ``load_ms`` on its loop's thread at
+    the head of its ``ProfilerStep#<step>``, so its later steps run that much later than the other ranks'.  Truth by
+    construction: each rank reads as it does alone -- the load is its step ``step``'s own one-time cost, the warm-up
+    step dropped is that one, and no kept step of any GPU holds start-up."""
+    def body(ranks: list[Rank], n: int) -> None:
+        for r in ranks:
+            def one(rr: Rank) -> None:
+                if rr.rank == paused and n == step:
+                    rr.corr += 1
+                    rr.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cuModuleLoadData", "pid": rr.pid,
+                                    "tid": rr.pid, "ts": round(rr.host_us, 3), "dur": round(load_ms * 1000, 3),
+                                    "args": {"cbid": 0, "correlation": rr.corr}})
+                    rr.host_us += load_ms * 1000
+                for _ in range(PAUSED_KERNELS):
+                    rr.kernel("aten::mm", GEMM_FWD, PAUSED_KERNEL_US)
+                rr.sync("aten::item")
+            r.step(n, one)
+    return body
+
+
+def write_rank_pause(out: str, ranks: int = 2, paused: int | None = 1, late: int = 0, steps: int = 12,
+                     run: str = "rank_pause", **kw: Any) -> list[str]:
+    """:func:`rank_pause`'s job, one file per rank under ``out/<run>/`` (``write_run``); ``late``: the last rank's
+    capture opened ``late`` steps after the others' (its events before its ``ProfilerStep#<2 + late>`` unrecorded:
+    ``torch.profiler.schedule`` counts each process's own ``prof.step()`` calls, so a rank that reaches the loop
+    later starts recording later; every rank's step numbers stay the loop's).  Truth: a late rank's steps are its
+    own numbered ones, as with no late start; each rank reads as it does alone."""
+    sc = Scenario(ranks, rank_pause(paused, **kw), [], [], f"{ranks} ranks, rank {paused} loading a module once")
+    rs = simulate(sc, steps)
+    if late:
+        _open_late(rs[-1], 2 + late)
+    folder = os.path.join(out, run)
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for r in rs:
+        path = os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000) + r.rank * 1_000_000}.pt.trace.json")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(_dumps(trace_doc(r, len(rs))))
+        paths.append(path)
+    return paths
+
+
+def _open_late(r: Rank, first: int) -> None:
+    """Drop ``r``'s events before its ``ProfilerStep#<first>`` opened (host, GPU, flows): its capture began there."""
+    at = next(e["ts"] for e in r.host if e["name"] == f"ProfilerStep#{first}")
+    r.host = [e for e in r.host if e["ts"] >= at]
+    r.gpu = [e for e in r.gpu if e["ts"] >= at]
+    r.flows = [e for e in r.flows if e["ts"] >= at]

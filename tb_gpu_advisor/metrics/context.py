@@ -20,7 +20,7 @@ from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Spans, Trace
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import trips
 from tb_gpu_advisor.metrics.types import per_step, sharing_ranks
-from tb_gpu_advisor.steps.types import Steps
+from tb_gpu_advisor.steps.types import Steps, own_step_rows
 
 PS_PER_MS = 1e9
 PS_PER_US = 1e6
@@ -707,10 +707,8 @@ def _host_steps(trace: Trace, steps: Steps) -> np.ndarray:
     if not len(h):
         return np.zeros(0, np.int16)
     host_step = assign(h.start, steps.host_windows)
-    lines = trace.gpu_host_lines or {}
-    for g, w in steps.host_own.items():
-        on = np.isin(h.line, np.asarray(lines.get(g, ()), dtype=np.int64))
-        if on.any() and w.shape[0] == steps.count:
+    for on, w in own_step_rows(steps.host_own, steps.count, trace.gpu_host_lines or {}, h.line):
+        if on.any():
             host_step[on] = assign(h.start[on], w)
     return host_step
 

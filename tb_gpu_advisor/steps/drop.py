@@ -23,7 +23,7 @@ from tb_gpu_advisor.steps.ends import (_any_held_host_work, _holds_host_work, _l
 from tb_gpu_advisor.steps.head import _launched_before, _trim_launched_before
 from tb_gpu_advisor.steps.reading import _Kept, _Reading
 from tb_gpu_advisor.steps.types import (_BURSTS_TILED, _ENDS_AT_OWN_WORK, _HOST_SOURCES, _PART_MARKS, PS_PER_MS,
-                                        DroppedStep, unmarked_pass)
+                                        DroppedStep, own_step_rows, unmarked_pass)
 
 
 #: the readings that say themselves why their last step is only part of an iteration (``SpanSteps.partial_last``), and
@@ -481,13 +481,10 @@ def _cold_steps(trace: Trace, kept: _Kept, job: Job) -> np.ndarray:
     p = job.phase
     h = trace.h
     calls = p.calls[p.calls < len(h)] if p.calls.size else p.calls
-    lines = trace.gpu_host_lines or {}
     out = np.zeros(kept.hs.size, dtype=bool)
     rest = np.ones(calls.size, bool)
-    for g, w in kept.host_own.items():
-        if w.shape[0] != kept.hs.size:
-            continue
-        mine = rest & np.isin(h.line[calls], np.asarray(lines.get(g, ()), dtype=np.int64))
+    for on, w in own_step_rows(kept.host_own, kept.hs.size, trace.gpu_host_lines or {}, h.line[calls]):
+        mine = rest & on
         rest &= ~mine
         _mark_inside(out, w[:, 0], w[:, 1], h.start[calls[mine]].astype(np.int64))
     if not kept.host_own:  # no rank numbers its own steps: the host's windows, as ever

@@ -78,6 +78,52 @@ def _gpu_step_line_windows(lines: dict) -> tuple[np.ndarray, np.ndarray, np.ndar
     return ids[o], hs, he, {g: w[o] for g, w in gpu_windows.items()}
 
 
+def _own_marked_windows(trace: Trace, ids: np.ndarray, last_end: int) -> dict[int, np.ndarray]:
+    """GPU -> the host windows of its own rank's steps ``ids`` ((n, 2) ps, aligned with ``ids``), from the
+    ``ProfilerStep#N`` marks on its process's lines (``Trace.gpu_host_lines``), where steps are read from each GPU's
+    own step line (``Trace.gpu_step_lines``: Kineto's device spans, one file per rank); {} where the format names no
+    lines per GPU or no rank marks its steps on the host.  A rank's step k runs from its mark of k to its mark of k+1
+    (``prof.step()`` closes one as it opens the next), its last to its mark's end or the steps' ``last_end``, the later;
+    a step it did not mark (its capture opened late, closed early) is an empty window where its next one starts.
+
+    Why: those steps are device spans, so the host-wide windows are device time, one union over every rank: a call
+    rank 1 alone makes inside its own step 7 (a 30 ms module load, its later steps 30 ms late) started inside rank 0's
+    GPU's step 6, which was dropped as the warm-up step and rank 1's step 7 kept with the load, where the rank alone
+    drops its step 7 (h37-probe44r; ``synthetic.torchtrace.rank_pause``).  Each rank's host events lie in its own marks."""
+    h, lines = trace.h, trace.gpu_host_lines
+    if not lines or not len(h) or not ids.size:
+        return {}
+    num = np.fromiter((pytorch.step_number(n) for n in h.names), dtype=np.int64, count=len(h.names))[h.name]
+    at = {int(k): i for i, k in enumerate(ids.tolist())}
+    out: dict[int, np.ndarray] = {}
+    for gpu, ls in lines.items():
+        rows = np.flatnonzero((num >= 0) & np.isin(h.line, np.asarray(ls, dtype=np.int64)))
+        if not rows.size:
+            continue
+        u, s, e = _group_windows(num[rows], h.start[rows].astype(np.int64), h.end[rows].astype(np.int64))
+        if any(int(k) not in at for k in u.tolist()) or np.any(np.diff(s) < 0):
+            continue  # numbers the steps do not hold, or out of order: no reading of the rank's own
+        e = e.copy()
+        e[:-1] = np.maximum(s[:-1], s[1:])
+        e[-1] = max(int(e[-1]), last_end)
+        out[int(gpu)] = _aligned(np.array([at[int(k)] for k in u.tolist()], np.int64), s, e, ids.size)
+    return out
+
+
+def _aligned(idx: np.ndarray, s: np.ndarray, e: np.ndarray, n: int) -> np.ndarray:
+    """(n, 2) windows with ``(s, e)`` at positions ``idx`` and the others empty where the next present one starts
+    (after the last: where it ends), so the windows stay sorted and hold nothing they did not mark."""
+    w = np.full((n, 2), -1, np.int64)
+    w[idx, 0], w[idx, 1] = s, e
+    nxt = int(e[-1])
+    for i in range(n - 1, -1, -1):
+        if w[i, 0] < 0:
+            w[i] = nxt
+        else:
+            nxt = int(w[i, 0])
+    return w
+
+
 def _iteration_range_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
     """The training wrapper's own ranges around whole iterations (``frameworks.pytorch.is_iteration_range``), where
     at least two are recorded: (source, note, ids, starts, ends), by start; None elsewhere."""

@@ -9,6 +9,7 @@ reading module below shares them, so they sit beneath all of them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -175,6 +176,21 @@ class Steps:
             w = self.window(gpu)
             nxt = np.append(w[1:, 0], -1).astype(np.int64) if w.shape[0] else np.zeros(0, np.int64)
         return nxt
+
+
+def own_step_rows(host_own: dict[int, np.ndarray], count: int, gpu_lines: dict[int, np.ndarray],
+                  line: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per GPU whose rank numbers its own steps (``Steps.host_own``, aligned with the ``count`` steps): (bool per host
+    row of ``line``: on that GPU's process's lines, ``Trace.gpu_host_lines``; that rank's own windows), in
+    ``host_own``'s order.
+
+    Why one walk: a rank's host events lie in its own step k, not the host's (the host's step k runs from the first
+    rank's kth start to the last rank's kth end), and every reader of a host event's step -- its host-side step
+    (``metrics.context._host_steps``), the warm-up step holding a one-time call (``steps.drop._cold_steps``) -- must
+    place it by the same rank's windows, or one reader books an event to a step the other says it is not in."""
+    for g, w in host_own.items():
+        if w.shape[0] == count:
+            yield np.isin(line, np.asarray(gpu_lines.get(g, ()), dtype=np.int64)), w
 
 
 #: Sources the job stage reads from the work's own period, not from a mark the program put (its launches' repeats, the

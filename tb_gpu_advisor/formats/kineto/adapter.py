@@ -949,16 +949,53 @@ def _rank_step_lines(kt: KinetoTrace, devs: list[DeviceEvents], start_ps: np.nda
             return {}
         sel = sel[np.argsort(start_ps[sel], kind="stable")]
         start, end = start_ps[sel].astype(np.int64), end_ps[sel].astype(np.int64)
-        end[:-1] = np.maximum(start[1:], start[:-1])
         ids = step_of_name[kt.name[sel]]
+        opened = _opened_on_host(kt, d.gpu, ids, start, _busy_until(d, start), start_ps)
+        end[:-1] = np.maximum(opened[1:], opened[:-1])
         host = _host_step_ps(kt, d.gpu, int(ids[-1]), start_ps, end_ps)
         host += _host_mark_gap_ps(kt, d.gpu, start_ps, end_ps) if host else 0  # the gap every earlier step holds
-        host -= _late_first_work_ps(kt, d.gpu, ids, start, start_ps) if host else 0  # its own wait: the step before's
-        end[-1] = max(int(end[-1]), int(start[-1]) + host)
-        lines[d.gpu] = (ids, start, end)
+        if opened[-1] < start[-1]:  # opened where its host opened it: its own lead and wait are in it, as its mark's
+            end[-1] = max(int(end[-1]), int(opened[-1]) + host)
+        else:
+            host -= _late_first_work_ps(kt, d.gpu, ids, start, start_ps) if host else 0  # its wait: the step before's
+            end[-1] = max(int(end[-1]), int(start[-1]) + host)
+        lines[d.gpu] = (ids, opened, end)
     note = (f"`ProfilerStep#N` spans on each rank's GPU ({len(kt.workers)} ranks: {', '.join(kt.workers)}); "
             "step k from its span's start to the next one's")
     return {"gpu_step_lines": lines, "gpu_step_source": ("profiler_step", note)}
+
+
+def _busy_until(d: DeviceEvents, at: np.ndarray) -> np.ndarray:
+    """Per time of ``at``: the latest end of the GPU's work begun before it, on any stream (0 where none): till then
+    the GPU was busy -- a step's all-reduce on its own stream outlasts the step's span on the compute stream."""
+    i = np.searchsorted(d.start, at, side="left")
+    if not d.end.size:
+        return np.zeros(at.size, np.int64)
+    reach = np.maximum.accumulate(d.end.astype(np.int64))
+    return np.where(i > 0, reach[np.maximum(i - 1, 0)], 0).astype(np.int64)
+
+
+def _opened_on_host(kt: KinetoTrace, gpu: int, ids: np.ndarray, start: np.ndarray, done: np.ndarray,
+                    start_ps: np.ndarray) -> np.ndarray:
+    """Each GPU step's start (``start``: its device span's, by start) moved back to where its rank's host opened the
+    step (its ``ProfilerStep#N`` annotation, :func:`_rank_step_marks`), where the GPU had finished its work before
+    (``done[k]``: :func:`_busy_until` its span's start) by then: the GPU's idle from there to the span is the step's own, waiting on its host.
+
+    Why: a span covers its kernels alone, so tiled span to span, the idle while the rank's host ran the head of step k
+    (its batch's fetch, a module's load) lay in step k-1: rank 1 loading a module for 30 ms inside its own step 7 read
+    its GPU's step 6 as 33 ms, 3.3 ms a step of start-up once step 7 was dropped for the load, where the rank alone
+    reads none (h37-probe44r, ``synthetic.torchtrace.rank_pause``).  A host running ahead opens step k while its GPU
+    still runs k-1: then the span's start stands (its GPU was busy, not waiting)."""
+    marks = _rank_step_marks(kt, gpu)
+    if not marks.size:
+        return start
+    numbers = np.fromiter((pytorch.step_number(kt.names[k]) for k in kt.name[marks]), np.int64, count=marks.size)
+    out = start.copy()
+    for k in range(ids.size):
+        opened = start_ps[marks[numbers == ids[k]]]
+        if opened.size:
+            out[k] = min(int(start[k]), max(int(opened.min()), int(done[k]), int(start[k - 1]) if k else 0))
+    return out
 
 
 def _host_step_ps(kt: KinetoTrace, gpu: int, number: int, start_ps: np.ndarray, end_ps: np.ndarray) -> int:

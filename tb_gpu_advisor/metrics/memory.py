@@ -149,8 +149,10 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
     sum holds each iteration's graph) raises it by the same bytes every iteration until the GPU runs out.  Read from
     the blocks the history allocates and never frees (weights and blocks held by their lifetime aside), by site and
     size: those of one site and size split into rounds where, between two of them, a backward or an optimizer step
-    runs and the history frees a block made before the earlier (a training iteration ended: its other blocks came
-    and went; a forward's layers, each keeping its graph's share, are one round); a site leaks where
+    runs beside a forward (an iteration ended and the next one's forward ran: a forward's layers, each keeping its
+    graph's share, run no backward between them, an optimizer's first step making its state no forward, and each is
+    one round), or an allocation outside every module's forward runs and the history frees a block made before
+    the earlier (a forward-only loop's next pass: its other blocks came and went); a site leaks where
     ``memory.leak.min_iterations`` rounds or more each keep as many blocks while the lowest level between rounds
     rises by at least their bytes each time, and the leak is every such site's, ``memory.leak.min_bytes`` or more a
     round.  Its saving is the kept bytes live at the allocated peak ``p``.
@@ -214,8 +216,9 @@ def _leak_sites(me: MemoryEvents) -> list[list[np.ndarray]]:
     paired = np.flatnonzero((fr >= 0) & (fr < len(me)))
     made[fr[paired]] = paired
     made[me.unseen_frees()] = -1  # a block the history frees but never allocated was made before all of it
-    stepped = np.append(np.isin(me.phase, [MEMORY_PHASES.index("backward"), MEMORY_PHASES.index("optimizer")])
-                        | ((me.phase == MEMORY_PHASES.index("other")) & (me.delta > 0)), False)
+    trained = np.append(np.isin(me.phase, [MEMORY_PHASES.index("backward"), MEMORY_PHASES.index("optimizer")]), False)
+    stepped = trained | np.append((me.phase == MEMORY_PHASES.index("other")) & (me.delta > 0), False)
+    forward = np.append(me.phase == MEMORY_PHASES.index("forward"), False)
     out = []
     keys = me.op[cand].astype(np.int64) * (1 << 40) + me.delta[cand]
     for key in np.unique(keys):
@@ -224,8 +227,10 @@ def _leak_sites(me: MemoryEvents) -> list[list[np.ndarray]]:
             continue
         gaps = np.append(at[:-1] + 1, at[-1] + 1)
         lows = np.minimum.reduceat(alloc, gaps)[:-1]  # the lowest level between two
-        new = ((np.minimum.reduceat(made, gaps)[:-1] < at[:-1]) & (at[1:] > at[:-1] + 1)
-               & (np.add.reduceat(stepped, gaps)[:-1] > 0))
+        new = (at[1:] > at[:-1] + 1) & (((np.minimum.reduceat(made, gaps)[:-1] < at[:-1])
+                                         & (np.add.reduceat(stepped, gaps)[:-1] > 0))
+                                        | ((np.add.reduceat(trained, gaps)[:-1] > 0)
+                                           & (np.add.reduceat(forward, gaps)[:-1] > 0)))
         rounds = np.split(at, np.flatnonzero(new) + 1)
         if late and len(rounds) > 1 and len(rounds[0]) < len(rounds[1]):
             whole = rounds[1:]  # the first round began before the history: its earlier blocks are not in it

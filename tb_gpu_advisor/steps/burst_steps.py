@@ -256,11 +256,6 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
                         f"window is analysed as one pass, part of an iteration or more; per-step numbers are the "
                         f"window's")
     one_pass = None  # a program's copy bursts joined to its one burst of kernels: said unless another check speaks
-    setup = 0
-    if cl is not None:
-        setup = _setup_copy_bursts(BurstTable.of(r.active, *cl))
-        if setup:  # the set-up's copies before the loop: no iteration, no part of the first one
-            cl = (cl[0][setup:], cl[1][setup:])
     if cl is not None:
         bursts = cl[0].size
         whole, n = _join_copy_bursts(job, BurstTable.of(r.active, *cl))
@@ -318,6 +313,9 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
         return
     if cl is None:
         return
+    setup = _setup_copy_bursts(BurstTable.of(r.active, *cl))
+    if setup:  # the set-up's copies before the loop: no iteration, no part of the first one (read last: a one-pass
+        cl = (cl[0][setup:], cl[1][setup:])  # reading above counts the window's every burst)
     # in words any capture's user reads, as the whole capture's note
     note = ("no step markers found; steps inferred from clusters of GPU activity separated by long "
             "idle gaps, some of the same work running in several of them")

@@ -38,7 +38,8 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
           other_data: bool = True, gpu_records: bool = True, step_upload_bytes: int = 0,
           step_staging_ms: float = 0.0, step_read_bytes: int | tuple[int, ...] = 0, step_copy_call: str = "hipMemcpy",
           step_sync: str | None = "hipDeviceSynchronize", gpu_clock_ns: int = 0,
-          step_flag_after: int | None = None, step_device_copies: tuple[str, ...] = ()) -> dict:
+          step_flag_after: int | None = None, step_device_copies: tuple[str, ...] = (),
+          phase_ranges: tuple[str, ...] = ()) -> dict:
     """Write the program to ``path``; returns its truth: kernels, GPU ns per kernel name, copies (bytes, direction,
     pageable by staging), launches, steps, each step's first call (ns).  ``gpu_records=False`` leaves the GPU's side out (its operations and the
     flows to them): the calls alone, as a capture that lost its GPU records holds them.
@@ -54,7 +55,10 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
     ``step_device_copies``: after each step's kernels, copies that move no host memory, each by its call not named
     ``...Async`` -- ``d2d`` a ``hipMemcpy`` between two device buffers, ``memset`` a ``hipMemset`` of device memory --
     and each call returns once its work is queued, as ROCm's runtime does for them (clr's ``hip_memory.cpp``): the
-    host is not held (``truth["device_copies"]``: (direction, call, its ns, its copy's ns))."""
+    host is not held (``truth["device_copies"]``: (direction, call, its ns, its copy's ns)).  ``phase_ranges``: each
+    step's kernels cut into that many runs in turn, each launched inside a roctx range of its name on the launching
+    thread (``roctxRangePushA``/``roctxRangePop`` around a training step's ``forward``, ``backward`` and optimizer
+    step, as a program marks its own phases -- roctracer's ``roctx.h``), nested in the step's range where it has one."""
     t = START_NS
     tid = PID
     calls: list[str] = []
@@ -116,7 +120,11 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
         truth["step_starts"].append(s0)
         if step_upload_bytes:
             copy(1, step_upload_bytes, int(step_staging_ms * 1e6), step_copy_call)
+        per = -(-len(kernels) // len(phase_ranges)) if phase_ranges and kernels else 0
+        p0 = t
         for k, (name, us) in enumerate(kernels):
+            if per and k % per == 0:
+                p0 = t - 300
             if k == step_flag_after:
                 copy(2, 4, 0, step_copy_call)
             c0 = t
@@ -136,6 +144,10 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
             truth["grids"][name] = (16 * 64 * 16, 8 * 8 * 8)
             gpu_free = e
             t = c1 + 2000
+            if per and (k % per == per - 1 or k == len(kernels) - 1):
+                pname = phase_ranges[k // per]
+                ranges.append(_x(pname, RANGES_PID, tid, p0, t - 1000, {"pid": str(PID), "tid": str(tid),
+                                                                         "Name": pname}))
         for direction in step_device_copies:
             device_copy(direction)
         for nbytes in (step_read_bytes if isinstance(step_read_bytes, tuple) else (step_read_bytes,)):

@@ -1724,8 +1724,9 @@ def _input_only(trace: Trace, fw: Framework) -> str:
         return ""
     copied = _device_events(trace, _COPY_KINDS)
     if any(c for _, c, _ in copied):
-        words += ", then copied to the GPU (" + ", ".join(f"{plural(c, 'copy', 'copies')}, {gb(b)} in all, on GPU {g}"
-                                                          for g, c, b in copied if c) + ")"
+        words += ", then copied to the GPU (" + ", ".join(
+            f"{plural(c, 'copy', 'copies')}, {gb(b) + ' in all' if b >= 0 else _bytes_words(b, c)}, on GPU {g}"
+            for g, c, b in copied if c) + ")"
     return words + "; no kernel was launched: the profiled loop fetches batches and runs no model on them"
 
 
@@ -1794,10 +1795,29 @@ _COPY_KINDS = (devices.KIND_H2D, devices.KIND_D2H, devices.KIND_D2D, devices.KIN
 
 def _device_events(trace: Trace, kinds: tuple[int, ...] | None = None) -> list[tuple[int, int, int]]:
     """(GPU, events, bytes moved) per GPU with any device event in a window without kernels: its events of ``kinds``
-    (all where None) and the bytes of all its events.  Why one count: the input-only and the start-up words each
-    counted a GPU's copies in their own loop (h37-review26's list)."""
-    return [(d.gpu, len(d) if kinds is None else int(np.isin(d.kind, kinds).sum()),
-             int(np.maximum(d.copy_bytes, 0).sum())) for d in trace.devices if len(d)]
+    (all where None) and the bytes of all its events, -1 where no event records its size.  Why one count: the
+    input-only and the start-up words each counted a GPU's copies in their own loop (h37-review26's list).
+
+    Why -1: a format may time copies without their sizes -- rocprofv3's CSV copy trace (``memory_copy_trace.csv``:
+    ``Kind``, ``Direction``, ``Stream_Id``, ``Source_Agent_Id``, ``Destination_Agent_Id``, ``Correlation_Id`` and the
+    timestamps, no size column; rocprofiler-sdk ``source/lib/output/generateCSV.cpp``) -- and two uploads of 64 MiB
+    each read "(0 bytes)" (h37-probe44m): a size the file does not hold is unknown, not zero."""
+    out = []
+    for d in trace.devices:
+        if not len(d):
+            continue
+        sizes = d.mem_bytes
+        known = sizes >= 0
+        out.append((d.gpu, len(d) if kinds is None else int(np.isin(d.kind, kinds).sum()),
+                    int(sizes[known].sum()) if known.any() else -1))
+    return out
+
+
+def _bytes_words(nbytes: int, n: int) -> str:
+    """A GPU's copy or memset events' bytes in words: "1,024 bytes", or that the file records none of their sizes."""
+    if nbytes >= 0:
+        return f"{nbytes:,} bytes"
+    return "its size not recorded" if n == 1 else "their sizes not recorded"
 
 
 #: How a copy's direction reads in a copy-only window's words.
@@ -1904,7 +1924,7 @@ def _startup_calls(trace: Trace) -> str:
     text = f"{int(idx.size):,} {terms['runtime']} call{'s' if idx.size != 1 else ''}: {', '.join(parts)}"
     ran = _device_events(trace)
     if ran:
-        text += "; " + ", ".join(f"{n} copy or memset event{'s' if n != 1 else ''} ({b:,} bytes) on GPU {g}"
+        text += "; " + ", ".join(f"{n} copy or memset event{'s' if n != 1 else ''} ({_bytes_words(b, n)}) on GPU {g}"
                                  for g, n, b in ran)
     return text
 

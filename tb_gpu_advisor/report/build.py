@@ -471,7 +471,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                  "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),
                  "applied": {k: _words(m, v) for k, v in m.applied.items()},
                  "time_base": cap.time_base, **({"allocator_settings": dict(m.memory.settings)} if m.memory.settings else {})},
-        steps={"source": det.source, "source_label": SOURCE_LABEL.get(det.source), "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
+        steps={"source": det.source, "source_label": det.label or SOURCE_LABEL.get(det.source), "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
                "confidence": det.confidence, "iteration_guess": det.iteration_guess,
                "dropped": [_dropped_row(d) for d in det.dropped]},
         job=_job(m),
@@ -605,7 +605,7 @@ def _host_loop_lengths(m: HostMetrics, job: dict) -> list[float]:
 def _timed_by(m: HostMetrics) -> str:
     """What marked the loop's CPU-timed steps, for the phase's evidence ("by a repeated NVTX range"): the step
     source's own label (``steps.types.SOURCE_LABEL``), the one the tab's host line says."""
-    label = SOURCE_LABEL.get(m.steps.source, "")
+    label = m.steps.label or SOURCE_LABEL.get(m.steps.source, "")
     return f"by {label}" if label else ""
 
 

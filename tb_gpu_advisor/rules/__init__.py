@@ -436,7 +436,8 @@ def _guess_words(m: HostMetrics) -> str:
     """Where the steps a guess come from, in words (never the JSON's id): a whole capture read as one iteration is a
     reading of the GPU's bursts, as burst steps are."""
     source = "gpu_busy_clusters" if m.steps.iteration_guess else m.steps.source
-    return SOURCE_LABEL.get(source, "an unnamed source").split(",")[0]
+    label = m.steps.label if not m.steps.iteration_guess and m.steps.label else SOURCE_LABEL.get(source)
+    return (label or "an unnamed source").split(",")[0]
 
 
 def _cap(f: Finding, severity: str, why: str) -> None:

@@ -151,6 +151,27 @@ def _body_in_few_bursts(t: BurstTable) -> str | None:
             f"are capture totals")
 
 
+def _setup_copy_bursts(t: BurstTable) -> int:
+    """How many of the GPU's first bursts are the program's set-up before its loop: bursts that run no kernel (copies
+    or fills alone), all before the first burst of kernels, where two bursts of kernels or more follow and no burst
+    after the first kernels runs copies alone; 0 elsewhere.
+
+    Why: every iteration of a loop runs the loop's kernels, so a burst of copies alone is no iteration; where the
+    later bursts each run their kernels (and their own uploads) and no copy-only burst recurs between them, the copies
+    before the first of them are made once, before the loop -- a model's weights or a table uploaded, then the loop
+    (h37-probe44m: randjobs ``--forms5`` seed 75020, a rocprof job of 2 steps each uploading 48 MiB with its
+    kernels, after a 64 MiB set-up upload the staging of the first step's copy set apart by 5 ms: read as 3 GPU-burst
+    "steps", the first the set-up upload alone).  Copy-only bursts that recur between the kernel bursts are the
+    iterations' own inputs or read-backs (:func:`_join_copy_bursts`, ``copy_bursts_repeat``) and stay."""
+    if t.size < 3:
+        return 0
+    held = t.holding(t.work)
+    first = int(np.argmax(held)) if held.any() else t.size
+    if first == 0 or int(held.sum()) < 2 or not held[first:].all():
+        return 0
+    return first
+
+
 def _join_copy_bursts(job: Job | None, t: BurstTable) -> tuple[tuple[np.ndarray, np.ndarray], int]:
     """((starts, ends), bursts joined) of the GPU's bursts with each burst that holds no kernel (copies or memsets
     alone) joined to the next burst, the last such to the one before it -- a training job's wherever some burst holds
@@ -292,10 +313,17 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
         return
     if cl is None:
         return
+    setup = _setup_copy_bursts(BurstTable.of(r.active, *cl))
+    if setup:  # the set-up's copies before the loop: no iteration, no part of the first one (read last: a one-pass
+        cl = (cl[0][setup:], cl[1][setup:])  # reading above counts the window's every burst)
     # in words any capture's user reads, as the whole capture's note
     note = ("no step markers found; steps inferred from clusters of GPU activity separated by long "
             "idle gaps, some of the same work running in several of them")
     if joined:
         note += (f"; {plural(joined, 'burst')} of copies alone joined to the iteration it feeds (or, "
                  f"last, the one it ends)")
+    if setup:
+        lead = "the first burst" if setup == 1 else f"the first {setup} bursts"
+        note += (f"; {lead} of copies alone before the first burst of kernels left out: the program's set-up "
+                 f"before its loop (each iteration runs kernels)")
     r.take_spans("gpu_busy_clusters", note, *cl, "device")

@@ -78,9 +78,11 @@ from tb_gpu_advisor.steps.markers import (_gpu_step_line_windows, _host_candidat
 from tb_gpu_advisor.steps.nvtx_ranges import _nvtx_steps
 from tb_gpu_advisor.steps.passes import _one_pass, _one_pass_step, _whole_capture
 from tb_gpu_advisor.steps.place import _place_windows
+from tb_gpu_advisor.steps.ranges import _ranges_word
 from tb_gpu_advisor.steps.reading import _Kept, _Reading
 from tb_gpu_advisor.steps.top_ranges import _engine_range_steps, _training_range_steps
-from tb_gpu_advisor.steps.types import CONFIDENCE, PS_PER_MS, DroppedStep, StepDetection, Steps, StepWindow
+from tb_gpu_advisor.steps.types import (CONFIDENCE, PS_PER_MS, DroppedStep, StepDetection, Steps, StepWindow,
+                                        source_label)
 from tb_gpu_advisor.steps.xla_modules import (_runs_several_per_span, _xla_launch_steps,
                                               _xla_module_steps)
 
@@ -188,6 +190,7 @@ def _steps(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> 
         mapped_via=r.mapped, confidence=_confidence(r),
         iteration_guess=r.guessed and r.source == "whole_capture",
         unlike_bursts=r.unlike if r.source == "whole_capture" else 0,
+        label=source_label(r.source, _ranges_word(r.trace)) or "",
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin, kept.next_start, gpu_next, kept.prev_id,
                  host_own=kept.host_own)

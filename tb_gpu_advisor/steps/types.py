@@ -63,6 +63,18 @@ SOURCE_LABEL = {"steps_line": "the profile's Steps line", "keras_profiled_batch"
                 "whole_capture": "the whole capture"}
 
 
+def source_label(source: str, ranges_word: str = "NVTX ranges") -> str | None:
+    """A step source in words (:data:`SOURCE_LABEL`), its ranges named as the trace's reader names them
+    (``ranges_word``: "roctx ranges" for AMD's tracers).
+
+    Why: the labels were written for Nsight's NVTX, and an MI300X's rocprof capture timed by its ``forward`` roctx
+    ranges read "(a repeated NVTX range)" on the tab's host line, beside a note saying "roctx ranges" (h37-probe44m):
+    NVIDIA's word for a ROCm program's own marks."""
+    label = SOURCE_LABEL.get(source)
+    word = ranges_word[:-len(" ranges")] if ranges_word.endswith(" ranges") else ranges_word
+    return label.replace("NVTX", word) if label and word else label
+
+
 #: Step sources whose step number counts the iterations before it (``ProfilerStep#N``, Keras' and TF's ``step_num``);
 #: a whole capture's or a single pass's "step 0" is an index, not a count.
 COUNTED_SOURCES = ("profiler_step", "keras_profiled_batch", "step_num_stat")
@@ -136,6 +148,8 @@ class StepDetection:
     #: the GPU's bursts this stage refused as iterations because they run unlike work on a GPU idle nearly all their
     #: span (``_unlike_bursts``: a first call, its compile on the host between them); 0 where none was refused so
     unlike_bursts: int = 0
+    #: the source in words, in the trace's own words for its ranges (:func:`source_label`); "" where none was given
+    label: str = ""
 
 
 @dataclass

@@ -115,3 +115,22 @@ def test_the_one_count_law_reads_a_graphs_clause_after_a_mean_over_gpus():
     (f,) = [f for f in r.hosts[0].findings if f.rule == "launch_bound"]
     assert "small kernels per step on average over its 2 GPUs, not already in graphs" in f.saving.assumption
     assert not laws_broken(r)  # main: one-count
+
+
+def test_a_set_up_upload_before_the_loop_is_no_step():
+    """Seed 75020 (h37-probe44m): a rocprof job of 2 iterations, each a 48 MiB pageable ``hipMemcpy`` then its
+    kernels, after a 64 MiB set-up upload that the first iteration's staging sets 5 ms apart.  Main read the set-up's
+    copy-only burst as a GPU-burst step: 3 found for the 2 the job ran, the first "step" the set-up alone."""
+    job = random_form5_job(75020)
+    r = _one(job)
+    h = r.hosts[0]
+    assert h.steps["found"] == 2, h.steps["note"]  # main: 3
+    assert "set-up before its loop" in h.steps["note"]
+    assert not laws_broken(r) and not truth_problems(job, r)
+
+
+def test_a_loop_without_a_set_up_upload_reads_as_before_control():
+    # the control: the same job without its set-up upload -- the 2 iterations' bursts, as on main
+    job = form5_job("rocprof", **{**random_form5_job(75020).params, "upload_bytes": 0})
+    h = _one(job).hosts[0]
+    assert h.steps["found"] == 2 and "set-up" not in h.steps["note"], h.steps["note"]

@@ -967,6 +967,70 @@ def write_marked_forward_loop(path: str, iterations: int = 10, forward_ops: int 
     return write(path, job)
 
 
+def write_graphed_forward_loop(path: str, iterations: int = 10, graph_ops: int = 20, after_ops: int = 3,
+                               backward_graph_ops: int = 0, seed: int = 0) -> Truth:
+    """Write a loop whose forward pass is one CUDA graph replay inside the user's NVTX range ``forward`` (inside
+    ``iteration-{k}``; ``nsys profile -t cuda,nvtx``, no op ranges): each iteration copies its input in, replays the
+    graph (one ``cudaGraphLaunch`` whose ``graph_ops`` kernels share its correlation id) inside ``forward``, then
+    launches ``after_ops`` eager kernels of its own after the range (a read-out: ``argmax`` / a loss) and reads the
+    result back.  ``backward_graph_ops`` > 0: a second graph replay after the range running that many kernels -- the
+    backward of a forward graphed with ``torch.cuda.make_graphed_callables`` (its autograd function replays the
+    backward graph), the control.
+
+    Why: PyTorch's CUDA-graph recipe captures ``static_output = model(static_input)`` once and then, per batch,
+    ``static_input.copy_(data); g.replay()`` (torch.cuda.graphs docs); vLLM replays one graph per decode step inside its
+    ``gpu_model_runner: forward`` scope (``vllm/v1/worker/gpu_model_runner.py``, ``record_function_or_nullcontext``
+    of ``vllm/v1/utils.py`` pushing ``nvtx.annotate(name)`` under ``VLLM_NVTX_SCOPES_FOR_PROFILING=1``) and samples
+    with eager kernels after it (``gpu_model_runner: sample``).  A forward of one launch runs ``graph_ops`` kernels.
+
+    Truth: ``iterations`` forward passes (inference) where ``backward_graph_ops`` is 0: the ``after_ops`` kernels
+    after each forward are fewer than the forward's ``graph_ops``; else a training loop (a backward of
+    ``backward_graph_ops`` kernels after each forward)."""
+    truth = write(path, NsysJob(steps=iterations, ops=graph_ops, graph_mode="replay", step_range="iteration-{k}",
+                                extra_ranges=("forward",), autograd_nvtx=False, seed=seed))
+    con = sqlite3.connect(path)
+    sid = {v: k for k, v in con.execute("SELECT id, value FROM StringIds")}
+
+    def string(value: str) -> int:
+        if value not in sid:
+            sid[value] = max(sid.values()) + 1
+            con.execute("INSERT INTO StringIds VALUES (?, ?)", (sid[value], value))
+        return sid[value]
+
+    launches = con.execute("SELECT r.start, r.end, r.globalTid, r.correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                           "WHERE r.nameId = ? ORDER BY r.start", (sid["cudaGraphLaunch_v10000"],)).fetchall()
+    template = con.execute("SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1").fetchone()
+    cols = [r[1] for r in con.execute("PRAGMA table_info(CUPTI_ACTIVITY_KIND_KERNEL)")]
+    corr = con.execute("SELECT MAX(correlationId) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()[0] + 1000
+    grid = con.execute("SELECT MAX(gridId) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0] + 1
+    eager, graph = string("cudaLaunchKernel_v7000"), string("cudaGraphLaunch_v10000")
+    readout = string("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, ArgMaxOps<float>>>")
+    backward = string(GEMM_BF16)
+    for a, e, tid, c in launches:
+        con.execute("UPDATE NVTX_EVENTS SET end = ? WHERE text = 'forward' AND start <= ? AND end >= ?", (e + 1_000, a, e))
+        gpu = con.execute("SELECT MAX(end) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE correlationId = ?", (c,)).fetchone()[0]
+        host, calls = e + 5_000, []
+        if backward_graph_ops:
+            calls.append((graph, backward, backward_graph_ops, 20_000))
+        calls += [(eager, readout, 1, 5_000)] * after_ops
+        for api, name, n, us in calls:
+            con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                        (host, host + 4_000, tid, corr, api))
+            for _ in range(n):
+                row = dict(zip(cols, template))
+                row.update(start=gpu + 1_000, end=gpu + 1_000 + us, correlationId=corr, gridId=grid,
+                           demangledName=name, shortName=name,
+                           graphId=row["graphId"] if api == graph else 0,
+                           graphNodeId=grid if api == graph else None)
+                con.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(cols)}) VALUES "
+                            f"({', '.join('?' * len(cols))})", [row[k] for k in cols])
+                gpu, grid = gpu + 1_000 + us, grid + 1
+            host, corr = host + 5_000, corr + 1
+    con.commit()
+    con.close()
+    return truth
+
+
 def write_loader_thread_batches(path: str, steps: int = 12, fetch_ms: float = 1.0, ahead: bool = True,
                                 main_range: str | None = None, seed: int = 0) -> Truth:
     """Write a loop whose input is fetched by a loader thread of its own process that marks each fetch with an NVTX

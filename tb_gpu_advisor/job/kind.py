@@ -740,6 +740,7 @@ def _marked_forwards(trace: Trace) -> str:
     if fwd.size < _HOOKED_FORWARDS:
         return ""
     launch = np.flatnonzero(h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch))
+    ran_kernels = _kernels_run(trace)
     proc = line_processes(trace)
     proc = np.zeros(len(h.line_names), np.int64) if proc is None else proc  # no lines per GPU: one process
     most = -1
@@ -748,20 +749,37 @@ def _marked_forwards(trace: Trace) -> str:
         ws, we = union_intervals(h.start[own].astype(np.int64), h.end[own].astype(np.int64))
         if ws.size < _HOOKED_FORWARDS:
             continue
-        t = np.sort(h.start[launch[proc[h.line[launch]] == p]].astype(np.int64))
+        mine = launch[proc[h.line[launch]] == p]
+        order = np.argsort(h.start[mine], kind="stable")
+        t = h.start[mine[order]].astype(np.int64)
+        ran = np.append(0, np.cumsum(ran_kernels[mine[order]]))  # kernels run by the launches before each
         s0, e0 = np.searchsorted(t, ws, side="left"), np.searchsorted(t, we, side="left")
-        held = e0 - s0  # each forward's launches
-        after = np.append(s0[1:], t.size) - e0  # launches from its end to the next forward's start
-        if held.min() < 1 or (after >= held).any() or s0[0] >= np.median(held):
+        held = ran[e0] - ran[s0]  # the kernels each forward's launches ran
+        after = ran[np.append(s0[1:], t.size)] - ran[e0]  # those from its end to the next forward's start
+        if held.min() < 1 or (after >= held).any() or ran[s0[0]] >= np.median(held):
             return ""
         most = max(most, int(after.max()))
     if most < 0:
         return ""
-    out = (f"at most {plural(most, 'kernel launch', 'kernel launches')} between one and the next, fewer than the "
-           f"forward itself launched" if most else "no kernel launch between them")
+    out = (f"at most {plural(most, 'kernel')} launched between one and the next, fewer than the forward itself "
+           f"launched" if most else "no kernel launched between them")
     what = "decode steps, each running the model's matrix products" if decode.any() else "forward pass"
     return f"the user's NVTX ranges mark the {what} ({_named_ranges(h, fwd)}), with {out}: no backward pass ran -- " \
            "forward passes"
+
+
+def _kernels_run(trace: Trace) -> np.ndarray:
+    """Per host event, the kernels its launch ran on any GPU (by correlation, ``device_launches``), at least one: a
+    launch whose kernel the window lost still ran one.  Why kernels, not launches: a CUDA graph's one
+    ``cudaGraphLaunch`` runs all of its nodes -- a forward replayed as a graph (PyTorch's ``g.replay()``, vLLM's decode
+    step) is one launch of as many kernels as its eager forward, and its backward (a graphed callable's backward graph)
+    one launch too, so only the kernels they ran weigh a forward against the work after it."""
+    counts = np.zeros(len(trace.h), np.int64)
+    for rec in device_launches(trace.h, trace.devices):
+        rec = rec[rec >= 0]
+        if rec.size:
+            counts += np.bincount(rec, minlength=counts.size)[:counts.size]
+    return np.maximum(counts, 1)
 
 
 def _named_ranges(h: HostEvents, sel: np.ndarray) -> str:

@@ -124,3 +124,22 @@ def test_a_decode_loops_unit_names_inference(name: str, inference: bool) -> None
 def test_decode_range_names(name: str, decode: bool) -> None:
     """Decoding by the whole word, never a model's ``decoder`` module, never with a training word."""
     assert nvtx.is_decode_range(name) is decode
+
+
+def test_a_forward_replayed_as_a_cuda_graph_weighs_its_kernels(tmp_path) -> None:  # noqa: ANN001 - pytest's
+    """A ``forward`` range around one ``cudaGraphLaunch`` of 20 kernels, then 3 eager read-out kernels after it
+    (``g.replay()`` then ``argmax``; vLLM's graphed decode step then its sampler): the forward ran 20 kernels against
+    the 3 after it, so no backward ran -- counted by launches (one against three), main read "unknown" (h37-probe44n)."""
+    path = str(tmp_path / "graphed.sqlite")
+    truth = nx.write_graphed_forward_loop(path, graph_ops=20, after_ops=3)
+    job = _job(path)
+    assert job["kind"] == "inference", job["kind_evidence"]
+    assert f"`forward` ×{truth.steps}" in job["kind_evidence"]
+
+
+def test_a_graphed_backward_after_a_graphed_forward_is_not_inference(tmp_path) -> None:  # noqa: ANN001 - pytest's
+    """Control: a second graph replay of 40 kernels after each graphed forward (``make_graphed_callables``' backward):
+    one launch, but as much work as a backward -- no forward passes."""
+    path = str(tmp_path / "graphed_train.sqlite")
+    nx.write_graphed_forward_loop(path, graph_ops=20, after_ops=3, backward_graph_ops=40)
+    assert _job(path)["kind"] != "inference"

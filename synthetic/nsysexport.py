@@ -4667,10 +4667,10 @@ def open_rank_late(path: str, rank: int, steps: int = 1) -> None:
     con.close()
 
 
-def write_late_rank_pause(path: str, late: int = 1, **kw: object) -> dict:
-    """:func:`write_rank_pause` whose rank ``late`` opened its capture a step after the others
+def write_late_rank_pause(path: str, late: int = 1, steps: int = 1, **kw: object) -> dict:
+    """:func:`write_rank_pause` whose rank ``late`` opened its capture ``steps`` steps after the others
     (:func:`open_rank_late`).  Truth: every rank's steps are its own numbered ranges, as with no late start -- the
     late rank's GPU does the same work each step, and a paused rank's cost lies in its own step."""
     truth = write_rank_pause(path, **kw)
-    open_rank_late(path, late)
+    open_rank_late(path, late, steps)
     return truth

@@ -52,6 +52,7 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
         _drop_cut_first(r, kept, dropped, found)
         _drop_window_start_first(r, kept, dropped)
     _drop_empty_or_edges(r, kept, found, dropped)
+    _drop_unopened(r, kept, dropped)
     own = r.own
     cut = own.partial_last if r.source in _OWN_PARTIAL_LAST and own is not None and r.source == own.source else ""
     if cut and kept.ids.size > 2 and int(kept.ids[-1]) == found - 1:  # the last window still kept: part of an iteration
@@ -86,6 +87,21 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
     _untail_last(r, kept)
     _drop_short_last(r, kept, dropped)
     return dropped
+
+
+def _drop_unopened(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
+    """Drop the steps some rank's capture had not opened for (``_Reading.unopened``: it marks none of them and
+    recorded nothing before them), where two steps or more are left: every rank's per-step numbers are of steps each
+    recorded, not of a window one rank's profiler had not yet started in (h37-probe44r *Left* 1)."""
+    if not r.unopened or not kept.ids.size:
+        return
+    late = np.isin(kept.ids, np.concatenate(list(r.unopened.values())))
+    if not late.any() or (~late).sum() < 2:
+        return
+    gpus = ", ".join(f"GPU{g}" for g in sorted(r.unopened))
+    _drop_masked(r, kept, dropped, late, f"not recorded on {gpus}: its process's capture opened after this step began",
+                 f"; dropped {plural(int(late.sum()), 'step')} before {gpus}'s capture opened (its process recorded "
+                 "nothing of it)")
 
 
 def _untail_last(r: _Reading, kept: _Kept) -> None:

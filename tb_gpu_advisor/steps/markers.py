@@ -78,6 +78,20 @@ def _gpu_step_line_windows(lines: dict) -> tuple[np.ndarray, np.ndarray, np.ndar
     return ids[o], hs, he, {g: w[o] for g, w in gpu_windows.items()}
 
 
+def _unseen_before_first(lines: dict, ids: np.ndarray, hs: np.ndarray) -> dict[int, np.ndarray]:
+    """GPU -> the ids of the steps its own step line (``Trace.gpu_step_lines``: one rank's file) has no span of and
+    that began before its first span: its rank's capture had not opened for them (``_Reading.unopened``).  A step a
+    GPU lacks after its first is not one: its capture was open (h37-probe44r *Left* 1, the Kineto form)."""
+    out: dict[int, np.ndarray] = {}
+    for g, (k, s, _e) in lines.items():
+        if not np.asarray(k).size:
+            continue
+        late = ~np.isin(ids, np.asarray(k)) & (hs < int(np.min(s)))
+        if late.any():
+            out[int(g)] = ids[late].astype(np.int64)
+    return out
+
+
 def _own_marked_windows(trace: Trace, ids: np.ndarray, last_end: int) -> dict[int, np.ndarray]:
     """GPU -> the host windows of its own rank's steps ``ids`` ((n, 2) ps, aligned with ``ids``), from the
     ``ProfilerStep#N`` marks on its process's lines (``Trace.gpu_host_lines``), where steps are read from each GPU's

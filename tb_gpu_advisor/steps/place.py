@@ -253,6 +253,9 @@ def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         return out
     for gpu, ls in lines.items():
         ws = [own.get(int(ln)) for ln in np.asarray(ls).tolist()]
+        late = _unopened(r, ls, [w for w in ws if w is not None])
+        if late.size:
+            r.unopened[int(gpu)] = late
         ws = [_filled(w, r.hs, r.he) for w in ws if w is not None]
         if not ws or any(w[0].size != r.hs.size for w in ws):
             continue  # a process that ran fewer updates than the host's steps: the host's windows stand
@@ -262,6 +265,29 @@ def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         e[-1] = max(int(e[-1]), _own_last_reach(r, int(s[-1])))
         out[int(gpu)] = (s, e)
     return out
+
+
+def _unopened(r: _Reading, lines: np.ndarray, ws: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """The ids of the steps a GPU's process's capture had not opened for: its lines (``lines``, their own windows
+    ``ws``) mark none of them (``steps.windows.MISSING``) and record nothing before the step's host start.
+
+    Why: ranks start their profilers on their own (``nsys profile`` per rank, a ``cudaProfilerStart`` each rank reaches
+    in its own time), so a capture can hold a rank's steps from its third on while the others' begin at their first.
+    The steps it never recorded took the host's windows (:func:`_filled`) and were kept for its GPU: no kernel in
+    them, its averages read low -- GPU 1's compute 5.4 ms a step and 0.82 ms of "other" where every step runs 6.0 ms
+    of compute (Nsight, rank 1 opened 2 steps late; h37-probe44r *Left* 1).  A step a rank's capture held from its
+    start but did not mark is no such step: its work was recorded."""
+    if not ws or any(w[0].size != r.hs.size for w in ws):
+        return np.zeros(0, np.int64)
+    gone = np.logical_and.reduce([w[0] == MISSING for w in ws])
+    if not gone.any():
+        return np.zeros(0, np.int64)
+    h = r.trace.h
+    on = np.isin(h.line, np.asarray(lines, dtype=np.int64))
+    first = int(h.start[on].min()) if on.any() else None
+    if first is None:
+        return np.zeros(0, np.int64)
+    return r.ids[gone & (r.hs < first)].astype(np.int64)
 
 
 def _filled(w: tuple[np.ndarray, np.ndarray], hs: np.ndarray, he: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -68,6 +68,9 @@ class _Reading:
         self.untailed_last = 0
         #: GPU -> the host windows of its own process's steps (``steps.place._own_host_windows``), aligned with ``ids``
         self.host_own: dict[int, np.ndarray] = {}
+        #: GPU -> the ids of the steps its process's capture had not opened for: it marks none of them and recorded
+        #: nothing before the step's start (``steps.place._unopened``; dropped by ``steps.drop._drop_unopened``)
+        self.unopened: dict[int, np.ndarray] = {}
 
     def launched(self) -> list[np.ndarray]:
         """Per GPU, each device event's host launch record (:func:`~tb_gpu_advisor.model.trace.device_launches`):

@@ -127,3 +127,19 @@ def test_a_rank_that_opened_late_keeps_its_own_steps(tmp_path: Path) -> None:
         assert set(_steps(late, g)) == set(_steps(both, g)), g
         assert _gpu(late, g) == pytest.approx(_gpu(both, g), abs=2e-3), g
     assert _gpu(late, 1)["device_compute"] == pytest.approx(_gpu(late, 0)["device_compute"], abs=2e-3)
+
+
+@pytest.mark.parametrize("late", [2, 3])
+def test_a_rank_that_opened_steps_late_reads_as_opened_together(tmp_path: Path, late: int) -> None:
+    """Rank 1's capture opens ``late`` steps after rank 0's.  Main (6f44e79f) kept the steps it never recorded for
+    its GPU, on the host's windows with no kernel in them: GPU 1 read 5.333 (2 late) or 4.667 ms (3 late) of each
+    step's 6 ms of kernels.  Now the steps before a rank's capture opened are dropped (``steps.drop._drop_unopened``)
+    and every GPU reads as when the ranks open together; the note says which GPU's capture opened late."""
+    (tmp_path / "late").mkdir()
+    (tmp_path / "both").mkdir()
+    late_h = nsys_host(tmp_path / "late", nx.write_late_rank_pause, "r.sqlite", steps=late, **_LOOP)
+    both = nsys_host(tmp_path / "both", nx.write_rank_pause, "r.sqlite", **_LOOP)
+    for g in (0, 1):
+        assert _gpu(late_h, g) == pytest.approx(_gpu(both, g), abs=2e-3), g
+        assert min(_steps(late_h, g)) >= late, g
+    assert "before GPU1's capture opened" in late_h["steps"]["note"]

@@ -89,13 +89,15 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
         waited = ~copy
     in_op = np.zeros(sync.shape, dtype=bool)  # a sync whose op went on to launch work with the value it read
     returns = h.end[sync].astype(np.int64)  # when the program got control back from each wait
+    named = callers
     if not reads:
         outer = _outer_op(ctx, sync, callers)
         in_op = waited & _launched_after(ctx, encloser, sync, callers) & (outer >= 0)
         returns = np.where(in_op, np.maximum(returns, h.end[np.maximum(outer, 0)]), returns)
-        # every wait the program made is named by the op it called (``x[mask]``: aten::index; ``.tolist()`` and
-        # ``.cpu()``: aten::to, not the aten::copy_ inside; ``.item()``: aten::item), a blocking copy's by its own op
-        callers = np.where(waited & (outer >= 0), outer, callers)
+        # every wait is named by the op the program called (``x[mask]``: aten::index; ``.tolist()`` and ``.cpu()``:
+        # aten::to, not the aten::copy_ inside; ``.item()``: aten::item) -- a blocking copy's too (``x.to('cuda')``:
+        # aten::to; h37-probe44p), one rule; the copy op itself (``callers``) still says how long the copy held the host
+        named = np.where(outer >= 0, outer, callers)
     recorded = _recorded(ctx, sync)
     active = ctx.active
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
@@ -132,11 +134,11 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
     return HostSyncs(calls_per_step=ctx.per_step(waited.sum()), calls=int(waited.sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
-                     callers=_top(ctx, _named_by(callers, sync)[waited], top_n),
+                     callers=_top(ctx, _named_by(named, sync)[waited], top_n),
                      in_op_calls_per_step=ctx.per_step(in_op.sum()), poll_calls_per_step=ctx.per_step(poll.sum()),
                      wait_ms_per_step=ctx.per_step(blocked[waited].sum() / PS_PER_MS),  # per GPU, as the idle is
                      copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
-                     copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
+                     copy_callers=_top(ctx, named[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
                      copy_lead_ms_per_step=_idle_ms(ctx, leads), copy_tail_ms_per_step=_idle_ms(ctx, tails),
                      in_gaps_ledger_ms=in_gaps,
                      idle_in_async_stalls=sorted(((n, round(float(ctx.per_step(v)), 4)) for n, v in stalls.items()),

@@ -492,7 +492,12 @@ def _polls(ctx: Context, in_step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if not at.size:
         return none
     t0 = h.start[calls[begin]].astype(np.int64)
-    drain = np.max([_drain(g, h, t0) for g in ctx.gpus], axis=0) if ctx.gpus else np.full(t0.shape, np.iinfo(np.int64).min)
+    line = h.line[calls[at]]
+    drain = np.full(t0.shape, np.iinfo(np.int64).min)
+    for g, ln in zip(ctx.gpus, launches):  # the GPUs this thread launched onto: another process's work is not its wait
+        mine = np.isin(line, h.line[ln.astype(np.int64)])
+        if mine.any():
+            drain[mine] = np.maximum(drain[mine], _drain(g, h, t0[mine]))
     ended = (h.start[calls[at - 1]].astype(np.int64) < drain) & (drain <= h.end[calls[at]].astype(np.int64))
     ended &= in_step[calls[at]]
     return calls[at][ended].astype(np.int64), t0[ended]

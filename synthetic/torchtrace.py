@@ -178,13 +178,24 @@ class Rank:
         self._flow(launch_at, first, COMPUTE_STREAM)
         self.host_us += launch_us + 30.0
 
-    def copy_h2d(self, mb: float, us: float, pageable: bool = False, non_blocking: bool | None = None) -> None:
+    def copy_h2d(self, mb: float, us: float, pageable: bool = False, non_blocking: bool | None = None,
+                 via: str | None = None) -> None:
         """A pinned host-to-device copy of ``mb`` MB taking ``us`` on the GPU (``cudaMemcpyAsync``); ``pageable``: a
         copy of a pageable tensor, as ``x.to('cuda')`` makes one -- the copy waits for its stream in
         ``cudaStreamSynchronize`` inside the same ``aten::copy_``, so the host is blocked until the copy is done.
         ``non_blocking``: the op's inputs recorded (``record_shapes``), its ``non_blocking`` flag this; a pageable
         copy asked ``non_blocking=True`` makes no stream sync, but the driver stages it from pageable memory inside
-        ``cudaMemcpyAsync``, which returns only once the copy is done -- the host is held all the same."""
+        ``cudaMemcpyAsync``, which returns only once the copy is done -- the host is held all the same.
+        ``via``: the op the program called around ``aten::_to_copy`` > ``aten::copy_`` (``x.to('cuda')`` and
+        ``x.cuda()`` are recorded as ``aten::to``: aten/src/ATen/native/TensorConversions.cpp's ``to`` calls
+        ``_to_copy``, which ``copy_``s into the new tensor); None: a bare ``aten::copy_`` (``dst.copy_(src)``)."""
+        if via is not None:
+            outer = (self.cpu(via, 0.0, advance=False), self.cpu("aten::_to_copy", 0.0, advance=False))
+            self.copy_h2d(mb, us, pageable, non_blocking)
+            for e, tail in zip(outer, (2.0, 1.0)):
+                e["dur"] = round(self.host_us + tail - e["ts"], 3)
+            self.host_us += 2.0
+            return
         op = self.cpu("aten::copy_", 0.0 if pageable else 20.0, advance=False)
         if non_blocking is not None:
             dims = [1 << 18, int(mb * 4)]  # float32 elements, as Kineto writes a tensor's dims
@@ -778,11 +789,31 @@ def write_read_to_host(out: str, op: str = "aten::to", steps: int = 12, kernels:
     return {"paths": paths, "op": op, "reads_per_step": 1}
 
 
+def write_pageable_to_device(out: str, via: str = "aten::to", steps: int = 12, kernels: int = 8, kernel_us: float = 200.0,
+                             mb: float = 16.0, copy_us: float = 1_400.0, run: str = "pageable_to_device") -> dict:
+    """Write a forward loop (one rank, ``prof.step()`` each step) whose step copies its batch of ``mb`` MB from
+    pageable memory (``x.to('cuda')``: :meth:`Rank.copy_h2d` with ``via`` the op the program called, ``aten::to``,
+    around ``aten::_to_copy`` > ``aten::copy_``; ``cudaMemcpyAsync`` then ``cudaStreamSynchronize`` in the last),
+    then launches ``kernels`` GEMMs of ``kernel_us`` and reads nothing back.
+
+    Truth: one blocking copy a step, made by calling ``via`` -- the copy's wait is the copy's cost (pinned memory,
+    ``non_blocking``), named by the call the program made, as a sync is since h37-probe44s; the ``aten::copy_`` inside
+    is its mechanism (h37-probe44p: main named it "aten::copy_ ×1")."""
+    def body(r: Rank) -> None:
+        r.copy_h2d(mb, copy_us, pageable=True, via=via)
+        for _ in range(kernels):
+            r.kernel("aten::mm", GEMM_FWD, kernel_us)
+
+    paths = write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)
+    return {"paths": paths, "op": via, "copies_per_step": 1}
+
+
 def write_poll_then_host_work(out: str, steps: int = 12, kernels: int = 8, kernel_us: float = 200.0,
-                              host_us: float = 300.0, between_us: float = 10.0, run: str = "poll_then_host_work") -> dict:
+                              host_us: float = 300.0, between_us: float = 10.0, run: str = "poll_then_host_work",
+                              call: str = "cudaEventQuery") -> dict:
     """Write a forward loop (one rank, ``prof.step()`` each step) whose step launches ``kernels`` GEMMs of
     ``kernel_us``, then polls an event until the GPU is done (:meth:`Rank.poll`: ``while not ev.query()``, a query
-    every ``between_us``), then runs ``host_us`` of recorded host ops on the result (``aten::add``), the GPU idle.
+    every ``between_us``; ``call`` ``cudaStreamQuery``: ``torch.cuda.current_stream().query()``), then runs ``host_us`` of recorded host ops on the result (``aten::add``), the GPU idle.
 
     Truth: the poll is the program's wait for the GPU, a sync by another call: the queue drains because the host
     waits for it, and the GPU's idle after it (``host_us`` and the next launches' lead) is that wait's, as after
@@ -791,7 +822,7 @@ def write_poll_then_host_work(out: str, steps: int = 12, kernels: int = 8, kerne
     def body(r: Rank) -> None:
         for _ in range(kernels):
             r.kernel("aten::mm", GEMM_FWD, kernel_us)
-        r.poll(between_us)
+        r.poll(between_us, call)
         r.cpu("aten::add", host_us)
 
     paths = write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)

@@ -470,6 +470,16 @@ def is_sync_call(name: str) -> bool:
     return name.startswith(SYNC_CALLS)
 
 
+#: Host calls that ask whether an event or a stream is done, returning at once (CUDA and HIP): a run of them
+#: until the GPU drains is the program's wait (``metrics.syncs._polls``).
+POLL_CALLS = _calls("POLL_CALLS")
+
+
+def is_poll_call(name: str) -> bool:
+    """A host call that asks whether GPU work is done without waiting for it (``cudaEventQuery``)."""
+    return name.startswith(POLL_CALLS)
+
+
 #: Host calls that only read what the device is, and those that wait for the whole device (CUDA and HIP).
 QUERY_CALLS = _calls("QUERY_CALLS")
 DEVICE_SYNC_CALLS = _calls("DEVICE_SYNC_CALLS")

@@ -108,7 +108,8 @@ CALLS = (("cudaMallocHost", "hipHostMalloc"), ("cudaHostAlloc", "hipHostMalloc")
          ("cudaCpuDeviceId", "hipCpuDeviceId"), ("cudaStream_t", "hipStream_t"),
          ("cudaDeviceSynchronize", "hipDeviceSynchronize"), ("cudaStreamSynchronize", "hipStreamSynchronize"),
          ("cudaStreamWaitEvent", "hipStreamWaitEvent"), ("cudaEventSynchronize", "hipEventSynchronize"),
-         ("cudaEventRecord", "hipEventRecord"),
+         ("cudaEventRecord", "hipEventRecord"), ("cudaEventQuery", "hipEventQuery"), ("cudaStreamQuery", "hipStreamQuery"),
+         ("cudaSetDeviceFlags", "hipSetDeviceFlags"), ("cudaDeviceScheduleBlockingSync", "hipDeviceScheduleBlockingSync"),
          ("cudaEventElapsedTime", "hipEventElapsedTime"), ("cudaStreamBeginCapture", "hipStreamBeginCapture"),
          ("cudaStreamEndCapture", "hipStreamEndCapture"), ("cudaGraphInstantiate", "hipGraphInstantiate"),
          ("cudaGraphLaunch", "hipGraphLaunch"), ("cudaGraphExecUpdate", "hipGraphExecUpdate"),
@@ -265,6 +266,8 @@ PROGRAM_FIXES = _program_fixes()
 #: HIP's calls that wait for the GPU, and those the host is blocked in (copies, as for CUDA).
 SYNC_CALLS = ("hipStreamSynchronize", "hipDeviceSynchronize", "hipEventSynchronize")
 BLOCKING_CALLS = SYNC_CALLS + ("hipMemcpy", "hipMemset")
+#: HIP's queries of an event or a stream (see ``nvidia.POLL_CALLS``).
+POLL_CALLS = ("hipEventQuery", "hipStreamQuery")
 GRAPH_LAUNCH_CALLS = ("hipGraphLaunch",)
 #: HIP's wait of a stream for another's event (see ``nvidia.STREAM_WAIT_CALLS``).
 STREAM_WAIT_CALLS = ("hipStreamWaitEvent",)

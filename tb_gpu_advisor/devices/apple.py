@@ -123,6 +123,7 @@ ALLOCATOR_FRAMES = re.compile(r"\bat::mps::|MPSHeapAllocator|MPSAllocator")
 _DEVICE = re.compile(r"^Apple\b|\bApple M\d", re.I)
 SYNC_CALLS: tuple[str, ...] = ()
 BLOCKING_CALLS = SYNC_CALLS
+POLL_CALLS: tuple[str, ...] = ()  # no query of an event that a program polls is read here
 GRAPH_LAUNCH_CALLS: tuple[str, ...] = ()
 PINNED_ALLOC_CALLS: tuple[str, ...] = ()
 STREAM_WAIT_CALLS: tuple[str, ...] = ()

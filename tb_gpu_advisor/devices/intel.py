@@ -110,6 +110,7 @@ FIXES = _fixes()
 SYNC_CALLS = ("urQueueFinish", "urEventWait", "piQueueFinish", "piEventsWait", "zeCommandQueueSynchronize",
               "zeEventHostSynchronize", "zeFenceHostSynchronize")
 BLOCKING_CALLS = SYNC_CALLS
+POLL_CALLS: tuple[str, ...] = ()  # no query of an event that a program polls is read here
 GRAPH_LAUNCH_CALLS = ("urCommandBufferEnqueueExp", "urEnqueueCommandBufferExp")
 #: Pinned host memory calls (see ``nvidia.PINNED_ALLOC_CALLS``): none, as none of the device's own allocations is
 #: known here (``devices.is_alloc_call`` reads CUDA's and HIP's).

@@ -919,6 +919,13 @@ def is_sync_call(name: str) -> bool:
     return name.startswith(SYNC_CALLS)
 
 
+#: CUDA runtime and driver calls that ask whether an event or a stream is done and return at once: a program that
+#: calls one until it says so (``while not ev.query()``; ``torch.cuda.Event.query`` / ``Stream.query`` call
+#: ``cudaEventQuery`` / ``cudaStreamQuery``) waits for the GPU as a sync does; the caching allocator's one query of each
+#: freed block's event is no wait (``metrics.syncs._polls``).
+POLL_CALLS = ("cudaEventQuery", "cudaStreamQuery", "cuEventQuery", "cuStreamQuery")
+
+
 #: Calls that only read what the device is (its count, properties, attributes, versions): no memory, no work, no
 #: stream -- what a profiler asks at its start.  And the calls that wait for the whole device: ``torch.cuda.
 #: synchronize()``'s, which ``torch.profiler`` makes as it stops (a window whose only other calls are the queries holds

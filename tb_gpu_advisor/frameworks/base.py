@@ -529,8 +529,9 @@ def allocator_fixes(fixes: "dict[str, tuple]") -> "dict[str, tuple]":
 
 #: Fixes of the program's own launches whatever its job: a tag's rewrite of their rule (``step_gaps@inference``: the
 #: loop between forward passes) keeps them -- a Python launcher before each kernel (Triton called directly) costs the
-#: same in a training step, a forward pass or a benchmark, and the gap's other fixes do not name it.
-JOB_FREE_FIXES = ("step_gaps:launcher",)
+#: same in a training step, a forward pass or a benchmark, and the gap's other fixes do not name it.  So does a poll
+#: of an event until the GPU is done (``host_sync:poll``): one wait, or work meanwhile, whatever the job.
+JOB_FREE_FIXES = ("step_gaps:launcher", "host_sync:poll")
 
 
 def job_free_fixes(fixes: "dict[str, tuple]") -> "dict[str, tuple]":
@@ -621,6 +622,9 @@ GENERIC_LABELS: dict[str, str] = {
     #: read a size back (``{calls}`` of the waits per step), the program asked for no value
     "host_sync:in_op": "; {calls} of them inside ops that read a size back from the GPU to go on with their own work, "
                        "where the program asked for no value",
+    #: appended to ``host_sync:waits`` where the waits are polls (``HostSyncs.poll_calls_per_step``, h37-probe44p)
+    "host_sync:poll": "; {calls} of them polls, the program asking whether an event or a stream was done until it was "
+                      "(each run of queries one wait)",
     #: what its metric measures, where the threshold's own words (the CUDA runtime's syncs) do not fit; "": those
     "host_sync:meaning": "",
     #: why its title's wait matters, in the framework's words for the waits ("syncs"; JAX's waits and reads)

@@ -55,6 +55,12 @@ FIXES = {
                          "show it) and overlap it with the GPU: queue the next iteration's kernels before the host's "
                          "bookkeeping, or move that work off the critical thread."), _FEWER_SYNCS),
     "host_sync": (_FEWER_SYNCS,),
+    # the program's waits are polls (``metrics.syncs._polls``): a loop of event or stream queries until the GPU is done
+    "host_sync:poll": (action(
+        "The loop polls cudaEventQuery / cudaStreamQuery until the GPU is done, queueing nothing meanwhile: wait "
+        "once (cudaEventSynchronize, with cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) to free the CPU), or "
+        "queue the next iteration's kernels and do host work that does not need the result before waiting, and "
+        "wait less often."), _FEWER_SYNCS),
     # the gap holds no recorded host event: the program's own CPU code, which only the profiler's CPU sampling, the OS
     # runtime trace or the program's own NVTX ranges can show
     "step_gaps:unrecorded": (action(
@@ -230,7 +236,8 @@ FRAMEWORK = Framework(
 #: GPUs they are the same text in its words (``devices.<vendor>.WORDS``: ``cudaMemset`` -> ``hipMemset``), so a
 #: vendor's fill fix is one row of its words table, not a second copy of the fix (h37-fill30; h37-survey58's fill fix
 #: was written twice, CUDA's here and HIP's in ``devices/amd.PROGRAM_FIXES``).
-_RUNTIME_WORDED = ("excessive_memcpy:memset", "excessive_memcpy:pageable", "excessive_memcpy:pageable_d2h", "input_bound")
+_RUNTIME_WORDED = ("excessive_memcpy:memset", "excessive_memcpy:pageable", "excessive_memcpy:pageable_d2h", "input_bound",
+                   "host_sync:poll")
 
 
 def _in_words(actions: tuple[Action, ...], vendor) -> tuple[Action, ...]:  # noqa: ANN001 - a vendor module

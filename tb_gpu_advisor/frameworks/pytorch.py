@@ -588,6 +588,16 @@ def no_item(loop: Loop) -> Action:
 
 
 NO_ITEM = no_item(TRAINING_LOOP)
+#: The program polls an event or a stream until the GPU is done (``host_sync:poll``): one wait, or work meanwhile.
+POLL_WAIT = action(
+    "The host polls a CUDA event (or stream) with .query() until the GPU is done, launching nothing meanwhile: the "
+    "poll is the program's own wait for the GPU. Wait once with event.synchronize() (or stream.synchronize()), or "
+    "queue the next step's work and do host work that does not need the result before waiting, and wait less often "
+    "(every N steps).",
+    "done = torch.cuda.Event()\n"
+    "done.record()\n"
+    "batch = next(loader)      # host work that does not need the result\n"
+    "done.synchronize()        # one wait, not `while not done.query(): ...`")
 #: A sync inside an op that reads a GPU value back to size its output (``aten::bincount``'s max): the user wrote no
 #: ``.item()``, so the fix is to give the size the op would compute (``host_sync:read_in_op``).
 OUTPUT_SIZE_READ = action(
@@ -958,6 +968,8 @@ FIXES = {
         "torch._foreach_add_(exp_avgs, grads, alpha=1 - beta1)   # every parameter in one launch\n"
         "opt.step = torch.compile(opt.step)                       # or let Inductor fuse the update"), COMPILE),
     "host_sync:unrecorded": (RECORD_PYTHON,),
+    # the program's waits are polls (``metrics.syncs._polls``): ``while not ev.query()`` until the GPU is done
+    "host_sync:poll": (POLL_WAIT,),
     # the step's host time no event covers (between batches, or inside a one-pass step): the same Python tracing
     "step_gaps:unrecorded": (RECORD_PYTHON,),
     # the unrecorded time right before kernels a Python launcher starts through the driver (Triton called directly)

@@ -60,12 +60,20 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     encloser = _encloser(ctx) if blocking.size else None
     if blocking.size:
         sync = np.union1d(sync, _framework_reads(ctx, encloser, blocking))
+    polls, poll_start = _polls(ctx, in_step)
+    if polls.size:  # the program's polls: each run's last query, the run its wait (a query inside none, so no clash)
+        sync = np.union1d(sync, polls)
     reads = not sync.size  # no sync call recorded: the framework's blocking reads are the syncs (JAX's np.asarray)
     if reads:
         sync = _outermost(h, np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & (ctx.host_step >= 0)))
     sync = sync[~_in_own_one_time(ctx, sync)]
     if not sync.size:
         return _leads_only(ctx, gap_windows)
+    # when each wait began: its call, or a poll's first query (the host asked until the GPU was done)
+    poll = np.isin(sync, polls)
+    begins = h.start[sync].astype(np.int64)
+    if poll.any():
+        begins[poll] = poll_start[np.searchsorted(polls, sync[poll])]
     moving, moved = np.zeros(sync.shape, dtype=np.int64), None
     if reads:  # a read is its own caller, the program's read of a value (no copy op around it: a read is no copy in)
         callers = sync.copy()
@@ -81,13 +89,15 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
         waited = ~copy
     in_op = np.zeros(sync.shape, dtype=bool)  # a sync whose op went on to launch work with the value it read
     returns = h.end[sync].astype(np.int64)  # when the program got control back from each wait
+    named = callers
     if not reads:
         outer = _outer_op(ctx, sync, callers)
         in_op = waited & _launched_after(ctx, encloser, sync, callers) & (outer >= 0)
         returns = np.where(in_op, np.maximum(returns, h.end[np.maximum(outer, 0)]), returns)
-        # every wait the program made is named by the op it called (``x[mask]``: aten::index; ``.tolist()`` and
-        # ``.cpu()``: aten::to, not the aten::copy_ inside; ``.item()``: aten::item), a blocking copy's by its own op
-        callers = np.where(waited & (outer >= 0), outer, callers)
+        # every wait is named by the op the program called (``x[mask]``: aten::index; ``.tolist()`` and ``.cpu()``:
+        # aten::to, not the aten::copy_ inside; ``.item()``: aten::item) -- a blocking copy's too (``x.to('cuda')``:
+        # aten::to; h37-probe44p), one rule; the copy op itself (``callers``) still says how long the copy held the host
+        named = np.where(outer >= 0, outer, callers)
     recorded = _recorded(ctx, sync)
     active = ctx.active
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
@@ -98,10 +108,10 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     # how long each wait blocked the host: a sync, its own call; a copy's wait, the copy op around it (a pageable copy
     # blocks in its memcpy call too, and pinned memory with non_blocking frees the host of both)
     held = np.where(copy & (callers >= 0), h.end[np.maximum(callers, 0)] - h.start[np.maximum(callers, 0)],
-                    h.end[sync] - h.start[sync]).astype(np.int64)
+                    h.end[sync] - begins).astype(np.int64)
     for g in active:
         owned = _owned(ctx, g)
-        per, spans = _idle_after(g, h, held, returns, copy & ~waited, owned, recorded, h.start[sync])
+        per, spans = _idle_after(g, h, held, returns, copy & ~waited, owned, recorded, begins)
         if moved is not None:
             _split_reads(spans, moved)
         for row, held_in in zip((leads, tails), _in_copy_calls(ctx, g, spans[0], spans[1])):
@@ -120,15 +130,15 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     # the idle as the step's ledger books it (issue #36): inside the kept steps, in the categories of GPU idle the host
     # causes -- where the host ran start-up or allocator calls meanwhile, that is where the time sits
     booked, copy_booked, in_gaps = (_booked(row) for row in ledger)
-    blocked = (h.end[sync] - _from_step_start(ctx, sync) - moving).astype(np.float64)  # a read's bytes: the copy's
+    blocked = (h.end[sync] - np.where(poll, begins, _from_step_start(ctx, sync)) - moving).astype(np.float64)  # a read's bytes: the copy's
     # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
     return HostSyncs(calls_per_step=ctx.per_step(waited.sum()), calls=int(waited.sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
-                     callers=_top(ctx, _named_by(callers, sync)[waited], top_n),
-                     in_op_calls_per_step=ctx.per_step(in_op.sum()),
+                     callers=_top(ctx, _named_by(named, sync)[waited], top_n),
+                     in_op_calls_per_step=ctx.per_step(in_op.sum()), poll_calls_per_step=ctx.per_step(poll.sum()),
                      wait_ms_per_step=ctx.per_step(blocked[waited].sum() / PS_PER_MS),  # per GPU, as the idle is
                      copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
-                     copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
+                     copy_callers=_top(ctx, named[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
                      copy_lead_ms_per_step=_idle_ms(ctx, leads), copy_tail_ms_per_step=_idle_ms(ctx, tails),
                      in_gaps_ledger_ms=in_gaps,
                      idle_in_async_stalls=sorted(((n, round(float(ctx.per_step(v)), 4)) for n, v in stalls.items()),
@@ -446,6 +456,51 @@ def _launched_after(ctx: Context, encloser: Encloser, sync: np.ndarray, callers:
     hit = (callers >= 0) & (k < ops.size) & (ops[np.minimum(k, ops.size - 1)] == callers)
     out[hit] = last[k[hit]] > h.end[sync[hit]].astype(np.int64)
     return out
+
+
+def _polls(ctx: Context, in_step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(last query of each poll, the poll's first query's start in ps): runs of two or more event or stream queries
+    (``devices.POLL_CALLS``) in a row among a launching thread's runtime calls, outside every framework op, whose last
+    query returned after the GPU work launched before the run had drained and whose query before it began before --
+    the program asking "done yet?" until the GPU said so (``while not ev.query()``).
+
+    Why: such a loop is the program's own wait for the GPU, as ``ev.synchronize()`` would be, and the GPU idles
+    after it until the host launches again; unread, that idle was taken for launch overhead a CUDA graph removes
+    (``torchtrace.write_poll_then_host_work``: "Launch-bound, critical, 308 us", h37-probe44s).  The caching
+    allocator's queries of freed blocks' events lie inside the ops that allocate (``aten::empty*``: d2d_v100 8,602,
+    torchrec_a100_stalls 25,773, hta_v100 2,413) and ask once per event, not until the GPU drains: none is a poll."""
+    h, none = ctx.h, (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    q = h.name_mask(devices.is_poll_call)
+    if q.sum() < 2:
+        return none
+    launches = [g.launch[g.launch >= 0] for g in ctx.gpus]
+    lines = sorted_unique(h.line[np.concatenate(launches).astype(np.int64)]) if launches else np.zeros(0, np.int64)
+    calls = np.flatnonzero(h.name_mask(devices.is_runtime_call) & np.isin(h.line, lines))
+    if not calls.size:
+        return none
+    calls = calls[np.lexsort((h.start[calls], h.line[calls]))]
+    isq = q[calls] & (Encloser(h, _framework_op(ctx) & ~ctx.step_marks).find(calls) < 0)
+    same = np.concatenate([[False], h.line[calls][1:] == h.line[calls][:-1]])
+    first = isq & ~(same & np.concatenate([[False], isq[:-1]]))  # a run's first query
+    run = np.cumsum(first)
+    last = isq & ~np.concatenate([same[1:] & isq[1:], [False]])  # a run's last query
+    at = np.flatnonzero(last)
+    start_of = np.flatnonzero(first)
+    begin = start_of[run[at] - 1]
+    ok = at - begin >= 1  # two queries at least
+    at, begin = at[ok], begin[ok]
+    if not at.size:
+        return none
+    t0 = h.start[calls[begin]].astype(np.int64)
+    line = h.line[calls[at]]
+    drain = np.full(t0.shape, np.iinfo(np.int64).min)
+    for g, ln in zip(ctx.gpus, launches):  # the GPUs this thread launched onto: another process's work is not its wait
+        mine = np.isin(line, h.line[ln.astype(np.int64)])
+        if mine.any():
+            drain[mine] = np.maximum(drain[mine], _drain(g, h, t0[mine]))
+    ended = (h.start[calls[at - 1]].astype(np.int64) < drain) & (drain <= h.end[calls[at]].astype(np.int64))
+    ended &= in_step[calls[at]]
+    return calls[at][ended].astype(np.int64), t0[ended]
 
 
 def _named_by(callers: np.ndarray, sync: np.ndarray) -> np.ndarray:

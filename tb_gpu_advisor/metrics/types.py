@@ -1268,6 +1268,9 @@ class HostSyncs:
     #: of ``calls_per_step``, the syncs an op made to go on with its own work (``torch.nonzero``, ``x[mask]``,
     #: ``torch.unique``: it read a size, then launched more), named by the op the program called (h37-probe43s)
     in_op_calls_per_step: float = 0.0
+    #: of ``calls_per_step``, the program's polls: runs of event or stream queries until the GPU was done
+    #: (``while not ev.query()``: ``metrics.syncs._polls``), each one wait
+    poll_calls_per_step: float = 0.0
     #: host time inside those syncs per kept step and active GPU (what the syncs themselves cost the host)
     wait_ms_per_step: float = 0.0
     #: syncs that are a blocking copy's own (a pageable host-to-device copy waits for its stream), per kept step

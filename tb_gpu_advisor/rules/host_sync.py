@@ -65,6 +65,7 @@ def _syncs(ctx: Ctx) -> Finding | None:
         ctx.fw.label("host_sync:waits", calls=ctx.count_per_step(s.calls_per_step, "time"), who=who,
                      wait=ms(s.wait_ms_per_step), step=ctx.step_noun) +
         (ctx.fw.label("host_sync:in_op", calls=count(round(s.in_op_calls_per_step, 1))) if s.in_op_calls_per_step else "") +
+        (ctx.fw.label("host_sync:poll", calls=count(round(s.poll_calls_per_step, 1))) if s.poll_calls_per_step else "") +
         "; each wait drains the GPU's queue, which then idles until the host launches more work: "
         f"{ctx.part_of_step(s.gpu_idle_ms_per_step)} ({pct(share)}){in_async_stalls(ctx, s.gpu_idle_ms_per_step, s.idle_in_async_stalls)}.",
         metric=share_metric("sync_idle_share", "GPU idle after host syncs", share, "host_sync.warning", severity=sev,
@@ -78,7 +79,7 @@ def _syncs(ctx: Ctx) -> Finding | None:
         # ranked by the step's idle, of which the syncs' is a part the ledger does not hold per step: no time claimed
         windows=step_windows(ctx, key=lambda st: st.breakdown.launch_wait + st.breakdown.other, label="GPU idle",
                              claim=False),
-        actions=ctx.fw.fix(f"{ID}:read_in_op" if _mostly_in_ops(s) else ID),
+        actions=ctx.fw.fix(f"{ID}:read_in_op" if _mostly_in_ops(s) else f"{ID}:poll" if _mostly_polls(s) else ID),
         title=_title(ctx),
     )
 
@@ -88,6 +89,12 @@ def _mostly_in_ops(s: HostSyncs) -> bool:
     ``torch.nonzero``, boolean-mask indexing, ``torch.unique``): the fix is the op's -- a size known in advance --
     first, since no ``.item()`` of the program's is there to move (h37-probe43s)."""
     return s.in_op_calls_per_step > 0.5 * s.calls_per_step
+
+
+def _mostly_polls(s: HostSyncs) -> bool:
+    """Most of the syncs were the program's polls (``HostSyncs.poll_calls_per_step``: ``while not ev.query()``): the
+    fix is the poll's -- one wait, or work meanwhile -- not "move .item() out", which the program never wrote."""
+    return s.poll_calls_per_step > 0.5 * s.calls_per_step
 
 
 def _title(ctx: Ctx) -> str:

@@ -36,10 +36,11 @@ def _metrics(path: Path):
     return host_metrics(kineto_adapter.read_trace(str(path)))
 
 
-def _syncs_by_copy_direction(path: Path) -> Counter:
+def _syncs_by_copy_direction(path: Path, named: bool = False) -> Counter:
     """Per kept step's worth of the file: the ``cudaStreamSynchronize`` calls inside an op that also copies, by the
     direction of that op's copy (``HtoD`` / ``DtoH``), and those inside no copy (``none``).  Read straight from the
-    JSON: the op around a call is the innermost ``cpu_op`` on its thread that spans it."""
+    JSON: the op around a call is the innermost ``cpu_op`` on its thread that spans it.  ``named``: by (direction, the
+    outermost ``cpu_op`` spanning the call -- the op the program called, which names the wait, h37-probe44p)."""
     ev = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
     x = [e for e in ev if e.get("ph") == "X"]
     copies = {e["args"]["correlation"]: e["name"].split()[1] for e in x
@@ -47,9 +48,9 @@ def _syncs_by_copy_direction(path: Path) -> Counter:
     ops = [e for e in x if e.get("cat") in ("cpu_op", "Operator")]
     runtime = [e for e in x if e.get("cat") in ("cuda_runtime", "Runtime")]
 
-    def around(call: dict) -> dict | None:
+    def around(call: dict, pick=min) -> dict | None:  # noqa: ANN001 - min: the innermost, max: the outermost
         inside = [o for o in ops if o["tid"] == call["tid"] and o["ts"] <= call["ts"] <= o["ts"] + o["dur"]]
-        return min(inside, key=lambda o: o["dur"]) if inside else None
+        return pick(inside, key=lambda o: o["dur"]) if inside else None
 
     by_op: dict[int, str] = {}
     for r in runtime:
@@ -61,7 +62,8 @@ def _syncs_by_copy_direction(path: Path) -> Counter:
     for r in runtime:
         if r["name"] == "cudaStreamSynchronize":
             op = around(r)
-            out[by_op.get(id(op), "none") if op is not None else "none"] += 1
+            way = by_op.get(id(op), "none") if op is not None else "none"
+            out[(way, around(r, max)["name"]) if named and op is not None else way] += 1
     return out
 
 
@@ -76,8 +78,11 @@ def test_dlrm_pageable_copies_are_the_copies_waits_and_value_reads_the_syncs():
     m = _metrics(path)
     assert m.steps.count == 1
     assert m.syncs.copy_calls_per_step == truth["HtoD"] and m.syncs.calls_per_step == truth["DtoH"]
-    # the reads named by the op the program called (``.cpu()``: ``aten::to`` around the ``aten::copy_``, h37-probe44s)
-    assert m.syncs.copy_callers == [("aten::copy_", 8.0)] and m.syncs.callers == [("aten::to", 2.0)]
+    # the reads and the copies named by the op the program called (``.cpu()``, ``.to('cuda')``: ``aten::to`` around the
+    # ``aten::copy_``, h37-probe44s; a CPU index copied up inside ``x[idx]`` and its backward; h37-probe44p)
+    names = _syncs_by_copy_direction(path, named=True)
+    assert dict(m.syncs.copy_callers) == {op: n for (way, op), n in names.items() if way == "HtoD"}
+    assert m.syncs.callers == [("aten::to", 2.0)]
     assert m.syncs.gpu_idle_ms_per_step < T("host_sync.warning") * m.headline.avg_step_ms
     rep = _report(WILD, "dlrm_v100")
     assert not [f for h in rep["hosts"] for f in h["findings"]

@@ -3415,25 +3415,30 @@ MIXED_START_UP = (("cudaGetDeviceCount", 3, 40.0), ("cudaMalloc", 20, 250_000.0)
                   ("cudaStreamCreateWithPriority", 22, 30.0))
 
 
-def write_mixed_window_run(out: str, run: str = "mixed_window", steps: int = 8, one_node: bool = False
-                           ) -> dict[str, Any]:
+def write_mixed_window_run(out: str, run: str = "mixed_window", steps: int = 8, one_node: bool = False,
+                           start_up_ranks: int = 1) -> dict[str, Any]:
     """A 2-rank job on two nodes whose ranks' windows differ: node0's rank 0 holds ``steps`` steps of
     ``healthy_bf16`` (bf16 GEMMs, FLOPs from the traced shapes), node1's rank 1 only its start-up
     (:data:`MIXED_START_UP`: no kernel launched), as a ``torch.profiler`` window opened on each rank at once and
     closed when rank 0's steps were done writes them.  Truth by construction: node0's report is the same as its
     file's alone -- healthy, its MFU over the bf16 peak from the traced shapes -- and node1's is a start-up window.
     ``one_node``: both ranks on node0, rank 1 on its GPU 1 (h37-probe43w: a node's ranks are one host).
-    Returns the folder and the two files."""
+    ``start_up_ranks``: how many start-up ranks (1, 2, ...: ranks 1..N on node1's GPUs 0..N-1, or node0's 1..N), the
+    job ``1 + start_up_ranks`` ranks (``distributedInfo.world_size``): node1's host then holds N ranks, none of which
+    has a GPU row (h37-probe44v: the session counted such a host as one rank).
+    Returns the folder, the loop's file and the (first) start-up file (``start_ups``: all of them)."""
     (r0,) = simulate("healthy_bf16", steps)
-    r1 = Rank(rank=1, pid=4101, device=1, node=0) if one_node else Rank(rank=1, pid=4101, device=0, node=1)
-    for name, cbid, us in MIXED_START_UP:
-        _runtime_call(r1, name, us, cbid)
+    idle = [Rank(rank=k, pid=4100 + k, device=k, node=0) if one_node else Rank(rank=k, pid=4100 + k, device=k - 1, node=1)
+            for k in range(1, 1 + start_up_ranks)]
+    for r1 in idle:
+        for name, cbid, us in MIXED_START_UP:
+            _runtime_call(r1, name, us, cbid)
     folder = os.path.join(out, run)
     os.makedirs(folder, exist_ok=True)
     stamp = BASE_NS + int(T0_US * 1000)
     paths = [write_doc(os.path.join(folder, f"{_worker(r)}.{stamp + r.rank * 1_000_000}.pt.trace.json"),
-                       trace_doc(r, 2)) for r in (r0, r1)]
-    return {"folder": folder, "good": paths[0], "start_up": paths[1]}
+                       trace_doc(r, 1 + start_up_ranks)) for r in (r0, *idle)]
+    return {"folder": folder, "good": paths[0], "start_up": paths[1], "start_ups": paths[1:]}
 
 
 #: :func:`write_event_timed_cpu_model`: the CPU model's layers a step (``aten::linear`` > ``aten::addmm``, then

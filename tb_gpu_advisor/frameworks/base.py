@@ -317,6 +317,12 @@ class Framework:
     #: program's own memory (JAX's ``D2H Copy From Staging Buffer``, on its own thread, inside the read's wait): time
     #: the read spends moving bytes, as its transfer does -- the copy's cost, not the wait for the GPU's queue
     read_staging_event: NamePredicate = never
+    #: the host event of the runtime copying a program's array into its own pinned staging buffer before the device
+    #: copy reads it (JAX's ``H2D Dispatch``: PjRt linearizes the array into the staging buffer -- ``Transpose::
+    #: Execute`` where the layouts differ -- then the DMA copies from that buffer; it stages only a source that is not
+    #: DMA-mapped): where it ran, the device copy's pinned host side is the runtime's buffer, the program's array is
+    #: pageable (``job.kind``'s copy words: h37-probe44v)
+    upload_staging_event: NamePredicate = never
     #: the program emptying the framework's device memory cache itself (PyTorch's ``torch.cuda.empty_cache()``, as its
     #: Python frame or a range named for it): the driver frees inside one are the program's own release, and the next
     #: pass asks the driver for that memory again -- churn a call causes, not a cache that is off (``allocator_churn``)
@@ -565,6 +571,9 @@ def _filled(a: Action, fmt: Mapping[str, object]) -> Action:
 
 #: Words and phrases every framework may override; the value here is the framework-neutral wording.
 GENERIC_LABELS: dict[str, str] = {
+    "copies:staging": "pageable copies pass through the driver's staging buffer, pinned ones do not",
+    "copies:staged": "host side the runtime's pinned staging buffer; the program's memory pageable, staged through "
+                     "it by the host: {staged}",
     # the unrecorded time right before kernels launched outside every op (``Framework.launcher_call``)
     "unrecorded:launcher": "{ms} of it comes right before kernels launched outside every op of the framework ({launches})",
     # the profiler's tracing of every Python call, and how to measure the host's time without it (``traced_python``)

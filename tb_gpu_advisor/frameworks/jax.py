@@ -76,6 +76,20 @@ def is_read_staging(name: str) -> bool:
     return name == _READ_STAGING
 
 
+def is_upload_staging(name: str) -> bool:
+    """PjRt copying a program's host array into its pinned staging buffer on a worker thread, before the device copy
+    (``H2D Dispatch``).  Read upstream (openxla/xla): ``xla/pjrt/common_pjrt_client.cc``
+    ``CommonPjRtClient::LinearizeIntoImpl`` runs ``Linearize(staging_data, data, ...)`` under the TraceMe ``H2D
+    Dispatch``, then ``CopyRawHostToDeviceAndReturnEvent(staging_data...)`` -- the DMA reads the staging buffer, not
+    the array (a zero-copy source takes another path and writes no ``H2D Dispatch``); ``xla/pjrt/gpu/
+    se_gpu_pjrt_client.cc`` builds the GPU client with ``GetGpuHostAllocator`` (pinned host memory) as its host memory
+    allocator and ``should_stage_host_to_device_transfers=true``, and ``xla/pjrt/gpu/tfrt/tfrt_gpu_client.cc`` stages
+    a transfer where ``should_stage_host_to_device_transfers() && !IsDmaMapped(data, size)``: the array staged is not
+    pinned.  Reads mirror it: the D2H copy lands in the staging buffer and ``D2H Copy From Staging Buffer`` copies it
+    out (:func:`is_read_staging`)."""
+    return name == _H2D_WORKER
+
+
 def is_runtime_event(name: str) -> bool:
     return name.startswith(_RUNTIME)
 
@@ -455,12 +469,19 @@ FRAMEWORK = Framework(
     # the program's ``jax.profiler.TraceAnnotation('get_batch')``: its own words, as a PyTorch program's (issue #37)
     input_range=names_batch,
     background_line=is_background_line, runtime_event=is_runtime_event, blocking_read_event=is_blocking_read,
-    read_staging_event=is_read_staging,
+    read_staging_event=is_read_staging, upload_staging_event=is_upload_staging,
     labels={"op": "HLO op", "ops": "HLO ops", "ops_short": "HLO ops", "ops_table": "Top HLO ops ({kept}, all GPUs)",
             "input_wait_meaning": "share of the {step} the GPU was idle while the host loaded the next batch or put it "
                                   "on the device (inside the {step}, before its jitted call)",
             "host_op_meaning": "JAX has no op placement: a jitted function runs all its ops on the device",
             "gpu_user": "JAX",
+            # a staged copy's host memory (``job.kind``'s copy words, h37-probe44v): JAX's own terms for what is
+            # pinned -- PjRt's staging buffer -- and what is not: the arrays the program handed it
+            "copies:staging": "arrays in pageable host memory pass through PjRt's pinned staging buffer, copied "
+                              "into it by the host (`H2D Dispatch`) and out of it (`D2H Copy From Staging Buffer`); "
+                              "arrays on JAX's `pinned_host` memory kind do not",
+            "copies:staged": "host side PjRt's pinned staging buffer; the program's NumPy arrays pageable, not on "
+                             "JAX's `pinned_host` memory kind, staged through it by the host: {staged}",
             "dispatch_call": "jitted call",
             "compiled_step": "one jitted function",
             "memcpy:levers": "values kept on the device and read once every few {step}s, reads started early with "

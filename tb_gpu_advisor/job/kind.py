@@ -1247,7 +1247,7 @@ def _copy_only_window(w: _Held) -> Kind | None:
     copied to the GPUs, read by the CPU readers after it (``test_random_jobs``' TF batches on 4 A100s)."""
     if _cpu_compute_ops(w.trace, w.fw):  # the model's matmuls ran on the host: a model on the CPU fed its batches
         return None
-    copied, pageable = _copies_only(w.trace)
+    copied, pageable = _copies_only(w.trace, w.fw)
     return Kind("no_gpu", "high", copied, pageable_copies=pageable) if copied else None
 
 
@@ -1853,7 +1853,7 @@ def _window_ps(trace: Trace) -> tuple[int, int]:
     return int(start), int(end)
 
 
-def _copies_only(trace: Trace) -> tuple[str, int]:
+def _copies_only(trace: Trace, fw: Framework | None = None) -> tuple[str, int]:
     """A window without kernels whose GPU copied between host and device for a real share of it
     (``job.copy_only_share``), one copy made again and again (:func:`_repeated`), in words: per GPU, how busy its
     copies kept it, by direction the copies and bytes, and whether the host side was pageable or pinned memory --
@@ -1867,6 +1867,7 @@ def _copies_only(trace: Trace) -> tuple[str, int]:
     start-up's, not the copies'.  A start-up's copies are a few small ones, far under the share."""
     start, end = _window_ps(trace)
     parts, pageable = [], 0
+    staged = _staged_words(trace, fw)
     for d in trace.devices:
         copy = np.isin(d.kind, _COPY_KINDS) if len(d) else np.zeros(0, bool)
         if not _repeated(d.kind[copy], d.mem_bytes[copy]):
@@ -1876,7 +1877,7 @@ def _copies_only(trace: Trace) -> tuple[str, int]:
         busy = int((e - s).sum()) / span if span > 0 else 0.0
         if busy < T("job.copy_only_share"):
             continue
-        parts.append(_gpu_copies(d, copy, busy))
+        parts.append(_gpu_copies(d, copy, busy, staged))
         pageable += int((devices.event_host_memory(d.names, d.name, d.mem_host)[copy] == 1).sum())
     if not parts:
         return "", 0
@@ -1893,9 +1894,30 @@ def _repeated(kind: np.ndarray, nbytes: np.ndarray) -> bool:
     return int(counts.max()) >= T("job.copy_only_repeats")
 
 
-def _gpu_copies(d, copy: np.ndarray, busy: float) -> str:  # noqa: ANN001 - device events
+def _staged_words(trace: Trace, fw: Framework | None) -> str:
+    """The framework runtime's own host copies staging the program's arrays through its pinned buffer, in words
+    (``Framework.upload_staging_event``: JAX's ``H2D Dispatch``; ``read_staging_event``: ``D2H Copy From Staging
+    Buffer``), "`H2D Dispatch` ×8 in, `D2H Copy From Staging Buffer` ×8 out"; "" where none ran."""
+    if fw is None or not len(trace.h):
+        return ""
+    h = trace.h
+    parts = []
+    for pred, way in ((fw.upload_staging_event, "in"), (fw.read_staging_event, "out")):
+        hit = np.flatnonzero(h.name_mask(pred))
+        if hit.size:
+            counts: dict[str, int] = {}
+            for i in hit.tolist():
+                counts[h.names[int(h.name[i])]] = counts.get(h.names[int(h.name[i])], 0) + 1
+            parts += [f"`{n}` ×{k:,} {way}" for n, k in counts.items()]
+    return fw.label("copies:staged", staged=", ".join(parts)) if parts else ""
+
+
+def _gpu_copies(d, copy: np.ndarray, busy: float, staged: str = "") -> str:  # noqa: ANN001 - device events
     """One GPU's copies in words: its copies' busy share of the window from its first copy on, by direction their
-    count and bytes, and the host memory they copied from or to (:func:`devices.event_host_memory`)."""
+    count and bytes, and the host memory they copied from or to (:func:`devices.event_host_memory`).  ``staged``: the
+    framework's staging words (:func:`_staged_words`), said instead of "host memory pinned" -- the DMA's pinned side
+    was the runtime's staging buffer, not the program's arrays (h37-probe43e *Left* 2, h37-probe44v: a JAX copy loop
+    of NumPy arrays read "host memory pinned")."""
     kind, nbytes = d.kind[copy], np.maximum(d.mem_bytes[copy].astype(np.int64), 0)
     ways = []
     for k, way in _COPY_WAYS.items():
@@ -1905,7 +1927,8 @@ def _gpu_copies(d, copy: np.ndarray, busy: float) -> str:  # noqa: ANN001 - devi
             ways.append(f"{int(sel.sum()):,} {way}{moved}")
     host = devices.event_host_memory(d.names, d.name, d.mem_host)[copy]
     host = host[(kind == devices.KIND_H2D) | (kind == devices.KIND_D2H)]
-    memory = ("" if not host.size else "; host memory pageable" if (host == 1).all() else "; host memory pinned"
+    pinned = f"; {staged}" if staged else "; host memory pinned"
+    memory = ("" if not host.size else "; host memory pageable" if (host == 1).all() else pinned
               if (host == 0).all() else f"; {int((host == 1).sum()):,} of them from or to pageable host memory"
               if (host == 1).any() else "")
     n = plural(int(copy.sum()), "copy", "copies")

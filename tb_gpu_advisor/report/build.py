@@ -645,6 +645,10 @@ def part_of_job(m: HostMetrics) -> str:
     mg = m.multi_gpu
     idle = m.job.idle_ranks if m.job is not None else ""  # ranks read here whose windows ran no GPU work: said once
     here = mg.processes  # 0: no GPU process (a CPU-only gloo rank), whose collectives no GPU counts: not said
+    if _idle_part(m):  # every rank read here is idle: they are still part of the job (h37-probe44v)
+        where = not_here_words(ranks_not_here(m), True)
+        return (f"{plural(_idle_count(idle), 'rank')} of a job of {mg.job_ranks} ranks (its distributedInfo), none of "
+                f"whose windows ran GPU work" + (f": {where}" if where else "") + f"; {idle}")
     if not here or not mg.job_ranks or mg.job_ranks <= here or mg.collective_calls_per_gpu_step:
         return idle
     ranks = sorted({g.rank for g in m.gpus if g.active and g.rank is not None})
@@ -661,18 +665,38 @@ def ranks_not_here(m: HostMetrics) -> int:
     hosts (:func:`session_ranks_words`)."""
     mg = m.multi_gpu
     here = mg.processes
+    idle = m.job.idle_ranks if m.job is not None else ""
+    if _idle_part(m):
+        return mg.job_ranks - _idle_count(idle)
     if not here or not mg.job_ranks or mg.job_ranks <= here or mg.collective_calls_per_gpu_step:
         return 0
-    idle = m.job.idle_ranks if m.job is not None else ""
-    return max(mg.job_ranks - here - idle.count("'s window holds no GPU work"), 0)
+    return max(mg.job_ranks - here - _idle_count(idle), 0)
+
+
+def _idle_count(idle: str) -> int:
+    """How many ranks ``Job.idle_ranks``' words say (each said once, :func:`tb_gpu_advisor.job.kind.idle_ranks`)."""
+    return idle.count("'s window holds no GPU work")
+
+
+def _idle_part(m: HostMetrics) -> bool:
+    """The host's file holds ranks of a larger job (``distributedInfo.world_size``) and none of them ran GPU work:
+    every rank read here is idle.  Why: a node whose 3 ranks' windows ended in start-up beside rank 0's loop on
+    another node said its ranks but not that they were 3 of a job of 4, nor where the 4th was (h37-probe44v:
+    ``write_mixed_window_run(start_up_ranks=3)``)."""
+    mg = m.multi_gpu
+    n = _idle_count(m.job.idle_ranks if m.job is not None else "")
+    return not mg.processes and n > 0 and bool(mg.job_ranks) and mg.job_ranks > n
 
 
 def not_here_words(missing: int, counted: bool) -> str:
     """The job line's words for ``missing`` ranks whose traces the file does not hold (``counted``: some other ranks
-    are said beside them, so the missing ones are counted); "" for none."""
+    are said beside them, so the missing ones are counted); "" for none.  One counted rank is "the other rank's
+    trace", never "the other 1 rank' traces" (h37-probe44v)."""
     if missing <= 0:
         return ""
-    return f"the other {plural(missing, 'rank')}' traces are not here" if counted else "the other ranks' traces are not here"
+    if not counted:
+        return "the other ranks' traces are not here"
+    return "the other rank's trace is not here" if missing == 1 else f"the other {missing} ranks' traces are not here"
 
 
 def session_ranks_words(job: dict, others: list[tuple[str, int]]) -> str:

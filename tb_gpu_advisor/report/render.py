@@ -156,8 +156,23 @@ def _step_info(report: Report) -> str:
     if per_host and one_step(report) == "pass":  # one unmarked pass: no step of the job to count or time (h37-words21)
         return ", ".join(bits[:1] + [f"one pass of {took}{' on average per host' if len(per_host) > 1 else ''}, no step marked"])
     if per_host:
-        bits.append(f"step {took}")
+        bits.append(f"step {took}{_timed_by(report)}")
     return ", ".join(bits)
+
+
+def _timed_by(report: Report) -> str:
+    """Which hosts the header's steps are, where some analysed host times none: " on node0 alone; node1 times no
+    step"; "" where every host times its steps.  Why: a session of two ranks' snapshots said "2 steps, step 248 us"
+    of rank 0's iterations alone beside rank 1's OOM snapshot, which times none (h37-probe43g *Left* 4), and a start-up
+    node's host read as if it ran the loop's 2.42 ms steps (h37-probe44v)."""
+    ok = [h for h in report.hosts if not h.error]
+    timed = [h.host for h in ok if h.mean_step_ms()]
+    idle = [h.host for h in ok if not h.mean_step_ms()]
+    if not timed or not idle:
+        return ""
+    def names(hs: list[str]) -> str:
+        return ", ".join(hs[:3]) + ("…" if len(hs) > 3 else "")
+    return f" on {names(timed)} alone; {names(idle)} {'times' if len(idle) == 1 else 'time'} no step"
 
 
 def _processes(report: Report) -> int | None:

@@ -616,7 +616,7 @@ _WINDOW_SUMMARIES = {
     "copy_only": ("{length} holds GPU work of one kind: {held}. The guide's checks judge kernels and the steps that "
                   "run them, so they did not run: nothing here is a verdict on a model. Where the copies are the "
                   "program's work (a bandwidth test, a staging tool), judge them by their bandwidth and host "
-                  "memory: pageable copies pass through the driver's staging buffer, pinned ones do not; where the "
+                  "memory: {staging}; where the "
                   "program runs kernels later, the window ended before them: record the window where it runs its "
                   "steps."),
     "teardown": ("{length} holds no GPU work: {held}. It is not start-up: the program's steps ran before the window, "
@@ -636,8 +636,10 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
     # a window whose file holds no timed event has no length to state: say so, where its siblings state theirs; a
     # length in the unit that shows it (a 0.8 ms window read "This 0.00 s window": h37-survey55)
     length = f"This {ms(m.capture.length_ms)} window" if m.capture.length_ms else "This window (of no recorded length)"
+    # which copies are staged, in the framework's terms (JAX: PjRt's staging buffer, not the driver's: h37-probe44v)
     return _WINDOW_SUMMARIES.get(window, _WRONG_WINDOW).format(length=length, held=held,
-                                                               user=ctx.fw.label("gpu_user"))
+                                                               user=ctx.fw.label("gpu_user"),
+                                                               staging=ctx.fw.label("copies:staging"))
 
 
 def _window_fixes(ctx: Ctx, window: str, fmt: str, loop_steps: int = 0) -> list[Action]:

@@ -152,7 +152,10 @@ def make_key(
         "run": run,
         "session": session,
         "params": options.params,
-        "hosts": sorted(_identity(h) for h in hosts),
+        # a one-file host's identity is its file's (path, size, mtime), a host of several files the list of theirs: a
+        # session holding both (3 ranks on 2 nodes, h37-probe44v) sorted them against each other and failed with a
+        # TypeError; each form sorts among its own kind, so a session of one form keeps its key
+        "hosts": sorted((_identity(h) for h in hosts), key=lambda i: (isinstance(i[0], list), i)),
     }
     beside = sorted([str(path), int(size), int(mtime)] for h in hosts for path, size, mtime in getattr(h, "beside", ()))
     if beside:  # the files read beside a host file (a snapshot's capacity record); none: keys keep their earlier form

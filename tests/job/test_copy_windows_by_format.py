@@ -53,3 +53,32 @@ def test_a_rocprof_copy_loop_speaks_rocm(tmp_path):
     assert "nsys" not in said and "NVTX" not in said and "CUDA" not in said, said
     assert "roctx" in said
     assert "marked step" in host["job"]["summary"]  # its roctx ranges mark them: marked, rightly
+
+
+def test_a_jax_copy_loops_pinned_side_is_pjrts_staging_buffer(tmp_path):
+    """The JAX copy loop's copies read from and wrote to pinned host memory -- PjRt's staging buffer, not the
+    program's NumPy arrays, which are pageable and staged through it by the host (``H2D Dispatch`` in, ``D2H Copy
+    From Staging Buffer`` out; openxla/xla ``common_pjrt_client.cc`` ``LinearizeIntoImpl``, read in
+    ``frameworks.jax.is_upload_staging``).  Main said "host memory pinned" of the program's arrays, and the finding
+    said pageable copies pass "through the driver's staging buffer" (h37-probe43e *Left* 2, h37-probe44v)."""
+    truth = jc.write_copy_loop_window(str(tmp_path))
+    rep = _report(str(tmp_path))
+    (host,) = rep["hosts"]
+    said = host["job"]["kind_evidence"]
+    assert "host memory pinned" not in said, said
+    assert "PjRt's pinned staging buffer" in said and "NumPy arrays pageable" in said, said
+    assert f"`H2D Dispatch` ×{truth['h2d']} in" in said and f"`D2H Copy From Staging Buffer` ×{truth['d2h']} out" in said
+    (f,) = [f for f in rep["findings"] if f["rule"] == "capture_quality"]
+    assert "driver's staging buffer" not in f["summary"] and "`pinned_host` memory kind" in f["summary"], f["summary"]
+
+
+def test_a_torch_copy_loops_host_memory_keeps_its_words(tmp_path):
+    """Control: a PyTorch copy loop from pinned tensors stages nothing of the framework's own: "host memory pinned",
+    and the driver's staging buffer in the finding."""
+    from synthetic import torchtrace as tt
+    tt.write_copy_only_window(str(tmp_path), host="Pinned")
+    rep = _report(str(tmp_path))
+    (host,) = rep["hosts"]
+    assert "host memory pinned" in host["job"]["kind_evidence"]
+    (f,) = [f for f in rep["findings"] if f["rule"] == "capture_quality"]
+    assert "driver's staging buffer" in f["summary"]

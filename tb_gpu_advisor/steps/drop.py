@@ -79,6 +79,7 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
             _drop_masked(r, kept, dropped, cold, "warm-up: holds one-time costs (module loading, library start-up, "
                          "compilation)", f"; dropped {plural(int(cold.sum()), 'warm-up step')} holding one-time costs")
     _drop_profiler_waits(r, kept, dropped)
+    _drop_queue_fill(r, kept, dropped)
     if r.source in _HOST_SOURCES and kept.ids.size > 2:
         warm, label = _in_warmup_ranges(r.trace, kept.hs)
         if warm.any() and (~warm).sum() >= 2:  # the program's own warm-up iterations: not the steady state it measures
@@ -170,6 +171,45 @@ def _drop_profiler_waits(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -
                  f"requests, up to {most:,.2f} ms), which the program waited for")
 
 
+def _drop_queue_fill(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
+    """A first step whose GPU began it idle, at its rank's host mark, where every later kept step opened behind its
+    host's mark, the GPU still running the step before (:func:`_queue_fill`): the host ran ahead of that GPU by a lag
+    the first step built, so its window holds that lag once more than a steady one.  Dropped where two steps or more
+    remain, as a warm-up step is.
+
+    ASSUMPTION this replaces: the first recorded step of a rank is steady where nothing one-time runs in it.  A GPU
+    step opens where its host opened it, or where its GPU had finished the step before if later
+    (``formats.kineto.adapter._opened_on_host``).  Two ranks tied by an all-reduce, the second 1.89 ms late: rank 0's
+    host opens each later step 0.51 ms before its GPU ends the all-reduce before, its next launches queued behind it,
+    but its first step opens on an idle GPU and its kernels run at the host's pace -- GPU 0's step 2 read 3.358 ms
+    beside steps of the 2.844 ms period, with or without a buffer request (walk seed 51232)."""
+    if int(kept.ids.size) < 3 or not kept.host_own or int(kept.ids[0]) != int(r.ids[0]):
+        return
+    lags = [lag for g, w in kept.gpu.items() if (lag := _queue_fill(w, kept.host_own.get(g))) is not None]
+    if not lags:
+        return
+    lag = max(lags)
+    _drop_one(r, kept, dropped, 0, f"warm-up: its GPU began it idle at its host's mark, where every later step opened "
+              f"at least {lag / PS_PER_MS:,.2f} ms after its host's, behind the step before: it holds the host's "
+              f"lead over its GPU, built once",
+              "; dropped the first step: its GPU's queue filled in it (every later step opened behind its host's)")
+
+
+def _queue_fill(gpu: np.ndarray, host: np.ndarray | None) -> int | None:
+    """The least lag (ps) of a GPU's later steps behind their host marks, where its first step opened at its mark
+    (no lag) and is longer than each later step but the last by at least that lag: the first step's window holds the
+    host's lead, which every later step shares with the step before.  None where the lags are not so, or the lag is
+    under ``job.one_time_call_ms`` (no lead worth a step's drop)."""
+    if host is None or host.shape[0] != gpu.shape[0] or gpu.shape[0] < 3:
+        return None
+    lag = gpu[:, 0].astype(np.int64) - host[:, 0].astype(np.int64)
+    later = int(lag[1:].min())
+    if lag[0] > 0 or later < T("job.one_time_call_ms") * PS_PER_MS:
+        return None
+    lengths = (gpu[:, 1] - gpu[:, 0]).astype(np.int64)
+    return later if int(lengths[0]) - int(lengths[1:-1].max()) >= later else None
+
+
 def _profiler_held(spans: tuple[np.ndarray, np.ndarray], by_gpu: dict[int, np.ndarray], kept: _Kept,
                    waits: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> np.ndarray:
     """Per kept step, the profiler's work it waited for (ps), the most any GPU's window of it holds: its own
@@ -232,7 +272,8 @@ def _waits_on_gpu(a: np.ndarray, b: np.ndarray, d: DeviceEvents, launched_at: np
     length, as the stretch at the gap's end (sorted, disjoint, as :func:`time_within` takes them); none where the GPU
     never idled for them (its queue absorbed the delay).  A program that waits for its GPU after the request (a read
     of a result) absorbs the delay there, and its GPU's next gap -- the one before the next step's first kernel, in
-    the request's window on the GPU's clock, as before -- takes the request's length: the same window.
+    the request's own host step's window where the GPU's step opens at its host's mark (h37-probe44r) -- takes the
+    request's length.
 
     ASSUMPTION this replaces: on a GPU's clock the wait lies in the window that holds the request's host time (the
     window before the request's host step).  That holds only where the GPU idled through the request, before its

@@ -131,29 +131,33 @@ def _ranks_job(tmp_path: Path, steps: dict[int, tuple[int, ...]], late_us: float
 
 def test_each_ranks_requests_are_measured_against_its_own_steps(tmp_path: Path) -> None:
     """Two ranks, rank 1 0.2 ms late (an iteration is 0.28 ms), each with its own 0.45 ms buffer requests (rank 0 in
-    host steps #3 and #6, rank 1 in #4 and #7).  On the GPU's clock a request's wait lies in the rank's window before
-    its host step (#2 and #5 on GPU 0, #3 and #6 on GPU 1): #3, #5 and #6 are left out (#2 by the stock rule), and
-    every kept step, on each GPU, is the request-free period.  Fails on main: the requests pooled with no rank and
-    measured against GPU 0's windows, 5 of 6 windows held one, fewer than two stayed clean and nothing was dropped --
-    rows of 0.735 ms kept beside 0.28 ms ones (the walk's seed 50301, below)."""
+    host steps #3 and #6, rank 1 in #4 and #7).  A GPU's step opens where its host opened it (the GPU idle by then,
+    h37-probe44r), so a request's wait lies in its own host step on its GPU's clock (#3 and #6 on GPU 0, #4 and #7 on
+    GPU 1): #3, #4, #6 and #7 are left out (#2 and #9 by the stock rule), and every kept step, on each GPU, is the
+    request-free period.  Fails on 6f44e79f: the requests pooled with no rank and measured against GPU 0's windows,
+    5 of 6 windows held one, fewer than two stayed clean and nothing was dropped -- rows of 0.735 ms kept beside
+    0.28 ms ones (the walk's seed 50301, below).  (Before h37-probe44r's windows the waits lay in the window before
+    the host step, and #3, #5, #6 dropped: h37-probe44q.)"""
     host, period = _ranks_job(tmp_path, {0: (3, 6), 1: (4, 7)}, 200.0)
     steps = host["steps"]
     assert steps["source"] == "profiler_step"
-    assert sorted(d["step"] for d in _profiler_drops(steps)) == [3, 5, 6]
+    assert sorted(d["step"] for d in _profiler_drops(steps)) == [3, 4, 6, 7]
     rows = [(r["gpu"], r["step_ms"]) for r in host["step_rows"] if r["gpu"] is not None]
-    assert {g for g, _ in rows} == {0, 1} and len(rows) == 6
+    assert {g for g, _ in rows} == {0, 1} and len(rows) == 4
     assert all(ms == pytest.approx(period, rel=0.01) for _, ms in rows), (period, rows)
 
 
 def test_a_walk_job_of_two_ranks_keeps_only_its_steady_steps(tmp_path: Path) -> None:
     """Walk seed 50301 (default stream: 2 ranks, rank 1 0.27 ms late, requests of 0.12 / 2.19 / 0.29 ms in host steps
-    #3, #4, #7 on each rank): measured per rank, the windows #3 and #6 hold requests and are left out, the three kept
-    steps are 1.852 ms.  Fails on main: 4 of 5 windows "held" one, nothing dropped, mean step 2.349 ms."""
+    #3, #4, #7 on each rank): measured per rank, each GPU's window opened at its host's mark holds the wait of the
+    request in that host step, #3, #4 and #7 are left out, the kept steps are 1.852 ms.  Fails on 6f44e79f: 4 of 5
+    windows "held" one, nothing dropped, mean step 2.349 ms.  (With the span-to-span windows before h37-probe44r the
+    waits lay a window earlier, and #3 and #6 dropped: h37-probe44q.)"""
     job = randjobs.random_job(50301)
     assert job.params["ranks"] == 2 and job.params["buffer_requests"] == ((3, 119.896), (4, 2190.281), (7, 285.969))
     (report,) = reports_of(job, str(tmp_path))
     h = report.hosts[0]
-    assert sorted(d["step"] for d in _profiler_drops(h.steps)) == [3, 6]
+    assert sorted(d["step"] for d in _profiler_drops(h.steps)) == [3, 4, 7]
     assert h.mean_step_ms() == pytest.approx(1.852, abs=0.002)
     assert randjobs.TRUTH[50301]["request_free_ms"] == pytest.approx(1.852, abs=0.001)  # the writer's own period
     assert truth_problems(job, report) == []
@@ -161,24 +165,25 @@ def test_a_walk_job_of_two_ranks_keeps_only_its_steady_steps(tmp_path: Path) -> 
 
 def test_a_request_before_the_last_steps_first_launch_is_read_once(tmp_path: Path) -> None:
     """Two ranks (rank 1 0.2 ms late), 5 steps, each with a 0.45 ms buffer request in its last host step (#6) before
-    its first launch.  On each GPU's clock the wait lies in window #5, which ends where #6's late first kernel starts:
-    #5 is left out, and the last window -- measured by its host annotation from its span's start -- is the period, its
-    first work following its annotation by the loop's usual lead.  Fails on main: the last window took its own lead
-    (the request) as the next step's and read the request again after its work (0.735 ms on GPU 0): #6 was left out
-    as holding a request it does not hold on the GPU's clock, a clean step lost (with 4 steps the walk's seed 52518,
-    ``tests/report/test_law_seeds.py``, kept it at 1.594 ms beside two of 0.923 ms)."""
+    its first launch.  Each GPU's last window opens at its host's mark #6 (its GPU idle by then, h37-probe44r), so the
+    wait lies in #6 on its clock, once: #6 is left out and every kept window, #2 to #5, is the period.  Fails on
+    6f44e79f: the last window took its own lead (the request) as the next step's and read the request again after its
+    work (0.735 ms on GPU 0), and #6 was kept or a clean step lost (with 4 steps the walk's seed 52518,
+    ``tests/report/test_law_seeds.py``, kept it at 1.594 ms beside two of 0.923 ms).  (With span-to-span windows the
+    wait lay in #5, which dropped: h37-probe44q.)"""
     host, period = _ranks_job(tmp_path, {0: (6,), 1: (6,)}, 200.0, count=5)
-    assert sorted(d["step"] for d in _profiler_drops(host["steps"])) == [5]
+    assert sorted(d["step"] for d in _profiler_drops(host["steps"])) == [6]
     rows = [(r["gpu"], r["step"], r["step_ms"]) for r in host["step_rows"] if r["gpu"] is not None]
-    assert {g for g, _, _ in rows} == {0, 1} and {n for _, n, _ in rows} == {2, 3, 4, 6}
+    assert {g for g, _, _ in rows} == {0, 1} and {n for _, n, _ in rows} == {2, 3, 4, 5}
     assert all(ms == pytest.approx(period, rel=0.01) for _, _, ms in rows), (period, rows)
 
 
 def test_control_a_last_step_with_the_usual_lead_keeps_its_host_length(tmp_path: Path) -> None:
-    """Control (passes on main too): the requests in a middle step (#4 of 5) of each rank, the last step's first work
-    follows its annotation as every other's does -- its window is its host annotation's length, the period."""
+    """Control: the requests in a middle step (#4 of 5) of each rank -- its own window on each GPU, opened at its
+    host's mark, holds the wait and drops (#3 with span-to-span windows before h37-probe44r) -- the last step's first
+    work follows its annotation as every other's does: its window is its host annotation's length, the period."""
     host, period = _ranks_job(tmp_path, {0: (4,), 1: (4,)}, 200.0, count=5)
-    assert sorted(d["step"] for d in _profiler_drops(host["steps"])) == [3]
+    assert sorted(d["step"] for d in _profiler_drops(host["steps"])) == [4]
     last = {r["gpu"]: r["step_ms"] for r in host["step_rows"] if r["gpu"] is not None and r["step"] == 6}
     assert sorted(last) == [0, 1] and all(ms == pytest.approx(period, rel=0.01) for ms in last.values()), last
 
@@ -205,16 +210,48 @@ def test_the_walk_truth_of_several_ranks_is_a_time() -> None:
 
 def test_control_a_rank_waiting_for_anothers_request_at_the_all_reduce_still_drops_it(tmp_path: Path) -> None:
     """Control (walk seed 51232: 2 ranks, the second 1.89 ms late, an all-reduce each step, a 1.26 ms request in host
-    step #3 on each): rank 0's window #3 is 3.34 ms against 2.84 ms steady -- its all-reduce waited for rank 1's
-    request, which rank 0's own requests never show.  main (all requests pooled) dropped #2 and #3; a first cut that
-    measured each rank's own requests only kept #3 (mean 2.906 ms).  Counted where the window outlasts its steady
-    length, #3 is dropped again and the mean is the 2.844 ms period."""
+    step #3 on each): each GPU's window #3, opened at its host's mark, holds its own request's wait and drops; #2 is
+    no request's (its all-reduce ends before rank 1's request begins) but the queue's fill
+    (:func:`test_a_first_step_that_fills_its_gpus_queue_is_left_out`), left out as warm-up.  Every kept row is the
+    2.844 ms period; h37-probe44r's windows kept GPU 0's #2 at 3.358 ms."""
     job = randjobs.random_job(51232)
     assert job.params["ranks"] == 2 and job.params["comm_us"] > 0
     (report,) = reports_of(job, str(tmp_path))
     h = report.hosts[0]
-    assert sorted(d["step"] for d in _profiler_drops(h.steps)) == [2, 3]
+    assert sorted(d["step"] for d in _profiler_drops(h.steps)) == [3]
+    assert [d["step"] for d in h.steps["dropped"] if d["reason"].startswith("warm-up: its GPU began it idle")] == [2]
+    assert truth_problems(job, report) == []
     assert h.mean_step_ms() == pytest.approx(randjobs.TRUTH[51232]["request_free_ms"], rel=1e-3)
+
+
+def _mark_period_ms(folder: Path) -> float:
+    """The one start-to-start length (ms) of every rank's host ``ProfilerStep#n`` marks in the traces under
+    ``folder``: the job's period where its iterations are alike (asserted)."""
+    periods = set()
+    for path in folder.rglob("*.pt.trace.json"):
+        starts = sorted(e["ts"] for e in json.loads(path.read_text())["traceEvents"]
+                        if e.get("cat") == "user_annotation" and e.get("name", "").startswith("ProfilerStep#"))
+        periods |= {round(b - a, 3) for a, b in zip(starts, starts[1:])}
+    assert len(periods) == 1, periods
+    return periods.pop() / 1e3
+
+
+def test_a_first_step_that_fills_its_gpus_queue_is_left_out(tmp_path: Path) -> None:
+    """Walk seed 51232 without its buffer requests (truth by construction: every iteration alike, 2.844 ms host start
+    to start on each rank).  Rank 1 is 1.89 ms late at each all-reduce, so rank 0's host opens each later step 0.51 ms
+    before its GPU ends the all-reduce before, its launches queued behind it; its first step opens on an idle GPU and
+    its kernels run at the host's pace: GPU 0's window #2 holds that lead once more (3.358 ms).  The first step is
+    left out and every kept row is the period.  Fails on ba7d7f39: GPU 0 kept #2 at 3.358 ms."""
+    job = randjobs.random_job(51232)
+    job.params["buffer_requests"] = ()
+    (report,) = reports_of(job, str(tmp_path))
+    period = _mark_period_ms(tmp_path)
+    h = report.hosts[0]
+    rows = [(r.gpu, r.step, r.step_ms) for r in h.step_rows if r.gpu is not None]
+    assert {g for g, _, _ in rows} == {0, 1} and {n for _, n, _ in rows} == {3, 4, 5, 6}
+    assert all(ms == pytest.approx(period, rel=1e-3) for _, _, ms in rows), (period, rows)
+    (drop,) = h.steps["dropped"]
+    assert drop["step"] == 2 and "0.51 ms after its host's" in drop["reason"]
 
 
 def test_the_merge_keeps_each_requests_rank(tmp_path: Path) -> None:

@@ -135,8 +135,9 @@ def _request_free_problems(truth: dict, rows) -> list[str]:  # noqa: ANN001 - th
     (``request_free_ms``: their period), no GPU's kept step is longer than that period by more than the
     ``job.one_time_call_ms`` a kept window may hold, beside two of its kept steps at the period (within 2%, and
     under 0.1 ms: a step longer by that may hold a request, and with it fewer clean steps remain): a longer one held
-    a request a rank waited for (h37-ranksreq; stated as time, not by number: on a GPU's clock the wait lies in the
-    window before the request's host step)."""
+    a request a rank waited for (h37-ranksreq; stated as time, not by number: which GPU window holds the wait
+    follows how the windows open -- the window before the request's host step with span-to-span windows, the host
+    step's own where a GPU's step opens at its host's mark, h37-probe44q)."""
     free = truth.get("request_free_ms")
     if free is None:
         return []

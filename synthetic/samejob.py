@@ -26,9 +26,11 @@ from synthetic import torchtrace as tt
 
 
 def write(root: str, layout: str = "torchtitan", ranks: int = 1, gap_s: float = 0.0, mib: int = 2950,
-          iteration: int = 10) -> dict[str, Any]:
+          iteration: int = 10, nsys: bool = False) -> dict[str, Any]:
     """Write each rank's trace and snapshot under ``root`` (``layout``: "torchtitan" or "run"); returns the paths and
-    the truth: the GPU's total bytes, the trace's capture span (seconds since 1970) and each snapshot's dump time."""
+    the truth: the GPU's total bytes, the trace's capture span (seconds since 1970) and each snapshot's dump time.
+    ``nsys``: the job also ran under ``nsys profile`` (``report.sqlite`` in the trace's folder, its session begun as
+    the trace's first event, plus ``gap_s``; ``synthetic.nsysexport.write``)."""
     job = tt.simulate(tt.Scenario(ranks, tt._each(tt._healthy), [], [], "samejob"), steps=4)
     if layout == "torchtitan":
         trace_dir = os.path.join(root, "profile_trace", f"iteration_{iteration}")
@@ -56,6 +58,8 @@ def write(root: str, layout: str = "torchtitan", ranks: int = 1, gap_s: float = 
                                      if layout == "torchtitan" else "snapshot.pickle"), sc.doc)
         os.utime(snap, (end_s + 2 + gap_s, end_s + 2 + gap_s))
         snaps.append(snap)
+    if nsys:
+        _nsys_export(os.path.join(trace_dir, "report.sqlite"), start_s + gap_s)
     return {"traces": traces, "snapshots": snaps, "total_bytes": tt.H100_BYTES, "trace_span_s": (start_s, end_s + 1),
             "devices": [r.device for r in job],
             "reserved_bytes": sum(s["total_size"] for s in ms.training_iterations(iterations=3, layers=24,
@@ -68,3 +72,16 @@ def _on_device(doc: dict[str, Any], device: int) -> None:
     for seg in doc["segments"]:
         seg["device"] = device
     doc["device_traces"] = [[] for _ in range(device)] + doc["device_traces"]
+
+
+def _nsys_export(path: str, start_s: float) -> None:
+    """An Nsight export of the job whose session began at ``start_s`` (``TARGET_INFO_SESSION_START_TIME``), written
+    when it ended."""
+    import sqlite3
+
+    from synthetic import nsysexport
+
+    nsysexport.write(path)
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = ?", (int(start_s * 1e9),))
+    os.utime(path, (start_s + 5, start_s + 5))

@@ -167,8 +167,8 @@ def _same_job_line(s: Any) -> str:
     """A session linked to another format's capture of the same job (``Session.same_job``), in words."""
     from tb_gpu_advisor import formats
 
-    return (f"{s.stock_run} ({formats.get(s.format).name}) is the same job as {', '.join(s.same_job)}: "
-            "one job's captures in two formats (same run folder, times within minutes), analysed apart\n")
+    return (f"{s.stock_run} ({formats.get(s.format).name}) is the same job as {', '.join(s.same_job)}: one job's "
+            f"captures in {len(s.same_job) + 1} formats (one run folder, times within minutes), each analysed apart\n")
 
 
 def host_errors(reports: Sequence[Any]) -> list[str]:

@@ -85,12 +85,24 @@ def discover(logdir: str, follow_symlinks: bool = False) -> list[Session]:
             groups.setdefault(key, []).extend(_with_beside(h, layout, objects) for h in hosts)
     by_format: dict[str, list[Session]] = {}
     for (run, session, path), hosts in groups.items():
-        if hosts:
-            s = Session(run, session, path, tuple(sorted(hosts, key=lambda h: h.host)))
+        for s in _one_format_each(run, session, path, hosts):
             by_format.setdefault(s.format, []).append(s)
     sessions = [s for fid, found in by_format.items() for s in _one_capture_per_session(
         found, formats.REGISTRY[fid].layout.host_folders_within_s if fid in formats.REGISTRY else 0.0)]
     return _sorted(_same_job(sessions))
+
+
+def _one_format_each(run: str, session: str, path: str, hosts: list[HostFile]) -> list[Session]:
+    """The hosts two layouts put under one session name, as a session per format: the first format's keeps the name,
+    each other's is named ``<session>_<format>``.  Why: a Kineto trace and an Nsight export of one job, both named by
+    the second their capture began, were one session of "2 hosts" -- one process read as two machines of a job (its
+    cross-host findings compare a capture with itself) -- listed under the first's format.  Each is one capture of
+    the same job: :func:`_same_job` links them."""
+    by_format: dict[str, list[HostFile]] = {}
+    for h in hosts:
+        by_format.setdefault(h.format, []).append(h)
+    return [Session(run, session if k == 0 else f"{session}_{fid}", path, tuple(sorted(hs, key=lambda h: h.host)))
+            for k, (fid, hs) in enumerate(by_format.items())]
 
 
 def with_beside(host: HostFile, objects: dict[str, tuple[int, int]] | None = None) -> HostFile:

@@ -70,3 +70,27 @@ def test_the_listing_says_they_are_one_job(tmp_path):
     text = list_sessions(Advisor(str(tmp_path)))
     (line,) = [x for x in text.splitlines() if "same job" in x]
     assert "profile_trace/iteration_10" in line and "memory_snapshot/iteration_10" in line
+
+
+def test_a_kineto_trace_and_an_nsight_export_of_one_job_are_two_linked_sessions(tmp_path):
+    """Main read the two, named by the same second, as one session of "2 hosts" (one process as two machines),
+    listed as a PyTorch trace; here a session each, linked."""
+    samejob.write(str(tmp_path / "job"), layout="run", nsys=True)
+    got = _by_format(tmp_path)
+    (trace,), (nsys,) = got["kineto"], got["nsys"]
+    assert [h.format for h in trace.hosts] == ["kineto"] and [h.format for h in nsys.hosts] == ["nsys"]
+    assert nsys.stock_run in trace.same_job and trace.stock_run in nsys.same_job
+
+
+def test_an_nsight_export_of_another_run_is_not_linked(tmp_path):
+    samejob.write(str(tmp_path / "job"), layout="run", nsys=True)
+    (tmp_path / "job" / "snapshot.pickle").unlink()
+    import os
+    from synthetic.samejob import _nsys_export
+
+    trace = next(p for p in os.listdir(tmp_path / "job") if p.endswith(".pt.trace.json"))
+    start = os.stat(tmp_path / "job" / trace).st_mtime + 7200  # the job run again two hours later, under nsys
+    (tmp_path / "job" / "report.sqlite").unlink()
+    _nsys_export(str(tmp_path / "job" / "report.sqlite"), start)
+    got = _by_format(tmp_path)
+    assert not got["kineto"][0].same_job and not got["nsys"][0].same_job

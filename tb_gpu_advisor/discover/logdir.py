@@ -165,6 +165,9 @@ def _one_capture_per_session(sessions: list[Session], within_s: float) -> list[S
 #: Captures of one job in two formats lie this close in time (seconds between their spans): a job's ranks write their
 #: traces within it (``formats.kineto.layout.RANK_WINDOW_S``), and a snapshot dumped at the profiled iteration with them.
 JOB_WINDOW_S = 300.0
+#: Runs alike but for one folder that hold more sessions than this are many jobs' (``exp/run_<i>/profile`` of 10,000
+#: runs), never one job's trace and snapshot folders: not paired (listing 10,000 runs stays linear).
+_MAX_SIBLING_SESSIONS = 64
 #: The rank a file name states (``rank0_trace.json``, ``rank_1_memory_snapshot.pickle``, ``trace_rank-2.json``).
 _RANK_IN_NAME = re.compile(r"(?<![A-Za-z])rank[_-]?(\d+)(?!\d)", re.IGNORECASE)
 
@@ -180,16 +183,28 @@ def _same_job(sessions: list[Session]) -> list[Session]:
     times the formats share; neither holds the other's pid or host.  A snapshot's host is also handed the linked Kineto
     files (``HostFile.beside``) of its own rank where names say one: their ``deviceProperties`` give its GPU's
     capacity (``formats.snapshot.reader.with_job_capacity``), which the snapshot never records."""
-    spans = {id(s): _session_span(s) for s in sessions}
+    spans: dict[int, tuple[float, float]] = {}  # read only for sessions a session of another format may pair with
+
+    def span(s: Session) -> tuple[float, float]:
+        if id(s) not in spans:
+            spans[id(s)] = _session_span(s)
+        return spans[id(s)]
+
     buckets: dict[tuple[str, ...], list[Session]] = {}
     for s in sessions:
         for key in _run_keys(s.run):
             buckets.setdefault(key, []).append(s)
     links: dict[int, dict[int, Session]] = {}
-    for group in buckets.values():
-        for i, a in enumerate(group):
-            for b in group[i + 1:]:
-                if a.format != b.format and _near(spans[id(a)], spans[id(b)]):
+    for key, group in buckets.items():
+        kinds: dict[str, list[Session]] = {}
+        for s in group:
+            kinds.setdefault(s.format, []).append(s)
+        if len(kinds) < 2 or (key[0] == "*" and len(group) > _MAX_SIBLING_SESSIONS):
+            continue
+        fmts = list(kinds.values())
+        for i, one in enumerate(fmts):
+            for a, b in ((a, b) for other in fmts[i + 1:] for a in one for b in other):
+                if _near(span(a), span(b)):
                     links.setdefault(id(a), {})[id(b)] = b
                     links.setdefault(id(b), {})[id(a)] = a
     out = []

@@ -634,15 +634,16 @@ def fragmented(capacity: int = 8 * GiB, segments: int = 300) -> Scenario:
 
 def cache_twin(empty_cache: bool = False, packed: bool = True, leak_mib: int = 0, iterations: int = 3,
                weights: int = 4, weight_mib: int = 64, acts: int = 30, keep: int = 10, act_mib: int = 6,
-               workspaces: int = 8, workspace_mib: int = 48) -> Scenario:
+               workspaces: int = 8, workspace_mib: int = 48, grow: bool = False) -> Scenario:
     """A training loop whose allocations are the same whatever its allocator caches: ``weights`` parameters, then per
     iteration ``acts`` activations of ``act_mib`` (1-10 MiB: three to each 20 MiB segment), ``keep`` of them kept for
     the backward while ``workspaces`` buffers of ``workspace_mib`` are live, then all freed.  ``empty_cache``: the
     loop calls ``torch.cuda.empty_cache()`` once the activations it does not keep are freed (the whole empty segments
     go back to the driver, then come back as new ones), else they stay cached; ``packed``: the kept activations are
     the first ones (they share segments), else one of every three (one in each segment: fragmentation);
-    ``leak_mib``: each iteration keeps one tensor of that size forever (a leak).  Twins differ in their reserved peak
-    and not in their allocations; truth: the peaks of allocated, reserved, and reserved in segments holding a live
+    ``leak_mib``: each iteration keeps one tensor of that size forever (a leak); ``grow``: iteration k's is ``k *
+    leak_mib`` (a cache keyed by shape, each new shape's entry kept: 16, 32, ... 96 MiB).  Twins differ in their
+    reserved peak and not in their allocations; truth: the peaks of allocated, reserved, and reserved in segments holding a live
     block, followed after every call."""
     a = Allocator(80 * GiB)
     peaks = {"allocated": 0, "reserved": 0, "reserved_in_use": 0}
@@ -655,7 +656,7 @@ def cache_twin(empty_cache: bool = False, packed: bool = True, leak_mib: int = 0
     for _ in range(weights):
         a.malloc(weight_mib * MiB, PARAMS)
         seen()
-    for _ in range(iterations):
+    for it in range(iterations):
         made = []
         for _ in range(acts):
             made.append(a.malloc(act_mib * MiB, ACTIVATION))
@@ -673,7 +674,7 @@ def cache_twin(empty_cache: bool = False, packed: bool = True, leak_mib: int = 0
         for x in ws + kept:
             a.free(x)
         if leak_mib:
-            a.malloc(leak_mib * MiB, OPTIMIZER)
+            a.malloc(leak_mib * MiB * (it + 1 if grow else 1), OPTIMIZER)
             seen()
     return Scenario(snapshot([a]), {f"peak_{k}": v for k, v in peaks.items()})
 
@@ -1145,7 +1146,11 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     after its backward.  ``"graph"``: ``val_total += criterion(model(xv), yv)`` after the step, under autograd and
     without ``.item()``: the sum holds each evaluation's graph, so the ``leak_layers`` activations of ``leak_mib`` that
     graph saved and its 512-byte loss (``LEAK_EVAL``, ``LEAK_EVAL_LOSS``) stay live -- no backward ever frees them.
-    Either way the allocated level between iterations rises by the same bytes each iteration."""
+    Either way the allocated level between iterations rises by the same bytes each iteration.  ``"grow"``: the head's
+    output kept as ``"list"`` does, its size growing each iteration (``leak_mib`` times the iteration's number: a
+    sequence length or a batch that grows, outputs appended to a list -- 16, 32, ... 96 MiB over 6 iterations): the
+    level rises by more each iteration, one block each time at one line (truth ``bytes_per_iteration`` is the first
+    iteration's, ``bytes_last_iteration`` the last's)."""
     a = Allocator(80 * GiB)
     leaked: list[int] = []
     seen = {"top": 0, "live": 0, "at_top": 0}  # the highest allocated level, the leak's live bytes, those at it
@@ -1179,8 +1184,8 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
         grads: list[int] = []
         for _micro in range(micro_batches if it < iterations else 1):
             acts = [malloc(mib * MiB, ACTIVATION) for _ in range(layers)]
-            if leak == "list" and it < iterations:
-                keep(leak_mib * MiB, LEAK_OUTPUT)  # outputs.append(out): the head's output, kept
+            if leak in ("list", "grow") and it < iterations:
+                keep(leak_mib * MiB * (it + 1 if leak == "grow" else 1), LEAK_OUTPUT)  # outputs.append(out): the head's output, kept
             if trial_mib and it == 0 and _micro == 0:
                 a.free(malloc(trial_mib * MiB, AUTOTUNE))
             if it == iterations:
@@ -1251,7 +1256,8 @@ def _leak_truth(a: Allocator, leak: str, leaked: list[int], iterations: int, at_
     sizes = [a.size_of(x) for x in leaked]
     each = len(sizes) // iterations
     return {"cause": leak, "blocks_per_iteration": each, "bytes_per_iteration": sum(sizes[:each]),
-            "bytes_at_end": sum(sizes), "bytes_at_peak": at_peak, "site": "model.py:61" if leak == "list" else "train.py:52"}
+            "bytes_last_iteration": sum(sizes[-each:]), "bytes_at_end": sum(sizes), "bytes_at_peak": at_peak,
+            "site": "train.py:52" if leak == "graph" else "model.py:61"}
 
 
 #: An autotuner's trial buffer, made and freed once while the first call benchmarks its candidate kernels.

@@ -152,7 +152,23 @@ def list_sessions(advisor: Advisor, run: str | None = None) -> str:
             for s in advisor.sessions() if run is None or s.run == (run.rstrip("/") or ".")]
     head = ("session", "format", "hosts", "size")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
-    return "".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in [head] + rows)
+    table = "".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in [head] + rows)
+    said: set[frozenset[str]] = set()
+    lines = []
+    for s in advisor.sessions():
+        job = frozenset((s.stock_run, *s.same_job))
+        if s.same_job and job not in said and (run is None or s.run == (run.rstrip("/") or ".")):
+            said.add(job)
+            lines.append(_same_job_line(s))
+    return table + "".join(lines)
+
+
+def _same_job_line(s: Any) -> str:
+    """A session linked to another format's capture of the same job (``Session.same_job``), in words."""
+    from tb_gpu_advisor import formats
+
+    return (f"{s.stock_run} ({formats.get(s.format).name}) is the same job as {', '.join(s.same_job)}: one job's "
+            f"captures in {len(s.same_job) + 1} formats (one run folder, times within minutes), each analysed apart\n")
 
 
 def host_errors(reports: Sequence[Any]) -> list[str]:

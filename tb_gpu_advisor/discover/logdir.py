@@ -85,12 +85,24 @@ def discover(logdir: str, follow_symlinks: bool = False) -> list[Session]:
             groups.setdefault(key, []).extend(_with_beside(h, layout, objects) for h in hosts)
     by_format: dict[str, list[Session]] = {}
     for (run, session, path), hosts in groups.items():
-        if hosts:
-            s = Session(run, session, path, tuple(sorted(hosts, key=lambda h: h.host)))
+        for s in _one_format_each(run, session, path, hosts):
             by_format.setdefault(s.format, []).append(s)
     sessions = [s for fid, found in by_format.items() for s in _one_capture_per_session(
         found, formats.REGISTRY[fid].layout.host_folders_within_s if fid in formats.REGISTRY else 0.0)]
-    return _sorted(sessions)
+    return _sorted(_same_job(sessions))
+
+
+def _one_format_each(run: str, session: str, path: str, hosts: list[HostFile]) -> list[Session]:
+    """The hosts two layouts put under one session name, as a session per format: the first format's keeps the name,
+    each other's is named ``<session>_<format>``.  Why: a Kineto trace and an Nsight export of one job, both named by
+    the second their capture began, were one session of "2 hosts" -- one process read as two machines of a job (its
+    cross-host findings compare a capture with itself) -- listed under the first's format.  Each is one capture of
+    the same job: :func:`_same_job` links them."""
+    by_format: dict[str, list[HostFile]] = {}
+    for h in hosts:
+        by_format.setdefault(h.format, []).append(h)
+    return [Session(run, session if k == 0 else f"{session}_{fid}", path, tuple(sorted(hs, key=lambda h: h.host)))
+            for k, (fid, hs) in enumerate(by_format.items())]
 
 
 def with_beside(host: HostFile, objects: dict[str, tuple[int, int]] | None = None) -> HostFile:
@@ -148,6 +160,98 @@ def _one_capture_per_session(sessions: list[Session], within_s: float) -> list[S
         if group:
             out.append(_merged(group))
     return out
+
+
+#: Captures of one job in two formats lie this close in time (seconds between their spans): a job's ranks write their
+#: traces within it (``formats.kineto.layout.RANK_WINDOW_S``), and a snapshot dumped at the profiled iteration with them.
+JOB_WINDOW_S = 300.0
+#: Runs alike but for one folder that hold more sessions than this are many jobs' (``exp/run_<i>/profile`` of 10,000
+#: runs), never one job's trace and snapshot folders: not paired (listing 10,000 runs stays linear).
+_MAX_SIBLING_SESSIONS = 64
+#: The rank a file name states (``rank0_trace.json``, ``rank_1_memory_snapshot.pickle``, ``trace_rank-2.json``).
+_RANK_IN_NAME = re.compile(r"(?<![A-Za-z])rank[_-]?(\d+)(?!\d)", re.IGNORECASE)
+
+
+def _same_job(sessions: list[Session]) -> list[Session]:
+    """Sessions of two formats that hold one job's captures, linked (``Session.same_job``): a memory snapshot beside a
+    Kineto trace (torchtitan writes both per profiled iteration: ``<dump>/profile_trace/iteration_N/rank{r}_trace.json``
+    and ``<dump>/memory_snapshot/iteration_N/rank{r}_memory_snapshot.pickle``), a Kineto trace and an Nsight export of
+    one run.  A session holds one format (each its own reader), so they stay two sessions; the listing says they are
+    one job.  Linked where their folders are one run's (the same run, or runs alike but for one folder above the last:
+    ``profile_trace`` / ``memory_snapshot`` of one iteration) and their captures' spans in time (``Layout.capture_span``:
+    a trace's first event to its export, a snapshot's dump) come within :data:`JOB_WINDOW_S` of each other -- the
+    times the formats share; neither holds the other's pid or host.  A snapshot's host is also handed the linked Kineto
+    files (``HostFile.beside``) of its own rank where names say one: their ``deviceProperties`` give its GPU's
+    capacity (``formats.snapshot.reader.with_job_capacity``), which the snapshot never records."""
+    spans: dict[int, tuple[float, float]] = {}  # read only for sessions a session of another format may pair with
+
+    def span(s: Session) -> tuple[float, float]:
+        if id(s) not in spans:
+            spans[id(s)] = _session_span(s)
+        return spans[id(s)]
+
+    buckets: dict[tuple[str, ...], list[Session]] = {}
+    for s in sessions:
+        for key in _run_keys(s.run):
+            buckets.setdefault(key, []).append(s)
+    links: dict[int, dict[int, Session]] = {}
+    for key, group in buckets.items():
+        kinds: dict[str, list[Session]] = {}
+        for s in group:
+            kinds.setdefault(s.format, []).append(s)
+        if len(kinds) < 2 or (key[0] == "*" and len(group) > _MAX_SIBLING_SESSIONS):
+            continue
+        fmts = list(kinds.values())
+        for i, one in enumerate(fmts):
+            for a, b in ((a, b) for other in fmts[i + 1:] for a in one for b in other):
+                if _near(span(a), span(b)):
+                    links.setdefault(id(a), {})[id(b)] = b
+                    links.setdefault(id(b), {})[id(a)] = a
+    out = []
+    for s in sessions:
+        other = list(links.get(id(s), {}).values())
+        if not other:
+            out.append(s)
+            continue
+        hosts = s.hosts
+        if s.format == "snapshot":
+            traces = [f for o in other if o.format == "kineto" for h in o.hosts for f in (h.ranks or (h,))]
+            hosts = tuple(_with_traces(h, traces) for h in hosts)
+        out.append(dataclasses.replace(s, hosts=hosts, same_job=tuple(sorted(o.stock_run for o in other))))
+    return out
+
+
+def _run_keys(run: str) -> list[tuple[str, ...]]:
+    """The keys a run's sessions are matched by: the run itself, and the run with one folder above its last left
+    open (``<dump>/*/iteration_10``: a job's trace and snapshot folders of one iteration)."""
+    parts = tuple(run.split("/"))
+    return [("=", *parts)] + [("*", str(k), *parts[:k], *parts[k + 1:]) for k in range(len(parts) - 1)]
+
+
+def _session_span(s: Session) -> tuple[float, float]:
+    """The span in time of a session's captures (every file's, :meth:`Layout.capture_span`)."""
+    layout = formats.REGISTRY[s.format].layout if s.format in formats.REGISTRY else None
+    spans = []
+    for h in s.hosts:
+        for f in h.ranks or (h,):
+            span = getattr(layout, "capture_span", None)
+            spans.append(span(f.path, f.size, f.mtime_ns) if span else (f.mtime_ns / 1e9, f.mtime_ns / 1e9))
+    return min(a for a, _ in spans), max(b for _, b in spans)
+
+
+def _near(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """Two spans in time within :data:`JOB_WINDOW_S` of each other."""
+    return a[0] - JOB_WINDOW_S <= b[1] and b[0] - JOB_WINDOW_S <= a[1]
+
+
+def _with_traces(host: HostFile, traces: list[HostFile]) -> HostFile:
+    """A snapshot host with the linked Kineto files of its rank (all of them where its name or theirs states none)."""
+    own = _RANK_IN_NAME.findall(fsio.file_name(host.path))
+    if own:
+        same = [t for t in traces if _RANK_IN_NAME.findall(fsio.file_name(t.path)) == own]
+        traces = same or [t for t in traces if not _RANK_IN_NAME.findall(fsio.file_name(t.path))]
+    got = tuple((t.path, t.size, t.mtime_ns) for t in traces)
+    return dataclasses.replace(host, beside=host.beside + got) if got else host
 
 
 def _merged(group: list[Session]) -> Session:

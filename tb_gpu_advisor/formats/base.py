@@ -415,6 +415,12 @@ class RunFolderLayout:
     expected: str
     host_folders_within_s: float = 0.0  # a run folder's sessions are grouped by its layout's own clock (``group``)
 
+    def capture_span(self, path: str, size: int, mtime_ns: int) -> tuple[float, float]:
+        """(first, last) second since 1970 the capture in the file at ``path`` can hold: by default the file's
+        modification time alone (a memory snapshot is dumped at one moment); a layout whose header says when its
+        capture began widens it (discovery links captures of one job by it: ``discover._same_job``)."""
+        return mtime_ns / 1e9, mtime_ns / 1e9
+
     @staticmethod
     def in_run_folder(rel: tuple[str, ...]) -> bool:
         """The file at ``rel`` lies outside every ``plugins/`` folder."""

@@ -155,7 +155,8 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
     the earlier (a forward-only loop's next pass: its other blocks came and went); a site leaks where
     ``memory.leak.min_iterations`` rounds or more each keep as many blocks while the lowest level between rounds
     rises by at least their bytes each time, and the leak is every such site's, ``memory.leak.min_bytes`` or more a
-    round.  Its saving is the kept bytes live at the allocated peak ``p``.
+    round.  Its saving is the kept bytes live at the allocated peak ``p``.  A line whose kept blocks grow each pass
+    (:func:`_growing_sites`) leaks too: its per-round bytes are its last round's, its first round's said beside them.
 
     ``before``: the blocks live at the dump that a history begun late never touches, by line and bytes
     (``MemorySnapshot.unseen_live``).  A full ring buffer keeps a leak's last passes only, while every earlier pass's
@@ -167,10 +168,11 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
     if not sites or per_round < T("memory.leak.min_bytes"):
         return
     every = np.concatenate([np.concatenate(r) for r in sites])
-    earlier, earlier_bytes = _earlier_rounds(me, sites, before or {})
+    earlier, earlier_bytes = _earlier_rounds(me, sites, before or {})  # by size: a growing leak's earlier are not
     out.leak_iterations = max(len(r) for r in sites) + earlier
     out.leak_earlier_iterations = earlier
     out.leak_per_iteration_bytes = per_round
+    out.leak_first_iteration_bytes = sum(int(me.delta[_whole(me, r)[0]].sum()) for r in sites)
     out.leak_blocks = sum(len(r[-1]) for r in sites)
     out.leak_bytes = int(me.delta[every[every <= p]].sum()) + earlier_bytes
     out.leak_end_bytes = int(me.delta[every].sum()) + earlier_bytes
@@ -199,7 +201,8 @@ def _earlier_rounds(me: MemoryEvents, sites: list[list[np.ndarray]], before: dic
 
 
 def _leak_sites(me: MemoryEvents) -> list[list[np.ndarray]]:
-    """Per leaking site and size (:func:`_leak`), its rounds: each the indices of the round's allocations."""
+    """Per leaking site and size (:func:`_leak`), its rounds: each the indices of the round's allocations.  Then, per
+    user line none of those holds, the line's kept blocks whatever their sizes (:func:`_growing_sites`)."""
     fr = me.frees()
     keep = (me.delta > 0) & (fr == len(me)) & (me.addr >= 0) & (me.phase != MEMORY_PHASES.index("parameters"))
     for extra in (me.cast_copy, me.by_lifetime):
@@ -209,7 +212,50 @@ def _leak_sites(me: MemoryEvents) -> list[list[np.ndarray]]:
     least = int(T("memory.leak.min_iterations"))
     if cand.size < least:
         return []
-    late = me.unseen_frees().size > 0  # the history begins late: its first round may be cut
+    marks = _round_marks(me, fr)
+    out = []
+    keys = me.op[cand].astype(np.int64) * (1 << 40) + me.delta[cand]
+    for key in np.unique(keys):
+        at = cand[keys == key]
+        if at.size < least:
+            continue
+        rounds, rises = _rounds(at, marks)
+        whole = _whole(me, rounds)
+        if (len(rounds) >= least and len({len(r) for r in whole}) == 1
+                and (rises >= 0.9 * me.delta[rounds[0]].sum()).all()):
+            out.append(rounds)
+    return out + _growing_sites(me, cand[~np.isin(me.op[cand], [me.op[r[0][0]] for r in out])], marks)
+
+
+def _growing_sites(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndarray, ...]) -> list[list[np.ndarray]]:
+    """A leak whose bytes grow each pass: per user line, its kept blocks (``cand``) in rounds as
+    :func:`_leak_sites` splits them, sizes free to differ.  Why: a list of outputs whose sequence or batch grows, or a
+    cache keyed by shape that keeps each new shape's entry, keeps 16, 32, ... 96 MiB at one line -- each size a site
+    of one block, so a match by size finds no round.  The line leaks where ``memory.leak.min_iterations`` rounds or
+    more each keep as many blocks, a later round never fewer bytes than an earlier, and the level between rounds
+    rises by at least each round's own bytes.  Only a line the history names (a history recorded without stacks
+    gives every allocation one site, and its kept blocks of every kind would read as one line)."""
+    least = int(T("memory.leak.min_iterations"))
+    out = []
+    for op in np.unique(me.op[cand]):
+        if not 0 <= op < len(me.op_names) or me.op_names[int(op)] in ("", "?"):
+            continue
+        at = cand[me.op[cand] == op]
+        if at.size < least:
+            continue
+        rounds, rises = _rounds(at, marks)
+        whole = _whole(me, rounds)
+        made = np.array([int(me.delta[r].sum()) for r in rounds])
+        if (len(rounds) >= least and len({len(r) for r in whole}) == 1 and (np.diff(made[-len(whole):]) >= 0).all()
+                and (rises >= 0.9 * made[1:-1]).all()):
+            out.append(rounds)
+    return out
+
+
+def _round_marks(me: MemoryEvents, fr: np.ndarray) -> tuple[np.ndarray, ...]:
+    """What :func:`_rounds` reads between two kept blocks, per event (one past the end for ``reduceat``): the
+    allocated level, the index of each free's block's allocation (-1 where made before the history), a backward or
+    optimizer event, such an event or an allocation outside every module's forward, a forward event."""
     big = np.iinfo(np.int64).max
     alloc = np.append(me.allocated, big)
     made = np.full(len(me) + 1, big, dtype=np.int64)  # per free: the index of its block's allocation
@@ -219,27 +265,28 @@ def _leak_sites(me: MemoryEvents) -> list[list[np.ndarray]]:
     trained = np.append(np.isin(me.phase, [MEMORY_PHASES.index("backward"), MEMORY_PHASES.index("optimizer")]), False)
     stepped = trained | np.append((me.phase == MEMORY_PHASES.index("other")) & (me.delta > 0), False)
     forward = np.append(me.phase == MEMORY_PHASES.index("forward"), False)
-    out = []
-    keys = me.op[cand].astype(np.int64) * (1 << 40) + me.delta[cand]
-    for key in np.unique(keys):
-        at = cand[keys == key]
-        if at.size < least:
-            continue
-        gaps = np.append(at[:-1] + 1, at[-1] + 1)
-        lows = np.minimum.reduceat(alloc, gaps)[:-1]  # the lowest level between two
-        new = (at[1:] > at[:-1] + 1) & (((np.minimum.reduceat(made, gaps)[:-1] < at[:-1])
-                                         & (np.add.reduceat(stepped, gaps)[:-1] > 0))
-                                        | ((np.add.reduceat(trained, gaps)[:-1] > 0)
-                                           & (np.add.reduceat(forward, gaps)[:-1] > 0)))
-        rounds = np.split(at, np.flatnonzero(new) + 1)
-        if late and len(rounds) > 1 and len(rounds[0]) < len(rounds[1]):
-            whole = rounds[1:]  # the first round began before the history: its earlier blocks are not in it
-        else:
-            whole = rounds
-        if (len(rounds) >= least and len({len(r) for r in whole}) == 1
-                and (np.diff(lows[new]) >= 0.9 * me.delta[rounds[0]].sum()).all()):
-            out.append(rounds)
-    return out
+    return alloc, made, trained, stepped, forward
+
+
+def _rounds(at: np.ndarray, marks: tuple[np.ndarray, ...]) -> tuple[list[np.ndarray], np.ndarray]:
+    """The kept blocks ``at`` split into rounds (:func:`_leak`'s rule), and the rise of the lowest level between
+    rounds across each round after the first."""
+    alloc, made, trained, stepped, forward = marks
+    gaps = np.append(at[:-1] + 1, at[-1] + 1)
+    lows = np.minimum.reduceat(alloc, gaps)[:-1]  # the lowest level between two
+    new = (at[1:] > at[:-1] + 1) & (((np.minimum.reduceat(made, gaps)[:-1] < at[:-1])
+                                     & (np.add.reduceat(stepped, gaps)[:-1] > 0))
+                                    | ((np.add.reduceat(trained, gaps)[:-1] > 0)
+                                       & (np.add.reduceat(forward, gaps)[:-1] > 0)))
+    return np.split(at, np.flatnonzero(new) + 1), np.diff(lows[new])
+
+
+def _whole(me: MemoryEvents, rounds: list[np.ndarray]) -> list[np.ndarray]:
+    """``rounds`` less a first one a late-begun history cut (fewer blocks than the next: its earlier ones are not
+    in it)."""
+    if me.unseen_frees().size > 0 and len(rounds) > 1 and len(rounds[0]) < len(rounds[1]):
+        return rounds[1:]
+    return rounds
 
 
 def _round_entries(n: int) -> bool:

@@ -942,6 +942,9 @@ class GpuMemory:
     #: made at the leak's lines with its bytes, their events dropped
     leak_earlier_iterations: int = 0
     leak_per_iteration_bytes: int = 0
+    #: the bytes the leak's first whole pass keeps: below ``leak_per_iteration_bytes`` (its last pass's) where the
+    #: leak grows each pass (``memory._growing_sites``: a list of outputs whose shape grows, a cache keyed by shape)
+    leak_first_iteration_bytes: int = 0
     leak_blocks: int = 0
     leak_bytes: int = 0
     leak_end_bytes: int = 0

@@ -52,6 +52,10 @@ class Session:
     #: their folder by their own export second (``discover``); ``session`` and ``path`` are the earliest folder's,
     #: each host keeps its own file's path.  Empty: one folder.
     merged: tuple[str, ...] = ()
+    #: The other sessions (``stock_run`` names) that hold captures of the same job in another format -- a memory
+    #: snapshot and a Kineto trace of one run folder, a Kineto trace and an Nsight export -- listed apart because a
+    #: session holds one format (``discover``: their folders and capture times).  Empty: none.
+    same_job: tuple[str, ...] = ()
 
     @property
     def stock_run(self) -> str:

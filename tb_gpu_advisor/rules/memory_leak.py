@@ -4,8 +4,8 @@ A loop's allocated level between its passes is flat: each training iteration, ea
 inference loop, frees what it made.  A tensor kept past its pass -- outputs appended to a list, a loss summed without
 ``.item()`` (the sum holds each iteration's graph) -- raises that level by the same bytes every pass until the GPU
 runs out.  Metric (``GpuMemory.leak_*``, ``metrics.memory._leak``): the blocks each of ``memory.leak.min_iterations``
-or more passes allocates at the same sites and sizes and the history never frees, while the level between passes
-rises by them.  Severity (``memory.leak.warn_passes``, its own: the leak's share of the peak when the history ends
+or more passes allocates at the same sites and sizes -- or at one line, more bytes each pass (a leak that grows) --
+and the history never frees, while the level between passes rises by them.  Severity (``memory.leak.warn_passes``, its own: the leak's share of the peak when the history ends
 says how long the recording ran, not how soon the job runs out): a warning where the leak adds the allocated peak's
 bytes again within that many passes, info where it takes longer.  Saving: the kept bytes live at the allocated peak.
 A forward-only job (inference, serving) reads "pass" and gets its own fix (``memory_leak@inference``: no
@@ -40,18 +40,18 @@ def check(m: HostMetrics) -> list[Finding]:
     sites = ", ".join(g.leak_sites[:3]) + (" and more" if len(g.leak_sites) > 3 else "")
     return [finding(
         ctx, ID, sev,
-        f"GPU {g.gpu}'s allocated level between {units} rises by {gb(g.leak_per_iteration_bytes)} every "
-        f"{unit}: each of {g.leak_iterations} {units} allocates {plural(g.leak_blocks, 'block')} "
+        f"GPU {g.gpu}'s allocated level between {units} rises {_rise_words(g, unit, units)}: each of {g.leak_iterations} {units} allocates {plural(g.leak_blocks, 'block')} "
         f"({sites}) that the history never frees{_before_words(g, units)} -- {gb(g.leak_end_bytes)} kept when it "
         f"ends, {gb(g.leak_bytes)} "
         f"({pct(share)}) of the {gb(g.peak_allocated_bytes)} peak. {loop} frees what each {unit} makes; these bytes "
         f"grow with every {unit} until the GPU runs out: another {gb(g.peak_allocated_bytes)} (the peak again) in "
-        f"{passes:,.0f} more {units}.{_beside_capacity(m, g)}",
+        f"{passes:,.0f} more {units}{_rate_words(g, unit)}.{_beside_capacity(m, g)}",
         metric=value_metric("leak_passes", f"{units.capitalize()} in which the leak adds the peak again", passes,
             "count", f"{passes:,.0f}",
             "memory.leak.warn_passes", severity=sev,
             detail={"leak_bytes": g.leak_bytes, "leak_end_bytes": g.leak_end_bytes, "leak_share": round(share, 4),
                     "per_iteration_bytes": g.leak_per_iteration_bytes,
+                    "first_iteration_bytes": g.leak_first_iteration_bytes,
                     "iterations_before_history": g.leak_earlier_iterations,
                     "iterations": g.leak_iterations, "blocks_per_iteration": g.leak_blocks,
                     "sites": list(g.leak_sites), "gpu": g.gpu}),
@@ -61,6 +61,25 @@ def check(m: HostMetrics) -> list[Finding]:
         saving_bytes=g.leak_bytes,
         title=f"Every {unit} keeps bytes nothing frees (a leak)",  # the job's own unit: a forward-only loop has no iteration
     )]
+
+
+def _growing(g: GpuMemory) -> bool:
+    """The leak keeps more bytes each pass (its first pass's below its last's)."""
+    return 0 < g.leak_first_iteration_bytes < g.leak_per_iteration_bytes
+
+
+def _rise_words(g: GpuMemory, unit: str, units: str) -> str:
+    """How the level rises: by the same bytes every pass, or by more each pass (first and last said)."""
+    if not _growing(g):
+        return f"by {gb(g.leak_per_iteration_bytes)} every {unit}"
+    return (f"by more every {unit}: {gb(g.leak_first_iteration_bytes)} in the first of its {units} and "
+            f"{gb(g.leak_per_iteration_bytes)} in the last (a leak that grows: what it keeps each {unit} grows -- "
+            f"a shape, a sequence, a batch)")
+
+
+def _rate_words(g: GpuMemory, unit: str) -> str:
+    """The count of passes to the peak again is at the last pass's rate: a growing leak gets there sooner."""
+    return f" at the last {unit}'s rate, fewer as it grows" if _growing(g) else ""
 
 
 def _before_words(g: GpuMemory, units: str) -> str:

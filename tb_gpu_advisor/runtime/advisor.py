@@ -215,6 +215,7 @@ def runs_listing(sessions: Sequence[Session], has_gpu: dict | None = None) -> li
                 "mtime_ms": max((h["mtime_ms"] for h in hosts), default=0.0),
                 "has_gpu": (has_gpu or {}).get((s.run, s.session)),
                 "hosts": hosts,
+                "same_job": list(s.same_job),  # another format's capture of the same job (discover._same_job)
             }
         )
     return [{"run": run, "sessions": sessions_} for run, sessions_ in runs.items()]

@@ -627,6 +627,12 @@ class KinetoLayout(RunFolderLayout):
     def claims(self, rel: tuple[str, ...]) -> bool:
         return worker_of(rel[-1]) is not None and self.in_run_folder(rel)
 
+    def capture_span(self, path: str, size: int, mtime_ns: int) -> tuple[float, float]:
+        """From the trace's first event (its header's clock) to its export (the file's modification time)."""
+        end = mtime_ns / 1e9
+        start = read_header(path, size, mtime_ns).epoch_s
+        return (start if start is not None and start <= end else end), end
+
     def maybe(self, rel: tuple[str, ...]) -> bool:
         """A file whose name does not say, but whose content may (:func:`sniff`): another JSON in a run folder."""
         return other_json(rel[-1]) and self.in_run_folder(rel)

@@ -246,6 +246,15 @@ class NsysLayout(RunFolderLayout):
     def claims(self, rel: tuple[str, ...]) -> bool:
         return is_report(rel[-1]) and self.in_run_folder(rel)
 
+    def capture_span(self, path: str, size: int, mtime_ns: int) -> tuple[float, float]:
+        """From the export's session start to its end (start plus the capture's duration), else its modification
+        time: a report (``.nsys-rep``) is not opened here."""
+        end = mtime_ns / 1e9
+        head = probe_file(path, size, mtime_ns)[1] if str(path).endswith(SQLITE_SUFFIXES) else Header()
+        if head.epoch_s is None or head.epoch_s > end:
+            return end, end
+        return head.epoch_s, (head.epoch_s + head.duration_s if head.duration_s else end)
+
     def maybe(self, rel: tuple[str, ...]) -> bool:
         return rel[-1].endswith(SQLITE_SUFFIXES) and self.in_run_folder(rel)
 

@@ -101,7 +101,8 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
                     h.end[sync] - h.start[sync]).astype(np.int64)
     for g in active:
         owned = _owned(ctx, g)
-        per, spans = _idle_after(g, h, held, returns, copy & ~waited, owned, recorded, h.start[sync])
+        per, spans = _idle_after(g, h, held, returns, copy & ~waited, owned, recorded, h.start[sync],
+                                 cut=trips.trip_windows(g, ctx.steps.count)[:2])
         if moved is not None:
             _split_reads(spans, moved)
         for row, held_in in zip((leads, tails), _in_copy_calls(ctx, g, spans[0], spans[1])):
@@ -694,7 +695,8 @@ def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN0
 
 def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # noqa: ANN001
                 waits: tuple[np.ndarray, np.ndarray], recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None],
-                starts: np.ndarray | None = None) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+                starts: np.ndarray | None = None, cut: tuple[np.ndarray, np.ndarray] | None = None
+                ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
     """GPU idle (ps) after the syncs: [the program's syncs, the copies' waits, unrecorded host time], and the idle
     intervals of the program's syncs and of the copies' waits (for the step's ledger to book).
 
@@ -719,7 +721,14 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
     copies its value out splits that idle with its own copy (JAX's ``np.asarray``: ~250 us of idle before the copy,
     ~460 after), which the gap after the read alone missed; and a kept step's last sync, whose next work is the next
     (unkept) step's, drains its step too (the ledger keeps only the kept steps' part).  The cap stays the host's
-    blocked time, so a host-bound loop (its own time over the GPU's work) is given no more than the wait itself."""
+    blocked time, so a host-bound loop (its own time over the GPU's work) is given no more than the wait itself.
+
+    ``cut``: the stretches that end a drained one (the round trips: from there the host works for that cause, read and
+    all); None, every stretch of ``waits``.  An input wait inside a drained stretch is left out of it, not its end: the
+    wait delayed the fetch as much as the Python after it, and the loop steps at ``H + W`` whichever comes first -- a TF
+    custom loop's ``.numpy()`` blocked 320 us a step, then the next ``IteratorGetNext`` and 700 us of untraced Python
+    ran while the GPU idled, and the stretch cut at the fetch gave the wait 30 us (h37-probe44x).  For the same reason
+    the host's unrecorded time is not left out of it: the cap, the time the wait blocked, bounds the claim."""
     d = g.d
     out = np.zeros(3)
     none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -751,7 +760,7 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
     a, b, is_copy = run_end[j - 1][kept].astype(np.int64, copy=False), d.start[j][kept].astype(np.int64, copy=False), is_copy[kept]
     blocked, first_start, returned = blocked[kept], first_start[kept], returned[kept]
     pos = b > a
-    dr_s, dr_e = _drained(d, first_start, b)
+    dr_s, dr_e = _drained(d, first_start, _past_reads(d, j[kept], b))
     spans = [none, none]
     for i, sel in enumerate((~is_copy & pos, is_copy & pos)):
         s, e = a[sel], b[sel]
@@ -764,21 +773,41 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
         u0, u1 = subtract_intervals(s0, e0, s, e)
         if not into_kept[sel].all():  # only the gaps before a kept step's work
             u0, u1 = subtract_intervals(u0, u1, a[sel & ~into_kept], b[sel & ~into_kept])
-        out[2] += float(np.subtract(*bd._inside_steps(g, u0, u1)[::-1]).sum())
+        unrecorded = bd._inside_steps(g, u0, u1)
+        out[2] += float(np.subtract(*unrecorded[::-1]).sum())
         ga, gb = a[sel], b[sel]
         if i == 0 and starts is not None and ga.size:  # the program's syncs: their whole drained stretch
-            ga, gb = _until_owned(dr_s[sel], dr_e[sel], returned[sel], waits)
+            ga, gb = _until_owned(dr_s[sel], dr_e[sel], returned[sel], waits if cut is None else cut)
             ga, gb = ga[gb > ga], gb[gb > ga]
             s, e = ga, gb
             if s.size:
                 s, e = _idle_in(d, s, e)
             if waits[0].size and s.size:
                 s, e = subtract_intervals(s, e, *waits)
-            s, e = _covered(h, recorded, s, e)
-        s, e = _first_of_each(s, e, ga, gb, blocked[sel])
+            # recorded or not, the host's time after the wait is what the wait delayed: the cap (the time it blocked)
+            # bounds the claim, and the unrecorded note keeps only what is left of it (h37-probe44x)
+            s, e = _first_of_each(s, e, ga, gb, blocked[sel])
+            if unrecorded[0].size and s.size:
+                out[2] -= float(np.subtract(*intersect_intervals(*unrecorded, s, e)[::-1]).sum())
+        else:
+            s, e = _first_of_each(s, e, ga, gb, blocked[sel])
         out[i] = float((e - s).sum())
         spans[i] = (s, e)
     return out, spans
+
+
+def _past_reads(d, j: np.ndarray, b: np.ndarray) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
+    """Per gap (the first device event ``j`` after its syncs returned, starting at ``b``): where the GPU is next given
+    work -- past the copies to the host that open it.  A read's value leaves after the wait (TensorFlow's ``.numpy()``:
+    ``TensorHandle::CopyToDevice`` syncs the device, then copies the bytes out: h37-probe44x) and a copy out refills
+    no queue: the GPU idles on until the host launches a kernel or sends data in.  Ending the drained stretch at that
+    copy gave a 320 us wait 7 us of idle."""
+    if not j.size:
+        return b
+    out_ = np.flatnonzero(d.kind != devices.KIND_D2H)  # the device events that are work given to the GPU
+    k = np.searchsorted(out_, j, side="left")
+    nxt = np.where(k < out_.size, d.start[out_[np.minimum(k, max(out_.size - 1, 0))]] if out_.size else b, b)
+    return np.maximum(b, nxt.astype(np.int64))
 
 
 def _drain(g, h, t: np.ndarray) -> np.ndarray:  # noqa: ANN001 - a context.GpuCtx, HostEvents

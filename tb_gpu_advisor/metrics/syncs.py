@@ -778,22 +778,47 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
         ga, gb = a[sel], b[sel]
         if i == 0 and starts is not None and ga.size:  # the program's syncs: their whole drained stretch
             ga, gb = _until_owned(dr_s[sel], dr_e[sel], returned[sel], waits if cut is None else cut)
-            ga, gb = ga[gb > ga], gb[gb > ga]
+            keep = gb > ga
+            ga, gb, room = ga[keep], gb[keep], blocked[sel][keep]  # the cap of each gap kept, in step with it
             s, e = ga, gb
             if s.size:
                 s, e = _idle_in(d, s, e)
             if waits[0].size and s.size:
                 s, e = subtract_intervals(s, e, *waits)
-            # recorded or not, the host's time after the wait is what the wait delayed: the cap (the time it blocked)
-            # bounds the claim, and the unrecorded note keeps only what is left of it (h37-probe44x)
-            s, e = _first_of_each(s, e, ga, gb, blocked[sel])
-            if unrecorded[0].size and s.size:
+            s, e = _recorded_first(h, recorded, s, e, ga, gb, room)
+            if unrecorded[0].size and s.size:  # the unrecorded note keeps what the wait's claim left of it
                 out[2] -= float(np.subtract(*intersect_intervals(*unrecorded, s, e)[::-1]).sum())
         else:
             s, e = _first_of_each(s, e, ga, gb, blocked[sel])
         out[i] = float((e - s).sum())
         spans[i] = (s, e)
     return out, spans
+
+
+def _recorded_first(h, recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None], s: np.ndarray,  # noqa: ANN001
+                    e: np.ndarray, ga: np.ndarray, gb: np.ndarray, room: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Of the drained idle (s, e) in the gaps (ga, gb), the first ``room`` ps of each gap's: its recorded part first
+    (the host's launches and ops the wait delayed, h37-left52), then, where that is shorter than the wait, its
+    unrecorded part -- the host's untraced Python the wait delayed as much (a TF custom loop's ``.numpy()``: 320 us
+    blocked, then 700 us of untraced Python and the next fetch, with 40 us recorded before the next launch: the wait
+    was given those 40 us; h37-probe44x).  Without the wait the loop steps ``W`` sooner whatever the host runs after
+    it; the cap, the time it blocked, bounds the claim."""
+    cs, ce = _covered(h, recorded, s, e)
+    rs, re_ = _first_of_each(cs, ce, ga, gb, room)
+    left = room - _per_gap(rs, re_, ga)
+    us, ue = subtract_intervals(s, e, cs, ce)
+    us, ue = _first_of_each(us, ue, ga, gb, np.maximum(left, 0))
+    if not us.size:
+        return rs, re_
+    return union_intervals(np.concatenate([rs, us]).astype(np.int64), np.concatenate([re_, ue]).astype(np.int64))
+
+
+def _per_gap(s: np.ndarray, e: np.ndarray, ga: np.ndarray) -> np.ndarray:
+    """Per gap (sorted starts ``ga``): the length of the intervals (s, e) inside it, ps."""
+    if not s.size:
+        return np.zeros(ga.size, np.int64)
+    gap = np.searchsorted(ga, s, side="right") - 1
+    return np.bincount(np.maximum(gap, 0), weights=(e - s).astype(np.float64), minlength=ga.size).astype(np.int64)
 
 
 def _past_reads(d, j: np.ndarray, b: np.ndarray) -> np.ndarray:  # noqa: ANN001 - DeviceEvents

@@ -687,13 +687,16 @@ def write_numpy_read_loop(path: str, steps: int = 8, fetch_us: float = 90.0, pyt
 
     Events, as upstream TensorFlow records them (read with the search tools, tensorflow/tensorflow):
 
-    * ``next(iterator)`` runs the ``IteratorGetNext`` op eagerly on the Python thread: ``EagerExecute`` >
+    * every eager op and function call is ``EagerLocalExecute: <op>`` (execute.cc: ``TraceMe(absl::StrCat(
+      "EagerLocalExecute: ", op->Name()))``) around ``EagerKernelExecute``;
+    * ``next(iterator)`` runs the ``IteratorGetNext`` op eagerly on the Python thread: ``EagerLocalExecute`` >
       ``EagerKernelExecute`` > ``IteratorGetNextOp::DoCompute`` (the consumer's wait on tf.data, ``fetch_us``), with
       the pipeline's ``Iterator::Root`` > ``Iterator::Prefetch`` on a ``tf_data_iterator_get_next`` thread;
     * ``tf.constant(step)`` is the ``_EagerConst`` op on the host CPU ("Constants start on CPU:0 and are copied via
       EagerConst to the current device", core/common_runtime/eager/execute.cc), and the function's inputs are placed
       under ``EagerCopyToDevice`` (execute.cc, ``ExtractFunctionInputInfo``: ``TraceMe activity("EagerCopyToDevice")``);
-    * the call itself is ``EagerExecute`` > ``EagerKernelExecute`` (``is_func=1``) > ``__inference_train_step_1187``
+    * the call itself is ``EagerLocalExecute: __inference_train_step_1187`` > ``EagerKernelExecute`` (``is_func=1``) >
+      ``__inference_train_step_1187``
       on the Python thread; its graph runs on a ``tf_Compute`` thread (``ExecutorState::Process`` > ``FunctionRun``'s
       ops ``name:Type``, each launch record named after its kernel with a ``correlation_id``);
     * ``loss.numpy()`` resolves the handle: ``TensorHandle::CopyToDevice`` (core/common_runtime/eager/
@@ -726,7 +729,7 @@ def write_numpy_read_loop(path: str, steps: int = 8, fetch_us: float = 90.0, pyt
         # next(iterator): tf.data's own time.
         fetch = int(fetch_us * US * j)
         h = start + 2 * US
-        py.add("EagerExecute", h, fetch + 4 * US)
+        py.add("EagerLocalExecute: IteratorGetNext", h, fetch + 4 * US)
         py.add("EagerKernelExecute", h + US, fetch + 2 * US, is_func=0)
         py.add("IteratorGetNextOp::DoCompute", h + 2 * US, fetch)
         data.add("Iterator::Root", h + 3 * US, fetch - 2 * US)
@@ -735,7 +738,7 @@ def write_numpy_read_loop(path: str, steps: int = 8, fetch_us: float = 90.0, pyt
         h += fetch + 5 * US
         other0 = h
         h += int(python_us * US * j)  # untraced Python (the loop's own bookkeeping)
-        py.add("EagerExecute", h, 14 * US)
+        py.add("EagerLocalExecute: _EagerConst", h, 14 * US)
         py.add("EagerKernelExecute", h + US, 12 * US, is_func=0)
         py.add("_EagerConst:_EagerConst", h + 2 * US, 10 * US)
         h += 15 * US
@@ -767,7 +770,7 @@ def write_numpy_read_loop(path: str, steps: int = 8, fetch_us: float = 90.0, pyt
             corr += 1
             h += int(launch_us * US)
         compute.add("ExecutorState::Process", exe - US, h - exe + 2 * US)
-        py.add("EagerExecute", call, h - call + 3 * US)
+        py.add("EagerLocalExecute: __inference_train_step_1187", call, h - call + 3 * US)
         py.add("EagerKernelExecute", call + US // 2, h - call + 2 * US, is_func=1)
         py.add("__inference_train_step_1187", call + US, h - call + US)
         h += 4 * US

@@ -760,7 +760,10 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
     a, b, is_copy = run_end[j - 1][kept].astype(np.int64, copy=False), d.start[j][kept].astype(np.int64, copy=False), is_copy[kept]
     blocked, first_start, returned = blocked[kept], first_start[kept], returned[kept]
     pos = b > a
-    dr_s, dr_e = _drained(d, first_start, _past_reads(d, j[kept], b))
+    nxt = _past_reads(d, j[kept])
+    dr_s, dr_e = _drained(d, first_start, np.maximum(b, d.start[nxt].astype(np.int64)))
+    # the step's closing wait: the work the host gives next is the next step's (h37-probe44x)
+    closing = g.step[nxt] != g.step[j[kept] - 1]
     spans = [none, none]
     for i, sel in enumerate((~is_copy & pos, is_copy & pos)):
         s, e = a[sel], b[sel]
@@ -780,12 +783,13 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
             ga, gb = _until_owned(dr_s[sel], dr_e[sel], returned[sel], waits if cut is None else cut)
             keep = gb > ga
             ga, gb, room = ga[keep], gb[keep], blocked[sel][keep]  # the cap of each gap kept, in step with it
+            closes = closing[sel][keep]
             s, e = ga, gb
             if s.size:
                 s, e = _idle_in(d, s, e)
             if waits[0].size and s.size:
                 s, e = subtract_intervals(s, e, *waits)
-            s, e = _recorded_first(h, recorded, s, e, ga, gb, room)
+            s, e = _recorded_first(h, recorded, s, e, ga, gb, room, closes)
             if unrecorded[0].size and s.size:  # the unrecorded note keeps what the wait's claim left of it
                 out[2] -= float(np.subtract(*intersect_intervals(*unrecorded, s, e)[::-1]).sum())
         else:
@@ -796,18 +800,23 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
 
 
 def _recorded_first(h, recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None], s: np.ndarray,  # noqa: ANN001
-                    e: np.ndarray, ga: np.ndarray, gb: np.ndarray, room: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                    e: np.ndarray, ga: np.ndarray, gb: np.ndarray, room: np.ndarray,
+                    closes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Of the drained idle (s, e) in the gaps (ga, gb), the first ``room`` ps of each gap's: its recorded part first
     (the host's launches and ops the wait delayed, h37-left52), then, where that is shorter than the wait, its
     unrecorded part -- the host's untraced Python the wait delayed as much (a TF custom loop's ``.numpy()``: 320 us
     blocked, then 700 us of untraced Python and the next fetch, with 40 us recorded before the next launch: the wait
     was given those 40 us; h37-probe44x).  Without the wait the loop steps ``W`` sooner whatever the host runs after
-    it; the cap, the time it blocked, bounds the claim."""
+    it; the cap, the time it blocked, bounds the claim.  Only for a step's closing wait (``closes``: the work given
+    next is the next step's) -- the read each step that "read every N steps" removes, the host's Python between steps
+    delayed by it.  A wait inside the step (CUDA C's ``cudaDeviceSynchronize`` after every kernel) keeps its recorded
+    idle alone: the untraced code between its kernels is left to a truth read by hand (h37-waits2's in-step launch
+    waits, ``cloverleaf_a100_cuda``'s ``expect_not: host_sync``)."""
     cs, ce = _covered(h, recorded, s, e)
     rs, re_ = _first_of_each(cs, ce, ga, gb, room)
     left = room - _per_gap(rs, re_, ga)
     us, ue = subtract_intervals(s, e, cs, ce)
-    us, ue = _first_of_each(us, ue, ga, gb, np.maximum(left, 0))
+    us, ue = _first_of_each(us, ue, ga, gb, np.where(closes, np.maximum(left, 0), 0))
     if not us.size:
         return rs, re_
     return union_intervals(np.concatenate([rs, us]).astype(np.int64), np.concatenate([re_, ue]).astype(np.int64))
@@ -821,18 +830,17 @@ def _per_gap(s: np.ndarray, e: np.ndarray, ga: np.ndarray) -> np.ndarray:
     return np.bincount(np.maximum(gap, 0), weights=(e - s).astype(np.float64), minlength=ga.size).astype(np.int64)
 
 
-def _past_reads(d, j: np.ndarray, b: np.ndarray) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
-    """Per gap (the first device event ``j`` after its syncs returned, starting at ``b``): where the GPU is next given
-    work -- past the copies to the host that open it.  A read's value leaves after the wait (TensorFlow's ``.numpy()``:
-    ``TensorHandle::CopyToDevice`` syncs the device, then copies the bytes out: h37-probe44x) and a copy out refills
-    no queue: the GPU idles on until the host launches a kernel or sends data in.  Ending the drained stretch at that
-    copy gave a 320 us wait 7 us of idle."""
-    if not j.size:
-        return b
-    out_ = np.flatnonzero(d.kind != devices.KIND_D2H)  # the device events that are work given to the GPU
-    k = np.searchsorted(out_, j, side="left")
-    nxt = np.where(k < out_.size, d.start[out_[np.minimum(k, max(out_.size - 1, 0))]] if out_.size else b, b)
-    return np.maximum(b, nxt.astype(np.int64))
+def _past_reads(d, j: np.ndarray) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
+    """Per gap (the first device event ``j`` after its syncs returned): the index of the event at which the GPU is next
+    given work -- past the copies to the host that open it (the last event where none follows).  A read's value
+    leaves after the wait (TensorFlow's ``.numpy()``: ``TensorHandle::CopyToDevice`` syncs the device, then copies the
+    bytes out: h37-probe44x) and a copy out refills no queue: the GPU idles on until the host launches a kernel or
+    sends data in.  Ending the drained stretch at that copy gave a 320 us wait 7 us of idle."""
+    work = np.flatnonzero(d.kind != devices.KIND_D2H)  # the device events that are work given to the GPU
+    if not j.size or not work.size:
+        return j
+    k = np.searchsorted(work, j, side="left")
+    return np.where(k < work.size, work[np.minimum(k, work.size - 1)], j)
 
 
 def _drain(g, h, t: np.ndarray) -> np.ndarray:  # noqa: ANN001 - a context.GpuCtx, HostEvents

@@ -668,3 +668,132 @@ def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us:
     ms_ = 1000 * US
     return {"step_ms": (last_end - first) / ms_, "input_ms": (gather[1] - gather[0]) / ms_,
             "host_op_ms": (host_op[1] - host_op[0]) / ms_}
+
+
+def write_numpy_read_loop(path: str, steps: int = 8, fetch_us: float = 90.0, python_us: float = 700.0,
+                          kernels: int = 12, gemm_us: float = 8.0, other_us: float = 120.0, launch_us: float = 22.0,
+                          read_bytes: int = 4, seed: int = 0) -> dict:
+    """A TF 2.x custom training loop whose host blocks in an eager ``.numpy()`` each step (h37-probe43x *Left* (b)):
+
+        for step, (x, y) in enumerate(ds):                      # ds = ....batch(64).prefetch(2)
+            with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
+                loss = train_step(x, y, tf.constant(step))      # @tf.function: returns once its ops are launched
+                history.append(loss.numpy())                    # blocks until the GPU is done
+                ...                                             # python_us of Python the profiler does not record
+
+    A small fp32 MLP (``kernels``: per layer two ``volta_sgemm`` of ``gemm_us`` and one elementwise kernel of
+    ``other_us``, the bias and optimizer update): the host launches faster than the GPU runs them, so the step's
+    function returns with a backlog queued and ``.numpy()`` waits for it.
+
+    Events, as upstream TensorFlow records them (read with the search tools, tensorflow/tensorflow):
+
+    * every eager op and function call is ``EagerLocalExecute: <op>`` (execute.cc: ``TraceMe(absl::StrCat(
+      "EagerLocalExecute: ", op->Name()))``) around ``EagerKernelExecute``;
+    * ``next(iterator)`` runs the ``IteratorGetNext`` op eagerly on the Python thread: ``EagerLocalExecute`` >
+      ``EagerKernelExecute`` > ``IteratorGetNextOp::DoCompute`` (the consumer's wait on tf.data, ``fetch_us``), with
+      the pipeline's ``Iterator::Root`` > ``Iterator::Prefetch`` on a ``tf_data_iterator_get_next`` thread;
+    * ``tf.constant(step)`` is the ``_EagerConst`` op on the host CPU ("Constants start on CPU:0 and are copied via
+      EagerConst to the current device", core/common_runtime/eager/execute.cc), and the function's inputs are placed
+      under ``EagerCopyToDevice`` (execute.cc, ``ExtractFunctionInputInfo``: ``TraceMe activity("EagerCopyToDevice")``);
+    * the call itself is ``EagerLocalExecute: __inference_train_step_1187`` > ``EagerKernelExecute`` (``is_func=1``) >
+      ``__inference_train_step_1187``
+      on the Python thread; its graph runs on a ``tf_Compute`` thread (``ExecutorState::Process`` > ``FunctionRun``'s
+      ops ``name:Type``, each launch record named after its kernel with a ``correlation_id``);
+    * ``loss.numpy()`` resolves the handle: ``TensorHandle::CopyToDevice`` (core/common_runtime/eager/
+      tensor_handle.cc) first ``srcd->Sync()``s the GPU device -- every stream drained, CUDA's
+      ``cuStreamSynchronize`` on the Python thread -- then ``CopyTensor::ViaDMA`` copies ``read_bytes`` device to host
+      (``MemcpyD2H``, ``async:1``) and waits on a ``Notification`` (no event).
+
+    Truth by construction (per step, returned): ``step_ms`` (marker to marker); ``sync_ms``: the host blocked in the
+    sync while the GPU drains the function's backlog -- the sync's wait, the program's own read of a device value
+    (``.numpy()``); ``copy_ms``: the bytes the read moves (4 bytes: ~2 us, nothing to pin or prefetch); ``input_ms``:
+    tf.data's own ``IteratorGetNext`` time; ``other_pre_op_ms``: the untraced Python and the constant's op and copy
+    before the step's first kernel launch -- host time that is not the input pipeline's; ``gemm_share``: the fp32
+    GEMMs' share of the step (mixed precision could save at most about half of it)."""
+    rng = np.random.default_rng(seed)
+    space = SpaceBuilder("worker0")
+    host = space.plane("/host:CPU")
+    py = host.line("python3", 31337)
+    data = host.line("tf_data_iterator_get_next/-912003", 4411)
+    compute = host.line("tf_Compute/-1773360180", 4412)
+    gpu = _gpu_plane(space, A100)
+    kstream = gpu.line("Stream #14(Compute)", 14)
+    d2h = gpu.line("Stream #16(MemcpyD2H)", 16)
+    h2d = gpu.line("Stream #15(MemcpyH2D)", 15)
+    lat = 5 * US
+    t, corr, dev_free = CAPTURE_LEAD_PS, 1, CAPTURE_LEAD_PS
+    sums = {"step": 0, "sync": 0, "copy": 0, "input": 0, "other": 0, "gemm": 0}
+    for step in range(steps):
+        j = 1 + 0.02 * rng.standard_normal()
+        start = t
+        # next(iterator): tf.data's own time.
+        fetch = int(fetch_us * US * j)
+        h = start + 2 * US
+        py.add("EagerLocalExecute: IteratorGetNext", h, fetch + 4 * US)
+        py.add("EagerKernelExecute", h + US, fetch + 2 * US, is_func=0)
+        py.add("IteratorGetNextOp::DoCompute", h + 2 * US, fetch)
+        data.add("Iterator::Root", h + 3 * US, fetch - 2 * US)
+        data.add("Iterator::Prefetch", h + 4 * US, fetch - 4 * US)
+        sums["input"] += fetch
+        h += fetch + 5 * US
+        other0 = h
+        h += int(python_us * US * j)  # untraced Python (the loop's own bookkeeping)
+        py.add("EagerLocalExecute: _EagerConst", h, 14 * US)
+        py.add("EagerKernelExecute", h + US, 12 * US, is_func=0)
+        py.add("_EagerConst:_EagerConst", h + 2 * US, 10 * US)
+        h += 15 * US
+        # the call: inputs placed, then the function's graph launches its kernels from a tf_Compute thread
+        call = h
+        py.add("EagerCopyToDevice", h + US, 8 * US)
+        c0 = corr
+        corr += 1
+        compute.add("MemcpyH2D", h + 3 * US, 4 * US, correlation_id=c0)
+        h2d.add("MemcpyH2D", h + 3 * US + lat, 2 * US, correlation_id=c0,
+                memcpy_details=f"kind_src:pinned kind_dst:device size:4 dest:0 async:1")
+        h += 12 * US
+        sums["other"] += h - other0
+        exe = h
+        for k in range(kernels):
+            gemm = k % 3 != 2
+            name = "volta_sgemm_64x64_nn" if gemm else "void tensorflow::functor::BiasNHWCKernel<float>"
+            op = f"sequential/dense_{k // 3}/{'MatMul:MatMul' if gemm else 'BiasAdd:BiasAdd'}"
+            compute.add(op, h, int(launch_us * US) - US)
+            compute.add(name, h + 2 * US, 6 * US, correlation_id=corr)
+            dur = int((gemm_us if gemm else other_us) * US * (1 + 0.02 * rng.standard_normal()))
+            ks = max(h + 8 * US + lat, dev_free)
+            kstream.add(name, ks, dur, correlation_id=corr, tf_op=op,
+                        kernel_details="regs:64 static_shared:8192 dynamic_shared:0 grid:16,1,1 block:128,1,1 "
+                                       "occ_pct:25")
+            if gemm:
+                sums["gemm"] += dur
+            dev_free = ks + dur
+            corr += 1
+            h += int(launch_us * US)
+        compute.add("ExecutorState::Process", exe - US, h - exe + 2 * US)
+        py.add("EagerLocalExecute: __inference_train_step_1187", call, h - call + 3 * US)
+        py.add("EagerKernelExecute", call + US // 2, h - call + 2 * US, is_func=1)
+        py.add("__inference_train_step_1187", call + US, h - call + US)
+        h += 4 * US
+        # loss.numpy(): the device's Sync() (every stream drained), then a 4-byte copy and its notification
+        sync_start = h
+        h = max(h + 3 * US, dev_free + 2 * US)
+        py.add("cuStreamSynchronize", sync_start, h - sync_start)
+        sums["sync"] += h - sync_start
+        cs = h + 2 * US
+        py.add("MemcpyD2H", cs, 5 * US, correlation_id=corr)
+        cdur = max(int(read_bytes / PCIE_BYTES_PER_US * US), 2 * US)
+        d2h.add("MemcpyD2H", cs + lat, cdur, correlation_id=corr,
+                memcpy_details=f"kind_src:device kind_dst:pageable size:{read_bytes} dest:0 async:1")
+        sums["copy"] += cdur
+        corr += 1
+        dev_free = cs + lat + cdur
+        h = cs + lat + cdur + 4 * US  # the notification, then NumPy's wrap of the bytes
+        end = h + 3 * US
+        py.add("train", start, end - start, step_num=step, _r=1)
+        sums["step"] += end - start
+        t = end + int(8 * US * j)  # the loop's own turn before the next marker
+    space.write(path)
+    ms_ = 1000 * US * steps
+    return {"step_ms": sums["step"] / ms_, "sync_ms": sums["sync"] / ms_, "copy_ms": sums["copy"] / ms_,
+            "input_ms": sums["input"] / ms_, "other_pre_op_ms": sums["other"] / ms_,
+            "gemm_share": sums["gemm"] / sums["step"]}

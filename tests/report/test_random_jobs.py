@@ -578,7 +578,9 @@ def test_ranks_no_collective_binds_drift_and_start_no_step_late():
     assert all(g.launch_skew_ms is None for g in h.gpus)
     (f,) = [f for f in h.findings if f.rule == "gpu_imbalance"]
     held = h.breakdown_ms["collectives"] + h.breakdown_ms["other"]
-    assert f.gpu == 1 and f.saving.ms_per_step <= held + 1e-6  # main: recovered 22 us of a ledger holding none
+    # main: recovered 22 us of a ledger holding none; a saving is kept to the microsecond (``rules.base.saving``),
+    # so it may read up to half a microsecond above what it is of (0.001 beside 0.000714 since probe44r's windows)
+    assert f.gpu == 1 and f.saving.ms_per_step <= held + 5e-4 + 1e-9
     assert "not wait for it" in f.summary
     assert not laws_broken(r)
 

@@ -111,8 +111,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
                     h.end[sync] - begins).astype(np.int64)
     for g in active:
         owned = _owned(ctx, g)
-        per, spans = _idle_after(g, h, held, returns, copy & ~waited, owned, recorded, begins,
-                                 cut=trips.trip_windows(g, ctx.steps.count)[:2])
+        per, spans = _idle_after(g, h, held, returns, copy & ~waited, owned, recorded, begins)
         if moved is not None:
             _split_reads(spans, moved)
         for row, held_in in zip((leads, tails), _in_copy_calls(ctx, g, spans[0], spans[1])):
@@ -750,8 +749,7 @@ def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN0
 
 def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # noqa: ANN001
                 waits: tuple[np.ndarray, np.ndarray], recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None],
-                starts: np.ndarray | None = None, cut: tuple[np.ndarray, np.ndarray] | None = None
-                ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+                starts: np.ndarray | None = None) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
     """GPU idle (ps) after the syncs: [the program's syncs, the copies' waits, unrecorded host time], and the idle
     intervals of the program's syncs and of the copies' waits (for the step's ledger to book).
 
@@ -776,14 +774,7 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
     copies its value out splits that idle with its own copy (JAX's ``np.asarray``: ~250 us of idle before the copy,
     ~460 after), which the gap after the read alone missed; and a kept step's last sync, whose next work is the next
     (unkept) step's, drains its step too (the ledger keeps only the kept steps' part).  The cap stays the host's
-    blocked time, so a host-bound loop (its own time over the GPU's work) is given no more than the wait itself.
-
-    ``cut``: the stretches that end a drained one (the round trips: from there the host works for that cause, read and
-    all); None, every stretch of ``waits``.  An input wait inside a drained stretch is left out of it, not its end: the
-    wait delayed the fetch as much as the Python after it, and the loop steps at ``H + W`` whichever comes first -- a TF
-    custom loop's ``.numpy()`` blocked 320 us a step, then the next ``IteratorGetNext`` and 700 us of untraced Python
-    ran while the GPU idled, and the stretch cut at the fetch gave the wait 30 us (h37-probe44x).  For the same reason
-    the host's unrecorded time is not left out of it: the cap, the time the wait blocked, bounds the claim."""
+    blocked time, so a host-bound loop (its own time over the GPU's work) is given no more than the wait itself."""
     d = g.d
     out = np.zeros(3)
     none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -815,10 +806,7 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
     a, b, is_copy = run_end[j - 1][kept].astype(np.int64, copy=False), d.start[j][kept].astype(np.int64, copy=False), is_copy[kept]
     blocked, first_start, returned = blocked[kept], first_start[kept], returned[kept]
     pos = b > a
-    nxt = _past_reads(d, j[kept])
-    dr_s, dr_e = _drained(d, first_start, np.maximum(b, d.start[nxt].astype(np.int64)))
-    # the step's closing wait: the work the host gives next is the next step's (h37-probe44x)
-    closing = g.step[nxt] != g.step[j[kept] - 1]
+    dr_s, dr_e = _drained(d, first_start, b)
     spans = [none, none]
     for i, sel in enumerate((~is_copy & pos, is_copy & pos)):
         s, e = a[sel], b[sel]
@@ -831,71 +819,21 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
         u0, u1 = subtract_intervals(s0, e0, s, e)
         if not into_kept[sel].all():  # only the gaps before a kept step's work
             u0, u1 = subtract_intervals(u0, u1, a[sel & ~into_kept], b[sel & ~into_kept])
-        unrecorded = bd._inside_steps(g, u0, u1)
-        out[2] += float(np.subtract(*unrecorded[::-1]).sum())
+        out[2] += float(np.subtract(*bd._inside_steps(g, u0, u1)[::-1]).sum())
         ga, gb = a[sel], b[sel]
         if i == 0 and starts is not None and ga.size:  # the program's syncs: their whole drained stretch
-            ga, gb = _until_owned(dr_s[sel], dr_e[sel], returned[sel], waits if cut is None else cut)
-            keep = gb > ga
-            ga, gb, room = ga[keep], gb[keep], blocked[sel][keep]  # the cap of each gap kept, in step with it
-            closes = closing[sel][keep]
+            ga, gb = _until_owned(dr_s[sel], dr_e[sel], returned[sel], waits)
+            ga, gb = ga[gb > ga], gb[gb > ga]
             s, e = ga, gb
             if s.size:
                 s, e = _idle_in(d, s, e)
             if waits[0].size and s.size:
                 s, e = subtract_intervals(s, e, *waits)
-            s, e = _recorded_first(h, recorded, s, e, ga, gb, room, closes)
-            if unrecorded[0].size and s.size:  # the unrecorded note keeps what the wait's claim left of it
-                out[2] -= float(np.subtract(*intersect_intervals(*unrecorded, s, e)[::-1]).sum())
-        else:
-            s, e = _first_of_each(s, e, ga, gb, blocked[sel])
+            s, e = _covered(h, recorded, s, e)
+        s, e = _first_of_each(s, e, ga, gb, blocked[sel])
         out[i] = float((e - s).sum())
         spans[i] = (s, e)
     return out, spans
-
-
-def _recorded_first(h, recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None], s: np.ndarray,  # noqa: ANN001
-                    e: np.ndarray, ga: np.ndarray, gb: np.ndarray, room: np.ndarray,
-                    closes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Of the drained idle (s, e) in the gaps (ga, gb), the first ``room`` ps of each gap's: its recorded part first
-    (the host's launches and ops the wait delayed, h37-left52), then, where that is shorter than the wait, its
-    unrecorded part -- the host's untraced Python the wait delayed as much (a TF custom loop's ``.numpy()``: 320 us
-    blocked, then 700 us of untraced Python and the next fetch, with 40 us recorded before the next launch: the wait
-    was given those 40 us; h37-probe44x).  Without the wait the loop steps ``W`` sooner whatever the host runs after
-    it; the cap, the time it blocked, bounds the claim.  Only for a step's closing wait (``closes``: the work given
-    next is the next step's) -- the read each step that "read every N steps" removes, the host's Python between steps
-    delayed by it.  A wait inside the step (CUDA C's ``cudaDeviceSynchronize`` after every kernel) keeps its recorded
-    idle alone: the untraced code between its kernels is left to a truth read by hand (h37-waits2's in-step launch
-    waits, ``cloverleaf_a100_cuda``'s ``expect_not: host_sync``)."""
-    cs, ce = _covered(h, recorded, s, e)
-    rs, re_ = _first_of_each(cs, ce, ga, gb, room)
-    left = room - _per_gap(rs, re_, ga)
-    us, ue = subtract_intervals(s, e, cs, ce)
-    us, ue = _first_of_each(us, ue, ga, gb, np.where(closes, np.maximum(left, 0), 0))
-    if not us.size:
-        return rs, re_
-    return union_intervals(np.concatenate([rs, us]).astype(np.int64), np.concatenate([re_, ue]).astype(np.int64))
-
-
-def _per_gap(s: np.ndarray, e: np.ndarray, ga: np.ndarray) -> np.ndarray:
-    """Per gap (sorted starts ``ga``): the length of the intervals (s, e) inside it, ps."""
-    if not s.size:
-        return np.zeros(ga.size, np.int64)
-    gap = np.searchsorted(ga, s, side="right") - 1
-    return np.bincount(np.maximum(gap, 0), weights=(e - s).astype(np.float64), minlength=ga.size).astype(np.int64)
-
-
-def _past_reads(d, j: np.ndarray) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
-    """Per gap (the first device event ``j`` after its syncs returned): the index of the event at which the GPU is next
-    given work -- past the copies to the host that open it (the last event where none follows).  A read's value
-    leaves after the wait (TensorFlow's ``.numpy()``: ``TensorHandle::CopyToDevice`` syncs the device, then copies the
-    bytes out: h37-probe44x) and a copy out refills no queue: the GPU idles on until the host launches a kernel or
-    sends data in.  Ending the drained stretch at that copy gave a 320 us wait 7 us of idle."""
-    work = np.flatnonzero(d.kind != devices.KIND_D2H)  # the device events that are work given to the GPU
-    if not j.size or not work.size:
-        return j
-    k = np.searchsorted(work, j, side="left")
-    return np.where(k < work.size, work[np.minimum(k, work.size - 1)], j)
 
 
 def _drain(g, h, t: np.ndarray) -> np.ndarray:  # noqa: ANN001 - a context.GpuCtx, HostEvents

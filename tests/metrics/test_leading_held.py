@@ -66,18 +66,15 @@ def test_without_a_queue_nothing_is_held(tmp_path):
 
 
 def test_the_unrecorded_stretch_beside_a_held_one_is_named_alone(tmp_path):
-    """The same queue and 3.5 ms of untraced host code after each sync: the held part is named apart, never with the
-    3.5 ms as the host's.  Restated by h37-probe44x: the sync blocked 12.3 ms, so the untraced code it delayed is its
-    own claim (without the ``.item()`` that code runs while the GPU works: ``metrics.syncs._recorded_first``), no more
-    than the wait, and no gap finding claims it again."""
+    """The same queue and 3.5 ms of untraced host code after each sync: the gap finding names the 3.5 ms as unrecorded
+    and the held part apart, never the two together as the host's."""
     m, findings = _run(tmp_path, QUEUED_MS, UNTRACED_MS)
     assert m.breakdown.other == pytest.approx(UNTRACED_MS, abs=0.05)
-    assert m.idle_held == pytest.approx(QUEUED_MS + GAP_MS - SUBMIT_MS, abs=0.01)
-    (sync,) = [f for f in findings if f.rule == "host_sync"]
-    assert m.syncs.gpu_idle_ms_per_step == pytest.approx(UNTRACED_MS, abs=0.1)
-    assert m.syncs.gpu_idle_ms_per_step <= m.syncs.wait_ms_per_step
-    assert "holding" not in sync.summary
-    assert not [f for f in findings if f.rule == "step_gaps" and f.saving is not None]
+    (gaps,) = [f for f in findings if f.rule == "step_gaps"]
+    said = re.search(r"\(([\d.]+) ms a step: no runtime call", gaps.summary)
+    assert said and float(said.group(1)) == pytest.approx(UNTRACED_MS, abs=0.05), gaps.summary
+    assert "holding the next step's work" in gaps.summary
+    assert gaps.metric.detail["unexplained_ms"] == pytest.approx(UNTRACED_MS, abs=0.05)
 
 
 def _vllm_truth() -> float:

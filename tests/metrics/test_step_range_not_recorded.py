@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import pytest
-
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats import read
@@ -29,18 +27,14 @@ def _run(tmp_path, untraced_ms: float):
     return m, evaluate(m)
 
 
-def test_untraced_code_inside_a_step_range_is_the_waits_up_to_its_wait(tmp_path):
-    """Fails on main: host_sync's idle 2.72 ms (critical), the unrecorded part 0.002 ms.  Restated by h37-probe44x: the
-    step's range still records no host work, so the sync's recorded idle is its launches' (26 us); but the wait (7.8 ms
-    for the GPU's 8 ms) delayed the 3 ms of untraced code after it as much -- without the ``.item()`` that code runs
-    while the GPU works and the step shortens by it (``min(H + W - B, W)``, ``metrics.syncs._idle_after``) -- so the
-    claim goes on into the unrecorded time, up to the wait (``_recorded_first``), and none of it is called unrecorded
-    besides."""
+def test_untraced_code_inside_a_step_range_is_unrecorded_not_the_syncs(tmp_path):
+    """Fails on main: host_sync's idle 2.72 ms (critical), the unrecorded part 0.002 ms."""
     m, findings = _run(tmp_path, UNTRACED_MS)
     assert m.steps.source == "nvtx_range"
-    assert m.syncs.gpu_idle_ms_per_step == pytest.approx(UNTRACED_MS, abs=0.1)
-    assert m.syncs.gpu_idle_ms_per_step <= m.syncs.wait_ms_per_step
-    assert m.syncs.unrecorded_ms_per_step < 0.1 * UNTRACED_MS
+    assert m.syncs.gpu_idle_ms_per_step < 0.1 * UNTRACED_MS
+    assert m.syncs.unrecorded_ms_per_step > 0.85 * UNTRACED_MS
+    assert not [f for f in findings if f.rule == "host_sync" and f.severity != "info"], \
+        [(f.rule, f.severity, f.summary) for f in findings]
 
 
 def test_without_untraced_code_the_sync_keeps_its_idle(tmp_path):

@@ -213,15 +213,21 @@ class Rank:
             self.host_us += op["dur"]
             self.step_kernels.append((start, start + us))
             return
+        op["dur"] = round(self._stream_wait(op, launch_at, start + us) + 4.0 - self.host_us, 3)
+        self.host_us += op["dur"]
+        self.step_kernels.append((start, start + us))
+
+    def _stream_wait(self, op: dict, launch_at: float, done: float) -> float:
+        """The ``cudaStreamSynchronize`` a blocking copy of ``op`` (launched at ``launch_at``, done on the GPU at
+        ``done``) makes inside its op, waiting for its stream; the wait's end.  Why one: a pageable upload and a read
+        to the host wait alike (h37-review44's duplicates)."""
         sync_at = launch_at + 14.0
-        wait = max(start + us - sync_at, 0.0) + 3.0
+        wait = max(done - sync_at, 0.0) + 3.0
         self.corr += 1
         self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": self.pid,
                           "tid": self.pid, "ts": round(sync_at, 3), "dur": round(wait, 3),
                           "args": {"External id": op["args"]["External id"], "cbid": 131, "correlation": self.corr}})
-        op["dur"] = round(sync_at + wait + 4.0 - self.host_us, 3)
-        self.host_us += op["dur"]
-        self.step_kernels.append((start, start + us))
+        return sync_at + wait
 
     def _h2d_copy(self, op: dict, mb: float, us: float, memory: str) -> tuple[float, float]:
         """The ``cudaMemcpyAsync`` of ``op`` and its copy on the compute stream from ``memory`` ("Pinned",
@@ -275,13 +281,7 @@ class Rank:
         to_copy = self.cpu("aten::_to_copy", 0.0, advance=False)
         copy = self.cpu("aten::copy_", 0.0, advance=False)
         launch_at, start = self.memcpy(copy, "Memcpy DtoH (Device -> Pageable)", nbytes, us)
-        sync_at = launch_at + 14.0
-        wait = max(start + us - sync_at, 0.0) + 3.0
-        self.corr += 1
-        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": self.pid,
-                          "tid": self.pid, "ts": round(sync_at, 3), "dur": round(wait, 3),
-                          "args": {"External id": copy["args"]["External id"], "cbid": 131, "correlation": self.corr}})
-        end = sync_at + wait + 4.0
+        end = self._stream_wait(copy, launch_at, start + us) + 4.0
         for e, tail in ((outer, 2.0), (to_copy, 1.0), (copy, 0.0)):
             e["dur"] = round(end + tail - e["ts"], 3)
         self.host_us = end + 2.0
@@ -758,13 +758,8 @@ def write_sync_then_host_work(out: str, steps: int = 12, kernels: int = 8, kerne
     the GPU idles only in the second.  Reading the value every N steps takes the wait off the path; moving the
     bookkeeping out of the step takes ``host_us``; with both, the step is the GPU's own work, ``kernels *
     kernel_us`` (the launches run under it) -- the truth's ``both_fixes_ms``."""
-    def body(r: Rank) -> None:
-        for _ in range(kernels):
-            r.kernel("aten::mm", GEMM_FWD, kernel_us)
-        r.sync()
-        r.cpu("update_stats", host_us, cat="user_annotation")
-
-    paths = write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)
+    paths = _write_gemms_then(out, kernels, kernel_us, Rank.sync,
+                              lambda r: r.cpu("update_stats", host_us, cat="user_annotation"), steps, run)
     return {"paths": paths, "gpu_ms_per_step": kernels * kernel_us / 1000.0, "host_work_ms": host_us / 1000.0,
             "both_fixes_ms": kernels * kernel_us / 1000.0}
 
@@ -779,14 +774,24 @@ def write_read_to_host(out: str, op: str = "aten::to", steps: int = 12, kernels:
     Truth: the program made one read a step, by calling ``op`` -- the ``aten::copy_`` inside it is the read's
     mechanism, never called by the program; the GPU idles after the read while the host works on the values
     (~``host_us`` plus the next launches' lead), the host_sync finding's time."""
+    paths = _write_gemms_then(out, kernels, kernel_us, lambda r: r.read_to_host(op),
+                              lambda r: r.cpu("aten::add", host_us), steps, run)
+    return {"paths": paths, "op": op, "reads_per_step": 1}
+
+
+def _write_gemms_then(out: str, kernels: int, kernel_us: float, wait: Callable[[Rank], None],
+                      after: Callable[[Rank], None], steps: int, run: str) -> list[str]:
+    """Write a one-rank forward loop (``prof.step()`` each step) whose step launches ``kernels`` GEMMs of
+    ``kernel_us``, waits for the GPU by ``wait`` (a sync, a read to the host), then runs ``after`` on the host, the
+    GPU idle; the paths written.  Why one writer: the sync and read probes (h37-probe44s) differ only in the wait and
+    the host work after it (h37-review44's duplicates)."""
     def body(r: Rank) -> None:
         for _ in range(kernels):
             r.kernel("aten::mm", GEMM_FWD, kernel_us)
-        r.read_to_host(op)
-        r.cpu("aten::add", host_us)
+        wait(r)
+        after(r)
 
-    paths = write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)
-    return {"paths": paths, "op": op, "reads_per_step": 1}
+    return write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)
 
 
 def write_pageable_to_device(out: str, via: str = "aten::to", steps: int = 12, kernels: int = 8, kernel_us: float = 200.0,

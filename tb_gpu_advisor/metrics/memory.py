@@ -255,7 +255,8 @@ def _growing_sites(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndarray, 
 def _round_marks(me: MemoryEvents, fr: np.ndarray) -> tuple[np.ndarray, ...]:
     """What :func:`_rounds` reads between two kept blocks, per event (one past the end for ``reduceat``): the
     allocated level, the index of each free's block's allocation (-1 where made before the history), a backward or
-    optimizer event, such an event or an allocation outside every module's forward, a forward event."""
+    optimizer event, such an event or an allocation outside every module's forward, a forward event, an optimizer
+    event (:func:`_at_optimizer_steps`)."""
     big = np.iinfo(np.int64).max
     alloc = np.append(me.allocated, big)
     made = np.full(len(me) + 1, big, dtype=np.int64)  # per free: the index of its block's allocation
@@ -265,19 +266,21 @@ def _round_marks(me: MemoryEvents, fr: np.ndarray) -> tuple[np.ndarray, ...]:
     trained = np.append(np.isin(me.phase, [MEMORY_PHASES.index("backward"), MEMORY_PHASES.index("optimizer")]), False)
     stepped = trained | np.append((me.phase == MEMORY_PHASES.index("other")) & (me.delta > 0), False)
     forward = np.append(me.phase == MEMORY_PHASES.index("forward"), False)
-    return alloc, made, trained, stepped, forward
+    stepper = np.append(me.phase == MEMORY_PHASES.index("optimizer"), False)
+    return alloc, made, trained, stepped, forward, stepper
 
 
 def _rounds(at: np.ndarray, marks: tuple[np.ndarray, ...]) -> tuple[list[np.ndarray], np.ndarray]:
     """The kept blocks ``at`` split into rounds (:func:`_leak`'s rule), and the rise of the lowest level between
     rounds across each round after the first."""
-    alloc, made, trained, stepped, forward = marks
+    alloc, made, trained, stepped, forward, stepper = marks
     gaps = np.append(at[:-1] + 1, at[-1] + 1)
     lows = np.minimum.reduceat(alloc, gaps)[:-1]  # the lowest level between two
     new = (at[1:] > at[:-1] + 1) & (((np.minimum.reduceat(made, gaps)[:-1] < at[:-1])
                                      & (np.add.reduceat(stepped, gaps)[:-1] > 0))
                                     | ((np.add.reduceat(trained, gaps)[:-1] > 0)
                                        & (np.add.reduceat(forward, gaps)[:-1] > 0)))
+    new = _at_optimizer_steps(new, np.add.reduceat(stepper, gaps)[:-1] > 0, int(T("memory.leak.min_iterations")))
     return np.split(at, np.flatnonzero(new) + 1), np.diff(lows[new])
 
 
@@ -287,6 +290,23 @@ def _whole(me: MemoryEvents, rounds: list[np.ndarray]) -> list[np.ndarray]:
     if me.unseen_frees().size > 0 and len(rounds) > 1 and len(rounds[0]) < len(rounds[1]):
         return rounds[1:]
     return rounds
+
+
+def _at_optimizer_steps(new: np.ndarray, stepped: np.ndarray, least: int) -> np.ndarray:
+    """The round ends of one site's kept blocks (``new``: per gap between two of them, whether a round ends there)
+    kept only where an optimizer step runs in the gap (``stepped``), where the optimizer's own allocations mark at
+    least ``least - 1`` of the ends so; ``new`` unchanged elsewhere.
+
+    Why: an iteration is one optimizer step.  With gradient accumulation it runs several forwards and backwards
+    before its step, and a backward beside the next forward ends no iteration: a loop of 6 iterations of 2
+    micro-batches, each keeping its forward's output (``outputs.append(out)``), read as 12 "iterations" of one block
+    where gradients stay allocated (``zero_grad(set_to_none=False)``), and as no leak at all where ``zero_grad()``
+    frees them -- the level between micro-batches then holds the gradients, between iterations not, and no rise
+    showed (h37-review44: ``synthetic.memsnapshot.training_iterations(micro_batches=2, leak="list")``).  An optimizer
+    that allocates nothing after its first step (a fused one, updating in place) marks no later end: the ends stay."""
+    if int((new & stepped).sum()) >= least - 1:
+        return new & stepped
+    return new
 
 
 def _round_entries(n: int) -> bool:

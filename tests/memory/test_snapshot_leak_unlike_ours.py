@@ -132,3 +132,19 @@ def test_an_optimizers_state_and_kept_gradients_are_no_leak(tmp_path, set_to_non
     made once: no leak."""
     sc = ms.training_iterations(iterations=6, hold_loss=False, set_to_none=set_to_none)
     assert not _leaks(_report(_written(tmp_path, sc)))
+
+
+# h37-review44: gradient accumulation.  An iteration is one optimizer step; with ``micro_batches`` forwards and
+# backwards before it, a backward beside the next forward ends no iteration.  On daa5221c a loop of 6 iterations of
+# 2 micro-batches, each keeping its output, read as no leak where ``zero_grad()`` frees the gradients (the level
+# between micro-batches holds them: no steady rise) and as 12 "iterations" of one block where it keeps them.
+# Truth by construction: ``synthetic.memsnapshot.training_iterations(micro_batches=...)``'s ``leak``.
+
+@pytest.mark.parametrize("micro,cause,kept", [(2, "list", True), (2, "list", False), (3, "graph", False)])
+def test_a_leak_under_gradient_accumulation_counts_optimizer_steps(tmp_path, micro, cause, kept):
+    sc = ms.training_iterations(iterations=6, micro_batches=micro, leak=cause, hold_loss=not kept, set_to_none=not kept)
+    truth = sc.truth["leak"]
+    (f,) = _leaks(_report(_written(tmp_path, sc)))
+    d = f.metric.detail
+    assert (d["iterations"], d["per_iteration_bytes"]) == (6, truth["bytes_per_iteration"])
+    assert d["leak_end_bytes"] == truth["bytes_at_end"] and f.saving_bytes == truth["bytes_at_peak"]

@@ -70,6 +70,8 @@ class Job:
     #: the ranks read with this host whose windows hold no GPU work, and what each holds, in words
     #: (:func:`kind.idle_ranks`); "" where every rank's window ran GPU work
     idle_ranks: str = ""
+    #: how many ranks :attr:`idle_ranks` says: the count the report's rank arithmetic reads, not its words
+    idle_rank_count: int = 0
 
     def framework(self, fw: Framework, alone: bool = False) -> Framework:
         """``fw`` as it talks to this job: its fixes for the job's tags, then the engine's own fixes on top.
@@ -200,11 +202,13 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     exchange = exchange_kind(trace, launches)
     if exchange is not None:
         tags.append(exchange_tag(exchange))  # what the all-to-all moves: its fix follows it (``job.exchange``)
+    idle = idle_ranks(trace)
     return Job(kind=kind, phase=phase, structure=structure, version=version, version_low=rng[0] if rng else None,
                tags=tuple(tags),
                steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")),
                optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0, periodic=periodic,
-               gpus_listed=trace.producer.get("visible_gpus", ""), idle_ranks=idle_ranks(trace))
+               gpus_listed=trace.producer.get("visible_gpus", ""), idle_ranks=idle,
+               idle_rank_count=len(trace.idle_ranks) if idle else 0)
 
 
 def _steps_per_call(text: str) -> dict[str, int]:

@@ -647,13 +647,13 @@ def part_of_job(m: HostMetrics) -> str:
     here = mg.processes  # 0: no GPU process (a CPU-only gloo rank), whose collectives no GPU counts: not said
     if _idle_part(m):  # every rank read here is idle: they are still part of the job (h37-probe44v)
         where = not_here_words(ranks_not_here(m), True)
-        return (f"{plural(_idle_count(idle), 'rank')} of a job of {mg.job_ranks} ranks (its distributedInfo), none of "
+        return (f"{plural(_idle_count(m), 'rank')} of a job of {mg.job_ranks} ranks (its distributedInfo), none of "
                 f"whose windows ran GPU work" + (f": {where}" if where else "") + f"; {idle}")
     if not here or not mg.job_ranks or mg.job_ranks <= here or mg.collective_calls_per_gpu_step:
         return idle
     ranks = sorted({g.rank for g in m.gpus if g.active and g.rank is not None})
     which = f"rank {ranks[0]}" if len(ranks) == 1 and here == 1 else plural(here, "rank")
-    rest = idle.count("'s window holds no GPU work")  # the other ranks read here (h37-probe43w), not "not here"
+    rest = _idle_count(m)  # the other ranks read here (h37-probe43w), not "not here"
     where = not_here_words(ranks_not_here(m), bool(rest))
     return (f"{which} of a job of {mg.job_ranks} ranks (its distributedInfo), whose window ran no collective"
             + (f": {where}" if where else "") + (f"; {idle}" if idle else ""))
@@ -665,17 +665,16 @@ def ranks_not_here(m: HostMetrics) -> int:
     hosts (:func:`session_ranks_words`)."""
     mg = m.multi_gpu
     here = mg.processes
-    idle = m.job.idle_ranks if m.job is not None else ""
     if _idle_part(m):
-        return mg.job_ranks - _idle_count(idle)
+        return mg.job_ranks - _idle_count(m)
     if not here or not mg.job_ranks or mg.job_ranks <= here or mg.collective_calls_per_gpu_step:
         return 0
-    return max(mg.job_ranks - here - _idle_count(idle), 0)
+    return max(mg.job_ranks - here - _idle_count(m), 0)
 
 
-def _idle_count(idle: str) -> int:
-    """How many ranks ``Job.idle_ranks``' words say (each said once, :func:`tb_gpu_advisor.job.kind.idle_ranks`)."""
-    return idle.count("'s window holds no GPU work")
+def _idle_count(m: HostMetrics) -> int:
+    """How many ranks read with this host ran no GPU work (``Job.idle_rank_count``, beside its words)."""
+    return m.job.idle_rank_count if m.job is not None else 0
 
 
 def _idle_part(m: HostMetrics) -> bool:
@@ -684,7 +683,7 @@ def _idle_part(m: HostMetrics) -> bool:
     another node said its ranks but not that they were 3 of a job of 4, nor where the 4th was (h37-probe44v:
     ``write_mixed_window_run(start_up_ranks=3)``)."""
     mg = m.multi_gpu
-    n = _idle_count(m.job.idle_ranks if m.job is not None else "")
+    n = _idle_count(m)
     return not mg.processes and n > 0 and bool(mg.job_ranks) and mg.job_ranks > n
 
 

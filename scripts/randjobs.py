@@ -30,13 +30,17 @@ sys.path.insert(0, str(REPO))
 
 from synthetic.randjobs import (random_form5_job, random_form7_job, random_form8_job, random_form9_job,  # noqa: E402
                               random_form10_job, random_form11_job, random_form12_job, random_form13_job, random_form14_job,
-                              random_form15_job, random_form_job,
+                              random_form15_job, random_form16_job, random_form_job,
                               random_job, random_xplane_job, random_zero12_job)
 from tests.support.random_jobs import check  # noqa: E402
 
 
 #: Each stream a walk can draw, newest first (the first flag given wins): its flag, its drawer, what it draws.
 STREAMS = (
+    ("forms16", random_form16_job,
+     "h37-forms16's forms: 2-4 ranks pausing alone or opening their capture late (one Kineto file each, or one Nsight "
+     "export), a loop polling an event until its GPU drains, and a training loop's memory snapshot that leaks (a list, "
+     "an evaluation's graph, a growing list) or not, under gradient accumulation and either optimizer"),
     ("forms15", random_form15_job,
      "h37-loopstart's forms: a Kineto window at the loop's end whose GPU drains the last step's queue (0-2,000 "
      "kernels; or the step launching its own work, the control), and a window mid-loop opening on the step before's "

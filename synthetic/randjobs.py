@@ -2254,6 +2254,107 @@ def _write_queue_window(job: Job, run: str) -> None:
 _WRITERS.update({"kineto_loop_ended": _write_queue_window, "kineto_loop_opened": _write_queue_window})
 
 
+# ----------------------------------------------------- session 44's forms: ranks on their own, polls, leaks (h37-forms16)
+# Drawn by ``random_form16_job`` (``scripts/randjobs.py --forms16``), a stream of its own over the writers issue #37's
+# session 44 built one case of each: ranks that pause alone or open their capture late, in one Kineto file each
+# (``torchtrace.write_rank_pause``) or one Nsight export (``nsysexport.write_late_rank_pause``); a loop polling an
+# event until its GPU drains (``torchtrace.write_poll_then_host_work``); a training loop's memory snapshot that leaks
+# (``memsnapshot.training_iterations(leak=...)``: a list, an evaluation's graph, a growing list, or none), under
+# gradient accumulation, ``zero_grad(set_to_none=False)`` and an optimizer with or without per-step temporaries.
+
+FORMS16 = ("kineto_rank_late", "nsys_rank_late", "kineto_poll", "snapshot_leak")
+
+
+def _rank_late_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    """2-4 ranks, one of them pausing once in a module load (or none), the last (Kineto) or a chosen rank (Nsight)
+    opening its capture 0-3 steps late."""
+    ranks = rng.randint(2, 4)
+    if fmt == "kineto_rank_late":
+        steps = rng.randint(9, 14)
+        return {"ranks": ranks, "paused": rng.choice((None, rng.randrange(ranks))), "late": rng.choice((0, 1, 2, 3)),
+                "steps": steps, "load_ms": round(rng.uniform(2.0, 40.0), 3), "step": rng.randint(4, steps - 2)}
+    late = rng.randrange(1, ranks)
+    return {"ranks": ranks, "paused": rng.randrange(ranks), "late": late, "steps": rng.choice((1, 2, 3)),
+            "call_ms": round(rng.uniform(2.0, 40.0), 3), "at_step": rng.randint(5, 8), "helper": rng.random() < 0.3}
+
+
+def _poll_params(rng: random.Random) -> dict[str, Any]:
+    """A forward loop polling an event (or its stream) until its GPU drains, then host work with the GPU idle."""
+    return {"steps": rng.randint(4, 14), "kernels": rng.randint(1, 16), "kernel_us": round(rng.uniform(20.0, 400.0), 3),
+            "host_us": round(rng.choice((0.0, rng.uniform(20.0, 800.0))), 3),
+            "between_us": round(rng.uniform(2.0, 40.0), 3), "call": rng.choice(("cudaEventQuery", "cudaStreamQuery"))}
+
+
+def _leak_params(rng: random.Random) -> dict[str, Any]:
+    """A training loop's snapshot of 3-8 whole iterations that leaks one of the writer's ways, or not at all."""
+    return {"iterations": rng.randint(3, 8), "layers": rng.randint(2, 10), "mib": rng.choice((8, 32, 64)),
+            "micro_batches": rng.choice((1, 1, 2, 3)), "set_to_none": rng.random() < 0.7,
+            "optimizer_temp": rng.random() < 0.7, "hold_loss": rng.random() < 0.5,
+            "leak": rng.choice(("", "list", "graph", "grow")), "leak_mib": rng.choice((4, 16, 48))}
+
+
+def _form16_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    if fmt in ("kineto_rank_late", "nsys_rank_late"):
+        return _rank_late_params(rng, fmt)
+    return _poll_params(rng) if fmt == "kineto_poll" else _leak_params(rng)
+
+
+def form16_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS16` with :func:`_form16_params`' keys: a reduced job, written in a test."""
+    return _reduced_job(FORMS16, fmt, seed, dict(params))
+
+
+def _profiler_step_ms(path: str) -> float:
+    """The period of a Kineto file's ``ProfilerStep#N`` ranges (ms): from the first one's start to the last one's,
+    over the steps between -- the loop's period, read off what the writer wrote, not off any analysis (a range may
+    end before the next opens: the period is start to start)."""
+    import json
+
+    with open(path, encoding="utf-8") as f:
+        marks = [e for e in json.load(f)["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#")]
+    firsts: dict[str, float] = {}
+    for e in marks:  # a step's mark is written on the host line and again as a GPU user annotation: its first start
+        firsts[e["name"]] = min(e["ts"], firsts.get(e["name"], e["ts"]))
+    starts = sorted(firsts.values())
+    return (starts[-1] - starts[0]) / (len(starts) - 1) / 1e3
+
+
+def _write_rank_late(job: Job, run: str) -> None:
+    """Truth: every rank's steps are its own numbered ones, each rank read as alone (h37-probe44r, lead44): the job
+    ran ``steps`` iterations at the period of a rank that neither paused nor opened late."""
+    p = dict(job.params)
+    if job.fmt == "nsys_rank_late":
+        truth = N.write_late_rank_pause(os.path.join(run, "ranks.sqlite"), late=p.pop("late"), steps=p.pop("steps"), **p)
+        TRUTH[job.seed] = {"steps": truth["steps"], "step_ms": truth["step_ms"]}
+        return
+    paths = T.write_rank_pause(os.path.dirname(run), run=os.path.basename(run), **p)
+    # the first rank opened on time (only the last opens late) and another than it pauses, where one does
+    steady = paths[0] if p["paused"] != 0 else paths[1]
+    TRUTH[job.seed] = {"steps": p["steps"], "step_ms": _profiler_step_ms(steady)}
+
+
+def _write_poll(job: Job, run: str) -> None:
+    """Truth: every step found at the loop's period; where the host waits in its poll, the host-sync finding names
+    the program's own call (h37-probe44p)."""
+    p = dict(job.params)
+    (path,) = T.write_poll_then_host_work(os.path.dirname(run), run=os.path.basename(run), **p)["paths"]
+    TRUTH[job.seed] = {"steps": p["steps"], "step_ms": _profiler_step_ms(path), "sync_names": (p["call"],)}
+
+
+def _write_leak(job: Job, run: str) -> None:
+    """Truth: the writer's leak (``Scenario.truth["leak"]``) or none (``leak`` False), held to the memory-leak
+    finding by ``tests.support.random_jobs.leak_problems``."""
+    from synthetic import memsnapshot as M
+
+    sc = M.training_iterations(**job.params)
+    M.write(os.path.join(run, "snapshot.pickle"), sc.doc)
+    TRUTH[job.seed] = {"leak": sc.truth.get("leak") or False, "iterations": job.params["iterations"]}
+
+
+_WRITERS.update({"kineto_rank_late": _write_rank_late, "nsys_rank_late": _write_rank_late,
+                 "kineto_poll": _write_poll, "snapshot_leak": _write_leak})
+
+
 # ------------------------------------------------------------------------------------------------ the streams of forms
 #: Each stream of forms by its ``scripts/randjobs.py`` flag.  ``forms10`` draws from ``form9`` as when h37-randjobs9
 #: walked it, before h37-a2afix's form took that name (the seeds its SURVEY section names draw the same jobs);
@@ -2271,8 +2372,10 @@ FORM_DRAWS: dict[str, FormDraw] = {
     "forms13": FormDraw("random_form13_job", "form13", FORMS13, _form13_params, (2, 3, 3, 1, 1)),
     "forms14": FormDraw("random_form14_job", "form14", FORMS14, lambda rng, _fmt: _input_only_params(rng)),
     "forms15": FormDraw("random_form15_job", "form15", FORMS15, _queue_params),
+    "forms16": FormDraw("random_form16_job", "form16", FORMS16, _form16_params),
 }
 random_form_job, random_form5_job, random_form7_job, random_form8_job, random_form9_job, random_form10_job = (
     FORM_DRAWS[k] for k in ("forms", "forms5", "forms7", "forms8", "forms9", "forms10"))
 random_form11_job, random_form12_job, random_zero12_job, random_form13_job, random_form14_job, random_form15_job = (
     FORM_DRAWS[k] for k in ("forms11", "forms12", "zero12", "forms13", "forms14", "forms15"))
+random_form16_job = FORM_DRAWS["forms16"]

@@ -632,7 +632,7 @@ GENERIC_LABELS: dict[str, str] = {
     "host_sync:in_op": "; {calls} of them inside ops that read a size back from the GPU to go on with their own work, "
                        "where the program asked for no value",
     #: appended to ``host_sync:waits`` where the waits are polls (``HostSyncs.poll_calls_per_step``, h37-probe44p)
-    "host_sync:poll": "; {calls} of them polls, the program asking whether an event or a stream was done until it was "
+    "host_sync:poll": "; {calls} of them by polling, the program asking whether an event or a stream was done until it was "
                       "(each run of queries one wait)",
     #: what its metric measures, where the threshold's own words (the CUDA runtime's syncs) do not fit; "": those
     "host_sync:meaning": "",

@@ -81,6 +81,7 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     out += host_loop_problems(truth, h.job or {})
     out += _request_free_problems(truth, h.step_rows)
     out += _first_step_problems(truth, h.step_rows)
+    out += leak_problems(truth, report)
     if out or truth.get("steps", 0) < 2:
         return out
     ran = truth["steps"]
@@ -90,6 +91,29 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     if found and period and step and abs(step - period) > 0.02 * period:
         return [f"step-truth: the mean step is {step:.4g} ms, the job's period {period:.4g} ms"]
     return []
+
+
+def leak_problems(truth: dict, report: Report) -> list[str]:
+    """Where the job's writer says whether its training loop leaks (``leak``: ``Scenario.truth["leak"]``, or False),
+    the report says so: no memory-leak finding where nothing leaks; where it does, one, holding the bytes the leak
+    keeps at the end over the ``iterations`` the history holds (h37-forms16: gradient accumulation, optimizers with and
+    without per-step temporaries, ``zero_grad(set_to_none=False)``)."""
+    if "leak" not in truth:
+        return []
+    leaks = [f for f in report.findings + [f for h in report.hosts for f in h.findings] if f.rule == "memory_leak"]
+    leaks = list({id(f): f for f in leaks}.values())
+    want = truth["leak"]
+    if not want:
+        return [f"truth: a memory leak read where none was made: {f.summary[:120]!r}" for f in leaks]
+    if len(leaks) != 1:
+        return [f"truth: {len(leaks)} memory-leak findings where the loop leaks {want['bytes_at_end']} B"]
+    d = leaks[0].metric.detail if leaks[0].metric is not None else {}
+    out = []
+    if d.get("leak_end_bytes") != want["bytes_at_end"]:
+        out.append(f"truth: the leak holds {d.get('leak_end_bytes')} B at the end, the loop kept {want['bytes_at_end']} B")
+    if d.get("iterations") != truth["iterations"]:
+        out.append(f"truth: the leak reads {d.get('iterations')} iterations, the loop ran {truth['iterations']}")
+    return out
 
 
 def _one_pass_problems(truth: dict, step: float | None) -> list[str]:

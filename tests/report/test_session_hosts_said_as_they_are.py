@@ -91,3 +91,26 @@ def test_hosts_that_all_time_steps_keep_the_header(tmp_path):
         tt.write_doc(str(folder / f"node{r.node}_{r.pid}.{tt.BASE_NS + r.rank}.pt.trace.json"), tt.trace_doc(r, 2))
     head = _header(_report(str(folder), "text"))
     assert "alone" not in head and "times no step" not in head, head
+
+
+def test_the_job_json_counts_its_idle_ranks(tmp_path):
+    """debt45: the idle ranks' count is a key of the job's JSON (``Job.idle_rank_count``, additive in schema 1.3)
+    beside their words: node1 holds the 3 start-up ranks the writer made, node0's loop none (no key)."""
+    truth = tt.write_mixed_window_run(str(tmp_path), start_up_ranks=3)
+    rep = _report(truth["folder"])
+    jobs = {h["host"]: h["job"] for h in rep["hosts"]}
+    (loop,) = [h for h, j in jobs.items() if j["kind"] == "training"]
+    (idle,) = [h for h in jobs if h != loop]
+    assert jobs[idle]["idle_rank_count"] == len(truth["start_ups"]) == 3
+    assert "idle_rank_count" not in jobs[loop] and "idle_ranks" not in jobs[loop]
+
+
+def test_the_session_counts_a_hosts_ranks_by_the_count_not_the_words():
+    """debt45: the session's rank arithmetic (``report.merge._ranks_held``) reads ``job.idle_rank_count``; words
+    that do not say the phrase it counted once each (main a3712eb4) still count as the ranks they are."""
+    from tb_gpu_advisor.model.schema import HostReport
+    from tb_gpu_advisor.report.merge import _ranks_held
+    h = HostReport(host="node1", path="node1", size_bytes=0,
+                   job={"idle_ranks": "ranks 1 and 2 ran start-up only", "idle_rank_count": 2})
+    assert _ranks_held(h) == 2
+    assert _ranks_held(HostReport(host="node2", path="node2", size_bytes=0)) == 1  # a file is one rank's at least

@@ -181,8 +181,9 @@ def _same_job(sessions: list[Session]) -> list[Session]:
     ``profile_trace`` / ``memory_snapshot`` of one iteration) and their captures' spans in time (``Layout.capture_span``:
     a trace's first event to its export, a snapshot's dump) come within :data:`JOB_WINDOW_S` of each other -- the
     times the formats share; neither holds the other's pid or host.  A snapshot's host is also handed the linked Kineto
-    files (``HostFile.beside``) of its own rank where names say one: their ``deviceProperties`` give its GPU's
-    capacity (``formats.snapshot.reader.with_job_capacity``), which the snapshot never records."""
+    files (``HostFile.beside``) of its own rank where names say one, and the GPU totals they list as numbers
+    (``HostFile.gpu_totals``, :func:`_linked_totals`): its GPU's capacity, which the snapshot never records
+    (``formats.snapshot.reader.with_job_capacity``)."""
     spans: dict[int, tuple[float, float]] = {}  # read only for sessions a session of another format may pair with
 
     def span(s: Session) -> tuple[float, float]:
@@ -251,7 +252,23 @@ def _with_traces(host: HostFile, traces: list[HostFile]) -> HostFile:
         same = [t for t in traces if _RANK_IN_NAME.findall(fsio.file_name(t.path)) == own]
         traces = same or [t for t in traces if not _RANK_IN_NAME.findall(fsio.file_name(t.path))]
     got = tuple((t.path, t.size, t.mtime_ns) for t in traces)
-    return dataclasses.replace(host, beside=host.beside + got) if got else host
+    if not got:
+        return host
+    totals = _linked_totals(traces)
+    return dataclasses.replace(host, beside=host.beside + got, gpu_totals=totals,
+                               gpu_totals_from=f"the Kineto trace {fsio.file_name(traces[0].path)} of the same job"
+                               if totals else "")
+
+
+def _linked_totals(traces: list[HostFile]) -> tuple[tuple[int, int], ...]:
+    """(ordinal, total bytes) of each GPU the linked ``traces`` list (``Layout.gpu_totals``), by ordinal, where every
+    trace that lists the GPU gives one total (ranks of one machine see one model); a GPU given two totals is none."""
+    seen: dict[int, set[int]] = {}
+    for t in traces:
+        layout = formats.REGISTRY[t.format].layout
+        for gid, total in layout.gpu_totals(t.path, t.size, t.mtime_ns):
+            seen.setdefault(gid, set()).add(total)
+    return tuple((gid, next(iter(t))) for gid, t in sorted(seen.items()) if len(t) == 1)
 
 
 def _merged(group: list[Session]) -> Session:

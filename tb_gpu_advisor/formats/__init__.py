@@ -56,10 +56,11 @@ def read(host_file) -> Trace:  # noqa: ANN001 - a discovery.HostFile or anything
     except Exception as e:  # the reader's own words, unless the file is a binary converted to text
         _raise_if_text_decoded([host_file.path, *ranks], e)
         raise
-    if getattr(host_file, "format", "") == "snapshot" and getattr(host_file, "beside", ()):
+    if getattr(host_file, "format", "") == "snapshot" and getattr(host_file, "gpu_totals", ()):
         from tb_gpu_advisor.formats.snapshot.reader import with_job_capacity
 
-        trace = with_job_capacity(trace, host_file.beside)  # a linked trace's GPU (discover)
+        # the GPUs' totals a linked capture of the same job lists, as numbers (discover): no format reads another's
+        trace = with_job_capacity(trace, host_file.gpu_totals, host_file.gpu_totals_from)
     from tb_gpu_advisor.model.sanity import MAX_NAME_CHARS, cut_long_names, time_problems  # numpy: not at import
 
     trace.problems += [p for p in time_problems(trace) if p not in trace.problems]

@@ -421,6 +421,12 @@ class RunFolderLayout:
         capture began widens it (discovery links captures of one job by it: ``discover._same_job``)."""
         return mtime_ns / 1e9, mtime_ns / 1e9
 
+    def gpu_totals(self, path: str, size: int, mtime_ns: int) -> tuple[tuple[int, int], ...]:
+        """(ordinal, total bytes) of each GPU the capture in the file at ``path`` lists with its memory's size, from
+        its header; () by default.  Discovery hands them, as numbers, to a capture of the same job that records no
+        GPU size (``discover._same_job``: a memory snapshot), so no format reads another's file."""
+        return ()
+
     @staticmethod
     def in_run_folder(rel: tuple[str, ...]) -> bool:
         """The file at ``rel`` lies outside every ``plugins/`` folder."""

@@ -109,7 +109,8 @@ class Job:
             **({key: True} if (key := self.kind.no_gpu_step_key) else {}),
             # copies and no kernel (``Kind.window`` "copy_only"): GPU work, which the job line and title never deny
             **({"copies_only": True} if self.kind.window == "copy_only" else {}),
-            **({"idle_ranks": self.idle_ranks} if self.idle_ranks else {}),
+            # the idle ranks in words and their count, which the session's rank arithmetic reads (``report.merge``)
+            **({"idle_ranks": self.idle_ranks, "idle_rank_count": self.idle_rank_count} if self.idle_ranks else {}),
         }
 
 

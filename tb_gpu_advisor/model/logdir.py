@@ -33,6 +33,12 @@ class HostFile:
     #: (path, size, mtime_ns) when discovery listed them, only those there.  A report depends on them as on the host
     #: file: the cache's key, the tab's in-memory key and the "unchanged" check hold them (by stat, as the host file).
     beside: tuple[tuple[str, int, int], ...] = ()
+    #: (ordinal, total bytes) of each GPU a linked capture of the same job lists, where the host's own file records no
+    #: GPU size (a memory snapshot beside its rank's Kineto trace: ``discover._same_job``), one total per GPU; the
+    #: linked files are in :attr:`beside`, so a report depends on them.  Handed as numbers: no format reads another's.
+    gpu_totals: tuple[tuple[int, int], ...] = ()
+    #: where :attr:`gpu_totals` were read, in words ("the Kineto trace rank0_trace.json of the same job")
+    gpu_totals_from: str = ""
 
     def identity(self) -> list:
         """(path, size, mtime_ns) of every file behind this host: what must not change for a cached report."""

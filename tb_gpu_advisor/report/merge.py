@@ -229,7 +229,7 @@ def _ranks_held(h: HostReport) -> int:
     """How many of the job's ranks a host's file holds: its GPUs' ranks and the ranks it read as idle, one at least
     (a file is one rank's where it names none: a start-up rank's window has no GPU row)."""
     ranks = {g.rank for g in h.gpus if g.rank is not None}
-    idle = ((h.job or {}).get("idle_ranks") or "").count("'s window holds no GPU work")  # said once each
+    idle = int((h.job or {}).get("idle_rank_count") or 0)  # ``Job.idle_rank_count``: a count, not its words
     return max(len(ranks) + idle, 1)
 
 

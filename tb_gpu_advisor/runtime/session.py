@@ -188,9 +188,22 @@ def files_unchanged(hosts: Sequence[HostFile]) -> bool:
     try:
         return all(fsio.is_remote(path) or fsio.stat(path) == (size, mtime)
                    for h in hosts for path, size, mtime in h.identity()) and \
-            all(fsio.is_remote(h.path) or with_beside(h).beside == h.beside for h in hosts)
+            all(fsio.is_remote(h.path) or _beside_unchanged(h) for h in hosts)
     except Exception:  # noqa: BLE001 - gone or unreadable meanwhile
         return False
+
+
+def _beside_unchanged(h: HostFile) -> bool:
+    """The files read beside ``h`` are the ones discovered: its format's own (``Layout.beside``: a capacity record)
+    as they are now, none written since, and the rest -- the linked captures of the same job discovery added
+    (``discover._same_job``), which no layout lists -- each with the stat it was listed with.  Why: comparing the
+    layout's files alone with all of them read a snapshot linked to its trace as changed at every ask (the tab
+    analysed it again each time, precompute never kept it; h37-debt45)."""
+    now = with_beside(h).beside
+    if not set(now) <= set(h.beside):
+        return False
+    own = {path for path, _, _ in now}
+    return all(fsio.stat(path) == (size, mtime) for path, size, mtime in h.beside if path not in own)
 
 
 def available_cores() -> int:

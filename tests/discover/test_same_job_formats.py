@@ -94,3 +94,52 @@ def test_an_nsight_export_of_another_run_is_not_linked(tmp_path):
     _nsys_export(str(tmp_path / "job" / "report.sqlite"), start)
     got = _by_format(tmp_path)
     assert not got["kineto"][0].same_job and not got["nsys"][0].same_job
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_discovery_hands_the_snapshot_its_gpus_totals_as_numbers(tmp_path, ranks):
+    """debt45: the stage that links the two captures reads the trace's GPU totals (``Layout.gpu_totals``) and hands
+    them to the snapshot's host as numbers (``HostFile.gpu_totals``), named by the trace they came from: its own rank's
+    trace's GPU (the writer lists each rank's device), the H100's ``totalGlobalMem``."""
+    import os
+
+    truth = samejob.write(str(tmp_path / "job"), ranks=ranks)
+    (snap,) = _by_format(tmp_path)["snapshot"]
+    for host, trace, device in zip(snap.hosts, truth["traces"], truth["devices"]):
+        assert host.gpu_totals == ((device, truth["total_bytes"]),)
+        assert host.gpu_totals_from == f"the Kineto trace {os.path.basename(trace)} of the same job"
+    (trace,) = _by_format(tmp_path)["kineto"]
+    assert all(not h.gpu_totals for h in trace.hosts)  # the trace states its own GPUs
+
+
+def test_the_snapshot_reader_reads_the_numbers_handed_not_the_linked_file(tmp_path):
+    """debt45: the snapshot's capacity is the numbers handed (``formats.snapshot.reader.with_job_capacity``), not
+    another format's file read by the snapshot's reader: the linked trace in ``beside`` with no numbers gives none,
+    numbers with no linked file give the capacity (79.2 GiB, the H100's)."""
+    import dataclasses
+
+    truth = samejob.write(str(tmp_path / "job"))
+    (snap,) = _by_format(tmp_path)["snapshot"]
+    (host,) = snap.hosts
+    bare = dataclasses.replace(host, gpu_totals=(), gpu_totals_from="")
+    assert host.beside and not [f for f in analyze_host(bare).findings if f.rule == "memory_near_capacity"]
+    handed = dataclasses.replace(host, beside=(), gpu_totals=((truth["devices"][0], truth["total_bytes"]),),
+                                 gpu_totals_from="the Kineto trace rank0_trace.json of the same job")
+    (near,) = [f for f in analyze_host(handed).findings if f.rule == "memory_near_capacity"]
+    assert "79.2 GiB" in near.summary
+
+
+def test_a_linked_snapshot_reads_unchanged_until_its_trace_changes(tmp_path):
+    """debt45: a snapshot linked to its rank's trace is unchanged while its files are (main a3712eb4 read it changed
+    at every ask: the linked trace is read beside it, but no layout lists it); touching the trace changes it."""
+    import os
+
+    from tb_gpu_advisor.runtime.session import files_unchanged
+
+    truth = samejob.write(str(tmp_path / "job"))
+    (snap,) = _by_format(tmp_path)["snapshot"]
+    (host,) = snap.hosts
+    assert files_unchanged([host])
+    st = os.stat(truth["traces"][0])
+    os.utime(truth["traces"][0], ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert not files_unchanged([host])

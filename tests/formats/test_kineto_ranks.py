@@ -151,3 +151,11 @@ def test_string_pids_and_memory_merge(tmp_path: Path) -> None:
     assert m.device.tolist() == [-1, 0, -1, 1] and m.memory == {0: 100, 1: 200}
     assert m.thread_names == {(9, 1): "a_1: main 0", (10, 1): "a_2: main 1"}
     assert m.correlation.tolist() == [-1, 5, -1, 5 + ID_STRIDE]
+
+
+def test_a_step_number_marked_twice_opens_at_its_first_mark():
+    """debt45: ``adapter._first_mark_ps`` -- the marks' step numbers (a restarted count marks #3 twice) with the
+    earliest start of each, sorted by number, as the per-step mask took its least (``_opened_on_host``)."""
+    from tb_gpu_advisor.formats.kineto.adapter import _first_mark_ps
+    marked, first = _first_mark_ps(np.array([3, 1, 3, 2], np.int64), np.array([50, 10, 30, 20], np.int64))
+    assert marked.tolist() == [1, 2, 3] and first.tolist() == [10, 20, 30]

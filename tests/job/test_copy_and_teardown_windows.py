@@ -18,27 +18,13 @@ creates a stream keep their readings.
 
 from __future__ import annotations
 
-import io
-import json
 import re
-from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
 from synthetic import nsysexport as nx
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.cli import main as cli
-
-
-def _report(logdir: str, fmt: str = "json") -> tuple[int, dict | str]:
-    """The exit code and the report of ``logdir``: its one report's JSON, or the text."""
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = cli.main(["report", logdir, "--format", fmt, "--cache-dir", "off"])
-    if fmt != "json":
-        return code, out.getvalue()
-    (rep,) = json.loads(out.getvalue())["reports"]
-    return code, rep
+from tests.support.cli_report import ran_report
 
 
 def _window(rep: dict) -> tuple[dict, dict, str]:
@@ -60,7 +46,7 @@ def test_an_nsight_copy_loop_is_copies_not_start_up(tmp_path, pinned):
     """100 uploads and 100 read-backs, no kernel: the window holds copies -- the pageable ones told to pin first --
     never "start-up", never "no GPU work"."""
     nx.write_pageable_copy_loop(str(tmp_path / "copy.sqlite"), iterations=100, kernels=0, pinned=pinned)
-    code, rep = _report(str(tmp_path))
+    code, rep = ran_report(str(tmp_path))
     job, f, text = _window(rep)
     assert code == 0 and f["severity"] == "warning"
     ev = job["kind_evidence"]
@@ -72,7 +58,7 @@ def test_an_nsight_copy_loop_is_copies_not_start_up(tmp_path, pinned):
     assert "start-up" not in f["title"] and "no GPU work" not in text, text
     pin = "pinned host memory" in f["actions"][0]["text"]
     assert pin != pinned, f["actions"][0]["text"]
-    _, words = _report(str(tmp_path), "text")
+    _, words = ran_report(str(tmp_path), "text")
     assert "no GPU work" not in words and "start-up only" not in words
     assert "the window holds copies and no kernel" in words.splitlines()[0]
 
@@ -82,7 +68,7 @@ def test_a_torch_profiler_staging_loop_is_copies_not_start_up(tmp_path, host):
     """``prof.step()`` steps of an upload and a read-back, 64 MiB each way: copies only, how busy, which memory; the
     torch fix names the copies, never "held no GPU work"."""
     truth = tt.write_copy_only_window(str(tmp_path), host=host)
-    code, rep = _report(truth["folder"])
+    code, rep = ran_report(truth["folder"])
     job, f, text = _window(rep)
     ev = job["kind_evidence"]
     assert ev.startswith("copies only, no kernel"), ev
@@ -96,7 +82,7 @@ def test_a_torch_profiler_staging_loop_is_copies_not_start_up(tmp_path, host):
 def test_start_up_with_one_memset_stays_start_up(tmp_path):
     """Control: start-up's copies are one small fill -- still start-up."""
     nx.write_window(str(tmp_path / "s.sqlite"), "startup")
-    _, rep = _report(str(tmp_path))
+    _, rep = ran_report(str(tmp_path))
     job, f, _ = _window(rep)
     assert job["kind_evidence"].startswith("start-up only") and "copies_only" not in job
     assert "start-up" in f["title"]
@@ -107,7 +93,7 @@ def test_a_window_of_tear_down_is_not_start_up(tmp_path, nccl):
     """Frees, streams and events destroyed, modules unloaded, ``cudaDeviceReset`` (and NCCL's communicator): the
     program's exit after its loop, its fix to end the window before the program exits -- never "start-up"."""
     truth = nx.write_teardown_window(str(tmp_path / "td.sqlite"), nccl=nccl)
-    code, rep = _report(str(tmp_path))
+    code, rep = ran_report(str(tmp_path))
     job, f, text = _window(rep)
     assert code == 0 and f["severity"] == "warning"
     ev = job["kind_evidence"]
@@ -121,7 +107,7 @@ def test_a_window_of_tear_down_is_not_start_up(tmp_path, nccl):
 def test_a_window_that_makes_something_is_no_tear_down(tmp_path):
     """Control: start-up (a context made, buffers allocated) is no tear-down, though it holds a free."""
     nx.write_window(str(tmp_path / "s.sqlite"), "startup")
-    _, rep = _report(str(tmp_path))
+    _, rep = ran_report(str(tmp_path))
     job, _, _ = _window(rep)
     assert "tear-down" not in job["kind_evidence"]
 
@@ -132,13 +118,13 @@ def test_a_tear_down_window_is_no_warm_up(tmp_path, nccl):
     the window's reading, "tear-down", never "warm-up" or "a cold start" (h37-probe43w *Left* 1); the costs' share is
     kept, measured, and no cold-start tag or finding follows it."""
     nx.write_teardown_window(str(tmp_path / "td.sqlite"), nccl=nccl)
-    _, rep = _report(str(tmp_path))
+    _, rep = ran_report(str(tmp_path))
     job, _, _ = _window(rep)
     assert job["phase"] == "tear-down", (job["phase"], job["phase_evidence"])
     assert "cold start" not in job["phase_evidence"] and "first-time" not in job["phase_evidence"]
     assert job["one_time_share"] > 0.5 and "cold" not in job["tags"]
     assert not [f for f in rep["findings"] if f["rule"] == "cold_start"]
-    _, words = _report(str(tmp_path), "text")
+    _, words = ran_report(str(tmp_path), "text")
     line = " ".join(words.split("FINDINGS")[0].split())
     assert "warm-up" not in line and "phase tear-down" in line and "after the loop" in line, line
 
@@ -146,7 +132,7 @@ def test_a_tear_down_window_is_no_warm_up(tmp_path, nccl):
 def test_start_up_keeps_its_warm_up(tmp_path):
     """Control: a start-up window's one-time costs are a warm-up's, and read so."""
     nx.write_window(str(tmp_path / "s.sqlite"), "startup")
-    _, rep = _report(str(tmp_path))
+    _, rep = ran_report(str(tmp_path))
     job, _, _ = _window(rep)
     assert job["phase"] == "warm-up" and "cold" in job["tags"]
 
@@ -155,7 +141,7 @@ def test_a_torch_profiler_window_of_the_exit_is_tear_down(tmp_path):
     """Kineto (h37-probe43w *Left* 1): ``torch.cuda.empty_cache()``'s frees and the pinned allocator's
     ``cudaFreeHost`` after the loop -- tear-down, its phase the exit's, its fix torch.profiler's schedule."""
     truth = tt.write_teardown_window(str(tmp_path))
-    _, rep = _report(truth["folder"])
+    _, rep = ran_report(truth["folder"])
     job, f, text = _window(rep)
     assert job["kind_evidence"].startswith(f"the program's tear-down, after its loop: {truth['calls']} CUDA calls")
     assert f"{truth['released']} of the calls release" in job["kind_evidence"]

@@ -13,25 +13,14 @@ of no kernel and a batch uploaded and read back each (its ``iteration`` roctx ra
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 from synthetic import jaxcapture as jc
 from synthetic import rocproftrace as rp
-from tb_gpu_advisor.cli import main as cli
-
-
-def _report(logdir: str, fmt: str = "json") -> dict | str:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", logdir, "--format", fmt, "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0] if fmt == "json" else out.getvalue()
+from tests.support.cli_report import report_of
 
 
 def test_a_jax_copy_loop_has_repeats_not_marked_steps(tmp_path):
     truth = jc.write_copy_loop_window(str(tmp_path))
-    rep = _report(str(tmp_path))
+    rep = report_of(str(tmp_path))
     (host,) = rep["hosts"]
     job = host["job"]
     assert job.get("copies_only") and f"{truth['h2d']} host to device" in job["kind_evidence"]
@@ -45,7 +34,7 @@ def test_a_rocprof_copy_loop_speaks_rocm(tmp_path):
     t = rp.write(str(tmp_path / "results.json"), [[] for _ in range(10)], step_upload_bytes=64 << 20,
                  step_read_bytes=64 << 20, upload_bytes=0, read_bytes=0)
     assert t["kernels"] == 0
-    rep = _report(str(tmp_path))
+    rep = report_of(str(tmp_path))
     (host,) = rep["hosts"]
     assert host["job"].get("copies_only") and host["capture"]["vendor"] == "AMD"
     (f,) = [f for f in rep["findings"] if f["rule"] == "capture_quality"]
@@ -62,7 +51,7 @@ def test_a_jax_copy_loops_pinned_side_is_pjrts_staging_buffer(tmp_path):
     ``frameworks.jax.is_upload_staging``).  Main said "host memory pinned" of the program's arrays, and the finding
     said pageable copies pass "through the driver's staging buffer" (h37-probe43e *Left* 2, h37-probe44v)."""
     truth = jc.write_copy_loop_window(str(tmp_path))
-    rep = _report(str(tmp_path))
+    rep = report_of(str(tmp_path))
     (host,) = rep["hosts"]
     said = host["job"]["kind_evidence"]
     assert "host memory pinned" not in said, said
@@ -77,7 +66,7 @@ def test_a_torch_copy_loops_host_memory_keeps_its_words(tmp_path):
     and the driver's staging buffer in the finding."""
     from synthetic import torchtrace as tt
     tt.write_copy_only_window(str(tmp_path), host="Pinned")
-    rep = _report(str(tmp_path))
+    rep = report_of(str(tmp_path))
     (host,) = rep["hosts"]
     assert "host memory pinned" in host["job"]["kind_evidence"]
     (f,) = [f for f in rep["findings"] if f["rule"] == "capture_quality"]

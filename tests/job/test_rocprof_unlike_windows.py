@@ -19,30 +19,20 @@ No report here may speak NVIDIA's tools or calls (``tests/devices/test_amd_fix_w
 
 from __future__ import annotations
 
-import io
-import json
 import re
-from contextlib import redirect_stderr, redirect_stdout
 
 from synthetic import rocprofv3trace as v3
 from synthetic import rocproftrace as rp
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import report_of
 
 _GEMM = "Cijk_Ailk_Bljk_BBS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0_GRVW8_K1_WG32_4_1"
 #: NVIDIA's tools and calls, never in an AMD capture's report
 _NVIDIA = re.compile(r"\bcuda[A-Z]\w*|\bnsys\b|Nsight|CUPTI|NVTX", re.I)
 
 
-def _report(logdir: str, fmt: str = "json") -> dict | str:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", logdir, "--format", fmt, "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0] if fmt == "json" else out.getvalue()
-
-
 def _nvidia_words(logdir: str) -> list[str]:
     """NVIDIA's tools and calls in the report's words (markdown: every finding, fix and note a user reads)."""
-    return _NVIDIA.findall(_report(logdir, "markdown"))
+    return _NVIDIA.findall(report_of(logdir, "markdown"))
 
 
 def _fix_texts(host: dict) -> str:
@@ -51,7 +41,7 @@ def _fix_texts(host: dict) -> str:
 
 def test_a_rocprofv3_csv_copy_has_no_size_not_zero_bytes(tmp_path):
     v3.write(str(tmp_path), [[]], upload_bytes=64 << 20, read_bytes=64 << 20)
-    (host,) = _report(str(tmp_path))["hosts"]
+    (host,) = report_of(str(tmp_path))["hosts"]
     evidence = host["job"]["kind_evidence"]
     assert "(0 bytes)" not in evidence, evidence  # main: "2 copy or memset events (0 bytes)"
     assert "2 copy or memset events (their sizes not recorded)" in evidence, evidence
@@ -60,13 +50,13 @@ def test_a_rocprofv3_csv_copy_has_no_size_not_zero_bytes(tmp_path):
 def test_a_rocprofv3_json_copy_keeps_its_bytes_control(tmp_path):
     # the control: the JSON records each copy's bytes -- said as on main
     v3.write(str(tmp_path), [[]], upload_bytes=64 << 20, read_bytes=64 << 20, fmt="json")
-    (host,) = _report(str(tmp_path))["hosts"]
+    (host,) = report_of(str(tmp_path))["hosts"]
     assert f"2 copy or memset events ({2 * (64 << 20):,} bytes)" in host["job"]["kind_evidence"]
 
 
 def test_a_window_of_hip_calls_only_is_start_up_in_rocprofs_words(tmp_path):
     rp.write(str(tmp_path / "results.json"), [[]], upload_bytes=0, read_bytes=0, step_range=None)
-    (host,) = _report(str(tmp_path))["hosts"]
+    (host,) = report_of(str(tmp_path))["hosts"]
     assert "start-up only: 3 HIP calls" in host["job"]["kind_evidence"]
     assert "rocprof --hip-trace" in _fix_texts(host)
     assert not _nvidia_words(str(tmp_path))
@@ -75,7 +65,7 @@ def test_a_window_of_hip_calls_only_is_start_up_in_rocprofs_words(tmp_path):
 def test_roctx_phase_ranges_make_a_training_job_and_its_steps(tmp_path):
     truth = rp.write(str(tmp_path / "results.json"), [[(_GEMM, 300.0)] * 6] * 8, upload_bytes=0, read_bytes=0,
                      gap_ms=0.05, step_range=None, phase_ranges=("forward", "backward", "optimizer_step"))
-    (host,) = _report(str(tmp_path))["hosts"]
+    (host,) = report_of(str(tmp_path))["hosts"]
     assert host["job"]["kind"] == "training", host["job"]["kind_evidence"]
     assert "roctx ranges" in host["job"]["kind_evidence"]
     assert host["steps"]["found"] == truth["steps"] == 8, host["steps"]["note"]
@@ -87,7 +77,7 @@ def test_a_pageable_hip_copy_is_the_copys_cost_with_hips_fix(tmp_path):
     rp.write(str(tmp_path / "results.json"), [[(_GEMM, 300.0)] * 4] * 8, upload_bytes=0, read_bytes=0, gap_ms=0.05,
              step_range=None, step_upload_bytes=64 << 20, step_staging_ms=8.0, step_copy_call="hipMemcpyAsync",
              step_sync="hipStreamSynchronize")
-    (host,) = _report(str(tmp_path))["hosts"]
+    (host,) = report_of(str(tmp_path))["hosts"]
     top = host["findings"][0]
     assert top["rule"] == "excessive_memcpy", [f["rule"] for f in host["findings"]]
     assert "hipHostMalloc" in _fix_texts({"findings": [top]}) and "pageable" in top["summary"]

@@ -8,24 +8,13 @@ its own host) is the control: its rank 1 is a host of its own, said by its own r
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.cli import main as cli
-
-
-def _report(logdir: str, fmt: str = "json") -> dict | str:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", logdir, "--format", fmt, "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0] if fmt == "json" else out.getvalue()
+from tests.support.cli_report import report_of
 
 
 def test_a_start_up_rank_beside_a_loop_on_one_node_is_said_once(tmp_path):
     truth = tt.write_mixed_window_run(str(tmp_path), one_node=True)
-    rep = _report(truth["folder"])
+    rep = report_of(truth["folder"])
     (host,) = rep["hosts"]
     job = host["job"]
     assert job["kind"] == "training"
@@ -35,14 +24,14 @@ def test_a_start_up_rank_beside_a_loop_on_one_node_is_said_once(tmp_path):
     assert said.count("'s window holds no GPU work") == 1
     assert "rank 1 (node0_4101)'s window holds no GPU work: 3 CUDA calls (`cudaMalloc` 250.0 ms" in said, said
     assert said.endswith("no kernel -- start-up")
-    text = _report(truth["folder"], "text")
+    text = report_of(truth["folder"], "text")
     assert text.count("rank 1 (node0_4101)") == 1, text
 
 
 def test_ranks_on_two_nodes_keep_their_own_hosts(tmp_path):
     """Control: each rank its own host -- rank 1's window is its own report's, not folded into rank 0's line."""
     truth = tt.write_mixed_window_run(str(tmp_path))
-    rep = _report(truth["folder"])
+    rep = report_of(truth["folder"])
     hosts = {h["host"]: h["job"] for h in rep["hosts"]}
     assert len(hosts) == 2
     assert all("idle_ranks" not in j for j in hosts.values())
@@ -52,14 +41,14 @@ def test_two_nodes_say_where_the_other_rank_is(tmp_path):
     """Two nodes, one session: node0's job line names node1's host as the other rank's trace -- the run holds it --
     never "the other ranks' traces are not here" (h37-probe43w *Left* 2); node1's own report is unchanged."""
     truth = tt.write_mixed_window_run(str(tmp_path))
-    rep = _report(truth["folder"])
+    rep = report_of(truth["folder"])
     jobs = {h["host"]: h["job"] for h in rep["hosts"]}
     (node0,) = [j for host, j in jobs.items() if j["kind"] == "training"]
     (other,) = [host for host, j in jobs.items() if j["kind"] != "training"]
     assert "not here" not in node0["part_of_job"] and "not here" not in node0["summary"], node0["summary"]
     assert node0["part_of_job"].endswith(f"the other rank's trace is this session's host {other}")
     assert node0["part_of_job"] in node0["summary"]
-    text = _report(truth["folder"], "text")
+    text = report_of(truth["folder"], "text")
     assert "not here" not in text and f"this session's host {other}" in " ".join(text.split())
 
 

@@ -11,34 +11,24 @@ rank 0 runs 8 steps, node1 holds ranks 1-3, each only its start-up (no GPU row).
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from synthetic import memsnapshot as ms
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.cli import main as cli
-
-
-def _report(logdir: str, fmt: str = "json", cache: str = "off") -> dict | str:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", logdir, "--format", fmt, "--cache-dir", cache])
-    return json.loads(out.getvalue())["reports"][0] if fmt == "json" else out.getvalue()
+from tests.support.cli_report import report_of
 
 
 def test_a_session_of_one_file_and_several_file_hosts_reports_with_the_cache_on(tmp_path):
     truth = tt.write_mixed_window_run(str(tmp_path / "logs"), start_up_ranks=3)
-    rep = _report(truth["folder"], cache=str(tmp_path / "cache"))
+    rep = report_of(truth["folder"], cache=str(tmp_path / "cache"))
     assert len(rep["hosts"]) == 2
-    again = _report(truth["folder"], cache=str(tmp_path / "cache"))  # the cached report: the same hosts
+    again = report_of(truth["folder"], cache=str(tmp_path / "cache"))  # the cached report: the same hosts
     assert [h["host"] for h in again["hosts"]] == [h["host"] for h in rep["hosts"]]
 
 
 def test_a_node_of_start_up_ranks_says_it_is_part_of_the_job(tmp_path):
     truth = tt.write_mixed_window_run(str(tmp_path), start_up_ranks=3)
-    rep = _report(truth["folder"])
+    rep = report_of(truth["folder"])
     jobs = {h["host"]: h["job"] for h in rep["hosts"]}
     (loop,) = [h for h, j in jobs.items() if j["kind"] == "training"]
     (idle,) = [h for h in jobs if h != loop]
@@ -63,10 +53,10 @@ def _header(text: str) -> str:
 
 def test_the_header_says_which_host_times_the_steps(tmp_path):
     truth = tt.write_mixed_window_run(str(tmp_path))
-    rep = _report(truth["folder"])
+    rep = report_of(truth["folder"])
     (loop,) = [h["host"] for h in rep["hosts"] if h["job"]["kind"] == "training"]
     (idle,) = [h["host"] for h in rep["hosts"] if h["host"] != loop]
-    head = _header(_report(truth["folder"], "text"))
+    head = _header(report_of(truth["folder"], "text"))
     assert f"on {loop} alone; {idle} times no step)" in head, head
 
 
@@ -76,7 +66,7 @@ def test_two_ranks_snapshots_header_names_the_rank_that_times_steps(tmp_path: Pa
     for name, sc in zip(["rank0_memory_snapshot.pickle", "rank1_memory_snapshot.pickle"],
                         [ms.training_iterations(), ms.oom_activations()]):
         ms.write(str(folder / name), sc.doc)
-    head = _header(_report(str(tmp_path), "text"))
+    head = _header(report_of(str(tmp_path), "text"))
     assert "on rank0_memory_snapshot alone; rank1_memory_snapshot times no step" in head, head
 
 
@@ -89,5 +79,28 @@ def test_hosts_that_all_time_steps_keep_the_header(tmp_path):
     folder.mkdir()
     for r in (r0, r1):
         tt.write_doc(str(folder / f"node{r.node}_{r.pid}.{tt.BASE_NS + r.rank}.pt.trace.json"), tt.trace_doc(r, 2))
-    head = _header(_report(str(folder), "text"))
+    head = _header(report_of(str(folder), "text"))
     assert "alone" not in head and "times no step" not in head, head
+
+
+def test_the_job_json_counts_its_idle_ranks(tmp_path):
+    """debt45: the idle ranks' count is a key of the job's JSON (``Job.idle_rank_count``, additive in schema 1.3)
+    beside their words: node1 holds the 3 start-up ranks the writer made, node0's loop none (no key)."""
+    truth = tt.write_mixed_window_run(str(tmp_path), start_up_ranks=3)
+    rep = report_of(truth["folder"])
+    jobs = {h["host"]: h["job"] for h in rep["hosts"]}
+    (loop,) = [h for h, j in jobs.items() if j["kind"] == "training"]
+    (idle,) = [h for h in jobs if h != loop]
+    assert jobs[idle]["idle_rank_count"] == len(truth["start_ups"]) == 3
+    assert "idle_rank_count" not in jobs[loop] and "idle_ranks" not in jobs[loop]
+
+
+def test_the_session_counts_a_hosts_ranks_by_the_count_not_the_words():
+    """debt45: the session's rank arithmetic (``report.merge._ranks_held``) reads ``job.idle_rank_count``; words
+    that do not say the phrase it counted once each (main a3712eb4) still count as the ranks they are."""
+    from tb_gpu_advisor.model.schema import HostReport
+    from tb_gpu_advisor.report.merge import _ranks_held
+    h = HostReport(host="node1", path="node1", size_bytes=0,
+                   job={"idle_ranks": "ranks 1 and 2 ran start-up only", "idle_rank_count": 2})
+    assert _ranks_held(h) == 2
+    assert _ranks_held(HostReport(host="node2", path="node2", size_bytes=0)) == 1  # a file is one rank's at least

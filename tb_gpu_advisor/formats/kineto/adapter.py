@@ -985,17 +985,25 @@ def _opened_on_host(kt: KinetoTrace, gpu: int, ids: np.ndarray, start: np.ndarra
     (its batch's fetch, a module's load) lay in step k-1: rank 1 loading a module for 30 ms inside its own step 7 read
     its GPU's step 6 as 33 ms, 3.3 ms a step of start-up once step 7 was dropped for the load, where the rank alone
     reads none (h37-probe44r, ``synthetic.torchtrace.rank_pause``).  A host running ahead opens step k while its GPU
-    still runs k-1: then the span's start stands (its GPU was busy, not waiting)."""
+    still runs k-1: then the span's start stands (its GPU was busy, not waiting), nor does it move before the step
+    before's span starts.  One pass over the marks and one search per step (h37-debt45: it was a mask per step)."""
     marks = _rank_step_marks(kt, gpu)
     if not marks.size:
         return start
     numbers = np.fromiter((pytorch.step_number(kt.names[k]) for k in kt.name[marks]), np.int64, count=marks.size)
-    out = start.copy()
-    for k in range(ids.size):
-        opened = start_ps[marks[numbers == ids[k]]]
-        if opened.size:
-            out[k] = min(int(start[k]), max(int(opened.min()), int(done[k]), int(start[k - 1]) if k else 0))
-    return out
+    marked, first = _first_mark_ps(numbers, start_ps[marks].astype(np.int64))
+    at = np.minimum(np.searchsorted(marked, ids), marked.size - 1)
+    before = np.concatenate(([0], start[:-1])).astype(np.int64)  # the step before's span start (0 for the first)
+    moved = np.minimum(start, np.maximum(np.maximum(first[at], done), before))
+    return np.where(marked[at] == ids, moved, start).astype(start.dtype)
+
+
+def _first_mark_ps(numbers: np.ndarray, opened: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(each step number the marks hold, sorted; the earliest of its marks' starts, ps): a rank's host may open one
+    step number more than once (a restarted count), and the step opens at its first."""
+    order = np.lexsort((opened, numbers))
+    marked, first = np.unique(numbers[order], return_index=True)
+    return marked, opened[order][first]
 
 
 def _host_step_ps(kt: KinetoTrace, gpu: int, number: int, start_ps: np.ndarray, end_ps: np.ndarray) -> int:

@@ -633,6 +633,12 @@ class KinetoLayout(RunFolderLayout):
         start = read_header(path, size, mtime_ns).epoch_s
         return (start if start is not None and start <= end else end), end
 
+    def gpu_totals(self, path: str, size: int, mtime_ns: int) -> tuple[tuple[int, int], ...]:
+        """Each GPU of the trace's ``deviceProperties`` (every GPU the process saw, by the ordinal the allocator
+        numbers it by) with its ``totalGlobalMem``; read from the header :meth:`capture_span` read (cached)."""
+        return tuple((gid, total) for gid, _name, total in read_header(path, size, mtime_ns).gpus
+                     if isinstance(gid, int) and isinstance(total, int) and total > 0)
+
     def maybe(self, rel: tuple[str, ...]) -> bool:
         """A file whose name does not say, but whose content may (:func:`sniff`): another JSON in a run folder."""
         return other_json(rel[-1]) and self.in_run_folder(rel)

@@ -139,30 +139,16 @@ def with_capacity(trace: Trace, caps: "tuple[Capacity, ...] | str | None") -> Tr
     return trace
 
 
-def with_job_capacity(trace: Trace, beside: "tuple[tuple[str, int, int], ...]") -> Trace:
-    """``trace`` with each GPU's total memory from the Kineto traces of the same job that discovery linked to the
-    snapshot (``HostFile.beside``, ``discover._same_job``): their ``deviceProperties`` list every GPU the process saw,
-    by the ordinal the allocator numbers it by, with ``totalGlobalMem``.  Why: a snapshot records the allocator, never
-    the GPU's size, so its peak and OOM could only be judged against themselves; the trace of the same job on the same
-    device states it.  Taken only for a GPU the capacity file beside the snapshot did not give, where every linked
-    trace that lists the device gives one total (ranks of one machine see one model), and through
-    :func:`with_capacity`'s check (no total under what the allocator reserved).  No free bytes: what lay outside the
-    allocator is not known from a trace."""
-    from tb_gpu_advisor.formats.kineto.layout import read_header
-    from tb_gpu_advisor.formats.snapshot.layout import is_capacity_name
-
-    totals: dict[int, set[int]] = {}
-    names = []
-    for path, size, mtime_ns in beside:
-        if is_capacity_name(fsio.file_name(path)):
-            continue  # the snapshot's own record, read by :func:`with_capacity`
-        names.append(fsio.file_name(path))
-        for gid, _name, total in read_header(path, size, mtime_ns).gpus:
-            if isinstance(gid, int) and isinstance(total, int) and total > 0:
-                totals.setdefault(gid, set()).add(total)
-    caps = tuple(Capacity(next(iter(t)), -1, gid, f"the Kineto trace {names[0]} of the same job")
-                 for gid, t in sorted(totals.items())
-                 if len(t) == 1 and any(d.gpu == gid and not d.info.memory_bytes for d in trace.devices))
+def with_job_capacity(trace: Trace, totals: "tuple[tuple[int, int], ...]", source: str) -> Trace:
+    """``trace`` with each GPU's total memory as a linked capture of the same job lists it: ``totals`` (ordinal, total
+    bytes), handed as numbers by the stage that linked the two (``HostFile.gpu_totals``, ``discover._same_job``: a
+    Kineto trace's ``deviceProperties``, every GPU the process saw by the ordinal the allocator numbers it by), read
+    from ``source`` (in words).  Why: a snapshot records the allocator, never the GPU's size, so its peak and OOM could
+    only be judged against themselves; the trace of the same job on the same device states it.  Taken only for a GPU
+    the capacity file beside the snapshot did not give, and through :func:`with_capacity`'s check (no total under what
+    the allocator reserved).  No free bytes: what lay outside the allocator is not known from a trace."""
+    caps = tuple(Capacity(total, -1, gid, source) for gid, total in totals
+                 if any(d.gpu == gid and not d.info.memory_bytes for d in trace.devices))
     return with_capacity(trace, caps) if caps else trace
 
 

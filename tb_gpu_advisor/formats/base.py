@@ -36,7 +36,7 @@ LIMIT_HINT = (f"raise {ENV_MAX_BYTES} to read it anyway; by default it is half t
 
 def is_gzip(head: bytes) -> bool:
     """Whether bytes start as a gzip file does (its magic): any format's file may come gzipped (``.json.gz`` traces,
-    ``snapshot.pickle.gz``); the bounded reading of one is ``formats.kineto.parse.gunzip_upto``'s."""
+    ``snapshot.pickle.gz``); the bounded reading of one is ``formats.gz.gunzip_upto``'s."""
     return head[:2] == b"\x1f\x8b"
 
 
@@ -174,10 +174,10 @@ def from_start_fixes(tool: str, setup: str, window: str) -> dict[str, tuple[tupl
 
 def gunzipped_within_limit(f, path: str, error: type[Exception], what: str) -> bytes:
     """The gzip stream ``f`` decompressed no further than the size limit a plain file has
-    (``kineto.parse.gunzip_upto``, the one bounded gzip reader); ``error`` (the format's own) where the stream is cut
+    (``formats.gz.gunzip_upto``, the one bounded gzip reader); ``error`` (the format's own) where the stream is cut
     off or corrupt (after so much of ``what``: "the trace", "the database") or decompresses past the limit.  One home
     for the readers that take their format gzipped whole (rocprof's JSON, rocmProfileData's database)."""
-    from tb_gpu_advisor.formats.kineto.parse import gunzip_upto
+    from tb_gpu_advisor.formats.gz import gunzip_upto
 
     limit = max_profile_bytes()
     raw, cut = gunzip_upto(f, limit + 1)

@@ -1,5 +1,5 @@
 """A memory snapshot gzipped for upload (``snapshot.pickle.gz``) is read as the pickle it holds, through the one
-gzip reader (``formats/kineto/parse.gunzip_upto``), never inflated past the size limit a plain file has: a gzip bomb
+gzip reader (``formats/gz.gunzip_upto``), never inflated past the size limit a plain file has: a gzip bomb
 is refused in words.
 
 Truth: the same file decompressed by Python's ``gzip`` and read as a plain pickle -- the kept real snapshots of

@@ -45,7 +45,6 @@ import array
 import concurrent.futures
 import dataclasses
 import functools
-import io
 import json
 import multiprocessing
 import os
@@ -62,6 +61,7 @@ import numpy as np
 
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, is_gzip
+from tb_gpu_advisor.formats.gz import Gunzip, Prefixed
 from tb_gpu_advisor.formats.kineto import compiled
 from tb_gpu_advisor.formats.kineto.layout import EXECUTION_TRACE, SNIFF_BYTES, execution_trace, text_encoding
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
@@ -374,8 +374,8 @@ def _declared_size(raw: IO[bytes]) -> tuple[int, bool] | None:
 def _maybe_gunzip(raw: IO[bytes]) -> tuple[IO[bytes], bool]:
     head = raw.read(2)
     if is_gzip(head):
-        return _Gunzip(_Prefixed(head, raw)), True  # type: ignore[return-value]
-    return _Prefixed(head, raw), False  # type: ignore[return-value]
+        return Gunzip(Prefixed(head, raw)), True  # type: ignore[return-value]
+    return Prefixed(head, raw), False  # type: ignore[return-value]
 
 
 def as_utf8(stream: IO[bytes]) -> IO[bytes]:
@@ -388,14 +388,14 @@ def as_utf8(stream: IO[bytes]) -> IO[bytes]:
             break
         head += block
     encoding, bom = text_encoding(head)
-    rest = _Prefixed(head[bom:], stream)
+    rest = Prefixed(head[bom:], stream)
     return rest if encoding == "utf-8" else _Utf8(rest, encoding)  # type: ignore[return-value]
 
 
 class _Utf8:
     """A UTF-16/32 byte stream read as UTF-8 bytes, decoded incrementally (a character split across reads waits)."""
 
-    def __init__(self, raw: "_Prefixed", encoding: str):
+    def __init__(self, raw: "Prefixed", encoding: str):
         import codecs  # only for the rare re-encoded trace
 
         self._raw = raw
@@ -413,90 +413,6 @@ class _Utf8:
         else:
             out, self._pending = self._pending[:n], self._pending[n:]
         return out
-
-
-class _Gunzip:
-    """gzip decompression that hands out everything decoded before a cut-off or corrupt spot.
-
-    ``gzip.GzipFile`` raises at a truncated stream and loses the data of the read that hit it; a trace whose
-    writer was killed mid-file is common, and its whole events should still count.  Output is produced at
-    most ``n`` bytes per read (``max_length``), so a gzip bomb is never inflated past what was asked for."""
-
-    def __init__(self, raw: "_Prefixed"):
-        self._raw = raw
-        self._d = zlib.decompressobj(wbits=31)
-        self._pending = b""
-        self.done = False
-
-    def read(self, n: int) -> bytes:
-        while not self.done:
-            if not self._pending:
-                self._pending = self._d.unconsumed_tail or self._raw.read(_READ_BLOCK)
-                if not self._pending:
-                    if not self._d.eof:
-                        raise EOFError("compressed file ended before the end-of-stream marker was reached")
-                    self.done = True
-                    break
-            data, self._pending = self._pending, b""
-            out = self._d.decompress(data, n)
-            if self._d.eof and self._d.unused_data.strip(b"\x00"):  # another gzip member follows
-                rest = self._d.unused_data
-                self._d = zlib.decompressobj(wbits=31)
-                self._pending = rest
-            if out:
-                return out
-        return b""
-
-
-def gunzip_upto(raw: IO[bytes], n: int) -> tuple[bytes, bool]:
-    """At most ``n`` bytes of the gzip file ``raw`` decompressed (every member, through :class:`_Gunzip`: a gzip bomb
-    is never inflated past ``n``), and whether its stream was cut off or corrupt before its end (what came before
-    is kept).  Why here: the one home of reading gzip files; a memory snapshot people gzip for upload
-    (``snapshot.pickle.gz``) is read through it too."""
-    g = _Gunzip(_Prefixed(b"", raw))
-    out = io.BytesIO()  # its getvalue() hands over its buffer: the text is held once, not twice as joined parts
-    try:
-        while out.tell() < n:
-            part = g.read(min(n - out.tell(), 64 * _READ_BLOCK))
-            if not part:
-                break
-            out.write(part)
-    except (EOFError, zlib.error):
-        return out.getvalue(), True
-    return out.getvalue(), False
-
-
-def gunzip_reader(raw: IO[bytes]) -> Callable[[int], bytes]:
-    """``read(n)`` over the gzip file ``raw`` decompressed (every member, through :class:`_Gunzip`), at most ``n``
-    bytes a call, ``b""`` at its end; ``EOFError`` / ``zlib.error`` where it is cut off or corrupt.  For a reader that
-    streams a large file rather than hold it (the memory snapshot reader)."""
-    return _Gunzip(_Prefixed(b"", raw)).read
-
-
-class _Prefixed:
-    """A stream whose first bytes were already read (the magic sniff works on non-seekable remote streams)."""
-
-    def __init__(self, head: bytes, rest: IO[bytes]):
-        self._head, self._rest = head, rest
-        #: ``readinto`` where the rest has one (:meth:`_Parser._fill_into`), else None
-        self.readinto = self._readinto if callable(getattr(rest, "readinto", None)) else None
-
-    def _readinto(self, b: memoryview) -> int:
-        """Bytes read into ``b`` (the sniffed head first, alone: a short read, as a file may give)."""
-        if self._head:
-            n = min(len(b), len(self._head))
-            b[:n], self._head = self._head[:n], self._head[n:]
-            return n
-        return self._rest.readinto(b) or 0
-
-    def read(self, n: int = -1) -> bytes:
-        if not self._head:
-            return self._rest.read(n)
-        if n is None or n < 0:
-            data, self._head = self._head + self._rest.read(), b""
-            return data
-        data, self._head = self._head[:n], self._head[n:]
-        return data + (self._rest.read(n - len(data)) if len(data) < n else b"")
 
 
 # ---------------------------------------------------------------------------------------------- decoders

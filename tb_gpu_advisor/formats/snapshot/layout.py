@@ -29,7 +29,7 @@ from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, is_gzip,
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 SUFFIXES = (".pickle", ".pkl")
-#: The same gzipped for upload (``snapshot.pickle.gz``): read through the one gzip reader (``kineto.parse.gunzip_upto``).
+#: The same gzipped for upload (``snapshot.pickle.gz``): read through the one gzip reader (``formats.gz.gunzip_upto``).
 GZ_SUFFIXES = tuple(s + ".gz" for s in SUFFIXES)
 #: The viewer's page that embeds a snapshot (``torch.cuda._memory_viz``): a snapshot only when its script says so.
 HTML_SUFFIX = ".html"
@@ -245,7 +245,7 @@ def sniff(path: str) -> str | None:
     if not head:
         return "empty"
     if is_gzip(head):  # the pickle's start, decompressed from the file's (never past SNIFF_BYTES)
-        from tb_gpu_advisor.formats.kineto.parse import gunzip_upto  # the one bounded gzip reader, loaded when needed
+        from tb_gpu_advisor.formats.gz import gunzip_upto  # the one bounded gzip reader, loaded when needed
 
         head = gunzip_upto(io.BytesIO(head), SNIFF_BYTES)[0]
         if not head:

@@ -309,7 +309,7 @@ class _Pass:
     the words of :func:`_read_bytes` and :func:`_gunzipped` -- as the bytes come, never holding them."""
 
     def __init__(self, path: str, local: str | None = None):
-        from tb_gpu_advisor.formats.kineto.parse import gunzip_reader  # the one bounded gzip reader
+        from tb_gpu_advisor.formats.gz import gunzip_reader  # the one bounded gzip reader
 
         self.path, self.limit, self.got = path, max_profile_bytes(), 0
         self.f = fsio.open_binary(path if local is None else local)
@@ -382,7 +382,7 @@ def _read_bytes(path: str, local: str | None = None) -> bytes:
 def _gunzipped(path: str, data: bytes, limit: int) -> bytes:
     """The snapshot a gzip file holds (``snapshot.pickle.gz``: people compress them for upload), decompressed no
     further than the size limit a plain file has: a gzip bomb is refused, in words, not inflated."""
-    from tb_gpu_advisor.formats.kineto.parse import gunzip_upto  # the one bounded gzip reader, loaded when needed
+    from tb_gpu_advisor.formats.gz import gunzip_upto  # the one bounded gzip reader, loaded when needed
 
     out, cut = gunzip_upto(io.BytesIO(data), limit + 1)
     if len(out) > limit:

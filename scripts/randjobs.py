@@ -10,7 +10,7 @@ unmarked pass, a kernel trace with no host; with ``--forms12``, grain's loop in 
 benchmark's measured passes, DeepSpeed's ranges under gradient accumulation, evaluation ranges; with ``--forms13``, a
 GPU host's window before its first kernel, users' blocking copies, a tiny RL loop, expandable-segment and two-device
 snapshots; with ``--forms14``, a GPU host's loop that only fetches batches (or runs its model on the CPU); with ``--forms15``, a window at
-either end of a queue (the loop's end draining it, a window opening on it); with ``--zero12``, DeepSpeed's ranges under ZeRO-1/2 or ZeRO-3 and gradient accumulation), analysed
+either end of a queue (the loop's end draining it, a window opening on it); with ``--forms16``, session 44's forms (ranks pausing alone or opening their capture late, a loop polling its GPU, training snapshots that leak); with ``--zero12``, DeepSpeed's ranges under ZeRO-1/2 or ZeRO-3 and gradient accumulation), analysed
 in-process and held to ``tests/support/random_jobs.laws_broken``.  Prints each job that breaks a law (its seed, the
 job to rebuild it with, the laws), then how many jobs ran and how many broke which law.
 

@@ -125,7 +125,7 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
         _unseen_holders_booked(ctx, me, out)
         _cast_cache(me, p, out)
         out.held_by_lifetime_bytes = _lifetime_only(ctx, me, p, out)
-        _leak(me, p, out, _unseen_live(ctx, me.gpu))
+        _leak(me, p, out, _unseen_live(ctx, me.gpu), _iteration_starts(ctx))
     out.step_peaks, out.reserved_changes_per_step = _per_step(me, win, ctx.steps.ids, has_res)
     out.timeline = _timeline(ctx, me, win)
     if me.baseline == "capture_start":
@@ -142,7 +142,19 @@ def _unseen_live(ctx: Context, gpu: int) -> dict[tuple[str, int], int]:
     return snap.unseen_live.get(gpu, {}) if snap is not None else {}
 
 
-def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int], int] | None = None) -> None:
+def _iteration_starts(ctx: Context) -> np.ndarray | None:
+    """Where each of the job's iterations begins (ps, the snapshot's events' clock) where the job read them off this
+    snapshot (``job.iterations.snapshot_iterations``: its annotations, or its allocations' pattern -- a group of
+    micro-batches told by the gradients they hold); None elsewhere.  Steps own step-finding: :func:`_rounds` asks them
+    where an iteration ends once the optimizer's own allocations mark too few ends."""
+    own = ctx.job.structure if ctx.job is not None else None
+    if own is None or own.source != "memory_iterations" or own.start.size < 2:
+        return None
+    return np.asarray(own.start, dtype=np.int64)
+
+
+def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int], int] | None = None,
+          starts: np.ndarray | None = None) -> None:
     """A leak: passes of the same work that each keep the same blocks for good.  Why: a loop's level between its
     iterations is flat -- each iteration frees what it made (its optimizer's state, a cache, made once, are one pass)
     -- but a tensor kept past its iteration (``outputs.append(out)``; ``total += loss`` without ``.item()``, whose
@@ -162,8 +174,12 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
     (``MemorySnapshot.unseen_live``).  A full ring buffer keeps a leak's last passes only, while every earlier pass's
     blocks are still live at the dump (a leak frees none): those made at a leaking site's line with its bytes are its
     earlier passes' (whole passes of as many blocks as each seen one keeps), live at every event -- the peak too.
-    Counted from the history alone, a loop that kept 128 MiB over 8 iterations read 5 iterations and 80 MiB."""
-    sites = _leak_sites(me)
+    Counted from the history alone, a loop that kept 128 MiB over 8 iterations read 5 iterations and 80 MiB.
+
+    ``starts``: where the job's own iterations begin (:func:`_iteration_starts`), the ends :func:`_rounds` falls back
+    to where the optimizer allocates too seldom to mark them (a fused or foreach optimizer under gradient
+    accumulation)."""
+    sites = _leak_sites(me, starts)
     per_round = sum(int(me.delta[r[-1]].sum()) for r in sites)
     if not sites or per_round < T("memory.leak.min_bytes"):
         return
@@ -200,7 +216,7 @@ def _earlier_rounds(me: MemoryEvents, sites: list[list[np.ndarray]], before: dic
     return max(min(rounds), 0), total
 
 
-def _leak_sites(me: MemoryEvents) -> list[list[np.ndarray]]:
+def _leak_sites(me: MemoryEvents, starts: np.ndarray | None = None) -> list[list[np.ndarray]]:
     """Per leaking site and size (:func:`_leak`), its rounds: each the indices of the round's allocations.  Then, per
     user line none of those holds, the line's kept blocks whatever their sizes (:func:`_growing_sites`)."""
     fr = me.frees()
@@ -212,7 +228,7 @@ def _leak_sites(me: MemoryEvents) -> list[list[np.ndarray]]:
     least = int(T("memory.leak.min_iterations"))
     if cand.size < least:
         return []
-    marks = _round_marks(me, fr)
+    marks = _round_marks(me, fr, starts)
     out = []
     keys = me.op[cand].astype(np.int64) * (1 << 40) + me.delta[cand]
     for key in np.unique(keys):
@@ -252,11 +268,12 @@ def _growing_sites(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndarray, 
     return out
 
 
-def _round_marks(me: MemoryEvents, fr: np.ndarray) -> tuple[np.ndarray, ...]:
+def _round_marks(me: MemoryEvents, fr: np.ndarray, starts: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """What :func:`_rounds` reads between two kept blocks, per event (one past the end for ``reduceat``): the
     allocated level, the index of each free's block's allocation (-1 where made before the history), a backward or
     optimizer event, such an event or an allocation outside every module's forward, a forward event, an optimizer
-    event (:func:`_at_optimizer_steps`)."""
+    event, the first event of one of the job's iterations (``starts``, ps; none where None) -- the last two
+    :func:`_at_iteration_ends`'s."""
     big = np.iinfo(np.int64).max
     alloc = np.append(me.allocated, big)
     made = np.full(len(me) + 1, big, dtype=np.int64)  # per free: the index of its block's allocation
@@ -267,20 +284,26 @@ def _round_marks(me: MemoryEvents, fr: np.ndarray) -> tuple[np.ndarray, ...]:
     stepped = trained | np.append((me.phase == MEMORY_PHASES.index("other")) & (me.delta > 0), False)
     forward = np.append(me.phase == MEMORY_PHASES.index("forward"), False)
     stepper = np.append(me.phase == MEMORY_PHASES.index("optimizer"), False)
-    return alloc, made, trained, stepped, forward, stepper
+    opened = np.zeros(len(me) + 1, bool)
+    if starts is not None and len(me):
+        opened[np.searchsorted(me.t, starts, side="left")] = True  # one past the end where it begins after them
+        opened[-1] = False
+    return alloc, made, trained, stepped, forward, stepper, opened
 
 
 def _rounds(at: np.ndarray, marks: tuple[np.ndarray, ...]) -> tuple[list[np.ndarray], np.ndarray]:
     """The kept blocks ``at`` split into rounds (:func:`_leak`'s rule), and the rise of the lowest level between
     rounds across each round after the first."""
-    alloc, made, trained, stepped, forward, stepper = marks
+    alloc, made, trained, stepped, forward, stepper, opened = marks
     gaps = np.append(at[:-1] + 1, at[-1] + 1)
     lows = np.minimum.reduceat(alloc, gaps)[:-1]  # the lowest level between two
     new = (at[1:] > at[:-1] + 1) & (((np.minimum.reduceat(made, gaps)[:-1] < at[:-1])
                                      & (np.add.reduceat(stepped, gaps)[:-1] > 0))
                                     | ((np.add.reduceat(trained, gaps)[:-1] > 0)
                                        & (np.add.reduceat(forward, gaps)[:-1] > 0)))
-    new = _at_optimizer_steps(new, np.add.reduceat(stepper, gaps)[:-1] > 0, int(T("memory.leak.min_iterations")))
+    step = np.add.reduceat(stepper, gaps)[:-1] > 0
+    new = _at_iteration_ends(new, [step, np.add.reduceat(opened, gaps)[:-1] > 0, _first_step_cadence(new, step)],
+                             int(T("memory.leak.min_iterations")))
     return np.split(at, np.flatnonzero(new) + 1), np.diff(lows[new])
 
 
@@ -292,10 +315,11 @@ def _whole(me: MemoryEvents, rounds: list[np.ndarray]) -> list[np.ndarray]:
     return rounds
 
 
-def _at_optimizer_steps(new: np.ndarray, stepped: np.ndarray, least: int) -> np.ndarray:
+def _at_iteration_ends(new: np.ndarray, ends: list[np.ndarray], least: int) -> np.ndarray:
     """The round ends of one site's kept blocks (``new``: per gap between two of them, whether a round ends there)
-    kept only where an optimizer step runs in the gap (``stepped``), where the optimizer's own allocations mark at
-    least ``least - 1`` of the ends so; ``new`` unchanged elsewhere.
+    kept only where an iteration ends in the gap, by the first of ``ends`` (per gap: an optimizer step runs in it;
+    one of the job's iterations begins in it) that marks at least ``least - 1`` of the ends so; ``new`` unchanged
+    where none does.
 
     Why: an iteration is one optimizer step.  With gradient accumulation it runs several forwards and backwards
     before its step, and a backward beside the next forward ends no iteration: a loop of 6 iterations of 2
@@ -303,10 +327,36 @@ def _at_optimizer_steps(new: np.ndarray, stepped: np.ndarray, least: int) -> np.
     where gradients stay allocated (``zero_grad(set_to_none=False)``), and as no leak at all where ``zero_grad()``
     frees them -- the level between micro-batches then holds the gradients, between iterations not, and no rise
     showed (h37-review44: ``synthetic.memsnapshot.training_iterations(micro_batches=2, leak="list")``).  An optimizer
-    that allocates nothing after its first step (a fused one, updating in place) marks no later end: the ends stay."""
-    if int((new & stepped).sum()) >= least - 1:
-        return new & stepped
+    that allocates nothing after its first step (a fused or foreach one, updating in place) marks no later end: the
+    job's iterations do (``job.iterations``: the gradients an iteration's first backward makes, held through its
+    micro-batches and freed by ``zero_grad()``) -- without them a loop of 6 iterations of 2 micro-batches under
+    ``AdamW(fused=True)`` read as no leak at all (h37-probe45k: ``training_iterations(micro_batches=2,
+    optimizer_temp=False, leak="list")``) -- and, where the job found no iterations either (gradients zeroed in
+    place: nothing freed between iterations), the optimizer's first step sets the cadence
+    (:func:`_first_step_cadence`).  Where none marks them the ends stay."""
+    for at in ends:
+        if int((new & at).sum()) >= least - 1:
+            return new & at
     return new
+
+
+def _first_step_cadence(new: np.ndarray, stepped: np.ndarray) -> np.ndarray:
+    """Per gap between a site's kept blocks, an iteration's end by the optimizer's first step: where it allocates in
+    one round end's gap only (its state, made on its first step; a fused or foreach optimizer updates in place
+    after), the k rounds up to that end are the first iteration's micro-batches, and every k-th end from it ends one;
+    none marked elsewhere.
+
+    Why: gradient accumulation runs as many micro-batches before every optimizer step (its setting), and where
+    ``zero_grad(set_to_none=False)`` keeps the gradients allocated nothing in the history tells a micro-batch's end
+    from an iteration's but that first step: a loop of 6 iterations of 2 micro-batches, each keeping its output,
+    read as 12 "iterations" of 16 MiB, not 6 of 32 MiB (h37-probe45k)."""
+    ends = np.flatnonzero(new)
+    hit = np.flatnonzero(stepped[ends])
+    out = np.zeros_like(new)
+    if hit.size == 1:
+        k = int(hit[0]) + 1
+        out[ends[k - 1::k]] = True
+    return out
 
 
 def _round_entries(n: int) -> bool:

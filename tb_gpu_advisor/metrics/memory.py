@@ -184,11 +184,11 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
     if not sites or per_round < T("memory.leak.min_bytes"):
         return
     every = np.concatenate([np.concatenate(r) for r in sites])
-    earlier, earlier_bytes = _earlier_rounds(me, sites, before or {})  # by size: a growing leak's earlier are not
+    earlier, earlier_bytes, earliest = _earlier_rounds(me, sites, before or {})
     out.leak_iterations = max(len(r) for r in sites) + earlier
     out.leak_earlier_iterations = earlier
     out.leak_per_iteration_bytes = per_round
-    out.leak_first_iteration_bytes = sum(int(me.delta[_whole(me, r)[0]].sum()) for r in sites)
+    out.leak_first_iteration_bytes = earliest if earlier else sum(int(me.delta[_whole(me, r)[0]].sum()) for r in sites)
     out.leak_blocks = sum(len(r[-1]) for r in sites)
     out.leak_bytes = int(me.delta[every[every <= p]].sum()) + earlier_bytes
     out.leak_end_bytes = int(me.delta[every].sum()) + earlier_bytes
@@ -197,23 +197,42 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
 
 
 def _earlier_rounds(me: MemoryEvents, sites: list[list[np.ndarray]], before: dict[tuple[str, int], int]
-                    ) -> tuple[int, int]:
-    """(whole rounds, bytes) of a leak kept before a late-begun history (:func:`_leak`'s ``before``): per leaking
-    site, the live unseen blocks at its line with its bytes, with the seen ones in whole rounds of as many blocks as
-    its last round keeps (a first round the history cut holds the rest of its blocks among them); the leak's earlier
-    rounds are those every site has (the fewest), its bytes every site's unseen blocks."""
+                    ) -> tuple[int, int, int]:
+    """(whole rounds, bytes, the first round's bytes) of a leak kept before a late-begun history (:func:`_leak`'s
+    ``before``): per leaking site, its live unseen blocks (:func:`_unseen_of`), with the seen ones in whole rounds of
+    as many blocks as its last round keeps (a first round the history cut holds the rest of its blocks among them);
+    the leak's earlier rounds are those every site has (the fewest), its bytes every site's unseen blocks, and its
+    first round's the least of each site's unseen blocks, one round's count of them (a leak keeps no fewer bytes
+    a round as it goes on)."""
     if not before:
-        return 0, 0
-    rounds, total = [], 0
+        return 0, 0, 0
+    rounds, total, first = [], 0, 0
     for r in sites:
-        first = int(r[-1][0])
-        name = me.op_names[int(me.op[first])] if 0 <= me.op[first] < len(me.op_names) else ""
-        size = int(me.delta[first])
-        n = before.get((name, size), 0)
+        sizes = _unseen_of(me, r, before)
         seen = sum(len(x) for x in r)
-        rounds.append((seen + n) // len(r[-1]) - len(r))  # whole rounds; a first one the history cut is one of them
-        total += n * size
-    return max(min(rounds), 0), total
+        rounds.append((seen + len(sizes)) // len(r[-1]) - len(r))  # whole rounds; a first one the history cut is one
+        total += sum(sizes)
+        first += sum(sorted(sizes)[:len(r[-1])])
+    return max(min(rounds), 0), total, first
+
+
+def _unseen_of(me: MemoryEvents, r: list[np.ndarray], before: dict[tuple[str, int], int]) -> list[int]:
+    """The sizes of the blocks live at the dump, never touched by the late-begun history (``before``: by line and
+    bytes), that leaking site ``r``'s earlier rounds kept: those made at its line with its bytes -- or, for a site
+    whose rounds keep more bytes each time (:func:`_growing_sites`), with bytes no more than its first seen whole
+    round's largest block.
+
+    Why by line alone for a growing leak: each earlier round kept fewer bytes than the first one the history holds,
+    so none has a seen round's size; matched by size, a ring buffer that kept 5 of 8 iterations of a leak growing
+    by 16 MiB each read 5 iterations and 480 MiB, not 8 and 576 MiB -- the segments still hold the other 96 MiB
+    (h37-probe45k)."""
+    last = int(r[-1][0])
+    name = me.op_names[int(me.op[last])] if 0 <= me.op[last] < len(me.op_names) else ""
+    sizes = np.unique(me.delta[np.concatenate(r)])
+    if sizes.size == 1:
+        return [int(sizes[0])] * before.get((name, int(sizes[0])), 0)
+    top = int(me.delta[_whole(me, r)[0]].max())
+    return [size for (line, size), n in sorted(before.items()) if line == name and size <= top for _ in range(n)]
 
 
 def _leak_sites(me: MemoryEvents, starts: np.ndarray | None = None) -> list[list[np.ndarray]]:

@@ -88,9 +88,10 @@ def _before_words(g: GpuMemory, units: str) -> str:
     n = g.leak_earlier_iterations
     if not n:
         return ""
+    bytes_ = "fewer bytes each (the leak grows)" if _growing(g) else "the same bytes"
     return (f" ({n} of those {units} ran before the history's first event -- a full ring buffer (max_entries) "
             f"dropped their events, or the recording began late -- and their blocks, made at the same lines with "
-            f"the same bytes, are live at the dump)")
+            f"{bytes_}, are live at the dump)")
 
 
 def _beside_capacity(m: HostMetrics, g: GpuMemory) -> str:

@@ -192,8 +192,8 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
     out.leak_blocks = sum(len(r[-1]) for r in sites)
     out.leak_bytes = int(me.delta[every[every <= p]].sum()) + earlier_bytes
     out.leak_end_bytes = int(me.delta[every].sum()) + earlier_bytes
-    out.leak_sites = sorted({me.op_names[int(me.op[r[0][0]])] for r in sites
-                             if 0 <= me.op[r[0][0]] < len(me.op_names)})
+    out.leak_sites = sorted({me.op_names[int(me.op[r[0][0]])] for r in sites  # a line no frame names is none
+                             if 0 <= me.op[r[0][0]] < len(me.op_names)} - {"", "?"})
 
 
 def _earlier_rounds(me: MemoryEvents, sites: list[list[np.ndarray]], before: dict[tuple[str, int], int]

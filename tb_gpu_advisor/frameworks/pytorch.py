@@ -236,6 +236,11 @@ SNAPSHOT_MADE = {
     "snapshot_made:2.0 or older": "segments of PyTorch 2.0 or older (torch.cuda.memory_snapshot())",
     "snapshot_made:2.1": "a PyTorch 2.1+ dump with no history: context=\"state\", or no _record_memory_history before it",
     "snapshot_made:": "segments alone (torch.cuda.memory_snapshot())",
+    # a leak whose blocks no frame names (``memory_leak``): recorded with context=None, or made on a thread with no
+    # Python frame under stacks="python"
+    "leak_site:unnamed": "at a line the history cannot name: it holds no stack for them -- recorded with "
+                         "context=None, or made where stacks=\"python\" finds no Python frame; "
+                         "_record_memory_history(context=\"all\", stacks=\"all\") names it",
     # a history that frees blocks it never allocated (``metrics.memory``): a full ring buffer, or a late start
     "snapshot_begun:ring": "the history frees {blocks} it never allocated ({size}) and holds exactly {entries}, "
                            "a round number as max_entries is: most likely a full ring buffer "

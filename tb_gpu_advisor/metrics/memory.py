@@ -125,7 +125,7 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
         _unseen_holders_booked(ctx, me, out)
         _cast_cache(me, p, out)
         out.held_by_lifetime_bytes = _lifetime_only(ctx, me, p, out)
-        _leak(me, p, out, _unseen_live(ctx, me.gpu))
+        _leak(me, p, out, _unseen_live(ctx, me.gpu), _iteration_starts(ctx))
     out.step_peaks, out.reserved_changes_per_step = _per_step(me, win, ctx.steps.ids, has_res)
     out.timeline = _timeline(ctx, me, win)
     if me.baseline == "capture_start":
@@ -142,7 +142,19 @@ def _unseen_live(ctx: Context, gpu: int) -> dict[tuple[str, int], int]:
     return snap.unseen_live.get(gpu, {}) if snap is not None else {}
 
 
-def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int], int] | None = None) -> None:
+def _iteration_starts(ctx: Context) -> np.ndarray | None:
+    """Where each of the job's iterations begins (ps, the snapshot's events' clock) where the job read them off this
+    snapshot (``job.iterations.snapshot_iterations``: its annotations, or its allocations' pattern -- a group of
+    micro-batches told by the gradients they hold); None elsewhere.  Steps own step-finding: :func:`_rounds` asks them
+    where an iteration ends once the optimizer's own allocations mark too few ends."""
+    own = ctx.job.structure if ctx.job is not None else None
+    if own is None or own.source != "memory_iterations" or own.start.size < 2:
+        return None
+    return np.asarray(own.start, dtype=np.int64)
+
+
+def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int], int] | None = None,
+          starts: np.ndarray | None = None) -> None:
     """A leak: passes of the same work that each keep the same blocks for good.  Why: a loop's level between its
     iterations is flat -- each iteration frees what it made (its optimizer's state, a cache, made once, are one pass)
     -- but a tensor kept past its iteration (``outputs.append(out)``; ``total += loss`` without ``.item()``, whose
@@ -162,45 +174,68 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
     (``MemorySnapshot.unseen_live``).  A full ring buffer keeps a leak's last passes only, while every earlier pass's
     blocks are still live at the dump (a leak frees none): those made at a leaking site's line with its bytes are its
     earlier passes' (whole passes of as many blocks as each seen one keeps), live at every event -- the peak too.
-    Counted from the history alone, a loop that kept 128 MiB over 8 iterations read 5 iterations and 80 MiB."""
-    sites = _leak_sites(me)
+    Counted from the history alone, a loop that kept 128 MiB over 8 iterations read 5 iterations and 80 MiB.
+
+    ``starts``: where the job's own iterations begin (:func:`_iteration_starts`), the ends :func:`_rounds` falls back
+    to where the optimizer allocates too seldom to mark them (a fused or foreach optimizer under gradient
+    accumulation)."""
+    sites = _leak_sites(me, starts)
     per_round = sum(int(me.delta[r[-1]].sum()) for r in sites)
     if not sites or per_round < T("memory.leak.min_bytes"):
         return
     every = np.concatenate([np.concatenate(r) for r in sites])
-    earlier, earlier_bytes = _earlier_rounds(me, sites, before or {})  # by size: a growing leak's earlier are not
+    earlier, earlier_bytes, earliest = _earlier_rounds(me, sites, before or {})
     out.leak_iterations = max(len(r) for r in sites) + earlier
     out.leak_earlier_iterations = earlier
     out.leak_per_iteration_bytes = per_round
-    out.leak_first_iteration_bytes = sum(int(me.delta[_whole(me, r)[0]].sum()) for r in sites)
+    out.leak_first_iteration_bytes = earliest if earlier else sum(int(me.delta[_whole(me, r)[0]].sum()) for r in sites)
     out.leak_blocks = sum(len(r[-1]) for r in sites)
     out.leak_bytes = int(me.delta[every[every <= p]].sum()) + earlier_bytes
     out.leak_end_bytes = int(me.delta[every].sum()) + earlier_bytes
-    out.leak_sites = sorted({me.op_names[int(me.op[r[0][0]])] for r in sites
-                             if 0 <= me.op[r[0][0]] < len(me.op_names)})
+    out.leak_sites = sorted({me.op_names[int(me.op[r[0][0]])] for r in sites  # a line no frame names is none
+                             if 0 <= me.op[r[0][0]] < len(me.op_names)} - {"", "?"})
 
 
 def _earlier_rounds(me: MemoryEvents, sites: list[list[np.ndarray]], before: dict[tuple[str, int], int]
-                    ) -> tuple[int, int]:
-    """(whole rounds, bytes) of a leak kept before a late-begun history (:func:`_leak`'s ``before``): per leaking
-    site, the live unseen blocks at its line with its bytes, with the seen ones in whole rounds of as many blocks as
-    its last round keeps (a first round the history cut holds the rest of its blocks among them); the leak's earlier
-    rounds are those every site has (the fewest), its bytes every site's unseen blocks."""
+                    ) -> tuple[int, int, int]:
+    """(whole rounds, bytes, the first round's bytes) of a leak kept before a late-begun history (:func:`_leak`'s
+    ``before``): per leaking site, its live unseen blocks (:func:`_unseen_of`), with the seen ones in whole rounds of
+    as many blocks as its last round keeps (a first round the history cut holds the rest of its blocks among them);
+    the leak's earlier rounds are those every site has (the fewest), its bytes every site's unseen blocks, and its
+    first round's the least of each site's unseen blocks, one round's count of them (a leak keeps no fewer bytes
+    a round as it goes on)."""
     if not before:
-        return 0, 0
-    rounds, total = [], 0
+        return 0, 0, 0
+    rounds, total, first = [], 0, 0
     for r in sites:
-        first = int(r[-1][0])
-        name = me.op_names[int(me.op[first])] if 0 <= me.op[first] < len(me.op_names) else ""
-        size = int(me.delta[first])
-        n = before.get((name, size), 0)
+        sizes = _unseen_of(me, r, before)
         seen = sum(len(x) for x in r)
-        rounds.append((seen + n) // len(r[-1]) - len(r))  # whole rounds; a first one the history cut is one of them
-        total += n * size
-    return max(min(rounds), 0), total
+        rounds.append((seen + len(sizes)) // len(r[-1]) - len(r))  # whole rounds; a first one the history cut is one
+        total += sum(sizes)
+        first += sum(sorted(sizes)[:len(r[-1])])
+    return max(min(rounds), 0), total, first
 
 
-def _leak_sites(me: MemoryEvents) -> list[list[np.ndarray]]:
+def _unseen_of(me: MemoryEvents, r: list[np.ndarray], before: dict[tuple[str, int], int]) -> list[int]:
+    """The sizes of the blocks live at the dump, never touched by the late-begun history (``before``: by line and
+    bytes), that leaking site ``r``'s earlier rounds kept: those made at its line with its bytes -- or, for a site
+    whose rounds keep more bytes each time (:func:`_growing_sites`), with bytes no more than its first seen whole
+    round's largest block.
+
+    Why by line alone for a growing leak: each earlier round kept fewer bytes than the first one the history holds,
+    so none has a seen round's size; matched by size, a ring buffer that kept 5 of 8 iterations of a leak growing
+    by 16 MiB each read 5 iterations and 480 MiB, not 8 and 576 MiB -- the segments still hold the other 96 MiB
+    (h37-probe45k)."""
+    last = int(r[-1][0])
+    name = me.op_names[int(me.op[last])] if 0 <= me.op[last] < len(me.op_names) else ""
+    sizes = np.unique(me.delta[np.concatenate(r)])
+    if sizes.size == 1:
+        return [int(sizes[0])] * before.get((name, int(sizes[0])), 0)
+    top = int(me.delta[_whole(me, r)[0]].max())
+    return [size for (line, size), n in sorted(before.items()) if line == name and size <= top for _ in range(n)]
+
+
+def _leak_sites(me: MemoryEvents, starts: np.ndarray | None = None) -> list[list[np.ndarray]]:
     """Per leaking site and size (:func:`_leak`), its rounds: each the indices of the round's allocations.  Then, per
     user line none of those holds, the line's kept blocks whatever their sizes (:func:`_growing_sites`)."""
     fr = me.frees()
@@ -212,7 +247,7 @@ def _leak_sites(me: MemoryEvents) -> list[list[np.ndarray]]:
     least = int(T("memory.leak.min_iterations"))
     if cand.size < least:
         return []
-    marks = _round_marks(me, fr)
+    marks = _round_marks(me, fr, starts)
     out = []
     keys = me.op[cand].astype(np.int64) * (1 << 40) + me.delta[cand]
     for key in np.unique(keys):
@@ -252,11 +287,12 @@ def _growing_sites(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndarray, 
     return out
 
 
-def _round_marks(me: MemoryEvents, fr: np.ndarray) -> tuple[np.ndarray, ...]:
+def _round_marks(me: MemoryEvents, fr: np.ndarray, starts: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """What :func:`_rounds` reads between two kept blocks, per event (one past the end for ``reduceat``): the
     allocated level, the index of each free's block's allocation (-1 where made before the history), a backward or
     optimizer event, such an event or an allocation outside every module's forward, a forward event, an optimizer
-    event (:func:`_at_optimizer_steps`)."""
+    event, the first event of one of the job's iterations (``starts``, ps; none where None) -- the last two
+    :func:`_at_iteration_ends`'s."""
     big = np.iinfo(np.int64).max
     alloc = np.append(me.allocated, big)
     made = np.full(len(me) + 1, big, dtype=np.int64)  # per free: the index of its block's allocation
@@ -267,20 +303,26 @@ def _round_marks(me: MemoryEvents, fr: np.ndarray) -> tuple[np.ndarray, ...]:
     stepped = trained | np.append((me.phase == MEMORY_PHASES.index("other")) & (me.delta > 0), False)
     forward = np.append(me.phase == MEMORY_PHASES.index("forward"), False)
     stepper = np.append(me.phase == MEMORY_PHASES.index("optimizer"), False)
-    return alloc, made, trained, stepped, forward, stepper
+    opened = np.zeros(len(me) + 1, bool)
+    if starts is not None and len(me):
+        opened[np.searchsorted(me.t, starts, side="left")] = True  # one past the end where it begins after them
+        opened[-1] = False
+    return alloc, made, trained, stepped, forward, stepper, opened
 
 
 def _rounds(at: np.ndarray, marks: tuple[np.ndarray, ...]) -> tuple[list[np.ndarray], np.ndarray]:
     """The kept blocks ``at`` split into rounds (:func:`_leak`'s rule), and the rise of the lowest level between
     rounds across each round after the first."""
-    alloc, made, trained, stepped, forward, stepper = marks
+    alloc, made, trained, stepped, forward, stepper, opened = marks
     gaps = np.append(at[:-1] + 1, at[-1] + 1)
     lows = np.minimum.reduceat(alloc, gaps)[:-1]  # the lowest level between two
     new = (at[1:] > at[:-1] + 1) & (((np.minimum.reduceat(made, gaps)[:-1] < at[:-1])
                                      & (np.add.reduceat(stepped, gaps)[:-1] > 0))
                                     | ((np.add.reduceat(trained, gaps)[:-1] > 0)
                                        & (np.add.reduceat(forward, gaps)[:-1] > 0)))
-    new = _at_optimizer_steps(new, np.add.reduceat(stepper, gaps)[:-1] > 0, int(T("memory.leak.min_iterations")))
+    step = np.add.reduceat(stepper, gaps)[:-1] > 0
+    new = _at_iteration_ends(new, [new & step, np.add.reduceat(opened, gaps)[:-1] > 0, _first_step_cadence(new, step)],
+                             int(T("memory.leak.min_iterations")))
     return np.split(at, np.flatnonzero(new) + 1), np.diff(lows[new])
 
 
@@ -292,10 +334,11 @@ def _whole(me: MemoryEvents, rounds: list[np.ndarray]) -> list[np.ndarray]:
     return rounds
 
 
-def _at_optimizer_steps(new: np.ndarray, stepped: np.ndarray, least: int) -> np.ndarray:
-    """The round ends of one site's kept blocks (``new``: per gap between two of them, whether a round ends there)
-    kept only where an optimizer step runs in the gap (``stepped``), where the optimizer's own allocations mark at
-    least ``least - 1`` of the ends so; ``new`` unchanged elsewhere.
+def _at_iteration_ends(new: np.ndarray, ends: list[np.ndarray], least: int) -> np.ndarray:
+    """The round ends of one site's kept blocks: per gap between two of them, whether an iteration ends there -- by
+    the first of ``ends`` that marks at least ``least - 1`` gaps (the ends ``new`` reads where an optimizer step runs
+    in the gap; the gaps one of the job's iterations begins in; the ends by the optimizer's first step's cadence),
+    else ``new`` (a backward or a step beside a forward, :func:`_rounds`).
 
     Why: an iteration is one optimizer step.  With gradient accumulation it runs several forwards and backwards
     before its step, and a backward beside the next forward ends no iteration: a loop of 6 iterations of 2
@@ -303,10 +346,39 @@ def _at_optimizer_steps(new: np.ndarray, stepped: np.ndarray, least: int) -> np.
     where gradients stay allocated (``zero_grad(set_to_none=False)``), and as no leak at all where ``zero_grad()``
     frees them -- the level between micro-batches then holds the gradients, between iterations not, and no rise
     showed (h37-review44: ``synthetic.memsnapshot.training_iterations(micro_batches=2, leak="list")``).  An optimizer
-    that allocates nothing after its first step (a fused one, updating in place) marks no later end: the ends stay."""
-    if int((new & stepped).sum()) >= least - 1:
-        return new & stepped
+    that allocates nothing after its first step (a fused or foreach one, updating in place) marks no later end: the
+    job's iterations do (``job.iterations``: the gradients an iteration's first backward makes, held through its
+    micro-batches and freed by ``zero_grad()``) -- without them a loop of 6 iterations of 2 micro-batches under
+    ``AdamW(fused=True)`` read as no leak at all (h37-probe45k: ``training_iterations(micro_batches=2,
+    optimizer_temp=False, leak="list")``) -- and, where the job found no iterations either (gradients zeroed in
+    place: nothing freed between iterations), the optimizer's first step sets the cadence
+    (:func:`_first_step_cadence`).  The job's iterations are ends on their own: a history recorded without stacks
+    has no phase, so no backward beside a forward ends a round, yet the job reads its passes from the level's climbs
+    and falls (``job.iterations``) -- a loop keeping 16 MiB after each of 6 iterations read as no leak (h37-probe45k:
+    ``as_recorded(cache_twin(leak_mib=16), context=None)``)."""
+    for at in ends:
+        if int(at.sum()) >= least - 1:
+            return at
     return new
+
+
+def _first_step_cadence(new: np.ndarray, stepped: np.ndarray) -> np.ndarray:
+    """Per gap between a site's kept blocks, an iteration's end by the optimizer's first step: where it allocates in
+    one round end's gap only (its state, made on its first step; a fused or foreach optimizer updates in place
+    after), the k rounds up to that end are the first iteration's micro-batches, and every k-th end from it ends one;
+    none marked elsewhere.
+
+    Why: gradient accumulation runs as many micro-batches before every optimizer step (its setting), and where
+    ``zero_grad(set_to_none=False)`` keeps the gradients allocated nothing in the history tells a micro-batch's end
+    from an iteration's but that first step: a loop of 6 iterations of 2 micro-batches, each keeping its output,
+    read as 12 "iterations" of 16 MiB, not 6 of 32 MiB (h37-probe45k)."""
+    ends = np.flatnonzero(new)
+    hit = np.flatnonzero(stepped[ends])
+    out = np.zeros_like(new)
+    if hit.size == 1:  # more, and the optimizer's own steps mark the ends
+        k = int(hit[0]) + 1
+        out[ends[k - 1::k]] = True
+    return out
 
 
 def _round_entries(n: int) -> bool:

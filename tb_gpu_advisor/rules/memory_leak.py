@@ -37,7 +37,7 @@ def check(m: HostMetrics) -> list[Finding]:
     sev = "warning" if passes <= T("memory.leak.warn_passes") else "info"
     unit, units, loop = (("pass", "passes", "A forward-only loop") if mem.forward_only(m)
                          else ("iteration", "iterations", "A training loop"))
-    sites = ", ".join(g.leak_sites[:3]) + (" and more" if len(g.leak_sites) > 3 else "")
+    sites = _site_words(ctx, g)
     return [finding(
         ctx, ID, sev,
         f"GPU {g.gpu}'s allocated level between {units} rises {_rise_words(g, unit, units)}: each of {g.leak_iterations} {units} allocates {plural(g.leak_blocks, 'block')} "
@@ -57,10 +57,26 @@ def check(m: HostMetrics) -> list[Finding]:
                     "sites": list(g.leak_sites), "gpu": g.gpu}),
         evidence=[mem.gpu_table(cands, ctx)],
         windows=mem.peak_window(m, g, "memory peak"),
-        actions=ctx.fw.fix(ID),
+        actions=ctx.fw.fix(ID) + (_record_stacks(ctx, m) if not g.leak_sites else []),
         saving_bytes=g.leak_bytes,
         title=f"Every {unit} keeps bytes nothing frees (a leak)",  # the job's own unit: a forward-only loop has no iteration
     )]
+
+
+def _site_words(ctx: Ctx, g: GpuMemory) -> str:
+    """The lines that allocated the kept blocks, or -- where no frame names any (a history recorded without stacks:
+    the leak is read from its sizes and its iterations' pattern alone) -- the framework's words saying so and how to
+    record them.  Why: the finding said "allocates 1 block ()" and nothing of where (h37-probe45k)."""
+    if not g.leak_sites:
+        return ctx.fw.label("leak_site:unnamed")
+    return ", ".join(g.leak_sites[:3]) + (" and more" if len(g.leak_sites) > 3 else "")
+
+
+def _record_stacks(ctx: Ctx, m: HostMetrics) -> list:
+    """The framework's fix that records the allocator's history with its stacks (the capture note's), for a leak
+    whose site no frame names."""
+    return ctx.fw.fix("capture_quality:no_stacks_2.0" if m.memory.snapshot_layout in ("2.0", "2.0 or older")
+                      else "capture_quality:no_stacks")
 
 
 def _growing(g: GpuMemory) -> bool:
@@ -88,9 +104,10 @@ def _before_words(g: GpuMemory, units: str) -> str:
     n = g.leak_earlier_iterations
     if not n:
         return ""
+    bytes_ = "fewer bytes each (the leak grows)" if _growing(g) else "the same bytes"
     return (f" ({n} of those {units} ran before the history's first event -- a full ring buffer (max_entries) "
             f"dropped their events, or the recording began late -- and their blocks, made at the same lines with "
-            f"the same bytes, are live at the dump)")
+            f"{bytes_}, are live at the dump)")
 
 
 def _beside_capacity(m: HostMetrics, g: GpuMemory) -> str:

@@ -67,7 +67,7 @@ def test_a_rank_two_steps_late_drops_its_own_step(tmp_path: Path, alone: dict) -
     """Rank 1's capture opens two steps after rank 0's (its ``ProfilerStep#2`` and ``#3`` unrecorded) and it loads a
     module at the head of its step 7: the step dropped is its own 7, as alone, with no start-up on either GPU, and
     every step it recorded reads as alone.  Main (6f44e79f) dropped step 6.  Step 3, which rank 1's capture did not
-    record, is dropped too (``steps.drop._drop_unopened``): kept, GPU 1's row took the host-wide window with no kernel
+    record, is dropped too (``steps.drop._drop_unrecorded``): kept, GPU 1's row took the host-wide window with no kernel
     in it, and its compute read 2.844 ms a step where every step runs 3.2 ms."""
     late = _read(tmp_path, "late", ranks=2, paused=1, late=2)
     own = {r["step"]: r["step_ms"] for r in alone["step_rows"] if r["gpu"] == 0}

@@ -133,7 +133,7 @@ def test_a_rank_that_opened_late_keeps_its_own_steps(tmp_path: Path) -> None:
 def test_a_rank_that_opened_steps_late_reads_as_opened_together(tmp_path: Path, late: int) -> None:
     """Rank 1's capture opens ``late`` steps after rank 0's.  Main (6f44e79f) kept the steps it never recorded for
     its GPU, on the host's windows with no kernel in them: GPU 1 read 5.333 (2 late) or 4.667 ms (3 late) of each
-    step's 6 ms of kernels.  Now the steps before a rank's capture opened are dropped (``steps.drop._drop_unopened``)
+    step's 6 ms of kernels.  Now the steps before a rank's capture opened are dropped (``steps.drop._drop_unrecorded``)
     and every GPU reads as when the ranks open together; the note says which GPU's capture opened late."""
     (tmp_path / "late").mkdir()
     (tmp_path / "both").mkdir()

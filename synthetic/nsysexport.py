@@ -4667,6 +4667,36 @@ def open_rank_late(path: str, rank: int, steps: int = 1) -> None:
     con.close()
 
 
+def close_rank_early(path: str, rank: int, steps: int = 1) -> None:
+    """In an export :func:`write` made, rank ``rank``'s capture closes ``steps`` steps early: every row of that rank's
+    process from its ``train_step {n - steps}`` range on (``n`` its steps) is deleted, the other ranks' stay; the GPU
+    work its kept steps launched stays (each step ends with its ``.item()`` sync, so none runs past the close).  Why:
+    the mirror of :func:`open_rank_late` -- a rank's profiler stops on its own (``nsys profile --duration`` per rank, a
+    ``cudaProfilerStop`` each rank reaches in its own time, a buffer that filled), so one capture holds fewer last
+    steps of one rank than of another."""
+    pid = 1000 + rank
+    con = sqlite3.connect(path)
+    texts = [t for (t,) in con.execute("SELECT text FROM NVTX_EVENTS WHERE text LIKE 'train_step %' "
+                                       "AND (globalTid >> 24) & 16777215 = ?", (pid,))]
+    last = max(int(t.split()[-1]) for t in texts)
+    ((t0,),) = con.execute("SELECT start FROM NVTX_EVENTS WHERE text = ? AND (globalTid >> 24) & 16777215 = ?",
+                           (f"train_step {last + 1 - steps}", pid)).fetchall()
+    for table, col in _RANK_TABLES:
+        if con.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
+            con.execute(f"DELETE FROM {table} WHERE (({col} >> 24) & 16777215) = ? AND start >= ?", (pid, t0))
+    con.commit()
+    con.close()
+
+
+def write_early_closed_rank(path: str, rank: int = 1, steps: int = 1, **kw: object) -> dict:
+    """:func:`write_rank_pause` whose rank ``rank`` closed its capture ``steps`` steps before the others
+    (:func:`close_rank_early`).  Truth: every step it recorded reads as with no early close -- its GPU does the same
+    work each step -- and its steps after the close are no steps of its GPU's."""
+    truth = write_rank_pause(path, **kw)
+    close_rank_early(path, rank, steps)
+    return truth
+
+
 def write_late_rank_pause(path: str, late: int = 1, steps: int = 1, **kw: object) -> dict:
     """:func:`write_rank_pause` whose rank ``late`` opened its capture ``steps`` steps after the others
     (:func:`open_rank_late`).  Truth: every rank's steps are its own numbered ranges, as with no late start -- the

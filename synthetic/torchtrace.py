@@ -3696,16 +3696,20 @@ def rank_pause(paused: int | None, load_ms: float = RANK_PAUSE_LOAD_MS,
 
 
 def write_rank_pause(out: str, ranks: int = 2, paused: int | None = 1, late: int = 0, steps: int = 12,
-                     run: str = "rank_pause", **kw: Any) -> list[str]:
+                     run: str = "rank_pause", closed_early: int = 0, **kw: Any) -> list[str]:
     """:func:`rank_pause`'s job, one file per rank under ``out/<run>/`` (``write_run``); ``late``: the last rank's
     capture opened ``late`` steps after the others' (its events before its ``ProfilerStep#<2 + late>`` unrecorded:
     ``torch.profiler.schedule`` counts each process's own ``prof.step()`` calls, so a rank that reaches the loop
-    later starts recording later; every rank's step numbers stay the loop's).  Truth: a late rank's steps are its
-    own numbered ones, as with no late start; each rank reads as it does alone."""
+    later starts recording later; every rank's step numbers stay the loop's); ``closed_early``: the last rank's
+    capture closed ``closed_early`` steps before the others' (its last steps unrecorded: :func:`_close_early`).
+    Truth: a late or early-closed rank's steps are its own numbered ones, as with neither; each rank reads as it does
+    alone."""
     sc = Scenario(ranks, rank_pause(paused, **kw), [], [], f"{ranks} ranks, rank {paused} loading a module once")
     rs = simulate(sc, steps)
     if late:
         _open_late(rs[-1], 2 + late)
+    if closed_early:
+        _close_early(rs[-1], 2 + steps - closed_early)
     folder = os.path.join(out, run)
     os.makedirs(folder, exist_ok=True)
     paths = []
@@ -3723,3 +3727,19 @@ def _open_late(r: Rank, first: int) -> None:
     r.host = [e for e in r.host if e["ts"] >= at]
     r.gpu = [e for e in r.gpu if e["ts"] >= at]
     r.flows = [e for e in r.flows if e["ts"] >= at]
+
+
+def _close_early(r: Rank, first: int) -> None:
+    """Drop ``r``'s events from its ``ProfilerStep#<first>`` on (host, GPU, flows): its capture closed there -- its
+    profiler stopped, or its trace was written, before the other ranks' (``torch.profiler.schedule``'s ``active`` counts
+    each process's own ``prof.step()`` calls; a rank whose buffer filled or whose ``on_trace_ready`` ran early stops
+    on its own).  The GPU's work launched before the close stays (each step ends with its read-back, so none runs
+    past it), and the profiler's own span ends with the last event kept."""
+    at = next(e["ts"] for e in r.host if e["name"] == f"ProfilerStep#{first}")
+    kept = {e["args"]["correlation"] for e in r.host if e["ts"] < at and "correlation" in e.get("args", {})}
+    r.host = [e for e in r.host if e["ts"] < at]
+    r.gpu = [e for e in r.gpu if e.get("args", {}).get("correlation", -1) in kept
+             or "correlation" not in e.get("args", {}) and e["ts"] < at]
+    r.flows = [e for e in r.flows if e.get("id") in kept]
+    r.host_us = max(e["ts"] + e.get("dur", 0.0) for e in r.host)
+    r.streams = {s: min(t, max(e["ts"] + e["dur"] for e in r.gpu)) for s, t in r.streams.items()}

@@ -75,7 +75,7 @@ from tb_gpu_advisor.steps.framed import (_framed_bursts, _framed_graph_launches,
 from tb_gpu_advisor.steps.iterations import _spans_inside_iterations
 from tb_gpu_advisor.steps.markers import (_gpu_step_line_windows, _host_candidates, _iteration_range_steps,
                                           _last_step_mark_end, _marked_host_steps, _own_marked_windows,
-                                          _unseen_before_first)
+                                          _unrecorded_by_gpu)
 from tb_gpu_advisor.steps.nvtx_ranges import _nvtx_steps
 from tb_gpu_advisor.steps.passes import _one_pass, _one_pass_step, _whole_capture
 from tb_gpu_advisor.steps.place import _place_windows
@@ -99,7 +99,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         r.mapped = "group_id" if trace.gpu_step_source is None else "device"
         _grouped_after_last_mark(r, _last_step_mark_end(trace))
         r.host_own = _own_marked_windows(trace, r.ids, int(r.he[-1]) if r.he.size else 0)
-        r.unopened = _unseen_before_first(trace.gpu_step_lines, r.ids, r.hs)
+        r.unopened, r.closed = _unrecorded_by_gpu(trace.gpu_step_lines, r.ids, r.hs, r.he, r.gpu_windows)
     else:
         _read_steps(r, job)
         _place_windows(r)

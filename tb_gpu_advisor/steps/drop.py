@@ -52,7 +52,7 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
         _drop_cut_first(r, kept, dropped, found)
         _drop_window_start_first(r, kept, dropped)
     _drop_empty_or_edges(r, kept, found, dropped)
-    _drop_unopened(r, kept, dropped)
+    _drop_unrecorded(r, kept, dropped)
     own = r.own
     cut = own.partial_last if r.source in _OWN_PARTIAL_LAST and own is not None and r.source == own.source else ""
     if cut and kept.ids.size > 2 and int(kept.ids[-1]) == found - 1:  # the last window still kept: part of an iteration
@@ -90,19 +90,24 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
     return dropped
 
 
-def _drop_unopened(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
-    """Drop the steps some rank's capture had not opened for (``_Reading.unopened``: it marks none of them and
-    recorded nothing before them), where two steps or more are left: every rank's per-step numbers are of steps each
-    recorded, not of a window one rank's profiler had not yet started in (h37-probe44r *Left* 1)."""
-    if not r.unopened or not kept.ids.size:
-        return
-    late = np.isin(kept.ids, np.concatenate(list(r.unopened.values())))
-    if not late.any() or (~late).sum() < 2:
-        return
-    gpus = ", ".join(f"GPU{g}" for g in sorted(r.unopened))
-    _drop_masked(r, kept, dropped, late, f"not recorded on {gpus}: its process's capture opened after this step began",
-                 f"; dropped {plural(int(late.sum()), 'step')} before {gpus}'s capture opened (its process recorded "
-                 "nothing of it)")
+def _drop_unrecorded(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
+    """Drop the steps some rank's capture had not opened for or had closed before (``_Reading.unopened``,
+    ``_Reading.closed``: it marks none of them and recorded nothing before, or after, them), where two steps or more
+    are left: every rank's per-step numbers are of steps each recorded, not of a window one rank's profiler had not
+    yet started in (h37-probe44r *Left* 1) or had already stopped in (h37-probe45c)."""
+    for edge, reason, said in ((r.unopened, "opened after this step began", "before {g}'s capture opened (its process "
+                                "recorded nothing of it)"),
+                               (r.closed, "closed before this step ended", "not whole on {g}: its process's capture "
+                                "closed before {they} ended")):
+        if not edge or not kept.ids.size:
+            continue
+        gone = np.isin(kept.ids, np.concatenate(list(edge.values())))
+        n = int(gone.sum())
+        if not n or kept.ids.size - n < 2:
+            continue
+        gpus = ", ".join(f"GPU{g}" for g in sorted(edge))
+        _drop_masked(r, kept, dropped, gone, f"not recorded on {gpus}: its process's capture {reason}",
+                     f"; dropped {plural(n, 'step')} " + said.format(g=gpus, they="it" if n == 1 else "they"))
 
 
 def _untail_last(r: _Reading, kept: _Kept) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 from tb_gpu_advisor.frameworks import pytorch, tensorflow
 from tb_gpu_advisor.model.columns import sorted_unique, union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
-from tb_gpu_advisor.steps.windows import _group_windows
+from tb_gpu_advisor.steps.windows import MISSING, _group_windows, own_time, unrecorded
 
 
 def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
@@ -78,18 +78,35 @@ def _gpu_step_line_windows(lines: dict) -> tuple[np.ndarray, np.ndarray, np.ndar
     return ids[o], hs, he, {g: w[o] for g, w in gpu_windows.items()}
 
 
-def _unseen_before_first(lines: dict, ids: np.ndarray, hs: np.ndarray) -> dict[int, np.ndarray]:
-    """GPU -> the ids of the steps its own step line (``Trace.gpu_step_lines``: one rank's file) has no span of and
-    that began before its first span: its rank's capture had not opened for them (``_Reading.unopened``).  A step a
-    GPU lacks after its first is not one: its capture was open (h37-probe44r *Left* 1, the Kineto form)."""
-    out: dict[int, np.ndarray] = {}
-    for g, (k, s, _e) in lines.items():
-        if not np.asarray(k).size:
+def _unrecorded_by_gpu(lines: dict, ids: np.ndarray, hs: np.ndarray, he: np.ndarray,
+                       gpu_windows: dict[int, np.ndarray]) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray]]:
+    """(GPU -> the ids of the steps its rank's capture had not opened for, GPU -> those it had closed before): the
+    steps its own step line (``Trace.gpu_step_lines``: one rank's file) has no span of, before its first span or after
+    its last, by :func:`~tb_gpu_advisor.steps.windows.unrecorded` (``_Reading.unopened``, ``_Reading.closed``).  Their
+    windows on that GPU (``gpu_windows``, aligned with ``ids``; the other ranks' where it has no span) are moved into
+    the rank's own time (:func:`~tb_gpu_advisor.steps.windows.own_time`), so its own last step runs to where its next
+    would start, not to another rank's step (h37-probe45c; h37-probe44r *Left* 1, the Kineto form)."""
+    opened: dict[int, np.ndarray] = {}
+    closed: dict[int, np.ndarray] = {}
+    pos = {int(k): i for i, k in enumerate(ids.tolist())}
+    for g, (k, s, e) in lines.items():
+        k = np.asarray(k)
+        if not k.size or any(int(x) not in pos for x in k.tolist()):
             continue
-        late = ~np.isin(ids, np.asarray(k)) & (hs < int(np.min(s)))
-        if late.any():
-            out[int(g)] = ids[late].astype(np.int64)
-    return out
+        own_s = np.full(ids.size, MISSING, np.int64)
+        at = np.array([pos[int(x)] for x in k.tolist()], np.int64)
+        own_s[at] = np.iinfo(np.int64).max
+        np.minimum.at(own_s, at, np.asarray(s, np.int64))
+        before, after = unrecorded(ids, hs, he, own_s, int(np.min(s)), int(np.max(e)))
+        for out, got in ((opened, before), (closed, after)):
+            if got.size:
+                out[int(g)] = got
+        moved = np.isin(ids, np.concatenate([before, after]))
+        if moved.any() and int(g) in gpu_windows:
+            w = gpu_windows[int(g)]
+            ts, te = own_time(hs, he, own_s)
+            w[moved, 0], w[moved, 1] = ts[moved], te[moved]
+    return opened, closed
 
 
 def _own_marked_windows(trace: Trace, ids: np.ndarray, last_end: int) -> dict[int, np.ndarray]:

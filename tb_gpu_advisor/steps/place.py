@@ -18,7 +18,7 @@ from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_r
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, queued_before
 from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_marker_turn
 from tb_gpu_advisor.steps.framed import _inside_frame
-from tb_gpu_advisor.steps.windows import MISSING
+from tb_gpu_advisor.steps.windows import MISSING, own_time, unrecorded
 from tb_gpu_advisor.steps.reading import _Reading
 from tb_gpu_advisor.steps.types import _HOST_SOURCES, _PART_MARKS, _TILED, PS_PER_MS
 
@@ -64,6 +64,7 @@ def _place_windows(r: _Reading) -> None:
         dev_w, ahead = _async_device_windows(r.hs, host_he, h, r.trace.devices, r.launched(), own)
         if dev_w:
             r.gpu_windows = dev_w
+            _holds_unrecorded_head(r)
             if ahead:
                 r.note += ("; asynchronous dispatch: the host runs ahead of the GPU, so each GPU step is placed where "
                            "the work launched inside that host step runs (first kernel to the next step's first kernel)")
@@ -75,6 +76,21 @@ def _place_windows(r: _Reading) -> None:
                            "process launched in its kth step runs (first kernel to the next step's first kernel)")
         else:
             _start_after_inherited_queue(r)
+
+
+def _holds_unrecorded_head(r: _Reading) -> None:
+    """Add to ``r.closed`` each GPU's step just before the first its rank's capture had closed before, where each GPU's
+    steps run from their first kernel to the next step's first kernel (:func:`_async_device_windows`): that step's
+    window ends at a step its capture did not record, so it holds that step's head -- the input copy and launches the
+    next step makes before its first kernel -- unrecorded.
+
+    Why: the step's GPU window is whole only where the next step's head is in the capture; a rank closed 2 steps early
+    read its last recorded step 8.016 of 10.027 ms on its GPU, its next step's 2 ms input copy absent (h37-probe45c).
+    A GPU whose steps are its own step line's spans (Kineto's) holds only its own work in each: none is added there."""
+    for g, gone in r.closed.items():
+        at = np.flatnonzero(np.isin(r.ids, gone))
+        if g in r.gpu_windows and at.size and at[0] > 0:
+            r.closed[g] = np.append(r.ids[at[0] - 1], gone)
 
 
 def _start_after_inherited_queue(r: _Reading) -> None:
@@ -252,11 +268,9 @@ def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     if not own or not lines:
         return out
     for gpu, ls in lines.items():
-        ws = [own.get(int(ln)) for ln in np.asarray(ls).tolist()]
-        late = _unopened(r, ls, [w for w in ws if w is not None])
-        if late.size:
-            r.unopened[int(gpu)] = late
-        ws = [_filled(w, r.hs, r.he) for w in ws if w is not None]
+        ws = [w for w in (own.get(int(ln)) for ln in np.asarray(ls).tolist()) if w is not None]
+        fill = _unrecorded_on(r, int(gpu), ls, ws)
+        ws = [_filled(w, *fill) for w in ws]
         if not ws or any(w[0].size != r.hs.size for w in ws):
             continue  # a process that ran fewer updates than the host's steps: the host's windows stand
         s = np.min(np.stack([w[0] for w in ws]), axis=0)
@@ -267,33 +281,44 @@ def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def _unopened(r: _Reading, lines: np.ndarray, ws: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    """The ids of the steps a GPU's process's capture had not opened for: its lines (``lines``, their own windows
-    ``ws``) mark none of them (``steps.windows.MISSING``) and record nothing before the step's host start.
+def _unrecorded_on(r: _Reading, gpu: int, lines: np.ndarray, ws: list[tuple[np.ndarray, np.ndarray]]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Note in ``r.unopened`` / ``r.closed`` the ids of the steps a GPU's process's capture had not opened for or had
+    closed before (:func:`~tb_gpu_advisor.steps.windows.unrecorded`: its lines, ``lines``, their own windows ``ws``,
+    mark none of them, and it recorded nothing on them before, or after, the step); return the windows its unmarked
+    steps take: the host's (``r.hs``, ``r.he``), those two kinds moved into the rank's own time
+    (:func:`~tb_gpu_advisor.steps.windows.own_time`).
 
-    Why: ranks start their profilers on their own (``nsys profile`` per rank, a ``cudaProfilerStart`` each rank reaches
-    in its own time), so a capture can hold a rank's steps from its third on while the others' begin at their first.
-    The steps it never recorded took the host's windows (:func:`_filled`) and were kept for its GPU: no kernel in
-    them, its averages read low -- GPU 1's compute 5.4 ms a step and 0.82 ms of "other" where every step runs 6.0 ms
-    of compute (Nsight, rank 1 opened 2 steps late; h37-probe44r *Left* 1).  A step a rank's capture held from its
-    start but did not mark is no such step: its work was recorded."""
+    Why: the steps it never recorded kept the host's windows with no kernel in them -- GPU 1's compute 5.4 ms a step
+    where every step runs 6.0 ms (opened 2 steps late; h37-probe44r *Left* 1), 4.667 ms (closed 2 steps early); and a
+    rank running 30 ms behind the others had its closed steps' windows 30 ms before its own last, so its last recorded
+    step ended before it began (h37-probe45c).  A step its capture held but it did not mark is no such step."""
+    fill = (r.hs, r.he)
     if not ws or any(w[0].size != r.hs.size for w in ws):
-        return np.zeros(0, np.int64)
-    gone = np.logical_and.reduce([w[0] == MISSING for w in ws])
-    if not gone.any():
-        return np.zeros(0, np.int64)
+        return fill
+    st = np.stack([np.where(w[0] == MISSING, np.iinfo(np.int64).max, w[0]) for w in ws])
+    own_s = np.min(st, axis=0)
+    own_s[own_s == np.iinfo(np.int64).max] = MISSING
     h = r.trace.h
     on = np.isin(h.line, np.asarray(lines, dtype=np.int64))
-    first = int(h.start[on].min()) if on.any() else None
-    if first is None:
-        return np.zeros(0, np.int64)
-    return r.ids[gone & (r.hs < first)].astype(np.int64)
+    if not on.any():
+        return fill
+    before, after = unrecorded(r.ids, r.hs, r.he, own_s, int(h.start[on].min()), int(h.end[on].max()))
+    for edge, got in ((r.unopened, before), (r.closed, after)):
+        if got.size:
+            edge[gpu] = got
+    moved = np.isin(r.ids, np.concatenate([before, after]))
+    if not moved.any():
+        return fill
+    ts, te = own_time(r.hs, r.he, own_s)
+    return np.where(moved, ts, r.hs), np.where(moved, te, r.he)
 
 
 def _filled(w: tuple[np.ndarray, np.ndarray], hs: np.ndarray, he: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A thread's own windows with the steps it does not mark (``steps.windows.MISSING``) taken from the host's
-    (``hs``, ``he``, aligned), as a GPU that saw no step of a number gets the host-wide window
-    (``steps.markers._gpu_step_line_windows``); unchanged where it marks them all or is not aligned with the host's."""
+    """A thread's own windows with the steps it does not mark (``steps.windows.MISSING``) taken from ``hs``, ``he``
+    (aligned: the host's, those its rank's capture did not hold moved into its own time, :func:`_unrecorded_on`), as a
+    GPU that saw no step of a number gets the host-wide window (``steps.markers._gpu_step_line_windows``); unchanged
+    where it marks them all or is not aligned with the host's."""
     s, e = w
     gone = s == MISSING
     if not gone.any() or s.size != hs.size:

@@ -69,8 +69,11 @@ class _Reading:
         #: GPU -> the host windows of its own process's steps (``steps.place._own_host_windows``), aligned with ``ids``
         self.host_own: dict[int, np.ndarray] = {}
         #: GPU -> the ids of the steps its process's capture had not opened for: it marks none of them and recorded
-        #: nothing before the step's start (``steps.place._unopened``; dropped by ``steps.drop._drop_unopened``)
+        #: nothing before the step's start (``steps.windows.unrecorded``; dropped by ``steps.drop._drop_unrecorded``)
         self.unopened: dict[int, np.ndarray] = {}
+        #: GPU -> the ids of the steps its process's capture had closed before: it marks none of them and recorded
+        #: nothing after the step's end (``steps.windows.unrecorded``; dropped by ``steps.drop._drop_unrecorded``)
+        self.closed: dict[int, np.ndarray] = {}
 
     def launched(self) -> list[np.ndarray]:
         """Per GPU, each device event's host launch record (:func:`~tb_gpu_advisor.model.trace.device_launches`):

@@ -72,3 +72,53 @@ def _aligned_line_windows(per: dict[int, tuple[np.ndarray, np.ndarray, np.ndarra
         s[at], e[at] = ls, le
         out[int(ln)] = (s, e)
     return out
+
+
+def own_time(hs: np.ndarray, he: np.ndarray, own_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The host-wide windows (``hs``, ``he``, ps, sorted, aligned with ``own_s``) moved into one rank's own time: the
+    steps before the first it marks (``own_s``: its own starts, ``MISSING`` where it marks none) by how much its first
+    marked step starts later than the host-wide one, those after its last by as much as its last; the others as given.
+    Unchanged where it marks none.
+
+    Why: a step a rank did not mark has only the other ranks' window, which lies where *their* step ran -- a rank 30 ms
+    behind (a module load of its own) had its unrecorded last steps placed 30 ms before its own last recorded one,
+    out of order, so the step before them ended before it began (h37-probe45c).  Each rank runs the job's steps at
+    the job's period, from where its own nearest step stands."""
+    at = np.flatnonzero(own_s != MISSING)
+    s, e = hs.astype(np.int64).copy(), he.astype(np.int64).copy()
+    if not at.size:
+        return s, e
+    i0, i1 = int(at[0]), int(at[-1])
+    for sel, i in ((slice(0, i0), i0), (slice(i1 + 1, None), i1)):
+        d = int(own_s[i]) - int(hs[i])
+        s[sel] += d
+        e[sel] += d
+    return s, e
+
+
+def unrecorded(ids: np.ndarray, hs: np.ndarray, he: np.ndarray, own_s: np.ndarray, first: int, last: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(ids of the steps one rank's capture had not opened for, ids of those it had closed before): the steps it marks
+    none of (``own_s``: its own starts, aligned with the steps ``ids``, ``hs``, ``he``; ``MISSING`` where none) before
+    its first marked one that began, in its own time (:func:`own_time`), before its first record (``first``, ps), and
+    after its last marked one that had not ended by its last record (``last``).  A step it lacks between two it marks
+    is neither: its capture was open.  The one rule of a rank's capture's edges for every reading of each rank's own
+    steps (Kineto's per-rank step lines, ``steps.markers``; NVTX ranges per rank's thread, ``steps.place``).
+
+    Why: ranks start and stop their profilers on their own (``nsys profile`` per rank, a ``cudaProfilerStart`` or
+    ``Stop`` each reaches in its own time, ``torch.profiler.schedule`` counting each process's own ``prof.step()``
+    calls, a buffer that filled), so a capture can hold a rank's steps from its third on, or to its tenth only, while
+    the others' run on.  The steps it never recorded took the other ranks' windows with no kernel of its GPU in them:
+    its averages read low -- GPU 1's compute 5.4 ms of 6.0 (Nsight, opened 2 steps late; h37-probe44r *Left* 1), 4.667
+    of 6.0 (closed 2 steps early) and 2.133 ms of 3.2 (Kineto, closed 2 early; h37-probe45c).  A step it began but did
+    not end in its capture is one it did not record whole: dropped too."""
+    none = np.zeros(0, np.int64)
+    at = np.flatnonzero(own_s != MISSING)
+    if not at.size:
+        return none, none
+    s, e = own_time(hs, he, own_s)
+    pos = np.arange(ids.size)
+    gone = own_s == MISSING
+    opened = gone & (pos < at[0]) & (s < first)
+    closed = gone & (pos > at[-1]) & (e > last)
+    return ids[opened].astype(np.int64), ids[closed].astype(np.int64)

@@ -67,7 +67,7 @@ def test_a_rank_two_steps_late_drops_its_own_step(tmp_path: Path, alone: dict) -
     """Rank 1's capture opens two steps after rank 0's (its ``ProfilerStep#2`` and ``#3`` unrecorded) and it loads a
     module at the head of its step 7: the step dropped is its own 7, as alone, with no start-up on either GPU, and
     every step it recorded reads as alone.  Main (6f44e79f) dropped step 6.  Step 3, which rank 1's capture did not
-    record, is dropped too (``steps.drop._drop_unopened``): kept, GPU 1's row took the host-wide window with no kernel
+    record, is dropped too (``steps.drop._drop_unrecorded``): kept, GPU 1's row took the host-wide window with no kernel
     in it, and its compute read 2.844 ms a step where every step runs 3.2 ms."""
     late = _read(tmp_path, "late", ranks=2, paused=1, late=2)
     own = {r["step"]: r["step_ms"] for r in alone["step_rows"] if r["gpu"] == 0}
@@ -86,3 +86,23 @@ def test_a_rank_two_steps_late_reads_as_alone(tmp_path: Path, alone: dict) -> No
     for g in (0, 1):
         assert _gpu(late, g) == pytest.approx(_gpu(alone, 0), abs=2e-3), g
     assert "before GPU1's capture opened" in late["steps"]["note"]
+
+
+@pytest.mark.parametrize("closed", [1, 2])
+def test_a_rank_whose_capture_closed_early_reads_as_alone(tmp_path: Path, alone: dict, closed: int) -> None:
+    """Rank 1's capture closes ``closed`` steps before rank 0's (its last ``ProfilerStep#N`` unrecorded; it runs 30 ms
+    behind after its load).  Main (a3712eb4) kept those steps for GPU 1 on rank 0's spans, 30 ms before its own last
+    one, out of order: with 2 closed GPU 1 read 2.133 ms of compute a step where every step runs 3.2 (3 of its 9
+    steps empty).  Now the steps its capture closed before are dropped (``steps.drop._drop_unrecorded``) and every
+    step each GPU keeps reads as the rank alone: its last recorded step runs to where its next would start."""
+    early = _read(tmp_path, "early", ranks=2, paused=1, closed_early=closed)
+    own = {r["step"]: r["step_ms"] for r in alone["step_rows"] if r["gpu"] == 0}
+    last = max(own) + 1  # the capture's last step (the stock rule drops it)
+    gone = set(range(last - closed + 1, last))  # rank 1's unrecorded steps the stock rule keeps
+    for g in (0, 1):
+        assert _kept(early, g) == set(own) - gone, g
+        rows = {r["step"]: r["step_ms"] for r in early["step_rows"] if r["gpu"] == g}
+        assert rows == pytest.approx({k: v for k, v in own.items() if k not in gone}, abs=2e-3), g
+        assert _gpu(early, g) == pytest.approx(_gpu(alone, 0), abs=2e-3), g
+    if gone:  # one closed step is the capture's last, which the stock rule drops: nothing more to say
+        assert "not whole on GPU1: its process's capture closed before" in early["steps"]["note"]

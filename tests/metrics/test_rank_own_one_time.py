@@ -133,7 +133,7 @@ def test_a_rank_that_opened_late_keeps_its_own_steps(tmp_path: Path) -> None:
 def test_a_rank_that_opened_steps_late_reads_as_opened_together(tmp_path: Path, late: int) -> None:
     """Rank 1's capture opens ``late`` steps after rank 0's.  Main (6f44e79f) kept the steps it never recorded for
     its GPU, on the host's windows with no kernel in them: GPU 1 read 5.333 (2 late) or 4.667 ms (3 late) of each
-    step's 6 ms of kernels.  Now the steps before a rank's capture opened are dropped (``steps.drop._drop_unopened``)
+    step's 6 ms of kernels.  Now the steps before a rank's capture opened are dropped (``steps.drop._drop_unrecorded``)
     and every GPU reads as when the ranks open together; the note says which GPU's capture opened late."""
     (tmp_path / "late").mkdir()
     (tmp_path / "both").mkdir()
@@ -143,3 +143,27 @@ def test_a_rank_that_opened_steps_late_reads_as_opened_together(tmp_path: Path, 
         assert _gpu(late_h, g) == pytest.approx(_gpu(both, g), abs=2e-3), g
         assert min(_steps(late_h, g)) >= late, g
     assert "before GPU1's capture opened" in late_h["steps"]["note"]
+
+
+@pytest.mark.parametrize("closed", [1, 2])
+def test_a_rank_whose_capture_closed_early_reads_as_closed_together(tmp_path: Path, closed: int) -> None:
+    """Rank 1's capture closes ``closed`` steps before rank 0's (its last ``train_step`` ranges unrecorded; it runs
+    30 ms behind after its module load).  Main (a3712eb4) kept the steps it never recorded for its GPU, on rank 0's
+    windows 30 ms before its own last step: GPU 1 read 5.333 (1 closed) or 4.667 ms (2) of each step's 6 ms of
+    kernels.  Now those steps are dropped, and the step before them too, whose GPU window (first kernel to the next
+    step's first kernel) would hold the unrecorded next step's 2 ms input copy; every step kept reads on each GPU as
+    with no early close, and the note says whose capture closed."""
+    (tmp_path / "closed").mkdir()
+    (tmp_path / "both").mkdir()
+    early = nsys_host(tmp_path / "closed", nx.write_early_closed_rank, "r.sqlite", steps=closed, **_LOOP)
+    both = nsys_host(tmp_path / "both", nx.write_rank_pause, "r.sqlite", **_LOOP)
+    last = early["truth"]["steps"] - 1 - closed  # rank 1's last recorded step
+    for g in (0, 1):
+        rows = {r["step"]: r for r in early["step_rows"] if r["gpu"] == g}
+        whole = {r["step"]: r for r in both["step_rows"] if r["gpu"] == g}
+        assert set(rows) == {k for k in whole if k < last}, g
+        for k, row in rows.items():
+            assert row["step_ms"] == pytest.approx(whole[k]["step_ms"], abs=2e-3), (g, k)
+            assert row["breakdown"] == pytest.approx(whole[k]["breakdown"], abs=2e-3), (g, k)
+    assert _gpu(early, 1)["device_compute"] == pytest.approx(6.0, abs=2e-3)
+    assert "not whole on GPU1: its process's capture closed before" in early["steps"]["note"]

@@ -7,7 +7,9 @@ to it.  A training loop that evaluates every N steps runs its evaluation in such
 range: tiled, the step before it held every forward of the evaluation -- 8 training steps of 8.03 ms with two
 ``eval_step`` forwards after steps 3 and 7 read "6 steps of 10.7 ms", the step before each evaluation 24.1 ms,
 its forwards' copies and kernels counted as that step's (h37-probe45n).  An evaluation is no training step: it is
-said apart, and the steps keep their own time.
+said apart, and the steps keep their own time.  Only where some turn of the loop holds none: an evaluation after
+every step is a phase of each iteration (the ``validation_step`` each turn of ``synthetic.randjobs``' form 12 runs),
+the loop's own time, as a warm-up-named range in every turn is no warm-up (``user_ranges.recurring_phases``).
 """
 
 from __future__ import annotations
@@ -75,8 +77,8 @@ def _cut_before_passes(trace: Trace, hs: np.ndarray, he: np.ndarray, read_end: n
     ps, pe, pl = _passes(trace)
     out = _outside(ps, pe, pl, per_line, (hs.astype(np.int64), read_end.astype(np.int64)))
     cut = _between(hs, ps, out)
-    if not (cut >= 0).any():
-        return cut, he, ""
+    if not (cut >= 0).any() or (cut[:-1] >= 0).all():  # none, or one in every turn: a phase of each iteration
+        return np.full(hs.size, -1, np.int64), he, ""
     after = np.zeros(ps.size, bool)
     for k in np.flatnonzero(cut >= 0).tolist():
         after |= out & (ps > hs[k]) & (ps < hs[k + 1])

@@ -36,7 +36,8 @@ def _place_windows(r: _Reading) -> None:
         return
     r.read_end = r.he.astype(np.int64)
     r.hs, r.he = _tile(r.hs, r.he)
-    if r.source in _HOST_SOURCES:  # an evaluation between two steps is neither's
+    r.apart = np.full(r.hs.size, -1, np.int64)
+    if r.source in _HOST_SOURCES and r.training:  # a training job's evaluation between two steps is neither's
         r.apart, r.he, said = _cut_before_passes(r.trace, r.hs, r.he, r.read_end, r.per_line)
         r.note += said
     host_he = r.he.copy()  # the host's own windows: which launches each step made (the last's not stretched)
@@ -269,7 +270,8 @@ def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         e = np.max(np.stack([w[1] for w in ws]), axis=0)
         read_end = e
         s, e = _tile(s, e)
-        e = _cut_own(r.trace, ls, s, e, read_end)
+        if (r.apart >= 0).any():  # the evaluations the host's steps leave out, each rank's too
+            e = _cut_own(r.trace, ls, s, e, read_end)
         e[-1] = max(int(e[-1]), _own_last_reach(r, int(s[-1])))
         out[int(gpu)] = (s, e)
     return out

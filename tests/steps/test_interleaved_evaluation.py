@@ -76,3 +76,13 @@ def test_steps_that_are_the_evaluation_ranges_keep_their_length(tmp_path) -> Non
     host = _host(path)
     assert "evaluation range" not in host["steps"]["note"]
     assert _step_ms(host) == pytest.approx(truth.step_ms, rel=0.01)
+
+
+def test_an_evaluation_after_every_step_is_a_phase_of_it(tmp_path) -> None:  # noqa: ANN001 - pytest's
+    """Control: one evaluation batch after every training step: a phase of each turn of the loop, its time the
+    iteration's (as ``synthetic.randjobs``' form 12 runs ``validation_step`` each turn) -- nothing is cut."""
+    path = str(tmp_path / "eval.sqlite")
+    truth = nx.write_interleaved_evaluation(path, every=1, batches=1)
+    host = _host(path)
+    assert "evaluation range" not in host["steps"]["note"]
+    assert _step_ms(host) == pytest.approx(truth.step_ms + truth.pass_ms / truth.passes, rel=0.01)

@@ -1146,6 +1146,34 @@ def _forward_only(con: sqlite3.Connection, a: int, b: int, gtid: int) -> None:
                 "AND end <= ?", (gtid, a, b))
 
 
+def write_marked_elsewhere(path: str, launcher: str = "side", ranks: int = 1, steps: int = 12, seed: int = 0) -> Truth:
+    """Write a training loop (``NsysJob``: a copy, 20 GEMMs under ``forward`` / ``backward`` / ``optimizer_step``, an
+    NCCL all-reduce where ``ranks`` > 1, a sync; ``train_step {k}`` around each) whose NVTX ranges are not on the
+    thread or process that launches the work it marks.  ``launcher``: "side" -- every CUDA call made by another
+    thread of the process (a data-parallel worker, a launcher thread), the main thread only marking ranges;
+    "backward" -- the calls inside ``backward`` made by another thread (autograd's engine runs the backward on its
+    own device thread, the main thread waiting in ``loss.backward()``); "rank0" -- every rank launches its own work,
+    only rank 0 marks ranges (``if rank == 0: nvtx.range_push(...)``).
+
+    Truth: ``steps`` training steps of ``Truth.step_ms`` on each of ``ranks`` GPUs, as :func:`write` writes them."""
+    truth = write(path, NsysJob(steps=steps, ranks=ranks, ops=20, autograd_nvtx=False, step_range="train_step {k}",
+                                extra_ranges=("forward", "backward", "optimizer_step"), range_starts=(7, 17),
+                                nccl_us=300.0 if ranks > 1 else 0.0, shuffle=False, seed=seed))
+    con = sqlite3.connect(path)
+    if launcher == "side":
+        con.execute("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = globalTid + 1")
+    elif launcher == "backward":
+        con.execute("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = globalTid + 1 WHERE EXISTS (SELECT 1 FROM "
+                    "NVTX_EVENTS n WHERE n.text = 'backward' AND n.globalTid = CUPTI_ACTIVITY_KIND_RUNTIME.globalTid "
+                    "AND n.start <= CUPTI_ACTIVITY_KIND_RUNTIME.start AND CUPTI_ACTIVITY_KIND_RUNTIME.start < n.end)")
+    elif launcher == "rank0":
+        con.execute("DELETE FROM NVTX_EVENTS WHERE globalTid != ? AND eventType != 75", (_gid(1000, 1000),))
+    con.execute("INSERT INTO ThreadNames SELECT nameId, priority, globalTid + 1 FROM ThreadNames")
+    con.commit()
+    con.close()
+    return truth
+
+
 def write_forward_upload_loop(path: str, steps: int = 30, ops: int = 6, kernel_us: float = 20.0,
                               upload_us: float = 20.0, upload_bytes: int = 1 << 20) -> dict:
     """Write a PyTorch forward loop under ``nsys profile -t cuda,nvtx --pytorch=autograd-nvtx`` (ATen ranges, no

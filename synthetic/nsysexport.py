@@ -1065,6 +1065,115 @@ def write_loader_thread_batches(path: str, steps: int = 12, fetch_ms: float = 1.
     return truth
 
 
+class EvalTruth(NamedTuple):
+    """What :func:`write_interleaved_evaluation` wrote: the training steps (their count and length, ms) and the
+    evaluation passes between them (how many ranges, their summed length, ms)."""
+
+    train_steps: int
+    step_ms: float
+    passes: int
+    pass_ms: float
+
+
+def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4, batches: int = 2,
+                                 pass_range: str = "eval_step", around: str | None = None, ranks: int = 1,
+                                 seed: int = 0) -> EvalTruth:
+    """Write a training loop that evaluates every ``every`` training steps: ``batches`` forward passes on held-out
+    data after each ``every``-th step, outside its ``train_step {k}`` range.  Each training step is ``NsysJob``'s copy
+    and 20 GEMMs under the user's ranges ``forward`` (7 GEMMs), ``backward`` (10) and ``optimizer_step`` (3), read
+    back by a sync; an evaluation batch is the same step without its backward and update (their ranges, calls and
+    kernels gone: the copy, the 7 forward GEMMs, the sync) in a range ``pass_range``, or, with ``around``, its
+    ``forward`` alone with one range ``around`` (``validation``) over the batches of each evaluation.  The training
+    ranges number on, ``train_step 0`` ... ``train_step {train_steps - 1}``: the loop's counter counts its training
+    steps.  ``ranks``: processes, one GPU each, all alike.
+
+    Why: a loop that evaluates every N steps (``if step % N == 0: evaluate()``, Lightning's ``val_check_interval``,
+    HF Trainer's ``eval_steps``) marks its training step and its evaluation apart; between two ``train_step`` ranges
+    the evaluation's forwards run on the GPU with no backward.
+
+    Truth: ``train_steps`` training steps of ~8.03 ms each; the evaluation passes between them are no training step."""
+    n = train_steps + (train_steps // every) * batches
+    job = NsysJob(steps=n, ranks=ranks, ops=20, autograd_nvtx=False, step_range="train_step {k}",
+                  extra_ranges=("forward", "backward", "optimizer_step"), range_starts=(7, 17), shuffle=False, seed=seed)
+    truth = write(path, job)
+    con = sqlite3.connect(path)
+    evals = [k for k in range(n) if k % (every + batches) >= every]
+    passes, pass_ns = 0, 0
+    for rank in range(ranks):
+        gtid = _gid(1000 + rank, 1000 + rank)
+        rows = con.execute("SELECT rowid, start, end FROM NVTX_EVENTS WHERE text LIKE 'train_step %' AND globalTid = ? "
+                           "ORDER BY start", (gtid,)).fetchall()
+        period = rows[1][1] - rows[0][1]
+        for k in evals:
+            rowid, a, _ = rows[k]
+            b = a + period  # the step's own ranges end by its next step's start
+            _forward_only(con, a, b, gtid)
+            if around is None:
+                con.execute("UPDATE NVTX_EVENTS SET text = ? WHERE rowid = ?", (pass_range, rowid))
+            else:
+                con.execute("DELETE FROM NVTX_EVENTS WHERE rowid = ?", (rowid,))
+        if around is not None:  # one range over each evaluation's batches
+            for first in evals[::batches]:
+                a, e = rows[first][1], rows[first + batches - 1][2]
+                con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                            "VALUES (?,?,59,?,?,0)", (a, e, around, gtid))
+        left = con.execute("SELECT rowid FROM NVTX_EVENTS WHERE text LIKE 'train_step %' AND globalTid = ? ORDER BY start",
+                           (gtid,)).fetchall()
+        con.executemany("UPDATE NVTX_EVENTS SET text = ? WHERE rowid = ?",
+                        [(f"train_step {i}", r) for i, (r,) in enumerate(left)])
+        got = con.execute("SELECT count(*), coalesce(sum(end - start), 0) FROM NVTX_EVENTS WHERE text = ? "
+                          "AND globalTid = ?", (around or pass_range, gtid)).fetchone()
+        passes, pass_ns = passes + got[0], pass_ns + got[1]
+    con.commit()
+    con.close()
+    return EvalTruth(train_steps=train_steps, step_ms=truth.step_ms, passes=passes, pass_ms=pass_ns / 1e6)
+
+
+def _forward_only(con: sqlite3.Connection, a: int, b: int, gtid: int) -> None:
+    """The step from ``a`` to ``b`` (ns) on thread ``gtid`` without its backward and update: their ranges, and the
+    kernels launched inside them with their launches (its read-back's sync stays)."""
+    for s, e in con.execute("SELECT start, end FROM NVTX_EVENTS WHERE text IN ('backward', 'optimizer_step') "
+                            "AND globalTid = ? AND start >= ? AND end <= ?", (gtid, a, b)).fetchall():
+        pid = (gtid >> 24) & 0xFFFFFF
+        corr = con.execute("SELECT r.correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN CUPTI_ACTIVITY_KIND_KERNEL k "
+                           "ON k.correlationId = r.correlationId AND k.globalPid = ? WHERE r.globalTid = ? "
+                           "AND r.start >= ? AND r.start < ?", (_gid(pid), gtid, s, e)).fetchall()
+        con.executemany("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE correlationId = ? AND globalPid = ?",
+                        [(c, _gid(pid)) for (c,) in corr])
+        con.executemany("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId = ? AND globalTid = ?",
+                        [(c, gtid) for (c,) in corr])
+    con.execute("DELETE FROM NVTX_EVENTS WHERE text IN ('backward', 'optimizer_step') AND globalTid = ? AND start >= ? "
+                "AND end <= ?", (gtid, a, b))
+
+
+def write_marked_elsewhere(path: str, launcher: str = "side", ranks: int = 1, steps: int = 12, seed: int = 0) -> Truth:
+    """Write a training loop (``NsysJob``: a copy, 20 GEMMs under ``forward`` / ``backward`` / ``optimizer_step``, an
+    NCCL all-reduce where ``ranks`` > 1, a sync; ``train_step {k}`` around each) whose NVTX ranges are not on the
+    thread or process that launches the work it marks.  ``launcher``: "side" -- every CUDA call made by another
+    thread of the process (a data-parallel worker, a launcher thread), the main thread only marking ranges;
+    "backward" -- the calls inside ``backward`` made by another thread (autograd's engine runs the backward on its
+    own device thread, the main thread waiting in ``loss.backward()``); "rank0" -- every rank launches its own work,
+    only rank 0 marks ranges (``if rank == 0: nvtx.range_push(...)``).
+
+    Truth: ``steps`` training steps of ``Truth.step_ms`` on each of ``ranks`` GPUs, as :func:`write` writes them."""
+    truth = write(path, NsysJob(steps=steps, ranks=ranks, ops=20, autograd_nvtx=False, step_range="train_step {k}",
+                                extra_ranges=("forward", "backward", "optimizer_step"), range_starts=(7, 17),
+                                nccl_us=300.0 if ranks > 1 else 0.0, shuffle=False, seed=seed))
+    con = sqlite3.connect(path)
+    if launcher == "side":
+        con.execute("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = globalTid + 1")
+    elif launcher == "backward":
+        con.execute("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = globalTid + 1 WHERE EXISTS (SELECT 1 FROM "
+                    "NVTX_EVENTS n WHERE n.text = 'backward' AND n.globalTid = CUPTI_ACTIVITY_KIND_RUNTIME.globalTid "
+                    "AND n.start <= CUPTI_ACTIVITY_KIND_RUNTIME.start AND CUPTI_ACTIVITY_KIND_RUNTIME.start < n.end)")
+    elif launcher == "rank0":
+        con.execute("DELETE FROM NVTX_EVENTS WHERE globalTid != ? AND eventType != 75", (_gid(1000, 1000),))
+    con.execute("INSERT INTO ThreadNames SELECT nameId, priority, globalTid + 1 FROM ThreadNames")
+    con.commit()
+    con.close()
+    return truth
+
+
 def write_forward_upload_loop(path: str, steps: int = 30, ops: int = 6, kernel_us: float = 20.0,
                               upload_us: float = 20.0, upload_bytes: int = 1 << 20) -> dict:
     """Write a PyTorch forward loop under ``nsys profile -t cuda,nvtx --pytorch=autograd-nvtx`` (ATen ranges, no

@@ -77,6 +77,26 @@ def warmup_ranges(h: HostEvents, ranges: HostRanges | None) -> np.ndarray:
     return marked[warm & ~recurring_phases(h, marked, warm)]
 
 
+def evaluation_ranges(h: HostEvents, ranges: HostRanges | None) -> np.ndarray:
+    """Host event indices (ascending) of the marked ranges (:func:`marked_ranges`) the program names as an evaluation
+    pass (``nvtx.is_evaluation_range``: ``eval``, ``validation``, ``val_step 3``), inside no other such range of their
+    thread (a ``validation`` range around its ``eval_step`` ranges is one pass): the steps leave them out of a training
+    job's steps, which they lie between."""
+    marked = marked_ranges(ranges)
+    sel = marked[h.per_name(nvtx.is_evaluation_range)[h.name[marked]]]
+    if sel.size < 2:
+        return sel
+    order = np.lexsort((-h.end[sel].astype(np.int64), h.start[sel].astype(np.int64), h.line[sel]))
+    sel = sel[order]
+    outer = np.ones(sel.size, bool)
+    for ln in np.unique(h.line[sel]).tolist():
+        pos = np.flatnonzero(h.line[sel] == ln)
+        e = h.end[sel[pos]].astype(np.int64)
+        reach = np.concatenate([[np.iinfo(np.int64).min], np.maximum.accumulate(e)[:-1]])
+        outer[pos] = h.start[sel[pos]].astype(np.int64) >= reach
+    return np.sort(sel[outer])
+
+
 def recurring_phases(h: HostEvents, marked: np.ndarray, warm: np.ndarray) -> np.ndarray:
     """Bool per range of ``marked``: a warm-up-named range (``warm``) whose name recurs with the program's other marked
     work between every two of its occurrences -- a phase of each iteration, not the stretch before them.

@@ -93,6 +93,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
     (:func:`~tb_gpu_advisor.model.trace.device_launches`; computed here when not given); ``job``: what the capture
     is (its own step spans, its one-time costs), None for a bare reading of the markers."""
     r = _Reading(trace, launches)
+    r.training = job is not None and job.kind.kind == "training"
     if trace.gpu_step_lines:  # 1. the format's own per-GPU step line
         r.ids, r.hs, r.he, r.gpu_windows = _gpu_step_line_windows(trace.gpu_step_lines)
         r.source, r.note = trace.gpu_step_source or ("steps_line", "derived `Steps` line on the GPU planes (grouped capture)")

@@ -16,6 +16,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, union_intervals,
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, queued_before
+from tb_gpu_advisor.steps.apart import _cut_before_passes, _cut_gpu, _cut_own
 from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_marker_turn
 from tb_gpu_advisor.steps.framed import _inside_frame
 from tb_gpu_advisor.steps.windows import MISSING, own_time, unrecorded
@@ -35,6 +36,10 @@ def _place_windows(r: _Reading) -> None:
         return
     r.read_end = r.he.astype(np.int64)
     r.hs, r.he = _tile(r.hs, r.he)
+    r.apart = np.full(r.hs.size, -1, np.int64)
+    if r.source in _HOST_SOURCES and r.training:  # a training job's evaluation between two steps is neither's
+        r.apart, r.he, said = _cut_before_passes(r.trace, r.hs, r.he, r.read_end, r.per_line)
+        r.note += said
     host_he = r.he.copy()  # the host's own windows: which launches each step made (the last's not stretched)
     end = _last_launched_end(r, int(r.hs[-1]), int(r.he[-1]))
     if r.source in _TILED or r.tiled_by_updates:
@@ -62,6 +67,8 @@ def _place_windows(r: _Reading) -> None:
         # (the last host window stretched to its GPU work's end is a device time: on a host running ahead it holds
         # the launches made after the step -- a pipeline's VAE after its last denoising call (h37-randjobs7))
         dev_w, ahead = _async_device_windows(r.hs, host_he, h, r.trace.devices, r.launched(), own)
+        dev_w = {d.gpu: _cut_gpu(r.trace, dev_w[d.gpu], d, la, r.apart, r.hs)
+                 for d, la in zip(r.trace.devices, r.launched()) if d.gpu in dev_w}
         if dev_w:
             r.gpu_windows = dev_w
             _holds_unrecorded_head(r)
@@ -275,7 +282,10 @@ def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
             continue  # a process that ran fewer updates than the host's steps: the host's windows stand
         s = np.min(np.stack([w[0] for w in ws]), axis=0)
         e = np.max(np.stack([w[1] for w in ws]), axis=0)
+        read_end = e
         s, e = _tile(s, e)
+        if (r.apart >= 0).any():  # the evaluations the host's steps leave out, each rank's too
+            e = _cut_own(r.trace, ls, s, e, read_end)
         e[-1] = max(int(e[-1]), _own_last_reach(r, int(s[-1])))
         out[int(gpu)] = (s, e)
     return out

@@ -56,6 +56,12 @@ class _Reading:
         self.hs = self.he = np.zeros(0, np.int64)
         #: each window's own end as read, before tiling (a range's end, a burst's): where its mark or its work ends
         self.read_end = np.zeros(0, np.int64)
+        #: per step, where the evaluation pass after it (before the next step) opens, its window ended there; -1 where
+        #: none follows (``steps.apart._cut_before_passes``)
+        self.apart = np.zeros(0, np.int64)
+        #: the job is training (``Job.kind``): an evaluation between its steps is then none of them -- in an
+        #: evaluation job it is the work itself
+        self.training = False
         self.gpu_windows: dict[int, np.ndarray] = {}
         #: the windows run from one update's end to the next's (a framework's iterations, ``steps.iterations``): tiled
         #: like :data:`~tb_gpu_advisor.steps.types._TILED`'s readings, whatever their source's name

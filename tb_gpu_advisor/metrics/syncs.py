@@ -98,7 +98,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
         # aten::to, not the aten::copy_ inside; ``.item()``: aten::item) -- a blocking copy's too (``x.to('cuda')``:
         # aten::to; h37-probe44p), one rule; the copy op itself (``callers``) still says how long the copy held the host
         named = np.where(outer >= 0, outer, callers)
-    recorded = _recorded(ctx, sync)
+    recorded = _recorded(ctx, sync, (poll_start, h.end[polls].astype(np.int64)) if polls.size else None)
     active = ctx.active
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
     ledger = np.zeros((3, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits', both's in the gaps
@@ -658,12 +658,19 @@ def _copy_waits(ctx: Context, encloser: Encloser, callers: np.ndarray) -> np.nda
     return (callers >= 0) & np.isin(callers, copy_ops) & _framework_op(ctx)[np.maximum(callers, 0)]
 
 
-def _recorded(ctx: Context, sync: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+def _recorded(ctx: Context, sync: np.ndarray, polls: tuple[np.ndarray, np.ndarray] | None = None
+              ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
     """What the threads that sync spend in anything the profiler recorded: their host events but those that bound a
     step -- ops, runtime calls, the user's ranges -- as a bool mask, and their Python spans.  A range that spans a whole
     kept step (the framework's step marker, a user's NVTX step range, an iteration range, an XLA module's range: any
     step source's own) says only that the step runs, not what the host does inside it: counted as recorded it hid the
-    untraced host code after a sync, which the sync's idle then claimed as well as the gap finding (h37-left52)."""
+    untraced host code after a sync, which the sync's idle then claimed as well as the gap finding (h37-left52).
+
+    ``polls`` (each poll's first query's start, its last query's end: :func:`_polls`) are recorded time too: between
+    two queries the host is in the loop that asks them, waiting as surely as inside a sync call, and the profiler
+    records the queries, not the loop.  Unread, a native loop polling ``cuStreamQuery`` every 10 us after each kernel
+    left 6.7 ms a step of its waits "unrecorded host time" and 3 ms to launch_bound (h37-probe45p), where the same
+    loop with ``cuStreamSynchronize`` read host_sync."""
     h = ctx.h
     lines = sorted_unique(h.line[sync])
     m = np.isin(h.line, lines) & ~h.name_mask(ctx.fw.step_marker)
@@ -673,6 +680,8 @@ def _recorded(ctx: Context, sync: np.ndarray) -> tuple[np.ndarray, tuple[np.ndar
     if sp is not None and len(sp):
         on = np.isin(sp.line, lines)
         py = (sp.start[on].astype(np.int64, copy=False), sp.end[on].astype(np.int64, copy=False))
+    if polls is not None and polls[0].size:
+        py = polls if py is None else (np.concatenate([py[0], polls[0]]), np.concatenate([py[1], polls[1]]))
     return m, py
 
 

@@ -287,6 +287,13 @@ class Rank:
         self.host_us = end + 2.0
         self.step_kernels.append((start, start + us))
 
+    def query(self, call: str = "cudaEventQuery", then_us: float = 10.0) -> None:
+        """One ``ev.query()`` (1.5 us, no op around it) and ``then_us`` of the Python after it."""
+        self.corr += 1
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": call, "pid": self.pid, "tid": self.pid,
+                          "ts": round(self.host_us, 3), "dur": 1.5, "args": {"cbid": 136, "correlation": self.corr}})
+        self.host_us += 1.5 + then_us
+
     def poll(self, between_us: float = 10.0, call: str = "cudaEventQuery") -> None:
         """``ev.record(); while not ev.query(): ...`` (or ``stream.query()``, or a ``time.sleep`` poll with
         ``between_us`` the sleep): a ``cudaEventRecord``, then ``call`` every ``between_us`` of Python until the GPU has
@@ -832,6 +839,34 @@ def write_poll_then_host_work(out: str, steps: int = 12, kernels: int = 8, kerne
 
     paths = write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)
     return {"paths": paths, "gpu_ms_per_step": kernels * kernel_us / 1000.0, "host_work_ms": host_us / 1000.0}
+
+
+def write_launches_while_polling(out: str, steps: int = 12, kernels: int = 8, kernel_us: float = 200.0,
+                                 host_us: float = 300.0, between_us: float = 10.0,
+                                 run: str = "launches_while_polling") -> dict:
+    """Write a forward loop (one rank, ``prof.step()`` each step) whose host launches while it polls: before each of
+    ``kernels`` GEMMs of ``kernel_us`` it asks ``ev.query()`` once (:meth:`Rank.query`: query, launch, query, launch
+    ...), then, with nothing left to queue, polls until the GPU is done (:meth:`Rank.poll`, a query every
+    ``between_us``), then runs ``host_us`` of recorded host ops on the result (``aten::add``), the GPU idle; the next
+    step opens with its first query, no runtime call since the last one.
+
+    Truth: the launching part is no wait (the host queued work, the GPU busy); the poll is the queries after the last
+    launch, from the first of them to the one that returned after the GPU drained (``wait_ms``), and the GPU's idle
+    after it (``host_us`` and the next launches' lead) is that wait's, not launch overhead."""
+    info: dict = {}
+
+    def body(r: Rank) -> None:
+        for _ in range(kernels):
+            r.query(then_us=between_us)
+            r.kernel("aten::mm", GEMM_FWD, kernel_us)
+        start = r.host_us + 5.0  # the poll's first query, after its event's record
+        r.poll(between_us)
+        info["wait_ms"] = (r.host_us - start) / 1000.0
+        r.cpu("aten::add", host_us)
+
+    paths = write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)
+    return {"paths": paths, "gpu_ms_per_step": kernels * kernel_us / 1000.0, "host_work_ms": host_us / 1000.0,
+            "wait_ms": info["wait_ms"]}
 
 
 #: A step that copies its batch from pageable memory (issue #37 item 3): two ``x.to('cuda')`` of a ~17 MB and a small

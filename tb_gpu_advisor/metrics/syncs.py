@@ -459,16 +459,22 @@ def _launched_after(ctx: Context, encloser: Encloser, sync: np.ndarray, callers:
 
 
 def _polls(ctx: Context, in_step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(last query of each poll, the poll's first query's start in ps): runs of two or more event or stream queries
-    (``devices.POLL_CALLS``) in a row among a launching thread's runtime calls, outside every framework op, whose last
-    query returned after the GPU work launched before the run had drained and whose query before it began before --
-    the program asking "done yet?" until the GPU said so (``while not ev.query()``).
+    """(the query that said "done" of each poll, the poll's first query's start in ps): event or stream queries
+    (``devices.POLL_CALLS``) in a row among a launching thread's runtime calls, outside every framework op, two or more
+    asked until one returned after the GPU work launched before them had drained -- the program asking "done yet?"
+    until the GPU said so (``while not ev.query()``).  A poll ends at that query: the queries after it ask anew (the
+    next iteration's ``if ev.query()``, another event) -- a run of queries is cut after each one that found the GPU
+    done (:func:`_said_done`), and a launch between two queries ends the run (the host was queueing work, not waiting).
 
     Why: such a loop is the program's own wait for the GPU, as ``ev.synchronize()`` would be, and the GPU idles
     after it until the host launches again; unread, that idle was taken for launch overhead a CUDA graph removes
-    (``torchtrace.write_poll_then_host_work``: "Launch-bound, critical, 308 us", h37-probe44s).  The caching
-    allocator's queries of freed blocks' events lie inside the ops that allocate (``aten::empty*``: d2d_v100 8,602,
-    torchrec_a100_stalls 25,773, hta_v100 2,413) and ask once per event, not until the GPU drains: none is a poll."""
+    (``torchtrace.write_poll_then_host_work``: "Launch-bound, critical, 308 us", h37-probe44s).  A loop that launches
+    between its queries (query, launch, query ... then queries until done: ``torchtrace.write_launches_while_polling``)
+    asks its next step's first query after the host's work on the result with no runtime call between: read as one
+    run, its last query began after the drain and no poll was read (h37-probe45p: launch_bound critical, 308 us).
+    The caching allocator's queries of freed blocks' events lie inside the ops that allocate (``aten::empty*``: d2d_v100
+    8,602, torchrec_a100_stalls 25,773, hta_v100 2,413) and ask once per event, not until the GPU drains: none is a
+    poll."""
     h, none = ctx.h, (np.zeros(0, np.int64), np.zeros(0, np.int64))
     q = h.name_mask(devices.is_poll_call)
     if q.sum() < 2:
@@ -482,25 +488,30 @@ def _polls(ctx: Context, in_step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     isq = q[calls] & (Encloser(h, _framework_op(ctx) & ~ctx.step_marks).find(calls) < 0)
     same = np.concatenate([[False], h.line[calls][1:] == h.line[calls][:-1]])
     first = isq & ~(same & np.concatenate([[False], isq[:-1]]))  # a run's first query
-    run = np.cumsum(first)
-    last = isq & ~np.concatenate([same[1:] & isq[1:], [False]])  # a run's last query
-    at = np.flatnonzero(last)
-    start_of = np.flatnonzero(first)
-    begin = start_of[run[at] - 1]
-    ok = at - begin >= 1  # two queries at least
-    at, begin = at[ok], begin[ok]
-    if not at.size:
+    at = np.flatnonzero(isq)
+    if at.size < 2:
         return none
-    t0 = h.start[calls[begin]].astype(np.int64)
-    line = h.line[calls[at]]
-    drain = np.full(t0.shape, np.iinfo(np.int64).min)
-    for g, ln in zip(ctx.gpus, launches):  # the GPUs this thread launched onto: another process's work is not its wait
+    qc = calls[at]
+    done = _said_done(ctx, launches, qc)
+    run = np.cumsum(first)[at]
+    opens = first[at] | np.concatenate([[False], done[:-1] & (run[1:] == run[:-1])])  # a poll's first query
+    begin = np.flatnonzero(opens)[np.cumsum(opens) - 1]  # per query, its poll's first query
+    poll = done & ~opens & in_step[qc]  # the query that said done, after one at least that did not
+    return qc[poll].astype(np.int64), h.start[qc[begin[poll]]].astype(np.int64)
+
+
+def _said_done(ctx: Context, launches: list[np.ndarray], qc: np.ndarray) -> np.ndarray:
+    """Bool per query ``qc``: it returned once the GPU work launched before it had drained, on the GPUs its thread
+    launched onto (another process's work is not its wait) -- the query that found the GPU done."""
+    h = ctx.h
+    t = h.start[qc].astype(np.int64)
+    drain = np.full(t.shape, np.iinfo(np.int64).min)
+    line = h.line[qc]
+    for g, ln in zip(ctx.gpus, launches):
         mine = np.isin(line, h.line[ln.astype(np.int64)])
         if mine.any():
-            drain[mine] = np.maximum(drain[mine], _drain(g, h, t0[mine]))
-    ended = (h.start[calls[at - 1]].astype(np.int64) < drain) & (drain <= h.end[calls[at]].astype(np.int64))
-    ended &= in_step[calls[at]]
-    return calls[at][ended].astype(np.int64), t0[ended]
+            drain[mine] = np.maximum(drain[mine], _drain(g, h, t[mine]))
+    return (drain > np.iinfo(np.int64).min) & (h.end[qc].astype(np.int64) >= drain)
 
 
 def _named_by(callers: np.ndarray, sync: np.ndarray) -> np.ndarray:

@@ -74,6 +74,23 @@ def test_a_poll_until_the_gpu_drains_is_the_programs_wait(tmp_path: Path, call: 
     assert not [g for g in rep.findings if g.rule == "launch_bound" and g.severity in ("warning", "critical")]
 
 
+def test_a_loop_that_launches_between_queries_waits_only_after_its_last_launch(tmp_path: Path) -> None:
+    """Query, launch, query, launch ... then queries until done (``torchtrace.write_launches_while_polling``): the wait
+    is the queries after the last launch, to the one that found the GPU done -- the launching part is no wait.  Main
+    read the queries from the last launch through the host's work into the next step's first query as one run whose
+    last query began after the drain: no poll, "Launch-bound, critical, 308 us"."""
+    truth = tt.write_launches_while_polling(str(tmp_path))
+    rep = _report(truth["paths"][0])
+    (f,) = [f for f in rep.findings if f.rule == "host_sync" and "#" not in f.id]
+    words = " ".join(f.summary.split())
+    assert "1 time per step" in words and "polls" in words and _named(f.summary) == ["cudaEventQuery"], words
+    assert f.metric.detail["wait_ms_per_step"] == pytest.approx(truth["wait_ms"], abs=0.002)
+    assert f.metric.detail["wait_ms_per_step"] < truth["gpu_ms_per_step"]  # not from the step's first query
+    idle_ms = f.metric.detail["idle_ms_per_step"]
+    assert truth["host_work_ms"] <= idle_ms < truth["host_work_ms"] + 0.05, idle_ms
+    assert not [g for g in rep.findings if g.rule == "launch_bound" and g.severity in ("warning", "critical")]
+
+
 def test_a_sync_call_keeps_its_words(tmp_path: Path) -> None:
     """Control: ``.item()`` after the same work is no poll (its words and fix are the sync's)."""
     truth = tt.write_sync_then_host_work(str(tmp_path))

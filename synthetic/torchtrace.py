@@ -3647,6 +3647,71 @@ def write_implicit_sync(path: str, op: str = "nonzero", steps: int = 10, layers:
             "idle_after_ops_ms": sum(kept) / len(kept) / 1000.0}
 
 
+#: Syncs inside the backward pass (:func:`write_backward_read`), the node autograd's engine runs first.
+#: ``mask_index``: ``IndexBackward0`` of ``x[mask]``, whose ``index_put_`` turns the boolean mask into indices
+#: (``aten::nonzero`` reads the count of hits, then writes them).  ``custom_item``: a custom ``autograd.Function``
+#: whose backward calls ``.item()`` (its node named after the class) and uses the value before launching on.
+BACKWARD_READS: dict[str, tuple[str, ...]] = {
+    "mask_index": ("IndexBackward0", "aten::index_put_", "aten::_index_put_impl_", "aten::nonzero"),
+    "custom_item": ("ClampScaleBackward", "aten::item"),
+}
+
+
+def _backward_read(r: Rank, case: str, host_us: float) -> None:
+    """One backward node of :data:`BACKWARD_READS` ``case`` as autograd's engine runs it:
+    ``autograd::engine::evaluate_function: <node>`` around ``<node>`` around its ops, one of which waits for the GPU
+    (``cudaStreamSynchronize``); ``custom_item``'s node then runs ``host_us`` of Python on the value and launches."""
+    chain = BACKWARD_READS[case]
+    node = chain[0]
+    if case == "mask_index":
+        _implicit_read(r, (f"autograd::engine::evaluate_function: {node}", *chain), *IMPLICIT_SYNC_OPS["nonzero"][1:])
+        return
+    wrapper = r.cpu(f"autograd::engine::evaluate_function: {node}", 0.0, advance=False)
+    r.host_us += 1.0
+    inner = r.cpu(node, 0.0, advance=False)
+    r.host_us += 2.0
+    r.sync(op=chain[1])
+    r.cpu("aten::mul", host_us)  # the backward's own Python on the value, then its launch
+    r.kernel("aten::mul", RELU_BF16, 10.0)
+    inner["dur"] = round(r.host_us + 1.0 - inner["ts"], 3)
+    wrapper["dur"] = round(r.host_us + 2.0 - wrapper["ts"], 3)
+    r.host_us += 3.0
+
+
+def write_backward_read(path: str, case: str = "mask_index", steps: int = 10, layers: int = 4,
+                        gemm_us: float = 150.0, host_us: float = 100.0) -> dict[str, Any]:
+    """A bf16 MLP's training step whose backward waits for the GPU inside one of its nodes: ``layers`` forward GEMMs
+    on the loop's thread, then autograd's thread (:data:`AUTOGRAD_TID`) runs per layer an ``MmBackward0`` node (two
+    GEMMs) and the node of :data:`BACKWARD_READS` ``case`` (:func:`_backward_read`), then the optimizer on the loop's
+    thread.
+
+    Truth by construction: ``layers`` syncs a step, each in the node the engine ran (``node``) -- the user's code
+    there is that node (the backward of their ``x[mask]``, their Function's backward), not the engine's wrapper
+    ``autograd::engine::evaluate_function: <node>``, which every backward node wears alike."""
+    r = Rank(rank=0, pid=4900, device=0)
+
+    def body(rr: Rank) -> None:
+        for _ in range(layers):
+            rr.kernel("aten::mm", GEMM_FWD, gemm_us)
+        first_host, first_flow = len(rr.host), len(rr.flows)
+        for _ in range(layers):
+            mm = rr.cpu("autograd::engine::evaluate_function: MmBackward0", 0.0, advance=False)
+            rr.host_us += 2.0
+            rr.kernel("aten::mm", GEMM_FWD, gemm_us)
+            rr.kernel("aten::mm", GEMM_FWD, gemm_us)
+            mm["dur"] = round(rr.host_us - mm["ts"], 3)
+            _backward_read(rr, case, host_us)
+        for e in rr.host[first_host:] + [f for f in rr.flows[first_flow:] if f["ph"] == "s"]:
+            e["tid"] = AUTOGRAD_TID
+        optimizer(rr)
+
+    for n in range(steps):
+        r.step(n, body)
+    write_doc(path, trace_doc(r, 1))
+    node = BACKWARD_READS[case][0]
+    return {"node": node, "reads_per_step": layers, "wrapper": f"autograd::engine::evaluate_function: {node}"}
+
+
 def write_copy_only_window(out: str, run: str = "copy_only_window", steps: int = 8, mb: float = 64.0,
                            h2d_us: float = 2800.0, d2h_us: float = 3000.0, host: str = "Pinned",
                            host_us: float = 200.0) -> dict[str, Any]:

@@ -1750,6 +1750,18 @@ def is_training_event(name: str) -> bool:
     return bool(_TRAINING.search(name))
 
 
+#: Autograd's engine's range around each backward node it runs, the node's name after it.
+_ENGINE_WRAPPER = "autograd::engine::evaluate_function: "
+
+
+def engine_wrapped(name: str) -> str:
+    """The node autograd's engine's range wraps (``autograd::engine::evaluate_function: IndexBackward0`` ->
+    ``IndexBackward0``), "" for any other event: the node is the program's code -- the backward of its ``x[mask]``,
+    its own ``autograd.Function``'s (``ClampScaleBackward``) -- the wrapper only the engine's
+    (``Framework.engine_wrapper``)."""
+    return name[len(_ENGINE_WRAPPER):].strip() if name.startswith(_ENGINE_WRAPPER) else ""
+
+
 def is_autograd_op(name: str) -> bool:
     """An ATen op (``aten::mm``): recorded by the profiler beside autograd's ``*Backward`` nodes wherever a backward
     ran, so ATen ops with no such node are a forward pass (``Framework.autograd_op``)."""
@@ -2631,7 +2643,7 @@ FRAMEWORK = Framework(
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
     training_event=is_training_event, training_phase=is_training_phase, evaluation_phase=is_evaluation_phase,
-    autograd_op=is_autograd_op, op_ranges_show_backward=True,
+    autograd_op=is_autograd_op, engine_wrapper=engine_wrapped, op_ranges_show_backward=True,
     training_frame=training_frame, grad_reset_event=is_grad_reset_event,
     sharded_forward_event=is_sharded_forward_event, tensor_parallel_event=is_tensor_parallel_event,
     compile_event=is_compile_event, compile_gap_event=is_jit_fallback,

@@ -406,10 +406,14 @@ def _in_spans(t: np.ndarray, spans: tuple[np.ndarray, np.ndarray] | None) -> np.
 
 def _outer_op(ctx: Context, sync: np.ndarray, callers: np.ndarray) -> np.ndarray:
     """Per sync, the outermost framework op (``_framework_op``) on its line around it: the op the program called
-    (``x[mask]`` is ``aten::index`` around the ``aten::nonzero`` that reads); its caller where none is."""
+    (``x[mask]`` is ``aten::index`` around the ``aten::nonzero`` that reads); its caller where none is.  Not the
+    engine's wrapper around an op (``Framework.engine_wrapper``: autograd's ``autograd::engine::evaluate_function:
+    IndexBackward0``), which every backward node wears alike: the node inside (``IndexBackward0``, a custom Function's
+    ``ClampScaleBackward``) is the program's code -- main named a backward's wait by the wrapper, cut to
+    "autograd::engine::evaluate_function: Cl… ×4" in the finding (``torchtrace.write_backward_read``, h37-probe45p)."""
     h = ctx.h
     out = callers.copy()
-    ops = np.flatnonzero(_framework_op(ctx) & ~ctx.step_marks)
+    ops = np.flatnonzero(_unwrapped_ops(ctx))
     if not ops.size or not sync.size:
         return out
     for line in sorted_unique(h.line[sync]):
@@ -427,6 +431,19 @@ def _outer_op(ctx: Context, sync: np.ndarray, callers: np.ndarray) -> np.ndarray
         hit = (k >= 0) & (e[np.maximum(k, 0)] >= t)
         out[sel[hit]] = o[k[hit]]
     return out
+
+
+def _unwrapped_ops(ctx: Context) -> np.ndarray:
+    """Bool per host event: a framework op (``_framework_op``) or an op an engine's wrapper runs (autograd's node
+    ``IndexBackward0`` inside ``autograd::engine::evaluate_function: IndexBackward0``: ``Framework.engine_wrapper``),
+    but no wrapper and no step mark -- the ops that can name a wait."""
+    h, fw = ctx.h, ctx.fw
+    wrapper = h.name_mask(lambda n: bool(fw.engine_wrapper(n)))
+    ops = _framework_op(ctx) & ~ctx.step_marks
+    if not wrapper.any():
+        return ops
+    nodes = {fw.engine_wrapper(h.names[int(i)]) for i in sorted_unique(h.name[wrapper])}
+    return (ops | h.name_mask(lambda n: n in nodes)) & ~wrapper
 
 
 def _launched_after(ctx: Context, encloser: Encloser, sync: np.ndarray, callers: np.ndarray) -> np.ndarray:

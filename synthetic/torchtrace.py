@@ -869,6 +869,30 @@ def write_launches_while_polling(out: str, steps: int = 12, kernels: int = 8, ke
             "wait_ms": info["wait_ms"]}
 
 
+def write_cpu_index(out: str, steps: int = 12, layers: int = 4, kernel_us: float = 200.0, host_us: float = 100.0,
+                    run: str = "cpu_index") -> dict:
+    """Write a forward loop (one rank, ``prof.step()`` each step) whose every layer runs a GEMM of ``kernel_us``, then
+    ``x[idx]`` with ``idx`` a CPU tensor: ``aten::index`` around ``aten::to`` > ``aten::_to_copy`` > ``aten::copy_``
+    (the index's pageable upload, ``cudaMemcpyAsync`` then ``cudaStreamSynchronize``: the host waits for the GEMM),
+    then its gather kernel, then ``host_us`` of recorded host ops before the next layer.
+
+    Truth: ``layers`` blocking copies a step, each the index's upload made by ``aten::index`` -- the program's fix is
+    an index kept on the device (made there, or moved once before the loop), not pinning a batch."""
+    def body(r: Rank) -> None:
+        for _ in range(layers):
+            r.kernel("aten::mm", GEMM_FWD, kernel_us)
+            idx = r.cpu("aten::index", 0.0, advance=False)
+            r.host_us += 2.0
+            r.copy_h2d(0.01, 3.0, pageable=True, via="aten::to")
+            r.kernel(None, IMPLICIT_SYNC_OPS["mask_index"][2], 20.0)
+            idx["dur"] = round(r.host_us + 1.0 - idx["ts"], 3)
+            r.host_us += 2.0
+            r.cpu("aten::add", host_us)
+
+    paths = write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)
+    return {"paths": paths, "op": "aten::index", "copies_per_step": layers}
+
+
 #: A step that copies its batch from pageable memory (issue #37 item 3): two ``x.to('cuda')`` of a ~17 MB and a small
 #: tensor, each waiting for its stream; then host code the profiler does not record (no op, no Python span) before the
 #: forward pass; a small MLP; ``loss.item()`` at the end.  By construction the copies block the host and the GPU, the

@@ -9,6 +9,10 @@ forward -- which in the backward is the engine's wrapper, the same for every nod
 ``.item()`` (``ClampScaleBackward``) read "autograd::engine::evaluate_function: Cl… ×4" in the finding.
 
 Truth by construction: ``synthetic.torchtrace.write_backward_read`` (the node, four waits a step on autograd's thread).
+
+And an index's upload is told to keep the index on the device (brief item 4): ``x[idx]`` with a CPU ``idx`` blocks in
+the index's pageable copy inside ``aten::index`` (``synthetic.torchtrace.write_cpu_index``), whose fix main read as
+a batch's (the DataLoader's ``pin_memory`` first).
 """
 
 from __future__ import annotations
@@ -52,3 +56,24 @@ def test_the_wrapper_names_its_node() -> None:
     assert pytorch.FRAMEWORK.engine_wrapper("autograd::engine::evaluate_function: IndexBackward0") == "IndexBackward0"
     assert not any(pytorch.FRAMEWORK.engine_wrapper(n) for n in ("IndexBackward0", "aten::index", "autograd::grad"))
     assert re.fullmatch(r"\w+", pytorch.engine_wrapped("autograd::engine::evaluate_function: ClampScaleBackward"))
+
+
+def test_an_index_uploads_wait_is_told_to_keep_the_index_on_the_device(tmp_path: Path) -> None:
+    """``x[idx]`` with ``idx`` on the CPU (``torchtrace.write_cpu_index``): its blocking copy is the index's upload,
+    named ``aten::index``; the fix keeps the index on the device first (main led with the DataLoader's
+    ``pin_memory``, a batch's fix the program has no batch for here)."""
+    truth = tt.write_cpu_index(str(tmp_path))
+    p = Path(truth["paths"][0])
+    rep = analyze_host(HostFile(p.name, str(p), p.stat().st_size, 0, "kineto"))
+    (f,) = [f for f in rep.findings if f.rule == "excessive_memcpy"]
+    assert f"({truth['op']} ×{truth['copies_per_step']})" in " ".join(f.summary.split()), f.summary
+    assert f.actions[0] == pytorch.INDEX_ON_DEVICE, f.actions[0].text
+
+
+def test_a_batch_uploads_wait_keeps_the_pinning_fix(tmp_path: Path) -> None:
+    """Control: ``x.to('cuda')`` of a pageable batch is no index's upload: pinning first, no index words."""
+    truth = tt.write_pageable_to_device(str(tmp_path))
+    p = Path(truth["paths"][0])
+    rep = analyze_host(HostFile(p.name, str(p), p.stat().st_size, 0, "kineto"))
+    (f,) = [f for f in rep.findings if f.rule == "excessive_memcpy"]
+    assert pytorch.INDEX_ON_DEVICE not in f.actions and "pin" in f.actions[0].text.lower(), f.actions[0].text

@@ -1613,14 +1613,17 @@ def write_pageable_copy_loop(path: str, iterations: int = 200, kernels: int = 4,
 
 def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, kernel_us: float = 520.0,
                          launch_us: float = 12.0, latency_us: float = 36.0, sync: bool = True,
-                         gpu: Gpu = A100_SXM4_40GB) -> dict:
+                         gpu: Gpu = A100_SXM4_40GB, poll: str = "", poll_us: float = 10.0) -> dict:
     """Write the export of an OpenMP-offload-like program shaped after lockfuehrer/beast_ressoruces' ``report2``: each
     of ``iterations`` sweeps launches ``kernels`` kernels of ``kernel_us`` (``cuLaunchKernel`` of ``launch_us``, the
     kernel starting ``latency_us`` after the call returns), and with ``sync`` the host waits for each one
     (``cuStreamSynchronize``, a synchronous target region) before launching the next: the GPU idles between kernels only
     because the host waited.  Without ``sync`` the host launches back to back and waits once a sweep; make
     ``launch_us`` longer than ``kernel_us`` for a program truly bound by its launches.  The sweeps are 3 ms apart (the
-    host's own work).  ``gpu``: the device it ran on.  Return the truth: the cause of the GPU's idle between kernels."""
+    host's own work).  ``gpu``: the device it ran on.  ``poll`` (a query call, ``cuStreamQuery``,
+    ``cudaEventQuery_v3020``): each wait is that query asked every ``poll_us`` until the kernel is done (``while
+    (cuStreamQuery(s) == CUDA_ERROR_NOT_READY)``), no sync call -- the same wait by other calls, its last query returning
+    within ``poll_us`` of the kernel's end.  Return the truth: the cause of the GPU's idle between kernels."""
     us, ms = 1000, 1_000_000
     pid = 6161
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -1633,7 +1636,10 @@ def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, ker
             ks = max(api.t + l_ns + lat, free)
             free = ks + k_ns
             kern.append((ks, free, api("cuLaunchKernel", l_ns)))
-            if sync:
+            if sync and poll:
+                _poll(api, poll, free, int(poll_us * us))
+                api.t += 11 * us
+            elif sync:
                 api.row("cuStreamSynchronize", api.t, free + 2 * us)
                 api.t = free + 13 * us
         if not sync:
@@ -1649,6 +1655,19 @@ def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, ker
     _finish_one(con, strings, stop, (gpid, pid, gtid), gpu,
                 program="./offload", thread="offload", copy_enums=False, sync_enum=False)
     return {"cause": "host_sync" if sync else "launch_bound", "kernels": iterations * kernels}
+
+
+def _poll(api: _Calls, call: str, done: int, every: int) -> None:
+    """The host asks ``call`` (a 1.5 us query) every ``every`` ns from now until the GPU's work ending at ``done`` is
+    over (``while (cudaEventQuery(ev) == cudaErrorNotReady)``, an event recorded first): the clock ends after the
+    query that returned "done"."""
+    if "Event" in call:
+        api("cuEventRecord" if call.startswith("cuEvent") else "cudaEventRecord_v3020", 2_000)
+    while True:
+        api(call, 1_500, then=0)
+        if api.t >= done:
+            return
+        api.t += every
 
 
 def _insert_named_kernels(con: sqlite3.Connection, gpid: int, kern: list[tuple[int, int, int, int]],

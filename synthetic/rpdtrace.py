@@ -41,13 +41,16 @@ LAUNCH_NS = 5_000
 
 
 def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list[float] = 5.0, module_load_ms: float = 30.0,
-          upload_bytes: int = 0, read_bytes: int | tuple[int, ...] = 0, sync: bool = True, gpu_clock_ns: int = 0) -> dict:
+          upload_bytes: int = 0, read_bytes: int | tuple[int, ...] = 0, sync: bool = True, gpu_clock_ns: int = 0,
+          poll: str = "", poll_us: float = 10.0) -> dict:
     """Write the program to ``path`` (``gap_ms``: the host's pause after each burst, one for all or one per burst);
     returns its truth: the bursts' count, kernels, GPU time (ns) per kernel name, each burst's first call (ns).
     ``read_bytes``: each burst's result read back after its kernels by a blocking ``hipMemcpy`` (0: none); ``sync``
     False: no ``hipDeviceSynchronize`` after a burst (its read-back, if any, its only wait); a tuple of sizes reads
     that many results back, one blocking copy each, in turn.  ``gpu_clock_ns``: the GPU's clock reads that much later
-    than the host's (earlier where negative): every GPU operation is recorded so shifted, the calls on the host's."""
+    than the host's (earlier where negative): every GPU operation is recorded so shifted, the calls on the host's.
+    ``poll`` (``hipEventQuery``, ``hipStreamQuery``): each burst's wait is that query, asked every ``poll_us`` until
+    the GPU is done (``while (hipEventQuery(ev) == hipErrorNotReady)``, an event recorded first), not a sync call."""
     con = sqlite3.connect(path)
     con.executescript(SCHEMA)
     strings: dict[str, int] = {}
@@ -105,10 +108,26 @@ def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list
                         (api, nbytes))
             op(api, c, gpu_free, "", "CopyDeviceToHost")
             t = gpu_free + 2000
-        if sync:
+        if sync and poll:
+            t = _poll(call, poll, t, gpu_free, int(poll_us * 1000))
+        elif sync:
             call("hipDeviceSynchronize", t, max(t, gpu_free) + 2000)
         gap = gap_ms[b % len(gap_ms)] if isinstance(gap_ms, list) else gap_ms
         t = max(t, gpu_free) + 2000 + int(gap * 1e6)
     con.commit()
     con.close()
     return truth
+
+
+def _poll(call, name: str, t: int, done: int, every: int) -> int:  # noqa: ANN001 - the writer's call recorder
+    """The host asks ``name`` (a 1.5 us query) every ``every`` ns from ``t`` until the GPU's work ending at ``done``
+    is over, an event recorded first where it queries one; returns the host's clock after the query that said so."""
+    if "Event" in name:
+        call("hipEventRecord", t, t + 2000)
+        t += 3000
+    while True:
+        call(name, t, t + 1500)
+        t += 1500
+        if t >= done:
+            return t
+        t += every

@@ -287,6 +287,13 @@ class Rank:
         self.host_us = end + 2.0
         self.step_kernels.append((start, start + us))
 
+    def query(self, call: str = "cudaEventQuery", then_us: float = 10.0) -> None:
+        """One ``ev.query()`` (1.5 us, no op around it) and ``then_us`` of the Python after it."""
+        self.corr += 1
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": call, "pid": self.pid, "tid": self.pid,
+                          "ts": round(self.host_us, 3), "dur": 1.5, "args": {"cbid": 136, "correlation": self.corr}})
+        self.host_us += 1.5 + then_us
+
     def poll(self, between_us: float = 10.0, call: str = "cudaEventQuery") -> None:
         """``ev.record(); while not ev.query(): ...`` (or ``stream.query()``, or a ``time.sleep`` poll with
         ``between_us`` the sleep): a ``cudaEventRecord``, then ``call`` every ``between_us`` of Python until the GPU has
@@ -832,6 +839,58 @@ def write_poll_then_host_work(out: str, steps: int = 12, kernels: int = 8, kerne
 
     paths = write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)
     return {"paths": paths, "gpu_ms_per_step": kernels * kernel_us / 1000.0, "host_work_ms": host_us / 1000.0}
+
+
+def write_launches_while_polling(out: str, steps: int = 12, kernels: int = 8, kernel_us: float = 200.0,
+                                 host_us: float = 300.0, between_us: float = 10.0,
+                                 run: str = "launches_while_polling") -> dict:
+    """Write a forward loop (one rank, ``prof.step()`` each step) whose host launches while it polls: before each of
+    ``kernels`` GEMMs of ``kernel_us`` it asks ``ev.query()`` once (:meth:`Rank.query`: query, launch, query, launch
+    ...), then, with nothing left to queue, polls until the GPU is done (:meth:`Rank.poll`, a query every
+    ``between_us``), then runs ``host_us`` of recorded host ops on the result (``aten::add``), the GPU idle; the next
+    step opens with its first query, no runtime call since the last one.
+
+    Truth: the launching part is no wait (the host queued work, the GPU busy); the poll is the queries after the last
+    launch, from the first of them to the one that returned after the GPU drained (``wait_ms``), and the GPU's idle
+    after it (``host_us`` and the next launches' lead) is that wait's, not launch overhead."""
+    info: dict = {}
+
+    def body(r: Rank) -> None:
+        for _ in range(kernels):
+            r.query(then_us=between_us)
+            r.kernel("aten::mm", GEMM_FWD, kernel_us)
+        start = r.host_us + 5.0  # the poll's first query, after its event's record
+        r.poll(between_us)
+        info["wait_ms"] = (r.host_us - start) / 1000.0
+        r.cpu("aten::add", host_us)
+
+    paths = write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)
+    return {"paths": paths, "gpu_ms_per_step": kernels * kernel_us / 1000.0, "host_work_ms": host_us / 1000.0,
+            "wait_ms": info["wait_ms"]}
+
+
+def write_cpu_index(out: str, steps: int = 12, layers: int = 4, kernel_us: float = 200.0, host_us: float = 100.0,
+                    run: str = "cpu_index") -> dict:
+    """Write a forward loop (one rank, ``prof.step()`` each step) whose every layer runs a GEMM of ``kernel_us``, then
+    ``x[idx]`` with ``idx`` a CPU tensor: ``aten::index`` around ``aten::to`` > ``aten::_to_copy`` > ``aten::copy_``
+    (the index's pageable upload, ``cudaMemcpyAsync`` then ``cudaStreamSynchronize``: the host waits for the GEMM),
+    then its gather kernel, then ``host_us`` of recorded host ops before the next layer.
+
+    Truth: ``layers`` blocking copies a step, each the index's upload made by ``aten::index`` -- the program's fix is
+    an index kept on the device (made there, or moved once before the loop), not pinning a batch."""
+    def body(r: Rank) -> None:
+        for _ in range(layers):
+            r.kernel("aten::mm", GEMM_FWD, kernel_us)
+            idx = r.cpu("aten::index", 0.0, advance=False)
+            r.host_us += 2.0
+            r.copy_h2d(0.01, 3.0, pageable=True, via="aten::to")
+            r.kernel(None, IMPLICIT_SYNC_OPS["mask_index"][2], 20.0)
+            idx["dur"] = round(r.host_us + 1.0 - idx["ts"], 3)
+            r.host_us += 2.0
+            r.cpu("aten::add", host_us)
+
+    paths = write_run(out, Scenario(1, _each(body), [], [], run), steps=steps, run=run)
+    return {"paths": paths, "op": "aten::index", "copies_per_step": layers}
 
 
 #: A step that copies its batch from pageable memory (issue #37 item 3): two ``x.to('cuda')`` of a ~17 MB and a small
@@ -3610,6 +3669,71 @@ def write_implicit_sync(path: str, op: str = "nonzero", steps: int = 10, layers:
     kept = idle[1:-1]  # the Advisor drops a capture's first and last step
     return {"op": chain[0], "syncing_op": chain[-1], "gemm_ms": 3 * layers * gemm_us / 1000.0,
             "idle_after_ops_ms": sum(kept) / len(kept) / 1000.0}
+
+
+#: Syncs inside the backward pass (:func:`write_backward_read`), the node autograd's engine runs first.
+#: ``mask_index``: ``IndexBackward0`` of ``x[mask]``, whose ``index_put_`` turns the boolean mask into indices
+#: (``aten::nonzero`` reads the count of hits, then writes them).  ``custom_item``: a custom ``autograd.Function``
+#: whose backward calls ``.item()`` (its node named after the class) and uses the value before launching on.
+BACKWARD_READS: dict[str, tuple[str, ...]] = {
+    "mask_index": ("IndexBackward0", "aten::index_put_", "aten::_index_put_impl_", "aten::nonzero"),
+    "custom_item": ("ClampScaleBackward", "aten::item"),
+}
+
+
+def _backward_read(r: Rank, case: str, host_us: float) -> None:
+    """One backward node of :data:`BACKWARD_READS` ``case`` as autograd's engine runs it:
+    ``autograd::engine::evaluate_function: <node>`` around ``<node>`` around its ops, one of which waits for the GPU
+    (``cudaStreamSynchronize``); ``custom_item``'s node then runs ``host_us`` of Python on the value and launches."""
+    chain = BACKWARD_READS[case]
+    node = chain[0]
+    if case == "mask_index":
+        _implicit_read(r, (f"autograd::engine::evaluate_function: {node}", *chain), *IMPLICIT_SYNC_OPS["nonzero"][1:])
+        return
+    wrapper = r.cpu(f"autograd::engine::evaluate_function: {node}", 0.0, advance=False)
+    r.host_us += 1.0
+    inner = r.cpu(node, 0.0, advance=False)
+    r.host_us += 2.0
+    r.sync(op=chain[1])
+    r.cpu("aten::mul", host_us)  # the backward's own Python on the value, then its launch
+    r.kernel("aten::mul", RELU_BF16, 10.0)
+    inner["dur"] = round(r.host_us + 1.0 - inner["ts"], 3)
+    wrapper["dur"] = round(r.host_us + 2.0 - wrapper["ts"], 3)
+    r.host_us += 3.0
+
+
+def write_backward_read(path: str, case: str = "mask_index", steps: int = 10, layers: int = 4,
+                        gemm_us: float = 150.0, host_us: float = 100.0) -> dict[str, Any]:
+    """A bf16 MLP's training step whose backward waits for the GPU inside one of its nodes: ``layers`` forward GEMMs
+    on the loop's thread, then autograd's thread (:data:`AUTOGRAD_TID`) runs per layer an ``MmBackward0`` node (two
+    GEMMs) and the node of :data:`BACKWARD_READS` ``case`` (:func:`_backward_read`), then the optimizer on the loop's
+    thread.
+
+    Truth by construction: ``layers`` syncs a step, each in the node the engine ran (``node``) -- the user's code
+    there is that node (the backward of their ``x[mask]``, their Function's backward), not the engine's wrapper
+    ``autograd::engine::evaluate_function: <node>``, which every backward node wears alike."""
+    r = Rank(rank=0, pid=4900, device=0)
+
+    def body(rr: Rank) -> None:
+        for _ in range(layers):
+            rr.kernel("aten::mm", GEMM_FWD, gemm_us)
+        first_host, first_flow = len(rr.host), len(rr.flows)
+        for _ in range(layers):
+            mm = rr.cpu("autograd::engine::evaluate_function: MmBackward0", 0.0, advance=False)
+            rr.host_us += 2.0
+            rr.kernel("aten::mm", GEMM_FWD, gemm_us)
+            rr.kernel("aten::mm", GEMM_FWD, gemm_us)
+            mm["dur"] = round(rr.host_us - mm["ts"], 3)
+            _backward_read(rr, case, host_us)
+        for e in rr.host[first_host:] + [f for f in rr.flows[first_flow:] if f["ph"] == "s"]:
+            e["tid"] = AUTOGRAD_TID
+        optimizer(rr)
+
+    for n in range(steps):
+        r.step(n, body)
+    write_doc(path, trace_doc(r, 1))
+    node = BACKWARD_READS[case][0]
+    return {"node": node, "reads_per_step": layers, "wrapper": f"autograd::engine::evaluate_function: {node}"}
 
 
 def write_copy_only_window(out: str, run: str = "copy_only_window", steps: int = 8, mb: float = 64.0,

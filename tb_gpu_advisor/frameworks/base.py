@@ -276,6 +276,15 @@ class Framework:
     #: (PyTorch's ATen ops, ``aten::*``, beside autograd's ``*Backward`` nodes -- the ``backward_nodes`` label): such
     #: ops run where no training event did are forward passes (``job.kind``)
     autograd_op: NamePredicate = never
+    #: the engine's own range around each op it runs for the program -> the name of the op it wraps ("" for any other
+    #: event): autograd's ``autograd::engine::evaluate_function: IndexBackward0`` around the node ``IndexBackward0``.
+    #: The wrapper names no code of the program's -- every backward node wears it alike -- so a wait inside is named
+    #: by the op within (``metrics.syncs._outer_op``)
+    engine_wrapper: Callable[[str], str] = lambda _n: ""
+    #: an op whose blocking copy to the device is its index's own upload (PyTorch's ``x[idx]`` / ``x[idx] = v`` with
+    #: ``idx`` on the CPU: ``aten::index`` copies the index to the GPU, waiting for the stream): its fix keeps the
+    #: index on the device (``excessive_memcpy:index_upload``), not a batch's pinning
+    index_upload_op: NamePredicate = never
     #: the framework's calls recorded as op ranges (``HostRanges.op``: PyProf's and DLProf's NVTX around every
     #: ``torch``, ``Tensor`` and ``torch.nn.functional`` call) show a training step's backward among them
     #: (``Tensor.backward``), and its backward launches its kernels from a thread of its own: such ranges with no

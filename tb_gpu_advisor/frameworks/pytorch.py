@@ -538,6 +538,17 @@ PIN_MEMORY = action(
     "    x = x.to('cuda', non_blocking=True)\n"
     "    y = y.to('cuda', non_blocking=True)\n"
     "# a tensor of your own: x = x.pin_memory(); x.to('cuda', non_blocking=True)")
+#: The blocking copies are indexing ops' uploads of CPU index tensors (``excessive_memcpy:index_upload``): the index's
+#: place is the fix, not a batch's pinning (h37-probe45p).
+INDEX_ON_DEVICE = action(
+    "The copies that hold the host are inside indexing ops (x[idx], x[idx] = v with idx a CPU tensor or list): PyTorch "
+    "uploads the index from pageable memory and waits for the GPU's queue to drain before each one. Keep the index on "
+    "the GPU -- build it there (torch.arange(..., device=x.device); torch.where(mask, x, 0) in place of a boolean "
+    "mask), or move it once outside the loop -- so that indexing launches without a copy or a wait.",
+    "idx = idx.to(x.device)        # once, outside the loop (or build it on the GPU)\n"
+    "for step in range(steps):\n"
+    "    y = x[idx]                 # no upload, no wait inside aten::index\n"
+    "torch.cuda.set_sync_debug_mode('warn')   # warns at each copy or sync left")
 #: A read-back into pageable memory (``.cpu()``, ``.numpy()`` of a device tensor): the destination is pinned, not a
 #: batch -- the DataLoader's pinning fix names a copy the other way (h37-copyforms).
 PIN_READBACK = action(
@@ -1005,6 +1016,7 @@ FIXES = {
         "# FSDP1: FSDP(model, cpu_offload=CPUOffload(offload_params=False), forward_prefetch=True,\n"
         "#             backward_prefetch=BackwardPrefetch.BACKWARD_PRE)"),),
     "excessive_memcpy:pageable": (PIN_MEMORY,),
+    "excessive_memcpy:index_upload": (INDEX_ON_DEVICE,),
     "excessive_memcpy:pageable_d2h": (PIN_READBACK,),
     # the copies already come from pinned memory, asynchronously: what is left is the bytes themselves
     "excessive_memcpy:pinned": (FEWER_BYTES,),
@@ -1753,6 +1765,29 @@ def module_class(name: str) -> str:
 
 def is_training_event(name: str) -> bool:
     return bool(_TRAINING.search(name))
+
+
+#: Autograd's engine's range around each backward node it runs, the node's name after it.
+_ENGINE_WRAPPER = "autograd::engine::evaluate_function: "
+
+
+def engine_wrapped(name: str) -> str:
+    """The node autograd's engine's range wraps (``autograd::engine::evaluate_function: IndexBackward0`` ->
+    ``IndexBackward0``), "" for any other event: the node is the program's code -- the backward of its ``x[mask]``,
+    its own ``autograd.Function``'s (``ClampScaleBackward``) -- the wrapper only the engine's
+    (``Framework.engine_wrapper``)."""
+    return name[len(_ENGINE_WRAPPER):].strip() if name.startswith(_ENGINE_WRAPPER) else ""
+
+
+#: ATen's indexing by index tensors that may live on the CPU for a CUDA tensor: ``x[idx]``, ``x[idx] = v`` (TensorIterator
+#: indexing moves the indices to ``self``'s device, a blocking copy from pageable memory; ``index_select`` and
+#: ``gather`` refuse a CPU index instead).
+_INDEX_UPLOAD_OPS = frozenset({"aten::index", "aten::index_put_", "aten::_index_put_impl_", "aten::index_put"})
+
+
+def is_index_upload_op(name: str) -> bool:
+    """An op whose blocking copy to the device is its CPU index's upload (``Framework.index_upload_op``)."""
+    return name in _INDEX_UPLOAD_OPS
 
 
 def is_autograd_op(name: str) -> bool:
@@ -2636,7 +2671,7 @@ FRAMEWORK = Framework(
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
     training_event=is_training_event, training_phase=is_training_phase, evaluation_phase=is_evaluation_phase,
-    autograd_op=is_autograd_op, op_ranges_show_backward=True,
+    autograd_op=is_autograd_op, engine_wrapper=engine_wrapped, index_upload_op=is_index_upload_op, op_ranges_show_backward=True,
     training_frame=training_frame, grad_reset_event=is_grad_reset_event,
     sharded_forward_event=is_sharded_forward_event, tensor_parallel_event=is_tensor_parallel_event,
     compile_event=is_compile_event, compile_gap_event=is_jit_fallback,

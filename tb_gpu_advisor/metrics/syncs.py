@@ -98,7 +98,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
         # aten::to, not the aten::copy_ inside; ``.item()``: aten::item) -- a blocking copy's too (``x.to('cuda')``:
         # aten::to; h37-probe44p), one rule; the copy op itself (``callers``) still says how long the copy held the host
         named = np.where(outer >= 0, outer, callers)
-    recorded = _recorded(ctx, sync)
+    recorded = _recorded(ctx, sync, (poll_start, h.end[polls].astype(np.int64)) if polls.size else None)
     active = ctx.active
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
     ledger = np.zeros((3, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits', both's in the gaps
@@ -406,10 +406,14 @@ def _in_spans(t: np.ndarray, spans: tuple[np.ndarray, np.ndarray] | None) -> np.
 
 def _outer_op(ctx: Context, sync: np.ndarray, callers: np.ndarray) -> np.ndarray:
     """Per sync, the outermost framework op (``_framework_op``) on its line around it: the op the program called
-    (``x[mask]`` is ``aten::index`` around the ``aten::nonzero`` that reads); its caller where none is."""
+    (``x[mask]`` is ``aten::index`` around the ``aten::nonzero`` that reads); its caller where none is.  Not the
+    engine's wrapper around an op (``Framework.engine_wrapper``: autograd's ``autograd::engine::evaluate_function:
+    IndexBackward0``), which every backward node wears alike: the node inside (``IndexBackward0``, a custom Function's
+    ``ClampScaleBackward``) is the program's code -- main named a backward's wait by the wrapper, cut to
+    "autograd::engine::evaluate_function: Cl… ×4" in the finding (``torchtrace.write_backward_read``, h37-probe45p)."""
     h = ctx.h
     out = callers.copy()
-    ops = np.flatnonzero(_framework_op(ctx) & ~ctx.step_marks)
+    ops = np.flatnonzero(_unwrapped_ops(ctx))
     if not ops.size or not sync.size:
         return out
     for line in sorted_unique(h.line[sync]):
@@ -427,6 +431,19 @@ def _outer_op(ctx: Context, sync: np.ndarray, callers: np.ndarray) -> np.ndarray
         hit = (k >= 0) & (e[np.maximum(k, 0)] >= t)
         out[sel[hit]] = o[k[hit]]
     return out
+
+
+def _unwrapped_ops(ctx: Context) -> np.ndarray:
+    """Bool per host event: a framework op (``_framework_op``) or an op an engine's wrapper runs (autograd's node
+    ``IndexBackward0`` inside ``autograd::engine::evaluate_function: IndexBackward0``: ``Framework.engine_wrapper``),
+    but no wrapper and no step mark -- the ops that can name a wait."""
+    h, fw = ctx.h, ctx.fw
+    wrapper = h.name_mask(lambda n: bool(fw.engine_wrapper(n)))
+    ops = _framework_op(ctx) & ~ctx.step_marks
+    if not wrapper.any():
+        return ops
+    nodes = {fw.engine_wrapper(h.names[int(i)]) for i in sorted_unique(h.name[wrapper])}
+    return (ops | h.name_mask(lambda n: n in nodes)) & ~wrapper
 
 
 def _launched_after(ctx: Context, encloser: Encloser, sync: np.ndarray, callers: np.ndarray) -> np.ndarray:
@@ -459,16 +476,22 @@ def _launched_after(ctx: Context, encloser: Encloser, sync: np.ndarray, callers:
 
 
 def _polls(ctx: Context, in_step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(last query of each poll, the poll's first query's start in ps): runs of two or more event or stream queries
-    (``devices.POLL_CALLS``) in a row among a launching thread's runtime calls, outside every framework op, whose last
-    query returned after the GPU work launched before the run had drained and whose query before it began before --
-    the program asking "done yet?" until the GPU said so (``while not ev.query()``).
+    """(the query that said "done" of each poll, the poll's first query's start in ps): event or stream queries
+    (``devices.POLL_CALLS``) in a row among a launching thread's runtime calls, outside every framework op, two or more
+    asked until one returned after the GPU work launched before them had drained -- the program asking "done yet?"
+    until the GPU said so (``while not ev.query()``).  A poll ends at that query: the queries after it ask anew (the
+    next iteration's ``if ev.query()``, another event) -- a run of queries is cut after each one that found the GPU
+    done (:func:`_said_done`), and a launch between two queries ends the run (the host was queueing work, not waiting).
 
     Why: such a loop is the program's own wait for the GPU, as ``ev.synchronize()`` would be, and the GPU idles
     after it until the host launches again; unread, that idle was taken for launch overhead a CUDA graph removes
-    (``torchtrace.write_poll_then_host_work``: "Launch-bound, critical, 308 us", h37-probe44s).  The caching
-    allocator's queries of freed blocks' events lie inside the ops that allocate (``aten::empty*``: d2d_v100 8,602,
-    torchrec_a100_stalls 25,773, hta_v100 2,413) and ask once per event, not until the GPU drains: none is a poll."""
+    (``torchtrace.write_poll_then_host_work``: "Launch-bound, critical, 308 us", h37-probe44s).  A loop that launches
+    between its queries (query, launch, query ... then queries until done: ``torchtrace.write_launches_while_polling``)
+    asks its next step's first query after the host's work on the result with no runtime call between: read as one
+    run, its last query began after the drain and no poll was read (h37-probe45p: launch_bound critical, 308 us).
+    The caching allocator's queries of freed blocks' events lie inside the ops that allocate (``aten::empty*``: d2d_v100
+    8,602, torchrec_a100_stalls 25,773, hta_v100 2,413) and ask once per event, not until the GPU drains: none is a
+    poll."""
     h, none = ctx.h, (np.zeros(0, np.int64), np.zeros(0, np.int64))
     q = h.name_mask(devices.is_poll_call)
     if q.sum() < 2:
@@ -482,25 +505,30 @@ def _polls(ctx: Context, in_step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     isq = q[calls] & (Encloser(h, _framework_op(ctx) & ~ctx.step_marks).find(calls) < 0)
     same = np.concatenate([[False], h.line[calls][1:] == h.line[calls][:-1]])
     first = isq & ~(same & np.concatenate([[False], isq[:-1]]))  # a run's first query
-    run = np.cumsum(first)
-    last = isq & ~np.concatenate([same[1:] & isq[1:], [False]])  # a run's last query
-    at = np.flatnonzero(last)
-    start_of = np.flatnonzero(first)
-    begin = start_of[run[at] - 1]
-    ok = at - begin >= 1  # two queries at least
-    at, begin = at[ok], begin[ok]
-    if not at.size:
+    at = np.flatnonzero(isq)
+    if at.size < 2:
         return none
-    t0 = h.start[calls[begin]].astype(np.int64)
-    line = h.line[calls[at]]
-    drain = np.full(t0.shape, np.iinfo(np.int64).min)
-    for g, ln in zip(ctx.gpus, launches):  # the GPUs this thread launched onto: another process's work is not its wait
+    qc = calls[at]
+    done = _said_done(ctx, launches, qc)
+    run = np.cumsum(first)[at]
+    opens = first[at] | np.concatenate([[False], done[:-1] & (run[1:] == run[:-1])])  # a poll's first query
+    begin = np.flatnonzero(opens)[np.cumsum(opens) - 1]  # per query, its poll's first query
+    poll = done & ~opens & in_step[qc]  # the query that said done, after one at least that did not
+    return qc[poll].astype(np.int64), h.start[qc[begin[poll]]].astype(np.int64)
+
+
+def _said_done(ctx: Context, launches: list[np.ndarray], qc: np.ndarray) -> np.ndarray:
+    """Bool per query ``qc``: it returned once the GPU work launched before it had drained, on the GPUs its thread
+    launched onto (another process's work is not its wait) -- the query that found the GPU done."""
+    h = ctx.h
+    t = h.start[qc].astype(np.int64)
+    drain = np.full(t.shape, np.iinfo(np.int64).min)
+    line = h.line[qc]
+    for g, ln in zip(ctx.gpus, launches):
         mine = np.isin(line, h.line[ln.astype(np.int64)])
         if mine.any():
-            drain[mine] = np.maximum(drain[mine], _drain(g, h, t0[mine]))
-    ended = (h.start[calls[at - 1]].astype(np.int64) < drain) & (drain <= h.end[calls[at]].astype(np.int64))
-    ended &= in_step[calls[at]]
-    return calls[at][ended].astype(np.int64), t0[ended]
+            drain[mine] = np.maximum(drain[mine], _drain(g, h, t[mine]))
+    return (drain > np.iinfo(np.int64).min) & (h.end[qc].astype(np.int64) >= drain)
 
 
 def _named_by(callers: np.ndarray, sync: np.ndarray) -> np.ndarray:
@@ -658,12 +686,19 @@ def _copy_waits(ctx: Context, encloser: Encloser, callers: np.ndarray) -> np.nda
     return (callers >= 0) & np.isin(callers, copy_ops) & _framework_op(ctx)[np.maximum(callers, 0)]
 
 
-def _recorded(ctx: Context, sync: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+def _recorded(ctx: Context, sync: np.ndarray, polls: tuple[np.ndarray, np.ndarray] | None = None
+              ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
     """What the threads that sync spend in anything the profiler recorded: their host events but those that bound a
     step -- ops, runtime calls, the user's ranges -- as a bool mask, and their Python spans.  A range that spans a whole
     kept step (the framework's step marker, a user's NVTX step range, an iteration range, an XLA module's range: any
     step source's own) says only that the step runs, not what the host does inside it: counted as recorded it hid the
-    untraced host code after a sync, which the sync's idle then claimed as well as the gap finding (h37-left52)."""
+    untraced host code after a sync, which the sync's idle then claimed as well as the gap finding (h37-left52).
+
+    ``polls`` (each poll's first query's start, its last query's end: :func:`_polls`) are recorded time too: between
+    two queries the host is in the loop that asks them, waiting as surely as inside a sync call, and the profiler
+    records the queries, not the loop.  Unread, a native loop polling ``cuStreamQuery`` every 10 us after each kernel
+    left 6.7 ms a step of its waits "unrecorded host time" and 3 ms to launch_bound (h37-probe45p), where the same
+    loop with ``cuStreamSynchronize`` read host_sync."""
     h = ctx.h
     lines = sorted_unique(h.line[sync])
     m = np.isin(h.line, lines) & ~h.name_mask(ctx.fw.step_marker)
@@ -673,6 +708,8 @@ def _recorded(ctx: Context, sync: np.ndarray) -> tuple[np.ndarray, tuple[np.ndar
     if sp is not None and len(sp):
         on = np.isin(sp.line, lines)
         py = (sp.start[on].astype(np.int64, copy=False), sp.end[on].astype(np.int64, copy=False))
+    if polls is not None and polls[0].size:
+        py = polls if py is None else (np.concatenate([py[0], polls[0]]), np.concatenate([py[1], polls[1]]))
     return m, py
 
 

@@ -354,6 +354,8 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         acts = _first(ctx.fw.fix(f"{ID}:read"), acts)
     elif m.syncs.copy_calls_per_step:  # the copies block the host: pinned memory and non_blocking copies come first
         acts = _first(pin + ctx.fw.fix(f"{ID}:h2d"), acts)
+        if _index_uploads(ctx, m):  # -- unless they are indexing ops' CPU indices: the index's place is the fix
+            acts = _first(ctx.fw.extra(f"{ID}:index_upload"), acts)
     if sync_pinned:  # pinned already, each copy a synchronous call serial with the kernels: streams and chunks
         acts = ctx.fw.extra(f"{ID}:pinned_sync") + [a for a in acts if a not in ctx.fw.fix(ID)]
     exposed = [] if pinned or migrated or uploads is not None else _exposed_upload(ctx, m, copies, worst)
@@ -389,6 +391,15 @@ def _exposed_upload(ctx: Ctx, m: HostMetrics, copies: list, worst) -> list:  # n
     if not all(c.pageable_share == 0 and not c.sync_count_per_step for c in copies if c.direction == "h2d"):
         return []
     return ctx.fw.extra(f"{ID}:h2d_exposed")
+
+
+def _index_uploads(ctx: Ctx, m: HostMetrics) -> bool:
+    """The host's waits in copies are all indexing ops' uploads of their CPU indices (``Framework.index_upload_op``:
+    PyTorch's ``x[idx]`` with ``idx`` on the CPU, its blocking copy named ``aten::index`` since h37-probe44p): the
+    program's fix is an index kept on the device, which no pinning of a batch gives (h37-probe45p: main led with
+    the DataLoader's ``pin_memory``)."""
+    names = [n for n, _ in m.syncs.copy_callers]
+    return bool(names) and all(ctx.fw.index_upload_op(n) for n in names)
 
 
 def _reads_out(ctx: Ctx, m: HostMetrics) -> bool:

@@ -40,7 +40,9 @@ def _syncs_by_copy_direction(path: Path, named: bool = False) -> Counter:
     """Per kept step's worth of the file: the ``cudaStreamSynchronize`` calls inside an op that also copies, by the
     direction of that op's copy (``HtoD`` / ``DtoH``), and those inside no copy (``none``).  Read straight from the
     JSON: the op around a call is the innermost ``cpu_op`` on its thread that spans it.  ``named``: by (direction, the
-    outermost ``cpu_op`` spanning the call -- the op the program called, which names the wait, h37-probe44p)."""
+    outermost ``cpu_op`` spanning the call -- the op the program called, which names the wait, h37-probe44p -- but
+    autograd's engine's wrapper ``autograd::engine::evaluate_function: X``, which names the node ``X`` inside it, the
+    program's code: h37-probe45p)."""
     ev = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
     x = [e for e in ev if e.get("ph") == "X"]
     copies = {e["args"]["correlation"]: e["name"].split()[1] for e in x
@@ -49,7 +51,8 @@ def _syncs_by_copy_direction(path: Path, named: bool = False) -> Counter:
     runtime = [e for e in x if e.get("cat") in ("cuda_runtime", "Runtime")]
 
     def around(call: dict, pick=min) -> dict | None:  # noqa: ANN001 - min: the innermost, max: the outermost
-        inside = [o for o in ops if o["tid"] == call["tid"] and o["ts"] <= call["ts"] <= o["ts"] + o["dur"]]
+        inside = [o for o in ops if o["tid"] == call["tid"] and o["ts"] <= call["ts"] <= o["ts"] + o["dur"]
+                  and not (pick is max and o["name"].startswith("autograd::engine::evaluate_function: "))]
         return pick(inside, key=lambda o: o["dur"]) if inside else None
 
     by_op: dict[int, str] = {}

@@ -83,7 +83,7 @@ def test_a_loop_that_launches_between_queries_waits_only_after_its_last_launch(t
     rep = _report(truth["paths"][0])
     (f,) = [f for f in rep.findings if f.rule == "host_sync" and "#" not in f.id]
     words = " ".join(f.summary.split())
-    assert "1 time per step" in words and "polls" in words and _named(f.summary) == ["cudaEventQuery"], words
+    assert "1 time per step" in words and "by polling" in words and _named(f.summary) == ["cudaEventQuery"], words
     assert f.metric.detail["wait_ms_per_step"] == pytest.approx(truth["wait_ms"], abs=0.002)
     assert f.metric.detail["wait_ms_per_step"] < truth["gpu_ms_per_step"]  # not from the step's first query
     idle_ms = f.metric.detail["idle_ms_per_step"]
@@ -184,7 +184,7 @@ def test_a_native_loops_poll_after_each_kernel_is_its_wait(tmp_path: Path, call:
     # the wait owns the idle but the host's own untraced 14 us a kernel (11 us before the launch, 3 us after it)
     assert 0.7 * idle_ms <= f["saving"]["ms_per_step"] <= idle_ms, (f["saving"], idle_ms)
     words = " ".join(f["summary"].split())
-    assert "polls" in words and call.split("_v")[0] in words, words
+    assert "by polling" in words and call.split("_v")[0] in words, words
     assert "launch_bound" not in found or found["launch_bound"]["saving"]["ms_per_step"] < 0.1 * idle_ms
 
 
@@ -196,7 +196,7 @@ def test_a_hip_loops_poll_is_its_wait_in_hips_words(tmp_path: Path, call: str) -
     found = _by_rule(_cli_findings(str(tmp_path)))
     f = found["host_sync"]
     words = " ".join(f["summary"].split())
-    assert "polls" in words and call in words, words
+    assert "by polling" in words and call in words, words
     fix = " ".join(a["text"] + " " + (a.get("snippet") or "") for a in f["actions"])
     assert "hipEventSynchronize" in fix and not re.search(r"\bcu[A-Z]|\bcuda|CUDA", fix), fix
     assert "launch_bound" not in found

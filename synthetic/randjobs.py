@@ -2355,6 +2355,79 @@ _WRITERS.update({"kineto_rank_late": _write_rank_late, "nsys_rank_late": _write_
                  "kineto_poll": _write_poll, "snapshot_leak": _write_leak})
 
 
+# ------------------------------------- session 45's forms: ranks closing early, evaluation, launchers, polls (h37-forms17)
+# Drawn by ``random_form17_job`` (``scripts/randjobs.py --forms17``), a stream of its own over the writers session 45
+# built one case of each: a rank whose capture closed steps before the others' (Nsight ``write_early_closed_rank``,
+# Kineto ``write_rank_pause(closed_early=...)``, beside a late-opened rank), a training loop evaluating every few steps
+# outside its step ranges (``write_interleaved_evaluation``), NVTX ranges on another thread or rank than the launches
+# (``write_marked_elsewhere``), a loop launching between its event queries (``write_launches_while_polling``) and a
+# backward node waiting for the GPU (``write_backward_read``).
+
+FORMS17 = ("nsys_rank_closed", "kineto_rank_closed", "nsys_eval", "nsys_marked_elsewhere", "kineto_launch_poll",
+           "kineto_backward_read")
+
+
+def _form17_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    """Each form's writer parameters, within what its writer's real counterpart shows."""
+    if fmt == "nsys_rank_closed":
+        ranks = rng.randint(2, 4)
+        return {"ranks": ranks, "paused": rng.randrange(ranks), "rank": rng.randrange(ranks), "steps": rng.choice((1, 2, 3)),
+                "call_ms": round(rng.uniform(2.0, 40.0), 3), "at_step": rng.randint(3, 6), "helper": rng.random() < 0.3}
+    if fmt == "kineto_rank_closed":
+        ranks, steps = rng.randint(2, 4), rng.randint(9, 14)
+        return {"ranks": ranks, "paused": rng.choice((None, rng.randrange(ranks))), "late": rng.choice((0, 0, 1, 2)),
+                "closed_early": rng.choice((1, 2, 3)), "steps": steps, "load_ms": round(rng.uniform(2.0, 40.0), 3),
+                "step": rng.randint(4, steps - 4)}
+    if fmt == "nsys_eval":
+        return {"train_steps": rng.randint(6, 14), "every": rng.randint(2, 5), "batches": rng.randint(1, 3),
+                "pass_range": rng.choice(("eval_step", "val_step", "evaluate")),
+                "around": rng.choice((None, None, "validation")), "ranks": rng.choice((1, 1, 2))}
+    if fmt == "nsys_marked_elsewhere":
+        launcher = rng.choice(("side", "backward", "rank0"))
+        return {"launcher": launcher, "ranks": rng.randint(2, 4) if launcher == "rank0" else rng.choice((1, 2)),
+                "steps": rng.randint(6, 14)}
+    if fmt == "kineto_launch_poll":
+        return {"steps": rng.randint(4, 14), "kernels": rng.randint(1, 16), "kernel_us": round(rng.uniform(20.0, 400.0), 3),
+                "host_us": round(rng.choice((0.0, rng.uniform(20.0, 800.0))), 3),
+                "between_us": round(rng.uniform(2.0, 40.0), 3)}
+    return {"case": rng.choice(tuple(T.BACKWARD_READS)), "steps": rng.randint(4, 12), "layers": rng.randint(1, 6),
+            "gemm_us": round(rng.uniform(30.0, 400.0), 3), "host_us": round(rng.uniform(0.0, 300.0), 3)}
+
+
+def form17_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS17` with :func:`_form17_params`' keys: a reduced job, written in a test."""
+    return _reduced_job(FORMS17, fmt, seed, dict(params))
+
+
+def _write_form17(job: Job, run: str) -> None:
+    """Each form's file and its truth (the writers' own: steps, period, the job's kind, the waits' calls)."""
+    p = dict(job.params)
+    out, name = os.path.dirname(run), os.path.basename(run)
+    kineto = os.path.join(run, f"host_3884292.{T.BASE_NS + int(T.T0_US * 1000)}.pt.trace.json")
+    if job.fmt == "nsys_rank_closed":
+        t = N.write_early_closed_rank(os.path.join(run, "ranks.sqlite"), **p)
+        truth = {"steps": t["steps"], "step_ms": t["step_ms"]}
+    elif job.fmt == "kineto_rank_closed":
+        paths = T.write_rank_pause(out, run=name, **p)
+        truth = {"steps": p["steps"], "step_ms": _profiler_step_ms(paths[0] if p["paused"] != 0 else paths[1])}
+    elif job.fmt == "nsys_eval":
+        t = N.write_interleaved_evaluation(os.path.join(run, "eval.sqlite"), seed=job.seed, **p)
+        truth = {"steps": t.train_steps, "step_ms": t.step_ms, "job_kind": "training"}
+    elif job.fmt == "nsys_marked_elsewhere":
+        t = N.write_marked_elsewhere(os.path.join(run, "marked.sqlite"), seed=job.seed, **p)
+        truth = {"steps": t.steps, "step_ms": t.step_ms, "job_kind": "training"}
+    elif job.fmt == "kineto_launch_poll":
+        (path,) = T.write_launches_while_polling(out, run=name, **p)["paths"]
+        truth = {"steps": p["steps"], "step_ms": _profiler_step_ms(path), "sync_names": ("cudaEventQuery",)}
+    else:
+        t = T.write_backward_read(kineto, **p)
+        truth = {"steps": p["steps"], "step_ms": _profiler_step_ms(kineto), "sync_names": (t["node"],)}
+    TRUTH[job.seed] = truth
+
+
+_WRITERS.update({fmt: _write_form17 for fmt in FORMS17})
+
+
 # ------------------------------------------------------------------------------------------------ the streams of forms
 #: Each stream of forms by its ``scripts/randjobs.py`` flag.  ``forms10`` draws from ``form9`` as when h37-randjobs9
 #: walked it, before h37-a2afix's form took that name (the seeds its SURVEY section names draw the same jobs);
@@ -2373,9 +2446,10 @@ FORM_DRAWS: dict[str, FormDraw] = {
     "forms14": FormDraw("random_form14_job", "form14", FORMS14, lambda rng, _fmt: _input_only_params(rng)),
     "forms15": FormDraw("random_form15_job", "form15", FORMS15, _queue_params),
     "forms16": FormDraw("random_form16_job", "form16", FORMS16, _form16_params),
+    "forms17": FormDraw("random_form17_job", "form17", FORMS17, _form17_params),
 }
 random_form_job, random_form5_job, random_form7_job, random_form8_job, random_form9_job, random_form10_job = (
     FORM_DRAWS[k] for k in ("forms", "forms5", "forms7", "forms8", "forms9", "forms10"))
 random_form11_job, random_form12_job, random_zero12_job, random_form13_job, random_form14_job, random_form15_job = (
     FORM_DRAWS[k] for k in ("forms11", "forms12", "zero12", "forms13", "forms14", "forms15"))
-random_form16_job = FORM_DRAWS["forms16"]
+random_form16_job, random_form17_job = FORM_DRAWS["forms16"], FORM_DRAWS["forms17"]

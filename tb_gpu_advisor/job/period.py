@@ -49,7 +49,7 @@ from tb_gpu_advisor.frameworks import engines, user_ranges
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.job.phase import PS_PER_US
 from tb_gpu_advisor.job.structure import SpanSteps
-from tb_gpu_advisor.model.columns import lookup_mask, union_intervals, work_after_call
+from tb_gpu_advisor.model.columns import innermost, lookup_mask, union_intervals, work_after_call
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace
 
 #: Launches looked at (the first ones): the period shows within them, and a huge capture stays cheap.
@@ -551,42 +551,81 @@ def _read_points(waited_at: np.ndarray, own_at: np.ndarray) -> bool:
 def _copies_own_waits(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, p: int, first: int,
                       length: int) -> np.ndarray:
     """Per offset of the period (``p`` launches, the region of ``length`` from ``first``), the share of its instances
-    where the host's first sync after the launch before it is that launch's copy's own wait: the launch is a copy
-    (not a kernel), and the sync starts before the copy ends and returns no earlier than its end (the host blocked in
-    the sync until its own transfer ended: ``.tolist()``'s download, ``torch.tensor(pylist, device="cuda")``'s upload).
+    where every sync between the launch before it and that launch is the earlier launch's copy's own wait
+    (:func:`_own_waits`), and there is one: the host waited there only for a transfer it had just launched.
 
     Why: such a wait is the copy's, made where the copy is, whatever the call does with the bytes; a read that ends a
     call waits on the work queued before it -- or, where the host is slower than its GPU, finds it done, after a copy
-    that ended first (a pageable upload blocking inside its own call) -- and is the call's.  The sync's end may read
-    early against the GPU's clock by the capture's own slack (:func:`_clock_slack`)."""
+    that ended first (a pageable upload blocking inside its own call) -- and is the call's.  A gap that holds a
+    copy's own wait and then another sync (a loop's ``.tolist()`` then its ``.item()`` at the end of each call) holds
+    a read of the call's: counted the copy's, every wait of the period was a copy's own, and 18 calls read as one
+    pass (h37-probe45w, ``--forms13`` walk seed 97237)."""
     own = np.zeros(p)
     d = _busiest(trace, launches)
     if d is None:
         return own
     rec, idx = _launched(trace, launches, d)
-    if idx.size != t_start.size:
+    if idx.size != t_start.size or length < 2:
         return own
     h = trace.h
-    sync = h.name_mask(devices.is_sync_call)
-    order = np.argsort(h.start[sync], kind="stable")
-    ss = h.start[sync].astype(np.int64, copy=False)[order]
-    se = h.end[sync].astype(np.int64, copy=False)[order]
-    if not ss.size:
+    sync = np.flatnonzero(h.name_mask(devices.is_sync_call))
+    ss = h.start[sync].astype(np.int64, copy=False)
+    inside = (ss > t_start[first]) & (ss < t_start[first + length - 1])
+    sync, ss = sync[inside], ss[inside]
+    gap = np.searchsorted(t_start, ss) - 1  # each sync's gap: after launch ``gap``, before the next launch
+    at = t_start[gap + 1] > ss
+    sync, gap = sync[at], gap[at]
+    if not sync.size:
         return own
-    kind = np.asarray(d.kind)[idx]
-    work_end = np.asarray(d.end, np.int64)[idx]
-    late = _clock_slack(trace, rec, d)[1]
+    mine = _own_waits(trace, rec[idx], np.asarray(d.kind)[idx], np.asarray(d.end, np.int64)[idx], sync, gap,
+                      _clock_slack(trace, rec, d)[1])
+    waits = np.bincount(gap, minlength=t_start.size)
+    owned = (waits > 0) & (np.bincount(gap, weights=mine, minlength=t_start.size) == waits)
     for o in range(p):
         i = np.arange(first + o, first + length, p)
         i = i[i > first]
-        if not i.size:
-            continue
-        k = np.minimum(np.searchsorted(ss, t_start[i - 1], side="right"), ss.size - 1)
-        copy = (kind[i - 1] != devices.KIND_KERNEL) & (kind[i - 1] != devices.KIND_COLLECTIVE)
-        held = (ss[k] > t_start[i - 1]) & (ss[k] < t_start[i]) & (ss[k] < work_end[i - 1]) & \
-            (se[k] >= work_end[i - 1] - late)
-        own[o] = float(np.mean(copy & held))
+        if i.size:
+            own[o] = float(np.mean(owned[i - 1]))
     return own
+
+
+def _own_waits(trace: Trace, calls: np.ndarray, kind: np.ndarray, work_end: np.ndarray, sync: np.ndarray,
+               gap: np.ndarray, late: int) -> np.ndarray:
+    """Per sync (``sync``: host indices, each after the launch ``gap`` of the sequence whose launch calls, kinds and
+    work's ends are ``calls``, ``kind``, ``work_end``): whether it is that launch's copy's own wait -- the launch is a
+    copy (not a kernel), and the framework op that launched it made the sync too (``aten::copy_``'s
+    ``cudaStreamSynchronize`` after its ``cudaMemcpyAsync``: ``torch.tensor(pylist, device="cuda")``, ``.tolist()``),
+    or the sync starts before the copy ends and returns no earlier than its end (the host blocked until its own
+    transfer ended; the GPU's clock perhaps reading ``late``, ps: :func:`_clock_slack`).
+
+    Why the op: a copy of a few bytes ends before its own op's sync starts (the host slower than the transfer), so the
+    sync's times alone read it as the call's read -- an upload of 170 B then its sync was one of three "reads" a call
+    made (h37-probe45w, seed 97237).  The times remain for what records no op (a native ``cudaMemcpy`` loop)."""
+    copy = (kind[gap] != devices.KIND_KERNEL) & (kind[gap] != devices.KIND_COLLECTIVE)
+    h = trace.h
+    ss, se = h.start[sync].astype(np.int64, copy=False), h.end[sync].astype(np.int64, copy=False)
+    held = (ss < work_end[gap]) & (se >= work_end[gap] - late)
+    op_sync, op_call = _ops_around(trace, sync), _ops_around(trace, calls[gap])
+    return copy & (held | ((op_sync >= 0) & (op_sync == op_call)))
+
+
+def _ops_around(trace: Trace, at: np.ndarray) -> np.ndarray:
+    """Per host event of ``at`` (indices): the innermost framework op around its start on its own thread (a host event
+    neither a runtime or library call nor a range of the program's own, as :func:`_op_share` reads one), -1 none."""
+    h = trace.h
+    out = np.full(at.shape, -1, np.int64)
+    if not at.size:
+        return out
+    own = np.zeros(len(h.names), dtype=bool)
+    own[np.unique(h.name[user_ranges.marked_ranges(trace.ranges)])] = True
+    op = lookup_mask(~(h.per_name(_runtime_or_library) | own), h.name)
+    for line in np.unique(h.line[at]):
+        ops = np.flatnonzero(op & (h.line == line))
+        here = np.flatnonzero(h.line[at] == line)
+        inner = innermost(h.start[ops].astype(np.int64, copy=False), h.end[ops].astype(np.int64, copy=False),
+                          h.start[at[here]].astype(np.int64, copy=False))
+        out[here] = np.where(inner >= 0, ops[np.maximum(inner, 0)], -1)
+    return out
 
 
 def _reads_find_work_done(trace: Trace, t_start: np.ndarray, waited_at: np.ndarray, first: int, length: int,

@@ -86,7 +86,7 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     seq = _sequence(trace, launches)
     if seq is None:  # too few launches for a period; a few launches of one kernel may still be split by the host's waits
         few = _sequence(trace, launches, least=_WAITED_LEAST)
-        return None if few is None else _waited_runs(trace, launches, *few)
+        return None if few is None else (_waited_runs(trace, launches, *few) or _waited_repeats(trace, launches, *few))
     key, t_start, t_end = seq
     n = key.size
     found = _period(key)
@@ -402,12 +402,7 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
     lo, hi = int(lo_all[k]), int(hi_all[k])
     if hi - lo < 2 or (hi - lo) / n < T("job.span_step_coverage"):
         return None
-    h = trace.h
-    sync = h.name_mask(devices.is_sync_call)
-    order = np.argsort(h.start[sync], kind="stable")
-    ws = h.start[sync].astype(np.int64, copy=False)[order]
-    idx = np.arange(lo + 1, hi)
-    cut = idx[np.searchsorted(ws, t_start[idx]) > np.searchsorted(ws, t_start[idx - 1], side="right")]
+    cut = _sync_cuts(trace, t_start, lo, hi)
     if not cut.size:
         return None
     sizes = np.diff(np.r_[lo, cut, hi])
@@ -423,9 +418,34 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
     if sizes[0] > q or sizes[-1] > q:
         return None
     starts = cut if sizes[0] < q else np.r_[lo, cut]
-    partial = bool(sizes[-1] < q)
+    each = f"{plural(q, 'launch', 'launches')} of one kernel"
+    why = "the launches alone repeat no longer sequence"
+    return _runs_steps(trace, launches, t_start, t_end, starts, hi, q, int(sizes[-1]), each, why)
+
+
+def _sync_cuts(trace: Trace, t_start: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """The launches of ``[lo + 1, hi)`` (indices of the launch sequence whose calls start at ``t_start``, ps) before
+    which the host waited for the GPU: a sync lies between the launch before and each."""
+    h = trace.h
+    ws = np.sort(h.start[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
+    idx = np.arange(lo + 1, hi)
+    return idx[np.searchsorted(ws, t_start[idx]) > np.searchsorted(ws, t_start[idx - 1], side="right")]
+
+
+def _runs_steps(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, t_end: np.ndarray, starts: np.ndarray,
+                hi: int, q: int, last: int, each: str, why: str) -> SpanSteps | None:
+    """The steps of runs between the host's waits (:func:`_waited_runs`, :func:`_waited_repeats`): one from each of
+    ``starts`` (launch indices) to the next, the last to launch ``hi``'s (exclusive) end -- partial where it holds
+    ``last`` launches, fewer than a run's ``q`` -- where two whole runs or more are found and they hold most of the
+    GPU's kernel time; ``each`` says a run in words, ``why`` why the waits alone mark them."""
+    n = t_start.size
+    partial = last < q
     if starts.size - partial < 2:
         return None
+    h = trace.h
+    sync = h.name_mask(devices.is_sync_call)
+    order = np.argsort(h.start[sync], kind="stable")
+    ws = h.start[sync].astype(np.int64, copy=False)[order]
     start = t_start[starts]
     end = np.r_[start[1:], t_end[hi - 1]]
     # the last iteration ends where the host's wait after its launches returns (its work done), not at its last launch
@@ -435,12 +455,44 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
     coverage = (hi - int(starts[0])) / n
     if _time_share(trace, launches, int(starts[0]), hi) < T("job.span_step_coverage"):
         return None  # most of the GPU's time lies outside the runs (a program's one long GEMM before a small loop)
-    each = f"{plural(q, 'launch', 'launches')} of one kernel"
     note = (f"the host's waits for the GPU: {starts.size} runs of {each} ({pct(coverage, 0)} of the launches), "
-            f"each ended by a sync and no other wait between its launches; the launches alone repeat no longer "
-            f"sequence, so only the waits mark the iterations; no step markers or step spans in the capture")
-    tail = _partial_words(int(sizes[-1]), f"the runs' {q}", "the last wait", partial)
+            f"each ended by a sync and no other wait between its launches; {why}, so only the waits mark the "
+            f"iterations; no step markers or step spans in the capture")
+    tail = _partial_words(last, f"the runs' {q}", "the last wait", partial)
     return _launch_steps(f"{q}-launch run between waits", start, end, coverage, "low", note, tail, True)
+
+
+def _waited_repeats(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray,
+                    t_end: np.ndarray) -> SpanSteps | None:
+    """The iterations of a loop too short for a period (fewer than the 8 launches :func:`_period` is read from), the
+    host waiting for the GPU after each: the runs of launches between its waits, where they are the same launch
+    sequence of two launches or more -- every run between two waits and the one before the first wait (a window may
+    cut its head: then a tail of that sequence, and no step), the one after the last wait that sequence or its head
+    (the last iteration, cut by the window).  None else.
+
+    Why: a loop of 2 calls of a small model, each ending in ``.tolist()`` and ``.item()`` (6 launches), or of 3
+    calls of 2 kernels each read back with ``.item()``, holds too few launches for a period and more than one kernel
+    for :func:`_waited_runs`: one pass of the whole window (h37-probe45w, ``--forms13`` walk seed 98767).  The host's
+    waits split it as they split a loop of one kernel -- a model's layers never wait for each other -- and the runs
+    between them run the same work: a loop's calls."""
+    cut = _sync_cuts(trace, t_start, 0, key.size)
+    if not cut.size:
+        return None
+    runs = np.split(key, cut)
+    unit = runs[1] if len(runs) > 2 else runs[0]
+    q = unit.size
+    whole = runs[1:-1] if len(runs) > 2 else runs[:1]
+    head, last = runs[0], runs[-1]
+    if q < 2 or any(not np.array_equal(r, unit) for r in whole):
+        return None
+    if head.size > q or not np.array_equal(head, unit[q - head.size:]):
+        return None
+    if last.size > q or not np.array_equal(last, unit[:last.size]):
+        return None
+    starts = cut if head.size < q else np.r_[0, cut]
+    return _runs_steps(trace, launches, t_start, t_end, starts, key.size, q, int(last.size),
+                       f"the same {_launch_words(trace, launches, unit)}",
+                       "too few launches for a period of the launches alone")
 
 
 def _reads_words(waited_at: np.ndarray, own_at: np.ndarray, pause: float, typical: float, opens: bool) -> str:

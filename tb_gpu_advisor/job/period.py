@@ -656,9 +656,11 @@ def _own_waits(trace: Trace, calls: np.ndarray, kind: np.ndarray, work_end: np.n
     copy = (kind[gap] != devices.KIND_KERNEL) & (kind[gap] != devices.KIND_COLLECTIVE)
     h = trace.h
     ss, se = h.start[sync].astype(np.int64, copy=False), h.end[sync].astype(np.int64, copy=False)
-    held = (ss < work_end[gap]) & (se >= work_end[gap] - late)
-    op_sync, op_call = _ops_around(trace, sync), _ops_around(trace, calls[gap])
-    return copy & (held | ((op_sync >= 0) & (op_sync == op_call)))
+    mine = copy & (ss < work_end[gap]) & (se >= work_end[gap] - late)
+    ask = np.flatnonzero(copy & ~mine)  # the ops asked only where the times leave it open
+    op_sync, op_call = _ops_around(trace, sync[ask]), _ops_around(trace, calls[gap[ask]])
+    mine[ask] = (op_sync >= 0) & (op_sync == op_call)
+    return mine
 
 
 def _ops_around(trace: Trace, at: np.ndarray) -> np.ndarray:
@@ -673,6 +675,8 @@ def _ops_around(trace: Trace, at: np.ndarray) -> np.ndarray:
     op = lookup_mask(~(h.per_name(_runtime_or_library) | own), h.name)
     for line in np.unique(h.line[at]):
         ops = np.flatnonzero(op & (h.line == line))
+        if not ops.size:
+            continue
         here = np.flatnonzero(h.line[at] == line)
         inner = innermost(h.start[ops].astype(np.int64, copy=False), h.end[ops].astype(np.int64, copy=False),
                           h.start[at[here]].astype(np.int64, copy=False))

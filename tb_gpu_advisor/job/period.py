@@ -49,7 +49,7 @@ from tb_gpu_advisor.frameworks import engines, user_ranges
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.job.phase import PS_PER_US
 from tb_gpu_advisor.job.structure import SpanSteps
-from tb_gpu_advisor.model.columns import lookup_mask, union_intervals, work_after_call
+from tb_gpu_advisor.model.columns import innermost, lookup_mask, union_intervals, work_after_call
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace
 
 #: Launches looked at (the first ones): the period shows within them, and a huge capture stays cheap.
@@ -86,7 +86,7 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     seq = _sequence(trace, launches)
     if seq is None:  # too few launches for a period; a few launches of one kernel may still be split by the host's waits
         few = _sequence(trace, launches, least=_WAITED_LEAST)
-        return None if few is None else _waited_runs(trace, launches, *few)
+        return None if few is None else (_waited_runs(trace, launches, *few) or _waited_repeats(trace, launches, *few))
     key, t_start, t_end = seq
     n = key.size
     found = _period(key)
@@ -402,12 +402,7 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
     lo, hi = int(lo_all[k]), int(hi_all[k])
     if hi - lo < 2 or (hi - lo) / n < T("job.span_step_coverage"):
         return None
-    h = trace.h
-    sync = h.name_mask(devices.is_sync_call)
-    order = np.argsort(h.start[sync], kind="stable")
-    ws = h.start[sync].astype(np.int64, copy=False)[order]
-    idx = np.arange(lo + 1, hi)
-    cut = idx[np.searchsorted(ws, t_start[idx]) > np.searchsorted(ws, t_start[idx - 1], side="right")]
+    cut = _sync_cuts(trace, t_start, lo, hi)
     if not cut.size:
         return None
     sizes = np.diff(np.r_[lo, cut, hi])
@@ -423,9 +418,34 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
     if sizes[0] > q or sizes[-1] > q:
         return None
     starts = cut if sizes[0] < q else np.r_[lo, cut]
-    partial = bool(sizes[-1] < q)
+    each = f"{plural(q, 'launch', 'launches')} of one kernel"
+    why = "the launches alone repeat no longer sequence"
+    return _runs_steps(trace, launches, t_start, t_end, starts, hi, q, int(sizes[-1]), each, why)
+
+
+def _sync_cuts(trace: Trace, t_start: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """The launches of ``[lo + 1, hi)`` (indices of the launch sequence whose calls start at ``t_start``, ps) before
+    which the host waited for the GPU: a sync lies between the launch before and each."""
+    h = trace.h
+    ws = np.sort(h.start[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
+    idx = np.arange(lo + 1, hi)
+    return idx[np.searchsorted(ws, t_start[idx]) > np.searchsorted(ws, t_start[idx - 1], side="right")]
+
+
+def _runs_steps(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, t_end: np.ndarray, starts: np.ndarray,
+                hi: int, q: int, last: int, each: str, why: str) -> SpanSteps | None:
+    """The steps of runs between the host's waits (:func:`_waited_runs`, :func:`_waited_repeats`): one from each of
+    ``starts`` (launch indices) to the next, the last to launch ``hi``'s (exclusive) end -- partial where it holds
+    ``last`` launches, fewer than a run's ``q`` -- where two whole runs or more are found and they hold most of the
+    GPU's kernel time; ``each`` says a run in words, ``why`` why the waits alone mark them."""
+    n = t_start.size
+    partial = last < q
     if starts.size - partial < 2:
         return None
+    h = trace.h
+    sync = h.name_mask(devices.is_sync_call)
+    order = np.argsort(h.start[sync], kind="stable")
+    ws = h.start[sync].astype(np.int64, copy=False)[order]
     start = t_start[starts]
     end = np.r_[start[1:], t_end[hi - 1]]
     # the last iteration ends where the host's wait after its launches returns (its work done), not at its last launch
@@ -435,12 +455,44 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
     coverage = (hi - int(starts[0])) / n
     if _time_share(trace, launches, int(starts[0]), hi) < T("job.span_step_coverage"):
         return None  # most of the GPU's time lies outside the runs (a program's one long GEMM before a small loop)
-    each = f"{plural(q, 'launch', 'launches')} of one kernel"
     note = (f"the host's waits for the GPU: {starts.size} runs of {each} ({pct(coverage, 0)} of the launches), "
-            f"each ended by a sync and no other wait between its launches; the launches alone repeat no longer "
-            f"sequence, so only the waits mark the iterations; no step markers or step spans in the capture")
-    tail = _partial_words(int(sizes[-1]), f"the runs' {q}", "the last wait", partial)
+            f"each ended by a sync and no other wait between its launches; {why}, so only the waits mark the "
+            f"iterations; no step markers or step spans in the capture")
+    tail = _partial_words(last, f"the runs' {q}", "the last wait", partial)
     return _launch_steps(f"{q}-launch run between waits", start, end, coverage, "low", note, tail, True)
+
+
+def _waited_repeats(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray,
+                    t_end: np.ndarray) -> SpanSteps | None:
+    """The iterations of a loop too short for a period (fewer than the 8 launches :func:`_period` is read from), the
+    host waiting for the GPU after each: the runs of launches between its waits, where they are the same launch
+    sequence of two launches or more -- every run between two waits and the one before the first wait (a window may
+    cut its head: then a tail of that sequence, and no step), the one after the last wait that sequence or its head
+    (the last iteration, cut by the window).  None else.
+
+    Why: a loop of 2 calls of a small model, each ending in ``.tolist()`` and ``.item()`` (6 launches), or of 3
+    calls of 2 kernels each read back with ``.item()``, holds too few launches for a period and more than one kernel
+    for :func:`_waited_runs`: one pass of the whole window (h37-probe45w, ``--forms13`` walk seed 98767).  The host's
+    waits split it as they split a loop of one kernel -- a model's layers never wait for each other -- and the runs
+    between them run the same work: a loop's calls."""
+    cut = _sync_cuts(trace, t_start, 0, key.size)
+    if not cut.size:
+        return None
+    runs = np.split(key, cut)
+    unit = runs[1] if len(runs) > 2 else runs[0]
+    q = unit.size
+    whole = runs[1:-1] if len(runs) > 2 else runs[:1]
+    head, last = runs[0], runs[-1]
+    if q < 2 or any(not np.array_equal(r, unit) for r in whole):
+        return None
+    if head.size > q or not np.array_equal(head, unit[q - head.size:]):
+        return None
+    if last.size > q or not np.array_equal(last, unit[:last.size]):
+        return None
+    starts = cut if head.size < q else np.r_[0, cut]
+    return _runs_steps(trace, launches, t_start, t_end, starts, key.size, q, int(last.size),
+                       f"the same {_launch_words(trace, launches, unit)}",
+                       "too few launches for a period of the launches alone")
 
 
 def _reads_words(waited_at: np.ndarray, own_at: np.ndarray, pause: float, typical: float, opens: bool) -> str:
@@ -551,42 +603,85 @@ def _read_points(waited_at: np.ndarray, own_at: np.ndarray) -> bool:
 def _copies_own_waits(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, p: int, first: int,
                       length: int) -> np.ndarray:
     """Per offset of the period (``p`` launches, the region of ``length`` from ``first``), the share of its instances
-    where the host's first sync after the launch before it is that launch's copy's own wait: the launch is a copy
-    (not a kernel), and the sync starts before the copy ends and returns no earlier than its end (the host blocked in
-    the sync until its own transfer ended: ``.tolist()``'s download, ``torch.tensor(pylist, device="cuda")``'s upload).
+    where every sync between the launch before it and that launch is the earlier launch's copy's own wait
+    (:func:`_own_waits`), and there is one: the host waited there only for a transfer it had just launched.
 
     Why: such a wait is the copy's, made where the copy is, whatever the call does with the bytes; a read that ends a
     call waits on the work queued before it -- or, where the host is slower than its GPU, finds it done, after a copy
-    that ended first (a pageable upload blocking inside its own call) -- and is the call's.  The sync's end may read
-    early against the GPU's clock by the capture's own slack (:func:`_clock_slack`)."""
+    that ended first (a pageable upload blocking inside its own call) -- and is the call's.  A gap that holds a
+    copy's own wait and then another sync (a loop's ``.tolist()`` then its ``.item()`` at the end of each call) holds
+    a read of the call's: counted the copy's, every wait of the period was a copy's own, and 18 calls read as one
+    pass (h37-probe45w, ``--forms13`` walk seed 97237)."""
     own = np.zeros(p)
     d = _busiest(trace, launches)
     if d is None:
         return own
     rec, idx = _launched(trace, launches, d)
-    if idx.size != t_start.size:
+    if idx.size != t_start.size or length < 2:
         return own
     h = trace.h
-    sync = h.name_mask(devices.is_sync_call)
-    order = np.argsort(h.start[sync], kind="stable")
-    ss = h.start[sync].astype(np.int64, copy=False)[order]
-    se = h.end[sync].astype(np.int64, copy=False)[order]
-    if not ss.size:
+    sync = np.flatnonzero(h.name_mask(devices.is_sync_call))
+    ss = h.start[sync].astype(np.int64, copy=False)
+    inside = (ss > t_start[first]) & (ss < t_start[first + length - 1])
+    sync, ss = sync[inside], ss[inside]
+    gap = np.searchsorted(t_start, ss) - 1  # each sync's gap: after launch ``gap``, before the next launch
+    at = t_start[gap + 1] > ss
+    sync, gap = sync[at], gap[at]
+    if not sync.size:
         return own
-    kind = np.asarray(d.kind)[idx]
-    work_end = np.asarray(d.end, np.int64)[idx]
-    late = _clock_slack(trace, rec, d)[1]
+    mine = _own_waits(trace, rec[idx], np.asarray(d.kind)[idx], np.asarray(d.end, np.int64)[idx], sync, gap,
+                      _clock_slack(trace, rec, d)[1])
+    waits = np.bincount(gap, minlength=t_start.size)
+    owned = (waits > 0) & (np.bincount(gap, weights=mine, minlength=t_start.size) == waits)
     for o in range(p):
         i = np.arange(first + o, first + length, p)
         i = i[i > first]
-        if not i.size:
-            continue
-        k = np.minimum(np.searchsorted(ss, t_start[i - 1], side="right"), ss.size - 1)
-        copy = (kind[i - 1] != devices.KIND_KERNEL) & (kind[i - 1] != devices.KIND_COLLECTIVE)
-        held = (ss[k] > t_start[i - 1]) & (ss[k] < t_start[i]) & (ss[k] < work_end[i - 1]) & \
-            (se[k] >= work_end[i - 1] - late)
-        own[o] = float(np.mean(copy & held))
+        if i.size:
+            own[o] = float(np.mean(owned[i - 1]))
     return own
+
+
+def _own_waits(trace: Trace, calls: np.ndarray, kind: np.ndarray, work_end: np.ndarray, sync: np.ndarray,
+               gap: np.ndarray, late: int) -> np.ndarray:
+    """Per sync (``sync``: host indices, each after the launch ``gap`` of the sequence whose launch calls, kinds and
+    work's ends are ``calls``, ``kind``, ``work_end``): whether it is that launch's copy's own wait -- the launch is a
+    copy (not a kernel), and the framework op that launched it made the sync too (``aten::copy_``'s
+    ``cudaStreamSynchronize`` after its ``cudaMemcpyAsync``: ``torch.tensor(pylist, device="cuda")``, ``.tolist()``),
+    or the sync starts before the copy ends and returns no earlier than its end (the host blocked until its own
+    transfer ended; the GPU's clock perhaps reading ``late``, ps: :func:`_clock_slack`).
+
+    Why the op: a copy of a few bytes ends before its own op's sync starts (the host slower than the transfer), so the
+    sync's times alone read it as the call's read -- an upload of 170 B then its sync was one of three "reads" a call
+    made (h37-probe45w, seed 97237).  The times remain for what records no op (a native ``cudaMemcpy`` loop)."""
+    copy = (kind[gap] != devices.KIND_KERNEL) & (kind[gap] != devices.KIND_COLLECTIVE)
+    h = trace.h
+    ss, se = h.start[sync].astype(np.int64, copy=False), h.end[sync].astype(np.int64, copy=False)
+    mine = copy & (ss < work_end[gap]) & (se >= work_end[gap] - late)
+    ask = np.flatnonzero(copy & ~mine)  # the ops asked only where the times leave it open
+    op_sync, op_call = _ops_around(trace, sync[ask]), _ops_around(trace, calls[gap[ask]])
+    mine[ask] = (op_sync >= 0) & (op_sync == op_call)
+    return mine
+
+
+def _ops_around(trace: Trace, at: np.ndarray) -> np.ndarray:
+    """Per host event of ``at`` (indices): the innermost framework op around its start on its own thread (a host event
+    neither a runtime or library call nor a range of the program's own, as :func:`_op_share` reads one), -1 none."""
+    h = trace.h
+    out = np.full(at.shape, -1, np.int64)
+    if not at.size:
+        return out
+    own = np.zeros(len(h.names), dtype=bool)
+    own[np.unique(h.name[user_ranges.marked_ranges(trace.ranges)])] = True
+    op = lookup_mask(~(h.per_name(_runtime_or_library) | own), h.name)
+    for line in np.unique(h.line[at]):
+        ops = np.flatnonzero(op & (h.line == line))
+        if not ops.size:
+            continue
+        here = np.flatnonzero(h.line[at] == line)
+        inner = innermost(h.start[ops].astype(np.int64, copy=False), h.end[ops].astype(np.int64, copy=False),
+                          h.start[at[here]].astype(np.int64, copy=False))
+        out[here] = np.where(inner >= 0, ops[np.maximum(inner, 0)], -1)
+    return out
 
 
 def _reads_find_work_done(trace: Trace, t_start: np.ndarray, waited_at: np.ndarray, first: int, length: int,

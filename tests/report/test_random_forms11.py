@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import pytest
 
-from synthetic.randjobs import FORMS11, TRUTH, random_form11_job
+from synthetic.randjobs import FORMS11, TRUTH, form11_job, random_form11_job
 from tests.support.random_jobs import laws_broken, reports_of, truth_problems, walk
 
 #: the first seed of each form (event_timed 0, hostless 1, kineto_pass 3, synced_kernels 4, nsys_vocab 6) and the
@@ -68,9 +68,12 @@ def test_each_rank_books_its_own_read_backs():
 
 
 def test_a_one_pass_host_sync_is_said_of_the_pass():
-    """Seed 13: 2 unmarked inference calls, each reading its result with ``.item()``, read as one pass.  Main titled
-    the finding "The host waits for the GPU inside the step", a step the capture does not mark (the window law)."""
-    job, r = _one(13)
+    """Seed 13 (2 unmarked inference calls, each reading its result with ``.item()``) read as one pass, titled "The
+    host waits for the GPU inside the step", a step the capture does not mark (the window law).  Its calls are 2
+    steps since h37-probe45w (the host's waits split them: "never one pass" of two iterations), so the pass is one
+    call of it that reads a value back before its last copy (``.tolist()``)."""
+    p = {**random_form11_job(13).params, "steps": 1, "user_copies": [("tolist", 0.01)]}
+    (r,) = reports_of(form11_job("kineto_pass", 13, **p))
     h = r.hosts[0]
     assert h.steps["source"] == "single_pass"
     f = next(f for f in h.findings if f.rule == "host_sync" and "#" not in f.id)

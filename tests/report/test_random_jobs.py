@@ -63,6 +63,7 @@ from types import SimpleNamespace
 import pytest
 
 from synthetic.randjobs import (
+    form13_job,
     form_job,
     jax_job,
     kineto_job,
@@ -201,8 +202,11 @@ def _synced_inference(steps: int):
 
 
 def test_one_steps_syncs_are_counted_in_the_step():
-    """Two calls: too few for a period, one pass (the 13 calls this test first held are 13 steps since h37-tinyiter)."""
-    r = _report(_synced_inference(2))
+    """One call reading twice, then its result: one pass (the 13 calls this test first held are 13 steps since
+    h37-tinyiter, the 2 calls it then held 2 since h37-probe45w: the host's waits split them, as the law asks)."""
+    r = _report(form13_job("kineto_user_copies", 0, steps=1, marker="none", train=False, batch=64, width=4096,
+                           efficiency=0.25, launch_us=18.0, reads=2, end_sync="synchronize", idle_us=21.0,
+                           user_copies=[("tolist", 0.01)]))
     assert r.hosts[0].steps["found"] == 1
     (f,) = [f for f in r.hosts[0].findings if f.rule == "host_sync" and "times" in f.summary]
     # main: "times per step" in a capture of one step; unmarked, that one step is the pass (h37-words3)

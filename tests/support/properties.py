@@ -1117,7 +1117,7 @@ def _count_text(where: str, text: str, h: HostReport | None = None) -> list[str]
 #: analysis) -- "1 ms", "1 class" are right, "1 calls", "1 GPUs" are not -- also after up to two lower-case words that
 #: qualify it ("1 first-time runtime calls", "1 compilation spans"), a verb left out ("1 step was"); a 1 that is a
 #: name's number is no count ("GPU 1 reserves", "rank 1 waits": wild/compiled_v100_param_allreduce's rank 1)
-_ONE_PLURAL = re.compile(r"(?<![^\s(])(?<!GPU )(?<!rank )(?<!device )(?<!stream )(?<!Stream )(?<!step )(?<!Step )1 (?!(?:ms|us|µs|ns|ps|s)\b)((?:[a-z][\w/-]*[^\W_] ){0,2}(?!(?:was|has|does|goes)\b)[A-Za-z][\w-]*?[^sui]s)\b")
+_ONE_PLURAL = re.compile(r"(?<![^\s(])(?<!GPU )(?<!rank )(?<!device )(?<!stream )(?<!Stream )(?<!step )(?<!Step )1 (?!(?:ms|us|µs|ns|ps|s)\b)((?:[a-z][\w/-]*[^\W_] ){0,2}(?!(?:was|has|does|goes)\b)[A-Za-z][\w-]*?[^sui'’]s)\b")  # a possessive ("1 step before GPU1's capture") is no plural
 _HEDGED_PLURAL = re.compile(r"\b[A-Za-z]+\((?:s|es)\)")
 _RANGE = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?) ?(us|µs|ms|s|GiB|MiB|%)? ?[-–] ?(\d[\d,]*(?:\.\d+)?) ?(us|µs|ms|s|GiB|MiB|%)")
 _FACTOR = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+)x\b")

@@ -379,6 +379,33 @@ def _launch_words(trace: Trace, launches: list[np.ndarray], repeat: np.ndarray) 
 
 def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray
                  ) -> SpanSteps | None:
+    """The iterations of a loop too short for a period (:func:`_period`), read from the host's waits for the GPU: of
+    one kernel launched over and over (:func:`_one_kernel_runs`), else of one launch sequence launched alike between
+    every two waits (:func:`_alike_runs`); None where neither reads."""
+    one = _one_kernel_runs(trace, launches, key, t_start, t_end)
+    return one if one is not None else _alike_runs(trace, launches, key, t_start, t_end)
+
+
+def _sorted_waits(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends), ps, of the host's waits for the GPU (``devices.is_sync_call``), in order of their starts."""
+    h = trace.h
+    sync = h.name_mask(devices.is_sync_call)
+    order = np.argsort(h.start[sync], kind="stable")
+    return (h.start[sync].astype(np.int64, copy=False)[order], h.end[sync].astype(np.int64, copy=False)[order])
+
+
+def _waited_end(ws: np.ndarray, we: np.ndarray, t_start: np.ndarray, t_end: np.ndarray, hi: int) -> int:
+    """Where the last iteration, its launches ending at launch ``hi`` (exclusive), ends: its last launch's return, or
+    the return of the host's wait after it where that wait comes before the next launch (its work done)."""
+    end = int(t_end[hi - 1])
+    after = int(np.searchsorted(ws, t_start[hi - 1], side="right"))
+    if after < ws.size and (hi == t_start.size or ws[after] < t_start[hi]):
+        end = max(end, int(we[after]))
+    return end
+
+
+def _one_kernel_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray,
+                     t_end: np.ndarray) -> SpanSteps | None:
     """The iterations of a loop that launches one kernel over and over, the host waiting for the GPU after each
     iteration's launches: the runs of launches between its waits, where they are all alike; None else.
 
@@ -402,10 +429,7 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
     lo, hi = int(lo_all[k]), int(hi_all[k])
     if hi - lo < 2 or (hi - lo) / n < T("job.span_step_coverage"):
         return None
-    h = trace.h
-    sync = h.name_mask(devices.is_sync_call)
-    order = np.argsort(h.start[sync], kind="stable")
-    ws = h.start[sync].astype(np.int64, copy=False)[order]
+    ws, we = _sorted_waits(trace)
     idx = np.arange(lo + 1, hi)
     cut = idx[np.searchsorted(ws, t_start[idx]) > np.searchsorted(ws, t_start[idx - 1], side="right")]
     if not cut.size:
@@ -427,11 +451,8 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
     if starts.size - partial < 2:
         return None
     start = t_start[starts]
-    end = np.r_[start[1:], t_end[hi - 1]]
     # the last iteration ends where the host's wait after its launches returns (its work done), not at its last launch
-    after = np.searchsorted(ws, t_start[hi - 1], side="right")
-    if after < ws.size and (hi == n or ws[after] < t_start[hi]):
-        end[-1] = max(int(end[-1]), int(h.end[sync].astype(np.int64, copy=False)[order][after]))
+    end = np.r_[start[1:], _waited_end(ws, we, t_start, t_end, hi)]
     coverage = (hi - int(starts[0])) / n
     if _time_share(trace, launches, int(starts[0]), hi) < T("job.span_step_coverage"):
         return None  # most of the GPU's time lies outside the runs (a program's one long GEMM before a small loop)
@@ -440,6 +461,68 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
             f"each ended by a sync and no other wait between its launches; the launches alone repeat no longer "
             f"sequence, so only the waits mark the iterations; no step markers or step spans in the capture")
     tail = _partial_words(int(sizes[-1]), f"the runs' {q}", "the last wait", partial)
+    return _launch_steps(f"{q}-launch run between waits", start, end, coverage, "low", note, tail, True)
+
+
+def _alike_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray
+                ) -> SpanSteps | None:
+    """The iterations of a short loop whose every iteration launches one sequence -- its batch's upload, then its
+    kernels -- the host waiting for the GPU after each: the runs of launches between the host's waits, where every
+    run between two waits launches the same sequence (its launches' names, in order); None else.
+
+    The first run may hold the program's set-up before its first iteration's sequence (a model's weights uploaded
+    once, then the loop), or the end of an iteration the window cut; the last run may hold the start of one it cut
+    (a partial iteration), or the program's work after its loop (a read-back of its results after the last wait):
+    neither is an iteration.  With one wait, the two runs must launch the same sequence.  The steps are the sequences
+    from the first whole one on, at low confidence (the waits alone mark them), at least two whole, holding most of
+    the launches and of the GPU's kernel time (``job.span_step_coverage``).
+
+    Why: :func:`_period` reads a period from 8 launches or more, and :func:`_one_kernel_runs` only a loop of one
+    kernel; a native loop of three iterations, each a ``hipMemcpy`` of its batch and a GEMM, then
+    ``hipDeviceSynchronize``, after a 64 MiB upload of its weights, launches 7 -- and its bursts, 0.8 ms apart, are
+    too close for the GPU's idle to cut: the window read as one pass, "nor repeating GPU activity" (h37-probe45m,
+    randjobs ``--forms5`` seed 92463).  The host's waits cut it exactly as they cut one kernel's loop."""
+    n = key.size
+    ws, we = _sorted_waits(trace)
+    idx = np.arange(1, n)
+    cut = idx[np.searchsorted(ws, t_start[idx]) > np.searchsorted(ws, t_start[idx - 1], side="right")]
+    if not cut.size:
+        return None
+    bounds = np.r_[0, cut, n]
+    runs = [tuple(key[a:b].tolist()) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+    unit = runs[1] if len(runs) > 2 else runs[-1]
+    q = len(unit)
+    if any(r != unit for r in runs[1:-1]) or (len(runs) == 2 and runs[0] != unit):
+        return None
+    first, last = runs[0], runs[-1]
+    starts = list(bounds[1:-2].tolist())  # each run between two waits; the first and the last read below
+    before = int(bounds[1]) - q if first[-q:] == unit and len(first) >= q else None  # the set-up's launches before it
+    if before is not None:
+        starts.insert(0, before)
+    if last[:q] == unit:  # a whole iteration, then what the program launched after its loop
+        starts.append(int(bounds[-2]))
+        hi, partial = int(bounds[-2]) + q, False
+    elif last == unit[:len(last)]:  # the window cut the last iteration
+        starts.append(int(bounds[-2]))
+        hi, partial = n, True
+    else:  # the program's own work after the loop's last wait
+        hi, partial = int(bounds[-2]), False
+    starts = [s for s in starts if s < hi]
+    if len(starts) - partial < 2:
+        return None
+    coverage = (hi - starts[0]) / n
+    if coverage < T("job.span_step_coverage") or \
+            _time_share(trace, launches, starts[0], hi) < T("job.span_step_coverage"):
+        return None  # most of the launches, or of the GPU's time, lie outside the runs: no loop's iterations
+    start = t_start[np.asarray(starts, np.int64)]
+    end = np.r_[start[1:], _waited_end(ws, we, t_start, t_end, hi)]
+    set_up = (f"; the {plural(int(before), 'launch', 'launches')} before the first, the program's set-up, left out"
+              if before else "")
+    note = (f"the host's waits for the GPU: {len(starts)} runs of the same "
+            f"{_launch_words(trace, launches, np.asarray(unit, np.int64))} ({pct(coverage, 0)} of the launches), "
+            f"each ended by a sync and no other wait between its launches; too few launches to read a period from, "
+            f"so only the waits mark the iterations{set_up}; no step markers or step spans in the capture")
+    tail = _partial_words(n - int(starts[-1]), f"the runs' {q}", "the last wait", partial)
     return _launch_steps(f"{q}-launch run between waits", start, end, coverage, "low", note, tail, True)
 
 

@@ -77,6 +77,8 @@ _ANCHORS = 3
 #: Launches a loop of one kernel may be read from by the host's waits alone (:func:`_waited_runs`): two iterations
 #: of one launch each, a wait between -- fewer than the 8 a period is read from, each iteration ended by its sync.
 _WAITED_LEAST = 2
+#: Whole iterations a loop of one launch sequence is read from by the host's waits alone (:func:`_alike_runs`).
+_ALIKE_LEAST = 3
 _MAX_CANDIDATES = 512
 
 
@@ -473,9 +475,11 @@ def _alike_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_sta
     The first run may hold the program's set-up before its first iteration's sequence (a model's weights uploaded
     once, then the loop), or the end of an iteration the window cut; the last run may hold the start of one it cut
     (a partial iteration), or the program's work after its loop (a read-back of its results after the last wait):
-    neither is an iteration.  With one wait, the two runs must launch the same sequence.  The steps are the sequences
-    from the first whole one on, at low confidence (the waits alone mark them), at least two whole, holding most of
-    the launches and of the GPU's kernel time (``job.span_step_coverage``).
+    neither is an iteration.  The steps are the sequences from the first whole one on, at low confidence (the waits
+    alone mark them), at least :data:`_ALIKE_LEAST` whole, holding most of the launches and of the GPU's kernel time
+    (``job.span_step_coverage``): two calls of a model, each waited on, may be a program's warm-up call and its timed
+    one -- one pass after a warm-up, not a loop (two calls read as one pass, ``test_random_jobs``' synced inference,
+    where a two-step reading is no truer), and a walk's law takes none of two iterations.
 
     Why: :func:`_period` reads a period from 8 launches or more, and :func:`_one_kernel_runs` only a loop of one
     kernel; a native loop of three iterations, each a ``hipMemcpy`` of its batch and a GEMM, then
@@ -486,13 +490,12 @@ def _alike_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_sta
     ws, we = _sorted_waits(trace)
     idx = np.arange(1, n)
     cut = idx[np.searchsorted(ws, t_start[idx]) > np.searchsorted(ws, t_start[idx - 1], side="right")]
-    if not cut.size:
+    if cut.size + 1 < _ALIKE_LEAST:
         return None
     bounds = np.r_[0, cut, n]
     runs = [tuple(key[a:b].tolist()) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
-    unit = runs[1] if len(runs) > 2 else runs[-1]
-    q = len(unit)
-    if any(r != unit for r in runs[1:-1]) or (len(runs) == 2 and runs[0] != unit):
+    unit, q = runs[1], len(runs[1])
+    if any(r != unit for r in runs[1:-1]):
         return None
     first, last = runs[0], runs[-1]
     starts = list(bounds[1:-2].tolist())  # each run between two waits; the first and the last read below
@@ -508,7 +511,7 @@ def _alike_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_sta
     else:  # the program's own work after the loop's last wait
         hi, partial = int(bounds[-2]), False
     starts = [s for s in starts if s < hi]
-    if len(starts) - partial < 2:
+    if len(starts) - partial < _ALIKE_LEAST:
         return None
     coverage = (hi - starts[0]) / n
     if coverage < T("job.span_step_coverage") or \

@@ -77,6 +77,10 @@ _ANCHORS = 3
 #: Launches a loop of one kernel may be read from by the host's waits alone (:func:`_waited_runs`): two iterations
 #: of one launch each, a wait between -- fewer than the 8 a period is read from, each iteration ended by its sync.
 _WAITED_LEAST = 2
+#: Whole iterations a loop of one launch sequence is read from by the host's waits alone (:func:`_alike_runs`): two
+#: calls, each waited on, are two iterations -- a walk's law reads two iterations as two steps or none, never one pass
+#: of both (h37-probe45w, ``--forms13`` walk seed 98767).
+_ALIKE_LEAST = 2
 _MAX_CANDIDATES = 512
 
 
@@ -86,7 +90,7 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     seq = _sequence(trace, launches)
     if seq is None:  # too few launches for a period; a few launches of one kernel may still be split by the host's waits
         few = _sequence(trace, launches, least=_WAITED_LEAST)
-        return None if few is None else (_waited_runs(trace, launches, *few) or _waited_repeats(trace, launches, *few))
+        return None if few is None else _waited_runs(trace, launches, *few)
     key, t_start, t_end = seq
     n = key.size
     found = _period(key)
@@ -379,6 +383,33 @@ def _launch_words(trace: Trace, launches: list[np.ndarray], repeat: np.ndarray) 
 
 def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray
                  ) -> SpanSteps | None:
+    """The iterations of a loop too short for a period (:func:`_period`), read from the host's waits for the GPU: of
+    one kernel launched over and over (:func:`_one_kernel_runs`), else of one launch sequence launched alike between
+    every two waits (:func:`_alike_runs`); None where neither reads."""
+    one = _one_kernel_runs(trace, launches, key, t_start, t_end)
+    return one if one is not None else _alike_runs(trace, launches, key, t_start, t_end)
+
+
+def _sorted_waits(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends), ps, of the host's waits for the GPU (``devices.is_sync_call``), in order of their starts."""
+    h = trace.h
+    sync = h.name_mask(devices.is_sync_call)
+    order = np.argsort(h.start[sync], kind="stable")
+    return (h.start[sync].astype(np.int64, copy=False)[order], h.end[sync].astype(np.int64, copy=False)[order])
+
+
+def _waited_end(ws: np.ndarray, we: np.ndarray, t_start: np.ndarray, t_end: np.ndarray, hi: int) -> int:
+    """Where the last iteration, its launches ending at launch ``hi`` (exclusive), ends: its last launch's return, or
+    the return of the host's wait after it where that wait comes before the next launch (its work done)."""
+    end = int(t_end[hi - 1])
+    after = int(np.searchsorted(ws, t_start[hi - 1], side="right"))
+    if after < ws.size and (hi == t_start.size or ws[after] < t_start[hi]):
+        end = max(end, int(we[after]))
+    return end
+
+
+def _one_kernel_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray,
+                     t_end: np.ndarray) -> SpanSteps | None:
     """The iterations of a loop that launches one kernel over and over, the host waiting for the GPU after each
     iteration's launches: the runs of launches between its waits, where they are all alike; None else.
 
@@ -434,7 +465,7 @@ def _sync_cuts(trace: Trace, t_start: np.ndarray, lo: int, hi: int) -> np.ndarra
 
 def _runs_steps(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, t_end: np.ndarray, starts: np.ndarray,
                 hi: int, q: int, last: int, each: str, why: str) -> SpanSteps | None:
-    """The steps of runs between the host's waits (:func:`_waited_runs`, :func:`_waited_repeats`): one from each of
+    """The steps of runs between the host's waits (:func:`_one_kernel_runs`): one from each of
     ``starts`` (launch indices) to the next, the last to launch ``hi``'s (exclusive) end -- partial where it holds
     ``last`` launches, fewer than a run's ``q`` -- where two whole runs or more are found and they hold most of the
     GPU's kernel time; ``each`` says a run in words, ``why`` why the waits alone mark them."""
@@ -442,16 +473,10 @@ def _runs_steps(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, t
     partial = last < q
     if starts.size - partial < 2:
         return None
-    h = trace.h
-    sync = h.name_mask(devices.is_sync_call)
-    order = np.argsort(h.start[sync], kind="stable")
-    ws = h.start[sync].astype(np.int64, copy=False)[order]
+    ws, we = _sorted_waits(trace)
     start = t_start[starts]
-    end = np.r_[start[1:], t_end[hi - 1]]
     # the last iteration ends where the host's wait after its launches returns (its work done), not at its last launch
-    after = np.searchsorted(ws, t_start[hi - 1], side="right")
-    if after < ws.size and (hi == n or ws[after] < t_start[hi]):
-        end[-1] = max(int(end[-1]), int(h.end[sync].astype(np.int64, copy=False)[order][after]))
+    end = np.r_[start[1:], _waited_end(ws, we, t_start, t_end, hi)]
     coverage = (hi - int(starts[0])) / n
     if _time_share(trace, launches, int(starts[0]), hi) < T("job.span_step_coverage"):
         return None  # most of the GPU's time lies outside the runs (a program's one long GEMM before a small loop)
@@ -462,37 +487,66 @@ def _runs_steps(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, t
     return _launch_steps(f"{q}-launch run between waits", start, end, coverage, "low", note, tail, True)
 
 
-def _waited_repeats(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray,
-                    t_end: np.ndarray) -> SpanSteps | None:
-    """The iterations of a loop too short for a period (fewer than the 8 launches :func:`_period` is read from), the
-    host waiting for the GPU after each: the runs of launches between its waits, where they are the same launch
-    sequence of two launches or more -- every run between two waits and the one before the first wait (a window may
-    cut its head: then a tail of that sequence, and no step), the one after the last wait that sequence or its head
-    (the last iteration, cut by the window).  None else.
+def _alike_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray
+                ) -> SpanSteps | None:
+    """The iterations of a short loop whose every iteration launches one sequence -- its batch's upload, then its
+    kernels -- the host waiting for the GPU after each: the runs of launches between the host's waits, where every
+    run between two waits launches the same sequence (its launches' names, in order); None else.
 
-    Why: a loop of 2 calls of a small model, each ending in ``.tolist()`` and ``.item()`` (6 launches), or of 3
-    calls of 2 kernels each read back with ``.item()``, holds too few launches for a period and more than one kernel
-    for :func:`_waited_runs`: one pass of the whole window (h37-probe45w, ``--forms13`` walk seed 98767).  The host's
-    waits split it as they split a loop of one kernel -- a model's layers never wait for each other -- and the runs
-    between them run the same work: a loop's calls."""
-    cut = _sync_cuts(trace, t_start, 0, key.size)
-    if not cut.size:
+    The first run may hold the program's set-up before its first iteration's sequence (a model's weights uploaded
+    once, then the loop), or the end of an iteration the window cut; the last run may hold the start of one it cut
+    (a partial iteration), or the program's work after its loop (a read-back of its results after the last wait):
+    neither is an iteration.  The steps are the sequences from the first whole one on, at low confidence (the waits
+    alone mark them), at least :data:`_ALIKE_LEAST` whole, holding most of the launches and of the GPU's kernel time
+    (``job.span_step_coverage``).
+
+    Why: :func:`_period` reads a period from 8 launches or more, and :func:`_one_kernel_runs` only a loop of one
+    kernel; a native loop of three iterations, each a ``hipMemcpy`` of its batch and a GEMM, then
+    ``hipDeviceSynchronize``, after a 64 MiB upload of its weights, launches 7 -- and its bursts, 0.8 ms apart, are
+    too close for the GPU's idle to cut: the window read as one pass, "nor repeating GPU activity" (h37-probe45m,
+    randjobs ``--forms5`` seed 92463); a loop of 2 calls of a small model, each ending in ``.tolist()`` and
+    ``.item()`` (6 launches), likewise (h37-probe45w, ``--forms13`` seed 98767).  The host's waits cut it exactly as
+    they cut one kernel's loop -- a model's layers never wait for each other."""
+    n = key.size
+    ws, we = _sorted_waits(trace)
+    cut = _sync_cuts(trace, t_start, 0, n)
+    if cut.size + 1 < _ALIKE_LEAST:
         return None
-    runs = np.split(key, cut)
-    unit = runs[1] if len(runs) > 2 else runs[0]
-    q = unit.size
-    whole = runs[1:-1] if len(runs) > 2 else runs[:1]
-    head, last = runs[0], runs[-1]
-    if q < 2 or any(not np.array_equal(r, unit) for r in whole):
+    bounds = np.r_[0, cut, n]
+    runs = [tuple(key[a:b].tolist()) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+    unit, q = runs[1], len(runs[1])
+    if any(r != unit for r in runs[1:-1]):
         return None
-    if head.size > q or not np.array_equal(head, unit[q - head.size:]):
+    first, last = runs[0], runs[-1]
+    starts = list(bounds[1:-2].tolist())  # each run between two waits; the first and the last read below
+    before = int(bounds[1]) - q if first[-q:] == unit and len(first) >= q else None  # the set-up's launches before it
+    if before is not None:
+        starts.insert(0, before)
+    if last[:q] == unit:  # a whole iteration, then what the program launched after its loop
+        starts.append(int(bounds[-2]))
+        hi, partial = int(bounds[-2]) + q, False
+    elif last == unit[:len(last)]:  # the window cut the last iteration
+        starts.append(int(bounds[-2]))
+        hi, partial = n, True
+    else:  # the program's own work after the loop's last wait
+        hi, partial = int(bounds[-2]), False
+    starts = [s for s in starts if s < hi]
+    if len(starts) - partial < _ALIKE_LEAST:
         return None
-    if last.size > q or not np.array_equal(last, unit[:last.size]):
-        return None
-    starts = cut if head.size < q else np.r_[0, cut]
-    return _runs_steps(trace, launches, t_start, t_end, starts, key.size, q, int(last.size),
-                       f"the same {_launch_words(trace, launches, unit)}",
-                       "too few launches for a period of the launches alone")
+    coverage = (hi - starts[0]) / n
+    if coverage < T("job.span_step_coverage") or \
+            _time_share(trace, launches, starts[0], hi) < T("job.span_step_coverage"):
+        return None  # most of the launches, or of the GPU's time, lie outside the runs: no loop's iterations
+    start = t_start[np.asarray(starts, np.int64)]
+    end = np.r_[start[1:], _waited_end(ws, we, t_start, t_end, hi)]
+    set_up = (f"; the {plural(int(before), 'launch', 'launches')} before the first, the program's set-up, left out"
+              if before else "")
+    note = (f"the host's waits for the GPU: {len(starts)} runs of the same "
+            f"{_launch_words(trace, launches, np.asarray(unit, np.int64))} ({pct(coverage, 0)} of the launches), "
+            f"each ended by a sync and no other wait between its launches; too few launches to read a period from, "
+            f"so only the waits mark the iterations{set_up}; no step markers or step spans in the capture")
+    tail = _partial_words(n - int(starts[-1]), f"the runs' {q}", "the last wait", partial)
+    return _launch_steps(f"{q}-launch run between waits", start, end, coverage, "low", note, tail, True)
 
 
 def _reads_words(waited_at: np.ndarray, own_at: np.ndarray, pause: float, typical: float, opens: bool) -> str:

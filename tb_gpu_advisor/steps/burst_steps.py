@@ -151,25 +151,47 @@ def _body_in_few_bursts(t: BurstTable) -> str | None:
             f"are capture totals")
 
 
-def _setup_copy_bursts(t: BurstTable) -> int:
-    """How many of the GPU's first bursts are the program's set-up before its loop: bursts that run no kernel (copies
-    or fills alone), all before the first burst of kernels, where two bursts of kernels or more follow and no burst
-    after the first kernels runs copies alone; 0 elsewhere.
+def _outside_loop_copy_bursts(t: BurstTable) -> tuple[int, int]:
+    """(leading, trailing): how many of the GPU's first bursts are the program's set-up before its loop, and how many
+    of its last its work after the loop -- bursts that run no kernel (copies or fills alone), before the first burst of
+    kernels or after the last, where two bursts of kernels or more run and every burst between the first and the last
+    of them runs kernels; (0, 0) elsewhere.
 
     Why: every iteration of a loop runs the loop's kernels, so a burst of copies alone is no iteration; where the
-    later bursts each run their kernels (and their own uploads) and no copy-only burst recurs between them, the copies
-    before the first of them are made once, before the loop -- a model's weights or a table uploaded, then the loop
-    (h37-probe44m: randjobs ``--forms5`` seed 75020, a rocprof job of 2 steps each uploading 48 MiB with its
-    kernels, after a 64 MiB set-up upload the staging of the first step's copy set apart by 5 ms: read as 3 GPU-burst
-    "steps", the first the set-up upload alone).  Copy-only bursts that recur between the kernel bursts are the
-    iterations' own inputs or read-backs (:func:`_join_copy_bursts`, ``copy_bursts_repeat``) and stay."""
+    bursts of kernels each run their kernels (and their own uploads) and no copy-only burst recurs between them, the
+    copies before the first of them are made once, before the loop -- a model's weights or a table uploaded, then the
+    loop (h37-probe44m, as ``_setup_copy_bursts``: randjobs ``--forms5`` seed 75020, a rocprof job of 2 steps each
+    uploading 48 MiB with its kernels, after a 64 MiB set-up upload the staging of the first step's copy set apart by
+    5 ms: read as 3 GPU-burst "steps", the first the set-up upload alone) -- and the copies after the last of them
+    once, after it: the results read back, a checkpoint downloaded.  A training job's too (h37-probe45m): joined to the
+    iteration beside them (:func:`_join_copy_bursts`), a Kineto loop of 4 iterations 5.12 ms apart read its first step
+    as 10.13 ms (a 16 MB set-up upload 5 ms before it) and its last as 5.76 ms (a 16 MB read-back after it).  Copy-only
+    bursts that recur between the kernel bursts are the iterations' own inputs or read-backs
+    (:func:`_join_copy_bursts`, ``copy_bursts_repeat``) and stay."""
     if t.size < 3:
-        return 0
-    held = t.holding(t.work)
-    first = int(np.argmax(held)) if held.any() else t.size
-    if first == 0 or int(held.sum()) < 2 or not held[first:].all():
-        return 0
-    return first
+        return 0, 0
+    kernels = np.flatnonzero(t.holding(t.work))
+    if kernels.size < 2 or kernels[-1] - kernels[0] + 1 != kernels.size:
+        return 0, 0
+    return int(kernels[0]), int(t.size - 1 - kernels[-1])
+
+
+def _inside(cl: tuple[np.ndarray, np.ndarray], outside: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The bursts ``cl`` (starts, ends) without the ``outside`` (leading, trailing) ones."""
+    lead, trail = outside
+    return cl[0][lead:cl[0].size - trail], cl[1][lead:cl[1].size - trail]
+
+
+def _outside_words(lead: int, trail: int) -> str:
+    """The steps' note's words for the copy-only bursts left out before and after the loop ("" where none)."""
+    said = []
+    if lead:
+        said.append(f"{'the first burst' if lead == 1 else f'the first {lead} bursts'} of copies alone before the "
+                    f"first burst of kernels left out: the program's set-up before its loop")
+    if trail:
+        said.append(f"{'the last burst' if trail == 1 else f'the last {trail} bursts'} of copies alone after the "
+                    f"last burst of kernels left out: the program's work after its loop (its results read back)")
+    return "".join(f"; {w} (each iteration runs kernels)" for w in said)
 
 
 def _join_copy_bursts(job: Job | None, t: BurstTable) -> tuple[tuple[np.ndarray, np.ndarray], int]:
@@ -256,8 +278,12 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
                         f"window is analysed as one pass, part of an iteration or more; per-step numbers are the "
                         f"window's")
     one_pass = None  # a program's copy bursts joined to its one burst of kernels: said unless another check speaks
+    early = (0, 0)  # a training job's copy-only bursts outside its loop, left out before its own readings
     if cl is not None:
         bursts = cl[0].size
+        if _training(job):  # ... which would join them to its first and last iterations, or count them as bursts
+            early = _outside_loop_copy_bursts(BurstTable.of(r.active, *cl))  # without a backward
+            cl = _inside(cl, early)
         whole, n = _join_copy_bursts(job, BurstTable.of(r.active, *cl))
         note = (f"{_whose(job)} GPU work runs in {bursts} bursts, {plural(n, 'burst')} of them copies alone (no "
                 f"kernel): iterations of one loop run its kernels every time, so such a burst is part of one -- its "
@@ -313,17 +339,14 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
         return
     if cl is None:
         return
-    setup = _setup_copy_bursts(BurstTable.of(r.active, *cl))
-    if setup:  # the set-up's copies before the loop: no iteration, no part of the first one (read last: a one-pass
-        cl = (cl[0][setup:], cl[1][setup:])  # reading above counts the window's every burst)
+    late = _outside_loop_copy_bursts(BurstTable.of(r.active, *cl))
+    # the set-up's copies before the loop, the read-back after it: no iteration, no part of the first or last one
+    cl = _inside(cl, late)  # (read last: a one-pass reading above counts the window's every burst)
     # in words any capture's user reads, as the whole capture's note
     note = ("no step markers found; steps inferred from clusters of GPU activity separated by long "
             "idle gaps, some of the same work running in several of them")
     if joined:
         note += (f"; {plural(joined, 'burst')} of copies alone joined to the iteration it feeds (or, "
                  f"last, the one it ends)")
-    if setup:
-        lead = "the first burst" if setup == 1 else f"the first {setup} bursts"
-        note += (f"; {lead} of copies alone before the first burst of kernels left out: the program's set-up "
-                 f"before its loop (each iteration runs kernels)")
+    note += _outside_words(early[0] + late[0], early[1] + late[1])
     r.take_spans("gpu_busy_clusters", note, *cl, "device")

@@ -125,7 +125,8 @@ def test_a_set_up_upload_before_the_loop_is_no_step():
     r = _one(job)
     h = r.hosts[0]
     assert h.steps["found"] == 2, h.steps["note"]  # main: 3
-    assert "set-up before its loop" in h.steps["note"]
+    # the set-up said apart: the bursts' words, or the host's waits' where they read the loop first (h37-probe45m)
+    assert "set-up before its loop" in h.steps["note"] or "the program's set-up, left out" in h.steps["note"]
     assert not laws_broken(r) and not truth_problems(job, r)
 
 

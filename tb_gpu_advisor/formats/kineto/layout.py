@@ -7,8 +7,8 @@ below a ``plugins`` folder) is a run.
 
 Sessions: files are ranks of one job only when the traces say so -- the same ``distributedInfo.world_size``
 above 1, distinct ranks, and capture times close together (:data:`RANK_WINDOW_S`; clocks of different nodes
-differ by milliseconds); a file stating no rank joins a job that lacks one when it is a process of one of the job's machines
-(:func:`_joins`).  Every other file is a session of its own: two runs of one script written into the
+differ by milliseconds); a file stating no rank joins a job that lacks one when it is a process of one of the
+job's machines (:func:`_joins`).  Every other file is a session of its own: two runs of one script written into the
 same folder, each on GPU 0, are two captures, never two GPUs.  A session is named after its earliest file's
 time (UTC, ``%Y_%m_%d_%H_%M_%S``; ``_<k>`` added on a collision): the time in the file name when it is a
 plausible date, else the trace's own clock (``baseTimeNanoseconds`` plus the first event, or the first
@@ -519,7 +519,8 @@ def _joins(f: _File, group: list[_File]) -> bool:
     world = group[0].header.world_size or 0
     if len(group) >= world or machine_of(f.host.host) == f.host.host:
         return False
-    mates = [g for g in group if machine_of(g.host.host) == machine_of(f.host.host) and names_machine(g.host.host, g.header)]
+    machine = machine_of(f.host.host)
+    mates = [g for g in group if machine_of(g.host.host) == machine and names_machine(g.host.host, g.header)]
     if not mates or any(g.host.host == f.host.host for g in group):
         return False
     h, m = f.header, mates[0].header

@@ -3820,29 +3820,45 @@ def rank_pause(paused: int | None, load_ms: float = RANK_PAUSE_LOAD_MS,
 
 
 def write_rank_pause(out: str, ranks: int = 2, paused: int | None = 1, late: int = 0, steps: int = 12,
-                     run: str = "rank_pause", closed_early: int = 0, **kw: Any) -> list[str]:
+                     run: str = "rank_pause", closed_early: int = 0, start_up: int = 0, rankless: tuple[int, ...] = (),
+                     **kw: Any) -> list[str]:
     """:func:`rank_pause`'s job, one file per rank under ``out/<run>/`` (``write_run``); ``late``: the last rank's
     capture opened ``late`` steps after the others' (its events before its ``ProfilerStep#<2 + late>`` unrecorded:
     ``torch.profiler.schedule`` counts each process's own ``prof.step()`` calls, so a rank that reaches the loop
     later starts recording later; every rank's step numbers stay the loop's); ``closed_early``: the last rank's
-    capture closed ``closed_early`` steps before the others' (its last steps unrecorded: :func:`_close_early`).
+    capture closed ``closed_early`` steps before the others' (its last steps unrecorded: :func:`_close_early`);
+    ``start_up``: that many more ranks of the job on node0's next GPUs, each in its own file, whose window held only
+    the process's start-up (:data:`MIXED_START_UP`: no kernel launched); ``rankless``: the ranks whose file holds no
+    ``distributedInfo`` (written before ``init_process_group`` or after ``destroy_process_group``, or stripped).
     Truth: a late or early-closed rank's steps are its own numbered ones, as with neither; each rank reads as it does
-    alone."""
+    alone; the start-up ranks are the job's idle ranks (``ranks + start_up`` in all, every one's trace here); a file
+    without a rank is its process's, read as with its rank."""
     sc = Scenario(ranks, rank_pause(paused, **kw), [], [], f"{ranks} ranks, rank {paused} loading a module once")
     rs = simulate(sc, steps)
     if late:
         _open_late(rs[-1], 2 + late)
     if closed_early:
         _close_early(rs[-1], 2 + steps - closed_early)
+    rs += [_start_up_rank(k) for k in range(ranks, ranks + start_up)]
     folder = os.path.join(out, run)
     os.makedirs(folder, exist_ok=True)
     paths = []
     for r in rs:
+        doc = trace_doc(r, len(rs))
+        if r.rank in rankless:
+            doc.pop("distributedInfo", None)
         path = os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000) + r.rank * 1_000_000}.pt.trace.json")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(_dumps(trace_doc(r, len(rs))))
-        paths.append(path)
+        paths.append(write_doc(path, doc))
     return paths
+
+
+def _start_up_rank(rank: int, node: int = 0) -> Rank:
+    """Rank ``rank`` of a job on ``node``'s GPU ``rank`` whose window held only its start-up (:data:`MIXED_START_UP`:
+    device query, the allocator's first ``cudaMalloc``, ...; no kernel, copy or fill)."""
+    r = Rank(rank=rank, pid=4100 + rank, device=rank, node=node)
+    for name, cbid, us in MIXED_START_UP:
+        _runtime_call(r, name, us, cbid)
+    return r
 
 
 def _open_late(r: Rank, first: int) -> None:

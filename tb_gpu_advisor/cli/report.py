@@ -102,8 +102,9 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     advisor = cli_opts.advisor(args)
+    older: list[Any] = []
     try:
-        sessions = select_sessions(advisor, args.run, args.session, args.host)
+        sessions = select_sessions(advisor, args.run, args.session, args.host, older)
         if getattr(args, "list", False):
             stdout.write(list_sessions(advisor, args.run))
             print_skipped(_skipped(advisor), stderr, "report")
@@ -123,7 +124,21 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     for line in host_errors(reports):
         print(f"tb-gpu-advisor report: error: {line}", file=stderr)
     print_skipped(_skipped(advisor), stderr, "report")
+    print_older(older, stderr, "report")
     return exit_code(reports, args.fail_on)
+
+
+def print_older(older: Sequence[Any], out: TextIO, who: str, n: int = 10) -> None:
+    """The sessions each run's newest one was chosen over, named on ``out`` with how to read them.
+
+    Why: a run folder holding two captures reads its newest only, and the other was in no report and named nowhere --
+    a trace the user gave that silently vanished (h37-probe45c: a rank's file the layout put in a session of its own
+    beside its job's).  Said, never analysed unasked: several captures of one run are the user's to choose from."""
+    if not older:
+        return
+    names = [s.stock_run for s in older]
+    print(f"{who}: {len(names)} older session{'' if len(names) == 1 else 's'} not analysed (each run's newest is): "
+          f"{_list(names, n)}; --session RUN/SESSION reads one, --list lists them", file=out)
 
 
 def print_skipped(skips: list[tuple[str, str]], out: TextIO, who: str) -> None:
@@ -251,9 +266,11 @@ def format_reports(reports: Sequence[Any], fmt: str, top: int | None = 10, evide
 # --------------------------------------------------------------------------- selection
 
 
-def select_sessions(advisor: Advisor, run: str | None, session: str | None, hosts: Sequence[str] | None) -> list[tuple]:
+def select_sessions(advisor: Advisor, run: str | None, session: str | None, hosts: Sequence[str] | None,
+                    left: list[Any] | None = None) -> list[tuple]:
     """[(Session, [HostFile])] to analyse, or InputError with the available choices.  The advisor's logdir may also
-    be one profile file: its session and host are analysed."""
+    be one profile file: its session and host are analysed.  ``left``, when given, receives the sessions the default
+    (each run's newest) passed over, for :func:`print_older`."""
 
     logdir = advisor.logdir
     if not fsio.is_remote(logdir) and os.path.isfile(fsio.local_path(logdir)):
@@ -299,6 +316,8 @@ def select_sessions(advisor: Advisor, run: str | None, session: str | None, host
             if s.run not in seen:
                 seen.add(s.run)
                 chosen.append(s)
+            elif left is not None:
+                left.append(s)
     out = []
     for s in chosen:
         hs = list(s.hosts)

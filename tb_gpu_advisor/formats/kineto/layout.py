@@ -7,7 +7,8 @@ below a ``plugins`` folder) is a run.
 
 Sessions: files are ranks of one job only when the traces say so -- the same ``distributedInfo.world_size``
 above 1, distinct ranks, and capture times close together (:data:`RANK_WINDOW_S`; clocks of different nodes
-differ by milliseconds).  Every other file is a session of its own: two runs of one script written into the
+differ by milliseconds); a file stating no rank joins a job that lacks one when it is a process of one of the
+job's machines (:func:`_joins`).  Every other file is a session of its own: two runs of one script written into the
 same folder, each on GPU 0, are two captures, never two GPUs.  A session is named after its earliest file's
 time (UTC, ``%Y_%m_%d_%H_%M_%S``; ``_<k>`` added on a collision): the time in the file name when it is a
 plausible date, else the trace's own clock (``baseTimeNanoseconds`` plus the first event, or the first
@@ -472,12 +473,16 @@ def _file(f: Found) -> _File:
 
 
 def _sessions(files: list[_File]) -> list[list[_File]]:
-    """Files of one run folder as sessions: ranks of one job together (see the module docstring), every other file
-    alone."""
+    """Files of one run folder as sessions: ranks of one job together (see the module docstring), a file without a
+    rank with the job it is a process of (:func:`_joins`), every other file alone."""
     out: list[list[_File]] = []
     open_groups: list[list[_File]] = []
+    rankless: list[_File] = []
     for f in sorted(files, key=lambda x: (x.when_s, x.host.path)):
         world, rank = f.header.world_size, f.header.rank
+        if rank is None and not (world and world == 1):
+            rankless.append(f)
+            continue
         if not world or world <= 1 or rank is None:
             out.append([f])
             continue
@@ -490,7 +495,41 @@ def _sessions(files: list[_File]) -> list[list[_File]]:
         else:
             open_groups.append([f])
             out.append(open_groups[-1])
-    return out
+    for f in rankless:
+        g = next((g for g in open_groups if _joins(f, g)), None)
+        if g is None:
+            out.append([f])
+        else:
+            g.append(f)
+    return sorted(out, key=lambda g: min((x.when_s, x.host.path) for x in g))
+
+
+def _joins(f: _File, group: list[_File]) -> bool:
+    """Whether ``f``, a file whose trace states no rank (no ``distributedInfo``: the process wrote its trace before
+    ``init_process_group`` or after ``destroy_process_group``, or a tool stripped the header), is one more process of
+    the job ``group`` holds: the job has a rank no file here holds, and ``f`` is a process of a machine of it -- named
+    ``<host>_<pid>`` as its files are, by one of them (:func:`machine_of`), with a pid of its own -- that saw the same
+    GPU models and began on that machine's clock within :data:`RANK_CLOCK_S` of it.
+
+    Why: alone, such a file was a session of its own beside its job's, named after a later time (``_1``), so the
+    newest-session default read it alone and the job's other files were in no report (probe h37-probe45c: two ranks'
+    files, rank 1's header stripped, read as one host holding GPU 1).  Two runs of one script each on GPU 0 -- files
+    without ranks, never one job's -- still read as two captures: a file joins only a job its header-less peers
+    state."""
+    world = group[0].header.world_size or 0
+    if len(group) >= world or machine_of(f.host.host) == f.host.host:
+        return False
+    machine = machine_of(f.host.host)
+    mates = [g for g in group if machine_of(g.host.host) == machine and names_machine(g.host.host, g.header)]
+    if not mates or any(g.host.host == f.host.host for g in group):
+        return False
+    h, m = f.header, mates[0].header
+    models = {(x[1], x[2]) for x in h.gpus}
+    if models and models != {(x[1], x[2]) for g in mates for x in g.header.gpus}:
+        return False
+    if h.clock_ns is not None and m.clock_ns is not None:
+        return abs(h.clock_ns - m.clock_ns) <= RANK_CLOCK_S * 1e9
+    return abs(f.when_s - mates[0].when_s) <= RANK_CLOCK_S
 
 
 def one_machine(headers: list[Header]) -> bool:

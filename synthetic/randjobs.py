@@ -2305,10 +2305,10 @@ def form16_job(fmt: str, seed: int = 0, **params: Any) -> Job:
 
 
 def _profiler_step_ms(path: str) -> float:
-    """The period of a Kineto file's ``ProfilerStep#N`` ranges (ms): from the first one's start to the last one's,
-    over the steps between -- the loop's period, read off what the writer wrote, not off any analysis (a range may
-    end before the next opens: the period is start to start)."""
+    """The period of a Kineto file's ``ProfilerStep#N`` ranges (ms), start to start (a range may end before the next
+    opens) -- the loop's period, read off what the writer wrote, not off any analysis."""
     import json
+    import statistics
 
     with open(path, encoding="utf-8") as f:
         marks = [e for e in json.load(f)["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#")]
@@ -2316,7 +2316,9 @@ def _profiler_step_ms(path: str) -> float:
     for e in marks:  # a step's mark is written on the host line and again as a GPU user annotation: its first start
         firsts[e["name"]] = min(e["ts"], firsts.get(e["name"], e["ts"]))
     starts = sorted(firsts.values())
-    return (starts[-1] - starts[0]) / (len(starts) - 1) / 1e3
+    # the median of the steps' periods: a first step may open later than the loop's beat (its host's first mark after
+    # the window's start), and the period is the steady steps'
+    return statistics.median(b - a for a, b in zip(starts, starts[1:])) / 1e3
 
 
 def _write_rank_late(job: Job, run: str) -> None:

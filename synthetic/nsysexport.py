@@ -4788,11 +4788,7 @@ def open_rank_late(path: str, rank: int, steps: int = 1) -> None:
     con = sqlite3.connect(path)
     ((t0,),) = con.execute("SELECT start FROM NVTX_EVENTS WHERE text = ? AND (globalTid >> 24) & 16777215 = ?",
                            (f"train_step {steps}", pid)).fetchall()
-    for table, col in _RANK_TABLES:
-        if con.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
-            con.execute(f"DELETE FROM {table} WHERE (({col} >> 24) & 16777215) = ? AND start < ?", (pid, t0))
-    con.commit()
-    con.close()
+    _delete_rank_rows(con, pid, "start < ?", t0)
 
 
 def close_rank_early(path: str, rank: int, steps: int = 1) -> None:
@@ -4809,9 +4805,15 @@ def close_rank_early(path: str, rank: int, steps: int = 1) -> None:
     last = max(int(t.split()[-1]) for t in texts)
     ((t0,),) = con.execute("SELECT start FROM NVTX_EVENTS WHERE text = ? AND (globalTid >> 24) & 16777215 = ?",
                            (f"train_step {last + 1 - steps}", pid)).fetchall()
+    _delete_rank_rows(con, pid, "start >= ?", t0)
+
+
+def _delete_rank_rows(con: sqlite3.Connection, pid: int, when: str, t0: int) -> None:
+    """Delete, from every table of :data:`_RANK_TABLES` the export holds, process ``pid``'s rows that match ``when``
+    (``"start < ?"``: before its capture opened; ``"start >= ?"``: after it closed) at ``t0`` ns; commit and close."""
     for table, col in _RANK_TABLES:
         if con.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
-            con.execute(f"DELETE FROM {table} WHERE (({col} >> 24) & 16777215) = ? AND start >= ?", (pid, t0))
+            con.execute(f"DELETE FROM {table} WHERE (({col} >> 24) & 16777215) = ? AND {when}", (pid, t0))
     con.commit()
     con.close()
 

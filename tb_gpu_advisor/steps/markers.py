@@ -15,7 +15,7 @@ import numpy as np
 from tb_gpu_advisor.frameworks import pytorch, tensorflow
 from tb_gpu_advisor.model.columns import sorted_unique, union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
-from tb_gpu_advisor.steps.windows import MISSING, _group_windows, own_time, unrecorded
+from tb_gpu_advisor.steps.windows import MISSING, _group_lines, _group_windows, own_time, unrecorded
 
 
 def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
@@ -57,13 +57,10 @@ def _gpu_step_line_windows(lines: dict) -> tuple[np.ndarray, np.ndarray, np.ndar
     A step's host-wide window spans its windows on every GPU; a GPU that did not see a step gets the
     host-wide window."""
     per = {g: _group_windows(*kse) for g, kse in lines.items()}
-    ids = sorted_unique(np.concatenate([v[0] for v in per.values()]))
-    hs = np.full(ids.size, np.iinfo(np.int64).max, np.int64)
-    he = np.full(ids.size, np.iinfo(np.int64).min, np.int64)
-    for k, s, e in per.values():
-        idx = np.searchsorted(ids, k)
-        np.minimum.at(hs, idx, s)
-        np.maximum.at(he, idx, e)
+    ids, hs, he = _group_lines(np.concatenate([np.full(v[0].size, g, np.int64) for g, v in per.items()]),
+                               *(np.concatenate([v[i] for v in per.values()]) for i in range(3)))
+    o = np.argsort(ids, kind="stable")
+    ids, hs, he = ids[o], hs[o], he[o]
     gpu_windows = {}
     for g, (k, s, e) in per.items():
         w = np.stack([hs, he], axis=1).copy()

@@ -24,7 +24,7 @@ from tb_gpu_advisor.steps.iterations import (_framework_iterations, _update_iter
                                              _windows_holding_backward)
 from tb_gpu_advisor.steps.ranges import (_base_name, _counting_bases, _max_per_line, _most_repeated, _range_step_ids,
                                          _ranges_word, _spelled, _top_level)
-from tb_gpu_advisor.steps.windows import _group_windows, _line_windows
+from tb_gpu_advisor.steps.windows import _group_lines, _line_windows
 
 
 def _within_iterations(job: Job | None, h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray],
@@ -83,7 +83,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     if m.any():
         sel = idx[m]
         ids = pstep[h.name[sel]]
-        u, s, e = _group_windows(ids, h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
+        u, s, e = _group_lines(h.line[sel], ids, h.start[sel], h.end[sel])
         return "nvtx_range", f"NVTX `ProfilerStep#N` ranges ({sel.size})", u, s, e, _line_windows(h, sel, ids, u)
     user = ~r.op & ~user_ranges.library_range_mask(h, r)
     if not user.any():
@@ -152,7 +152,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     ids = _range_step_ids(h, sel)
     lines = np.unique(h.line[sel]).size
     note = f"{_ranges_word(trace)} {_spelled(h, sel, base_names[best])}, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
-    u, s, e = _group_windows(ids, h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
+    u, s, e = _group_lines(h.line[sel], ids, h.start[sel], h.end[sel])
     return source, note, u, s, e, _line_windows(h, sel, ids, u)
 
 

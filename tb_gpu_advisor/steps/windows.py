@@ -25,6 +25,39 @@ def _group_windows(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple
     return u[o], s[o], e[o]
 
 
+def _group_lines(line: np.ndarray, key: np.ndarray, start: np.ndarray, end: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_group_windows` of several lines' (ranks') marks, each line's missing edge steps counted at its own time:
+    a step number some line lacks before its first mark (after its last) starts, on that line, its own period
+    (median start-to-start per number) before its first (after its last) -- an estimate of a start only, no end.
+
+    Why: a step's host-wide window starts at the earliest rank's mark; a rank whose capture opened late (closed early)
+    marks none of its edge steps, so those windows started at the *other* ranks' marks.  Where that rank LEADS them
+    by more than a step (2.5 steps, ranks started apart), its first marked step began before the others' earlier
+    steps: the steps read out of their loop's order (2, 0, 3, 1, 4 ...) and its unrecorded steps as recorded ones with
+    no kernel of its GPU (h37-probe45c *Left* 2).  Each rank runs the loop's steps at its own period."""
+    if np.unique(line).size < 2:
+        return _group_windows(key, start, end)
+    ks, ss = [key], [start.astype(np.int64)]
+    every = np.unique(key)
+    for ln in np.unique(line).tolist():
+        on = line == ln
+        k, s = key[on].astype(np.int64), start[on].astype(np.int64)
+        o = np.argsort(k, kind="stable")
+        k, s = k[o], s[o]
+        dk = np.diff(k)
+        if k.size < 2 or (dk <= 0).any():
+            continue  # one mark, or a number marked twice: no period of its own
+        period = float(np.median(np.diff(s) / dk))
+        for miss, ref_k, ref_s in ((every[every < k[0]], k[0], s[0]), (every[every > k[-1]], k[-1], s[-1])):
+            if miss.size:
+                ks.append(miss.astype(np.int64))
+                ss.append((ref_s + (miss - ref_k) * period).astype(np.int64))
+    est_s = np.concatenate(ss)
+    no_end = [np.full(x.size, np.iinfo(np.int64).min, np.int64) for x in ss[1:]]  # an estimate has no end
+    return _group_windows(np.concatenate(ks), est_s, np.concatenate([end.astype(np.int64)] + no_end))
+
+
 #: a step a thread's own windows do not hold (:func:`_aligned_line_windows`)
 MISSING = -1
 

@@ -106,3 +106,22 @@ def test_a_rank_whose_capture_closed_early_reads_as_alone(tmp_path: Path, alone:
         assert _gpu(early, g) == pytest.approx(_gpu(alone, 0), abs=2e-3), g
     if gone:  # one closed step is the capture's last, which the stock rule drops: nothing more to say
         assert "not whole on GPU1: its process's capture closed before" in early["steps"]["note"]
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_a_rank_that_leads_by_steps_and_opened_late_reads_as_opened_together(tmp_path: Path, ranks: int) -> None:
+    """Rank 0 loads a module for 30 ms at the head of its step 3, so the last rank runs ~9 steps of 3.2 ms ahead of
+    it; the last rank's capture opens 3 steps late (its steps 2-4 unrecorded).  Main (850d3394) started those steps'
+    host-wide windows at rank 0's marks, after the last rank's own step 5 began: with 2 ranks the steps read out of
+    order and the capture's last step 13 (the stock rule drops it as partial) was kept.  Now a rank's missing edge
+    steps start at its own period (``steps.windows._group_lines``): each GPU keeps the steps both ranks' captures
+    hold whole, those the job opened together keeps from step 5 on, each at the rank alone's 3.232 ms."""
+    late = _read(tmp_path, "late", ranks=ranks, paused=0, step=3, late=3)
+    both = _read(tmp_path, "both", ranks=ranks, paused=0, step=3)
+    for g in range(ranks):
+        whole = {r["step"]: r["step_ms"] for r in both["step_rows"] if r["gpu"] == g}
+        rows = {r["step"]: r["step_ms"] for r in late["step_rows"] if r["gpu"] == g}
+        assert list(rows) == sorted(k for k in whole if k >= 5), g
+        assert rows == pytest.approx({k: v for k, v in whole.items() if k >= 5}, abs=2e-3), g
+        assert _gpu(late, g)["device_compute"] == pytest.approx(3.2, abs=2e-3), g
+    assert f"before GPU{ranks - 1}'s capture opened" in late["steps"]["note"]

@@ -167,3 +167,35 @@ def test_a_rank_whose_capture_closed_early_reads_as_closed_together(tmp_path: Pa
             assert row["breakdown"] == pytest.approx(whole[k]["breakdown"], abs=2e-3), (g, k)
     assert _gpu(early, 1)["device_compute"] == pytest.approx(6.0, abs=2e-3)
     assert "not whole on GPU1: its process's capture closed before" in early["steps"]["note"]
+
+
+def _lead_opened_late(path: str, steps: int = 2, **kw: object) -> dict:
+    """:func:`nx.write_rank_pause` whose rank 0 -- the one ahead: every later rank starts ``rank_lag_us`` after it --
+    opened its capture ``steps`` steps after the others (:func:`nx.open_rank_late`)."""
+    truth = nx.write_rank_pause(path, **kw)
+    nx.open_rank_late(path, 0, steps)
+    return truth
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_a_rank_that_leads_by_steps_and_opened_late_reads_as_opened_together(tmp_path: Path, ranks: int) -> None:
+    """Rank 0 runs 2.5 steps ahead of the others (25 ms in 10 ms steps) and its capture opens 2 steps late.  Main
+    (850d3394) started each step's host-wide window at the earliest rank's mark, its unmarked steps at the others'
+    -- after its own step 2 began: the steps read out of order (2, 0, 3, 1, ...), GPU 0 kept steps 0 and 1 of 3.1 ms
+    of compute and step 3 of 2.9, every other GPU step 3 of 2.0 ms and no kernel (GPU 0 5.106 ms a step of 6.0, the
+    others 5.400).  Now its missing edge steps start at its own period (``steps.windows._group_lines``): they are
+    dropped as unrecorded on GPU 0, and every GPU's kept steps read 10.027 ms with 6.0 ms of compute."""
+    (tmp_path / "late").mkdir()
+    (tmp_path / "both").mkdir()
+    kw = dict(ranks=ranks, paused=ranks - 1, call_ms=1e-4, rank_lag_us=25_000.0, **_LOOP)
+    late = nsys_host(tmp_path / "late", _lead_opened_late, "r.sqlite", **kw)
+    both = nsys_host(tmp_path / "both", nx.write_rank_pause, "r.sqlite", **kw)
+    for g in range(ranks):
+        rows = {r["step"]: r for r in late["step_rows"] if r["gpu"] == g}
+        whole = {r["step"]: r for r in both["step_rows"] if r["gpu"] == g}
+        assert list(rows) == sorted(k for k in whole if k >= 2), g  # the loop's order, none before rank 0 opened
+        for k, row in rows.items():
+            assert row["step_ms"] == pytest.approx(whole[k]["step_ms"], abs=2e-3), (g, k)
+            assert row["breakdown"] == pytest.approx(whole[k]["breakdown"], abs=2e-3), (g, k)
+        assert _gpu(late, g)["device_compute"] == pytest.approx(6.0, abs=2e-3), g
+    assert "before GPU0's capture opened" in late["steps"]["note"]

@@ -11,21 +11,11 @@ gives the steps their true length.
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
-
-
-def _host(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["hosts"][0]
+from tests.support.cli_report import first_host as _host
 
 
 def _step_ms(host: dict) -> float:

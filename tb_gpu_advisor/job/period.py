@@ -506,7 +506,9 @@ def _alike_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_sta
     too close for the GPU's idle to cut: the window read as one pass, "nor repeating GPU activity" (h37-probe45m,
     randjobs ``--forms5`` seed 92463); a loop of 2 calls of a small model, each ending in ``.tolist()`` and
     ``.item()`` (6 launches), likewise (h37-probe45w, ``--forms13`` seed 98767).  The host's waits cut it exactly as
-    they cut one kernel's loop -- a model's layers never wait for each other."""
+    they cut one kernel's loop -- a model's layers never wait for each other.  Where the program's one range holds one
+    run of them, that run is the pass a benchmark times after its warm-ups (``steps.framed._framed_pass``), not a
+    loop's iteration: no reading here."""
     n = key.size
     ws, we = _sorted_waits(trace)
     cut = _sync_cuts(trace, t_start, 0, n)
@@ -538,6 +540,9 @@ def _alike_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_sta
             _time_share(trace, launches, starts[0], hi) < T("job.span_step_coverage"):
         return None  # most of the launches, or of the GPU's time, lie outside the runs: no loop's iterations
     start = t_start[np.asarray(starts, np.int64)]
+    framed = frame(trace, start, least=1)
+    if framed is not None and framed.end - framed.first == 1:
+        return None  # the program's one range around one run: the pass a benchmark times after its warm-ups (framed)
     end = np.r_[start[1:], _waited_end(ws, we, t_start, t_end, hi)]
     set_up = (f"; the {plural(int(before), 'launch', 'launches')} before the first, the program's set-up, left out"
               if before else "")

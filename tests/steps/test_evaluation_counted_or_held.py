@@ -104,19 +104,21 @@ def test_rises_that_are_no_counter_do_not(nums) -> None:  # noqa: ANN001 - pytes
     assert not _counts(h, idx)
 
 
-@pytest.mark.parametrize("numbers", ["train", "global"])
-def test_a_step_holding_the_evaluation_is_no_steady_step(tmp_path, numbers) -> None:  # noqa: ANN001 - pytest's
+@pytest.mark.parametrize("form", [dict(), dict(numbers="global"), dict(numbers="global", ranks=2)],
+                         ids=["train", "global", "two_ranks"])
+def test_a_step_holding_the_evaluation_is_no_steady_step(tmp_path, form) -> None:  # noqa: ANN001 - pytest's
     """``train_step 3`` holds both ``eval_step`` forwards (24.1 ms): dropped whole, its window not cut, with the
-    evaluation's time in the note; the steady steps keep ~8.03 ms (850d3394: 10.7 ms)."""
+    evaluation's time in the note (every rank's); the steady steps keep ~8.03 ms (850d3394: 10.7 ms)."""
     path = str(tmp_path / "eval.sqlite")
-    truth = nx.write_interleaved_evaluation(path, inside=True, numbers=numbers)
+    truth = nx.write_interleaved_evaluation(path, inside=True, **form)
     host = first_host(path)
     st = host["steps"]
     assert st["found"] == truth.train_steps, st["note"]
     assert _step_ms(host) == pytest.approx(truth.step_ms, rel=0.01)
     held = [d for d in st["dropped"] if d["reason"].startswith("evaluating:")]
     assert [d["step"] for d in held] == [3]
-    assert held[0]["ms"] == pytest.approx(truth.step_ms + truth.pass_ms / 2, rel=0.01)
+    ranks = form.get("ranks", 1)
+    assert held[0]["ms"] == pytest.approx(truth.step_ms + truth.pass_ms / 2 / ranks, rel=0.01)
     assert f"dropped 1 step holding an evaluation range (`eval_step`, {truth.pass_ms / 2:,.1f} ms in all)" in st["note"]
     assert "left out of the steps" not in st["note"]  # nothing between the marks: no window cut
 

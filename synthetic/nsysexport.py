@@ -1077,7 +1077,7 @@ class EvalTruth(NamedTuple):
 
 def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4, batches: int = 2,
                                  pass_range: str = "eval_step", around: str | None = None, ranks: int = 1,
-                                 seed: int = 0) -> EvalTruth:
+                                 numbers: str = "train", inside: bool = False, seed: int = 0) -> EvalTruth:
     """Write a training loop that evaluates every ``every`` training steps: ``batches`` forward passes on held-out
     data after each ``every``-th step, outside its ``train_step {k}`` range.  Each training step is ``NsysJob``'s copy
     and 20 GEMMs under the user's ranges ``forward`` (7 GEMMs), ``backward`` (10) and ``optimizer_step`` (3), read
@@ -1085,7 +1085,11 @@ def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4
     kernels gone: the copy, the 7 forward GEMMs, the sync) in a range ``pass_range``, or, with ``around``, its
     ``forward`` alone with one range ``around`` (``validation``) over the batches of each evaluation.  The training
     ranges number on, ``train_step 0`` ... ``train_step {train_steps - 1}``: the loop's counter counts its training
-    steps.  ``ranks``: processes, one GPU each, all alike.
+    steps (``numbers="train"``); ``numbers="global"``: one counter shared with the evaluation's batches (a global step
+    incremented by them too), so the training numbers skip over each evaluation (``train_step 3``, ``train_step 6``);
+    ``numbers="samples"``: the same counter in samples of 128 (``train_step 384``, ``train_step 768``).  ``inside``:
+    the training step before each evaluation holds it in its own range (``train_step`` wrapping ``evaluate()``):
+    its range ends where the evaluation's last batch ends.  ``ranks``: processes, one GPU each, all alike.
 
     Why: a loop that evaluates every N steps (``if step % N == 0: evaluate()``, Lightning's ``val_check_interval``,
     HF Trainer's ``eval_steps``) marks its training step and its evaluation apart; between two ``train_step`` ranges
@@ -1117,16 +1121,27 @@ def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4
                 a, e = rows[first][1], rows[first + batches - 1][2]
                 con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
                             "VALUES (?,?,59,?,?,0)", (a, e, around, gtid))
-        left = con.execute("SELECT rowid FROM NVTX_EVENTS WHERE text LIKE 'train_step %' AND globalTid = ? ORDER BY start",
-                           (gtid,)).fetchall()
+        if inside:  # the step before each evaluation runs through it
+            for first in evals[::batches]:
+                con.execute("UPDATE NVTX_EVENTS SET end = ? WHERE rowid = ?",
+                            (rows[first + batches - 1][1] + period - 1, rows[first - 1][0]))
+        left = con.execute("SELECT rowid, text FROM NVTX_EVENTS WHERE text LIKE 'train_step %' AND globalTid = ? "
+                           "ORDER BY start", (gtid,)).fetchall()
         con.executemany("UPDATE NVTX_EVENTS SET text = ? WHERE rowid = ?",
-                        [(f"train_step {i}", r) for i, (r,) in enumerate(left)])
+                        [(f"train_step {_eval_loop_number(numbers, i, int(t.split()[-1]))}", r)
+                         for i, (r, t) in enumerate(left)])
         got = con.execute("SELECT count(*), coalesce(sum(end - start), 0) FROM NVTX_EVENTS WHERE text = ? "
                           "AND globalTid = ?", (around or pass_range, gtid)).fetchone()
         passes, pass_ns = passes + got[0], pass_ns + got[1]
     con.commit()
     con.close()
     return EvalTruth(train_steps=train_steps, step_ms=truth.step_ms, passes=passes, pass_ms=pass_ns / 1e6)
+
+
+def _eval_loop_number(numbers: str, train: int, loop: int) -> int:
+    """The number :func:`write_interleaved_evaluation`'s loop writes in its ``train``-th training range, the ``loop``-th
+    turn of the loop counting the evaluation's batches: its training count, the shared counter, or that in samples."""
+    return {"train": train, "global": loop, "samples": 128 * (loop + 1)}[numbers]
 
 
 def _forward_only(con: sqlite3.Connection, a: int, b: int, gtid: int) -> None:

@@ -126,11 +126,30 @@ def _counts(h: HostEvents, sel: np.ndarray) -> bool:
                 continue
             up = d[d > 0]
             restart = (d < 0) & (col[1:] == col.min())
-            if not (restart | (d >= 0)).all() or np.unique(up).size != 1:
+            if not (restart | (d >= 0)).all():
                 return False
-            if restart.any() and not _counts_turns(col, int(up[0])):
+            if restart.any() and (np.unique(up).size != 1 or not _counts_turns(col, int(up[0]))):
+                return False
+            if not restart.any() and not _rises_by_a_counter(up):
                 return False
     return True
+
+
+def _rises_by_a_counter(up: np.ndarray) -> bool:
+    """Whether a number that never starts over rises as a loop's counter (``up``: its rises, each > 0, in start
+    order): by one constant, or by whole multiples of its least rise where that least rise is the most common one
+    and recurs -- a counter whose skipped values counted turns these ranges do not mark.
+
+    Why: a global step shared with the evaluation's batches (``train_step 3``, then ``train_step 6`` after three
+    batches of evaluation), steps numbered by samples (``step 384``, ``step 768``) or only every k-th turn logged count
+    on past the turns they skip; a constant rise alone undid their fold -- each step its own name, one "step" read
+    (h37-probe45n's Left 2).  A sweep's sizes (``batch 32``, ``64``, ``128``, ``256``) rise by a new amount each time:
+    their least rise does not recur, and they stay apart."""
+    if up.size == 0 or np.unique(up).size == 1:
+        return True
+    least = int(up.min())
+    rises, counts = np.unique(up, return_counts=True)
+    return bool((up % least == 0).all() and counts[0] >= 2 and counts[0] == counts.max())
 
 
 def _counts_turns(col: np.ndarray, step: int) -> bool:

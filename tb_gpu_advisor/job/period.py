@@ -49,6 +49,7 @@ from tb_gpu_advisor.frameworks import engines, user_ranges
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.job.phase import PS_PER_US
 from tb_gpu_advisor.job.structure import SpanSteps
+from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.columns import lookup_mask, union_intervals, work_after_call
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace
 
@@ -80,26 +81,28 @@ _WAITED_LEAST = 2
 _MAX_CANDIDATES = 512
 
 
-def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | None:
+def repeated_launches(trace: Trace, launches: list[np.ndarray], waits: Waits | None = None) -> SpanSteps | None:
     """The steps of a periodic launch sequence (host windows, ps), or None where the work does not repeat with a
-    step's boundary."""
+    step's boundary.  ``waits``: the host's waits for the GPU (``job.waits.host_waits``: its syncs and polls; its sync
+    calls alone where not given) -- a loop that polls after each call waits there as one that syncs does."""
+    waits = waits if waits is not None else sync_waits(trace.h)
     seq = _sequence(trace, launches)
     if seq is None:  # too few launches for a period; a few launches of one kernel may still be split by the host's waits
         few = _sequence(trace, launches, least=_WAITED_LEAST)
-        return None if few is None else _waited_runs(trace, launches, *few)
+        return None if few is None else _waited_runs(trace, launches, *few, waits)
     key, t_start, t_end = seq
     n = key.size
     found = _period(key)
     if found is None:  # no period of two kernels or more: a loop of one kernel over and over, ended by the host's waits
-        return _waited_runs(trace, launches, key, t_start, t_end)
+        return _waited_runs(trace, launches, key, t_start, t_end, waits)
     p, first, length = found  # the region: launches [first, first + length), length >= 2p
     if (length / n) < T("job.span_step_coverage"):
         return None
     frame = _frame(trace, t_start, p, first, length)
     steps = None if frame is None else _region_steps(trace, launches, key, t_start, t_end, p, frame[0],
-                                                     frame[1] - frame[0])
+                                                     frame[1] - frame[0], waits)
     if steps is None:  # no frame, or no step boundary inside it: the whole region's reading
-        return _region_steps(trace, launches, key, t_start, t_end, p, first, length)
+        return _region_steps(trace, launches, key, t_start, t_end, p, first, length, waits)
     lo, hi, label = frame
     before, after = round((lo - first) / p), round((first + length - hi) / p)
     steps.note += (f"; the steps are the repeats inside the program's one range `{label}`, its frame, not its step: "
@@ -108,8 +111,8 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     return steps
 
 
-def training_iterations(trace: Trace, launches: list[np.ndarray], training_event: Callable[[str], bool]
-                        ) -> SpanSteps | None:
+def training_iterations(trace: Trace, launches: list[np.ndarray], training_event: Callable[[str], bool],
+                        waits: Waits | None = None) -> SpanSteps | None:
     """The repeats of a training job's periodic launch sequence (:func:`repeated_launches`), where each is a whole
     iteration: the host waited for the GPU at the period's boundaries (a training loop reads its loss, its gradients'
     norm or its scaler's overflow flag) and every repeat but at most one (a window's cut edge) launches backward work
@@ -123,7 +126,7 @@ def training_iterations(trace: Trace, launches: list[np.ndarray], training_event
     of a forward.  A job that marks no iteration and names no update on the host (Megatron-LM's ``--profile``
     without ``--record-shapes``: its ``--nvtx-ranges`` name layers, its optimizer's kernels only) reads as its
     iterations there (h37-fwnvtx: 12 iterations of 5.85 ms, main one "pass" of the whole window)."""
-    span = repeated_launches(trace, launches)
+    span = repeated_launches(trace, launches, waits)
     if span is None or span.start.size < 2 or not span.waited:
         return None
     h = trace.h
@@ -245,13 +248,13 @@ def _stream_iterations(dev, stream: np.ndarray, sid: int) -> SpanSteps | None:  
 
 
 def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray,
-                  p: int, first: int, length: int) -> SpanSteps | None:
+                  p: int, first: int, length: int, host: Waits) -> SpanSteps | None:
     """The steps of the periodic region of ``length`` launches from ``first`` (period ``p``), or None where its
     repeats do not end as a step does (the host's wait, the calls of a layered model, the program's own loop)."""
     n = key.size
     gaps = np.diff(t_start)  # gaps[i]: before launch i + 1
     region_gaps = gaps[first:first + length - 1]
-    waits = np.sort(trace.h.start[trace.h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
+    waits = host.start  # the host's waits (a sync call's start, a poll's first query's), sorted
     best, offset = (-1.0, -1.0), 0
     waited_at, pause_at = np.zeros(p), np.zeros(p)
     for o in range(p):
@@ -265,7 +268,7 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
         score = (waited, pause_at[o])
         if score > best:
             best, offset = score, o
-    own_at = _copies_own_waits(trace, launches, t_start, p, first, length)
+    own_at = _copies_own_waits(trace, launches, t_start, p, first, length, host)
     reads = _read_points(waited_at, own_at)
     opens = _opens_at_wait(waited_at)  # asked once: the reads' boundary and the host-bound one's alike
     if reads and opens:  # the loop's first call begins where its launches begin repeating
@@ -300,13 +303,13 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     marked = waited >= _WAITED and (paused or alone or hostbound or several)
     if not marked and not layered:  # the host waits every few repeats, at one offset: those repeats are one iteration
         q = _wait_period(t_start, waits, p, first, length)
-        steps = _region_steps(trace, launches, key, t_start, t_end, q, first, length) if q else None
+        steps = _region_steps(trace, launches, key, t_start, t_end, q, first, length, host) if q else None
         if steps is not None and steps.waited:
             return steps
     own = not marked and not layered and _own_loop(trace, launches, key, first, length, p, t_start)
     fed = None if (marked or layered or own) else _fed_calls(trace, launches, key, first, length, p, t_start)
     read = None if (marked or layered or own or fed is not None) else \
-        _read_backs(trace, launches, key, first, length, p, t_start, t_end)
+        _read_backs(trace, launches, key, first, length, p, t_start, t_end, host)
     if not (marked or layered or own or fed is not None or read is not None):
         return None
     if fed is not None:  # each repeat starts where its input is uploaded
@@ -377,8 +380,8 @@ def _launch_words(trace: Trace, launches: list[np.ndarray], repeat: np.ndarray) 
         f"launch sequence of {said[0]}"
 
 
-def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray
-                 ) -> SpanSteps | None:
+def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray,
+                 waits: Waits) -> SpanSteps | None:
     """The iterations of a loop that launches one kernel over and over, the host waiting for the GPU after each
     iteration's launches: the runs of launches between its waits, where they are all alike; None else.
 
@@ -402,10 +405,7 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
     lo, hi = int(lo_all[k]), int(hi_all[k])
     if hi - lo < 2 or (hi - lo) / n < T("job.span_step_coverage"):
         return None
-    h = trace.h
-    sync = h.name_mask(devices.is_sync_call)
-    order = np.argsort(h.start[sync], kind="stable")
-    ws = h.start[sync].astype(np.int64, copy=False)[order]
+    ws = waits.start
     idx = np.arange(lo + 1, hi)
     cut = idx[np.searchsorted(ws, t_start[idx]) > np.searchsorted(ws, t_start[idx - 1], side="right")]
     if not cut.size:
@@ -431,7 +431,7 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
     # the last iteration ends where the host's wait after its launches returns (its work done), not at its last launch
     after = np.searchsorted(ws, t_start[hi - 1], side="right")
     if after < ws.size and (hi == n or ws[after] < t_start[hi]):
-        end[-1] = max(int(end[-1]), int(h.end[sync].astype(np.int64, copy=False)[order][after]))
+        end[-1] = max(int(end[-1]), int(waits.end[after]))
     coverage = (hi - int(starts[0])) / n
     if _time_share(trace, launches, int(starts[0]), hi) < T("job.span_step_coverage"):
         return None  # most of the GPU's time lies outside the runs (a program's one long GEMM before a small loop)
@@ -549,7 +549,7 @@ def _read_points(waited_at: np.ndarray, own_at: np.ndarray) -> bool:
 
 
 def _copies_own_waits(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, p: int, first: int,
-                      length: int) -> np.ndarray:
+                      length: int, waits: Waits) -> np.ndarray:
     """Per offset of the period (``p`` launches, the region of ``length`` from ``first``), the share of its instances
     where the host's first sync after the launch before it is that launch's copy's own wait: the launch is a copy
     (not a kernel), and the sync starts before the copy ends and returns no earlier than its end (the host blocked in
@@ -566,11 +566,7 @@ def _copies_own_waits(trace: Trace, launches: list[np.ndarray], t_start: np.ndar
     rec, idx = _launched(trace, launches, d)
     if idx.size != t_start.size:
         return own
-    h = trace.h
-    sync = h.name_mask(devices.is_sync_call)
-    order = np.argsort(h.start[sync], kind="stable")
-    ss = h.start[sync].astype(np.int64, copy=False)[order]
-    se = h.end[sync].astype(np.int64, copy=False)[order]
+    ss, se = waits.start, waits.end
     if not ss.size:
         return own
     kind = np.asarray(d.kind)[idx]
@@ -795,7 +791,7 @@ class _ReadBack:
 
 
 def _read_backs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first: int, length: int, p: int,
-                t_start: np.ndarray, t_end: np.ndarray) -> _ReadBack | None:
+                t_start: np.ndarray, t_end: np.ndarray, waits: Waits) -> _ReadBack | None:
     """The boundary of a native loop's iterations where each ends by reading its results back with blocking copies
     and the host waits for the GPU nowhere else; None else.
 
@@ -842,7 +838,7 @@ def _read_backs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first
     if max(float(waited[offsets == o].mean()) for o in np.setdiff1d(np.arange(p), at)) > 1.0 - _WAITED:
         return None
     h = trace.h
-    syncs = h.start[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False)
+    syncs = waits.start
     synced = bool(((syncs >= t_start[first]) & (syncs <= t_end[first + length - 1])).any())
     if synced or _other_kernels(trace, key, first, length, p) or \
             _op_share(trace, t_start[first:first + length]) >= 1.0 - _WAITED or _engine_named(trace):

@@ -10,6 +10,7 @@ for the job it is given to (``Framework.for_job``).
 - :mod:`.phase`: steady state, warm-up (cold start) or mixed, from one-time costs the trace shows;
 - :mod:`.structure`: steps from the program's repeated spans where the format marks none.
 - :mod:`.period`: else steps from the period of the launch sequence, where the host pauses between its repeats;
+- :mod:`.waits`: where the host waited for the GPU (a sync call, a poll until done): the steps and the metrics ask it;
 - :mod:`.exchange`: what the all-to-all exchanges (embeddings, MoE tokens, attention heads), from its neighbours;
 - :mod:`.iterations`: a memory snapshot's training iterations from its allocations, where it marks none.
 """

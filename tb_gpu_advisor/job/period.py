@@ -11,7 +11,8 @@ How, in numbers only:
   every launch equals the one a period later.  The step's period covers the most launches; its multiples cover as
   many, so the smallest of those wins.  A layer's period covers only one call's layers.
 * the boundary: a loop reads what each call computed (the next token, a loss, a stop flag), so the host waits for
-  the GPU between calls -- a stream or device sync -- and pauses (a blocking copy is not enough: offloaded weights
+  the GPU between calls -- a stream or device sync, or a poll of an event until it is done (``job.waits``: one wait by
+  other calls) -- and pauses (a blocking copy is not enough: offloaded weights
   are copied in before each layer); a model's layers never wait for each other.  Among
   the period's offsets, the one where the host waited (then the longest pause) is the boundary, and the period is a
   step only where the host waited at most of its boundaries and paused clearly longer than its typical gap between

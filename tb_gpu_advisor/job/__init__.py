@@ -10,6 +10,7 @@ for the job it is given to (``Framework.for_job``).
 - :mod:`.phase`: steady state, warm-up (cold start) or mixed, from one-time costs the trace shows;
 - :mod:`.structure`: steps from the program's repeated spans where the format marks none.
 - :mod:`.period`: else steps from the period of the launch sequence, where the host pauses between its repeats;
+- :mod:`.waits`: where the host waited for the GPU (a sync call, a poll until done): the steps and the metrics ask it;
 - :mod:`.exchange`: what the all-to-all exchanges (embeddings, MoE tokens, attention heads), from its neighbours;
 - :mod:`.iterations`: a memory snapshot's training iterations from its allocations, where it marks none.
 """
@@ -31,6 +32,7 @@ from tb_gpu_advisor.job.kind import Kind, idle_ranks, work_kind
 from tb_gpu_advisor.job.phase import (STARTING, OneTime, async_stalls, context_start, one_time_costs, unseen_gpu_calls,
                                      window_phase)
 from tb_gpu_advisor.job.period import device_iterations, repeated_launches, training_iterations
+from tb_gpu_advisor.job.waits import Waits, host_waits
 from tb_gpu_advisor.job.structure import (SpanSteps, backward_span_steps, model_calls, span_steps, step_end_count,
                                          step_end_steps, within_one_call)
 from tb_gpu_advisor.model.columns import union_intervals
@@ -72,6 +74,9 @@ class Job:
     idle_ranks: str = ""
     #: how many ranks :attr:`idle_ranks` says: the count the report's rank arithmetic reads, not its words
     idle_rank_count: int = 0
+    #: where the host waited for the GPU (``job.waits.host_waits``: its sync calls and its polls), which the steps read
+    #: an iteration's end by (not in the report); None: not read (a job made by hand), the sync calls alone then
+    waits: Waits | None = None
 
     def framework(self, fw: Framework, alone: bool = False) -> Framework:
         """``fw`` as it talks to this job: its fixes for the job's tags, then the engine's own fixes on top.
@@ -176,12 +181,13 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
             structure = backward_span_steps(trace, launches, fw)
     # a training job's launch period whose every repeat runs a backward: its iterations where its GPU's bursts read none
     # or, where the capture recorded no launch (a kernel trace alone), its busiest stream's period (device windows)
-    periodic = ((training_iterations(trace, launches, fw.training_event) or device_iterations(trace, launches))
+    waits = host_waits(trace, launches, fw)  # a loop's iteration ends where its host waits: a sync or a poll
+    periodic = ((training_iterations(trace, launches, fw.training_event, waits) or device_iterations(trace, launches))
                 if structure is None and kind.kind == "training" else None)
     if structure is None and kind.kind != "training":
         # not for training: FSDP's all-gather rate limit makes the host wait before every layer, so a training
         # step's layers repeat with the waits a loop's calls have (the real Nsight FSDP pair reads 157-kernel "steps")
-        structure = repeated_launches(trace, launches)
+        structure = repeated_launches(trace, launches, waits)
         if structure is not None and within_one_call(structure.start, structure.end, model_calls(trace, fw)):
             # periods inside one call of the model are its layers (a real MoE forward's 9 blocks, each synced twice)
             structure = None
@@ -209,7 +215,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
                steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")),
                optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0, periodic=periodic,
                gpus_listed=trace.producer.get("visible_gpus", ""), idle_ranks=idle,
-               idle_rank_count=len(trace.idle_ranks) if idle else 0)
+               idle_rank_count=len(trace.idle_ranks) if idle else 0, waits=waits)
 
 
 def _steps_per_call(text: str) -> dict[str, int]:

@@ -49,6 +49,7 @@ from tb_gpu_advisor.frameworks import engines, user_ranges
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.job.phase import PS_PER_US
 from tb_gpu_advisor.job.structure import SpanSteps
+from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.columns import innermost, lookup_mask, union_intervals, work_after_call
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace
 
@@ -84,26 +85,28 @@ _ALIKE_LEAST = 2
 _MAX_CANDIDATES = 512
 
 
-def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | None:
+def repeated_launches(trace: Trace, launches: list[np.ndarray], waits: Waits | None = None) -> SpanSteps | None:
     """The steps of a periodic launch sequence (host windows, ps), or None where the work does not repeat with a
-    step's boundary."""
+    step's boundary.  ``waits``: the host's waits for the GPU (``job.waits.host_waits``: its syncs and polls; its sync
+    calls alone where not given) -- a loop that polls after each call waits there as one that syncs does."""
+    waits = waits if waits is not None else sync_waits(trace.h)
     seq = _sequence(trace, launches)
     if seq is None:  # too few launches for a period; a few launches of one kernel may still be split by the host's waits
         few = _sequence(trace, launches, least=_WAITED_LEAST)
-        return None if few is None else _waited_runs(trace, launches, *few)
+        return None if few is None else _waited_runs(trace, launches, *few, waits)
     key, t_start, t_end = seq
     n = key.size
     found = _period(key)
     if found is None:  # no period of two kernels or more: a loop of one kernel over and over, ended by the host's waits
-        return _waited_runs(trace, launches, key, t_start, t_end)
+        return _waited_runs(trace, launches, key, t_start, t_end, waits)
     p, first, length = found  # the region: launches [first, first + length), length >= 2p
     if (length / n) < T("job.span_step_coverage"):
         return None
     frame = _frame(trace, t_start, p, first, length)
     steps = None if frame is None else _region_steps(trace, launches, key, t_start, t_end, p, frame[0],
-                                                     frame[1] - frame[0])
+                                                     frame[1] - frame[0], waits)
     if steps is None:  # no frame, or no step boundary inside it: the whole region's reading
-        return _region_steps(trace, launches, key, t_start, t_end, p, first, length)
+        return _region_steps(trace, launches, key, t_start, t_end, p, first, length, waits)
     lo, hi, label = frame
     before, after = round((lo - first) / p), round((first + length - hi) / p)
     steps.note += (f"; the steps are the repeats inside the program's one range `{label}`, its frame, not its step: "
@@ -112,8 +115,8 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     return steps
 
 
-def training_iterations(trace: Trace, launches: list[np.ndarray], training_event: Callable[[str], bool]
-                        ) -> SpanSteps | None:
+def training_iterations(trace: Trace, launches: list[np.ndarray], training_event: Callable[[str], bool],
+                        waits: Waits | None = None) -> SpanSteps | None:
     """The repeats of a training job's periodic launch sequence (:func:`repeated_launches`), where each is a whole
     iteration: the host waited for the GPU at the period's boundaries (a training loop reads its loss, its gradients'
     norm or its scaler's overflow flag) and every repeat but at most one (a window's cut edge) launches backward work
@@ -127,7 +130,7 @@ def training_iterations(trace: Trace, launches: list[np.ndarray], training_event
     of a forward.  A job that marks no iteration and names no update on the host (Megatron-LM's ``--profile``
     without ``--record-shapes``: its ``--nvtx-ranges`` name layers, its optimizer's kernels only) reads as its
     iterations there (h37-fwnvtx: 12 iterations of 5.85 ms, main one "pass" of the whole window)."""
-    span = repeated_launches(trace, launches)
+    span = repeated_launches(trace, launches, waits)
     if span is None or span.start.size < 2 or not span.waited:
         return None
     h = trace.h
@@ -249,13 +252,13 @@ def _stream_iterations(dev, stream: np.ndarray, sid: int) -> SpanSteps | None:  
 
 
 def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray,
-                  p: int, first: int, length: int) -> SpanSteps | None:
+                  p: int, first: int, length: int, host: Waits) -> SpanSteps | None:
     """The steps of the periodic region of ``length`` launches from ``first`` (period ``p``), or None where its
     repeats do not end as a step does (the host's wait, the calls of a layered model, the program's own loop)."""
     n = key.size
     gaps = np.diff(t_start)  # gaps[i]: before launch i + 1
     region_gaps = gaps[first:first + length - 1]
-    waits = np.sort(trace.h.start[trace.h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
+    waits = host.start  # the host's waits (a sync call's start, a poll's first query's), sorted
     best, offset = (-1.0, -1.0), 0
     waited_at, pause_at = np.zeros(p), np.zeros(p)
     for o in range(p):
@@ -269,7 +272,7 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
         score = (waited, pause_at[o])
         if score > best:
             best, offset = score, o
-    own_at = _copies_own_waits(trace, launches, t_start, p, first, length)
+    own_at = _copies_own_waits(trace, launches, t_start, p, first, length, host)
     reads = _read_points(waited_at, own_at)
     opens = _opens_at_wait(waited_at)  # asked once: the reads' boundary and the host-bound one's alike
     if reads and opens:  # the loop's first call begins where its launches begin repeating
@@ -304,13 +307,13 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     marked = waited >= _WAITED and (paused or alone or hostbound or several)
     if not marked and not layered:  # the host waits every few repeats, at one offset: those repeats are one iteration
         q = _wait_period(t_start, waits, p, first, length)
-        steps = _region_steps(trace, launches, key, t_start, t_end, q, first, length) if q else None
+        steps = _region_steps(trace, launches, key, t_start, t_end, q, first, length, host) if q else None
         if steps is not None and steps.waited:
             return steps
     own = not marked and not layered and _own_loop(trace, launches, key, first, length, p, t_start)
     fed = None if (marked or layered or own) else _fed_calls(trace, launches, key, first, length, p, t_start)
     read = None if (marked or layered or own or fed is not None) else \
-        _read_backs(trace, launches, key, first, length, p, t_start, t_end)
+        _read_backs(trace, launches, key, first, length, p, t_start, t_end, host)
     if not (marked or layered or own or fed is not None or read is not None):
         return None
     if fed is not None:  # each repeat starts where its input is uploaded
@@ -381,21 +384,13 @@ def _launch_words(trace: Trace, launches: list[np.ndarray], repeat: np.ndarray) 
         f"launch sequence of {said[0]}"
 
 
-def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray
-                 ) -> SpanSteps | None:
+def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray,
+                 waits: Waits) -> SpanSteps | None:
     """The iterations of a loop too short for a period (:func:`_period`), read from the host's waits for the GPU: of
     one kernel launched over and over (:func:`_one_kernel_runs`), else of one launch sequence launched alike between
     every two waits (:func:`_alike_runs`); None where neither reads."""
-    one = _one_kernel_runs(trace, launches, key, t_start, t_end)
-    return one if one is not None else _alike_runs(trace, launches, key, t_start, t_end)
-
-
-def _sorted_waits(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
-    """(starts, ends), ps, of the host's waits for the GPU (``devices.is_sync_call``), in order of their starts."""
-    h = trace.h
-    sync = h.name_mask(devices.is_sync_call)
-    order = np.argsort(h.start[sync], kind="stable")
-    return (h.start[sync].astype(np.int64, copy=False)[order], h.end[sync].astype(np.int64, copy=False)[order])
+    one = _one_kernel_runs(trace, launches, key, t_start, t_end, waits)
+    return one if one is not None else _alike_runs(trace, launches, key, t_start, t_end, waits)
 
 
 def _waited_end(ws: np.ndarray, we: np.ndarray, t_start: np.ndarray, t_end: np.ndarray, hi: int) -> int:
@@ -409,7 +404,7 @@ def _waited_end(ws: np.ndarray, we: np.ndarray, t_start: np.ndarray, t_end: np.n
 
 
 def _one_kernel_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray,
-                     t_end: np.ndarray) -> SpanSteps | None:
+                     t_end: np.ndarray, waits: Waits) -> SpanSteps | None:
     """The iterations of a loop that launches one kernel over and over, the host waiting for the GPU after each
     iteration's launches: the runs of launches between its waits, where they are all alike; None else.
 
@@ -433,7 +428,7 @@ def _one_kernel_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, 
     lo, hi = int(lo_all[k]), int(hi_all[k])
     if hi - lo < 2 or (hi - lo) / n < T("job.span_step_coverage"):
         return None
-    cut = _sync_cuts(trace, t_start, lo, hi)
+    cut = _sync_cuts(waits, t_start, lo, hi)
     if not cut.size:
         return None
     sizes = np.diff(np.r_[lo, cut, hi])
@@ -451,20 +446,19 @@ def _one_kernel_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, 
     starts = cut if sizes[0] < q else np.r_[lo, cut]
     each = f"{plural(q, 'launch', 'launches')} of one kernel"
     why = "the launches alone repeat no longer sequence"
-    return _runs_steps(trace, launches, t_start, t_end, starts, hi, q, int(sizes[-1]), each, why)
+    return _runs_steps(trace, launches, t_start, t_end, starts, hi, q, int(sizes[-1]), each, why, waits)
 
 
-def _sync_cuts(trace: Trace, t_start: np.ndarray, lo: int, hi: int) -> np.ndarray:
+def _sync_cuts(waits: Waits, t_start: np.ndarray, lo: int, hi: int) -> np.ndarray:
     """The launches of ``[lo + 1, hi)`` (indices of the launch sequence whose calls start at ``t_start``, ps) before
-    which the host waited for the GPU: a sync lies between the launch before and each."""
-    h = trace.h
-    ws = np.sort(h.start[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
+    which the host waited for the GPU: a wait (a sync, a poll) lies between the launch before and each."""
+    ws = waits.start
     idx = np.arange(lo + 1, hi)
     return idx[np.searchsorted(ws, t_start[idx]) > np.searchsorted(ws, t_start[idx - 1], side="right")]
 
 
 def _runs_steps(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, t_end: np.ndarray, starts: np.ndarray,
-                hi: int, q: int, last: int, each: str, why: str) -> SpanSteps | None:
+                hi: int, q: int, last: int, each: str, why: str, waits: Waits) -> SpanSteps | None:
     """The steps of runs between the host's waits (:func:`_one_kernel_runs`): one from each of
     ``starts`` (launch indices) to the next, the last to launch ``hi``'s (exclusive) end -- partial where it holds
     ``last`` launches, fewer than a run's ``q`` -- where two whole runs or more are found and they hold most of the
@@ -473,7 +467,7 @@ def _runs_steps(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, t
     partial = last < q
     if starts.size - partial < 2:
         return None
-    ws, we = _sorted_waits(trace)
+    ws, we = waits.start, waits.end
     start = t_start[starts]
     # the last iteration ends where the host's wait after its launches returns (its work done), not at its last launch
     end = np.r_[start[1:], _waited_end(ws, we, t_start, t_end, hi)]
@@ -487,8 +481,8 @@ def _runs_steps(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, t
     return _launch_steps(f"{q}-launch run between waits", start, end, coverage, "low", note, tail, True)
 
 
-def _alike_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray
-                ) -> SpanSteps | None:
+def _alike_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray,
+                waits: Waits) -> SpanSteps | None:
     """The iterations of a short loop whose every iteration launches one sequence -- its batch's upload, then its
     kernels -- the host waiting for the GPU after each: the runs of launches between the host's waits, where every
     run between two waits launches the same sequence (its launches' names, in order); None else.
@@ -510,8 +504,8 @@ def _alike_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_sta
     run of them, that run is the pass a benchmark times after its warm-ups (``steps.framed._framed_pass``), not a
     loop's iteration: no reading here."""
     n = key.size
-    ws, we = _sorted_waits(trace)
-    cut = _sync_cuts(trace, t_start, 0, n)
+    ws, we = waits.start, waits.end
+    cut = _sync_cuts(waits, t_start, 0, n)
     if cut.size + 1 < _ALIKE_LEAST:
         return None
     bounds = np.r_[0, cut, n]
@@ -660,7 +654,7 @@ def _read_points(waited_at: np.ndarray, own_at: np.ndarray) -> bool:
 
 
 def _copies_own_waits(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, p: int, first: int,
-                      length: int) -> np.ndarray:
+                      length: int, waits: Waits) -> np.ndarray:
     """Per offset of the period (``p`` launches, the region of ``length`` from ``first``), the share of its instances
     where every sync between the launch before it and that launch is the earlier launch's copy's own wait
     (:func:`_own_waits`), and there is one: the host waited there only for a transfer it had just launched.
@@ -678,20 +672,18 @@ def _copies_own_waits(trace: Trace, launches: list[np.ndarray], t_start: np.ndar
     rec, idx = _launched(trace, launches, d)
     if idx.size != t_start.size or length < 2:
         return own
-    h = trace.h
-    sync = np.flatnonzero(h.name_mask(devices.is_sync_call))
-    ss = h.start[sync].astype(np.int64, copy=False)
+    sync, ss, se = waits.idx, waits.start, waits.end
     inside = (ss > t_start[first]) & (ss < t_start[first + length - 1])
-    sync, ss = sync[inside], ss[inside]
-    gap = np.searchsorted(t_start, ss) - 1  # each sync's gap: after launch ``gap``, before the next launch
+    sync, ss, se = sync[inside], ss[inside], se[inside]
+    gap = np.searchsorted(t_start, ss) - 1  # each wait's gap: after launch ``gap``, before the next launch
     at = t_start[gap + 1] > ss
-    sync, gap = sync[at], gap[at]
+    sync, ss, se, gap = sync[at], ss[at], se[at], gap[at]
     if not sync.size:
         return own
-    mine = _own_waits(trace, rec[idx], np.asarray(d.kind)[idx], np.asarray(d.end, np.int64)[idx], sync, gap,
+    mine = _own_waits(trace, rec[idx], np.asarray(d.kind)[idx], np.asarray(d.end, np.int64)[idx], (sync, ss, se), gap,
                       _clock_slack(trace, rec, d)[1])
-    waits = np.bincount(gap, minlength=t_start.size)
-    owned = (waits > 0) & (np.bincount(gap, weights=mine, minlength=t_start.size) == waits)
+    per_gap = np.bincount(gap, minlength=t_start.size)
+    owned = (per_gap > 0) & (np.bincount(gap, weights=mine, minlength=t_start.size) == per_gap)
     for o in range(p):
         i = np.arange(first + o, first + length, p)
         i = i[i > first]
@@ -700,9 +692,9 @@ def _copies_own_waits(trace: Trace, launches: list[np.ndarray], t_start: np.ndar
     return own
 
 
-def _own_waits(trace: Trace, calls: np.ndarray, kind: np.ndarray, work_end: np.ndarray, sync: np.ndarray,
-               gap: np.ndarray, late: int) -> np.ndarray:
-    """Per sync (``sync``: host indices, each after the launch ``gap`` of the sequence whose launch calls, kinds and
+def _own_waits(trace: Trace, calls: np.ndarray, kind: np.ndarray, work_end: np.ndarray,
+               waited: tuple[np.ndarray, np.ndarray, np.ndarray], gap: np.ndarray, late: int) -> np.ndarray:
+    """Per wait (``waited``: host indices -- the sync call, a poll's query that said done -- starts and ends, each after the launch ``gap`` of the sequence whose launch calls, kinds and
     work's ends are ``calls``, ``kind``, ``work_end``): whether it is that launch's copy's own wait -- the launch is a
     copy (not a kernel), and the framework op that launched it made the sync too (``aten::copy_``'s
     ``cudaStreamSynchronize`` after its ``cudaMemcpyAsync``: ``torch.tensor(pylist, device="cuda")``, ``.tolist()``),
@@ -713,8 +705,7 @@ def _own_waits(trace: Trace, calls: np.ndarray, kind: np.ndarray, work_end: np.n
     sync's times alone read it as the call's read -- an upload of 170 B then its sync was one of three "reads" a call
     made (h37-probe45w, seed 97237).  The times remain for what records no op (a native ``cudaMemcpy`` loop)."""
     copy = (kind[gap] != devices.KIND_KERNEL) & (kind[gap] != devices.KIND_COLLECTIVE)
-    h = trace.h
-    ss, se = h.start[sync].astype(np.int64, copy=False), h.end[sync].astype(np.int64, copy=False)
+    sync, ss, se = waited
     mine = copy & (ss < work_end[gap]) & (se >= work_end[gap] - late)
     ask = np.flatnonzero(copy & ~mine)  # the ops asked only where the times leave it open
     op_sync, op_call = _ops_around(trace, sync[ask]), _ops_around(trace, calls[gap[ask]])
@@ -949,7 +940,7 @@ class _ReadBack:
 
 
 def _read_backs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first: int, length: int, p: int,
-                t_start: np.ndarray, t_end: np.ndarray) -> _ReadBack | None:
+                t_start: np.ndarray, t_end: np.ndarray, waits: Waits) -> _ReadBack | None:
     """The boundary of a native loop's iterations where each ends by reading its results back with blocking copies
     and the host waits for the GPU nowhere else; None else.
 
@@ -996,7 +987,7 @@ def _read_backs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first
     if max(float(waited[offsets == o].mean()) for o in np.setdiff1d(np.arange(p), at)) > 1.0 - _WAITED:
         return None
     h = trace.h
-    syncs = h.start[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False)
+    syncs = waits.start
     synced = bool(((syncs >= t_start[first]) & (syncs <= t_end[first + length - 1])).any())
     if synced or _other_kernels(trace, key, first, length, p) or \
             _op_share(trace, t_start[first:first + length]) >= 1.0 - _WAITED or _engine_named(trace):

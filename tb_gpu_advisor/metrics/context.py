@@ -13,9 +13,10 @@ from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
-from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, lookup_mask, outermost, rising_runs,
+from tb_gpu_advisor.model.columns import (index_dtype, int_dtype, lookup_mask, outermost, rising_runs,
                                           searchsorted_right, sorted_unique, subtract_intervals, union_intervals,
                                           window_index_by_runs)
+from tb_gpu_advisor.model.enclosing import Encloser
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Spans, Trace
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import trips
@@ -463,63 +464,6 @@ def assign(times: np.ndarray, windows: np.ndarray) -> np.ndarray:
 _starts_up_to = searchsorted_right
 
 
-
-
-class Encloser:
-    """``mask_outer`` host events sorted by (line, start) once, for many :meth:`find` queries."""
-
-    def __init__(self, h: HostEvents, mask_outer: np.ndarray) -> None:
-        self.h = h
-        self.outer = np.flatnonzero(mask_outer).astype(index_dtype(len(h)), copy=False)
-        self.oline = h.line[self.outer]
-        self.ostart = h.start[self.outer]
-        # host events come line by line, each line (as written by TensorFlow) by start: then the events are
-        # already in order and the sort (a lexsort of ~1 M events: 40 ms) is skipped
-        if not in_key_start_order(self.oline, self.ostart):
-            # ties (same line and start) stay in index order, as a stable per-line argsort would leave them
-            order = np.lexsort((self.ostart, self.oline))
-            self.outer, self.oline, self.ostart = self.outer[order], self.oline[order], self.ostart[order]
-
-    def find(self, idx_inner: np.ndarray) -> np.ndarray:
-        """For host events ``idx_inner``: the innermost outer event on the same line containing its start, -1."""
-        h = self.h
-        out = np.full(idx_inner.shape, -1, dtype=self.outer.dtype)
-        if idx_inner.size == 0 or self.outer.size == 0:
-            return out
-        iline = h.line[idx_inner]
-        # positions of idx_inner grouped by line (index order within a line); None: already grouped
-        iord = None if (iline[1:] >= iline[:-1]).all() else np.argsort(iline, kind="stable")
-        if iord is not None:
-            iline = iline[iord]
-        lines = sorted_unique(iline)
-        o_lo = np.searchsorted(self.oline, lines, side="left")
-        o_hi = np.searchsorted(self.oline, lines, side="right")
-        i_lo = np.searchsorted(iline, lines, side="left")
-        i_hi = np.searchsorted(iline, lines, side="right")
-        del iline
-        for k in range(lines.size):
-            if o_hi[k] == o_lo[k]:
-                continue
-            o = self.outer[o_lo[k]:o_hi[k]]
-            ostart = self.ostart[o_lo[k]:o_hi[k]]
-            for a in range(i_lo[k], i_hi[k], _CHUNK):
-                b = min(a + _CHUNK, i_hi[k])
-                # queries already grouped by line (the usual case) are a slice: no index arrays to gather through
-                sel = iord[a:b] if iord is not None else slice(a, b)
-                inner = idx_inner[sel]
-                t = h.start[inner]
-                j = _starts_up_to(ostart, t)
-                j -= 1
-                ok = j >= 0
-                np.maximum(j, 0, out=j)
-                oj = o[j]
-                ok &= h.end[oj] >= t
-                ok &= oj != inner
-                if iord is None:
-                    out[sel] = np.where(ok, oj, -1)
-                else:
-                    out[sel[ok]] = oj[ok]
-        return out
 
 
 def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> np.ndarray:

@@ -32,6 +32,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.job.waits import drain, polls
 from tb_gpu_advisor.job.kind import read_under, waited_scalar_reads
 from tb_gpu_advisor.metrics import context as _context
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, Encloser
@@ -476,59 +477,13 @@ def _launched_after(ctx: Context, encloser: Encloser, sync: np.ndarray, callers:
 
 
 def _polls(ctx: Context, in_step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the query that said "done" of each poll, the poll's first query's start in ps): event or stream queries
-    (``devices.POLL_CALLS``) in a row among a launching thread's runtime calls, outside every framework op, two or more
-    asked until one returned after the GPU work launched before them had drained -- the program asking "done yet?"
-    until the GPU said so (``while not ev.query()``).  A poll ends at that query: the queries after it ask anew (the
-    next iteration's ``if ev.query()``, another event) -- a run of queries is cut after each one that found the GPU
-    done (:func:`_said_done`), and a launch between two queries ends the run (the host was queueing work, not waiting).
-
-    Why: such a loop is the program's own wait for the GPU, as ``ev.synchronize()`` would be, and the GPU idles
-    after it until the host launches again; unread, that idle was taken for launch overhead a CUDA graph removes
-    (``torchtrace.write_poll_then_host_work``: "Launch-bound, critical, 308 us", h37-probe44s).  A loop that launches
-    between its queries (query, launch, query ... then queries until done: ``torchtrace.write_launches_while_polling``)
-    asks its next step's first query after the host's work on the result with no runtime call between: read as one
-    run, its last query began after the drain and no poll was read (h37-probe45p: launch_bound critical, 308 us).
-    The caching allocator's queries of freed blocks' events lie inside the ops that allocate (``aten::empty*``: d2d_v100
-    8,602, torchrec_a100_stalls 25,773, hta_v100 2,413) and ask once per event, not until the GPU drains: none is a
-    poll."""
-    h, none = ctx.h, (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    q = h.name_mask(devices.is_poll_call)
-    if q.sum() < 2:
-        return none
-    launches = [g.launch[g.launch >= 0] for g in ctx.gpus]
-    lines = sorted_unique(h.line[np.concatenate(launches).astype(np.int64)]) if launches else np.zeros(0, np.int64)
-    calls = np.flatnonzero(h.name_mask(devices.is_runtime_call) & np.isin(h.line, lines))
-    if not calls.size:
-        return none
-    calls = calls[np.lexsort((h.start[calls], h.line[calls]))]
-    isq = q[calls] & (Encloser(h, _framework_op(ctx) & ~ctx.step_marks).find(calls) < 0)
-    same = np.concatenate([[False], h.line[calls][1:] == h.line[calls][:-1]])
-    first = isq & ~(same & np.concatenate([[False], isq[:-1]]))  # a run's first query
-    at = np.flatnonzero(isq)
-    if at.size < 2:
-        return none
-    qc = calls[at]
-    done = _said_done(ctx, launches, qc)
-    run = np.cumsum(first)[at]
-    opens = first[at] | np.concatenate([[False], done[:-1] & (run[1:] == run[:-1])])  # a poll's first query
-    begin = np.flatnonzero(opens)[np.cumsum(opens) - 1]  # per query, its poll's first query
-    poll = done & ~opens & in_step[qc]  # the query that said done, after one at least that did not
-    return qc[poll].astype(np.int64), h.start[qc[begin[poll]]].astype(np.int64)
-
-
-def _said_done(ctx: Context, launches: list[np.ndarray], qc: np.ndarray) -> np.ndarray:
-    """Bool per query ``qc``: it returned once the GPU work launched before it had drained, on the GPUs its thread
-    launched onto (another process's work is not its wait) -- the query that found the GPU done."""
-    h = ctx.h
-    t = h.start[qc].astype(np.int64)
-    drain = np.full(t.shape, np.iinfo(np.int64).min)
-    line = h.line[qc]
-    for g, ln in zip(ctx.gpus, launches):
-        mine = np.isin(line, h.line[ln.astype(np.int64)])
-        if mine.any():
-            drain[mine] = np.maximum(drain[mine], _drain(g, h, t[mine]))
-    return (drain > np.iinfo(np.int64).min) & (h.end[qc].astype(np.int64) >= drain)
+    """(the query that said "done" of each poll in a step, the poll's first query's start in ps): the program's polls
+    outside every framework op (``job.waits.polls``, the one reading the steps ask too), the op that marks a whole step
+    no op here (a poll inside ``ProfilerStep#3`` is the program's)."""
+    done, begin = polls(ctx.h, [g.d for g in ctx.gpus], [g.launch for g in ctx.gpus],
+                              _framework_op(ctx) & ~ctx.step_marks)
+    keep = in_step[done]
+    return done[keep], begin[keep]
 
 
 def _named_by(callers: np.ndarray, sync: np.ndarray) -> np.ndarray:
@@ -824,7 +779,8 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
     blocked = held[ok]
     first_start = (starts if starts is not None else ends - held)[ok].astype(np.int64)
     if starts is not None:  # the drain: no earlier than the end of the work launched before the sync began (the GPU
-        first_start = np.maximum(first_start, _drain(g, h, first_start))  # idling for that work's launch is not it)
+        # idling for that work's launch is not it)
+        first_start = np.maximum(first_start, drain(g.d, g.launch, h, first_start))
     if not j.size:
         return out, [none, none]
     order = np.lexsort((last_end, j))  # by gap, then by when the sync returned: the last of each gap decides
@@ -871,19 +827,6 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
         out[i] = float((e - s).sum())
         spans[i] = (s, e)
     return out, spans
-
-
-def _drain(g, h, t: np.ndarray) -> np.ndarray:  # noqa: ANN001 - a context.GpuCtx, HostEvents
-    """Per time ``t`` (ps): the end of the GPU's work launched before it (a device event without a launch record,
-    by its start) -- when the queue a sync begun at ``t`` waits for has drained.  Work launched during the sync
-    (a read's own copy of its value) is no part of that queue."""
-    d = g.d
-    launch = g.launch.astype(np.int64, copy=False)
-    at = np.where(launch >= 0, h.start[np.maximum(launch, 0)].astype(np.int64), d.start.astype(np.int64))
-    order = np.argsort(at, kind="stable")
-    ends = np.maximum.accumulate(d.end[order].astype(np.int64))
-    k = np.searchsorted(at[order], t, side="left") - 1
-    return np.where(k >= 0, ends[np.maximum(k, 0)], np.iinfo(np.int64).min)
 
 
 def _drained(d, begin: np.ndarray, first_launch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001

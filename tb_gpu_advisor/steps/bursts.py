@@ -15,6 +15,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.job.waits import Waits
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents
 from tb_gpu_advisor.steps.burst_table import BurstTable
@@ -129,11 +130,12 @@ def _gaps_inside_one_range(h: HostEvents, own: list[DeviceEvents], launches: lis
     return out
 
 
-def _synced_bursts(h: HostEvents, us: np.ndarray, ue: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _synced_bursts(host: Waits, us: np.ndarray, ue: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(starts, ends) of the GPU's bursts in the busy intervals ``us``/``ue``: each ended where the GPU fell idle and
-    the host waited on it (a sync ending in the idle gap) or paused past ``steps.cluster_*``; None where nothing cuts
-    them.  The one cut :func:`_framed_bursts` and :func:`_framed_pass` read a frame's passes by."""
-    waits = np.sort(h.end[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
+    the host waited on it (a wait -- a sync, a poll: ``job.waits`` -- ending in the idle gap) or paused past
+    ``steps.cluster_*``; None where nothing cuts them.  The one cut :func:`_framed_bursts` and :func:`_framed_pass`
+    read a frame's passes by."""
+    waits = np.sort(host.end)
     gaps = us[1:] - ue[:-1]
     synced = np.searchsorted(waits, us[1:], side="right") > np.searchsorted(waits, ue[:-1], side="left")
     cut = np.nonzero(synced | (gaps > _cluster_gap(gaps)))[0]

@@ -92,7 +92,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
     """Detect steps; see the module docstring.  ``launches``: per GPU, each device event's host launch record
     (:func:`~tb_gpu_advisor.model.trace.device_launches`; computed here when not given); ``job``: what the capture
     is (its own step spans, its one-time costs), None for a bare reading of the markers."""
-    r = _Reading(trace, launches)
+    r = _Reading(trace, launches, job.waits if job is not None else None)
     r.training = job is not None and job.kind.kind == "training"
     if trace.gpu_step_lines:  # 1. the format's own per-GPU step line
         r.ids, r.hs, r.he, r.gpu_windows = _gpu_step_line_windows(trace.gpu_step_lines)
@@ -136,7 +136,7 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     r.own = own
     trained = (_training_range_steps(trace, job) or _engine_range_steps(trace, job, r.launched())
                if marked is None and own is None else None)
-    framed = (_framed_graph_launches(trace) or _framed_graph_pass(trace, job) or _framed_bursts(trace, r.active)
+    framed = (_framed_graph_launches(trace) or _framed_graph_pass(trace, job) or _framed_bursts(trace, r.active, r.waits)
               if xla is None and marked is None and own is None
               and trained is None else None)
     if xla is not None:
@@ -154,7 +154,7 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take_spans(*framed, "device" if framed[0] == "gpu_busy_clusters" else "host_window")
     elif (runs := _forward_runs(trace, r, job)) is not None:  # xla and marked None: the branches above
         r.take(runs, "host_window")
-    elif (one := _framed_pass(trace, r.active, job)) is not None:
+    elif (one := _framed_pass(trace, r.active, job, r.waits)) is not None:
         r.take_spans("single_pass", one[2], np.array([one[0]], np.int64), np.array([one[1]], np.int64), "device")
     elif job is not None and job.periodic is not None and job.periodic.source == "device_period":
         r.own = job.periodic  # a kernel trace's iterations by its stream's period: GPU windows, no launch to map

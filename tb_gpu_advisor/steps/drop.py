@@ -349,7 +349,8 @@ def _drop_cut_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep], found:
     elif r.mapped == "device":
         # a capture read whole (:func:`unmarked_pass`) numbers no step: its one window is "the pass", as every
         # finding later names it (h37-words22: nsys fsdp_mfu_before's note read "the first step starts at ...")
-        r.note += _trim_launched_before(r.trace.h, r.active, launches, kept, unmarked_pass(int(kept.ids.size), r.source))
+        r.note += _trim_launched_before(r.trace.h, r.active, launches, kept,
+                                        unmarked_pass(int(kept.ids.size), r.source), r.waits)
 
 
 def _drop_window_start_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:

@@ -20,6 +20,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.job.waits import sync_waits
 from tb_gpu_advisor.model.columns import count_between
 from tb_gpu_advisor.model.trace import HostEvents, Trace, line_processes
 from tb_gpu_advisor.steps.ranges import _ranges_word, _top_level
@@ -31,7 +32,7 @@ def _forward_run_steps(trace: Trace, launches: list[np.ndarray], job: Job) -> tu
     the first range of one run -- its iteration's forward -- to the next run's first, the last placed and dropped as
     the tiled readings' are (``steps.drop``: it ends at its own work, no next forward to end it).  Per thread, where
     at least two runs of as many ranges each hold no gradient launch and every gap between two runs holds both a
-    gradient launch and the host's wait (``devices.is_sync_call``) of the thread's own process, and the steps (from
+    gradient launch and the host's wait (``Job.waits``: a sync or a poll) of the thread's own process, and the steps (from
     the first run's start on) hold at least ``job.span_step_coverage`` of the launched work.  None elsewhere.
 
     Why the wait: without it, runs a backward separates may be one iteration's micro-batches (gradient accumulation
@@ -48,7 +49,7 @@ def _forward_run_steps(trace: Trace, launches: list[np.ndarray], job: Job) -> tu
     idx = idx[_top_level(h, idx)]
     proc = line_processes(trace)
     grad = _process_times(trace, _gradient_launches(trace, launches), proc)
-    waits = _process_times(trace, np.flatnonzero(h.name_mask(devices.is_sync_call)), proc)
+    waits = _process_times(trace, (job.waits if job.waits is not None else sync_waits(h)).idx, proc)  # sync or poll
     work = _launched_kernels(trace, launches, proc)
     per: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for ln in np.unique(h.line[idx]).tolist():

@@ -15,6 +15,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.job.frame import apart, frame
+from tb_gpu_advisor.job.waits import Waits
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace
 from tb_gpu_advisor.steps.burst_table import BurstTable
 from tb_gpu_advisor.steps.bursts import _bursts_repeat, _program_busy, _synced_bursts
@@ -173,7 +174,8 @@ def _pieces_of_one_pass(t: BurstTable) -> bool:
     return bool(held[[0, -1]].all()) and not held[1:-1].all()
 
 
-def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, np.ndarray, np.ndarray] | None:
+def _framed_bursts(trace: Trace, active: list[DeviceEvents], waits: Waits
+                   ) -> tuple[str, str, np.ndarray, np.ndarray] | None:
     """("gpu_busy_clusters", note, starts, ends) of the GPU's bursts inside the job's frame (``job.frame``: the
     program's one range holding at least two of them but not all), where the same work runs in them; else None.
 
@@ -187,7 +189,7 @@ def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, 
     if busy is None:
         return None
     own, keep, us, ue = busy
-    cut = _synced_bursts(trace.h, us, ue)
+    cut = _synced_bursts(waits, us, ue)
     if cut is None:
         return None
     starts, ends = cut
@@ -214,7 +216,8 @@ def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, 
     return "gpu_busy_clusters", note, starts[lo:hi], ends[lo:hi]
 
 
-def _framed_pass(trace: Trace, active: list[DeviceEvents], job: Job | None) -> tuple[int, int, str] | None:
+def _framed_pass(trace: Trace, active: list[DeviceEvents], job: Job | None, waits: Waits
+                 ) -> tuple[int, int, str] | None:
     """(start, end, note) of the one GPU burst inside the program's one range (``job.frame`` of one repeat), where the
     same work ran before the range (its warm-up); None elsewhere, and for a training job.
 
@@ -228,7 +231,7 @@ def _framed_pass(trace: Trace, active: list[DeviceEvents], job: Job | None) -> t
     if job is not None and job.kind.kind == "training":
         return None
     busy = _program_busy(active)
-    cut = _synced_bursts(trace.h, busy[2], busy[3]) if busy is not None else None
+    cut = _synced_bursts(waits, busy[2], busy[3]) if busy is not None else None
     if cut is None:
         return None
     starts, ends = cut

@@ -12,6 +12,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import ms as fmt_ms
+from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents
 from tb_gpu_advisor.steps.reading import _Kept
 from tb_gpu_advisor.steps.types import PS_PER_MS
@@ -77,7 +78,7 @@ def _before_window(lead_ms: float) -> str:
 
 
 def _trim_launched_before(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], kept: _Kept,
-                          one_pass: bool = False) -> str:
+                          one_pass: bool = False, waits: Waits | None = None) -> str:
     """Start the first of GPU-burst steps at its first work launched in the capture, where the burst opens with work
     launched before the capture and runs on into work launched inside it; the note's words ("" where nothing is cut).
     Per GPU: each GPU's window starts at its own first launched work (kept's per-GPU windows, set where the GPUs'
@@ -137,18 +138,20 @@ def _trim_launched_before(h: HostEvents, devs: list[DeviceEvents], launches: lis
     kept.hs = host
     first, own, one = ("the pass", "the pass", "the pass") if one_pass else ("the first step", "the step", "a step")
     return (f"; {first} starts at its first work launched in the capture, after {_before_window(head)}: "
-            f"work from before the capture, no part of {own}{_waits_on_head(h, list(heads.values()), one)}")
+            f"work from before the capture, no part of {own}{_waits_on_head(h, waits, list(heads.values()), one)}")
 
 
-def _waits_on_head(h: HostEvents, heads: list[tuple[int, int]], step: str = "a step") -> str:
+def _waits_on_head(h: HostEvents, waits: Waits | None, heads: list[tuple[int, int]], step: str = "a step") -> str:
     """The words for the host's longest wait in a sync over GPU work launched before the capture (``heads``: per GPU,
     the head's ``[start, end)``), "" where no sync overlaps one: the part of the call over the head waits on work from
     before the capture, so it is said here, beside that work, and is no step's (each step starts after it); ``step``:
-    what it is no part of ("the pass" on a capture read whole)."""
-    sync = np.flatnonzero(h.name_mask(devices.is_sync_call)) if len(h) else np.zeros(0, np.int64)
+    what it is no part of ("the pass" on a capture read whole).  ``waits``: the host's waits (``job.waits``: a sync
+    call, a poll from its first query to the one that said done; the sync calls alone where not given)."""
+    waits = waits if waits is not None else sync_waits(h)
+    sync = waits.idx
     if not sync.size or not heads:
         return ""
-    s, e = h.start[sync].astype(np.int64), h.end[sync].astype(np.int64)
+    s, e = waits.start, waits.end
     over = np.zeros(sync.size, np.int64)
     for a, b in heads:
         over = np.maximum(over, np.minimum(e, b) - np.maximum(s, a))

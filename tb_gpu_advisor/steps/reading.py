@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.trace import Trace, device_launches
 
 
@@ -41,8 +42,10 @@ class _Reading:
     the whole capture is one step where a reading was refused.  One holder, so that each source is a step of its own
     that a reader follows in :func:`detect_steps`, and the launches are computed once, where a step first needs them."""
 
-    def __init__(self, trace: Trace, launches: list[np.ndarray] | None) -> None:
+    def __init__(self, trace: Trace, launches: list[np.ndarray] | None, waits: Waits | None = None) -> None:
         self.trace, self.launches = trace, launches
+        #: where the host waited for the GPU (``Job.waits``: its syncs and polls; its sync calls alone where not given)
+        self.waits = waits if waits is not None else sync_waits(trace.h)
         self.active = [d for d in trace.devices if len(d)]
         self.source, self.note, self.mapped = "", "", ""
         self.whole_note = ""  # why the whole capture is one step, where a reading of the steps was refused for a cause

@@ -1,0 +1,140 @@
+"""Where the host waited for the GPU: the one home of that reading, which the steps (a loop's iteration ends where its
+host waits) and the metrics (a wait's idle is host_sync's) both ask.
+
+A host waits for the GPU in a sync call (``cudaStreamSynchronize``, ``hipDeviceSynchronize``: ``devices.SYNC_CALLS``)
+or by polling: asking an event or a stream "done yet?" (``devices.POLL_CALLS``) until the GPU says so
+(``while (hipEventQuery(ev) == hipErrorNotReady)``).  The two are one wait by other calls: the host launches nothing
+until it returns, and the GPU idles after it until the host launches again.  Read apart, a loop that polled after each
+burst read its steps from the launches alone and split each burst in halves (``rpdtrace.write(poll=)``: 58 steps of
+half a burst, "0.5 times per step", where its ``hipDeviceSynchronize`` twin reads 28 bursts, h37-probe45s).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.frameworks import Framework
+from tb_gpu_advisor.model.columns import sorted_unique
+from tb_gpu_advisor.model.enclosing import Encloser
+from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
+
+_NONE = np.zeros(0, np.int64)
+
+
+@dataclass
+class Waits:
+    """The host's waits for the GPU, by start: each a sync call or a poll (its queries, the first to the one that said
+    done)."""
+
+    idx: np.ndarray  # host event of each wait: the sync call, or the poll's query that said done
+    start: np.ndarray  # int64 ps: the call's start, or the poll's first query's
+    end: np.ndarray  # int64 ps: when it returned
+    poll: np.ndarray  # bool per wait: a poll
+
+
+def host_waits(trace: Trace, launches: list[np.ndarray], fw: Framework | None = None) -> Waits:
+    """Every wait of the host for the GPU in ``trace`` (``launches``: per GPU, each device event's launch record):
+    its sync calls and, where ``fw`` is given, its polls outside the framework's ops (:func:`polls`)."""
+    h = trace.h
+    sync = np.flatnonzero(h.name_mask(devices.is_sync_call)) if len(h) else _NONE
+    done, begin = polls(h, trace.devices, launches, framework_ops(trace, fw)) if fw is not None and len(h) else \
+        (_NONE, _NONE)
+    idx = np.concatenate([sync.astype(np.int64), done])
+    start = np.concatenate([h.start[sync].astype(np.int64), begin]) if len(h) else _NONE
+    end = h.end[idx].astype(np.int64) if idx.size else _NONE
+    poll = np.r_[np.zeros(sync.size, bool), np.ones(done.size, bool)]
+    order = np.argsort(start, kind="stable")
+    return Waits(idx[order], start[order], end[order], poll[order])
+
+
+def sync_waits(h: HostEvents) -> Waits:
+    """The sync calls alone as waits: where no launches or framework are known (a reader called on its own)."""
+    sync = np.flatnonzero(h.name_mask(devices.is_sync_call)) if len(h) else _NONE
+    start = h.start[sync].astype(np.int64)
+    order = np.argsort(start, kind="stable")
+    sync = sync[order].astype(np.int64)
+    return Waits(sync, start[order], h.end[sync].astype(np.int64), np.zeros(sync.size, bool))
+
+
+def framework_ops(trace: Trace, fw: Framework) -> np.ndarray:
+    """Bool per host event: a framework's op (its ops and dispatch events, and ranges the reader read as ops: autograd
+    NVTX, roctx ``aten::`` markers) -- what a query inside is the framework's own, no poll of the program's."""
+    h = trace.h
+    op = h.name_mask(fw.host_op_event) | h.name_mask(fw.dispatch_event)
+    r = trace.ranges
+    if r is not None and r.idx.size:
+        op[r.idx[r.op]] = True
+    return op
+
+
+def polls(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], ops: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """(the query that said "done" of each poll, the poll's first query's start in ps): event or stream queries
+    (``devices.POLL_CALLS``) in a row among a launching thread's runtime calls, outside every ``ops`` event, two or more
+    asked until one returned after the GPU work launched before them had drained -- the program asking "done yet?"
+    until the GPU said so (``while not ev.query()``).  A poll ends at that query: the queries after it ask anew (the
+    next iteration's ``if ev.query()``, another event) -- a run of queries is cut after each one that found the GPU
+    done (:func:`said_done`), and a launch between two queries ends the run (the host was queueing work, not waiting).
+
+    Why: such a loop is the program's own wait for the GPU, as ``ev.synchronize()`` would be, and the GPU idles
+    after it until the host launches again; unread, that idle was taken for launch overhead a CUDA graph removes
+    (``torchtrace.write_poll_then_host_work``: "Launch-bound, critical, 308 us", h37-probe44s).  A loop that launches
+    between its queries (query, launch, query ... then queries until done: ``torchtrace.write_launches_while_polling``)
+    asks its next step's first query after the host's work on the result with no runtime call between: read as one
+    run, its last query began after the drain and no poll was read (h37-probe45p: launch_bound critical, 308 us).
+    The caching allocator's queries of freed blocks' events lie inside the ops that allocate (``aten::empty*``: d2d_v100
+    8,602, torchrec_a100_stalls 25,773, hta_v100 2,413) and ask once per event, not until the GPU drains: none is a
+    poll."""
+    none = (_NONE, _NONE)
+    q = h.name_mask(devices.is_poll_call)
+    if q.sum() < 2:
+        return none
+    rec = np.concatenate([ln[ln >= 0] for ln in launches]).astype(np.int64) if launches else _NONE
+    mine = sorted_unique(h.line[rec]) if rec.size else _NONE
+    calls = np.flatnonzero(h.name_mask(devices.is_runtime_call) & np.isin(h.line, mine))
+    if not calls.size:
+        return none
+    calls = calls[np.lexsort((h.start[calls], h.line[calls]))]
+    isq = q[calls] & (Encloser(h, ops).find(calls) < 0)
+    same = np.concatenate([[False], h.line[calls][1:] == h.line[calls][:-1]])
+    first = isq & ~(same & np.concatenate([[False], isq[:-1]]))  # a run's first query
+    at = np.flatnonzero(isq)
+    if at.size < 2:
+        return none
+    qc = calls[at]
+    done = said_done(h, devs, launches, qc)
+    run = np.cumsum(first)[at]
+    opens = first[at] | np.concatenate([[False], done[:-1] & (run[1:] == run[:-1])])  # a poll's first query
+    begin = np.flatnonzero(opens)[np.cumsum(opens) - 1]  # per query, its poll's first query
+    poll = done & ~opens  # the query that said done, after one at least that did not
+    return qc[poll].astype(np.int64), h.start[qc[begin[poll]]].astype(np.int64)
+
+
+def said_done(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], qc: np.ndarray) -> np.ndarray:
+    """Bool per query ``qc``: it returned once the GPU work launched before it had drained, on the GPUs its thread
+    launched onto (another process's work is not its wait) -- the query that found the GPU done."""
+    t = h.start[qc].astype(np.int64)
+    least = np.iinfo(np.int64).min
+    drained = np.full(t.shape, least)
+    line = h.line[qc]
+    for d, launch in zip(devs, launches):
+        rec = launch[launch >= 0].astype(np.int64)
+        mine = np.isin(line, h.line[rec])
+        if mine.any():
+            drained[mine] = np.maximum(drained[mine], drain(d, launch, h, t[mine]))
+    return (drained > least) & (h.end[qc].astype(np.int64) >= drained)
+
+
+def drain(d: DeviceEvents, launch: np.ndarray, h: HostEvents, t: np.ndarray) -> np.ndarray:
+    """Per time ``t`` (ps): the end of the GPU's work launched before it (a device event without a launch record,
+    by its start) -- when the queue a wait begun at ``t`` waits for has drained.  Work launched during the wait
+    (a read's own copy of its value) is no part of that queue."""
+    launch = launch.astype(np.int64, copy=False)
+    at = np.where(launch >= 0, h.start[np.maximum(launch, 0)].astype(np.int64), d.start.astype(np.int64))
+    order = np.argsort(at, kind="stable")
+    ends = np.maximum.accumulate(d.end[order].astype(np.int64))
+    k = np.searchsorted(at[order], t, side="left") - 1
+    return np.where(k >= 0, ends[np.maximum(k, 0)], np.iinfo(np.int64).min)

@@ -70,10 +70,13 @@ def test_runs_of_different_work_stay_one_pass_control(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("upload", [64 << 20, 0])
-def test_two_waited_calls_read_two_iterations(upload: int, tmp_path: Path) -> None:
+def test_two_waited_calls_read_two_iterations_unless_after_a_set_up(upload: int, tmp_path: Path) -> None:
     """Two runs of the sequence, one wait between them, are two iterations -- the walk's law reads two iterations as
-    two steps or none, never one pass of both (h37-probe45w's reading, merged with this one: ``_ALIKE_LEAST`` 2);
-    a set-up upload before them is left out."""
+    two steps or none, never one pass of both (h37-probe45w's reading, merged with this one: ``_ALIKE_LEAST`` 2) --
+    but after a set-up upload they may be a program's warm-up call and its timed one: no reading of the waits alone
+    (the control probe45m wrote, none found: the law allows it for two)."""
     host, _ = _steps(tmp_path, [GEMM] * 2, upload_bytes=upload)
-    assert host["steps"]["source"] == "repeated_launches" and host["steps"]["found"] == 2, host["steps"]
-    assert ("set-up" in host["steps"]["note"]) == bool(upload), host["steps"]["note"]
+    if upload:
+        assert host["steps"]["source"] != "repeated_launches", host["steps"]
+    else:
+        assert host["steps"]["source"] == "repeated_launches" and host["steps"]["found"] == 2, host["steps"]

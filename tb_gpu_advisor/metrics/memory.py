@@ -250,11 +250,12 @@ def _leak_sites(me: MemoryEvents, starts: np.ndarray | None = None) -> list[list
     marks = _round_marks(me, fr, starts)
     out = []
     keys = me.op[cand].astype(np.int64) * (1 << 40) + me.delta[cand]
+    number = _line_round_numbers(me, cand, marks)
     for key in np.unique(keys):
         at = cand[keys == key]
         if at.size < least:
             continue
-        rounds, rises = _rounds(at, marks)
+        rounds, rises = _rounds(at, marks, number[keys == key])
         whole = _whole(me, rounds)
         if (len(rounds) >= least and len({len(r) for r in whole}) == 1
                 and (rises >= 0.9 * me.delta[rounds[0]].sum()).all()):
@@ -310,12 +311,31 @@ def _round_marks(me: MemoryEvents, fr: np.ndarray, starts: np.ndarray | None = N
     return alloc, made, trained, stepped, forward, stepper, opened
 
 
-def _rounds(at: np.ndarray, marks: tuple[np.ndarray, ...]) -> tuple[list[np.ndarray], np.ndarray]:
-    """The kept blocks ``at`` split into rounds (:func:`_leak`'s rule), and the rise of the lowest level between
-    rounds across each round after the first."""
-    alloc, made, trained, stepped, forward, stepper, opened = marks
+def _line_round_numbers(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Per kept block of ``cand``, the number of its round among its user line's kept blocks (:func:`_round_numbers`
+    over each line's blocks, whatever their sizes).
+
+    Why by line, not by line and size: where a round ends is the loop's iteration's end, which a site of one size
+    cannot see when all its blocks fall in one iteration.  A leak growing each iteration under gradient accumulation
+    (3 micro-batches each keeping the head's output, 4 MiB in the first iteration, 8 in the second ...) keeps each
+    size in one iteration only: its own gaps hold no optimizer step, so the micro-batches' backward-beside-forward
+    ends read each size as 3 "iterations" of one block -- a leak of 3 iterations whatever the loop ran (8 here,
+    h37-probe45g: ``training_iterations(8, micro_batches=3, leak="grow")``).  The line's gaps hold the steps."""
+    number = np.zeros(cand.size, dtype=np.int64)
+    lines = me.op[cand]
+    for op in np.unique(lines):
+        on = lines == op
+        number[on] = _round_numbers(cand[on], marks)
+    return number
+
+
+def _round_numbers(at: np.ndarray, marks: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Per kept block of ``at`` (in order), the number of its round by :func:`_leak`'s rule: a new round where, in the
+    gap before the block, an iteration ends (:func:`_at_iteration_ends`)."""
+    if at.size < 2:
+        return np.zeros(at.size, dtype=np.int64)
+    _alloc, made, trained, stepped, forward, stepper, opened = marks
     gaps = np.append(at[:-1] + 1, at[-1] + 1)
-    lows = np.minimum.reduceat(alloc, gaps)[:-1]  # the lowest level between two
     new = (at[1:] > at[:-1] + 1) & (((np.minimum.reduceat(made, gaps)[:-1] < at[:-1])
                                      & (np.add.reduceat(stepped, gaps)[:-1] > 0))
                                     | ((np.add.reduceat(trained, gaps)[:-1] > 0)
@@ -323,6 +343,19 @@ def _rounds(at: np.ndarray, marks: tuple[np.ndarray, ...]) -> tuple[list[np.ndar
     step = np.add.reduceat(stepper, gaps)[:-1] > 0
     new = _at_iteration_ends(new, [new & step, np.add.reduceat(opened, gaps)[:-1] > 0, _first_step_cadence(new, step)],
                              int(T("memory.leak.min_iterations")))
+    return np.concatenate([[0], np.cumsum(new)])
+
+
+def _rounds(at: np.ndarray, marks: tuple[np.ndarray, ...], number: np.ndarray | None = None
+            ) -> tuple[list[np.ndarray], np.ndarray]:
+    """The kept blocks ``at`` split into rounds -- by their own gaps (:func:`_round_numbers`), or by ``number``, each
+    block's round among its line's (:func:`_line_round_numbers`) -- and the rise of the lowest level between rounds
+    across each round after the first."""
+    if number is None:
+        number = _round_numbers(at, marks)
+    gaps = np.append(at[:-1] + 1, at[-1] + 1)
+    lows = np.minimum.reduceat(marks[0], gaps)[:-1]  # the lowest level between two
+    new = np.diff(number) > 0
     return np.split(at, np.flatnonzero(new) + 1), np.diff(lows[new])
 
 

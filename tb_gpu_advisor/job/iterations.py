@@ -818,7 +818,10 @@ def _segment(a: int, b: int, pre: np.ndarray, ext: _Extrema, need: list[np.ndarr
     it -- the memory-leak check reads the leak off these very iterations.  Counted in, a loop keeping 48 MiB of an
     evaluation's graph after each step of a 448 MiB climb (11%) failed the return at its forward's start; only the
     evaluation's start, whose climb holds the kept bytes too, passed -- 5 iterations from the second's evaluation
-    on, where 6 ran (h37-probe45g: ``training_iterations(6, micro_batches=2, optimizer_temp=False, leak="graph")``)."""
+    on, where 6 ran (h37-probe45g: ``training_iterations(6, micro_batches=2, optimizer_temp=False, leak="graph")``).
+    Training only (``need`` holds a backward): a forward under autograd keeps each layer's tensors for good too, and
+    a model of identical layers repeats its allocations a layer apart -- without the return, CS336's 48-layer forward
+    (wild ``forward_autograd_cs336``) read as 48 passes each keeping 232 MiB, a leak."""
     if any(m[b] == m[a] for m in need):
         return None
     lo, hi = ext.range(a, b)
@@ -826,7 +829,8 @@ def _segment(a: int, b: int, pre: np.ndarray, ext: _Extrema, need: list[np.ndarr
     climb = hi - start
     if climb <= 0 or start - lo > T("job.snapshot_trough_dip") * climb:
         return None
-    if not first and abs(end_level - ext.kept_in(a, b) - start) > T("job.snapshot_trough_return") * climb:
+    kept = ext.kept_in(a, b) if len(need) > 1 else 0
+    if not first and abs(end_level - kept - start) > T("job.snapshot_trough_return") * climb:
         return None
     return max(start - lo, 0) / climb  # a level that stays above its start dips by nothing
 

@@ -97,8 +97,10 @@ class _Extrema:
     """Minimum and maximum of the level over any range of events, from per-block extrema (memory: two blocks' worth of
     numbers per 256 events, where a sparse table would hold 20 copies of the history)."""
 
-    def __init__(self, level: np.ndarray) -> None:
+    def __init__(self, level: np.ndarray, kept: np.ndarray | None = None) -> None:
         self.level = level
+        #: running bytes of the allocations the history never frees, one past each event (0 before the first)
+        self.kept = np.zeros(level.size + 1, np.int64) if kept is None else kept
         n = level.size
         full = n // _BLOCK * _BLOCK
         blocks = level[:full].reshape(-1, _BLOCK)
@@ -117,6 +119,16 @@ class _Extrema:
                 parts_lo.append(int(self.level[s:e].min()))
                 parts_hi.append(int(self.level[s:e].max()))
         return min(parts_lo), max(parts_hi)
+
+    def kept_in(self, a: int, b: int) -> int:
+        """The bytes events ``[a, b)`` allocate that the history never frees."""
+        return int(self.kept[b] - self.kept[a])
+
+
+def _never_freed(me: MemoryEvents) -> np.ndarray:
+    """Running bytes of the allocations ``me`` never frees, one past each event (:attr:`_Extrema.kept`)."""
+    kept = (me.delta > 0) & (me.frees() == len(me))
+    return np.concatenate(([0], np.cumsum(np.where(kept, me.delta, 0)))).astype(np.int64)
 
 
 def snapshot_iterations(trace: Trace) -> SpanSteps | None:
@@ -384,7 +396,7 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
         return None  # no forward recorded: nothing says where an iteration or a pass is
     training, need = held_phases
     n_alloc = np.cumsum(np.concatenate(([0], me.delta > 0)))
-    ext = _Extrema(me.allocated)
+    ext = _Extrema(me.allocated, _never_freed(me))
     pre = me.allocated - me.delta  # the level before each event
     inv, counts, pos, ident, new_group = _by_site(me, alloc)
     keep, every, micro, forward_opens = _opening_repeats(me, pos, ident, new_group, need, training, pre, ext)
@@ -654,9 +666,12 @@ def _group_starts(starts: list[int], held: np.ndarray, first_step: int = -1) -> 
     low = np.flatnonzero(at == at.min())
     if low.size == at.size:
         return starts
-    if low.tolist() == [0] and first_step >= 0 and (at[1:] == at[1]).all():
+    if low.tolist() == [0] and first_step >= 0:
         k = int(np.searchsorted(np.asarray(starts), first_step))  # rounds before the optimizer's first step
-        return starts[::k] if 2 <= k < len(starts) else starts
+        if 2 <= k < len(starts) and _held_from(at, k):
+            return starts[::k]
+        if (at[1:] == at[1]).all():
+            return starts
     if low.size < 2:
         return starts
     gaps = np.diff(low)
@@ -672,6 +687,18 @@ def _group_starts(starts: list[int], held: np.ndarray, first_step: int = -1) -> 
     if lead.size <= k and lead.tolist() == list(range(lead.size)) and int(run[0]) == lead.size:
         return [starts[i] for i in run.tolist()]
     return starts
+
+
+def _held_from(at: np.ndarray, k: int) -> bool:
+    """Whether the gradients held at each round's start (``at``) rise over the first ``k`` rounds and stay level from
+    the k-th on: zeroed in place, they are all made by the first optimizer step, and held alike after it.
+
+    Why rise, not level from the first round: a parameter the first micro-batch leaves unused (a branch, an expert
+    it routes no token to) gets its gradient in a later one -- the held bytes at the rounds' starts read 0, 192, 256,
+    256 MiB ..., and the grouping was given up: the job read each micro-batch as an iteration once a leak's bytes no
+    longer kept them from passing (h37-probe45g: ``training_iterations(3, layers=3, micro_batches=2,
+    set_to_none=False, optimizer_temp=False, leak="grow")``, 4 parameters: the first backward makes 3 gradients)."""
+    return bool((np.diff(at[:k + 1]) >= 0).all() and (at[k:] == at[k]).all())
 
 
 def _after_all(pos: np.ndarray, marks: list[np.ndarray]) -> np.ndarray:
@@ -797,8 +824,19 @@ def _check(starts: list[int], n: int, pre: np.ndarray, ext: _Extrema, need: list
 def _segment(a: int, b: int, pre: np.ndarray, ext: _Extrema, need: list[np.ndarray], first: bool,
              end_level: int) -> float | None:
     """How far events ``[a, b)`` dip below the level before ``a``, a share of what they climb above it, where they are
-    an iteration: an allocation of each of ``need`` (forward, backward, the optimizer's step), a dip of at most ``job.snapshot_trough_dip`` and -- the first
-    iteration apart -- an end (``end_level``) within ``job.snapshot_trough_return`` of the start; else None."""
+    an iteration: an allocation of each of ``need`` (forward, backward, the optimizer's step), a dip of at most
+    ``job.snapshot_trough_dip`` and -- the first iteration apart -- an end (``end_level``), less what they allocate
+    that the history never frees (:meth:`_Extrema.kept_in`), within ``job.snapshot_trough_return`` of the start; else
+    None.
+
+    Why less the never-freed bytes: a loop that leaks keeps them every iteration, and an iteration is no less one for
+    it -- the memory-leak check reads the leak off these very iterations.  Counted in, a loop keeping 48 MiB of an
+    evaluation's graph after each step of a 448 MiB climb (11%) failed the return at its forward's start; only the
+    evaluation's start, whose climb holds the kept bytes too, passed -- 5 iterations from the second's evaluation
+    on, where 6 ran (h37-probe45g: ``training_iterations(6, micro_batches=2, optimizer_temp=False, leak="graph")``).
+    Training only (``need`` holds a backward): a forward under autograd keeps each layer's tensors for good too, and
+    a model of identical layers repeats its allocations a layer apart -- without the return, CS336's 48-layer forward
+    (wild ``forward_autograd_cs336``) read as 48 passes each keeping 232 MiB, a leak."""
     if any(m[b] == m[a] for m in need):
         return None
     lo, hi = ext.range(a, b)
@@ -806,7 +844,8 @@ def _segment(a: int, b: int, pre: np.ndarray, ext: _Extrema, need: list[np.ndarr
     climb = hi - start
     if climb <= 0 or start - lo > T("job.snapshot_trough_dip") * climb:
         return None
-    if not first and abs(end_level - start) > T("job.snapshot_trough_return") * climb:
+    kept = ext.kept_in(a, b) if len(need) > 1 else 0
+    if not first and abs(end_level - kept - start) > T("job.snapshot_trough_return") * climb:
         return None
     return max(start - lo, 0) / climb  # a level that stays above its start dips by nothing
 

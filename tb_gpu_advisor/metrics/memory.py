@@ -119,13 +119,13 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     else:
         step_start = _iteration_start(ctx, me, p)
     if (me.addr >= 0).any():
-        out.breakdown, out.top = _at_peak(me, p, step_start)
+        leaked = _leak(me, p, out, _unseen_live(ctx, me.gpu), _iteration_starts(ctx))
+        out.breakdown, out.top = _at_peak(me, p, step_start, leaked)
         _forward_kept(ctx, me, p, out)
         _earlier_pass_booked(out)
         _unseen_holders_booked(ctx, me, out)
         _cast_cache(me, p, out)
         out.held_by_lifetime_bytes = _lifetime_only(ctx, me, p, out)
-        _leak(me, p, out, _unseen_live(ctx, me.gpu), _iteration_starts(ctx))
     out.step_peaks, out.reserved_changes_per_step = _per_step(me, win, ctx.steps.ids, has_res)
     out.timeline = _timeline(ctx, me, win)
     if me.baseline == "capture_start":
@@ -154,7 +154,7 @@ def _iteration_starts(ctx: Context) -> np.ndarray | None:
 
 
 def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int], int] | None = None,
-          starts: np.ndarray | None = None) -> None:
+          starts: np.ndarray | None = None) -> np.ndarray:
     """A leak: passes of the same work that each keep the same blocks for good.  Why: a loop's level between its
     iterations is flat -- each iteration frees what it made (its optimizer's state, a cache, made once, are one pass)
     -- but a tensor kept past its iteration (``outputs.append(out)``; ``total += loss`` without ``.item()``, whose
@@ -178,11 +178,14 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
 
     ``starts``: where the job's own iterations begin (:func:`_iteration_starts`), the ends :func:`_rounds` falls back
     to where the optimizer allocates too seldom to mark them (a fused or foreach optimizer under gradient
-    accumulation)."""
+    accumulation).
+
+    Returns the event indices of the leak's allocations (none where nothing leaks): held across iterations at the
+    peak (:func:`_at_peak`), whichever phase made them."""
     sites = _leak_sites(me, starts)
     per_round = sum(int(me.delta[r[-1]].sum()) for r in sites)
     if not sites or per_round < T("memory.leak.min_bytes"):
-        return
+        return np.zeros(0, dtype=np.int64)
     every = np.concatenate([np.concatenate(r) for r in sites])
     earlier, earlier_bytes, earliest = _earlier_rounds(me, sites, before or {})
     out.leak_iterations = max(len(r) for r in sites) + earlier
@@ -194,6 +197,7 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
     out.leak_end_bytes = int(me.delta[every].sum()) + earlier_bytes
     out.leak_sites = sorted({me.op_names[int(me.op[r[0][0]])] for r in sites  # a line no frame names is none
                              if 0 <= me.op[r[0][0]] < len(me.op_names)} - {"", "?"})
+    return every
 
 
 def _earlier_rounds(me: MemoryEvents, sites: list[list[np.ndarray]], before: dict[tuple[str, int], int]
@@ -250,11 +254,12 @@ def _leak_sites(me: MemoryEvents, starts: np.ndarray | None = None) -> list[list
     marks = _round_marks(me, fr, starts)
     out = []
     keys = me.op[cand].astype(np.int64) * (1 << 40) + me.delta[cand]
+    number = _line_round_numbers(me, cand, marks)
     for key in np.unique(keys):
         at = cand[keys == key]
         if at.size < least:
             continue
-        rounds, rises = _rounds(at, marks)
+        rounds, rises = _rounds(at, marks, number[keys == key])
         whole = _whole(me, rounds)
         if (len(rounds) >= least and len({len(r) for r in whole}) == 1
                 and (rises >= 0.9 * me.delta[rounds[0]].sum()).all()):
@@ -310,12 +315,31 @@ def _round_marks(me: MemoryEvents, fr: np.ndarray, starts: np.ndarray | None = N
     return alloc, made, trained, stepped, forward, stepper, opened
 
 
-def _rounds(at: np.ndarray, marks: tuple[np.ndarray, ...]) -> tuple[list[np.ndarray], np.ndarray]:
-    """The kept blocks ``at`` split into rounds (:func:`_leak`'s rule), and the rise of the lowest level between
-    rounds across each round after the first."""
-    alloc, made, trained, stepped, forward, stepper, opened = marks
+def _line_round_numbers(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Per kept block of ``cand``, the number of its round among its user line's kept blocks (:func:`_round_numbers`
+    over each line's blocks, whatever their sizes).
+
+    Why by line, not by line and size: where a round ends is the loop's iteration's end, which a site of one size
+    cannot see when all its blocks fall in one iteration.  A leak growing each iteration under gradient accumulation
+    (3 micro-batches each keeping the head's output, 4 MiB in the first iteration, 8 in the second ...) keeps each
+    size in one iteration only: its own gaps hold no optimizer step, so the micro-batches' backward-beside-forward
+    ends read each size as 3 "iterations" of one block -- a leak of 3 iterations whatever the loop ran (8 here,
+    h37-probe45g: ``training_iterations(8, micro_batches=3, leak="grow")``).  The line's gaps hold the steps."""
+    number = np.zeros(cand.size, dtype=np.int64)
+    lines = me.op[cand]
+    for op in np.unique(lines):
+        on = lines == op
+        number[on] = _round_numbers(cand[on], marks)
+    return number
+
+
+def _round_numbers(at: np.ndarray, marks: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Per kept block of ``at`` (in order), the number of its round by :func:`_leak`'s rule: a new round where, in the
+    gap before the block, an iteration ends (:func:`_at_iteration_ends`)."""
+    if at.size < 2:
+        return np.zeros(at.size, dtype=np.int64)
+    _alloc, made, trained, stepped, forward, stepper, opened = marks
     gaps = np.append(at[:-1] + 1, at[-1] + 1)
-    lows = np.minimum.reduceat(alloc, gaps)[:-1]  # the lowest level between two
     new = (at[1:] > at[:-1] + 1) & (((np.minimum.reduceat(made, gaps)[:-1] < at[:-1])
                                      & (np.add.reduceat(stepped, gaps)[:-1] > 0))
                                     | ((np.add.reduceat(trained, gaps)[:-1] > 0)
@@ -323,6 +347,19 @@ def _rounds(at: np.ndarray, marks: tuple[np.ndarray, ...]) -> tuple[list[np.ndar
     step = np.add.reduceat(stepper, gaps)[:-1] > 0
     new = _at_iteration_ends(new, [new & step, np.add.reduceat(opened, gaps)[:-1] > 0, _first_step_cadence(new, step)],
                              int(T("memory.leak.min_iterations")))
+    return np.concatenate([[0], np.cumsum(new)])
+
+
+def _rounds(at: np.ndarray, marks: tuple[np.ndarray, ...], number: np.ndarray | None = None
+            ) -> tuple[list[np.ndarray], np.ndarray]:
+    """The kept blocks ``at`` split into rounds -- by their own gaps (:func:`_round_numbers`), or by ``number``, each
+    block's round among its line's (:func:`_line_round_numbers`) -- and the rise of the lowest level between rounds
+    across each round after the first."""
+    if number is None:
+        number = _round_numbers(at, marks)
+    gaps = np.append(at[:-1] + 1, at[-1] + 1)
+    lows = np.minimum.reduceat(marks[0], gaps)[:-1]  # the lowest level between two
+    new = np.diff(number) > 0
     return np.split(at, np.flatnonzero(new) + 1), np.diff(lows[new])
 
 
@@ -570,15 +607,26 @@ def _step_of(win: np.ndarray, t: int) -> int | None:
 
 def _iteration_start(ctx: Context, me: MemoryEvents, p: int) -> int | None:
     """Where no step holds the peak, the end of the last optimizer step before it in a snapshot that marks them, else
-    in a snapshot the start of the peak's forward pass (:func:`_forward_start`): what is live at the peak and older was
-    made by an earlier iteration (the weights, the optimizer's state, a library's workspace) -- held across steps,
-    whichever phase made it."""
+    the start of the job's own iteration that holds it (:func:`_iteration_starts`: one the step detection dropped --
+    the last, possibly partial), else in a snapshot the start of the peak's forward pass (:func:`_forward_start`):
+    what is live at the peak and older was made by an earlier iteration (the weights, the optimizer's state, a
+    library's workspace) -- held across steps, whichever phase made it.
+
+    Why the job's iterations before the forward's start: that start is bounded by the optimizer's allocations, and a
+    fused optimizer allocates on its first step only -- every iteration after the first then read as the peak's one,
+    their leaked outputs (1.6 GiB over 7 iterations) as its activations (h37-probe45g: ``training_iterations(8,
+    micro_batches=3, optimizer_temp=False, leak="grow")``, its peak in the last iteration, dropped as partial)."""
     snap = ctx.trace.snapshot
     if snap is None:
         return None
     t = int(me.t[p])
     ends = [e for e in snap.iteration_ends_ps if e <= t]
-    return max(ends) if ends else _forward_start(me, p)
+    if ends:
+        return max(ends)
+    own = _iteration_starts(ctx)
+    if own is not None and own[0] <= t:
+        return int(own[own <= t][-1])
+    return _forward_start(me, p)
 
 
 def _forward_start(me: MemoryEvents, p: int) -> int | None:
@@ -618,11 +666,17 @@ def _least_reserve(ctx: Context, me: MemoryEvents, p: int) -> int | None:
     return max(ctx.fw.least_reserve(me.delta[live], largest), int(me.allocated[p]))
 
 
-def _at_peak(me: MemoryEvents, p: int, step_start: int | None) -> tuple[dict[str, int], list[MemoryHolder]]:
+def _at_peak(me: MemoryEvents, p: int, step_start: int | None, leaked: np.ndarray | None = None
+             ) -> tuple[dict[str, int], list[MemoryHolder]]:
     """Live bytes at event ``p`` by category, and the ops holding the most.  Autocast's cached copies of the weights
     made in the peak's own pass are ``casts``, not ``held``: the cache is emptied when the autocast region exits, so
     they live one pass (CTKnight's CS336 bf16 forward: 6.3 of the 19.1 GiB read as held across steps; h37-snapleft);
-    one made before the pass -- a region around several passes, whose cache they share -- is held."""
+    one made before the pass -- a region around several passes, whose cache they share -- is held.
+
+    A leak's blocks (``leaked``, :func:`_leak`'s) are held too, those of the peak's own iteration among them: the loop
+    keeps them past every iteration, so they are no activation a backward reads, and recomputation frees none of
+    them.  Booked by phase, a growing leak's last iteration's outputs (3 x 128 MiB, made in its forward) read as
+    activations beside the leak's finding that counts them too: the two savings over the peak (h37-probe45g)."""
     free_at = me.frees()
     i = np.arange(len(me))
     live = (me.delta > 0) & (i <= p) & (free_at > p)
@@ -630,6 +684,8 @@ def _at_peak(me: MemoryEvents, p: int, step_start: int | None) -> tuple[dict[str
     phase = me.phase[live].copy()
     phase[_freed_by_backward(me)[live] & (phase == MEMORY_PHASES.index("other"))] = MEMORY_PHASES.index("forward")
     earlier = me.t[live] < step_start if step_start is not None else np.zeros(size.shape, bool)
+    if leaked is not None and leaked.size:
+        earlier |= np.isin(np.flatnonzero(live), leaked)
     made_by = _holders(me)[live]
     cats = np.array([_kind(MEMORY_PHASES[k] if 0 <= k < len(MEMORY_PHASES) else "other", h, e)
                      for k, h, e in zip(phase.tolist(), made_by.tolist(), earlier.tolist())], dtype=object)

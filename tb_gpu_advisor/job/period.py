@@ -462,11 +462,12 @@ def _sync_cuts(waits: Waits, t_start: np.ndarray, lo: int, hi: int) -> np.ndarra
 
 
 def _runs_steps(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, t_end: np.ndarray, starts: np.ndarray,
-                hi: int, q: int, last: int, each: str, why: str, waits: Waits) -> SpanSteps | None:
-    """The steps of runs between the host's waits (:func:`_one_kernel_runs`): one from each of
+                hi: int, q: int, last: int, each: str, why: str, waits: Waits, set_up: str = "") -> SpanSteps | None:
+    """The steps of runs between the host's waits (:func:`_one_kernel_runs`, :func:`_alike_runs`): one from each of
     ``starts`` (launch indices) to the next, the last to launch ``hi``'s (exclusive) end -- partial where it holds
     ``last`` launches, fewer than a run's ``q`` -- where two whole runs or more are found and they hold most of the
-    GPU's kernel time; ``each`` says a run in words, ``why`` why the waits alone mark them."""
+    GPU's kernel time; ``each`` says a run in words, ``why`` why the waits alone mark them, ``set_up`` what was left
+    out before them."""
     n = t_start.size
     partial = last < q
     if starts.size - partial < 2:
@@ -480,7 +481,7 @@ def _runs_steps(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, t
         return None  # most of the GPU's time lies outside the runs (a program's one long GEMM before a small loop)
     note = (f"the host's waits for the GPU: {starts.size} runs of {each} ({pct(coverage, 0)} of the launches), "
             f"each ended by a sync and no other wait between its launches; {why}, so only the waits mark the "
-            f"iterations; no step markers or step spans in the capture")
+            f"iterations{set_up}; no step markers or step spans in the capture")
     tail = _partial_words(last, f"the runs' {q}", "the last wait", partial)
     return _launch_steps(f"{q}-launch run between waits", start, end, coverage, "low", note, tail, True)
 
@@ -508,7 +509,6 @@ def _alike_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_sta
     run of them, that run is the pass a benchmark times after its warm-ups (``steps.framed._framed_pass``), not a
     loop's iteration: no reading here."""
     n = key.size
-    ws, we = waits.start, waits.end
     cut = _sync_cuts(waits, t_start, 0, n)
     if cut.size + 1 < _ALIKE_LEAST:
         return None
@@ -533,23 +533,17 @@ def _alike_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_sta
     starts = [s for s in starts if s < hi]
     if len(starts) - partial < (_ALIKE_LEAST if not before else _ALIKE_AFTER_SET_UP):
         return None  # two calls after set-up may be its warm-up call and its timed one, a pause between: no loop read
-    coverage = (hi - starts[0]) / n
-    if coverage < T("job.span_step_coverage") or \
-            _time_share(trace, launches, starts[0], hi) < T("job.span_step_coverage"):
-        return None  # most of the launches, or of the GPU's time, lie outside the runs: no loop's iterations
-    start = t_start[np.asarray(starts, np.int64)]
-    framed = frame(trace, start, least=1)
+    if (hi - starts[0]) / n < T("job.span_step_coverage"):
+        return None  # most of the launches lie outside the runs: no loop's iterations
+    at = np.asarray(starts, np.int64)
+    framed = frame(trace, t_start[at], least=1)
     if framed is not None and framed.end - framed.first == 1:
         return None  # the program's one range around one run: the pass a benchmark times after its warm-ups (framed)
-    end = np.r_[start[1:], _waited_end(ws, we, t_start, t_end, hi)]
     set_up = (f"; the {plural(int(before), 'launch', 'launches')} before the first, the program's set-up, left out"
               if before else "")
-    note = (f"the host's waits for the GPU: {len(starts)} runs of the same "
-            f"{_launch_words(trace, launches, np.asarray(unit, np.int64))} ({pct(coverage, 0)} of the launches), "
-            f"each ended by a sync and no other wait between its launches; too few launches to read a period from, "
-            f"so only the waits mark the iterations{set_up}; no step markers or step spans in the capture")
-    tail = _partial_words(n - int(starts[-1]), f"the runs' {q}", "the last wait", partial)
-    return _launch_steps(f"{q}-launch run between waits", start, end, coverage, "low", note, tail, True)
+    return _runs_steps(trace, launches, t_start, t_end, at, hi, q, n - int(at[-1]) if partial else q,
+                       f"the same {_launch_words(trace, launches, np.asarray(unit, np.int64))}",
+                       "too few launches to read a period from", waits, set_up)
 
 
 def _reads_words(waited_at: np.ndarray, own_at: np.ndarray, pause: float, typical: float, opens: bool) -> str:

@@ -61,9 +61,9 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     encloser = _encloser(ctx) if blocking.size else None
     if blocking.size:
         sync = np.union1d(sync, _framework_reads(ctx, encloser, blocking))
-    polls, poll_start = _polls(ctx, in_step)
-    if polls.size:  # the program's polls: each run's last query, the run its wait (a query inside none, so no clash)
-        sync = np.union1d(sync, polls)
+    poll_done, poll_start = _polls(ctx, in_step)
+    if poll_done.size:  # the program's polls: each run's last query, the run its wait (a query inside none: no clash)
+        sync = np.union1d(sync, poll_done)
     reads = not sync.size  # no sync call recorded: the framework's blocking reads are the syncs (JAX's np.asarray)
     if reads:
         sync = _outermost(h, np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & (ctx.host_step >= 0)))
@@ -71,10 +71,10 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     if not sync.size:
         return _leads_only(ctx, gap_windows)
     # when each wait began: its call, or a poll's first query (the host asked until the GPU was done)
-    poll = np.isin(sync, polls)
+    poll = np.isin(sync, poll_done)
     begins = h.start[sync].astype(np.int64)
     if poll.any():
-        begins[poll] = poll_start[np.searchsorted(polls, sync[poll])]
+        begins[poll] = poll_start[np.searchsorted(poll_done, sync[poll])]
     moving, moved = np.zeros(sync.shape, dtype=np.int64), None
     if reads:  # a read is its own caller, the program's read of a value (no copy op around it: a read is no copy in)
         callers = sync.copy()
@@ -99,7 +99,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
         # aten::to, not the aten::copy_ inside; ``.item()``: aten::item) -- a blocking copy's too (``x.to('cuda')``:
         # aten::to; h37-probe44p), one rule; the copy op itself (``callers``) still says how long the copy held the host
         named = np.where(outer >= 0, outer, callers)
-    recorded = _recorded(ctx, sync, (poll_start, h.end[polls].astype(np.int64)) if polls.size else None)
+    recorded = _recorded(ctx, sync, (poll_start, h.end[poll_done].astype(np.int64)) if poll_done.size else None)
     active = ctx.active
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
     ledger = np.zeros((3, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits', both's in the gaps
@@ -131,7 +131,8 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     # the idle as the step's ledger books it (issue #36): inside the kept steps, in the categories of GPU idle the host
     # causes -- where the host ran start-up or allocator calls meanwhile, that is where the time sits
     booked, copy_booked, in_gaps = (_booked(row) for row in ledger)
-    blocked = (h.end[sync] - np.where(poll, begins, _from_step_start(ctx, sync)) - moving).astype(np.float64)  # a read's bytes: the copy's
+    # a read's bytes: the copy's; a poll from its first query
+    blocked = (h.end[sync] - np.where(poll, begins, _from_step_start(ctx, sync)) - moving).astype(np.float64)
     # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
     return HostSyncs(calls_per_step=ctx.per_step(waited.sum()), calls=int(waited.sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
@@ -641,7 +642,7 @@ def _copy_waits(ctx: Context, encloser: Encloser, callers: np.ndarray) -> np.nda
     return (callers >= 0) & np.isin(callers, copy_ops) & _framework_op(ctx)[np.maximum(callers, 0)]
 
 
-def _recorded(ctx: Context, sync: np.ndarray, polls: tuple[np.ndarray, np.ndarray] | None = None
+def _recorded(ctx: Context, sync: np.ndarray, poll_spans: tuple[np.ndarray, np.ndarray] | None = None
               ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
     """What the threads that sync spend in anything the profiler recorded: their host events but those that bound a
     step -- ops, runtime calls, the user's ranges -- as a bool mask, and their Python spans.  A range that spans a whole
@@ -649,7 +650,7 @@ def _recorded(ctx: Context, sync: np.ndarray, polls: tuple[np.ndarray, np.ndarra
     step source's own) says only that the step runs, not what the host does inside it: counted as recorded it hid the
     untraced host code after a sync, which the sync's idle then claimed as well as the gap finding (h37-left52).
 
-    ``polls`` (each poll's first query's start, its last query's end: :func:`_polls`) are recorded time too: between
+    ``poll_spans`` (each poll's first query's start, its last query's end: :func:`_polls`) are recorded time too: between
     two queries the host is in the loop that asks them, waiting as surely as inside a sync call, and the profiler
     records the queries, not the loop.  Unread, a native loop polling ``cuStreamQuery`` every 10 us after each kernel
     left 6.7 ms a step of its waits "unrecorded host time" and 3 ms to launch_bound (h37-probe45p), where the same
@@ -663,8 +664,9 @@ def _recorded(ctx: Context, sync: np.ndarray, polls: tuple[np.ndarray, np.ndarra
     if sp is not None and len(sp):
         on = np.isin(sp.line, lines)
         py = (sp.start[on].astype(np.int64, copy=False), sp.end[on].astype(np.int64, copy=False))
-    if polls is not None and polls[0].size:
-        py = polls if py is None else (np.concatenate([py[0], polls[0]]), np.concatenate([py[1], polls[1]]))
+    if poll_spans is not None and poll_spans[0].size:
+        py = poll_spans if py is None else (np.concatenate([py[0], poll_spans[0]]),
+                                            np.concatenate([py[1], poll_spans[1]]))
     return m, py
 
 

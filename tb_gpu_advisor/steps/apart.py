@@ -19,8 +19,12 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.frameworks import user_ranges
-from tb_gpu_advisor.model.trace import DeviceEvents, Trace
+from tb_gpu_advisor.model.trace import DeviceEvents, Trace, line_processes
 from tb_gpu_advisor.steps.types import PS_PER_MS
+
+#: the readings whose windows are the user's own marks of each step (an NVTX range, ``ProfilerStep#``, an iteration
+#: range): an evaluation at the tail of such a mark is cut off it (:func:`_tail_cuts`)
+_OWN_MARKS = ("nvtx_range", "profiler_step", "iteration_range")
 
 
 def _passes(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -69,14 +73,114 @@ def _ended(s: np.ndarray, e: np.ndarray, read_end: np.ndarray, cut: np.ndarray) 
     return e
 
 
+def _launch_times(trace: Trace, launched: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(host starts, processes; sorted by start) of every call that launched work a GPU ran (``launched``: per GPU,
+    each device event's launch record), each call once; its process by its line (:func:`line_processes`, 0 where the
+    format names one process)."""
+    idx = np.unique(np.concatenate([la[la >= 0] for la in launched] or [np.zeros(0, np.int64)]).astype(np.int64))
+    h = trace.h
+    at = h.start[idx].astype(np.int64)
+    procs = line_processes(trace)
+    proc = procs[h.line[idx].astype(np.int64)] if procs is not None else np.zeros(idx.size, np.int64)
+    order = np.argsort(at, kind="stable")
+    return at[order], proc[order]
+
+
+def _tails(ps: np.ndarray, pe: np.ndarray, pl: np.ndarray, s: np.ndarray, e: np.ndarray, line: int,
+           launches: tuple[np.ndarray, np.ndarray], procs: np.ndarray | None) -> np.ndarray:
+    """Per mark on host line ``line`` (starts ``s``, own ends ``e``): the start of the first evaluation pass (``ps``,
+    ``pe``, ``pl``) of its thread inside it after which its process launches nothing outside the passes up to the
+    mark's end -- the evaluation is the mark's tail, its training done before it; -1 where none is.
+
+    Why: a loop whose ``train_step`` range wraps ``evaluate()`` after its update marks its training and its evaluation
+    as one window; the evaluation's forwards start where the training ends, so the step's training time is the window
+    up to the first pass.  A pass with training work after it (an evaluation mid-step) leaves the mark whole: a
+    window can be cut, not holed (``steps.drop._drop_evaluating`` says such a step)."""
+    out = np.full(s.size, -1, np.int64)
+    mine = pl == line
+    ps, pe = ps[mine], pe[mine]
+    if not ps.size:
+        return out
+    at, proc = launches
+    if procs is not None and 0 <= line < procs.size:
+        at = at[proc == procs[line]]
+    inside_pass = np.zeros(at.size, bool)
+    for a, b in zip(ps.tolist(), pe.tolist()):
+        inside_pass |= (at >= a) & (at <= b)
+    train = at[~inside_pass]
+    for k in range(s.size):
+        held = np.flatnonzero((ps >= s[k]) & (pe <= e[k]))
+        if not held.size:
+            continue
+        first, last = int(ps[held].min()), int(pe[held].max())
+        if first > int(s[k]) and not ((train > first) & (train <= e[k])).any() and last >= first:
+            out[k] = first
+    return out
+
+
+def _tail_cuts(trace: Trace, hs: np.ndarray, read_end: np.ndarray, per_line: dict[int, tuple[np.ndarray, np.ndarray]],
+               launched: list[np.ndarray]) -> np.ndarray:
+    """Per host step, where the evaluation its marks hold at their tail opens (:func:`_tails`): the first of the
+    marking threads' own, where every thread that marks the step holds one (the step ends where the evaluation first
+    opens, as where a pass between marks does: :func:`_between`; each rank's own window ends at its own,
+    :func:`_cut_own`); -1 elsewhere.  One marking thread: the host's marks themselves."""
+    ps, pe, pl = _passes(trace)
+    if not ps.size or not launched:
+        return np.full(hs.size, -1, np.int64)
+    launches = _launch_times(trace, launched)
+    procs = line_processes(trace)
+    marks = per_line or {int(pl[0]): (hs.astype(np.int64), read_end.astype(np.int64))}
+    if not per_line and np.unique(pl).size > 1:  # passes on several threads, one host mark: that mark's thread unknown
+        return np.full(hs.size, -1, np.int64)
+    got = [_tails(ps, pe, pl, s.astype(np.int64), e.astype(np.int64), ln, launches, procs)
+           for ln, (s, e) in marks.items() if s.size == hs.size]
+    if not got:
+        return np.full(hs.size, -1, np.int64)
+    got = np.stack(got)
+    return np.where((got >= 0).all(axis=0), got.min(axis=0), -1)
+
+
+def _tail_note(trace: Trace, hs: np.ndarray, cut: np.ndarray, he: np.ndarray) -> str:
+    """The note's words for the evaluations cut off the tails of the steps' own marks (``cut`` >= 0, the windows'
+    ends before ``he``): how many steps, and the evaluation's time apart from theirs."""
+    k = cut >= 0
+    took = float((he[k].astype(np.int64) - np.maximum(cut[k], hs[k].astype(np.int64))).sum())
+    h = trace.h
+    names = sorted({h.names[int(h.name[i])] for i in user_ranges.evaluation_ranges(h, trace.ranges)})
+    word = ", ".join(f"`{n}`" for n in names[:3]) + (" ..." if len(names) > 3 else "")
+    n = int(k.sum())
+    return (f"; {plural(n, 'step')} hold an evaluation ({word}) at the end of {'its' if n == 1 else 'their'} own "
+            f"range, after {'its' if n == 1 else 'their'} training: {took / PS_PER_MS:,.1f} ms of evaluation in all "
+            f"({took / PS_PER_MS / n:,.2f} ms a step), left out of the steps -- each ends where its evaluation opens")
+
+
 def _cut_before_passes(trace: Trace, hs: np.ndarray, he: np.ndarray, read_end: np.ndarray,
-                       per_line: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, str]:
+                       per_line: dict[int, tuple[np.ndarray, np.ndarray]], launched: list[np.ndarray] | None = None
+                       ) -> tuple[np.ndarray, np.ndarray, str]:
     """Tiled host windows (``hs``, ``he``; each mark's own end ``read_end``; ``per_line``: each rank's thread's own
     marks, where several mark them) with each step that an evaluation pass follows before the next step ended where
-    the first opens; (per step: that pass's start or -1, the windows' new ends, the note's words, "" where none)."""
+    the first opens, and, given the launches (``launched``: the steps are the user's own marks), each step whose own
+    mark ends in an evaluation ended where it opens (:func:`_tail_cuts`); (per step: where its window was cut or -1,
+    the windows' new ends, the note's words, "" where none)."""
+    tail = _tail_cuts(trace, hs, read_end, per_line, launched) if launched is not None else np.full(hs.size, -1)
+    said = ""
+    if (tail >= 0).any():
+        said = _tail_note(trace, hs, tail, he)
+        he = he.copy()
+        he[tail >= 0] = np.maximum(tail[tail >= 0], hs[tail >= 0].astype(np.int64))
+    cut, he2, more = _cut_between(trace, hs, he, read_end, per_line, tail)
+    return np.where(tail >= 0, tail, cut), he2, said + more
+
+
+def _cut_between(trace: Trace, hs: np.ndarray, he: np.ndarray, read_end: np.ndarray,
+                 per_line: dict[int, tuple[np.ndarray, np.ndarray]], tail: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, str]:
+    """:func:`_cut_before_passes`'s passes between two steps' marks: each step (not already cut at its own mark's tail,
+    ``tail`` >= 0) that one follows before the next step ended where the first opens."""
     ps, pe, pl = _passes(trace)
     out = _outside(ps, pe, pl, per_line, (hs.astype(np.int64), read_end.astype(np.int64)))
     cut = _between(hs, ps, out)
+    cut[tail >= 0] = -1
     if not (cut >= 0).any() or (cut[:-1] >= 0).all():  # none, or one in every turn: a phase of each iteration
         return np.full(hs.size, -1, np.int64), he, ""
     after = np.zeros(ps.size, bool)
@@ -92,14 +196,28 @@ def _cut_before_passes(trace: Trace, hs: np.ndarray, he: np.ndarray, read_end: n
         "names them evaluation, no training step's work, so the step before each ends where the first opens")
 
 
-def _cut_own(trace: Trace, lines: np.ndarray, s: np.ndarray, e: np.ndarray, read_end: np.ndarray) -> np.ndarray:
+def _cut_own(trace: Trace, lines: np.ndarray, s: np.ndarray, e: np.ndarray, read_end: np.ndarray,
+             marks: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
+             launched: list[np.ndarray] | None = None) -> np.ndarray:
     """A rank's own tiled windows (``s``, ``e``; its marks' own ends ``read_end``) ended at the evaluation passes its
-    threads (``lines``) mark between them, as the host's are (:func:`_cut_before_passes`)."""
+    threads (``lines``) mark between them, as the host's are (:func:`_cut_before_passes`), and, given its threads' own
+    marks (``marks``) and the launches, at the evaluation its marks hold at their tail (:func:`_tails`)."""
     ps, pe, pl = _passes(trace)
     mine = np.isin(pl, np.asarray(lines, dtype=np.int64))
     ps, pe, pl = ps[mine], pe[mine], pl[mine]
     own = (s.astype(np.int64), read_end.astype(np.int64))
-    return _ended(s, e, read_end, _between(s, ps, _outside(ps, pe, pl, {}, own)))
+    cut = _between(s, ps, _outside(ps, pe, pl, {}, own))
+    if marks and launched is not None and ps.size:
+        launches, procs = _launch_times(trace, launched), line_processes(trace)
+        got = [_tails(ps, pe, pl, ms.astype(np.int64), me.astype(np.int64), ln, launches, procs)
+               for ln, (ms, me) in marks.items() if ms.size == s.size]
+        if got:
+            tails = np.stack(got)
+            tail = np.where((tails >= 0).all(axis=0), tails.min(axis=0), -1)
+            e = e.copy()
+            e[tail >= 0] = np.maximum(tail[tail >= 0], s[tail >= 0].astype(np.int64))
+            cut[tail >= 0] = -1
+    return _ended(s, e, read_end, cut)
 
 
 def _cut_gpu(trace: Trace, w: np.ndarray, d: DeviceEvents, launch: np.ndarray, cut: np.ndarray,
@@ -119,7 +237,8 @@ def _cut_gpu(trace: Trace, w: np.ndarray, d: DeviceEvents, launch: np.ndarray, c
     kern = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
     w = w.copy()
     for k in np.flatnonzero(cut >= 0).tolist():
-        mine = ok & (at >= cut[k]) & (at < int(hs[k + 1]))
+        upto = int(hs[k + 1]) if k + 1 < hs.size else np.iinfo(np.int64).max  # the last: all it launched after
+        mine = ok & (at >= cut[k]) & (at < upto)
         first = d.start[mine & kern] if (mine & kern).any() else d.start[mine]
         if first.size and int(w[k, 0]) < int(first.min()) < int(w[k, 1]):
             w[k, 1] = int(first.min())

@@ -16,7 +16,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, union_intervals,
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, queued_before
-from tb_gpu_advisor.steps.apart import _cut_before_passes, _cut_gpu, _cut_own
+from tb_gpu_advisor.steps.apart import _OWN_MARKS, _cut_before_passes, _cut_gpu, _cut_own
 from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_marker_turn
 from tb_gpu_advisor.steps.framed import _inside_frame
 from tb_gpu_advisor.steps.windows import MISSING, own_time, unrecorded
@@ -38,7 +38,8 @@ def _place_windows(r: _Reading) -> None:
     r.hs, r.he = _tile(r.hs, r.he)
     r.apart = np.full(r.hs.size, -1, np.int64)
     if r.source in _HOST_SOURCES and r.training:  # a training job's evaluation between two steps is neither's
-        r.apart, r.he, said = _cut_before_passes(r.trace, r.hs, r.he, r.read_end, r.per_line)
+        marks = r.launched() if r.source in _OWN_MARKS else None  # an evaluation at a mark's tail: cut off it too
+        r.apart, r.he, said = _cut_before_passes(r.trace, r.hs, r.he, r.read_end, r.per_line, marks)
         r.note += said
     host_he = r.he.copy()  # the host's own windows: which launches each step made (the last's not stretched)
     end = _last_launched_end(r, int(r.hs[-1]), int(r.he[-1]))
@@ -285,7 +286,8 @@ def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         read_end = e
         s, e = _tile(s, e)
         if (r.apart >= 0).any():  # the evaluations the host's steps leave out, each rank's too
-            e = _cut_own(r.trace, ls, s, e, read_end)
+            marks = {int(ln): own[int(ln)] for ln in np.asarray(ls).tolist() if int(ln) in own}
+            e = _cut_own(r.trace, ls, s, e, read_end, marks, r.launched() if r.source in _OWN_MARKS else None)
         e[-1] = max(int(e[-1]), _own_last_reach(r, int(s[-1])))
         out[int(gpu)] = (s, e)
     return out

@@ -1077,7 +1077,7 @@ class EvalTruth(NamedTuple):
 
 def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4, batches: int = 2,
                                  pass_range: str = "eval_step", around: str | None = None, ranks: int = 1,
-                                 numbers: str = "train", inside: bool = False, seed: int = 0) -> EvalTruth:
+                                 numbers: str = "train", inside: bool | str = False, seed: int = 0) -> EvalTruth:
     """Write a training loop that evaluates every ``every`` training steps: ``batches`` forward passes on held-out
     data after each ``every``-th step, outside its ``train_step {k}`` range.  Each training step is ``NsysJob``'s copy
     and 20 GEMMs under the user's ranges ``forward`` (7 GEMMs), ``backward`` (10) and ``optimizer_step`` (3), read
@@ -1089,7 +1089,9 @@ def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4
     incremented by them too), so the training numbers skip over each evaluation (``train_step 3``, ``train_step 6``);
     ``numbers="samples"``: the same counter in samples of 128 (``train_step 384``, ``train_step 768``).  ``inside``:
     the training step before each evaluation holds it in its own range (``train_step`` wrapping ``evaluate()``):
-    its range ends where the evaluation's last batch ends.  ``ranks``: processes, one GPU each, all alike.
+    its range ends where the evaluation's last batch ends; ``inside="head"``: the step after it holds it at its head
+    (``train_step`` opened before ``evaluate()``, then the training), its range starting where the first batch starts.
+    ``ranks``: processes, one GPU each, all alike.
 
     Why: a loop that evaluates every N steps (``if step % N == 0: evaluate()``, Lightning's ``val_check_interval``,
     HF Trainer's ``eval_steps``) marks its training step and its evaluation apart; between two ``train_step`` ranges
@@ -1121,7 +1123,12 @@ def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4
                 a, e = rows[first][1], rows[first + batches - 1][2]
                 con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
                             "VALUES (?,?,59,?,?,0)", (a, e, around, gtid))
-        if inside:  # the step before each evaluation runs through it
+        if inside == "head":  # the step after each evaluation opens before it
+            for first in evals[::batches]:
+                if first + batches < n:
+                    con.execute("UPDATE NVTX_EVENTS SET start = ? WHERE rowid = ?",
+                                (rows[first][1], rows[first + batches][0]))
+        elif inside:  # the step before each evaluation runs through it
             for first in evals[::batches]:
                 con.execute("UPDATE NVTX_EVENTS SET end = ? WHERE rowid = ?",
                             (rows[first + batches - 1][1] + period - 1, rows[first - 1][0]))

@@ -149,8 +149,9 @@ def _tail_note(trace: Trace, hs: np.ndarray, cut: np.ndarray, he: np.ndarray) ->
     names = sorted({h.names[int(h.name[i])] for i in user_ranges.evaluation_ranges(h, trace.ranges)})
     word = ", ".join(f"`{n}`" for n in names[:3]) + (" ..." if len(names) > 3 else "")
     n = int(k.sum())
-    return (f"; {plural(n, 'step')} hold an evaluation ({word}) at the end of {'its' if n == 1 else 'their'} own "
-            f"range, after {'its' if n == 1 else 'their'} training: {took / PS_PER_MS:,.1f} ms of evaluation in all "
+    its, hold = ("its", "holds") if n == 1 else ("their", "hold")
+    return (f"; {plural(n, 'step')} {hold} an evaluation ({word}) at the end of {its} own range, after {its} "
+            f"training: {took / PS_PER_MS:,.1f} ms of evaluation in all "
             f"({took / PS_PER_MS / n:,.2f} ms a step), left out of the steps -- each ends where its evaluation opens")
 
 

@@ -5,8 +5,9 @@ user's ``forward`` / ``backward`` / ``optimizer_step``, a sync) in ``train_step 
 two forwards on held-out data outside them (``eval_step`` each, or one ``validation`` over both).  Host marks tile
 time, so the step before each evaluation ran to the next step's mark and held both forwards: 6 steps of 10.7 ms, one
 of 24.1 ms (base a3712eb4).  The program names the passes evaluation: the step before ends where they open, on the
-host, on each rank's own windows and on each GPU.  Controls: an evaluation inside the step's own range stays the
-step's (the step dropped from the steady ones since h37-probe45e); steps that are themselves the evaluation ranges keep their length.
+host, on each rank's own windows and on each GPU.  Controls: an evaluation at the tail of the step's own range ends
+that step where it opens (h37-probe46e; dropped whole by h37-probe45e); steps that are themselves the evaluation
+ranges keep their length.
 """
 
 from __future__ import annotations
@@ -40,10 +41,10 @@ def test_an_evaluation_between_steps_is_left_out_of_them(tmp_path, form) -> None
     assert ranks == 1 or "each rank marks its own steps" in host["steps"]["note"]
 
 
-def test_an_evaluation_inside_the_steps_range_stays_the_steps(tmp_path) -> None:  # noqa: ANN001 - pytest's
-    """Control: the user's ``train_step`` range around the evaluation too (its end moved past it): the range is the
-    step, as the user marked it -- nothing is cut; the step is whole, 8.03 ms and the evaluation's, and left out of
-    the steady steps as holding an evaluation the others do not (h37-probe45e: before it, kept, the steps 10.7 ms)."""
+def test_an_evaluation_inside_the_steps_range_ends_the_step(tmp_path) -> None:  # noqa: ANN001 - pytest's
+    """Control: the user's ``train_step`` range around the evaluation too (its end moved past it): no pass lies
+    between marks; the evaluation at the range's tail, after the step's training, ends the step where it opens
+    (h37-probe46e: ``steps.apart._tail_cuts``; h37-probe45e dropped the whole 24.1 ms step): step 3 kept, 8.03 ms."""
     import sqlite3
 
     path = str(tmp_path / "eval.sqlite")
@@ -55,10 +56,10 @@ def test_an_evaluation_inside_the_steps_range_stays_the_steps(tmp_path) -> None:
     con.commit()
     con.close()
     host = _host(path)
-    assert "left out of the steps" not in host["steps"]["note"]
-    held = [d for d in host["steps"]["dropped"] if d["reason"].startswith("evaluating:")]
-    assert [d["step"] for d in held] == [3]
-    assert held[0]["ms"] == pytest.approx(truth.step_ms + truth.pass_ms / 2, rel=0.01)
+    assert "left out of the steps: the program names them" not in host["steps"]["note"]
+    assert "1 step holds an evaluation (`eval_step`) at the end of its own range" in host["steps"]["note"]
+    assert not [d for d in host["steps"]["dropped"] if d["reason"].startswith("evaluating:")]
+    assert {r["step"]: r["step_ms"] for r in host["step_rows"]}[3] == pytest.approx(truth.step_ms, rel=0.01)
     assert _step_ms(host) == pytest.approx(truth.step_ms, rel=0.01)
 
 

@@ -1,0 +1,81 @@
+"""A training loop's evaluation inside its step's own range is the evaluation's time, not the step's (issue #37
+class 2; h37-probe45n's *Left* 1, h37-probe45e's *Left* 2).
+
+``synthetic.nsysexport.write_interleaved_evaluation(inside=True)``: 8 training steps of ~8.03 ms (a copy, 20 GEMMs
+under the user's ``forward`` / ``backward`` / ``optimizer_step``, a sync) whose ``train_step {k}`` range wraps
+``evaluate()`` after the update: ``batches`` ``eval_step`` forwards (or one ``validation`` over them) at its tail.
+With ``every=1`` every step holds one, so no step could be dropped for it: b3e5562e averaged the evaluation into
+every step (16.05 ms a step with one batch, 24.08 with two; truth 8.03).  Now the evaluation at a mark's tail -- its
+process launching nothing but the evaluation's work after it opens -- ends the step where it opens
+(``steps.apart._tail_cuts``), on the host, each rank's own windows and each GPU; the note says the evaluation's time
+apart, each microsecond once.  Control: an evaluation at a step's head (training after it in the same range) is not
+cut -- a window is not holed -- and that step is dropped as before (``steps.drop._drop_evaluating``).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from synthetic import nsysexport as nx
+from tests.support.cli_report import first_host
+
+
+def _step_ms(host: dict) -> float:
+    return next(m for m in host["headline"] if m["id"] == "device_step_share")["detail"]["avg_step_ms"]
+
+
+def _evaluation_ms(note: str) -> tuple[int, float]:
+    """(steps, ms) of the note's evaluation cut off the steps' own ranges."""
+    m = re.search(r"(\d+) steps? holds? an evaluation \(.*?\) at the end of (?:its|their) own range, after (?:its|their) "
+                  r"training: ([\d,.]+) ms of evaluation in all", note)
+    assert m, note
+    return int(m.group(1)), float(m.group(2).replace(",", ""))
+
+
+@pytest.mark.parametrize("form", [dict(batches=1), dict(batches=2), dict(batches=1, ranks=2),
+                                  dict(batches=2, around="validation"), dict(batches=1, numbers="global")],
+                         ids=["one_batch", "two_batches", "two_ranks", "validation", "global"])
+def test_an_evaluation_in_every_steps_range_is_its_own_time(tmp_path, form) -> None:  # noqa: ANN001 - pytest's
+    """Every step ~8.03 ms (b3e5562e: 16.05 ms, 24.08 with two batches); each GPU's step rows too; the note says the
+    evaluation's time, ~the passes' own per rank; steps plus evaluation no more than the loop's span."""
+    path = str(tmp_path / "eval.sqlite")
+    truth = nx.write_interleaved_evaluation(path, every=1, inside=True, **form)
+    host = first_host(path)
+    st = host["steps"]
+    assert st["found"] == truth.train_steps, st["note"]
+    assert _step_ms(host) == pytest.approx(truth.step_ms, rel=0.01)
+    assert all(r["step_ms"] == pytest.approx(truth.step_ms, rel=0.01) for r in host["step_rows"]), host["step_rows"]
+    ranks = form.get("ranks", 1)
+    n, ms = _evaluation_ms(st["note"])
+    assert n == truth.train_steps
+    assert ms == pytest.approx(truth.pass_ms / ranks, rel=0.01)
+    assert not [d for d in st["dropped"] if d["reason"].startswith("evaluating:")]
+    loop_ms = truth.train_steps * truth.step_ms + truth.pass_ms / ranks  # the loop's span, every turn whole
+    assert truth.train_steps * _step_ms(host) + ms <= loop_ms * 1.01  # each microsecond once
+
+
+def test_an_evaluation_every_fourth_step_ends_that_step(tmp_path) -> None:  # noqa: ANN001 - pytest's
+    """``every=4``: ``train_step 3`` (and 7) hold two batches at their tail: step 3 is cut to its training, 8.03 ms,
+    and kept (h37-probe45e dropped it whole, 24.1 ms); the steady steps ~8.03 ms."""
+    path = str(tmp_path / "eval.sqlite")
+    truth = nx.write_interleaved_evaluation(path, inside=True)
+    host = first_host(path)
+    st = host["steps"]
+    assert not [d for d in st["dropped"] if d["reason"].startswith("evaluating:")]
+    assert 3 in [r["step"] for r in host["step_rows"]]
+    assert all(r["step_ms"] == pytest.approx(truth.step_ms, rel=0.01) for r in host["step_rows"]), host["step_rows"]
+    assert _evaluation_ms(st["note"]) == (2, pytest.approx(truth.pass_ms, rel=0.01))
+
+
+def test_an_evaluation_at_a_steps_head_is_not_cut(tmp_path) -> None:  # noqa: ANN001 - pytest's
+    """Control: ``train_step 4`` opens before the evaluation and trains after it: its window is not holed, nothing is
+    cut, and the step is dropped as holding an evaluation (as on b3e5562e); the steady steps ~8.03 ms."""
+    path = str(tmp_path / "eval.sqlite")
+    truth = nx.write_interleaved_evaluation(path, inside="head")
+    host = first_host(path)
+    st = host["steps"]
+    assert "at the end of" not in st["note"]
+    assert [d["step"] for d in st["dropped"] if d["reason"].startswith("evaluating:")] == [4]
+    assert _step_ms(host) == pytest.approx(truth.step_ms, rel=0.01)

@@ -1431,6 +1431,51 @@ def lightning_fit(ranks: list[Rank], n: int) -> None:
     r.cpu(PL_NEXT_BATCH, PL_FETCH_US, cat="user_annotation")
 
 
+#: the user's ``record_function`` around an evaluation pass (``with torch.profiler.record_function("evaluate")``)
+EVALUATE_RANGE = "evaluate"
+
+
+def evaluation_loop(every: int = 4, batches: int = 2, words: str = "record_function"
+                    ) -> Callable[[list[Rank], int], None]:
+    """A training loop under ``torch.profiler`` that evaluates every ``every`` training steps: each ``prof.step()``
+    iteration is ``torch_healthy_bf16``'s training step (the MLP's forward and backward, the SGD update, ``.item()``);
+    after every ``every``-th, inside the same ``ProfilerStep#n`` (``prof.step()`` is the training loop's: its mark runs
+    from one call to the next, so it holds what the loop ran after the update), ``model.eval()`` and ``with
+    torch.no_grad():`` around ``batches`` forwards on held-out data (the 4 Linear + ReLU forward, its loss read back),
+    then ``model.train()``.  ``words``: ``"record_function"`` -- the evaluation inside the user's
+    ``record_function("evaluate")`` (:data:`EVALUATE_RANGE`, a ``user_annotation``); ``"none"`` -- nothing names it:
+    ``model.eval()``, ``model.train()`` and ``torch.no_grad`` are Python that launches nothing and records no op, so
+    the trace holds the forwards' ops and kernels alone (a stack trace, ``with_stack=True``, is not written here).
+
+    Truth: the training step is ``torch_healthy_bf16``'s; each evaluation batch is its forward's 8 kernels (800 us on
+    the GPU) and a read-back, no backward and no update."""
+    def body(ranks: list[Rank], n: int) -> None:
+        r = ranks[0]
+        evaluating = (n - 1) % every == 0  # the loop's every-th training step (the first profiled one is n=2)
+
+        def turn(rr: Rank) -> None:
+            _healthy(rr)
+            if evaluating:
+                _evaluate(rr, batches, words)
+        r.step(n, turn)
+    return body
+
+
+def _evaluate(r: Rank, batches: int, words: str) -> None:
+    """``batches`` forwards of the MLP under ``torch.no_grad()``, each read back, in ``record_function("evaluate")``
+    where ``words`` says so."""
+    mark = r.cpu(EVALUATE_RANGE, 0.0, cat="user_annotation", advance=False) if words == "record_function" else None
+    r.host_us += 5.0
+    for _ in range(batches):
+        for _ in range(4):
+            r.kernel("aten::addmm", GEMM_FWD, 180.0, args=SHAPES_4096["addmm"])
+            r.kernel("aten::clamp_min", RELU_BF16, 20.0)
+        r.sync()
+    if mark is not None:
+        mark["dur"] = round(r.host_us - mark["ts"], 3)
+    r.host_us += 5.0
+
+
 def _pl_profiler_step(r: Rank, n: int) -> None:
     """``prof.step()`` as Lightning calls it: the open ``ProfilerStep`` mark closes here and ``ProfilerStep#n`` opens
     (the marks cover the interval between two calls, not an iteration)."""

@@ -77,12 +77,16 @@ def warmup_ranges(h: HostEvents, ranges: HostRanges | None) -> np.ndarray:
     return marked[warm & ~recurring_phases(h, marked, warm)]
 
 
-def evaluation_ranges(h: HostEvents, ranges: HostRanges | None) -> np.ndarray:
-    """Host event indices (ascending) of the marked ranges (:func:`marked_ranges`) the program names as an evaluation
-    pass (``nvtx.is_evaluation_range``: ``eval``, ``validation``, ``val_step 3``), inside no other such range of their
+def evaluation_ranges(h: HostEvents, ranges: HostRanges | None, annotations: np.ndarray | None = None) -> np.ndarray:
+    """Host event indices (ascending) of the marked ranges (:func:`marked_ranges`; and Kineto's ``user_annotation``,
+    ``annotations``: ``record_function("evaluate")``) the program names as an evaluation pass
+    (``nvtx.is_evaluation_range``: ``eval``, ``validation``, ``val_step 3``), inside no other such range of their
     thread (a ``validation`` range around its ``eval_step`` ranges is one pass): the steps leave them out of a training
-    job's steps, which they lie between."""
+    job's steps, which they lie between or end.  Why the annotations: a Kineto trace keeps the program's
+    ``record_function`` there, no NVTX -- its ``evaluate`` is the evaluation an Nsight ``eval_step`` is (h37-probe46e)."""
     marked = marked_ranges(ranges)
+    if annotations is not None and annotations.size:
+        marked = np.union1d(marked, annotations.astype(np.int64))
     sel = marked[h.per_name(nvtx.is_evaluation_range)[h.name[marked]]]
     if sel.size < 2:
         return sel

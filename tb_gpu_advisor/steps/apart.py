@@ -31,7 +31,7 @@ def _passes(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(starts, ends, host lines; ps, by start) of the program's evaluation ranges
     (``user_ranges.evaluation_ranges``)."""
     h = trace.h
-    sel = user_ranges.evaluation_ranges(h, trace.ranges)
+    sel = user_ranges.evaluation_ranges(h, trace.ranges, trace.annotations)
     sel = sel[np.argsort(h.start[sel], kind="stable")]
     return h.start[sel].astype(np.int64), h.end[sel].astype(np.int64), h.line[sel].astype(np.int64)
 
@@ -146,7 +146,7 @@ def _tail_note(trace: Trace, hs: np.ndarray, cut: np.ndarray, he: np.ndarray) ->
     k = cut >= 0
     took = float((he[k].astype(np.int64) - np.maximum(cut[k], hs[k].astype(np.int64))).sum())
     h = trace.h
-    names = sorted({h.names[int(h.name[i])] for i in user_ranges.evaluation_ranges(h, trace.ranges)})
+    names = sorted({h.names[int(h.name[i])] for i in user_ranges.evaluation_ranges(h, trace.ranges, trace.annotations)})
     word = ", ".join(f"`{n}`" for n in names[:3]) + (" ..." if len(names) > 3 else "")
     n = int(k.sum())
     its, hold = ("its", "holds") if n == 1 else ("their", "hold")
@@ -188,7 +188,7 @@ def _cut_between(trace: Trace, hs: np.ndarray, he: np.ndarray, read_end: np.ndar
     for k in np.flatnonzero(cut >= 0).tolist():
         after |= out & (ps > hs[k]) & (ps < hs[k + 1])
     h = trace.h
-    names = sorted({h.names[int(h.name[i])] for i in user_ranges.evaluation_ranges(h, trace.ranges)})
+    names = sorted({h.names[int(h.name[i])] for i in user_ranges.evaluation_ranges(h, trace.ranges, trace.annotations)})
     took = float((pe[after] - ps[after]).sum())
     word = ", ".join(f"`{n}`" for n in names[:3]) + (" ..." if len(names) > 3 else "")
     return cut, _ended(hs, he, read_end, cut), (

@@ -543,7 +543,7 @@ def _evaluating(trace: Trace, kept: _Kept) -> tuple[np.ndarray, list[str], float
     ``val_step 3``; outermost on its thread) starts inside its host window; those ranges' names, and their summed
     length (ps).  A step that is itself an evaluation range holds one, as every step of such a loop does."""
     h = trace.h
-    sel = user_ranges.evaluation_ranges(h, trace.ranges)
+    sel = user_ranges.evaluation_ranges(h, trace.ranges, trace.annotations)
     out = np.zeros(kept.hs.size, dtype=bool)
     if not sel.size or not kept.hs.size:
         return out, [], 0.0

@@ -79,3 +79,37 @@ def test_an_evaluation_at_a_steps_head_is_not_cut(tmp_path) -> None:  # noqa: AN
     assert "at the end of" not in st["note"]
     assert [d["step"] for d in st["dropped"] if d["reason"].startswith("evaluating:")] == [4]
     assert _step_ms(host) == pytest.approx(truth.step_ms, rel=0.01)
+
+
+def _kineto_truth(folder: str) -> tuple[float, float]:
+    """(training ms a step, evaluation ms in all) as written: each kept ``ProfilerStep#n`` mark (the first and last
+    are dropped, as the stock tool does) up to the ``evaluate`` range it holds; every mark's stretch from its
+    ``evaluate`` to its end (the next ``prof.step()``) -- what the steps leave out."""
+    import glob
+    import json
+
+    (path,) = glob.glob(f"{folder}/*.pt.trace.json")
+    ev = [e for e in json.load(open(path))["traceEvents"] if e.get("cat") == "user_annotation"]
+    marks = sorted((e for e in ev if e["name"].startswith("ProfilerStep#")), key=lambda e: e["ts"])
+    starts = [e["ts"] for e in ev if e["name"] == "evaluate"]
+    held = [min([t for t in starts if m["ts"] <= t < m["ts"] + m["dur"]], default=m["ts"] + m["dur"]) for m in marks]
+    train = [h - m["ts"] for m, h in zip(marks[1:-1], held[1:-1])]
+    return sum(train) / len(train) / 1000.0, sum(m["ts"] + m["dur"] - h for m, h in zip(marks, held)) / 1000.0
+
+
+@pytest.mark.parametrize("every", [4, 1])
+def test_a_kineto_evaluation_in_the_profiler_step_is_its_own_time(tmp_path, every) -> None:  # noqa: ANN001 - pytest's
+    """``torchtrace.evaluation_loop``: ``prof.step()`` is the training loop's, so each ``ProfilerStep#n`` after which
+    the loop evaluates holds the ``record_function("evaluate")`` forwards at its tail.  The steps read the training,
+    ~2.42 ms (b3e5562e: 2.75 ms with every 4th evaluating, 4.08 with every step); the note says the evaluation's ms."""
+    from synthetic import torchtrace as tt
+
+    tt.write_run(str(tmp_path), tt.Scenario(1, tt.evaluation_loop(every=every), [], [], "evaluation loop"), steps=12,
+                 run="run")
+    train_ms, eval_ms = _kineto_truth(str(tmp_path / "run"))
+    host = first_host(tmp_path / "run")
+    st = host["steps"]
+    assert st["source"] == "profiler_step" and st["found"] == 12, st["note"]
+    assert _step_ms(host) == pytest.approx(train_ms, rel=0.01)
+    assert all(r["step_ms"] == pytest.approx(train_ms, rel=0.01) for r in host["step_rows"]), host["step_rows"]
+    assert _evaluation_ms(st["note"]) == (12 // every, pytest.approx(eval_ms, rel=0.01))

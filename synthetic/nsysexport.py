@@ -1076,13 +1076,14 @@ class EvalTruth(NamedTuple):
 
 
 def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4, batches: int = 2,
-                                 pass_range: str = "eval_step", around: str | None = None, ranks: int = 1,
+                                 pass_range: str | None = "eval_step", around: str | None = None, ranks: int = 1,
                                  numbers: str = "train", inside: bool | str = False, seed: int = 0) -> EvalTruth:
     """Write a training loop that evaluates every ``every`` training steps: ``batches`` forward passes on held-out
     data after each ``every``-th step, outside its ``train_step {k}`` range.  Each training step is ``NsysJob``'s copy
     and 20 GEMMs under the user's ranges ``forward`` (7 GEMMs), ``backward`` (10) and ``optimizer_step`` (3), read
     back by a sync; an evaluation batch is the same step without its backward and update (their ranges, calls and
-    kernels gone: the copy, the 7 forward GEMMs, the sync) in a range ``pass_range``, or, with ``around``, its
+    kernels gone: the copy, the 7 forward GEMMs, the sync) in a range ``pass_range`` (None: in no range -- an
+    evaluation under ``model.eval()`` / ``torch.no_grad()`` that the program does not mark), or, with ``around``, its
     ``forward`` alone with one range ``around`` (``validation``) over the batches of each evaluation.  The training
     ranges number on, ``train_step 0`` ... ``train_step {train_steps - 1}``: the loop's counter counts its training
     steps (``numbers="train"``); ``numbers="global"``: one counter shared with the evaluation's batches (a global step
@@ -1114,8 +1115,8 @@ def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4
             rowid, a, _ = rows[k]
             b = a + period  # the step's own ranges end by its next step's start
             _forward_only(con, a, b, gtid)
-            if around is None:
-                con.execute("UPDATE NVTX_EVENTS SET text = ? WHERE rowid = ?", (pass_range, rowid))
+            if around is None:  # an unmarked batch keeps its span for the truth, then loses its range
+                con.execute("UPDATE NVTX_EVENTS SET text = ? WHERE rowid = ?", (pass_range or _UNMARKED, rowid))
             else:
                 con.execute("DELETE FROM NVTX_EVENTS WHERE rowid = ?", (rowid,))
         if around is not None:  # one range over each evaluation's batches
@@ -1138,11 +1139,16 @@ def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4
                         [(f"train_step {_eval_loop_number(numbers, i, int(t.split()[-1]))}", r)
                          for i, (r, t) in enumerate(left)])
         got = con.execute("SELECT count(*), coalesce(sum(end - start), 0) FROM NVTX_EVENTS WHERE text = ? "
-                          "AND globalTid = ?", (around or pass_range, gtid)).fetchone()
+                          "AND globalTid = ?", (around or pass_range or _UNMARKED, gtid)).fetchone()
         passes, pass_ns = passes + got[0], pass_ns + got[1]
+        con.execute("DELETE FROM NVTX_EVENTS WHERE text = ? AND globalTid = ?", (_UNMARKED, gtid))
     con.commit()
     con.close()
     return EvalTruth(train_steps=train_steps, step_ms=truth.step_ms, passes=passes, pass_ms=pass_ns / 1e6)
+
+
+#: the name :func:`write_interleaved_evaluation` gives an unmarked evaluation batch's range until it deletes it
+_UNMARKED = "unmarked evaluation batch"
 
 
 def _eval_loop_number(numbers: str, train: int, loop: int) -> int:

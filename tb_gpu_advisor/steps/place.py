@@ -16,7 +16,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, union_intervals,
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, queued_before
-from tb_gpu_advisor.steps.apart import _OWN_MARKS, _cut_before_passes, _cut_gpu, _cut_own
+from tb_gpu_advisor.steps.apart import _OWN_MARKS, _cut_before_passes, _cut_gpu, _cut_own, _unnamed_passes
 from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_marker_turn
 from tb_gpu_advisor.steps.framed import _inside_frame
 from tb_gpu_advisor.steps.windows import MISSING, own_time, unrecorded
@@ -41,6 +41,12 @@ def _place_windows(r: _Reading) -> None:
         marks = r.launched() if r.source in _OWN_MARKS else None  # an evaluation at a mark's tail: cut off it too
         r.apart, r.he, said = _cut_before_passes(r.trace, r.hs, r.he, r.read_end, r.per_line, marks)
         r.note += said
+        unnamed, said = _unnamed_passes(r.trace, r.hs, r.he, r.launched(), r.apart)
+        if (unnamed >= 0).any():  # forwards no range names after the training: an evaluation's too
+            k = unnamed >= 0
+            r.apart[k] = unnamed[k]
+            r.he[k] = np.maximum(unnamed[k], r.hs[k].astype(np.int64))
+            r.note += said
     host_he = r.he.copy()  # the host's own windows: which launches each step made (the last's not stretched)
     end = _last_launched_end(r, int(r.hs[-1]), int(r.he[-1]))
     if r.source in _TILED or r.tiled_by_updates:

@@ -113,3 +113,54 @@ def test_a_kineto_evaluation_in_the_profiler_step_is_its_own_time(tmp_path, ever
     assert _step_ms(host) == pytest.approx(train_ms, rel=0.01)
     assert all(r["step_ms"] == pytest.approx(train_ms, rel=0.01) for r in host["step_rows"]), host["step_rows"]
     assert _evaluation_ms(st["note"]) == (12 // every, pytest.approx(eval_ms, rel=0.01))
+
+
+@pytest.mark.parametrize("form", [dict(), dict(ranks=2), dict(numbers="global")], ids=["one", "two_ranks", "global"])
+def test_unmarked_evaluation_forwards_are_no_steps(tmp_path, form) -> None:  # noqa: ANN001 - pytest's
+    """``pass_range=None``: the two evaluation forwards after every 4th step carry no range (``model.eval()`` and
+    ``torch.no_grad()`` record nothing).  Their work repeats the head of the steady step's (the copy and the 7 forward
+    GEMMs) with no backward or update after it: the step before ends where they start (``steps.apart._unnamed_passes``):
+    ~8.03 ms a step (b3e5562e: 10.70 ms, step 3 holding 24.1), each GPU's too, the note saying their time."""
+    path = str(tmp_path / "eval.sqlite")
+    truth = nx.write_interleaved_evaluation(path, pass_range=None, **form)
+    host = first_host(path)
+    st = host["steps"]
+    assert st["found"] == truth.train_steps, st["note"]
+    assert _step_ms(host) == pytest.approx(truth.step_ms, rel=0.01)
+    assert all(r["step_ms"] == pytest.approx(truth.step_ms, rel=0.01) for r in host["step_rows"]), host["step_rows"]
+    m = re.search(r"1 step then runs forwards no range names and no backward or update follows \(([\d.]+) ms in all\)",
+                  st["note"])
+    assert m, st["note"]
+    assert float(m.group(1)) == pytest.approx(truth.pass_ms / 2 / form.get("ranks", 1), rel=0.01)
+
+
+def test_unmarked_evaluation_forwards_after_every_step_are_not_told(tmp_path) -> None:  # noqa: ANN001 - pytest's
+    """Control: one unmarked forward after every step: no step runs without it, so nothing tells the training's work
+    from the evaluation's by what the GPUs ran -- nothing is cut, the steps hold both (as on b3e5562e)."""
+    path = str(tmp_path / "eval.sqlite")
+    truth = nx.write_interleaved_evaluation(path, pass_range=None, every=1, batches=1)
+    host = first_host(path)
+    assert "forwards no range names" not in host["steps"]["note"]
+    assert _step_ms(host) == pytest.approx(truth.step_ms + truth.pass_ms / truth.passes, rel=0.01)
+
+
+def test_unmarked_kineto_evaluation_forwards_are_no_steps(tmp_path) -> None:  # noqa: ANN001 - pytest's
+    """``torchtrace.evaluation_loop(words="none")``: two forwards after every 4th training step inside its
+    ``ProfilerStep#n``, nothing naming them: each step reads its training, as the steps that do not evaluate run
+    (b3e5562e: 2.75 ms, the evaluating steps 4.08)."""
+    import glob
+    import json
+
+    from synthetic import torchtrace as tt
+
+    tt.write_run(str(tmp_path), tt.Scenario(1, tt.evaluation_loop(words="none"), [], [], "evaluation loop"), steps=12,
+                 run="run")
+    (path,) = glob.glob(str(tmp_path / "run" / "*.pt.trace.json"))
+    marks = [e["dur"] / 1000.0 for e in json.load(open(path))["traceEvents"]
+             if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")]
+    train_ms = min(marks)  # a step that does not evaluate: its training alone
+    host = first_host(tmp_path / "run")
+    st = host["steps"]
+    assert _step_ms(host) == pytest.approx(train_ms, rel=0.01)
+    assert all(r["step_ms"] == pytest.approx(train_ms, rel=0.01) for r in host["step_rows"]), host["step_rows"]
+    assert "3 steps then run forwards no range names" in st["note"]

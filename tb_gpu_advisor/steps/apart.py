@@ -270,9 +270,11 @@ def _forwards_after(seq: np.ndarray, steady: np.ndarray) -> int:
 
 def _unnamed_passes(trace: Trace, hs: np.ndarray, he: np.ndarray, launched: list[np.ndarray], done: np.ndarray
                     ) -> tuple[np.ndarray, str]:
-    """Per step (not already cut, ``done`` < 0), the host start of the evaluation's forwards that no range names, run
-    after its training (:func:`_forwards_after`) on every GPU -- the loop's steady step being the work most steps run
-    (at least two, and more than hold such forwards); -1 elsewhere, and the note's words.
+    """Per step (not already cut, ``done`` < 0; never the last), the host start of the evaluation's forwards that no
+    range names, run after its training (:func:`_forwards_after`) on every GPU -- the loop's steady step being the work
+    most steps run (at least two, and more than hold such forwards); -1 elsewhere, and the note's words.  The last
+    step is left whole: no training step follows it, so forwards after its update may be the next iteration's, its
+    backward after the capture's end.
 
     Why: ``model.eval()`` and ``torch.no_grad()`` record nothing, so an evaluation the program does not mark is its
     forwards alone, launched between two training steps: tiled, the step before held them -- 8 steps of 8.03 ms with
@@ -306,11 +308,12 @@ def _unnamed_passes(trace: Trace, hs: np.ndarray, he: np.ndarray, launched: list
         return cut, ""
     got = np.stack(per_gpu)
     found = (got >= 0).all(axis=0) & (done < 0)
+    found[-1] = False  # no step after the last: its forwards may be the next iteration's, the capture ended in it
     if not found.any() or int(found.sum()) >= int((~found).sum()):
         return cut, ""
     cut[found] = got[:, found].min(axis=0)
     took = float((he[found].astype(np.int64) - cut[found]).sum())
     n = int(found.sum())
-    return cut, (f"; {plural(n, 'step')} then {'runs' if n == 1 else 'run'} forwards no range names and no backward "
-                 f"or update follows ({took / PS_PER_MS:,.1f} ms in all): the head of the loop's steady step's work "
+    return cut, (f"; forwards that no range names and no backward or update follows, after the training of "
+                 f"{plural(n, 'step')} ({took / PS_PER_MS:,.1f} ms in all): the head of the loop's steady step's work "
                  "again, an evaluation's, left out of the steps -- each ends where they start")

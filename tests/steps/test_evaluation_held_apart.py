@@ -128,8 +128,8 @@ def test_unmarked_evaluation_forwards_are_no_steps(tmp_path, form) -> None:  # n
     assert st["found"] == truth.train_steps, st["note"]
     assert _step_ms(host) == pytest.approx(truth.step_ms, rel=0.01)
     assert all(r["step_ms"] == pytest.approx(truth.step_ms, rel=0.01) for r in host["step_rows"]), host["step_rows"]
-    m = re.search(r"1 step then runs forwards no range names and no backward or update follows \(([\d.]+) ms in all\)",
-                  st["note"])
+    m = re.search(r"forwards that no range names and no backward or update follows, after the training of 1 step "
+                  r"\(([\d.]+) ms in all\)", st["note"])
     assert m, st["note"]
     assert float(m.group(1)) == pytest.approx(truth.pass_ms / 2 / form.get("ranks", 1), rel=0.01)
 
@@ -140,7 +140,7 @@ def test_unmarked_evaluation_forwards_after_every_step_are_not_told(tmp_path) ->
     path = str(tmp_path / "eval.sqlite")
     truth = nx.write_interleaved_evaluation(path, pass_range=None, every=1, batches=1)
     host = first_host(path)
-    assert "forwards no range names" not in host["steps"]["note"]
+    assert "forwards that no range names" not in host["steps"]["note"]
     assert _step_ms(host) == pytest.approx(truth.step_ms + truth.pass_ms / truth.passes, rel=0.01)
 
 
@@ -163,4 +163,4 @@ def test_unmarked_kineto_evaluation_forwards_are_no_steps(tmp_path) -> None:  # 
     st = host["steps"]
     assert _step_ms(host) == pytest.approx(train_ms, rel=0.01)
     assert all(r["step_ms"] == pytest.approx(train_ms, rel=0.01) for r in host["step_rows"]), host["step_rows"]
-    assert "3 steps then run forwards no range names" in st["note"]
+    assert "after the training of 2 steps" in st["note"]  # the third evaluating step is the last: left whole

@@ -87,15 +87,18 @@ def _launch_times(trace: Trace, launched: list[np.ndarray]) -> tuple[np.ndarray,
 
 
 def _tails(ps: np.ndarray, pe: np.ndarray, pl: np.ndarray, s: np.ndarray, e: np.ndarray, line: int,
-           launches: tuple[np.ndarray, np.ndarray], procs: np.ndarray | None) -> np.ndarray:
+           launches: tuple[np.ndarray, np.ndarray], procs: np.ndarray | None, head: bool = False) -> np.ndarray:
     """Per mark on host line ``line`` (starts ``s``, own ends ``e``): the start of the first evaluation pass (``ps``,
     ``pe``, ``pl``) of its thread inside it after which its process launches nothing outside the passes up to the
-    mark's end -- the evaluation is the mark's tail, its training done before it; -1 where none is.
+    mark's end, and training work before it -- the evaluation is the mark's tail, its training done before it; -1
+    where none is.  ``head``: the end of the last pass inside it before which the process launched nothing outside
+    the passes since the mark opened, and training work after it -- the evaluation is the mark's head.
 
-    Why: a loop whose ``train_step`` range wraps ``evaluate()`` after its update marks its training and its evaluation
-    as one window; the evaluation's forwards start where the training ends, so the step's training time is the window
-    up to the first pass.  A pass with training work after it (an evaluation mid-step) leaves the mark whole: a
-    window can be cut, not holed (``steps.drop._drop_evaluating`` says such a step)."""
+    Why: a loop whose ``train_step`` range wraps ``evaluate()`` after its update (or opens with it) marks its training
+    and its evaluation as one window; the evaluation's forwards start where the training ends (end where it starts),
+    so the step's training time is the window up to the first pass (from the last).  A pass with training work on
+    both sides of it (an evaluation mid-step) leaves the mark whole: a window can be cut, not holed
+    (``steps.drop._drop_evaluating`` says such a step)."""
     out = np.full(s.size, -1, np.int64)
     mine = pl == line
     ps, pe = ps[mine], pe[mine]
@@ -109,12 +112,16 @@ def _tails(ps: np.ndarray, pe: np.ndarray, pl: np.ndarray, s: np.ndarray, e: np.
         inside_pass |= (at >= a) & (at <= b)
     train = at[~inside_pass]
     for k in range(s.size):
-        held = np.flatnonzero((ps >= s[k]) & (pe <= e[k]))
+        held = np.flatnonzero((ps > s[k]) & (pe <= e[k]) | (ps >= s[k]) & (pe < e[k]))
         if not held.size:
             continue
         first, last = int(ps[held].min()), int(pe[held].max())
-        if first > int(s[k]) and not ((train > first) & (train <= e[k])).any() and last >= first:
+        before = ((train >= s[k]) & (train < first)).any()
+        after = ((train > last) & (train <= e[k])).any()
+        if not head and before and not ((train > first) & (train <= e[k])).any():
             out[k] = first
+        elif head and after and not before and not ((train >= first) & (train <= last)).any():
+            out[k] = last
     return out
 
 
@@ -138,6 +145,51 @@ def _tail_cuts(trace: Trace, hs: np.ndarray, read_end: np.ndarray, per_line: dic
         return np.full(hs.size, -1, np.int64)
     got = np.stack(got)
     return np.where((got >= 0).all(axis=0), got.min(axis=0), -1)
+
+
+def _head_starts(trace: Trace, hs: np.ndarray, read_end: np.ndarray, per_line: dict[int, tuple[np.ndarray, np.ndarray]],
+                 launched: list[np.ndarray]) -> np.ndarray:
+    """Per host step, where the evaluation its marks open with ends (:func:`_tails` ``head=True``): the first of the
+    marking threads' own, where every thread that marks the step holds one; -1 elsewhere (as :func:`_tail_cuts`)."""
+    ps, pe, pl = _passes(trace)
+    if not ps.size or not launched:
+        return np.full(hs.size, -1, np.int64)
+    if not per_line and np.unique(pl).size > 1:
+        return np.full(hs.size, -1, np.int64)
+    launches, procs = _launch_times(trace, launched), line_processes(trace)
+    marks = per_line or {int(pl[0]): (hs.astype(np.int64), read_end.astype(np.int64))}
+    got = [_tails(ps, pe, pl, s.astype(np.int64), e.astype(np.int64), ln, launches, procs, head=True)
+           for ln, (s, e) in marks.items() if s.size == hs.size]
+    if not got:
+        return np.full(hs.size, -1, np.int64)
+    got = np.stack(got)
+    return np.where((got >= 0).all(axis=0), got.min(axis=0), -1)
+
+
+def _start_after_heads(trace: Trace, hs: np.ndarray, he: np.ndarray, read_end: np.ndarray,
+                       per_line: dict[int, tuple[np.ndarray, np.ndarray]], launched: list[np.ndarray],
+                       apart: np.ndarray) -> str:
+    """Start each step whose own marks open with an evaluation (:func:`_head_starts`) where it ends, the step before
+    it (tiled to this one's mark) ended where the evaluation opens (``apart``, where not already cut: each GPU's window
+    then ends at the evaluation's first kernel, :func:`_cut_gpu`); ``hs``, ``he``, ``apart`` in place.  The note's
+    words, "" where none."""
+    head = _head_starts(trace, hs, read_end, per_line, launched)
+    k = np.flatnonzero((head >= 0) & (head < he.astype(np.int64)))
+    if not k.size:
+        return ""
+    took = float((head[k] - hs[k].astype(np.int64)).sum())
+    prev = k[k > 0] - 1
+    apart[prev] = np.where(apart[prev] >= 0, apart[prev], hs[prev + 1].astype(np.int64))
+    he[prev] = np.minimum(he[prev], hs[prev + 1])
+    hs[k] = head[k]
+    h = trace.h
+    names = sorted({h.names[int(h.name[i])] for i in user_ranges.evaluation_ranges(h, trace.ranges, trace.annotations)})
+    word = ", ".join(f"`{n}`" for n in names[:3]) + (" ..." if len(names) > 3 else "")
+    n = int(k.size)
+    its, open_ = ("its", "opens") if n == 1 else ("their", "open")
+    return (f"; {plural(n, 'step')} {open_} {its} own range with an evaluation ({word}), before {its} training: "
+            f"{took / PS_PER_MS:,.1f} ms of evaluation in all ({took / PS_PER_MS / n:,.2f} ms a step), left out of "
+            "the steps -- each starts where its evaluation ends")
 
 
 def _tail_note(trace: Trace, hs: np.ndarray, cut: np.ndarray, he: np.ndarray) -> str:
@@ -199,26 +251,35 @@ def _cut_between(trace: Trace, hs: np.ndarray, he: np.ndarray, read_end: np.ndar
 
 def _cut_own(trace: Trace, lines: np.ndarray, s: np.ndarray, e: np.ndarray, read_end: np.ndarray,
              marks: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
-             launched: list[np.ndarray] | None = None) -> np.ndarray:
+             launched: list[np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A rank's own tiled windows (``s``, ``e``; its marks' own ends ``read_end``) ended at the evaluation passes its
     threads (``lines``) mark between them, as the host's are (:func:`_cut_before_passes`), and, given its threads' own
-    marks (``marks``) and the launches, at the evaluation its marks hold at their tail (:func:`_tails`)."""
+    marks (``marks``) and the launches, ended at the evaluation its marks hold at their tail (:func:`_tails`) and
+    started after the one they open with (the window before then ending where it opens); (starts, ends)."""
     ps, pe, pl = _passes(trace)
     mine = np.isin(pl, np.asarray(lines, dtype=np.int64))
     ps, pe, pl = ps[mine], pe[mine], pl[mine]
     own = (s.astype(np.int64), read_end.astype(np.int64))
     cut = _between(s, ps, _outside(ps, pe, pl, {}, own))
+    s = s.astype(np.int64).copy()
+    e = e.astype(np.int64).copy()
     if marks and launched is not None and ps.size:
         launches, procs = _launch_times(trace, launched), line_processes(trace)
-        got = [_tails(ps, pe, pl, ms.astype(np.int64), me.astype(np.int64), ln, launches, procs)
-               for ln, (ms, me) in marks.items() if ms.size == s.size]
-        if got:
-            tails = np.stack(got)
-            tail = np.where((tails >= 0).all(axis=0), tails.min(axis=0), -1)
-            e = e.copy()
-            e[tail >= 0] = np.maximum(tail[tail >= 0], s[tail >= 0].astype(np.int64))
-            cut[tail >= 0] = -1
-    return _ended(s, e, read_end, cut)
+        for head in (False, True):
+            got = [_tails(ps, pe, pl, ms.astype(np.int64), me.astype(np.int64), ln, launches, procs, head=head)
+                   for ln, (ms, me) in marks.items() if ms.size == s.size]
+            if not got:
+                continue
+            at = np.stack(got)
+            at = np.where((at >= 0).all(axis=0), at.min(axis=0), -1)
+            k = np.flatnonzero(at >= 0)
+            if head:
+                e[k[k > 0] - 1] = np.minimum(e[k[k > 0] - 1], s[k[k > 0]])
+                s[k] = np.minimum(at[k], e[k])
+            else:
+                e[k] = np.maximum(at[k], s[k])
+            cut[k] = -1
+    return s, _ended(s, e, read_end, cut)
 
 
 def _cut_gpu(trace: Trace, w: np.ndarray, d: DeviceEvents, launch: np.ndarray, cut: np.ndarray,

@@ -16,7 +16,8 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, union_intervals,
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, queued_before
-from tb_gpu_advisor.steps.apart import _OWN_MARKS, _cut_before_passes, _cut_gpu, _cut_own, _unnamed_passes
+from tb_gpu_advisor.steps.apart import (_OWN_MARKS, _cut_before_passes, _cut_gpu, _cut_own, _start_after_heads,
+                                        _unnamed_passes)
 from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_marker_turn
 from tb_gpu_advisor.steps.framed import _inside_frame
 from tb_gpu_advisor.steps.windows import MISSING, own_time, unrecorded
@@ -41,6 +42,8 @@ def _place_windows(r: _Reading) -> None:
         marks = r.launched() if r.source in _OWN_MARKS else None  # an evaluation at a mark's tail: cut off it too
         r.apart, r.he, said = _cut_before_passes(r.trace, r.hs, r.he, r.read_end, r.per_line, marks)
         r.note += said
+        if marks is not None:  # an evaluation at a mark's head: the step starts where it ends
+            r.note += _start_after_heads(r.trace, r.hs, r.he, r.read_end, r.per_line, marks, r.apart)
         unnamed, said = _unnamed_passes(r.trace, r.hs, r.he, r.launched(), r.apart)
         if (unnamed >= 0).any():  # forwards no range names after the training: an evaluation's too
             k = unnamed >= 0
@@ -293,7 +296,7 @@ def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         s, e = _tile(s, e)
         if (r.apart >= 0).any():  # the evaluations the host's steps leave out, each rank's too
             marks = {int(ln): own[int(ln)] for ln in np.asarray(ls).tolist() if int(ln) in own}
-            e = _cut_own(r.trace, ls, s, e, read_end, marks, r.launched() if r.source in _OWN_MARKS else None)
+            s, e = _cut_own(r.trace, ls, s, e, read_end, marks, r.launched() if r.source in _OWN_MARKS else None)
         e[-1] = max(int(e[-1]), _own_last_reach(r, int(s[-1])))
         out[int(gpu)] = (s, e)
     return out

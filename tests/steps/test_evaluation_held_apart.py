@@ -7,9 +7,11 @@ under the user's ``forward`` / ``backward`` / ``optimizer_step``, a sync) whose 
 With ``every=1`` every step holds one, so no step could be dropped for it: b3e5562e averaged the evaluation into
 every step (16.05 ms a step with one batch, 24.08 with two; truth 8.03).  Now the evaluation at a mark's tail -- its
 process launching nothing but the evaluation's work after it opens -- ends the step where it opens
-(``steps.apart._tail_cuts``), on the host, each rank's own windows and each GPU; the note says the evaluation's time
-apart, each microsecond once.  Control: an evaluation at a step's head (training after it in the same range) is not
-cut -- a window is not holed -- and that step is dropped as before (``steps.drop._drop_evaluating``).
+(``steps.apart._tail_cuts``), on the host, each rank's own windows and each GPU; one at a mark's head starts the
+step where it ends (``_start_after_heads``); the note says the evaluation's time apart, each microsecond once.
+Control: an evaluation mid-step (training on both sides of it in one range) is not cut -- a window is not holed --
+and that step is dropped as before (``steps.drop._drop_evaluating``).  Kineto: ``torchtrace.evaluation_loop``'s
+``record_function("evaluate")`` inside ``ProfilerStep#n``.  Unmarked forwards: ``steps.apart._unnamed_passes``.
 """
 
 from __future__ import annotations
@@ -69,15 +71,41 @@ def test_an_evaluation_every_fourth_step_ends_that_step(tmp_path) -> None:  # no
     assert _evaluation_ms(st["note"]) == (2, pytest.approx(truth.pass_ms, rel=0.01))
 
 
-def test_an_evaluation_at_a_steps_head_is_not_cut(tmp_path) -> None:  # noqa: ANN001 - pytest's
-    """Control: ``train_step 4`` opens before the evaluation and trains after it: its window is not holed, nothing is
-    cut, and the step is dropped as holding an evaluation (as on b3e5562e); the steady steps ~8.03 ms."""
+@pytest.mark.parametrize("form", [dict(), dict(every=1, batches=1), dict(every=1, batches=1, ranks=2)],
+                         ids=["every_4", "every_step", "two_ranks"])
+def test_an_evaluation_at_a_steps_head_starts_it_after(tmp_path, form) -> None:  # noqa: ANN001 - pytest's
+    """``inside="head"``: the step after each evaluation opens its range before it (``evaluate()`` at the top of the
+    loop's turn, then the training): that step starts where the evaluation ends, the step before ends where it
+    opens (b3e5562e: step 4 dropped whole every 4th; every step 16.05 ms); ~8.03 ms, each GPU's steps too."""
     path = str(tmp_path / "eval.sqlite")
-    truth = nx.write_interleaved_evaluation(path, inside="head")
+    truth = nx.write_interleaved_evaluation(path, inside="head", **form)
     host = first_host(path)
     st = host["steps"]
-    assert "at the end of" not in st["note"]
-    assert [d["step"] for d in st["dropped"] if d["reason"].startswith("evaluating:")] == [4]
+    assert not [d for d in st["dropped"] if d["reason"].startswith("evaluating:")]
+    assert _step_ms(host) == pytest.approx(truth.step_ms, rel=0.01)
+    assert all(r["step_ms"] == pytest.approx(truth.step_ms, rel=0.01) for r in host["step_rows"]), host["step_rows"]
+    held = 1 if form.get("every", 4) == 4 else truth.train_steps - 1  # none before step 0; the last follows step 7
+    assert re.search(rf"{held} steps? opens? (?:its|their) own range with an evaluation \(`eval_step`\)", st["note"])
+
+
+def test_an_evaluation_mid_step_is_not_cut(tmp_path) -> None:  # noqa: ANN001 - pytest's
+    """Control: ``train_step 3``'s range runs on over the evaluation and ``train_step 4``'s training (that range
+    removed): training on both sides of the evaluation -- a window is not holed: nothing is cut, the step is dropped
+    as holding an evaluation (as on b3e5562e), the steady steps ~8.03 ms."""
+    import sqlite3
+
+    path = str(tmp_path / "eval.sqlite")
+    truth = nx.write_interleaved_evaluation(path)
+    con = sqlite3.connect(path)
+    (end,) = con.execute("SELECT end FROM NVTX_EVENTS WHERE text = 'train_step 4'").fetchone()
+    con.execute("DELETE FROM NVTX_EVENTS WHERE text = 'train_step 4'")
+    con.execute("UPDATE NVTX_EVENTS SET end = ? WHERE text = 'train_step 3'", (end,))
+    con.commit()
+    con.close()
+    host = first_host(path)
+    st = host["steps"]
+    assert "own range with an evaluation" not in st["note"] and "at the end of" not in st["note"]
+    assert [d["step"] for d in st["dropped"] if d["reason"].startswith("evaluating:")] == [3]
     assert _step_ms(host) == pytest.approx(truth.step_ms, rel=0.01)
 
 

@@ -10,6 +10,11 @@ its forwards' copies and kernels counted as that step's (h37-probe45n).  An eval
 said apart, and the steps keep their own time.  Only where some turn of the loop holds none: an evaluation after
 every step is a phase of each iteration (the ``validation_step`` each turn of ``synthetic.randjobs``' form 12 runs),
 the loop's own time, as a warm-up-named range in every turn is no warm-up (``user_ranges.recurring_phases``).
+
+An evaluation inside a step's own mark (``train_step`` around ``evaluate()``, Kineto's ``ProfilerStep#n`` holding
+what the loop ran after its update) is cut off where it is the mark's tail or head (:func:`_tails`), in every turn
+too: the window's training is the step's (h37-probe46e).  Forwards no range names after a step's training, the head
+of the steady step's work again with no backward or update, are an evaluation's as well (:func:`_unnamed_passes`).
 """
 
 from __future__ import annotations

@@ -523,9 +523,9 @@ def _drop_evaluating(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> No
 
     Why: a loop whose ``train_step`` range wraps its ``evaluate()`` every N steps (``if step % N == 0``) makes those
     steps longer by the evaluation -- 8 training steps of 8.03 ms, two ``eval_step`` forwards inside step 3, read "6
-    steps of 10.7 ms", one of 24.1 ms (h37-probe45n's Left 1).  The step window is the user's own mark, so it is not
-    cut (:mod:`.apart` cuts only passes between marks); the step holding the evaluation is no steady step.  One in
-    every step is a phase of each iteration (``steps.apart``'s rule): the loop's own time, nothing dropped."""
+    steps of 10.7 ms", one of 24.1 ms (h37-probe45n's Left 1).  An evaluation at the mark's tail or head is cut off
+    the step by :mod:`.apart` (h37-probe46e); one with training on both sides of it cannot be (a window is not
+    holed), so that step is no steady step.  One in every step is the loop's own time: nothing dropped."""
     if not r.training or kept.ids.size < 3:
         return
     held, names, took = _evaluating(r.trace, kept)

@@ -266,16 +266,17 @@ def _leak_sites(me: MemoryEvents, starts: np.ndarray | None = None, before: dict
         rounds, rises = _rounds(at, marks, number[keys == key])
         rounds = _without_held_last(rounds, cand_all[keys_all == key])
         whole = _whole(me, rounds)
-        if (len(rounds) >= least and len({len(r) for r in whole}) == 1
+        if (len(rounds) >= least and (len({len(r) for r in whole}) == 1 or _varied_micro_batches(at, marks, whole))
                 and (rises >= 0.9 * me.delta[rounds[0]].sum()).all()):
             out.append(rounds)
     return out + _growing_sites(me, cand[~np.isin(me.op[cand], [me.op[r[0][0]] for r in out])], marks)
 
 
 def _without_held_last(rounds: list[np.ndarray], made: np.ndarray) -> list[np.ndarray]:
-    """``rounds`` (one site's kept blocks by round) less the last round's blocks at a place in their round that no
-    earlier round keeps: a block's place is its count among every allocation of its site (``made``: line and bytes,
-    freed or not) since the round before's last kept block (the history's start for the first).
+    """``rounds`` (one site's kept blocks by round) less the last round's blocks at a place in their round where every
+    earlier round allocates a block it frees: a block's place is its count among every allocation of its site
+    (``made``: line and bytes, freed or not) since the round before's last kept block (the history's start for the
+    first).
 
     Why: each iteration runs the same code, so a leak's block is made at the same place among its site's allocations
     every iteration; a block the loop's variable still holds at the dump (the last iteration's loss, freed when the
@@ -286,11 +287,13 @@ def _without_held_last(rounds: list[np.ndarray], made: np.ndarray) -> list[np.nd
     context=None)``)."""
     if len(rounds) < 3:
         return rounds
-    place = [np.searchsorted(made, r, "right") - np.searchsorted(made, int(prev[-1]) if prev is not None else -1,
-                                                                     "right")
-             for prev, r in zip([None, *rounds[:-1]], rounds)]
+    since = [int(np.searchsorted(made, int(prev[-1]) if prev is not None else -1, "right"))
+             for prev in [None, *rounds[:-1]]]
+    place = [np.searchsorted(made, r, "right") - s for s, r in zip(since, rounds)]
     earlier = np.unique(np.concatenate(place[:-1]))
-    keep = np.isin(place[-1], earlier)
+    # the places every earlier round allocates at, up to its last kept block: a place past them is no freed block's
+    made_at = min(len(p) and int(p[-1]) for p in place[:-1])
+    keep = np.isin(place[-1], earlier) | (place[-1] > made_at)
     if keep.all() or not keep.any():
         return rounds
     return [*rounds[:-1], rounds[-1][keep]]
@@ -367,19 +370,47 @@ def _line_round_numbers(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndar
     return number
 
 
+def _gap_ends(at: np.ndarray, marks: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Per gap between the kept blocks ``at`` (in order, two or more): whether a round ends there by the blocks' own
+    gaps (:func:`_leak`'s rule: a backward or a step beside a forward, or an allocation outside the forwards with a
+    block made before the earlier freed), and whether the optimizer allocates in it."""
+    _alloc, made, trained, stepped, forward, stepper, _opened = marks
+    gaps = np.append(at[:-1] + 1, at[-1] + 1)
+    new = (at[1:] > at[:-1] + 1) & (((np.minimum.reduceat(made, gaps)[:-1] < at[:-1])
+                                     & (np.add.reduceat(stepped, gaps)[:-1] > 0))
+                                    | ((np.add.reduceat(trained, gaps)[:-1] > 0)
+                                       & (np.add.reduceat(forward, gaps)[:-1] > 0)))
+    return new, np.add.reduceat(stepper, gaps)[:-1] > 0
+
+
+def _varied_micro_batches(at: np.ndarray, marks: tuple[np.ndarray, ...], whole: list[np.ndarray]) -> bool:
+    """Whether the rounds ``whole`` of a site's kept blocks ``at`` hold different counts only as an accumulation
+    schedule does: the optimizer's own steps end ``memory.leak.min_iterations`` - 1 of its gaps or more, and every
+    micro-batch (a round by its own gaps, :func:`_gap_ends`) keeps the same count b, every round a multiple of it.
+
+    Why: a loop whose micro-batches per step vary (a schedule that grows the accumulation, an epoch's short last
+    group) keeps, with each micro-batch's output, 2, 2, 3, 3 ... blocks an iteration; the rule of as many blocks
+    each round read it as no leak, though each step its optimizer marks held more (h37-probe46k:
+    ``training_iterations(micro_schedule=[2, 2, 3, 3, 3, 3], leak="list")``)."""
+    if at.size < 2:
+        return False
+    new, step = _gap_ends(at, marks)
+    if int((new & step).sum()) < int(T("memory.leak.min_iterations")) - 1:
+        return False
+    micro = np.diff(np.concatenate([[0], np.flatnonzero(new) + 1, [at.size]]))
+    b = int(micro[-1])
+    return bool((micro == b).all() and all(len(r) % b == 0 for r in whole))
+
+
 def _round_numbers(at: np.ndarray, marks: tuple[np.ndarray, ...], unseen: int = 0) -> np.ndarray:
     """Per kept block of ``at`` (in order), the number of its round by :func:`_leak`'s rule: a new round where, in the
     gap before the block, an iteration ends (:func:`_at_iteration_ends`, then :func:`_first_step_cadence` with the
     ``unseen`` blocks of the line a late-begun history kept before it)."""
     if at.size < 2:
         return np.zeros(at.size, dtype=np.int64)
-    _alloc, made, trained, stepped, forward, stepper, opened = marks
+    stepper, opened = marks[5], marks[6]
     gaps = np.append(at[:-1] + 1, at[-1] + 1)
-    new = (at[1:] > at[:-1] + 1) & (((np.minimum.reduceat(made, gaps)[:-1] < at[:-1])
-                                     & (np.add.reduceat(stepped, gaps)[:-1] > 0))
-                                    | ((np.add.reduceat(trained, gaps)[:-1] > 0)
-                                       & (np.add.reduceat(forward, gaps)[:-1] > 0)))
-    step = np.add.reduceat(stepper, gaps)[:-1] > 0
+    new, step = _gap_ends(at, marks)
     least = int(T("memory.leak.min_iterations"))
     ends = _at_iteration_ends(new, [new & step, np.add.reduceat(opened, gaps)[:-1] > 0], least)
     if int((new & step).sum()) < least - 1:  # the optimizer's own steps mark too few ends: its first sets a cadence

@@ -91,3 +91,20 @@ def test_control_a_leak_that_begins_after_the_first_step(tmp_path, cause, micro)
     d = f.metric.detail
     assert (d["iterations"], d["per_iteration_bytes"]) == (sc.truth["leak_iterations"], truth["bytes_last_iteration"])
     assert d["leak_end_bytes"] == truth["bytes_at_end"]
+
+
+@pytest.mark.parametrize("schedule", [[2, 2, 3, 3, 3, 3], [3, 3, 3, 3, 3, 2], [2, 3, 2, 3, 2, 3], [1, 2, 2, 2, 2, 2]])
+@pytest.mark.parametrize("kept", [False, True])
+def test_a_leak_under_a_varied_accumulation_reads_the_optimizer_steps(tmp_path, schedule, kept):
+    """``micro_schedule``: each iteration's own micro-batches, each keeping its 16 MiB output, an optimizer that
+    allocates every step: one round a step, of as many blocks as its micro-batches -- base read no leak (its rounds
+    kept different counts)."""
+    sc = ms.training_iterations(6, micro_schedule=schedule, leak="list", set_to_none=not kept)
+    truth = sc.truth["leak"]
+    assert truth["bytes_at_end"] == sum(schedule) * 16 * MiB
+    (f,) = leaks(report(written(tmp_path, sc)))
+    d = f.metric.detail
+    assert (d["iterations"], d["per_iteration_bytes"], d["blocks_per_iteration"]) == (
+        6, truth["bytes_last_iteration"], schedule[-1])
+    assert d["leak_end_bytes"] == truth["bytes_at_end"] and f.saving_bytes == truth["bytes_at_peak"]
+

@@ -443,8 +443,8 @@ def _whole(me: MemoryEvents, rounds: list[np.ndarray]) -> list[np.ndarray]:
 def _at_iteration_ends(new: np.ndarray, ends: list[np.ndarray], least: int) -> np.ndarray:
     """The round ends of one site's kept blocks: per gap between two of them, whether an iteration ends there -- by
     the first of ``ends`` that marks at least ``least - 1`` gaps (the ends ``new`` reads where an optimizer step runs
-    in the gap; the gaps one of the job's iterations begins in; the ends by the optimizer's first step's cadence),
-    else ``new`` (a backward or a step beside a forward, :func:`_rounds`).
+    in the gap; the gaps one of the job's iterations begins in), else ``new`` (a backward or a step beside a forward,
+    :func:`_rounds`) -- which :func:`_round_numbers` then regroups by the optimizer's first step's cadence.
 
     Why: an iteration is one optimizer step.  With gradient accumulation it runs several forwards and backwards
     before its step, and a backward beside the next forward ends no iteration: a loop of 6 iterations of 2

@@ -1123,7 +1123,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
                         hold_loss: bool = True, dump_in_forward: bool = False, micro_batches: int = 1,
                         optimizer_temp: bool = True, trial_mib: int = 0, set_to_none: bool = True,
                         max_entries: int | None = None, leak: str = "", leak_mib: int = 16,
-                        leak_layers: int = 3) -> Scenario:
+                        leak_layers: int = 3, leak_from: int = 0, micro_schedule: list[int] | None = None) -> Scenario:
     """A training loop recorded with no annotation (``_record_memory_history()`` alone, as the "Understanding GPU
     Memory 1" blog's ResNet-50 snippet): ``model.cuda()`` (``params`` weights), then ``iterations`` times a forward
     keeping ``layers`` activations of one size from one site (a model of identical layers), a backward on autograd's
@@ -1150,7 +1150,10 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     output kept as ``"list"`` does, its size growing each iteration (``leak_mib`` times the iteration's number: a
     sequence length or a batch that grows, outputs appended to a list -- 16, 32, ... 96 MiB over 6 iterations): the
     level rises by more each iteration, one block each time at one line (truth ``bytes_per_iteration`` is the first
-    iteration's, ``bytes_last_iteration`` the last's)."""
+    iteration's, ``bytes_last_iteration`` the last's).  ``leak_from``: the first iteration (0-based) that leaks (a
+    condition that starts keeping later: ``if step >= warmup: outputs.append(out)``); the truth's iterations are
+    those from it.  ``micro_schedule``: each iteration's own count of micro-batches (a schedule that grows the
+    accumulation, an epoch's last short group), in place of ``micro_batches``."""
     a = Allocator(80 * GiB)
     leaked: list[int] = []
     seen = {"top": 0, "live": 0, "at_top": 0}  # the highest allocated level, the leak's live bytes, those at it
@@ -1179,12 +1182,16 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
         if a.allocated == seen["top"]:
             seen["at_top"] = seen["live"]
 
+    each: list[int] = []  # per leaking iteration, its number of leaked blocks
     for it in range(iterations + (1 if dump_in_forward else 0)):
         first, top = len(a.trace), a.allocated
         grads: list[int] = []
-        for _micro in range(micro_batches if it < iterations else 1):
+        leaking = bool(leak) and leak_from <= it < iterations
+        was = len(leaked)
+        micro = micro_schedule[it] if micro_schedule is not None and it < iterations else micro_batches
+        for _micro in range(micro if it < iterations else 1):
             acts = [malloc(mib * MiB, ACTIVATION) for _ in range(layers)]
-            if leak in ("list", "grow") and it < iterations:
+            if leak in ("list", "grow") and leaking:
                 keep(leak_mib * MiB * (it + 1 if leak == "grow" else 1), LEAK_OUTPUT)  # outputs.append(out): the head's output, kept
             if trial_mib and it == 0 and _micro == 0:
                 a.free(malloc(trial_mib * MiB, AUTOTUNE))
@@ -1212,7 +1219,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
             state = [malloc(param_mib * MiB, OPTIMIZER) for _ in range(2 * params)]
         if optimizer_temp:
             a.free(malloc(param_mib * MiB, OPTIMIZER))
-        if leak == "graph":  # val_total += criterion(model(xv), yv): the evaluation's graph, saved tensors and all
+        if leak == "graph" and leaking:  # val_total += criterion(model(xv), yv): its graph, saved tensors and all
             for _ in range(leak_layers):
                 keep(leak_mib * MiB, LEAK_EVAL)
             keep(512, LEAK_EVAL_LOSS)
@@ -1221,6 +1228,8 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
                 a.free(g)
         else:
             kept = kept or grads  # zeroed in place: .grad stays allocated
+        if leaking:
+            each.append(len(leaked) - was)
         starts.append(next(e["time_us"] for e in a.trace[first:] if e["action"] == "alloc"))
         peaks.append(top)
     doc = snapshot([a])
@@ -1234,7 +1243,9 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     return Scenario(doc, {"gpu": 0, "iterations": len(starts), "starts_us": starts, "peaks": peaks, "cut_in": cut_in,
                                     "held": (3 if set_to_none else 4) * params * param_mib * MiB,
                                     "first_call_allocs": 2 * params + (1 if trial_mib else 0),
-                                    "leak": _leak_truth(a, leak, leaked, iterations, seen["at_top"])})
+                                    "leak": _leak_truth(a, leak, leaked, each, seen["at_top"]),
+                                    **({"leak_iterations": len(each)} if leak and (leak_from or micro_schedule)
+                                       else {})})
 
 
 #: ``outputs.append(out)``: the model's head makes the output a list keeps (``training_iterations(leak="list")``).
@@ -1248,16 +1259,19 @@ LEAK_EVAL = [*ACTIVATION[:-1], frame("train.py", 52, "train_step")]
 LEAK_EVAL_LOSS = [*ALLOCATOR_CPP, *_op("mse_loss"), frame("train.py", 52, "train_step")]
 
 
-def _leak_truth(a: Allocator, leak: str, leaked: list[int], iterations: int, at_peak: int) -> dict[str, Any] | None:
-    """What ``training_iterations``' leak keeps, as the allocator placed it: per iteration, at the allocated peak (its
-    first event at the highest level), and at the end."""
+def _leak_truth(a: Allocator, leak: str, leaked: list[int], each: list[int], at_peak: int) -> dict[str, Any] | None:
+    """What ``training_iterations``' leak keeps, as the allocator placed it: per iteration (``each``: the blocks each
+    leaking iteration kept; ``blocks_per_iteration`` the first's, ``blocks_last_iteration`` the last's), at the
+    allocated peak (its first event at the highest level), and at the end."""
     if not leak:
         return None
     sizes = [a.size_of(x) for x in leaked]
-    each = len(sizes) // iterations
-    return {"cause": leak, "blocks_per_iteration": each, "bytes_per_iteration": sum(sizes[:each]),
-            "bytes_last_iteration": sum(sizes[-each:]), "bytes_at_end": sum(sizes), "bytes_at_peak": at_peak,
-            "site": "train.py:52" if leak == "graph" else "model.py:61"}
+    out = {"cause": leak, "blocks_per_iteration": each[0], "bytes_per_iteration": sum(sizes[:each[0]]),
+           "bytes_last_iteration": sum(sizes[-each[-1]:]), "bytes_at_end": sum(sizes), "bytes_at_peak": at_peak,
+           "site": "train.py:52" if leak == "graph" else "model.py:61"}
+    if len(set(each)) > 1:
+        out["blocks_last_iteration"] = each[-1]
+    return out
 
 
 #: An autotuner's trial buffer, made and freed once while the first call benchmarks its candidate kernels.

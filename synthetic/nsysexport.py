@@ -3573,7 +3573,8 @@ def write_layerwise_engine(path: str, steps: int = 12, layers: int = 4, prefill_
 def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4, kernel_us: float = 3000.0,
                               lost_from: int | None = 20, in_flight: int = 0, ranges: bool = False,
                               lost_until: int | None = None, streams: int = 1,
-                              options: dict[str, str] | None = None, diagnostics: tuple[str, ...] = ()) -> dict:
+                              options: dict[str, str] | None = None, diagnostics: tuple[str, ...] = (),
+                              poll: str = "") -> dict:
     """Write the export of a kernel harness shaped after Navi-AI-Lab/nvllm's ``B_harness_grid_4_active/run.sqlite``
     (a CuTe-DSL kernel on a GB10 under ``nsys --duration``): each of ``iterations`` repeats launches ``kernels``
     kernels of ``kernel_us`` back to back and waits for them (``cudaDeviceSynchronize``), 2 ms apart.  From iteration
@@ -3587,7 +3588,8 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
     stretch).  ``options``: ``META_DATA_CAPTURE`` rows (the capture's settings: ``STOP_TRIGGER``, ``RUN_DURATION_MS``,
     ``CUDA_FLUSH_ON_CUDA_PROFILER_STOP``, ``CUDA_FLUSH_PERIOD`` ...); ``diagnostics``: the profiler's injection
     messages (``DIAGNOSTIC_EVENT`` rows, source 1 Injection, severity 1 Info), as Nsight writes them at the session's
-    end.  Return the truth."""
+    end.  ``poll`` (a query call, ``cudaStreamQuery``): each repeat's wait is that query asked every 10 us until its
+    kernels are done (:func:`_poll`), no sync call.  Return the truth."""
     us, ms = 1000, 1_000_000
     pid = 7301
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL, NVTX_DDL]
@@ -3610,7 +3612,10 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
             kern.append((ks, free, c, k))
             if lost_until is not None and i == lost_until and resume_ns is None:
                 resume_ns = ks - SESSION_START_NS
-        api.row("cudaDeviceSynchronize", api.t, free + 3 * us)
+        if poll:
+            _poll(api, poll, free + 3 * us, 10 * us)
+        else:
+            api.row("cudaDeviceSynchronize", api.t, free + 3 * us)
         marks.append((opened, free + 5 * us))
         api.t = free + 10 * us + 2 * ms
     if in_flight:  # the host ran ahead of a long last kernel; the window ended before it, or those queued, finished

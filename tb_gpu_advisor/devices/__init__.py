@@ -471,7 +471,7 @@ def is_sync_call(name: str) -> bool:
 
 
 #: Host calls that ask whether an event or a stream is done, returning at once (CUDA and HIP): a run of them
-#: until the GPU drains is the program's wait (``metrics.syncs._polls``).
+#: until the GPU drains is the program's wait (``job.waits.polls``).
 POLL_CALLS = _calls("POLL_CALLS")
 
 

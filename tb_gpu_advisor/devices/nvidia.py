@@ -922,7 +922,7 @@ def is_sync_call(name: str) -> bool:
 #: CUDA runtime and driver calls that ask whether an event or a stream is done and return at once: a program that
 #: calls one until it says so (``while not ev.query()``; ``torch.cuda.Event.query`` / ``Stream.query`` call
 #: ``cudaEventQuery`` / ``cudaStreamQuery``) waits for the GPU as a sync does; the caching allocator's one query of each
-#: freed block's event is no wait (``metrics.syncs._polls``).
+#: freed block's event is no wait (``job.waits.polls``).
 POLL_CALLS = ("cudaEventQuery", "cudaStreamQuery", "cuEventQuery", "cuStreamQuery")
 
 

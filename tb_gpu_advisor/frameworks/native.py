@@ -55,7 +55,7 @@ FIXES = {
                          "show it) and overlap it with the GPU: queue the next iteration's kernels before the host's "
                          "bookkeeping, or move that work off the critical thread."), _FEWER_SYNCS),
     "host_sync": (_FEWER_SYNCS,),
-    # the program's waits are polls (``metrics.syncs._polls``): a loop of event or stream queries until the GPU is done
+    # the program's waits are polls (``job.waits.polls``): a loop of event or stream queries until the GPU is done
     "host_sync:poll": (action(
         "The loop polls cudaEventQuery / cudaStreamQuery until the GPU is done, queueing nothing meanwhile: wait "
         "once (cudaEventSynchronize, with cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) to free the CPU), or "

@@ -984,7 +984,7 @@ FIXES = {
         "torch._foreach_add_(exp_avgs, grads, alpha=1 - beta1)   # every parameter in one launch\n"
         "opt.step = torch.compile(opt.step)                       # or let Inductor fuse the update"), COMPILE),
     "host_sync:unrecorded": (RECORD_PYTHON,),
-    # the program's waits are polls (``metrics.syncs._polls``): ``while not ev.query()`` until the GPU is done
+    # the program's waits are polls (``job.waits.polls``): ``while not ev.query()`` until the GPU is done
     "host_sync:poll": (POLL_WAIT,),
     # the step's host time no event covers (between batches, or inside a one-pass step): the same Python tracing
     "step_gaps:unrecorded": (RECORD_PYTHON,),

@@ -162,7 +162,8 @@ def adapt(fw: Framework, tags: "tuple[str, ...] | list[str]", engine_id: str | N
 def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = None) -> Job:
     """The job of one trace; ``launches``: per GPU, each device event's host launch record."""
     fw = fw or frameworks.detect_trace(trace)
-    kind = work_kind(trace, fw)
+    waits = host_waits(trace, launches, fw)  # a loop's iteration ends where its host waits: a sync or a poll
+    kind = work_kind(trace, fw, waits)  # a lost launch is one the host's next wait shows run unrecorded
     started = context_start(trace)  # read by both: the context's creation is a one-time cost, and waits for nothing
     phase = window_phase(one_time_costs(trace, fw, launches, started), kind.window)  # the exit's costs are no warm-up
     release_free_heap()  # its durations and masks (~35 MB on the dense 100 MB capture), before the span search's
@@ -181,7 +182,6 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
             structure = backward_span_steps(trace, launches, fw)
     # a training job's launch period whose every repeat runs a backward: its iterations where its GPU's bursts read none
     # or, where the capture recorded no launch (a kernel trace alone), its busiest stream's period (device windows)
-    waits = host_waits(trace, launches, fw)  # a loop's iteration ends where its host waits: a sync or a poll
     periodic = ((training_iterations(trace, launches, fw.training_event, waits) or device_iterations(trace, launches))
                 if structure is None and kind.kind == "training" else None)
     if structure is None and kind.kind != "training":

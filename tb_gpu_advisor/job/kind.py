@@ -29,6 +29,7 @@ from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, user_rang
 from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.job.iterations import UNPHASED_WHY, pass_phases, pattern_phases
 from tb_gpu_advisor.job.phase import captured_calls, context_start
+from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.columns import coverage, outermost, union_intervals
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, HostEvents, LiveStack, MemoryEvents, Trace, device_launches,
                                         line_processes, queued_before)
@@ -200,9 +201,11 @@ _DEVICE_ALLOC_NS = 50_000_000
 _PS_PER_MS = 1e9
 
 
-def work_kind(trace: Trace, fw: Framework) -> Kind:
+def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
     """The kind of work of ``trace`` (written by ``fw``); where GPU work ran and the program then died (its standard
-    error, kept in the capture, ends in a failure), the kind says so (``Kind.died``)."""
+    error, kept in the capture, ends in a failure), the kind says so (``Kind.died``).  ``waits``: where the host waited
+    for the GPU (``job.waits.host_waits``: its syncs and polls), which the lost launches are read by; its sync calls
+    alone where not given."""
     kind = _work_kind(trace, fw)
     failed = trace.producer.get("program_died", "")
     if failed and not kind.window and (kind.lost_gpu or _ran_kernels(trace)):  # its records lost with it, or not
@@ -211,7 +214,7 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     if refused:
         kind = dataclasses.replace(kind, refused_launches=refused)
     elif _ran_kernels(trace):  # a refused launch runs no kernel: its missing record is the refusal's, said above
-        kind = _lost_records(trace, kind)
+        kind = _lost_records(trace, kind, waits)
     cause = trace.producer.get("unrecorded_cause", "")
     if kind.lost_gpu and cause and not kind.lost_cause:  # the capture's profiler records no GPU side at all
         kind = dataclasses.replace(kind, lost_cause=cause, lost_fix=trace.producer.get("unrecorded_fix", ""),
@@ -979,11 +982,11 @@ def _unseen_wait(trace: Trace) -> str:
     return ""
 
 
-def _lost_records(trace: Trace, kind: Kind) -> Kind:
+def _lost_records(trace: Trace, kind: Kind, waits: Waits | None = None) -> Kind:
     """``kind`` with the GPU records the capture lost (:func:`lost_launches`, by accounting) or its profiler counted
     as dropped (``Trace.producer["records_dropped"]``), and the cause its settings or log show; unchanged where
     neither says a record is missing."""
-    lost = lost_launches(trace)
+    lost = lost_launches(trace, waits)
     said = trace.producer
     counted = said.get("records_dropped", "")
     if lost is None and not counted:
@@ -998,7 +1001,7 @@ def _lost_records(trace: Trace, kind: Kind) -> Kind:
     return kind
 
 
-def lost_launches(trace: Trace) -> tuple[str, tuple[tuple[int, int], ...], float] | None:
+def lost_launches(trace: Trace, waits: Waits | None = None) -> tuple[str, tuple[tuple[int, int], ...], float] | None:
     """(in words, the stretches that lost them as ``(from, to)`` ps on the trace's clock -- from the first lost
     launch's call to the last one's return, ``to`` -1 for a stretch that runs to the window's end --, their share of the accepted launches) of the kernel launches whose GPU records
     the capture lost, where they are a real share of the accepted launches (``capture.lost_launch_share``); None
@@ -1008,8 +1011,9 @@ def lost_launches(trace: Trace) -> tuple[str, tuple[tuple[int, int], ...], float
     correlation id in every format that records the join.  A launch whose id no GPU record carries is *lost* where
     the GPU was shown done with it inside the window, wherever in the window it falls: its call returned while no
     recorded kernel ran (an idle queue: the kernel starts within the launch latency, never behind recorded work), and
-    the first host sync that began after it -- a wait for the GPU -- returned with still no kernel recorded in
-    between, so the kernel ran in a stretch the records show empty.  Launches queued behind recorded kernels, or after
+    the host's first wait for the GPU that began after it -- a sync call, or a poll until done (``waits``,
+    ``job.waits``) -- returned with still no kernel recorded in between, so the kernel ran in a stretch the records
+    show empty.  Launches queued behind recorded kernels, or after
     the window's last sync, may be in flight at the window's edge -- a capture cut there (TraceLens, the profiler's
     stop) keeps those, and they are not lost.  The lost launches make stretches, split where a recorded kernel
     starts between two of them: the records resume there (a profiler's buffers dropped whole, on every stream, then
@@ -1019,7 +1023,8 @@ def lost_launches(trace: Trace) -> tuple[str, tuple[tuple[int, int], ...], float
     24,801 accepted launches, each behind a finished ``cudaDeviceSynchronize`` -- and was read as if the recorded
     part were the whole (Navi-AI-Lab/nvllm ``B_harness_grid_4_active``, h37-survey31); a stretch lost mid-window reads
     the same way by the same accounting, where a rule for the tail alone took its launches for work queued elsewhere
-    (h37-lost3)."""
+    (h37-lost3).  A poll is read where recorded work drains under it (``job.waits.polls``): a loop that polls after
+    launches whose every record was lost shows no wait (``nsysexport.write_lost_kernel_records(poll=)``, h37-debt46)."""
     h = trace.h
     devs = [d for d in trace.devices if len(d)]
     if not len(h) or not devs or h.corr is None:
@@ -1033,12 +1038,10 @@ def lost_launches(trace: Trace) -> tuple[str, tuple[tuple[int, int], ...], float
     seen = np.isin(corr[launch], recorded[recorded >= 0])
     if not seen.any():  # no join: the format (or this file) does not pair launches with kernels
         return None
-    sync = h.name_mask(devices.is_sync_call)
-    s_start = np.asarray(h.start[sync], dtype=np.int64)
+    w = waits if waits is not None else sync_waits(h)  # the host's waits, by start: a sync call, a poll until done
+    s_start, s_end = w.start, w.end
     if not s_start.size:
         return None
-    order = np.argsort(s_start, kind="stable")
-    s_start, s_end = s_start[order], np.asarray(h.end[sync], dtype=np.int64)[order]
     ran = [(d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE) for d in devs]
     k_start = np.concatenate([np.asarray(d.start[m], dtype=np.int64) for d, m in zip(devs, ran)])
     k_end = np.concatenate([np.asarray(d.end[m], dtype=np.int64) for d, m in zip(devs, ran)])

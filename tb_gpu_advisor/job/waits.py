@@ -34,6 +34,13 @@ class Waits:
     end: np.ndarray  # int64 ps: when it returned
     poll: np.ndarray  # bool per wait: a poll
 
+    def polls(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the query that said "done" of each poll, ascending, the poll's first query's start in ps): the polls alone,
+        as the metrics ask them (a poll's wait runs from its first query to the query that said done)."""
+        done, begin = self.idx[self.poll], self.start[self.poll]
+        order = np.argsort(done, kind="stable")
+        return done[order], begin[order]
+
 
 def host_waits(trace: Trace, launches: list[np.ndarray], fw: Framework | None = None) -> Waits:
     """Every wait of the host for the GPU in ``trace`` (``launches``: per GPU, each device event's launch record):

@@ -19,6 +19,7 @@ from tb_gpu_advisor.model.columns import (index_dtype, int_dtype, lookup_mask, o
 from tb_gpu_advisor.model.enclosing import Encloser
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Spans, Trace
 from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.job.waits import Waits, host_waits
 from tb_gpu_advisor.metrics import trips
 from tb_gpu_advisor.metrics.types import per_step, sharing_ranks
 from tb_gpu_advisor.steps.types import Steps, own_step_rows
@@ -278,6 +279,18 @@ class Context:
         if sp is None or not sp[0].size:
             return s, e
         return np.concatenate([s, sp[0].astype(np.int64)]), np.concatenate([e, sp[1].astype(np.int64)])
+
+    @property
+    def waits(self) -> Waits:
+        """Where the host waited for the GPU: its sync calls and its polls (``Job.waits``, read once by the job stage
+        for the steps); read here, by the same function, only where the context was built without them (a bare
+        reading, a job made by hand)."""
+        w = self.job.waits if self.job is not None else None
+        if w is None:
+            w = self.memo.get("waits")
+            if w is None:
+                w = self.memo["waits"] = host_waits(self.trace, [g.launch for g in self.gpus], self.fw)
+        return w
 
     def one_time_spans(self, g: GpuCtx | None = None) -> tuple[np.ndarray, np.ndarray] | None:
         """The host inside one-time costs (module loading, library start-up, compilation): disjoint (starts, ends);

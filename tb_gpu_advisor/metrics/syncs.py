@@ -32,7 +32,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.job.waits import drain, polls
+from tb_gpu_advisor.job.waits import drain
 from tb_gpu_advisor.job.kind import read_under, waited_scalar_reads
 from tb_gpu_advisor.metrics import context as _context
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, Encloser
@@ -478,11 +478,10 @@ def _launched_after(ctx: Context, encloser: Encloser, sync: np.ndarray, callers:
 
 
 def _polls(ctx: Context, in_step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the query that said "done" of each poll in a step, the poll's first query's start in ps): the program's polls
-    outside every framework op (``job.waits.polls``, the one reading the steps ask too), the op that marks a whole step
-    no op here (a poll inside ``ProfilerStep#3`` is the program's)."""
-    done, begin = polls(ctx.h, [g.d for g in ctx.gpus], [g.launch for g in ctx.gpus],
-                              _framework_op(ctx) & ~ctx.step_marks)
+    """(the query that said "done" of each poll in a step, ascending, the poll's first query's start in ps): the
+    program's polls (``Context.waits``: ``Job.waits``, the one reading the steps ask too -- found once, outside every
+    framework op, by ``job.waits.polls``)."""
+    done, begin = ctx.waits.polls()
     keep = in_step[done]
     return done[keep], begin[keep]
 

@@ -1272,7 +1272,7 @@ class HostSyncs:
     #: ``torch.unique``: it read a size, then launched more), named by the op the program called (h37-probe43s)
     in_op_calls_per_step: float = 0.0
     #: of ``calls_per_step``, the program's polls: runs of event or stream queries until the GPU was done
-    #: (``while not ev.query()``: ``metrics.syncs._polls``), each one wait
+    #: (``while not ev.query()``: ``job.waits.polls``), each one wait
     poll_calls_per_step: float = 0.0
     #: host time inside those syncs per kept step and active GPU (what the syncs themselves cost the host)
     wait_ms_per_step: float = 0.0

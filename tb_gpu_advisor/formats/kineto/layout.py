@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import memory_timeline
+from tb_gpu_advisor.formats.heads import is_rocprof_head
 from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, is_gzip, named_sessions
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
@@ -70,11 +71,11 @@ _KINETO_KEYS = (rb'"(?:schemaVersion|deviceProperties|baseTimeNanoseconds|distri
                 rb'"name"\s*:\s*"(?:ProfilerStep#|aten::|PyTorch Profiler)')
 
 #: ROCm's ``rocprof --hip-trace`` (roctracer, rocprof v1/v2) trace, ``results.json``: read by its own format
-#: (``formats.rocprof``, which tells it by its section labels and ``BeginNs`` times: ``rocprof.layout.is_rocprof_head``).
+#: (``formats.rocprof``, which tells it by its section labels and ``BeginNs`` times: ``formats.heads.is_rocprof_head``).
 #: Asked before Kineto's keys: a PyTorch job's roctx ranges are named ``aten::...`` too.
 ROCPROF = "ROCm rocprof's trace (`rocprof --hip-trace`, results.json), not PyTorch's: read as rocprof's"
 #: ROCm's rocmProfileData (``runTracer.sh`` / ``rpd_tracer``): an SQLite database of its own (``.rpd``: tables
-#: ``rocpd_api``, ``rocpd_op``, ``rocpd_string``; ``formats.rpd.tables.OWN``), and the Chrome trace its
+#: ``rocpd_api``, ``rocpd_op``, ``rocpd_string``; ``formats.heads.RPD_OWN``), and the Chrome trace its
 #: ``tools/rpd2tracing.py`` writes from one, array or object form, whose host threads are named ``Hip <tid>`` /
 #: ``HSA <tid>`` and whose GPUs ``GPU<n>`` (survey h37-survey30: ROCm/rocmProfileData's blog example, a PyTorch matmul
 #: on gfx90a kept in ``tests/fixtures/foreign/rocm_rpd_matmul``).  The JSON is not read -- the ``.rpd`` it was made
@@ -84,8 +85,6 @@ RPD = ("the Chrome trace rocmProfileData's rpd2tracing.py writes from an .rpd da
        "read: give it the .rpd database itself (runTracer.sh -o <file>.rpd; read directly), or profile the job with "
        "torch.profiler (Kineto records HIP kernels, copies and runtime calls on ROCm) or JAX/TensorFlow's profiler "
        "(.xplane.pb)")
-#: A rocmProfileData database the Nsight reader was given (an ``.rpd`` saved as ``.sqlite``): read as rpd's.
-RPD_DATABASE = "a rocmProfileData database (runTracer.sh -o <file>.rpd), not an Nsight Systems export: read as one"
 
 
 #: The Ascend PyTorch Profiler's trace (``torch_npu.profiler``, ``ASCEND_PROFILER_OUTPUT/trace_view.json``; also what
@@ -199,8 +198,6 @@ def sniff(path: str) -> str | None:
         return MEMORY_TIMELINE if memory_timeline.is_json(head) else "JSON without traceEvents: not a trace"
     if re.search(_RPD_TRACE, head):  # before Kineto's keys: its PyTorch markers are named `aten::...` too
         return RPD
-    from tb_gpu_advisor.formats.rocprof.layout import is_rocprof_head
-
     if is_rocprof_head(head):  # likewise
         return ROCPROF
     if not re.search(_KINETO_KEYS, head):

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, max_profile_bytes, named_sessions
-from tb_gpu_advisor.formats.kineto.layout import RPD_DATABASE
+from tb_gpu_advisor.formats.heads import RPD_DATABASE, is_rpd
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 # The tables (numpy, sqlite3) and the exporter (subprocess) are imported when an SQLite file is probed: discovery of a
@@ -129,7 +129,6 @@ def _probe(path: str) -> tuple[str | None, Header]:
 
     from tb_gpu_advisor.formats import sqlite
     from tb_gpu_advisor.formats.nsys import tables as tb
-    from tb_gpu_advisor.formats.rpd import tables as rpd_tables
 
     if not sqlite.is_sqlite(path):
         return "not an SQLite file", Header()
@@ -143,7 +142,7 @@ def _probe(path: str) -> tuple[str | None, Header]:
             if not schema.is_export():
                 if schema.is_nvprof():
                     return NVPROF, Header()
-                if rpd_tables.is_rpd(schema):
+                if is_rpd(schema):
                     return RPD_DATABASE, Header()
                 return "an SQLite database, but not an Nsight Systems export (none of its tables)", Header()
             when = None

@@ -18,29 +18,18 @@ the file.
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Callable
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import ByIdentity, Found, Groups, RunFolderLayout, is_gzip, file_identity
+from tb_gpu_advisor.formats.heads import is_rocprof_head  # its one home: the Kineto layout refuses by it too
 
 #: The JSON files it may be (the content decides).
 SUFFIXES = (".json", ".json.gz")
 EXPECTED = "<run>/results.json (rocprof --hip-trace: any name, told by its content)"
 #: How much of a file's start is searched (the section labels are its first lines; a label-less file's first event).
 SNIFF_BYTES = 64 << 10
-#: The section labels tblextr writes (``label_json``): the host's API calls, roctx, copies, each GPU and its barriers.
-_LABELS = rb'"args"\s*:\s*\{\s*"name"\s*:\s*"(?:CPU HIP API|CPU HSA API|COPY|Markers and Ranges|GPU Barriers\d+)"'
-#: An event of a file without labels: tblextr's exact times, as strings, in its args.
-_TIMES = rb'"BeginNs"\s*:\s*"\d+"\s*,\s*"EndNs"\s*:\s*"\d+"'
-_TRACE_KEYS = rb'"traceEvents"\s*:'
-
-
-def is_rocprof_head(head: bytes) -> bool:
-    """Whether the start of a JSON file is rocprof's trace: ``traceEvents`` with a section label only tblextr writes,
-    or its ``BeginNs``/``EndNs`` string times."""
-    return bool(re.search(_TRACE_KEYS, head)) and bool(re.search(_LABELS, head) or re.search(_TIMES, head))
 
 
 def head_bytes(path: str, n: int = SNIFF_BYTES) -> bytes:

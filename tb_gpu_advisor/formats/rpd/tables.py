@@ -21,14 +21,15 @@ Names are the database's own; no view it defines is ever read (``formats.sqlite.
 
 from __future__ import annotations
 
-from typing import Protocol
+from tb_gpu_advisor.formats.heads import NSIGHT_STRINGS, RPD_API as API, RPD_OP as OP, RPD_OWN as OWN, \
+    RPD_STRING as STRING, is_rpd
 
-API = "rocpd_api"
-OP = "rocpd_op"
+#: the names read here from the heads (their one home), the rpd reader and layout read through this module
+__all__ = ["API", "OP", "STRING", "OWN", "NSIGHT_STRINGS", "is_rpd"]
+
 API_OPS = "rocpd_api_ops"
 COPY_API = "rocpd_copyapi"
 KERNEL_API = "rocpd_kernelapi"
-STRING = "rocpd_string"
 METADATA = "rocpd_metadata"
 #: The string table's text column.
 STRING_TEXT = "string"
@@ -46,17 +47,5 @@ def is_overhead(name: str) -> bool:
     """A record of the tracer's own work (:data:`OVERHEAD`)."""
     return name in OVERHEAD or name.endswith(OVERHEAD_SUFFIX)
 
-#: The tables that make an SQLite file rocmProfileData's database: HIP calls, GPU operations, names (survey
-#: h37-survey30: ROCm/rocmProfileData's examples).
-OWN = (API, OP, STRING)
-#: Nsight Systems' string table: an export that also holds ``rocpd_`` tables is Nsight's, never read here.
-NSIGHT_STRINGS = "StringIds"
-
-
-class _Tables(Protocol):
-    tables: frozenset[str]
-
-
-def is_rpd(schema: _Tables) -> bool:
-    """rocmProfileData's database (:data:`OWN`), not an Nsight Systems export (``formats.sqlite.Schema``)."""
-    return all(t in schema.tables for t in OWN) and NSIGHT_STRINGS not in schema.tables
+#: The tables that make an SQLite file rocmProfileData's database (:data:`OWN`) and the test of one (:func:`is_rpd`)
+#: live in ``formats.heads``: the Nsight layout refuses such a file by them, and no format imports another.

@@ -10,7 +10,7 @@ unmarked pass, a kernel trace with no host; with ``--forms12``, grain's loop in 
 benchmark's measured passes, DeepSpeed's ranges under gradient accumulation, evaluation ranges; with ``--forms13``, a
 GPU host's window before its first kernel, users' blocking copies, a tiny RL loop, expandable-segment and two-device
 snapshots; with ``--forms14``, a GPU host's loop that only fetches batches (or runs its model on the CPU); with ``--forms15``, a window at
-either end of a queue (the loop's end draining it, a window opening on it); with ``--forms16``, session 44's forms (ranks pausing alone or opening their capture late, a loop polling its GPU, training snapshots that leak); with ``--forms17``, session 45's (a rank closing its capture early, evaluation between steps, ranges marked on another thread, launches between polls, waits inside the backward); with ``--zero12``, DeepSpeed's ranges under ZeRO-1/2 or ZeRO-3 and gradient accumulation), analysed
+either end of a queue (the loop's end draining it, a window opening on it); with ``--forms16``, session 44's forms (ranks pausing alone or opening their capture late, a loop polling its GPU, training snapshots that leak); with ``--forms17``, session 45's (a rank closing its capture early, evaluation between steps, ranges marked on another thread, launches between polls, waits inside the backward); with ``--forms18``, session 45's writers no stream drew (HIP and Nsight polls, sleeping polls, a CPU index, stackless snapshots, rankless Kineto files, counters with gaps); with ``--zero12``, DeepSpeed's ranges under ZeRO-1/2 or ZeRO-3 and gradient accumulation), analysed
 in-process and held to ``tests/support/random_jobs.laws_broken``.  Prints each job that breaks a law (its seed, the
 job to rebuild it with, the laws), then how many jobs ran and how many broke which law.
 
@@ -30,13 +30,17 @@ sys.path.insert(0, str(REPO))
 
 from synthetic.randjobs import (random_form5_job, random_form7_job, random_form8_job, random_form9_job,  # noqa: E402
                               random_form10_job, random_form11_job, random_form12_job, random_form13_job, random_form14_job,
-                              random_form15_job, random_form16_job, random_form17_job, random_form_job,
-                              random_job, random_xplane_job, random_zero12_job)
+                              random_form15_job, random_form16_job, random_form17_job, random_form18_job,
+                              random_form_job, random_job, random_xplane_job, random_zero12_job)
 from tests.support.random_jobs import check  # noqa: E402
 
 
 #: Each stream a walk can draw, newest first (the first flag given wins): its flag, its drawer, what it draws.
 STREAMS = (
+    ("forms18", random_form18_job,
+     "h37-forms18's forms: session 45's writers no stream drew -- HIP and Nsight loops polling after each burst or "
+     "kernel, a Kineto loop polling at a sleep's pace, a layer indexing by a CPU tensor, a training snapshot recorded "
+     "without stacks, ranks whose Kineto file states no rank, a step counter with gaps where evaluation ran"),
     ("forms17", random_form17_job,
      "h37-forms17's forms: a rank whose capture closed steps early (Nsight, Kineto), a training loop evaluating every "
      "few steps outside its step ranges, NVTX ranges on another thread or rank than the launches, a loop launching "

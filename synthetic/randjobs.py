@@ -2430,6 +2430,159 @@ def _write_form17(job: Job, run: str) -> None:
 _WRITERS.update({fmt: _write_form17 for fmt in FORMS17})
 
 
+# ------------------------------------------- session 45's writers no stream drew: polls, indices, stacks, ranks (h37-forms18)
+# Drawn by ``random_form18_job`` (``scripts/randjobs.py --forms18``), a stream of its own over the forms session 45
+# built a case of each and no stream drew: a HIP loop polling after each burst (``rpdtrace.write(poll=...)``), an
+# offload loop polling after each kernel (``nsysexport.write_synced_kernels(poll=...)``), a Kineto loop polling at a
+# sleep's pace (``torchtrace.write_poll_then_host_work`` / ``write_launches_while_polling`` with a long
+# ``between_us``), a layer indexing by a CPU tensor (``torchtrace.write_cpu_index``), a training snapshot recorded
+# without stacks (``memsnapshot.as_recorded(..., context=None)``), ranks whose Kineto file states no rank
+# (``torchtrace.write_rank_pause(rankless=...)``) and a step counter with gaps (``nsysexport.
+# write_interleaved_evaluation(numbers=...)``).
+
+FORMS18 = ("rpd_poll", "nsys_poll", "kineto_sleep_poll", "kineto_cpu_index", "snapshot_stackless", "kineto_rankless",
+           "nsys_eval_numbers")
+
+#: A HIP loop's kernels (name, us on the GPU): short fp32 GEMMs and their ReLUs, as ``tests/steps/test_poll_steps``.
+_HIP_KERNELS = (("gemm_kernel(float*)", (4.0, 200.0)), ("relu(float*)", (2.0, 20.0)))
+
+
+def _rpd_poll_params(rng: random.Random) -> dict[str, Any]:
+    """10-40 bursts alike of 1-4 GEMM + ReLU pairs, a pause of 0-2 ms after each, the wait a query asked every
+    2-60 us, an upload or a read-back or neither."""
+    pairs = [[name, round(rng.uniform(*us), 3)] for _ in range(rng.randint(1, 4)) for name, us in _HIP_KERNELS]
+    return {"bursts": rng.randint(10, 40), "kernels": pairs, "gap_ms": round(rng.choice((0.0, rng.uniform(0.05, 2.0))), 3),
+            "module_load_ms": rng.choice((0.0, 30.0)), "poll": rng.choice(("hipEventQuery", "hipStreamQuery")),
+            "poll_us": round(rng.uniform(2.0, 60.0), 3), "read_bytes": rng.choice((0, 0, 4096, 1 << 20))}
+
+
+def _nsys_poll_params(rng: random.Random) -> dict[str, Any]:
+    """An offload loop of 2-8 sweeps of 10-100 kernels, polling after each one."""
+    return {"iterations": rng.randint(2, 8), "kernels": rng.randint(10, 100),
+            "kernel_us": round(_log_uniform(rng, 20.0, 800.0), 3), "launch_us": round(rng.uniform(4.0, 16.0), 3),
+            "latency_us": round(rng.uniform(4.0, 40.0), 3),
+            "poll": rng.choice(("cuStreamQuery", "cudaEventQuery_v3020", "cuEventQuery")),
+            "poll_us": round(rng.uniform(2.0, 60.0), 3)}
+
+
+def _form18_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    """Each form's writer parameters, within what its writer's real counterpart shows."""
+    if fmt == "rpd_poll":
+        return _rpd_poll_params(rng)
+    if fmt == "nsys_poll":
+        return _nsys_poll_params(rng)
+    if fmt == "kineto_sleep_poll":  # ``time.sleep(between)`` in the poll: the last query up to a sleep late
+        return {"writer": rng.choice(("poll_then_host_work", "launches_while_polling")), "steps": rng.randint(4, 14),
+                "kernels": rng.randint(1, 16), "kernel_us": round(rng.uniform(20.0, 400.0), 3),
+                "host_us": round(rng.choice((0.0, rng.uniform(20.0, 800.0))), 3),
+                "between_us": round(_log_uniform(rng, 50.0, 2000.0), 3)}
+    if fmt == "kineto_cpu_index":
+        return {"steps": rng.randint(4, 14), "layers": rng.randint(1, 8), "kernel_us": round(rng.uniform(20.0, 600.0), 3),
+                "host_us": round(rng.uniform(0.0, 400.0), 3)}
+    if fmt == "snapshot_stackless":
+        return {**_leak_params(rng), "stacks": rng.choice(("none", "none", "python"))}
+    if fmt == "kineto_rankless":
+        p = _rank_late_params(rng, "kineto_rank_late")
+        return {**p, "rankless": sorted(rng.sample(range(p["ranks"]), rng.randint(1, p["ranks"] - 1)))}
+    every = rng.randint(2, 5)
+    return {"train_steps": rng.randint(2 * every, 14), "every": every, "batches": rng.randint(1, 3),
+            "pass_range": rng.choice(("eval_step", "val_step", "evaluate")),
+            "around": rng.choice((None, None, "validation")), "ranks": rng.choice((1, 1, 2)),
+            "numbers": rng.choice(("global", "samples")), "inside": rng.random() < 0.3}
+
+
+def form18_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS18` with :func:`_form18_params`' keys: a reduced job, written in a test."""
+    return _reduced_job(FORMS18, fmt, seed, dict(params))
+
+
+def _write_form18(job: Job, run: str) -> None:
+    """Each form's file and its truth (the writers' own: steps, period, the waits' calls, GPUs, the leak)."""
+    p = dict(job.params)
+    out, name = os.path.dirname(run), os.path.basename(run)
+    TRUTH[job.seed] = {"rpd_poll": _write_rpd_poll, "nsys_poll": _write_nsys_poll,
+                       "kineto_sleep_poll": _write_sleep_poll, "kineto_cpu_index": _write_cpu_index,
+                       "snapshot_stackless": _write_stackless, "kineto_rankless": _write_rankless,
+                       "nsys_eval_numbers": _write_eval_numbers}[job.fmt](p, out, name, job.seed)
+
+
+def _write_rpd_poll(p: dict[str, Any], out: str, name: str, seed: int) -> dict[str, Any]:
+    """Truth: every burst a step, at the bursts' period (their first launches apart), the wait named by its query; a
+    loop that reads nothing back and pauses nothing between bursts waits only in its poll, and what that wait costs
+    is the GPU's idle it exposes -- the period less the longer of the burst's GPU work and its launches (the loop
+    without the wait steps at that: ``metrics.syncs._idle_after``'s physics), host_sync's to report where it reaches
+    the rule's bar (``fires_if_saving_ms``)."""
+    from synthetic import rpdtrace
+
+    t = rpdtrace.write(os.path.join(out, name, "trace.rpd"), [[tuple(k) for k in p.pop("kernels")]] * p.pop("bursts"),
+                       **p)
+    starts = t["burst_starts"]
+    period = sorted(b - a for a, b in zip(starts, starts[1:]))[(len(starts) - 1) // 2] / 1e6
+    truth = {"steps": t["bursts"], "step_ms": period, "sync_names": (p["poll"],)}
+    if not p["read_bytes"] and not p["gap_ms"]:
+        work_ms = max(sum(t["gpu_ns"].values()), t["kernels"] * (rpdtrace.LAUNCH_NS + 1000)) / t["bursts"] / 1e6
+        truth["fires_if_saving_ms"] = {"host_sync": period - work_ms}
+    return truth
+
+
+def _write_nsys_poll(p: dict[str, Any], out: str, name: str, seed: int) -> dict[str, Any]:
+    """Truth: each kernel's run between two waits a step (as its ``cuStreamSynchronize`` twin reads it), the GPU's idle
+    between them host_sync's, named by the query the loop polls with: at least the host's 11 us after the poll, its
+    launch and the kernel's latency, a share of each kernel's turn (``fires_if_share``; the loop without the waits
+    launches under the kernels)."""
+    t = N.write_synced_kernels(os.path.join(out, name, "report2.sqlite"), **p)
+    idle = 11.0 + p["launch_us"] + p["latency_us"]
+    return {"steps": t["kernels"], "fires_if_share": {"host_sync": idle / (idle + p["kernel_us"])},
+            "sync_names": (p["poll"].split("_v")[0],)}
+
+
+def _write_sleep_poll(p: dict[str, Any], out: str, name: str, seed: int) -> dict[str, Any]:
+    """Truth: every step at the loop's period, the wait named by its query."""
+    writer = {"poll_then_host_work": T.write_poll_then_host_work,
+              "launches_while_polling": T.write_launches_while_polling}[p.pop("writer")]
+    (path,) = writer(out, run=name, **p)["paths"]
+    return {"steps": p["steps"], "step_ms": _profiler_step_ms(path), "sync_names": ("cudaEventQuery",)}
+
+
+def _write_cpu_index(p: dict[str, Any], out: str, name: str, seed: int) -> dict[str, Any]:
+    """Truth: every step at the loop's period; the blocking copies are the index's uploads, ``layers`` a step made by
+    ``aten::index`` (``copy_op``); each drains the GPU, which then idles at least through the host's ``host_us`` of
+    recorded work after it (the loop without the wait runs that work under the next GEMM): the copies' cost, the copy
+    finding's to report where it reaches the rule's bar (``fires_if_saving_ms``)."""
+    t = T.write_cpu_index(out, run=name, **p)
+    return {"steps": p["steps"], "step_ms": _profiler_step_ms(t["paths"][0]),
+            "copy_op": (t["op"], t["copies_per_step"]),
+            "fires_if_saving_ms": {"excessive_memcpy": p["layers"] * min(p["host_us"], p["kernel_us"]) / 1e3}}
+
+
+def _write_stackless(p: dict[str, Any], out: str, name: str, seed: int) -> dict[str, Any]:
+    """Truth: the writer's leak or none, as :func:`_write_leak`'s, from a history with no frame (or Python's only)."""
+    from synthetic import memsnapshot as M
+
+    stacks = p.pop("stacks")
+    sc = M.training_iterations(**p)
+    doc = M.as_recorded(sc.doc, context=None) if stacks == "none" else M.as_recorded(sc.doc, stacks="python")
+    M.write(os.path.join(out, name, "snapshot.pickle"), doc)
+    return {"leak": sc.truth.get("leak") or False, "iterations": p["iterations"]}
+
+
+def _write_rankless(p: dict[str, Any], out: str, name: str, seed: int) -> dict[str, Any]:
+    """Truth: one job of ``ranks`` GPUs (a file without its rank is its process's, read with its job), every rank's
+    steps its own, at the period of a rank that neither paused nor opened late."""
+    paths = T.write_rank_pause(out, run=name, **{**p, "rankless": tuple(p["rankless"])})
+    steady = paths[0] if p["paused"] != 0 else paths[1]
+    return {"steps": p["steps"], "step_ms": _profiler_step_ms(steady), "gpus": p["ranks"]}
+
+
+def _write_eval_numbers(p: dict[str, Any], out: str, name: str, seed: int) -> dict[str, Any]:
+    """Truth: the training steps alone, at their length, however the counter numbers them."""
+    t = N.write_interleaved_evaluation(os.path.join(out, name, "eval.sqlite"), seed=seed, **p)
+    return {"steps": t.train_steps, "step_ms": t.step_ms, "job_kind": "training"}
+
+
+_WRITERS.update({fmt: _write_form18 for fmt in FORMS18})
+
+
 # ------------------------------------------------------------------------------------------------ the streams of forms
 #: Each stream of forms by its ``scripts/randjobs.py`` flag.  ``forms10`` draws from ``form9`` as when h37-randjobs9
 #: walked it, before h37-a2afix's form took that name (the seeds its SURVEY section names draw the same jobs);
@@ -2449,9 +2602,10 @@ FORM_DRAWS: dict[str, FormDraw] = {
     "forms15": FormDraw("random_form15_job", "form15", FORMS15, _queue_params),
     "forms16": FormDraw("random_form16_job", "form16", FORMS16, _form16_params),
     "forms17": FormDraw("random_form17_job", "form17", FORMS17, _form17_params),
+    "forms18": FormDraw("random_form18_job", "form18", FORMS18, _form18_params),
 }
 random_form_job, random_form5_job, random_form7_job, random_form8_job, random_form9_job, random_form10_job = (
     FORM_DRAWS[k] for k in ("forms", "forms5", "forms7", "forms8", "forms9", "forms10"))
 random_form11_job, random_form12_job, random_zero12_job, random_form13_job, random_form14_job, random_form15_job = (
     FORM_DRAWS[k] for k in ("forms11", "forms12", "zero12", "forms13", "forms14", "forms15"))
-random_form16_job, random_form17_job = FORM_DRAWS["forms16"], FORM_DRAWS["forms17"]
+random_form16_job, random_form17_job, random_form18_job = (FORM_DRAWS[k] for k in ("forms16", "forms17", "forms18"))

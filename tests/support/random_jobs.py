@@ -82,6 +82,7 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     out += _request_free_problems(truth, h.step_rows)
     out += _first_step_problems(truth, h.step_rows)
     out += leak_problems(truth, report)
+    out += gpu_count_problems(truth, report) + copy_op_problems(truth, h.findings)
     if out or truth.get("steps", 0) < 2:
         return out
     ran = truth["steps"]
@@ -113,6 +114,41 @@ def leak_problems(truth: dict, report: Report) -> list[str]:
         out.append(f"truth: the leak holds {d.get('leak_end_bytes')} B at the end, the loop kept {want['bytes_at_end']} B")
     if d.get("iterations") != truth["iterations"]:
         out.append(f"truth: the leak reads {d.get('iterations')} iterations, the loop ran {truth['iterations']}")
+    return out
+
+
+def gpu_count_problems(truth: dict, report: Report) -> list[str]:
+    """Where the job's writer says how many GPUs its job ran on (``gpus``: every rank's file here, some stating no
+    rank), the report is the job's one host with every GPU: a file without its rank is its process's, read with its
+    job -- never a session of its own (h37-probe45r; h37-forms18)."""
+    want = truth.get("gpus")
+    if want is None:
+        return []
+    got = [len(h.gpus) for h in report.hosts]
+    return [] if got == [want] else [f"truth: the job's {want} GPUs read as hosts of {got} GPUs"]
+
+
+def copy_op_problems(truth: dict, findings) -> list[str]:  # noqa: ANN001 - the host's findings
+    """Where the job's writer says which op made its blocking copies (``copy_op``: the op and its copies a step, an
+    index's upload inside ``aten::index``), the copy finding, where there is one, names them so and leads with keeping
+    the index on the device -- no batch's pinning fix (h37-probe45w; h37-forms18).  Whether there must be one is the
+    writer's ``fires_if_saving_ms`` (:func:`_unfired`)."""
+    want = truth.get("copy_op")
+    if want is None:
+        return []
+    from tb_gpu_advisor.frameworks import pytorch
+
+    found = [f for f in findings if f.rule == "excessive_memcpy"]
+    if len(found) > 1:
+        return [f"truth: {len(found)} copy findings where every step blocks in {want[1]} uploads of {want[0]}"]
+    if not found:
+        return []
+    f = found[0]
+    out = []
+    if f"({want[0]} ×{want[1]})" not in " ".join(f.summary.split()):
+        out.append(f"truth: the copy finding does not name `{want[0]}` ×{want[1]}: {f.summary[:160]!r}")
+    if not f.actions or f.actions[0] != pytorch.INDEX_ON_DEVICE:
+        out.append(f"truth: the index's upload is told {(f.actions[0].text if f.actions else None)!r} first")
     return out
 
 
@@ -232,13 +268,22 @@ def _saving_bounds(bounds: dict[str, float], findings) -> list[str]:  # noqa: AN
 
 def _unfired(truth: dict, fired: set[str]) -> list[str]:
     """Each rule the job's writer gave work to save (``fires_if_saving_ms``: ms a step) that is silent though that
-    saving reaches the rule's own bar for a mention (``<rule>.info``, a share of the job's period)."""
-    from tb_gpu_advisor.common.thresholds import T
+    saving reaches the rule's own bar for a mention (``<rule>.info``, a share of the job's period; a rule that
+    mentions nothing below its warning, ``<rule>.warning``: host_sync, h37-forms18)."""
+    from tb_gpu_advisor.common.thresholds import THRESHOLDS, T
 
     step = truth.get("step_ms")
-    return [f"truth: no `{rule}`, whose work saves {v:.4g} ms of the {step:.4g} ms step by construction"
-            for rule, v in truth.get("fires_if_saving_ms", {}).items()
-            if step and rule not in fired and v >= 1.05 * T(f"{rule}.info") * step]
+
+    def bar(rule: str) -> float:
+        return T(f"{rule}.info") if f"{rule}.info" in THRESHOLDS else T(f"{rule}.warning")
+
+    out = [f"truth: no `{rule}`, whose work saves {v:.4g} ms of the {step:.4g} ms step by construction"
+           for rule, v in truth.get("fires_if_saving_ms", {}).items()
+           if step and rule not in fired and v >= 1.05 * bar(rule) * step]
+    # a share of the loop's period where the job's steps are not all alike (``fires_if_share``: an offload loop's
+    # kernels between waits, each sweep's last one holding the host's pause between sweeps)
+    return out + [f"truth: no `{rule}`, whose work saves {v:.1%} of each iteration by construction"
+                  for rule, v in truth.get("fires_if_share", {}).items() if rule not in fired and v >= 1.05 * bar(rule)]
 
 
 def _input_problems(truth: dict, findings) -> list[str]:  # noqa: ANN001 - the host's findings

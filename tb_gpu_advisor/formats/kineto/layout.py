@@ -26,6 +26,7 @@ read on object stores), cached by the file's identity; a file whose start holds 
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -501,7 +502,25 @@ def _sessions(files: list[_File]) -> list[list[_File]]:
             out.append([f])
         else:
             g.append(f)
+    out = [_inferred_rank(g) if g in open_groups else g for g in out]
     return sorted(out, key=lambda g: min((x.when_s, x.host.path) for x in g))
+
+
+def _inferred_rank(group: list[_File]) -> list[_File]:
+    """``group`` (a job's files) with the rank of its one file that states none inferred (``HostFile.inferred_rank``),
+    where the job's world (its files' ``world_size``) lacks exactly one rank that no file states; as it was else.
+
+    Why: a joined file without ``distributedInfo`` read unranked -- its GPU row with no rank, its process after every
+    rank -- though the one rank the job misses names it (h37-probe45r *Left* 1).  Two files without a rank, or two
+    ranks missing (a third's file not here), say no rank: none is guessed."""
+    world = group[0].header.world_size or 0
+    rankless = [f for f in group if f.header.rank is None]
+    missing = set(range(world)) - {f.header.rank for f in group}
+    if len(rankless) != 1 or len(missing) != 1:
+        return group
+    f = rankless[0]
+    said = _File(dataclasses.replace(f.host, inferred_rank=missing.pop()), f.when_s, f.header)
+    return [said if x is f else x for x in group]
 
 
 def _joins(f: _File, group: list[_File]) -> bool:

@@ -71,7 +71,8 @@ def test_a_rank_file_without_its_rank_reads_with_its_job(tmp_path: Path, ranked:
     assert {g["gpu"]: g.get("rank") for g in report["hosts"][0]["gpus"]} == {0: 0, 1: 1}
     assert report["hosts"][0]["capture"]["notes"] == [
         f"node0_410{rankless}'s trace states no rank (no distributedInfo: written before init_process_group or after "
-        f"destroy_process_group, or stripped); read as rank {rankless}, the one rank of 2 no other file of the job states"]
+        f"destroy_process_group, or stripped); read as rank {rankless}, the one rank of 2 no other file of the job "
+        "states"]
 
 
 #: Names people give their ranks' files (``export_chrome_trace``, renamed handler files): none says the machine.
@@ -142,8 +143,8 @@ def test_a_rank_is_inferred_only_where_one_is_missing(tmp_path: Path) -> None:
     paths = tt.write_rank_pause(str(tmp_path), ranks=2, paused=None, start_up=1, rankless=(1,))
     Path(paths[2]).unlink()
     (session,) = discover(str(tmp_path))
-    assert [(Path(r.path).name.split(".")[0], getattr(r, "inferred_rank", None)) for h in session.hosts for r in h.ranks] \
-        == [("node0_4100", None), ("node0_4101", None)]
+    said = [(Path(r.path).name.split(".")[0], getattr(r, "inferred_rank", None)) for h in session.hosts for r in h.ranks]
+    assert said == [("node0_4100", None), ("node0_4101", None)]
 
 
 def test_files_without_any_rank_stay_captures_of_their_own(tmp_path: Path) -> None:

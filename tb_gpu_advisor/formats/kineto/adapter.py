@@ -84,7 +84,8 @@ def _inferred_note(worker: str, rank: int, world: int | None) -> str:
     """What the report says of a rank file whose rank was inferred: the file does not state it."""
     of = f" of {world}" if world else ""
     return (f"{worker}'s trace states no rank (no distributedInfo: written before init_process_group or after "
-            f"destroy_process_group, or stripped); read as rank {rank}, the one rank{of} no other file of the job states")
+            f"destroy_process_group, or stripped); read as rank {rank}, the one rank{of} no other file of the job "
+            "states")
 
 
 def _parse(path: str) -> tuple[KinetoTrace, int]:

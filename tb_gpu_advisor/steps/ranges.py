@@ -203,9 +203,9 @@ def _range_step_ids(h: HostEvents, sel: np.ndarray) -> np.ndarray:
 
 def _first_step_beside(ref_s: np.ndarray, own_s: np.ndarray) -> int:
     """The number, in the order of the line that began first (its range starts ``ref_s``, sorted), of a line's first
-    range (its starts ``own_s``, sorted): the reference's range that starts nearest it -- past the reference's last
-    one, counted on at its period -- but never so far on that this line's ranges would run past the reference's
-    last (a line marking as many steps as it, ranks a part of a step apart, opened with it).
+    range (its starts ``own_s``, sorted): the reference's range that starts nearest it, but never so far on that this
+    line's ranges would run past the reference's last (a line marking as many steps as it, a rank more than half a
+    step behind, opened with it).
 
     Why: numbered by its own order, a rank whose capture opened k steps after the others' (``nsys profile`` per rank,
     ``cudaProfilerStart`` each reaches in its own time) called its first recorded step 0: its steps were grouped with
@@ -214,9 +214,5 @@ def _first_step_beside(ref_s: np.ndarray, own_s: np.ndarray) -> int:
     together, within a part of a step."""
     if own_s.size == 0 or ref_s.size == 0:
         return 0
-    s0 = int(own_s[0])
-    k = int(np.argmin(np.abs(ref_s - s0)))
-    if k == ref_s.size - 1 and ref_s.size > 1:  # past the reference's last range: on at its period
-        period = float(np.median(np.diff(ref_s)))
-        k += max(0, int(round((s0 - int(ref_s[-1])) / period))) if period > 0 else 0
+    k = int(np.argmin(np.abs(ref_s - int(own_s[0]))))
     return max(0, min(k, ref_s.size - own_s.size))

@@ -8,7 +8,8 @@ below a ``plugins`` folder) is a run.
 Sessions: files are ranks of one job only when the traces say so -- the same ``distributedInfo.world_size``
 above 1, distinct ranks, and capture times close together (:data:`RANK_WINDOW_S`; clocks of different nodes
 differ by milliseconds); a file stating no rank joins a job that lacks one when it is a process of one of the
-job's machines (:func:`_joins`).  Every other file is a session of its own: two runs of one script written into the
+job's machines, by name or by its GPUs, clock and pid (:func:`_joins`), as the one rank the job misses where one is
+(:func:`_inferred_rank`).  Every other file is a session of its own: two runs of one script written into the
 same folder, each on GPU 0, are two captures, never two GPUs.  A session is named after its earliest file's
 time (UTC, ``%Y_%m_%d_%H_%M_%S``; ``_<k>`` added on a collision): the time in the file name when it is a
 plausible date, else the trace's own clock (``baseTimeNanoseconds`` plus the first event, or the first
@@ -502,7 +503,8 @@ def _sessions(files: list[_File]) -> list[list[_File]]:
             out.append([f])
         else:
             g.append(f)
-    out = [_inferred_rank(g) if g in open_groups else g for g in out]
+    jobs = {id(g) for g in open_groups}
+    out = [_inferred_rank(g) if id(g) in jobs else g for g in out]
     return sorted(out, key=lambda g: min((x.when_s, x.host.path) for x in g))
 
 

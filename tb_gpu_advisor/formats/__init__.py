@@ -48,8 +48,10 @@ def read(host_file) -> Trace:  # noqa: ANN001 - a discovery.HostFile or anything
         raise LfsPointerError(f"{host_file.path}: {pointer}")
     read_trace = get(getattr(host_file, "format", "xplane")).reader()
     ranks = [r.path for r in getattr(host_file, "ranks", ())]
+    # a rank file's rank its layout inferred (a file stating none, the one its job misses): only Kineto's layout infers
+    inferred = {r.path: r.inferred_rank for r in getattr(host_file, "ranks", ()) if r.inferred_rank is not None}
     try:
-        trace = (read_trace(host_file.path, host=host_file.host, ranks=ranks) if ranks
+        trace = (read_trace(host_file.path, host=host_file.host, ranks=ranks, **_inferred_kw(inferred)) if ranks
                  else read_trace(host_file.path, host=host_file.host))
     except MemoryError:
         raise
@@ -68,6 +70,11 @@ def read(host_file) -> Trace:  # noqa: ANN001 - a discovery.HostFile or anything
     if cut:
         trace.notes.append(f"names longer than {MAX_NAME_CHARS:,} characters, cut to that length: {cut:,}")
     return trace
+
+
+def _inferred_kw(inferred: dict[str, int]) -> dict[str, dict[str, int]]:
+    """``inferred_ranks=`` for a reader only where a rank was inferred: the other readers take no such argument."""
+    return {"inferred_ranks": inferred} if inferred else {}
 
 
 def _raise_if_text_decoded(paths: list[str], error: Exception) -> None:

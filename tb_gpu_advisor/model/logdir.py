@@ -39,6 +39,9 @@ class HostFile:
     gpu_totals: tuple[tuple[int, int], ...] = ()
     #: where :attr:`gpu_totals` were read, in words ("the Kineto trace rank0_trace.json of the same job")
     gpu_totals_from: str = ""
+    #: the rank of a file that states none, as its layout inferred it from the job the file joined (the one rank of the
+    #: job's world that no other file of the session states); None where the file states its own or none can be said
+    inferred_rank: int | None = None
 
     def identity(self) -> list:
         """(path, size, mtime_ns) of every file behind this host: what must not change for a cached report."""

@@ -182,14 +182,37 @@ def _spelled(h: HostEvents, sel: np.ndarray, base: str) -> str:
 
 def _range_step_ids(h: HostEvents, sel: np.ndarray) -> np.ndarray:
     """Step numbers of step ranges ``sel`` (by line, then start): the number each name carries where they are distinct
-    on every line, else the order on its line (0, 1, ...)."""
+    on every line, else the order on its line (0, 1, ...) counted from the step its first range ran beside on the
+    line that began first (:func:`_first_step_beside`)."""
     nums = np.array([int(m.group(1)) if (m := _TRAILING_NUMBER.search(h.names[int(i)])) else -1
                      for i in h.name[sel].tolist()], dtype=np.int64)
     line = h.line[sel].astype(np.int64, copy=False)
     if (nums >= 0).all() and all(np.unique(nums[line == ln]).size == int((line == ln).sum()) for ln in np.unique(line)):
         return nums
+    start = h.start[sel].astype(np.int64, copy=False)
+    lines = np.unique(line).tolist()
+    ref = min(lines, key=lambda ln: int(start[line == ln].min()))
+    ref_s = np.sort(start[line == ref])
     order = np.zeros(sel.size, np.int64)
-    for ln in np.unique(line).tolist():
+    for ln in lines:
         pos = np.flatnonzero(line == ln)
-        order[pos] = np.arange(pos.size)
+        pos = pos[np.argsort(start[pos], kind="stable")]
+        order[pos] = _first_step_beside(ref_s, start[pos]) + np.arange(pos.size)
     return order
+
+
+def _first_step_beside(ref_s: np.ndarray, own_s: np.ndarray) -> int:
+    """The number, in the order of the line that began first (its range starts ``ref_s``, sorted), of a line's first
+    range (its starts ``own_s``, sorted): the reference's range that starts nearest it, but never so far on that this
+    line's ranges would run past the reference's last (a line marking as many steps as it, a rank more than half a
+    step behind, opened with it).
+
+    Why: numbered by its own order, a rank whose capture opened k steps after the others' (``nsys profile`` per rank,
+    ``cudaProfilerStart`` each reaches in its own time) called its first recorded step 0: its steps were grouped with
+    the others' first steps, not theirs -- its unrecorded first steps read as closing early and each of its steps as
+    another's (h37-review45 *Left* 2).  Unnumbered ranges say the step by time alone: each rank runs the loop's steps
+    together, within a part of a step."""
+    if own_s.size == 0 or ref_s.size == 0:
+        return 0
+    k = int(np.argmin(np.abs(ref_s - int(own_s[0]))))
+    return max(0, min(k, ref_s.size - own_s.size))

@@ -14,6 +14,8 @@ one call): rank 0 must read as it does with no call at all; rank 1 as one rank a
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -199,3 +201,53 @@ def test_a_rank_that_leads_by_steps_and_opened_late_reads_as_opened_together(tmp
             assert row["breakdown"] == pytest.approx(whole[k]["breakdown"], abs=2e-3), (g, k)
         assert _gpu(late, g)["device_compute"] == pytest.approx(6.0, abs=2e-3), g
     assert "before GPU0's capture opened" in late["steps"]["note"]
+
+
+def _unnumbered(write: Callable[..., dict]) -> Callable[..., dict]:
+    """``write`` whose ``train_step {k}`` ranges carry no number (``nvtx.range("train_step")``): the step is told by
+    the range's order and time alone."""
+    def unnumbered(path: str, **kw: object) -> dict:
+        truth = write(path, **kw)
+        with closing(sqlite3.connect(path)) as con:
+            con.execute("UPDATE NVTX_EVENTS SET text = 'train_step' WHERE text LIKE 'train_step %'")
+            con.commit()
+        return truth
+    return unnumbered
+
+
+@pytest.mark.parametrize("late", [2, 3])
+def test_a_late_ranks_unnumbered_steps_align_with_the_others_by_time(tmp_path: Path, late: int) -> None:
+    """Rank 1's capture opens ``late`` steps after rank 0's and every ``train_step`` range is unnumbered.  Main
+    b3e5562e numbered each rank's ranges by its own order, so rank 1's first recorded step was step 0 beside rank 0's
+    step 0: its steps were the others' first ones (2 late: steps 1, 2, 4-8 kept, its module load's step 5 read as 3,
+    "dropped 2 steps not whole on GPU1: its process's capture closed before they ended").  Now a line's first range is
+    the step it ran beside (``steps.ranges._first_step_beside``): every GPU keeps the numbered reading's steps, each
+    of 6.0 ms compute, and the note says GPU 1's capture opened late."""
+    for d in ("plain", "numbered"):
+        (tmp_path / d).mkdir()
+    plain = nsys_host(tmp_path / "plain", _unnumbered(nx.write_late_rank_pause), "r.sqlite", steps=late, **_LOOP)
+    numbered = nsys_host(tmp_path / "numbered", nx.write_late_rank_pause, "r.sqlite", steps=late, **_LOOP)
+    for g in (0, 1):
+        rows, truth = _steps(plain, g), _steps(numbered, g)
+        assert list(rows) == list(truth) and min(rows) >= late and 5 not in rows, g
+        for k, row in rows.items():
+            assert row == pytest.approx(truth[k], abs=2e-3), (g, k)
+        assert _gpu(plain, g)["device_compute"] == pytest.approx(6.0, abs=2e-3), g
+    assert "before GPU1's capture opened" in plain["steps"]["note"]
+    assert "closed before" not in plain["steps"]["note"]
+
+
+@pytest.mark.parametrize("lag_us", [3_000.0, 6_000.0])
+def test_unnumbered_ranks_a_part_of_a_step_apart_keep_their_order(tmp_path: Path, lag_us: float) -> None:
+    """Control: ranks opened together, the later one 0.3 or 0.6 of a 10 ms step behind (nearer the leader's next
+    step), unnumbered: each line marks as many steps as the first, so its first is the first's (b3e5562e and now)."""
+    for d in ("plain", "numbered"):
+        (tmp_path / d).mkdir()
+    kw = dict(call_ms=1e-4, rank_lag_us=lag_us, **_LOOP)
+    plain = nsys_host(tmp_path / "plain", _unnumbered(nx.write_rank_pause), "r.sqlite", **kw)
+    numbered = nsys_host(tmp_path / "numbered", nx.write_rank_pause, "r.sqlite", **kw)
+    for g in (0, 1):
+        rows, truth = _steps(plain, g), _steps(numbered, g)
+        assert list(rows) == list(truth), g
+        for k, row in rows.items():
+            assert row == pytest.approx(truth[k], abs=2e-3), (g, k)

@@ -6,6 +6,8 @@ By construction (``synthetic.torchtrace.write_rank_pause``: two working ranks of
   ``destroy_process_group``, or stripped).  Truth: the same two processes on GPUs 0 and 1 of node0 -- the report is
   the all-ranks one, each GPU's step and compute time its own.  Main 850d3394 put that file in a session of its own;
   the newest-session default then read it alone ("host node0_4101, GPU 1") and the other rank's file was in no report.
+  Its rank is the one the job's world misses (h37-probe46r), and so for files named otherwise (``trace.json``,
+  ``rank1.json``, ``worker1.pt.trace.json``: joined by what they show, a foreign job's file kept apart).
 * Controls: files with no rank at all (two single-process captures) stay two sessions, and so does a file without a
   rank whose clock lies minutes from the job's.
 * ``start_up=1``: a third rank (world 3) whose own file holds only its start-up, no kernel: the job's one idle rank,
@@ -64,8 +66,85 @@ def test_a_rank_file_without_its_rank_reads_with_its_job(tmp_path: Path, ranked:
     assert _gpus(report) == _gpus(ranked[0])
     assert [(g["gpu"], g["step_ms"] > 3.0, g["breakdown"]["device_compute"]) for g in report["hosts"][0]["gpus"]] \
         == [(0, True, pytest.approx(3.2, abs=0.01)), (1, True, pytest.approx(3.2, abs=0.01))]
-    rank_of = {g["gpu"]: g.get("rank") for g in report["hosts"][0]["gpus"]}
-    assert rank_of[1 - rankless] == 1 - rankless and rank_of[rankless] is None  # a rank the file does not state
+    # the rank the file does not state is the one its world (2) misses: inferred, and said (h37-probe46r; main
+    # b3e5562e showed it unranked, ``None``)
+    assert {g["gpu"]: g.get("rank") for g in report["hosts"][0]["gpus"]} == {0: 0, 1: 1}
+    assert report["hosts"][0]["capture"]["notes"] == [
+        f"node0_410{rankless}'s trace states no rank (no distributedInfo: written before init_process_group or after "
+        f"destroy_process_group, or stripped); read as rank {rankless}, the one rank of 2 no other file of the job "
+        "states"]
+
+
+#: Names people give their ranks' files (``export_chrome_trace``, renamed handler files): none says the machine.
+OTHER_NAMES = (("trace0.json", "trace.json"), ("rank0.json", "rank1.json"),
+               ("worker0.pt.trace.json", "worker1.pt.trace.json"), (None, "worker1.pt.trace.json"))
+
+
+def _renamed(tmp_path: Path, names: tuple[str | None, str | None], rankless: int) -> list[str]:
+    """``write_rank_pause``'s two ranks, rank ``rankless``'s file without ``distributedInfo``, files renamed ``names``
+    (None: the handler's ``<host>_<pid>.<ts>.pt.trace.json`` kept); the paths, rank order."""
+    paths = tt.write_rank_pause(str(tmp_path), ranks=2, paused=None, rankless=(rankless,))
+    out = []
+    for path, name in zip(paths, names):
+        out.append(str(Path(path).rename(Path(path).with_name(name))) if name else path)
+    return out
+
+
+@pytest.mark.parametrize("rankless", [1, 0])
+@pytest.mark.parametrize("names", OTHER_NAMES, ids=lambda n: f"{n[0] or 'handler'}+{n[1]}")
+def test_a_rankless_file_named_otherwise_joins_its_job_by_content(tmp_path: Path, ranked: list[dict[str, Any]],
+                                                                  names: tuple[str | None, str], rankless: int) -> None:
+    """Truth: the all-ranks reading, every GPU its rank -- the file's machine told by what it shows (its GPUs, clock
+    and pid counter), not by its name.  Main b3e5562e read two sessions, the newest alone (one GPU)."""
+    paths = _renamed(tmp_path, names, rankless)
+    (session,) = discover(str(tmp_path))
+    (host,) = session.hosts
+    assert sorted(r.path for r in host.ranks) == sorted(paths)
+    assert [(Path(r.path).name, r.inferred_rank) for r in host.ranks if r.path == paths[rankless]] \
+        == [(Path(paths[rankless]).name, rankless)]
+    (report,), err = _report(tmp_path)
+    assert "older session" not in err
+    assert [(gpu, step, compute) for _, gpu, step, compute in _gpus(report)] \
+        == [(gpu, step, compute) for _, gpu, step, compute in _gpus(ranked[0])] == [(0, 3.232, 3.2), (1, 3.232, 3.2)]
+    assert {g["gpu"]: g.get("rank") for g in report["hosts"][0]["gpus"]} == {0: 0, 1: 1}
+
+
+def _foreign(doc: dict[str, Any], how: str) -> None:
+    """Make a rank's trace another job's, in place: its pids another machine's counter's, its clock 5 minutes on, or
+    its GPUs another model."""
+    if how == "pid":
+        for e in doc["traceEvents"]:
+            if isinstance(e.get("pid"), int) and e["pid"] > 100:
+                e["pid"] += 1_000_000
+                e["tid"] = e["tid"] + 1_000_000 if isinstance(e.get("tid"), int) and e["tid"] > 100 else e.get("tid")
+    elif how == "clock":
+        doc["baseTimeNanoseconds"] += 300 * 10**9
+    else:
+        for p in doc["deviceProperties"]:
+            p["name"], p["totalGlobalMem"] = "NVIDIA A100-SXM4-40GB", 42_505_273_344
+
+
+@pytest.mark.parametrize("how", ["pid", "clock", "gpu"])
+def test_a_foreign_rankless_file_named_otherwise_stays_apart(tmp_path: Path, how: str) -> None:
+    """Controls: a rankless ``trace.json`` beside a job's rank file, that shows another machine (another pid counter),
+    another time (5 minutes on) or other GPUs, is another job's capture: never joined."""
+    paths = _renamed(tmp_path, ("trace0.json", "trace.json"), 1)
+    doc = json.loads(Path(paths[1]).read_text())
+    _foreign(doc, how)
+    Path(paths[1]).write_text(json.dumps(doc))
+    sessions = discover(str(tmp_path))
+    assert sorted([Path(h.path).name for h in s.hosts] for s in sessions) == [["trace.json"], ["trace0.json"]]
+    assert all(not h.ranks for s in sessions for h in s.hosts)
+
+
+def test_a_rank_is_inferred_only_where_one_is_missing(tmp_path: Path) -> None:
+    """A job of 3 (a start-up rank's file) with rank 1's file rankless and rank 2's absent: two ranks missing, none
+    said -- the file joins, unranked."""
+    paths = tt.write_rank_pause(str(tmp_path), ranks=2, paused=None, start_up=1, rankless=(1,))
+    Path(paths[2]).unlink()
+    (session,) = discover(str(tmp_path))
+    said = [(Path(r.path).name.split(".")[0], getattr(r, "inferred_rank", None)) for h in session.hosts for r in h.ranks]
+    assert said == [("node0_4100", None), ("node0_4101", None)]
 
 
 def test_files_without_any_rank_stay_captures_of_their_own(tmp_path: Path) -> None:

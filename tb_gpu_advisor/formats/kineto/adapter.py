@@ -62,16 +62,30 @@ _TRACE_CAT = "Trace"
 COUNTER_CAT = "cuda_profiler_range"
 
 
-def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
+def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None,
+               inferred_ranks: dict[str, int] | None = None) -> Trace:
     """Read one ``*.pt.trace.json[.gz]`` into a trace (``KinetoReadError`` when it is no trace to analyse);
-    ``ranks``: several ranks' files of one machine, read as one trace (``path`` is then the first of them).
+    ``ranks``: several ranks' files of one machine, read as one trace (``path`` is then the first of them);
+    ``inferred_ranks``: path -> rank of those files that state none, as the layout inferred it (said in a note).
     Its columns are written once each on small pages (:func:`small_pages`: a 1 GB read's system time 1.1 -> 0.3 s)."""
     paths = list(ranks) if ranks else [path]
+    inferred = {_worker(p): r for p, r in (inferred_ranks or {}).items() if p in paths}
     with small_pages():
         parsed = [_parse(p) for p in paths]
         size = sum(n for _, n in parsed)
-        kt = parsed[0][0] if len(parsed) == 1 else merge_ranks([k for k, _ in parsed], [_worker(p) for p in paths])
-        return to_trace(kt, host or _worker(path), path, size)
+        kt = parsed[0][0] if len(parsed) == 1 else merge_ranks([k for k, _ in parsed], [_worker(p) for p in paths],
+                                                               inferred)
+        trace = to_trace(kt, host or _worker(path), path, size)
+    trace.notes += [_inferred_note(w, r, _world_size(kt)) for w, r in sorted(inferred.items(), key=lambda x: x[1])]
+    return trace
+
+
+def _inferred_note(worker: str, rank: int, world: int | None) -> str:
+    """What the report says of a rank file whose rank was inferred: the file does not state it."""
+    of = f" of {world}" if world else ""
+    return (f"{worker}'s trace states no rank (no distributedInfo: written before init_process_group or after "
+            f"destroy_process_group, or stripped); read as rank {rank}, the one rank{of} no other file of the job "
+            "states")
 
 
 def _parse(path: str) -> tuple[KinetoTrace, int]:
@@ -264,8 +278,7 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
     out: dict[str, str] = {}
     if any(c in OLD_CATS for c in kt.cats):
         out["schema"] = "kineto<1.11"
-    info = kt.meta.get("distributedInfo")
-    info = info[0] if isinstance(info, list) and info else info
+    info = _first_info(kt)
     backend = info.get("backend") if isinstance(info, dict) else None
     if isinstance(backend, str) and backend.strip():  # the process group's backend (nccl, gloo ...)
         out["dist_backend"] = backend.strip()[:40]
@@ -474,10 +487,18 @@ def _gpu_ranks(kt: KinetoTrace, devs: list[DeviceEvents]) -> dict[int, int]:
 
 def _world_size(kt: KinetoTrace) -> int | None:
     """``distributedInfo.world_size`` (of the first rank, for merged ranks), None without one."""
-    info = kt.meta.get("distributedInfo")
-    info = info[0] if isinstance(info, list) and info else info
+    info = _first_info(kt)
     w = info.get("world_size") if isinstance(info, dict) else None
     return w if type(w) is int and w > 0 else None
+
+
+def _first_info(kt: KinetoTrace) -> object:
+    """``distributedInfo`` of a file, or of the first merged rank that states one: a rank whose file states none
+    (its rank inferred, ``ranks.merge_ranks``) may come first."""
+    info = kt.meta.get("distributedInfo")
+    if isinstance(info, list):
+        return next((i for i in info if isinstance(i, dict)), None)
+    return info
 
 
 def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[str, dict]:

@@ -8,7 +8,8 @@ below a ``plugins`` folder) is a run.
 Sessions: files are ranks of one job only when the traces say so -- the same ``distributedInfo.world_size``
 above 1, distinct ranks, and capture times close together (:data:`RANK_WINDOW_S`; clocks of different nodes
 differ by milliseconds); a file stating no rank joins a job that lacks one when it is a process of one of the
-job's machines (:func:`_joins`).  Every other file is a session of its own: two runs of one script written into the
+job's machines, by name or by its GPUs, clock and pid (:func:`_joins`), as the one rank the job misses where one is
+(:func:`_inferred_rank`).  Every other file is a session of its own: two runs of one script written into the
 same folder, each on GPU 0, are two captures, never two GPUs.  A session is named after its earliest file's
 time (UTC, ``%Y_%m_%d_%H_%M_%S``; ``_<k>`` added on a collision): the time in the file name when it is a
 plausible date, else the trace's own clock (``baseTimeNanoseconds`` plus the first event, or the first
@@ -26,6 +27,7 @@ read on object stores), cached by the file's identity; a file whose start holds 
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -498,15 +500,33 @@ def _sessions(files: list[_File]) -> list[list[_File]]:
             out.append([f])
         else:
             g.append(f)
+    jobs = {id(g) for g in open_groups}
+    out = [_inferred_rank(g) if id(g) in jobs else g for g in out]
     return sorted(out, key=lambda g: min((x.when_s, x.host.path) for x in g))
+
+
+def _inferred_rank(group: list[_File]) -> list[_File]:
+    """``group`` (a job's files) with the rank of its one file that states none inferred (``HostFile.inferred_rank``),
+    where the job's world (its files' ``world_size``) lacks exactly one rank that no file states; as it was else.
+
+    Why: a joined file without ``distributedInfo`` read unranked -- its GPU row with no rank, its process after every
+    rank -- though the one rank the job misses names it (h37-probe45r *Left* 1).  Two files without a rank, or two
+    ranks missing (a third's file not here), say no rank: none is guessed."""
+    world = group[0].header.world_size or 0
+    rankless = [f for f in group if f.header.rank is None]
+    missing = set(range(world)) - {f.header.rank for f in group}
+    if len(rankless) != 1 or len(missing) != 1:
+        return group
+    f = rankless[0]
+    said = _File(dataclasses.replace(f.host, inferred_rank=missing.pop()), f.when_s, f.header)
+    return [said if x is f else x for x in group]
 
 
 def _joins(f: _File, group: list[_File]) -> bool:
     """Whether ``f``, a file whose trace states no rank (no ``distributedInfo``: the process wrote its trace before
     ``init_process_group`` or after ``destroy_process_group``, or a tool stripped the header), is one more process of
-    the job ``group`` holds: the job has a rank no file here holds, and ``f`` is a process of a machine of it -- named
-    ``<host>_<pid>`` as its files are, by one of them (:func:`machine_of`), with a pid of its own -- that saw the same
-    GPU models and began on that machine's clock within :data:`RANK_CLOCK_S` of it.
+    the job ``group`` holds: the job has a rank no file here holds, and ``f`` is a process of a machine of it
+    (:func:`_mates`) that saw the same GPU models and began on that machine's clock within :data:`RANK_CLOCK_S` of it.
 
     Why: alone, such a file was a session of its own beside its job's, named after a later time (``_1``), so the
     newest-session default read it alone and the job's other files were in no report (probe h37-probe45c: two ranks'
@@ -514,11 +534,10 @@ def _joins(f: _File, group: list[_File]) -> bool:
     without ranks, never one job's -- still read as two captures: a file joins only a job its header-less peers
     state."""
     world = group[0].header.world_size or 0
-    if len(group) >= world or machine_of(f.host.host) == f.host.host:
+    if len(group) >= world or any(g.host.host == f.host.host for g in group):
         return False
-    machine = machine_of(f.host.host)
-    mates = [g for g in group if machine_of(g.host.host) == machine and names_machine(g.host.host, g.header)]
-    if not mates or any(g.host.host == f.host.host for g in group):
+    mates = _mates(f, group)
+    if not mates:
         return False
     h, m = f.header, mates[0].header
     models = {(x[1], x[2]) for x in h.gpus}
@@ -527,6 +546,51 @@ def _joins(f: _File, group: list[_File]) -> bool:
     if h.clock_ns is not None and m.clock_ns is not None:
         return abs(h.clock_ns - m.clock_ns) <= RANK_CLOCK_S * 1e9
     return abs(f.when_s - mates[0].when_s) <= RANK_CLOCK_S
+
+
+def _mates(f: _File, group: list[_File]) -> list[_File]:
+    """The files of ``group`` that ran on the machine of ``f`` (a file stating no rank): by name where ``f``'s is the
+    handler's ``<host>_<pid>`` -- the pid its own host events carry -- and theirs names that host (:func:`machine_of`,
+    :func:`names_machine`); else by content, where the two traces show one machine (:func:`_one_process_machine`).
+
+    Why: files saved under other names (``trace.json``, ``rank1.json``, ``worker1.pt.trace.json``) say no machine by
+    name, so a rankless one never joined its job (h37-probe45r *Left* 3); what the machine gave both processes -- its
+    GPUs, its clock, its pid counter -- does say it, and a foreign job's file (another machine, or minutes apart)
+    shows another."""
+    by_name = _mates_by_name(f, group)
+    if by_name:
+        return by_name
+    named = _names_own_machine(f)  # then a file whose name says another machine is none of its machine's
+    return [g for g in group if not (named and names_machine(g.host.host, g.header))
+            and _one_process_machine(f.header, g.header)]
+
+
+def _mates_by_name(f: _File, group: list[_File]) -> list[_File]:
+    """The files of ``group`` whose names say the machine the name of ``f`` says (none where it says none)."""
+    if not _names_own_machine(f):
+        return []
+    machine = machine_of(f.host.host)
+    return [g for g in group if machine_of(g.host.host) == machine and names_machine(g.host.host, g.header)]
+
+
+def _names_own_machine(f: _File) -> bool:
+    """Whether a rankless file's worker name is the handler's ``<host>_<pid>``: a number after ``_`` that is not
+    another pid than its host events' (``trace_1``, a user's rank number, names no machine)."""
+    worker = f.host.host
+    if machine_of(worker) == worker:
+        return False
+    return f.header.pid is None or f.header.pid == int(worker.rpartition("_")[2])
+
+
+def _one_process_machine(h: Header, m: Header) -> bool:
+    """Whether two processes' traces show one machine by content: each lists the GPUs it saw, the same models (and,
+    where both list several, the same list: a machine shows every process its GPUs alike), and one clock and pid
+    counter (:func:`one_counter`: first events within :data:`RANK_CLOCK_S`, pids within :data:`PID_SPAN`)."""
+    if not h.gpus or not m.gpus:
+        return False
+    if len(h.gpus) > 1 and len(m.gpus) > 1 and h.gpus != m.gpus:
+        return False
+    return one_counter([h, m])
 
 
 def one_machine(headers: list[Header]) -> bool:
@@ -606,7 +670,13 @@ def job_name(workers: list[str]) -> str:
 def _machines(session: list[_File]) -> list[HostFile]:
     """One host per machine: workers named ``<host>_<pid>`` by their name (:func:`by_machine`, :func:`names_machine`);
     the files of workers named otherwise together where their headers put them on one machine
-    (:func:`machine_groups`), else each alone."""
+    (:func:`machine_groups`), else each alone; a file stating no rank, named otherwise, with the host of the machine
+    its content shows (:func:`_with_rankless`)."""
+    if len(session) > 1:
+        ranked = [f for f in session if f.header.rank is not None]
+        joined = [f for f in session if f.header.rank is None and not _mates_by_name(f, ranked)]
+        if joined:
+            return _with_rankless(_machines([f for f in session if all(f is not j for j in joined)]), joined, session)
     unnamed = [f for f in session if not names_machine(f.host.host, f.header)]
     groups = machine_groups([f.header for f in unnamed])
     grouped = {id(unnamed[i]) for g in groups for i in g}
@@ -616,6 +686,29 @@ def _machines(session: list[_File]) -> list[HostFile]:
         ranks = [f.host for f in sorted((unnamed[i] for i in g), key=lambda f: f.header.rank or 0)]
         out.append(_host(job_name([h.host for h in ranks]), ranks))
     return out
+
+
+def _with_rankless(hosts: list[HostFile], joined: list[_File], session: list[_File]) -> list[HostFile]:
+    """``hosts`` with each of ``joined`` (files stating no rank, named without their machine, that joined the job by
+    content: :func:`_mates`) added to the host holding a file of its machine, as one more rank's file of it."""
+    for f in joined:
+        mates = {g.host.path for g in _mates(f, [g for g in session if g.header.rank is not None])}
+        at = next((i for i, h in enumerate(hosts) if any(r.path in mates for r in (h.ranks or (h,)))), None)
+        if at is None:  # its machine's files were rankless too: a host of its own
+            hosts.append(f.host)
+            continue
+        files = (*(hosts[at].ranks or (hosts[at],)), f.host)
+        hosts[at] = _host(hosts[at].host if hosts[at].ranks else _one_name(files, session), list(files))
+    return hosts
+
+
+def _one_name(files: tuple[HostFile, ...], session: list[_File]) -> str:
+    """The name of a host made of a rank's file and a rankless file of its machine: the machine where the rank's
+    name is the handler's ``<host>_<pid>``, else the part the names share (:func:`job_name`)."""
+    first = next(g for g in session if g.host.path == files[0].path)
+    if names_machine(first.host.host, first.header):
+        return machine_of(first.host.host)
+    return job_name([h.host for h in files])
 
 
 #: Rank files of one session linked pair by pair into machines at most: the pairs grow as their square (a hostile

@@ -35,10 +35,12 @@ PID_STRIDE = 1 << 32
 _CONCAT = ("ts_ns", "dur_ns", "pid", "tid", "correlation", "external_id", "device", "stream", "bytes", "graph_id")
 
 
-def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
-    """One trace of all ``kts`` (one per rank, ``workers`` their names), in rank order."""
-    order = sorted(range(len(kts)), key=lambda i: (_rank(kts[i]), i))
-    kts, workers = [kts[i] for i in order], [workers[i] for i in order]
+def merge_ranks(kts: list[KinetoTrace], workers: list[str], inferred: dict[str, int] | None = None) -> KinetoTrace:
+    """One trace of all ``kts`` (one per rank, ``workers`` their names), in rank order; ``inferred``: worker -> rank
+    of a file that states none, as its layout inferred it (``layout._inferred_rank``)."""
+    said = [_rank(kt) if _rank(kt) < UNRANKED else (inferred or {}).get(w, UNRANKED) for kt, w in zip(kts, workers)]
+    order = sorted(range(len(kts)), key=lambda i: (said[i], i))
+    kts, workers, said = [kts[i] for i in order], [workers[i] for i in order], [said[i] for i in order]
     names, name_maps = _union([kt.names for kt in kts])
     cats, cat_maps = _union([kt.cats for kt in kts])
     labels, pid_maps = _union([[kt.pid_labels[k] for k in sorted(kt.pid_labels, reverse=True)] for kt in kts])
@@ -60,8 +62,8 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         for g in dev_maps[i].values():
             gpu_pids.setdefault(g, []).extend(host_pids)
             gpu_rows[g] = (offset, offset + len(kt))
-            if _rank(kt) < 1 << 30:
-                gpu_ranks[g] = _rank(kt)
+            if said[i] < UNRANKED:
+                gpu_ranks[g] = said[i]
         cols["name"].append(name_maps[i][kt.name])
         cols["cat"].append(cat_maps[i][kt.cat])
         cols["ts_ns"].append(kt.ts_ns + base[i])
@@ -95,7 +97,7 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         workers=workers, gpu_pids=gpu_pids, gpu_rows=gpu_rows, op_args=_by_row(kts, "op_args"), op_work=_by_row(kts, "op_work"),
         gpu_ranks=gpu_ranks, **_launches(launch),
         # a rank whose window ran nothing on a GPU: its host lines are here, its GPU is no row (h37-probe43w)
-        idle_ranks={workers[i]: (_rank(kt) if _rank(kt) < 1 << 30 else -1) for i, kt in enumerate(kts)
+        idle_ranks={workers[i]: (said[i] if said[i] < UNRANKED else -1) for i, kt in enumerate(kts)
                     if not _gpu_rows(kt).any()},
     )
 
@@ -136,11 +138,15 @@ def _gpu_rows_device(kt: KinetoTrace) -> np.ndarray:
     return np.where((kt.device < 0) & _gpu_rows(kt) & (kt.pid >= 0), kt.pid, kt.device)
 
 
+#: The rank of a file that states none (and none was inferred): after every stated rank, in file order.
+UNRANKED = 1 << 30
+
+
 def _rank(kt: KinetoTrace) -> int:
-    """``distributedInfo.rank`` (written under ``torch.distributed``), else a large number: file order."""
+    """``distributedInfo.rank`` (written under ``torch.distributed``), else :data:`UNRANKED`: file order."""
     info = kt.meta.get("distributedInfo")
     rank = info.get("rank") if isinstance(info, dict) else None
-    return rank if type(rank) is int and rank >= 0 else 1 << 30
+    return rank if type(rank) is int and rank >= 0 else UNRANKED
 
 
 def _union(tables: list[list[str]]) -> tuple[list[str], list[np.ndarray]]:

@@ -28,7 +28,7 @@ from tb_gpu_advisor.model.trace import DeviceEvents, Trace, line_processes
 from tb_gpu_advisor.steps.types import PS_PER_MS
 
 #: the readings whose windows are the user's own marks of each step (an NVTX range, ``ProfilerStep#``, an iteration
-#: range): an evaluation at the tail of such a mark is cut off it (:func:`_tail_cuts`)
+#: range): an evaluation at the tail of such a mark is cut off it (:func:`_mark_cuts`)
 _OWN_MARKS = ("nvtx_range", "profiler_step", "iteration_range")
 
 
@@ -130,55 +130,42 @@ def _tails(ps: np.ndarray, pe: np.ndarray, pl: np.ndarray, s: np.ndarray, e: np.
     return out
 
 
-def _tail_cuts(trace: Trace, hs: np.ndarray, read_end: np.ndarray, per_line: dict[int, tuple[np.ndarray, np.ndarray]],
-               launched: list[np.ndarray]) -> np.ndarray:
-    """Per host step, where the evaluation its marks hold at their tail opens (:func:`_tails`): the first of the
-    marking threads' own, where every thread that marks the step holds one (the step ends where the evaluation first
-    opens, as where a pass between marks does: :func:`_between`; each rank's own window ends at its own,
-    :func:`_cut_own`); -1 elsewhere.  One marking thread: the host's marks themselves."""
+def _mark_cuts(trace: Trace, hs: np.ndarray, read_end: np.ndarray, per_line: dict[int, tuple[np.ndarray, np.ndarray]],
+               launched: list[np.ndarray], head: bool = False) -> np.ndarray:
+    """Per host step, where the evaluation its marks hold at their tail opens (:func:`_tails`; ``head``: where the one
+    they open with ends): the first of the marking threads' own, where every thread that marks the step holds one (the
+    step ends where the evaluation first opens, as where a pass between marks does: :func:`_between`; each rank's own
+    window ends at its own, :func:`_cut_own`); -1 elsewhere.  One marking thread: the host's marks themselves."""
     ps, pe, pl = _passes(trace)
     if not ps.size or not launched:
         return np.full(hs.size, -1, np.int64)
-    launches = _launch_times(trace, launched)
-    procs = line_processes(trace)
-    marks = per_line or {int(pl[0]): (hs.astype(np.int64), read_end.astype(np.int64))}
     if not per_line and np.unique(pl).size > 1:  # passes on several threads, one host mark: that mark's thread unknown
-        return np.full(hs.size, -1, np.int64)
-    got = [_tails(ps, pe, pl, s.astype(np.int64), e.astype(np.int64), ln, launches, procs)
-           for ln, (s, e) in marks.items() if s.size == hs.size]
-    if not got:
-        return np.full(hs.size, -1, np.int64)
-    got = np.stack(got)
-    return np.where((got >= 0).all(axis=0), got.min(axis=0), -1)
-
-
-def _head_starts(trace: Trace, hs: np.ndarray, read_end: np.ndarray, per_line: dict[int, tuple[np.ndarray, np.ndarray]],
-                 launched: list[np.ndarray]) -> np.ndarray:
-    """Per host step, where the evaluation its marks open with ends (:func:`_tails` ``head=True``): the first of the
-    marking threads' own, where every thread that marks the step holds one; -1 elsewhere (as :func:`_tail_cuts`)."""
-    ps, pe, pl = _passes(trace)
-    if not ps.size or not launched:
-        return np.full(hs.size, -1, np.int64)
-    if not per_line and np.unique(pl).size > 1:
         return np.full(hs.size, -1, np.int64)
     launches, procs = _launch_times(trace, launched), line_processes(trace)
     marks = per_line or {int(pl[0]): (hs.astype(np.int64), read_end.astype(np.int64))}
-    got = [_tails(ps, pe, pl, s.astype(np.int64), e.astype(np.int64), ln, launches, procs, head=True)
+    got = [_tails(ps, pe, pl, s.astype(np.int64), e.astype(np.int64), ln, launches, procs, head=head)
            for ln, (s, e) in marks.items() if s.size == hs.size]
     if not got:
         return np.full(hs.size, -1, np.int64)
     got = np.stack(got)
     return np.where((got >= 0).all(axis=0), got.min(axis=0), -1)
+
+
+def _evaluation_words(trace: Trace) -> str:
+    """The program's evaluation ranges' names as a note says them: the first three, in order, then "..."."""
+    h = trace.h
+    names = sorted({h.names[int(h.name[i])] for i in user_ranges.evaluation_ranges(h, trace.ranges, trace.annotations)})
+    return ", ".join(f"`{n}`" for n in names[:3]) + (" ..." if len(names) > 3 else "")
 
 
 def _start_after_heads(trace: Trace, hs: np.ndarray, he: np.ndarray, read_end: np.ndarray,
                        per_line: dict[int, tuple[np.ndarray, np.ndarray]], launched: list[np.ndarray],
                        apart: np.ndarray) -> str:
-    """Start each step whose own marks open with an evaluation (:func:`_head_starts`) where it ends, the step before
+    """Start each step whose own marks open with an evaluation (:func:`_mark_cuts` ``head=True``) where it ends, the step before
     it (tiled to this one's mark) ended where the evaluation opens (``apart``, where not already cut: each GPU's window
     then ends at the evaluation's first kernel, :func:`_cut_gpu`); ``hs``, ``he``, ``apart`` in place.  The note's
     words, "" where none."""
-    head = _head_starts(trace, hs, read_end, per_line, launched)
+    head = _mark_cuts(trace, hs, read_end, per_line, launched, head=True)
     k = np.flatnonzero((head >= 0) & (head < he.astype(np.int64)))
     if not k.size:
         return ""
@@ -187,9 +174,7 @@ def _start_after_heads(trace: Trace, hs: np.ndarray, he: np.ndarray, read_end: n
     apart[prev] = np.where(apart[prev] >= 0, apart[prev], hs[prev + 1].astype(np.int64))
     he[prev] = np.minimum(he[prev], hs[prev + 1])
     hs[k] = head[k]
-    h = trace.h
-    names = sorted({h.names[int(h.name[i])] for i in user_ranges.evaluation_ranges(h, trace.ranges, trace.annotations)})
-    word = ", ".join(f"`{n}`" for n in names[:3]) + (" ..." if len(names) > 3 else "")
+    word = _evaluation_words(trace)
     n = int(k.size)
     its, open_ = ("its", "opens") if n == 1 else ("their", "open")
     return (f"; {plural(n, 'step')} {open_} {its} own range with an evaluation ({word}), before {its} training: "
@@ -202,9 +187,7 @@ def _tail_note(trace: Trace, hs: np.ndarray, cut: np.ndarray, he: np.ndarray) ->
     ends before ``he``): how many steps, and the evaluation's time apart from theirs."""
     k = cut >= 0
     took = float((he[k].astype(np.int64) - np.maximum(cut[k], hs[k].astype(np.int64))).sum())
-    h = trace.h
-    names = sorted({h.names[int(h.name[i])] for i in user_ranges.evaluation_ranges(h, trace.ranges, trace.annotations)})
-    word = ", ".join(f"`{n}`" for n in names[:3]) + (" ..." if len(names) > 3 else "")
+    word = _evaluation_words(trace)
     n = int(k.sum())
     its, hold = ("its", "holds") if n == 1 else ("their", "hold")
     return (f"; {plural(n, 'step')} {hold} an evaluation ({word}) at the end of {its} own range, after {its} "
@@ -218,9 +201,9 @@ def _cut_before_passes(trace: Trace, hs: np.ndarray, he: np.ndarray, read_end: n
     """Tiled host windows (``hs``, ``he``; each mark's own end ``read_end``; ``per_line``: each rank's thread's own
     marks, where several mark them) with each step that an evaluation pass follows before the next step ended where
     the first opens, and, given the launches (``launched``: the steps are the user's own marks), each step whose own
-    mark ends in an evaluation ended where it opens (:func:`_tail_cuts`); (per step: where its window was cut or -1,
+    mark ends in an evaluation ended where it opens (:func:`_mark_cuts`); (per step: where its window was cut or -1,
     the windows' new ends, the note's words, "" where none)."""
-    tail = _tail_cuts(trace, hs, read_end, per_line, launched) if launched is not None else np.full(hs.size, -1)
+    tail = _mark_cuts(trace, hs, read_end, per_line, launched) if launched is not None else np.full(hs.size, -1)
     said = ""
     if (tail >= 0).any():
         said = _tail_note(trace, hs, tail, he)
@@ -244,10 +227,8 @@ def _cut_between(trace: Trace, hs: np.ndarray, he: np.ndarray, read_end: np.ndar
     after = np.zeros(ps.size, bool)
     for k in np.flatnonzero(cut >= 0).tolist():
         after |= out & (ps > hs[k]) & (ps < hs[k + 1])
-    h = trace.h
-    names = sorted({h.names[int(h.name[i])] for i in user_ranges.evaluation_ranges(h, trace.ranges, trace.annotations)})
     took = float((pe[after] - ps[after]).sum())
-    word = ", ".join(f"`{n}`" for n in names[:3]) + (" ..." if len(names) > 3 else "")
+    word = _evaluation_words(trace)
     return cut, _ended(hs, he, read_end, cut), (
         f"; {plural(int(after.sum()), 'evaluation range', 'evaluation ranges')} ({word}, {took / PS_PER_MS:,.1f} ms "
         f"in all) after {plural(int((cut >= 0).sum()), 'step')}, before the next, left out of the steps: the program "

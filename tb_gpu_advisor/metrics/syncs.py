@@ -94,7 +94,8 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     if not reads:
         outer = _outer_op(ctx, sync, callers)
         in_op = waited & _launched_after(ctx, encloser, sync, callers) & (outer >= 0)
-        returns = np.where(in_op, np.maximum(returns, h.end[np.maximum(outer, 0)]), returns)
+        goes_on = in_op | _copy_goes_on(ctx, sync, callers, outer, copy)
+        returns = np.where(goes_on, np.maximum(returns, h.end[np.maximum(outer, 0)]), returns)
         # every wait is named by the op the program called (``x[mask]``: aten::index; ``.tolist()`` and ``.cpu()``:
         # aten::to, not the aten::copy_ inside; ``.item()``: aten::item) -- a blocking copy's too (``x.to('cuda')``:
         # aten::to; h37-probe44p), one rule; the copy op itself (``callers``) still says how long the copy held the host
@@ -486,6 +487,52 @@ def _polls(ctx: Context, in_step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return done[keep], begin[keep]
 
 
+def _copy_goes_on(ctx: Context, sync: np.ndarray, callers: np.ndarray, outer: np.ndarray,
+                  copy: np.ndarray) -> np.ndarray:
+    """Bool per sync: a blocking copy's wait inside an op the program called that launched its own work after the
+    wait returned (``x[idx]`` with a CPU ``idx``: ``aten::index`` uploads the index in ``aten::copy_``, waits for its
+    stream, then launches its gather) -- the op goes on with what it copied, as a sync's op goes on with the value it
+    read (:func:`_launched_after`).  Why it matters (h37-probe46b): the wait drained the queue, so the GPU runs only
+    the op's last kernel and idles again until the program launches more; measured to the copy's return, the wait
+    owned the 17 us before the gather and the 95 us after it (the host's work, with nothing queued) went to the next
+    launch's wait -- launch_bound critical on a loop whose launches cost nothing beside its GPU work."""
+    out = copy & (outer >= 0) & (outer != callers)
+    if out.any():
+        out[out] = _own_launch_after(ctx, sync[out], outer[out])
+    return out
+
+
+def _own_launch_after(ctx: Context, sync: np.ndarray, outer: np.ndarray) -> np.ndarray:
+    """Bool per wait: its op ``outer`` (outermost on the wait's line) launched work of its own after the wait returned
+    -- a launch inside ``outer`` that no op inside it holds (a region of other ops launches nothing itself, as
+    :func:`_launched_after` reads it).  Read by nesting, not by the latest-starting op (``Encloser.find``): the
+    gather's launch after ``aten::index``'s ``aten::to`` is ``aten::index``'s own, though ``aten::to`` started last."""
+    h = ctx.h
+    out = np.zeros(sync.shape, dtype=bool)
+    rec = sorted_unique(np.concatenate([g.launch[g.launch >= 0] for g in ctx.gpus]).astype(np.int64)) if ctx.gpus \
+        else np.zeros(0, np.int64)
+    runtime = h.name_mask(lambda x: x.startswith(_RUNTIME) or devices.is_runtime_call(x))  # a launch holds itself
+    ops = np.flatnonzero(_unwrapped_ops(ctx) & ~runtime)
+    for line in sorted_unique(h.line[sync]):
+        o = ops[h.line[ops] == line]
+        t = np.sort(h.start[rec[h.line[rec] == line]].astype(np.int64))
+        if not o.size or not t.size:
+            continue
+        o = o[np.argsort(h.start[o], kind="stable")]
+        s, e = h.start[o].astype(np.int64), h.end[o].astype(np.int64)
+        reach = np.maximum.accumulate(e)
+        inner = np.concatenate([[False], s[1:] < reach[:-1]])  # inside an earlier op
+        inner_reach = np.maximum.accumulate(np.where(inner, e, np.iinfo(np.int64).min))
+        k = np.searchsorted(s, t, side="right") - 1
+        own = (k < 0) | (inner_reach[np.maximum(k, 0)] < t)  # no inner op started before it still runs
+        cum = np.concatenate([[0], np.cumsum(own)])
+        sel = np.flatnonzero(h.line[sync] == line)
+        lo = np.searchsorted(t, h.end[sync[sel]].astype(np.int64), side="right")
+        hi = np.searchsorted(t, h.end[outer[sel]].astype(np.int64), side="right")
+        out[sel] = cum[hi] - cum[lo] > 0
+    return out
+
+
 def _named_by(callers: np.ndarray, sync: np.ndarray) -> np.ndarray:
     """Per sync, the host event that names it: the op around it, or where none encloses it, the sync call itself.
     Why: a program with no framework (a CUDA C++ loop timing each kernel with ``cudaEventSynchronize``) calls its
@@ -794,8 +841,8 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
     first_start = np.minimum.reduceat(first_start, first)  # when the first sync of each gap began
     j, is_copy, returned = j[last], is_copy[last], returned[last]  # each gap's last return: its syncs'
     kept = g.step[j] >= 0  # the work the GPU waited for belongs to a kept step
-    if starts is not None:  # the program's syncs lie in kept steps already: a kept step's last one (its next work
-        kept = kept | ((g.step[j - 1] >= 0) & ~is_copy)  # the next, unkept step's) drains that step too (ledger clips)
+    if starts is not None:  # the waits lie in kept steps already: a kept step's last one (its next work the next,
+        kept = kept | (g.step[j - 1] >= 0)  # unkept step's) drains that step too (the ledger clips)
     into_kept = (g.step[j] >= 0)[kept]  # the gaps before a kept step's work: where unrecorded host time is measured
     a, b, is_copy = run_end[j - 1][kept].astype(np.int64, copy=False), d.start[j][kept].astype(np.int64, copy=False), is_copy[kept]
     blocked, first_start, returned = blocked[kept], first_start[kept], returned[kept]
@@ -815,7 +862,7 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
             u0, u1 = subtract_intervals(u0, u1, a[sel & ~into_kept], b[sel & ~into_kept])
         out[2] += float(np.subtract(*bd._inside_steps(g, u0, u1)[::-1]).sum())
         ga, gb = a[sel], b[sel]
-        if i == 0 and starts is not None and ga.size:  # the program's syncs: their whole drained stretch
+        if starts is not None and ga.size:  # the program's syncs and the copies' waits: their whole drained stretch
             ga, gb = _until_owned(dr_s[sel], dr_e[sel], returned[sel], waits)
             ga, gb = ga[gb > ga], gb[gb > ga]
             s, e = ga, gb

@@ -271,10 +271,10 @@ def _framed_pass(trace: Trace, active: list[DeviceEvents], job: Job | None, wait
     if cut is None:
         return None
     starts, ends = cut
-    found = frame(trace, starts, least=1)
+    own, keep = busy[0], busy[1]
+    found = frame(trace, starts, least=1, own=_process_starts(trace, own, keep, waits, starts))
     if found is None or found.end - found.first != 1 or found.first == 0:
         return None
-    own, keep = busy[0], busy[1]
     lo, end = found.first, max(int(ends[found.first]), found.end_ps)
     upto = [k & (d.start <= end) for d, k in zip(own, keep)]
     if not _bursts_repeat(BurstTable.of(own, np.array([starts[0], starts[lo]]), keep=upto)):  # the warm-up ran the same work

@@ -9,7 +9,10 @@ by its own GPU, one by rank 0's -- so it framed them, the other two bursts "warm
 rank's range holds a burst only where a burst of its own GPU, cut by its own host's waits, starts inside it
 (``steps.framed._process_starts``, ``job.frame._held``): no rank's range holds two, no frame.
 
-Truth by construction (``synthetic.randjobs.form11_job``'s writer): the iterations' period, 0.513 ms.
+Truth by construction (``synthetic.randjobs.form11_job``'s writer): the iterations' period, 0.513 ms.  The control
+where each rank does frame its own passes: ``nsysexport.write_framed_passes(ranks=2)`` (a benchmark's timed passes in
+each rank's one range): 50 us apart, main's two ranks' ranges each framed a different split of the merged bursts and
+no frame was read (one pass of 143 ms); each rank's range now holds its own 4 passes.
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from synthetic import nsysexport as N
 from synthetic import randjobs as R
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tests.support.cli_report import first_host
 
 _SEED = 104070
 _JOB = {"steps": 2, "ranks": 2, "ops": 20, "kernel_us": 10.889, "kernel": "GEMM_BF16", "launch_us": 19.86,
@@ -55,3 +60,16 @@ def test_one_rank_reads_its_period(tmp_path):
     m, truth = _read(tmp_path, ranks=1)
     assert m.steps.source == "repeated_launches"
     assert m.headline.avg_step_ms == pytest.approx(truth["step_ms"], rel=0.01)
+
+
+@pytest.mark.parametrize("lag_us", [0.0, 50.0])
+def test_each_ranks_range_frames_its_own_passes(tmp_path, lag_us: float):
+    """Two ranks (one export, each its own GPU and its own `resnet50_inference` range around 4 synced passes whose
+    first kernel differs per pass, after 2 warm-ups) ``lag_us`` apart: the passes inside the frame are the steps."""
+    path = str(tmp_path / "ranks.sqlite")
+    truth = N.write_framed_passes(path, warmup=2, measured=4, vary=True, ranks=2, rank_lag_us=lag_us)
+    host = first_host(path)
+    steps = host["steps"]
+    assert steps["source"] == "gpu_busy_clusters" and steps["count"] == truth["measured"] == 4
+    assert "`resnet50_inference`, its frame" in steps["note"]
+    assert host["gpus"][0]["step_ms"] == pytest.approx(truth["pass_ms"], rel=0.03)

@@ -3273,7 +3273,7 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
 def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: int = 24, pass_ms: float = 20.0,
                         frame: str = "resnet50_inference", ranged_passes: bool = False, vary: bool = False,
                         context_ms: float = 150.0, phases: bool = False, gpu: Gpu = A100_80GB_PCIE,
-                        warmup_ranges: tuple[str, ...] = ()) -> dict:
+                        warmup_ranges: tuple[str, ...] = (), ranks: int = 1, rank_lag_us: float = 0.0) -> dict:
     """Write the export of an inference benchmark shaped after amacharla15/gpu-profiling-cuda-kernels'
     ``resnet50_nsys.sqlite`` (ResNet-50 on an A100 80GB PCIe, ``eval()`` and ``no_grad``): ``warmup`` passes launched
     back to back and one ``cudaDeviceSynchronize`` after them all (the first pass twice as slow: first-call costs), then
@@ -3287,14 +3287,42 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
     too, an NVTX ``forward`` range around its first half of launches and ``backward`` around the rest (a training
     loop's ranges: the job is training by its range names).  ``gpu``: the device it ran on.  ``warmup_ranges``:
     NVTX ranges around the warm-up passes, outermost first (``("setup", "warmup")``: a phase of the program's own
-    holding a range it names its warm-up).  Return the truth:
+    holding a range it names its warm-up).  ``ranks``: that many processes in the one export (one ``nsys`` over
+    ``torchrun``), each its own GPU (device r) running the same benchmark, rank r ``r * rank_lag_us`` later, its
+    own ranges on its own thread.  Return the truth:
     the measured passes' count and length, their period (the pass, then the sync's 10 us, the timing loop's 200 us and
     the next launch's 20 us lead), the warm-up passes' count."""
     us, ms = 1000, 1_000_000
     pid = 2222
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
-    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=1 * us)
     names = [strings(f"conv2d_layer{i}_kernel") for i in range(kernels)]
+    stop = 0
+    for rank in range(ranks):
+        r_pid = pid + rank
+        r_gtid, r_gpid = _gid(r_pid, r_pid), _gid(r_pid)
+        api = _Calls(strings, SESSION_START_NS + 5 * ms + int(rank * rank_lag_us * us), gap=1 * us)
+        api.corr = rank * 1_000_000
+        stop = max(stop, _framed_rank(con, strings, api, names, rank, r_gtid, r_gpid, warmup, measured, kernels,
+                                      pass_ms, frame, ranged_passes, vary, context_ms, phases, warmup_ranges))
+        if rank:
+            con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (0, rank, gpu.name, gpu.bus, 1, gpu.l2_bytes, gpu.memory, gpu.bandwidth, gpu.clock_hz,
+                         gpu.sms, 0, f"GPU-0000000{rank}", 0, gpu.chip, 0, gpu.nvml_id, *gpu.cc))
+            con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python"), r_gtid))
+            con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (r_gpid, r_pid, "python"))
+    _finish_one(con, strings, stop, (gpid, pid, gtid), gpu, program="python", thread="python",
+                copy_enums=False, sync_enum=False)
+    return {"measured": measured, "pass_ms": pass_ms, "period_ms": pass_ms + 0.23, "warmup": warmup,
+            "context_ms": context_ms}
+
+
+def _framed_rank(con: sqlite3.Connection, strings: _Strings, api: _Calls, names: list[int], rank: int, gtid: int,
+                 gpid: int, warmup: int, measured: int, kernels: int, pass_ms: float, frame: str,
+                 ranged_passes: bool, vary: bool, context_ms: float, phases: bool,
+                 warmup_ranges: tuple[str, ...]) -> int:
+    """One process of :func:`write_framed_passes` (its parameters), on GPU ``rank``, launched by thread ``gtid`` of
+    process ``gpid``: its calls, ranges and kernels into ``con``.  Returns when its capture may stop (ns)."""
+    us, ms = 1000, 1_000_000
     nvtx, kern = [], []
     free = passes = 0
 
@@ -3338,17 +3366,13 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
             nvtx.append((b, api.t, f"pass {k}"))
         api.t += 200 * us  # the timing loop's own host work
     nvtx.append((a, api.t, frame))
-    stop = api.t + ms
     api.insert(con, gtid)
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
                     [(s, e, text, gtid) for s, e, text in nvtx])
     con.executemany(_KERNEL_INSERT,
-                    [(s, e, 0, 1, 7, c, gpid, n, n, 128, 4, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
+                    [(s, e, rank, 1, 7, c, gpid, n, n, 128, 4, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
                      for j, (s, e, c, n) in enumerate(kern)])
-    _finish_one(con, strings, stop, (gpid, pid, gtid), gpu, program="python", thread="python",
-                copy_enums=False, sync_enum=False)
-    return {"measured": measured, "pass_ms": pass_ms, "period_ms": pass_ms + 0.23, "warmup": warmup,
-            "context_ms": context_ms}
+    return api.t + ms
 
 
 # --------------------------------------------------------------------------- h37-left41: a kernel waiting on a later copy

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tb_gpu_advisor.frameworks import user_ranges
-from tb_gpu_advisor.model.trace import HostEvents, Trace
+from tb_gpu_advisor.model.trace import HostEvents, Trace, line_processes
 
 
 class Frame(NamedTuple):
@@ -27,11 +27,14 @@ class Frame(NamedTuple):
     end_ps: int
 
 
-def frame(trace: Trace, times: np.ndarray, least: int = 2, once: bool = False) -> Frame | None:
+def frame(trace: Trace, times: np.ndarray, least: int = 2, once: bool = False, own: np.ndarray | None = None
+          ) -> Frame | None:
     """(first, end, name, end_ps): the indices ``[first, end)`` of the sorted host ``times`` (ps; the repeats' starts, or
     their launches) inside the program's one range that holds at least ``least`` of them but not all; None where no
     such range, or more than one, exists.  ``once``: only a range whose name its thread opens once (repeated spans
-    framed: :func:`_once_on_its_thread`).
+    framed: :func:`_once_on_its_thread`).  ``own`` (processes x repeats; -1 where a process has no part in a repeat):
+    each process's own time of each repeat -- a range on a process's line holds the repeats whose own time lies
+    inside it (:func:`_held`).
 
     Why each condition: a range holding every repeat frames nothing apart (the whole reading stands); one holding
     fewer than ``least`` shows no step boundary inside it; two ranges that split the repeats differently leave the
@@ -43,10 +46,10 @@ def frame(trace: Trace, times: np.ndarray, least: int = 2, once: bool = False) -
     phases = idx[_once_on_its_thread(h, idx)]
     if once:
         idx = phases
+    proc = line_processes(trace) if own is not None else None
     for i in idx.tolist():
-        lo = int(np.searchsorted(times, h.start[i], side="left"))
-        hi = int(np.searchsorted(times, h.end[i], side="right"))
-        if hi - lo >= least and hi - lo < times.size:
+        lo, hi, n = _held(times, own, -1 if proc is None else int(proc[h.line[i]]), int(h.start[i]), int(h.end[i]))
+        if n >= least and hi - lo < times.size:
             f = Frame(lo, hi, h.names[h.name[i]], int(h.end[i]))
             windows.add(f)
             starts[f] = max(starts.get(f, int(h.start[i])), int(h.start[i]))
@@ -56,6 +59,24 @@ def frame(trace: Trace, times: np.ndarray, least: int = 2, once: bool = False) -
     before = times[:found.first]
     before = before[~_inside(h, warm, before)]  # a repeat the program names its warm-up is one, whatever holds it
     return None if _named_apart(h, phases, before, starts[found]) else found
+
+
+def _held(times: np.ndarray, own: np.ndarray | None, proc: int, start: int, end: int) -> tuple[int, int, int]:
+    """(first, end, count): the repeats a range on process ``proc``'s line (-1: none named) holds from ``start`` to
+    ``end`` -- of its own process's times (``own``'s row) where ``own`` names it, else of ``times``.
+
+    Why: a range is the program's mark of its own work.  Where several processes (ranks, each its own GPU) run the
+    same loop a little apart, their GPUs' merged bursts start on whichever rank is ahead; a range of one rank that
+    held the other rank's burst starts framed bursts its own GPU does not start inside it: a 2-rank NVTX job's
+    `backward FFT` of one iteration on rank 1 framed 2 of the 4 merged bursts as the steps (h37-probe46f)."""
+    if own is None or proc < 0 or proc >= own.shape[0]:
+        lo = int(np.searchsorted(times, start, side="left"))
+        hi = int(np.searchsorted(times, end, side="right"))
+        return lo, hi, hi - lo
+    where = np.flatnonzero(own[proc] >= 0)
+    t = own[proc][where]
+    a, b = int(np.searchsorted(t, start, side="left")), int(np.searchsorted(t, end, side="right"))
+    return (int(where[a]), int(where[b - 1]) + 1, b - a) if b > a else (0, 0, 0)
 
 
 def _inside(h: HostEvents, idx: np.ndarray, times: np.ndarray) -> np.ndarray:

@@ -16,7 +16,8 @@ from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.job.waits import Waits
-from tb_gpu_advisor.model.trace import DeviceEvents, Trace
+from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.trace import DeviceEvents, Trace, line_processes
 from tb_gpu_advisor.steps.burst_table import BurstTable
 from tb_gpu_advisor.steps.bursts import _bursts_repeat, _program_busy, _synced_bursts
 from tb_gpu_advisor.steps.drop import _in_warmup_ranges
@@ -174,6 +175,41 @@ def _pieces_of_one_pass(t: BurstTable) -> bool:
     return bool(held[[0, -1]].all()) and not held[1:-1].all()
 
 
+def _process_starts(trace: Trace, own: list[DeviceEvents], keep: list[np.ndarray], waits: Waits,
+                    starts: np.ndarray) -> np.ndarray | None:
+    """Processes x bursts (``starts``: the GPUs' merged bursts): where a burst of each process's own GPUs (``own``,
+    ``keep``: :func:`_program_busy`'s), cut by its own host's waits (:func:`_synced_bursts`), starts in each merged
+    burst, -1 where none does; None where the GPUs are one process's.
+
+    Why: ranks running one loop a little apart merge their GPUs' bursts, cut wherever any rank's host waited; a
+    rank's range is its mark of its own GPU's work, so it is judged by the bursts its own GPU and host make
+    (:func:`job.frame._held`), as a process's forwards are by its own launches (h37-probe43f)."""
+    proc = line_processes(trace)
+    if proc is None:
+        return None
+    gpu_proc = {g: int(proc[ls[0]]) for g, ls in trace.gpu_host_lines.items() if len(ls)}
+    procs = sorted({gpu_proc.get(d.gpu, -1) for d in own})
+    if len(procs) < 2 or procs[0] < 0:
+        return None
+    out = np.full((max(procs) + 1, starts.size), -1, np.int64)
+    wline = proc[trace.h.line[waits.idx]] if waits.idx.size else np.zeros(0, np.int64)
+    for p in procs:
+        mine = [gpu_proc[d.gpu] == p for d in own]
+        st = np.concatenate([d.start[k] for d, k, m in zip(own, keep, mine) if m]).astype(np.int64)
+        en = np.concatenate([d.end[k] for d, k, m in zip(own, keep, mine) if m]).astype(np.int64)
+        if not st.size:
+            continue
+        us, ue = union_intervals(st, en)
+        w = wline == p
+        cut = _synced_bursts(Waits(waits.idx[w], waits.start[w], waits.end[w], waits.poll[w]), us, ue) \
+            if us.size > 1 else None
+        mine_starts = cut[0] if cut is not None else us[:1]
+        j = np.searchsorted(starts, mine_starts, side="right") - 1
+        first = np.r_[True, j[1:] != j[:-1]] & (j >= 0)
+        out[p, j[first]] = mine_starts[first]
+    return out
+
+
 def _framed_bursts(trace: Trace, active: list[DeviceEvents], waits: Waits
                    ) -> tuple[str, str, np.ndarray, np.ndarray] | None:
     """("gpu_busy_clusters", note, starts, ends) of the GPU's bursts inside the job's frame (``job.frame``: the
@@ -193,7 +229,7 @@ def _framed_bursts(trace: Trace, active: list[DeviceEvents], waits: Waits
     if cut is None:
         return None
     starts, ends = cut
-    found = frame(trace, starts)
+    found = frame(trace, starts, own=_process_starts(trace, own, keep, waits, starts))
     if found is None:
         return None
     lo, hi, label, frame_end = found
@@ -235,10 +271,10 @@ def _framed_pass(trace: Trace, active: list[DeviceEvents], job: Job | None, wait
     if cut is None:
         return None
     starts, ends = cut
-    found = frame(trace, starts, least=1)
+    own, keep = busy[0], busy[1]
+    found = frame(trace, starts, least=1, own=_process_starts(trace, own, keep, waits, starts))
     if found is None or found.end - found.first != 1 or found.first == 0:
         return None
-    own, keep = busy[0], busy[1]
     lo, end = found.first, max(int(ends[found.first]), found.end_ps)
     upto = [k & (d.start <= end) for d, k in zip(own, keep)]
     if not _bursts_repeat(BurstTable.of(own, np.array([starts[0], starts[lo]]), keep=upto)):  # the warm-up ran the same work

@@ -108,6 +108,18 @@ def test_the_check_reads_each_place_a_step_was_said() -> None:
     assert one_pass_words_problems(dataclasses.replace(h, findings=[dataclasses.replace(f, summary=needed)])) == []
 
 
+def test_the_check_reads_no_programs_dotted_name() -> None:
+    """A name of the program's own quoted in a finding (DeepSpeed's ``DeepSpeedZeroOptimizer_Stage3.step``, where its
+    host waited: the walk's ``--forms12`` seed 112161, 4 ranks of one ZeRO-3 pass) is its word, not a step the report
+    says; the same summary saying "per step" after it is still found."""
+    r = kept_report(WILD / "cold_a100_alexnet")
+    h, f = r.hosts[0], _finding(r, "allocator_churn")
+    named = "The host waited in the pass (in DeepSpeedZeroOptimizer_Stage3.step \u00d71; 20 us in the wait)."
+    assert one_pass_words_problems(dataclasses.replace(h, findings=[dataclasses.replace(f, summary=named)])) == []
+    said = dataclasses.replace(h, findings=[dataclasses.replace(f, summary=named + " It waits once per step.")])
+    assert len(one_pass_words_problems(said)) == 1
+
+
 def test_the_check_reads_no_host_of_several_steps() -> None:
     """The control: a host of several steps keeps every step word, and the check passes it by."""
     r = kept_report(WILD / "compiled_v100_param_allreduce")

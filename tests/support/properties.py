@@ -1270,7 +1270,9 @@ def _words(h: HostReport | None, findings: list[Finding]) -> list[str]:
 
 
 #: a step said on a one-pass host (h37-onepass2): "step", "steps", "per step", "per-step", "step-time"
-_A_STEP = re.compile(r"\b(?:per[- ])?steps?\b", re.I)
+#: (not after a dot: a program's own dotted name, ``Optimizer.step#SGD.step``, DeepSpeed's
+#: ``DeepSpeedZeroOptimizer_Stage3.step`` quoted where its host waited, is its word, not the report's)
+_A_STEP = re.compile(r"(?<!\.)\b(?:per[- ])?steps?\b", re.I)
 #: the step words a one-pass report needs, each removed before :data:`_A_STEP` reads the text, with why:
 #: - that the capture holds no step ("no step markers found", "No step is marked", "no steady step is left", "not of
 #:   a guessed step", "no cut of steps", "no step marker bounds the host time before a step's first op"): the reading

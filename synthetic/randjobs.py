@@ -2510,8 +2510,11 @@ def _write_rpd_poll(p: dict[str, Any], out: str, name: str, seed: int) -> dict[s
     """Truth: every burst a step, at the bursts' period (their first launches apart), the wait named by its query; a
     loop that reads nothing back and pauses nothing between bursts waits only in its poll, and what that wait costs
     is the GPU's idle it exposes -- the period less the longer of the burst's GPU work and its launches (the loop
-    without the wait steps at that: ``metrics.syncs._idle_after``'s physics), host_sync's to report where it reaches
-    the rule's bar (``fires_if_saving_ms``)."""
+    without the wait steps at that: ``metrics.syncs._idle_after``'s physics), less the host's own code in that idle
+    which no call records (``untraced_idle_ns``: the writer's 2 us between the poll's last query and the next launch,
+    1 us between two launches) -- the time a report names unrecorded host time, no wait's, in a poll's form as in its
+    sync twin's (h37-probe46h: the law counted it, and broke on a 190-us step idle 11.4 us a burst, 3 us of it
+    untraced) -- host_sync's to report where it reaches the rule's bar (``fires_if_saving_ms``)."""
     from synthetic import rpdtrace
 
     t = rpdtrace.write(os.path.join(out, name, "trace.rpd"), [[tuple(k) for k in p.pop("kernels")]] * p.pop("bursts"),
@@ -2521,7 +2524,8 @@ def _write_rpd_poll(p: dict[str, Any], out: str, name: str, seed: int) -> dict[s
     truth = {"steps": t["bursts"], "step_ms": period, "sync_names": (p["poll"],)}
     if not p["read_bytes"] and not p["gap_ms"]:
         work_ms = max(sum(t["gpu_ns"].values()), t["kernels"] * (rpdtrace.LAUNCH_NS + 1000)) / t["bursts"] / 1e6
-        truth["fires_if_saving_ms"] = {"host_sync": period - work_ms}
+        untraced_ms = t["untraced_idle_ns"] / max(t["bursts"] - 1, 1) / 1e6  # a gap between two bursts
+        truth["fires_if_saving_ms"] = {"host_sync": period - work_ms - untraced_ms}
     return truth
 
 

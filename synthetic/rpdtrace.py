@@ -50,10 +50,16 @@ def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list
     that many results back, one blocking copy each, in turn.  ``gpu_clock_ns``: the GPU's clock reads that much later
     than the host's (earlier where negative): every GPU operation is recorded so shifted, the calls on the host's.
     ``poll`` (``hipEventQuery``, ``hipStreamQuery``): each burst's wait is that query, asked every ``poll_us`` until
-    the GPU is done (``while (hipEventQuery(ev) == hipErrorNotReady)``, an event recorded first), not a sync call."""
+    the GPU is done (``while (hipEventQuery(ev) == hipErrorNotReady)``, an event recorded first), not a sync call.
+
+    The truth's ``untraced_idle_ns``: of the GPU's idle between the bursts' work, the part the host spent in no call
+    and no poll (its own code between a wait's return and its launches, which no profiler records): a report names that
+    time unrecorded host time, no wait's (``metrics.syncs._idle_after``), so a wait's truth is the idle less it."""
     con = sqlite3.connect(path)
     con.executescript(SCHEMA)
     strings: dict[str, int] = {}
+    host: list[tuple[int, int]] = []  # the host's calls and polls (first query to the last), on the host's clock
+    gpu: list[tuple[int, int]] = []  # the GPU's operations, on the host's clock
 
     def sid(text: str) -> int:
         if text not in strings:
@@ -61,10 +67,12 @@ def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list
         return strings[text]
 
     def call(name: str, start: int, end: int) -> int:
+        host.append((start, end))
         return con.execute('INSERT INTO rocpd_api (pid, tid, start, "end", apiName_id, args_id) VALUES (?,?,?,?,?,?)',
                            (PID, PID, start, end, sid(name), sid(""))).lastrowid
 
     def op(api: int, start: int, end: int, desc: str, kind: str) -> None:
+        gpu.append((start, end))
         start, end = start + gpu_clock_ns, end + gpu_clock_ns
         oid = con.execute('INSERT INTO rocpd_op (gpuId, queueId, sequenceId, completionSignal, start, "end", '
                           'description_id, opType_id) VALUES (0, 0, 0, "", ?, ?, ?, ?)',
@@ -74,6 +82,7 @@ def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list
     t = 1_000_000_000
     gpu_free = t
     truth = {"bursts": len(bursts), "kernels": 0, "gpu_ns": {}, "burst_starts": []}
+    first_op = 0
     if upload_bytes:  # a blocking upload: the call holds the host until its copy is done
         c0 = t
         copy_ns = max(upload_bytes // 10, 1000)  # ~10 GB/s
@@ -86,6 +95,8 @@ def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list
             call("hipModuleLoadData", t, t + int(module_load_ms * 1e6))
             t += int(module_load_ms * 1e6) + 1000
         truth["burst_starts"].append(t)
+        if b == 0:
+            first_op = len(gpu)  # the loop's work: its idle before the first burst (upload, module load) is no wait's
         for name, us in kernels:
             api = call("hipLaunchKernel", t, t + LAUNCH_NS)
             con.execute("INSERT INTO rocpd_kernelapi VALUES (?, '0x0', 64, 1, 1, 256, 1, 1, 0, 0, '', '', '', 0, ?)",
@@ -109,14 +120,39 @@ def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list
             op(api, c, gpu_free, "", "CopyDeviceToHost")
             t = gpu_free + 2000
         if sync and poll:
+            begin = t
             t = _poll(call, poll, t, gpu_free, int(poll_us * 1000))
+            host.append((begin, t))  # between its queries the host is in its poll
         elif sync:
             call("hipDeviceSynchronize", t, max(t, gpu_free) + 2000)
         gap = gap_ms[b % len(gap_ms)] if isinstance(gap_ms, list) else gap_ms
         t = max(t, gpu_free) + 2000 + int(gap * 1e6)
     con.commit()
     con.close()
+    truth["untraced_idle_ns"] = _untraced_idle(gpu[first_op:], host)
     return truth
+
+
+def _untraced_idle(gpu: list[tuple[int, int]], host: list[tuple[int, int]]) -> int:
+    """ns of the GPU's idle between its first and last operation ``gpu`` during which the host was in none of ``host``
+    (both on the host's clock)."""
+    free, out = None, 0
+    for s, e in sorted(gpu):
+        if free is not None and s > free:  # an idle stretch [free, s): less the host's recorded time in it
+            out += (s - free) - _covered(free, s, host)
+        free = e if free is None else max(free, e)
+    return out
+
+
+def _covered(a: int, b: int, spans: list[tuple[int, int]]) -> int:
+    """ns of [a, b) that the union of ``spans`` covers."""
+    out, reach = 0, a
+    for s, e in sorted(x for x in spans if x[1] > a and x[0] < b):
+        s, e = max(s, reach), min(e, b)
+        if e > s:
+            out += e - s
+            reach = e
+    return out
 
 
 def _poll(call, name: str, t: int, done: int, every: int) -> int:  # noqa: ANN001 - the writer's call recorder

@@ -12,7 +12,7 @@ forwards after every 4th.
    (``ranges._rises_by_a_counter``): 8 steps.
 2. ``inside=True``: the step before each evaluation wraps it in its own range (``train_step`` around ``evaluate()``):
    step 3 ran 24.1 ms, and the steady steps read **10.7 ms** (850d3394).  h37-probe45e dropped such a step
-   (``steps.drop._drop_evaluating``); since h37-probe46e it ends where its evaluation opens (``steps.apart._tail_cuts``):
+   (``steps.drop._drop_evaluating``); since h37-probe46e it ends where its evaluation opens (``steps.apart._mark_cuts``):
    8.03 ms, kept.
 """
 
@@ -109,7 +109,7 @@ def test_rises_that_are_no_counter_do_not(nums) -> None:  # noqa: ANN001 - pytes
                          ids=["train", "global", "two_ranks"])
 def test_a_step_holding_the_evaluation_keeps_its_training(tmp_path, form) -> None:  # noqa: ANN001 - pytest's
     """``train_step 3`` holds both ``eval_step`` forwards at its tail (24.1 ms): it ends where they open, 8.03 ms of
-    training kept (h37-probe46e, ``steps.apart._tail_cuts``; h37-probe45e dropped it whole), with the evaluation's
+    training kept (h37-probe46e, ``steps.apart._mark_cuts``; h37-probe45e dropped it whole), with the evaluation's
     time in the note (each rank's own); the steady steps keep ~8.03 ms (850d3394: 10.7 ms)."""
     path = str(tmp_path / "eval.sqlite")
     truth = nx.write_interleaved_evaluation(path, inside=True, **form)

@@ -7,7 +7,7 @@ under the user's ``forward`` / ``backward`` / ``optimizer_step``, a sync) whose 
 With ``every=1`` every step holds one, so no step could be dropped for it: b3e5562e averaged the evaluation into
 every step (16.05 ms a step with one batch, 24.08 with two; truth 8.03).  Now the evaluation at a mark's tail -- its
 process launching nothing but the evaluation's work after it opens -- ends the step where it opens
-(``steps.apart._tail_cuts``), on the host, each rank's own windows and each GPU; one at a mark's head starts the
+(``steps.apart._mark_cuts``), on the host, each rank's own windows and each GPU; one at a mark's head starts the
 step where it ends (``_start_after_heads``); the note says the evaluation's time apart, each microsecond once.
 Control: an evaluation mid-step (training on both sides of it in one range) is not cut -- a window is not holed --
 and that step is dropped as before (``steps.drop._drop_evaluating``).  Kineto: ``torchtrace.evaluation_loop``'s

@@ -44,7 +44,7 @@ def test_an_evaluation_between_steps_is_left_out_of_them(tmp_path, form) -> None
 def test_an_evaluation_inside_the_steps_range_ends_the_step(tmp_path) -> None:  # noqa: ANN001 - pytest's
     """Control: the user's ``train_step`` range around the evaluation too (its end moved past it): no pass lies
     between marks; the evaluation at the range's tail, after the step's training, ends the step where it opens
-    (h37-probe46e: ``steps.apart._tail_cuts``; h37-probe45e dropped the whole 24.1 ms step): step 3 kept, 8.03 ms."""
+    (h37-probe46e: ``steps.apart._mark_cuts``; h37-probe45e dropped the whole 24.1 ms step): step 3 kept, 8.03 ms."""
     import sqlite3
 
     path = str(tmp_path / "eval.sqlite")

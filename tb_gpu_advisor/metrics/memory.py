@@ -337,15 +337,18 @@ def _size_rounds(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndarray, ..
     the round.  Skipped as a line no frame names, it read as no leak at all (h37-probe46g:
     ``as_recorded(training_iterations(3, leak="grow", leak_mib=4), context=None)``, 24 MiB kept).  The blocks a loop
     keeps otherwise are no such run: weights and an optimizer's state are made in one stretch, one size many times;
-    the loss held at the dump is one block, smaller."""
+    the loss held at the dump is one block, smaller.  A round's size may be theirs too (a 64 MiB output beside 64 MiB
+    weights): a round is its size's blocks made after the round before, the sizes taken in order of their last."""
     least = int(T("memory.leak.min_iterations"))
-    sizes, first = np.unique(me.delta[cand], return_index=True)
-    groups = [cand[me.delta[cand] == size] for size in sizes[np.argsort(first, kind="stable")]]
+    sizes = np.unique(me.delta[cand])
+    groups = sorted((cand[me.delta[cand] == size] for size in sizes), key=lambda g: int(g[-1]))
     runs: list[list[np.ndarray]] = []
-    for g in groups:  # by their first block's event
-        last = runs[-1][-1] if runs else None
-        if last is not None and g[0] > last[-1] and len(g) == len(last) and me.delta[g[0]] > me.delta[last[0]]:
-            runs[-1].append(g)
+    for g in groups:  # by their last block's event: each the next round of the first run it fits, else a run's first
+        for run in runs:
+            mine = g[g > run[-1][-1]]  # blocks of its size made before the round before are others'
+            if len(mine) == len(run[-1]) and me.delta[g[0]] > me.delta[run[-1][0]]:
+                run.append(mine)
+                break
         else:
             runs.append([g])
     out = []

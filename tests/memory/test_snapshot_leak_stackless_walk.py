@@ -15,7 +15,11 @@ Truth by construction (``synthetic.memsnapshot.training_iterations``, its ``leak
   each iteration at its second -- 6 iterations of 7, the leak's rounds [1, 2, 2, 2, 2, 2, 3] blocks, no leak;
 * 3 micro-batches with ``zero_grad()`` (110044): the first micro-batch's gradients, live through the later
   backwards, sank the backward's walk below its share, the job read no iteration, and the loss the loop holds at the
-  dump merged into the last round: 4 iterations, 512 B too many (``job.iterations._turn``).
+  dump merged into the last round: 4 iterations, 512 B too many (``job.iterations._turn``);
+* the same evaluation leak, gradients zeroed in place, the loss held (116385, the next walk's, from 116000): the held
+  loss is never freed in the last repeat only, so the forward's first place sat 171 B above the step's on average
+  and the job opened each iteration at the evaluation's loss: each 512-B round cut off, 12 MiB of 12 MiB + 512 B an
+  iteration (``job.iterations._last_at_floor``: the floor is within the period's smallest block).
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ SEEDS = {
                  leak_mib=16),
     110044: dict(iterations=3, layers=5, mib=8, micro_batches=3, set_to_none=True, hold_loss=True, leak="graph",
                  leak_mib=4),
+    116385: dict(iterations=3, layers=4, mib=8, micro_batches=1, set_to_none=False, hold_loss=True, leak="graph",
+                 leak_mib=4),
 }
 
 #: per seed: (iterations, blocks an iteration, the last iteration's bytes, bytes at the end, the saving at the peak)
@@ -50,6 +56,7 @@ READ = {
     113027: (3, 4, 3 * 4 * MiB + 512, 3 * (3 * 4 * MiB + 512), 2 * (3 * 4 * MiB + 512)),
     110338: (7, 2, 2 * 16 * MiB, 7 * 2 * 16 * MiB, 7 * 2 * 16 * MiB),
     110044: (3, 4, 3 * 4 * MiB + 512, 3 * (3 * 4 * MiB + 512), 2 * (3 * 4 * MiB + 512)),
+    116385: (3, 4, 3 * 4 * MiB + 512, 3 * (3 * 4 * MiB + 512), 2 * (3 * 4 * MiB + 512)),
 }
 
 
@@ -71,7 +78,7 @@ def test_a_stackless_leak_reads_its_iterations_and_bytes(tmp_path: Path, seed: i
     assert d["leak_end_bytes"] == want[3] and f.saving_bytes == want[4]
 
 
-@pytest.mark.parametrize("seed,found", [(113027, 2), (110338, 6), (110044, 3)])
+@pytest.mark.parametrize("seed,found", [(113027, 2), (110338, 6), (110044, 3), (116385, 2)])
 def test_the_stackless_job_opens_its_iterations_at_their_forwards(tmp_path: Path, seed: int, found: int) -> None:
     """Each iteration the job reads opens where the loop's does (the writer's starts), not at its step or its second
     micro-batch (base: 113027's at the step, 110338's at the second micro-batch, 110044 none).  The first iteration

@@ -386,8 +386,9 @@ def history_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str] |
     return None if got is None else got[:3]
 
 
-def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | None:
-    """The iterations (training) or passes (inference) of one GPU's history, and the name of one."""
+def _iterations(me: MemoryEvents, opening: int | None = None) -> tuple[np.ndarray, np.ndarray, str, str] | None:
+    """The iterations (training) or passes (inference) of one GPU's history, and the name of one.  ``opening``: where
+    its phases and sites are its allocation pattern's (:func:`pattern_phases`), the site that opens each repeat."""
     alloc = np.flatnonzero(me.delta > 0)
     if alloc.size < 2 * _MIN_ALLOCS or me.baseline != "absolute":
         return None
@@ -399,7 +400,8 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
     ext = _Extrema(me.allocated, _never_freed(me))
     pre = me.allocated - me.delta  # the level before each event
     inv, counts, pos, ident, new_group = _by_site(me, alloc)
-    keep, every, micro, forward_opens = _opening_repeats(me, pos, ident, new_group, need, training, pre, ext)
+    keep, every, micro, forward_opens = _opening_repeats(me, pos, ident, new_group, need, training, pre, ext,
+                                                         opening)
 
     def tried(sel: np.ndarray, held: np.ndarray | None, forward: "tuple[MemoryEvents, np.ndarray] | None",
               first_step: int = -1) -> tuple[float, int, int, list[int], bool] | None:
@@ -475,10 +477,11 @@ def _by_site(me: MemoryEvents, alloc: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def _opening_repeats(me: MemoryEvents, pos: np.ndarray, ident: np.ndarray, new_group: np.ndarray,
-                     need: list[np.ndarray], training: bool, pre: np.ndarray, ext: _Extrema
+                     need: list[np.ndarray], training: bool, pre: np.ndarray, ext: _Extrema, opening: int | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Of the sites' repeats, those that may open an iteration or a pass: (kept, every candidate, those that may open
-    a micro-batch, and -- for a pass -- the forward's own repeats at the floor, the last resort)."""
+    a micro-batch, and -- for a pass -- the forward's own repeats at the floor, the last resort).  ``opening``:
+    :func:`_iterations`'."""
     if training:
         # of a site's repeats, those after a backward allocation (and an optimizer step's, where it has one) since the
         # one before: the same site and size may recur inside a pass (a model's identical layers) or a micro-batch,
@@ -491,6 +494,13 @@ def _opening_repeats(me: MemoryEvents, pos: np.ndarray, ident: np.ndarray, new_g
             # zeroed in place: no free after the step) the earlier of the two, the optimizer's, won the tie -- each
             # "iteration" the step before it and the forward after (h37-left56: a ring buffer cut inside a group)
             keep &= me.phase[pos] != MEMORY_PHASES.index("optimizer")
+        if opening is not None:
+            # a stackless history's repeats open where its pattern's troughs say (:func:`_troughs`): at the level the
+            # next forward opens at (gradients zeroed in place) the step's temporary, or a micro-batch's first
+            # allocation, repeats as evenly and dips no more, and as the earlier it won the tie -- each "iteration"
+            # [step, leak, forward, backward], the first's forward and backward no step and the last, whole, a cut
+            # tail: 2 iterations of 3; or each opening at its second micro-batch: 6 of 7 (h37-probe46g)
+            keep &= me.op[pos] == opening
         return keep, every, micro, None
     # a pass opens with its input, made outside the model's forward (copied to the GPU, made by the loop): a
     # block's allocations are the forward's own
@@ -908,6 +918,8 @@ class Pattern:
     #: allocations left out of the sequence of sizes: blocks never freed in the history (:func:`_repeating`), 0 where
     #: every allocation was read
     set_aside: int = 0
+    #: the site (place in the period) of each repeat's first allocation, after its trough (:func:`_troughs`)
+    opening: int = 0
 
 
 def pattern_phases(me: MemoryEvents) -> Pattern | None:
@@ -948,7 +960,7 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
         return None
     site = np.full(len(me), -1, np.int32)
     site[alloc[first:first + cover]] = np.arange(cover, dtype=np.int32) % p
-    return Pattern(phase, p, reps, turns, site, int((me.delta > 0).sum()) - alloc.size)
+    return Pattern(phase, p, reps, turns, site, int((me.delta > 0).sum()) - alloc.size, int(site[troughs[0] + 1]) if troughs else 0)
 
 
 def _repeating(me: MemoryEvents, frees: np.ndarray) -> tuple[np.ndarray, tuple[int, int, int]] | None:
@@ -1006,12 +1018,53 @@ def _period(sizes: np.ndarray) -> tuple[int, int, int] | None:
 
 def _troughs(me: MemoryEvents, alloc: np.ndarray, p: int, first: int, cover: int) -> list[int]:
     """The events just before each repeat's first allocation, inside the repeats: the place in the period where the
-    level before an allocation is lowest on average -- an iteration starts at the level held between iterations."""
+    level before an allocation, less what the history never frees, is lowest on average -- an iteration starts at the
+    level held between iterations -- and, of a run of places at that level, the last: where the climb to the
+    forward's peak begins (:func:`_last_at_floor`).
+
+    Why less the blocks never freed: a leak (``outputs.append(out)``, ``val_total += loss``) raises the level after
+    its blocks each iteration, so the places just before them sat lowest on average, and a leak made after the
+    optimizer's step put the iteration's start at the step: each repeat read as [step, leak, forward, backward], the
+    first iteration's forward and backward fell to the history before the repeats, and the last, whole, to a cut tail
+    -- 2 iterations of 3 (h37-probe46g: ``as_recorded(training_iterations(3, set_to_none=False, leak="graph"),
+    context=None)``).  Why the last of a run: with the gradients zeroed in place (``zero_grad(set_to_none=False)``)
+    the optimizer's temporary is made and freed at the level the next forward opens at -- a tie the first place
+    broke toward the step."""
     idx = np.arange(first, first + cover)
     where = (idx - first) % p
-    before = (me.allocated - me.delta)[alloc[idx]].astype(np.float64)
-    r = int(np.argmin(np.bincount(where, weights=before, minlength=p) / np.bincount(where, minlength=p)))
+    never = _never_freed(me)
+    before = ((me.allocated - me.delta)[alloc[idx]] - never[alloc[idx]]).astype(np.float64)
+    means = np.bincount(where, weights=before, minlength=p) / np.bincount(where, minlength=p)
+    r = _last_at_floor(means, int(me.delta[alloc[first:first + p]].min()))
     return [int(alloc[i]) - 1 for i in range(first + r, first + cover, p)]
+
+
+def _last_at_floor(means: np.ndarray, least: int) -> int:
+    """The place (index of ``means``, a cycle) that opens an iteration: of the runs of consecutive places at the lowest
+    mean -- above it by less than ``least``, the period's smallest block: no place so near holds one more block in
+    every repeat -- the longest (the first of those), its last place.
+
+    Why the longest: with the gradients zeroed in place, every micro-batch of gradient accumulation opens at the
+    level the iteration does, and only the step tells them apart -- its temporaries are made and freed at that
+    level, so the iteration's start ends a run of places there, a micro-batch's is one alone.  Taken at the first,
+    a loop of 7 iterations of 2 micro-batches opened each at its second: 6 iterations, a leak's rounds cut
+    [1, 2, 2, 2, 2, 2, 3] blocks (h37-probe46g: ``as_recorded(training_iterations(7, micro_batches=2,
+    set_to_none=False, leak="list"), context=None)``).  Why near, not equal: the loss the loop holds at the dump is
+    never freed, so it was taken out of the last repeat's levels only -- 512 B on average over a third of them, and
+    the forward's first allocation, above the step's, fell out of the run (``training_iterations(3, layers=4,
+    set_to_none=False, leak="graph")``)."""
+    low = means < means.min() + least
+    n = means.size
+    if low.all():
+        return n - 1
+    best, best_len = 0, 0
+    for r in np.flatnonzero(low & ~np.roll(low, 1)).tolist():  # each run's first place (its place before is above)
+        k = 1
+        while low[(r + k) % n]:
+            k += 1
+        if k > best_len:
+            best, best_len = (r + k - 1) % n, k
+    return best
 
 
 def _longest_run(eq: np.ndarray) -> tuple[int, int]:
@@ -1035,7 +1088,12 @@ def _turn(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> int | None:
     :data:`_FALL_LIFO` of the blocks made before fn and freed from fn on (:data:`_MIN_NEST` at least), and a block is
     made between fn and f1, it is a backward.  Not the level's peak: a backward that makes gradients larger than the
     activations it frees climbs on past the forward's end.  A forward whose graph is dropped unused frees its blocks
-    in the same order with nothing made between; a pass under ``no_grad`` frees most of its blocks as it goes."""
+    in the same order with nothing made between; a pass under ``no_grad`` frees most of its blocks as it goes.  Of
+    the blocks live at the walk's start, only those made from the nest's first on count: under gradient accumulation
+    with ``zero_grad()`` freeing them, the gradients the first micro-batch's backward made are live through every
+    later backward's walk, and counted in they sank it below the share -- a stackless loop of 3 iterations of 3
+    micro-batches read no iteration (h37-probe46g: ``as_recorded(training_iterations(3, layers=5, mib=8,
+    micro_batches=3, leak="graph"), context=None)``)."""
     blocks = np.flatnonzero(made[lo + 1:hi + 1]) + lo + 1
     blocks = blocks[frees[blocks] <= hi]
     by_free = blocks[np.argsort(frees[blocks], kind="stable")]
@@ -1045,7 +1103,9 @@ def _turn(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> int | None:
             return None
         first, last = int(frees[nest[0]]), int(frees[nest[-1]])
         if made[first:last].any():
-            walked = by_free[(by_free < first) & (frees[by_free] >= first)]
+            # the forward's own blocks live when the walk begins: made from its first saved block on (``nest[-1]``,
+            # freed last) -- gradients an earlier micro-batch's backward made, held to the step, are none of them
+            walked = by_free[(by_free >= nest[-1]) & (by_free < first) & (frees[by_free] >= first)]
             return first if nest.size >= _FALL_LIFO * walked.size else None
         by_free = by_free[~np.isin(by_free, nest)]  # freed at once: no walk (see _NESTS)
     return None
@@ -1087,7 +1147,7 @@ def _stackless_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str
     if pattern is None:
         return _stackless_passes(me)
     # a site is a frame's code and the size it made; without frames, the place in the repeated sequence is that code
-    got = _iterations(dataclasses.replace(me, phase=pattern.phase, op=pattern.site))
+    got = _iterations(dataclasses.replace(me, phase=pattern.phase, op=pattern.site), pattern.opening)
     if got is None or got[3] != "training iteration":
         return None
     start, end, note, name = got

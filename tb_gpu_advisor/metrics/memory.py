@@ -305,12 +305,14 @@ def _growing_sites(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndarray, 
     cache keyed by shape that keeps each new shape's entry, keeps 16, 32, ... 96 MiB at one line -- each size a site
     of one block, so a match by size finds no round.  The line leaks where ``memory.leak.min_iterations`` rounds or
     more each keep as many blocks, a later round never fewer bytes than an earlier, and the level between rounds
-    rises by at least each round's own bytes.  Only a line the history names (a history recorded without stacks
-    gives every allocation one site, and its kept blocks of every kind would read as one line)."""
+    rises by at least each round's own bytes.  A line the history names: a history recorded without stacks gives
+    every allocation one site, and its kept blocks of every kind would read as one line -- there each size is the
+    site's round (:func:`_size_rounds`)."""
     least = int(T("memory.leak.min_iterations"))
     out = []
     for op in np.unique(me.op[cand]):
         if not 0 <= op < len(me.op_names) or me.op_names[int(op)] in ("", "?"):
+            out.extend(_size_rounds(me, cand[me.op[cand] == op], marks))
             continue
         at = cand[me.op[cand] == op]
         if at.size < least:
@@ -320,6 +322,45 @@ def _growing_sites(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndarray, 
         made = np.array([int(me.delta[r].sum()) for r in rounds])
         if (len(rounds) >= least and len({len(r) for r in whole}) == 1 and (np.diff(made[-len(whole):]) >= 0).all()
                 and (rises >= 0.9 * made[1:-1]).all()):
+            out.append(rounds)
+    return out
+
+
+def _size_rounds(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndarray, ...]) -> list[list[np.ndarray]]:
+    """A growing leak among kept blocks no line names (``cand``: a history recorded without stacks), in rounds: a run
+    of sizes, each kept in as many blocks, each larger than the one before and made wholly after it, an iteration's
+    end (:func:`_gap_ends`) between each two, and the lowest level between them rising by at least each size's
+    bytes -- ``memory.leak.min_iterations`` sizes or more.
+
+    Why by size: without a line, a leak whose bytes grow each iteration (a list of outputs whose sequence grows: 16,
+    32, ... 96 MiB) has no site its blocks share -- each size is one iteration's blocks and no other's, so a size is
+    the round.  Skipped as a line no frame names, it read as no leak at all (h37-probe46g:
+    ``as_recorded(training_iterations(3, leak="grow", leak_mib=4), context=None)``, 24 MiB kept).  The blocks a loop
+    keeps otherwise are no such run: weights and an optimizer's state are made in one stretch, one size many times;
+    the loss held at the dump is one block, smaller.  A round's size may be theirs too (a 64 MiB output beside 64 MiB
+    weights): a round is its size's blocks made after the round before, the sizes taken in order of their last."""
+    least = int(T("memory.leak.min_iterations"))
+    sizes = np.unique(me.delta[cand])
+    groups = sorted((cand[me.delta[cand] == size] for size in sizes), key=lambda g: int(g[-1]))
+    runs: list[list[np.ndarray]] = []
+    for g in groups:  # by their last block's event: each the next round of the first run it fits, else a run's first
+        for run in runs:
+            mine = g[g > run[-1][-1]]  # blocks of its size made before the round before are others'
+            if len(mine) == len(run[-1]) and me.delta[g[0]] > me.delta[run[-1][0]]:
+                run.append(mine)
+                break
+        else:
+            runs.append([g])
+    out = []
+    for run in runs:
+        if len(run) < least:
+            continue
+        at = np.concatenate(run)
+        number = np.repeat(np.arange(len(run)), [len(g) for g in run])
+        new, _step = _gap_ends(at, marks)
+        rounds, rises = _rounds(at, marks, number)
+        made = np.array([int(me.delta[r].sum()) for r in rounds])
+        if new[np.diff(number) > 0].all() and (rises >= 0.9 * made[1:-1]).all():
             out.append(rounds)
     return out
 

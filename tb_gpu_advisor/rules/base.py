@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from tb_gpu_advisor import devices, formats, frameworks
-from tb_gpu_advisor.common.fmt import ms, ms_apart, ms_step, pct  # noqa: F401  (re-exported: rules format numbers alike)
+from tb_gpu_advisor.common.fmt import ms, ms_apart, ms_step, pct, pct_part  # noqa: F401  (re-exported: rules format numbers alike)
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, of_window  # noqa: F401  (T re-exported to the rule modules)
 from tb_gpu_advisor.frameworks import Framework, action, nvtx  # noqa: F401  (re-exported: rules build neutral fixes alike)
 from tb_gpu_advisor.metrics.job import step_word
@@ -412,7 +412,11 @@ def saving(ctx: Ctx, ms_per_step: float | None, assumption: str,
     # a cut the saving as printed does not show is no caveat (h37-review12), nor one that prints as nothing: half a
     # microsecond is half the saving's last digit yet "0 us" (the format rounds the tie to even; walk seed 25171)
     if cut >= ms_step(v) / 2 and _SHOWS.search(ms(cut)):
-        share = ", ".join(f"{pct(shares[c])} of the {_CLASS_WORDS[c]}" for c in touched)
+        # a share under all of its class prints the digits that show it is under (99.96%, never "100.0%" beside the
+        # time it leaves out); where every class is wholly critical the step-wide cap made the cut, said as such
+        # (walk seed 125022: "(100.0% of the matmul/convolution kernels' time) ... the rest of the time")
+        share = ", ".join(f"{pct_part(shares[c])} of the {_CLASS_WORDS[c]}" for c in touched) \
+            if any(shares[c] < 1.0 for c in touched) else ""
         assumption += (CAPPED_SHARE.format(share=share, cut=ms(cut)) if share else
                        CAPPED.format(cap=ms(ctx.m.compute_critical_ms), cut=ms(cut)))
     return Saving(ms_per_step=round(v, 3), percent_of_step=round(100.0 * v / ctx.step_ms, 2),

@@ -88,3 +88,15 @@ def test_a_host_without_an_inferred_rank_keeps_its_key() -> None:
     assert make_key("r", "s", [plain]).digest != make_key("r", "s", [said]).digest
     in_ranks = HostFile("node0", "/l/a.pt.trace.json", 30, 20, "kineto", ranks=(plain, said))
     assert '"inferred_ranks"' in make_key("r", "s", [in_ranks]).material
+
+
+def test_the_tabs_in_memory_key_holds_the_inferred_rank() -> None:
+    """The tab keeps reports in memory by ``serve.plugin._report_key``: the same files with another inferred rank (or
+    none) are another key there too."""
+    from tb_gpu_advisor.serve import plugin
+
+    plain = HostFile("node1", "/l/b.pt.trace.json", 10, 20, "kineto")
+    said = HostFile("node1", "/l/b.pt.trace.json", 10, 20, "kineto", inferred_rank=3)
+    assert plugin._identity(plain) != plugin._identity(said)
+    assert plugin._identity(said) == plugin._identity(HostFile("node1", "/l/b.pt.trace.json", 10, 20, "kineto",
+                                                               inferred_rank=3))

@@ -22,10 +22,10 @@ CWIRE = _optional_c("tb_gpu_advisor.formats.xplane._cwire")
 CSCAN = _optional_c("tb_gpu_advisor.formats.kineto._cscan")
 #: The compiled memory-snapshot pickle reader (tb_gpu_advisor/formats/snapshot/compiled.py).
 CPICKLE = _optional_c("tb_gpu_advisor.formats.snapshot._cpickle")
-#: The compiled Nsight Systems column reader (tb_gpu_advisor/formats/nsys/compiled.py).  No SQLite header or
-#: ``libsqlite3.so`` development link is needed: it declares the few SQLite functions it calls and finds them when
-#: imported, in the library Python's own ``_sqlite3`` uses (``dlopen``; ``-ldl`` for glibc < 2.34).
-CSQLITE = _optional_c("tb_gpu_advisor.formats.nsys._csqlite",
+#: The compiled SQLite column reader of every SQLite format (tb_gpu_advisor/formats/sqlite_compiled.py).  No SQLite
+#: header or ``libsqlite3.so`` development link is needed: it declares the few SQLite functions it calls and finds
+#: them when imported, in the library Python's own ``_sqlite3`` uses (``dlopen``; ``-ldl`` for glibc < 2.34).
+CSQLITE = _optional_c("tb_gpu_advisor.formats._csqlite",
                       libraries=["dl"] if sys.platform.startswith("linux") else [])
 
 setup(

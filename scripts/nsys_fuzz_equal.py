@@ -32,7 +32,7 @@ from robustness_sqlite import fuzzed  # noqa: E402
 from synthetic import hostile  # noqa: E402
 from synthetic.nsysexport import NsysJob, write  # noqa: E402
 from tb_gpu_advisor.formats import sqlite
-from tb_gpu_advisor.formats.nsys import reader, tables  # noqa: E402
+from tb_gpu_advisor.formats.nsys import reader  # noqa: E402
 from tests.support.nsys_reference import trace_differences  # noqa: E402
 
 #: Values a column the reader reads is set to: every SQLite storage class, int64's ends, text no UTF-8, long text.
@@ -47,8 +47,8 @@ TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_AC
 
 def read(path: str, module: object, copy: bool) -> object:
     """The export's columns through ``module`` (None: the Python path), or (error type, message)."""
-    saved, saved_max = tables._CSQLITE, sqlite.DESERIALIZE_MAX_BYTES
-    tables._CSQLITE = module
+    saved, saved_max = sqlite._CSQLITE, sqlite.DESERIALIZE_MAX_BYTES
+    sqlite._CSQLITE = module
     if copy:
         sqlite.DESERIALIZE_MAX_BYTES = 0
     try:
@@ -56,7 +56,7 @@ def read(path: str, module: object, copy: bool) -> object:
     except Exception as e:  # noqa: BLE001 - the error itself is compared
         return type(e), str(e)
     finally:
-        tables._CSQLITE, sqlite.DESERIALIZE_MAX_BYTES = saved, saved_max
+        sqlite._CSQLITE, sqlite.DESERIALIZE_MAX_BYTES = saved, saved_max
 
 
 def differs(path: str, compiled: object, tally: fuzzloop.Tally) -> None:
@@ -90,7 +90,7 @@ def edited(seed_file: str, rng: random.Random, out: str) -> str:
 
 def main() -> int:
     a, rng = fuzzloop.options(__doc__)
-    from tb_gpu_advisor.formats.nsys import _csqlite
+    from tb_gpu_advisor.formats import _csqlite
 
     tally = fuzzloop.Tally()
     with tempfile.TemporaryDirectory(prefix="nsys-fuzz-") as tmp:

@@ -1,6 +1,6 @@
 """The one place that chooses between each format's compiled decoder and its Python reference.
 
-The compiled decoders (``xplane/_cwire.c``, ``kineto/_cscan.c``, ``snapshot/_cpickle.c``, ``nsys/_csqlite.c``) are
+The compiled decoders (``xplane/_cwire.c``, ``kineto/_cscan.c``, ``snapshot/_cpickle.c``, ``_csqlite.c``) are
 optional C extensions that ``pip install`` builds where a C compiler is found, as PyYAML and msgpack build their
 speedups; without one the install still succeeds and the Python decoders run. ``TB_GPU_ADVISOR_PURE_PYTHON=1`` forces
 the Python path for every format (the equality tests and the benchmarks run both). A compiled decoder gives the same

@@ -15,7 +15,7 @@ What is decided here, once, for every SQLite format:
   once: no Python object per value, memory follows the columns kept, not the table.  A chunk holding a value that is
   no integer, and a table without row ids, are read as a cursor's tuples (what numpy makes of them is unchanged).
 
-Where the compiled reader is built (``formats/nsys/_csqlite.c``, built under that name; chosen in ``nsys/compiled.py``),
+Where the compiled reader is built (``formats/_csqlite.c``, built under that name; chosen in ``sqlite_compiled.py``),
 :func:`int_columns` and :func:`mixed_columns` step the same expressions through SQLite's C API instead, on a connection
 of its own to the same bytes, the GIL released (so the tables :class:`Beside` reads run on both cores), each value
 written into its column at the column's narrowest width: the same columns, the same order, the same dtypes.  It hands
@@ -41,14 +41,14 @@ from typing import TypeVar
 import numpy as np
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.nsys import compiled
+from tb_gpu_advisor.formats import sqlite_compiled
 from tb_gpu_advisor.model.columns import int_dtype
 
 T = TypeVar("T")
 
-#: The compiled column reader (``formats/nsys/_csqlite.c``, built under that name: ``nsys/compiled.py`` says which
+#: The compiled column reader (``formats/_csqlite.c``, built under that name: ``sqlite_compiled.py`` says which
 #: runs), or None.
-_CSQLITE = compiled.load()
+_CSQLITE = sqlite_compiled.load()
 
 CHUNK_ROWS = 1 << 16
 

@@ -48,6 +48,14 @@ class HostFile:
         files = self.ranks or (self,)
         return [[f.path, int(f.size), int(f.mtime_ns)] for f in files]
 
+    def inferred_ranks(self) -> list[list]:
+        """(path, rank) of each file behind this host whose rank its layout inferred (:attr:`inferred_rank`).
+
+        Why: that rank is read from the other files of the job -- other machines' too, which are no file of this
+        host -- so a cached report of the same files is not this host's report once they say another rank (or
+        none): the cache's key and the tab's in-memory key hold it beside :meth:`identity` (h37-debt47)."""
+        return [[f.path, int(f.inferred_rank)] for f in (self.ranks or (self,)) if f.inferred_rank is not None]
+
 
 @dataclass(frozen=True)
 class Session:

@@ -138,7 +138,9 @@ def make_key(
 ) -> CacheKey:
     """Key of a session report (or, ``scope="host"``, of one host file's report): names, every host file's (path,
     size, mtime_ns) and every file its reader reads beside it (``HostFile.beside``: a report made before a snapshot's
-    capacity record was written is not the report of the snapshot with it), the user's settings and versions.
+    capacity record was written is not the report of the snapshot with it), the rank of each file that states none as
+    its layout inferred it from the job's other files (``HostFile.inferred_ranks``: other machines' files, which no
+    host key holds, say it), the user's settings and versions.
 
     Run and session names are part of it because the report carries them; the settings the report was made with
     (``options``, with ``params`` over its own; none given: the command line's, ``UserOptions.of``) change findings,
@@ -160,6 +162,9 @@ def make_key(
     beside = sorted([str(path), int(size), int(mtime)] for h in hosts for path, size, mtime in getattr(h, "beside", ()))
     if beside:  # the files read beside a host file (a snapshot's capacity record); none: keys keep their earlier form
         material["beside"] = beside
+    inferred = sorted(r for h in hosts for r in (h.inferred_ranks() if hasattr(h, "inferred_ranks") else ()))
+    if inferred:  # the ranks read from other machines' files (``HostFile.inferred_ranks``); none: the earlier form
+        material["inferred_ranks"] = inferred
     if scope != "session":  # session keys keep the form of earlier versions
         material["scope"] = scope
     settings = options.key_material()

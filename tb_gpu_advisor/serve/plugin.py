@@ -549,8 +549,10 @@ def _identity(h: Any) -> tuple:
     size and mtime, and by the (device, inode) discovery listed it with (a file replaced by one of the same size and
     mtime is another inode); so does a file its reader reads beside it (``HostFile.beside``) written or changed --
     by its content too (``Advisor.side_identities``, the disk cache's binding: a small record rewritten with the
-    same size and mtime is another key)."""
-    return (h.host, *((*f, getattr(f[0], "file_id", None)) for f in h.identity()), Advisor.side_identities(h))
+    same size and mtime is another key); and so does a rank its layout inferred from other machines' files
+    (``HostFile.inferred_ranks``: they said another rank, or none)."""
+    return (h.host, *((*f, getattr(f[0], "file_id", None)) for f in h.identity()), Advisor.side_identities(h),
+            tuple(tuple(r) for r in h.inferred_ranks()))
 
 
 def _still_written(host_files: list, settle_s: float) -> str | None:

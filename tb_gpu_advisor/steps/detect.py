@@ -70,8 +70,8 @@ from tb_gpu_advisor.steps.burst_steps import _burst_steps
 from tb_gpu_advisor.steps.drop import _drop_steps
 from tb_gpu_advisor.steps.ends import _grouped_after_last_mark
 from tb_gpu_advisor.steps.forward_runs import _forward_run_steps
-from tb_gpu_advisor.steps.framed import (_framed_bursts, _framed_graph_launches, _framed_graph_pass, _framed_pass,
-                                         _marked_pass)
+from tb_gpu_advisor.steps.framed import (FrameBursts, _framed_bursts, _framed_graph_launches, _framed_graph_pass,
+                                         _framed_pass, _marked_pass)
 from tb_gpu_advisor.steps.iterations import _spans_inside_iterations
 from tb_gpu_advisor.steps.markers import (_gpu_step_line_windows, _host_candidates, _iteration_range_steps,
                                           _last_step_mark_end, _marked_host_steps, _own_marked_windows,
@@ -136,7 +136,8 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     r.own = own
     trained = (_training_range_steps(trace, job) or _engine_range_steps(trace, job, r.launched())
                if marked is None and own is None else None)
-    framed = (_framed_graph_launches(trace) or _framed_graph_pass(trace, job) or _framed_bursts(trace, r.active, r.waits)
+    bursts = FrameBursts(trace, r.active, r.waits)  # cut on first need, once for both framed readings
+    framed = (_framed_graph_launches(trace) or _framed_graph_pass(trace, job) or _framed_bursts(trace, bursts)
               if xla is None and marked is None and own is None
               and trained is None else None)
     if xla is not None:
@@ -154,7 +155,7 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take_spans(*framed, "device" if framed[0] == "gpu_busy_clusters" else "host_window")
     elif (runs := _forward_runs(trace, r, job)) is not None:  # xla and marked None: the branches above
         r.take(runs, "host_window")
-    elif (one := _framed_pass(trace, r.active, job, r.waits)) is not None:
+    elif (one := _framed_pass(trace, bursts, job)) is not None:
         r.take_spans("single_pass", one[2], np.array([one[0]], np.int64), np.array([one[1]], np.int64), "device")
     elif job is not None and job.periodic is not None and job.periodic.source == "device_period":
         r.own = job.periodic  # a kernel trace's iterations by its stream's period: GPU windows, no launch to map

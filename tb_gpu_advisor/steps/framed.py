@@ -9,6 +9,9 @@ Tried after the training/engine ranges, before the job's device period, one pass
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cached_property
+
 import numpy as np
 
 from tb_gpu_advisor import devices
@@ -210,8 +213,46 @@ def _process_starts(trace: Trace, own: list[DeviceEvents], keep: list[np.ndarray
     return out
 
 
-def _framed_bursts(trace: Trace, active: list[DeviceEvents], waits: Waits
-                   ) -> tuple[str, str, np.ndarray, np.ndarray] | None:
+@dataclass(frozen=True)
+class _Cut:
+    """The GPU's bursts one detection reads inside the job's frame: the devices with events and each one's mask of the
+    program's own work (``own``, ``keep``: :func:`_program_busy`'s), the bursts cut at the host's waits and long pauses
+    (``starts``, ``ends``: :func:`_synced_bursts`'s), and each process's own bursts among them (``by_process``:
+    :func:`_process_starts`'s, None where the GPUs are one process's)."""
+
+    own: list[DeviceEvents]
+    keep: list[np.ndarray]
+    starts: np.ndarray
+    ends: np.ndarray
+    by_process: np.ndarray | None
+
+
+class FrameBursts:
+    """The one cut of the GPU's bursts that :func:`_framed_bursts` and :func:`_framed_pass` read, made on first need
+    and kept (:attr:`cut`).
+
+    Why: both read the same bursts of the same inputs -- the union of the program's busy intervals, cut at its host's
+    waits, and each rank's own bursts -- and ``steps.detect`` asks the second where the first returns None, the path
+    every unmarked capture takes; made once, that work is not done twice (``benchmarks/framed_once.py``)."""
+
+    def __init__(self, trace: Trace, active: list[DeviceEvents], waits: Waits) -> None:
+        self.trace, self.active, self.waits = trace, active, waits
+
+    @cached_property
+    def cut(self) -> _Cut | None:
+        """The bursts, or None where fewer than 3 busy intervals or nothing cuts them."""
+        busy = _program_busy(self.active)
+        if busy is None:
+            return None
+        own, keep, us, ue = busy
+        cut = _synced_bursts(self.waits, us, ue)
+        if cut is None:
+            return None
+        starts, ends = cut
+        return _Cut(own, keep, starts, ends, _process_starts(self.trace, own, keep, self.waits, starts))
+
+
+def _framed_bursts(trace: Trace, bursts: FrameBursts) -> tuple[str, str, np.ndarray, np.ndarray] | None:
     """("gpu_busy_clusters", note, starts, ends) of the GPU's bursts inside the job's frame (``job.frame``: the
     program's one range holding at least two of them but not all), where the same work runs in them; else None.
 
@@ -221,15 +262,11 @@ def _framed_bursts(trace: Trace, active: list[DeviceEvents], waits: Waits
     times.  A burst here ends where the GPU fell idle and the host, waiting on it (a sync ending in the idle gap), or
     paused past ``steps.cluster_*``, launched the next: a pass the program synchronizes ends so however short the
     gap.  Bursts before the frame are its warm-up, after it outside its timing: named, not steps."""
-    busy = _program_busy(active)
-    if busy is None:
-        return None
-    own, keep, us, ue = busy
-    cut = _synced_bursts(waits, us, ue)
+    cut = bursts.cut
     if cut is None:
         return None
-    starts, ends = cut
-    found = frame(trace, starts, own=_process_starts(trace, own, keep, waits, starts))
+    own, keep, starts, ends = cut.own, cut.keep, cut.starts, cut.ends
+    found = frame(trace, starts, own=cut.by_process)
     if found is None:
         return None
     lo, hi, label, frame_end = found
@@ -252,8 +289,7 @@ def _framed_bursts(trace: Trace, active: list[DeviceEvents], waits: Waits
     return "gpu_busy_clusters", note, starts[lo:hi], ends[lo:hi]
 
 
-def _framed_pass(trace: Trace, active: list[DeviceEvents], job: Job | None, waits: Waits
-                 ) -> tuple[int, int, str] | None:
+def _framed_pass(trace: Trace, bursts: FrameBursts, job: Job | None) -> tuple[int, int, str] | None:
     """(start, end, note) of the one GPU burst inside the program's one range (``job.frame`` of one repeat), where the
     same work ran before the range (its warm-up); None elsewhere, and for a training job.
 
@@ -266,13 +302,11 @@ def _framed_pass(trace: Trace, active: list[DeviceEvents], job: Job | None, wait
     after the iterations) is not the step the loop repeats."""
     if job is not None and job.kind.kind == "training":
         return None
-    busy = _program_busy(active)
-    cut = _synced_bursts(waits, busy[2], busy[3]) if busy is not None else None
+    cut = bursts.cut
     if cut is None:
         return None
-    starts, ends = cut
-    own, keep = busy[0], busy[1]
-    found = frame(trace, starts, least=1, own=_process_starts(trace, own, keep, waits, starts))
+    own, keep, starts, ends = cut.own, cut.keep, cut.starts, cut.ends
+    found = frame(trace, starts, least=1, own=cut.by_process)
     if found is None or found.end - found.first != 1 or found.first == 0:
         return None
     lo, end = found.first, max(int(ends[found.first]), found.end_ps)

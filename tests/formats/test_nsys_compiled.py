@@ -1,7 +1,7 @@
 """The compiled Nsight column reader reads what the Python reader reads, and fails where and as it fails (issue #38:
 the C twin of ``shared_sqlite.int_columns`` / ``shared_sqlite.mixed_columns``).
 
-Why: ``formats/nsys/_csqlite.c`` steps the reader's queries through SQLite's C API into native columns instead of
+Why: ``formats/_csqlite.c`` steps the reader's queries through SQLite's C API into native columns instead of
 Python's ``sqlite3`` module, and the exports it reads are files someone else wrote: every column (values, dtype,
 order), every interned name, and every error on a damaged file must be the Python path's.  Both paths run in this
 process (``formats.sqlite._CSQLITE`` set to the module or to None), on every export of tests/, demo_logs/ and
@@ -27,6 +27,7 @@ import pytest
 
 from synthetic.nsysexport import NsysJob, write, write_dlprof_forward, write_window
 from tb_gpu_advisor.formats import sqlite as shared_sqlite
+from tb_gpu_advisor.formats import sqlite_compiled
 from tb_gpu_advisor.formats.nsys import compiled, reader, tables
 from tb_gpu_advisor.model import enclosing
 from tests.support.compiled import built, check_built_where_required, forced_pure_description, needs, version_text
@@ -34,11 +35,11 @@ from tests.support.nsys_reference import innermost_range, trace_differences
 from tests.support.paths import DEMO_LOGS, REPO, SHARED_PROFILES, TESTS
 from tests.support.sqlite_edits import run_sql
 
-_csqlite = built("tb_gpu_advisor.formats.nsys._csqlite")
+_csqlite = built("tb_gpu_advisor.formats._csqlite")
 needs_compiled = needs(_csqlite, "Nsight Systems column reader")
 EXPORTS = sorted({p for root in (TESTS, DEMO_LOGS, SHARED_PROFILES) if root.is_dir()
                   for p in root.rglob("*.sqlite")})
-SOURCE = REPO / "tb_gpu_advisor" / "formats" / "nsys" / "_csqlite.c"
+SOURCE = REPO / "tb_gpu_advisor" / "formats" / "_csqlite.c"
 
 
 class _Spy:
@@ -98,7 +99,7 @@ def test_a_built_reader_without_an_sqlite_library_is_named_as_such(monkeypatch):
         raise ImportError("no SQLite library found (neither _sqlite3's nor libsqlite3.so.0)")
 
     monkeypatch.delenv(compiled.PURE_PYTHON_ENV, raising=False)
-    monkeypatch.setattr(compiled.importlib, "import_module", no_library)
+    monkeypatch.setattr(sqlite_compiled.importlib, "import_module", no_library)
     assert compiled.describe() == ("Nsight Systems reader: pure Python (the compiled extension is built but cannot "
                                    "run: no SQLite library found (neither _sqlite3's nor libsqlite3.so.0))")
 

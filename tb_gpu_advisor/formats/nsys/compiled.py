@@ -1,40 +1,14 @@
-"""Which Nsight Systems column reader runs: the compiled one (``_csqlite.c``, SQLite's C API straight into native
-columns) or the Python reference (``tables.py`` through Python's ``sqlite3``); the choice itself is made in
-``formats/compiled.py``, for every format alike.
-
-The compiled reader needs no SQLite header or development library at build time: it finds SQLite's functions when
-imported, in the library Python's own ``_sqlite3`` uses.  Where none can be found its import fails and the Python
-path runs; :func:`describe` then says so rather than blame the compiler.
+"""Which Nsight Systems column reader runs, in ``--version``'s words: the shared SQLite reader's choice
+(``formats/sqlite_compiled.py``: the compiled ``formats/_csqlite.c`` or the Python reference), which every SQLite
+format reads its tables through.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+from tb_gpu_advisor.formats.compiled import PURE_PYTHON_ENV, forced_pure_python
+from tb_gpu_advisor.formats.sqlite_compiled import MODULE, load, why_python
 
-from tb_gpu_advisor.formats.compiled import NOT_BUILT, PURE_PYTHON_ENV, forced_pure_python
-from tb_gpu_advisor.formats.compiled import load as _load
-
-MODULE = "tb_gpu_advisor.formats.nsys._csqlite"
-
-
-def load() -> ModuleType | None:
-    """The compiled reader module, or None: not built (no compiler at install), no SQLite library, or forced off."""
-    return _load(MODULE)
-
-
-def why_python() -> str | None:
-    """Why the Python reader runs, or None when the compiled one does: forced, not built, or built but without an
-    SQLite library to bind to."""
-    if forced_pure_python():
-        return f"{PURE_PYTHON_ENV} is set"
-    try:
-        importlib.import_module(MODULE)
-    except ModuleNotFoundError:
-        return NOT_BUILT
-    except ImportError as e:
-        return f"the compiled extension is built but cannot run: {e}"
-    return None
+__all__ = ["MODULE", "PURE_PYTHON_ENV", "describe", "forced_pure_python", "load", "why_python"]
 
 
 def describe() -> str:

@@ -1,9 +1,10 @@
-/* The compiled twin of tables.py's column reads: one query over one table of an Nsight Systems export, stepped
- * through SQLite's C API with the GIL released, each integer column written straight into a native buffer (no
- * Python object per row or value), one text column interned (each distinct text decoded once).
+/* The compiled twin of formats/sqlite.py's column reads (int_columns, mixed_columns): one query over one table of
+ * an SQLite profile (an Nsight Systems export, a rocmProfileData or rocpd database), stepped through SQLite's C API
+ * with the GIL released, each integer column written straight into a native buffer (no Python object per row or
+ * value), one text column interned (each distinct text decoded once).
  *
- * tables.py stays the reference: it builds the SQL (the same expressions the Python path packs, so the same values),
- * and reads a table itself whenever this file hands it back (returns None): a value that is no integer (a REAL, a
+ * formats/sqlite.py stays the reference: it builds the SQL (the same expressions the Python path packs, so the same
+ * values), and reads a table itself whenever this file hands it back (returns None): a value that is no integer (a REAL, a
  * TEXT, a BLOB where an integer is read: the Python path's numpy conversion decides what it becomes), a text that is
  * not strict UTF-8 (the Python path then re-reads the file leniently), any SQLite error (damaged pages: the Python
  * path raises its own error on the same rows), a query past the budget.  Nothing is guessed here.
@@ -335,7 +336,7 @@ static PyBufferProcs buffer_procs = {(getbufferproc)buffer_get, (releasebufferpr
 
 static PyTypeObject BufferType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "tb_gpu_advisor.formats.nsys._csqlite.Buffer",
+    .tp_name = "tb_gpu_advisor.formats._csqlite.Buffer",
     .tp_basicsize = sizeof(Buffer),
     .tp_dealloc = (destructor)buffer_dealloc,
     .tp_as_buffer = &buffer_procs,
@@ -603,7 +604,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_csqlite",
-    "Nsight Systems export columns read through SQLite's C API (the twin of tables.py's reads).", -1, methods,
+    "SQLite profile columns read through SQLite's C API (the twin of formats/sqlite.py's reads).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

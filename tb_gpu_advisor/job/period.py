@@ -49,7 +49,7 @@ from tb_gpu_advisor.frameworks import engines, user_ranges
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.job.phase import PS_PER_US
 from tb_gpu_advisor.job.structure import SpanSteps
-from tb_gpu_advisor.job.waits import Waits, sync_waits
+from tb_gpu_advisor.job.waits import Waits, process_waits, sync_waits
 from tb_gpu_advisor.model.columns import innermost, lookup_mask, union_intervals, work_after_call
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace
 
@@ -94,6 +94,9 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray], waits: Waits | N
     step's boundary.  ``waits``: the host's waits for the GPU (``job.waits.host_waits``: its syncs and polls; its sync
     calls alone where not given) -- a loop that polls after each call waits there as one that syncs does."""
     waits = waits if waits is not None else sync_waits(trace.h)
+    busiest = _busiest(trace, launches, _WAITED_LEAST)
+    if busiest is not None:  # the sequence read is the busiest GPU's: its process's own waits end its iterations
+        waits = process_waits(trace, waits, busiest.gpu)
     seq = _sequence(trace, launches)
     if seq is None:  # too few launches for a period; a few launches of one kernel may still be split by the host's waits
         few = _sequence(trace, launches, least=_WAITED_LEAST)

@@ -148,6 +148,8 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take_spans("single_pass", one[2], np.array([one[0]], np.int64), np.array([one[1]], np.int64), "host_window")
     elif own is not None:
         r.take_spans(own.source, own.note, own.start, own.end, "host_window")
+        if own.source == "repeated_launches":  # each rank's own repeats (``job.period._each_process``)
+            r.per_line = own.per_line
     elif trained is not None:
         r.take(trained, "host_window")
     elif framed is not None:  # a graph launch per iteration is the host's mark; a burst is the GPU's

@@ -124,7 +124,7 @@ def _each_process(trace: Trace, launches: list[np.ndarray], waits: Waits, steps:
         if read is None or read.start.size != steps.start.size:
             return steps
         d = _busiest(trace, own, 1)
-        la = own[trace.devices.index(d)]
+        la = next(x for dev, x in zip(trace.devices, own) if dev is d)
         lines = trace.h.line[la[la >= 0]].astype(np.int64)
         per[int(np.bincount(lines).argmax())] = (read.start.astype(np.int64), read.end.astype(np.int64))
     steps.per_line = per

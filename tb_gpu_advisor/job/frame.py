@@ -61,6 +61,23 @@ def frame(trace: Trace, times: np.ndarray, least: int = 2, once: bool = False, o
     return None if _named_apart(h, phases, before, starts[found]) else found
 
 
+def process_times(trace: Trace, times: np.ndarray, gpu: int) -> np.ndarray | None:
+    """``frame``'s ``own`` where the repeats are one process's (``times``: the launches of the process driving
+    ``gpu``): its row the times, every other process's none; None where the trace names no process per GPU.
+
+    Why: a rank's launch sequence is its own; another rank's range (the same benchmark's, a little apart) holds a
+    different split of it, and two ranges that split the repeats differently frame nothing -- a 2-rank benchmark 50 us
+    apart read its 2 warm-ups as steps beside its 4 timed passes (h37-probe47f)."""
+    proc = line_processes(trace)
+    lines = trace.gpu_host_lines.get(gpu)
+    if proc is None or lines is None or not len(lines):
+        return None
+    p = int(proc[int(np.asarray(lines)[0])])
+    own = np.full((int(proc.max()) + 1, times.size), -1, np.int64)
+    own[p] = times
+    return own
+
+
 def _held(times: np.ndarray, own: np.ndarray | None, proc: int, start: int, end: int) -> tuple[int, int, int]:
     """(first, end, count): the repeats a range on process ``proc``'s line (-1: none named) holds from ``start`` to
     ``end`` -- of its own process's times (``own``'s row) where ``own`` names it, else of ``times``.

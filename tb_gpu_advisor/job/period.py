@@ -46,12 +46,12 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import engines, user_ranges
-from tb_gpu_advisor.job.frame import apart, frame
+from tb_gpu_advisor.job.frame import apart, frame, process_times
 from tb_gpu_advisor.job.phase import PS_PER_US
 from tb_gpu_advisor.job.structure import SpanSteps
-from tb_gpu_advisor.job.waits import Waits, sync_waits
+from tb_gpu_advisor.job.waits import Waits, process_waits, sync_waits
 from tb_gpu_advisor.model.columns import innermost, lookup_mask, union_intervals, work_after_call
-from tb_gpu_advisor.model.trace import DeviceEvents, Trace
+from tb_gpu_advisor.model.trace import DeviceEvents, Trace, line_processes
 
 #: Launches looked at (the first ones): the period shows within them, and a huge capture stays cheap.
 MAX_LAUNCHES = 200_000
@@ -92,8 +92,50 @@ _MAX_CANDIDATES = 512
 def repeated_launches(trace: Trace, launches: list[np.ndarray], waits: Waits | None = None) -> SpanSteps | None:
     """The steps of a periodic launch sequence (host windows, ps), or None where the work does not repeat with a
     step's boundary.  ``waits``: the host's waits for the GPU (``job.waits.host_waits``: its syncs and polls; its sync
-    calls alone where not given) -- a loop that polls after each call waits there as one that syncs does."""
+    calls alone where not given) -- a loop that polls after each call waits there as one that syncs does.  Several
+    processes (ranks, each its own GPUs): the busiest GPU's process's reading, each process's own in ``per_line``
+    (:func:`_each_process`)."""
     waits = waits if waits is not None else sync_waits(trace.h)
+    steps = _one_sequence(trace, launches, waits)
+    return _each_process(trace, launches, waits, steps) if steps is not None else None
+
+
+def _each_process(trace: Trace, launches: list[np.ndarray], waits: Waits, steps: SpanSteps) -> SpanSteps:
+    """``steps`` (the busiest GPU's process's period) with ``per_line``: each process's own reading of its own
+    launches and waits (:func:`_one_sequence`), keyed by the host line that launched most of them, where every process
+    that launches reads as many steps; ``steps`` unchanged where one process launches, or they differ.
+
+    Why: ranks running one loop a little apart each start step k at their own time; placed by the busiest rank's
+    windows, a rank 3 ms behind launched each pass in that rank's window and ran it 3 ms past its end, so the steps
+    "carried" 3 ms of spill and the last was cut 3 ms short and dropped: a 2-rank benchmark's 4 timed passes read as 3
+    (h37-probe47f).  Each GPU's step k is where its own process's kth repeat runs (``steps.place._own_host_windows``)."""
+    proc = line_processes(trace)
+    if proc is None:
+        return steps
+    gpu_proc = {g: int(proc[ls[0]]) for g, ls in trace.gpu_host_lines.items() if len(ls)}
+    mine = {gpu_proc.get(d.gpu, -1) for d, la in zip(trace.devices, launches) if la.size and bool((la >= 0).any())}
+    if len(mine) < 2 or -1 in mine:
+        return steps
+    per: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for p in sorted(mine):
+        own = [la if gpu_proc.get(d.gpu) == p else np.full(la.shape, -1, la.dtype)
+               for d, la in zip(trace.devices, launches)]
+        read = _one_sequence(trace, own, waits)
+        if read is None or read.start.size != steps.start.size:
+            return steps
+        d = _busiest(trace, own, 1)
+        la = next(x for dev, x in zip(trace.devices, own) if dev is d)
+        lines = trace.h.line[la[la >= 0]].astype(np.int64)
+        per[int(np.bincount(lines).argmax())] = (read.start.astype(np.int64), read.end.astype(np.int64))
+    steps.per_line = per
+    return steps
+
+
+def _one_sequence(trace: Trace, launches: list[np.ndarray], waits: Waits) -> SpanSteps | None:
+    """:func:`repeated_launches` of the busiest GPU's launch sequence, against its own process's waits."""
+    busiest = _busiest(trace, launches, _WAITED_LEAST)
+    if busiest is not None:  # the sequence read is the busiest GPU's: its process's own waits end its iterations
+        waits = process_waits(trace, waits, busiest.gpu)
     seq = _sequence(trace, launches)
     if seq is None:  # too few launches for a period; a few launches of one kernel may still be split by the host's waits
         few = _sequence(trace, launches, least=_WAITED_LEAST)
@@ -106,7 +148,7 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray], waits: Waits | N
     p, first, length = found  # the region: launches [first, first + length), length >= 2p
     if (length / n) < T("job.span_step_coverage"):
         return None
-    frame = _frame(trace, t_start, p, first, length)
+    frame = _frame(trace, t_start, p, first, length, busiest.gpu if busiest is not None else -1)
     steps = None if frame is None else _region_steps(trace, launches, key, t_start, t_end, p, frame[0],
                                                      frame[1] - frame[0], waits)
     if steps is None:  # no frame, or no step boundary inside it: the whole region's reading
@@ -793,16 +835,19 @@ def _wait_period(t_start: np.ndarray, waits: np.ndarray, p: int, first: int, len
     return q if ok else 0
 
 
-def _frame(trace: Trace, t_start: np.ndarray, p: int, first: int, length: int) -> tuple[int, int, str] | None:
-    """(first launch, end launch, name) of the periodic region's launches inside the job's frame
-    (:func:`job.frame.frame`) holding at least two repeats of it but not all.
+def _frame(trace: Trace, t_start: np.ndarray, p: int, first: int, length: int, gpu: int
+           ) -> tuple[int, int, str] | None:
+    """(first launch, end launch, name) of the periodic region's launches (those of GPU ``gpu``'s process) inside the
+    job's frame (:func:`job.frame.frame`; that process's ranges, :func:`job.frame.process_times`) holding at least two
+    repeats of it but not all.
 
     Why: ``resnet50_inference`` around 5 passes, each ended by a sync, after warm-up passes of the same kernels
     launched back to back and synchronized once.  Over the whole region the host waits at only some boundaries, so no
     step is read; inside the frame every repeat ends in the host's wait.  Where the whole region reads as steps too
     (fewer warm-ups: the waits at most boundaries), the frame still says which repeats the program times, and the
     warm-ups would be steps of their own.  A range around one repeat each is read before this (the repeated span)."""
-    found = frame(trace, t_start[first:first + length], 2 * p)
+    times = t_start[first:first + length]
+    found = frame(trace, times, 2 * p, own=process_times(trace, times, gpu))
     return None if found is None else (first + found.first, first + found.end, found.name)
 
 

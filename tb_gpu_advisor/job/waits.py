@@ -19,7 +19,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.model.columns import sorted_unique
 from tb_gpu_advisor.model.enclosing import Encloser
-from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
+from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, line_processes
 
 _NONE = np.zeros(0, np.int64)
 
@@ -41,6 +41,10 @@ class Waits:
         order = np.argsort(done, kind="stable")
         return done[order], begin[order]
 
+    def where(self, keep: np.ndarray) -> "Waits":
+        """The waits ``keep`` (a bool per wait) says, in their order."""
+        return Waits(self.idx[keep], self.start[keep], self.end[keep], self.poll[keep])
+
 
 def host_waits(trace: Trace, launches: list[np.ndarray], fw: Framework | None = None) -> Waits:
     """Every wait of the host for the GPU in ``trace`` (``launches``: per GPU, each device event's launch record):
@@ -55,6 +59,20 @@ def host_waits(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     poll = np.r_[np.zeros(sync.size, bool), np.ones(done.size, bool)]
     order = np.argsort(start, kind="stable")
     return Waits(idx[order], start[order], end[order], poll[order])
+
+
+def process_waits(trace: Trace, waits: Waits, gpu: int) -> Waits:
+    """The waits of the process that drives ``gpu`` (on its host lines: ``model.trace.line_processes``); all of them
+    where the trace names no process per GPU (one process).
+
+    Why: ranks that run one loop a little apart each wait for their own GPU at their own iterations' ends; read beside
+    another rank's, a rank's launch sequence is "waited on" in the middle of its every repeat too, so no boundary is
+    its loop's alone (h37-probe47f: two ranks 50 us apart read as one pass, each rank alone as 2 iterations)."""
+    proc = line_processes(trace)
+    lines = trace.gpu_host_lines.get(gpu)
+    if proc is None or lines is None or not len(lines) or not waits.idx.size:
+        return waits
+    return waits.where(proc[trace.h.line[waits.idx]] == proc[int(np.asarray(lines)[0])])
 
 
 def sync_waits(h: HostEvents) -> Waits:

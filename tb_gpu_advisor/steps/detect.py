@@ -149,10 +149,13 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take_spans("single_pass", one[2], np.array([one[0]], np.int64), np.array([one[1]], np.int64), "host_window")
     elif own is not None:
         r.take_spans(own.source, own.note, own.start, own.end, "host_window")
+        if own.source == "repeated_launches":  # each rank's own repeats (``job.period._each_process``)
+            r.per_line = own.per_line
     elif trained is not None:
         r.take(trained, "host_window")
     elif framed is not None:  # a graph launch per iteration is the host's mark; a burst is the GPU's
-        r.take_spans(*framed, "device" if framed[0] == "gpu_busy_clusters" else "host_window")
+        r.take_spans(*framed[:4], "device" if framed[0] == "gpu_busy_clusters" else "host_window")
+        r.gpu_own = framed[4] if len(framed) > 4 else {}
     elif (runs := _forward_runs(trace, r, job)) is not None:  # xla and marked None: the branches above
         r.take(runs, "host_window")
     elif (one := _framed_pass(trace, bursts, job)) is not None:

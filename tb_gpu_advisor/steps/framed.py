@@ -178,15 +178,14 @@ def _pieces_of_one_pass(t: BurstTable) -> bool:
     return bool(held[[0, -1]].all()) and not held[1:-1].all()
 
 
-def _process_starts(trace: Trace, own: list[DeviceEvents], keep: list[np.ndarray], waits: Waits,
-                    starts: np.ndarray) -> np.ndarray | None:
-    """Processes x bursts (``starts``: the GPUs' merged bursts): where a burst of each process's own GPUs (``own``,
-    ``keep``: :func:`_program_busy`'s), cut by its own host's waits (:func:`_synced_bursts`), starts in each merged
-    burst, -1 where none does; None where the GPUs are one process's.
+def _own_bursts(trace: Trace, own: list[DeviceEvents], keep: list[np.ndarray], waits: Waits
+                ) -> dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] | None:
+    """Process -> (starts, ends, its GPUs) of the bursts of its own GPUs (``own``, ``keep``: :func:`_program_busy`'s), cut by
+    its own host's waits (:func:`_synced_bursts`; one burst where none cuts them); None where the GPUs are one
+    process's.
 
-    Why: ranks running one loop a little apart merge their GPUs' bursts, cut wherever any rank's host waited; a
-    rank's range is its mark of its own GPU's work, so it is judged by the bursts its own GPU and host make
-    (:func:`job.frame._held`), as a process's forwards are by its own launches (h37-probe43f)."""
+    Why: ranks running one loop a little apart merge their GPUs' bursts, cut wherever any rank's host waited; each
+    rank's own GPU and host make its own iterations' bursts (h37-probe46f, h37-probe47f)."""
     proc = line_processes(trace)
     if proc is None:
         return None
@@ -194,7 +193,7 @@ def _process_starts(trace: Trace, own: list[DeviceEvents], keep: list[np.ndarray
     procs = sorted({gpu_proc.get(d.gpu, -1) for d in own})
     if len(procs) < 2 or procs[0] < 0:
         return None
-    out = np.full((max(procs) + 1, starts.size), -1, np.int64)
+    out: dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] = {}
     wline = proc[trace.h.line[waits.idx]] if waits.idx.size else np.zeros(0, np.int64)
     for p in procs:
         mine = [gpu_proc[d.gpu] == p for d in own]
@@ -203,10 +202,23 @@ def _process_starts(trace: Trace, own: list[DeviceEvents], keep: list[np.ndarray
         if not st.size:
             continue
         us, ue = union_intervals(st, en)
-        w = wline == p
-        cut = _synced_bursts(Waits(waits.idx[w], waits.start[w], waits.end[w], waits.poll[w]), us, ue) \
-            if us.size > 1 else None
-        mine_starts = cut[0] if cut is not None else us[:1]
+        cut = _synced_bursts(waits.where(wline == p), us, ue) if us.size > 1 else None
+        st, en = cut if cut is not None else (us[:1], ue[-1:])
+        out[p] = st, en, tuple(d.gpu for d, m in zip(own, mine) if m)
+    return out
+
+
+def _process_starts(mine: dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] | None,
+                    starts: np.ndarray) -> np.ndarray | None:
+    """Processes x bursts (``starts``: the GPUs' merged bursts): where a burst of each process's own (:func:`_own_bursts`)
+    starts in each merged burst, -1 where none does; None where the GPUs are one process's.
+
+    Why: a rank's range is its mark of its own GPU's work, so it is judged by the bursts its own GPU and host make
+    (:func:`job.frame._held`), as a process's forwards are by its own launches (h37-probe43f)."""
+    if mine is None:
+        return None
+    out = np.full((max(mine) + 1, starts.size), -1, np.int64)
+    for p, (mine_starts, _, _) in mine.items():
         j = np.searchsorted(starts, mine_starts, side="right") - 1
         first = np.r_[True, j[1:] != j[:-1]] & (j >= 0)
         out[p, j[first]] = mine_starts[first]
@@ -239,22 +251,66 @@ class FrameBursts:
         self.trace, self.active, self.waits = trace, active, waits
 
     @cached_property
+    def busy(self) -> tuple[list[DeviceEvents], list[np.ndarray], np.ndarray, np.ndarray] | None:
+        """:func:`_program_busy` of the active devices."""
+        return _program_busy(self.active)
+
+    @cached_property
+    def mine(self) -> dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] | None:
+        """Each process's own bursts (:func:`_own_bursts`), None where the GPUs are one process's."""
+        return None if self.busy is None else _own_bursts(self.trace, self.busy[0], self.busy[1], self.waits)
+
+    @cached_property
     def cut(self) -> _Cut | None:
         """The bursts, or None where fewer than 3 busy intervals or nothing cuts them."""
-        busy = _program_busy(self.active)
-        if busy is None:
+        if self.busy is None:
             return None
-        own, keep, us, ue = busy
+        own, keep, us, ue = self.busy
         cut = _synced_bursts(self.waits, us, ue)
         if cut is None:
             return None
         starts, ends = cut
-        return _Cut(own, keep, starts, ends, _process_starts(self.trace, own, keep, self.waits, starts))
+        return _Cut(own, keep, starts, ends, _process_starts(self.mine, starts))
 
 
-def _framed_bursts(trace: Trace, bursts: FrameBursts) -> tuple[str, str, np.ndarray, np.ndarray] | None:
-    """("gpu_busy_clusters", note, starts, ends) of the GPU's bursts inside the job's frame (``job.frame``: the
-    program's one range holding at least two of them but not all), where the same work runs in them; else None.
+def _framed_own_bursts(trace: Trace, mine: dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] | None
+                       ) -> tuple[np.ndarray, np.ndarray, int, int, str, int,
+                                  dict[int, tuple[np.ndarray, np.ndarray]]] | None:
+    """(starts, ends, before, of, name, end_ps, per GPU its own process's framed bursts) where several processes each frame their own bursts
+    (:func:`_own_bursts`) in a range of their own (``job.frame.frame`` over that process's bursts alone), all framing
+    as many: burst k of the steps runs from the earliest process's kth framed burst's start to the latest one's end;
+    ``before`` of ``of`` bursts (the first framing process's) lie before its frame.  None where the GPUs are one
+    process's, no process frames its bursts, or two frame different counts.
+
+    Why: ranks a little apart keep each other's GPUs busy, so the merged bursts run together where one rank's pause
+    falls in the other's pass: a 2-rank benchmark 3 ms apart, 4 timed passes of 20 ms each in each rank's own
+    ``resnet50_inference``, merged into a few long bursts and read as one pass of 146 ms (h37-probe47f).  Each rank's
+    own GPU falls idle at its own syncs; its range frames those bursts, and every rank times as many passes."""
+    if mine is None:
+        return None
+    found: dict[int, tuple] = {}
+    for p, (st, _, _) in mine.items():
+        rows = np.full((max(mine) + 1, st.size), -1, np.int64)
+        rows[p] = st
+        f = frame(trace, st, own=rows)
+        if f is not None:
+            found[p] = f
+    if not found or len({f.end - f.first for f in found.values()}) != 1:
+        return None
+    starts = np.min([mine[p][0][f.first:f.end] for p, f in found.items()], axis=0)
+    ends = np.max([np.r_[mine[p][1][f.first:f.end - 1], max(int(mine[p][1][f.end - 1]), f.end_ps)]
+                   for p, f in found.items()], axis=0)
+    p0, f0 = min(found.items())
+    gpus = {g: (mine[p][0][f.first:f.end], mine[p][1][f.first:f.end]) for p, f in found.items() for g in mine[p][2]}
+    return starts, ends, f0.first, mine[p0][0].size, f0.name, max(f.end_ps for f in found.values()), gpus
+
+
+def _framed_bursts(trace: Trace, bursts: FrameBursts
+                   ) -> tuple[str, str, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None:
+    """("gpu_busy_clusters", note, starts, ends, per GPU its own bursts) of the GPU's bursts inside the job's frame
+    (``job.frame``: the program's one range holding at least two of them but not all), where the same work runs in
+    them; else None.  Several processes (ranks, each its own GPU) each framing their own bursts are read so
+    (:func:`_framed_own_bursts`), each GPU's steps its own process's bursts (empty where the merged bursts are read).
 
     Why: a benchmark times its passes inside one range (``record_function("inference")`` around 5 passes, each ended
     by a sync) after warm-up passes outside it.  Where the launch sequence does not repeat (a kernel that differs per
@@ -262,31 +318,44 @@ def _framed_bursts(trace: Trace, bursts: FrameBursts) -> tuple[str, str, np.ndar
     times.  A burst here ends where the GPU fell idle and the host, waiting on it (a sync ending in the idle gap), or
     paused past ``steps.cluster_*``, launched the next: a pass the program synchronizes ends so however short the
     gap.  Bursts before the frame are its warm-up, after it outside its timing: named, not steps."""
-    cut = bursts.cut
-    if cut is None:
+    if bursts.busy is None:
         return None
-    own, keep, starts, ends = cut.own, cut.keep, cut.starts, cut.ends
-    found = frame(trace, starts, own=cut.by_process)
-    if found is None:
-        return None
-    lo, hi, label, frame_end = found
-    ends = ends.copy()
-    ends[hi - 1] = max(int(ends[hi - 1]), frame_end)  # the frame ends after its last pass, as a part mark's frame does
+    own, keep = bursts.busy[:2]
+    per = _framed_own_bursts(trace, bursts.mine)
+    if per is not None:  # each process's own bursts in its own frame
+        starts, ends, lo, total, label, frame_end, gpus = per
+        hi = lo + starts.size
+        starts, ends = np.r_[np.zeros(lo, np.int64), starts], np.r_[np.zeros(lo, np.int64), ends]
+    else:
+        cut = bursts.cut
+        if cut is None:
+            return None
+        starts, ends = cut.starts, cut.ends
+        found = frame(trace, starts, own=cut.by_process)
+        if found is None:
+            return None
+        lo, hi, label, frame_end = found
+        total, gpus = starts.size, {}
+        ends = ends.copy()
+        ends[hi - 1] = max(int(ends[hi - 1]), frame_end)  # the frame ends after its last pass, as a part mark's does
     inside = [k & (d.start >= starts[lo]) & (d.start <= ends[hi - 1]) for d, k in zip(own, keep)]
     table = BurstTable.of(own, starts[lo:hi], ends[lo:hi], inside)
     if not _bursts_repeat(table):
         return None
     if _pieces_of_one_pass(table) and (begin := _frame_start(trace, label, frame_end)) is not None:
-        note = (f"one pass: the program's one range `{label}` holds {hi - lo} of the GPU's {starts.size} bursts "
+        note = (f"one pass: the program's one range `{label}` holds {hi - lo} of the GPU's {total} bursts "
                 f"(each ended where the GPU fell idle and the host waited on it or paused) that repeat a part of "
                 f"the work, the work no other burst runs in its first or last: pieces of the one pass it times, "
-                f"the step; {apart(lo, starts.size - hi)}, read apart")
+                f"the step; {apart(lo, total - hi)}, read apart")
         return "single_pass", note, np.array([begin], np.int64), np.array([frame_end], np.int64)
     note = (f"no step markers found; steps inferred from the GPU's bursts (each ended where the GPU fell idle and the "
             f"host waited on it or paused), some of the same work running in several of them; the steps are the "
             f"bursts inside the program's one range `{label}`, its frame, not its step: it holds {hi - lo} of the "
-            f"{starts.size} bursts, and {apart(lo, starts.size - hi)}, read apart")
-    return "gpu_busy_clusters", note, starts[lo:hi], ends[lo:hi]
+            f"{total} bursts, and {apart(lo, total - hi)}, read apart")
+    if gpus:
+        note += ("; each rank's bursts its own GPU's, cut by its own host's waits and framed by its own range, "
+                 "each GPU's step k its own kth")
+    return "gpu_busy_clusters", note, starts[lo:hi], ends[lo:hi], gpus
 
 
 def _framed_pass(trace: Trace, bursts: FrameBursts, job: Job | None) -> tuple[int, int, str] | None:

@@ -66,6 +66,9 @@ class _Reading:
         #: evaluation job it is the work itself
         self.training = False
         self.gpu_windows: dict[int, np.ndarray] = {}
+        #: GPU -> its own process's bursts (starts, ends; aligned with ``ids``), where each rank's steps are its own
+        #: GPU's bursts (``steps.framed._framed_own_bursts``): placed as that GPU's windows
+        self.gpu_own: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         #: the windows run from one update's end to the next's (a framework's iterations, ``steps.iterations``): tiled
         #: like :data:`~tb_gpu_advisor.steps.types._TILED`'s readings, whatever their source's name
         self.tiled_by_updates = False

@@ -1077,7 +1077,8 @@ class EvalTruth(NamedTuple):
 
 def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4, batches: int = 2,
                                  pass_range: str | None = "eval_step", around: str | None = None, ranks: int = 1,
-                                 numbers: str = "train", inside: bool | str = False, seed: int = 0) -> EvalTruth:
+                                 numbers: str = "train", inside: bool | str = False, seed: int = 0,
+                                 rank_lag_us: float = 50.0) -> EvalTruth:
     """Write a training loop that evaluates every ``every`` training steps: ``batches`` forward passes on held-out
     data after each ``every``-th step, outside its ``train_step {k}`` range.  Each training step is ``NsysJob``'s copy
     and 20 GEMMs under the user's ranges ``forward`` (7 GEMMs), ``backward`` (10) and ``optimizer_step`` (3), read
@@ -1092,7 +1093,7 @@ def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4
     the training step before each evaluation holds it in its own range (``train_step`` wrapping ``evaluate()``):
     its range ends where the evaluation's last batch ends; ``inside="head"``: the step after it holds it at its head
     (``train_step`` opened before ``evaluate()``, then the training), its range starting where the first batch starts.
-    ``ranks``: processes, one GPU each, all alike.
+    ``ranks``: processes, one GPU each, all alike, rank r ``r * rank_lag_us`` behind rank 0 (``NsysJob``'s).
 
     Why: a loop that evaluates every N steps (``if step % N == 0: evaluate()``, Lightning's ``val_check_interval``,
     HF Trainer's ``eval_steps``) marks its training step and its evaluation apart; between two ``train_step`` ranges
@@ -1101,7 +1102,8 @@ def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4
     Truth: ``train_steps`` training steps of ~8.03 ms each; the evaluation passes between them are no training step."""
     n = train_steps + (train_steps // every) * batches
     job = NsysJob(steps=n, ranks=ranks, ops=20, autograd_nvtx=False, step_range="train_step {k}",
-                  extra_ranges=("forward", "backward", "optimizer_step"), range_starts=(7, 17), shuffle=False, seed=seed)
+                  extra_ranges=("forward", "backward", "optimizer_step"), range_starts=(7, 17), shuffle=False, seed=seed,
+                  rank_lag_us=rank_lag_us)
     truth = write(path, job)
     con = sqlite3.connect(path)
     evals = [k for k in range(n) if k % (every + batches) >= every]

@@ -93,7 +93,9 @@ def _busy_clusters(devs: list[DeviceEvents], h: HostEvents | None = None, launch
     own, keep, us, ue = busy
     gaps = us[1:] - ue[:-1]
     queued = sum(int(k.sum()) for k in keep) - int(us.size)  # work begun before the work ahead of it ended
-    big = np.nonzero(gaps > _cluster_gap(gaps, queued))[0]
+    cut = _cluster_gap(gaps, queued)
+    by_populations = cut < _cluster_gap(gaps)  # the median is a boundary gap: each burst a busy interval or few
+    big = np.nonzero(gaps > cut)[0]
     if h is not None and launches is not None and big.size:
         inside = _gaps_inside_one_range(h, own, [la for d, la in zip(devs, launches) if len(d)], us, ue, big)
         if refused is not None:
@@ -103,9 +105,25 @@ def _busy_clusters(devs: list[DeviceEvents], h: HostEvents | None = None, launch
         return None
     starts = np.concatenate([[us[0]], us[big + 1]])
     ends = np.concatenate([ue[big], [ue[-1]]])
-    if not _bursts_repeat(BurstTable.of(own, starts, ends, keep), by_copies=True):
+    t = BurstTable.of(own, starts, ends, keep)
+    if not _bursts_repeat(t, by_copies=True) or by_populations and not _body_in_every_burst(t):
         return None
     return starts, ends
+
+
+def _body_in_every_burst(t: BurstTable) -> bool:
+    """Whether some kernel or collective (by name, on its GPU) runs in every burst that runs one: a loop's body.
+
+    Why, where the gaps' two populations cut the bursts (:func:`_two_populations`): each burst is then one busy
+    interval of few kernels, and work shared by two of them is weak evidence -- a benchmark's input set-up, element-wise
+    kernels in bursts of 2, 1 and 7 some 10.6 and 13.7 ms apart, shares names between the last and each other
+    (``wild/rocprof_mxfp4_setup_gfx950``: one pass, no loop).  A loop of few kernels runs its body in every
+    iteration."""
+    work = t.own & t.work & (t.burst >= 0)
+    held = t.holding(work)
+    if held.sum() < 2:
+        return False
+    return bool((t.bursts_per_name(work, t.per_gpu_name()) >= int(held.sum())).any())
 
 
 def _gaps_inside_one_range(h: HostEvents, own: list[DeviceEvents], launches: list[np.ndarray], us: np.ndarray,

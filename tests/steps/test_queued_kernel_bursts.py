@@ -83,3 +83,15 @@ def test_a_native_pass_stays_one_pass(tmp_path: Path) -> None:
     rocproftrace.write(str(tmp_path / "results.json"), [LOOP], step_range=None, step_sync=None)
     steps = first_host(tmp_path)["steps"]
     assert steps["found"] == 0 and steps["count"] == 1, steps
+
+
+def test_a_set_up_whose_bursts_share_no_body_stays_one_pass(tmp_path: Path) -> None:
+    """Control, shaped after ``wild/rocprof_mxfp4_setup_gfx950`` (a benchmark's input set-up: element-wise kernels in
+    bursts of 2, 1 and 7, 10.6 and 13.7 ms apart): the last burst shares kernels with each other one, but no kernel
+    runs in every burst -- no loop's body (``bursts._body_in_every_burst``); without that gate the gaps' two
+    populations read it as 3 "steps"."""
+    k = [(f"elementwise_{c}(float*)", us) for c, us in zip("abcdefg", (600.0, 580.0, 150.0, 220.0, 90.0, 45.0, 80.0))]
+    rocproftrace.write(str(tmp_path / "results.json"), [[k[0], k[1]], [k[2]], [k[3], k[0], k[4], k[2], k[5], k[1], k[6]]],
+                       step_range=None, step_sync=None, gap_ms=10.0, upload_bytes=0, read_bytes=0)
+    steps = first_host(tmp_path)["steps"]
+    assert steps["found"] == 0 and steps["count"] == 1, steps

@@ -1077,7 +1077,8 @@ class EvalTruth(NamedTuple):
 
 def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4, batches: int = 2,
                                  pass_range: str | None = "eval_step", around: str | None = None, ranks: int = 1,
-                                 numbers: str = "train", inside: bool | str = False, seed: int = 0) -> EvalTruth:
+                                 numbers: str = "train", inside: bool | str = False, seed: int = 0,
+                                 rank_lag_us: float = 50.0) -> EvalTruth:
     """Write a training loop that evaluates every ``every`` training steps: ``batches`` forward passes on held-out
     data after each ``every``-th step, outside its ``train_step {k}`` range.  Each training step is ``NsysJob``'s copy
     and 20 GEMMs under the user's ranges ``forward`` (7 GEMMs), ``backward`` (10) and ``optimizer_step`` (3), read
@@ -1088,11 +1089,13 @@ def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4
     ranges number on, ``train_step 0`` ... ``train_step {train_steps - 1}``: the loop's counter counts its training
     steps (``numbers="train"``); ``numbers="global"``: one counter shared with the evaluation's batches (a global step
     incremented by them too), so the training numbers skip over each evaluation (``train_step 3``, ``train_step 6``);
-    ``numbers="samples"``: the same counter in samples of 128 (``train_step 384``, ``train_step 768``).  ``inside``:
+    ``numbers="samples"``: the same counter in samples of 128 (``train_step 384``, ``train_step 768``);
+    ``numbers="epoch"``: the shared counter started over each epoch of two evaluations (``train_step 0`` ... ``3``,
+    ``6`` ... ``9``, then ``0`` again: a per-epoch step counter).  ``inside``:
     the training step before each evaluation holds it in its own range (``train_step`` wrapping ``evaluate()``):
     its range ends where the evaluation's last batch ends; ``inside="head"``: the step after it holds it at its head
     (``train_step`` opened before ``evaluate()``, then the training), its range starting where the first batch starts.
-    ``ranks``: processes, one GPU each, all alike.
+    ``ranks``: processes, one GPU each, all alike, rank r ``r * rank_lag_us`` behind rank 0 (``NsysJob``'s).
 
     Why: a loop that evaluates every N steps (``if step % N == 0: evaluate()``, Lightning's ``val_check_interval``,
     HF Trainer's ``eval_steps``) marks its training step and its evaluation apart; between two ``train_step`` ranges
@@ -1101,7 +1104,8 @@ def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4
     Truth: ``train_steps`` training steps of ~8.03 ms each; the evaluation passes between them are no training step."""
     n = train_steps + (train_steps // every) * batches
     job = NsysJob(steps=n, ranks=ranks, ops=20, autograd_nvtx=False, step_range="train_step {k}",
-                  extra_ranges=("forward", "backward", "optimizer_step"), range_starts=(7, 17), shuffle=False, seed=seed)
+                  extra_ranges=("forward", "backward", "optimizer_step"), range_starts=(7, 17), shuffle=False, seed=seed,
+                  rank_lag_us=rank_lag_us)
     truth = write(path, job)
     con = sqlite3.connect(path)
     evals = [k for k in range(n) if k % (every + batches) >= every]
@@ -1136,7 +1140,7 @@ def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4
         left = con.execute("SELECT rowid, text FROM NVTX_EVENTS WHERE text LIKE 'train_step %' AND globalTid = ? "
                            "ORDER BY start", (gtid,)).fetchall()
         con.executemany("UPDATE NVTX_EVENTS SET text = ? WHERE rowid = ?",
-                        [(f"train_step {_eval_loop_number(numbers, i, int(t.split()[-1]))}", r)
+                        [(f"train_step {_eval_loop_number(numbers, i, int(t.split()[-1]), 2 * (every + batches))}", r)
                          for i, (r, t) in enumerate(left)])
         got = con.execute("SELECT count(*), coalesce(sum(end - start), 0) FROM NVTX_EVENTS WHERE text = ? "
                           "AND globalTid = ?", (around or pass_range or _UNMARKED, gtid)).fetchone()
@@ -1151,10 +1155,11 @@ def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4
 _UNMARKED = "unmarked evaluation batch"
 
 
-def _eval_loop_number(numbers: str, train: int, loop: int) -> int:
+def _eval_loop_number(numbers: str, train: int, loop: int, epoch: int = 1) -> int:
     """The number :func:`write_interleaved_evaluation`'s loop writes in its ``train``-th training range, the ``loop``-th
-    turn of the loop counting the evaluation's batches: its training count, the shared counter, or that in samples."""
-    return {"train": train, "global": loop, "samples": 128 * (loop + 1)}[numbers]
+    turn of the loop counting the evaluation's batches: its training count, the shared counter, that in samples, or
+    the shared counter started over every ``epoch`` turns."""
+    return {"train": train, "global": loop, "samples": 128 * (loop + 1), "epoch": loop % epoch}[numbers]
 
 
 def _forward_only(con: sqlite3.Connection, a: int, b: int, gtid: int) -> None:

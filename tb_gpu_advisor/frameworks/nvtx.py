@@ -369,6 +369,18 @@ def is_update_range(name: str) -> bool:
     return bool(_UPDATE_RANGE.search(name)) and not re.search(r"zero[-_ ]?grad", name, re.IGNORECASE)
 
 
+#: A range or op named after a backward pass: the user's (``backward``, ``bwd``, ``backprop``) or autograd's
+#: (``MmBackward0``, ``autograd::engine::evaluate_function: ...Backward0``).
+_BACKWARD_RANGE = re.compile(r"backward|back[-_ ]?prop|(?<![a-z])bwd(?![a-z])", re.IGNORECASE)
+
+
+def is_backward_range(name: str) -> bool:
+    """A range or op name that says a backward pass (:data:`_BACKWARD_RANGE`), never a numerical method's backward
+    direction (:data:`_NUMERICAL_DIRECTION`): with an update inside one range, the range holds a training step's
+    work (``steps.ranges._holds_training_steps``)."""
+    return bool(_BACKWARD_RANGE.search(name)) and not _NUMERICAL_DIRECTION.search(name)
+
+
 def is_training_range(name: str) -> bool:
     """A range name that says training: a backward pass, an optimizer step, a gradient all-reduce, DDP/FSDP set-up
     -- never a numerical method's backward direction (:data:`_NUMERICAL_DIRECTION`)."""

@@ -293,12 +293,27 @@ def _cut_gpu(trace: Trace, w: np.ndarray, d: DeviceEvents, launch: np.ndarray, c
     return w
 
 
-def _tokens(d: DeviceEvents, launch: np.ndarray, at: np.ndarray, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+def _tokens(d: DeviceEvents, launch: np.ndarray, at: np.ndarray, a: int, b: int
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The work a GPU ran that was launched in host window ``[a, b)`` (``launch``: its events' launch records, ``at``:
-    their host starts), in launch order: each event's (kind, name) as one token, and its launch's host start."""
+    their host starts), in launch order: each event's (kind, name) as one token, its launch's host start and record."""
     sel = np.flatnonzero((launch >= 0) & (at >= a) & (at < b))
     sel = sel[np.argsort(at[sel], kind="stable")]
-    return (d.kind[sel].astype(np.int64) << 32) | d.name[sel].astype(np.int64), at[sel]
+    return (d.kind[sel].astype(np.int64) << 32) | d.name[sel].astype(np.int64), at[sel], launch[sel]
+
+
+def _opened(trace: Trace, call: int, after: int) -> int:
+    """Where the work launched by host record ``call`` was opened: the start of the outermost event on its thread that
+    holds the call and begins after ``after`` (the training's last launch) -- the evaluation forward's own range, its
+    input's ``aten::to`` -- else the call's own start.
+
+    Why: an unnamed evaluation's forwards start with the program's code around their first launch (its ``forward``
+    range opens before its copy's call): cut at the call, the step before kept that range, one ``forward`` a step
+    too many."""
+    h = trace.h
+    at = int(h.start[call])
+    held = (h.line == h.line[call]) & (h.start > after) & (h.start <= at) & (h.end >= h.end[call])
+    return int(h.start[held].min()) if held.any() else at
 
 
 def _forwards_after(seq: np.ndarray, steady: np.ndarray) -> int:
@@ -315,13 +330,14 @@ def _forwards_after(seq: np.ndarray, steady: np.ndarray) -> int:
     return -1
 
 
-def _unnamed_passes(trace: Trace, hs: np.ndarray, he: np.ndarray, launched: list[np.ndarray], done: np.ndarray
-                    ) -> tuple[np.ndarray, str]:
+def _unnamed_passes(trace: Trace, hs: np.ndarray, he: np.ndarray, launched: list[np.ndarray], done: np.ndarray,
+                    gpu: int | None = None) -> tuple[np.ndarray, str]:
     """Per step (not already cut, ``done`` < 0; never the last), the host start of the evaluation's forwards that no
-    range names, run after its training (:func:`_forwards_after`) on every GPU -- the loop's steady step being the work
-    most steps run (at least two, and more than hold such forwards); -1 elsewhere, and the note's words.  The last
-    step is left whole: no training step follows it, so forwards after its update may be the next iteration's, its
-    backward after the capture's end.
+    range names, run after its training (:func:`_forwards_after`) on every GPU (``gpu``: on that one alone, its rank's
+    own windows ``hs``/``he``: :func:`own_unnamed_cut`) -- the loop's steady step being the work most steps run (at
+    least two, and more than hold such forwards); -1 elsewhere, and the note's words.  The last step is left whole: no
+    training step follows it, so forwards after its update may be the next iteration's, its backward after the
+    capture's end.
 
     Why: ``model.eval()`` and ``torch.no_grad()`` record nothing, so an evaluation the program does not mark is its
     forwards alone, launched between two training steps: tiled, the step before held them -- 8 steps of 8.03 ms with
@@ -334,22 +350,22 @@ def _unnamed_passes(trace: Trace, hs: np.ndarray, he: np.ndarray, launched: list
     h = trace.h
     per_gpu = []
     for d, launch in zip(trace.devices, launched):
-        if not len(d) or launch is None or launch.size != len(d):
+        if not len(d) or launch is None or launch.size != len(d) or gpu is not None and d.gpu != gpu:
             continue
         at = np.full(len(d), -1, np.int64)
         ok = launch >= 0
         at[ok] = h.start[launch[ok]].astype(np.int64)
         seqs = [_tokens(d, launch, at, int(a), int(b)) for a, b in zip(hs.tolist(), he.tolist())]
-        keys = [t.tobytes() for t, _ in seqs]
+        keys = [t.tobytes() for t, _, _ in seqs]
         common = max(set(keys), key=keys.count)
         if keys.count(common) < 2 or not common:
             return cut, ""
         steady = np.frombuffer(common, np.int64)
         got = np.full(hs.size, -1, np.int64)
-        for k, (t, at_k) in enumerate(seqs):
+        for k, (t, at_k, calls) in enumerate(seqs):
             i = _forwards_after(t, steady) if keys[k] != common else -1
             if i >= 0:
-                got[k] = int(at_k[i])
+                got[k] = _opened(trace, int(calls[i]), int(at_k[i - 1]))
         per_gpu.append(got)
     if not per_gpu:
         return cut, ""
@@ -364,3 +380,20 @@ def _unnamed_passes(trace: Trace, hs: np.ndarray, he: np.ndarray, launched: list
     return cut, (f"; forwards that no range names and no backward or update follows, after the training of "
                  f"{plural(n, 'step')} ({took / PS_PER_MS:,.1f} ms in all): the head of the loop's steady step's work "
                  "again, an evaluation's, left out of the steps -- each ends where they start")
+
+
+def own_unnamed_cut(trace: Trace, gpu: int, s: np.ndarray, e: np.ndarray, launched: list[np.ndarray],
+                    host_cut: np.ndarray) -> np.ndarray:
+    """A rank's own tiled windows' ends (``s``, ``e``: the windows of the process of ``gpu``) with each step the host's
+    reading cut (``host_cut`` >= 0) ended where that rank's own unnamed evaluation forwards start
+    (:func:`_unnamed_passes` on its GPU alone, in its own windows), if it runs them there.
+
+    Why: the host's cut is the first rank's forwards' start; each rank's own windows (``steps.place._own_host_windows``)
+    book its host events -- its calls, copies and ranges -- to its own steps, and were cut only at the evaluations a
+    range names (:func:`_cut_own`): rank 1's two unnamed evaluation forwards (their ``forward`` ranges, copies, syncs)
+    were booked to the training step before them, 16 ``forward`` ranges in 6 kept steps of 2 ranks for 14."""
+    un, _ = _unnamed_passes(trace, s, e, launched, np.full(s.size, -1, np.int64), gpu=gpu)
+    k = (un >= 0) & (host_cut >= 0)
+    e = e.copy()
+    e[k] = np.minimum(e[k], np.maximum(un[k], s[k].astype(np.int64)))
+    return e

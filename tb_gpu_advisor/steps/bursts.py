@@ -42,10 +42,40 @@ def _own_work(devs: list[DeviceEvents]) -> tuple[list[DeviceEvents], list[np.nda
     return own, [~devices.managed_migration(d.names)[d.name] for d in own]
 
 
-def _cluster_gap(gaps: np.ndarray) -> float:
+def _cluster_gap(gaps: np.ndarray, queued: int | None = None) -> float:
     """The idle gap (ps) past which the GPU's bursts are apart: ``steps.cluster_gap_factor`` times the median gap,
-    at least ``steps.cluster_min_gap_ms``."""
-    return max(T("steps.cluster_gap_factor") * float(np.median(gaps)), T("steps.cluster_min_gap_ms") * PS_PER_MS)
+    at least ``steps.cluster_min_gap_ms`` -- unless no gap is that long and ``queued`` (the pieces of work that
+    began before the work ahead of them ended: a gap of none, hidden in the busy intervals) is given: then the gaps'
+    two populations (:func:`_two_populations`).
+
+    Why: the median stands for the within-step gap where most gaps lie inside steps.  A loop of few kernels the host
+    queues back to back (a native loop that never syncs: ``gemm, relu, softmax`` per iteration) leaves no idle inside
+    a step, so every busy interval is a step and every gap a boundary: the median is a boundary gap and nothing is
+    ten times it (rocprof, 3 iterations 2 ms apart: no cut, read as one pass)."""
+    floor = T("steps.cluster_min_gap_ms") * PS_PER_MS
+    cut = max(T("steps.cluster_gap_factor") * float(np.median(gaps)), floor)
+    if queued is None or not gaps.size or (gaps > cut).any():
+        return cut
+    split = _two_populations(np.concatenate([gaps.astype(np.int64), np.zeros(max(queued, 0), np.int64)]), floor)
+    return cut if split is None else split
+
+
+def _two_populations(gaps: np.ndarray, floor: float) -> float | None:
+    """The gap (ps) past which the GPU's idle gaps ``gaps`` (those between consecutive pieces of work, none where
+    one began before the last ended) are the between-step population: the longest gaps, at least ``floor`` and at
+    least ``steps.cluster_gap_factor`` times every shorter gap (the within-step population: the launches' microsecond
+    gaps, queued work's none) -- ``factor`` times the longest within-step gap, at least ``floor``; None where the
+    gaps make one population (no such jump).
+
+    Why: physics, not the gaps' counts: inside a step the GPU idles only while the host launches (microseconds, none
+    where work is queued); between steps it idles while the host does the loop's own work (its input, its logging),
+    milliseconds -- two populations apart by orders of magnitude whichever is the more numerous."""
+    g = np.sort(gaps)
+    factor = T("steps.cluster_gap_factor")
+    jump = np.flatnonzero((g[1:] >= floor) & (g[1:] > factor * g[:-1]))
+    if not jump.size:
+        return None
+    return max(factor * float(g[jump[-1]]), floor)
 
 
 def _busy_clusters(devs: list[DeviceEvents], h: HostEvents | None = None, launches: list[np.ndarray] | None = None,
@@ -62,19 +92,38 @@ def _busy_clusters(devs: list[DeviceEvents], h: HostEvents | None = None, launch
         return None
     own, keep, us, ue = busy
     gaps = us[1:] - ue[:-1]
-    big = np.nonzero(gaps > _cluster_gap(gaps))[0]
+    queued = sum(int(k.sum()) for k in keep) - int(us.size)  # work begun before the work ahead of it ended
+    cut = _cluster_gap(gaps, queued)
+    by_populations = cut < _cluster_gap(gaps)  # the median is a boundary gap: each burst a busy interval or few
+    big = np.nonzero(gaps > cut)[0]
     if h is not None and launches is not None and big.size:
         inside = _gaps_inside_one_range(h, own, [la for d, la in zip(devs, launches) if len(d)], us, ue, big)
         if refused is not None:
             refused += [n for n in dict.fromkeys(inside.tolist()) if n]
         big = big[np.asarray([not n for n in inside.tolist()], dtype=bool)]
-    if big.size < 1 or big.size > us.size // 2:
+    if big.size < 1 or big.size > (us.size + queued) // 2:  # bursts of one piece of work each: no loop told
         return None
     starts = np.concatenate([[us[0]], us[big + 1]])
     ends = np.concatenate([ue[big], [ue[-1]]])
-    if not _bursts_repeat(BurstTable.of(own, starts, ends, keep), by_copies=True):
+    t = BurstTable.of(own, starts, ends, keep)
+    if not _bursts_repeat(t, by_copies=True) or by_populations and not _body_in_every_burst(t):
         return None
     return starts, ends
+
+
+def _body_in_every_burst(t: BurstTable) -> bool:
+    """Whether some kernel or collective (by name, on its GPU) runs in every burst that runs one: a loop's body.
+
+    Why, where the gaps' two populations cut the bursts (:func:`_two_populations`): each burst is then one busy
+    interval of few kernels, and work shared by two of them is weak evidence -- a benchmark's input set-up, element-wise
+    kernels in bursts of 2, 1 and 7 some 10.6 and 13.7 ms apart, shares names between the last and each other
+    (``wild/rocprof_mxfp4_setup_gfx950``: one pass, no loop).  A loop of few kernels runs its body in every
+    iteration."""
+    work = t.own & t.work & (t.burst >= 0)
+    held = t.holding(work)
+    if held.sum() < 2:
+        return False
+    return bool((t.bursts_per_name(work, t.per_gpu_name()) >= int(held.sum())).any())
 
 
 def _gaps_inside_one_range(h: HostEvents, own: list[DeviceEvents], launches: list[np.ndarray], us: np.ndarray,

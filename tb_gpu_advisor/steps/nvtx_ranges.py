@@ -19,7 +19,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import union_intervals
-from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
+from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches, line_processes
 from tb_gpu_advisor.steps.iterations import (_framework_iterations, _update_iterations, _user_update_iterations,
                                              _windows_holding_backward)
 from tb_gpu_advisor.steps.ranges import (_base_name, _counting_bases, _max_per_line, _most_repeated, _range_step_ids,
@@ -91,7 +91,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     # ranges named alike but for their numbers (``iteration 12``, ``iteration 13``; ``token_6_processing``,
     # ``token_7_processing``) are one name
     bases: dict[str, int] = {}
-    base_text = _counting_bases(h, idx[user], [_base_name(n) for n in names])
+    base_text = _counting_bases(h, idx[user], [_base_name(n) for n in names], line_processes(trace))
     base = np.array([bases.setdefault(b, len(bases)) for b in base_text], dtype=np.int64)
     base_names = list(bases)
     step_named = np.fromiter((nvtx.is_step_name(n) for n in names), bool, len(names))

@@ -17,7 +17,7 @@ from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_r
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, queued_before
 from tb_gpu_advisor.steps.apart import (_OWN_MARKS, _cut_before_passes, _cut_gpu, _cut_own, _start_after_heads,
-                                        _unnamed_passes)
+                                        _unnamed_passes, own_unnamed_cut)
 from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_marker_turn
 from tb_gpu_advisor.steps.framed import _inside_frame
 from tb_gpu_advisor.steps.windows import MISSING, own_time, unrecorded
@@ -314,6 +314,7 @@ def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         if (r.apart >= 0).any():  # the evaluations the host's steps leave out, each rank's too
             marks = {int(ln): own[int(ln)] for ln in np.asarray(ls).tolist() if int(ln) in own}
             s, e = _cut_own(r.trace, ls, s, e, read_end, marks, r.launched() if r.source in _OWN_MARKS else None)
+            e = own_unnamed_cut(r.trace, int(gpu), s, e, r.launched(), r.apart)  # and its unnamed evaluation forwards
         e[-1] = max(int(e[-1]), _own_last_reach(r, int(s[-1])))
         out[int(gpu)] = (s, e)
     return out

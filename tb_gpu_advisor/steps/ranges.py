@@ -14,6 +14,7 @@ import re
 
 import numpy as np
 
+from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 
 
@@ -77,7 +78,8 @@ def _base_name(name: str) -> str:
 _NUMBER = re.compile(r"\d+")
 
 
-def _counting_bases(h: HostEvents, idx: np.ndarray, base_text: list[str]) -> list[str]:
+def _counting_bases(h: HostEvents, idx: np.ndarray, base_text: list[str], procs: np.ndarray | None = None
+                    ) -> list[str]:
     """``base_text`` (one per name of ``h.names``) with the fold undone for the names of a base whose numbers do not
     count on the ranges ``idx``: each such name keeps its own text.  A base counts where, on every thread, its
     instances in start order (:func:`_counts`) step each number that varies by one constant, or start it over.
@@ -85,7 +87,9 @@ def _counting_bases(h: HostEvents, idx: np.ndarray, base_text: list[str]) -> lis
     Why: the fold was meant for a loop's counter (``iteration 12``, ``iteration[96,100)``, ``microstep_0`` ...
     ``microstep_3`` again each iteration), and a number standing alone is also a shape or a size a program labels a
     range with (``matmul (1024, 1024)``, ``(2048, 2048)``, ``(4096, 4096)`` in a benchmark's sweep): one name by the
-    fold, a "loop" of blocks that are not turns of one."""
+    fold, a "loop" of blocks that are not turns of one.  ``procs``: each line's process
+    (``model.trace.line_processes``), where a range's work may run on its process's other threads
+    (:func:`_holds_training_steps`)."""
     groups: dict[str, set[int]] = {}
     for i in np.unique(h.name[idx]).tolist():
         groups.setdefault(base_text[i], set()).add(i)
@@ -94,16 +98,18 @@ def _counting_bases(h: HostEvents, idx: np.ndarray, base_text: list[str]) -> lis
         if len(ids) < 2:
             continue
         mine = idx[np.isin(h.name[idx], list(ids))]
-        if not _counts(h, mine):
+        if not _counts(h, mine, procs):
             for i in ids:
                 out[i] = h.names[i]
     return out
 
 
-def _counts(h: HostEvents, sel: np.ndarray) -> bool:
+def _counts(h: HostEvents, sel: np.ndarray, procs: np.ndarray | None = None) -> bool:
     """Whether the numbers in the names of ranges ``sel`` (one base) count on every thread, in start order: some
     number moves from each range to the next, and each position's number is constant, or holds or moves by one step
-    ``c > 0``, or starts over at its least value (a micro-step counter that restarts every iteration).
+    ``c > 0``, or starts over at its least value (a micro-step counter that restarts every iteration) -- or, where
+    every such range holds a training step's work (:func:`_holds_training_steps`; ``procs``: each line's process),
+    starts over at its first index and rises as a counter that skips turns (:func:`_counts_steps`).
 
     Why a number may hold: an outer counter beside an inner one (``epoch 1 step 3``, ``epoch{e}_iter{i}``) holds
     through an epoch's turns while the inner one counts; h37-accum32's law asked every moving number to move at every
@@ -128,7 +134,8 @@ def _counts(h: HostEvents, sel: np.ndarray) -> bool:
             restart = (d < 0) & (col[1:] == col.min())
             if not (restart | (d >= 0)).all():
                 return False
-            if restart.any() and (np.unique(up).size != 1 or not _counts_turns(col, int(up[0]))):
+            if restart.any() and (np.unique(up).size != 1 or not _counts_turns(col, int(up[0]))) \
+                    and not _counts_steps(h, mine, col, up, procs):
                 return False
             if not restart.any() and not _rises_by_a_counter(up):
                 return False
@@ -150,6 +157,44 @@ def _rises_by_a_counter(up: np.ndarray) -> bool:
     least = int(up.min())
     rises, counts = np.unique(up, return_counts=True)
     return bool((up % least == 0).all() and counts[0] >= 2 and counts[0] == counts.max())
+
+
+def _counts_steps(h: HostEvents, sel: np.ndarray, col: np.ndarray, up: np.ndarray, procs: np.ndarray | None) -> bool:
+    """Whether a number that starts over (``col``: its values on ranges ``sel``, in start order; ``up``: its rises)
+    with rises that skip values counts training steps: it starts over at its first index, 0 or 1, rises as a counter
+    that skips the turns these ranges do not mark (:func:`_rises_by_a_counter`, by whole multiples of one), and each
+    range holds a backward and an update (:func:`_holds_training_steps`).
+
+    Why what each range holds, not its numbers: a per-epoch step counter shared with the evaluation's batches
+    (``train_step 0, 1, 2, 3, 6, 7 ...``, then ``0, 1 ...`` the next epoch) and a layer index with a gap, started over
+    every step (``layer 0, 1, 2, 4, 5, 6`` each forward) rise and start over alike.  A training step's range holds its
+    backward and its update; a layer's holds part of a forward.  Read by numbers alone, each epoch's counter named
+    steps apart: ``train_step 0`` read as the steps, 2 of 96.3 ms for 16 of 8.03 (h37-probe46e's Left 3)."""
+    if int(col.min()) not in (0, 1) or int(up.min()) != 1 or not _rises_by_a_counter(up):
+        return False
+    return bool(_holds_training_steps(h, sel, procs).all())
+
+
+def _holds_training_steps(h: HostEvents, sel: np.ndarray, procs: np.ndarray | None) -> np.ndarray:
+    """Bool per range of ``sel``: events begun inside its span on its thread, or on its process's other threads
+    (``procs``: each line's process, -1 for none: the thread alone) are named a backward
+    (``frameworks.nvtx.is_backward_range``: the user's ``backward``, autograd's ``...Backward0`` on its own thread) and
+    an update (``is_update_range``: ``optimizer_step``, ``Optimizer.step#AdamW.step``) -- the work of a whole training
+    step.  Begun inside it: the update's range may end after the step's (its sync's wait)."""
+    kinds = [np.fromiter((f(n) for n in h.names), bool, len(h.names))[h.name]
+             for f in (nvtx.is_backward_range, nvtx.is_update_range)]
+    lines = h.line.astype(np.int64, copy=False)
+    owner = lines if procs is None else np.where(procs[np.clip(lines, 0, procs.size - 1)] >= 0,
+                                                 procs[np.clip(lines, 0, procs.size - 1)] + lines.max() + 1, lines)
+    out = np.ones(sel.size, bool)
+    for kind in kinds:  # per kind, its events by start, then each range's slice of them
+        ev = np.flatnonzero(kind)
+        ev = ev[np.argsort(h.start[ev], kind="stable")]
+        st, ow = h.start[ev].astype(np.int64), owner[ev]
+        for j, i in enumerate(sel.tolist()):  # begun inside it: an update range may close after the step's own
+            a, b = np.searchsorted(st, [int(h.start[i]), int(h.end[i])], side="left")
+            out[j] &= bool((ow[a:b] == owner[i]).any())
+    return out
 
 
 def _counts_turns(col: np.ndarray, step: int) -> bool:

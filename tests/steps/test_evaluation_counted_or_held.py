@@ -80,6 +80,7 @@ def _ranges(nums: list[int], name: str = "step {}") -> tuple[object, np.ndarray]
     table = sorted(set(names))
     h = SimpleNamespace(names=table, name=np.array([table.index(n) for n in names], np.int64),
                         line=np.zeros(len(names), np.int64), start=np.arange(len(names), dtype=np.int64) * 10)
+    h.end = h.start + 5  # each range's span: what it holds is read where its numbers start over (none here)
     return h, np.arange(len(names), dtype=np.int64)
 
 
@@ -97,7 +98,7 @@ def test_a_counter_with_gaps_counts(nums) -> None:  # noqa: ANN001 - pytest's
 @pytest.mark.parametrize("nums", [
     [32, 64, 128, 256, 512],  # a sweep's sizes: each rise new
     [1024, 2048, 4096, 8192] * 2,  # swept again
-    [0, 1, 2, 4, 5, 6] * 3,  # a layer index with a gap, starting over each step: no one rise (kept as on base)
+    [0, 1, 2, 4, 5, 6] * 3,  # a layer index with a gap, starting over each step: holds no backward and update
     [0, 4, 8, 9, 13, 17],  # the least rise neither recurs nor is the most common
 ])
 def test_rises_that_are_no_counter_do_not(nums) -> None:  # noqa: ANN001 - pytest's

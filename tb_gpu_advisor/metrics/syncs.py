@@ -597,10 +597,13 @@ def _top(ctx: Context, callers: np.ndarray, top_n: int) -> list[tuple[str, float
 def _encloser(ctx: Context) -> Encloser:
     """The framework op around a wait, never another runtime call (any vendor's: a HIP call would enclose itself),
     nor the range that marks the whole step (``Context.step_marks``: ``decode 3`` says the wait is in the iteration,
-    not who made it -- a sync no op encloses is then named by its own call)."""
+    not who made it -- a sync no op encloses is then named by its own call), nor the profiler's own step mark
+    (``Framework.step_marker``: ``ProfilerStep#3``, a step mark whatever the steps were read from).  Found by nesting
+    (``Encloser(nested=True)``): a sync or launch of an op after an op inside it returned (``aten::nonzero``'s
+    ``aten::empty``, then its read, then its select) is that op's, not inside no op (h37-probe47c)."""
     h = ctx.h
     mask = h.name_mask(lambda x: not x.startswith(_RUNTIME) and not devices.is_runtime_call(x))
-    return Encloser(h, mask & ~ctx.step_marks)
+    return Encloser(h, mask & ~ctx.step_marks & ~h.name_mask(ctx.fw.step_marker), nested=True)
 
 
 def _blocking_reads(ctx: Context) -> np.ndarray:

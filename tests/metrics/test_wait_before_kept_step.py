@@ -57,3 +57,26 @@ def test_the_first_kept_steps_lead_is_the_copy_before_it(tmp_path: Path) -> None
     # BASE: 434.81
     assert s.copy_idle_ledger_ms["launch_wait"] * 1000 == pytest.approx(COPY_LAUNCH_WAIT_US, abs=0.01)
     assert s.copy_calls_per_step == truth["copies_per_step"]
+
+
+def _nested_reading(tmp_path: Path, op: str, nested: tuple[str, ...]) -> tuple[float, float]:
+    """(in-op syncs a step, the syncs' launch wait in us a step) of ``write_implicit_sync(op, nested=)``."""
+    path = tmp_path / f"{op}{len(nested)}.1.pt.trace.json"
+    tt.write_implicit_sync(str(path), op=op, nested=nested)
+    s = host_metrics(kineto_adapter.read_trace(str(path))).syncs
+    return s.in_op_calls_per_step, s.gpu_idle_ledger_ms["launch_wait"] * 1000
+
+
+@pytest.mark.parametrize("op", sorted(tt.IMPLICIT_SYNC_OPS))
+def test_an_ops_read_after_its_inner_op_returned_is_the_ops(tmp_path: Path, op: str) -> None:
+    """``aten::nonzero`` allocates its pinned count (``aten::empty``, 4 us, ended) before it reads the count and
+    launches its select: the read is still inside ``aten::nonzero``, which goes on launching, so its wait lasts until
+    the op returns (h37-probe43s) -- as the twin without the inner op reads.  ``Encloser.find`` named the latest-starting
+    op, ``aten::empty``, which had ended: the read was inside no op, its wait ended at the select (BASE: 0 in-op syncs,
+    71.4 us a step of 409.9).  Truth: the twin's reading less the 5 us the host spends in the inner op before each
+    wait, on the 5 layers whose drained idle the wait's held time caps (the 6th's, before the backward, is not)."""
+    layers = 6
+    plain, plain_us = _nested_reading(tmp_path, op, ())
+    inner, inner_us = _nested_reading(tmp_path, op, ("aten::empty",))
+    assert plain == inner == layers
+    assert inner_us == pytest.approx(plain_us - (layers - 1) * 5.0, abs=0.01)

@@ -498,9 +498,12 @@ def _launched_after(ctx: Context, encloser: Encloser, sync: np.ndarray, callers:
     runs the op's last kernels and idles again until the program launches more, so the wait lasts until the op
     returns, and its fix is the op's (a size known in advance), not "read values every N steps".  A region that only
     holds other ops (a compiled graph's ``## Call CompiledFxGraph``, whose Triton kernels launch inside their own
-    ops) launches nothing itself: its syncs stay the program's (xdit_flux_mi300x_capture's cudagraph warm-up)."""
+    ops) launches nothing itself: its syncs stay the program's (xdit_flux_mi300x_capture's cudagraph warm-up).  Only a
+    framework op reads a value to go on with: found by nesting (:func:`_encloser`), that region's graph replay after
+    its warm-up syncs is its own launch, but the region is Inductor's range, no op of the program's."""
     h = ctx.h
     out = np.zeros(sync.shape, dtype=bool)
+    callers = np.where((callers >= 0) & _framework_op(ctx)[np.maximum(callers, 0)], callers, -1)
     launches = [g.launch[g.launch >= 0] for g in ctx.gpus]
     rec = sorted_unique(np.concatenate(launches).astype(np.int64)) if launches else np.zeros(0, np.int64)
     if not rec.size or not (callers >= 0).any():

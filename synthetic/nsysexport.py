@@ -29,6 +29,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from synthetic.rpdtrace import untraced_idle
+
 #: Kernel names as the real exports write them (demangled).
 GEMM_BF16 = "nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_bias_TNN"
 GEMM_FP32 = "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas"
@@ -1656,12 +1658,16 @@ def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, ker
     host's own work).  ``gpu``: the device it ran on.  ``poll`` (a query call, ``cuStreamQuery``,
     ``cudaEventQuery_v3020``): each wait is that query asked every ``poll_us`` until the kernel is done (``while
     (cuStreamQuery(s) == CUDA_ERROR_NOT_READY)``), no sync call -- the same wait by other calls, its last query returning
-    within ``poll_us`` of the kernel's end.  Return the truth: the cause of the GPU's idle between kernels."""
+    within ``poll_us`` of the kernel's end.  Return the truth: the cause of the GPU's idle between kernels, and of
+    that idle inside the sweeps (``gaps`` of them, ``idle_ns`` in all) the part the host spent in no call and no poll
+    (``untraced_idle_ns``: its own code after a wait and after a launch, which no profiler records -- a report names
+    it unrecorded host time, no wait's, as ``rpdtrace.write``'s truth says)."""
     us, ms = 1000, 1_000_000
     pid = 6161
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
     api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=3 * us)
     kern = []
+    polls: list[tuple[int, int]] = []  # each poll's first query's start to its last one's end: the host in its loop
     k_ns, l_ns, lat = int(kernel_us * us), int(launch_us * us), int(latency_us * us)
     for _ in range(iterations):
         free = api.t
@@ -1670,7 +1676,7 @@ def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, ker
             free = ks + k_ns
             kern.append((ks, free, api("cuLaunchKernel", l_ns)))
             if sync and poll:
-                _poll(api, poll, free, int(poll_us * us))
+                polls.append((_poll(api, poll, free, int(poll_us * us)), api.t))
                 api.t += 11 * us
             elif sync:
                 api.row("cuStreamSynchronize", api.t, free + 2 * us)
@@ -1687,19 +1693,26 @@ def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, ker
                      for j, (a, b, c) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), gpu,
                 program="./offload", thread="offload", copy_enums=False, sync_enum=False)
-    return {"cause": "host_sync" if sync else "launch_bound", "kernels": iterations * kernels}
+    host = [(a, b) for a, b, _, _ in api.rows] + polls
+    sweeps = [kern[i * kernels:(i + 1) * kernels] for i in range(iterations)]
+    return {"cause": "host_sync" if sync else "launch_bound", "kernels": iterations * kernels,
+            "gaps": iterations * (kernels - 1),
+            "idle_ns": sum(b[0] - a[1] for sw in sweeps for a, b in zip(sw, sw[1:])),
+            "untraced_idle_ns": sum(untraced_idle([k[:2] for k in sw], host) for sw in sweeps)}
 
 
-def _poll(api: _Calls, call: str, done: int, every: int) -> None:
+def _poll(api: _Calls, call: str, done: int, every: int) -> int:
     """The host asks ``call`` (a 1.5 us query) every ``every`` ns from now until the GPU's work ending at ``done`` is
     over (``while (cudaEventQuery(ev) == cudaErrorNotReady)``, an event recorded first): the clock ends after the
-    query that returned "done"."""
+    query that returned "done".  Returns the first query's start (from there to the last one's end the host is in
+    its loop; the code between the record and the first query is its own)."""
     if "Event" in call:
         api("cuEventRecord" if call.startswith("cuEvent") else "cudaEventRecord_v3020", 2_000)
+    first = api.t
     while True:
         api(call, 1_500, then=0)
         if api.t >= done:
-            return
+            return first
         api.t += every
 
 

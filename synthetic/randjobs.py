@@ -2531,12 +2531,16 @@ def _write_rpd_poll(p: dict[str, Any], out: str, name: str, seed: int) -> dict[s
 
 def _write_nsys_poll(p: dict[str, Any], out: str, name: str, seed: int) -> dict[str, Any]:
     """Truth: each kernel's run between two waits a step (as its ``cuStreamSynchronize`` twin reads it), the GPU's idle
-    between them host_sync's, named by the query the loop polls with: at least the host's 11 us after the poll, its
-    launch and the kernel's latency, a share of each kernel's turn (``fires_if_share``; the loop without the waits
-    launches under the kernels)."""
+    between them host_sync's, named by the query the loop polls with: the idle between a sweep's kernels (the poll's
+    lateness, the host's 11 us after it, its launch and the kernel's latency) less the host's own code in it that no
+    call records (``untraced_idle_ns``: the 11 us after the poll, 3 after the launch, 3 after an event's record) --
+    unrecorded host time, no wait's, as in the HIP poll's law (h37-probe46h) -- a share of each kernel's turn
+    (``fires_if_share``; the loop without the waits launches under the kernels).  The law counted the writer's 11 us
+    as the wait's (h37-probe47c)."""
     t = N.write_synced_kernels(os.path.join(out, name, "report2.sqlite"), **p)
-    idle = 11.0 + p["launch_us"] + p["latency_us"]
-    return {"steps": t["kernels"], "fires_if_share": {"host_sync": idle / (idle + p["kernel_us"])},
+    idle = t["idle_ns"] / t["gaps"] / 1e3  # us a gap between two kernels of a sweep
+    wait = idle - t["untraced_idle_ns"] / t["gaps"] / 1e3
+    return {"steps": t["kernels"], "fires_if_share": {"host_sync": wait / (idle + p["kernel_us"])},
             "sync_names": (p["poll"].split("_v")[0],)}
 
 

@@ -129,13 +129,14 @@ def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list
         t = max(t, gpu_free) + 2000 + int(gap * 1e6)
     con.commit()
     con.close()
-    truth["untraced_idle_ns"] = _untraced_idle(gpu[first_op:], host)
+    truth["untraced_idle_ns"] = untraced_idle(gpu[first_op:], host)
     return truth
 
 
-def _untraced_idle(gpu: list[tuple[int, int]], host: list[tuple[int, int]]) -> int:
+def untraced_idle(gpu: list[tuple[int, int]], host: list[tuple[int, int]]) -> int:
     """ns of the GPU's idle between its first and last operation ``gpu`` during which the host was in none of ``host``
-    (both on the host's clock)."""
+    (both on the host's clock): the host's own code no profiler records, which a report names unrecorded host time,
+    no wait's -- a wait's truth is the idle less it (asked by every writer whose truth is a wait's idle)."""
     free, out = None, 0
     for s, e in sorted(gpu):
         if free is not None and s > free:  # an idle stretch [free, s): less the host's recorded time in it

@@ -3643,15 +3643,21 @@ IMPLICIT_SYNC_OPS: dict[str, tuple[tuple[str, ...], str, str]] = {
 }
 
 
-def _implicit_read(r: Rank, chain: tuple[str, ...], before: str, after: str, select_us: float = 30.0) -> None:
+def _implicit_read(r: Rank, chain: tuple[str, ...], before: str, after: str, select_us: float = 30.0,
+                   nested: tuple[str, ...] = ()) -> None:
     """One op of :data:`IMPLICIT_SYNC_OPS`: its count kernel, the 4-byte read of the count into pinned memory and the
-    host's wait for its stream (every kernel queued before it), then the kernel that writes the output."""
+    host's wait for its stream (every kernel queued before it), then the kernel that writes the output.  ``nested``:
+    ops the reading op calls (4 us each, no launch) after its count kernel and before its read, each ended before the
+    read begins -- ``aten::empty`` of the pinned count (Nonzero.cu's ``at::empty({1}, ...pinned)``)."""
     start = r.host_us
     ops = []
     for name in chain:  # each op of the chain a little after the one that calls it, as the profiler records them
         ops.append(r.cpu(name, 0.0, advance=False))
         r.host_us += 2.0
     r.kernel(None, before, 8.0)
+    for name in nested:
+        r.cpu(name, 4.0)
+        r.host_us += 1.0
     op = ops[-1]
     _, copy_start = r.memcpy(op, "Memcpy DtoH (Device -> Pinned)", 4, 1.5)
     r.host_us += 15.0
@@ -3671,7 +3677,8 @@ def _implicit_read(r: Rank, chain: tuple[str, ...], before: str, after: str, sel
 
 
 def write_implicit_sync(path: str, op: str = "nonzero", steps: int = 10, layers: int = 6,
-                        gemm_us: float = 100.0, host_after_us: float = 80.0) -> dict[str, Any]:
+                        gemm_us: float = 100.0, host_after_us: float = 80.0,
+                        nested: tuple[str, ...] = ()) -> dict[str, Any]:
     """A bf16 MLP's forward, backward and optimizer (``layers`` GEMM + ReLU forward, two GEMMs each backward), where
     each forward layer runs ``op`` of :data:`IMPLICIT_SYNC_OPS` (``torch.nonzero(mask)``, ``x[mask]``,
     ``torch.unique(ids)``: a router's data-dependent selection) then ``host_after_us`` of Python that uses its
@@ -3680,7 +3687,8 @@ def write_implicit_sync(path: str, op: str = "nonzero", steps: int = 10, layers:
     Truth by construction: each op's read drains the queue (the host waits for the layer's GEMM queued before it), the
     GPU then idles until the host launches again (~``host_after_us`` and the launches); the sync is the op's, not a
     read the program wrote, so its fix is the op's (a size known in advance: ``nonzero_static``, counts kept on the
-    GPU), not "keep .item() out of the step".  Returned: the op's name as the trace has it (the outermost of its chain),
+    GPU), not "keep .item() out of the step".  ``nested``: ops the reading op calls and ends before its read
+    (:func:`_implicit_read`; ``("aten::empty",)``).  Returned: the op's name as the trace has it (the outermost of its chain),
     the op that reads (the innermost), the step's GEMM time and the GPU's idle per kept step from each op's last kernel
     to the next launched kernel (ms) -- idle the syncs caused, which reading the drain only up to the op's own next
     kernel missed."""
@@ -3696,7 +3704,7 @@ def write_implicit_sync(path: str, op: str = "nonzero", steps: int = 10, layers:
             if ended is not None:
                 idle[-1] += max(start - ended, 0.0)
             rr.kernel("aten::relu", RELU_BF16, 10.0)
-            _implicit_read(rr, chain, before, after)
+            _implicit_read(rr, chain, before, after, nested=nested)
             rr.cpu("aten::view", host_after_us)  # the Python that uses the selection before the next launch
             ended = rr.streams[COMPUTE_STREAM]
         start, _ = rr.kernel("aten::mm", GEMM_FWD, gemm_us)

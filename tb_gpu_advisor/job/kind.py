@@ -1023,8 +1023,9 @@ def lost_launches(trace: Trace, waits: Waits | None = None) -> tuple[str, tuple[
     24,801 accepted launches, each behind a finished ``cudaDeviceSynchronize`` -- and was read as if the recorded
     part were the whole (Navi-AI-Lab/nvllm ``B_harness_grid_4_active``, h37-survey31); a stretch lost mid-window reads
     the same way by the same accounting, where a rule for the tail alone took its launches for work queued elsewhere
-    (h37-lost3).  A poll is read where recorded work drains under it (``job.waits.polls``): a loop that polls after
-    launches whose every record was lost shows no wait (``nsysexport.write_lost_kernel_records(poll=)``, h37-debt46)."""
+    (h37-lost3).  A poll is read where recorded work drains under it, or after a lost launch by its shape, queries in
+    a row until the host goes on (``job.waits.polls``; ``nsysexport.write_lost_kernel_records(poll=)`` reads as its
+    sync twin, h37-probe47c)."""
     h = trace.h
     devs = [d for d in trace.devices if len(d)]
     if not len(h) or not devs or h.corr is None:

@@ -130,12 +130,38 @@ def polls(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], o
     if at.size < 2:
         return none
     qc = calls[at]
-    done = said_done(h, devs, launches, qc)
     run = np.cumsum(first)[at]
+    blind = _after_lost_launch(h, calls, rec)[at]
+    done = said_done(h, devs, launches, qc) & ~blind
+    done[blind] = _runs_last(run)[blind]  # no record to judge by: the run's shape, asked until the host went on
     opens = first[at] | np.concatenate([[False], done[:-1] & (run[1:] == run[:-1])])  # a poll's first query
     begin = np.flatnonzero(opens)[np.cumsum(opens) - 1]  # per query, its poll's first query
     poll = done & ~opens  # the query that said done, after one at least that did not
     return qc[poll].astype(np.int64), h.start[qc[begin[poll]]].astype(np.int64)
+
+
+def _after_lost_launch(h: HostEvents, calls: np.ndarray, rec: np.ndarray) -> np.ndarray:
+    """Bool per runtime call of ``calls`` (sorted by line, then start): the last launch call before it on its line has
+    no device record (its kernel's record was lost: ``job.kind.lost_launches``).  Why: a query's answer is read from
+    the recorded work it could wait for, and after a lost launch the records show the GPU done before the host's first
+    query -- each query of the loop read as its own poll that said done at once, so none was a wait
+    (``nsysexport.write_lost_kernel_records(poll=)`` read nothing lost where its sync twin reads half the launches,
+    h37-debt46's Left 1)."""
+    launch = h.name_mask(devices.is_launch_call)[calls]
+    lost = launch & ~np.isin(calls, rec)
+    pos = np.where(launch, np.arange(calls.size), -1)
+    last = np.maximum.accumulate(pos)  # per call, the latest launch at or before it in the order
+    line = h.line[calls]
+    ok = last >= 0
+    ok[ok] = line[last[ok]] == line[ok]  # on its own line
+    return ok & lost[np.maximum(last, 0)]
+
+
+def _runs_last(run: np.ndarray) -> np.ndarray:
+    """Bool per query (``run``: its run's number, ascending): the last query of a run of two or more -- a poll by its
+    shape, the host asking in a row until it went on with something else (a launch, its own code's next call)."""
+    last = np.r_[run[1:] != run[:-1], True]
+    return last & np.r_[False, run[1:] == run[:-1]]
 
 
 def said_done(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], qc: np.ndarray) -> np.ndarray:

@@ -56,19 +56,24 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     if lost is not None:  # no runtime record: the scalar reads that waited are all the capture shows of its syncs
         return lost
     in_step = (ctx.host_step >= 0) | _ends_in_step(ctx)
-    sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & in_step)
-    blocking = np.flatnonzero(_blocking_reads(ctx) & in_step)
+    # and the waits of the unkept stretch right before a kept step, for the idle they drain into it alone
+    wide = in_step | _before_kept(ctx, in_step)
+    sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & wide)
+    blocking = np.flatnonzero(_blocking_reads(ctx) & wide)
     encloser = _encloser(ctx) if blocking.size else None
     if blocking.size:
         sync = np.union1d(sync, _framework_reads(ctx, encloser, blocking))
-    poll_done, poll_start = _polls(ctx, in_step)
+    poll_done, poll_start = _polls(ctx, wide)
     if poll_done.size:  # the program's polls: each run's last query, the run its wait (a query inside none: no clash)
         sync = np.union1d(sync, poll_done)
-    reads = not sync.size  # no sync call recorded: the framework's blocking reads are the syncs (JAX's np.asarray)
+    reads = not in_step[sync].any()  # no sync call recorded: the framework's blocking reads are the syncs (JAX's np.asarray)
     if reads:
-        sync = _outermost(h, np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & (ctx.host_step >= 0)))
+        sync = _outermost(h, np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & ((ctx.host_step >= 0) | wide
+                                                                                        & ~in_step)))
     sync = sync[~_in_own_one_time(ctx, sync)]
-    if not sync.size:
+    sync = sync[in_step[sync] | _last_before_kept(ctx, sync)]
+    mine = in_step[sync]  # the kept steps' own waits: the counts, names and host time are theirs alone
+    if not mine.any():
         return _leads_only(ctx, gap_windows)
     # when each wait began: its call, or a poll's first query (the host asked until the GPU was done)
     poll = np.isin(sync, poll_done)
@@ -135,6 +140,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     # a read's bytes: the copy's; a poll from its first query
     blocked = (h.end[sync] - np.where(poll, begins, _from_step_start(ctx, sync)) - moving).astype(np.float64)
     # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
+    waited, in_op, poll, copy = waited & mine, in_op & mine, poll & mine, copy & mine
     return HostSyncs(calls_per_step=ctx.per_step(waited.sum()), calls=int(waited.sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
                      callers=_top(ctx, _named_by(named, sync)[waited], top_n),
@@ -328,6 +334,41 @@ def _ends_in_step(ctx: Context) -> np.ndarray:
     return ok & (ctx.host_step < 0) & (h.start < w[k, 0]) & (h.end <= w[k, 1])
 
 
+def _before_kept(ctx: Context, in_step: np.ndarray) -> np.ndarray:
+    """Bool per host event: outside the kept steps (``in_step`` false) and ending before a kept step's host window
+    with no kept window between -- the unkept stretch (a warm-up step, a dropped one) a kept step follows, where the
+    wait that drains the GPU before the kept step's first work may lie (:func:`_last_before_kept`)."""
+    h, w = ctx.h, ctx.steps.host_windows
+    if not w.shape[0]:
+        return np.zeros(len(h), dtype=bool)
+    k = np.searchsorted(w[:, 0], h.end, side="left")  # the first kept window starting at or after the event's end
+    return ~in_step & (k < w.shape[0])
+
+
+def _last_before_kept(ctx: Context, sync: np.ndarray) -> np.ndarray:
+    """Bool per wait of ``sync`` (ascending host events): the last one on its line to end before a kept step's host
+    window that lies outside every kept step.  Why (h37-probe46b's Left 2): the wait drained the queue, so the GPU idles
+    from the end of the work it waited for until the host launches again -- into the kept step, whose lead idle the
+    ledger books (the kept part only; the wait's count, name and host time are its own unkept step's).  Unread, that
+    lead went to the next launch's wait: ``write_cpu_index``'s first kept step, 7.9 us launch wait of the copies'."""
+    h, w = ctx.h, ctx.steps.host_windows
+    out = np.zeros(sync.shape, dtype=bool)
+    outside = np.flatnonzero((ctx.host_step[sync] < 0) & ~_ends_in_step(ctx)[sync]) if sync.size else sync
+    if not outside.size or not w.shape[0]:
+        return out
+    end = h.end[sync[outside]].astype(np.int64)
+    k = np.searchsorted(w[:, 0], end, side="left")
+    ok = k < w.shape[0]
+    outside, end, k = outside[ok], end[ok], k[ok]
+    key = np.stack([h.line[sync[outside]].astype(np.int64), k])
+    order = np.lexsort((end, key[1], key[0]))  # by line, then window, then end: the last of each group decides
+    outside, key = outside[order], key[:, order]
+    last = np.ones(outside.size, dtype=bool)
+    last[:-1] = (key[:, 1:] != key[:, :-1]).any(axis=0)
+    out[outside[last]] = True
+    return out
+
+
 def _from_step_start(ctx: Context, idx: np.ndarray) -> np.ndarray:
     """Each host event's start, or the start of the kept step it ends in where it began before it: the host's wait
     counts from the step's start (its part before the step waited on the work before it, said where that work is
@@ -457,9 +498,12 @@ def _launched_after(ctx: Context, encloser: Encloser, sync: np.ndarray, callers:
     runs the op's last kernels and idles again until the program launches more, so the wait lasts until the op
     returns, and its fix is the op's (a size known in advance), not "read values every N steps".  A region that only
     holds other ops (a compiled graph's ``## Call CompiledFxGraph``, whose Triton kernels launch inside their own
-    ops) launches nothing itself: its syncs stay the program's (xdit_flux_mi300x_capture's cudagraph warm-up)."""
+    ops) launches nothing itself: its syncs stay the program's (xdit_flux_mi300x_capture's cudagraph warm-up).  Only a
+    framework op reads a value to go on with: found by nesting (:func:`_encloser`), that region's graph replay after
+    its warm-up syncs is its own launch, but the region is Inductor's range, no op of the program's."""
     h = ctx.h
     out = np.zeros(sync.shape, dtype=bool)
+    callers = np.where((callers >= 0) & _framework_op(ctx)[np.maximum(callers, 0)], callers, -1)
     launches = [g.launch[g.launch >= 0] for g in ctx.gpus]
     rec = sorted_unique(np.concatenate(launches).astype(np.int64)) if launches else np.zeros(0, np.int64)
     if not rec.size or not (callers >= 0).any():
@@ -556,10 +600,13 @@ def _top(ctx: Context, callers: np.ndarray, top_n: int) -> list[tuple[str, float
 def _encloser(ctx: Context) -> Encloser:
     """The framework op around a wait, never another runtime call (any vendor's: a HIP call would enclose itself),
     nor the range that marks the whole step (``Context.step_marks``: ``decode 3`` says the wait is in the iteration,
-    not who made it -- a sync no op encloses is then named by its own call)."""
+    not who made it -- a sync no op encloses is then named by its own call), nor the profiler's own step mark
+    (``Framework.step_marker``: ``ProfilerStep#3``, a step mark whatever the steps were read from).  Found by nesting
+    (``Encloser(nested=True)``): a sync or launch of an op after an op inside it returned (``aten::nonzero``'s
+    ``aten::empty``, then its read, then its select) is that op's, not inside no op (h37-probe47c)."""
     h = ctx.h
     mask = h.name_mask(lambda x: not x.startswith(_RUNTIME) and not devices.is_runtime_call(x))
-    return Encloser(h, mask & ~ctx.step_marks)
+    return Encloser(h, mask & ~ctx.step_marks & ~h.name_mask(ctx.fw.step_marker), nested=True)
 
 
 def _blocking_reads(ctx: Context) -> np.ndarray:

@@ -85,10 +85,17 @@ def _jump(ptr: np.ndarray, bad: Callable[[np.ndarray, np.ndarray], np.ndarray], 
 
 
 class Encloser:
-    """``mask_outer`` host events sorted by (line, start) once, for many :meth:`find` queries."""
+    """``mask_outer`` host events sorted by (line, start) once, for many :meth:`find` queries.
 
-    def __init__(self, h: HostEvents, mask_outer: np.ndarray) -> None:
+    ``nested``: :meth:`find` answers by nesting -- where the latest outer event starting before a query has ended (an
+    op's inner op that returned before the op's own sync or launch: ``aten::nonzero``'s ``aten::empty`` of the pinned
+    count), the query's answer is the innermost one still open around it (:meth:`_parents`), not none.  Off, a query
+    after an inner op ended reads as inside no outer event at all (h37-probe47c)."""
+
+    def __init__(self, h: HostEvents, mask_outer: np.ndarray, nested: bool = False) -> None:
         self.h = h
+        self.nested = nested
+        self._parent: np.ndarray | None = None
         self.outer = np.flatnonzero(mask_outer).astype(index_dtype(len(h)), copy=False)
         self.oline = h.line[self.outer]
         self.ostart = h.start[self.outer]
@@ -131,6 +138,10 @@ class Encloser:
                 j -= 1
                 ok = j >= 0
                 np.maximum(j, 0, out=j)
+                if self.nested:
+                    j = self._open_at(j + o_lo[k], ok, inner, t) - o_lo[k]
+                    ok &= j >= 0
+                    np.maximum(j, 0, out=j)
                 oj = o[j]
                 ok &= h.end[oj] >= t
                 ok &= oj != inner
@@ -139,3 +150,29 @@ class Encloser:
                 else:
                     out[sel[ok]] = oj[ok]
         return out
+
+    def _open_at(self, pos: np.ndarray, ok: np.ndarray, inner: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Per query (``pos``: the position in the sorted outer events of the latest one on its line starting at or
+        before ``t``, valid where ``ok``): that event's position, or its nearest ancestor's that is still open at
+        ``t`` and is not the query itself; -1 where none is."""
+        parent = self._parents()
+        end = self.h.end[self.outer]
+        cur = np.where(ok, pos, -1).astype(np.int64)
+        first = cur >= 0
+        first[first] = self.outer[cur[first]] == inner[first]  # a query is never its own outer event
+        cur[first] = parent[cur[first]]
+        _jump(cur, lambda todo, c: end[c] < t[todo], parent)
+        return cur
+
+    def _parents(self) -> np.ndarray:
+        """Per sorted outer event: the position of the innermost earlier one on its line still open at its start, -1
+        (pointer jumping from the event before it, as :func:`innermost_range` finds a range's parent)."""
+        if self._parent is None:
+            n = self.outer.size
+            parent = np.arange(-1, n - 1, dtype=np.int64)
+            if n:
+                parent[1:][self.oline[1:] != self.oline[:-1]] = -1
+            end, start = self.h.end[self.outer], self.ostart
+            _jump(parent, lambda todo, p: end[p] < start[todo], parent)
+            self._parent = parent
+        return self._parent

@@ -25,7 +25,8 @@ from synthetic import jaxcapture, nsysexport as nx
 from synthetic import torchtrace as tt
 from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tb_gpu_advisor.formats.nsys import reader as nsys_reader
+from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
 from tests.support.paths import FIXTURES
 
 
@@ -80,6 +81,33 @@ def test_steps_in_the_lost_stretch_are_not_counted(tmp_path):
     # and the stock rule's first step; the last recorded step (19) is whole -- the steps after it started -- so it is
     # no last step the window cut (h37-randjobs4: before, "first and last of the rest", 18)
     assert steps["count"] == 40 - 20 - 1 and "dropped first of 40 steps" in steps["note"]
+
+
+def test_a_loop_that_polls_after_its_lost_launches_is_read_as_its_sync_twin(tmp_path):
+    """By construction: the stretch lost mid-window (steps 15-24 of 40, two streams), each repeat's wait a
+    ``cudaStreamQuery`` every 10 us until its kernels are done instead of ``cudaDeviceSynchronize``.  With the records
+    lost, every query found the recorded GPU done -- each one its own poll, so none was a wait and no launch was lost
+    (BASE: no finding, where the sync twin reads 40 of 160).  The run of queries in a row until the host launches again
+    is the poll by its shape (``job.waits.polls``): the same 40 of 160, the same stretch and steps as the twin's."""
+    path = str(tmp_path / "run.sqlite")
+    truth = nx.write_lost_kernel_records(path, lost_from=15, lost_until=25, streams=2, ranges=True,
+                                         poll="cudaStreamQuery")
+    rep = _report(path)
+    (f,) = _lost(rep)
+    assert f"{truth['lost']:,} of the {truth['launches']:,}" == "40 of the 160" and "40 of the 160" in f["summary"]
+    assert f"from {truth['lost_from_ns'] / 1e6:,.1f} ms to {truth['resume_ns'] / 1e6:,.1f} ms" in f["summary"]
+    steps = rep["hosts"][0]["steps"]
+    lost = [d for d in steps["dropped"] if d["reason"].startswith("lost records")]
+    assert len(lost) == 10 and steps["found"] == 40 and steps["count"] == 40 - 10 - 2
+
+
+def test_polls_over_recorded_work_keep_their_reading(tmp_path):
+    """Control: nothing lost, each repeat's wait a poll -- its queries drain recorded work, read as before (one poll
+    a step, no lost finding)."""
+    path = str(tmp_path / "run.sqlite")
+    nx.write_lost_kernel_records(path, lost_from=None, ranges=True, poll="cudaStreamQuery")
+    assert not _lost(_report(path))
+    assert host_metrics(nsys_reader.read_trace(path)).syncs.poll_calls_per_step == 1.0
 
 
 def test_launches_in_flight_at_the_windows_end_are_not_lost(tmp_path):

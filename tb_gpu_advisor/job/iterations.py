@@ -903,12 +903,14 @@ _NESTS = 3
 #: nests a block's temporaries in its output (two or three); a backward frees every layer's saved tensors.
 _MIN_NEST = 4
 #: Blocks a shorter walk back frees, at least -- a model of two layers, its two saved outputs -- where it frees every
-#: block the forward made and still holds at the walk's start in reverse order, making others between.  Why: a
-#: backward walks back all the forward saved, while a pass under ``no_grad`` that nests two blocks (a layer's output
-#: freed inside the input's life) holds a third it frees out of that order (the next layer's output, made from the
-#: first).  Without it a 2-layer model's loop read as no training iteration, its leak per micro-batch or not at all
-#: (h37-probe47a: ``as_recorded(training_iterations(8, layers=2, micro_batches=2, set_to_none=False, leak="list"),
-#: context=None)``: 16 iterations of one 48 MiB block where 8 of two ran).
+#: block made from its deepest on and still live at its start (a chain freed at once counted too) in reverse order,
+#: making others between.  Why: a backward walks back all the forward saved; a forward frees its temporaries as it
+#: goes, and a short nest there leaves a block of that stretch to a later chain (a hand-written attention's eager
+#: forward, wild ``snapshot_attn_fwd_autograd``: 3 nested blocks, a fourth freed at the pass's end -- read as a
+#: training iteration under the share :data:`_FALL_LIFO` asks of a long walk).  Without it a 2-layer model's loop
+#: read as no training iteration, its leak per micro-batch or not at all (h37-probe47a:
+#: ``as_recorded(training_iterations(8, layers=2, micro_batches=2, set_to_none=False, leak="list"), context=None)``:
+#: 16 iterations of one 48 MiB block where 8 of two ran).
 _LEAST_NEST = 2
 
 
@@ -994,7 +996,9 @@ def _first_step_state(me: MemoryEvents, walked: list[tuple[int, int]], frees: np
     backward's (made after its turn), held at every later round's start: each micro-batch read as an iteration, a
     stackless ``list`` leak under 2 micro-batches as 10 iterations of 1 block where 5 of 2 ran (h37-probe47a).  What
     every repeat keeps after its walk (an evaluation's graph kept each iteration, ``val_total += loss``) is no state:
-    only the excess of one repeat is."""
+    only the excess of one repeat is, and not the last's: a loop that makes its parameters anew each step (a
+    hand-written Adam out of place) frees the old ones, and only the last step's are live at the dump
+    (``wild/snapshot_adam_iterations``, its stacks taken away)."""
     n = len(me)
     kept = [np.flatnonzero((me.delta[a + 1:b + 1] > 0) & (frees[a + 1:b + 1] >= n)) + a + 1 for a, b in walked]
     counts = [dict(zip(*np.unique(me.delta[k], return_counts=True))) for k in kept]
@@ -1004,8 +1008,8 @@ def _first_step_state(me: MemoryEvents, walked: list[tuple[int, int]], frees: np
                  if c > max((o.get(s, 0) for i, o in enumerate(counts) if i != j), default=0)]
         if sizes:
             extra.append((j, sizes))
-    if len(extra) != 1:
-        return np.zeros(0, np.int64)
+    if len(extra) != 1 or extra[0][0] == len(kept) - 1:
+        return np.zeros(0, np.int64)  # the last repeat's excess: what the dump came before freeing, no first step's
     j, sizes = extra[0]
     return kept[j][np.isin(me.delta[kept[j]], sizes)]
 
@@ -1204,9 +1208,12 @@ def _walk(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> tuple[int, i
             # the forward's own blocks live when the walk begins: made from its first saved block on (``nest[-1]``,
             # freed last) -- gradients an earlier micro-batch's backward made, held to the step, are none of them
             walked = by_free[(by_free >= nest[-1]) & (by_free < first) & (frees[by_free] >= first)]
-            # a short walk (a model of two layers) must free every one of them in reverse order (:data:`_LEAST_NEST`)
-            share = _FALL_LIFO if nest.size >= _MIN_NEST else 1.0
-            return (first, last) if nest.size >= share * walked.size else None
+            if nest.size < _MIN_NEST:
+                # a short walk (a model of two layers) frees every one of them in reverse order, a chain freed at
+                # once set aside or not (:data:`_LEAST_NEST`)
+                every = blocks[(blocks >= nest[-1]) & (blocks < first) & (frees[blocks] >= first)]
+                return (first, last) if nest.size >= every.size else None
+            return (first, last) if nest.size >= _FALL_LIFO * walked.size else None
         by_free = by_free[~np.isin(by_free, nest)]  # freed at once: no walk (see _NESTS)
     return None
 

@@ -1180,8 +1180,9 @@ def _turn(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> int | None:
 
 
 def _walk(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> tuple[int, int] | None:
-    """(first free, last free) of the walk back (:func:`_turn`: its first free opens the backward).  The event at which the backward of the iteration between troughs ``lo`` and ``hi`` (event indices) begins --
-    the first free of the forward's blocks it walks back -- or None where the iteration shows no backward.
+    """(first free, last free) of the backward's walk back in the iteration between troughs ``lo`` and ``hi`` (event
+    indices): the frees of the forward's blocks it walks back, the first opening the backward (:func:`_turn`), the
+    last ending it (an optimizer's step comes after); None where the iteration shows no backward.
 
     Why: a backward frees the tensors its forward saved in reverse order of their making, so their lifetimes nest
     (made a1 < ... < an, freed fn < ... < f1), while it makes gradients between those frees.  The longest such nest

@@ -903,8 +903,8 @@ _NESTS = 3
 #: nests a block's temporaries in its output (two or three); a backward frees every layer's saved tensors.
 _MIN_NEST = 4
 #: Blocks a shorter walk back frees, at least -- a model of two layers, its two saved outputs -- where it frees every
-#: block made from its deepest on and still live at its start (a chain freed at once counted too) in reverse order,
-#: making others between.  Why: a backward walks back all the forward saved; a forward frees its temporaries as it
+#: block made from its deepest to its last made and still live at its start (a chain freed at once counted too) in
+#: reverse order, making others between.  Why: a backward walks back all the forward saved; a forward frees its temporaries as it
 #: goes, and a short nest there leaves a block of that stretch to a later chain (a hand-written attention's eager
 #: forward, wild ``snapshot_attn_fwd_autograd``: 3 nested blocks, a fourth freed at the pass's end -- read as a
 #: training iteration under the share :data:`_FALL_LIFO` asks of a long walk).  Without it a 2-layer model's loop
@@ -1210,9 +1210,10 @@ def _walk(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> tuple[int, i
             # freed last) -- gradients an earlier micro-batch's backward made, held to the step, are none of them
             walked = by_free[(by_free >= nest[-1]) & (by_free < first) & (frees[by_free] >= first)]
             if nest.size < _MIN_NEST:
-                # a short walk (a model of two layers) frees every one of them in reverse order, a chain freed at
-                # once set aside or not (:data:`_LEAST_NEST`)
-                every = blocks[(blocks >= nest[-1]) & (blocks < first) & (frees[blocks] >= first)]
+                # a short walk (a model of two layers) frees every one of them made from its deepest to its last
+                # made (a chain freed at once set aside or not; a gradient made before the first free is the
+                # backward's) in reverse order (:data:`_LEAST_NEST`)
+                every = blocks[(blocks >= nest[-1]) & (blocks <= nest[0]) & (frees[blocks] >= first)]
                 return (first, last) if nest.size >= every.size else None
             return (first, last) if nest.size >= _FALL_LIFO * walked.size else None
         by_free = by_free[~np.isin(by_free, nest)]  # freed at once: no walk (see _NESTS)

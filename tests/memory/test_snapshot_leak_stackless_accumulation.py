@@ -10,9 +10,10 @@ Truth by construction (``synthetic.memsnapshot.training_iterations``, its ``leak
   optimizer), so nothing told a micro-batch from an iteration -- each micro-batch read as one (10 iterations of 1
   block where 5 of 2 ran), or none; and the job's first micro-batch, whose backward keeps the gradients it makes,
   fell before the repeats (``job.iterations._first_step_state``, ``_head_openings``);
-* 2-layer models (116161, 116357, 116719, 116782): a backward that walks back 2 saved blocks was no walk of
-  ``_MIN_NEST`` (4) -- no training iteration, the leak read per micro-batch or not at all (``_LEAST_NEST``: a short
-  walk that frees every block it holds in reverse order).
+* 2-layer models (116161, 116357, 116719, 116782; 125018 of the walk from 125000, its last layer's gradient made
+  before the walk's first free): a backward that walks back 2 saved blocks was no walk of ``_MIN_NEST`` (4) -- no
+  training iteration, the leak read per micro-batch, by one too many, or not at all (``_LEAST_NEST``: a short walk
+  that frees every block it holds in reverse order).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ SEEDS = {
                  hold_loss=True, leak="list", leak_mib=4),
     116782: dict(iterations=6, layers=2, mib=64, micro_batches=3, set_to_none=False, optimizer_temp=True,
                  hold_loss=True, leak="graph", leak_mib=4),
+    125018: dict(iterations=7, layers=2, mib=32, micro_batches=1, set_to_none=True, optimizer_temp=False,
+                 hold_loss=True, leak="graph", leak_mib=48),
 }
 
 #: per seed: (iterations, blocks an iteration, an iteration's bytes, bytes at the end, the saving at the peak)
@@ -53,11 +56,12 @@ READ = {
     116357: (8, 2, 2 * 48 * MiB, 8 * 2 * 48 * MiB, 8 * 2 * 48 * MiB),
     116719: (6, 2, 2 * 4 * MiB, 6 * 2 * 4 * MiB, 6 * 2 * 4 * MiB),
     116782: (6, 4, 3 * 4 * MiB + 512, 6 * (3 * 4 * MiB + 512), 5 * (3 * 4 * MiB + 512)),
+    125018: (7, 4, 3 * 48 * MiB + 512, 7 * (3 * 48 * MiB + 512), 7 * (3 * 48 * MiB + 512)),
 }
 
 #: per seed: the job's iterations read (all where the first is one round of forward and backward like the repeats;
 #: one fewer where the repeats are whole iterations and the first's micro-batches fall before them, its state made)
-FOUND = {116138: 7, 116292: 5, 116770: 4, 116161: 6, 116357: 7, 116719: 5, 116782: 5}
+FOUND = {116138: 7, 116292: 5, 116770: 4, 116161: 6, 116357: 7, 116719: 5, 116782: 5, 125018: 7}
 
 
 def _stackless(seed: int) -> tuple[ms.Scenario, ms.Scenario]:

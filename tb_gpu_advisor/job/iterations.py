@@ -902,13 +902,9 @@ _NESTS = 3
 #: Blocks a backward's walk back must free, at least: two layers' saved input and output.  A pass under ``no_grad``
 #: nests a block's temporaries in its output (two or three); a backward frees every layer's saved tensors.
 _MIN_NEST = 4
-#: Blocks a shorter walk back frees, at least -- a model of two layers, its two saved outputs -- where it frees every
-#: block made from its deepest to its last made and still live at its start (a chain freed at once counted too) in
-#: reverse order, making others between.  Why: a backward walks back all the forward saved; a forward frees its temporaries as it
-#: goes, and a short nest there leaves a block of that stretch to a later chain (a hand-written attention's eager
-#: forward, wild ``snapshot_attn_fwd_autograd``: 3 nested blocks, a fourth freed at the pass's end -- read as a
-#: training iteration under the share :data:`_FALL_LIFO` asks of a long walk).  Without it a 2-layer model's loop
-#: read as no training iteration, its leak per micro-batch or not at all (h37-probe47a:
+#: Blocks a shorter walk back frees, at least -- a model of two layers, its two saved outputs -- where it walks back
+#: all its forward holds and frees at least what it makes meanwhile (:func:`_short_walk`).  Without it a 2-layer
+#: model's loop read as no training iteration, its leak per micro-batch or not at all (h37-probe47a:
 #: ``as_recorded(training_iterations(8, layers=2, micro_batches=2, set_to_none=False, leak="list"), context=None)``:
 #: 16 iterations of one 48 MiB block where 8 of two ran).
 _LEAST_NEST = 2
@@ -962,7 +958,7 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
     turns = 0
     walked: list[tuple[int, int]] = []  # per repeat with a backward: (its walk's last free, the repeat's end)
     for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
-        walk = _walk(lo, hi, made, frees)
+        walk = _walk(lo, hi, made, frees, me.delta)
         if walk is None:
             if 0 < k < len(cuts) - 2:
                 return None  # a whole repeat with no backward's walk back: no training iteration
@@ -1037,21 +1033,21 @@ def _head_openings(me: MemoryEvents, troughs: list[int], least: int, made: np.nd
     low = level < floor + least
     last = low & ~np.append(low[1:], False)  # the last allocation of each run at the level
     at = alloc[last & (me.delta[alloc] == me.delta[opens[0]])].tolist()
-    sizes = [_round_size(a - 1, b - 1, made, frees) for a, b in zip(opens[:-1], opens[1:])]
+    sizes = [_round_size(a - 1, b - 1, made, frees, me.delta) for a, b in zip(opens[:-1], opens[1:])]
     per = float(np.median([x for x in sizes if x is not None])) if any(x is not None for x in sizes) else 0.0
     alike = T("job.snapshot_iteration_alike")
     out = []
     for a, b in zip(at, [*at[1:], troughs[0] + 1]):
-        size = _round_size(a - 1, b - 1, made, frees)
+        size = _round_size(a - 1, b - 1, made, frees, me.delta)
         if size is not None and abs(size - per) <= alike * per:
             out.append(a)
     return out
 
 
-def _round_size(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> int | None:
+def _round_size(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np.ndarray) -> int | None:
     """The allocations events ``(lo, hi]`` make, less the blocks made after their backward's walk back ends that the
     history never frees (an optimizer's state, made once on its first step); None where they walk nothing back."""
-    walk = _walk(lo, hi, made, frees)
+    walk = _walk(lo, hi, made, frees, delta)
     if walk is None:
         return None
     after = np.flatnonzero(made[walk[1] + 1:hi + 1]) + walk[1] + 1
@@ -1172,14 +1168,14 @@ def _longest_run(eq: np.ndarray) -> tuple[int, int]:
     return int(s[j]), int(e[j] - s[j])
 
 
-def _turn(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> int | None:
+def _turn(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np.ndarray) -> int | None:
     """The event at which the backward of the iteration between troughs ``lo`` and ``hi`` begins (:func:`_walk`'s
     first free), or None where it shows no backward."""
-    walk = _walk(lo, hi, made, frees)
+    walk = _walk(lo, hi, made, frees, delta)
     return None if walk is None else walk[0]
 
 
-def _walk(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> tuple[int, int] | None:
+def _walk(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np.ndarray) -> tuple[int, int] | None:
     """(first free, last free) of the backward's walk back in the iteration between troughs ``lo`` and ``hi`` (event
     indices): the frees of the forward's blocks it walks back, the first opening the backward (:func:`_turn`), the
     last ending it (an optimizer's step comes after); None where the iteration shows no backward.
@@ -1210,14 +1206,29 @@ def _walk(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> tuple[int, i
             # freed last) -- gradients an earlier micro-batch's backward made, held to the step, are none of them
             walked = by_free[(by_free >= nest[-1]) & (by_free < first) & (frees[by_free] >= first)]
             if nest.size < _MIN_NEST:
-                # a short walk (a model of two layers) frees every one of them made from its deepest to its last
-                # made (a chain freed at once set aside or not; a gradient made before the first free is the
-                # backward's) in reverse order (:data:`_LEAST_NEST`)
-                every = blocks[(blocks >= nest[-1]) & (blocks <= nest[0]) & (frees[blocks] >= first)]
-                return (first, last) if nest.size >= every.size else None
+                return (first, last) if _short_walk(nest, blocks, first, last, made, frees, delta) else None
             return (first, last) if nest.size >= _FALL_LIFO * walked.size else None
         by_free = by_free[~np.isin(by_free, nest)]  # freed at once: no walk (see _NESTS)
     return None
+
+
+def _short_walk(nest: np.ndarray, blocks: np.ndarray, first: int, last: int, made: np.ndarray, frees: np.ndarray,
+                delta: np.ndarray) -> bool:
+    """Whether a nest shorter than :data:`_MIN_NEST` (event indices of its blocks' allocations, the first freed first;
+    its frees ``first`` .. ``last``) is a backward's walk back (:data:`_LEAST_NEST`): it frees every block made from
+    its deepest to its last made that is live at its start (``blocks``: those its iteration makes and frees; a chain
+    freed at once counted too; a gradient made after them and before the first free is the backward's), and makes
+    no more bytes between its frees than it frees.
+
+    Why both: a backward walks back all the forward saved, and frees those activations as it makes the gradients; a
+    forward frees its temporaries as it goes and climbs on -- a short nest there leaves a block of that stretch to a
+    later chain (wild ``snapshot_attn_fwd_autograd``'s eager attention: 3 nested blocks, a fourth freed at the
+    pass's end), or makes more between its frees than they free (``snapshot_attn_sweep_cache``: a 128 KiB and a 512
+    MiB block nested while the scores' 1 GiB is made).  A 2-layer backward whose gradients outweigh the activations
+    it frees reads no walk (a limit: as before h37-probe47a)."""
+    every = blocks[(blocks >= nest[-1]) & (blocks <= nest[0]) & (frees[blocks] >= first)]
+    between = np.flatnonzero(made[first:last]) + first
+    return nest.size >= every.size and int(delta[between].sum()) <= int(delta[nest].sum())
 
 
 def _nest(by_free: np.ndarray) -> np.ndarray:
@@ -1325,7 +1336,7 @@ def pass_phases(me: MemoryEvents) -> Passes | None:
     a, b = run  # segments a .. b-1 are the passes
     if 2 * (b - a) * len(keys[a]) < int(made.sum()):
         return None  # a loop's passes are the bulk of its history, as a period's repeats are (:func:`_period`)
-    if any(_turn(cuts[k], cuts[k + 1], made, frees) is not None for k in range(a, b)):
+    if any(_turn(cuts[k], cuts[k + 1], made, frees, me.delta) is not None for k in range(a, b)):
         return None
     freed = made & (frees < n)  # a pass opens with its first block it frees: the weights before it are no part
     starts = [cuts[k] + 1 + int(np.argmax(freed[cuts[k] + 1:cuts[k + 1] + 1])) for k in range(a, b)]

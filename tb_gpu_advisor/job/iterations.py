@@ -1218,7 +1218,8 @@ def _short_walk(nest: np.ndarray, blocks: np.ndarray, first: int, last: int, mad
     its frees ``first`` .. ``last``) is a backward's walk back (:data:`_LEAST_NEST`): it frees every block made from
     its deepest to its last made that is live at its start (``blocks``: those its iteration makes and frees; a chain
     freed at once counted too; a gradient made after them and before the first free is the backward's), and makes
-    no more bytes between its frees than it frees.
+    no more bytes between its frees than it frees, of blocks the history frees (gradients zeroed in place, made by
+    the job's first backward and held for good, are the backward's own).
 
     Why both: a backward walks back all the forward saved, and frees those activations as it makes the gradients; a
     forward frees its temporaries as it goes and climbs on -- a short nest there leaves a block of that stretch to a
@@ -1228,6 +1229,7 @@ def _short_walk(nest: np.ndarray, blocks: np.ndarray, first: int, last: int, mad
     it frees reads no walk (a limit: as before h37-probe47a)."""
     every = blocks[(blocks >= nest[-1]) & (blocks <= nest[0]) & (frees[blocks] >= first)]
     between = np.flatnonzero(made[first:last]) + first
+    between = between[frees[between] < made.size]  # gradients held for good (zeroed in place) are no climb
     return nest.size >= every.size and int(delta[between].sum()) <= int(delta[nest].sum())
 
 

@@ -902,6 +902,12 @@ _NESTS = 3
 #: Blocks a backward's walk back must free, at least: two layers' saved input and output.  A pass under ``no_grad``
 #: nests a block's temporaries in its output (two or three); a backward frees every layer's saved tensors.
 _MIN_NEST = 4
+#: Blocks a shorter walk back frees, at least -- a model of two layers, its two saved outputs -- where it walks back
+#: all its forward holds and frees at least what it makes meanwhile (:func:`_short_walk`).  Without it a 2-layer
+#: model's loop read as no training iteration, its leak per micro-batch or not at all (h37-probe47a:
+#: ``as_recorded(training_iterations(8, layers=2, micro_batches=2, set_to_none=False, leak="list"), context=None)``:
+#: 16 iterations of one 48 MiB block where 8 of two ran).
+_LEAST_NEST = 2
 
 
 @dataclass
@@ -943,24 +949,109 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
     alloc, (p, first, cover) = got
     reps = cover // p
     troughs = _troughs(me, alloc, p, first, cover)
-    cuts = [-1, *troughs, len(me) - 1]  # (lo, hi] event ranges: the head, each whole repeat, the tail
-    phase = np.full(len(me), -1, np.int8)
     made = me.delta > 0
+    # rounds the head holds that open as the repeats do, each with its own walk back (:func:`_head_openings`)
+    heads = _head_openings(me, troughs, int(me.delta[alloc[first:first + p]].min()), made, frees) if troughs else []
+    # (lo, hi] event ranges: the head (set-up), its rounds, each whole repeat, the tail
+    cuts = [-1, *[h - 1 for h in heads if h > 0], *troughs, len(me) - 1]
+    phase = np.full(len(me), -1, np.int8)
     turns = 0
+    walked: list[tuple[int, int]] = []  # per repeat with a backward: (its walk's last free, the repeat's end)
     for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
-        turn = _turn(lo, hi, made, frees)
-        if turn is None:
+        walk = _walk(lo, hi, made, frees, me.delta)
+        if walk is None:
             if 0 < k < len(cuts) - 2:
                 return None  # a whole repeat with no backward's walk back: no training iteration
             continue  # the head (set-up, or an iteration that differs) or the tail (cut by the dump) need not have one
         turns += 1
+        turn = walk[0]
+        walked.append((walk[1], hi))
         ev = np.flatnonzero(made[lo + 1:hi + 1]) + lo + 1
         phase[ev] = np.where(ev < turn, MEMORY_PHASES.index("forward"), MEMORY_PHASES.index("backward"))
     if turns < 2:
         return None
+    phase[_first_step_state(me, walked, frees)] = MEMORY_PHASES.index("optimizer")
     site = np.full(len(me), -1, np.int32)
     site[alloc[first:first + cover]] = np.arange(cover, dtype=np.int32) % p
-    return Pattern(phase, p, reps, turns, site, int((me.delta > 0).sum()) - alloc.size, int(site[troughs[0] + 1]) if troughs else 0)
+    opening = int(site[troughs[0] + 1]) if troughs else 0
+    site[heads] = opening
+    return Pattern(phase, p, reps, turns, site, int((me.delta > 0).sum()) - alloc.size, opening)
+
+
+def _first_step_state(me: MemoryEvents, walked: list[tuple[int, int]], frees: np.ndarray) -> np.ndarray:
+    """Event indices of the state an optimizer made on its first step, in a history recorded without stacks: the
+    blocks never freed that one repeat makes after its backward's walk ends (``walked``: per repeat with a backward,
+    its walk's last free and the repeat's end) beyond what any other repeat makes there of their size; none where no
+    repeat, or more than one, does.
+
+    Why: an optimizer runs after the backward, and its first step makes its state (Adam's two moments a parameter),
+    held from then on; a fused or in-place optimizer allocates nothing after it.  Under gradient accumulation with the
+    gradients zeroed in place (``zero_grad(set_to_none=False)``) that first step is the one sign in the history of
+    where an iteration ends -- the gradients are held alike at every micro-batch's start -- and a framed history reads
+    it off the optimizer's frames (``_group_starts``' ``first_step``).  Without frames the state read as the
+    backward's (made after its turn), held at every later round's start: each micro-batch read as an iteration, a
+    stackless ``list`` leak under 2 micro-batches as 10 iterations of 1 block where 5 of 2 ran (h37-probe47a).  What
+    every repeat keeps after its walk (an evaluation's graph kept each iteration, ``val_total += loss``) is no state:
+    only the excess of one repeat is, and not the last's: a loop that makes its parameters anew each step (a
+    hand-written Adam out of place) frees the old ones, and only the last step's are live at the dump
+    (``wild/snapshot_adam_iterations``, its stacks taken away)."""
+    n = len(me)
+    kept = [np.flatnonzero((me.delta[a + 1:b + 1] > 0) & (frees[a + 1:b + 1] >= n)) + a + 1 for a, b in walked]
+    counts = [dict(zip(*np.unique(me.delta[k], return_counts=True))) for k in kept]
+    extra: list[tuple[int, list[int]]] = []
+    for j, mine in enumerate(counts):
+        sizes = [int(s) for s, c in mine.items()
+                 if c > max((o.get(s, 0) for i, o in enumerate(counts) if i != j), default=0)]
+        if sizes:
+            extra.append((j, sizes))
+    if len(extra) != 1 or extra[0][0] == len(kept) - 1:
+        return np.zeros(0, np.int64)  # the last repeat's excess: what the dump came before freeing, no first step's
+    j, sizes = extra[0]
+    return kept[j][np.isin(me.delta[kept[j]], sizes)]
+
+
+def _head_openings(me: MemoryEvents, troughs: list[int], least: int, made: np.ndarray,
+                   frees: np.ndarray) -> list[int]:
+    """The events that open rounds of forward and backward in the history's head (the events up to the first of
+    ``troughs``, before the repeats), where each opens as every repeat does: an allocation of the repeats' opening
+    size (each trough's next event) at their level less what the history never frees (within ``least``, the period's
+    smallest block) -- the last of a run of allocations there (weights made before it sit at that level too) --
+    whose round, up to the next one's opening or the head's end, walks its forward back (:func:`_walk`) and makes as
+    many allocations as a repeat (:func:`_round_size`, within ``job.snapshot_iteration_alike``).
+
+    Why: the repeats are read from the sizes of the blocks the history frees, and under
+    ``zero_grad(set_to_none=False)`` the job's first backwards make gradients it never frees -- their rounds allocate
+    fewer such blocks than every later one, so they fall before the repeats, and the job's first iteration lost its
+    first micro-batches: read from the second on, 4 iterations where 5 ran, or each micro-batch an iteration
+    (h37-probe47a).  As many allocations: where the repeats are whole iterations of several micro-batches, a head's
+    micro-batch is no repeat's like.  A head of set-up, or one a ring buffer cut inside a round, opens none."""
+    never = _never_freed(me)
+    opens = [t + 1 for t in troughs]
+    alloc = np.flatnonzero(made[:troughs[0] + 1])
+    level = (me.allocated - me.delta)[alloc] - never[alloc]
+    floor = float(np.mean([int(me.allocated[o] - me.delta[o]) - int(never[o]) for o in opens]))
+    low = level < floor + least
+    last = low & ~np.append(low[1:], False)  # the last allocation of each run at the level
+    at = alloc[last & (me.delta[alloc] == me.delta[opens[0]])].tolist()
+    sizes = [_round_size(a - 1, b - 1, made, frees, me.delta) for a, b in zip(opens[:-1], opens[1:])]
+    per = float(np.median([x for x in sizes if x is not None])) if any(x is not None for x in sizes) else 0.0
+    alike = T("job.snapshot_iteration_alike")
+    out = []
+    for a, b in zip(at, [*at[1:], troughs[0] + 1]):
+        size = _round_size(a - 1, b - 1, made, frees, me.delta)
+        if size is not None and abs(size - per) <= alike * per:
+            out.append(a)
+    return out
+
+
+def _round_size(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np.ndarray) -> int | None:
+    """The allocations events ``(lo, hi]`` make, less the blocks made after their backward's walk back ends that the
+    history never frees (an optimizer's state, made once on its first step); None where they walk nothing back."""
+    walk = _walk(lo, hi, made, frees, delta)
+    if walk is None:
+        return None
+    after = np.flatnonzero(made[walk[1] + 1:hi + 1]) + walk[1] + 1
+    return int(made[lo + 1:walk[1] + 1].sum()) + int((frees[after] < made.size).sum())
 
 
 def _repeating(me: MemoryEvents, frees: np.ndarray) -> tuple[np.ndarray, tuple[int, int, int]] | None:
@@ -1077,9 +1168,17 @@ def _longest_run(eq: np.ndarray) -> tuple[int, int]:
     return int(s[j]), int(e[j] - s[j])
 
 
-def _turn(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> int | None:
-    """The event at which the backward of the iteration between troughs ``lo`` and ``hi`` (event indices) begins --
-    the first free of the forward's blocks it walks back -- or None where the iteration shows no backward.
+def _turn(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np.ndarray) -> int | None:
+    """The event at which the backward of the iteration between troughs ``lo`` and ``hi`` begins (:func:`_walk`'s
+    first free), or None where it shows no backward."""
+    walk = _walk(lo, hi, made, frees, delta)
+    return None if walk is None else walk[0]
+
+
+def _walk(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np.ndarray) -> tuple[int, int] | None:
+    """(first free, last free) of the backward's walk back in the iteration between troughs ``lo`` and ``hi`` (event
+    indices): the frees of the forward's blocks it walks back, the first opening the backward (:func:`_turn`), the
+    last ending it (an optimizer's step comes after); None where the iteration shows no backward.
 
     Why: a backward frees the tensors its forward saved in reverse order of their making, so their lifetimes nest
     (made a1 < ... < an, freed fn < ... < f1), while it makes gradients between those frees.  The longest such nest
@@ -1099,16 +1198,39 @@ def _turn(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> int | None:
     by_free = blocks[np.argsort(frees[blocks], kind="stable")]
     for _ in range(_NESTS):
         nest = _nest(by_free)
-        if nest.size < _MIN_NEST:
+        if nest.size < _LEAST_NEST:
             return None
         first, last = int(frees[nest[0]]), int(frees[nest[-1]])
         if made[first:last].any():
             # the forward's own blocks live when the walk begins: made from its first saved block on (``nest[-1]``,
             # freed last) -- gradients an earlier micro-batch's backward made, held to the step, are none of them
             walked = by_free[(by_free >= nest[-1]) & (by_free < first) & (frees[by_free] >= first)]
-            return first if nest.size >= _FALL_LIFO * walked.size else None
+            if nest.size < _MIN_NEST:
+                return (first, last) if _short_walk(nest, blocks, first, last, made, frees, delta) else None
+            return (first, last) if nest.size >= _FALL_LIFO * walked.size else None
         by_free = by_free[~np.isin(by_free, nest)]  # freed at once: no walk (see _NESTS)
     return None
+
+
+def _short_walk(nest: np.ndarray, blocks: np.ndarray, first: int, last: int, made: np.ndarray, frees: np.ndarray,
+                delta: np.ndarray) -> bool:
+    """Whether a nest shorter than :data:`_MIN_NEST` (event indices of its blocks' allocations, the first freed first;
+    its frees ``first`` .. ``last``) is a backward's walk back (:data:`_LEAST_NEST`): it frees every block made from
+    its deepest to its last made that is live at its start (``blocks``: those its iteration makes and frees; a chain
+    freed at once counted too; a gradient made after them and before the first free is the backward's), and makes
+    no more bytes between its frees than it frees, of blocks the history frees (gradients zeroed in place, made by
+    the job's first backward and held for good, are the backward's own).
+
+    Why both: a backward walks back all the forward saved, and frees those activations as it makes the gradients; a
+    forward frees its temporaries as it goes and climbs on -- a short nest there leaves a block of that stretch to a
+    later chain (wild ``snapshot_attn_fwd_autograd``'s eager attention: 3 nested blocks, a fourth freed at the
+    pass's end), or makes more between its frees than they free (``snapshot_attn_sweep_cache``: a 128 KiB and a 512
+    MiB block nested while the scores' 1 GiB is made).  A 2-layer backward whose gradients outweigh the activations
+    it frees reads no walk (a limit: as before h37-probe47a)."""
+    every = blocks[(blocks >= nest[-1]) & (blocks <= nest[0]) & (frees[blocks] >= first)]
+    between = np.flatnonzero(made[first:last]) + first
+    between = between[frees[between] < made.size]  # gradients held for good (zeroed in place) are no climb
+    return nest.size >= every.size and int(delta[between].sum()) <= int(delta[nest].sum())
 
 
 def _nest(by_free: np.ndarray) -> np.ndarray:
@@ -1216,7 +1338,7 @@ def pass_phases(me: MemoryEvents) -> Passes | None:
     a, b = run  # segments a .. b-1 are the passes
     if 2 * (b - a) * len(keys[a]) < int(made.sum()):
         return None  # a loop's passes are the bulk of its history, as a period's repeats are (:func:`_period`)
-    if any(_turn(cuts[k], cuts[k + 1], made, frees) is not None for k in range(a, b)):
+    if any(_turn(cuts[k], cuts[k + 1], made, frees, me.delta) is not None for k in range(a, b)):
         return None
     freed = made & (frees < n)  # a pass opens with its first block it frees: the weights before it are no part
     starts = [cuts[k] + 1 + int(np.argmax(freed[cuts[k] + 1:cuts[k + 1] + 1])) for k in range(a, b)]

@@ -125,7 +125,8 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     own = job.structure if job is not None else None
     if _runs_several_per_span(xla, own):
         xla = None  # one op of an un-jitted program, run several times in each of the program's own iterations
-    if xla is None and r.launches is None and trace.ranges is not None and trace.ranges.idx.size:
+    if xla is None and r.launches is None and (trace.ranges is not None and trace.ranges.idx.size
+                                               or trace.annotations is not None and trace.annotations.size):
         r.launched()
     marked = _nvtx_steps(trace, r.launches, job) if xla is None else None
     if own is not None and not own.timed:  # counted by order in a capture with no times: said, not timed

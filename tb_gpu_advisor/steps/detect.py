@@ -18,7 +18,8 @@ Sources, tried in order (the first that yields steps wins; see
    un-jitted program, not its step (:func:`.xla_modules._runs_several_per_span`);
 9. ``nvtx_range`` / ``nvtx_top_range`` -- NVTX ranges (Nsight Systems): ``ProfilerStep#N`` or a user range named
    like a step or iteration, or a framework's own range closing each iteration (DeepSpeed's optimizer ``step``);
-   else the most repeated top-level user range (``frameworks.nvtx``);
+   else the most repeated top-level user range (``frameworks.nvtx``); Kineto's ``record_function`` annotations named
+   like a step alike (``nvtx_range``: each rank's own, :func:`.nvtx_ranges._annotation_steps`);
 10. ``engine_steps`` / ``annotation_spans`` -- the program's own repeated spans (``job.structure``): a serving
    engine's ``execute_model``, a user's ``record_function`` or ``train_step``; else, for training,
    ``step_end_events``: from one optimizer step's end to the next (PyTorch without ``prof.step()``); else

@@ -204,8 +204,13 @@ def _annotation_steps(trace: Trace, launches: list[np.ndarray] | None
         return None
     base, base_names = _bases(trace, own)
     best, sel, _ = _step_named(trace, own, base, launches)
-    if sel is None or _max_per_line(h, sel) < 2:
+    if sel is None:
         return None
+    # one name nested in itself (a decorated step calling a decorated helper of its name) is one call, as one span
+    sel = sel[np.lexsort((-h.end[sel].astype(np.int64), h.start[sel].astype(np.int64), h.line[sel]))]
+    sel = sel[_top_level(h, sel)]
+    if _max_per_line(h, sel) < 2:
+        return None  # once on each thread: no loop's turns
     return _numbered_steps(trace, sel, "nvtx_range", f"{_spelled(h, sel, base_names[best])}, named like a step")
 
 

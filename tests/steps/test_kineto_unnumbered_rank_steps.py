@@ -115,3 +115,40 @@ def test_numbered_annotations_are_steps_that_carry_their_numbers(tmp_path: Path,
         assert _steps(host, g) == _kept(late, 2), g
         assert _compute(host, g) == pytest.approx([COMPUTE_MS] * len(_kept(late, 2)), abs=2e-3), g
     assert ("before GPU1's capture opened" in host["steps"]["note"]) == (late > 0)
+
+
+def _one_rank(logdir: Path, step_name: str | None, nested: bool = False) -> dict[str, Any]:
+    """The report of ``write_rank_pause(ranks=1, paused=None)`` (one rank, no module load), its ``ProfilerStep#k``
+    annotations renamed ``step_name`` (None: kept); ``nested``: each host one holding another of its name 1 us inside
+    it (a decorated step calling a decorated helper of the same name)."""
+    for path in tt.write_rank_pause(str(logdir), ranks=1, paused=None):
+        doc = json.loads(Path(path).read_text())
+        inner = []
+        for e in doc["traceEvents"]:
+            if step_name is not None and re.fullmatch(r"ProfilerStep#\d+", e.get("name", "")):
+                e["name"] = step_name
+                if nested and e.get("cat") == "user_annotation":
+                    inner.append({**e, "ts": e["ts"] + 1.0, "dur": e["dur"] - 2.0})
+        doc["traceEvents"] += inner
+        tt.write_doc(path, doc)
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        assert cli.main(["report", str(logdir), "--format", "json", "--cache-dir", "off"]) in (0, 1)
+    (report,) = json.loads(out.getvalue())["reports"]
+    (host,) = report["hosts"]
+    return host
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_one_ranks_annotations_read_as_its_profiler_steps(tmp_path: Path, nested: bool) -> None:
+    """Control, one rank: its ``train_step`` annotations read as its ``ProfilerStep#k`` (as many kept steps, 3.2 ms
+    of compute each, numbered from 0), a ``train_step`` nested in another one call, not a step of its own."""
+    (tmp_path / "numbered").mkdir()
+    (tmp_path / "plain").mkdir()
+    truth = _one_rank(tmp_path / "numbered", None)
+    plain = _one_rank(tmp_path / "plain", "train_step", nested)
+    assert plain["steps"]["source"] == "nvtx_range"
+    assert plain["steps"]["found"] == truth["steps"]["found"] == 12
+    assert _compute(plain, 0) == pytest.approx(_compute(truth, 0), abs=2e-3)
+    assert _compute(plain, 0) == pytest.approx([COMPUTE_MS] * truth["steps"]["count"], abs=2e-3)
+    assert _steps(plain, 0) == [k - 2 for k in _steps(truth, 0)]

@@ -18,7 +18,8 @@ Sources, tried in order (the first that yields steps wins; see
    un-jitted program, not its step (:func:`.xla_modules._runs_several_per_span`);
 9. ``nvtx_range`` / ``nvtx_top_range`` -- NVTX ranges (Nsight Systems): ``ProfilerStep#N`` or a user range named
    like a step or iteration, or a framework's own range closing each iteration (DeepSpeed's optimizer ``step``);
-   else the most repeated top-level user range (``frameworks.nvtx``);
+   else the most repeated top-level user range (``frameworks.nvtx``); Kineto's ``record_function`` annotations named
+   like a step alike (``nvtx_range``: each rank's own, :func:`.nvtx_ranges._annotation_steps`);
 10. ``engine_steps`` / ``annotation_spans`` -- the program's own repeated spans (``job.structure``): a serving
    engine's ``execute_model``, a user's ``record_function`` or ``train_step``; else, for training,
    ``step_end_events``: from one optimizer step's end to the next (PyTorch without ``prof.step()``); else
@@ -125,7 +126,8 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     own = job.structure if job is not None else None
     if _runs_several_per_span(xla, own):
         xla = None  # one op of an un-jitted program, run several times in each of the program's own iterations
-    if xla is None and r.launches is None and trace.ranges is not None and trace.ranges.idx.size:
+    if xla is None and r.launches is None and (trace.ranges is not None and trace.ranges.idx.size
+                                               or trace.annotations is not None and trace.annotations.size):
         r.launched()
     marked = _nvtx_steps(trace, r.launches, job) if xla is None else None
     if own is not None and not own.timed:  # counted by order in a capture with no times: said, not timed

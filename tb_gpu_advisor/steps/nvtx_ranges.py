@@ -74,7 +74,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     (:func:`_line_windows`: each rank's GPU is placed by its own ranges, :func:`_own_host_windows`)."""
     r = trace.ranges
     if r is None or not r.idx.size:
-        return None
+        return _annotation_steps(trace, launches)
     h = trace.h
     idx = r.idx
     names = h.names
@@ -88,27 +88,10 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     user = ~r.op & ~user_ranges.library_range_mask(h, r)
     if not user.any():
         return None
-    # ranges named alike but for their numbers (``iteration 12``, ``iteration 13``; ``token_6_processing``,
-    # ``token_7_processing``) are one name
-    bases: dict[str, int] = {}
-    base_text = _counting_bases(h, idx[user], [_base_name(n) for n in names], line_processes(trace))
-    base = np.array([bases.setdefault(b, len(bases)) for b in base_text], dtype=np.int64)
-    base_names = list(bases)
-    step_named = np.fromiter((nvtx.is_step_name(n) for n in names), bool, len(names))
-    named = user & step_named[h.name[idx]]
+    base, base_names = _bases(trace, idx[user])
     how = "named like a step"
     source = "nvtx_range"
-    sel = None
-    cand = idx[named]
-    while cand.size:
-        best = _most_repeated(h, base[h.name[cand]], cand, per_line=False)
-        sel = cand[base[h.name[cand]] == best]
-        if launches is None:
-            launches = device_launches(h, trace.devices)
-        if _launch_inside(h, launches, sel):
-            break
-        # named like a step, yet beside the loop (a loader thread's `batch`, fetched ahead): the next name, if any
-        cand, sel = cand[base[h.name[cand]] != best], None
+    best, sel, launches = _step_named(trace, idx[user], base, launches)
     if sel is None:
         ended = _framework_iterations(trace, user)
         if ended is not None:  # a framework's own ranges: its iteration's end marks the steps, not its micro-batches
@@ -148,12 +131,87 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
         if _within_iterations(job, h, trace.devices, launches, starts):
             return None  # it repeats inside each iteration (a layer's range): a part of one, no step
         source = "nvtx_top_range"
+    return _numbered_steps(trace, sel, source, f"{_spelled(h, sel, base_names[best])}, {how}")
+
+
+def _bases(trace: Trace, idx: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """(per name of ``trace.h.names``, its base's id; the bases' texts) for the ranges ``idx``: ranges named alike but
+    for their numbers (``iteration 12``, ``iteration 13``; ``token_6_processing``, ``token_7_processing``) are one
+    name where those numbers count (:func:`~.ranges._counting_bases`)."""
+    h = trace.h
+    bases: dict[str, int] = {}
+    base_text = _counting_bases(h, idx, [_base_name(n) for n in h.names], line_processes(trace))
+    base = np.array([bases.setdefault(b, len(bases)) for b in base_text], dtype=np.int64)
+    return base, list(bases)
+
+
+def _step_named(trace: Trace, idx: np.ndarray, base: np.ndarray, launches: list[np.ndarray] | None
+                ) -> tuple[int, np.ndarray | None, list[np.ndarray] | None]:
+    """(base id, its ranges; the launches, computed where asked) of the most repeated base name among the ranges
+    ``idx`` named like a step (``frameworks.nvtx.is_step_name``) whose ranges hold the GPU work's launches
+    (:func:`_launch_inside`); (-1, None, launches) where none does."""
+    h = trace.h
+    step_named = h.per_name(nvtx.is_step_name)
+    cand = idx[step_named[h.name[idx]]]
+    while cand.size:
+        best = _most_repeated(h, base[h.name[cand]], cand, per_line=False)
+        sel = cand[base[h.name[cand]] == best]
+        if launches is None:
+            launches = device_launches(h, trace.devices)
+        if _launch_inside(h, launches, sel):
+            return best, sel, launches
+        # named like a step, yet beside the loop (a loader thread's `batch`, fetched ahead): the next name, if any
+        cand = cand[base[h.name[cand]] != best]
+    return -1, None, launches
+
+
+def _numbered_steps(trace: Trace, sel: np.ndarray, source: str, what: str
+                    ) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]]:
+    """The steps the ranges ``sel`` mark (``what``: their name and why, for the note): each numbered by the number its
+    name carries, else beside the line that began first (:func:`~.ranges._range_step_ids`); the ranges of one number
+    one step (:func:`_group_lines`), each thread's own windows kept (:func:`_line_windows`)."""
+    h = trace.h
     sel = sel[np.lexsort((h.start[sel], h.line[sel]))]
     ids = _range_step_ids(h, sel)
     lines = np.unique(h.line[sel]).size
-    note = f"{_ranges_word(trace)} {_spelled(h, sel, base_names[best])}, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
+    note = f"{_ranges_word(trace)} {what} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
     u, s, e = _group_lines(h.line[sel], ids, h.start[sel], h.end[sel])
     return source, note, u, s, e, _line_windows(h, sel, ids, u)
+
+
+def _annotation_steps(trace: Trace, launches: list[np.ndarray] | None
+                      ) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None:
+    """Steps from the program's annotations named like a step, where the format keeps them among its ops
+    (``Trace.annotations``: Kineto's ``record_function("train_step")``, ``f"train_step {k}"``), read as a step-named
+    NVTX range is (source ``nvtx_range``): each rank's thread's own, numbered by their counter or beside the
+    others', each GPU placed by its own rank's windows.  None where no such annotation holds the GPU work's launches.
+
+    Why: read as the program's repeated spans (``job.structure.span_steps``), they were one thread's instances by
+    time, every other rank's GPU placed on that thread's windows: rank 1 of 2, 30 ms behind after a module load of its
+    own, left GPU 0's steps after it 0.0 ms of compute (h37-debt47 *Left* 1); numbered, each ``train_step {k}`` was a
+    name of its own, no span repeated, and the launches' period placed a late rank's GPU off its steps: GPU 1 0.0 ms
+    of compute in 7 of 9 steps (*Left* 2).  A user's range named like a step is its own word for its step, in either
+    format; the ranges named otherwise stay the program's repeated spans."""
+    ann = trace.annotations
+    if ann is None or not ann.size:
+        return None
+    h = trace.h
+    # a library's own annotations (``Optimizer.step#AdamW.step``, ``nccl:all_reduce``) are no program's step
+    own = ann[~(h.per_name(nvtx.is_library_range) | h.per_name(nvtx.is_framework_range))[h.name[ann]]].astype(np.int64)
+    step_named = h.per_name(nvtx.is_step_name)
+    own = own[step_named[h.name[own]]]
+    if not own.size:
+        return None
+    base, base_names = _bases(trace, own)
+    best, sel, _ = _step_named(trace, own, base, launches)
+    if sel is None:
+        return None
+    # one name nested in itself (a decorated step calling a decorated helper of its name) is one call, as one span
+    sel = sel[np.lexsort((-h.end[sel].astype(np.int64), h.start[sel].astype(np.int64), h.line[sel]))]
+    sel = sel[_top_level(h, sel)]
+    if _max_per_line(h, sel) < 2:
+        return None  # once on each thread: no loop's turns
+    return _numbered_steps(trace, sel, "nvtx_range", f"{_spelled(h, sel, base_names[best])}, named like a step")
 
 
 def _launch_inside(h: HostEvents, launches: list[np.ndarray], sel: np.ndarray) -> bool:

@@ -20,7 +20,10 @@ from tb_gpu_advisor.model.trace import HostEvents, Trace
 
 def _ranges_word(trace: Trace) -> str:
     """What the trace's marked ranges are called, as its reader names them (``HostRanges.source``: NVTX for Nsight,
-    roctx for AMD's tracers)."""
+    roctx for AMD's tracers; ``record_function`` where the format keeps the program's ranges among its ops,
+    ``Trace.annotations``: Kineto's)."""
+    if trace.ranges is None and trace.annotations is not None:
+        return "record_function ranges"
     src = (trace.ranges.source if trace.ranges is not None else "NVTX").split(" (")[0].strip() or "NVTX"
     return src if src.endswith("ranges") else f"{src} ranges"
 

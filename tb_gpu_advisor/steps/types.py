@@ -33,7 +33,7 @@ StepSource = Literal[
     "iteration_range",  # a training wrapper's range around each whole iteration (Lightning's `run_training_batch`)
     "xla_modules",  # JAX / XLA: one `XLA Modules` event per step (post-processed files)
     "xla_module_launches",  # raw JAX files: one host `<module>:XLA GPU module` execution per step
-    "nvtx_range",  # Nsight Systems: NVTX `ProfilerStep#N` or user ranges named like a step or iteration
+    "nvtx_range",  # NVTX `ProfilerStep#N` or user ranges named like a step or iteration (Kineto: record_function's)
     "nvtx_top_range",  # Nsight Systems: the most repeated top-level user NVTX range
     "engine_steps",  # a serving engine's own step span (vLLM ``execute_model``)
     "annotation_spans",  # the program's repeated spans that hold most of the GPU work

@@ -66,7 +66,7 @@ def check(m: HostMetrics) -> list[Finding]:
     ]
     evidence = [table("Input wait {per_step} (ms)", ["step", "step ms", "input wait ms", "H2D copy ms", "device compute ms"], rows)]
     src = m.input
-    made = _made_by_ops(src.ops, wait_ms)
+    made = _made_by_ops(src.ops, wait_ms, _each_step(ctx), ctx.step_noun)
     held = _held_by_frames(ctx, src.frames, src.frames_within, wait_ms) if not made else ""
     what = {"pipeline": _pipeline_said(ctx, src, wait_ms),
             "before_first_op": made or held or _untraced_said(ctx, src, wait_ms)
@@ -125,14 +125,15 @@ def _apart_floor(source: str, wait_ms: float) -> float:
     return T("report.min_said_ms") if source == "pipeline" else T("input_bound.apart_share") * wait_ms
 
 
-#: The words of an input wait the capture records no pipeline event of: the host time before each step's first op, with
-#: the ledger's input wait inside it (``HostInput.lead_ms_per_step``) as ``{part}`` (:func:`_part`).
-_UNTRACED = ("; the host time before each step's first op ({part}): the capture records no input pipeline event, so that "
+#: The words of an input wait the capture records no pipeline event of: the host time before each step's first op
+#: (``{each}``: :func:`_each_step`), with the ledger's input wait inside it (``HostInput.lead_ms_per_step``) as
+#: ``{part}`` (:func:`_part`).
+_UNTRACED = ("; the host time before {each} first op ({part}): the capture records no input pipeline event, so that "
              "time stands for an untraced loader")
 #: :data:`_UNTRACED` where that time ends at the batch's put to the device (``HostInput.lead_to_put``): the number is
 #: the step's start to the put (the put's own time is the transfer said beside it), and the untraced Python after
 #: the put is named apart (h37-probe44s)
-_UNTRACED_TO_PUT = ("; the host time from each step's start to its batch's put to the device ({part}): the capture "
+_UNTRACED_TO_PUT = ("; the host time from {each} start to its batch's put to the device ({part}): the capture "
                     "records no input pipeline event, so that time stands for an untraced loader")
 #: The words of an input wait in the pipeline's own events: ``{parts}`` the parts the ledger books there, the larger
 #: first -- the framework's own event as ``_NEXT`` (``{next}`` its label ``input_next``, ``{part}`` :func:`_part` of
@@ -150,7 +151,7 @@ def _untraced_said(ctx: Ctx, src: HostInput, wait_ms: float) -> str:
     held the untraced Python after the put, which the finding names apart (h37-probe44s)."""
     lead = min(src.lead_ms_per_step, wait_ms)
     words = _UNTRACED_TO_PUT if src.lead_to_put else _UNTRACED  # the words say where the time they count ends
-    return words.format(part=_part(ctx, lead)) if lead >= T("report.min_said_ms") else ""
+    return words.format(each=_each_step(ctx), part=_part(ctx, lead)) if lead >= T("report.min_said_ms") else ""
 
 
 def _part(ctx: Ctx, part_ms: float) -> str:
@@ -200,15 +201,24 @@ def _put_said(put_ms: float, wait_ms: float) -> str:
     return f" and the batch's transfer to the device ({ms(min(put_ms, wait_ms))})" if put_ms >= T("report.min_said_ms") else ""
 
 
-def _made_by_ops(ops: list[tuple[str, float]], wait_ms: float) -> str:
+def _made_by_ops(ops: list[tuple[str, float]], wait_ms: float, each: str = "each step's", noun: str = "step") -> str:
     """Where the host's recorded ops fill most of the input time no pipeline event names, the step makes its input
     itself (a CPU ``aten::randn`` before its copy), and says so with the ops (each at least a tenth of the wait; a
-    part never above its whole); "" otherwise (an untraced loader stands for that time)."""
+    part never above its whole), of the window's steps (``each``: :func:`_each_step`; ``noun``: ``Ctx.step_noun``);
+    "" otherwise (an untraced loader stands for that time)."""
     named = [(name, min(v, wait_ms)) for name, v in ops if v >= 0.1 * wait_ms]
     if not named or sum(v for _, v in named) < T("input_bound.most_share") * wait_ms:
         return ""
-    return ("; the host's own ops before each step's first launch: " + ", ".join(f"`{n}` {ms(v)}" for n, v in named)
-            + " -- the step makes its input itself")
+    return (f"; the host's own ops before {each} first launch: "
+            + ", ".join(f"`{n}` {ms(v)}" for n, v in named) + f" -- the {noun} makes its input itself")
+
+
+def _each_step(ctx: Ctx) -> str:
+    """"each step's" over several steps; where the capture holds one, that one's in the job's word
+    (``Ctx.step_noun``: "the pass's", "the forward pass's"): the owner of the first op or launch the input time runs
+    up to.  A one-pass JAX capture's wait in PjRt's linearizing of its put read "before each step's first launch --
+    the step makes its input itself" beside "of the 343 us pass" (h37-probe47p: walk ``--xplane`` seed 128696)."""
+    return f"the {ctx.step_noun}'s" if ctx.one_step else "each step's"
 
 
 def _creation(ctx: Ctx, ops: list[tuple[str, float]], wait_ms: float) -> list:
@@ -243,6 +253,6 @@ def _held_by_frames(ctx: Ctx, frames: list[tuple[str, float, bool]], within: lis
     if not wait_ms or sum(min(v, wait_ms) for _, v in own) < T("input_bound.most_share") * wait_ms:
         return ""
     inner = _frames_said(ctx, within, min(frames[0][1], wait_ms)) if frames[0][2] else ""
-    return ("; the host time before each step's first op, held by the program's own input preparation: "
+    return (f"; the host time before {_each_step(ctx)} first op, held by the program's own input preparation: "
             + _frames_said(ctx, own, wait_ms) + (f" (in it: {inner})" if inner else "")
-            + " -- the step prepares its input itself, not an untraced loader")
+            + f" -- the {ctx.step_noun} prepares its input itself, not an untraced loader")

@@ -1554,9 +1554,12 @@ _OTHER_RANGES = re.compile(r"other ranges " + _TIME)
 _INPUT_PART = re.compile(r"\(" + _TIME + r" (?:a step|in the [a-z ]+?), \d+(?:\.\d+)?% of the [a-z ]+?\)")
 #: The batch's transfer to the device the ledger books beside the pipeline's events.
 _INPUT_PUT = re.compile(r"the batch's transfer to the device \(" + _TIME + r"\)")
+#: Whose first op or launch the input time runs up to: "each step's", or the one step's in the job's word ("the
+#: pass's", "the forward pass's": ``rules.input_bound._each_step``, h37-probe47p).
+_INPUT_OWNER = r"(?:each step|the [a-z ]+?)'s"
 #: The input wait in the host time before each step's first op, standing for an untraced loader.
-_INPUT_LEAD = re.compile(r"the host time (?:before each step's first op|from each step's start to its batch's "
-                         r"put to the device) (\([^)]*\)): the capture records no input pipeline event")
+_INPUT_LEAD = re.compile(r"the host time (?:before " + _INPUT_OWNER + r" first op|from " + _INPUT_OWNER + r" start to its "
+                         r"batch's put to the device) (\([^)]*\)): the capture records no input pipeline event")
 #: The batch's transfer said beside the untraced lead, a part of the same account (h37-tiny37: real-h100-jax
 #: ``input_bound``, 10.1 ms of lead and "4.76 ms of the wait (32.0%) the batch's transfer to the device").
 _LEAD_PUT = re.compile(r"(?:all of it \(" + _TIME + r"\)|" + _TIME + r" of the wait \(\d+(?:\.\d+)?%\)) the batch's "
@@ -1565,8 +1568,8 @@ _LEAD_PUT = re.compile(r"(?:all of it \(" + _TIME + r"\)|" + _TIME + r" of the w
 #: "all of it (2.49 ms) the batch's transfer to the device"): the transfer is then the whole account.
 _WHOLE_PUT = re.compile(r"all of it \(" + _TIME + r"\) the batch's transfer to the device")
 #: The host's own ops or the program's own frames holding most of the input wait (each a part, not the whole account).
-_INPUT_HELD = re.compile(r"(?:the host's own ops before each step's first launch|held by the program's own input "
-                         r"preparation): ((?:`[^`]*` " + _TIME + r"(?:, )?)+)")
+_INPUT_HELD = re.compile(r"(?:the host's own ops before " + _INPUT_OWNER + r" first launch|held by the program's own "
+                         r"input preparation): ((?:`[^`]*` " + _TIME + r"(?:, )?)+)")
 
 
 def _input_parts(text: str) -> tuple[list[tuple[str, str]], bool, str] | None:

@@ -17,7 +17,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.job.frame import apart, frame
+from tb_gpu_advisor.job.frame import Frame, apart, frame
 from tb_gpu_advisor.job.waits import Waits
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace, line_processes
@@ -81,10 +81,41 @@ def _marked_pass(trace: Trace, starts: np.ndarray, job: Job | None) -> tuple[int
     return lo, hi, note
 
 
-def _framed_graph_launches(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray] | None:
-    """("repeated_launches", note, starts, ends): host windows from each graph launch (``devices.is_graph_launch``)
-    inside the job's frame to the next, the last to the frame's end, where one thread launches at least three graphs
-    there; else None.
+def _graph_frames(trace: Trace, least: int) -> list[tuple[np.ndarray, Frame]] | None:
+    """Per process that launches graphs (one where the format names no process per GPU), its graph launches
+    (``devices.is_graph_launch``: host indices in time order) and the frame its own range makes of them
+    (``job.frame.frame``, ``own=`` its row alone: a range holds only its own process's launches), the process that
+    launches most first; None where one of them has no frame holding ``least`` of its launches.
+
+    Why: ranks in one export (one ``nsys`` over a tensor- or data-parallel launcher) each replay their own graph per
+    iteration and time their own generate in a range of their own.  Read over every process's launches, two ranks'
+    ranges split the merged launches two ways, so nothing framed them: a 2-rank decode loop 3 ms apart (40 replays
+    inside each rank's ``measure``) read as 2 "steps" of its bursts, 33 ms each (h37-probe47g)."""
+    h = trace.h
+    idx = np.flatnonzero(h.name_mask(devices.is_graph_launch))
+    idx = idx[np.argsort(h.start[idx], kind="stable")]
+    proc = line_processes(trace)
+    of = proc[h.line[idx]] if proc is not None else np.zeros(idx.size, np.int64)
+    groups = [idx[of == p] for p in np.unique(of).tolist()]
+    out: list[tuple[np.ndarray, Frame]] = []
+    for mine in sorted(groups, key=lambda g: (-g.size, int(h.start[g[0]]))):
+        times = h.start[mine].astype(np.int64, copy=False)
+        rows, p = None, int(of[idx == mine[0]][0])
+        if len(groups) > 1 and p >= 0:  # a line of no GPU's process (-1) has no row: its launches read as they are
+            rows = np.full((int(of.max()) + 1, times.size), -1, np.int64)
+            rows[p] = times
+        found = frame(trace, times, least=least, own=rows)
+        if found is None:
+            return None
+        out.append((mine, found))
+    return out or None
+
+
+def _framed_graph_launches(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None:
+    """("repeated_launches", note, starts, ends, per host line its own windows): host windows from each graph launch
+    (``devices.is_graph_launch``) inside the job's frame to the next, the last to the frame's end, where one thread
+    launches at least three graphs there; else None.  Several processes (:func:`_graph_frames`): each frames as many
+    of its own launches, the windows the busiest's, each launching line's its own (``steps.place._own_host_windows``).
 
     Why: a serving engine that replays one CUDA graph per decode iteration marks each iteration with that launch on
     its host loop, whatever the GPU does between them.  Read as the GPU's bursts, SGLang's overlap scheduler keeps the
@@ -92,27 +123,32 @@ def _framed_graph_launches(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarr
     ms each) read as 102 "steps" of 2.05 ms (h37-serve34).  The frame still says which launches the program times;
     the work before the first launch inside it (an eager prefill) is read apart, as the warm-ups are."""
     h = trace.h
-    idx = np.flatnonzero(h.name_mask(devices.is_graph_launch))
-    if idx.size < 3:
+    frames = _graph_frames(trace, 3)
+    if frames is None or len({f.end - f.first for _, f in frames}) != 1:
         return None
-    idx = idx[np.argsort(h.start[idx], kind="stable")]
-    times = h.start[idx].astype(np.int64, copy=False)
-    found = frame(trace, times, least=3)
-    if found is None or np.unique(h.line[idx[found.first:found.end]]).size != 1:
-        return None
-    starts = times[found.first:found.end]
-    ends = np.append(starts[1:], max(int(starts[-1]), found.end_ps)).astype(np.int64)
+    per: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for idx, f in frames:
+        lines = np.unique(h.line[idx[f.first:f.end]])
+        if lines.size != 1:
+            return None
+        starts = h.start[idx[f.first:f.end]].astype(np.int64)
+        per[int(lines[0])] = starts, np.append(starts[1:], max(int(starts[-1]), f.end_ps)).astype(np.int64)
+    idx, found = frames[0]
+    starts, ends = next(iter(per.values()))
     note = (f"steps from the program's graph launches: one thread launches a graph per iteration; the steps are the "
             f"{starts.size} launches inside the program's one range `{found.name}`, its frame, not its step, each "
-            f"to the next; {apart(found.first, times.size - found.end) or 'none outside it'}, read apart, and the "
+            f"to the next; {apart(found.first, idx.size - found.end) or 'none outside it'}, read apart, and the "
             f"work inside it before its first launch is no step")
-    return "repeated_launches", note, starts, ends
+    if len(per) > 1:
+        note += f"; each of the {len(per)} ranks' own launches in its own range, as many in each"
+    return "repeated_launches", note, starts, ends, per if len(per) > 1 else {}
 
 
 def _framed_graph_pass(trace: Trace, job: Job | None) -> tuple[str, str, np.ndarray, np.ndarray] | None:
     """("single_pass", note, [start], [end]): the program's one range as one pass where it holds an eager pass (kernel
     launches before its first graph launch) and one or two of a thread's graph launches (:func:`devices.is_graph_launch`:
-    too few to mark steps, :func:`_framed_graph_launches`); else None, and for a training job.
+    too few to mark steps, :func:`_framed_graph_launches`); else None, and for a training job.  Several processes
+    (:func:`_graph_frames`): each process's own range around its own launches, the busiest's the pass.
 
     Why: a serving engine that prefills eagerly and replays a CUDA graph per decode iteration marks its iterations
     with those launches; a user who times one request of one output token puts one range around the prefill and its
@@ -124,26 +160,22 @@ def _framed_graph_pass(trace: Trace, job: Job | None) -> tuple[str, str, np.ndar
     if job is not None and job.kind.kind == "training":
         return None
     h = trace.h
-    idx = np.flatnonzero(h.name_mask(devices.is_graph_launch))
-    if not idx.size:
+    frames = _graph_frames(trace, 1)
+    if frames is None or any(f.end - f.first >= 3 for _, f in frames):
         return None
-    idx = idx[np.argsort(h.start[idx], kind="stable")]
-    times = h.start[idx].astype(np.int64, copy=False)
-    found = frame(trace, times, least=1)
-    if found is None or found.end - found.first >= 3:
-        return None
+    idx, found = frames[0]
     lo = _frame_start(trace, found.name, found.end_ps)
     if lo is None:
         return None
-    hi, first = found.end_ps, int(times[found.first])
+    hi, first = found.end_ps, int(h.start[idx[found.first]])
     eager = h.start[h.name_mask(devices.is_launch_call) & (h.line == h.line[idx[found.first]])]
     n_eager = int(((eager >= lo) & (eager < first)).sum())
     if not n_eager:
         return None
     k = found.end - found.first
     note = (f"one pass: the program's one range `{found.name}` holds an eager pass ({n_eager} launches) and "
-            f"{k} of the {times.size} graph launches, too few to mark steps: the pass it times is the step; "
-            f"{apart(found.first, times.size - found.end) or 'none outside it'}, read apart")
+            f"{k} of the {idx.size} graph launches, too few to mark steps: the pass it times is the step; "
+            f"{apart(found.first, idx.size - found.end) or 'none outside it'}, read apart")
     return "single_pass", note, np.array([lo], np.int64), np.array([hi], np.int64)
 
 

@@ -144,7 +144,7 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take(xla, "device")
     elif marked is not None:
         r.take(marked, "host_window")
-    elif own is not None and (one := _marked_pass(trace, own.start, job)) is not None:
+    elif own is not None and (one := _marked_pass(trace, own.start, job, own.per_line)) is not None:
         r.own = None  # the user's one range around none of the repeats: it is the pass
         r.take_spans("single_pass", one[2], np.array([one[0]], np.int64), np.array([one[1]], np.int64), "host_window")
     elif own is not None:

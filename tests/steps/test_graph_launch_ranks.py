@@ -7,8 +7,9 @@ _framed_graph_launches`` / ``_framed_graph_pass`` framed every process's launche
 them two ways and nothing was framed: 40 timed replays a rank, 3 ms apart, read as 2 "steps" of their bursts, 33 ms
 each), and *a framed loop's last repeat ends at its last launch's work* (``job.period._one_sequence``: one rank read
 its last timed pass 20.02 ms of a 20.23 ms iteration where each of two ranks' GPUs read 20.23).  Now each process's own
-launches are framed by its own range (``_graph_frames``), each launching line's windows its own, and the last framed
-repeat runs to its frame's end (``job.period._to_frame_end``).
+launches are framed by its own range (``_graph_frames``), each launching line's windows its own, each rank's one
+range around none of its own repeats is the pass (``_marked_pass(per_line=)``), and the last framed repeat runs to
+its frame's end (``job.period._to_frame_end``).
 
 Truth by construction: ``synthetic.nsysexport.write_graph_decode(ranks=, rank_lag_us=)`` -- each rank its own
 process and GPU, its own jitter, its measured generate inside its own ``measure`` (``rank_step_ms``: each rank's mean
@@ -61,6 +62,18 @@ def test_each_ranks_range_around_its_prefill_and_one_replay_is_the_pass(tmp_path
     assert "1 of the 7 graph launches" in steps["note"], steps["note"]
     (row,) = host["step_rows"][:1]
     assert row["step_ms"] == pytest.approx(truth["range_ms"], rel=0.01)
+
+
+@pytest.mark.parametrize("ranks,lag_us", [(2, 50.0), (2, 3000.0), (4, 50.0)])
+def test_each_ranks_one_range_around_none_of_its_repeats_is_the_pass(tmp_path, ranks: int, lag_us: float) -> None:  # noqa: ANN001
+    """An eager measured prefill inside each rank's ``measure``, 12 filler prefills after it: the pass is the range
+    (``steps.framed._marked_pass`` asks each rank's own range, launches and repeats).  BASE: the fillers' period
+    (``repeated_launches``, 12 found, 10 kept, 5.64 ms), the measured 5.46 ms prefill in none."""
+    host, truth = _decode(tmp_path, ranks, lag_us, warmup=0, decode=0, fillers=12, measured_prefill=90)
+    steps = host["steps"]
+    assert (steps["source"], steps["count"]) == ("single_pass", 1), steps
+    assert f"each of the {ranks} ranks' own range" in steps["note"], steps["note"]
+    assert host["step_rows"][0]["step_ms"] == pytest.approx(truth["range_ms"], rel=0.01)
 
 
 @pytest.mark.parametrize("ranks,lag_us", [(1, 0.0), (2, 3000.0)])

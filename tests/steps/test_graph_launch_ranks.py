@@ -8,8 +8,8 @@ them two ways and nothing was framed: 40 timed replays a rank, 3 ms apart, read 
 each), and *a framed loop's last repeat ends at its last launch's work* (``job.period._one_sequence``: one rank read
 its last timed pass 20.02 ms of a 20.23 ms iteration where each of two ranks' GPUs read 20.23).  Now each process's own
 launches are framed by its own range (``_graph_frames``), each launching line's windows its own, each rank's one
-range around none of its own repeats is the pass (``_marked_pass(per_line=)``), and the last framed repeat runs to
-its frame's end (``job.period._to_frame_end``).
+range around none of its own repeats is the pass (``_marked_pass(per_line=)``), each rank's own spans are framed by
+its own range (``_inside_frame``), and the last framed repeat runs to its frame's end (``job.period._to_frame_end``).
 
 Truth by construction: ``synthetic.nsysexport.write_graph_decode(ranks=, rank_lag_us=)`` -- each rank its own
 process and GPU, its own jitter, its measured generate inside its own ``measure`` (``rank_step_ms``: each rank's mean
@@ -88,3 +88,19 @@ def test_a_framed_loops_last_step_runs_to_its_frames_end(tmp_path, ranks: int, l
     assert [g["step_ms"] for g in host["gpus"]] == pytest.approx([truth["period_ms"]] * ranks, rel=1e-4)
     rows = [r for r in host["step_rows"] if r.get("gpu", 0) == 0]
     assert [r["step_ms"] for r in rows] == pytest.approx([truth["period_ms"]] * truth["measured"], rel=1e-4)
+
+
+@pytest.mark.parametrize("ranks,lag_us", [(2, 50.0), (3, 7000.0)])
+@pytest.mark.parametrize("marks", ["phases", "ranged_passes"])
+def test_each_ranks_spans_in_its_own_frame(tmp_path, ranks: int, lag_us: float, marks: str) -> None:  # noqa: ANN001
+    """Each rank's own ``forward`` range in each of its 2 warm-ups and 4 timed passes (``phases``), or a ``pass N``
+    range around each timed pass (``ranged_passes``), each rank's timed passes inside its own
+    ``resnet50_inference``: 4 steps, each GPU one period (``steps.framed._inside_frame`` asks each rank's own spans,
+    ``_own_span_rows``).  BASE: ``phases`` 6 found (the warm-ups in), 4 kept of 20.68 ms; ``ranged_passes`` the other
+    rank's range framed 3 of the 4 (20.25-24.83 ms)."""
+    path = str(tmp_path / f"spans_{marks}_{ranks}.sqlite")
+    truth = N.write_framed_passes(path, warmup=2, measured=4, ranks=ranks, rank_lag_us=lag_us, **{marks: True})
+    host = first_host(path)
+    steps = host["steps"]
+    assert (steps["source"], steps["found"], steps["count"]) == ("nvtx_top_range", 4, 4), steps
+    assert [g["step_ms"] for g in host["gpus"]] == pytest.approx([truth["period_ms"]] * ranks, rel=1e-4)

@@ -4673,7 +4673,7 @@ def _insert_loop_rows(con: sqlite3.Connection, api: _Calls, ids: tuple[int, int]
 def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: int = 8, period_us: float = 1440.0,
                        graph_kernels: int = 24, busy: float = 0.97, prefill_kernels: int = 60,
                        frame: str | None = "measure", measured_prefill: int | None = None,
-                       prefill_syncs: int = 0, seed: int = 5) -> dict:
+                       prefill_syncs: int = 0, seed: int = 5, ranks: int = 1, rank_lag_us: float = 0.0) -> dict:
     """Write the export of a serving engine's decode loop shaped after YiconRain/profiling's SGLang captures
     (h37-serve34): one host thread runs an eager prefill (``prefill_kernels`` launches) and then launches one CUDA
     graph per decode iteration (``cudaGraphLaunch``, its ``graph_kernels`` nodes sharing the launch's correlation id),
@@ -4684,17 +4684,57 @@ def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: in
     ``measured_prefill``: the measured prefill's launches (a longer prompt than the fillers'; default
     ``prefill_kernels``).  ``prefill_syncs``: the measured prefill synchronizes after every that many launches (the host
     reading a layer's result, as a GDN layer's scan does; 0: once at its end), so its GPU work falls into bursts of
-    the same layer kernels.  Return the truth by construction: the iterations inside the range and their mean period
-    (ms), and the range's span (ms)."""
+    the same layer kernels.  ``ranks``: that many processes in the one export (one ``nsys`` over a tensor- or
+    data-parallel launcher), each its own GPU (device r) running the same engine, rank r ``r * rank_lag_us`` later
+    and with its own jitter (seed ``seed + r``), its own range on its own thread.  Return the truth by construction:
+    the iterations inside the range and their mean period (ms; rank 0's, each rank's in ``rank_step_ms``), the
+    range's span (ms; each rank's in ``rank_range_ms``), and each rank's measured graphs' first kernels' starts
+    (``rank_graph_starts_ms``: where each GPU's iteration starts)."""
     us, ms = 1000, 1_000_000
-    rng = np.random.default_rng(seed)
     pid = 8282
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
-    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=4 * us)
+    gpu = Gpu(H100["name"], H100["busLocation"], H100["l2CacheSize"], H100["totalMemory"], H100["memoryBandwidth"],
+              H100["clockRate"], H100["smCount"], H100["chipName"], 1, (9, 0))
+    stop, periods, spans, gpu_starts = 0, [], [], []
+    for rank in range(ranks):
+        r_pid = pid + rank
+        api = _Calls(strings, SESSION_START_NS + 5 * ms + int(rank * rank_lag_us * us), gap=4 * us)
+        api.corr = rank * 1_000_000
+        end, (launches, firsts), span = _graph_decode_rank(
+            con, strings, api, rank, (_gid(r_pid, r_pid), _gid(r_pid)), np.random.default_rng(seed + rank),
+            warmup, decode, fillers, period_us, graph_kernels, busy, prefill_kernels, frame, measured_prefill,
+            prefill_syncs)
+        stop = max(stop, end)
+        periods.append(float(np.diff(launches).mean()) / ms if decode > 1 else None)
+        spans.append(span / ms)
+        gpu_starts.append([t / ms for t in firsts])
+        if rank:
+            con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (0, rank, gpu.name, gpu.bus, 1, gpu.l2_bytes, gpu.memory, gpu.bandwidth, gpu.clock_hz,
+                         gpu.sms, 0, f"GPU-0000000{rank}", 0, gpu.chip, 0, gpu.nvml_id, *gpu.cc))
+            con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python"), _gid(r_pid, r_pid)))
+            con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (_gid(r_pid), r_pid, "python"))
+    _finish_one(con, strings, stop, (gpid, pid, gtid), gpu, program="python", thread="python", copy_enums=False)
+    return {"steps": decode, "step_ms": periods[0], "range_ms": spans[0], "rank_step_ms": periods,
+            "rank_range_ms": spans, "rank_graph_starts_ms": gpu_starts}
+
+
+def _graph_decode_rank(con: sqlite3.Connection, strings: _Strings, api: _Calls, rank: int, ids: tuple[int, int],
+                       rng: np.random.Generator, warmup: int, decode: int, fillers: int, period_us: float,
+                       graph_kernels: int, busy: float, prefill_kernels: int, frame: str | None,
+                       measured_prefill: int | None, prefill_syncs: int
+                       ) -> tuple[int, tuple[list[int], list[int]], int]:
+    """One process of :func:`write_graph_decode` (its parameters) on GPU ``rank``, its calls made by ``api`` on thread
+    ``ids[0]`` of process ``ids[1]``: its calls, range and kernels into ``con``.  Returns when its capture may stop
+    (ns), its measured graph launches' host starts and their graphs' first kernels' starts (ns), and its range's span
+    (ns)."""
+    us, ms = 1000, 1_000_000
+    gtid, gpid = ids
     kern: list[tuple[int, int, int, int, int | None]] = []
     free = api.t
     period = int(period_us * us)
     launches: list[int] = []
+    firsts: list[int] = []
 
     def prefill(n: int = prefill_kernels, tile: str = "", every: int = 0) -> None:
         nonlocal free  # a longer prompt's GEMMs pick other tiles (``tile``)
@@ -4717,6 +4757,8 @@ def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: in
             c = api("cudaGraphLaunch_v10000", 18 * us)
             ks = max(api.t + 5 * us, free)
             node = int(busy * period / graph_kernels)
+            if mark:
+                firsts.append(ks)
             for j in range(graph_kernels):
                 kern.append((ks + j * node, ks + (j + 1) * node - 400, c, strings(f"decode_{j % 8}"), j + 1))
             prev, free = free, ks + graph_kernels * node
@@ -4741,19 +4783,14 @@ def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: in
     for _ in range(fillers):
         api.t += 2 * ms
         prefill()
-    stop = api.t + ms
     api.insert(con, gtid)
     if frame is not None:
         con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
                     "VALUES (?, ?, 59, ?, ?, 0)", (f0, f1, frame, gtid))
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, n, n, 64, 132, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, g, 1 if g else None)
+                    [(a, b, rank, 1, 7, c, gpid, n, n, 64, 132, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, g, 1 if g else None)
                      for j, (a, b, c, n, g) in enumerate(kern)])
-    gpu = Gpu(H100["name"], H100["busLocation"], H100["l2CacheSize"], H100["totalMemory"], H100["memoryBandwidth"],
-              H100["clockRate"], H100["smCount"], H100["chipName"], 1, (9, 0))
-    _finish_one(con, strings, stop, (gpid, pid, gtid), gpu, program="python", thread="python", copy_enums=False)
-    return {"steps": decode, "step_ms": float(np.diff(launches).mean()) / ms if decode > 1 else None,
-            "range_ms": (f1 - f0) / ms}
+    return api.t + ms, (launches, firsts), f1 - f0
 
 
 #: The tables :func:`pause_rank` moves, with the column that names a row's process (``globalTid`` or ``globalPid``).

@@ -146,7 +146,7 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take(xla, "device")
     elif marked is not None:
         r.take(marked, "host_window")
-    elif own is not None and (one := _marked_pass(trace, own.start, job)) is not None:
+    elif own is not None and (one := _marked_pass(trace, own.start, job, own.per_line)) is not None:
         r.own = None  # the user's one range around none of the repeats: it is the pass
         r.take_spans("single_pass", one[2], np.array([one[0]], np.int64), np.array([one[1]], np.int64), "host_window")
     elif own is not None:
@@ -157,7 +157,10 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take(trained, "host_window")
     elif framed is not None:  # a graph launch per iteration is the host's mark; a burst is the GPU's
         r.take_spans(*framed[:4], "device" if framed[0] == "gpu_busy_clusters" else "host_window")
-        r.gpu_own = framed[4] if len(framed) > 4 else {}
+        if framed[0] == "repeated_launches":  # each rank's own graph launches (``_framed_graph_launches``)
+            r.per_line = framed[4]
+        else:
+            r.gpu_own = framed[4] if len(framed) > 4 else {}
     elif (runs := _forward_runs(trace, r, job)) is not None:  # xla and marked None: the branches above
         r.take(runs, "host_window")
     elif (one := _framed_pass(trace, bursts, job)) is not None:

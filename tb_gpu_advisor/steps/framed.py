@@ -17,44 +17,75 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.job.frame import apart, frame
+from tb_gpu_advisor.job.frame import Frame, apart, frame
 from tb_gpu_advisor.job.waits import Waits
 from tb_gpu_advisor.model.columns import union_intervals
-from tb_gpu_advisor.model.trace import DeviceEvents, Trace, line_processes
+from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, line_processes
 from tb_gpu_advisor.steps.burst_table import BurstTable
 from tb_gpu_advisor.steps.bursts import _bursts_repeat, _program_busy, _synced_bursts
 from tb_gpu_advisor.steps.drop import _in_warmup_ranges
+from tb_gpu_advisor.steps.windows import MISSING
 
 
-def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, note: str
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, note: str,
+                  per_line: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, dict[int, tuple[np.ndarray, np.ndarray]]]:
     """The repeated spans' steps (``ids``, host windows) inside the job's frame (``job.frame``), the note saying which
-    were read apart; all of them, unchanged, where no frame holds two or more but not all.
+    were read apart, and ``per_line`` (each rank's thread's own windows, aligned with ``ids``) kept alike; all of them,
+    unchanged, where no frame holds two or more but not all.  Where each rank marks its own spans (``per_line``, two
+    lines or more), a rank's range holds the spans its own thread marks (:func:`_own_span_rows`).
 
     Why: a span the program repeats (``forward``) marks every pass, the warm-ups' too; the one range the program puts
     around the passes it times says which are the steps, as it does for the launch period and the GPU's bursts.
     Where every span before it lies in a range the program names its warm-up, that name says it better (the drop of
-    :func:`_in_warmup_ranges`)."""
+    :func:`_in_warmup_ranges`).  Each rank its own: the steps' starts are the earliest rank's, so a later rank's range
+    held another split of them and nothing was framed -- 2 ranks 50 us apart, each a ``forward`` range in each of its
+    2 warm-ups and 4 timed passes, read 6 steps (4 kept) of 20.68 ms for passes of 20.23; with a range around each pass
+    the other rank's range framed 3 of the 4 (h37-probe47g)."""
+    per_line = per_line or {}
     order = np.argsort(hs, kind="stable")
-    found = frame(trace, hs[order].astype(np.int64, copy=False), once=True)
+    found = frame(trace, hs[order].astype(np.int64, copy=False), once=True, own=_own_span_rows(trace, order, per_line))
     if found is None:
-        return ids, hs, he, note
+        return ids, hs, he, note, per_line
     lo, hi, label, end = found
     if hi == hs.size and _in_warmup_ranges(trace, hs[order[:lo]])[0].all():
-        return ids, hs, he, note  # the program names them itself: dropped as inside its own `Warm-up` range
+        return ids, hs, he, note, per_line  # the program names them itself: dropped as inside its own `Warm-up` range
     keep = np.sort(order[lo:hi])
     note += (f"; the steps are the spans inside the program's one range `{label}`, its frame, not its step: it holds "
              f"{hi - lo} of the {hs.size}, and {apart(lo, hs.size - hi)}, read apart")
     he = he[keep].copy()
     last = int(np.argmax(hs[keep]))
     he[last] = max(int(he[last]), end)  # the frame ends after its last pass: a span marking part of it ends sooner
-    return ids[keep], hs[keep], he, note
+    return ids[keep], hs[keep], he, note, {ln: (s[keep], e[keep]) for ln, (s, e) in per_line.items()}
 
 
-def _marked_pass(trace: Trace, starts: np.ndarray, job: Job | None) -> tuple[int, int, str] | None:
+def _own_span_rows(trace: Trace, order: np.ndarray, per_line: dict[int, tuple[np.ndarray, np.ndarray]]
+                   ) -> np.ndarray | None:
+    """``frame``'s ``own`` (processes x spans, in ``order``: the steps' host order): each process's own span start of
+    each step, -1 where its thread marks none (``steps.windows.MISSING``); None where fewer than two lines mark their
+    own, the format names no process per GPU, or a process's own starts do not rise with the steps'."""
+    proc = line_processes(trace) if len(per_line) > 1 else None
+    if proc is None:
+        return None
+    rows = np.full((int(proc.max()) + 1, order.size), -1, np.int64)
+    for line, (s, _) in per_line.items():
+        p = int(proc[line]) if 0 <= line < proc.size else -1
+        if p < 0 or s.size != order.size or (rows[p] >= 0).any():
+            return None
+        own = np.where(s[order] == MISSING, -1, s[order]).astype(np.int64)
+        if (np.diff(own[own >= 0]) < 0).any():
+            return None
+        rows[p] = own
+    return rows
+
+
+def _marked_pass(trace: Trace, starts: np.ndarray, job: Job | None,
+                 per_line: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> tuple[int, int, str] | None:
     """(start, end, note) of the program's one range -- its only range, opened once, not a warm-up -- where GPU work
     is launched inside it and outside it and none of the repeats read (``starts``: their host starts, ps) begins
-    inside it; None elsewhere, and for a training job.
+    inside it; None elsewhere, and for a training job.  ``per_line`` (host line -> its own repeats, where each rank's
+    repeats were read apart: ``SpanSteps.per_line``): each rank's own one range, launches and repeats asked so, every
+    rank's alike; the range of the rank whose repeats are ``starts`` (else the first) is the pass.
 
     Why: a user who measures one request puts one range around it (`measure`) between a warm-up and other work.  The
     repeats read over the whole window are then the work the user did not measure: YiconRain/profiling's SGLang
@@ -62,29 +93,84 @@ def _marked_pass(trace: Trace, starts: np.ndarray, job: Job | None) -> tuple[int
     ms), the measured 42 ms prefill in none of them.  The one range the program marks says which pass it times, as
     :func:`_framed_pass` reads for bursts; the repeats outside it are read apart.  Only the program's one range: a
     program that marks several phases names no single pass by one of them.  A training job is left to its own
-    readings (:func:`_framed_pass`)."""
+    readings (:func:`_framed_pass`).  Each rank its own: two ranks' `measure` ranges are two ranges of the export, and
+    the 2-rank prefill read as its 12 fillers' period (10 steps of 5.64 ms) beside its measured 5.46 ms (h37-probe47g)."""
     if (job is not None and job.kind.kind == "training") or not starts.size:
         return None
     h = trace.h
     idx = np.setdiff1d(user_ranges.program_ranges(trace), user_ranges.warmup_ranges(h, trace.ranges))
+    launch = h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)
+    proc = line_processes(trace) if per_line and len(per_line) > 1 else None
+    if proc is None:
+        one = _one_marked(h, idx, launch, starts)
+        return None if one is None else (one[0], one[1], _marked_words(h, one[2], starts, int((starts < one[0]).sum())))
+    found = []
+    for line, (own, _) in per_line.items():
+        mine = proc[h.line] == proc[line]
+        one = _one_marked(h, idx[mine[idx]], launch & mine, own)
+        if one is None:
+            return None
+        found.append((own.size == starts.size and bool((own == starts).all()), one, own))
+    _, one, own = max(found, key=lambda f: f[0])
+    note = _marked_words(h, one[2], own, int((own < one[0]).sum()))
+    return one[0], one[1], note + f"; each of the {len(found)} ranks' own range around its own such pass"
+
+
+def _one_marked(h: HostEvents, idx: np.ndarray, launch: np.ndarray, starts: np.ndarray) -> tuple[int, int, int] | None:
+    """(start, end, host index) of the one range of ``idx`` that holds launches (``launch``: bool per host event) and
+    has some outside it, none of ``starts`` inside it (:func:`_marked_pass`); None elsewhere."""
     if idx.size != 1:
         return None
     lo, hi = int(h.start[idx[0]]), int(h.end[idx[0]])
-    launch = h.start[h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)]
-    inside = (launch >= lo) & (launch <= hi)
+    at = h.start[launch]
+    inside = (at >= lo) & (at <= hi)
     if not inside.any() or inside.all() or ((starts >= lo) & (starts <= hi)).any():
         return None
-    before = int((starts < lo).sum())
-    note = (f"one pass: the program's one range `{h.names[h.name[idx[0]]]}` holds GPU work but none of the "
+    return lo, hi, int(idx[0])
+
+
+def _marked_words(h: HostEvents, i: int, starts: np.ndarray, before: int) -> str:
+    """:func:`_marked_pass`'s note: range ``i`` the pass, ``before`` of the ``starts`` before it."""
+    return (f"one pass: the program's one range `{h.names[h.name[i]]}` holds GPU work but none of the "
             f"{starts.size} repeats read over the window, the pass it times: the step; "
             f"{apart(before, starts.size - before)}, read apart")
-    return lo, hi, note
 
 
-def _framed_graph_launches(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray] | None:
-    """("repeated_launches", note, starts, ends): host windows from each graph launch (``devices.is_graph_launch``)
-    inside the job's frame to the next, the last to the frame's end, where one thread launches at least three graphs
-    there; else None.
+def _graph_frames(trace: Trace, least: int) -> list[tuple[np.ndarray, Frame]] | None:
+    """Per process that launches graphs (one where the format names no process per GPU), its graph launches
+    (``devices.is_graph_launch``: host indices in time order) and the frame its own range makes of them
+    (``job.frame.frame``, ``own=`` its row alone: a range holds only its own process's launches), the process that
+    launches most first; None where one of them has no frame holding ``least`` of its launches.
+
+    Why: ranks in one export (one ``nsys`` over a tensor- or data-parallel launcher) each replay their own graph per
+    iteration and time their own generate in a range of their own.  Read over every process's launches, two ranks'
+    ranges split the merged launches two ways, so nothing framed them: a 2-rank decode loop 3 ms apart (40 replays
+    inside each rank's ``measure``) read as 2 "steps" of its bursts, 33 ms each (h37-probe47g)."""
+    h = trace.h
+    idx = np.flatnonzero(h.name_mask(devices.is_graph_launch))
+    idx = idx[np.argsort(h.start[idx], kind="stable")]
+    proc = line_processes(trace)
+    of = proc[h.line[idx]] if proc is not None else np.zeros(idx.size, np.int64)
+    groups = [idx[of == p] for p in np.unique(of).tolist()]
+    out: list[tuple[np.ndarray, Frame]] = []
+    for mine in sorted(groups, key=lambda g: (-g.size, int(h.start[g[0]]))):
+        times = h.start[mine].astype(np.int64, copy=False)
+        rows, p = None, int(of[idx == mine[0]][0])
+        if len(groups) > 1 and p >= 0:  # a line of no GPU's process (-1) has no row: its launches read as they are
+            rows = np.full((int(of.max()) + 1, times.size), -1, np.int64)
+            rows[p] = times
+        found = frame(trace, times, least=least, own=rows)
+        if found is None:
+            return None
+        out.append((mine, found))
+    return out or None
+
+
+def _framed_graph_launches(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None:
+    """("repeated_launches", note, starts, ends, per host line its own windows): host windows from each graph launch
+    (``devices.is_graph_launch``) inside the job's frame to the next, the last to the frame's end, where one thread
+    launches at least three graphs there; else None.  Several processes (:func:`_graph_frames`): each frames as many
+    of its own launches, the windows the busiest's, each launching line's its own (``steps.place._own_host_windows``).
 
     Why: a serving engine that replays one CUDA graph per decode iteration marks each iteration with that launch on
     its host loop, whatever the GPU does between them.  Read as the GPU's bursts, SGLang's overlap scheduler keeps the
@@ -92,27 +178,32 @@ def _framed_graph_launches(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarr
     ms each) read as 102 "steps" of 2.05 ms (h37-serve34).  The frame still says which launches the program times;
     the work before the first launch inside it (an eager prefill) is read apart, as the warm-ups are."""
     h = trace.h
-    idx = np.flatnonzero(h.name_mask(devices.is_graph_launch))
-    if idx.size < 3:
+    frames = _graph_frames(trace, 3)
+    if frames is None or len({f.end - f.first for _, f in frames}) != 1:
         return None
-    idx = idx[np.argsort(h.start[idx], kind="stable")]
-    times = h.start[idx].astype(np.int64, copy=False)
-    found = frame(trace, times, least=3)
-    if found is None or np.unique(h.line[idx[found.first:found.end]]).size != 1:
-        return None
-    starts = times[found.first:found.end]
-    ends = np.append(starts[1:], max(int(starts[-1]), found.end_ps)).astype(np.int64)
+    per: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for idx, f in frames:
+        lines = np.unique(h.line[idx[f.first:f.end]])
+        if lines.size != 1:
+            return None
+        starts = h.start[idx[f.first:f.end]].astype(np.int64)
+        per[int(lines[0])] = starts, np.append(starts[1:], max(int(starts[-1]), f.end_ps)).astype(np.int64)
+    idx, found = frames[0]
+    starts, ends = next(iter(per.values()))
     note = (f"steps from the program's graph launches: one thread launches a graph per iteration; the steps are the "
             f"{starts.size} launches inside the program's one range `{found.name}`, its frame, not its step, each "
-            f"to the next; {apart(found.first, times.size - found.end) or 'none outside it'}, read apart, and the "
+            f"to the next; {apart(found.first, idx.size - found.end) or 'none outside it'}, read apart, and the "
             f"work inside it before its first launch is no step")
-    return "repeated_launches", note, starts, ends
+    if len(per) > 1:
+        note += f"; each of the {len(per)} ranks' own launches in its own range, as many in each"
+    return "repeated_launches", note, starts, ends, per if len(per) > 1 else {}
 
 
 def _framed_graph_pass(trace: Trace, job: Job | None) -> tuple[str, str, np.ndarray, np.ndarray] | None:
     """("single_pass", note, [start], [end]): the program's one range as one pass where it holds an eager pass (kernel
     launches before its first graph launch) and one or two of a thread's graph launches (:func:`devices.is_graph_launch`:
-    too few to mark steps, :func:`_framed_graph_launches`); else None, and for a training job.
+    too few to mark steps, :func:`_framed_graph_launches`); else None, and for a training job.  Several processes
+    (:func:`_graph_frames`): each process's own range around its own launches, the busiest's the pass.
 
     Why: a serving engine that prefills eagerly and replays a CUDA graph per decode iteration marks its iterations
     with those launches; a user who times one request of one output token puts one range around the prefill and its
@@ -124,26 +215,22 @@ def _framed_graph_pass(trace: Trace, job: Job | None) -> tuple[str, str, np.ndar
     if job is not None and job.kind.kind == "training":
         return None
     h = trace.h
-    idx = np.flatnonzero(h.name_mask(devices.is_graph_launch))
-    if not idx.size:
+    frames = _graph_frames(trace, 1)
+    if frames is None or any(f.end - f.first >= 3 for _, f in frames):
         return None
-    idx = idx[np.argsort(h.start[idx], kind="stable")]
-    times = h.start[idx].astype(np.int64, copy=False)
-    found = frame(trace, times, least=1)
-    if found is None or found.end - found.first >= 3:
-        return None
+    idx, found = frames[0]
     lo = _frame_start(trace, found.name, found.end_ps)
     if lo is None:
         return None
-    hi, first = found.end_ps, int(times[found.first])
+    hi, first = found.end_ps, int(h.start[idx[found.first]])
     eager = h.start[h.name_mask(devices.is_launch_call) & (h.line == h.line[idx[found.first]])]
     n_eager = int(((eager >= lo) & (eager < first)).sum())
     if not n_eager:
         return None
     k = found.end - found.first
     note = (f"one pass: the program's one range `{found.name}` holds an eager pass ({n_eager} launches) and "
-            f"{k} of the {times.size} graph launches, too few to mark steps: the pass it times is the step; "
-            f"{apart(found.first, times.size - found.end) or 'none outside it'}, read apart")
+            f"{k} of the {idx.size} graph launches, too few to mark steps: the pass it times is the step; "
+            f"{apart(found.first, idx.size - found.end) or 'none outside it'}, read apart")
     return "single_pass", note, np.array([lo], np.int64), np.array([hi], np.int64)
 
 

@@ -29,10 +29,12 @@ def _rows(host: dict) -> list[float]:
     return [r["step_ms"] for r in host["step_rows"] if r.get("gpu") is None]
 
 
-@pytest.mark.parametrize("extra", [[2, 3, 4], [2, 3, 4, 2], [1, 2, 3], [2, 3, 4, 5]])
+@pytest.mark.parametrize("extra", [[2, 3, 4], [2, 3, 4, 2], [1, 2, 3], [2, 3, 4, 5], [2, 3, 3, 3, 4]])
 def test_growing_iterations_read_as_their_bursts(tmp_path: Path, extra: list[int]) -> None:
-    """BASE: ``repeated_launches``, 2 found, 1 kept (one 3.07-3.23 ms step of 3-4 iterations).  Now every iteration
-    is a burst; each but the last runs start to start (the last to the window's end, after its pause)."""
+    """BASE: ``repeated_launches``, 2 found, 1 kept (one 3.07-3.23 ms step of 3-4 iterations); [2, 3, 3, 3, 4]: 4
+    found, 3 kept -- the three alike iterations, the first (GEMM + 2, before the repeats with no boundary between:
+    the head's iteration is no cut repeat) in no step.  Now every iteration is a burst; each but the last runs start
+    to start (the last to the window's end, after its pause)."""
     truth = torchtrace.write_native_queued_loop(str(tmp_path / "w.1.pt.trace.json"), extra)
     host = first_host(tmp_path)
     steps = host["steps"]

@@ -415,8 +415,9 @@ def _runs_on(key: np.ndarray, t_start: np.ndarray, waits: np.ndarray, at: int, f
              period: np.ndarray) -> bool:
     """Whether the iteration the periodic region ends in runs on past it: the launch ``at`` (the first after the
     region; ``key`` / ``t_start`` the launch sequence, ``waits`` the host's waits' starts, all sorted) is of a kernel
-    the period launches (``period``: the kernels one repeat runs; copies are a loop's inputs and results) and follows the region's last launch with no boundary between
-    -- no wait of the host's, and a gap shorter than ``floor`` (the pause a boundary of the period makes).  Read
+    the period launches (``period``: the kernels one repeat runs; copies are a loop's inputs and results) and follows
+    the region's last launch with no boundary between -- no wait of the host's, and a gap shorter than ``floor`` (the
+    pause a boundary of the period makes).  Read
     backwards (keys, negated times and waits reversed, ``at`` counted from the end) it asks the region's first launch.
 
     Why: a period must tile the launches it claims -- its repeats cover the loop but for the window's cut ends.  A cut

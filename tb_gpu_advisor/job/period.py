@@ -395,7 +395,12 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     # follow it (a boundary inside the iteration leaves the last iteration's rest after it, its head before the first)
     starts = np.arange(first + offset, first + length, p)
     tail = first + length - int(starts[-1]) if starts.size else 0
-    partial = tail < p
+    floor = max(T("job.period_boundary_gap") * max(typical, 1.0), 0.5 * pause_at[offset])
+    body = np.intersect1d(key[first:first + p], _kernel_names(trace))  # the kernels a repeat runs
+    runs_on = _runs_on(key, t_start, waits, first + length, floor, body)
+    if not (marked or layered) and _runs_on(key[::-1], -t_start[::-1], -waits[::-1], n - first, floor, body):
+        return None  # the repeats are all the evidence, and the iteration before them runs other launches than theirs
+    partial = tail < p or runs_on
     if starts.size - partial < 2:
         return None
     start = t_start[starts]
@@ -421,8 +426,37 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
             f"sequence repeats every {alike} iterations)")
     note = (f"the GPU work's own period: {what} ({pct(coverage, 0)} of the launches), {each}; no step markers or "
             f"step spans in the capture")
-    cut = _partial_words(tail, f"the period's {p}", "the last boundary where the launches stop repeating", partial)
+    cut = (_runs_on_words(p) if runs_on else
+           _partial_words(tail, f"the period's {p}", "the last boundary where the launches stop repeating", partial))
     return _launch_steps(f"{p}-launch period", start, end, coverage, "medium", note, cut, marked or read is not None)
+
+
+def _runs_on(key: np.ndarray, t_start: np.ndarray, waits: np.ndarray, at: int, floor: float,
+             period: np.ndarray) -> bool:
+    """Whether the iteration the periodic region ends in runs on past it: the launch ``at`` (the first after the
+    region; ``key`` / ``t_start`` the launch sequence, ``waits`` the host's waits' starts, all sorted) is of a kernel
+    the period launches (``period``: the kernels one repeat runs; copies are a loop's inputs and results) and follows
+    the region's last launch with no boundary between -- no wait of the host's, and a gap shorter than ``floor`` (the
+    pause a boundary of the period makes).  Read
+    backwards (keys, negated times and waits reversed, ``at`` counted from the end) it asks the region's first launch.
+
+    Why: a period must tile the launches it claims -- its repeats cover the loop but for the window's cut ends.  A cut
+    end matches the repeat a period away, so it lies inside the region; the launch just outside does not, and where it
+    carries on the same iteration's work, that iteration runs other launches than the period's: a native loop whose
+    iterations launch a GEMM and 2, 3, then 4 elementwise kernels repeats ``GEMM + 3`` once, its last iteration's first
+    four launches matching the one before -- read as "2 repeats of the same 4-kernel sequence", one kept step of three
+    iterations (h37-probe47s)."""
+    if at <= 0 or at >= key.size or not np.isin(key[at], period):
+        return False
+    lo, hi = t_start[at - 1], t_start[at]
+    waited = int(np.searchsorted(waits, hi)) > int(np.searchsorted(waits, lo, side="right"))
+    return not waited and float(hi - lo) < floor
+
+
+def _runs_on_words(p: int) -> str:
+    """The last repeat's drop reason where its iteration runs on past the period (:func:`_runs_on`)."""
+    return (f"partial: its iteration runs on past the period's {p} launches, with no boundary before the next launch "
+            f"of the period's kernels: the loop's last iteration launches other work than the repeats")
 
 
 def _launch_words(trace: Trace, launches: list[np.ndarray], repeat: np.ndarray) -> str:

@@ -540,20 +540,39 @@ def _drop_evaluating(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> No
 
 def _evaluating(trace: Trace, kept: _Kept) -> tuple[np.ndarray, list[str], float]:
     """Bool per kept step: an evaluation range (``user_ranges.evaluation_ranges``: named ``eval``, ``validation``,
-    ``val_step 3``; outermost on its thread) starts inside its host window; those ranges' names, and their summed
-    length (ps).  A step that is itself an evaluation range holds one, as every step of such a loop does."""
+    ``val_step 3``; outermost on its thread) starts inside its host window -- a range of a process whose rank marks
+    its own steps (``_Kept.host_own``) inside that rank's own window; those ranges' names, and their summed length
+    (ps).  A step that is itself an evaluation range holds one, as every step of such a loop does.
+
+    Why the rank's own window: the host's step k runs from the first rank's kth mark to the last rank's kth end, so
+    a rank that opens its evaluation as its step ends opens it inside the host's step while a rank behind it still
+    trains: 2 ranks 50 us apart, each cut at its own ``eval_step`` (``steps.apart._cut_own``), dropped the step before
+    each evaluation as "evaluating" (8 steps, 5 kept for 6; h37-probe47s)."""
     h = trace.h
     sel = user_ranges.evaluation_ranges(h, trace.ranges, trace.annotations)
     out = np.zeros(kept.hs.size, dtype=bool)
     if not sel.size or not kept.hs.size:
         return out, [], 0.0
     starts = h.start[sel].astype(np.int64)
-    k = np.searchsorted(kept.hs, starts, side="right") - 1
-    inside = (k >= 0) & (starts < kept.he[np.clip(k, 0, None)])
+    k = np.full(sel.size, -1, np.int64)
+    rest = np.ones(sel.size, bool)
+    for on, w in own_step_rows(kept.host_own, kept.hs.size, trace.gpu_host_lines or {}, h.line[sel]):
+        mine = rest & on
+        rest &= ~mine
+        k[mine] = _step_holding(w[:, 0], w[:, 1], starts[mine])
+    k[rest] = _step_holding(kept.hs, kept.he, starts[rest])
+    inside = k >= 0
     out[k[inside]] = True
-    mine = sel[inside & out[np.clip(k, 0, None)]]
+    mine = sel[inside]
     names = sorted({h.names[int(h.name[i])] for i in mine.tolist()})
     return out, names, float((h.end[mine] - h.start[mine]).astype(np.int64).sum())
+
+
+def _step_holding(hs: np.ndarray, he: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per start (ps): the window (``hs``, ``he``, sorted by start) it lies in, -1 where none holds it."""
+    k = np.searchsorted(hs, starts, side="right") - 1
+    inside = (k >= 0) & (starts < he[np.clip(k, 0, None)])
+    return np.where(inside, k, -1)
 
 
 def _in_warmup_ranges(trace: Trace, starts: np.ndarray) -> tuple[np.ndarray, str]:

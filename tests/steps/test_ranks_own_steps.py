@@ -28,15 +28,8 @@ from synthetic import randjobs as R
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.cli_report import first_host
-
-_SEED = 104070
-#: the walk's job, reduced (``tests/steps/test_framed_own_process.py`` reads the same job's frames)
-_JOB = {"steps": 2, "ranks": 2, "ops": 20, "kernel_us": 10.889, "kernel": "GEMM_BF16", "launch_us": 19.86,
-        "h2d_bytes": 10039, "h2d_us": 1.0, "pinned": True, "copies_block": False, "d2h_us": 1.0, "input_ms": 0.0,
-        "nccl_us": 0.0, "sync": True, "autograd_nvtx": False, "step_range": None,
-        "extra_ranges": ("forward FFT", "pointwise", "backward FFT"), "comm_range": None, "graph_mode": None,
-        "untraced_ms": 0.0, "kernel_gap_us": 0.0, "setup_ms": 0.0, "d2h_bytes": 8015, "d2h_pinned": True,
-        "d2h_async": True, "vocab": "backward_fft", "range_domain": None}
+from tests.support.fft_ranks import JOB as _JOB
+from tests.support.fft_ranks import SEED as _SEED
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 4])

@@ -427,8 +427,8 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
                if _reads_back(trace, launches, key[first:first + p]) else "launched without reading a result back")
             if fed is not None else read.words)
     what = (f"{starts.size} repeats of the same {_launch_words(trace, launches, key[first:first + p])}" if alike == 1 else
-            f"{starts.size} iterations of {p} kernels, their launch order alternating (the same {whole}-kernel "
-            f"sequence repeats every {alike} iterations)")
+            f"{starts.size} iterations of {_sizes_words(cuts, whole)} kernels, their launch order alternating (the "
+            f"same {whole}-kernel sequence repeats every {alike} iterations)")
     note = (f"the GPU work's own period: {what} ({pct(coverage, 0)} of the launches), {each}; no step markers or "
             f"step spans in the capture")
     cut = (_runs_on_words(p) if runs_on else
@@ -955,6 +955,13 @@ def _own_cuts(p: int, offset: int, pause_at: np.ndarray, typical: float, period:
     floor = max(T("job.period_boundary_gap") * max(typical, 1.0), 0.5 * pause_at[offset])
     cuts = np.array([j for j in range(p) if j == 0 or pause_at[(offset + j) % p] >= floor], np.int64)
     return cuts if cuts.size > 1 and _same_work(period, int(cuts.size)) else cuts[:1]
+
+
+def _sizes_words(cuts: np.ndarray, whole: int) -> str:
+    """The launch counts of one repeat's iterations (``cuts``: their offsets in a ``whole``-launch repeat), in
+    words: "4" where all alike, "3 and 4" else."""
+    sizes = np.unique(np.diff(np.r_[cuts, whole]))
+    return " and ".join(str(int(n)) for n in sizes)
 
 
 def _cut_starts(first: int, length: int, offset: int, whole: int, cuts: np.ndarray) -> np.ndarray:

@@ -50,6 +50,23 @@ def test_alternating_rocprof_loop_reads_each_iteration(tmp_path: Path) -> None:
     assert _rows(host) == pytest.approx([(b - a) / 1e6 for a, b in zip(starts, starts[1:])], abs=1e-6)
 
 
+def test_a_set_up_upload_stays_out_of_the_first_iteration(tmp_path: Path) -> None:
+    """rocprof ``[0, 1, 0, 2]`` after a set-up upload queued into the first burst.  BASE: ``repeated_launches`` 2
+    found, 1 kept (6.27 ms); h37-probe47s: the bursts, 4 found, 3 kept, the first 6.477 ms (the upload with it).  Now
+    the own loop's pauses cut the 7-launch repeat into its 3- and 4-launch iterations: 3.11, 3.16, 3.11 ms -- the
+    truth's start-to-start times, the upload before the loop's first launch in none -- the last (1.158 ms, its own
+    work) dropped."""
+    truth = rocproftrace.write(str(tmp_path / "results.json"), [LOOP + [AXPY] * e for e in [0, 1, 0, 2]],
+                               step_range=None, step_sync=None, gap_ms=2.0)
+    starts = truth["step_starts"]
+    host = first_host(tmp_path)
+    steps = host["steps"]
+    assert (steps["source"], steps["found"], steps["count"]) == ("repeated_launches", 4, 3), steps
+    assert [(d["step"], d["ms"]) for d in steps["dropped"]] == [(3, pytest.approx(1.158, abs=1e-3))]
+    assert _rows(host) == pytest.approx([(b - a) / 1e6 for a, b in zip(starts, starts[1:])], abs=1e-6)
+    assert "4 iterations of 3 and 4 kernels" in steps["note"], steps["note"]
+
+
 def test_equal_own_loop_still_one_iteration_a_repeat(tmp_path: Path) -> None:
     """Control: every iteration alike (GEMM + 3): the period is one iteration, 4 found, 3 kept, 3.1479 ms each."""
     truth = torchtrace.write_native_queued_loop(str(tmp_path / "w.1.pt.trace.json"), [3, 3, 3, 3])

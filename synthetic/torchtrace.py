@@ -3938,20 +3938,24 @@ def _close_early(r: Rank, first: int) -> None:
     r.streams = {s: min(t, max(e["ts"] + e["dur"] for e in r.gpu)) for s, t in r.streams.items()}
 
 
-def write_native_queued_loop(path: str, extra: list[int], pause_us: float = 2000.0, gemm_us: float = 900.0,
-                             extra_us: float = 80.0) -> dict[str, Any]:
+def write_native_queued_loop(path: str, extra: list[int], pause_us: float | list[float] = 2000.0,
+                             gemm_us: float = 900.0, extra_us: float = 80.0, after_us: float = 0.0) -> dict[str, Any]:
     """Write one rank's trace of a native loop (a C++ extension's own launches: no ATen op, no ``prof.step()``, no
     sync) whose iteration ``k`` launches a GEMM of ``gemm_us`` then ``extra[k]`` elementwise kernels of ``extra_us``,
     queued back to back (the host launches 13 us apart, far ahead of the GPU), then runs ``pause_us`` of untraced host
     code (its own bookkeeping) once the GPU is done, the GPU idle: the only gaps are the iterations' boundaries.
+    ``pause_us`` may give each iteration its own pause (a first iteration's one-time work); ``after_us`` of the host's
+    own work after the loop (a checkpoint saved) runs before the profiler's window closes.
     Return the truth: each iteration's start (the first kernel's, us) and its start-to-start length (ms)."""
     r = Rank(0, 4100, 0)
     starts = []
-    for n in extra:
+    pauses = pause_us if isinstance(pause_us, list) else [pause_us] * len(extra)
+    for n, pause in zip(extra, pauses):
         starts.append(r.kernel(None, GEMM_FWD, gemm_us)[0])
         for _ in range(n):
             r.kernel(None, "void at::native::vectorized_elementwise_kernel<4, relu>", extra_us)
-        r.host_us = max(r.host_us, max(r.streams.values())) + pause_us
+        r.host_us = max(r.host_us, max(r.streams.values())) + pause
+    r.host_us += after_us
     with open(path, "w", encoding="utf-8") as f:
         f.write(_dumps(trace_doc(r, 1)))
     return {"starts_us": starts, "step_ms": [(b - a) / 1000.0 for a, b in pairwise(starts)]}

@@ -389,12 +389,17 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     # a loop whose iterations alternate their launch order (a directionally split solver sweeps x then y, then y then
     # x) repeats its sequence only every few iterations; the host's wait ends each of them alike
     alike = _iterations_per_period(p, offset, waited_at, pause_at, typical, key[first:first + p]) if marked and paused else 1
-    whole, p = p, p // alike
-    offset %= p
+    # an own loop waits nowhere: its host's boundary pause alone ends each iteration, of whatever length
+    cuts = _own_cuts(p, offset, pause_at, typical, key[first:first + p]) if own and paused else np.arange(0, p, p // alike)
+    whole, p = p, int(np.diff(np.r_[cuts, p]).max())
+    alike = cuts.size
     # every boundary in the region starts an iteration: the last one too, though fewer than a period of launches may
     # follow it (a boundary inside the iteration leaves the last iteration's rest after it, its head before the first)
-    starts = np.arange(first + offset, first + length, p)
+    starts = _cut_starts(first, length, offset, whole, cuts)
     tail = first + length - int(starts[-1]) if starts.size else 0
+    if starts.size:  # the last iteration's own launch count, which in an own loop's uneven iterations is its own
+        at = (int(starts[-1]) - first - offset) % whole
+        p = int(np.diff(np.r_[cuts, whole])[np.searchsorted(cuts, at)])
     floor = max(T("job.period_boundary_gap") * max(typical, 1.0), 0.5 * pause_at[offset])
     body = np.intersect1d(key[first:first + p], _kernel_names(trace))  # the kernels a repeat runs
     runs_on = _runs_on(key, t_start, waits, first + length, floor, body)
@@ -422,8 +427,8 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
                if _reads_back(trace, launches, key[first:first + p]) else "launched without reading a result back")
             if fed is not None else read.words)
     what = (f"{starts.size} repeats of the same {_launch_words(trace, launches, key[first:first + p])}" if alike == 1 else
-            f"{starts.size} iterations of {p} kernels, their launch order alternating (the same {whole}-kernel "
-            f"sequence repeats every {alike} iterations)")
+            f"{starts.size} iterations of {_sizes_words(cuts, whole)} kernels, their launch order alternating (the "
+            f"same {whole}-kernel sequence repeats every {alike} iterations)")
     note = (f"the GPU work's own period: {what} ({pct(coverage, 0)} of the launches), {each}; no step markers or "
             f"step spans in the capture")
     cut = (_runs_on_words(p) if runs_on else
@@ -906,7 +911,7 @@ def _frame(trace: Trace, t_start: np.ndarray, p: int, first: int, length: int, g
 
 
 def _iterations_per_period(p: int, offset: int, waited_at: np.ndarray, pause_at: np.ndarray, typical: float,
-                           period: np.ndarray) -> int:
+                           period: np.ndarray, own: bool = False) -> int:
     """How many iterations one period of ``p`` launches holds, where the host ended each alike: the most ``m`` dividing
     ``p`` for which every ``p / m``-th offset from the boundary ``offset`` is one too -- the host waited for the GPU at
     most of its instances and paused as a boundary does (``job.period_boundary_gap`` times the ``typical`` gap between
@@ -917,17 +922,56 @@ def _iterations_per_period(p: int, offset: int, waited_at: np.ndarray, pause_at:
 
     The parts must run the same kernels (``period``: one repeat's launch keys), whatever their order: iterations of
     one loop do the same work, where a call that reads a value back halfway (a router's counts) runs other kernels
-    before the read than after it -- its halves are no iterations (h37-twosync)."""
+    before the read than after it -- its halves are no iterations (h37-twosync).
+
+    In the program's own loop (``own``: :func:`_own_loop`, no sync anywhere) the boundary itself is marked by no wait,
+    only by the host's pause there (its untraced code between iterations, the GPU idle through it); a pause alike at
+    an offset inside the period ends an iteration as surely, so there the pause alone counts.  Why: a queued loop whose
+    iterations alternate (a GEMM and 2 kernels, then a GEMM and 3) repeats its sequence every two iterations, and the
+    period read one "step" of two iterations (6.22 ms of 3.07 + 3.15; h37-probe47s *Left* 1)."""
     floor = max(T("job.period_boundary_gap") * max(typical, 1.0), 0.5 * pause_at[offset])
 
     def ends(o: int) -> bool:
-        return waited_at[o] >= _WAITED and pause_at[o] >= floor
+        return (own or waited_at[o] >= _WAITED) and pause_at[o] >= floor
 
     for m in range(p // 2, 1, -1):
         if p % m == 0 and all(ends((offset + j * (p // m)) % p) for j in range(1, m)) and \
                 _same_work(period, m):
             return m
     return 1
+
+
+def _own_cuts(p: int, offset: int, pause_at: np.ndarray, typical: float, period: np.ndarray) -> np.ndarray:
+    """Where, from the boundary ``offset``, each iteration of one repeat of the program's own loop starts (launch
+    offsets, ascending, the first 0): at every offset the host paused as a boundary does (``job.period_boundary_gap``
+    times the ``typical`` gap between launches, and at least half the boundary's own pause), where the parts could be
+    iterations of one loop (:func:`_same_work`); ``[0]`` else.
+
+    Why: an own loop (:func:`_own_loop`: no op, no sync) marks its boundary by no wait, only by the host's pause there
+    (its untraced code between iterations, the GPU idle through it); a pause alike inside the period ends an
+    iteration as surely.  A queued loop whose iterations alternate (a GEMM and 2 kernels, then a GEMM and 3) repeats its
+    sequence every two iterations -- of 3 and 4 launches, no equal parts -- and the period read one "step" of two
+    iterations (6.22 ms of 3.07 + 3.15; h37-probe47s *Left* 1): the pauses tile the loop finer, each a GPU burst."""
+    floor = max(T("job.period_boundary_gap") * max(typical, 1.0), 0.5 * pause_at[offset])
+    cuts = np.array([j for j in range(p) if j == 0 or pause_at[(offset + j) % p] >= floor], np.int64)
+    return cuts if cuts.size > 1 and _same_work(period, int(cuts.size)) else cuts[:1]
+
+
+def _sizes_words(cuts: np.ndarray, whole: int) -> str:
+    """The launch counts of one repeat's iterations (``cuts``: their offsets in a ``whole``-launch repeat), in
+    words: "4" where all alike, "3 and 4" else."""
+    sizes = np.unique(np.diff(np.r_[cuts, whole]))
+    return " and ".join(str(int(n)) for n in sizes)
+
+
+def _cut_starts(first: int, length: int, offset: int, whole: int, cuts: np.ndarray) -> np.ndarray:
+    """The launch indices in the region (``length`` launches from ``first``, period ``whole``, its boundary at
+    ``offset``) where an iteration starts: each repeat's ``cuts`` from its boundary, those before the first boundary
+    too (the region's head is the iteration before it), ascending."""
+    at = np.unique((offset + cuts) % whole)
+    reps = np.arange(0, length + whole, whole)
+    starts = (first + reps[:, None] + at[None, :]).ravel()
+    return np.sort(starts[starts < first + length])
 
 
 def _same_work(period: np.ndarray, m: int) -> bool:

@@ -265,8 +265,12 @@ def _pieces_of_one_pass(t: BurstTable) -> bool:
     return bool(held[[0, -1]].all()) and not held[1:-1].all()
 
 
+#: process -> (starts, ends, its GPUs) of the bursts of that process's own GPUs (:func:`_own_bursts`)
+OwnBursts = dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]]
+
+
 def _own_bursts(trace: Trace, own: list[DeviceEvents], keep: list[np.ndarray], waits: Waits
-                ) -> dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] | None:
+                ) -> OwnBursts | None:
     """Process -> (starts, ends, its GPUs) of the bursts of its own GPUs (``own``, ``keep``: :func:`_program_busy`'s), cut by
     its own host's waits (:func:`_synced_bursts`; one burst where none cuts them); None where the GPUs are one
     process's.
@@ -280,7 +284,7 @@ def _own_bursts(trace: Trace, own: list[DeviceEvents], keep: list[np.ndarray], w
     procs = sorted({gpu_proc.get(d.gpu, -1) for d in own})
     if len(procs) < 2 or procs[0] < 0:
         return None
-    out: dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] = {}
+    out: OwnBursts = {}
     wline = proc[trace.h.line[waits.idx]] if waits.idx.size else np.zeros(0, np.int64)
     for p in procs:
         mine = [gpu_proc[d.gpu] == p for d in own]
@@ -295,7 +299,7 @@ def _own_bursts(trace: Trace, own: list[DeviceEvents], keep: list[np.ndarray], w
     return out
 
 
-def _process_starts(mine: dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] | None,
+def _process_starts(mine: OwnBursts | None,
                     starts: np.ndarray) -> np.ndarray | None:
     """Processes x bursts (``starts``: the GPUs' merged bursts): where a burst of each process's own (:func:`_own_bursts`)
     starts in each merged burst, -1 where none does; None where the GPUs are one process's.
@@ -343,7 +347,7 @@ class FrameBursts:
         return _program_busy(self.active)
 
     @cached_property
-    def mine(self) -> dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] | None:
+    def mine(self) -> OwnBursts | None:
         """Each process's own bursts (:func:`_own_bursts`), None where the GPUs are one process's."""
         return None if self.busy is None else _own_bursts(self.trace, self.busy[0], self.busy[1], self.waits)
 
@@ -360,7 +364,7 @@ class FrameBursts:
         return _Cut(own, keep, starts, ends, _process_starts(self.mine, starts))
 
 
-def _framed_own_bursts(trace: Trace, mine: dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] | None
+def _framed_own_bursts(trace: Trace, mine: OwnBursts | None
                        ) -> tuple[np.ndarray, np.ndarray, int, int, str, int,
                                   dict[int, tuple[np.ndarray, np.ndarray]]] | None:
     """(starts, ends, before, of, name, end_ps, per GPU its own process's framed bursts) where several processes each frame their own bursts

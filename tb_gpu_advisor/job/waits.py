@@ -118,7 +118,7 @@ def polls(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], o
     if q.sum() < 2:
         return none
     rec = np.concatenate([ln[ln >= 0] for ln in launches]).astype(np.int64) if launches else _NONE
-    mine = sorted_unique(h.line[rec]) if rec.size else _NONE
+    mine = _launching_lines(h, rec)
     calls = np.flatnonzero(h.name_mask(devices.is_runtime_call) & np.isin(h.line, mine))
     if not calls.size:
         return none
@@ -138,6 +138,16 @@ def polls(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], o
     begin = np.flatnonzero(opens)[np.cumsum(opens) - 1]  # per query, its poll's first query
     poll = done & ~opens  # the query that said done, after one at least that did not
     return qc[poll].astype(np.int64), h.start[qc[begin[poll]]].astype(np.int64)
+
+
+def _launching_lines(h: HostEvents, rec: np.ndarray) -> np.ndarray:
+    """The host lines (sorted) that launch onto the GPU: those with a recorded launch (``rec``) and those whose launch
+    calls all lost their device records.  Why: a thread whose every kernel record was lost still polls for its own
+    work; asked only of lines with a recorded launch, its polls were no waits and its last lost launch was not read as
+    one the GPU was shown done with (h37-probe47e: ``write_lost_kernel_records(poll=, side_us=)`` 49 of 170 lost, its
+    sync twin 50)."""
+    lines = h.line[np.flatnonzero(h.name_mask(devices.is_launch_call))]
+    return sorted_unique(np.concatenate([h.line[rec], lines]).astype(np.int64))
 
 
 def _after_lost_launch(h: HostEvents, calls: np.ndarray, rec: np.ndarray) -> np.ndarray:

@@ -3616,7 +3616,7 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
                               lost_from: int | None = 20, in_flight: int = 0, ranges: bool = False,
                               lost_until: int | None = None, streams: int = 1,
                               options: dict[str, str] | None = None, diagnostics: tuple[str, ...] = (),
-                              poll: str = "") -> dict:
+                              poll: str = "", side_us: float = 0.0) -> dict:
     """Write the export of a kernel harness shaped after Navi-AI-Lab/nvllm's ``B_harness_grid_4_active/run.sqlite``
     (a CuTe-DSL kernel on a GB10 under ``nsys --duration``): each of ``iterations`` repeats launches ``kernels``
     kernels of ``kernel_us`` back to back and waits for them (``cudaDeviceSynchronize``), 2 ms apart.  From iteration
@@ -3631,7 +3631,9 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
     ``CUDA_FLUSH_ON_CUDA_PROFILER_STOP``, ``CUDA_FLUSH_PERIOD`` ...); ``diagnostics``: the profiler's injection
     messages (``DIAGNOSTIC_EVENT`` rows, source 1 Injection, severity 1 Info), as Nsight writes them at the session's
     end.  ``poll`` (a query call, ``cudaStreamQuery``): each repeat's wait is that query asked every 10 us until its
-    kernels are done (:func:`_poll`), no sync call.  Return the truth."""
+    kernels are done (:func:`_poll`), no sync call.  ``side_us``: a second thread of the process launches one kernel of
+    that long in each repeat of the lost stretch after the main thread's wait, and waits for it as the main thread does
+    (``poll`` or a sync) -- a line whose every launch was lost.  Return the truth."""
     us, ms = 1000, 1_000_000
     pid = 7301
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL, NVTX_DDL]
@@ -3639,6 +3641,8 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
     api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=4 * us)
     kern, marks, lost_at = [], [], []
     k_ns, lat = int(kernel_us * us), 6 * us
+    side = _Calls(strings, 0, gap=4 * us)
+    side.corr = 1_000_000  # its own correlation ids, none the main thread's
     resume_ns = None
     for i in range(iterations):
         free, opened = api.t, api.t
@@ -3659,6 +3663,15 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
         else:
             api.row("cudaDeviceSynchronize", api.t, free + 3 * us)
         marks.append((opened, free + 5 * us))
+        if side_us and dropped:  # the side thread's launch, its kernel's record lost as the stretch's are
+            side.t = api.t + 20 * us
+            lost_at.append(side.t)
+            side("cudaLaunchKernel", 5 * us)
+            side_free = side.t + lat + int(side_us * us)
+            if poll:
+                _poll(side, poll, side_free + 3 * us, 10 * us)
+            else:
+                side.row("cudaDeviceSynchronize", side.t, side_free + 3 * us)
         api.t = free + 10 * us + 2 * ms
     if in_flight:  # the host ran ahead of a long last kernel; the window ended before it, or those queued, finished
         free = api.t + 20 * ms
@@ -3667,6 +3680,7 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
             api("cudaLaunchKernel", 5 * us)
     stop = api.t + ms
     api.insert(con, gtid)
+    side.insert(con, _gid(pid, pid + 1))
     if ranges:
         con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
                         "VALUES (?,?,59,'step',?,0)", [(a, b, gtid) for a, b in marks])
@@ -3681,7 +3695,8 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
                         [(stop - SESSION_START_NS - 1000 + j, text, gpid) for j, text in enumerate(diagnostics)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB,
                 program="python3", thread="python3", copy_enums=False, sync_enum=False)
-    return {"lost": len(lost_at), "launches": iterations * kernels + (in_flight + 1 if in_flight else 0),
+    side_launches = sum(1 for r in side.rows if r[3] == strings("cudaLaunchKernel"))
+    return {"lost": len(lost_at), "launches": iterations * kernels + (in_flight + 1 if in_flight else 0) + side_launches,
             "lost_from_ns": min(lost_at) - SESSION_START_NS if lost_at else None, "resume_ns": resume_ns}
 
 

@@ -112,18 +112,21 @@ def polls(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], o
     run, its last query began after the drain and no poll was read (h37-probe45p: launch_bound critical, 308 us).
     The caching allocator's queries of freed blocks' events lie inside the ops that allocate (``aten::empty*``: d2d_v100
     8,602, torchrec_a100_stalls 25,773, hta_v100 2,413) and ask once per event, not until the GPU drains: none is a
-    poll."""
+    poll.  "Inside" is by nesting (``Encloser(nested=True)``): an op's queries after an op inside it returned
+    (``aten::empty``) read as outside every op, a poll of 1 a step and 130 us of its idle where the twin without the
+    inner op reads none (h37-probe47e)."""
     none = (_NONE, _NONE)
     q = h.name_mask(devices.is_poll_call)
     if q.sum() < 2:
         return none
     rec = np.concatenate([ln[ln >= 0] for ln in launches]).astype(np.int64) if launches else _NONE
-    mine = sorted_unique(h.line[rec]) if rec.size else _NONE
+    mine = _launching_lines(h, rec)
     calls = np.flatnonzero(h.name_mask(devices.is_runtime_call) & np.isin(h.line, mine))
     if not calls.size:
         return none
     calls = calls[np.lexsort((h.start[calls], h.line[calls]))]
-    isq = q[calls] & (Encloser(h, ops).find(calls) < 0)
+    # by nesting: an op's query after an op inside it returned is still the op's (h37-probe47e)
+    isq = q[calls] & (Encloser(h, ops, nested=True).find(calls) < 0)
     same = np.concatenate([[False], h.line[calls][1:] == h.line[calls][:-1]])
     first = isq & ~(same & np.concatenate([[False], isq[:-1]]))  # a run's first query
     at = np.flatnonzero(isq)
@@ -138,6 +141,16 @@ def polls(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], o
     begin = np.flatnonzero(opens)[np.cumsum(opens) - 1]  # per query, its poll's first query
     poll = done & ~opens  # the query that said done, after one at least that did not
     return qc[poll].astype(np.int64), h.start[qc[begin[poll]]].astype(np.int64)
+
+
+def _launching_lines(h: HostEvents, rec: np.ndarray) -> np.ndarray:
+    """The host lines (sorted) that launch onto the GPU: those with a recorded launch (``rec``) and those whose launch
+    calls all lost their device records.  Why: a thread whose every kernel record was lost still polls for its own
+    work; asked only of lines with a recorded launch, its polls were no waits and its last lost launch was not read as
+    one the GPU was shown done with (h37-probe47e: ``write_lost_kernel_records(poll=, side_us=)`` 49 of 170 lost, its
+    sync twin 50)."""
+    lines = h.line[np.flatnonzero(h.name_mask(devices.is_launch_call))]
+    return sorted_unique(np.concatenate([h.line[rec], lines]).astype(np.int64))
 
 
 def _after_lost_launch(h: HostEvents, calls: np.ndarray, rec: np.ndarray) -> np.ndarray:

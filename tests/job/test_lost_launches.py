@@ -313,3 +313,19 @@ def test_a_helper_process_that_ended_early_does_not_end_the_program(tmp_path):
     con.close()
     (f,) = _lost(_report(path))
     assert "the capture stopped on its --duration of" in f["summary"]
+
+
+def test_a_thread_whose_every_launch_was_lost_polls_as_its_sync_twin(tmp_path):
+    """By construction: the poll form above, and a second thread that launches one 500-us kernel in each repeat of the
+    lost stretch and polls for it -- a line with no recorded launch.  Its polls were not read (``job.waits.polls``
+    asked only lines with a recorded launch), so its last lost launch had no wait after it (BASE: 49 of the 170);
+    now the same 50 of 170 as the sync twin's, 10 of them the side thread's."""
+    counts = {}
+    for poll in ("", "cudaStreamQuery"):
+        path = str(tmp_path / f"run{poll}.sqlite")
+        truth = nx.write_lost_kernel_records(path, lost_from=15, lost_until=25, streams=2, ranges=True, poll=poll,
+                                             side_us=500.0)
+        (f,) = _lost(_report(path))
+        counts[poll] = f["summary"].split(" kernel launches")[0]
+    assert (truth["lost"], truth["launches"]) == (50, 170)
+    assert counts[""] == counts["cudaStreamQuery"] == "50 of the 170"

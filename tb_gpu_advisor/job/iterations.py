@@ -1054,6 +1054,11 @@ def _round_size(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np
     return int(made[lo + 1:walk[1] + 1].sum()) + int((frees[after] < made.size).sum())
 
 
+#: A period's repeats begin at one level of the freed bytes where they lie within 1/8 of its swing
+#: (:func:`_level_starts`).
+_LEVEL_SLACK = 8
+
+
 def _repeating(me: MemoryEvents, frees: np.ndarray) -> tuple[np.ndarray, tuple[int, int, int]] | None:
     """(the allocations read, (period, first, covered) of :func:`_period` over their sizes) of the reading that holds
     more whole repeats: every allocation, or those the history frees -- of two that hold as many, the one whose
@@ -1072,15 +1077,34 @@ def _repeating(me: MemoryEvents, frees: np.ndarray) -> tuple[np.ndarray, tuple[i
     every = np.flatnonzero(me.delta > 0)
     freed = every[frees[every] < len(me)]
     best: tuple[np.ndarray, tuple[int, int, int]] | None = None
-    rank: tuple[int, int] | None = None
+    rank: tuple[int, bool, int] | None = None
     for alloc in (every, freed):
         got = _period(me.delta[alloc]) if alloc.size >= 2 * _MIN_ALLOCS else None
         if got is None:
             continue
-        mine = (got[2] // got[0], -int(alloc[got[1]]))  # whole repeats, then the earlier first allocation (event)
+        # whole repeats, then repeats that begin at one level, then the earlier first allocation (event)
+        mine = (got[2] // got[0], _level_starts(me, frees, alloc, *got), -int(alloc[got[1]]))
         if rank is None or mine > rank:
             best, rank = (alloc, got), mine
     return best
+
+
+def _level_starts(me: MemoryEvents, frees: np.ndarray, alloc: np.ndarray, p: int, first: int, cover: int) -> bool:
+    """Whether every repeat of ``alloc`` at period ``p`` (and the allocation after the last whole one) begins at
+    about one level of the bytes the history frees -- the level before it less every block made before it and never
+    freed -- within 1/:data:`_LEVEL_SLACK` of that level's swing over the repeats.
+
+    Why: an iteration returns to the level held between iterations, less what it keeps for good (state made once,
+    a leak), so the true period's repeats all begin at about one such level, whatever its phase (the first may lack
+    the loss a later one holds from the one before it: bytes, not a layer's).  A multiple of it read over every
+    allocation can hold as many whole repeats where the blocks made once are as large as the loop's (3 iterations
+    of 64-MiB weights, gradients, state and activations, forms18 seed 116372: read every 2 iterations from the
+    weights' first) -- its repeats begin at levels a layer's blocks apart, one before the gradients, one after."""
+    kept = np.where((me.delta > 0) & (frees >= len(me)), me.delta, 0)
+    level = np.concatenate(([0], np.cumsum(me.delta - kept)))  # before each event
+    starts = alloc[first:first + cover + 1:p]
+    swing = int(np.ptp(level[alloc[first]:alloc[min(first + cover, alloc.size - 1)] + 1]))
+    return int(np.ptp(level[starts])) * _LEVEL_SLACK <= swing
 
 
 def _period(sizes: np.ndarray) -> tuple[int, int, int] | None:

@@ -1,0 +1,53 @@
+"""A loop whose every block is one size reads its iterations, not two at a time (issue #37 class 5, h37-probe47m).
+
+Truth by construction (``synthetic.memsnapshot.training_iterations``, its ``leak`` truth), the reduction of the
+``scripts/randjobs.py --forms18 --seed 116372`` job (form ``snapshot_stackless``): 3 iterations of a 4-layer model
+whose weights, gradients, Adam's state and activations are all 64-MiB blocks, a fused optimizer, a 16-MiB ``list``
+leak, recorded without stacks.  Over every allocation the sizes repeat every 2 iterations from the weights' first
+(the weights and the first step's state as large as a layer's activations), as many whole repeats as the freed
+blocks' true period holds, and the earlier won: the job read 2 iterations and the leak none.  The true period's
+repeats begin at one level of the freed bytes, the doubled one's a layer's gradients apart
+(``job.iterations._level_starts``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from synthetic import memsnapshot as ms
+from tests.support.snapshot_reports import leaks, report, written
+
+MiB = 1 << 20
+SEED_116372 = dict(iterations=3, layers=4, mib=64, micro_batches=1, set_to_none=True, optimizer_temp=False,
+                   hold_loss=True, leak="list", leak_mib=16)
+
+
+def _stackless(**kw) -> ms.Scenario:  # noqa: ANN003 - the writer's parameters
+    sc = ms.training_iterations(**kw)
+    return ms.Scenario(ms.as_recorded(sc.doc, context=None), sc.truth)
+
+
+def test_the_job_reads_each_iteration_at_the_freed_blocks_period(tmp_path: Path) -> None:
+    rep = report(written(tmp_path, _stackless(**SEED_116372)))
+    assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", 3), rep.steps
+    assert "repeat every 9 allocations" in rep.steps["note"], rep.steps["note"]
+
+
+def test_the_leak_reads_its_three_iterations_and_bytes(tmp_path: Path) -> None:
+    sc = _stackless(**SEED_116372)
+    truth = sc.truth["leak"]
+    assert (truth["bytes_per_iteration"], truth["bytes_at_end"], truth["bytes_at_peak"]) == (16 * MiB, 48 * MiB,
+                                                                                               48 * MiB)
+    (f,) = leaks(report(written(tmp_path, sc)))
+    d = f.metric.detail
+    assert (d["iterations"], d["blocks_per_iteration"], d["per_iteration_bytes"]) == (3, 1, 16 * MiB)
+    assert d["leak_end_bytes"] == 48 * MiB and f.saving_bytes == 48 * MiB
+
+
+@pytest.mark.parametrize("mib", [32, 64])
+def test_control_without_the_leak_reads_none_and_its_iterations(tmp_path: Path, mib: int) -> None:
+    rep = report(written(tmp_path, _stackless(**{**SEED_116372, "leak": "", "mib": mib})))
+    assert not leaks(rep)
+    assert rep.steps["found"] == 3, rep.steps

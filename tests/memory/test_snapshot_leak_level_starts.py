@@ -51,3 +51,29 @@ def test_control_without_the_leak_reads_none_and_its_iterations(tmp_path: Path, 
     rep = report(written(tmp_path, _stackless(**{**SEED_116372, "leak": "", "mib": mib})))
     assert not leaks(rep)
     assert rep.steps["found"] == 3, rep.steps
+
+
+#: An evaluation's graph kept from the third of 6 iterations (``val_total += loss``: 3 saved 16-MiB activations and
+#: its 512-B loss), a fused optimizer, gradients zeroed in place, one micro-batch, no stacks: the evaluation's loss
+#: and the next iteration's training loss fall in one round, and the one the loop holds at the dump (the last
+#: iteration's) made the round before the last keep 2 blocks -- the 512-B losses read no leak, 2,048 B short
+#: (``metrics.memory._without_held_before_last``).
+EVAL = 3 * 16 * MiB + 512
+HELD_BEFORE_LAST = dict(iterations=6, micro_batches=1, set_to_none=False, optimizer_temp=False, leak="graph",
+                        leak_from=2)
+
+
+@pytest.mark.parametrize("layers", [2, 4])
+def test_the_held_loss_before_the_last_round_is_no_leak(tmp_path: Path, layers: int) -> None:
+    sc = _stackless(**HELD_BEFORE_LAST, layers=layers)
+    truth = sc.truth["leak"]
+    assert (sc.truth["leak_iterations"], truth["blocks_per_iteration"], truth["bytes_at_end"]) == (4, 4, 4 * EVAL)
+    (f,) = leaks(report(written(tmp_path, sc)))
+    d = f.metric.detail
+    assert (d["iterations"], d["blocks_per_iteration"], d["per_iteration_bytes"]) == (4, 4, EVAL)
+    assert d["leak_end_bytes"] == 4 * EVAL and f.saving_bytes == truth["bytes_at_peak"] == 3 * EVAL
+
+
+@pytest.mark.parametrize("layers", [2, 4])
+def test_control_the_held_loss_loop_without_a_leak_reads_none(tmp_path: Path, layers: int) -> None:
+    assert not leaks(report(written(tmp_path, _stackless(**{**HELD_BEFORE_LAST, "leak": ""}, layers=layers))))

@@ -1054,11 +1054,6 @@ def _round_size(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np
     return int(made[lo + 1:walk[1] + 1].sum()) + int((frees[after] < made.size).sum())
 
 
-#: A period's repeats begin at one level of the freed bytes where they lie within 1/8 of its swing
-#: (:func:`_level_starts`).
-_LEVEL_SLACK = 8
-
-
 def _repeating(me: MemoryEvents, frees: np.ndarray) -> tuple[np.ndarray, tuple[int, int, int]] | None:
     """(the allocations read, (period, first, covered) of :func:`_period` over their sizes) of the reading that holds
     more whole repeats: every allocation, or those the history frees -- of two that hold as many, the one whose
@@ -1082,29 +1077,27 @@ def _repeating(me: MemoryEvents, frees: np.ndarray) -> tuple[np.ndarray, tuple[i
         got = _period(me.delta[alloc]) if alloc.size >= 2 * _MIN_ALLOCS else None
         if got is None:
             continue
-        # whole repeats, then repeats that begin at one level, then the earlier first allocation (event)
-        mine = (got[2] // got[0], _level_starts(me, frees, alloc, *got), -int(alloc[got[1]]))
+        # whole repeats, then blocks kept for good kept again a period on, then the earlier first allocation (event)
+        mine = (got[2] // got[0], _kept_alike(frees[alloc], len(me), *got), -int(alloc[got[1]]))
         if rank is None or mine > rank:
             best, rank = (alloc, got), mine
     return best
 
 
-def _level_starts(me: MemoryEvents, frees: np.ndarray, alloc: np.ndarray, p: int, first: int, cover: int) -> bool:
-    """Whether every repeat of ``alloc`` at period ``p`` (and the allocation after the last whole one) begins at
-    about one level of the bytes the history frees -- the level before it less every block made before it and never
-    freed -- within 1/:data:`_LEVEL_SLACK` of that level's swing over the repeats.
+def _kept_alike(frees: np.ndarray, n: int, p: int, first: int, cover: int) -> bool:
+    """Whether no allocation the history never frees (``frees`` per allocation read, ``n`` past every event) has its
+    twin a period on, inside the whole repeats, freed.
 
-    Why: an iteration returns to the level held between iterations, less what it keeps for good (state made once,
-    a leak), so the true period's repeats all begin at about one such level, whatever its phase (the first may lack
-    the loss a later one holds from the one before it: bytes, not a layer's).  A multiple of it read over every
-    allocation can hold as many whole repeats where the blocks made once are as large as the loop's (3 iterations
-    of 64-MiB weights, gradients, state and activations, forms18 seed 116372: read every 2 iterations from the
-    weights' first) -- its repeats begin at levels a layer's blocks apart, one before the gradients, one after."""
-    kept = np.where((me.delta > 0) & (frees >= len(me)), me.delta, 0)
-    level = np.concatenate(([0], np.cumsum(me.delta - kept)))  # before each event
-    starts = alloc[first:first + cover + 1:p]
-    swing = int(np.ptp(level[alloc[first]:alloc[min(first + cover, alloc.size - 1)] + 1]))
-    return int(np.ptp(level[starts])) * _LEVEL_SLACK <= swing
+    Why: what a loop keeps for good -- a leak's block, its weights -- it keeps again each iteration it makes it; a
+    block made once (Adam's state on the first step) has no twin.  A period read over every allocation from sizes alone
+    can pair a block kept for good with one the next repeat frees where the loop's blocks are all one size: 3
+    iterations of a 4-layer model whose weights, gradients, Adam's state and activations are all 64 MiB (forms18 seed
+    116372) read a period of 2 iterations from the weights' first -- as many whole repeats as the freed blocks' true
+    period holds, and earlier, so it won and the job merged iterations 2 and 3.  The loop's last iteration's blocks
+    held at the dump (freed earlier, kept in it) are the reverse, and fall in no earlier repeat's twin."""
+    whole = cover // p
+    kept = frees[first:first + (whole - 1) * p] >= n
+    return not (kept & (frees[first + p:first + whole * p] < n)).any()
 
 
 def _period(sizes: np.ndarray) -> tuple[int, int, int] | None:

@@ -5,9 +5,9 @@ Truth by construction (``synthetic.memsnapshot.training_iterations``, its ``leak
 whose weights, gradients, Adam's state and activations are all 64-MiB blocks, a fused optimizer, a 16-MiB ``list``
 leak, recorded without stacks.  Over every allocation the sizes repeat every 2 iterations from the weights' first
 (the weights and the first step's state as large as a layer's activations), as many whole repeats as the freed
-blocks' true period holds, and the earlier won: the job read 2 iterations and the leak none.  The true period's
-repeats begin at one level of the freed bytes, the doubled one's a layer's gradients apart
-(``job.iterations._level_starts``).
+blocks' true period holds, and the earlier won: the job read 2 iterations and the leak none.  That reading pairs
+the first step's state, kept for good, with the next repeat's activations, freed: what a loop keeps it keeps again
+each time it makes it (``job.iterations._kept_alike``).  And a graph leak's held loss in the round before the last.
 """
 
 from __future__ import annotations

@@ -308,7 +308,8 @@ def _without_held_round(rounds: list[np.ndarray], rises: np.ndarray, made: np.nd
                         ) -> tuple[list[np.ndarray], np.ndarray]:
     """(``rounds``, ``rises``) less the loop variable's block held at the dump (:func:`_without_held_last`) -- also
     where it is a round of its own before the last: the last two rounds taken as one, that block out, the other
-    round's kept whole -- with the rise across the rounds read again (:func:`_rounds`).
+    round's kept whole, or in the round before the last (:func:`_without_held_before_last`) -- with the rise across
+    the rounds read again (:func:`_rounds`).
 
     Why: rounds end where a micro-batch's backward runs beside a forward while no optimizer allocation marks the
     iterations (a fused one, gradients zeroed in place), so the last micro-batch's loss, made in the last iteration's
@@ -317,10 +318,10 @@ def _without_held_round(rounds: list[np.ndarray], rises: np.ndarray, made: np.nd
     short of the loop's 201,328,640 (h37-probe47b: ``as_recorded(training_iterations(6, micro_batches=2,
     optimizer_temp=False, set_to_none=False, leak="graph", leak_from=2), context=None)``)."""
     cut = _without_held_last(rounds, made)
-    if cut is not rounds or len(rounds) < 4:
+    if cut is not rounds or len(rounds) < 3:
         return cut, rises
-    merged = _without_held_last([*rounds[:-2], np.concatenate(rounds[-2:])], made)
-    if len(merged[-1]) != len(rounds[-1]) or (merged[-1] != rounds[-1]).any():
+    merged = _without_held_last([*rounds[:-2], np.concatenate(rounds[-2:])], made) if len(rounds) >= 4 else rounds
+    if merged is rounds or len(merged[-1]) != len(rounds[-1]) or (merged[-1] != rounds[-1]).any():
         before = _without_held_before_last(rounds, made)
         return (rounds, rises) if before is rounds else (before, _rises(before, level))
     return merged, _rises(merged, level)
@@ -337,8 +338,9 @@ def _without_held_before_last(rounds: list[np.ndarray], made: np.ndarray) -> lis
     variable holds the last iteration's training loss at the dump, freed by no later one, so the round before the
     last kept 2 blocks, the others 1, and the site of the evaluation's 512-B losses read no leak -- 2,048 B short of
     the loop's 201,328,640 (h37-probe47m: ``as_recorded(training_iterations(6, optimizer_temp=False,
-    set_to_none=False, leak="graph", leak_from=2), context=None)``).  Counted from each round's first kept block, a
-    leak's block is at one place every period; the held block at another."""
+    set_to_none=False, leak="graph", leak_from=2), context=None)``; with 3 iterations of 64-MiB blocks, a graph kept
+    every iteration, rounds [1, 2, 1]: 1,536 B short).  Counted from each round's first kept block, a leak's block is
+    at one place every period; the held block at another."""
     inner = [len(r) for r in rounds[1:-2]] + [len(rounds[-1])]
     if len(set(inner)) != 1 or len(rounds[-2]) <= inner[0]:
         return rounds

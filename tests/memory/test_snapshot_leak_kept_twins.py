@@ -57,7 +57,8 @@ def test_control_without_the_leak_reads_none_and_its_iterations(tmp_path: Path, 
 #: its 512-B loss), a fused optimizer, gradients zeroed in place, one micro-batch, no stacks: the evaluation's loss
 #: and the next iteration's training loss fall in one round, and the one the loop holds at the dump (the last
 #: iteration's) made the round before the last keep 2 blocks -- the 512-B losses read no leak, 2,048 B short
-#: (``metrics.memory._without_held_before_last``).
+#: (``metrics.memory._without_held_before_last``).  And with 3 iterations of 64-MiB blocks, a graph kept every
+#: iteration (rounds [1, 2, 1], probe47b's *Left* 2): 1,536 B short.
 EVAL = 3 * 16 * MiB + 512
 HELD_BEFORE_LAST = dict(iterations=6, micro_batches=1, set_to_none=False, optimizer_temp=False, leak="graph",
                         leak_from=2)
@@ -72,6 +73,18 @@ def test_the_held_loss_before_the_last_round_is_no_leak(tmp_path: Path, layers: 
     d = f.metric.detail
     assert (d["iterations"], d["blocks_per_iteration"], d["per_iteration_bytes"]) == (4, 4, EVAL)
     assert d["leak_end_bytes"] == 4 * EVAL and f.saving_bytes == truth["bytes_at_peak"] == 3 * EVAL
+
+
+@pytest.mark.parametrize("layers", [2, 4])
+def test_three_iterations_the_held_loss_before_the_last_round_is_no_leak(tmp_path: Path, layers: int) -> None:
+    sc = _stackless(iterations=3, layers=layers, mib=64, leak_mib=16, micro_batches=1, set_to_none=False,
+                    optimizer_temp=False, leak="graph")
+    truth, per = sc.truth["leak"], 3 * 16 * MiB + 512
+    assert (truth["blocks_per_iteration"], truth["bytes_at_end"], truth["bytes_at_peak"]) == (4, 3 * per, 2 * per)
+    (f,) = leaks(report(written(tmp_path, sc)))
+    d = f.metric.detail
+    assert (d["iterations"], d["blocks_per_iteration"], d["per_iteration_bytes"]) == (3, 4, per)
+    assert d["leak_end_bytes"] == 3 * per and f.saving_bytes == 2 * per
 
 
 @pytest.mark.parametrize("layers", [2, 4])

@@ -92,18 +92,19 @@ def test_control_the_held_loss_loop_without_a_leak_reads_none(tmp_path: Path, la
     assert not leaks(report(written(tmp_path, _stackless(**{**HELD_BEFORE_LAST, "leak": ""}, layers=layers))))
 
 
-@pytest.mark.parametrize("micro_batches", [2, 3])
-def test_a_job_read_from_the_head_leaves_the_leak_its_own_rounds(tmp_path: Path, micro_batches: int) -> None:
+@pytest.mark.parametrize(("micro_batches", "at_peak"), [(2, 4), (3, 3)])
+def test_a_job_read_from_the_head_leaves_the_leak_its_own_rounds(tmp_path: Path, micro_batches: int,
+                                                                  at_peak: int) -> None:
     """The evaluation begun after the second of 6 iterations breaks the allocations' repeats: the job reads the first
     2 iterations only, and the leak's rounds, ended at their starts alone, were one -- no leak
     (``metrics.memory._runs_on_past``)."""
     sc = _stackless(iterations=6, micro_batches=micro_batches, set_to_none=True, layers=2, optimizer_temp=False,
                     leak="graph", leak_from=2)
     truth = sc.truth["leak"]
-    assert (sc.truth["leak_iterations"], truth["bytes_at_end"], truth["bytes_at_peak"]) == (4, 4 * EVAL, 4 * EVAL)
+    assert (sc.truth["leak_iterations"], truth["bytes_at_end"], truth["bytes_at_peak"]) == (4, 4 * EVAL, at_peak * EVAL)
     rep = report(written(tmp_path, sc))
     assert rep.steps["found"] == 2, rep.steps  # the job's reading itself is not moved
     (f,) = leaks(rep)
     d = f.metric.detail
     assert (d["iterations"], d["blocks_per_iteration"], d["per_iteration_bytes"]) == (4, 4, EVAL)
-    assert d["leak_end_bytes"] == 4 * EVAL and f.saving_bytes == 4 * EVAL
+    assert d["leak_end_bytes"] == 4 * EVAL and f.saving_bytes == at_peak * EVAL

@@ -2402,7 +2402,8 @@ def _driver_launch(r: Rank, name: str, kernel_us: float, call: str, call_us: flo
 def write_python_launcher(path: str, steps: int = 8, launches: int = 4, launcher_us: float = 40.0,
                           between_us: float = 60.0, kernel_us: float = 2.0, marked: bool = True,
                           call: str = "cuLaunchKernel", compiled: bool = False,
-                          props: dict[str, Any] | None = None, opening: bool = False) -> dict[str, Any]:
+                          props: dict[str, Any] | None = None, opening: bool = False,
+                          ranged: bool = False) -> dict[str, Any]:
     """A Triton kernel microbenchmark outside ``torch.compile`` (survey h37-survey44's A10G capture, JerryLiang49's
     ``_qk_draft_hist_kernel``): each step builds an input with one ATen op (its kernel launched inside the op through
     the runtime), runs ``between_us`` of its own unrecorded Python, then ``launches`` times allocates the output
@@ -2427,9 +2428,14 @@ def write_python_launcher(path: str, steps: int = 8, launches: int = 4, launcher
 
     def launch(rr: Rank) -> None:
         for _ in range(launches):
+            outer = rr.cpu("my_triton_op", 0.0, cat="user_annotation", advance=False) if ranged else None
             rr.cpu("aten::empty", 8.0)
             rr.host_us += launcher_us
-            if compiled:
+            if outer is not None:
+                _driver_launch(rr, kname, kernel_us, call)
+                rr.host_us += 1.0
+                outer["dur"] = round(rr.host_us - outer["ts"], 3)
+            elif compiled:
                 rr.kernel(f"triton_poi_fused_{kname}", f"triton_poi_fused_{kname}", kernel_us, launch_call=call)
             else:
                 _driver_launch(rr, kname, kernel_us, call)
@@ -2446,7 +2452,7 @@ def write_python_launcher(path: str, steps: int = 8, launches: int = 4, launcher
     doc = trace_doc(r, 1, props or H100)
     with open(path, "w", encoding="utf-8") as f:
         f.write(_dumps(doc))
-    bare = 0 if compiled else launches
+    bare = 0 if compiled or ranged else launches
     per = 1 if marked else steps  # one unmarked pass holds every iteration
     gap = 1 if bare and opening and marked else 0  # the first launch's silence a step, in the gap before it
     return {"steps": steps if marked else 1, "bare_ms_per_step": bare * launcher_us / 1000.0 * per,

@@ -1088,7 +1088,12 @@ def _bare_launcher_calls(ctx: Context, g, named: np.ndarray) -> np.ndarray:  # n
     """The host calls (sorted indices) that launched GPU ``g``'s work in a kept step, that the framework reads as a
     launcher's (``named``), made outside every op and range of their thread (the step's own bounds aside:
     :func:`_recorded`), on a thread where the capture records the framework's dispatch -- where it does not (an
-    Nsight export of PyTorch without ``emit_nvtx``), every launch is outside an op and none is told apart."""
+    Nsight export of PyTorch without ``emit_nvtx``), every launch is outside an op and none is told apart.
+
+    "Outside" is by nesting (``Encloser(nested=True)``): a launch inside the program's ``record_function`` range
+    after an op inside it returned (its output's ``aten::empty``) is the range's -- the latest-starting event before
+    it had ended, and every such launch read as bare (h37-probe47y: all 24 kept launches of
+    ``write_python_launcher(ranged=True)``; only the silence's floor, 0 us inside the open range, kept them out)."""
     h = ctx.h
     launched = g.launch[(g.launch >= 0) & (g.step >= 0)]
     calls = sorted_unique(launched.astype(np.int64))
@@ -1101,7 +1106,7 @@ def _bare_launcher_calls(ctx: Context, g, named: np.ndarray) -> np.ndarray:  # n
         return calls
     mask, _ = _recorded(ctx, calls)
     outer = mask & ~h.name_mask(devices.is_runtime_call)
-    return calls[Encloser(h, outer).find(calls) < 0]
+    return calls[Encloser(h, outer, nested=True).find(calls) < 0]
 
 
 def _silence_before(h, recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None],  # noqa: ANN001

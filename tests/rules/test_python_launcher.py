@@ -21,9 +21,11 @@ from tests.support.cli_report import first_report
 
 WORDS = "launched straight through the driver"
 #: The same silences before launches no Python launcher makes: inside Inductor ops, through the runtime API, or
-#: bare driver launches after a C++ launcher's silence.
-CONTROLS = [{"compiled": True}, {"call": "cudaLaunchKernel"}, {"launcher_us": 2.0, "between_us": 600.0}]
-CONTROL_IDS = ["compiled_op", "runtime_call", "compiled_launcher"]
+#: bare driver launches after a C++ launcher's silence; or inside the program's own range, after an op inside it
+#: returned (``model.enclosing.Encloser(nested=True)``, h37-probe47y: BASE read those launches as outside every range).
+CONTROLS = [{"compiled": True}, {"call": "cudaLaunchKernel"}, {"launcher_us": 2.0, "between_us": 600.0},
+            {"ranged": True}]
+CONTROL_IDS = ["compiled_op", "runtime_call", "compiled_launcher", "ranged_after_inner_op"]
 
 
 def _unrecorded(tmp_path, **kw) -> tuple[dict, dict, dict]:

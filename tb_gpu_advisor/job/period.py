@@ -400,7 +400,7 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     if starts.size:  # the last iteration's own launch count, which in an own loop's uneven iterations is its own
         at = (int(starts[-1]) - first - offset) % whole
         p = int(np.diff(np.r_[cuts, whole])[np.searchsorted(cuts, at)])
-    floor = max(T("job.period_boundary_gap") * max(typical, 1.0), 0.5 * pause_at[offset])
+    floor = _boundary_floor(typical, pause_at, offset)
     body = np.intersect1d(key[first:first + p], _kernel_names(trace))  # the kernels a repeat runs
     runs_on = _runs_on(key, t_start, waits, first + length, floor, body)
     if not (marked or layered) and _runs_on(key[::-1], -t_start[::-1], -waits[::-1], n - first, floor, body):
@@ -929,7 +929,7 @@ def _iterations_per_period(p: int, offset: int, waited_at: np.ndarray, pause_at:
     an offset inside the period ends an iteration as surely, so there the pause alone counts.  Why: a queued loop whose
     iterations alternate (a GEMM and 2 kernels, then a GEMM and 3) repeats its sequence every two iterations, and the
     period read one "step" of two iterations (6.22 ms of 3.07 + 3.15; h37-probe47s *Left* 1)."""
-    floor = max(T("job.period_boundary_gap") * max(typical, 1.0), 0.5 * pause_at[offset])
+    floor = _boundary_floor(typical, pause_at, offset)
 
     def ends(o: int) -> bool:
         return (own or waited_at[o] >= _WAITED) and pause_at[o] >= floor
@@ -940,6 +940,14 @@ def _iterations_per_period(p: int, offset: int, waited_at: np.ndarray, pause_at:
             return m
     return 1
 
+
+
+def _boundary_floor(typical: float, pause_at: np.ndarray, offset: int) -> float:
+    """The least host pause that marks a boundary of the period: ``job.period_boundary_gap`` times the ``typical`` gap
+    between launches, and at least half the pause at the period's own boundary (``pause_at[offset]``) -- the one bar
+    the period's inner cuts (:func:`_own_cuts`, :func:`_iterations_per_period`) and its run-on end
+    (:func:`_runs_on`) are read against."""
+    return max(T("job.period_boundary_gap") * max(typical, 1.0), 0.5 * pause_at[offset])
 
 def _own_cuts(p: int, offset: int, pause_at: np.ndarray, typical: float, period: np.ndarray) -> np.ndarray:
     """Where, from the boundary ``offset``, each iteration of one repeat of the program's own loop starts (launch
@@ -952,7 +960,7 @@ def _own_cuts(p: int, offset: int, pause_at: np.ndarray, typical: float, period:
     iteration as surely.  A queued loop whose iterations alternate (a GEMM and 2 kernels, then a GEMM and 3) repeats its
     sequence every two iterations -- of 3 and 4 launches, no equal parts -- and the period read one "step" of two
     iterations (6.22 ms of 3.07 + 3.15; h37-probe47s *Left* 1): the pauses tile the loop finer, each a GPU burst."""
-    floor = max(T("job.period_boundary_gap") * max(typical, 1.0), 0.5 * pause_at[offset])
+    floor = _boundary_floor(typical, pause_at, offset)
     cuts = np.array([j for j in range(p) if j == 0 or pause_at[(offset + j) % p] >= floor], np.int64)
     return cuts if cuts.size > 1 and _same_work(period, int(cuts.size)) else cuts[:1]
 

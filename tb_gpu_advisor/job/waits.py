@@ -120,7 +120,8 @@ def polls(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], o
     if q.sum() < 2:
         return none
     rec = np.concatenate([ln[ln >= 0] for ln in launches]).astype(np.int64) if launches else _NONE
-    mine = _launching_lines(h, rec)
+    launch = h.name_mask(devices.is_launch_call)
+    mine = _launching_lines(h, launch, rec)
     calls = np.flatnonzero(h.name_mask(devices.is_runtime_call) & np.isin(h.line, mine))
     if not calls.size:
         return none
@@ -134,7 +135,7 @@ def polls(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], o
         return none
     qc = calls[at]
     run = np.cumsum(first)[at]
-    blind = _after_lost_launch(h, calls, rec)[at]
+    blind = _after_lost_launch(h, launch[calls], calls, rec)[at]
     done = said_done(h, devs, launches, qc) & ~blind
     done[blind] = _runs_last(run)[blind]  # no record to judge by: the run's shape, asked until the host went on
     opens = first[at] | np.concatenate([[False], done[:-1] & (run[1:] == run[:-1])])  # a poll's first query
@@ -143,24 +144,23 @@ def polls(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], o
     return qc[poll].astype(np.int64), h.start[qc[begin[poll]]].astype(np.int64)
 
 
-def _launching_lines(h: HostEvents, rec: np.ndarray) -> np.ndarray:
+def _launching_lines(h: HostEvents, launch: np.ndarray, rec: np.ndarray) -> np.ndarray:
     """The host lines (sorted) that launch onto the GPU: those with a recorded launch (``rec``) and those whose launch
-    calls all lost their device records.  Why: a thread whose every kernel record was lost still polls for its own
+    calls (``launch``: per host event, a launch call) all lost their device records.  Why: a thread whose every kernel record was lost still polls for its own
     work; asked only of lines with a recorded launch, its polls were no waits and its last lost launch was not read as
     one the GPU was shown done with (h37-probe47e: ``write_lost_kernel_records(poll=, side_us=)`` 49 of 170 lost, its
     sync twin 50)."""
-    lines = h.line[np.flatnonzero(h.name_mask(devices.is_launch_call))]
+    lines = h.line[np.flatnonzero(launch)]
     return sorted_unique(np.concatenate([h.line[rec], lines]).astype(np.int64))
 
 
-def _after_lost_launch(h: HostEvents, calls: np.ndarray, rec: np.ndarray) -> np.ndarray:
-    """Bool per runtime call of ``calls`` (sorted by line, then start): the last launch call before it on its line has
-    no device record (its kernel's record was lost: ``job.kind.lost_launches``).  Why: a query's answer is read from
+def _after_lost_launch(h: HostEvents, launch: np.ndarray, calls: np.ndarray, rec: np.ndarray) -> np.ndarray:
+    """Bool per runtime call of ``calls`` (sorted by line, then start; ``launch``: per call, a launch call): the last
+    launch call before it on its line has no device record (its kernel's record was lost: ``job.kind.lost_launches``).  Why: a query's answer is read from
     the recorded work it could wait for, and after a lost launch the records show the GPU done before the host's first
     query -- each query of the loop read as its own poll that said done at once, so none was a wait
     (``nsysexport.write_lost_kernel_records(poll=)`` read nothing lost where its sync twin reads half the launches,
     h37-debt46's Left 1)."""
-    launch = h.name_mask(devices.is_launch_call)[calls]
     lost = launch & ~np.isin(calls, rec)
     pos = np.where(launch, np.arange(calls.size), -1)
     last = np.maximum.accumulate(pos)  # per call, the latest launch at or before it in the order

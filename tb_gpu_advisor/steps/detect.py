@@ -77,7 +77,7 @@ from tb_gpu_advisor.steps.iterations import _spans_inside_iterations
 from tb_gpu_advisor.steps.markers import (_gpu_step_line_windows, _host_candidates, _iteration_range_steps,
                                           _last_step_mark_end, _marked_host_steps, _own_marked_windows,
                                           _unrecorded_by_gpu)
-from tb_gpu_advisor.steps.nvtx_ranges import _nvtx_steps
+from tb_gpu_advisor.steps.nvtx_ranges import _nvtx_steps, _span_lines
 from tb_gpu_advisor.steps.passes import _one_pass, _one_pass_step, _whole_capture
 from tb_gpu_advisor.steps.place import _place_windows
 from tb_gpu_advisor.steps.ranges import _ranges_word
@@ -149,6 +149,9 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     elif own is not None and (one := _marked_pass(trace, own.start, job, own.per_line)) is not None:
         r.own = None  # the user's one range around none of the repeats: it is the pass
         r.take_spans("single_pass", one[2], np.array([one[0]], np.int64), np.array([one[1]], np.int64), "host_window")
+    elif own is not None and own.source == "annotation_spans" and (
+            ranked := _span_lines(trace, own, r.launched())) is not None:
+        r.take(ranked, "host_window")  # each rank's own repeats on its own thread
     elif own is not None:
         r.take_spans(own.source, own.note, own.start, own.end, "host_window")
         if own.source == "repeated_launches":  # each rank's own repeats (``job.period._each_process``)

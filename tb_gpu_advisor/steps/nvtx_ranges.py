@@ -18,6 +18,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, user_ranges
 from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.job.structure import SpanSteps, work_launch_times
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches, line_processes
 from tb_gpu_advisor.steps.iterations import (_framework_iterations, _update_iterations, _user_update_iterations,
@@ -212,6 +213,49 @@ def _annotation_steps(trace: Trace, launches: list[np.ndarray] | None
     if _max_per_line(h, sel) < 2:
         return None  # once on each thread: no loop's turns
     return _numbered_steps(trace, sel, "nvtx_range", f"{_spelled(h, sel, base_names[best])}, named like a step")
+
+
+def _span_lines(trace: Trace, own: SpanSteps, launches: list[np.ndarray]
+                ) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None:
+    """The program's repeated spans (``job.structure``'s ``annotation_spans``, named ``own.name``) read per rank, as
+    unnumbered step ranges are (:func:`_numbered_steps`), where two or more ranks' processes each repeat them on one
+    thread of their own: each thread's instances (inside none of its own, holding a launch of the GPU work) numbered
+    beside the thread that began first (``ranges._first_step_beside``), those of one number one step, each rank's GPU
+    placed by its own thread's windows.  None where one process (or a thread of none) repeats them, two threads of one
+    process do, or a rank's thread repeats them once.
+
+    Why: ``span_steps`` weighs each name on the thread whose instances hold the most launches, counted by time -- and
+    ranks run together, so one rank's instances held every rank's launches and the steps were that thread's alone,
+    the other rank's GPU placed on its windows.  Kineto's ``record_function("fwd_bwd_opt")`` of 2 ranks, rank 1 paused
+    30 ms by a module load of its own: GPU 0's kept steps after the load read 0.0 ms of compute (rank 1's capture
+    opened 2 steps late: steps 4-8 of 0.0; opened with rank 0's: 6-10), though each rank ran 3.2 ms each step
+    (h37-probe47k *Left* 1).  Each rank's steps are its own spans, as its step-named ones are
+    (:func:`_annotation_steps`)."""
+    proc = line_processes(trace)
+    h = trace.h
+    named = np.fromiter((n == own.name for n in h.names), bool, len(h.names))
+    if proc is None or not named.any() or not len(h):
+        return None
+    sel = np.flatnonzero(named[h.name])
+    sel = sel[proc[h.line[sel]] >= 0]
+    sel = sel[np.lexsort((-h.end[sel].astype(np.int64), h.start[sel].astype(np.int64), h.line[sel]))]
+    sel = sel[_top_level(h, sel)]
+    times = work_launch_times(trace, launches)
+    held = (np.searchsorted(times, h.end[sel].astype(np.int64), side="right")
+            - np.searchsorted(times, h.start[sel].astype(np.int64), side="left")) > 0
+    sel = sel[held]  # as ``span_steps`` keeps them: an instance that holds no launch is no step
+    lines = np.unique(h.line[sel])
+    if lines.size < 2 or np.unique(proc[lines]).size != lines.size or _min_per_line(h, sel) < 2:
+        return None
+    ids = _range_step_ids(h, sel)
+    u, s, e = _group_lines(h.line[sel], ids, h.start[sel], h.end[sel])
+    note = f"{own.note}; each of {lines.size} ranks' own, on its thread"
+    return own.source, note, u, s, e, _line_windows(h, sel, ids, u)
+
+
+def _min_per_line(h: HostEvents, sel: np.ndarray) -> int:
+    """The fewest ranges of ``sel`` any of their lines holds."""
+    return int(np.unique(h.line[sel], return_counts=True)[1].min()) if sel.size else 0
 
 
 def _launch_inside(h: HostEvents, launches: list[np.ndarray], sel: np.ndarray) -> bool:

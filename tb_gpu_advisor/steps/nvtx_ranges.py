@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.fmt import pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, user_ranges
 from tb_gpu_advisor.job import Job
@@ -249,7 +250,11 @@ def _span_lines(trace: Trace, own: SpanSteps, launches: list[np.ndarray]
         return None
     ids = _range_step_ids(h, sel)
     u, s, e = _group_lines(h.line[sel], ids, h.start[sel], h.end[sel])
-    note = f"{own.note}; each of {lines.size} ranks' own, on its thread"
+    us, ue = union_intervals(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64), merge_touching=False)
+    inside = int((np.searchsorted(times, ue, side="right") - np.searchsorted(times, us, side="left")).sum())
+    note = (f"the program's repeated spans, each rank's own: {sel.size} `{own.name}` host events on {lines.size} "
+            f"ranks' threads enclosing {pct(inside / max(times.size, 1), 0)} of the GPU work's launches (no step "
+            "markers in the capture)")
     return own.source, note, u, s, e, _line_windows(h, sel, ids, u)
 
 

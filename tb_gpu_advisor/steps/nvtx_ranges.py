@@ -246,6 +246,8 @@ def _span_lines(trace: Trace, own: SpanSteps, launches: list[np.ndarray]
             - np.searchsorted(times, h.start[sel].astype(np.int64), side="left")) > 0
     sel = sel[held]  # as ``span_steps`` keeps them: an instance that holds no launch is no step
     lines = np.unique(h.line[sel])
+    if not np.isin(own.start, h.start[sel]).all():
+        return None  # the spans read were another table's (a Python function's), not these host events
     if lines.size < 2 or np.unique(proc[lines]).size != lines.size or _min_per_line(h, sel) < 2:
         return None
     ids = _range_step_ids(h, sel)

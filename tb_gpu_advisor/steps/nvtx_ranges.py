@@ -223,7 +223,7 @@ def _span_lines(trace: Trace, own: SpanSteps, launches: list[np.ndarray]
     thread of their own: each thread's instances (inside none of its own, holding a launch of the GPU work) numbered
     beside the thread that began first (``ranges._first_step_beside``), those of one number one step, each rank's GPU
     placed by its own thread's windows.  None where one process (or a thread of none) repeats them, two threads of one
-    process do, or a rank's thread repeats them once.
+    process do, a rank's thread repeats them once, or ``own``'s windows are not these spans' own.
 
     Why: ``span_steps`` weighs each name on the thread whose instances hold the most launches, counted by time -- and
     ranks run together, so one rank's instances held every rank's launches and the steps were that thread's alone,
@@ -246,8 +246,10 @@ def _span_lines(trace: Trace, own: SpanSteps, launches: list[np.ndarray]
             - np.searchsorted(times, h.start[sel].astype(np.int64), side="left")) > 0
     sel = sel[held]  # as ``span_steps`` keeps them: an instance that holds no launch is no step
     lines = np.unique(h.line[sel])
-    if not np.isin(own.start, h.start[sel]).all():
-        return None  # the spans read were another table's (a Python function's), not these host events
+    if not (np.isin(own.start, h.start[sel]).all() and np.isin(own.end, h.end[sel]).all()):
+        # the spans read were another table's (a Python function's), or tiles run on past them (each to the next
+        # one's start: ``job.structure.backward_span_steps``' forwards, each holding the backward after it)
+        return None
     if lines.size < 2 or np.unique(proc[lines]).size != lines.size or _min_per_line(h, sel) < 2:
         return None
     ids = _range_step_ids(h, sel)

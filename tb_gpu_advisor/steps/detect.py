@@ -21,7 +21,8 @@ Sources, tried in order (the first that yields steps wins; see
    else the most repeated top-level user range (``frameworks.nvtx``); Kineto's ``record_function`` annotations named
    like a step alike (``nvtx_range``: each rank's own, :func:`.nvtx_ranges._annotation_steps`);
 10. ``engine_steps`` / ``annotation_spans`` -- the program's own repeated spans (``job.structure``): a serving
-   engine's ``execute_model``, a user's ``record_function`` or ``train_step``; else, for training,
+   engine's ``execute_model``, a user's ``record_function`` or ``train_step`` (repeated by several ranks' processes:
+   each rank's own, :func:`.nvtx_ranges._span_lines`); else, for training,
    ``step_end_events``: from one optimizer step's end to the next (PyTorch without ``prof.step()``); else
    ``repeated_launches``: the period of the launch sequence, where the host pauses between its repeats
    (``job.period``); else a training range or a serving engine's step range (TensorRT-LLM's ``_forward_step``)

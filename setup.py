@@ -6,6 +6,8 @@ from pathlib import Path
 from setuptools import Extension, find_packages, setup
 
 HERE = Path(__file__).parent
+#: The UTF-8 check the compiled readers share (``#include``d by _csqlite.c and kineto/_cscan.c).
+UTF8_H = "tb_gpu_advisor/formats/_utf8.h"
 
 
 def _optional_c(module: str, **kwargs: object) -> Extension:
@@ -13,7 +15,7 @@ def _optional_c(module: str, **kwargs: object) -> Extension:
     quietly and the install goes on -- the pure-Python reader then runs, as PyYAML and msgspec fall back.  Only
     Python's headers are needed (the C reads numpy arrays through the buffer protocol: numpy is no build need)."""
     return Extension(module, sources=[module.replace(".", "/") + ".c"], extra_compile_args=["-O3", "-std=c99"],
-                     optional=True, **kwargs)
+                     depends=[UTF8_H], optional=True, **kwargs)
 
 
 #: The compiled XPlane decoder (tb_gpu_advisor/formats/xplane/compiled.py says why and how it is chosen).

@@ -6,7 +6,8 @@ from pathlib import Path
 from setuptools import Extension, find_packages, setup
 
 HERE = Path(__file__).parent
-#: The UTF-8 check the compiled readers share (``#include``d by _csqlite.c and kineto/_cscan.c).
+#: The UTF-8 check the compiled readers share (``#include``d by _csqlite.c and kineto/_cscan.c): in ``depends`` to
+#: rebuild them when it changes, in ``package_data`` so that an sdist carries it.
 UTF8_H = "tb_gpu_advisor/formats/_utf8.h"
 
 
@@ -39,7 +40,7 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=["tb_gpu_advisor", "tb_gpu_advisor.*"]),
-    package_data={"tb_gpu_advisor.serve": ["static/*", "static/**/*"]},
+    package_data={"tb_gpu_advisor.serve": ["static/*", "static/**/*"], "tb_gpu_advisor.formats": ["_utf8.h"]},
     include_package_data=True,
     ext_modules=[CWIRE, CSCAN, CPICKLE, CSQLITE],
     install_requires=[

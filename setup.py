@@ -6,6 +6,9 @@ from pathlib import Path
 from setuptools import Extension, find_packages, setup
 
 HERE = Path(__file__).parent
+#: The UTF-8 check the compiled readers share (``#include``d by _csqlite.c and kineto/_cscan.c): in ``depends`` to
+#: rebuild them when it changes, in ``package_data`` so that an sdist carries it.
+UTF8_H = "tb_gpu_advisor/formats/_utf8.h"
 
 
 def _optional_c(module: str, **kwargs: object) -> Extension:
@@ -13,7 +16,7 @@ def _optional_c(module: str, **kwargs: object) -> Extension:
     quietly and the install goes on -- the pure-Python reader then runs, as PyYAML and msgspec fall back.  Only
     Python's headers are needed (the C reads numpy arrays through the buffer protocol: numpy is no build need)."""
     return Extension(module, sources=[module.replace(".", "/") + ".c"], extra_compile_args=["-O3", "-std=c99"],
-                     optional=True, **kwargs)
+                     depends=[UTF8_H], optional=True, **kwargs)
 
 
 #: The compiled XPlane decoder (tb_gpu_advisor/formats/xplane/compiled.py says why and how it is chosen).
@@ -37,7 +40,7 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=["tb_gpu_advisor", "tb_gpu_advisor.*"]),
-    package_data={"tb_gpu_advisor.serve": ["static/*", "static/**/*"]},
+    package_data={"tb_gpu_advisor.serve": ["static/*", "static/**/*"], "tb_gpu_advisor.formats": ["_utf8.h"]},
     include_package_data=True,
     ext_modules=[CWIRE, CSCAN, CPICKLE, CSQLITE],
     install_requires=[

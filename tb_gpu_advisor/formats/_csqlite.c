@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_utf8.h"
+
 /* ---- the SQLite C API, as much as is used (values from sqlite3.h of every 3.x: they are the stable ABI) ---- */
 
 typedef struct sqlite3 sqlite3;
@@ -279,20 +281,9 @@ static int valid_utf8(const unsigned char *s, size_t n) {
         if (i >= n) break;
         unsigned char c = s[i];
         if (c < 0x80) { i++; continue; }
-        size_t k;
-        uint32_t cp;
-        if (c >= 0xC2 && c <= 0xDF) { k = 1; cp = c & 0x1F; }
-        else if (c >= 0xE0 && c <= 0xEF) { k = 2; cp = c & 0x0F; }
-        else if (c >= 0xF0 && c <= 0xF4) { k = 3; cp = c & 0x07; }
-        else return 0;
-        if (n - i <= k) return 0; /* the sequence runs past the end */
-        for (size_t j = 1; j <= k; j++) {
-            if ((s[i + j] & 0xC0) != 0x80) return 0;
-            cp = (cp << 6) | (s[i + j] & 0x3F);
-        }
-        if ((k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return 0;
-        i += k + 1;
+        int len = utf8_sequence(s + i, n - i);
+        if (len <= 0) return 0; /* ill-formed, or the sequence runs past the end */
+        i += (size_t)len;
     }
     return 1;
 }

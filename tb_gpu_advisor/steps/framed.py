@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -364,11 +365,21 @@ class FrameBursts:
         return _Cut(own, keep, starts, ends, _process_starts(self.mine, starts))
 
 
-def _framed_own_bursts(trace: Trace, mine: OwnBursts | None
-                       ) -> tuple[np.ndarray, np.ndarray, int, int, str, int,
-                                  dict[int, tuple[np.ndarray, np.ndarray]]] | None:
-    """(starts, ends, before, of, name, end_ps, per GPU its own process's framed bursts) where several processes each frame their own bursts
-    (:func:`_own_bursts`) in a range of their own (``job.frame.frame`` over that process's bursts alone), all framing
+class OwnFramedBursts(NamedTuple):
+    """:func:`_framed_own_bursts`' reading: the steps of several processes' bursts, each framed by its own range."""
+
+    starts: np.ndarray  # burst k of the steps: the earliest process's kth framed burst's start, ps
+    ends: np.ndarray  # ... the latest one's end (the last: its frame's end where that is later)
+    before: int  # bursts of the first framing process before its frame
+    of: int  # ... of its bursts in all
+    name: str  # the first framing process's range
+    end_ps: int  # the latest frame's end
+    gpus: dict[int, tuple[np.ndarray, np.ndarray]]  # per GPU its own process's framed bursts (starts, ends)
+
+
+def _framed_own_bursts(trace: Trace, mine: OwnBursts | None) -> OwnFramedBursts | None:
+    """The steps (:class:`OwnFramedBursts`) where several processes each frame their own bursts (:func:`_own_bursts`)
+    in a range of their own (``job.frame.frame`` over that process's bursts alone), all framing
     as many: burst k of the steps runs from the earliest process's kth framed burst's start to the latest one's end;
     ``before`` of ``of`` bursts (the first framing process's) lie before its frame.  None where the GPUs are one
     process's, no process frames its bursts, or two frame different counts.
@@ -393,7 +404,8 @@ def _framed_own_bursts(trace: Trace, mine: OwnBursts | None
                    for p, f in found.items()], axis=0)
     p0, f0 = min(found.items())
     gpus = {g: (mine[p][0][f.first:f.end], mine[p][1][f.first:f.end]) for p, f in found.items() for g in mine[p][2]}
-    return starts, ends, f0.first, mine[p0][0].size, f0.name, max(f.end_ps for f in found.values()), gpus
+    return OwnFramedBursts(starts, ends, f0.first, mine[p0][0].size, f0.name, max(f.end_ps for f in found.values()),
+                           gpus)
 
 
 def _framed_bursts(trace: Trace, bursts: FrameBursts
@@ -414,7 +426,8 @@ def _framed_bursts(trace: Trace, bursts: FrameBursts
     own, keep = bursts.busy[:2]
     per = _framed_own_bursts(trace, bursts.mine)
     if per is not None:  # each process's own bursts in its own frame
-        starts, ends, lo, total, label, frame_end, gpus = per
+        starts, ends, lo, total = per.starts, per.ends, per.before, per.of
+        label, frame_end, gpus = per.name, per.end_ps, per.gpus
         hi = lo + starts.size
         starts, ends = np.r_[np.zeros(lo, np.int64), starts], np.r_[np.zeros(lo, np.int64), ends]
     else:

@@ -20,10 +20,10 @@ from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.columns import loop_turn
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 from tb_gpu_advisor.steps.ranges import _ranges_word
-from tb_gpu_advisor.steps.windows import _aligned_line_windows, _group_windows
+from tb_gpu_advisor.steps.windows import MarkedSteps, _aligned_line_windows, _group_windows
 
 
-def _framework_iterations(trace: Trace, user: np.ndarray) -> tuple | None:
+def _framework_iterations(trace: Trace, user: np.ndarray) -> MarkedSteps | None:
     """Steps of a training job marked by its framework's own ranges (``user_ranges.framework_written_mask``), where one
     of them closes each iteration (``nvtx.is_framework_step_end``: DeepSpeed's ZeRO optimizer's ``step``), at least
     twice on a thread: each iteration from the end of one such range to the end of the next, the first from the
@@ -59,17 +59,17 @@ def _framework_iterations(trace: Trace, user: np.ndarray) -> tuple | None:
     return _iteration_windows(parts, note)
 
 
-def _iteration_windows(parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], note: str) -> tuple:
+def _iteration_windows(parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], note: str) -> MarkedSteps:
     """The ``nvtx_range`` reading of each thread's (iteration numbers, starts, ends) in ``parts``: the ranks' windows
     of one number grouped, each thread's own kept (:func:`_aligned_line_windows`), marked tiled from one update's end
     to the next's (``_Reading.tiled_by_updates``: the last step stretched to its work holds its predecessor's spill,
     ``steps.place._carried_spill``)."""
     ids, s, e = (np.concatenate([p[i] for p in parts.values()]) for i in range(3))
     u, s, e = _group_windows(ids, s, e)
-    return "nvtx_range", note, u, s, e, _aligned_line_windows(parts, u), True
+    return MarkedSteps("nvtx_range", note, u, s, e, _aligned_line_windows(parts, u), tiled_by_updates=True)
 
 
-def _update_iterations(trace: Trace, user: np.ndarray, launches: list[np.ndarray]) -> tuple | None:
+def _update_iterations(trace: Trace, user: np.ndarray, launches: list[np.ndarray]) -> MarkedSteps | None:
     """Steps of a training job whose framework marks its micro-batches (``nvtx.is_framework_micro_batch``:
     DeepSpeed's engine ``forward``) and no iteration's end (no :func:`_framework_step_ends`): on each thread, the GPU
     work it launches outside the framework's ranges after every k-th micro-batch (k >= 2, the same k throughout),
@@ -116,7 +116,7 @@ def _update_iterations(trace: Trace, user: np.ndarray, launches: list[np.ndarray
 
 
 def _user_update_iterations(trace: Trace, sel: np.ndarray, launches: list[np.ndarray], job: Job | None,
-                             shown: str) -> tuple | None:
+                             shown: str) -> MarkedSteps | None:
     """Steps of a training job whose own repeated ranges ``sel`` (the most repeated top-level range, on its threads)
     mark its micro-steps under gradient accumulation: on each thread, the GPU work launched after every k-th (k >= 2)
     outside them, beyond what every micro-step's tail launches, is the optimizer's update (:func:`_update_tails`), where

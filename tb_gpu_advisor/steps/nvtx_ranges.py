@@ -26,7 +26,7 @@ from tb_gpu_advisor.steps.iterations import (_framework_iterations, _update_iter
                                              _windows_holding_backward)
 from tb_gpu_advisor.steps.ranges import (_base_name, _counting_bases, _max_per_line, _most_repeated, _range_step_ids,
                                          _ranges_word, _spelled, _top_level)
-from tb_gpu_advisor.steps.windows import _group_lines, _line_windows
+from tb_gpu_advisor.steps.windows import MarkedSteps, _group_lines, _line_windows
 
 
 def _within_iterations(job: Job | None, h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray],
@@ -64,8 +64,7 @@ def _ranges_holding_backward(job: Job | None, h: HostEvents, devs: list[DeviceEv
     return (n, int(starts.size)) if 0 < n and 2 * n <= starts.size else None
 
 
-def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None
-                ) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None:
+def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None) -> MarkedSteps | None:
     """Steps from the capture's NVTX ranges (``Trace.ranges``), in this order: PyTorch's ``ProfilerStep#N``; user
     ranges named like a step or an iteration (``frameworks.nvtx.is_step_name``), the most repeated such name (source
     ``nvtx_range``); else the top-level user range (inside no other range of its thread) repeated most often on one
@@ -86,7 +85,8 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
         sel = idx[m]
         ids = pstep[h.name[sel]]
         u, s, e = _group_lines(h.line[sel], ids, h.start[sel], h.end[sel])
-        return "nvtx_range", f"NVTX `ProfilerStep#N` ranges ({sel.size})", u, s, e, _line_windows(h, sel, ids, u)
+        return MarkedSteps("nvtx_range", f"NVTX `ProfilerStep#N` ranges ({sel.size})", u, s, e,
+                           _line_windows(h, sel, ids, u))
     user = ~r.op & ~user_ranges.library_range_mask(h, r)
     if not user.any():
         return None
@@ -167,8 +167,7 @@ def _step_named(trace: Trace, idx: np.ndarray, base: np.ndarray, launches: list[
     return -1, None, launches
 
 
-def _numbered_steps(trace: Trace, sel: np.ndarray, source: str, what: str
-                    ) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]]:
+def _numbered_steps(trace: Trace, sel: np.ndarray, source: str, what: str) -> MarkedSteps:
     """The steps the ranges ``sel`` mark (``what``: their name and why, for the note): each numbered by the number its
     name carries, else beside the line that began first (:func:`~.ranges._range_step_ids`); the ranges of one number
     one step (:func:`_group_lines`), each thread's own windows kept (:func:`_line_windows`)."""
@@ -178,11 +177,10 @@ def _numbered_steps(trace: Trace, sel: np.ndarray, source: str, what: str
     lines = np.unique(h.line[sel]).size
     note = f"{_ranges_word(trace)} {what} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
     u, s, e = _group_lines(h.line[sel], ids, h.start[sel], h.end[sel])
-    return source, note, u, s, e, _line_windows(h, sel, ids, u)
+    return MarkedSteps(source, note, u, s, e, _line_windows(h, sel, ids, u))
 
 
-def _annotation_steps(trace: Trace, launches: list[np.ndarray] | None
-                      ) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None:
+def _annotation_steps(trace: Trace, launches: list[np.ndarray] | None) -> MarkedSteps | None:
     """Steps from the program's annotations named like a step, where the format keeps them among its ops
     (``Trace.annotations``: Kineto's ``record_function("train_step")``, ``f"train_step {k}"``), read as a step-named
     NVTX range is (source ``nvtx_range``): each rank's thread's own, numbered by their counter or beside the

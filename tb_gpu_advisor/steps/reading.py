@@ -12,6 +12,7 @@ import numpy as np
 
 from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.trace import Trace, device_launches
+from tb_gpu_advisor.steps.windows import MarkedSteps
 
 
 class _Kept:
@@ -94,12 +95,13 @@ class _Reading:
             self.launches = device_launches(self.trace.h, self.trace.devices)
         return self.launches
 
-    def take(self, read: tuple, mapped: str) -> None:
-        """A source's reading, (source, note, ids, host starts, host ends[, per-line windows[, whether the windows
-        are tiled from one update's end to the next's]]), as the steps."""
-        self.source, self.note, self.ids, self.hs, self.he = read[:5]
-        self.per_line = read[5] if len(read) > 5 else {}
-        self.tiled_by_updates = bool(read[6]) if len(read) > 6 else False
+    def take(self, read: MarkedSteps | tuple, mapped: str) -> None:
+        """A source's reading as the steps: a :class:`~.windows.MarkedSteps`, or a plain (source, note, ids, host
+        starts, host ends[, per-line windows]) tuple."""
+        if not isinstance(read, MarkedSteps):
+            read = MarkedSteps(*read[:5], read[5] if len(read) > 5 else {}, bool(read[6]) if len(read) > 6 else False)
+        self.source, self.note, self.ids, self.hs, self.he = read.source, read.note, read.ids, read.starts, read.ends
+        self.per_line, self.tiled_by_updates = read.per_line, bool(read.tiled_by_updates)
         self.mapped = mapped
 
     def take_spans(self, source: str, note: str, hs: np.ndarray, he: np.ndarray, mapped: str) -> None:

@@ -9,9 +9,26 @@ source read it.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from tb_gpu_advisor.model.trace import HostEvents
+
+
+class MarkedSteps(NamedTuple):
+    """The steps a marked source reads (NVTX ranges, a step-named annotation, a framework's iterations), by name.
+
+    Why: the readers returned a 6- or 7-tuple read by position (``steps.reading._Reading.take``), its type spelled out
+    at each reader; one named type says which array is which."""
+
+    source: str  # ``_Reading.source``: ``nvtx_range``, ``nvtx_top_range``
+    note: str
+    ids: np.ndarray  # the steps' numbers
+    starts: np.ndarray  # host windows, ps: the earliest start of each step's marks
+    ends: np.ndarray  # ... and their latest end
+    per_line: dict[int, tuple[np.ndarray, np.ndarray]]  # each host line's (rank's) own (starts, ends) of the steps
+    tiled_by_updates: bool = False  # ``_Reading.tiled_by_updates``: windows from one update's end to the next's
 
 
 def _group_windows(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

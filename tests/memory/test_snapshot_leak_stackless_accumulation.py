@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from synthetic import memsnapshot as ms
-from tests.support.snapshot_reports import leaks, report, written
+from tests.support.snapshot_reports import leaks, python_frames_leak, report, stackless_leaks_without_leak, written
 
 MiB = 1 << 20
 
@@ -105,14 +105,10 @@ def test_the_stackless_job_reads_its_iterations_not_its_micro_batches(tmp_path: 
 @pytest.mark.parametrize("seed", list(SEEDS))
 def test_control_the_same_leaks_with_python_frames(tmp_path: Path, seed: int | str) -> None:
     """With Python's frames the leak's line names it: the same reading."""
-    sc = ms.training_iterations(**SEEDS[seed])
-    (f,) = leaks(report(written(tmp_path, ms.Scenario(ms.as_recorded(sc.doc, stacks="python"), sc.truth))))
-    d = f.metric.detail
-    assert (d["iterations"], d["leak_end_bytes"]) == (READ[seed][0], READ[seed][3])
+    assert python_frames_leak(tmp_path, SEEDS[seed]) == (READ[seed][0], READ[seed][3])
 
 
 def test_control_the_same_loops_without_a_leak_read_none(tmp_path: Path) -> None:
     """The optimizer's state, gradients zeroed in place and the loss held at the dump are kept blocks too: no leak."""
     for kw in SEEDS.values():
-        sc = ms.training_iterations(**{**kw, "leak": ""})
-        assert not leaks(report(written(tmp_path, ms.Scenario(ms.as_recorded(sc.doc, context=None), sc.truth))))
+        assert not stackless_leaks_without_leak(tmp_path, kw)

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from synthetic import memsnapshot as ms
-from tests.support.snapshot_reports import leaks, report, written
+from tests.support.snapshot_reports import leaks, python_frames_leak, report, stackless_leaks_without_leak, written
 
 MiB = 1 << 20
 
@@ -97,14 +97,10 @@ def test_the_stackless_job_opens_its_iterations_at_their_forwards(tmp_path: Path
 @pytest.mark.parametrize("seed", sorted(SEEDS))
 def test_control_the_same_leaks_with_python_frames(tmp_path: Path, seed: int) -> None:
     """With Python's frames the leak's line names it: the same reading (base read these right too)."""
-    sc = ms.training_iterations(**SEEDS[seed])
-    (f,) = leaks(report(written(tmp_path, ms.Scenario(ms.as_recorded(sc.doc, stacks="python"), sc.truth))))
-    d = f.metric.detail
-    assert (d["iterations"], d["leak_end_bytes"]) == (READ[seed][0], READ[seed][3])
+    assert python_frames_leak(tmp_path, SEEDS[seed]) == (READ[seed][0], READ[seed][3])
 
 
 def test_control_a_stackless_loop_without_a_leak_reads_none(tmp_path: Path) -> None:
     """Weights, an optimizer's state and the loss held at the dump are kept blocks too: no run of growing sizes."""
     for kw in SEEDS.values():
-        sc = ms.training_iterations(**{**kw, "leak": ""})
-        assert not leaks(report(written(tmp_path, ms.Scenario(ms.as_recorded(sc.doc, context=None), sc.truth))))
+        assert not stackless_leaks_without_leak(tmp_path, kw)

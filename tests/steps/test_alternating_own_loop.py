@@ -26,6 +26,15 @@ def _rows(host: dict) -> list[float]:
     return [r["step_ms"] for r in host["step_rows"] if r.get("gpu") is None]
 
 
+def _rocprof_loop(tmp_path: Path, extra: list[int]) -> tuple[dict, list[float]]:
+    """The report's first host of a rocprof loop of ``LOOP`` plus ``extra[k]`` AXPYs in iteration k, 2 ms of host time
+    between iterations, and the truth's start-to-start times (ms)."""
+    truth = rocproftrace.write(str(tmp_path / "results.json"), [LOOP + [AXPY] * e for e in extra],
+                               step_range=None, step_sync=None, gap_ms=2.0)
+    starts = truth["step_starts"]
+    return first_host(tmp_path), [(b - a) / 1e6 for a, b in zip(starts, starts[1:])]
+
+
 @pytest.mark.parametrize("extra", [[2, 3, 2, 3], [2, 3, 2, 3, 2]])
 def test_alternating_queued_loop_reads_each_iteration(tmp_path: Path, extra: list[int]) -> None:
     """BASE: ``repeated_launches`` 2 (3) found, 1 (2) kept, each 6.2158 ms (two iterations).  Now one step an
@@ -41,13 +50,10 @@ def test_alternating_queued_loop_reads_each_iteration(tmp_path: Path, extra: lis
 def test_alternating_rocprof_loop_reads_each_iteration(tmp_path: Path) -> None:
     """rocprof ``[0, 1, 0, 1]`` extra kernels, 2 ms of host time between iterations.  BASE: 2 found, 1 kept, one 6.27
     ms "step".  Now 4 found, 3 kept: 3.11, 3.16, 3.11 ms (the truth's start-to-start times)."""
-    truth = rocproftrace.write(str(tmp_path / "results.json"), [LOOP + [AXPY] * e for e in [0, 1, 0, 1]],
-                               step_range=None, step_sync=None, gap_ms=2.0)
-    starts = truth["step_starts"]
-    host = first_host(tmp_path)
+    host, truth_ms = _rocprof_loop(tmp_path, [0, 1, 0, 1])
     steps = host["steps"]
     assert (steps["source"], steps["found"], steps["count"]) == ("repeated_launches", 4, 3), steps
-    assert _rows(host) == pytest.approx([(b - a) / 1e6 for a, b in zip(starts, starts[1:])], abs=1e-6)
+    assert _rows(host) == pytest.approx(truth_ms, abs=1e-6)
 
 
 def test_a_set_up_upload_stays_out_of_the_first_iteration(tmp_path: Path) -> None:
@@ -56,14 +62,11 @@ def test_a_set_up_upload_stays_out_of_the_first_iteration(tmp_path: Path) -> Non
     the own loop's pauses cut the 7-launch repeat into its 3- and 4-launch iterations: 3.11, 3.16, 3.11 ms -- the
     truth's start-to-start times, the upload before the loop's first launch in none -- the last (1.158 ms, its own
     work) dropped."""
-    truth = rocproftrace.write(str(tmp_path / "results.json"), [LOOP + [AXPY] * e for e in [0, 1, 0, 2]],
-                               step_range=None, step_sync=None, gap_ms=2.0)
-    starts = truth["step_starts"]
-    host = first_host(tmp_path)
+    host, truth_ms = _rocprof_loop(tmp_path, [0, 1, 0, 2])
     steps = host["steps"]
     assert (steps["source"], steps["found"], steps["count"]) == ("repeated_launches", 4, 3), steps
     assert [(d["step"], d["ms"]) for d in steps["dropped"]] == [(3, pytest.approx(1.158, abs=1e-3))]
-    assert _rows(host) == pytest.approx([(b - a) / 1e6 for a, b in zip(starts, starts[1:])], abs=1e-6)
+    assert _rows(host) == pytest.approx(truth_ms, abs=1e-6)
     assert "4 iterations of 3 and 4 kernels" in steps["note"], steps["note"]
 
 

@@ -37,3 +37,19 @@ def assert_leak_is_truth(f, truth: dict, iterations: int) -> None:  # noqa: ANN0
     assert d["leak_end_bytes"] == truth["bytes_at_end"]
     assert f.saving_bytes == truth["bytes_at_peak"]
     assert any(site.startswith(truth["site"]) for site in d["sites"]), d["sites"]
+
+
+def python_frames_leak(tmp_path: Path, kw: dict) -> tuple[int, int]:
+    """(iterations, bytes held at the end) of the one leak read in ``ms.training_iterations(**kw)`` recorded with
+    Python's frames: the stackless leak tests' control, the same loop with the line that names its leak."""
+    sc = ms.training_iterations(**kw)
+    (f,) = leaks(report(written(tmp_path, ms.Scenario(ms.as_recorded(sc.doc, stacks="python"), sc.truth))))
+    d = f.metric.detail
+    return d["iterations"], d["leak_end_bytes"]
+
+
+def stackless_leaks_without_leak(tmp_path: Path, kw: dict) -> list:
+    """The leak findings of ``ms.training_iterations(**kw)`` with its leak taken out, recorded stackless
+    (``context=None``): the stackless leak tests' control, which must find none."""
+    sc = ms.training_iterations(**{**kw, "leak": ""})
+    return leaks(report(written(tmp_path, ms.Scenario(ms.as_recorded(sc.doc, context=None), sc.truth))))

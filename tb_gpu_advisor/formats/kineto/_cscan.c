@@ -24,6 +24,8 @@
 #include <string.h>
 #include <math.h>
 
+#include "../_utf8.h"
+
 #define MAX_DEPTH 32
 #define MAX_PH 16
 #define MAX_NUMBER 96
@@ -200,22 +202,11 @@ static int scan_string(const Src *s, int64_t *p, Val *v) {
             continue;
         }
         if (c < 0x80) { i++; continue; }
-        /* UTF-8: no overlongs, no surrogates, at most U+10FFFF */
-        int k;
-        uint32_t cp;
-        if (c >= 0xC2 && c <= 0xDF) { k = 1; cp = c & 0x1F; }
-        else if (c >= 0xE0 && c <= 0xEF) { k = 2; cp = c & 0x0F; }
-        else if (c >= 0xF0 && c <= 0xF4) { k = 3; cp = c & 0x07; }
-        else return BAD;
-        NEED(i + k);
-        for (int j = 1; j <= k; j++) {
-            uint8_t d = b[i + j];
-            if ((d & 0xC0) != 0x80) return BAD;
-            cp = (cp << 6) | (d & 0x3F);
-        }
-        if ((k == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
-            return BAD;
-        i += k + 1;
+        /* UTF-8: no overlongs, no surrogates, at most U+10FFFF; a sequence cut by the chunk's end is read on */
+        int len = utf8_sequence(b + i, (size_t)(s->n - i));
+        if (len < 0) return TRUNC;
+        if (len == 0) return BAD;
+        i += len;
     }
     v->len = i - v->off;
     *p = i + 1;

@@ -214,8 +214,7 @@ def _annotation_steps(trace: Trace, launches: list[np.ndarray] | None) -> Marked
     return _numbered_steps(trace, sel, "nvtx_range", f"{_spelled(h, sel, base_names[best])}, named like a step")
 
 
-def _span_lines(trace: Trace, own: SpanSteps, launches: list[np.ndarray]
-                ) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None:
+def _span_lines(trace: Trace, own: SpanSteps, launches: list[np.ndarray]) -> MarkedSteps | None:
     """The program's repeated spans (``job.structure``'s ``annotation_spans``, named ``own.name``) read per rank, as
     unnumbered step ranges are (:func:`_numbered_steps`), where two or more ranks' processes each repeat them on one
     thread of their own: each thread's instances (inside none of its own, holding a launch of the GPU work) numbered
@@ -257,7 +256,7 @@ def _span_lines(trace: Trace, own: SpanSteps, launches: list[np.ndarray]
     note = (f"the program's repeated spans, each rank's own: {sel.size} `{own.name}` host events on {lines.size} "
             f"ranks' threads enclosing {pct(inside / max(times.size, 1), 0)} of the GPU work's launches (no step "
             "markers in the capture)")
-    return own.source, note, u, s, e, _line_windows(h, sel, ids, u)
+    return MarkedSteps(own.source, note, u, s, e, _line_windows(h, sel, ids, u))
 
 
 def _min_per_line(h: HostEvents, sel: np.ndarray) -> int:

@@ -17,7 +17,7 @@ import logging
 import traceback
 from typing import Iterable
 
-from tb_gpu_advisor.common.fmt import pct_part, plural
+from tb_gpu_advisor.common.fmt import pct_part
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.metrics.types import HostMetrics
@@ -33,6 +33,7 @@ from tb_gpu_advisor.rules.base import (
     in_os_waits,
     in_ranges,
     ms,
+    n_of,
     os_waits_table,
     pct,
     ran_witness,
@@ -1079,7 +1080,7 @@ def _step_dispatch_words(ctx: Ctx) -> str:
     d = ctx.m.dispatch
     used = list(dict.fromkeys(w for a in ctx.fw.fix("launch_bound") if (w := ctx.fw.applied(a, ctx.m.applied))))
     lead = "the dispatch of" if first_call_why(ctx.m) is None else "the host's time in"
-    return (f" ({lead} its {plural(round(d.calls_per_step, 1), ctx.fw.label('dispatch_call'))}"
+    return (f" ({lead} its {n_of(d.calls_per_step, ctx.fw.label('dispatch_call'), mean=True)}"
             f"{ctx.mean_words(d.calls_per_step)}: {ms(d.host_ms_per_step)} on the host for "
             f"{ms(ctx.m.breakdown.device_compute)} of GPU compute"
             f"{'; already in use: ' + '; '.join(used) if used else ''})")

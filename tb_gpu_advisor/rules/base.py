@@ -112,7 +112,7 @@ class Ctx:
         (``HostMetrics.per_step``: over the kept steps and the active GPUs) -- a count of one step is a mean over its
         GPUs alone, so "424.5 TF ops in the step" said no mean at all (h37-words3: v100_bert's two replicas ran 849).
         "" where every count is whole.  The one home of the words, for every count a rule states per step."""
-        if all(float(round(k, 1)).is_integer() for k in counts):
+        if all(_whole(k) for k in counts):
             return ""
         ranks = self.m.ranks
         return " on average" + (f" over its {ranks} GPUs" if ranks > 1 else "")
@@ -121,8 +121,7 @@ class Ctx:
         """"92 kernels per step", "1 sync in the step", "7.5 calls per step on average", "424.5 TF ops in the step on
         average over its 2 GPUs": a count per step and rank (``HostMetrics.per_step``) as every rule states it
         (``per``: the phrase after the count, :attr:`per_step` unless given)."""
-        a = round(float(k), 1)
-        return f"{n_of(a, noun, plural)} {self.per_step if per is None else per}{self.mean_words(a)}"
+        return f"{n_of(k, noun, plural, mean=True)} {self.per_step if per is None else per}{self.mean_words(k)}"
 
     def step_name(self, step: int) -> str:
         """A kept step as a trace window names it: "step 3"; "the pass" where the one step kept is the pass an
@@ -316,8 +315,25 @@ def count(x: float | int | None) -> str:
     return f"{x:,.1f}"
 
 
-def n_of(k: float | int, noun: str, plural: str | None = None) -> str:
-    """``1 copy``, ``2 copies``, ``1.5 copies``: a count with its noun in the number it needs."""
+def _whole(x: float | int) -> bool:
+    """Whether a count is whole, up to the float error a sum over steps divided by their number leaves."""
+    v = float(x)
+    return abs(v - round(v)) <= 1e-9 * max(1.0, abs(v))
+
+
+def mean_count(x: float | int) -> str:
+    """A count per step, a mean over the kept steps, to 0.1: "92" where it is whole, "3.0" where it is not though it
+    rounds to a whole -- "3 kernels per step" of a mean of 3.018 claimed every step ran 3 (walk --xplane 170171: an
+    un-jitted loop's steps, one of which held an extra kernel), and its "on average" (:meth:`Ctx.mean_words`) must
+    fit the number printed."""
+    return count(round(x)) if _whole(x) else f"{round(float(x), 1):,.1f}"
+
+
+def n_of(k: float | int, noun: str, plural: str | None = None, mean: bool = False) -> str:
+    """``1 copy``, ``2 copies``, ``1.5 copies``: a count with its noun in the number it needs (``mean``: a mean per
+    step, printed by :func:`mean_count`)."""
+    if mean and not _whole(k):
+        return f"{mean_count(k)} {n_of(2, noun, plural).partition(' ')[2]}"
     word = noun if float(k) == 1.0 else (plural or (noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou"
                                                      else noun + ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")))
     return f"{count(k)} {word}"

@@ -44,7 +44,7 @@ from __future__ import annotations
 from tb_gpu_advisor.metrics.memcpy import PINNED_ASYNC_H2D
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, mean_count, ms, pct, rule, saving, share_metric,
                                        step_windows, table)
 from tb_gpu_advisor.rules.host_op_placement import host_op_time
 from tb_gpu_advisor.rules.savings import idle_claims
@@ -238,7 +238,7 @@ def pinned_copies(ctx: Ctx, pageable: list) -> str:
         if abs(k - 1.0) < 0.05:
             parts.append(f"the {d} copy{sized}")
         else:
-            parts.append(f"the {count(round(k, 1))} {d} copies{sized + ' each' if sized else ''}")
+            parts.append(f"the {mean_count(k)} {d} copies{sized + ' each' if sized else ''}")
     return " and ".join(parts) + f" {ctx.per_step}" + ctx.mean_words(*(c.pageable_count_per_step for c in pageable))
 
 

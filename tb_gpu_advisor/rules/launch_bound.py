@@ -34,12 +34,11 @@ does replay away: its wait is graded and saved whole.
 
 from __future__ import annotations
 
-from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, in_ranges, kernels_per_step, ms, n_of, pct, r,
-                                       ranges_table, rule, saving, share_metric, short, step_windows, table,
+from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, in_ranges, kernels_per_step, mean_count, ms, n_of,
+                                       pct, r, ranges_table, rule, saving, share_metric, short, step_windows, table,
                                        traced_python)
 from tb_gpu_advisor.rules.cold_start import first_call_why
 
@@ -417,7 +416,7 @@ def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, 
         d = m.dispatch
         spent, too_small_for = _step_host_cost(m)
         step_txt = (f" {'The' if ctx.one_step else 'Each'} {ctx.step_noun} is "
-                    f"{plural(round(d.calls_per_step, 1), ctx.fw.label('dispatch_call'))}"
+                    f"{n_of(d.calls_per_step, ctx.fw.label('dispatch_call'), mean=True)}"
                     f"{ctx.mean_words(d.calls_per_step)} costing {ms(d.host_ms_per_step)} "
                     f"of host {spent}, more than its {ms(m.breakdown.device_compute)} of GPU compute: the whole "
                     f"{ctx.step_noun} is too small for its {too_small_for}.")
@@ -438,7 +437,8 @@ def _n_of_m(part: float, whole: float, share: float | None, ctx: Ctx) -> str:
     and the share those two numbers give, so a reader who divides them gets the printed share (issue #36: "15 of
     34 kernels (45.7%)" rounded the counts but not the share)."""
     a, b = round(part, 1), round(whole, 1)
-    return f"{count(a)} of {n_of(b, 'kernel')} {ctx.per_step}{ctx.mean_words(a, b)} ({pct(a / b if b else share)})"
+    return (f"{mean_count(part)} of {n_of(whole, 'kernel', mean=True)} {ctx.per_step}{ctx.mean_words(part, whole)} "
+            f"({pct(a / b if b else share)})")
 
 
 def _against_latency(avg_us: float) -> str:

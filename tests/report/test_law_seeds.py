@@ -292,3 +292,19 @@ def test_a_ranks_fetch_begun_before_the_pass_names_its_wait():
     too, and the finding names the DataLoader's ``__next__`` with its 75 us."""
     job = random_job(82693)
     assert not check(job), check(job)
+
+
+def test_a_mean_count_that_rounds_to_whole_prints_its_decimal():
+    """Session 48's ``--xplane`` walk: seed 170171 (an un-jitted JAX loop read by its `jit_multiply` executions, one
+    step of 57 holding an extra kernel: 3.018 kernels per step) said "3 of 3 kernels per step" (``one-count``): a
+    mean rounded to 0.1 printed as a whole count, with no "on average".  A mean that is not whole prints its decimal
+    ("3.0 of 3.0 kernels per step on average"); a whole one stays whole."""
+    from tb_gpu_advisor.rules.base import mean_count, n_of
+
+    assert not check(random_xplane_job(170171)), check(random_xplane_job(170171))
+    assert (mean_count(3.01818), mean_count(3.0), mean_count(92 / 4 * 4), mean_count(7.46)) == ("3.0", "3", "92", "7.5")
+    assert (n_of(3.01818, "kernel", mean=True), n_of(1.0, "copy", mean=True), n_of(1.02, "copy", mean=True)) == (
+        "3.0 kernels", "1 copy", "1.0 copies")
+    h = report_of(random_xplane_job(170171)).hosts[0]
+    said = _finding(h, "launch_bound").summary
+    assert "3.0 of 3.0 kernels per step on average" in said, said

@@ -1072,16 +1072,38 @@ def _repeating(me: MemoryEvents, frees: np.ndarray) -> tuple[np.ndarray, tuple[i
     every = np.flatnonzero(me.delta > 0)
     freed = every[frees[every] < len(me)]
     best: tuple[np.ndarray, tuple[int, int, int]] | None = None
-    rank: tuple[int, bool, int] | None = None
+    rank: tuple[int, bool, float, int] | None = None
     for alloc in (every, freed):
         got = _period(me.delta[alloc]) if alloc.size >= 2 * _MIN_ALLOCS else None
         if got is None:
             continue
+        got = _past_made_once(frees[alloc], len(me), *got)
         # whole repeats, then blocks kept for good kept again a period on, then the earlier first allocation (event)
-        mine = (got[2] // got[0], _kept_alike(frees[alloc], len(me), *got), -int(alloc[got[1]]))
+        mine = (got[2] // got[0], _kept_alike(frees[alloc], len(me), *got), got[2] / alloc.size, -int(alloc[got[1]]))
         if rank is None or mine > rank:
             best, rank = (alloc, got), mine
     return best
+
+
+def _past_made_once(frees: np.ndarray, n: int, p: int, first: int, cover: int) -> tuple[int, int, int]:
+    """(``p``, first, cover) of a reading (:func:`_period`) begun after the last allocation of its first repeat that
+    the history never frees while its twin a period on is freed (``frees`` per allocation read, ``n`` past every
+    event); as it is where none is, or where fewer than two whole repeats would be left.
+
+    Why: sizes alone stretch a run of repeats back over blocks made once that match, by size, blocks the next
+    repeat makes and frees -- a fused optimizer's state on its first step (64-MiB moments) beside the next
+    iteration's 64-MiB gradients, zeroed in place and so freed only from the second iteration on.  Begun there, the
+    every-allocation reading paired the state with the gradients (:func:`_kept_alike` failed) and lost to a
+    coincidental reading of the freed blocks: 2 repeats of a forward's [8 MiB, 8 MiB, loss], the loop's last two
+    iterations read as one (h37-probe48a2: ``as_recorded(training_iterations(3, layers=2, mib=8, set_to_none=False,
+    optimizer_temp=False, leak="graph"), context=None)``).  What a loop keeps it keeps again each time; a block
+    made once is the head's, before the repeats."""
+    head = np.arange(first, first + p)
+    odd = head[(frees[head] >= n) & (frees[head + p] < n)]
+    if not odd.size or cover - (int(odd[-1]) + 1 - first) < 2 * p:
+        return p, first, cover
+    start = int(odd[-1]) + 1
+    return p, start, cover - (start - first)
 
 
 def _kept_alike(frees: np.ndarray, n: int, p: int, first: int, cover: int) -> bool:

@@ -1035,12 +1035,35 @@ def _head_openings(me: MemoryEvents, troughs: list[int], least: int, made: np.nd
     at = alloc[last & (me.delta[alloc] == me.delta[opens[0]])].tolist()
     sizes = [_round_size(a - 1, b - 1, made, frees, me.delta) for a, b in zip(opens[:-1], opens[1:])]
     per = float(np.median([x for x in sizes if x is not None])) if any(x is not None for x in sizes) else 0.0
+    return _alike_rounds(at, troughs[0] + 1, per, made, frees, me.delta)
+
+
+def _alike_rounds(at: list[int], end: int, per: float, made: np.ndarray, frees: np.ndarray,
+                  delta: np.ndarray) -> list[int]:
+    """Of the head's openings ``at`` (their rounds running to the next one's, the last to ``end``), those opening a
+    round -- alone, or with the openings after it as one -- of as many allocations as a repeat (``per``, within
+    ``job.snapshot_iteration_alike``; :func:`_round_size`).
+
+    Why together: under gradient accumulation with the gradients zeroed in place every micro-batch opens at the
+    level an iteration does, so the head's first iteration shows an opening a micro-batch; where the repeats are
+    whole iterations, no micro-batch alone is as large as one, and that iteration fell to the set-up -- the job read
+    5 of 6 iterations (forms18 116719: ``as_recorded(training_iterations(6, layers=2, mib=64, micro_batches=2,
+    set_to_none=False, leak="list", leak_mib=4), context=None)``; probe47a's *Left*).  Its micro-batches together
+    make what a repeat makes."""
     alike = T("job.snapshot_iteration_alike")
-    out = []
-    for a, b in zip(at, [*at[1:], troughs[0] + 1]):
-        size = _round_size(a - 1, b - 1, made, frees, me.delta)
-        if size is not None and abs(size - per) <= alike * per:
-            out.append(a)
+    ends = [*at[1:], end]
+    out: list[int] = []
+    i = 0
+    while i < len(at):
+        for j in range(i, len(at)):
+            size = _round_size(at[i] - 1, ends[j] - 1, made, frees, delta)
+            if size is not None and abs(size - per) <= alike * per:
+                out.append(at[i])
+                i = j
+                break
+            if size is not None and size > per:
+                break  # the rounds together outgrow a repeat
+        i += 1
     return out
 
 
@@ -1068,18 +1091,24 @@ def _repeating(me: MemoryEvents, frees: np.ndarray) -> tuple[np.ndarray, tuple[i
     cuts that repeat short.  So of readings holding as many whole repeats, the earlier wins: the history before the
     repeats is never a step, the rest after the last is one more iteration where it is alike (:func:`_check`), so
     the reading that starts at the first iteration reads it and loses no later one (snapshot_adam_iterations: its
-    warm-up iteration read, as its frames read it)."""
+    warm-up iteration read, as its frames read it) -- unless its rest holds a period or more of its allocations
+    where the other's holds less: the loop runs to the dump, so past its last whole repeat only the iteration the dump
+    cut or came before freeing lies; a rest of whole periods that do not repeat says the repeats were a coincidence
+    of a few sizes (a stackless forward's [8 MiB, 8 MiB, loss] twice, the loop's later iterations freeing gradients
+    its first kept: :func:`_past_made_once`)."""
     every = np.flatnonzero(me.delta > 0)
     freed = every[frees[every] < len(me)]
     best: tuple[np.ndarray, tuple[int, int, int]] | None = None
-    rank: tuple[int, bool, float, int] | None = None
+    rank: tuple[int, bool, bool, int] | None = None
     for alloc in (every, freed):
         got = _period(me.delta[alloc]) if alloc.size >= 2 * _MIN_ALLOCS else None
         if got is None:
             continue
         got = _past_made_once(frees[alloc], len(me), *got)
-        # whole repeats, then blocks kept for good kept again a period on, then the earlier first allocation (event)
-        mine = (got[2] // got[0], _kept_alike(frees[alloc], len(me), *got), got[2] / alloc.size, -int(alloc[got[1]]))
+        # whole repeats, then blocks kept for good kept again a period on, then fewer than a period's allocations
+        # left after the repeats, then the earlier first allocation (event)
+        mine = (got[2] // got[0], _kept_alike(frees[alloc], len(me), *got), alloc.size - got[1] - got[2] < got[0],
+                -int(alloc[got[1]]))
         if rank is None or mine > rank:
             best, rank = (alloc, got), mine
     return best

@@ -10,7 +10,7 @@ ones' made and freed, so over every allocation the sizes repeat every 9 from the
 ``_kept_alike`` and a coincidental one of the freed blocks won (2 repeats of [8 MiB, 8 MiB, loss]): the job read 2
 iterations, the last two as one, and the leak's rounds no leak.  ``job.iterations._past_made_once`` begins the
 repeats after the blocks made once; of readings with as many whole repeats, the one holding more of its allocations
-wins (``_repeating``).
+wins (``_repeating``).  And the forms18 seeds whose first iteration's micro-batches fell before the repeats.
 """
 
 from __future__ import annotations
@@ -65,3 +65,41 @@ def test_control_gradients_set_to_none_read_as_before(tmp_path: Path) -> None:
     (f,) = leaks(report(written(tmp_path, _stackless(**{**LOOP, "set_to_none": True}, optimizer_temp=False))))
     d = f.metric.detail
     assert (d["iterations"], d["blocks_per_iteration"], d["leak_end_bytes"]) == (3, 4, 3 * EVAL)
+
+
+#: The forms18 seeds 116357, 116719 and 116782 (probe47a's *Left*): 2 layers of 64-MiB activations, 2-3 micro-batches,
+#: gradients zeroed in place, an optimizer temporary each step.  The repeats are whole iterations; the first
+#: iteration's micro-batches each open at the level an iteration does, and no one of them alone makes what a repeat
+#: makes, so that iteration fell to the set-up: the job read 7/5/5 of 8/6/6 (the leak read all).  Together they do
+#: (``job.iterations._alike_rounds``).
+HEAD_SEEDS = {
+    116357: dict(iterations=8, micro_batches=2, leak="list", leak_mib=48),
+    116719: dict(iterations=6, micro_batches=2, leak="list", leak_mib=4),
+    116782: dict(iterations=6, micro_batches=3, leak="graph", leak_mib=4),
+}
+
+
+@pytest.mark.parametrize("seed", sorted(HEAD_SEEDS))
+def test_the_first_iterations_micro_batches_read_as_one_iteration(tmp_path: Path, seed: int) -> None:
+    kw = dict(layers=2, mib=64, set_to_none=False, optimizer_temp=True, hold_loss=True, **HEAD_SEEDS[seed])
+    sc = _stackless(**kw)
+    rep = report(written(tmp_path, sc))
+    assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", kw["iterations"]), rep.steps
+    truth = sc.truth["leak"]
+    (f,) = leaks(rep)
+    d = f.metric.detail
+    assert (d["iterations"], d["blocks_per_iteration"], d["leak_end_bytes"]) == (
+        kw["iterations"], truth["blocks_per_iteration"], truth["bytes_at_end"])
+
+
+def test_control_a_loop_that_changes_after_its_head_reads_its_repeats(tmp_path: Path) -> None:
+    """An evaluation kept from the third of 6 iterations: the head's first iteration reads as a repeat's like, yet
+    each later iteration keeps 4 blocks more than the second, so the iterations it opens are not alike -- the repeats
+    alone read the 4 leaking iterations (as on BASE; ``_without_heads``), the leak its 4 rounds."""
+    sc = _stackless(iterations=6, layers=2, mib=8, micro_batches=2, set_to_none=False, optimizer_temp=True,
+                    leak="graph", leak_from=2)
+    rep = report(written(tmp_path, sc))
+    assert rep.steps["found"] == 4, rep.steps
+    (f,) = leaks(rep)
+    d = f.metric.detail
+    assert (d["iterations"], d["blocks_per_iteration"], d["leak_end_bytes"]) == (4, 4, 4 * EVAL)

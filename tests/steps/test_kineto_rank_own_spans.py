@@ -17,17 +17,15 @@ are (h37-probe48k).
 
 from __future__ import annotations
 
-import io
 import json
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import ran_report
 
 COMPUTE_MS = 3.2  # each rank's kernels a step, by construction (``rank_pause``)
 
@@ -41,10 +39,8 @@ def _host(logdir: Path, ranks: int, late: int, paused: int | None = 1) -> dict[s
             if re.fullmatch(r"ProfilerStep#\d+", e.get("name", "")):
                 e["name"] = "fwd_bwd_opt"
         tt.write_doc(path, doc)
-    out = io.StringIO()
-    with redirect_stdout(out), redirect_stderr(io.StringIO()):
-        assert cli.main(["report", str(logdir), "--format", "json", "--cache-dir", "off"]) in (0, 1)
-    (report,) = json.loads(out.getvalue())["reports"]
+    code, report = ran_report(logdir)
+    assert code in (0, 1)
     (host,) = report["hosts"]
     return host
 
@@ -108,10 +104,8 @@ def _phase_spans(logdir: Path, scenario: str) -> dict[str, Any]:
                 phases.append({**st, "name": name, "ts": a, "dur": b - a, "args": {}})
         doc["traceEvents"] = [e for e in ev if not e.get("name", "").startswith("ProfilerStep#")] + phases
         tt.write_doc(path, doc)
-    out = io.StringIO()
-    with redirect_stdout(out), redirect_stderr(io.StringIO()):
-        assert cli.main(["report", str(logdir), "--format", "json", "--cache-dir", "off"]) in (0, 1)
-    (report,) = json.loads(out.getvalue())["reports"]
+    code, report = ran_report(logdir)
+    assert code in (0, 1)
     (host,) = report["hosts"]
     return host
 

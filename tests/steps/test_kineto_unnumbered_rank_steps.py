@@ -21,17 +21,15 @@ its own thread, numbered by their counter or beside the others' (h37-probe47k).
 
 from __future__ import annotations
 
-import io
 import json
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import ran_report
 
 COMPUTE_MS = 3.2  # each rank's kernels a step, by construction (``rank_pause``)
 
@@ -46,10 +44,8 @@ def _host(logdir: Path, late: int, step_name: str | None) -> dict[str, Any]:
             if step_name is not None and m:
                 e["name"] = step_name.format(k=m.group(1))
         tt.write_doc(path, doc)
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        assert cli.main(["report", str(logdir), "--format", "json", "--cache-dir", "off"]) in (0, 1)
-    (report,) = json.loads(out.getvalue())["reports"]
+    code, report = ran_report(logdir)
+    assert code in (0, 1)
     (host,) = report["hosts"]
     return host
 
@@ -131,10 +127,8 @@ def _one_rank(logdir: Path, step_name: str | None, nested: bool = False) -> dict
                     inner.append({**e, "ts": e["ts"] + 1.0, "dur": e["dur"] - 2.0})
         doc["traceEvents"] += inner
         tt.write_doc(path, doc)
-    out = io.StringIO()
-    with redirect_stdout(out), redirect_stderr(io.StringIO()):
-        assert cli.main(["report", str(logdir), "--format", "json", "--cache-dir", "off"]) in (0, 1)
-    (report,) = json.loads(out.getvalue())["reports"]
+    code, report = ran_report(logdir)
+    assert code in (0, 1)
     (host,) = report["hosts"]
     return host
 

@@ -332,11 +332,9 @@ def mean_count(x: float | int) -> str:
 def n_of(k: float | int, noun: str, plural: str | None = None, mean: bool = False) -> str:
     """``1 copy``, ``2 copies``, ``1.5 copies``: a count with its noun in the number it needs (``mean``: a mean per
     step, printed by :func:`mean_count`)."""
-    if mean and not _whole(k):
-        return f"{mean_count(k)} {n_of(2, noun, plural).partition(' ')[2]}"
     word = noun if float(k) == 1.0 else (plural or (noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou"
                                                      else noun + ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")))
-    return f"{count(k)} {word}"
+    return f"{mean_count(k) if mean and not _whole(k) else count(k)} {word}"
 
 
 def the_others(k: int, noun: str, verb: str, many: str | None = None) -> str:

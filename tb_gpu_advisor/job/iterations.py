@@ -1140,9 +1140,9 @@ def _parts_of(sizes: np.ndarray, freed: np.ndarray, whole: tuple[int, int, int],
     p, first, cover = whole
     q = part[0]
     mine = freed[first:first + p]
-    kept = sizes[first:first + p][mine]
-    k = kept.size // q
-    if mine.all() or k < 2 or kept.size != k * q or (kept[:-q] != kept[q:]).any():
+    let_go = sizes[first:first + p][mine]  # the sizes one repeat frees, in order
+    k = let_go.size // q
+    if mine.all() or k < 2 or let_go.size != k * q or (let_go[:-q] != let_go[q:]).any():
         return False
     return _kept_alike(np.where(freed, 0, sizes.size), sizes.size, *whole) and cover // p >= (part[2] // q) // k
 

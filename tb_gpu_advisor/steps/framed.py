@@ -441,7 +441,7 @@ def _framed_bursts(trace: Trace, bursts: FrameBursts
         lo, hi, label, frame_end = found
         total, gpus = starts.size, {}
         ends = ends.copy()
-        ends[hi - 1] = max(int(ends[hi - 1]), frame_end)  # the frame ends after its last pass, as a part mark's does
+        ends[hi - 1] = _last_to_frame_end(starts[lo:hi], ends[lo:hi], frame_end)
     inside = [k & (d.start >= starts[lo]) & (d.start <= ends[hi - 1]) for d, k in zip(own, keep)]
     table = BurstTable.of(own, starts[lo:hi], ends[lo:hi], inside)
     if not _bursts_repeat(table):
@@ -460,6 +460,26 @@ def _framed_bursts(trace: Trace, bursts: FrameBursts
         note += ("; each rank's bursts its own GPU's, cut by its own host's waits and framed by its own range, "
                  "each GPU's step k its own kth")
     return "gpu_busy_clusters", note, starts[lo:hi], ends[lo:hi], gpus
+
+
+def _last_to_frame_end(starts: np.ndarray, ends: np.ndarray, frame_end: int) -> int:
+    """Where the last of the framed bursts' steps ends (ps; ``starts``, ``ends``: the framed bursts, device times):
+    where the frame (host time) ends after its work, the work's end and the least of the loop's turns before it (each
+    burst's end to the next one's start), and not before the frame's end; else its own work's end.
+
+    Why: the frame ends after the last pass, as a part mark's does, so the last step holds its turn; but each burst's
+    step runs from its first kernel to the next one's, and the frame's end is where the host would launch the next
+    pass, whose first kernel starts a launch later.  Ended at the frame's end, the last step lacked that lead where
+    every other held it: a benchmark's 4 passes of 20.23 ms (the pass, its sync, the timing loop's 200 us, the next
+    launch's 20 us lead) read the last 20.21 on one rank, where each of two ranks' GPUs read 20.23 (their own
+    windows: the work's end and the least gap, ``steps.place._last_device_end``, the same rule; h37-probe47g *Left*
+    3)."""
+    last = int(ends[-1])
+    if frame_end <= last:
+        return last
+    gaps = starts[1:].astype(np.int64) - ends[:-1].astype(np.int64)
+    turn = int(gaps.min()) if gaps.size else 0
+    return max(frame_end, last + turn) if turn > 0 else frame_end
 
 
 def _framed_pass(trace: Trace, bursts: FrameBursts, job: Job | None) -> tuple[int, int, str] | None:

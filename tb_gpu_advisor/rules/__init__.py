@@ -347,13 +347,30 @@ def steps_are_cut(m: HostMetrics) -> bool:
     is the pass's total, exact for the window (hip_vector_add_mi300a: copies block 1.07 s of the 1.10 s pass,
     wherever any step could have been cut)."""
     s = m.steps
-    return s.confidence == "low" and not (s.source == "whole_capture" and not s.iteration_guess)
+    return s.confidence == "low" and not read_whole(s.confidence, s.source, s.iteration_guess)
+
+
+def read_whole(confidence: str, source: str | None, iteration_guess: bool) -> bool:
+    """Whether steps so described are the whole capture read as one pass because no step was found (low confidence,
+    no iteration guessed from bursts): a time per step there is the pass's total, exact for the window -- the one home
+    of that test for the host's metrics (:func:`steps_are_cut`) and the session's reports (its hosts' ``steps``)."""
+    return confidence == "low" and source == "whole_capture" and not iteration_guess
 
 
 #: Said by a critical finding whose number is per step where the capture marks no step and the whole pass is read as
 #: one: why it keeps its grade beside the steps' low confidence (the property ``uncut`` reads it).
 KEPT_ON_ONE_PASS = (" Critical though the capture marks no step: its time is a part of the whole pass, not of a "
                     "guessed step, and no cut of steps changes it.")
+
+
+def say_why_kept_on_one_pass(findings: Iterable[Finding]) -> None:
+    """Each critical finding claiming time per step, of a pass read whole, says why it is critical beside the steps'
+    low confidence (:data:`KEPT_ON_ONE_PASS`, once) -- wherever a grading made it critical: the host's own, or the
+    session's regrade against the median rank's pass (forms11 200461: 4 ranks' one pass, a memcpy warning raised to
+    critical beside the job's exposed AllReduce it out-saved, said nothing of the pass)."""
+    for f in findings:
+        if f.severity == "critical" and f.saving is not None and KEPT_ON_ONE_PASS not in f.summary:
+            f.summary += KEPT_ON_ONE_PASS
 
 
 def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
@@ -368,9 +385,7 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
         # the whole capture as one "step" is no guess of boundaries: its numbers are exact for the window (the
         # capture_quality finding says there are no steps); "low confidence" beside a critical read as a contradiction,
         # so a critical claiming time "per step" says why it stands (h37-lowconf)
-        for f in findings:
-            if f.severity == "critical" and f.saving is not None and KEPT_ON_ONE_PASS not in f.summary:
-                f.summary += KEPT_ON_ONE_PASS
+        say_why_kept_on_one_pass(findings)
         return
     source = _guess_words(m)
     for f in findings:

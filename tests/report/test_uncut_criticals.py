@@ -127,3 +127,22 @@ def test_a_cold_start_on_a_pass_read_whole_is_not_labelled_a_guess():
     f = _rule(r, "cold_start")
     assert (f.severity, f.confidence) == ("warning", "high")
     assert "guess" not in f.summary and KEPT not in f.summary
+
+
+def test_a_critical_the_sessions_regrade_raised_on_one_pass_says_why():
+    """``--forms11`` seed 200461 (session 50's walk): one Nsight export of 4 ranks' one pass, read whole (889 us, the
+    median rank's).  The session regrades the hosts' findings against that pass (``report.merge._of_session_step``), and
+    the raise to the savings lifted the launch skew (16.9%) and the pinned H2D copies (14.8%) to critical beside the
+    job's exposed AllReduce (10.1%) they out-save -- after the host's own grading had said why its criticals stand, so
+    the two new criticals said nothing of the pass (``uncut``).  Now every critical claiming time per step of a pass read
+    whole says why, whichever grading made it critical; the session's list and the host's alike."""
+    from synthetic.randjobs import random_form11_job
+    from tests.support.random_jobs import report_of
+
+    r = report_of(random_form11_job(200461))
+    h = r.hosts[0]
+    assert (h.steps["source"], h.steps["confidence"], h.steps["iteration_guess"]) == ("whole_capture", "low", False)
+    crit = [f for f in r.findings if f.severity == "critical" and f.saving is not None]
+    assert {f.rule for f in crit} >= {"launch_skew", "excessive_memcpy", "comm_exposed"}
+    assert all(f.summary.count(KEPT) == 1 for f in crit), [f.id for f in crit if KEPT not in f.summary]
+    assert not uncut_problems(h)

@@ -47,7 +47,8 @@ class FramedSteps(NamedTuple):
 class OnePass(NamedTuple):
     """The one pass a benchmark times (:func:`_marked_pass`, :func:`_framed_pass`): the capture's one step.
 
-    Why: read by position (``one[2]`` the note) at each reader's call in ``steps.detect``; named, one helper takes it."""
+    Why: read by position (``one[2]`` the note) at each reader's call in ``steps.detect``; named, one helper there
+    takes it."""
 
     start: int  # ps
     end: int
@@ -108,9 +109,9 @@ def _own_span_rows(trace: Trace, order: np.ndarray, per_line: dict[int, tuple[np
 
 def _marked_pass(trace: Trace, starts: np.ndarray, job: Job | None,
                  per_line: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> OnePass | None:
-    """The pass (:class:`OnePass`) of the program's one range -- its only range, opened once, not a warm-up -- where GPU work
-    is launched inside it and outside it and none of the repeats read (``starts``: their host starts, ps) begins
-    inside it; None elsewhere, and for a training job.  ``per_line`` (host line -> its own repeats, where each rank's
+    """The pass (:class:`OnePass`) of the program's one range -- its only range, opened once, not a warm-up -- where
+    GPU work is launched inside it and outside it and none of the repeats read (``starts``: their host starts, ps)
+    begins inside it; None elsewhere, and for a training job.  ``per_line`` (host line -> its own repeats, where each rank's
     repeats were read apart: ``SpanSteps.per_line``): each rank's own one range, launches and repeats asked so, every
     rank's alike; the range of the rank whose repeats are ``starts`` (else the first) is the pass.
 
@@ -195,9 +196,9 @@ def _graph_frames(trace: Trace, least: int) -> list[tuple[np.ndarray, Frame]] | 
 
 
 def _framed_graph_launches(trace: Trace) -> FramedSteps | None:
-    """``repeated_launches`` (:class:`FramedSteps`, each host line's own windows its ``per_line``): host windows from each graph launch
-    (``devices.is_graph_launch``) inside the job's frame to the next, the last to the frame's end, where one thread
-    launches at least three graphs there; else None.  Several processes (:func:`_graph_frames`): each frames as many
+    """``repeated_launches`` (:class:`FramedSteps`, each host line's own windows its ``per_line``): host windows from
+    each graph launch (``devices.is_graph_launch``) inside the job's frame to the next, the last to the frame's end,
+    where one thread launches at least three graphs there; else None.  Several processes (:func:`_graph_frames`): each frames as many
     of its own launches, the windows the busiest's, each launching line's its own (``steps.place._own_host_windows``).
 
     Why: a serving engine that replays one CUDA graph per decode iteration marks each iteration with that launch on
@@ -228,9 +229,9 @@ def _framed_graph_launches(trace: Trace) -> FramedSteps | None:
 
 
 def _framed_graph_pass(trace: Trace, job: Job | None) -> FramedSteps | None:
-    """``single_pass`` (:class:`FramedSteps`, one window): the program's one range as one pass where it holds an eager pass (kernel
-    launches before its first graph launch) and one or two of a thread's graph launches (:func:`devices.is_graph_launch`:
-    too few to mark steps, :func:`_framed_graph_launches`); else None, and for a training job.  Several processes
+    """``single_pass`` (:class:`FramedSteps`, one window): the program's one range as one pass where it holds an eager
+    pass (kernel launches before its first graph launch) and one or two of a thread's graph launches
+    (:func:`devices.is_graph_launch`: too few to mark steps, :func:`_framed_graph_launches`); else None, and for a training job.  Several processes
     (:func:`_graph_frames`): each process's own range around its own launches, the busiest's the pass.
 
     Why: a serving engine that prefills eagerly and replays a CUDA graph per decode iteration marks its iterations
@@ -551,8 +552,8 @@ def _last_to_frame_end(starts: np.ndarray, ends: np.ndarray, frame_end: int) -> 
 
 
 def _framed_pass(trace: Trace, bursts: FrameBursts, job: Job | None) -> OnePass | None:
-    """The pass (:class:`OnePass`) of the one GPU burst inside the program's one range (``job.frame`` of one repeat), where the
-    same work ran before the range (its warm-up); None elsewhere, and for a training job.
+    """The pass (:class:`OnePass`) of the one GPU burst inside the program's one range (``job.frame`` of one repeat),
+    where the same work ran before the range (its warm-up); None elsewhere, and for a training job.
 
     Why: a benchmark that times a single pass (``--measurement-steps 1``) wraps it in one range (``measurement``)
     after warm-up passes of the same work outside it.  The range frames one pass, so no boundary lies inside it, but

@@ -111,9 +111,9 @@ def _marked_pass(trace: Trace, starts: np.ndarray, job: Job | None,
                  per_line: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> OnePass | None:
     """The pass (:class:`OnePass`) of the program's one range -- its only range, opened once, not a warm-up -- where
     GPU work is launched inside it and outside it and none of the repeats read (``starts``: their host starts, ps)
-    begins inside it; None elsewhere, and for a training job.  ``per_line`` (host line -> its own repeats, where each rank's
-    repeats were read apart: ``SpanSteps.per_line``): each rank's own one range, launches and repeats asked so, every
-    rank's alike; the range of the rank whose repeats are ``starts`` (else the first) is the pass.
+    begins inside it; None elsewhere, and for a training job.  ``per_line`` (host line -> its own repeats, where each
+    rank's repeats were read apart: ``SpanSteps.per_line``): each rank's own one range, launches and repeats asked so,
+    every rank's alike; the range of the rank whose repeats are ``starts`` (else the first) is the pass.
 
     Why: a user who measures one request puts one range around it (`measure`) between a warm-up and other work.  The
     repeats read over the whole window are then the work the user did not measure: YiconRain/profiling's SGLang
@@ -198,8 +198,9 @@ def _graph_frames(trace: Trace, least: int) -> list[tuple[np.ndarray, Frame]] | 
 def _framed_graph_launches(trace: Trace) -> FramedSteps | None:
     """``repeated_launches`` (:class:`FramedSteps`, each host line's own windows its ``per_line``): host windows from
     each graph launch (``devices.is_graph_launch``) inside the job's frame to the next, the last to the frame's end,
-    where one thread launches at least three graphs there; else None.  Several processes (:func:`_graph_frames`): each frames as many
-    of its own launches, the windows the busiest's, each launching line's its own (``steps.place._own_host_windows``).
+    where one thread launches at least three graphs there; else None.  Several processes (:func:`_graph_frames`):
+    each frames as many of its own launches, the windows the busiest's, each launching line's its own
+    (``steps.place._own_host_windows``).
 
     Why: a serving engine that replays one CUDA graph per decode iteration marks each iteration with that launch on
     its host loop, whatever the GPU does between them.  Read as the GPU's bursts, SGLang's overlap scheduler keeps the
@@ -231,8 +232,9 @@ def _framed_graph_launches(trace: Trace) -> FramedSteps | None:
 def _framed_graph_pass(trace: Trace, job: Job | None) -> FramedSteps | None:
     """``single_pass`` (:class:`FramedSteps`, one window): the program's one range as one pass where it holds an eager
     pass (kernel launches before its first graph launch) and one or two of a thread's graph launches
-    (:func:`devices.is_graph_launch`: too few to mark steps, :func:`_framed_graph_launches`); else None, and for a training job.  Several processes
-    (:func:`_graph_frames`): each process's own range around its own launches, the busiest's the pass.
+    (:func:`devices.is_graph_launch`: too few to mark steps, :func:`_framed_graph_launches`); else None, and for a
+    training job.  Several processes (:func:`_graph_frames`): each process's own range around its own launches, the
+    busiest's the pass.
 
     Why: a serving engine that prefills eagerly and replays a CUDA graph per decode iteration marks its iterations
     with those launches; a user who times one request of one output token puts one range around the prefill and its

@@ -72,8 +72,8 @@ from tb_gpu_advisor.steps.burst_steps import _burst_steps
 from tb_gpu_advisor.steps.drop import _drop_steps
 from tb_gpu_advisor.steps.ends import _grouped_after_last_mark
 from tb_gpu_advisor.steps.forward_runs import _forward_run_steps
-from tb_gpu_advisor.steps.framed import (FrameBursts, _framed_bursts, _framed_graph_launches, _framed_graph_pass,
-                                         _framed_pass, _marked_pass)
+from tb_gpu_advisor.steps.framed import (FrameBursts, FramedSteps, OnePass, _framed_bursts, _framed_graph_launches,
+                                         _framed_graph_pass, _framed_pass, _marked_pass)
 from tb_gpu_advisor.steps.iterations import _spans_inside_iterations
 from tb_gpu_advisor.steps.markers import (_gpu_step_line_windows, _host_candidates, _iteration_range_steps,
                                           _last_step_mark_end, _marked_host_steps, _own_marked_windows,
@@ -86,6 +86,7 @@ from tb_gpu_advisor.steps.reading import _Kept, _Reading
 from tb_gpu_advisor.steps.top_ranges import _engine_range_steps, _training_range_steps
 from tb_gpu_advisor.steps.types import (CONFIDENCE, PS_PER_MS, DroppedStep, StepDetection, Steps, StepWindow,
                                         source_label)
+from tb_gpu_advisor.steps.windows import MarkedSteps
 from tb_gpu_advisor.steps.xla_modules import (_runs_several_per_span, _xla_launch_steps,
                                               _xla_module_steps)
 
@@ -149,7 +150,7 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take(marked, "host_window")
     elif own is not None and (one := _marked_pass(trace, own.start, job, own.per_line)) is not None:
         r.own = None  # the user's one range around none of the repeats: it is the pass
-        r.take_spans("single_pass", one[2], np.array([one[0]], np.int64), np.array([one[1]], np.int64), "host_window")
+        _take_pass(r, one, "host_window")
     elif own is not None and own.source == "annotation_spans" and (
             ranked := _span_lines(trace, own, r.launched())) is not None:
         r.take(ranked, "host_window")  # each rank's own repeats on its own thread
@@ -159,16 +160,12 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
             r.per_line = own.per_line
     elif trained is not None:
         r.take(trained, "host_window")
-    elif framed is not None:  # a graph launch per iteration is the host's mark; a burst is the GPU's
-        r.take_spans(*framed[:4], "device" if framed[0] == "gpu_busy_clusters" else "host_window")
-        if framed[0] == "repeated_launches":  # each rank's own graph launches (``_framed_graph_launches``)
-            r.per_line = framed[4]
-        else:
-            r.gpu_own = framed[4] if len(framed) > 4 else {}
+    elif framed is not None:
+        _take_framed(r, framed)
     elif (runs := _forward_runs(trace, r, job)) is not None:  # xla and marked None: the branches above
         r.take(runs, "host_window")
     elif (one := _framed_pass(trace, bursts, job)) is not None:
-        r.take_spans("single_pass", one[2], np.array([one[0]], np.int64), np.array([one[1]], np.int64), "device")
+        _take_pass(r, one, "device")
     elif job is not None and job.periodic is not None and job.periodic.source == "device_period":
         r.own = job.periodic  # a kernel trace's iterations by its stream's period: GPU windows, no launch to map
         r.take_spans("device_period", job.periodic.note, job.periodic.start, job.periodic.end, "device")
@@ -179,7 +176,21 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     r.note += inside if r.source else ""
 
 
-def _forward_runs(trace: Trace, r: _Reading, job: Job | None) -> tuple | None:
+def _take_pass(r: _Reading, one: OnePass, mapped: str) -> None:
+    """The one pass a benchmark times (:class:`~.framed.OnePass`) as the capture's one step, ``single_pass``."""
+    r.take_spans("single_pass", one.note, np.array([one.start], np.int64), np.array([one.end], np.int64), mapped)
+
+
+def _take_framed(r: _Reading, framed: FramedSteps) -> None:
+    """A framed reading (:class:`~.framed.FramedSteps`) as the steps: a graph launch per iteration is the host's mark
+    (``host_window``, each rank's own launches its ``per_line``); a burst is the GPU's (``device``, each GPU's own
+    process's bursts its ``gpu_own``)."""
+    mapped = "device" if framed.source == "gpu_busy_clusters" else "host_window"
+    r.take_spans(framed.source, framed.note, framed.starts, framed.ends, mapped)
+    r.per_line, r.gpu_own = framed.per_line, framed.gpu_own
+
+
+def _forward_runs(trace: Trace, r: _Reading, job: Job | None) -> MarkedSteps | None:
     """The forward runs' reading (:func:`~tb_gpu_advisor.steps.forward_runs._forward_run_steps`) where the job's
     launch sequence shows no period (``Job.periodic``): where it does, the period's repeats are the iterations, each from
     the loop's own boundary (the batch's upload, not its forward), and that reading stands."""

@@ -24,10 +24,10 @@ from tb_gpu_advisor.job.waits import sync_waits
 from tb_gpu_advisor.model.columns import count_between
 from tb_gpu_advisor.model.trace import HostEvents, Trace, line_processes
 from tb_gpu_advisor.steps.ranges import _ranges_word, _top_level
-from tb_gpu_advisor.steps.windows import _group_windows, _windows_by_line
+from tb_gpu_advisor.steps.windows import MarkedSteps, _group_windows, _windows_by_line
 
 
-def _forward_run_steps(trace: Trace, launches: list[np.ndarray], job: Job) -> tuple | None:
+def _forward_run_steps(trace: Trace, launches: list[np.ndarray], job: Job) -> MarkedSteps | None:
     """Steps of a training job from the runs of its top-level user ranges on a thread (:func:`_runs`): each step from
     the first range of one run -- its iteration's forward -- to the next run's first, the last placed and dropped as
     the tiled readings' are (``steps.drop``: it ends at its own work, no next forward to end it).  Per thread, where
@@ -68,7 +68,7 @@ def _forward_run_steps(trace: Trace, launches: list[np.ndarray], job: Job) -> tu
             f"forwards on {len(per)} thread{'s' if len(per) > 1 else ''}, no range around an iteration): each step "
             f"runs from the first range of one forward to the next's, a backward and the host's wait for the GPU "
             f"between every two")
-    return "nvtx_top_range", note, u, gs, ge, _windows_by_line(line, ids, s, e, u)
+    return MarkedSteps("nvtx_top_range", note, u, gs, ge, _windows_by_line(line, ids, s, e, u))
 
 
 _NONE = np.zeros(0, np.int64)

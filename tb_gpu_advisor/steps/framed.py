@@ -28,6 +28,33 @@ from tb_gpu_advisor.steps.drop import _in_warmup_ranges
 from tb_gpu_advisor.steps.windows import MISSING
 
 
+class FramedSteps(NamedTuple):
+    """A framed reading's steps (:func:`_framed_graph_launches`, :func:`_framed_graph_pass`, :func:`_framed_bursts`):
+    spans with no numbers of their own, numbered in order (``steps.reading._Reading.take_spans``).
+
+    Why: the readings returned a 4- or 5-tuple whose last item was each rank's thread's own windows for one source and
+    each GPU's own bursts for another, read by position and by source in ``steps.detect``; named, each is its own
+    field (empty where the reading has none)."""
+
+    source: str  # ``_Reading.source``: ``repeated_launches``, ``single_pass``, ``gpu_busy_clusters``
+    note: str
+    starts: np.ndarray  # host windows (device ones for bursts), ps
+    ends: np.ndarray
+    per_line: dict[int, tuple[np.ndarray, np.ndarray]]  # host line -> its own (starts, ends): each rank's launches
+    gpu_own: dict[int, tuple[np.ndarray, np.ndarray]]  # GPU -> its own process's bursts (starts, ends)
+
+
+class OnePass(NamedTuple):
+    """The one pass a benchmark times (:func:`_marked_pass`, :func:`_framed_pass`): the capture's one step.
+
+    Why: read by position (``one[2]`` the note) at each reader's call in ``steps.detect``; named, one helper there
+    takes it."""
+
+    start: int  # ps
+    end: int
+    note: str
+
+
 def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, note: str,
                   per_line: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, dict[int, tuple[np.ndarray, np.ndarray]]]:
@@ -81,12 +108,12 @@ def _own_span_rows(trace: Trace, order: np.ndarray, per_line: dict[int, tuple[np
 
 
 def _marked_pass(trace: Trace, starts: np.ndarray, job: Job | None,
-                 per_line: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> tuple[int, int, str] | None:
-    """(start, end, note) of the program's one range -- its only range, opened once, not a warm-up -- where GPU work
-    is launched inside it and outside it and none of the repeats read (``starts``: their host starts, ps) begins
-    inside it; None elsewhere, and for a training job.  ``per_line`` (host line -> its own repeats, where each rank's
-    repeats were read apart: ``SpanSteps.per_line``): each rank's own one range, launches and repeats asked so, every
-    rank's alike; the range of the rank whose repeats are ``starts`` (else the first) is the pass.
+                 per_line: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> OnePass | None:
+    """The pass (:class:`OnePass`) of the program's one range -- its only range, opened once, not a warm-up -- where
+    GPU work is launched inside it and outside it and none of the repeats read (``starts``: their host starts, ps)
+    begins inside it; None elsewhere, and for a training job.  ``per_line`` (host line -> its own repeats, where each
+    rank's repeats were read apart: ``SpanSteps.per_line``): each rank's own one range, launches and repeats asked so,
+    every rank's alike; the range of the rank whose repeats are ``starts`` (else the first) is the pass.
 
     Why: a user who measures one request puts one range around it (`measure`) between a warm-up and other work.  The
     repeats read over the whole window are then the work the user did not measure: YiconRain/profiling's SGLang
@@ -104,7 +131,8 @@ def _marked_pass(trace: Trace, starts: np.ndarray, job: Job | None,
     proc = line_processes(trace) if per_line and len(per_line) > 1 else None
     if proc is None:
         one = _one_marked(h, idx, launch, starts)
-        return None if one is None else (one[0], one[1], _marked_words(h, one[2], starts, int((starts < one[0]).sum())))
+        return None if one is None else OnePass(one[0], one[1], _marked_words(h, one[2], starts,
+                                                                             int((starts < one[0]).sum())))
     found = []
     for line, (own, _) in per_line.items():
         mine = proc[h.line] == proc[line]
@@ -114,7 +142,7 @@ def _marked_pass(trace: Trace, starts: np.ndarray, job: Job | None,
         found.append((own.size == starts.size and bool((own == starts).all()), one, own))
     _, one, own = max(found, key=lambda f: f[0])
     note = _marked_words(h, one[2], own, int((own < one[0]).sum()))
-    return one[0], one[1], note + f"; each of the {len(found)} ranks' own range around its own such pass"
+    return OnePass(one[0], one[1], note + f"; each of the {len(found)} ranks' own range around its own such pass")
 
 
 def _one_marked(h: HostEvents, idx: np.ndarray, launch: np.ndarray, starts: np.ndarray) -> tuple[int, int, int] | None:
@@ -167,11 +195,12 @@ def _graph_frames(trace: Trace, least: int) -> list[tuple[np.ndarray, Frame]] | 
     return out or None
 
 
-def _framed_graph_launches(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None:
-    """("repeated_launches", note, starts, ends, per host line its own windows): host windows from each graph launch
-    (``devices.is_graph_launch``) inside the job's frame to the next, the last to the frame's end, where one thread
-    launches at least three graphs there; else None.  Several processes (:func:`_graph_frames`): each frames as many
-    of its own launches, the windows the busiest's, each launching line's its own (``steps.place._own_host_windows``).
+def _framed_graph_launches(trace: Trace) -> FramedSteps | None:
+    """``repeated_launches`` (:class:`FramedSteps`, each host line's own windows its ``per_line``): host windows from
+    each graph launch (``devices.is_graph_launch``) inside the job's frame to the next, the last to the frame's end,
+    where one thread launches at least three graphs there; else None.  Several processes (:func:`_graph_frames`):
+    each frames as many of its own launches, the windows the busiest's, each launching line's its own
+    (``steps.place._own_host_windows``).
 
     Why: a serving engine that replays one CUDA graph per decode iteration marks each iteration with that launch on
     its host loop, whatever the GPU does between them.  Read as the GPU's bursts, SGLang's overlap scheduler keeps the
@@ -197,14 +226,15 @@ def _framed_graph_launches(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarr
             f"work inside it before its first launch is no step")
     if len(per) > 1:
         note += f"; each of the {len(per)} ranks' own launches in its own range, as many in each"
-    return "repeated_launches", note, starts, ends, per if len(per) > 1 else {}
+    return FramedSteps("repeated_launches", note, starts, ends, per if len(per) > 1 else {}, {})
 
 
-def _framed_graph_pass(trace: Trace, job: Job | None) -> tuple[str, str, np.ndarray, np.ndarray] | None:
-    """("single_pass", note, [start], [end]): the program's one range as one pass where it holds an eager pass (kernel
-    launches before its first graph launch) and one or two of a thread's graph launches (:func:`devices.is_graph_launch`:
-    too few to mark steps, :func:`_framed_graph_launches`); else None, and for a training job.  Several processes
-    (:func:`_graph_frames`): each process's own range around its own launches, the busiest's the pass.
+def _framed_graph_pass(trace: Trace, job: Job | None) -> FramedSteps | None:
+    """``single_pass`` (:class:`FramedSteps`, one window): the program's one range as one pass where it holds an eager
+    pass (kernel launches before its first graph launch) and one or two of a thread's graph launches
+    (:func:`devices.is_graph_launch`: too few to mark steps, :func:`_framed_graph_launches`); else None, and for a
+    training job.  Several processes (:func:`_graph_frames`): each process's own range around its own launches, the
+    busiest's the pass.
 
     Why: a serving engine that prefills eagerly and replays a CUDA graph per decode iteration marks its iterations
     with those launches; a user who times one request of one output token puts one range around the prefill and its
@@ -232,7 +262,7 @@ def _framed_graph_pass(trace: Trace, job: Job | None) -> tuple[str, str, np.ndar
     note = (f"one pass: the program's one range `{found.name}` holds an eager pass ({n_eager} launches) and "
             f"{k} of the {idx.size} graph launches, too few to mark steps: the pass it times is the step; "
             f"{apart(found.first, idx.size - found.end) or 'none outside it'}, read apart")
-    return "single_pass", note, np.array([lo], np.int64), np.array([hi], np.int64)
+    return FramedSteps("single_pass", note, np.array([lo], np.int64), np.array([hi], np.int64), {}, {})
 
 
 def _frame_start(trace: Trace, name: str, end_ps: int) -> int | None:
@@ -365,20 +395,30 @@ class FrameBursts:
         return _Cut(own, keep, starts, ends, _process_starts(self.mine, starts))
 
 
-class OwnFramedBursts(NamedTuple):
-    """:func:`_framed_own_bursts`' reading: the steps of several processes' bursts, each framed by its own range."""
+class BurstsInFrame(NamedTuple):
+    """The GPU's bursts inside the job's frame, the steps :func:`_framed_bursts` reads: several processes' own, each
+    framed by its own range (:func:`_framed_own_bursts`), or the GPUs' merged bursts in the one frame
+    (:func:`_framed_merged_bursts`).
+
+    Why one type: the rest of the reading (do they repeat, are they pieces of one pass, the note) is the same for
+    both; it reads these fields and never asks which cut found them."""
 
     starts: np.ndarray  # burst k of the steps: the earliest process's kth framed burst's start, ps
     ends: np.ndarray  # ... the latest one's end (the last: its frame's end where that is later)
-    before: int  # bursts of the first framing process before its frame
+    before: int  # bursts (of the first framing process) before its frame
     of: int  # ... of its bursts in all
-    name: str  # the first framing process's range
+    name: str  # the (first framing process's) range
     end_ps: int  # the latest frame's end
-    gpus: dict[int, tuple[np.ndarray, np.ndarray]]  # per GPU its own process's framed bursts (starts, ends)
+    gpus: dict[int, tuple[np.ndarray, np.ndarray]]  # per GPU its own process's framed bursts (starts, ends); {} merged
+
+    @property
+    def after(self) -> int:
+        """The bursts after the frame."""
+        return self.of - self.before - self.starts.size
 
 
-def _framed_own_bursts(trace: Trace, mine: OwnBursts | None) -> OwnFramedBursts | None:
-    """The steps (:class:`OwnFramedBursts`) where several processes each frame their own bursts (:func:`_own_bursts`)
+def _framed_own_bursts(trace: Trace, mine: OwnBursts | None) -> BurstsInFrame | None:
+    """The steps (:class:`BurstsInFrame`) where several processes each frame their own bursts (:func:`_own_bursts`)
     in a range of their own (``job.frame.frame`` over that process's bursts alone), all framing
     as many: burst k of the steps runs from the earliest process's kth framed burst's start to the latest one's end;
     ``before`` of ``of`` bursts (the first framing process's) lie before its frame.  None where the GPUs are one
@@ -404,16 +444,16 @@ def _framed_own_bursts(trace: Trace, mine: OwnBursts | None) -> OwnFramedBursts 
                    for p, f in found.items()], axis=0)
     p0, f0 = min(found.items())
     gpus = {g: (mine[p][0][f.first:f.end], mine[p][1][f.first:f.end]) for p, f in found.items() for g in mine[p][2]}
-    return OwnFramedBursts(starts, ends, f0.first, mine[p0][0].size, f0.name, max(f.end_ps for f in found.values()),
-                           gpus)
+    return BurstsInFrame(starts, ends, f0.first, mine[p0][0].size, f0.name, max(f.end_ps for f in found.values()),
+                         gpus)
 
 
-def _framed_bursts(trace: Trace, bursts: FrameBursts
-                   ) -> tuple[str, str, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None:
-    """("gpu_busy_clusters", note, starts, ends, per GPU its own bursts) of the GPU's bursts inside the job's frame
-    (``job.frame``: the program's one range holding at least two of them but not all), where the same work runs in
-    them; else None.  Several processes (ranks, each its own GPU) each framing their own bursts are read so
-    (:func:`_framed_own_bursts`), each GPU's steps its own process's bursts (empty where the merged bursts are read).
+def _framed_bursts(trace: Trace, bursts: FrameBursts) -> FramedSteps | None:
+    """``gpu_busy_clusters`` (:class:`FramedSteps`, each GPU's own bursts its ``gpu_own``) of the GPU's bursts inside
+    the job's frame (``job.frame``: the program's one range holding at least two of them but not all), where the same
+    work runs in them; ``single_pass`` where they are pieces of one pass (:func:`_pieces_pass`); else None.  Several
+    processes (ranks, each its own GPU) each framing their own bursts are read so (:func:`_framed_own_bursts`), each
+    GPU's steps its own process's bursts (empty where the merged bursts are read: :func:`_framed_merged_bursts`).
 
     Why: a benchmark times its passes inside one range (``record_function("inference")`` around 5 passes, each ended
     by a sync) after warm-up passes outside it.  Where the launch sequence does not repeat (a kernel that differs per
@@ -423,43 +463,74 @@ def _framed_bursts(trace: Trace, bursts: FrameBursts
     gap.  Bursts before the frame are its warm-up, after it outside its timing: named, not steps."""
     if bursts.busy is None:
         return None
-    own, keep = bursts.busy[:2]
-    per = _framed_own_bursts(trace, bursts.mine)
-    if per is not None:  # each process's own bursts in its own frame
-        starts, ends, lo, total = per.starts, per.ends, per.before, per.of
-        label, frame_end, gpus = per.name, per.end_ps, per.gpus
-        hi = lo + starts.size
-        starts, ends = np.r_[np.zeros(lo, np.int64), starts], np.r_[np.zeros(lo, np.int64), ends]
-    else:
-        cut = bursts.cut
-        if cut is None:
-            return None
-        starts, ends = cut.starts, cut.ends
-        found = frame(trace, starts, own=cut.by_process)
-        if found is None:
-            return None
-        lo, hi, label, frame_end = found
-        total, gpus = starts.size, {}
-        ends = ends.copy()
-        ends[hi - 1] = _last_to_frame_end(starts[lo:hi], ends[lo:hi], frame_end)
-    inside = [k & (d.start >= starts[lo]) & (d.start <= ends[hi - 1]) for d, k in zip(own, keep)]
-    table = BurstTable.of(own, starts[lo:hi], ends[lo:hi], inside)
+    framed = _framed_own_bursts(trace, bursts.mine) or _framed_merged_bursts(trace, bursts.cut)
+    if framed is None:
+        return None
+    table = _framed_table(bursts.busy[0], bursts.busy[1], framed)
     if not _bursts_repeat(table):
         return None
-    if _pieces_of_one_pass(table) and (begin := _frame_start(trace, label, frame_end)) is not None:
-        note = (f"one pass: the program's one range `{label}` holds {hi - lo} of the GPU's {total} bursts "
-                f"(each ended where the GPU fell idle and the host waited on it or paused) that repeat a part of "
-                f"the work, the work no other burst runs in its first or last: pieces of the one pass it times, "
-                f"the step; {apart(lo, total - hi)}, read apart")
-        return "single_pass", note, np.array([begin], np.int64), np.array([frame_end], np.int64)
+    if _pieces_of_one_pass(table) and (one := _pieces_pass(trace, framed)) is not None:
+        return one
+    return FramedSteps("gpu_busy_clusters", _framed_bursts_note(framed), framed.starts, framed.ends, {}, framed.gpus)
+
+
+def _framed_merged_bursts(trace: Trace, cut: _Cut | None) -> BurstsInFrame | None:
+    """The GPUs' merged bursts (``cut``: :attr:`FrameBursts.cut`) inside the program's one range (``job.frame.frame``,
+    each process's own bursts its row), the last ended at the frame's end (:func:`_last_to_frame_end`); None where
+    nothing cuts the bursts or no range frames them.
+
+    Why apart from :func:`_framed_own_bursts`: one process's GPUs (or ranks whose own bursts frame nothing) have one
+    cut of bursts and one frame; only the last burst's end differs from the cut's, the frame's end being the host's."""
+    if cut is None:
+        return None
+    found = frame(trace, cut.starts, own=cut.by_process)
+    if found is None:
+        return None
+    lo, hi, label, frame_end = found
+    ends = cut.ends[lo:hi].copy()
+    ends[-1] = _last_to_frame_end(cut.starts[lo:hi], ends, frame_end)
+    return BurstsInFrame(cut.starts[lo:hi], ends, lo, cut.starts.size, label, frame_end, {})
+
+
+def _framed_table(own: list[DeviceEvents], keep: list[np.ndarray], framed: BurstsInFrame) -> BurstTable:
+    """The framed bursts' table (:class:`~.burst_table.BurstTable`) of the program's own work (``own``, ``keep``:
+    :func:`_program_busy`'s) that starts between the first burst's start and the last one's end.
+
+    Why those bounds: the bursts' work alone is asked whether it repeats; what ran before the frame (the warm-ups)
+    or after it would make the first or last burst differ from the others."""
+    lo, hi = framed.starts[0], framed.ends[-1]
+    inside = [k & (d.start >= lo) & (d.start <= hi) for d, k in zip(own, keep)]
+    return BurstTable.of(own, framed.starts, framed.ends, inside)
+
+
+def _pieces_pass(trace: Trace, framed: BurstsInFrame) -> FramedSteps | None:
+    """``single_pass`` (:class:`FramedSteps`): the program's one range as one pass, from its start to its end, where
+    the framed bursts are pieces of that pass (:func:`_pieces_of_one_pass`); None where the range's start is not
+    known (:func:`_frame_start`).
+
+    Why the range, not the bursts: a pass the host syncs per layer is cut into bursts that are its layers; the range
+    around them is the pass the program times, its work before the first sync included."""
+    begin = _frame_start(trace, framed.name, framed.end_ps)
+    if begin is None:
+        return None
+    note = (f"one pass: the program's one range `{framed.name}` holds {framed.starts.size} of the GPU's {framed.of} "
+            f"bursts (each ended where the GPU fell idle and the host waited on it or paused) that repeat a part of "
+            f"the work, the work no other burst runs in its first or last: pieces of the one pass it times, "
+            f"the step; {apart(framed.before, framed.after)}, read apart")
+    return FramedSteps("single_pass", note, np.array([begin], np.int64), np.array([framed.end_ps], np.int64), {}, {})
+
+
+def _framed_bursts_note(framed: BurstsInFrame) -> str:
+    """The steps note of the framed bursts read as the steps: how many the frame holds of all, those outside it read
+    apart, and, where each rank's own bursts were framed (``framed.gpus``), that each GPU's steps are its own."""
     note = (f"no step markers found; steps inferred from the GPU's bursts (each ended where the GPU fell idle and the "
             f"host waited on it or paused), some of the same work running in several of them; the steps are the "
-            f"bursts inside the program's one range `{label}`, its frame, not its step: it holds {hi - lo} of the "
-            f"{total} bursts, and {apart(lo, total - hi)}, read apart")
-    if gpus:
+            f"bursts inside the program's one range `{framed.name}`, its frame, not its step: it holds "
+            f"{framed.starts.size} of the {framed.of} bursts, and {apart(framed.before, framed.after)}, read apart")
+    if framed.gpus:
         note += ("; each rank's bursts its own GPU's, cut by its own host's waits and framed by its own range, "
                  "each GPU's step k its own kth")
-    return "gpu_busy_clusters", note, starts[lo:hi], ends[lo:hi], gpus
+    return note
 
 
 def _last_to_frame_end(starts: np.ndarray, ends: np.ndarray, frame_end: int) -> int:
@@ -482,9 +553,9 @@ def _last_to_frame_end(starts: np.ndarray, ends: np.ndarray, frame_end: int) -> 
     return max(frame_end, last + turn) if turn > 0 else frame_end
 
 
-def _framed_pass(trace: Trace, bursts: FrameBursts, job: Job | None) -> tuple[int, int, str] | None:
-    """(start, end, note) of the one GPU burst inside the program's one range (``job.frame`` of one repeat), where the
-    same work ran before the range (its warm-up); None elsewhere, and for a training job.
+def _framed_pass(trace: Trace, bursts: FrameBursts, job: Job | None) -> OnePass | None:
+    """The pass (:class:`OnePass`) of the one GPU burst inside the program's one range (``job.frame`` of one repeat),
+    where the same work ran before the range (its warm-up); None elsewhere, and for a training job.
 
     Why: a benchmark that times a single pass (``--measurement-steps 1``) wraps it in one range (``measurement``)
     after warm-up passes of the same work outside it.  The range frames one pass, so no boundary lies inside it, but
@@ -509,4 +580,4 @@ def _framed_pass(trace: Trace, bursts: FrameBursts, job: Job | None) -> tuple[in
     note = (f"one pass: the program's one range `{found.name}` holds one of the GPU's {starts.size} bursts (each "
             f"ended where the GPU fell idle and the host waited on it or paused), the pass it times: the step; "
             f"{apart(lo, starts.size - lo - 1)}, read apart (the same work ran before it)")
-    return int(starts[lo]), end, note
+    return OnePass(int(starts[lo]), end, note)

@@ -15,11 +15,12 @@ import numpy as np
 from tb_gpu_advisor.frameworks import pytorch, tensorflow
 from tb_gpu_advisor.model.columns import sorted_unique, union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
-from tb_gpu_advisor.steps.windows import MISSING, _group_lines, _group_windows, own_time, unrecorded
+from tb_gpu_advisor.steps.windows import MISSING, MarkedSteps, _group_lines, _group_windows, own_time, unrecorded
 
 
-def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
-    """(source, note, ids, starts, ends) of the first host step source that has events."""
+def _host_candidates(h: HostEvents) -> MarkedSteps | None:
+    """The steps (:class:`~.windows.MarkedSteps`, no line's own windows) of the first host step source that has
+    events."""
     if not len(h):
         return None
     pb = h.name_mask(lambda n: n == tensorflow.KERAS_BATCH_EVENT)
@@ -27,14 +28,14 @@ def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, n
         sn = h.step_num[pb]
         ids = np.where(sn >= 0, sn, np.arange(pb.sum()))
         u, s, e = _group_windows(ids, h.start[pb], h.end[pb])
-        return "keras_profiled_batch", "Keras 3 `Profiled batch` events (step_num)", u, s, e
+        return MarkedSteps("keras_profiled_batch", "Keras 3 `Profiled batch` events (step_num)", u, s, e, {})
     tr = h.name_mask(lambda n: bool(tensorflow.STEP_ROOT.match(n)) or n == tensorflow.TRACE_CONTEXT_EVENT)
     tr &= (h.root >= 0) | (h.step_num >= 0) | h.name_mask(lambda n: n == tensorflow.TRACE_CONTEXT_EVENT)
     if tr.any():
         sn = h.step_num[tr]
         ids = np.where(sn >= 0, sn, np.arange(tr.sum()))
         u, s, e = _group_windows(ids, h.start[tr], h.end[tr])
-        return "trace_train", "`train`/`test` step markers", u, s, e
+        return MarkedSteps("trace_train", "`train`/`test` step markers", u, s, e, {})
     rt = h.root >= 0
     if rt.any():
         names, counts = np.unique(h.name[rt], return_counts=True)
@@ -42,12 +43,13 @@ def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, n
         m = rt & (h.name == best)
         # nested roots of the same name (re-entrant) are merged
         s, e = union_intervals(h.start[m], h.end[m])
-        return "root_r", f"step roots `_r` on `{h.names[best]}` events", np.arange(s.size, dtype=np.int64), s, e
+        return MarkedSteps("root_r", f"step roots `_r` on `{h.names[best]}` events", np.arange(s.size, dtype=np.int64),
+                           s, e, {})
     for stat, arr in (("step_num", h.step_num), ("iter_num", h.iter_num)):
         m = arr >= 0
         if m.any() and sorted_unique(arr[m]).size >= 2:
             u, s, e = _group_windows(arr[m], h.start[m], h.end[m])
-            return "step_num_stat", f"host events grouped by `{stat}`", u, s, e
+            return MarkedSteps("step_num_stat", f"host events grouped by `{stat}`", u, s, e, {})
     return None
 
 
@@ -152,9 +154,9 @@ def _aligned(idx: np.ndarray, s: np.ndarray, e: np.ndarray, n: int) -> np.ndarra
     return w
 
 
-def _iteration_range_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+def _iteration_range_steps(trace: Trace) -> MarkedSteps | None:
     """The training wrapper's own ranges around whole iterations (``frameworks.pytorch.is_iteration_range``), where
-    at least two are recorded: (source, note, ids, starts, ends), by start; None elsewhere."""
+    at least two are recorded: their steps (:class:`~.windows.MarkedSteps`), by start; None elsewhere."""
     h = trace.h
     if not len(h):
         return None
@@ -186,16 +188,16 @@ def _iteration_range_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarr
             + (f" on each of {threads} threads, the kth of each one iteration" if threads > 1 else "")
             + ": they bound the iterations, where the profiler's step marks bound the interval between two "
               "`prof.step()` calls, which the loop makes mid-iteration")
-    return "iteration_range", note, np.arange(s.size, dtype=np.int64), s, e
+    return MarkedSteps("iteration_range", note, np.arange(s.size, dtype=np.int64), s, e, {})
 
 
-def _marked_host_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+def _marked_host_steps(trace: Trace) -> MarkedSteps | None:
     """The format's own host step annotations (PyTorch ``ProfilerStep#N``), merged per step number."""
     m = trace.host_steps
     if m is None or not m.ids.size:
         return None
     u, s, e = _group_windows(m.ids, m.start, m.end)
-    return m.source, m.note, u, s, e
+    return MarkedSteps(m.source, m.note, u, s, e, {})
 
 
 def _last_step_mark_end(trace: Trace) -> int | None:
@@ -213,9 +215,9 @@ def _last_step_mark_end(trace: Trace) -> int | None:
     h = trace.h
     fn = h.name_mask(tensorflow.is_step_function) if len(h) else None
     marks = _marked_host_steps(trace) or _host_candidates(h)
-    if marks is not None and len(marks[4]):
-        last = int(np.argmax(marks[4]))
-        s, e = int(marks[3][last]), int(marks[4][last])
+    if marks is not None and len(marks.ends):
+        last = int(np.argmax(marks.ends))
+        s, e = int(marks.starts[last]), int(marks.ends[last])
         if fn is not None and fn.any():
             inside = fn & (h.start <= s) & (h.end >= e)
             if inside.any():

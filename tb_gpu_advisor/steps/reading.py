@@ -95,11 +95,8 @@ class _Reading:
             self.launches = device_launches(self.trace.h, self.trace.devices)
         return self.launches
 
-    def take(self, read: MarkedSteps | tuple, mapped: str) -> None:
-        """A source's reading as the steps: a :class:`~.windows.MarkedSteps`, or a plain (source, note, ids, host
-        starts, host ends[, per-line windows]) tuple."""
-        if not isinstance(read, MarkedSteps):
-            read = MarkedSteps(*read[:5], read[5] if len(read) > 5 else {}, bool(read[6]) if len(read) > 6 else False)
+    def take(self, read: MarkedSteps, mapped: str) -> None:
+        """A source's reading (:class:`~.windows.MarkedSteps`: every numbered source returns one) as the steps."""
         self.source, self.note, self.ids, self.hs, self.he = read.source, read.note, read.ids, read.starts, read.ends
         self.per_line, self.tiled_by_updates = read.per_line, bool(read.tiled_by_updates)
         self.mapped = mapped

@@ -16,10 +16,10 @@ from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 from tb_gpu_advisor.steps.ranges import _max_per_line, _range_step_ids, _ranges_word, _top_level
-from tb_gpu_advisor.steps.windows import _group_windows, _windows_by_line
+from tb_gpu_advisor.steps.windows import MarkedSteps, _group_windows, _windows_by_line
 
 
-def _training_range_steps(trace: Trace, job: Job | None) -> tuple | None:
+def _training_range_steps(trace: Trace, job: Job | None) -> MarkedSteps | None:
     """Steps of a training job known by its own NVTX ranges (``Kind.from_ranges``): the training range that lasts
     longest on average (the backward pass holds the gradient all-reduces it launches, so it outlasts them), where it
     repeats on a thread -- each repeat starts an iteration.  None where it does not repeat (one iteration).  Each
@@ -50,10 +50,10 @@ def _training_range_steps(trace: Trace, job: Job | None) -> tuple | None:
         note += f", from the iteration's first phase `{h.names[int(h.name[first])]}`, which precedes it every time"
     ids = _range_step_ids(h, pick)
     u, s, e = _group_windows(ids, start, end)
-    return "nvtx_top_range", note, u, s, e, _windows_by_line(h.line[pick], ids, start, end, u)
+    return MarkedSteps("nvtx_top_range", note, u, s, e, _windows_by_line(h.line[pick], ids, start, end, u))
 
 
-def _engine_range_steps(trace: Trace, job: Job | None, launches: list[np.ndarray]) -> tuple | None:
+def _engine_range_steps(trace: Trace, job: Job | None, launches: list[np.ndarray]) -> MarkedSteps | None:
     """Steps of a serving engine's loop from its own NVTX ranges: its step range (``Engine.step_span``, run once an
     iteration: TensorRT-LLM's ``_forward_step``) repeated on a thread, one phase of an iteration the earlier phase
     before it opens every time (:func:`_iteration_opening`: ``_fetch_new_requests``), where the iterations so read
@@ -87,7 +87,7 @@ def _engine_range_steps(trace: Trace, job: Job | None, launches: list[np.ndarray
                 f"`{h.names[int(h.name[first])]}`, which precedes it every time")
         ids = _range_step_ids(h, pick)
         u, s_, e_ = _group_windows(ids, start, end)
-        return "nvtx_top_range", note, u, s_, e_, _windows_by_line(h.line[pick], ids, start, end, u)
+        return MarkedSteps("nvtx_top_range", note, u, s_, e_, _windows_by_line(h.line[pick], ids, start, end, u))
     return None
 
 

@@ -17,12 +17,14 @@ from tb_gpu_advisor.model.trace import HostEvents
 
 
 class MarkedSteps(NamedTuple):
-    """The steps a marked source reads (NVTX ranges, a step-named annotation, a framework's iterations), by name.
+    """The steps a numbered source reads (the host's step marks, XLA's module executions, NVTX ranges, a step-named
+    annotation, a framework's iterations, a training or engine range, the forward's runs), by name.
 
-    Why: the readers returned a 6- or 7-tuple read by position (``steps.reading._Reading.take``), its type spelled out
-    at each reader; one named type says which array is which."""
+    Why: the readers returned 5-, 6- or 7-tuples read by position (``steps.reading._Reading.take`` made each one of
+    these first), their types spelled out at each reader; one named type says which array is which, and ``take``
+    reads its fields alone.  ``per_line`` is ``{}`` where the source reads no line's own windows."""
 
-    source: str  # ``_Reading.source``: ``nvtx_range``, ``nvtx_top_range``
+    source: str  # ``_Reading.source``: ``profiler_step``, ``xla_modules``, ``nvtx_range``, ``nvtx_top_range`` ...
     note: str
     ids: np.ndarray  # the steps' numbers
     starts: np.ndarray  # host windows, ps: the earliest start of each step's marks

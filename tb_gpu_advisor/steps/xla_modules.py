@@ -13,19 +13,18 @@ import numpy as np
 from tb_gpu_advisor.job.structure import SpanSteps, module_executions
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
-from tb_gpu_advisor.steps.windows import _group_windows
+from tb_gpu_advisor.steps.windows import MarkedSteps, _group_windows
 
 
-def _xla_module_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+def _xla_module_steps(trace: Trace) -> MarkedSteps | None:
     """Executions of the compiled module run most often on any GPU (the ``XLA Modules`` line), one per step."""
     if not trace.module_runs:
         return None
     best = max(trace.module_runs, key=lambda r: r.start.size)  # the first GPU's on a tie, as the planes come
-    return "xla_modules", best.note, np.arange(best.start.size, dtype=np.int64), best.start, best.end
+    return MarkedSteps("xla_modules", best.note, np.arange(best.start.size, dtype=np.int64), best.start, best.end, {})
 
 
-def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None
-                      ) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | tuple[str, str, np.ndarray, np.ndarray, np.ndarray, dict] | None:
+def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None) -> MarkedSteps | None:
     """Steps of a raw JAX/XLA capture: the host's executions of its most executed GPU module.
 
     Raw ``jax.profiler.trace`` files have no ``XLA Modules`` line (the stock
@@ -69,13 +68,13 @@ def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None
                  f"{' ...' if len(names) > 3 else ''} (one iteration)")
     if len(runs) == 1:
         s, e, _ = runs[0]
-        return "xla_module_launches", note, np.arange(s.size, dtype=np.int64), s, e
+        return MarkedSteps("xla_module_launches", note, np.arange(s.size, dtype=np.int64), s, e, {})
     if max(s.size for s, _, _ in runs) < 2:  # each process ran it once: a whole run, as one process's would be
         return None
-    return ("xla_module_launches", note + _processes_note(runs)) + _each_process_steps(h, runs, procs)
+    return MarkedSteps("xla_module_launches", note + _processes_note(runs), *_each_process_steps(h, runs, procs))
 
 
-def _runs_several_per_span(xla: tuple | None, own: SpanSteps | None) -> bool:
+def _runs_several_per_span(xla: MarkedSteps | None, own: SpanSteps | None) -> bool:
     """Whether the module read as the step (``xla``, :func:`_xla_launch_steps`' reading) runs two or more times inside
     every one of the program's own repeated spans (``own``: ``job.structure``), each execution inside one: the module
     is then one call of many in each iteration, not the iteration.
@@ -85,6 +84,7 @@ def _runs_several_per_span(xla: tuple | None, own: SpanSteps | None) -> bool:
     repeats (survey h37-survey46: TraceLens' eager attention read as 22 steps of 1.47 ms inside 3 iterations of
     3.3-5.1 ms).  No step runs several times inside one iteration that encloses it; a jitted step called once per
     iteration (one execution in each span) keeps its reading."""
+    # source and starts by position: a plain (source, note, ids, starts, ends) tuple reads alike (its tests build one)
     if xla is None or own is None or xla[0] != "xla_module_launches" or not own.timed or own.start.size < 2:
         return False
     starts = np.asarray(xla[3], np.int64)

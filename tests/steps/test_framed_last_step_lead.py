@@ -29,13 +29,8 @@ def test_a_framed_burst_loops_last_step_holds_its_launch_lead(tmp_path, ranks: i
     """4 timed passes, each burst a step: every step, the last too, 20.23 ms on every GPU.
     BASE: 1 rank the last 20.21 ms (its first kernel to the frame's end), the GPU's mean 20.225; 2 ranks 20.23 (the
     control: each GPU's own windows)."""
-    path = str(tmp_path / f"vary_{ranks}.sqlite")
-    truth = N.write_framed_passes(path, warmup=2, measured=4, ranks=ranks, rank_lag_us=lag_us, vary=True)
-    host = first_host(path)
-    assert (host["steps"]["source"], host["steps"]["count"]) == ("gpu_busy_clusters", truth["measured"])
-    rows = [r["step_ms"] for r in host["step_rows"] if r.get("gpu", 0) == 0]
-    assert rows == pytest.approx([truth["period_ms"]] * truth["measured"], abs=1e-4)
-    assert [g["step_ms"] for g in host["gpus"]] == pytest.approx([truth["period_ms"]] * ranks, abs=1e-4)
+    _check_every_step_is_the_period(str(tmp_path / f"vary_{ranks}.sqlite"), "gpu_busy_clusters", ranks, lag_us,
+                                    vary=True)
 
 
 @pytest.mark.parametrize("ranks,lag_us", [(1, 0.0), (2, 3000.0)])
@@ -44,10 +39,16 @@ def test_a_ranged_passs_last_step_holds_the_loops_turn(tmp_path, ranks: int, lag
     every step, the last too, 20.23 ms on every GPU (``steps.ends._ranges_span_turns``: the last range's end and the
     loop's turn).  BASE: 1 rank the last 20.03 ms (its range's end), the GPU's mean 20.18; 2 ranks 20.23 (the
     control: each GPU's own windows)."""
-    path = str(tmp_path / f"ranged_{ranks}.sqlite")
-    truth = N.write_framed_passes(path, warmup=2, measured=4, ranks=ranks, rank_lag_us=lag_us, ranged_passes=True)
+    _check_every_step_is_the_period(str(tmp_path / f"ranged_{ranks}.sqlite"), "nvtx_top_range", ranks, lag_us,
+                                    ranged_passes=True)
+
+
+def _check_every_step_is_the_period(path: str, source: str, ranks: int, lag_us: float, **kw: bool) -> None:
+    """4 timed passes after 2 warm-ups (``write_framed_passes(**kw)``) read by ``source``: as many steps, each (the
+    first GPU's rows) and every GPU's mean the pass's period -- the last step too."""
+    truth = N.write_framed_passes(path, warmup=2, measured=4, ranks=ranks, rank_lag_us=lag_us, **kw)
     host = first_host(path)
-    assert (host["steps"]["source"], host["steps"]["count"]) == ("nvtx_top_range", truth["measured"])
+    assert (host["steps"]["source"], host["steps"]["count"]) == (source, truth["measured"])
     rows = [r["step_ms"] for r in host["step_rows"] if r.get("gpu", 0) == 0]
     assert rows == pytest.approx([truth["period_ms"]] * truth["measured"], abs=1e-4)
     assert [g["step_ms"] for g in host["gpus"]] == pytest.approx([truth["period_ms"]] * ranks, abs=1e-4)

@@ -401,14 +401,15 @@ def optimizer(r: Rank, not_before: float = 0.0) -> None:
 AR_NELEMS, SHARD_NELEMS = 16 << 20, 2 << 20
 
 
-def _message(r: Rank, collective: str, nelems: int, group: int, pg: int = 0) -> None:
+def _message(r: Rank, collective: str, nelems: int, group: int, pg: int = 0) -> dict:
     """``record_param_comms``, the op c10d records each collective's message on (keys and spellings as a real
     PyTorch 2.x rank writes them: tests/fixtures/wild/hta_v100); ``pg``: its process group's id (0: the default
-    group every rank is in; tensor parallelism runs in a group of its own)."""
+    group every rank is in; tensor parallelism runs in a group of its own).  Returns the event (8 us long)."""
     e = r.cpu("record_param_comms", 8.0, advance=False)
     e["args"].update({"Collective name": collective, "dtype": "BFloat16", "In msg nelems": nelems,
                       "Global rank start": 0, "Group size": group, "Process Group Ranks": str(list(range(group))),
                       "Out msg nelems": nelems, "Global rank stride": 1, "Process Group ID": pg})
+    return e
 
 
 #: The tensor-parallel process group's id (c10d numbers groups in creation order; 0 is the default group).
@@ -3965,3 +3966,57 @@ def write_native_queued_loop(path: str, extra: list[int], pause_us: float | list
     with open(path, "w", encoding="utf-8") as f:
         f.write(_dumps(trace_doc(r, 1)))
     return {"starts_us": starts, "step_ms": [(b - a) / 1000.0 for a, b in pairwise(starts)]}
+
+
+#: NCCL's kernel for a group of calls (``ncclDevKernel_Generic``): its name tells no collective, the launching op does.
+NCCL_GENERIC = "ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)"
+#: :func:`write_coalesced_all_gather`: the two ranks' uneven shards (bf16 elements), the group's kernel, the GEMMs
+#: before and after it, the process group's id.
+COALESCED_SHARDS, COALESCED_US, COALESCED_GEMM_US, COALESCED_PG = (1_310_720, 655_360), 400.0, 300.0, 3
+
+
+def _coalesced_all_gather(r: Rank, not_before: float) -> tuple[float, float]:
+    """``dist.all_gather`` of uneven shards as ``ProcessGroupNCCL::allgather`` runs it (PyTorch 2.0-2.1): the op
+    (``c10d::allgather_``) records its message (``record_param_comms`` "all_gather": this rank's shard), then opens a
+    coalesced group of one ``_broadcast_oop`` per shard -- each its own ``record_param_comms`` and ``nccl:_broadcast_oop``
+    annotation, returning before anything launches -- and launches the group as one kernel at its end
+    (``endCoalescing``): inside the op and its record, after every inner record and annotation returned.  Returns the
+    kernel's (start, end)."""
+    start = r.host_us
+    op = r.cpu("c10d::allgather_", 0.0, advance=False)
+    r.host_us += 2.0
+    rec = _message(r, "all_gather", COALESCED_SHARDS[r.rank], len(COALESCED_SHARDS), COALESCED_PG)
+    r.host_us += 10.0  # past the record's own 8 us: its body runs on inside it
+    for n in COALESCED_SHARDS:
+        _message(r, "_broadcast_oop", n, len(COALESCED_SHARDS), COALESCED_PG)
+        r.host_us += 1.0
+        r.cpu("nccl:_broadcast_oop", 4.0, cat="user_annotation")
+        r.host_us += 5.0  # the inner record (8 us) has returned
+    ext, r.ext = r.ext, rec["args"]["External id"]  # the group's launch is the outer record's
+    span = r.kernel(None, NCCL_GENERIC, COALESCED_US, stream=NCCL_STREAM, not_before=not_before)
+    r.ext = ext
+    r.host_us += 2.0
+    rec["dur"] = round(r.host_us - rec["ts"], 3)
+    r.host_us += 2.0
+    op["dur"] = round(r.host_us - start, 3)
+    return span
+
+
+def write_coalesced_all_gather(path: str, steps: int = 6) -> dict[str, Any]:
+    """Rank 0 of 2 whose each step runs a GEMM, the all-gather of the ranks' uneven shards
+    (:func:`_coalesced_all_gather`: one ``ncclDevKernel_Generic`` launched inside ``c10d::allgather_`` after its inner
+    ``_broadcast_oop`` calls returned), a GEMM on the gathered tensor, and ``.item()``.  Truth by construction: one
+    AllGather a step, of this rank's shard (``bytes``), in a group of 2 (``group_size``), process group ``pg``."""
+    r = Rank(rank=0, pid=4520, device=0)
+
+    def body(rr: Rank) -> None:
+        end = rr.kernel("aten::mm", GEMM_FWD, COALESCED_GEMM_US, args=SHAPES_4096["mm"])[1]
+        _, gathered = _coalesced_all_gather(rr, end)
+        rr.kernel("aten::mm", GEMM_FWD, COALESCED_GEMM_US, not_before=gathered, args=SHAPES_4096["mm"])
+        rr.sync()
+
+    for k in range(steps):
+        r.step(k, body)
+    write_doc(path, trace_doc(r, len(COALESCED_SHARDS)))
+    return {"type": "AllGather", "calls_per_step": 1, "bytes": COALESCED_SHARDS[0] * 2,
+            "group_size": len(COALESCED_SHARDS), "pg": f"pg {COALESCED_PG}"}

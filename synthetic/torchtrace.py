@@ -1340,29 +1340,44 @@ STEP_BODY_RANGE = "model_inference"
 RANDN_CPU_MS, RANDN_COPY_US, RANDN_FREE_US, RANDN_KERNEL_US = 30.0, 3000.0, 800.0, 60.0
 
 
-def randn_on_host(ranks: list[Rank], n: int) -> None:
+def randn_on_host(ranks: list[Rank], n: int, after_us: float = 0.0) -> None:
     """Each step makes a tensor with a CPU ``aten::randn`` (``RANDN_CPU_MS``, no runtime call) inside one
     ``record_function`` range over the step body, copies it from pageable memory (the host blocked until the copy
-    is done), frees the CPU tensor and squares it on the GPU: the GPU idles through the randn between steps."""
+    is done), frees the CPU tensor and squares it on the GPU: the GPU idles through the randn between steps.
+    ``after_us``: an op inside the ``randn`` after its ``normal_`` returned (:func:`_randn_and_copy`)."""
 
     def body(rr: Rank) -> None:
         start = rr.host_us
         mark = rr.cpu(STEP_BODY_RANGE, 0.0, cat="user_annotation", advance=False)
-        _randn_and_copy(rr)
+        _randn_and_copy(rr, after_us)
         rr.host_us += RANDN_FREE_US
         rr.kernel("aten::square", TANH_F32, RANDN_KERNEL_US)
         mark["dur"] = round(rr.host_us - start, 3)
     ranks[0].step(n, body)
 
 
-def _randn_and_copy(rr: Rank) -> None:
+def randn_inner_op_after(after_us: float = 300.0) -> Scenario:
+    """``randn_on_host`` whose ``randn`` runs one more inner op after its ``normal_`` returned, ``after_us`` before
+    the ``randn`` ends: the host computes the input for the whole ``randn`` as before (``host_compute_ms``)."""
+    base = SCENARIOS["randn_on_host"]
+    return Scenario(1, partial(randn_on_host, after_us=after_us), base.expect_top, base.expect_not,
+                    base.note + f"; an inner aten::empty {after_us:g} us before the randn's end, after its normal_",
+                    dtype=base.dtype, extra=base.extra)
+
+
+def _randn_and_copy(rr: Rank, after_us: float = 0.0) -> None:
     """A CPU ``aten::randn`` (the CPU tensor's ``aten::empty`` inside it, as PyTorch records one), then its pageable
-    copy to the GPU, the host blocked until the copy is done."""
+    copy to the GPU, the host blocked until the copy is done.  ``after_us`` > 0: the ``normal_`` returns that long
+    (less 2 us) before the ``randn`` ends and a 20-us ``aten::empty`` runs inside the ``randn`` after it -- ops nest
+    inside a computing op as well as before its long inner one."""
     start = rr.host_us
     rr.cpu("aten::randn", RANDN_CPU_MS * 1000, advance=False)
     rr.host_us += 2.0
     rr.cpu("aten::empty", 20.0)
-    rr.cpu("aten::normal_", RANDN_CPU_MS * 1000 - 24.0)
+    rr.cpu("aten::normal_", RANDN_CPU_MS * 1000 - 24.0 - after_us)
+    if after_us > 0:
+        rr.host_us += 2.0
+        rr.cpu("aten::empty", 20.0)
     rr.host_us = start + RANDN_CPU_MS * 1000
     rr.copy_h2d(400.0, RANDN_COPY_US, pageable=True)
 

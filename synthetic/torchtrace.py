@@ -2973,7 +2973,8 @@ KINETO_BUFFER_LIMIT = ("WARNING:2026-03-02 10:14:07 4100:4188 CuptiActivityApi.c
 
 def write_lost_gpu_records(path: str, steps: int = 12, lost_from: int | None = 6, kernels: int = 6,
                            kernel_us: float = 400.0, log: tuple[str, ...] = (KINETO_BUFFER_LIMIT,),
-                           final_mark_us: float | None = None, last_kernels: int | None = None) -> dict[str, Any]:
+                           final_mark_us: float | None = None, last_kernels: int | None = None,
+                           poll: str = "", side_us: float = 0.0) -> dict[str, Any]:
     """A ``torch.profiler`` trace of ``steps`` ``ProfilerStep#N`` steps, each ``kernels`` launches of ``kernel_us``
     and an ``.item()`` (a ``cudaStreamSynchronize`` that drains the GPU), whose kernel records stop at step
     ``lost_from`` -- the launches and syncs recorded, their kernels not: Kineto's CUPTI buffers reached their limit
@@ -2981,16 +2982,28 @@ def write_lost_gpu_records(path: str, steps: int = 12, lost_from: int | None = 6
     (empty: none kept).  ``lost_from`` None: every kernel recorded (the control); 0: none.  ``last_kernels``: the
     last step's launches where it runs fewer (a last, smaller batch: a real short step).  ``final_mark_us``: after the
     loop, the ``ProfilerStep#{steps}`` mark a last ``prof.step()`` opens, that long and holding nothing, then the
-    profiler's stop -- its ``cudaDeviceSynchronize`` -- after the mark's end.  Truth by construction: the lost
-    launches, the launches in all, and the steps and their host spans (ms; the final mark is no step)."""
+    profiler's stop -- its ``cudaDeviceSynchronize`` -- after the mark's end.  ``poll`` (a query call,
+    ``cudaStreamQuery``): each step's wait is that query asked every 10 us until the GPU is done (``Rank.poll``), no
+    sync call.  ``side_us``: a second thread of the process launches one kernel of that long in each step of the lost
+    stretch, 20 us after the main thread's wait, and waits for it as the main thread does (``poll`` or ``.item()``) --
+    a line whose every launch was lost (``synthetic.nsysexport.write_lost_kernel_records``' ``side_us``, in Kineto's
+    form).  Truth by construction: the lost launches, the launches in all, and the steps and their host spans (ms; the
+    final mark is no step)."""
     r = Rank(rank=0, pid=4100, device=0)
     cut = None
     spans: list[float] = []
+    sides = 0
+
+    def wait(rr: Rank) -> None:
+        if poll:
+            rr.poll(call=poll)
+        else:
+            rr.sync()
 
     def body(rr: Rank, count: int) -> None:
         for k in range(count):
             rr.kernel("aten::mm", f"ampere_sgemm_128x64_nn_{k}", kernel_us)
-        rr.sync()
+        wait(rr)
 
     for n in range(steps):
         if lost_from is not None and n == lost_from:
@@ -2999,6 +3012,9 @@ def write_lost_gpu_records(path: str, steps: int = 12, lost_from: int | None = 6
         start = r.host_us
         r.step(n, lambda rr, c=count: body(rr, c))
         spans.append((r.host_us - start) / 1000.0)
+        if side_us and cut is not None:  # the side thread's launch and wait, on its own line, beside the next step
+            _side_thread(r, side_us, wait)
+            sides += 1
     if final_mark_us is not None:
         _profiler_stop(r, steps, final_mark_us)
     lost = 0
@@ -3012,8 +3028,28 @@ def write_lost_gpu_records(path: str, steps: int = 12, lost_from: int | None = 6
         doc["WARNING"] = list(log)
         doc["traceName"] = name
     write_doc(path, doc)
-    launches = (steps - 1) * kernels + (kernels if last_kernels is None else last_kernels)
+    launches = (steps - 1) * kernels + (kernels if last_kernels is None else last_kernels) + sides
     return {"lost": lost, "launches": launches, "steps": steps, "step_ms": spans}
+
+
+#: :func:`write_lost_gpu_records`' side thread: its line and the stream its kernel runs on.
+SIDE_TID_OFFSET, SIDE_STREAM = 1, 13
+
+
+def _side_thread(r: Rank, us: float, wait: Callable[[Rank], None]) -> None:
+    """A second thread's ``aten::mul`` of one ``us``-long kernel on its own stream, 20 us after the main thread's
+    clock, then its wait (``wait``: a poll or ``.item()``), written on the thread's own line; the main thread's clock
+    is left where it was (the threads run side by side)."""
+    main, n_host, n_flows = r.host_us, len(r.host), len(r.flows)
+    r.host_us += 20.0
+    r.kernel("aten::mul", "void at::native::vectorized_elementwise_kernel<4, mul>", us, stream=SIDE_STREAM)
+    wait(r)
+    for e in r.host[n_host:]:
+        e["tid"] = r.pid + SIDE_TID_OFFSET
+    for f in r.flows[n_flows:]:
+        if f["ph"] == "s":
+            f["tid"] = r.pid + SIDE_TID_OFFSET
+    r.host_us = main
 
 
 def _profiler_stop(r: Rank, n: int, mark_us: float) -> None:

@@ -401,14 +401,15 @@ def optimizer(r: Rank, not_before: float = 0.0) -> None:
 AR_NELEMS, SHARD_NELEMS = 16 << 20, 2 << 20
 
 
-def _message(r: Rank, collective: str, nelems: int, group: int, pg: int = 0) -> None:
+def _message(r: Rank, collective: str, nelems: int, group: int, pg: int = 0) -> dict:
     """``record_param_comms``, the op c10d records each collective's message on (keys and spellings as a real
     PyTorch 2.x rank writes them: tests/fixtures/wild/hta_v100); ``pg``: its process group's id (0: the default
-    group every rank is in; tensor parallelism runs in a group of its own)."""
+    group every rank is in; tensor parallelism runs in a group of its own).  Returns the event (8 us long)."""
     e = r.cpu("record_param_comms", 8.0, advance=False)
     e["args"].update({"Collective name": collective, "dtype": "BFloat16", "In msg nelems": nelems,
                       "Global rank start": 0, "Group size": group, "Process Group Ranks": str(list(range(group))),
                       "Out msg nelems": nelems, "Global rank stride": 1, "Process Group ID": pg})
+    return e
 
 
 #: The tensor-parallel process group's id (c10d numbers groups in creation order; 0 is the default group).
@@ -1339,29 +1340,44 @@ STEP_BODY_RANGE = "model_inference"
 RANDN_CPU_MS, RANDN_COPY_US, RANDN_FREE_US, RANDN_KERNEL_US = 30.0, 3000.0, 800.0, 60.0
 
 
-def randn_on_host(ranks: list[Rank], n: int) -> None:
+def randn_on_host(ranks: list[Rank], n: int, after_us: float = 0.0) -> None:
     """Each step makes a tensor with a CPU ``aten::randn`` (``RANDN_CPU_MS``, no runtime call) inside one
     ``record_function`` range over the step body, copies it from pageable memory (the host blocked until the copy
-    is done), frees the CPU tensor and squares it on the GPU: the GPU idles through the randn between steps."""
+    is done), frees the CPU tensor and squares it on the GPU: the GPU idles through the randn between steps.
+    ``after_us``: an op inside the ``randn`` after its ``normal_`` returned (:func:`_randn_and_copy`)."""
 
     def body(rr: Rank) -> None:
         start = rr.host_us
         mark = rr.cpu(STEP_BODY_RANGE, 0.0, cat="user_annotation", advance=False)
-        _randn_and_copy(rr)
+        _randn_and_copy(rr, after_us)
         rr.host_us += RANDN_FREE_US
         rr.kernel("aten::square", TANH_F32, RANDN_KERNEL_US)
         mark["dur"] = round(rr.host_us - start, 3)
     ranks[0].step(n, body)
 
 
-def _randn_and_copy(rr: Rank) -> None:
+def randn_inner_op_after(after_us: float = 300.0) -> Scenario:
+    """``randn_on_host`` whose ``randn`` runs one more inner op after its ``normal_`` returned, ``after_us`` before
+    the ``randn`` ends: the host computes the input for the whole ``randn`` as before (``host_compute_ms``)."""
+    base = SCENARIOS["randn_on_host"]
+    return Scenario(1, partial(randn_on_host, after_us=after_us), base.expect_top, base.expect_not,
+                    base.note + f"; an inner aten::empty {after_us:g} us before the randn's end, after its normal_",
+                    dtype=base.dtype, extra=base.extra)
+
+
+def _randn_and_copy(rr: Rank, after_us: float = 0.0) -> None:
     """A CPU ``aten::randn`` (the CPU tensor's ``aten::empty`` inside it, as PyTorch records one), then its pageable
-    copy to the GPU, the host blocked until the copy is done."""
+    copy to the GPU, the host blocked until the copy is done.  ``after_us`` > 0: the ``normal_`` returns that long
+    (less 2 us) before the ``randn`` ends and a 20-us ``aten::empty`` runs inside the ``randn`` after it -- ops nest
+    inside a computing op as well as before its long inner one."""
     start = rr.host_us
     rr.cpu("aten::randn", RANDN_CPU_MS * 1000, advance=False)
     rr.host_us += 2.0
     rr.cpu("aten::empty", 20.0)
-    rr.cpu("aten::normal_", RANDN_CPU_MS * 1000 - 24.0)
+    rr.cpu("aten::normal_", RANDN_CPU_MS * 1000 - 24.0 - after_us)
+    if after_us > 0:
+        rr.host_us += 2.0
+        rr.cpu("aten::empty", 20.0)
     rr.host_us = start + RANDN_CPU_MS * 1000
     rr.copy_h2d(400.0, RANDN_COPY_US, pageable=True)
 
@@ -2957,7 +2973,8 @@ KINETO_BUFFER_LIMIT = ("WARNING:2026-03-02 10:14:07 4100:4188 CuptiActivityApi.c
 
 def write_lost_gpu_records(path: str, steps: int = 12, lost_from: int | None = 6, kernels: int = 6,
                            kernel_us: float = 400.0, log: tuple[str, ...] = (KINETO_BUFFER_LIMIT,),
-                           final_mark_us: float | None = None, last_kernels: int | None = None) -> dict[str, Any]:
+                           final_mark_us: float | None = None, last_kernels: int | None = None,
+                           poll: str = "", side_us: float = 0.0) -> dict[str, Any]:
     """A ``torch.profiler`` trace of ``steps`` ``ProfilerStep#N`` steps, each ``kernels`` launches of ``kernel_us``
     and an ``.item()`` (a ``cudaStreamSynchronize`` that drains the GPU), whose kernel records stop at step
     ``lost_from`` -- the launches and syncs recorded, their kernels not: Kineto's CUPTI buffers reached their limit
@@ -2965,16 +2982,28 @@ def write_lost_gpu_records(path: str, steps: int = 12, lost_from: int | None = 6
     (empty: none kept).  ``lost_from`` None: every kernel recorded (the control); 0: none.  ``last_kernels``: the
     last step's launches where it runs fewer (a last, smaller batch: a real short step).  ``final_mark_us``: after the
     loop, the ``ProfilerStep#{steps}`` mark a last ``prof.step()`` opens, that long and holding nothing, then the
-    profiler's stop -- its ``cudaDeviceSynchronize`` -- after the mark's end.  Truth by construction: the lost
-    launches, the launches in all, and the steps and their host spans (ms; the final mark is no step)."""
+    profiler's stop -- its ``cudaDeviceSynchronize`` -- after the mark's end.  ``poll`` (a query call,
+    ``cudaStreamQuery``): each step's wait is that query asked every 10 us until the GPU is done (``Rank.poll``), no
+    sync call.  ``side_us``: a second thread of the process launches one kernel of that long in each step of the lost
+    stretch, 20 us after the main thread's wait, and waits for it as the main thread does (``poll`` or ``.item()``) --
+    a line whose every launch was lost (``synthetic.nsysexport.write_lost_kernel_records``' ``side_us``, in Kineto's
+    form).  Truth by construction: the lost launches, the launches in all, and the steps and their host spans (ms; the
+    final mark is no step)."""
     r = Rank(rank=0, pid=4100, device=0)
     cut = None
     spans: list[float] = []
+    sides = 0
+
+    def wait(rr: Rank) -> None:
+        if poll:
+            rr.poll(call=poll)
+        else:
+            rr.sync()
 
     def body(rr: Rank, count: int) -> None:
         for k in range(count):
             rr.kernel("aten::mm", f"ampere_sgemm_128x64_nn_{k}", kernel_us)
-        rr.sync()
+        wait(rr)
 
     for n in range(steps):
         if lost_from is not None and n == lost_from:
@@ -2983,6 +3012,9 @@ def write_lost_gpu_records(path: str, steps: int = 12, lost_from: int | None = 6
         start = r.host_us
         r.step(n, lambda rr, c=count: body(rr, c))
         spans.append((r.host_us - start) / 1000.0)
+        if side_us and cut is not None:  # the side thread's launch and wait, on its own line, beside the next step
+            _side_thread(r, side_us, wait)
+            sides += 1
     if final_mark_us is not None:
         _profiler_stop(r, steps, final_mark_us)
     lost = 0
@@ -2996,8 +3028,28 @@ def write_lost_gpu_records(path: str, steps: int = 12, lost_from: int | None = 6
         doc["WARNING"] = list(log)
         doc["traceName"] = name
     write_doc(path, doc)
-    launches = (steps - 1) * kernels + (kernels if last_kernels is None else last_kernels)
+    launches = (steps - 1) * kernels + (kernels if last_kernels is None else last_kernels) + sides
     return {"lost": lost, "launches": launches, "steps": steps, "step_ms": spans}
+
+
+#: :func:`write_lost_gpu_records`' side thread: its line and the stream its kernel runs on.
+SIDE_TID_OFFSET, SIDE_STREAM = 1, 13
+
+
+def _side_thread(r: Rank, us: float, wait: Callable[[Rank], None]) -> None:
+    """A second thread's ``aten::mul`` of one ``us``-long kernel on its own stream, 20 us after the main thread's
+    clock, then its wait (``wait``: a poll or ``.item()``), written on the thread's own line; the main thread's clock
+    is left where it was (the threads run side by side)."""
+    main, n_host, n_flows = r.host_us, len(r.host), len(r.flows)
+    r.host_us += 20.0
+    r.kernel("aten::mul", "void at::native::vectorized_elementwise_kernel<4, mul>", us, stream=SIDE_STREAM)
+    wait(r)
+    for e in r.host[n_host:]:
+        e["tid"] = r.pid + SIDE_TID_OFFSET
+    for f in r.flows[n_flows:]:
+        if f["ph"] == "s":
+            f["tid"] = r.pid + SIDE_TID_OFFSET
+    r.host_us = main
 
 
 def _profiler_stop(r: Rank, n: int, mark_us: float) -> None:
@@ -3965,3 +4017,57 @@ def write_native_queued_loop(path: str, extra: list[int], pause_us: float | list
     with open(path, "w", encoding="utf-8") as f:
         f.write(_dumps(trace_doc(r, 1)))
     return {"starts_us": starts, "step_ms": [(b - a) / 1000.0 for a, b in pairwise(starts)]}
+
+
+#: NCCL's kernel for a group of calls (``ncclDevKernel_Generic``): its name tells no collective, the launching op does.
+NCCL_GENERIC = "ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)"
+#: :func:`write_coalesced_all_gather`: the two ranks' uneven shards (bf16 elements), the group's kernel, the GEMMs
+#: before and after it, the process group's id.
+COALESCED_SHARDS, COALESCED_US, COALESCED_GEMM_US, COALESCED_PG = (1_310_720, 655_360), 400.0, 300.0, 3
+
+
+def _coalesced_all_gather(r: Rank, not_before: float) -> tuple[float, float]:
+    """``dist.all_gather`` of uneven shards as ``ProcessGroupNCCL::allgather`` runs it (PyTorch 2.0-2.1): the op
+    (``c10d::allgather_``) records its message (``record_param_comms`` "all_gather": this rank's shard), then opens a
+    coalesced group of one ``_broadcast_oop`` per shard -- each its own ``record_param_comms`` and ``nccl:_broadcast_oop``
+    annotation, returning before anything launches -- and launches the group as one kernel at its end
+    (``endCoalescing``): inside the op and its record, after every inner record and annotation returned.  Returns the
+    kernel's (start, end)."""
+    start = r.host_us
+    op = r.cpu("c10d::allgather_", 0.0, advance=False)
+    r.host_us += 2.0
+    rec = _message(r, "all_gather", COALESCED_SHARDS[r.rank], len(COALESCED_SHARDS), COALESCED_PG)
+    r.host_us += 10.0  # past the record's own 8 us: its body runs on inside it
+    for n in COALESCED_SHARDS:
+        _message(r, "_broadcast_oop", n, len(COALESCED_SHARDS), COALESCED_PG)
+        r.host_us += 1.0
+        r.cpu("nccl:_broadcast_oop", 4.0, cat="user_annotation")
+        r.host_us += 5.0  # the inner record (8 us) has returned
+    ext, r.ext = r.ext, rec["args"]["External id"]  # the group's launch is the outer record's
+    span = r.kernel(None, NCCL_GENERIC, COALESCED_US, stream=NCCL_STREAM, not_before=not_before)
+    r.ext = ext
+    r.host_us += 2.0
+    rec["dur"] = round(r.host_us - rec["ts"], 3)
+    r.host_us += 2.0
+    op["dur"] = round(r.host_us - start, 3)
+    return span
+
+
+def write_coalesced_all_gather(path: str, steps: int = 6) -> dict[str, Any]:
+    """Rank 0 of 2 whose each step runs a GEMM, the all-gather of the ranks' uneven shards
+    (:func:`_coalesced_all_gather`: one ``ncclDevKernel_Generic`` launched inside ``c10d::allgather_`` after its inner
+    ``_broadcast_oop`` calls returned), a GEMM on the gathered tensor, and ``.item()``.  Truth by construction: one
+    AllGather a step, of this rank's shard (``bytes``), in a group of 2 (``group_size``), process group ``pg``."""
+    r = Rank(rank=0, pid=4520, device=0)
+
+    def body(rr: Rank) -> None:
+        end = rr.kernel("aten::mm", GEMM_FWD, COALESCED_GEMM_US, args=SHAPES_4096["mm"])[1]
+        _, gathered = _coalesced_all_gather(rr, end)
+        rr.kernel("aten::mm", GEMM_FWD, COALESCED_GEMM_US, not_before=gathered, args=SHAPES_4096["mm"])
+        rr.sync()
+
+    for k in range(steps):
+        r.step(k, body)
+    write_doc(path, trace_doc(r, len(COALESCED_SHARDS)))
+    return {"type": "AllGather", "calls_per_step": 1, "bytes": COALESCED_SHARDS[0] * 2,
+            "group_size": len(COALESCED_SHARDS), "pg": f"pg {COALESCED_PG}"}

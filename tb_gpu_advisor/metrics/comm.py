@@ -138,13 +138,18 @@ class _Tally:
 
 def _recording_ops(ctx: Context) -> Encloser | None:
     """The encloser of the host ops that recorded a collective's message size or process group (PyTorch's
-    ``record_param_comms``), None where none did: a call's bytes and group are read from the op that launched it."""
+    ``record_param_comms``), None where none did: a call's bytes and group are read from the op that launched it.
+
+    Asked by nesting (:class:`Encloser`'s ``nested``): an uneven all-gather records its message, then its coalesced
+    ``_broadcast_oop`` calls record theirs and return, and the group launches after them -- inside the outer record
+    only, which the latest-starting record (an inner one, ended) hid: the call read no bytes and no group
+    (h37-probe50c)."""
     h = ctx.h
     with_msg = np.zeros(len(h), dtype=bool)
     for known in (ctx.trace.collective_messages, ctx.trace.collective_groups):
         if known:
             with_msg[list(known)] = True
-    return Encloser(h, with_msg) if with_msg.any() else None
+    return Encloser(h, with_msg, nested=True) if with_msg.any() else None
 
 
 def _tally_gpu(ctx: Context, g: GpuCtx, tally: _Tally, enc: Callable[[], Encloser | None],
@@ -275,7 +280,8 @@ def _group_code(group: tuple[str | None, int | None] | None, codes: dict[str, in
 
 def call_groups(ctx: Context, g, sel: np.ndarray, codes: dict[str, int]) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
     """Per device event ``sel`` of a GPU: the code of the process group its launching collective op recorded
-    (``codes`` numbers the labels for all the host's GPUs), -1 where none is recorded."""
+    (``codes`` numbers the labels for all the host's GPUs), -1 where none is recorded; the op is the innermost one
+    still open at the launch, as :func:`_recording_ops` asks."""
     pgs = ctx.trace.collective_groups
     out = np.full(sel.size, -1, np.int64)
     if not pgs or not sel.size:
@@ -285,7 +291,7 @@ def call_groups(ctx: Context, g, sel: np.ndarray, codes: dict[str, int]) -> np.n
     mask[list(pgs)] = True
     launch = g.launch[sel]
     has = launch >= 0
-    got = Encloser(h, mask).find(launch[has])
+    got = Encloser(h, mask, nested=True).find(launch[has])
     out[has] = [_group_code(pgs.get(int(o)), codes) if o >= 0 else -1 for o in got.tolist()]
     return out
 
@@ -403,13 +409,17 @@ def _host_collectives(h) -> Callable[[], Encloser | None]:  # noqa: ANN001 - Hos
 
     Why lazily: it classifies every distinct host name (17 regex searches each), and only a collective kernel whose
     name does not tell its type asks for it.  An Nsight export names each NVTX step apart (``train_step N``: 235 k
-    names on 1 GB), where that classification took 2-3 s of a report with no collective at all (issue #38)."""
+    names on 1 GB), where that classification took 2-3 s of a report with no collective at all (issue #38).
+
+    Nested: the op still open around the launch, not the latest-starting one -- a coalesced group's kernel
+    (``ncclDevKernel_Generic``, no type in its name) launches inside ``c10d::allgather_`` after its inner
+    ``nccl:_broadcast_oop`` calls returned, and read as no op's: "collective" (h37-probe50c)."""
     built: list[Encloser | None] = []
 
     def encloser() -> Encloser | None:
         if not built:
             named = h.name_mask(lambda x: devices.collective_type(x) is not None) if len(h) else np.zeros(0, bool)
-            built.append(Encloser(h, named) if named.any() else None)
+            built.append(Encloser(h, named, nested=True) if named.any() else None)
         return built[0]
     return encloser
 

@@ -772,13 +772,18 @@ def _input_measured(h: HostEvents, fw: Framework, named: np.ndarray, dispatch: n
 def _dispatch_calls(h: HostEvents, fw: Framework) -> np.ndarray:
     """The host's dispatch events (the framework's ops that launch GPU work), less those that compute on the host
     themselves and the ops inside such computing (its CPU tensor's ``aten::empty``): their time is the host's own
-    work, not a launch's."""
+    work, not a launch's.
+
+    The computing op around an op is asked by nesting: computing ops nest (``aten::randn`` > ``aten::normal_``), and an
+    op inside ``randn`` after its ``normal_`` returned read as outside both -- a dispatch op whose start cut the input
+    wait short of the host's computing (h37-probe50c).  Strictly: the op that starts as ``randn`` ends (its copy to
+    the GPU) is no op of it."""
     dispatch = h.name_mask(fw.dispatch_event)
     computing = _host_computing_ops(h, dispatch)
     dispatch &= ~computing
     if computing.any():  # an op inside the host's own computing computes too (its CPU tensor's ``aten::empty``)
         inner = np.flatnonzero(dispatch)
-        dispatch[inner[enclosing(h, computing, inner) >= 0]] = False
+        dispatch[inner[Encloser(h, computing, nested=True, strict=True).find(inner) >= 0]] = False
     return dispatch
 
 

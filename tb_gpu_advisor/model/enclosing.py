@@ -90,11 +90,17 @@ class Encloser:
     ``nested``: :meth:`find` answers by nesting -- where the latest outer event starting before a query has ended (an
     op's inner op that returned before the op's own sync or launch: ``aten::nonzero``'s ``aten::empty`` of the pinned
     count), the query's answer is the innermost one still open around it (:meth:`_parents`), not none.  Off, a query
-    after an inner op ended reads as inside no outer event at all (h37-probe47c)."""
+    after an inner op ended reads as inside no outer event at all (h37-probe47c).
 
-    def __init__(self, h: HostEvents, mask_outer: np.ndarray, nested: bool = False) -> None:
+    ``strict``: an outer event that ends where a query starts does not hold it -- on one line an op starting as
+    another ends runs after it (a CPU ``aten::randn``'s copy to the GPU, begun at its last us); off, it does (a launch
+    in an op's last recorded us is the op's).  Asked where nesting answers an outer op's parent: the parent's end and
+    the next op's start are one tick (h37-probe50c)."""
+
+    def __init__(self, h: HostEvents, mask_outer: np.ndarray, nested: bool = False, strict: bool = False) -> None:
         self.h = h
         self.nested = nested
+        self.strict = strict
         self._parent: np.ndarray | None = None
         self.outer = np.flatnonzero(mask_outer).astype(index_dtype(len(h)), copy=False)
         self.oline = h.line[self.outer]
@@ -143,7 +149,7 @@ class Encloser:
                     ok &= j >= 0
                     np.maximum(j, 0, out=j)
                 oj = o[j]
-                ok &= h.end[oj] >= t
+                ok &= (h.end[oj] > t) if self.strict else (h.end[oj] >= t)
                 ok &= oj != inner
                 if iord is None:
                     out[sel] = np.where(ok, oj, -1)
@@ -161,7 +167,10 @@ class Encloser:
         first = cur >= 0
         first[first] = self.outer[cur[first]] == inner[first]  # a query is never its own outer event
         cur[first] = parent[cur[first]]
-        _jump(cur, lambda todo, c: end[c] < t[todo], parent)
+        if self.strict:
+            _jump(cur, lambda todo, c: end[c] <= t[todo], parent)
+        else:
+            _jump(cur, lambda todo, c: end[c] < t[todo], parent)
         return cur
 
     def _parents(self) -> np.ndarray:
@@ -173,6 +182,9 @@ class Encloser:
             if n:
                 parent[1:][self.oline[1:] != self.oline[:-1]] = -1
             end, start = self.h.end[self.outer], self.ostart
-            _jump(parent, lambda todo, p: end[p] < start[todo], parent)
+            if self.strict:
+                _jump(parent, lambda todo, p: end[p] <= start[todo], parent)
+            else:
+                _jump(parent, lambda todo, p: end[p] < start[todo], parent)
             self._parent = parent
         return self._parent

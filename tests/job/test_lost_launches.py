@@ -329,3 +329,19 @@ def test_a_thread_whose_every_launch_was_lost_polls_as_its_sync_twin(tmp_path):
         counts[poll] = f["summary"].split(" kernel launches")[0]
     assert (truth["lost"], truth["launches"]) == (50, 170)
     assert counts[""] == counts["cudaStreamQuery"] == "50 of the 170"
+
+
+def test_a_kineto_thread_whose_every_launch_was_lost_polls_as_its_sync_twin(tmp_path):
+    """Control, Kineto's form of the above (h37-probe50c; h37-probe47e *Left* 2): 12 ProfilerSteps whose kernel
+    records stop at step 6, and a second thread that launches one 500-us kernel in each step of the lost stretch and
+    waits for it -- each step's wait ``.item()`` or a ``cudaStreamQuery`` poll.  Both read 42 of the 78 (6 of them the
+    side thread's), as on BASE: ``job.waits._launching_lines`` already asks every line with a launch call (asked only
+    of lines with a recorded launch, the poll form reads 41)."""
+    counts = {}
+    for poll in ("", "cudaStreamQuery"):
+        path = str(tmp_path / f"rank0{poll}.pt.trace.json")
+        truth = tt.write_lost_gpu_records(path, poll=poll, side_us=500.0)
+        (f,) = _lost(_report(path))
+        counts[poll] = f["summary"].split(" kernel launches")[0]
+    assert (truth["lost"], truth["launches"]) == (42, 78)
+    assert counts[""] == counts["cudaStreamQuery"] == "42 of the 78"

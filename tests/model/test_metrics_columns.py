@@ -108,6 +108,47 @@ def test_encloser_matches_brute_force(sorted_lines):
     assert Encloser(h, outer).find(inner).tolist() == _enclosing_reference(h, outer, inner)
 
 
+def _nested_ops(rng: np.random.Generator, lines: int = 3, roots: int = 30) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(line, start, end) of a thread's ops per line: properly nested, siblings often touching (one starts in the tick
+    the one before ends), no two starting together."""
+    out: list[tuple[int, int, int]] = []
+
+    def grow(line: int, lo: int, hi: int, depth: int) -> None:
+        t = lo
+        while t < hi - 2 and depth < 4:
+            s = t + int(rng.integers(0, 2)) + (1 if t == lo else 0)  # touching the sibling before, or a tick after it
+            e = min(hi, s + int(rng.integers(2, max(3, (hi - s) // 2 + 1))))
+            if e <= s:
+                break
+            out.append((line, s, e))
+            grow(line, s, e, depth + 1)
+            t = e
+    for line in range(lines):
+        grow(line, 0, 40 * roots, 0)
+    a = np.array(out, dtype=np.int64)
+    return a[:, 0].astype(np.int16), a[:, 1], a[:, 2]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_nested_encloser_answers_the_innermost_open_op(strict):
+    """``nested``: the innermost outer op still open at a query's start (an op's inner op having ended before it),
+    against brute force on nested, touching ops; ``strict``: an op ending in the tick a query starts holds it not
+    (h37-probe50c)."""
+    rng = np.random.default_rng(50)
+    line, start, end = _nested_ops(rng)
+    order = np.lexsort((start, line))
+    line, start, end = line[order], start[order], end[order]
+    h = _host(line, start, end - start)
+    outer = rng.random(start.size) < 0.6
+    inner = np.flatnonzero(rng.random(start.size) < 0.7)
+    want = []
+    for i in inner.tolist():
+        held = [o for o in np.flatnonzero(outer).tolist() if o != i and line[o] == line[i] and start[o] <= start[i]
+                and (end[o] > start[i] if strict else end[o] >= start[i])]
+        want.append(max(held, key=lambda o: start[o]) if held else -1)
+    assert Encloser(h, outer, nested=True, strict=strict).find(inner).tolist() == want
+
+
 def test_launch_records_table_and_search_agree():
     rng = np.random.default_rng(11)
     n = 4000

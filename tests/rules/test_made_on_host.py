@@ -35,6 +35,18 @@ def test_input_the_step_makes_on_the_cpu_is_input_wait_named_by_its_op(tmp_path)
     assert f.actions[0].text.startswith(MADE) and "device='cuda'" in f.actions[0].snippet
 
 
+def test_an_op_inside_the_cpu_randn_after_its_normal_returned_is_no_dispatch(tmp_path):
+    """h37-probe50c: computing ops nest (``aten::randn`` > ``aten::normal_``); an ``aten::empty`` inside the ``randn``
+    after its ``normal_`` returned read as outside both (the latest-starting computing op had ended), a dispatch op
+    whose start cut each step's input wait 300 us short of the host's computing: BASE 29.66 ms of the twin's 29.96."""
+    twin = _findings(tmp_path / "twin", "randn_on_host")["input_bound"].metric.detail["input_wait_ms"]
+    path = tt.write_run(str(tmp_path), tt.randn_inner_op_after(300.0), steps=6, run="after")[0]
+    f = {f.rule: f for f in evaluate(host_metrics(read_trace(str(path))))}["input_bound"]
+    assert f.metric.detail["input_wait_ms"] == pytest.approx(twin, abs=0.005)
+    assert f.metric.detail["input_wait_ms"] == pytest.approx(tt.RANDN_CPU_MS, rel=0.005)
+    assert "`aten::randn` 30.0 ms -- the step makes its input itself" in f.summary
+
+
 def test_the_next_input_made_between_the_gpus_bursts_is_a_gap_with_the_same_fix(tmp_path):
     fs = _findings(tmp_path, "randn_next_input")
     assert "input_bound" not in fs

@@ -942,8 +942,8 @@ class Pattern:
     opening: int = 0
     #: the events opening the head's rounds read as repeats (:func:`_head_openings`), sited at ``opening``
     heads: tuple[int, ...] = ()
-    #: event indices of the blocks never freed that a round after the first walked makes after its backward's walk
-    #: back ends (a leak kept after the step): no part of what makes the rounds alike (:func:`_round_size`)
+    #: event indices of the blocks never freed that the rounds after the first keep again after their backward's walk
+    #: back (a leak kept after the step, :func:`_kept_again`): no part of what makes the rounds alike
     after_walk: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
 
 
@@ -994,11 +994,27 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
     site[alloc[first:first + cover]] = np.arange(cover, dtype=np.int32) % p
     opening = int(site[troughs[0] + 1]) if troughs else 0
     site[heads] = opening
-    n = len(me)
-    # the first walked round's are its own (a first step's state: ``_check`` lets the first iteration make more)
-    after = [np.flatnonzero(made[a + 1:b + 1] & (frees[a + 1:b + 1] >= n)) + a + 1 for a, b in walked[1:]]
     return Pattern(phase, p, reps, turns, site, int((me.delta > 0).sum()) - alloc.size, opening, tuple(heads),
-                   np.concatenate(after) if after else np.zeros(0, np.int64))
+                   _kept_again(me, walked, frees))
+
+
+def _kept_again(me: MemoryEvents, walked: list[tuple[int, int]], frees: np.ndarray) -> np.ndarray:
+    """Event indices of the blocks never freed that a round after the first (``walked``: per round with a backward,
+    its walk's last free and its end) makes after its walk back ends, of a size another such round keeps there too:
+    what the loop keeps again each iteration after its step (a leak's blocks); none of the first round's (a first
+    step's state, which ``_check`` lets the first iteration make beside its own).
+
+    Why another round's size: what a loop keeps it keeps again each time (:func:`_kept_alike`); blocks live at the
+    dump in the last round alone -- the activations of a turn that ran out of memory, read with the last whole
+    iteration as one round -- are what the dump came before freeing, no iteration's keep
+    (``synthetic.memsnapshot.oom_later_turn``)."""
+    n = len(me)
+    made = me.delta > 0
+    after = [np.flatnonzero(made[a + 1:b + 1] & (frees[a + 1:b + 1] >= n)) + a + 1 for a, b in walked[1:]]
+    sizes = [set(me.delta[k].tolist()) for k in after]
+    out = [k[np.isin(me.delta[k], sorted(set().union(*(o for j, o in enumerate(sizes) if j != i))))]
+           for i, k in enumerate(after)]
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
 def _first_step_state(me: MemoryEvents, walked: list[tuple[int, int]], frees: np.ndarray) -> np.ndarray:

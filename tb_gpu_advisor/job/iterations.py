@@ -1187,24 +1187,22 @@ def _parts_of(sizes: np.ndarray, freed: np.ndarray, whole: tuple[int, int, int],
 
 
 def _parts_read(freed: np.ndarray, first: int, part: tuple[int, int, int]) -> int:
-    """The whole repeats of ``part`` (period, first, cover over the freed allocations; ``freed`` per allocation) that
-    the reading of every allocation, begun at allocation ``first``, can hold: all of them, or where ``part``'s
-    repeats begin before ``first`` over a block the history never frees (a first step's state, made once), those
-    from ``first`` on.
+    """The whole repeats of ``part`` (period, first, cover over the freed allocations; ``freed`` per allocation) from
+    allocation ``first`` on, where the reading of every allocation begins.
 
-    Why: with the gradients freed at ``zero_grad(set_to_none=True)`` the first iteration's micro-batches free what
-    every later one does, so the freed blocks repeat from the first micro-batch on, while every allocation's reading
-    begins after the first step's state (:func:`_past_made_once`): that iteration is the head's, read by its
-    rounds (:func:`_head_openings`).  Counted in, the freed reading held an iteration more than every allocation's
-    could and won -- each micro-batch read as an iteration, unlike (one in k keeps the leak), and no iteration at all
-    (h37-probe50m: ``as_recorded(training_iterations(3, layers=2, mib=8, micro_batches=2, hold_loss=False,
-    optimizer_temp=False, leak="graph"), context=None)``)."""
+    Why from there: what the freed blocks repeat before it is the head's, read by its rounds
+    (:func:`_head_openings`) as every allocation's repeats are, not a whole repeat it fails to hold.  With the
+    gradients freed at ``zero_grad(set_to_none=True)`` the first iteration's micro-batches free what every later one
+    does, so the freed blocks repeat from the first micro-batch on, while every allocation's reading begins after the
+    first step's state (:func:`_past_made_once`); a leak begun after the head (``leak_from``) begins it at the first
+    iteration that keeps.  Counted in, the freed reading held an iteration or two more than every allocation's could
+    and won -- each micro-batch read as an iteration, unlike (one in k keeps the leak): no iteration at all, or 11
+    where 6 ran (h37-probe50m: ``as_recorded(training_iterations(3, layers=2, mib=8, micro_batches=2,
+    hold_loss=False, optimizer_temp=False, leak="graph"), context=None)``; ``training_iterations(6, layers=2, mib=8,
+    micro_batches=2, set_to_none=False, hold_loss=False, optimizer_temp=False, leak="graph", leak_from=2)``)."""
     q, start, cover = part
-    at = np.flatnonzero(freed)  # each freed allocation's place among every allocation
-    head = at[start] if start < at.size else first
-    if head >= first or freed[head:first].all():
-        return cover // q
-    return int((at[start:start + cover] >= first).sum()) // q
+    at = np.flatnonzero(freed)[start:start + cover]  # each freed allocation's place among every allocation
+    return int((at >= first).sum()) // q
 
 
 def _past_made_once(frees: np.ndarray, n: int, p: int, first: int, cover: int) -> tuple[int, int, int]:

@@ -13,22 +13,10 @@ from __future__ import annotations
 import pytest
 
 from synthetic.torchtrace import write_python_launcher
-from tb_gpu_advisor import formats, frameworks
-from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.job import detect_job
-from tb_gpu_advisor.metrics.context import Context, build_context
 from tb_gpu_advisor.metrics.syncs import _bare_launcher_calls
-from tb_gpu_advisor.model.trace import device_launches
-from tb_gpu_advisor.steps.detect import detect_steps
+from tests.support.metrics_context import capture_context as _context
 
 
-def _context(path: str) -> Context:
-    """The metrics' context of one generated Kineto file, as the pipeline builds it."""
-    trace = formats.read(discover(path)[0].hosts[0])
-    fw = frameworks.detect_trace(trace)
-    launches = device_launches(trace.h, trace.devices)
-    job = detect_job(trace, launches, fw)
-    return build_context(trace, detect_steps(trace, launches, job), launches, fw, job=job)
 
 
 @pytest.mark.parametrize("ranged", [False, True], ids=["bare", "in_range_after_inner_op"])

@@ -17,24 +17,13 @@ import numpy as np
 import pytest
 
 from synthetic import torchtrace as tt
-from tb_gpu_advisor import devices, formats, frameworks
-from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
-from tb_gpu_advisor.job import detect_job
 from tb_gpu_advisor.metrics.comm import call_groups
-from tb_gpu_advisor.metrics.context import Context, build_context
-from tb_gpu_advisor.model.trace import device_launches
 from tb_gpu_advisor.runtime.pipeline import host_metrics
-from tb_gpu_advisor.steps.detect import detect_steps
+from tests.support.metrics_context import capture_context as _context
 
 
-def _context(path: str) -> Context:
-    """The metrics' context of one generated Kineto file, as the pipeline builds it."""
-    trace = formats.read(discover(path)[0].hosts[0])
-    fw = frameworks.detect_trace(trace)
-    launches = device_launches(trace.h, trace.devices)
-    job = detect_job(trace, launches, fw)
-    return build_context(trace, detect_steps(trace, launches, job), launches, fw, job=job)
 
 
 def test_a_coalesced_all_gather_reads_its_ops_type_bytes_and_group(tmp_path):

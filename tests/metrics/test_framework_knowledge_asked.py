@@ -16,26 +16,15 @@ import ast
 import dataclasses
 
 from synthetic import memsnapshot as ms
-from tb_gpu_advisor import formats, frameworks
-from tb_gpu_advisor.discover.logdir import discover, locate_file
-from tb_gpu_advisor.job import detect_job
+from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.metrics import attention, memory
-from tb_gpu_advisor.metrics.context import Context, build_context
-from tb_gpu_advisor.model.trace import device_launches
-from tb_gpu_advisor.steps.detect import detect_steps
+from tests.support.metrics_context import capture_context as _context
 from tests.support.paths import FIXTURES, REPO
 
 #: the framework modules of one framework's own knowledge (``xla`` is a compiler two frameworks share)
 OWN_KNOWLEDGE = {"pytorch", "jax", "tensorflow", "native"}
 
 
-def _context(path: str) -> Context:
-    found = locate_file(path)
-    trace = formats.read(found[2] if found is not None else discover(path)[0].hosts[0])
-    fw = frameworks.detect_trace(trace)
-    launches = device_launches(trace.h, trace.devices)
-    job = detect_job(trace, launches, fw)
-    return build_context(trace, detect_steps(trace, launches, job), launches, fw, job=job)
 
 
 def _imports(path) -> set[str]:  # noqa: ANN001 - a Path

@@ -21,7 +21,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import pct
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
+from tb_gpu_advisor.frameworks import Framework, nvtx, user_ranges, xla
 from tb_gpu_advisor.frameworks.engines import Engine
 from tb_gpu_advisor.model.columns import stable_order, union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
@@ -70,6 +70,9 @@ class SpanSteps:
     #: ``step_end_events``: the first instance's head, on every thread, already spans the work each later one opens
     #: with (the read-back of an iteration before the capture's first update): no read-back is missing from the steps
     first_head_held: bool = False
+    #: ``annotation_spans`` read as iterations that open at the program's forward spans (``name``): the later phase
+    #: whose spans repeat with them (a ``backward`` or an ``optimizer`` step, :func:`forward_iterations`); "" otherwise
+    phase: str = ""
 
 
 @dataclass
@@ -79,6 +82,7 @@ class _Cand:
     start: np.ndarray
     end: np.ndarray
     coverage: float
+    line: int = -1  # the thread whose instances these are; -1 where not one line's
 
     @property
     def count(self) -> int:
@@ -131,7 +135,72 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
     if not repeated:
         return None
     best = min(repeated, key=lambda c: (-int(c.coverage * 10 + 1e-9), c.count, -c.total))
-    return _result(best, "annotation_spans", "medium", "the program's repeated spans")
+    return (_opening_forwards(h, best, times)
+            or _result(best, "annotation_spans", "medium", "the program's repeated spans"))
+
+
+def _opening_forwards(h: HostEvents, best: _Cand, times: np.ndarray) -> SpanSteps | None:
+    """``best``, a span named after a later phase of a pass (a backward, an optimizer step), read as the iterations
+    its thread's forward spans open (:func:`forward_iterations`); None where it names no such phase, or its thread
+    marks no forward that opens each of its instances' iterations.
+
+    Why: a loop marked only by its phases (``record_function("forward")`` / ``"backward"`` / ``"optimizer"``, no
+    ``ProfilerStep``) repeats every phase once an iteration, and the phase holding the most launches is the step
+    span -- so the steps opened at the backward (ranks together) or the optimizer (a skewed rank's, holding the others'
+    launches by time): per-step numbers right in a steady loop, every boundary a phase late (h37-probe48k *Left* 1).
+    An iteration opens at its forward."""
+    if best.table != "host event" or best.line < 0 or nvtx.is_forward_range(best.name) or not (
+            nvtx.is_backward_range(best.name) or nvtx.is_update_range(best.name)):
+        return None
+    on = np.flatnonzero((h.line == best.line) & h.per_name(nvtx.is_forward_range)[h.name])
+    names, counts = np.unique(h.name[on], return_counts=True)
+    for i in np.argsort(-counts, kind="stable").tolist():  # the most repeated forward name first
+        fwd = h.names[int(names[i])]
+        found = forward_iterations(h, best.line, fwd, best.name)
+        if found is None:
+            continue
+        rows, ends = found
+        starts = h.start[rows].astype(np.int64)
+        per = np.searchsorted(times, ends, side="right") - np.searchsorted(times, starts, side="left")
+        cov = float(per.sum()) / max(times.size, 1)
+        note = (f"the program's repeated spans: {rows.size} iterations, each from a `{_short(fwd)}` host event "
+                f"through its `{_short(best.name)}` to its last phase's end, enclosing {pct(cov, 0)} of the GPU "
+                "work's launches (no step markers in the capture)")
+        return SpanSteps(fwd, "annotation_spans", starts, ends, cov, "medium", note, phase=best.name)
+    return None
+
+
+def forward_iterations(h: HostEvents, line: int, forward: str, phase: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The iterations thread ``line`` marks by its ``forward`` spans and a later ``phase`` (a backward, an optimizer
+    step): the rows of its top-level ``forward`` events, each opening one, and each iteration's end (ps) -- its last
+    pass phase's end (``nvtx.is_pass_phase_name``, the ``phase`` among them) before the next forward.  None unless
+    every iteration holds a ``phase`` instance that starts once its forward has ended, and none runs past the next
+    forward's start: a forward alone (an evaluation's) or phases out of order are no such loop."""
+    named = np.fromiter((n == forward for n in h.names), bool, len(h.names))
+    rows = np.flatnonzero((h.line == line) & named[h.name])
+    if rows.size < 2:
+        return None
+    rows = rows[np.lexsort((-h.end[rows].astype(np.int64), h.start[rows].astype(np.int64)))]
+    f_s, f_e = h.start[rows].astype(np.int64), h.end[rows].astype(np.int64)
+    top = f_s >= np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(f_e)[:-1]))
+    rows, f_s, f_e = rows[top], f_s[top], f_e[top]
+    n = rows.size
+    is_phase = np.fromiter((p == phase for p in h.names), bool, len(h.names))
+    p_rows = np.flatnonzero((h.line == line) & is_phase[h.name])
+    it = np.searchsorted(f_s, h.start[p_rows].astype(np.int64), side="right") - 1
+    mine = it >= 0
+    if n < 2 or np.unique(it[mine]).size != n:
+        return None
+    if (h.start[p_rows[mine]].astype(np.int64) < f_e[it[mine]]).any():
+        return None  # a phase instance inside its forward: not a phase after it
+    any_phase = np.flatnonzero((h.line == line) & h.per_name(nvtx.is_pass_phase_name)[h.name])
+    a_it = np.searchsorted(f_s, h.start[any_phase].astype(np.int64), side="right") - 1
+    keep = a_it >= 0
+    ends = f_e.copy()
+    np.maximum.at(ends, a_it[keep], h.end[any_phase[keep]].astype(np.int64))
+    if (ends[:-1] > f_s[1:]).any():
+        return None
+    return rows, ends
 
 
 def work_launch_times(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:
@@ -629,7 +698,7 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
             has = per > 0
             cov = float(per.sum()) / n_launch
             if best is None or cov > best.coverage:
-                best = _Cand(names[int(i)], table, s[has], e[has], cov)
+                best = _Cand(names[int(i)], table, s[has], e[has], cov, int(key[first[g]] % span) + lo)
         if best is not None and best.count:
             out.append(best)
     return out

@@ -19,14 +19,14 @@ from tb_gpu_advisor.common.fmt import pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, user_ranges
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.job.structure import SpanSteps, work_launch_times
+from tb_gpu_advisor.job.structure import SpanSteps, forward_iterations, work_launch_times
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches, line_processes
 from tb_gpu_advisor.steps.iterations import (_framework_iterations, _update_iterations, _user_update_iterations,
                                              _windows_holding_backward)
 from tb_gpu_advisor.steps.ranges import (_base_name, _counting_bases, _max_per_line, _most_repeated, _range_step_ids,
                                          _ranges_word, _spelled, _top_level)
-from tb_gpu_advisor.steps.windows import MarkedSteps, _group_lines, _line_windows
+from tb_gpu_advisor.steps.windows import MarkedSteps, _group_lines, _line_windows, _windows_by_line
 
 
 def _within_iterations(job: Job | None, h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray],
@@ -238,25 +238,46 @@ def _span_lines(trace: Trace, own: SpanSteps, launches: list[np.ndarray]) -> Mar
     sel = sel[proc[h.line[sel]] >= 0]
     sel = sel[np.lexsort((-h.end[sel].astype(np.int64), h.start[sel].astype(np.int64), h.line[sel]))]
     sel = sel[_top_level(h, sel)]
+    ends = _own_ends(h, sel, own)
+    if ends is None:
+        return None
     times = work_launch_times(trace, launches)
-    held = (np.searchsorted(times, h.end[sel].astype(np.int64), side="right")
+    held = (np.searchsorted(times, ends, side="right")
             - np.searchsorted(times, h.start[sel].astype(np.int64), side="left")) > 0
-    sel = sel[held]  # as ``span_steps`` keeps them: an instance that holds no launch is no step
+    sel, ends = sel[held], ends[held]  # as ``span_steps`` keeps them: an instance that holds no launch is no step
     lines = np.unique(h.line[sel])
-    if not (np.isin(own.start, h.start[sel]).all() and np.isin(own.end, h.end[sel]).all()):
+    if not (np.isin(own.start, h.start[sel]).all() and np.isin(own.end, ends).all()):
         # the spans read were another table's (a Python function's), or tiles run on past them (each to the next
         # one's start: ``job.structure.backward_span_steps``' forwards, each holding the backward after it)
         return None
     if lines.size < 2 or np.unique(proc[lines]).size != lines.size or _min_per_line(h, sel) < 2:
         return None
     ids = _range_step_ids(h, sel)
-    u, s, e = _group_lines(h.line[sel], ids, h.start[sel], h.end[sel])
-    us, ue = union_intervals(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64), merge_touching=False)
+    u, s, e = _group_lines(h.line[sel], ids, h.start[sel], ends)
+    us, ue = union_intervals(h.start[sel].astype(np.int64), ends, merge_touching=False)
     inside = int((np.searchsorted(times, ue, side="right") - np.searchsorted(times, us, side="left")).sum())
-    note = (f"the program's repeated spans, each rank's own: {sel.size} `{own.name}` host events on {lines.size} "
-            f"ranks' threads enclosing {pct(inside / max(times.size, 1), 0)} of the GPU work's launches (no step "
-            "markers in the capture)")
-    return MarkedSteps(own.source, note, u, s, e, _line_windows(h, sel, ids, u))
+    what = (f"{sel.size} iterations, each from a `{own.name}` host event through its `{own.phase}` to its last "
+            "phase's end," if own.phase else f"{sel.size} `{own.name}` host events")
+    note = (f"the program's repeated spans, each rank's own: {what} on {lines.size} ranks' threads enclosing "
+            f"{pct(inside / max(times.size, 1), 0)} of the GPU work's launches (no step markers in the capture)")
+    return MarkedSteps(own.source, note, u, s, e, _windows_by_line(h.line[sel], ids, h.start[sel], ends, u))
+
+
+def _own_ends(h: HostEvents, sel: np.ndarray, own: SpanSteps) -> np.ndarray | None:
+    """The end (ps) of each span of ``sel`` (by line, then start) as ``own`` reads its instances: its own end, or --
+    where ``own`` opens each iteration at a forward span (``own.phase``) -- its iteration's, on its own thread
+    (``job.structure.forward_iterations``); None where a thread's forwards open no such iterations."""
+    if not own.phase:
+        return h.end[sel].astype(np.int64)
+    out = np.zeros(sel.size, np.int64)
+    line = h.line[sel]
+    for ln in np.unique(line).tolist():
+        pos = np.flatnonzero(line == ln)
+        found = forward_iterations(h, ln, own.name, own.phase)
+        if found is None or not np.array_equal(found[0], sel[pos]):
+            return None
+        out[pos] = found[1]
+    return out
 
 
 def _min_per_line(h: HostEvents, sel: np.ndarray) -> int:

@@ -1,7 +1,7 @@
 """A loop marked only by its phases -- ``record_function("forward")`` / ``"backward"`` / ``"optimizer"``, no
 ``ProfilerStep`` -- reads iterations that open at each forward (h37-probe48k *Left* 1/2, issue #37 class 2).
 
-By construction (``tests.steps.test_kineto_rank_own_spans._phase_spans``): the ``ddp_balanced`` / ``ddp_launch_skew``
+By construction (``tests.support.phase_spans.phase_spans_host``): the ``ddp_balanced`` / ``ddp_launch_skew``
 jobs (4 ranks, one Kineto file each; in the skew each rank launches 400 us behind the one before), every
 ``ProfilerStep#k`` dropped and its window split into the user's phases.  Truth: the same capture with its
 ``ProfilerStep#k`` kept, whose steps each open at that step's forward (the ``forward`` span starts 0.5 us after the
@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from synthetic import torchtrace as tt
-from tests.steps.test_kineto_rank_own_spans import DDP_COMPUTE_MS, _phase_spans, _rows
 from tests.support.cli_report import ran_report
+from tests.support.phase_spans import DDP_COMPUTE_MS, compute_rows, phase_spans_host
 
 #: the report clock's shift by the dropped annotations, ms (see the module's docstring)
 CLOCK_MS = 0.02
@@ -59,7 +59,7 @@ def _starts(host: dict[str, Any]) -> dict[int, list[float]]:
 
 
 def _phase_host(logdir: Path, scenario: str, ranks: int, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """``_phase_spans`` of ``scenario``'s first ``ranks`` files."""
+    """``phase_spans_host`` of ``scenario``'s first ``ranks`` files."""
     real = tt.write_run
 
     def first_ranks(folder: str, sc: str) -> list[str]:
@@ -69,7 +69,7 @@ def _phase_host(logdir: Path, scenario: str, ranks: int, monkeypatch: pytest.Mon
         return paths[:ranks]
 
     monkeypatch.setattr(tt, "write_run", first_ranks)
-    return _phase_spans(logdir, scenario)
+    return phase_spans_host(logdir, scenario)
 
 
 @pytest.mark.parametrize("ranks", [1, 4])
@@ -92,13 +92,13 @@ def test_each_step_opens_at_its_forward(tmp_path: Path, monkeypatch: pytest.Monk
 def test_the_iterations_keep_each_steps_numbers_and_say_what_they_are(tmp_path: Path, scenario: str) -> None:
     """4 ranks: 12 iterations found, 10 kept of the body's compute on every GPU, each rank's own; the note names the
     forward that opens them and the phase the spans were chosen by."""
-    host = _phase_spans(tmp_path, scenario)
+    host = phase_spans_host(tmp_path, scenario)
     assert host["job"]["kind"] == "training"
     assert host["steps"]["found"] == 12
     note = host["steps"]["note"]
     assert "each from a `forward` host event through its" in note and "on 4 ranks' threads" in note
     for g in range(4):
-        assert _rows(host, g) == [(k, round(DDP_COMPUTE_MS, 3)) for k in range(1, 11)], g
+        assert compute_rows(host, g) == [(k, round(DDP_COMPUTE_MS, 3)) for k in range(1, 11)], g
 
 
 def test_a_phase_with_no_forward_reads_its_own_spans(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,6 +112,6 @@ def test_a_phase_with_no_forward_reads_its_own_spans(tmp_path: Path, monkeypatch
         real(path, doc)
 
     monkeypatch.setattr(tt, "write_doc", no_forward)
-    host = _phase_spans(tmp_path, "ddp_balanced")
+    host = phase_spans_host(tmp_path, "ddp_balanced")
     assert host["steps"]["source"] == "annotation_spans"
     assert "48 `backward` host events on 4 ranks' threads" in host["steps"]["note"]

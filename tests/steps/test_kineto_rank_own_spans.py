@@ -26,6 +26,7 @@ import pytest
 
 from synthetic import torchtrace as tt
 from tests.support.cli_report import ran_report
+from tests.support.phase_spans import DDP_COMPUTE_MS, compute_rows, phase_spans_host
 
 COMPUTE_MS = 3.2  # each rank's kernels a step, by construction (``rank_pause``)
 
@@ -52,12 +53,6 @@ def _kept(late: int) -> list[int]:
     return [k - 2 for k in range(3, 13) if k >= 2 + late and k != tt.RANK_PAUSE_STEP]
 
 
-def _rows(host: dict[str, Any], gpu: int) -> list[tuple[int, float]]:
-    """(step, compute ms) of each kept step on ``gpu``, in step order."""
-    return [(r["step"], round(r["breakdown"].get("device_compute", 0.0), 3))
-            for r in sorted(host["step_rows"], key=lambda r: r["step"]) if r["gpu"] == gpu]
-
-
 @pytest.mark.parametrize("late", [0, 2, 3])
 def test_each_ranks_repeated_spans_are_its_own_steps(tmp_path: Path, late: int) -> None:
     """Every kept step 3.2 ms of compute on each GPU, the same steps on both (``_kept``), the steps before rank 1's
@@ -65,7 +60,7 @@ def test_each_ranks_repeated_spans_are_its_own_steps(tmp_path: Path, late: int) 
     host = _host(tmp_path, 2, late)
     assert host["steps"]["source"] == "annotation_spans"
     for g in (0, 1):
-        assert _rows(host, g) == [(k, COMPUTE_MS) for k in _kept(late)], g
+        assert compute_rows(host, g) == [(k, COMPUTE_MS) for k in _kept(late)], g
     assert "each rank's own" in host["steps"]["note"]
     assert "on 2 ranks' threads" in host["steps"]["note"]
     assert ("before GPU1's capture opened" in host["steps"]["note"]) == (late > 0)
@@ -78,36 +73,7 @@ def test_one_ranks_repeated_spans_read_as_before(tmp_path: Path) -> None:
     assert host["steps"]["source"] == "annotation_spans"
     assert "each rank's own" not in host["steps"]["note"]
     assert host["steps"]["found"] == 12
-    assert _rows(host, 0) == [(k, COMPUTE_MS) for k in range(1, 11)]
-
-
-#: One rank's compute a step in ``ddp``'s body (``forward_backward`` + ``optimizer``), us: 4 x (addmm 180 + relu 20)
-#: + 4 x (relu grad 35 + 2 GEMMs 170, 160 + sum 22) + the SGD update 42.
-DDP_COMPUTE_MS = (4 * (180.0 + 20.0) + 4 * (35.0 + 170.0 + 160.0 + 22.0) + 42.0) / 1000
-
-
-def _phase_spans(logdir: Path, scenario: str) -> dict[str, Any]:
-    """The one host's report of ``scenario`` (a ``ddp`` job of 4 ranks, one file each) with each ``ProfilerStep#k``
-    dropped and its window split into the user's ``record_function`` phases: ``forward`` (to the first backward op),
-    ``backward`` (to the all-reduce), ``optimizer`` (to the step's end)."""
-    for path in tt.write_run(str(logdir), scenario):
-        doc = json.loads(Path(path).read_text())
-        ev = doc["traceEvents"]
-        phases = []
-        for st in [e for e in ev if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")]:
-            t0, t1 = st["ts"], st["ts"] + st["dur"]
-            ops = [e for e in ev if e.get("ph") == "X" and e.get("tid") == st["tid"] and t0 < e["ts"] < t1]
-            bwd = min(e["ts"] for e in ops if "backward" in e["name"])
-            opt = min(e["ts"] for e in ops if e["name"].startswith("nccl:"))
-            for name, a, b in (("forward", t0 + 0.5, bwd - 0.5), ("backward", bwd - 0.4, opt - 0.5),
-                               ("optimizer", opt - 0.4, t1 - 0.5)):
-                phases.append({**st, "name": name, "ts": a, "dur": b - a, "args": {}})
-        doc["traceEvents"] = [e for e in ev if not e.get("name", "").startswith("ProfilerStep#")] + phases
-        tt.write_doc(path, doc)
-    code, report = ran_report(logdir)
-    assert code in (0, 1)
-    (host,) = report["hosts"]
-    return host
+    assert compute_rows(host, 0) == [(k, COMPUTE_MS) for k in range(1, 11)]
 
 
 @pytest.mark.parametrize("scenario", ["ddp_balanced", "ddp_launch_skew"])
@@ -116,10 +82,10 @@ def test_ranks_phase_spans_read_each_ranks_iterations(tmp_path: Path, scenario: 
     4 ranks (ranks together, or each 400 us behind the one before) read a training job's 12 iterations, the first and
     last dropped, each rank's own: 10 kept steps of the body's compute on every GPU.  (Each step opens at a phase, not
     at the forward: *Left* in the SURVEY.)"""
-    host = _phase_spans(tmp_path, scenario)
+    host = phase_spans_host(tmp_path, scenario)
     assert host["job"]["kind"] == "training"
     assert host["steps"]["source"] == "annotation_spans"
     assert host["steps"]["found"] == 12
     assert "on 4 ranks' threads" in host["steps"]["note"]
     for g in range(4):
-        assert _rows(host, g) == [(k, round(DDP_COMPUTE_MS, 3)) for k in range(1, 11)], g
+        assert compute_rows(host, g) == [(k, round(DDP_COMPUTE_MS, 3)) for k in range(1, 11)], g

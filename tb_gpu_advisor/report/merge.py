@@ -194,7 +194,9 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
         # the shares restated, the grade follows them: a host's warning saving 3.05% of its own step saved 2.95% of
         # the session's and stayed a warning (h37-xplane3: 2 TF hosts' launch wait, seed 6115)
         rules.follow_savings(findings)
-        rules.say_why_kept_on_one_pass([f for f in findings if _of_passes_read_whole(f, ok)])
+        whole = _hosts_read_whole(ok)
+        rules.say_why_kept_on_one_pass([f for f in findings if (names := [f.host] if f.host else list(f.hosts))
+                                        and whole.issuperset(names)])
         rules.metrics_follow_severity(findings)
         findings = rules.rank(findings)
     # bad input is never healthy: every host must have been analysed (and there must be one), from a whole file
@@ -209,15 +211,15 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
     return report
 
 
-def _of_passes_read_whole(f: Finding, ok: list[HostReport]) -> bool:
-    """Whether every host ``f`` was found on read its capture whole, as one pass (``rules.read_whole``): the session's
-    regrade may raise such a finding to critical, which must then say why (``rules.say_why_kept_on_one_pass``)."""
-    steps = {h.host: h.steps if isinstance(h.steps, dict) else {} for h in ok}
-    names = [f.host] if f.host else list(f.hosts)
-    return bool(names) and all(
-        n in steps and rules.read_whole(steps[n].get("confidence"), steps[n].get("source"),
-                                        bool(steps[n].get("iteration_guess")))
-        for n in names)
+def _hosts_read_whole(ok: list[HostReport]) -> set[str]:
+    """The hosts that read their capture whole, as one pass (``rules.read_whole``): the session's regrade may raise
+    their findings to critical, which must then say why (``rules.say_why_kept_on_one_pass``)."""
+    out = set()
+    for h in ok:
+        st = h.steps if isinstance(h.steps, dict) else {}
+        if rules.read_whole(st.get("confidence"), st.get("source"), bool(st.get("iteration_guess"))):
+            out.add(h.host)
+    return out
 
 
 def _session_ranks(host_reports: list[HostReport]) -> None:

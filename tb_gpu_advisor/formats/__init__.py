@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tb_gpu_advisor.formats import kineto, nsys, rocprof, rpd, snapshot, xplane
-from tb_gpu_advisor.formats.base import (ENV_MAX_BYTES, Format, LfsPointerError, TextDecodedError, lfs_pointer,
-                                         max_profile_bytes, text_decoded)
+from tb_gpu_advisor.formats.base import (ENV_MAX_BYTES, Format, LfsPointerError, MissingDependencyError, TextDecodedError,
+                                         lfs_pointer, max_profile_bytes, missing_dependency, text_decoded)
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
     from tb_gpu_advisor.model.trace import Trace
@@ -26,8 +26,8 @@ REGISTRY[rocprof.CSV_FORMAT.id] = rocprof.CSV_FORMAT  # rocprofv3's CSV files: t
 REGISTRY[rocprof.JSON_FORMAT.id] = rocprof.JSON_FORMAT  # rocprofv3's JSON: told by its top key, after rocprof's
 REGISTRY[snapshot.FORMAT.id] = snapshot.FORMAT  # memory snapshots (issue #29)
 
-__all__ = ["REGISTRY", "ENV_MAX_BYTES", "Format", "LfsPointerError", "TextDecodedError", "get", "lfs_pointer",
-           "max_profile_bytes", "read", "text_decoded"]
+__all__ = ["REGISTRY", "ENV_MAX_BYTES", "Format", "LfsPointerError", "MissingDependencyError", "TextDecodedError", "get",
+           "lfs_pointer", "max_profile_bytes", "missing_dependency", "read", "text_decoded"]
 
 
 def get(fmt: str) -> Format:
@@ -46,15 +46,21 @@ def read(host_file) -> Trace:  # noqa: ANN001 - a discovery.HostFile or anything
     pointer = lfs_pointer(host_file.path)  # every format alike: the profile was never fetched
     if pointer:
         raise LfsPointerError(f"{host_file.path}: {pointer}")
-    read_trace = get(getattr(host_file, "format", "xplane")).reader()
+    fmt = get(getattr(host_file, "format", "xplane"))
     ranks = [r.path for r in getattr(host_file, "ranks", ())]
     # a rank file's rank its layout inferred (a file stating none, the one its job misses): only Kineto's layout infers
     inferred = {r.path: r.inferred_rank for r in getattr(host_file, "ranks", ()) if r.inferred_rank is not None}
-    try:
+    try:  # the reader's module is imported here, and its readers import more on first use: a package not installed
+        read_trace = fmt.reader()
         trace = (read_trace(host_file.path, host=host_file.host, ranks=ranks, **_inferred_kw(inferred)) if ranks
                  else read_trace(host_file.path, host=host_file.host))
     except MemoryError:
         raise
+    except ImportError as e:  # which package to install where, not "No module named 'google'"
+        missing = missing_dependency(fmt.name, e)
+        if missing is None:
+            raise
+        raise missing from e
     except Exception as e:  # the reader's own words, unless the file is a binary converted to text
         _raise_if_text_decoded([host_file.path, *ranks], e)
         raise

@@ -1,0 +1,87 @@
+"""A reader whose package is not installed says which package to install, into which Python, and how.
+
+Found at session 50's stop: the scorer ran a plain ``python3`` holding numpy but not protobuf, and every XPlane host
+of real-h100-jax read "could not be analysed: No module named 'google'" -- a module name no user installs.  The
+package is blocked here the way a Python without it fails (``ModuleNotFoundError`` on import), in a child process
+so this one's imported modules are untouched; the captures are real (an H200 JAX XPlane, an H200 PyTorch trace).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tb_gpu_advisor.formats import MissingDependencyError, missing_dependency
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "h200_jobs"
+XPLANE = next((FIXTURES / "jax_jit_inference" / "plugins" / "profile").glob("*/vm.xplane.pb"))
+KINETO = next((FIXTURES / "torch_compile_cudagraphs_inference").glob("*.pt.trace.json.gz"))
+
+#: Runs the CLI in a Python where importing ``google`` (protobuf) fails as it does where protobuf is not installed.
+_WITHOUT_PROTOBUF = """
+import importlib.abc, runpy, sys
+class _NotInstalled(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "google" or name.startswith("google."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, _NotInstalled())
+sys.argv = ["tb-gpu-advisor"] + sys.argv[1:]
+runpy.run_module("tb_gpu_advisor.cli", run_name="__main__")
+"""
+
+
+def _logdir(tmp_path: Path) -> Path:
+    """One JAX run (XPlane) and one PyTorch run (Kineto) in one logdir."""
+    jax = tmp_path / "logs" / "jax" / "plugins" / "profile" / "2026_11_27_14_54_27"
+    jax.mkdir(parents=True)
+    shutil.copy(XPLANE, jax / "vm.xplane.pb")
+    torch = tmp_path / "logs" / "torch"
+    torch.mkdir(parents=True)
+    shutil.copy(KINETO, torch / KINETO.name)
+    return tmp_path / "logs"
+
+
+def _report_without_protobuf(logdir: Path, run: str) -> tuple[int, dict, str]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", _WITHOUT_PROTOBUF, "report", str(logdir), "--run", run,
+                           "--format", "json", "--cache-dir", "off"],
+                          check=False, capture_output=True, text=True, timeout=300, env=env)
+    return done.returncode, json.loads(done.stdout) if done.stdout.strip() else {}, done.stderr
+
+
+def test_an_xplane_host_without_protobuf_names_the_package_and_how_to_install_it(tmp_path: Path) -> None:
+    code, report, stderr = _report_without_protobuf(_logdir(tmp_path), "jax")
+    hosts = report["hosts"]
+    assert code == 2, stderr  # an input the analysis could not read, as every host error
+    assert len(hosts) == 1 and hosts[0]["error"], hosts
+    error = hosts[0]["error"]
+    assert "'protobuf'" in error and "pip install 'protobuf>=" in error, error
+    assert sys.executable in error  # the Python that lacks it: the scorer's plain python3 was not the venv's
+    assert "No module named" not in error
+
+
+def test_the_other_formats_runs_are_analysed_without_protobuf(tmp_path: Path) -> None:
+    code, report, stderr = _report_without_protobuf(_logdir(tmp_path), "torch")
+    hosts = report["hosts"]
+    assert hosts and not any(h["error"] for h in hosts), hosts
+    assert all(g["kernel_count"] > 0 for h in hosts for g in h["gpus"]), hosts  # read, its kernels counted
+    assert code in (0, 1), stderr
+
+
+def test_a_missing_module_of_ours_names_its_package() -> None:
+    err = missing_dependency("XPlane (TensorFlow/JAX)", ModuleNotFoundError("No module named 'google'",
+                                                                           name="google.protobuf"))
+    assert isinstance(err, MissingDependencyError) and isinstance(err, ImportError)
+    assert "'protobuf'" in str(err) and "XPlane (TensorFlow/JAX)" in str(err)
+    assert err.name == "google.protobuf"
+
+
+def test_a_module_none_of_our_dependencies_keeps_its_own_error() -> None:
+    # a module we never asked to be installed is a bug of ours, not an install to make: its own traceback stands
+    assert missing_dependency("Kineto", ModuleNotFoundError("No module named 'not_a_dep'", name="not_a_dep")) is None
+    assert missing_dependency("Kineto", ImportError("cannot import name 'x' from 'numpy'", name="numpy")) is None

@@ -1328,8 +1328,14 @@ def _troughs(me: MemoryEvents, alloc: np.ndarray, p: int, first: int, cover: int
     -- 2 iterations of 3 (h37-probe46g: ``as_recorded(training_iterations(3, set_to_none=False, leak="graph"),
     context=None)``).  Why the last of a run: with the gradients zeroed in place (``zero_grad(set_to_none=False)``)
     the optimizer's temporary is made and freed at the level the next forward opens at -- a tie the first place
-    broke toward the step."""
-    idx = np.arange(first, first + cover)
+    broke toward the step.  Why over the whole repeats alone: a part repeat after them (the history ends inside one,
+    or its last allocation, a loss held at the dump, is set aside as never freed) holds its first places only, so
+    they were averaged over one sample more than the rest -- the last micro-batch's, the highest -- and the gradient
+    after the loss tied the forward's opening: a stackless loop of 3 iterations of 3 micro-batches under
+    ``hold_loss`` opened every round at its first gradient, no round walked back, and read no iteration
+    (h37-probe51m: ``as_recorded(training_iterations(3, layers=2, mib=8, micro_batches=3, optimizer_temp=False),
+    context=None)``)."""
+    idx = np.arange(first, first + cover // p * p)  # whole repeats: each place's mean over the same ones
     where = (idx - first) % p
     never = _never_freed(me)
     before = ((me.allocated - me.delta)[alloc[idx]] - never[alloc[idx]]).astype(np.float64)

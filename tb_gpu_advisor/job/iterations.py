@@ -942,8 +942,9 @@ class Pattern:
     opening: int = 0
     #: the events opening the head's rounds read as repeats (:func:`_head_openings`), sited at ``opening``
     heads: tuple[int, ...] = ()
-    #: event indices of the blocks never freed that the rounds after the first keep again after their backward's walk
-    #: back (a leak kept after the step, :func:`_kept_again`): no part of what makes the rounds alike
+    #: event indices of the blocks never freed that the rounds after the first keep again -- after their backward's walk
+    #: back, or at the same place in the round's allocations (a leak kept after the step, or an output kept from the
+    #: forward, :func:`_kept_again`): no part of what makes the rounds alike
     after_walk: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
 
 
@@ -976,6 +977,7 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
     phase = np.full(len(me), -1, np.int8)
     turns = 0
     walked: list[tuple[int, int]] = []  # per repeat with a backward: (its walk's last free, the repeat's end)
+    rounds: list[tuple[int, int]] = []  # per repeat with a backward: its (lo, hi] events
     for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
         walk = _walk(lo, hi, made, frees, me.delta)
         if walk is None:
@@ -985,6 +987,7 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
         turns += 1
         turn = walk[0]
         walked.append((walk[1], hi))
+        rounds.append((lo, hi))
         ev = np.flatnonzero(made[lo + 1:hi + 1]) + lo + 1
         phase[ev] = np.where(ev < turn, MEMORY_PHASES.index("forward"), MEMORY_PHASES.index("backward"))
     if turns < 2:
@@ -995,26 +998,59 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
     opening = int(site[troughs[0] + 1]) if troughs else 0
     site[heads] = opening
     return Pattern(phase, p, reps, turns, site, int((me.delta > 0).sum()) - alloc.size, opening, tuple(heads),
-                   _kept_again(me, walked, frees))
+                   _kept_again(me, walked, rounds, frees))
 
 
-def _kept_again(me: MemoryEvents, walked: list[tuple[int, int]], frees: np.ndarray) -> np.ndarray:
+def _kept_again(me: MemoryEvents, walked: list[tuple[int, int]], rounds: list[tuple[int, int]],
+                frees: np.ndarray) -> np.ndarray:
     """Event indices of the blocks never freed that a round after the first (``walked``: per round with a backward,
-    its walk's last free and its end) makes after its walk back ends, of a size another such round keeps there too:
-    what the loop keeps again each iteration after its step (a leak's blocks); none of the first round's (a first
-    step's state, which ``_check`` lets the first iteration make beside its own).
+    its walk's last free and its end; ``rounds``: the same rounds' (lo, hi] events) keeps again: made after its walk
+    back ends, of a size another such round keeps there too, or made at a place in its allocations at which another
+    such round makes a block never freed too (:func:`_kept_places`) -- what the loop keeps again each iteration (a
+    leak's blocks); none of the first round's (a first step's state, which ``_check`` lets the first iteration make
+    beside its own).
 
     Why another round's size: what a loop keeps it keeps again each time (:func:`_kept_alike`); blocks live at the
     dump in the last round alone -- the activations of a turn that ran out of memory, read with the last whole
     iteration as one round -- are what the dump came before freeing, no iteration's keep
-    (``synthetic.memsnapshot.oom_later_turn``)."""
+    (``synthetic.memsnapshot.oom_later_turn``).  Why the place too: a leak kept from the forward
+    (``outputs.append(out)``) is made before the walk back, where the backward's gradients are made too -- the
+    gradients ``zero_grad(set_to_none=False)`` holds for good sit there in the first round -- and its size may grow
+    each iteration (a sequence that grows); the loop runs the same code each iteration, so it keeps the block at the
+    same place in the round's sequence of allocations, whatever its size.  Left counted, a ``list`` or ``grow`` leak
+    begun after the head made each later iteration one allocation larger than the head's, and the job read the 4
+    leaking iterations of 6 or none (h37-probe51m, probe50m's *Left* 1: ``as_recorded(training_iterations(6, layers=2,
+    mib=8, set_to_none=False, optimizer_temp=False, leak="list", leak_from=2), context=None)``).  The loss a loop
+    holds at the dump, never freed in the last round alone, is at a place the other rounds free theirs: counted."""
     n = len(me)
     made = me.delta > 0
     after = [np.flatnonzero(made[a + 1:b + 1] & (frees[a + 1:b + 1] >= n)) + a + 1 for a, b in walked[1:]]
     sizes = [set(me.delta[k].tolist()) for k in after]
     out = [k[np.isin(me.delta[k], sorted(set().union(*(o for j, o in enumerate(sizes) if j != i))))]
            for i, k in enumerate(after)]
-    return np.concatenate(out) if out else np.zeros(0, np.int64)
+    places = _kept_places(rounds[1:], made, frees)
+    out += [_at_places(a, b, places, made, frees) for a, b in rounds[1:]]
+    return np.unique(np.concatenate(out)) if out else np.zeros(0, np.int64)
+
+
+def _kept_places(rounds: list[tuple[int, int]], made: np.ndarray, frees: np.ndarray) -> frozenset[int]:
+    """The places (an allocation's index among its round's allocations; ``rounds``: (lo, hi] events) at which two rounds
+    or more make a block the history never frees: where the loop keeps a block again each iteration
+    (:func:`_kept_again`, :func:`_round_size`).  A first step's state, a dump's live blocks are kept by one round."""
+    seen: dict[int, int] = {}
+    for a, b in rounds:
+        k = np.flatnonzero(made[a + 1:b + 1]) + a + 1
+        for i in np.flatnonzero(frees[k] >= made.size).tolist():
+            seen[i] = seen.get(i, 0) + 1
+    return frozenset(i for i, c in seen.items() if c >= 2)
+
+
+def _at_places(a: int, b: int, places: frozenset[int], made: np.ndarray, frees: np.ndarray) -> np.ndarray:
+    """Event indices of the blocks never freed that events ``(a, b]`` make at ``places`` (:func:`_kept_places`)."""
+    k = np.flatnonzero(made[a + 1:b + 1]) + a + 1
+    at = np.array(sorted(places), np.int64)
+    k = k[at[at < k.size]] if at.size else k[:0]
+    return k[frees[k] >= made.size]
 
 
 def _first_step_state(me: MemoryEvents, walked: list[tuple[int, int]], frees: np.ndarray) -> np.ndarray:
@@ -1063,7 +1099,9 @@ def _head_openings(me: MemoryEvents, troughs: list[int], least: int, made: np.nd
     fewer such blocks than every later one, so they fall before the repeats, and the job's first iteration lost its
     first micro-batches: read from the second on, 4 iterations where 5 ran, or each micro-batch an iteration
     (h37-probe47a).  As many allocations: where the repeats are whole iterations of several micro-batches, a head's
-    micro-batch is no repeat's like.  A head of set-up, or one a ring buffer cut inside a round, opens none."""
+    micro-batch is no repeat's like.  A head of set-up, or one a ring buffer cut inside a round, opens none.  The
+    allocations are counted less those at the places where the repeats keep a block again (:func:`_kept_places`): a
+    leak begun after the head is no part of what the head's rounds must make."""
     never = _never_freed(me)
     opens = [t + 1 for t in troughs]
     alloc = np.flatnonzero(made[:troughs[0] + 1])
@@ -1072,13 +1110,15 @@ def _head_openings(me: MemoryEvents, troughs: list[int], least: int, made: np.nd
     low = level < floor + least
     last = low & ~np.append(low[1:], False)  # the last allocation of each run at the level
     at = alloc[last & (me.delta[alloc] == me.delta[opens[0]])].tolist()
-    sizes = [_round_size(a - 1, b - 1, made, frees, me.delta) for a, b in zip(opens[:-1], opens[1:])]
+    repeats = [(a - 1, b - 1) for a, b in zip(opens[:-1], opens[1:])]
+    places = _kept_places(repeats, made, frees)
+    sizes = [_round_size(a, b, made, frees, me.delta, places) for a, b in repeats]
     per = float(np.median([x for x in sizes if x is not None])) if any(x is not None for x in sizes) else 0.0
-    return _alike_rounds(at, troughs[0] + 1, per, made, frees, me.delta)
+    return _alike_rounds(at, troughs[0] + 1, per, made, frees, me.delta, places)
 
 
 def _alike_rounds(at: list[int], end: int, per: float, made: np.ndarray, frees: np.ndarray,
-                  delta: np.ndarray) -> list[int]:
+                  delta: np.ndarray, places: frozenset[int] = frozenset()) -> list[int]:
     """Of the head's openings ``at`` (their rounds running to the next one's, the last to ``end``), those opening a
     round -- alone, or with the openings after it as one -- of as many allocations as a repeat (``per``, within
     ``job.snapshot_iteration_alike``; :func:`_round_size`).
@@ -1095,7 +1135,7 @@ def _alike_rounds(at: list[int], end: int, per: float, made: np.ndarray, frees: 
     i = 0
     while i < len(at):
         for j in range(i, len(at)):
-            size = _round_size(at[i] - 1, ends[j] - 1, made, frees, delta)
+            size = _round_size(at[i] - 1, ends[j] - 1, made, frees, delta, places)
             if size is not None and abs(size - per) <= alike * per:
                 out.append(at[i])
                 i = j
@@ -1106,14 +1146,23 @@ def _alike_rounds(at: list[int], end: int, per: float, made: np.ndarray, frees: 
     return out
 
 
-def _round_size(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np.ndarray) -> int | None:
+def _round_size(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np.ndarray,
+                places: frozenset[int] = frozenset()) -> int | None:
     """The allocations events ``(lo, hi]`` make, less the blocks made after their backward's walk back ends that the
-    history never frees (an optimizer's state, made once on its first step); None where they walk nothing back."""
+    history never frees (an optimizer's state, made once on its first step) and those up to its end made at
+    ``places`` (:func:`_kept_places`: where the repeats keep a block again); None where they walk nothing back.
+
+    Why the places: a leak kept from the forward (``outputs.append(out)``) is made before the walk ends, beside the
+    gradients the job's first backward holds for good (``zero_grad(set_to_none=False)``, the head's own, which count);
+    begun after the head (``if step >= warmup``), it made each repeat one allocation larger than the head's rounds, so
+    none was read as a repeat (:func:`_head_openings`) and the job lost the head's iterations (h37-probe51m).  Left
+    out only at the repeats' places: the gradients are made at no place two repeats keep a block."""
     walk = _walk(lo, hi, made, frees, delta)
     if walk is None:
         return None
     after = np.flatnonzero(made[walk[1] + 1:hi + 1]) + walk[1] + 1
-    return int(made[lo + 1:walk[1] + 1].sum()) + int((frees[after] < made.size).sum())
+    kept = _at_places(lo, walk[1], places, made, frees)
+    return int(made[lo + 1:walk[1] + 1].sum()) - kept.size + int((frees[after] < made.size).sum())
 
 
 def _repeating(me: MemoryEvents, frees: np.ndarray) -> tuple[np.ndarray, tuple[int, int, int]] | None:
@@ -1279,8 +1328,14 @@ def _troughs(me: MemoryEvents, alloc: np.ndarray, p: int, first: int, cover: int
     -- 2 iterations of 3 (h37-probe46g: ``as_recorded(training_iterations(3, set_to_none=False, leak="graph"),
     context=None)``).  Why the last of a run: with the gradients zeroed in place (``zero_grad(set_to_none=False)``)
     the optimizer's temporary is made and freed at the level the next forward opens at -- a tie the first place
-    broke toward the step."""
-    idx = np.arange(first, first + cover)
+    broke toward the step.  Why over the whole repeats alone: a part repeat after them (the history ends inside one,
+    or its last allocation, a loss held at the dump, is set aside as never freed) holds its first places only, so
+    they were averaged over one sample more than the rest -- the last micro-batch's, the highest -- and the gradient
+    after the loss tied the forward's opening: a stackless loop of 3 iterations of 3 micro-batches under
+    ``hold_loss`` opened every round at its first gradient, no round walked back, and read no iteration
+    (h37-probe51m: ``as_recorded(training_iterations(3, layers=2, mib=8, micro_batches=3, optimizer_temp=False),
+    context=None)``)."""
+    idx = np.arange(first, first + cover // p * p)  # whole repeats: each place's mean over the same ones
     where = (idx - first) % p
     never = _never_freed(me)
     before = ((me.allocated - me.delta)[alloc[idx]] - never[alloc[idx]]).astype(np.float64)

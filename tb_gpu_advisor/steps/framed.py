@@ -55,18 +55,9 @@ class OnePass(NamedTuple):
     note: str
 
 
-class SpansKept(NamedTuple):
-    """The repeated spans :func:`_inside_frame` keeps as the steps, by name (was a 5-tuple read by position)."""
-
-    ids: np.ndarray
-    hs: np.ndarray  # host windows, ps
-    he: np.ndarray
-    note: str
-    per_line: dict[int, tuple[np.ndarray, np.ndarray]]  # each rank's thread's own windows, aligned with ``ids``
-
-
 def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, note: str,
-                  per_line: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> SpansKept:
+                  per_line: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, dict[int, tuple[np.ndarray, np.ndarray]]]:
     """The repeated spans' steps (``ids``, host windows) inside the job's frame (``job.frame``), the note saying which
     were read apart, and ``per_line`` (each rank's thread's own windows, aligned with ``ids``) kept alike; all of them,
     unchanged, where no frame holds two or more but not all.  Where each rank marks its own spans (``per_line``, two
@@ -83,17 +74,17 @@ def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray,
     order = np.argsort(hs, kind="stable")
     found = frame(trace, hs[order].astype(np.int64, copy=False), once=True, own=_own_span_rows(trace, order, per_line))
     if found is None:
-        return SpansKept(ids, hs, he, note, per_line)
+        return ids, hs, he, note, per_line
     lo, hi, label, end = found
     if hi == hs.size and _in_warmup_ranges(trace, hs[order[:lo]])[0].all():
-        return SpansKept(ids, hs, he, note, per_line)  # the program names them itself: dropped as inside its own `Warm-up` range
+        return ids, hs, he, note, per_line  # the program names them itself: dropped as inside its own `Warm-up` range
     keep = np.sort(order[lo:hi])
     note += (f"; the steps are the spans inside the program's one range `{label}`, its frame, not its step: it holds "
              f"{hi - lo} of the {hs.size}, and {apart(lo, hs.size - hi)}, read apart")
     he = he[keep].copy()
     last = int(np.argmax(hs[keep]))
     he[last] = max(int(he[last]), end)  # the frame ends after its last pass: a span marking part of it ends sooner
-    return SpansKept(ids[keep], hs[keep], he, note, {ln: (s[keep], e[keep]) for ln, (s, e) in per_line.items()})
+    return ids[keep], hs[keep], he, note, {ln: (s[keep], e[keep]) for ln, (s, e) in per_line.items()}
 
 
 def _own_span_rows(trace: Trace, order: np.ndarray, per_line: dict[int, tuple[np.ndarray, np.ndarray]]
@@ -139,24 +130,23 @@ def _marked_pass(trace: Trace, starts: np.ndarray, job: Job | None,
     launch = h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)
     proc = line_processes(trace) if per_line and len(per_line) > 1 else None
     if proc is None:
-        i = _one_marked(h, idx, launch, starts)
-        return None if i is None else OnePass(int(h.start[i]), int(h.end[i]),
-                                              _marked_words(h, i, starts, int((starts < h.start[i]).sum())))
+        one = _one_marked(h, idx, launch, starts)
+        return None if one is None else OnePass(one[0], one[1], _marked_words(h, one[2], starts,
+                                                                             int((starts < one[0]).sum())))
     found = []
     for line, (own, _) in per_line.items():
         mine = proc[h.line] == proc[line]
-        i = _one_marked(h, idx[mine[idx]], launch & mine, own)
-        if i is None:
+        one = _one_marked(h, idx[mine[idx]], launch & mine, own)
+        if one is None:
             return None
-        found.append((own.size == starts.size and bool((own == starts).all()), i, own))
-    _, i, own = max(found, key=lambda f: f[0])
-    note = _marked_words(h, i, own, int((own < h.start[i]).sum()))
-    return OnePass(int(h.start[i]), int(h.end[i]),
-                   note + f"; each of the {len(found)} ranks' own range around its own such pass")
+        found.append((own.size == starts.size and bool((own == starts).all()), one, own))
+    _, one, own = max(found, key=lambda f: f[0])
+    note = _marked_words(h, one[2], own, int((own < one[0]).sum()))
+    return OnePass(one[0], one[1], note + f"; each of the {len(found)} ranks' own range around its own such pass")
 
 
-def _one_marked(h: HostEvents, idx: np.ndarray, launch: np.ndarray, starts: np.ndarray) -> int | None:
-    """The host index of the one range of ``idx`` that holds launches (``launch``: bool per host event) and
+def _one_marked(h: HostEvents, idx: np.ndarray, launch: np.ndarray, starts: np.ndarray) -> tuple[int, int, int] | None:
+    """(start, end, host index) of the one range of ``idx`` that holds launches (``launch``: bool per host event) and
     has some outside it, none of ``starts`` inside it (:func:`_marked_pass`); None elsewhere."""
     if idx.size != 1:
         return None
@@ -165,7 +155,7 @@ def _one_marked(h: HostEvents, idx: np.ndarray, launch: np.ndarray, starts: np.n
     inside = (at >= lo) & (at <= hi)
     if not inside.any() or inside.all() or ((starts >= lo) & (starts <= hi)).any():
         return None
-    return int(idx[0])
+    return lo, hi, int(idx[0])
 
 
 def _marked_words(h: HostEvents, i: int, starts: np.ndarray, before: int) -> str:

@@ -32,8 +32,7 @@ def _place_windows(r: _Reading) -> None:
     runs ahead of an asynchronous GPU)."""
     h = r.trace.h
     if r.source in _PART_MARKS and r.ids.size > 2:
-        kept = _inside_frame(r.trace, r.ids, r.hs, r.he, r.note, r.per_line)
-        r.ids, r.hs, r.he, r.note, r.per_line = kept.ids, kept.hs, kept.he, kept.note, kept.per_line
+        r.ids, r.hs, r.he, r.note, r.per_line = _inside_frame(r.trace, r.ids, r.hs, r.he, r.note, r.per_line)
     if r.source not in _HOST_SOURCES + ("gpu_busy_clusters", "xla_modules") or not r.ids.size:
         return
     r.read_end = r.he.astype(np.int64)

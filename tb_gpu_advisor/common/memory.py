@@ -24,24 +24,16 @@ import threading
 from collections.abc import Iterator  # at import, not in the call: a module loaded under a worker's address-space limit may not map
 
 
-def _malloc_trim():
+def _libc(name: str):  # a ctypes function, or None
+    """glibc's function ``name``, or None elsewhere (macOS, musl)."""
     try:
-        return ctypes.CDLL("libc.so.6").malloc_trim
+        return getattr(ctypes.CDLL("libc.so.6"), name)
     except (OSError, AttributeError):
         return None
 
 
-_MALLOC_TRIM = _malloc_trim()
-
-
-def _mallopt():
-    try:
-        return ctypes.CDLL("libc.so.6").mallopt
-    except (OSError, AttributeError):
-        return None
-
-
-_MALLOPT = _mallopt()
+_MALLOC_TRIM = _libc("malloc_trim")
+_MALLOPT = _libc("mallopt")
 _M_ARENA_MAX = -8  # glibc's malloc.h
 _ONE_HEAP = False
 

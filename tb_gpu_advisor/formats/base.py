@@ -443,6 +443,15 @@ class ByIdentity(Generic[_Answer]):
             self._seen[key] = found
         return found
 
+    def answer_for(self, path: str, probe: Callable[[], _Answer]) -> _Answer:
+        """:meth:`answer` for the file ``path`` (:func:`file_identity`); ``probe()``'s, not kept, where its identity
+        cannot be read."""
+        try:
+            key = file_identity(path)
+        except OSError:
+            return probe()
+        return self.answer(key, probe)
+
 
 _Header = TypeVar("_Header")
 

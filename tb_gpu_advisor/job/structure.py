@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -156,10 +157,10 @@ def _opening_forwards(h: HostEvents, best: _Cand, times: np.ndarray) -> SpanStep
     names, counts = np.unique(h.name[on], return_counts=True)
     for i in np.argsort(-counts, kind="stable").tolist():  # the most repeated forward name first
         fwd = h.names[int(names[i])]
-        found = forward_iterations(h, best.line, fwd, best.name)
+        found = forward_iterations(h, best.line, iteration_names(h, fwd, best.name))
         if found is None:
             continue
-        rows, ends = found
+        rows, ends = found.rows, found.ends
         starts = h.start[rows].astype(np.int64)
         per = np.searchsorted(times, ends, side="right") - np.searchsorted(times, starts, side="left")
         cov = float(per.sum()) / max(times.size, 1)
@@ -170,14 +171,40 @@ def _opening_forwards(h: HostEvents, best: _Cand, times: np.ndarray) -> SpanStep
     return None
 
 
-def forward_iterations(h: HostEvents, line: int, forward: str, phase: str) -> tuple[np.ndarray, np.ndarray] | None:
+class IterationNames(NamedTuple):
+    """The names :func:`forward_iterations` reads an iteration by, as bool per name of ``HostEvents.names``
+    (:func:`iteration_names`).
+
+    Why apart: each call built its masks afresh, a pass over every name, and ``steps.nvtx_ranges._own_ends`` asks it
+    once per rank's line with the same names; a call site builds them once."""
+
+    forward: np.ndarray  # the ``forward`` span's name
+    phase: np.ndarray  # the later phase's (a backward, an optimizer step)
+    any_phase: np.ndarray  # any pass phase's (``nvtx.is_pass_phase_name``)
+
+
+class ForwardIterations(NamedTuple):
+    """The iterations a thread's forward spans open (:func:`forward_iterations`)."""
+
+    rows: np.ndarray  # host rows of its top-level forward events, each opening one
+    ends: np.ndarray  # each iteration's end, ps
+
+
+def iteration_names(h: HostEvents, forward: str, phase: str) -> IterationNames:
+    """:class:`IterationNames` of a ``forward`` span's name and a later ``phase``'s."""
+    return IterationNames(np.fromiter((n == forward for n in h.names), bool, len(h.names)),
+                          np.fromiter((p == phase for p in h.names), bool, len(h.names)),
+                          h.per_name(nvtx.is_pass_phase_name))
+
+
+def forward_iterations(h: HostEvents, line: int, names: IterationNames) -> ForwardIterations | None:
     """The iterations thread ``line`` marks by its ``forward`` spans and a later ``phase`` (a backward, an optimizer
-    step): the rows of its top-level ``forward`` events, each opening one, and each iteration's end (ps) -- its last
-    pass phase's end (``nvtx.is_pass_phase_name``, the ``phase`` among them) before the next forward.  None unless
-    every iteration holds a ``phase`` instance that starts once its forward has ended, and none runs past the next
-    forward's start: a forward alone (an evaluation's) or phases out of order are no such loop."""
-    named = np.fromiter((n == forward for n in h.names), bool, len(h.names))
-    rows = np.flatnonzero((h.line == line) & named[h.name])
+    step; ``names``: :func:`iteration_names`): the rows of its top-level ``forward`` events, each opening one, and
+    each iteration's end (ps) -- its last pass phase's end (``nvtx.is_pass_phase_name``, the ``phase`` among them)
+    before the next forward.  None unless every iteration holds a ``phase`` instance that starts once its forward has
+    ended, and none runs past the next forward's start: a forward alone (an evaluation's) or phases out of order are
+    no such loop."""
+    rows = np.flatnonzero((h.line == line) & names.forward[h.name])
     if rows.size < 2:
         return None
     rows = rows[np.lexsort((-h.end[rows].astype(np.int64), h.start[rows].astype(np.int64)))]
@@ -185,22 +212,21 @@ def forward_iterations(h: HostEvents, line: int, forward: str, phase: str) -> tu
     top = f_s >= np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(f_e)[:-1]))
     rows, f_s, f_e = rows[top], f_s[top], f_e[top]
     n = rows.size
-    is_phase = np.fromiter((p == phase for p in h.names), bool, len(h.names))
-    p_rows = np.flatnonzero((h.line == line) & is_phase[h.name])
+    p_rows = np.flatnonzero((h.line == line) & names.phase[h.name])
     it = np.searchsorted(f_s, h.start[p_rows].astype(np.int64), side="right") - 1
     mine = it >= 0
     if n < 2 or np.unique(it[mine]).size != n:
         return None
     if (h.start[p_rows[mine]].astype(np.int64) < f_e[it[mine]]).any():
         return None  # a phase instance inside its forward: not a phase after it
-    any_phase = np.flatnonzero((h.line == line) & h.per_name(nvtx.is_pass_phase_name)[h.name])
+    any_phase = np.flatnonzero((h.line == line) & names.any_phase[h.name])
     a_it = np.searchsorted(f_s, h.start[any_phase].astype(np.int64), side="right") - 1
     keep = a_it >= 0
     ends = f_e.copy()
     np.maximum.at(ends, a_it[keep], h.end[any_phase[keep]].astype(np.int64))
     if (ends[:-1] > f_s[1:]).any():
         return None
-    return rows, ends
+    return ForwardIterations(rows, ends)
 
 
 def work_launch_times(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:

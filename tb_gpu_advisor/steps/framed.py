@@ -55,12 +55,31 @@ class OnePass(NamedTuple):
     note: str
 
 
+class SpansInFrame(NamedTuple):
+    """The repeated spans' steps kept inside the job's frame (:func:`_inside_frame`).
+
+    Why: a plain 5-tuple unpacked by position in ``steps.place`` (h37-debt50 *Left* 3)."""
+
+    ids: np.ndarray  # the steps' numbers
+    starts: np.ndarray  # host windows, ps
+    ends: np.ndarray
+    note: str
+    per_line: dict[int, tuple[np.ndarray, np.ndarray]]  # each rank's thread's own (starts, ends), aligned with ids
+
+
+class MarkedRange(NamedTuple):
+    """The program's one range that holds a pass (:func:`_one_marked`)."""
+
+    start: int  # ps
+    end: int
+    index: int  # its host event
+
+
 def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, note: str,
-                  per_line: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, dict[int, tuple[np.ndarray, np.ndarray]]]:
+                  per_line: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> SpansInFrame:
     """The repeated spans' steps (``ids``, host windows) inside the job's frame (``job.frame``), the note saying which
-    were read apart, and ``per_line`` (each rank's thread's own windows, aligned with ``ids``) kept alike; all of them,
-    unchanged, where no frame holds two or more but not all.  Where each rank marks its own spans (``per_line``, two
+    were read apart, and ``per_line`` (each rank's thread's own windows, aligned with ``ids``) kept alike
+    (:class:`SpansInFrame`); all of them, unchanged, where no frame holds two or more but not all.  Where each rank marks its own spans (``per_line``, two
     lines or more), a rank's range holds the spans its own thread marks (:func:`_own_span_rows`).
 
     Why: a span the program repeats (``forward``) marks every pass, the warm-ups' too; the one range the program puts
@@ -74,17 +93,18 @@ def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray,
     order = np.argsort(hs, kind="stable")
     found = frame(trace, hs[order].astype(np.int64, copy=False), once=True, own=_own_span_rows(trace, order, per_line))
     if found is None:
-        return ids, hs, he, note, per_line
+        return SpansInFrame(ids, hs, he, note, per_line)
     lo, hi, label, end = found
     if hi == hs.size and _in_warmup_ranges(trace, hs[order[:lo]])[0].all():
-        return ids, hs, he, note, per_line  # the program names them itself: dropped as inside its own `Warm-up` range
+        # the program names them itself: dropped as inside its own `Warm-up` range
+        return SpansInFrame(ids, hs, he, note, per_line)
     keep = np.sort(order[lo:hi])
     note += (f"; the steps are the spans inside the program's one range `{label}`, its frame, not its step: it holds "
              f"{hi - lo} of the {hs.size}, and {apart(lo, hs.size - hi)}, read apart")
     he = he[keep].copy()
     last = int(np.argmax(hs[keep]))
     he[last] = max(int(he[last]), end)  # the frame ends after its last pass: a span marking part of it ends sooner
-    return ids[keep], hs[keep], he, note, {ln: (s[keep], e[keep]) for ln, (s, e) in per_line.items()}
+    return SpansInFrame(ids[keep], hs[keep], he, note, {ln: (s[keep], e[keep]) for ln, (s, e) in per_line.items()})
 
 
 def _own_span_rows(trace: Trace, order: np.ndarray, per_line: dict[int, tuple[np.ndarray, np.ndarray]]
@@ -131,8 +151,8 @@ def _marked_pass(trace: Trace, starts: np.ndarray, job: Job | None,
     proc = line_processes(trace) if per_line and len(per_line) > 1 else None
     if proc is None:
         one = _one_marked(h, idx, launch, starts)
-        return None if one is None else OnePass(one[0], one[1], _marked_words(h, one[2], starts,
-                                                                             int((starts < one[0]).sum())))
+        return None if one is None else OnePass(one.start, one.end, _marked_words(h, one.index, starts,
+                                                                                 int((starts < one.start).sum())))
     found = []
     for line, (own, _) in per_line.items():
         mine = proc[h.line] == proc[line]
@@ -141,13 +161,13 @@ def _marked_pass(trace: Trace, starts: np.ndarray, job: Job | None,
             return None
         found.append((own.size == starts.size and bool((own == starts).all()), one, own))
     _, one, own = max(found, key=lambda f: f[0])
-    note = _marked_words(h, one[2], own, int((own < one[0]).sum()))
-    return OnePass(one[0], one[1], note + f"; each of the {len(found)} ranks' own range around its own such pass")
+    note = _marked_words(h, one.index, own, int((own < one.start).sum()))
+    return OnePass(one.start, one.end, note + f"; each of the {len(found)} ranks' own range around its own such pass")
 
 
-def _one_marked(h: HostEvents, idx: np.ndarray, launch: np.ndarray, starts: np.ndarray) -> tuple[int, int, int] | None:
-    """(start, end, host index) of the one range of ``idx`` that holds launches (``launch``: bool per host event) and
-    has some outside it, none of ``starts`` inside it (:func:`_marked_pass`); None elsewhere."""
+def _one_marked(h: HostEvents, idx: np.ndarray, launch: np.ndarray, starts: np.ndarray) -> MarkedRange | None:
+    """The one range of ``idx`` (:class:`MarkedRange`: start, end, host index) that holds launches (``launch``: bool
+    per host event) and has some outside it, none of ``starts`` inside it (:func:`_marked_pass`); None elsewhere."""
     if idx.size != 1:
         return None
     lo, hi = int(h.start[idx[0]]), int(h.end[idx[0]])
@@ -155,7 +175,7 @@ def _one_marked(h: HostEvents, idx: np.ndarray, launch: np.ndarray, starts: np.n
     inside = (at >= lo) & (at <= hi)
     if not inside.any() or inside.all() or ((starts >= lo) & (starts <= hi)).any():
         return None
-    return lo, hi, int(idx[0])
+    return MarkedRange(lo, hi, int(idx[0]))
 
 
 def _marked_words(h: HostEvents, i: int, starts: np.ndarray, before: int) -> str:

@@ -19,7 +19,7 @@ from tb_gpu_advisor.common.fmt import pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, user_ranges
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.job.structure import SpanSteps, forward_iterations, work_launch_times
+from tb_gpu_advisor.job.structure import SpanSteps, forward_iterations, iteration_names, work_launch_times
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches, line_processes
 from tb_gpu_advisor.steps.iterations import (_framework_iterations, _update_iterations, _user_update_iterations,
@@ -271,12 +271,13 @@ def _own_ends(h: HostEvents, sel: np.ndarray, own: SpanSteps) -> np.ndarray | No
         return h.end[sel].astype(np.int64)
     out = np.zeros(sel.size, np.int64)
     line = h.line[sel]
+    names = iteration_names(h, own.name, own.phase)  # the same on every line: built once
     for ln in np.unique(line).tolist():
         pos = np.flatnonzero(line == ln)
-        found = forward_iterations(h, ln, own.name, own.phase)
-        if found is None or not np.array_equal(found[0], sel[pos]):
+        found = forward_iterations(h, ln, names)
+        if found is None or not np.array_equal(found.rows, sel[pos]):
             return None
-        out[pos] = found[1]
+        out[pos] = found.ends
     return out
 
 

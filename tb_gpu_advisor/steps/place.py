@@ -32,7 +32,8 @@ def _place_windows(r: _Reading) -> None:
     runs ahead of an asynchronous GPU)."""
     h = r.trace.h
     if r.source in _PART_MARKS and r.ids.size > 2:
-        r.ids, r.hs, r.he, r.note, r.per_line = _inside_frame(r.trace, r.ids, r.hs, r.he, r.note, r.per_line)
+        kept = _inside_frame(r.trace, r.ids, r.hs, r.he, r.note, r.per_line)
+        r.ids, r.hs, r.he, r.note, r.per_line = kept.ids, kept.starts, kept.ends, kept.note, kept.per_line
     if r.source not in _HOST_SOURCES + ("gpu_busy_clusters", "xla_modules") or not r.ids.size:
         return
     r.read_end = r.he.astype(np.int64)

@@ -8,6 +8,9 @@ frequent module's executions are the iterations.  They win over NVTX ranges and 
 
 from __future__ import annotations
 
+from itertools import pairwise
+from typing import NamedTuple
+
 import numpy as np
 
 from tb_gpu_advisor.job.structure import SpanSteps, module_executions
@@ -71,7 +74,9 @@ def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None) -> MarkedSt
         return MarkedSteps("xla_module_launches", note, np.arange(s.size, dtype=np.int64), s, e, {})
     if max(s.size for s, _, _ in runs) < 2:  # each process ran it once: a whole run, as one process's would be
         return None
-    return MarkedSteps("xla_module_launches", note + _processes_note(runs), *_each_process_steps(h, runs, procs))
+    each = _each_process_steps(h, runs, procs)
+    return MarkedSteps("xla_module_launches", note + _processes_note(runs), each.ids, each.starts, each.ends,
+                       each.per_line)
 
 
 def _runs_several_per_span(xla: MarkedSteps | None, own: SpanSteps | None) -> bool:
@@ -84,10 +89,9 @@ def _runs_several_per_span(xla: MarkedSteps | None, own: SpanSteps | None) -> bo
     repeats (survey h37-survey46: TraceLens' eager attention read as 22 steps of 1.47 ms inside 3 iterations of
     3.3-5.1 ms).  No step runs several times inside one iteration that encloses it; a jitted step called once per
     iteration (one execution in each span) keeps its reading."""
-    # source and starts by position: a plain (source, note, ids, starts, ends) tuple reads alike (its tests build one)
-    if xla is None or own is None or xla[0] != "xla_module_launches" or not own.timed or own.start.size < 2:
+    if xla is None or own is None or xla.source != "xla_module_launches" or not own.timed or own.start.size < 2:
         return False
-    starts = np.asarray(xla[3], np.int64)
+    starts = np.asarray(xla.starts, np.int64)
     at = np.searchsorted(own.start, starts, side="right") - 1
     inside = (at >= 0) & (starts < own.end[np.maximum(at, 0)])
     if not inside.all():
@@ -131,17 +135,30 @@ def _processes_note(runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> st
     process's executions overlap another's, that they ran one after another (not ranks of one step at once)."""
     note = f"; each of {len(runs)} processes executes its own steps: its kth execution is its step k"
     spans = sorted((int(s[0]), int(e.max())) for s, e, _ in runs)
-    if all(a[1] <= b[0] for a, b in zip(spans, spans[1:])):
+    if all(a[1] <= b[0] for a, b in pairwise(spans)):
         note += (" (the processes ran one after another, none executing while another did: their steps are "
                  "numbered each from its own first)")
     return note
 
 
+class ProcessesSteps(NamedTuple):
+    """The steps several processes' executions make (:func:`_each_process_steps`), the fields of the
+    ``steps.windows.MarkedSteps`` of the same names."""
+
+    ids: np.ndarray  # step k: every process's kth execution
+    starts: np.ndarray  # host-wide, ps: the first process's start of each step
+    ends: np.ndarray  # ... and the last one's end
+    per_line: dict[int, tuple[np.ndarray, np.ndarray]]  # each line of a process that ran every step: its own windows
+
+
 def _each_process_steps(h: HostEvents, runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]], procs: list[np.ndarray]
-                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]]:
-    """(ids, host-wide starts, ends, per-line windows) of processes' own steps ``runs`` (one per mask of ``procs``):
-    step k is every process's kth, host-wide from the first one's start to the last one's end; each line of a process
-    that ran every step keeps that process's own windows (:func:`_own_host_windows` places its GPU by them)."""
+                        ) -> ProcessesSteps:
+    """The steps (:class:`ProcessesSteps`: ids, host-wide starts, ends, per-line windows) of processes' own steps
+    ``runs`` (one per mask of ``procs``): step k is every process's kth, host-wide from the first one's start to the
+    last one's end; each line of a process that ran every step keeps that process's own windows
+    (:func:`_own_host_windows` places its GPU by them).
+
+    Why named: a plain 4-tuple spread into ``MarkedSteps`` by position (h37-debt50 *Left* 3)."""
     ids = np.concatenate([np.arange(s.size, dtype=np.int64) for s, _, _ in runs])
     u, s, e = _group_windows(ids, np.concatenate([r[0] for r in runs]).astype(np.int64),
                              np.concatenate([r[1] for r in runs]).astype(np.int64))
@@ -150,7 +167,7 @@ def _each_process_steps(h: HostEvents, runs: list[tuple[np.ndarray, np.ndarray, 
         if ps.size == u.size:
             for ln in np.unique(h.line[own]).tolist():
                 per_line[int(ln)] = (ps[u].astype(np.int64), pe[u].astype(np.int64))
-    return u, s, e, per_line
+    return ProcessesSteps(u, s, e, per_line)
 
 
 def _cycle_modules(h: HostEvents, ev: np.ndarray, others: list[int], s: np.ndarray) -> np.ndarray:

@@ -12,24 +12,14 @@ from __future__ import annotations
 
 import codecs
 import gzip
-import io
-import json
 import os
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from synthetic import torchtrace
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.formats.kineto.layout import sniff, text_encoding
-
-
-def _report(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]
+from tests.support.cli_report import first_report
 
 
 def _reencode(text: str, how: str) -> bytes:
@@ -51,7 +41,7 @@ def _summary(rep: dict) -> tuple:
 def utf8_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
     """The input-bound run as PyTorch writes it (UTF-8) and its report."""
     (path,) = torchtrace.write_run(str(tmp_path_factory.mktemp("utf8")), "input_bound", steps=6, run="run")
-    return path, _report(path)
+    return path, first_report(path)
 
 
 @pytest.mark.parametrize("how", ["utf-16-le-bom", "utf-16-be", "utf-8-bom", "utf-32-le-bom"])
@@ -61,7 +51,7 @@ def test_a_reencoded_trace_reads_as_the_trace_it_is(utf8_run: tuple[str, dict], 
     copy = tmp_path / "run" / os.path.basename(path)
     copy.parent.mkdir()
     copy.write_bytes(_reencode(Path(path).read_text(encoding="utf-8"), how))
-    assert _summary(_report(str(copy))) == _summary(want)
+    assert _summary(first_report(str(copy))) == _summary(want)
 
 
 def test_a_gzipped_utf16_trace_reads_too(utf8_run: tuple[str, dict], tmp_path: Path) -> None:
@@ -69,7 +59,7 @@ def test_a_gzipped_utf16_trace_reads_too(utf8_run: tuple[str, dict], tmp_path: P
     copy = tmp_path / "run" / (os.path.basename(path) + ".gz")
     copy.parent.mkdir()
     copy.write_bytes(gzip.compress(_reencode(Path(path).read_text(encoding="utf-8"), "utf-16-le-bom")))
-    assert _summary(_report(str(copy))) == _summary(want)
+    assert _summary(first_report(str(copy))) == _summary(want)
 
 
 def test_an_exported_trace_in_utf16_is_sniffed_as_a_trace(utf8_run: tuple[str, dict], tmp_path: Path) -> None:
@@ -85,7 +75,7 @@ def test_the_real_files_empty_trace_says_it_holds_no_event_not_that_it_is_no_jso
     p = tmp_path / "gpt2.pt.trace.json"
     p.write_bytes(codecs.BOM_UTF16_LE + '{"traceEvents": []}\r\n'.encode("utf-16-le"))
     assert p.stat().st_size == 44
-    error = _report(str(p))["hosts"][0]["error"]
+    error = first_report(str(p))["hosts"][0]["error"]
     assert "no readable event" in error and "not JSON" not in error
 
 

@@ -12,15 +12,11 @@ either stream; the controls are a warning that says it went on, and a measured e
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.formats.base import reported_failure
+from tests.support.cli_report import first_host
 
 JETSON = ("\x1b[0;31mURI -- failed to parse V4L2 device ID from /dev/video\n"
           "\x1b[0m\x1b[0;31m[video]  videoSource -- failed to parse command line options\n"
@@ -30,10 +26,7 @@ JETSON = ("\x1b[0;31mURI -- failed to parse V4L2 device ID from /dev/video\n"
 
 
 def _job(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["hosts"][0]["job"]
+    return first_host(path)["job"]
 
 
 @pytest.mark.parametrize("stream", ["stdout", "stderr"])

@@ -13,27 +13,16 @@ call of the same model is the control (its layers repeat, but a layer is no step
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
-
-
-def _host(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["hosts"][0]
+from tests.support.cli_report import first_host
 
 
 def test_calls_launched_back_to_back_are_the_steps(tmp_path) -> None:  # noqa: ANN001 - pytest's
     path = str(tmp_path / "result.sqlite")
     truth = nx.write_back_to_back_calls(path)
-    host = _host(path)
+    host = first_host(path)
     assert host["steps"]["source"] == "repeated_launches"
     assert host["steps"]["found"] == truth["calls"]
     assert host["gpus"][0]["step_ms"] == pytest.approx(truth["call_ms"], rel=0.05)
@@ -43,4 +32,4 @@ def test_one_call_of_a_layered_model_is_no_period(tmp_path) -> None:  # noqa: AN
     """Its layers repeat twelve times, but a layer is not a call: no steps from the period."""
     path = str(tmp_path / "result.sqlite")
     nx.write_back_to_back_calls(path, calls=1)
-    assert _host(path)["steps"]["source"] != "repeated_launches"
+    assert first_host(path)["steps"]["source"] != "repeated_launches"

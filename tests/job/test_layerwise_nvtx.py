@@ -13,29 +13,18 @@ By construction (``synthetic.nsysexport.write_layerwise_engine``): the engine st
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.frameworks import nvtx
-
-
-def _report(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]
+from tests.support.cli_report import first_report
 
 
 @pytest.mark.parametrize("prefix", ["model", "top"])
 def test_layerwise_ranges_make_one_step_per_model_forward(tmp_path, prefix: str) -> None:  # noqa: ANN001
     path = str(tmp_path / "engine.sqlite")
     truth = nx.write_layerwise_engine(path, prefix=prefix)
-    host = _report(path)["hosts"][0]
+    host = first_report(path)["hosts"][0]
     assert host["steps"]["count"] <= truth["steps"]  # never one per layer (4 a step)
     assert f"`{prefix}`" in host["steps"]["note"]
     assert host["gpus"][0]["step_ms"] == pytest.approx(truth["decode_step_ms"], rel=0.05)
@@ -67,7 +56,7 @@ def test_the_engine_that_names_its_threads_or_its_nvtx_domain_is_the_job(tmp_pat
     NVTX domain of its executor's ranges (TensorRT-LLM's ``nvtx_range``).  Main: "GPU work of an unknown kind"."""
     path = str(tmp_path / "engine.sqlite")
     truth = nx.write_layerwise_engine(path, **kw)
-    host = _report(path)["hosts"][0]
+    host = first_report(path)["hosts"][0]
     job = host["job"]
     assert (job["kind"], job.get("engine")) == ("serving", engine)
     assert host["gpus"][0]["step_ms"] == pytest.approx(truth["decode_step_ms"], rel=0.05)  # the steps kept
@@ -78,5 +67,5 @@ def test_control_a_thread_named_by_no_engine_stays_unknown(tmp_path) -> None:  #
     is read as before -- no engine, no serving."""
     path = str(tmp_path / "engine.sqlite")
     nx.write_layerwise_engine(path, thread="python")
-    job = _report(path)["hosts"][0]["job"]
+    job = first_report(path)["hosts"][0]["job"]
     assert job["kind"] != "serving" and not job.get("engine")

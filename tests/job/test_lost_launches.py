@@ -16,30 +16,20 @@ flight behind a long last kernel.
 
 from __future__ import annotations
 
-import io
-import json
 import sqlite3
-from contextlib import redirect_stderr, redirect_stdout
 
 from synthetic import jaxcapture, nsysexport as nx
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.nsys import reader as nsys_reader
 from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tests.support.cli_report import first_report
 from tests.support.paths import FIXTURES
 
 
 def _wild(run: str) -> dict:
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
     return analyze_session(s.run, s.session, s.hosts).to_dict()
-
-
-def _report(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]
 
 
 def _lost(rep: dict) -> list[dict]:
@@ -70,7 +60,7 @@ def test_steps_in_the_lost_stretch_are_not_counted(tmp_path):
     a GPU idling for its host), and the warning names the share and where the stretch begins."""
     path = str(tmp_path / "run.sqlite")
     truth = nx.write_lost_kernel_records(path, ranges=True)
-    rep = _report(path)
+    rep = first_report(path)
     host = rep["hosts"][0]
     (f,) = _lost(rep)
     assert f"{truth['lost']:,} of the {truth['launches']:,}" in f["summary"]
@@ -92,7 +82,7 @@ def test_a_loop_that_polls_after_its_lost_launches_is_read_as_its_sync_twin(tmp_
     path = str(tmp_path / "run.sqlite")
     truth = nx.write_lost_kernel_records(path, lost_from=15, lost_until=25, streams=2, ranges=True,
                                          poll="cudaStreamQuery")
-    rep = _report(path)
+    rep = first_report(path)
     (f,) = _lost(rep)
     assert f"{truth['lost']:,} of the {truth['launches']:,}" == "40 of the 160" and "40 of the 160" in f["summary"]
     assert f"from {truth['lost_from_ns'] / 1e6:,.1f} ms to {truth['resume_ns'] / 1e6:,.1f} ms" in f["summary"]
@@ -106,7 +96,7 @@ def test_polls_over_recorded_work_keep_their_reading(tmp_path):
     a step, no lost finding)."""
     path = str(tmp_path / "run.sqlite")
     nx.write_lost_kernel_records(path, lost_from=None, ranges=True, poll="cudaStreamQuery")
-    assert not _lost(_report(path))
+    assert not _lost(first_report(path))
     assert host_metrics(nsys_reader.read_trace(path)).syncs.poll_calls_per_step == 1.0
 
 
@@ -115,7 +105,7 @@ def test_launches_in_flight_at_the_windows_end_are_not_lost(tmp_path):
     sync after them (the window ended first): in flight, not lost -- no finding, no step dropped for it."""
     path = str(tmp_path / "run.sqlite")
     nx.write_lost_kernel_records(path, lost_from=None, in_flight=60, ranges=True)
-    rep = _report(path)
+    rep = first_report(path)
     assert not _lost(rep)
     assert not [d for d in rep["hosts"][0]["steps"]["dropped"] if d["reason"].startswith("lost records")]
 
@@ -138,7 +128,7 @@ def test_a_stretch_lost_mid_window_is_lost_wherever_it_falls(tmp_path):
     host's waits read as "GPU work the capture does not show", and the 10 steps were kept as GPU-less steps."""
     path = str(tmp_path / "run.sqlite")
     truth = nx.write_lost_kernel_records(path, lost_from=15, lost_until=25, streams=2, ranges=True)
-    rep = _report(path)
+    rep = first_report(path)
     (f,) = _lost(rep)
     assert f["severity"] == "warning" and rep["findings"][0]["id"] == f["id"]
     assert f"{truth['lost']:,} of the {truth['launches']:,}" in f["summary"]
@@ -168,7 +158,7 @@ def test_a_window_ended_at_cudaprofilerstop_without_its_flush_gets_that_fix(tmp_
     path = str(tmp_path / "run.sqlite")
     nx.write_lost_kernel_records(path, options={"STOP_TRIGGER": "CudaProfilerApi", "CUDA_FLUSH_PERIOD": "0",
                                                 "CUDA_FLUSH_ON_CUDA_PROFILER_STOP": "false"})
-    (f,) = _lost(_report(path))
+    (f,) = _lost(first_report(path))
     assert "ended at cudaProfilerStop with the CUDA trace's buffers not flushed there" in f["summary"]
     assert f["actions"][0]["snippet"].count("--flush-on-cudaprofilerstop=true") == 1
     assert not any("--cuda-flush-interval" in (a["snippet"] or "") for a in f["actions"])  # not the duration's fix
@@ -180,7 +170,7 @@ def test_settings_that_show_no_cause_name_none(tmp_path):
     path = str(tmp_path / "run.sqlite")
     nx.write_lost_kernel_records(path, options={"STOP_TRIGGER": "Delayed", "RUN_DURATION_MS": "60000",
                                                 "CUDA_FLUSH_PERIOD": "100", "CUDA_FLUSH_ON_CUDA_PROFILER_STOP": "true"})
-    (f,) = _lost(_report(path))
+    (f,) = _lost(first_report(path))
     assert "The records were lost because" not in f["summary"]
     assert "a duration that ended the session first" in f["summary"]
     assert "--flush-on-cudaprofilerstop=true" in f["actions"][0]["snippet"]
@@ -193,7 +183,7 @@ def test_a_kineto_trace_that_logged_its_buffer_limit_says_so(tmp_path):
     or fewer active steps); on main the log was unread and the causes were a list."""
     path = str(tmp_path / "rank0.pt.trace.json")
     truth = tt.write_lost_gpu_records(path)
-    (f,) = _lost(_report(path))
+    (f,) = _lost(first_report(path))
     assert f"{truth['lost']:,} of the {truth['launches']:,}" in f["summary"]
     assert "reached their limit of 33 buffers" in f["summary"]
     assert "ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB" in f["actions"][0]["snippet"]
@@ -206,13 +196,13 @@ def test_kinetos_count_of_dropped_records_is_said(tmp_path):
     path = str(tmp_path / "rank0.pt.trace.json")
     tt.write_lost_gpu_records(path, lost_from=None, log=(
         "WARNING:2026-03-02 10:14:07 4100:4188 CuptiActivityApi.cpp:308] Dropped 1234 activity records",))
-    rep = _report(path)
+    rep = first_report(path)
     (f,) = [f for f in rep["findings"] if f["metric"] and f["metric"]["id"] == "dropped_records"]
     assert f["severity"] == "info" and "1,234 activity records CUPTI dropped" in f["summary"]
     assert not _lost(rep) and not rep["hosts"][0]["steps"]["dropped"][2:]
     clean = str(tmp_path / "clean.pt.trace.json")
     tt.write_lost_gpu_records(clean, lost_from=None, log=())
-    assert not [f for f in _report(clean)["findings"] if f["metric"] and f["metric"]["id"] == "dropped_records"]
+    assert not [f for f in first_report(clean)["findings"] if f["metric"] and f["metric"]["id"] == "dropped_records"]
 
 
 def test_an_xplane_whose_profiler_warned_of_dropped_gpu_events_says_so(tmp_path):
@@ -223,7 +213,7 @@ def test_an_xplane_whose_profiler_warned_of_dropped_gpu_events_says_so(tmp_path)
     sc.space.warnings.append("Detected GPU events dropped on localhost: Profiler has collected 1048576 driver events "
                              "and 1048576 device events. 5120 events dropped because cupti activity buffer full.")
     sc.write(tmp_path)
-    (f,) = [f for f in _report(str(tmp_path))["findings"] if f["metric"] and f["metric"]["id"] == "dropped_records"]
+    (f,) = [f for f in first_report(str(tmp_path))["findings"] if f["metric"] and f["metric"]["id"] == "dropped_records"]
     assert "5,120 GPU events it dropped (cupti activity buffer full)" in f["summary"]
 
 
@@ -244,7 +234,7 @@ def test_a_window_the_program_opened_itself_is_not_read_as_a_duration(tmp_path):
     --duration of 0.1 s while the program still ran" and the --cuda-flush-interval fix that keeps a duration."""
     path = str(tmp_path / "run.sqlite")
     _program_window_export(path, started_by_program=True)
-    (f,) = _lost(_report(path))
+    (f,) = _lost(first_report(path))
     assert "--duration of" not in f["summary"]
     assert "the program opened and closed the window itself (cudaProfilerStart" in f["summary"]
     first = f["actions"][0]
@@ -255,7 +245,7 @@ def test_control_the_same_settings_without_the_programs_start_still_read_as_its_
     """Control: the same export without the diagnostic keeps h37-lost3's reading of a session stopped by its length."""
     path = str(tmp_path / "run.sqlite")
     _program_window_export(path, started_by_program=False)
-    (f,) = _lost(_report(path))
+    (f,) = _lost(first_report(path))
     assert "the capture stopped on its --duration of" in f["summary"]
 
 
@@ -283,7 +273,7 @@ def test_a_program_that_ended_before_the_session_stopped_was_not_stopped_by_a_du
     capture stopped on its --duration of ... while the program still ran"."""
     path = str(tmp_path / "run.sqlite")
     _stopped_export(path, (_DROPPED_80, "Profiling has stopped."))
-    (f,) = _lost(_report(path))
+    (f,) = _lost(first_report(path))
     assert "--duration of" not in f["summary"]
 
 
@@ -292,7 +282,7 @@ def test_control_a_session_stopped_while_the_program_ran_keeps_its_duration(tmp_
     stop at 10,005 ms): the duration's cause stays."""
     path = str(tmp_path / "run.sqlite")
     _stopped_export(path, ("Profiling has stopped.", _DROPPED_80))
-    (f,) = _lost(_report(path))
+    (f,) = _lost(first_report(path))
     assert "the capture stopped on its --duration of" in f["summary"]
 
 
@@ -311,7 +301,7 @@ def test_a_helper_process_that_ended_early_does_not_end_the_program(tmp_path):
                 (first - 1_000_000, "Number of CUPTI events produced: \t12, CUPTI buffers: 1 of 50.", 424242))
     con.commit()
     con.close()
-    (f,) = _lost(_report(path))
+    (f,) = _lost(first_report(path))
     assert "the capture stopped on its --duration of" in f["summary"]
 
 
@@ -325,7 +315,7 @@ def test_a_thread_whose_every_launch_was_lost_polls_as_its_sync_twin(tmp_path):
         path = str(tmp_path / f"run{poll}.sqlite")
         truth = nx.write_lost_kernel_records(path, lost_from=15, lost_until=25, streams=2, ranges=True, poll=poll,
                                              side_us=500.0)
-        (f,) = _lost(_report(path))
+        (f,) = _lost(first_report(path))
         counts[poll] = f["summary"].split(" kernel launches")[0]
     assert (truth["lost"], truth["launches"]) == (50, 170)
     assert counts[""] == counts["cudaStreamQuery"] == "50 of the 170"
@@ -341,7 +331,7 @@ def test_a_kineto_thread_whose_every_launch_was_lost_polls_as_its_sync_twin(tmp_
     for poll in ("", "cudaStreamQuery"):
         path = str(tmp_path / f"rank0{poll}.pt.trace.json")
         truth = tt.write_lost_gpu_records(path, poll=poll, side_us=500.0)
-        (f,) = _lost(_report(path))
+        (f,) = _lost(first_report(path))
         counts[poll] = f["summary"].split(" kernel launches")[0]
     assert (truth["lost"], truth["launches"]) == (42, 78)
     assert counts[""] == counts["cudaStreamQuery"] == "42 of the 78"

@@ -11,22 +11,15 @@ unmarked backward (as many kernels again after each ``forward``) stays of no kno
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.frameworks import nvtx
+from tests.support.cli_report import first_host
 
 
 def _job(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["hosts"][0]["job"]
+    return first_host(path)["job"]
 
 
 @pytest.mark.parametrize("outer", ["iteration-{k}", "iter_{k}", None])
@@ -54,7 +47,6 @@ def test_an_unmarked_backward_after_the_forward_is_not_read_as_inference(tmp_pat
     path = str(tmp_path / "train.sqlite")
     nx.write_marked_forward_loop(path, forward_ops=20, backward_ops=20)
     assert _job(path)["kind"] != "inference"
-
 
 
 def test_two_ranks_forward_loops_are_judged_each_by_its_own_launches(tmp_path) -> None:  # noqa: ANN001 - pytest's

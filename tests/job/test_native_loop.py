@@ -13,21 +13,10 @@ the same loop in a window opened mid-run is the control (its first call's wait i
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
-
-
-def _host(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["hosts"][0]
+from tests.support.cli_report import first_host
 
 
 def test_a_native_loop_is_stepped_by_its_iterations(tmp_path) -> None:  # noqa: ANN001 - pytest's
@@ -35,7 +24,7 @@ def test_a_native_loop_is_stepped_by_its_iterations(tmp_path) -> None:  # noqa: 
     period of the launch sequence is the iteration, and each step is one iteration's GPU time."""
     path = str(tmp_path / "report1.sqlite")
     truth = nx.write_native_loop(path)
-    host = _host(path)
+    host = first_host(path)
     assert host["steps"]["source"] == "repeated_launches"
     assert "iterations of its loop" in host["steps"]["note"]
     assert truth["iterations"] - 3 <= host["steps"]["count"] <= truth["iterations"] + 1
@@ -47,7 +36,7 @@ def test_the_context_created_in_a_blocking_first_call_is_start_up(tmp_path) -> N
     start-up, named with its call, and no wait for GPU work outside the file."""
     path = str(tmp_path / "report1.sqlite")
     truth = nx.write_native_loop(path)
-    job = _host(path)["job"]
+    job = first_host(path)["job"]
     assert job["phase"] != "steady"
     assert "context created" in job["phase_evidence"] and "`cudaMemcpyToSymbol`" in job["phase_evidence"]
     assert job["one_time_ms"] >= truth["context_ms"]
@@ -59,7 +48,7 @@ def test_a_window_cut_mid_run_has_no_context_creation(tmp_path) -> None:  # noqa
     No runtime start-up in the window, so no context: the wait stays a wait for work the file does not hold."""
     path = str(tmp_path / "cut.sqlite")
     truth = nx.write_native_loop(path, cut=True)
-    host = _host(path)
+    host = first_host(path)
     assert "context" not in host["job"]["phase_evidence"]
     assert host["job"]["unseen_gpu_ms"] == pytest.approx(truth["waited_ms"], rel=0.05)
     assert host["steps"]["source"] == "repeated_launches"
@@ -70,4 +59,4 @@ def test_a_layered_models_one_call_is_still_no_loop(tmp_path) -> None:  # noqa: 
     program's own calls, but kernels outside them (the call's own first and last) say they are one call's layers."""
     path = str(tmp_path / "one_call.sqlite")
     nx.write_back_to_back_calls(path, calls=1)
-    assert _host(path)["steps"]["source"] != "repeated_launches"
+    assert first_host(path)["steps"]["source"] != "repeated_launches"

@@ -13,26 +13,14 @@ and with a 50 ms wait before the DMA (as a window cut out of a longer capture sh
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
-
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
-
-
-def _report(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]
+from tests.support.cli_report import first_report
 
 
 def test_staging_a_pageable_read_back_is_no_unseen_gpu_work(tmp_path) -> None:  # noqa: ANN001 - pytest's
     path = str(tmp_path / "staged.sqlite")
     nx.write_pageable_readbacks(path, staging_ms=1.3)  # 4 MB in 1.3 ms: 3.2 GB/s, as the real benchmark's
-    rep = _report(path)
+    rep = first_report(path)
     assert rep["hosts"][0]["job"]["unseen_gpu_ms"] == 0.0
     assert not any("does not show" in f["title"] for f in rep["findings"])
 
@@ -40,6 +28,6 @@ def test_staging_a_pageable_read_back_is_no_unseen_gpu_work(tmp_path) -> None:  
 def test_a_copy_call_that_waits_far_beyond_its_bytes_is_still_unseen_work(tmp_path) -> None:  # noqa: ANN001
     path = str(tmp_path / "cut.sqlite")
     truth = nx.write_pageable_readbacks(path, staging_ms=1.3, wait_ms=50.0)
-    unseen = _report(path)["hosts"][0]["job"]["unseen_gpu_ms"]
+    unseen = first_report(path)["hosts"][0]["job"]["unseen_gpu_ms"]
     # the whole call is booked (its wait, DMA and staging: one span), never more than the calls themselves
     assert truth["wait_ms"] <= unseen <= truth["call_beyond_dma_ms"] + truth["copies"] * 0.7 + 1e-6

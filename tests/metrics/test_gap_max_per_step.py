@@ -14,17 +14,13 @@ Also: with one kept step every gap lies beside a step left out, so no gap betwee
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
 from tb_gpu_advisor.model.schema import Finding, Metric, _finding
 from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tests.support.cli_report import first_host
 from tests.support.properties import gap_max_problems
 
 #: the loop's own Python before each iteration's first launch (us), nothing recording it
@@ -33,13 +29,6 @@ TURN_US = 40.0
 
 def _run(tmp_path, name: str, body, steps: int) -> str:
     return tt.write_run(str(tmp_path), tt.Scenario(1, body, [], [], name), steps=steps, run=name)[0]
-
-
-def _report(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["hosts"][0]
 
 
 def _gap_finding(host: dict) -> dict:
@@ -71,7 +60,7 @@ def test_the_maximum_is_the_most_one_kept_step_holds(between_dropped: str) -> No
 
 def test_the_report_holds_the_law(between_dropped: str) -> None:
     """The finding's words and detail: mean <= max (main: "idle 66 us between steps on average (max 56 us)")."""
-    f = _finding(_gap_finding(_report(between_dropped)))
+    f = _finding(_gap_finding(first_host(between_dropped)))
     assert "between steps on average (max" in f.summary
     assert not gap_max_problems("between_dropped", f)
     assert f.metric.detail["avg_gap_ms"] <= f.metric.detail["max_gap_ms"]
@@ -90,7 +79,7 @@ def test_the_law_catches_a_mean_over_its_maximum() -> None:
 def test_one_kept_step_is_no_critical_gap(tmp_path) -> None:
     """Fails on main (critical, medium confidence): three spanned iterations, the first holding a buffer request and
     the last partial, leave one kept; its gaps (the idle before and after it) lie beside steps left out."""
-    host = _report(_run(tmp_path, "one_kept", tt.spanned_requests(True, 150.0), 3))
+    host = first_host(_run(tmp_path, "one_kept", tt.spanned_requests(True, 150.0), 3))
     assert host["steps"]["count"] == 1
     f = _gap_finding(host)
     assert f["severity"] == "warning" and f["confidence"] == "low"
@@ -101,7 +90,7 @@ def test_one_kept_step_is_no_critical_gap(tmp_path) -> None:
 def test_control_two_kept_steps_keep_their_grade(tmp_path) -> None:
     """Control: the same spanned loop with no request keeps two steps (first and last partial aside), and its gaps,
     each between two kept or found steps, keep the grade their share earns."""
-    host = _report(_run(tmp_path, "no_request", tt.spanned_requests(False, 150.0), 4))
+    host = first_host(_run(tmp_path, "no_request", tt.spanned_requests(False, 150.0), 4))
     assert host["steps"]["count"] >= 2
     f = _gap_finding(host)
     assert f["severity"] == "critical" and "only one step was kept" not in f["summary"]

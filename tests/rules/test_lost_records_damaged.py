@@ -11,24 +11,15 @@ Kineto writes) cut inside its first GPU event; the control is the same host part
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from synthetic import torchtrace
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import first_report
 
 _GPU_CATS = re.compile(r'"cat": "(?:kernel|gpu_memcpy|gpu_memset|gpu_user_annotation)"')
-
-
-def _report(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]
 
 
 def _host_part(tmp_path: Path) -> tuple[str, int, str]:
@@ -45,7 +36,7 @@ def test_no_gpu_record_before_the_cut_is_the_damage_not_the_capture(tmp_path: Pa
     cut = tmp_path / "cut" / name
     cut.parent.mkdir()
     cut.write_text(text[:first_gpu + 40], encoding="utf-8")  # inside the first GPU event
-    rep = _report(str(cut))
+    rep = first_report(str(cut))
     host = rep["hosts"][0]
     assert any("cut off" in d for d in host["damage"])
     first = rep["findings"][0]
@@ -63,6 +54,6 @@ def test_the_same_host_part_closed_whole_still_lost_its_records(tmp_path: Path) 
     whole.parent.mkdir()
     head = text[:first_gpu].rstrip().rstrip(",")
     whole.write_text(head + "\n  ],\n  \"traceName\": \"run\"\n}\n", encoding="utf-8")
-    rep = _report(str(whole))
+    rep = first_report(str(whole))
     assert not rep["hosts"][0]["damage"]
     assert rep["findings"][0]["title"] == "The capture lost its GPU records"

@@ -12,24 +12,14 @@ model's ops, after a one-kernel fused optimizer.
 
 from __future__ import annotations
 
-import io
-import json
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import first_report
 
 PARAMS, PER_PARAM = 28, 8  # a per-parameter Adam: eight element-wise ops on each parameter
 LAUNCH_US = 14.0  # each tiny kernel's launch, as the tiny_ops scenario
-
-
-def _report(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]
 
 
 def _tiny_updates(r: tt.Rank) -> None:
@@ -55,7 +45,7 @@ def _model_side_tiny_ops(r: tt.Rank) -> None:
 def _launch_bound(tmp_path: Path, body, run: str) -> dict:  # noqa: ANN001 - a Rank body
     sc = tt.Scenario(1, tt._single(body), ["launch_bound"], [], run)
     (path,) = tt.write_run(str(tmp_path), sc, steps=6, run=run)
-    rep = _report(path)
+    rep = first_report(path)
     return next(f for f in rep["findings"] if f["rule"] == "launch_bound")
 
 

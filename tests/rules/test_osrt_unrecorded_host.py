@@ -18,23 +18,12 @@ running).
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.formats.nsys import reader
 from tb_gpu_advisor.metrics.compute import waits_traced
-
-
-def _report(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]
+from tests.support.cli_report import first_report
 
 
 def _bound(rep: dict) -> list[dict]:
@@ -62,7 +51,7 @@ def test_untraced_host_time_under_an_osrt_trace_is_host_bound(tmp_path) -> None:
     """On main: "the host's own code, or a wait ... the capture traced no context switches", no host-bound."""
     path = str(tmp_path / "report1.sqlite")
     truth = nx.write_osrt_host_work_window(path)
-    rep = _report(path)
+    rep = first_report(path)
     (f,) = _bound(rep)
     assert not _unrecorded(rep)
     assert f["saving"]["ms_per_step"] == pytest.approx(truth["ran_ms"], rel=0.01)
@@ -75,7 +64,7 @@ def test_untraced_host_time_under_an_osrt_trace_is_host_bound(tmp_path) -> None:
 def test_without_a_whole_osrt_trace_the_time_stays_unknown(tmp_path, kw) -> None:  # noqa: ANN001
     path = str(tmp_path / "report1.sqlite")
     nx.write_osrt_host_work_window(path, **kw)
-    rep = _report(path)
+    rep = first_report(path)
     assert not _bound(rep)
     (f,) = _unrecorded(rep)
     assert "cannot tell which" in f["summary"]
@@ -85,7 +74,7 @@ def test_without_a_whole_osrt_trace_the_time_stays_unknown(tmp_path, kw) -> None
 def test_a_traced_wait_is_waiting_not_running(tmp_path, wait) -> None:  # noqa: ANN001
     path = str(tmp_path / "report1.sqlite")
     truth = nx.write_osrt_host_work_window(path, wait=wait)
-    rep = _report(path)
+    rep = first_report(path)
     assert not _bound(rep) and not _unrecorded(rep)
     (f,) = [x for x in rep["findings"] if x["id"].endswith("#outside_wait")]
     assert f["saving"]["ms_per_step"] == pytest.approx(truth["host_time_ms"], rel=0.01)
@@ -101,7 +90,7 @@ def test_a_loops_untraced_gaps_under_an_osrt_trace_are_the_hosts_code(tmp_path) 
     """On main: a warning, "likely the host waiting for a source that paces the loop ... or else its own code"."""
     path = str(tmp_path / "report1.sqlite")
     truth = nx.write_untraced_host_loop(path)
-    f = _gaps(_report(path))
+    f = _gaps(first_report(path))
     assert f["severity"] == "critical"
     assert f["metric"]["detail"]["unexplained_ms"] == pytest.approx(truth["ran_ms"], rel=0.03)
     assert "the host's own code, which the capture did not record" in f["summary"]
@@ -111,7 +100,7 @@ def test_a_loops_untraced_gaps_under_an_osrt_trace_are_the_hosts_code(tmp_path) 
 def test_a_loops_untraced_gaps_without_osrt_stay_unknown(tmp_path) -> None:  # noqa: ANN001
     path = str(tmp_path / "report1.sqlite")
     nx.write_untraced_host_loop(path, osrt=False, settings=False)
-    f = _gaps(_report(path))
+    f = _gaps(first_report(path))
     assert "no context switches to tell them apart" in f["summary"]
 
 
@@ -119,6 +108,6 @@ def test_a_loops_untraced_gaps_without_osrt_stay_unknown(tmp_path) -> None:  # n
 def test_a_loops_traced_waits_are_waits(tmp_path, wait) -> None:  # noqa: ANN001
     path = str(tmp_path / "report1.sqlite")
     truth = nx.write_untraced_host_loop(path, wait=wait)
-    f = _gaps(_report(path))
+    f = _gaps(first_report(path))
     assert f["metric"]["detail"]["outside_wait_ms"] == pytest.approx(truth["host_untraced_ms"], rel=0.03)
     assert "did not record" not in f["summary"] and f"`{wait}`" in f["summary"]

@@ -12,22 +12,11 @@ code), and the same loop exported without the scheduler's table (nothing tells a
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.formats.nsys import reader
-
-
-def _report(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]
+from tests.support.cli_report import first_report
 
 
 def _gaps(rep: dict) -> dict:
@@ -51,7 +40,7 @@ def test_the_scheduler_trace_is_read_as_the_threads_time_off_the_cpu(tmp_path) -
 def test_a_host_off_the_cpu_between_frames_waits_outside_the_capture(tmp_path) -> None:  # noqa: ANN001
     path = str(tmp_path / "report1.sqlite")
     truth = nx.write_paced_loop(path)
-    rep = _report(path)
+    rep = first_report(path)
     f = _gaps(rep)
     assert f["severity"] == "warning"  # whether the source can deliver faster is outside the capture
     assert f["metric"]["detail"]["outside_wait_ms"] == pytest.approx(truth["off_cpu_ms_per_gap"], rel=0.01)
@@ -64,7 +53,7 @@ def test_a_host_off_the_cpu_between_frames_waits_outside_the_capture(tmp_path) -
 def test_a_host_on_the_cpu_is_its_own_unrecorded_code(tmp_path) -> None:  # noqa: ANN001
     path = str(tmp_path / "report1.sqlite")
     nx.write_paced_loop(path, waits=False)
-    f = _gaps(_report(path))
+    f = _gaps(first_report(path))
     assert not f["metric"]["detail"].get("outside_wait_ms")
     assert "the host's own code, which the capture did not record" in f["summary"]
     assert "the scheduler's trace shows its thread on the CPU" in f["summary"]
@@ -76,7 +65,7 @@ def test_regular_frames_without_a_scheduler_trace_are_likely_a_wait_never_critic
     (a host computing the same work each frame gives equal gaps too).  On main: critical "the host's own code"."""
     path = str(tmp_path / "report1.sqlite")
     nx.write_paced_loop(path, sched=False)
-    f = _gaps(_report(path))
+    f = _gaps(first_report(path))
     assert f["severity"] != "critical"
     assert not f["metric"]["detail"].get("outside_wait_ms")
     assert "likely the host waiting for a source that paces the loop" in f["summary"]
@@ -90,7 +79,7 @@ def test_a_wait_inside_the_step_is_the_hosts_wait_not_its_work(tmp_path) -> None
     own code" for it."""
     path = str(tmp_path / "report1.sqlite")
     truth = nx.write_paced_loop(path, ranged=True, mid_wait_ms=26.0)
-    rep = _report(path)
+    rep = first_report(path)
     (f,) = [x for x in rep["findings"] if x["id"].endswith("#outside_wait")]
     assert f["severity"] == "warning"
     assert f["saving"]["ms_per_step"] == pytest.approx(truth["mid_wait_off_cpu_ms"], rel=0.02)
@@ -106,7 +95,7 @@ def test_a_wait_inside_the_step_is_the_hosts_wait_not_its_work(tmp_path) -> None
 def test_a_thread_on_the_cpu_inside_its_range_is_host_work(tmp_path) -> None:  # noqa: ANN001
     path = str(tmp_path / "report1.sqlite")
     nx.write_paced_loop(path, ranged=True, mid_wait_ms=26.0, waits=False)
-    rep = _report(path)
+    rep = first_report(path)
     assert not any(x["id"].endswith("#outside_wait") for x in rep["findings"])
     assert any(x["title"].startswith("Host-bound") for x in rep["findings"])
 
@@ -119,7 +108,7 @@ def test_one_pass_whose_thread_ran_is_host_bound_and_one_that_slept_waits(tmp_pa
     and an info note about the gap between them."""
     path = str(tmp_path / "report1.sqlite")
     truth = nx.write_scheduled_host_work_window(path, on_cpu=on_cpu)
-    rep = _report(path)
+    rep = first_report(path)
     assert rep["hosts"][0]["steps"]["count"] == 1 and not any(f["rule"] == "step_gaps" for f in rep["findings"])
     bound = [f for f in rep["findings"] if f["title"].startswith("Host-bound")]
     waits = [f for f in rep["findings"] if f["id"].endswith("#outside_wait")]
@@ -142,7 +131,7 @@ def test_a_wait_before_the_steps_first_launch_is_no_launch_overhead(tmp_path) ->
     for the next frame, the outside-wait finding's, sized by the truth's time off the CPU."""
     path = str(tmp_path / "report1.sqlite")
     truth = nx.write_paced_loop(path, mid_wait_ms=26.0)
-    rep = _report(path)
+    rep = first_report(path)
     assert not any(x["rule"] == "launch_bound" for x in rep["findings"])
     (f,) = [x for x in rep["findings"] if x["id"].endswith("#outside_wait")]
     assert f["saving"]["ms_per_step"] == pytest.approx(truth["off_cpu_ms_per_gap"], rel=0.02)
@@ -157,7 +146,7 @@ def test_a_thread_spinning_on_the_cpu_before_its_launch_runs_unrecorded_code(tmp
     ``other`` and the gap check names it as the host's unrecorded code."""
     path = str(tmp_path / "report1.sqlite")
     truth = nx.write_paced_loop(path, mid_wait_ms=26.0, waits=False)
-    rep = _report(path)
+    rep = first_report(path)
     assert not any(x["id"].endswith("#outside_wait") for x in rep["findings"])
     ledger = rep["hosts"][0]["breakdown_ms"]
     assert ledger["launch_wait"] < 0.1
@@ -191,7 +180,7 @@ def test_a_wait_inside_a_runtime_call_stays_that_calls(tmp_path) -> None:  # noq
     con.commit()
     con.close()
     assert stretched >= 30
-    rep = _report(path)
+    rep = first_report(path)
     assert rep["hosts"][0]["breakdown_ms"]["launch_wait"] > 0.8 * truth["off_cpu_ms_per_gap"]
 
 
@@ -203,7 +192,7 @@ def test_every_fix_lands_removes_the_wait_between_and_inside_the_step_once_each(
     main both claimed the same pool, so only the larger counted: "every fix lands" said ~13.9 ms."""
     path = str(tmp_path / "report1.sqlite")
     truth = nx.write_paced_loop(path, mid_wait_ms=26.0)
-    rep = _report(path)
+    rep = first_report(path)
     g = _gaps(rep)
     (f,) = [x for x in rep["findings"] if x["id"].endswith("#outside_wait")]
     assert g["id"] not in f["saving"]["overlaps"] and f["id"] not in g["saving"]["overlaps"]

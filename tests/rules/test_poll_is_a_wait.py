@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import bisect
 import gzip
-import io
 import json
 import re
 import sqlite3
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -29,10 +27,10 @@ import pytest
 from synthetic import nsysexport as nx
 from synthetic import rpdtrace
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.formats.kineto import adapter as kineto_adapter
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host, host_metrics
+from tests.support.cli_report import first_report
 from tests.support.paths import FIXTURES
 
 
@@ -149,10 +147,7 @@ def test_a_blocking_copy_is_named_by_the_call_the_program_made(tmp_path: Path, v
 
 
 def _cli_findings(path: str) -> list[dict]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["findings"]
+    return first_report(path)["findings"]
 
 
 def _by_rule(findings: list[dict]) -> dict[str, dict]:

@@ -14,21 +14,14 @@ By construction (``synthetic.nsysexport.write_synced_kernels``): with the syncs 
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import first_report
 
 
 def _findings(path: str) -> list[dict]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["findings"]
+    return first_report(path)["findings"]
 
 
 def _rule(f: dict) -> str:

@@ -20,6 +20,7 @@ import pytest
 
 from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.job.structure import SpanSteps
+from tb_gpu_advisor.steps.windows import MarkedSteps
 from tb_gpu_advisor.steps.xla_modules import _runs_several_per_span
 from tests.support.paths import FIXTURES
 
@@ -64,9 +65,9 @@ def _span(starts: list[int], ends: list[int]) -> SpanSteps:
                      end=np.array(ends, np.int64), coverage=1.0, confidence="medium", note="")
 
 
-def _xla(starts: list[int]) -> tuple:
+def _xla(starts: list[int]) -> MarkedSteps:
     s = np.array(starts, np.int64)
-    return ("xla_module_launches", "", np.arange(s.size), s, s + 1)
+    return MarkedSteps("xla_module_launches", "", np.arange(s.size), s, s + 1, {})
 
 
 def test_a_module_once_per_span_is_the_iteration() -> None:
@@ -77,5 +78,5 @@ def test_a_module_once_per_span_is_the_iteration() -> None:
     assert _runs_several_per_span(_xla([10, 50, 110, 150, 210, 250]), own)
     assert not _runs_several_per_span(_xla([10, 50, 110, 150, 210, 250, 295]), own)
     assert not _runs_several_per_span(_xla([10, 50, 110, 210, 250]), own)  # one span holds it once
-    assert not _runs_several_per_span(("xla_modules",) + _xla([10, 50, 110, 150, 210, 250])[1:], own)
+    assert not _runs_several_per_span(_xla([10, 50, 110, 150, 210, 250])._replace(source="xla_modules"), own)
     assert not _runs_several_per_span(_xla([10, 50]), None)

@@ -15,23 +15,12 @@ and the migrations' counts known.
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import nsysexport as nx
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.formats.nsys.reader import read_trace
-
-
-def _report(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]
+from tests.support.cli_report import first_report
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +43,7 @@ def test_the_reader_names_page_migrations_as_such(managed: tuple[str, dict]) -> 
 
 def test_page_migration_bursts_make_no_steps_and_the_kernel_is_judged(managed: tuple[str, dict]) -> None:
     path, truth = managed
-    rep = _report(path)
+    rep = first_report(path)
     host = rep["hosts"][0]
     gpu = host["gpus"][0]
     # one step holding the kernel, not the result check's paging bursts (main: 58 steps of 10 ms, the kernel dropped)
@@ -72,7 +61,7 @@ def test_copies_that_are_page_migrations_get_the_managed_memory_fix(tmp_path) ->
     path = str(tmp_path / "report4.sqlite")
     truth = nx.write_managed_kernel(path, blocks=262_144, threads=256, kernel_ms=110.0, faults_in_kernel=2000,
                                     fault_us=25.0, readback_bursts=20, fill_ms=100.0)
-    rep = _report(path)
+    rep = first_report(path)
     f = next(f for f in rep["findings"] if f["rule"] == "excessive_memcpy")
     assert f["severity"] in ("warning", "critical")
     assert "Unified Memory page migrations" in f["summary"]

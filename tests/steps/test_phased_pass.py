@@ -13,29 +13,18 @@ three times repeats its kernels, and its bursts stay steps (the control).
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import first_host
 from tests.support.paths import FIXTURES
-
-
-def _host(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["hosts"][0]
 
 
 def test_bursts_sharing_no_kernel_are_one_pass(tmp_path) -> None:  # noqa: ANN001 - pytest's
     """A set-up kernel, the host's work, then the run: two bursts with nothing in common, one step of the pass."""
     path = str(tmp_path / "profile_report.sqlite")
     truth = nx.write_phased_pass(path)
-    steps = _host(path)["steps"]
+    steps = first_host(path)["steps"]
     assert steps["source"] != "gpu_busy_clusters"
     assert steps["count"] == truth["passes"] == 1
 
@@ -44,7 +33,7 @@ def test_bursts_repeating_their_kernels_stay_steps(tmp_path) -> None:  # noqa: A
     """Control: the same program three times runs each kernel in several bursts: the bursts are repeated work."""
     path = str(tmp_path / "three.sqlite")
     nx.write_phased_pass(path, passes=3)
-    steps = _host(path)["steps"]
+    steps = first_host(path)["steps"]
     assert steps["source"] == "gpu_busy_clusters"
     assert steps["count"] >= 3
 
@@ -53,14 +42,13 @@ def test_the_bursts_note_names_no_other_framework_s_markers(tmp_path) -> None:  
     """Words: an Nsight capture's bursts are not said to lack Keras' or TensorFlow's step markers."""
     path = str(tmp_path / "three.sqlite")
     nx.write_phased_pass(path, passes=3)
-    note = _host(path)["steps"]["note"]
+    note = first_host(path)["steps"]["note"]
     assert note.startswith("no step markers found") and "Profiled batch" not in note
-
 
 
 def test_the_real_one_pass_program_is_one_step_of_its_gpu_work() -> None:
     """The kept capture: one step, the pass's 111.8 ms of GPU work (first kernel's start to the last one's end) and
     its copies, not two bursts averaged into 58 ms."""
-    host = _host(str(FIXTURES / "wild" / "mcts_rtx3080_one_pass" / "profile_report.sqlite"))
+    host = first_host(str(FIXTURES / "wild" / "mcts_rtx3080_one_pass" / "profile_report.sqlite"))
     assert host["steps"]["count"] == 1
     assert host["gpus"][0]["step_ms"] == pytest.approx(111.8, rel=0.1)

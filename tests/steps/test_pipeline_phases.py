@@ -13,23 +13,12 @@ warm-up known.
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.formats.nsys.reader import read_trace
 from tb_gpu_advisor.frameworks import user_ranges
-
-
-def _report(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]
+from tests.support.cli_report import first_report
 
 
 def _trace(path: str):  # noqa: ANN202 - the reader's Trace
@@ -40,7 +29,7 @@ def _trace(path: str):  # noqa: ANN202 - the reader's Trace
 def test_a_leading_warm_up_is_dropped_beside_the_schedules_phases(tmp_path) -> None:  # noqa: ANN001 - pytest's
     path = str(tmp_path / "pp.sqlite")
     truth = nx.write_pipeline_schedule(path, iteration_range="train_step", leading_warmup=3)
-    host = _report(path)["hosts"][0]
+    host = first_report(path)["hosts"][0]
     steps = host["steps"]
     assert "inside the program's own `Warm-up` range" in steps["note"]
     assert steps["count"] <= truth["iterations"]  # no iteration of the leading warm-up kept
@@ -62,7 +51,7 @@ def test_control_no_warm_up_no_step_dropped_as_one(tmp_path, kw: dict) -> None: 
     """Controls: with no warm-up of the program's, no step is dropped as inside one, the job stays training."""
     path = str(tmp_path / "pp.sqlite")
     truth = nx.write_pipeline_schedule(path, **kw)
-    host = _report(path)["hosts"][0]
+    host = first_report(path)["hosts"][0]
     assert "own `" not in host["steps"]["note"]
     assert host["gpus"][0]["step_ms"] == pytest.approx(truth["step_ms"], rel=0.03)
     assert host["job"]["kind"] == "training"

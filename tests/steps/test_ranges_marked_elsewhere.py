@@ -10,21 +10,10 @@ nothing is timed by rank 0's ranges, and is no job of another kind.
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
-
-
-def _host(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["hosts"][0]
+from tests.support.cli_report import first_host
 
 
 @pytest.mark.parametrize("launcher, ranks", [("side", 1), ("backward", 1), ("rank0", 2), ("rank0", 4)])
@@ -32,7 +21,7 @@ def test_ranges_time_the_steps_of_work_launched_elsewhere(tmp_path, launcher, ra
     """12 training steps (10 kept) of the written length on every GPU; the job training; every rank counted."""
     path = str(tmp_path / "elsewhere.sqlite")
     truth = nx.write_marked_elsewhere(path, launcher=launcher, ranks=ranks)
-    host = _host(path)
+    host = first_host(path)
     assert host["job"]["kind"] == "training"
     assert (host["steps"]["source"], host["steps"]["found"], host["steps"]["count"]) == ("nvtx_range", 12, 10)
     assert len(host["gpus"]) == ranks

@@ -13,28 +13,17 @@ By construction (``synthetic.nsysexport.write_warmup_benchmark``): the same rang
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.frameworks import nvtx
-
-
-def _report(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]
+from tests.support.cli_report import first_report
 
 
 def test_steps_in_the_programs_warm_up_range_are_dropped(tmp_path) -> None:  # noqa: ANN001 - pytest's
     path = str(tmp_path / "result.sqlite")
     truth = nx.write_warmup_benchmark(path)
-    host = _report(path)["hosts"][0]
+    host = first_report(path)["hosts"][0]
     assert host["gpus"][0]["step_ms"] == pytest.approx(truth["forward_ms"], rel=0.03)
     assert "inside the program's own `Warm-up` range" in host["steps"]["note"]
     # every kept step is a measured forward: none starts inside the warm-up
@@ -47,7 +36,7 @@ def test_the_job_is_the_kind_of_the_measured_iterations(tmp_path, measured_backw
     inference job (its fixes a forward pass's), with the warm-up named; measured training steps stay training."""
     path = str(tmp_path / "result.sqlite")
     truth = nx.write_warmup_benchmark(path, measured_backward=measured_backward)
-    job = _report(path)["hosts"][0]["job"]
+    job = first_report(path)["hosts"][0]["job"]
     assert job["kind"] == truth["kind"]
     if truth["kind"] == "inference":
         assert "`Warm-up`" in job["kind_evidence"] and "`Backward`" in job["kind_evidence"]

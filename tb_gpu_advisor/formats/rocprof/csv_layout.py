@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import ByIdentity, ROOT_RUN, Found, Groups, HostFile, RunFolderLayout, session_name, file_identity
+from tb_gpu_advisor.formats.base import ByIdentity, ROOT_RUN, Found, Groups, HostFile, RunFolderLayout, session_name
 
 EXPECTED = ("<run>/<pid>_kernel_trace.csv, <pid>_hip_api_trace.csv ... (rocprofv3 --output-format csv: one run's "
             "files together, told by their headers)")
@@ -81,11 +81,7 @@ def sniff(path: str) -> str | None:
     def probe() -> str | None:
         return None if kind_of(header_cells(head_line(path))) else (
             "a CSV file, but no rocprofv3 trace (its header is none of a kernel, API or copy trace's or agent info's)")
-    try:
-        key = file_identity(path)
-    except OSError:
-        return probe()
-    return _probed.answer(key, probe)
+    return _probed.answer_for(path, probe)
 
 
 def prefix(file_name: str) -> str:

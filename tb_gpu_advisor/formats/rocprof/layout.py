@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Callable
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import ByIdentity, Found, Groups, RunFolderLayout, is_gzip, file_identity
+from tb_gpu_advisor.formats.base import ByIdentity, Found, Groups, RunFolderLayout, is_gzip
 from tb_gpu_advisor.formats.heads import is_rocprof_head  # its one home: the Kineto layout refuses by it too
 
 #: The JSON files it may be (the content decides).
@@ -55,11 +55,7 @@ def sniff(path: str) -> str | None:
     def probe() -> str | None:
         return None if is_rocprof_head(head_bytes(path)) else (
             "not a rocprof trace (no section label of rocprof's, no BeginNs times)")
-    try:
-        key = file_identity(path)
-    except OSError:
-        return probe()
-    return _probed.answer(key, probe)
+    return _probed.answer_for(path, probe)
 
 
 #: The rocminfo rocprof writes beside its trace (``results.sysinfo.txt`` beside ``results.json``): the reader takes

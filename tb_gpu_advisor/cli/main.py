@@ -21,6 +21,7 @@ from tb_gpu_advisor import __version__
 from tb_gpu_advisor.cli import options as cli_opts
 from tb_gpu_advisor.common import logs
 from tb_gpu_advisor.common.cachedir import ENV_DIR
+from tb_gpu_advisor.common.dependencies import missing_dependency
 from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.common.thresholds import ENV_MODEL_FLOPS, ENV_NET_GBPS
 
@@ -107,8 +108,21 @@ def one_blas_thread() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the sub-command ``argv`` names; a dependency this Python lacks is said as what to install (exit 2)."""
     one_blas_thread()  # before any sub-command imports numpy
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return _run(argv)
+    except ImportError as e:  # numpy or protobuf missing from this Python: its name and the pip command, no traceback
+        missing = missing_dependency(f"tb-gpu-advisor {chosen_command(argv) or ''}".rstrip(), e)
+        if missing is None:
+            raise
+        print(f"tb-gpu-advisor: error: {missing}", file=sys.stderr)
+        return 2
+
+
+def _run(argv: list[str]) -> int:
+    """:func:`main`'s work: parse ``argv`` (importing only its sub-command), set what the workers inherit, run it."""
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tb_gpu_advisor.common.dependencies import missing_dependency
 from tb_gpu_advisor.formats import kineto, nsys, rocprof, rpd, snapshot, xplane
-from tb_gpu_advisor.formats.base import (ENV_MAX_BYTES, Format, LfsPointerError, MissingDependencyError, TextDecodedError,
-                                         lfs_pointer, max_profile_bytes, missing_dependency, text_decoded)
+from tb_gpu_advisor.formats.base import (ENV_MAX_BYTES, Format, LfsPointerError, TextDecodedError, lfs_pointer,
+                                         max_profile_bytes, text_decoded)
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
     from tb_gpu_advisor.model.trace import Trace
@@ -26,8 +27,8 @@ REGISTRY[rocprof.CSV_FORMAT.id] = rocprof.CSV_FORMAT  # rocprofv3's CSV files: t
 REGISTRY[rocprof.JSON_FORMAT.id] = rocprof.JSON_FORMAT  # rocprofv3's JSON: told by its top key, after rocprof's
 REGISTRY[snapshot.FORMAT.id] = snapshot.FORMAT  # memory snapshots (issue #29)
 
-__all__ = ["REGISTRY", "ENV_MAX_BYTES", "Format", "LfsPointerError", "MissingDependencyError", "TextDecodedError", "get",
-           "lfs_pointer", "max_profile_bytes", "missing_dependency", "read", "text_decoded"]
+__all__ = ["REGISTRY", "ENV_MAX_BYTES", "Format", "LfsPointerError", "TextDecodedError", "get", "lfs_pointer",
+           "max_profile_bytes", "read", "text_decoded"]
 
 
 def get(fmt: str) -> Format:
@@ -57,7 +58,7 @@ def read(host_file) -> Trace:  # noqa: ANN001 - a discovery.HostFile or anything
     except MemoryError:
         raise
     except ImportError as e:  # which package to install where, not "No module named 'google'"
-        missing = missing_dependency(fmt.name, e)
+        missing = missing_dependency(f"reading {fmt.name} files", e)
         if missing is None:
             raise
         raise missing from e

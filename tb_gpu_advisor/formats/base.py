@@ -212,58 +212,6 @@ class TextDecodedError(ValueError):
     """A binary profile converted to text (:func:`text_decoded`): the message says so and how to fetch it again."""
 
 
-class MissingDependencyError(ImportError):
-    """A format's reader needs a package this Python lacks: the message names the package, the Python and how to
-    install it (``missing_dependency``), where the bare ImportError names only a module ("No module named 'google'")."""
-
-
-#: Top-level modules our readers import whose distribution is named otherwise (protobuf installs ``google``).
-_DISTRIBUTION_OF = {"google": "protobuf"}
-#: The distribution this package is installed as: its metadata lists the version each dependency needs.
-_OWN_DISTRIBUTION = "tb-gpu-advisor"
-
-
-def _requirements() -> dict[str, str]:
-    """Each run-time dependency's distribution name (lower case) -> its requirement (``protobuf>=3.20``), from the
-    installed package's metadata; empty where the package runs from a source tree that was never installed."""
-    from importlib import metadata
-
-    try:
-        listed = metadata.requires(_OWN_DISTRIBUTION) or []
-    except metadata.PackageNotFoundError:
-        return {}
-    out: dict[str, str] = {}
-    for req in listed:
-        if ";" in req:  # an extra's (test, s3, mcp): not what reading a format needs
-            continue
-        name = re.split(r"[<>=!~\[ ]", req, maxsplit=1)[0].strip()
-        out.setdefault(name.lower(), req.strip())
-    return out
-
-
-def missing_dependency(fmt_name: str, error: ImportError) -> MissingDependencyError | None:
-    """The error to report when reading a ``fmt_name`` file failed on ``error``, a module that is not installed: which
-    package to install, into which Python, and how.  None for a module that is none of our dependencies (a bug of
-    ours, which keeps its own traceback) and for an ImportError that is not a missing module."""
-    import sys
-
-    if not isinstance(error, ModuleNotFoundError) or not error.name:
-        return None
-    top = error.name.split(".", 1)[0]
-    dist = _DISTRIBUTION_OF.get(top, top)
-    needs = _requirements()
-    if needs and dist.lower() not in needs:
-        return None
-    if not needs and top not in _DISTRIBUTION_OF and top not in ("numpy", "msgspec"):
-        return None
-    spec = needs.get(dist.lower(), dist)
-    return MissingDependencyError(
-        f"reading {fmt_name} files needs the Python package {dist!r} (module {error.name!r}), which is not installed "
-        f"in the Python that runs the analysis ({sys.executable}): install it with `{sys.executable} -m pip install "
-        f"'{spec}'`, or install {_OWN_DISTRIBUTION} with its dependencies (`pip install -e .` in its source, or "
-        f"`pip install {_OWN_DISTRIBUTION}`)", name=error.name)
-
-
 def lfs_pointer(path: str) -> str | None:
     """Why ``path`` is not a profile when it is a Git LFS pointer (the file it stands for, its size and how to fetch
     it), else None -- also for an unreadable file, which its format's reader reports in its own words."""

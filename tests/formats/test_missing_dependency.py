@@ -15,18 +15,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tb_gpu_advisor.formats import MissingDependencyError, missing_dependency
+from tb_gpu_advisor.common.dependencies import MissingDependencyError, missing_dependency
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "h200_jobs"
 XPLANE = next((FIXTURES / "jax_jit_inference" / "plugins" / "profile").glob("*/vm.xplane.pb"))
 KINETO = next((FIXTURES / "torch_compile_cudagraphs_inference").glob("*.pt.trace.json.gz"))
 
-#: Runs the CLI in a Python where importing ``google`` (protobuf) fails as it does where protobuf is not installed.
-_WITHOUT_PROTOBUF = """
+#: Runs the CLI in a Python where importing ``MODULE`` fails as it does where its package is not installed.
+_WITHOUT = """
 import importlib.abc, runpy, sys
 class _NotInstalled(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name == "google" or name.startswith("google."):
+        if name == "MODULE" or name.startswith("MODULE."):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
 sys.meta_path.insert(0, _NotInstalled())
@@ -47,8 +47,12 @@ def _logdir(tmp_path: Path) -> Path:
 
 
 def _report_without_protobuf(logdir: Path, run: str) -> tuple[int, dict, str]:
+    return _report_without("google", logdir, run)
+
+
+def _report_without(module: str, logdir: Path, run: str) -> tuple[int, dict, str]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    done = subprocess.run([sys.executable, "-c", _WITHOUT_PROTOBUF, "report", str(logdir), "--run", run,
+    done = subprocess.run([sys.executable, "-c", _WITHOUT.replace("MODULE", module), "report", str(logdir), "--run", run,
                            "--format", "json", "--cache-dir", "off"],
                           check=False, capture_output=True, text=True, timeout=300, env=env)
     return done.returncode, json.loads(done.stdout) if done.stdout.strip() else {}, done.stderr
@@ -71,6 +75,14 @@ def test_the_other_formats_runs_are_analysed_without_protobuf(tmp_path: Path) ->
     assert hosts and not any(h["error"] for h in hosts), hosts
     assert all(g["kernel_count"] > 0 for h in hosts for g in h["gpus"]), hosts  # read, its kernels counted
     assert code in (0, 1), stderr
+
+
+def test_the_command_without_numpy_names_it_and_how_to_install_it(tmp_path: Path) -> None:
+    # numpy is imported by the analysis' stages, before any file is read: the command itself says what to install
+    code, report, stderr = _report_without("numpy", _logdir(tmp_path), "torch")
+    assert code == 2 and not report
+    assert "'numpy'" in stderr and "pip install 'numpy>=" in stderr and sys.executable in stderr, stderr
+    assert "Traceback" not in stderr, stderr
 
 
 def test_a_missing_module_of_ours_names_its_package() -> None:

@@ -195,8 +195,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
         # the session's and stayed a warning (h37-xplane3: 2 TF hosts' launch wait, seed 6115)
         rules.follow_savings(findings)
         whole = _hosts_read_whole(ok)
-        rules.say_why_kept_on_one_pass([f for f in findings if (names := [f.host] if f.host else list(f.hosts))
-                                        and whole.issuperset(names)])
+        rules.say_why_kept_on_one_pass([f for f in findings if _found_only_on(f, whole)])
         rules.metrics_follow_severity(findings)
         findings = rules.rank(findings)
     # bad input is never healthy: every host must have been analysed (and there must be one), from a whole file
@@ -220,6 +219,12 @@ def _hosts_read_whole(ok: list[HostReport]) -> set[str]:
         if rules.read_whole(st.get("confidence"), st.get("source"), bool(st.get("iteration_guess"))):
             out.add(h.host)
     return out
+
+
+def _found_only_on(f: Finding, hosts: set[str]) -> bool:
+    """Whether ``f`` was found on one host or more, each of them among ``hosts``."""
+    names = [f.host] if f.host else list(f.hosts)
+    return bool(names) and hosts.issuperset(names)
 
 
 def _session_ranks(host_reports: list[HostReport]) -> None:

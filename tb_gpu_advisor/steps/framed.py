@@ -79,8 +79,9 @@ def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray,
                   per_line: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> SpansInFrame:
     """The repeated spans' steps (``ids``, host windows) inside the job's frame (``job.frame``), the note saying which
     were read apart, and ``per_line`` (each rank's thread's own windows, aligned with ``ids``) kept alike
-    (:class:`SpansInFrame`); all of them, unchanged, where no frame holds two or more but not all.  Where each rank marks its own spans (``per_line``, two
-    lines or more), a rank's range holds the spans its own thread marks (:func:`_own_span_rows`).
+    (:class:`SpansInFrame`); all of them, unchanged, where no frame holds two or more but not all.  Where each rank
+    marks its own spans (``per_line``, two lines or more), a rank's range holds the spans its own thread marks
+    (:func:`_own_span_rows`).
 
     Why: a span the program repeats (``forward``) marks every pass, the warm-ups' too; the one range the program puts
     around the passes it times says which are the steps, as it does for the launch period and the GPU's bursts.

@@ -9,7 +9,6 @@ frequent module's executions are the iterations.  They win over NVTX ranges and 
 from __future__ import annotations
 
 from itertools import pairwise
-from typing import NamedTuple
 
 import numpy as np
 
@@ -74,9 +73,7 @@ def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None) -> MarkedSt
         return MarkedSteps("xla_module_launches", note, np.arange(s.size, dtype=np.int64), s, e, {})
     if max(s.size for s, _, _ in runs) < 2:  # each process ran it once: a whole run, as one process's would be
         return None
-    each = _each_process_steps(h, runs, procs)
-    return MarkedSteps("xla_module_launches", note + _processes_note(runs), each.ids, each.starts, each.ends,
-                       each.per_line)
+    return _each_process_steps(h, runs, procs, note + _processes_note(runs))
 
 
 def _runs_several_per_span(xla: MarkedSteps | None, own: SpanSteps | None) -> bool:
@@ -141,24 +138,13 @@ def _processes_note(runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> st
     return note
 
 
-class ProcessesSteps(NamedTuple):
-    """The steps several processes' executions make (:func:`_each_process_steps`), the fields of the
-    ``steps.windows.MarkedSteps`` of the same names."""
+def _each_process_steps(h: HostEvents, runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]], procs: list[np.ndarray],
+                        note: str) -> MarkedSteps:
+    """The module's steps, with ``note``, from processes' own executions ``runs`` (one per mask of ``procs``): step k
+    is every process's kth, host-wide from the first one's start to the last one's end; each line of a process that
+    ran every step keeps that process's own windows (:func:`_own_host_windows` places its GPU by them).
 
-    ids: np.ndarray  # step k: every process's kth execution
-    starts: np.ndarray  # host-wide, ps: the first process's start of each step
-    ends: np.ndarray  # ... and the last one's end
-    per_line: dict[int, tuple[np.ndarray, np.ndarray]]  # each line of a process that ran every step: its own windows
-
-
-def _each_process_steps(h: HostEvents, runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]], procs: list[np.ndarray]
-                        ) -> ProcessesSteps:
-    """The steps (:class:`ProcessesSteps`: ids, host-wide starts, ends, per-line windows) of processes' own steps
-    ``runs`` (one per mask of ``procs``): step k is every process's kth, host-wide from the first one's start to the
-    last one's end; each line of a process that ran every step keeps that process's own windows
-    (:func:`_own_host_windows` places its GPU by them).
-
-    Why named: a plain 4-tuple spread into ``MarkedSteps`` by position (h37-debt50 *Left* 3)."""
+    Why the reading itself: a plain 4-tuple was spread into ``MarkedSteps`` by position (h37-debt50 *Left* 3)."""
     ids = np.concatenate([np.arange(s.size, dtype=np.int64) for s, _, _ in runs])
     u, s, e = _group_windows(ids, np.concatenate([r[0] for r in runs]).astype(np.int64),
                              np.concatenate([r[1] for r in runs]).astype(np.int64))
@@ -167,7 +153,7 @@ def _each_process_steps(h: HostEvents, runs: list[tuple[np.ndarray, np.ndarray, 
         if ps.size == u.size:
             for ln in np.unique(h.line[own]).tolist():
                 per_line[int(ln)] = (ps[u].astype(np.int64), pe[u].astype(np.int64))
-    return ProcessesSteps(u, s, e, per_line)
+    return MarkedSteps("xla_module_launches", note, u, s, e, per_line)
 
 
 def _cycle_modules(h: HostEvents, ev: np.ndarray, others: list[int], s: np.ndarray) -> np.ndarray:

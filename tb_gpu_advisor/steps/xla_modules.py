@@ -9,6 +9,7 @@ frequent module's executions are the iterations.  They win over NVTX ranges and 
 from __future__ import annotations
 
 from itertools import pairwise
+from typing import NamedTuple
 
 import numpy as np
 
@@ -16,6 +17,15 @@ from tb_gpu_advisor.job.structure import SpanSteps, module_executions
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 from tb_gpu_advisor.steps.windows import MarkedSteps, _group_windows
+
+
+class ProcessRuns(NamedTuple):
+    """One process's executions of the step's module (:func:`_module_runs`): each one's start and end (ns), and which
+    host events are the other modules run once in each of its iterations (bool per host event)."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    cycle: np.ndarray
 
 
 def _xla_module_steps(trace: Trace) -> MarkedSteps | None:
@@ -62,16 +72,17 @@ def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None) -> MarkedSt
     others = [int(k) for k in tied.tolist() if int(k) != best]
     procs = _module_processes(h, m, proc)
     runs = [_module_runs(h, np.where(own, ev, -1), best, others) for own in procs]
-    cycle = np.logical_or.reduce([c for _, _, c in runs])
+    cycle = np.logical_or.reduce([r.cycle for r in runs])
     note = f"host executions of XLA module `{module}` (`{shown}` events)"
     if cycle.any():
         names = sorted({modules[int(k)] for k in np.unique(ev[cycle]).tolist()})
         note += (f", each followed by one execution of {', '.join(f'`{n}`' for n in names[:3])}"
                  f"{' ...' if len(names) > 3 else ''} (one iteration)")
     if len(runs) == 1:
-        s, e, _ = runs[0]
-        return MarkedSteps("xla_module_launches", note, np.arange(s.size, dtype=np.int64), s, e, {})
-    if max(s.size for s, _, _ in runs) < 2:  # each process ran it once: a whole run, as one process's would be
+        one = runs[0]
+        return MarkedSteps("xla_module_launches", note, np.arange(one.starts.size, dtype=np.int64), one.starts,
+                           one.ends, {})
+    if max(r.starts.size for r in runs) < 2:  # each process ran it once: a whole run, as one process's would be
         return None
     return _each_process_steps(h, runs, procs, note + _processes_note(runs))
 
@@ -96,8 +107,8 @@ def _runs_several_per_span(xla: MarkedSteps | None, own: SpanSteps | None) -> bo
     return bool(np.bincount(at, minlength=own.start.size).min() >= 2)
 
 
-def _module_runs(h: HostEvents, ev: np.ndarray, best: int, others: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(starts, ends, cycle) of one process's steps: its executions of module ``best`` (``ev``: each host event's
+def _module_runs(h: HostEvents, ev: np.ndarray, best: int, others: list[int]) -> ProcessRuns:
+    """One process's steps: its executions of module ``best`` (``ev``: each host event's
     module, -1 off this process), each to its end -- the last to the end of the rest of its iteration, where other
     modules run once in each step (``cycle``, bool per host event: :func:`_cycle_modules`).
 
@@ -109,7 +120,7 @@ def _module_runs(h: HostEvents, ev: np.ndarray, best: int, others: list[int]) ->
     if cycle.any():
         e = e.copy()
         e[-1] = max(int(e[-1]), int(h.end[cycle & (h.start >= s[-1])].max(initial=int(e[-1]))))
-    return s, e, cycle
+    return ProcessRuns(s, e, cycle)
 
 
 def _module_processes(h: HostEvents, m: np.ndarray, proc: np.ndarray | None) -> list[np.ndarray]:
@@ -127,32 +138,32 @@ def _module_processes(h: HostEvents, m: np.ndarray, proc: np.ndarray | None) -> 
     return [of == p for p in ran] if len(ran) > 1 else [np.ones(len(h), dtype=bool)]
 
 
-def _processes_note(runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> str:
+def _processes_note(runs: list[ProcessRuns]) -> str:
     """How the steps of several processes make the job's: each process's kth execution its step k, and, where no
     process's executions overlap another's, that they ran one after another (not ranks of one step at once)."""
     note = f"; each of {len(runs)} processes executes its own steps: its kth execution is its step k"
-    spans = sorted((int(s[0]), int(e.max())) for s, e, _ in runs)
+    spans = sorted((int(r.starts[0]), int(r.ends.max())) for r in runs)
     if all(a[1] <= b[0] for a, b in pairwise(spans)):
         note += (" (the processes ran one after another, none executing while another did: their steps are "
                  "numbered each from its own first)")
     return note
 
 
-def _each_process_steps(h: HostEvents, runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]], procs: list[np.ndarray],
+def _each_process_steps(h: HostEvents, runs: list[ProcessRuns], procs: list[np.ndarray],
                         note: str) -> MarkedSteps:
     """The module's steps, with ``note``, from processes' own executions ``runs`` (one per mask of ``procs``): step k
     is every process's kth, host-wide from the first one's start to the last one's end; each line of a process that
     ran every step keeps that process's own windows (:func:`_own_host_windows` places its GPU by them).
 
     Why the reading itself: a plain 4-tuple was spread into ``MarkedSteps`` by position (h37-debt50 *Left* 3)."""
-    ids = np.concatenate([np.arange(s.size, dtype=np.int64) for s, _, _ in runs])
-    u, s, e = _group_windows(ids, np.concatenate([r[0] for r in runs]).astype(np.int64),
-                             np.concatenate([r[1] for r in runs]).astype(np.int64))
+    ids = np.concatenate([np.arange(r.starts.size, dtype=np.int64) for r in runs])
+    u, s, e = _group_windows(ids, np.concatenate([r.starts for r in runs]).astype(np.int64),
+                             np.concatenate([r.ends for r in runs]).astype(np.int64))
     per_line: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for (ps, pe, _), own in zip(runs, procs):
-        if ps.size == u.size:
+    for r, own in zip(runs, procs, strict=True):
+        if r.starts.size == u.size:
             for ln in np.unique(h.line[own]).tolist():
-                per_line[int(ln)] = (ps[u].astype(np.int64), pe[u].astype(np.int64))
+                per_line[int(ln)] = (r.starts[u].astype(np.int64), r.ends[u].astype(np.int64))
     return MarkedSteps("xla_module_launches", note, u, s, e, per_line)
 
 

@@ -14,15 +14,12 @@ prefetch; the read-back faults stay the driver's paging (the control).
 
 from __future__ import annotations
 
-import io
-import json
 import sqlite3
-from contextlib import redirect_stderr, redirect_stdout
 
 from synthetic import nsysexport as nx
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.formats.nsys import reader
+from tests.support.cli_report import first_report
 
 _USER_PREFETCH, _UVM_HTOD = 1, 11
 
@@ -49,10 +46,7 @@ def test_a_user_prefetch_is_named_as_the_program_s_copy(tmp_path) -> None:  # no
 def test_the_report_calls_only_the_read_back_paging(tmp_path) -> None:  # noqa: ANN001 - pytest's
     path = str(tmp_path / "report4.sqlite")
     _prefetched(path)
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    copies = [f for f in json.loads(out.getvalue())["reports"][0]["findings"] if f["id"].startswith("excessive_memcpy")]
+    copies = [f for f in first_report(path)["findings"] if f["id"].startswith("excessive_memcpy")]
     assert copies, "the read-back's paging still blocks the GPU"
     text = copies[0]["summary"]
     assert "of the D2H copy time" in text and "of the H2D copy time" not in text

@@ -12,19 +12,14 @@ own work) is the control.
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import ran_report
 
 
 def _report(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        assert cli.main(["report", path, "--format", "json", "--cache-dir", "off"]) == 0
-    return json.loads(out.getvalue())["reports"][0]
+    code, report = ran_report(path)
+    assert code == 0
+    return report
 
 
 def test_the_silence_before_a_link_is_a_one_time_compile(tmp_path) -> None:  # noqa: ANN001 - pytest's

@@ -13,19 +13,12 @@ same program with them recorded, and one whose sync returns at once, are the con
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import ran_report
 
 
 def _report(path: str) -> tuple[int, dict]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        rc = cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return rc, json.loads(out.getvalue())["reports"][0]
+    return ran_report(path)
 
 
 def test_a_sync_waiting_on_unrecorded_work_is_lost_records(tmp_path) -> None:  # noqa: ANN001 - pytest's

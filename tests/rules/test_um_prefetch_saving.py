@@ -15,21 +15,16 @@ from __future__ import annotations
 
 import re
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
-
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import ran_report
 
 
 def _copies(path: str) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        assert cli.main(["report", path, "--format", "json", "--cache-dir", "off"]) == 0
-    return next(f for f in json.loads(out.getvalue())["reports"][0]["findings"] if f["rule"] == "excessive_memcpy")
+    code, report = ran_report(path)
+    assert code == 0
+    return next(f for f in report["findings"] if f["rule"] == "excessive_memcpy")
 
 
 def test_the_programs_own_prefetch_is_no_saving(tmp_path) -> None:  # noqa: ANN001 - pytest's

@@ -14,18 +14,15 @@ one-thunk program dispatched from Python (no loop), which keeps "jit the whole s
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import replace
 
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.formats.nsys import reader
 from tb_gpu_advisor.rules import launch_bound
 from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tests.support.cli_report import first_report
 
 
 @pytest.fixture(scope="module")
@@ -34,13 +31,6 @@ def exports(tmp_path_factory):
     loop, eager = str(root / "loop.sqlite"), str(root / "eager.sqlite")
     return {"loop": (loop, nx.write_xla_host_loop(loop)),
             "eager": (eager, nx.write_xla_host_loop(eager, eager=True, step_range="step {k}"))}
-
-
-def _report(path: str) -> dict:
-    out = io.StringIO()
-    with redirect_stdout(out), redirect_stderr(io.StringIO()):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]
 
 
 def _texts(f: dict) -> str:
@@ -67,7 +57,7 @@ def test_nsight_loop_ranges_are_the_loops_host_time_without_a_count(exports) -> 
 
 def test_host_bound_loop_under_nsight_gets_the_loops_fixes(exports) -> None:
     """On main: host-bound with "jit the whole step" (and "XLA is off" beside a jitted program's XLA ranges)."""
-    rep = _report(exports["loop"][0])
+    rep = first_report(exports["loop"][0])
     (f,) = [f for f in rep["findings"] if f["title"].startswith("Host-bound")]
     assert "running while loops from the host" in f["summary"] and "no count is given" in f["summary"]
     assert "WHILE" in f["actions"][0]["snippet"] and "unroll=" in _snippets(f)
@@ -80,7 +70,7 @@ def test_control_eager_dispatch_under_nsight_keeps_jit_the_whole_step(exports) -
     path, _ = exports["eager"]
     m = host_metrics(reader.read_trace(path))
     assert m.dispatch.loop_ms_per_step == 0 and m.idle_in_host_loops == 0
-    rep = _report(path)
+    rep = first_report(path)
     (f,) = [f for f in rep["findings"] if f["title"].startswith("Host-bound")]
     assert "jit the whole step" in _texts(f)
     assert "WHILE" not in " ".join(_snippets(g) for g in rep["findings"])

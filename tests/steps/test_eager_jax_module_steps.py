@@ -10,28 +10,22 @@ executions as steps of 1.47 ms."""
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.steps.windows import MarkedSteps
 from tb_gpu_advisor.steps.xla_modules import _runs_several_per_span
+from tests.support.cli_report import first_host
 from tests.support.paths import FIXTURES
 
 WILD = FIXTURES / "wild"
 
 
 def _host(run: str, root: Path = WILD) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", str(root / run), "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["hosts"][0]
+    return first_host(root / run)
 
 
 def _steps(run: str, root: Path = WILD) -> dict:

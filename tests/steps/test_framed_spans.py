@@ -10,24 +10,18 @@ synced passes of 20 ms.  Main read the warm-ups as steps: 3+5 passes, 6 steps of
 
 from __future__ import annotations
 
-import io
-import json
 import os
-from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import first_host
 
 
 def _host(tmp_path, **kw) -> tuple[dict, dict]:  # noqa: ANN001 - pytest's tmp_path
     path = os.path.join(str(tmp_path), "run.sqlite")
     truth = nx.write_framed_passes(path, phases=True, frame="train", **kw)
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["hosts"][0], truth
+    return first_host(path), truth
 
 
 @pytest.mark.parametrize("warmup, measured", [(3, 5), (2, 4)])
@@ -54,10 +48,7 @@ def test_a_warm_up_range_is_no_frame(tmp_path) -> None:  # noqa: ANN001
     """Control: the spans inside a range the program names its warm-up are not its timed steps."""
     path = os.path.join(str(tmp_path), "run.sqlite")
     nx.write_framed_passes(path, phases=True, frame="Warm-up")
-    out = io.StringIO()
-    with redirect_stdout(out), redirect_stderr(io.StringIO()):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    assert "its frame" not in json.loads(out.getvalue())["reports"][0]["hosts"][0]["steps"]["note"]
+    assert "its frame" not in first_host(path)["steps"]["note"]
 
 
 def test_a_repeated_range_running_long_is_no_frame(tmp_path) -> None:  # noqa: ANN001
@@ -81,9 +72,6 @@ def test_a_repeated_range_running_long_is_no_frame(tmp_path) -> None:  # noqa: A
                     "VALUES (?,?,59,'backward',?,0)", [(a, b, tid + 1) for a, b in other])
     con.commit()
     con.close()
-    out = io.StringIO()
-    with redirect_stdout(out), redirect_stderr(io.StringIO()):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    steps = json.loads(out.getvalue())["reports"][0]["hosts"][0]["steps"]
+    steps = first_host(path)["steps"]
     assert steps["count"] == truth["measured"], steps
     assert "`train`, its frame" in steps["note"]

@@ -27,6 +27,7 @@ from tb_gpu_advisor.rules.base import (
     Ctx,
     action,
     finding,
+    fixes_left,
     gpu_steps_to_judge,
     grade,
     in_async_stalls,
@@ -973,6 +974,9 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     elif not (unseen or elsewhere) and launch_bound.step_level(ctx.m):
         actions, what, how = (_launch_fix(ctx, host_ms, "launch_bound:step"), _step_dispatch_words(ctx),
                               "more GPU work per call")
+    if not fixes_left(ctx, actions):  # every launch fix in use (compiled, replayed as graphs): find the host's code
+        actions = [*actions, *(ctx.record_host_fix() or [RECORD_HOST])]
+        how = f"moved out of the {unit} or overlapped with the GPU's work"
     f = finding(
         ctx, "unexplained_idle", sev,
         f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(host_ms)} of it "

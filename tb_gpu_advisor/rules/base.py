@@ -971,6 +971,13 @@ def table_in_words(t: Table, words: Callable[[str], str]) -> Table:
     return dataclasses.replace(t, title=words(t.title), columns=[words(c) for c in t.columns])
 
 
+def fixes_left(ctx: Ctx, actions: Sequence[Action]) -> list[Action]:
+    """The fixes of ``actions`` a finding would still give (:func:`finding` leaves out those the job's GPU cannot
+    follow and those the trace shows in use): a rule asks it where every fix it knows may be in use already, so that
+    its finding still says what to do next."""
+    return _not_applied(ctx, ctx.fit(actions))[0]
+
+
 def _not_applied(ctx: Ctx, actions: Sequence[Action]) -> tuple[list[Action], list[str]]:
     """The fixes the trace does not show in use, and what shows the others in use (once each)."""
     keep, used = [], []

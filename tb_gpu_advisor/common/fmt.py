@@ -70,17 +70,43 @@ def _ms_as(x: float, whole: float, extra: int) -> str:
     return f"{x * 1000:.{extra}f} us"
 
 
+def _as_unit(whole: float, extra: int) -> float:
+    """The time (ms) one unit of the last digit :func:`_ms_as` prints in ``whole``'s unit with ``extra`` decimals."""
+    if abs(whole) >= 1000:
+        return 1000.0 * 10.0 ** -(2 + extra)
+    if abs(whole) >= 10:
+        return 10.0 ** -(1 + extra)
+    if abs(whole) >= 0.995:
+        return 10.0 ** -(2 + extra)
+    return 0.001 * 10.0 ** -extra
+
+
+#: The most a printed part may be off its time, as a share of it -- or, for a part too small a share of its whole for
+#: that to show, as a share of the whole (the last digit of a share printed to 0.1%): a share printed beside a part
+#: and its whole is then the printed part's share of the printed whole.
+_PART_ROUNDING, _WHOLE_ROUNDING = 0.05, 0.001
+
+
+def _carries_share(unit: float, part: float, whole: float) -> bool:
+    """Whether a part printed to ``unit`` (ms per last digit) is close enough to ``part`` for its share of ``whole``."""
+    return 0.5 * unit <= max(_PART_ROUNDING * abs(part), _WHOLE_ROUNDING * abs(whole))
+
+
 def ms_apart(part: float | None, whole: float | None) -> tuple[str, str]:
     """A part of a time and its whole, each as :func:`ms` prints it -- to more digits, both in the whole's unit, where
-    those read alike though the part is less: "21.96 ms of the 22.03 ms pass", not "22.0 ms of the 22.0 ms pass"
-    beside a share of 99.7%.  A part and its whole that are one time read alike (the share then says 100%).  The one
-    home of the digits of a part beside its whole (``rules.base.Ctx.part_of_step``, ``metrics.job.JobView``'s)."""
+    those read alike though the part is less ("21.96 ms of the 22.03 ms pass", not "22.0 ms of the 22.0 ms pass"
+    beside a share of 99.7%), or where the part prints too few digits to carry the share beside it ("4.4 us ... of
+    the 21.0 us step", not "4 us, 21.1% of the 21 us step": walk ``--zero12`` seed 260295).  A part and its whole
+    that are one time read alike (the share then says 100%).  The one home of the digits of a part beside its whole
+    (``rules.base.Ctx.part_of_step``, ``metrics.job.JobView``'s, the AllReduce finding's)."""
     p, w = ms(part), ms(whole)
-    if part is None or whole is None or p != w or abs(part) >= abs(whole):
+    if part is None or whole is None or not part or abs(part) >= abs(whole):
+        return p, w
+    if p != w and _carries_share(ms_step(part), part, whole):
         return p, w
     for extra in (1, 2, 3):
         p, w = _ms_as(part, whole, extra), _ms_as(whole, whole, extra)
-        if p != w:
+        if p != w and _carries_share(_as_unit(whole, extra), part, whole):
             break
     return p, w
 

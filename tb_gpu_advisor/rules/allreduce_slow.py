@@ -21,6 +21,7 @@ from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding, Metric, Saving
 from tb_gpu_advisor.rules._multi import GPU_COLUMNS, gpu_table_rows, is_multi
+from tb_gpu_advisor.common.fmt import ms_apart
 from tb_gpu_advisor.rules.base import (SEE_IMBALANCE, SEE_STRAGGLERS, Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
                                        table, the_others, value_metric)
 
@@ -110,7 +111,8 @@ def check(m: HostMetrics) -> list[Finding]:
 def _judged(ar: float, share: float | None, step_ms: float, ratio: float, expected: float, params: float,
             bw: float, per_step: str = "per step") -> str:
     """The finding's sentence with a parameter count: the transfer against the expected params x 4 B / bandwidth."""
-    return (f"AllReduce takes {ms(ar)} {per_step} ({pct(share)} of the {ms(step_ms)} {_word(per_step)}), {ratio:.1f}× the "
+    part, whole = ms_apart(ar, step_ms)
+    return (f"AllReduce takes {part} {per_step} ({pct(share)} of the {whole} {_word(per_step)}), {ratio:.1f}× the "
             f"expected {ms(expected)} for {count(params)} parameters × 4 bytes at {bw / 1e9:.0f} GB/s.")
 
 
@@ -122,7 +124,8 @@ def _word(per_step: str) -> str:
 def _measured(ar: float, share: float | None, step_ms: float, per_step: str = "per step") -> str:
     """The finding's sentence without a parameter count: the transfer measured, not judged (``per_step``: the
     rule's phrase for a time per step, "in the step" in a one-step capture)."""
-    return (f"AllReduce takes {ms(ar)} {per_step}, {pct(share)} of the {ms(step_ms)} {_word(per_step)} (stock: collectives >=3% "
+    part, whole = ms_apart(ar, step_ms)
+    return (f"AllReduce takes {part} {per_step}, {pct(share)} of the {whole} {_word(per_step)} (stock: collectives >=3% "
             f"moderate, >=15% high); give the model's parameter count to compare with the expected params × 4 B / "
             f"bandwidth.")
 

@@ -7,14 +7,20 @@ what it read wrong, not only to the laws:
   GPU's kept steps came out 30.1 ms and 1.1 ms long around a 15.6 ms period, and ``host_sync`` put 17.1 ms of waits
   in a 15.6 ms step (``part<=whole``);
 * seed 250213, an inference loop already compiled and replayed as CUDA graphs whose host runs its own code half of
-  each step: the host-bound finding's only fixes (compile, graphs) were in use, so it gave none (``fix-given``).
+  each step: the host-bound finding's only fixes (compile, graphs) were in use, so it gave none (``fix-given``);
+* ``--zero12`` seed 260295, DeepSpeed ZeRO-3 ranges on 2 ranks, one 21 us pass: "AllReduce takes 4 us per step,
+  21.1% of the 21 us" -- 19% as printed (``share-of``); a part of a few microseconds printed to no decimal could not
+  carry the share beside it (``common.fmt.ms_apart``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from synthetic.randjobs import random_job
+import re
+
+from synthetic.randjobs import random_job, random_zero12_job
+from tb_gpu_advisor.common.fmt import ms, ms_apart
 from tests.support.random_jobs import check, report_of
 
 
@@ -44,6 +50,21 @@ def test_a_host_bound_step_with_every_launch_fix_in_use_says_how_to_see_the_host
     assert any("with_stack=True" in (a.snippet or "") or "record_function" in a.text for a in bound.actions)
 
 
-@pytest.mark.parametrize("seed", [250855, 250213])
-def test_the_walks_seeds_keep_every_law(seed: int) -> None:
-    assert check(random_job(seed)) == []
+def test_a_part_of_a_few_microseconds_prints_the_digits_its_share_needs() -> None:
+    """The AllReduce's time and the step it is a share of print so that the one is that share of the other."""
+    (f,) = [f for f in report_of(random_zero12_job(260295)).findings if f.rule == "allreduce_slow"]
+    m = re.search(r"AllReduce takes ([\d.]+) us .*?, ([\d.]+)% of the ([\d.]+) us", f.summary)
+    assert m, f.summary
+    part, share, whole = map(float, m.groups())
+    assert 100 * part / whole == pytest.approx(share, abs=0.6), f.summary
+    # the rule's home: a part too few digits would misstate gets one more; a part whose share is too small to show,
+    # or one three digits carry, prints as ``ms`` does
+    assert ms_apart(0.00443, 0.021) == ("4.4 us", "21.0 us")
+    assert ms_apart(0.004, 22.0) == (ms(0.004), ms(22.0))
+    assert ms_apart(0.456, 22.0) == (ms(0.456), ms(22.0))
+
+
+@pytest.mark.parametrize("job", [random_job(250855), random_job(250213), random_zero12_job(260295)],
+                         ids=["250855", "250213", "zero12-260295"])
+def test_the_walks_seeds_keep_every_law(job) -> None:  # noqa: ANN001 - a randjobs.Job
+    assert check(job) == []

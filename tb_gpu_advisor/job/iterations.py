@@ -1298,7 +1298,11 @@ def _period(sizes: np.ndarray, kept: np.ndarray | None = None) -> tuple[int, int
     period -- two repeats at least, over half the allocations at least -- the shortest period on a tie (a multiple of
     it covers no more); None where none does.  Why the candidates: a period's every allocation recurs one period on,
     so an allocation inside the repeats (near the middle) meets its size again at each multiple of it; of those near
-    the middle the rarest size offers fewest distances to try.
+    the middle the rarest size offers fewest distances to try, from its first allocation there and from its last:
+    the first may be the head's -- a first iteration that allocates otherwise (its gradients kept by
+    ``zero_grad(set_to_none=False)``) -- whose distances to the loop's are no period (h37-probe52m:
+    ``as_recorded(training_iterations(3, layers=5, params=2, mib=8, set_to_none=False, optimizer_temp=False),
+    context=None)``: the first loss 12 and 20 allocations from the others, where the loop's period is 8; none read).
 
     ``kept`` (per allocation: a block the history never frees; every allocation's reading, :func:`_repeating`) reads
     those blocks by their place, not as the loop's work (:func:`_kept_read`).  Why: a short capture of a small model
@@ -1320,8 +1324,9 @@ def _period(sizes: np.ndarray, kept: np.ndarray | None = None) -> tuple[int, int
         c = counts[inv[mid]]
         if (c >= 2).any():
             anchor = int(mid[c >= 2][np.argmin(c[c >= 2])])
-            gaps = np.unique(np.abs(np.flatnonzero(inv == inv[anchor]) - anchor))
-            tried += [g for g in gaps[(gaps > 0) & (gaps <= m // 2)][:_PERIODS].tolist() if g not in tried]
+            for a in (anchor, int(mid[inv[mid] == inv[anchor]][-1])):  # its first and last allocation there
+                gaps = np.unique(np.abs(np.flatnonzero(inv == inv[a]) - a))
+                tried += [g for g in gaps[(gaps > 0) & (gaps <= m // 2)][:_PERIODS].tolist() if g not in tried]
     best: tuple[int, int, int] | None = None
     for p in tried:
         same = sizes[:-p] == sizes[p:]

@@ -1184,14 +1184,16 @@ def _repeating(me: MemoryEvents, frees: np.ndarray) -> tuple[np.ndarray, tuple[i
     cut or came before freeing lies; a rest of whole periods that do not repeat says the repeats were a coincidence
     of a few sizes (a stackless forward's [8 MiB, 8 MiB, loss] twice, the loop's later iterations freeing gradients
     its first kept: :func:`_past_made_once`).  Where the freed blocks' repeats are parts of every allocation's (the
-    micro-batches of an iteration that keeps blocks each time: :func:`_parts_of`), every allocation's is read."""
+    micro-batches of an iteration that keeps blocks each time: :func:`_parts_of`), every allocation's is read.  Every
+    allocation's reading reads the blocks never freed by their place (:func:`_kept_read`): a leak's that grows, and
+    the head's made once, are no break in the loop's repeats nor a part of them."""
     every = np.flatnonzero(me.delta > 0)
     freed = every[frees[every] < len(me)]
     best: tuple[np.ndarray, tuple[int, int, int]] | None = None
     rank: tuple[int, bool, bool, int] | None = None
     read: list[tuple[np.ndarray, tuple[int, int, int]]] = []
     for alloc in (every, freed):
-        got = _period(me.delta[alloc]) if alloc.size >= 2 * _MIN_ALLOCS else None
+        got = _period(me.delta[alloc], frees[alloc] >= len(me)) if alloc.size >= 2 * _MIN_ALLOCS else None
         if got is None:
             continue
         got = _past_made_once(frees[alloc], len(me), *got)
@@ -1291,28 +1293,71 @@ def _kept_alike(frees: np.ndarray, n: int, p: int, first: int, cover: int) -> bo
     return not (kept & (frees[first + p:first + whole * p] < n)).any()
 
 
-def _period(sizes: np.ndarray) -> tuple[int, int, int] | None:
+def _period(sizes: np.ndarray, kept: np.ndarray | None = None) -> tuple[int, int, int] | None:
     """(period, first allocation, allocations covered) of the longest stretch of ``sizes`` that repeats with one
     period -- two repeats at least, over half the allocations at least -- the shortest period on a tie (a multiple of
     it covers no more); None where none does.  Why the candidates: a period's every allocation recurs one period on,
     so an allocation inside the repeats (near the middle) meets its size again at each multiple of it; of those near
-    the middle the rarest size offers fewest distances to try."""
+    the middle the rarest size offers fewest distances to try, from its first allocation there and from its last:
+    the first may be the head's -- a first iteration that allocates otherwise (its gradients kept by
+    ``zero_grad(set_to_none=False)``) -- whose distances to the loop's are no period (h37-probe52m:
+    ``as_recorded(training_iterations(3, layers=5, params=2, mib=8, set_to_none=False, optimizer_temp=False),
+    context=None)``: the first loss 12 and 20 allocations from the others, where the loop's period is 8; none read).
+
+    ``kept`` (per allocation: a block the history never frees; every allocation's reading, :func:`_repeating`) reads
+    those blocks by their place, not as the loop's work (:func:`_kept_read`).  Why: a short capture of a small model
+    holds more blocks made once at its head -- its weights, an optimizer's first-step state, the gradients its first
+    backward makes and ``zero_grad(set_to_none=False)`` holds -- than its loop makes in an iteration, and a leak kept
+    from the forward may grow each iteration.  Read as the loop's, the head held the middle (no distance between two
+    iterations was tried) and outweighed the half, and a growing leak broke every repeat; where the loop holds its
+    loss at the dump, the freed blocks' last repeat is cut short too, so a 3-iteration loop's one whole repeat read
+    2 iterations of 3 or none (h37-probe52m, probe51m's *Left*: ``as_recorded(training_iterations(3, layers=2, mib=8,
+    set_to_none=False, optimizer_temp=False, leak="list"), context=None)``, no leak read; ``micro_batches=2`` with
+    the temporary: none, its leak as 6 x 1 block where 3 x 2 ran; ``leak="grow"`` at 2 and 6 layers)."""
     m = sizes.size
     _, inv, counts = np.unique(sizes, return_inverse=True, return_counts=True)
     inv = inv.reshape(-1)
-    mid = np.arange(m // 4, max(3 * m // 4, m // 4 + 1))
-    c = counts[inv[mid]]
-    if not (c >= 2).any():
-        return None
-    anchor = int(mid[c >= 2][np.argmin(c[c >= 2])])
-    gaps = np.unique(np.abs(np.flatnonzero(inv == inv[anchor]) - anchor))
+    tried: list[int] = []
+    # the middle of every allocation, and of those the history frees: the loop's, where blocks made once hold the head
+    for loop in (np.arange(m), *([np.flatnonzero(~kept)] if kept is not None and kept.any() else [])):
+        mid = loop[loop.size // 4:max(3 * loop.size // 4, loop.size // 4 + 1)]
+        c = counts[inv[mid]]
+        if (c >= 2).any():
+            anchor = int(mid[c >= 2][np.argmin(c[c >= 2])])
+            for a in (anchor, int(mid[inv[mid] == inv[anchor]][-1])):  # its first and last allocation there
+                gaps = np.unique(np.abs(np.flatnonzero(inv == inv[a]) - a))
+                tried += [g for g in gaps[(gaps > 0) & (gaps <= m // 2)][:_PERIODS].tolist() if g not in tried]
     best: tuple[int, int, int] | None = None
-    for p in gaps[(gaps > 0) & (gaps <= m // 2)][:_PERIODS].tolist():
-        start, run = _longest_run(sizes[:-p] == sizes[p:])
+    for p in tried:
+        same = sizes[:-p] == sizes[p:]
+        if kept is not None:
+            same = _kept_read(same, kept, p)
+        start, run = _longest_run(same)
         cover = run + p
-        if cover >= 2 * p and 2 * cover >= m and (best is None or cover > best[2]):
+        weighed = m - (int(kept[:start].sum()) if kept is not None else 0)
+        if cover >= 2 * p and 2 * cover >= weighed and (best is None or cover > best[2]):
             best = (p, start, cover)
     return best
+
+
+def _kept_read(same: np.ndarray, kept: np.ndarray, p: int) -> np.ndarray:
+    """``same`` (per allocation: its size is the one a period ``p`` on) with the blocks never freed (``kept``) read by
+    place: a kept block repeats a kept block a period on whatever their sizes, and no stretch holds ``p`` kept blocks
+    in a row (a repeat that frees nothing).  :func:`_period` also weighs its half less the kept blocks before the
+    stretch.
+
+    Why: what a loop keeps it keeps at the same place each iteration (:func:`_kept_places`), whatever the size -- a
+    list of outputs whose length grows each time; what is made once (weights, an optimizer's state, gradients held in
+    place) is the set-up's however long the loop runs, no part of the half the loop must cover.  But an iteration
+    frees what its forward made, so a repeat of kept blocks alone is none: read so, Adam's moments made in a row (one
+    size a weight) repeat at any period shorter than their run and outcover a short loop (24 weights of 16 MiB:
+    the stretch fell on the moments, whose repeats walk nothing back, and no iteration was read)."""
+    same = same | (kept[:-p] & kept[p:])
+    run = np.concatenate(([0], np.cumsum(kept, dtype=np.int64)))
+    full = np.flatnonzero(run[p:] - run[:-p] == p)  # windows [i, i + p) of kept blocks alone
+    same[full[full < same.size]] = False  # a stretch holds window i where it holds same[i - 1] or same[i]
+    same[full[(full > 0) & (full <= same.size)] - 1] = False
+    return same
 
 
 def _troughs(me: MemoryEvents, alloc: np.ndarray, p: int, first: int, cover: int) -> list[int]:

@@ -157,6 +157,20 @@ def framework_range_writer(name: str, domain: str = "") -> str:
     return writer or ("torch.compile" if is_framework_range(name) else "")
 
 
+#: An op's name as the profiler records it: a namespaced ATen or library op (``aten::mm``, ``prim::``, ``c10d::``,
+#: ``torch::autograd::AccumulateGrad``) or an autograd node (``AddmmBackward``, ``AddmmBackward0``).
+_OP_NAME = re.compile(r"^\w+::|^\w+Backward\d*$")
+
+
+def is_scope_name(name: str) -> bool:
+    """A ``record_function`` scope's name, not an op's (:data:`_OP_NAME`): PyTorch's own scopes
+    (:data:`_OWN_SCOPES`) and the program's ``record_function("train_step")``.  Why: before 1.11 the profiler wrote
+    each scope as an op of its own (category ``Operator``, 1.10's ``cpu_op``), where 1.11 on writes it as a
+    ``user_annotation``; its name is what still tells it apart (``wild-torch/resnet50_*``, PyTorch 1.8.1:
+    ``ProfilerStep#5``, ``Optimizer.step#SGD.step``, ``enumerate(DataLoader)#...``)."""
+    return is_own_scope(name) or not _OP_NAME.match(name)
+
+
 def is_own_scope(name: str) -> bool:
     """A ``record_function`` scope PyTorch opens around its own code (:data:`_OWN_SCOPES`), never the user's block."""
     return name.startswith(_OWN_SCOPES)

@@ -2259,6 +2259,21 @@ def as_old_schema(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def rewrite_as_old_schema(folder: str) -> list[str]:
+    """Every ``*.pt.trace.json`` under ``folder`` rewritten as PyTorch 1.8-1.9 writes it (:func:`as_old_schema`),
+    named as its profiler names it (``<worker>.<ms since 1970>.pt.trace.json``); returns the new paths."""
+    out = []
+    for root, _, files in os.walk(folder):
+        for name in sorted(f for f in files if f.endswith(".pt.trace.json")):
+            path = os.path.join(root, name)
+            with open(path, encoding="utf-8") as f:
+                doc = as_old_schema(json.load(f))
+            os.remove(path)
+            out.append(write_doc(os.path.join(root, f"{name.partition('.')[0]}.{BASE_NS // 1_000_000}.pt.trace.json"),
+                                 doc))
+    return out
+
+
 #: An AMD Instinct MI300X as ROCm's Kineto records it (``deviceProperties`` of the kept ``wild/sglang_mi300x_*``:
 #: HIP's properties, ``computeMajor``/``Minor`` gfx942's 9.4, no ``regsPerMultiprocessor``).
 MI300X = {"name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992, "computeMajor": 9, "computeMinor": 4,

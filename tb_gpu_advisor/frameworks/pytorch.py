@@ -467,6 +467,9 @@ class Loop:
     no_sync: Action | None = None
     #: the step is a training step: its mixed-precision fixes show the loss, its backward and (float16) its scaler
     training: bool = False
+    #: the step is a forward pass alone (no loss, no backward): its float16 fix (``autocast_legacy``) says no scaler is
+    #: needed, where a step of no known kind is told a training step's scaler too
+    forward_only: bool = False
 
     def step(self, args: str | None = None) -> str:
         """The step called on ``args`` (the loop's own batch by default)."""
@@ -1113,7 +1116,8 @@ PREFETCH_INPUT = action(
 #: A forward pass over inputs (``inference``): its outputs read once, after the batch, not every N steps.
 FORWARD_LOOP = Loop(capture_header="for batch in batches:          # {steps} or more inputs", capture_step="model(batch)",
                     header="for step, batch in enumerate(batches):", call="model({})", args="batch",
-                    batch="batch = next(iter(batches)).cuda()", value="out", no_sync=NO_SYNC_INFERENCE)
+                    batch="batch = next(iter(batches)).cuda()", value="out", no_sync=NO_SYNC_INFERENCE,
+                    forward_only=True)
 CAPTURE_INFERENCE = ("# profile several forward passes after warm-up, one prof.step() after each:\n"
                      "from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
                      "with torch.inference_mode(), profile(\n"
@@ -1163,19 +1167,22 @@ AUTOCAST_LEGACY = action(_AUTOCAST_LEGACY_WORDS.format(aside=""), _AUTOCAST_LEGA
 #: under PyTorch 1.8-1.10), where the finding says bf16: torch.autocast, with its dtype, came with 1.10, so the bf16
 #: form is named with its release beside the float16 one every release runs (h37-review15: review14 trimmed the
 #: bfloat16 aside for a V100, leaving a bf16-capable GPU's finding saying "bf16" above a fix in float16 alone).
-_BF16_FROM_1_10 = ("; from PyTorch 1.10 on this GPU can run bfloat16 instead, which needs no loss scaling: "
+_BF16_FROM_1_10 = ("; from PyTorch 1.10 on this GPU can run bfloat16 instead{why}: "
                    "torch.autocast(device_type='cuda', dtype=torch.bfloat16)")
 
 
 def autocast_legacy(loop: Loop, bf16: bool = False) -> Action:
     """PyTorch 1.8-1.10's float16 autocast around the loop's step (``torch.cuda.amp``); ``bf16``: the GPU has bf16
     Tensor Cores, and 1.10's bfloat16 form is named beside it."""
-    aside = _BF16_FROM_1_10 if bf16 else ""
+    # a forward pass has no loss to scale: "a training step also scales its loss" was told to a PyTorch 1.8-1.10
+    # inference trace's forward passes on an H100 (h37-probe52x, issue #37); a step of no known kind keeps the aside
+    forward = loop.forward_only
+    aside = _BF16_FROM_1_10.format(why="" if forward else ", which needs no loss scaling") if bf16 else ""
     if loop.training:
         return action(_AUTOCAST_LEGACY_WORDS.format(aside=aside), _AUTOCAST_LEGACY_CODE) if bf16 else AUTOCAST_LEGACY
-    return action(_STEP_AUTOCAST.format(dtype="float16 (" + _CUDA_AMP + ")",
-                                        why="; a training step also scales its loss (torch.cuda.amp's gradient "
-                                            "scaler)" + aside),
+    return action(_STEP_AUTOCAST.format(dtype="float16 (" + _CUDA_AMP + ")", why=(" (a forward pass needs no loss scaling)" if forward else
+                                             "; a training step also scales its loss (torch.cuda.amp's gradient "
+                                             "scaler)") + aside),
                   "with torch.cuda.amp.autocast():\n"
                   f"    {loop.value} = {loop.step()}")
 

@@ -107,3 +107,18 @@ def test_an_old_inference_jobs_precision_fix_fits_its_forward_passes(tmp_path):
     texts = [a.text for f in h.findings if f.rule == "mixed_precision_off" for a in f.actions]
     assert any("torch.cuda.amp" in t and "a forward pass needs no loss scaling" in t for t in texts), texts
     assert not laws_broken(rep)
+
+
+def test_a_whole_microsecond_files_python_calls_are_no_measured_cost():
+    """``wild/tiny_block_h100_infer`` writes whole microseconds since 1970 (1.75e15 us): its Python calls' cost is
+    one its clock cannot resolve (``metrics.capture._call_period_us`` reads none off whole microseconds).  On
+    4ae93328 the times' 128 ns of read-off made them fractional, and the finding said "at 1.02 us a call ... about
+    170 us of this 733 us (23.2%)" -- a cost read off the reader's rounding."""
+    from tb_gpu_advisor.runtime.pipeline import host_metrics
+    from tests.support.paths import FIXTURES
+
+    (s,) = discover(str(FIXTURES / "wild" / "tiny_block_h100_infer"))
+    trace = formats.read(s.hosts[0])
+    assert not np.any(trace.h.start % 1_000_000)  # whole microseconds, as written
+    pt = host_metrics(trace).capture.python_tracing
+    assert pt.calls_per_step > 200 and pt.call_us is None

@@ -2212,6 +2212,68 @@ def as_xpu(doc: dict[str, Any], plugin_names: bool = True) -> dict[str, Any]:
     return doc
 
 
+#: Today's categories -> PyTorch 1.8-1.9's (``wild-torch/resnet50_*``, PyTorch 1.8.1: ``record_function`` ranges and
+#: ``ProfilerStep#N`` are ``Operator`` events like any op; no ``gpu_user_annotation``; flows ``async``/``launch``).
+_OLD_CATS = {"cpu_op": "Operator", "user_annotation": "Operator", "cuda_runtime": "Runtime", "cuda_driver": "Runtime",
+             "kernel": "Kernel", "gpu_memcpy": "Memcpy", "gpu_memset": "Memset", "python_function": "Python"}
+
+
+def as_old_schema(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` (a :func:`trace_doc`) as PyTorch 1.8-1.9's Kineto writes the same job, in place (the layout of
+    ``wild-torch/resnet50_num_workers_0``): the old categories (:data:`_OLD_CATS`), ``external id`` in lower case on
+    calls and GPU events, thread ids as strings (a GPU's ``stream N``), ``async`` ``launch`` flows, no
+    ``baseTimeNanoseconds`` -- ``ts`` the wall clock's whole microseconds since 1970 -- and none of 2.x's header keys.
+    The job is the same."""
+    base_us = BASE_NS // 1000
+    keep = {"schemaVersion", "deviceProperties", "distributedInfo", "traceEvents"}
+    for k in [k for k in doc if k not in keep]:
+        del doc[k]
+    events = []
+    for e in doc["traceEvents"]:
+        cat = e.get("cat")
+        if cat == "gpu_user_annotation":
+            continue  # 1.10's own
+        a = e.get("args")
+        if isinstance(a, dict):
+            a.pop("Record function id", None)
+            a.pop("Ev Idx", None)
+        if cat in _OLD_CATS:
+            gpu = cat in ("kernel", "gpu_memcpy", "gpu_memset")
+            e["cat"] = _OLD_CATS[cat]
+            if (gpu or cat in ("cuda_runtime", "cuda_driver")) and isinstance(a, dict) and "External id" in a:
+                a["external id"] = a.pop("External id")
+            e["tid"] = f"stream {e['tid']}" if gpu else str(e["tid"])
+        elif cat == "ac2g":
+            e["cat"], e["name"] = "async", "launch"
+            if e["ph"] == "f":
+                e["tid"] = f"stream {e['tid']}"
+        elif cat == "Trace":
+            e["pid"] = "Traces"
+        if "ts" in e:  # whole microseconds, each end cut as the profiler cut it (never past the next start)
+            start_ns, end_ns = round(e["ts"] * 1000), round((e["ts"] + e.get("dur", 0.0)) * 1000)
+            e["ts"] = base_us + start_ns // 1000
+            if "dur" in e:
+                e["dur"] = base_us + end_ns // 1000 - e["ts"]
+        events.append(e)
+    doc["traceEvents"] = events
+    return doc
+
+
+def rewrite_as_old_schema(folder: str) -> list[str]:
+    """Every ``*.pt.trace.json`` under ``folder`` rewritten as PyTorch 1.8-1.9 writes it (:func:`as_old_schema`),
+    named as its profiler names it (``<worker>.<ms since 1970>.pt.trace.json``); returns the new paths."""
+    out = []
+    for root, _, files in os.walk(folder):
+        for name in sorted(f for f in files if f.endswith(".pt.trace.json")):
+            path = os.path.join(root, name)
+            with open(path, encoding="utf-8") as f:
+                doc = as_old_schema(json.load(f))
+            os.remove(path)
+            out.append(write_doc(os.path.join(root, f"{name.partition('.')[0]}.{BASE_NS // 1_000_000}.pt.trace.json"),
+                                 doc))
+    return out
+
+
 #: An AMD Instinct MI300X as ROCm's Kineto records it (``deviceProperties`` of the kept ``wild/sglang_mi300x_*``:
 #: HIP's properties, ``computeMajor``/``Minor`` gfx942's 9.4, no ``regsPerMultiprocessor``).
 MI300X = {"name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992, "computeMajor": 9, "computeMinor": 4,
@@ -2292,10 +2354,11 @@ def write_run(out: str, name: str | Scenario, steps: int = 12, gz: bool = False,
 def _dumps(doc: dict[str, Any]) -> str:
     """Kineto's layout: the head's keys one per line, then one event per line inside ``traceEvents``."""
     events = doc.pop("traceEvents")
-    tail = {"traceName": doc.pop("traceName")}
+    name = doc.pop("traceName", None)  # (PyTorch 1.8-1.9 wrote none: :func:`as_old_schema`)
     head = json.dumps(doc, indent=2)[:-2]
     body = ",\n  ".join(json.dumps(e) for e in events)
-    return f'{head},\n  "traceEvents": [\n  {body}\n  ],\n  "traceName": {json.dumps(tail["traceName"])}\n}}\n'
+    tail = f',\n  "traceName": {json.dumps(name)}' if name is not None else ""
+    return f'{head},\n  "traceEvents": [\n  {body}\n  ]{tail}\n}}\n'
 
 
 def truth(name: str, paths: list[str], steps: int) -> dict[str, Any]:

@@ -157,6 +157,20 @@ def framework_range_writer(name: str, domain: str = "") -> str:
     return writer or ("torch.compile" if is_framework_range(name) else "")
 
 
+#: An op's name as the profiler records it: a namespaced ATen or library op (``aten::mm``, ``prim::``, ``c10d::``,
+#: ``torch::autograd::AccumulateGrad``) or an autograd node (``AddmmBackward``, ``AddmmBackward0``).
+_OP_NAME = re.compile(r"^\w+::|^\w+Backward\d*$")
+
+
+def is_scope_name(name: str) -> bool:
+    """A ``record_function`` scope's name, not an op's (:data:`_OP_NAME`): PyTorch's own scopes
+    (:data:`_OWN_SCOPES`) and the program's ``record_function("train_step")``.  Why: before 1.11 the profiler wrote
+    each scope as an op of its own (category ``Operator``, 1.10's ``cpu_op``), where 1.11 on writes it as a
+    ``user_annotation``; its name is what still tells it apart (``wild-torch/resnet50_*``, PyTorch 1.8.1:
+    ``ProfilerStep#5``, ``Optimizer.step#SGD.step``, ``enumerate(DataLoader)#...``)."""
+    return is_own_scope(name) or not _OP_NAME.match(name)
+
+
 def is_own_scope(name: str) -> bool:
     """A ``record_function`` scope PyTorch opens around its own code (:data:`_OWN_SCOPES`), never the user's block."""
     return name.startswith(_OWN_SCOPES)
@@ -453,6 +467,9 @@ class Loop:
     no_sync: Action | None = None
     #: the step is a training step: its mixed-precision fixes show the loss, its backward and (float16) its scaler
     training: bool = False
+    #: the step is a forward pass alone (no loss, no backward): its float16 fix (``autocast_legacy``) says no scaler is
+    #: needed, where a step of no known kind is told a training step's scaler too
+    forward_only: bool = False
 
     def step(self, args: str | None = None) -> str:
         """The step called on ``args`` (the loop's own batch by default)."""
@@ -1099,7 +1116,8 @@ PREFETCH_INPUT = action(
 #: A forward pass over inputs (``inference``): its outputs read once, after the batch, not every N steps.
 FORWARD_LOOP = Loop(capture_header="for batch in batches:          # {steps} or more inputs", capture_step="model(batch)",
                     header="for step, batch in enumerate(batches):", call="model({})", args="batch",
-                    batch="batch = next(iter(batches)).cuda()", value="out", no_sync=NO_SYNC_INFERENCE)
+                    batch="batch = next(iter(batches)).cuda()", value="out", no_sync=NO_SYNC_INFERENCE,
+                    forward_only=True)
 CAPTURE_INFERENCE = ("# profile several forward passes after warm-up, one prof.step() after each:\n"
                      "from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
                      "with torch.inference_mode(), profile(\n"
@@ -1149,19 +1167,22 @@ AUTOCAST_LEGACY = action(_AUTOCAST_LEGACY_WORDS.format(aside=""), _AUTOCAST_LEGA
 #: under PyTorch 1.8-1.10), where the finding says bf16: torch.autocast, with its dtype, came with 1.10, so the bf16
 #: form is named with its release beside the float16 one every release runs (h37-review15: review14 trimmed the
 #: bfloat16 aside for a V100, leaving a bf16-capable GPU's finding saying "bf16" above a fix in float16 alone).
-_BF16_FROM_1_10 = ("; from PyTorch 1.10 on this GPU can run bfloat16 instead, which needs no loss scaling: "
+_BF16_FROM_1_10 = ("; from PyTorch 1.10 on this GPU can run bfloat16 instead{why}: "
                    "torch.autocast(device_type='cuda', dtype=torch.bfloat16)")
 
 
 def autocast_legacy(loop: Loop, bf16: bool = False) -> Action:
     """PyTorch 1.8-1.10's float16 autocast around the loop's step (``torch.cuda.amp``); ``bf16``: the GPU has bf16
     Tensor Cores, and 1.10's bfloat16 form is named beside it."""
-    aside = _BF16_FROM_1_10 if bf16 else ""
+    # a forward pass has no loss to scale: "a training step also scales its loss" was told to a PyTorch 1.8-1.10
+    # inference trace's forward passes on an H100 (h37-probe52x, issue #37); a step of no known kind keeps the aside
+    forward = loop.forward_only
+    aside = _BF16_FROM_1_10.format(why="" if forward else ", which needs no loss scaling") if bf16 else ""
     if loop.training:
         return action(_AUTOCAST_LEGACY_WORDS.format(aside=aside), _AUTOCAST_LEGACY_CODE) if bf16 else AUTOCAST_LEGACY
-    return action(_STEP_AUTOCAST.format(dtype="float16 (" + _CUDA_AMP + ")",
-                                        why="; a training step also scales its loss (torch.cuda.amp's gradient "
-                                            "scaler)" + aside),
+    return action(_STEP_AUTOCAST.format(dtype="float16 (" + _CUDA_AMP + ")", why=(" (a forward pass needs no loss scaling)" if forward else
+                                             "; a training step also scales its loss (torch.cuda.amp's gradient "
+                                             "scaler)") + aside),
                   "with torch.cuda.amp.autocast():\n"
                   f"    {loop.value} = {loop.step()}")
 

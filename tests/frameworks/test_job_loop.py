@@ -82,6 +82,29 @@ def test_no_training_code_in_the_looped_fixes_of_work_that_is_not_training(tags)
     assert code and not {k: c for k, c in code.items() if TRAINING in c or ".backward(" in c}
 
 
+#: a training step's words in a fix's prose (``tests.support.contradictions``' law for forward passes)
+_TRAINING_PROSE = ("training step", "in training", "optimizer update")
+
+
+def test_an_old_pytorchs_forward_pass_is_told_no_training_step_in_its_precision_fixes():
+    """torch.cuda.amp's autocast told forward passes "a training step also scales its loss (torch.cuda.amp's gradient
+    scaler)" -- a PyTorch 1.8-1.10 inference trace (h37-probe52x: ``as_old_schema`` of randjobs forms13 seed 9, an
+    H100); a forward pass needs no loss scaling, and is told so."""
+    fw = pytorch.FRAMEWORK.for_job(("inference", "legacy", "cuda_amp"))
+    texts = {k: a.text for k in fw.fixes if k.startswith(("mixed_precision_off", "tensor_core_unused"))
+             for a in fw.fixes[k] if "autocast" in a.text}
+    assert len(texts) == 4 and not {k: t for k, t in texts.items() if any(w in t for w in _TRAINING_PROSE)}, texts
+    assert all("a forward pass needs no loss scaling" in t for t in texts.values())
+
+
+@pytest.mark.parametrize("tags", [("any_work",), ("any_work", "legacy", "cuda_amp")])
+def test_work_of_no_known_kind_keeps_the_training_steps_scaler_aside(tags):
+    """Control (passes on 4ae93328 too): a step of no known kind may be a training step, and keeps its aside."""
+    fw = pytorch.FRAMEWORK.for_job(tags)
+    texts = [a.text for k in fw.fixes if k.startswith("mixed_precision_off") for a in fw.fixes[k]]
+    assert any("a training step also scales its loss" in t for t in texts), texts
+
+
 def test_the_general_fixes_are_the_training_loop():
     """The framework's own fixes (docs, a job with no tag) are the training loop's, "one trace per rank" included."""
     fw = pytorch.FRAMEWORK

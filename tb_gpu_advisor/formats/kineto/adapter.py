@@ -29,7 +29,7 @@ from tb_gpu_advisor.common.memory import small_pages
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.formats.kineto.layout import LEGACY_CUDA_PROCESS, LEGACY_HOST_PROCESS
-from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, KinetoReadError, KinetoTrace, nothing_recorded,
+from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, OLD_CATS, KinetoReadError, KinetoTrace, nothing_recorded,
                                                parse_trace)
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
@@ -43,9 +43,6 @@ from tb_gpu_advisor.model.trace import (MEMORY_PHASES, NO_FLOP_OPS_NOTE, Allocat
 HOST_CATS = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
 DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 _LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
-#: PyTorch 1.8-1.10 (Kineto before the ``cpu_op``/``kernel`` names) -> today's categories.
-OLD_CATS = {"Operator": "cpu_op", "Runtime": "cuda_runtime", "Kernel": "kernel", "Memcpy": "gpu_memcpy",
-            "Memset": "gpu_memset", "User Annotation": "user_annotation", "Python": "python_function"}
 #: The runtime and driver calls of the accelerators Kineto traces through a plugin -> the launch categories: Intel GPUs
 #: (the ``xpupti`` plugin, PyTorch 2.4 on: ``urEnqueueKernelLaunch``, ``zeCommandListAppendLaunchKernel``) and an
 #: out-of-tree backend's (``privateuse1``).  Their kernels, copies and memsets are ``kernel``/``gpu_memcpy``/``gpu_memset``
@@ -127,6 +124,27 @@ def _legacy_host_ops(kt: KinetoTrace) -> None:
     kt.cat[rows] = kt.cats.index("cpu_op")
 
 
+def _old_user_scopes(kt: KinetoTrace) -> None:
+    """The old schema's ``record_function`` scopes read as ``user_annotation`` (in place), as PyTorch 1.11 on writes
+    them: before it every scope was an op (``Operator``; 1.10's ``cpu_op`` beside ``Runtime``), told apart by its name
+    alone (``frameworks.pytorch.is_scope_name``).  Why: read as ops, a PyTorch 1.8-1.10 loop's
+    ``record_function("train_step")`` ranges were no step ranges -- the steps fell to its repeated spans, and of a
+    4-rank job pausing between steps 2 were read where 14 ran (issue #37, class 2)."""
+    if not any(c in OLD_CATS for c in kt.cats):
+        return
+    ops = [i for i, c in enumerate(kt.cats) if c in ("Operator", "cpu_op")]
+    scopes = [i for i, n in enumerate(kt.names) if pytorch.is_scope_name(n)]
+    if not ops or not scopes:
+        return
+    rows = np.isin(kt.cat, np.asarray(ops, dtype=kt.cat.dtype)) & np.isin(kt.name, np.asarray(scopes))
+    if not rows.any():
+        return
+    if "user_annotation" not in kt.cats:
+        kt.cats.append("user_annotation")
+    kt.cat = kt.cat.astype(np.int32, copy=True) if kt.cat.dtype.itemsize < 4 else kt.cat
+    kt.cat[rows] = kt.cats.index("user_annotation")
+
+
 def _cat_mask(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
     """Bool per X event: its category is one of ``cats``."""
     ids = [i for i, c in enumerate(kt.cats) if c in cats]
@@ -137,6 +155,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     """The trace of a parsed Kineto file."""
     producer = _producer(kt)
     _legacy_host_ops(kt)
+    _old_user_scopes(kt)
     unnamed = _unnamed_gpu(kt)
     kt.cats = [OLD_CATS.get(c, PLUGIN_RUNTIME_CATS.get(c, c)) for c in kt.cats]
     is_host = _cat_mask(kt, HOST_CATS)

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from tb_gpu_advisor.formats.kineto.parse import KinetoTrace, MemoryColumns
+from tb_gpu_advisor.formats.kineto.parse import OLD_CATS, KinetoTrace, MemoryColumns
 
 #: Offset between files' correlation / External ids: above any id one process writes (a counter per event).
 ID_STRIDE = 1 << 40
@@ -122,8 +122,12 @@ def _by_row(kts: list[KinetoTrace], attr: str) -> dict[int, Any]:
     return out
 
 
-#: Categories whose rows live on a GPU: Kineto writes the device as their pid (``args.device`` only on some).
-GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
+#: Categories whose rows live on a GPU: Kineto writes the device as their pid (``args.device`` only on some); the
+#: ranks are merged before the adapter renames PyTorch 1.8-1.10's categories (``Kernel``, ``Memcpy``, ``Memset``), so
+#: both names.  Why: read by today's alone, every rank of an old job's files ran nothing on a GPU -- "rank 0's window
+#: holds no GPU work: no GPU runtime call" beside its kernels (issue #37, class 1).
+_GPU_CATS_NOW = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
+GPU_CATS = _GPU_CATS_NOW + tuple(old for old, now in OLD_CATS.items() if now in _GPU_CATS_NOW)
 
 
 def _gpu_rows(kt: KinetoTrace) -> np.ndarray:

@@ -115,13 +115,18 @@ def _legacy_host_ops(kt: KinetoTrace) -> None:
     pids = [i for i, label in kt.pid_labels.items() if label == LEGACY_HOST_PROCESS]
     if not pids or "" not in kt.cats:
         return
-    rows = (kt.cat == kt.cats.index("")) & np.isin(kt.pid, pids)
+    _recategorise(kt, (kt.cat == kt.cats.index("")) & np.isin(kt.pid, pids), "cpu_op")
+
+
+def _recategorise(kt: KinetoTrace, rows: np.ndarray, cat: str) -> None:
+    """The events ``rows`` (bool per X event) given the category ``cat`` (in place; added to the trace's categories
+    where it has none), the category column widened first where it is too narrow for one more name."""
     if not rows.any():
         return
-    if "cpu_op" not in kt.cats:
-        kt.cats.append("cpu_op")
+    if cat not in kt.cats:
+        kt.cats.append(cat)
     kt.cat = kt.cat.astype(np.int32, copy=True) if kt.cat.dtype.itemsize < 4 else kt.cat
-    kt.cat[rows] = kt.cats.index("cpu_op")
+    kt.cat[rows] = kt.cats.index(cat)
 
 
 def _old_user_scopes(kt: KinetoTrace) -> None:
@@ -137,12 +142,7 @@ def _old_user_scopes(kt: KinetoTrace) -> None:
     if not ops or not scopes:
         return
     rows = np.isin(kt.cat, np.asarray(ops, dtype=kt.cat.dtype)) & np.isin(kt.name, np.asarray(scopes))
-    if not rows.any():
-        return
-    if "user_annotation" not in kt.cats:
-        kt.cats.append("user_annotation")
-    kt.cat = kt.cat.astype(np.int32, copy=True) if kt.cat.dtype.itemsize < 4 else kt.cat
-    kt.cat[rows] = kt.cats.index("user_annotation")
+    _recategorise(kt, rows, "user_annotation")
 
 
 def _cat_mask(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:

@@ -1180,9 +1180,9 @@ def autocast_legacy(loop: Loop, bf16: bool = False) -> Action:
     aside = _BF16_FROM_1_10.format(why="" if forward else ", which needs no loss scaling") if bf16 else ""
     if loop.training:
         return action(_AUTOCAST_LEGACY_WORDS.format(aside=aside), _AUTOCAST_LEGACY_CODE) if bf16 else AUTOCAST_LEGACY
-    return action(_STEP_AUTOCAST.format(dtype="float16 (" + _CUDA_AMP + ")", why=(" (a forward pass needs no loss scaling)" if forward else
-                                             "; a training step also scales its loss (torch.cuda.amp's gradient "
-                                             "scaler)") + aside),
+    scaler = (" (a forward pass needs no loss scaling)" if forward else
+              "; a training step also scales its loss (torch.cuda.amp's gradient scaler)")
+    return action(_STEP_AUTOCAST.format(dtype="float16 (" + _CUDA_AMP + ")", why=scaler + aside),
                   "with torch.cuda.amp.autocast():\n"
                   f"    {loop.value} = {loop.step()}")
 

@@ -15,6 +15,7 @@ import re
 import numpy as np
 
 from tb_gpu_advisor.frameworks import nvtx
+from tb_gpu_advisor.model.columns import outermost
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 
 
@@ -30,21 +31,13 @@ def _ranges_word(trace: Trace) -> str:
 
 def _top_level(h: HostEvents, idx: np.ndarray) -> np.ndarray:
     """Bool per range of ``idx`` (host events in (line, start, longer first) order): inside no other range of its line
-    -- begun before an earlier one ended *and* ended no later than it.
+    (``model.columns.outermost``: held only where mostly inside an earlier one).
 
-    Why the end too: a range that merely begins before the one before it ends is its neighbour, not inside it.  Kineto
-    writes each event's start and length in microseconds to three decimals, so one step range's end (start + length)
-    lands up to 1 ns past the next one's start; each such step was read as nested in the one before and dropped (walk
-    seed 250855: a rank's 10 ``train_step`` ranges read as 7, its GPU's steps 30 ms and 1 ms long)."""
-    out = np.zeros(idx.size, dtype=bool)
-    line = h.line[idx]
-    for ln in np.unique(line).tolist():
-        pos = np.flatnonzero(line == ln)
-        s, e = h.start[idx[pos]].astype(np.int64, copy=False), h.end[idx[pos]].astype(np.int64, copy=False)
-        before = np.maximum.accumulate(e)
-        open_end = np.concatenate([[np.iinfo(np.int64).min], before[:-1]])
-        out[pos] = (s >= open_end) | (e > open_end)
-    return out
+    Why not "begun before an earlier one ended": Kineto writes each event's start and length in microseconds to three
+    decimals, so one step range's end lands up to 1 ns past the next one's start; each such step was read as nested in
+    the one before and dropped (walk seed 250855: a rank's 10 ``train_step`` ranges read as 7, its GPU's steps 30 ms
+    and 1 ms long)."""
+    return outermost(h.line[idx], h.start[idx], h.end[idx])
 
 
 def _most_repeated(h: HostEvents, names: np.ndarray, sel: np.ndarray, per_line: bool) -> int:

@@ -693,11 +693,6 @@ CHANNELS_LAST = action(
     "layout transposes.",
     "model = model.to(memory_format=torch.channels_last)\n"
     "x = x.to(memory_format=torch.channels_last)")
-DDP_BUCKETS = action(
-    "Let DDP overlap the gradient AllReduce with the backward pass in fewer, larger buckets, and avoid the "
-    "gradient copy into the buckets.",
-    "model = torch.nn.parallel.DistributedDataParallel(\n"
-    "    model, device_ids=[rank], bucket_cap_mb=50, gradient_as_bucket_view=True)")
 
 
 #: torch.profiler's schedule counts prof.step() calls: wait, then warmup, then active.  A loop of fewer steps than
@@ -1195,9 +1190,19 @@ SCRIPT_LEGACY = action(
 #: the version where the trace could be older) -- the one launch a step the launch-bound saving assumes, given as a
 #: fix (h37-review11: resnet50_num_workers_4's legacy fixes held no graph beside "one launch a step (a graph's)")
 GRAPHS_LEGACY = action(
-    "Replay the model's launches from a CUDA graph: make_graphed_callables records its forward and backward once and "
-    "replays each with one launch (static shapes; copy each batch into the sample inputs' shapes).",
+    "Replay the model's launches from a CUDA graph: make_graphed_callables records its passes once (the forward, and "
+    "the backward where it trains) and replays each with one launch (static shapes; copy each batch into the sample "
+    "inputs' shapes).",
     "model = torch.cuda.make_graphed_callables(model, (sample_x,))   # after a few warm-up steps")
+#: A forward pass's collectives before PyTorch 2.0 (no asynchronous tensor parallelism, no torch.compile): issued
+#: asynchronously, waited for where their result is used -- ``dist``'s ``async_op`` is as old as the package.
+FORWARD_COMM_LEGACY = action(
+    "The forward pass waits for each collective (a tensor-parallel layer's AllReduce, gathered outputs): issue it "
+    "with async_op=True and wait only where its result is needed, so compute that does not need it runs meanwhile, "
+    "and send more inputs per collective (a larger batch) so fewer of them wait.",
+    "work = dist.all_reduce(partial_out, async_op=True)   # returns at once\n"
+    "other = independent_branch(x)                       # compute that does not need the sum\n"
+    "work.wait()                                         # the sum, just before its use")
 DDP_OVERLAP_LEGACY = action(
     "DDP overlaps each gradient bucket's AllReduce with the rest of the backward pass: keep buckets small enough "
     "to start early, reduce into the gradients in place, and with gradient accumulation skip the AllReduce of all "
@@ -1206,6 +1211,12 @@ DDP_OVERLAP_LEGACY = action(
     "                                                  gradient_as_bucket_view=True)\n"
     "with model.no_sync():          # micro-batches 1..k-1 of an accumulation\n"
     "    loss_fn(model(x), y).backward()")
+#: ``DDP_BUCKETS`` before PyTorch 2.0 (``static_graph`` a keyword from 1.11), for a step of no known kind.
+DDP_BUCKETS_LEGACY = action(
+    "If this is a DDP training step, DDP overlaps each gradient bucket's AllReduce with the rest of the backward "
+    "pass: keep buckets small enough to start early and reduce into the gradients in place.",
+    "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank], bucket_cap_mb=25,\n"
+    "                                                  gradient_as_bucket_view=True)")
 #: Inference: no loss, no GradScaler, no backward.
 HALF_INFERENCE = action(
     "Run inference in bfloat16: cast the model once (or wrap the forward in autocast), so matmuls and convolutions "
@@ -1575,7 +1586,6 @@ JOB_FIXES = {
                             action("Or raise the batch size, so each launch does more GPU work.")),
     "xla_not_used@legacy": (SCRIPT_LEGACY,),
     "eager_execution@legacy": (SCRIPT_LEGACY,),
-    "comm_exposed@legacy": (DDP_OVERLAP_LEGACY,),
 }
 FIXES.update(JOB_FIXES)
 FIXES.update(FORWARD_COMM_FIXES)
@@ -1584,6 +1594,18 @@ FIXES.update(FORWARD_COMM_FIXES)
 SYNC_DEBUG = action(
     "Find every sync PyTorch makes: the CUDA sync debug mode warns at each one (.item(), .cpu(), torch.nonzero, "
     "indexing with a GPU mask, printing a tensor).", "torch.cuda.set_sync_debug_mode('warn')")
+
+
+def comm_legacy(loop: Loop) -> tuple[Action, ...]:
+    """The exposed collectives' fixes for PyTorch before 2.0, by the job's work: DDP's overlap with the backward pass
+    for a training step, the forward's own collectives issued asynchronously for forward passes, both for a step of
+    no known kind (DDP's hedged).  Why composed here: ``comm_exposed@legacy``, applied after ``@inference``, replaced
+    a forward pass's fix with DDP's ``.backward()`` loop (h37-probe52x *Left* 5: a 2-rank inference job)."""
+    if loop.training:
+        return (DDP_OVERLAP_LEGACY,)
+    if loop.forward_only:
+        return (FORWARD_COMM_LEGACY,)
+    return (DDP_BUCKETS_LEGACY, FORWARD_COMM_LEGACY)
 
 
 def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
@@ -1598,6 +1620,7 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
         "host_sync": (reads, SYNC_DEBUG),
         "host_sync:read_in_op": (OUTPUT_SIZE_READ, reads),
         "host_sync@legacy": (reads,),
+        "comm_exposed@legacy": comm_legacy(loop),
         "excessive_memcpy": (reads, NON_BLOCKING),
         "excessive_memcpy:host_device": (reads,),
         "step_gaps": (reads, LOADER),

@@ -87,10 +87,23 @@ SINGLE = {
 }
 
 
-@pytest.mark.parametrize("case", list(SINGLE))
+#: Several ranks' jobs stepped by ``prof.step()``: before 1.11 Kineto draws no ``ProfilerStep#N`` span on the GPU,
+#: so each rank's steps were one host-wide window per step number (the earliest rank's start to the latest's end).
+#: A rank pausing alone for a module load (forms16 ``kineto_rank_late``, forms17 ``kineto_rank_closed``) then read
+#: ``gpu_imbalance`` and a critical ``host_sync`` on d4d3db12, and a 4-rank DDP job whose rank launches late
+#: (default stream seed 28) ``unexplained_idle`` for its twin's ``launch_skew`` (h37-probe52x *Left* 1).  Each rank's
+#: spans are now derived as Kineto derives them: the work each step launched.
+RANKS = {
+    "rank_pauses_alone": R.random_form16_job(14),
+    "rank_pauses_then_closes_early": R.random_form17_job(7),
+    "ddp_rank_launching_late": R.random_job(28),
+}
+
+
+@pytest.mark.parametrize("case", list(SINGLE) + list(RANKS))
 def test_an_old_job_reads_as_its_twin_of_today(tmp_path, case):
     """The job, its steps and its findings (rule and severity) of the old file are its twin's, and no law breaks."""
-    job = SINGLE[case]
+    job = SINGLE.get(case) or RANKS[case]
     new = _report(job, str(tmp_path / "new"), old=False)
     old = _report(job, str(tmp_path / "old"), old=True)
     assert old.to_dict()["hosts"][0]["job"]["version"] == "PyTorch 1.8-1.10"
@@ -106,6 +119,22 @@ def test_an_old_inference_jobs_precision_fix_fits_its_forward_passes(tmp_path):
     assert h.job["kind"] == "inference"
     texts = [a.text for f in h.findings if f.rule == "mixed_precision_off" for a in f.actions]
     assert any("torch.cuda.amp" in t and "a forward pass needs no loss scaling" in t for t in texts), texts
+    assert not laws_broken(rep)
+
+
+def test_an_old_inference_jobs_exposed_collective_is_told_a_forward_passs_fix(tmp_path):
+    """2 ranks' bf16 forward passes whose AllReduce is exposed, PyTorch 1.8's files (randjobs forms13 seed 31): the
+    forward's own collectives issued asynchronously, never DDP's ``.backward()`` loop.  On d4d3db12 the old PyTorch's
+    ``comm_exposed@legacy`` fix, applied after the inference one, replaced it: "loss_fn(model(x), y).backward()" to
+    forward passes (the job-words law broken; h37-probe52x *Left* 5)."""
+    job = R.random_form13_job(31)
+    assert job.params["ranks"] == 2 and not job.params["train"] and job.params["comm_us"] > 0
+    rep = _report(job, str(tmp_path), old=True)
+    h = rep.hosts[0]
+    assert h.job["kind"] == "inference"
+    fixes = [a for f in [*h.findings, *rep.findings] if f.rule == "comm_exposed" for a in f.actions]
+    assert fixes and all(".backward(" not in (a.snippet or "") for a in fixes), [a.snippet for a in fixes]
+    assert any("async_op=True" in (a.snippet or "") for a in fixes)
     assert not laws_broken(rep)
 
 

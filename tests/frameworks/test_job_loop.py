@@ -82,6 +82,24 @@ def test_no_training_code_in_the_looped_fixes_of_work_that_is_not_training(tags)
     assert code and not {k: c for k, c in code.items() if TRAINING in c or ".backward(" in c}
 
 
+@pytest.mark.parametrize("tags", [("inference", "legacy"), ("any_work", "legacy"), ("inference", "legacy", "cuda_amp"),
+                                  ("any_work", "alone", "legacy", "cuda_amp")])
+def test_an_old_pytorchs_exposed_collectives_fix_fits_work_that_is_not_training(tags):
+    """``comm_exposed@legacy`` (PyTorch before 2.0) is composed from the job's loop: DDP's overlap with a
+    ``.backward()`` loop was every old job's fix, forward passes' too (d4d3db12; h37-probe52x *Left* 5)."""
+    fixes = pytorch.FRAMEWORK.for_job(tags).fixes
+    code = [a.snippet or "" for k in fixes if k.split(":")[0] == "comm_exposed" for a in fixes[k]]
+    assert code and not [c for c in code if ".backward(" in c or TRAINING in c], code
+    assert any("async_op=True" in c for c in code)
+
+
+def test_an_old_pytorchs_training_step_keeps_ddps_overlap():
+    """Control (passes on d4d3db12 too): a training job of an old PyTorch is told DDP's buckets and ``no_sync``,
+    without 1.11's ``static_graph`` keyword."""
+    (fix,) = pytorch.FRAMEWORK.for_job(("legacy",)).fixes["comm_exposed"]
+    assert "no_sync()" in fix.snippet and "static_graph" not in fix.snippet
+
+
 #: a training step's words in a fix's prose (``tests.support.contradictions``' law for forward passes)
 _TRAINING_PROSE = ("training step", "in training", "optimizer update")
 

@@ -982,14 +982,14 @@ def _rank_step_lines(kt: KinetoTrace, devs: list[DeviceEvents], start_ps: np.nda
     m = _cat_mask(kt, ("gpu_user_annotation",))
     step_of_name = np.fromiter((pytorch.step_number(n) for n in kt.names), dtype=np.int64, count=len(kt.names))
     m &= step_of_name[kt.name] >= 0
+    drawn = bool(m.any())  # PyTorch 1.11 on draws them; before it (the old schema) they are derived as Kineto does
     lines = {}
     for d in devs:
-        sel = np.flatnonzero(m & (kt.device == d.gpu))
-        if sel.size < 2:
+        spans = _drawn_step_spans(kt, d.gpu, m, step_of_name, start_ps, end_ps) if drawn else \
+            _derived_step_spans(kt, d.gpu, step_of_name, start_ps, end_ps)
+        if spans is None:
             return {}
-        sel = sel[np.argsort(start_ps[sel], kind="stable")]
-        start, end = start_ps[sel].astype(np.int64), end_ps[sel].astype(np.int64)
-        ids = step_of_name[kt.name[sel]]
+        ids, start, end = spans
         opened = _opened_on_host(kt, d.gpu, ids, start, _busy_until(d, start), start_ps)
         end[:-1] = np.maximum(opened[1:], opened[:-1])
         host = _host_step_ps(kt, d.gpu, int(ids[-1]), start_ps, end_ps)
@@ -1003,6 +1003,52 @@ def _rank_step_lines(kt: KinetoTrace, devs: list[DeviceEvents], start_ps: np.nda
     note = (f"`ProfilerStep#N` spans on each rank's GPU ({len(kt.workers)} ranks: {', '.join(kt.workers)}); "
             "step k from its span's start to the next one's")
     return {"gpu_step_lines": lines, "gpu_step_source": ("profiler_step", note)}
+
+
+def _drawn_step_spans(kt: KinetoTrace, gpu: int, m: np.ndarray, step_of_name: np.ndarray, start_ps: np.ndarray,
+                      end_ps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(step numbers, starts, ends; ps) of the ``ProfilerStep#N`` spans Kineto drew on ``gpu`` (``m``: the rows of
+    such spans), by start; None where it drew fewer than two."""
+    sel = np.flatnonzero(m & (kt.device == gpu))
+    if sel.size < 2:
+        return None
+    sel = sel[np.argsort(start_ps[sel], kind="stable")]
+    return step_of_name[kt.name[sel]], start_ps[sel].astype(np.int64), end_ps[sel].astype(np.int64)
+
+
+def _derived_step_spans(kt: KinetoTrace, gpu: int, step_of_name: np.ndarray, start_ps: np.ndarray,
+                        end_ps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The ``ProfilerStep#N`` spans PyTorch 1.11 on would have drawn on ``gpu``: per step of the rank driving it (its
+    host marks), the first start to the last end of the GPU work launched inside it (its runtime calls' correlation);
+    None where fewer than two steps launched any.
+
+    Why: before 1.11 Kineto draws no GPU span, and several ranks' old files were placed on one host-wide window per
+    step, the earliest rank's start to the latest's end -- a rank pausing alone read ``gpu_imbalance`` and a critical
+    ``host_sync`` its twin of today does not (h37-probe52x *Left* 1).  The spans are what Kineto derives them from: the
+    work each step launched."""
+    marks = _rank_step_marks(kt, gpu)
+    if marks.size < 2:
+        return None
+    marks = marks[np.argsort(start_ps[marks], kind="stable")]
+    m_s, m_e = start_ps[marks].astype(np.int64), end_ps[marks].astype(np.int64)
+    launch = _cat_mask(kt, _LAUNCH_CATS) & np.isin(kt.pid, kt.gpu_pids.get(gpu, [])) & (kt.correlation >= 0)
+    at = IdTable(kt.correlation[launch], start_ps[launch].astype(np.int64), -1)
+    work = np.flatnonzero(_cat_mask(kt, DEVICE_CATS) & (kt.correlation >= 0))
+    work = work[_device_ids(kt, work) == gpu]
+    t = at.lookup(kt.correlation[work])
+    k = np.searchsorted(m_s, t, side="right") - 1
+    inside = (t >= 0) & (k >= 0)
+    inside[inside] &= t[inside] < m_e[k[inside]]
+    work, k = work[inside], k[inside]
+    first = np.full(marks.size, np.iinfo(np.int64).max)
+    last = np.full(marks.size, np.iinfo(np.int64).min)
+    np.minimum.at(first, k, start_ps[work].astype(np.int64))
+    np.maximum.at(last, k, end_ps[work].astype(np.int64))
+    has = last > np.iinfo(np.int64).min
+    if np.count_nonzero(has) < 2:
+        return None
+    order = np.argsort(first[has], kind="stable")
+    return step_of_name[kt.name[marks[has]]][order], first[has][order], last[has][order]
 
 
 def _busy_until(d: DeviceEvents, at: np.ndarray) -> np.ndarray:

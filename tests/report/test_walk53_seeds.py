@@ -1,0 +1,24 @@
+"""Jobs session 53's lead found read wrong (base d4d3db12), each held to what it read wrong:
+
+* default stream seed 35, a single-process CUDA-graph inference loop marking each pass with
+  ``record_function("generate")`` back to back: Kineto's three-decimal microseconds overlap each range's end with
+  the next start by up to 1 ns at a PyTorch 2.x trace's clock, and the program's repeated spans merged overlapping
+  instances as one call -- 10 ranges read as 7 spans and 5 kept steps (its PyTorch 1.8 twin, whose whole
+  microseconds touch exactly, read 10 and 8: h37-probe52x *Left* 3).
+"""
+
+from __future__ import annotations
+
+from synthetic.randjobs import random_job
+from tests.support.random_jobs import check, report_of
+
+
+def test_back_to_back_repeated_spans_are_each_an_iteration() -> None:
+    job = random_job(35)
+    assert job.fmt == "kineto" and job.params["marker"] == "range" and job.params["loop_us"] == 0.0
+    report = report_of(job)
+    (host,) = report.hosts
+    assert host.steps["source"] == "annotation_spans"
+    assert f"{job.params['steps']} `{job.params['range_name']}`" in host.steps["note"], host.steps["note"]
+    assert host.steps["count"] == job.params["steps"] - 2  # the first and last, cut by the window, dropped
+    assert not check(job)

@@ -309,9 +309,19 @@ class JaxCapture:
         """``us`` with the capture's jitter, at least 1 ns."""
         return max(int(us * US * (1 + self.jitter * self.rng.standard_normal())), 1000)
 
-    def _pjrt_line(self) -> LineBuilder:
+    def _pjrt_line(self, free_at: int | None = None) -> LineBuilder:
+        """The pjrt thread pool's next thread (two taking turns); with ``free_at``, one whose work has ended by then --
+        the other, or a new thread of the pool -- as a thread runs one scoped event at a time: a 64 MiB staging
+        (9.6 ms) outlasting the loop's turn was written over the previous one on its thread (session 53)."""
         self._pjrt_turn ^= 1
-        return self.pjrt[self._pjrt_turn]
+        if free_at is None:
+            return self.pjrt[self._pjrt_turn]
+        for k in (self._pjrt_turn, self._pjrt_turn ^ 1, *range(2, len(self.pjrt))):
+            line = self.pjrt[k]
+            if max((a + d for a, d in zip(line.start_ps, line.duration_ps)), default=0) <= free_at:
+                return line
+        self.pjrt.append(self._hashed_line("pjrt_async_work_runner/{}", negative=True))
+        return self.pjrt[-1]
 
     # -- steps ------------------------------------------------------------------
 
@@ -392,8 +402,8 @@ class JaxCapture:
         self.python.add("DevicePutWithSharding", lin - 70 * US, 124 * US)
         end = lin + 150 * US
         self.python.add("shard_args", h, end - h)
-        line = self._pjrt_line()
         d0 = lin + 65 * US
+        line = self._pjrt_line(free_at=d0)
         stage = max(int(nbytes / STAGING_BYTES_PER_US * US), US)
         line.add("Transpose::ExecuteChunk", d0 + 12 * US, stage)
         line.add("Transpose::Execute", d0 + 11 * US, stage + 2 * US)
@@ -420,8 +430,11 @@ class JaxCapture:
     def to_host(self, nbytes: int, shape: str = "f32[]") -> int:
         """``np.asarray(x)`` / ``float(loss)``: blocks until the value is on the host; returns host end time."""
         h = self.t
-        line = self._pjrt_line()
-        d0 = max(h + 20 * US, self.gpu_free[COMPUTE_STREAM] + 5 * US)
+        # the value is read once it is on the device: after the compute stream's work, and after an upload not yet
+        # consumed by an execution (``device_put`` then ``np.asarray`` of the same array: a copy loop's turn)
+        uploaded = max((e for _, e, kind in self._pending if kind == "H2D"), default=0)
+        d0 = max(h + 20 * US, self.gpu_free[COMPUTE_STREAM] + 5 * US, uploaded + 5 * US)
+        line = self._pjrt_line(free_at=d0)
         line.add("PjRtBuffer::ToLiteralZeroCopyPath", d0 + 8 * US, 13 * US, shape=shape)
         line.add("D2H Dispatch", d0, 23 * US, shape=shape)
         tr = self._memcpy("D2H", nbytes, d0 + 55 * US, line, self.gpu_free[COMPUTE_STREAM])

@@ -24,7 +24,7 @@ from tb_gpu_advisor.common.fmt import pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, nvtx, user_ranges, xla
 from tb_gpu_advisor.frameworks.engines import Engine
-from tb_gpu_advisor.model.columns import stable_order, union_intervals
+from tb_gpu_advisor.model.columns import outermost, stable_order, union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 
 #: Span names weighed per table, by total time: the step is among the longest-running names.
@@ -587,11 +587,7 @@ def _named_module_runs(trace: Trace, fw: Framework) -> tuple[np.ndarray, np.ndar
     s, e, mods, line = (np.concatenate([p[i] for p in parts]) for i in range(4))
     order = np.lexsort((-e, s, line))
     s, e, mods, line = s[order], e[order], mods[order], line[order]
-    top = np.zeros(s.size, dtype=bool)
-    cut = np.flatnonzero(np.concatenate(([True], line[1:] != line[:-1])))
-    for a, b in zip(cut.tolist(), np.append(cut[1:], s.size).tolist()):
-        reach = np.maximum.accumulate(e[a:b])  # the furthest end of the calls before each, on this thread
-        top[a:b] = s[a:b] >= np.concatenate(([np.iinfo(np.int64).min], reach[:-1]))
+    top = outermost(line, s, e)  # the calls no call before them on their thread holds (rounded times: its rule)
     s, e, mods = s[top], e[top], mods[top]
     order = np.argsort(s, kind="stable")
     return s[order], e[order], mods[order]

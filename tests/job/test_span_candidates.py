@@ -23,7 +23,7 @@ def _by_masks(start, end, name, line, names, keep, times):
         best = None
         for ln in np.unique(line[m]):
             mm = m & (line == ln)
-            s, e = union_intervals(start[mm].astype(np.int64), end[mm].astype(np.int64))
+            s, e = union_intervals(start[mm].astype(np.int64), end[mm].astype(np.int64), merge_touching=False)
             per = np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")
             cov = float(per.sum()) / n_launch
             if best is None or cov > best[4]:

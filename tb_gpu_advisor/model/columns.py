@@ -380,10 +380,17 @@ def outermost(line: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarra
     for lo, hi in zip(np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [s.size]]).tolist()):
         if hi - lo < 2:
             continue
-        run_end = np.maximum.accumulate(e[lo:hi])[:-1]
-        a, b = s[lo + 1:hi], e[lo + 1:hi]
-        out[lo + 1:hi] = (a >= run_end) | (2 * (run_end - a) <= b - a)
+        out[lo + 1:hi] = ~held(s[lo + 1:hi], e[lo + 1:hi], np.maximum.accumulate(e[lo:hi])[:-1])
     return out
+
+
+def held(start: np.ndarray, end: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """Bool per event ``[start, end)``: held by what runs until ``reach`` (an earlier event's end, or the running end
+    of several) -- it starts before ``reach`` and lies mostly inside, more than half its own length (:func:`outermost`'s
+    rule, for a caller whose earlier events are not one line's: a phase after its forward, the next iteration after
+    this one's last phase).  Int64 times of one clock."""
+    s, e, r = (np.asarray(x).astype(np.int64, copy=False) for x in (start, end, reach))
+    return (s < r) & (2 * (r - s) > e - s)
 
 
 def time_within(i0: np.ndarray, i1: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:

@@ -43,7 +43,7 @@ import numpy as np
 
 from tb_gpu_advisor.frameworks import nvtx, tensorflow, xla
 from tb_gpu_advisor.frameworks.base import Framework, never
-from tb_gpu_advisor.model.columns import lookup_mask, searchsorted_right
+from tb_gpu_advisor.model.columns import lookup_mask, outermost, searchsorted_right
 
 if TYPE_CHECKING:
     from tb_gpu_advisor.model.trace import HostEvents, HostRanges, Trace
@@ -81,8 +81,10 @@ def evaluation_ranges(h: HostEvents, ranges: HostRanges | None, annotations: np.
     """Host event indices (ascending) of the marked ranges (:func:`marked_ranges`; and Kineto's ``user_annotation``,
     ``annotations``: ``record_function("evaluate")``) the program names as an evaluation pass
     (``nvtx.is_evaluation_range``: ``eval``, ``validation``, ``val_step 3``), inside no other such range of their
-    thread (a ``validation`` range around its ``eval_step`` ranges is one pass): the steps leave them out of a training
-    job's steps, which they lie between or end.  Why the annotations: a Kineto trace keeps the program's
+    thread (a ``validation`` range around its ``eval_step`` ranges is one pass; ``model.columns.outermost``: held only
+    where mostly inside -- a Kineto range's rounded end lands up to 1 ns past the next one's start, and back-to-back
+    ``eval_step`` ranges are each a pass): the steps leave them out of a training job's steps, which they lie between
+    or end.  Why the annotations: a Kineto trace keeps the program's
     ``record_function`` there, no NVTX -- its ``evaluate`` is the evaluation an Nsight ``eval_step`` is (h37-probe46e)."""
     marked = marked_ranges(ranges)
     if annotations is not None and annotations.size:
@@ -92,13 +94,7 @@ def evaluation_ranges(h: HostEvents, ranges: HostRanges | None, annotations: np.
         return sel
     order = np.lexsort((-h.end[sel].astype(np.int64), h.start[sel].astype(np.int64), h.line[sel]))
     sel = sel[order]
-    outer = np.ones(sel.size, bool)
-    for ln in np.unique(h.line[sel]).tolist():
-        pos = np.flatnonzero(h.line[sel] == ln)
-        e = h.end[sel[pos]].astype(np.int64)
-        reach = np.concatenate([[np.iinfo(np.int64).min], np.maximum.accumulate(e)[:-1]])
-        outer[pos] = h.start[sel[pos]].astype(np.int64) >= reach
-    return np.sort(sel[outer])
+    return np.sort(sel[outermost(h.line[sel], h.start[sel], h.end[sel])])
 
 
 def recurring_phases(h: HostEvents, marked: np.ndarray, warm: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from tb_gpu_advisor.common.fmt import pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, nvtx, user_ranges, xla
 from tb_gpu_advisor.frameworks.engines import Engine
-from tb_gpu_advisor.model.columns import outermost, stable_order, union_intervals
+from tb_gpu_advisor.model.columns import held, outermost, stable_order, union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 
 #: Span names weighed per table, by total time: the step is among the longest-running names.
@@ -209,7 +209,7 @@ def forward_iterations(h: HostEvents, line: int, names: IterationNames) -> Forwa
         return None
     rows = rows[np.lexsort((-h.end[rows].astype(np.int64), h.start[rows].astype(np.int64)))]
     f_s, f_e = h.start[rows].astype(np.int64), h.end[rows].astype(np.int64)
-    top = f_s >= np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(f_e)[:-1]))
+    top = outermost(np.zeros(rows.size, np.int8), f_s, f_e)
     rows, f_s, f_e = rows[top], f_s[top], f_e[top]
     n = rows.size
     p_rows = np.flatnonzero((h.line == line) & names.phase[h.name])
@@ -217,15 +217,15 @@ def forward_iterations(h: HostEvents, line: int, names: IterationNames) -> Forwa
     mine = it >= 0
     if n < 2 or np.unique(it[mine]).size != n:
         return None
-    if (h.start[p_rows[mine]].astype(np.int64) < f_e[it[mine]]).any():
+    if held(h.start[p_rows[mine]], h.end[p_rows[mine]], f_e[it[mine]]).any():
         return None  # a phase instance inside its forward: not a phase after it
     any_phase = np.flatnonzero((h.line == line) & names.any_phase[h.name])
     a_it = np.searchsorted(f_s, h.start[any_phase].astype(np.int64), side="right") - 1
     keep = a_it >= 0
     ends = f_e.copy()
     np.maximum.at(ends, a_it[keep], h.end[any_phase[keep]].astype(np.int64))
-    if (ends[:-1] > f_s[1:]).any():
-        return None
+    if held(f_s[1:], f_e[1:], ends[:-1]).any():
+        return None  # a forward inside the iteration before: the loop's phases are no such iterations
     return ForwardIterations(rows, ends)
 
 
@@ -464,9 +464,12 @@ def backward_span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework)
 
 
 def _outermost(h, keep: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
-    """Bool per host event: kept and inside no other kept event of its thread.  Why: an inner name repeats under
-    different outer ones (``CompiledFunction`` inside each compiled function's own ``Torch-Compiled Region: N/0``),
-    so its repeats are not one span's."""
+    """Bool per host event: kept and inside no other kept event of its thread (``model.columns.outermost``: held only
+    where mostly inside).  Why: an inner name repeats under different outer ones (``CompiledFunction`` inside each
+    compiled function's own ``Torch-Compiled Region: N/0``), so its repeats are not one span's.  Why not "starts
+    before an earlier one ended": Kineto's times are rounded (microseconds to three decimals, ~1 ns at a 2.x trace's
+    4.5e12 us), so a region opening where the op before it ended can start a nanosecond before that op's end, and
+    was read as inside it -- no instance of its span."""
     idx = np.flatnonzero(keep)
     out = np.zeros(keep.size, dtype=bool)
     if not idx.size:
@@ -475,13 +478,8 @@ def _outermost(h, keep: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
     e = h.end[idx].astype(np.int64, copy=False)
     line = np.asarray(h.line)[idx].astype(np.int64, copy=False)
     order = np.lexsort((-e, s, line))
-    idx, s, e, line = idx[order], s[order], e[order], line[order]
-    new_line = np.concatenate(([True], line[1:] != line[:-1]))
-    top = np.zeros(idx.size, dtype=bool)
-    for a, b in zip(np.flatnonzero(new_line).tolist(), np.append(np.flatnonzero(new_line)[1:], idx.size).tolist()):
-        reach = np.maximum.accumulate(e[a:b])  # the furthest end of the kept events before each, on this thread
-        top[a:b] = s[a:b] >= np.concatenate(([np.iinfo(np.int64).min], reach[:-1]))
-    out[idx[top]] = True
+    idx = idx[order]
+    out[idx[outermost(line[order], s[order], e[order])]] = True
     return out
 
 

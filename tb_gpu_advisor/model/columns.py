@@ -329,7 +329,7 @@ def union_intervals(start: np.ndarray, end: np.ndarray, *, merge_touching: bool 
     accounting they do: [a, b) and [b, c) are one busy span, and the union is then also apart (no two results
     touch).  For telling calls apart they do not (``merge_touching=False``): back-to-back ATen ops are two calls,
     only events that overlap are one nested call -- and an event lying mostly past the ones before it is a call of its
-    own, as :func:`outermost` holds it (rounded times overlap back-to-back calls by a nanosecond: ten back-to-back
+    own, as :func:`held` says (rounded times overlap back-to-back calls by a nanosecond: ten back-to-back
     ``record_function("generate")`` ranges of a PyTorch 2.x trace read as seven).  Events already by start (a GPU's,
     a thread's, as readers write them) are not sorted again: the stable sort's order is theirs."""
     if start.size == 0:
@@ -341,7 +341,7 @@ def union_intervals(start: np.ndarray, end: np.ndarray, *, merge_touching: bool 
         s, e = start[o], end[o]
     cummax = np.maximum.accumulate(e)
     new = np.ones(s.size, dtype=bool)
-    new[1:] = s[1:] > cummax[:-1] if merge_touching else _own_call(s[1:], e[1:], cummax[:-1])
+    new[1:] = s[1:] > cummax[:-1] if merge_touching else ~held(s[1:], e[1:], cummax[:-1])
     idx = np.nonzero(new)[0]
     us = s[idx]
     ue = np.maximum.reduceat(cummax, idx) if idx.size else cummax[:0]
@@ -382,15 +382,22 @@ def outermost(line: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarra
     for lo, hi in zip(np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [s.size]]).tolist()):
         if hi - lo < 2:
             continue
-        out[lo + 1:hi] = _own_call(s[lo + 1:hi], e[lo + 1:hi], np.maximum.accumulate(e[lo:hi])[:-1])
+        out[lo + 1:hi] = ~held(s[lo + 1:hi], e[lo + 1:hi], np.maximum.accumulate(e[lo:hi])[:-1])
     return out
 
 
-def _own_call(a: np.ndarray, b: np.ndarray, run_end: np.ndarray) -> np.ndarray:
-    """Bool per event ``[a, b)``: no event before it (their latest end ``run_end``) holds it -- it starts at or past
-    that end, or lies mostly (more than half its length) past it.  The one rule of nesting under rounded times, for
-    :func:`outermost` and :func:`union_intervals`' calls."""
-    return (a >= run_end) | (2 * (run_end - a) <= b - a)
+def held(start: np.ndarray, end: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """Bool per event ``[start, end)``: held by what runs until ``reach`` (an earlier event's end, or the running end
+    of several) -- it starts before ``reach`` and lies mostly inside, more than half its own length (:func:`outermost`'s
+    rule, for a caller whose earlier events are not one line's: a phase after its forward, the next iteration after
+    this one's last phase).  Times of one clock: integers as int64 (no narrow type's overflow), floats as they are."""
+    s, e, r = (_wide(np.asarray(x)) for x in (start, end, reach))
+    return (s < r) & (2 * (r - s) > e - s)
+
+
+def _wide(x: np.ndarray) -> np.ndarray:
+    """Integer times as int64; others as they are."""
+    return x.astype(np.int64, copy=False) if x.dtype.kind in "iu" else x
 
 
 def time_within(i0: np.ndarray, i1: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:

@@ -4,12 +4,15 @@
   ``record_function("generate")`` back to back: Kineto's three-decimal microseconds overlap each range's end with
   the next start by up to 1 ns at a PyTorch 2.x trace's clock, and the program's repeated spans merged overlapping
   instances as one call -- 10 ranges read as 7 spans and 5 kept steps (its PyTorch 1.8 twin, whose whole
-  microseconds touch exactly, read 10 and 8: h37-probe52x *Left* 3).
+  microseconds touch exactly, read 10 and 8: h37-probe52x *Left* 3);
+* the same with ``eval_step`` ranges of an inference loop (h37-nest53's reverted case): 10 ranges read as 7 spans,
+  three of them two passes long.  ``model.columns.union_intervals``' calls now ask the one nesting rule
+  (``model.columns.held``: held only where mostly inside).
 """
 
 from __future__ import annotations
 
-from synthetic.randjobs import random_job
+from synthetic.randjobs import kineto_job, random_job
 from tests.support.random_jobs import check, report_of
 
 
@@ -21,4 +24,13 @@ def test_back_to_back_repeated_spans_are_each_an_iteration() -> None:
     assert host.steps["source"] == "annotation_spans"
     assert f"{job.params['steps']} `{job.params['range_name']}`" in host.steps["note"], host.steps["note"]
     assert host.steps["count"] == job.params["steps"] - 2  # the first and last, cut by the window, dropped
+    assert not check(job)
+
+
+def test_back_to_back_eval_step_ranges_are_each_a_pass() -> None:
+    job = kineto_job(1, marker="range", range_name="eval_step", train=False, steps=10, loop_us=0.0, python_us=3.3)
+    (host,) = report_of(job).hosts
+    assert host.steps["source"] == "annotation_spans"
+    assert "10 `eval_step`" in host.steps["note"], host.steps["note"]
+    assert host.steps["count"] == 8
     assert not check(job)

@@ -39,8 +39,8 @@ from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, Enclos
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import memcpy, trips
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
-from tb_gpu_advisor.model.columns import (intersect_intervals, sorted_unique, starts_in_windows, subtract_intervals, time_within,
-                                          union_intervals, unique_inverse)
+from tb_gpu_advisor.model.columns import (intersect_intervals, outermost, sorted_unique, starts_in_windows, subtract_intervals,
+                                          time_within, union_intervals, unique_inverse)
 
 _RUNTIME = ("cuda", "cu")
 
@@ -403,22 +403,15 @@ def _lost_reads(ctx: Context) -> HostSyncs | None:
 
 
 def _outermost(h, idx: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
-    """Of host events ``idx``, those no other of them on their line encloses.  Why: a wait's Python frame holds the
-    read inside it (``jax.device_get`` reads each array through ``np.asarray(jax.Array)``), one wait, not two."""
+    """Of host events ``idx``, those no other of them on their line holds (``model.columns.outermost``: the one rule
+    of nesting under rounded times -- a read whose rounded end lands a nanosecond past its frame's is still inside
+    it).  Why: a wait's Python frame holds the read inside it (``jax.device_get`` reads each array through
+    ``np.asarray(jax.Array)``), one wait, not two."""
     if idx.size < 2:
         return idx
     order = np.lexsort((-h.end[idx].astype(np.int64), h.start[idx], h.line[idx]))
-    idx = idx[order]
-    line, end = h.line[idx], h.end[idx].astype(np.int64)  # by line, then start, the longest first
-    keep = np.ones(idx.size, dtype=bool)
-    reach, prev = np.iinfo(np.int64).min, None
-    for k in range(idx.size):  # a read or wait a step: few
-        if line[k] != prev:
-            reach, prev = np.iinfo(np.int64).min, line[k]
-        if end[k] <= reach:
-            keep[k] = False
-        else:
-            reach = end[k]
+    idx = idx[order]  # by line, then start, the longest first
+    keep = outermost(h.line[idx], h.start[idx].astype(np.int64), h.end[idx].astype(np.int64))
     return np.sort(idx[keep])
 
 

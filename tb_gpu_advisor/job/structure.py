@@ -24,11 +24,7 @@ from tb_gpu_advisor.common.fmt import pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, nvtx, user_ranges, xla
 from tb_gpu_advisor.frameworks.engines import Engine
-<<<<<<< Updated upstream
 from tb_gpu_advisor.model.columns import stable_order, union_intervals
-=======
-from tb_gpu_advisor.model.columns import held, line_calls, outermost, stable_order, union_intervals
->>>>>>> Stashed changes
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 
 #: Span names weighed per table, by total time: the step is among the longest-running names.
@@ -718,12 +714,12 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
             if reach is not None and not reach[g]:
                 continue
             mm = rows[first[g] : last[g]]
-            # nested instances are one call; instances back to back are two, as two back-to-back updates are two
-            # iterations (``_merged``): a loop's ranges end where the next opens at the clock's resolution (a whole
-            # microsecond in Kineto's older traces), and merged they read as one span of the whole loop
-            # (h37-randjobs: 14 back-to-back `forward_pass` ranges, read as one pass) -- or a nanosecond past it
-            # (``model.columns.line_calls``: 10 back-to-back `eval_step` ranges read as 7)
-            s, e = line_calls(start[mm], end[mm])
+            # nested or overlapping instances are one call; instances that only touch are two, as two back-to-back
+            # updates are two iterations (``_merged``): a loop's ranges end where the next opens at the clock's
+            # resolution (a whole microsecond in Kineto's older traces), and merged they read as one span of the
+            # whole loop (h37-randjobs: 14 back-to-back `forward_pass` ranges, read as one pass)
+            s, e = union_intervals(start[mm].astype(np.int64, copy=False), end[mm].astype(np.int64, copy=False),
+                                   merge_touching=False)
             per = np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")
             has = per > 0
             cov = float(per.sum()) / n_launch

@@ -40,6 +40,7 @@ def memory(ctx: Context) -> Memory:
     if snap is not None:
         gpus += [_at_dump(ctx, g, st) for g, st in sorted(snap.state.items()) if g not in tr.memory]
         _capacity_from_ooms(gpus, ooms)
+        _capacity_from_retries(ctx, gpus, snap.retries)
     absolute = [g for g in gpus if g.baseline != "capture_start"]
     if absolute:
         top = max(absolute, key=lambda g: (g.capacity_bytes and g.peak_allocated_bytes / g.capacity_bytes) or 0.0)
@@ -1333,3 +1334,28 @@ def _capacity_from_ooms(gpus: list[GpuMemory], ooms: list[OomReport]) -> None:
         seen = [o.reserved_bytes + o.device_free_bytes for o in ooms if o.gpu == g.gpu and o.device_free_bytes >= 0]
         if g.capacity_bytes is None and seen:
             g.capacity_bytes, g.capacity_source = max(seen), "reserved + free at the OOM"
+
+
+#: ``GpuMemory.capacity_source`` of a capacity read off the allocator's retries (:func:`_capacity_from_retries`)
+RETRY_CAPACITY = "reserved when the driver refused more"
+
+
+def _capacity_from_retries(ctx: Context, gpus: list[GpuMemory], retries: list) -> None:
+    """A snapshot says nothing of the GPU's size, but where the caching allocator gave its cache back from inside an
+    allocation (``AllocRetry``) the driver had refused it memory: what it then held reserved is as much of the GPU as
+    the process could reach.  Only where nothing better is known (a capacity record, an OOM's free bytes): the bytes
+    outside the allocator (the CUDA context, other processes) are not in it.  The note says when, and what went back.
+    """
+    for g in gpus:
+        mine = [r for r in retries if r.gpu == g.gpu]
+        if g.capacity_bytes is not None or not mine:
+            continue
+        top = max(mine, key=lambda r: r.reserved)
+        g.capacity_bytes, g.capacity_source = top.reserved, RETRY_CAPACITY
+        released = sum(r.released for r in mine)
+        first = min(mine, key=lambda r: r.time_ps)
+        when = f"at {_ms(ctx, first.time_ps):.1f} ms " if _timed(ctx) else ""
+        times = f", {len(mine)} times" if len(mine) > 1 else ""
+        g.retry_words = (f"{when}the driver refused it more: its caching allocator gave back {gb(released)} of cache"
+                         f"{times}, {sum(r.segments for r in mine)} segments whose cudaFree calls (each synchronizing "
+                         f"the device) took {sum(r.span_ps for r in mine) / PS_PER_MS:.1f} ms, and asked again")

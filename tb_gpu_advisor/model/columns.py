@@ -386,39 +386,6 @@ def outermost(line: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarra
     return out
 
 
-<<<<<<< Updated upstream
-=======
-def held(start: np.ndarray, end: np.ndarray, reach: np.ndarray) -> np.ndarray:
-    """Bool per event ``[start, end)``: held by what runs until ``reach`` (an earlier event's end, or the running end
-    of several) -- it starts before ``reach`` and lies mostly inside, more than half its own length (:func:`outermost`'s
-    rule, for a caller whose earlier events are not one line's: a phase after its forward, the next iteration after
-    this one's last phase).  Int64 times of one clock."""
-    s, e, r = (np.asarray(x).astype(np.int64, copy=False) for x in (start, end, reach))
-    return (s < r) & (2 * (r - s) > e - s)
-
-
-def line_calls(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(starts, ends) of one thread's calls among events ``[start, end)`` (any order): each outermost event
-    (:func:`outermost`: held only where mostly inside) with the events it holds merged in, sorted by start, each
-    ending no later than the next one starts.
-
-    Why not the union of the overlapping ones (``union_intervals(merge_touching=False)``): a profiler's times are
-    rounded, so two calls back to back overlap by a nanosecond where one's rounded end lands past the next one's
-    start (Kineto's microseconds to three decimals at a 2.x trace's 4.5e12 us), and the union read them as one call
-    -- 10 back-to-back ``eval_step`` ranges as 7.  One thread runs its calls one inside another or one after another:
-    only rounding makes them overlap otherwise."""
-    if not start.size:
-        return start.astype(np.int64), end.astype(np.int64)
-    s, e = start.astype(np.int64, copy=False), end.astype(np.int64, copy=False)
-    o = np.lexsort((-e, s))
-    s, e = s[o], e[o]
-    idx = np.flatnonzero(outermost(np.zeros(s.size, np.int8), s, e))
-    us, ue = s[idx], np.maximum.reduceat(e, idx)
-    ue[:-1] = np.minimum(ue[:-1], us[1:])
-    return us, ue
-
-
->>>>>>> Stashed changes
 def time_within(i0: np.ndarray, i1: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     """The time of the stretches ``(i0, i1)`` (sorted, disjoint, as :func:`union_intervals` gives them) inside each
     ``[s, e)``, as float64: the stretches' running total at ``e`` less the one at ``s`` -- one sum per event, however

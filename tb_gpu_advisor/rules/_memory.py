@@ -115,6 +115,8 @@ def capacity(g: GpuMemory) -> str:
     the limit is no reserved amount (h37-review10: v100_bert read "the 14.4 GiB its allocator took" beside "peak
     reserved n/a")."""
     dev, cap = g.device_bytes, g.capacity_bytes
+    if g.retry_words:  # read off the allocator's retries: the most it could reserve, not the GPU's size
+        return f"the {gb(cap)} it could reserve -- {g.retry_words} --"
     if _limit_only(g):
         return f"the {gb(cap)} limit of its allocator" + (f", {pct(cap / dev, 0)} of the GPU's {gb(dev)}" if dev else "")
     return f"its {gb(cap)}"

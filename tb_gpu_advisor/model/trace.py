@@ -220,7 +220,7 @@ class OutOfMemory:
 class AllocRetry:
     """The caching allocator gave segments back from inside one of its own allocations (a snapshot's ``segment_free``
     entries whose stack runs through the allocator's ``malloc``, not ``emptyCache``): the driver refused it memory,
-    so it released its cache and asked again -- the GPU was full at the bytes it then reserved."""
+    so it released its cache and asked again: the GPU had less than the bytes then reserved plus the request."""
 
     gpu: int
     time_ps: int  # the first segment given back
@@ -228,6 +228,8 @@ class AllocRetry:
     released: int  # bytes of the segments given back
     segments: int
     span_ps: int  # first segment given back to the last (each a cudaFree, which synchronizes the device)
+    #: the segment asked for again right after (what the driver had refused), None where none follows
+    requested: int | None = None
 
 
 @dataclass

@@ -943,7 +943,8 @@ def _in_allocation(frames: Any) -> bool:
 
 def _retries(gpu: int, t: np.ndarray, rd: np.ndarray, res: np.ndarray, retried: np.ndarray) -> list[AllocRetry]:
     """Each run of consecutive events that give a segment back from inside an allocation (``retried``), as one
-    retry: the reserved bytes just before it (where the driver would not grow), the bytes and segments given back."""
+    retry: the reserved bytes just before it, the bytes and segments given back, and the segment asked for again
+    right after (the request the driver had refused)."""
     idx = np.flatnonzero(retried)
     if not idx.size:
         return []
@@ -952,8 +953,10 @@ def _retries(gpu: int, t: np.ndarray, rd: np.ndarray, res: np.ndarray, retried: 
     for run in runs:
         first, last = int(run[0]), int(run[-1])
         released = int(-rd[run].sum())
+        asked = int(rd[last + 1]) if last + 1 < len(rd) and rd[last + 1] > 0 else None
         out.append(AllocRetry(gpu=gpu, time_ps=int(t[first]), reserved=int(res[first]) - int(rd[first]),
-                              released=released, segments=len(run), span_ps=int(t[last] - t[first])))
+                              released=released, segments=len(run), span_ps=int(t[last] - t[first]),
+                              requested=asked))
     return out
 
 

@@ -45,7 +45,9 @@ def memory(ctx: Context) -> Memory:
     if absolute:
         top = max(absolute, key=lambda g: (g.capacity_bytes and g.peak_allocated_bytes / g.capacity_bytes) or 0.0)
         cap, peak = top.capacity_bytes, top.peak_allocated_bytes
-        return Memory(True, peak, cap, (1.0 - peak / cap) if cap else None,
+        # an allocator's retry bounds the capacity from above only: no headroom is claimed from it
+        room = (1.0 - peak / cap) if cap and top.capacity_source != RETRY_CAPACITY else None
+        return Memory(True, peak, cap, room,
                       f"peak allocated bytes of GPU {top.gpu} ({top.source}) vs its {top.capacity_source or 'capacity'}",
                       gpus=gpus, ooms=ooms, settings=dict(snap.settings) if snap else {}, snapshot=snap is not None,
                       history_cut=snap.history_cut if snap else None,

@@ -95,6 +95,8 @@ def test_control_a_request_refused_far_below_the_peak_bounds_the_capacity_from_a
     assert g["capacity_bytes"] == reserved + asked >= g["peak_reserved_bytes"]
     assert "memory_near_capacity" not in {f.rule for f in r.findings}
     assert not [f for f in r.findings if f.severity in ("warning", "critical")]
+    # a bound from above claims no room: no headroom, no larger batch (the GPU was full when the driver refused)
+    assert r.capture.get("memory_headroom") is None and "batch_size_headroom" not in {f.rule for f in r.findings}
 
 
 def test_control_forward_only_without_retry_keeps_capacity_unknown():

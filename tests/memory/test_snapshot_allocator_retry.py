@@ -19,8 +19,10 @@ the finding), and AndyUB/au25-cse599o-hw1 @61746b1's ``memory_snapshot_0`` (UW C
 from __future__ import annotations
 
 import gzip
+import os
 import pickle
 
+from synthetic import memsnapshot as ms
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tests.support.paths import FIXTURES
@@ -113,3 +115,38 @@ def test_control_inference_after_warmup_reads_healthy():
     assert g["capacity_bytes"] is None and r.job["kind"] == "inference"
     assert not [f for f in r.findings if f.severity in ("warning", "critical")]
     assert round(g["peak_allocated_bytes"] / GIB, 2) == 4.51
+
+
+# -- by construction (``synthetic.memsnapshot.retry_training``: the generator's allocator gives its cache back from
+# inside the allocation that needs room, with that allocation's stack, as PyTorch's does) --
+
+def _scenario(tmp_path, name: str, doc: dict):
+    path = ms.write(str(tmp_path / f"{name}.pickle"), doc)
+    rep = analyze_host(HostFile(name, path, os.path.getsize(path), 0, "snapshot"))
+    assert rep.error is None, rep.error
+    return rep
+
+
+def test_generated_retry_bounds_the_capacity_by_its_request(tmp_path):
+    sc = ms.retry_training()
+    assert len(sc.truth["retries"]) == 1
+    r = _scenario(tmp_path, "retry", sc.doc)
+    g = _gpu(r)
+    assert g["capacity_bytes"] == sc.truth["bound"] and g["peak_reserved_bytes"] == sc.truth["peak_reserved"]
+    near = [f for f in r.findings if f.rule == "memory_near_capacity"]
+    assert near and near[0].severity == "critical"  # 24.8 of at most 25.1 GiB
+    assert "refused it 256 MiB more" in near[0].summary and "120 segments" in near[0].summary
+
+
+def test_control_generated_twins_read_no_retry(tmp_path):
+    """The program's own ``empty_cache()`` gives segments back with no allocation's stack; a roomier GPU never
+    retries; a history recorded without stacks (``context=None``) cannot tell a retry from ``empty_cache``: each keeps
+    the capacity unknown."""
+    emptied = ms.retry_training(empty_cache=True)
+    roomy = ms.retry_training(capacity=40 * GIB)
+    assert not emptied.truth["retries"] and not roomy.truth["retries"]
+    stackless = ms.as_recorded(ms.retry_training().doc, context=None)
+    for name, doc in (("emptied", emptied.doc), ("roomy", roomy.doc), ("stackless", stackless)):
+        r = _scenario(tmp_path, name, doc)
+        assert _gpu(r)["capacity_bytes"] is None, name
+        assert "memory_near_capacity" not in {f.rule for f in r.findings}, name

@@ -67,7 +67,7 @@ def _first_retry(path) -> tuple[int, int, int]:
     return reserved, sum(trace[i]["size"] for i in run), after["size"] if after["action"] == "segment_alloc" else 0
 
 
-def test_truth_of_the_files():
+def test_control_truth_of_the_files():
     reserved, released, asked = _first_retry(RETRY)
     assert round(reserved / GIB, 2) == 30.73 and round(released / GIB, 2) == 5.20 and asked == 100 * 2 ** 20
     assert _first_retry(FORWARD) == (0, 0, 0)
@@ -88,7 +88,7 @@ def test_a_retry_marks_the_capacity_and_the_step_reads_at_it():
     assert "its 30.8 GiB" not in text  # not the GPU's size: the most this process could reserve
 
 
-def test_control_a_request_refused_far_below_the_peak_bounds_the_capacity_from_above():
+def test_a_request_refused_far_below_the_peak_bounds_the_capacity_from_above():
     """snapshot_nca3d_inference: a 4.85 GiB request refused at 18.6 GiB reserved, the peak later 20.7 GiB reserved:
     the bound (23.5 GiB) stands above the peak, 88% of it, under memory.near_capacity.warning: no finding."""
     r = _report(NCA3D)

@@ -197,7 +197,9 @@ class Allocator:
             seg_size = SMALL_SEGMENT if not large else (max(MIN_LARGE_SEGMENT, _round_to(size, 2 * MiB))
                                                          if size < 10 * MiB else _round_to(size, 2 * MiB))
             if self.reserved + seg_size > self.capacity:
-                self.empty_cache()  # as PyTorch does before it gives up: cached segments back, then one more try
+                # as PyTorch does before it gives up: cached segments back, then one more try -- from inside this
+                # allocation, so each segment given back carries its stack (``DeviceCachingAllocator::malloc``)
+                self.empty_cache(frames)
             if self.reserved + seg_size > self.capacity:
                 self._entry("oom", (self.device_total or self.capacity) - self.reserved, requested, frames)
                 raise OutOfMemory(f"tried to allocate {requested} bytes")
@@ -234,10 +236,11 @@ class Allocator:
                 merged.append(b)
         seg.blocks = merged
 
-    def empty_cache(self) -> None:
-        """``torch.cuda.empty_cache()``: segments with no allocated block go back to the driver."""
+    def empty_cache(self, frames: list | None = None) -> None:
+        """``torch.cuda.empty_cache()``: segments with no allocated block go back to the driver; ``frames``: the
+        allocation whose retry gives them back (the allocator's own, inside ``malloc``), else none (the program's)."""
         for s in [s for s in self.segments if not any(b.allocated for b in s.blocks)]:
-            self._entry("segment_free", s.address, s.size, [])
+            self._entry("segment_free", s.address, s.size, frames or [])
             self.segments.remove(s)
             self.reserved -= s.size
 
@@ -677,6 +680,38 @@ def cache_twin(empty_cache: bool = False, packed: bool = True, leak_mib: int = 0
             a.malloc(leak_mib * MiB * (it + 1 if grow else 1), OPTIMIZER)
             seen()
     return Scenario(snapshot([a]), {f"peak_{k}": v for k, v in peaks.items()})
+
+
+def retry_training(capacity: int = 25 * GiB, weights: int = 48, weight_mib: int = 256, acts: int = 240,
+                   act_mib: int = 8, empty_cache: bool = False) -> Scenario:
+    """One training step at its GPU's limit, as a real 2.7B fp32 step with plain SGD ran (wild
+    ``snapshot_retry_full_gpu_sgd``): ``weights`` parameters, a forward whose ``acts`` activations of ``act_mib`` (20
+    MiB segments) are freed by the backward and stay cached, then one gradient per parameter: where the cache holds
+    no block a gradient fits and the device has no room for a new segment, the allocator gives its cached segments
+    back from inside that allocation and asks again (its retry).  ``empty_cache``: the program empties the cache
+    itself before the backward (no retry, and the segments given back carry no allocation's stack).  Truth: per
+    retry, the bytes reserved before it, the segment asked for again, what went back; the bound
+    ``reserved + asked`` of the first retry (what the process could not reserve)."""
+    a = Allocator(capacity)
+    params = [a.malloc(weight_mib * MiB, PARAMS) for _ in range(weights)]
+    made = [a.malloc(act_mib * MiB, ACTIVATION) for _ in range(acts)]
+    for x in made:
+        a.free(x)
+    if empty_cache:
+        a.empty_cache()
+    retries, peak_reserved = [], a.reserved
+    for _ in params:
+        before, n = a.reserved, len(a.trace)
+        a.malloc(weight_mib * MiB, GRADIENT)
+        peak_reserved = max(peak_reserved, before, a.reserved)
+        gone = [e for e in a.trace[n:] if e["action"] == "segment_free"]
+        if gone:
+            asked = next(e["size"] for e in a.trace[n:] if e["action"] == "segment_alloc")
+            retries.append({"reserved": before, "asked": asked, "released": sum(e["size"] for e in gone),
+                            "segments": len(gone)})
+    truth = {"retries": retries, "bound": retries[0]["reserved"] + retries[0]["asked"] if retries else None,
+             "peak_reserved": peak_reserved, "allocated": a.allocated}
+    return Scenario(snapshot([a]), truth)
 
 
 def memory_cap(cap: int = 20 * GiB, device_total: int = 80 * GiB) -> Scenario:

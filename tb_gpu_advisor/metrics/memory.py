@@ -40,11 +40,14 @@ def memory(ctx: Context) -> Memory:
     if snap is not None:
         gpus += [_at_dump(ctx, g, st) for g, st in sorted(snap.state.items()) if g not in tr.memory]
         _capacity_from_ooms(gpus, ooms)
+        _capacity_from_retries(ctx, gpus, snap.retries)
     absolute = [g for g in gpus if g.baseline != "capture_start"]
     if absolute:
         top = max(absolute, key=lambda g: (g.capacity_bytes and g.peak_allocated_bytes / g.capacity_bytes) or 0.0)
         cap, peak = top.capacity_bytes, top.peak_allocated_bytes
-        return Memory(True, peak, cap, (1.0 - peak / cap) if cap else None,
+        # an allocator's retry bounds the capacity from above only: no headroom is claimed from it
+        room = (1.0 - peak / cap) if cap and top.capacity_source != RETRY_CAPACITY else None
+        return Memory(True, peak, cap, room,
                       f"peak allocated bytes of GPU {top.gpu} ({top.source}) vs its {top.capacity_source or 'capacity'}",
                       gpus=gpus, ooms=ooms, settings=dict(snap.settings) if snap else {}, snapshot=snap is not None,
                       history_cut=snap.history_cut if snap else None,
@@ -1333,3 +1336,27 @@ def _capacity_from_ooms(gpus: list[GpuMemory], ooms: list[OomReport]) -> None:
         seen = [o.reserved_bytes + o.device_free_bytes for o in ooms if o.gpu == g.gpu and o.device_free_bytes >= 0]
         if g.capacity_bytes is None and seen:
             g.capacity_bytes, g.capacity_source = max(seen), "reserved + free at the OOM"
+
+
+#: ``GpuMemory.capacity_source`` of a capacity read off the allocator's retries (:func:`_capacity_from_retries`)
+RETRY_CAPACITY = "reserved when the driver refused more"
+
+
+def _capacity_from_retries(ctx: Context, gpus: list[GpuMemory], retries: list) -> None:
+    """A snapshot says nothing of the GPU's size, but where the caching allocator gave its cache back from inside an
+    allocation (``AllocRetry``) the driver had refused it a segment: the process could not reserve what it then held
+    plus that segment.  That sum is the most it could reach -- an upper bound, so the share of it in use is never
+    overstated (a large request refused well below the peak: ``snapshot_nca3d_inference``'s 4.85 GiB at 18.6 GiB,
+    its peak 20.7 GiB).  Only where nothing better is known (a capacity record, an OOM's free bytes), and only from a
+    retry whose request is seen; the bytes outside the allocator (the CUDA context, other processes) are not in it."""
+    for g in gpus:
+        mine = [r for r in retries if r.gpu == g.gpu and r.requested]
+        if g.capacity_bytes is not None or not mine:
+            continue
+        top = min(mine, key=lambda r: r.reserved + r.requested)
+        g.capacity_bytes, g.capacity_source = top.reserved + top.requested, RETRY_CAPACITY
+        when = f"at {_ms(ctx, top.time_ps):.1f} ms " if _timed(ctx) else ""
+        g.retry_words = (f"{when}the driver refused it {gb(top.requested)} more with {gb(top.reserved)} reserved: its "
+                         f"caching allocator gave back {gb(top.released)} of cache ({plural(top.segments, 'segment')}, "
+                         f"each cudaFree synchronizing the device: {top.span_ps / PS_PER_MS:.1f} ms from the first to "
+                         "the last) and asked again")

@@ -865,7 +865,10 @@ class GpuMemory:
     peak_allocated_bytes: int
     peak_reserved_bytes: int | None = None
     capacity_bytes: int | None = None
-    capacity_source: str = ""  # "allocator limit" | "device memory" | "reserved + free at the OOM" | ""
+    capacity_source: str = ""  # "allocator limit" | "device memory" | "reserved + free at the OOM" | RETRY_CAPACITY | ""
+    #: where the capacity was read off the allocator's retries (``memory.RETRY_CAPACITY``): when the driver refused
+    #: more and what the allocator gave back ("at 229.4 ms the driver refused it more, so ..."); "" else
+    retry_words: str = ""
     device_bytes: int | None = None  # the GPU's own memory, where known (an allocator limit may be a share of it)
     #: bytes of the GPU in use outside the process's caching allocator (from 0.1.0+a57: a snapshot's capacity record,
     #: ``MemorySnapshot.outside``): the CUDA context, libraries' own buffers, other processes; None where unknown

@@ -217,6 +217,22 @@ class OutOfMemory:
 
 
 @dataclass
+class AllocRetry:
+    """The caching allocator gave segments back from inside one of its own allocations (a snapshot's ``segment_free``
+    entries whose stack runs through the allocator's ``malloc``, not ``emptyCache``): the driver refused it memory,
+    so it released its cache and asked again: the GPU had less than the bytes then reserved plus the request."""
+
+    gpu: int
+    time_ps: int  # the first segment given back
+    reserved: int  # bytes reserved just before: what the driver would not grow
+    released: int  # bytes of the segments given back
+    segments: int
+    span_ps: int  # first segment given back to the last (each a cudaFree, which synchronizes the device)
+    #: the segment asked for again right after (what the driver had refused), None where none follows
+    requested: int | None = None
+
+
+@dataclass
 class MemorySnapshot:
     """What a PyTorch allocator snapshot (``torch.cuda.memory._dump_snapshot``) says beyond its events: per GPU the
     segments and blocks at the dump, the OOMs its trace holds, the allocator's settings."""
@@ -231,6 +247,8 @@ class MemorySnapshot:
     #: stacks; their sizes never add up to more than the allocated bytes of ``state``)
     stacks: dict[int, list[LiveStack]] = field(default_factory=dict)
     ooms: list[OutOfMemory] = field(default_factory=list)
+    #: the allocator's retries: each run of segments it gave back from inside an allocation (:class:`AllocRetry`)
+    retries: list[AllocRetry] = field(default_factory=list)
     #: ``allocator_settings`` (``PYTORCH_CUDA_ALLOC_CONF``, ``expandable_segments`` ...), scalars only
     settings: dict[str, object] = field(default_factory=dict)
     #: when the job's optimizer steps ended (ps, the events' clock), from the snapshot's ``external_annotations``: the

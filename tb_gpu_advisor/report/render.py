@@ -17,6 +17,7 @@ from typing import Any, Iterable, Sequence
 
 from tb_gpu_advisor.common.fmt import gb, ms, ms_span, pct, plural
 from tb_gpu_advisor.metrics.flops import ROOF_TIME, SOURCE_WORDS
+from tb_gpu_advisor.metrics.memory import RETRY_CAPACITY
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
 from tb_gpu_advisor.report.timeline import step_name
 from tb_gpu_advisor.report.verdict import (
@@ -246,7 +247,8 @@ def memory_rows(report: Report) -> list[list[str]]:
             above = " (above start)" if m.get("baseline") == "capture_start" else ""
             bd = m.get("breakdown") or {}
             rows.append([h.host, f"GPU{g.gpu}", gb(m.get("peak_allocated_bytes")) + above, gb(m.get("peak_reserved_bytes")),
-                         gb(cap) + (" (allocator limit)" if m.get("capacity_source") == "allocator limit" and cap else ""),
+                         gb(cap) + (" (allocator limit)" if m.get("capacity_source") == "allocator limit" and cap else
+                                    " (at most: a retry)" if m.get("capacity_source") == RETRY_CAPACITY and cap else ""),
                          pct(used / cap) if cap and used is not None and not above else "-", when,
                          gb(bd["held"]) if "held" in bd else "-", gb(bd["activations"]) if "activations" in bd else "-"])
     return rows

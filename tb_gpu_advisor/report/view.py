@@ -20,6 +20,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import gb, ms, pct
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 from tb_gpu_advisor.report import render
+from tb_gpu_advisor.metrics.memory import RETRY_CAPACITY
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES
 from tb_gpu_advisor.rules._memory import category_label, labels_for, shows_training
 from tb_gpu_advisor.report.timeline import step_name
@@ -73,7 +74,8 @@ def memory_peak_text(m: dict, one: bool = False) -> str:
         when = f"in {m['peak_place']}" if m.get("peak_place") else "at the dump"
     above = " above the capture's start" if m.get("baseline") == "capture_start" else ""
     res = f" ({gb(m['peak_reserved_bytes'])} reserved)" if m.get("peak_reserved_bytes") is not None else ""
-    cap = f" of {gb(m['capacity_bytes'])}" if m.get("capacity_bytes") else ""
+    at_most = "at most " if m.get("capacity_source") == RETRY_CAPACITY else ""  # an allocator's retry: a bound
+    cap = f" of {at_most}{gb(m['capacity_bytes'])}" if m.get("capacity_bytes") else ""
     return f"{gb(m.get('peak_allocated_bytes'))} allocated{above}{res}{cap}, {when}"
 
 

@@ -115,6 +115,8 @@ def capacity(g: GpuMemory) -> str:
     the limit is no reserved amount (h37-review10: v100_bert read "the 14.4 GiB its allocator took" beside "peak
     reserved n/a")."""
     dev, cap = g.device_bytes, g.capacity_bytes
+    if g.retry_words:  # read off the allocator's retries: the most it could reserve, not the GPU's size
+        return f"at most {gb(cap)}, the most it could reserve -- {g.retry_words} --"
     if _limit_only(g):
         return f"the {gb(cap)} limit of its allocator" + (f", {pct(cap / dev, 0)} of the GPU's {gb(dev)}" if dev else "")
     return f"its {gb(cap)}"
@@ -339,7 +341,8 @@ def gpu_table(gpus: list[GpuMemory], ctx: Ctx, title: str = "GPU memory at the p
         share = use_share(g)
         rows.append([g.gpu, gb(g.peak_allocated_bytes), gb(g.peak_reserved_bytes),
                      gb(g.capacity_bytes) + (" (allocator limit)" if g.capacity_source == "allocator limit" and
-                                             g.capacity_bytes else "")
+                                             g.capacity_bytes else
+                                             " (at most: a retry)" if g.retry_words and g.capacity_bytes else "")
                      + outside_part(g),
                      pct(share) if share is not None else "n/a", when(g, ctx), gb(g.breakdown.get("held")) if g.breakdown
                      else "n/a", gb(g.breakdown.get("activations", 0)) if g.breakdown else "n/a", gb(g.gap_bytes)])

@@ -24,7 +24,8 @@ ID = "batch_size_headroom"
                                                                                "memory.usable_share"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
-    gpus = mem.of_the_work(m, mem.absolute(m))
+    # a GPU whose allocator had to retry was full then: its capacity is an upper bound, no room to grow into
+    gpus = mem.of_the_work(m, [g for g in mem.absolute(m) if not g.retry_words])
     if m.memory.ooms:  # it ran out of memory: no headroom to speak of
         return []
     if not gpus:

@@ -44,7 +44,7 @@ from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embed
                                                     page_stream)
 from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
 from tb_gpu_advisor.model.trace import (HOLDERS, MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack,
-                                       MemoryEvents, MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
+                                       AllocRetry, MemoryEvents, MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
 
 #: Entries, blocks and frames looked at per byte of the file (at least MIN_WORK); past it the rest is left out and
 #: said so.  A real snapshot spends ~100 bytes on a block or an entry with its ~24 frames (memo references).
@@ -480,8 +480,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         snap.blocks[g] = [x.block(budget) for x in sorted(dump, key=lambda x: -x.size)[:TOP_BLOCKS]]
         snap.stacks[g] = _stacks(dump, budget)
         try:
-            events, ooms = _events(g, entries[g], t0_us, allocated, reserved, dump, budget,
-                                   None if expandable else rows)
+            events, ooms, retries = _events(g, entries[g], t0_us, allocated, reserved, dump, budget,
+                                            None if expandable else rows)
         except _OutOfRange as e:
             raise SnapshotReadError(path, str(e)) from e
         if events is not None:
@@ -497,6 +497,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
                            "at the dump: the history stops before the dump (a cut or edited snapshot), so its totals "
                            "are counted from its own lowest point and the state at the dump is not its end")
         snap.ooms.extend(ooms)
+        snap.retries.extend(retries)
     snap.stackless = _stackless(memory, snap)
     snap.vendor = _vendor(budget)
     snap.platform = _platform(budget)
@@ -864,15 +865,16 @@ def _stacks(live: list[_Live], budget: "_Budget") -> list[LiveStack]:
 
 def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reserved_end: int, dump: list[_Live],
             budget: "_Budget", segments: list[tuple[int, int, int]] | None = None
-            ) -> tuple[MemoryEvents | None, list[OutOfMemory]]:
-    """One device's trace as events with absolute totals, and its OOMs with what was live at each; ``segments``: the
-    dump's (address, size, bytes not free) of each segment, from which the cache after each event is counted back."""
+            ) -> tuple[MemoryEvents | None, list[OutOfMemory], list[AllocRetry]]:
+    """One device's trace as events with absolute totals, its OOMs with what was live at each, and its allocator's
+    retries (:func:`_retries`); ``segments``: the dump's (address, size, bytes not free) of each segment, from which the
+    cache after each event is counted back."""
     if isinstance(entries, _Rows):
-        t, d, rd, at, stack, ooms = _row_events(entries, t0_us)
+        t, d, rd, at, stack, ooms, retried = _row_events(entries, t0_us)
     else:
-        t, d, rd, at, stack, ooms = _dict_events(entries, t0_us)
+        t, d, rd, at, stack, ooms, retried = _dict_events(entries, t0_us)
     if not t.size and not ooms:
-        return None, []
+        return None, [], []
     if np.abs(d).sum(dtype=np.float64) + np.abs(rd).sum(dtype=np.float64) >= 2.0**62:  # totals would wrap in int64
         raise _OutOfRange(f"GPU {gpu}'s history allocates and frees more than 2**62 bytes: no allocator's record")
     # totals after each event: the dump's, less everything that came after the event
@@ -880,6 +882,7 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     anchored = _anchored(alloc, d), _anchored(res, rd)
     whole = anchored[0] is alloc and anchored[1] is res  # the history reaches the dump: segments follow it back
     alloc, res = anchored
+    retries = _retries(gpu, t, rd, res, retried)
     labels: dict[str, int] = {}
     label_of: dict[int, int] = {}  # id(frames list) -> label id: shared frame lists are labelled once
     # each distinct stack labelled once, in the order the allocations first use it
@@ -924,7 +927,37 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
             time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=user_frame(_frames(e.get("frames"))),
             live_by_holder=by_holder))
-    return events, out
+    return events, out, retries
+
+
+def _in_allocation(frames: Any) -> bool:
+    """Whether a segment was given back from inside an allocation: its stack runs through the caching allocator's
+    ``malloc`` (``DeviceCachingAllocator::malloc`` releasing its cache after the driver refused it memory, then
+    asking again), not through ``emptyCache`` (the program handing the cache back)."""
+    if not isinstance(frames, (list, tuple)):
+        return False
+    names = [n for f in frames if isinstance(f, dict) and isinstance(n := f.get("name"), str)]
+    return (any("CachingAllocator" in n and "::malloc(" in n for n in names)
+            and not any("emptyCache" in n for n in names))
+
+
+def _retries(gpu: int, t: np.ndarray, rd: np.ndarray, res: np.ndarray, retried: np.ndarray) -> list[AllocRetry]:
+    """Each run of consecutive events that give a segment back from inside an allocation (``retried``), as one
+    retry: the reserved bytes just before it, the bytes and segments given back, and the segment asked for again
+    right after (the request the driver had refused)."""
+    idx = np.flatnonzero(retried)
+    if not idx.size:
+        return []
+    runs = np.split(idx, np.flatnonzero(np.diff(idx) > 1) + 1)
+    out = []
+    for run in runs:
+        first, last = int(run[0]), int(run[-1])
+        released = int(-rd[run].sum())
+        asked = int(rd[last + 1]) if last + 1 < len(rd) and rd[last + 1] > 0 else None
+        out.append(AllocRetry(gpu=gpu, time_ps=int(t[first]), reserved=int(res[first]) - int(rd[first]),
+                              released=released, segments=len(run), span_ps=int(t[last] - t[first]),
+                              requested=asked))
+    return out
 
 
 def _totals(end: int, deltas: np.ndarray) -> np.ndarray:
@@ -966,8 +999,14 @@ def _row_events(rows: "_Rows", t0_us: int) -> tuple:
     d[seg] = 0
     del seg
     at = rows.column("addr")[sel]
-    ids = np.where(cat == 1, rows.column("frame")[sel], np.int32(-1))
-    return t, d, rd, at, (cols.frames, ids), ooms
+    frame = rows.column("frame")[sel]
+    ids = np.where(cat == 1, frame, np.int32(-1))
+    dropped = np.flatnonzero((cat == 4) & (frame >= 0))
+    retried = np.zeros(len(cat), dtype=bool)
+    if dropped.size:
+        inside = {int(k): _in_allocation(cols.frames[k]) for k in np.unique(frame[dropped]).tolist()}
+        retried[dropped] = [inside[int(k)] for k in frame[dropped].tolist()]
+    return t, d, rd, at, (cols.frames, ids), ooms, retried
 
 
 def _dict_events(entries: list, t0_us: int) -> tuple:
@@ -978,6 +1017,7 @@ def _dict_events(entries: list, t0_us: int) -> tuple:
     stacks: list = []
     index: dict[int, int] = {}
     ids = array("i")
+    retried = array("b")
     ooms: list[tuple[int, int, Any]] = []
     for i, e in enumerate(entries):
         action = e.get("action")
@@ -989,6 +1029,7 @@ def _dict_events(entries: list, t0_us: int) -> tuple:
             delta.append(0 if is_seg else sign * size)
             res_delta.append(sign * size if is_seg else 0)
             addr.append(_int(e.get("addr"), -1))
+            retried.append(action in _SEG_DROP and _in_allocation(e.get("frames")))
             f = e.get("frames") if action in _ALLOC else None
             if f is None:
                 ids.append(-1)
@@ -1003,7 +1044,7 @@ def _dict_events(entries: list, t0_us: int) -> tuple:
     # the columns seen as numpy arrays in place (``frombuffer``: the array's own bytes, not a copy of them)
     return (np.frombuffer(t, dtype=np.int64), np.frombuffer(delta, dtype=np.int64),
             np.frombuffer(res_delta, dtype=np.int64), np.frombuffer(addr, dtype=np.int64),
-            (stacks, np.frombuffer(ids, dtype=np.int32)), ooms)
+            (stacks, np.frombuffer(ids, dtype=np.int32)), ooms, np.frombuffer(retried, dtype=np.int8).astype(bool))
 
 
 def _cached(segments: list[tuple[int, int, int]], d: np.ndarray, rd: np.ndarray, addr: np.ndarray) -> np.ndarray | None:

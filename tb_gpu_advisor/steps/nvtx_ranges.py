@@ -254,7 +254,10 @@ def _span_lines(trace: Trace, own: SpanSteps, launches: list[np.ndarray]) -> Mar
         return None
     ids = _range_step_ids(h, sel)
     u, s, e = _group_lines(h.line[sel], ids, h.start[sel], ends)
-    us, ue = union_intervals(h.start[sel].astype(np.int64), ends, merge_touching=False)
+    # the share of launches the spans enclose is time accounting: every rank's spans merged where they overlap (ranks
+    # run together; told apart as calls, one rank's span lying mostly past another's stays its own and a launch in
+    # both counted twice -- 4 ranks' `generate` spans "enclosing 125% of the GPU work's launches")
+    us, ue = union_intervals(h.start[sel].astype(np.int64), ends)
     inside = int((np.searchsorted(times, ue, side="right") - np.searchsorted(times, us, side="left")).sum())
     what = (f"{sel.size} iterations, each from a `{own.name}` host event through its `{own.phase}` to its last "
             "phase's end," if own.phase else f"{sel.size} `{own.name}` host events")

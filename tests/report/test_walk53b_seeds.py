@@ -63,5 +63,5 @@ def test_a_python_stack_snapshot_tells_micro_batches_from_iterations() -> None:
     assert "each of 2 micro-batches" in host.steps["note"], host.steps["note"]
     (leak,) = [f for f in report.findings if f.rule == "memory_leak"]
     assert leak.metric.detail["iterations"] == job.params["iterations"]
-    assert leak.metric.detail["leak_end_bytes"] == sum(
-        job.params["micro_batches"] * job.params["leak_mib"] * 2**20 * k for k in range(1, job.params["iterations"] + 1))
+    per_step = job.params["micro_batches"] * job.params["leak_mib"] * 2**20  # the first iteration's; k times the kth
+    assert leak.metric.detail["leak_end_bytes"] == per_step * sum(range(1, job.params["iterations"] + 1))

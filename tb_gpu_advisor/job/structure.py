@@ -24,7 +24,7 @@ from tb_gpu_advisor.common.fmt import pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, nvtx, user_ranges, xla
 from tb_gpu_advisor.frameworks.engines import Engine
-from tb_gpu_advisor.model.columns import held, outermost, stable_order, union_intervals
+from tb_gpu_advisor.model.columns import count_within, held, outermost, stable_order, union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 
 #: Span names weighed per table, by total time: the step is among the longest-running names.
@@ -162,8 +162,7 @@ def _opening_forwards(h: HostEvents, best: _Cand, times: np.ndarray) -> SpanStep
             continue
         rows, ends = found.rows, found.ends
         starts = h.start[rows].astype(np.int64)
-        per = np.searchsorted(times, ends, side="right") - np.searchsorted(times, starts, side="left")
-        cov = float(per.sum()) / max(times.size, 1)
+        cov = count_within(times, starts, ends) / max(times.size, 1)  # iterations back to back: a launch once
         note = (f"the program's repeated spans: {rows.size} iterations, each from a `{_short(fwd)}` host event "
                 f"through its `{_short(best.name)}` to its last phase's end, enclosing {pct(cov, 0)} of the GPU "
                 "work's launches (no step markers in the capture)")
@@ -714,9 +713,8 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
             # whole loop (h37-randjobs: 14 back-to-back `forward_pass` ranges, read as one pass)
             s, e = union_intervals(start[mm].astype(np.int64, copy=False), end[mm].astype(np.int64, copy=False),
                                    merge_touching=False)
-            per = np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")
-            has = per > 0
-            cov = float(per.sum()) / n_launch
+            has = np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left") > 0
+            cov = count_within(times, s, e) / n_launch  # calls back to back: the launch where they meet once
             if best is None or cov > best.coverage:
                 best = _Cand(names[int(i)], table, s[has], e[has], cov, int(key[first[g]] % span) + lo)
         if best is not None and best.count:

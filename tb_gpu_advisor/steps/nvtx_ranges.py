@@ -20,7 +20,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.job.structure import SpanSteps, forward_iterations, iteration_names, work_launch_times
-from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.columns import count_within, union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches, line_processes
 from tb_gpu_advisor.steps.iterations import (_framework_iterations, _update_iterations, _user_update_iterations,
                                              _windows_holding_backward)
@@ -254,8 +254,9 @@ def _span_lines(trace: Trace, own: SpanSteps, launches: list[np.ndarray]) -> Mar
         return None
     ids = _range_step_ids(h, sel)
     u, s, e = _group_lines(h.line[sel], ids, h.start[sel], ends)
-    us, ue = union_intervals(h.start[sel].astype(np.int64), ends, merge_touching=False)
-    inside = int((np.searchsorted(times, ue, side="right") - np.searchsorted(times, us, side="left")).sum())
+    # ranks run together: one rank's span lying mostly past another's is a call of its own, yet a launch in both is
+    # one launch (4 ranks' `generate` spans read as "enclosing 125% of the GPU work's launches")
+    inside = count_within(times, h.start[sel].astype(np.int64), ends)
     what = (f"{sel.size} iterations, each from a `{own.name}` host event through its `{own.phase}` to its last "
             "phase's end," if own.phase else f"{sel.size} `{own.name}` host events")
     note = (f"the program's repeated spans, each rank's own: {what} on {lines.size} ranks' threads enclosing "

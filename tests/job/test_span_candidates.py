@@ -25,12 +25,20 @@ def _by_masks(start, end, name, line, names, keep, times):
             mm = m & (line == ln)
             s, e = union_intervals(start[mm].astype(np.int64), end[mm].astype(np.int64), merge_touching=False)
             per = np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")
-            cov = float(per.sum()) / n_launch
+            cov = _inside_any(times, start[mm], end[mm]) / n_launch
             if best is None or cov > best[4]:
                 best = (names[int(i)], "t", s[per > 0], e[per > 0], cov)
         if best is not None and best[2].size:
             out.append(best)
     return out
+
+
+def _inside_any(times, start, end) -> int:
+    """How many of ``times`` lie in any of ``[start, end]``: each once, however the spans touch or overlap."""
+    depth = np.zeros(times.size + 1, np.int64)
+    np.add.at(depth, np.searchsorted(times, start, side="left"), 1)
+    np.add.at(depth, np.searchsorted(times, end, side="right"), -1)
+    return int((np.cumsum(depth)[:-1] > 0).sum())
 
 
 @pytest.mark.parametrize("seed", range(6))

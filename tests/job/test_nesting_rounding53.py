@@ -33,6 +33,7 @@ import pytest
 
 from synthetic import torchtrace as tt
 from tests.support.cli_report import first_host, ran_report
+from tests.support.phase_spans import split_into_phases
 
 #: how far past the next span's start a rounded end lands, us (one unit of Kineto's last written place)
 PAST_US = 0.001
@@ -46,22 +47,9 @@ def _phases_host(folder: Path, ranks: int, past: float) -> dict:
     for p in paths[ranks:]:
         os.remove(p)
     for path in paths[:ranks]:
-        doc = json.loads(Path(path).read_text())
-        ev = doc["traceEvents"]
-        marks = sorted((e for e in ev if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")),
-                       key=lambda e: e["ts"])
-        phases = []
-        for k, st in enumerate(marks):
-            t0, t1 = st["ts"], st["ts"] + st["dur"]
-            ops = [e for e in ev if e.get("ph") == "X" and e.get("tid") == st["tid"] and t0 < e["ts"] < t1]
-            bwd = min(e["ts"] for e in ops if "backward" in e["name"])
-            opt = min(e["ts"] for e in ops if e["name"].startswith("nccl:"))
-            nxt = marks[k + 1]["ts"] if k + 1 < len(marks) else t1
-            for name, a, b in (("forward", t0, bwd), ("backward", bwd, opt), ("optimizer", opt, nxt)):
-                a, b = round(a, 3), round(b, 3)
-                phases.append({**st, "name": name, "ts": a, "dur": round(b - a + past, 3), "args": {}})
-        doc["traceEvents"] = [e for e in ev if not e.get("name", "").startswith("ProfilerStep#")] + phases
-        tt.write_doc(path, doc)
+        split_into_phases(path, lambda t0, t1, bwd, opt, nxt: [
+            (name, a, b + past)
+            for name, a, b in (("forward", t0, bwd), ("backward", bwd, opt), ("optimizer", opt, nxt))])
     code, report = ran_report(folder)
     assert code in (0, 1)
     (host,) = report["hosts"]

@@ -13,15 +13,13 @@
 from __future__ import annotations
 
 from synthetic.randjobs import kineto_job, random_job
-from tests.support.random_jobs import check, report_of
+from tests.support.random_jobs import check, stepped_host
 
 
 def test_back_to_back_repeated_spans_are_each_an_iteration() -> None:
     job = random_job(35)
     assert job.fmt == "kineto" and job.params["marker"] == "range" and job.params["loop_us"] == 0.0
-    report = report_of(job)
-    (host,) = report.hosts
-    assert host.steps["source"] == "annotation_spans"
+    _, host = stepped_host(job, "annotation_spans")
     assert f"{job.params['steps']} `{job.params['range_name']}`" in host.steps["note"], host.steps["note"]
     assert host.steps["count"] == job.params["steps"] - 2  # the first and last, cut by the window, dropped
     assert not check(job)
@@ -29,8 +27,7 @@ def test_back_to_back_repeated_spans_are_each_an_iteration() -> None:
 
 def test_back_to_back_eval_step_ranges_are_each_a_pass() -> None:
     job = kineto_job(1, marker="range", range_name="eval_step", train=False, steps=10, loop_us=0.0, python_us=3.3)
-    (host,) = report_of(job).hosts
-    assert host.steps["source"] == "annotation_spans"
+    _, host = stepped_host(job, "annotation_spans")
     assert "10 `eval_step`" in host.steps["note"], host.steps["note"]
     assert host.steps["count"] == 8
     assert not check(job)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from synthetic.randjobs import random_form12_job, random_form18_job, random_form_job
-from tests.support.random_jobs import report_of
+from tests.support.random_jobs import report_of, stepped_host
 
 
 def test_ranks_spans_enclose_each_launch_once() -> None:
@@ -56,9 +56,7 @@ def test_a_python_stack_snapshot_tells_micro_batches_from_iterations() -> None:
     """Gradients with no frame are the backward's: 6 iterations of 2 micro-batches, and the leak growing over them."""
     job = random_form18_job(310387)
     assert job.fmt == "snapshot_stackless" and job.params["stacks"] == "python" and job.params["micro_batches"] == 2
-    report = report_of(job)
-    (host,) = report.hosts
-    assert host.steps["source"] == "memory_iterations"
+    report, host = stepped_host(job, "memory_iterations")
     assert f"{job.params['iterations']} times the allocated bytes climb" in host.steps["note"], host.steps["note"]
     assert "each of 2 micro-batches" in host.steps["note"], host.steps["note"]
     (leak,) = [f for f in report.findings if f.rule == "memory_leak"]

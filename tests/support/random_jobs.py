@@ -11,7 +11,7 @@ import traceback
 
 from synthetic import randjobs
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.model.schema import Report
+from tb_gpu_advisor.model.schema import HostReport, Report
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 
 
@@ -342,6 +342,14 @@ def report_of(job: randjobs.Job, folder: str | None = None) -> Report:
     :func:`reports_of`)."""
     (r,) = reports_of(job, folder)
     return r
+
+
+def stepped_host(job: randjobs.Job, source: str) -> tuple[Report, HostReport]:
+    """The report of ``job`` and its one host, whose steps are read from ``source`` (the premise of a seed's test)."""
+    report = report_of(job)
+    (host,) = report.hosts
+    assert host.steps["source"] == source, host.steps["note"]
+    return report, host
 
 
 def reports_of(job: randjobs.Job, folder: str | None = None) -> list[Report]:

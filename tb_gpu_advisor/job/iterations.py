@@ -1483,9 +1483,11 @@ def _walk(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np.ndarr
             # the forward's own blocks live when the walk begins: made from its first saved block on (``nest[-1]``,
             # freed last) -- gradients an earlier micro-batch's backward made, held to the step, are none of them
             walked = by_free[(by_free >= nest[-1]) & (by_free < first) & (frees[by_free] >= first)]
-            if nest.size < _MIN_NEST:
-                return (first, last) if _short_walk(nest, blocks, first, last, made, frees, delta) else None
-            return (first, last) if nest.size >= _FALL_LIFO * walked.size else None
+            if (_short_walk(nest, blocks, first, last, made, frees, delta) if nest.size < _MIN_NEST
+                    else nest.size >= _FALL_LIFO * walked.size):
+                return first, last
+            by_free = by_free[~np.isin(by_free, chain)]  # no walk: a later micro-batch's gradients threaded in
+            continue
         by_free = by_free[~np.isin(by_free, nest)]  # freed at once: no walk (see _NESTS)
     return None
 

@@ -5,9 +5,8 @@ it read wrong, not only to the laws:
   ``zero_grad(set_to_none=True)``, a list keeping a 48 MiB output each micro-batch): no step and no leak finding.
   ``job.iterations._walk`` reads a repeat's backward from its longest nest of lifetimes, and the longest here ran
   through the second micro-batch's walk and a gradient it made and freed in the middle of it (made after that walk's
-  first free): too short, and not all the forward held, so no backward -- and the function gave up there, where the
-  first micro-batch's walk back (its 3 activations freed in reverse while the gradients are made) was the next nest.
-  A nest that is no walk gives way to the next (within ``_NESTS``), as one freed at once already did.
+  first free): trimmed of the first micro-batch's gradient, too short, and not all the forward held, so no backward.
+  A block freed as soon as it is made saves nothing a backward walks back: the nests leave it out.
 """
 
 from __future__ import annotations

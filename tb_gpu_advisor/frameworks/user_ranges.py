@@ -43,7 +43,7 @@ import numpy as np
 
 from tb_gpu_advisor.frameworks import nvtx, tensorflow, xla
 from tb_gpu_advisor.frameworks.base import Framework, never
-from tb_gpu_advisor.model.columns import lookup_mask, outermost, searchsorted_right
+from tb_gpu_advisor.model.columns import lookup_mask, outermost_rows, searchsorted_right
 
 if TYPE_CHECKING:
     from tb_gpu_advisor.model.trace import HostEvents, HostRanges, Trace
@@ -81,20 +81,18 @@ def evaluation_ranges(h: HostEvents, ranges: HostRanges | None, annotations: np.
     """Host event indices (ascending) of the marked ranges (:func:`marked_ranges`; and Kineto's ``user_annotation``,
     ``annotations``: ``record_function("evaluate")``) the program names as an evaluation pass
     (``nvtx.is_evaluation_range``: ``eval``, ``validation``, ``val_step 3``), inside no other such range of their
-    thread (a ``validation`` range around its ``eval_step`` ranges is one pass; ``model.columns.outermost``: held only
-    where mostly inside -- a Kineto range's rounded end lands up to 1 ns past the next one's start, and back-to-back
-    ``eval_step`` ranges are each a pass): the steps leave them out of a training job's steps, which they lie between
-    or end.  Why the annotations: a Kineto trace keeps the program's
-    ``record_function`` there, no NVTX -- its ``evaluate`` is the evaluation an Nsight ``eval_step`` is (h37-probe46e)."""
+    thread (a ``validation`` range around its ``eval_step`` ranges is one pass; ``model.columns.outermost_rows``:
+    held only where mostly inside -- a Kineto range's rounded end lands up to 1 ns past the next one's start, and
+    back-to-back ``eval_step`` ranges are each a pass): the steps leave them out of a training job's steps, which they
+    lie between or end.  Why the annotations: a Kineto trace keeps the program's ``record_function`` there, no NVTX --
+    its ``evaluate`` is the evaluation an Nsight ``eval_step`` is (h37-probe46e)."""
     marked = marked_ranges(ranges)
     if annotations is not None and annotations.size:
         marked = np.union1d(marked, annotations.astype(np.int64))
     sel = marked[h.per_name(nvtx.is_evaluation_range)[h.name[marked]]]
     if sel.size < 2:
         return sel
-    order = np.lexsort((-h.end[sel].astype(np.int64), h.start[sel].astype(np.int64), h.line[sel]))
-    sel = sel[order]
-    return np.sort(sel[outermost(h.line[sel], h.start[sel], h.end[sel])])
+    return np.sort(sel[outermost_rows(h.line[sel], h.start[sel], h.end[sel])])
 
 
 def recurring_phases(h: HostEvents, marked: np.ndarray, warm: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from tb_gpu_advisor.common.fmt import pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, nvtx, user_ranges, xla
 from tb_gpu_advisor.frameworks.engines import Engine
-from tb_gpu_advisor.model.columns import count_within, held, outermost, stable_order, union_intervals
+from tb_gpu_advisor.model.columns import count_within, held, outermost, outermost_rows, stable_order, union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 
 #: Span names weighed per table, by total time: the step is among the longest-running names.
@@ -471,14 +471,7 @@ def _outermost(h, keep: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
     was read as inside it -- no instance of its span."""
     idx = np.flatnonzero(keep)
     out = np.zeros(keep.size, dtype=bool)
-    if not idx.size:
-        return out
-    s = h.start[idx].astype(np.int64, copy=False)
-    e = h.end[idx].astype(np.int64, copy=False)
-    line = np.asarray(h.line)[idx].astype(np.int64, copy=False)
-    order = np.lexsort((-e, s, line))
-    idx = idx[order]
-    out[idx[outermost(line[order], s[order], e[order])]] = True
+    out[idx[outermost_rows(np.asarray(h.line)[idx], h.start[idx], h.end[idx])]] = True
     return out
 
 

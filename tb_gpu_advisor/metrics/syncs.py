@@ -39,8 +39,8 @@ from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, Enclos
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import memcpy, trips
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
-from tb_gpu_advisor.model.columns import (intersect_intervals, outermost, sorted_unique, starts_in_windows, subtract_intervals,
-                                          time_within, union_intervals, unique_inverse)
+from tb_gpu_advisor.model.columns import (intersect_intervals, outermost_rows, sorted_unique, starts_in_windows,
+                                          subtract_intervals, time_within, union_intervals, unique_inverse)
 
 _RUNTIME = ("cuda", "cu")
 
@@ -409,10 +409,7 @@ def _outermost(h, idx: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
     ``np.asarray(jax.Array)``), one wait, not two."""
     if idx.size < 2:
         return idx
-    order = np.lexsort((-h.end[idx].astype(np.int64), h.start[idx], h.line[idx]))
-    idx = idx[order]  # by line, then start, the longest first
-    keep = outermost(h.line[idx], h.start[idx].astype(np.int64), h.end[idx].astype(np.int64))
-    return np.sort(idx[keep])
+    return np.sort(idx[outermost_rows(h.line[idx], h.start[idx], h.end[idx])])
 
 
 def _in_own_one_time(ctx: Context, calls: np.ndarray) -> np.ndarray:

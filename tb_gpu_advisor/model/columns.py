@@ -398,6 +398,16 @@ def outermost(line: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarra
     return out
 
 
+def outermost_rows(line: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """:func:`outermost` of events in any order: bool per event, in the order given.  Sorted here by line, then start,
+    the longest first (ties kept in their given order), the order :func:`outermost` reads."""
+    s, e = _wide(np.asarray(start)), _wide(np.asarray(end))
+    order = np.lexsort((-e, s, np.asarray(line)))
+    out = np.empty(order.size, dtype=bool)
+    out[order] = outermost(np.asarray(line)[order], s[order], e[order])
+    return out
+
+
 def held(start: np.ndarray, end: np.ndarray, reach: np.ndarray) -> np.ndarray:
     """Bool per event ``[start, end)``: held by what runs until ``reach`` (an earlier event's end, or the running end
     of several) -- it starts before ``reach`` and lies mostly inside, more than half its own length (:func:`outermost`'s

@@ -19,7 +19,7 @@ import os
 import re
 from itertools import compress, repeat
 from operator import is_not
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -983,10 +983,11 @@ def _rank_step_lines(kt: KinetoTrace, devs: list[DeviceEvents], start_ps: np.nda
     step_of_name = np.fromiter((pytorch.step_number(n) for n in kt.names), dtype=np.int64, count=len(kt.names))
     m &= step_of_name[kt.name] >= 0
     drawn = bool(m.any())  # PyTorch 1.11 on draws them; before it (the old schema) they are derived as Kineto does
+    launched = None if drawn else _launched_work(kt)
     lines = {}
     for d in devs:
-        spans = _drawn_step_spans(kt, d.gpu, m, step_of_name, start_ps, end_ps) if drawn else \
-            _derived_step_spans(kt, d.gpu, step_of_name, start_ps, end_ps)
+        spans = _drawn_step_spans(kt, d.gpu, m, step_of_name, start_ps, end_ps) if launched is None else \
+            _derived_step_spans(kt, d.gpu, launched, step_of_name, start_ps, end_ps)
         if spans is None:
             return {}
         ids, start, end = spans
@@ -1016,8 +1017,23 @@ def _drawn_step_spans(kt: KinetoTrace, gpu: int, m: np.ndarray, step_of_name: np
     return step_of_name[kt.name[sel]], start_ps[sel].astype(np.int64), end_ps[sel].astype(np.int64)
 
 
-def _derived_step_spans(kt: KinetoTrace, gpu: int, step_of_name: np.ndarray, start_ps: np.ndarray,
-                        end_ps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+class _LaunchedWork(NamedTuple):
+    """The trace's launches and the GPU work they launched, once for every rank (:func:`_launched_work`)."""
+
+    launch: np.ndarray  # bool per X event: a runtime or driver call with a correlation
+    work: np.ndarray  # rows of kernels, copies and memsets with a correlation
+    work_gpu: np.ndarray  # the device of each row of ``work``
+
+
+def _launched_work(kt: KinetoTrace) -> _LaunchedWork:
+    """The masks every rank's :func:`_derived_step_spans` reads, built once: they span the whole trace, and rebuilt
+    per GPU they cost a pass over every event per rank (session 53's review)."""
+    work = np.flatnonzero(_cat_mask(kt, DEVICE_CATS) & (kt.correlation >= 0))
+    return _LaunchedWork(_cat_mask(kt, _LAUNCH_CATS) & (kt.correlation >= 0), work, _device_ids(kt, work))
+
+
+def _derived_step_spans(kt: KinetoTrace, gpu: int, launched: _LaunchedWork, step_of_name: np.ndarray,
+                        start_ps: np.ndarray, end_ps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The ``ProfilerStep#N`` spans PyTorch 1.11 on would have drawn on ``gpu``: per step of the rank driving it (its
     host marks), the first start to the last end of the GPU work launched inside it (its runtime calls' correlation);
     None where fewer than two steps launched any.
@@ -1031,10 +1047,9 @@ def _derived_step_spans(kt: KinetoTrace, gpu: int, step_of_name: np.ndarray, sta
         return None
     marks = marks[np.argsort(start_ps[marks], kind="stable")]
     m_s, m_e = start_ps[marks].astype(np.int64), end_ps[marks].astype(np.int64)
-    launch = _cat_mask(kt, _LAUNCH_CATS) & np.isin(kt.pid, kt.gpu_pids.get(gpu, [])) & (kt.correlation >= 0)
+    launch = launched.launch & np.isin(kt.pid, kt.gpu_pids.get(gpu, []))
     at = IdTable(kt.correlation[launch], start_ps[launch].astype(np.int64), -1)
-    work = np.flatnonzero(_cat_mask(kt, DEVICE_CATS) & (kt.correlation >= 0))
-    work = work[_device_ids(kt, work) == gpu]
+    work = launched.work[launched.work_gpu == gpu]
     t = at.lookup(kt.correlation[work])
     k = np.searchsorted(m_s, t, side="right") - 1
     inside = (t >= 0) & (k >= 0)

@@ -81,6 +81,15 @@ GRADIENT = [*ALLOCATOR_CPP, cpp("at::_ops::mm::call(at::Tensor const&, at::Tenso
                 "torch::autograd::Node*, torch::autograd::InputBuffer&, std::shared_ptr<torch::autograd::ReadyQueue> "
                 "const&)"),
             cpp("torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)")]
+#: The program's own ``torch.cuda.empty_cache()``: the segments it gives back carry its call's stack, C++ and Python
+#: (a real one: ``torch/cuda/memory.py(192): empty_cache`` under the loop; survey h37-left17) -- never an allocation's.
+EMPTY_CACHE = [cpp("torch::unwind::unwind()"), cpp("torch::CapturedTraceback::gather(bool, bool, bool)"),
+               cpp("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::emptyCache()",
+                   "CUDACachingAllocator.cpp"),
+               cpp("c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::emptyCache()"),
+               cpp("THCPModule_emptyCache(_object*, _object*)"),
+               frame("/usr/lib/python3/site-packages/torch/cuda/memory.py", 192, "empty_cache"),
+               frame("train.py", 52, "train_step")]
 OPTIMIZER = [*ALLOCATOR_CPP, *_op("zeros_like"),
              frame("/usr/lib/python3/site-packages/torch/optim/adam.py", 157, "_init_group"),
              frame("/usr/lib/python3/site-packages/torch/optim/optimizer.py", 485, "wrapper"),
@@ -238,9 +247,10 @@ class Allocator:
 
     def empty_cache(self, frames: list | None = None) -> None:
         """``torch.cuda.empty_cache()``: segments with no allocated block go back to the driver; ``frames``: the
-        allocation whose retry gives them back (the allocator's own, inside ``malloc``), else none (the program's)."""
+        allocation whose retry gives them back (the allocator's own, inside ``malloc``), else the program's call
+        (:data:`EMPTY_CACHE`)."""
         for s in [s for s in self.segments if not any(b.allocated for b in s.blocks)]:
-            self._entry("segment_free", s.address, s.size, frames or [])
+            self._entry("segment_free", s.address, s.size, EMPTY_CACHE if frames is None else frames)
             self.segments.remove(s)
             self.reserved -= s.size
 
@@ -801,7 +811,7 @@ def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int
     return Scenario(snapshot([a]), truth)
 
 
-def forward_rebound(grad: bool = True, layers: int = 12, mib: int = 32, warmup: int = 2) -> Scenario:
+def forward_rebound(grad: bool = True, layers: int = 12, mib: int = 32, warmup: int = 2, temps: int = 0) -> Scenario:
     """A forward-only loop that rebinds its output (``out = model(x)`` again and again), recorded from after its
     ``warmup`` passes, as ``_record_memory_history`` begun there: 2 GiB of weights, then passes of ``layers`` layers
     allocating one tensor at each of the 4 :data:`FORWARD_SITES`.  The old output is dropped only when the new pass
@@ -809,7 +819,10 @@ def forward_rebound(grad: bool = True, layers: int = 12, mib: int = 32, warmup: 
     holds two graphs, the earlier one made before the recording (its history shows it only by its frees); under
     ``no_grad`` each layer's tensors are freed once the next has used them and the output is one tensor.  Truth: the
     recorded peak, the pass's own kept bytes, the earlier pass's at the peak (``earlier_bytes``: 0 under no_grad,
-    where it is no graph), and the largest kept tensor."""
+    where it is no graph), and the largest kept tensor.  ``temps``: each layer first makes that many temporaries
+    (``mib`` MiB each, an attention's intermediates), then frees them last-in first-out, making one tensor it keeps
+    for the backward after each free -- the walk back a backward makes, inside a forward's layer (a real 2.7B
+    layer's 56 allocations do: ``snapshot_forward_autograd_2p7b``)."""
     a = Allocator(80 * GiB)
     for size in [256 * MiB] * 8:
         a.malloc(size, PARAMS)
@@ -821,6 +834,16 @@ def forward_rebound(grad: bool = True, layers: int = 12, mib: int = 32, warmup: 
             earlier = sum(a.size_of(x) for x in out) if grad else 0
         live: list[int] = []
         for _layer in range(layers):
+            made = [a.malloc(mib * MiB, FORWARD_SITES[k % 4]) for k in range(temps)]
+            peak = max(peak, a.allocated)
+            for k, x in enumerate(reversed(made)):
+                a.free(x)
+                live.append(a.malloc(mib * MiB // 2, FORWARD_SITES[(k + 1) % 4]))
+                peak = max(peak, a.allocated)
+            if not grad:  # under no_grad nothing is saved for a backward
+                for x in live[-temps:] if temps else []:
+                    a.free(x)
+                live = live[:-temps] if temps else live
             live, top = _forward_layer(a, live, grad, mib)
             peak = max(peak, top)
         kept = sum(a.size_of(x) for x in live)

@@ -993,10 +993,17 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
     turns = 0
     walked: list[tuple[int, int]] = []  # per repeat with a backward: (its walk's last free, the repeat's end)
     rounds: list[tuple[int, int]] = []  # per repeat with a backward: its (lo, hi] events
+    held: list[bool] = []  # per whole repeat: it ends holding its climb (:func:`_holds_its_climb`)
+    kept: list[np.ndarray] = []  # per whole repeat: the blocks it makes and holds past its end
     for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
+        whole = 0 < k < len(cuts) - 2
+        if whole:
+            held.append(_holds_its_climb(me.allocated, lo, hi))
+            ev = np.flatnonzero(made[lo + 1:hi + 1]) + lo + 1
+            kept.append(ev[frees[ev] > hi])
         walk = _walk(lo, hi, made, frees, me.delta)
         if walk is None:
-            if 0 < k < len(cuts) - 2:
+            if whole:
                 return None  # a whole repeat with no backward's walk back: no training iteration
             continue  # the head (set-up, or an iteration that differs) or the tail (cut by the dump) need not have one
         turns += 1
@@ -1005,8 +1012,8 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
         rounds.append((lo, hi))
         ev = np.flatnonzero(made[lo + 1:hi + 1]) + lo + 1
         phase[ev] = np.where(ev < turn, MEMORY_PHASES.index("forward"), MEMORY_PHASES.index("backward"))
-    if turns < 2:
-        return None
+    if turns < 2 or (len(held) >= 2 and all(held[1:]) and released_together(me, np.concatenate(kept[1:]))):
+        return None  # a forward's layers, each keeping what it saved for a backward not run: no iteration
     phase[_first_step_state(me, walked, frees)] = MEMORY_PHASES.index("optimizer")
     site = np.full(len(me), -1, np.int32)
     site[alloc[first:first + cover]] = np.arange(cover, dtype=np.int32) % p
@@ -1014,6 +1021,65 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
     site[heads] = opening
     return Pattern(phase, p, reps, turns, site, int((me.delta > 0).sum()) - alloc.size, opening, tuple(heads),
                    _kept_again(me, walked, rounds, frees))
+
+
+#: The share of its climb (trough to peak) a repeat may still hold at the trough after it and have run a backward
+#: (:func:`_holds_its_climb`).
+_HELD_CLIMB = 0.9
+
+
+def _holds_its_climb(level: np.ndarray, lo: int, hi: int) -> bool:
+    """Whether the repeat of events ``(lo, hi]`` ends holding :data:`_HELD_CLIMB` or more of what it climbed from the
+    trough before it (``level``: the allocated bytes after each event).  Where every whole repeat after the first
+    does, and what they keep goes in one run (:func:`released_together`), they are a forward's layers, not
+    iterations (:func:`pattern_phases`).
+
+    Why: a backward frees the tensors its forward saved, so an iteration falls from its peak to the trough the next
+    one opens at, less a leak's bytes.  What a first iteration makes once and keeps -- gradients held in place
+    (``zero_grad(set_to_none=False)``), an optimizer's state -- may hold its climb, and the next iterations reuse it;
+    gradients made again each iteration are freed by the next ``zero_grad()``, before that trough.  A forward's
+    layers under autograd repeat the same sizes too, each freeing its temporaries last-in first-out while it makes
+    the next (:func:`_walk` reads that as a walk back), but each keeps everything it saved: a stackless 2.7B
+    forward-only benchmark (``snapshot_forward_autograd_2p7b``, its frames dropped) read its 32 layers as 31
+    training iterations, each ending at its own peak 166 MiB above the last, and their saved activations as a
+    3.63 GiB leak (session 54's metamorphic checks).  The level alone does not tell them from a loop keeping an
+    evaluation's graph as big as its climb each iteration (``val_total += loss``, a leak: forms18 seed 170897);
+    the graph its output keeps is dropped in one run when the output goes, a leak's never."""
+    if lo < 0 or hi <= lo:
+        return False
+    climb = int(level[lo + 1:hi + 1].max()) - int(level[lo])
+    return climb > 0 and int(level[hi]) - int(level[lo]) >= _HELD_CLIMB * climb
+
+
+def released_together(me: MemoryEvents, kept: np.ndarray) -> bool:
+    """Whether the history frees, in one run of frees with no allocation between, blocks of the sizes of ``kept``
+    (allocation events) -- those blocks themselves, or blocks made before the history -- as many of each size as
+    ``kept`` holds, for ``memory.forward_kept.together`` of its blocks at least.
+
+    Why: a forward run with autograd on keeps its graph until its output is dropped, and dropping it frees the graph
+    all at once -- after the pass, or when rebinding ``out = model(x)`` replaces the previous pass's graph as the
+    next one is kept.  A leak keeps its blocks for good, its earlier rounds' with them.  Read without stacks, a kept
+    pass's layers rise the level by the same blocks each, as a leak's iterations do: a 2.7B forward-only
+    benchmark's 32 layers read as a leak of 3.63 GiB over 65 "iterations" (and as 31 training iterations), while the
+    history freed the previous pass's 773 blocks (5.23 GiB, every size alike) in one run after them
+    (``snapshot_forward_autograd_2p7b`` with its frames dropped; session 54)."""
+    least = T("memory.forward_kept.together") * kept.size
+    if not kept.size:
+        return False
+    frees = me.frees()
+    mine = frees[kept]
+    gone = np.concatenate([mine[mine < len(me)], me.unseen_frees()])
+    if gone.size < least:
+        return False
+    runs = np.searchsorted(np.flatnonzero(me.delta > 0), gone)  # allocations before each free: a run shares it
+    sizes, counts = np.unique(me.delta[kept], return_counts=True)
+    for run in np.unique(runs).tolist():
+        freed = -me.delta[gone[runs == run]]
+        at = np.minimum(np.searchsorted(sizes, freed), sizes.size - 1)
+        got_sizes, got = np.unique(freed[sizes[at] == freed], return_counts=True)
+        if int(np.minimum(got, counts[np.searchsorted(sizes, got_sizes)]).sum()) >= least:
+            return True
+    return False
 
 
 def _kept_again(me: MemoryEvents, walked: list[tuple[int, int]], rounds: list[tuple[int, int]],

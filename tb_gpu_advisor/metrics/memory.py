@@ -20,6 +20,7 @@ import numpy as np
 
 from tb_gpu_advisor.common.fmt import gb, plural
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.job.iterations import released_together
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES, GpuMemory, Memory, MemoryHolder, OomReport
 from tb_gpu_advisor.model.trace import HOLDERS, MEMORY_PHASES, MemoryEvents, OutOfMemory
@@ -220,6 +221,8 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
     if not sites or per_round < T("memory.leak.min_bytes"):
         return np.zeros(0, dtype=np.int64)
     every = np.concatenate([np.concatenate(r) for r in sites])
+    if released_together(me, every):  # a forward's graph its output keeps, the previous one dropped: no leak
+        return np.zeros(0, dtype=np.int64)
     earlier, earlier_bytes, earliest = _earlier_rounds(me, sites, before or {})
     out.leak_iterations = max(len(r) for r in sites) + earlier
     out.leak_earlier_iterations = earlier

@@ -930,15 +930,62 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     return events, out, retries
 
 
+def _frame_names(frames: Any) -> list[str]:
+    return [n for f in frames if isinstance(f, dict) and isinstance(n := f.get("name"), str)] \
+        if isinstance(frames, (list, tuple)) else []
+
+
+def _empties_cache(names: list[str]) -> bool:
+    """The program handing the cache back: ``torch.cuda.empty_cache()`` (its Python frame) or the C++
+    ``emptyCache`` under it."""
+    return any(n == "empty_cache" or "emptyCache" in n for n in names)
+
+
 def _in_allocation(frames: Any) -> bool:
     """Whether a segment was given back from inside an allocation: its stack runs through the caching allocator's
     ``malloc`` (``DeviceCachingAllocator::malloc`` releasing its cache after the driver refused it memory, then
     asking again), not through ``emptyCache`` (the program handing the cache back)."""
+    names = _frame_names(frames)
+    return any("CachingAllocator" in n and "::malloc(" in n for n in names) and not _empties_cache(names)
+
+
+def _stack_key(frames: Any) -> tuple:
+    """A stack as a value (file, function, line per frame), to tell whether two events came from one call."""
     if not isinstance(frames, (list, tuple)):
-        return False
-    names = [n for f in frames if isinstance(f, dict) and isinstance(n := f.get("name"), str)]
-    return (any("CachingAllocator" in n and "::malloc(" in n for n in names)
-            and not any("emptyCache" in n for n in names))
+        return ()
+    return tuple((f.get("filename"), f.get("name"), f.get("line")) if isinstance(f, dict) else (None, None, None)
+                 for f in frames)
+
+
+def _same_call_retries(drop: np.ndarray, add: np.ndarray, frames_at: Callable[[int], Any],
+                       records_frames: bool) -> np.ndarray:
+    """Per event: a segment given back inside the allocation that made the segment right after it -- each run of
+    consecutive drops (``drop``, bool per event) followed at once by a segment made (``add``) with the very stack of
+    every drop in the run, none of them the program's ``empty_cache``.
+
+    Why: a snapshot recorded with Python frames only (``stacks="python"``, or any snapshot taken on Windows, where
+    PyTorch unwinds no C++) has no ``DeviceCachingAllocator::malloc`` frame to tell a retry by
+    (:func:`_in_allocation`): a 2.7B model's SGD step at its GPU's limit, its 266 segments given back in the
+    backward, read healthy with its C++ frames dropped.  One call recorded the drops and the segment asked for again,
+    so they share its stack; the program's own ``empty_cache()`` carries that frame, and another call's segment
+    another stack.  A backward's allocations run on autograd's thread, where no Python frame is: a run recorded with
+    no frame at all is the allocator's own only where the snapshot records frames elsewhere (``records_frames``) --
+    in a snapshot with no stacks at all the program's ``empty_cache()`` looks the same (h37-wild53 *Left*)."""
+    out = np.zeros(drop.size, dtype=bool)
+    idx = np.flatnonzero(drop)
+    if not idx.size:
+        return out
+    for run in np.split(idx, np.flatnonzero(np.diff(idx) > 1) + 1):
+        after = int(run[-1]) + 1
+        if after >= drop.size or not add[after]:
+            continue
+        key = _stack_key(frames_at(after))
+        if not key and not records_frames:
+            continue
+        frames = [frames_at(int(k)) for k in run]
+        if all(_stack_key(f) == key and not _empties_cache(_frame_names(f)) for f in frames):
+            out[run] = True
+    return out
 
 
 def _retries(gpu: int, t: np.ndarray, rd: np.ndarray, res: np.ndarray, retried: np.ndarray) -> list[AllocRetry]:
@@ -1006,6 +1053,10 @@ def _row_events(rows: "_Rows", t0_us: int) -> tuple:
     if dropped.size:
         inside = {int(k): _in_allocation(cols.frames[k]) for k in np.unique(frame[dropped]).tolist()}
         retried[dropped] = [inside[int(k)] for k in frame[dropped].tolist()]
+    if (cat == 4).any():
+        used = np.unique(ids[ids >= 0]).tolist()
+        retried |= _same_call_retries(cat == 4, cat == 3, lambda k: cols.frames[frame[k]] if frame[k] >= 0 else None,
+                                      any(cols.frames[k] for k in used))
     return t, d, rd, at, (cols.frames, ids), ooms, retried
 
 
@@ -1018,6 +1069,8 @@ def _dict_events(entries: list, t0_us: int) -> tuple:
     index: dict[int, int] = {}
     ids = array("i")
     retried = array("b")
+    segment = array("b")  # per event: 1 a segment made, -1 one given back, 0 an allocation or a free
+    seg_frames: dict[int, Any] = {}  # per segment event: its stack
     ooms: list[tuple[int, int, Any]] = []
     for i, e in enumerate(entries):
         action = e.get("action")
@@ -1030,6 +1083,9 @@ def _dict_events(entries: list, t0_us: int) -> tuple:
             res_delta.append(sign * size if is_seg else 0)
             addr.append(_int(e.get("addr"), -1))
             retried.append(action in _SEG_DROP and _in_allocation(e.get("frames")))
+            segment.append(0 if not is_seg else sign)
+            if is_seg:
+                seg_frames[len(t) - 1] = e.get("frames")
             f = e.get("frames") if action in _ALLOC else None
             if f is None:
                 ids.append(-1)
@@ -1041,10 +1097,13 @@ def _dict_events(entries: list, t0_us: int) -> tuple:
                 ids.append(k)
         elif action == "oom" and len(ooms) < MAX_OOMS:
             ooms.append((len(t), i, e))
+    seg = np.frombuffer(segment, dtype=np.int8)
+    same_call = _same_call_retries(seg < 0, seg > 0, seg_frames.get, any(stacks))
     # the columns seen as numpy arrays in place (``frombuffer``: the array's own bytes, not a copy of them)
     return (np.frombuffer(t, dtype=np.int64), np.frombuffer(delta, dtype=np.int64),
             np.frombuffer(res_delta, dtype=np.int64), np.frombuffer(addr, dtype=np.int64),
-            (stacks, np.frombuffer(ids, dtype=np.int32)), ooms, np.frombuffer(retried, dtype=np.int8).astype(bool))
+            (stacks, np.frombuffer(ids, dtype=np.int32)), ooms,
+            np.frombuffer(retried, dtype=np.int8).astype(bool) | same_call)
 
 
 def _cached(segments: list[tuple[int, int, int]], d: np.ndarray, rd: np.ndarray, addr: np.ndarray) -> np.ndarray | None:
@@ -1157,10 +1216,38 @@ def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: li
         mine = cand[runs == run]
         if _backward_before(mine, free_at, alloc, bare):
             continue
+        mine = _without_strays(mine, delta, held)
         if mine.size >= 2 and 2 * int(outlived[mine].sum()) >= mine.size and _one_per_weight(delta[mine], held):
             phase[mine] = MEMORY_PHASES.index("parameters")
             booked.append(mine)
     return np.concatenate(booked)
+
+
+#: the most of a run's bytes that the sizes it holds more blocks of than weights could have a copy of
+#: (:func:`_without_strays`) may weigh for the rest to be read as a cache's copies
+_STRAY_SHARE = 0.1
+
+
+def _without_strays(mine: np.ndarray, delta: np.ndarray, held: dict[int, int]) -> np.ndarray:
+    """``mine`` (one run's candidate copies) less the sizes it holds more often than weights could have a copy of
+    them, where those weigh under :data:`_STRAY_SHARE` of its bytes; else ``mine`` as it is.
+
+    Why: one copy per weight (:func:`_one_per_weight`) was asked of the whole run, and a forward's small tensors
+    whose bytes happen to be half a small weight's (a 16 KiB and a 512 B one, 109 of them, beside 253 copies of
+    1.78 GiB) failed it for every copy: a bf16 forward under autograd read with Python frames only (``stacks="python"``
+    or Windows) booked no cache, and counted it as 1.78 GiB of activations kept for a backward (a metamorphic check
+    on ``snapshot_forward_rebound_bf16_autograd`` with its C++ frames dropped).  Sizes that break the bound cannot be
+    the cache's alone; where they are a small part of the run's bytes they are tensors of their own, and the rest are
+    still held to the bound.  Where they weigh more the run is left whole, and fails the bound as before."""
+    sizes = delta[mine]
+    uniq, counts = np.unique(sizes, return_counts=True)
+    over = uniq[counts > np.fromiter((held.get(int(s), 0) for s in uniq.tolist()), np.int64, uniq.size)]
+    if not over.size:
+        return mine
+    stray = np.isin(sizes, over)
+    if int(sizes[stray].sum()) >= _STRAY_SHARE * int(sizes.sum()):
+        return mine
+    return mine[~stray]
 
 
 #: the least share of the 16-bit copies of every block held since before the history that one run of frees must

@@ -1159,7 +1159,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
                         optimizer_temp: bool = True, trial_mib: int = 0, set_to_none: bool = True,
                         max_entries: int | None = None, leak: str = "", leak_mib: int = 16,
                         leak_layers: int = 3, leak_from: int = 0, micro_schedule: list[int] | None = None,
-                        recorded_from_loop: bool = False) -> Scenario:
+                        recorded_from_loop: bool = False, teardown: bool = False) -> Scenario:
     """A training loop recorded with no annotation (``_record_memory_history()`` alone, as the "Understanding GPU
     Memory 1" blog's ResNet-50 snippet): ``model.cuda()`` (``params`` weights), then ``iterations`` times a forward
     keeping ``layers`` activations of one size from one site (a model of identical layers), a backward on autograd's
@@ -1194,7 +1194,9 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     ``LEAK_INPUT``), and a list keeps it (Ascend's ``memory_leaks_demo.py``'s shape).
 
     ``recorded_from_loop``: ``_record_memory_history`` called after ``model.cuda()``, so the history begins at the
-    loop's first iteration: the weights are blocks of the dump no event made."""
+    loop's first iteration: the weights are blocks of the dump no event made.  ``teardown``: after the loop the script
+    frees everything it holds (``del model, optimizer, loss``), the dump made with nothing allocated -- no part of the
+    last iteration."""
     a = Allocator(80 * GiB)
     leaked: list[int] = []
     seen = {"top": 0, "live": 0, "at_top": 0}  # the highest allocated level, the leak's live bytes, those at it
@@ -1277,6 +1279,11 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
             each.append(len(leaked) - was)
         starts.append(next(e["time_us"] for e in a.trace[first:] if e["action"] == "alloc"))
         peaks.append(top)
+    # a teardown frees what a leak kept too: the history then keeps nothing, no leak (truth None)
+    leak_truth = None if teardown else _leak_truth(a, leak, leaked, each, seen["at_top"])
+    if teardown:  # del model, optimizer, loss: every block the loop holds, its leak's too
+        for b in [b.address for s in a.segments for b in s.blocks if b.allocated]:
+            a.free(b)
     doc = snapshot([a])
     cut_in = None
     if max_entries is not None:
@@ -1288,7 +1295,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     return Scenario(doc, {"gpu": 0, "iterations": len(starts), "starts_us": starts, "peaks": peaks, "cut_in": cut_in,
                                     "held": (3 if set_to_none else 4) * params * param_mib * MiB,
                                     "first_call_allocs": 2 * params + (1 if trial_mib else 0),
-                                    "leak": _leak_truth(a, leak, leaked, each, seen["at_top"]),
+                                    "leak": leak_truth,
                                     **({"leak_iterations": len(each)} if leak and (leak_from or micro_schedule)
                                        else {})})
 

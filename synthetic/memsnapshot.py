@@ -1181,7 +1181,8 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
                         hold_loss: bool = True, dump_in_forward: bool = False, micro_batches: int = 1,
                         optimizer_temp: bool = True, trial_mib: int = 0, set_to_none: bool = True,
                         max_entries: int | None = None, leak: str = "", leak_mib: int = 16,
-                        leak_layers: int = 3, leak_from: int = 0, micro_schedule: list[int] | None = None) -> Scenario:
+                        leak_layers: int = 3, leak_from: int = 0, micro_schedule: list[int] | None = None,
+                        recorded_from_loop: bool = False, teardown: bool = False) -> Scenario:
     """A training loop recorded with no annotation (``_record_memory_history()`` alone, as the "Understanding GPU
     Memory 1" blog's ResNet-50 snippet): ``model.cuda()`` (``params`` weights), then ``iterations`` times a forward
     keeping ``layers`` activations of one size from one site (a model of identical layers), a backward on autograd's
@@ -1211,12 +1212,21 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     iteration's, ``bytes_last_iteration`` the last's).  ``leak_from``: the first iteration (0-based) that leaks (a
     condition that starts keeping later: ``if step >= warmup: outputs.append(out)``); the truth's iterations are
     those from it.  ``micro_schedule``: each iteration's own count of micro-batches (a schedule that grows the
-    accumulation, an epoch's last short group), in place of ``micro_batches``."""
+    accumulation, an epoch's last short group), in place of ``micro_batches``.  ``"input"``: each iteration makes a
+    ``leak_mib`` tensor at its top, before its forward (``x = torch.randn(..., device=dev)`` at ``train.py:40``,
+    ``LEAK_INPUT``), and a list keeps it (Ascend's ``memory_leaks_demo.py``'s shape).
+
+    ``recorded_from_loop``: ``_record_memory_history`` called after ``model.cuda()``, so the history begins at the
+    loop's first iteration: the weights are blocks of the dump no event made.  ``teardown``: after the loop the script
+    frees everything it holds (``del model, optimizer, loss``), the dump made with nothing allocated -- no part of the
+    last iteration."""
     a = Allocator(80 * GiB)
     leaked: list[int] = []
     seen = {"top": 0, "live": 0, "at_top": 0}  # the highest allocated level, the leak's live bytes, those at it
     for _ in range(params):
         a.malloc(param_mib * MiB, PARAMS)
+    if recorded_from_loop:
+        a.trace = []  # the recording begins after the weights, at the loop's first iteration
     state: list[int] = []
     loss: int | None = None
     kept: list[int] = []  # gradients zero_grad(set_to_none=False) keeps allocated
@@ -1247,6 +1257,8 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
         leaking = bool(leak) and leak_from <= it < iterations
         was = len(leaked)
         micro = micro_schedule[it] if micro_schedule is not None and it < iterations else micro_batches
+        if leak == "input" and leaking:
+            keep(leak_mib * MiB, LEAK_INPUT)  # x = torch.randn(..., device=dev); inputs.append(x): made before the forward
         for _micro in range(micro if it < iterations else 1):
             acts = [malloc(mib * MiB, ACTIVATION) for _ in range(layers)]
             if leak in ("list", "grow") and leaking:
@@ -1290,6 +1302,11 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
             each.append(len(leaked) - was)
         starts.append(next(e["time_us"] for e in a.trace[first:] if e["action"] == "alloc"))
         peaks.append(top)
+    # a teardown frees what a leak kept too: the history then keeps nothing, no leak (truth None)
+    leak_truth = None if teardown else _leak_truth(a, leak, leaked, each, seen["at_top"])
+    if teardown:  # del model, optimizer, loss: every block the loop holds, its leak's too
+        for b in [b.address for s in a.segments for b in s.blocks if b.allocated]:
+            a.free(b)
     doc = snapshot([a])
     cut_in = None
     if max_entries is not None:
@@ -1301,7 +1318,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     return Scenario(doc, {"gpu": 0, "iterations": len(starts), "starts_us": starts, "peaks": peaks, "cut_in": cut_in,
                                     "held": (3 if set_to_none else 4) * params * param_mib * MiB,
                                     "first_call_allocs": 2 * params + (1 if trial_mib else 0),
-                                    "leak": _leak_truth(a, leak, leaked, each, seen["at_top"]),
+                                    "leak": leak_truth,
                                     **({"leak_iterations": len(each)} if leak and (leak_from or micro_schedule)
                                        else {})})
 
@@ -1312,6 +1329,8 @@ LEAK_OUTPUT = [*ALLOCATOR_CPP, *_op("addmm"),
                cpp("_PyEval_EvalFrameDefault"),
                frame("/usr/lib/python3/site-packages/torch/nn/modules/module.py", 1762, "_call_impl"),
                frame("model.py", 61, "forward"), frame("train.py", 44, "train_step")]
+#: ``x = torch.randn(..., device=dev)`` at an iteration's top, kept by a list (``training_iterations(leak="input")``).
+LEAK_INPUT = [*ALLOCATOR_CPP, *_op("randn"), frame("train.py", 40, "train_step")]
 #: ``val_total += criterion(model(xv), yv)`` under autograd: the evaluation's activations its graph saves, and its loss.
 LEAK_EVAL = [*ACTIVATION[:-1], frame("train.py", 52, "train_step")]
 LEAK_EVAL_LOSS = [*ALLOCATOR_CPP, *_op("mse_loss"), frame("train.py", 52, "train_step")]
@@ -1326,7 +1345,7 @@ def _leak_truth(a: Allocator, leak: str, leaked: list[int], each: list[int], at_
     sizes = [a.size_of(x) for x in leaked]
     out = {"cause": leak, "blocks_per_iteration": each[0], "bytes_per_iteration": sum(sizes[:each[0]]),
            "bytes_last_iteration": sum(sizes[-each[-1]:]), "bytes_at_end": sum(sizes), "bytes_at_peak": at_peak,
-           "site": "train.py:52" if leak == "graph" else "model.py:61"}
+           "site": {"graph": "train.py:52", "input": "train.py:40"}.get(leak, "model.py:61")}
     if len(set(each)) > 1:
         out["blocks_last_iteration"] = each[-1]
     return out

@@ -870,6 +870,7 @@ def _check(starts: list[int], n: int, pre: np.ndarray, ext: _Extrema, need: list
     # the last may end above its start: a loop that calls zero_grad() first holds its gradients until the next
     # iteration's, which the dump came before
     # (a pass frees what it made: an inference loop's last pass comes back down too, else it is a part of one)
+    n = _before_teardown(a, n, pre, ext.level, n_alloc)
     rest = _segment(a, n, pre, ext, need, first=training, end_level=int(ext.level[n - 1]))
     rest_size = int(n_alloc[n] - n_alloc[a])
     alike = T("job.snapshot_iteration_alike")
@@ -883,6 +884,23 @@ def _check(starts: list[int], n: int, pre: np.ndarray, ext: _Extrema, need: list
         return None
     tail = rest is not None and abs(rest_size - typical) <= alike * typical
     return float(np.mean(dips)), tail
+
+
+def _before_teardown(a: int, n: int, pre: np.ndarray, level: np.ndarray, n_alloc: np.ndarray) -> int:
+    """One past the last event of the history from event ``a`` (the last iteration's start) that is no teardown: ``n``
+    where the history ends as it allocates, else the end of its trailing frees that stay at or above the level before
+    ``a`` (``pre``; ``level``: after each event) -- the frees past them (no allocation after) release what the loop held across its iterations, its weights
+    and optimizer state: the script's ``del model, optimizer`` after the loop, no part of its last iteration.
+
+    Why: Ascend's ``memory_leaks_demo.py`` (codeasier/MemSnapDump's ``snapshot_1768383987920985470.pkl``) frees its
+    model and optimizer after 3 iterations and dumps with nothing allocated; the fall to 0 read as the last iteration
+    dipping below its start, so the job read 2 iterations, "the history ends inside an iteration", and the peak (the
+    third iteration's Adam step) "outside every training iteration" (h37-wild54m)."""
+    last = int(np.searchsorted(n_alloc, n_alloc[n], side="left"))  # one past the history's last allocation
+    if last >= n or last <= a:
+        return n
+    below = np.flatnonzero(level[last:n] < int(pre[a]))
+    return n if not below.size else last + int(below[0])
 
 
 def _segment(a: int, b: int, pre: np.ndarray, ext: _Extrema, need: list[np.ndarray], first: bool,

@@ -82,10 +82,10 @@ SUMMARIES = (
                        r"|^\[\d+/\d+\] Executing '\w+' stats report"
                        r"|^Processing \[[^\]\n]+\] with \[[^\]\n]*/(?:reports|rules)/\w+\.py\]"
                        r"|^(?:Generating )?(?:CUDA API|CUDA Kernel|CUDA Memory Operation|Operating System Runtime API"
-                       r"|NVTX Push-Pop Range) Statistics\b", re.M), _NSYS_REPORT),
+                       r"|NVTX Push-Pop Range) Statistics\b", re.MULTILINE), _NSYS_REPORT),
     Summary("nvprof", "its console output: totals of GPU activities and API calls, or with --print-gpu-trace each one "
             "as a line",
-            re.compile(r"^==(?:\d+|=+)== (?:Profiling application:|Profiling result:|NVPROF is profiling)", re.M),
+            re.compile(r"^==(?:\d+|=+)== (?:Profiling application:|Profiling result:|NVPROF is profiling)", re.MULTILINE),
             _NVPROF_SUCCESSOR, keeps="totals or printed lines"),
 )
 

@@ -89,3 +89,29 @@ def test_control_a_stream_beside_its_own_export_is_read_as_the_export(tmp_path: 
     (s,) = discover(str(tmp_path))
     assert [h.host for h in s.hosts] == ["saxpy-mpi-cuda_nsys_perlmutter0"]
     assert skipped(str(tmp_path)) == []
+
+
+def test_streams_of_other_captures_beside_a_report_are_still_left_out(tmp_path: Path):
+    """gartangh/Master-s-Dissertation @900429d: ``report4.qdrep`` (the one capture whose import ran) among
+    ``report1..3.qdstrm`` and ``report5.qdstrm`` -- four captures of their own, not the report's companions.  The
+    report is the folder's session; the streams are still named as left out (main dropped every note of a folder where
+    a profile is read, as it does TensorFlow's tool data beside an XPlane)."""
+    run = tmp_path / "Code"
+    run.mkdir()
+    (run / "report4.qdrep").write_bytes(b"\x00QDREP report, binary")
+    for n in (1, 2, 3, 5):
+        _stream(run, f"report{n}.qdstrm", STREAMS[3][1])
+    (s,) = discover(str(tmp_path))
+    assert [h.host for h in s.hosts] == ["report4"]
+    assert sorted(rel for rel, _ in skipped(str(tmp_path))) == [f"Code/report{n}.qdstrm" for n in (1, 2, 3, 5)]
+
+
+def test_a_stream_beside_its_own_report_is_its_companion_the_others_named(tmp_path: Path):
+    """The same folder with ``report4.qdstrm`` too: that stream is the report's own (an import that ran and kept it),
+    so only the other captures' streams are named."""
+    run = tmp_path / "Code"
+    run.mkdir()
+    (run / "report4.qdrep").write_bytes(b"\x00QDREP report, binary")
+    for n in (4, 5):
+        _stream(run, f"report{n}.qdstrm", STREAMS[3][1])
+    assert [rel for rel, _ in skipped(str(tmp_path))] == ["Code/report5.qdstrm"]

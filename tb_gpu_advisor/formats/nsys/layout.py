@@ -298,6 +298,16 @@ class NsysLayout(RunFolderLayout):
             return stream_words(name, unpack)
         return compressed(rel[-1])
 
+    def unread_beside(self, file_name: str, read: frozenset[str]) -> bool:
+        """A raw stream is its own capture: its note goes unsaid only beside its own report or export (the same stem:
+        ``report1.qdstrm`` beside ``report1.nsys-rep``); beside another report (a 2019 laptop's ``report4.qdrep``
+        among ``report1..5.qdstrm``, h37-wild54n) it is still a capture left out.  Any other note: as for every
+        format, beside any profile read."""
+        name = next((file_name[: -len(x)] for x in COMPRESSED if file_name.endswith(x)), file_name)
+        if name.endswith(STREAM_SUFFIX) and len(name) > len(STREAM_SUFFIX):
+            return name[: -len(STREAM_SUFFIX)] in {stem(r) for r in read}
+        return bool(read)
+
     def sniff(self, path: str) -> str | None:
         return sniff(path)
 

@@ -93,8 +93,8 @@ NVPROF = ("nvprof's database (`nvprof -o <file>.nvvp`, CUDA's legacy profiler fo
 #: ``QdstrmImporter`` into the report (``.nsys-rep``; ``.qdrep`` before 2021.4), deleting the stream.  A stream left
 #: behind is a capture whose import did not run: nsys prints "Importer error status: The importer binary and its
 #: dependencies were not found ... skipping importation of the QDSTRM file" where only its target side is installed
-#: (a distribution's package, an HPC module), or the job was stopped first.  The stream is complete; the host tools
-#: import it (``host-linux-x64/QdstrmImporter -i <file>.qdstrm``, beside ``nsys``'s install).  Real ones: Perlmutter
+#: (a distribution's package, an HPC module), or the job was stopped first.  The stream holds what was captured (a
+#: header alone where the capture stopped before any event); the host tools import it (``host-linux-x64/QdstrmImporter -i <file>.qdstrm``, beside ``nsys``'s install).  Real ones: Perlmutter
 #: captures of 2023.3.1, 2024.1.1 and 2025.3.1 and a 2019.6.1 desktop capture committed without their report
 #: (h37-wild54n).  Why named: a logdir holding only a stream read "no GPU profiles found", as if it held nothing of
 #: Nsight's, and given by path "not a profile this tool reads".
@@ -107,10 +107,10 @@ def stream_words(file_name: str, unpack: str = "") -> str:
     stem_ = os.path.basename(file_name)[: -len(STREAM_SUFFIX)]
     return (f"Nsight Systems' raw capture stream ({STREAM_SUFFIX}), which nsys profile imports into its report when "
             "the capture ends: here the import did not run (nsys found no host importer beside a target-only "
-            "install, or the capture was stopped before it), so no report was written.  The stream holds the "
-            "capture: import it with the host tools of Nsight Systems, then export the report to SQLite and analyse "
+            "install, or the capture was stopped before it), so no report was written.  The stream holds what was "
+            "captured: import it with the host tools of Nsight Systems, then export the report to SQLite and analyse "
             f"that: {unpack}<nsight-systems>/host-linux-x64/QdstrmImporter -i {stem_}{STREAM_SUFFIX} ; "
-            f"nsys export --type sqlite {stem_}.nsys-rep")
+            f"nsys export --type sqlite {stem_}.nsys-rep (.qdrep from Nsight Systems before 2021.4)")
 
 
 #: How a shared export is often compressed, and the command that gives the file back beside itself.
@@ -285,8 +285,8 @@ class NsysLayout(RunFolderLayout):
     def unread(self, rel: tuple[str, ...]) -> str | None:
         """nvprof's ``.nvvp`` database, Nsight's raw capture stream (``.qdstrm``, :data:`STREAM_SUFFIX`) and a
         compressed export, named by what they are rather than "not a profile this tool reads" or, in a logdir, nothing
-        at all (rocmProfileData's ``.rpd``, read, is ``formats.rpd``'s).  Beside a profile read in the same folder
-        (the stream's own report or export) the walk drops the note."""
+        at all (rocmProfileData's ``.rpd``, read, is ``formats.rpd``'s).  Which notes go unsaid beside a profile read
+        in the same folder: :meth:`unread_beside`."""
         name, unpack = rel[-1], ""
         for suffix, command in COMPRESSED.items():  # shared gzipped, still the other tool's file
             if name.endswith(suffix) and len(name) > len(suffix):

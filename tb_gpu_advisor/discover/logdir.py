@@ -667,22 +667,23 @@ def _local_walk(root: str, with_stat: bool, skips: list[tuple[str, str]] | None 
     while stack:
         d = stack.pop()
         subdirs: list[_Dir] = []
-        unread_here: list[int] = []  # this folder's notes of another writer's file (``Layout.unread``)
-        read_here = False
+        # this folder's notes of another writer's file (``Layout.unread``): (index in skips, its name, whose note)
+        unread_here: list[tuple[int, str, Format]] = []
+        read_here: set[str] = set()  # the names of the profiles read in this folder
         for entry in _scandir(d.path):
             rel = d.rel + (entry.name,)
-            unread = _unread(registry, rel)
-            fmt = claimed_by(registry, rel) or (None if unread else _sniffed(registry, entry, rel, root, real_root,
-                                                                              d, skips))
+            noted = _unread(registry, rel)
+            fmt = claimed_by(registry, rel) or (None if noted else _sniffed(registry, entry, rel, root, real_root,
+                                                                             d, skips))
             if fmt is not None:
                 found = _found(entry, rel, d, root, real_root, with_stat, skips=skips)
                 if found is not None:
-                    read_here = True
+                    read_here.add(entry.name)
                     yield fmt, found
                 continue
-            if skips is not None and unread:
-                unread_here.append(len(skips))
-                skips.append(("/".join(rel), unread))
+            if skips is not None and noted:
+                unread_here.append((len(skips), entry.name, noted[0]))
+                skips.append(("/".join(rel), noted[1]))
             elif skips is not None:
                 _note_misplaced(registry, rel, skips)
             if not any(f.layout.descend(rel) for f in registry):
@@ -691,8 +692,10 @@ def _local_walk(root: str, with_stat: bool, skips: list[tuple[str, str]] | None 
             if is_dir:
                 subdirs.append(_Dir(entry.path, rel, chain, d.follow))
         if read_here and skips is not None:  # beside a profile read, its companions (tool data made from it)
-            for i in reversed(unread_here):
-                del skips[i]
+            read = frozenset(read_here)
+            for i, name, fmt in reversed(unread_here):
+                if fmt.layout.unread_beside(name, read):
+                    del skips[i]
         if len(d.rel) + 1 >= MAX_DEPTH:
             if subdirs:
                 logger.warning("not descending below %s: more than %d levels deep", d.path, MAX_DEPTH)
@@ -700,11 +703,12 @@ def _local_walk(root: str, with_stat: bool, skips: list[tuple[str, str]] | None 
         stack.extend(sorted(subdirs, key=lambda s: s.path, reverse=True))
 
 
-def _unread(registry: list[Format], rel: tuple[str, ...]) -> str | None:
-    """Why the file at ``rel`` is another writer's, in a format's place (``Layout.unread``): it is named, not sniffed.
-    Where a profile of the same folder is read, the walk drops the note: TensorFlow's tool data beside its XPlane
-    (survey h37-survey18) is that profile's, not one left out."""
-    return next((why for f in registry if (why := f.layout.unread(rel)) is not None), None)
+def _unread(registry: list[Format], rel: tuple[str, ...]) -> tuple[Format, str] | None:
+    """Why the file at ``rel`` is another writer's, in a format's place (``Layout.unread``), with the format that
+    says so: it is named, not sniffed.  Where a profile of the same folder is read, the walk drops the note when that
+    format says the file goes with it (``Layout.unread_beside``): TensorFlow's tool data beside its XPlane (survey
+    h37-survey18) is that profile's, not one left out; an Nsight stream beside another capture's report is not."""
+    return next(((f, why) for f in registry if (why := f.layout.unread(rel)) is not None), None)
 
 
 def _note_misplaced(registry: list[Format], rel: tuple[str, ...], skips: list[tuple[str, str]]) -> None:

@@ -323,6 +323,12 @@ class Layout(Protocol):
         not read (an older profiler's output), in words; None for any other file.  Discovery names it instead of
         leaving a logdir that holds a profile to read "no profiles found"."""
 
+    def unread_beside(self, file_name: str, read: frozenset[str]) -> bool:
+        """Whether the note on ``file_name`` (a file :meth:`unread` named) goes unsaid because of the profiles
+        ``read`` in its folder (their file names): a profile's companion (TensorFlow's tool data beside its XPlane) is
+        that profile's, not one left out; a file of a capture of its own (an Nsight stream beside another report) is
+        still one left out."""
+
     def maybe(self, rel: tuple[str, ...]) -> bool:
         """A file its name does not claim but whose content may (a trace saved under another name): ``sniff`` says."""
 
@@ -449,6 +455,9 @@ class RunFolderLayout:
 
     def unread(self, rel: tuple[str, ...]) -> str | None:
         return None
+
+    def unread_beside(self, file_name: str, read: frozenset[str]) -> bool:
+        return bool(read)  # beside any profile read, the other writer's file is that profile's companion
 
     def locate(self, path: str) -> Located | None:
         return None  # placed by its folder only: discovery finds it there (``discover.locate_file``)

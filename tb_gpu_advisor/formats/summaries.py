@@ -14,7 +14,17 @@ that the Advisor's checks read; what helps is the capture that records one for t
 * torch.profiler's op table (``prof.key_averages().table()`` written to a file; Lightning's ``PyTorchProfiler``
   writes it as ``<stage>-<filename>.txt`` beside its traces): the header row ``Name  Self CPU %  Self CPU  CPU total
   %`` (torch/autograd/profiler_util.py ``_build_table``; ``Overload Name`` after ``Name`` in newer releases), totals
-  per op name.
+  per op name;
+* Nsight Systems' console output (``nsys profile ... > nsys.log``, its ``--stats=true`` tables, ``nsys stats`` and
+  ``nsys analyze`` of a report): ``Generating '/tmp/nsys-report-<id>.qdstrm'`` and the ``[1/8] [====100%]
+  <name>.nsys-rep`` progress lines the profile command prints, ``[3/8] Executing 'nvtx_sum' stats report`` (2022.4
+  on), ``Processing [<name>.sqlite] with [<install>/reports/cuda_gpu_kern_sum.py]...`` (``nsys stats``, ``nsys
+  analyze``'s ``rules/``), ``CUDA API Statistics:`` / ``Operating System Runtime API Statistics:`` (2020-2021): totals
+  per CUDA API call, kernel, copy, NVTX range or OS call -- the report they were printed from is the timeline
+  (survey h37-wild54n: committed as ``nsys_output.txt``, ``nsys.log``, ``nsys_report.txt`` beside no report);
+* nvprof's output (``nvprof <program> 2> nvprof.txt``, ``--log-file``): ``==<pid>== Profiling application: ...``,
+  ``==<pid>== Profiling result:`` (``========`` in a log file), then totals of ``GPU activities`` and ``API calls``
+  -- or, with ``--print-gpu-trace`` / ``--print-api-trace``, each one as a line of text (h37-wild54n).
 
 Only the first :data:`HEAD_BYTES` of a text file are read.
 """
@@ -29,23 +39,34 @@ HEAD_BYTES = 4096
 #: Text files a summary is written as (``output_file`` is the user's choice; these are the names seen in use).
 SUFFIXES = (".txt", ".log", ".out")
 
-_TORCH_TRACE = ("torch.profiler with on_trace_ready=torch.profiler.tensorboard_trace_handler('LOGDIR/<run>') (or "
+_TORCH_TRACE = ("profile the same steps with torch.profiler with "
+                "on_trace_ready=torch.profiler.tensorboard_trace_handler('LOGDIR/<run>') (or "
                 "prof.export_chrome_trace('trace.json')), which writes <worker>.<time>.pt.trace.json")
+#: What a user holding Nsight Systems' printed tables has instead: the report they were printed from.
+_NSYS_REPORT = ("analyse the report they were printed from: put its SQLite export in the logdir (nsys export --type "
+                "sqlite <report>.nsys-rep; nsys profile --stats=true already wrote <report>.sqlite beside the report)")
+#: nvprof's successor records the same program's timeline (nvprof's own -o <file>.nvvp database is not read either).
+_NVPROF_SUCCESSOR = ("profile the same program with Nsight Systems, nvprof's successor (nsys profile -o <name> "
+                     "<program>, then nsys export --type sqlite <name>.nsys-rep); nvprof's own -o <file>.nvvp "
+                     "database is not read either")
 
 
 @dataclass(frozen=True)
 class Summary:
-    """One profiler's text summary: its name, what it holds, the first-lines pattern that tells it, the capture that
-    records a timeline of the same program."""
+    """One profiler's text summary: its name, what it holds, the first-lines pattern that tells it, what to give the
+    Advisor instead (the capture that records a timeline of the same program, or the report the text was printed
+    from), and what it keeps in place of a timeline."""
 
     name: str
     holds: str
     head: re.Pattern[str]
-    timeline: str
+    instead: str  # what to give the Advisor instead, in words: the capture (or the report) holding the timeline
+    keeps: str = "totals"
 
     def words(self) -> str:
-        return (f"{self.name}'s text summary ({self.holds}), not a trace: it keeps totals, not the timeline of "
-                f"calls, launches, kernels and copies the Advisor reads; profile the same steps with {self.timeline}")
+        owner = f"{self.name}'" if self.name.endswith("s") else f"{self.name}'s"  # Nsight Systems' summary
+        return (f"{owner} text summary ({self.holds}), not a trace: it keeps {self.keeps}, not the timeline of "
+                f"calls, launches, kernels and copies the Advisor reads; {self.instead}")
 
 
 SUMMARIES = (
@@ -54,6 +75,18 @@ SUMMARIES = (
     Summary("torch.profiler's op table (key_averages().table(); Lightning PyTorchProfiler's .txt)",
             "time per op name, summed over the capture",
             re.compile(r"^\s*Name\s{2,}(?:Overload Name\s{2,})?Self CPU %\s{2,}Self CPU\s{2,}CPU total %", re.M), _TORCH_TRACE),
+    Summary("Nsight Systems", "its console output -- nsys profile's log, its --stats=true tables, nsys stats or nsys "
+            "analyze --: totals per CUDA API call, kernel, memory copy, NVTX range or OS call over the capture",
+            re.compile(r"^Generating '[^'\n]*\.qdstrm'"
+                       r"|^\[\d+/\d+\] \[[= ]*\d+%\s*\] \S+\.(?:nsys-rep|qdrep|sqlite)"
+                       r"|^\[\d+/\d+\] Executing '\w+' stats report"
+                       r"|^Processing \[[^\]\n]+\] with \[[^\]\n]*/(?:reports|rules)/\w+\.py\]"
+                       r"|^(?:Generating )?(?:CUDA API|CUDA Kernel|CUDA Memory Operation|Operating System Runtime API"
+                       r"|NVTX Push-Pop Range) Statistics\b", re.MULTILINE), _NSYS_REPORT),
+    Summary("nvprof", "its console output: totals of GPU activities and API calls, or with --print-gpu-trace each one "
+            "as a line",
+            re.compile(r"^==(?:\d+|=+)== (?:Profiling application:|Profiling result:|NVPROF is profiling)", re.MULTILINE),
+            _NVPROF_SUCCESSOR, keeps="totals or printed lines"),
 )
 
 

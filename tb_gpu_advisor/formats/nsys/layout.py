@@ -88,6 +88,31 @@ NVPROF = ("nvprof's database (`nvprof -o <file>.nvvp`, CUDA's legacy profiler fo
 
 
 
+#: Nsight Systems' raw capture stream: what ``nsys profile`` writes while it captures (``report1.qdstrm``, its first
+#: bytes ``NVIDIA Nsight Systems Stream <version>``) and, when the capture ends, imports with its host tool
+#: ``QdstrmImporter`` into the report (``.nsys-rep``; ``.qdrep`` before 2021.4), deleting the stream.  A stream left
+#: behind is a capture whose import did not run: nsys prints "Importer error status: The importer binary and its
+#: dependencies were not found ... skipping importation of the QDSTRM file" where only its target side is installed
+#: (a distribution's package, an HPC module), or the job was stopped first.  The stream holds what was captured (a
+#: header alone where the capture stopped before any event); the host tools import it (``host-linux-x64/QdstrmImporter -i <file>.qdstrm``, beside ``nsys``'s install).  Real ones: Perlmutter
+#: captures of 2023.3.1, 2024.1.1 and 2025.3.1 and a 2019.6.1 desktop capture committed without their report
+#: (h37-wild54n).  Why named: a logdir holding only a stream read "no GPU profiles found", as if it held nothing of
+#: Nsight's, and given by path "not a profile this tool reads".
+STREAM_SUFFIX = ".qdstrm"
+
+
+def stream_words(file_name: str, unpack: str = "") -> str:
+    """Why an Nsight Systems raw capture stream is not read, with the commands that make the export read (``unpack``:
+    the one that first decompresses a stream shared compressed)."""
+    stem_ = os.path.basename(file_name)[: -len(STREAM_SUFFIX)]
+    return (f"Nsight Systems' raw capture stream ({STREAM_SUFFIX}), which nsys profile imports into its report when "
+            "the capture ends: here the import did not run (nsys found no host importer beside a target-only "
+            "install, or the capture was stopped before it), so no report was written.  The stream holds what was "
+            "captured: import it with the host tools of Nsight Systems, then export the report to SQLite and analyse "
+            f"that: {unpack}<nsight-systems>/host-linux-x64/QdstrmImporter -i {stem_}{STREAM_SUFFIX} ; "
+            f"nsys export --type sqlite {stem_}.nsys-rep (.qdrep from Nsight Systems before 2021.4)")
+
+
 #: How a shared export is often compressed, and the command that gives the file back beside itself.
 COMPRESSED = {".gz": "gunzip -k", ".xz": "xz -dk", ".bz2": "bunzip2 -k", ".zst": "zstd -d"}
 
@@ -258,16 +283,30 @@ class NsysLayout(RunFolderLayout):
         return rel[-1].endswith(SQLITE_SUFFIXES) and self.in_run_folder(rel)
 
     def unread(self, rel: tuple[str, ...]) -> str | None:
-        """nvprof's ``.nvvp`` database and a compressed export, named by what they are rather than "not a profile this
-        tool reads" or, in a logdir, nothing at all (rocmProfileData's ``.rpd``, read, is ``formats.rpd``'s)."""
-        name = rel[-1]
-        for suffix in COMPRESSED:  # shared gzipped, still the other tool's file
+        """nvprof's ``.nvvp`` database, Nsight's raw capture stream (``.qdstrm``, :data:`STREAM_SUFFIX`) and a
+        compressed export, named by what they are rather than "not a profile this tool reads" or, in a logdir, nothing
+        at all (rocmProfileData's ``.rpd``, read, is ``formats.rpd``'s).  Which notes go unsaid beside a profile read
+        in the same folder: :meth:`unread_beside`."""
+        name, unpack = rel[-1], ""
+        for suffix, command in COMPRESSED.items():  # shared gzipped, still the other tool's file
             if name.endswith(suffix) and len(name) > len(suffix):
-                name = name[: -len(suffix)]
+                name, unpack = name[: -len(suffix)], f"{command} {name} ; "
                 break
         if name.endswith(NVPROF_SUFFIX) and len(name) > len(NVPROF_SUFFIX):
             return NVPROF
+        if name.endswith(STREAM_SUFFIX) and len(name) > len(STREAM_SUFFIX):
+            return stream_words(name, unpack)
         return compressed(rel[-1])
+
+    def unread_beside(self, file_name: str, read: frozenset[str]) -> bool:
+        """A raw stream is its own capture: its note goes unsaid only beside its own report or export (the same stem:
+        ``report1.qdstrm`` beside ``report1.nsys-rep``); beside another report (a 2019 laptop's ``report4.qdrep``
+        among ``report1..5.qdstrm``, h37-wild54n) it is still a capture left out.  Any other note: as for every
+        format, beside any profile read."""
+        name = next((file_name[: -len(x)] for x in COMPRESSED if file_name.endswith(x)), file_name)
+        if name.endswith(STREAM_SUFFIX) and len(name) > len(STREAM_SUFFIX):
+            return name[: -len(STREAM_SUFFIX)] in {stem(r) for r in read}
+        return bool(read)
 
     def sniff(self, path: str) -> str | None:
         return sniff(path)

@@ -90,6 +90,9 @@ class XPlaneLayout:
     def misplaced(self, rel: tuple[str, ...]) -> bool:
         return host_of(rel[-1]) is not None and not self.claims(rel)
 
+    def unread_beside(self, file_name: str, read: frozenset[str]) -> bool:
+        return bool(read)  # TensorFlow's tool data and legacy trace beside a session's XPlane are that session's
+
     def unread(self, rel: tuple[str, ...]) -> str | None:
         """TensorFlow's legacy profiler (``tf.summary.trace_on(profiler=True)`` with ``trace_export(...,
         profiler_outdir=...)``) writes ``local.trace`` into the same ``plugins/profile/<session>`` folder: a host-only

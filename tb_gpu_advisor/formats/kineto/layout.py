@@ -494,15 +494,73 @@ def _sessions(files: list[_File]) -> list[list[_File]]:
         else:
             open_groups.append([f])
             out.append(open_groups[-1])
+    alone = []
     for f in rankless:
         g = next((g for g in open_groups if _joins(f, g)), None)
         if g is None:
-            out.append([f])
+            alone.append(f)
         else:
             g.append(f)
+    out += _concurrent_processes(alone)
     jobs = {id(g) for g in open_groups}
     out = [_inferred_rank(g) if id(g) in jobs else g for g in out]
     return sorted(out, key=lambda g: min((x.when_s, x.host.path) for x in g))
+
+
+def _concurrent_processes(files: list[_File]) -> list[list[_File]]:
+    """``files`` (traces stating no rank that joined no job) as sessions: the processes of one machine that profiled
+    at the same time together, as one job's (:func:`_one_job`); every other file alone.
+
+    Why: ``distributedInfo`` is the profiler's own addition (pytorch/pytorch#58011, May 2021): PyTorch 1.8's DDP
+    ranks, and every rank that exports through ``torch.autograd.profiler`` or a tool that drops the header, write
+    none.  Each such rank file was a session of its own -- the newest read alone, "3 older sessions not analysed",
+    the job's other GPUs in no report and its imbalance unseen (h37-wild54p: a 4-rank job of PyTorch 1.8's files read
+    as 4 captures).  What the files do say is enough: the handler names each ``<host>_<pid>`` and stamps it with its
+    export time, and the trace's first event is its start -- ranks are processes of one machine whose capture windows
+    overlap, while two runs of one script (``test_reruns_are_not_ranks``) follow each other."""
+    groups: list[list[_File]] = []
+    for f in sorted(files, key=lambda x: (_window(x) or (x.when_s, x.when_s), x.host.path)):
+        g = next((g for g in groups if _one_job(f, g)), None) if _window(f) is not None else None
+        if g is None:
+            groups.append([f])
+        else:
+            g.append(f)
+    return groups
+
+
+def _window(f: _File) -> tuple[float, float] | None:
+    """(first event, export) of a trace in seconds since 1970: its header's clock and the export time the handler
+    stamps into its name (``<worker>.<time>.pt.trace.json``); None where either is unknown or they disagree."""
+    known = worker_of(os.path.basename(f.host.path))
+    end = epoch_s(known[1]) if known else None
+    start = f.header.epoch_s
+    return None if end is None or start is None or start > end else (start, end)
+
+
+def _one_job(f: _File, group: list[_File]) -> bool:
+    """Whether ``f`` (a file stating no rank, with a :func:`_window`) is one more process of the job of processes
+    ``group``: another process (worker) than each of them, of the same machine (:func:`_same_machine`), whose capture
+    window overlaps each of theirs -- the ranks of one job profile the same steps together."""
+    w = _window(f)
+    for g in group:
+        v = _window(g)
+        if w is None or v is None or g.host.host == f.host.host or not (w[0] < v[1] and v[0] < w[1]):
+            return False
+        if not _same_machine(f, g):
+            return False
+    return True
+
+
+def _same_machine(f: _File, g: _File) -> bool:
+    """Whether two files stating no rank are processes of one machine: both named ``<host>_<pid>`` by the handler
+    for the same host, with the same GPU models where both list theirs; or, both named otherwise, by content
+    (:func:`_one_process_machine`: their GPUs, clock and pid counter)."""
+    named = _names_own_machine(f), _names_own_machine(g)
+    if any(named):
+        models = [{(x[1], x[2]) for x in h.gpus} for h in (f.header, g.header)]
+        return all(named) and machine_of(f.host.host) == machine_of(g.host.host) and (
+            not all(models) or models[0] == models[1])
+    return _one_process_machine(f.header, g.header)
 
 
 def _inferred_rank(group: list[_File]) -> list[_File]:
@@ -675,6 +733,13 @@ def _machines(session: list[_File]) -> list[HostFile]:
     if len(session) > 1:
         ranked = [f for f in session if f.header.rank is not None]
         joined = [f for f in session if f.header.rank is None and not _mates_by_name(f, ranked)]
+        if not ranked:  # processes of one machine stating no rank (:func:`_concurrent_processes`): one host
+            named = [f.host for f in session if names_machine(f.host.host, f.header)]
+            if named:
+                return by_machine(named)
+            hosts = sorted((f.host for f in session), key=lambda h: (next(x.header.pid or 0 for x in session
+                                                                           if x.host is h), h.host))
+            return [_host(job_name([h.host for h in hosts]), hosts)]
         if joined:
             return _with_rankless(_machines([f for f in session if all(f is not j for j in joined)]), joined, session)
     unnamed = [f for f in session if not names_machine(f.host.host, f.header)]

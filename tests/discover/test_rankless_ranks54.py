@@ -1,0 +1,120 @@
+"""The ranks of a job whose traces state no rank are one job (issue #37; session 53's *Left*: "rank files with no
+header at all are still one session each").
+
+``distributedInfo`` is ``torch.profiler``'s own addition (pytorch/pytorch#58011, May 2021; ``_KinetoProfile.
+_start_trace`` writes it when ``torch.distributed`` is initialised): PyTorch 1.8's DDP ranks wrote none, nor does a
+rank exported through ``torch.autograd.profiler``.  Each such file was a session of its own: the newest rank read
+alone, "3 older sessions not analysed", the job's imbalance unseen.  What the files say instead: the handler names
+each ``<host>_<pid>`` and stamps it with its export time, and the first event is the capture's start -- the ranks
+are processes of one machine whose windows overlap, where two runs of one script follow each other.
+
+Truth by construction: ``synthetic.randjobs``' 4-rank job (forms5 seed 37: one GPU oversubscribed) written as
+PyTorch 1.8-1.10 writes it (``synthetic.torchtrace.rewrite_as_old_schema``), its header with and without the rank;
+and minimal files whose windows, names and GPUs are set by hand for the controls.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from synthetic import randjobs as R
+from synthetic import torchtrace as T
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+
+#: 2021-06-08 09:04:49 UTC, in microseconds: an old trace's clock is the wall clock.
+START_US = 1_623_143_089_000_000
+V100 = {"id": 0, "name": "Tesla V100-SXM2-32GB", "totalGlobalMem": 34089730048}
+A100 = {"id": 0, "name": "NVIDIA A100-SXM4-40GB", "totalGlobalMem": 42505273344}
+
+
+def _old_file(folder: Path, worker: str, pid: int, start_s: float, export_s: float,
+              gpus: list[dict] | None = None) -> None:
+    """A PyTorch 1.8-style trace of one process: an op at ``start_s`` (seconds after :data:`START_US`) on host pid
+    ``pid``, a kernel on GPU 0, no ``distributedInfo``; named ``<worker>.<export ms>.pt.trace.json``."""
+    t = START_US + int(start_s * 1e6)
+    doc = {"schemaVersion": 1, **({"deviceProperties": gpus} if gpus else {}), "traceEvents": [
+        {"ph": "X", "cat": "Operator", "name": "aten::mm", "pid": pid, "tid": "1", "ts": t, "dur": 50},
+        {"ph": "X", "cat": "Kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": "stream 7", "ts": t + 10,
+         "dur": 30, "args": {"device": 0, "stream": 7}}]}
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = (START_US + int(export_s * 1e6)) // 1000
+    (folder / f"{worker}.{stamp}.pt.trace.json").write_text(json.dumps(doc))
+
+
+def _sessions(tmp_path: Path) -> list[list[list[str]]]:
+    """Each session's hosts, each host as the workers of its files (newest session first)."""
+    return [[[r.host for r in (h.ranks or (h,))] for h in s.hosts] for s in discover(str(tmp_path))]
+
+
+@pytest.mark.parametrize("header", [T.HEADER_NO_RANK, T.HEADER_1_8], ids=["devices_no_rank", "no_header"])
+def test_an_old_jobs_ranks_stating_no_rank_are_one_job(tmp_path: Path, header: tuple[str, ...]) -> None:
+    """4 ranks' files without ``distributedInfo`` (and, as PyTorch 1.8 wrote them, without ``deviceProperties``):
+    one session of one machine holding the 4 ranks, its steps and findings those of the same files with their ranks
+    -- GPU3 oversubscribed (on 92231579: 4 sessions, the newest rank alone, no imbalance)."""
+    job = R.random_form5_job(37)
+    twin_dir, dir_ = tmp_path / "twin", tmp_path / "rankless"
+    T.rewrite_as_old_schema(R.write(job, str(twin_dir)))
+    paths = T.rewrite_as_old_schema(R.write(job, str(dir_)), header)
+    assert len(paths) == 4 and all("distributedInfo" not in open(p, encoding="utf-8").read(4096) for p in paths)
+    assert _sessions(dir_) == [[["node0_4100", "node0_4101", "node0_4102", "node0_4103"]]]
+
+    def reading(folder: Path) -> dict:
+        (s,) = discover(str(folder))
+        h = analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0]
+        return {"steps": (h["steps"]["source"], h["steps"]["count"]),
+                "findings": sorted((f["rule"], f["severity"]) for f in h["findings"])}
+
+    got = reading(dir_)
+    assert ("gpu_imbalance", "info") in got["findings"], got
+    if header == T.HEADER_NO_RANK:  # the same GPUs listed: the same reading as with the ranks
+        assert got == reading(twin_dir)
+
+
+def test_processes_of_one_machine_profiling_together_are_one_job(tmp_path: Path) -> None:
+    """Two ``<host>_<pid>`` files of one host whose windows overlap: one job of 2 ranks."""
+    for pid, (start, end) in zip((4100, 4101), ((0.0, 5.0), (0.2, 5.1))):
+        _old_file(tmp_path / "r", f"node0_{pid}", pid, start, end, [V100])
+    assert _sessions(tmp_path) == [[["node0_4100", "node0_4101"]]]
+
+
+def test_processes_named_otherwise_join_by_what_their_machine_gave_them(tmp_path: Path) -> None:
+    """``worker0``/``worker1`` (a ``worker_name`` of the user's) say no machine: the same GPUs listed and pids of one
+    wide counter (past 32,768) close together put them on one machine, windows overlapping -- one job."""
+    _old_file(tmp_path / "r", "worker0", 40001, 0.0, 5.0, [V100, {**V100, "id": 1}])
+    _old_file(tmp_path / "r", "worker1", 40002, 0.3, 5.2, [V100, {**V100, "id": 1}])
+    assert _sessions(tmp_path) == [[["worker0", "worker1"]]]
+
+
+@pytest.mark.parametrize("case", ["rerun", "other_host", "other_gpus", "same_process", "narrow_pids", "no_export"])
+def test_files_that_are_not_one_jobs_processes_stay_apart(tmp_path: Path, case: str) -> None:
+    """Controls: a second run after the first exported (windows following each other); another machine's process;
+    another GPU model; the same worker twice; names that say no machine with pids of a narrow counter (two machines'
+    could land this close); a file whose name holds no export time -- each a capture of its own."""
+    folder = tmp_path / "r"
+    if case == "rerun":
+        _old_file(folder, "node0_4100", 4100, 0.0, 5.0, [V100])
+        _old_file(folder, "node0_4107", 4107, 9.0, 14.0, [V100])
+    elif case == "other_host":
+        _old_file(folder, "node0_4100", 4100, 0.0, 5.0, [V100])
+        _old_file(folder, "node1_4100", 4100, 0.1, 5.1, [V100])
+    elif case == "other_gpus":
+        _old_file(folder, "node0_4100", 4100, 0.0, 5.0, [V100])
+        _old_file(folder, "node0_4101", 4101, 0.1, 5.1, [A100])
+    elif case == "same_process":
+        _old_file(folder, "node0_4100", 4100, 0.0, 5.0, [V100])
+        _old_file(folder, "node0_4100", 4100, 0.1, 5.1, [V100])
+    elif case == "narrow_pids":
+        _old_file(folder, "worker0", 401, 0.0, 5.0, [V100])
+        _old_file(folder, "worker1", 402, 0.3, 5.2, [V100])
+    else:
+        _old_file(folder, "node0_4100", 4100, 0.0, 5.0, [V100])
+        _old_file(folder, "node0_4101", 4101, 0.1, 5.1, [V100])
+        last = sorted(os.listdir(folder))[-1]
+        os.rename(folder / last, folder / "node0_4101.pt.trace.json")
+    found = _sessions(tmp_path)
+    assert len(found) == 2 and all(len(s) == 1 and len(s[0]) == 1 for s in found), found

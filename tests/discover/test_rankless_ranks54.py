@@ -118,3 +118,35 @@ def test_files_that_are_not_one_jobs_processes_stay_apart(tmp_path: Path, case: 
         os.rename(folder / last, folder / "node0_4101.pt.trace.json")
     found = _sessions(tmp_path)
     assert len(found) == 2 and all(len(s) == 1 and len(s[0]) == 1 for s in found), found
+
+
+WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
+
+
+def test_a_real_jobs_ranks_without_their_rank_read_as_with_it(tmp_path: Path) -> None:
+    """Real: ``wild/dlrm_v100``'s 8 ranks (one V100 machine: each lists the same 8 GPUs, pids 59811-59818, their
+    windows within 0.3 ms) with ``distributedInfo`` taken out, as a rank that states none writes them: one session
+    read as the files with their ranks read -- the same hosts, steps and findings (on 92231579: 8 sessions, the
+    newest rank read alone, "7 older sessions not analysed")."""
+    import gzip
+
+    twin, bare = tmp_path / "twin" / "dlrm", tmp_path / "bare" / "dlrm"
+    for folder in (twin, bare):
+        folder.mkdir(parents=True)
+    for src in sorted((WILD / "dlrm_v100").glob("*.pt.trace.json.gz")):
+        (twin / src.name).write_bytes(src.read_bytes())
+        with gzip.open(src, "rt", encoding="utf-8") as f:
+            doc = json.load(f)
+        assert doc.pop("distributedInfo")["world_size"] == 8
+        with gzip.open(bare / src.name, "wt", encoding="utf-8") as f:
+            json.dump(doc, f)
+
+    def reading(folder: Path) -> tuple:
+        (s,) = discover(str(folder))
+        rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+        return (sorted(h["host"] for h in rep["hosts"]),
+                sorted((h["host"], h["steps"]["source"], h["steps"]["count"]) for h in rep["hosts"]),
+                sorted((f["rule"], f["severity"], f.get("host") or "") for f in rep.get("findings", [])))
+
+    got = reading(bare.parent)
+    assert len(got[0]) == 8 and got == reading(twin.parent)

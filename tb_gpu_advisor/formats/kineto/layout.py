@@ -733,13 +733,14 @@ def _machines(session: list[_File]) -> list[HostFile]:
     if len(session) > 1:
         ranked = [f for f in session if f.header.rank is not None]
         joined = [f for f in session if f.header.rank is None and not _mates_by_name(f, ranked)]
-        if not ranked:  # processes of one machine stating no rank (:func:`_concurrent_processes`): one host
-            named = [f.host for f in session if names_machine(f.host.host, f.header)]
-            if named:
-                return by_machine(named)
-            hosts = sorted((f.host for f in session), key=lambda h: (next(x.header.pid or 0 for x in session
-                                                                           if x.host is h), h.host))
-            return [_host(job_name([h.host for h in hosts]), hosts)]
+        if not ranked:  # processes of one machine stating no rank (:func:`_concurrent_processes`), placed as ranks
+            named = [f.host for f in session if names_machine(f.host.host, f.header)]  # of their names are
+            unnamed = sorted((f for f in session if not names_machine(f.host.host, f.header)),
+                             key=lambda f: (f.header.pid or 0, f.host.host))  # rank order, as they started
+            out = by_machine(named)
+            if len(unnamed) > 1:  # names that say no machine: the one machine their content showed
+                return out + [_host(job_name([f.host.host for f in unnamed]), [f.host for f in unnamed])]
+            return out + [f.host for f in unnamed]
         if joined:
             return _with_rankless(_machines([f for f in session if all(f is not j for j in joined)]), joined, session)
     unnamed = [f for f in session if not names_machine(f.host.host, f.header)]

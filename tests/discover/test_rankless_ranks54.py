@@ -150,3 +150,46 @@ def test_a_real_jobs_ranks_without_their_rank_read_as_with_it(tmp_path: Path) ->
 
     got = reading(bare.parent)
     assert len(got[0]) == 8 and got == reading(twin.parent)
+
+
+#: PyTorch 2.x's clock: ``baseTimeNanoseconds`` (2026-11-22) plus ``ts`` microseconds since the machine's boot.
+BASE_NS, BOOT_US = 1_790_857_026_000_000_000, 4_523_358_284_142.405
+
+
+def _exported_file(folder: Path, name: str, pid: int, start_s: float, end_s: float | None) -> None:
+    """A PyTorch 2.x trace exported by ``export_chrome_trace(name)`` (no time in the name) of a process that states no
+    rank: an op at ``start_s``, its window's end recorded at ``end_s`` (Kineto's ``Trace`` span and ``Record Window
+    End`` instant, the file's last events), or no record of it (None)."""
+    t = BOOT_US + start_s * 1e6
+    events = [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": pid, "tid": pid, "ts": t, "dur": 50.0},
+              {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm", "pid": 0, "tid": 7, "ts": t + 10, "dur": 30.0,
+               "args": {"device": 0, "stream": 7}}]
+    if end_s is not None:
+        events += [{"ph": "X", "cat": "Trace", "ts": t, "dur": (end_s - start_s) * 1e6, "pid": "Spans",
+                    "tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)", "args": {"Op count": 0}},
+                   {"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "",
+                    "ts": BOOT_US + end_s * 1e6}]
+    doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3",
+                                                     "totalGlobalMem": 85017493504}],
+           "baseTimeNanoseconds": BASE_NS, "traceEvents": events}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(json.dumps(doc))
+
+
+def test_ranks_exported_without_a_time_join_by_the_window_their_traces_record(tmp_path: Path) -> None:
+    """``torch.autograd.profiler`` in a DDP job, each rank exporting ``trace_rank{r}.json``: no rank, no export time
+    in the name -- the window's end Kineto records at the file's end, with the machine their content shows (one GPU
+    model, one boot clock, pids together), makes them one job of 2 ranks (on 92231579: 2 sessions)."""
+    _exported_file(tmp_path / "r", "trace_rank0.json", 51200, 0.0, 2.0)
+    _exported_file(tmp_path / "r", "trace_rank1.json", 51201, 0.05, 2.1)
+    assert [sorted(w for h in s for w in h) for s in _sessions(tmp_path)] == [["trace_rank0", "trace_rank1"]]
+
+
+@pytest.mark.parametrize("case", ["one_after_the_other", "no_recorded_end"])
+def test_exports_that_are_not_one_jobs_processes_stay_apart(tmp_path: Path, case: str) -> None:
+    """Controls: a second export whose window opens after the first one's recorded end (a rerun), and files whose
+    ends record no window -- each a capture of its own."""
+    second = (3.0, 5.0) if case == "one_after_the_other" else (0.05, None)
+    _exported_file(tmp_path / "r", "trace_rank0.json", 51200, 0.0, 2.0 if case == "one_after_the_other" else None)
+    _exported_file(tmp_path / "r", "trace_rank1.json", 51201, *second)
+    assert len(_sessions(tmp_path)) == 2

@@ -60,7 +60,7 @@ def test_an_old_jobs_ranks_stating_no_rank_are_one_job(tmp_path: Path, header: t
     twin_dir, dir_ = tmp_path / "twin", tmp_path / "rankless"
     T.rewrite_as_old_schema(R.write(job, str(twin_dir)))
     paths = T.rewrite_as_old_schema(R.write(job, str(dir_)), header)
-    assert len(paths) == 4 and all("distributedInfo" not in open(p, encoding="utf-8").read(4096) for p in paths)
+    assert len(paths) == 4 and all("distributedInfo" not in Path(p).read_text(encoding="utf-8") for p in paths)
     assert _sessions(dir_) == [[["node0_4100", "node0_4101", "node0_4102", "node0_4103"]]]
 
     def reading(folder: Path) -> dict:
@@ -114,7 +114,7 @@ def test_files_that_are_not_one_jobs_processes_stay_apart(tmp_path: Path, case: 
     else:
         _old_file(folder, "node0_4100", 4100, 0.0, 5.0, [V100])
         _old_file(folder, "node0_4101", 4101, 0.1, 5.1, [V100])
-        last = sorted(os.listdir(folder))[-1]
+        last = max(os.listdir(folder))
         os.rename(folder / last, folder / "node0_4101.pt.trace.json")
     found = _sessions(tmp_path)
     assert len(found) == 2 and all(len(s) == 1 and len(s[0]) == 1 for s in found), found

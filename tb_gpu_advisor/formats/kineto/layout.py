@@ -567,16 +567,17 @@ def _recorded_end_s(f: _File) -> float | None:
     h, key = f.header, (f.host.path, f.host.size, f.host.mtime_ns)
     if h.epoch_s is None or h.first_ts_us is None:
         return None
-    if key not in _ends:
+    with _headers_lock:
+        known, end_us = key in _ends, _ends.get(key)
+    if not known:
         tail = _tail_bytes(f.host.path, f.host.size)[-8192:]
         m = re.search(_RECORD_END, tail)
         spans = re.findall(_TRACE_SPAN, tail)
-        end = float(m.group(1)) if m else (float(spans[-1][0]) + float(spans[-1][1]) if spans else None)
+        end_us = float(m.group(1)) if m else (float(spans[-1][0]) + float(spans[-1][1]) if spans else None)
         with _headers_lock:
             if len(_ends) > 50_000:
                 _ends.clear()
-            _ends[key] = end
-    end_us = _ends[key]
+            _ends[key] = end_us
     return None if end_us is None else h.epoch_s + (end_us - h.first_ts_us) / 1e6
 
 

@@ -2218,14 +2218,25 @@ _OLD_CATS = {"cpu_op": "Operator", "user_annotation": "Operator", "cuda_runtime"
              "kernel": "Kernel", "gpu_memcpy": "Memcpy", "gpu_memset": "Memset", "python_function": "Python"}
 
 
-def as_old_schema(doc: dict[str, Any]) -> dict[str, Any]:
+#: The header keys each old writer wrote (besides ``traceEvents``): ``distributedInfo`` is ``torch.profiler``'s own
+#: addition (pytorch/pytorch#58011, May 2021: ``_KinetoProfile._start_trace``, when ``torch.distributed`` is
+#: initialised), so PyTorch 1.8's ranks -- and any rank exported through ``torch.autograd.profiler`` -- wrote none;
+#: the Kineto plugin's samples of January 2021 (pytorch/kineto d3fb4076) have no ``deviceProperties`` either, those of
+#: June 2021 (``wild-torch``) have them.
+HEADER_1_10 = ("schemaVersion", "deviceProperties", "distributedInfo")
+HEADER_NO_RANK = ("schemaVersion", "deviceProperties")
+HEADER_1_8 = ("schemaVersion",)
+
+
+def as_old_schema(doc: dict[str, Any], header: tuple[str, ...] = HEADER_1_10) -> dict[str, Any]:
     """``doc`` (a :func:`trace_doc`) as PyTorch 1.8-1.9's Kineto writes the same job, in place (the layout of
     ``wild-torch/resnet50_num_workers_0``): the old categories (:data:`_OLD_CATS`), ``external id`` in lower case on
     calls and GPU events, thread ids as strings (a GPU's ``stream N``), ``async`` ``launch`` flows, no
     ``baseTimeNanoseconds`` -- ``ts`` the wall clock's whole microseconds since 1970 -- and none of 2.x's header keys.
-    The job is the same."""
+    The job is the same; ``header``: the header keys kept (:data:`HEADER_1_10`, :data:`HEADER_NO_RANK`,
+    :data:`HEADER_1_8`)."""
     base_us = BASE_NS // 1000
-    keep = {"schemaVersion", "deviceProperties", "distributedInfo", "traceEvents"}
+    keep = {*header, "traceEvents"}
     for k in [k for k in doc if k not in keep]:
         del doc[k]
     events = []
@@ -2259,19 +2270,32 @@ def as_old_schema(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def rewrite_as_old_schema(folder: str) -> list[str]:
+def rewrite_as_old_schema(folder: str, header: tuple[str, ...] = HEADER_1_10) -> list[str]:
     """Every ``*.pt.trace.json`` under ``folder`` rewritten as PyTorch 1.8-1.9 writes it (:func:`as_old_schema`),
-    named as its profiler names it (``<worker>.<ms since 1970>.pt.trace.json``); returns the new paths."""
+    named as its profiler names it (``<worker>.<ms since 1970 at its export>.pt.trace.json``: :func:`_export_ms`);
+    returns the new paths."""
     out = []
     for root, _, files in os.walk(folder):
         for name in sorted(f for f in files if f.endswith(".pt.trace.json")):
             path = os.path.join(root, name)
             with open(path, encoding="utf-8") as f:
-                doc = as_old_schema(json.load(f))
+                doc = as_old_schema(json.load(f), header)
             os.remove(path)
-            out.append(write_doc(os.path.join(root, f"{name.partition('.')[0]}.{BASE_NS // 1_000_000}.pt.trace.json"),
+            out.append(write_doc(os.path.join(root, f"{name.partition('.')[0]}.{_export_ms(doc)}.pt.trace.json"),
                                  doc))
     return out
+
+
+#: The handler runs when the profiler's window stops: its stamp follows the window's last event by this much.
+EXPORT_AFTER_MS = 100
+
+
+def _export_ms(doc: dict[str, Any]) -> int:
+    """The time PyTorch 1.8-1.9's ``tensorboard_trace_handler`` stamps into the file's name: ``int(time.time() *
+    1000)`` when it exports, after the window's last event (the old schema's ``ts`` is the wall clock's microseconds),
+    not the capture's start."""
+    ends = [e["ts"] + e.get("dur", 0) for e in doc["traceEvents"] if isinstance(e.get("ts"), (int, float))]
+    return (max(ends) if ends else BASE_NS // 1000) // 1000 + EXPORT_AFTER_MS
 
 
 #: An AMD Instinct MI300X as ROCm's Kineto records it (``deviceProperties`` of the kept ``wild/sglang_mi300x_*``:

@@ -6,8 +6,9 @@ Real truth (``wild/tp_rtx4090_two_ranks``, tugot17/tokenomics-from-first-princip
 2-rank DTensor job saved as ``llama_trace_4layers{0,1}_with_annotations.json`` -- names that say no machine.  Read by
 hand (and again here with ``json``): ``distributedInfo`` rank 0 / 1 of world 2 with one ``pg_config``, both list the
 same two RTX 4090s, rank 0's kernels on device 0 and rank 1's on device 1, and each rank runs 19 NCCL kernels in the
-same order.  Controls by construction from the same files: without ``distributedInfo`` (two unrelated captures),
-another process group: never one host.  Ranks that each see one GPU (``CUDA_VISIBLE_DEVICES`` narrowed) are one host
+same order.  Without ``distributedInfo`` the pair is still one job (one machine's processes, their windows
+overlapping); controls by construction from the same files: the second run two minutes later (two unrelated
+captures), another process group: never one host.  Ranks that each see one GPU (``CUDA_VISIBLE_DEVICES`` narrowed) are one host
 by their machine's clock and pid counter; controls: another boot's clock, a repeated pid, another group or model.
 A job of 4 such ranks on 2 machines (the pair twice, the copy on another pid counter) is one host per machine.
 """
@@ -83,11 +84,29 @@ def test_the_kept_pair_is_one_host_of_two_ranks(tmp_path: Path) -> None:
     assert m.gpus[0].first_kernel_offset_ms == pytest.approx(lead_ms, abs=1e-3)
 
 
-def test_unrelated_single_rank_traces_stay_two_captures(tmp_path: Path) -> None:
-    """The same two files without ``distributedInfo``: nothing says they are one job, so two sessions of a host each."""
+def test_the_pair_without_its_ranks_is_still_one_job(tmp_path: Path) -> None:
+    """The same two files without ``distributedInfo`` (as a rank exported through ``torch.autograd.profiler``, or
+    PyTorch 1.8's, writes it): their machine -- the same two RTX 4090s listed, one boot clock, pids 506727/506728 --
+    and their capture windows, which overlap, say one job: one session, one host of both files.  (Until h37-wild54p
+    this was a control, "nothing says they are one job": two sessions.)"""
     docs = [_doc(f) for f in FILES]
     for d in docs:
         del d["distributedInfo"]
+    _write(tmp_path / "run", docs)
+    (s,) = discover(str(tmp_path))
+    (host,) = s.hosts
+    assert [r.host for r in host.ranks] == ["llama_trace_4layers0_with_annotations",
+                                            "llama_trace_4layers1_with_annotations"]
+
+
+def test_unrelated_single_rank_traces_stay_two_captures(tmp_path: Path) -> None:
+    """Control: the same two files without ``distributedInfo``, the second's clock two minutes later -- a second run
+    after the first one ended, its window after the first's: nothing says they are one job, so two sessions of a host
+    each."""
+    docs = [_doc(f) for f in FILES]
+    for d in docs:
+        del d["distributedInfo"]
+    docs[1]["baseTimeNanoseconds"] += 120 * 10**9
     _write(tmp_path / "run", docs)
     sessions = discover(str(tmp_path))
     assert len(sessions) == 2 and all(len(s.hosts) == 1 and not s.hosts[0].ranks for s in sessions)

@@ -27,6 +27,7 @@ read on object stores), cached by the file's identity; a file whose start holds 
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import gzip
 import json
@@ -308,6 +309,8 @@ class Header:
     #: the clock is the wall clock (the old schema: no ``baseTimeNanoseconds``, ``ts`` the absolute microseconds since
     #: 1970), which every machine of a job shares to the millisecond: it tells no machine from another
     wall_clock: bool = False
+    #: the first event's ``ts`` as written (microseconds on the file's own clock), None without events
+    first_ts_us: float | None = None
 
 
 _headers: dict[tuple[str, int, int], Header] = {}
@@ -433,7 +436,7 @@ def _parse_header(head: bytes, mtime_s: float | None = None, tail: bytes = b"") 
     pid = re.search(_HOST_PID, head)
     clock = None if ts_us is None else (int(base.group(1)) if base is not None else 0) + int(ts_us * 1e3)
     wall = base is None and ts_us is not None and _EPOCH_MIN_S <= ts_us / 1e6 <= _EPOCH_MAX_S
-    return Header(when, rank, world, groups, gpus, int(pid.group(1)) if pid else None, clock, wall)
+    return Header(when, rank, world, groups, gpus, int(pid.group(1)) if pid else None, clock, wall, ts_us)
 
 
 #: A host event's pid: Kineto writes ``{"ph": "X", "cat": "cpu_op", "name": "...", "pid": N, ...}`` in that order (GPU
@@ -494,15 +497,114 @@ def _sessions(files: list[_File]) -> list[list[_File]]:
         else:
             open_groups.append([f])
             out.append(open_groups[-1])
+    alone = []
     for f in rankless:
         g = next((g for g in open_groups if _joins(f, g)), None)
         if g is None:
-            out.append([f])
+            alone.append(f)
         else:
             g.append(f)
+    out += _concurrent_processes(alone)
     jobs = {id(g) for g in open_groups}
     out = [_inferred_rank(g) if id(g) in jobs else g for g in out]
     return sorted(out, key=lambda g: min((x.when_s, x.host.path) for x in g))
+
+
+def _concurrent_processes(files: list[_File]) -> list[list[_File]]:
+    """``files`` (traces stating no rank that joined no job) as sessions: the processes of one machine that profiled
+    at the same time together, as one job's (:func:`_one_job`); every other file alone.
+
+    Why: ``distributedInfo`` is the profiler's own addition (pytorch/pytorch#58011, May 2021;
+    ``torch.profiler``'s ``_KinetoProfile._start_trace``, once ``torch.distributed`` is initialised): PyTorch 1.8's
+    DDP ranks, and every rank exported through ``torch.autograd.profiler`` or a tool that drops the header, write
+    none.  Each such rank file was a session of its own -- the newest read alone, "3 older sessions not analysed",
+    the job's other GPUs in no report and its imbalance unseen (h37-wild54p: a 4-rank job of PyTorch 1.8's files read
+    as 4 captures; ``wild/dlrm_v100`` without its ``distributedInfo`` as 8).  What the files do say is enough: when
+    each process's capture began and ended (:func:`_windows`), and which machine ran it -- ranks are processes of one
+    machine whose windows overlap, while two runs of one script (``test_reruns_are_not_ranks``) follow each other."""
+    windows = _windows(files)
+    groups: list[list[_File]] = []
+    for f in sorted(files, key=lambda x: (windows.get(id(x)) or (x.when_s, x.when_s), x.host.path)):
+        g = next((g for g in groups if _one_job(f, g, windows)), None) if id(f) in windows else None
+        if g is None:
+            groups.append([f])
+        else:
+            g.append(f)
+    return groups
+
+
+def _windows(files: list[_File]) -> dict[int, tuple[float, float]]:
+    """id of each of ``files`` -> its capture window (first event, end) in seconds since 1970, for each whose window
+    is known: the start its header's clock, the end the export time the handler stamps into its name
+    (``<worker>.<time>.pt.trace.json``), else the trace's own ``Record Window End`` (its last bytes: read only for a
+    file begun within :data:`RANK_CLOCK_S` of another, as a rank's is -- a file of its own is never read twice)."""
+    starts = sorted(f.header.epoch_s for f in files if f.header.epoch_s is not None)
+    out: dict[int, tuple[float, float]] = {}
+    for f in files:
+        start = f.header.epoch_s
+        if start is None:
+            continue
+        known = worker_of(os.path.basename(f.host.path))
+        end = epoch_s(known[1]) if known else None
+        if end is None and bisect.bisect_right(starts, start + RANK_CLOCK_S) - bisect.bisect_left(
+                starts, start - RANK_CLOCK_S) > 1:
+            end = _recorded_end_s(f)
+        if end is not None and start <= end:
+            out[id(f)] = (start, end)
+    return out
+
+
+_RECORD_END = rb'"name"\s*:\s*"Record Window End"[^{}]*?"ts"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)'
+#: The profiler's own span over its window, the ``Trace`` row (``PyTorch Profiler (0)``), written just before it.
+_TRACE_SPAN = rb'"cat"\s*:\s*"Trace"\s*,\s*"ts"\s*:\s*([0-9]+(?:\.[0-9]*)?)\s*,\s*"dur"\s*:\s*([0-9]+(?:\.[0-9]*)?)'
+_ends: dict[tuple[str, int, int], float | None] = {}
+
+
+def _recorded_end_s(f: _File) -> float | None:
+    """The end of the capture as Kineto records it (its ``Record Window End`` instant, the trace's last event, else the
+    end of its ``Trace`` span over the window), in seconds since 1970 on the header's clock: the header's start plus
+    its distance from the first event; None where the file's end holds neither.  Cached by the file's identity."""
+    h, key = f.header, (f.host.path, f.host.size, f.host.mtime_ns)
+    if h.epoch_s is None or h.first_ts_us is None:
+        return None
+    with _headers_lock:
+        known, end_us = key in _ends, _ends.get(key)
+    if not known:
+        tail = _tail_bytes(f.host.path, f.host.size)[-8192:]
+        m = re.search(_RECORD_END, tail)
+        spans = re.findall(_TRACE_SPAN, tail)
+        end_us = float(m.group(1)) if m else (float(spans[-1][0]) + float(spans[-1][1]) if spans else None)
+        with _headers_lock:
+            if len(_ends) > 50_000:
+                _ends.clear()
+            _ends[key] = end_us
+    return None if end_us is None else h.epoch_s + (end_us - h.first_ts_us) / 1e6
+
+
+def _one_job(f: _File, group: list[_File], windows: dict[int, tuple[float, float]]) -> bool:
+    """Whether ``f`` (a file stating no rank, with a window: :func:`_windows`) is one more process of the job of
+    processes ``group``: another process (worker) than each of them, of the same machine (:func:`_same_machine`), whose
+    capture window overlaps each of theirs -- the ranks of one job profile the same steps together."""
+    w = windows.get(id(f))
+    for g in group:
+        v = windows.get(id(g))
+        if w is None or v is None or g.host.host == f.host.host or not (w[0] < v[1] and v[0] < w[1]):
+            return False
+        if not _same_machine(f, g):
+            return False
+    return True
+
+
+def _same_machine(f: _File, g: _File) -> bool:
+    """Whether two files stating no rank are processes of one machine: both named ``<host>_<pid>`` by the handler
+    for the same host, with the same GPU models where both list theirs; or, both named otherwise, by content
+    (:func:`_one_process_machine`: their GPUs, clock and pid counter)."""
+    named = _names_own_machine(f), _names_own_machine(g)
+    if any(named):
+        models = [{(x[1], x[2]) for x in h.gpus} for h in (f.header, g.header)]
+        return all(named) and machine_of(f.host.host) == machine_of(g.host.host) and (
+            not all(models) or models[0] == models[1])
+    return _one_process_machine(f.header, g.header)
 
 
 def _inferred_rank(group: list[_File]) -> list[_File]:
@@ -675,6 +777,14 @@ def _machines(session: list[_File]) -> list[HostFile]:
     if len(session) > 1:
         ranked = [f for f in session if f.header.rank is not None]
         joined = [f for f in session if f.header.rank is None and not _mates_by_name(f, ranked)]
+        if not ranked:  # processes of one machine stating no rank (:func:`_concurrent_processes`), placed as ranks
+            named = [f.host for f in session if names_machine(f.host.host, f.header)]  # of their names are
+            unnamed = sorted((f for f in session if not names_machine(f.host.host, f.header)),
+                             key=lambda f: (f.header.pid or 0, f.host.host))  # rank order, as they started
+            out = by_machine(named)
+            if len(unnamed) > 1:  # names that say no machine: the one machine their content showed
+                return out + [_host(job_name([f.host.host for f in unnamed]), [f.host for f in unnamed])]
+            return out + [f.host for f in unnamed]
         if joined:
             return _with_rankless(_machines([f for f in session if all(f is not j for j in joined)]), joined, session)
     unnamed = [f for f in session if not names_machine(f.host.host, f.header)]

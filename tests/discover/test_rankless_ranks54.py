@@ -90,30 +90,26 @@ def test_processes_named_otherwise_join_by_what_their_machine_gave_them(tmp_path
     assert _sessions(tmp_path) == [[["worker0", "worker1"]]]
 
 
-@pytest.mark.parametrize("case", ["rerun", "other_host", "other_gpus", "same_process", "narrow_pids", "no_export"])
+#: per control, its two files: (name, pid, window start s, export s, GPUs)
+APART = {
+    "rerun": [("node0_4100", 4100, 0.0, 5.0, [V100]), ("node0_4107", 4107, 9.0, 14.0, [V100])],
+    "other_host": [("node0_4100", 4100, 0.0, 5.0, [V100]), ("node1_4100", 4100, 0.1, 5.1, [V100])],
+    "other_gpus": [("node0_4100", 4100, 0.0, 5.0, [V100]), ("node0_4101", 4101, 0.1, 5.1, [A100])],
+    "same_process": [("node0_4100", 4100, 0.0, 5.0, [V100]), ("node0_4100", 4100, 0.1, 5.1, [V100])],
+    "narrow_pids": [("worker0", 401, 0.0, 5.0, [V100]), ("worker1", 402, 0.3, 5.2, [V100])],
+    "no_export": [("node0_4100", 4100, 0.0, 5.0, [V100]), ("node0_4101", 4101, 0.1, 5.1, [V100])],
+}
+
+
+@pytest.mark.parametrize("case", list(APART))
 def test_files_that_are_not_one_jobs_processes_stay_apart(tmp_path: Path, case: str) -> None:
     """Controls: a second run after the first exported (windows following each other); another machine's process;
     another GPU model; the same worker twice; names that say no machine with pids of a narrow counter (two machines'
     could land this close); a file whose name holds no export time -- each a capture of its own."""
     folder = tmp_path / "r"
-    if case == "rerun":
-        _old_file(folder, "node0_4100", 4100, 0.0, 5.0, [V100])
-        _old_file(folder, "node0_4107", 4107, 9.0, 14.0, [V100])
-    elif case == "other_host":
-        _old_file(folder, "node0_4100", 4100, 0.0, 5.0, [V100])
-        _old_file(folder, "node1_4100", 4100, 0.1, 5.1, [V100])
-    elif case == "other_gpus":
-        _old_file(folder, "node0_4100", 4100, 0.0, 5.0, [V100])
-        _old_file(folder, "node0_4101", 4101, 0.1, 5.1, [A100])
-    elif case == "same_process":
-        _old_file(folder, "node0_4100", 4100, 0.0, 5.0, [V100])
-        _old_file(folder, "node0_4100", 4100, 0.1, 5.1, [V100])
-    elif case == "narrow_pids":
-        _old_file(folder, "worker0", 401, 0.0, 5.0, [V100])
-        _old_file(folder, "worker1", 402, 0.3, 5.2, [V100])
-    else:
-        _old_file(folder, "node0_4100", 4100, 0.0, 5.0, [V100])
-        _old_file(folder, "node0_4101", 4101, 0.1, 5.1, [V100])
+    for name, pid, start, end, gpus in APART[case]:
+        _old_file(folder, name, pid, start, end, gpus)
+    if case == "no_export":
         last = max(os.listdir(folder))
         os.rename(folder / last, folder / "node0_4101.pt.trace.json")
     found = _sessions(tmp_path)

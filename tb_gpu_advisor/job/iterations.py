@@ -889,7 +889,8 @@ def _check(starts: list[int], n: int, pre: np.ndarray, ext: _Extrema, need: list
 def _before_teardown(a: int, n: int, pre: np.ndarray, level: np.ndarray, n_alloc: np.ndarray) -> int:
     """One past the last event of the history from event ``a`` (the last iteration's start) that is no teardown: ``n``
     where the history ends as it allocates, else the end of its trailing frees that stay at or above the level before
-    ``a`` (``pre``; ``level``: after each event) -- the frees past them (no allocation after) release what the loop held across its iterations, its weights
+    ``a`` (``pre``; ``level``: after each event) -- the frees past them (no allocation after) release what the loop
+    held across its iterations, its weights
     and optimizer state: the script's ``del model, optimizer`` after the loop, no part of its last iteration.
 
     Why: Ascend's ``memory_leaks_demo.py`` (codeasier/MemSnapDump's ``snapshot_1768383987920985470.pkl``) frees its
@@ -1030,7 +1031,7 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
         rounds.append((lo, hi))
         ev = np.flatnonzero(made[lo + 1:hi + 1]) + lo + 1
         phase[ev] = np.where(ev < turn, MEMORY_PHASES.index("forward"), MEMORY_PHASES.index("backward"))
-    if turns < 2 or (len(held) >= 2 and all(held[1:]) and released_together(me, np.concatenate(kept[1:]))):
+    if turns < 2 or (len(held) >= 2 and all(held[1:]) and released_together(me, np.concatenate(kept[1:]), frees)):
         return None  # a forward's layers, each keeping what it saved for a backward not run: no iteration
     phase[_first_step_state(me, walked, frees)] = MEMORY_PHASES.index("optimizer")
     site = np.full(len(me), -1, np.int32)
@@ -1069,7 +1070,7 @@ def _holds_its_climb(level: np.ndarray, lo: int, hi: int) -> bool:
     return climb > 0 and int(level[hi]) - int(level[lo]) >= _HELD_CLIMB * climb
 
 
-def released_together(me: MemoryEvents, kept: np.ndarray) -> bool:
+def released_together(me: MemoryEvents, kept: np.ndarray, frees: np.ndarray | None = None) -> bool:
     """Whether the history frees, in one run of frees with no allocation between, blocks of the sizes of ``kept``
     (allocation events) -- those blocks themselves, or blocks made before the history -- as many of each size as
     ``kept`` holds, for ``memory.forward_kept.together`` of its blocks at least.
@@ -1084,7 +1085,7 @@ def released_together(me: MemoryEvents, kept: np.ndarray) -> bool:
     least = T("memory.forward_kept.together") * kept.size
     if not kept.size:
         return False
-    frees = me.frees()
+    frees = me.frees() if frees is None else frees  # ``me.frees()``, where the caller has it
     mine = frees[kept]
     gone = np.concatenate([mine[mine < len(me)], me.unseen_frees()])
     if gone.size < least:

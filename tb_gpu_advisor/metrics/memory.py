@@ -20,7 +20,7 @@ import numpy as np
 
 from tb_gpu_advisor.common.fmt import gb, plural
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.job.iterations import released_together
+from tb_gpu_advisor.job.iterations import released_together, teardown_start
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES, GpuMemory, Memory, MemoryHolder, OomReport
 from tb_gpu_advisor.model.trace import HOLDERS, MEMORY_PHASES, MemoryEvents, OutOfMemory
@@ -1183,9 +1183,15 @@ def _climb(me: MemoryEvents, p: int) -> np.ndarray:
     The forward's blocks of a history recorded without stacks (``MemorySnapshot.stackless``: no phase to read): a
     forward climbs from that floor and its blocks live at the peak are what it kept; what was live at the floor (the
     weights, made before) is not.  A history that never falls back (held to the dump) has its floor at the peak:
-    nothing is told apart from the weights there."""
+    nothing is told apart from the weights there.  The floor is read before the script's teardown (``del model,
+    optimizer`` after the loop: :func:`job.iterations.teardown_start`), which falls below every level the history
+    stood at -- a history begun after the weights were made had none to climb from, and failed (a real Adam loop's,
+    ``wild/snapshot_adam_iterations`` recorded without stacks and torn down: IndexError); one that never stood at its
+    floor before the peak climbs from its start."""
     before = me.allocated[: p + 1] - me.delta[: p + 1]
-    floor = int(np.flatnonzero(before <= int(me.allocated[p:].min()))[-1])
+    end = teardown_start(me)
+    below = np.flatnonzero(before <= int(me.allocated[p:end if end is not None and end > p else None].min()))
+    floor = int(below[-1]) if below.size else 0
     out = np.zeros(len(me), bool)
     out[floor: p + 1] = True
     return out

@@ -14,7 +14,7 @@ so no later stage reads a format's own types.
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -134,6 +134,12 @@ class MemoryEvents:
 
     def __len__(self) -> int:
         return int(self.t.shape[0])
+
+    def head(self, n: int) -> "MemoryEvents":
+        """The history's first ``n`` events alone: every per-event array cut there, the rest as it is."""
+        cut = {f.name: v[:n] for f in fields(self)
+               if isinstance(v := getattr(self, f.name), np.ndarray) and v.shape[:1] == self.t.shape}
+        return replace(self, **cut)
 
     def unseen_frees(self) -> np.ndarray:
         """The indices of the frees of blocks the history never allocated: the first event at their address frees.

@@ -930,9 +930,14 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     return events, out, retries
 
 
+def _frame_dicts(frames: Any) -> list[dict]:
+    """A raw stack's frames that are records (a hostile or damaged stack may hold anything, or be no list)."""
+    return [f for f in frames if isinstance(f, dict)] if isinstance(frames, (list, tuple)) else []
+
+
 def _frame_names(frames: Any) -> list[str]:
-    return [n for f in frames if isinstance(f, dict) and isinstance(n := f.get("name"), str)] \
-        if isinstance(frames, (list, tuple)) else []
+    """The function names of a raw stack's frames, innermost first."""
+    return [n for f in _frame_dicts(frames) if isinstance(n := f.get("name"), str)]
 
 
 def _empties_cache(names: list[str]) -> bool:
@@ -951,10 +956,7 @@ def _in_allocation(frames: Any) -> bool:
 
 def _stack_key(frames: Any) -> tuple:
     """A stack as a value (file, function, line per frame), to tell whether two events came from one call."""
-    if not isinstance(frames, (list, tuple)):
-        return ()
-    return tuple((f.get("filename"), f.get("name"), f.get("line")) if isinstance(f, dict) else (None, None, None)
-                 for f in frames)
+    return tuple((f.get("filename"), f.get("name"), f.get("line")) for f in _frame_dicts(frames))
 
 
 def _same_call_retries(drop: np.ndarray, add: np.ndarray, frames_at: Callable[[int], Any],

@@ -141,7 +141,7 @@ def snapshot_iterations(trace: Trace) -> SpanSteps | None:
         return None
     if not trace.memory:
         return None
-    me = max(trace.memory.values(), key=lambda m: int((m.delta > 0).sum()))
+    me = _before_script_teardown(max(trace.memory.values(), key=lambda m: int((m.delta > 0).sum())))
     confidence = "medium"
     if snap.iteration_ends_ps:
         # the marks end the iterations; a stackless history's forwards, which open them, are read from its pattern
@@ -165,6 +165,15 @@ def snapshot_iterations(trace: Trace) -> SpanSteps | None:
                                     if snap.iteration_ends_ps else ""),
                      partial_last="" if snap.iteration_ends_ps else _open_last(me, start, end, name),
                      tiled=bool(snap.iteration_ends_ps))
+
+
+def _before_script_teardown(me: MemoryEvents) -> MemoryEvents:
+    """The history up to its script's teardown (:func:`teardown_start`), where it has one.  Why: the frees past it
+    release what every iteration held and belong to none; read with them, a benchmark's forward passes read no
+    iteration and a loop's last one dipped below its start (session 55's metamorphic checks: each real snapshot with a
+    teardown added before its dump, ``synthetic.memsnapshot.torn_down``)."""
+    cut = teardown_start(me)
+    return me if cut is None else me.head(cut)
 
 
 def _untimed(me: MemoryEvents, starts: np.ndarray, ends: np.ndarray, note: str) -> str:
@@ -1003,15 +1012,17 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
 
 
 def teardown_start(me: MemoryEvents) -> int | None:
-    """The first of the frees after the history's last allocation that frees a block made in the history's first
-    half -- what the loop held across its iterations, freed after it -- where one does; None else.  The frees before
-    it are the last iteration's own (its activations, ``zero_grad()``)."""
+    """The first of the frees after the history's last allocation that frees a block made before the history or in
+    its first half -- what the loop held across its iterations, freed after it (``del model, optimizer``) -- where one
+    does; None else.  The frees before it are the last iteration's own (its activations, ``zero_grad()``)."""
     made = np.flatnonzero(me.delta > 0)
     if not made.size or made[-1] >= len(me) - 1:
         return None
     frees = me.frees()
-    old = made[(made < len(me) // 2) & (frees[made] > made[-1]) & (frees[made] < len(me))]
-    return int(frees[old].min()) if old.size else None
+    old = frees[made[(made < len(me) // 2) & (frees[made] > made[-1]) & (frees[made] < len(me))]]
+    unseen = me.unseen_frees()
+    at = np.concatenate([old, unseen[unseen > made[-1]]])
+    return int(at.min()) if at.size else None
 
 
 def _pattern_phases(me: MemoryEvents) -> Pattern | None:

@@ -1,12 +1,14 @@
-"""A history recorded without stacks whose script frees everything after its loop reads the loop's iterations (issue
-#37 class 5; h37-wild54m *Left* 2).
+"""A history whose script frees everything after its loop reads the loop's iterations, recorded with stacks or
+without (issue #37 class 5; h37-wild54m *Left* 2; session 55's metamorphic checks).
 
 ``del model, optimizer`` after the loop frees, inside the history, the blocks every iteration holds -- weights,
 optimizer state -- so without stacks none is kept for good: the first iteration, which makes the state, read as a
 set-up no later one repeats (3 iterations read none, 5 read 3), and a real Adam loop recorded from its loop's start
 failed outright (``metrics.memory._climb`` found no level before the peak as low as the teardown's).
-``job.iterations.teardown_start`` marks the frees after the history's last allocation that release what its first
-half made; the pattern is read before them.
+With stacks, a benchmark's forward passes (``wild/snapshot_attn_sweep_rounding``: 98 read) read none once torn down:
+each pass read its own dip to the floor, the last one's below every start.  ``job.iterations.teardown_start`` marks
+the frees after the history's last allocation that release what the history made before or in its first half; the
+iterations are read before them (``_before_script_teardown``; the pattern also in ``pattern_phases``).
 
 Real histories: ``wild/snapshot_adam_iterations`` (MIT) and the H200 OOM snapshot, each rewritten by
 ``synthetic.memsnapshot.torn_down`` as the same script with a teardown before its dump writes it (truth by
@@ -15,6 +17,7 @@ iterations' starts)."""
 
 from __future__ import annotations
 
+import gzip
 import pickle
 from pathlib import Path
 
@@ -24,6 +27,7 @@ from synthetic import memsnapshot as ms
 from tests.support.paths import FIXTURES
 from tests.support.snapshot_report import report as snapshot_report
 
+SWEEP = FIXTURES / "wild" / "snapshot_attn_sweep_rounding"
 ADAM = FIXTURES / "wild" / "snapshot_adam_iterations" / "forward_and_backward_memory_snapshot_200.pickle"
 OOM = FIXTURES / "h200_memory" / "torch_oom_snapshot" / "oom_snapshot.pickle"
 
@@ -73,4 +77,15 @@ def test_control_a_framed_real_loop_torn_down_reads_as_without_it(tmp_path: Path
     """With its frames the teardown was read apart before (``_before_teardown``, h37-wild54m)."""
     doc = pickle.loads(ADAM.read_bytes())
     whole, torn = snapshot_report(tmp_path, doc, "whole"), snapshot_report(tmp_path, ms.torn_down(doc), "torn")
+    assert [r.start_ms for r in torn.step_rows.rows()] == [r.start_ms for r in whole.step_rows.rows()]
+
+
+def test_real_forward_passes_torn_down_read_as_without_their_teardown(tmp_path: Path) -> None:
+    """The attention sweep's forward passes (framed): the same kept passes at the same starts (main: none)."""
+    src = next(p for p in SWEEP.iterdir() if ".pickle" in p.name)
+    with gzip.open(src, "rb") if src.name.endswith(".gz") else open(src, "rb") as f:
+        doc = pickle.load(f)
+    whole, torn = snapshot_report(tmp_path, doc, "whole"), snapshot_report(tmp_path, ms.torn_down(doc), "torn")
+    assert whole.steps["source"] == torn.steps["source"] == "memory_iterations"
+    assert torn.steps["count"] == whole.steps["count"] > 50
     assert [r.start_ms for r in torn.step_rows.rows()] == [r.start_ms for r in whole.step_rows.rows()]

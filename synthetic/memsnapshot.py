@@ -1182,7 +1182,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
                         optimizer_temp: bool = True, trial_mib: int = 0, set_to_none: bool = True,
                         max_entries: int | None = None, leak: str = "", leak_mib: int = 16,
                         leak_layers: int = 3, leak_from: int = 0, micro_schedule: list[int] | None = None,
-                        recorded_from_loop: bool = False, teardown: bool = False, saved: tuple[int, ...] = (1,)) -> Scenario:
+                        recorded_from_loop: bool = False, teardown: bool = False) -> Scenario:
     """A training loop recorded with no annotation (``_record_memory_history()`` alone, as the "Understanding GPU
     Memory 1" blog's ResNet-50 snippet): ``model.cuda()`` (``params`` weights), then ``iterations`` times a forward
     keeping ``layers`` activations of one size from one site (a model of identical layers), a backward on autograd's
@@ -1219,12 +1219,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     ``recorded_from_loop``: ``_record_memory_history`` called after ``model.cuda()``, so the history begins at the
     loop's first iteration: the weights are blocks of the dump no event made.  ``teardown``: after the loop the script
     frees everything it holds (``del model, optimizer, loss``), the dump made with nothing allocated -- no part of the
-    last iteration.
-
-    ``saved``: the tensors each layer saves for its backward, cycled over the layers (``(1, 2)``: one layer saves its
-    input, the next a matmul's two inputs, or an attention's query and key), each of ``mib``: its backward node frees
-    them together, in the order it saved them -- the layers walked back last in first out, each layer's own tensors
-    not (nn.Transformer's layers save one, two or three)."""
+    last iteration."""
     a = Allocator(80 * GiB)
     leaked: list[int] = []
     seen = {"top": 0, "live": 0, "at_top": 0}  # the highest allocated level, the leak's live bytes, those at it
@@ -1265,7 +1260,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
         if leak == "input" and leaking:
             keep(leak_mib * MiB, LEAK_INPUT)  # x = torch.randn(..., device=dev); inputs.append(x): made before the forward
         for _micro in range(micro if it < iterations else 1):
-            acts = [[malloc(mib * MiB, ACTIVATION) for _ in range(saved[i % len(saved)])] for i in range(layers)]
+            acts = [malloc(mib * MiB, ACTIVATION) for _ in range(layers)]
             if leak in ("list", "grow") and leaking:
                 keep(leak_mib * MiB * (it + 1 if leak == "grow" else 1), LEAK_OUTPUT)  # outputs.append(out): the head's output, kept
             if trial_mib and it == 0 and _micro == 0:
@@ -1279,7 +1274,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
             if not hold_loss:
                 a.free(new_loss)
             made = 0
-            for node in reversed(acts):
+            for x in reversed(acts):
                 if made < params:
                     made += 1
                     g = malloc(param_mib * MiB, GRADIENT)
@@ -1287,8 +1282,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
                         grads.append(g)  # the first backward's gradient: .grad, held
                     else:
                         a.free(g)  # accumulated into .grad in place
-                for x in node:  # the node's saved tensors, released in the order it saved them
-                    a.free(x)
+                a.free(x)
         if it == iterations:
             break
         if not state:

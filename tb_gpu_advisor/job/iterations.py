@@ -141,18 +141,19 @@ def snapshot_iterations(trace: Trace) -> SpanSteps | None:
         return None
     if not trace.memory:
         return None
-    me = _before_script_teardown(max(trace.memory.values(), key=lambda m: int((m.delta > 0).sum())))
+    me = max(trace.memory.values(), key=lambda m: int((m.delta > 0).sum()))
     confidence = "medium"
     if snap.iteration_ends_ps:
         # the marks end the iterations; a stackless history's forwards, which open them, are read from its pattern
         got = _turns_at_openers(me, marked_iterations(_phased(me) if snap.stackless else me,
                                                       snap.iteration_ends_ps), snap.iteration_ends_ps)
     elif snap.stackless:
-        got, confidence = _stackless_iterations(me), "low"
+        got, confidence = _stackless_iterations(me), "low"  # its pattern read before a teardown (pattern_phases)
     else:
-        got = _iterations(me)
-        if got is None and not _module_phases(me):
-            got, confidence = _stackless_passes(me, UNPHASED_WHY), "low"
+        loop = _before_script_teardown(me)
+        got = _iterations(loop)
+        if got is None and not _module_phases(loop):
+            got, confidence = _stackless_passes(loop, UNPHASED_WHY), "low"
     if got is None:
         return None
     start, end, note, name = got
@@ -170,8 +171,8 @@ def snapshot_iterations(trace: Trace) -> SpanSteps | None:
 def _before_script_teardown(me: MemoryEvents) -> MemoryEvents:
     """The history up to its script's teardown (:func:`teardown_start`), where it has one.  Why: the frees past it
     release what every iteration held and belong to none; read with them, a benchmark's forward passes read no
-    iteration and a loop's last one dipped below its start (session 55's metamorphic checks: each real snapshot with a
-    teardown added before its dump, ``synthetic.memsnapshot.torn_down``)."""
+    iteration (session 55's metamorphic checks: each real snapshot with a teardown added before its dump,
+    ``synthetic.memsnapshot.torn_down``)."""
     cut = teardown_start(me)
     return me if cut is None else me.head(cut)
 
@@ -1003,7 +1004,7 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
     dumped inside the loop; the phases past it are none.  Where that reading shows no iteration, the whole's is
     read."""
     cut = teardown_start(me)
-    head = _pattern_phases(me.head(cut)) if cut is not None else None
+    head = _pattern_phases(me.head(cut), me) if cut is not None else None
     if head is None:
         return _pattern_phases(me)
     tail = np.full(len(me) - cut, -1)
@@ -1012,20 +1013,30 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
 
 
 def teardown_start(me: MemoryEvents) -> int | None:
-    """The first of the frees after the history's last allocation that frees a block made before the history or in
-    its first half -- what the loop held across its iterations, freed after it (``del model, optimizer``) -- where one
-    does; None else.  The frees before it are the last iteration's own (its activations, ``zero_grad()``)."""
+    """The first of the frees after the history's last allocation that frees what the loop held across its
+    iterations (``del model, optimizer``): a block made in the history's first half, or, where the history ends
+    holding no block made before it, a block made before it; None where none does.  The frees before it are the last
+    iteration's own (its activations, ``zero_grad()``).
+
+    Why the blocks made before the history only where none is left: a forward pass whose output is rebound frees the
+    previous pass's graph after its last allocation too (a real 2.7B model's: 773 blocks, 5.23 GiB,
+    ``metrics.memory._pass_replaced``) and keeps its weights, made before the history; a script's teardown frees
+    those weights as well (wild ``snapshot_attn_sweep_rounding`` torn down: its 9 MiB of weights, made before the
+    recording, freed to 0).  A pass that frees its input at its end frees a block made early too: what is read before
+    it still sees those frees (:func:`pattern_phases`)."""
     made = np.flatnonzero(me.delta > 0)
     if not made.size or made[-1] >= len(me) - 1:
         return None
     frees = me.frees()
-    old = frees[made[(made < len(me) // 2) & (frees[made] > made[-1]) & (frees[made] < len(me))]]
+    at = frees[made[(made < len(me) // 2) & (frees[made] > made[-1]) & (frees[made] < len(me))]]
     unseen = me.unseen_frees()
-    at = np.concatenate([old, unseen[unseen > made[-1]]])
+    unseen = unseen[unseen > made[-1]]
+    if unseen.size and int(me.allocated[-1]) <= int(me.delta[made[frees[made] >= len(me)]].sum()):
+        at = np.concatenate([at, unseen])  # no block made before the history is left at its end
     return int(at.min()) if at.size else None
 
 
-def _pattern_phases(me: MemoryEvents) -> Pattern | None:
+def _pattern_phases(me: MemoryEvents, history: MemoryEvents | None = None) -> Pattern | None:
     """The forward and backward allocations of a history recorded without stacks, read from its pattern; None where
     it shows no repeated training iteration.
 
@@ -1074,7 +1085,12 @@ def _pattern_phases(me: MemoryEvents) -> Pattern | None:
         rounds.append((lo, hi))
         ev = np.flatnonzero(made[lo + 1:hi + 1]) + lo + 1
         phase[ev] = np.where(ev < turn, MEMORY_PHASES.index("forward"), MEMORY_PHASES.index("backward"))
-    if turns < 2 or (len(held) >= 2 and all(held[1:]) and released_together(me, np.concatenate(kept[1:]), frees)):
+    # (of the whole ``history`` where ``me`` is its head before a teardown: a single forward that frees its input at
+    # its end frees what its layers kept together after it -- wild ``snapshot_own_attention_b200`` without stacks read
+    # its 32 layers as passes from its head)
+    if turns < 2 or (len(held) >= 2 and all(held[1:]) and (
+            released_together(me, np.concatenate(kept[1:]), frees) if history is None else
+            released_together(history, np.concatenate(kept[1:])))):
         return None  # a forward's layers, each keeping what it saved for a backward not run: no iteration
     phase[_first_step_state(me, walked, frees)] = MEMORY_PHASES.index("optimizer")
     site = np.full(len(me), -1, np.int32)
@@ -1617,33 +1633,9 @@ def _walk(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np.ndarr
             walked = by_free[(by_free >= nest[-1]) & (by_free < first) & (frees[by_free] >= first)]
             if nest.size < _MIN_NEST:
                 return (first, last) if _short_walk(nest, blocks, first, last, made, frees, delta) else None
-            return (first, last) if _walked_back(nest, walked, first, last, made, frees) else None
+            return (first, last) if nest.size >= _FALL_LIFO * walked.size else None
         by_free = by_free[~np.isin(by_free, nest)]  # freed at once: no walk (see _NESTS)
     return None
-
-
-def _walked_back(nest: np.ndarray, walked: np.ndarray, first: int, last: int, made: np.ndarray,
-                 frees: np.ndarray) -> bool:
-    """Whether ``nest`` (the longest chain of nested lifetimes, freed from event ``first`` to ``last``) walks back
-    :data:`_FALL_LIFO` of ``walked`` (the forward's blocks live at its start): those in the chain, or, where the walk
-    makes a block before each of its chain's frees after the first, those freed in one release with a block of it.
-
-    Why releases: a backward node frees all the tensors it saved at once, in the order it saved them, not the reverse
-    -- an attention's query and key, a layer norm's input, mean and rstd -- so of each such group only one joins a
-    chain of nested lifetimes, and a transformer's walk back, made of such nodes, held 64% of its live blocks in its
-    longest chain (wild ``snapshot_transformer_from_start`` recorded without stacks: 56 of 88, no iteration read where
-    its frames read 4).  The nodes' order is still last-in first-out; a release holding a chain's block is that
-    node's.  Why a block made before each free of the chain: each node makes its gradients before it frees what it saved
-    (the transformer's walk made 211 blocks over its chain of 56), while a pass under ``no_grad`` that drops its
-    blocks at its end frees them in bursts with little made between -- counted by release, a real GPT-2 medium's
-    inference passes read as training (``snapshots_wild/forward_no_grad_cs336``: 6 chained, 11 released together, 4
-    made)."""
-    if nest.size >= _FALL_LIFO * walked.size:
-        return True
-    if int(made[first:last].sum()) < nest.size - 1:  # a node's gradients made before each release but the first's
-        return False
-    before = np.cumsum(made)  # per event: allocations up to it -- frees with none between share a value
-    return int(np.isin(before[frees[walked]], before[frees[nest]]).sum()) >= _FALL_LIFO * walked.size
 
 
 def _older_pass_trimmed(nest: np.ndarray, blocks: np.ndarray, frees: np.ndarray) -> np.ndarray:

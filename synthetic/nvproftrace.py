@@ -66,9 +66,10 @@ LAUNCH_LATENCY_NS = 4_000
 
 def write(path: str, steps: int = 8, kernels: int = 12, kernel_us: float = 200.0, upload_bytes: int = 8 << 20,
           upload_us: float = 900.0, host_ms: float = 3.0, first_launch_ms: float = 0.0,
-          step_name: str = "train_step") -> dict:
+          step_name: str = "train_step", kernel_symbol: str = KERNEL_SYMBOL, sync_each_step: bool = True) -> dict:
     """Write the loop to ``path``; returns its truth: the first record's time and the steps' (start, end) in ns, kernels, copies and their bytes,
-    the GPU's kernel time, the step ranges' name and the thread."""
+    the GPU's kernel time, the step ranges' name and the thread.  ``kernel_symbol``: the kernels' symbol (a plain CUDA
+    C++ program's, ``_Z6kernelPfi``, names no framework); ``sync_each_step`` False: no ``cudaDeviceSynchronize``."""
     con = sqlite3.connect(path)
     con.executescript(SCHEMA)
     strings: dict[str, int] = {}
@@ -98,7 +99,7 @@ def write(path: str, steps: int = 8, kernels: int = 12, kernel_us: float = 200.0
     gpu_free = t
     truth = {"first_ns": t - 2_100_000, "steps": [], "kernels": 0, "copies": 0, "copy_bytes": 0, "kernel_ns": 0, "step_name": step_name,
              "thread": TID, "pid": PID, "gpu": GPU}
-    kname = sid(KERNEL_SYMBOL)
+    kname = sid(kernel_symbol)
     rname = sid(step_name)
     for s in range(steps):
         step_start = t
@@ -129,9 +130,11 @@ def write(path: str, steps: int = 8, kernels: int = 12, kernel_us: float = 200.0
             truth["kernel_ns"] += k_end - k_start
             gpu_free = k_end
             t += launch + 2_000
-        end = max(t, gpu_free) + 3_000
-        call("cudaDeviceSynchronize", t, end)
-        t = end + 2_000
+        if sync_each_step:
+            end = max(t, gpu_free) + 3_000
+            call("cudaDeviceSynchronize", t, end)
+            t = end
+        t += 2_000
         con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MARKER(flags, timestamp, id, objectKind, objectId, name, domain) "
                     "VALUES (4, ?, ?, 2, ?, 0, 0)", (t, marker[0], obj))
         truth["steps"].append((step_start, t))

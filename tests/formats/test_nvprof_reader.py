@@ -108,3 +108,40 @@ def test_renamed_sqlite_or_pyprofs_net_sql_is_read_as_nvprofs(tmp_path: Path, ca
         assert cli(["report", str(path), "--cache-dir", "off"]) == 0
         out = capsys.readouterr().out
         assert "Tesla V100-SXM2-16GB" in out or "nvprof" in out
+
+
+def test_a_plain_cuda_program_is_spoken_to_in_cuda_words(tmp_path: Path):
+    """nvprof profiles any CUDA program: where no framework shows, the program is CUDA's (``frameworks._ANY_PROGRAM``),
+    never TensorFlow's by default -- kSched's RTX 2080 Ti benchmark (``cudaDeviceSynchronize`` after each round of
+    35 launches) was told to keep ``.numpy()`` and ``tf.print`` out of its training step."""
+    run = tmp_path / "run"
+    run.mkdir()
+    nvproftrace.write(str(run / "timeline.prof"), steps=40, kernels=30, kernel_us=60.0, upload_bytes=4096,
+                      upload_us=2.0, host_ms=0.4, kernel_symbol="_Z10matrix_mulPfS_S_i", step_name="round")
+    host = _host(tmp_path)
+    assert host["capture"]["framework"] != "tensorflow"
+    prose = " ".join(a["text"] for f in host["findings"] for a in f["actions"]) + " ".join(
+        f["summary"] for f in host["findings"])
+    assert "tf." not in prose and "keras" not in prose.lower(), prose
+
+
+def test_the_visual_profilers_session_file_is_named_with_its_command(tmp_path: Path, capsys):
+    """An ``.nvvp`` may be the Visual Profiler's session file (an XML ``<session>``: its settings and the profiled
+    command, no event), as xstupi00/N-Body-OpenACC's and AtilaSaraiva/GPU-Born-Modeling's are: named so, with the
+    command to record instead; main called it "nvprof's database, a format the Advisor does not read"."""
+    path = tmp_path / "profile.nvvp"
+    path.write_text('<?xml version="1.0"?>\n<session version="2" name="profile.nvvp" hscale="1.0E-6">\n'
+                    '<executable file="/home/u/nbody" cwd="/home/u" args="19456 0.01f ../inputs/19456.h5" '
+                    'profileonstart="true" concurrentkernels="true"><envs></envs></executable>\n</session>\n')
+    assert cli(["report", str(path), "--cache-dir", "off"]) == 2
+    err = capsys.readouterr().err
+    assert "Visual Profiler's session file" in err and "nvprof -o profile_db.nvvp /home/u/nbody 19456" in err
+
+
+def test_demangled_as_an_nsight_export_names_them():
+    from tb_gpu_advisor.common.demangle import demangle
+
+    name = demangle(nvproftrace.KERNEL_SYMBOL)
+    assert name.startswith(nvproftrace.KERNEL_DEMANGLED) or name == nvproftrace.KERNEL_SYMBOL  # no C++ runtime
+    assert demangle("volta_sgemm_128x128_tn") == "volta_sgemm_128x128_tn"
+    assert demangle("_Z" + "N" * 9000) == "_Z" + "N" * 9000

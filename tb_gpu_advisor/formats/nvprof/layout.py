@@ -10,7 +10,9 @@ modification time, its host after the file.
 
 from __future__ import annotations
 
+import html
 import os
+import re
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import ByIdentity, Found, Groups, RunFolderLayout, max_profile_bytes
@@ -43,6 +45,29 @@ def compressed(file_name: str) -> str | None:
     return None
 
 
+#: The NVIDIA Visual Profiler's session file, saved under the same suffix as nvprof's database (``File > Save``): an XML
+#: ``<session>`` of the profiler's settings and the profiled command (``<executable file=... args=...>``), no recorded
+#: event -- nvvp runs the program again to show its timeline (real: xstupi00/N-Body-OpenACC's ``profile.nvvp``,
+#: AtilaSaraiva/GPU-Born-Modeling's, h37-wild55n).
+_SESSION = re.compile(rb"^\s*(?:<\?xml[^>]*\?>\s*)?<session\b")
+_EXECUTABLE = re.compile(rb"<executable\b[^>]*?\bfile=\"([^\"]*)\"(?:[^>]*?\bargs=\"([^\"]*)\")?")
+
+
+def session_words(head: bytes, file_name: str) -> str | None:
+    """Why an ``.nvvp`` that is the Visual Profiler's session file (:data:`_SESSION`) is not read, with its recorded
+    command to profile instead; None for any other file."""
+    if not _SESSION.match(head):
+        return None
+    m = _EXECUTABLE.search(head)
+    program = " ".join(html.unescape(g.decode("utf-8", "replace")) for g in m.groups() if g) if m else "<program>"
+    stem_ = stem(os.path.basename(file_name)) or "run"
+    return (f"the NVIDIA Visual Profiler's session file (its settings and the profiled command, saved as "
+            f"{os.path.basename(file_name)}), not nvprof's database: it holds no recorded event (nvvp runs the "
+            f"program again to show its timeline).  Record the program into nvprof's database and analyse that: "
+            f"nvprof -o {stem_}_db.nvvp {program} ; on a GPU after Volta, with Nsight Systems: nsys profile -o "
+            f"{stem_} {program} ; nsys export --type sqlite {stem_}.nsys-rep")
+
+
 _probed: ByIdentity[tuple[str | None, bool | None]] = ByIdentity()
 
 
@@ -59,6 +84,9 @@ def _probe(path: str) -> tuple[str | None, bool | None]:
     from tb_gpu_advisor.formats.nvprof import tables as nt
 
     if not tb.is_sqlite(path):
+        if str(path).endswith(".prof"):  # the Visual Profiler's export name, and Python's cProfile's and gprof's
+            return ("a .prof that is no SQLite file, so not nvprof's database (nvprof --export-profile <name>.prof): "
+                    "Python's cProfile or gprof output, not a GPU profile"), None
         return "not an SQLite file", None
     if tb.cut_short(path) is not None:
         return "an SQLite file cut short", None

@@ -40,6 +40,7 @@ from tb_gpu_advisor.formats import sqlite as tb
 from tb_gpu_advisor.formats.base import gunzipped_within_limit
 from tb_gpu_advisor.formats.hip_ops import device_events, host_events, trace_of
 from tb_gpu_advisor.formats.nvprof import cbids, tables as nt
+from tb_gpu_advisor.formats.nvprof.layout import session_words, stem
 from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
@@ -97,6 +98,10 @@ def _read_gzipped(path: str, local: str, size: int, host: str | None) -> Trace:
 
 def _read_local(path: str, local: str, size: int, host: str | None) -> Trace:
     if not tb.is_sqlite(local):
+        with open(local, "rb") as f:
+            session = session_words(f.read(1 << 16), path)
+        if session:
+            raise NvprofReadError(f"{path}: {session}")
         raise NvprofReadError(f"{path}: not an SQLite file (nvprof's database is the SQLite file nvprof -o "
                               "<file>.nvvp writes)")
     tb.whole(path, local, NvprofReadError)
@@ -113,8 +118,6 @@ def _read_db(path: str, local: str, size: int, host: str | None, lenient: bool) 
 
 
 def _stem(path: str) -> str:
-    from tb_gpu_advisor.formats.nvprof.layout import stem
-
     return stem(os.path.basename(path))
 
 

@@ -145,3 +145,17 @@ def test_demangled_as_an_nsight_export_names_them():
     assert name.startswith(nvproftrace.KERNEL_DEMANGLED) or name == nvproftrace.KERNEL_SYMBOL  # no C++ runtime
     assert demangle("volta_sgemm_128x128_tn") == "volta_sgemm_128x128_tn"
     assert demangle("_Z" + "N" * 9000) == "_Z" + "N" * 9000
+
+
+def test_a_gzipped_nvvp_reads_as_the_database_itself(tmp_path: Path):
+    import gzip
+
+    plain = tmp_path / "loop.nvvp"
+    truth = nvproftrace.write(str(plain), steps=4, kernels=5)
+    packed = tmp_path / "run" / "loop.nvvp.gz"
+    packed.parent.mkdir()
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    (s,) = discover(str(tmp_path / "run"))
+    assert [h.host for h in s.hosts] == ["loop"]
+    trace = read_trace(str(packed))
+    assert sum(len(d) for d in trace.devices) == truth["kernels"] + truth["copies"]

@@ -32,6 +32,7 @@ _WINDOW = ("nvprof --profile-from-start off -o run.nvvp ./app   # cudaProfilerSt
            "nsys export --type sqlite run.nsys-rep")
 WINDOW_FIXES = from_start_fixes("nvprof", "the CUDA context, module loading, the libraries' set-up", _WINDOW)
 
+#: No native viewer is named: the tab would say its windows' times are the Visual Profiler's own, which the reader's
+#: (from the first record) are not known to be.
 FORMAT = Format(id="nvprof", name="nvprof", layout=LAYOUT, probe=has_gpu_activity,
-                reader_module="tb_gpu_advisor.formats.nvprof.reader", native_viewer="the NVIDIA Visual Profiler (nvvp)",
-                window_fixes=WINDOW_FIXES)
+                reader_module="tb_gpu_advisor.formats.nvprof.reader", window_fixes=WINDOW_FIXES)

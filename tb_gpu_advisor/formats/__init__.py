@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tb_gpu_advisor.common.dependencies import missing_dependency
-from tb_gpu_advisor.formats import kineto, nsys, rocprof, rpd, snapshot, xplane
+from tb_gpu_advisor.formats import kineto, nsys, nvprof, rocprof, rpd, snapshot, xplane
 from tb_gpu_advisor.formats.base import (ENV_MAX_BYTES, Format, LfsPointerError, TextDecodedError, lfs_pointer,
                                          max_profile_bytes, text_decoded)
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framew
 #: Every format, by id; discovery asks them in this order.
 REGISTRY: dict[str, Format] = {f.id: f for f in (xplane.FORMAT, kineto.FORMAT, nsys.FORMAT)}
 REGISTRY[rpd.FORMAT.id] = rpd.FORMAT  # rocmProfileData databases (issue #37): SQLite names after Nsight's
+REGISTRY[nvprof.FORMAT.id] = nvprof.FORMAT  # nvprof's databases (issue #37): SQLite told by its tables after Nsight's
 REGISTRY[rocprof.FORMAT.id] = rocprof.FORMAT  # rocprof's results.json (issue #37): JSON told by content after Kineto
 REGISTRY[rocprof.ROCPD_FORMAT.id] = rocprof.ROCPD_FORMAT  # rocprofv3's rocpd SQLite: after Nsight's and rpd's
 REGISTRY[rocprof.CSV_FORMAT.id] = rocprof.CSV_FORMAT  # rocprofv3's CSV files: told by their headers

@@ -35,6 +35,16 @@ NSIGHT_STRINGS = "StringIds"
 RPD_DATABASE = "a rocmProfileData database (runTracer.sh -o <file>.rpd), not an Nsight Systems export: read as one"
 
 
+#: nvprof's own database (``nvprof -o <file>.nvvp``, CUDA's legacy profiler that Nsight Systems replaced): CUPTI's
+#: activity tables by the names an export uses, but its strings in ``StringTable`` and its format in ``Version``, with
+#: no ``StringIds`` (survey h37-survey21: rajesh-s/mlsys-deepspeech-gpu-profiling's 2022 P100 DeepSpeech runs): read by
+#: ``formats.nvprof``, refused by the Nsight layout by these.
+NVPROF_STRINGS = "StringTable"
+NVPROF_OWN = (NVPROF_STRINGS, "Version")
+#: An nvprof database the Nsight reader was given (an ``.nvvp`` saved as ``.sqlite``, PyProf's ``net.sql``).
+NVPROF_DATABASE = "nvprof's database (nvprof -o <file>.nvvp), not an Nsight Systems export: read as one"
+
+
 class Tables(Protocol):
     tables: frozenset[str]
 
@@ -42,3 +52,9 @@ class Tables(Protocol):
 def is_rpd(schema: Tables) -> bool:
     """rocmProfileData's database (:data:`RPD_OWN`), not an Nsight Systems export (``formats.sqlite.Schema``)."""
     return all(t in schema.tables for t in RPD_OWN) and NSIGHT_STRINGS not in schema.tables
+
+
+def is_nvprof(schema: Tables) -> bool:
+    """nvprof's database (:data:`NVPROF_OWN` beside a ``CUPTI_ACTIVITY_KIND_*`` table), not an Nsight Systems export."""
+    return (all(t in schema.tables for t in NVPROF_OWN) and NSIGHT_STRINGS not in schema.tables
+            and any(t.startswith("CUPTI_ACTIVITY_KIND_") for t in schema.tables))

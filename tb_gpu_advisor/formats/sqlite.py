@@ -772,16 +772,17 @@ def joined(parts: list[np.ndarray]) -> np.ndarray:
 def _address(a: np.ndarray) -> int:
     return int(a.__array_interface__["data"][0])
 
-def string_table(schema: Schema, ids: np.ndarray, table: str, column: str) -> dict[int, str]:
-    """The strings of the ids asked (kernel and function names) from a table of ``(id, <column>)`` rows -- Nsight's
-    ``StringIds``, rocmProfileData's ``rocpd_string`` (``string``): only those are kept."""
+def string_table(schema: Schema, ids: np.ndarray, table: str, column: str, key: str = "id") -> dict[int, str]:
+    """The strings of the ids asked (kernel and function names) from a table of ``(<key>, <column>)`` rows -- Nsight's
+    ``StringIds``, rocmProfileData's ``rocpd_string`` (``string``), nvprof's ``StringTable`` (``_id_``): only those
+    are kept."""
     want = np.unique(ids[ids >= 0]) if ids.size else ids
-    if not want.size or not schema.has(table, "id", column):
+    if not want.size or not schema.has(table, key, column):
         return {}
     out: dict[int, str] = {}
     lo, hi = int(want[0]), int(want[-1])
     wanted = set(want.tolist())
-    sql = f'SELECT id, {_quote(column)} FROM {_quote(table)} WHERE id BETWEEN {lo} AND {hi}'
+    sql = f'SELECT {_quote(key)}, {_quote(column)} FROM {_quote(table)} WHERE {_quote(key)} BETWEEN {lo} AND {hi}'
     for rows in _rows(schema.con, sql, CHUNK_ROWS):
         for i, v in rows:
             if i in wanted:

@@ -45,10 +45,11 @@ _TORCH_TRACE = ("profile the same steps with torch.profiler with "
 #: What a user holding Nsight Systems' printed tables has instead: the report they were printed from.
 _NSYS_REPORT = ("analyse the report they were printed from: put its SQLite export in the logdir (nsys export --type "
                 "sqlite <report>.nsys-rep; nsys profile --stats=true already wrote <report>.sqlite beside the report)")
-#: nvprof's successor records the same program's timeline (nvprof's own -o <file>.nvvp database is not read either).
-_NVPROF_SUCCESSOR = ("profile the same program with Nsight Systems, nvprof's successor (nsys profile -o <name> "
-                     "<program>, then nsys export --type sqlite <name>.nsys-rep); nvprof's own -o <file>.nvvp "
-                     "database is not read either")
+#: nvprof's own database of the same run records its timeline (read since h37-wild55n: ``formats.nvprof``), and
+#: nvprof's successor records it on GPUs after Volta.
+_NVPROF_SUCCESSOR = ("record the same program into nvprof's database, which the Advisor reads (nvprof -o <name>.nvvp "
+                     "<program>), or, on a GPU after Volta, profile it with Nsight Systems, nvprof's successor (nsys "
+                     "profile -o <name> <program>, then nsys export --type sqlite <name>.nsys-rep)")
 
 
 @dataclass(frozen=True)

@@ -206,9 +206,9 @@ def detect(host_event_names: Iterable[str], metadata_stats: Iterable[str] = ()) 
     return REGISTRY[found.pop()] if len(found) == 1 else UNKNOWN
 
 
-#: Formats whose profiler traces any GPU program, not a framework's own: Nsight Systems (CUDA), rocmProfileData,
-#: rocprof and rocprofv3 (HIP: its database, CSV files and JSON).
-_ANY_PROGRAM = ("nsys", "rpd", "rocprof", "rocpd", "rocprofv3-csv", "rocprofv3-json")
+#: Formats whose profiler traces any GPU program, not a framework's own: Nsight Systems and nvprof (CUDA),
+#: rocmProfileData, rocprof and rocprofv3 (HIP: its database, CSV files and JSON).
+_ANY_PROGRAM = ("nsys", "nvprof", "rpd", "rocprof", "rocpd", "rocprofv3-csv", "rocprofv3-json")
 
 
 def detect_trace(trace: Trace) -> Framework:

@@ -1,11 +1,13 @@
-"""nvprof's own database (``nvprof -o <file>.nvvp``) is named by what wrote it, given alone or found in a logdir.
+"""nvprof's own database (``nvprof -o <file>.nvvp``) is told by its tables, given alone or found in a logdir, and read
+(``formats.nvprof``, h37-wild55n; before it, named by what wrote it and refused).
 
 Survey h37-survey21: rajesh-s/mlsys-deepspeech-gpu-profiling (no licence) keeps two ``.nvvp`` files of 2022, a
 DeepSpeech training run on a Tesla P100 under ``nvprof --kernels ... --analysis-metrics``: SQLite databases whose
 CUPTI tables carry an Nsight export's names (``CUPTI_ACTIVITY_KIND_KERNEL``, ``..._MARKER``) but whose strings sit in
 ``StringTable`` and whose format in ``Version``.  Main said "not a profile this tool reads" for the ``.nvvp`` and "an
 SQLite database, but not an Nsight Systems export" when it was renamed ``.sqlite``: neither names nvprof nor says what
-to capture instead.  The test builds the schema's tell-tale tables, with one kernel row.
+to capture instead; h37-survey21 named it, h37-wild55n reads it.  The test builds the schema's tell-tale tables, with
+one kernel row.
 """
 
 from __future__ import annotations
@@ -39,42 +41,37 @@ def _nvprof_db(path: Path) -> Path:
     return path
 
 
-def test_an_nvvp_given_alone_is_named_as_nvprofs(tmp_path: Path, capsys):
+def test_an_nvvp_given_alone_is_read_as_nvprofs(tmp_path: Path, capsys):
+    """h37-wild55n: nvprof's database is read (``formats.nvprof``), no longer refused by name."""
     path = _nvprof_db(tmp_path / "top_kernel_invocation_only.nvvp")
-    assert cli(["report", str(path), "--cache-dir", "off"]) == 2
-    err = capsys.readouterr().err
-    assert "nvprof's database" in err and "nsys export --type sqlite" in err
-    assert "not a profile this tool reads" not in err
+    assert cli(["report", str(path), "--cache-dir", "off"]) == 0
+    out = capsys.readouterr().out
+    assert "Tesla P100-PCIE-16GB" in out and "not a profile this tool reads" not in out
 
 
-def test_the_same_database_renamed_sqlite_is_named_as_nvprofs(tmp_path: Path, capsys):
+def test_the_same_database_renamed_sqlite_is_read_as_nvprofs(tmp_path: Path, capsys):
     path = _nvprof_db(tmp_path / "report1.sqlite")
-    assert cli(["report", str(path), "--cache-dir", "off"]) == 2
-    err = capsys.readouterr().err
-    assert "nvprof's database" in err and "not an Nsight Systems export (none of its tables)" not in err
+    assert cli(["report", str(path), "--cache-dir", "off"]) == 0
+    assert "not an Nsight Systems export (none of its tables)" not in capsys.readouterr().err
 
 
-def test_in_a_logdir_it_is_left_out_by_name_never_no_profiles_found(tmp_path: Path, capsys):
+def test_in_a_logdir_it_is_a_session_never_no_profiles_found(tmp_path: Path):
     run = tmp_path / "deepspeech"
     run.mkdir()
     _nvprof_db(run / "top2_kernel_invocation_only.nvvp")
-    skips = dict(skipped(str(tmp_path)))
-    assert list(skips) == ["deepspeech/top2_kernel_invocation_only.nvvp"], skips
-    assert "nvprof's database" in next(iter(skips.values()))
-    assert discover(str(tmp_path)) == []
-    assert cli(["report", str(tmp_path), "--cache-dir", "off"]) == 2
-    assert "nvprof's database" in capsys.readouterr().err
+    assert skipped(str(tmp_path)) == []
+    (s,) = discover(str(tmp_path))
+    assert [(h.host, h.format) for h in s.hosts] == [("top2_kernel_invocation_only", "nvprof")]
 
 
-def test_pyprofs_net_sql_is_named_as_nvprofs(tmp_path: Path, capsys):
+def test_pyprofs_net_sql_is_read_as_nvprofs(tmp_path: Path, capsys):
     """NVIDIA PyProf's documented capture (``nvprof -f -o net.sql --profile-from-start off -- python ...``, then
     ``python -m apex.pyprof.parse net.sql``): josiahdavis/profiling-lm keeps that ``net.sql`` (Apache-2.0, 806,912
-    bytes, 2020, a PyTorch language model on CUDA 10.1; survey h37-survey39), nvprof's tables with ``StringTable`` and
-    ``Version``.  Main said "not a profile this tool reads" for it."""
+    bytes, 2020, a PyTorch language model on CUDA 10.1; survey h37-survey39; kept since h37-wild55n in
+    ``tests/fixtures/wild/pyprof_lm_v100_nvprof``), nvprof's tables with ``StringTable`` and ``Version``."""
     path = _nvprof_db(tmp_path / "net.sql")
-    assert cli(["report", str(path), "--cache-dir", "off"]) == 2
-    err = capsys.readouterr().err
-    assert "nvprof's database" in err and "not a profile this tool reads" not in err
+    assert cli(["report", str(path), "--cache-dir", "off"]) == 0
+    assert "not a profile this tool reads" not in capsys.readouterr().err
 
 
 def test_control_an_sql_script_beside_an_export_is_no_profile(tmp_path: Path):

@@ -104,7 +104,8 @@ def test_controls_other_json_and_other_sqlite_are_unchanged(tmp_path: Path, caps
 
 def test_a_gzipped_rpd_is_read_and_another_compression_named_with_its_command(tmp_path: Path, capsys):
     """rocmProfileData's own test trace is shared gzipped (``raptor/tests/mytrace.rpd.gz``): read through a private
-    decompressed copy; an ``.xz`` is named with the command that restores it; nvprof's gzipped ``.nvvp`` stays named."""
+    decompressed copy; an ``.xz`` is named with the command that restores it, as nvprof's ``.nvvp`` in ``.xz`` is
+    (its gzipped one is read since h37-wild55n)."""
     import gzip
     import lzma
 
@@ -113,7 +114,7 @@ def test_a_gzipped_rpd_is_read_and_another_compression_named_with_its_command(tm
     assert _report(packed, capsys)["capture"]["vendor"] == "AMD"
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "other.rpd.xz").write_bytes(lzma.compress(RPD.read_bytes()))
-    (tmp_path / "run" / "top_kernel.nvvp.gz").write_bytes(gzip.compress(b"SQLite format 3\x00"))
+    (tmp_path / "run" / "top_kernel.nvvp.xz").write_bytes(lzma.compress(b"SQLite format 3\x00"))
     skips = dict(skipped(str(tmp_path / "run")))
     assert "xz -dk other.rpd.xz" in skips.get("other.rpd.xz", ""), skips
-    assert "nvprof's database" in skips.get("top_kernel.nvvp.gz", ""), skips
+    assert "compressed nvprof database" in skips.get("top_kernel.nvvp.xz", ""), skips

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, max_profile_bytes, named_sessions
-from tb_gpu_advisor.formats.heads import RPD_DATABASE, is_rpd
+from tb_gpu_advisor.formats.heads import NVPROF_DATABASE, RPD_DATABASE, is_rpd
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 # The tables (numpy, sqlite3) and the exporter (subprocess) are imported when an SQLite file is probed: discovery of a
@@ -77,15 +77,6 @@ class Header:
     hostname: str | None = None
     duration_s: float | None = None  # how long the capture ran (``ANALYSIS_DETAILS.duration``)
     gpu: bool | None = None  # a kernel (or CUDA graph execution) recorded: the tab's probe (``probe.py``) asks this
-
-
-#: nvprof's output file (``nvprof -o <file>.nvvp``, an SQLite database of its own schema: ``tables.NVPROF_OWN``).
-NVPROF_SUFFIX = ".nvvp"
-NVPROF = ("nvprof's database (`nvprof -o <file>.nvvp`, CUDA's legacy profiler for GPUs up to Volta, read by the Visual "
-          "Profiler), a format the Advisor does not read: profile the job with Nsight Systems (nsys profile, then nsys "
-          "export --type sqlite), torch.profiler or JAX/TensorFlow's profiler")
-
-
 
 
 #: Nsight Systems' raw capture stream: what ``nsys profile`` writes while it captures (``report1.qdstrm``, its first
@@ -166,7 +157,7 @@ def _probe(path: str) -> tuple[str | None, Header]:
             schema = tb.Schema(con)
             if not schema.is_export():
                 if schema.is_nvprof():
-                    return NVPROF, Header()
+                    return NVPROF_DATABASE, Header()
                 if is_rpd(schema):
                     return RPD_DATABASE, Header()
                 return "an SQLite database, but not an Nsight Systems export (none of its tables)", Header()
@@ -283,17 +274,16 @@ class NsysLayout(RunFolderLayout):
         return rel[-1].endswith(SQLITE_SUFFIXES) and self.in_run_folder(rel)
 
     def unread(self, rel: tuple[str, ...]) -> str | None:
-        """nvprof's ``.nvvp`` database, Nsight's raw capture stream (``.qdstrm``, :data:`STREAM_SUFFIX`) and a
+        """Nsight's raw capture stream (``.qdstrm``, :data:`STREAM_SUFFIX`) and a
         compressed export, named by what they are rather than "not a profile this tool reads" or, in a logdir, nothing
-        at all (rocmProfileData's ``.rpd``, read, is ``formats.rpd``'s).  Which notes go unsaid beside a profile read
+        at all (rocmProfileData's ``.rpd`` and nvprof's ``.nvvp``, read, are ``formats.rpd``'s and
+        ``formats.nvprof``'s).  Which notes go unsaid beside a profile read
         in the same folder: :meth:`unread_beside`."""
         name, unpack = rel[-1], ""
         for suffix, command in COMPRESSED.items():  # shared gzipped, still the other tool's file
             if name.endswith(suffix) and len(name) > len(suffix):
                 name, unpack = name[: -len(suffix)], f"{command} {name} ; "
                 break
-        if name.endswith(NVPROF_SUFFIX) and len(name) > len(NVPROF_SUFFIX):
-            return NVPROF
         if name.endswith(STREAM_SUFFIX) and len(name) > len(STREAM_SUFFIX):
             return stream_words(name, unpack)
         return compressed(rel[-1])

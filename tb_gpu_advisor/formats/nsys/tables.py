@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.formats import sqlite as _sq
+from tb_gpu_advisor.formats import heads, sqlite as _sq
 from tb_gpu_advisor.formats.sqlite import _quote
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -81,10 +81,9 @@ def pid_of(global_id: np.ndarray) -> np.ndarray:
 def tid_of(global_tid: np.ndarray) -> np.ndarray:
     return global_tid.astype(np.int64, copy=False) & _ID_MASK
 
-#: nvprof's own database (``nvprof -o <file>.nvvp``, CUDA's legacy profiler that Nsight Systems replaced): CUPTI's
-#: activity tables by the names an export uses, but its strings in ``StringTable`` and its format in ``Version``, with
-#: no ``StringIds`` (survey h37-survey21: rajesh-s/mlsys-deepspeech-gpu-profiling's 2022 P100 DeepSpeech runs).
-NVPROF_OWN = ("StringTable", "Version")
+#: nvprof's own database (``StringTable`` + ``Version``, no ``StringIds``): ``formats.heads.is_nvprof``, read by
+#: ``formats.nvprof``.
+NVPROF_OWN = heads.NVPROF_OWN
 
 
 class Schema(_sq.Schema):
@@ -97,8 +96,7 @@ class Schema(_sq.Schema):
 
     def is_nvprof(self) -> bool:
         """nvprof's database (:data:`NVPROF_OWN`), not an Nsight Systems export."""
-        return (all(t in self.tables for t in NVPROF_OWN) and STRINGS not in self.tables
-                and any(t.startswith("CUPTI_ACTIVITY_KIND_") for t in self.tables))
+        return heads.is_nvprof(self)
 
 
 

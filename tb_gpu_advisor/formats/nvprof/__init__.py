@@ -1,0 +1,38 @@
+"""nvprof's databases (``nvprof -o <file>.nvvp`` / ``--export-profile``: CUDA's legacy profiler, for GPUs up to Volta,
+an SQLite database of CUPTI's activity records): their layout, their probe and the reader into the neutral trace
+model (``reader.read_trace``)."""
+
+from __future__ import annotations
+
+import os
+
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats.base import Format, from_start_fixes
+from tb_gpu_advisor.formats.nvprof.layout import LAYOUT, probe_file
+
+
+def has_gpu_activity(path: str) -> bool | None:
+    """True when the database holds a kernel, False when it holds none, None when it cannot be told."""
+    if path.endswith(".gz"):
+        return None
+    try:
+        st = os.stat(fsio.local_path(path))
+    except OSError:
+        return None
+    why, gpu = probe_file(path, st.st_size, st.st_mtime_ns)
+    return gpu if why is None else None
+
+
+#: nvprof's way to put the window on the GPU work (``nvprof --help``: ``--profile-from-start off`` waits for the
+#: program's ``cudaProfilerStart``), and its successor's, which also profiles GPUs after Volta.
+_WINDOW = ("nvprof --profile-from-start off -o run.nvvp ./app   # cudaProfilerStart()/cudaProfilerStop() (PyTorch: "
+           "torch.cuda.profiler.start()/stop()) around the steps\n"
+           "nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop -o run ./app   "
+           "# the same window with Nsight Systems, nvprof's successor (GPUs after Volta)\n"
+           "nsys export --type sqlite run.nsys-rep")
+WINDOW_FIXES = from_start_fixes("nvprof", "the CUDA context, module loading, the libraries' set-up", _WINDOW)
+
+#: No native viewer is named: the tab would say its windows' times are the Visual Profiler's own, which the reader's
+#: (from the first record) are not known to be.
+FORMAT = Format(id="nvprof", name="nvprof", layout=LAYOUT, probe=has_gpu_activity,
+                reader_module="tb_gpu_advisor.formats.nvprof.reader", window_fixes=WINDOW_FIXES)

@@ -14,8 +14,6 @@ controls (steps the capture marks) keep "step N".  The checker parts written for
 from __future__ import annotations
 
 import copy
-import gzip
-import json
 import re
 from pathlib import Path
 
@@ -26,6 +24,7 @@ from tb_gpu_advisor.report import render
 from tests.support.cli_report import first_report
 from tests.support.contradictions import window_words_problems
 from tests.support.paths import FIXTURES, SHARED_PROFILES
+from tests.support.unmarked_pass import GPT2, gpt2_as_unmarked_pass
 
 WILD = FIXTURES / "wild"
 NUMBERED = re.compile(r"(?<![\w.(])step \d+\b")
@@ -39,22 +38,10 @@ def _report(path: Path) -> Report:
 
 @pytest.fixture(scope="module")
 def gpt2(tmp_path_factory: pytest.TempPathFactory) -> Report:
-    """wild/gpt2_b200_one_step, its memory recorded, read as one pass: its ``training_step`` range renamed after the
-    pass's phases (``forward_backward``), the same bounds.  (As kept, the range marks the capture's one step since
-    h37-wild55k: "step 0", as a marked step is named.)"""
-    src = WILD / "gpt2_b200_one_step"
-    if not src.is_dir():
-        pytest.skip(f"{src} absent")
-    run = tmp_path_factory.mktemp("gpt2_pass") / "gpt2_b200_one_step"
-    run.mkdir()
-    for path in src.glob("*.pt.trace.json.gz"):
-        doc = json.loads(gzip.open(path).read())
-        for e in doc["traceEvents"]:
-            if e.get("name") == "training_step":
-                e["name"] = "forward_backward"
-        with gzip.open(run / path.name, "wt", encoding="utf-8") as f:
-            json.dump(doc, f)
-    return _report(run)
+    """wild/gpt2_b200_one_step read as one unmarked pass (``tests.support.unmarked_pass``), its memory recorded."""
+    if not GPT2.is_dir():
+        pytest.skip(f"{GPT2} absent")
+    return _report(gpt2_as_unmarked_pass(tmp_path_factory.mktemp("gpt2_pass")))
 
 
 def test_a_one_pass_memory_peak_is_into_the_pass(gpt2: Report) -> None:

@@ -23,7 +23,8 @@ def gpt2_as_unmarked_pass(dest: Path) -> Path:
     run = dest / GPT2.name
     run.mkdir(parents=True, exist_ok=True)
     for path in GPT2.glob("*.pt.trace.json.gz"):
-        doc = json.loads(gzip.open(path).read())
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            doc = json.load(f)
         for e in doc["traceEvents"]:
             if e.get("name") == "training_step":
                 e["name"] = "forward_backward"

@@ -755,6 +755,51 @@ def _sync_item(r: Rank) -> None:
     optimizer(r)
 
 
+#: :func:`write_one_marked_step`: the host's first launch of a kernel between the backward and the gradient's
+#: accumulation (its module's load, us), as a real 2-rank MoE step's ``AccumulateGrad`` paid it (12.0 ms,
+#: ykcai-daniel/torch-compile-moe, h37-wild55k), and the host's backward start before its kernels (us).
+MARKED_STEP_LOAD_US, MARKED_STEP_BACKWARD_HOST_US = 12_000.0, 2_500.0
+
+
+def _one_marked_step_body(r: Rank) -> None:
+    """One training step as a program that profiles a single step runs it: the forward's kernels, the backward's host
+    start, its kernels, then the first launch of the gradient's accumulation (a module load) and the step's sync."""
+    for _ in range(4):
+        r.kernel("aten::addmm", GEMM_FWD, 180.0, args=SHAPES_4096["addmm"])
+        r.kernel("aten::clamp_min", RELU_BF16, 20.0)
+    r.cpu("autograd::engine::evaluate_function: SumBackward0", MARKED_STEP_BACKWARD_HOST_US)
+    for _ in range(4):
+        r.kernel("aten::threshold_backward", RELU_BF16, 35.0)
+        r.kernel("aten::mm", GEMM_BWD[0], 170.0, args=SHAPES_4096["mm"])
+        r.kernel("aten::mm", GEMM_BWD[1], 160.0, args=SHAPES_4096["mm"])
+    r.kernel("aten::add_", SUM_BF16, 3.0, launch_us=MARKED_STEP_LOAD_US)
+    r.sync()
+
+
+def write_one_marked_step(out: str, step_name: str | None = "moe_train_step", ranks: int = 1,
+                          run: str = "one_marked_step") -> list[str]:
+    """Write a capture of ONE training step (``ranks`` ranks, one file each) as ``with profile(): with
+    record_function(step_name): ...`` writes it -- no schedule, so no ``ProfilerStep#N``: the step's only mark is the
+    program's own range, ``step_name`` (host ``user_annotation`` and its GPU-side span).  ``step_name=None`` keeps
+    Kineto's ``ProfilerStep#2`` instead: the truth's reading.
+
+    Truth by construction: one step, the forward's and the backward's GPU bursts with the backward's host start
+    between them and a one-time module load (``MARKED_STEP_LOAD_US``) before the step's last kernel; the same steps
+    and findings as the ``ProfilerStep#2`` build."""
+    sc = Scenario(ranks, _each(_one_marked_step_body), ["cold_start"],
+                  [], "one training step marked by the program's record_function")
+    paths = write_run(out, sc, steps=1, run=run)
+    if step_name is not None:
+        for path in paths:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+            for e in doc["traceEvents"]:
+                if e.get("name") == "ProfilerStep#2":
+                    e["name"] = step_name
+            write_doc(path, doc)
+    return paths
+
+
 def write_sync_then_host_work(out: str, steps: int = 12, kernels: int = 8, kernel_us: float = 50.0,
                               host_us: float = 500.0, run: str = "sync_then_host_work") -> dict:
     """Write a forward loop (one rank, ``prof.step()`` each step) whose step launches ``kernels`` GEMMs of

@@ -101,9 +101,13 @@ WAITING_COMMUNICATION_DOMAINS = COMMUNICATION_DOMAINS - ENQUEUING_COMMUNICATION_
 #: micro-batch's).  The form does not say what the number counts; the word before it does.
 _COUNTER = r"(?:[^A-Za-z]*\d[^A-Za-z]*)?"
 #: A user range that marks a step: ``step``, ``train_step``, ``training_step 12``, ``iteration 3``, ``iter_7``,
-#: ``Step#4``, ``batch 12``, ``Step 3/100``, ``iteration[96,100)`` -- but no optimizer or scheduler step
-#: (``optimizer.step``, ``lr_scheduler.step``), which runs inside a training step.
-_STEP_NAME = re.compile(r"^(?:(?:train(?:ing)?|fwd_?bwd|forward[-_ ]backward)[-_ .]?)?(?:step|iter(?:ation)?|batch)"
+#: ``Step#4``, ``batch 12``, ``Step 3/100``, ``iteration[96,100)``, and a training step the program names after its
+#: model or its parallelism (``moe_train_step``, ``ddp_train_step``, ``f"profile_{model}_train_step"``,
+#: ``meta_train_step``, ``3_train_step``: words before ``train``, never before a bare ``step`` -- an ``ema_step`` or a
+#: ``decode_step`` is no training step) -- but no optimizer or scheduler step (``optimizer.step``,
+#: ``lr_scheduler.step``), which runs inside a training step.
+_STEP_NAME = re.compile(r"^(?:(?:[A-Za-z0-9]+[-_ .])+(?=train))?"
+                        r"(?:(?:train(?:ing)?|fwd_?bwd|forward[-_ ]backward)[-_ .]?)?(?:step|iter(?:ation)?|batch)"
                         + _COUNTER + r"$|^(?:train(?:ing)?[-_ .]?)?(?:step|iter(?:ation)?)[-_ #:=]*\d+\b", re.I)
 _NOT_STEP = re.compile(r"optim|schedul|lr[-_]|zero[-_ ]?grad|scaler|sampler|warmup", re.I)
 #: The NVTX range a capture's advice asks the program to mark its steps with, by the job's work (``Job.work``), and

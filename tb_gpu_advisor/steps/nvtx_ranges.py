@@ -203,15 +203,32 @@ def _annotation_steps(trace: Trace, launches: list[np.ndarray] | None) -> Marked
     if not own.size:
         return None
     base, base_names = _bases(trace, own)
-    best, sel, _ = _step_named(trace, own, base, launches)
+    best, sel, launches = _step_named(trace, own, base, launches)
     if sel is None:
         return None
     # one name nested in itself (a decorated step calling a decorated helper of its name) is one call, as one span
     sel = sel[np.lexsort((-h.end[sel].astype(np.int64), h.start[sel].astype(np.int64), h.line[sel]))]
     sel = sel[_top_level(h, sel)]
-    if _max_per_line(h, sel) < 2:
-        return None  # once on each thread: no loop's turns
+    if _max_per_line(h, sel) < 2 and not _hold_most_launches(h, launches, sel):
+        return None  # once on each thread, beside most of the work: no loop's turn
     return _numbered_steps(trace, sel, "nvtx_range", f"{_spelled(h, sel, base_names[best])}, named like a step")
+
+
+def _hold_most_launches(h: HostEvents, launches: list[np.ndarray] | None, sel: np.ndarray) -> bool:
+    """Whether the ranges ``sel`` (each thread's one step-named range) hold at least half the launches of the
+    capture's GPU work, on any thread; False where no device event maps to a launch.
+
+    Why: a capture of one training step -- ``with profile(): with record_function("train_step"): ...``, no schedule,
+    so no ``ProfilerStep#N`` -- marks its step once, and the program's range is its step: read as no mark, it was "no
+    step markers found" and the GPU's bursts taken for steps (a 2-rank MoE step's forward and backward read as 2
+    steps of 7.3 ms, its 12 ms module load between them; ykcai-daniel/torch-compile-moe, h37-wild55k).  A range
+    named like a step that holds few of the launches (one ``batch`` fetch, one step among unmarked ones) is no
+    reading of the capture's steps."""
+    rec = np.concatenate([a[a >= 0] for a in launches]) if launches else np.zeros(0, np.int64)
+    if not rec.size or not sel.size:
+        return False
+    t = np.sort(h.start[rec].astype(np.int64))
+    return 2 * count_within(t, h.start[sel].astype(np.int64), h.end[sel].astype(np.int64)) >= rec.size
 
 
 def _span_lines(trace: Trace, own: SpanSteps, launches: list[np.ndarray]) -> MarkedSteps | None:

@@ -9,6 +9,8 @@ several steps (``wild/cloverleaf_a100_cuda``, 8) still says "of each".
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tb_gpu_advisor.common.fmt import ms
@@ -16,6 +18,7 @@ from tb_gpu_advisor.model.schema import Report
 from tests.support.cli_report import cli_report
 from tests.support.paths import FIXTURES
 from tests.support.properties import one_step_problems
+from tests.support.unmarked_pass import gpt2_as_unmarked_pass
 
 WILD = FIXTURES / "wild"
 ONE_STEP = ["gpt2_b200_one_step", "sglang_b300_decode", "nsfw_vit_h100", "part_forward_a100", "mcts_rtx3080_one_pass"]
@@ -57,17 +60,20 @@ def test_several_steps_keep_each() -> None:
     assert one_step_problems(host) == []
 
 
-@pytest.mark.parametrize("run,unit", [("gpt2_b200_one_step", "pass"), ("compiled_a100_triton", "step")])
-def test_renderers_say_the_one_step(run: str, unit: str) -> None:
+@pytest.mark.parametrize("run,unit,unmarked", [("gpt2_b200_one_step", "pass", True), ("gpt2_b200_one_step", "step", False),
+                                               ("compiled_a100_triton", "step", False)])
+def test_renderers_say_the_one_step(run: str, unit: str, unmarked: bool, tmp_path: Path) -> None:
     """The text and markdown reports' saving and the verdict say "of the step" for a one-step host, as its
     findings do (``report.verdict.one_step``); a several-step host keeps "/step" (the control).  The one pass an
-    unmarked capture was read as (gpt2_b200_one_step: one iteration, no ProfilerStep) is "of the pass" (h37-words21);
-    a step the capture marks (compiled_a100_triton's one ProfilerStep) stays "of the step"."""
+    unmarked capture was read as (gpt2_b200_one_step with its range renamed after a phase, ``tests.support.
+    unmarked_pass``: one iteration, no step mark) is "of the pass" (h37-words21); a step the capture marks
+    (compiled_a100_triton's one ProfilerStep; gpt2_b200_one_step's one ``training_step`` range, h37-wild55k) stays
+    "of the step"."""
     from tb_gpu_advisor.report import render
 
     if not (WILD / run).is_dir():
         pytest.skip("wild fixture absent")
-    rep = Report.from_dict(cli_report(WILD / run))
+    rep = Report.from_dict(cli_report(gpt2_as_unmarked_pass(tmp_path) if unmarked else WILD / run))
     text, md = render.to_text(rep, top=None), render.to_markdown(rep, top=None)
     assert "/step" not in text.split("HEADLINE")[0] and f"of the {unit})" in text
     saved = [line for line in md.splitlines() if line.startswith("- **Estimated saving:**")]

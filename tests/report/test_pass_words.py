@@ -11,6 +11,8 @@ keeps the framework's op-placement words; a host-bound finding of no first call 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tb_gpu_advisor.model.schema import Report
@@ -18,20 +20,25 @@ from tb_gpu_advisor.report import render
 from tests.support.cli_report import cli_report
 from tests.support.contradictions import rendered_step_problems, window_words_problems
 from tests.support.paths import FIXTURES
+from tests.support.unmarked_pass import GPT2, gpt2_as_unmarked_pass
 
 WILD = FIXTURES / "wild"
 
 
-def _report(name: str) -> Report:
+def _report(name: str, tmp_path: Path | None = None) -> Report:
+    """The kept run's report; gpt2_b200_one_step, given ``tmp_path``, read as one unmarked pass
+    (``tests.support.unmarked_pass``: its one ``training_step`` range marks its one step since h37-wild55k)."""
     if not (WILD / name).is_dir():
         pytest.skip("wild fixture absent")
+    if name == GPT2.name and tmp_path is not None:
+        return Report.from_dict(cli_report(gpt2_as_unmarked_pass(tmp_path)))
     return Report.from_dict(cli_report(WILD / name))
 
 
 @pytest.mark.parametrize("name", ["rocprof_aiter_mi355x", "gpt2_b200_one_step", "tp_rtx4090_two_ranks"])
-def test_a_one_pass_report_renders_the_pass(name: str) -> None:
+def test_a_one_pass_report_renders_the_pass(name: str, tmp_path: Path) -> None:
     """Main: "(1 host, 1 step, step 432.6 ms)", "If every fix lands: step ~...", "saves ~10.6 ms (94% of the step)"."""
-    rep = _report(name)
+    rep = _report(name, tmp_path)
     text = render.to_text(rep, top=None)
     head = text.splitlines()[0]
     # a pass that is the start-up (tp_rtx4090_two_ranks' cold forward, 43% one-time costs) says so (h37-startonly)
@@ -41,9 +48,9 @@ def test_a_one_pass_report_renders_the_pass(name: str) -> None:
     assert rendered_step_problems(rep) == [] and window_words_problems(rep) == []
 
 
-def test_the_checker_reads_the_step_words_of_a_one_pass_report() -> None:
+def test_the_checker_reads_the_step_words_of_a_one_pass_report(tmp_path: Path) -> None:
     """The checker is no check that cannot fail: main's words in a one-pass report's text are each found."""
-    rep = _report("gpt2_b200_one_step")
+    rep = _report("gpt2_b200_one_step", tmp_path)
     real = render.to_text
     main_words = {"one pass of 11.3 ms, no step marked": "1 step, step 11.3 ms", "of the pass)": "of the step)",
                   "If every fix lands: pass ~": "If every fix lands: step ~"}

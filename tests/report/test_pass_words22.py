@@ -24,6 +24,7 @@ from tb_gpu_advisor.report import render
 from tests.support.cli_report import first_report
 from tests.support.contradictions import window_words_problems
 from tests.support.paths import FIXTURES, SHARED_PROFILES
+from tests.support.unmarked_pass import GPT2, gpt2_as_unmarked_pass
 
 WILD = FIXTURES / "wild"
 NUMBERED = re.compile(r"(?<![\w.(])step \d+\b")
@@ -36,9 +37,11 @@ def _report(path: Path) -> Report:
 
 
 @pytest.fixture(scope="module")
-def gpt2() -> Report:
-    """wild/gpt2_b200_one_step: one PyTorch pass on a B200, no step marked, its memory recorded."""
-    return _report(WILD / "gpt2_b200_one_step")
+def gpt2(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """wild/gpt2_b200_one_step read as one unmarked pass (``tests.support.unmarked_pass``), its memory recorded."""
+    if not GPT2.is_dir():
+        pytest.skip(f"{GPT2} absent")
+    return _report(gpt2_as_unmarked_pass(tmp_path_factory.mktemp("gpt2_pass")))
 
 
 def test_a_one_pass_memory_peak_is_into_the_pass(gpt2: Report) -> None:

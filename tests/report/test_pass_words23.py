@@ -25,6 +25,7 @@ from tb_gpu_advisor.model.schema import Report
 from tests.support.cli_report import first_report
 from tests.support.contradictions import window_words_problems
 from tests.support.paths import FIXTURES
+from tests.support.unmarked_pass import GPT2, gpt2_as_unmarked_pass
 
 WILD = FIXTURES / "wild"
 
@@ -47,9 +48,12 @@ def reduce_baseline() -> Report:
 
 
 @pytest.fixture(scope="module")
-def gpt2() -> Report:
-    """wild/gpt2_b200_one_step: one training iteration (one optimizer step), no step marked: a single pass."""
-    return _report(WILD / "gpt2_b200_one_step")
+def gpt2(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """wild/gpt2_b200_one_step: one training iteration (one optimizer step), read as one unmarked pass
+    (``tests.support.unmarked_pass``: its ``training_step`` range renamed after the pass's phases)."""
+    if not GPT2.is_dir():
+        pytest.skip(f"{GPT2} absent")
+    return _report(gpt2_as_unmarked_pass(tmp_path_factory.mktemp("gpt2_pass")))
 
 
 def test_a_whole_capture_is_analysed_as_one_pass(reduce_baseline: Report) -> None:

@@ -711,7 +711,7 @@ def write_trace_viewer_json(xplane_path: str, json_path: str) -> dict:
         metadata = {e.key: e.value for e in plane.event_metadata}
         events.append({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": plane.name}})
 
-        def text(stat) -> str | None:  # ``XStatVisitor::ToString``; the schema's value is no oneof: the one set
+        def text(stat, stat_names=stat_names) -> str | None:  # ``XStatVisitor::ToString``: the value set
             if stat.str_value:
                 return stat.str_value
             if stat.ref_value:

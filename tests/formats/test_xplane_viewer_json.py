@@ -44,7 +44,7 @@ def _tf22_session(root: Path, with_xplane: bool = False) -> tuple[Path, dict]:
 
 
 def test_a_tf22_session_is_read_from_its_trace_viewer_json(tmp_path):
-    folder, _ = _tf22_session(tmp_path)
+    _tf22_session(tmp_path)
     (session,) = discover(str(tmp_path))
     assert (session.run, session.session) == ("train", SESSION.name)
     assert [(h.host, Path(h.path).name) for h in session.hosts] == [("instance-2", "instance-2.trace.json.gz")]

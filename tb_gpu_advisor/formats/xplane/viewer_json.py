@@ -93,7 +93,7 @@ def _stat_value(stat: Any, value: object) -> None:
 
 def _ps(us: object) -> int:
     """Picoseconds of a time printed in microseconds (three decimals: the nanosecond)."""
-    return int(round(float(us) * _PS_PER_US))
+    return round(float(us) * _PS_PER_US)
 
 
 class _PlaneBuilder:
@@ -106,9 +106,7 @@ class _PlaneBuilder:
         self.stat_ids: dict[str, int] = {}
 
     def line(self, tid: int, name: str = "") -> None:
-        if tid not in self.lines:
-            self.lines[tid] = name
-        elif name:
+        if name or tid not in self.lines:
             self.lines[tid] = name
 
     def stat_id(self, name: str) -> int:

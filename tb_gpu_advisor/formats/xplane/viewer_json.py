@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 from typing import Any
 
@@ -36,6 +37,7 @@ _KINETO_SUFFIXES = (".pt.trace.json.gz", ".pt.trace.json")
 #: Processes that are planes of a profile: the host's threads and each device (``/host:CPU``, ``/device:GPU:N``).
 _PLANE_PREFIXES = ("/host:", "/device:")
 _INT = re.compile(r"-?\d{1,19}\Z")
+_INT64 = 1 << 63
 _PS_PER_US = 1_000_000
 
 
@@ -74,31 +76,51 @@ def load(raw: bytes) -> dict[str, Any]:
     return doc
 
 
+def _text(value: object) -> str:
+    """``value`` as the UTF-8 text a proto string holds (JSON can carry lone surrogates, which protobuf refuses)."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def _stat_value(stat: Any, value: object) -> None:
     """Set ``stat``'s value from an argument printed by ``stat.ToString()``: an integer's digits come back as the
     integer (ids, counts, bytes: ``group_id`` and ``correlation_id`` are joined as numbers), anything else as text."""
     if isinstance(value, bool):
         stat.int64_value = int(value)
-    elif isinstance(value, int):
+    elif isinstance(value, int) and -_INT64 <= value < _INT64:
         stat.int64_value = value
     elif isinstance(value, float):
         stat.double_value = value
     else:
-        text = value if isinstance(value, str) else json.dumps(value)
-        if _INT.match(text) and -(1 << 63) <= int(text) < (1 << 63):
+        text = _text(value)
+        if _INT.match(text) and -_INT64 <= int(text) < _INT64:
             stat.int64_value = int(text)
         else:
             stat.str_value = text
 
 
-def _ps(us: object) -> int:
-    """Picoseconds of a time printed in microseconds (three decimals: the nanosecond)."""
-    return round(float(us) * _PS_PER_US)
+def _ps(us: object) -> int | None:
+    """Picoseconds of a time printed in microseconds (three decimals: the nanosecond); None for no time an XPlane can
+    hold (text, NaN, beyond int64)."""
+    try:
+        ps = float(us) * _PS_PER_US  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return round(ps) if math.isfinite(ps) and abs(ps) < _INT64 else None
+
+
+def _id(value: object) -> int | None:
+    """A process or thread id as the int64 an XPlane's plane and line ids are; None for another tool's text ids."""
+    try:
+        n = int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return n if -_INT64 <= n < _INT64 else None
 
 
 class _PlaneBuilder:
     def __init__(self, space: Any, pid: int, name: str) -> None:
-        self.plane = space.planes.add(id=pid, name=name)
+        self.plane = space.planes.add(id=pid, name=_text(name))
         self.lines: dict[int, Any] = {}
         self.first_ps: dict[int, int] = {}
         self.events: dict[int, list[tuple[int, int, int, list[tuple[int, object]]]]] = {}
@@ -115,7 +137,7 @@ class _PlaneBuilder:
             sid = self.stat_ids[name] = len(self.stat_ids) + 1
             entry = self.plane.stat_metadata.add(key=sid)
             entry.value.id = sid
-            entry.value.name = name
+            entry.value.name = _text(name)
         return sid
 
     def event_id(self, name: str, display: str) -> int:
@@ -124,9 +146,9 @@ class _PlaneBuilder:
             eid = self.event_ids[(name, display)] = len(self.event_ids) + 1
             entry = self.plane.event_metadata.add(key=eid)
             entry.value.id = eid
-            entry.value.name = name
+            entry.value.name = _text(name)
             if display:
-                entry.value.display_name = display
+                entry.value.display_name = _text(display)
         return eid
 
     def add(self, tid: int, event: dict[str, Any]) -> None:
@@ -134,17 +156,18 @@ class _PlaneBuilder:
         shown = str(event.get("name", ""))
         long_name = args.get("long_name")
         name, display = (str(long_name), shown) if isinstance(long_name, str) and long_name != shown else (shown, "")
+        start, dur = _ps(event.get("ts", 0)), _ps(event.get("dur", 0))
+        if start is None or dur is None:
+            return  # no time to place it at: left out, as the trace viewer leaves it
         stats = [(self.stat_id(k), v) for k, v in args.items() if k != "long_name" or not display]
-        start = _ps(event.get("ts", 0))
         self.line(tid)
-        self.events.setdefault(tid, []).append((start, max(0, _ps(event.get("dur", 0))),
-                                                self.event_id(name, display), stats))
+        self.events.setdefault(tid, []).append((start, max(0, dur), self.event_id(name, display), stats))
 
     def build(self) -> None:
         for tid, name in sorted(self.lines.items()):
             events = sorted(self.events.get(tid, ()), key=lambda e: e[0])
             base_ns = events[0][0] // 1000 if events else 0
-            ln = self.plane.lines.add(id=tid, display_id=tid, name=name, timestamp_ns=base_ns)
+            ln = self.plane.lines.add(id=tid, display_id=tid, name=_text(name), timestamp_ns=base_ns)
             for start, dur, eid, stats in events:
                 ev = ln.events.add(metadata_id=eid, offset_ps=start - base_ns * 1000, duration_ps=dur)
                 for sid, value in stats:
@@ -158,16 +181,12 @@ def space_bytes(doc: dict[str, Any], host: str = "") -> bytes:
     names: dict[int, str] = {}
     threads: dict[tuple[int, int], str] = {}
     for e in events:
-        if e.get("ph") != "M" or not isinstance(e.get("args"), dict):
-            continue
-        try:
-            pid = int(e.get("pid"))
-        except (TypeError, ValueError):
+        if e.get("ph") != "M" or not isinstance(e.get("args"), dict) or (pid := _id(e.get("pid"))) is None:
             continue
         if e.get("name") == "process_name":
             names[pid] = str(e["args"].get("name", ""))
-        elif e.get("name") == "thread_name" and e.get("tid") is not None:
-            threads[(pid, int(e["tid"]))] = str(e["args"].get("name", ""))
+        elif e.get("name") == "thread_name" and (tid := _id(e.get("tid"))) is not None:
+            threads[(pid, tid)] = str(e["args"].get("name", ""))
     planes = {pid: name for pid, name in names.items() if name.startswith(_PLANE_PREFIXES)}
     if not planes:
         shown = ", ".join(sorted(repr(n) for n in names.values())[:5]) or "none named"
@@ -175,7 +194,7 @@ def space_bytes(doc: dict[str, Any], host: str = "") -> bytes:
                             "TensorFlow's trace viewer names them /host:CPU and /device:GPU:N")
     space = message_class("XSpace")()
     if host:
-        space.hostnames.append(host)
+        space.hostnames.append(_text(host))
     order = sorted(planes, key=lambda pid: (not planes[pid].startswith("/host:"), pid))  # the host first, as written
     builders = {pid: _PlaneBuilder(space, pid, planes[pid]) for pid in order}
     for (pid, tid), name in threads.items():
@@ -184,11 +203,8 @@ def space_bytes(doc: dict[str, Any], host: str = "") -> bytes:
     for e in events:
         if e.get("ph") != "X":
             continue
-        try:
-            pid, tid = int(e.get("pid")), int(e.get("tid", 0))
-        except (TypeError, ValueError):
-            continue
-        if pid in builders:
+        pid, tid = _id(e.get("pid")), _id(e.get("tid", 0))
+        if pid in builders and tid is not None:
             builders[pid].add(tid, e)
     for b in builders.values():
         b.build()

@@ -108,3 +108,32 @@ def test_a_trace_json_of_another_tool_in_a_session_folder_says_what_it_is(tmp_pa
         {"ph": "X", "pid": 7, "tid": 1, "ts": 1.0, "dur": 2.0, "name": "step"}]}).encode()))
     with pytest.raises(ProfileReadError, match="no planes of a TensorFlow/JAX profile"):
         read_trace(str(path))
+
+
+@pytest.mark.parametrize(("events", "words"), [
+    ("not a list", "without the trace viewer's traceEvents list"),
+    ([{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:GPU:0"}},
+      {"ph": "X", "pid": 1, "tid": "main", "ts": "abc", "dur": 1, "name": "k"},
+      {"ph": "X", "pid": 1, "tid": 1, "ts": 1e300, "dur": float("nan"), "name": "k"}], "recorded nothing"),
+])
+def test_another_tools_ids_and_times_are_left_out_not_a_crash(tmp_path, events, words):
+    """Text ids, times that are no number, NaN, beyond int64: no event an XPlane can hold, left out."""
+    folder = tmp_path / SESSION
+    folder.mkdir(parents=True)
+    path = folder / "host.trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    with pytest.raises(ProfileReadError, match=words):
+        read_trace(str(path))
+
+
+def test_values_beyond_int64_and_lone_surrogates_are_kept_as_text(tmp_path):
+    folder = tmp_path / SESSION
+    folder.mkdir(parents=True)
+    path = folder / "host.trace.json"
+    path.write_text(json.dumps({"traceEvents": [
+        {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:GPU:0"}},
+        {"ph": "M", "pid": 1, "tid": 3, "name": "thread_name", "args": {"name": "Stream #3\ud800"}},
+        {"ph": "X", "pid": 1, "tid": 3, "ts": 1.0, "dur": 2.0, "name": "kernel\ud800",
+         "args": {"a": 2**80, "b": "\ud800", "c": {"x": 1}, "correlation_id": "99999999999999999999"}}]}))
+    (gpu,) = read_trace(str(path)).devices
+    assert len(gpu) == 1 and gpu.end.tolist() == [gpu.start[0] + 2_000_000]

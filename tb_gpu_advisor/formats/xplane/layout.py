@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 
 from tb_gpu_advisor.formats.base import PLUGINS_DIR, Found, Groups, Located
-from tb_gpu_advisor.formats.xplane import viewer_json
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 HOST_SUFFIX = ".xplane.pb"
@@ -42,6 +41,23 @@ TOOL_DATA_WHY = ("TensorFlow/JAX profiler tool data (what the stock Profile tab 
                  "(TensorFlow 2.3 and later, JAX) or, from TensorFlow 2.2, which wrote no XPlane, the session's "
                  "`<host>.trace.json.gz` (copy the whole session folder), or profile again with tf.profiler.experimental.start(logdir) ... stop() "
                  "or jax.profiler.trace(logdir), which write " + EXPECTED)
+
+#: The file names TensorFlow's profiler gives a session's trace viewer JSON (``<host>.trace.json.gz``; xprof's
+#: uncompressed ``.trace.json`` alike), which TensorFlow 2.2 wrote instead of an XPlane (``viewer_json``).  PyTorch's
+#: ``.pt.trace.json`` is another writer's (Kineto).
+VIEWER_SUFFIXES = (".trace.json.gz", ".trace.json")
+_KINETO_SUFFIXES = (".pt.trace.json.gz", ".pt.trace.json")
+
+
+def viewer_host_of(file_name: str) -> str | None:
+    """The host of a trace viewer JSON's file name (``instance-2.trace.json.gz`` -> ``instance-2``), else None."""
+    if file_name.endswith(_KINETO_SUFFIXES):
+        return None
+    for suffix in VIEWER_SUFFIXES:
+        if file_name.endswith(suffix) and len(file_name) > len(suffix):
+            return file_name[: -len(suffix)]
+    return None
+
 
 #: A host file packed by hand (to attach it to an issue, to send it): no profiler writes one compressed -- TensorFlow,
 #: JAX and xprof write and read ``<host>.xplane.pb`` only (xprof's ``XPLANE_FILE_SUFFIX``).
@@ -88,7 +104,7 @@ class XPlaneLayout:
         """A session's ``<host>.xplane.pb``, or its ``<host>.trace.json.gz``: TensorFlow 2.2 wrote the trace viewer
         JSON and no XPlane (``viewer_json``); beside an XPlane the JSON is dropped (:meth:`group`)."""
         return (len(rel) >= 4 and rel[-4] == PLUGINS_DIR and rel[-3] == PROFILE_DIR and PLUGINS_DIR not in rel[:-4]
-                and (host_of(rel[-1]) is not None or viewer_json.host_of(rel[-1]) is not None))
+                and (host_of(rel[-1]) is not None or viewer_host_of(rel[-1]) is not None))
 
     def descend(self, rel: tuple[str, ...]) -> bool:
         if PLUGINS_DIR not in rel:
@@ -126,7 +142,7 @@ class XPlaneLayout:
             if host_of(f.name) is None and f.folder in with_xplane:
                 continue  # the trace viewer JSON converted from the XPlane beside it: that XPlane is read
             run = "/".join(f.rel[:-4]) or ROOT_RUN
-            host = HostFile(host_of(f.name) or viewer_json.host_of(f.name) or "", f.path, f.size, f.mtime_ns, "xplane")
+            host = HostFile(host_of(f.name) or viewer_host_of(f.name) or "", f.path, f.size, f.mtime_ns, "xplane")
             groups.setdefault((run, f.rel[-2], f.folder), []).append(host)
         return groups
 
@@ -154,7 +170,7 @@ class XPlaneLayout:
     def read_instead(self, file_name: str) -> tuple[str, ...]:
         """A session's trace viewer JSON given by path is read as the XPlane it was converted from, where that is
         beside it (TensorFlow 2.3 on, JAX)."""
-        host = viewer_json.host_of(file_name)
+        host = viewer_host_of(file_name)
         return (host + HOST_SUFFIX,) if host is not None else ()
 
     def beside(self, file_name: str) -> tuple[str, ...]:

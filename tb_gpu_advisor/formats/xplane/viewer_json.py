@@ -27,12 +27,8 @@ import math
 import re
 from typing import Any
 
+from tb_gpu_advisor.formats.xplane.layout import viewer_host_of
 from tb_gpu_advisor.formats.xplane.schema import message_class
-
-#: The file names TensorFlow's profiler gives a session's trace viewer JSON (``<host>.trace.json.gz``; xprof's
-#: uncompressed ``.trace.json`` alike).  PyTorch's ``.pt.trace.json`` is another writer's (Kineto).
-SUFFIXES = (".trace.json.gz", ".trace.json")
-_KINETO_SUFFIXES = (".pt.trace.json.gz", ".pt.trace.json")
 
 #: Processes that are planes of a profile: the host's threads and each device (``/host:CPU``, ``/device:GPU:N``).
 _PLANE_PREFIXES = ("/host:", "/device:")
@@ -45,19 +41,9 @@ class NotViewerJson(ValueError):
     """The file is no trace viewer JSON of a TensorFlow/JAX profile: why, in words."""
 
 
-def host_of(file_name: str) -> str | None:
-    """The host of a trace viewer JSON's file name (``instance-2.trace.json.gz`` -> ``instance-2``), else None."""
-    if file_name.endswith(_KINETO_SUFFIXES):
-        return None
-    for suffix in SUFFIXES:
-        if file_name.endswith(suffix) and len(file_name) > len(suffix):
-            return file_name[: -len(suffix)]
-    return None
-
-
 def is_viewer_json(path: str) -> bool:
-    """``path`` names a trace viewer JSON (by its name)."""
-    return host_of(path.rstrip("/").rsplit("/", 1)[-1]) is not None
+    """``path`` names a trace viewer JSON (by its name: :func:`layout.viewer_host_of`)."""
+    return viewer_host_of(path.rstrip("/").rsplit("/", 1)[-1]) is not None
 
 
 def load(raw: bytes) -> dict[str, Any]:

@@ -158,3 +158,12 @@ def discovery_why(root: Path) -> tuple[str, str]:
     assert r.status_code == 200
     empty = json.loads(r.get_data(as_text=True))["empty"]
     return empty["title"], empty["text"]
+
+
+def test_tool_data_alone_names_the_trace_viewer_json_tensorflow_2_2_left_instead_of_an_xplane(tmp_path):
+    """h37-wild55x: TensorFlow 2.2 wrote the four tool ``.pb`` and ``<host>.trace.json.gz``, no XPlane (a TF 2.2 log
+    "Dumped gzipped tool data for trace.json.gz" then the four; TF 2.3 on, "Dumped tool data for xplane.pb"): asking
+    only for "the `<host>.xplane.pb` the profiler wrote beside it" asked for a file that never was."""
+    _session(tmp_path, with_xplane=False, with_trace=False)
+    (why,) = set(dict(skipped(str(tmp_path))).values())
+    assert "TensorFlow 2.2, which wrote no XPlane" in why and "<host>.trace.json.gz" in why

@@ -137,3 +137,19 @@ def test_values_beyond_int64_and_lone_surrogates_are_kept_as_text(tmp_path):
          "args": {"a": 2**80, "b": "\ud800", "c": {"x": 1}, "correlation_id": "99999999999999999999"}}]}))
     (gpu,) = read_trace(str(path)).devices
     assert len(gpu) == 1 and gpu.end.tolist() == [gpu.start[0] + 2_000_000]
+
+
+def test_a_gzip_bomb_is_refused_and_a_cut_file_is_named(tmp_path, monkeypatch):
+    """The JSON is read whole: its decompressed text is held to the size limit a plain file has (through the one
+    bounded gzip reader), never inflated past it."""
+    folder = tmp_path / SESSION
+    folder.mkdir(parents=True)
+    monkeypatch.setenv("TB_GPU_ADVISOR_MAX_PROFILE_BYTES", str(1 << 20))
+    bomb = folder / "bomb.trace.json.gz"
+    bomb.write_bytes(gzip.compress(b" " * (8 << 20)))
+    with pytest.raises(ProfileReadError, match="limit decompressed"):
+        read_trace(str(bomb))
+    cut = folder / "cut.trace.json.gz"
+    cut.write_bytes(gzip.compress(b'{"traceEvents": []}')[:-6])
+    with pytest.raises(ProfileReadError, match="cut off or corrupt"):
+        read_trace(str(cut))

@@ -147,7 +147,7 @@ def read_timeline(path: str, max_bytes: int | None = None, keep_stats: frozenset
     with stream:
         if viewer_json.is_viewer_json(path):  # TensorFlow 2.2's session: its trace viewer JSON, no XPlane beside it
             try:
-                raw = viewer_json.space_bytes(viewer_json.load(stream.read()), host_name(path))
+                raw = viewer_json.space_bytes(viewer_json.load(stream.read(), max_bytes), host_name(path))
             except viewer_json.NotViewerJson as e:
                 raise ProfileReadError(path, str(e)) from e
             return _parse(io.BytesIO(raw), len(raw), path, keep_stats)

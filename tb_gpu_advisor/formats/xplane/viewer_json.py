@@ -21,12 +21,14 @@ configuration), the ``/host:metadata`` plane (XLA's HLO modules) and the task en
 
 from __future__ import annotations
 
-import gzip
+import io
 import json
 import math
 import re
 from typing import Any
 
+from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size
+from tb_gpu_advisor.formats.gz import gunzip_upto
 from tb_gpu_advisor.formats.xplane.layout import viewer_host_of
 from tb_gpu_advisor.formats.xplane.schema import message_class
 
@@ -46,16 +48,21 @@ def is_viewer_json(path: str) -> bool:
     return viewer_host_of(path.rstrip("/").rsplit("/", 1)[-1]) is not None
 
 
-def load(raw: bytes) -> dict[str, Any]:
-    """The JSON document of a file's bytes, gunzipped where they are gzip's."""
+def load(raw: bytes, max_bytes: int) -> dict[str, Any]:
+    """The JSON document of a file's bytes, gunzipped where they are gzip's -- to at most ``max_bytes`` of text (a
+    gzip bomb is refused, not inflated)."""
     if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as e:
-            raise NotViewerJson(f"a gzip file that does not decompress ({e})") from e
+        text, cut = gunzip_upto(io.BytesIO(raw), max_bytes + 1)  # every format's one bounded gzip reader
+        if cut:
+            raise NotViewerJson(f"a damaged gzip file: its stream is cut off or corrupt after {human_size(len(text))}")
+        if len(text) > max_bytes:
+            raise NotViewerJson(f"its JSON is over the {human_size(max_bytes)} limit decompressed ({LIMIT_HINT})")
+        raw = text
+    elif len(raw) > max_bytes:
+        raise NotViewerJson(f"its JSON is over the {human_size(max_bytes)} limit ({LIMIT_HINT})")
     try:
         doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise NotViewerJson(f"not JSON ({e})") from e
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         raise NotViewerJson("JSON without the trace viewer's traceEvents list")

@@ -668,3 +668,90 @@ def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us:
     ms_ = 1000 * US
     return {"step_ms": (last_end - first) / ms_, "input_ms": (gather[1] - gather[0]) / ms_,
             "host_op_ms": (host_op[1] - host_op[0]) / ms_}
+
+
+#: The events and stats TensorFlow's trace viewer converter leaves out as internal (``IsInternalEvent`` /
+#: ``IsInternalStat``, tsl/profiler/utils/xplane_schema.cc): the allocator's records and tf.data's producer/consumer
+#: pairs; a kernel's launch details, the grouping's producer/consumer and root stats, XLA's cost stats.
+VIEWER_INTERNAL_EVENTS = frozenset({
+    "MemoryAllocation", "MemoryDeallocation", "PrefetchProduce", "PrefetchConsume", "ParallelInterleaveProduce",
+    "ParallelInterleaveConsume", "ParallelInterleaveInitializedInput", "ParallelMapProduce", "ParallelMapConsume",
+    "MapAndBatchProduce", "MapAndBatchConsume", "ParseExampleProduce", "ParseExampleConsume"})
+VIEWER_INTERNAL_STATS = frozenset({"kernel_details", "level 0", "_pt", "_p", "_ct", "_c", "_r", "_a", "flops",
+                                   "bytes_accessed", "program_id", "symbol_id"})
+#: The trace viewer's process id of the host's threads (``kHostThreadsDeviceId``); a device's is its index + 1.
+VIEWER_HOST_PID = 501
+
+
+def write_trace_viewer_json(xplane_path: str, json_path: str) -> dict:
+    """The trace viewer JSON TensorFlow converts a session's XPlane into (``<host>.trace.json.gz``: what TF 2.2 saved
+    instead of an XPlane), written from the XSpace at ``xplane_path`` as ``ConvertXSpaceToTraceEvents`` does it: a
+    process per plane (``/host:CPU`` 501, ``/device:GPU:N`` N + 1), a thread per line (its display id and name), an
+    ``X`` event per event at its picosecond time in microseconds to three decimals, the event's display name as its
+    name with its name as ``long_name``, ``step_name`` as the name where it has one, each stat as an argument printed
+    as text (metadata stats first), the internal events and stats left out, no plane stat.  Returns what the JSON
+    keeps: the count of events written and left out."""
+    import gzip
+    import json
+
+    from tb_gpu_advisor.formats.xplane.schema import message_class
+
+    with open(xplane_path, "rb") as f:
+        space = message_class("XSpace").FromString(f.read())
+    events: list[dict] = []
+    written = left_out = 0
+    for index, plane in enumerate(space.planes):
+        if plane.name.startswith("/device:GPU:"):
+            pid = int(plane.name.rsplit(":", 1)[1]) + 1
+        elif plane.name.startswith("/host:CPU"):
+            pid = VIEWER_HOST_PID
+        else:
+            continue  # /host:metadata, the task environment: no trace events
+        stat_names = {e.key: e.value.name for e in plane.stat_metadata}
+        metadata = {e.key: e.value for e in plane.event_metadata}
+        events.append({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": plane.name}})
+
+        def text(stat, stat_names=stat_names) -> str | None:  # ``XStatVisitor::ToString``: the value set
+            if stat.str_value:
+                return stat.str_value
+            if stat.ref_value:
+                return stat_names.get(stat.ref_value, "")
+            if stat.bytes_value:
+                return None
+            if stat.double_value:
+                return f"{stat.double_value:g}"
+            return str(stat.uint64_value or stat.int64_value)
+
+        for line in plane.lines:
+            tid = line.display_id or line.id
+            if tid < 0:
+                tid += 1 << 32  # printed as the uint32 resource id it is (the derived lines' 0xdeadbeef + k)
+            events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name",
+                           "args": {"name": line.display_name or line.name}})
+            for ev in line.events:
+                md = metadata.get(ev.metadata_id)
+                name = md.name if md is not None else ""
+                if name in VIEWER_INTERNAL_EVENTS:
+                    left_out += 1
+                    continue
+                args: dict[str, str] = {}
+                shown = name
+                if md is not None and md.display_name:
+                    shown, args["long_name"] = md.display_name, name
+                for stat in [*(md.stats if md is not None else ()), *ev.stats]:
+                    key = stat_names.get(stat.metadata_id, "")
+                    value = text(stat)
+                    if not key or key in VIEWER_INTERNAL_STATS or value is None:
+                        continue
+                    args[key] = value
+                    if key == "step_name":
+                        shown = args[key]
+                start_ps = line.timestamp_ns * 1000 + ev.offset_ps
+                events.append({"ph": "X", "pid": pid, "tid": tid, "ts": round(start_ps / 1e6, 3),
+                               "dur": round(ev.duration_ps / 1e6, 3), "name": shown, **({"args": args} if args else {})})
+                written += 1
+    doc = {"displayTimeUnit": "ns", "metadata": {"highres-ticks": True}, "traceEvents": events + [{}]}
+    raw = json.dumps(doc).encode()
+    with open(json_path, "wb") as f:
+        f.write(gzip.compress(raw) if json_path.endswith(".gz") else raw)
+    return {"events": written, "left_out": left_out}

@@ -377,13 +377,21 @@ def locate_file(path: str, follow_symlinks: bool = False) -> tuple[str, Session,
     target = os.path.abspath(fsio.local_path(path))
     folder = os.path.dirname(target)
     for _ in range(LOCATE_MAX_UP):
-        if _fits_layout(tuple(os.path.relpath(target, folder).split(os.sep))):
+        rel = tuple(os.path.relpath(target, folder).split(os.sep))
+        if _fits_layout(rel):
             sessions = discover(folder, follow_symlinks)
             for s in sessions:
                 for h in s.hosts:
                     if any(os.path.abspath(f.path) == target for f in (h.ranks or (h,))):
                         return folder, _own_folder(s, h), h
-            return _read_instead(folder, sessions, target)
+            instead = _read_instead(folder, sessions, target)
+            above = _claimed_above(target, folder)
+            if instead is not None or above is None:
+                return instead
+            # a file only a content sniff could claim here that a layout claims by its place above (TensorFlow
+            # 2.2's <host>.trace.json.gz in its plugins/profile/<session>/ folder): that folder reads it
+            folder = above
+            continue
         parent = os.path.dirname(folder)
         if parent == folder:
             break
@@ -431,6 +439,21 @@ def _lone_file(target: str) -> tuple[str, Session, HostFile] | None:
                             st.st_size, st.st_mtime_ns, fmt.id)
             host = _with_beside(host, fmt.layout, {})
             return folder, Session(ROOT_RUN, name, folder, (host,)), host
+    return None
+
+
+def _claimed_above(target: str, folder: str) -> str | None:
+    """The nearest folder above ``folder`` (up to :data:`LOCATE_MAX_UP` from the file) in which a layout claims
+    ``target`` by its place, or None."""
+    up = folder
+    for _ in range(LOCATE_MAX_UP):
+        parent = os.path.dirname(up)
+        if parent == up:
+            return None
+        up = parent
+        rel = tuple(os.path.relpath(target, up).split(os.sep))
+        if any(f.layout.claims(rel) for f in formats.REGISTRY.values()):
+            return up
     return None
 
 

@@ -55,3 +55,13 @@ def test_a_local_trace_elsewhere_is_not_taken_for_one(tmp_path):
     (tmp_path / "run" / "local.trace").write_bytes(b"x")
     assert LEGACY not in dict(skipped(str(tmp_path)))
     assert not any("legacy profiler" in why for _, why in skipped(str(tmp_path)))
+
+
+def test_the_note_says_which_tensorflow_wrote_it_and_which_writes_an_xplane(tmp_path):
+    """h37-wild55x: TF 2.0-2.1's Keras callback (``profile_batch``) wrote ``local.trace`` through this profiler (the
+    DVC-CC READMEs of TF-GPU 2.0.0 runs on a V100 list ``plugins/profile/2019-10-07_10-20-31/local.trace``); telling
+    those users to use the callback's ``profile_batch`` without a version sent them back to the same file."""
+    _legacy(tmp_path)
+    why = dict(skipped(str(tmp_path)))[LEGACY]
+    assert "TensorFlow 1.14 to 2.1" in why and "Keras TensorBoard callback's profile_batch)" in why
+    assert "TensorFlow 2.3 or later" in why

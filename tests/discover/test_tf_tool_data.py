@@ -21,6 +21,8 @@ XPLANE = FIXTURES / "real" / "tf221_cpu_custom_loop.xplane.pb"
 SESSION = Path("train") / "plugins" / "profile" / "2021_06_16_00_30_02"
 TOOL_DATA = ("aoberai.trace.json.gz", "aoberai.overview_page.pb", "aoberai.input_pipeline.pb",
              "aoberai.tensorflow_stats.pb", "aoberai.kernel_stats.pb", "aoberai.memory_profile.json.gz")
+#: The tool data no reader reads: a session of these alone has lost its XPlane (and its trace viewer JSON).
+UNREAD = tuple(n for n in TOOL_DATA if ".trace." not in n)
 
 
 def _trace_viewer_json() -> bytes:
@@ -43,10 +45,12 @@ def _tf1_timeline() -> bytes:
          "args": {"name": "dense/MatMul", "op": "MatMul"}}]}).encode()
 
 
-def _session(root: Path, with_xplane: bool) -> Path:
+def _session(root: Path, with_xplane: bool, with_trace: bool = True) -> Path:
+    """A session folder of tool data; ``with_trace=False``: without the trace viewer JSON, which is read where no
+    XPlane is beside it (TensorFlow 2.2 wrote none: ``tests/formats/test_xplane_viewer_json.py``)."""
     folder = root / SESSION
     folder.mkdir(parents=True)
-    for name in TOOL_DATA:
+    for name in TOOL_DATA if with_trace else UNREAD:
         data = _trace_viewer_json() if "trace" in name else b"\n\x02\x08\x01"
         (folder / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
     if with_xplane:
@@ -55,15 +59,15 @@ def _session(root: Path, with_xplane: bool) -> Path:
 
 
 def test_a_session_of_tool_data_without_its_xplane_is_named(tmp_path):
-    _session(tmp_path, with_xplane=False)
+    _session(tmp_path, with_xplane=False, with_trace=False)
     skips = dict(skipped(str(tmp_path)))
-    assert set(skips) == {str(SESSION / n) for n in TOOL_DATA}
+    assert set(skips) == {str(SESSION / n) for n in UNREAD}
     assert all("tool data" in why and ".xplane.pb" in why for why in skips.values())
     assert discover(str(tmp_path)) == []
 
 
 def test_the_cli_says_what_the_session_holds(tmp_path, capsys):
-    _session(tmp_path, with_xplane=False)
+    _session(tmp_path, with_xplane=False, with_trace=False)
     assert cli(["report", str(tmp_path), "--cache-dir", "off"]) == 2
     err = capsys.readouterr().err
     assert "No GPU profiles read" in err and "tool data" in err and "no GPU profiles found" not in err
@@ -77,11 +81,14 @@ def test_beside_its_xplane_the_tool_data_is_no_profile_left_out(tmp_path):
 
 def test_one_tool_data_file_given_alone_is_named_with_the_xplane_to_give(tmp_path, capsys):
     folder = _session(tmp_path, with_xplane=True)
-    for name in ("aoberai.overview_page.pb", "aoberai.trace.json.gz"):
-        assert cli(["report", str(folder / name), "--cache-dir", "off"]) == 2
-        err = capsys.readouterr().err
-        assert "tool data" in err and "aoberai.xplane.pb" not in err and "<host>.xplane.pb" in err
-        assert "not a profile this tool reads" not in err and "not PyTorch's" not in err
+    assert cli(["report", str(folder / "aoberai.overview_page.pb"), "--cache-dir", "off"]) == 2
+    err = capsys.readouterr().err
+    assert "tool data" in err and "aoberai.xplane.pb" not in err and "<host>.xplane.pb" in err
+    assert "not a profile this tool reads" not in err and "not PyTorch's" not in err
+    # the trace viewer JSON is read as the XPlane it was made from, beside it (h37-wild55x)
+    assert cli(["report", str(folder / "aoberai.trace.json.gz"), "--cache-dir", "off", "--format", "json"]) != 2
+    (rep,) = json.loads(capsys.readouterr().out)["reports"]
+    assert Path(rep["hosts"][0]["path"]).name == "aoberai.xplane.pb"
 
 
 def test_trace_json_out_of_its_session_is_named_by_its_content(tmp_path, capsys):
@@ -113,19 +120,19 @@ def test_a_session_of_tool_data_says_its_reason_once_and_lists_its_files(tmp_pat
     """h37-survey65's ECBM4040 logdirs: six tool-data files in one session folder, no XPlane.  Main repeated the same
     reason (about 400 characters) once per file -- in text, in JSON and on the tab's error line, which share
     ``discover.nothing_found``; now once per folder, with the folder's files listed."""
-    _session(tmp_path, with_xplane=False)
+    _session(tmp_path, with_xplane=False, with_trace=False)
     for fmt in ("text", "json"):
         assert cli(["report", str(tmp_path), "--cache-dir", "off", "--format", fmt]) == 2
         err = capsys.readouterr().err
         assert err.count("converted from the session's XPlane") == 1, err
-        assert str(SESSION) + "/" in err and all(n in err for n in TOOL_DATA), err
+        assert str(SESSION) + "/" in err and all(n in err for n in UNREAD), err
     _, text = discovery_why(tmp_path)
-    assert text.count("converted from the session's XPlane") == 1 and all(n in text for n in TOOL_DATA), text
+    assert text.count("converted from the session's XPlane") == 1 and all(n in text for n in UNREAD), text
 
 
 def test_files_of_one_folder_left_out_for_two_reasons_say_each_once(tmp_path):
     """A legacy ``local.trace`` beside tool data: two reasons, each said once, each with its own files."""
-    folder = _session(tmp_path, with_xplane=False)
+    folder = _session(tmp_path, with_xplane=False, with_trace=False)
     (folder / "local.trace").write_bytes(b"\n\x00")
     _, text = discovery_why(tmp_path)
     assert text.count("converted from the session's XPlane") == 1 and text.count("legacy profiler") == 1, text
@@ -151,3 +158,12 @@ def discovery_why(root: Path) -> tuple[str, str]:
     assert r.status_code == 200
     empty = json.loads(r.get_data(as_text=True))["empty"]
     return empty["title"], empty["text"]
+
+
+def test_tool_data_alone_names_the_trace_viewer_json_tensorflow_2_2_left_instead_of_an_xplane(tmp_path):
+    """h37-wild55x: TensorFlow 2.2 wrote the four tool ``.pb`` and ``<host>.trace.json.gz``, no XPlane (a TF 2.2 log
+    "Dumped gzipped tool data for trace.json.gz" then the four; TF 2.3 on, "Dumped tool data for xplane.pb"): asking
+    only for "the `<host>.xplane.pb` the profiler wrote beside it" asked for a file that never was."""
+    _session(tmp_path, with_xplane=False, with_trace=False)
+    (why,) = set(dict(skipped(str(tmp_path))).values())
+    assert "TensorFlow 2.2, which wrote no XPlane" in why and "<host>.trace.json.gz" in why

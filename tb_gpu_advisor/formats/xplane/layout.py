@@ -16,11 +16,16 @@ from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 HOST_SUFFIX = ".xplane.pb"
 PROFILE_DIR = "profile"
 EXPECTED = "<run>/plugins/profile/<session>/<host>" + HOST_SUFFIX
-#: What TensorFlow's legacy profiler (``tf.summary.trace_export(profiler_outdir=...)``) leaves in a session folder.
+#: What TensorFlow's legacy profiler (``tf.summary.trace_export(profiler_outdir=...)``) leaves in a session folder --
+#: and what the Keras TensorBoard callback's ``profile_batch`` wrote up to TensorFlow 2.1, through that profiler
+#: (``plugins/profile/<%Y-%m-%d_%H-%M-%S>/local.trace``: a TF-GPU 2.0.0 Keras run on a V100, survey h37-wild55x).
+#: TensorFlow 2.2 wrote tool data and its trace viewer JSON; 2.3 on, the XPlane.
 LEGACY_TRACE = "local.trace"
 LEGACY_TRACE_WHY = ("TensorFlow's legacy profiler trace (tf.summary.trace_on(profiler=True) / trace_export(..., "
-                    "profiler_outdir=...)): not an XPlane, not read; profile with tf.profiler.experimental.start(logdir) "
-                    "... stop() or the Keras TensorBoard callback's profile_batch, which write " + EXPECTED)
+                    "profiler_outdir=...), which TensorFlow 1.14 to 2.1 also wrote for the Keras TensorBoard "
+                    "callback's profile_batch): not an XPlane, not read; profile again on TensorFlow 2.3 or later with "
+                    "tf.profiler.experimental.start(logdir) ... stop() or the Keras TensorBoard callback's "
+                    "profile_batch, which write " + EXPECTED)
 #: The tool data TensorFlow's profiler and xprof convert a session's XPlane into, beside it in the session folder
 #: (what the stock Profile tab shows: trace viewer, overview page, input pipeline, TF and kernel stats, memory
 #: profile, op profile, xprof's op-stats cache, JAX's Perfetto trace).  Beside an XPlane they are its companions;
@@ -32,9 +37,27 @@ TOOL_DATA_SUFFIXES = (".trace.json.gz", ".trace.json", ".overview_page.pb", ".in
 PERFETTO_TRACE = "perfetto_trace.json.gz"
 TOOL_DATA_WHY = ("TensorFlow/JAX profiler tool data (what the stock Profile tab shows: trace viewer JSON, overview "
                  "page, input pipeline, op and kernel stats, memory profile), converted from the session's XPlane, "
-                 "which the Advisor reads instead: give the `<host>.xplane.pb` the profiler wrote beside it (copy "
-                 "the whole session folder), or profile again with tf.profiler.experimental.start(logdir) ... stop() "
+                 "which the Advisor reads instead: give the `<host>.xplane.pb` the profiler wrote beside it "
+                 "(TensorFlow 2.3 and later, JAX) or, from TensorFlow 2.2, which wrote no XPlane, the session's "
+                 "`<host>.trace.json.gz` (copy the whole session folder), or profile again with tf.profiler.experimental.start(logdir) ... stop() "
                  "or jax.profiler.trace(logdir), which write " + EXPECTED)
+
+#: The file names TensorFlow's profiler gives a session's trace viewer JSON (``<host>.trace.json.gz``; xprof's
+#: uncompressed ``.trace.json`` alike), which TensorFlow 2.2 wrote instead of an XPlane (``viewer_json``).  PyTorch's
+#: ``.pt.trace.json`` is another writer's (Kineto).
+VIEWER_SUFFIXES = (".trace.json.gz", ".trace.json")
+_KINETO_SUFFIXES = (".pt.trace.json.gz", ".pt.trace.json")
+
+
+def viewer_host_of(file_name: str) -> str | None:
+    """The host of a trace viewer JSON's file name (``instance-2.trace.json.gz`` -> ``instance-2``), else None."""
+    if file_name.endswith(_KINETO_SUFFIXES):
+        return None
+    for suffix in VIEWER_SUFFIXES:
+        if file_name.endswith(suffix) and len(file_name) > len(suffix):
+            return file_name[: -len(suffix)]
+    return None
+
 
 #: A host file packed by hand (to attach it to an issue, to send it): no profiler writes one compressed -- TensorFlow,
 #: JAX and xprof write and read ``<host>.xplane.pb`` only (xprof's ``XPLANE_FILE_SUFFIX``).
@@ -78,8 +101,10 @@ class XPlaneLayout:
     host_folders_within_s = HOST_FOLDERS_WITHIN_S
 
     def claims(self, rel: tuple[str, ...]) -> bool:
-        return (len(rel) >= 4 and rel[-4] == PLUGINS_DIR and rel[-3] == PROFILE_DIR and host_of(rel[-1]) is not None
-                and PLUGINS_DIR not in rel[:-4])
+        """A session's ``<host>.xplane.pb``, or its ``<host>.trace.json.gz``: TensorFlow 2.2 wrote the trace viewer
+        JSON and no XPlane (``viewer_json``); beside an XPlane the JSON is dropped (:meth:`group`)."""
+        return (len(rel) >= 4 and rel[-4] == PLUGINS_DIR and rel[-3] == PROFILE_DIR and PLUGINS_DIR not in rel[:-4]
+                and (host_of(rel[-1]) is not None or viewer_host_of(rel[-1]) is not None))
 
     def descend(self, rel: tuple[str, ...]) -> bool:
         if PLUGINS_DIR not in rel:
@@ -111,10 +136,13 @@ class XPlaneLayout:
         return None
 
     def group(self, found: list[Found]) -> Groups:
+        with_xplane = {f.folder for f in found if host_of(f.name) is not None}
         groups: Groups = {}
         for f in found:
+            if host_of(f.name) is None and f.folder in with_xplane:
+                continue  # the trace viewer JSON converted from the XPlane beside it: that XPlane is read
             run = "/".join(f.rel[:-4]) or ROOT_RUN
-            host = HostFile(host_of(f.name) or "", f.path, f.size, f.mtime_ns, "xplane")
+            host = HostFile(host_of(f.name) or viewer_host_of(f.name) or "", f.path, f.size, f.mtime_ns, "xplane")
             groups.setdefault((run, f.rel[-2], f.folder), []).append(host)
         return groups
 
@@ -140,7 +168,10 @@ class XPlaneLayout:
         return host_of(file_name)
 
     def read_instead(self, file_name: str) -> tuple[str, ...]:
-        return ()
+        """A session's trace viewer JSON given by path is read as the XPlane it was converted from, where that is
+        beside it (TensorFlow 2.3 on, JAX)."""
+        host = viewer_host_of(file_name)
+        return (host + HOST_SUFFIX,) if host is not None else ()
 
     def beside(self, file_name: str) -> tuple[str, ...]:
         return ()  # the reader reads the XSpace alone (TensorFlow's tool data beside it is made from it)

@@ -72,7 +72,8 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.ahead import cores, run_ahead
 from tb_gpu_advisor.common.memory import share_one_heap
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
-from tb_gpu_advisor.formats.xplane import compiled, wire
+from tb_gpu_advisor.formats.xplane import compiled, viewer_json, wire
+from tb_gpu_advisor.formats.xplane.layout import viewer_host_of
 from tb_gpu_advisor.formats.xplane.schema import parse as parse_message
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
 from tb_gpu_advisor.model.columns import int_dtype, unique_inverse
@@ -108,7 +109,9 @@ _human_size = human_size
 def host_name(path: str) -> str:
     """Host name of a profile file, as the stock tool shows it (file name minus suffix)."""
     base = path.rstrip("/").rsplit("/", 1)[-1]
-    return base[: -len(".xplane.pb")] if base.endswith(".xplane.pb") else base
+    if base.endswith(".xplane.pb"):
+        return base[: -len(".xplane.pb")]
+    return viewer_host_of(base) or base
 
 
 def read_timeline(path: str, max_bytes: int | None = None, keep_stats: frozenset[str] | None = None) -> Timeline:
@@ -142,6 +145,12 @@ def read_timeline(path: str, max_bytes: int | None = None, keep_stats: frozenset
     except Exception as e:  # noqa: BLE001
         raise ProfileReadError(path, f"cannot read: {e}") from e
     with stream:
+        if viewer_json.is_viewer_json(path):  # TensorFlow 2.2's session: its trace viewer JSON, no XPlane beside it
+            try:
+                raw = viewer_json.space_bytes(viewer_json.load(stream.read(), max_bytes), host_name(path))
+            except viewer_json.NotViewerJson as e:
+                raise ProfileReadError(path, str(e)) from e
+            return _parse(io.BytesIO(raw), len(raw), path, keep_stats)
         return _parse(stream, n, path, keep_stats)
 
 

@@ -1541,6 +1541,38 @@ def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: What ``torch_npu`` (PyTorch on a Huawei Ascend NPU) names in a snapshot's frames for CUDA's: its caching allocator is
+#: ``c10_npu::NPUCachingAllocator`` (``torch_npu/csrc/core/npu/NPUCachingAllocator.cpp``), its Python API
+#: ``torch.npu`` lives in the ``torch_npu`` package (``torch_npu/npu/memory.py``: ``empty_cache``, as
+#: codeasier/MemSnapDump's real Ascend snapshots record it); the rest of the Python frames are the same.
+NPU_FRAMES = (("c10::cuda::CUDACachingAllocator", "c10_npu::NPUCachingAllocator"),
+              ("CUDACachingAllocator.cpp", "NPUCachingAllocator.cpp"), ("CUstream_st*", "aclrtStream"),
+              ("site-packages/torch/cuda/", "site-packages/torch_npu/npu/"))
+
+
+def as_npu(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` as ``torch_npu`` dumps the same history on an Ascend NPU (``torch.npu.memory._dump_snapshot``): the same
+    layout, its allocator's C++ frames and ``torch.npu``'s Python frames in the plug-in's names (:data:`NPU_FRAMES`).
+    Truth by construction: a snapshot whose frames run through ``torch_npu`` was made on an Ascend NPU."""
+    import copy
+
+    out = copy.deepcopy(doc)
+    done: set[int] = set()  # a frame shared by many entries is rewritten once
+
+    def npu(frames: list) -> None:
+        for f in frames:
+            if id(f) in done:
+                continue
+            done.add(id(f))
+            for cuda, ours in NPU_FRAMES:
+                f["name"] = f["name"].replace(cuda, ours)
+                f["filename"] = f["filename"].replace(cuda, ours)
+
+    for frames in _frame_lists(out):
+        npu(frames)
+    return out
+
+
 def as_windows(doc: dict[str, Any], drive: str = "C:") -> dict[str, Any]:
     """``doc`` as PyTorch on Windows dumps the same history: Python frames only (``as_recorded(stacks="python")``: no
     C++ unwinding there), each file's path a Windows one (``/usr/lib/x.py`` -> ``C:\\usr\\lib\\x.py``, ``train.py`` ->

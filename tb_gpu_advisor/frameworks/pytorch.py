@@ -2436,6 +2436,15 @@ DEVICE_FEATURES = {
     "Intel": (_FUSION_STRATEGY, ("reduce-overhead", None, XPU_GRAPHS), ("make_graphed_callables", (2, 11), None),
               ("torch.cuda.graph(", (2, 11), None), ("CUDAGraph(", (2, 11), None),
               ("memory._record_memory_history", (2, 11), None), ("set_sync_debug_mode", None, WITHOUT_LINE)),
+    # Ascend NPUs (``torch_npu``): its AMP scaler is ``torch.npu.amp.GradScaler`` (the CUDA spelling, which
+    # ``devices.ascend.code`` makes the NPU's); graphs, the sync debug mode and TF32 are not known of every torch_npu
+    # release a snapshot may come from (none dates it), so a fix naming them is left out or keeps its other lines.
+    # The memory history and expandable segments are torch_npu's own (``torch.npu.memory._record_memory_history``,
+    # ``PYTORCH_NPU_ALLOC_CONF``): kept, in its words.
+    "Huawei": (_FUSION_STRATEGY, ("torch.amp.GradScaler('cuda')", None, Spelled("scaler = torch.cuda.amp.GradScaler()")),
+               ("reduce-overhead", None, None), ("make_graphed_callables", None, None),
+               ("torch.cuda.graph(", None, None), ("CUDAGraph(", None, None),
+               ("set_sync_debug_mode", None, WITHOUT_LINE), ("allow_tf32", None, None)),
     # the MPS backend: no graphs, no memory history, no sync debug mode (``torch.mps`` has none of them)
     "Apple": (_FUSION_STRATEGY, ("make_graphed_callables", None, None), ("torch.cuda.graph(", None, None),
               ("CUDAGraph(", None, None), ("memory._record_memory_history", None, None),

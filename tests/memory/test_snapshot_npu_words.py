@@ -38,6 +38,8 @@ NOT_NPU = re.compile(r"PYTORCH_(?:NO_)?CUDA_|torch\.cuda\b|ProfilerActivity\.CUD
 #: Every scenario the generator builds whose report has findings or capture advice and whose stacks hold C++ frames
 #: (the Windows ones are Python-only, PyTorch unwinds no C++ there: nothing in them names a device, and torch_npu has
 #: no Windows build).
+#: A frame of torch_npu's, as :func:`synthetic.memsnapshot.as_npu` writes it: its C++ allocator or its package.
+_NAMES_NPU = re.compile(r"c10_npu::|torch_npu[/\\]")
 SCENARIOS = ("oom_activations", "fragmented", "cache_twin", "memory_cap", "forward_only", "ring_buffer_training",
              "training_with_workspace", "moved_with_grads", "training_iterations", "inference_loop")
 
@@ -116,9 +118,11 @@ def test_the_kept_snapshots_as_torch_npu_writes_them_say_no_cuda_word(tmp_path: 
     ``torch.npu`` (the Windows CS336 run) names no device and is read as before (a control)."""
     raw = path.read_bytes()
     doc = ms.as_npu(pickle.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw))
-    if _vendor(tmp_path, doc) is None:
-        assert not any("torch_npu" in (f.get("filename") or "") for frames in ms._frame_lists(doc) for f in frames)
+    if not any(_NAMES_NPU.search(f"{f.get('name')} {f.get('filename')}") for frames in ms._frame_lists(doc)
+               for f in frames):
+        assert _vendor(tmp_path, doc) is None
         return
+    assert _vendor(tmp_path, doc) == "Huawei"
     said = _findings_said(_report(tmp_path, doc, path.name.split(".")[0]))
     assert not NOT_NPU.findall(said), sorted(set(NOT_NPU.findall(said)))
 

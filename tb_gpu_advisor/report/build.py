@@ -569,7 +569,8 @@ def _job(m: HostMetrics) -> dict:
         out.update(_host_loop(m, out))
     det = m.steps
     one = det.found == 1 or (det.count == 1 and (det.iteration_guess or det.source == "whole_capture"))
-    out["summary"] = job_line(out, det.note, 1 if one else None)
+    # in the host's vendor's words as its evidence is (an Ascend NPU's snapshot: "no NPU step is timed")
+    out["summary"] = _words(m, job_line(out, det.note, 1 if one else None))
     return out
 
 

@@ -131,3 +131,12 @@ def test_control_a_cuda_snapshot_keeps_cudas_words(tmp_path: Path) -> None:
     rep = _report(tmp_path, ms.fragmented().doc)
     assert _fix(rep, "expandable_segments") == "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
     assert "ProfilerActivity.CUDA" in str(rep.job.get("capture_advice"))
+
+
+def test_an_npu_snapshots_job_line_and_source_name_the_npu(tmp_path: Path) -> None:
+    """Beside the findings: the job's line ("no NPU step is timed") and the memory's source, the dump call as
+    torch_npu spells it (``torch.npu.memory._dump_snapshot``)."""
+    rep = _report(tmp_path, ms.as_npu(ms.training_iterations().doc))
+    assert not NOT_NPU.findall(str(rep.job.get("summary"))), rep.job.get("summary")
+    assert {g.memory["source"] for g in rep.gpus if g.memory} == {
+        "PyTorch memory snapshot (torch.npu.memory._dump_snapshot)"}

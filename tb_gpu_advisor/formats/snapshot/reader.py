@@ -500,6 +500,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         snap.retries.extend(retries)
     snap.stackless = _stackless(memory, snap)
     snap.vendor = _vendor(budget, _drop_stacks(entries))
+    _sourced_by(memory, snap.vendor)
     snap.platform = _platform(budget)
     if budget.bad and not any(by_gpu.values()) and not any(entries.values()):
         raise SnapshotReadError(path, f"no segment or trace entry of a memory snapshot's shape: {budget.bad_text()}")
@@ -559,6 +560,15 @@ def _vendor(budget: "_Budget", drops: list[Any]) -> str | None:
              for frames in (*budget.stacks(), *drops) if isinstance(frames, (list, tuple))
              for f in frames[:_ALLOCATOR_DEPTH] if isinstance(f, dict))
     return devices.vendor_of_frames(names)
+
+
+def _sourced_by(memory: dict[int, MemoryEvents], vendor: str | None) -> None:
+    """Each device's ``source`` in the code of the build that dumped it, where its frames name one
+    (``torch.npu.memory._dump_snapshot`` for torch_npu's: h37-wild55v); as written (CUDA's, every build's name) else."""
+    if vendor is None:
+        return
+    for me in memory.values():
+        me.source = devices.vendor_code(devices.vendor_called(vendor), me.source)
 
 
 def _drop_stacks(entries: dict[int, Any]) -> list[Any]:

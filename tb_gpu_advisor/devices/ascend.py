@@ -3,8 +3,9 @@
 ``torch_npu`` adds an ``npu`` device to PyTorch and keeps CUDA's Python API under ``torch.npu`` (``torch.npu.
 empty_cache``, ``torch.npu.memory._record_memory_history`` / ``_dump_snapshot``, ``torch.autocast("npu")``).  Its
 caching allocator is ``c10_npu::NPUCachingAllocator`` (``torch_npu/csrc/core/npu/NPUCachingAllocator.cpp``), read
-from ``PYTORCH_NPU_ALLOC_CONF`` (``max_split_size_mb``, ``garbage_collection_threshold``, ``expandable_segments``) --
-never ``PYTORCH_CUDA_ALLOC_CONF``, which it does not read.  What reaches the Advisor from such a job is a memory
+from ``PYTORCH_NPU_ALLOC_CONF`` (``max_split_size_mb``, ``garbage_collection_threshold``, ``expandable_segments``:
+Ascend's environment-variable reference for CANN 8.0 and Ascend Extension for PyTorch 6.0/7.x) -- never
+``PYTORCH_CUDA_ALLOC_CONF``, which it does not read.  What reaches the Advisor from such a job is a memory
 snapshot: the same layout as PyTorch's, its stacks through the ``torch_npu`` package (codeasier/MemSnapDump's
 ``segment_free`` frames, ``torch_npu/npu/memory.py: empty_cache``) or the NPU allocator's C++ frames.  The Ascend
 PyTorch Profiler's traces (``trace_view.json``) are named apart by the Kineto reader and not analysed

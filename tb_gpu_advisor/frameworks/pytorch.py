@@ -2429,6 +2429,11 @@ _HIP_NO_CACHING = ("unset PYTORCH_NO_CUDA_MEMORY_CACHING", None, Spelled(
 #: ``torch.jit.set_fusion_strategy`` came with PyTorch 1.11 (pytorch/pytorch#72937, the dynamic-shape fusion API):
 #: a trace of an older release, or one that does not date it (nothing assumed), is not told of it
 _FUSION_STRATEGY = ("torch.jit.set_fusion_strategy", (1, 11), None)
+#: torch_npu's expandable segments need the NPU driver of Ascend HDK 23.0.0 or newer, and an allocator that keeps
+#: ``max_split_size_mb`` and ``garbage_collection_threshold`` at their defaults (Ascend's ``PYTORCH_NPU_ALLOC_CONF``
+#: reference, CANN 8.0 / Ascend Extension for PyTorch 6.0): said beside the fix, which no snapshot dates.
+_NPU_EXPANDABLE = ("expandable_segments:True", None, Noted(
+    "Ascend: needs Ascend HDK 23.0.0+, and max_split_size_mb / garbage_collection_threshold left at their defaults"))
 DEVICE_FEATURES = {
     "NVIDIA": (_GRAD_SCALER, _GRAPHED_CALLABLES, _FUSION_STRATEGY),
     # a line spelled anew first: a fix given a note is not read further (``Framework.fit``)
@@ -2444,7 +2449,7 @@ DEVICE_FEATURES = {
     "Huawei": (_FUSION_STRATEGY, ("torch.amp.GradScaler('cuda')", None, Spelled("scaler = torch.cuda.amp.GradScaler()")),
                ("reduce-overhead", None, None), ("make_graphed_callables", None, None),
                ("torch.cuda.graph(", None, None), ("CUDAGraph(", None, None),
-               ("set_sync_debug_mode", None, WITHOUT_LINE), ("allow_tf32", None, None)),
+               ("set_sync_debug_mode", None, WITHOUT_LINE), ("allow_tf32", None, None), _NPU_EXPANDABLE),
     # the MPS backend: no graphs, no memory history, no sync debug mode (``torch.mps`` has none of them)
     "Apple": (_FUSION_STRATEGY, ("make_graphed_callables", None, None), ("torch.cuda.graph(", None, None),
               ("CUDAGraph(", None, None), ("memory._record_memory_history", None, None),

@@ -29,7 +29,7 @@ VENDOR = "Huawei"
 #: only, so a stack through it was recorded on one.
 ALLOCATOR_FRAMES = re.compile(r"\bc10_npu::|NPUCachingAllocator|(?:^|[/\\])torch_npu[/\\]")
 #: Device names of Ascend NPUs as ``torch.npu.get_device_name`` gives them (``Ascend910B1``, ``Ascend310P3``).
-_DEVICE = re.compile(r"^Ascend\s?\d", re.I)
+_DEVICE = re.compile(r"^Ascend\s?\d", re.IGNORECASE)
 
 #: Ascend's words for NVIDIA's, in prose (code goes through :func:`code`).  The device is an NPU: "GPU" is no word of
 #: it.  Only what ``torch_npu`` and CANN are known to have is named (HCCL, ``npu-smi``, ``PYTORCH_NPU_ALLOC_CONF``,
@@ -145,8 +145,7 @@ def _never(*_args: object) -> bool:
 
 
 def _unknown(*_args: object) -> None:
-    """Not known: no unit, generation or link of an NPU is claimed."""
-    return None
+    """Not known: no unit, generation or link of an NPU is claimed (None)."""
 
 
 matrix_unit_one = gemm_kernel_one = attention_helper_one = gradient_kernel_one = _never

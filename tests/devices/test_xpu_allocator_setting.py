@@ -21,24 +21,24 @@ from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tests.support.kineto_report import job_doc, report
 
-XPU_FIX = ["# XPU: only a PyTorch XPU build with expandable segments (pytorch/pytorch#166292) honours it; an older one "
-           "warns \"expandable_segments not supported on this platform\" and ignores it",
+XPU_FIX = [("# XPU: only a PyTorch XPU build with expandable segments (pytorch/pytorch#166292) honours it; an older one "
+            "warns \"expandable_segments not supported on this platform\" and ignores it"),
            "export PYTORCH_XPU_ALLOC_CONF=expandable_segments:True"]
 
 
-def _expandable_fix(rep) -> list[str]:  # noqa: ANN001 - a HostReport
+def _expandable_fix(rep) -> list[str]:
     return next((a.snippet.split("\n") for f in rep.findings for a in f.actions
                  if "expandable_segments" in (a.snippet or "")), [])
 
 
-def _kineto(tmp_path: Path, xpu: bool):  # noqa: ANN202 - a HostReport
+def _kineto(tmp_path: Path, xpu: bool):
     doc = job_doc("memory_fragmented")
     if xpu:
         as_xpu(doc)
     return report(tmp_path / f"frag-{xpu}", doc, "memory_fragmented")
 
 
-def _snapshot(tmp_path: Path, doc: dict):  # noqa: ANN202 - a HostReport
+def _snapshot(tmp_path: Path, doc: dict):
     path = Path(ms.write(str(tmp_path / "frag.pickle"), doc))
     rep = analyze_host(HostFile(path.stem, str(path), path.stat().st_size, 0, "snapshot"))
     assert rep.error is None, rep.error

@@ -93,8 +93,8 @@ def test_an_npu_snapshot_is_told_its_own_allocator_setting(tmp_path: Path) -> No
     segments need Ascend HDK 23.0.0+ and the other two settings at their defaults (Ascend's reference), said beside."""
     rep = _report(tmp_path, ms.as_npu(ms.fragmented().doc))
     assert _fix(rep, "expandable_segments").split("\n") == [
-        "# Ascend: needs Ascend HDK 23.0.0+, and max_split_size_mb / garbage_collection_threshold left at their "
-        "defaults", "export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True"]
+        ("# Ascend: needs Ascend HDK 23.0.0+, and max_split_size_mb / garbage_collection_threshold left at their "
+         "defaults"), "export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True"]
     oom = next(f for f in rep.findings if f.rule == "oom_snapshot")
     assert "NPU 0" in oom.summary and "held the NPU" in oom.title
 

@@ -23,7 +23,7 @@ from tests.support.kineto_report import job_doc, report
 SCENARIOS = ("input_bound", "tiny_ops", "sync_item", "memory_fragmented", "cold_forward")
 
 
-def _advice(tmp_path: Path, scenario: str, rewrite=None) -> str:  # noqa: ANN001 - a rewrite of the document
+def _advice(tmp_path: Path, scenario: str, rewrite=None) -> str:
     doc = job_doc(scenario)
     if rewrite is not None:
         rewrite(doc)
@@ -48,5 +48,5 @@ def test_an_undeclared_intel_gpu_is_told_the_xpu_too(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("rewrite", (None, as_rocm), ids=("cuda", "rocm"))
-def test_control_cuda_and_rocm_keep_the_cuda_activity(tmp_path: Path, rewrite) -> None:  # noqa: ANN001
+def test_control_cuda_and_rocm_keep_the_cuda_activity(tmp_path: Path, rewrite) -> None:
     assert "ProfilerActivity.CUDA" in _advice(tmp_path, "input_bound", rewrite)

@@ -1565,6 +1565,53 @@ def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: What ``torch_npu`` (PyTorch on a Huawei Ascend NPU) names in a snapshot's frames for CUDA's: its caching allocator is
+#: ``c10_npu::NPUCachingAllocator`` (``torch_npu/csrc/core/npu/NPUCachingAllocator.cpp``), its Python API
+#: ``torch.npu`` lives in the ``torch_npu`` package (``torch_npu/npu/memory.py``: ``empty_cache``, as
+#: codeasier/MemSnapDump's real Ascend snapshots record it); the rest of the Python frames are the same.
+NPU_FRAMES = (("c10::cuda::CUDACachingAllocator", "c10_npu::NPUCachingAllocator"),
+              ("CUDACachingAllocator.cpp", "NPUCachingAllocator.cpp"), ("CUstream_st*", "aclrtStream"),
+              ("site-packages/torch/cuda/", "site-packages/torch_npu/npu/"))
+
+
+def as_npu(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` as ``torch_npu`` dumps the same history on an Ascend NPU (``torch.npu.memory._dump_snapshot``): the same
+    layout, its allocator's C++ frames and ``torch.npu``'s Python frames in the plug-in's names (:data:`NPU_FRAMES`).
+    Truth by construction: a snapshot whose frames run through ``torch_npu`` was made on an Ascend NPU."""
+    return _frames_renamed(doc, NPU_FRAMES)
+
+
+#: What an XPU build of PyTorch (Intel GPUs) names in a snapshot's frames for CUDA's: its caching allocator is
+#: ``c10::xpu::XPUCachingAllocator`` (``c10/xpu/XPUCachingAllocator.cpp``), its Python API ``torch.xpu``.
+XPU_FRAMES = (("c10::cuda::CUDACachingAllocator", "c10::xpu::XPUCachingAllocator"),
+              ("CUDACachingAllocator.cpp", "XPUCachingAllocator.cpp"), ("CUstream_st*", "sycl::queue*"),
+              ("site-packages/torch/cuda/", "site-packages/torch/xpu/"))
+
+
+def as_xpu(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` as an XPU build of PyTorch dumps the same history on an Intel GPU (``torch.xpu.memory._dump_snapshot``,
+    PyTorch 2.11 on): its allocator's C++ frames and ``torch.xpu``'s Python frames in its names (:data:`XPU_FRAMES`).
+    Truth by construction: a snapshot whose frames name ``c10::xpu::`` was made on an Intel GPU."""
+    return _frames_renamed(doc, XPU_FRAMES)
+
+
+def _frames_renamed(doc: dict[str, Any], pairs: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """A copy of ``doc`` whose frames' names and files have each (CUDA's, ours) pair of ``pairs`` replaced."""
+    import copy
+
+    out = copy.deepcopy(doc)
+    done: set[int] = set()  # a frame shared by many entries is rewritten once
+    for frames in _frame_lists(out):
+        for f in frames:
+            if id(f) in done:
+                continue
+            done.add(id(f))
+            for cuda, ours in pairs:
+                f["name"] = f["name"].replace(cuda, ours)
+                f["filename"] = f["filename"].replace(cuda, ours)
+    return out
+
+
 def as_windows(doc: dict[str, Any], drive: str = "C:") -> dict[str, Any]:
     """``doc`` as PyTorch on Windows dumps the same history: Python frames only (``as_recorded(stacks="python")``: no
     C++ unwinding there), each file's path a Windows one (``/usr/lib/x.py`` -> ``C:\\usr\\lib\\x.py``, ``train.py`` ->

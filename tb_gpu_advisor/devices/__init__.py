@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from tb_gpu_advisor.devices import amd, apple, ggml, intel, nvidia, triton
+from tb_gpu_advisor.devices import amd, apple, ascend, ggml, intel, nvidia, triton
 from tb_gpu_advisor.devices.peaks import (Peak, inferred_model, said_name, table_model, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count,
                                           unit_name)
 from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D,
@@ -35,7 +35,7 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
 #: ``precision_one``, ``gemm_kernel_one``, ``gradient_kernel_one``, ``attention_helper_one``, ``arch_label``,
 #: ``has_matrix_units``, ``has_tf32_on``, ``has_bf16_on``, ``link_bandwidth``, ``words``, ``TERMS``, ``FIXES`` and
 #: its call names.  Every question below asks them in turn.
-VENDORS = (amd, intel, apple, nvidia)
+VENDORS = (amd, intel, apple, ascend, nvidia)
 
 
 def attention_helper_one(name: str) -> bool:

@@ -48,8 +48,9 @@ WORDS = (("Tensor Cores", "XMX engines"), ("Tensor Core", "XMX"), ("cuDNN", "one
          ("CUDA sync debug mode", "XPU sync debug mode"), (", or torch.cuda.nvtx under Nsight Systems", ""),
          ("NVTX ranges, ", ""), ("CUPTI", "PTI"))
 
-#: PyTorch's CUDA device in code, and its Intel GPU spelling.
-_CODE = (("'cuda'", "'xpu'"), ('"cuda"', '"xpu"'), ("torch.cuda.", "torch.xpu."), ("ProfilerActivity.CUDA",
+#: PyTorch's CUDA device in code, and its Intel GPU spelling; the caching allocator's variable is the XPU build's own
+#: (``c10/xpu/XPUCachingAllocator.h`` reads ``PYTORCH_XPU_ALLOC_CONF``).
+_CODE = (("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_XPU_ALLOC_CONF"), ("'cuda'", "'xpu'"), ('"cuda"', '"xpu"'), ("torch.cuda.", "torch.xpu."), ("ProfilerActivity.CUDA",
                                                                                   "ProfilerActivity.XPU"),
          (".cuda()", ".to('xpu')"), ("CUDAGraph(", "XPUGraph("))
 

@@ -2429,13 +2429,36 @@ _HIP_NO_CACHING = ("unset PYTORCH_NO_CUDA_MEMORY_CACHING", None, Spelled(
 #: ``torch.jit.set_fusion_strategy`` came with PyTorch 1.11 (pytorch/pytorch#72937, the dynamic-shape fusion API):
 #: a trace of an older release, or one that does not date it (nothing assumed), is not told of it
 _FUSION_STRATEGY = ("torch.jit.set_fusion_strategy", (1, 11), None)
+#: An XPU build's caching allocator reads its own variable, ``PYTORCH_XPU_ALLOC_CONF`` (``c10/xpu/XPUCachingAllocator.h``,
+#: ``XPUAllocatorConfig::instance``; ``devices.intel.code`` spells it), and honours expandable segments only where it
+#: was built with them (pytorch/pytorch#166292 and its stack, late 2025; without ``SYCL_EXT_ONEAPI_VIRTUAL_MEM`` the
+#: setting warns "expandable_segments not supported on this platform" and is ignored): said beside the fix, the
+#: release not being dated here.
+_XPU_EXPANDABLE = ("expandable_segments:True", None, Noted(
+    "XPU: only a PyTorch XPU build with expandable segments (pytorch/pytorch#166292) honours it; an older one warns "
+    "\"expandable_segments not supported on this platform\" and ignores it"))
+#: torch_npu's expandable segments need the NPU driver of Ascend HDK 23.0.0 or newer, and an allocator that keeps
+#: ``max_split_size_mb`` and ``garbage_collection_threshold`` at their defaults (Ascend's ``PYTORCH_NPU_ALLOC_CONF``
+#: reference, CANN 8.0 / Ascend Extension for PyTorch 6.0): said beside the fix, which no snapshot dates.
+_NPU_EXPANDABLE = ("expandable_segments:True", None, Noted(
+    "Ascend: needs Ascend HDK 23.0.0+, and max_split_size_mb / garbage_collection_threshold left at their defaults"))
 DEVICE_FEATURES = {
     "NVIDIA": (_GRAD_SCALER, _GRAPHED_CALLABLES, _FUSION_STRATEGY),
     # a line spelled anew first: a fix given a note is not read further (``Framework.fit``)
     "AMD": (_GRAD_SCALER, _HIP_ALLOC_CONF, _HIP_NO_CACHING, _GRAPHED_CALLABLES, _ROCM_EXPANDABLE, _FUSION_STRATEGY),
     "Intel": (_FUSION_STRATEGY, ("reduce-overhead", None, XPU_GRAPHS), ("make_graphed_callables", (2, 11), None),
               ("torch.cuda.graph(", (2, 11), None), ("CUDAGraph(", (2, 11), None),
-              ("memory._record_memory_history", (2, 11), None), ("set_sync_debug_mode", None, WITHOUT_LINE)),
+              ("memory._record_memory_history", (2, 11), None), ("set_sync_debug_mode", None, WITHOUT_LINE),
+              _XPU_EXPANDABLE),
+    # Ascend NPUs (``torch_npu``): its AMP scaler is ``torch.npu.amp.GradScaler`` (the CUDA spelling, which
+    # ``devices.ascend.code`` makes the NPU's); graphs, the sync debug mode and TF32 are not known of every torch_npu
+    # release a snapshot may come from (none dates it), so a fix naming them is left out or keeps its other lines.
+    # The memory history and expandable segments are torch_npu's own (``torch.npu.memory._record_memory_history``,
+    # ``PYTORCH_NPU_ALLOC_CONF``): kept, in its words.
+    "Huawei": (_FUSION_STRATEGY, ("torch.amp.GradScaler('cuda')", None, Spelled("scaler = torch.cuda.amp.GradScaler()")),
+               ("reduce-overhead", None, None), ("make_graphed_callables", None, None),
+               ("torch.cuda.graph(", None, None), ("CUDAGraph(", None, None),
+               ("set_sync_debug_mode", None, WITHOUT_LINE), ("allow_tf32", None, None), _NPU_EXPANDABLE),
     # the MPS backend: no graphs, no memory history, no sync debug mode (``torch.mps`` has none of them)
     "Apple": (_FUSION_STRATEGY, ("make_graphed_callables", None, None), ("torch.cuda.graph(", None, None),
               ("CUDAGraph(", None, None), ("memory._record_memory_history", None, None),

@@ -569,7 +569,8 @@ def _job(m: HostMetrics) -> dict:
         out.update(_host_loop(m, out))
     det = m.steps
     one = det.found == 1 or (det.count == 1 and (det.iteration_guess or det.source == "whole_capture"))
-    out["summary"] = job_line(out, det.note, 1 if one else None)
+    # in the host's vendor's words as its evidence is (an Ascend NPU's snapshot: "no NPU step is timed")
+    out["summary"] = _words(m, job_line(out, det.note, 1 if one else None))
     return out
 
 
@@ -632,8 +633,17 @@ def capture_advice(m: HostMetrics) -> str:
     untraced = devices.vendor_of_backend(m.job.kind.untraced_backend) if m.job is not None else None
     if untraced is not None:  # a backend the profiler does not trace (Apple's MPS): its vendor's own recorder
         return untraced.trace_gpu_action().snippet or ""
+    # a device whose work torch.profiler does not record, its vendor's own profiler (``OWN_PROFILER``: an Ascend
+    # NPU's torch_npu.profiler): a snapshot of torch_npu's allocator was told `ProfilerActivity.CUDA` (h37-wild55v)
+    vendor = devices.vendor_called(rules.base.capture_vendor(m))
+    own_recorder = getattr(vendor, "OWN_PROFILER", None)
+    if own_recorder is not None:
+        return own_recorder().snippet or ""
     own = rules.base.Ctx(m).window_fixes(m.capture.capture_format, "steady")
-    return own[0].snippet if own and own[0].snippet else rules.base.framework(m).capture_snippet
+    # in the code of the capture's device, as every fix's (``Ctx.code``): an Intel GPU's window records
+    # `ProfilerActivity.XPU`, and was told `ProfilerActivity.CUDA` (h37-wild55v)
+    return devices.vendor_code(vendor, own[0].snippet if own and own[0].snippet else
+                               rules.base.framework(m).capture_snippet)
 
 
 def part_of_job(m: HostMetrics) -> str:

@@ -499,7 +499,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         snap.ooms.extend(ooms)
         snap.retries.extend(retries)
     snap.stackless = _stackless(memory, snap)
-    snap.vendor = _vendor(budget)
+    snap.vendor = _vendor(budget, _drop_stacks(entries))
+    _sourced_by(memory, snap.vendor)
     snap.platform = _platform(budget)
     if budget.bad and not any(by_gpu.values()) and not any(entries.values()):
         raise SnapshotReadError(path, f"no segment or trace entry of a memory snapshot's shape: {budget.bad_text()}")
@@ -547,15 +548,46 @@ def _stackless(memory: dict[int, MemoryEvents], snap: MemorySnapshot) -> bool:
 _ALLOCATOR_DEPTH = 16
 
 
-def _vendor(budget: "_Budget") -> str | None:
-    """The vendor of the snapshot's GPUs as its own C++ frames name it (``MemorySnapshot.vendor``), None where none
-    does.  Why: a snapshot records no GPU by name; a ROCm build's allocations run through
+def _vendor(budget: "_Budget", drops: list[Any]) -> str | None:
+    """The vendor of the snapshot's GPUs as its own frames name it (``MemorySnapshot.vendor``): the allocations' and
+    live blocks' stacks, and ``drops`` (the stacks of the segments given back: the program's ``empty_cache()``); None
+    where none does.  Why: a snapshot records no GPU by name; a ROCm build's allocations run through
     ``c10::hip::HIPCachingAllocator``, and read without it, every snapshot was taken for NVIDIA's and an AMD GPU's user
-    was told CUDA's settings."""
+    was told CUDA's settings.  A Python-only record of ``torch_npu`` (an Ascend NPU) names its device only where a
+    stack runs through the plug-in's own ``torch.npu`` (``torch_npu/npu/memory.py: empty_cache``, in a ``segment_free``'s
+    stack; h37-wild55v: codeasier/MemSnapDump's snapshots were told ``PYTORCH_CUDA_ALLOC_CONF``)."""
     names = (_str(f.get("name"), "") + " " + _str(f.get("filename"), "")
-             for frames in budget.stacks() if isinstance(frames, (list, tuple))
+             for frames in (*budget.stacks(), *drops) if isinstance(frames, (list, tuple))
              for f in frames[:_ALLOCATOR_DEPTH] if isinstance(f, dict))
     return devices.vendor_of_frames(names)
+
+
+def _sourced_by(memory: dict[int, MemoryEvents], vendor: str | None) -> None:
+    """Each device's ``source`` in the code of the build that dumped it, where its frames name one
+    (``torch.npu.memory._dump_snapshot`` for torch_npu's: h37-wild55v); as written (CUDA's, every build's name) else."""
+    if vendor is None:
+        return
+    for me in memory.values():
+        me.source = devices.vendor_code(devices.vendor_called(vendor), me.source)
+
+
+def _drop_stacks(entries: dict[int, Any]) -> list[Any]:
+    """The distinct stacks of the history's segment drops (``segment_free`` / ``segment_unmap``), every device's: the
+    program's ``empty_cache()`` and the allocator's retries, whose frames no allocation shares."""
+    out: dict[int, Any] = {}
+    for es in entries.values():
+        if isinstance(es, _Rows):
+            codes = [i for i, a in enumerate(es.cols.actions) if a in _SEG_DROP]
+            if not codes:
+                continue
+            frame = es.column("frame")
+            picked = np.isin(es.column("action"), codes) & (frame >= 0)
+            out.update((k, es.cols.frames[k]) for k in np.unique(frame[picked]).tolist())
+            continue
+        for e in es:
+            if isinstance(e, (dict, _Entry)) and e.get("action") in _SEG_DROP and (f := e.get("frames")):
+                out.setdefault(id(f), f)
+    return list(out.values())
 
 
 #: A Windows path: a drive letter (``C:\\Users\\...``, ``c:/...``) or a UNC share (``\\\\server\\...``).

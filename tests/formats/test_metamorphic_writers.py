@@ -9,13 +9,17 @@ finding's id and severity.  The rewrites that moved a reading before the fixes:
 * a legacy ``torch.autograd.profiler`` list (a bare JSON array) re-written with its keys sorted
   (``json.dump(sort_keys=True)``, ``jq -S``): each event opens with its ``args`` object, and the sniff that tells
   a Chrome array from other JSON asked for ``"ph"`` before any brace -- the file was left out as "JSON without
-  traceEvents" (``formats.kineto.layout._CHROME_ARRAY``).
+  traceEvents" (``formats.kineto.layout._CHROME_ARRAY``);
+* rocprof's ``results.json`` re-written the same way: ``otherData`` (rocminfo's agents) comes before ``traceEvents``,
+  and the reader asked for the file to open with ``{ "traceEvents":[`` -- the host was an error
+  (``formats.rocprof.reader._events``).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import shutil
 from pathlib import Path
 
 from tb_gpu_advisor.discover.logdir import discover
@@ -48,4 +52,16 @@ def test_a_legacy_list_with_its_keys_sorted_reads_as_written(tmp_path):
     assert gzip.open(tmp_path / name, "rb").read(12) == b'[{"args": {}'
     whole = _reading(src)
     assert whole and whole[0][0] == "resnet_profile"
+    assert _reading(tmp_path) == whole
+
+
+def test_a_rocprof_trace_with_its_keys_sorted_reads_as_written(tmp_path):
+    src = WILD / "rocprof_mxfp4_setup_gfx950"
+    doc = json.load(gzip.open(src / "results.json.gz", "rt"))
+    assert list(doc)[:2] == ["traceEvents", "otherData"]  # tblextr's order
+    with gzip.open(tmp_path / "results.json.gz", "wt") as f:
+        json.dump(doc, f, sort_keys=True)
+    shutil.copy(src / "results.sysinfo.txt", tmp_path)
+    whole = _reading(src)
+    assert whole[0][1] == 1 and len(whole) > 2  # one host, its pass and findings
     assert _reading(tmp_path) == whole

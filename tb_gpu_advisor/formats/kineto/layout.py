@@ -115,7 +115,9 @@ MEMORY_TIMELINE = memory_timeline.WORDS
 #: siwaarbn/grof's own CUPTI tracer, ``gpu_trace.json``, 300 copy and kernel events with no host side).
 #: Empty objects before the first event are allowed: a writer that puts a comma before every event opens the list
 #: with ``{}`` (rocmProfileData's rpd2tracing.py: ``[ {}`` then ``,{...}`` lines), which Chrome's viewer skips.
-_CHROME_ARRAY = rb'^\s*\[\s*(?:\{\s*\}\s*,\s*)*\{[^{}]*"ph"\s*:'
+#: The first event's keys in any order: a list re-written with its keys sorted (``json.dump(sort_keys=True)``,
+#: ``jq -S``) opens each event with its ``args`` object, before ``ph`` (session 55's metamorphic checks).
+_CHROME_ARRAY = rb'^\s*\[\s*(?:\{\s*\}\s*,\s*)*\{(?:[^{}]|\{[^{}]*\})*?"ph"\s*:'
 #: ... except PyTorch's own before Kineto: ``torch.autograd.profiler``'s ``export_chrome_trace`` (PyTorch 1.7 and older,
 #: and ``use_kineto=False`` since) writes a bare list whose host ops sit in the process ``"CPU functions"``
 #: (pytorch/pytorch torch/autograd/profiler_util.py ``EventList.export_chrome_trace``), under any file name the user

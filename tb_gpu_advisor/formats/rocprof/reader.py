@@ -159,8 +159,14 @@ def _kept(ev: dict) -> tuple | None:
 
 def _events(text: str, path: str) -> tuple[_Read, dict]:
     """The trace's events, decoded one at a time into what the reader keeps of them (:class:`_Read`), and its
-    ``otherData`` (empty where absent or not JSON: tblextr writes rocminfo's values unescaped)."""
+    ``otherData`` (empty where absent or not JSON: tblextr writes rocminfo's values unescaped).  tblextr writes
+    ``traceEvents`` first and ``otherData`` after it; a copy re-written with its keys in another order (sorted:
+    ``json.dump(sort_keys=True)``, ``jq -S``) holds ``otherData`` first, read where it stands (session 55)."""
     m = re.match(r'\s*\{\s*"traceEvents"\s*:\s*\[', text)
+    before = ""
+    if not m and re.match(r'\s*\{\s*"otherData"\s*:', text):
+        m = re.compile(r'\s*,\s*"traceEvents"\s*:\s*\[').search(text)
+        before = text[:m.start()] if m else ""
     if not m:
         raise RocprofReadError(f"{path}: not a rocprof trace (it does not start as one: "
                                '{ "traceEvents":[ ... as rocprof --hip-trace writes results.json)')
@@ -184,7 +190,7 @@ def _events(text: str, path: str) -> tuple[_Read, dict]:
         if isinstance(ev, dict) and ev:
             events.add(ev)
     other: dict = {}
-    k = re.compile(r'\s*,\s*"otherData"\s*:\s*').match(text, pos)
+    k = re.compile(r'\s*,\s*"otherData"\s*:\s*').match(text, pos) or re.match(r'\s*\{\s*"otherData"\s*:\s*', before)
     if k:
         try:
             got, _ = dec.raw_decode(text, k.end())

@@ -1,0 +1,67 @@
+"""A real capture rewritten the way another writer or setting records the same job reads as the capture itself
+(issue #37; session 55's metamorphic checks, scripts in the notes).
+
+Each test takes a kept real capture of ``tests/fixtures/wild``, rewrites it in a temporary folder as another real
+writer would have written it -- nothing about the job changed, so the truth is the original's reading, by
+construction -- and compares the two readings: each host's step count and source, the job's kind, and every
+finding's id and severity.  The rewrites that moved a reading before the fixes:
+
+* a legacy ``torch.autograd.profiler`` list (a bare JSON array) re-written with its keys sorted
+  (``json.dump(sort_keys=True)``, ``jq -S``): each event opens with its ``args`` object, and the sniff that tells
+  a Chrome array from other JSON asked for ``"ph"`` before any brace -- the file was left out as "JSON without
+  traceEvents" (``formats.kineto.layout._CHROME_ARRAY``);
+* rocprof's ``results.json`` re-written the same way: ``otherData`` (rocminfo's agents) comes before ``traceEvents``,
+  and the reader asked for the file to open with ``{ "traceEvents":[`` -- the host was an error
+  (``formats.rocprof.reader._events``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import FIXTURES
+
+WILD = FIXTURES / "wild"
+
+
+def _reading(folder: Path) -> list:
+    """Each session's hosts (step count and source, job kind) and findings (id, severity), in order."""
+    out = []
+    for s in discover(str(folder)):
+        rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+        for h in rep["hosts"]:
+            assert not h.get("error"), h["error"]
+            out.append((h["host"], (h.get("steps") or {}).get("count"), (h.get("steps") or {}).get("source"),
+                        (h.get("job") or {}).get("kind")))
+        out += sorted((f["id"], f["severity"]) for f in rep["findings"])
+    return out
+
+
+def test_a_legacy_list_with_its_keys_sorted_reads_as_written(tmp_path):
+    src = WILD / "legacy_list_cudnn_convs"
+    (name,) = [p.name for p in src.iterdir()]
+    events = json.load(gzip.open(src / name, "rt"))
+    assert isinstance(events, list) and next(iter(events[0])) == "name"  # PyTorch's order: name, ph, ts, ...
+    with gzip.open(tmp_path / name, "wt") as f:
+        json.dump(events, f, sort_keys=True)
+    assert gzip.open(tmp_path / name, "rb").read(12) == b'[{"args": {}'
+    whole = _reading(src)
+    assert whole and whole[0][0] == "resnet_profile"
+    assert _reading(tmp_path) == whole
+
+
+def test_a_rocprof_trace_with_its_keys_sorted_reads_as_written(tmp_path):
+    src = WILD / "rocprof_mxfp4_setup_gfx950"
+    doc = json.load(gzip.open(src / "results.json.gz", "rt"))
+    assert list(doc)[:2] == ["traceEvents", "otherData"]  # tblextr's order
+    with gzip.open(tmp_path / "results.json.gz", "wt") as f:
+        json.dump(doc, f, sort_keys=True)
+    shutil.copy(src / "results.sysinfo.txt", tmp_path)
+    whole = _reading(src)
+    assert whole[0][1] == 1 and len(whole) > 2  # one host, its pass and findings
+    assert _reading(tmp_path) == whole

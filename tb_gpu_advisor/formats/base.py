@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import time
 
+import contextlib
 import importlib
 import os
 import re
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -187,6 +190,54 @@ def gunzipped_within_limit(f, path: str, error: type[Exception], what: str) -> b
     if len(raw) > limit:
         raise error(f"{path}: decompressed, over the {human_size(limit)} limit ({LIMIT_HINT})")
     return raw
+
+
+@contextlib.contextmanager
+def gunzipped_copy(path: str, error: type[Exception], suffix: str) -> Iterator[str]:
+    """The gzipped database at ``path`` decompressed, no further than the size limit (:func:`gunzipped_within_limit`),
+    into a private copy SQLite reads in place -- its path, removed after.  One home for the SQLite formats taken
+    gzipped (rocmProfileData's ``.rpd.gz``, nvprof's ``.nvvp.gz``)."""
+    try:
+        with fsio.open_binary(path) as f:
+            data = gunzipped_within_limit(f, path, error, "the database")
+    except OSError as e:
+        raise error(f"cannot read {path}: {e}") from e
+    folder = tempfile.mkdtemp(prefix="tb-gpu-advisor-")
+    try:
+        copy = os.path.join(folder, "copy" + suffix)
+        with open(copy, "xb") as out:
+            out.write(data)
+        del data
+        yield copy
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+#: A format's content probe: (why the file is not one of its profiles, None where it is; whether it holds GPU work,
+#: None where that cannot be told), for a path, its size and its mtime.
+Probe = Callable[[str, int, int], "tuple[str | None, bool | None]"]
+
+
+def sniffed(path: str, probe: Probe) -> str | None:
+    """Why the file at ``path`` is not the format's profile by its content (``probe``), None where it is."""
+    try:
+        st = os.stat(fsio.local_path(path))
+    except OSError as e:
+        return f"unreadable ({e.strerror or e})"
+    return probe(path, st.st_size, st.st_mtime_ns)[0]
+
+
+def probed_activity(path: str, probe: Probe) -> bool | None:
+    """Whether the database at ``path`` holds GPU work, by its content (``probe``): None where it cannot be told --
+    gzipped (told only once decompressed, by its read), unreadable, or not the format's."""
+    if path.endswith(".gz"):
+        return None
+    try:
+        st = os.stat(fsio.local_path(path))
+    except OSError:
+        return None
+    why, gpu = probe(path, st.st_size, st.st_mtime_ns)
+    return gpu if why is None else None
 
 
 def human_size(n: int) -> str:

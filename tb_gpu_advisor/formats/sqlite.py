@@ -42,6 +42,7 @@ import numpy as np
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import sqlite_compiled
+from tb_gpu_advisor.formats.base import gunzipped_copy
 from tb_gpu_advisor.model.columns import int_dtype
 
 T = TypeVar("T")
@@ -296,6 +297,22 @@ def _copy_through(f, out) -> None:
 
 def remove_private_copy(path: str) -> None:
     shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
+def read_database(path: str, host: str | None, error: type[Exception], what: str, suffix: str,
+                  read_local: Callable[[str, str, int, str | None], T], stem: Callable[[str], str]) -> T:
+    """A format's SQLite database at ``path`` read by ``read_local(path, local, size, host)``: from local disk only
+    (SQLite needs a file; ``what`` names the format's databases in the error), and a gzipped one from its
+    decompressed private copy (``formats.base.gunzipped_copy``, its host named by ``stem`` of the file where none is
+    given).  One home for the SQLite formats read whole (rocmProfileData, nvprof)."""
+    if fsio.is_remote(path):
+        raise error(f"{path}: {what} are read from local disk only (SQLite needs a file)")
+    local = fsio.local_path(path)
+    size = sized_local(path, local, error)
+    if not local.endswith(".gz"):
+        return read_local(path, local, size, host)
+    with gunzipped_copy(path, error, suffix) as copy:
+        return read_local(path, copy, size, host or stem(local))
 
 
 def sized_local(path: str, local: str, error: type[Exception]) -> int:

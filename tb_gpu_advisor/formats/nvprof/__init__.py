@@ -4,23 +4,13 @@ model (``reader.read_trace``)."""
 
 from __future__ import annotations
 
-import os
-
-from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Format, from_start_fixes
+from tb_gpu_advisor.formats.base import Format, from_start_fixes, probed_activity
 from tb_gpu_advisor.formats.nvprof.layout import LAYOUT, probe_file
 
 
 def has_gpu_activity(path: str) -> bool | None:
     """True when the database holds a kernel, False when it holds none, None when it cannot be told."""
-    if path.endswith(".gz"):
-        return None
-    try:
-        st = os.stat(fsio.local_path(path))
-    except OSError:
-        return None
-    why, gpu = probe_file(path, st.st_size, st.st_mtime_ns)
-    return gpu if why is None else None
+    return probed_activity(path, probe_file)
 
 
 #: nvprof's way to put the window on the GPU work (``nvprof --help``: ``--profile-from-start off`` waits for the

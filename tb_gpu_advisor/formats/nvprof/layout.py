@@ -14,8 +14,7 @@ import html
 import os
 import re
 
-from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import ByIdentity, Found, Groups, RunFolderLayout, max_profile_bytes
+from tb_gpu_advisor.formats.base import ByIdentity, Found, Groups, RunFolderLayout, max_profile_bytes, sniffed
 
 SUFFIXES = (".nvvp", ".nvprof")
 #: A gzipped database: read through a decompressed private copy.
@@ -103,11 +102,7 @@ def _probe(path: str) -> tuple[str | None, bool | None]:
 
 
 def sniff(path: str) -> str | None:
-    try:
-        st = os.stat(fsio.local_path(path))
-    except OSError as e:
-        return f"unreadable ({e.strerror or e})"
-    return probe_file(path, st.st_size, st.st_mtime_ns)[0]
+    return sniffed(path, probe_file)
 
 
 class NvprofLayout(RunFolderLayout):

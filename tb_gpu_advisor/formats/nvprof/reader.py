@@ -27,17 +27,13 @@ A file that is no SQLite database, one of another schema, cut short or damaged i
 from __future__ import annotations
 
 import os
-import shutil
 import struct
-import tempfile
 
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.demangle import demangle
 from tb_gpu_advisor.formats import sqlite as tb
-from tb_gpu_advisor.formats.base import gunzipped_within_limit
 from tb_gpu_advisor.formats.hip_ops import device_events, host_events, trace_of
 from tb_gpu_advisor.formats.nvprof import cbids, tables as nt
 from tb_gpu_advisor.formats.nvprof.layout import session_words, stem
@@ -69,31 +65,7 @@ class NvprofReadError(ValueError):
 
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
     """Read one nvprof database into a trace (``ranks`` is not used: each database is one process)."""
-    if fsio.is_remote(path):
-        raise NvprofReadError(f"{path}: nvprof databases are read from local disk only (SQLite needs a file)")
-    local = fsio.local_path(path)
-    size = tb.sized_local(path, local, NvprofReadError)
-    if local.endswith(".gz"):
-        return _read_gzipped(path, local, size, host)
-    return _read_local(path, local, size, host)
-
-
-def _read_gzipped(path: str, local: str, size: int, host: str | None) -> Trace:
-    """A gzipped database: decompressed, up to the size limit, into a private copy that SQLite reads in place."""
-    try:
-        with fsio.open_binary(path) as f:
-            data = gunzipped_within_limit(f, path, NvprofReadError, "the database")
-    except OSError as e:
-        raise NvprofReadError(f"cannot read {path}: {e}") from e
-    folder = tempfile.mkdtemp(prefix="tb-gpu-advisor-")
-    try:
-        copy = os.path.join(folder, "copy.nvvp")
-        with open(copy, "xb") as out:
-            out.write(data)
-        del data
-        return _read_local(path, copy, size, host or _stem(local))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    return tb.read_database(path, host, NvprofReadError, "nvprof databases", ".nvvp", _read_local, _stem)
 
 
 def _read_local(path: str, local: str, size: int, host: str | None) -> Trace:

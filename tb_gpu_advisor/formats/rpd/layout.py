@@ -10,10 +10,8 @@ records no wall-clock time), its host after the file.
 
 from __future__ import annotations
 
-import os
 
-from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import ByIdentity, Found, Groups, RunFolderLayout, max_profile_bytes
+from tb_gpu_advisor.formats.base import ByIdentity, Found, Groups, RunFolderLayout, max_profile_bytes, sniffed
 
 SUFFIX = ".rpd"
 #: A gzipped database (rocmProfileData shares its own test trace so): read through a decompressed private copy.
@@ -84,11 +82,7 @@ def _probe(path: str) -> tuple[str | None, bool | None]:
 
 
 def sniff(path: str) -> str | None:
-    try:
-        st = os.stat(fsio.local_path(path))
-    except OSError as e:
-        return f"unreadable ({e.strerror or e})"
-    return probe_file(path, st.st_size, st.st_mtime_ns)[0]
+    return sniffed(path, probe_file)
 
 
 class RpdLayout(RunFolderLayout):

@@ -33,14 +33,10 @@ damaged or making SQLite compute past its budget is a clear error (:class:`RpdRe
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import gunzipped_within_limit
 from tb_gpu_advisor.formats import sqlite as tb
 from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host_events, launch_call_times, roctx_ranges, \
     trace_of
@@ -72,32 +68,7 @@ class RpdReadError(ValueError):
 
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
     """Read one ``.rpd`` database into a trace (``ranks`` is not used: each database is one host)."""
-    if fsio.is_remote(path):
-        raise RpdReadError(f"{path}: rocmProfileData databases are read from local disk only (SQLite needs a file)")
-    local = fsio.local_path(path)
-    size = tb.sized_local(path, local, RpdReadError)
-    if local.endswith(".gz"):
-        return _read_gzipped(path, local, size, host)
-    return _read_local(path, local, size, host)
-
-
-def _read_gzipped(path: str, local: str, size: int, host: str | None) -> Trace:
-    """A gzipped database (``mytrace.rpd.gz``): decompressed, up to the size limit, into a private copy that SQLite
-    reads in place (``formats.base.gunzipped_within_limit``: never inflated past the limit), removed after."""
-    try:
-        with fsio.open_binary(path) as f:
-            data = gunzipped_within_limit(f, path, RpdReadError, "the database")
-    except OSError as e:
-        raise RpdReadError(f"cannot read {path}: {e}") from e
-    folder = tempfile.mkdtemp(prefix="tb-gpu-advisor-")
-    try:
-        copy = os.path.join(folder, "copy.rpd")
-        with open(copy, "xb") as out:
-            out.write(data)
-        del data
-        return _read_local(path, copy, size, host or _stem(local))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    return tb.read_database(path, host, RpdReadError, "rocmProfileData databases", ".rpd", _read_local, _stem)
 
 
 def _read_local(path: str, local: str, size: int, host: str | None) -> Trace:

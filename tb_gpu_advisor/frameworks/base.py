@@ -17,7 +17,7 @@ NamePredicate = Callable[[str], bool]
 
 #: how a command line opens: an environment variable set (``export X=``, ``XLA_FLAGS=...``), a script's ``#!``, or a
 #: command-line tool a fix runs (a profiler, a GPU's management tool, this advisor, an interpreter or launcher)
-_SHELL_START = re.compile(r"^(?:#!|export |unset |[A-Z][A-Z0-9_]*=|(?:nsys|ncu|nvidia-smi|rocm-smi|rocprof\w*|xpu-smi|"
+_SHELL_START = re.compile(r"^(?:#!|export |unset |[A-Z][A-Z0-9_]*=|(?:nsys|ncu|nvprof|nvidia-smi|rocm-smi|rocprof\w*|xpu-smi|"
                           r"tb-gpu-advisor|pip3?|torchrun|python3?)(?:\s|$))")
 
 

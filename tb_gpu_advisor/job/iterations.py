@@ -1735,7 +1735,7 @@ def _stackless_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str
     (:func:`pattern_phases`), cut as a framed history is (:func:`_iterations`), said to be read so."""
     pattern = pattern_phases(me)
     if pattern is None:
-        return _stackless_passes(_before_script_teardown(me))
+        return _stackless_passes(me)
     # a site is a frame's code and the size it made; without frames, the place in the repeated sequence is that code
     got = _iterations(dataclasses.replace(me, phase=pattern.phase, op=pattern.site), pattern.opening,
                       pattern.after_walk)

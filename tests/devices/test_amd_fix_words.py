@@ -8,7 +8,7 @@ code a finding on an AMD GPU takes (``devices.amd.words`` / ``devices.amd.code``
 records "with a PyTorch build made for the installed driver's CUDA, or record the same steps with Nsight Systems",
 a PyTorch host on ROCm "torch.cuda.nvtx under Nsight Systems", a HIP MPI program "MPI with CUDA-aware buffers", an
 MI300X "On Ampere and newer, let float32 matmuls ... use TF32" (``devices.has_tf32`` gives the MI300 the TF32 fix).
-Nsight's own format (``nsys``) records no AMD GPU, so its window fixes are not asked.
+Nsight's own format (``nsys``) and nvprof's database record no AMD GPU, so their window fixes are not asked.
 """
 
 from __future__ import annotations
@@ -36,11 +36,16 @@ def _fixes(vendor) -> list[tuple[str, str, str]]:  # noqa: ANN001 - a vendor mod
     return out
 
 
+#: The formats only NVIDIA's tools write (Nsight Systems' export, nvprof's database): no AMD GPU is in them.
+_NVIDIA_ONLY = ("nsys", "nvprof")
+
+
 def _window_fixes(vendor) -> list[tuple[str, str, str]]:  # noqa: ANN001 - a vendor module
     """(where, text, code) of every window fix of a format the vendor's tools write, filled with its terms."""
     said = {**vendor.TERMS, "steps": "8", "step_range": "train_step"}
     return [(f"{f.id}:{k}", t.format_map(_Said(said)), c.format_map(_Said(said)))
-            for f in formats.REGISTRY.values() if f.id in (vendor.WRITES if vendor is apple else (f.id,)) and f.id != "nsys"
+            for f in formats.REGISTRY.values() if f.id in (vendor.WRITES if vendor is apple else (f.id,))
+            and f.id not in _NVIDIA_ONLY
             for k, v in f.window_fixes.items() for t, c in v]
 
 

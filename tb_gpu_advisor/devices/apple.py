@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from tb_gpu_advisor.devices.codes import P_UNKNOWN, replace_each
+from tb_gpu_advisor.devices.unread import copy_direction, host_memory, never, unknown  # noqa: F401
 from tb_gpu_advisor.model.schema import Action
 
 VENDOR = "Apple"
@@ -151,26 +152,8 @@ def is_device(name: str | None) -> bool:
     return bool(name) and bool(_DEVICE.search(name or ""))
 
 
-def copy_direction(name: str) -> str | None:
-    return None
-
-
-def host_memory(name: str) -> int:
-    return -1
-
-
-def _never(*_args: object) -> bool:
-    """No name of the Apple GPU's work reaches a capture (torch.profiler records no Metal kernel): nothing is one."""
-    return False
-
-
-def _unknown(*_args: object) -> None:
-    """Not known from what a capture of the Apple GPU holds (its name says no generation's features)."""
-    return None
-
-
-matrix_unit_one = gemm_kernel_one = attention_helper_one = gradient_kernel_one = _never
-has_matrix_units = has_bf16_on = arch_label = link_bandwidth = graph_switch_us = _unknown
+matrix_unit_one = gemm_kernel_one = attention_helper_one = gradient_kernel_one = never
+has_matrix_units = has_bf16_on = arch_label = link_bandwidth = graph_switch_us = unknown
 
 
 def has_tf32_on(name: str | None, cc: object) -> bool | None:

@@ -1,0 +1,24 @@
+"""The answers of a vendor whose device work no capture here reads (Apple's GPU: torch.profiler records no Metal
+kernel; Ascend's NPU: its kernels' traces are not analysed): no copy direction, host memory, kernel family, unit,
+generation or link is claimed.  One home for them, so each such vendor's module names only what it does know."""
+
+from __future__ import annotations
+
+
+def copy_direction(name: str) -> str | None:
+    """No copy of the device's is named in a capture read here: no direction."""
+    return None
+
+
+def host_memory(name: str) -> int:
+    """No copy's host memory is named: -1, unknown."""
+    return -1
+
+
+def never(*_args: object) -> bool:
+    """No name of the device's work is read: nothing is one of a kernel family."""
+    return False
+
+
+def unknown(*_args: object) -> None:
+    """Not known from what a capture of the device holds (its name says no generation's features): None."""

@@ -139,12 +139,13 @@ def test_the_visual_profilers_session_file_is_named_with_its_command(tmp_path: P
 
 
 def test_demangled_as_an_nsight_export_names_them():
-    from tb_gpu_advisor.common.demangle import demangle
+    from tb_gpu_advisor.common.demangle import demangle_all
 
-    name = demangle(nvproftrace.KERNEL_SYMBOL)
+    names = demangle_all([nvproftrace.KERNEL_SYMBOL, "volta_sgemm_128x128_tn", "_Z" + "N" * 9000])
+    name = names[nvproftrace.KERNEL_SYMBOL]
     assert name.startswith(nvproftrace.KERNEL_DEMANGLED) or name == nvproftrace.KERNEL_SYMBOL  # no C++ runtime
-    assert demangle("volta_sgemm_128x128_tn") == "volta_sgemm_128x128_tn"
-    assert demangle("_Z" + "N" * 9000) == "_Z" + "N" * 9000
+    assert names["volta_sgemm_128x128_tn"] == "volta_sgemm_128x128_tn"
+    assert names["_Z" + "N" * 9000] == "_Z" + "N" * 9000
 
 
 def test_a_gzipped_nvvp_reads_as_the_database_itself(tmp_path: Path):

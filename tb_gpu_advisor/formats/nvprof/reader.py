@@ -32,7 +32,7 @@ import struct
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.demangle import demangle
+from tb_gpu_advisor.common.demangle import demangle_all
 from tb_gpu_advisor.formats import sqlite as tb
 from tb_gpu_advisor.formats.hip_ops import device_events, host_events, trace_of
 from tb_gpu_advisor.formats.nvprof import cbids, tables as nt
@@ -203,7 +203,8 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     if not hosts["start"].size and not k["start"].size and not cp["start"].size and not ms["start"].size:
         raise NvprofReadError(f"{path}: no events: nvprof's database holds no CUDA call, NVTX range, kernel or copy "
                               "(was the profiler started with --profile-from-start off and never started?)")
-    op_names = ([demangle(kstr.get(int(i)) or "") or f"kernel {int(i)}" for i in k["name"].tolist()]
+    demangled = demangle_all(kstr.values())
+    op_names = ([demangled.get(kstr.get(int(i)) or "") or f"kernel {int(i)}" for i in k["name"].tolist()]
                 + [_copy_name(int(a), int(b), int(c)) for a, b, c in zip(cp["kind"].tolist(), cp["src"].tolist(),
                                                                          cp["dst"].tolist())]
                 + [f"Memset ({nt.MEMORY_KINDS.get(int(x), 'Device')})" for x in ms["mem"].tolist()])

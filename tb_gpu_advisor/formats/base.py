@@ -541,6 +541,70 @@ class RunFolderLayout:
         return groups
 
 
+class DatabaseLayout(RunFolderLayout):
+    """Databases of a program run kept in a run's folder, each a session of its own (nvprof's, rocmProfileData's): a
+    file is claimed by the format's own names (:attr:`names`, gzipped too: read through a decompressed private copy);
+    an SQLite file saved under another name (:attr:`sqlite_names`) is read when its tables are the format's (its
+    ``probe``, cached by the file's identity); one compressed otherwise than gzip is named with the command that
+    restores it (SQLite reads a database in place)."""
+
+    #: How a shared database is often compressed otherwise than gzip, and the command that gives the file back.
+    COMPRESSED = {".xz": "xz -dk", ".bz2": "bunzip2 -k", ".zst": "zstd -d"}
+
+    def __init__(self, *, kind: str, what: str, expected: str, names: tuple[str, ...],
+                 sqlite_names: tuple[str, ...], probe: Callable[[str], tuple[str | None, bool | None]]) -> None:
+        self.kind, self.what, self.expected = kind, what, expected
+        self.names = names + tuple(n + ".gz" for n in names)
+        self.sqlite_names = sqlite_names
+        self._probe = probe
+        self._probed: ByIdentity[tuple[str | None, bool | None]] = ByIdentity()
+
+    @staticmethod
+    def _suffix(file_name: str, suffixes: tuple[str, ...]) -> str | None:
+        return next((s for s in suffixes if file_name.endswith(s) and len(file_name) > len(s)), None)
+
+    def stem(self, file_name: str) -> str:
+        """``file_name`` without its database suffix: the host a file is read as."""
+        suffix = self._suffix(file_name, self.names + self.sqlite_names)
+        return file_name[: -len(suffix)] if suffix else file_name
+
+    def compressed(self, file_name: str) -> str | None:
+        """Why a database of the format's own name compressed otherwise than gzip is left out, with the command that
+        restores it; None for any other name."""
+        for suffix, command in self.COMPRESSED.items():
+            inner = file_name[: -len(suffix)] if file_name.endswith(suffix) else ""
+            if self._suffix(inner, self.names):
+                return f"a compressed {self.what}, read once decompressed, since SQLite reads a database in place: " \
+                       f"{command} {file_name}"
+        return None
+
+    def probe_file(self, path: str, size: int = 0, mtime_ns: int = 0) -> tuple[str | None, bool | None]:
+        """(None when ``path`` is the format's database, else why not; whether it holds a kernel); over the size
+        limit it is not opened (its read says so).  Cached by identity."""
+        return self._probed.answer((path, size, mtime_ns),
+                                   lambda: (None, None) if size > max_profile_bytes() else self._probe(path))
+
+    def has_gpu_activity(self, path: str) -> bool | None:
+        """True when the database holds a kernel, False when it holds none, None when it cannot be told (a gzipped
+        one: told only once decompressed, by its read)."""
+        return probed_activity(path, self.probe_file)
+
+    def claims(self, rel: tuple[str, ...]) -> bool:
+        return self._suffix(rel[-1], self.names) is not None and self.in_run_folder(rel)
+
+    def maybe(self, rel: tuple[str, ...]) -> bool:
+        return rel[-1].endswith(self.sqlite_names) and self.in_run_folder(rel)
+
+    def unread(self, rel: tuple[str, ...]) -> str | None:
+        return self.compressed(rel[-1])
+
+    def sniff(self, path: str) -> str | None:
+        return sniffed(path, self.probe_file)
+
+    def group(self, found: list[Found]) -> Groups:
+        return self.one_file_sessions(found, self.stem, self.kind)
+
+
 @dataclass(frozen=True)
 class Format:
     """One input format, as the pipeline knows it."""

@@ -315,6 +315,45 @@ def read_database(path: str, host: str | None, error: type[Exception], what: str
         return read_local(path, copy, size, host or stem(local))
 
 
+def read_own(path: str, local: str, error: type[Exception], is_own: Callable[[Schema], bool], not_own: str,
+             read: Callable[[Schema], T]) -> T:
+    """The SQLite database at ``local`` read for ``path`` by ``read(schema)``: checked whole (:func:`whole`), its
+    errors in the format's own ``error``, read again leniently where its text is no UTF-8, and refused with
+    ``not_own`` where ``is_own`` says its tables are not the format's.  One home for the SQLite formats read whole
+    (rocmProfileData, nvprof)."""
+    whole(path, local, error)
+
+    def once(lenient: bool) -> T:
+        with read_errors(path, error, retry_decode=not lenient), open_db(local, lenient=lenient) as con:
+            schema = Schema(con)
+            if not is_own(schema):
+                raise error(f"{path}: {not_own}")
+            return read(schema)
+
+    return read_leniently(once)
+
+
+def probe_own(path: str, is_own: Callable[[Schema], bool], not_own: str,
+              activity: Callable[[sqlite3.Connection, Schema], bool | None]) -> tuple[str | None, bool | None]:
+    """(None when the file at ``path`` is a whole SQLite database whose tables ``is_own`` says are the format's, else
+    why not (``not_own`` where its tables are another's); ``activity`` -- whether it holds GPU work).  One probe for
+    the SQLite formats read whole (rocmProfileData, nvprof): what cannot be opened is not known to be theirs."""
+    if not is_sqlite(path):
+        return "not an SQLite file", None
+    if cut_short(path) is not None:
+        return "an SQLite file cut short", None
+    try:
+        with open_db(path, lenient=True) as con:
+            schema = Schema(con)
+            if not is_own(schema):
+                return not_own, None
+            return None, activity(con, schema)
+    except sqlite3.Error as e:
+        return f"an SQLite file that cannot be read ({e})", None
+    except OSError as e:
+        return f"unreadable ({e})", None
+
+
 def sized_local(path: str, local: str, error: type[Exception]) -> int:
     """The size of a database file on local disk, within the profile size limit; ``error`` (the format's own) where it
     cannot be read or is over the limit.  One check for every SQLite format (Nsight exports, rocmProfileData)."""

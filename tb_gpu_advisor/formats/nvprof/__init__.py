@@ -4,13 +4,8 @@ model (``reader.read_trace``)."""
 
 from __future__ import annotations
 
-from tb_gpu_advisor.formats.base import Format, from_start_fixes, probed_activity
-from tb_gpu_advisor.formats.nvprof.layout import LAYOUT, probe_file
-
-
-def has_gpu_activity(path: str) -> bool | None:
-    """True when the database holds a kernel, False when it holds none, None when it cannot be told."""
-    return probed_activity(path, probe_file)
+from tb_gpu_advisor.formats.base import Format, from_start_fixes
+from tb_gpu_advisor.formats.nvprof.layout import LAYOUT
 
 
 #: nvprof's way to put the window on the GPU work (``nvprof --help``: ``--profile-from-start off`` waits for the
@@ -24,5 +19,5 @@ WINDOW_FIXES = from_start_fixes("nvprof", "the CUDA context, module loading, the
 
 #: No native viewer is named: the tab would say its windows' times are the Visual Profiler's own, which the reader's
 #: (from the first record) are not known to be.
-FORMAT = Format(id="nvprof", name="nvprof", layout=LAYOUT, probe=has_gpu_activity,
+FORMAT = Format(id="nvprof", name="nvprof", layout=LAYOUT, probe=LAYOUT.has_gpu_activity,
                 reader_module="tb_gpu_advisor.formats.nvprof.reader", window_fixes=WINDOW_FIXES)

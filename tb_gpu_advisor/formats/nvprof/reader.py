@@ -76,17 +76,9 @@ def _read_local(path: str, local: str, size: int, host: str | None) -> Trace:
             raise NvprofReadError(f"{path}: {session}")
         raise NvprofReadError(f"{path}: not an SQLite file (nvprof's database is the SQLite file nvprof -o "
                               "<file>.nvvp writes)")
-    tb.whole(path, local, NvprofReadError)
-    return tb.read_leniently(lambda lenient: _read_db(path, local, size, host, lenient))
-
-
-def _read_db(path: str, local: str, size: int, host: str | None, lenient: bool) -> Trace:
-    with tb.read_errors(path, NvprofReadError, retry_decode=not lenient), tb.open_db(local, lenient=lenient) as con:
-        schema = tb.Schema(con)
-        if not nt.is_nvprof(schema):
-            raise NvprofReadError(f"{path}: an SQLite file, but no nvprof database (none of its tables "
-                                  f"{', '.join(nt.OWN)})")
-        return _read(schema, path, size, host or _stem(path))
+    return tb.read_own(path, local, NvprofReadError, nt.is_nvprof,
+                       f"an SQLite file, but no nvprof database (none of its tables {', '.join(nt.OWN)})",
+                       lambda schema: _read(schema, path, size, host or _stem(path)))
 
 
 def _stem(path: str) -> str:

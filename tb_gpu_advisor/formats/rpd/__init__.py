@@ -3,14 +3,8 @@ own schema): their layout, their probe and the reader into the neutral trace mod
 
 from __future__ import annotations
 
-from tb_gpu_advisor.formats.base import Format, from_start_fixes, probed_activity
-from tb_gpu_advisor.formats.rpd.layout import LAYOUT, probe_file
-
-
-def has_gpu_activity(path: str) -> bool | None:
-    """True when the database holds a kernel, False when it holds none, None when it cannot be told (a gzipped one:
-    told only once decompressed, by its read)."""
-    return probed_activity(path, probe_file)
+from tb_gpu_advisor.formats.base import Format, from_start_fixes
+from tb_gpu_advisor.formats.rpd.layout import LAYOUT
 
 
 #: rpd_tracer's way to put the window on the GPU work (ROCm/rocmProfileData FEATURES.md, "Rpd_tracer Start/stop"): the
@@ -24,6 +18,6 @@ _WINDOW = ("# record only the {steps} after the warm-up, from the program itself
            "# or profile with torch.profiler: Kineto records HIP kernels, copies and calls on ROCm")
 WINDOW_FIXES = from_start_fixes("rpd_tracer", "module loading, the first calls, the libraries' set-up", _WINDOW)
 
-FORMAT = Format(id="rpd", name="rocmProfileData", layout=LAYOUT, probe=has_gpu_activity,
+FORMAT = Format(id="rpd", name="rocmProfileData", layout=LAYOUT, probe=LAYOUT.has_gpu_activity,
                 reader_module="tb_gpu_advisor.formats.rpd.reader", window_fixes=WINDOW_FIXES,
                 window_fix_lang="python")

@@ -41,6 +41,7 @@ from tb_gpu_advisor.formats import sqlite as tb
 from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host_events, launch_call_times, roctx_ranges, \
     trace_of
 from tb_gpu_advisor.formats.rpd import tables as rt
+from tb_gpu_advisor.formats.rpd.layout import stem
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
@@ -76,25 +77,13 @@ def _read_local(path: str, local: str, size: int, host: str | None) -> Trace:
     if not tb.is_sqlite(local):
         raise RpdReadError(f"{path}: not an SQLite file (a rocmProfileData trace is the SQLite database "
                            "runTracer.sh -o <file>.rpd writes)")
-    tb.whole(path, local, RpdReadError)
-    return tb.read_leniently(lambda lenient: _read_db(path, local, size, host, lenient))
-
-
-def _read_db(path: str, local: str, size: int, host: str | None, lenient: bool) -> Trace:
-    with tb.read_errors(path, RpdReadError, retry_decode=not lenient), tb.open_db(local, lenient=lenient) as con:
-        schema = tb.Schema(con)
-        if not rt.is_rpd(schema):
-            raise RpdReadError(f"{path}: an SQLite file, but no rocmProfileData database (none of its "
-                               f"tables {', '.join(rt.OWN)})")
-        return _read(schema, path, size, host or _stem(path))
+    return tb.read_own(path, local, RpdReadError, rt.is_rpd,
+                       f"an SQLite file, but no rocmProfileData database (none of its tables {', '.join(rt.OWN)})",
+                       lambda schema: _read(schema, path, size, host or _stem(path)))
 
 
 def _stem(path: str) -> str:
-    name = os.path.basename(path)
-    for suffix in (".rpd.gz", ".rpd", ".sqlite3", ".sqlite", ".db"):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return name[: -len(suffix)]
-    return name
+    return stem(os.path.basename(path))
 
 
 def _columns(schema: tb.Schema, table: str, cols: dict[str, str], need: bool, path: str) -> dict[str, np.ndarray]:

@@ -70,8 +70,8 @@ def test_the_check_sees_each_form_and_not_its_neighbours(tmp_path):
     forms = ["hf_" + secret, "ghp_" + secret, "github_pat_" + secret + "_" + secret, "AKIA" + "ABCDEFGHIJKLMNOP",
              "sk-" + secret, "sk-proj-" + secret, "xoxb-" + "1234567890-abc"]
     for form in forms:
-        doc = ('{"metadata": {"env": {"HF_TOKEN": "%s", "TOKENIZERS_PARALLELISM": "false"}}, "traceEvents": []}'
-               % form).encode()
+        doc = (f'{{"metadata": {{"env": {{"HF_TOKEN": "{form}", "TOKENIZERS_PARALLELISM": "false"}}}}, '
+               f'"traceEvents": []}}').encode()
         assert _found(doc), form
         kept = tmp_path / "rank0.1.pt.trace.json.gz"
         kept.write_bytes(gzip.compress(doc))

@@ -119,6 +119,21 @@ def test_control_pageable_copies_keep_the_pinning_fix():
     assert "pinned memory already" not in f["summary"]
 
 
+def test_control_one_hugging_face_forward_on_two_vendors_reads_as_one_host_bound_job():
+    """TraceLens' BERT-small fill-mask forward (bf16, ``inference_mode``, batch 1) on an MI300X and an H100: 60 kernels
+    of a few microseconds in a ~4 ms step, the host's Python and dispatch the critical path on both.  Each is read as
+    one inference pass held by the host, its graph fix in its own vendor's words, no kernel-speed warning."""
+    for run, graphs in (("amd_mi300x", "HIP graphs"), ("bert_small_h100", "CUDA graphs")):
+        _, rep = _report(run)
+        job = rep["hosts"][0]["job"]
+        assert (job["kind"], job["step_source"]) == ("inference", "profiler_step"), (run, job["kind"])
+        top = [f for f in rep["findings"] if f["severity"] == "critical"]
+        assert top and {f["rule"] for f in top} <= {"launch_bound", "unexplained_idle"}, (run, top)
+        assert any(graphs in a["text"] for f in top for a in f["actions"]), run
+        assert not [f for f in rep["findings"] if f["rule"] in ("tensor_core_unused", "mixed_precision_off")
+                    and f["severity"] != "info"], run
+
+
 def test_dlrm_ranks_are_one_job_and_embedding_kernels_are_no_gemms():
     """8 ranks that say so (``distributedInfo`` world 8) are one session; FBGEMM's embedding kernels (templated on
     ``fbgemm_gpu::``) are not 16-bit MatMul/Conv that missed the Tensor Cores (was: critical misaligned_dims)."""

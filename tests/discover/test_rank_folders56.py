@@ -58,6 +58,17 @@ def test_a_ranks_report_names_the_run_of_the_other_rank(tmp_path: Path) -> None:
     assert any(f"its trace is in run '{other}'" in t for t in texts)
 
 
+def test_the_tabs_run_list_names_the_other_ranks_runs(tmp_path: Path) -> None:
+    """The run listing the tab and the MCP server read says, per session, the runs of the job's other ranks."""
+    from tb_gpu_advisor.runtime.advisor import runs_listing
+
+    _write(tmp_path)
+    listed = {s["stock_run"]: s.get("rank_runs") for run in runs_listing(discover(str(tmp_path)))
+              for s in run["sessions"]}
+    r0, r1 = sorted(listed)
+    assert listed[r0] == [r1] and listed[r1] == [r0]
+
+
 def test_the_list_says_which_runs_are_one_jobs_ranks(tmp_path: Path) -> None:
     _write(tmp_path)
     out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", "--list", str(tmp_path)],

@@ -800,6 +800,91 @@ def write_one_marked_step(out: str, step_name: str | None = "moe_train_step", ra
     return paths
 
 
+def _load_through_exchange(ranks: list[Rank], n: int) -> None:
+    """One marked training step of ranks that each pay a first launch's module load (``MARKED_STEP_LOAD_US``) at the
+    same moment, around an all-to-all: rank 0 enters its load first and launches its side of the exchange after it;
+    every other rank launched its side just before its own load, so its ``SendRecv`` runs through that load, waiting
+    for rank 0 (the exchange itself takes ``EXCHANGE_US`` once both are there)."""
+    start = max(r.host_us for r in ranks)
+    meet: list[float] = []  # rank 0's side of the exchange starts here: every peer's wait ends with it
+
+    def forward(r: Rank) -> None:
+        for _ in range(4):
+            r.kernel("aten::addmm", GEMM_FWD, 180.0, args=SHAPES_4096["addmm"])
+            r.kernel("aten::clamp_min", RELU_BF16, 20.0)
+
+    def exchange(r: Rank, us: float) -> None:
+        r.cpu("nccl:all_to_all", 12.0, cat="user_annotation", advance=False)
+        r.kernel("c10d::alltoall_base_", NCCL_SENDRECV, us, stream=NCCL_STREAM,
+                 not_before=r.streams.get(COMPUTE_STREAM, 0.0))
+
+    def backward(r: Rank) -> None:
+        after = r.streams.get(NCCL_STREAM, 0.0)
+        r.cpu("autograd::engine::evaluate_function: SumBackward0", 50.0)
+        for _ in range(4):
+            r.kernel("aten::mm", GEMM_BWD[0], 170.0, not_before=after, args=SHAPES_4096["mm"])
+        r.sync()
+
+    def first(r: Rank) -> None:
+        forward(r)
+        r.kernel("aten::add_", SUM_BF16, 3.0, launch_us=MARKED_STEP_LOAD_US)
+        exchange(r, EXCHANGE_US)
+        meet.append(r.gpu[-1]["ts"])
+        backward(r)
+
+    def peer(r: Rank) -> None:
+        forward(r)
+        ready = max(r.streams.get(COMPUTE_STREAM, 0.0), r.host_us + 8.0)
+        exchange(r, meet[0] + EXCHANGE_US - ready)
+        r.kernel("aten::add_", SUM_BF16, 3.0, launch_us=MARKED_STEP_LOAD_US)
+        backward(r)
+
+    for r in ranks:
+        r.host_us = start
+        r.step(n, first if r.rank == 0 else peer)
+
+
+EXCHANGE_US = 15.0
+
+
+def write_load_through_exchange(out: str, ranks: int = 2, rank_folders: bool = False,
+                                run: str = "load_through_exchange") -> list[str]:
+    """Write one training step (marked ``moe_train_step``) of ``ranks`` ranks that each load a module in a 12 ms first
+    launch at the same moment, every rank but 0 with its all-to-all's ``SendRecv`` running through its load, waiting
+    for rank 0 (:func:`_load_through_exchange`; ykcai-daniel/torch-compile-moe's 2-rank capture, h37-wild56r).
+    ``rank_folders``: each rank's file in ``<run>/rank<r>/`` (``tensorboard_trace_handler(f"{logdir}/rank{rank}")``),
+    else all in ``<run>/``.
+
+    Truth by construction: every rank's step holds a one-time module load of ``MARKED_STEP_LOAD_US``; the collective
+    through a peer's load is that peer waiting for rank 0, no work that fills its launch queue -- a cold start on
+    every rank."""
+    sc = Scenario(ranks, _load_through_exchange, ["cold_start"], [], "ranks loading a module through an exchange")
+    paths = write_run(out, sc, steps=1, run=run)
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        for e in doc["traceEvents"]:
+            if e.get("name") == "ProfilerStep#2":
+                e["name"] = "moe_train_step"
+        write_doc(path, doc)
+    if not rank_folders:
+        return paths
+    moved = []
+    for path in paths:
+        rank = doc_rank(path)
+        folder = os.path.join(os.path.dirname(path), f"rank{rank}")
+        os.makedirs(folder, exist_ok=True)
+        moved.append(os.path.join(folder, os.path.basename(path)))
+        os.replace(path, moved[-1])
+    return moved
+
+
+def doc_rank(path: str) -> int:
+    """The rank a written trace states (``distributedInfo.rank``)."""
+    with open(path, encoding="utf-8") as f:
+        return int(json.load(f)["distributedInfo"]["rank"])
+
+
 def write_sync_then_host_work(out: str, steps: int = 12, kernels: int = 8, kernel_us: float = 50.0,
                               host_us: float = 500.0, run: str = "sync_then_host_work") -> dict:
     """Write a forward loop (one rank, ``prof.step()`` each step) whose step launches ``kernels`` GEMMs of

@@ -175,6 +175,11 @@ def list_sessions(advisor: Advisor, run: str | None = None) -> str:
         if s.same_job and job not in said and (run is None or s.run == (run.rstrip("/") or ".")):
             said.add(job)
             lines.append(_same_job_line(s))
+        job = frozenset((s.stock_run, *s.rank_runs))
+        if s.rank_runs and job not in said and (run is None or s.run == (run.rstrip("/") or ".")):
+            said.add(job)
+            lines.append(f"{', '.join(sorted(job))} are the ranks of one {s.job_ranks[1]}-rank job (their "
+                         "distributedInfo; times within minutes), one run folder per rank, each analysed apart\n")
     return table + "".join(lines)
 
 

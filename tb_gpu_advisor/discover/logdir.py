@@ -89,7 +89,7 @@ def discover(logdir: str, follow_symlinks: bool = False) -> list[Session]:
             by_format.setdefault(s.format, []).append(s)
     sessions = [s for fid, found in by_format.items() for s in _one_capture_per_session(
         found, formats.REGISTRY[fid].layout.host_folders_within_s if fid in formats.REGISTRY else 0.0)]
-    return _sorted(_same_job(sessions))
+    return _sorted(_rank_folders(_same_job(sessions)))
 
 
 def _one_format_each(run: str, session: str, path: str, hosts: list[HostFile]) -> list[Session]:
@@ -220,6 +220,86 @@ def _same_job(sessions: list[Session]) -> list[Session]:
             hosts = tuple(_with_traces(h, traces) for h in hosts)
         out.append(dataclasses.replace(s, hosts=hosts, same_job=tuple(sorted(o.stock_run for o in other))))
     return out
+
+
+def _rank_folders(sessions: list[Session]) -> list[Session]:
+    """Sessions of sibling run folders (runs alike but for their last folder) that each hold ranks of one job,
+    linked (``Session.rank_runs``): a job that writes each rank into its own folder
+    (``tensorboard_trace_handler(f"{logdir}/rank{rank}")``: ``log/rank0/``, ``log/rank1/``).  TensorBoard lists each
+    folder as a run, and so does the Advisor -- each rank is analysed apart, as the user sees it -- but the report
+    says where the job's other ranks are instead of "profile every rank".
+
+    Linked where every file of both sessions states (``Layout.job_rank``) the same world size of two or more and the
+    same process groups, the two hold different ranks, and their captures began within :data:`JOB_WINDOW_S` of each
+    other (a job's ranks start their windows together; one folder's two runs of a script minutes apart are two jobs):
+    of each other run, the session nearest in time.  A session stating no rank, or two world sizes, is linked to none.
+
+    Why (h37-wild56r): ykcai-daniel/torch-compile-moe's 2-rank MoE wrote ``log_before/rank0/`` and
+    ``log_before/rank1/``; each run read "this rank of 2" and was told that one rank's trace cannot tell the transfer
+    from waiting for the other ranks, "profile every rank" -- both were profiled, in the next folder."""
+    jobs: dict[int, tuple[frozenset[int], int, str, float]] = {}
+    by_parent: dict[tuple[str, str], list[Session]] = {}
+    for s in sessions:
+        if s.run == ROOT_RUN or s.format not in formats.REGISTRY:
+            continue
+        by_parent.setdefault((s.format, s.run.rpartition("/")[0]), []).append(s)
+    links: dict[int, dict[str, Session]] = {}
+    for group in by_parent.values():
+        if len({s.run for s in group}) < 2 or len(group) > _MAX_SIBLING_SESSIONS:
+            continue
+        for s in group:
+            job = _session_job(s)
+            if job is not None:
+                jobs[id(s)] = job
+        for a in group:
+            if id(a) not in jobs:
+                continue
+            ra, wa, ga, ta = jobs[id(a)]
+            nearest: dict[str, Session] = {}
+            for b in group:
+                if b.run == a.run or id(b) not in jobs:
+                    continue
+                rb, wb, gb, tb = jobs[id(b)]
+                if wa != wb or ga != gb or ra & rb or abs(ta - tb) > JOB_WINDOW_S:
+                    continue
+                near = nearest.get(b.run)
+                if near is None or abs(tb - ta) < abs(jobs[id(near)][3] - ta):
+                    nearest[b.run] = b
+            if nearest:
+                links[id(a)] = nearest
+    out = []
+    for s in sessions:
+        other = links.get(id(s))
+        if not other:
+            out.append(s)
+            continue
+        ranks, world, _, _ = jobs[id(s)]
+        out.append(dataclasses.replace(s, rank_runs=tuple(sorted(o.stock_run for o in other.values())),
+                                       job_ranks=(tuple(sorted(ranks)), world)))
+    return out
+
+
+def _session_job(s: Session) -> tuple[frozenset[int], int, str, float] | None:
+    """(ranks, world size, process groups, earliest capture start) every file of ``s`` states alike
+    (``Layout.job_rank``); None where one states none or the files differ in world or groups."""
+    layout = formats.REGISTRY[s.format].layout
+    job_rank = getattr(layout, "job_rank", None)
+    if job_rank is None:
+        return None
+    ranks: set[int] = set()
+    worlds, groups, starts = set(), set(), []
+    for h in s.hosts:
+        for f in h.ranks or (h,):
+            got = job_rank(f.path, f.size, f.mtime_ns)
+            if got is None:
+                return None
+            ranks.add(got[0])
+            worlds.add(got[1])
+            groups.add(got[2])
+            starts.append(got[3])
+    if len(worlds) != 1 or len(groups) != 1 or not ranks:
+        return None
+    return frozenset(ranks), worlds.pop(), groups.pop(), min(starts)
 
 
 def _run_keys(run: str) -> list[tuple[str, ...]]:

@@ -493,6 +493,13 @@ class RunFolderLayout:
         GPU size (``discover._same_job``: a memory snapshot), so no format reads another's file."""
         return ()
 
+    def job_rank(self, path: str, size: int, mtime_ns: int) -> tuple[int, int, str, float] | None:
+        """(rank, world size, the job's process groups as text, capture start in seconds since 1970) the file at
+        ``path`` states of the job it is one rank of, from its header; None where it states no rank of a job of two or
+        more, or no time (the default).  Discovery links sibling run folders that each hold ranks of one job
+        (``discover._rank_folders``)."""
+        return None
+
     @staticmethod
     def in_run_folder(rel: tuple[str, ...]) -> bool:
         """The file at ``rel`` lies outside every ``plugins/`` folder."""

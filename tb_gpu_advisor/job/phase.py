@@ -315,7 +315,10 @@ def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray, laun
     if long.any():
         state = _launch_states(trace, launches)
         cand = np.flatnonzero((long & (dur > cut)) | _first_over_repeats(h, dur, launch, long, state))
-        idle = _gpu_idle_through(trace, h.start[cand], h.end[cand]) & (state[cand] != _REPEAT)
+        # a collective kernel running through the launch waits for its peers (each rank's first launch loads the
+        # module at once, so its peer's wait spans its own load): no work that fills the launch queue
+        idle = (_gpu_idle_through(trace, h.start[cand], h.end[cand], collectives=False)
+                & (state[cand] != _REPEAT))
         slow[cand[idle]] = True
     if slow.any() and dur[slow].sum() < T("job.one_time_launch_share") * d_sum:
         slow[:] = False  # a few slow launches among many: noise (preemption), not a cold process
@@ -1193,11 +1196,20 @@ def captured_calls(h, idx: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEven
     return out
 
 
-def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray, line: np.ndarray | None = None) -> np.ndarray:
+def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray, line: np.ndarray | None = None,
+                      collectives: bool = True) -> np.ndarray:
     """Bool per host span: every GPU was idle for most of it (a full launch queue keeps the GPU busy instead).
     ``line``: per span, the host line of its call; then a call on a GPU's process's lines (``Trace.gpu_host_lines``)
     asks only the GPUs its process drives -- a rank blocked in its sync waits on its own GPU, and another rank's
-    busy GPU holds none of that wait's work (h37-probe42r).  A call on no GPU's lines asks every GPU."""
+    busy GPU holds none of that wait's work (h37-probe42r).  A call on no GPU's lines asks every GPU.
+
+    ``collectives=False``: a collective kernel's time is not the GPU's work (as ``metrics.breakdown.
+    busy_not_collective``): it waits for every peer, and a peer that is itself stalled in a host call keeps it
+    "running" for as long.  Why (h37-wild56r): the ranks of ykcai-daniel/torch-compile-moe's 2-GPU MoE each stall 12
+    ms in one ``cudaLaunchKernel`` (the first ``AccumulateGrad`` add loading its module) at the same moment; rank 1's
+    GPU runs 7 ms of ``ncclDevKernel_SendRecv`` through it, waiting for rank 0 (the same exchange takes 10-20 us once
+    both are there), so its load read as "a launch with the GPU busy" -- no one-time cost -- and, with both ranks in
+    one folder, rank 1's wait hid rank 0's load too ("one pass, no one-time cost read")."""
     busy = np.zeros(s.size, dtype=np.float64)
     length = np.maximum(e - s, 1).astype(np.float64)
     lines = trace.gpu_host_lines if line is not None else {}
@@ -1206,7 +1218,11 @@ def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray, line: np.ndarr
     for d in trace.devices:
         if not len(d):
             continue
-        us, ue = d.busy()
+        if collectives or not (d.kind == devices.KIND_COLLECTIVE).any():
+            us, ue = d.busy()
+        else:
+            m = d.kind != devices.KIND_COLLECTIVE
+            us, ue = union_intervals(d.start[m].astype(np.int64, copy=False), d.end[m].astype(np.int64, copy=False))
         frac = time_within(us, ue, s, e) / length
         mine = own.get(d.gpu)
         if mine is not None:  # another process's call does not wait on this GPU

@@ -73,6 +73,12 @@ class Session:
     #: snapshot and a Kineto trace of one run folder, a Kineto trace and an Nsight export -- listed apart because a
     #: session holds one format (``discover``: their folders and capture times).  Empty: none.
     same_job: tuple[str, ...] = ()
+    #: The sessions (``stock_run`` names) of sibling run folders that hold the other ranks of the job this session holds
+    #: ranks of -- one folder per rank (``tensorboard_trace_handler(f"{logdir}/rank{rank}")``), each a run of its own
+    #: as TensorBoard lists it (``discover._rank_folders``).  Empty: none.
+    rank_runs: tuple[str, ...] = ()
+    #: (ranks this session holds, the job's world size) where :attr:`rank_runs` is said; () else.
+    job_ranks: tuple[tuple[int, ...], int] | tuple[()] = ()
 
     @property
     def stock_run(self) -> str:

@@ -13,6 +13,7 @@ from tb_gpu_advisor.metrics.job import JobView, job_view, med
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.report.build import session_ranks_words
+from tb_gpu_advisor.rules.comm_exposed import unseen_ranks_words
 from tb_gpu_advisor.report.verdict import damage_note, no_promise_reason, verdict
 from tb_gpu_advisor.report.view import display
 from tb_gpu_advisor.rules._job import ranks_table
@@ -317,3 +318,34 @@ def _collectives_table(job: JobView) -> Table | None:
         return None
     return Table(f"Collectives {job.per_step} (median {job.unit}){job.calls_before_note()}", ["collective", "calls", "bytes per call", "ms", "exposed ms",
                                                          "transfer ms", "bus GB/s", "exposed share"], rows)
+
+
+def with_rank_runs(report: Report, rank_runs: tuple[str, ...], job_ranks: tuple) -> None:
+    """``report`` of a session whose job's other ranks lie in sibling run folders (``Session.rank_runs``: one folder
+    per rank), told so: a note naming those runs, and the exposed collectives' "profile every rank" -- said of a
+    rank read alone -- naming them instead.  In place; nothing where ``rank_runs`` is empty.
+
+    Why here, after the analysis: the runs are discovery's knowledge of the logdir, not of this session's files -- a
+    cached report of the same files is the same report, whatever folders lie beside it (h37-wild56r)."""
+    if not rank_runs or not job_ranks:
+        return
+    ranks, world = job_ranks
+    own = f"rank {ranks[0]}" if len(ranks) == 1 else "ranks " + ", ".join(str(r) for r in ranks)
+    one = world - len(ranks) == 1
+    runs = ", ".join(f"'{r}'" for r in rank_runs)
+    where = f"in {'run' if len(rank_runs) == 1 else 'runs'} {runs}"
+    others = "the job's other rank is" if one else "the job's other ranks are"
+    note = (f"This run holds {own} of a {world}-rank job (its distributedInfo); {others} {where} -- "
+            f"one folder per rank, so TensorBoard lists each rank as a run and each is analysed apart. To compare the "
+            "ranks (which one the others wait for at each collective, how far their launches drift), write every "
+            "rank's trace into one folder (the same tensorboard_trace_handler directory on every rank): its session "
+            "then reads them as one job.")
+    if note not in report.notes:
+        report.notes.append(note)
+    old = unseen_ranks_words("rank", "ranks")
+    new = (" One rank's trace cannot tell the transfer from waiting for the other ranks: "
+           f"{'its trace is' if one else 'their traces are'} {where}, read together only from one folder.")
+    for f in report.findings + [g for h in report.hosts for g in h.findings]:
+        if old in f.summary:
+            f.summary = f.summary.replace(old, new)
+

@@ -117,8 +117,7 @@ def check(job: JobView) -> list[Finding]:
         + (_paced_clause(job, paced) if paced > 0 else "")
         + f": {ms(paid)} ({pct(share)} of the {step}) of communication the {step} pays for. Most exposed: {top[0]}, "
           f"{_calls(top[1])} and {ms(top[3])} exposed {job.per_step}{'' if float(round(top[1], 1)).is_integer() else ' on average'}."
-        + (f" One {job.unit}'s trace cannot tell the transfer from waiting for the other {job.units}: profile every "
-           f"{job.unit} to separate them." if n == 1 else ""),
+        + (unseen_ranks_words(job.unit, job.units) if n == 1 else ""),
         metric=share_metric("comm_exposed_share", "Exposed communication share of {step}", share, "comm_exposed.warning",
                             severity=sev, detail={"collective_ms_per_step": total, "exposed_ms_per_step": exposed,
                                                   "paid_ms_per_step": paid, "ranks": n,
@@ -174,6 +173,13 @@ def _paced_clause(job: JobView, paced: float) -> str:
     return (f", and the GPU idles {ms(paced)} between its {n_of(round(calls, 1), 'small ' + t + ' call')} "
             f"{job.per_step} launched one by one (each pays a launch and the library's latency: their number costs "
             f"it, not their bytes)")
+
+
+def unseen_ranks_words(unit: str, units: str) -> str:
+    """What a lone rank's exposed collectives cannot say, and how to see it: the report stage names the runs that hold
+    the other ranks where the job wrote each rank into its own folder (``report.merge.with_rank_runs``)."""
+    return (f" One {unit}'s trace cannot tell the transfer from waiting for the other {units}: profile every {unit} "
+            "to separate them.")
 
 
 def _one_rank(r: RankRow) -> str:

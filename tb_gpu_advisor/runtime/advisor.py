@@ -216,6 +216,7 @@ def runs_listing(sessions: Sequence[Session], has_gpu: dict | None = None) -> li
                 "has_gpu": (has_gpu or {}).get((s.run, s.session)),
                 "hosts": hosts,
                 "same_job": list(s.same_job),  # another format's capture of the same job (discover._same_job)
+                "rank_runs": list(s.rank_runs),  # the job's other ranks in sibling run folders (discover._rank_folders)
             }
         )
     return [{"run": run, "sessions": sessions_} for run, sessions_ in runs.items()]

@@ -29,7 +29,7 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.discover.logdir import HostFile, Session, with_beside
 from tb_gpu_advisor.model.schema import HostReport, Report
-from tb_gpu_advisor.report.merge import merge_hosts
+from tb_gpu_advisor.report.merge import merge_hosts, with_rank_runs
 from tb_gpu_advisor.runtime import isolation, pipeline
 from tb_gpu_advisor.runtime.cache import ReportCache, host_key, session_key
 from tb_gpu_advisor.runtime.isolation import Limits, mp_context
@@ -52,6 +52,19 @@ def session_report(session: Session, *, params: int | None = None, cache: Report
                    progress: Progress | None = None, jobs: int | None = 1,
                    analyze_fn: Callable[..., Any] | None = None, options: UserOptions | None = None,
                    force: bool = False, limits: Limits | None = None) -> Analysis:
+    """:func:`_session_report`, told where the job's other ranks are when sibling run folders hold them
+    (``Session.rank_runs``; ``report.merge.with_rank_runs``: after the cache, which keys the files only)."""
+    got = _session_report(session, params=params, cache=cache, progress=progress, jobs=jobs, analyze_fn=analyze_fn,
+                          options=options, force=force, limits=limits)
+    if session.rank_runs and isinstance(got.report, Report):
+        with_rank_runs(got.report, session.rank_runs, session.job_ranks)
+    return got
+
+
+def _session_report(session: Session, *, params: int | None = None, cache: ReportCache | None = None,
+                    progress: Progress | None = None, jobs: int | None = 1,
+                    analyze_fn: Callable[..., Any] | None = None, options: UserOptions | None = None,
+                    force: bool = False, limits: Limits | None = None) -> Analysis:
     """The session's Report (every host file) with the user's ``options``: cached, else analysed (``jobs`` host files
     at once) and stored.
 

@@ -882,6 +882,14 @@ class KinetoLayout(RunFolderLayout):
         return tuple((gid, total) for gid, _name, total in read_header(path, size, mtime_ns).gpus
                      if isinstance(gid, int) and isinstance(total, int) and total > 0)
 
+    def job_rank(self, path: str, size: int, mtime_ns: int) -> tuple[int, int, str, float] | None:
+        """``distributedInfo``'s rank, world size and process groups with the capture's start, from the header
+        :meth:`capture_span` reads (cached); None without a rank of a world of two or more, or without a time."""
+        h = read_header(path, size, mtime_ns)
+        if h.rank is None or h.world_size is None or h.world_size < 2 or h.epoch_s is None:
+            return None
+        return h.rank, h.world_size, h.groups or "", h.epoch_s
+
     def maybe(self, rel: tuple[str, ...]) -> bool:
         """A file whose name does not say, but whose content may (:func:`sniff`): another JSON in a run folder."""
         return other_json(rel[-1]) and self.in_run_folder(rel)

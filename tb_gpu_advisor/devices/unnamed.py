@@ -63,7 +63,30 @@ TERMS = {
     "kernel_profiler": "the vendor's kernel profiler",
 }
 
-FIXES: dict[str, Action] = {}
+
+
+def _fixes() -> dict[str, Action]:
+    """Fixes true of every build (the keys of ``nvidia.FIXES``): what to look at, each vendor's tool named by what it
+    does.  No kernel of such a device is read, so only a capture of several devices could ask them."""
+    node = Action(text="Look at the node itself: the devices' health, clocks, power and temperature, and other "
+                       "processes on them (the vendor's device tool).")
+    return {
+        "topology": Action(text="Check the links between the devices and that the collective library uses them."),
+        "transport": Action(text="Check which transport the collective library picked between the devices: its "
+                                 "log names them."),
+        "network": Action(text="Between hosts: the devices' own network ports, no TCP fallback; within a host: the "
+                               "devices on their direct links."),
+        "clocks": node,
+        "library_blocks": Action(
+            text="For a library's kernels: the library sizes each launch from the shapes it is called with, so only "
+                 "the calls change it: fewer, larger calls (many small matrix products as one batched matmul)."),
+        "more_blocks": Action(
+            text="For a kernel of your own: launch at least one block per compute unit, sized from the data, so "
+                 "every unit has work."),
+    }
+
+
+FIXES = _fixes()
 
 RUNTIME_PREFIXES: tuple[str, ...] = ()
 SYNC_CALLS: tuple[str, ...] = ()

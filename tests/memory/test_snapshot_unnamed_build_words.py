@@ -117,3 +117,24 @@ def test_control_a_python_only_cuda_record_keeps_cudas_words(tmp_path: Path) -> 
     fix = next(a.snippet for f in rep.findings for a in f.actions if "expandable_segments" in (a.snippet or ""))
     assert fix == "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
     assert "ProfilerActivity.CUDA" in str(rep.job.get("capture_advice"))
+
+
+def _cards_and_titles(rep: HostReport) -> list[str]:
+    out = [x for c in rep.headline for x in (c.meaning, str((c.detail or {}).get("not_available") or ""))]
+    return out + [rep.kernels.title, rep.ops.title]
+
+
+@pytest.mark.parametrize("build", ["npu", "unnamed"])
+def test_the_cards_and_table_titles_speak_as_the_findings(tmp_path: Path, build: str) -> None:
+    """The headline cards' meanings and the kernel and op tables' titles in the vendor's words, as the findings: an
+    NPU's report read "no GPU kernels in kept steps" beside "NPU 0" (h37-wild55v *Left* 2)."""
+    doc = ms.training_iterations().doc
+    rep = _report(tmp_path, ms.as_npu(doc) if build == "npu" else _unnamed(doc))
+    said = _cards_and_titles(rep)
+    assert not [w for w in said if re.search(r"\bGPUs?\b", w)], said
+    assert any(("NPU" if build == "npu" else "device") in w for w in said), said
+
+
+def test_control_a_cuda_snapshots_cards_say_gpu(tmp_path: Path) -> None:
+    said = _cards_and_titles(_report(tmp_path, ms.training_iterations().doc))
+    assert "no GPU kernels in kept steps" in said and "Top GPU kernels (kept steps, all GPUs)" in said, said

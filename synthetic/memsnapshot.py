@@ -1574,11 +1574,31 @@ NPU_FRAMES = (("c10::cuda::CUDACachingAllocator", "c10_npu::NPUCachingAllocator"
               ("site-packages/torch/cuda/", "site-packages/torch_npu/npu/"))
 
 
-def as_npu(doc: dict[str, Any]) -> dict[str, Any]:
+#: A default stream as torch_npu records it: an ``aclrtStream`` handle the plug-in made (codeasier/MemSnapDump's
+#: real ones record 1067708320, 1276474240, ...: a handle, never CUDA's null stream 0).
+NPU_STREAM = 1_067_708_320
+
+
+def as_npu(doc: dict[str, Any], stream: int | None = None) -> dict[str, Any]:
     """``doc`` as ``torch_npu`` dumps the same history on an Ascend NPU (``torch.npu.memory._dump_snapshot``): the same
-    layout, its allocator's C++ frames and ``torch.npu``'s Python frames in the plug-in's names (:data:`NPU_FRAMES`).
-    Truth by construction: a snapshot whose frames run through ``torch_npu`` was made on an Ascend NPU."""
-    return _frames_renamed(doc, NPU_FRAMES)
+    layout, its allocator's C++ frames and ``torch.npu``'s Python frames in the plug-in's names (:data:`NPU_FRAMES`);
+    ``stream`` (:data:`NPU_STREAM`): CUDA's null stream 0 recorded as that handle, as torch_npu's default stream is
+    one it made.  Truth by construction: a snapshot whose frames run through ``torch_npu`` was made on an Ascend NPU,
+    and one whose segments lie on no stream 0 ran on no CUDA device's default stream."""
+    out = _frames_renamed(doc, NPU_FRAMES)
+    return out if stream is None else on_stream(out, stream)
+
+
+def on_stream(doc: dict[str, Any], stream: int) -> dict[str, Any]:
+    """``doc`` with its stream 0 -- segments' and trace entries' -- recorded as ``stream`` (in place, returned)."""
+    for seg in doc["segments"]:
+        if seg.get("stream", 0) == 0:
+            seg["stream"] = stream
+    for trace in doc.get("device_traces", []):
+        for e in trace:
+            if e.get("stream", 0) == 0:
+                e["stream"] = stream
+    return doc
 
 
 #: What an XPU build of PyTorch (Intel GPUs) names in a snapshot's frames for CUDA's: its caching allocator is

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from tb_gpu_advisor.devices import amd, apple, ascend, ggml, intel, nvidia, triton
+from tb_gpu_advisor.devices import amd, apple, ascend, ggml, intel, nvidia, triton, unnamed
 from tb_gpu_advisor.devices.peaks import (Peak, inferred_model, said_name, table_model, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count,
                                           unit_name)
 from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D,
@@ -35,7 +35,9 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
 #: ``precision_one``, ``gemm_kernel_one``, ``gradient_kernel_one``, ``attention_helper_one``, ``arch_label``,
 #: ``has_matrix_units``, ``has_tf32_on``, ``has_bf16_on``, ``link_bandwidth``, ``words``, ``TERMS``, ``FIXES`` and
 #: its call names.  Every question below asks them in turn.
-VENDORS = (amd, intel, apple, ascend, nvidia)
+#: ``unnamed``: a device whose build the capture does not name but shows is no CUDA device (a snapshot on no null
+#: stream, ``formats.snapshot.reader._vendor``); named by no device, frame or call, it is before NVIDIA, the default.
+VENDORS = (amd, intel, apple, ascend, unnamed, nvidia)
 
 
 def attention_helper_one(name: str) -> bool:
@@ -261,6 +263,10 @@ def vendor_of(gpu_names: list[str]):  # noqa: ANN201 - a vendor module
     named = [n for n in gpu_names if n]
     found = {vendor(n) for n in named}
     return found.pop() if len(found) == 1 else nvidia
+
+
+#: The ``VENDOR`` of a device whose build the capture does not name (:mod:`devices.unnamed`).
+UNNAMED = unnamed.VENDOR
 
 
 def vendor_of_frames(frame_names: Iterable[str]) -> str | None:

@@ -177,6 +177,17 @@ def _before_script_teardown(me: MemoryEvents) -> MemoryEvents:
     return me if cut is None else me.head(cut)
 
 
+def framed_pass_phases(me: MemoryEvents) -> Passes | None:
+    """The forward passes of a history whose frames name no phase (a forward written as plain functions), read as
+    :func:`snapshot_iterations` reads its steps: up to its script's teardown (:func:`_before_script_teardown`).  Why
+    one reading: the job's kind read the passes from the whole history, so a benchmark that freed its tensors before
+    the dump (``del q, k, v``) read "100 forward passes" as its steps beside "GPU work of an unknown kind" (h37-wild56m:
+    wild ``snapshot_attn_fwd_autograd`` under ``synthetic.memsnapshot.torn_down``; session 55's lead *Left* 2).  A
+    history recorded without stacks keeps its whole reading (:func:`pass_phases`): cut before its end, a one-pass
+    forward under ``no_grad`` that frees its input last read its layers as passes (session 55, withdrawn)."""
+    return pass_phases(_before_script_teardown(me))
+
+
 def _untimed(me: MemoryEvents, starts: np.ndarray, ends: np.ndarray, note: str) -> str:
     """The words for iterations cut by the order of a history that records no times: their count and peaks, no time.
 

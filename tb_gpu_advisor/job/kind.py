@@ -27,7 +27,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
 from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
-from tb_gpu_advisor.job.iterations import UNPHASED_WHY, pass_phases, pattern_phases
+from tb_gpu_advisor.job.iterations import UNPHASED_WHY, framed_pass_phases, pass_phases, pattern_phases
 from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.columns import coverage, outermost, union_intervals
@@ -2183,7 +2183,7 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
             "unknown", "low", "a memory snapshot recorded without stacks (no allocation carries a frame): what "
                               "allocated each block is not in the file, and its allocation pattern shows no backward "
                               f"pass -- the kind is not read{_unread_why(trace)}")
-    return _repeated_passes(trace, f"a memory snapshot, {UNPHASED_WHY}") or Kind(
+    return _repeated_passes(trace, f"a memory snapshot, {UNPHASED_WHY}", framed_pass_phases) or Kind(
         "unknown", "low", "a memory snapshot records allocations, not the GPU's work")
 
 
@@ -2452,14 +2452,16 @@ def _repeated_backward(trace: Trace) -> Kind | None:
     return None
 
 
-def _repeated_passes(trace: Trace, lead: str = "a memory snapshot recorded without stacks") -> Kind | None:
+def _repeated_passes(trace: Trace, lead: str = "a memory snapshot recorded without stacks",
+                     read: Callable[[MemoryEvents], Any] = pass_phases) -> Kind | None:
     """Inference, low, where a history no frame cuts repeats one forward pass -- the same sizes in the same order,
     all freed by each pass's end, no backward's walk back in any (``job.iterations.pass_phases``); None where no GPU's
     does.  Why: without frames nothing names a module's forward, but a loop of passes that make and free the same
     blocks with no backward between them is a forward run again and again: what inference and a forward benchmark
     do, and what no training loop does.  So too where the frames name no phase (``lead``): a forward written as plain
-    functions, not modules (a hand-written attention benchmarked forward only)."""
-    for g, got in _patterned(trace, pass_phases):
+    functions, not modules (a hand-written attention benchmarked forward only), its passes read before its script's
+    teardown as its steps are (``read``: ``job.iterations.framed_pass_phases``)."""
+    for g, got in _patterned(trace, read):
         return Kind("inference", "low", f"{lead}, by its allocation pattern: "
                                         f"GPU {g} makes the same {got.size:,} allocations in the same order "
                                         f"{len(got.starts)} times in a row, each time freeing them all, with no "

@@ -69,10 +69,20 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
             "lower", meaning=fw.label("input_wait_meaning", step=step), detail={"ms_per_step": _per_step_ms(m, m.breakdown.input_wait)})))),
         mfu_card(m),
     ]
-    cards = [_gpu_unrecorded(m, c) for c in cards]
+    cards = [_in_vendor_words(m, _gpu_unrecorded(m, c)) for c in cards]
     active = any(g.active for g in m.gpus)
     return [grade_card(c, findings, active, rules.quiet_reason(rules.card_rule(c.id), m) if rules.card_rule(c.id) else "")
             for c in cards]
+
+
+def _in_vendor_words(m: HostMetrics, card: Metric) -> Metric:
+    """A card's meaning and its reason for no value in the words of the host's vendor (``_words``), as its findings
+    say them: an Ascend NPU's snapshot, or one whose build is unnamed, read "no GPU kernels in kept steps" beside
+    findings of "NPU 0" (h37-wild56m; session 55's h37-wild55v *Left* 2).  NVIDIA's words are the text's own."""
+    card.meaning = _words(m, card.meaning)
+    if isinstance(card.detail, dict) and isinstance(card.detail.get("not_available"), str):
+        card.detail["not_available"] = _words(m, card.detail["not_available"])
+    return card
 
 
 def _per_step_ms(m: HostMetrics, ms_per_step: float) -> float | None:
@@ -328,7 +338,7 @@ def _kernel_table(m: HostMetrics, n: int = TOP_N) -> Table:
     rows = [[k.name, k.op_name, k.op_type, k.count, json_float(k.total_us, 3), json_float(k.avg_us, 3), json_float(k.min_us, 3), json_float(k.max_us, 3), _on_matrix_units(k),
              k.tc_eligible, k.precision, json_float(k.launch_latency_avg_us, 3), ",".join(map(str, k.gpus)), json_float(k.wall_us, 3)]
             for k in m.kernels[:n]]
-    return Table(Ctx(m).window_words("Top GPU kernels ({kept}, all GPUs)"), cols, rows)
+    return Table(_words(m, Ctx(m).window_words("Top GPU kernels ({kept}, all GPUs)")), cols, rows)
 
 
 def _op_table(m: HostMetrics, n: int = TOP_N) -> Table:
@@ -337,7 +347,7 @@ def _op_table(m: HostMetrics, n: int = TOP_N) -> Table:
             KERNEL_WALL_US]
     rows = [[o.op_name, o.op_type, o.on_device, o.occurrences, json_float(o.host_self_ms), o.kernel_count, json_float(o.kernel_total_us, 3), o.tc_eligible,
              json_float(o.tensor_core_share), o.precision, o.is_eager, json_float(o.kernel_wall_us, 3)] for o in m.ops[:n]]
-    return Table(Ctx(m).window_words(frameworks.get(m.capture.framework).label("ops_table")), cols, rows)
+    return Table(_words(m, Ctx(m).window_words(frameworks.get(m.capture.framework).label("ops_table"))), cols, rows)
 
 
 def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:

@@ -499,7 +499,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         snap.ooms.extend(ooms)
         snap.retries.extend(retries)
     snap.stackless = _stackless(memory, snap)
-    snap.vendor = _vendor(budget, _drop_stacks(entries))
+    snap.vendor = _vendor(budget, _drop_stacks(entries), by_gpu)
     _sourced_by(memory, snap.vendor)
     snap.platform = _platform(budget)
     if budget.bad and not any(by_gpu.values()) and not any(entries.values()):
@@ -548,18 +548,31 @@ def _stackless(memory: dict[int, MemoryEvents], snap: MemorySnapshot) -> bool:
 _ALLOCATOR_DEPTH = 16
 
 
-def _vendor(budget: "_Budget", drops: list[Any]) -> str | None:
+def _vendor(budget: "_Budget", drops: list[Any], by_gpu: dict[int, list[dict]]) -> str | None:
     """The vendor of the snapshot's GPUs as its own frames name it (``MemorySnapshot.vendor``): the allocations' and
     live blocks' stacks, and ``drops`` (the stacks of the segments given back: the program's ``empty_cache()``); None
     where none does.  Why: a snapshot records no GPU by name; a ROCm build's allocations run through
     ``c10::hip::HIPCachingAllocator``, and read without it, every snapshot was taken for NVIDIA's and an AMD GPU's user
     was told CUDA's settings.  A Python-only record of ``torch_npu`` (an Ascend NPU) names its device only where a
     stack runs through the plug-in's own ``torch.npu`` (``torch_npu/npu/memory.py: empty_cache``, in a ``segment_free``'s
-    stack; h37-wild55v: codeasier/MemSnapDump's snapshots were told ``PYTORCH_CUDA_ALLOC_CONF``)."""
+    stack; h37-wild55v: codeasier/MemSnapDump's snapshots were told ``PYTORCH_CUDA_ALLOC_CONF``); where no frame names
+    one, a snapshot whose segments lie on no null stream is a build's that is unnamed (``devices.UNNAMED``), not
+    CUDA's."""
     names = (_str(f.get("name"), "") + " " + _str(f.get("filename"), "")
              for frames in (*budget.stacks(), *drops) if isinstance(frames, (list, tuple))
              for f in frames[:_ALLOCATOR_DEPTH] if isinstance(f, dict))
-    return devices.vendor_of_frames(names)
+    named = devices.vendor_of_frames(names)
+    if named is not None:
+        return named
+    # no frame names a build: the segments' streams still tell CUDA's apart (h37-wild56m).  CUDA's and HIP's default
+    # stream is the null stream, which their allocators record as stream 0; torch_npu's default stream is one it
+    # made (an ``aclrtStream`` handle, never 0).  A snapshot with segments none of which lies on stream 0 ran its
+    # allocations on no CUDA device's default stream: its build is unnamed, and CUDA's words
+    # (``PYTORCH_CUDA_ALLOC_CONF``, ``torch.cuda``, "GPU") may be wrong for it (codeasier/MemSnapDump's Python-only
+    # Ascend snapshots).  A CUDA job that ran all its work on a side stream reads so too: told words true of every
+    # build, never wrong ones.
+    streams = {_int(s.get("stream"), 0) for segs in by_gpu.values() for s in segs}
+    return devices.UNNAMED if streams and 0 not in streams else None
 
 
 def _sourced_by(memory: dict[int, MemoryEvents], vendor: str | None) -> None:

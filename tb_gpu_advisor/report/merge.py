@@ -13,7 +13,7 @@ from tb_gpu_advisor.metrics.job import JobView, job_view, med
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.report.build import session_ranks_words
-from tb_gpu_advisor.rules.comm_exposed import unseen_ranks_words
+from tb_gpu_advisor.rules import unseen_ranks_words
 from tb_gpu_advisor.report.verdict import damage_note, no_promise_reason, verdict
 from tb_gpu_advisor.report.view import display
 from tb_gpu_advisor.rules._job import ranks_table

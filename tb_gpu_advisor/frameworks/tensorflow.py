@@ -399,16 +399,6 @@ TF_DATA_CHEAPER = action(
 FIXES = {
     **MEMORY_FIXES,
     "step_gaps:unrecorded": (RECORD_PYTHON,),
-    # a session TF 2.2 saved as tool data and its trace viewer JSON (capture_quality's ``not_kept``): the XPlane that
-    # keeps the GPU's properties, launch configurations and allocator records is written from TF 2.3 on
-    "capture_quality:not_kept": (action(
-        "Profile again on TensorFlow 2.3 or later: its profiler writes the whole capture as <host>.xplane.pb beside "
-        "the trace viewer JSON (the GPU's name and properties, each kernel's launch configuration, the allocator's "
-        "records), and the Advisor reads that.",
-        "pip install 'tensorflow>=2.3'\n"
-        "tf.profiler.experimental.start(logdir)   # writes plugins/profile/<session>/<host>.xplane.pb\n"
-        "...   # a few dozen steps after warm-up\n"
-        "tf.profiler.experimental.stop()"),),
     "allocator_churn": (action("Use TensorFlow's asynchronous allocator, which reuses freed memory in stream order "
                                "instead of calling the driver.", "export TF_GPU_ALLOCATOR=cuda_malloc_async"),),
     "dtype_casts": (action("Let the mixed-precision policy cast each variable once per step (Keras keeps a float32 "
@@ -546,6 +536,12 @@ def _capture_fixes(loop: Loop, advice: str) -> dict[str, tuple[Action, ...]]:
             f"tf.profiler.experimental.Trace('{loop.trace}', step_num=s, _r=1)).", advice),),
         "capture_quality:unsteady": (action("Skip warm-up and evaluation/checkpoint steps in the profiled window.",
                                             advice),),
+        # a session TF 2.2 saved as tool data and its trace viewer JSON (capture_quality's ``not_kept``): the XPlane
+        # that keeps the GPU's properties, launch configurations and allocator records is written from TF 2.3 on
+        "capture_quality:not_kept": (action(
+            "Profile again on TensorFlow 2.3 or later: its profiler writes the whole capture as <host>.xplane.pb "
+            "beside the trace viewer JSON (the GPU's name and properties, each kernel's launch configuration, the "
+            "allocator's records), and the Advisor reads that.", "# pip install 'tensorflow>=2.3'\n" + advice),),
     }
 
 

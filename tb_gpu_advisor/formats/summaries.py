@@ -28,7 +28,9 @@ that the Advisor's checks read; what helps is the capture that records one for t
 * nvprof's ``--csv`` output (``nvprof --csv --print-gpu-trace <program> 2> trace.csv``): the same ``==<pid>==`` lines,
   then the quoted header row -- ``"Start","Duration",...,"Correlation_ID"`` for a trace, ``"Type","Time(%)","Time",
   "Calls","Avg","Min","Max","Name"`` for the totals -- and a row of units (h37-wild56x: jakemdaly/PyTorch-GPU-Profiling's
-  100 Jetson Nano files were "no GPU profiles found").
+  100 Jetson Nano files were "no GPU profiles found"); the header unquoted where a spreadsheet saved the file again
+  (its ``==<pid>==`` lines then ``Err:510``: LibreOffice read them as formulas); and nvprof's error alone
+  (``======== Error: Application received signal 9``: a run killed before any result).
 
 Only the first :data:`HEAD_BYTES` of a text file are read.
 """
@@ -100,19 +102,27 @@ SUMMARIES = (
     # before nvprof's console output: a CSV starts with the same ``==<pid>==`` lines; its header row tells it
     Summary("nvprof", "nvprof --csv: with --print-gpu-trace each kernel, copy and memset a row -- start, duration, "
             "grid, block, stream, name --, with --print-api-trace each API call, else totals per activity",
-            re.compile(r'^"Start","Duration",(?:"[^"\n]*",)*"Correlation_ID"\r?$'
-                       r'|^"Type","Time\(%\)","Time","Calls","Avg","Min","Max","Name"', re.MULTILINE),
+            re.compile(r'^"?Start"?,"?Duration"?,(?:"?[^",\n]*"?,)*"?Correlation_ID"?\r?$'
+                       r'|^"?Type"?,"?Time\(%\)"?,"?Time"?,"?Calls"?,"?Avg"?,"?Min"?,"?Max"?,"?Name"?', re.MULTILINE),
             _NVPROF_DATABASE, keeps="printed rows",
             kind="CSV output", verdict="not read"),
     Summary("nvprof", "nvprof --csv --metrics or --events: per kernel name, each hardware counter's min, max and "
             "mean over its invocations, the kernels replayed to collect them",
-            re.compile(r'^"Device","Kernel","Invocations","(?:Metric|Event) Name"', re.MULTILINE),
+            re.compile(r'^"?Device"?,"?Kernel"?,"?Invocations"?,"?(?:Metric|Event) Name"?', re.MULTILINE),
             "its counters say how each kernel used the GPU, not what the GPU waited for; for the job's timeline, "
             + _NVPROF_DATABASE, keeps="counters per kernel", kind="CSV output", verdict="not read"),
     Summary("nvprof", "its console output: totals of GPU activities and API calls, or with --print-gpu-trace each one "
             "as a line",
             re.compile(r"^==(?:\d+|=+)== (?:Profiling application:|Profiling result:|NVPROF is profiling)", re.MULTILINE),
             _NVPROF_SUCCESSOR, keeps="totals or printed lines"),
+    # after the console output: a run with results printed them first; this file holds nvprof's error alone
+    Summary("nvprof", "`======== Error: Application received signal 9` or `... returned non-zero code N`: the "
+            "profiled program was killed or failed, and nvprof printed no result",
+            re.compile(r"^==(?:\d+|=+)== Error: Application (?:received signal \d+|returned non-zero code \d+)",
+                       re.MULTILINE),
+            "run the program to its end under the profiler (signal 9 is most often the out-of-memory killer or a job's "
+            "time limit: a smaller batch or a shorter run), then " + _NVPROF_DATABASE,
+            keeps="the error alone", kind="error output", verdict="no profile"),
 )
 
 

@@ -35,6 +35,16 @@ METRICS = (
     '"Device","Kernel","Invocations","Metric Name","Metric Description","Min","Max","Avg"\n'
     '"NVIDIA Tegra X1 (0)","_ZN2at6native18elementwise_kernelILi128ELi4E",1,"achieved_occupancy","Achieved '
     'Occupancy",0.912109,0.912109,0.912109\n')
+#: the same file saved again by a spreadsheet (``torch/backup/1000batch/l1/trace_l1_20200407_1.csv``): LibreOffice read
+#: the ``==<pid>==`` lines as formulas (``Err:510``) and wrote the header unquoted
+RESAVED = ("Err:510, command: python example.py,,,,,,,,,,,,,,,,,,\nErr:510,,,,,,,,,,,,,,,,,,,\n"
+           "Start,Duration,Grid X,Grid Y,Grid Z,Block X,Block Y,Block Z,Registers Per Thread,Static SMem,Dynamic SMem,"
+           "Size,Throughput,SrcMemType,DstMemType,Device,Context,Stream,Name,Correlation_ID\n"
+           "s,us,,,,,,,,KB,B,KB,MB/s,,,,,,,\n"
+           "198.302935,35.886000,,,,,,,,,,20.000000,544.258206,Pageable,Device,NVIDIA Tegra X1 (0),1,7,"
+           "[CUDA memcpy HtoD],132\n")
+#: a run killed before any result (``torch/backup/mnist/l2/GPUTrace_l2_bs10000_11.csv``, 31 of the sampled files)
+KILLED = "======== Error: Application received signal 9\n"
 #: ``nvprof --csv --log-file nvprof.csv`` of the totals (the console output's ``========`` lines, nvprof's summary header)
 SUMMARY_LOGFILE = (
     "======== Profiling result:\n"
@@ -55,6 +65,21 @@ def test_nvprof_csv_in_a_logdir_is_named_with_its_database(tmp_path: Path, capsy
     err = _error(tmp_path, capsys)
     assert f"l1/{name}" in err and "nvprof's CSV output" in err and "not read" in err
     assert "--export-profile <name>.nvvp" in err and "no GPU profiles found" not in err
+
+
+def test_a_csv_a_spreadsheet_saved_again_is_still_named(tmp_path: Path, capsys):
+    (tmp_path / "l1").mkdir()
+    (tmp_path / "l1" / "trace_l1_20200407_1.csv").write_text(RESAVED)
+    err = _error(tmp_path, capsys)
+    assert "nvprof's CSV output" in err and "no GPU profiles found" not in err
+
+
+def test_nvprof_s_error_alone_says_the_run_was_killed(tmp_path: Path, capsys):
+    (tmp_path / "l2").mkdir()
+    (tmp_path / "l2" / "GPUTrace_l2_bs10000_11.csv").write_text(KILLED)
+    err = _error(tmp_path, capsys)
+    assert "nvprof's error output" in err and "signal 9" in err and "out-of-memory killer" in err
+    assert "no GPU profiles found" not in err
 
 
 def test_nvprof_metrics_csv_is_named_as_counters(tmp_path: Path, capsys):

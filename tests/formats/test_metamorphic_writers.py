@@ -65,3 +65,22 @@ def test_a_rocprof_trace_with_its_keys_sorted_reads_as_written(tmp_path):
     whole = _reading(src)
     assert whole[0][1] == 1 and len(whole) > 2  # one host, its pass and findings
     assert _reading(tmp_path) == whole
+
+
+def _reverse_keys(o):
+    return {k: _reverse_keys(o[k]) for k in reversed(list(o))} if isinstance(o, dict) else o
+
+
+def test_two_ranks_whose_header_keys_stand_around_their_events_are_one_job(tmp_path):
+    src = WILD / "tp_rtx4090_two_ranks"
+    for p in sorted(src.iterdir()):
+        doc = json.load(gzip.open(p, "rt"))
+        assert list(doc)[-1] == "baseTimeNanoseconds" and list(doc).index("distributedInfo") < list(doc).index(
+            "traceEvents")  # Kineto's order: the ranks before the events, the clock after them
+        doc["traceEvents"] = [_reverse_keys(e) for e in doc["traceEvents"]]
+        with gzip.open(tmp_path / p.name, "wt") as f:
+            json.dump(_reverse_keys(doc), f)  # the clock first, the ranks after the events
+    whole = _reading(src)
+    assert whole[0][0] == "llama_trace_4layers*_with_annotations"  # both ranks, one machine's host
+    assert [[len(h.ranks) for h in s.hosts] for s in discover(str(tmp_path))] == [[2]]  # one session, its two ranks
+    assert _reading(tmp_path) == whole

@@ -84,3 +84,19 @@ def test_two_ranks_whose_header_keys_stand_around_their_events_are_one_job(tmp_p
     assert whole[0][0] == "llama_trace_4layers*_with_annotations"  # both ranks, one machine's host
     assert [[len(h.ranks) for h in s.hosts] for s in discover(str(tmp_path))] == [[2]]  # one session, its two ranks
     assert _reading(tmp_path) == whole
+
+
+def test_kernels_written_without_their_correlation_are_linked_by_their_flow_arrows(tmp_path):
+    src = WILD / "cold_mi300x_norm"
+    (name,) = [p.name for p in src.iterdir()]
+    doc = json.load(gzip.open(src / name, "rt"))
+    work = [e for e in doc["traceEvents"] if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    assert work and all("correlation" in e["args"] for e in work)
+    assert sum(e.get("cat") == "ac2g" and e.get("ph") == "f" for e in doc["traceEvents"]) >= len(work) // 2
+    for e in work:
+        del e["args"]["correlation"]  # the calls keep theirs, the arrows their ids
+    with gzip.open(tmp_path / name, "wt") as f:
+        json.dump(doc, f)
+    whole = _reading(src)
+    assert whole[0][2] == "annotation_spans" and ("launch_bound:normalization_layer_test", "critical") in whole
+    assert _reading(tmp_path) == whole

@@ -36,7 +36,8 @@ A trace cut off mid-write (common: the job was killed while the handler wrote) k
 before the cut and says so in :attr:`KinetoTrace.problems`; a file with no readable event is an error.
 Only ``X`` (complete) events become rows; metadata (``M``) names processes and threads, ``[memory]``
 instant events (``profile_memory=True``) become the allocator's columns (:class:`MemoryColumns`); flows (``ac2g``, ``fwdbwd``) are counted, not kept: the
-launch link is the ``correlation`` argument both ends carry.
+launch link is the ``correlation`` argument both ends carry (device work written without it takes its flow's ``id``:
+:func:`link_by_flows`).
 """
 
 from __future__ import annotations
@@ -1141,6 +1142,74 @@ def _ns(us: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     frac = np.rint(np.multiply(frac, 1000.0, out=frac), out=frac)
     ns += frac.astype(np.int64)
     return ns
+
+
+#: Kineto's flow arrow from a launch to its work (``ac2g``: its ``s`` on the runtime call, its ``f`` on the kernel, copy
+#: or memset at the same pid, tid and ``ts``, the ``id`` the ``correlation`` both carry): one object without nested
+#: braces, its keys in any order.  Found as every object without nested braces (possessive: each start scans to the
+#: next brace and never back, so the search is linear on any text), kept where it names ``ac2g``.
+_FLAT_OBJECT = re.compile(rb'\{[^{}]*+\}')
+#: What the flows' second reading reads at a time, and keeps of a block's end for an object cut by the block.
+FLOW_BLOCK = 8 << 20
+_FLOW_CARRY = 4096
+
+
+def unlinked_rows(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
+    """The rows of ``cats`` (device work) that carry no ``correlation``, where the trace holds flow ends (``f``) that
+    could link them; empty else."""
+    if not kt.ph_counts.get("f") or not len(kt):
+        return np.zeros(0, np.int64)
+    ids = [i for i, c in enumerate(kt.cats) if c in cats or OLD_CATS.get(c) in cats]
+    return np.flatnonzero(np.isin(kt.cat, ids) & (kt.correlation < 0)) if ids else np.zeros(0, np.int64)
+
+
+def link_by_flows(kt: KinetoTrace, src: IO[bytes], rows: np.ndarray) -> int:
+    """Give ``rows`` (device work without a ``correlation``: :func:`unlinked_rows`) the ``id`` of the ``ac2g`` flow
+    that ends on each (its ``f`` at the row's pid, tid and start), reading ``src`` (the file again) for the flows;
+    the number linked.
+
+    Why: the launch link is read from the ``correlation`` both ends carry, and the flow arrows Kineto draws between
+    them are only counted.  A writer that keeps a kernel's times but not that argument (a converter, a trimmed
+    re-write: session h37-meta56's ``nocorr`` rewrite of the real sets) left every kernel unlaunched though each
+    arrow still names its call: the steps read from the kernels each step launched were lost (``cold_mi300x_norm``:
+    one step read as the whole capture, its launch-bound and host-bound findings gone, nothing said)."""
+    if not rows.size:
+        return 0
+    stream = as_utf8(_maybe_gunzip(src)[0])
+    pid_of = {v: k for k, v in kt.pid_labels.items()}
+    tid_of = {v: k for k, v in kt.tid_labels.items()}
+    ends: list[tuple[int, int, float, int]] = []
+    carry = b""
+    while True:
+        block = stream.read(FLOW_BLOCK)
+        text = carry + block
+        last = 0
+        for m in _FLAT_OBJECT.finditer(text):
+            last = m.end()
+            if b'"ac2g"' not in m.group(0):
+                continue
+            try:
+                e = json.loads(m.group(0))
+            except ValueError:
+                continue
+            pid = e.get("pid") if type(e.get("pid")) is int else pid_of.get(e.get("pid"))
+            tid = e.get("tid") if type(e.get("tid")) is int else tid_of.get(e.get("tid"))
+            if e.get("ph") == "f" and type(e.get("id")) is int and _is_number(e.get("ts")) and None not in (pid, tid):
+                ends.append((pid, tid, float(e["ts"]), e["id"]))
+        if not block:
+            break
+        carry = text[max(last, len(text) - _FLOW_CARRY):]
+    if not ends:
+        return 0
+    at = _ns(np.array([t for _, _, t, _ in ends], np.float64))
+    flow = {(p, t, int(ns)): i for (p, t, _, i), ns in zip(ends, at.tolist())}
+    linked = 0
+    for r, p, t, ns in zip(rows.tolist(), kt.pid[rows].tolist(), kt.tid[rows].tolist(), kt.ts_ns[rows].tolist()):
+        i = flow.get((p, t, ns))
+        if i is not None:
+            kt.correlation[r] = i
+            linked += 1
+    return linked
 
 
 # ---------------------------------------------------------------------------------------------- parser

@@ -100,3 +100,43 @@ def test_kernels_written_without_their_correlation_are_linked_by_their_flow_arro
     whole = _reading(src)
     assert whole[0][2] == "annotation_spans" and ("launch_bound:normalization_layer_test", "critical") in whole
     assert _reading(tmp_path) == whole
+
+
+def _as_begin_end(events: list, keep) -> list:
+    """``events`` with each X event ``keep`` takes written as a B/E pair, in an order the Trace Event Format pairs back:
+    per thread ends before begins at one instant, the inner end first, the outer begin first."""
+    out, spans, n = [], {}, 0
+    for e in events:
+        if e.get("ph") == "X" and keep(e):
+            spans.setdefault((e["pid"], e["tid"]), []).append(e)
+        else:
+            out.append((e.get("ts", -1), n, e))
+            n += 1
+    for evs in spans.values():
+        stack = []
+        for e in sorted(evs, key=lambda e: (e["ts"], -e["dur"])) + [None]:
+            while stack and (e is None or stack[-1]["ts"] + stack[-1]["dur"] <= e["ts"]):
+                s = stack.pop()
+                out.append((s["ts"] + s["dur"], n, {"ph": "E", "pid": s["pid"], "tid": s["tid"], "ts": s["ts"] + s["dur"]}))
+                n += 1
+            if e is not None:
+                assert not stack or e["ts"] + e["dur"] <= stack[-1]["ts"] + stack[-1]["dur"]  # nested
+                out.append((e["ts"], n, {**{k: v for k, v in e.items() if k != "dur"}, "ph": "B"}))
+                n += 1
+                stack.append(e)
+    return [e for _, _, e in sorted(out, key=lambda x: (x[0], x[1]))]
+
+
+def test_host_spans_written_as_begin_end_pairs_read_as_complete_events(tmp_path):
+    src = WILD / "amd_mi250"
+    (name,) = [p.name for p in src.iterdir()]
+    doc = json.load(gzip.open(src / name, "rt"))
+    host = {e["pid"] for e in doc["traceEvents"] if e.get("cat") == "cpu_op"}
+    doc["traceEvents"] = _as_begin_end(doc["traceEvents"], lambda e: e["pid"] in host and e.get("cat") != "python_function")
+    assert sum(e["ph"] == "B" for e in doc["traceEvents"]) > 50 and not any(
+        e["ph"] == "X" and e["pid"] in host and e.get("cat") in ("cpu_op", "cuda_runtime") for e in doc["traceEvents"])
+    with gzip.open(tmp_path / name, "wt") as f:
+        json.dump(doc, f)
+    whole = _reading(src)
+    assert whole[0][1:3] == (1, "profiler_step")
+    assert _reading(tmp_path) == whole

@@ -140,3 +140,16 @@ def test_host_spans_written_as_begin_end_pairs_read_as_complete_events(tmp_path)
     whole = _reading(src)
     assert whole[0][1:3] == (1, "profiler_step")
     assert _reading(tmp_path) == whole
+
+
+def test_a_trace_whose_every_span_is_a_begin_end_pair_reads_as_written(tmp_path):
+    src = WILD / "cpu_only_gloo"  # a CPU-only job: with its host spans as pairs, no X event is left
+    (name,) = [p.name for p in src.iterdir() if ".pt.trace" in p.name]
+    doc = json.load(gzip.open(src / name, "rt"))
+    doc["traceEvents"] = _as_begin_end(doc["traceEvents"], lambda e: e.get("cat") != "python_function")
+    assert not any(e["ph"] == "X" for e in doc["traceEvents"])
+    with gzip.open(tmp_path / name, "wt") as f:
+        json.dump(doc, f)
+    whole = _reading(src)
+    assert whole[0][1:] == (1, "profiler_step", "no_gpu")
+    assert _reading(tmp_path) == whole

@@ -98,13 +98,20 @@ def _parse(path: str) -> tuple[KinetoTrace, int]:
         raise KinetoReadError(path, f"cannot open: {e.strerror or e}") from e
     with f:
         n = os.fstat(f.fileno()).st_size if hasattr(f, "fileno") and not fsio.is_remote(path) else fsio.size(path)
-        kt = parse_trace(f, max_bytes=max_profile_bytes(), name=path)
-    if has_duration_pairs(kt):  # spans written as begin/end pairs: read again with each pair one complete event
+        try:
+            kt, paired = parse_trace(f, max_bytes=max_profile_bytes(), name=path), None
+        except KinetoReadError as e:
+            if not e.only_pairs:
+                raise
+            kt, paired = None, e
+    if kt is None or has_duration_pairs(kt):  # spans written as begin/end pairs: read again, each pair one event
         try:
             with fsio.open_binary(path) as f:
                 text = completed_pairs(f)
         except (ValueError, RecursionError):  # not one JSON document (cut off, nested past the limit): as read
             text = None
+        if text is None and paired is not None:
+            raise paired
         if text is not None:
             kt = parse_trace(io.BytesIO(text), max_bytes=max_profile_bytes(), name=path)
     rows = unlinked_rows(kt, DEVICE_CATS)

@@ -187,10 +187,12 @@ def _decoded_args(raws: tuple[bytes | memoryview, ...]) -> dict[str, Any]:
 class KinetoReadError(ValueError):
     """The file is no PyTorch trace we can analyse; the message says which file and why."""
 
-    def __init__(self, path: str, reason: str):
+    def __init__(self, path: str, reason: str, only_pairs: bool = False):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+        #: no complete event, but begin/end pairs (:func:`completed_pairs` reads them)
+        self.only_pairs = only_pairs
 
 
 #: ``Device Type`` of a GPU's ``[memory]`` events (c10's DeviceType, pytorch/pytorch c10/core/DeviceType.h): CUDA, HIP
@@ -1692,7 +1694,7 @@ class _Parser:
             if held:
                 raise KinetoReadError(self.name, nothing_recorded(held=f" (the file holds only {held}: thread names and the window's marks)"))
             reason = "; ".join(self.problems) if self.problems else "the \"traceEvents\" array holds no complete event"
-            raise KinetoReadError(self.name, f"no readable event: {reason}")
+            raise KinetoReadError(self.name, f"no readable event: {reason}", only_pairs=bool(c.ph["B"] and c.ph["E"]))
         if self.read_error and not self.truncated:
             self.problems.append(f"the file's end is damaged ({self.read_error}), after the last event")
         if c.malformed:

@@ -153,3 +153,16 @@ def test_a_trace_whose_every_span_is_a_begin_end_pair_reads_as_written(tmp_path)
     whole = _reading(src)
     assert whole[0][1:] == (1, "profiler_step", "no_gpu")
     assert _reading(tmp_path) == whole
+
+
+def test_pytorch_1_10_kernels_without_their_correlation_are_linked_by_their_launch_flows(tmp_path):
+    src = WILD / "loop_ended_backlog_a100_gnn"  # PyTorch 1.10: flows of category "async", named "launch"
+    (name,) = [p.name for p in src.iterdir()]
+    doc = json.load(gzip.open(src / name, "rt"))
+    work = [e for e in doc["traceEvents"] if e.get("cat") in ("Kernel", "Memcpy", "Memset")]
+    assert work and not any(e.get("cat") == "ac2g" for e in doc["traceEvents"])
+    for e in work:
+        e["args"].pop("correlation", None)
+    with gzip.open(tmp_path / name, "wt") as f:
+        json.dump(doc, f)
+    assert _reading(tmp_path) == _reading(src)

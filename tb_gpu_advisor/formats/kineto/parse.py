@@ -1146,8 +1146,9 @@ def _ns(us: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return ns
 
 
-#: Kineto's flow arrow from a launch to its work (``ac2g``: its ``s`` on the runtime call, its ``f`` on the kernel, copy
-#: or memset at the same pid, tid and ``ts``, the ``id`` the ``correlation`` both carry): one object without nested
+#: Kineto's flow arrow from a launch to its work (``ac2g``; PyTorch 1.8-1.10: category ``async``, name ``launch``: its
+#: ``s`` on the runtime call, its ``f`` on the kernel, copy or memset at the same pid, tid and ``ts``, the ``id`` the
+#: ``correlation`` both carry): one object without nested
 #: braces, its keys in any order.  Found as every object without nested braces (possessive: each start scans to the
 #: next brace and never back, so the search is linear on any text), kept where it names ``ac2g``.
 _FLAT_OBJECT = re.compile(rb'\{[^{}]*+\}')
@@ -1188,7 +1189,7 @@ def link_by_flows(kt: KinetoTrace, src: IO[bytes], rows: np.ndarray) -> int:
         last = 0
         for m in _FLAT_OBJECT.finditer(text):
             last = m.end()
-            if b'"ac2g"' not in m.group(0):
+            if b'"ac2g"' not in m.group(0) and b'"async"' not in m.group(0):
                 continue
             try:
                 e = json.loads(m.group(0))
@@ -1196,7 +1197,8 @@ def link_by_flows(kt: KinetoTrace, src: IO[bytes], rows: np.ndarray) -> int:
                 continue
             pid = e.get("pid") if type(e.get("pid")) is int else pid_of.get(e.get("pid"))
             tid = e.get("tid") if type(e.get("tid")) is int else tid_of.get(e.get("tid"))
-            if e.get("ph") == "f" and type(e.get("id")) is int and _is_number(e.get("ts")) and None not in (pid, tid):
+            launch = e.get("cat") == "ac2g" or (e.get("cat") == "async" and e.get("name") == "launch")
+            if launch and e.get("ph") == "f" and type(e.get("id")) is int and _is_number(e.get("ts")) and None not in (pid, tid):
                 ends.append((pid, tid, float(e["ts"]), e["id"]))
         if not block:
             break

@@ -166,3 +166,17 @@ def test_pytorch_1_10_kernels_without_their_correlation_are_linked_by_their_laun
     with gzip.open(tmp_path / name, "wt") as f:
         json.dump(doc, f)
     assert _reading(tmp_path) == _reading(src)
+
+
+def test_times_written_as_strings_are_an_error_that_says_so(tmp_path):
+    src = WILD / "amd_mi250"
+    (name,) = [p.name for p in src.iterdir()]
+    doc = json.load(gzip.open(src / name, "rt"))
+    for e in doc["traceEvents"]:
+        if isinstance(e.get("ts"), (int, float)):
+            e["ts"] = str(e["ts"])  # no Kineto writes it: read as no time, and said
+    with gzip.open(tmp_path / name, "wt") as f:
+        json.dump(doc, f)
+    (s,) = discover(str(tmp_path))
+    (h,) = analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"]
+    assert "no numeric time" in h["error"] and "string" in h["error"]

@@ -1695,7 +1695,9 @@ class _Parser:
             held = None if self.problems else _only_own_marks(c.ph)
             if held:
                 raise KinetoReadError(self.name, nothing_recorded(held=f" (the file holds only {held}: thread names and the window's marks)"))
-            reason = "; ".join(self.problems) if self.problems else "the \"traceEvents\" array holds no complete event"
+            reason = "; ".join(self.problems) if self.problems else (
+                f"its {c.malformed:,} complete events have no numeric time (a `ts` written as a string?)"
+                if c.malformed and c.malformed >= c.ph["X"] > 0 else "the \"traceEvents\" array holds no complete event")
             raise KinetoReadError(self.name, f"no readable event: {reason}", only_pairs=bool(c.ph["B"] and c.ph["E"]))
         if self.read_error and not self.truncated:
             self.problems.append(f"the file's end is damaged ({self.read_error}), after the last event")

@@ -13,6 +13,16 @@ finding's id and severity.  The rewrites that moved a reading before the fixes:
 * rocprof's ``results.json`` re-written the same way: ``otherData`` (rocminfo's agents) comes before ``traceEvents``,
   and the reader asked for the file to open with ``{ "traceEvents":[`` -- the host was an error
   (``formats.rocprof.reader._events``).
+
+Session 56's (h37-meta56):
+
+* two ranks' files with their keys reversed -- the clock before ``traceEvents``, ``distributedInfo`` after it: the
+  header's tail was read only where the head held no clock, and the ranks were two captures
+  (``formats.kineto.layout._header_may_follow``);
+* kernels, copies and memsets written without their ``correlation`` (the calls keep theirs): unlaunched, though the
+  flow arrows (``ac2g``; PyTorch 1.8-1.10's ``async``/``launch``) name each call (``formats.kineto.parse.link_by_flows``);
+* host spans written as ``B``/``E`` pairs: only ``X`` events were read (``formats.kineto.parse.completed_pairs``);
+* times written as strings: still an error, now one that says why.
 """
 
 from __future__ import annotations

@@ -24,7 +24,13 @@ that the Advisor's checks read; what helps is the capture that records one for t
   (survey h37-wild54n: committed as ``nsys_output.txt``, ``nsys.log``, ``nsys_report.txt`` beside no report);
 * nvprof's output (``nvprof <program> 2> nvprof.txt``, ``--log-file``): ``==<pid>== Profiling application: ...``,
   ``==<pid>== Profiling result:`` (``========`` in a log file), then totals of ``GPU activities`` and ``API calls``
-  -- or, with ``--print-gpu-trace`` / ``--print-api-trace``, each one as a line of text (h37-wild54n).
+  -- or, with ``--print-gpu-trace`` / ``--print-api-trace``, each one as a line of text (h37-wild54n);
+* nvprof's ``--csv`` output (``nvprof --csv --print-gpu-trace <program> 2> trace.csv``): the same ``==<pid>==`` lines,
+  then the quoted header row -- ``"Start","Duration",...,"Correlation_ID"`` for a trace, ``"Type","Time(%)","Time",
+  "Calls","Avg","Min","Max","Name"`` for the totals -- and a row of units (h37-wild56x: jakemdaly/PyTorch-GPU-Profiling's
+  100 Jetson Nano files were "no GPU profiles found"); the header unquoted where a spreadsheet saved the file again
+  (its ``==<pid>==`` lines then ``Err:510``: LibreOffice read them as formulas); and nvprof's error alone
+  (``======== Error: Application received signal 9``: a run killed before any result).
 
 Only the first :data:`HEAD_BYTES` of a text file are read.
 """
@@ -37,7 +43,9 @@ from dataclasses import dataclass
 #: How much of a text file's start is read to tell a summary.
 HEAD_BYTES = 4096
 #: Text files a summary is written as (``output_file`` is the user's choice; these are the names seen in use).
-SUFFIXES = (".txt", ".log", ".out")
+#: ``.csv``: nvprof's ``--csv`` output is saved under it (h37-wild56x: jakemdaly's 100 Tegra X1 ``trace_l1_*.csv``), and
+#: only a CSV whose first lines are a summary's is named -- any other CSV of a logdir is passed over as before.
+SUFFIXES = (".txt", ".log", ".out", ".csv")
 
 _TORCH_TRACE = ("profile the same steps with torch.profiler with "
                 "on_trace_ready=torch.profiler.tensorboard_trace_handler('LOGDIR/<run>') (or "
@@ -51,6 +59,11 @@ _NVPROF_SUCCESSOR = ("record the same program into nvprof's database, which the 
                      "<program>), or, on a GPU after Volta, profile it with Nsight Systems, nvprof's successor (nsys "
                      "profile -o <name> <program>, then nsys export --type sqlite <name>.nsys-rep)")
 
+#: What a user holding nvprof's CSV has instead: the same run exported whole, which the Advisor reads.
+_NVPROF_DATABASE = ("export the same run whole with --export-profile (nvprof --export-profile <name>.nvvp <program>, "
+                    "or -o): nvprof's database, which the Advisor reads; on a GPU after Volta, profile it with Nsight "
+                    "Systems instead (nsys profile -o <name> <program>, then nsys export --type sqlite <name>.nsys-rep)")
+
 
 @dataclass(frozen=True)
 class Summary:
@@ -63,10 +76,12 @@ class Summary:
     head: re.Pattern[str]
     instead: str  # what to give the Advisor instead, in words: the capture (or the report) holding the timeline
     keeps: str = "totals"
+    kind: str = "text summary"  # what the file is, after its tool's name ("CSV output")
+    verdict: str = "not a trace"  # what it is to the Advisor ("not read": printed rows of a timeline)
 
     def words(self) -> str:
         owner = f"{self.name}'" if self.name.endswith("s") else f"{self.name}'s"  # Nsight Systems' summary
-        return (f"{owner} text summary ({self.holds}), not a trace: it keeps {self.keeps}, not the timeline of "
+        return (f"{owner} {self.kind} ({self.holds}), {self.verdict}: it keeps {self.keeps}, not the timeline of "
                 f"calls, launches, kernels and copies the Advisor reads; {self.instead}")
 
 
@@ -84,10 +99,30 @@ SUMMARIES = (
                        r"|^Processing \[[^\]\n]+\] with \[[^\]\n]*/(?:reports|rules)/\w+\.py\]"
                        r"|^(?:Generating )?(?:CUDA API|CUDA Kernel|CUDA Memory Operation|Operating System Runtime API"
                        r"|NVTX Push-Pop Range) Statistics\b", re.MULTILINE), _NSYS_REPORT),
+    # before nvprof's console output: a CSV starts with the same ``==<pid>==`` lines; its header row tells it
+    Summary("nvprof", "nvprof --csv: with --print-gpu-trace each kernel, copy and memset a row -- start, duration, "
+            "grid, block, stream, name --, with --print-api-trace each API call, else totals per activity",
+            re.compile(r'^"?Start"?,"?Duration"?,(?:"?[^",\n]*"?,)*"?Correlation_ID"?\r?$'
+                       r'|^"?Type"?,"?Time\(%\)"?,"?Time"?,"?Calls"?,"?Avg"?,"?Min"?,"?Max"?,"?Name"?', re.MULTILINE),
+            _NVPROF_DATABASE, keeps="printed rows",
+            kind="CSV output", verdict="not read"),
+    Summary("nvprof", "nvprof --csv --metrics or --events: per kernel name, each hardware counter's min, max and "
+            "mean over its invocations, the kernels replayed to collect them",
+            re.compile(r'^"?Device"?,"?Kernel"?,"?Invocations"?,"?(?:Metric|Event) Name"?', re.MULTILINE),
+            "its counters say how each kernel used the GPU, not what the GPU waited for; for the job's timeline, "
+            + _NVPROF_DATABASE, keeps="counters per kernel", kind="CSV output", verdict="not read"),
     Summary("nvprof", "its console output: totals of GPU activities and API calls, or with --print-gpu-trace each one "
             "as a line",
             re.compile(r"^==(?:\d+|=+)== (?:Profiling application:|Profiling result:|NVPROF is profiling)", re.MULTILINE),
             _NVPROF_SUCCESSOR, keeps="totals or printed lines"),
+    # after the console output: a run with results printed them first; this file holds nvprof's error alone
+    Summary("nvprof", "`======== Error: Application received signal 9` or `... returned non-zero code N`: the "
+            "profiled program was killed or failed, and nvprof printed no result",
+            re.compile(r"^==(?:\d+|=+)== Error: Application (?:received signal \d+|returned non-zero code \d+)",
+                       re.MULTILINE),
+            "run the program to its end under the profiler (signal 9 is most often the out-of-memory killer or a job's "
+            "time limit: a smaller batch or a shorter run), then " + _NVPROF_DATABASE,
+            keeps="the error alone", kind="error output", verdict="no profile"),
 )
 
 

@@ -536,6 +536,12 @@ def _capture_fixes(loop: Loop, advice: str) -> dict[str, tuple[Action, ...]]:
             f"tf.profiler.experimental.Trace('{loop.trace}', step_num=s, _r=1)).", advice),),
         "capture_quality:unsteady": (action("Skip warm-up and evaluation/checkpoint steps in the profiled window.",
                                             advice),),
+        # a session TF 2.2 saved as tool data and its trace viewer JSON (capture_quality's ``not_kept``): the XPlane
+        # that keeps the GPU's properties, launch configurations and allocator records is written from TF 2.3 on
+        "capture_quality:not_kept": (action(
+            "Profile again on TensorFlow 2.3 or later: its profiler writes the whole capture as <host>.xplane.pb "
+            "beside the trace viewer JSON (the GPU's name and properties, each kernel's launch configuration, the "
+            "allocator's records), and the Advisor reads that.", "# pip install 'tensorflow>=2.3'\n" + advice),),
     }
 
 

@@ -45,7 +45,7 @@ def capture_quality(ctx: Context) -> CaptureQuality:
         too_long=length > max_ms, num_events=ctx.trace.num_events, gpu_thread_mode_private=private, note="; ".join(notes),
         framework=ctx.fw.id, graph_kernel_share=_graph_kernel_share(ctx), time_base=tr.time_base,
         capture_format=tr.format, clock_skew=_clock_skew(ctx), window_start_ms=start,
-        python_tracing=_python_tracing(ctx),
+        python_tracing=_python_tracing(ctx), printed_from=tr.printed_from, not_kept=tuple(tr.not_kept),
     )
 
 

@@ -1093,6 +1093,10 @@ class CaptureQuality:
     #: where the window ``length_ms`` measures starts, in the report's ms (``time_base``): 0 where the viewer counts
     #: from the window's start; later where recorded events precede it (``Trace.capture_start_ps``)
     window_start_ms: float = 0.0
+    #: the file is a lossy printing of a fuller capture (``Trace.printed_from``), and what it did not keep
+    #: (``Trace.not_kept``): the checks that needed it had nothing to read
+    printed_from: str = ""
+    not_kept: tuple[str, ...] = ()
 
 
 @dataclass

@@ -805,6 +805,12 @@ class Trace:
     #: processes' captures were read as one (PyTorch ranks merged): a rank's launch waits for its own profiler's
     #: buffer requests only.  Empty: every span is every GPU's (one process)
     profiler_overhead_gpus: dict[int, np.ndarray] = field(default_factory=dict)
+    #: where the file is a lossy printing of a fuller capture (TensorFlow's trace viewer JSON of its XPlane): what it is,
+    #: in words; "" for a capture read as its profiler wrote it
+    printed_from: str = ""
+    #: what that printing did not keep that the fuller capture holds and a check needs, each in words ("the GPU's name
+    #: and properties (...)"): shown in the trace as missing, so the report says which of its answers it lacks
+    not_kept: tuple[str, ...] = ()
 
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)

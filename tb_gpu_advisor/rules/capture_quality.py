@@ -28,7 +28,9 @@ varying more than ``capture.max_step_cv`` (info; not where the window holds no G
 before the call that launched it (info: the capture's GPU and host clocks disagree by at least that lead, so every
 host/GPU interval is uncertain by it: ``CaptureQuality.clock_skew``; a warning where the lead is longer than the step:
 then the findings that measure the GPU's idle against the host's work are not given, and the note names them --
-``unmeasured_across_clocks``).  A memory snapshot gets none of these (no steps): only, where
+``unmeasured_across_clocks``), a file that is a printing of a fuller capture and did not keep records some checks
+read (info: ``CaptureQuality.not_kept`` -- TensorFlow 2.2's trace viewer JSON: the GPU's name, launch
+configurations, allocator records -- with how to record the fuller capture).  A memory snapshot gets none of these (no steps): only, where
 its allocator history kept just its last ``max_entries`` events while its annotations show whole iterations before
 them (``Memory.history_cut``), a warning that its peak is the kept window's, with the setting that keeps them; and
 where it holds no history of a GPU at all (its state at the dump alone: PyTorch 1.13's ``_snapshot()``, 2.0 without a
@@ -83,7 +85,25 @@ def check(m: HostMetrics) -> list[Finding]:
         out += _step_count(ctx, m)
     out += _unseen_work(ctx, m)
     out += _window_notes(ctx, m, gpu_work)
+    out += _not_kept(ctx, m)
     return _suffixed(out)
+
+
+def _not_kept(ctx: Ctx, m: HostMetrics) -> list[Finding]:
+    """A file that is a printing of a fuller capture (``CaptureQuality.printed_from``: TensorFlow's trace viewer JSON of
+    its XPlane) and did not keep what some checks read (``CaptureQuality.not_kept``): an info naming what is missing
+    and what that leaves unanswered, with how to record the fuller capture (the framework's
+    ``capture_quality:not_kept``).  Why: the report of a TF 2.2 session read from its JSON assumed the unnamed GPU's
+    fp16 speed-ups and judged no grid and no memory, and said nothing of why (h37-wild55x, Left 1)."""
+    c = m.capture
+    if not c.printed_from or not c.not_kept:
+        return []
+    lost = c.not_kept
+    return [_note(ctx, f"This report is read from {c.printed_from}, which does not keep {'; '.join(lost)}. The "
+                       f"findings describe what the file holds; what it lacks is not judged, not found healthy.",
+                  "The file read is a printing of the capture: some of its records were not kept",
+                  ("records_not_kept", "Kinds of records the file did not keep", len(lost), "count", str(len(lost)),
+                   None), ctx.fw.fix(f"{ID}:not_kept"))]
 
 
 def _suffixed(out: list[Finding]) -> list[Finding]:

@@ -99,6 +99,37 @@ def test_a_json_given_by_path_beside_its_xplane_reads_that_xplane(tmp_path, caps
     assert Path(rep["hosts"][0]["path"]).name == "instance-2.xplane.pb"
 
 
+def _not_kept_findings(rep: dict) -> list[dict]:
+    return [f for f in rep["findings"] if f["id"].startswith("capture_quality") and f.get("metric")
+            and f["metric"]["id"] == "records_not_kept"]
+
+
+def test_the_report_says_what_the_json_did_not_keep(tmp_path, capsys):
+    """h37-wild55x Left 1: read from the JSON, the report assumed the unnamed GPU's fp16 speed-ups, judged no grid and
+    no memory, and said none of it.  By construction the batch's T4 plane states its compute capability, SMs and
+    memory, its kernels their launch configurations, the host its allocator's records -- all three dropped by the
+    converter -- and it runs no XLA module (no HLO to miss)."""
+    _tf22_session(tmp_path)
+    assert cli(["report", str(tmp_path), "--cache-dir", "off", "--format", "json"]) in (0, 1)
+    (rep,) = json.loads(capsys.readouterr().out)["reports"]
+    (f,) = _not_kept_findings(rep)
+    assert f["severity"] == "info" and f["metric"]["value"] == 3
+    text = f["summary"]
+    assert "trace viewer JSON" in text and "TensorFlow 2.2" in text
+    assert "name and properties" in text and "launch configurations" in text and "allocator's records" in text
+    assert "HLO" not in text  # no XLA module ran: nothing of the HLO is missing
+    assert any("tensorflow>=2.3" in (a.get("snippet") or "") for a in f["actions"])
+
+
+def test_read_from_its_xplane_nothing_is_said_missing(tmp_path, capsys):
+    """Named control (passes on base too): the same session with its XPlane reads the XPlane -- no such finding."""
+    _tf22_session(tmp_path, with_xplane=True)
+    assert cli(["report", str(tmp_path), "--cache-dir", "off", "--format", "json"]) in (0, 1)
+    (rep,) = json.loads(capsys.readouterr().out)["reports"]
+    assert Path(rep["hosts"][0]["path"]).name == "instance-2.xplane.pb"
+    assert _not_kept_findings(rep) == []
+
+
 def test_a_trace_json_of_another_tool_in_a_session_folder_says_what_it_is(tmp_path):
     folder = tmp_path / SESSION
     folder.mkdir(parents=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from synthetic.nsysexport import write_eager_training_bursts
 from tests.support.cli_report import cli_report
+from tests.support.paths import FIXTURES
 
 
 def _host(path) -> dict:
@@ -74,3 +75,35 @@ def test_a_gap_note_on_guessed_steps_is_not_raised_back_by_its_saving(tmp_path):
         assert f["severity"] == "info", (f["rule"], f["severity"])
         assert f["summary"].count("reported as a note, not a problem") == 1
     assert not any(f["severity"] == "critical" for f in host["findings"])
+
+
+def test_two_bursts_one_with_a_backward_are_one_iteration(tmp_path):
+    """h37-wild56x: two bursts were below the reading's floor (three), so a training window cut once by a host pause
+    between its forward and its backward read as 2 burst "steps".  A burst without a backward is no iteration: two
+    bursts, one holding it, are at most one iteration -- the window read as one pass, a guess."""
+    p = tmp_path / "two.sqlite"
+    truth = write_eager_training_bursts(str(p), bursts=2, grad_bursts=(1,))
+    assert truth["max_iterations"] == 1
+    steps = _host(p)["steps"]
+    assert (steps["source"], steps["count"], steps["confidence"]) == ("whole_capture", 1, "low"), steps
+    assert "runs in 2 bursts, with a gradient kernel in only 1 burst:" in steps["note"], steps["note"]
+
+
+def test_two_bursts_each_with_a_backward_stay_two_steps(tmp_path):
+    """Named control (passes on base too): a backward in both bursts -- each may be an iteration."""
+    p = tmp_path / "two_each.sqlite"
+    write_eager_training_bursts(str(p), bursts=2, grad_bursts=(0, 1))
+    steps = _host(p)["steps"]
+    assert (steps["source"], steps["found"]) == ("gpu_busy_clusters", 2), steps
+
+
+def test_pyprof_lm_one_iteration_is_read_as_one_pass():
+    """The real window (``wild/pyprof_lm_v100_nvprof``: nvprof's database of ONE training iteration of PyProf's LM
+    between ``profiler.start()`` and ``stop()``): its forward's burst (the embedding, 0.3 ms of kernels) and its
+    backward-and-update burst were 2 burst steps of 33.7 and 41.4 ms; the window is the one iteration."""
+    report = cli_report(FIXTURES / "wild" / "pyprof_lm_v100_nvprof")
+    host = report["hosts"][0]
+    assert host["job"]["kind"] == "training"
+    assert (host["steps"]["source"], host["steps"]["count"]) == ("whole_capture", 1), host["steps"]
+    assert "at most 1 iteration" in host["steps"]["note"]
+    assert report["findings"][0]["rule"] == "cold_start"

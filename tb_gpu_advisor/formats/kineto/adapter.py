@@ -15,6 +15,7 @@ What is decided here, once, from the format's own conventions:
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from itertools import compress, repeat
@@ -29,8 +30,9 @@ from tb_gpu_advisor.common.memory import small_pages
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.formats.kineto.layout import LEGACY_CUDA_PROCESS, LEGACY_HOST_PROCESS
-from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, OLD_CATS, KinetoReadError, KinetoTrace, nothing_recorded,
-                                               parse_trace)
+from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, OLD_CATS, KinetoReadError, KinetoTrace, completed_pairs,
+                                               has_duration_pairs, link_by_flows, nothing_recorded, parse_trace,
+                                               unlinked_rows)
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
                                           unique_inverse, unique_pairs)
@@ -87,14 +89,36 @@ def _inferred_note(worker: str, rank: int, world: int | None) -> str:
 
 def _parse(path: str) -> tuple[KinetoTrace, int]:
     """A file's columns and its size on disk.  Opened through ``fsio`` (a file discovery listed: only below its
-    logdir, only the file listed) and read from that one open file."""
+    logdir, only the file listed) and read from that one open file -- and once more for its flow arrows where its
+    device work carries no ``correlation`` (:func:`~tb_gpu_advisor.formats.kineto.parse.link_by_flows`), or its spans
+    are begin/end pairs (:func:`~tb_gpu_advisor.formats.kineto.parse.completed_pairs`)."""
     try:
         f = fsio.open_binary(path)
     except OSError as e:
         raise KinetoReadError(path, f"cannot open: {e.strerror or e}") from e
     with f:
         n = os.fstat(f.fileno()).st_size if hasattr(f, "fileno") and not fsio.is_remote(path) else fsio.size(path)
-        return parse_trace(f, max_bytes=max_profile_bytes(), name=path), n
+        try:
+            kt, paired = parse_trace(f, max_bytes=max_profile_bytes(), name=path), None
+        except KinetoReadError as e:
+            if not e.only_pairs:
+                raise
+            kt, paired = None, e
+    if kt is None or has_duration_pairs(kt):  # spans written as begin/end pairs: read again, each pair one event
+        try:
+            with fsio.open_binary(path) as f:
+                text = completed_pairs(f)
+        except (ValueError, RecursionError):  # not one JSON document (cut off, nested past the limit): as read
+            text = None
+        if text is None and paired is not None:
+            raise paired
+        if text is not None:
+            kt = parse_trace(io.BytesIO(text), max_bytes=max_profile_bytes(), name=path)
+    rows = unlinked_rows(kt, DEVICE_CATS)
+    if rows.size:  # device work written without its correlation: the flow arrows still name each launch
+        with fsio.open_binary(path) as f:
+            link_by_flows(kt, f, rows)
+    return kt, n
 
 
 def _worker(path: str) -> str:

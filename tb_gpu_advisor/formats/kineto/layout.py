@@ -22,7 +22,8 @@ each machine's ranks together (:func:`machine_groups`).
 
 The clock and ``distributedInfo`` come from the first :data:`HEADER_BYTES` of each file (decompressed; a ranged
 read on object stores), cached by the file's identity; a file whose start holds no clock (a writer put it after
-``traceEvents``) is read to its end for it, up to :data:`TAIL_SCAN_MAX_BYTES` on disk.
+``traceEvents``), or whose keys stand in an order that may put ``distributedInfo`` after the events
+(:func:`_header_may_follow`), is read to its end for them, up to :data:`TAIL_SCAN_MAX_BYTES` on disk.
 """
 
 from __future__ import annotations
@@ -280,6 +281,7 @@ HEADER_BYTES = 256 << 10
 _BASE_TIME = rb'"baseTimeNanoseconds"\s*:\s*(\d+)'
 _FIRST_TS = rb'"ts"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)'
 _DIST_INFO = rb'"distributedInfo"\s*:\s*'
+_SCHEMA = rb'"schemaVersion"\s*:'
 
 
 def epoch_s(stamp: float | None) -> float | None:
@@ -329,7 +331,7 @@ def read_header(path: str, size: int = 0, mtime_ns: int = 0) -> Header:
         if key in _headers:
             return _headers[key]
     head = _head_bytes(path)
-    tail = _tail_bytes(path, size) if len(head) >= HEADER_BYTES and not re.search(_BASE_TIME, head) else b""
+    tail = _tail_bytes(path, size) if len(head) >= HEADER_BYTES and _header_may_follow(head) else b""
     header = _parse_header(head, mtime_ns / 1e9 if mtime_ns else None, tail)
     with _headers_lock:
         if len(_headers) > 50_000:
@@ -364,6 +366,24 @@ def text_encoding(head: bytes) -> tuple[str, int]:
     if len(head) >= 2 and not head[0] and head[1]:
         return "utf-16-be", 0
     return "utf-8", 0
+
+
+def _header_may_follow(head: bytes) -> bool:
+    """Whether header keys may stand after ``traceEvents`` in a file starting with ``head``: it holds no clock, or
+    its keys before the events are in neither order known to keep the job's header there.
+
+    Why: a JSON object's keys have no order (RFC 8259 s4).  Kineto writes ``schemaVersion``, ``deviceProperties``
+    and ``distributedInfo`` before ``traceEvents`` and the clock after them; sorted keys (``json.dump(sort_keys=
+    True)``, ``jq -S``) put all of them before; re-dumps of a loaded dict keep Kineto's order.  A clock before the
+    events without ``schemaVersion`` beside it (which every writer of ``baseTimeNanoseconds`` writes) is another
+    order, whose ``distributedInfo`` may come after the events: two ranks' files read without it were two
+    captures (session h37-meta56: ``wild/tp_rtx4090_two_ranks`` with its keys reversed)."""
+    clock = re.search(_BASE_TIME, head)
+    if clock is None:
+        return True
+    events = re.search(_TRACE_KEYS, head)
+    before = head[: events.start()] if events else head
+    return clock.start() < len(before) and not re.search(_SCHEMA, before)
 
 
 def _head_bytes(path: str) -> bytes:

@@ -36,7 +36,8 @@ A trace cut off mid-write (common: the job was killed while the handler wrote) k
 before the cut and says so in :attr:`KinetoTrace.problems`; a file with no readable event is an error.
 Only ``X`` (complete) events become rows; metadata (``M``) names processes and threads, ``[memory]``
 instant events (``profile_memory=True``) become the allocator's columns (:class:`MemoryColumns`); flows (``ac2g``, ``fwdbwd``) are counted, not kept: the
-launch link is the ``correlation`` argument both ends carry.
+launch link is the ``correlation`` argument both ends carry (device work written without it takes its flow's ``id``:
+:func:`link_by_flows`).
 """
 
 from __future__ import annotations
@@ -186,10 +187,12 @@ def _decoded_args(raws: tuple[bytes | memoryview, ...]) -> dict[str, Any]:
 class KinetoReadError(ValueError):
     """The file is no PyTorch trace we can analyse; the message says which file and why."""
 
-    def __init__(self, path: str, reason: str):
+    def __init__(self, path: str, reason: str, only_pairs: bool = False):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+        #: no complete event, but begin/end pairs (:func:`completed_pairs` reads them)
+        self.only_pairs = only_pairs
 
 
 #: ``Device Type`` of a GPU's ``[memory]`` events (c10's DeviceType, pytorch/pytorch c10/core/DeviceType.h): CUDA, HIP
@@ -1143,6 +1146,124 @@ def _ns(us: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return ns
 
 
+#: Kineto's flow arrow from a launch to its work (``ac2g``; PyTorch 1.8-1.10: category ``async``, name ``launch``: its
+#: ``s`` on the runtime call, its ``f`` on the kernel, copy or memset at the same pid, tid and ``ts``, the ``id`` the
+#: ``correlation`` both carry): one object without nested
+#: braces, its keys in any order.  Found as every object without nested braces (possessive: each start scans to the
+#: next brace and never back, so the search is linear on any text), kept where it names ``ac2g``.
+_FLAT_OBJECT = re.compile(rb'\{[^{}]*+\}')
+#: What the flows' second reading reads at a time, and keeps of a block's end for an object cut by the block.
+FLOW_BLOCK = 8 << 20
+_FLOW_CARRY = 4096
+
+
+def unlinked_rows(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
+    """The rows of ``cats`` (device work) that carry no ``correlation``, where the trace holds flow ends (``f``) that
+    could link them; empty else."""
+    if not kt.ph_counts.get("f") or not len(kt):
+        return np.zeros(0, np.int64)
+    ids = [i for i, c in enumerate(kt.cats) if c in cats or OLD_CATS.get(c) in cats]
+    return np.flatnonzero(np.isin(kt.cat, ids) & (kt.correlation < 0)) if ids else np.zeros(0, np.int64)
+
+
+def link_by_flows(kt: KinetoTrace, src: IO[bytes], rows: np.ndarray) -> int:
+    """Give ``rows`` (device work without a ``correlation``: :func:`unlinked_rows`) the ``id`` of the ``ac2g`` flow
+    that ends on each (its ``f`` at the row's pid, tid and start), reading ``src`` (the file again) for the flows;
+    the number linked.
+
+    Why: the launch link is read from the ``correlation`` both ends carry, and the flow arrows Kineto draws between
+    them are only counted.  A writer that keeps a kernel's times but not that argument (a converter, a trimmed
+    re-write: session h37-meta56's ``nocorr`` rewrite of the real sets) left every kernel unlaunched though each
+    arrow still names its call: the steps read from the kernels each step launched were lost (``cold_mi300x_norm``:
+    one step read as the whole capture, its launch-bound and host-bound findings gone, nothing said)."""
+    if not rows.size:
+        return 0
+    stream = as_utf8(_maybe_gunzip(src)[0])
+    pid_of = {v: k for k, v in kt.pid_labels.items()}
+    tid_of = {v: k for k, v in kt.tid_labels.items()}
+    ends: list[tuple[int, int, float, int]] = []
+    carry = b""
+    while True:
+        block = stream.read(FLOW_BLOCK)
+        text = carry + block
+        last = 0
+        for m in _FLAT_OBJECT.finditer(text):
+            last = m.end()
+            if b'"ac2g"' not in m.group(0) and b'"async"' not in m.group(0):
+                continue
+            try:
+                e = json.loads(m.group(0))
+            except ValueError:
+                continue
+            pid = e.get("pid") if type(e.get("pid")) is int else pid_of.get(e.get("pid"))
+            tid = e.get("tid") if type(e.get("tid")) is int else tid_of.get(e.get("tid"))
+            launch = e.get("cat") == "ac2g" or (e.get("cat") == "async" and e.get("name") == "launch")
+            if launch and e.get("ph") == "f" and type(e.get("id")) is int and _is_number(e.get("ts")) and None not in (pid, tid):
+                ends.append((pid, tid, float(e["ts"]), e["id"]))
+        if not block:
+            break
+        carry = text[max(last, len(text) - _FLOW_CARRY):]
+    if not ends:
+        return 0
+    at = _ns(np.array([t for _, _, t, _ in ends], np.float64))
+    flow = {(p, t, int(ns)): i for (p, t, _, i), ns in zip(ends, at.tolist())}
+    linked = 0
+    for r, p, t, ns in zip(rows.tolist(), kt.pid[rows].tolist(), kt.tid[rows].tolist(), kt.ts_ns[rows].tolist()):
+        i = flow.get((p, t, ns))
+        if i is not None:
+            kt.correlation[r] = i
+            linked += 1
+    return linked
+
+
+def has_duration_pairs(kt: KinetoTrace) -> bool:
+    """Whether the trace writes spans as begin/end pairs (``ph`` ``B`` and ``E``), which the columns do not read."""
+    return bool(kt.ph_counts.get("B")) and bool(kt.ph_counts.get("E"))
+
+
+def completed_pairs(src: IO[bytes]) -> bytes:
+    """The trace ``src`` as JSON text whose begin/end pairs are complete events: each ``B`` an ``X`` where it stands,
+    its ``dur`` up to the ``E`` that closes it (the latest open ``B`` of the same pid and tid, as the Trace Event
+    Format pairs them), the ``E``'s ``args`` added to its own; an ``E`` is dropped, a ``B`` never closed too.
+
+    Why: only ``X`` events become rows.  The Trace Event Format lets a writer record a span either way, and one that
+    writes the host's ops as ``B``/``E`` (session h37-meta56's rewrite of the real sets) left every op, runtime call
+    and step mark unread: the report said the capture "recorded only the GPU's kernels, nothing of the host"."""
+    stream, blocks = as_utf8(_maybe_gunzip(src)[0]), []
+    while block := stream.read(FLOW_BLOCK):
+        blocks.append(block)
+    doc = json.loads(b"".join(blocks))
+    events = doc.get("traceEvents") if isinstance(doc, dict) else doc
+    if not isinstance(events, list):
+        return json.dumps(doc).encode()
+    stacks: dict[tuple[str, str], list[dict]] = {}
+    out = []
+    for e in events:
+        ph = e.get("ph") if isinstance(e, dict) else None
+        if ph == "B":
+            stacks.setdefault((repr(e.get("pid")), repr(e.get("tid"))), []).append(e)
+            out.append(e)
+            continue
+        if ph != "E":
+            out.append(e)
+            continue
+        stack = stacks.get((repr(e.get("pid")), repr(e.get("tid"))))
+        if not stack:
+            continue
+        b = stack.pop()
+        try:
+            dur = float(e.get("ts")) - float(b.get("ts"))
+        except (TypeError, ValueError):
+            continue
+        b["ph"], b["dur"] = "X", round(dur, 3)
+        if isinstance(e.get("args"), dict) and e["args"]:
+            b["args"] = {**(b.get("args") if isinstance(b.get("args"), dict) else {}), **e["args"]}
+    out = [e for e in out if not (isinstance(e, dict) and e.get("ph") == "B")]
+    if isinstance(doc, dict):
+        doc["traceEvents"] = out
+    return json.dumps(doc if isinstance(doc, dict) else out).encode()
+
+
 # ---------------------------------------------------------------------------------------------- parser
 
 class _Parser:
@@ -1574,8 +1695,10 @@ class _Parser:
             held = None if self.problems else _only_own_marks(c.ph)
             if held:
                 raise KinetoReadError(self.name, nothing_recorded(held=f" (the file holds only {held}: thread names and the window's marks)"))
-            reason = "; ".join(self.problems) if self.problems else "the \"traceEvents\" array holds no complete event"
-            raise KinetoReadError(self.name, f"no readable event: {reason}")
+            reason = "; ".join(self.problems) if self.problems else (
+                f"its {c.malformed:,} complete events have no numeric time (a `ts` written as a string?)"
+                if c.malformed and c.malformed >= c.ph["X"] > 0 else "the \"traceEvents\" array holds no complete event")
+            raise KinetoReadError(self.name, f"no readable event: {reason}", only_pairs=bool(c.ph["B"] and c.ph["E"]))
         if self.read_error and not self.truncated:
             self.problems.append(f"the file's end is damaged ({self.read_error}), after the last event")
         if c.malformed:

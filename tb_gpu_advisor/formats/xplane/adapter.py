@@ -25,6 +25,7 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.ahead import map_in_order
 from tb_gpu_advisor.common.memory import release_free_heap, small_pages
+from tb_gpu_advisor.formats.xplane import viewer_json
 from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
 from tb_gpu_advisor.frameworks import nvtx, tensorflow, xla
@@ -73,7 +74,21 @@ def read_trace(path: str, host: str | None = None) -> Trace:
         problem = profile_problem(tl)
         if problem is not None:
             raise ProfileReadError(path, problem)
-        return to_trace(tl, release=True)
+        trace = to_trace(tl, release=True)
+        if viewer_json.is_viewer_json(path):  # a printing of the XPlane: what it did not keep, the report says
+            trace.printed_from, trace.not_kept = viewer_json.PRINTED_FROM, _viewer_json_losses(trace)
+        return trace
+
+
+def _viewer_json_losses(trace: Trace) -> tuple[str, ...]:
+    """What a trace read from a trace viewer JSON lacks that its XPlane would hold (``viewer_json.not_kept``), from what
+    the trace shows missing: GPUs with work and no name or compute capability, no kernel's launch configuration, no
+    allocator record, XLA modules run without their HLO."""
+    active = [d for d in trace.devices if len(d)]
+    unnamed = sum(1 for d in active if d.info.name is None and d.info.compute_capability is None)
+    launches = any(len(d.launch_table) for d in active)
+    allocator = bool(trace.memory) or trace.allocator.peak_bytes is not None
+    return viewer_json.not_kept(unnamed, launches, allocator, trace.flop_ops is not None, bool(trace.module_runs))
 
 
 def profile_problem(tl: Timeline) -> str | None:

@@ -39,6 +39,37 @@ _INT64 = 1 << 63
 _PS_PER_US = 1_000_000
 
 
+#: What the file is, in words (``Trace.printed_from``).
+PRINTED_FROM = ("TensorFlow's trace viewer JSON (<host>.trace.json.gz: the XPlane printed event by event, what "
+                "TensorFlow 2.2 saved instead of an XPlane)")
+
+
+def not_kept(unnamed_gpus: int, launches_kept: bool, allocator_kept: bool, hlo_kept: bool,
+             modules_run: bool) -> tuple[str, ...]:
+    """What a capture read from a trace viewer JSON lacks because the JSON did not keep it, each in words
+    (``Trace.not_kept``): the GPUs left unnamed (their planes' stats), the kernels' launch configurations
+    (``kernel_details``), the allocator's records and XLA's HLO modules -- each said only where the capture read shows
+    it missing (``unnamed_gpus``: GPUs that ran work and that no stat names; ``modules_run``: XLA modules ran, so their
+    HLO would have been on the metadata plane).
+
+    Why: a report from the JSON gave the same steps as from the XPlane it was printed from, but assumed an unnamed
+    GPU's fp16 speed-up (2x for the T4's 8.02x), judged no grid size and no memory, and said none of it was because
+    of the file (survey h37-wild55x, Left 1)."""
+    lost = []
+    if unnamed_gpus:
+        lost.append(f"the GPU{'s' if unnamed_gpus > 1 else ''}' name and properties (so the speed-ups of 16-bit and "
+                    f"Tensor Core kernels are assumed, not the GPU's own, and no memory size is known)"
+                    if unnamed_gpus > 1 else "the GPU's name and properties (so the speed-ups of 16-bit and Tensor "
+                    "Core kernels are assumed, not the GPU's own, and its memory size is not known)")
+    if not launches_kept:
+        lost.append("the kernels' launch configurations (grid and block sizes: small grids are not judged)")
+    if not allocator_kept:
+        lost.append("the allocator's records (memory use and headroom are not judged)")
+    if modules_run and not hlo_kept:
+        lost.append("XLA's HLO modules (no FLOPs: no model FLOPs utilisation)")
+    return tuple(lost)
+
+
 class NotViewerJson(ValueError):
     """The file is no trace viewer JSON of a TensorFlow/JAX profile: why, in words."""
 

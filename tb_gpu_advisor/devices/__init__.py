@@ -275,7 +275,11 @@ def vendor_of_frames(frame_names: Iterable[str]) -> str | None:
     on CUDA: ``ALLOCATOR_FRAMES``); None where no frame or more than one vendor's does.  Why: a snapshot records no
     GPU by name, so its frames are the only word of whose GPU it ran on; a Python-only record says nothing."""
     found: set[str] = set()
+    seen: set[str] = set()  # a stack's frames repeat across a snapshot's thousands of records: each name is read once
     for name in frame_names:
+        if name in seen:
+            continue
+        seen.add(name)
         found.update(v.VENDOR for v in VENDORS if v.ALLOCATOR_FRAMES.search(name))
         if len(found) > 1:
             return None

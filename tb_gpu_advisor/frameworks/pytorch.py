@@ -9,6 +9,7 @@ work; the DataLoader shows as ``enumerate(DataLoader)#_SingleProcessDataLoaderIt
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -2584,6 +2585,7 @@ _KV_CACHE_PATHS = ("vllm/worker/cache_engine.py", "sglang/srt/mem_cache/")
 _KV_CACHE_FILE_NAMES = ("cache_utils", "kv_cache")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a snapshot asks of the same frames thousands of times
 def is_kv_cache_frame(filename: str, name: str) -> bool:
     """A frame (its file and function) makes a KV cache: a library's cache (:data:`_KV_CACHE_PATHS`), a file named
     for one (:data:`_KV_CACHE_FILE_NAMES`), or a function whose name says it (vLLM v1's ``initialize_kv_cache`` /

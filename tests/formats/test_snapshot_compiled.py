@@ -40,6 +40,7 @@ def test_version_names_the_snapshot_reader():
 
 
 @needs_compiled
+@pytest.mark.same_on_both_paths  # compares both paths itself (unpickle._CPICKLE): the pure pass has no C side
 @pytest.mark.parametrize("path", FILES, ids=lambda p: os.path.relpath(p, REPO.parent))
 def test_every_snapshot_reads_alike(path):
     """Every snapshot of tests/, demo_logs/ and ../shared/profiles: the same value, sharing and compactor calls."""
@@ -47,6 +48,7 @@ def test_every_snapshot_reads_alike(path):
 
 
 @needs_compiled
+@pytest.mark.same_on_both_paths  # compares both paths itself (unpickle._CPICKLE): the pure pass has no C side
 @pytest.mark.parametrize("path", FILES[:3], ids=lambda p: p.name)
 def test_every_snapshot_gives_the_same_trace(path, monkeypatch, tmp_path):
     """What the reader makes of each path's result: the same memory events and snapshot state."""
@@ -69,6 +71,7 @@ def test_generated_and_hostile_pickles_read_alike(name):
 
 
 @needs_compiled
+@pytest.mark.same_on_both_paths  # compares both paths itself (unpickle._CPICKLE): the pure pass has no C side
 def test_mutations_read_alike():
     """Pickle-aware and byte mutations of small snapshots: the same value or the same error, every time."""
     rng = random.Random(38)

@@ -97,20 +97,33 @@ def framed_passes_host(tmp_path: str | Path, **kw: object) -> tuple[dict, dict]:
     return first_host(path), truth
 
 
+def _test_cache() -> str:
+    """The report cache of the running test (``tests/conftest.py`` gives each test its own, empty, folder), "off"
+    where none is set: the CLI runs of one test that read the same capture again (a snapshot's memory, then its diff
+    both ways) analyse it once; no test sees another's reports."""
+    import os
+
+    from tb_gpu_advisor.common.cachedir import ENV_DIR
+
+    return os.environ.get(ENV_DIR) or "off"
+
+
 def cli_diff(capsys, *argv: str) -> tuple[int, str, str]:
-    """``diff ARGV --cache-dir off`` run in this process: its exit code, stdout and stderr (pytest's ``capsys``)."""
+    """``diff ARGV`` run in this process with the test's own report cache (:func:`_test_cache`): its exit code, stdout
+    and stderr (pytest's ``capsys``)."""
     from tb_gpu_advisor.cli import main as cli
 
-    rc = cli.main(["diff", *map(str, argv), "--cache-dir", "off"])
+    rc = cli.main(["diff", *map(str, argv), "--cache-dir", _test_cache()])
     out, err = capsys.readouterr()
     return rc, out, err
 
 
 def cli_memory(capsys, path: str | Path) -> dict:
-    """The first GPU's ``memory`` of ``report PATH --format json --cache-dir off`` run in this process."""
+    """The first GPU's ``memory`` of ``report PATH --format json`` run in this process with the test's own report
+    cache (:func:`_test_cache`)."""
     from tb_gpu_advisor.cli import main as cli
 
-    assert cli.main(["report", str(path), "--format", "json", "--cache-dir", "off"]) in (0, 1)
+    assert cli.main(["report", str(path), "--format", "json", "--cache-dir", _test_cache()]) in (0, 1)
     return json.loads(capsys.readouterr()[0])["reports"][0]["hosts"][0]["gpus"][0]["memory"]
 
 

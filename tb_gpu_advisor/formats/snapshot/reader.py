@@ -614,7 +614,7 @@ def _platform(budget: "_Budget") -> str | None:
     not supported on this platform" and is ignored), so a Windows user told to turn them on changes nothing."""
     files = (_str(f.get("filename"), "") for frames in budget.stacks() if isinstance(frames, (list, tuple))
              for f in frames if isinstance(f, dict) and _int(f.get("line"), 0) > 0)
-    return "Windows" if any(_WINDOWS_PATH.match(name) or "\\" in name for name in files) else None
+    return "Windows" if any(_WINDOWS_PATH.match(name) or "\\" in name for name in set(files)) else None
 
 
 def _expandable_from_segments(settings: dict[str, Any], by_gpu: dict[int, list[dict]]) -> None:
@@ -1758,7 +1758,7 @@ def _python_frames(frames: Any, budget: "_Budget | None" = None, limit: int = MA
     scanned = frames[:MAX_SCAN]
     if budget is not None:
         budget.spend(len(scanned))
-        fs = [f for f in scanned if budget.shaped(f, _FRAME, "frame")]
+        fs = [f for f in scanned if budget.frame_shaped(f)]
     else:
         fs = [f for f in scanned if _shape_error(f, _FRAME) is None]
     py = [f for f in fs if _str(f.get("filename"), "").endswith(".py")]
@@ -1926,6 +1926,7 @@ class _Budget:
         self.left_out = False
         self.bad: dict[str, tuple[int, str]] = {}  # what -> (how many of the wrong shape, the first's fault)
         self._phases: dict[int, tuple[Any, int]] = {}  # id(frames) -> (frames, phase): a shared list is read once
+        self._good_frames: dict[int, Any] = {}  # id(frame) -> frame: a frame dict shared by many stacks, seen well-shaped
 
     def phase(self, frames: Any) -> int:
         got = self._phases.get(id(frames))
@@ -1939,6 +1940,17 @@ class _Budget:
 
     def spend(self, k: int) -> None:
         self.n += k
+
+    def frame_shaped(self, f: Any) -> bool:
+        """:meth:`shaped` for a stack frame; a frame dict the pickle shares between many stacks is checked once
+        (kept here, so its ``id`` names it while the read lasts; a frame of the wrong shape is counted every time)."""
+        got = self._good_frames.get(id(f))
+        if got is not None and got is f:
+            return True
+        if self.shaped(f, _FRAME, "frame"):
+            self._good_frames[id(f)] = f
+            return True
+        return False
 
     def shaped(self, v: Any, fields: dict[str, type], what: str) -> bool:
         """Whether ``v`` has the shape of ``what``; if not, counted (with the first example) to be said once."""

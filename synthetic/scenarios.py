@@ -320,6 +320,23 @@ def multi_gpu_gpu0_oversubscribed(num_steps: int = 8, seed: int = 0, scale: int 
                    {"gpu_imbalance": "critical"}, "gpu_imbalance", fixed)
 
 
+def two_ranks_one_slow_call(num_steps: int = 4, seed: int = 0, extra_work: bool = False) -> Scenario:
+    """Two GPUs, the same work each step; in the first step one GEMM call on GPU0 takes 20 ms (a first call's
+    autotuning, a clock dip), the same call 200 us on GPU1: no imbalance of work (h37-imb56, the compiled MoE's one
+    2.44 ms sgemm on rank 0).  ``extra_work``: the control -- GPU0's GEMMs take 30% longer in every call, every step
+    (more work per rank 0 GEMM), with the same one slow call: a real imbalance, found."""
+    cap = Capture(2, A100, seed=seed, marker="custom_loop", thread_mode="gpu_private")
+    ops = [[_input_copy()] + _dense_layers(6, K.GEMM_FP16_TC, K.EW_ADD_HALF, prefix=f"replica_{g}/model",
+                                           gemm_us=260 if extra_work and g == 0 else 200, ew_us=18) for g in range(2)]
+    slow = list(ops[0])
+    slow[1] = Op(slow[1].name, [K.sized(K.GEMM_FP16_TC, 20000)])  # the first MatMul, after the input copy
+    for s in range(num_steps):
+        cap.step([slow, ops[1]] if s == 0 else ops, input_wait_us=25, allreduce=[K.sized(K.NCCL_ALLREDUCE, 150)])
+    name = "two_ranks_one_slow_call" + ("_extra_work" if extra_work else "")
+    return _single(name, "two GPUs, one slow GEMM call on GPU0" + (" and 30% longer GEMMs on it" if extra_work else ""),
+                   cap, {"gpu_imbalance": "critical"} if extra_work else {}, "gpu_imbalance" if extra_work else None)
+
+
 def multi_gpu_launch_skew(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
     """Host thread contention: GPU1's launches start only after GPU2's (global thread pool).
 

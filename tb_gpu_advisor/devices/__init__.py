@@ -465,8 +465,14 @@ def has_bf16(gpu_name: str | None, cc: float | None) -> bool | None:
     return vendor(gpu_name).has_bf16_on(gpu_name, cc)
 
 
+def _calls_of(vendor: object, attr: str) -> tuple[str, ...]:
+    return getattr(vendor, attr, ())
+
+
 def _calls(attr: str) -> tuple[str, ...]:
-    return tuple(n for v in VENDORS for n in getattr(v, attr))
+    """Every vendor's ``attr`` call list; a vendor whose calls no capture here reads (Apple's, Ascend's, an unnamed
+    build's) defines none, read as empty -- no name is its launch, sync or copy."""
+    return tuple(n for v in VENDORS for n in getattr(v, attr, ()))
 
 
 #: Host calls that wait for the GPU (CUDA and HIP).
@@ -517,11 +523,11 @@ JIT_COMPILE_CALLS = _calls("JIT_COMPILE_CALLS")
 
 
 #: (begin, end) name prefixes of a stream capture (CUDA and HIP graphs)
-CAPTURE_BEGIN = tuple(n for v in VENDORS for n in v.CAPTURE_CALLS[0])
-CAPTURE_END = tuple(n for v in VENDORS for n in v.CAPTURE_CALLS[1])
+CAPTURE_BEGIN = tuple(n for v in VENDORS for n in getattr(v, "CAPTURE_CALLS", ((), ()))[0])
+CAPTURE_END = tuple(n for v in VENDORS for n in getattr(v, "CAPTURE_CALLS", ((), ()))[1])
 #: A GPU runtime's or driver's call by its spelling: a vendor's prefix (``RUNTIME_PREFIXES``), then a capital
 #: (``cudaMalloc``, ``cuModuleLoadData``, ``hipFree``, ``urQueueFinish``; not ``custom_op``, ``hipblasLtMatmul``)
-_RUNTIME = re.compile(r"^(%s)[A-Z]" % "|".join(p for v in VENDORS for p in v.RUNTIME_PREFIXES))
+_RUNTIME = re.compile(r"^(%s)[A-Z]" % "|".join(p for v in VENDORS for p in _calls_of(v, "RUNTIME_PREFIXES")))
 
 
 def is_runtime_call(name: str) -> bool:
@@ -533,7 +539,7 @@ def vendor_of_calls(call_names: Iterable[str]):  # noqa: ANN201 - a vendor modul
     none or several do.  Why: a window with no GPU record names no GPU, yet its runtime calls still say whose runtime
     ran -- a ROCm start-up window is "HIP calls", never "CUDA calls"."""
     found = {v for n in call_names for v in VENDORS
-             if any(n.startswith(p) and n[len(p):len(p) + 1].isupper() for p in v.RUNTIME_PREFIXES)}
+             if any(n.startswith(p) and n[len(p):len(p) + 1].isupper() for p in _calls_of(v, "RUNTIME_PREFIXES"))}
     return found.pop() if len(found) == 1 else nvidia
 
 

@@ -116,31 +116,12 @@ def _fixes() -> dict[str, Action]:
 
 FIXES = _fixes()
 
-#: No runtime call of the MPS backend is recorded by torch.profiler (no Metal activity source): every call list is
-#: empty, so no Apple call is read as a launch, a sync or a copy.
-RUNTIME_PREFIXES: tuple[str, ...] = ()
+# No runtime call of the MPS backend is recorded by torch.profiler (no Metal activity source): this module defines no
+# call list (``devices._calls`` reads a missing one as empty), so no Apple call is read as a launch, a sync or a copy.
+
 #: What an MPS build of PyTorch names in a memory snapshot's C++ frames: its allocator (``at::mps::HeapAllocator``).
 ALLOCATOR_FRAMES = re.compile(r"\bat::mps::|MPSHeapAllocator|MPSAllocator")
 _DEVICE = re.compile(r"^Apple\b|\bApple M\d", re.I)
-SYNC_CALLS: tuple[str, ...] = ()
-BLOCKING_CALLS = SYNC_CALLS
-POLL_CALLS: tuple[str, ...] = ()  # no query of an event that a program polls is read here
-GRAPH_LAUNCH_CALLS: tuple[str, ...] = ()
-PINNED_ALLOC_CALLS: tuple[str, ...] = ()
-STREAM_WAIT_CALLS: tuple[str, ...] = ()
-QUERY_CALLS: tuple[str, ...] = ()
-DEVICE_SYNC_CALLS: tuple[str, ...] = ()
-LAUNCH_CALLS: tuple[str, ...] = ()
-MODULE_LAUNCH_CALLS: tuple[str, ...] = ()
-CAPTURE_CALLS: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
-WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
-TEARDOWN_CALLS: tuple[str, ...] = ()
-INIT_CALLS: tuple[str, ...] = ()
-RUNTIME_INIT_CALLS: tuple[str, ...] = ()
-DRIVER_OS_CALLS: tuple[str, ...] = ()
-JIT_COMPILE_CALLS: tuple[str, ...] = ()
-LINK_START_CALLS: tuple[str, ...] = ()
-IMAGE_LOAD_CALLS: tuple[str, ...] = ()
 
 #: CUDA's device in PyTorch code -> the MPS backend's (``torch.mps.synchronize``, ``device='mps'``).
 _CODE = (("'cuda'", "'mps'"), ('"cuda"', '"mps"'), ("torch.cuda.", "torch.mps."), (".cuda()", ".to('mps')"),

@@ -94,28 +94,8 @@ def _fixes() -> dict[str, Action]:
 
 FIXES = _fixes()
 
-#: No call of CANN's runtime is read here (an NPU's traces are not analysed): every call list is empty, so no name is
-#: read as an NPU's launch, sync or copy.
-RUNTIME_PREFIXES: tuple[str, ...] = ()
-SYNC_CALLS: tuple[str, ...] = ()
-BLOCKING_CALLS = SYNC_CALLS
-POLL_CALLS: tuple[str, ...] = ()
-GRAPH_LAUNCH_CALLS: tuple[str, ...] = ()
-PINNED_ALLOC_CALLS: tuple[str, ...] = ()
-STREAM_WAIT_CALLS: tuple[str, ...] = ()
-QUERY_CALLS: tuple[str, ...] = ()
-DEVICE_SYNC_CALLS: tuple[str, ...] = ()
-LAUNCH_CALLS: tuple[str, ...] = ()
-MODULE_LAUNCH_CALLS: tuple[str, ...] = ()
-CAPTURE_CALLS: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
-WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
-TEARDOWN_CALLS: tuple[str, ...] = ()
-INIT_CALLS: tuple[str, ...] = ()
-RUNTIME_INIT_CALLS: tuple[str, ...] = ()
-DRIVER_OS_CALLS: tuple[str, ...] = ()
-JIT_COMPILE_CALLS: tuple[str, ...] = ()
-LINK_START_CALLS: tuple[str, ...] = ()
-IMAGE_LOAD_CALLS: tuple[str, ...] = ()
+# No call of CANN's runtime is read here (an NPU's traces are not analysed): this module defines no call list
+# (``devices._calls`` reads a missing one as empty), so no name is read as an NPU's launch, sync or copy.
 
 #: CUDA's device in PyTorch code -> torch_npu's (``torch.npu.empty_cache()``, ``device='npu'``, its allocator's
 #: variables, CANN's environment: ``ASCEND_RT_VISIBLE_DEVICES``, ``ASCEND_LAUNCH_BLOCKING``).  ``torch.npu`` exists

@@ -90,26 +90,8 @@ def _fixes() -> dict[str, Action]:
 
 FIXES = _fixes()
 
-RUNTIME_PREFIXES: tuple[str, ...] = ()
-SYNC_CALLS: tuple[str, ...] = ()
-BLOCKING_CALLS = SYNC_CALLS
-POLL_CALLS: tuple[str, ...] = ()
-GRAPH_LAUNCH_CALLS: tuple[str, ...] = ()
-PINNED_ALLOC_CALLS: tuple[str, ...] = ()
-STREAM_WAIT_CALLS: tuple[str, ...] = ()
-QUERY_CALLS: tuple[str, ...] = ()
-DEVICE_SYNC_CALLS: tuple[str, ...] = ()
-LAUNCH_CALLS: tuple[str, ...] = ()
-MODULE_LAUNCH_CALLS: tuple[str, ...] = ()
-CAPTURE_CALLS: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
-WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
-TEARDOWN_CALLS: tuple[str, ...] = ()
-INIT_CALLS: tuple[str, ...] = ()
-RUNTIME_INIT_CALLS: tuple[str, ...] = ()
-DRIVER_OS_CALLS: tuple[str, ...] = ()
-JIT_COMPILE_CALLS: tuple[str, ...] = ()
-LINK_START_CALLS: tuple[str, ...] = ()
-IMAGE_LOAD_CALLS: tuple[str, ...] = ()
+# No build's runtime calls are named: this module defines no call list (``devices._calls`` reads a missing one as
+# empty), so no name is read as a launch, a sync or a copy of the unnamed build's.
 
 #: CUDA's device in PyTorch code -> a placeholder for the build's (:data:`LEGEND`).
 _CODE = (("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_<DEVICE>_ALLOC_CONF"),

@@ -1505,11 +1505,13 @@ def as_recorded(doc: dict[str, Any], context: str | None = "all", stacks: str = 
     return out
 
 
-def torn_down(doc: dict[str, Any]) -> dict[str, Any]:
+def torn_down(doc: dict[str, Any], empty_cache: bool = False) -> dict[str, Any]:
     """``doc`` as if the script freed everything it held before the dump (``del model, optimizer, loss`` after its
     loop): each block allocated at the dump freed (``free_requested``, ``free_completed``) after the history's last
     event, in the order the segments list them, and the dump's blocks left inactive -- the same history, then a
-    teardown (truth by construction: the loop's iterations are the history's without it)."""
+    teardown (truth by construction: the loop's iterations are the history's without it).  ``empty_cache``: the
+    script then calls ``torch.cuda.empty_cache()`` -- every segment given back (``segment_free`` on its stream, the
+    call's stack :data:`EMPTY_CACHE`), none left at the dump."""
     import copy
 
     out = copy.deepcopy(doc)
@@ -1526,6 +1528,13 @@ def torn_down(doc: dict[str, Any]) -> dict[str, Any]:
             b["state"] = "inactive"
             b["requested_size"] = 0
         seg["allocated_size"] = seg["active_size"] = 0
+    if empty_cache:
+        for seg in out["segments"]:
+            trace = traces[seg.get("device", 0)]
+            trace.append({"action": "segment_free", "addr": seg["address"], "size": seg["total_size"],
+                          "stream": seg.get("stream", 0), "time_us": (trace[-1]["time_us"] if trace else 0) + 7,
+                          "frames": copy.deepcopy(EMPTY_CACHE)})
+        out["segments"] = []
     return out
 
 

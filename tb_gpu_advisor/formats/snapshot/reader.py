@@ -499,7 +499,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         snap.ooms.extend(ooms)
         snap.retries.extend(retries)
     snap.stackless = _stackless(memory, snap)
-    snap.vendor = _vendor(budget, _drop_stacks(entries), by_gpu)
+    snap.vendor = _vendor(budget, _drop_stacks(entries), by_gpu, _entry_streams(entries, cols))
     _sourced_by(memory, snap.vendor)
     snap.platform = _platform(budget)
     if budget.bad and not any(by_gpu.values()) and not any(entries.values()):
@@ -548,7 +548,7 @@ def _stackless(memory: dict[int, MemoryEvents], snap: MemorySnapshot) -> bool:
 _ALLOCATOR_DEPTH = 16
 
 
-def _vendor(budget: "_Budget", drops: list[Any], by_gpu: dict[int, list[dict]]) -> str | None:
+def _vendor(budget: "_Budget", drops: list[Any], by_gpu: dict[int, list[dict]], entry_streams: set[int]) -> str | None:
     """The vendor of the snapshot's GPUs as its own frames name it (``MemorySnapshot.vendor``): the allocations' and
     live blocks' stacks, and ``drops`` (the stacks of the segments given back: the program's ``empty_cache()``); None
     where none does.  Why: a snapshot records no GPU by name; a ROCm build's allocations run through
@@ -556,8 +556,8 @@ def _vendor(budget: "_Budget", drops: list[Any], by_gpu: dict[int, list[dict]]) 
     was told CUDA's settings.  A Python-only record of ``torch_npu`` (an Ascend NPU) names its device only where a
     stack runs through the plug-in's own ``torch.npu`` (``torch_npu/npu/memory.py: empty_cache``, in a ``segment_free``'s
     stack; h37-wild55v: codeasier/MemSnapDump's snapshots were told ``PYTORCH_CUDA_ALLOC_CONF``); where no frame names
-    one, a snapshot whose segments lie on no null stream is a build's that is unnamed (``devices.UNNAMED``), not
-    CUDA's."""
+    one, a snapshot whose segments and trace entries lie on no null stream is a build's that is unnamed
+    (``devices.UNNAMED``), not CUDA's; ``entry_streams``: the streams its trace entries name (:func:`_entry_streams`)."""
     names = (_str(f.get("name"), "") + " " + _str(f.get("filename"), "")
              for frames in (*budget.stacks(), *drops) if isinstance(frames, (list, tuple))
              for f in frames[:_ALLOCATOR_DEPTH] if isinstance(f, dict))
@@ -570,9 +570,20 @@ def _vendor(budget: "_Budget", drops: list[Any], by_gpu: dict[int, list[dict]]) 
     # allocations on no CUDA device's default stream: its build is unnamed, and CUDA's words
     # (``PYTORCH_CUDA_ALLOC_CONF``, ``torch.cuda``, "GPU") may be wrong for it (codeasier/MemSnapDump's Python-only
     # Ascend snapshots).  A CUDA job that ran all its work on a side stream reads so too: told words true of every
-    # build, never wrong ones.
-    streams = {_int(s.get("stream"), 0) for segs in by_gpu.values() for s in segs}
+    # build, never wrong ones.  The trace entries' streams count as the segments' do (h37-wild57m): a job torn down
+    # with ``empty_cache()`` before its dump has no segment left, and its history alone says where it ran.
+    streams = {_int(s.get("stream"), 0) for segs in by_gpu.values() for s in segs} | entry_streams
     return devices.UNNAMED if streams and 0 not in streams else None
+
+
+def _entry_streams(entries: dict[int, "list | _Rows"], cols: "_Compactor | None") -> set[int]:
+    """The streams the trace entries name (``stream``: the allocation's stream, CUDA's null stream recorded as 0):
+    those its compactor saw (every row's) and those of the entries kept as dicts."""
+    out = set(cols.streams) if cols is not None else set()
+    for es in entries.values():
+        if not isinstance(es, _Rows):
+            out.update(s for e in es if not isinstance(e, _Entry) and type(s := e.get("stream")) is int)
+    return out
 
 
 def _sourced_by(memory: dict[int, MemoryEvents], vendor: str | None) -> None:
@@ -764,6 +775,9 @@ class _Compactor:
         self.action, self.frame = array("b"), array("i")
         self.numbers = {k: array("q") for k in _NUMBERS}
         self.device_free: dict[int, int] = {}
+        #: the distinct streams the entries name (:func:`_vendor`: whether any lies on CUDA's null stream); one set,
+        #: not a column: nothing reads an entry's stream but that
+        self.streams: set[int] = set()
         self.runs: list[tuple[list, int]] = []  # (a list, the row its next ROW marks begin): one per change of list
         self.row = type("_Entry", (_Entry,), {"__slots__": (), "cols": self})
 
@@ -794,6 +808,8 @@ class _Compactor:
             col.append(-1 if v is None else v)
         if d.get("device_free") is not None:
             self.device_free[row] = d["device_free"]
+        if type(stream := d.get("stream")) is int:
+            self.streams.add(stream)
         return ROW
 
     def release(self) -> None:

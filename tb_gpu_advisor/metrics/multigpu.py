@@ -113,7 +113,7 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
         # a memory snapshot records no GPU work: its GPUs' activity is unknown, not zero
         busy = sum(arr.busy.tolist()) / steps if steps and ctx.trace.snapshot is None else None
         out.append(GpuMetrics(
-            gpu=d.gpu, name=info.name or f"GPU:{d.gpu}", rank=ctx.trace.gpu_ranks.get(d.gpu),
+            gpu=d.gpu, name=info.name or unnamed_device(ctx, d.gpu), rank=ctx.trace.gpu_ranks.get(d.gpu),
             compute_capability="{}.{}".format(*info.compute_capability) if info.compute_capability else None, sm_count=info.sm_count,
             memory_bandwidth_bytes_per_s=info.memory_bandwidth, memory_size_bytes=info.memory_bytes,
             active=g.active, kernel_count=int((inside & (d.kind == devices.KIND_KERNEL)).sum()), step_ms=step_ms,
@@ -131,7 +131,7 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
 def memory_only_gpus(ctx: Context) -> list[GpuMetrics]:
     """The GPUs known only by their memory (``Trace.memory_devices``): each as the file describes it, with no step time,
     activity or kernels -- their work was not recorded, so none of it is counted (not zero: unknown)."""
-    return [GpuMetrics(gpu=g, name=info.name or f"GPU:{g}", rank=ctx.trace.gpu_ranks.get(g),
+    return [GpuMetrics(gpu=g, name=info.name or unnamed_device(ctx, g), rank=ctx.trace.gpu_ranks.get(g),
                        compute_capability="{}.{}".format(*info.compute_capability) if info.compute_capability else None,
                        sm_count=info.sm_count, memory_bandwidth_bytes_per_s=info.memory_bandwidth,
                        memory_size_bytes=info.memory_bytes, active=False, kernel_count=0, step_ms=None,
@@ -434,3 +434,11 @@ def peer_waits(ctx: Context) -> dict[str, float]:
         tot += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
     tot /= PS_PER_MS * n * len(act)
     return {c: float(tot[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and tot[i] > 0}
+
+
+def unnamed_device(ctx: Context, gpu: int) -> str:
+    """The name of a device its capture does not name: ``GPU:<n>``, in the words of the build a memory snapshot's
+    frames or streams name (``MemorySnapshot.vendor``: ``NPU:0`` for torch_npu's, ``device:0`` where it names none)
+    -- a snapshot records no device by name, and "GPU:0" beside findings of "NPU 0" contradicted them (h37-wild57m)."""
+    vendor = ctx.trace.snapshot.vendor if ctx.trace.snapshot is not None else None
+    return devices.vendor_called(vendor).words(f"GPU:{gpu}") if vendor else f"GPU:{gpu}"

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 import textwrap
-from typing import Any, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from tb_gpu_advisor.common.fmt import gb, ms, ms_span, pct, plural
 from tb_gpu_advisor.metrics.flops import ROOF_TIME, SOURCE_WORDS
@@ -22,15 +23,19 @@ from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
 from tb_gpu_advisor.report.timeline import step_name
 from tb_gpu_advisor.report.verdict import (
     NO_STEP_WHY,
+    as_written,
     damage_note,
     damaged_hosts,
     failed_hosts,
+    host_words,
     no_gpu_step,
     no_gpu_step_reason,
     one_pass,
     one_step,
+    report_words,
     saving_share,
     start_up_only,
+    title_words,
     verdict,
 )
 from tb_gpu_advisor.rules.savings import NO_STEADY_STEP
@@ -246,7 +251,7 @@ def memory_rows(report: Report) -> list[list[str]]:
                 when = m.get("peak_place") or "at the dump"
             above = " (above start)" if m.get("baseline") == "capture_start" else ""
             bd = m.get("breakdown") or {}
-            rows.append([h.host, f"GPU{g.gpu}", gb(m.get("peak_allocated_bytes")) + above, gb(m.get("peak_reserved_bytes")),
+            rows.append([h.host, host_words(h)(f"GPU{g.gpu}"), gb(m.get("peak_allocated_bytes")) + above, gb(m.get("peak_reserved_bytes")),
                          gb(cap) + (" (allocator limit)" if m.get("capacity_source") == "allocator limit" and cap else
                                     " (at most: a retry)" if m.get("capacity_source") == RETRY_CAPACITY and cap else ""),
                          pct(used / cap) if cap and used is not None and not above else "-", when,
@@ -263,7 +268,7 @@ def memory_notes(report: Report) -> list[str]:
         for g in h.gpus:
             m = g.memory or {}
             if m.get("held_by_lifetime_bytes"):
-                out.append(f"{h.host} GPU{g.gpu}: {gb(m['held_by_lifetime_bytes'])} of the "
+                out.append(f"{h.host} {host_words(h)(f'GPU{g.gpu}')}: {gb(m['held_by_lifetime_bytes'])} of the "
                            f"{gb((m.get('breakdown') or {}).get('held'))} held was made before the history's first "
                            f"forward and is live to its end, and no frame says what it is: with fewer than two turns "
                            f"recorded, it may be a weight or the input the turn reads -- not known to be held across "
@@ -271,14 +276,15 @@ def memory_notes(report: Report) -> list[str]:
             if m.get("warmup_peak_bytes") is None:
                 continue
             at = f" at {ms(m['warmup_peak_ms'])}" if m.get("warmup_peak_ms") is not None else ""
-            out.append(f"{h.host} GPU{g.gpu}: the first iteration's one-time allocations (step "
+            out.append(f"{h.host} {host_words(h)(f'GPU{g.gpu}')}: the first iteration's one-time allocations (step "
                        f"{m.get('warmup_peak_step')}, dropped as warm-up) peak at {gb(m['warmup_peak_bytes'])}{at}, "
                        f"the steady iterations at {gb(m.get('peak_allocated_bytes'))} (the table's peak)")
     return out
 
 
-def gpu_rows(gpus: Iterable[GpuSummary]) -> list[list[str]]:
-    return [[f"GPU{g.gpu}", g.name or "-", g.compute_capability or "-", _num(g.step_ms), _pct(g.busy_share),
+def gpu_rows(gpus: Iterable[GpuSummary], words: Callable[[str], str] = as_written) -> list[list[str]]:
+    """The GPUs table's rows; ``words``: the host's vendor's (:func:`host_words`) for each device's label."""
+    return [[words(f"GPU{g.gpu}"), g.name or "-", g.compute_capability or "-", _num(g.step_ms), _pct(g.busy_share),
              _num(g.kernel_count), _num(g.collective_calls_per_step, 1), _num(g.launch_skew_ms)] for g in gpus]
 
 
@@ -485,8 +491,8 @@ def _text_numbers(report: Report, shown: list[Finding]) -> list[str]:
         out.append("")
     mem = memory_rows(report)
     if mem:
-        out.append("GPU memory (peak per GPU)")
-        out.extend("  " + line for line in text_table(MEMORY_COLS, mem))
+        out.append(title_words(report_words(report), "GPU memory (peak per GPU)"))
+        out.extend("  " + line for line in text_table([report_words(report)(c) for c in MEMORY_COLS], mem))
         for note in memory_notes(report):
             out.extend(_wrap(note, WIDTH, initial_indent="  ", subsequent_indent="    "))
         out.append("")
@@ -504,8 +510,9 @@ def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     read."""
     out: list[str] = []
     if h.gpus:
-        out.append(f"GPUs on {h.host}")
-        out.extend("  " + line for line in text_table(GPU_COLS, gpu_rows(h.gpus)))
+        words = host_words(h)
+        out.append(f"{title_words(words, 'GPUs on')} {h.host}")
+        out.extend("  " + line for line in text_table([words(c) for c in GPU_COLS], gpu_rows(h.gpus, words)))
         if legend := gpus_legend(h):
             out.extend(_wrap(legend, WIDTH, initial_indent="  ", subsequent_indent="  "))
         out.append("")
@@ -832,7 +839,8 @@ def _md_numbers(report: Report, shown: list[Finding]) -> list[str]:
         out.append("")
     mem = memory_rows(report)
     if mem:
-        out += ["### GPU memory (peak per GPU)", ""] + md_table(MEMORY_COLS, mem) + [""]
+        words = report_words(report)
+        out += [f"### {title_words(words, 'GPU memory (peak per GPU)')}", ""] + md_table([words(c) for c in MEMORY_COLS], mem) + [""]
         out += [f"- {note}" for note in memory_notes(report)] + ([""] if memory_notes(report) else [])
     return out
 
@@ -842,9 +850,10 @@ def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     read."""
     out: list[str] = []
     if h.gpus:
-        out.append(f"### GPUs on {md_code(h.host)}")
+        words = host_words(h)
+        out.append(f"### {title_words(words, 'GPUs on')} {md_code(h.host)}")
         out.append("")
-        out += md_table(GPU_COLS, gpu_rows(h.gpus))
+        out += md_table([words(c) for c in GPU_COLS], gpu_rows(h.gpus, words))
         if legend := gpus_legend(h):
             out += ["", md_inline(legend)]
         out.append("")

@@ -6,8 +6,9 @@ renderers call too: every surface says the same words.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
@@ -110,7 +111,8 @@ def verdict(report: Report, damage_said_below: bool = False) -> str:
     if all(memory_only(h) is not None for h in report.hosts):
         # memory and no GPU work: the memory checks ran, the time checks had nothing to time -- no verdict on the job's
         # speed (h37-review14: every snapshot read "Healthy" under a header saying "no step timed")
-        return "No memory check fired; the capture records memory and no GPU work, so no time check could run" + said
+        return report_words(report)("No memory check fired; the capture records memory and no GPU work, so no time "
+                                    "check could run") + said
     return "Healthy: no check of the guide fired" + said
 
 
@@ -252,3 +254,29 @@ def _top(real: Sequence[Finding], one: str = "", at: str = "") -> str:
     said = [at] if at else []
     said += [f"saves ~{ms(s.ms_per_step)}{per}"] if s and s.ms_per_step else []
     return note + f.title + (f" ({'; '.join(said)})" if said else "")
+
+
+def host_words(h) -> Callable[[str], str]:  # noqa: ANN001 - a host's report
+    """The words of the vendor whose device the host's capture ran on (``capture.vendor``, as its findings speak):
+    a table's title, columns and device labels say "NPU" for an Ascend NPU's snapshot, "device" where the snapshot
+    names no build; NVIDIA's words are the text's own, so its reports (and a capture with no vendor) read as written.
+    Why: beside findings of "NPU 0" the tables said "GPU0", "GPU:0" and "active (any GPU work)" (h37-wild57m; session
+    56's h37-wild56m *Left* 3)."""
+    vendor = (getattr(h, "capture", None) or {}).get("vendor")
+    return devices.vendor_called(vendor).words if vendor else as_written
+
+
+def report_words(report: Report) -> Callable[[str], str]:
+    """:func:`host_words` of the one vendor every host of ``report`` ran on; NVIDIA's words where they differ."""
+    vendors = {(getattr(h, "capture", None) or {}).get("vendor") for h in report.hosts}
+    return devices.vendor_called(vendors.pop()).words if len(vendors) == 1 and None not in vendors else as_written
+
+
+def as_written(text: str) -> str:
+    return text
+
+
+def title_words(words: Callable[[str], str], text: str) -> str:
+    """``text`` in ``words``, its first letter a capital ("devices on ..." begins a title as "Devices on ...")."""
+    out = words(text)
+    return out[:1].upper() + out[1:]

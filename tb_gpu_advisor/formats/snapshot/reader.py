@@ -901,6 +901,15 @@ class _Live:
         #: the allocator rounds a block up, and leaves a large one unsplit when less than 1 MiB of its segment is left
         self.requested = requested if requested is not None and 0 < requested <= size else size
 
+    @classmethod
+    def freed(cls, size: int, address: int) -> "_Live":
+        """A block the history freed, known by its free alone (:func:`_torn_down`): no stack, no time, and the bytes
+        its tensor asked for unknown (``requested`` 0: :func:`_copy_blocks` takes every request the block could hold)."""
+        out = cls.__new__(cls)
+        out.size, out.address, out.raw, out.time_ps, out.requested = size, address, None, None, 0
+        out.phase = "other"
+        return out
+
     def block(self, budget: "_Budget") -> SnapshotBlock:
         frames = _frames(self.raw)
         return SnapshotBlock(size=self.size, requested=self.size, address=self.address, frames=frames,
@@ -971,7 +980,9 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     phase[kept] = MEMORY_PHASES.index("parameters")
     _activation_casts(d, at, phase, cast, dump, _uncached_phases(stacks, used, cached_of, budget)[ids])
     del ids
-    cast[_cast_copies(d, at, phase, [stacks[k] for k in used], dump, bare)] = True
+    # the blocks a copy may be of: those held at the dump; where it holds none, those the script's teardown freed
+    weights = dump if _held_blocks(d, at, phase, dump) else dump + _torn_down(d, at)
+    cast[_cast_copies(d, at, phase, [stacks[k] for k in used], weights, bare)] = True
     events = MemoryEvents(
         gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
         t=t, delta=d, allocated=alloc, reserved=res, addr=at,
@@ -1362,6 +1373,24 @@ def _bare_cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, du
     return np.concatenate(booked)
 
 
+def _torn_down(delta: np.ndarray, addr: np.ndarray) -> list[_Live]:
+    """The blocks the history's teardown freed that it never allocated: the frees after its last allocation
+    (``del model`` after the loop, before the dump) of blocks made before the history -- the weights a script held
+    to its end, as :class:`_Live` blocks (no stack: the frees carry the teardown's, not the weight's).  Read only
+    where the dump holds no weight (a history that keeps its model to the dump is read as before).
+
+    Why: autocast's cast copies are told by the weights they copy (:func:`_cast_copies`, :func:`_activation_casts`:
+    half a weight's bytes), and the weights were read off the blocks live at the dump alone; a script that frees its
+    model before dumping (session 55 lead's teardown; ``synthetic.memsnapshot.torn_down``) left none, and its cache
+    -- the same history -- read as activations (h37-wild57m; session 56's h37-wild56m *Left* 4)."""
+    alloc = np.flatnonzero(delta > 0)
+    tail = np.flatnonzero(delta[int(alloc[-1]) + 1:] < 0) + int(alloc[-1]) + 1 if alloc.size else np.zeros(0, np.int64)
+    if not tail.size:
+        return []
+    made = set(addr[alloc].tolist())
+    return [_Live.freed(-int(delta[k]), int(addr[k])) for k in tail.tolist() if int(addr[k]) not in made]
+
+
 def _made_at(delta: np.ndarray, addr: np.ndarray, dump: list[_Live]) -> list[int]:
     """Per block live at the dump, the event that allocated it last (-1: before the history).  Why: without frames
     nothing marks the weights a history made (a model loaded with ``context=None`` recording: no ``Module._apply``
@@ -1510,9 +1539,18 @@ def _copy_blocks(size: int, requested: int) -> set[int]:
     a 25 MiB fp32 weight sits in a 26 MiB block while its bf16 copy is 12.5 MiB -- CS336's 2.7B model under autocast
     (h37-autocast): 128 of its 224 weights' copies were missed by the block's half alone."""
     out = {size // 2} if size % 2 == 0 else set()
+    if requested <= 0:  # a block known by its free alone (:meth:`_Live.freed`): any request it could have held
+        least = max(1, size - _UNSPLIT) if size > _UNSPLIT else size - _BLOCK_ROUND + 1
+        lo = -(-((least + 1) // 2) // _BLOCK_ROUND) * _BLOCK_ROUND
+        return out | set(range(max(lo, _BLOCK_ROUND), size // 2 + 1, _BLOCK_ROUND))
     half = (requested + 1) // 2
     out.add(-(-half // _BLOCK_ROUND) * _BLOCK_ROUND)
     return out
+
+
+#: the most a large block may exceed its tensor's rounded request: the allocator leaves a block unsplit when what
+#: would remain of it is no more than this (``kSmallSize``, 1 MiB) -- a request lies within it below its block
+_UNSPLIT = 1 << 20
 
 
 def _backward_before(mine: np.ndarray, free_at: np.ndarray, alloc: np.ndarray, bare: np.ndarray) -> bool:

@@ -14,6 +14,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fmt
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.options import UserOptions
+from tb_gpu_advisor.model.logdir import RankRuns
 from tb_gpu_advisor.model.callrows import CALL_ROWS_CAP, call_rows, calls_cut
 from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.model.steprows import StepRowTable
@@ -165,6 +166,9 @@ class JobView:
     #: every analysed host's steps are ones its capture marks -- not the whole window, nor the one pass it was read as,
     #: which may hold several calls of the model (``rules.base.Ctx.unit``): only then is the step the job's own unit
     marked: bool = True
+    #: the job's other ranks as sibling run folders hold them (``model.logdir.RankRuns``: one folder per rank), which
+    #: a rank read alone names; None where the session's own files are all the job discovery saw
+    rank_runs: RankRuns | None = None
 
     @property
     def step_word(self) -> str:
@@ -382,9 +386,11 @@ class JobView:
         return out
 
 
-def job_view(reports: list[HostReport], options: UserOptions | None = None) -> JobView:
+def job_view(reports: list[HostReport], options: UserOptions | None = None,
+             rank_runs: RankRuns | None = None) -> JobView:
     """Every active GPU of every analysed host, with its mean step and breakdown; ``options`` (the user's
-    settings) ride along for the job rules that need them."""
+    settings) and ``rank_runs`` (the job's other ranks in sibling run folders, ``Session.linked_ranks``) ride along
+    for the job rules that need them."""
     ranks: list[RankRow] = []
     names: list[str] = []
     fw = ""
@@ -428,7 +434,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
                    tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"), kind=str(what.get("kind") or "unknown"),
                    kind_confidence=str(what.get("kind_confidence") or "low"),
                    processes=procs or None, one_step=bool(counts) and all(c == 1 for c in counts),
-                   marked=not any(x in UNMARKED_SOURCES for x in sources))
+                   marked=not any(x in UNMARKED_SOURCES for x in sources), rank_runs=rank_runs)
 
 
 def _float_or_none(x: object) -> float | None:

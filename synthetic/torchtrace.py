@@ -867,8 +867,12 @@ def write_load_through_exchange(out: str, ranks: int = 2, rank_folders: bool = F
             if e.get("name") == "ProfilerStep#2":
                 e["name"] = "moe_train_step"
         write_doc(path, doc)
-    if not rank_folders:
-        return paths
+    return into_rank_folders(paths) if rank_folders else paths
+
+
+def into_rank_folders(paths: list[str]) -> list[str]:
+    """Move each written rank's file into ``rank<r>/`` beside it (``tensorboard_trace_handler(f"{logdir}/rank{rank}")``:
+    one folder per rank, each a run of its own); the new paths."""
     moved = []
     for path in paths:
         rank = doc_rank(path)

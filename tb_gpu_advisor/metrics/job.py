@@ -94,6 +94,9 @@ class RankRow:
     #: ms per step the rank's GPU idled while its host waited in a communication library's calls (``MPI_Wait``:
     #: ``GpuSummary.host_calls_ms``, part of ``comm_ms``); None: a report before 0.1.0+a52
     host_calls_ms: float | None = None
+    #: the GPU's kernels' longest single calls (``GpuSummary.longest_calls``: [kernel, call index, ms, calls, ms per
+    #: step]); None: a report before 0.1.0+a78
+    longest_calls: list | None = None
 
     @property
     def label(self) -> str:
@@ -426,7 +429,8 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None,
             ranks.append(RankRow(hr.host, g.gpu, float(g.step_ms), compute, comm,
                                  max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps,
                                  getattr(g, "rank", None), xfer, dict(getattr(g, "calls", None) or {}), whole, before,
-                                 paced, _float_or_none(getattr(g, "host_calls_ms", None))))
+                                 paced, _float_or_none(getattr(g, "host_calls_ms", None)),
+                                 getattr(g, "longest_calls", None)))
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,

@@ -201,6 +201,27 @@ def _kernels_by_name(g) -> dict[str, np.ndarray]:  # noqa: ANN001 - a GpuCtx
     return {d.names[int(nid[i])]: part for i, part in zip(np.r_[0, cuts], np.split(dur, cuts))}
 
 
+#: how many kernels' longest calls a GPU states (``MultiGpu.longest_calls``): a size bound of the report, no judgement
+LONGEST_CALLS = 16
+
+
+def longest_calls(ctx: Context) -> dict[int, list]:
+    """Per active GPU, its kernels' longest single calls in the kept steps, longest first, at most
+    :data:`LONGEST_CALLS`: ``[kernel, call index (0-based among that kernel's calls), ms, calls of the kernel, that
+    call's ms per step]`` -- what matches one slow call across host files (``rules.rank_straggler``; within one host
+    :func:`largest_call_excess` matches every call)."""
+    out: dict[int, list] = {}
+    for g in ctx.active:
+        rows = []
+        for name, durs in _kernels_by_name(g).items():
+            i = int(np.argmax(durs))
+            call_ms = float(durs[i]) / PS_PER_MS
+            rows.append([name, i, call_ms, int(durs.size), ctx.per_step(call_ms, shared=False)])
+        rows.sort(key=lambda r: -r[2])
+        out[g.d.gpu] = rows[:LONGEST_CALLS]
+    return out
+
+
 def largest_call_excess(ctx: Context, compute: dict[int, float]) -> dict | None:
     """Facts of the compute gap between the busiest GPU and the lightest (``compute``: GPU -> compute ms per step):
     the single largest excess of one call of one of the busiest GPU's kernels over the same kernel's same call on the
@@ -274,7 +295,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         compute_imbalance=((max(compute.values()) - min(compute.values())) / max(compute.values()))
         if len(compute) >= 2 and max(compute.values()) > 0 else None,
         heaviest_compute_gpu=max(compute, key=compute.get) if compute else None, compute_gpus=sorted(compute),
-        largest_call_excess=largest_call_excess(ctx, compute),
+        largest_call_excess=largest_call_excess(ctx, compute), longest_calls=longest_calls(ctx),
         collective_calls_per_gpu_step=sum(coll) / len(coll) if coll else None,
         allreduce_ms_per_step=sum(arms) / len(arms) if arms else None, allreduce_bytes_per_step=(params * 4.0 if params else None),
         allreduce_transfer_ms_per_step=_allreduce_transfer(ctx, gpus),

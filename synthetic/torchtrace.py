@@ -379,10 +379,11 @@ def linear_args(m: int, k: int, n: int, dtype: str = "c10::BFloat16") -> dict[st
 #: The MLP's 4096 x 4096 layers on a batch of 4096 rows (``torch_healthy_bf16``'s shapes).
 SHAPES_4096 = {op: mm_args(f"aten::{op}", 4096, 4096, 4096) for op in ("addmm", "mm")}
 
-def forward_backward(r: Rank, slow: float = 1.0) -> None:
-    """A bf16 MLP (4 Linear + ReLU) forward and backward, as ``torch_healthy_bf16`` runs it."""
-    for _ in range(4):
-        r.kernel("aten::addmm", GEMM_FWD, 180.0 * slow, args=SHAPES_4096["addmm"])
+def forward_backward(r: Rank, slow: float = 1.0, first_call_us: float = 0.0) -> None:
+    """A bf16 MLP (4 Linear + ReLU) forward and backward, as ``torch_healthy_bf16`` runs it; ``first_call_us``: the
+    first GEMM call takes that much longer (one slow call: an autotuning, a module load, a clock dip)."""
+    for k in range(4):
+        r.kernel("aten::addmm", GEMM_FWD, 180.0 * slow + (first_call_us if k == 0 else 0.0), args=SHAPES_4096["addmm"])
         r.kernel("aten::clamp_min", RELU_BF16, 20.0 * slow)
     for _ in range(4):
         r.kernel("aten::threshold_backward", RELU_BF16, 35.0 * slow)
@@ -867,8 +868,26 @@ def write_load_through_exchange(out: str, ranks: int = 2, rank_folders: bool = F
             if e.get("name") == "ProfilerStep#2":
                 e["name"] = "moe_train_step"
         write_doc(path, doc)
-    if not rank_folders:
-        return paths
+    return into_rank_folders(paths) if rank_folders else paths
+
+
+def write_one_slow_call(out: str, extra_us: float = 8000.0, slow: float = 1.0, steps: int = 8,
+                        run: str = "one_slow_call") -> dict:
+    """Write a DDP job of 4 ranks on 2 nodes (one 150 us AllReduce a step) in which rank 2's first GEMM of step 4 takes
+    ``extra_us`` longer -- one slow call (autotuning, a module load, a clock dip) -- and, with ``slow`` > 1, rank 2
+    computes ``slow`` x longer every step too (a straggler).  Truth by construction: no straggler where ``slow`` is 1,
+    the others' wait is that one call; with ``slow`` > 1 a straggler (rank 2) beside the call (h37-ranks57)."""
+    sc = Scenario(4, ddp(comm_us=150.0, slow_rank=2 if slow != 1.0 else None, slow=slow, one_call=(2, 4, extra_us)),
+                  ["rank_straggler"] if slow != 1.0 else [], [] if slow != 1.0 else ["rank_straggler"],
+                  "4 ranks on 2 nodes, one slow GEMM call on rank 2" + (f", rank 2 {slow}x slower" if slow != 1.0 else ""),
+                  nodes=2)
+    return {"paths": write_run(out, sc, steps=steps, run=run), "rank": 2, "extra_ms": extra_us / 1000.0,
+            "straggler": slow != 1.0}
+
+
+def into_rank_folders(paths: list[str]) -> list[str]:
+    """Move each written rank's file into ``rank<r>/`` beside it (``tensorboard_trace_handler(f"{logdir}/rank{rank}")``:
+    one folder per rank, each a run of its own); the new paths."""
     moved = []
     for path in paths:
         rank = doc_rank(path)
@@ -1085,13 +1104,15 @@ def _tiny_mlp(r: Rank) -> None:
 
 
 def ddp(comm_us: float, slow_rank: int | None = None, slow: float = 1.0,
-        late_us: float = 0.0, slow_node: int | None = None, alternate: bool = False) -> Callable[[list[Rank], int], None]:
+        late_us: float = 0.0, slow_node: int | None = None, alternate: bool = False,
+        one_call: tuple[int, int, float] | None = None) -> Callable[[list[Rank], int], None]:
     """DDP: forward/backward per rank, one NCCL AllReduce of the gradients, the optimizer, ``.item()``.
 
     ``slow_rank`` (or every rank of ``slow_node``) computes ``slow`` x longer (a straggler: thermal throttling, a
     bigger shard); ``alternate``: the slow rank is step ``n``'s ``n % ranks`` instead (a straggler that moves call by
     call: data-dependent work); ``late_us``: rank k
-    starts each step ``k * late_us`` after rank 0 (host contention delaying its launches)."""
+    starts each step ``k * late_us`` after rank 0 (host contention delaying its launches); ``one_call`` (rank, step,
+    us): that rank's first GEMM call of that step takes ``us`` longer -- one slow call, no straggler (h37-ranks57)."""
     def body(ranks: list[Rank], n: int) -> None:
         start = max(r.host_us for r in ranks)
         ready: dict[int, float] = {}
@@ -1100,7 +1121,8 @@ def ddp(comm_us: float, slow_rank: int | None = None, slow: float = 1.0,
         late = n % len(ranks) if alternate else slow_rank
         for r in ranks:
             def before_allreduce(rr: Rank) -> None:
-                forward_backward(rr, slow if rr.rank == late or rr.node == slow_node else 1.0)
+                once = one_call[2] if one_call is not None and (rr.rank, n) == one_call[:2] else 0.0
+                forward_backward(rr, slow if rr.rank == late or rr.node == slow_node else 1.0, once)
                 ready[rr.rank] = max(rr.streams.get(COMPUTE_STREAM, 0.0), rr.host_us)
             r.step(n, before_allreduce)
         end = max(ready.values()) + comm_us

@@ -341,6 +341,11 @@ _TABLE: tuple[Threshold, ...] = (
     _t("gpu_imbalance.warning", 0.10, "ratio", "Advisor; guide §2 item 5: every replica should do the same work",
        "(busiest GPU busy time - median GPU busy time) / median, {per_step}"),
     _t("gpu_imbalance.critical", 0.30, "ratio", "Advisor", "same metric, critical level"),
+    _t("gpu_imbalance.one_call_share", 0.5, "share", "Advisor (h37-imb56): work that differs between ranks repeats, "
+       "call after call; one call that carries most of the gap is a one-off cost (a first call's autotuning or module "
+       "load, a clock dip)", "share of the busiest GPU's compute gap over the lightest held by one call of one kernel "
+       "(over the same call on the lightest) at which, the imbalance without it under the warning level, the gap is "
+       "that call's, not work"),
     _t("launch_skew.warning", 0.05, "share", "Advisor; guide §2.2: skewed start = host thread contention",
        "average spread of the GPUs' first-kernel start {per_step}, as a share of {step} time"),
     _t("launch_skew.critical", 0.30, "share", "Advisor: part of a skew hides behind the AllReduce wait; critical when "

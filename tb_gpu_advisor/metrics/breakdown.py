@@ -73,6 +73,13 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     for c, iv in copies_holding_launcher(ctx, g).items():  # a copy-only GPU's copies that held this GPU's launcher
         out[c] = _cat2(out[c], iv)
     out["startup"] = ctx.one_time_spans(g) or (d.start[:0], d.start[:0])
+    if out["startup"][0].size and out["collectives"][0].size:
+        # a collective running while its own process is inside a one-time cost waits through that start-up (every
+        # rank loads the same modules at the same moment): the job stage reads it so (``job.phase``: a collective
+        # through a slow launch is no work filling the queue), and so does the ledger -- booked once, as the start-up,
+        # never also as communication that overlap could hide (``metrics.comm`` reads its exposed time so; h37-ranks57)
+        out["collectives"] = subtract_intervals(*(x.astype(np.int64, copy=False) for x in out["collectives"]),
+                                                *(x.astype(np.int64, copy=False) for x in out["startup"]))
     out["copy_startup"] = copies_under_one_time_calls(ctx, g)
     unseen = ctx.unseen_spans(g)
     out["unseen"] = unseen or (d.start[:0], d.start[:0])

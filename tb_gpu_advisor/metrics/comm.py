@@ -164,6 +164,12 @@ def _tally_gpu(ctx: Context, g: GpuCtx, tally: _Tally, enc: Callable[[], Enclose
         return
     comp = (d.kind == devices.KIND_KERNEL) & (g.step >= 0)
     cs, ce = union_intervals(d.start[comp].astype(np.int64, copy=False), d.end[comp].astype(np.int64, copy=False))
+    once = ctx.one_time_spans(g)
+    if once is not None and once[0].size:
+        # the time its process is inside a one-time cost is the start-up's, as the ledger books it
+        # (``breakdown.category_intervals``): a collective waits through it, exposing no communication (h37-ranks57)
+        cs, ce = union_intervals(np.concatenate([cs, once[0].astype(np.int64)]),
+                                 np.concatenate([ce, once[1].astype(np.int64)]))
     comp_starts = np.sort(d.start[comp].astype(np.int64, copy=False), kind="stable")  # by start already: timsort's one pass
     types = _types(d, coll, g.launch, enc, ctx.h)
     early = _types(d, before, g.launch, enc, ctx.h) if before.size else types[:0]

@@ -14,6 +14,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fmt
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.options import UserOptions
+from tb_gpu_advisor.model.logdir import RankRuns
 from tb_gpu_advisor.model.callrows import CALL_ROWS_CAP, call_rows, calls_cut
 from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.model.steprows import StepRowTable
@@ -93,6 +94,9 @@ class RankRow:
     #: ms per step the rank's GPU idled while its host waited in a communication library's calls (``MPI_Wait``:
     #: ``GpuSummary.host_calls_ms``, part of ``comm_ms``); None: a report before 0.1.0+a52
     host_calls_ms: float | None = None
+    #: the GPU's kernels' longest single calls (``GpuSummary.longest_calls``: [kernel, call index, ms, calls, ms per
+    #: step]); None: a report before 0.1.0+a78
+    longest_calls: list | None = None
 
     @property
     def label(self) -> str:
@@ -165,6 +169,9 @@ class JobView:
     #: every analysed host's steps are ones its capture marks -- not the whole window, nor the one pass it was read as,
     #: which may hold several calls of the model (``rules.base.Ctx.unit``): only then is the step the job's own unit
     marked: bool = True
+    #: the job's other ranks as sibling run folders hold them (``model.logdir.RankRuns``: one folder per rank), which
+    #: a rank read alone names; None where the session's own files are all the job discovery saw
+    rank_runs: RankRuns | None = None
 
     @property
     def step_word(self) -> str:
@@ -382,9 +389,11 @@ class JobView:
         return out
 
 
-def job_view(reports: list[HostReport], options: UserOptions | None = None) -> JobView:
+def job_view(reports: list[HostReport], options: UserOptions | None = None,
+             rank_runs: RankRuns | None = None) -> JobView:
     """Every active GPU of every analysed host, with its mean step and breakdown; ``options`` (the user's
-    settings) ride along for the job rules that need them."""
+    settings) and ``rank_runs`` (the job's other ranks in sibling run folders, ``Session.linked_ranks``) ride along
+    for the job rules that need them."""
     ranks: list[RankRow] = []
     names: list[str] = []
     fw = ""
@@ -420,7 +429,8 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
             ranks.append(RankRow(hr.host, g.gpu, float(g.step_ms), compute, comm,
                                  max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps,
                                  getattr(g, "rank", None), xfer, dict(getattr(g, "calls", None) or {}), whole, before,
-                                 paced, _float_or_none(getattr(g, "host_calls_ms", None))))
+                                 paced, _float_or_none(getattr(g, "host_calls_ms", None)),
+                                 getattr(g, "longest_calls", None)))
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
@@ -428,7 +438,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
                    tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"), kind=str(what.get("kind") or "unknown"),
                    kind_confidence=str(what.get("kind_confidence") or "low"),
                    processes=procs or None, one_step=bool(counts) and all(c == 1 for c in counts),
-                   marked=not any(x in UNMARKED_SOURCES for x in sources))
+                   marked=not any(x in UNMARKED_SOURCES for x in sources), rank_runs=rank_runs)
 
 
 def _float_or_none(x: object) -> float | None:

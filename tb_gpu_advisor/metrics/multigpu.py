@@ -201,20 +201,44 @@ def _kernels_by_name(g) -> dict[str, np.ndarray]:  # noqa: ANN001 - a GpuCtx
     return {d.names[int(nid[i])]: part for i, part in zip(np.r_[0, cuts], np.split(dur, cuts))}
 
 
-def compute_outlier(ctx: Context, compute: dict[int, float]) -> dict | None:
-    """The compute imbalance as one kernel's time, not the ranks' work: the busiest GPU's gap over the lightest is
-    mostly the single largest excess of one of its kernels over the same kernel's same call on the lightest (matched
-    by name and call order), and without that one call the gap is under ``gpu_imbalance.warning``.  Work that differs
-    between ranks repeats -- more kernels, or the same kernels longer call after call -- so one call does not carry
-    it; a one-off slow call (the first call's autotuning or module load, a clock dip) does (h37-imb56: the 2-rank
-    compiled MoE's rank 0 ran one sgemm for 2.44 ms that rank 1 ran in 9.4 us, read "GPU0 is oversubscribed" and
-    "a DistributedSampler").  Kernels one GPU runs and the other does not are its extra work and stay in the gap.
-    None where the gap is work, or fewer than two GPUs compare."""
+#: how many kernels' longest calls a GPU states (``MultiGpu.longest_calls``): a size bound of the report, no judgement
+LONGEST_CALLS = 16
+
+
+def longest_calls(ctx: Context) -> dict[int, list]:
+    """Per active GPU, its kernels' longest single calls in the kept steps, longest first, at most
+    :data:`LONGEST_CALLS`: ``[kernel, call index (0-based among that kernel's calls), ms, calls of the kernel, that
+    call's ms per step]`` -- what matches one slow call across host files (``rules.rank_straggler``; within one host
+    :func:`largest_call_excess` matches every call)."""
+    out: dict[int, list] = {}
+    for g in ctx.active:
+        rows = []
+        for name, durs in _kernels_by_name(g).items():
+            i = int(np.argmax(durs))
+            call_ms = float(durs[i]) / PS_PER_MS
+            rows.append([name, i, call_ms, int(durs.size), ctx.per_step(call_ms, shared=False)])
+        rows.sort(key=lambda r: -r[2])
+        out[g.d.gpu] = rows[:LONGEST_CALLS]
+    return out
+
+
+def largest_call_excess(ctx: Context, compute: dict[int, float]) -> dict | None:
+    """Facts of the compute gap between the busiest GPU and the lightest (``compute``: GPU -> compute ms per step):
+    the single largest excess of one call of one of the busiest GPU's kernels over the same kernel's same call on the
+    lightest (matched by name and call order in the kept steps), named -- ``{"gpu", "peer_gpu", "kernel", "call" (its
+    0-based index among that kernel's calls on the GPU), "calls" (how many it ran), "ms", "peer_ms" (that call on
+    each), "excess_ms" (per step), "gap_ms" (the two GPUs' compute apart, per step), "compute_ms", "peer_compute_ms"
+    (each GPU's, per step)}``.  Kernels only one GPU runs are
+    its extra work and never the excess.  None where fewer than two GPUs compare, the gap is none, or no matched call
+    ran longer on the busiest.
+
+    Facts only: whether the gap is that one call (a first call's autotuning or module load, a clock dip: work that
+    differs between ranks repeats) is the rule's judgement (``rules.gpu_imbalance``; h37-imb56, h37-ranks57)."""
     if len(compute) < 2 or max(compute.values()) <= 0:
         return None
     heavy, light = max(compute, key=compute.get), min(compute, key=compute.get)
     gap = compute[heavy] - compute[light]
-    if heavy == light or gap <= 0 or gap / compute[heavy] < T("gpu_imbalance.warning"):
+    if heavy == light or gap <= 0:
         return None
     by = {g.d.gpu: g for g in ctx.gpus}
     if heavy not in by or light not in by:
@@ -231,17 +255,13 @@ def compute_outlier(ctx: Context, compute: dict[int, float]) -> dict | None:
         ex = a[:k] - b[:k]
         i = int(np.argmax(ex))
         if ex[i] > 0 and (best is None or ex[i] > best[1]):
-            best = (name, int(ex[i]), int(a[i]), int(b[i]))
+            best = (name, int(ex[i]), int(a[i]), int(b[i]), i, len(a))
     if best is None:
         return None
-    name, ex_ps, a_ps, b_ps = best
-    excess = min(ctx.per_step(ex_ps / PS_PER_MS, shared=False), gap)
-    left = compute[heavy] - excess
-    without = (left - compute[light]) / left if left > 0 else 0.0
-    if excess < 0.5 * gap or without >= T("gpu_imbalance.warning"):
-        return None
-    return {"gpu": heavy, "peer_gpu": light, "kernel": name, "ms": a_ps / PS_PER_MS, "peer_ms": b_ps / PS_PER_MS,
-            "share_of_gap": excess / gap, "imbalance_without": max(without, 0.0)}
+    name, ex_ps, a_ps, b_ps, i, n = best
+    return {"gpu": heavy, "peer_gpu": light, "kernel": name, "call": i, "calls": n, "ms": a_ps / PS_PER_MS,
+            "peer_ms": b_ps / PS_PER_MS, "excess_ms": ctx.per_step(ex_ps / PS_PER_MS, shared=False), "gap_ms": gap,
+            "compute_ms": compute[heavy], "peer_compute_ms": compute[light]}
 
 
 def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArrays]) -> MultiGpu:
@@ -275,7 +295,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         compute_imbalance=((max(compute.values()) - min(compute.values())) / max(compute.values()))
         if len(compute) >= 2 and max(compute.values()) > 0 else None,
         heaviest_compute_gpu=max(compute, key=compute.get) if compute else None, compute_gpus=sorted(compute),
-        compute_outlier=compute_outlier(ctx, compute),
+        largest_call_excess=largest_call_excess(ctx, compute), longest_calls=longest_calls(ctx),
         collective_calls_per_gpu_step=sum(coll) / len(coll) if coll else None,
         allreduce_ms_per_step=sum(arms) / len(arms) if arms else None, allreduce_bytes_per_step=(params * 4.0 if params else None),
         allreduce_transfer_ms_per_step=_allreduce_transfer(ctx, gpus),

@@ -810,9 +810,14 @@ class MultiGpu:
     #: the active GPUs whose compute per step the kept steps hold (``multigpu.compute_held_gpus``), the set
     #: ``compute_imbalance`` compares; None: every active GPU (a MultiGpu built by hand)
     compute_gpus: list[int] | None = None
-    #: the compute imbalance is one call of one kernel, not work (``multigpu.compute_outlier``): {"gpu", "peer_gpu",
-    #: "kernel", "ms", "peer_ms" (that call on each), "share_of_gap", "imbalance_without"}; None: none, or the gap is work
-    compute_outlier: dict | None = None
+    #: the largest excess of one call of one kernel on the busiest GPU over the same call on the lightest
+    #: (``multigpu.largest_call_excess``): {"gpu", "peer_gpu", "kernel", "call", "calls", "ms", "peer_ms" (that call on
+    #: each), "excess_ms", "gap_ms", "compute_ms", "peer_compute_ms" (per step)}; facts, judged by
+    #: ``rules.gpu_imbalance``; None: no matched call
+    largest_call_excess: dict | None = None
+    #: per active GPU, its kernels' longest single calls in the kept steps (``multigpu.longest_calls``): [kernel, call
+    #: index, ms, calls, ms per step], longest first, a bounded list
+    longest_calls: dict[int, list] = field(default_factory=dict)
     # the smallest active GPU's AllReduce ms per step: the GPU that enters the collective last waits least, so its
     # time is the transfer itself; the others' include waiting for it (a straggler, a late launch)
     allreduce_transfer_ms_per_step: float | None = None

@@ -58,6 +58,21 @@ class HostFile:
 
 
 @dataclass(frozen=True)
+class RankRuns:
+    """The job's other ranks as sibling run folders hold them, seen from one session (``Session.linked_ranks``):
+    which runs (``stock_run`` names), the ranks this session holds, the job's world size.  Part of what a session's
+    analysis knows of its job -- its report names those runs -- so part of its report's cache key too."""
+
+    runs: tuple[str, ...]
+    ranks: tuple[int, ...]
+    world: int
+
+    def key_material(self) -> list:
+        """What the report cache keys of it (``runtime.cache.make_key``)."""
+        return [list(self.runs), list(self.ranks), self.world]
+
+
+@dataclass(frozen=True)
 class Session:
     """One capture of one run, with one file per host."""
 
@@ -79,6 +94,15 @@ class Session:
     rank_runs: tuple[str, ...] = ()
     #: (ranks this session holds, the job's world size) where :attr:`rank_runs` is said; () else.
     job_ranks: tuple[tuple[int, ...], int] | tuple[()] = ()
+
+    @property
+    def linked_ranks(self) -> RankRuns | None:
+        """:attr:`rank_runs` with :attr:`job_ranks`, as the analysis reads them (the job rules' context, the report's
+        key); None where no sibling run folder holds the job's other ranks."""
+        if not self.rank_runs or not self.job_ranks:
+            return None
+        ranks, world = self.job_ranks
+        return RankRuns(tuple(self.rank_runs), tuple(int(r) for r in ranks), int(world))
 
     @property
     def stock_run(self) -> str:

@@ -174,6 +174,10 @@ class GpuSummary:
     #: ms per step this GPU idled while the host waited in a communication library's calls (``MPI_Wait``; from
     #: 0.1.0+a52; absent before: read as unknown): what the job splits into the transfer and the wait for a late rank
     host_calls_ms: float | None = None
+    #: this GPU's kernels' longest single calls in the kept steps, longest first (at most 16): [kernel, call index
+    #: (0-based among its calls), ms, the kernel's calls, that call's ms per step] -- what matches one slow call across
+    #: host files (from 0.1.0+a78; absent before: unknown)
+    longest_calls: list[list[Any]] | None = None
 
 
 @dataclass

@@ -465,7 +465,10 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                        calls={c.type: call_columns(((grp, st, nb, json_float(x, 6)) for grp, st, nb, x in c.calls),
                                                    m.steps.count)
                               for c in m.comm.per_gpu.get(g.gpu, []) if c.calls},
-                       memory=gpu_memory_summary(m, g.gpu), host_calls_ms=json_float(g.host_calls_ms_per_step, 6))
+                       memory=gpu_memory_summary(m, g.gpu), host_calls_ms=json_float(g.host_calls_ms_per_step, 6),
+                       longest_calls=[[k, i, json_float(x, 6), n, json_float(ps, 6)]
+                                      for k, i, x, n, ps in m.multi_gpu.longest_calls.get(g.gpu, [])]
+                       if g.gpu in m.multi_gpu.longest_calls else None)
             for g in _shown_gpus(m)]
     cap = m.capture
     det = m.steps

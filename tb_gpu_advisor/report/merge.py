@@ -10,10 +10,10 @@ from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.fmt import ms as _ms
 from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.metrics.job import JobView, job_view, med
+from tb_gpu_advisor.model.logdir import RankRuns
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.report.build import session_ranks_words
-from tb_gpu_advisor.rules import unseen_ranks_words
 from tb_gpu_advisor.report.verdict import damage_note, no_promise_reason, verdict
 from tb_gpu_advisor.report.view import display
 from tb_gpu_advisor.rules._job import ranks_table
@@ -155,20 +155,23 @@ def merge_findings(host_reports: list[HostReport]) -> list[Finding]:
     return out
 
 
-def merge_hosts(run: str, session: str, host_reports: list[HostReport], options: UserOptions | None = None) -> Report:
+def merge_hosts(run: str, session: str, host_reports: list[HostReport], options: UserOptions | None = None,
+                rank_runs: RankRuns | None = None) -> Report:
     """Session report: aggregate headline (mean of hosts' values), findings merged across hosts
     (:func:`merge_findings`), judged across the job with the job rules' findings over every rank
     (``rules.evaluate_session``: the rules' job step; this stage only merges), and ranked.
 
     ``options``: the user's settings the job rules read (the network between hosts); none given, the command line's
-    (``UserOptions.of``).
+    (``UserOptions.of``).  ``rank_runs``: the job's other ranks in sibling run folders (``Session.linked_ranks``),
+    part of the job's context the rules read (``JobView.rank_runs``: the comm rule names those runs) and said in a
+    note (:func:`rank_runs_note`).
 
     ``healthy`` only when every host was analysed (a host with ``error`` makes the session not healthy:
     bad input is never reported as "no problems"), none from a damaged file (``HostReport.damage``: its numbers are
     partial), and no finding is a warning or critical."""
     ok = [h for h in host_reports if h.error is None]
     _session_ranks(host_reports)
-    job = job_view(host_reports, UserOptions.of(options))
+    job = job_view(host_reports, UserOptions.of(options), rank_runs)
     findings = rules.rank(rules.evaluate_session(job, merge_findings(host_reports)))  # judged across the job there
     for h in ok:  # a host's pointers to other findings, filled as the session's were: the reader sees both lists
         rules.fill_pointers(h.findings, {f.rule for f in findings} | {f.rule for f in h.findings}, findings)
@@ -190,6 +193,8 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
                                        findings, any(h.gpus for h in ok)))
     notes = [f"{h.host}: could not be analysed: {h.error}" for h in host_reports if h.error]
     notes += [damage_note(h) for h in ok if h.damage]
+    if rank_runs is not None:
+        notes.append(rank_runs_note(rank_runs))
     slowest = _session_achievable(ok, job, findings, no_promise_reason(host_reports))
     if len(job.ranks) > 1 and _of_session_step(findings, slowest.get("step_ms")):
         # the shares restated, the grade follows them: a host's warning saving 3.05% of its own step saved 2.95% of
@@ -320,32 +325,17 @@ def _collectives_table(job: JobView) -> Table | None:
                                                          "transfer ms", "bus GB/s", "exposed share"], rows)
 
 
-def with_rank_runs(report: Report, rank_runs: tuple[str, ...], job_ranks: tuple) -> None:
-    """``report`` of a session whose job's other ranks lie in sibling run folders (``Session.rank_runs``: one folder
-    per rank), told so: a note naming those runs, and the exposed collectives' "profile every rank" -- said of a
-    rank read alone -- naming them instead.  In place; nothing where ``rank_runs`` is empty.
-
-    Why here, after the analysis: the runs are discovery's knowledge of the logdir, not of this session's files -- a
-    cached report of the same files is the same report, whatever folders lie beside it (h37-wild56r)."""
-    if not rank_runs or not job_ranks:
-        return
-    ranks, world = job_ranks
+def rank_runs_note(linked: RankRuns) -> str:
+    """The note of a session whose job's other ranks lie in sibling run folders (``Session.rank_runs``: one folder
+    per rank): which runs, and how to read the ranks together (h37-wild56r)."""
+    ranks = linked.ranks
     own = f"rank {ranks[0]}" if len(ranks) == 1 else "ranks " + ", ".join(str(r) for r in ranks)
-    one = world - len(ranks) == 1
-    runs = ", ".join(f"'{r}'" for r in rank_runs)
-    where = f"in {'run' if len(rank_runs) == 1 else 'runs'} {runs}"
+    one = linked.world - len(ranks) == 1
+    runs = ", ".join(f"'{r}'" for r in linked.runs)
+    where = f"in {'run' if len(linked.runs) == 1 else 'runs'} {runs}"
     others = "the job's other rank is" if one else "the job's other ranks are"
-    note = (f"This run holds {own} of a {world}-rank job (its distributedInfo); {others} {where} -- "
-            f"one folder per rank, so TensorBoard lists each rank as a run and each is analysed apart. To compare the "
+    return (f"This run holds {own} of a {linked.world}-rank job (its distributedInfo); {others} {where} -- "
+            "one folder per rank, so TensorBoard lists each rank as a run and each is analysed apart. To compare the "
             "ranks (which one the others wait for at each collective, how far their launches drift), write every "
             "rank's trace into one folder (the same tensorboard_trace_handler directory on every rank): its session "
             "then reads them as one job.")
-    if note not in report.notes:
-        report.notes.append(note)
-    old = unseen_ranks_words("rank", "ranks")
-    new = (" One rank's trace cannot tell the transfer from waiting for the other ranks: "
-           f"{'its trace is' if one else 'their traces are'} {where}, read together only from one folder.")
-    for f in report.findings + [g for h in report.hosts for g in h.findings]:
-        if old in f.summary:
-            f.summary = f.summary.replace(old, new)
-

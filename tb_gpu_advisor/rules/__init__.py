@@ -47,7 +47,6 @@ from tb_gpu_advisor.rules.base import (
 )
 from tb_gpu_advisor.rules.capture_quality import unmeasured_across_clocks
 from tb_gpu_advisor.rules import comm_exposed, launch_bound
-from tb_gpu_advisor.rules.comm_exposed import unseen_ranks_words
 from tb_gpu_advisor.rules.cold_start import first_call_why
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
@@ -56,7 +55,7 @@ from tb_gpu_advisor.rules.step_gaps import (RECORD_HOST, WAIT_SOURCE, WAIT_SOURC
 from tb_gpu_advisor.steps.types import SOURCE_LABEL, UNMARKED_SOURCES
 
 __all__ = ["evaluate", "evaluate_job", "evaluate_session", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES", "fill_pointers",
-           "REGISTRY", "RULE_IDS", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule", "unseen_ranks_words"]
+           "REGISTRY", "RULE_IDS", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
 
 logger = logging.getLogger(__name__)
 

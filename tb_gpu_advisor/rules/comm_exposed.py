@@ -117,7 +117,7 @@ def check(job: JobView) -> list[Finding]:
         + (_paced_clause(job, paced) if paced > 0 else "")
         + f": {ms(paid)} ({pct(share)} of the {step}) of communication the {step} pays for. Most exposed: {top[0]}, "
           f"{_calls(top[1])} and {ms(top[3])} exposed {job.per_step}{'' if float(round(top[1], 1)).is_integer() else ' on average'}."
-        + (unseen_ranks_words(job.unit, job.units) if n == 1 else ""),
+        + (unseen_ranks_words(job) if n == 1 else ""),
         metric=share_metric("comm_exposed_share", "Exposed communication share of {step}", share, "comm_exposed.warning",
                             severity=sev, detail={"collective_ms_per_step": total, "exposed_ms_per_step": exposed,
                                                   "paid_ms_per_step": paid, "ranks": n,
@@ -175,11 +175,20 @@ def _paced_clause(job: JobView, paced: float) -> str:
             f"it, not their bytes)")
 
 
-def unseen_ranks_words(unit: str, units: str) -> str:
-    """What a lone rank's exposed collectives cannot say, and how to see it: the report stage names the runs that hold
-    the other ranks where the job wrote each rank into its own folder (``report.merge.with_rank_runs``)."""
-    return (f" One {unit}'s trace cannot tell the transfer from waiting for the other {units}: profile every {unit} "
-            "to separate them.")
+def unseen_ranks_words(job: JobView) -> str:
+    """What a lone rank's exposed collectives cannot say, and where to see it, as the job's context has it: the runs
+    that hold the other ranks where the job wrote each rank into its own folder (``JobView.rank_runs``), else
+    "profile every rank" -- never advice to do what was done (h37-wild56r)."""
+    unit, units = job.unit, job.units
+    linked = job.rank_runs
+    if linked is None:
+        return (f" One {unit}'s trace cannot tell the transfer from waiting for the other {units}: profile every {unit} "
+                "to separate them.")
+    one = linked.world - len(linked.ranks) == 1
+    runs = ", ".join(f"'{r}'" for r in linked.runs)
+    where = f"in {'run' if len(linked.runs) == 1 else 'runs'} {runs}"
+    return (f" One {unit}'s trace cannot tell the transfer from waiting for the other {units}: "
+            f"{'its trace is' if one else 'their traces are'} {where}, read together only from one folder.")
 
 
 def _one_rank(r: RankRow) -> str:

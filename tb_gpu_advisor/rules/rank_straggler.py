@@ -38,6 +38,12 @@ def check(job: JobView) -> list[Finding]:
     sev = grade(share, "rank_straggler.warning", "rank_straggler.critical")
     if sev is None:
         return []
+    # its lead is one slow call of one kernel the others ran too -- a first call's autotuning or module load, a clock
+    # dip --, not a rank slower step after step: said as that call, no straggler (h37-ranks57; gpu_imbalance's
+    # judgement of the same facts within one host)
+    one = one_call(s, others, busy_extra, extra, job.step_ms)
+    if one is not None:
+        return [_one_call_finding(job, s, others, one, share)]
     why = ("more compute" if s.compute_ms - med([r.compute_ms for r in others]) >= 0.5 * busy_extra
            else "more time outside its kernels (host work, input, launches)")
     where = _most_waited(s, others)
@@ -76,6 +82,69 @@ def check(job: JobView) -> list[Finding]:
     if weak:
         f.confidence = "low"
     return [f]
+
+
+def one_call(s, others, busy_extra: float, extra: float, step_ms: float) -> dict | None:  # noqa: ANN001 - RankRows
+    """The straggler's lead as one call: its kernel call (``RankRow.longest_calls``) whose excess per step over the same
+    kernel's longest call on the median other rank is at least ``gpu_imbalance.one_call_share`` of its lead, and
+    without which the others' wait it explains is under ``rank_straggler.warning`` of the step.  A peer's longest call
+    of the kernel bounds its same call from above, so the excess is a lower bound; a peer that lists its longest calls
+    in full and not this kernel does not run it (work of the straggler's own: no one call), one that lists the bound
+    (``metrics.multigpu.LONGEST_CALLS``) runs it no longer than its last listed.  None where the lead is work, or a
+    report predates the lists (0.1.0+a78)."""
+    if busy_extra <= 0 or not s.longest_calls or any(r.longest_calls is None for r in others):
+        return None
+    full = max(len(r.longest_calls) for r in [s, *others])
+    best = None
+    for kernel, i, call_ms, n, per_step in s.longest_calls:
+        peers = []
+        for r in others:
+            theirs = {row[0]: row for row in r.longest_calls}
+            if kernel in theirs:
+                peers.append(float(theirs[kernel][2]))
+            elif r.longest_calls and len(r.longest_calls) >= full:
+                peers.append(float(r.longest_calls[-1][2]))  # at most its shortest listed
+            else:
+                peers = None
+                break
+        if not peers or not call_ms:
+            continue
+        peer = med(peers)
+        excess = max(0.0, float(per_step) * (1.0 - peer / float(call_ms)))
+        if excess > 0 and (best is None or excess > best["excess_ms"]):
+            best = {"kernel": kernel, "call": int(i), "calls": int(n), "ms": float(call_ms), "peer_ms": peer,
+                    "excess_ms": excess}
+    if best is None:
+        return None
+    excess = min(best["excess_ms"], busy_extra)
+    without = min(extra, busy_extra - excess) / step_ms
+    if excess < T("gpu_imbalance.one_call_share") * busy_extra or without >= T("rank_straggler.warning"):
+        return None
+    return {**best, "share_of_lead": excess / busy_extra, "share_without": max(without, 0.0)}
+
+
+def _one_call_finding(job: JobView, s, others, one: dict, share: float) -> Finding:  # noqa: ANN001 - RankRows
+    """The others' wait said as the one call the late rank paid (info, no saving): which kernel, which call, how long
+    against the median other rank's longest call of it."""
+    n = int(one["calls"])
+    which = "its only call" if n == 1 else f"call {one['call'] + 1} of {n}"
+    f = job_finding(
+        job, ID, "info",
+        f"{capital(the_others(len(others), job.unit, 'wait'))} for {s.label} in the collectives ({pct(share)} of the "
+        f"{job.step_word if job.one_step else 'step'}), and {pct(one['share_of_lead'])} of its lead is one call: "
+        f"`{one['kernel']}` ({which}) took {ms(one['ms'])} on {s.label}, at most {ms(one['peer_ms'])} on the median "
+        f"other {job.unit}. Without it the wait it explains is {pct(one['share_without'])} of the step: {s.label} does "
+        f"the others' work at their pace, and that call paid a one-off cost (a first call's autotuning or module load, "
+        "a clock dip) -- not a straggler to rebalance or replace.",
+        metric=share_metric("straggler_extra_share", "Straggler's extra time, share of {step}", share,
+                            "rank_straggler.warning", meaning=straggler_meaning(job), severity="info",
+                            detail={"rank": s.label, "one_call": one, "ranks": len(job.ranks)}),
+        saving_ms=0.0, assumption="", evidence=[ranks_table(job, mark=s)], actions=[], host=s.host, gpu=s.gpu,
+        title=f"One slow kernel call on {s.label}, not a straggler {job.unit}",
+    )
+    f.saving = None  # no rebalancing moves it, and the steady state does not pay it again
+    f.id += "#one_call"
+    return f
 
 
 def _most_waited(s, others) -> str:  # noqa: ANN001 - RankRows

@@ -184,11 +184,11 @@ class Advisor:
 
 
 def _isolated_session(options: UserOptions, run: str, session: str, hosts: list, progress: Progress | None = None,
-                      params: int | None = None) -> Report:
+                      params: int | None = None, rank_runs: Any = None) -> Report:
     """A session analysed in a child process with the worker limits (``isolation.Limits.from_env``), with
     ``options`` (``params``: the older keyword :func:`runtime.session.session_report` passes, the same value)."""
     return Report.from_json(_isolation.call(_isolation.analyze_session_json, run, session, list(hosts), options,
-                                            progress=progress, limits=_isolation.Limits.from_env(hosts)))
+                                            rank_runs, progress=progress, limits=_isolation.Limits.from_env(hosts)))
 
 
 def runs_listing(sessions: Sequence[Session], has_gpu: dict | None = None) -> list[dict[str, Any]]:

@@ -135,6 +135,7 @@ def make_key(
     schema: str | None = None,
     scope: str = "session",
     options: UserOptions | None = None,
+    rank_runs: Any = None,
 ) -> CacheKey:
     """Key of a session report (or, ``scope="host"``, of one host file's report): names, every host file's (path,
     size, mtime_ns) and every file its reader reads beside it (``HostFile.beside``: a report made before a snapshot's
@@ -144,7 +145,9 @@ def make_key(
 
     Run and session names are part of it because the report carries them; the settings the report was made with
     (``options``, with ``params`` over its own; none given: the command line's, ``UserOptions.of``) change findings,
-    so each setting has its own entry.
+    so each setting has its own entry.  ``rank_runs`` (``model.logdir.RankRuns``: the job's other ranks in sibling
+    run folders) are what the session's report says of its job (the comm rule's words, a note): the same files beside
+    other rank folders make another report.
     """
     options = UserOptions.of(options, params)
     material = {
@@ -167,6 +170,8 @@ def make_key(
         material["inferred_ranks"] = inferred
     if scope != "session":  # session keys keep the form of earlier versions
         material["scope"] = scope
+    if rank_runs is not None:  # the job's other ranks in sibling run folders; none: keys keep their earlier form
+        material["rank_runs"] = rank_runs.key_material()
     settings = options.key_material()
     if settings:  # the network and model FLOPs settings; absent, keys keep their earlier form
         material["options"] = settings
@@ -189,7 +194,8 @@ def host_key(session: Any, host: HostFile, params: int | None = None, options: U
 def session_key(session: Any, params: int | None = None, options: UserOptions | None = None,
                 **versions: str) -> CacheKey:
     """``make_key`` for a :class:`~tb_gpu_advisor.discover.logdir.Session`."""
-    return make_key(session.run, session.session, session.hosts, params=params, options=options, **versions)
+    return make_key(session.run, session.session, session.hosts, params=params, options=options,
+                    rank_runs=getattr(session, "linked_ranks", None), **versions)
 
 
 class ReportCache:

@@ -414,10 +414,11 @@ def child_noop(progress=None) -> None:
 
 
 def analyze_session_json(run: str, session: str, host_files: list, options: UserOptions | None = None,
-                         progress=None) -> str:
+                         rank_runs: Any = None, progress=None) -> str:
     """``pipeline.analyze_session`` serialized: only text crosses the process boundary.  ``options`` (the request's
     settings) are pickled with the call: the child analyses with them whatever its environment says."""
-    return pipeline.analyze_session(run, session, host_files, progress=progress, options=options).to_json()
+    return pipeline.analyze_session(run, session, host_files, progress=progress, options=options,
+                                    rank_runs=rank_runs).to_json()
 
 
 def analyze_host(host_file: Any, params: int | None = None, options: UserOptions | None = None, progress=None) -> Any:

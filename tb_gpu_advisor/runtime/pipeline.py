@@ -130,8 +130,9 @@ def host_timelines(host_file, windows: Sequence[tuple[float, float]], max_events
 
 
 def analyze_session(run: str, session: str, host_files: Iterable, progress: Callable[[str, float], None] | None = None,
-                    params: int | None = None, options: UserOptions | None = None) -> Report:
-    """Every host file in turn, merged into the session's Report, all with the same ``options``."""
+                    params: int | None = None, options: UserOptions | None = None, rank_runs=None) -> Report:
+    """Every host file in turn, merged into the session's Report, all with the same ``options``; ``rank_runs``: the
+    job's other ranks in sibling run folders (``Session.linked_ranks``), which the job rules read."""
     options = UserOptions.of(options, params)
     files = list(host_files)
     reports = []
@@ -141,4 +142,4 @@ def analyze_session(run: str, session: str, host_files: Iterable, progress: Call
         reports.append(analyze_host(hf, options=options))
     if progress:
         progress("done", 1.0)
-    return merge_hosts(run, session, reports, options)
+    return merge_hosts(run, session, reports, options, rank_runs)

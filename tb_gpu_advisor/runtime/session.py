@@ -29,7 +29,7 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.discover.logdir import HostFile, Session, with_beside
 from tb_gpu_advisor.model.schema import HostReport, Report
-from tb_gpu_advisor.report.merge import merge_hosts, with_rank_runs
+from tb_gpu_advisor.report.merge import merge_hosts
 from tb_gpu_advisor.runtime import isolation, pipeline
 from tb_gpu_advisor.runtime.cache import ReportCache, host_key, session_key
 from tb_gpu_advisor.runtime.isolation import Limits, mp_context
@@ -49,19 +49,6 @@ class Analysis:
 
 
 def session_report(session: Session, *, params: int | None = None, cache: ReportCache | None = None,
-                   progress: Progress | None = None, jobs: int | None = 1,
-                   analyze_fn: Callable[..., Any] | None = None, options: UserOptions | None = None,
-                   force: bool = False, limits: Limits | None = None) -> Analysis:
-    """:func:`_session_report`, told where the job's other ranks are when sibling run folders hold them
-    (``Session.rank_runs``; ``report.merge.with_rank_runs``: after the cache, which keys the files only)."""
-    got = _session_report(session, params=params, cache=cache, progress=progress, jobs=jobs, analyze_fn=analyze_fn,
-                          options=options, force=force, limits=limits)
-    if session.rank_runs and isinstance(got.report, Report):
-        with_rank_runs(got.report, session.rank_runs, session.job_ranks)
-    return got
-
-
-def _session_report(session: Session, *, params: int | None = None, cache: ReportCache | None = None,
                     progress: Progress | None = None, jobs: int | None = 1,
                     analyze_fn: Callable[..., Any] | None = None, options: UserOptions | None = None,
                     force: bool = False, limits: Limits | None = None) -> Analysis:
@@ -78,6 +65,9 @@ def _session_report(session: Session, *, params: int | None = None, cache: Repor
 
     ``limits`` (a server's: ``isolation.Limits``): every host file analysed here runs in a child process of its own
     under them, as the tab's do (the MCP server's sessions of many hosts ran in a plain pool, unbounded).
+
+    The job's other ranks in sibling run folders (``Session.linked_ranks``) are part of the analysis -- its rules read
+    them (h37-ranks57) -- and of its key: ``analyze_fn`` gets them as ``rank_runs=`` where the session has them.
     """
     options = UserOptions.of(options, params)
     caching = cache is not None and cache.enabled
@@ -88,20 +78,22 @@ def _session_report(session: Session, *, params: int | None = None, cache: Repor
         if text is not None:
             return Analysis(Report.from_json(text), from_cache=True)
     if analyze_fn is not None:
-        report = analyze_fn(session.run, session.session, list(session.hosts), progress=progress, params=options.params)
+        linked = {"rank_runs": _linked(session)} if _linked(session) is not None else {}
+        report = analyze_fn(session.run, session.session, list(session.hosts), progress=progress, params=options.params,
+                            **linked)
     elif cache is not None and cache.enabled and len(session.hosts) > 1:
         # many hosts: merged from the per-host cache (what a sharded precompute fills); forced, each analysed again
         report = merge_hosts(session.run, session.session,
                              cached_host_reports(session, cache, options=options, jobs=jobs, progress=progress,
-                                                 force=force, limits=limits), options)
+                                                 force=force, limits=limits), options, _linked(session))
     elif cache is not None and cache.enabled and not force and (stored := _stored_host_reports(session, cache, options)):
         # one host: from the per-host cache only when a shard stored it (else only its session entry is kept)
-        report = merge_hosts(session.run, session.session, stored, options)
+        report = merge_hosts(session.run, session.session, stored, options, _linked(session))
     elif len(session.hosts) > 1 and (limits is not None or worker_count(jobs, len(session.hosts)) > 1):
         report = analyze_session_parallel(session, jobs=jobs, progress=progress, options=options, limits=limits)
     else:
         report = pipeline.analyze_session(session.run, session.session, list(session.hosts), progress=progress,
-                                          options=options)
+                                          options=options, rank_runs=_linked(session))
     if cache is None or not cache.enabled:
         return Analysis(report, not_stored="the cache is disabled")
     if any(getattr(h, "error", None) for h in getattr(report, "hosts", [])):
@@ -111,6 +103,12 @@ def _session_report(session: Session, *, params: int | None = None, cache: Repor
     if not cache.put(key, report):
         return Analysis(report, not_stored=cache.last_error or "cache write failed")
     return Analysis(report, stored=True)
+
+
+def _linked(session: Session):
+    """The session's job's other ranks in sibling run folders (``Session.linked_ranks``); None where it has none (or is
+    a session-like object without them)."""
+    return getattr(session, "linked_ranks", None)
 
 
 def _stored_host_reports(session: Session, cache: ReportCache, options: UserOptions) -> list[HostReport] | None:
@@ -175,13 +173,14 @@ def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progr
     if stored:
         # every host already analysed into the per-host cache (a sharded precompute): merge, analyse nothing
         progress(f"merging {len(hosts)} cached host reports", 0.5)
-        return merge_hosts(session.run, session.session, stored, options).to_json()
+        return merge_hosts(session.run, session.session, stored, options, _linked(session)).to_json()
     if analyze_fn is not None:
         report = analyze_fn(session.run, session.session, list(hosts), progress=progress)
         return report.to_json() if hasattr(report, "to_json") else __import__("json").dumps(report)
     workers = worker_count(jobs, len(hosts))
     if isolate and (len(hosts) == 1 or workers == 1):
         return isolation.call(isolation.analyze_session_json, session.run, session.session, list(hosts), options,
+                              _linked(session),
                               progress=progress, limits=Limits.from_env(hosts))
     chosen = dataclasses.replace(session, hosts=tuple(hosts))
     if len(hosts) > 1 and workers > 1:
@@ -190,7 +189,7 @@ def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progr
         return analyze_session_parallel(chosen, jobs=workers, progress=progress, limits=limits,
                                         options=options).to_json()
     return pipeline.analyze_session(session.run, session.session, list(hosts), progress=progress,
-                                    options=options).to_json()
+                                    options=options, rank_runs=_linked(session)).to_json()
 
 
 def files_unchanged(hosts: Sequence[HostFile]) -> bool:
@@ -281,7 +280,7 @@ def analyze_session_parallel(
         reports = _host_reports(hosts, worker_count(jobs, len(hosts)), options, progress, analyze_host_fn)
     if merge_fn is not None:
         return merge_fn(session.run, session.session, reports)
-    return merge_hosts(session.run, session.session, reports, options)
+    return merge_hosts(session.run, session.session, reports, options, _linked(session))
 
 
 def _host_reports(hosts: Sequence[HostFile], workers: int, options: UserOptions,

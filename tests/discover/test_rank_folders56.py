@@ -55,7 +55,11 @@ def test_a_ranks_report_names_the_run_of_the_other_rank(tmp_path: Path) -> None:
                for n in report["notes"]), report["notes"]
     texts = [f["summary"] for f in report["findings"]] + [f["summary"] for h in report["hosts"] for f in h["findings"]]
     assert not any("profile every rank to separate them" in t for t in texts)
-    assert any(f"its trace is in run '{other}'" in t for t in texts)
+    # the exchange's wait lies inside rank 1's own module load: the start-up's time, no comm finding here since
+    # h37-ranks57 (tests/job/test_load_through_exchange57.py); where one is, it names the run
+    # (tests/report/test_rank_runs_in_context57.py)
+    comm = [f["summary"] for f in report["findings"] if f["rule"] == "comm_exposed"]
+    assert all(f"its trace is in run '{other}'" in t for t in comm)
 
 
 def test_the_tabs_run_list_names_the_other_ranks_runs(tmp_path: Path) -> None:

@@ -196,8 +196,10 @@ def test_a_pass_after_long_set_up_is_the_whole_its_start_up_is_of(ddp_rtx3090):
     # own-work words under the bar: tests/rules/test_cold_start_mixed.py); 62.8% -> 62.9% (h37-survey67): its 8
     # first `cuKernelGetFunction` fetches of 0.1-4.6 ms load cuBLAS modules, 0.66 ms more of the GPU's idle booked
     # as start-up instead of the host's own code; 62.9% -> 56.5% (h37-probe42r): each rank's one-time calls are booked
-    # on its own GPU, no longer the other rank's start-up on both (GPU0 338.1 -> 296.3 ms, GPU1 340.3 -> 312.6 ms)
-    assert "of the 538.9 ms pass (56.5%)" in words and "No steady step is left to analyse" in words, words
+    # on its own GPU, no longer the other rank's start-up on both (GPU0 338.1 -> 296.3 ms, GPU1 340.3 -> 312.6 ms);
+    # 56.5% -> 56.6% (h37-ranks57): a collective's time while its own process is inside a one-time cost is the
+    # start-up's, no longer also exposed communication (the waits of 304.5 -> 305.1 ms)
+    assert "of the 538.9 ms pass (56.6%)" in words and "No steady step is left to analyse" in words, words
     assert "of the window" not in words.split("inside one-time costs")[0]
     assert not own_work_problems("h", [f])
 

@@ -34,17 +34,19 @@ def _report(tmp_path: Path, extra_work: bool):
 def test_one_slow_call_on_one_gpu_is_no_imbalance_of_work(tmp_path):
     m, rep, sc = _report(tmp_path, extra_work=False)
     assert m.multi_gpu.compute_imbalance > 0.3  # the raw gap is large: the one call is 20 ms in 4 steps
-    out = m.multi_gpu.compute_outlier
+    out = m.multi_gpu.largest_call_excess  # the metrics' facts (h37-ranks57: the rule judges them)
     assert out is not None and out["gpu"] == 0 and out["peer_gpu"] == 1 and out["ms"] > 50 * out["peer_ms"]
-    assert out["imbalance_without"] < 0.05
-    assert "gpu_imbalance" not in {f.rule for f in rep.findings}
+    assert (out["compute_ms"] - out["excess_ms"] - out["peer_compute_ms"]) / out["compute_ms"] < 0.05
+    # no imbalance finding of warning or worse; the call is named (an info finding) since h37-ranks57
+    assert not [f for f in rep.findings if f.rule == "gpu_imbalance" and f.severity != "info"]
     assert "gpu_imbalance" not in sc.truth.findings  # the truth by construction says so too
 
 
 def test_control_thirty_percent_more_work_on_one_gpu_is_still_an_imbalance(tmp_path):
     m, rep, sc = _report(tmp_path, extra_work=True)
     assert sc.truth.findings.get("gpu_imbalance") == "critical"
-    assert m.multi_gpu.compute_outlier is None  # the one slow call does not carry the gap: the work does
+    out = m.multi_gpu.largest_call_excess  # the same slow call is the largest excess, but does not carry the gap
+    assert out is not None and (out["compute_ms"] - out["excess_ms"] - out["peer_compute_ms"]) / out["compute_ms"] > 0.1
     found = [f for f in rep.findings if f.rule == "gpu_imbalance"]
     assert found and found[0].gpu == 0
 
@@ -53,6 +55,6 @@ def test_control_thirty_percent_more_work_on_one_gpu_is_still_an_imbalance(tmp_p
                                              "no licence)")
 def test_the_compiled_moe_one_slow_sgemm_is_not_an_oversubscribed_gpu():
     report = cli_report(MOE)
-    rules = {f["rule"] for f in report["findings"]}
+    rules = {f["rule"] for f in report["findings"] if f["severity"] != "info"}
     assert "gpu_imbalance" not in rules and "rank_straggler" not in rules
     assert "oversubscribed" not in str(report["findings"])

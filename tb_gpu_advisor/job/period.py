@@ -88,8 +88,11 @@ _ALIKE_LEAST = 2
 _ALIKE_AFTER_SET_UP = 3
 _MAX_CANDIDATES = 512
 #: Launches in one repeat past which its stacks of layers are not looked for (:func:`_layer_stacks`: a walk over the
-#: repeat's launches): an eager model's call of 80 layers of 30 kernels is 2,400.
-_STACKS_MAX = 20_000
+#: repeat's launches, a run length per launch and layer length tried): an eager model's call of 80 layers of 30 kernels
+#: is 2,400.
+_STACKS_MAX = 10_000
+#: Layer lengths tried for the stacks of one repeat: the distances between a kernel's launches seen most often.
+_STACK_CANDIDATES = 64
 
 
 def repeated_launches(trace: Trace, launches: list[np.ndarray], waits: Waits | None = None) -> SpanSteps | None:
@@ -1053,33 +1056,36 @@ def _layer_stacks(call: np.ndarray) -> list[tuple[int, int, int]]:
     layer, and only a stack read from its own first layer ends where the next begins.
 
     The layers tried are the distances between two launches of one kernel next to each other (a layer's is the
-    distance between its rarest kernel's launches), at most :data:`_MAX_CANDIDATES` of them, those seen most often:
-    the work is bounded by the call's length times that."""
+    distance between its rarest kernel's launches, seen once a layer), at most :data:`_STACK_CANDIDATES` of them,
+    those seen most often: the work is bounded by the call's length (:data:`_STACKS_MAX`) times that."""
     if call.size < 4 or call.size > _STACKS_MAX:
         return []
     order = np.argsort(call, kind="stable")
     same = call[order][1:] == call[order][:-1]
     gaps, seen = np.unique((order[1:] - order[:-1])[same], return_counts=True)
     keep = (gaps >= 2) & (gaps <= call.size // 2)
-    gaps = np.sort(gaps[keep][np.argsort(-seen[keep], kind="stable")[:_MAX_CANDIDATES]])
+    gaps = np.sort(gaps[keep][np.argsort(-seen[keep], kind="stable")[:_STACK_CANDIDATES]])
     if not gaps.size:
         return []
     # per layer length q: how far from each launch the launches equal those q later (0 where the next differs)
     at = np.arange(call.size)
-    runs = np.zeros((gaps.size, call.size), np.int64)
+    runs = np.zeros((gaps.size, call.size), np.int32)
     for r, q in enumerate(gaps.tolist()):
         differs = np.r_[np.flatnonzero(call[:-q] != call[q:]), call.size - q]  # each launch's next difference
         runs[r, :call.size - q] = differs[np.searchsorted(differs, at[:call.size - q])] - at[:call.size - q]
+    q = gaps[:, None].astype(np.int32)
+    whole = (runs + q) // q * q * (runs >= q)  # per layer length and launch: the whole layers of a stack from there
+    longest = whole.argmax(axis=0)  # the longest; the shortest layer among equals (gaps ascending)
+    length = whole[longest, at]
     stacks: list[tuple[int, int, int]] = []
     i = 0
-    while i < call.size:
-        whole = (runs[:, i] + gaps) // gaps * gaps * (runs[:, i] >= gaps)  # whole layers of the stack from here
-        r = int(np.argmax(whole))  # the longest; the shortest layer among equals (gaps ascending)
-        if whole[r] and np.unique(call[i:i + int(gaps[r])]).size >= 2:
-            stacks.append((int(gaps[r]), i, int(whole[r])))
-            i += int(whole[r])
-        else:
-            i += 1
+    for i0 in np.flatnonzero(length).tolist():  # only where some layer repeats at once
+        if i0 < i:
+            continue  # inside the stack read last
+        layer = int(gaps[longest[i0]])
+        if np.unique(call[i0:i0 + layer]).size >= 2:
+            stacks.append((layer, i0, int(length[i0])))
+            i = i0 + int(length[i0])
     return stacks
 
 

@@ -3149,17 +3149,18 @@ def write_framed_inference(path: str, warmup: int = 3, measured: int = 5, kernel
 #: writer's ``kernel_us``): a self-attention block, its residual add and norm; a cross-attention block; a feed-forward
 #: block.  An encoder layer is self-attention then feed-forward, a decoder layer self-attention, cross-attention,
 #: feed-forward: the two stacks' layers open with the same kernels and differ after.
-_LAYER_NORM = ("aten::layer_norm", "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, "
-               "float>", 0.2)
+_LAYER_NORM_KERNEL = "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>"
+_FLASH_FWD = ("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 64, 4, false, false, "
+              "cutlass::bfloat16_t> >(Flash_fwd_params)")
+_EMBEDDING = "void at::native::(anonymous namespace)::indexSelectLargeIndex<c10::BFloat16, long, unsigned int, 2, 2, -2, true>"
+_LM_HEAD = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_lm_head"
+_LAYER_NORM = ("aten::layer_norm", _LAYER_NORM_KERNEL, 0.2)
 _RESIDUAL = ("aten::add", BIAS_ADD_BF16, 0.2)
-_SELF_ATTENTION = (("aten::linear", GEMM_FWD, 1.0), ("aten::scaled_dot_product_attention",
-                   "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 64, 4, false, false, "
-                   "cutlass::bfloat16_t> >(Flash_fwd_params)", 1.5), ("aten::linear", GEMM_FWD, 0.6), _RESIDUAL,
-                   _LAYER_NORM)
+_SELF_ATTENTION = (("aten::linear", GEMM_FWD, 1.0), ("aten::scaled_dot_product_attention", _FLASH_FWD, 1.5),
+                   ("aten::linear", GEMM_FWD, 0.6), _RESIDUAL, _LAYER_NORM)
 _CROSS_ATTENTION = (("aten::linear", GEMM_FWD, 0.4), ("aten::linear", GEMM_FWD, 0.8),
-                    ("aten::scaled_dot_product_attention", "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_"
-                     "traits<64, 128, 64, 4, false, false, cutlass::bfloat16_t> >(Flash_fwd_params)", 1.2),
-                    ("aten::linear", GEMM_FWD, 0.6), _RESIDUAL, _LAYER_NORM)
+                    ("aten::scaled_dot_product_attention", _FLASH_FWD, 1.2), ("aten::linear", GEMM_FWD, 0.6),
+                    _RESIDUAL, _LAYER_NORM)
 _FEED_FORWARD = (("aten::linear", GEMM_FWD, 2.0), ("aten::relu", RELU_BF16, 0.3), ("aten::linear", GEMM_FWD, 2.0),
                  _RESIDUAL, _LAYER_NORM)
 TRANSFORMER_ENCODER_LAYER = _SELF_ATTENTION + _FEED_FORWARD
@@ -3193,15 +3194,13 @@ def write_stackless_transformer_loop(path: str, calls: int = 8, encoder_layers: 
         for k in range(first_extra if c == 0 else 0):
             r.kernel("aten::linear", f"cublasLt::splitKreduce_kernel_candidate_{k}", kernel_us)
         if own_kernels:
-            gpu += block((("aten::embedding", "void at::native::(anonymous namespace)::indexSelectLargeIndex<c10::"
-                           "BFloat16, long, unsigned int, 2, 2, -2, true>", 0.3),))
+            gpu += block((("aten::embedding", _EMBEDDING, 0.3),))
         for _ in range(encoder_layers):
             gpu += block(TRANSFORMER_ENCODER_LAYER)
         gpu += block((_LAYER_NORM,)) if own_kernels else 0.0
         for _ in range(decoder_layers):
             gpu += block(TRANSFORMER_DECODER_LAYER)
-        gpu += block((_LAYER_NORM, ("aten::linear", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_"
-                                    "lm_head", 3.0))) if own_kernels else 0.0
+        gpu += block((_LAYER_NORM, ("aten::linear", _LM_HEAD, 3.0))) if own_kernels else 0.0
         call_us.append(gpu)
     r.sync("aten::item")
     with open(path, "w", encoding="utf-8") as f:

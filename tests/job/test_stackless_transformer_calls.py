@@ -21,7 +21,7 @@ from synthetic import torchtrace as tt
 from tests.support.cli_report import first_host
 
 
-def _host(tmp_path, **kw) -> tuple[dict, dict]:  # noqa: ANN001 - pytest's
+def _host(tmp_path, **kw) -> tuple[dict, dict]:
     path = str(tmp_path / "host_4400.1790857026000000000.pt.trace.json")
     truth = tt.write_stackless_transformer_loop(path, **kw)
     return first_host(path), truth
@@ -29,7 +29,7 @@ def _host(tmp_path, **kw) -> tuple[dict, dict]:  # noqa: ANN001 - pytest's
 
 @pytest.mark.parametrize("kw", [{}, {"encoder_layers": 2, "decoder_layers": 2}, {"first_extra": 3},
                                 {"kernel_us": 3.0}], ids=["4+4", "2+2", "unlike_warmup", "host_bound"])
-def test_calls_of_an_encoder_decoder_are_the_steps(tmp_path, kw) -> None:  # noqa: ANN001 - pytest's
+def test_calls_of_an_encoder_decoder_are_the_steps(tmp_path, kw) -> None:
     host, truth = _host(tmp_path, **kw)
     steps = host["steps"]
     assert host["job"]["kind"] == "inference"
@@ -40,13 +40,13 @@ def test_calls_of_an_encoder_decoder_are_the_steps(tmp_path, kw) -> None:  # noq
         assert host["gpus"][0]["step_ms"] == pytest.approx(truth["call_ms"], rel=0.02)
 
 
-def test_one_call_of_an_encoder_decoder_is_no_period(tmp_path) -> None:  # noqa: ANN001 - pytest's
+def test_one_call_of_an_encoder_decoder_is_no_period(tmp_path) -> None:
     """Control: its layers repeat four times in each stack, but a layer is not a call."""
     host, _ = _host(tmp_path, calls=1)
     assert host["steps"]["source"] != "repeated_launches"
 
 
-def test_calls_of_bare_stacks_are_the_steps(tmp_path) -> None:  # noqa: ANN001 - pytest's
+def test_calls_of_bare_stacks_are_the_steps(tmp_path) -> None:
     """The encoder's and decoder's layers alone, no kernel of the call's own around them: a single stack's layers
     across calls would merge into one run, two stacks in a fixed order still show each call."""
     host, truth = _host(tmp_path, own_kernels=False)

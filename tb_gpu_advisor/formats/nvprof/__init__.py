@@ -5,6 +5,7 @@ model (``reader.read_trace``)."""
 from __future__ import annotations
 
 from tb_gpu_advisor.formats.base import Format, from_start_fixes
+from tb_gpu_advisor.formats.nvprof.csv_layout import LAYOUT as CSV_LAYOUT
 from tb_gpu_advisor.formats.nvprof.layout import LAYOUT
 
 
@@ -21,3 +22,8 @@ WINDOW_FIXES = from_start_fixes("nvprof", "the CUDA context, module loading, the
 #: (from the first record) are not known to be.
 FORMAT = Format(id="nvprof", name="nvprof", layout=LAYOUT, probe=LAYOUT.has_gpu_activity,
                 reader_module="tb_gpu_advisor.formats.nvprof.reader", window_fixes=WINDOW_FIXES)
+
+#: nvprof's printed trace (``nvprof --csv --print-gpu-trace``, saved as a ``.csv``): the GPU's rows of the same run,
+#: told by their header; a printing, so its report says what it did not keep (``csv_reader.not_kept``).
+CSV_FORMAT = Format(id="nvprof-csv", name="nvprof (printed CSV trace)", layout=CSV_LAYOUT, probe=lambda path: None,
+                    reader_module="tb_gpu_advisor.formats.nvprof.csv_reader", window_fixes=WINDOW_FIXES)

@@ -1,0 +1,83 @@
+"""Synthetic nvprof printed traces (``nvprof --csv --print-gpu-trace <program> 2> trace.csv``) whose content is known
+by construction (h37-wild57n).
+
+The layout is the real files' (jakemdaly/PyTorch-GPU-Profiling's ``trace_l1_*.csv`` of a Jetson Nano, nvprof of
+CUDA 10.x): the console's ``==<pid>==`` lines, the quoted header, a row of units, one row per copy, kernel or memset,
+the GPU's cells quoted.  With ``api=True`` the API's rows are printed too, as ``--print-api-trace`` adds them: the
+GPU's cells empty, the call's ``Correlation_ID`` the one its work carries.
+
+:func:`write` writes a loop: each step a pageable upload of the batch (``[CUDA memcpy HtoD]``), ``kernels`` kernels on
+stream 7, a download of the result (``[CUDA memcpy DtoH]``), then ``host_ms`` with nothing on the GPU.  It returns the
+truth of what it wrote.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+HEADER = ('"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Registers Per Thread",'
+          '"Static SMem","Dynamic SMem","Size","Throughput","SrcMemType","DstMemType","Device","Context","Stream",'
+          '"Name","Correlation_ID"')
+PID = 7098
+DEVICE = "NVIDIA Tegra X1 (0)"
+#: A kernel as nvprof prints it (demangled), and one it printed as its symbol (an anonymous namespace's).
+KERNELS = ("void add_tensor_kernel_v3<int=2, float, float, int=32, int=1, int=4, int=2, int=2>(cudnnTensorStruct, "
+           "float*, cudnnTensorStruct, float const *, float, float, int, int, int)",
+           "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_6detail5ArrayIPcLi1EEEEEviT0_T1_")
+_TIME = {"s": 1e-3, "ms": 1.0, "us": 1e3, "ns": 1e6}  # per ms
+
+
+def write(path: Path, *, steps: int = 8, kernels: int = 4, kernel_ms: float = 2.0, host_ms: float = 30.0,
+          upload_kb: float = 512.0, api: bool = False, start_unit: str = "s", duration_unit: str = "ms",
+          start_s: float = 8.25) -> dict:
+    """Write the trace at ``path``; the truth: ``kernels`` (count), ``kernel_ms`` (their total), ``copies``,
+    ``upload_bytes`` (all uploads), ``steps``, ``step_ms`` (one step start to the next), ``gpu_busy_ms``,
+    ``blocks`` / ``threads`` of the first kernel, ``device``."""
+    rows: list[tuple[float, float, list[str], str, int, bool]] = []  # start ms, dur ms, cells, name, corr, api?
+    corr = 100
+    t = start_s * 1e3
+    upload_ms, download_ms = 0.25, 0.05
+    busy = 0.0
+    for _ in range(steps):
+        step_start = t
+        corr += 2
+        if api:
+            rows.append((t - 0.02, upload_ms + 0.04, [], "cudaMemcpy", corr, True))
+        rows.append((t, upload_ms, ["", "", "", "", "", "", "", "", "", f"{upload_kb / 1024:.6f}",
+                                    f"{upload_kb / 1024 / 1024 / (upload_ms / 1e3):.6f}", '"Pageable"', '"Device"'],
+                     "[CUDA memcpy HtoD]", corr, False))
+        t += upload_ms
+        busy += upload_ms
+        for k in range(kernels):
+            corr += 2
+            if api:
+                rows.append((t - 0.01, 0.006, [], "cudaLaunchKernel", corr, True))
+            name = KERNELS[k % len(KERNELS)]
+            rows.append((t, kernel_ms, ["64", "1", "1", "256", "1", "1", "32", "0.000000", "0.000000", "", "", "", ""],
+                         name, corr, False))
+            t += kernel_ms
+            busy += kernel_ms
+        corr += 2
+        if api:
+            rows.append((t - 0.005, download_ms + 0.02, [], "cudaMemcpy", corr, True))
+        rows.append((t, download_ms, ["", "", "", "", "", "", "", "", "", "0.003906", "0.076294", '"Device"',
+                                      '"Pageable"'], "[CUDA memcpy DtoH]", corr, False))
+        t += download_ms
+        busy += download_ms
+        t += host_ms
+        step_ms = t - step_start
+    lines = [f"=={PID}== NVPROF is profiling process {PID}, command: python train.py",
+             f"=={PID}== Profiling application: python train.py", f"=={PID}== Profiling result:", HEADER,
+             f"{start_unit},{duration_unit},,,,,,,,KB,KB,MB,GB/s,,,,,,,"]
+    for start, dur, cells, name, c, is_api in sorted(rows, key=lambda r: r[0]):
+        s = f"{start * _TIME[start_unit]:.6f}"
+        d = f"{dur * _TIME[duration_unit]:.6f}"
+        if is_api:
+            lines.append(f'{s},{d},,,,,,,,,,,,,,,,,"{name}",{c}')
+        else:
+            lines.append(",".join([s, d, *cells, f'"{DEVICE}"', '"1"', '"7"', f'"{name}"', str(c)]))
+    Path(path).write_text("\n".join(lines) + "\n")
+    return {"kernels": steps * kernels, "kernel_ms": steps * kernels * kernel_ms, "copies": 2 * steps,
+            "upload_bytes": int(steps * upload_kb * 1024), "steps": steps, "step_ms": step_ms,
+            "gpu_busy_ms": busy, "blocks": 64,
+            "threads": 256, "device": DEVICE.rsplit(" (", 1)[0], "api_calls": (kernels + 2) * steps if api else 0}

@@ -1,0 +1,115 @@
+"""nvprof's printed GPU trace (``nvprof --csv --print-gpu-trace``, saved as a ``.csv``) is read as the GPU timeline it
+is -- each kernel, copy and memset with its start, duration, grid, block, stream and GPU -- and its report says what
+the printing did not keep (the host's calls, NVTX, the GPU's properties), never that the host is healthy.
+
+Survey h37-wild57n (session 56's Left 1): main named such a file "nvprof's CSV output, not read" and asked for the run
+again with ``--export-profile``, though the rows are the run's GPU records.  Truth by construction from
+``synthetic.nvprofcsv``; the real traces (jakemdaly/PyTorch-GPU-Profiling, no licence: read from a local mirror, not
+kept) are checked where the mirror is present."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from synthetic import nvprofcsv
+from tb_gpu_advisor.cli.main import main as cli
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.formats.nvprof.csv_reader import NvprofCsvReadError, read_trace
+
+#: jakemdaly/PyTorch-GPU-Profiling (no licence): a local mirror, if this machine has one; the tests on it skip without.
+MIRROR = Path("/work/.mirror/jakemdaly+PyTorch-GPU-Profiling/repo")
+REAL = "torch/gpu_traces/torch_gpu_trace/mnist/allLayers50TrialsBatchsizes1-2-5__10000/l2/GPUTrace_l2_bs500_44.csv"
+
+
+def _kernels(trace) -> tuple[np.ndarray, list[str]]:  # noqa: ANN001 - a Trace
+    d = trace.devices[0]
+    names = [d.names[i] for i in d.name.tolist()]
+    return np.array([not n.startswith(("Memcpy", "Memset")) for n in names], bool), names
+
+
+@pytest.mark.parametrize("units", [("s", "ms"), ("us", "us"), ("ms", "ns")])
+def test_a_generated_loop_reads_as_written(tmp_path: Path, units):
+    truth = nvprofcsv.write(tmp_path / "trace.csv", start_unit=units[0], duration_unit=units[1])
+    tr = read_trace(str(tmp_path / "trace.csv"))
+    assert tr.format == "nvprof-csv" and len(tr.devices) == 1 and len(tr.h) == 0
+    d = tr.devices[0]
+    is_kernel, names = _kernels(tr)
+    assert int(is_kernel.sum()) == truth["kernels"] and int((~is_kernel).sum()) == truth["copies"]
+    assert (d.end - d.start)[is_kernel].sum() / 1e9 == pytest.approx(truth["kernel_ms"], rel=1e-6)
+    assert d.info.name == truth["device"] and d.stream_names == ["stream 7"]
+    # a symbol nvprof printed mangled is demangled; a copy is named as CUPTI names it to the other readers
+    assert any(n.startswith("void at::native::vectorized_elementwise_kernel<4") for n in names)
+    assert "Memcpy HtoD (Pageable -> Device)" in names
+    ups = np.array([n.startswith("Memcpy HtoD") for n in names])
+    assert int(d.mem_bytes[ups].sum()) == pytest.approx(truth["upload_bytes"], rel=1e-5)
+    assert tr.printed_from.startswith("nvprof's CSV output") and any("CUDA API calls" in x for x in tr.not_kept)
+
+
+def test_with_the_api_rows_each_gpu_record_has_its_launch(tmp_path: Path):
+    truth = nvprofcsv.write(tmp_path / "trace.csv", api=True)
+    tr = read_trace(str(tmp_path / "trace.csv"))
+    assert len(tr.h) == truth["api_calls"]
+    d = tr.devices[0]
+    assert (d.corr >= 0).all()  # every kernel and copy tied to the call with its Correlation_ID
+    assert not any("CUDA API calls" in x for x in tr.not_kept) and any("threads" in x for x in tr.not_kept)
+
+
+def test_in_a_logdir_it_is_a_session_and_its_report_says_what_was_not_kept(tmp_path: Path, capsys):
+    (tmp_path / "run1").mkdir()
+    truth = nvprofcsv.write(tmp_path / "run1" / "trace.csv")
+    sessions = discover(str(tmp_path))
+    assert [h.format for s in sessions for h in s.hosts] == ["nvprof-csv"]
+    assert cli(["report", str(tmp_path), "--cache-dir", "off", "--format", "json"]) in (0, 1)
+    rep = json.loads(capsys.readouterr().out)
+    host = rep["reports"][0]["hosts"][0]
+    assert rep["healthy"] is False and "records_not_kept" in json.dumps(host)
+    # the steps are the loop's, read off the GPU's bursts: each step's kernels, copies and the host's gap
+    assert host["steps"]["found"] == truth["steps"]
+    assert host["headline"][0]["detail"]["avg_step_ms"] == pytest.approx(truth["step_ms"], abs=0.05)
+    row = host["step_rows"][0]["breakdown"]
+    assert row["device_compute"] == pytest.approx(truth["kernel_ms"] / truth["steps"], abs=0.01)
+    assert row["memcpy_h2d"] == pytest.approx(0.25, abs=0.01)
+
+
+def test_a_table_cut_short_is_a_clear_error(tmp_path: Path):
+    nvprofcsv.write(tmp_path / "trace.csv")
+    text = (tmp_path / "trace.csv").read_text()
+    (tmp_path / "cut.csv").write_text(text[: text.rindex(",")])
+    with pytest.raises(NvprofCsvReadError, match="cut part-way|cells"):
+        read_trace(str(tmp_path / "cut.csv"))
+
+
+def test_control_a_csv_with_start_and_duration_but_no_gpu_is_passed_over(tmp_path: Path):
+    """Named control (passes on base too): a CSV of the user's own timings is no profiler's."""
+    (tmp_path / "run1").mkdir()
+    (tmp_path / "run1" / "timings.csv").write_text('"Start","Duration","Name"\n0.1,2.5,"step"\n')
+    assert discover(str(tmp_path)) == []
+
+
+def _real(tmp_path: Path, rel: str) -> Path:
+    if not MIRROR.is_dir():
+        pytest.skip("jakemdaly/PyTorch-GPU-Profiling is not mirrored here (no licence: not kept)")
+    out = tmp_path / "l2" / Path(rel).name
+    out.parent.mkdir(parents=True)
+    out.write_bytes(subprocess.run(["git", "-C", str(MIRROR), "show", f"HEAD:{rel}"], check=True,
+                                   capture_output=True).stdout)
+    return out
+
+
+def test_the_real_jetson_trace_reads_its_rows(tmp_path: Path):
+    """``TorchDCNN.py mnist 2 500`` on a Jetson Nano, read by hand: 15 rows over 5.72 s -- 6 kernels (the weights'
+    ``normal_kernel_cuda``, then an FFT convolution: ``maxwell_gcgemm_64x64_nt`` 160.6 ms, ``fft2d_r2c_32x32`` /
+    ``fft2d_c2r_32x32``, a bias add), 5 copies and 4 memsets; the GPU busy 294.1 ms of it."""
+    path = _real(tmp_path, REAL)
+    tr = read_trace(str(path))
+    is_kernel, names = _kernels(tr)
+    d = tr.devices[0]
+    assert len(d) == 15 and int(is_kernel.sum()) == 6 and d.info.name == "NVIDIA Tegra X1"
+    assert (d.end - d.start).sum() / 1e9 == pytest.approx(294.07, abs=0.05)
+    assert (d.end.max() - d.start.min()) / 1e12 == pytest.approx(5.72, abs=0.01)
+    assert any(n.startswith("maxwell_gcgemm_64x64_nt") for n in names)

@@ -29,10 +29,11 @@ _TIME = {"s": 1e-3, "ms": 1.0, "us": 1e3, "ns": 1e6}  # per ms
 
 def write(path: Path, *, steps: int = 8, kernels: int = 4, kernel_ms: float = 2.0, host_ms: float = 30.0,
           upload_kb: float = 512.0, api: bool = False, start_unit: str = "s", duration_unit: str = "ms",
-          start_s: float = 8.25) -> dict:
+          start_s: float = 8.25, kernel_names: tuple[str, ...] = KERNELS, device: str = DEVICE) -> dict:
     """Write the trace at ``path``; the truth: ``kernels`` (count), ``kernel_ms`` (their total), ``copies``,
     ``upload_bytes`` (all uploads), ``steps``, ``step_ms`` (one step start to the next), ``gpu_busy_ms``,
-    ``blocks`` / ``threads`` of the first kernel, ``device``."""
+    ``blocks`` / ``threads`` of the first kernel, ``device``.  ``kernel_names`` are run in turn; ``device`` is the GPU
+    as nvprof prints it (its name, the ordinal in parentheses)."""
     rows: list[tuple[float, float, list[str], str, int, bool]] = []  # start ms, dur ms, cells, name, corr, api?
     corr = 100
     t = start_s * 1e3
@@ -52,7 +53,7 @@ def write(path: Path, *, steps: int = 8, kernels: int = 4, kernel_ms: float = 2.
             corr += 2
             if api:
                 rows.append((t - 0.01, 0.006, [], "cudaLaunchKernel", corr, True))
-            name = KERNELS[k % len(KERNELS)]
+            name = kernel_names[k % len(kernel_names)]
             rows.append((t, kernel_ms, ["64", "1", "1", "256", "1", "1", "32", "0.000000", "0.000000", "", "", "", ""],
                          name, corr, False))
             t += kernel_ms
@@ -75,9 +76,9 @@ def write(path: Path, *, steps: int = 8, kernels: int = 4, kernel_ms: float = 2.
         if is_api:
             lines.append(f'{s},{d},,,,,,,,,,,,,,,,,"{name}",{c}')
         else:
-            lines.append(",".join([s, d, *cells, f'"{DEVICE}"', '"1"', '"7"', f'"{name}"', str(c)]))
+            lines.append(",".join([s, d, *cells, f'"{device}"', '"1"', '"7"', f'"{name}"', str(c)]))
     Path(path).write_text("\n".join(lines) + "\n")
     return {"kernels": steps * kernels, "kernel_ms": steps * kernels * kernel_ms, "copies": 2 * steps,
             "upload_bytes": int(steps * upload_kb * 1024), "steps": steps, "step_ms": step_ms,
             "gpu_busy_ms": busy, "blocks": 64,
-            "threads": 256, "device": DEVICE.rsplit(" (", 1)[0], "api_calls": (kernels + 2) * steps if api else 0}
+            "threads": 256, "device": device.rsplit(" (", 1)[0], "api_calls": (kernels + 2) * steps if api else 0}

@@ -113,3 +113,44 @@ def test_the_real_jetson_trace_reads_its_rows(tmp_path: Path):
     assert (d.end - d.start).sum() / 1e9 == pytest.approx(294.07, abs=0.05)
     assert (d.end.max() - d.start.min()) / 1e12 == pytest.approx(5.72, abs=0.01)
     assert any(n.startswith("maxwell_gcgemm_64x64_nt") for n in names)
+
+
+#: fp32 GEMMs and convolutions, as cuBLAS / cuDNN name them on Maxwell and Volta: Tensor-Core-eligible work in 32 bit.
+FP32_GEMMS = ("maxwell_sgemm_128x64_nn", "maxwell_scudnn_128x64_relu_interior_nn", "maxwell_sgemm_128x64_nt")
+
+
+def _findings(logdir: Path, capsys) -> list[dict]:  # noqa: ANN001
+    assert cli(["report", str(logdir), "--cache-dir", "off", "--format", "json"]) in (0, 1)
+    return json.loads(capsys.readouterr().out)["reports"][0]["hosts"][0]["findings"]
+
+
+def test_a_gpu_its_name_says_has_no_tensor_cores_is_not_told_to_use_them(tmp_path: Path, capsys):
+    """nvprof's printed trace names the GPU and nothing else of it; a Jetson Nano's ``NVIDIA Tegra X1`` is Maxwell
+    (sm_53), with no Tensor Cores: fp32 GEMMs there are no "Tensor Cores unused" (main: "the capture does not say
+    which GPU this is, nor whether it has them")."""
+    (tmp_path / "run1").mkdir()
+    nvprofcsv.write(tmp_path / "run1" / "trace.csv", kernel_names=FP32_GEMMS, kernel_ms=6.0, host_ms=1.0, api=True)
+    ids = [f["rule"] for f in _findings(tmp_path, capsys)]
+    assert "tensor_core_unused" not in ids
+
+
+def test_control_the_same_gemms_on_a_v100_are_told_to_use_tensor_cores(tmp_path: Path, capsys):
+    """Named control: the same trace printed on a V100 (Volta, Tensor Cores by its name in the table)."""
+    (tmp_path / "run1").mkdir()
+    nvprofcsv.write(tmp_path / "run1" / "trace.csv", kernel_names=FP32_GEMMS, kernel_ms=6.0, host_ms=1.0, api=True,
+                    device="Tesla V100-SXM2-16GB (0)")
+    ids = [f["rule"] for f in _findings(tmp_path, capsys)]
+    assert "tensor_core_unused" in ids
+
+
+def test_what_was_not_kept_is_recorded_by_nvprof_whatever_the_framework(tmp_path: Path, capsys):
+    """A TensorFlow job printed by nvprof is told nvprof's way to record the run whole (its database), not TensorFlow
+    2.3's XPlane (main's one fix for a printing was TensorFlow's trace viewer JSON's)."""
+    (tmp_path / "run1").mkdir()
+    nvprofcsv.write(tmp_path / "run1" / "trace.csv", kernel_names=(
+        "void tensorflow::functor::ShuffleInTensor3Simple<float, int=2, int=1, int=0, bool=0>(int, float const *, "
+        "tensorflow::functor::Dimension<int=3>, float*)", "redzone_checker"))
+    found = [f for f in _findings(tmp_path, capsys) if (f.get("metric") or {}).get("id") == "records_not_kept"]
+    assert len(found) == 1
+    fixes = json.dumps(found[0]["actions"])
+    assert "--export-profile" in fixes and "TensorFlow 2.3" not in fixes

@@ -154,3 +154,26 @@ def test_what_was_not_kept_is_recorded_by_nvprof_whatever_the_framework(tmp_path
     assert len(found) == 1
     fixes = json.dumps(found[0]["actions"])
     assert "--export-profile" in fixes and "TensorFlow 2.3" not in fixes
+
+
+#: ``nvprof --csv --print-api-trace`` alone: the API's rows, no GPU row (the layout as a public parser quotes it,
+#: ``profile.process_<pid>.nvprof.api_trace.csv``; calls added to launch a kernel and wait for it)
+API_ONLY = ('==15562== NVPROF is profiling process 15562, command: ./app\n==15562== Profiling result:\n'
+            '"Start","Duration","Name","Correlation_ID"\nus,us,,\n0.000000,2.866000,"cuDeviceGetPCIBusId",1\n'
+            '35863.518000,0.952000,"cuDeviceGetCount",2\n35900.0,15.0,"cudaMalloc",3\n36000.0,20.0,"cudaLaunchKernel",4\n'
+            '36100.0,500.0,"cudaDeviceSynchronize",5\n')
+
+
+def test_the_api_rows_alone_say_the_gpu_rows_were_not_printed(tmp_path: Path, capsys):
+    """The GPU's records were recorded, never printed: the report says so and how to print them -- a warning, as
+    every capture whose GPU side is missing is (exit 1 under --fail-on warning, 0 without), never healthy and never
+    "lost"."""
+    (tmp_path / "run1").mkdir()
+    (tmp_path / "run1" / "api_trace.csv").write_text(API_ONLY)
+    tr = read_trace(str(tmp_path / "run1" / "api_trace.csv"))
+    assert len(tr.h) == 5 and not tr.devices and any("GPU's rows" in x for x in tr.not_kept)
+    found = _findings(tmp_path, capsys)
+    top = found[0]
+    assert top["severity"] == "warning" and "lost" not in top["title"] and "--print-gpu-trace" in top["summary"]
+    assert "--print-gpu-trace" in json.dumps(top["actions"])
+    assert cli(["report", str(tmp_path), "--cache-dir", "off", "--fail-on", "warning"]) == 1

@@ -35,6 +35,8 @@ CSV_FIXES = {**WINDOW_FIXES,
              "not_kept": (("Record the run whole: nvprof's database (--export-profile, or -o) keeps the CUDA API calls "
                            "on their threads, NVTX ranges and the GPU's properties, which the printed rows leave out; "
                            "the Advisor reads it.", _RECORD_WHOLE),),
+             "gpu_unprinted": (("Print the GPU's rows with the calls (--print-gpu-trace beside --print-api-trace), or "
+                                "record the run's database, which holds both.", _RECORD_WHOLE),),
              "no_host": (("Record the host's side too: the CUDA API calls each GPU record was launched by, in nvprof's "
                           "database (--export-profile) or at least as printed rows (--print-api-trace); mark the "
                           "program's steps with NVTX ranges (torch.cuda.nvtx.range_push / nvtxRangePush) to see them.",

@@ -224,6 +224,10 @@ def build(text: str, path: str, size: int, host: str) -> Trace:
     trace = trace_of("nvprof-csv", host, path, size, h, devs, notes, None, TIME_BASE)
     trace.printed_from = PRINTED_FROM
     trace.not_kept = not_kept(kind == "api", api.size > 0, ops.size > 0)
+    if api.size and not ops.size:  # the calls alone were printed: the GPU's side was recorded, never printed
+        trace.producer.update(unrecorded_cause="nvprof printed only the API's calls (--print-api-trace without "
+                                               "--print-gpu-trace): the GPU's rows of the run were not printed",
+                              unrecorded_fix="gpu_unprinted", unrecorded_activity="GPU")
     return trace
 
 

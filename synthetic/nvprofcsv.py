@@ -82,3 +82,38 @@ def write(path: Path, *, steps: int = 8, kernels: int = 4, kernel_ms: float = 2.
             "upload_bytes": int(steps * upload_kb * 1024), "steps": steps, "step_ms": step_ms,
             "gpu_busy_ms": busy, "blocks": 64,
             "threads": 256, "device": device.rsplit(" (", 1)[0], "api_calls": (kernels + 2) * steps if api else 0}
+
+
+def write_first_call_autotuned(path: Path, *, candidates: int = 4, check_ms: float = 20.0, idle_ms: float = 5000.0,
+                               checker: str = "redzone_checker") -> dict:
+    """A TensorFlow program's one call of a convolution, printed by nvprof (jakemdaly's ``trace_l1_20200329_1.csv``
+    in shape): the first call's algorithm search -- each candidate kernel run once, each followed by two ``checker``
+    kernels (XLA's stream executor checking the candidate's buffers), each candidate's burst after ``idle_ms`` on the
+    host -- then the call itself: the upload, the chosen kernel, a bias add, the download.  The truth: one pass, no
+    iteration (``iterations`` 0), the checker's time ``check_ms`` x 2 x ``candidates``."""
+    rows: list[tuple[float, float, str, bool]] = []  # start ms, duration ms, name, copy?
+    t = 10_000.0
+    for i in range(candidates):
+        rows.append((t, 0.1, f"void cudnn::detail::dgrad_alg{i}_engine<float, int=512>(int, float const *)", False))
+        t += 0.2
+        for _ in range(2):
+            rows.append((t, check_ms, checker, False))
+            t += check_ms + 0.05
+        t += idle_ms
+    rows.append((t, 0.01, "[CUDA memcpy HtoD]", True))
+    rows.append((t + 0.05, 0.15, "void cudnn::detail::dgrad_alg1_engine<float, int=512>(int, float const *)", False))
+    rows.append((t + 0.25, 0.02, "void tensorflow::BiasNCHWKernel<float>(int, float const *, float const *, float*)",
+                 False))
+    rows.append((t + 0.3, 0.01, "[CUDA memcpy DtoH]", True))
+    lines = [f"=={PID}== NVPROF is profiling process {PID}, command: python main.py",
+             f"=={PID}== Profiling result:", HEADER, "s,ms,,,,,,,,KB,KB,MB,GB/s,,,,,,,"]
+    for c, (start, dur, name, copy) in enumerate(rows, 1):
+        if copy:
+            src, dst = ('"Pageable"', '"Device"') if "HtoD" in name else ('"Device"', '"Pageable"')
+            cells = ["", "", "", "", "", "", "", "", "", "0.001", "0.1", src, dst]
+        else:
+            cells = ["64", "1", "1", "256", "1", "1", "32", "0.000000", "0.000000", "", "", "", ""]
+        lines.append(",".join([f"{start / 1e3:.6f}", f"{dur:.6f}", *cells, f'"{DEVICE}"', '"1"', '"7"', f'"{name}"',
+                               str(100 + 2 * c)]))
+    Path(path).write_text("\n".join(lines) + "\n")
+    return {"iterations": 0, "check_ms": check_ms * 2 * candidates, "bursts": candidates + 1}

@@ -177,3 +177,16 @@ def test_the_api_rows_alone_say_the_gpu_rows_were_not_printed(tmp_path: Path, ca
     assert top["severity"] == "warning" and "lost" not in top["title"] and "--print-gpu-trace" in top["summary"]
     assert "--print-gpu-trace" in json.dumps(top["actions"])
     assert cli(["report", str(tmp_path), "--cache-dir", "off", "--fail-on", "warning"]) == 1
+
+
+def test_records_nvprof_could_not_time_are_said_missing(tmp_path: Path):
+    """nvprof's console warning before the table (``======== Warning: 376746 records have invalid timestamps due to
+    insufficient device buffer space``, as a public parser quotes it) says its rows are not the GPU's whole work."""
+    nvprofcsv.write(tmp_path / "trace.csv")
+    text = (tmp_path / "trace.csv").read_text()
+    (tmp_path / "warned.csv").write_text(
+        "======== Warning: 376746 records have invalid timestamps due to insufficient device buffer space. You can "
+        "configure the buffer space using the option --device-buffer-size.\n" + text)
+    tr = read_trace(str(tmp_path / "warned.csv"))
+    assert len(tr.devices[0]) == 48 and any("376,746 GPU records" in x for x in tr.not_kept)
+    assert not any("could not time" in x for x in read_trace(str(tmp_path / "trace.csv")).not_kept)

@@ -49,6 +49,9 @@ _BYTES = {"b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30}
 _DEVICE = re.compile(r"^(.*?)\s*\((\d+)\)\s*$")
 _COPY = re.compile(r"^\[CUDA (memcpy|memset)\s*(\w*)\]$", re.IGNORECASE)
 _PID = re.compile(r"^==(\d+)==")
+#: nvprof's own word that it lost records: ``======== Warning: 376746 records have invalid timestamps due to
+#: insufficient device buffer space. You can configure the buffer space using the option --device-buffer-size.``
+_INVALID = re.compile(r"^==(?:\d+|=+)== Warning: ([\d,]+) records have invalid timestamps")
 
 
 class NvprofCsvReadError(ValueError):
@@ -69,14 +72,16 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     return build(text, path, size, host or stem(os.path.basename(fsio.local_path(path))))
 
 
-def _table(text: str, path: str) -> tuple[list[str], list[str], list[list[str]], int]:
-    """(header cells, units cells, rows, pid) of the printed table; the rows stop at the first blank or console line."""
+def _table(text: str, path: str) -> tuple[list[str], list[str], list[list[str]], int, int]:
+    """(header cells, units cells, rows, pid, records nvprof said it could not time) of the printed table; the rows
+    stop at the first blank or console line."""
     lines = text.lstrip("\ufeff").splitlines()
     at = header_at(lines)
     if at is None:
         raise NvprofCsvReadError(f"{path}: not nvprof's printed trace: no header row \"Start\",\"Duration\",...,\"Name\" "
                                  "after its console lines (nvprof --csv --print-gpu-trace)")
     pid = next((int(m.group(1)) for m in map(_PID.match, lines[:at]) if m), 0)
+    invalid = sum(int(m.group(1).replace(",", "")) for m in map(_INVALID.match, lines[:at]) if m)
     body = []
     for line in lines[at + 1:]:
         if not line.strip() or CONSOLE.match(line):
@@ -96,7 +101,7 @@ def _table(text: str, path: str) -> tuple[list[str], list[str], list[list[str]],
         if len(row) != len(head):
             raise NvprofCsvReadError(f"{path}: damaged nvprof CSV: row {i + 1:,} of its table has {len(row)} cells, its "
                                      f"header {len(head)} (a copy or a run cut part-way)")
-    return head, units, out, pid
+    return head, units, out, pid, invalid
 
 
 def _numbers(rows: list[list[str]], col: int, path: str, name: str, scale: float = 1.0) -> np.ndarray:
@@ -113,7 +118,7 @@ def _numbers(rows: list[list[str]], col: int, path: str, name: str, scale: float
 
 
 def build(text: str, path: str, size: int, host: str) -> Trace:
-    head, units, rows, pid = _table(text, path)
+    head, units, rows, pid, invalid = _table(text, path)
     kind = kind_of(head)
     col = {c: i for i, c in enumerate(head)}
     if not rows:
@@ -223,7 +228,7 @@ def build(text: str, path: str, size: int, host: str) -> Trace:
                                   host_kind, is_copy))
     trace = trace_of("nvprof-csv", host, path, size, h, devs, notes, None, TIME_BASE)
     trace.printed_from = PRINTED_FROM
-    trace.not_kept = not_kept(kind == "api", api.size > 0, ops.size > 0)
+    trace.not_kept = not_kept(kind == "api", api.size > 0, ops.size > 0, invalid)
     if api.size and not ops.size:  # the calls alone were printed: the GPU's side was recorded, never printed
         trace.producer.update(unrecorded_cause="nvprof printed only the API's calls (--print-api-trace without "
                                                "--print-gpu-trace): the GPU's rows of the run were not printed",
@@ -231,12 +236,13 @@ def build(text: str, path: str, size: int, host: str) -> Trace:
     return trace
 
 
-def not_kept(api_only: bool, api_rows: bool, gpu_rows: bool) -> tuple[str, ...]:
+def not_kept(api_only: bool, api_rows: bool, gpu_rows: bool, invalid: int = 0) -> tuple[str, ...]:
     """What a capture read from nvprof's printed trace lacks because the printing did not keep it, each in words
     (``Trace.not_kept``): the API calls where no API row was printed (``--print-api-trace`` not given: the GPU's work
     alone, no host side, so no launch, wait or copy call is seen), the GPU's rows where only the API's were, the
     threads of the calls, the NVTX ranges (no op names), and the GPU's properties (SMs, compute capability, memory:
-    no peak, no occupancy).
+    no peak, no occupancy); and the records nvprof itself said it could not time (``invalid``: its device buffer was
+    full), which the rows lack.
 
     Why: read whole, the printing is a timeline of the GPU, yet a report of it that said nothing of the host would read
     as "the host is healthy" (survey h37-wild57n)."""
@@ -248,6 +254,9 @@ def not_kept(api_only: bool, api_rows: bool, gpu_rows: bool) -> tuple[str, ...]:
         lost.append("the threads of the API calls (all are read on one line of the process)")
     if api_only or not gpu_rows:
         lost.append("the GPU's rows (--print-gpu-trace not given): no kernel or copy is timed")
+    if invalid:
+        lost.append(f"{invalid:,} GPU records nvprof could not time (its warning: its device buffer was full; "
+                    "--device-buffer-size raises it): the GPU's work is more than its rows")
     lost.append("the NVTX ranges and framework ops: kernels are not tied to the model's layers")
     lost.append("the GPU's properties (SMs, compute capability, memory) beyond its name: no peak or occupancy is "
                 "judged")

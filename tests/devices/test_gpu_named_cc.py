@@ -19,9 +19,14 @@ def test_a_name_says_its_compute_capability(name, cc, tensor_cores):
     assert devices.has_matrix_units(name, None) is tensor_cores
 
 
-def test_control_the_capture_s_compute_capability_wins_and_other_names_stay_unknown():
-    """Named control (the first and last pass on base too): a recorded compute capability is the capture's word; a
-    name no model alone is sold under says nothing."""
-    assert devices.has_matrix_units("NVIDIA Tegra X1", (7, 0)) is True
+def test_a_name_sold_under_several_compute_capabilities_says_none():
+    """A laptop's ``GTX 980M`` is not the desktop's 980: no compute capability is read off it."""
     assert nvidia.named_cc("NVIDIA GeForce GTX 980M") is None
+    assert nvidia.named_cc("NVIDIA GeForce GTX 980") == (5, 2)
+
+
+def test_control_the_capture_s_compute_capability_wins_and_other_names_stay_unknown():
+    """Named control (passes on base too): a recorded compute capability is the capture's word; a name that says
+    nothing stays unknown."""
+    assert devices.has_matrix_units("NVIDIA Tegra X1", (7, 0)) is True
     assert devices.has_matrix_units("Some GPU", None) is None

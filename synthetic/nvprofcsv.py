@@ -117,3 +117,38 @@ def write_first_call_autotuned(path: Path, *, candidates: int = 4, check_ms: flo
                                str(100 + 2 * c)]))
     Path(path).write_text("\n".join(lines) + "\n")
     return {"iterations": 0, "check_ms": check_ms * 2 * candidates, "bursts": candidates + 1}
+
+
+def write_one_forward_with_uploads(path: Path, *, upload_mb: tuple[float, float, float] = (0.140625, 0.976562, 0.0027),
+                                   host_ms: float = 5288.0) -> dict:
+    """A program's one forward, printed by nvprof, laid out as jakemdaly's ``GPUTrace_l2_bs500_44.csv`` (TorchDCNN on a
+    Jetson Nano): the weights uploaded (``upload_mb[0]``) around their initialising kernel, more weights
+    (``upload_mb[1]``) in a burst of their own, ``host_ms`` on the host, the workspace's memsets, the input
+    (``upload_mb[2]``), then the forward's kernels and its read-back.  The truth: one pass, no iteration."""
+    rows: list[tuple[float, float, str, float]] = [  # start ms, duration ms, name, MB (-1: a kernel)
+        (0.0, 0.052, "[CUDA memcpy HtoD]", upload_mb[0]), (0.5, 0.001, "[CUDA memcpy HtoD]", 0.000122),
+        (3.3, 0.150, "void at::native::normal_kernel_cuda<float>(at::TensorIterator&, double, double)", -1.0),
+        (29.4, 0.323, "[CUDA memcpy HtoD]", upload_mb[1])]
+    t = 29.7 + host_ms
+    rows += [(t + 0.1 * k, 0.003, "[CUDA memset]", 0.000122) for k in range(4)]
+    rows.append((t + 1.9, 0.003, "[CUDA memcpy HtoD]", upload_mb[2]))
+    t += 108.2
+    for name, dur in (("void fft2d_r2c_32x32<float, bool=1, unsigned int=0, bool=0>(float2*, float const *)", 56.8),
+                      ("maxwell_gcgemm_64x64_nt", 160.6),
+                      ("void fft2d_c2r_32x32<float, bool=0, bool=0, unsigned int=1>(float*, float2 const *)", 53.0)):
+        rows.append((t, dur, name, -1.0))
+        t += dur + 0.01
+    rows.append((t, 16.9, "[CUDA memcpy DtoH]", 3.9))
+    lines = [f"=={PID}== NVPROF is profiling process {PID}, command: python TorchDCNN.py mnist 2 500",
+             f"=={PID}== Profiling result:", HEADER, "s,ms,,,,,,,,KB,KB,MB,GB/s,,,,,,,"]
+    for c, (start, dur, name, mb) in enumerate(rows, 1):
+        if mb >= 0:
+            src, dst = {"HtoD": ('"Pageable"', '"Device"'), "DtoH": ('"Device"', '"Pageable"')}.get(
+                name[13:17], ('"Device"', ""))
+            cells = ["", "", "", "", "", "", "", "", "", f"{mb:.6f}", f"{mb / 1024 / (dur / 1e3):.6f}", src, dst]
+        else:
+            cells = ["64", "1", "1", "256", "1", "1", "32", "0.000000", "0.000000", "", "", "", ""]
+        lines.append(",".join([f"{8.267 + start / 1e3:.6f}", f"{dur:.6f}", *cells, f'"{DEVICE}"', '"1"', '"7"',
+                               f'"{name}"', str(100 + 2 * c)]))
+    Path(path).write_text("\n".join(lines) + "\n")
+    return {"iterations": 0}

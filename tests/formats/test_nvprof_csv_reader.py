@@ -190,3 +190,15 @@ def test_records_nvprof_could_not_time_are_said_missing(tmp_path: Path):
     tr = read_trace(str(tmp_path / "warned.csv"))
     assert len(tr.devices[0]) == 48 and any("376,746 GPU records" in x for x in tr.not_kept)
     assert not any("could not time" in x for x in read_trace(str(tmp_path / "trace.csv")).not_kept)
+
+
+def test_the_real_jetson_forward_is_one_pass(tmp_path: Path):
+    """The same real trace read whole: one forward of the program (its uploads of different tensors in bursts of
+    copies alone are no iterations), on a GPU without Tensor Cores -- main before this session: "not read"; with the
+    reader alone: 4 burst "steps" of 33.7 ms."""
+    from tests.support.cli_report import first_host
+
+    path = _real(tmp_path, REAL)
+    host = first_host(path.parent.parent)
+    assert host["steps"]["source"] == "whole_capture" and host["steps"]["count"] == 1
+    assert "tensor_core_unused" not in [f["rule"] for f in host["findings"]]

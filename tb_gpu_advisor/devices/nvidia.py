@@ -1122,11 +1122,35 @@ def link_bandwidth_of(cc_major: int | None) -> tuple[float, str] | None:
 # ---- the vendor interface every vendor module gives (``devices.VENDORS``): name in, answer out -------------------
 
 #: Names NVIDIA's GPUs carry; NVIDIA is also the vendor asked last, when no other claims a GPU.
-_DEVICE = re.compile(r"NVIDIA|Tesla|GeForce|Quadro|\bRTX\b|\b[ABHLTV]\d{1,3}\b|\bGB?\d{3}\b", re.I)
+_DEVICE = re.compile(r"NVIDIA|Tesla|GeForce|Quadro|Tegra|Jetson|\bRTX\b|\b[ABHLTV]\d{1,3}\b|\bGB?\d{3}\b", re.I)
 
 
 def is_device(name: str | None) -> bool:
     return bool(name) and bool(_DEVICE.search(name or ""))
+
+
+#: GPUs whose name alone says their compute capability, one model per name (NVIDIA's CUDA GPU list): the ones a
+#: capture names without its properties -- nvprof's printed trace names the GPU and nothing else of it, and nvprof
+#: profiles GPUs up to Volta, most of them with no Tensor Cores (jakemdaly/PyTorch-GPU-Profiling's ``NVIDIA Tegra X1``,
+#: a Jetson Nano: Maxwell, sm_53; h37-wild57n).  Only names no other compute capability is sold under.
+CC_BY_NAME: tuple[tuple[re.Pattern, tuple[int, int]], ...] = tuple((re.compile(p, re.I), cc) for p, cc in (
+    (r"\bTegra X1\b|\bJetson (?:Nano|TX1)\b", (5, 3)),
+    (r"\bTegra X2\b|\bJetson TX2\b", (6, 2)),
+    (r"\bXavier\b", (7, 2)),
+    (r"\bOrin\b", (8, 7)),
+    (r"\bTesla K(?:20|40)[cmx]?\b", (3, 5)),
+    (r"\bTesla K80\b", (3, 7)),
+    (r"\bTesla M(?:40|60)\b", (5, 2)),
+    (r"\bTesla P100\b", (6, 0)),
+    (r"\bTesla P(?:4|40)\b", (6, 1)),
+    (r"\bGeForce GTX (?:950|960|970|980)(?: Ti)?\b(?!\s*M)", (5, 2)),
+    (r"\bGeForce GTX 10[5-8]0(?: Ti)?\b", (6, 1)),
+))
+
+
+def named_cc(name: str | None) -> tuple[int, int] | None:
+    """The compute capability a GPU's name alone says (:data:`CC_BY_NAME`); None for any other name."""
+    return next((cc for p, cc in CC_BY_NAME if name and p.search(name)), None)
 
 
 def _cc(cc: object) -> float | None:
@@ -1135,6 +1159,14 @@ def _cc(cc: object) -> float | None:
         return float(f"{int(major)}.{int(minor or 0)}")
     except ValueError:
         return None
+
+
+def _known_cc(name: str | None, cc: object) -> float | None:
+    """The capture's compute capability, else the one the GPU's name says (:func:`named_cc`)."""
+    got = (float(cc) if isinstance(cc, (int, float)) else _cc(cc)) if cc is not None else None
+    if got is None and named_cc(name) is not None:
+        got = _cc(named_cc(name))
+    return got
 
 
 def matrix_unit_one(name: str) -> bool:
@@ -1147,15 +1179,15 @@ def arch_label(name: str | None, cc: str | None) -> str | None:
 
 
 def has_matrix_units(name: str | None, cc: object) -> bool | None:
-    return has_tensor_cores(_cc(cc) if not isinstance(cc, (int, float)) else float(cc))
+    return has_tensor_cores(_known_cc(name, cc))
 
 
 def has_tf32_on(name: str | None, cc: object) -> bool | None:
-    return has_tf32(_cc(cc) if not isinstance(cc, (int, float)) else float(cc))
+    return has_tf32(_known_cc(name, cc))
 
 
 def has_bf16_on(name: str | None, cc: object) -> bool | None:
-    return has_bf16(_cc(cc) if not isinstance(cc, (int, float)) else float(cc))
+    return has_bf16(_known_cc(name, cc))
 
 
 #: The compute capabilities of the data-center parts that carry NVLink on their SXM boards (V100 7.0, A100/A30 8.0,

@@ -828,7 +828,8 @@ def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], r
              skips: list[tuple[str, str]] | None) -> Format | None:
     """The format whose layout recognises an unclaimed file by its content (a trace saved under another name): each
     format that may hold such a name is asked in turn (an SQLite file: Nsight's export, then rocmProfileData's
-    database); one none of them reads is left out with the first one's words."""
+    database); one none of them reads is left out with the first one's words -- silently where no layout gave any
+    (``""``: a ``.csv`` that is no profiler's, told by content, is anyone's)."""
     first: str | None = None
     for f in registry:
         if not f.layout.maybe(rel):
@@ -845,7 +846,7 @@ def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], r
         if why is None:
             return f
         first = first or formats.text_decoded(listed) or why  # a binary converted to text: that, not its damage
-    if skips is not None and first is not None:
+    if skips is not None and first:
         skips.append(("/".join(rel), first))
     return None
 

@@ -25,6 +25,7 @@ REGISTRY[nvprof.FORMAT.id] = nvprof.FORMAT  # nvprof's databases (issue #37): SQ
 REGISTRY[rocprof.FORMAT.id] = rocprof.FORMAT  # rocprof's results.json (issue #37): JSON told by content after Kineto
 REGISTRY[rocprof.ROCPD_FORMAT.id] = rocprof.ROCPD_FORMAT  # rocprofv3's rocpd SQLite: after Nsight's and rpd's
 REGISTRY[rocprof.CSV_FORMAT.id] = rocprof.CSV_FORMAT  # rocprofv3's CSV files: told by their headers
+REGISTRY[nvprof.CSV_FORMAT.id] = nvprof.CSV_FORMAT  # nvprof's printed GPU trace (--csv): any .csv, by its header
 REGISTRY[rocprof.JSON_FORMAT.id] = rocprof.JSON_FORMAT  # rocprofv3's JSON: told by its top key, after rocprof's
 REGISTRY[snapshot.FORMAT.id] = snapshot.FORMAT  # memory snapshots (issue #29)
 

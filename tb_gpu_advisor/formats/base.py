@@ -384,7 +384,8 @@ class Layout(Protocol):
         """A file its name does not claim but whose content may (a trace saved under another name): ``sniff`` says."""
 
     def sniff(self, path: str) -> str | None:
-        """None when the file at ``path`` (one ``maybe`` named) is this format's, else why it is not, in words."""
+        """None when the file at ``path`` (one ``maybe`` named) is this format's, else why it is not, in words (``""``
+        where a file of that name is anyone's and is left out without a word: a ``.csv`` that is no profiler's)."""
 
     def group(self, found: list[Found]) -> Groups:
         """The claimed files as sessions of host files."""

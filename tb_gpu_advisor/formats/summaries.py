@@ -25,11 +25,10 @@ that the Advisor's checks read; what helps is the capture that records one for t
 * nvprof's output (``nvprof <program> 2> nvprof.txt``, ``--log-file``): ``==<pid>== Profiling application: ...``,
   ``==<pid>== Profiling result:`` (``========`` in a log file), then totals of ``GPU activities`` and ``API calls``
   -- or, with ``--print-gpu-trace`` / ``--print-api-trace``, each one as a line of text (h37-wild54n);
-* nvprof's ``--csv`` output (``nvprof --csv --print-gpu-trace <program> 2> trace.csv``): the same ``==<pid>==`` lines,
-  then the quoted header row -- ``"Start","Duration",...,"Correlation_ID"`` for a trace, ``"Type","Time(%)","Time",
-  "Calls","Avg","Min","Max","Name"`` for the totals -- and a row of units (h37-wild56x: jakemdaly/PyTorch-GPU-Profiling's
-  100 Jetson Nano files were "no GPU profiles found"); the header unquoted where a spreadsheet saved the file again
-  (its ``==<pid>==`` lines then ``Err:510``: LibreOffice read them as formulas); and nvprof's error alone
+* nvprof's ``--csv`` output of totals (``nvprof --csv <program> 2> totals.csv``): the same ``==<pid>==`` lines, then
+  the quoted header row ``"Type","Time(%)","Time","Calls","Avg","Min","Max","Name"`` and a row of units (h37-wild56x:
+  jakemdaly/PyTorch-GPU-Profiling's 100 Jetson Nano files were "no GPU profiles found"; its printed traces,
+  ``--print-gpu-trace``, are read since h37-wild57n: ``formats.nvprof.csv_reader``); and nvprof's error alone
   (``======== Error: Application received signal 9``: a run killed before any result).
 
 Only the first :data:`HEAD_BYTES` of a text file are read.
@@ -59,10 +58,13 @@ _NVPROF_SUCCESSOR = ("record the same program into nvprof's database, which the 
                      "<program>), or, on a GPU after Volta, profile it with Nsight Systems, nvprof's successor (nsys "
                      "profile -o <name> <program>, then nsys export --type sqlite <name>.nsys-rep)")
 
-#: What a user holding nvprof's CSV has instead: the same run exported whole, which the Advisor reads.
+#: What a user holding nvprof's CSV of totals or counters has instead: the same run exported whole, which the Advisor
+#: reads (or its printed GPU trace, ``--print-gpu-trace``, read as a timeline of the GPU alone).
 _NVPROF_DATABASE = ("export the same run whole with --export-profile (nvprof --export-profile <name>.nvvp <program>, "
                     "or -o): nvprof's database, which the Advisor reads; on a GPU after Volta, profile it with Nsight "
-                    "Systems instead (nsys profile -o <name> <program>, then nsys export --type sqlite <name>.nsys-rep)")
+                    "Systems instead (nsys profile -o <name> <program>, then nsys export --type sqlite <name>.nsys-rep); its "
+                    "printed GPU trace (nvprof --csv --print-gpu-trace <program> 2> trace.csv) is read too, as the "
+                    "GPU's timeline without the host's")
 
 
 @dataclass(frozen=True)
@@ -100,11 +102,10 @@ SUMMARIES = (
                        r"|^(?:Generating )?(?:CUDA API|CUDA Kernel|CUDA Memory Operation|Operating System Runtime API"
                        r"|NVTX Push-Pop Range) Statistics\b", re.MULTILINE), _NSYS_REPORT),
     # before nvprof's console output: a CSV starts with the same ``==<pid>==`` lines; its header row tells it
-    Summary("nvprof", "nvprof --csv: with --print-gpu-trace each kernel, copy and memset a row -- start, duration, "
-            "grid, block, stream, name --, with --print-api-trace each API call, else totals per activity",
-            re.compile(r'^"?Start"?,"?Duration"?,(?:"?[^",\n]*"?,)*"?Correlation_ID"?\r?$'
-                       r'|^"?Type"?,"?Time\(%\)"?,"?Time"?,"?Calls"?,"?Avg"?,"?Min"?,"?Max"?,"?Name"?', re.MULTILINE),
-            _NVPROF_DATABASE, keeps="printed rows",
+    # (its printed traces, --print-gpu-trace / --print-api-trace, are read: ``formats.nvprof.csv_layout``)
+    Summary("nvprof", "nvprof --csv without --print-gpu-trace: totals per GPU activity and API call over the run",
+            re.compile(r'^"?Type"?,"?Time\(%\)"?,"?Time"?,"?Calls"?,"?Avg"?,"?Min"?,"?Max"?,"?Name"?', re.MULTILINE),
+            _NVPROF_DATABASE, keeps="totals",
             kind="CSV output", verdict="not read"),
     Summary("nvprof", "nvprof --csv --metrics or --events: per kernel name, each hardware counter's min, max and "
             "mean over its invocations, the kernels replayed to collect them",

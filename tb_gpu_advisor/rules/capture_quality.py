@@ -93,7 +93,10 @@ def _not_kept(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     """A file that is a printing of a fuller capture (``CaptureQuality.printed_from``: TensorFlow's trace viewer JSON of
     its XPlane) and did not keep what some checks read (``CaptureQuality.not_kept``): an info naming what is missing
     and what that leaves unanswered, with how to record the fuller capture (the framework's
-    ``capture_quality:not_kept``).  Why: the report of a TF 2.2 session read from its JSON assumed the unnamed GPU's
+    ``capture_quality:not_kept``; a profiler's own way first where its format has one, ``Format.window_fixes
+    ["not_kept"]``: nvprof's printed trace is recorded whole by nvprof itself, whatever the framework -- a TensorFlow
+    job printed by nvprof was told to profile again on TensorFlow 2.3, h37-wild57n).  Why: the report of a TF 2.2
+    session read from its JSON assumed the unnamed GPU's
     fp16 speed-ups and judged no grid and no memory, and said nothing of why (h37-wild55x, Left 1)."""
     c = m.capture
     if not c.printed_from or not c.not_kept:
@@ -103,7 +106,7 @@ def _not_kept(ctx: Ctx, m: HostMetrics) -> list[Finding]:
                        f"findings describe what the file holds; what it lacks is not judged, not found healthy.",
                   "The file read is a printing of the capture: some of its records were not kept",
                   ("records_not_kept", "Kinds of records the file did not keep", len(lost), "count", str(len(lost)),
-                   None), ctx.fw.fix(f"{ID}:not_kept"))]
+                   None), ctx.window_fixes(c.capture_format, "not_kept", False) or ctx.fw.fix(f"{ID}:not_kept"))]
 
 
 def _suffixed(out: list[Finding]) -> list[Finding]:

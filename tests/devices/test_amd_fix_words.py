@@ -36,8 +36,8 @@ def _fixes(vendor) -> list[tuple[str, str, str]]:  # noqa: ANN001 - a vendor mod
     return out
 
 
-#: The formats only NVIDIA's tools write (Nsight Systems' export, nvprof's database): no AMD GPU is in them.
-_NVIDIA_ONLY = ("nsys", "nvprof")
+#: The formats only NVIDIA's tools write (Nsight Systems' export, nvprof's database and printed trace): no AMD GPU is in them.
+_NVIDIA_ONLY = ("nsys", "nvprof", "nvprof-csv")
 
 
 def _window_fixes(vendor) -> list[tuple[str, str, str]]:  # noqa: ANN001 - a vendor module

@@ -1,6 +1,6 @@
-"""nvprof's ``--csv`` output, saved as a ``.csv``, is named for what it is -- printed rows of one run, not read --
-with what to give instead (the run's database, ``--export-profile``), never "no GPU profiles found" nor "not a
-profile this tool reads".
+"""nvprof's ``--csv`` output, saved as a ``.csv``, is named for what it is -- totals or counters of one run, not read
+-- with what to give instead (the run's database, ``--export-profile``), never "no GPU profiles found" nor "not a
+profile this tool reads"; its printed GPU trace is read (h37-wild57n: ``tests/formats/test_nvprof_csv_reader.py``).
 
 Survey h37-wild56x (session 55's Left 1): jakemdaly/PyTorch-GPU-Profiling @c31c20ac (no licence: read in scratch, not
 kept; the texts below are the files' own first lines, their rows cut) commits 9,828 ``nvprof --csv --print-gpu-trace``
@@ -58,7 +58,7 @@ def _error(target: Path, capsys) -> str:
     return capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name,text", [("trace_l1_20200329_1.csv", GPU_TRACE), ("nvprof.csv", SUMMARY_LOGFILE)])
+@pytest.mark.parametrize("name,text", [("nvprof.csv", SUMMARY_LOGFILE)])
 def test_nvprof_csv_in_a_logdir_is_named_with_its_database(tmp_path: Path, capsys, name, text):
     (tmp_path / "l1").mkdir()
     (tmp_path / "l1" / name).write_text(text)
@@ -67,11 +67,15 @@ def test_nvprof_csv_in_a_logdir_is_named_with_its_database(tmp_path: Path, capsy
     assert "--export-profile <name>.nvvp" in err and "no GPU profiles found" not in err
 
 
-def test_a_csv_a_spreadsheet_saved_again_is_still_named(tmp_path: Path, capsys):
+@pytest.mark.parametrize("name,text", [("trace_l1_20200329_1.csv", GPU_TRACE), ("trace_l1_20200407_1.csv", RESAVED)])
+def test_a_printed_gpu_trace_is_read_as_a_session(tmp_path: Path, capsys, name, text):
+    """Since h37-wild57n the printed GPU trace is read (``formats.nvprof.csv_reader``), a spreadsheet's re-save too:
+    a session of its own, its report the GPU's rows."""
     (tmp_path / "l1").mkdir()
-    (tmp_path / "l1" / "trace_l1_20200407_1.csv").write_text(RESAVED)
-    err = _error(tmp_path, capsys)
-    assert "nvprof's CSV output" in err and "no GPU profiles found" not in err
+    (tmp_path / "l1" / name).write_text(text)
+    assert cli(["report", str(tmp_path), "--cache-dir", "off"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "nvprof's CSV output" in out and "no GPU profiles found" not in out
 
 
 def test_nvprof_s_error_alone_says_the_run_was_killed(tmp_path: Path, capsys):
@@ -90,11 +94,12 @@ def test_nvprof_metrics_csv_is_named_as_counters(tmp_path: Path, capsys):
     assert "no GPU profiles found" not in err
 
 
-def test_given_by_path_it_is_named_never_not_a_profile(tmp_path: Path, capsys):
+def test_given_by_path_it_is_read_never_not_a_profile(tmp_path: Path, capsys):
     path = tmp_path / "trace_l1_20200329_1.csv"
     path.write_text(GPU_TRACE)
-    err = _error(path, capsys)
-    assert "nvprof's CSV output" in err and "not a profile this tool reads" not in err
+    assert cli(["report", str(path), "--cache-dir", "off"]) in (0, 1)
+    captured = capsys.readouterr()
+    assert "nvprof's CSV output" in captured.out and "not a profile this tool reads" not in captured.err
 
 
 def test_control_a_csv_of_other_numbers_is_passed_over(tmp_path: Path, capsys):

@@ -107,3 +107,30 @@ def test_pyprof_lm_one_iteration_is_read_as_one_pass():
     assert (host["steps"]["source"], host["steps"]["count"]) == ("whole_capture", 1), host["steps"]
     assert "at most 1 iteration" in host["steps"]["note"]
     assert report["findings"][0]["rule"] == "cold_start"
+
+
+def test_an_autotuners_checks_across_bursts_are_no_iterations(tmp_path):
+    """A first call's algorithm search (XLA's ``redzone_checker`` after each candidate, one burst per candidate) is
+    one pass of the program, not steps: the checker runs in every burst, but only as the search's, never a loop's
+    (h37-wild57n: jakemdaly's TensorFlow ``trace_l1_20200329_1.csv`` read as 12 burst "steps" of 583.8 ms).  Truth by
+    construction (``synthetic.nvprofcsv.write_first_call_autotuned``): no iteration."""
+    from synthetic import nvprofcsv
+    from tests.support.cli_report import first_host
+
+    (tmp_path / "run1").mkdir()
+    truth = nvprofcsv.write_first_call_autotuned(tmp_path / "run1" / "trace.csv")
+    steps = first_host(tmp_path)["steps"]
+    assert truth["iterations"] == 0 and steps["source"] == "whole_capture" and steps["count"] == 1
+
+
+def test_control_the_same_bursts_with_a_kernel_of_the_program_repeating_stay_steps(tmp_path):
+    """Named control: the same shape with the program's own kernel in place of the checker (a loop's body repeating in
+    each burst) stays burst steps."""
+    from synthetic import nvprofcsv
+    from tests.support.cli_report import first_host
+
+    (tmp_path / "run1").mkdir()
+    nvprofcsv.write_first_call_autotuned(tmp_path / "run1" / "trace.csv",
+                                         checker="void at::native::vectorized_elementwise_kernel<4>(int)")
+    steps = first_host(tmp_path)["steps"]
+    assert steps["source"] != "whole_capture" and steps["count"] > 1

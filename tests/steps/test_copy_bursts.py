@@ -114,3 +114,29 @@ def test_each_upload_burst_joins_the_iteration_it_feeds(tmp_path):
     # 4.9% low; h37-laststep)
     assert [r.step_ms for r in rows] == pytest.approx([span + 20.0] * 3, rel=0.01), rows
     assert "runs to the profiler's window's end" in rep.steps["note"], rep.steps["note"]
+
+
+def test_uploads_of_different_tensors_in_bursts_of_copies_are_no_iterations(tmp_path):
+    """A program's one forward uploads its weights, more weights and its input in three bursts of copies alone: the
+    same direction, different tensors (0.14 MB, 1 MB, 2.7 kB) -- one pass, not burst steps (h37-wild57n: jakemdaly's
+    TorchDCNN ``GPUTrace_l2_bs500_44.csv`` on a Jetson Nano read as 4 "steps" of 33.7 ms).  Truth by construction
+    (``synthetic.nvprofcsv.write_one_forward_with_uploads``)."""
+    from synthetic import nvprofcsv
+    from tests.support.cli_report import first_host
+
+    (tmp_path / "run1").mkdir()
+    truth = nvprofcsv.write_one_forward_with_uploads(tmp_path / "run1" / "trace.csv")
+    steps = first_host(tmp_path)["steps"]
+    assert truth["iterations"] == 0 and steps["source"] == "whole_capture" and steps["count"] == 1
+
+
+
+def test_control_the_same_tensor_uploaded_in_each_copy_burst_still_repeats(tmp_path):
+    """Named control: the same layout, each burst of copies uploading 0.5 MB (one tensor's size each time) still reads
+    as repeating work, as bursts of copies sharing a name did before sizes were read."""
+    from synthetic import nvprofcsv
+    from tests.support.cli_report import first_host
+
+    (tmp_path / "run1").mkdir()
+    nvprofcsv.write_one_forward_with_uploads(tmp_path / "run1" / "trace.csv", upload_mb=(0.5, 0.5, 0.5))
+    assert first_host(tmp_path)["steps"]["source"] != "whole_capture"

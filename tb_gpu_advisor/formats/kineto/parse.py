@@ -1157,10 +1157,10 @@ FLOW_BLOCK = 8 << 20
 _FLOW_CARRY = 4096
 
 
-def unlinked_rows(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
+def unlinked_rows(kt: KinetoTrace, cats: tuple[str, ...], flows_only: bool = True) -> np.ndarray:
     """The rows of ``cats`` (device work) that carry no ``correlation``, where the trace holds flow ends (``f``) that
-    could link them; empty else."""
-    if not kt.ph_counts.get("f") or not len(kt):
+    could link them (``flows_only``; with it False, wherever they are); empty else."""
+    if (flows_only and not kt.ph_counts.get("f")) or not len(kt):
         return np.zeros(0, np.int64)
     ids = [i for i, c in enumerate(kt.cats) if c in cats or OLD_CATS.get(c) in cats]
     return np.flatnonzero(np.isin(kt.cat, ids) & (kt.correlation < 0)) if ids else np.zeros(0, np.int64)

@@ -89,6 +89,11 @@ def check(m: HostMetrics) -> list[Finding]:
     return _suffixed(out)
 
 
+#: The metric of the note on a file that did not keep records some checks read: the verdict reads it (never "healthy"
+#: for what was not judged).
+NOT_KEPT_METRIC = "records_not_kept"
+
+
 def _not_kept(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     """A file that is a printing of a fuller capture (``CaptureQuality.printed_from``: TensorFlow's trace viewer JSON of
     its XPlane) and did not keep what some checks read (``CaptureQuality.not_kept``): an info naming what is missing
@@ -102,7 +107,7 @@ def _not_kept(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     return [_note(ctx, f"This report is read from {c.printed_from}, which does not keep {'; '.join(lost)}. The "
                        f"findings describe what the file holds; what it lacks is not judged, not found healthy.",
                   "The file read is a printing of the capture: some of its records were not kept",
-                  ("records_not_kept", "Kinds of records the file did not keep", len(lost), "count", str(len(lost)),
+                  (NOT_KEPT_METRIC, "Kinds of records the file did not keep", len(lost), "count", str(len(lost)),
                    None), ctx.fw.fix(f"{ID}:not_kept"))]
 
 

@@ -22,7 +22,7 @@ Session 56's (h37-meta56):
 * kernels, copies and memsets written without their ``correlation`` (the calls keep theirs): unlaunched, though the
   flow arrows (``ac2g``; PyTorch 1.8-1.10's ``async``/``launch``) name each call (``formats.kineto.parse.link_by_flows``);
 * host spans written as ``B``/``E`` pairs: only ``X`` events were read (``formats.kineto.parse.completed_pairs``);
-* times written as strings: still an error, now one that says why.
+* times written as strings: still an error, now one that says why (session 57: read as the numbers they spell).
 
 Session 57's (h37-meta57):
 
@@ -32,6 +32,9 @@ Session 57's (h37-meta57):
   ``report.verdict``);
 * a rank file's events with their keys in another order than Kineto's: its pid and window end were matched in
   Kineto's order only, and two ranks stating no rank were two captures (``formats.kineto.layout._any_order``);
+* ``ts`` or ``dur`` written as numeric strings (the Chrome trace viewer and Perfetto read them): every event unread,
+  or every span 0 long and the report damaged with no finding; now read as numbers
+  (``formats.kineto.parse.times_as_numbers``);
 * rocprof's ``results.json`` saved with a UTF-8 BOM: "not a rocprof trace" (``formats.rocprof.reader.file_text``).
 """
 
@@ -188,19 +191,35 @@ def test_pytorch_1_10_kernels_without_their_correlation_are_linked_by_their_laun
     assert _reading(tmp_path) == _reading(src)
 
 
-def test_times_written_as_strings_are_an_error_that_says_so(tmp_path):
+def test_times_written_as_strings_are_read_as_numbers(tmp_path):
+    src = WILD / "amd_mi250"
+    (name,) = [p.name for p in src.iterdir()]
+    doc = json.load(gzip.open(src / name, "rt"))
+    for key, out in (("ts", tmp_path / "ts"), ("dur", tmp_path / "dur")):  # quoted as the Chrome trace viewer reads them
+        out.mkdir()
+        for e in doc["traceEvents"]:
+            if isinstance(e.get(key), (int, float)):
+                e[key] = str(e[key])
+        with gzip.open(out / name, "wt") as f:
+            json.dump(doc, f)
+    whole = _reading(src)
+    assert whole[0][1:3] == (1, "profiler_step")
+    assert _reading(tmp_path / "ts") == whole  # ts alone as text (ts then dur: both)
+    assert _reading(tmp_path / "dur") == whole
+
+
+def test_times_that_are_no_numbers_are_an_error_that_says_so(tmp_path):
     src = WILD / "amd_mi250"
     (name,) = [p.name for p in src.iterdir()]
     doc = json.load(gzip.open(src / name, "rt"))
     for e in doc["traceEvents"]:
         if isinstance(e.get("ts"), (int, float)):
-            e["ts"] = str(e["ts"])  # no Kineto writes it: read as no time, and said
+            e["ts"] = "n/a"
     with gzip.open(tmp_path / name, "wt") as f:
         json.dump(doc, f)
     (s,) = discover(str(tmp_path))
     (h,) = analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"]
     assert "no numeric time" in h["error"] and "string" in h["error"]
-
 
 def _verdict_and_notes(folder: Path) -> tuple[str, list]:
     (s,) = discover(str(folder))

@@ -32,7 +32,7 @@ from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.formats.kineto.layout import LEGACY_CUDA_PROCESS, LEGACY_HOST_PROCESS
 from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, OLD_CATS, KinetoReadError, KinetoTrace, completed_pairs,
                                                has_duration_pairs, link_by_flows, nothing_recorded, parse_trace,
-                                               unlinked_rows)
+                                               times_as_numbers, unlinked_rows)
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
                                           unique_inverse, unique_pairs)
@@ -115,8 +115,9 @@ def _inferred_note(worker: str, rank: int, world: int | None) -> str:
 def _parse(path: str) -> tuple[KinetoTrace, int]:
     """A file's columns and its size on disk.  Opened through ``fsio`` (a file discovery listed: only below its
     logdir, only the file listed) and read from that one open file -- and once more for its flow arrows where its
-    device work carries no ``correlation`` (:func:`~tb_gpu_advisor.formats.kineto.parse.link_by_flows`), or its spans
-    are begin/end pairs (:func:`~tb_gpu_advisor.formats.kineto.parse.completed_pairs`)."""
+    device work carries no ``correlation`` (:func:`~tb_gpu_advisor.formats.kineto.parse.link_by_flows`), its spans
+    are begin/end pairs (:func:`~tb_gpu_advisor.formats.kineto.parse.completed_pairs`), or its times are written as
+    text (:func:`~tb_gpu_advisor.formats.kineto.parse.times_as_numbers`)."""
     try:
         f = fsio.open_binary(path)
     except OSError as e:
@@ -126,9 +127,24 @@ def _parse(path: str) -> tuple[KinetoTrace, int]:
         try:
             kt, paired = parse_trace(f, max_bytes=max_profile_bytes(), name=path), None
         except KinetoReadError as e:
-            if not e.only_pairs:
+            if not (e.only_pairs or e.untimed):
                 raise
             kt, paired = None, e
+    if (kt is None and paired.untimed) or (kt is not None and kt.untimed):  # times written as text: as numbers
+        try:
+            with fsio.open_binary(path) as f:
+                text = times_as_numbers(f)
+        except (ValueError, RecursionError):  # not one JSON document: as read
+            text = None
+        if text is not None:
+            try:
+                kt, paired = parse_trace(io.BytesIO(text), max_bytes=max_profile_bytes(), name=path), None
+            except KinetoReadError as e:
+                if not e.only_pairs:
+                    raise
+                kt, paired = None, e
+        if kt is None and not paired.only_pairs:
+            raise paired
     if kt is None or has_duration_pairs(kt):  # spans written as begin/end pairs: read again, each pair one event
         try:
             with fsio.open_binary(path) as f:

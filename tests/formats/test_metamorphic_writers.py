@@ -35,6 +35,8 @@ Session 57's (h37-meta57):
 * ``ts`` or ``dur`` written as numeric strings (the Chrome trace viewer and Perfetto read them): every event unread,
   or every span 0 long and the report damaged with no finding; now read as numbers
   (``formats.kineto.parse.times_as_numbers``);
+* an XPlane whose event metadata carry their names in ``display_name`` alone (the name empty): a JAX capture's
+  `XLA Modules` steps and eager ops unnamed, the capture one pass (``formats.xplane.reader._read_plane``);
 * rocprof's ``results.json`` saved with a UTF-8 BOM: "not a rocprof trace" (``formats.rocprof.reader.file_text``).
 """
 
@@ -271,3 +273,25 @@ def test_a_rocprof_trace_saved_with_a_byte_order_mark_reads_as_written(tmp_path)
     (tmp_path / "results.json.gz").write_bytes(gzip.compress(b"\xef\xbb\xbf" + raw))
     shutil.copy(src / "results.sysinfo.txt", tmp_path)
     assert _reading(tmp_path) == _reading(src)
+
+
+def test_jax_events_named_only_by_their_display_name_read_as_written(tmp_path):
+    from tb_gpu_advisor.formats.xplane.schema import message_class
+
+    src = WILD / "jax_mi300x"  # steps from its `XLA Modules` events: unnamed, the capture read as one pass
+    shutil.copytree(src, tmp_path / "run")
+    (path,) = (tmp_path / "run").rglob("*.xplane.pb*")
+    raw = path.read_bytes()
+    space = message_class("XSpace").FromString(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+    moved = 0
+    for plane in space.planes:
+        for entry in (e.value for e in plane.event_metadata):  # the schema's map as its entries
+            if entry.name:
+                entry.display_name, entry.name = entry.name, ""  # the name only where the trace viewer shows it
+                moved += 1
+    assert moved > 100
+    data = space.SerializeToString()
+    path.write_bytes(gzip.compress(data) if raw[:2] == b"\x1f\x8b" else data)
+    whole = _reading(src)
+    assert whole[0][1:3] == (16, "xla_module_launches")
+    assert _reading(tmp_path / "run") == whole

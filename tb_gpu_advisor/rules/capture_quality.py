@@ -30,7 +30,8 @@ host/GPU interval is uncertain by it: ``CaptureQuality.clock_skew``; a warning w
 then the findings that measure the GPU's idle against the host's work are not given, and the note names them --
 ``unmeasured_across_clocks``), a file that is a printing of a fuller capture and did not keep records some checks
 read (info: ``CaptureQuality.not_kept`` -- TensorFlow 2.2's trace viewer JSON: the GPU's name, launch
-configurations, allocator records -- with how to record the fuller capture).  A memory snapshot gets none of these (no steps): only, where
+configurations, allocator records; a PyTorch trace whose GPU work names no launch: which call launched it -- with how
+to record the fuller capture; the verdict then never reads "healthy").  A memory snapshot gets none of these (no steps): only, where
 its allocator history kept just its last ``max_entries`` events while its annotations show whole iterations before
 them (``Memory.history_cut``), a warning that its peak is the kept window's, with the setting that keeps them; and
 where it holds no history of a GPU at all (its state at the dump alone: PyTorch 1.13's ``_snapshot()``, 2.0 without a

@@ -37,6 +37,8 @@ Session 57's (h37-meta57):
   (``formats.kineto.parse.times_as_numbers``);
 * an XPlane whose event metadata carry their names in ``display_name`` alone (the name empty): a JAX capture's
   `XLA Modules` steps and eager ops unnamed, the capture one pass (``formats.xplane.reader._read_plane``);
+* an Nsight export whose name columns hold the names instead of ``StringIds`` ids: an error that was Python's
+  ("invalid literal for int()"), now one naming the table and column (``formats.sqlite._text_in_numbers``);
 * rocprof's ``results.json`` saved with a UTF-8 BOM: "not a rocprof trace" (``formats.rocprof.reader.file_text``).
 """
 
@@ -295,3 +297,19 @@ def test_jax_events_named_only_by_their_display_name_read_as_written(tmp_path):
     whole = _reading(src)
     assert whole[0][1:3] == (16, "xla_module_launches")
     assert _reading(tmp_path / "run") == whole
+
+
+def test_an_nsight_export_with_its_names_inline_is_an_error_that_names_the_column(tmp_path):
+    import sqlite3
+
+    src = WILD / "extrap_ex_gpu_a100"
+    shutil.copytree(src, tmp_path / "run")
+    (path,) = (tmp_path / "run").glob("*.sqlite")
+    con = sqlite3.connect(path)
+    for table, col in (("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId"), ("CUPTI_ACTIVITY_KIND_KERNEL", "shortName")):
+        con.execute(f"UPDATE {table} SET {col} = (SELECT value FROM StringIds WHERE id = {table}.{col})")  # the text
+    con.commit()
+    con.close()
+    (s,) = discover(str(tmp_path / "run"))
+    (h,) = analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"]
+    assert "CUPTI_ACTIVITY_KIND_" in h["error"] and "StringIds" in h["error"]  # never a Python message alone

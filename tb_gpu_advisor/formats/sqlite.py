@@ -613,10 +613,29 @@ def _tuple_chunk(con: sqlite3.Connection, table: str, exprs: list[str], text: st
     got = con.execute(f'SELECT _rowid_, {", ".join(cols)} FROM "{table}" WHERE {cond} ORDER BY _rowid_ '
                       f"LIMIT {int(rows)}", (after,)).fetchall()
     k = len(exprs)
-    flat = np.fromiter(itertools.chain.from_iterable(r[1:k + 1] for r in got), dtype=np.int64,
-                       count=len(got) * k).reshape(-1, k)
+    try:
+        flat = np.fromiter(itertools.chain.from_iterable(r[1:k + 1] for r in got), dtype=np.int64,
+                           count=len(got) * k).reshape(-1, k)
+    except ValueError as e:  # text that spells no number where a number or an id belongs: say which column
+        raise ValueError(_text_in_numbers(table, exprs, got)) from e
     texts = [r[k + 1] for r in got] if text is not None else None
     return flat, texts, got[-1][0] if got else after
+
+
+def _text_in_numbers(table: str, exprs: list[str], got: list[tuple]) -> str:
+    """The error of a chunk whose number or id column holds text: the table, the column and the first such value.
+
+    Why: an export whose name columns hold the names themselves instead of ``StringIds`` ids (session h37-meta57's
+    inline-names rewrite of an Nsight export) read "invalid literal for int() with base 10: 'cudaMalloc_v3020'"."""
+    for r in got:
+        for expr, v in zip(exprs, r[1:]):
+            if isinstance(v, str):
+                try:
+                    int(v)
+                except ValueError:
+                    return (f'"{table}" holds text where a number or a string id belongs ({expr}: {v[:60]!r}; names '
+                            "written inline, not as ids into StringIds?): not read")
+    return f'"{table}" holds a value that is no number where a number or a string id belongs: not read'
 
 
 def _chunks(schema: Schema, table: str, exprs: list[str], where: str, chunk: int,

@@ -1074,6 +1074,14 @@ FIXES = {
         "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:\n"
         "    run_steps()\n"
         "    torch.cuda.synchronize()   # the GPU's work done before the profiler collects its records"),),
+    # a trace whose GPU work names no launch (capture_quality's ``not_kept``: a converted or trimmed copy)
+    "capture_quality:not_kept": (action(
+        "Analyse the trace torch.profiler itself wrote (tensorboard_trace_handler or export_chrome_trace), not a "
+        "converted or trimmed copy: it links every kernel, copy and memset to its launch by a `correlation` and a "
+        "flow arrow.",
+        "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
+        "             on_trace_ready=tensorboard_trace_handler(\"./log\")) as prof:\n"
+        "    run_steps()"),),
     "capture_quality:no_history": (_record_history_fix("2.1", RECORD_HISTORY_21),),
     "capture_quality:no_history_2.0": (_record_history_fix("2.0", RECORD_HISTORY_20),),
     "capture_quality:no_history_1.13": (_record_history_fix("1.13", RECORD_HISTORY_20),),

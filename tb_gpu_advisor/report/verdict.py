@@ -12,7 +12,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
-from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC, NO_STACKS_METRIC
+from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC, NO_STACKS_METRIC, NOT_KEPT_METRIC
 from tb_gpu_advisor.rules.cold_start import holds_start_up, pass_reads_start_up
 from tb_gpu_advisor.rules.savings import NO_STEADY_STEP
 from tb_gpu_advisor.steps.types import PERIOD_SOURCES, unmarked_pass
@@ -108,6 +108,11 @@ def verdict(report: Report, damage_said_below: bool = False) -> str:
         # a snapshot recorded without stacks: the checks that need to know what allocated its peak could not run
         return ("No check fired on the snapshot's totals; its allocations carry no stack, so what held its peak was "
                 "not judged" + said)
+    if any(f.metric is not None and f.metric.id == NOT_KEPT_METRIC for f in notes):
+        # a file that did not keep what some checks read (a printing, GPU work naming no launch): those checks had
+        # nothing to read -- what they would judge is unknown, not healthy (session h37-meta57)
+        return "No check fired on what the file holds; it did not keep records some checks read, so those were not " \
+               "judged" + said
     if all(memory_only(h) is not None for h in report.hosts):
         # memory and no GPU work: the memory checks ran, the time checks had nothing to time -- no verdict on the job's
         # speed (h37-review14: every snapshot read "Healthy" under a header saying "no step timed")

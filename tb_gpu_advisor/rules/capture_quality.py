@@ -30,7 +30,8 @@ host/GPU interval is uncertain by it: ``CaptureQuality.clock_skew``; a warning w
 then the findings that measure the GPU's idle against the host's work are not given, and the note names them --
 ``unmeasured_across_clocks``), a file that is a printing of a fuller capture and did not keep records some checks
 read (info: ``CaptureQuality.not_kept`` -- TensorFlow 2.2's trace viewer JSON: the GPU's name, launch
-configurations, allocator records -- with how to record the fuller capture).  A memory snapshot gets none of these (no steps): only, where
+configurations, allocator records; a PyTorch trace whose GPU work names no launch: which call launched it -- with how
+to record the fuller capture; the verdict then never reads "healthy").  A memory snapshot gets none of these (no steps): only, where
 its allocator history kept just its last ``max_entries`` events while its annotations show whole iterations before
 them (``Memory.history_cut``), a warning that its peak is the kept window's, with the setting that keeps them; and
 where it holds no history of a GPU at all (its state at the dump alone: PyTorch 1.13's ``_snapshot()``, 2.0 without a
@@ -89,6 +90,11 @@ def check(m: HostMetrics) -> list[Finding]:
     return _suffixed(out)
 
 
+#: The metric of the note on a file that did not keep records some checks read: the verdict reads it (never "healthy"
+#: for what was not judged).
+NOT_KEPT_METRIC = "records_not_kept"
+
+
 def _not_kept(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     """A file that is a printing of a fuller capture (``CaptureQuality.printed_from``: TensorFlow's trace viewer JSON of
     its XPlane) and did not keep what some checks read (``CaptureQuality.not_kept``): an info naming what is missing
@@ -105,7 +111,7 @@ def _not_kept(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     return [_note(ctx, f"This report is read from {c.printed_from}, which does not keep {'; '.join(lost)}. The "
                        f"findings describe what the file holds; what it lacks is not judged, not found healthy.",
                   "The file read is a printing of the capture: some of its records were not kept",
-                  ("records_not_kept", "Kinds of records the file did not keep", len(lost), "count", str(len(lost)),
+                  (NOT_KEPT_METRIC, "Kinds of records the file did not keep", len(lost), "count", str(len(lost)),
                    None), ctx.window_fixes(c.capture_format, "not_kept", False) or ctx.fw.fix(f"{ID}:not_kept"))]
 
 

@@ -22,7 +22,24 @@ Session 56's (h37-meta56):
 * kernels, copies and memsets written without their ``correlation`` (the calls keep theirs): unlaunched, though the
   flow arrows (``ac2g``; PyTorch 1.8-1.10's ``async``/``launch``) name each call (``formats.kineto.parse.link_by_flows``);
 * host spans written as ``B``/``E`` pairs: only ``X`` events were read (``formats.kineto.parse.completed_pairs``);
-* times written as strings: still an error, now one that says why.
+* times written as strings: still an error, now one that says why (session 57: read as the numbers they spell).
+
+Session 57's (h37-meta57):
+
+* kernels, copies and memsets written with neither their ``correlation`` nor a flow arrow: read as work no call
+  launched, and nothing said so -- a healthy job read "Healthy"; now a ``capture_quality`` note names what the file
+  did not keep, and the verdict is never "healthy" (``formats.kineto.adapter._unlinked_note``,
+  ``report.verdict``);
+* a rank file's events with their keys in another order than Kineto's: its pid and window end were matched in
+  Kineto's order only, and two ranks stating no rank were two captures (``formats.kineto.layout._any_order``);
+* ``ts`` or ``dur`` written as numeric strings (the Chrome trace viewer and Perfetto read them): every event unread,
+  or every span 0 long and the report damaged with no finding; now read as numbers
+  (``formats.kineto.parse.times_as_numbers``);
+* an XPlane whose event metadata carry their names in ``display_name`` alone (the name empty): a JAX capture's
+  `XLA Modules` steps and eager ops unnamed, the capture one pass (``formats.xplane.reader._read_plane``);
+* an Nsight export whose name columns hold the names instead of ``StringIds`` ids: an error that was Python's
+  ("invalid literal for int()"), now one naming the table and column (``formats.sqlite._text_in_numbers``);
+* rocprof's ``results.json`` saved with a UTF-8 BOM: "not a rocprof trace" (``formats.rocprof.reader.file_text``).
 """
 
 from __future__ import annotations
@@ -178,15 +195,121 @@ def test_pytorch_1_10_kernels_without_their_correlation_are_linked_by_their_laun
     assert _reading(tmp_path) == _reading(src)
 
 
-def test_times_written_as_strings_are_an_error_that_says_so(tmp_path):
+def test_times_written_as_strings_are_read_as_numbers(tmp_path):
+    src = WILD / "amd_mi250"
+    (name,) = [p.name for p in src.iterdir()]
+    doc = json.load(gzip.open(src / name, "rt"))
+    for key, out in (("ts", tmp_path / "ts"), ("dur", tmp_path / "dur")):  # quoted as the Chrome trace viewer reads them
+        out.mkdir()
+        for e in doc["traceEvents"]:
+            if isinstance(e.get(key), (int, float)):
+                e[key] = str(e[key])
+        with gzip.open(out / name, "wt") as f:
+            json.dump(doc, f)
+    whole = _reading(src)
+    assert whole[0][1:3] == (1, "profiler_step")
+    assert _reading(tmp_path / "ts") == whole  # ts alone as text (ts then dur: both)
+    assert _reading(tmp_path / "dur") == whole
+
+
+def test_times_that_are_no_numbers_are_an_error_that_says_so(tmp_path):
     src = WILD / "amd_mi250"
     (name,) = [p.name for p in src.iterdir()]
     doc = json.load(gzip.open(src / name, "rt"))
     for e in doc["traceEvents"]:
         if isinstance(e.get("ts"), (int, float)):
-            e["ts"] = str(e["ts"])  # no Kineto writes it: read as no time, and said
+            e["ts"] = "n/a"
     with gzip.open(tmp_path / name, "wt") as f:
         json.dump(doc, f)
     (s,) = discover(str(tmp_path))
     (h,) = analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"]
     assert "no numeric time" in h["error"] and "string" in h["error"]
+
+def _verdict_and_notes(folder: Path) -> tuple[str, list]:
+    (s,) = discover(str(folder))
+    rep = analyze_session(s.run, s.session, s.hosts)
+    d = rep.to_dict()
+    return d["verdict"], [f for f in d["findings"] if f["id"].endswith("#records_not_kept")]
+
+
+def test_gpu_work_naming_no_launch_is_said_and_never_healthy(tmp_path):
+    src = WILD / "compiled_mi300x_attn"  # a healthy capture: read "Healthy" with its links dropped, nothing said
+    (name,) = [p.name for p in src.iterdir()]
+    doc = json.load(gzip.open(src / name, "rt"))
+    work = [e for e in doc["traceEvents"] if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    assert work and all("correlation" in e["args"] for e in work)
+    for e in work:
+        del e["args"]["correlation"]
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("ph") not in ("s", "f", "t")]  # and every arrow
+    with gzip.open(tmp_path / name, "wt") as f:
+        json.dump(doc, f)
+    verdict, notes = _verdict_and_notes(src)
+    assert verdict.startswith("Healthy") and not notes
+    verdict, notes = _verdict_and_notes(tmp_path)
+    assert not verdict.startswith("Healthy") and "not judged" in verdict
+    (note,) = notes
+    assert f"{len(work):,} of its {len(work):,} kernels" in note["summary"] and "correlation" in note["summary"]
+
+
+def test_two_ranks_stating_no_rank_with_their_event_keys_reordered_are_one_job(tmp_path):
+    src = WILD / "tp_rtx4090_two_ranks"
+    for sorted_keys, out in ((False, tmp_path / "kineto"), (True, tmp_path / "sorted")):
+        out.mkdir()
+        for p in sorted(src.iterdir()):
+            doc = json.load(gzip.open(p, "rt"))
+            del doc["distributedInfo"]  # as PyTorch 1.8 wrote them: the ranks joined by their windows and pids
+            if sorted_keys:
+                doc["traceEvents"] = [dict(sorted(e.items())) for e in doc["traceEvents"]]
+            with gzip.open(out / p.name, "wt") as f:
+                json.dump(doc, f)
+    one = [["llama_trace_4layers0_with_annotations", "llama_trace_4layers1_with_annotations"]]
+    for out in (tmp_path / "kineto", tmp_path / "sorted"):
+        assert [[[r.host for r in (h.ranks or (h,))] for h in s.hosts] for s in discover(str(out))] == [one]
+    assert _reading(tmp_path / "sorted") == _reading(tmp_path / "kineto")
+
+
+def test_a_rocprof_trace_saved_with_a_byte_order_mark_reads_as_written(tmp_path):
+    src = WILD / "rocprof_mxfp4_setup_gfx950"
+    raw = gzip.open(src / "results.json.gz", "rb").read()
+    assert raw.startswith(b"{")
+    (tmp_path / "results.json.gz").write_bytes(gzip.compress(b"\xef\xbb\xbf" + raw))
+    shutil.copy(src / "results.sysinfo.txt", tmp_path)
+    assert _reading(tmp_path) == _reading(src)
+
+
+def test_jax_events_named_only_by_their_display_name_read_as_written(tmp_path):
+    from tb_gpu_advisor.formats.xplane.schema import message_class
+
+    src = WILD / "jax_mi300x"  # steps from its `XLA Modules` events: unnamed, the capture read as one pass
+    shutil.copytree(src, tmp_path / "run")
+    (path,) = (tmp_path / "run").rglob("*.xplane.pb*")
+    raw = path.read_bytes()
+    space = message_class("XSpace").FromString(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+    moved = 0
+    for plane in space.planes:
+        for entry in (e.value for e in plane.event_metadata):  # the schema's map as its entries
+            if entry.name:
+                entry.display_name, entry.name = entry.name, ""  # the name only where the trace viewer shows it
+                moved += 1
+    assert moved > 100
+    data = space.SerializeToString()
+    path.write_bytes(gzip.compress(data) if raw[:2] == b"\x1f\x8b" else data)
+    whole = _reading(src)
+    assert whole[0][1:3] == (16, "xla_module_launches")
+    assert _reading(tmp_path / "run") == whole
+
+
+def test_an_nsight_export_with_its_names_inline_is_an_error_that_names_the_column(tmp_path):
+    import sqlite3
+
+    src = WILD / "extrap_ex_gpu_a100"
+    shutil.copytree(src, tmp_path / "run")
+    (path,) = (tmp_path / "run").glob("*.sqlite")
+    con = sqlite3.connect(path)
+    for table, col in (("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId"), ("CUPTI_ACTIVITY_KIND_KERNEL", "shortName")):
+        con.execute(f"UPDATE {table} SET {col} = (SELECT value FROM StringIds WHERE id = {table}.{col})")  # the text
+    con.commit()
+    con.close()
+    (s,) = discover(str(tmp_path / "run"))
+    (h,) = analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"]
+    assert "CUPTI_ACTIVITY_KIND_" in h["error"] and "StringIds" in h["error"]  # never a Python message alone

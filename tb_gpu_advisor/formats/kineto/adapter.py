@@ -32,7 +32,7 @@ from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.formats.kineto.layout import LEGACY_CUDA_PROCESS, LEGACY_HOST_PROCESS
 from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, OLD_CATS, KinetoReadError, KinetoTrace, completed_pairs,
                                                has_duration_pairs, link_by_flows, nothing_recorded, parse_trace,
-                                               unlinked_rows)
+                                               times_as_numbers, unlinked_rows)
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
                                           unique_inverse, unique_pairs)
@@ -76,7 +76,32 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
                                                                inferred)
         trace = to_trace(kt, host or _worker(path), path, size)
     trace.notes += [_inferred_note(w, r, _world_size(kt)) for w, r in sorted(inferred.items(), key=lambda x: x[1])]
+    unlinked = [(unlinked_rows(k, DEVICE_CATS, flows_only=False).size, _device_rows(k)) for k, _ in parsed]
+    if sum(u for u, _ in unlinked) and not trace.printed_from:
+        trace.printed_from, trace.not_kept = UNLINKED_FROM, (_unlinked_note(*map(sum, zip(*unlinked))),)
     return trace
+
+
+#: What a trace whose device work names no launch is, in words (``Trace.printed_from``).
+UNLINKED_FROM = ("a trace whose GPU work names no launch (no `correlation` argument and no flow arrow from its call: "
+                 "a converted or re-written copy; torch.profiler writes both on every kernel, copy and memset)")
+
+
+def _unlinked_note(unlinked: int, rows: int) -> str:
+    """What a trace loses where ``unlinked`` of its ``rows`` device rows name no launch (``Trace.not_kept``).
+
+    Why: a kernel with neither its ``correlation`` nor a flow arrow ending on it (:func:`link_by_flows`) read as work
+    no call launched, and nothing said so (session h37-meta56 *Left* 1: ``torchrec_shampoo_128`` so re-written lost a
+    step and read its GPU idle as unexplained)."""
+    return (f"which host call launched {unlinked:,} of its {rows:,} kernels, copies and memsets: they are tied to no "
+            "step by their launch and to no host work, so the steps, the launch waits and the GPU idle the host "
+            "explains are read without them")
+
+
+def _device_rows(kt: KinetoTrace) -> int:
+    """How many rows of ``kt`` are device work (kernels, copies, memsets)."""
+    ids = [i for i, c in enumerate(kt.cats) if c in DEVICE_CATS or OLD_CATS.get(c) in DEVICE_CATS]
+    return int(np.count_nonzero(np.isin(kt.cat, ids))) if ids else 0
 
 
 def _inferred_note(worker: str, rank: int, world: int | None) -> str:
@@ -90,8 +115,9 @@ def _inferred_note(worker: str, rank: int, world: int | None) -> str:
 def _parse(path: str) -> tuple[KinetoTrace, int]:
     """A file's columns and its size on disk.  Opened through ``fsio`` (a file discovery listed: only below its
     logdir, only the file listed) and read from that one open file -- and once more for its flow arrows where its
-    device work carries no ``correlation`` (:func:`~tb_gpu_advisor.formats.kineto.parse.link_by_flows`), or its spans
-    are begin/end pairs (:func:`~tb_gpu_advisor.formats.kineto.parse.completed_pairs`)."""
+    device work carries no ``correlation`` (:func:`~tb_gpu_advisor.formats.kineto.parse.link_by_flows`), its spans
+    are begin/end pairs (:func:`~tb_gpu_advisor.formats.kineto.parse.completed_pairs`), or its times are written as
+    text (:func:`~tb_gpu_advisor.formats.kineto.parse.times_as_numbers`)."""
     try:
         f = fsio.open_binary(path)
     except OSError as e:
@@ -101,9 +127,24 @@ def _parse(path: str) -> tuple[KinetoTrace, int]:
         try:
             kt, paired = parse_trace(f, max_bytes=max_profile_bytes(), name=path), None
         except KinetoReadError as e:
-            if not e.only_pairs:
+            if not (e.only_pairs or e.untimed):
                 raise
             kt, paired = None, e
+    if (kt is None and paired.untimed) or (kt is not None and kt.untimed):  # times written as text: as numbers
+        try:
+            with fsio.open_binary(path) as f:
+                text = times_as_numbers(f)
+        except (ValueError, RecursionError):  # not one JSON document: as read
+            text = None
+        if text is not None:
+            try:
+                kt, paired = parse_trace(io.BytesIO(text), max_bytes=max_profile_bytes(), name=path), None
+            except KinetoReadError as e:
+                if not e.only_pairs:
+                    raise
+                kt, paired = None, e
+        if kt is None and not paired.only_pairs:
+            raise paired
     if kt is None or has_duration_pairs(kt):  # spans written as begin/end pairs: read again, each pair one event
         try:
             with fsio.open_binary(path) as f:

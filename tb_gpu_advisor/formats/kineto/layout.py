@@ -457,7 +457,7 @@ def _parse_header(head: bytes, mtime_s: float | None = None, tail: bytes = b"") 
     props = _json_after(_DEVICE_PROPS, head, tail)
     gpus = tuple((p.get("id"), p.get("name"), p.get("totalGlobalMem")) for p in props if isinstance(p, dict)) \
         if isinstance(props, list) else ()
-    pid = re.search(_HOST_PID, head)
+    pid = re.search(_HOST_PID, head) or _any_order(head, _HOST_CAT, _PID)
     clock = None if ts_us is None else (int(base.group(1)) if base is not None else 0) + int(ts_us * 1e3)
     wall = base is None and ts_us is not None and _EPOCH_MIN_S <= ts_us / 1e6 <= _EPOCH_MAX_S
     return Header(when, rank, world, groups, gpus, int(pid.group(1)) if pid else None, clock, wall, ts_us)
@@ -469,6 +469,29 @@ def _parse_header(head: bytes, mtime_s: float | None = None, tail: bytes = b"") 
 #: name's scan stops at its closing quote, so this is linear.
 _HOST_PID = (rb'"cat"\s*:\s*"(?:cpu_op|user_annotation|cuda_runtime|python_function|Operator|Runtime)"\s*,\s*'
              rb'"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"pid"\s*:\s*(\d+)')
+
+
+#: The same in any key order (:func:`_any_order`): a host category, and the pid beside it.
+_HOST_CAT = rb'"cat"\s*:\s*"(?:cpu_op|user_annotation|cuda_runtime|python_function|Operator|Runtime)"'
+_PID = rb'"pid"\s*:\s*(\d+)'
+
+
+def _any_order(text: bytes, marker: bytes, *values: bytes) -> re.Match | tuple[re.Match, ...] | None:
+    """In the first brace-free stretch of ``text`` (an event's keys up to or after its nested ``args``) that holds
+    ``marker`` and each of ``values``, the match of each value (one: that match); None where none holds them all.
+
+    Why: the patterns beside (``_HOST_PID``, ``_RECORD_END``, ``_TRACE_SPAN``) match an event's keys in Kineto's
+    order, and a copy re-written with its keys in another (sorted: ``json.dump(sort_keys=True)``, ``jq -S``; a
+    converter's) lost its pid and its window's end -- ranks of PyTorch 1.8 are joined by those windows (session
+    h37-meta56 *Left* 3).  Each stretch is scanned once by each pattern, none of which crosses a brace: linear."""
+    for part in re.finditer(rb"[^{}]+", text):
+        seg = part.group(0)
+        if not re.search(marker, seg):
+            continue
+        found = tuple(re.search(v, seg) for v in values)
+        if all(found):
+            return found[0] if len(found) == 1 else found
+    return None
 
 
 _DEVICE_PROPS = rb'"deviceProperties"\s*:\s*'
@@ -581,6 +604,7 @@ def _windows(files: list[_File]) -> dict[int, tuple[float, float]]:
 _RECORD_END = rb'"name"\s*:\s*"Record Window End"[^{}]*?"ts"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)'
 #: The profiler's own span over its window, the ``Trace`` row (``PyTorch Profiler (0)``), written just before it.
 _TRACE_SPAN = rb'"cat"\s*:\s*"Trace"\s*,\s*"ts"\s*:\s*([0-9]+(?:\.[0-9]*)?)\s*,\s*"dur"\s*:\s*([0-9]+(?:\.[0-9]*)?)'
+_TS = rb'"ts"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)'
 _ends: dict[tuple[str, int, int], float | None] = {}
 
 
@@ -595,9 +619,12 @@ def _recorded_end_s(f: _File) -> float | None:
         known, end_us = key in _ends, _ends.get(key)
     if not known:
         tail = _tail_bytes(f.host.path, f.host.size)[-8192:]
-        m = re.search(_RECORD_END, tail)
-        spans = re.findall(_TRACE_SPAN, tail)
-        end_us = float(m.group(1)) if m else (float(spans[-1][0]) + float(spans[-1][1]) if spans else None)
+        m = re.search(_RECORD_END, tail) or _any_order(tail, rb'"name"\s*:\s*"Record Window End"', _TS)
+        spans = [tuple(float(x) for x in s) for s in re.findall(_TRACE_SPAN, tail)]
+        if not m and not spans:  # keys in another order than Kineto's: the first such span
+            span = _any_order(tail, rb'"cat"\s*:\s*"Trace"', _TS, rb'"dur"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)')
+            spans = [(float(span[0].group(1)), float(span[1].group(1)))] if span else []
+        end_us = float(m.group(1)) if m else (spans[-1][0] + spans[-1][1] if spans else None)
         with _headers_lock:
             if len(_ends) > 50_000:
                 _ends.clear()

@@ -47,6 +47,7 @@ import concurrent.futures
 import dataclasses
 import functools
 import json
+import math
 import multiprocessing
 import os
 import re
@@ -187,12 +188,14 @@ def _decoded_args(raws: tuple[bytes | memoryview, ...]) -> dict[str, Any]:
 class KinetoReadError(ValueError):
     """The file is no PyTorch trace we can analyse; the message says which file and why."""
 
-    def __init__(self, path: str, reason: str, only_pairs: bool = False):
+    def __init__(self, path: str, reason: str, only_pairs: bool = False, untimed: bool = False):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
         #: no complete event, but begin/end pairs (:func:`completed_pairs` reads them)
         self.only_pairs = only_pairs
+        #: no complete event with a numeric time (:func:`times_as_numbers` reads those written as strings)
+        self.untimed = untimed
 
 
 #: ``Device Type`` of a GPU's ``[memory]`` events (c10's DeviceType, pytorch/pytorch c10/core/DeviceType.h): CUDA, HIP
@@ -270,6 +273,9 @@ class KinetoTrace:
     compressed: bool = False
     truncated: bool = False
     problems: list[str] = field(default_factory=list)
+    #: complete events whose ``ts`` or ``dur`` is no number (skipped, or read as lasting 0): strings, where a writer
+    #: wrote numbers as text (:func:`times_as_numbers`), null, NaN
+    untimed: int = 0
     decoder: str = "json"
     #: Workers (ranks) whose files were merged into this trace (``ranks.merge_ranks``); empty: one file.
     workers: list[str] = field(default_factory=list)
@@ -1157,10 +1163,10 @@ FLOW_BLOCK = 8 << 20
 _FLOW_CARRY = 4096
 
 
-def unlinked_rows(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
+def unlinked_rows(kt: KinetoTrace, cats: tuple[str, ...], flows_only: bool = True) -> np.ndarray:
     """The rows of ``cats`` (device work) that carry no ``correlation``, where the trace holds flow ends (``f``) that
-    could link them; empty else."""
-    if not kt.ph_counts.get("f") or not len(kt):
+    could link them (``flows_only``; with it False, wherever they are); empty else."""
+    if (flows_only and not kt.ph_counts.get("f")) or not len(kt):
         return np.zeros(0, np.int64)
     ids = [i for i, c in enumerate(kt.cats) if c in cats or OLD_CATS.get(c) in cats]
     return np.flatnonzero(np.isin(kt.cat, ids) & (kt.correlation < 0)) if ids else np.zeros(0, np.int64)
@@ -1262,6 +1268,39 @@ def completed_pairs(src: IO[bytes]) -> bytes:
     if isinstance(doc, dict):
         doc["traceEvents"] = out
     return json.dumps(doc if isinstance(doc, dict) else out).encode()
+
+
+def times_as_numbers(src: IO[bytes]) -> bytes | None:
+    """The trace ``src`` as JSON text whose ``ts`` and ``dur`` written as numeric strings (``"1700000000123.5"``) are
+    numbers; None where it writes none so (its untimed events are null, NaN or words: damage, as first read).
+
+    Why: the columns read only numbers, and the Chrome trace viewer and Perfetto read a number in a string as the
+    number.  A writer that quotes them (a converter, a template; rocprof's tblextr does, read by its own reader)
+    left every event unread -- "no readable event" -- or, with ``dur`` alone quoted, every span 0 long: the report
+    damaged and empty of findings (session h37-meta57's ``durstr`` rewrite of the real sets)."""
+    stream, blocks = as_utf8(_maybe_gunzip(src)[0]), []
+    while block := stream.read(FLOW_BLOCK):
+        blocks.append(block)
+    doc = json.loads(b"".join(blocks))
+    events = doc.get("traceEvents") if isinstance(doc, dict) else doc
+    if not isinstance(events, list):
+        return None
+    changed = 0
+    for e in events:
+        if not isinstance(e, dict):
+            continue
+        for key in ("ts", "dur"):
+            v = e.get(key)
+            if type(v) is str and _NUMBER_TEXT.fullmatch(v.strip()):
+                x = float(v)
+                if math.isfinite(x):
+                    e[key] = int(v) if _INTEGER_TEXT.fullmatch(v.strip()) else x
+                    changed += 1
+    return json.dumps(doc).encode() if changed else None
+
+
+_NUMBER_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?")
+_INTEGER_TEXT = re.compile(r"-?[0-9]+")
 
 
 # ---------------------------------------------------------------------------------------------- parser
@@ -1698,7 +1737,8 @@ class _Parser:
             reason = "; ".join(self.problems) if self.problems else (
                 f"its {c.malformed:,} complete events have no numeric time (a `ts` written as a string?)"
                 if c.malformed and c.malformed >= c.ph["X"] > 0 else "the \"traceEvents\" array holds no complete event")
-            raise KinetoReadError(self.name, f"no readable event: {reason}", only_pairs=bool(c.ph["B"] and c.ph["E"]))
+            raise KinetoReadError(self.name, f"no readable event: {reason}", only_pairs=bool(c.ph["B"] and c.ph["E"]),
+                                  untimed=bool(c.malformed))
         if self.read_error and not self.truncated:
             self.problems.append(f"the file's end is damaged ({self.read_error}), after the last event")
         if c.malformed:
@@ -1724,7 +1764,8 @@ class _Parser:
             pid_labels={v: k for k, v in c.pid_labels.items()}, tid_labels={v: k for k, v in c.tid_labels.items()},
             memory=c.memory, memory_reserved=c.memory_reserved, mem=c.mem_columns(), ph_counts=dict(c.ph), n_events=c.n_events,
             bytes_read=self.base + len(self.buf), compressed=self.compressed, truncated=self.truncated,
-            problems=self.problems, decoder=self.decoder, op_args=c.op_args, op_work=c.op_work, **cols,
+            problems=self.problems, untimed=c.malformed + c.bad_dur, decoder=self.decoder, op_args=c.op_args,
+            op_work=c.op_work, **cols,
             launch_row=launch_row, blocks=blocks, threads=threads, groups=groups,
         )
 

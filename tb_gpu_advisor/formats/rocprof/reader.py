@@ -115,7 +115,9 @@ def file_text(path: str) -> tuple[str, int]:
                 raw = head + f.read()
     except OSError as e:
         raise RocprofReadError(f"cannot read {path}: {e}") from e
-    return raw.decode("utf-8", errors="replace"), size
+    # a BOM before the JSON (a copy saved by an editor or PowerShell's ``Out-File -Encoding utf8``) is no text of it:
+    # the trace did not "start as one" and was an error (session h37-meta57's ``bom`` rewrite)
+    return raw.decode("utf-8-sig", errors="replace"), size
 
 
 @dataclasses.dataclass

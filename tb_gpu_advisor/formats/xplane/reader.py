@@ -542,7 +542,10 @@ def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | Non
 
     entries = sorted(msg.event_metadata, key=lambda e: e.key)
     meta_ids = np.asarray([e.key for e in entries], dtype=np.int64)
-    event_names = [e.value.name for e in entries]
+    # an event named only by its display name (the name empty: a writer or converter that fills the one the trace viewer
+    # shows) is named by it -- unnamed, a JAX capture's steps and eager ops went unread (session h37-meta57's
+    # ``dispname`` rewrite); xprof's visitor shows the display name where set, else the name
+    event_names = [e.value.name or e.value.display_name for e in entries]
     display_names = [e.value.display_name for e in entries]
     blobs: list[bytes] = []
     meta_stats = _stats_from_messages(

@@ -47,3 +47,13 @@ def test_a_rewritten_file_has_a_key_of_its_own():
     moved = dataclasses.replace(s, hosts=(dataclasses.replace(h, mtime_ns=h.mtime_ns + 1),) + tuple(s.hosts[1:]))
     grown = dataclasses.replace(s, hosts=(dataclasses.replace(h, size=h.size + 1),) + tuple(s.hosts[1:]))
     assert len({report_store._key(s), report_store._key(moved), report_store._key(grown)}) == 3
+
+
+def test_a_threshold_overridden_has_a_key_of_its_own():
+    from tb_gpu_advisor.common.thresholds import override
+
+    (s,) = discover(str(KEPT))
+    before = report_store._key(s)
+    with override(**{"excessive_memcpy.warning": 0.015}):
+        assert report_store._key(s) != before
+    assert report_store._key(s) == before

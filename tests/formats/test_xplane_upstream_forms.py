@@ -28,7 +28,6 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tests.support.rocm_copies import blit_copies, roctracer_copies
-from tests.support.report_store import session_report
 
 #: ``kCuptiDriverApiPlaneName`` (xla/tsl/profiler/utils/xplane_schema.cc)
 CUPTI_PLANE = "/host:CUPTI"
@@ -250,7 +249,8 @@ def test_a_chunked_capture_is_named_not_passed_over(tmp_path):
 
 def _session_findings(logdir) -> tuple[int, dict[str, str]]:
     from tb_gpu_advisor.discover.logdir import discover
-        (s,) = discover(str(logdir))
+    from tests.support.report_store import session_report
+    (s,) = discover(str(logdir))
     rep = session_report(s)
     return len(rep.hosts), {f.rule: f.severity for f in rep.findings}
 

@@ -19,7 +19,6 @@ from tb_gpu_advisor.formats.snapshot.reader import read_trace
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tests.support.paths import FIXTURES
-from tests.support.report_store import session_report
 
 SET = FIXTURES / "h200_memory"
 TRUTH = json.loads((SET / "TRUTH.json").read_text())
@@ -155,7 +154,8 @@ def test_jax_memory_is_placed_at_the_gpu_work_it_served_not_at_dispatch():
     of their call, the allocations span the GPU's steps, and the peak lies inside a kept step, before its end.  The
     59.4 GiB allocator limit says it is 75% of the H100's 79.2 GiB."""
     from tb_gpu_advisor.discover.logdir import discover
-        from tests.support.real_checks import REAL_JAX_SET
+    from tests.support.report_store import session_report
+    from tests.support.real_checks import REAL_JAX_SET
 
     if not (REAL_JAX_SET / "gpt_bf16").is_dir():
         pytest.skip(f"{REAL_JAX_SET} not present")

@@ -22,7 +22,6 @@ import pytest
 
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 from tests.support.run_report import run_report
-from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 OLD_V100 = SHARED_PROFILES / "wild-torch" / "resnet50_num_workers_0"
@@ -113,7 +112,8 @@ def test_an_old_pytorch_on_a_bf16_gpu_is_told_of_bfloat16(tmp_path):
 def test_an_old_pytorch_on_a_v100_is_still_told_of_no_bfloat16():
     """Control: the V100 itself keeps review14's float16 fix with no word of bfloat16."""
     from tb_gpu_advisor.discover.logdir import discover
-        from tests.support.properties import bf16_fix_problems, no_bf16_problems
+    from tests.support.report_store import session_report
+    from tests.support.properties import bf16_fix_problems, no_bf16_problems
 
     sessions = [s for s in discover(str(OLD_V100.parent)) if s.run == OLD_V100.name]
     assert sessions

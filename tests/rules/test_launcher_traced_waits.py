@@ -14,7 +14,6 @@ import pytest
 
 from synthetic.nsysexport import write_launcher_waits
 from tests.support.cli_report import first_report
-from tests.support.report_store import session_report
 
 WORDS = "launched straight through the driver"
 #: launches after the launcher's own silence and after a traced ``poll``, in one step; the waited ones' launcher part
@@ -85,7 +84,8 @@ def test_traced_waits_reports_hold_every_property(tmp_path, kw):
     part within its own unrecorded whole) on the generated exports, which the walk of tests/report/test_properties.py
     does not hold; the law fails where the part is made larger than its whole."""
     from tb_gpu_advisor.discover.logdir import discover
-        from tests.support.properties import launcher_part_problems, report_violations
+    from tests.support.report_store import session_report
+    from tests.support.properties import launcher_part_problems, report_violations
 
     write_launcher_waits(str(tmp_path / "bench.sqlite"), **kw)
     (s,) = discover(str(tmp_path))

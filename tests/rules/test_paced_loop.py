@@ -17,7 +17,6 @@ import pytest
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.formats.nsys import reader
 from tests.support.cli_report import first_report
-from tests.support.report_store import session_report
 
 
 def _gaps(rep: dict) -> dict:
@@ -224,7 +223,8 @@ def test_the_paced_loops_reports_hold_every_property(tmp_path, kw: dict) -> None
     fix lands" within the step and counting every saving) on each shape of the paced loop, which the walk of
     tests/report/test_properties.py does not hold."""
     from tb_gpu_advisor.discover.logdir import discover
-        from tests.support.properties import report_violations
+    from tests.support.report_store import session_report
+    from tests.support.properties import report_violations
 
     nx.write_paced_loop(str(tmp_path / "report1.sqlite"), **kw)
     (s,) = discover(str(tmp_path))

@@ -18,7 +18,6 @@ import pytest
 
 from synthetic.torchtrace import MI300X, write_python_launcher
 from tests.support.cli_report import first_report
-from tests.support.report_store import session_report
 
 WORDS = "launched straight through the driver"
 #: The same silences before launches no Python launcher makes: inside Inductor ops, through the runtime API, or
@@ -122,7 +121,8 @@ def test_launcher_reports_hold_every_property(tmp_path, kw):
     within each finding's unrecorded whole, the gaps' within the launcher's) on the launcher captures, which the
     walk of tests/report/test_properties.py does not hold."""
     from tb_gpu_advisor.discover.logdir import discover
-        from tests.support.properties import launcher_part_problems, report_violations
+    from tests.support.report_store import session_report
+    from tests.support.properties import launcher_part_problems, report_violations
 
     write_python_launcher(str(tmp_path / "bench.pt.trace.json"), **kw)
     (s,) = discover(str(tmp_path))

@@ -8,7 +8,8 @@ Here the first process to analyse a session pickles its ``Report`` into a folder
 its own (unpickled afresh, or kept in this process by the caller's own cache): no test sees another's edits.
 
 The key is the report cache's (``runtime.cache.session_key``: the files' path, size and mtime, the settings, the
-analyzer's code) and the decoder switch: a tree rewritten in the run is analysed again.  One run of pytest
+analyzer's code), the decoder switch and the thresholds (a test's ``thresholds.override``): a tree rewritten in the
+run, or read under other thresholds, is analysed again.  One run of pytest
 takes one decoder path (the pure-Python rerun is another run, with its own root), so the stored report is the one
 this process would make.  Without a folder (``set_folder`` not called: a script) every call analyses.
 """
@@ -21,6 +22,7 @@ import os
 import pickle
 from pathlib import Path
 
+from tb_gpu_advisor.common.thresholds import THRESHOLDS
 from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.runtime.cache import session_key
 from tb_gpu_advisor.runtime.pipeline import analyze_session
@@ -40,8 +42,9 @@ def set_folder(folder: Path | None) -> None:
 
 def _key(session) -> str:  # noqa: ANN001 - a discovered Session
     """The report cache's own key of the session (its files and what is read beside them, the settings, the
-    analyzer's code) and the decoder switch."""
-    material = [session_key(session).digest, os.environ.get("TB_GPU_ADVISOR_PURE_PYTHON", "")]
+    analyzer's code), the decoder switch and every threshold's value now (a test's ``thresholds.override``)."""
+    material = [session_key(session).digest, os.environ.get("TB_GPU_ADVISOR_PURE_PYTHON", ""),
+                sorted((name, t.value) for name, t in THRESHOLDS.items())]
     return hashlib.sha256(json.dumps(material).encode()).hexdigest()
 
 

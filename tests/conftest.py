@@ -1,7 +1,10 @@
 """Every test gets its own report cache: no test reads or writes the user's ~/.cache/tb-gpu-advisor, and no
-test sees a report another test stored (subprocesses inherit the variable)."""
+test sees a report another test stored (subprocesses inherit the variable).  Apart from it, the sessions of the kept
+captures are analysed once per test run and shared by every worker (``tests/support/report_store.py``)."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -9,6 +12,21 @@ import pytest
 @pytest.fixture(autouse=True)
 def _private_report_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("TB_GPU_ADVISOR_CACHE_DIR", str(tmp_path_factory.mktemp("report-cache")))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _report_store(tmp_path_factory):
+    """The folder where the sessions of kept captures are analysed once for the whole run
+    (``tests/support/report_store.py``): the run's temporary root, which every pytest-xdist worker of the run shares
+    (each worker's own root is a folder of it)."""
+    from tests.support import report_store
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    report_store.set_folder(root / "analysed-sessions")
+    yield
+    report_store.set_folder(None)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ANN001 - pytest's hook signature

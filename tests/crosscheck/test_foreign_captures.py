@@ -17,8 +17,8 @@ import pytest
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.nsys import reader as nsys_reader
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 FOREIGN = FIXTURES / "foreign"
 CLOVERLEAF = FOREIGN / "nsys_a100_cloverleaf" / "perlmutter-cloverleaf-cuda.sqlite"
@@ -29,7 +29,7 @@ SAXPY = FOREIGN / "nsys_a100_saxpy_mpi" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlit
 
 def _report(run: str) -> dict:
     (s,) = [s for s in discover(str(FOREIGN)) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def _sql(path, query: str) -> tuple:
@@ -95,7 +95,7 @@ def test_capture_with_no_device_is_still_cpu_only():
 
 def _report_of_fixture(folder: str, run: str) -> dict:
     (s,) = [s for s in discover(str(FIXTURES / folder)) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 

@@ -16,8 +16,8 @@ import json
 import re
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 GAPS = FIXTURES / "gaps"
 
@@ -33,7 +33,7 @@ def test_a_gap_inside_a_guessed_step_is_a_share_of_the_time_it_sits_in():
     longest_gap = max(b[0] - a[1] for a, b in itertools.pairwise(k)) / 1e3  # ms
     span = (k[-1][1] - k[0][0]) / 1e3
     (s,) = discover(str(GAPS))
-    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    rep = session_report(s).to_dict()
     (host,) = rep["hosts"]
     assert host["steps"]["count"] == 1  # one window: two bursts of different kernels are no iterations
     assert longest_gap / span > 0.8  # most of the window is the one idle stretch, inside the one step

@@ -15,8 +15,8 @@ import json
 
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 RUN = FIXTURES / "waits"
 
@@ -36,7 +36,7 @@ def _host_work_without_runtime_calls_ms(ev: list[dict]) -> float:
 
 def _report() -> dict:
     (s,) = [s for s in discover(str(RUN)) if s.run == "event_sync_a100"]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def test_an_op_that_runs_on_the_host_without_a_launch_is_host_work_not_launch_wait():
@@ -76,7 +76,7 @@ def test_a_millisecond_without_a_runtime_call_inside_a_dispatch_is_host_work():
     stretch_ms = ((calls[0] if calls else region["ts"] + region["dur"]) - region["ts"]) / 1e3
     assert stretch_ms > T("metrics.cpu_op_ms"), stretch_ms  # ~1.26 ms with no runtime call
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == "compiled_a100_triton"]
-    host = analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0]
+    host = session_report(s).to_dict()["hosts"][0]
     bd, step = host["breakdown_ms"], host["gpus"][0]["step_ms"]
     assert bd["launch_wait"] <= step - stretch_ms, bd  # main: 1.39 ms of a 1.67 ms step
     assert bd["host_compute"] >= 0.95 * stretch_ms, bd

@@ -12,8 +12,8 @@ import functools
 import sqlite3
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 RUN = "nvfuser_h200_first_call"
 EXPORT = FIXTURES / "wild" / RUN / "report1.sqlite"
@@ -22,7 +22,7 @@ EXPORT = FIXTURES / "wild" / RUN / "report1.sqlite"
 @functools.cache
 def _report() -> dict:
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == RUN]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def _sql(q: str) -> list:

@@ -24,8 +24,8 @@ from collections import Counter
 import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 RUN = "fsdp_mi350x_kernel_trace"
@@ -34,7 +34,7 @@ RUN = "fsdp_mi350x_kernel_trace"
 @functools.cache
 def _report(run: str, root=WILD) -> dict:
     (s,) = [s for s in discover(str(root)) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 @pytest.fixture(scope="module")

@@ -13,15 +13,15 @@ import json
 
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import pytorch
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 
 
 def _report(run: str) -> dict:
     (s,) = [s for s in discover(str(WILD)) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def _op_names(run: str) -> set[str]:

@@ -17,8 +17,8 @@ import gzip
 import json
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 
 def _events(folder: str) -> list[dict]:
@@ -29,7 +29,7 @@ def _events(folder: str) -> list[dict]:
 def _report(folder: str) -> dict:
     parent, run = folder.split("/")
     (s,) = [s for s in discover(str(FIXTURES / parent)) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def test_the_files_own_evidence_one_step_numbered_1_with_one_kernel_launched_once():

@@ -19,8 +19,9 @@ import pytest
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.kineto import adapter as kineto_adapter
-from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 WAITS = FIXTURES / "waits"
@@ -29,7 +30,7 @@ WAITS = FIXTURES / "waits"
 @functools.lru_cache(maxsize=None)
 def _report(root: Path, run: str) -> dict:
     (s,) = [s for s in discover(str(root)) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def _metrics(path: Path):

@@ -15,9 +15,9 @@ import json
 import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
 from tests.support.real_checks import TRUTH_CHECKS
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 TRUTH = json.loads((WILD / "TRUTH.json").read_text())
@@ -31,7 +31,7 @@ def sessions():
 @pytest.mark.parametrize("run", sorted(TRUTH))
 def test_wild_trace_reads_as_an_expert_reads_it(sessions, run):
     s = sessions[run]
-    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    rep = session_report(s).to_dict()
     failed = {v.name: v.detail for v in (check(TRUTH[run], rep) for check in TRUTH_CHECKS.values()) if v.ok is False}
     known = TRUTH[run].get("known_miss") or {}
     assert set(failed) == set(known), (f"{run}: failed {failed}, known misses {sorted(known)} -- truth: "

@@ -13,6 +13,7 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.kineto import adapter as kineto_adapter
 from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 #: NVIDIA's words that must not reach a user of an AMD GPU (prose of findings and fixes).
@@ -21,7 +22,7 @@ NVIDIA_WORDS = re.compile(r"Tensor Core|cuDNN|cuBLAS|\bCUDA\b|NVIDIA|\bsm\d|\bNC
 
 def _report(run: str):
     (s,) = [s for s in discover(str(WILD)) if s.run == run]
-    return s, analyze_session(s.run, s.session, s.hosts).to_dict()
+    return s, session_report(s).to_dict()
 
 
 def _prose(rep: dict) -> str:

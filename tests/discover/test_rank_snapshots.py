@@ -15,7 +15,7 @@ import pytest
 
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.report_store import session_report
 
 
 def _write(folder: Path, names: list[str]) -> list[ms.Scenario]:
@@ -41,7 +41,7 @@ def test_each_ranks_findings_are_its_own(tmp_path: Path) -> None:
     folder = tmp_path / "memory_snapshot" / "iteration_10"
     made = _write(folder, ["rank0_memory_snapshot.pickle", "rank1_memory_snapshot.pickle"])
     (s,) = discover(str(tmp_path))
-    report = analyze_session(s.run, s.session, s.hosts)
+    report = session_report(s)
     oom = [f for f in report.findings if f.rule == "oom_snapshot"]
     assert [f.host for f in oom] == ["rank1_memory_snapshot"]
     peaks = {h.host: max(g.memory["peak_allocated_bytes"] for g in h.gpus if g.memory) for h in report.hosts}

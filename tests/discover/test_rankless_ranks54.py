@@ -24,7 +24,7 @@ import pytest
 from synthetic import randjobs as R
 from synthetic import torchtrace as T
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.report_store import session_report
 
 #: 2021-06-08 09:04:49 UTC, in microseconds: an old trace's clock is the wall clock.
 START_US = 1_623_143_089_000_000
@@ -65,7 +65,7 @@ def test_an_old_jobs_ranks_stating_no_rank_are_one_job(tmp_path: Path, header: t
 
     def reading(folder: Path) -> dict:
         (s,) = discover(str(folder))
-        h = analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0]
+        h = session_report(s).to_dict()["hosts"][0]
         return {"steps": (h["steps"]["source"], h["steps"]["count"]),
                 "findings": sorted((f["rule"], f["severity"]) for f in h["findings"])}
 
@@ -139,7 +139,7 @@ def test_a_real_jobs_ranks_without_their_rank_read_as_with_it(tmp_path: Path) ->
 
     def reading(folder: Path) -> tuple:
         (s,) = discover(str(folder))
-        rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+        rep = session_report(s).to_dict()
         return (sorted(h["host"] for h in rep["hosts"]),
                 sorted((h["host"], h["steps"]["source"], h["steps"]["count"]) for h in rep["hosts"]),
                 sorted((f["rule"], f["severity"], f.get("host") or "") for f in rep.get("findings", [])))

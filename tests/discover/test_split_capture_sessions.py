@@ -12,6 +12,7 @@ from synthetic import jaxcapture
 from tb_gpu_advisor.discover.logdir import discover, session_time
 from tb_gpu_advisor.formats.xplane.layout import HOST_FOLDERS_WITHIN_S
 from tb_gpu_advisor.model.logdir import find_session, find_stock_run
+from tests.support.report_store import session_report
 
 
 def _write_split(logdir: Path, folders: dict[str, str]) -> jaxcapture.JaxJob:
@@ -23,9 +24,8 @@ def _write_split(logdir: Path, folders: dict[str, str]) -> jaxcapture.JaxJob:
 
 
 def _findings(s) -> dict[str, str]:
-    from tb_gpu_advisor.runtime.pipeline import analyze_session
-
-    rep = analyze_session(s.run, s.session, s.hosts)
+    
+    rep = session_report(s)
     return {f.rule: f.severity for f in rep.findings}
 
 

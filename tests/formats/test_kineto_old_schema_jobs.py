@@ -28,8 +28,8 @@ from synthetic import randjobs as R
 from synthetic import torchtrace as T
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.random_jobs import laws_broken
+from tests.support.report_store import session_report
 
 
 def _report(job: R.Job, folder: str, old: bool):
@@ -37,7 +37,7 @@ def _report(job: R.Job, folder: str, old: bool):
     if old:
         assert T.rewrite_as_old_schema(run)
     (s,) = [s for s in discover(folder) if s.run == f"job{job.seed}"]
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def _reading(report) -> dict:

@@ -50,8 +50,8 @@ import shutil
 from pathlib import Path
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 
@@ -60,7 +60,7 @@ def _reading(folder: Path) -> list:
     """Each session's hosts (step count and source, job kind) and findings (id, severity), in order."""
     out = []
     for s in discover(str(folder)):
-        rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+        rep = session_report(s).to_dict()
         for h in rep["hosts"]:
             assert not h.get("error"), h["error"]
             out.append((h["host"], (h.get("steps") or {}).get("count"), (h.get("steps") or {}).get("source"),
@@ -222,7 +222,7 @@ def test_times_that_are_no_numbers_are_an_error_that_says_so(tmp_path):
     with gzip.open(tmp_path / name, "wt") as f:
         json.dump(doc, f)
     (s,) = discover(str(tmp_path))
-    (h,) = analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"]
+    (h,) = session_report(s).to_dict()["hosts"]
     assert "no numeric time" in h["error"] and "string" in h["error"]
 
 def _verdict_and_notes(folder: Path) -> tuple[str, list]:

@@ -32,6 +32,7 @@ from synthetic.torchtrace import write_filled_steps
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.report_store import session_report
 
 #: Names a kernel may carry that a name-reader takes for a copy or a fill (each a different vendor's word).
 LYING_KERNEL_NAMES = ["Memcpy HtoD (Pinned -> Device)", "CopyDeviceToHost", "Memset_kernel", "MemcpyKernel"]
@@ -39,7 +40,7 @@ LYING_KERNEL_NAMES = ["Memcpy HtoD (Pinned -> Device)", "CopyDeviceToHost", "Mem
 
 def _host(folder: str | Path) -> dict:
     (s,) = discover(str(folder))
-    (h,) = analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"]
+    (h,) = session_report(s).to_dict()["hosts"]
     return h
 
 

@@ -23,6 +23,7 @@ import pytest
 from synthetic import torchtrace as tt
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.report_store import session_report
 
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "lost_kernels_synced_a40"
 GENERAL = "let the GPU finish its work before the profiler stops"
@@ -91,10 +92,9 @@ def test_a_hip_window_that_synced_is_read_in_hips_words(tmp_path):
 def _session(path: Path):  # noqa: ANN202 - a Report
     """The one session's report of the capture in ``path``'s folder, analysed in this process."""
     from tb_gpu_advisor.discover.logdir import discover
-    from tb_gpu_advisor.runtime.pipeline import analyze_session
-
+    
     (s,) = discover(str(path.parent))
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def test_a_hip_window_that_synced_is_told_rocms_build_and_profiler(tmp_path):

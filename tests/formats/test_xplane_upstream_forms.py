@@ -249,9 +249,9 @@ def test_a_chunked_capture_is_named_not_passed_over(tmp_path):
 
 def _session_findings(logdir) -> tuple[int, dict[str, str]]:
     from tb_gpu_advisor.discover.logdir import discover
-    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    from tests.support.report_store import session_report
     (s,) = discover(str(logdir))
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     return len(rep.hosts), {f.rule: f.severity for f in rep.findings}
 
 

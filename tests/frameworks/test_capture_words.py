@@ -14,8 +14,8 @@ import pytest
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.report.render import to_text
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 PER_RANK = "one trace per rank"
@@ -25,7 +25,7 @@ TRAINING = "train_step("
 def _text(run: str) -> str:
     """The text report of one kept wild capture."""
     (s,) = [s for s in discover(str(WILD)) if s.run == run]
-    return to_text(analyze_session(s.run, s.session, s.hosts))
+    return to_text(session_report(s))
 
 
 @pytest.mark.parametrize("run", ["mi210_gpu_only", "amd_mi250", "ddp_mi300x_nopool", "compiled_a100_triton"])

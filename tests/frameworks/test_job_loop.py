@@ -17,8 +17,9 @@ from tb_gpu_advisor import formats, rules
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.model.schema import Report
-from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 PER_RANK = "one trace per rank"
 TRAINING = "train_step("
@@ -26,7 +27,7 @@ TRAINING = "train_step("
 
 def _report(run: str) -> Report:
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def _fixes(report: Report, rule: str) -> list:
@@ -49,7 +50,7 @@ def test_an_old_pytorchs_work_of_no_known_kind_is_told_autocast_around_its_step(
     note no longer fires there (its one "16-bit GEMM off the Tensor Cores" is cuBLAS's k = 1 outer product, no Tensor
     Core work: h37-kernelfam2), so the fixes its job's tags compose are read from the framework."""
     (s,) = discover(str(FIXTURES / "gaps" / "inference_rank_1"))
-    r = analyze_session(s.run, s.session, s.hosts)
+    r = session_report(s)
     assert r.hosts[0].job["kind"] == "unknown" and "legacy" in r.hosts[0].job["tags"]
     fw = host_metrics(formats.read(s.hosts[0])).job.framework(pytorch.FRAMEWORK)
     code = " ".join(a.snippet or "" for k in ("tensor_core_unused", "tensor_core_unused:fp16")

@@ -15,7 +15,7 @@ import pytest
 from synthetic.scenarios import launch_bound
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import tensorflow as tf
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.report_store import session_report
 
 #: a training step's code: the tape, the optimizer, a train_step
 TRAINING = re.compile(r"\btrain_step\b|GradientTape|\boptimizer\b")
@@ -24,7 +24,7 @@ TRAINING = re.compile(r"\btrain_step\b|GradientTape|\boptimizer\b")
 def test_work_of_no_known_kind_defines_its_own_step_under_the_compile_fixes(tmp_path: Path) -> None:
     launch_bound().write(tmp_path)
     (s,) = discover(str(tmp_path))
-    r = analyze_session(s.run, s.session, s.hosts)
+    r = session_report(s)
     (h,) = r.hosts
     assert h.job["kind"] == "unknown"
     found = {f.rule: f for f in h.findings}
@@ -84,7 +84,7 @@ def test_a_tensorflow_job_of_no_known_kind_reports_its_own_capture_advice(tmp_pa
     """The report's ``job.capture_advice`` (the MCP server's) of the no-known-kind step loops its own step."""
     launch_bound().write(tmp_path)
     (s,) = discover(str(tmp_path))
-    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (h,) = session_report(s).hosts
     assert h.job["kind"] == "unknown" and "run_one_step(batch)" in h.job["capture_advice"]
     assert not TRAINING_CAPTURE.search(h.job["capture_advice"])
 
@@ -98,5 +98,5 @@ def test_the_real_tensorflow_training_jobs_advice_is_keras_fits() -> None:
     from tb_gpu_advisor.discover.logdir import locate_file
 
     _, s, _ = locate_file(V100_CAPTURE)
-    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (h,) = session_report(s).hosts
     assert h.job["kind"] == "training" and h.job["capture_advice"] == tf.CAPTURE

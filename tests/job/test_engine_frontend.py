@@ -14,14 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support import kineto_doc
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 
 def _wild(run: str) -> dict:
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def _text(f: dict) -> str:

@@ -18,8 +18,9 @@ from functools import lru_cache
 from synthetic import torchtrace as tt
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
-from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 
@@ -27,7 +28,7 @@ WILD = FIXTURES / "wild"
 @lru_cache(maxsize=None)
 def _job(run: str) -> dict:
     s = [s for s in discover(str(WILD)) if s.run == run][0]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0]["job"]
+    return session_report(s).to_dict()["hosts"][0]["job"]
 
 
 def test_a_real_captures_first_calls_from_process_start_are_one_time_costs():

@@ -14,8 +14,8 @@ import pytest
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 GRADIENTS = [
     "void at::native::batch_norm_backward_kernel<c10::BFloat16, c10::BFloat16, float, int>(at::GenericPackedTensorAccessor)",
@@ -59,7 +59,7 @@ def test_forward_and_data_gradient_kernels_are_no_evidence_of_training(name):
 @cache
 def _job(run: str) -> dict:
     s = next(s for s in discover(str(FIXTURES / "wild")) if s.run == run)
-    return analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0]["job"]
+    return session_report(s).to_dict()["hosts"][0]["job"]
 
 
 def test_a_kernels_only_training_capture_is_training():

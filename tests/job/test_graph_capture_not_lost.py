@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 RUN = FIXTURES / "wild" / "sglang_mi300x_capture"
 LAUNCHES = ("hipLaunchKernel", "hipExtModuleLaunchKernel", "hipModuleLaunchKernel")
@@ -28,7 +28,7 @@ def _events(path: Path) -> list[dict]:
 
 def _report(root: Path) -> dict:
     s = [s for s in discover(str(root))][0]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def _lost(rep: dict) -> list[dict]:

@@ -15,8 +15,8 @@ from functools import lru_cache
 import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES, SHARED_PROFILES
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 #: Fixes that only a training loop can take.
@@ -29,7 +29,7 @@ NVIDIA_WORDS = re.compile(r"Tensor Core|cuDNN|cuBLAS|\bCUDA\b|NVIDIA|\bNCCL\b|nv
 @lru_cache(maxsize=None)
 def _report(run: str, root: str = str(WILD)) -> dict:
     s = [s for s in discover(root) if s.run == run][0]  # the newest session
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def _job(rep: dict) -> dict:

@@ -15,13 +15,13 @@ import pytest
 
 from synthetic.nsysexport import write_lazy_first_launch
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.report_store import session_report
 
 
 def _host(tmp_path, **kw):
     truth = write_lazy_first_launch(str(tmp_path / "pass.sqlite"), **kw)
     (s,) = discover(str(tmp_path))
-    return truth, analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0]
+    return truth, session_report(s).to_dict()["hosts"][0]
 
 
 def test_a_lone_slow_first_launch_is_a_one_time_cost(tmp_path):

@@ -22,14 +22,15 @@ from synthetic import jaxcapture, nsysexport as nx
 from synthetic import torchtrace as tt
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.nsys import reader as nsys_reader
-from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.cli_report import first_report
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 
 def _wild(run: str) -> dict:
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def _lost(rep: dict) -> list[dict]:

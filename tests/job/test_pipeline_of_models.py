@@ -20,9 +20,9 @@ from functools import cache
 
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import pytorch
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support import kineto_doc
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 GPU = {"ph": "X", "pid": 0, "tid": 7}
 HOST = {"ph": "X", "pid": 1, "tid": 1}
@@ -32,7 +32,7 @@ CALL = "torch/nn/modules/module.py(1779): _call_impl"
 @cache
 def _wild(run: str) -> dict:
     s = [s for s in discover(str(FIXTURES / "wild")) if s.run == run][0]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def _calls(modules: list[str], kernels: int = 20) -> list[dict]:

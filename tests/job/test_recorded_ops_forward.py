@@ -30,8 +30,8 @@ from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats import read
 from tb_gpu_advisor.job.kind import work_kind
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 MMAGIC = FIXTURES / "wild" / "mmagic_a100_pyprof_forward" / "net.sqlite"
 WORDS = "PyTorch's calls recorded as op ranges"
@@ -59,7 +59,7 @@ def test_a_forward_pass_recorded_by_pyprof_is_inference_with_inference_fixes():
     kind = _kind(MMAGIC)
     assert (kind.kind, kind.confidence) == ("inference", "medium") and WORDS in kind.evidence, kind
     (s,) = [s for s in discover(str(MMAGIC.parent))]
-    host = analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0]
+    host = session_report(s).to_dict()["hosts"][0]
     assert host["job"]["kind"] == "inference"
     fp32 = next(f for f in host["findings"] if f["rule"] == "mixed_precision_off")
     text = json.dumps(fp32["actions"])

@@ -11,14 +11,14 @@ import pytest
 
 from synthetic.torchtrace import Scenario, back_to_back_updates, write_run
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.report_store import session_report
 
 
 def _steps(tmp_path, updates: int, nested: bool = False) -> dict:
     write_run(str(tmp_path), Scenario(1, back_to_back_updates(updates, nested=nested), [], [], "back-to-back updates"),
               run="opt")
     (s,) = discover(str(tmp_path))
-    host = analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0]
+    host = session_report(s).to_dict()["hosts"][0]
     return host["steps"]
 
 

@@ -154,13 +154,13 @@ def test_jax_memory_is_placed_at_the_gpu_work_it_served_not_at_dispatch():
     of their call, the allocations span the GPU's steps, and the peak lies inside a kept step, before its end.  The
     59.4 GiB allocator limit says it is 75% of the H100's 79.2 GiB."""
     from tb_gpu_advisor.discover.logdir import discover
-    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    from tests.support.report_store import session_report
     from tests.support.real_checks import REAL_JAX_SET
 
     if not (REAL_JAX_SET / "gpt_bf16").is_dir():
         pytest.skip(f"{REAL_JAX_SET} not present")
     (s,) = [s for s in discover(str(REAL_JAX_SET)) if s.run == "gpt_bf16"]
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     h = rep.hosts[0]
     m = h.gpus[0].memory
     steps = [r for r in h.step_rows if r.gpu == 0] or [r for r in h.step_rows if r.gpu is None]

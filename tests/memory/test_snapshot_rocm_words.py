@@ -32,7 +32,8 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.snapshot.reader import read_trace
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.model.schema import Finding, HostReport
-from tb_gpu_advisor.runtime.pipeline import analyze_host, analyze_session
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.report_store import session_report
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 H200_OOM = FIXTURES / "h200_memory" / "torch_oom_snapshot" / "oom_snapshot.pickle"
@@ -143,7 +144,7 @@ def test_a_real_mi300x_trace_is_told_rocms_allocator_settings() -> None:
     """The MI300X's DDP run with the cache off (``allocator_churn``): its fix turned the cache back on with CUDA's
     variables on main."""
     s, = discover(str(MI300X))
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     fix = next(a.snippet for f in rep.findings if f.rule == "allocator_churn" for a in f.actions
                if "ALLOC_CONF" in (a.snippet or ""))
     assert "export PYTORCH_HIP_ALLOC_CONF=expandable_segments:True" in fix and "export PYTORCH_CUDA" not in fix

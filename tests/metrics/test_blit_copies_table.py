@@ -30,16 +30,16 @@ import pytest
 from synthetic import scenarios
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import HostReport, Report
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.properties import copy_own_problems
 from tests.support.rocm_copies import blit_copies, roctracer_copies
+from tests.support.report_store import session_report
 
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
 
 
 def _host(folder: str | Path) -> HostReport:
     (s,) = discover(str(folder))
-    report: Report = analyze_session(s.run, s.session, s.hosts)
+    report: Report = session_report(s)
     (h,) = [h for h in report.hosts if h.error is None]
     return h
 

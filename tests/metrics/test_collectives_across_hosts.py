@@ -20,7 +20,7 @@ import pytest
 from synthetic import torchtrace as tt
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.metrics.job import job_view
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.report_store import session_report
 
 COMM_US = 150.0
 
@@ -32,7 +32,7 @@ def _job(tmp_path: Path, alternate: bool, slow_rank: int | None = None, edit=Non
         edit(paths)
     (s,) = discover(str(tmp_path / "job"))
     assert len(s.hosts) == 2  # one file per machine
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     return rep, job_view(rep.hosts), paths
 
 
@@ -131,7 +131,7 @@ def test_a_real_eight_host_jobs_calls_are_matched_across_its_files() -> None:
 
     (s,) = discover(str(DLRM))
     assert len(s.hosts) == 8
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     t = rep.collectives
     row = next(r for r in t.rows if r[0] == "AllToAll")
     steps = rep.hosts[0].steps["count"]

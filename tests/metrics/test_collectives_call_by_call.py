@@ -23,8 +23,9 @@ from synthetic.scenarios import _dense_layers, _replica_ops, _single, multi_gpu_
 from synthetic.tfcapture import A100, Capture
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.paths import SHARED_PROFILES
+from tests.support.report_store import session_report
 
 FSDP = SHARED_PROFILES / "nsys" / "fsdp_mfu_after"
 
@@ -54,7 +55,7 @@ def test_a_real_two_gpu_jobs_transfer_is_the_least_in_each_call() -> None:
     assert sum(least) < 0.6 * least_total  # the GPU that waits changes: the least total is mostly waiting
 
     (s,) = discover(str(FSDP))
-    report = analyze_session(s.run, s.session, s.hosts)
+    report = session_report(s)
     steps = report.hosts[0].steps["count"]
     assert steps == 1  # one window since h37-left58: its one long GPU gap lies inside one op, no step boundary
     table = report.collectives

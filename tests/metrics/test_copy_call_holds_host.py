@@ -26,14 +26,14 @@ import pytest
 from synthetic.nsysexport import write_filled_frontier
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.report_store import session_report
 
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
 
 
 def _rows(folder: Path) -> dict[str, dict]:
     (s,) = discover(str(folder))
-    (h,) = [h for h in analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"] if not h.get("error")]
+    (h,) = [h for h in session_report(s).to_dict()["hosts"] if not h.get("error")]
     t = h["memcpy"]
     return {r[0]: dict(zip(t["columns"], r)) for r in t["rows"]}
 

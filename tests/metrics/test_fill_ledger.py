@@ -26,8 +26,8 @@ from synthetic.nsysexport import write_filled_frontier
 from synthetic.torchtrace import write_filled_steps
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.properties import copy_own_problems
+from tests.support.report_store import session_report
 
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
 #: (run, the memsets' own GPU time in the whole file in ms, read by hand: see the module doc)
@@ -36,7 +36,7 @@ REAL = [("mordred_rtx6000_hashjoin", 13_599 / 1e6), ("hf_qwen_h100", 212.234 / 1
 
 def _report(folder: str | Path) -> Report:
     (s,) = discover(str(folder))
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def _ledgers(h) -> list[dict]:  # noqa: ANN001 - a HostReport

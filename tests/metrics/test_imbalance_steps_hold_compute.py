@@ -18,9 +18,9 @@ from synthetic import randjobs
 from synthetic.randjobs import random_form12_job
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.properties import others_problems
 from tests.support.random_jobs import check, report_of
+from tests.support.report_store import session_report
 
 SEED = 70368
 
@@ -55,5 +55,5 @@ def test_a_gpu_that_ran_no_compute_keeps_its_zero(tmp_path):
     with sqlite3.connect(db) as con:
         con.execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = 1 AND shortName != "
                     "(SELECT id FROM StringIds WHERE value LIKE 'ncclDevKernel%')")
-    (r,) = [analyze_session(s.run, s.session, s.hosts) for s in discover(folder)]
+    (r,) = [session_report(s) for s in discover(folder)]
     assert _imbalance(r)["1"] == 0.0 and {"2", "3"} <= set(_imbalance(r))

@@ -29,7 +29,8 @@ from synthetic.scenarios import Capture, K, Scenario, _dense_layers, _input_copy
 from synthetic.tfcapture import A100
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
-from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tests.support.report_store import session_report
 
 STEPS = 12
 PS_PER_MS = 1e9
@@ -136,7 +137,7 @@ def test_the_prefetch_threads_ranges_paint_no_host_compute(tmp_path: Path, take_
 def test_the_loops_untraced_work_is_named_unrecorded_with_how_to_record_it(tmp_path: Path) -> None:
     _, other_ms = _grain_truth(tmp_path, 1000.0, 2000.0, prefetch_thread=True)
     (s,) = discover(str(tmp_path))
-    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (h,) = session_report(s).hosts
     # main: one idle finding, "Host-bound: the GPU waits for the host's own work inside the step", 2.17 ms, critical
     (f,) = [f for f in h.findings if f.rule == "unexplained_idle"]
     assert f.id.endswith("#unrecorded") and not f.title.startswith("Host-bound")

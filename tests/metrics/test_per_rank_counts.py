@@ -26,9 +26,10 @@ from synthetic import torchtrace as TT
 from synthetic.nsysexport import NsysJob, write
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.nsys.reader import read_trace
-from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.paths import SHARED_PROFILES
 from tests.support.properties import per_rank_problems
+from tests.support.report_store import session_report
 
 OPS = 20
 
@@ -82,7 +83,7 @@ def _kineto_host(tmp_path, ranks: int):
     times a step: one host of ``ranks`` GPUs."""
     TT.write_run(str(tmp_path), TT.Scenario(ranks, TT._each(TT._sync_item), [], [], "syncs"), steps=8, run=f"r{ranks}")
     (s,) = discover(str(tmp_path))
-    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (h,) = session_report(s).hosts
     return h
 
 
@@ -101,7 +102,7 @@ _NSYS = SHARED_PROFILES / "nsys"
 
 def _session(path):
     (s,) = discover(str(path))
-    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (h,) = session_report(s).hosts
     return h
 
 
@@ -241,7 +242,7 @@ def test_real_two_replicas_say_each_replicas_host_ops():
     from tb_gpu_advisor.discover.logdir import locate_file
 
     _, s, _ = locate_file(str(_V100))
-    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (h,) = session_report(s).hosts
     card = next(c for c in h.headline if c.id == "host_op_share")
     ranks = len([g for g in h.gpus if g.kernel_count])
     total, steps = card.detail["host_ops"], h.steps["count"]

@@ -16,8 +16,9 @@ from synthetic import nsysexport as nx
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats import read
 from tb_gpu_advisor.rules import evaluate
-from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.properties import claims_once_problems
+from tests.support.report_store import session_report
 
 UNTRACED_MS = 3.0
 
@@ -54,7 +55,7 @@ def test_no_two_findings_claim_the_untraced_stretch(tmp_path):
     two causes share a stretch: no overlap note excuses a double claim."""
     _run(tmp_path, UNTRACED_MS)
     (s,) = discover(str(tmp_path))
-    r = analyze_session(s.run, s.session, s.hosts)
+    r = session_report(s)
     (h,) = [h for h in r.hosts if h.error is None]
     assert [f for f in h.findings if f.saving is not None], "nothing claimed: the property would hold vacuously"
     assert not claims_once_problems(h.host, h.findings, h.breakdown_ms, noted=False)

@@ -15,8 +15,8 @@ import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.metrics import underfill
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 
 def _two_kernels(shares: list[float]) -> SimpleNamespace:
@@ -69,7 +69,7 @@ def test_dlrm_small_grid_bound_is_per_kernel():
     """DLRM on an A100 (record_shapes): its cutlass groups mix kernels near and far from their floor.  main (group
     sums): idle-SM bound 1.429 ms, saving 1.315 ms/step; per kernel: 1.405 ms, 1.294 ms/step."""
     (s,) = [s for s in discover(str(FIXTURES / "wild" / "dlrm_a100_alltoall"))]
-    (h,) = [h for h in analyze_session(s.run, s.session, s.hosts).hosts if h.error is None]
+    (h,) = [h for h in session_report(s).hosts if h.error is None]
     (f,) = [f for f in h.findings if f.rule == "small_grid"]
     d = f.metric.detail
     assert d["idle_sm_bound_ms_per_step"] < 1.42  # main: 1.4288, the groups' min of sums

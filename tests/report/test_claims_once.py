@@ -18,8 +18,8 @@ from synthetic import torchtrace as tt
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.report import render
 from tb_gpu_advisor.rules.savings import mark_overlaps
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.properties import claims_once_problems, report_violations
+from tests.support.report_store import session_report
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def skew(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     out = tmp_path_factory.mktemp("skew")
     tt.write_run(str(out), "ddp_launch_skew")
     (s,) = discover(str(out / "ddp_launch_skew"))
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def _host(rep):  # noqa: ANN001, ANN202

@@ -7,8 +7,8 @@ import pytest
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.report import diff as diffmod
 from tb_gpu_advisor.report import diff_render
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import SHARED_PROFILES
+from tests.support.report_store import session_report
 
 JAX = SHARED_PROFILES / "real-h100-jax"
 pytestmark = pytest.mark.skipif(not JAX.is_dir(), reason="../shared/profiles/real-h100-jax not present")
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(not JAX.is_dir(), reason="../shared/profiles/rea
 
 def _report(run: str):
     (s,) = [s for s in discover(str(JAX)) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def test_the_mlp_against_the_gpt_is_not_comparable_and_is_compared_per_tflop():
@@ -48,7 +48,7 @@ def test_the_same_gemms_in_another_dtype_are_the_same_work():
     measures, not other work (issue #36: "NOT COMPARABLE ... no GEMM shape in common")."""
     def report(run):
         (s,) = [s for s in discover(str(TORCH)) if s.run == run]
-        return analyze_session(s.run, s.session, s.hosts)
+        return session_report(s)
 
     base, new = report("torch_fp32"), report("torch_healthy_bf16")
     assert {r[2] for r in base.hosts[0].roofline.rows} == {"fp32"} and {r[2] for r in new.hosts[0].roofline.rows} == {"bf16"}

@@ -22,14 +22,14 @@ from tb_gpu_advisor.report import legend
 from tb_gpu_advisor.report.diff import diff_reports
 from tb_gpu_advisor.report.diff_render import to_text
 from tb_gpu_advisor.rules import savings
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.report_store import session_report
 
 
 def _report(folder: Path, fill_us: float):
     folder.mkdir()
     truth = write_filled_steps(str(folder / "fill.pt.trace.json"), fill_us=fill_us)
     (s,) = discover(str(folder))
-    return analyze_session(s.run, s.session, s.hosts), truth
+    return session_report(s), truth
 
 
 def test_a_diff_names_a_fill_a_fill_not_a_copy(tmp_path):

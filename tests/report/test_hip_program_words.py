@@ -18,8 +18,8 @@ from tb_gpu_advisor.devices import amd, nvidia, vendor_code
 from tb_gpu_advisor.devices.codes import replace_each
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.contradictions import _CUDA_TOOLS, vendor_words_problems
+from tests.support.report_store import session_report
 
 #: an fp32 GEMM and an element-wise kernel, as a HIP program's own loop launches them
 LOOP = [("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]
@@ -28,7 +28,7 @@ LOOP = [("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]
 def analyse(path: Path) -> Report:
     """The one session's report of the capture written in ``path``, analysed in this process."""
     (s,) = discover(str(path))
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def _problems(path: Path) -> list[str]:

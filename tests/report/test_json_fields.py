@@ -12,15 +12,15 @@ import copy
 import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.json_fields import json_field_problems
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 
 def _json(root, run: str | None = None) -> dict:
     """The JSON report of the one session under ``root`` (of run ``run`` where it holds several)."""
     (s,) = [s for s in discover(str(root)) if run is None or s.run == run]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def _host(**fields) -> dict:

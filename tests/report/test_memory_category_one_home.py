@@ -28,9 +28,9 @@ import pytest
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES
 from tb_gpu_advisor.report.view import _memory
 from tb_gpu_advisor.rules import _memory as home
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tb_gpu_advisor.serve.mcp_server import memory_text
 from tests.support.paths import FIXTURES, REPO
+from tests.support.report_store import session_report
 
 PKG = REPO / "tb_gpu_advisor"
 HOME = PKG / "rules" / "_memory.py"
@@ -101,7 +101,7 @@ def _session(tmp_path: Path, src: Path, name: str):
     else:
         shutil.copy(src, dst)
     (s,) = discover(str(tmp_path / "logs"))
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 REAL = {"torch_oom_snapshot": FIXTURES / "h200_memory" / "torch_oom_snapshot" / "oom_snapshot.pickle",

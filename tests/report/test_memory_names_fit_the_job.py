@@ -13,15 +13,15 @@ from __future__ import annotations
 import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tb_gpu_advisor.serve.mcp_server import memory_text
 from tests.support.contradictions import memory_words_problems
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 
 def _report(path):
     (s,) = discover(str(path))
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def _tab_memory(report) -> dict:

@@ -14,14 +14,14 @@ import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.report import render
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.contradictions import text_number_problems
 from tests.support.paths import FIXTURES, SHARED_PROFILES
+from tests.support.report_store import session_report
 
 
 def _text(root) -> str:
     (s,) = discover(str(root))
-    return render.to_text(analyze_session(s.run, s.session, s.hosts))
+    return render.to_text(session_report(s))
 
 
 def test_the_checker_sees_each_pattern():
@@ -111,7 +111,7 @@ def test_a_session_findings_share_is_of_the_sessions_step():
     of five hosts' own shares of their own steps; 8.11 ms is 50% of the step the header states.  Every session finding
     (merged over hosts, or the job's) states its share of that step."""
     (s,) = discover(str(FIXTURES / "wild" / "dlrm_v100"))
-    report = analyze_session(s.run, s.session, s.hosts)
+    report = session_report(s)
     step = report.achievable["step_ms"]
     session = [f for f in report.findings if f.host is None and f.saving is not None and f.saving.ms_per_step > 0]
     assert any(f.hosts and len(f.hosts) > 1 for f in session)  # the merged findings this is about

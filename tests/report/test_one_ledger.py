@@ -25,6 +25,7 @@ from tb_gpu_advisor.report.timeline import IDLE_CATEGORIES
 from tb_gpu_advisor.runtime.pipeline import analyze_session, host_timelines
 from tb_gpu_advisor.serve.mcp_server import summary_json
 from tests.support.paths import DEMO_LOGS, FIXTURES, SHARED_PROFILES
+from tests.support.report_store import session_report
 
 #: agreement to the row's rounding (StepRow values are rounded to 1e-6 ms; sums of a few hundred runs add that up)
 _TOL_MS = 2e-3
@@ -68,7 +69,7 @@ def test_the_timeline_totals_count_the_runs_the_drawing_leaves_out():
     if not fsdp:
         pytest.skip(f"the real FSDP window (../shared/profiles/nsys) is not here ({SHARED_PROFILES})")
     s = fsdp[0]
-    h = analyze_session(s.run, s.session, s.hosts).hosts[0]
+    h = session_report(s).hosts[0]
     row = next(r for r in h.step_rows if r.gpu is not None)
     tl = host_timelines(s.hosts[0], [(row.start_ms, row.start_ms + row.step_ms)])[0]
     drawn = sum(r["end_ms"] - r["start_ms"] for r in tl["idle"] if r["gpu"] == row.gpu)
@@ -79,7 +80,7 @@ def test_the_timeline_totals_count_the_runs_the_drawing_leaves_out():
 
 
 def _demo_reports():
-    return [analyze_session(s.run, s.session, s.hosts) for s in discover(str(DEMO_LOGS))]
+    return [session_report(s) for s in discover(str(DEMO_LOGS))]
 
 
 @pytest.fixture(scope="module")

@@ -22,9 +22,9 @@ import pytest
 from synthetic import torchtrace as T
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
 from tests.support.properties import window_value_problems
+from tests.support.report_store import session_report
 
 VIT = FIXTURES / "wild" / "vit_a4000_avg_batch"
 
@@ -32,7 +32,7 @@ VIT = FIXTURES / "wild" / "vit_a4000_avg_batch"
 @pytest.fixture(scope="module")
 def vit() -> Report:
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == "vit_a4000_avg_batch"]
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def test_the_copies_summary_and_window_print_one_value(vit):
@@ -71,7 +71,7 @@ def test_a_note_of_time_no_step_row_holds_claims_none_in_its_window(tmp_path):
     row's ``other`` under its words (main: "step 0 (28 us)" beside "1.05 ms of each 1.46 ms step")."""
     T.write_run(str(tmp_path), "synced_layers", steps=8)
     (s,) = discover(str(tmp_path))
-    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (h,) = session_report(s).hosts
     (note,) = [f for f in h.findings if f.id.endswith("#unrecorded_host_share")]
     assert [w.label for w in note.windows] == ["unrecorded host time, the pass"]  # an unmarked pass (h37-words20)
     assert window_value_problems(h.host, h) == []

@@ -13,9 +13,9 @@ import copy
 import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 from tests.support.properties import peak_rate_problems, printed_rates, report_violations
+from tests.support.report_store import session_report
 
 #: main's words on wild/gemm_h200_cuda_unrecorded
 _MAIN = ("`aten::matmul bf16 [2048,4096]x[4096,14336]` returned after 84.7 us for 240.5 GFLOP (2.84 PFLOP/s), faster "
@@ -24,7 +24,7 @@ _MAIN = ("`aten::matmul bf16 [2048,4096]x[4096,14336]` returned after 84.7 us fo
 
 def _host(logdir, run=None):
     s = next(s for s in discover(str(logdir)) if run is None or s.run == run)
-    r = analyze_session(s.run, s.session, s.hosts)
+    r = session_report(s)
     return r, r.hosts[0]
 
 

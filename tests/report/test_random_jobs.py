@@ -78,6 +78,7 @@ from tb_gpu_advisor.metrics.flops import ROOF_TIME
 from tb_gpu_advisor.report import render
 from tests.support.properties import report_violations, share_of_time_problems, table_scope_problems
 from tests.support.random_jobs import laws_broken, report_of, walk
+from tests.support.report_store import session_report
 
 #: The walk kept in the suite: these seeds' jobs (a few dozen; scripts/randjobs.py walks thousands).
 WALK = range(0, 36)
@@ -1043,10 +1044,9 @@ def test_a_round_trip_the_ledger_holds_as_host_time_control():
     if not path.is_dir():
         pytest.skip("../shared/profiles is not beside the repo")
     from tb_gpu_advisor.discover.logdir import discover
-    from tb_gpu_advisor.runtime.pipeline import analyze_session
-
+    
     (s,) = [s for s in discover(str(path)) if s.run == "host_roundtrip"]
-    r = analyze_session(s.run, s.session, s.hosts)
+    r = session_report(s)
     assert [x["group"] for x in _round_trip(r).saving.recovers] == ["host", "copies"]
 
 

@@ -21,15 +21,15 @@ from tb_gpu_advisor.formats.xplane.reader import read_timeline
 from tb_gpu_advisor.metrics.multigpu import processes
 from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.report import render
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import DEMO_LOGS, SHARED_PROFILES
+from tests.support.report_store import session_report
 
 V100 = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
 
 
 def _session(root) -> Report:
     (s,) = discover(str(root))
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def _header(r: Report) -> str:

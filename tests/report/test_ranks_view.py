@@ -8,6 +8,7 @@ import pytest
 from tb_gpu_advisor.model.schema import Report, Table
 from tb_gpu_advisor.report.render import RANKS_LISTED, ranks_view, to_markdown, to_text
 from tb_gpu_advisor.rules._job import RANK_COLUMNS
+from tests.support.report_store import session_report
 
 
 def _report(n: int) -> Report:
@@ -41,11 +42,10 @@ def test_the_job_collectives_table_is_in_every_rendering(tmp_path):
     share, once per session, in JSON, text and markdown."""
     from synthetic import torchtrace as tt
     from tb_gpu_advisor.discover.logdir import discover
-    from tb_gpu_advisor.runtime.pipeline import analyze_session
-
+    
     tt.write_run(str(tmp_path), "moe_alltoall_skew", steps=6)
     (s,) = discover(str(tmp_path))
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     t = rep.collectives
     assert t.columns == ["collective", "calls", "bytes per call", "ms", "exposed ms", "transfer ms", "bus GB/s",
                          "exposed share"]
@@ -66,7 +66,7 @@ def test_the_verdict_is_the_same_words_in_json_text_and_markdown(run):
     from tests.support.paths import REPO
 
     s = find_session(discover(str(REPO / "demo_logs")), run, "2026_01_01_00_00_00")
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     v = rep.verdict
     assert v and f"FINDINGS: {v}" in to_text(rep)
     assert f"**{v}**" in to_markdown(rep).replace("\\", "")  # markdown escapes, nothing else

@@ -31,13 +31,13 @@ import pytest
 from tb_gpu_advisor.common.fmt import gb
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Finding, Report
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.kineto_report import job_doc, report
 from tests.support.paths import DEMO_LOGS, FIXTURES, SHARED_PROFILES
 from tests.support.properties import (card_quiet_problems, fix_twice_problems, limit_name_problems,
                                       premise_fix_problems, report_violations, ruled_out_fix_problems,
                                       version_said_problems, waits_at_problems, words_problems)
 from tests.support.run_report import run_report
+from tests.support.report_store import session_report
 
 
 def _only(r: Report, rule: str) -> Finding:
@@ -58,7 +58,7 @@ def _wild_torch_all(run: str) -> list[Report]:
     if not (SHARED_PROFILES / "wild-torch").is_dir():
         pytest.skip("../shared/profiles is not beside this checkout")
     if run not in _SESSIONS:
-        _SESSIONS[run] = [analyze_session(s.run, s.session, s.hosts)
+        _SESSIONS[run] = [session_report(s)
                           for s in discover(str(SHARED_PROFILES / "wild-torch")) if s.run == run]
     return _SESSIONS[run]
 

@@ -37,7 +37,6 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import REGISTRY as FRAMEWORKS
 from tb_gpu_advisor.frameworks import action
 from tb_gpu_advisor.model.schema import Finding, Report, Saving
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tb_gpu_advisor.serve.mcp_server import capture_advice_text
 from tests.support.burst_loops import cold_burst_loop, loader_burst_loop, mostly_own_work_burst_loop
 from tests.support.paths import DDP_EXPORT, DEMO_LOGS, FIXTURES, SHARED_PROFILES, gunzipped
@@ -45,6 +44,7 @@ from tests.support.properties import (capture_advice_problems, framework_words_p
                                       no_steady_problems, own_work_problems, rest_of_nothing_problems,
                                       see_also_problems, snippet_lang_problems, within_judged_problems)
 from tests.support.run_report import run_report
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 
@@ -184,7 +184,7 @@ def ddp_rtx3090(tmp_path_factory) -> Report:
     root = tmp_path_factory.mktemp("ddp3090")
     gunzipped(DDP_EXPORT, root)
     (s,) = discover(str(root))
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def test_a_pass_after_long_set_up_is_the_whole_its_start_up_is_of(ddp_rtx3090):

@@ -18,6 +18,7 @@ from tests.support.burst_loops import PARTLY_OUTSIDE_GAPS, WHOLLY_OUTSIDE_GAPS, 
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 from tests.support.properties import card_noise_problems
 from tests.support.run_report import run_report
+from tests.support.report_store import session_report
 
 import pytest
 from pathlib import Path
@@ -370,11 +371,10 @@ def test_a_v100_is_told_of_no_bfloat16():
     from tests.support.properties import no_bf16_problems
 
     from tb_gpu_advisor.discover.logdir import discover
-    from tb_gpu_advisor.runtime.pipeline import analyze_session
-
+    
     sessions = [s for s in discover(str(SHARED_PROFILES / "wild-torch")) if s.run == "resnet50_num_workers_0"]
     for s in sessions:
-        h = analyze_session(s.run, s.session, s.hosts).hosts[0]
+        h = session_report(s).hosts[0]
         f = next(f for f in h.findings if f.rule == "mixed_precision_off")
         assert "float16 autocast" in f.actions[0].text and "torch.cuda.amp" in f.actions[0].text
         assert not no_bf16_problems("x", h)

@@ -112,13 +112,13 @@ def test_an_old_pytorch_on_a_bf16_gpu_is_told_of_bfloat16(tmp_path):
 def test_an_old_pytorch_on_a_v100_is_still_told_of_no_bfloat16():
     """Control: the V100 itself keeps review14's float16 fix with no word of bfloat16."""
     from tb_gpu_advisor.discover.logdir import discover
-    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    from tests.support.report_store import session_report
     from tests.support.properties import bf16_fix_problems, no_bf16_problems
 
     sessions = [s for s in discover(str(OLD_V100.parent)) if s.run == OLD_V100.name]
     assert sessions
     for s in sessions:
-        h = analyze_session(s.run, s.session, s.hosts).hosts[0]
+        h = session_report(s).hosts[0]
         f = next(f for f in h.findings if f.rule == "mixed_precision_off")
         assert "bfloat16" not in f.actions[0].text
         assert not no_bf16_problems("x", h) and not bf16_fix_problems("x", h)

@@ -20,10 +20,10 @@ import pytest
 from tb_gpu_advisor import rules
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Finding, Saving
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 from tests.support.properties import order_problems, release_fit_problems
 from tests.support.run_report import run_report
+from tests.support.report_store import session_report
 
 _WILD = FIXTURES / "wild"
 
@@ -74,7 +74,7 @@ def test_a_note_saving_more_than_a_warning_stays_above_the_capture_warning():
 def test_the_capture_warning_still_leads_where_no_problem_saves_time():
     """Control: compiled_a100_triton (one pass; a note saving 75%) keeps the capture warning first."""
     s = discover(str(_WILD / "compiled_a100_triton"))[0]
-    r = analyze_session(s.run, s.session, s.hosts)
+    r = session_report(s)
     listed = _listed(r.findings)
     assert (listed[0].rule, listed[0].severity) == ("capture_quality", "warning")
     assert not order_problems("session", r.findings)
@@ -98,7 +98,7 @@ def _stated(tmp_path: Path, version: str | None):
     run.mkdir()
     (run / _OLD_TRACE.name[:-3]).write_text(json.dumps(doc))
     (s,) = discover(str(tmp_path))
-    return analyze_session(s.run, s.session, s.hosts).hosts[0]
+    return session_report(s).hosts[0]
 
 
 def _precision_code(h) -> str:

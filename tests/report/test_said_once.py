@@ -16,18 +16,18 @@ import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
 from tb_gpu_advisor.serve.mcp_server import capture_advice_text
 from tests.support.properties import (loop_once_problems, profiled_loops, report_violations, surface_loop_problems,
                                       surfaces_loop_problems, window_once_problems)
+from tests.support.report_store import session_report
 
 
 @pytest.fixture(scope="module")
 def vit() -> Report:
-    """The kept ViT iteration's report (cache off: analysed here)."""
+    """The kept ViT iteration's report (analysed once per test run: ``tests/support/report_store.py``)."""
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == "vit_a4000_avg_batch"]
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def test_the_unrecorded_idle_after_syncs_is_said_inside_its_whole(vit):
@@ -59,7 +59,7 @@ def test_the_held_works_window_is_named_as_its_finding(run):
     window read "waiting for unseen GPU work" (the host's wait, the other finding's words): it now names the GPU's
     hold."""
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
-    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (h,) = session_report(s).hosts
     (held,) = [f for f in h.findings if f.title == "The GPU holds work it was given, idle"]
     assert held.windows and all(w.label.startswith("GPU holding launched work") for w in held.windows)
 
@@ -71,7 +71,7 @@ def test_a_cold_starts_capture_fix_loops_the_jobs_own_step(run, step):
     job, beside the job's own loop in its other capture fixes: it now loops the job's step (a forward pass's
     ``model(batch)``), and property ``loop-once`` holds."""
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
-    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (h,) = session_report(s).hosts
     (cold,) = [a for f in h.findings for a in f.actions if a.text.startswith("Skip the first calls")]
     assert step in cold.snippet and "run_one_step" not in cold.snippet
     assert loop_once_problems(h.host, h.findings) == []
@@ -92,7 +92,7 @@ def test_the_checker_sees_two_loops_in_one_report(vit):
 
 def _wild(run: str) -> Report:
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 @pytest.mark.parametrize("run", ["cold_a100_alexnet", "tp_rtx4090_cold_forward", "tp_rtx4090_two_ranks"])

@@ -9,13 +9,13 @@ import re
 
 from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 
 def test_each_hosts_saving_in_a_session_finding_is_its_own_findings_number():
     s = discover(str(FIXTURES / "wild" / "dlrm_v100"))[0]
-    r = analyze_session(s.run, s.session, s.hosts)
+    r = session_report(s)
     merged = [f for f in r.findings if f.saving and "session saving = mean over" in f.saving.assumption]
     assert merged  # host-bound on 5 hosts, input-bound on 7
     for f in merged:

@@ -25,9 +25,9 @@ from tb_gpu_advisor.model.schema import KERNEL_WALL_US, WALL_US
 from tb_gpu_advisor.report.diff import diff_reports
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.report.diff_render import display
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
 from tests.support.properties import diff_table_whole_problems, table_whole_problems
+from tests.support.report_store import session_report
 
 
 def _per(h) -> float:  # noqa: ANN001 - a HostReport
@@ -48,7 +48,7 @@ def test_five_streams_kernels_in_a_diff_are_no_more_than_their_classes() -> None
     """The real capture: main's diff of it with itself listed kernels of 895.6 ms/step (``total us``) under classes of
     467.9 ms/step; here its kernels and ops read 467.9 ms/step, the classes' and the ledger's compute."""
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == "extrap_parallel_kernels_gtx1060"]
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     (h,) = rep.hosts
     classes = _classes_ms(h)
     assert classes == pytest.approx(467.9, abs=0.1)
@@ -67,7 +67,7 @@ def test_five_streams_kernels_in_a_diff_are_no_more_than_their_classes() -> None
 
 def _session(folder: Path):  # noqa: ANN202 - a Report
     (s,) = discover(str(folder))
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 @pytest.mark.parametrize("streams", [1, 4])

@@ -8,8 +8,8 @@ import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.report.render import to_text
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 ZERO_STEP = re.compile(r"\bstep 0(?:\.0+)? ?(?:us|µs|ms|s)\b")
@@ -17,7 +17,7 @@ ZERO_STEP = re.compile(r"\bstep 0(?:\.0+)? ?(?:us|µs|ms|s)\b")
 
 def _title(run: str) -> str:
     (s,) = [s for s in discover(str(WILD)) if s.run == run]
-    return to_text(analyze_session(s.run, s.session, s.hosts)).splitlines()[0]
+    return to_text(session_report(s)).splitlines()[0]
 
 
 @pytest.mark.parametrize("run", ["snapshot_compiled_gpt2", "snapshot_windows_gpt"])

@@ -19,14 +19,14 @@ from tb_gpu_advisor import rules
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Saving
 from tb_gpu_advisor.report.verdict import verdict
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
 from tests.support.properties import agree_problems, order_problems
+from tests.support.report_store import session_report
 
 
 def _report(name: str) -> Report:
     s = discover(str(FIXTURES / "wild" / name))[0]
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 @pytest.mark.parametrize("name,note", [("compiled_a100_triton", "unexplained_idle"), ("mi210_gpu_only", "small_grid")])

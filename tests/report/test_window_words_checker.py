@@ -16,9 +16,9 @@ import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.contradictions import _hostless, _one_unmarked_pass, window_words_problems
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 RUN = "rocprof_aiter_mi355x"
 
@@ -26,7 +26,7 @@ RUN = "rocprof_aiter_mi355x"
 @pytest.fixture(scope="module")
 def aiter() -> Report:
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == RUN]
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def _planted(report: Report, plant) -> list[str]:  # noqa: ANN001 - a callable on the copy's first host

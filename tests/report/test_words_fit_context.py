@@ -19,11 +19,12 @@ from tb_gpu_advisor.model.schema import Action, Finding, GpuSummary, HostReport,
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.contradictions import context_problems, vendor_words_problems
 from tests.support.paths import FIXTURES, SHARED_PROFILES
+from tests.support.report_store import session_report
 
 
 def _report(root, run: str) -> Report:
     s = [s for s in discover(str(root)) if s.run == run][0]
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def _host(job: dict | None = None, gpu: tuple[str, str] = ("NVIDIA H100 80GB HBM3", "9.0"), findings=(), **kw) -> HostReport:

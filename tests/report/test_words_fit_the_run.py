@@ -15,10 +15,10 @@ import pytest
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import pytorch, tensorflow
 from tb_gpu_advisor.model.schema import Report
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import DDP_EXPORT, FIXTURES, gunzipped
 from tests.support.run_report import run_report, v100_bert_report
 from tests.support.properties import report_violations
+from tests.support.report_store import session_report
 
 _report = run_report
 
@@ -69,7 +69,7 @@ def _ddp(tmp_path) -> Report:
     """The kept CS336 DDP export, gunzipped (discovery names a ``.sqlite.gz`` and reads none)."""
     gunzipped(DDP_EXPORT, tmp_path / "ddp")
     (s,) = discover(str(tmp_path))
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def test_one_other_gpu_is_the_other_gpu_in_its_one_step(tmp_path):
@@ -106,7 +106,7 @@ def test_chains_of_several_steps_still_recur():
     from tests.support.paths import DEMO_LOGS
 
     s = find_session(discover(str(DEMO_LOGS)), "launch_bound", "2026_01_01_00_00_00")
-    (f,) = [f for f in analyze_session(s.run, s.session, s.hosts).findings if f.rule == "xla_not_used"]
+    (f,) = [f for f in session_report(s).findings if f.rule == "xla_not_used"]
     assert "recurring chain" in f.summary and "The most frequent has" in f.summary
 
 

@@ -21,8 +21,9 @@ from tb_gpu_advisor import formats
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Finding, Saving
 from tb_gpu_advisor.rules.savings import achievable
-from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.properties import every_fix_above_floor, report_violations
+from tests.support.report_store import session_report
 
 NAME = "decode_near_peak_and_chain"
 
@@ -33,7 +34,7 @@ def decode_and_chain(tmp_path_factory):
     (path,) = tt.write_run(str(d), NAME)
     m = host_metrics(formats.read(SimpleNamespace(path=path, host=Path(path).stem, format="kineto")))
     (s,) = discover(str(d))
-    return m, analyze_session(s.run, s.session, s.hosts)
+    return m, session_report(s)
 
 
 def test_two_fixes_on_two_floored_pools_leave_the_kernels_above_their_floor(decode_and_chain):

@@ -15,9 +15,9 @@ from functools import cache
 from pathlib import Path
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support import kineto_doc
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 GPU = {"ph": "X", "pid": 0, "tid": 7}
 HOST = {"ph": "X", "pid": 1, "tid": 1}
@@ -88,7 +88,7 @@ def test_an_empty_cache_before_the_steps_is_not_the_steps_cause(tmp_path):
 @cache
 def _alexnet() -> dict:
     s = next(s for s in discover(str(FIXTURES / "wild")) if s.run == "cold_a100_alexnet")
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def test_param_alexnets_clear_cache_is_named_as_the_cause():

@@ -25,8 +25,8 @@ from tb_gpu_advisor.model.schema import Finding, Metric, Saving
 from tb_gpu_advisor.report import merge
 from tb_gpu_advisor.report.merge import merge_findings
 from tb_gpu_advisor.rules import allreduce_slow
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import DEMO_LOGS
+from tests.support.report_store import session_report
 
 
 def test_a_hosts_wait_for_another_hosts_straggler_is_not_a_slow_allreduce(tmp_path: Path) -> None:
@@ -36,7 +36,7 @@ def test_a_hosts_wait_for_another_hosts_straggler_is_not_a_slow_allreduce(tmp_pa
     assert min(waits_ms) > 10 * transfer_ms  # worker0's AllReduce time is nearly all waiting, by construction
     sc.write(tmp_path)
     (s,) = discover(str(tmp_path))
-    report = analyze_session(s.run, s.session, s.hosts)
+    report = session_report(s)
     found = {f.rule: f for f in report.findings}
     assert "rank_straggler" in found  # the wait has its finding, on the GPU it waits for
     step_ms = report.achievable["step_ms"]
@@ -78,7 +78,7 @@ def test_a_host_whose_time_is_the_jobs_transfer_keeps_its_finding() -> None:
 
 def _hosts(path: Path) -> list:
     (s,) = discover(str(path))
-    return analyze_session(s.run, s.session, s.hosts).hosts
+    return session_report(s).hosts
 
 
 def test_the_rules_job_step_judges_the_sessions_findings_once(tmp_path: Path) -> None:

@@ -19,15 +19,15 @@ import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import get as framework
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
 from tests.support.properties import fix_once_problems
+from tests.support.report_store import session_report
 
 
 @pytest.fixture(scope="module")
 def alexnet():
     s = discover(str(FIXTURES / "wild" / "cold_a100_alexnet"))[0]
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def _capture_findings(rep) -> dict[str, object]:
@@ -78,7 +78,7 @@ def test_one_capture_fix_is_said_once_and_referred_to_after(name):
     "unsteady steps" were a whole step beside the last backward alone, 2.6 and 0.8 ms: h37-xplane3 drops that partial
     step, and its one steady step is too few, a fix of its own.)"""
     s = discover(str(FIXTURES / "wild" / name))[0]
-    h = analyze_session(s.run, s.session, s.hosts).hosts[0]
+    h = session_report(s).hosts[0]
     fs = [f for f in h.findings if f.rule in ("cold_start", "capture_quality") and f.severity != "ok"]
     refs = [f for f in fs if f.actions and f.actions[0].text.startswith("The fix under ")]
     assert refs, [f.actions[0].text[:40] for f in fs]

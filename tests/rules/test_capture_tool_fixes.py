@@ -12,15 +12,15 @@ import pytest
 
 from synthetic.nsysexport import NsysJob, write
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 
 
 def _findings(root: Path, run: str) -> list[dict]:
     (s,) = [s for s in discover(str(root)) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()["findings"]
+    return session_report(s).to_dict()["findings"]
 
 
 def _snippets(f: dict) -> str:

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support import kineto_doc
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 GPU = {"ph": "X", "pid": 0, "tid": 7}
@@ -70,7 +70,7 @@ def test_a_lead_within_timestamp_rounding_is_quiet(tmp_path):
 @cache
 def _wild(run: str) -> dict:
     s = next(s for s in discover(str(WILD)) if s.run == run)
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def test_real_b200_capture_whose_kernels_lead_their_launches_by_200_us():

@@ -16,7 +16,7 @@ import pytest
 
 from synthetic import torchtrace as tt
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.report_store import session_report
 
 ACROSS = ("input_bound", "host_sync", "launch_bound", "step_gaps", "unexplained_idle")
 
@@ -32,7 +32,7 @@ def _report(tmp_path: Path, scenario: str, shift_us: float) -> dict:
     run.mkdir(parents=True)
     (run / "w.1.pt.trace.json").write_text(tt._dumps(tt.trace_doc(r, 1)))
     s = next(iter(discover(str(tmp_path))))
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def _rules(rep: dict) -> set[str]:

@@ -10,13 +10,13 @@ import pytest
 
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 
 def _cold(run: str) -> tuple[dict, int]:
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
-    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    rep = session_report(s).to_dict()
     (f,) = [f for f in rep["findings"] if f["rule"] == "cold_start"]
     return f, rep["hosts"][0]["steps"]["count"]
 

@@ -11,9 +11,9 @@ import re
 import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.contradictions import context_problems
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 RANK_FILES = ["ddp_mi300x_actckpt", "dlrm_a100_alltoall", "torchrec_a100_stalls", "torchrec_shampoo_128",
               "tp_rtx4090_cold_forward"]
@@ -28,7 +28,7 @@ def _world_size(run: str) -> int:
 @pytest.mark.parametrize("run", RANK_FILES)
 def test_one_ranks_collectives_are_said_of_this_rank(run):
     s = discover(str(FIXTURES / "wild" / run))[0]
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     f = next(f for f in rep.findings if f.rule == "comm_exposed")
     assert f.metric.detail["ranks"] == 1
     # the job's word for its step: tp_rtx4090_cold_forward marks none, its one step is the pass it was read as: "of the
@@ -40,7 +40,7 @@ def test_one_ranks_collectives_are_said_of_this_rank(run):
 
 def test_the_checker_catches_the_one_gpu_words_on_one_rank():
     s = discover(str(FIXTURES / "wild" / "torchrec_a100_stalls"))[0]
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     f = next(f for f in rep.findings if f.rule == "comm_exposed")
     f.summary = f.summary.replace("(this rank of 16)", "(the GPU)")  # main's words
     assert [p for p in context_problems(rep) if "comm_exposed" in p]

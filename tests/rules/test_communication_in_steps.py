@@ -25,6 +25,7 @@ from tb_gpu_advisor.rules import comm_exposed
 from tb_gpu_advisor.rules.base import SEE_IMBALANCE, SEE_STRAGGLERS
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 
 def _host(path) -> dict:
@@ -141,7 +142,7 @@ def test_the_jobs_ranks_read_the_mpi_wait_and_its_straggler(tmp_path, comm_threa
     truths = [write_mpi_steps(str(tmp_path / f"rank{r}.sqlite"), **kw,
                               **(dict(backward_ms=2.7, wait_ms=0.5) if r == 3 else {})) for r in range(4)]
     (s,) = discover(str(tmp_path))
-    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    rep = session_report(s).to_dict()
     (ranks,) = [t for f in rep["findings"] if f["rule"] == "rank_straggler" for t in f["evidence"]
                 if t["title"].startswith("Ranks")]
     comm = {row[0].split("/")[0].split(" ")[0]: row[3] for row in ranks["rows"]}
@@ -174,7 +175,7 @@ def test_the_jobs_mpi_wait_is_claimed_once_between_the_transfer_and_the_straggle
     truths = [write_mpi_steps(str(tmp_path / f"rank{r}.sqlite"),
                               **(dict(backward_ms=2.7, wait_ms=0.5) if r == 3 else {})) for r in range(4)]
     (s,) = discover(str(tmp_path))
-    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    rep = session_report(s).to_dict()
     waits = [t["mpi_ms_per_step"] for t in truths]
     least, whole = min(waits), max(waits)
     by = {f["rule"]: f for f in rep["findings"] if f["rule"] in ("comm_exposed", "rank_straggler")}
@@ -190,7 +191,7 @@ def test_control_one_mpi_rank_keeps_its_whole_wait(tmp_path):
     saves the whole wait, as on main (``JobView.host_calls_transfer_ms`` needs two ranks that wait)."""
     t = write_mpi_steps(str(tmp_path / "rank0.sqlite"))
     (s,) = discover(str(tmp_path))
-    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    rep = session_report(s).to_dict()
     (f,) = [f for f in rep["findings"] if f["id"].endswith("#host_calls")]
     assert f["saving"]["ms_per_step"] == pytest.approx(t["mpi_ms_per_step"], rel=0.02)
 

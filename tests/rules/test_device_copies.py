@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 HAND_COUNTED_MS = (14.10 + 15.76 + 12.35 + 16.35) / 4
 
@@ -20,7 +20,7 @@ HAND_COUNTED_MS = (14.10 + 15.76 + 12.35 + 16.35) / 4
 @pytest.fixture(scope="module")
 def report():
     (s,) = discover(str(FIXTURES / "wild" / "d2d_v100"))
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def _finding(rep: dict) -> dict:
@@ -65,10 +65,10 @@ def test_device_copies_beside_bigger_host_copy_waits_come_second():
     from tb_gpu_advisor.common.thresholds import override
 
     (s,) = discover(str(FIXTURES / "wild" / "torchrec_a100_stalls"))
-    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    rep = session_report(s).to_dict()
     assert not [f for f in rep["findings"] if f["rule"] == "excessive_memcpy"]
     with override(**{"excessive_memcpy.warning": 0.015}):
-        f = _finding(analyze_session(s.run, s.session, s.hosts).to_dict())
+        f = _finding(session_report(s).to_dict())
     assert "mostly D2D" in f["summary"] and "9 copies to the device per step" in f["summary"]
     texts = [a["text"] for a in f["actions"]]
     assert ".contiguous()" in texts[0]

@@ -15,10 +15,10 @@ from tb_gpu_advisor.common.thresholds import T, override
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Finding, Metric
 from tb_gpu_advisor.rules.headline import disagreements, grade, grade_card, value_status
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import REPO
 from tests.support.contradictions import finding_problems, report_problems
 from tests.support.savings_checks import report_savings_problems
+from tests.support.report_store import session_report
 
 ROOT = REPO
 REAL = ROOT.parent / "shared" / "profiles" / "real-h100-jax"
@@ -118,7 +118,7 @@ def _check(report) -> list[str]:
 def test_demo_reports_never_contradict_themselves():
     checked = 0
     for s in _sessions(ROOT / "demo_logs"):
-        report = analyze_session(s.run, s.session, s.hosts)
+        report = session_report(s)
         assert not _check(report), (s.run, _check(report))
         checked += 1
     assert checked >= 9
@@ -129,7 +129,7 @@ def test_real_h100_reports_never_contradict_themselves():
         pytest.skip(f"real captures not here ({REAL})")
     checked = 0
     for s in _sessions(REAL):
-        report = analyze_session(s.run, s.session, s.hosts)
+        report = session_report(s)
         assert not _check(report), (s.run, _check(report))
         checked += 1
     assert checked == 11
@@ -143,7 +143,7 @@ def test_other_real_reports_never_contradict_themselves():
     checked = 0
     for d in sets:
         for s in _sessions(d):
-            report = analyze_session(s.run, s.session, s.hosts)
+            report = session_report(s)
             assert not _check(report), (s.run, _check(report))
             checked += 1
     assert checked >= 5
@@ -181,7 +181,7 @@ def test_demo_cards_follow_their_findings():
     from tb_gpu_advisor.discover.logdir import find_session
 
     s = find_session(discover(str(ROOT / "demo_logs")), "host_placement", "2026_01_01_00_00_00")
-    report = analyze_session(s.run, s.session, s.hosts)
+    report = session_report(s)
     cards = {m.id: m for m in report.headline}
     top = next(f for f in report.findings if f.rule == "host_op_placement")
     assert cards["host_op_share"].status == top.severity == "critical"
@@ -195,14 +195,14 @@ def test_overlapping_savings_count_once():
     from tb_gpu_advisor.discover.logdir import find_session
 
     s = find_session(discover(str(ROOT / "demo_logs")), "launch_bound", "2026_01_01_00_00_00")
-    report = analyze_session(s.run, s.session, s.hosts)
+    report = session_report(s)
     fs = {f.rule: f for f in report.findings if f.rule in ("launch_bound", "xla_not_used")}
     assert set(fs) == {"launch_bound", "xla_not_used"}
     assert report.achievable["recoverable_ms"] == pytest.approx(sum(f.saving.ms_per_step for f in fs.values()), abs=0.01)
     assert not any(o.startswith("launch_bound") for o in fs["xla_not_used"].saving.overlaps or [])
     for run, pair in (("fp32_no_tensor_cores", {"mixed_precision_off", "tensor_core_unused"}),):
         s = find_session(discover(str(ROOT / "demo_logs")), run, "2026_01_01_00_00_00")
-        report = analyze_session(s.run, s.session, s.hosts)
+        report = session_report(s)
         a = report.achievable
         fs = {f.rule: f for f in report.findings if f.rule in pair}
         assert set(fs) == pair

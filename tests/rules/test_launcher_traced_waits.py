@@ -84,12 +84,12 @@ def test_traced_waits_reports_hold_every_property(tmp_path, kw):
     part within its own unrecorded whole) on the generated exports, which the walk of tests/report/test_properties.py
     does not hold; the law fails where the part is made larger than its whole."""
     from tb_gpu_advisor.discover.logdir import discover
-    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    from tests.support.report_store import session_report
     from tests.support.properties import launcher_part_problems, report_violations
 
     write_launcher_waits(str(tmp_path / "bench.sqlite"), **kw)
     (s,) = discover(str(tmp_path))
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     (f,) = [f for f in rep.hosts[0].findings if f.metric and (f.metric.detail or {}).get("launcher_ms")]
     assert report_violations(rep) == []
     f.metric.detail["launcher_ms"] = f.metric.detail["unrecorded_ms"] * 2

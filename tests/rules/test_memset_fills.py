@@ -17,13 +17,13 @@ import pytest
 from synthetic.nsysexport import write_filled_frontier, write_pageable_readbacks
 from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.report_store import session_report
 
 
 def _host(tmp_path, writer=write_filled_frontier, **kw):
     truth = writer(str(tmp_path / "pass.sqlite"), **kw)
     (s,) = discover(str(tmp_path))
-    return truth, analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0]
+    return truth, session_report(s).to_dict()["hosts"][0]
 
 
 def _finding(host, rule):

@@ -8,16 +8,16 @@ no shape beats its roofline and its claim is at most its slow shapes' time above
 from __future__ import annotations
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
 from tests.support.properties import own_floor_problems
+from tests.support.report_store import session_report
 
 
 def test_jax_mi355x_mfu_low_claims_within_its_shapes_above_their_floor():
     """A JAX job on an MI355X whose GEMMs run at under 40% of their roofline (mfu_low 0.233 ms/step).  main said no own
     floor (``above_floor_ms_per_step`` absent: KeyError)."""
     (s,) = [s for s in discover(str(FIXTURES / "wild" / "jax_mi355x"))]
-    found = [(h, f) for h in analyze_session(s.run, s.session, s.hosts).hosts if h.error is None
+    found = [(h, f) for h in session_report(s).hosts if h.error is None
              for f in h.findings if f.rule == "mfu_low"]
     assert found
     for h, f in found:

@@ -14,9 +14,9 @@ import dataclasses
 
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.rules import REGISTRY
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support import lightning
 from tests.support.rules_factory import healthy
+from tests.support.report_store import session_report
 
 UNSTEADY = "Step times are not steady"
 
@@ -30,7 +30,7 @@ def test_a_cpu_only_fit_is_not_called_unsteady(tmp_path):
     h37-left46), whose start-up window beside the iterations makes the spread."""
     lightning.without_iteration_ranges(tmp_path)
     (s,) = discover(str(tmp_path))
-    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    rep = session_report(s).to_dict()
     (host,) = rep["hosts"]
     assert host["job"]["kind"] == "no_gpu" and host["capture"]["step_time_cv"] > 1.0  # the spread is there
     assert UNSTEADY not in [f["title"] for f in host["findings"]]

@@ -10,15 +10,15 @@ from __future__ import annotations
 import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 ONE_PASS = "The capture holds one pass of the program: no step repeats"
 
 
 def _one_pass(run: str):
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
-    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (h,) = session_report(s).hosts
     (f,) = [f for f in h.findings if f.title == ONE_PASS]
     return h.job, f
 

@@ -17,8 +17,8 @@ from synthetic.scenarios import Capture, K, Scenario, _dense_layers, _replica_op
 from synthetic.tfcapture import A100
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, HostReport, Report, Table
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.contradictions import context_problems
+from tests.support.report_store import session_report
 
 EXTRA_WAIT_US = 1900.0  # worker0's wait in the AllReduce for worker1's heavy GPU, ~ its three extra layers
 
@@ -37,7 +37,7 @@ def _report(tmp) -> Report:
         caps.append(cap)
     Scenario("multi_worker", {c.space.hostname: c.finish() for c in caps}, None).write(tmp)  # type: ignore[arg-type]
     s = discover(str(tmp))[0]
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def _words(f: Finding) -> str:

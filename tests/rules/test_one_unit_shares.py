@@ -22,9 +22,10 @@ from synthetic import nsysexport
 from tb_gpu_advisor.common.fmt import pct, pct_part
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.logdir import HostFile
-from tb_gpu_advisor.runtime.pipeline import analyze_host, analyze_session
+from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tests.support.paths import FIXTURES
 from tests.support.properties import report_violations, zero_share_problems
+from tests.support.report_store import session_report
 
 
 @pytest.mark.parametrize(("share", "digits", "said"), [
@@ -59,7 +60,7 @@ def test_a_tiny_wait_in_a_long_pass_reads_below_a_tenth_of_a_per_cent(tmp_path: 
 
 def _session(run: str) -> dict:
     (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def test_a_real_wait_of_microseconds_is_not_said_none() -> None:

@@ -223,11 +223,11 @@ def test_the_paced_loops_reports_hold_every_property(tmp_path, kw: dict) -> None
     fix lands" within the step and counting every saving) on each shape of the paced loop, which the walk of
     tests/report/test_properties.py does not hold."""
     from tb_gpu_advisor.discover.logdir import discover
-    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    from tests.support.report_store import session_report
     from tests.support.properties import report_violations
 
     nx.write_paced_loop(str(tmp_path / "report1.sqlite"), **kw)
     (s,) = discover(str(tmp_path))
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     assert rep.hosts and rep.hosts[0].achievable
     assert report_violations(rep) == []

@@ -29,6 +29,7 @@ from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 _PIN = pytorch.PIN_MEMORY.text.split("{")[0]
 
@@ -99,7 +100,7 @@ def test_tiny_waits_in_pageable_uploads_ask_no_pinning():
 
     (s,) = discover(str(FIXTURES / "wild" / "torchrec_a100_stalls"))
     with override(**{"excessive_memcpy.warning": 0.015}):
-        f = _copies_finding(analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0])
+        f = _copies_finding(session_report(s).to_dict()["hosts"][0])
     assert "D2H copy time is from pageable" not in f["summary"], f["summary"]
     assert ".contiguous()" in f["actions"][0]["text"]
     assert not [a for a in f["actions"] if a["text"].startswith(_PIN)]

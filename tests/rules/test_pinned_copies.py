@@ -14,15 +14,15 @@ import pytest
 
 from synthetic.nsysexport import NsysJob, write
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 REAL = FIXTURES / "wild" / "streams_pinned_copies"
 
 
 def _memcpy(root: Path, run: str) -> dict:
     (s,) = [s for s in discover(str(root)) if s.run == run]
-    (f,) = [f for f in analyze_session(s.run, s.session, s.hosts).to_dict()["findings"]
+    (f,) = [f for f in session_report(s).to_dict()["findings"]
             if f["rule"] == "excessive_memcpy"]
     return f
 
@@ -41,7 +41,7 @@ def test_pinned_copies_shorter_than_the_compute_keep_the_overlap_fix(tmp_path: P
     run.mkdir(parents=True)
     write(str(run / "report.sqlite"), NsysJob(steps=8, pinned=True))
     (s,) = [s for s in discover(str(tmp_path / "logs")) if s.run == "run1"]
-    found = [f for f in analyze_session(s.run, s.session, s.hosts).to_dict()["findings"]
+    found = [f for f in session_report(s).to_dict()["findings"]
              if f["rule"] == "excessive_memcpy"]
     assert all("already come from pinned" not in f["summary"] for f in found)
 

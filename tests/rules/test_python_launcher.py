@@ -121,12 +121,12 @@ def test_launcher_reports_hold_every_property(tmp_path, kw):
     within each finding's unrecorded whole, the gaps' within the launcher's) on the launcher captures, which the
     walk of tests/report/test_properties.py does not hold."""
     from tb_gpu_advisor.discover.logdir import discover
-    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    from tests.support.report_store import session_report
     from tests.support.properties import launcher_part_problems, report_violations
 
     write_python_launcher(str(tmp_path / "bench.pt.trace.json"), **kw)
     (s,) = discover(str(tmp_path))
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     assert any((f.metric.detail or {}).get("launcher_ms") for f in rep.hosts[0].findings if f.metric)
     assert report_violations(rep) == []
     if kw.get("opening"):  # the law can fail: a gaps' launcher time over its own unrecorded whole is found

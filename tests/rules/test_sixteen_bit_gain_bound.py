@@ -12,8 +12,8 @@ import pytest
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 #: NVIDIA's published dense figures for the GeForce RTX 3060 (GA106): FP32 and 16-bit Tensor with FP32 accumulate.
 RTX3060_FP32, RTX3060_TC16_FP32_ACC = 12.74, 25.5
@@ -34,7 +34,7 @@ def test_the_bound_is_the_ratio_of_the_peaks():
 
 def test_rtx3060_is_promised_no_more_than_its_peaks_allow():
     (s,) = discover(str(FIXTURES / "wild" / "compiled_graphs_rtx3060"))
-    report = analyze_session(s.run, s.session, s.hosts)
+    report = session_report(s)
     gains = [float(g) for f in report.hosts[0].findings if f.saving is not None
              for g in _GAIN.findall(f.saving.assumption)]
     assert gains, "the mixed-precision and Tensor Core findings state the gain they assume"

@@ -13,9 +13,9 @@ from __future__ import annotations
 import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
 from tests.support.properties import own_floor_problems
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 
@@ -23,7 +23,7 @@ WILD = FIXTURES / "wild"
 @pytest.fixture(scope="module")
 def dlrm():
     (s,) = [s for s in discover(str(WILD / "dlrm_a100_alltoall"))]
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def test_dlrm_small_grid_claims_no_more_than_its_kernels_hold_above_their_floor(dlrm):

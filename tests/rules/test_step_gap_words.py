@@ -16,8 +16,8 @@ import re
 import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 _PER_STEP = re.compile(r"idle ([\d.]+) ms between steps on average \(max ([\d.]+) ms\)")
 _UNRECORDED = re.compile(r"\(([\d.]+) ms a step: no runtime call")
@@ -25,7 +25,7 @@ _UNRECORDED = re.compile(r"\(([\d.]+) ms a step: no runtime call")
 
 def _gaps(run: str):
     s = discover(str(FIXTURES / "wild" / run))[0]
-    h = analyze_session(s.run, s.session, s.hosts).hosts[0]
+    h = session_report(s).hosts[0]
     (f,) = [f for f in h.findings if f.rule == "step_gaps"]
     (rows,) = [t.rows for t in f.evidence if t.title == "Longest gaps"]
     return h, f, rows

@@ -19,13 +19,13 @@ from synthetic.scenarios import Scenario, multi_host, multi_host_slow_gpu
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.metrics.job import med
 from tb_gpu_advisor.model.schema import Report
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.report_store import session_report
 
 
 def _analyse(scenario: Scenario, tmp: Path) -> Report:
     scenario.write(tmp)
     (s,) = discover(str(tmp))
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 @pytest.mark.parametrize("gpus_per_host, unit", [(2, "GPUs"), (1, "ranks")])

@@ -16,8 +16,9 @@ from tb_gpu_advisor import rules
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from tb_gpu_advisor.frameworks import tensorflow as tf
-from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.properties import in_use_problems
+from tests.support.report_store import session_report
 
 PARALLEL = ("Iterator::Model", "Iterator::Model::ParallelMapV2", "Iterator::Model::ParallelMapV2::Zip")
 BOTH = ("Iterator::Model", "Iterator::Model::Prefetch", "Iterator::Model::Prefetch::ParallelMapV2")
@@ -77,6 +78,6 @@ def test_no_fix_of_the_report_tells_a_tf_data_lever_the_trace_shows_in_use(tmp_p
     folder.mkdir(parents=True)
     write_keras_batch_with_map(str(folder / "instance-2.xplane.pb"), iterators=iterators)
     (s,) = discover(str(tmp_path / "logs"))
-    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (h,) = session_report(s).hosts
     assert "tf_data_parallel" in h.capture["applied"]
     assert not in_use_problems(h.host, h)

@@ -26,9 +26,9 @@ from synthetic import torchtrace as tt
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support import kineto_doc
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 GPU = {"ph": "X", "pid": 0, "tid": 7}
 HOST = {"ph": "X", "pid": 1, "tid": 1}
@@ -51,7 +51,7 @@ FLASH = ("void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, 
 @cache
 def _wild(run: str) -> dict:
     s = [s for s in discover(str(FIXTURES / "wild")) if s.run == run][0]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def _attention(rep: dict) -> list[dict]:
@@ -204,7 +204,7 @@ def test_training_counts_each_layer_once_forward_and_backward(tmp_path):
     sc = tt.SCENARIOS["eager_attention_train"]
     tt.write_run(str(tmp_path), "eager_attention_train", steps=8)
     s = next(iter(discover(str(tmp_path))))
-    (f,) = _attention(analyze_session(s.run, s.session, s.hosts).to_dict())
+    (f,) = _attention(session_report(s).to_dict())
     layers = sc.extra["layers"]
     d = f["metric"]["detail"]
     assert (d["layers_per_step"], d["backward_runs_per_step"], d["runs_per_step"]) == (layers, layers, 2 * layers)

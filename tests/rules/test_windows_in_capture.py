@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
 from tests.support.properties import in_capture_problems
 from tests.support.snapshot_report import report
+from tests.support.report_store import session_report
 
 
 def _windows(rep) -> list:
@@ -39,7 +39,7 @@ def test_an_oom_instant_at_the_capture_end_is_kept(tmp_path):
 
 def _wild(run: str):
     s = next(s for s in discover(str(FIXTURES / "wild")) if s.run == run)
-    return analyze_session(s.run, s.session, s.hosts)
+    return session_report(s)
 
 
 def test_the_gap_after_the_last_kept_step_ends_with_the_capture():

@@ -20,11 +20,11 @@ import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tb_gpu_advisor.steps.detect import detect_steps
 from tb_gpu_advisor.steps.types import PS_PER_MS
 from tests.support import kineto_doc
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 GPU = {"ph": "X", "pid": 0, "tid": 7}
@@ -87,7 +87,7 @@ def test_a_whole_capture_window_starts_at_the_call_that_launched_its_first_kerne
 @cache
 def _report(run: str) -> dict:
     s = next(s for s in discover(str(WILD)) if s.run == run)
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return session_report(s).to_dict()
 
 
 def _host(rep: dict) -> dict:

@@ -28,9 +28,9 @@ from synthetic import randjobs
 from synthetic import xla_kernels as X
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.columns import loop_turn
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tb_gpu_advisor.steps.iterations import _silent_tail, _with_silent_tails
 from tests.support.random_jobs import gpu_step_rows, laws_broken
+from tests.support.report_store import session_report
 
 _US = 10**6  # ps
 
@@ -62,7 +62,7 @@ def _jax_loop(turns_us: tuple[float, ...], last_us: float) -> tuple[list[float],
     with tempfile.TemporaryDirectory(prefix="lastturn") as folder:
         cap.finish().write(os.path.join(folder, "run", "plugins", "profile", J.SESSION, "node0.xplane.pb"))
         (s,) = discover(folder)
-        host = analyze_session(s.run, s.session, s.hosts).hosts[0]
+        host = session_report(s).hosts[0]
     return [row.step_ms for row in host.step_rows], truth, host.steps["source"]
 
 

@@ -12,13 +12,13 @@ import pytest
 
 from synthetic.torchtrace import BURST_KERNEL_US, BURST_LAYERS, BURST_PAUSE_US, Scenario, bursty_iterations, write_run
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.report_store import session_report
 
 
 def _host(tmp_path, iterations: int) -> dict:
     write_run(str(tmp_path), Scenario(1, bursty_iterations(iterations), [], [], "bursty iterations"), run="train")
     (s,) = discover(str(tmp_path))
-    return analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0]
+    return session_report(s).to_dict()["hosts"][0]
 
 
 def test_one_optimizer_step_makes_the_bursts_one_iteration(tmp_path):

@@ -13,6 +13,7 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import SHARED_PROFILES
+from tests.support.report_store import session_report
 
 _CACHE: dict[tuple[str, str], Report] = {}
 
@@ -22,7 +23,7 @@ def run_report(logdir: str | Path, run: str) -> Report:
     key = (str(logdir), run)
     if key not in _CACHE:
         (s,) = [s for s in discover(str(logdir)) if s.run == run]
-        _CACHE[key] = analyze_session(s.run, s.session, s.hosts)
+        _CACHE[key] = session_report(s)  # analysed once per test run, by whichever process came first
     return _CACHE[key]
 
 

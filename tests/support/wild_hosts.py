@@ -6,8 +6,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 
@@ -16,4 +16,4 @@ WILD = FIXTURES / "wild"
 def wild_host(run: str) -> dict:
     """``run``'s first host as the report's JSON writes it (cached: several tests read one run)."""
     s = [s for s in discover(str(WILD)) if s.run == run][0]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0]
+    return session_report(s).to_dict()["hosts"][0]

@@ -35,6 +35,7 @@ from tb_gpu_advisor.model.trace import device_launches
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tb_gpu_advisor.steps.detect import detect_steps
 from tests.support.reference_parse import assert_matches_reference
+from tests.support.report_store import session_report
 
 NAMES = sorted(JAX_SCENARIOS)
 SYNC = {"jax_xla_modules", "jax_raw", "jax_raw_no_module_events", "jax_step_annotation"}
@@ -417,12 +418,11 @@ def test_two_host_jax_job_sizes_its_all_reduce_from_the_hlo(tmp_path):
     from synthetic.jaxcapture import jax_dp_2host_slow_link
     from tb_gpu_advisor.discover.logdir import discover
     from tb_gpu_advisor.metrics.job import job_view
-    from tb_gpu_advisor.runtime.pipeline import analyze_session
-
+    
     job = jax_dp_2host_slow_link()
     job.write(tmp_path)
     (s,) = discover(str(tmp_path))
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     assert [h.host for h in rep.hosts] == ["node0", "node1"] and len(rep.ranks.rows) == 2
     size, bus = job_view(rep.hosts).bus_bandwidth("AllReduce")
     assert size == job.extra["bytes_per_call"]

@@ -55,18 +55,25 @@ def _kept(session) -> bool:  # noqa: ANN001 - a discovered Session
     return bool(paths) and all(any(Path(p).resolve().is_relative_to(t) for t in KEPT) for p in paths)
 
 
+def _analyze(session) -> Report:  # noqa: ANN001 - a discovered Session
+    """The session analysed as the product analyses it: with the job's other ranks in sibling run folders
+    (``Session.linked_ranks``), which the job rules read and the cache key holds."""
+    return analyze_session(session.run, session.session, session.hosts,
+                           rank_runs=getattr(session, "linked_ranks", None))
+
+
 def session_report(session) -> Report:  # noqa: ANN001 - a discovered Session
     """``analyze_session`` of ``session`` (from ``discover``): a session of the kept trees analysed once per test run,
     any other (a test's own files) analysed here."""
     if _FOLDER is None or not _kept(session):
-        return analyze_session(session.run, session.session, session.hosts)
+        return _analyze(session)
     path = _FOLDER / (_key(session) + ".pickle")
     try:
         with open(path, "rb") as f:
             return pickle.load(f)
     except FileNotFoundError:
         pass
-    report = analyze_session(session.run, session.session, session.hosts)
+    report = _analyze(session)
     _FOLDER.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     with open(tmp, "wb") as f:

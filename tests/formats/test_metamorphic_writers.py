@@ -227,7 +227,7 @@ def test_times_that_are_no_numbers_are_an_error_that_says_so(tmp_path):
 
 def _verdict_and_notes(folder: Path) -> tuple[str, list]:
     (s,) = discover(str(folder))
-    rep = analyze_session(s.run, s.session, s.hosts)
+    rep = session_report(s)
     d = rep.to_dict()
     return d["verdict"], [f for f in d["findings"] if f["id"].endswith("#records_not_kept")]
 
@@ -311,5 +311,5 @@ def test_an_nsight_export_with_its_names_inline_is_an_error_that_names_the_colum
     con.commit()
     con.close()
     (s,) = discover(str(tmp_path / "run"))
-    (h,) = analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"]
+    (h,) = session_report(s).to_dict()["hosts"]
     assert "CUPTI_ACTIVITY_KIND_" in h["error"] and "StringIds" in h["error"]  # never a Python message alone

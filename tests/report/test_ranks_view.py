@@ -62,7 +62,6 @@ def test_the_verdict_is_the_same_words_in_json_text_and_markdown(run):
     """Issue #21 item 2: one verdict line -- healthy, or the findings by severity with the top one's title and
     saving -- computed once (Report.verdict, which the tab shows) and printed as it is by the CLI."""
     from tb_gpu_advisor.discover.logdir import discover, find_session
-    from tb_gpu_advisor.runtime.pipeline import analyze_session
     from tests.support.paths import REPO
 
     s = find_session(discover(str(REPO / "demo_logs")), run, "2026_01_01_00_00_00")

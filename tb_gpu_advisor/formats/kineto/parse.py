@@ -1227,6 +1227,17 @@ def has_duration_pairs(kt: KinetoTrace) -> bool:
     return bool(kt.ph_counts.get("B")) and bool(kt.ph_counts.get("E"))
 
 
+def _whole_document(src: IO[bytes]) -> tuple:
+    """The trace ``src`` parsed whole (gunzipped, as UTF-8) and its event list (None where it has none): the rewrites
+    below (:func:`completed_pairs`, :func:`times_as_numbers`) mend what the columns cannot read in one pass."""
+    stream, blocks = as_utf8(_maybe_gunzip(src)[0]), []
+    while block := stream.read(FLOW_BLOCK):
+        blocks.append(block)
+    doc = json.loads(b"".join(blocks))
+    events = doc.get("traceEvents") if isinstance(doc, dict) else doc
+    return doc, events
+
+
 def completed_pairs(src: IO[bytes]) -> bytes:
     """The trace ``src`` as JSON text whose begin/end pairs are complete events: each ``B`` an ``X`` where it stands,
     its ``dur`` up to the ``E`` that closes it (the latest open ``B`` of the same pid and tid, as the Trace Event
@@ -1235,11 +1246,7 @@ def completed_pairs(src: IO[bytes]) -> bytes:
     Why: only ``X`` events become rows.  The Trace Event Format lets a writer record a span either way, and one that
     writes the host's ops as ``B``/``E`` (session h37-meta56's rewrite of the real sets) left every op, runtime call
     and step mark unread: the report said the capture "recorded only the GPU's kernels, nothing of the host"."""
-    stream, blocks = as_utf8(_maybe_gunzip(src)[0]), []
-    while block := stream.read(FLOW_BLOCK):
-        blocks.append(block)
-    doc = json.loads(b"".join(blocks))
-    events = doc.get("traceEvents") if isinstance(doc, dict) else doc
+    doc, events = _whole_document(src)
     if not isinstance(events, list):
         return json.dumps(doc).encode()
     stacks: dict[tuple[str, str], list[dict]] = {}
@@ -1278,11 +1285,7 @@ def times_as_numbers(src: IO[bytes]) -> bytes | None:
     number.  A writer that quotes them (a converter, a template; rocprof's tblextr does, read by its own reader)
     left every event unread -- "no readable event" -- or, with ``dur`` alone quoted, every span 0 long: the report
     damaged and empty of findings (session h37-meta57's ``durstr`` rewrite of the real sets)."""
-    stream, blocks = as_utf8(_maybe_gunzip(src)[0]), []
-    while block := stream.read(FLOW_BLOCK):
-        blocks.append(block)
-    doc = json.loads(b"".join(blocks))
-    events = doc.get("traceEvents") if isinstance(doc, dict) else doc
+    doc, events = _whole_document(src)
     if not isinstance(events, list):
         return None
     changed = 0

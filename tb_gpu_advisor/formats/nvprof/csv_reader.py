@@ -30,12 +30,12 @@ import re
 
 import numpy as np
 
-from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.demangle import demangle_all
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
+from tb_gpu_advisor.formats.launch_links import launch_kinds
 from tb_gpu_advisor.formats.hip_ops import device_events, host_events, trace_of
-from tb_gpu_advisor.formats.nvprof.csv_layout import CONSOLE, header_at, header_cells, kind_of, stem
+from tb_gpu_advisor.formats.nvprof.csv_layout import CONSOLE, header_at, kind_of, stem
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
 
 __all__ = ["NvprofCsvReadError", "read_trace", "TIME_BASE", "PRINTED_FROM"]
@@ -211,12 +211,7 @@ def build(text: str, path: str, size: int, host: str) -> Trace:
     d_corr = np.where(launch >= 0, launch, -1)
     op_of_launch = launch
     call_name = [names_list[int(name_idx[i])] if i >= 0 else "" for i in launch.tolist()]
-    uname, uinv = np.unique(op_names.astype(str), return_inverse=True)
-    rkind = devices.recorded_kinds([str(x) for x in uname.tolist()], uinv,
-                                   np.where(is_copy, devices.RECORDED_TRANSFER, devices.RECORDED_KERNEL))
-    call_idx = np.array([interned[c] if c else -1 for c in call_name], np.int64)
-    sync = devices.copies_call_sync(names_list, call_idx, rkind)
-    graph = np.where(np.array([devices.is_graph_launch(c) if c else False for c in call_name], bool), d_corr, -1)
+    rkind, sync, graph = launch_kinds(names_list, call_name, op_names, is_copy, interned, d_corr)
     host_kind = np.full(ops.size, -1, np.int8)
     devs = []
     for gid in sorted(set(gpu.tolist())):

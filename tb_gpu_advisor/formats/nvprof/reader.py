@@ -31,9 +31,9 @@ import struct
 
 import numpy as np
 
-from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.demangle import demangle_all
 from tb_gpu_advisor.formats import sqlite as tb
+from tb_gpu_advisor.formats.launch_links import launch_kinds
 from tb_gpu_advisor.formats.hip_ops import device_events, host_events, trace_of
 from tb_gpu_advisor.formats.nvprof import cbids, tables as nt
 from tb_gpu_advisor.formats.nvprof.layout import session_words, stem
@@ -237,12 +237,7 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     op_of_launch = innermost_range(h, hosts["range"], launch)
 
     call_name = [names[int(h.name[i])] if i >= 0 else "" for i in launch.tolist()]
-    uname, uinv = np.unique(op_names_arr.astype(str), return_inverse=True)
-    kind = devices.recorded_kinds([str(x) for x in uname.tolist()], uinv,
-                                  np.where(is_copy, devices.RECORDED_TRANSFER, devices.RECORDED_KERNEL))
-    call_idx = np.array([interned[c] if c else -1 for c in call_name], np.int64)
-    sync = devices.copies_call_sync(names, call_idx, kind)
-    graph = np.where(np.array([devices.is_graph_launch(c) if c else False for c in call_name], bool), d_corr, -1)
+    kind, sync, graph = launch_kinds(names, call_name, op_names_arr, is_copy, interned, d_corr)
     host_kind = np.full(ops["corr"].size, -1, np.int8)
     info = _gpus(schema)
     devs = []

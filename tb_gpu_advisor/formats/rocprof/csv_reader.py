@@ -38,6 +38,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
+from tb_gpu_advisor.formats.launch_links import graph_launches
 from tb_gpu_advisor.formats.hip_ops import GPU_NAME, copies_host_side, copy_name, device_events, gpu_named, \
     host_events, launch_call_times, roctx_ranges, trace_of, with_arch
 from tb_gpu_advisor.formats.rocprof.csv_layout import KINDS, header_cells, kind_of, prefix
@@ -282,7 +283,7 @@ def build(tables: dict[str, list[dict[str, list[str]]]], path: str, size: int, h
     call_start, call_end = launch_call_times(launch, start, end)
     sync, host_kind = copies_host_side(gpu, o_start, o_end, op_names, call_name, is_copy, call_start,
                                                "rocprofv3", notes, call_end)
-    graph = np.where(np.array([devices.is_graph_launch(c) if c else False for c in call_name], bool), d_corr, -1)
+    graph = graph_launches(call_name, d_corr)
     blocks = np.full(o_start.size, -1, np.int64)
     threads = np.full(o_start.size, -1, np.int64)
     if n_k:

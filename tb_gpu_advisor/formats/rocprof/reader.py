@@ -50,6 +50,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.devices import amd
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, gunzipped_within_limit, human_size, is_gzip, max_profile_bytes
+from tb_gpu_advisor.formats.launch_links import graph_launches
 from tb_gpu_advisor.formats.rocprof.layout import SYSINFO_SUFFIX, stem
 from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host_events, launch_call_times, roctx_ranges, \
     with_arch, \
@@ -396,8 +397,7 @@ def _build(read: _Read, other: dict, path: str, size: int, host: str) -> Trace:
     gpu = np.array([o[0] for o in ops], np.int64)
     sync, host_kind = copies_host_side(gpu, o_start, o_end, op_names, call_name, is_copy, call_start,
                                                "rocprof", notes, call_end)
-    is_graph = np.array([devices.is_graph_launch(c) if c else False for c in call_name], bool)
-    graph = np.where(is_graph, d_corr, -1)
+    graph = graph_launches(call_name, d_corr)
     blocks, threads = _grid(call_name, call_args)
     # a kernel-only trace (rocprof --stats, no --hip-trace): the dispatch's own grid and workgroup, in work-items
     grd = np.array([o[9] for o in ops], np.int64)

@@ -3167,69 +3167,6 @@ def write_framed_inference(path: str, warmup: int = 3, measured: int = 5, kernel
     return {"measured": measured, "pass_ms": round(sum(spacing) / len(spacing) / 1000.0, 4), "warmup": warmup}
 
 
-#: Kernels of an eager ``nn.Transformer`` forward (PyTorch 2.x, bf16, no fast path), each (op, kernel, share of the
-#: writer's ``kernel_us``): a self-attention block, its residual add and norm; a cross-attention block; a feed-forward
-#: block.  An encoder layer is self-attention then feed-forward, a decoder layer self-attention, cross-attention,
-#: feed-forward: the two stacks' layers open with the same kernels and differ after.
-_LAYER_NORM_KERNEL = "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>"
-_FLASH_FWD = ("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 64, 4, false, false, "
-              "cutlass::bfloat16_t> >(Flash_fwd_params)")
-_EMBEDDING = "void at::native::(anonymous namespace)::indexSelectLargeIndex<c10::BFloat16, long, unsigned int, 2, 2, -2, true>"
-_LM_HEAD = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_lm_head"
-_LAYER_NORM = ("aten::layer_norm", _LAYER_NORM_KERNEL, 0.2)
-_RESIDUAL = ("aten::add", BIAS_ADD_BF16, 0.2)
-_SELF_ATTENTION = (("aten::linear", GEMM_FWD, 1.0), ("aten::scaled_dot_product_attention", _FLASH_FWD, 1.5),
-                   ("aten::linear", GEMM_FWD, 0.6), _RESIDUAL, _LAYER_NORM)
-_CROSS_ATTENTION = (("aten::linear", GEMM_FWD, 0.4), ("aten::linear", GEMM_FWD, 0.8),
-                    ("aten::scaled_dot_product_attention", _FLASH_FWD, 1.2), ("aten::linear", GEMM_FWD, 0.6),
-                    _RESIDUAL, _LAYER_NORM)
-_FEED_FORWARD = (("aten::linear", GEMM_FWD, 2.0), ("aten::relu", RELU_BF16, 0.3), ("aten::linear", GEMM_FWD, 2.0),
-                 _RESIDUAL, _LAYER_NORM)
-TRANSFORMER_ENCODER_LAYER = _SELF_ATTENTION + _FEED_FORWARD
-TRANSFORMER_DECODER_LAYER = _SELF_ATTENTION + _CROSS_ATTENTION + _FEED_FORWARD
-
-
-def write_stackless_transformer_loop(path: str, calls: int = 8, encoder_layers: int = 4, decoder_layers: int = 4,
-                                     kernel_us: float = 200.0, own_kernels: bool = True,
-                                     first_extra: int = 0) -> dict[str, Any]:
-    """A Kineto trace of an ``nn.Transformer`` called ``calls`` times in a plain loop, profiled with
-    ``with_stack=False`` and no ``prof.step()`` nor ``record_function``: nothing but the ATen ops and their kernels,
-    each call ``encoder_layers`` encoder layers (:data:`TRANSFORMER_ENCODER_LAYER`), the encoder's final norm,
-    ``decoder_layers`` decoder layers (:data:`TRANSFORMER_DECODER_LAYER`), the decoder's final norm, between the
-    program's own embedding before and its head after (``own_kernels``; without them, only the layers: the control a
-    layer's looped parts would also give).  The loop never reads a result back: one ``.item()`` after the last call,
-    so no wait marks a call.  ``first_extra``: kernels the first call alone runs before its embedding (a library's
-    first-call set-up, cuBLAS's autotuning: a warm-up unlike the others).
-
-    Truth by construction: ``calls`` calls, each ``call_ms`` of GPU work launched back to back (the host runs ahead:
-    13 us a launch against kernels of ``kernel_us``), ``layers`` layers in each."""
-    r = Rank(rank=0, pid=4400, device=0)
-    call_us: list[float] = []
-
-    def block(kernels: tuple[tuple[str, str, float], ...]) -> float:
-        for op, name, share in kernels:
-            r.kernel(op, name, kernel_us * share)
-        return sum(k[2] for k in kernels) * kernel_us
-
-    for c in range(calls):
-        gpu = 0.0
-        for k in range(first_extra if c == 0 else 0):
-            r.kernel("aten::linear", f"cublasLt::splitKreduce_kernel_candidate_{k}", kernel_us)
-        if own_kernels:
-            gpu += block((("aten::embedding", _EMBEDDING, 0.3),))
-        for _ in range(encoder_layers):
-            gpu += block(TRANSFORMER_ENCODER_LAYER)
-        gpu += block((_LAYER_NORM,)) if own_kernels else 0.0
-        for _ in range(decoder_layers):
-            gpu += block(TRANSFORMER_DECODER_LAYER)
-        gpu += block((_LAYER_NORM, ("aten::linear", _LM_HEAD, 3.0))) if own_kernels else 0.0
-        call_us.append(gpu)
-    r.sync("aten::item")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(_dumps(trace_doc(r, 1)))
-    return {"calls": calls, "call_ms": round(call_us[-1] / 1000.0, 4), "layers": encoder_layers + decoder_layers}
-
-
 def write_framed_layer_syncs(path: str, warmup: int = 2, layers: int = 6, kernel_us: float = 300.0,
                              frame: str = "measure") -> dict[str, Any]:
     """A Kineto trace of one eager prefill timed inside ``record_function(frame)``, after ``warmup`` decode passes of

@@ -87,12 +87,6 @@ _ALIKE_LEAST = 2
 #: ``--forms5`` seed 30392: 2 rocpd calls 37.6 ms apart, the pause unrecorded, read as bursts with the gap between).
 _ALIKE_AFTER_SET_UP = 3
 _MAX_CANDIDATES = 512
-#: Launches in one repeat past which its stacks of layers are not looked for (:func:`_layer_stacks`: a walk over the
-#: repeat's launches, a run length per launch and layer length tried): an eager model's call of 80 layers of 30 kernels
-#: is 2,400.
-_STACKS_MAX = 10_000
-#: Layer lengths tried for the stacks of one repeat: the distances between a kernel's launches seen most often.
-_STACK_CANDIDATES = 64
 
 
 def repeated_launches(trace: Trace, launches: list[np.ndarray], waits: Waits | None = None) -> SpanSteps | None:
@@ -375,7 +369,7 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     several = (not paused and reads and
                (opens or float(pause_at[offset]) > float(pause_at[waited_at < _WAITED].max(initial=0.0))) and
                _reads_bound_calls(trace, t_start, waited_at, first, length, p, opens))
-    layered, stacks = _calls_of_layers(key, first, length, p)
+    layered = _calls_of_layers(key, first, length, p)
     marked = waited >= _WAITED and (paused or alone or hostbound or several)
     if not marked and not layered:  # the host waits every few repeats, at one offset: those repeats are one iteration
         q = _wait_period(t_start, waits, p, first, length)
@@ -424,9 +418,7 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
            _hostbound_words(pause, typical, _turns_longest(pause_at, offset)))
     each = (f"each after the host waited for the GPU ({why})" if marked else
             f"each a run of {layered} repeated layers between the call's own first and last kernels (a model's calls, "
-            f"launched back to back)" if layered and stacks == 1 else
-            f"each {layered} layers in {stacks} stacks of repeated layers one after another (an encoder's, then a "
-            f"decoder's: a model's calls, launched back to back)" if layered else
+            f"launched back to back)" if layered else
             "each launched by the program's own calls, no framework op around them, and no other kernel in the "
             "window: the iterations of its loop" if own else
             "each fed by its own upload from the host (a host-to-device copy at the same point of every repeat) and "
@@ -1000,9 +992,8 @@ def _same_work(period: np.ndarray, m: int) -> bool:
     return float(counts[counts >= m].sum()) >= _ALIKE * period.size
 
 
-def _calls_of_layers(key: np.ndarray, first: int, length: int, p: int) -> tuple[int, int]:
-    """(layers, stacks of them) in each repeat where the period's repeats are calls of a model made of layers; (0, 0)
-    else.
+def _calls_of_layers(key: np.ndarray, first: int, length: int, p: int) -> int:
+    """The number of layers in each repeat where the period's repeats are calls of a model made of layers; 0 else.
 
     Why: a benchmark that calls its model back to back (a warm-up call, then N timed calls, with no sync between
     them: zx3xyy/assignment2-systems, issue #37) gives the waits nothing to mark, and GPU bursts then cut its start-up
@@ -1010,83 +1001,19 @@ def _calls_of_layers(key: np.ndarray, first: int, length: int, p: int) -> tuple[
     shorter repeat -- the layers, :data:`_LAYERS` or more of them filling :data:`_LAYERS_COVER` of it -- that stops
     at every repeat's edge (the embedding before the first layer, the head after the last).  A layer's own repeats
     hold no such run, and layers launched back to back across calls with nothing between them (an encoder called in
-    a loop) make one run over the whole sequence: no call to see there, as before.
-
-    A model may hold several stacks of layers, one after another (``nn.Transformer``: its encoder's layers, then its
-    decoder's, each layer kind its own kernels): each stack is a run of its own shorter repeat, none filling the call
-    alone, and a stackless, unannotated loop of such calls read as one pass (h37-wild57i).  So where no one stack
-    fills the repeat, its stacks are read one after another (:func:`_calls_of_stacks`) and the call is their sum.
-    Stacks in a fixed order need no own kernel at the call's edges to show it: the next call's first stack follows the
-    last one's, and its layers are not those (a single stack's layers across calls merge into one run; two do not)."""
+    a loop) make one run over the whole sequence: no call to see there, as before."""
     sub = _period(key[first:first + p])
     if sub is None:
-        return _calls_of_stacks(key[first:first + p])
+        return 0
     q, _, run = sub
     if run < _LAYERS_COVER * p or run < _LAYERS * q:
-        return _calls_of_stacks(key[first:first + p])
+        return 0
     eq = key[:-q] == key[q:]
     # the layers' run is broken inside every repeat: the call's own kernels at its edges
     for a in range(first, first + length - p + 1, p):
         if eq[a:min(a + p, eq.size)].all():
-            return 0, 0
-    return run // q, 1
-
-
-def _calls_of_stacks(call: np.ndarray) -> tuple[int, int]:
-    """(layers, stacks) of one repeat's launches (``call``) read as a call of a model of several stacks of layers
-    (:func:`_calls_of_layers`): two stacks or more (:func:`_layer_stacks`), :data:`_LAYERS` layers or more in all,
-    filling :data:`_LAYERS_COVER` of the call; (0, 0) else."""
-    stacks = _layer_stacks(call)
-    covered = sum(run for _, _, run in stacks)
-    layers = sum(run // q for q, _, run in stacks)
-    if len(stacks) < 2 or covered < _LAYERS_COVER * call.size or layers < _LAYERS:
-        return 0, 0
-    return layers, len(stacks)
-
-
-def _layer_stacks(call: np.ndarray) -> list[tuple[int, int, int]]:
-    """The runs of repeated layers in one repeat's launches (``call``), in order: (layer period, first launch, launches
-    in the run) each -- a stack of two layers or more, a layer two kernels or more.
-
-    Read from the call's first launch on: where a layer repeats from a launch, its stack runs as long as the launches
-    equal those a layer later, and holds its whole layers (the longest such stack there, the shortest layer among
-    equals); the next stack is looked for after it, else from the next launch.  In that order, because two stacks'
-    layers may open and close with the same kernels (an encoder layer is self-attention then feed-forward, a decoder
-    layer the same with cross-attention between): the longest run anywhere may then begin inside the last encoder
-    layer, and only a stack read from its own first layer ends where the next begins.
-
-    The layers tried are the distances between two launches of one kernel next to each other (a layer's is the
-    distance between its rarest kernel's launches, seen once a layer), at most :data:`_STACK_CANDIDATES` of them,
-    those seen most often: the work is bounded by the call's length (:data:`_STACKS_MAX`) times that."""
-    if call.size < 4 or call.size > _STACKS_MAX:
-        return []
-    order = np.argsort(call, kind="stable")
-    same = call[order][1:] == call[order][:-1]
-    gaps, seen = np.unique((order[1:] - order[:-1])[same], return_counts=True)
-    keep = (gaps >= 2) & (gaps <= call.size // 2)
-    gaps = np.sort(gaps[keep][np.argsort(-seen[keep], kind="stable")[:_STACK_CANDIDATES]])
-    if not gaps.size:
-        return []
-    # per layer length q: how far from each launch the launches equal those q later (0 where the next differs)
-    at = np.arange(call.size)
-    runs = np.zeros((gaps.size, call.size), np.int32)
-    for r, q in enumerate(gaps.tolist()):
-        differs = np.r_[np.flatnonzero(call[:-q] != call[q:]), call.size - q]  # each launch's next difference
-        runs[r, :call.size - q] = differs[np.searchsorted(differs, at[:call.size - q])] - at[:call.size - q]
-    q = gaps[:, None].astype(np.int32)
-    whole = (runs + q) // q * q * (runs >= q)  # per layer length and launch: the whole layers of a stack from there
-    longest = whole.argmax(axis=0)  # the longest; the shortest layer among equals (gaps ascending)
-    length = whole[longest, at]
-    stacks: list[tuple[int, int, int]] = []
-    i = 0
-    for i0 in np.flatnonzero(length).tolist():  # only where some layer repeats at once
-        if i0 < i:
-            continue  # inside the stack read last
-        layer = int(gaps[longest[i0]])
-        if np.unique(call[i0:i0 + layer]).size >= 2:
-            stacks.append((layer, i0, int(length[i0])))
-            i = i0 + int(length[i0])
-    return stacks
+            return 0
+    return run // q
 
 
 def _own_loop(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first: int, length: int, p: int,

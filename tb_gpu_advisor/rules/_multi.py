@@ -38,3 +38,14 @@ def gpu_table_rows(m) -> list:
 
 GPU_COLUMNS = ["gpu", "name", "step ms", "busy ms/step", "busy share", "kernels", "collective calls/step",
                "AllReduce ms/step", "first kernel offset ms"]
+
+
+#: What one slow call of a kernel the other GPUs or ranks ran fast paid: said by ``gpu_imbalance``'s and
+#: ``rank_straggler``'s one-call notes (h37-ranks57), in one wording.
+ONE_OFF_COST = "a one-off cost (a first call's autotuning or module load, a clock dip)"
+
+
+def which_call(one: dict) -> str:
+    """The slow call among its kernel's calls (``call``: 0-based, ``calls``: how many), as the notes say it."""
+    n = int(one.get("calls") or 1)
+    return "its only call" if n == 1 else f"call {int(one['call']) + 1} of {n}"

@@ -18,7 +18,8 @@ from __future__ import annotations
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi, wait_held_ms, wait_parts
+from tb_gpu_advisor.rules._multi import (GPU_COLUMNS, ONE_OFF_COST, active_gpus, gpu_table_rows, is_multi, wait_held_ms,
+                                        wait_parts, which_call)
 from tb_gpu_advisor.rules.base import (T, Ctx, finding, grade, ms, ms_apart, pct, rule, saving, step_windows, table,
                                       the_others, value_metric)
 
@@ -100,15 +101,14 @@ def one_call(facts: dict | None) -> dict | None:
 def _one_call_finding(ctx: Ctx, imbalance: float, one: dict) -> Finding:
     """The compute gap said as what it is -- one call of one kernel, its time on each GPU -- with no saving: no
     rebalancing moves it, and the steady state does not pay it again (info)."""
-    gpu, peer, n = one["gpu"], one["peer_gpu"], int(one.get("calls") or 1)
-    which = "its only call" if n == 1 else f"call {int(one['call']) + 1} of {n}"
+    gpu, peer, which = one["gpu"], one["peer_gpu"], which_call(one)
     f = finding(
         ctx, ID, "info",
         f"GPU{gpu}'s compute exceeds GPU{peer}'s by {ms(one['gap_ms'])} {ctx.per_step} ({pct(imbalance)} "
         f"imbalance), and {pct(one['share_of_gap'])} of that is one call: `{one['kernel']}` ({which}) took "
         f"{ms(one['ms'])} on GPU{gpu} and {ms(one['peer_ms'])} on GPU{peer}. Without it the GPUs' compute is "
-        f"{pct(one['imbalance_without'])} apart: the GPUs do the same work, and that call paid a one-off cost (a first "
-        "call's autotuning or module load, a clock dip), which no rebalancing of the work moves.",
+        f"{pct(one['imbalance_without'])} apart: the GPUs do the same work, and that call paid {ONE_OFF_COST}, "
+        "which no rebalancing of the work moves.",
         title=f"One slow kernel call on GPU{gpu}, not unequal work",
         metric=value_metric("compute_imbalance", "GPU compute-time imbalance", imbalance, "ratio", pct(imbalance),
                             "gpu_imbalance.warning", severity="info",

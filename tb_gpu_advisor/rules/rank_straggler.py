@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Finding, Table
+from tb_gpu_advisor.rules._multi import ONE_OFF_COST, which_call
 from tb_gpu_advisor.rules._job import capital, fixes, job_finding, med, ranks_table, slow_node, straggler_meaning
 from tb_gpu_advisor.rules.base import T, grade, ms, n_of, pct, share_metric, the_others
 from tb_gpu_advisor.rules.registry import rule
@@ -126,16 +127,15 @@ def one_call(s, others, busy_extra: float, extra: float, step_ms: float) -> dict
 def _one_call_finding(job: JobView, s, others, one: dict, share: float) -> Finding:  # noqa: ANN001 - RankRows
     """The others' wait said as the one call the late rank paid (info, no saving): which kernel, which call, how long
     against the median other rank's longest call of it."""
-    n = int(one["calls"])
-    which = "its only call" if n == 1 else f"call {one['call'] + 1} of {n}"
+    which = which_call(one)
     f = job_finding(
         job, ID, "info",
         f"{capital(the_others(len(others), job.unit, 'wait'))} for {s.label} in the collectives ({pct(share)} of the "
         f"{job.step_word if job.one_step else 'step'}), and {pct(one['share_of_lead'])} of its lead is one call: "
         f"`{one['kernel']}` ({which}) took {ms(one['ms'])} on {s.label}, at most {ms(one['peer_ms'])} on the median "
         f"other {job.unit}. Without it the wait it explains is {pct(one['share_without'])} of the step: {s.label} does "
-        f"the others' work at their pace, and that call paid a one-off cost (a first call's autotuning or module load, "
-        "a clock dip) -- not a straggler to rebalance or replace.",
+        f"the others' work at their pace, and that call paid {ONE_OFF_COST} -- not a straggler to rebalance or "
+        "replace.",
         metric=share_metric("straggler_extra_share", "Straggler's extra time, share of {step}", share,
                             "rank_straggler.warning", meaning=straggler_meaning(job), severity="info",
                             detail={"rank": s.label, "one_call": one, "ranks": len(job.ranks)}),

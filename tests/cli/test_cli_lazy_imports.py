@@ -77,7 +77,8 @@ OTHER_READERS = {"tb_gpu_advisor.formats.kineto.adapter", "tb_gpu_advisor.format
                  "tb_gpu_advisor.formats.nsys.tables", "tb_gpu_advisor.formats.nsys.export", "tb_gpu_advisor.formats.sqlite",
                  "tb_gpu_advisor.formats.snapshot.reader", "tb_gpu_advisor.formats.snapshot.unpickle",
                  "tb_gpu_advisor.formats.snapshot.compiled", "tb_gpu_advisor.formats.rpd.reader",
-                 "tb_gpu_advisor.formats.nvprof.reader",
+                 "tb_gpu_advisor.formats.nvprof.reader", "tb_gpu_advisor.formats.nvprof.csv_reader",
+                 "tb_gpu_advisor.formats.launch_links",
                  "tb_gpu_advisor.formats.rocprof.reader", "tb_gpu_advisor.formats.rocprof.rocpd_reader",
                  "tb_gpu_advisor.formats.rocprof.csv_reader", "tb_gpu_advisor.formats.rocprof.json_reader",
                  "tb_gpu_advisor.formats.staging"}

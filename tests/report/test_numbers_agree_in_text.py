@@ -146,7 +146,9 @@ def test_exposed_collectives_and_their_paid_part_differ_only_by_a_wait_said():
     assert text_number_problems(said.format(", of which 2.7 ms is waiting for the rank that enters the collective last"))
     text = _text(FIXTURES / "wild" / "tp_rtx4090_two_ranks")
     flat = re.sub(r"\n\s+", " ", text)
-    assert re.search(r"of it runs with no compute to overlap it, of which 2\d\.\d ms is waiting", flat), flat
+    # the wait's own value moved with the ledger (h37-ranks57: a rank's collective during its own module load is
+    # start-up, 22.7 -> 8.14 ms); what holds is that it is said, and the numbers around it agree
+    assert re.search(r"of it runs with no compute to overlap it, of which \d+(\.\d+)? ms is waiting", flat), flat
     assert not text_number_problems(text)
 
 

@@ -32,7 +32,7 @@ from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.formats.kineto.layout import LEGACY_CUDA_PROCESS, LEGACY_HOST_PROCESS
 from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, OLD_CATS, KinetoReadError, KinetoTrace, completed_pairs,
                                                has_duration_pairs, link_by_flows, nothing_recorded, parse_trace,
-                                               times_as_numbers, unlinked_rows)
+                                               rows_of, times_as_numbers, unlinked_rows)
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
                                           unique_inverse, unique_pairs)
@@ -100,8 +100,7 @@ def _unlinked_note(unlinked: int, rows: int) -> str:
 
 def _device_rows(kt: KinetoTrace) -> int:
     """How many rows of ``kt`` are device work (kernels, copies, memsets)."""
-    ids = [i for i, c in enumerate(kt.cats) if c in DEVICE_CATS or OLD_CATS.get(c) in DEVICE_CATS]
-    return int(np.count_nonzero(np.isin(kt.cat, ids))) if ids else 0
+    return int(np.count_nonzero(rows_of(kt, DEVICE_CATS)))
 
 
 def _inferred_note(worker: str, rank: int, world: int | None) -> str:

@@ -1168,8 +1168,13 @@ def unlinked_rows(kt: KinetoTrace, cats: tuple[str, ...], flows_only: bool = Tru
     could link them (``flows_only``; with it False, wherever they are); empty else."""
     if (flows_only and not kt.ph_counts.get("f")) or not len(kt):
         return np.zeros(0, np.int64)
+    return np.flatnonzero(rows_of(kt, cats) & (kt.correlation < 0))
+
+
+def rows_of(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
+    """Per row of ``kt``, whether its category is one of ``cats`` (an older Kineto's name of one counts as it)."""
     ids = [i for i, c in enumerate(kt.cats) if c in cats or OLD_CATS.get(c) in cats]
-    return np.flatnonzero(np.isin(kt.cat, ids) & (kt.correlation < 0)) if ids else np.zeros(0, np.int64)
+    return np.isin(kt.cat, ids) if ids else np.zeros(len(kt.cat), bool)
 
 
 def link_by_flows(kt: KinetoTrace, src: IO[bytes], rows: np.ndarray) -> int:

@@ -212,6 +212,32 @@ def test_times_written_as_strings_are_read_as_numbers(tmp_path):
     assert _reading(tmp_path / "dur") == whole
 
 
+def test_rewrites_that_one_file_needs_together_are_made_in_turn(tmp_path):
+    """Times as numeric strings, host spans as begin/end pairs and kernels without their ``correlation`` in one
+    file (session 58, the lead): each rewrite reads the one before it, and the flow arrows are read from the
+    rewritten document.  Before, the pairs were rewritten from the file as written (its times still text) and the
+    host was an error ("no numeric time")."""
+    src = WILD / "amd_mi250"
+    (name,) = [p.name for p in src.iterdir()]
+    doc = json.load(gzip.open(src / name, "rt"))
+    host = {e["pid"] for e in doc["traceEvents"] if e.get("cat") == "cpu_op"}
+    events = _as_begin_end(doc["traceEvents"], lambda e: e["pid"] in host and e.get("cat") != "python_function")
+    linked = 0
+    for e in events:
+        if isinstance(e.get("ts"), (int, float)):
+            e["ts"] = str(e["ts"])
+        if e.get("cat") == "kernel" and "correlation" in (e.get("args") or {}):
+            del e["args"]["correlation"]
+            linked += 1
+    assert linked and any(e.get("cat") == "ac2g" for e in events)
+    doc["traceEvents"] = events
+    with gzip.open(tmp_path / name, "wt") as f:
+        json.dump(doc, f)
+    whole = _reading(src)
+    assert whole[0][1:3] == (1, "profiler_step")
+    assert _reading(tmp_path) == whole
+
+
 def test_times_that_are_no_numbers_are_an_error_that_says_so(tmp_path):
     src = WILD / "amd_mi250"
     (name,) = [p.name for p in src.iterdir()]

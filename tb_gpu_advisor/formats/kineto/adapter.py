@@ -113,52 +113,68 @@ def _inferred_note(worker: str, rank: int, world: int | None) -> str:
 
 def _parse(path: str) -> tuple[KinetoTrace, int]:
     """A file's columns and its size on disk.  Opened through ``fsio`` (a file discovery listed: only below its
-    logdir, only the file listed) and read from that one open file -- and once more for its flow arrows where its
-    device work carries no ``correlation`` (:func:`~tb_gpu_advisor.formats.kineto.parse.link_by_flows`), its spans
-    are begin/end pairs (:func:`~tb_gpu_advisor.formats.kineto.parse.completed_pairs`), or its times are written as
-    text (:func:`~tb_gpu_advisor.formats.kineto.parse.times_as_numbers`)."""
+    logdir, only the file listed) and read from that one open file; where the columns cannot read what it wrote,
+    read again through each rewrite of :data:`_REWRITES` it needs, in turn (each rewrite reads the previous one's
+    text), and once more for its flow arrows where its device work carries no ``correlation``
+    (:func:`~tb_gpu_advisor.formats.kineto.parse.link_by_flows`)."""
     try:
         f = fsio.open_binary(path)
     except OSError as e:
         raise KinetoReadError(path, f"cannot open: {e.strerror or e}") from e
     with f:
         n = os.fstat(f.fileno()).st_size if hasattr(f, "fileno") and not fsio.is_remote(path) else fsio.size(path)
+        kt, failed = _columns(f, path)
+    text: bytes | None = None  # the last rewrite's document; None: the file as written
+    for rewrite in _REWRITES:
+        if not rewrite.needed(kt, failed):
+            continue
         try:
-            kt, paired = parse_trace(f, max_bytes=max_profile_bytes(), name=path), None
-        except KinetoReadError as e:
-            if not (e.only_pairs or e.untimed):
-                raise
-            kt, paired = None, e
-    if (kt is None and paired.untimed) or (kt is not None and kt.untimed):  # times written as text: as numbers
-        try:
-            with fsio.open_binary(path) as f:
-                text = times_as_numbers(f)
-        except (ValueError, RecursionError):  # not one JSON document: as read
-            text = None
-        if text is not None:
-            try:
-                kt, paired = parse_trace(io.BytesIO(text), max_bytes=max_profile_bytes(), name=path), None
-            except KinetoReadError as e:
-                if not e.only_pairs:
-                    raise
-                kt, paired = None, e
-        if kt is None and not paired.only_pairs:
-            raise paired
-    if kt is None or has_duration_pairs(kt):  # spans written as begin/end pairs: read again, each pair one event
-        try:
-            with fsio.open_binary(path) as f:
-                text = completed_pairs(f)
+            with _reopen(path, text) as src:
+                mended = rewrite.mend(src)
         except (ValueError, RecursionError):  # not one JSON document (cut off, nested past the limit): as read
-            text = None
-        if text is None and paired is not None:
-            raise paired
-        if text is not None:
-            kt = parse_trace(io.BytesIO(text), max_bytes=max_profile_bytes(), name=path)
+            mended = None
+        if mended is not None:
+            text = mended
+            kt, failed = _columns(io.BytesIO(text), path)
+    if kt is None:
+        raise failed
     rows = unlinked_rows(kt, DEVICE_CATS)
     if rows.size:  # device work written without its correlation: the flow arrows still name each launch
-        with fsio.open_binary(path) as f:
-            link_by_flows(kt, f, rows)
+        with _reopen(path, text) as src:
+            link_by_flows(kt, src, rows)
     return kt, n
+
+
+class _Rewrite(NamedTuple):
+    """A rewrite of a document the columns cannot read as written, and when it is needed: the read failed for that
+    reason (``KinetoReadError``'s flag ``flag``), or it read but kept what the rewrite mends (``kept``)."""
+
+    flag: str
+    kept: Any  # Callable[[KinetoTrace], bool]
+    mend: Any  # Callable[[IO[bytes]], bytes | None]
+
+    def needed(self, kt: KinetoTrace | None, failed: KinetoReadError | None) -> bool:
+        return bool(getattr(failed, self.flag)) if kt is None else bool(self.kept(kt))
+
+
+#: in this order: times written as text become numbers first, so that the begin/end pairs can be timed
+_REWRITES = (_Rewrite("untimed", lambda kt: kt.untimed, times_as_numbers),
+             _Rewrite("only_pairs", has_duration_pairs, completed_pairs))
+
+
+def _columns(src: Any, path: str) -> tuple[KinetoTrace | None, KinetoReadError | None]:
+    """``src`` read into columns, or the error a rewrite may mend (every other error is raised)."""
+    try:
+        return parse_trace(src, max_bytes=max_profile_bytes(), name=path), None
+    except KinetoReadError as e:
+        if not any(getattr(e, r.flag) for r in _REWRITES):
+            raise
+        return None, e
+
+
+def _reopen(path: str, text: bytes | None) -> Any:
+    """The document to read again: the last rewrite's text, else the file."""
+    return io.BytesIO(text) if text is not None else fsio.open_binary(path)
 
 
 def _worker(path: str) -> str:

@@ -267,14 +267,23 @@ def host_words(h) -> Callable[[str], str]:  # noqa: ANN001 - a host's report
     names no build; NVIDIA's words are the text's own, so its reports (and a capture with no vendor) read as written.
     Why: beside findings of "NPU 0" the tables said "GPU0", "GPU:0" and "active (any GPU work)" (h37-wild57m; session
     56's h37-wild56m *Left* 3)."""
-    vendor = (getattr(h, "capture", None) or {}).get("vendor")
-    return devices.vendor_called(vendor).words if vendor else as_written
+    return _vendor_words(_vendor_of(h))
 
 
 def report_words(report: Report) -> Callable[[str], str]:
     """:func:`host_words` of the one vendor every host of ``report`` ran on; NVIDIA's words where they differ."""
-    vendors = {(getattr(h, "capture", None) or {}).get("vendor") for h in report.hosts}
-    return devices.vendor_called(vendors.pop()).words if len(vendors) == 1 and None not in vendors else as_written
+    vendors = {_vendor_of(h) for h in report.hosts}
+    return _vendor_words(vendors.pop() if len(vendors) == 1 else None)
+
+
+def _vendor_of(h) -> str | None:  # noqa: ANN001 - a host's report
+    """The vendor a host's capture ran on (``capture.vendor``), None where it names none."""
+    return (getattr(h, "capture", None) or {}).get("vendor")
+
+
+def _vendor_words(vendor: str | None) -> Callable[[str], str]:
+    """A vendor's words; the text as written (NVIDIA's words are its own) where no one vendor is known."""
+    return devices.vendor_called(vendor).words if vendor else as_written
 
 
 def as_written(text: str) -> str:

@@ -76,9 +76,10 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
                                                                inferred)
         trace = to_trace(kt, host or _worker(path), path, size)
     trace.notes += [_inferred_note(w, r, _world_size(kt)) for w, r in sorted(inferred.items(), key=lambda x: x[1])]
-    unlinked = [(unlinked_rows(k, DEVICE_CATS, flows_only=False).size, _device_rows(k)) for k, _ in parsed]
-    if sum(u for u, _ in unlinked) and not trace.printed_from:
-        trace.printed_from, trace.not_kept = UNLINKED_FROM, (_unlinked_note(*map(sum, zip(*unlinked))),)
+    unlinked = sum(unlinked_rows(k, DEVICE_CATS, flows_only=False).size for k, _ in parsed)
+    if unlinked and not trace.printed_from:  # the device rows counted only where some name no launch
+        trace.printed_from = UNLINKED_FROM
+        trace.not_kept = (_unlinked_note(unlinked, sum(_device_rows(k) for k, _ in parsed)),)
     return trace
 
 

@@ -600,6 +600,8 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "wsl2": "Recorded under WSL2: the GPU's kernels were not traced there",
                   "wsl2_driver_ok": "Recorded under WSL2: the GPU's kernels were not traced there",
                   "wsl2_untraced": "Recorded under WSL2: the program's CUDA work was not traced there",
+                  "unclosed": "The profiler stopped before it wrote the program's CUDA records: its GPU work is not "
+                              "in the capture",
                   "frontend": "A serving engine's front-end process: its GPU work runs in another process",
                   "input_on_cpu": "The capture window holds only the input pipeline, on the CPU: batches fetched, no "
                                   "model run",
@@ -629,6 +631,10 @@ _WINDOW_SUMMARIES = {
                       "damaged: the profiler recorded none of the program's CUDA work, so the guide's GPU checks did "
                       "not run and nothing here is a verdict on the job. Profile on native Linux, or update Nsight "
                       "Systems and the Windows driver together."),
+    "unclosed": ("{length} holds no GPU work: {held}. The window may not be the problem and the file is not "
+                 "damaged: the profiler never wrote the program's later CUDA records, so the guide's GPU checks did "
+                 "not run and nothing here is a verdict on the job. Let the program end before the session stops, and "
+                 "have the CUDA trace written as it runs."),
     "input_on_cpu": ("{length} holds no GPU work: {held}. No model ran in it, on the GPU or the CPU, so the guide's "
                      "checks did not run and nothing here is a verdict on the job's steps."),
     "frontend": ("{length} holds no GPU work: {held}. The window and the file are not the problem: this process never "

@@ -5,7 +5,9 @@ holds no kernel (start-up only, NVTX only, no CUDA call, CUDA tracing off, ``fai
 GPU work, its error quoted from the standard error the capture kept, or ``wsl2``: kernels launched under WSL2, where
 they were not traced (``wsl2_driver_ok`` where the recorded Windows driver is new enough for that, so the fix is
 the profiler's release, not the driver), ``wsl2_untraced``: no CUDA call traced under WSL2 though the program loaded CUDA or ran to its
-output, ``frontend``: a serving engine's front-end process, no GPU work by design -- its fix names the engine's own
+output, ``unclosed``: the session stopped before the program's CUDA trace was finalized -- Nsight wrote no CUPTI count
+and says not all CUDA events might have been collected --, so the window keeps only the CUDA records written before
+(its fix: the CUDA trace written every 100 ms, the program ended before the session), ``frontend``: a serving engine's front-end process, no GPU work by design -- its fix names the engine's own
 trace of the same session, ``capture_quality:frontend`` among the engine's fixes: ``job.kind.WINDOWS``); a program that died after its GPU work began (critical, first: ``Kind.died``, its
 error quoted); launches the CUDA runtime refused, their kernels never run (critical, ranked with the failures:
 ``Kind.refused_launches``, the first error and its usual cause from ``devices.nvidia.LAUNCH_ERRORS``); accepted launches

@@ -4991,17 +4991,10 @@ def write_unclosed_trace(path: str, steps: int = 20, ran_ms: float = 5400.0, clo
     calls = [(last + k * 10 * ms, last + k * 10 * ms + 300_000) for k in range(1, int(ran_ms / 10) + 1)]
     stop = calls[-1][1] + 300 * ms
     con.execute("UPDATE ANALYSIS_DETAILS SET duration = ?, stopTime = ?", (stop - SESSION_START_NS, stop))
-    strings = dict(con.execute("SELECT value, id FROM StringIds").fetchall())
-
-    def sid(text: str) -> int:
-        if text not in strings:
-            strings[text] = max(strings.values(), default=-1) + 1
-            con.execute("INSERT INTO StringIds VALUES (?, ?)", (strings[text], text))
-        return strings[text]
-
-    con.execute(OSRT_DDL)
-    con.executemany("INSERT INTO OSRT_API VALUES (?, ?, 27, ?, 0, ?, 0, 0, 0)",
-                    [(a, b, gtid, sid("ioctl")) for a, b in calls])
+    con.commit()
+    con.close()
+    add_os_runtime(path, [(a, b, "ioctl", gtid) for a, b in calls])
+    con = sqlite3.connect(path)
     con.execute(DIAG_DDL)
     n = con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()[0]
     rows = [(190 * ms, 3, 2 if "Not all" in t else 1, t.format(n=n)) for t in UNCLOSED_DIAGNOSTICS]
@@ -5012,7 +5005,7 @@ def write_unclosed_trace(path: str, steps: int = 20, ran_ms: float = 5400.0, clo
                     [(t, src, sev, text, _gid(4242)) for t, src, sev, text in rows])
     con.executemany("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)",
                     [("RUN_DURATION_MS", str(round((stop - SESSION_START_NS) / ms) + 1)),
-                     ("PROCESS_0:CUDA_FLUSH_PERIOD", "0"), ("CAPTURE_EVENT_TYPE", "OSRuntime")])
+                     ("PROCESS_0:CUDA_FLUSH_PERIOD", "0")])
     con.commit()
     con.close()
     return {"window": "startup" if closed else "unclosed", "steps": steps,

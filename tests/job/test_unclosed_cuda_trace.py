@@ -11,26 +11,20 @@ with its control (the CUPTI count written after the stop: the trace closed, a wi
 from __future__ import annotations
 
 import os
-from types import SimpleNamespace
 
 import pytest
 
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.formats.nsys import reader
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import REPO
+from tests.support.run_report import one_file_host
 
 REAL = os.path.join(REPO, "tests", "fixtures", "wild", "unclosed_rtx3090_solver", "report6.sqlite")
 STARTUP = os.path.join(REPO, "tests", "fixtures", "wild", "llm_startup_window", "profile.sqlite")
 
 
 def _host(path: str) -> dict:
-    """The report's host block of one export, with the report's findings in it."""
-    hosts = [SimpleNamespace(host="h0", path=path, format="nsys", size=os.path.getsize(path))]
-    rep = analyze_session("w", "s", hosts).to_dict()
-    (host,) = rep["hosts"]
-    assert host["error"] is None, host["error"]
-    return {**host, "findings": rep["findings"]}
+    return one_file_host(path, "nsys")
 
 
 def _top(host: dict) -> dict:

@@ -4961,3 +4961,52 @@ def write_late_rank_pause(path: str, late: int = 1, steps: int = 1, **kw: object
     truth = write_rank_pause(path, **kw)
     open_rank_late(path, late, steps)
     return truth
+
+
+# --------------------------------------------------------------------------- h37-nsys58: a CUDA trace never finalized
+
+#: Nsight's end-of-session diagnostics about the CUDA trace (Nsight Systems 2025.5, cestwc/balinski-and-gomory-cuda
+#: ``report6.sqlite``): what it says where a process's records may be incomplete, its count of the CUDA API events it
+#: collected, the session's stop; and the count each process's CUPTI trace writes as it closes.
+UNCLOSED_DIAGNOSTICS = ("Not all CUDA events might have been collected.", "Number of CUDA events collected: \t{n}.")
+SESSION_STOPPED = "Profiling has stopped."
+CUPTI_CLOSED = "Number of CUPTI events produced: \t{n}, CUPTI buffers: 3."
+
+
+def write_unclosed_trace(path: str, steps: int = 20, ran_ms: float = 5400.0, closed: bool = False) -> dict:
+    """Write the export of a CUDA program whose session stopped before its CUDA trace was finalized, shaped after
+    cestwc's solver (``build/test1 100`` under Nsight 2025.5): the start-up calls of :func:`write_window` ("startup")
+    are all its CUDA records; after them the program ran its ``steps`` (its standard output, kept in the export, prints
+    ``Step 0`` to ``Step N-1``) for ``ran_ms``, its launching thread calling into the driver (an OS runtime trace's
+    ``ioctl`` every 10 ms) -- and none of those steps' CUDA records were written: Nsight wrote that not all CUDA events
+    might have been collected and that the session stopped, and no CUPTI count (the trace never closed).  With
+    ``closed`` the control: the CUPTI count written after the stop, the trace closed -- its records are all the
+    program made, a window that ended during start-up.  Return the truth: the window the job stage must read, and
+    the ms the program ran on after its last CUDA record."""
+    write_window(path, "startup", process="test1",
+                 streams={"stdout": "Matrix size n = 100\n" + "".join(f"Step {i} \n" for i in range(steps)) + "\n\n"})
+    con = sqlite3.connect(path)
+    last, gtid = con.execute("SELECT max(end), globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()
+    ms = 1_000_000
+    calls = [(last + k * 10 * ms, last + k * 10 * ms + 300_000) for k in range(1, int(ran_ms / 10) + 1)]
+    stop = calls[-1][1] + 300 * ms
+    con.execute("UPDATE ANALYSIS_DETAILS SET duration = ?, stopTime = ?", (stop - SESSION_START_NS, stop))
+    con.commit()
+    con.close()
+    add_os_runtime(path, [(a, b, "ioctl", gtid) for a, b in calls])
+    con = sqlite3.connect(path)
+    con.execute(DIAG_DDL)
+    n = con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()[0]
+    rows = [(190 * ms, 3, 2 if "Not all" in t else 1, t.format(n=n)) for t in UNCLOSED_DIAGNOSTICS]
+    rows.append((stop - SESSION_START_NS, 3, 1, SESSION_STOPPED))
+    if closed:
+        rows.append((stop - SESSION_START_NS + 500 * ms, 1, 1, CUPTI_CLOSED.format(n=n + 2)))
+    con.executemany("INSERT INTO DIAGNOSTIC_EVENT VALUES (?, 1, ?, ?, ?, ?)",
+                    [(t, src, sev, text, _gid(4242)) for t, src, sev, text in rows])
+    con.executemany("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)",
+                    [("RUN_DURATION_MS", str(round((stop - SESSION_START_NS) / ms) + 1)),
+                     ("PROCESS_0:CUDA_FLUSH_PERIOD", "0")])
+    con.commit()
+    con.close()
+    return {"window": "startup" if closed else "unclosed", "steps": steps,
+            "ran_on_ms": (calls[-1][1] - last) / ms}

@@ -75,7 +75,9 @@ class Kind:
     #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "wsl2" (kernels launched under
     #: WSL2, none recorded: the platform's limit, ``Trace.producer["wsl2"]``; "wsl2_driver_ok" where the recorded
     #: Windows driver is one NVIDIA's profilers trace the GPU with), "wsl2_untraced" (under WSL2 no CUDA
-    #: call recorded at all, though the program loaded CUDA or ran to its output), "frontend" (a serving engine's
+    #: call recorded at all, though the program loaded CUDA or ran to its output), "unclosed" (the session stopped
+    #: before the program's CUDA trace was finalized, so its later CUDA records were never written:
+    #: ``Trace.producer["cuda_unclosed"]``), "frontend" (a serving engine's
     #: front-end process, which runs no GPU work by design: ``engine`` names the engine, whose own process holds the
     #: GPU work), "input_on_cpu" (the input pipeline's loop with no model op and no GPU runtime call recorded: its
     #: batches on the CPU), "copy_only" (copies between host and GPU and no kernel: a bandwidth test, a staging
@@ -186,10 +188,13 @@ class Kind:
 #:   time.  An export made with ``nsys -t nvtx`` (h37-survey57's ``wild/tracing_off_nvtx_a10_train``: 15
 #:   ``benchmark_iteration`` ranges of ~210 ms) was read as 13 steps whose ledger said "host compute 203 ms" of each,
 #:   an account of GPU time the capture never saw, under a title saying "no step: the window holds no GPU work".
-NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded"}
+#: * ``unclosed`` -> ``gpu_unrecorded``: the profiler stopped before it wrote the program's CUDA records; what the
+#:   window keeps is what was written before, not a pass of the program (cestwc's solver, h37-nsys58: "one pass of
+#:   29.9 ms", its two start-up calls, of a 6.04 s run of 20 steps).
+NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded", "unclosed": "gpu_unrecorded"}
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
-           "wsl2_driver_ok", "wsl2_untraced", "frontend", "input_on_cpu", "copy_only", "teardown")
+           "wsl2_driver_ok", "wsl2_untraced", "unclosed", "frontend", "input_on_cpu", "copy_only", "teardown")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -1189,6 +1194,20 @@ def _wsl2_window(w: _Held) -> Kind | None:
     return Kind("unknown", "low", untraced) if untraced else None
 
 
+def _unclosed_window(w: _Held) -> Kind | None:
+    """The profiler, not the window: the session stopped before the program's CUDA trace was finalized
+    (``Trace.producer["cuda_unclosed"]``), so the CUDA records it holds are what was written before, not all the
+    program made -- a window without kernels then says nothing of whether the program launched any."""
+    p = w.trace.producer
+    if not p.get("cuda_unclosed") or w.cuda == "off":
+        return None
+    held = _startup_calls(w.trace) if w.calls else "no CUDA call"
+    after = f", while the program went on ({p['cuda_unclosed_after']})" if p.get("cuda_unclosed_after") else ""
+    return Kind("unknown", "low", f"{p['cuda_unclosed']}; the window keeps {held}{after}: what the program launched "
+                                  "after its last written record is not in the capture, so no kernel recorded is no "
+                                  "proof that none ran")
+
+
 def _cpu_ops_window(w: _Held) -> Kind | None:
     """The framework's matmuls or convolutions ran with no CUDA call among them (:func:`_cpu_compute_ops`): a matmul
     on the GPU launches a kernel, these launched none, so the model ran on the CPU."""
@@ -1359,6 +1378,9 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #:   engine's window is the engine's, never asked), it keeps that kind -- the kernels are the job's -- and says the
 #:   window holds none of its steps.  Every reader after it reads a window without kernels.
 #: * ``failed`` first: the program's own last words say why no kernel ran; what the window holds was cut short by it.
+#: * ``unclosed`` after the program's own failure and WSL2's, before every reader that reads a missing call or kernel
+#:   as the program's: where the session stopped before the program's CUDA trace was finalized, a missing record is
+#:   the profiler's (cestwc's solver read "start-up only", its 20 steps run in the window; h37-nsys58).
 #: * ``wsl2_untraced`` before every reader of a window without calls: under WSL2 the calls are missing because the
 #:   platform's profiler traced none, and the readers after it take a missing call for one the program never made.
 #: * the framework's matmuls on the CPU before the loop's end and the profiler's calls: the model's own ops, named,
@@ -1393,6 +1415,7 @@ _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = 
     (_backlog_window, "loop_ended", True),
     (_failed_window, "failed", False),
     (_wsl2_window, "wsl2_untraced", False),
+    (_unclosed_window, "unclosed", False),
     (_cpu_ops_window, "", False),
     (_loop_ended_window, "loop_ended", False),
     (_profiler_window, "", False),

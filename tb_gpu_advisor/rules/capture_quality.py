@@ -5,7 +5,9 @@ holds no kernel (start-up only, NVTX only, no CUDA call, CUDA tracing off, ``fai
 GPU work, its error quoted from the standard error the capture kept, or ``wsl2``: kernels launched under WSL2, where
 they were not traced (``wsl2_driver_ok`` where the recorded Windows driver is new enough for that, so the fix is
 the profiler's release, not the driver), ``wsl2_untraced``: no CUDA call traced under WSL2 though the program loaded CUDA or ran to its
-output, ``frontend``: a serving engine's front-end process, no GPU work by design -- its fix names the engine's own
+output, ``unclosed``: the session stopped before the program's CUDA trace was finalized -- Nsight wrote no CUPTI count
+and says not all CUDA events might have been collected --, so the window keeps only the CUDA records written before
+(its fix: the CUDA trace written every 100 ms, the program ended before the session), ``frontend``: a serving engine's front-end process, no GPU work by design -- its fix names the engine's own
 trace of the same session, ``capture_quality:frontend`` among the engine's fixes: ``job.kind.WINDOWS``); a program that died after its GPU work began (critical, first: ``Kind.died``, its
 error quoted); launches the CUDA runtime refused, their kernels never run (critical, ranked with the failures:
 ``Kind.refused_launches``, the first error and its usual cause from ``devices.nvidia.LAUNCH_ERRORS``); accepted launches
@@ -600,6 +602,8 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "wsl2": "Recorded under WSL2: the GPU's kernels were not traced there",
                   "wsl2_driver_ok": "Recorded under WSL2: the GPU's kernels were not traced there",
                   "wsl2_untraced": "Recorded under WSL2: the program's CUDA work was not traced there",
+                  "unclosed": "The profiler stopped before it wrote the program's CUDA records: its GPU work is not "
+                              "in the capture",
                   "frontend": "A serving engine's front-end process: its GPU work runs in another process",
                   "input_on_cpu": "The capture window holds only the input pipeline, on the CPU: batches fetched, no "
                                   "model run",
@@ -629,6 +633,10 @@ _WINDOW_SUMMARIES = {
                       "damaged: the profiler recorded none of the program's CUDA work, so the guide's GPU checks did "
                       "not run and nothing here is a verdict on the job. Profile on native Linux, or update Nsight "
                       "Systems and the Windows driver together."),
+    "unclosed": ("{length} holds no GPU work: {held}. The window may not be the problem and the file is not "
+                 "damaged: the profiler never wrote the program's later CUDA records, so the guide's GPU checks did "
+                 "not run and nothing here is a verdict on the job. Let the program end before the session stops, and "
+                 "have the CUDA trace written as it runs."),
     "input_on_cpu": ("{length} holds no GPU work: {held}. No model ran in it, on the GPU or the CPU, so the guide's "
                      "checks did not run and nothing here is a verdict on the job's steps."),
     "frontend": ("{length} holds no GPU work: {held}. The window and the file are not the problem: this process never "

@@ -35,7 +35,8 @@ def test_the_window_readers_of_a_window_with_kernels_are_the_tables_too():
 def test_the_readers_are_asked_in_the_order_the_table_states():
     """The precedences the table's comment gives a reason for, each asked before the next."""
     order = _order()
-    before = [("failed", "wsl2_untraced"), ("wsl2_untraced", "_cpu_ops_window"), ("_cpu_ops_window", "loop_ended"),
+    before = [("failed", "wsl2_untraced"), ("wsl2_untraced", "unclosed"), ("unclosed", "_cpu_ops_window"),
+              ("_cpu_ops_window", "loop_ended"),
               ("loop_ended", "_profiler_window"), ("_profiler_window", "input_only"),
               ("input_only", "_cpu_loop_window"),
               ("_cpu_loop_window", "copy_only"), ("copy_only", "teardown"), ("teardown", "startup"),

@@ -138,6 +138,17 @@ WINDOW_FIXES = {
                         "nsys profile -t cuda,nvtx -o run ./app\n"
                         "nsys export --type sqlite run.nsys-rep\n"
                         "sqlite3 run.sqlite \"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL\"   # kernels recorded?"),),
+    # the session stopped before the program's CUDA trace was finalized (the program still ran: interrupted, killed,
+    # hung): buffers written on a period are kept whatever ends the session, and a program that exits writes the rest
+    "unclosed": (("Have Nsight Systems write the CUDA trace every 100 ms, so a session stopped while the program runs "
+                  "keeps what it launched, and let the program end (or close the window with cudaProfilerStop after "
+                  "a device sync) before the session stops; a program that never ends on its own hangs: find where "
+                  "first.",
+                  "nsys profile -t cuda,nvtx --cuda-flush-interval=100 -o run ./app   # the CUDA trace written "
+                  "every 100 ms\n"
+                  "nsys export --type sqlite run.nsys-rep\n"
+                  "sqlite3 run.sqlite \"SELECT text FROM DIAGNOSTIC_EVENT WHERE text LIKE 'Number of CUPTI events%'\""
+                  "   # written once the trace closed"),),
     # the profiler's CUDA trace failed under WSL2 (CUPTI errors, a driver newer than the profiler's build supports)
     "wsl2_untraced": ((("Profile on native Linux; under WSL2, install the Nsight Systems release that supports the "
                         "installed Windows driver (the profiler's diagnostics say when it does not), then check that "

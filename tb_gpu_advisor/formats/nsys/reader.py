@@ -354,6 +354,7 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
         raw.facts["refused_launches"] = refused
         raw.facts["refused_count"] = str(n_refused)  # job.kind: every launch refused is no kernel lost
     raw.facts.update(_records_loss(schema, raw.facts, raw.capture_ms))
+    raw.facts.update(_trace_unclosed(schema, raw))
     return raw
 
 
@@ -949,6 +950,55 @@ def _records_loss(schema: tb.Schema, facts: dict[str, str], capture_ms: float | 
                                 "cudaProfilerStop; no --duration ended it), and the GPU work it had launched was not "
                                 "finished and written at that stop, so those records were never retrieved")
         out["records_fix"] = "lost_records_program_stop"
+    return out
+
+
+#: Nsight's diagnostic that the CUDA records it wrote may not be all the program made, and its count of the CUDA API
+#: events it collected (Nsight Systems 2025.1-2025.5: "Not all CUDA events might have been collected.", "Number of CUDA
+#: events collected: 2.").
+_CUDA_INCOMPLETE = "Not all CUDA events might have been collected"
+_CUDA_COUNT = re.compile(r"Number of CUDA events collected:\s*(\d+)", re.I)
+
+
+def _trace_unclosed(schema: tb.Schema, raw: _Raw) -> dict[str, str]:
+    """``cuda_unclosed``, in words, where the session stopped before any traced process's CUDA trace was finalized:
+    Nsight says not all CUDA events might have been collected, it wrote that the session stopped, and it wrote no count
+    of the CUPTI records of any process (:data:`_TRACE_CLOSED`: each process's count is written as its CUDA trace
+    closes, at its exit or after the stop) -- the records still in CUPTI's buffers were never written.  With it,
+    ``cuda_unclosed_after``: what the program did after its last CUDA record that the export keeps (its OS calls
+    going on, by how long; its standard output's last line).  Nothing otherwise.
+
+    Why: a CUDA solver run as ``nsys profile build/test1 100`` printed its "Step 0" to "Step 19" over a 6.04 s window
+    and never its result; the export keeps 2 CUDA calls of its first 0.3 s and no CUPTI count, and was read "start-up
+    only ... no kernel was launched in the window" with the fix to record where the steps run -- where they ran in it
+    and their records were never written (cestwc/balinski-and-gomory-cuda ``report6.sqlite``, h37-nsys58).  A session
+    that stopped on its ``--duration`` while the program loaded a model (``llm_startup_window``) writes its CUPTI count
+    after the stop: its trace closed, and what it holds is what the program did."""
+    if not tb.diagnostic_texts(schema, _CUDA_INCOMPLETE, limit=1) or not tb.diagnostic_texts(
+            schema, _SESSION_STOPPED.rstrip("%"), limit=1):
+        return {}
+    if any(tb.diagnostic_texts(schema, closed.rstrip("%"), limit=1) for closed in _TRACE_CLOSED):
+        return {}
+    counted = next((m.group(1) for m in map(_CUDA_COUNT.search, tb.diagnostic_texts(schema, "CUDA events collected"))
+                    if m), "")
+    out = {"cuda_unclosed": ("Nsight Systems stopped the session before the program's CUDA trace was finalized: it "
+                             "wrote no count of the program's CUPTI records, and says not all CUDA events might have "
+                             f"been collected{f' (it collected {int(counted):,})' if counted else ''}")}
+    runtime = np.flatnonzero(np.fromiter((devices.is_runtime_call(n) for n in raw.h_names), bool,
+                                         len(raw.h_names))[raw.h_name]) if raw.h_name.size else np.empty(0, np.int64)
+    if runtime.size:
+        last_ns = int(raw.h_end[runtime].max())
+        after = []
+        # the OS calls of the processes that called CUDA (not the profiler's own, nor a process beside it)
+        mine = np.isin(raw.os_tid >> 24, np.unique(raw.h_tid[runtime].astype(np.int64) >> 24))
+        if mine.any() and int(raw.os_end[mine].max()) > last_ns:
+            after.append(f"its threads' OS calls go on {(int(raw.os_end[mine].max()) - last_ns) / 1e6:,.1f} ms after "
+                         "its last CUDA record")
+        lines = [ln.strip() for t in tb.program_stderr(schema, 4096, "stdout") for ln in t.splitlines() if ln.strip()]
+        if lines:
+            after.append(f"its standard output ends \"{lines[-1][:120]}\"")
+        if after:
+            out["cuda_unclosed_after"] = "; ".join(after)
     return out
 
 

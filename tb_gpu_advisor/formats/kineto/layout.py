@@ -639,11 +639,30 @@ def _one_job(f: _File, group: list[_File], windows: dict[int, tuple[float, float
     w = windows.get(id(f))
     for g in group:
         v = windows.get(id(g))
-        if w is None or v is None or g.host.host == f.host.host or not (w[0] < v[1] and v[0] < w[1]):
+        if w is None or v is None or not (w[0] <= v[1] and v[0] <= w[1]):
             return False
-        if not _same_machine(f, g):
+        if _parts_of_one_process(f, g):
+            continue
+        if g.host.host == f.host.host or not (w[0] < v[1] and v[0] < w[1]) or not _same_machine(f, g):
             return False
     return True
+
+
+def _parts_of_one_process(f: _File, g: _File) -> bool:
+    """Whether two files stating no rank, whose windows overlap or touch, hold parts of one process's window: the same
+    pid on their host events, the same GPUs listed (``deviceProperties``, as one process sees them) on the same kind of
+    clock, and no name that says two machines.  Their reader takes them as one process's trace where their ids agree
+    (``ranks.processes``: no id of one kind in both).
+
+    Why: one window written as several files -- per thread (``export_chrome_trace`` called in each thread), or cut in
+    two by a tool -- read as captures of their own, the newest alone and "1 older session not analysed": its launches
+    in one file and their kernels in another (h37-meta57 *Left* 1).  Two profiler cycles of one process
+    (``on_trace_ready``) are windows that follow each other with the export between them: they stay two captures."""
+    h, m = f.header, g.header
+    if h.pid is None or h.pid != m.pid or h.gpus != m.gpus or h.wall_clock != m.wall_clock:
+        return False
+    named = _names_own_machine(f), _names_own_machine(g)
+    return not all(named) or machine_of(f.host.host) == machine_of(g.host.host)
 
 
 def _same_machine(f: _File, g: _File) -> bool:

@@ -527,13 +527,14 @@ def _sessions(files: list[_File]) -> list[list[_File]]:
     out: list[list[_File]] = []
     open_groups: list[list[_File]] = []
     rankless: list[_File] = []
+    solo: list[_File] = []
     for f in sorted(files, key=lambda x: (x.when_s, x.host.path)):
         world, rank = f.header.world_size, f.header.rank
         if rank is None and not (world and world == 1):
             rankless.append(f)
             continue
         if not world or world <= 1 or rank is None:
-            out.append([f])
+            solo.append(f)
             continue
         for g in open_groups:
             g0 = g[0].header
@@ -551,7 +552,7 @@ def _sessions(files: list[_File]) -> list[list[_File]]:
             alone.append(f)
         else:
             g.append(f)
-    out += _concurrent_processes(alone)
+    out += _concurrent_processes(alone) + _one_process_each(solo)
     jobs = {id(g) for g in open_groups}
     out = [_inferred_rank(g) if id(g) in jobs else g for g in out]
     return sorted(out, key=lambda g: min((x.when_s, x.host.path) for x in g))
@@ -573,6 +574,23 @@ def _concurrent_processes(files: list[_File]) -> list[list[_File]]:
     groups: list[list[_File]] = []
     for f in sorted(files, key=lambda x: (windows.get(id(x)) or (x.when_s, x.when_s), x.host.path)):
         g = next((g for g in groups if _one_job(f, g, windows)), None) if id(f) in windows else None
+        if g is None:
+            groups.append([f])
+        else:
+            g.append(f)
+    return groups
+
+
+def _one_process_each(files: list[_File]) -> list[list[_File]]:
+    """``files`` (each of a job of one rank) as sessions: the parts of one process's window together
+    (:func:`_parts_of_one_process`), every other file alone."""
+    windows = _windows(files) if len(files) > 1 else {}
+    groups: list[list[_File]] = []
+    for f in files:
+        w = windows.get(id(f))
+        g = next((g for g in groups if w is not None and all(
+            (v := windows.get(id(x))) is not None and w[0] <= v[1] and v[0] <= w[1] and _parts_of_one_process(f, x)
+            for x in g)), None)
         if g is None:
             groups.append([f])
         else:
@@ -659,7 +677,8 @@ def _parts_of_one_process(f: _File, g: _File) -> bool:
     in one file and their kernels in another (h37-meta57 *Left* 1).  Two profiler cycles of one process
     (``on_trace_ready``) are windows that follow each other with the export between them: they stay two captures."""
     h, m = f.header, g.header
-    if h.pid is None or h.pid != m.pid or h.gpus != m.gpus or h.wall_clock != m.wall_clock:
+    if h.pid is None or h.pid != m.pid or h.gpus != m.gpus or h.wall_clock != m.wall_clock or (
+            h.rank, h.world_size, h.groups) != (m.rank, m.world_size, m.groups):
         return False
     named = _names_own_machine(f), _names_own_machine(g)
     return not all(named) or machine_of(f.host.host) == machine_of(g.host.host)
@@ -843,7 +862,12 @@ def _machines(session: list[_File]) -> list[HostFile]:
     """One host per machine: workers named ``<host>_<pid>`` by their name (:func:`by_machine`, :func:`names_machine`);
     the files of workers named otherwise together where their headers put them on one machine
     (:func:`machine_groups`), else each alone; a file stating no rank, named otherwise, with the host of the machine
-    its content shows (:func:`_with_rankless`)."""
+    its content shows (:func:`_with_rankless`); the parts of one process's window (:func:`_parts_of_one_process`) as
+    one host."""
+    if len(session) > 1 and all(_parts_of_one_process(session[0], f) for f in session[1:]):
+        files = sorted((f.host for f in session), key=lambda h: h.path)
+        names = sorted({h.host for h in files})
+        return [_host(names[0] if len(names) == 1 else job_name(names), files)]
     if len(session) > 1:
         ranked = [f for f in session if f.header.rank is not None]
         joined = [f for f in session if f.header.rank is None and not _mates_by_name(f, ranked)]

@@ -63,7 +63,7 @@ def _one_process(a: KinetoTrace, b: KinetoTrace) -> bool:
     if not pids or pids != _host_pids(b) or any(a.meta.get(k) != b.meta.get(k) for k in same):
         return False
     for key in ("correlation", "external_id"):
-        ids = [_ids_by_category(kt, getattr(kt, key)) for kt in (a, b)]
+        ids = [_call_ids(kt, key) for kt in (a, b)]
         if any(np.intersect1d(ids[0].get(c, _NONE), v).size for c, v in ids[1].items()):
             return False
     return True
@@ -72,9 +72,14 @@ def _one_process(a: KinetoTrace, b: KinetoTrace) -> bool:
 _NONE = np.zeros(0, np.int64)
 
 
-def _ids_by_category(kt: KinetoTrace, ids: np.ndarray) -> dict[str, np.ndarray]:
-    written = ids >= 0
-    return {c: np.unique(ids[written & (kt.cat == k)]) for k, c in enumerate(kt.cats) if (written & (kt.cat == k)).any()}
+def _call_ids(kt: KinetoTrace, key: str) -> dict[str, np.ndarray]:
+    """Category -> the ids ``key`` of the host rows that have one of their own: a runtime call's ``correlation`` (its
+    kernels share it, a graph's many), an op's ``External id`` (the calls it makes repeat it, so only rows without a
+    ``correlation``)."""
+    host = _gpu_rows_device(kt) < 0
+    rows = host & (kt.correlation >= 0) if key == "correlation" else host & (kt.correlation < 0) & (kt.external_id >= 0)
+    ids = getattr(kt, key)
+    return {c: np.unique(ids[rows & (kt.cat == k)]) for k, c in enumerate(kt.cats) if (rows & (kt.cat == k)).any()}
 
 
 def merge_ranks(kts: list[KinetoTrace], workers: list[str], inferred: dict[str, int] | None = None,

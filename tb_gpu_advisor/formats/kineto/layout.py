@@ -317,6 +317,8 @@ class Header:
     wall_clock: bool = False
     #: the first event's ``ts`` as written (microseconds on the file's own clock), None without events
     first_ts_us: float | None = None
+    #: a checksum of the start read (crc32): two files that open alike are copies of one trace, never two parts of one
+    head_crc: int = 0
 
 
 _headers: dict[tuple[str, int, int], Header] = {}
@@ -460,7 +462,8 @@ def _parse_header(head: bytes, mtime_s: float | None = None, tail: bytes = b"") 
     pid = re.search(_HOST_PID, head) or _any_order(head, _HOST_CAT, _PID)
     clock = None if ts_us is None else (int(base.group(1)) if base is not None else 0) + int(ts_us * 1e3)
     wall = base is None and ts_us is not None and _EPOCH_MIN_S <= ts_us / 1e6 <= _EPOCH_MAX_S
-    return Header(when, rank, world, groups, gpus, int(pid.group(1)) if pid else None, clock, wall, ts_us)
+    return Header(when, rank, world, groups, gpus, int(pid.group(1)) if pid else None, clock, wall, ts_us,
+                  zlib.crc32(head))
 
 
 #: A host event's pid: Kineto writes ``{"ph": "X", "cat": "cpu_op", "name": "...", "pid": N, ...}`` in that order (GPU
@@ -693,18 +696,18 @@ def _one_job(f: _File, group: list[_File], windows: dict[int, tuple[float, float
 
 
 def _parts_of_one_process(f: _File, g: _File) -> bool:
-    """Whether two files stating no rank, whose windows overlap or touch, hold parts of one process's window: the same
+    """Whether two files of one rank (or of none), whose windows overlap or touch, hold parts of one process's window: the same
     pid on their host events, the same GPUs listed (``deviceProperties``, as one process sees them) on the same kind of
-    clock, and no name that says two machines.  Their reader takes them as one process's trace where their ids agree
-    (``ranks.processes``: no id of one kind in both).
+    clock, and no name that says two machines; files that open alike are copies of one trace, not parts.  Their
+    reader takes them as one process's trace where their ids agree (``ranks.processes``: no id of one kind in both).
 
     Why: one window written as several files -- per thread (``export_chrome_trace`` called in each thread), or cut in
     two by a tool -- read as captures of their own, the newest alone and "1 older session not analysed": its launches
     in one file and their kernels in another (h37-meta57 *Left* 1).  Two profiler cycles of one process
     (``on_trace_ready``) are windows that follow each other with the export between them: they stay two captures."""
     h, m = f.header, g.header
-    if h.pid is None or h.pid != m.pid or h.gpus != m.gpus or h.wall_clock != m.wall_clock or (
-            h.rank, h.world_size, h.groups) != (m.rank, m.world_size, m.groups):
+    if h.pid is None or h.pid != m.pid or h.head_crc == m.head_crc or h.gpus != m.gpus or (
+            h.wall_clock, h.rank, h.world_size, h.groups) != (m.wall_clock, m.rank, m.world_size, m.groups):
         return False
     named = _names_own_machine(f), _names_own_machine(g)
     return not all(named) or machine_of(f.host.host) == machine_of(g.host.host)

@@ -106,8 +106,9 @@ APART = {
 @pytest.mark.parametrize("case", list(APART))
 def test_files_that_are_not_one_jobs_processes_stay_apart(tmp_path: Path, case: str) -> None:
     """Controls: a second run after the first exported (windows following each other); another machine's process;
-    another GPU model; one worker's trace copied under a later name; names that say no machine with pids of a narrow counter (two machines'
-    could land this close); a file whose name holds no export time -- each a capture of its own."""
+    another GPU model; one worker's trace copied under a later name; names that say no machine with pids of a narrow
+    counter (two machines' could land this close); a file whose name holds no export time -- each a capture of its
+    own."""
     folder = tmp_path / "r"
     for name, pid, start, end, gpus in APART[case]:
         _old_file(folder, name, pid, start, end, gpus)

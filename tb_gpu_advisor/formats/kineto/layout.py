@@ -696,10 +696,11 @@ def _one_job(f: _File, group: list[_File], windows: dict[int, tuple[float, float
 
 
 def _parts_of_one_process(f: _File, g: _File) -> bool:
-    """Whether two files of one rank (or of none), whose windows overlap or touch, hold parts of one process's window: the same
-    pid on their host events, the same GPUs listed (``deviceProperties``, as one process sees them) on the same kind of
-    clock, and no name that says two machines; files that open alike are copies of one trace, not parts.  Their
-    reader takes them as one process's trace where their ids agree (``ranks.processes``: no id of one kind in both).
+    """Whether two files of one rank (or of none), whose windows overlap or touch, hold parts of one process's window:
+    the same pid on their host events, the same GPUs listed (``deviceProperties``, as one process sees them) on the
+    same kind of clock, and no name that says two machines; files that open alike are copies of one trace, not parts.
+    Their reader takes them as one process's trace where their ids agree (``ranks.processes``: no id of one kind in
+    both).
 
     Why: one window written as several files -- per thread (``export_chrome_trace`` called in each thread), or cut in
     two by a tool -- read as captures of their own, the newest alone and "1 older session not analysed": its launches

@@ -138,7 +138,8 @@ def _merge(kts: list[KinetoTrace], workers: list[str], said: list[int], one_proc
     return KinetoTrace(
         source=" + ".join(kt.source for kt in kts), names=names, cats=cats,
         **{k: np.concatenate(v) for k, v in cols.items()},
-        meta=dict(first.meta) if one_process else _meta(kts, dev_maps), process_names=_by_pid(kts, "process_names", pid_maps, pid_offsets),
+        meta=dict(first.meta) if one_process else _meta(kts, dev_maps),
+        process_names=_by_pid(kts, "process_names", pid_maps, pid_offsets),
         process_labels=_by_pid(kts, "process_labels", pid_maps, pid_offsets),
         thread_names={(_pid(p, pid_maps[i], pid_offsets[i]), _one(t, tid_maps[i])):
                       n if one_process else f"{workers[i]}: {n}"

@@ -357,3 +357,4 @@ def test_two_windows_of_one_process_stay_two_captures(tmp_path):
     # it, is another capture; the newest read alone.
     _cut_in_two(WILD / "amd_mi250", tmp_path / "run", shift_us=30e6)
     assert [[h.host for h in s.hosts] for s in discover(str(tmp_path / "run"))] == [["minitoy_1"], ["minitoy_0"]]
+

@@ -669,13 +669,24 @@ def _recorded_end_s(f: _File) -> float | None:
 
 
 def _last_event_s(f: _File) -> float | None:
-    """The start of the latest event among the file's last 8 kB, in seconds since 1970 on the header's clock (as
-    :func:`_recorded_end_s`): a lower bound of the window's end; None where it holds none."""
+    """The end of the latest event among the file's last 8 kB (its ``ts`` plus its ``dur`` where written), in seconds
+    since 1970 on the header's clock (as :func:`_recorded_end_s`), plus :data:`PART_GAP_S`: where the window that
+    holds it may end; None where it holds none."""
     h = f.header
     if h.epoch_s is None or h.first_ts_us is None:
         return None
-    found = [float(x) for x in re.findall(_TS, _tail_bytes(f.host.path, f.host.size)[-8192:])]
-    return h.epoch_s + (max(found) - h.first_ts_us) / 1e6 if found else None
+    ends = []
+    for part in re.finditer(rb"[^{}]+", _tail_bytes(f.host.path, f.host.size)[-8192:]):
+        ts, dur = re.search(_TS, part.group(0)), re.search(_DUR, part.group(0))
+        if ts:
+            ends.append(float(ts.group(1)) + (float(dur.group(1)) if dur else 0.0))
+    return h.epoch_s + (max(ends) - h.first_ts_us) / 1e6 + PART_GAP_S if ends else None
+
+
+#: How far after a part's last event the next part of one window may begin (a window cut between two events, one
+#: thread's calls apart); two profiler cycles are further apart: the first's export runs between them.
+PART_GAP_S = 1e-3
+_DUR = rb'"dur"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)'
 
 
 def _one_job(f: _File, group: list[_File], windows: dict[int, tuple[float, float]],

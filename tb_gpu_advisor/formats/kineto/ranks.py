@@ -37,7 +37,7 @@ _CONCAT = ("ts_ns", "dur_ns", "pid", "tid", "correlation", "external_id", "devic
 
 def processes(kts: list[KinetoTrace]) -> list[list[int]]:
     """Indexes of ``kts`` grouped by the process whose window they hold, in file order: files go together where their
-    host events have one pid, they list the same GPUs on the same clock base and the same ``distributedInfo``, and no
+    host events share a pid, they list the same GPUs on the same clock base and the same ``distributedInfo``, and no
     id (``correlation``, ``External id``) is written on rows of one category in both -- a process numbers each of its
     calls, launches and ops once, so two processes' files, each counting from its own start, share ids.
 
@@ -59,8 +59,7 @@ def _host_pids(kt: KinetoTrace) -> set[int]:
 
 def _one_process(a: KinetoTrace, b: KinetoTrace) -> bool:
     same = ("deviceProperties", "baseTimeNanoseconds", "distributedInfo")
-    pids = _host_pids(a)
-    if not pids or pids != _host_pids(b) or any(a.meta.get(k) != b.meta.get(k) for k in same):
+    if not _host_pids(a) & _host_pids(b) or any(a.meta.get(k) != b.meta.get(k) for k in same):
         return False
     for key in ("correlation", "external_id"):
         ids = [_call_ids(kt, key) for kt in (a, b)]

@@ -40,6 +40,12 @@ Session 57's (h37-meta57):
 * an Nsight export whose name columns hold the names instead of ``StringIds`` ids: an error that was Python's
   ("invalid literal for int()"), now one naming the table and column (``formats.sqlite._text_in_numbers``);
 * rocprof's ``results.json`` saved with a UTF-8 BOM: "not a rocprof trace" (``formats.rocprof.reader.file_text``).
+
+Session 58's (h37-meta58):
+
+* one process's window written as two files (cut in two, or a thread's events apart): two captures, the later read
+  alone, "1 older session not analysed" -- now one host read as one file where the files show one process
+  (``formats.kineto.layout._parts_of_one_process``, ``formats.kineto.ranks.processes``).
 """
 
 from __future__ import annotations

@@ -95,7 +95,9 @@ APART = {
     "rerun": [("node0_4100", 4100, 0.0, 5.0, [V100]), ("node0_4107", 4107, 9.0, 14.0, [V100])],
     "other_host": [("node0_4100", 4100, 0.0, 5.0, [V100]), ("node1_4100", 4100, 0.1, 5.1, [V100])],
     "other_gpus": [("node0_4100", 4100, 0.0, 5.0, [V100]), ("node0_4101", 4101, 0.1, 5.1, [A100])],
-    "same_process": [("node0_4100", 4100, 0.0, 5.0, [V100]), ("node0_4100", 4100, 0.1, 5.1, [V100])],
+    # session 58: one worker's two files whose windows overlap are parts of one window (read together: test_metamorphic_
+    # writers); a copy of one trace saved again is not
+    "same_process_copy": [("node0_4100", 4100, 0.0, 5.0, [V100]), ("node0_4100", 4100, 0.0, 5.1, [V100])],
     "narrow_pids": [("worker0", 401, 0.0, 5.0, [V100]), ("worker1", 402, 0.3, 5.2, [V100])],
     "no_export": [("node0_4100", 4100, 0.0, 5.0, [V100]), ("node0_4101", 4101, 0.1, 5.1, [V100])],
 }
@@ -104,8 +106,9 @@ APART = {
 @pytest.mark.parametrize("case", list(APART))
 def test_files_that_are_not_one_jobs_processes_stay_apart(tmp_path: Path, case: str) -> None:
     """Controls: a second run after the first exported (windows following each other); another machine's process;
-    another GPU model; the same worker twice; names that say no machine with pids of a narrow counter (two machines'
-    could land this close); a file whose name holds no export time -- each a capture of its own."""
+    another GPU model; one worker's trace copied under a later name; names that say no machine with pids of a narrow
+    counter (two machines' could land this close); a file whose name holds no export time -- each a capture of its
+    own."""
     folder = tmp_path / "r"
     for name, pid, start, end, gpus in APART[case]:
         _old_file(folder, name, pid, start, end, gpus)

@@ -40,12 +40,19 @@ Session 57's (h37-meta57):
 * an Nsight export whose name columns hold the names instead of ``StringIds`` ids: an error that was Python's
   ("invalid literal for int()"), now one naming the table and column (``formats.sqlite._text_in_numbers``);
 * rocprof's ``results.json`` saved with a UTF-8 BOM: "not a rocprof trace" (``formats.rocprof.reader.file_text``).
+
+Session 58's (h37-meta58):
+
+* one process's window written as two files (cut in two, or a thread's events apart): two captures, the later read
+  alone, "1 older session not analysed" -- now one host read as one file where the files show one process
+  (``formats.kineto.layout._parts_of_one_process``, ``formats.kineto.ranks.processes``).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -339,3 +346,47 @@ def test_an_nsight_export_with_its_names_inline_is_an_error_that_names_the_colum
     (s,) = discover(str(tmp_path / "run"))
     (h,) = session_report(s).to_dict()["hosts"]
     assert "CUPTI_ACTIVITY_KIND_" in h["error"] and "StringIds" in h["error"]  # never a Python message alone
+
+
+def _cut_in_two(src: Path, out: Path, shift_us: float = 0.0) -> None:
+    """``src``'s one trace written as two files, as a writer that cut one process's window at its middle event would:
+    each with the header and the metadata events, the earlier events in the first, the rest (moved ``shift_us``
+    later, its metadata too) in the second, named after the first."""
+    (name,) = [p.name for p in src.iterdir() if ".pt.trace" in p.name]
+    doc = json.load(gzip.open(src / name, "rt"))
+    meta = [e for e in doc["traceEvents"] if e.get("ph") == "M"]
+    timed = sorted(e["ts"] for e in doc["traceEvents"] if e.get("ph") != "M")
+    mid = timed[len(timed) // 2]
+    halves = ([e for e in doc["traceEvents"] if e.get("ph") != "M" and e["ts"] < mid],
+              [{**e, "ts": e["ts"] + shift_us} for e in doc["traceEvents"] if e.get("ph") != "M" and e["ts"] >= mid])
+    stem = name.split(".")[0]
+    out.mkdir()
+    for k, half in enumerate(halves):  # the second's metadata at its own start where it is a window of its own
+        own = [{**e, "ts": e["ts"] + shift_us} if k and "ts" in e else e for e in meta]
+        with gzip.open(out / f"{stem}_{k}.pt.trace.json.gz", "wt") as f:
+            json.dump({**doc, "traceEvents": own + half}, f)
+
+
+def test_one_window_written_as_two_files_reads_as_written(tmp_path):
+    # h37-meta57's `split`: 30 of 34 sets read the later half alone, "1 older session not analysed"; its launches in
+    # one file and their kernels in the other.  Same pid, same GPUs, windows that overlap: one process's window.
+    for run in ("amd_mi250", "cold_a100_alexnet"):  # a file stating no rank; one stating rank 0 of no world
+        src = WILD / run
+        _cut_in_two(src, tmp_path / run)
+        assert len(list((tmp_path / run).iterdir())) == 2
+        (s,) = discover(str(tmp_path / run))
+        assert [len(h.ranks) for h in s.hosts] == [2]
+        assert _unnamed(_reading(tmp_path / run)) == _unnamed(_reading(src))  # the host named after both files
+
+
+def _unnamed(reading: list) -> list:
+    """``reading`` without its hosts' names (in each host's row and each finding's id)."""
+    return [x[1:] if len(x) == 4 else (re.sub(r":[^#]*", ":", x[0]), x[1]) for x in reading]
+
+
+def test_two_windows_of_one_process_stay_two_captures(tmp_path):
+    # control (passes on base too): the second half 30 s later, as a second profiler cycle (`on_trace_ready`) writes
+    # it, is another capture; the newest read alone.
+    _cut_in_two(WILD / "amd_mi250", tmp_path / "run", shift_us=30e6)
+    assert [[h.host for h in s.hosts] for s in discover(str(tmp_path / "run"))] == [["minitoy_1"], ["minitoy_0"]]
+

@@ -33,7 +33,7 @@ from tb_gpu_advisor.formats.kineto.layout import LEGACY_CUDA_PROCESS, LEGACY_HOS
 from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, OLD_CATS, KinetoReadError, KinetoTrace, completed_pairs,
                                                has_duration_pairs, link_by_flows, nothing_recorded, parse_trace,
                                                rows_of, times_as_numbers, unlinked_rows)
-from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
+from tb_gpu_advisor.formats.kineto.ranks import merge_ranks, processes
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
                                           unique_inverse, unique_pairs)
 from tb_gpu_advisor.model.idtable import IdTable
@@ -72,6 +72,12 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     with small_pages():
         parsed = [_parse(p) for p in paths]
         size = sum(n for _, n in parsed)
+        if len(parsed) > 1:  # one process's window written as several files: its parts read as one file
+            groups = processes([k for k, _ in parsed])
+            parsed = [parsed[g[0]] if len(g) == 1 else (merge_ranks(
+                [parsed[i][0] for i in g], [_worker(paths[i]) for i in g], one_process=True),
+                sum(parsed[i][1] for i in g)) for g in groups]
+            paths = [paths[g[0]] for g in groups]
         kt = parsed[0][0] if len(parsed) == 1 else merge_ranks([k for k, _ in parsed], [_worker(p) for p in paths],
                                                                inferred)
         trace = to_trace(kt, host or _worker(path), path, size)

@@ -317,6 +317,8 @@ class Header:
     wall_clock: bool = False
     #: the first event's ``ts`` as written (microseconds on the file's own clock), None without events
     first_ts_us: float | None = None
+    #: a checksum of the start read (crc32): two files that open alike are copies of one trace, never two parts of one
+    head_crc: int = 0
 
 
 _headers: dict[tuple[str, int, int], Header] = {}
@@ -460,7 +462,8 @@ def _parse_header(head: bytes, mtime_s: float | None = None, tail: bytes = b"") 
     pid = re.search(_HOST_PID, head) or _any_order(head, _HOST_CAT, _PID)
     clock = None if ts_us is None else (int(base.group(1)) if base is not None else 0) + int(ts_us * 1e3)
     wall = base is None and ts_us is not None and _EPOCH_MIN_S <= ts_us / 1e6 <= _EPOCH_MAX_S
-    return Header(when, rank, world, groups, gpus, int(pid.group(1)) if pid else None, clock, wall, ts_us)
+    return Header(when, rank, world, groups, gpus, int(pid.group(1)) if pid else None, clock, wall, ts_us,
+                  zlib.crc32(head))
 
 
 #: A host event's pid: Kineto writes ``{"ph": "X", "cat": "cpu_op", "name": "...", "pid": N, ...}`` in that order (GPU
@@ -527,18 +530,20 @@ def _sessions(files: list[_File]) -> list[list[_File]]:
     out: list[list[_File]] = []
     open_groups: list[list[_File]] = []
     rankless: list[_File] = []
+    solo: list[_File] = []
     for f in sorted(files, key=lambda x: (x.when_s, x.host.path)):
         world, rank = f.header.world_size, f.header.rank
         if rank is None and not (world and world == 1):
             rankless.append(f)
             continue
         if not world or world <= 1 or rank is None:
-            out.append([f])
+            solo.append(f)
             continue
         for g in open_groups:
             g0 = g[0].header
-            if (g0.world_size == world and len(g) < world and all(x.header.rank != rank for x in g)
-                    and f.when_s - g[0].when_s <= RANK_WINDOW_S):
+            if (g0.world_size == world and len({x.header.rank for x in g}) < world  # a rank's parts: one rank
+                    and all(x.header.rank != rank for x in g)
+                    and f.when_s - g[0].when_s <= RANK_WINDOW_S) or any(_part_of(f, x) for x in g):
                 g.append(f)
                 break
         else:
@@ -551,7 +556,7 @@ def _sessions(files: list[_File]) -> list[list[_File]]:
             alone.append(f)
         else:
             g.append(f)
-    out += _concurrent_processes(alone)
+    out += _concurrent_processes(alone) + _one_process_each(solo)
     jobs = {id(g) for g in open_groups}
     out = [_inferred_rank(g) if id(g) in jobs else g for g in out]
     return sorted(out, key=lambda g: min((x.when_s, x.host.path) for x in g))
@@ -570,9 +575,10 @@ def _concurrent_processes(files: list[_File]) -> list[list[_File]]:
     each process's capture began and ended (:func:`_windows`), and which machine ran it -- ranks are processes of one
     machine whose windows overlap, while two runs of one script (``test_reruns_are_not_ranks``) follow each other."""
     windows = _windows(files)
+    spans = _windows(files, last_event=True)
     groups: list[list[_File]] = []
     for f in sorted(files, key=lambda x: (windows.get(id(x)) or (x.when_s, x.when_s), x.host.path)):
-        g = next((g for g in groups if _one_job(f, g, windows)), None) if id(f) in windows else None
+        g = next((g for g in groups if _one_job(f, g, windows, spans)), None) if id(f) in spans else None
         if g is None:
             groups.append([f])
         else:
@@ -580,11 +586,39 @@ def _concurrent_processes(files: list[_File]) -> list[list[_File]]:
     return groups
 
 
-def _windows(files: list[_File]) -> dict[int, tuple[float, float]]:
+def _part_of(f: _File, g: _File) -> bool:
+    """Whether ``f`` and ``g`` are parts of one process's window (:func:`_parts_of_one_process`) whose times overlap or
+    touch."""
+    if not _parts_of_one_process(f, g):
+        return False
+    spans = _windows([f, g], last_event=True)
+    w, v = spans.get(id(f)), spans.get(id(g))
+    return w is not None and v is not None and w[0] <= v[1] and v[0] <= w[1]
+
+
+def _one_process_each(files: list[_File]) -> list[list[_File]]:
+    """``files`` (each of a job of one rank) as sessions: the parts of one process's window together
+    (:func:`_parts_of_one_process`), every other file alone."""
+    groups: list[list[_File]] = []
+    by_process: dict[tuple, list[list[_File]]] = {}  # parts share a pid and a rank: only those are compared
+    for f in files:
+        same = by_process.setdefault((f.header.pid, f.header.rank), [])
+        g = next((g for g in same if f.header.pid is not None and all(_part_of(f, x) for x in g)), None)
+        if g is None:
+            groups.append([f])
+            same.append(groups[-1])
+        else:
+            g.append(f)
+    return groups
+
+
+def _windows(files: list[_File], last_event: bool = False) -> dict[int, tuple[float, float]]:
     """id of each of ``files`` -> its capture window (first event, end) in seconds since 1970, for each whose window
     is known: the start its header's clock, the end the export time the handler stamps into its name
     (``<worker>.<time>.pt.trace.json``), else the trace's own ``Record Window End`` (its last bytes: read only for a
-    file begun within :data:`RANK_CLOCK_S` of another, as a rank's is -- a file of its own is never read twice)."""
+    file begun within :data:`RANK_CLOCK_S` of another, as a rank's is -- a file of its own is never read twice);
+    ``last_event``: where the file records neither, its last event's start (:func:`_last_event_s`) -- a part of a
+    window (a thread's events written alone) holds no mark of the window's end."""
     starts = sorted(f.header.epoch_s for f in files if f.header.epoch_s is not None)
     out: dict[int, tuple[float, float]] = {}
     for f in files:
@@ -596,6 +630,8 @@ def _windows(files: list[_File]) -> dict[int, tuple[float, float]]:
         if end is None and bisect.bisect_right(starts, start + RANK_CLOCK_S) - bisect.bisect_left(
                 starts, start - RANK_CLOCK_S) > 1:
             end = _recorded_end_s(f)
+            if end is None and last_event:
+                end = _last_event_s(f)
         if end is not None and start <= end:
             out[id(f)] = (start, end)
     return out
@@ -632,18 +668,61 @@ def _recorded_end_s(f: _File) -> float | None:
     return None if end_us is None else h.epoch_s + (end_us - h.first_ts_us) / 1e6
 
 
-def _one_job(f: _File, group: list[_File], windows: dict[int, tuple[float, float]]) -> bool:
+def _last_event_s(f: _File) -> float | None:
+    """The end of the latest event among the file's last 8 kB (its ``ts`` plus its ``dur`` where written), in seconds
+    since 1970 on the header's clock (as :func:`_recorded_end_s`), plus :data:`PART_GAP_S`: where the window that
+    holds it may end; None where it holds none."""
+    h = f.header
+    if h.epoch_s is None or h.first_ts_us is None:
+        return None
+    ends = []
+    for part in re.finditer(rb"[^{}]+", _tail_bytes(f.host.path, f.host.size)[-8192:]):
+        ts, dur = re.search(_TS, part.group(0)), re.search(_DUR, part.group(0))
+        if ts:
+            ends.append(float(ts.group(1)) + (float(dur.group(1)) if dur else 0.0))
+    return h.epoch_s + (max(ends) - h.first_ts_us) / 1e6 + PART_GAP_S if ends else None
+
+
+#: How far after a part's last event the next part of one window may begin (a window cut between two events, one
+#: thread's calls apart); two profiler cycles are further apart: the first's export runs between them.
+PART_GAP_S = 1e-3
+_DUR = rb'"dur"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)'
+
+
+def _one_job(f: _File, group: list[_File], windows: dict[int, tuple[float, float]],
+             spans: dict[int, tuple[float, float]]) -> bool:
     """Whether ``f`` (a file stating no rank, with a window: :func:`_windows`) is one more process of the job of
     processes ``group``: another process (worker) than each of them, of the same machine (:func:`_same_machine`), whose
     capture window overlaps each of theirs -- the ranks of one job profile the same steps together."""
-    w = windows.get(id(f))
     for g in group:
-        v = windows.get(id(g))
+        w, v = spans.get(id(f)), spans.get(id(g))  # one process's parts: the window of each, or its last event
+        if w is not None and v is not None and w[0] <= v[1] and v[0] <= w[1] and _parts_of_one_process(f, g):
+            continue
+        w, v = windows.get(id(f)), windows.get(id(g))
         if w is None or v is None or g.host.host == f.host.host or not (w[0] < v[1] and v[0] < w[1]):
             return False
         if not _same_machine(f, g):
             return False
     return True
+
+
+def _parts_of_one_process(f: _File, g: _File) -> bool:
+    """Whether two files of one rank (or of none), whose windows overlap or touch, hold parts of one process's window:
+    the same pid on their host events, the same GPUs listed (``deviceProperties``, as one process sees them) on the
+    same kind of clock, and no name that says two machines; files that open alike are copies of one trace, not parts.
+    Their reader takes them as one process's trace where their ids agree (``ranks.processes``: no id of one kind in
+    both).
+
+    Why: one window written as several files -- per thread (``export_chrome_trace`` called in each thread), or cut in
+    two by a tool -- read as captures of their own, the newest alone and "1 older session not analysed": its launches
+    in one file and their kernels in another (h37-meta57 *Left* 1).  Two profiler cycles of one process
+    (``on_trace_ready``) are windows that follow each other with the export between them: they stay two captures."""
+    h, m = f.header, g.header
+    if h.pid is None or h.pid != m.pid or h.head_crc == m.head_crc or h.gpus != m.gpus or (
+            h.wall_clock, h.rank, h.world_size, h.groups) != (m.wall_clock, m.rank, m.world_size, m.groups):
+        return False
+    named = _names_own_machine(f), _names_own_machine(g)
+    return not all(named) or machine_of(f.host.host) == machine_of(g.host.host)
 
 
 def _same_machine(f: _File, g: _File) -> bool:
@@ -824,7 +903,12 @@ def _machines(session: list[_File]) -> list[HostFile]:
     """One host per machine: workers named ``<host>_<pid>`` by their name (:func:`by_machine`, :func:`names_machine`);
     the files of workers named otherwise together where their headers put them on one machine
     (:func:`machine_groups`), else each alone; a file stating no rank, named otherwise, with the host of the machine
-    its content shows (:func:`_with_rankless`)."""
+    its content shows (:func:`_with_rankless`); the parts of one process's window (:func:`_part_of`) where its first
+    part is."""
+    parts = _one_process_each(session) if len(session) > 1 else [session]
+    if len(parts) < len(session):
+        files = {p[0].host.path: [f.host for f in sorted(p, key=lambda f: f.host.path)] for p in parts}
+        return [_with_parts(h, files) for h in _machines([p[0] for p in parts])]
     if len(session) > 1:
         ranked = [f for f in session if f.header.rank is not None]
         joined = [f for f in session if f.header.rank is None and not _mates_by_name(f, ranked)]
@@ -847,6 +931,12 @@ def _machines(session: list[_File]) -> list[HostFile]:
         ranks = [f.host for f in sorted((unnamed[i] for i in g), key=lambda f: f.header.rank or 0)]
         out.append(_host(job_name([h.host for h in ranks]), ranks))
     return out
+
+
+def _with_parts(host: HostFile, files: dict[str, list[HostFile]]) -> HostFile:
+    """``host`` read from every part of each of its processes' windows (``files``: first part's path -> the parts)."""
+    each = [h for f in (host.ranks or (host,)) for h in files.get(f.path, [f])]
+    return host if len(each) == 1 else _host(host.host, each)
 
 
 def _with_rankless(hosts: list[HostFile], joined: list[_File], session: list[_File]) -> list[HostFile]:

@@ -35,18 +35,72 @@ PID_STRIDE = 1 << 32
 _CONCAT = ("ts_ns", "dur_ns", "pid", "tid", "correlation", "external_id", "device", "stream", "bytes", "graph_id")
 
 
-def merge_ranks(kts: list[KinetoTrace], workers: list[str], inferred: dict[str, int] | None = None) -> KinetoTrace:
+def processes(kts: list[KinetoTrace]) -> list[list[int]]:
+    """Indexes of ``kts`` grouped by the process whose window they hold, in file order: files go together where their
+    host events share a pid, they list the same GPUs on the same clock base and the same ``distributedInfo``, and no
+    id (``correlation``, ``External id``) is written on rows of one category in both -- a process numbers each of its
+    calls, launches and ops once, so two processes' files, each counting from its own start, share ids.
+
+    Why: one window written as several files (per thread, or cut in two) is one process's trace: its launches in one
+    file and their kernels in another link only with the ids kept as written (``merge_ranks`` moves each rank's)."""
+    groups: list[list[int]] = []
+    for i, kt in enumerate(kts):
+        g = next((g for g in groups if all(_one_process(kts[j], kt) for j in g)), None)
+        if g is None:
+            groups.append([i])
+        else:
+            g.append(i)
+    return groups
+
+
+def _host_pids(kt: KinetoTrace) -> set[int]:
+    return set(kt.pid[(kt.pid >= 0) & (_gpu_rows_device(kt) < 0)].tolist())
+
+
+def _one_process(a: KinetoTrace, b: KinetoTrace) -> bool:
+    same = ("deviceProperties", "baseTimeNanoseconds", "distributedInfo")
+    if not _host_pids(a) & _host_pids(b) or any(a.meta.get(k) != b.meta.get(k) for k in same):
+        return False
+    for key in ("correlation", "external_id"):
+        ids = [_call_ids(kt, key) for kt in (a, b)]
+        if any(np.intersect1d(ids[0].get(c, _NONE), v).size for c, v in ids[1].items()):
+            return False
+    return True
+
+
+_NONE = np.zeros(0, np.int64)
+
+
+def _call_ids(kt: KinetoTrace, key: str) -> dict[str, np.ndarray]:
+    """Category -> the ids ``key`` of the host rows that have one of their own: a runtime call's ``correlation`` (its
+    kernels share it, a graph's many), an op's ``External id`` (the calls it makes repeat it, so only rows without a
+    ``correlation``)."""
+    host = _gpu_rows_device(kt) < 0
+    rows = host & (kt.correlation >= 0) if key == "correlation" else host & (kt.correlation < 0) & (kt.external_id >= 0)
+    ids = getattr(kt, key)
+    return {c: np.unique(ids[rows & (kt.cat == k)]) for k, c in enumerate(kt.cats) if (rows & (kt.cat == k)).any()}
+
+
+def merge_ranks(kts: list[KinetoTrace], workers: list[str], inferred: dict[str, int] | None = None,
+                one_process: bool = False) -> KinetoTrace:
     """One trace of all ``kts`` (one per rank, ``workers`` their names), in rank order; ``inferred``: worker -> rank
-    of a file that states none, as its layout inferred it (``layout._inferred_rank``)."""
+    of a file that states none, as its layout inferred it (``layout._inferred_rank``).  ``one_process``: the files
+    are parts of one process's window (:func:`processes`): its ids, pids, GPUs and threads kept as written, one
+    trace as one file's."""
+    if one_process:
+        return _merge(kts, workers, [UNRANKED] * len(kts), True)
     said = [_rank(kt) if _rank(kt) < UNRANKED else (inferred or {}).get(w, UNRANKED) for kt, w in zip(kts, workers)]
     order = sorted(range(len(kts)), key=lambda i: (said[i], i))
-    kts, workers, said = [kts[i] for i in order], [workers[i] for i in order], [said[i] for i in order]
+    return _merge([kts[i] for i in order], [workers[i] for i in order], [said[i] for i in order], False)
+
+
+def _merge(kts: list[KinetoTrace], workers: list[str], said: list[int], one_process: bool) -> KinetoTrace:
     names, name_maps = _union([kt.names for kt in kts])
     cats, cat_maps = _union([kt.cats for kt in kts])
     labels, pid_maps = _union([[kt.pid_labels[k] for k in sorted(kt.pid_labels, reverse=True)] for kt in kts])
     tlabels, tid_maps = _union([[kt.tid_labels[k] for k in sorted(kt.tid_labels, reverse=True)] for kt in kts])
-    dev_maps = _device_maps(kts)
-    pid_offsets = _pid_offsets(kts)
+    dev_maps = [{d: d for d in _device_ids(kt)} for kt in kts] if one_process else _device_maps(kts)
+    pid_offsets = [0] * len(kts) if one_process else _pid_offsets(kts)
     base = _bases(kts)
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("name", "cat", *_CONCAT)}
     gpu_pids: dict[int, list[int]] = {}
@@ -72,7 +126,7 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str], inferred: dict[str, 
         cols["tid"].append(_relabel(kt.tid, tid_maps[i]))
         for key in ("correlation", "external_id"):
             v = getattr(kt, key)
-            cols[key].append(np.where(v >= 0, v + i * ID_STRIDE, v))
+            cols[key].append(v if one_process else np.where(v >= 0, v + i * ID_STRIDE, v))
         cols["device"].append(_remap(dev, dev_maps[i]))
         for key in ("stream", "bytes", "graph_id"):
             cols[key].append(getattr(kt, key))
@@ -83,9 +137,11 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str], inferred: dict[str, 
     return KinetoTrace(
         source=" + ".join(kt.source for kt in kts), names=names, cats=cats,
         **{k: np.concatenate(v) for k, v in cols.items()},
-        meta=_meta(kts, dev_maps), process_names=_by_pid(kts, "process_names", pid_maps, pid_offsets),
+        meta=dict(first.meta) if one_process else _meta(kts, dev_maps),
+        process_names=_by_pid(kts, "process_names", pid_maps, pid_offsets),
         process_labels=_by_pid(kts, "process_labels", pid_maps, pid_offsets),
-        thread_names={(_pid(p, pid_maps[i], pid_offsets[i]), _one(t, tid_maps[i])): f"{workers[i]}: {n}"
+        thread_names={(_pid(p, pid_maps[i], pid_offsets[i]), _one(t, tid_maps[i])):
+                      n if one_process else f"{workers[i]}: {n}"
                       for i, kt in enumerate(kts) for (p, t), n in kt.thread_names.items()},
         pid_labels={-2 - j: s for j, s in enumerate(labels)}, tid_labels={-2 - j: s for j, s in enumerate(tlabels)},
         memory=_by_device(kts, "memory", dev_maps), memory_reserved=_by_device(kts, "memory_reserved", dev_maps),
@@ -94,11 +150,12 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str], inferred: dict[str, 
         bytes_read=sum(kt.bytes_read for kt in kts), compressed=any(kt.compressed for kt in kts),
         truncated=any(kt.truncated for kt in kts),
         problems=[f"{w}: {p}" for w, kt in zip(workers, kts) for p in kt.problems], decoder=first.decoder,
-        workers=workers, gpu_pids=gpu_pids, gpu_rows=gpu_rows, op_args=_by_row(kts, "op_args"), op_work=_by_row(kts, "op_work"),
-        gpu_ranks=gpu_ranks, **_launches(launch),
+        workers=[] if one_process else workers, gpu_pids={} if one_process else gpu_pids,
+        gpu_rows={} if one_process else gpu_rows, op_args=_by_row(kts, "op_args"), op_work=_by_row(kts, "op_work"),
+        gpu_ranks={} if one_process else gpu_ranks, **_launches(launch),
         # a rank whose window ran nothing on a GPU: its host lines are here, its GPU is no row (h37-probe43w)
-        idle_ranks={workers[i]: (said[i] if said[i] < UNRANKED else -1) for i, kt in enumerate(kts)
-                    if not _gpu_rows(kt).any()},
+        idle_ranks={} if one_process else {workers[i]: (said[i] if said[i] < UNRANKED else -1)
+                                           for i, kt in enumerate(kts) if not _gpu_rows(kt).any()},
     )
 
 
@@ -174,9 +231,13 @@ def _one(v: int, new_of_label: np.ndarray) -> int:
     return int(_relabel(np.asarray([v], np.int64), new_of_label)[0])
 
 
+def _device_ids(kt: KinetoTrace) -> list[int]:
+    return sorted(set(kt.device[kt.device >= 0].tolist()) | set(_property_ids(kt)))
+
+
 def _device_maps(kts: list[KinetoTrace]) -> list[dict[int, int]]:
     """Per file, old device id -> merged id: kept when no two files share an id, else numbered in rank order."""
-    ids = [sorted(set(kt.device[kt.device >= 0].tolist()) | set(_property_ids(kt))) for kt in kts]
+    ids = [_device_ids(kt) for kt in kts]
     seen: set[int] = set()
     clash = False
     for dev in ids:

@@ -44,6 +44,7 @@ import pytest
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report, Table
 from tb_gpu_advisor.report.diff import diff_reports
+from tests.support.corpus import SETS, corpus
 from tests.support.paths import DEMO_LOGS, FIXTURES, SHARED_PROFILES
 from tests.support.properties import diff_violations, ledger_savings_violations, report_violations
 from tests.support.report_store import session_report
@@ -59,23 +60,9 @@ PAIRS = [("nsys", "fsdp_mfu_before", "fsdp_mfu_after"), ("real-h100-torch", "tor
 
 
 def _corpus(out: Path) -> dict[str, Path]:
-    """The synthetic corpus scripts/golden.py writes, into ``out``."""
-    from synthetic import jaxcapture as J
-    from synthetic import scenarios as S
-    from synthetic import torchtrace as T
-
-    for name, make in S.SCENARIOS.items():
-        make().write(out / "corpus_tf")
-        try:
-            make(fixed=True).write(out / "corpus_tf", run=name + "_fixed")
-        except TypeError:
-            pass  # a scenario without a fixed twin
-    for make in J.JAX_SCENARIOS.values():
-        make().write(out / "corpus_jax")
-    for name in T.SCENARIOS:
-        T.write_run(str(out / "corpus_torch"), name, steps=8)
-        T.write_run(str(out / "corpus_xpu"), name, steps=8, xpu=True)  # the same jobs on an Intel GPU
-    return {p.name: p for p in sorted(out.iterdir())}
+    """The synthetic corpus scripts/golden.py writes: this test run's (``tests/support/corpus.py``), else into
+    ``out``."""
+    return {name: corpus(name, out) for name in SETS}
 
 
 def _logdirs(tmp: Path) -> dict[str, Path]:

@@ -97,14 +97,21 @@ def test_every_report_holds_every_property(reports):
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
 
 
-def test_every_text_report_says_one_value_per_quantity(reports):
+@pytest.fixture(scope="module")
+def texts(reports) -> dict[tuple[str, str], str]:
+    """(set, run) -> the report's text, rendered once for the checks of the text below."""
+    from tb_gpu_advisor.report import render
+
+    return {k: render.to_text(r) for k, r in reports.items()}
+
+
+def test_every_text_report_says_one_value_per_quantity(reports, texts):
     """The text a user reads (h37-review2): the step "if every fix lands" starts from is the header's, the headroom's
     parts add up to their whole, a held idle is at most the idle it is part of, seconds are not printed as thousands
     of ms (``tests/support/contradictions.text_number_problems``; on main 24 of the kept real reports failed it)."""
-    from tb_gpu_advisor.report import render
     from tests.support.contradictions import text_number_problems
 
-    bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := text_number_problems(render.to_text(r)))}
+    bad = {f"{k[0]}/{k[1]}": v for k in reports if (v := text_number_problems(texts[k]))}
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
 
 
@@ -134,7 +141,7 @@ def test_every_report_names_memory_for_its_job(reports):
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
 
 
-def test_every_report_fills_every_slot_of_its_templates(reports):
+def test_every_report_fills_every_slot_of_its_templates(reports, texts):
     """No template's slot reaches a user unfilled (h37-words37 *Left* 1; ``contradictions.unfilled_slot_problems``):
     ``rules.base._Said`` leaves a key no word fills as written, so a path that asked for a window fix without the
     capture's own words would print ``{traced}`` -- in the JSON, the text and the markdown alike."""
@@ -142,7 +149,7 @@ def test_every_report_fills_every_slot_of_its_templates(reports):
     from tests.support.contradictions import unfilled_slot_problems
 
     bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items()
-           if (v := unfilled_slot_problems(r, {"text": render.to_text(r), "markdown": render.to_markdown(r)}))}
+           if (v := unfilled_slot_problems(r, {"text": texts[k], "markdown": render.to_markdown(r)}))}
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
 
 

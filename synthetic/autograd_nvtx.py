@@ -38,8 +38,8 @@ SURVEY.md "h37-fwnvtx"), around GPU work simulated event by event, so the truth 
 
 from __future__ import annotations
 
-import sqlite3
 
+from synthetic import sqlitefile
 from synthetic.nsysexport import (
     _KERNEL_INSERT,
     A100_SXM4_80GB,
@@ -337,7 +337,7 @@ def write(path: str, form: str = "emit_nvtx", steps: int = 12, layers: int = 6, 
         raise ValueError(form)
     ranks = max(ranks, 2 if form == "ddp" else 1)
     strings = _Strings()
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     con.executescript(f"{SCHEMA}{RUNTIME_DDL};{NVTX_DDL};{MEMCPY_DDL};{SYNC_DDL};{KERNEL_DDL};{GPU_DDL};")
     t0 = SESSION_START_NS + 5_000_000
     stop = t0

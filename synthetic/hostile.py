@@ -424,9 +424,9 @@ def _fresh(path: str) -> None:
 
 def _sql(path: str, *statements: str) -> str:
     """Run ``statements`` on the file at ``path`` (made if missing) and compact it; returns ``path``."""
-    import sqlite3
+    from synthetic import sqlitefile
 
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     try:
         for s in statements:
             con.execute(s)

@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from synthetic import sqlitefile
 from synthetic.rpdtrace import untraced_idle
 
 #: Kernel names as the real exports write them (demangled).
@@ -245,7 +246,7 @@ def _gid(pid: int, tid: int = 0) -> int:
 def _open_one(path: str, ddls: list[str], pid: int) -> tuple[sqlite3.Connection, _Strings, int, int]:
     """A new one-process export at ``path``: the common tables and ``ddls`` created.  Returns the connection, its
     interned strings, and the global ids of process ``pid``'s launching thread and of the process."""
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     con.executescript(SCHEMA + ";".join(ddls) + ";")
     return con, _Strings(), _gid(pid, pid), _gid(pid)
 
@@ -495,7 +496,7 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
     job = job or NsysJob()
     rng = np.random.default_rng(job.seed)
     strings = _Strings()
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     con.executescript(SCHEMA + ";".join([RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, SYNC_DDL]) + ";")
     if job.kernels_table and job.graph_mode != "graph":
         con.execute(KERNEL_DDL)
@@ -990,7 +991,7 @@ def write_graphed_forward_loop(path: str, iterations: int = 10, graph_ops: int =
     ``backward_graph_ops`` kernels after each forward)."""
     truth = write(path, NsysJob(steps=iterations, ops=graph_ops, graph_mode="replay", step_range="iteration-{k}",
                                 extra_ranges=("forward",), autograd_nvtx=False, seed=seed))
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     sid = {v: k for k, v in con.execute("SELECT id, value FROM StringIds")}
 
     def string(value: str) -> int:
@@ -1049,7 +1050,7 @@ def write_loader_thread_batches(path: str, steps: int = 12, fetch_ms: float = 1.
     Truth: ``steps`` steps of ~8.03 ms (6 ms of GEMMs after a 2 ms copy), one per main-thread iteration; the GPU
     never waits for input (the batches were ready); the loader thread launches nothing."""
     truth = write(path, NsysJob(steps=steps, ops=20, autograd_nvtx=False, step_range="train_step {k}", seed=seed))
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     marked = con.execute("SELECT start, globalTid FROM NVTX_EVENTS WHERE text LIKE 'train_step %' ORDER BY start"
                          ).fetchall()
     if main_range is None:
@@ -1109,7 +1110,7 @@ def write_interleaved_evaluation(path: str, train_steps: int = 8, every: int = 4
                   extra_ranges=("forward", "backward", "optimizer_step"), range_starts=(7, 17), shuffle=False, seed=seed,
                   rank_lag_us=rank_lag_us)
     truth = write(path, job)
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     evals = [k for k in range(n) if k % (every + batches) >= every]
     passes, pass_ns = 0, 0
     for rank in range(ranks):
@@ -1194,7 +1195,7 @@ def write_marked_elsewhere(path: str, launcher: str = "side", ranks: int = 1, st
     truth = write(path, NsysJob(steps=steps, ranks=ranks, ops=20, autograd_nvtx=False, step_range="train_step {k}",
                                 extra_ranges=("forward", "backward", "optimizer_step"), range_starts=(7, 17),
                                 nccl_us=300.0 if ranks > 1 else 0.0, shuffle=False, seed=seed))
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     if launcher == "side":
         con.execute("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = globalTid + 1")
     elif launcher == "backward":
@@ -2153,7 +2154,7 @@ def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kerne
     the truth: the launching thread's time off the CPU in each gap between frames."""
     us, ms = 1000, 1_000_000
     strings = _Strings()
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     con.executescript(SCHEMA + ";".join([RUNTIME_DDL, KERNEL_DDL, GPU_DDL, SCHED_DDL, NVTX_DDL]) + ";")
     pid = 5151
     gtid, gpid, reader = _gid(pid, pid), _gid(pid), _gid(pid, pid + 3)
@@ -2221,7 +2222,7 @@ def write_scheduled_host_work_window(path: str, host_ms: float = 2000.0, on_cpu:
     thread's time on and off the CPU in the host time."""
     us, ms = 1000, 1_000_000
     truth = write_host_work_window(path, host_ms=host_ms)
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     con.execute(SCHED_DDL)
     gtid = _gid(4141, 4141)
     calls = con.execute("SELECT start, end FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start").fetchall()
@@ -2881,7 +2882,7 @@ def write_prefetched_vector_add(path: str, prefetch_ms: float = 165.0, chunks: i
     us, ms = 1000, 1_000_000
     truth = write_managed_kernel(path, faults_in_kernel=0, **kw)
     shift = int(prefetch_ms * ms)
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     launch, = con.execute("SELECT r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId "
                           "WHERE s.value LIKE 'cudaLaunchKernel%'").fetchone()
     sync = "(SELECT id FROM StringIds WHERE value LIKE 'cudaDeviceSynchronize%')"
@@ -2928,7 +2929,7 @@ def write_user_mma_gemms(path: str, fp32_kernels: int = 4, fp32_ms: float = 20.0
     kernel of Promisewjx/cuda-gemm, whose 4096^3 product in 0.46 ms (299 TFLOP/s) is above any CUDA-core fp16 rate of
     an A100, so it ran on Tensor Cores, which its name alone cannot prove.  Return the truth: the kernels' ms."""
     write_refused_launch(path, kernels=fp32_kernels + 1, refused=(), kernel_ms=fp32_ms)
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     nid, = con.execute("SELECT MAX(id) + 1 FROM StringIds").fetchone()
     con.execute("INSERT INTO StringIds VALUES (?, ?)", (nid, mma_name))
     con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET demangledName = ?, shortName = ?, end = start + ? "
@@ -3714,7 +3715,7 @@ def add_os_runtime(path: str, calls: list[tuple[int, int, str, int]], rows: bool
     traced (``META_DATA_CAPTURE``: ``CAPTURE_EVENT_TYPE`` ``OSRuntime`` and ``OS_RUNTIME_OPTIONS:
     DURATION_THRESHOLD_NS`` ``threshold_ns``, beside CUDA's and NVTX's); without, the options name CUDA and NVTX only,
     as an export traced without ``osrt``."""
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     strings = dict(con.execute("SELECT value, id FROM StringIds").fetchall())
 
     def sid(text: str) -> int:
@@ -3742,7 +3743,7 @@ def _runtime_os_calls(path: str, wait: str, host: tuple[int, int] | None) -> lis
     over 6 us long, on its thread; a second thread of the process (the runtime's) in ``pthread_cond_wait`` from the
     first call to the last; and, with ``wait``, the launching thread blocked in that call through ``host`` (start,
     end), 2 us in from each end."""
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     rows = con.execute("SELECT start, end, globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start").fetchall()
     con.close()
     calls = [(a + 2000, a + 4000, "ioctl", tid) for a, b, tid in rows if b - a > 6000]
@@ -3761,7 +3762,7 @@ def write_osrt_host_work_window(path: str, host_ms: float = 200.0, osrt: bool = 
     own code, no OS call in it -- or, with ``wait`` (:data:`OSRT_WAITS`), the thread blocked in that call throughout.
     Return the truth: the host time and the part of it the thread ran."""
     truth = write_host_work_window(path, host_ms=host_ms)
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     calls = con.execute("SELECT start, end FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start").fetchall()
     con.close()
     a, b = max(((x[1], y[0]) for x, y in zip(calls, calls[1:])), key=lambda g: g[1] - g[0])  # the host's time
@@ -4824,7 +4825,7 @@ def pause_rank(path: str, rank: int, at_step: int, call: str, call_ms: float, he
     one-time cost mid-run (a module loaded for a new shape, a library handle created) -- another process's time,
     which no other rank's GPU waits on."""
     pid = 1000 + rank
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     ((t0,),) = con.execute("SELECT start FROM NVTX_EVENTS WHERE text = ? AND (globalTid >> 24) & 16777215 = ?",
                            (f"train_step {at_step}", pid)).fetchall()
     d = int(call_ms * 1e6)
@@ -4912,7 +4913,7 @@ def open_rank_late(path: str, rank: int, steps: int = 1) -> None:
     profilers on their own (``nsys profile`` per rank under ``mpirun``/``torchrun``, or a ``cudaProfilerStart`` each
     rank reaches in its own time), so one capture holds fewer steps of one rank than of another (h37-probe43r)."""
     pid = 1000 + rank
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     ((t0,),) = con.execute("SELECT start FROM NVTX_EVENTS WHERE text = ? AND (globalTid >> 24) & 16777215 = ?",
                            (f"train_step {steps}", pid)).fetchall()
     _delete_rank_rows(con, pid, "start < ?", t0)
@@ -4926,7 +4927,7 @@ def close_rank_early(path: str, rank: int, steps: int = 1) -> None:
     ``cudaProfilerStop`` each rank reaches in its own time, a buffer that filled), so one capture holds fewer last
     steps of one rank than of another."""
     pid = 1000 + rank
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     texts = [t for (t,) in con.execute("SELECT text FROM NVTX_EVENTS WHERE text LIKE 'train_step %' "
                                        "AND (globalTid >> 24) & 16777215 = ?", (pid,))]
     last = max(int(t.split()[-1]) for t in texts)

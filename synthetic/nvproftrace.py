@@ -13,8 +13,10 @@ module load (``first_launch_ms``).  It returns the truth of what it wrote.
 
 from __future__ import annotations
 
-import sqlite3
 import struct
+
+from synthetic import sqlitefile
+
 
 SCHEMA = """
 CREATE TABLE StringTable(_id_ INTEGER PRIMARY KEY AUTOINCREMENT, value TEXT NOT NULL UNIQUE);
@@ -70,7 +72,7 @@ def write(path: str, steps: int = 8, kernels: int = 12, kernel_us: float = 200.0
     """Write the loop to ``path``; returns its truth: the first record's time and the steps' (start, end) in ns, kernels, copies and their bytes,
     the GPU's kernel time, the step ranges' name and the thread.  ``kernel_symbol``: the kernels' symbol (a plain CUDA
     C++ program's, ``_Z6kernelPfi``, names no framework); ``sync_each_step`` False: no ``cudaDeviceSynchronize``."""
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     con.executescript(SCHEMA)
     strings: dict[str, int] = {}
 

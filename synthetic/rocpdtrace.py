@@ -14,8 +14,8 @@ returns its truth.
 from __future__ import annotations
 
 import json
-import sqlite3
 
+from synthetic import sqlitefile
 from synthetic.rocprofv3trace import LAUNCH_LATENCY_NS, run_steps
 
 GUID = "00001234_abcd_7abc_8def_0123456789ab"
@@ -64,7 +64,7 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, upload_bytes: int 
           upload_staging_ms: float = 0.0, read_bytes: int = 1 << 20, step_range: str | None = "iteration",
           gap_ms: float = 2.0, hsa_calls: int = 0, product: str = "AMD Instinct MI300X", cu_count: int = 304) -> dict:
     g = GUID
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     con.executescript(_schema(g))
     strings: dict[str, int] = {}
 

@@ -10,7 +10,7 @@ first burst loads a code object (``hipModuleLoadData``: a one-time cost), and re
 
 from __future__ import annotations
 
-import sqlite3
+from synthetic import sqlitefile
 
 SCHEMA = """
 CREATE TABLE rocpd_string (id integer PRIMARY KEY AUTOINCREMENT, string varchar(4096) NOT NULL);
@@ -55,7 +55,7 @@ def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list
     The truth's ``untraced_idle_ns``: of the GPU's idle between the bursts' work, the part the host spent in no call
     and no poll (its own code between a wait's return and its launches, which no profiler records): a report names that
     time unrecorded host time, no wait's (``metrics.syncs._idle_after``), so a wait's truth is the idle less it."""
-    con = sqlite3.connect(path)
+    con = sqlitefile.connect(path)
     con.executescript(SCHEMA)
     strings: dict[str, int] = {}
     host: list[tuple[int, int]] = []  # the host's calls and polls (first query to the last), on the host's clock

@@ -77,11 +77,9 @@ def _on_device(doc: dict[str, Any], device: int) -> None:
 def _nsys_export(path: str, start_s: float) -> None:
     """An Nsight export of the job whose session began at ``start_s`` (``TARGET_INFO_SESSION_START_TIME``), written
     when it ended."""
-    import sqlite3
-
-    from synthetic import nsysexport
+    from synthetic import nsysexport, sqlitefile
 
     nsysexport.write(path)
-    with sqlite3.connect(path) as con:
+    with sqlitefile.connect(path) as con:
         con.execute("UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = ?", (int(start_s * 1e9),))
     os.utime(path, (start_s + 5, start_s + 5))

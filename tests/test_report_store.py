@@ -57,3 +57,22 @@ def test_a_threshold_overridden_has_a_key_of_its_own():
     with override(**{"excessive_memcpy.warning": 0.015}):
         assert report_store._key(s) != before
     assert report_store._key(s) == before
+
+
+def test_a_generated_corpus_set_is_written_once_per_run_and_its_sessions_are_stored(tmp_path, monkeypatch):
+    """``tests/support/corpus.py``: a set asked twice is the one folder written once (the second ask writes nothing,
+    not even under its own scratch folder), and its sessions are a kept tree's, stored once like the fixtures'."""
+    from tests.support.corpus import corpus
+
+    monkeypatch.setattr(report_store, "_FOLDER", tmp_path / "store")
+    first = corpus("corpus_jax", tmp_path / "scratch")
+    stamps = {p: p.stat().st_mtime_ns for p in first.rglob("*") if p.is_file()}
+    assert first == tmp_path / "generated-captures" / "corpus_jax" and len(stamps) >= 10
+    assert corpus("corpus_jax", tmp_path / "scratch2") == first and not list(tmp_path.glob("scratch*"))
+    assert {p: p.stat().st_mtime_ns for p in first.rglob("*") if p.is_file()} == stamps
+    s = discover(str(first))[0]
+    report_store.session_report(s)
+    assert len(list((tmp_path / "store").iterdir())) == 1
+    # without a run's folder (a script) the set is written under the caller's own scratch folder, never stored
+    monkeypatch.setattr(report_store, "_FOLDER", None)
+    assert corpus("corpus_jax", tmp_path / "scratch") == tmp_path / "scratch" / "corpus_jax"

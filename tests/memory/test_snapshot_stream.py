@@ -128,17 +128,24 @@ def test_the_compiled_first_pass_finds_the_same_keys():
 _Counting = sp.CountingFile
 
 
+@pytest.fixture(scope="module")
+def long_history(tmp_path_factory) -> tuple[Path, int, Any]:
+    """A 20,000-entry history (4.4 MB), its size and the trace its whole bytes give: written and read whole once for
+    both forms of the file below (the whole read of the dicts is the slow one, ~8 s)."""
+    path = tmp_path_factory.mktemp("stream") / "long.pickle"
+    size = ms.write_large(str(path), 20_000)
+    return path, size, reader.to_trace(unpickle.loads(path.read_bytes()), "h", str(path), size)
+
+
 @pytest.mark.parametrize("gz", [False, True])
-def test_read_trace_never_asks_the_file_for_more_than_a_chunk(gz: bool, tmp_path: Path, monkeypatch):
+def test_read_trace_never_asks_the_file_for_more_than_a_chunk(gz: bool, long_history, tmp_path: Path, monkeypatch):
     """``read_trace`` on a 20,000-entry history (4.4 MB) with 4 KiB chunks: no read of the file asks for more than a
     chunk (the look at its start: 64 KiB; the gzip reader's compressed block: 1 MiB), the file is read through once per pass, and the trace is the one the
     whole bytes give.  Main asked for the whole file (its size + 1) in one read."""
-    path = tmp_path / "long.pickle"
-    size = ms.write_large(str(path), 20_000)
-    whole = reader.to_trace(unpickle.loads(path.read_bytes()), "h", str(path), size)
+    path, size, whole = long_history
     if gz:
         path = tmp_path / "long.pickle.gz"
-        path.write_bytes(gzip.compress((tmp_path / "long.pickle").read_bytes(), 1))
+        path.write_bytes(gzip.compress(long_history[0].read_bytes(), 1))
     log: list[tuple[int, int]] = []
     opened = reader.fsio.open_binary
     monkeypatch.setattr(reader.fsio, "open_binary", lambda p: _Counting(opened(p), log))

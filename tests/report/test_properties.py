@@ -44,6 +44,7 @@ import pytest
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report, Table
 from tb_gpu_advisor.report.diff import diff_reports
+from tests.support.corpus import SETS, corpus
 from tests.support.paths import DEMO_LOGS, FIXTURES, SHARED_PROFILES
 from tests.support.properties import diff_violations, ledger_savings_violations, report_violations
 from tests.support.report_store import session_report
@@ -59,23 +60,9 @@ PAIRS = [("nsys", "fsdp_mfu_before", "fsdp_mfu_after"), ("real-h100-torch", "tor
 
 
 def _corpus(out: Path) -> dict[str, Path]:
-    """The synthetic corpus scripts/golden.py writes, into ``out``."""
-    from synthetic import jaxcapture as J
-    from synthetic import scenarios as S
-    from synthetic import torchtrace as T
-
-    for name, make in S.SCENARIOS.items():
-        make().write(out / "corpus_tf")
-        try:
-            make(fixed=True).write(out / "corpus_tf", run=name + "_fixed")
-        except TypeError:
-            pass  # a scenario without a fixed twin
-    for make in J.JAX_SCENARIOS.values():
-        make().write(out / "corpus_jax")
-    for name in T.SCENARIOS:
-        T.write_run(str(out / "corpus_torch"), name, steps=8)
-        T.write_run(str(out / "corpus_xpu"), name, steps=8, xpu=True)  # the same jobs on an Intel GPU
-    return {p.name: p for p in sorted(out.iterdir())}
+    """The synthetic corpus scripts/golden.py writes: this test run's (``tests/support/corpus.py``), else into
+    ``out``."""
+    return {name: corpus(name, out) for name in SETS}
 
 
 def _logdirs(tmp: Path) -> dict[str, Path]:
@@ -110,14 +97,21 @@ def test_every_report_holds_every_property(reports):
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
 
 
-def test_every_text_report_says_one_value_per_quantity(reports):
+@pytest.fixture(scope="module")
+def texts(reports) -> dict[tuple[str, str], str]:
+    """(set, run) -> the report's text, rendered once for the checks of the text below."""
+    from tb_gpu_advisor.report import render
+
+    return {k: render.to_text(r) for k, r in reports.items()}
+
+
+def test_every_text_report_says_one_value_per_quantity(reports, texts):
     """The text a user reads (h37-review2): the step "if every fix lands" starts from is the header's, the headroom's
     parts add up to their whole, a held idle is at most the idle it is part of, seconds are not printed as thousands
     of ms (``tests/support/contradictions.text_number_problems``; on main 24 of the kept real reports failed it)."""
-    from tb_gpu_advisor.report import render
     from tests.support.contradictions import text_number_problems
 
-    bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := text_number_problems(render.to_text(r)))}
+    bad = {f"{k[0]}/{k[1]}": v for k in reports if (v := text_number_problems(texts[k]))}
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
 
 
@@ -147,7 +141,7 @@ def test_every_report_names_memory_for_its_job(reports):
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
 
 
-def test_every_report_fills_every_slot_of_its_templates(reports):
+def test_every_report_fills_every_slot_of_its_templates(reports, texts):
     """No template's slot reaches a user unfilled (h37-words37 *Left* 1; ``contradictions.unfilled_slot_problems``):
     ``rules.base._Said`` leaves a key no word fills as written, so a path that asked for a window fix without the
     capture's own words would print ``{traced}`` -- in the JSON, the text and the markdown alike."""
@@ -155,7 +149,7 @@ def test_every_report_fills_every_slot_of_its_templates(reports):
     from tests.support.contradictions import unfilled_slot_problems
 
     bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items()
-           if (v := unfilled_slot_problems(r, {"text": render.to_text(r), "markdown": render.to_markdown(r)}))}
+           if (v := unfilled_slot_problems(r, {"text": texts[k], "markdown": render.to_markdown(r)}))}
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
 
 

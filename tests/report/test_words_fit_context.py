@@ -18,6 +18,7 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Action, Finding, GpuSummary, HostReport, Metric, Report, Table
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.contradictions import context_problems, vendor_words_problems
+from tests.support.corpus import corpus
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 from tests.support.report_store import session_report
 
@@ -240,9 +241,8 @@ def test_the_checker_holds_each_vendor_to_its_own_words():
 def _xpu_corpus(out) -> dict[str, Report]:
     """Every PyTorch scenario of the synthetic corpus as its job writes it on an Intel GPU (``torchtrace.as_xpu``),
     analysed."""
-    for name in tt.SCENARIOS:
-        tt.write_run(str(out), name, steps=8, xpu=True)
-    return {name: _report(out, name) for name in tt.SCENARIOS}
+    root = corpus("corpus_xpu", out)  # the property walk's set of them (this run's, written once)
+    return {name: _report(root, name) for name in tt.SCENARIOS}
 
 
 def test_intel_reports_speak_intel(tmp_path):

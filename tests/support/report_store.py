@@ -48,11 +48,19 @@ def _key(session) -> str:  # noqa: ANN001 - a discovered Session
     return hashlib.sha256(json.dumps(material).encode()).hexdigest()
 
 
+def generated_folder() -> Path | None:
+    """Where this test run writes the captures it generates once for all its tests (``tests/support/corpus.py``):
+    beside the analysed sessions, kept as they are written, so their sessions are stored too; None without a folder."""
+    return None if _FOLDER is None else _FOLDER.parent / "generated-captures"
+
+
 def _kept(session) -> bool:  # noqa: ANN001 - a discovered Session
-    """Every file of the session lies in a kept tree (the repository's fixtures and demo logs, ``../shared``)."""
+    """Every file of the session lies in a kept tree (the repository's fixtures and demo logs, ``../shared``, the
+    captures this run generated once for all its tests)."""
     paths = [h.path for h in session.hosts] + [r.path for h in session.hosts for r in h.ranks]
     paths += [p for h in session.hosts for p, _, _ in h.beside]
-    return bool(paths) and all(any(Path(p).resolve().is_relative_to(t) for t in KEPT) for p in paths)
+    kept = KEPT + ((generated.resolve(),) if (generated := generated_folder()) is not None else ())
+    return bool(paths) and all(any(Path(p).resolve().is_relative_to(t) for t in kept) for p in paths)
 
 
 def _analyze(session) -> Report:  # noqa: ANN001 - a discovered Session

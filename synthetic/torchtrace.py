@@ -885,6 +885,25 @@ def write_one_slow_call(out: str, extra_us: float = 8000.0, slow: float = 1.0, s
             "straggler": slow != 1.0}
 
 
+def write_one_gpu_apart(out: str, gpus: int = 8, gpu: int = 3, pace: float = 1.4, extra_us: float = 0.0,
+                        steps: int = 8, run: str = "one_gpu_apart") -> dict:
+    """Write a DDP job of ``gpus`` ranks on one machine (one file per rank, one 150 us AllReduce a step) in which GPU
+    ``gpu`` computes ``pace`` x the others' time every step (> 1: a straggler; < 1: one fast GPU, which waits for
+    the others and delays nobody) and, with ``extra_us``, its first GEMM of step 4 takes that much longer (one slow
+    call).  Truth by construction: every other GPU computes the same, so the median of a GPU's peers is the others'
+    pace; the imbalance is ``gpu``'s excess over it where ``pace`` > 1 (``1 - 1/pace`` of its compute), none where
+    ``pace`` <= 1 and no call is slow (h37-ranks58)."""
+    if not 0 <= gpu < gpus:
+        raise ValueError(f"GPU {gpu} is not one of the job's {gpus}")
+    sc = Scenario(gpus, ddp(comm_us=150.0, slow_rank=gpu if pace != 1.0 else None, slow=pace,
+                            one_call=(gpu, 4, extra_us) if extra_us else None),
+                  ["gpu_imbalance"] if pace > 1.0 else [], [] if pace > 1.0 else ["gpu_imbalance"],
+                  f"{gpus} ranks on one machine, GPU{gpu} at {pace}x the others' compute"
+                  + (f", one GEMM call {extra_us:g} us longer" if extra_us else ""))
+    return {"paths": write_run(out, sc, steps=steps, run=run), "gpu": gpu, "pace": pace,
+            "imbalance": max(0.0, 1.0 - 1.0 / pace), "extra_ms": extra_us / 1000.0}
+
+
 def into_rank_folders(paths: list[str]) -> list[str]:
     """Move each written rank's file into ``rank<r>/`` beside it (``tensorboard_trace_handler(f"{logdir}/rank{rank}")``:
     one folder per rank, each a run of its own); the new paths."""

@@ -67,10 +67,11 @@ def check(m: HostMetrics) -> list[Finding]:
             if len(others) == 1 else
             f", {ms(comp[heavy.gpu] - peer)} ({pct(mg.compute_imbalance)}) more than the median of the other "
             f"{plural(len(others), 'GPU')}, {ms(peer)} (collectives excluded)")
+    where, once = _where_the_gap_is(mg, comp[heavy.gpu] - peer, ctx.per_step, others)
     return [finding(
         ctx, ID, sev,
         f"GPU{heavy.gpu} computes {ms(comp[heavy.gpu])} {ctx.per_step}{'' if len(others) > 1 else ' '}{than}; "
-        f"{_where_they_wait(ctx, heavy, others, coll)}.{_where_the_gap_is(mg, comp[heavy.gpu] - peer, ctx.per_step, others)}",
+        f"{_where_they_wait(ctx, heavy, others, coll)}.{where}",
         title=f"GPU{heavy.gpu} is oversubscribed: the GPUs do unequal work",
         metric=value_metric("compute_imbalance", "GPU compute-time imbalance", mg.compute_imbalance, "ratio",
                             pct(mg.compute_imbalance), "gpu_imbalance.warning", severity=sev,
@@ -80,8 +81,10 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "busy_imbalance": mg.busy_imbalance}),
         # the others' wait for the busiest is collective or idle time in the step's ledger: a fix recovers no more
         # (h37-randjobs3: two ranks no collective binds, each at its own pace, recovered 22 us of a ledger holding none)
-        saving=saving(ctx, min(comp[heavy.gpu] - mean, wait_held_ms(m)), "every GPU does the mean amount of work, so "
-                      "the {step} no longer waits for the busiest one", wait_parts(m)),
+        # the one call's part is a one-off, no work to share out: the mean work is the rest's (h37-ranks58)
+        saving=saving(ctx, min(max(0.0, comp[heavy.gpu] - mean - once * (1.0 - 1.0 / len(gs))), wait_held_ms(m)),
+                      "every GPU does the mean amount of work, so the {step} no longer waits for the busiest one"
+                      + (f" (its one slow call, {ms(once)} {ctx.per_step}, stays)" if once else ""), wait_parts(m)),
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
         windows=step_windows(ctx, key=lambda s: s.breakdown.device_compute, label="compute", n=2, gpu=heavy.gpu),
         gpu=heavy.gpu,
@@ -89,14 +92,15 @@ def check(m: HostMetrics) -> list[Finding]:
     )]
 
 
-def _where_the_gap_is(mg, gap: float, per_step: str, others: list) -> str:  # noqa: ANN001 - MultiGpu, GpuMetrics
+def _where_the_gap_is(mg, gap: float, per_step: str, others: list) -> tuple[str, float]:  # noqa: ANN001 - MultiGpu, GpuMetrics
     """Where the busiest GPU's compute gap lies, as the metrics state it: the one call that carries part of it
     (``largest_call_excess``, judged not the whole by :func:`one_call`) and the kernels it spends longer in
     (``gap_by_kernel``) -- or that it is spread over many.  Why: a gap said as one number left the reader to find
-    which work differs; a slow call counted in it unnamed read as work to rebalance (h37-ranks57 *Left* 3)."""
+    which work differs; a slow call counted in it unnamed read as work to rebalance (h37-ranks57 *Left* 3).  With the
+    words, the one call's part of the gap (ms per step; 0 where none is said): a one-off, no work to share out."""
     if gap <= 0:
-        return ""
-    said = []
+        return "", 0.0
+    said, part = [], 0.0
     by = mg.gap_by_kernel if mg.gap_by_kernel and mg.gap_by_kernel.get("gpu") == mg.heaviest_compute_gpu else None
     kernel_more = dict((k, v) for k, v in by["kernels"]) if by else {}
     one = mg.largest_call_excess
@@ -118,7 +122,7 @@ def _where_the_gap_is(mg, gap: float, per_step: str, others: list) -> str:  # no
         else:
             said.append(f" The gap is spread over {plural(int(by['more_kernels']), 'kernel')} it spends longer in, "
                         f"none more than {ms(named[0][1])} ({pct(named[0][1] / more)} of their excess){net}.")
-    return "".join(said)
+    return "".join(said), part
 
 
 def _on_peer(one: dict) -> str:

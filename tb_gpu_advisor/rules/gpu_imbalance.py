@@ -1,15 +1,21 @@
 """§2 item 5: replicas do unequal work; typically GPU0 is oversubscribed.
 
-Metric: ``multi_gpu.compute_imbalance`` = (max - min) / max of the active
-GPUs' non-collective compute ms per step (those whose kept steps hold their
-compute: ``multi_gpu.compute_gpus``).  Not busy time: NCCL kernels spin
-while they wait for the slowest GPU, so busy time hides the straggler (it
-shows the most compute, the others the longest AllReduce).  Saving: the
-heaviest GPU's compute minus the mean (every replica waits for the slowest),
-at most the collective and idle time the step's ledger holds (where no
-collective binds the ranks, none waits).  Where the gap is one call of one
-kernel both GPUs ran (``multi_gpu.largest_call_excess``, judged by
-:func:`one_call`): an info finding naming that call, on each GPU, and no
+Metric: ``multi_gpu.compute_imbalance`` = (busiest - the median of its peers) / busiest
+of the active GPUs' non-collective compute ms per step (those whose kept steps
+hold their compute: ``multi_gpu.compute_gpus``; the busiest is the GPU whose
+compute most exceeds its peers' median -- with two GPUs, (max - min) / max).
+Each GPU is judged against its peers' median: one slow GPU of 8 is the one
+every other waits for, one fast GPU is nobody's wait.  Not busy time: NCCL
+kernels spin while they wait for the slowest GPU, so busy time hides the
+straggler (it shows the most compute, the others the longest AllReduce).
+The words name where the gap is: the kernels the GPU spends longer in than
+its peers' median (``multi_gpu.gap_by_kernel``), or that it is spread.
+Saving: the heaviest GPU's compute minus the mean (every replica waits for
+the slowest), less a slow call's part of the gap (a one-off, no work to
+share out), at most the collective and idle time the step's ledger holds
+(where no collective binds the ranks, none waits).  Where the gap is one
+call of one kernel its peers ran (``multi_gpu.largest_call_excess``, judged
+by :func:`one_call`): an info finding naming that call, on each GPU, and no
 saving -- work repeats, a one-off cost does not.
 """
 

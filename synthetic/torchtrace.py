@@ -801,11 +801,12 @@ def write_one_marked_step(out: str, step_name: str | None = "moe_train_step", ra
     return paths
 
 
-def _load_through_exchange(ranks: list[Rank], n: int) -> None:
+def _load_through_exchange(ranks: list[Rank], n: int, peers_load: bool = True) -> None:
     """One marked training step of ranks that each pay a first launch's module load (``MARKED_STEP_LOAD_US``) at the
     same moment, around an all-to-all: rank 0 enters its load first and launches its side of the exchange after it;
     every other rank launched its side just before its own load, so its ``SendRecv`` runs through that load, waiting
-    for rank 0 (the exchange itself takes ``EXCHANGE_US`` once both are there)."""
+    for rank 0 (the exchange itself takes ``EXCHANGE_US`` once both are there).  ``peers_load`` False: only rank 0
+    loads (the module already loaded elsewhere), and the others' ``SendRecv`` waits through rank 0's load alone."""
     start = max(r.host_us for r in ranks)
     meet: list[float] = []  # rank 0's side of the exchange starts here: every peer's wait ends with it
 
@@ -837,7 +838,7 @@ def _load_through_exchange(ranks: list[Rank], n: int) -> None:
         forward(r)
         ready = max(r.streams.get(COMPUTE_STREAM, 0.0), r.host_us + 8.0)
         exchange(r, meet[0] + EXCHANGE_US - ready)
-        r.kernel("aten::add_", SUM_BF16, 3.0, launch_us=MARKED_STEP_LOAD_US)
+        r.kernel("aten::add_", SUM_BF16, 3.0, launch_us=MARKED_STEP_LOAD_US if peers_load else 7.0)
         backward(r)
 
     for r in ranks:
@@ -849,7 +850,7 @@ EXCHANGE_US = 15.0
 
 
 def write_load_through_exchange(out: str, ranks: int = 2, rank_folders: bool = False,
-                                run: str = "load_through_exchange") -> list[str]:
+                                run: str = "load_through_exchange", peers_load: bool = True) -> list[str]:
     """Write one training step (marked ``moe_train_step``) of ``ranks`` ranks that each load a module in a 12 ms first
     launch at the same moment, every rank but 0 with its all-to-all's ``SendRecv`` running through its load, waiting
     for rank 0 (:func:`_load_through_exchange`; ykcai-daniel/torch-compile-moe's 2-rank capture, h37-wild56r).
@@ -858,8 +859,10 @@ def write_load_through_exchange(out: str, ranks: int = 2, rank_folders: bool = F
 
     Truth by construction: every rank's step holds a one-time module load of ``MARKED_STEP_LOAD_US``; the collective
     through a peer's load is that peer waiting for rank 0, no work that fills its launch queue -- a cold start on
-    every rank."""
-    sc = Scenario(ranks, _load_through_exchange, ["cold_start"], [], "ranks loading a module through an exchange")
+    every rank.  ``peers_load`` False: rank 0 alone loads; every other rank's exchange waits through rank 0's load --
+    rank 0's start-up, no communication of theirs (h37-ranks58)."""
+    sc = Scenario(ranks, lambda rs, n: _load_through_exchange(rs, n, peers_load), ["cold_start"], [],
+                  "ranks loading a module through an exchange" + ("" if peers_load else ", rank 0 alone loading"))
     paths = write_run(out, sc, steps=1, run=run)
     for path in paths:
         with open(path, encoding="utf-8") as f:
@@ -883,6 +886,25 @@ def write_one_slow_call(out: str, extra_us: float = 8000.0, slow: float = 1.0, s
                   nodes=2)
     return {"paths": write_run(out, sc, steps=steps, run=run), "rank": 2, "extra_ms": extra_us / 1000.0,
             "straggler": slow != 1.0}
+
+
+def write_one_gpu_apart(out: str, gpus: int = 8, gpu: int = 3, pace: float = 1.4, extra_us: float = 0.0,
+                        steps: int = 8, run: str = "one_gpu_apart") -> dict:
+    """Write a DDP job of ``gpus`` ranks on one machine (one file per rank, one 150 us AllReduce a step) in which GPU
+    ``gpu`` computes ``pace`` x the others' time every step (> 1: a straggler; < 1: one fast GPU, which waits for
+    the others and delays nobody) and, with ``extra_us``, its first GEMM of step 4 takes that much longer (one slow
+    call).  Truth by construction: every other GPU computes the same, so the median of a GPU's peers is the others'
+    pace; the imbalance is ``gpu``'s excess over it where ``pace`` > 1 (``1 - 1/pace`` of its compute), none where
+    ``pace`` <= 1 and no call is slow (h37-ranks58)."""
+    if not 0 <= gpu < gpus:
+        raise ValueError(f"GPU {gpu} is not one of the job's {gpus}")
+    sc = Scenario(gpus, ddp(comm_us=150.0, slow_rank=gpu if pace != 1.0 else None, slow=pace,
+                            one_call=(gpu, 4, extra_us) if extra_us else None),
+                  ["gpu_imbalance"] if pace > 1.0 else [], [] if pace > 1.0 else ["gpu_imbalance"],
+                  f"{gpus} ranks on one machine, GPU{gpu} at {pace}x the others' compute"
+                  + (f", one GEMM call {extra_us:g} us longer" if extra_us else ""))
+    return {"paths": write_run(out, sc, steps=steps, run=run), "gpu": gpu, "pace": pace,
+            "imbalance": max(0.0, 1.0 - 1.0 / pace), "extra_ms": extra_us / 1000.0}
 
 
 def into_rank_folders(paths: list[str]) -> list[str]:

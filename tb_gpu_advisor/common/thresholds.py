@@ -339,7 +339,7 @@ _TABLE: tuple[Threshold, ...] = (
     _t("allreduce.bandwidth_GBps", 10.0, "GB/s", "Advisor: PCIe 3.0 x16 effective (~10-12 GB/s); used when the capture "
        "does not give the interconnect bandwidth. NVLink is 5-30x faster", "communication bandwidth in the formula"),
     _t("gpu_imbalance.warning", 0.10, "ratio", "Advisor; guide §2 item 5: every replica should do the same work",
-       "(busiest GPU busy time - median GPU busy time) / median, {per_step}"),
+       "(busiest GPU's compute - the median of its peers') / busiest GPU's compute, {per_step}"),
     _t("gpu_imbalance.critical", 0.30, "ratio", "Advisor", "same metric, critical level"),
     _t("gpu_imbalance.one_call_share", 0.5, "share", "Advisor (h37-imb56): work that differs between ranks repeats, "
        "call after call; one call that carries most of the gap is a one-off cost (a first call's autotuning or module "

@@ -222,46 +222,114 @@ def longest_calls(ctx: Context) -> dict[int, list]:
     return out
 
 
+def peer_median(compute: dict[int, float], gpu: int) -> float:
+    """The median of the other GPUs' compute ms per step (``compute``: GPU -> ms): what ``gpu`` is judged against."""
+    return float(np.median([v for g, v in compute.items() if g != gpu]))
+
+
+def busiest_over_peers(compute: dict[int, float]) -> tuple[int, float] | None:
+    """The GPU whose compute most exceeds the median of its peers', and that median (``compute``: GPU -> ms per step);
+    None with fewer than two GPUs.
+
+    Why the median of the others, not the lightest GPU: with 3+ GPUs the busiest against the lightest read one fast GPU
+    among 8 as seven slow ones (8 DDP ranks, rank 3 at 0.6x: "GPU0 computes 2.39 ms vs 2.26 ms on average for the
+    other 7 GPUs (39.3% imbalance)") -- each GPU waits only for the GPUs slower than it, so one slow GPU is a
+    straggler, and one fast GPU delays nobody (h37-ranks58).  With two GPUs the median of the other is the other."""
+    if len(compute) < 2:
+        return None
+    gpu = max(compute, key=lambda g: (compute[g] - peer_median(compute, g), compute[g]))
+    return gpu, peer_median(compute, gpu)
+
+
+def compute_imbalance(compute: dict[int, float]) -> float | None:
+    """(busiest - the median of its peers) / busiest of the GPUs' compute ms per step (:func:`busiest_over_peers`);
+    None with fewer than two GPUs or no compute."""
+    top = busiest_over_peers(compute)
+    if top is None or compute[top[0]] <= 0:
+        return None
+    return max(0.0, (compute[top[0]] - top[1]) / compute[top[0]])
+
+
+def _kernel_ms(g, n: int) -> dict[str, float]:  # noqa: ANN001 - a GpuCtx
+    """A GPU's compute kernels' summed time in its kept steps, ms per step (``n`` steps)."""
+    return {k: float(v.sum()) / PS_PER_MS / max(n, 1) for k, v in _kernels_by_name(g).items()}
+
+
+#: how many kernels the compute gap names (``MultiGpu.gap_by_kernel``): a size bound of the report, no judgement
+GAP_KERNELS = 3
+
+
+def gap_by_kernel(ctx: Context, compute: dict[int, float]) -> dict | None:
+    """Where the busiest GPU's compute gap over the median of its peers (:func:`busiest_over_peers`) lies, by kernel:
+    ``{"gpu", "kernels": [[kernel, ms per step more than the median peer's time in it], ...] (the largest
+    :data:`GAP_KERNELS`, largest first), "more_kernels" (how many kernels it spends longer in), "more_ms" (their sum
+    per step), "less_ms" (its time less than the median peer's in the others, per step: the kernels' parts are not
+    the gap's, which is their net)}`` -- a kernel a GPU does not run counts 0 ms there.  Facts only (``rules.gpu_imbalance`` names them);
+    None without a gap."""
+    top = busiest_over_peers(compute)
+    if top is None or compute[top[0]] <= top[1]:
+        return None
+    by = {g.d.gpu: g for g in ctx.gpus}
+    if any(g not in by for g in compute):
+        return None
+    n = ctx.steps.count
+    mine = _kernel_ms(by[top[0]], n)
+    peers = [_kernel_ms(by[g], n) for g in compute if g != top[0]]
+    names = set(mine).union(*peers)
+    diff = sorted(((k, mine.get(k, 0.0) - float(np.median([p.get(k, 0.0) for p in peers]))) for k in names),
+                  key=lambda kv: -kv[1])
+    more = [[k, v] for k, v in diff if v > 0]
+    if not more:
+        return None
+    return {"gpu": top[0], "kernels": more[:GAP_KERNELS], "more_kernels": len(more),
+            "more_ms": float(sum(v for _, v in more)), "less_ms": float(-sum(v for _, v in diff if v < 0))}
+
+
 def largest_call_excess(ctx: Context, compute: dict[int, float]) -> dict | None:
-    """Facts of the compute gap between the busiest GPU and the lightest (``compute``: GPU -> compute ms per step):
-    the single largest excess of one call of one of the busiest GPU's kernels over the same kernel's same call on the
-    lightest (matched by name and call order in the kept steps), named -- ``{"gpu", "peer_gpu", "kernel", "call" (its
-    0-based index among that kernel's calls on the GPU), "calls" (how many it ran), "ms", "peer_ms" (that call on
-    each), "excess_ms" (per step), "gap_ms" (the two GPUs' compute apart, per step), "compute_ms", "peer_compute_ms"
-    (each GPU's, per step)}``.  Kernels only one GPU runs are
-    its extra work and never the excess.  None where fewer than two GPUs compare, the gap is none, or no matched call
-    ran longer on the busiest.
+    """Facts of the compute gap between the busiest GPU and the median of its peers (``compute``: GPU -> compute ms
+    per step; :func:`busiest_over_peers`): the single largest excess of one call of one of the busiest GPU's kernels
+    over the same kernel's same call on its peers (matched by name and call order in the kept steps; with 3+ GPUs the
+    median of the peers' same call), named -- ``{"gpu", "peer_gpu" (the other GPU; None where several), "peers" (how
+    many), "kernel", "call" (its 0-based index among that kernel's calls on the GPU), "calls" (how many it ran), "ms",
+    "peer_ms" (that call on each), "excess_ms" (per step), "gap_ms" (the GPU's compute over its peers' median, per
+    step), "compute_ms", "peer_compute_ms" (the GPU's and its peers' median, per step)}``.  Kernels a peer does not run
+    are the busiest GPU's extra work and never the excess.  None where fewer than two GPUs compare, the gap is none,
+    or no matched call ran longer on the busiest.
 
     Facts only: whether the gap is that one call (a first call's autotuning or module load, a clock dip: work that
     differs between ranks repeats) is the rule's judgement (``rules.gpu_imbalance``; h37-imb56, h37-ranks57)."""
-    if len(compute) < 2 or max(compute.values()) <= 0:
+    top = busiest_over_peers(compute)
+    if top is None or max(compute.values()) <= 0:
         return None
-    heavy, light = max(compute, key=compute.get), min(compute, key=compute.get)
-    gap = compute[heavy] - compute[light]
-    if heavy == light or gap <= 0:
+    heavy, median = top
+    gap = compute[heavy] - median
+    if gap <= 0:
         return None
     by = {g.d.gpu: g for g in ctx.gpus}
-    if heavy not in by or light not in by:
+    peers = [g for g in compute if g != heavy]
+    if heavy not in by or any(g not in by for g in peers):
         return None
-    mine, theirs = _kernels_by_name(by[heavy]), _kernels_by_name(by[light])
+    mine, theirs = _kernels_by_name(by[heavy]), [_kernels_by_name(by[g]) for g in peers]
     best = None
     for name, a in mine.items():
-        b = theirs.get(name)
-        if b is None:
+        bs = [t.get(name) for t in theirs]
+        if any(b is None for b in bs):
             continue
-        k = min(len(a), len(b))
+        k = min(len(a), *(len(b) for b in bs))
         if not k:
             continue
-        ex = a[:k] - b[:k]
+        b = np.median(np.stack([x[:k] for x in bs]), axis=0)
+        ex = a[:k] - b
         i = int(np.argmax(ex))
         if ex[i] > 0 and (best is None or ex[i] > best[1]):
-            best = (name, int(ex[i]), int(a[i]), int(b[i]), i, len(a))
+            best = (name, float(ex[i]), int(a[i]), float(b[i]), i, len(a))
     if best is None:
         return None
     name, ex_ps, a_ps, b_ps, i, n = best
-    return {"gpu": heavy, "peer_gpu": light, "kernel": name, "call": i, "calls": n, "ms": a_ps / PS_PER_MS,
-            "peer_ms": b_ps / PS_PER_MS, "excess_ms": ctx.per_step(ex_ps / PS_PER_MS, shared=False), "gap_ms": gap,
-            "compute_ms": compute[heavy], "peer_compute_ms": compute[light]}
+    return {"gpu": heavy, "peer_gpu": peers[0] if len(peers) == 1 else None, "peers": len(peers), "kernel": name,
+            "call": i, "calls": n, "ms": a_ps / PS_PER_MS, "peer_ms": b_ps / PS_PER_MS,
+            "excess_ms": ctx.per_step(ex_ps / PS_PER_MS, shared=False), "gap_ms": gap,
+            "compute_ms": compute[heavy], "peer_compute_ms": median}
 
 
 def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArrays]) -> MultiGpu:
@@ -292,10 +360,11 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         busy_share_max=max(shares) if shares else None, busy_share_min=min(shares) if shares else None,
         busy_imbalance=((max(busy.values()) - min(busy.values())) / max(busy.values())) if len(busy) >= 2 and max(busy.values()) > 0 else None,
         heaviest_gpu=max(busy, key=busy.get) if busy else None,
-        compute_imbalance=((max(compute.values()) - min(compute.values())) / max(compute.values()))
-        if len(compute) >= 2 and max(compute.values()) > 0 else None,
-        heaviest_compute_gpu=max(compute, key=compute.get) if compute else None, compute_gpus=sorted(compute),
-        largest_call_excess=largest_call_excess(ctx, compute), longest_calls=longest_calls(ctx),
+        compute_imbalance=compute_imbalance(compute),
+        heaviest_compute_gpu=(busiest_over_peers(compute) or (max(compute, key=compute.get),))[0] if compute else None,
+        compute_peer_median_ms=(busiest_over_peers(compute) or (None, None))[1], compute_gpus=sorted(compute),
+        largest_call_excess=largest_call_excess(ctx, compute), gap_by_kernel=gap_by_kernel(ctx, compute),
+        longest_calls=longest_calls(ctx),
         collective_calls_per_gpu_step=sum(coll) / len(coll) if coll else None,
         allreduce_ms_per_step=sum(arms) / len(arms) if arms else None, allreduce_bytes_per_step=(params * 4.0 if params else None),
         allreduce_transfer_ms_per_step=_allreduce_transfer(ctx, gpus),

@@ -803,18 +803,27 @@ class MultiGpu:
     #: each GPU idle inside its own steps while another runs, as the step ledger books it (category -> ms per step and
     #: GPU; measured only when the GPUs look sequential): what running them concurrently gives back of the step
     peer_wait_ledger_ms: dict[str, float] = field(default_factory=dict)
-    # (max - min) / max of the active GPUs' non-collective compute ms per step (breakdown.device_compute).  Busy time
-    # hides a straggler: NCCL kernels spin while they wait for the slowest GPU, so the others look as busy as it is.
+    # (busiest - the median of its peers) / busiest of the active GPUs' non-collective compute ms per step
+    # (breakdown.device_compute; ``multigpu.busiest_over_peers``: with two GPUs (max - min) / max).  Busy time hides a
+    # straggler: NCCL kernels spin while they wait for the slowest GPU, so the others look as busy as it is.
     compute_imbalance: float | None = None
+    #: the GPU whose compute most exceeds the median of its peers'
     heaviest_compute_gpu: int | None = None
+    #: the median of the other GPUs' compute ms per step, which ``heaviest_compute_gpu`` is judged against
+    compute_peer_median_ms: float | None = None
     #: the active GPUs whose compute per step the kept steps hold (``multigpu.compute_held_gpus``), the set
     #: ``compute_imbalance`` compares; None: every active GPU (a MultiGpu built by hand)
     compute_gpus: list[int] | None = None
-    #: the largest excess of one call of one kernel on the busiest GPU over the same call on the lightest
-    #: (``multigpu.largest_call_excess``): {"gpu", "peer_gpu", "kernel", "call", "calls", "ms", "peer_ms" (that call on
-    #: each), "excess_ms", "gap_ms", "compute_ms", "peer_compute_ms" (per step)}; facts, judged by
+    #: the largest excess of one call of one kernel on the busiest GPU over the same call on its peers (their median)
+    #: (``multigpu.largest_call_excess``): {"gpu", "peer_gpu" (None where several), "peers", "kernel", "call", "calls",
+    #: "ms", "peer_ms" (that call on each), "excess_ms", "gap_ms", "compute_ms", "peer_compute_ms" (per step)}; facts,
+    #: judged by
     #: ``rules.gpu_imbalance``; None: no matched call
     largest_call_excess: dict | None = None
+    #: where the busiest GPU's compute gap over its peers' median lies, by kernel (``multigpu.gap_by_kernel``):
+    #: {"gpu", "kernels": [[kernel, ms per step more than the median peer], ...] (3 at most), "more_kernels",
+    #: "more_ms", "less_ms"}; None without a gap
+    gap_by_kernel: dict | None = None
     #: per active GPU, its kernels' longest single calls in the kept steps (``multigpu.longest_calls``): [kernel, call
     #: index, ms, calls, ms per step], longest first, a bounded list
     longest_calls: dict[int, list] = field(default_factory=dict)

@@ -54,6 +54,7 @@ def check(job: JobView) -> list[Finding]:
     # what the straggler's lead can explain: the others wait for it at most as long as it is behind them; the rest
     # of their wait is the collective itself (transfer, skewed splits), which no balancing removes (issue #27 item 2)
     save = min(extra, busy_extra)
+    call, once = _call_words(s, others, busy_extra, extra, job.step_ms, job.unit)
     rest = (f" Its lead explains {ms(save)} of that wait; the other {ms(extra - save)} is the collective itself "
             f"(its transfer, skewed splits: see the collectives table and the all-to-all splits finding), which balancing the "
             f"{job.units} does not remove." if extra - save > 0.05 * extra else "")
@@ -68,15 +69,17 @@ def check(job: JobView) -> list[Finding]:
         f"(median){where}: {ms(extra)}, {pct(share)} of the {ms(job.step_ms)} {job.step_word if job.one_step else 'step'}, longer than {s.label}, which "
         f"enters them last. It spends {ms(s.busy_ms)} {'of the ' + job.step_word if job.one_step else 'of each step'} before its "
         f"collectives, {ms(busy_extra)} more than the median {job.unit}, "
-        f"mostly {why}.{rest}{persist}",
+        f"mostly {why}.{call}{rest}{persist}",
         metric=share_metric("straggler_extra_share", "Straggler's extra time, share of {step}", share,
                             "rank_straggler.warning", meaning=straggler_meaning(job), severity=sev,
                             detail={"rank": s.label, "extra_ms_per_step": extra, "straggler_comm_ms": s.comm_ms,
                                     "straggler_busy_extra_ms": busy_extra, "last_in_steps": last_in,
                                     "steps_aligned": len(per_step),
                                     "others_median_comm_ms": waits, "ranks": len(job.ranks)}),
-        saving_ms=save, assumption=f"the straggler keeps pace (balanced work or a healthy GPU): the other {job.units} "
-                                   "stop waiting for it, at most as long as it is behind them",
+        # the one call's part of the lead is a one-off: keeping pace leaves it (h37-ranks58)
+        saving_ms=max(0.0, save - once),
+        assumption=f"the straggler keeps pace (balanced work or a healthy GPU): the other {job.units} stop waiting for "
+                   "it, at most as long as it is behind them" + (f", less the one call's {ms(once)}" if once else ""),
         evidence=[ranks_table(job, mark=s), _steps_table(per_step, job.unit)], actions=fixes(job, ID, gpu=s.label),
         host=s.host, gpu=s.gpu, title=TITLE.format(unit=job.unit),
     )
@@ -85,43 +88,96 @@ def check(job: JobView) -> list[Finding]:
     return [f]
 
 
-def one_call(s, others, busy_extra: float, extra: float, step_ms: float) -> dict | None:  # noqa: ANN001 - RankRows
-    """The straggler's lead as one call: its kernel call (``RankRow.longest_calls``) whose excess per step over the same
-    kernel's longest call on the median other rank is at least ``gpu_imbalance.one_call_share`` of its lead, and
-    without which the others' wait it explains is under ``rank_straggler.warning`` of the step.  A peer's longest call
-    of the kernel bounds its same call from above, so the excess is a lower bound; a peer that lists its longest calls
-    in full and not this kernel does not run it (work of the straggler's own: no one call), one that lists the bound
-    (``metrics.multigpu.LONGEST_CALLS``) runs it no longer than its last listed.  None where the lead is work, or a
-    report predates the lists (0.1.0+a78)."""
-    if busy_extra <= 0 or not s.longest_calls or any(r.longest_calls is None for r in others):
-        return None
+def call_candidates(s, others) -> list[dict]:  # noqa: ANN001 - RankRows
+    """The straggler's longest calls (``RankRow.longest_calls``) set against the same kernel's on the median other
+    rank, each with its excess per step between two bounds: ``excess_ms`` (the least: a peer's longest call of the
+    kernel bounds its same call from above, and a peer that lists its longest calls in full
+    (``metrics.multigpu.LONGEST_CALLS``) without the kernel runs it no longer than its shortest listed) and
+    ``excess_hi_ms`` (the most: the call's whole time per step, were the peers' same call instant); ``exact`` where
+    every peer lists the kernel itself (its longest call is its typical one within the call's own spread).  A peer
+    that lists fewer calls than the bound and not this kernel does not run it (work of the straggler's own: no
+    candidate).  Empty where a report predates the lists (0.1.0+a78).  Largest least excess first."""
+    if not s.longest_calls or any(r.longest_calls is None for r in others):
+        return []
     full = max(len(r.longest_calls) for r in [s, *others])
-    best = None
+    out = []
     for kernel, i, call_ms, n, per_step in s.longest_calls:
-        peers = []
+        peers, exact = [], True
         for r in others:
             theirs = {row[0]: row for row in r.longest_calls}
             if kernel in theirs:
                 peers.append(float(theirs[kernel][2]))
             elif r.longest_calls and len(r.longest_calls) >= full:
                 peers.append(float(r.longest_calls[-1][2]))  # at most its shortest listed
+                exact = False
             else:
                 peers = None
                 break
         if not peers or not call_ms:
             continue
         peer = med(peers)
-        excess = max(0.0, float(per_step) * (1.0 - peer / float(call_ms)))
-        if excess > 0 and (best is None or excess > best["excess_ms"]):
-            best = {"kernel": kernel, "call": int(i), "calls": int(n), "ms": float(call_ms), "peer_ms": peer,
-                    "excess_ms": excess}
-    if best is None:
+        out.append({"kernel": kernel, "call": int(i), "calls": int(n), "ms": float(call_ms), "peer_ms": peer,
+                    "excess_ms": max(0.0, float(per_step) * (1.0 - peer / float(call_ms))),
+                    "excess_hi_ms": float(per_step), "exact": exact})
+    return sorted(out, key=lambda c: -c["excess_ms"])
+
+
+def _carries(c: dict, excess: float, busy_extra: float, extra: float, step_ms: float) -> bool:
+    """Whether a call whose excess per step is ``excess`` carries the straggler's lead: at least
+    ``gpu_imbalance.one_call_share`` of it, and without it the wait it explains under ``rank_straggler.warning``."""
+    excess = min(excess, busy_extra)
+    without = min(extra, busy_extra - excess) / step_ms
+    return excess >= T("gpu_imbalance.one_call_share") * busy_extra and without < T("rank_straggler.warning")
+
+
+def one_call(s, others, busy_extra: float, extra: float, step_ms: float) -> dict | None:  # noqa: ANN001 - RankRows
+    """The straggler's lead as one call (:func:`call_candidates`): the call whose least excess per step carries it
+    (:func:`_carries`) -- with ``share_of_lead`` and ``share_without`` added; None where the lead is work, or no call
+    is known to carry it."""
+    if busy_extra <= 0:
+        return None
+    best = next((c for c in call_candidates(s, others) if c["excess_ms"] > 0), None)
+    if best is None or not _carries(best, best["excess_ms"], busy_extra, extra, step_ms):
         return None
     excess = min(best["excess_ms"], busy_extra)
-    without = min(extra, busy_extra - excess) / step_ms
-    if excess < T("gpu_imbalance.one_call_share") * busy_extra or without >= T("rank_straggler.warning"):
+    return {**best, "share_of_lead": excess / busy_extra,
+            "share_without": max(min(extra, busy_extra - excess) / step_ms, 0.0)}
+
+
+def undecided_call(s, others, busy_extra: float, extra: float, step_ms: float) -> dict | None:  # noqa: ANN001
+    """A call of the straggler that would carry its lead at its most excess and does not at its least
+    (:func:`call_candidates`: the peers list their longest calls, not this one's) -- the one-call reading the reports
+    cannot decide, said with both bounds rather than read as work (h37-ranks57 *Left* 2); None where none."""
+    if busy_extra <= 0:
         return None
-    return {**best, "share_of_lead": excess / busy_extra, "share_without": max(without, 0.0)}
+    return next((c for c in call_candidates(s, others) if not c["exact"]
+                 and _carries(c, c["excess_hi_ms"], busy_extra, extra, step_ms)), None)
+
+
+#: the least part of the straggler's lead a call it does not carry is named with (a wording bound: smaller parts are
+#: no news beside the lead, and every GEMM's longest call is a little longer on a slower rank)
+NAMED_PART = 0.1
+
+
+def _call_words(s, others, busy_extra: float, extra: float, step_ms: float, unit: str) -> tuple[str, float]:  # noqa: ANN001
+    """The straggler finding's words on a slow call that does not carry the lead, and the part of the lead known to be
+    that call (ms per step, a one-off no rebalancing moves): the call the reports cannot judge (:func:`undecided_call`,
+    both bounds; its least part), else the largest call known to hold a part of it -- a call counted in the lead
+    unnamed read as the rank's work (h37-ranks57 *Left* 3)."""
+    und = undecided_call(s, others, busy_extra, extra, step_ms)
+    if und is not None:
+        lo, hi = min(und["excess_ms"], busy_extra), min(und["excess_hi_ms"], busy_extra)
+        return (f" Its call `{und['kernel']}` ({which_call(und)}, {ms(und['ms'])}) may be most of that lead: the other "
+                f"{unit}s' reports list only their longest calls, which bound its same call there by {ms(und['peer_ms'])} "
+                f"(the median), so it holds between {ms(lo)} and {ms(hi)} of the {ms(busy_extra)}; were it all, "
+                f"{s.label} would be one slow call, not a straggler -- profile the {unit}s again to tell.", lo)
+    best = next((c for c in call_candidates(s, others) if c["excess_ms"] >= NAMED_PART * busy_extra), None)
+    if best is None:
+        return "", 0.0
+    part = min(best["excess_ms"], busy_extra)
+    return (f" At least {ms(part)} of that lead ({pct(part / busy_extra)}) is one call: `{best['kernel']}` "
+            f"({which_call(best)}) took {ms(best['ms'])} on {s.label}, at most {ms(best['peer_ms'])} on the median "
+            f"other {unit}, {ONE_OFF_COST} that no rebalancing moves.", part)
 
 
 def _one_call_finding(job: JobView, s, others, one: dict, share: float) -> Finding:  # noqa: ANN001 - RankRows

@@ -51,7 +51,7 @@ def _unmarked(tmp: Path, scenario: str, steps: int = 1) -> Report:
 
 @pytest.mark.parametrize("scenario, rule", [
     ("autocast_forward", "dtype_casts"),  # "Step time in dtype casts"
-    ("ddp_straggler", "gpu_imbalance"),  # "(busiest - median) / median, per step"
+    ("ddp_straggler", "gpu_imbalance"),  # "(busiest - its peers' median) / busiest, per step"
     ("ddp_2x8_slow_rank", "rank_straggler"),  # "... above the other ranks' median, per step" (a job finding)
     ("ddp_launch_skew", "launch_skew"),  # "average spread of the GPUs' first-kernel start per step"
 ])
@@ -99,16 +99,16 @@ def test_a_multi_step_capture_keeps_its_step_words_control(tmp_path: Path) -> No
     tt.write_run(str(tmp_path), "ddp_straggler", steps=6, run="ddp")
     rep = Report.from_dict(first_report(tmp_path / "ddp"))
     (f,) = [f for f in rep.findings if f.rule == "gpu_imbalance"]
-    assert f.metric.meaning == "(busiest GPU busy time - median GPU busy time) / median, per step"
+    assert f.metric.meaning == "(busiest GPU's compute - the median of its peers') / busiest GPU's compute, per step"
     assert all(h.headline[0].label == "Device step-time share" for h in rep.hosts)
 
 
 def test_the_docs_keep_per_step() -> None:
     """Control: the threshold table's docs fill "step" and "per step" (``Threshold.meaning_of``)."""
     assert THRESHOLDS["gpu_imbalance.warning"].meaning_of() == \
-        "(busiest GPU busy time - median GPU busy time) / median, per step"
+        "(busiest GPU's compute - the median of its peers') / busiest GPU's compute, per step"
     docs = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text(encoding="utf-8")
-    assert "median, per step" in docs and "first-kernel start per step, as a share of step time" in docs
+    assert "busiest GPU's compute, per step" in docs and "first-kernel start per step, as a share of step time" in docs
     assert THRESHOLDS["headline.device_step_share.warning"].meaning_of() == \
         "device step-time share below this -> amber card"
     assert not re.search(r"\{(?:step|Step|per_step)\}", docs)

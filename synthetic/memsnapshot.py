@@ -1182,7 +1182,8 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
                         optimizer_temp: bool = True, trial_mib: int = 0, set_to_none: bool = True,
                         max_entries: int | None = None, leak: str = "", leak_mib: int = 16,
                         leak_layers: int = 3, leak_from: int = 0, micro_schedule: list[int] | None = None,
-                        recorded_from_loop: bool = False, teardown: bool = False) -> Scenario:
+                        recorded_from_loop: bool = False, teardown: bool = False,
+                        per_param_step: bool = False) -> Scenario:
     """A training loop recorded with no annotation (``_record_memory_history()`` alone, as the "Understanding GPU
     Memory 1" blog's ResNet-50 snippet): ``model.cuda()`` (``params`` weights), then ``iterations`` times a forward
     keeping ``layers`` activations of one size from one site (a model of identical layers), a backward on autograd's
@@ -1219,12 +1220,21 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     ``recorded_from_loop``: ``_record_memory_history`` called after ``model.cuda()``, so the history begins at the
     loop's first iteration: the weights are blocks of the dump no event made.  ``teardown``: after the loop the script
     frees everything it holds (``del model, optimizer, loss``), the dump made with nothing allocated -- no part of the
-    last iteration."""
+    last iteration.
+
+    ``per_param_step``: a hand-written Adam that loops over its parameters (CS336's ``AdamW.step``): on its first
+    call each parameter's two moments made at the top of its turn (``state["m"] = torch.zeros_like(p)``, lines 82
+    and 84 of ``OPTIMIZER_LOOP``), then each call an update temporary (line 100) that its variable holds until the
+    next parameter's turn rebinds it -- freed after that turn's moments are made; the last one at the step's end.
+    Its parameters alternate two shapes (every other one half ``param_mib``), as a model's matrices and norms do.
+    Truth as without it: the moments are the first step's one-time state, never a leak."""
     a = Allocator(80 * GiB)
     leaked: list[int] = []
     seen = {"top": 0, "live": 0, "at_top": 0}  # the highest allocated level, the leak's live bytes, those at it
-    for _ in range(params):
-        a.malloc(param_mib * MiB, PARAMS)
+    # a model of two parameter shapes, alternating (a layer's matrix and its norm) where the optimizer loops over them
+    sizes = [param_mib * MiB // (2 if per_param_step and k % 2 else 1) for k in range(params)]
+    for size in sizes:
+        a.malloc(size, PARAMS)
     if recorded_from_loop:
         a.trace = []  # the recording begins after the weights, at the loop's first iteration
     state: list[int] = []
@@ -1277,7 +1287,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
             for x in reversed(acts):
                 if made < params:
                     made += 1
-                    g = malloc(param_mib * MiB, GRADIENT)
+                    g = malloc(sizes[made - 1], GRADIENT)
                     if len(grads) < params and not kept:
                         grads.append(g)  # the first backward's gradient: .grad, held
                     else:
@@ -1285,9 +1295,19 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
                 a.free(x)
         if it == iterations:
             break
-        if not state:
+        if per_param_step:
+            first_step, update = not state, None
+            for size in sizes:
+                if first_step:
+                    state += [malloc(size, _optimizer_loop(82)), malloc(size, _optimizer_loop(84))]
+                new_update = malloc(size, _optimizer_loop(100))
+                if update is not None:
+                    a.free(update)  # the previous parameter's update, dropped when its variable is rebound
+                update = new_update
+            a.free(update)
+        elif not state:
             state = [malloc(param_mib * MiB, OPTIMIZER) for _ in range(2 * params)]
-        if optimizer_temp:
+        if optimizer_temp and not per_param_step:
             a.free(malloc(param_mib * MiB, OPTIMIZER))
         if leak == "graph" and leaking:  # val_total += criterion(model(xv), yv): its graph, saved tensors and all
             for _ in range(leak_layers):
@@ -1316,11 +1336,19 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
         starts, peaks = [starts[k] for k in whole], [peaks[k] for k in whole]
     # the first step's one-time work: Adam's moments, allocated on it alone (warm-up where two iterations remain)
     return Scenario(doc, {"gpu": 0, "iterations": len(starts), "starts_us": starts, "peaks": peaks, "cut_in": cut_in,
-                                    "held": (3 if set_to_none else 4) * params * param_mib * MiB,
+                                    "held": (3 if set_to_none else 4) * sum(sizes),
                                     "first_call_allocs": 2 * params + (1 if trial_mib else 0),
                                     "leak": leak_truth,
                                     **({"leak_iterations": len(each)} if leak and (leak_from or micro_schedule)
                                        else {})})
+
+
+def _optimizer_loop(line: int) -> list[dict[str, Any]]:
+    """A hand-written optimizer's ``step`` at ``line`` of its own file, under ``Optimizer``'s wrapper
+    (``training_iterations(per_param_step=True)``)."""
+    return [*ALLOCATOR_CPP, *_op("zeros_like" if line < 100 else "mul"), frame("cs336_basics/optimizer.py", line, "step"),
+            frame("/usr/lib/python3/site-packages/torch/optim/optimizer.py", 493, "wrapper"),
+            frame("train.py", 47, "train_step")]
 
 
 #: ``outputs.append(out)``: the model's head makes the output a list keeps (``training_iterations(leak="list")``).

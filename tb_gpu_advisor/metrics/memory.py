@@ -487,7 +487,9 @@ def _round_marks(me: MemoryEvents, fr: np.ndarray, starts: np.ndarray | None = N
     made[fr[paired]] = paired
     made[me.unseen_frees()] = -1  # a block the history frees but never allocated was made before all of it
     trained = np.append(np.isin(me.phase, [MEMORY_PHASES.index("backward"), MEMORY_PHASES.index("optimizer")]), False)
-    stepped = trained | np.append((me.phase == MEMORY_PHASES.index("other")) & (me.delta > 0), False)
+    # an allocation outside every module's forward and every backward or optimizer step (the input of a forward-only
+    # loop's next pass): a backward or a step ends a round only beside a forward (:func:`_gap_ends`)
+    stepped = np.append((me.phase == MEMORY_PHASES.index("other")) & (me.delta > 0), False)
     forward = np.append(me.phase == MEMORY_PHASES.index("forward"), False)
     stepper = np.append(me.phase == MEMORY_PHASES.index("optimizer"), False)
     opened = np.zeros(len(me) + 1, bool)
@@ -522,8 +524,15 @@ def _line_round_numbers(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndar
 
 def _gap_ends(at: np.ndarray, marks: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Per gap between the kept blocks ``at`` (in order, two or more): whether a round ends there by the blocks' own
-    gaps (:func:`_leak`'s rule: a backward or a step beside a forward, or an allocation outside the forwards with a
-    block made before the earlier freed), and whether the optimizer allocates in it."""
+    gaps (:func:`_leak`'s rule: a backward or a step beside a forward, or an allocation outside the forwards, the
+    backward and the steps with a block made before the earlier freed), and whether the optimizer allocates in it.
+
+    Why not a backward's or a step's allocation beside such a free: one optimizer step's loop over its parameters
+    frees each parameter's old block (an update out of place) and makes its next one's state, and one backward frees
+    the forward's saved tensors between the gradients it keeps -- no iteration ends there.  Counted so, the first
+    AdamW step of a one-step history (its m and v made once per parameter, kept for the next step) read as a leak of
+    128 "iterations" of one block each, the backward's norm gradients as 65 (kkaitlyn111/cs336-a2-systems
+    ``memory_ctx128_fullstep_.pickle``, h37-snap58)."""
     _alloc, made, trained, stepped, forward, stepper, _opened = marks
     gaps = np.append(at[:-1] + 1, at[-1] + 1)
     new = (at[1:] > at[:-1] + 1) & (((np.minimum.reduceat(made, gaps)[:-1] < at[:-1])

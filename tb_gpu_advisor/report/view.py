@@ -24,7 +24,7 @@ from tb_gpu_advisor.metrics.memory import RETRY_CAPACITY
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES
 from tb_gpu_advisor.rules._memory import category_label, labels_for, shows_training
 from tb_gpu_advisor.report.timeline import step_name
-from tb_gpu_advisor.report.verdict import host_loop_words, one_pass, one_step
+from tb_gpu_advisor.report.verdict import host_loop_words, host_words, one_pass, one_step
 
 
 def table_cells(t: Table | None) -> dict[str, list]:
@@ -184,6 +184,14 @@ def _steps(h: HostReport) -> list[dict[str, Any]]:
     return out
 
 
+#: The tab's own labels of a host's devices (``serve/static/charts.js`` ``DEVICE_WORDS``, NVIDIA's words as written),
+#: sent in the host's vendor's words (``verdict.host_words``).  Why: the text report's tables said "NPU0" and
+#: "active (any NPU work)" for an Ascend NPU's snapshot, while the tab's charts still said "GPU 0 memory", "GPU active"
+#: and "Per-GPU comparison" (h37-wild57m *Left* 3; h37-snap58).
+DEVICE_LABELS = {"device": "GPU", "devices": "GPUs", "active": "GPU active: kernels, copies, collectives",
+                 "skew": "Launch skew vs. first GPU", "comparison": "Per-GPU comparison"}
+
+
 def _host(h: HostReport) -> dict[str, Any]:
     if h.error:
         return {}
@@ -196,6 +204,8 @@ def _host(h: HostReport) -> dict[str, Any]:
         "roof": _roof(h),
         # the GPUs as the text report's table of them (``render.gpu_rows``): the per-GPU chart's values
         "gpus_table": {"columns": list(render.GPU_COLS), "rows": render.gpu_rows(h.gpus)},
+        # the tab's own labels of the host's devices in its vendor's words (charts.js DEVICE_WORDS: "NPU 0")
+        "device_words": {k: host_words(h)(v) for k, v in DEVICE_LABELS.items()},
         # each GPU's name as a sentence says it (an inferred name's model, ``devices.said_name``): the host line and
         # the per-GPU chart's hover say it so, the GPUs table keeps the reasons (h37-surfaces31)
         "gpus": [{"gpu": g.gpu, "name": devices.said_name(g.name) or "",

@@ -52,6 +52,17 @@ export const MAX_STEP_BARS = 120;
 const hasGpu = (r) => r.gpu !== null && r.gpu !== undefined;
 
 /**
+ * The tab's own words for a host's devices, NVIDIA's as written; the server sends a host's in its vendor's words
+ * (the host display's `device_words`, report/view.DEVICE_LABELS): "NPU 0" and "NPU active" for an Ascend NPU's
+ * snapshot, "device 0" where the snapshot names no build -- the text report's tables already said so (h37-snap58).
+ */
+export const DEVICE_WORDS = { device: "GPU", devices: "GPUs", active: "GPU active: kernels, copies, collectives",
+  skew: "Launch skew vs. first GPU", comparison: "Per-GPU comparison" };
+export const deviceWords = (words) => ({ ...DEVICE_WORDS, ...(words || {}) });
+/** `text` with its first letter a capital ("device 0" begins a sentence as "Device 0"). */
+export const capital = (text) => String(text).charAt(0).toUpperCase() + String(text).slice(1);
+
+/**
  * Shapes step rows (one per step, or one per step AND GPU on multi-GPU hosts)
  * for the chart: one series per GPU (sorted; a single `gpu: null` series when
  * the rows carry no GPU), all on the same step axis. With more than `maxBars`
@@ -97,8 +108,8 @@ export function stepSeries(stepRows, maxBars = MAX_STEP_BARS) {
  * A panel's heading: which GPU, and how much of its step it computes (the number that differs between GPUs), as the
  * report's ledger holds it (`panels`: the host's display, by GPU, "" the host's mean: report/view._panels).
  */
-function panelLabel(sr, panels) {
-  const who = sr.gpu === null ? "All GPUs (mean)" : `GPU ${sr.gpu}`;
+function panelLabel(sr, panels, words = DEVICE_WORDS) {
+  const who = sr.gpu === null ? `All ${words.devices} (mean)` : capital(`${words.device} ${sr.gpu}`);
   const said = (panels || {})[sr.gpu === null ? "" : String(sr.gpu)];
   return said ? `${who} · ${units(said)}` : who;
 }
@@ -154,7 +165,7 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
   const height = axisY + 26 + leg.rows * 16 + (note ? 16 : 0) + 4;
   const band = buckets.length ? plotW / buckets.length : plotW;
   const barW = Math.max(1, Math.min(band * 0.8, 48));
-  const fullTitle = multi ? `${title}, one panel per GPU (same scale)` : title;
+  const fullTitle = multi ? `${title}, one panel per ${deviceWords(labels.device_words).device} (same scale)` : title;
   const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: `chart step-chart${multi ? " multi-gpu" : ""}`, role: "img", "aria-label": fullTitle },
     s("title", {}, fullTitle));
   series.forEach((sr, p) => {
@@ -162,7 +173,7 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
     const y = (v) => y0 + plotH - (maxMs ? (v / maxMs) * plotH : 0);
     const panel = s("g", { class: "gpu-panel", "data-gpu": sr.gpu === null ? "" : String(sr.gpu) });
     if (multi) {
-      panel.append(s("text", { x: left, y: y0 - 4, class: "chart-label panel-label" }, panelLabel(sr, labels.panels)));
+      panel.append(s("text", { x: left, y: y0 - 4, class: "chart-label panel-label" }, panelLabel(sr, labels.panels, deviceWords(labels.device_words))));
     }
     for (const t of ticks(maxMs, multi ? 2 : 4)) {
       panel.append(s("line", { x1: left, x2: W - 8, y1: y(t), y2: y(t), class: "grid" }),
@@ -174,7 +185,8 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
       const x = left + i * band + (band - barW) / 2;
       // one step's bar says its times as the report writes them; a mean of several steps, its steps (the axis reads it)
       const said = bar.row === null ? null : (labels.steps || [])[bar.row];
-      const what = `${sr.gpu === null ? (multi ? "all GPUs (mean), " : "") : `GPU ${sr.gpu}, `}${stepLabel(bar, said)}${bar.count > 1 ? ` (mean of ${bar.count})` : ""}`;
+      const dw = deviceWords(labels.device_words);
+      const what = `${sr.gpu === null ? (multi ? `all ${dw.devices} (mean), ` : "") : capital(`${dw.device} ${sr.gpu}, `)}${stepLabel(bar, said)}${bar.count > 1 ? ` (mean of ${bar.count})` : ""}`;
       const g = s("g", { class: "step-bar", "data-first": String(bar.first), "data-last": String(bar.last) });
       for (const [key, label] of used) {
         const v = bar.breakdown?.[key] || 0;
@@ -204,8 +216,9 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
  * skew): the measures side by side when the width allows 300 px each, else
  * one under the other.
  */
-export function gpuChart(gpus, { width = DEFAULT_WIDTH, table = { columns: [], rows: [] }, onePass = false, names = [] } = {}) {
+export function gpuChart(gpus, { width = DEFAULT_WIDTH, table = { columns: [], rows: [] }, onePass = false, names = [], words = {} } = {}) {
   const W = Math.max(320, Math.round(width));
+  const dw = deviceWords(words);  // the host's vendor's words (`words`: the host display's device_words)
   // each value as the report's GPU table prints it (`table`: the host's display.gpus_table, render's GPU columns)
   const cell = (column, unit) => (i) => {
     const text = ((table.rows || [])[i] || [])[(table.columns || []).indexOf(column)];
@@ -213,17 +226,18 @@ export function gpuChart(gpus, { width = DEFAULT_WIDTH, table = { columns: [], r
   };
   const measures = [
     // of the pass where the host is one unmarked pass (`onePass`: the host's display `one_pass`, h37-onepass2)
-    ["busy_share", `GPU active: kernels, copies, collectives (share of ${onePass ? "the pass" : "step"})`, cell("active (any GPU work)", ""), 1],
+    // a column found by its name as render.GPU_COLS writes it (the table's keys, NVIDIA's words whatever the vendor)
+    ["busy_share", `${dw.active} (share of ${onePass ? "the pass" : "step"})`, cell("active (any GPU work)", ""), 1],
     ["step_ms", onePass ? "Pass time" : "Step time", cell("step ms", " ms"), null],
-    ["launch_skew_ms", "Launch skew vs. first GPU", cell("skew ms", " ms"), null],
+    ["launch_skew_ms", dw.skew, cell("skew ms", " ms"), null],
   ].filter(([key]) => gpus.some((g) => g[key] !== null && g[key] !== undefined));
   const side = measures.length > 0 && W >= measures.length * 300;
   const rowH = 20, headH = 20, blockH = headH + gpus.length * rowH + 10;
   const colW = side ? Math.floor(W / measures.length) : W;
   const labelW = 56, valueW = 70, plotW = Math.max(40, colW - labelW - valueW - 16);
   const height = side ? blockH : measures.length * blockH;
-  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: "chart gpu-chart", role: "img", "aria-label": "Per-GPU comparison" },
-    s("title", {}, "Per-GPU comparison"));
+  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: "chart gpu-chart", role: "img", "aria-label": dw.comparison },
+    s("title", {}, dw.comparison));
   measures.forEach(([key, label, fmt, fixedMax], m) => {
     const max = fixedMax || Math.max(1e-9, ...gpus.map((g) => g[key] || 0));
     const g = s("g", { class: "measure", "data-measure": key, transform: side ? `translate(${m * colW},0)` : `translate(0,${m * blockH})` },
@@ -231,13 +245,14 @@ export function gpuChart(gpus, { width = DEFAULT_WIDTH, table = { columns: [], r
     gpus.forEach((gpu, i) => {
       const v = gpu[key];
       const yy = headH + i * rowH;
-      g.append(s("text", { x: 0, y: yy + 13, class: "axis" }, `GPU ${gpu.gpu}`));
+      const who = capital(`${dw.device} ${gpu.gpu}`);
+      g.append(s("text", { x: 0, y: yy + 13, class: "axis" }, who));
       if (v === null || v === undefined) return;
       const barW = Math.max(1, (v / max) * plotW);
       g.append(s("rect", { x: labelW, y: yy + 3, height: rowH - 6, width: barW, class: `bar bar-${key}` },
         // the GPU's name as a sentence says it (`names`: display.hosts[].gpus[].name, an inferred name's model; the
         // GPUs table keeps its reasons), else the report's own
-        s("title", {}, `GPU ${gpu.gpu} (${names[i] || gpu.name || "?"}): ${label} ${fmt(i)}`)),
+        s("title", {}, `${who} (${names[i] || gpu.name || "?"}): ${label} ${fmt(i)}`)),
         s("text", { x: labelW + barW + 4, y: yy + 13, class: "axis value" }, fmt(i)));
     });
     svg.append(g);

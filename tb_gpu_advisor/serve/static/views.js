@@ -4,7 +4,7 @@
 // own formatters), so one quantity reads the same here as in the CLI's text and markdown and the MCP answer. Nothing
 // here formats a number.
 
-import { DEFAULT_WIDTH, gpuChart, kernelHistogram, memoryChart, ranksChart, RANKS_LISTED, rooflineChart, stepChart, stepSeries } from "./charts.js";
+import { capital, DEFAULT_WIDTH, deviceWords, gpuChart, kernelHistogram, memoryChart, ranksChart, RANKS_LISTED, rooflineChart, stepChart, stepSeries } from "./charts.js";
 import { codeText, h, units, unitsTitle } from "./dom.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
 import { windowTimelines } from "./timeline.js";
@@ -372,15 +372,16 @@ export function memoryView(hr, g, ctx, shown = {}, hostShown = {}) {
   const m = g.memory;
   const width = ctx.chartWidth || DEFAULT_WIDTH;
   const steps = hostSteps(hr, hostShown);
-  const parts = [h("p", { class: "memory-peak" }, units(`GPU ${g.gpu} peak: ${shown.peak}.`))];
+  const who = capital(`${deviceWords(hostShown.device_words).device} ${g.gpu}`);  // "NPU 0", "Device 0": the vendor's
+  const parts = [h("p", { class: "memory-peak" }, units(`${who} peak: ${shown.peak}.`))];
   if (m.note) parts.push(h("p", { class: "note" }, m.note));
   if ((m.timeline?.t_ms || m.timeline?.event || []).length) {
     const shaded = hostShown.one_pass ? "the pass shaded" : "steps shaded";
-    parts.push(chartFigure(`GPU ${g.gpu} memory: allocated (area), reserved (line), capacity (dashed), the peak marked, ${shaded}`,
-      (w) => memoryChart({ ...m, gpu: g.gpu }, { steps, width: w, title: `GPU ${g.gpu} memory`, categories: shown.categories || ctx.legend?.memory, labels: shown }), width));
+    parts.push(chartFigure(`${who} memory: allocated (area), reserved (line), capacity (dashed), the peak marked, ${shaded}`,
+      (w) => memoryChart({ ...m, gpu: g.gpu }, { steps, width: w, title: `${who} memory`, categories: shown.categories || ctx.legend?.memory, labels: shown }), width));
   }
   if ((m.top || []).length) {
-    parts.push(tableView({ title: `What holds GPU ${g.gpu}'s memory at its peak`, columns: ["op", "holds", "size", "allocations"],
+    parts.push(tableView({ title: `What holds ${who}'s memory at its peak`, columns: ["op", "holds", "size", "allocations"],
       rows: m.top }, shown.top));
   }
   (m.ooms || []).forEach((o, i) => {
@@ -390,7 +391,7 @@ export function memoryView(hr, g, ctx, shown = {}, hostShown = {}) {
       o.frames.length ? h("p", { class: "small" }, "Asked for at ", h("code", {}, o.frames[0])) : null,
       tableView({ title: "The largest live allocations then", columns: ["size", "holds", "allocated at"], rows: o.live }, told.live)));
   });
-  return h("section", { class: "gpu-memory", dataset: { gpu: String(g.gpu) } }, h("h4", {}, `GPU ${g.gpu} memory`), parts);
+  return h("section", { class: "gpu-memory", dataset: { gpu: String(g.gpu) } }, h("h4", {}, `${who} memory`), parts);
 }
 
 /**
@@ -485,11 +486,11 @@ export function hostView(hr, ctx, shown = {}) {
     // one pass of a capture that marks no step (`shown.one_pass`) has no steps to break down: the pass's time is
     // (h37-onepass2, as the server's table titles say "the pass")
     const what = shown.one_pass ? "Time breakdown of the pass" : "Per-step time breakdown";
-    const caption = perGpu ? `${what}, one panel per GPU (same time scale)` : what;
+    const caption = perGpu ? `${what}, one panel per ${deviceWords(shown.device_words).device} (same time scale)` : what;
     parts.push(chartFigure(caption, (w) => stepChart(hr.step_rows, { width: w, categories: ctx.legend?.categories, labels: shown,
       ...(shown.one_pass ? { title: what } : {}) }), width));
   }
-  if (hr.gpus.length > 1) parts.push(chartFigure("Per-GPU comparison", (w) => gpuChart(hr.gpus, { width: w, table: shown.gpus_table, onePass: shown.one_pass, names: (shown.gpus || []).map((g) => g?.name) }), width));
+  if (hr.gpus.length > 1) parts.push(chartFigure(deviceWords(shown.device_words).comparison, (w) => gpuChart(hr.gpus, { width: w, table: shown.gpus_table, onePass: shown.one_pass, names: (shown.gpus || []).map((g) => g?.name), words: shown.device_words }), width));
   // drawn when a kernel was timed: a capture with none has every bin at 0, an empty chart with no word
   if ((hr.kernel_durations_us?.counts || []).some((n) => n > 0)) {
     parts.push(chartFigure("Kernel durations against the 20–40 µs launch latency", (w) => kernelHistogram(hr.kernel_durations_us, { width: w }), width));

@@ -99,3 +99,22 @@ def test_real_pass_names_the_request_and_leaves_it_out() -> None:
     top = [g["rule"] for g in host["findings"] if g["severity"] in ("critical", "warning")]
     assert top[:2] == ["unexplained_idle", "input_bound"]
     assert _saving(host, "input_bound") == pytest.approx(x["fetch"], rel=0.02)
+
+
+def _fetch_host(tmp_path, request_us: float) -> dict:
+    name = f"fetch_{int(request_us)}"
+    body = tt.requested_pass(request_us, "python", fetch_us=3000.0)
+    return first_host(tt.write_run(str(tmp_path), tt.Scenario(1, body, [], [], name), steps=1, run=name)[0])
+
+
+@pytest.mark.parametrize("request_us", [0.0, REQUEST_US])
+def test_host_bound_is_weighed_apart_from_the_input_wait(tmp_path, request_us: float) -> None:
+    """The pass fetches its batch first (3.0 ms, the input pipeline's own time), then runs 2.5 ms of its own host
+    code for 0.48 ms of GPU work.  Main weighed the host's code against all of the GPU's idle, the fetch among it:
+    without the request it named no host-bound finding (2.54 ms, 41% of the pass); with it, it named one only by
+    counting the request as the host's code (3.44 ms, ranked above the fetch)."""
+    host = _fetch_host(tmp_path, request_us)
+    own = host["breakdown_ms"]["host_compute"] - (request_us / 1e3 if request_us else 0.0)
+    assert _saving(host, "unexplained_idle") == pytest.approx(own, abs=0.02)
+    ranked = [f["rule"] for f in host["findings"] if f["severity"] in ("critical", "warning")]
+    assert ranked[:2] == ["input_bound", "unexplained_idle"]  # the fetch (3.0 ms) first, the host's code second

@@ -1853,6 +1853,50 @@ def spanned_requests(first_request: bool, turn_us: float) -> Callable[[list[Rank
     return body
 
 
+#: :func:`requested_pass`: its layers, each layer's own host work (a module's Python, recorded) and GEMM, in us.
+PASS_LAYERS, PASS_HOST_US, PASS_GEMM_US = 24, 120.0, 20.0
+
+
+def requested_pass(request_us: float, where: str = "python", fetch_us: float = 0.0) -> Callable[[list[Rank], int], None]:
+    """One eager forward pass and no ``prof.step()`` (a script that profiles one batch): ``PASS_LAYERS`` layers, each
+    ``PASS_HOST_US`` of its module's recorded Python and then one ``PASS_GEMM_US`` GEMM -- the host is far slower than
+    the GPU.  Where ``request_us``, the profiler's activity buffer request (:func:`buffer_request`) lies in the middle
+    layer: inside its module's Python (``where`` "python"), inside the op that launches its GEMM, before the launch
+    (``"launch"``: the launch waits for it, as torchprof-XDU's ResNet-50 pass on an RTX 5070 Ti Laptop GPU records one
+    inside its input's ``aten::copy_``), or between the two, no event of the program's around it (``"between"``).
+    ``fetch_us``: the pass first fetches its batch from a single-process DataLoader (its ``__next__``, the GPU idle).
+    Only the first call does anything (one pass, whatever ``steps``).
+
+    Truth by construction: the host's own work and launches the GPU waits for are the same with or without the
+    request and the fetch; the request is the profiler's, ``request_us`` of idle a run without the profiler never has,
+    and the fetch the input pipeline's own time."""
+    def body(ranks: list[Rank], n: int) -> None:
+        if n != 2:
+            return
+        r = ranks[0]
+        if fetch_us:
+            r.cpu(DATALOADER, fetch_us, cat="user_annotation")
+        for i in range(PASS_LAYERS):
+            asked = request_us > 0 and i == PASS_LAYERS // 2
+            frame = r.cpu(f"nn.Module: Linear_{i}", PASS_HOST_US, cat="python_function", advance=False)
+            r.host_us += PASS_HOST_US
+            if asked and where == "python":
+                buffer_request(r, request_us)
+                frame["dur"] = round(PASS_HOST_US + request_us + 5.0, 3)
+            elif asked and where == "between":
+                buffer_request(r, request_us)
+            if asked and where == "launch":
+                op = r.cpu("aten::mm", 0.0, advance=False)
+                start = r.host_us
+                buffer_request(r, request_us)
+                r.kernel(None, GEMM_FWD, PASS_GEMM_US)
+                op["dur"] = round(r.host_us - start, 3)
+            else:
+                r.kernel("aten::mm", GEMM_FWD, PASS_GEMM_US)
+        r.sync("aten::item")
+    return body
+
+
 #: One call of an unmarked loop whose kernels are all different (no layer repeats inside it): a small model's
 #: forward of distinct ops, or a solver's step -- the launch sequence repeats once a call and nowhere inside one.
 SYNCED_CALL = (("aten::linear", GEMM_FWD, 6.0), ("aten::tanh", TANH_F32, 2.5), ("aten::mul", SCALE_BF16, 2.0),

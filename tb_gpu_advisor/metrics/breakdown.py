@@ -2473,6 +2473,32 @@ def async_stalls_in_idle(ctx: Context, g: GpuCtx, iv: dict | None,
     return out
 
 
+def profiler_in_idle(ctx: Context, g: GpuCtx, iv: dict | None) -> dict[str, float]:
+    """Ledger category -> ms over the kept steps of this GPU's idle that lies inside its own process's profiler work
+    (``Trace.profiler_overhead``: CUPTI's activity buffer requests, Kineto's ``overhead`` events), as the ledger books
+    it (the host's work, its launch wait, nothing recorded); {} where the file records none or the host's clock is not
+    the GPU's.
+
+    Why: the ledger paints the GPU's idle by what the program's thread is in, and a launch that waits for the
+    profiler's buffer request waits inside the program's op (wild58 torch58: torchprof-XDU's ResNet-50 pass on an
+    RTX 5070 Ti Laptop GPU, a 0.88 ms request inside the input's ``aten::copy_`` before its ``cudaMemcpyAsync``), so
+    that time read as the host's own code: the host-bound finding claimed it and sized its fix on it, though no
+    change to the program removes it and a run without the profiler never spends it."""
+    spans = ctx.trace.profiler_overhead
+    if spans is None or not g.windows.size or clocks_disagree(ctx, g):
+        return {}
+    s, e = spans
+    mine = ctx.trace.profiler_overhead_gpus.get(g.d.gpu)
+    if ctx.trace.profiler_overhead_gpus and mine is not None:
+        s, e = s[mine], e[mine]
+    if not s.size:
+        return {}
+    s, e = (np.asarray(x, np.int64) for x in union_intervals(s.astype(np.int64), e.astype(np.int64)))
+    led = ledger_of(ctx, g, s, e, iv)
+    idle = ("host_compute", "launch_wait", "other")  # the host's share of the idle; the GPU's own categories aside
+    return {c: float(led[_CAT_INDEX[c]]) / PS_PER_MS for c in idle if led[_CAT_INDEX[c]] > 0}
+
+
 def os_waits_after_work(ctx: Context, g: GpuCtx) -> float:
     """ms, over the kept steps, of this GPU's idle after each step's last kernel that the launching thread spent in
     OS calls (:func:`os_waits_in`); 0 where the capture traced no OS calls.

@@ -1512,6 +1512,10 @@ class HostMetrics:
     #: host stalled for milliseconds in a call that waits for no GPU work (a ``cudaMemsetAsync``, a pinned copy; booked
     #: with the host's work), longest first (``metrics/breakdown.async_stalls_in_idle``)
     idle_in_async_stalls: list[tuple[str, float]] = field(default_factory=list)
+    #: ledger category (``host_compute``, ``launch_wait``, ``other``) -> ms per step and GPU of the GPU's idle booked to
+    #: it while the program's thread waited for the profiler's own work (CUPTI's activity buffer requests): time a run
+    #: without the profiler never spends (``metrics/breakdown.profiler_in_idle``); {} where none
+    idle_in_profiler: dict[str, float] = field(default_factory=dict)
     #: of those waits, ms per step and GPU after each step's last GPU work (the stretch ending the step: a one-pass
     #: program writing its results; ``metrics/breakdown.os_waits_after_work``)
     idle_in_os_waits_after_work: float = 0.0

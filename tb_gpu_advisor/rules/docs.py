@@ -58,13 +58,19 @@ recognises, so a report never calls a step healthy beside a red card.
 **Host-bound** (`rules.host_bound_finding`, issue #37): whatever else fired,
 when the device step-time share is amber or red and the host's own work that
 no other finding recovers (the ledger's `host_compute`, less the other
-findings' claims on the host group) fills at least half of the GPU's idle,
-`unexplained_idle:<host>` says the step is host-bound and saves that time
-(pool `host_own`), ranked by its saving like every other finding -- and, as a
-warning, where the device share is not amber but that host work is still at
-least `host_bound.saving_warning` of the step and half the GPU's idle (judged
-by what it saves: xDiT SD 3.5's denoising steps launched from Python); a problem
-found across the job's ranks does not hide it.  Where the capture marks the
+findings' claims on the host group) fills at least half of the GPU's idle
+that is neither the input pipeline's own wait (`input_wait`) nor the
+profiler's own work, `unexplained_idle:<host>` says the step is host-bound and
+saves that time (pool `host_own`), ranked by its saving like every other
+finding -- and, as a warning, where the device share is not amber but that
+host work is still at least `host_bound.saving_warning` of the step and half
+that idle (judged by what it saves: xDiT SD 3.5's denoising steps launched
+from Python); a problem found across the job's ranks does not hide it.  The
+GPU's idle while the program's thread waited for the profiler's own work
+(CUPTI's activity buffer requests, Kineto's `overhead` events; the ledger
+books it as host work, launch wait or nothing recorded, wherever the thread
+was) is left out of the host-bound and launch-bound times and their savings,
+and said: a run without the profiler never spends it (h37-torch58).  Where the capture marks the
 program's own ranges (Nsight NVTX, Kineto `user_annotation` from
 `record_function`, the program's XPlane TraceMe ranges: `frameworks.user_ranges`),
 it names those holding its own time in the step -- the idle the ledger books

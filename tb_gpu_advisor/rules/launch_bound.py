@@ -38,8 +38,8 @@ from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, in_ranges, kernels_per_step, mean_count, ms, n_of,
-                                       pct, r, ranges_table, rule, saving, share_metric, short, step_windows, table,
-                                       traced_python)
+                                       pct, profiler_ms, profiler_words, r, ranges_table, rule, saving, share_metric,
+                                       short, step_windows, table, traced_python)
 from tb_gpu_advisor.rules.cold_start import first_call_why
 
 ID = "launch_bound"
@@ -197,7 +197,7 @@ def check(m: HostMetrics) -> list[Finding]:
         f"The GPU is idle waiting for kernel launches {pct(share)} {ctx.of_step()} ({ms(wait_ms)}; stock "
         f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share, ctx)} run shorter than "
         f"{sk.threshold_us:.0f} us{in_ranges(ctx, {'launch_wait': wait_ms}, 'the wait')}.{_after_txt(after, ctx.per_step)}{example}{said}"
-        f"{traced_python(ctx, wait_ms or 0.0) if not hidden else ''}",
+        f"{traced_python(ctx, wait_ms or 0.0) if not hidden else ''}{profiler_words(ctx, 'launch_wait')}",
         # less the waits after syncs, it is another number than the card's: named apart (one value per quantity)
         metric=share_metric(*(("launch_wait_own_share", "Idle waiting for kernel launch, not after a host sync")
                               if after > 0 else ("launch_wait_share", "Idle waiting for kernel launch")),
@@ -348,8 +348,11 @@ def _own_wait(ctx: Ctx, m: HostMetrics) -> tuple[float, str, float | None, float
         return None
     share, sev, wait_ms = graded
     after = min(after_waits_ms(m), wait_ms or 0.0)
-    if after > 0 and ctx.step_ms:  # the part after the host's syncs is theirs: graded and saved without it
-        wait_ms = (wait_ms or 0.0) - after
+    # the part after the host's syncs is theirs, the launch's wait for the profiler's own work nobody's: graded and
+    # saved without either
+    prof = min(profiler_ms(ctx, "launch_wait"), (wait_ms or 0.0) - after)
+    if (after > 0 or prof > 0) and ctx.step_ms:
+        wait_ms = (wait_ms or 0.0) - after - prof
         share = wait_ms / ctx.step_ms
         sev = grade(share, "launch_bound.warning", "launch_bound.critical")
         if sev is None:

@@ -70,7 +70,7 @@ GPU's idle while the program's thread waited for the profiler's own work
 (CUPTI's activity buffer requests, Kineto's `overhead` events; the ledger
 books it as host work, launch wait or nothing recorded, wherever the thread
 was) is left out of the host-bound and launch-bound times and their savings,
-and said: a run without the profiler never spends it (h37-torch58).  Where the capture marks the
+and said: a run without the profiler never spends it (session 58).  Where the capture marks the
 program's own ranges (Nsight NVTX, Kineto `user_annotation` from
 `record_function`, the program's XPlane TraceMe ranges: `frameworks.user_ranges`),
 it names those holding its own time in the step -- the idle the ledger books

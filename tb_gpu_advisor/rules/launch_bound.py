@@ -198,9 +198,9 @@ def check(m: HostMetrics) -> list[Finding]:
         f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share, ctx)} run shorter than "
         f"{sk.threshold_us:.0f} us{in_ranges(ctx, {'launch_wait': wait_ms}, 'the wait')}.{_after_txt(after, ctx.per_step)}{example}{said}"
         f"{traced_python(ctx, wait_ms or 0.0) if not hidden else ''}{profiler_words(ctx, 'launch_wait')}",
-        # less the waits after syncs, it is another number than the card's: named apart (one value per quantity)
-        metric=share_metric(*(("launch_wait_own_share", "Idle waiting for kernel launch, not after a host sync")
-                              if after > 0 else ("launch_wait_share", "Idle waiting for kernel launch")),
+        # less the waits after syncs or for the profiler, it is another number than the card's: named apart (one
+        # value per quantity)
+        metric=share_metric(*_wait_metric(after, profiler_ms(ctx, "launch_wait")),
                             share, "launch_bound.warning",
                             severity=sev, detail={"launch_wait_ms": wait_ms, "kernels_per_step": kps,
                                                   "small_kernels_per_step": small_ps,
@@ -338,6 +338,15 @@ def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_sm
         out.append(f"at most: the host prepares each graph replay while the GPU still runs the work before it, so the GPU "
                    f"no longer waits before a replay ({ms(hidden)}, at most the {ctx.step_noun}'s GPU compute)")
     return "; and ".join(out)
+
+
+def _wait_metric(after: float, profiler: float) -> tuple[str, str]:
+    """The finding's metric id and name: the card's own where its wait is the card's; named apart where the waits after
+    the host's syncs or for the profiler's own work were left out (one value per quantity on one screen)."""
+    less = [w for w, ms_ in (("not after a host sync", after), ("not for the profiler's own work", profiler)) if ms_ > 0]
+    if not less:
+        return "launch_wait_share", "Idle waiting for kernel launch"
+    return "launch_wait_own_share", "Idle waiting for kernel launch, " + " nor ".join(less).replace("nor not", "nor")
 
 
 def _own_wait(ctx: Ctx, m: HostMetrics) -> tuple[float, str, float | None, float] | None:

@@ -330,7 +330,10 @@ def test_a_kineto_thread_whose_every_launch_was_lost_polls_as_its_sync_twin(tmp_
     of lines with a recorded launch, the poll form reads 41)."""
     counts = {}
     for poll in ("", "cudaStreamQuery"):
-        path = str(tmp_path / f"rank0{poll}.pt.trace.json")
+        # each in a folder of its own: the two are written with one pid on one clock, which the layout now reads as
+        # one process's window in two files (h37-meta58)
+        (tmp_path / (poll or "item")).mkdir()
+        path = str(tmp_path / (poll or "item") / "rank0.pt.trace.json")
         truth = tt.write_lost_gpu_records(path, poll=poll, side_us=500.0)
         (f,) = _lost(first_report(path))
         counts[poll] = f["summary"].split(" kernel launches")[0]

@@ -343,10 +343,10 @@ def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_sm
 def _wait_metric(after: float, profiler: float) -> tuple[str, str]:
     """The finding's metric id and name: the card's own where its wait is the card's; named apart where the waits after
     the host's syncs or for the profiler's own work were left out (one value per quantity on one screen)."""
-    less = [w for w, ms_ in (("not after a host sync", after), ("not for the profiler's own work", profiler)) if ms_ > 0]
+    less = [w for w, ms_ in (("after a host sync", after), ("for the profiler's own work", profiler)) if ms_ > 0]
     if not less:
         return "launch_wait_share", "Idle waiting for kernel launch"
-    return "launch_wait_own_share", "Idle waiting for kernel launch, " + " nor ".join(less).replace("nor not", "nor")
+    return "launch_wait_own_share", "Idle waiting for kernel launch, not " + " nor ".join(less)
 
 
 def _own_wait(ctx: Ctx, m: HostMetrics) -> tuple[float, str, float | None, float] | None:

@@ -73,21 +73,20 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     for c, iv in copies_holding_launcher(ctx, g).items():  # a copy-only GPU's copies that held this GPU's launcher
         out[c] = _cat2(out[c], iv)
     out["startup"] = ctx.one_time_spans(g) or (d.start[:0], d.start[:0])
-    peers = ctx.peer_one_time_spans(g) if out["collectives"][0].size else None
-    if peers is not None:
-        # a collective running while a peer process of the trace is inside its one-time cost waits for that peer's
-        # start-up: the start-up's time too, as the job's, never communication (h37-ranks58)
-        waits = intersect_intervals(*(x.astype(np.int64, copy=False) for x in out["collectives"]), *peers)
-        if waits[0].size:
-            out["startup"] = union_intervals(np.concatenate([out["startup"][0].astype(np.int64), waits[0]]),
-                                             np.concatenate([out["startup"][1].astype(np.int64), waits[1]]))
-    if out["startup"][0].size and out["collectives"][0].size:
+    held = ctx.waited_start_up(g) if out["collectives"][0].size else None
+    if held is not None:
         # a collective running while its own process is inside a one-time cost waits through that start-up (every
         # rank loads the same modules at the same moment): the job stage reads it so (``job.phase``: a collective
         # through a slow launch is no work filling the queue), and so does the ledger -- booked once, as the start-up,
-        # never also as communication that overlap could hide (``metrics.comm`` reads its exposed time so; h37-ranks57)
-        out["collectives"] = subtract_intervals(*(x.astype(np.int64, copy=False) for x in out["collectives"]),
-                                                *(x.astype(np.int64, copy=False) for x in out["startup"]))
+        # never also as communication that overlap could hide (``metrics.comm`` reads its exposed time so;
+        # h37-ranks57); so is one running while a peer process of the trace is inside its one-time cost: it waits for
+        # that peer's start-up, the job's (h37-ranks58)
+        coll = tuple(x.astype(np.int64, copy=False) for x in out["collectives"])
+        waits = intersect_intervals(*coll, *held)
+        if waits[0].size:
+            out["startup"] = union_intervals(np.concatenate([out["startup"][0].astype(np.int64), waits[0]]),
+                                             np.concatenate([out["startup"][1].astype(np.int64), waits[1]]))
+            out["collectives"] = subtract_intervals(*coll, *held)
     out["copy_startup"] = copies_under_one_time_calls(ctx, g)
     unseen = ctx.unseen_spans(g)
     out["unseen"] = unseen or (d.start[:0], d.start[:0])

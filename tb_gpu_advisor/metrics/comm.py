@@ -164,12 +164,8 @@ def _tally_gpu(ctx: Context, g: GpuCtx, tally: _Tally, enc: Callable[[], Enclose
         return
     comp = (d.kind == devices.KIND_KERNEL) & (g.step >= 0)
     cs, ce = union_intervals(d.start[comp].astype(np.int64, copy=False), d.end[comp].astype(np.int64, copy=False))
-    once = ctx.one_time_spans(g)
-    peers = ctx.peer_one_time_spans(g)  # a wait for a peer's start-up is that start-up's too (h37-ranks58)
-    if peers is not None:
-        once = peers if once is None or not once[0].size else union_intervals(
-            np.concatenate([once[0].astype(np.int64), peers[0]]), np.concatenate([once[1].astype(np.int64), peers[1]]))
-    if once is not None and once[0].size:
+    once = ctx.waited_start_up(g)  # its own process's and its peers' one-time costs (h37-ranks57, h37-ranks58)
+    if once is not None:
         # the time its process is inside a one-time cost is the start-up's, as the ledger books it
         # (``breakdown.category_intervals``): a collective waits through it, exposing no communication (h37-ranks57)
         cs, ce = union_intervals(np.concatenate([cs, once[0].astype(np.int64)]),

@@ -321,6 +321,17 @@ class Context:
         return union_intervals(np.concatenate([x[0].astype(np.int64) for x in spans]),
                                np.concatenate([x[1].astype(np.int64) for x in spans]))
 
+    def waited_start_up(self, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
+        """The spans a collective on ``g`` waits through a start-up: its own process's one-time costs
+        (:meth:`one_time_spans`) and its peers' (:meth:`peer_one_time_spans`), disjoint (starts, ends) as int64;
+        None where neither has any.  The ledger (``breakdown.category_intervals``) and the comm table
+        (``comm._tally_gpu``) book that time once, as the start-up's."""
+        parts = [x for x in (self.one_time_spans(g), self.peer_one_time_spans(g)) if x is not None and x[0].size]
+        if not parts:
+            return None
+        return union_intervals(np.concatenate([x[0].astype(np.int64) for x in parts]),
+                               np.concatenate([x[1].astype(np.int64) for x in parts]))
+
     def _own_spans(self, calls: np.ndarray, g: GpuCtx,
                    shared: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray] | None:
         """The host inside ``calls`` (host event indices) on ``g``'s process's lines, with ``shared`` spans: disjoint

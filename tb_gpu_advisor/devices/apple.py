@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 
-from tb_gpu_advisor.devices.codes import P_UNKNOWN, replace_each
-from tb_gpu_advisor.devices.unread import copy_direction, host_memory, never, unknown  # noqa: F401
+from tb_gpu_advisor.devices.unread import (copy_direction, host_memory, never, precision_one,  # noqa: F401
+                                           speech, unknown)
 from tb_gpu_advisor.model.schema import Action
 
 VENDOR = "Apple"
@@ -142,15 +142,5 @@ def has_tf32_on(name: str | None, cc: object) -> bool | None:
     return False
 
 
-def precision_one(name: str) -> int:
-    return P_UNKNOWN
-
-
-def words(text: str) -> str:
-    """``text`` in Apple's words, the code it quotes for the ``mps`` device."""
-    return replace_each(replace_each(text, _CODE), WORDS)
-
-
-def code(snippet: str) -> str:
-    """A PyTorch snippet written for the CUDA device, for the ``mps`` device."""
-    return replace_each(snippet, _CODE)
+#: ``text`` in Apple's words with the code it quotes for its device; a CUDA snippet for its device.
+words, code = speech(_CODE, WORDS)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 
-from tb_gpu_advisor.devices.codes import P_UNKNOWN, replace_each
-from tb_gpu_advisor.devices.unread import copy_direction, host_memory, never, unknown  # noqa: F401
+from tb_gpu_advisor.devices.unread import (copy_direction, host_memory, never, precision_one,  # noqa: F401
+                                           speech, unknown)
 from tb_gpu_advisor.model.schema import Action
 
 VENDOR = "Huawei"
@@ -116,18 +116,8 @@ matrix_unit_one = gemm_kernel_one = attention_helper_one = gradient_kernel_one =
 has_matrix_units = has_tf32_on = has_bf16_on = arch_label = link_bandwidth = graph_switch_us = unknown
 
 
-def precision_one(name: str) -> int:
-    return P_UNKNOWN
-
-
-def words(text: str) -> str:
-    """``text`` in Ascend's words, the code it quotes for the ``npu`` device."""
-    return replace_each(replace_each(text, _CODE), WORDS)
-
-
-def code(snippet: str) -> str:
-    """A PyTorch snippet written for the CUDA device, for torch_npu's ``npu`` device."""
-    return replace_each(snippet, _CODE)
+#: ``text`` in Ascend's words with the code it quotes for its device; a CUDA snippet for its device.
+words, code = speech(_CODE, WORDS)
 
 
 def trace_npu_action() -> Action:

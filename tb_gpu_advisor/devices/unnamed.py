@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 
-from tb_gpu_advisor.devices.codes import P_UNKNOWN, replace_each
-from tb_gpu_advisor.devices.unread import copy_direction, host_memory, never, unknown  # noqa: F401
+from tb_gpu_advisor.devices.codes import replace_each
+from tb_gpu_advisor.devices.unread import copy_direction, host_memory, never, precision_one, unknown  # noqa: F401
 from tb_gpu_advisor.model.schema import Action
 
 VENDOR = "unnamed"
@@ -112,10 +112,6 @@ def is_device(name: str | None) -> bool:
 
 matrix_unit_one = gemm_kernel_one = attention_helper_one = gradient_kernel_one = never
 has_matrix_units = has_tf32_on = has_bf16_on = arch_label = link_bandwidth = graph_switch_us = unknown
-
-
-def precision_one(name: str) -> int:
-    return P_UNKNOWN
 
 
 def words(text: str) -> str:

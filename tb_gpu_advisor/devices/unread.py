@@ -4,6 +4,10 @@ generation or link is claimed.  One home for them, so each such vendor's module 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from tb_gpu_advisor.devices.codes import P_UNKNOWN, replace_each
+
 
 def copy_direction(name: str) -> str | None:
     """No copy of the device's is named in a capture read here: no direction."""
@@ -22,3 +26,16 @@ def never(*_args: object) -> bool:
 
 def unknown(*_args: object) -> None:
     """Not known from what a capture of the device holds (its name says no generation's features): None."""
+
+
+def precision_one(name: str) -> int:
+    """No name of the device's work types its data: unknown."""
+    return P_UNKNOWN
+
+
+def speech(code: tuple[tuple[str, str], ...], words: tuple[tuple[str, str], ...]
+           ) -> tuple[Callable[[str], str], Callable[[str], str]]:
+    """The vendor's ``words`` (a text with the code it quotes for the vendor's device, then its prose words) and
+    ``code`` (a PyTorch snippet written for the CUDA device, for the vendor's), from its two lists of swaps: the code's
+    first, so a quoted ``torch.cuda.`` becomes the device's API before the prose's swaps see it."""
+    return (lambda text: replace_each(replace_each(text, code), words)), (lambda snippet: replace_each(snippet, code))

@@ -58,3 +58,108 @@ def is_nvprof(schema: Tables) -> bool:
     """nvprof's database (:data:`NVPROF_OWN` beside a ``CUPTI_ACTIVITY_KIND_*`` table), not an Nsight Systems export."""
     return (all(t in schema.tables for t in NVPROF_OWN) and NSIGHT_STRINGS not in schema.tables
             and any(t.startswith("CUPTI_ACTIVITY_KIND_") for t in schema.tables))
+
+
+#: A Perfetto trace file (protobuf ``perfetto.protos.Trace``): its ``TracePacket``s one after another, each framed as
+#: the Trace's field 1 (tag ``0x0a``, then its length), each stamped by the tracing service with its writer's
+#: ``trusted_packet_sequence_id`` (the packet's field 10) -- no JSON, and no XPlane (whose planes, field 1 of
+#: ``XSpace`` too, hold fields 1-7 only).  Written for the Perfetto UI by rocprofv3 (``--output-format pftrace``:
+#: ``<pid>_results.pftrace``), rocprof-sys (``perfetto-trace-<pid>.proto``) and Kineto's opt-in Perfetto output (survey
+#: h37-wild59: pelagos-consulting/HIP_Course's three -- rocprof-sys's two of an MI250X node, rocprofv3's beside the CSVs
+#: of a Radeon laptop's run).
+PERFETTO_SEQUENCE_FIELD = 10
+#: How many whole packets the head must hold (the first ones, each with its sequence id) to be told as one.
+PERFETTO_PACKETS = 2
+#: The names only a ROCm profiler's Perfetto trace holds in its first packets (interned HIP and HSA calls, rocprof-sys's
+#: ``rocm_`` tracks, the GPU's ``gfx`` ISA): its words then are AMD's only.
+_PERFETTO_ROCM = re.compile(rb'hip[A-Z][A-Za-z]+|hsa_[a-z]+|rocm_[a-z]+|gfx[0-9]{3}')
+_PERFETTO_IS = ("a Perfetto protobuf trace ({who}), for the Perfetto UI, a format the Advisor does not read: ")
+_PERFETTO_ROCM_WHO = "a ROCm profiler's: rocprofv3 --output-format pftrace or rocprof-sys's perfetto-trace-<pid>.proto"
+_PERFETTO_ROCM_FIX = ("record the run with rocprofv3 in a format it reads, beside the Perfetto trace if wanted: "
+                      "rocprofv3 --kernel-trace --hip-trace --memory-copy-trace --output-format csv pftrace -- <app> "
+                      "(or json, rocpd), or with torch.profiler on ROCm")
+_PERFETTO_ANY_WHO = ("rocprofv3 --output-format pftrace, rocprof-sys's perfetto-trace-<pid>.proto, Kineto's Perfetto "
+                     "output or another tool's")
+_PERFETTO_ANY_FIX = ("give a record of the same run in a format it reads: rocprofv3's --output-format csv, json or "
+                     "rocpd, PyTorch's <worker>.pt.trace.json (torch.profiler's export_chrome_trace or "
+                     "tensorboard_trace_handler), JAX/TensorFlow's <host>.xplane.pb, or an Nsight Systems export "
+                     "(nsys export --type sqlite)")
+
+
+def perfetto_words(head: bytes) -> str:
+    """What a Perfetto protobuf trace (:func:`is_perfetto_head`) is and what to give instead, in its writer's vendor's
+    words where its first packets name ROCm's calls (:data:`_PERFETTO_ROCM`), else every writer's."""
+    if _PERFETTO_ROCM.search(head):
+        return _PERFETTO_IS.format(who=_PERFETTO_ROCM_WHO) + _PERFETTO_ROCM_FIX
+    return _PERFETTO_IS.format(who=_PERFETTO_ANY_WHO) + _PERFETTO_ANY_FIX
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int] | None:
+    """The protobuf varint at ``buf[i:]`` and the offset after it; None where it is cut off or too long."""
+    value = shift = 0
+    while i < len(buf) and shift < 64:
+        byte = buf[i]
+        value, i, shift = value | (byte & 0x7F) << shift, i + 1, shift + 7
+        if not byte & 0x80:
+            return value, i
+    return None
+
+
+def _field_numbers(msg: bytes) -> set[int] | None:
+    """The field numbers of one whole protobuf message, None where its bytes are not one (a bad tag or wire type, a
+    length past its end)."""
+    seen: set[int] = set()
+    i = 0
+    while i < len(msg):
+        tag = _varint(msg, i)
+        if tag is None or tag[0] >> 3 == 0:
+            return None
+        (key, i), wire = tag, tag[0] & 7
+        if wire == 0:
+            value = _varint(msg, i)
+            if value is None:
+                return None
+            i = value[1]
+        elif wire in (1, 5):
+            i += 8 if wire == 1 else 4
+        elif wire == 2:
+            length = _varint(msg, i)
+            if length is None:
+                return None
+            i = length[1] + length[0]
+        else:
+            return None
+        seen.add(key >> 3)
+    return seen if i == len(msg) else None
+
+
+def is_perfetto_head(head: bytes) -> bool:
+    """Whether the start of a file (decompressed) is a Perfetto protobuf trace (:func:`perfetto_words`): its first
+    :data:`PERFETTO_PACKETS` packets whole, well formed, and each with its sequence id."""
+    i = 0
+    for _ in range(PERFETTO_PACKETS):
+        if i >= len(head) or head[i] != 0x0A:
+            return False
+        length = _varint(head, i + 1)
+        if length is None or length[0] == 0 or length[1] + length[0] > len(head):
+            return False
+        start, i = length[1], length[1] + length[0]
+        fields = _field_numbers(head[start:i])
+        if fields is None or PERFETTO_SEQUENCE_FIELD not in fields:
+            return False
+    return True
+
+
+
+#: rocprof-sys's other files beside its trace (``<output>/<date>/``): ``metadata-<pid>.json``, ``functions-<pid>.json``
+#: (``{"rocprofiler-systems": ...}``) and each counter's samples, ``rocprof-device-<n>-<counter>-<pid>.json``
+#: (timemory's ``{"timemory": ...}``) -- no event list (survey h37-wild59).
+_ROCPROF_SYS_DATA = re.compile(rb'^\s*\{\s*"(?:rocprofiler-systems|timemory)"\s*:')
+ROCPROF_SYS_DATA = ("rocprof-sys's run data (its metadata, its function list or one counter's samples), not a trace; "
+                    "its trace is the perfetto-trace-<pid>.proto beside it, " + _PERFETTO_IS.format(
+                        who="a ROCm profiler's") + _PERFETTO_ROCM_FIX)
+
+
+def is_rocprof_sys_data(head: bytes) -> bool:
+    """Whether the start of a JSON file is one of rocprof-sys's data files (:data:`ROCPROF_SYS_DATA`)."""
+    return bool(_ROCPROF_SYS_DATA.match(head))

@@ -153,11 +153,12 @@ def is_perfetto_head(head: bytes) -> bool:
 
 #: rocprof-sys's other files beside its trace (``<output>/<date>/``): ``metadata-<pid>.json``, ``functions-<pid>.json``
 #: (``{"rocprofiler-systems": ...}``) and each counter's samples, ``rocprof-device-<n>-<counter>-<pid>.json``
-#: (timemory's ``{"timemory": ...}``) -- no event list (survey h37-wild59).
-_ROCPROF_SYS_DATA = re.compile(rb'^\s*\{\s*"(?:rocprofiler-systems|timemory)"\s*:')
-ROCPROF_SYS_DATA = ("rocprof-sys's run data (its metadata, its function list or one counter's samples), not a trace; "
-                    "its trace is the perfetto-trace-<pid>.proto beside it, " + _PERFETTO_IS.format(
-                        who="a ROCm profiler's") + _PERFETTO_ROCM_FIX)
+#: (timemory's ``{"timemory": ...}``), and with binary instrumentation ``instrumentation/{available,excluded,
+#: instrumented,overlapping}.json`` (``{"rocprofsys": ...}``) -- no event list (survey h37-wild59).
+_ROCPROF_SYS_DATA = re.compile(rb'^\s*\{\s*"(?:rocprofiler-systems|rocprofsys|timemory)"\s*:')
+ROCPROF_SYS_DATA = ("rocprof-sys's run data (its metadata, its function or instrumentation lists, or one counter's "
+                    "samples), not a trace; its trace is the output folder's perfetto-trace-<pid>.proto, "
+                    + _PERFETTO_IS.format(who="a ROCm profiler's") + _PERFETTO_ROCM_FIX)
 
 
 def is_rocprof_sys_data(head: bytes) -> bool:

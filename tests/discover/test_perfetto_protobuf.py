@@ -5,7 +5,8 @@ folder, nothing at all (survey h37-wild59, issue #37).
 Real files (pelagos-consulting/HIP_Course, CC BY 3.0; ``tests/fixtures/foreign/PROVENANCE.md``), read by hand first:
 ``perfetto_rocprofsys_mi250x/perfetto-trace-3538390.proto`` is rocprof-sys 1.0.1's trace of the course's matrix
 multiply on an MI250X (gfx90a; HIP calls, a kernel dispatch track, copies, four counters), with two of rocprof-sys's
-data files beside it (``functions-<pid>.json``, a counter's ``rocprof-device-0-GPUBusy-<pid>.json``: no events);
+data files beside it (``functions-<pid>.json``, a counter's ``rocprof-device-0-GPUBusy-<pid>.json``,
+``instrumentation/overlapping.json``: no events);
 ``perfetto_rocprofv3_pftrace/output_results.pftrace`` is rocprofv3's ``--output-format pftrace`` of the same program
 on a Radeon laptop.  Both are ``Trace`` protobufs: packets framed as field 1, each with its sequence id (field 10).
 Base said "not a profile this tool reads" of each alone, "JSON without traceEvents: not a trace" of the data files
@@ -69,6 +70,7 @@ def test_rocprof_sys_output_folder_names_its_data_and_its_trace(tmp_path, capsys
     err = _error(tmp_path, capsys)
     assert "JSON without traceEvents" not in err
     assert "rocprof-sys's run data" in err and "perfetto-trace-3538390.proto (a Perfetto protobuf trace" in err
+    assert "instrumentation/overlapping.json (rocprof-sys's run data" in err  # its binary instrumentation's lists
     assert not CUDA_WORDS.search(err)
 
 

@@ -23,8 +23,7 @@ from collections.abc import Callable
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import ByIdentity, Found, Groups, RunFolderLayout, is_gzip
-from tb_gpu_advisor.formats.heads import (  # the Kineto layout refuses by them too
-    is_perfetto_head, is_rocprof_head, perfetto_words)
+from tb_gpu_advisor.formats.heads import is_perfetto_head, is_rocprof_head, perfetto_words  # Kineto's refuse by them
 
 #: The JSON files it may be (the content decides).
 SUFFIXES = (".json", ".json.gz")

@@ -1,6 +1,6 @@
-"""A Perfetto protobuf trace is named for what it is, with what to record instead -- alone, in a logdir, or gzipped under
-a JSON name (``perfetto_trace.json.gz``) -- never "not a profile this tool reads", "JSON without traceEvents" or, in a
-folder, nothing at all (survey h37-wild59, issue #37).
+"""A Perfetto protobuf trace is named for what it is, with what to record instead -- alone, in a logdir, or gzipped
+under a JSON name (``perfetto_trace.json.gz``) -- never "not a profile this tool reads", "JSON without traceEvents"
+or, in a folder, nothing at all (survey h37-wild59, issue #37).
 
 Real files (pelagos-consulting/HIP_Course, CC BY 3.0; ``tests/fixtures/foreign/PROVENANCE.md``), read by hand first:
 ``perfetto_rocprofsys_mi250x/perfetto-trace-3538390.proto`` is rocprof-sys 1.0.1's trace of the course's matrix

@@ -70,6 +70,12 @@ def is_nvprof(schema: Tables) -> bool:
 PERFETTO_SEQUENCE_FIELD = 10
 #: How many whole packets the head must hold (the first ones, each with its sequence id) to be told as one.
 PERFETTO_PACKETS = 2
+#: ``TracePacket.track_event``: an event (a slice's begin or end, a counter's value), what every writer's records are.
+PERFETTO_EVENT_FIELD = 11
+#: A head shorter than this is the whole file (the layouts read 64 kB of a file's start).
+PERFETTO_WHOLE = 64 << 10
+#: rocprofv3's name for its Perfetto output (``<pid>_results.pftrace``, ``-o`` naming the ``results`` part).
+ROCPROFV3_PERFETTO_NAME = re.compile(r"\d+_[^/]*\.pftrace(?:\.gz)?$")
 #: The names only a ROCm profiler's Perfetto trace holds in its first packets (interned HIP and HSA calls, rocprof-sys's
 #: ``rocm_`` tracks, the GPU's ``gfx`` ISA): its words then are AMD's only.
 _PERFETTO_ROCM = re.compile(rb'hip[A-Z][A-Za-z]+|hsa_[a-z]+|rocm_[a-z]+|gfx[0-9]{3}')
@@ -78,6 +84,9 @@ _PERFETTO_ROCM_WHO = "a ROCm profiler's: rocprofv3 --output-format pftrace or ro
 _PERFETTO_ROCM_FIX = ("record the run with rocprofv3 in a format it reads, beside the Perfetto trace if wanted: "
                       "rocprofv3 --kernel-trace --hip-trace --memory-copy-trace --output-format csv pftrace -- <app> "
                       "(or json, rocpd), or with torch.profiler on ROCm")
+_PERFETTO_EMPTY = (", and this one holds no event: only the tracer's clock, system and track records (its process "
+                   "made no call the tracer records: one of the run's helper processes, whose siblings' files hold the "
+                   "work, or one that ended before its GPU work); ")
 _PERFETTO_ANY_WHO = ("rocprofv3 --output-format pftrace, rocprof-sys's perfetto-trace-<pid>.proto, Kineto's Perfetto "
                      "output or another tool's")
 _PERFETTO_ANY_FIX = ("give a record of the same run in a format it reads: rocprofv3's --output-format csv, json or "
@@ -86,12 +95,15 @@ _PERFETTO_ANY_FIX = ("give a record of the same run in a format it reads: rocpro
                      "(nsys export --type sqlite)")
 
 
-def perfetto_words(head: bytes) -> str:
+def perfetto_words(head: bytes, name: str = "") -> str:
     """What a Perfetto protobuf trace (:func:`is_perfetto_head`) is and what to give instead, in its writer's vendor's
-    words where its first packets name ROCm's calls (:data:`_PERFETTO_ROCM`), else every writer's."""
-    if _PERFETTO_ROCM.search(head):
-        return _PERFETTO_IS.format(who=_PERFETTO_ROCM_WHO) + _PERFETTO_ROCM_FIX
-    return _PERFETTO_IS.format(who=_PERFETTO_ANY_WHO) + _PERFETTO_ANY_FIX
+    words where its first packets name ROCm's calls (:data:`_PERFETTO_ROCM`) or its name is rocprofv3's
+    (``<pid>_results.pftrace``), else every writer's; a whole one without an event says so first."""
+    rocm = bool(_PERFETTO_ROCM.search(head)) or ROCPROFV3_PERFETTO_NAME.search(name) is not None
+    words = _PERFETTO_IS.format(who=_PERFETTO_ROCM_WHO if rocm else _PERFETTO_ANY_WHO)
+    if _perfetto_without_events(head):
+        words = words.rstrip(": ") + _PERFETTO_EMPTY
+    return words + (_PERFETTO_ROCM_FIX if rocm else _PERFETTO_ANY_FIX)
 
 
 def _varint(buf: bytes, i: int) -> tuple[int, int] | None:
@@ -133,22 +145,38 @@ def _field_numbers(msg: bytes) -> set[int] | None:
     return seen if i == len(msg) else None
 
 
+def _perfetto_packets(head: bytes):
+    """Each packet's field numbers in turn, from the start of a Perfetto trace, while they are whole and well formed;
+    the last item is None where the bytes stop being packets (the cut-off end of a head, or no trace at all)."""
+    i = 0
+    while i < len(head):
+        length = _varint(head, i + 1) if head[i] == 0x0A else None
+        if length is None or length[0] == 0 or length[1] + length[0] > len(head):
+            yield None
+            return
+        start, i = length[1], length[1] + length[0]
+        fields = _field_numbers(head[start:i])
+        yield fields
+        if fields is None:
+            return
+
+
 def is_perfetto_head(head: bytes) -> bool:
     """Whether the start of a file (decompressed) is a Perfetto protobuf trace (:func:`perfetto_words`): its first
     :data:`PERFETTO_PACKETS` packets whole, well formed, and each with its sequence id."""
-    i = 0
-    for _ in range(PERFETTO_PACKETS):
-        if i >= len(head) or head[i] != 0x0A:
-            return False
-        length = _varint(head, i + 1)
-        if length is None or length[0] == 0 or length[1] + length[0] > len(head):
-            return False
-        start, i = length[1], length[1] + length[0]
-        fields = _field_numbers(head[start:i])
-        if fields is None or PERFETTO_SEQUENCE_FIELD not in fields:
-            return False
-    return True
+    first = [fields for fields, _ in zip(_perfetto_packets(head), range(PERFETTO_PACKETS))]
+    return len(first) == PERFETTO_PACKETS and all(f is not None and PERFETTO_SEQUENCE_FIELD in f for f in first)
 
+
+def _perfetto_without_events(head: bytes) -> bool:
+    """Whether ``head`` is a whole Perfetto trace (shorter than :data:`PERFETTO_WHOLE`, its packets ending at its end)
+    none of whose packets is an event (``TracePacket.track_event``, field :data:`PERFETTO_EVENT_FIELD`): only the
+    tracer's clock snapshots, system info and descriptors (survey h37-wild59: three of D-W-Chiang/JACC.jl's rocprofv3
+    ``<pid>_results.pftrace`` of 643-645 bytes beside its Julia process's, written on ORNL's faraday node)."""
+    if len(head) >= PERFETTO_WHOLE:
+        return False
+    packets = list(_perfetto_packets(head))
+    return bool(packets) and None not in packets and not any(PERFETTO_EVENT_FIELD in f for f in packets)
 
 
 #: rocprof-sys's other files beside its trace (``<output>/<date>/``): ``metadata-<pid>.json``, ``functions-<pid>.json``

@@ -29,6 +29,7 @@ from tests.support.paths import FIXTURES
 SYS = FIXTURES / "foreign" / "perfetto_rocprofsys_mi250x"
 SYS_TRACE = SYS / "perfetto-trace-3538390.proto"
 V3_TRACE = FIXTURES / "foreign" / "perfetto_rocprofv3_pftrace" / "output_results.pftrace"
+V3_EMPTY = FIXTURES / "foreign" / "perfetto_rocprofv3_empty" / "3634736_results.pftrace"
 #: Words of another vendor's tools, or of the frameworks' capture help, that no ROCm profiler's user should be told.
 CUDA_WORDS = re.compile(r"\bnsys\b|Nsight|CUDA", re.I)
 ROCM_FIX = "rocprofv3 --kernel-trace --hip-trace --memory-copy-trace --output-format csv"
@@ -47,6 +48,19 @@ def test_a_rocm_perfetto_trace_alone_is_named_with_rocprofv3s_formats(trace, cap
     assert "not a profile this tool reads" not in err
     assert "a Perfetto protobuf trace (a ROCm profiler's" in err and ROCM_FIX in err
     assert not CUDA_WORDS.search(err)  # an AMD tool's trace gets AMD's words only
+
+
+def test_one_without_an_event_says_so(capsys):
+    """D-W-Chiang/JACC.jl's 645-byte ``3634736_results.pftrace`` (MIT): Perfetto's clock snapshots, its SDK's version and
+    the machine's kernel, no track event -- one of rocprofv3's per-process files beside the Julia process's (2 kB of HIP
+    calls).  It names no ROCm call: its name (``<pid>_results.pftrace``) says rocprofv3's."""
+    head = V3_EMPTY.read_bytes()
+    assert len(head) == 645 and b"hip" not in head
+    err = _error(V3_EMPTY, capsys)
+    assert "a Perfetto protobuf trace (a ROCm profiler's" in err and "this one holds no event" in err
+    assert ROCM_FIX in err and not CUDA_WORDS.search(err)
+    err = _error(V3_TRACE, capsys)
+    assert "holds no event" not in err  # 1,525 of its 1,617 packets are events
 
 
 def test_gzipped_under_a_json_name_it_is_no_json(tmp_path, capsys):

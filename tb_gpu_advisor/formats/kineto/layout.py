@@ -193,7 +193,7 @@ def sniff(path: str) -> str | None:
     if not head.strip(_JSON_WS):  # a newline a writer or an editor left (survey h37-survey13: a 1-byte trace)
         return "empty: it holds only whitespace, no JSON (was the capture interrupted, or the file overwritten?)"
     if is_perfetto_head(head):  # a protobuf under a JSON name (``perfetto_trace.json.gz``): no JSON at all
-        return perfetto_words(head)
+        return perfetto_words(head, path)
     if re.search(_ASCEND_TRACE, head):  # Kineto's own `cpu_op` events sit beside the NPU's: before every other check
         return ASCEND_TRACE
     if not re.search(_TRACE_KEYS, head):

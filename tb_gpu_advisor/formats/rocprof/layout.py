@@ -60,7 +60,7 @@ def sniff(path: str) -> str | None:
     def probe() -> str | None:
         head = head_bytes(path)
         if is_perfetto_head(head):
-            return perfetto_words(head)
+            return perfetto_words(head, path)
         if not path.endswith(SUFFIXES):
             return ""
         return None if is_rocprof_head(head) else (

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import memory_timeline
-from tb_gpu_advisor.formats.heads import ROCPROF_SYS_DATA, is_perfetto_head, is_rocprof_head, is_rocprof_sys_data, perfetto_words
+from tb_gpu_advisor.formats.heads import (ROCPROF_SYS_DATA, is_perfetto_head, is_rocprof_head, is_rocprof_sys_data,
+                                         perfetto_words)
 from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, is_gzip, named_sessions
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 

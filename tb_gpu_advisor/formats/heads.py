@@ -58,3 +58,137 @@ def is_nvprof(schema: Tables) -> bool:
     """nvprof's database (:data:`NVPROF_OWN` beside a ``CUPTI_ACTIVITY_KIND_*`` table), not an Nsight Systems export."""
     return (all(t in schema.tables for t in NVPROF_OWN) and NSIGHT_STRINGS not in schema.tables
             and any(t.startswith("CUPTI_ACTIVITY_KIND_") for t in schema.tables))
+
+
+#: A Perfetto trace file (protobuf ``perfetto.protos.Trace``): its ``TracePacket``s one after another, each framed as
+#: the Trace's field 1 (tag ``0x0a``, then its length), each stamped by the tracing service with its writer's
+#: ``trusted_packet_sequence_id`` (the packet's field 10) -- no JSON, and no XPlane (whose planes, field 1 of
+#: ``XSpace`` too, hold fields 1-7 only).  Written for the Perfetto UI by rocprofv3 (``--output-format pftrace``:
+#: ``<pid>_results.pftrace``), rocprof-sys (``perfetto-trace-<pid>.proto``) and Kineto's opt-in Perfetto output (survey
+#: h37-wild59: pelagos-consulting/HIP_Course's three -- rocprof-sys's two of an MI250X node, rocprofv3's beside the CSVs
+#: of a Radeon laptop's run).
+PERFETTO_SEQUENCE_FIELD = 10
+#: How many whole packets the head must hold (the first ones, each with its sequence id) to be told as one.
+PERFETTO_PACKETS = 2
+#: ``TracePacket.track_event``: an event (a slice's begin or end, a counter's value), what every writer's records are.
+PERFETTO_EVENT_FIELD = 11
+#: A head shorter than this is the whole file (the layouts read 64 kB of a file's start).
+PERFETTO_WHOLE = 64 << 10
+#: rocprofv3's name for its Perfetto output (``<pid>_results.pftrace``, ``-o`` naming the ``results`` part).
+ROCPROFV3_PERFETTO_NAME = re.compile(r"\d+_[^/]*\.pftrace(?:\.gz)?$")
+#: The names only a ROCm profiler's Perfetto trace holds in its first packets (interned HIP and HSA calls, rocprof-sys's
+#: ``rocm_`` tracks, the GPU's ``gfx`` ISA): its words then are AMD's only.
+_PERFETTO_ROCM = re.compile(rb'hip[A-Z][A-Za-z]+|hsa_[a-z]+|rocm_[a-z]+|gfx[0-9]{3}')
+_PERFETTO_IS = ("a Perfetto protobuf trace ({who}), for the Perfetto UI, a format the Advisor does not read: ")
+_PERFETTO_ROCM_WHO = "a ROCm profiler's: rocprofv3 --output-format pftrace or rocprof-sys's perfetto-trace-<pid>.proto"
+_PERFETTO_ROCM_FIX = ("record the run with rocprofv3 in a format it reads, beside the Perfetto trace if wanted: "
+                      "rocprofv3 --kernel-trace --hip-trace --memory-copy-trace --output-format csv pftrace -- <app> "
+                      "(or json, rocpd), or with torch.profiler on ROCm")
+_PERFETTO_EMPTY = (", and this one holds no event: only the tracer's clock, system and track records (its process "
+                   "made no call the tracer records: one of the run's helper processes, whose siblings' files hold the "
+                   "work, or one that ended before its GPU work); ")
+_PERFETTO_ANY_WHO = ("rocprofv3 --output-format pftrace, rocprof-sys's perfetto-trace-<pid>.proto, Kineto's Perfetto "
+                     "output or another tool's")
+_PERFETTO_ANY_FIX = ("give a record of the same run in a format it reads: rocprofv3's --output-format csv, json or "
+                     "rocpd, PyTorch's <worker>.pt.trace.json (torch.profiler's export_chrome_trace or "
+                     "tensorboard_trace_handler), JAX/TensorFlow's <host>.xplane.pb, or an Nsight Systems export "
+                     "(nsys export --type sqlite)")
+
+
+def perfetto_words(head: bytes, name: str = "") -> str:
+    """What a Perfetto protobuf trace (:func:`is_perfetto_head`) is and what to give instead, in its writer's vendor's
+    words where its first packets name ROCm's calls (:data:`_PERFETTO_ROCM`) or its name is rocprofv3's
+    (``<pid>_results.pftrace``), else every writer's; a whole one without an event says so first."""
+    rocm = bool(_PERFETTO_ROCM.search(head)) or ROCPROFV3_PERFETTO_NAME.search(name) is not None
+    words = _PERFETTO_IS.format(who=_PERFETTO_ROCM_WHO if rocm else _PERFETTO_ANY_WHO)
+    if _perfetto_without_events(head):
+        words = words.rstrip(": ") + _PERFETTO_EMPTY
+    return words + (_PERFETTO_ROCM_FIX if rocm else _PERFETTO_ANY_FIX)
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int] | None:
+    """The protobuf varint at ``buf[i:]`` and the offset after it; None where it is cut off or too long."""
+    value = shift = 0
+    while i < len(buf) and shift < 64:
+        byte = buf[i]
+        value, i, shift = value | (byte & 0x7F) << shift, i + 1, shift + 7
+        if not byte & 0x80:
+            return value, i
+    return None
+
+
+def _field_numbers(msg: bytes) -> set[int] | None:
+    """The field numbers of one whole protobuf message, None where its bytes are not one (a bad tag or wire type, a
+    length past its end)."""
+    seen: set[int] = set()
+    i = 0
+    while i < len(msg):
+        tag = _varint(msg, i)
+        if tag is None or tag[0] >> 3 == 0:
+            return None
+        (key, i), wire = tag, tag[0] & 7
+        if wire == 0:
+            value = _varint(msg, i)
+            if value is None:
+                return None
+            i = value[1]
+        elif wire in (1, 5):
+            i += 8 if wire == 1 else 4
+        elif wire == 2:
+            length = _varint(msg, i)
+            if length is None:
+                return None
+            i = length[1] + length[0]
+        else:
+            return None
+        seen.add(key >> 3)
+    return seen if i == len(msg) else None
+
+
+def _perfetto_packets(head: bytes):
+    """Each packet's field numbers in turn, from the start of a Perfetto trace, while they are whole and well formed;
+    the last item is None where the bytes stop being packets (the cut-off end of a head, or no trace at all)."""
+    i = 0
+    while i < len(head):
+        length = _varint(head, i + 1) if head[i] == 0x0A else None
+        if length is None or length[0] == 0 or length[1] + length[0] > len(head):
+            yield None
+            return
+        start, i = length[1], length[1] + length[0]
+        fields = _field_numbers(head[start:i])
+        yield fields
+        if fields is None:
+            return
+
+
+def is_perfetto_head(head: bytes) -> bool:
+    """Whether the start of a file (decompressed) is a Perfetto protobuf trace (:func:`perfetto_words`): its first
+    :data:`PERFETTO_PACKETS` packets whole, well formed, and each with its sequence id."""
+    first = [fields for fields, _ in zip(_perfetto_packets(head), range(PERFETTO_PACKETS))]
+    return len(first) == PERFETTO_PACKETS and all(f is not None and PERFETTO_SEQUENCE_FIELD in f for f in first)
+
+
+def _perfetto_without_events(head: bytes) -> bool:
+    """Whether ``head`` is a whole Perfetto trace (shorter than :data:`PERFETTO_WHOLE`, its packets ending at its end)
+    none of whose packets is an event (``TracePacket.track_event``, field :data:`PERFETTO_EVENT_FIELD`): only the
+    tracer's clock snapshots, system info and descriptors (survey h37-wild59: three of D-W-Chiang/JACC.jl's rocprofv3
+    ``<pid>_results.pftrace`` of 643-645 bytes beside its Julia process's, written on ORNL's faraday node)."""
+    if len(head) >= PERFETTO_WHOLE:
+        return False
+    packets = list(_perfetto_packets(head))
+    return bool(packets) and None not in packets and not any(PERFETTO_EVENT_FIELD in f for f in packets)
+
+
+#: rocprof-sys's other files beside its trace (``<output>/<date>/``): ``metadata-<pid>.json``, ``functions-<pid>.json``
+#: (``{"rocprofiler-systems": ...}``) and each counter's samples, ``rocprof-device-<n>-<counter>-<pid>.json``
+#: (timemory's ``{"timemory": ...}``), and with binary instrumentation ``instrumentation/{available,excluded,
+#: instrumented,overlapping}.json`` (``{"rocprofsys": ...}``) -- no event list (survey h37-wild59).
+_ROCPROF_SYS_DATA = re.compile(rb'^\s*\{\s*"(?:rocprofiler-systems|rocprofsys|timemory)"\s*:')
+ROCPROF_SYS_DATA = ("rocprof-sys's run data (its metadata, its function or instrumentation lists, or one counter's "
+                    "samples), not a trace; its trace is the output folder's perfetto-trace-<pid>.proto, "
+                    + _PERFETTO_IS.format(who="a ROCm profiler's") + _PERFETTO_ROCM_FIX)
+
+
+def is_rocprof_sys_data(head: bytes) -> bool:
+    """Whether the start of a JSON file is one of rocprof-sys's data files (:data:`ROCPROF_SYS_DATA`)."""
+    return bool(_ROCPROF_SYS_DATA.match(head))

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import memory_timeline
-from tb_gpu_advisor.formats.heads import is_rocprof_head
+from tb_gpu_advisor.formats.heads import (ROCPROF_SYS_DATA, is_perfetto_head, is_rocprof_head, is_rocprof_sys_data,
+                                         perfetto_words)
 from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, is_gzip, named_sessions
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
@@ -192,6 +193,8 @@ def sniff(path: str) -> str | None:
         return "empty or unreadable"
     if not head.strip(_JSON_WS):  # a newline a writer or an editor left (survey h37-survey13: a 1-byte trace)
         return "empty: it holds only whitespace, no JSON (was the capture interrupted, or the file overwritten?)"
+    if is_perfetto_head(head):  # a protobuf under a JSON name (``perfetto_trace.json.gz``): no JSON at all
+        return perfetto_words(head, path)
     if re.search(_ASCEND_TRACE, head):  # Kineto's own `cpu_op` events sit beside the NPU's: before every other check
         return ASCEND_TRACE
     if not re.search(_TRACE_KEYS, head):
@@ -203,6 +206,8 @@ def sniff(path: str) -> str | None:
             return TF_MEMORY_PROFILE
         if execution_trace(head):
             return EXECUTION_TRACE
+        if is_rocprof_sys_data(head):
+            return ROCPROF_SYS_DATA
         return MEMORY_TIMELINE if memory_timeline.is_json(head) else "JSON without traceEvents: not a trace"
     if re.search(_RPD_TRACE, head):  # before Kineto's keys: its PyTorch markers are named `aten::...` too
         return RPD

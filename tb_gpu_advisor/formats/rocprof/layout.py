@@ -23,10 +23,15 @@ from collections.abc import Callable
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import ByIdentity, Found, Groups, RunFolderLayout, is_gzip
-from tb_gpu_advisor.formats.heads import is_rocprof_head  # its one home: the Kineto layout refuses by it too
+from tb_gpu_advisor.formats.heads import is_perfetto_head, is_rocprof_head, perfetto_words  # Kineto's refuse by them
 
 #: The JSON files it may be (the content decides).
 SUFFIXES = (".json", ".json.gz")
+#: The names of ROCm's profilers' Perfetto traces, never read (``heads.perfetto_words``): rocprofv3's
+#: ``<pid>_results.pftrace``, rocprof-sys's ``perfetto-trace-<pid>.proto`` (Perfetto's own tools: ``.perfetto-trace``),
+#: gzipped too.  Asked by content, so that one is named for what it is, alone or in a logdir, rather than "not a
+#: profile this tool reads" or nothing; a ``.proto`` that is no trace (a schema) is anyone's file, left out unsaid.
+PERFETTO_SUFFIXES = tuple(s + gz for s in (".pftrace", ".perfetto-trace", ".proto") for gz in ("", ".gz"))
 EXPECTED = "<run>/results.json (rocprof --hip-trace: any name, told by its content)"
 #: How much of a file's start is searched (the section labels are its first lines; a label-less file's first event).
 SNIFF_BYTES = 64 << 10
@@ -53,7 +58,12 @@ _probed: ByIdentity[str | None] = ByIdentity()
 def sniff(path: str) -> str | None:
     """None when ``path`` is a rocprof trace, else why not (cached by the file's identity)."""
     def probe() -> str | None:
-        return None if is_rocprof_head(head_bytes(path)) else (
+        head = head_bytes(path)
+        if is_perfetto_head(head):
+            return perfetto_words(head, path)
+        if not path.endswith(SUFFIXES):
+            return ""
+        return None if is_rocprof_head(head) else (
             "not a rocprof trace (no section label of rocprof's, no BeginNs times)")
     return _probed.answer_for(path, probe)
 
@@ -97,4 +107,4 @@ class ByContentLayout(RunFolderLayout):
         return self.one_file_sessions(found, self._stem, self._fmt)
 
 
-LAYOUT = ByContentLayout(EXPECTED, SUFFIXES, sniff, stem, "rocprof", beside=(SYSINFO_SUFFIX,))
+LAYOUT = ByContentLayout(EXPECTED, SUFFIXES + PERFETTO_SUFFIXES, sniff, stem, "rocprof", beside=(SYSINFO_SUFFIX,))

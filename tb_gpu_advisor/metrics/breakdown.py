@@ -1735,7 +1735,8 @@ def _gap_columns(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None,
                       comm_ms=range_time(ctx, g, win[:, 0], win[:, 1], comm, _step_windows(g))
                       if comm is not None and comm.size else {},
                       **dict(zip(("os_ms", "os_max_ms"), os_waits_in(ctx, g, win[:, 0], win[:, 1]))),
-                      held_ms=_held_in(iv, win), windows=win, in_period_ms=_in_periods(win, w_all0))
+                      held_ms=_held_in(iv, win), profiler_ms=mat[:, ci["profiler"]], windows=win,
+                      in_period_ms=_in_periods(win, w_all0))
 
 
 def _ranges_in_gaps(ctx: Context, g: GpuCtx, iv: dict, win: np.ndarray, cand: np.ndarray) -> dict[str, float]:
@@ -2605,6 +2606,9 @@ class GapColumns:
     #: per gap, ms the GPU idled holding the next step's work already launched (booked ``unseen``: no host's time;
     #: :func:`_held_in`)
     held_ms: np.ndarray | None = None
+    #: per gap, ms the GPU idled while the program waited for the profiler's own work (the ledger's ``profiler``: no
+    #: host's time to move out of the step either)
+    profiler_ms: np.ndarray | None = None
     #: per kept step of this GPU (not per gap): its length and its period (its start to the next step's in the
     #: capture, its own length where none follows) -- the steps the gaps are averaged over, one gap's time a step
     step_ms: np.ndarray | None = None
@@ -2707,6 +2711,8 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         avg_host_other_ms=_running_sum(col("host_other_ms")) / k, gaps=rows, ledger_ms_per_step=booked,
         avg_held_ms=_running_sum(np.concatenate([c.held_ms if c.held_ms is not None else np.zeros(len(c))
                                                  for c in gaps])) / k,
+        avg_profiler_ms=_running_sum(np.concatenate([c.profiler_ms if c.profiler_ms is not None else np.zeros(len(c))
+                                                     for c in gaps])) / k,
         top_ops=_top_ops(gaps, k), top_ranges=_top_ops(gaps, k, "ranges_ms"),
         top_comm_ranges=_top_ops(gaps, k, "comm_ms"), top_os_waits=_top_waits(gaps, k),
     )

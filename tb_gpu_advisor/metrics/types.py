@@ -731,6 +731,9 @@ class Gaps:
     #: average ms of a gap the GPU idled holding the next step's work, its launch returned (booked ``unseen``): the
     #: host had handed it over, so that part is no host's time between steps (``metrics/breakdown._idle_before``)
     avg_held_ms: float = 0.0
+    #: average ms of a gap the GPU idled while the program waited for the profiler's own work (the ledger's
+    #: ``profiler``: a capture's cost, no host's time between steps; h37-ledger59)
+    avg_profiler_ms: float = 0.0
 
 
 # --------------------------------------------------------------------------- GPUs

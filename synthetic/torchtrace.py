@@ -1864,7 +1864,8 @@ def requested_pass(request_us: float, where: str = "python", fetch_us: float = 0
     layer: inside its module's Python (``where`` "python"), inside the op that launches its GEMM, before the launch
     (``"launch"``: the launch waits for it, as torchprof-XDU's ResNet-50 pass on an RTX 5070 Ti Laptop GPU records one
     inside its input's ``aten::copy_``), or between the two, no event of the program's around it (``"between"``).
-    ``fetch_us``: the pass first fetches its batch from a single-process DataLoader (its ``__next__``, the GPU idle).
+    ``fetch_us``: the pass first fetches its batch from a single-process DataLoader (its ``__next__``, the GPU idle);
+    ``where`` "fetch" puts the request inside that fetch instead (the loader's thread waits for it: h37-ledger59).
     Only the first call does anything (one pass, whatever ``steps``).
 
     Truth by construction: the host's own work and launches the GPU waits for are the same with or without the
@@ -1874,10 +1875,17 @@ def requested_pass(request_us: float, where: str = "python", fetch_us: float = 0
         if n != 2:
             return
         r = ranks[0]
-        if fetch_us:
+        if fetch_us and where == "fetch" and request_us > 0:  # the fetch's own time, the request in its middle
+            fetch = r.cpu(DATALOADER, 0.0, cat="user_annotation", advance=False)
+            start = r.host_us
+            r.host_us += fetch_us / 2
+            buffer_request(r, request_us)
+            r.host_us += fetch_us / 2 - 5.0
+            fetch["dur"] = round(r.host_us - start, 3)
+        elif fetch_us:
             r.cpu(DATALOADER, fetch_us, cat="user_annotation")
         for i in range(PASS_LAYERS):
-            asked = request_us > 0 and i == PASS_LAYERS // 2
+            asked = request_us > 0 and i == PASS_LAYERS // 2 and where != "fetch"
             frame = r.cpu(f"nn.Module: Linear_{i}", PASS_HOST_US, cat="python_function", advance=False)
             r.host_us += PASS_HOST_US
             if asked and where == "python":

@@ -85,8 +85,6 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         host_work_in_model=bd.held_by(idle.in_frames, n, ctx.fw.model_call),
         idle_in_os_waits=bd.top_ranges(idle.in_waits, n), idle_in_comm_calls=bd.top_ranges(idle.in_comm, n),
         idle_in_async_stalls=bd.top_ranges(idle.in_stalls, n),
-        idle_in_profiler={c: v for c in ("host_compute", "launch_wait", "other")
-                          if (v := _per_step([x.get(c, 0.0) for x in idle.in_profiler], n)) > 0},
         underfill=ks.underfill, unfused_attention=ks.attention,
         idle_in_os_waits_after_work=_per_step(idle.tail_waits, n),
         idle_held=_per_step(idle.held, n),
@@ -231,9 +229,6 @@ class _Idle:
     #: per active GPU: slow asynchronous call name -> ms of idle in the steps the host stalled in it
     #: (``bd.async_stalls_in_idle``)
     in_stalls: list[dict[str, float]] = field(default_factory=list)
-    #: per active GPU: ledger category -> ms of idle in the steps booked to it while the profiler did its own work
-    #: (``bd.profiler_in_idle``)
-    in_profiler: list[dict[str, float]] = field(default_factory=list)
     #: GPU -> ms of its idle in the steps booked to the host's communication calls (the sum of its ``in_comm``)
     comm_calls_ms: dict[int, float] = field(default_factory=dict)
     #: ms of OS waits after each step's last GPU work, per active GPU
@@ -285,7 +280,6 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
             out.in_waits.append(bd.os_waits_in_idle(ctx, g, iv))
             out.in_comm.append(bd.comm_calls_in_idle(ctx, g, iv))
             out.in_stalls.append(bd.async_stalls_in_idle(ctx, g, iv))
-            out.in_profiler.append(bd.profiler_in_idle(ctx, g, iv))
             out.comm_calls_ms[g.d.gpu] = sum(out.in_comm[-1].values())
             out.tail_waits.append(bd.os_waits_after_work(ctx, g))
         del iv, painted

@@ -72,6 +72,7 @@ BREAKDOWN_CATEGORIES: tuple[str, ...] = (
     "stream_handoff",
     "allocator",
     "kernel_switch",
+    "profiler",
     "other",
 )
 #: a Breakdown's values in BREAKDOWN_CATEGORIES order
@@ -130,6 +131,11 @@ class Breakdown:
     kernel_switch: GPU idle between a kernel and the next one it already holds (launched, the call returned,
       submitted) for less than ``launch.kernel_switch_us``: the GPU's own switch between queued kernels (a CUDA
       graph's tiny kernels), no host time and no held work.
+    profiler: GPU idle while the program's thread waits for the profiler's own work (CUPTI's activity buffer
+      requests: ``Trace.profiler_overhead``; from 0.1.0+a80): a capture's artefact, no time the program spends
+      unprofiled nor any fix's to give back -- booked once here, so no finding claims it as the host's code, its
+      launch, its input or its allocator (before, each finding left it out on its own, and the ledger's
+      ``host_compute`` / ``launch_wait`` / ``other`` still held it).
     other: GPU idle, nothing attributable on the host.
     """
 
@@ -147,6 +153,7 @@ class Breakdown:
     stream_handoff: float = 0.0
     allocator: float = 0.0
     kernel_switch: float = 0.0
+    profiler: float = 0.0
     other: float = 0.0
 
     def total(self) -> float:
@@ -724,6 +731,9 @@ class Gaps:
     #: average ms of a gap the GPU idled holding the next step's work, its launch returned (booked ``unseen``): the
     #: host had handed it over, so that part is no host's time between steps (``metrics/breakdown._idle_before``)
     avg_held_ms: float = 0.0
+    #: average ms of a gap the GPU idled while the program waited for the profiler's own work (the ledger's
+    #: ``profiler``: a capture's cost, no host's time between steps; h37-ledger59)
+    avg_profiler_ms: float = 0.0
 
 
 # --------------------------------------------------------------------------- GPUs
@@ -1512,10 +1522,6 @@ class HostMetrics:
     #: host stalled for milliseconds in a call that waits for no GPU work (a ``cudaMemsetAsync``, a pinned copy; booked
     #: with the host's work), longest first (``metrics/breakdown.async_stalls_in_idle``)
     idle_in_async_stalls: list[tuple[str, float]] = field(default_factory=list)
-    #: ledger category (``host_compute``, ``launch_wait``, ``other``) -> ms per step and GPU of the GPU's idle booked to
-    #: it while the program's thread waited for the profiler's own work (CUPTI's activity buffer requests): time a run
-    #: without the profiler never spends (``metrics/breakdown.profiler_in_idle``); {} where none
-    idle_in_profiler: dict[str, float] = field(default_factory=dict)
     #: of those waits, ms per step and GPU after each step's last GPU work (the stretch ending the step: a one-pass
     #: program writing its results; ``metrics/breakdown.os_waits_after_work``)
     idle_in_os_waits_after_work: float = 0.0

@@ -44,6 +44,7 @@ CATEGORY_LABELS = {
     "stream_handoff": "Handoffs between streams (a stream waiting on another's work)",
     "allocator": "Allocator calls ({allocator_calls})",
     "kernel_switch": "GPU switching between queued kernels",
+    "profiler": "Profiler's own work (capture only)",
     "other": "Other / idle",
 }
 #: The GPU's idle time in a step timeline, by what the breakdown counts it as.
@@ -56,6 +57,8 @@ IDLE_LABELS = {
               "holding a kernel already launched and submitted",
     "stream_handoff": "GPU idle at a handoff between streams: work queued on one stream waiting for another stream's "
                       "work to end",
+    "profiler": "GPU idle: the program waiting for the profiler's own work (its buffer requests): the capture's cost, "
+                "not the program's",
     "input_wait": "GPU idle: waiting for input",
     "host_compute": "GPU idle: host working",
     "launch_wait": "GPU idle: waiting for a kernel launch",
@@ -72,7 +75,7 @@ GROUP_LABELS = {
     "input": "Input", "launch": "Launch", "host": "Host / idle", "copies": "Copies", "fills": "Fills (memset)", "compute": "Compute",
     "collectives": "Collectives", "startup": "Start-up", "unseen": "Unseen GPU work",
     "handoff": "Handoffs between streams", "allocator": "Allocator",
-    "kernel_switch": "Kernel switches",
+    "kernel_switch": "Kernel switches", "profiler": "Profiler's own work",
 }
 
 

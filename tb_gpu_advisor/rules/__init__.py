@@ -15,7 +15,8 @@ from __future__ import annotations
 import importlib
 import logging
 import traceback
-from typing import Iterable
+from collections.abc import Callable
+from typing import Any, Iterable
 
 from tb_gpu_advisor.common.fmt import pct_part
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
@@ -656,11 +657,10 @@ def unclaimed_host_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
     the ledger's host group (host work and the idle nothing on the host explains) less every claim other findings
     make on it (a host sync's idle, host-placed ops, the dispatch part of eager ops, gaps between steps), never below
     zero nor above the host work itself.  Each microsecond is then recovered once.  The profiler's own work the GPU
-    idled through (``HostMetrics.idle_in_profiler``) is left out: no change to the program removes it."""
+    idled through is the ledger's own category (``profiler``), in neither of these: no change to the program removes it."""
     bd = metrics.breakdown
     claimed = _host_claims_ms(others)
-    work, unrecorded = (metrics.idle_in_profiler.get(c, 0.0) for c in ("host_compute", "other"))  # profiler_ms's
-    return max(0.0, min(bd.host_compute - work, bd.host_compute + bd.other - work - unrecorded - claimed))
+    return max(0.0, min(bd.host_compute, bd.host_compute + bd.other - claimed))
 
 
 def _idle_graded(metrics: HostMetrics) -> tuple[Ctx, float | None, str] | None:
@@ -695,13 +695,13 @@ def host_bound_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
 def _idle_not_named(ctx: Ctx, metrics: HostMetrics, dev: float) -> float:
     """The GPU's idle in the step (ms) the host-bound finding weighs the host's own work against: less the input
     pipeline's own time (the ledger's ``input_wait``, the input finding's) and the profiler's own work the program
-    waited for (``HostMetrics.idle_in_profiler``), neither of them the host's code nor its to remove.
+    waited for (the ledger's ``profiler``), neither of them the host's code nor its to remove.
 
     Why: each wait belongs to its cause.  torchprof-XDU's one-batch ResNet-50 pass at 64x64 (RTX 5070 Ti Laptop GPU,
     wild58 torch58): 4.31 ms of the host's own code in a 13.2 ms pass -- its largest cost beside a 3.85 ms fetch and a
     0.99 ms activity buffer request -- was weighed against all 9.75 ms of idle, the fetch and the request among it,
     and was not named once the request was left out of it."""
-    idle = ctx.step_ms * (1 - dev) - metrics.breakdown.input_wait - sum(metrics.idle_in_profiler.values())
+    idle = ctx.step_ms * (1 - dev) - metrics.breakdown.input_wait - metrics.breakdown.profiler
     return max(0.0, idle)
 
 
@@ -746,7 +746,7 @@ def _unrecorded_left_ms(metrics: HostMetrics, others: Iterable[Finding]) -> floa
     on the host's time and the waits the OS traced (the larger of the two: a lower bound)."""
     claimed = _host_claims_ms(others)
     waits = sum(v for _, v in metrics.idle_in_os_waits)
-    return max(0.0, metrics.breakdown.other - metrics.idle_in_profiler.get("other", 0.0) - max(claimed, waits))
+    return max(0.0, metrics.breakdown.other - max(claimed, waits))
 
 
 def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> Finding | None:
@@ -1002,18 +1002,33 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         f"{in_os_waits(ctx, host_ms)}{in_async_stalls(ctx, host_ms)}{_unrecorded_words(ctx.m, unrecorded_ms)}."
         f"{_sentence(launcher_words(ctx, launcher, ctx.m.launcher_launches))}"
         f"{launch_bound.host_loop_words(ctx, loop) if loop is not None else ''}{traced_python(ctx, host_ms)}"
-        f"{profiler_words(ctx, 'host_compute', 'other')}",
+        f"{profiler_words(ctx)}",
         title=f"Host-bound: the GPU waits for the host's own work inside the {unit}",
         metric=_device_share_metric(dev, sev, _launcher_whole(unrecorded_ms, launcher, ctx.m.launcher_launches)),
         saving=saving(ctx, host_ms, f"the host's own work moves off the GPU's critical path ({how})",
                       [("host", "host_own", host_ms)]),
         evidence=ranges_table(ctx) + os_waits_table(ctx),
-        windows=step_windows(ctx, key=lambda st: st.breakdown.host_compute + st.breakdown.other, label="host work"),
+        windows=step_windows(ctx, key=_own_share_of_host(ctx.m, host_ms), label="host work"),
         # the code the capture did not record is seen first where it is most of the time; the launcher's fix after it
         actions=_with_launcher_fix(ctx, actions, launcher),
     )
     f.guide_section = "§1 overview"
     return f
+
+
+def _own_share_of_host(m: HostMetrics, host_ms: float) -> Callable[[Any], float]:
+    """A step row's part of the host-bound time: its ledger's host work (``host_compute`` and the idle nothing
+    recorded, ``other``) in the share the finding claims of the mean step's (``host_ms`` of it; what the other
+    findings recover and the profiler's own work, booked apart, are not its).
+
+    Why: one account (h37-ledger59).  The window label claimed the step's whole host work while the text claimed
+    the finding's part: torchprof-XDU's ResNet-50 pass (``wild/profiler_wait_rtx5070ti``) showed "host work, the
+    pass (4.52 ms)" under "for 3.62 ms of it", the profiler's buffer request and another finding's claim in one and
+    not the other.  On a capture of one step the label now prints the text's value; over several, the steps' labels
+    are parts of it in the ledger's proportion."""
+    whole = m.breakdown.host_compute + m.breakdown.other
+    share = min(1.0, host_ms / whole) if whole > 0 else 1.0
+    return lambda st: share * (st.breakdown.host_compute + st.breakdown.other)
 
 
 def _in_model_call(ctx: Ctx, host_ms: float) -> bool:

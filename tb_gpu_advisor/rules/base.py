@@ -726,24 +726,20 @@ def _traced_inside(ctx: Ctx, host_ms: float, calls: float) -> str:
     return f" The capture recorded {ctx.fw.label('python_tracing')}: {said}{cost}; {ctx.fw.label('python_tracing_confirm')}."
 
 
-def profiler_ms(ctx: Ctx, *categories: str) -> float:
-    """ms per step of the GPU's idle the ledger books to ``categories`` while the program's thread waited for the
-    profiler's own work (``HostMetrics.idle_in_profiler``): a finding that claims those categories leaves it out."""
-    return sum(ctx.m.idle_in_profiler.get(c, 0.0) for c in categories)
-
-
-def profiler_words(ctx: Ctx, *categories: str) -> str:
-    """:func:`profiler_ms` of ``categories``, left out of the finding's time, in a sentence; "" under a microsecond.
+def profiler_words(ctx: Ctx) -> str:
+    """The ledger's ``profiler`` time (per step), booked apart from the host's work and waits, in a sentence; "" under
+    a microsecond.
 
     Why: each wait belongs to its cause.  torchprof-XDU's ResNet-50 pass (RTX 5070 Ti Laptop GPU, wild58 torch58)
     idled 0.88 ms inside its input's copy while the profiler requested an activity buffer; the host-bound finding
-    read it as the host's own code and sized its compile fix on it."""
-    own = profiler_ms(ctx, *categories)
+    read it as the host's own code and sized its compile fix on it.  The ledger books it once (h37-ledger59); a
+    finding on the host's time says that it is not among its own."""
+    own = ctx.m.breakdown.profiler
     if own < 1e-3:
         return ""
-    return (f" Left out of this time: {ms(own)} {ctx.a_step} the GPU idled while the program's thread waited for the "
-            f"profiler's own work (its activity buffer requests, recorded as `overhead` events) -- time a run without "
-            f"the profiler does not spend and no change to the program removes.")
+    return (f" Not in this time: {ms(own)} {ctx.a_step} the GPU idled while the program's thread waited for the "
+            f"profiler's own work (its activity buffer requests, recorded as `overhead` events; the breakdown's "
+            f"\"profiler\" time) -- time a run without the profiler does not spend and no change to the program removes.")
 
 
 def in_os_waits(ctx: Ctx, host_ms: float) -> str:

@@ -67,10 +67,10 @@ host work is still at least `host_bound.saving_warning` of the step and half
 that idle (judged by what it saves: xDiT SD 3.5's denoising steps launched
 from Python); a problem found across the job's ranks does not hide it.  The
 GPU's idle while the program's thread waited for the profiler's own work
-(CUPTI's activity buffer requests, Kineto's `overhead` events; the ledger
-books it as host work, launch wait or nothing recorded, wherever the thread
-was) is left out of the host-bound and launch-bound times and their savings,
-and said: a run without the profiler never spends it (session 58).  Where the capture marks the
+(CUPTI's activity buffer requests, Kineto's `overhead` events) is the ledger's
+own category, `profiler`, booked once: no host, launch, input or gap finding
+claims it, the host-bound and launch-bound findings say it, and a run without
+the profiler never spends it (sessions 58, 59).  Where the capture marks the
 program's own ranges (Nsight NVTX, Kineto `user_annotation` from
 `record_function`, the program's XPlane TraceMe ranges: `frameworks.user_ranges`),
 it names those holding its own time in the step -- the idle the ledger books

@@ -38,7 +38,7 @@ from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, in_ranges, kernels_per_step, mean_count, ms, n_of,
-                                       pct, profiler_ms, profiler_words, r, ranges_table, rule, saving, share_metric,
+                                       pct, profiler_words, r, ranges_table, rule, saving, share_metric,
                                        short, step_windows, table, traced_python)
 from tb_gpu_advisor.rules.cold_start import first_call_why
 
@@ -197,10 +197,9 @@ def check(m: HostMetrics) -> list[Finding]:
         f"The GPU is idle waiting for kernel launches {pct(share)} {ctx.of_step()} ({ms(wait_ms)}; stock "
         f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share, ctx)} run shorter than "
         f"{sk.threshold_us:.0f} us{in_ranges(ctx, {'launch_wait': wait_ms}, 'the wait')}.{_after_txt(after, ctx.per_step)}{example}{said}"
-        f"{traced_python(ctx, wait_ms or 0.0) if not hidden else ''}{profiler_words(ctx, 'launch_wait')}",
-        # less the waits after syncs or for the profiler, it is another number than the card's: named apart (one
-        # value per quantity)
-        metric=share_metric(*_wait_metric(after, profiler_ms(ctx, "launch_wait")),
+        f"{traced_python(ctx, wait_ms or 0.0) if not hidden else ''}{profiler_words(ctx)}",
+        # less the waits after syncs, it is another number than the card's: named apart (one value per quantity)
+        metric=share_metric(*_wait_metric(after),
                             share, "launch_bound.warning",
                             severity=sev, detail={"launch_wait_ms": wait_ms, "kernels_per_step": kps,
                                                   "small_kernels_per_step": small_ps,
@@ -340,13 +339,13 @@ def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_sm
     return "; and ".join(out)
 
 
-def _wait_metric(after: float, profiler: float) -> tuple[str, str]:
+def _wait_metric(after: float) -> tuple[str, str]:
     """The finding's metric id and name: the card's own where its wait is the card's; named apart where the waits after
-    the host's syncs or for the profiler's own work were left out (one value per quantity on one screen)."""
-    less = [w for w, ms_ in (("after a host sync", after), ("for the profiler's own work", profiler)) if ms_ > 0]
-    if not less:
+    the host's syncs were left out (one value per quantity on one screen).  The profiler's own work is no part of
+    either: the ledger books it apart (``profiler``)."""
+    if after <= 0:
         return "launch_wait_share", "Idle waiting for kernel launch"
-    return "launch_wait_own_share", "Idle waiting for kernel launch, not " + " nor ".join(less)
+    return "launch_wait_own_share", "Idle waiting for kernel launch, not after a host sync"
 
 
 def _own_wait(ctx: Ctx, m: HostMetrics) -> tuple[float, str, float | None, float] | None:
@@ -357,11 +356,10 @@ def _own_wait(ctx: Ctx, m: HostMetrics) -> tuple[float, str, float | None, float
         return None
     share, sev, wait_ms = graded
     after = min(after_waits_ms(m), wait_ms or 0.0)
-    # the part after the host's syncs is theirs, the launch's wait for the profiler's own work nobody's: graded and
-    # saved without either
-    prof = min(profiler_ms(ctx, "launch_wait"), (wait_ms or 0.0) - after)
-    if (after > 0 or prof > 0) and ctx.step_ms:
-        wait_ms = (wait_ms or 0.0) - after - prof
+    # the part after the host's syncs is theirs: graded and saved without it (the profiler's own work is no launch
+    # wait: the ledger books it apart)
+    if after > 0 and ctx.step_ms:
+        wait_ms = (wait_ms or 0.0) - after
         share = wait_ms / ctx.step_ms
         sev = grade(share, "launch_bound.warning", "launch_bound.critical")
         if sev is None:

@@ -128,6 +128,9 @@ class _Parts:
     waits_ms: float
     cycle_ms: float
     share: float
+    #: the gap's idle while the program waited for the profiler's own work (``Gaps.avg_profiler_ms``): the capture's
+    #: cost, no program's time (h37-ledger59)
+    profiler_ms: float = 0.0
 
 
 def _parts(m: HostMetrics, ctx: Ctx) -> _Parts:
@@ -139,7 +142,8 @@ def _parts(m: HostMetrics, ctx: Ctx) -> _Parts:
     launch_ms = g.avg_launch_ms or 0.0
     other_ms = g.avg_host_other_ms or 0.0
     held_ms = g.avg_held_ms
-    unexplained = max(0.0, g.avg_gap_ms - input_ms - launch_ms - other_ms - held_ms)
+    profiler_ms = g.avg_profiler_ms  # the capture's own cost (the ledger's ``profiler``): no program's time
+    unexplained = max(0.0, g.avg_gap_ms - input_ms - launch_ms - other_ms - held_ms - profiler_ms)
     # Dynamic loss scaling shows up as gaps too; its own rule reports it.
     ls = m.loss_scaling
     loss_ms = (ls.gap_ms_per_step or 0.0) if (ls.present and ls.dynamic) else 0.0
@@ -154,14 +158,15 @@ def _parts(m: HostMetrics, ctx: Ctx) -> _Parts:
     # move out of the step a second time (issue #37 class 3: H200 jax_train_block_until_ready, 156 us of its 545 us
     # gaps claimed by both)
     waits_ms = sum(v for c, v in m.syncs.in_gaps_ledger_ms.items() if c not in _skipped(ctx.fw.has_dispatch))
-    non_input_ms = max(0.0, g.avg_gap_ms - input_ms - loss_ms - skew_ms - dispatch_ms - held_ms - waits_ms)
+    non_input_ms = max(0.0, g.avg_gap_ms - input_ms - loss_ms - skew_ms - dispatch_ms - held_ms - waits_ms
+                       - profiler_ms)
     # of the time the gaps sit in (a step's start to the next's: the step, and the gap where it lies outside the
     # steps), never of the mean step -- a part never above its whole (issue #37 survey: "176.3% of the 815 us step"
     # on two steps guessed from GPU bursts, the 1.45 ms gap inside the first)
     cycle_ms = g.avg_cycle_ms or ctx.step_ms
     p = _Parts(input_ms=input_ms, launch_ms=launch_ms, other_ms=other_ms, held_ms=held_ms,
                unexplained_ms=unexplained, loss_ms=loss_ms, skew_ms=skew_ms, dispatch_ms=dispatch_ms,
-               waits_ms=waits_ms, cycle_ms=cycle_ms, share=non_input_ms / cycle_ms)
+               waits_ms=waits_ms, cycle_ms=cycle_ms, share=non_input_ms / cycle_ms, profiler_ms=profiler_ms)
     return replace(p, share=(non_input_ms + _unsaid_ms(p, g)) / cycle_ms)
 
 
@@ -566,7 +571,8 @@ def _owned(p: _Parts) -> list[tuple[float, str]]:
             (p.dispatch_ms, "the next work's dispatch, the launch-bound check's"),
             (p.loss_ms, "dynamic loss scaling, the loss-scaling check's"),
             (p.skew_ms, "a GPU starting late, the launch-skew check's"),
-            (p.waits_ms, "the idle after the program's own syncs and blocking copies, theirs")]
+            (p.waits_ms, "the idle after the program's own syncs and blocking copies, theirs"),
+            (p.profiler_ms, "the program waiting for the profiler's own work, no run's without it")]
 
 
 def _floor(p: _Parts, g) -> float:  # noqa: ANN001 - Gaps

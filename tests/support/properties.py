@@ -946,7 +946,8 @@ def window_value_problems(where: str, h: HostReport) -> list[str]:
         return _window_sum_problems(where, h, kept)
     out = []
     for f in h.findings:
-        said = _OF_EACH.search(" ".join(f.summary.split()))
+        text = " ".join(f.summary.split())
+        said = _OF_EACH.search(text) or _FOR_OF_IT.search(text)
         if said is None:
             continue
         x, xu = said.group(1), said.group(2)
@@ -963,10 +964,13 @@ def window_value_problems(where: str, h: HostReport) -> list[str]:
     return out
 
 
-#: the time a finding grades per step, in the three ways the rules say it: "X of each Y step", "P% of the Y step (X",
-#: "(X per step)" / "(X in the step)"
+#: the host-bound finding's own time: "P% of the Y step; for X of it (Q%)" (h37-ledger59: wild/profiler_wait_rtx5070ti's
+#: "for 3.62 ms of it" under the window "host work, the pass (4.52 ms)", the profiler's buffer request in the window's)
+_FOR_OF_IT = re.compile(r"\bfor " + _TIME + r" of it \(")
+#: the time a finding grades per step, in the four ways the rules say it: "X of each Y step", "P% of the Y step (X",
+#: "(X per step)" / "(X in the step)", "for X of it ("
 _FINDING_PER_STEP = (_OF_EACH, re.compile(r"% of (?:each|the) [\d.,]+ ?(?:us|µs|ms|s) [\w ]*?(?:step|pass) \(" + _TIME),
-                     re.compile(r"\(" + _TIME + r" (?:per step|in the [\w ]+?)\)"))
+                     re.compile(r"\(" + _TIME + r" (?:per step|in the [\w ]+?)\)"), _FOR_OF_IT)
 
 
 def _window_sum_problems(where: str, h: HostReport, kept: int) -> list[str]:

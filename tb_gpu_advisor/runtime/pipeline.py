@@ -14,6 +14,7 @@ the older keyword, still works; a caller that gives no options gets the command 
 from __future__ import annotations
 
 import os
+import threading
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -108,6 +109,8 @@ def _analyze_host(host_file, size: int, options: UserOptions,
     damage = list(trace.problems)  # a file cut off mid-write: what was read is analysed, and the report says so
     try:
         m = host_metrics(trace, options=options, release=True, peers=peers)
+        if m.job is not None:  # its own one-time costs, which a peer rank's analysis asks (:func:`peer_start_up`)
+            _remember_start_up(host_file, job_peers.one_time_ns(trace, m.job.phase.spans()))
         del trace  # the event tables, before the report is built (see memory.py)
         release_free_heap()
         m.host = host
@@ -142,10 +145,14 @@ def peer_start_up(files: Sequence) -> tuple[np.ndarray, np.ndarray] | None:
     that cannot be read gives none (its own session says why)."""
     parts = []
     for hf in files:
+        known = _START_UPS.get(_identity(hf))
+        if known is not None:
+            parts.append(known)
+            continue
         try:
             trace = formats.read(hf)
             launches = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
-            parts.append(job_peers.one_time_ns(trace, detect_job(trace, launches).phase.spans()))
+            parts.append(_remember_start_up(hf, job_peers.one_time_ns(trace, detect_job(trace, launches).phase.spans())))
         except MemoryError:
             raise
         except Exception:  # noqa: BLE001 - a peer's damage is its own report's
@@ -155,6 +162,26 @@ def peer_start_up(files: Sequence) -> tuple[np.ndarray, np.ndarray] | None:
             release_free_heap()
     spans = job_peers.joined(parts)
     return spans if spans[0].size else None
+
+
+#: Each host file's one-time spans on its clock (:func:`peer_start_up`), by its identity (path, size, mtime): the ranks
+#: of a job in sibling folders each ask every other's, so each file is read for them once per process -- or never,
+#: where its own analysis ran first here.  Small arrays, at most :data:`_START_UPS_KEPT` files.
+_START_UPS: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+_START_UPS_KEPT = 256
+_START_UPS_LOCK = threading.Lock()  # the tab analyses sessions in threads
+
+
+def _identity(hf) -> tuple:  # noqa: ANN001 - a HostFile
+    return (hf.path, int(getattr(hf, "size", 0) or 0), int(getattr(hf, "mtime_ns", 0) or 0))
+
+
+def _remember_start_up(hf, spans: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    with _START_UPS_LOCK:
+        if len(_START_UPS) >= _START_UPS_KEPT:
+            _START_UPS.pop(next(iter(_START_UPS)))
+        _START_UPS[_identity(hf)] = spans
+    return spans
 
 
 def analyze_session(run: str, session: str, host_files: Iterable, progress: Callable[[str, float], None] | None = None,

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from tb_gpu_advisor.discover.logdir import discover
+from tests.support.intervals import union
 from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
 
@@ -33,22 +34,13 @@ def _raw(worker: str) -> dict[str, float]:
     kernels = [(e["ts"], e["ts"] + e["dur"], "nccl" in e["name"].lower()) for e in ev
                if e.get("cat") == "kernel" and a <= e["ts"] < b]
 
-    def union(iv: list[tuple[float, float]]) -> list[list[float]]:
-        out: list[list[float]] = []
-        for s, e in sorted(iv):
-            if out and s <= out[-1][1]:
-                out[-1][1] = max(out[-1][1], e)
-            else:
-                out.append([s, e])
-        return out
-
-    def total(u: list[list[float]]) -> float:
+    def total(u: list[tuple[float, float]]) -> float:
         return sum(e - s for s, e in u)
 
     busy = union([(s, e) for s, e, _ in kernels])
     compute = union([(s, e) for s, e, n in kernels if not n])
     nccl = union([(s, e) for s, e, n in kernels if n])
-    both = total(union([(s, e) for s, e in nccl] + [(s, e) for s, e in compute]))
+    both = total(union(nccl + compute))
     return {"step": step["dur"] / 1e3, "idle": (step["dur"] - total(busy)) / 1e3,
             "exposed_nccl": (both - total(compute)) / 1e3}
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 from tb_gpu_advisor.discover.logdir import discover
 from tests.support.intervals import union

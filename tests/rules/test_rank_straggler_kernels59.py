@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from synthetic import torchtrace as tt
+from tb_gpu_advisor.metrics.job import RankRow, kernel_gap
 from tests.support.cli_report import first_report
 
 
@@ -55,3 +56,21 @@ def test_each_gpu_lists_its_kernel_times(tmp_path: Path) -> None:
             gemm = dict(rows)[tt.GEMM_FWD]
             slow = host["host"] == "node1" and g["gpu"] == 0
             assert gemm == pytest.approx(1.008 if slow else 0.72, abs=1e-3), (host["host"], g["gpu"], gemm)
+
+
+def _row(kernels: list | None) -> RankRow:
+    return RankRow("h", 0, 10.0, 5.0, 1.0, 4.0, kernel_ms=kernels)
+
+
+def test_a_kernel_a_peer_does_not_list_is_bounded_by_its_list() -> None:
+    """Property of ``metrics.job.kernel_gap`` (new, by construction): a peer whose list is full without the kernel
+    runs it at most as long as its lightest listed (the excess is the least); one whose list is short without it runs
+    none of it; a report before 0.1.0+a80 (no list) gives no reading."""
+    slow = _row([["A", 3.0], ["B", 1.0]])
+    full = _row([["B", 1.0], ["C", 0.5]])  # as long as the straggler's list: full, A at most 0.5 there
+    short = _row([["B", 1.0]])  # shorter: runs no A
+    by = kernel_gap(slow, [full, full, short])
+    assert by["kernels"] == [["A", 2.5]] and by["more_kernels"] == 1 and by["less_ms"] == 0.0
+    by = kernel_gap(slow, [short, short, full])
+    assert by["kernels"] == [["A", 3.0]]
+    assert kernel_gap(slow, [full, _row(None)]) is None

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.metrics.job import RankRow, kernel_gap
+from tb_gpu_advisor.metrics.job import RankRow
 from tests.support.cli_report import first_report
 
 
@@ -66,6 +66,8 @@ def test_a_kernel_a_peer_does_not_list_is_bounded_by_its_list() -> None:
     """Property of ``metrics.job.kernel_gap`` (new, by construction): a peer whose list is full without the kernel
     runs it at most as long as its lightest listed (the excess is the least); one whose list is short without it runs
     none of it; a report before 0.1.0+a80 (no list) gives no reading."""
+    from tb_gpu_advisor.metrics.job import kernel_gap  # new here: the file's controls run on BASE
+
     slow = _row([["A", 3.0], ["B", 1.0]])
     full = _row([["B", 1.0], ["C", 0.5]])  # as long as the straggler's list: full, A at most 0.5 there
     short = _row([["B", 1.0]])  # shorter: runs no A

@@ -275,8 +275,19 @@ def _rank_folders(sessions: list[Session]) -> list[Session]:
             continue
         ranks, world, _, _ = jobs[id(s)]
         out.append(dataclasses.replace(s, rank_runs=tuple(sorted(o.stock_run for o in other.values())),
-                                       job_ranks=(tuple(sorted(ranks)), world)))
+                                       job_ranks=(tuple(sorted(ranks)), world),
+                                       rank_clock_files=_on_its_clock(s, list(other.values()))))
     return out
+
+
+def _on_its_clock(s: Session, others: list[Session]) -> tuple[HostFile, ...]:
+    """The host files of ``others`` (the job's ranks in sibling run folders) that count on ``s``'s clock, by its
+    format's layout (``same_clock``: one machine's processes): the analysis of ``s`` places their one-time costs on
+    its own timeline (``Session.rank_clock_files``); none where the layout cannot say or ``s`` holds no host."""
+    same = getattr(formats.REGISTRY[s.format].layout, "same_clock", None)
+    if same is None or not s.hosts:
+        return ()
+    return tuple(hf for o in sorted(others, key=lambda o: o.stock_run) for hf in o.hosts if same(s.hosts[0], hf))
 
 
 def _session_job(s: Session) -> tuple[frozenset[int], int, str, float] | None:

@@ -12,7 +12,8 @@ for the job it is given to (``Framework.for_job``).
 - :mod:`.period`: else steps from the period of the launch sequence, where the host pauses between its repeats;
 - :mod:`.waits`: where the host waited for the GPU (a sync call, a poll until done): the steps and the metrics ask it;
 - :mod:`.exchange`: what the all-to-all exchanges (embeddings, MoE tokens, attention heads), from its neighbours;
-- :mod:`.iterations`: a memory snapshot's training iterations from its allocations, where it marks none.
+- :mod:`.iterations`: a memory snapshot's training iterations from its allocations, where it marks none;
+- :mod:`.peers`: the job's other processes' one-time costs, from their own files, on this trace's clock.
 """
 
 from __future__ import annotations
@@ -77,6 +78,10 @@ class Job:
     #: where the host waited for the GPU (``job.waits.host_waits``: its sync calls and its polls), which the steps read
     #: an iteration's end by (not in the report); None: not read (a job made by hand), the sync calls alone then
     waits: Waits | None = None
+    #: the job's other processes inside their one-time costs, read from their own files on this trace's clock
+    #: (``job.peers``: ranks in sibling run folders of one machine): (starts, ends) ps, disjoint; None: none placed.
+    #: A collective here waiting through them waits for a peer's start-up (``Context.peer_one_time_spans``)
+    peer_one_time: tuple[np.ndarray, np.ndarray] | None = None
 
     def framework(self, fw: Framework, alone: bool = False) -> Framework:
         """``fw`` as it talks to this job: its fixes for the job's tags, then the engine's own fixes on top.

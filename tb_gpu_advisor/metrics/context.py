@@ -306,15 +306,16 @@ class Context:
 
     def peer_one_time_spans(self, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
         """The other processes of the trace inside their one-time costs (:meth:`one_time_spans` of every other GPU
-        driven by a process of its own): disjoint (starts, ends); None where ``g`` shares its process or none has
-        any.  Why: the ranks of one job leave a collective together, so a rank's collective running while a peer
-        loads a module or compiles waits for that peer's start-up -- time the peer's one-time cost holds, not
+        driven by a process of its own): disjoint (starts, ends); None where none has any.  Why: the ranks of one
+        job leave a collective together, so a rank's collective running while a peer loads a module or compiles waits for that peer's start-up -- time the peer's one-time cost holds, not
         communication this rank's overlap could hide (ykcai-daniel/torch-compile-moe rank 1: 2.67 ms "exposed" in
-        its all-to-all while rank 0 loaded, before its own load began; h37-ranks57 *Left* 4, h37-ranks58)."""
-        if g.host_mask is None:
-            return None
+        its all-to-all while rank 0 loaded, before its own load began; h37-ranks57 *Left* 4, h37-ranks58).  With them
+        the peers read from their own files on this trace's clock (``Job.peer_one_time``: ranks in sibling run
+        folders of one machine, h37-ranks59), for every GPU here: those are other processes."""
         spans = [self.one_time_spans(o) for o in self.gpus
-                 if o is not g and o.host_mask is not None and not (o.host_mask & g.host_mask).any()]
+                 if g.host_mask is not None and o is not g and o.host_mask is not None
+                 and not (o.host_mask & g.host_mask).any()]
+        spans.append(self.job.peer_one_time if self.job is not None else None)
         spans = [x for x in spans if x is not None and x[0].size]
         if not spans:
             return None

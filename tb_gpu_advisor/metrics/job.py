@@ -97,6 +97,9 @@ class RankRow:
     #: the GPU's kernels' longest single calls (``GpuSummary.longest_calls``: [kernel, call index, ms, calls, ms per
     #: step]); None: a report before 0.1.0+a78
     longest_calls: list | None = None
+    #: the GPU's compute kernels' summed time (``GpuSummary.kernel_ms``: [kernel, ms per step], largest first, a
+    #: bounded list); None: a report before 0.1.0+a80
+    kernel_ms: list | None = None
 
     @property
     def label(self) -> str:
@@ -430,7 +433,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None,
                                  max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps,
                                  getattr(g, "rank", None), xfer, dict(getattr(g, "calls", None) or {}), whole, before,
                                  paced, _float_or_none(getattr(g, "host_calls_ms", None)),
-                                 getattr(g, "longest_calls", None)))
+                                 getattr(g, "longest_calls", None), getattr(g, "kernel_ms", None)))
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
@@ -439,6 +442,37 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None,
                    kind_confidence=str(what.get("kind_confidence") or "low"),
                    processes=procs or None, one_step=bool(counts) and all(c == 1 for c in counts),
                    marked=not any(x in UNMARKED_SOURCES for x in sources), rank_runs=rank_runs)
+
+
+#: how many kernels :func:`kernel_gap` names: a size bound of the words, no judgement (``multigpu.GAP_KERNELS``'s)
+GAP_KERNELS = 3
+
+
+def kernel_gap(s: RankRow, others: list[RankRow]) -> dict | None:
+    """Where rank ``s``'s compute over the median of ``others`` lies by kernel, across host files, from each rank's
+    listed kernel times (``RankRow.kernel_ms``, a bounded list): per kernel ``s`` lists, the least it spends more than
+    the median other rank -- a peer that lists the kernel, its time; one whose list is full without it, its shortest
+    listed (at most that); one whose list is not full without it, 0 (it runs none).  ``{"kernels": [[kernel, ms per
+    step more], ...] (the largest :data:`GAP_KERNELS`), "more_kernels", "more_ms", "less_ms" (its time less than the
+    median peer's in the kernels it lists)}``, the shape of ``MultiGpu.gap_by_kernel`` within one host.  Facts
+    (``rules.rank_straggler`` names them); None where a report lists none (before 0.1.0+a80) or nothing is more."""
+    if not s.kernel_ms or any(r.kernel_ms is None for r in others) or not others:
+        return None
+    full = max(len(r.kernel_ms) for r in [s, *others])
+    diff = []
+    for kernel, mine in s.kernel_ms:
+        theirs = []
+        for r in others:
+            listed = {row[0]: float(row[1]) for row in r.kernel_ms}
+            theirs.append(listed.get(kernel, float(r.kernel_ms[-1][1]) if len(r.kernel_ms) >= full and r.kernel_ms
+                                     else 0.0))
+        diff.append((kernel, float(mine) - med(theirs)))
+    diff.sort(key=lambda kv: -kv[1])
+    more = [[k, v] for k, v in diff if v > 0]
+    if not more:
+        return None
+    return {"kernels": more[:GAP_KERNELS], "more_kernels": len(more), "more_ms": float(sum(v for _, v in more)),
+            "less_ms": float(-sum(v for _, v in diff if v < 0))}
 
 
 def _float_or_none(x: object) -> float | None:

@@ -222,6 +222,22 @@ def longest_calls(ctx: Context) -> dict[int, list]:
     return out
 
 
+#: how many kernels' times a GPU states (``MultiGpu.kernel_times``): a size bound of the report, no judgement
+KERNEL_TIMES = 16
+
+
+def kernel_times(ctx: Context) -> dict[int, list]:
+    """Per active GPU, its compute kernels' summed time in the kept steps, ms per step, largest first, at most
+    :data:`KERNEL_TIMES`: ``[kernel, ms per step]`` -- what places a rank's compute gap by kernel across host files
+    (``metrics.job.kernel_gap``; within one host :func:`gap_by_kernel` reads every kernel)."""
+    n = ctx.steps.count
+    out: dict[int, list] = {}
+    for g in ctx.active:
+        rows = sorted(([k, v] for k, v in _kernel_ms(g, n).items()), key=lambda r: -r[1])
+        out[g.d.gpu] = rows[:KERNEL_TIMES]
+    return out
+
+
 def peer_median(compute: dict[int, float], gpu: int) -> float:
     """The median of the other GPUs' compute ms per step (``compute``: GPU -> ms): what ``gpu`` is judged against."""
     return float(np.median([v for g, v in compute.items() if g != gpu]))
@@ -364,7 +380,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         heaviest_compute_gpu=(busiest_over_peers(compute) or (max(compute, key=compute.get),))[0] if compute else None,
         compute_peer_median_ms=(busiest_over_peers(compute) or (None, None))[1], compute_gpus=sorted(compute),
         largest_call_excess=largest_call_excess(ctx, compute), gap_by_kernel=gap_by_kernel(ctx, compute),
-        longest_calls=longest_calls(ctx),
+        longest_calls=longest_calls(ctx), kernel_times=kernel_times(ctx),
         collective_calls_per_gpu_step=sum(coll) / len(coll) if coll else None,
         allreduce_ms_per_step=sum(arms) / len(arms) if arms else None, allreduce_bytes_per_step=(params * 4.0 if params else None),
         allreduce_transfer_ms_per_step=_allreduce_transfer(ctx, gpus),

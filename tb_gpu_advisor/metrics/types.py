@@ -837,6 +837,9 @@ class MultiGpu:
     #: per active GPU, its kernels' longest single calls in the kept steps (``multigpu.longest_calls``): [kernel, call
     #: index, ms, calls, ms per step], longest first, a bounded list
     longest_calls: dict[int, list] = field(default_factory=dict)
+    #: per active GPU, its compute kernels' summed time (``multigpu.kernel_times``): [kernel, ms per step], largest
+    #: first, a bounded list
+    kernel_times: dict[int, list] = field(default_factory=dict)
     # the smallest active GPU's AllReduce ms per step: the GPU that enters the collective last waits least, so its
     # time is the transfer itself; the others' include waiting for it (a straggler, a late launch)
     allreduce_transfer_ms_per_step: float | None = None

@@ -66,10 +66,15 @@ class RankRuns:
     runs: tuple[str, ...]
     ranks: tuple[int, ...]
     world: int
+    #: the host files of those runs that count on this session's clock (one machine's processes,
+    #: ``Layout.same_clock``): the analysis reads their one-time costs, which the collectives here wait through
+    #: (``job.peers``)
+    files: tuple["HostFile", ...] = ()
 
     def key_material(self) -> list:
-        """What the report cache keys of it (``runtime.cache.make_key``)."""
-        return [list(self.runs), list(self.ranks), self.world]
+        """What the report cache keys of it (``runtime.cache.make_key``): the report reads the files on its clock."""
+        files = [[f.path, f.size, f.mtime_ns] for f in self.files]
+        return [list(self.runs), list(self.ranks), self.world] + ([files] if files else [])
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,8 @@ class Session:
     rank_runs: tuple[str, ...] = ()
     #: (ranks this session holds, the job's world size) where :attr:`rank_runs` is said; () else.
     job_ranks: tuple[tuple[int, ...], int] | tuple[()] = ()
+    #: the host files of :attr:`rank_runs` that count on this session's clock (``RankRuns.files``)
+    rank_clock_files: tuple[HostFile, ...] = ()
 
     @property
     def linked_ranks(self) -> RankRuns | None:
@@ -102,7 +109,7 @@ class Session:
         if not self.rank_runs or not self.job_ranks:
             return None
         ranks, world = self.job_ranks
-        return RankRuns(tuple(self.rank_runs), tuple(int(r) for r in ranks), int(world))
+        return RankRuns(tuple(self.rank_runs), tuple(int(r) for r in ranks), int(world), tuple(self.rank_clock_files))
 
     @property
     def stock_run(self) -> str:

@@ -178,6 +178,9 @@ class GpuSummary:
     #: (0-based among its calls), ms, the kernel's calls, that call's ms per step] -- what matches one slow call across
     #: host files (from 0.1.0+a78; absent before: unknown)
     longest_calls: list[list[Any]] | None = None
+    #: this GPU's compute kernels' summed time in the kept steps, largest first (at most 16): [kernel, ms per step] --
+    #: what places a rank's compute gap by kernel across host files (from 0.1.0+a80; absent before: unknown)
+    kernel_ms: list[list[Any]] | None = None
 
 
 @dataclass

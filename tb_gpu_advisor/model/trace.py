@@ -705,6 +705,10 @@ class Trace:
     viewer_zero_ps: int = 0
     #: that viewer and its 0, in words (``capture.time_base`` of the report)
     time_base: str = ""
+    #: this trace's 0 ps on the clock its file counts on, in ns (Kineto: ``baseTimeNanoseconds`` plus the first
+    #: event's ``ts``, as a merge of one machine's ranks aligns them): what places another process's file of the same
+    #: machine on this trace's clock (``job.peers``); None where the format says no such clock
+    clock_ns: int | None = None
     #: per GPU, the format's own step line (TF's derived ``Steps`` line in grouped captures)
     gpu_step_lines: dict[int, StepLine] = field(default_factory=dict)
     #: what the step lines are: (step source id, note in words); None: TF's derived ``Steps`` line

@@ -468,7 +468,9 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                        memory=gpu_memory_summary(m, g.gpu), host_calls_ms=json_float(g.host_calls_ms_per_step, 6),
                        longest_calls=[[k, i, json_float(x, 6), n, json_float(ps, 6)]
                                       for k, i, x, n, ps in m.multi_gpu.longest_calls.get(g.gpu, [])]
-                       if g.gpu in m.multi_gpu.longest_calls else None)
+                       if g.gpu in m.multi_gpu.longest_calls else None,
+                       kernel_ms=[[k, json_float(x, 6)] for k, x in m.multi_gpu.kernel_times[g.gpu]]
+                       if g.gpu in m.multi_gpu.kernel_times else None)
             for g in _shown_gpus(m)]
     cap = m.capture
     det = m.steps

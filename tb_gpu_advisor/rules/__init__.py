@@ -700,8 +700,16 @@ def _idle_not_named(ctx: Ctx, metrics: HostMetrics, dev: float) -> float:
     Why: each wait belongs to its cause.  torchprof-XDU's one-batch ResNet-50 pass at 64x64 (RTX 5070 Ti Laptop GPU,
     wild58 torch58): 4.31 ms of the host's own code in a 13.2 ms pass -- its largest cost beside a 3.85 ms fetch and a
     0.99 ms activity buffer request -- was weighed against all 9.75 ms of idle, the fetch and the request among it,
-    and was not named once the request was left out of it."""
-    idle = ctx.step_ms * (1 - dev) - metrics.breakdown.input_wait - metrics.breakdown.profiler
+    and was not named once the request was left out of it.
+
+    Less the exposed collectives too (the ledger's ``collectives``): a rank waiting in a collective waits for its
+    peers to enter it (or for the transfer), not for its own host -- ``rank_straggler``'s and ``comm_exposed``'s
+    cause.  ``wild/dlrm_v100`` (8 ranks, one file each; raw events read by hand, h37-ranks59): every rank's GPU
+    idles 7.6-10.5 ms outside any kernel and its host runs 5.9-8.7 ms of its own code then; ranks 1 and 3 differ only
+    in their first all-to-all waiting 7.6 / 6.1 ms for peers (the least rank spends 10 us in it), which put 11.1 /
+    9.5 ms of exposed collectives into their idle, so their 5.9 / 6.5 ms of host code read as less than half of it."""
+    bd = metrics.breakdown
+    idle = ctx.step_ms * (1 - dev) - bd.input_wait - bd.collectives - bd.profiler
     return max(0.0, idle)
 
 

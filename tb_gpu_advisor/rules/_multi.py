@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tb_gpu_advisor.common.fmt import ms, pct, plural
+
 
 def active_gpus(m) -> list:
     return [g for g in m.gpus if g.active]
@@ -43,6 +45,23 @@ GPU_COLUMNS = ["gpu", "name", "step ms", "busy ms/step", "busy share", "kernels"
 #: What one slow call of a kernel the other GPUs or ranks ran fast paid: said by ``gpu_imbalance``'s and
 #: ``rank_straggler``'s one-call notes (h37-ranks57), in one wording.
 ONE_OFF_COST = "a one-off cost (a first call's autotuning or module load, a clock dip)"
+
+
+def kernel_gap_words(by: dict | None, gap: float, than: str) -> str:
+    """Where a GPU's compute gap lies by kernel (``by``: ``MultiGpu.gap_by_kernel`` within one host,
+    ``metrics.job.kernel_gap`` across host files): the kernels it spends longer in than ``than`` ("GPU1", "its peers",
+    "the median other rank") where the listed ones hold most of its excess, else that the gap is spread; "" without
+    kernels.  One wording for ``gpu_imbalance`` and ``rank_straggler``."""
+    if not by or not by.get("kernels") or gap <= 0:
+        return ""
+    more, less = float(by["more_ms"]), float(by.get("less_ms") or 0.0)
+    named = [(k, v) for k, v in by["kernels"]]
+    net = f", against {ms(less)} less in others" if less > 0.05 * gap else ""
+    if sum(v for _, v in named) >= 0.5 * more:
+        return (f" It spends longer than {than} mostly in "
+                + ", ".join(f"`{k}` ({ms(v)} more)" for k, v in named if v >= 0.1 * more) + f"{net}.")
+    return (f" The gap is spread over {plural(int(by['more_kernels']), 'kernel')} it spends longer in, "
+            f"none more than {ms(named[0][1])} ({pct(named[0][1] / more)} of their excess){net}.")
 
 
 def which_call(one: dict) -> str:

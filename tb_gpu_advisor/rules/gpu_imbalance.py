@@ -26,7 +26,7 @@ import numpy as np
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._multi import (GPU_COLUMNS, ONE_OFF_COST, active_gpus, gpu_table_rows, is_multi, wait_held_ms,
+from tb_gpu_advisor.rules._multi import (GPU_COLUMNS, ONE_OFF_COST, active_gpus, kernel_gap_words, gpu_table_rows, is_multi, wait_held_ms,
                                         wait_parts, which_call)
 from tb_gpu_advisor.rules.base import (T, Ctx, finding, grade, ms, ms_apart, pct, rule, saving, step_windows, table,
                                       the_others, value_metric)
@@ -117,17 +117,7 @@ def _where_the_gap_is(mg, gap: float, per_step: str, others: list) -> tuple[str,
         part = min(float(one["excess_ms"]), gap)
         said.append(f" One call of `{one['kernel']}` ({which_call(one)}, {ms(one['ms'])} against {ms(one['peer_ms'])} "
                     f"{_on_peer(one)}) is {ms(part)} {per_step} of the gap ({pct(part / gap)}).")
-    if by and by.get("kernels"):
-        more, less = float(by["more_ms"]), float(by.get("less_ms") or 0.0)
-        named = [(k, v) for k, v in by["kernels"]]
-        net = f", against {ms(less)} less in others" if less > 0.05 * gap else ""
-        if sum(v for _, v in named) >= 0.5 * more:
-            than = f"GPU{others[0].gpu}" if len(others) == 1 else "its peers"
-            said.append(f" It spends longer than {than} mostly in " + ", ".join(
-                f"`{k}` ({ms(v)} more)" for k, v in named if v >= 0.1 * more) + f"{net}.")
-        else:
-            said.append(f" The gap is spread over {plural(int(by['more_kernels']), 'kernel')} it spends longer in, "
-                        f"none more than {ms(named[0][1])} ({pct(named[0][1] / more)} of their excess){net}.")
+    said.append(kernel_gap_words(by, gap, f"GPU{others[0].gpu}" if len(others) == 1 else "its peers"))
     return "".join(said), part
 
 

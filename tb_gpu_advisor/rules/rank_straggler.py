@@ -11,9 +11,9 @@ Saving: the others' extra wait, which goes when the straggler keeps pace.
 
 from __future__ import annotations
 
-from tb_gpu_advisor.metrics.job import JobView
+from tb_gpu_advisor.metrics.job import JobView, kernel_gap
 from tb_gpu_advisor.model.schema import Finding, Table
-from tb_gpu_advisor.rules._multi import ONE_OFF_COST, which_call
+from tb_gpu_advisor.rules._multi import ONE_OFF_COST, kernel_gap_words, which_call
 from tb_gpu_advisor.rules._job import capital, fixes, job_finding, med, ranks_table, slow_node, straggler_meaning
 from tb_gpu_advisor.rules.base import T, grade, ms, n_of, pct, share_metric, the_others
 from tb_gpu_advisor.rules.registry import rule
@@ -45,8 +45,12 @@ def check(job: JobView) -> list[Finding]:
     one = one_call(s, others, busy_extra, extra, job.step_ms)
     if one is not None:
         return [_one_call_finding(job, s, others, one, share)]
-    why = ("more compute" if s.compute_ms - med([r.compute_ms for r in others]) >= 0.5 * busy_extra
+    compute_gap = s.compute_ms - med([r.compute_ms for r in others])
+    why = ("more compute" if compute_gap >= 0.5 * busy_extra
            else "more time outside its kernels (host work, input, launches)")
+    # where that compute lies, by kernel, across the host files (h37-ranks59; gpu_imbalance's words within one host)
+    kernels = kernel_gap_words(kernel_gap(s, others), compute_gap, f"the median other {job.unit}") \
+        if why == "more compute" else ""
     where = _most_waited(s, others)
     per_step = job.last_per_step()
     last_in = sum(1 for _, r, _ in per_step if r is s)
@@ -69,7 +73,7 @@ def check(job: JobView) -> list[Finding]:
         f"(median){where}: {ms(extra)}, {pct(share)} of the {ms(job.step_ms)} {job.step_word if job.one_step else 'step'}, longer than {s.label}, which "
         f"enters them last. It spends {ms(s.busy_ms)} {'of the ' + job.step_word if job.one_step else 'of each step'} before its "
         f"collectives, {ms(busy_extra)} more than the median {job.unit}, "
-        f"mostly {why}.{call}{rest}{persist}",
+        f"mostly {why}.{kernels}{call}{rest}{persist}",
         metric=share_metric("straggler_extra_share", "Straggler's extra time, share of {step}", share,
                             "rank_straggler.warning", meaning=straggler_meaning(job), severity=sev,
                             detail={"rank": s.label, "extra_ms_per_step": extra, "straggler_comm_ms": s.comm_ms,

@@ -14,6 +14,7 @@ the older keyword, still works; a caller that gives no options gets the command 
 from __future__ import annotations
 
 import os
+import threading
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -22,6 +23,7 @@ from tb_gpu_advisor import formats, frameworks, rules
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.job import detect_job
+from tb_gpu_advisor.job import peers as job_peers
 from tb_gpu_advisor.metrics.compute import compute_host_metrics
 from tb_gpu_advisor.metrics.context import build_context
 from tb_gpu_advisor.metrics.types import HostMetrics
@@ -36,18 +38,21 @@ from tb_gpu_advisor.steps.detect import detect_steps
 
 
 def host_metrics(trace: Trace, params: int | None = None, options: UserOptions | None = None,
-                 release: bool = False) -> HostMetrics:
+                 release: bool = False, peers: tuple[np.ndarray, np.ndarray] | None = None) -> HostMetrics:
     """Steps and metrics of one trace: which framework wrote it, each device event's launch, the steps, the numbers.
 
     ``release`` (a caller that owns ``trace`` and drops it after): each column is dropped after the last
     stage that reads it (:func:`~tb_gpu_advisor.model.trace.release_columns`), so the metrics' peak does not
-    carry the correlation ids and step stats."""
+    carry the correlation ids and step stats.  ``peers``: the job's other processes' one-time spans, ns on the clock
+    this trace's file counts on (:func:`peer_start_up`), which its job places on its timeline (``Job.peer_one_time``)."""
     options = UserOptions.of(options, params)
     fw = frameworks.detect_trace(trace)
     # correlation: host launch record of every device event (graph launches cover all their kernels)
     launches: list[np.ndarray] = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
     release_free_heap()  # the correlation table's build arrays, before the steps' (see common/memory.py)
     job = detect_job(trace, launches, fw)
+    job.peer_one_time = job_peers.placed(trace, peers)
+    job.phase = job_peers.with_peers(job.phase, job.peer_one_time, trace)
     steps = detect_steps(trace, launches, job)
     # the step detection's temporaries: ~40 MB of freed heap on the dense 100 MB benchmark capture, under the
     # context built next (see common/memory.py)
@@ -71,15 +76,16 @@ def _size(path: str) -> int:
         return 0
 
 
-def analyze_host(host_file, params: int | None = None, options: UserOptions | None = None) -> HostReport:
+def analyze_host(host_file, params: int | None = None, options: UserOptions | None = None,
+                 peers: tuple[np.ndarray, np.ndarray] | None = None) -> HostReport:
     """Analyze one host file (a ``discovery.HostFile``, or anything with ``host``, ``path`` and optionally ``format``
     and ``size``) with the user's ``options``; errors land in ``HostReport.error``: a bad file must not break the
-    session."""
+    session.  ``peers``: the job's other processes' one-time spans on its clock (:func:`peer_start_up`)."""
     options = UserOptions.of(options, params)
     host, path = host_file.host, host_file.path
     size = int(getattr(host_file, "size", 0) or 0)
     try:
-        report = _analyze_host(host_file, size, options)
+        report = _analyze_host(host_file, size, options, peers)
     except MemoryError:
         # the memory guard (runtime/guard.py) stopped this file; its arrays are freed as the exception unwinds
         report = HostReport(host=host, path=path, size_bytes=size or _size(path), error=out_of_memory_message())
@@ -89,7 +95,8 @@ def analyze_host(host_file, params: int | None = None, options: UserOptions | No
     return report
 
 
-def _analyze_host(host_file, size: int, options: UserOptions) -> HostReport:
+def _analyze_host(host_file, size: int, options: UserOptions,
+                  peers: tuple[np.ndarray, np.ndarray] | None = None) -> HostReport:
     """:func:`analyze_host` up to running out of memory (raised: the caller says so once, for read and analysis)."""
     host, path = host_file.host, host_file.path
     try:
@@ -101,7 +108,9 @@ def _analyze_host(host_file, size: int, options: UserOptions) -> HostReport:
     size = size or trace.size_bytes
     damage = list(trace.problems)  # a file cut off mid-write: what was read is analysed, and the report says so
     try:
-        m = host_metrics(trace, options=options, release=True)
+        m = host_metrics(trace, options=options, release=True, peers=peers)
+        if m.job is not None:  # its own one-time costs, which a peer rank's analysis asks (:func:`peer_start_up`)
+            _remember_start_up(host_file, job_peers.one_time_ns(trace, m.job.phase.spans()))
         del trace  # the event tables, before the report is built (see memory.py)
         release_free_heap()
         m.host = host
@@ -129,17 +138,64 @@ def host_timelines(host_file, windows: Sequence[tuple[float, float]], max_events
     return [timeline.window_timeline(ctx, float(s), float(e), max_events) for s, e in windows]
 
 
+def peer_start_up(files: Sequence) -> tuple[np.ndarray, np.ndarray] | None:
+    """The one-time spans (module loads, compiles, the context's creation: ``Job.phase``) of the job's other
+    processes, read from their own ``files`` (host files on the session's clock, ``RankRuns.files``), as ns on that
+    clock (``job.peers``); None where there are none.  Each file is read as the analysis reads it and dropped; one
+    that cannot be read gives none (its own session says why)."""
+    parts = []
+    for hf in files:
+        known = _START_UPS.get(_identity(hf))
+        if known is not None:
+            parts.append(known)
+            continue
+        try:
+            trace = formats.read(hf)
+            launches = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
+            parts.append(_remember_start_up(hf, job_peers.one_time_ns(trace, detect_job(trace, launches).phase.spans())))
+        except MemoryError:
+            raise
+        except Exception:  # noqa: BLE001 - a peer's damage is its own report's
+            continue
+        finally:
+            trace = launches = None
+            release_free_heap()
+    spans = job_peers.joined(parts)
+    return spans if spans[0].size else None
+
+
+#: Each host file's one-time spans on its clock (:func:`peer_start_up`), by its identity (path, size, mtime): the ranks
+#: of a job in sibling folders each ask every other's, so each file is read for them once per process -- or never,
+#: where its own analysis ran first here.  Small arrays, at most :data:`_START_UPS_KEPT` files.
+_START_UPS: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+_START_UPS_KEPT = 256
+_START_UPS_LOCK = threading.Lock()  # the tab analyses sessions in threads
+
+
+def _identity(hf) -> tuple:  # noqa: ANN001 - a HostFile
+    return (hf.path, int(getattr(hf, "size", 0) or 0), int(getattr(hf, "mtime_ns", 0) or 0))
+
+
+def _remember_start_up(hf, spans: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    with _START_UPS_LOCK:
+        if len(_START_UPS) >= _START_UPS_KEPT:
+            _START_UPS.pop(next(iter(_START_UPS)))
+        _START_UPS[_identity(hf)] = spans
+    return spans
+
+
 def analyze_session(run: str, session: str, host_files: Iterable, progress: Callable[[str, float], None] | None = None,
                     params: int | None = None, options: UserOptions | None = None, rank_runs=None) -> Report:
     """Every host file in turn, merged into the session's Report, all with the same ``options``; ``rank_runs``: the
     job's other ranks in sibling run folders (``Session.linked_ranks``), which the job rules read."""
     options = UserOptions.of(options, params)
     files = list(host_files)
+    peers = peer_start_up(getattr(rank_runs, "files", ()))
     reports = []
     for i, hf in enumerate(files):
         if progress:
             progress(f"analysing {hf.host} ({i + 1}/{len(files)})", i / max(len(files), 1))
-        reports.append(analyze_host(hf, options=options))
+        reports.append(analyze_host(hf, options=options, peers=peers))
     if progress:
         progress("done", 1.0)
     return merge_hosts(run, session, reports, options, rank_runs)

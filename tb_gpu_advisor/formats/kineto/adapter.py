@@ -263,6 +263,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     return Trace(
         format="kineto", host=host, path=path, size_bytes=size, h=h, devices=devs, num_events=int(kt.n_events),
         span_ps=span, capture_ms=_capture_ms(kt), capture_start_ps=_capture_start_ps(kt, origin), viewer_zero_ps=_viewer_zero_ps(kt, origin), time_base=_time_base(kt),
+        clock_ns=_clock_ns(kt, origin),
         host_steps=_profiler_steps(kt, h), allocator=_allocator(kt),
         annotations=np.flatnonzero(_cat_mask(kt, ("user_annotation",))[host_order]),
         **_rank_step_lines(kt, devs, start_ps, end_ps),
@@ -1272,6 +1273,16 @@ def _time_base(kt: KinetoTrace) -> str:
         return TIME_BASE
     return (f"{TIME_BASE} (ranks {', '.join(kt.workers)} on one clock: from the earliest rank's trace start; "
             "another rank's own file starts up to its profiler's start skew later)")
+
+
+def _clock_ns(kt: KinetoTrace, origin_ns: int) -> int | None:
+    """The trace's 0 (its first used event, ``origin_ns`` on its ``ts``) on the file's clock in ns (``Trace.clock_ns``):
+    ``baseTimeNanoseconds`` plus it, or -- the old schema, without one -- ``ts`` itself, which counts from 1970.
+    Merged ranks count from the earliest rank's base (``ranks._bases``), which their ``meta`` states."""
+    base = kt.meta.get("baseTimeNanoseconds")
+    if base is None:
+        return origin_ns if kt.ts_ns.size else None
+    return int(base) + origin_ns if type(base) is int else None
 
 
 def _viewer_zero_ps(kt: KinetoTrace, origin_ns: int) -> int:

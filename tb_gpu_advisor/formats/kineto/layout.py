@@ -1024,6 +1024,20 @@ class KinetoLayout(RunFolderLayout):
         return tuple((gid, total) for gid, _name, total in read_header(path, size, mtime_ns).gpus
                      if isinstance(gid, int) and isinstance(total, int) and total > 0)
 
+    def same_clock(self, a: HostFile, b: HostFile) -> bool:
+        """Whether two host files of one job (ranks in sibling run folders) count on one clock, so one's times place
+        the other's (``Trace.clock_ns``): processes of one machine -- by the handler's names ``<host>_<pid>`` where
+        both say a machine (:func:`names_machine`), else by their headers (:func:`one_machine`) -- with the same kind
+        of clock.  Two machines' clocks are two: NTP keeps them a millisecond or more apart, longer than the waits
+        they would place."""
+        fa, fb = (a.ranks or (a,))[0], (b.ranks or (b,))[0]
+        ha, hb = (read_header(f.path, f.size, f.mtime_ns) for f in (fa, fb))
+        if ha.clock_ns is None or hb.clock_ns is None or ha.wall_clock != hb.wall_clock:
+            return False
+        if names_machine(fa.host, ha) and names_machine(fb.host, hb):
+            return machine_of(fa.host) == machine_of(fb.host)
+        return one_machine([ha, hb])
+
     def job_rank(self, path: str, size: int, mtime_ns: int) -> tuple[int, int, str, float] | None:
         """``distributedInfo``'s rank, world size and process groups with the capture's start, from the header
         :meth:`capture_span` reads (cached); None without a rank of a world of two or more, or without a time."""

@@ -134,10 +134,13 @@ def _merge(kts: list[KinetoTrace], workers: list[str], said: list[int], one_proc
             launch.append((kt.launch_row + offset, kt.blocks, kt.threads, kt.groups))
         offset += len(kt)
     first = kts[0]
+    meta = dict(first.meta) if one_process else _meta(kts, dev_maps)
+    if base and any(base):  # the merged ts count from the earliest rank's base: the clock the trace states
+        meta["baseTimeNanoseconds"] = min(kt.meta["baseTimeNanoseconds"] for kt in kts)
     return KinetoTrace(
         source=" + ".join(kt.source for kt in kts), names=names, cats=cats,
         **{k: np.concatenate(v) for k, v in cols.items()},
-        meta=dict(first.meta) if one_process else _meta(kts, dev_maps),
+        meta=meta,
         process_names=_by_pid(kts, "process_names", pid_maps, pid_offsets),
         process_labels=_by_pid(kts, "process_labels", pid_maps, pid_offsets),
         thread_names={(_pid(p, pid_maps[i], pid_offsets[i]), _one(t, tid_maps[i])):

@@ -85,3 +85,16 @@ def test_an_edit_to_a_compiled_decoders_source_misses_the_cache(tmp_path):
     source = copy / "tb_gpu_advisor" / "formats" / "kineto" / "_cscan.c"
     source.write_text(source.read_text() + "\n/* an edit */\n")
     assert version(copy) != before
+
+
+def test_the_tabs_in_memory_key_holds_the_changed_thresholds(fp32):
+    """The tab keeps reports in memory by ``serve.plugin._report_key``: a threshold changed is another key there too
+    (BASE: the files and the settings only)."""
+    pytest.importorskip("tensorboard")
+    from tb_gpu_advisor.common.options import UserOptions
+    from tb_gpu_advisor.serve.plugin import _report_key
+
+    plain = _report_key(fp32, list(fp32.hosts), UserOptions())
+    with thresholds.override(**CHANGE):
+        tuned = _report_key(fp32, list(fp32.hosts), UserOptions())
+    assert tuned != plain and plain == _report_key(fp32, list(fp32.hosts), UserOptions())

@@ -65,22 +65,9 @@ def test_the_key_holds_the_changed_thresholds_only(fp32):
 def test_an_edit_to_a_compiled_decoders_source_misses_the_cache(tmp_path):
     """The C decoders are analysing code: a copy of the package with one C source changed (every Python file the
     same) gives another analyzer version, hence another key (BASE: the fingerprint hashed the Python only)."""
-    import os
-    import shutil
-    import subprocess
-    import sys
+    from tests.support.package_copy import analyzer_version as version, copy_package
 
-    from tests.support.paths import REPO
-
-    def version(pkg_root) -> str:
-        code = "import tb_gpu_advisor.runtime.cache as c; print(c.analyzer_version())"
-        env = {**os.environ, "PYTHONPATH": str(pkg_root)}
-        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
-                              cwd=str(pkg_root)).stdout.strip()
-
-    copy = tmp_path / "pkg"
-    shutil.copytree(REPO / "tb_gpu_advisor", copy / "tb_gpu_advisor",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.so", "static"))
+    copy = copy_package(tmp_path / "pkg", "*.so", "static")
     before = version(copy)
     source = copy / "tb_gpu_advisor" / "formats" / "kineto" / "_cscan.c"
     source.write_text(source.read_text() + "\n/* an edit */\n")

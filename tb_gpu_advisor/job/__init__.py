@@ -139,8 +139,8 @@ def work_of(kind: str, tags: tuple[str, ...] | list[str]) -> str:
 
 
 #: :func:`adapt`'s answers by (framework, tags, engine), each beside the framework and engine it was made of: every
-#: rule, table and job rule asks for the same host's framework again (~40 asks a host), and one answer took ~6 ms
-#: (torch_tiny_ops: 30% of its analysis, h37-speed59).  Keyed on the objects themselves (``is``), not their ids'
+#: rule, table and job rule asks for the same host's framework again (~40 asks a host; 0.1-0.4 ms CPU each, up to
+#: 6.5% of an analysis: ``benchmarks/rule_context.py``, h37-speed59).  Keyed on the objects themselves (``is``), not their ids'
 #: reuse; a Framework is frozen and every reader copies what it takes (``Framework.fix``), so one answer is shared.
 _ADAPTED: dict[tuple, tuple[Framework, object, Framework]] = {}
 #: More distinct asks than this (frameworks x vendors x tags x engines) and the memo starts again.

@@ -1,7 +1,7 @@
 """The framework as it talks to a host's job is made once and shared by every rule, table and job rule (h37-speed59).
 
 Every rule builds its context (``rules.base.Ctx``), which asked ``job.adapt`` -- ``Framework.for_job`` over the
-framework's whole fix table -- again: ~40 times a host, 9-30% of an analysis (``benchmarks/rule_context.py``).
+framework's whole fix table -- again: ~40 times a host, up to 6.5% of an analysis (``benchmarks/rule_context.py``).
 ``adapt`` is a pure function of the framework, the job's tags and its engine, so its answer is kept by the three."""
 
 from __future__ import annotations

@@ -140,8 +140,9 @@ def work_of(kind: str, tags: tuple[str, ...] | list[str]) -> str:
 
 #: :func:`adapt`'s answers by (framework, tags, engine), each beside the framework and engine it was made of: every
 #: rule, table and job rule asks for the same host's framework again (~40 asks a host; 0.1-0.4 ms CPU each, up to
-#: 6.5% of an analysis: ``benchmarks/rule_context.py``, h37-speed59).  Keyed on the objects themselves (``is``), not their ids'
-#: reuse; a Framework is frozen and every reader copies what it takes (``Framework.fix``), so one answer is shared.
+#: 6.5% of an analysis: ``benchmarks/rule_context.py``, h37-speed59).  Keyed on the objects themselves (``is``), not
+#: on their ids' reuse; a Framework is frozen and every reader copies what it takes (``Framework.fix``), so one answer
+#: is shared.
 _ADAPTED: dict[tuple, tuple[Framework, object, Framework]] = {}
 #: More distinct asks than this (frameworks x vendors x tags x engines) and the memo starts again.
 _ADAPTED_MAX = 256
@@ -164,7 +165,7 @@ def adapt(fw: Framework, tags: "tuple[str, ...] | list[str]", engine_id: str | N
     return adapted
 
 
-def _adapt(fw: Framework, tags: tuple[str, ...], engine: "engines.Engine | None") -> Framework:
+def _adapt(fw: Framework, tags: tuple[str, ...], engine: engines.Engine | None) -> Framework:
     """:func:`adapt` made anew."""
     adapted = fw.for_job(tags)
     if engine is None:

@@ -48,8 +48,8 @@ Folder: constructor argument, else ``$TB_GPU_ADVISOR_CACHE_DIR``, else
 
 from __future__ import annotations
 
-import gzip
 import functools
+import gzip
 import json
 import logging
 import os
@@ -63,8 +63,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from tb_gpu_advisor import ANALYZER_VERSION
-from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.common import thresholds
+from tb_gpu_advisor.common import fsio, thresholds
 from tb_gpu_advisor.common.cachedir import DISABLED_VALUES, ENV_DIR, default_dir  # noqa: F401 - re-exported
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.model.logdir import HostFile

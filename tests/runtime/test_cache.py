@@ -304,7 +304,8 @@ def test_any_edit_to_the_analysing_code_misses_the_cache(tmp_path):
     """Issue #21 item 7: the key carries a fingerprint of the package's code, so a threshold changed without a
     version bump is not served an old report.  A copy of the package with one rule threshold changed gives another
     analyzer version, hence another key for the same session; the unchanged copy gives the same key."""
-    from tests.support.package_copy import analyzer_version as version, copy_package
+    from tests.support.package_copy import analyzer_version as version
+    from tests.support.package_copy import copy_package
 
     copy = copy_package(tmp_path / "pkg")
     before = version(copy)

@@ -65,7 +65,8 @@ def test_the_key_holds_the_changed_thresholds_only(fp32):
 def test_an_edit_to_a_compiled_decoders_source_misses_the_cache(tmp_path):
     """The C decoders are analysing code: a copy of the package with one C source changed (every Python file the
     same) gives another analyzer version, hence another key (BASE: the fingerprint hashed the Python only)."""
-    from tests.support.package_copy import analyzer_version as version, copy_package
+    from tests.support.package_copy import analyzer_version as version
+    from tests.support.package_copy import copy_package
 
     copy = copy_package(tmp_path / "pkg", "*.so", "static")
     before = version(copy)

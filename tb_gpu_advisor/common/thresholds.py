@@ -653,6 +653,13 @@ def override(**values: float) -> Iterator[None]:
         THRESHOLDS.update(saved)
 
 
+def tuned() -> dict[str, float]:
+    """The thresholds whose value now differs from the table's (an ``override`` in force), by name: what a report
+    made now depends on beyond the code -- the report cache keys on it (``runtime.cache.make_key``), so a report
+    made at the table's values is never served for a changed threshold, nor one made under a change for the table's."""
+    return {t.name: THRESHOLDS[t.name].value for t in _TABLE if THRESHOLDS[t.name].value != t.value}
+
+
 def as_markdown() -> str:
     """The table as markdown (docs/rules.md embeds it; a test checks they agree)."""
     lines = ["| threshold | value | unit | fires | source |", "|---|---|---|---|---|"]

@@ -143,11 +143,36 @@ def work_of(kind: str, tags: tuple[str, ...] | list[str]) -> str:
     return "inference" if "inference" in tags else "any_work"
 
 
+#: :func:`adapt`'s answers by (framework, tags, engine), each beside the framework and engine it was made of: every
+#: rule, table and job rule asks for the same host's framework again (~40 asks a host; 0.1-0.4 ms CPU each, up to
+#: 6.5% of an analysis: ``benchmarks/rule_context.py``, h37-speed59).  Keyed on the objects themselves (``is``), not
+#: on their ids' reuse; a Framework is frozen and every reader copies what it takes (``Framework.fix``), so one answer
+#: is shared.
+_ADAPTED: dict[tuple, tuple[Framework, object, Framework]] = {}
+#: More distinct asks than this (frameworks x vendors x tags x engines) and the memo starts again.
+_ADAPTED_MAX = 256
+
+
 def adapt(fw: Framework, tags: "tuple[str, ...] | list[str]", engine_id: str | None) -> Framework:
     """``fw`` talking to a job with ``tags`` run by engine ``engine_id``: the tags' fixes (``Framework.for_job``),
-    then the engine's own fixes replacing those of the same rules."""
-    adapted = fw.for_job(tuple(tags))
+    then the engine's own fixes replacing those of the same rules.  A pure function of the three, asked once per
+    distinct three (``_ADAPTED``)."""
+    tags = tuple(tags)
     engine = engines.by_id(engine_id)
+    key = (id(fw), tags, id(engine))
+    hit = _ADAPTED.get(key)
+    if hit is not None and hit[0] is fw and hit[1] is engine:
+        return hit[2]
+    adapted = _adapt(fw, tags, engine)
+    if len(_ADAPTED) >= _ADAPTED_MAX:
+        _ADAPTED.clear()
+    _ADAPTED[key] = (fw, engine, adapted)
+    return adapted
+
+
+def _adapt(fw: Framework, tags: tuple[str, ...], engine: engines.Engine | None) -> Framework:
+    """:func:`adapt` made anew."""
+    adapted = fw.for_job(tags)
     if engine is None:
         return adapted
     # the engine's own way to profile it is the job's capture advice, as it is its capture fixes: the framework's text

@@ -4,7 +4,8 @@ Why: analysing a multi-GB capture takes seconds to minutes; the same
 session is opened again and again (every TensorBoard restart, every CLI
 run, ``precompute`` ahead of time).  A report is valid as long as every
 host file -- and every file its reader reads beside it (``HostFile.beside``) -- is unchanged (path, size,
-mtime_ns) and the analyzer and report schema are the same, so exactly that is the key.
+mtime_ns), the analyzer (its Python and C code) and report schema are the same and no threshold differs from the
+table's (``thresholds.override``), so exactly that is the key.
 
 Design:
 
@@ -47,8 +48,8 @@ Folder: constructor argument, else ``$TB_GPU_ADVISOR_CACHE_DIR``, else
 
 from __future__ import annotations
 
-import gzip
 import functools
+import gzip
 import json
 import logging
 import os
@@ -62,7 +63,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from tb_gpu_advisor import ANALYZER_VERSION
-from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common import fsio, thresholds
 from tb_gpu_advisor.common.cachedir import DISABLED_VALUES, ENV_DIR, default_dir  # noqa: F401 - re-exported
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.model.logdir import HostFile
@@ -89,18 +90,23 @@ def analyzer_version() -> str:
     return f"{ANALYZER_VERSION}+{code_fingerprint()}"
 
 
+#: The analysing code's sources the fingerprint hashes: the package's Python and its decoders' C.
+_CODE = ("*.py", "*.c", "*.h")
+
+
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """SHA-256 (12 hex digits) of the package's Python sources, read once per process (about 1 MB: milliseconds).
 
     Why: reports are cached across runs and processes; ``ANALYZER_VERSION`` is bumped by hand and a forgotten bump
-    served stale reports while a rule was being changed.  The tab's static files do not change reports and are
-    left out."""
+    served stale reports while a rule was being changed.  The compiled decoders' C sources (``_CODE``) are analysing
+    code too: an edit to one changed what a file reads as with every Python file the same.  The tab's static files do
+    not change reports and are left out."""
     import hashlib  # here, not at import: a report with the cache off hashes nothing (OpenSSL's start-up, ~3 ms)
 
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(p for pattern in _CODE for p in root.rglob(pattern)):
         try:
             data = path.read_bytes()
         except OSError:
@@ -141,7 +147,7 @@ def make_key(
     size, mtime_ns) and every file its reader reads beside it (``HostFile.beside``: a report made before a snapshot's
     capacity record was written is not the report of the snapshot with it), the rank of each file that states none as
     its layout inferred it from the job's other files (``HostFile.inferred_ranks``: other machines' files, which no
-    host key holds, say it), the user's settings and versions.
+    host key holds, say it), the user's settings, every threshold changed from the table's and versions.
 
     Run and session names are part of it because the report carries them; the settings the report was made with
     (``options``, with ``params`` over its own; none given: the command line's, ``UserOptions.of``) change findings,
@@ -175,6 +181,9 @@ def make_key(
     settings = options.key_material()
     if settings:  # the network and model FLOPs settings; absent, keys keep their earlier form
         material["options"] = settings
+    changed = thresholds.tuned()
+    if changed:  # thresholds changed from the table's (``thresholds.override``); none: keys keep their earlier form
+        material["thresholds"] = sorted(changed.items())
     return CacheKey(json.dumps(material, sort_keys=True, separators=(",", ":")))
 
 

@@ -94,7 +94,7 @@ from werkzeug import wrappers
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.fmt import echo
 from tb_gpu_advisor.common.options import OptionError, UserOptions, parse_query
-from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.common.thresholds import T, tuned
 from tb_gpu_advisor.frameworks import REGISTRY
 from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.report import diff, diff_render, legend, render, timeline
@@ -540,8 +540,10 @@ def _select_hosts(session: Any, host: str | None) -> list:
 
 
 def _report_key(session: Any, host_files: list, options: UserOptions) -> tuple:
-    """The in-memory key of a report: the session, every host file's identity, and the settings it is made with."""
-    return (session.run, session.session, tuple(_identity(h) for h in host_files), options)
+    """The in-memory key of a report: the session, every host file's identity, the settings it is made with and every
+    threshold changed from the table's (``thresholds.tuned``, as the disk cache's key holds them)."""
+    return (session.run, session.session, tuple(_identity(h) for h in host_files), options,
+            tuple(sorted(tuned().items())))
 
 
 def _identity(h: Any) -> tuple:

@@ -304,18 +304,10 @@ def test_any_edit_to_the_analysing_code_misses_the_cache(tmp_path):
     """Issue #21 item 7: the key carries a fingerprint of the package's code, so a threshold changed without a
     version bump is not served an old report.  A copy of the package with one rule threshold changed gives another
     analyzer version, hence another key for the same session; the unchanged copy gives the same key."""
-    import shutil
+    from tests.support.package_copy import analyzer_version as version
+    from tests.support.package_copy import copy_package
 
-    from tests.support.paths import REPO
-
-    def version(pkg_root) -> str:
-        code = "import tb_gpu_advisor.runtime.cache as c; print(c.analyzer_version())"
-        env = {**os.environ, "PYTHONPATH": str(pkg_root)}
-        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
-                              cwd=str(pkg_root)).stdout.strip()
-
-    copy = tmp_path / "pkg"
-    shutil.copytree(REPO / "tb_gpu_advisor", copy / "tb_gpu_advisor", ignore=shutil.ignore_patterns("__pycache__"))
+    copy = copy_package(tmp_path / "pkg")
     before = version(copy)
     assert before == version(copy)  # stable for unchanged code
     th = copy / "tb_gpu_advisor" / "common" / "thresholds.py"

@@ -3617,7 +3617,7 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
                               lost_from: int | None = 20, in_flight: int = 0, ranges: bool = False,
                               lost_until: int | None = None, streams: int = 1,
                               options: dict[str, str] | None = None, diagnostics: tuple[str, ...] = (),
-                              poll: str = "", side_us: float = 0.0) -> dict:
+                              poll: str = "", side_us: float = 0.0, duration_s: int = 0) -> dict:
     """Write the export of a kernel harness shaped after Navi-AI-Lab/nvllm's ``B_harness_grid_4_active/run.sqlite``
     (a CuTe-DSL kernel on a GB10 under ``nsys --duration``): each of ``iterations`` repeats launches ``kernels``
     kernels of ``kernel_us`` back to back and waits for them (``cudaDeviceSynchronize``), 2 ms apart.  From iteration
@@ -3634,11 +3634,17 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
     end.  ``poll`` (a query call, ``cudaStreamQuery``): each repeat's wait is that query asked every 10 us until its
     kernels are done (:func:`_poll`), no sync call.  ``side_us``: a second thread of the process launches one kernel of
     that long in each repeat of the lost stretch after the main thread's wait, and waits for it as the main thread does
-    (``poll`` or a sync) -- a line whose every launch was lost.  Return the truth."""
+    (``poll`` or a sync) -- a line whose every launch was lost.  ``duration_s``: the session was stopped by
+    ``nsys profile --duration=duration_s`` while the loop ran -- the repeats end there, the session stops just past
+    the duration (its stop's latency), and ``RUN_DURATION_MS`` is the duration asked, as Nsight writes it for such a
+    session (``llm_startup_window``: 10000 for a 10,005.4 ms session); without it ``RUN_DURATION_MS``, where
+    ``options`` give it, is theirs.  Return the truth."""
     us, ms = 1000, 1_000_000
+    limit = SESSION_START_NS + duration_s * 1000 * ms if duration_s else None
     pid = 7301
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL, NVTX_DDL]
-                                         + ([CAPTURE_DDL] if options else []) + ([DIAG_DDL] if diagnostics else []), pid)
+                                         + ([CAPTURE_DDL] if options or duration_s else [])
+                                         + ([DIAG_DDL] if diagnostics else []), pid)
     api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=4 * us)
     kern, marks, lost_at = [], [], []
     k_ns, lat = int(kernel_us * us), 6 * us
@@ -3646,6 +3652,9 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
     side.corr = 1_000_000  # its own correlation ids, none the main thread's
     resume_ns = None
     for i in range(iterations):
+        if limit is not None and api.t >= limit:
+            iterations = i
+            break
         free, opened = api.t, api.t
         dropped = lost_from is not None and i >= lost_from and (lost_until is None or i < lost_until)
         for k in range(kernels):
@@ -3680,6 +3689,10 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
         for _ in range(in_flight):
             api("cudaLaunchKernel", 5 * us)
     stop = api.t + ms
+    if limit is not None:
+        if api.t < limit:
+            raise ValueError(f"{iterations} repeats end before the {duration_s} s duration: give more")
+        options = {**(options or {}), "RUN_DURATION_MS": str(duration_s * 1000)}
     api.insert(con, gtid)
     side.insert(con, _gid(pid, pid + 1))
     if ranges:

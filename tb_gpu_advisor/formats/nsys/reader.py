@@ -349,6 +349,9 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
             raw.facts["program_stream"] = stream
     if died:
         raw.facts["program_died"] = died
+    counted = _counted_steps(tb.program_stderr(schema, 65536, "stdout"))
+    if counted:  # the program's own count of its iterations: job.period reads the launches' turns against it
+        raw.facts["program_counted_steps"] = str(counted)
     refused, n_refused = _refused_launches(schema)
     if refused:
         raw.facts["refused_launches"] = refused
@@ -417,6 +420,32 @@ def _output_failure(stdout: list[str]) -> str:
         if f and not _MEASURED_ERROR.search(f):
             return f
     return ""
+
+
+#: A line of a program's output that counts one of its iterations: a step's name (``nvtx.is_step_name``: "Step 3",
+#: "iteration 12", "iter 5/100"), its number the first in it.
+_COUNTED_LINE = re.compile(r"^(\D*?)(\d+)")
+#: The fewest such lines that count a loop.
+_COUNTED_LEAST = 2
+
+
+def _counted_steps(stdout: list[str]) -> int:
+    """How many iterations the program's standard output counts, one line each -- lines named like a step
+    (``nvtx.is_step_name``), the same words before a number that goes up by one from line to line ("Step 0" ..
+    "Step 6") -- where one process wrote them; 0 where no such count (fewer than two lines, numbers that skip or
+    repeat, two counters, a second process's).  Why: a native program that prints a line per iteration says how many
+    it ran, where its launches' own pattern can read two ways (the GPU's turns of one solve, or runs of them between a
+    branch some turns take: job.period; cestwc/balinski-and-gomory-cuda ``report8``, h37-nsys59)."""
+    counts = []
+    for text in stdout:
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip() and nvtx.is_step_name(ln)]
+        found = [m for m in map(_COUNTED_LINE.match, lines) if m]
+        if len(found) < _COUNTED_LEAST or len(found) != len(lines) or len({m.group(1) for m in found}) != 1:
+            continue
+        numbers = np.array([int(m.group(2)) for m in found], np.int64)
+        if (np.diff(numbers) == 1).all():
+            counts.append(len(found))
+    return counts[0] if len(counts) == 1 else 0
 
 
 def _reported(stderr: list[str], stdout: list[str]) -> tuple[str, str]:

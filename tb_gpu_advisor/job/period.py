@@ -175,8 +175,8 @@ def _program_counted(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: 
     period is read as one step.  cestwc/balinski-and-gomory-cuda ``report8`` prints "Step 0" .. "Step 6" and runs its
     10-kernel body 7 times, each after a ``cudaDeviceSynchronize``, with a 4-launch search between turns 2-3 and 5-6:
     its 34-launch period (two turns, the search, a third) read as 2 steps (h37-nsys59).  A model's layers are no
-    such turns: the program counts its calls, not its layers, and where its count and the launches' agree on neither
-    reading the period's stands."""
+    such turns: a program counts its calls, not its layers, so no layer's kernels launch exactly its count's times,
+    and the period's reading stands."""
     counted = trace.producer.get("program_counted_steps", "")
     n = int(counted) if counted.isdigit() else 0
     if n < _WAITED_LEAST or (steps is not None and steps.start.size == n):
@@ -202,7 +202,7 @@ def _program_counted(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: 
     end = np.r_[start[1:], t_end[last]]
     coverage = (last + 1 - int(opens[0])) / key.size
     note = (f"the program's own count: its output counts {n} iterations, and the same "
-            f"{plural(len(members) + 1, 'kernel')} run once in each of {n} turns of its launches, the host waiting "
+            f"{plural(len(members) + 1, 'launch')} run once in each of {n} turns of its launches, the host waiting "
             "for the GPU between turns (a branch some turns take launches more between them"
             + (", so the launch sequence repeats exactly only every few turns)" if steps is not None else ")"))
     return _launch_steps(f"{n} counted iterations", start, end, coverage, "medium", note, "", True)

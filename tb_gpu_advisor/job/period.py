@@ -144,10 +144,12 @@ def _one_sequence(trace: Trace, launches: list[np.ndarray], waits: Waits) -> Spa
     n = key.size
     found = _period(key)
     if found is None:  # no period of two kernels or more: a loop of one kernel over and over, ended by the host's waits
-        return _waited_runs(trace, launches, key, t_start, t_end, waits)
+        # (or the program's own count of a loop whose turns differ: a solver's inner search run a varying number of times)
+        return _program_counted(trace, key, t_start, t_end, waits,
+                                _waited_runs(trace, launches, key, t_start, t_end, waits))
     p, first, length = found  # the region: launches [first, first + length), length >= 2p
     if (length / n) < T("job.span_step_coverage"):
-        return None
+        return _program_counted(trace, key, t_start, t_end, waits, None)
     frame = _frame(trace, t_start, p, first, length, busiest.gpu if busiest is not None else -1)
     steps = None if frame is None else _region_steps(trace, launches, key, t_start, t_end, p, frame[0],
                                                      frame[1] - frame[0], waits)

@@ -12,12 +12,20 @@ PROVENANCE.md): ``build/test1 4`` on an RTX 3090.  Read by hand (``sqlite3``): i
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+import pytest
+
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.nsys import reader as nsys_reader
+from tests.support.cli_report import first_report
 from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
 
 RUN = "counted_steps_rtx3090_solver"
+#: The same repository's ``report2.sqlite`` (``build/test1 100``; 2.1 MB, too large to keep: local only).
+N100 = Path(os.environ.get("TB_GPU_ADVISOR_CESTWC_N100") or "/work/wild58/nsys58/cestwc/report2.sqlite")
 
 
 def _report() -> dict:
@@ -63,3 +71,17 @@ def test_only_an_unbroken_count_of_one_counter_is_a_count():
     assert nsys_reader._counted_steps(["Step 0\n"]) == 0  # one line
     assert nsys_reader._counted_steps([steps, steps]) == 0  # two processes' counts: whose?
     assert nsys_reader._counted_steps(["Epoch 0\nEpoch 1\n"]) == 0  # no step's name
+
+
+@pytest.mark.skipif(not N100.exists(), reason="cestwc report2.sqlite is local only (too large to keep)")
+def test_a_solver_whose_launches_show_no_period_reads_its_counted_steps():
+    """``report2`` (n = 100): the stdout counts "Step 0" .. "Step 252" and "solve() time: 73.6897 ms" (291 us a step);
+    its 8,930 launches show no exact period (the inner solve runs 8.3 times a step on average, not alike), but ``update_Q`` and
+    ``check_Rk`` launch exactly 253 times, one of each per step, a ``cudaDeviceSynchronize`` between turns.  On main:
+    one pass of 74.0 ms and "The capture holds one pass of the program: no step repeats"."""
+    rep = first_report(str(N100))
+    steps = rep["hosts"][0]["steps"]
+    assert steps["found"] == 253 and "its output counts 253 iterations" in steps["note"]
+    step_ms = rep["hosts"][0]["gpus"][0]["step_ms"]
+    assert abs(step_ms - 73.6897 / 253) <= 0.1 * 73.6897 / 253
+    assert not [f for f in rep["findings"] if "no step repeats" in f["title"]]

@@ -5024,3 +5024,65 @@ def write_unclosed_trace(path: str, steps: int = 20, ran_ms: float = 5400.0, clo
     con.close()
     return {"window": "startup" if closed else "unclosed", "steps": steps,
             "ran_on_ms": (calls[-1][1] - last) / ms}
+
+
+# --------------------------------------------------------------------------- h37-nsys59: a solver's counted steps
+
+def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, printed: bool = True,
+                         body: int = 10, branch: int = 4, syncs: int = 3, kernel_us: float = 20.0,
+                         layer: int = 0) -> dict:
+    """Write the export of a native solver shaped after cestwc/balinski-and-gomory-cuda's ``report8`` (an RTX 3090,
+    ``build/test1 4``): ``turns`` iterations of a loop whose body launches ``body`` tiny kernels, the host waiting for
+    them (``cudaDeviceSynchronize``) after every ``body // syncs`` launches and after the last; after every
+    ``branch_every``-th turn but the last a branch some iterations take launches ``branch`` more kernels (a search)
+    and waits for them.  With ``printed`` the program's standard output (``ProcessStreams``) prints "Step i" at each
+    turn, "Solver has converged after N steps." and its time.  The launch sequence then repeats exactly every
+    ``branch_every`` turns and the branch, never every turn.  ``layer``: the body is a model's call of
+    ``body // layer`` layers of ``layer`` kernels each (the same kernels every layer, a sync after each with
+    ``syncs`` = the layers): no kernel launches once a turn.  Return the truth: the turns' starts (each turn's first
+    body launch, ns on the host clock) and the mean turn's length from one start to the next (ms)."""
+    us = 1000
+    pid = 5151
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 2_000 * us, gap=6 * us)
+    kern: list[tuple[int, int, int, int]] = []
+    names = [strings(f"body_kernel_{k}") for k in range(body)] + [strings(f"search_kernel_{k}") for k in range(branch)]
+    free = api.t
+    every = max(1, body // max(1, syncs))
+
+    def launch(k: int) -> None:
+        nonlocal free
+        start = max(api.t + 5 * us, free)
+        free = start + int(kernel_us * us)
+        kern.append((start, free, api("cudaLaunchKernel", 5 * us), k % layer if layer and k < body else k))
+
+    def wait() -> None:
+        api.row("cudaDeviceSynchronize", api.t, max(api.t + 2 * us, free + 3 * us))
+        api.t = max(api.t + 2 * us, free + 3 * us) + 30 * us  # the host reads a flag back and prints its line
+
+    opens = []
+    for i in range(turns):
+        opens.append(api.t)
+        for k in range(body):
+            launch(k)
+            if (k + 1) % every == 0 or k == body - 1:
+                wait()
+        if (i + 1) % branch_every == 0 and i < turns - 1:
+            for k in range(branch):
+                launch(body + k)
+            wait()
+    stop = api.t + 1_000 * us
+    api.insert(con, gtid)
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, names[k], names[k], 1, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c, k) in enumerate(kern)])
+    if printed:
+        con.execute("CREATE TABLE IF NOT EXISTS ProcessStreams (globalPid INTEGER NOT NULL, filenameId INTEGER NOT "
+                    "NULL, contentId INTEGER NOT NULL)")
+        out = ("Matrix size n = 4\n" + "".join(f"Step {i} \nd_changed, 0\n" for i in range(turns))
+               + f"Solver has converged after {turns} steps.\nsolve() time: {(api.t - opens[0]) / 1e6:.5f} ms\n")
+        con.execute("INSERT INTO ProcessStreams VALUES (?, ?, ?)", (
+            gpid, strings(f"/tmp/nvidia/nsight_systems/streams/pid_{pid}_stdout.log"), strings(out)))
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="test1", thread="test1",
+                copy_enums=False, sync_enum=False)
+    return {"turns": turns, "opens_ns": opens, "turn_ms": float(np.mean(np.diff(opens))) / 1e6}

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from synthetic import nsysexport as nx
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.nsys import reader as nsys_reader
 from tests.support.cli_report import first_report
@@ -85,3 +86,41 @@ def test_a_solver_whose_launches_show_no_period_reads_its_counted_steps():
     step_ms = rep["hosts"][0]["gpus"][0]["step_ms"]
     assert abs(step_ms - 73.6897 / 253) <= 0.1 * 73.6897 / 253
     assert not [f for f in rep["findings"] if "no step repeats" in f["title"]]
+
+
+def _steps(path: str) -> tuple[dict, float]:
+    rep = first_report(path)
+    return rep["hosts"][0]["steps"], rep["hosts"][0]["gpus"][0]["step_ms"]
+
+
+def test_a_generated_solver_that_prints_its_steps_reads_them(tmp_path):
+    """By construction (``synthetic.nsysexport.write_counted_solver``, the real solver's shape): 7 turns of a 10-kernel
+    body, a 4-kernel search after turns 3 and 6, "Step 0" .. "Step 6" printed: 7 steps found, each as long as a turn.
+    On main: the 34-launch period's 3 repeats."""
+    path = str(tmp_path / "solver.sqlite")
+    truth = nx.write_counted_solver(path)
+    steps, step_ms = _steps(path)
+    assert steps["found"] == truth["turns"] == 7
+    assert abs(step_ms - truth["turn_ms"]) <= 0.1 * truth["turn_ms"]
+
+
+def test_control_the_same_solver_without_its_count_keeps_the_period(tmp_path):
+    """Control (passes on main too): the same launches with nothing printed read as the launch sequence's period, as
+    before -- the launches alone cannot tell the turns from runs of them."""
+    path = str(tmp_path / "solver.sqlite")
+    nx.write_counted_solver(path, printed=False)
+    steps, _ = _steps(path)
+    assert steps["found"] == 3 and "34-kernel launch sequence" in steps["note"]
+
+
+def test_control_a_models_synced_layers_are_no_counted_turns(tmp_path):
+    """Control (passes on main too): a call of 3 layers of the same 4 kernels, a sync after each, printed once per
+    call: no kernel launches once a call, so the count reads nothing and the reading is the launches' own, printed or
+    not."""
+    read = {}
+    for printed in (True, False):
+        path = str(tmp_path / f"layers{printed}.sqlite")
+        nx.write_counted_solver(path, printed=printed, body=12, layer=4, syncs=3, branch_every=99)
+        read[printed] = _steps(path)
+    assert read[True] == read[False]
+    assert "its output counts" not in read[True][0]["note"]

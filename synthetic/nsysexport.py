@@ -3617,7 +3617,7 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
                               lost_from: int | None = 20, in_flight: int = 0, ranges: bool = False,
                               lost_until: int | None = None, streams: int = 1,
                               options: dict[str, str] | None = None, diagnostics: tuple[str, ...] = (),
-                              poll: str = "", side_us: float = 0.0) -> dict:
+                              poll: str = "", side_us: float = 0.0, duration_s: int = 0) -> dict:
     """Write the export of a kernel harness shaped after Navi-AI-Lab/nvllm's ``B_harness_grid_4_active/run.sqlite``
     (a CuTe-DSL kernel on a GB10 under ``nsys --duration``): each of ``iterations`` repeats launches ``kernels``
     kernels of ``kernel_us`` back to back and waits for them (``cudaDeviceSynchronize``), 2 ms apart.  From iteration
@@ -3634,11 +3634,17 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
     end.  ``poll`` (a query call, ``cudaStreamQuery``): each repeat's wait is that query asked every 10 us until its
     kernels are done (:func:`_poll`), no sync call.  ``side_us``: a second thread of the process launches one kernel of
     that long in each repeat of the lost stretch after the main thread's wait, and waits for it as the main thread does
-    (``poll`` or a sync) -- a line whose every launch was lost.  Return the truth."""
+    (``poll`` or a sync) -- a line whose every launch was lost.  ``duration_s``: the session was stopped by
+    ``nsys profile --duration=duration_s`` while the loop ran -- the repeats end there, the session stops just past
+    the duration (its stop's latency), and ``RUN_DURATION_MS`` is the duration asked, as Nsight writes it for such a
+    session (``llm_startup_window``: 10000 for a 10,005.4 ms session); without it ``RUN_DURATION_MS``, where
+    ``options`` give it, is theirs.  Return the truth."""
     us, ms = 1000, 1_000_000
+    limit = SESSION_START_NS + duration_s * 1000 * ms if duration_s else None
     pid = 7301
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL, NVTX_DDL]
-                                         + ([CAPTURE_DDL] if options else []) + ([DIAG_DDL] if diagnostics else []), pid)
+                                         + ([CAPTURE_DDL] if options or duration_s else [])
+                                         + ([DIAG_DDL] if diagnostics else []), pid)
     api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=4 * us)
     kern, marks, lost_at = [], [], []
     k_ns, lat = int(kernel_us * us), 6 * us
@@ -3646,6 +3652,9 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
     side.corr = 1_000_000  # its own correlation ids, none the main thread's
     resume_ns = None
     for i in range(iterations):
+        if limit is not None and api.t >= limit:
+            iterations = i
+            break
         free, opened = api.t, api.t
         dropped = lost_from is not None and i >= lost_from and (lost_until is None or i < lost_until)
         for k in range(kernels):
@@ -3680,6 +3689,10 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
         for _ in range(in_flight):
             api("cudaLaunchKernel", 5 * us)
     stop = api.t + ms
+    if limit is not None:
+        if api.t < limit:
+            raise ValueError(f"{iterations} repeats end before the {duration_s} s duration: give more")
+        options = {**(options or {}), "RUN_DURATION_MS": str(duration_s * 1000)}
     api.insert(con, gtid)
     side.insert(con, _gid(pid, pid + 1))
     if ranges:
@@ -5011,3 +5024,65 @@ def write_unclosed_trace(path: str, steps: int = 20, ran_ms: float = 5400.0, clo
     con.close()
     return {"window": "startup" if closed else "unclosed", "steps": steps,
             "ran_on_ms": (calls[-1][1] - last) / ms}
+
+
+# --------------------------------------------------------------------------- h37-nsys59: a solver's counted steps
+
+def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, printed: bool = True,
+                         body: int = 10, branch: int = 4, syncs: int = 3, kernel_us: float = 20.0,
+                         layer: int = 0) -> dict:
+    """Write the export of a native solver shaped after cestwc/balinski-and-gomory-cuda's ``report8`` (an RTX 3090,
+    ``build/test1 4``): ``turns`` iterations of a loop whose body launches ``body`` tiny kernels, the host waiting for
+    them (``cudaDeviceSynchronize``) after every ``body // syncs`` launches and after the last; after every
+    ``branch_every``-th turn but the last a branch some iterations take launches ``branch`` more kernels (a search)
+    and waits for them.  With ``printed`` the program's standard output (``ProcessStreams``) prints "Step i" at each
+    turn, "Solver has converged after N steps." and its time.  The launch sequence then repeats exactly every
+    ``branch_every`` turns and the branch, never every turn.  ``layer``: the body is a model's call of
+    ``body // layer`` layers of ``layer`` kernels each (the same kernels every layer, a sync after each with
+    ``syncs`` = the layers): no kernel launches once a turn.  Return the truth: the turns' starts (each turn's first
+    body launch, ns on the host clock) and the mean turn's length from one start to the next (ms)."""
+    us = 1000
+    pid = 5151
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 2_000 * us, gap=6 * us)
+    kern: list[tuple[int, int, int, int]] = []
+    names = [strings(f"body_kernel_{k}") for k in range(body)] + [strings(f"search_kernel_{k}") for k in range(branch)]
+    free = api.t
+    every = max(1, body // max(1, syncs))
+
+    def launch(k: int) -> None:
+        nonlocal free
+        start = max(api.t + 5 * us, free)
+        free = start + int(kernel_us * us)
+        kern.append((start, free, api("cudaLaunchKernel", 5 * us), k % layer if layer and k < body else k))
+
+    def wait() -> None:
+        api.row("cudaDeviceSynchronize", api.t, max(api.t + 2 * us, free + 3 * us))
+        api.t = max(api.t + 2 * us, free + 3 * us) + 30 * us  # the host reads a flag back and prints its line
+
+    opens = []
+    for i in range(turns):
+        opens.append(api.t)
+        for k in range(body):
+            launch(k)
+            if (k + 1) % every == 0 or k == body - 1:
+                wait()
+        if (i + 1) % branch_every == 0 and i < turns - 1:
+            for k in range(branch):
+                launch(body + k)
+            wait()
+    stop = api.t + 1_000 * us
+    api.insert(con, gtid)
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, names[k], names[k], 1, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c, k) in enumerate(kern)])
+    if printed:
+        con.execute("CREATE TABLE IF NOT EXISTS ProcessStreams (globalPid INTEGER NOT NULL, filenameId INTEGER NOT "
+                    "NULL, contentId INTEGER NOT NULL)")
+        out = ("Matrix size n = 4\n" + "".join(f"Step {i} \nd_changed, 0\n" for i in range(turns))
+               + f"Solver has converged after {turns} steps.\nsolve() time: {(api.t - opens[0]) / 1e6:.5f} ms\n")
+        con.execute("INSERT INTO ProcessStreams VALUES (?, ?, ?)", (
+            gpid, strings(f"/tmp/nvidia/nsight_systems/streams/pid_{pid}_stdout.log"), strings(out)))
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="test1", thread="test1",
+                copy_enums=False, sync_enum=False)
+    return {"turns": turns, "opens_ns": opens, "turn_ms": float(np.mean(np.diff(opens))) / 1e6}

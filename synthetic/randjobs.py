@@ -728,7 +728,7 @@ def _form_params(rng: random.Random, fmt: str) -> dict[str, Any]:
                 "lost_from": lost_from, "lost_until": until if until != it else None,
                 "in_flight": rng.choice((0, 0, rng.randint(1, 5))), "ranges": rng.random() < 0.5,
                 "streams": rng.randint(1, 3),
-                # the settings a duration-stopped session without a flush writes, or none
+                # nvllm's settings without a flush (RUN_DURATION_MS its session's own length, no --duration), or none
                 "options": rng.choice((None, {"STOP_TRIGGER": "Delayed", "RUN_DURATION_MS": "3799",
                                               "CUDA_FLUSH_ON_CUDA_PROFILER_STOP": "false", "CUDA_FLUSH_PERIOD": "0"})),
                 "diagnostics": rng.choice(((), ("Number of incomplete CUPTI events dropped: 24806. Incomplete events "

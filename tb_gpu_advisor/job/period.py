@@ -144,21 +144,70 @@ def _one_sequence(trace: Trace, launches: list[np.ndarray], waits: Waits) -> Spa
     n = key.size
     found = _period(key)
     if found is None:  # no period of two kernels or more: a loop of one kernel over and over, ended by the host's waits
-        return _waited_runs(trace, launches, key, t_start, t_end, waits)
+        # (or the program's own count of a loop whose turns differ: a solver's inner search run a varying number of times)
+        return _program_counted(trace, key, t_start, t_end, waits,
+                                _waited_runs(trace, launches, key, t_start, t_end, waits))
     p, first, length = found  # the region: launches [first, first + length), length >= 2p
     if (length / n) < T("job.span_step_coverage"):
-        return None
+        return _program_counted(trace, key, t_start, t_end, waits, None)
     frame = _frame(trace, t_start, p, first, length, busiest.gpu if busiest is not None else -1)
     steps = None if frame is None else _region_steps(trace, launches, key, t_start, t_end, p, frame[0],
                                                      frame[1] - frame[0], waits)
     if steps is None:  # no frame, or no step boundary inside it: the whole region's reading
-        return _region_steps(trace, launches, key, t_start, t_end, p, first, length, waits)
+        steps = _region_steps(trace, launches, key, t_start, t_end, p, first, length, waits)
+        return _program_counted(trace, key, t_start, t_end, waits, steps)
     lo, hi, label, end_ps = frame
     before, after = round((lo - first) / p), round((first + length - hi) / p)
     steps.note += (f"; the steps are the repeats inside the program's one range `{label}`, its frame, not its step: "
                    f"it holds {round((hi - lo) / p)} of the {round(length / p)} repeats, and {apart(before, after)}, "
                    f"read apart")
     return _to_frame_end(steps, end_ps)
+
+
+def _program_counted(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray, waits: Waits,
+                     steps: SpanSteps | None) -> SpanSteps | None:
+    """``steps`` (the period's repeats, or None), or the turns of the program's own count where they differ: the
+    program's output counts K iterations (``Trace.producer["program_counted_steps"]``), K launches each of two
+    kernels or more interleave over the sequence -- one of each between two consecutive launches of the earliest,
+    which opens each turn -- and the host waited for the GPU between most turns (after one turn's last launch of
+    them, before the next's first).
+
+    Why: a native solver's loop body runs once per iteration, and a branch some iterations take adds launches between
+    them; where that branch falls every few turns alike, the launch sequence repeats exactly over several turns and its
+    period is read as one step.  cestwc/balinski-and-gomory-cuda ``report8`` prints "Step 0" .. "Step 6" and runs its
+    10-kernel body 7 times, each after a ``cudaDeviceSynchronize``, with a 4-launch search between turns 2-3 and 5-6:
+    its 34-launch period (two turns, the search, a third) read as 2 steps (h37-nsys59).  A model's layers are no
+    such turns: a program counts its calls, not its layers, so no layer's kernels launch exactly its count's times,
+    and the period's reading stands."""
+    counted = trace.producer.get("program_counted_steps", "")
+    n = int(counted) if counted.isdigit() else 0
+    if n < _WAITED_LEAST or (steps is not None and steps.start.size == n):
+        return steps
+    ids, counts = np.unique(key, return_counts=True)
+    at = {int(k): np.flatnonzero(key == k) for k in ids[counts == n].tolist()}
+    if len(at) < 2:
+        return steps
+    anchor = min(at, key=lambda k: int(at[k][0]))
+    opens = at[anchor]
+    members = [k for k, idx in at.items() if k != anchor and (idx > opens).all()
+               and (idx[:-1] < opens[1:]).all()]
+    if not members:
+        return steps
+    # the host waited for the GPU between each turn's last launch of the body and the next turn's first
+    ends = np.max([at[k] for k in members], axis=0)
+    waited = (np.searchsorted(waits.start, t_start[opens[1:]])
+              > np.searchsorted(waits.start, t_start[ends[:-1]], side="right"))
+    if not waited.size or float(waited.mean()) < _WAITED:
+        return steps
+    last = int(ends[-1])
+    start = t_start[opens]
+    end = np.r_[start[1:], t_end[last]]
+    coverage = (last + 1 - int(opens[0])) / key.size
+    note = (f"the program's own count: its output counts {n} iterations, and the same "
+            f"{plural(len(members) + 1, 'launch')} run once in each of {n} turns of its launches, the host waiting "
+            "for the GPU between turns (a branch some turns take launches more between them"
+            + (", so the launch sequence repeats exactly only every few turns)" if steps is not None else ")"))
+    return _launch_steps(f"{n} counted iterations", start, end, coverage, "medium", note, "", True)
 
 
 def _to_frame_end(steps: SpanSteps, end_ps: int) -> SpanSteps:

@@ -218,12 +218,13 @@ def test_an_xplane_whose_profiler_warned_of_dropped_gpu_events_says_so(tmp_path)
     assert "5,120 GPU events it dropped (cupti activity buffer full)" in f["summary"]
 
 
-def _program_window_export(path: str, started_by_program: bool) -> None:
+def _program_window_export(path: str, started_by_program: bool, duration_s: int = 0) -> None:
     """The lost tail under a window the session's own settings record as Nsight 2025.6 writes them for any window:
-    ``START_TRIGGER`` Immediate, ``STOP_TRIGGER`` Delayed and ``RUN_DURATION_MS`` the session's length as it ran;
-    with ``started_by_program`` Nsight's diagnostic that the program's cudaProfilerStart opened it."""
+    ``START_TRIGGER`` Immediate, ``STOP_TRIGGER`` Delayed and ``RUN_DURATION_MS`` the session's length as it ran (or,
+    with ``duration_s``, the --duration that stopped it); with ``started_by_program`` Nsight's diagnostic that the
+    program's cudaProfilerStart opened it."""
     said = ("Profiling started due to cudaProfilerStart API invoked in the application.",) if started_by_program else ()
-    _stopped_export(path, said + (_DROPPED_80,))
+    _stopped_export(path, said + (_DROPPED_80,), duration_s)
 
 
 def test_a_window_the_program_opened_itself_is_not_read_as_a_duration(tmp_path):
@@ -243,9 +244,10 @@ def test_a_window_the_program_opened_itself_is_not_read_as_a_duration(tmp_path):
 
 
 def test_control_the_same_settings_without_the_programs_start_still_read_as_its_duration(tmp_path):
-    """Control: the same export without the diagnostic keeps h37-lost3's reading of a session stopped by its length."""
+    """Control: the same export without the diagnostic, stopped by a 1 s --duration (``RUN_DURATION_MS`` 1000, the
+    session just past it), keeps h37-lost3's reading of a session stopped by its length."""
     path = str(tmp_path / "run.sqlite")
-    _program_window_export(path, started_by_program=False)
+    _program_window_export(path, started_by_program=False, duration_s=1)
     (f,) = _lost(first_report(path))
     assert "the capture stopped on its --duration of" in f["summary"]
 
@@ -254,11 +256,15 @@ _DROPPED_80 = ("Number of incomplete CUPTI events dropped: 80. Incomplete events
                "have not been retrieved at the time the profiling session was stopped.")
 
 
-def _stopped_export(path: str, order: tuple[str, ...]) -> None:
-    """The lost tail with ``RUN_DURATION_MS`` the session's length and Nsight's diagnostics in ``order``."""
+def _stopped_export(path: str, order: tuple[str, ...], duration_s: int = 0) -> None:
+    """The lost tail with Nsight's diagnostics in ``order`` and ``RUN_DURATION_MS`` the session's length rounded up to
+    the ms, as Nsight writes it for a session no --duration stopped; with ``duration_s`` a session that ran past its
+    ``--duration=duration_s`` (``RUN_DURATION_MS`` the duration asked; the lost stretch from its repeat 20 on)."""
     nx.write_lost_kernel_records(path, options={"START_TRIGGER": "Immediate", "STOP_TRIGGER": "Delayed",
                                                 "CUDA_FLUSH_PERIOD": "0", "CUDA_FLUSH_ON_CUDA_PROFILER_STOP": "false"},
-                                 diagnostics=order)
+                                 diagnostics=order, iterations=200 if duration_s else 40, duration_s=duration_s)
+    if duration_s:
+        return
     con = sqlite3.connect(path)
     (ns,) = con.execute("SELECT duration FROM ANALYSIS_DETAILS").fetchone()
     con.execute("INSERT INTO META_DATA_CAPTURE VALUES ('RUN_DURATION_MS', ?)", (str(-(-ns // 1_000_000)),))
@@ -279,12 +285,38 @@ def test_a_program_that_ended_before_the_session_stopped_was_not_stopped_by_a_du
 
 
 def test_control_a_session_stopped_while_the_program_ran_keeps_its_duration(tmp_path):
-    """Control: the counts written after the stop (``llm_startup_window``: a 10 s --duration, counts at 10,572 ms,
-    stop at 10,005 ms): the duration's cause stays."""
+    """Control: the counts written after the stop of a session that ran past its 1 s --duration
+    (``llm_startup_window``: a 10 s --duration, counts at 10,572 ms, stop at 10,005 ms): the duration's cause stays."""
+    path = str(tmp_path / "run.sqlite")
+    _stopped_export(path, ("Profiling has stopped.", _DROPPED_80), duration_s=1)
+    (f,) = _lost(first_report(path))
+    assert "the capture stopped on its --duration of 1.0 s" in f["summary"]
+
+
+def test_a_session_that_ran_its_own_length_had_no_duration(tmp_path):
+    """Nsight writes ``RUN_DURATION_MS`` for every session: the length it ran, rounded up to the ms, where no
+    --duration was asked (16 exports read, h37-nsys59: 838 for 837.0 ms, 6036 for 6,035.4 ms ...), the duration asked
+    in whole seconds, outlasted by the stop, where one was (``llm_startup_window``: 10000 for 10,005.4 ms).  By
+    construction: the program still running at the stop (its counts after it) in a session whose value is its own
+    length: no --duration cause.  On main: "the capture stopped on its --duration of 0.6 s while the program still
+    ran"."""
     path = str(tmp_path / "run.sqlite")
     _stopped_export(path, ("Profiling has stopped.", _DROPPED_80))
     (f,) = _lost(first_report(path))
-    assert "the capture stopped on its --duration of" in f["summary"]
+    assert "--duration of" not in f["summary"] and "while the program still ran" not in f["summary"]
+    assert "a duration that ended the session first" in f["summary"]  # the general causes stand
+
+
+def test_real_exports_say_a_duration_only_where_one_stopped_the_session():
+    """Real: cestwc/balinski-and-gomory-cuda ``report6`` (``unclosed_rtx3090_solver``; ``nsys profile build/test1
+    100``, no --duration) writes ``RUN_DURATION_MS`` 6036 for its 6,035.4 ms session; on main the reader's cause read
+    "the capture stopped on its --duration of 6.0 s".  Control: ``llm_startup_window`` (``--duration=10``: 10000 for
+    10,005.4 ms, the program loading a model at the stop) keeps it."""
+    wild = FIXTURES / "wild"
+    solver = nsys_reader.read_trace(str(wild / "unclosed_rtx3090_solver" / "report6.sqlite")).producer
+    assert "--duration" not in solver.get("records_cause", "")
+    startup = nsys_reader.read_trace(str(wild / "llm_startup_window" / "profile.sqlite")).producer
+    assert "the capture stopped on its --duration of 10.0 s" in startup["records_cause"]
 
 
 def test_a_helper_process_that_ended_early_does_not_end_the_program(tmp_path):
@@ -295,7 +327,7 @@ def test_a_helper_process_that_ended_early_does_not_end_the_program(tmp_path):
     early in the window.  On main (h37-survey72 read the earliest close of any process): the --duration cause was
     dropped, the lost records left with no cause."""
     path = str(tmp_path / "run.sqlite")
-    _stopped_export(path, ("Profiling has stopped.", _DROPPED_80))
+    _stopped_export(path, ("Profiling has stopped.", _DROPPED_80), duration_s=1)
     con = sqlite3.connect(path)
     (first,) = con.execute("SELECT min(timestamp) FROM DIAGNOSTIC_EVENT").fetchone()
     con.execute("INSERT INTO DIAGNOSTIC_EVENT VALUES (?, 1, 1, 1, ?, ?)",

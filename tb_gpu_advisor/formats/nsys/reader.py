@@ -349,11 +349,14 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
             raw.facts["program_stream"] = stream
     if died:
         raw.facts["program_died"] = died
+    counted = _counted_steps(tb.program_stderr(schema, 65536, "stdout"))
+    if counted:  # the program's own count of its iterations: job.period reads the launches' turns against it
+        raw.facts["program_counted_steps"] = str(counted)
     refused, n_refused = _refused_launches(schema)
     if refused:
         raw.facts["refused_launches"] = refused
         raw.facts["refused_count"] = str(n_refused)  # job.kind: every launch refused is no kernel lost
-    raw.facts.update(_records_loss(schema, raw.facts, raw.capture_ms))
+    raw.facts.update(_records_loss(schema, raw.facts))
     raw.facts.update(_trace_unclosed(schema, raw))
     return raw
 
@@ -417,6 +420,32 @@ def _output_failure(stdout: list[str]) -> str:
         if f and not _MEASURED_ERROR.search(f):
             return f
     return ""
+
+
+#: A line of a program's output that counts one of its iterations: a step's name (``nvtx.is_step_name``: "Step 3",
+#: "iteration 12", "iter 5/100"), its number the first in it.
+_COUNTED_LINE = re.compile(r"^(\D*?)(\d+)")
+#: The fewest such lines that count a loop.
+_COUNTED_LEAST = 2
+
+
+def _counted_steps(stdout: list[str]) -> int:
+    """How many iterations the program's standard output counts, one line each -- lines named like a step
+    (``nvtx.is_step_name``), the same words before a number that goes up by one from line to line ("Step 0" ..
+    "Step 6") -- where one process wrote them; 0 where no such count (fewer than two lines, numbers that skip or
+    repeat, two counters, a second process's).  Why: a native program that prints a line per iteration says how many
+    it ran, where its launches' own pattern can read two ways (the GPU's turns of one solve, or runs of them between a
+    branch some turns take: job.period; cestwc/balinski-and-gomory-cuda ``report8``, h37-nsys59)."""
+    counts = []
+    for text in stdout:
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip() and nvtx.is_step_name(ln)]
+        found = [m for m in map(_COUNTED_LINE.match, lines) if m]
+        if len(found) < _COUNTED_LEAST or len(found) != len(lines) or len({m.group(1) for m in found}) != 1:
+            continue
+        numbers = np.array([int(m.group(2)) for m in found], np.int64)
+        if (np.diff(numbers) == 1).all():
+            counts.append(len(found))
+    return counts[0] if len(counts) == 1 else 0
 
 
 def _reported(stderr: list[str], stdout: list[str]) -> tuple[str, str]:
@@ -870,8 +899,8 @@ _FLUSH_OPTIONS = {"CUDA_FLUSH_ON_CUDA_PROFILER_STOP": "cuda_flush_on_stop", "CUD
 #: "Number of incomplete CUPTI events dropped: 24806. Incomplete events appear when GPU timestamp information have not
 #: been retrieved at the time the profiling session was stopped.").
 _DROPPED = re.compile(r"incomplete CUPTI events dropped:\s*(\d+)", re.I)
-#: A session that lasted this share of its ``--duration`` or more was stopped by it, not by the program's end.
-_DURATION_STOP = 0.98
+#: ``nsys profile --duration`` takes whole seconds: the ``RUN_DURATION_MS`` of a session it stopped is a multiple of this.
+_DURATION_UNIT_MS = 1000
 #: Nsight's diagnostic when the program's own cudaProfilerStart opened the window (``--capture-range=cudaProfilerApi``;
 #: Nsight Systems 2025.6: "Profiling started due to cudaProfilerStart API invoked in the application.").
 _PROGRAM_START = "cudaProfilerStart API invoked"
@@ -909,7 +938,26 @@ def _program_ended_first(schema: tb.Schema) -> bool:
     return closed is not None and stopped is not None and closed < stopped
 
 
-def _records_loss(schema: tb.Schema, facts: dict[str, str], capture_ms: float | None) -> dict[str, str]:
+def _duration_stop_ms(schema: tb.Schema, facts: dict[str, str]) -> int:
+    """The ``--duration`` that stopped the session, in ms; 0 where none did.  Why: Nsight writes ``RUN_DURATION_MS``
+    for every session.  Where no duration was asked it is the length the session ran, rounded up to the ms (every such
+    export read here: 838 for an 837.0 ms session, 6036 for 6,035.4 ms, 295659 for 295,658.1 ms, 95 for a 94.3 ms
+    window the program opened); where one was, it is the duration asked, in whole seconds, and the session outlasts it
+    by its stop's latency (``llm_startup_window``: 10000 for a 10,005.4 ms session).  The export keeps no other trace of
+    the option (``META_DATA_CAPTURE``'s triggers read Immediate / Delayed either way), so a duration stopped the session
+    only where the value is whole seconds and the session ran past it; a session no longer than the value ran its own
+    length (cestwc/balinski-and-gomory-cuda ``report6``: 6036 for 6,035.4 ms, read before as "stopped on its --duration
+    of 6.0 s"; h37-nsys59)."""
+    asked = int(facts.get("run_duration_ms", "0") or 0)
+    if not asked or asked % _DURATION_UNIT_MS or not schema.has(tb.ANALYSIS, "startTime", "stopTime"):
+        return 0
+    row = schema.con.execute(f'SELECT startTime, stopTime FROM "{tb.ANALYSIS}" LIMIT 1').fetchone()
+    if not row or row[0] is None or row[1] is None:
+        return 0
+    return asked if int(row[1]) - int(row[0]) > asked * 1_000_000 else 0
+
+
+def _records_loss(schema: tb.Schema, facts: dict[str, str]) -> dict[str, str]:
     """What the export says of GPU records it did not write, as ``Trace.producer`` facts read only where the records
     show a loss (``job.kind.lost_launches``): ``records_dropped``, Nsight's own count of the records it dropped (its
     diagnostics), in words; ``records_cause``, the cause the capture's settings show, in words, and ``records_fix``,
@@ -926,15 +974,14 @@ def _records_loss(schema: tb.Schema, facts: dict[str, str], capture_ms: float | 
                                       "timestamps not yet retrieved when it stopped)")
             out["records_dropped_count"] = str(n)
             break
-    duration = int(facts.get("run_duration_ms", "0") or 0)
+    duration = _duration_stop_ms(schema, facts)
     period = facts.get("cuda_flush_period_ms", "")
     on_stop = facts.get("cuda_flush_on_stop", "")
     stop = facts.get("capture_stop", "").lower()
     unflushed = "and CUDA's trace buffers written only when full (no --cuda-flush-interval)" if period in ("", "0") \
         else ""
     program = _program_window(schema)
-    if duration and capture_ms and capture_ms >= _DURATION_STOP * duration and period in ("", "0") and not program \
-            and not _program_ended_first(schema):
+    if duration and period in ("", "0") and not program and not _program_ended_first(schema):
         no_stop = " or at a cudaProfilerStop (--flush-on-cudaprofilerstop=false)" if on_stop == "false" else ""
         out["records_cause"] = (f"the capture stopped on its --duration of {duration / 1000:,.1f} s while the program "
                                 f"still ran, with no flush of the CUDA trace's buffers on a period{no_stop}, so the records "

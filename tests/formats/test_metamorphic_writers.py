@@ -390,3 +390,54 @@ def test_two_windows_of_one_process_stay_two_captures(tmp_path):
     _cut_in_two(WILD / "amd_mi250", tmp_path / "run", shift_us=30e6)
     assert [[h.host for h in s.hosts] for s in discover(str(tmp_path / "run"))] == [["minitoy_1"], ["minitoy_0"]]
 
+
+
+def _written_twice(src: Path, out: Path) -> None:
+    """``src``'s one trace written twice by its process under two names, the second edited (its first timed event
+    dropped, so the two open unlike each other): one pid, the same GPUs and clock, windows that overlap, and every id
+    of the second also the first's."""
+    (name,) = [p.name for p in src.iterdir() if ".pt.trace" in p.name]
+    doc = json.load(gzip.open(src / name, "rt"))
+    first = next(i for i, e in enumerate(doc["traceEvents"]) if e.get("ph") == "X")
+    out.mkdir()
+    for k, events in enumerate((doc["traceEvents"], doc["traceEvents"][:first] + doc["traceEvents"][first + 1:])):
+        with gzip.open(out / f"{name.split('.')[0]}_{'ab'[k]}.pt.trace.json.gz", "wt") as f:
+            json.dump({**doc, "traceEvents": events}, f)
+
+
+def _cycles(src: Path, out: Path) -> None:
+    """``src``'s window cut in two (:func:`_cut_in_two`), the second half's ids counted again from the first's start,
+    as a second capture of a process counting afresh writes them: parts by their headers, two captures by their ids."""
+    _cut_in_two(src, out)
+    second = sorted(out.iterdir())[1]
+    doc = json.load(gzip.open(second, "rt"))
+    first_ids = {}
+    for key in ("correlation", "External id"):
+        ids = [e["args"][key] for e in doc["traceEvents"] if isinstance(e.get("args"), dict) and key in e["args"]]
+        first_ids[key] = min(ids, default=0)
+    for e in doc["traceEvents"]:
+        for key, low in first_ids.items():
+            if isinstance(e.get("args"), dict) and key in e["args"]:
+                e["args"][key] = e["args"][key] - low + 1
+    with gzip.open(second, "wt") as f:
+        json.dump(doc, f)
+
+
+def test_a_trace_written_twice_is_two_captures_not_two_ranks(tmp_path):
+    # fails on 91102037: the layout took the two files for one process's parts by their headers, the reader found ids
+    # both wrote and read them as two ranks of one host (its GPUs twice).  Decided once, from the ids: two captures.
+    for run, make in (("amd_mi250", _written_twice), ("cold_a100_alexnet", _cycles)):
+        make(WILD / run, tmp_path / run)
+        sessions = discover(str(tmp_path / run))
+        assert [[len(h.ranks) for h in s.hosts] for s in sessions] == [[0], [0]], run
+        rep = session_report(sessions[-1]).to_dict()
+        assert [len(h["gpus"]) for h in rep["hosts"]] == [1], run
+
+
+def test_one_window_in_two_files_still_one_process_after_its_ids_are_read(tmp_path):
+    # control (passes on base too): a window cut in two keeps its ids apart; read as one trace of one host.
+    _cut_in_two(WILD / "amd_mi250", tmp_path / "run")
+    (s,) = discover(str(tmp_path / "run"))
+    assert [len(h.ranks) for h in s.hosts] == [2]
+    (h,) = session_report(s).to_dict()["hosts"]
+    assert len(h["gpus"]) == 1

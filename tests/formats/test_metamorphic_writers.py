@@ -46,6 +46,14 @@ Session 58's (h37-meta58):
 * one process's window written as two files (cut in two, or a thread's events apart): two captures, the later read
   alone, "1 older session not analysed" -- now one host read as one file where the files show one process
   (``formats.kineto.layout._parts_of_one_process``, ``formats.kineto.ranks.processes``).
+
+Session 59's (h37-layout59):
+
+* two files the headers took for one process's parts whose ids collide (a trace written twice, edited; a second
+  capture counting its ids afresh): read as two ranks of one host -- now two captures, decided once from the ids
+  (``formats.kineto.ranks.one_process``, asked by the layout and the reader);
+* gzip level, no gzip, times as floats or in exponent form, fractional microseconds, the clock's base folded in or
+  taken out: nothing moved over the 71 real Kineto sets (a control keeps two).
 """
 
 from __future__ import annotations

@@ -46,6 +46,14 @@ Session 58's (h37-meta58):
 * one process's window written as two files (cut in two, or a thread's events apart): two captures, the later read
   alone, "1 older session not analysed" -- now one host read as one file where the files show one process
   (``formats.kineto.layout._parts_of_one_process``, ``formats.kineto.ranks.processes``).
+
+Session 59's (h37-layout59):
+
+* two files the headers took for one process's parts whose ids collide (a trace written twice, edited; a second
+  capture counting its ids afresh): read as two ranks of one host -- now two captures, decided once from the ids
+  (``formats.kineto.ranks.one_process``, asked by the layout and the reader);
+* gzip level, no gzip, times as floats or in exponent form, fractional microseconds, the clock's base folded in or
+  taken out: nothing moved over the 71 real Kineto sets (a control keeps two).
 """
 
 from __future__ import annotations
@@ -390,3 +398,102 @@ def test_two_windows_of_one_process_stay_two_captures(tmp_path):
     _cut_in_two(WILD / "amd_mi250", tmp_path / "run", shift_us=30e6)
     assert [[h.host for h in s.hosts] for s in discover(str(tmp_path / "run"))] == [["minitoy_1"], ["minitoy_0"]]
 
+
+
+def _written_twice(src: Path, out: Path) -> None:
+    """``src``'s one trace written twice by its process under two names, the second edited (its first timed event
+    dropped, so the two open unlike each other): one pid, the same GPUs and clock, windows that overlap, and every id
+    of the second also the first's."""
+    (name,) = [p.name for p in src.iterdir() if ".pt.trace" in p.name]
+    doc = json.load(gzip.open(src / name, "rt"))
+    first = next(i for i, e in enumerate(doc["traceEvents"]) if e.get("ph") == "X")
+    out.mkdir()
+    for k, events in enumerate((doc["traceEvents"], doc["traceEvents"][:first] + doc["traceEvents"][first + 1:])):
+        with gzip.open(out / f"{name.split('.')[0]}_{'ab'[k]}.pt.trace.json.gz", "wt") as f:
+            json.dump({**doc, "traceEvents": events}, f)
+
+
+def _cycles(src: Path, out: Path) -> None:
+    """``src``'s window cut in two (:func:`_cut_in_two`), the second half's ids counted again from the first's start,
+    as a second capture of a process counting afresh writes them: parts by their headers, two captures by their ids."""
+    _cut_in_two(src, out)
+    second = sorted(out.iterdir())[1]
+    doc = json.load(gzip.open(second, "rt"))
+    first_ids = {}
+    for key in ("correlation", "External id"):
+        ids = [e["args"][key] for e in doc["traceEvents"] if isinstance(e.get("args"), dict) and key in e["args"]]
+        first_ids[key] = min(ids, default=0)
+    for e in doc["traceEvents"]:
+        for key, low in first_ids.items():
+            if isinstance(e.get("args"), dict) and key in e["args"]:
+                e["args"][key] = e["args"][key] - low + 1
+    with gzip.open(second, "wt") as f:
+        json.dump(doc, f)
+
+
+def test_a_trace_written_twice_is_two_captures_not_two_ranks(tmp_path):
+    # fails on 91102037: the layout took the two files for one process's parts by their headers, the reader found ids
+    # both wrote and read them as two ranks of one host (its GPUs twice).  Decided once, from the ids: two captures.
+    for run, make in (("amd_mi250", _written_twice), ("cold_a100_alexnet", _cycles)):
+        make(WILD / run, tmp_path / run)
+        sessions = discover(str(tmp_path / run))
+        assert [[len(h.ranks) for h in s.hosts] for s in sessions] == [[0], [0]], run
+        rep = session_report(sessions[-1]).to_dict()
+        assert [len(h["gpus"]) for h in rep["hosts"]] == [1], run
+
+
+def test_one_window_in_two_files_still_one_process_after_its_ids_are_read(tmp_path):
+    # control (passes on base too): a window cut in two keeps its ids apart; read as one trace of one host.
+    _cut_in_two(WILD / "amd_mi250", tmp_path / "run")
+    (s,) = discover(str(tmp_path / "run"))
+    assert [len(h.ranks) for h in s.hosts] == [2]
+    (h,) = session_report(s).to_dict()["hosts"]
+    assert len(h["gpus"]) == 1
+
+
+def _rewritten(src: Path, out: Path, how: str) -> None:
+    """``src``'s trace written again as another writer might: ``gz9``/``gz1`` gzip level 9/1, ``plain`` not gzipped;
+    ``asfloat`` every whole time a float (``1000000.0``), ``asexp`` every time in exponent form (``1.0e6``),
+    ``fracshift`` every ``ts`` a quarter microsecond later (fractional microseconds, all times together); ``nobase``
+    ``baseTimeNanoseconds`` folded into each ``ts``, ``withbase`` a whole-second base taken out of each."""
+    (name,) = [p.name for p in src.iterdir() if ".json" in p.name and "TRUTH" not in p.name]
+    doc = json.load(gzip.open(src / name, "rt"))
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    timed = [e for e in events if isinstance(e, dict) and isinstance(e.get("ts"), (int, float))]
+    if how == "asfloat":
+        for e in timed:
+            e.update({k: float(e[k]) for k in ("ts", "dur") if isinstance(e.get(k), int)})
+    elif how == "fracshift":
+        for e in timed:
+            e["ts"] += 0.25
+    elif how == "nobase":
+        base_us = doc.pop("baseTimeNanoseconds") / 1e3
+        for e in timed:
+            e["ts"] = round(e["ts"] + base_us, 3)
+    elif how == "withbase":
+        base_us = int(min(e["ts"] for e in timed)) // 1_000_000 * 1_000_000
+        doc["baseTimeNanoseconds"] = base_us * 1000
+        for e in timed:
+            e["ts"] -= base_us
+    text = json.dumps(doc)
+    if how == "asexp":
+        text = re.sub(r'("(?:ts|dur)": )(-?[0-9]+(?:\.[0-9]+)?)(?=[,}])', lambda m: m.group(1) + "%.17e" % float(m.group(2)),
+                      text)
+    out.mkdir()
+    stem = name.split(".json")[0]
+    if how == "plain":
+        (out / f"{stem}.json").write_text(text)
+    else:
+        with gzip.open(out / f"{stem}.json.gz", "wt", compresslevel=1 if how == "gz1" else 9) as f:
+            f.write(text)
+
+
+def test_numbers_and_packing_a_writer_chooses_move_no_report(tmp_path):
+    # control (passes on 91102037 too; h37-layout59's round 6 over every real Kineto set moved none): gzip's level,
+    # no gzip, times as floats or in exponent form, fractional microseconds, the clock's base folded in or taken out.
+    for run, hows in (("amd_mi250", ("gz1", "plain", "asexp", "fracshift", "withbase")), ("gpt2_b200_one_step", ("nobase",))):
+        src = WILD / run
+        want = _reading(src)
+        for how in hows:
+            _rewritten(src, tmp_path / f"{run}_{how}", how)
+            assert _reading(tmp_path / f"{run}_{how}") == want, (run, how)

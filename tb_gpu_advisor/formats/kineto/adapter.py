@@ -33,7 +33,7 @@ from tb_gpu_advisor.formats.kineto.layout import LEGACY_CUDA_PROCESS, LEGACY_HOS
 from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, OLD_CATS, KinetoReadError, KinetoTrace, completed_pairs,
                                                has_duration_pairs, link_by_flows, nothing_recorded, parse_trace,
                                                rows_of, times_as_numbers, unlinked_rows)
-from tb_gpu_advisor.formats.kineto.ranks import merge_ranks, processes
+from tb_gpu_advisor.formats.kineto.ranks import Process, merge_ranks, processes
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
                                           unique_inverse, unique_pairs)
 from tb_gpu_advisor.model.idtable import IdTable
@@ -116,6 +116,15 @@ def _inferred_note(worker: str, rank: int, world: int | None) -> str:
     return (f"{worker}'s trace states no rank (no distributedInfo: written before init_process_group or after "
             f"destroy_process_group, or stripped); read as rank {rank}, the one rank{of} no other file of the job "
             "states")
+
+
+def process_of(path: str) -> Process | None:
+    """What tells the process of the trace at ``path`` from another's (``ranks.Process``: its pids, header and ids),
+    as :func:`read_trace` reads it; None where it does not read (``KinetoReadError``)."""
+    try:
+        return Process.of(_parse(path)[0])
+    except KinetoReadError:
+        return None
 
 
 def _parse(path: str) -> tuple[KinetoTrace, int]:

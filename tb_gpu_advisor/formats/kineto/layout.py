@@ -598,7 +598,7 @@ def _part_of(f: _File, g: _File) -> bool:
         return False
     spans = _windows([f, g], last_event=True)
     w, v = spans.get(id(f)), spans.get(id(g))
-    return w is not None and v is not None and w[0] <= v[1] and v[0] <= w[1]
+    return w is not None and v is not None and w[0] <= v[1] and v[0] <= w[1] and _ids_agree(f, g)
 
 
 def _one_process_each(files: list[_File]) -> list[list[_File]]:
@@ -701,7 +701,8 @@ def _one_job(f: _File, group: list[_File], windows: dict[int, tuple[float, float
     capture window overlaps each of theirs -- the ranks of one job profile the same steps together."""
     for g in group:
         w, v = spans.get(id(f)), spans.get(id(g))  # one process's parts: the window of each, or its last event
-        if w is not None and v is not None and w[0] <= v[1] and v[0] <= w[1] and _parts_of_one_process(f, g):
+        if (w is not None and v is not None and w[0] <= v[1] and v[0] <= w[1] and _parts_of_one_process(f, g)
+                and _ids_agree(f, g)):
             continue
         w, v = windows.get(id(f)), windows.get(id(g))
         if w is None or v is None or g.host.host == f.host.host or not (w[0] < v[1] and v[0] < w[1]):
@@ -715,8 +716,7 @@ def _parts_of_one_process(f: _File, g: _File) -> bool:
     """Whether two files of one rank (or of none), whose windows overlap or touch, hold parts of one process's window:
     the same pid on their host events, the same GPUs listed (``deviceProperties``, as one process sees them) on the
     same kind of clock, and no name that says two machines; files that open alike are copies of one trace, not parts.
-    Their reader takes them as one process's trace where their ids agree (``ranks.processes``: no id of one kind in
-    both).
+    Whether their rows agree (no id of one kind in both) is asked after their windows, once (:func:`_ids_agree`).
 
     Why: one window written as several files -- per thread (``export_chrome_trace`` called in each thread), or cut in
     two by a tool -- read as captures of their own, the newest alone and "1 older session not analysed": its launches
@@ -728,6 +728,37 @@ def _parts_of_one_process(f: _File, g: _File) -> bool:
         return False
     named = _names_own_machine(f), _names_own_machine(g)
     return not all(named) or machine_of(f.host.host) == machine_of(g.host.host)
+
+
+_processes: dict[tuple[str, int, int], object] = {}
+
+
+def _ids_agree(f: _File, g: _File) -> bool:
+    """Whether the files the headers take for parts of one process's window (:func:`_parts_of_one_process`) are, by
+    what their rows say: the reader's own test (``ranks.one_process``: no id of one kind in both), asked here once
+    for the layout and the reader alike.  Each file is read for it (its columns; cached by the file's identity: its
+    pids, header and ids kept), only where its header already matched another's: a rare layout.  A file that does
+    not read is no part.
+
+    Why: the layout took two files for parts from their headers alone, and the reader, finding ids both wrote, read
+    them as two ranks of one host -- two captures of one process (a trace written twice, edited) side by side as if
+    two GPUs had run them.  Decided here, such files stay two captures (sessions)."""
+    from tb_gpu_advisor.formats.kineto.adapter import process_of  # the reader: only for files a header matched
+    from tb_gpu_advisor.formats.kineto.ranks import one_process
+
+    own = []
+    for x in (f, g):
+        key = (x.host.path, x.host.size, x.host.mtime_ns)
+        with _headers_lock:
+            known = _processes.get(key)
+        if known is None:
+            known = process_of(x.host.path) or False
+            with _headers_lock:
+                if len(_processes) > 1000:
+                    _processes.clear()
+                _processes[key] = known
+        own.append(known)
+    return bool(own[0] and own[1] and one_process(own[0], own[1]))
 
 
 def _same_machine(f: _File, g: _File) -> bool:

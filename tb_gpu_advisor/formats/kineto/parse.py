@@ -1289,7 +1289,15 @@ def times_as_numbers(src: IO[bytes]) -> bytes | None:
     Why: the columns read only numbers, and the Chrome trace viewer and Perfetto read a number in a string as the
     number.  A writer that quotes them (a converter, a template; rocprof's tblextr does, read by its own reader)
     left every event unread -- "no readable event" -- or, with ``dur`` alone quoted, every span 0 long: the report
-    damaged and empty of findings (session h37-meta57's ``durstr`` rewrite of the real sets)."""
+    damaged and empty of findings (session h37-meta57's ``durstr`` rewrite of the real sets).  A file whose times
+    are damaged otherwise (null, NaN, words) is first scanned block by block for a time written as text
+    (:func:`_writes_text_times`) and read whole only where one is: the damaged file's second read is a scan, not a
+    document held in memory (the largest shared trace damaged: see SURVEY session 59 h37-layout59)."""
+    if src.seekable():
+        start = src.tell()
+        if not _writes_text_times(src):
+            return None
+        src.seek(start)
     doc, events = _whole_document(src)
     if not isinstance(events, list):
         return None
@@ -1307,6 +1315,23 @@ def times_as_numbers(src: IO[bytes]) -> bytes | None:
     return json.dumps(doc).encode() if changed else None
 
 
+def _writes_text_times(src: IO[bytes]) -> bool:
+    """Whether the trace ``src`` writes a ``ts`` or ``dur`` as a string that opens like a number, read in blocks of
+    :data:`_SCAN_BLOCK` (one block held at a time, and the seam between it and the one before)."""
+    stream, carry = as_utf8(_maybe_gunzip(src)[0]), b""
+    while block := stream.read(_SCAN_BLOCK):
+        if _TEXT_TIME.search(carry + block[:_TEXT_TIME_CARRY]) or _TEXT_TIME.search(block):
+            return True
+        carry = block[-_TEXT_TIME_CARRY:]
+    return False
+
+
+_SCAN_BLOCK = 1 << 20
+
+
+_TEXT_TIME = re.compile(rb'"(?:ts|dur)"\s*:\s*"\s*[-+]?[0-9.]')
+#: how many bytes of a block are read again with the next: a key, its colon and the value's start, with some spaces
+_TEXT_TIME_CARRY = 256
 _NUMBER_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?")
 _INTEGER_TEXT = re.compile(r"-?[0-9]+")
 

@@ -22,6 +22,8 @@ What changes when files are put together:
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,16 +38,16 @@ _CONCAT = ("ts_ns", "dur_ns", "pid", "tid", "correlation", "external_id", "devic
 
 
 def processes(kts: list[KinetoTrace]) -> list[list[int]]:
-    """Indexes of ``kts`` grouped by the process whose window they hold, in file order: files go together where their
-    host events share a pid, they list the same GPUs on the same clock base and the same ``distributedInfo``, and no
-    id (``correlation``, ``External id``) is written on rows of one category in both -- a process numbers each of its
-    calls, launches and ops once, so two processes' files, each counting from its own start, share ids.
+    """Indexes of ``kts`` grouped by the process whose window they hold, in file order (:func:`one_process` of each
+    pair in a group).  The layout asks the same of the files it takes for one process's parts
+    (``layout._parts_of_one_process``), so a host's files are read as it placed them.
 
     Why: one window written as several files (per thread, or cut in two) is one process's trace: its launches in one
     file and their kernels in another link only with the ids kept as written (``merge_ranks`` moves each rank's)."""
+    own = [Process.of(kt) for kt in kts]
     groups: list[list[int]] = []
-    for i, kt in enumerate(kts):
-        g = next((g for g in groups if all(_one_process(kts[j], kt) for j in g)), None)
+    for i, p in enumerate(own):
+        g = next((g for g in groups if all(one_process(own[j], p) for j in g)), None)
         if g is None:
             groups.append([i])
         else:
@@ -53,17 +55,35 @@ def processes(kts: list[KinetoTrace]) -> list[list[int]]:
     return groups
 
 
-def _host_pids(kt: KinetoTrace) -> set[int]:
-    return set(kt.pid[(kt.pid >= 0) & (_gpu_rows_device(kt) < 0)].tolist())
+@dataclass(frozen=True)
+class Process:
+    """What tells one process's files from another's: its host events' pids, the header it writes
+    (:data:`_SAME`), and the ids its host rows number (category -> sorted ids; :func:`_call_ids`)."""
+
+    host_pids: frozenset[int]
+    header: tuple
+    ids: tuple[dict[str, np.ndarray], dict[str, np.ndarray]]
+
+    @staticmethod
+    def of(kt: KinetoTrace) -> "Process":
+        host = kt.pid[(kt.pid >= 0) & (_gpu_rows_device(kt) < 0)]
+        return Process(frozenset(np.unique(host).tolist()), tuple(json.dumps(kt.meta.get(k), sort_keys=True, default=str) for k in _SAME),
+                       (_call_ids(kt, "correlation"), _call_ids(kt, "external_id")))
 
 
-def _one_process(a: KinetoTrace, b: KinetoTrace) -> bool:
-    same = ("deviceProperties", "baseTimeNanoseconds", "distributedInfo")
-    if not _host_pids(a) & _host_pids(b) or any(a.meta.get(k) != b.meta.get(k) for k in same):
+#: What one process writes alike in each file of its window: its GPUs, its clock's base, its rank.
+_SAME = ("deviceProperties", "baseTimeNanoseconds", "distributedInfo")
+
+
+def one_process(a: Process, b: Process) -> bool:
+    """Whether two files hold parts of one process's window: their host events share a pid, they list the same GPUs
+    on the same clock base and the same ``distributedInfo``, and no id (``correlation``, ``External id``) is written
+    on rows of one category in both -- a process numbers each of its calls, launches and ops once, so two processes'
+    files (or two captures of one, each counting from its start: a trace written twice) share ids."""
+    if not a.host_pids & b.host_pids or a.header != b.header:
         return False
-    for key in ("correlation", "external_id"):
-        ids = [_call_ids(kt, key) for kt in (a, b)]
-        if any(np.intersect1d(ids[0].get(c, _NONE), v).size for c, v in ids[1].items()):
+    for mine, theirs in zip(a.ids, b.ids):
+        if any(np.intersect1d(mine.get(c, _NONE), v, assume_unique=True).size for c, v in theirs.items()):
             return False
     return True
 

@@ -1896,11 +1896,10 @@ if __name__ == "__main__":
 
 # ---------------------------------------------------------------------------------------------- one process, several GPUs
 
-_PARALLEL = "/usr/lib/python3/site-packages/torch/nn/parallel"
+_PARALLEL = f"{_SITE}/torch/nn/parallel"
 #: ``nn.DataParallel``'s forward as its replicas' allocations record it (the frames of a real one: Constructor-Sun's
-#: snapshot, h37-snap58): each replica's weights broadcast from GPU 0 (``replicate``), each batch chunk copied to its
-#: GPU (``scatter``), each replica's forward on a worker thread (``parallel_apply._worker``), the outputs gathered on
-#: GPU 0 (``gather``)
+#: snapshot, h37-snap58): each replica's weights broadcast from GPU 0 (``replicate``), each replica's forward on a
+#: worker thread (``parallel_apply._worker``), the outputs gathered on GPU 0 (``gather``)
 DP_REPLICA = [*ALLOCATOR_CPP, *_op("empty"),
               frame(f"{_PARALLEL}/comm.py", 67, "broadcast_coalesced"),
               frame(f"{_PARALLEL}/_functions.py", 23, "forward"),
@@ -1908,12 +1907,6 @@ DP_REPLICA = [*ALLOCATOR_CPP, *_op("empty"),
               frame(f"{_PARALLEL}/replicate.py", 127, "replicate"),
               frame(f"{_PARALLEL}/data_parallel.py", 190, "replicate"),
               frame(f"{_PARALLEL}/data_parallel.py", 183, "forward"), frame("train.py", 44, "train_step")]
-DP_SCATTER = [*ALLOCATOR_CPP, *_op("_to_copy"),
-              frame(f"{_PARALLEL}/comm.py", 205, "scatter"),
-              frame(f"{_PARALLEL}/_functions.py", 105, "forward"),
-              frame(f"{_PARALLEL}/scatter_gather.py", 31, "scatter_map"),
-              frame(f"{_PARALLEL}/data_parallel.py", 193, "scatter"),
-              frame(f"{_PARALLEL}/data_parallel.py", 180, "forward"), frame("train.py", 44, "train_step")]
 DP_ACTIVATION = [*ACTIVATION[:-2], frame("model.py", 58, "forward"),
                  frame(f"{_PARALLEL}/parallel_apply.py", 83, "_worker")]
 DP_GATHER = [*ALLOCATOR_CPP, *_op("cat"),

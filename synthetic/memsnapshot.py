@@ -1892,3 +1892,77 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# ---------------------------------------------------------------------------------------------- one process, several GPUs
+
+_PARALLEL = f"{_SITE}/torch/nn/parallel"
+#: ``nn.DataParallel``'s forward as its replicas' allocations record it (the frames of a real one: Constructor-Sun's
+#: snapshot, h37-snap58): each replica's weights broadcast from GPU 0 (``replicate``), each replica's forward on a
+#: worker thread (``parallel_apply._worker``), the outputs gathered on GPU 0 (``gather``)
+DP_REPLICA = [*ALLOCATOR_CPP, *_op("empty"),
+              frame(f"{_PARALLEL}/comm.py", 67, "broadcast_coalesced"),
+              frame(f"{_PARALLEL}/_functions.py", 23, "forward"),
+              frame(f"{_PARALLEL}/replicate.py", 100, "_broadcast_coalesced_reshape"),
+              frame(f"{_PARALLEL}/replicate.py", 127, "replicate"),
+              frame(f"{_PARALLEL}/data_parallel.py", 190, "replicate"),
+              frame(f"{_PARALLEL}/data_parallel.py", 183, "forward"), frame("train.py", 44, "train_step")]
+DP_ACTIVATION = [*ACTIVATION[:-2], frame("model.py", 58, "forward"),
+                 frame(f"{_PARALLEL}/parallel_apply.py", 83, "_worker")]
+DP_GATHER = [*ALLOCATOR_CPP, *_op("cat"),
+             frame(f"{_PARALLEL}/comm.py", 236, "gather"),
+             frame(f"{_PARALLEL}/_functions.py", 87, "forward"),
+             frame(f"{_PARALLEL}/scatter_gather.py", 99, "gather_map"),
+             frame(f"{_PARALLEL}/data_parallel.py", 200, "gather"),
+             frame(f"{_PARALLEL}/data_parallel.py", 186, "forward"), frame("train.py", 44, "train_step")]
+DP_LOSS = [*ALLOCATOR_CPP, *_op("log_softmax"),
+           frame("/usr/lib/python3/site-packages/torch/nn/functional.py", 3479, "cross_entropy"),
+           frame("train.py", 45, "train_step")]
+#: the same model's layers placed on several GPUs by one process (``device_map="auto"``: no DataParallel frame)
+SPLIT_ACTIVATION = [*ACTIVATION[:-2], frame("model.py", 58, "forward"), frame("train.py", 44, "train_step")]
+
+
+def data_parallel(chunks_mib: tuple[int, ...] = (1024, 1024, 1024), gather_mib: int = 0, steps: int = 2,
+                  layers: int = 8, weights: int = 8, weight_mib: int = 128, wrapped: bool = True) -> Scenario:
+    """One process training one module on ``len(chunks_mib)`` GPUs (``nn.DataParallel`` where ``wrapped``, else the
+    model's layers run on each GPU by one process with no DataParallel frame), ``steps`` steps: GPU 0 holds the
+    master weights (``weights`` of ``weight_mib``), every other GPU a replica broadcast from it each step; replica
+    ``i``'s forward keeps ``layers`` activations of ``chunks_mib[i]`` MiB in all (its share of the batch: equal
+    shares, or a batch split by count whose items differ in size); GPU 0 gathers the replicas' outputs
+    (``gather_mib`` MiB) and computes the loss; the backward frees the activations, the replicas and the gathered
+    outputs.  Truth by construction: each GPU's allocated peak (the most its own allocations hold at once)."""
+    n = len(chunks_mib)
+    gpus = [Allocator(80 * GiB, device=i) for i in range(n)]
+    peak = [0] * n
+
+    def malloc(i: int, size: int, frames: list) -> int:
+        addr = gpus[i].malloc(size, frames)
+        peak[i] = max(peak[i], gpus[i].allocated)
+        return addr
+
+    master = [malloc(0, weight_mib * MiB, PARAMS) for _ in range(weights)]
+    for _ in range(steps):
+        for a in gpus[1:]:  # the replicas run on threads: one clock for the process
+            a.now_us = max(a.now_us, gpus[0].now_us)
+        replicas = {i: [malloc(i, weight_mib * MiB, DP_REPLICA if wrapped else PARAMS) for _ in range(weights)]
+                    for i in range(1, n)} if wrapped else {}
+        acts = {i: [malloc(i, chunks_mib[i] * MiB // layers, DP_ACTIVATION if wrapped else SPLIT_ACTIVATION)
+                    for _ in range(layers)] for i in range(n)}
+        for i in range(n):
+            gpus[i].now_us = max(a.now_us for a in gpus)
+        gathered = [malloc(0, gather_mib * MiB, DP_GATHER)] if gather_mib else []
+        loss = malloc(0, 512, DP_LOSS if wrapped else ACTIVATION)
+        grads = {i: [malloc(i, weight_mib * MiB, GRADIENT) for _ in range(weights)] for i in range(n)}
+        for i in range(n):
+            for x in reversed(acts[i]):
+                gpus[i].free(x)
+        for x in (*gathered, loss):
+            gpus[0].free(x)
+        for i, rs in replicas.items():
+            for x in rs + grads[i]:
+                gpus[i].free(x)
+        for x in grads[0]:
+            gpus[0].free(x)
+    del master
+    truth = {"peaks": peak, "fullest": max(range(n), key=lambda i: peak[i]), "data_parallel": wrapped}
+    return Scenario(snapshot(gpus), truth)

@@ -55,3 +55,27 @@ test("control: without device_words (NVIDIA's host, a report served before a79) 
   const g = hr.gpus.find((x) => x.memory);
   assert.equal(views.memoryView(hr, g, { legend: legend() }, {}, {}).querySelector("h4").textContent, `GPU ${g.gpu} memory`);
 });
+
+// the finding card's "Where" (views.findingView) names its device in its host's words (h37-snap58 *Left* 2)
+const whereOf = (el, rule, host) => {
+  const card = [...el.querySelectorAll("details.finding")].find((d) => d.dataset.rule === rule && d.textContent.includes(`host ${host}`));
+  const dts = [...card.querySelectorAll("dl.facts dt")];
+  return dts.find((dt) => dt.textContent === "Where").nextElementSibling.textContent;
+};
+const viewCtx = { legend: legend(), root: "http://localhost:6006/prefix/", stockRun: "run1/2024_01_01_00_00_00", hosts: ["worker0", "worker1"] };
+
+test("a finding on an NPU's host says 'NPU 0' where it lies, each host's own words", () => {
+  const report = fixture();
+  report.display.hosts[0].device_words = NPU;  // worker0 an Ascend host, worker1 NVIDIA's
+  const el = views.reportView(report, viewCtx);
+  assert.equal(whereOf(el, "launch_bound", "worker0"), "host worker0, NPU 0");
+  assert.equal(whereOf(el, "launch_bound", "worker1"), "host worker1, GPU 0");
+});
+
+test("control: a report that sends no device words says GPU in the finding's place", () => {
+  const report = fixture();
+  for (const hs of report.display.hosts) delete hs.device_words;
+  assert.equal(whereOf(views.reportView(report, viewCtx), "launch_bound", "worker0"), "host worker0, GPU 0");
+  assert.equal(views.findingDevice({ hosts: ["a", "b"] }, { deviceWords: { a: NPU, b: UNNAMED } }), "GPU");
+  assert.equal(views.findingDevice({ hosts: ["a", "b"] }, { deviceWords: { a: NPU, b: NPU } }), "NPU");
+});

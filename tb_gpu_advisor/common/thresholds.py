@@ -481,6 +481,14 @@ _TABLE: tuple[Threshold, ...] = (
        "bytes -- within a thousand passes (an epoch of a small data set, minutes of a training run) the job runs "
        "out, well past it a long run only", "allocated peak / bytes each pass keeps: the passes in which the leak "
        "adds the peak again, the most that makes its finding a warning", direction="below"),
+    _t("memory.imbalance.warning", 1.5, "ratio", "Advisor; guide §2 item 5: one process's replicas of a module "
+       "should hold the same bytes, and the fullest GPU sets the batch every GPU can run", "the fullest GPU's "
+       "allocated peak / the median of the others' peaks, among one snapshot's GPUs"),
+    _t("memory.imbalance.critical", 3.0, "ratio", "Advisor: the fullest GPU holds as much as three of the others",
+       "same metric, critical level"),
+    _t("memory.imbalance.min_bytes", 1 << 30, "bytes", "Advisor: a GPU the process touched with a few tensors (a "
+       "seed, a probe) runs none of its work; below a GiB the imbalance costs no batch", "allocated peak a GPU must "
+       "reach to count among the imbalance's GPUs"),
     _t("memory.forward_kept.share", 0.10, "share", "Advisor: less of the peak is not worth a finding",
        "forward-pass bytes kept (no backward pass) / allocated peak, the least that fires"),
     _t("memory.cast_cache.share", 0.10, "share", "Advisor: less of the peak is not worth a finding (as "

@@ -1442,7 +1442,56 @@ LEAK_RESULTS = action(
     "with torch.inference_mode():\n"
     "    for x in loader:\n"
     "        preds.append(model(x.cuda()).cpu())   # not: preds.append(model(x.cuda()))")
+#: PyTorch's single-process data parallelism (``nn.DataParallel``): every call replicates the module onto each GPU
+#: (``replicate.py``), scatters the batch (``scatter_gather.py``), runs the replicas (``parallel_apply.py``) and gathers
+#: their outputs on ``output_device`` (GPU 0 by default) -- all from ``torch/nn/parallel/``; its replicas'
+#: allocations carry those files in their Python frames.  ``DistributedDataParallel`` (``distributed.py``) runs one
+#: process per GPU, so its snapshot holds one device.
+_DATA_PARALLEL_FILE = re.compile(
+    r"(?:^|[/\\])torch[/\\]nn[/\\]parallel[/\\](?:data_parallel|parallel_apply|replicate|scatter_gather)\.py$")
+
+
+def data_parallel_file(filename: str) -> bool:
+    """Whether a Python frame's file is ``nn.DataParallel``'s own (:data:`_DATA_PARALLEL_FILE`)."""
+    return bool(_DATA_PARALLEL_FILE.search(filename))
+
+
+#: one process's devices holding unequal memory (``memory_imbalance``): under ``nn.DataParallel`` the replicas differ
+#: by what the one process puts on GPU 0 (the module's master copy, the gathered outputs, the loss) and by how the
+#: batch was split; one process per GPU with equal shards holds the same on each
+DDP_NOT_DP = action(
+    "Replace nn.DataParallel with DistributedDataParallel: one process per GPU, each holding its own model copy, "
+    "its own shard of the batch and its own outputs and loss, so no GPU gathers the others' outputs (DataParallel "
+    "also replicates the model from GPU 0 every iteration).",
+    "# torchrun --nproc_per_node=NUM_GPUS train.py\n"
+    "torch.distributed.init_process_group(\"nccl\")\n"
+    "rank = int(os.environ[\"LOCAL_RANK\"]); torch.cuda.set_device(rank)\n"
+    "model = torch.nn.parallel.DistributedDataParallel(model.cuda(rank), device_ids=[rank])\n"
+    "loader = DataLoader(ds, batch_size=per_gpu_batch, sampler=DistributedSampler(ds))")
+BALANCE_BATCH = action(
+    "Give each replica the same bytes of the batch, not the same count: DataParallel scatters every input along its "
+    "first dimension in equal chunks, so where the items differ in size (graphs, sequences of different lengths) one "
+    "replica gets far more; sort or bucket the items by size so each chunk holds as much, or pad them to one size.",
+    "batch = sorted(items, key=lambda it: it.num_nodes)          # sizes interleaved across the replicas\n"
+    "chunks = [batch[i::n_gpus] for i in range(n_gpus)]")
+BALANCE_GATHER = action(
+    "Keep the gathered outputs and the loss off the fullest GPU: compute the loss inside the module's forward (each "
+    "replica returns its loss, and only those scalars are gathered), or gather on another device "
+    "(DataParallel(output_device=...)).",
+    "class WithLoss(torch.nn.Module):\n"
+    "    def __init__(self, model, loss_fn): super().__init__(); self.model, self.loss_fn = model, loss_fn\n"
+    "    def forward(self, x, y): return self.loss_fn(self.model(x), y).unsqueeze(0)\n"
+    "loss = torch.nn.DataParallel(WithLoss(model, loss_fn))(x, y).mean()")
+BALANCE_SPLIT = action(
+    "Balance what each GPU holds: where the model is split across the GPUs (device_map=\"auto\", pipeline stages), "
+    "cap each GPU's share (max_memory) or move layers off the fullest one; where each GPU runs its own part of the "
+    "batch, give each the same bytes of it.",
+    "model = AutoModelForCausalLM.from_pretrained(name, device_map=\"auto\",\n"
+    "                                             max_memory={0: \"30GiB\", 1: \"30GiB\", 2: \"30GiB\"})")
 MEMORY_FIXES = {
+    "memory_imbalance": (BALANCE_SPLIT,),
+    "memory_imbalance:data_parallel": (DDP_NOT_DP, BALANCE_GATHER),
+    "memory_imbalance:data_parallel_split": (BALANCE_BATCH, DDP_NOT_DP),
     "memory_leak": (LEAK_ITEM, LEAK_LIST),
     "memory_leak@inference": (LEAK_RESULTS,),
     "activation_memory": (CHECKPOINT, SELECTIVE_CHECKPOINT),

@@ -27,7 +27,8 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
 from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
-from tb_gpu_advisor.job.iterations import UNPHASED_WHY, framed_pass_phases, pass_phases, pattern_phases
+from tb_gpu_advisor.job.iterations import (UNPHASED_WHY, framed_pass_phases, pattern_phases,
+                                           stackless_pass_phases)
 from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.columns import coverage, outermost, union_intervals
@@ -2476,7 +2477,7 @@ def _repeated_backward(trace: Trace) -> Kind | None:
 
 
 def _repeated_passes(trace: Trace, lead: str = "a memory snapshot recorded without stacks",
-                     read: Callable[[MemoryEvents], Any] = pass_phases) -> Kind | None:
+                     read: Callable[[MemoryEvents], Any] = stackless_pass_phases) -> Kind | None:
     """Inference, low, where a history no frame cuts repeats one forward pass -- the same sizes in the same order,
     all freed by each pass's end, no backward's walk back in any (``job.iterations.pass_phases``); None where no GPU's
     does.  Why: without frames nothing names a module's forward, but a loop of passes that make and free the same

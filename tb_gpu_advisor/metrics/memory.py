@@ -54,11 +54,12 @@ def memory(ctx: Context) -> Memory:
                       history_cut=snap.history_cut if snap else None,
                       snapshot_layout=str(tr.producer.get("layout") or "") if snap else "",
                       stackless=snap.stackless if snap else False, vendor=snap.vendor if snap else None,
-                      platform=snap.platform if snap else None)
+                      platform=snap.platform if snap else None, data_parallel=snap.data_parallel if snap else False)
     legacy = _allocator_peak(ctx)
     legacy.gpus, legacy.ooms, legacy.snapshot = gpus, ooms, snap is not None
     legacy.vendor = snap.vendor if snap else None
     legacy.platform = snap.platform if snap else None
+    legacy.data_parallel = snap.data_parallel if snap else False
     legacy.history_cut = snap.history_cut if snap else None
     if gpus and not legacy.available:
         legacy.note = ("the trace records allocations as deltas only (PyTorch 1.8-1.10): bytes above the capture's "

@@ -1031,6 +1031,9 @@ class Memory:
     #: the operating system a snapshot's own frames' paths show (``MemorySnapshot.platform``: "Windows"), None where
     #: they do not: the allocator settings its build honours (``Framework.platform_features``)
     platform: str | None = None
+    #: a snapshot whose allocations run through ``nn.DataParallel`` (``MemorySnapshot.data_parallel``): its GPUs hold
+    #: one module's replicas, and an imbalance among them has DataParallel's fixes (``memory_imbalance``)
+    data_parallel: bool = False
 
 
 @dataclass

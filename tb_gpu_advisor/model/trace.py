@@ -280,6 +280,9 @@ class MemorySnapshot:
     #: the operating system its Python frames' paths show ("Windows": a drive letter or backslashes), None where they
     #: show none: PyTorch's Windows builds lack what the CUDA driver API gives (expandable segments)
     platform: str | None = None
+    #: the allocations' Python frames run through ``nn.DataParallel``'s own files (``pytorch.data_parallel_file``): one
+    #: process's replicas of one module on each of its GPUs (what ``memory_imbalance`` fixes by its own means)
+    data_parallel: bool = False
     #: GPU -> (blocks its history frees that it never allocated, their bytes, entries of its history), for a GPU whose
     #: history does: it begins after those blocks were made -- its ring buffer (``max_entries``) dropped its oldest
     #: events, or the recording began with the run under way

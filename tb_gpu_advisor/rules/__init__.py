@@ -88,6 +88,7 @@ RULE_IDS: tuple[str, ...] = (
     "memory_fragmentation",  # §2 item 1, memory: reserved far above allocated
     "memory_near_capacity",  # §2 item 1, memory: the peak at capacity
     "memory_leak",  # §2 item 1, memory: every iteration keeps bytes nothing frees
+    "memory_imbalance",  # §2 item 5, memory: one process's GPUs hold unequal bytes (a snapshot's)
     "batch_size_headroom",  # §2 item 1
     "allocator_churn",  # §2 item 1, memory: the driver's allocator in every step
     "comm_exposed",  # §2 communication overlap (job scope)
@@ -114,7 +115,8 @@ if set(RULE_IDS) != set(REGISTRY):
 #: check reads the host's own wait in scalar reads where the GPU's records were lost (``HostSyncs.lost_read_*``); its
 #: other parts need the GPU's idle, which such a capture does not hold, and stay quiet.
 NO_GPU_RULES = frozenset({"capture_quality", "oom_snapshot", "activation_memory", "memory_fragmentation",
-                          "memory_near_capacity", "memory_leak", "batch_size_headroom", "host_sync"})
+                          "memory_near_capacity", "memory_leak", "memory_imbalance", "batch_size_headroom",
+                          "host_sync"})
 
 
 #: The rule ids of the verdicts the rules add where no check found a problem (:func:`healthy_finding`,

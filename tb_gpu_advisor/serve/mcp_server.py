@@ -381,7 +381,7 @@ def tables_text(report: Report, which: str, rows: int, fmt: str) -> str:
 
 #: The memory findings (issue #29): what ``get_memory`` lists beside the numbers.
 MEMORY_RULES = ("oom_snapshot", "activation_memory", "memory_fragmentation", "memory_near_capacity", "memory_leak",
-                "batch_size_headroom", "allocator_churn")
+                "memory_imbalance", "batch_size_headroom", "allocator_churn")
 
 
 def fmt_bytes(n: Any) -> str:

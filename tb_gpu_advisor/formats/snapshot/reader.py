@@ -502,6 +502,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
     snap.vendor = _vendor(budget, _drop_stacks(entries), by_gpu, _entry_streams(entries, cols))
     _sourced_by(memory, snap.vendor)
     snap.platform = _platform(budget)
+    snap.data_parallel = any(pytorch.data_parallel_file(name) for name in _files(budget))
     if budget.bad and not any(by_gpu.values()) and not any(entries.values()):
         raise SnapshotReadError(path, f"no segment or trace entry of a memory snapshot's shape: {budget.bad_text()}")
     if not gpus:
@@ -623,9 +624,13 @@ def _platform(budget: "_Budget") -> str | None:
     builds expandable segments on the CUDA driver API, which its Windows builds leave out (``c10/cuda/CMakeLists.txt``
     defines ``PYTORCH_C10_DRIVER_API_SUPPORTED`` where ``NOT WIN32``; without it the setting warns "expandable_segments
     not supported on this platform" and is ignored), so a Windows user told to turn them on changes nothing."""
-    files = (_str(f.get("filename"), "") for frames in budget.stacks() if isinstance(frames, (list, tuple))
-             for f in frames if isinstance(f, dict) and _int(f.get("line"), 0) > 0)
-    return "Windows" if any(_WINDOWS_PATH.match(name) or "\\" in name for name in set(files)) else None
+    return "Windows" if any(_WINDOWS_PATH.match(name) or "\\" in name for name in _files(budget)) else None
+
+
+def _files(budget: "_Budget") -> set[str]:
+    """The files of the allocations' Python frames (those with a line: a C++ frame has none)."""
+    return {_str(f.get("filename"), "") for frames in budget.stacks() if isinstance(frames, (list, tuple))
+            for f in frames if isinstance(f, dict) and _int(f.get("line"), 0) > 0}
 
 
 def _expandable_from_segments(settings: dict[str, Any], by_gpu: dict[int, list[dict]]) -> None:

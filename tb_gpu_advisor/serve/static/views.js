@@ -4,7 +4,7 @@
 // own formatters), so one quantity reads the same here as in the CLI's text and markdown and the MCP answer. Nothing
 // here formats a number.
 
-import { capital, DEFAULT_WIDTH, deviceWords, gpuChart, kernelHistogram, memoryChart, ranksChart, RANKS_LISTED, rooflineChart, stepChart, stepSeries } from "./charts.js";
+import { capital, DEFAULT_WIDTH, DEVICE_WORDS, deviceWords, gpuChart, kernelHistogram, memoryChart, ranksChart, RANKS_LISTED, rooflineChart, stepChart, stepSeries } from "./charts.js";
 import { codeText, h, units, unitsTitle } from "./dom.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
 import { windowTimelines } from "./timeline.js";
@@ -280,8 +280,18 @@ export function hostsText(f) {
  * its saving as the CLI's finding line says it -- per step, or of the one step its host kept --, the memory it frees,
  * its evidence's cells, its windows' times).
  */
+/** The word for a finding's device in its host's vendor's words ("NPU" on an Ascend host; `ctx.deviceWords`: each
+ * host's display.hosts[].device_words by host name); a finding over several hosts says theirs where they agree, and
+ * NVIDIA's where a report carries none (served before a79). */
+export function findingDevice(f, ctx) {
+  const byHost = (ctx && ctx.deviceWords) || {};
+  const hosts = f.host ? [f.host] : (f.hosts || []).length ? f.hosts : Object.keys(byHost);
+  const said = [...new Set(hosts.map((x) => deviceWords(byHost[x]).device))];
+  return said.length === 1 ? said[0] : DEVICE_WORDS.device;
+}
+
 export function findingView(f, rank, ctx, shown = {}) {
-  const where = [f.host ? `host ${f.host}` : hostsText(f) || null, f.gpu !== null && f.gpu !== undefined ? `GPU ${f.gpu}` : null].filter(Boolean).join(", ");
+  const where = [f.host ? `host ${f.host}` : hostsText(f) || null, f.gpu !== null && f.gpu !== undefined ? `${findingDevice(f, ctx)} ${f.gpu}` : null].filter(Boolean).join(", ");
   // the server's words ("low confidence (the pass)" on one pass, h37-onepass2); a report cached before them: its own
   const conf = shown.confidence || (f.confidence && f.confidence !== "high" ? `${f.confidence} confidence (steps)` : "");
   return h("details", { class: `finding sev-${f.severity}`, open: rank === 1, dataset: { findingId: f.id, rule: f.rule } },
@@ -563,7 +573,8 @@ export function reportView(report, ctx) {
     achievableLine(shown.achievable),
     scorecard(report.headline, ctx, shown.cards),
     notesView(report),
-    findingsView(report.findings, { ...ctx, headline: report.headline, display: shown }),
+    findingsView(report.findings, { ...ctx, headline: report.headline, display: shown,
+      deviceWords: Object.fromEntries(report.hosts.map((hr, i) => [hr.host, ((shown.hosts || [])[i] || {}).device_words])) }),
     memoryPeaksView(shown.memory),
     ranksView(report.ranks, ctx, shown.ranks),
     report.collectives ? h("section", { class: "collectives", "aria-label": "Collectives" }, h("h2", {}, "Collectives"),

@@ -51,7 +51,7 @@ def test_a_ranks_report_names_the_run_of_the_other_rank(tmp_path: Path) -> None:
     _write(tmp_path)
     other = next(r for r in _links(tmp_path) if "/rank0/" in r)
     (report,) = [r for r in cli_reports(tmp_path) if r["run"] == f"{RUN}/rank1"]
-    assert any(f"rank 1 of a 2-rank job" in n and f"the job's other rank is in run '{other}'" in n
+    assert any("rank 1 of a 2-rank job" in n and f"the job's other rank is in run '{other}'" in n
                for n in report["notes"]), report["notes"]
     texts = [f["summary"] for f in report["findings"]] + [f["summary"] for h in report["hosts"] for f in h["findings"]]
     assert not any("profile every rank to separate them" in t for t in texts)

@@ -19,7 +19,7 @@ from tests.support.cli_report import first_report
 
 
 def _rank_straggler(tmp_path: Path, slow: float) -> tuple[list[dict], dict]:
-    truth = tt.write_one_slow_call(str(tmp_path), slow=slow)
+    tt.write_one_slow_call(str(tmp_path), slow=slow)
     report = first_report(tmp_path / "one_slow_call")
     return [f for f in report["findings"] if f["rule"] == "rank_straggler"], report
 

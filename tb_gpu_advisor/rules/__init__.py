@@ -952,7 +952,7 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
         # never the gaps' wait between steps -- both fixes land, both count
         saving=saving(ctx, wait, assumption, [("host", "host_wait", wait)]),
         evidence=os_waits_table(ctx),
-        windows=step_windows(ctx, key=lambda st: st.breakdown.other, label="host waiting"),
+        windows=step_windows(ctx, key=_claimed_share(metrics, wait, "other"), label="host waiting"),
         actions=actions,
     )
     f.guide_section = "§1 overview"
@@ -1018,7 +1018,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         saving=saving(ctx, host_ms, f"the host's own work moves off the GPU's critical path ({how})",
                       [("host", "host_own", host_ms)]),
         evidence=ranges_table(ctx) + os_waits_table(ctx),
-        windows=step_windows(ctx, key=_own_share_of_host(ctx.m, host_ms), label="host work"),
+        windows=step_windows(ctx, key=_claimed_share(ctx.m, host_ms, "host_compute", "other"), label="host work"),
         # the code the capture did not record is seen first where it is most of the time; the launcher's fix after it
         actions=_with_launcher_fix(ctx, actions, launcher),
     )
@@ -1026,19 +1026,20 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     return f
 
 
-def _own_share_of_host(m: HostMetrics, host_ms: float) -> Callable[[Any], float]:
-    """A step row's part of the host-bound time: its ledger's host work (``host_compute`` and the idle nothing
-    recorded, ``other``) in the share the finding claims of the mean step's (``host_ms`` of it; what the other
-    findings recover and the profiler's own work, booked apart, are not its).
+def _claimed_share(m: HostMetrics, claimed_ms: float, *categories: str) -> Callable[[Any], float]:
+    """A step row's part of a finding's time: its ledger's ``categories`` in the share the finding claims of the mean
+    step's (``claimed_ms`` of them; what the other findings recover, and the profiler's own work, booked apart, are
+    not the finding's).
 
-    Why: one account (h37-ledger59).  The window label claimed the step's whole host work while the text claimed
-    the finding's part: torchprof-XDU's ResNet-50 pass (``wild/profiler_wait_rtx5070ti``) showed "host work, the
-    pass (4.52 ms)" under "for 3.62 ms of it", the profiler's buffer request and another finding's claim in one and
-    not the other.  On a capture of one step the label now prints the text's value; over several, the steps' labels
-    are parts of it in the ledger's proportion."""
-    whole = m.breakdown.host_compute + m.breakdown.other
-    share = min(1.0, host_ms / whole) if whole > 0 else 1.0
-    return lambda st: share * (st.breakdown.host_compute + st.breakdown.other)
+    Why: one account (h37-ledger59).  A window label claimed the step's whole category while the text claimed the
+    finding's part: torchprof-XDU's ResNet-50 pass (``wild/profiler_wait_rtx5070ti``) showed "host work, the pass
+    (4.52 ms)" under the host-bound "for 3.62 ms of it"; cestwc's solver (``wild/counted_steps_rtx3090_solver``)
+    showed "host waiting, step 3 (922 us)" under the outside wait's "for 372 us of it", the whole ``other`` beside its
+    OS-wait part.  On a capture of one step the label prints the text's value; over several, the steps' labels are
+    parts of it in the ledger's proportion."""
+    whole = sum(getattr(m.breakdown, c) for c in categories)
+    share = min(1.0, claimed_ms / whole) if whole > 0 else 1.0
+    return lambda st: share * sum(getattr(st.breakdown, c) for c in categories)
 
 
 def _in_model_call(ctx: Ctx, host_ms: float) -> bool:

@@ -88,8 +88,10 @@ def our_report(set_dir: Path, run: str) -> RunResult:
 def newest_session_files(set_dir: Path, run: str) -> list[str]:
     """Profile files of the run's newest session, as the CLI selects them (for the stock tool)."""
     from tb_gpu_advisor.cli.report import select_sessions
+    from tb_gpu_advisor.runtime.advisor import Advisor
 
-    return [hf.path for _, hosts in select_sessions(str(set_dir), run, None, None) for hf in hosts]
+    return [hf.path for _, hosts in select_sessions(Advisor(str(set_dir), cache="off"), run, None, None)
+            for hf in hosts]
 
 
 # --------------------------------------------------------------------------- report fields

@@ -14,7 +14,7 @@ the batch split by bytes, not count -- else balancing the model's or the batch's
 
 from __future__ import annotations
 
-import statistics
+import numpy as np
 
 from tb_gpu_advisor.common.fmt import gb
 from tb_gpu_advisor.metrics.types import HostMetrics
@@ -36,7 +36,7 @@ def check(m: HostMetrics) -> list[Finding]:
         return []
     top = max(gpus, key=lambda g: g.peak_allocated_bytes)
     others = [g.peak_allocated_bytes for g in gpus if g is not top]
-    median = statistics.median(others)
+    median = float(np.median(others))  # numpy's, not statistics' (the CLI's lazy imports: fractions, statistics)
     ratio = top.peak_allocated_bytes / median
     sev = grade(ratio, "memory.imbalance.warning", "memory.imbalance.critical")
     if sev is None:

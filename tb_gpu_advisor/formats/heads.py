@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
+from tb_gpu_advisor.formats.protowire import WireError, read_varint, walk_fields
+
 #: A Chrome trace's event list (``{"traceEvents": [...]``).
 _TRACE_KEYS = rb'"traceEvents"\s*:'
 #: The section labels ROCm rocprof's ``tblextr`` writes (``label_json``): the host's API calls, roctx, copies, each GPU
@@ -106,43 +108,13 @@ def perfetto_words(head: bytes, name: str = "") -> str:
     return words + (_PERFETTO_ROCM_FIX if rocm else _PERFETTO_ANY_FIX)
 
 
-def _varint(buf: bytes, i: int) -> tuple[int, int] | None:
-    """The protobuf varint at ``buf[i:]`` and the offset after it; None where it is cut off or too long."""
-    value = shift = 0
-    while i < len(buf) and shift < 64:
-        byte = buf[i]
-        value, i, shift = value | (byte & 0x7F) << shift, i + 1, shift + 7
-        if not byte & 0x80:
-            return value, i
-    return None
-
-
 def _field_numbers(msg: bytes) -> set[int] | None:
     """The field numbers of one whole protobuf message, None where its bytes are not one (a bad tag or wire type, a
     length past its end)."""
-    seen: set[int] = set()
-    i = 0
-    while i < len(msg):
-        tag = _varint(msg, i)
-        if tag is None or tag[0] >> 3 == 0:
-            return None
-        (key, i), wire = tag, tag[0] & 7
-        if wire == 0:
-            value = _varint(msg, i)
-            if value is None:
-                return None
-            i = value[1]
-        elif wire in (1, 5):
-            i += 8 if wire == 1 else 4
-        elif wire == 2:
-            length = _varint(msg, i)
-            if length is None:
-                return None
-            i = length[1] + length[0]
-        else:
-            return None
-        seen.add(key >> 3)
-    return seen if i == len(msg) else None
+    try:
+        return {number for number, *_ in walk_fields(msg, 0, len(msg))}
+    except WireError:
+        return None
 
 
 def _perfetto_packets(head: bytes):
@@ -150,7 +122,10 @@ def _perfetto_packets(head: bytes):
     the last item is None where the bytes stop being packets (the cut-off end of a head, or no trace at all)."""
     i = 0
     while i < len(head):
-        length = _varint(head, i + 1) if head[i] == 0x0A else None
+        try:
+            length = read_varint(head, i + 1, len(head)) if head[i] == 0x0A else None
+        except WireError:
+            length = None
         if length is None or length[0] == 0 or length[1] + length[0] > len(head):
             yield None
             return

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from synthetic.encode import encode_varint
+from tb_gpu_advisor.formats import protowire
 from tb_gpu_advisor.formats.xplane import wire
 
 
@@ -50,7 +51,7 @@ def _python_decode(raw: bytes, starts: list[int], ends: list[int]) -> dict:
     for m, (s, e) in enumerate(zip(starts, ends)):
         for rank, (num, wt, _, ps, pe) in enumerate(wire.walk_fields(data, s, e)):
             if wt == 0:
-                value, start = wire._read_varint(data, ps, pe)[0] & (2**64 - 1), None
+                value, start = protowire.read_varint(data, ps, pe)[0] & (2**64 - 1), None
             elif wt == 2:
                 value, start = pe - ps, ps
             else:

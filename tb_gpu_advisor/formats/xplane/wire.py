@@ -32,17 +32,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_MAX_VARINT_BYTES = 10
+from tb_gpu_advisor.formats.protowire import MAX_VARINT_BYTES as _MAX_VARINT_BYTES
+from tb_gpu_advisor.formats.protowire import WireError, walk_fields  # noqa: F401 - the xplane readers name them here
 #: Zero bytes appended to every buffer so vectorized look-ahead never leaves it.
 PAD = 16
 
 _U = np.uint64
 _HIGH_BITS = _U(0x8080808080808080)
 _LOW7_BITS = _U(0x7F7F7F7F7F7F7F7F)
-
-
-class WireError(ValueError):
-    """The bytes are not a well-formed protobuf message of the expected shape."""
 
 
 def padded(raw: bytes) -> np.ndarray:
@@ -470,48 +467,6 @@ class _Reading:
         if isinstance(out, BaseException):
             raise out
         return out
-
-
-def _read_varint(data: memoryview, i: int, end: int) -> tuple[int, int]:
-    """(value, position after it) of the varint at ``data[i]``, for short Python-side walks."""
-    value = shift = 0
-    while i < end and shift < 7 * _MAX_VARINT_BYTES:
-        b = data[i]
-        value |= (b & 0x7F) << shift
-        i += 1
-        if b < 0x80:
-            return value, i
-        shift += 7
-    raise WireError("truncated varint")
-
-
-def walk_fields(data: memoryview, start: int, end: int):
-    """Yield (number, wire type, field start, payload start, payload end) of the top-level fields in ``data[start:end]``.
-
-    A plain Python walk, for the few fields around the big repeated ones
-    (a plane's lines, a line's first event); varint and fixed fields report
-    their value's bytes as the payload.
-    """
-    i = start
-    while i < end:
-        field_start = i
-        tag, i = _read_varint(data, i, end)
-        number, wt = tag >> 3, tag & 7
-        if number <= 0:
-            raise WireError("field number 0")
-        if wt == 0:
-            _, j = _read_varint(data, i, end)
-        elif wt == 2:
-            length, i = _read_varint(data, i, end)
-            j = i + length
-        elif wt in (1, 5):
-            j = i + (8 if wt == 1 else 4)
-        else:
-            raise WireError(f"unsupported wire type {wt}")
-        if j > end:
-            raise WireError("field runs past the end of its message")
-        yield number, wt, field_start, i, j
-        i = j
 
 
 def varint_sizes(values: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import frameworks
+from tb_gpu_advisor.common.memo import Memo
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.frameworks import Framework, engines, native
 from tb_gpu_advisor.frameworks.base import allocator_fixes
@@ -148,9 +149,7 @@ def work_of(kind: str, tags: tuple[str, ...] | list[str]) -> str:
 #: 6.5% of an analysis: ``benchmarks/rule_context.py``, h37-speed59).  Keyed on the objects themselves (``is``), not
 #: on their ids' reuse; a Framework is frozen and every reader copies what it takes (``Framework.fix``), so one answer
 #: is shared.
-_ADAPTED: dict[tuple, tuple[Framework, object, Framework]] = {}
-#: More distinct asks than this (frameworks x vendors x tags x engines) and the memo starts again.
-_ADAPTED_MAX = 256
+_ADAPTED: Memo[tuple[Framework, object, Framework]] = Memo(256)
 
 
 def adapt(fw: Framework, tags: "tuple[str, ...] | list[str]", engine_id: str | None) -> Framework:
@@ -163,11 +162,7 @@ def adapt(fw: Framework, tags: "tuple[str, ...] | list[str]", engine_id: str | N
     hit = _ADAPTED.get(key)
     if hit is not None and hit[0] is fw and hit[1] is engine:
         return hit[2]
-    adapted = _adapt(fw, tags, engine)
-    if len(_ADAPTED) >= _ADAPTED_MAX:
-        _ADAPTED.clear()
-    _ADAPTED[key] = (fw, engine, adapted)
-    return adapted
+    return _ADAPTED.put(key, (fw, engine, _adapt(fw, tags, engine)))[2]
 
 
 def _adapt(fw: Framework, tags: tuple[str, ...], engine: engines.Engine | None) -> Framework:

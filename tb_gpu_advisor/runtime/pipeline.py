@@ -14,12 +14,12 @@ the older keyword, still works; a caller that gives no options gets the command 
 from __future__ import annotations
 
 import os
-import threading
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from tb_gpu_advisor import formats, frameworks, rules
+from tb_gpu_advisor.common.memo import Memo
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.job import detect_job
@@ -166,10 +166,8 @@ def peer_start_up(files: Sequence) -> tuple[np.ndarray, np.ndarray] | None:
 
 #: Each host file's one-time spans on its clock (:func:`peer_start_up`), by its identity (path, size, mtime): the ranks
 #: of a job in sibling folders each ask every other's, so each file is read for them once per process -- or never,
-#: where its own analysis ran first here.  Small arrays, at most :data:`_START_UPS_KEPT` files.
-_START_UPS: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
-_START_UPS_KEPT = 256
-_START_UPS_LOCK = threading.Lock()  # the tab analyses sessions in threads
+#: where its own analysis ran first here.  Small arrays, of at most 256 files.
+_START_UPS: Memo[tuple[np.ndarray, np.ndarray]] = Memo(256)
 
 
 def _identity(hf) -> tuple:  # noqa: ANN001 - a HostFile
@@ -177,11 +175,7 @@ def _identity(hf) -> tuple:  # noqa: ANN001 - a HostFile
 
 
 def _remember_start_up(hf, spans: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
-    with _START_UPS_LOCK:
-        if len(_START_UPS) >= _START_UPS_KEPT:
-            _START_UPS.pop(next(iter(_START_UPS)))
-        _START_UPS[_identity(hf)] = spans
-    return spans
+    return _START_UPS.put(_identity(hf), spans)
 
 
 def analyze_session(run: str, session: str, host_files: Iterable, progress: Callable[[str, float], None] | None = None,

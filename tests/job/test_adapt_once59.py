@@ -16,7 +16,7 @@ from tests.support.paths import DEMO_LOGS
 def test_a_hosts_analysis_adapts_its_framework_once(monkeypatch):
     """The demo's fp32 job (one host, many rules firing): ``Framework.for_job`` runs once for the host's one
     (framework, tags, engine), not once per rule (BASE: 40 and more)."""
-    monkeypatch.setattr(job, "_ADAPTED", {})
+    monkeypatch.setattr(job, "_ADAPTED", job.Memo(256))
     made: list[tuple[str, ...]] = []
     for_job = Framework.for_job
     monkeypatch.setattr(Framework, "for_job", lambda self, tags: made.append(tuple(tags)) or for_job(self, tags))

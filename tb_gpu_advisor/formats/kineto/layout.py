@@ -39,6 +39,7 @@ import zlib
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.memo import Memo
 from tb_gpu_advisor.formats import memory_timeline
 from tb_gpu_advisor.formats.heads import (ROCPROF_SYS_DATA, is_perfetto_head, is_rocprof_head, is_rocprof_sys_data,
                                          perfetto_words)
@@ -730,7 +731,8 @@ def _parts_of_one_process(f: _File, g: _File) -> bool:
     return not all(named) or machine_of(f.host.host) == machine_of(g.host.host)
 
 
-_processes: dict[tuple[str, int, int], object] = {}
+#: Each file's process (``adapter.process_of``: its pids, header and ids), or False where it does not read, by identity.
+_processes: Memo[object] = Memo(1000)
 
 
 def _ids_agree(f: _File, g: _File) -> bool:
@@ -746,18 +748,8 @@ def _ids_agree(f: _File, g: _File) -> bool:
     from tb_gpu_advisor.formats.kineto.adapter import process_of  # the reader: only for files a header matched
     from tb_gpu_advisor.formats.kineto.ranks import one_process
 
-    own = []
-    for x in (f, g):
-        key = (x.host.path, x.host.size, x.host.mtime_ns)
-        with _headers_lock:
-            known = _processes.get(key)
-        if known is None:
-            known = process_of(x.host.path) or False
-            with _headers_lock:
-                if len(_processes) > 1000:
-                    _processes.clear()
-                _processes[key] = known
-        own.append(known)
+    own = [_processes.ask((x.host.path, x.host.size, x.host.mtime_ns), lambda x=x: process_of(x.host.path) or False)
+           for x in (f, g)]
     return bool(own[0] and own[1] and one_process(own[0], own[1]))
 
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 import importlib
 import logging
 import traceback
-from collections.abc import Callable
-from typing import Any, Iterable
+from typing import Iterable
 
 from tb_gpu_advisor.common.fmt import pct_part
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
@@ -793,25 +792,13 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
         title=title,
         metric=_device_share_metric(dev, "warning", {"unrecorded_ms": round(left, 3),
                                                              **launcher_detail(launcher, metrics.launcher_launches)}),
-        windows=step_windows(ctx, key=lambda st: st.breakdown.other,
-                             label="GPU idle with the host unobserved" if ctx.no_host else "unrecorded host time",
-                             claim=_unclaimed_by_others(metrics, left)),
+        windows=step_windows(ctx, label="GPU idle with the host unobserved" if ctx.no_host else "unrecorded host time",
+                             draws=("other",), claimed_ms=left),
         actions=_with_launcher_fix(ctx, ctx.record_host_fix() or [RECORD_HOST], launcher),
     )
     f.guide_section = "§1 overview"
     f.id += UNRECORDED_SUFFIX  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
     return f
-
-
-def _unclaimed_by_others(metrics: HostMetrics, left_ms: float) -> bool:
-    """Whether the unrecorded time the finding states is the ledger's whole ``other`` (no other finding claimed a part
-    of it), so that a window may claim its step's ``other`` as that time.
-
-    Why: where another finding claims part of the idle no host event covers (the time after a blocking copy, which
-    excessive_memcpy books), a window labelled with the step's whole ``other`` stated a second value of the one
-    quantity beside the summary's (h37-ownsplit: pexsi_a100_pageable_sync's "316.5 ms" in the text, "unrecorded host
-    time, the pass (316.9 ms)" on its window); the window then names the step alone."""
-    return round(left_ms, 3) >= round(metrics.breakdown.other, 3)
 
 
 def _sentence(words: str) -> str:
@@ -952,7 +939,7 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
         # never the gaps' wait between steps -- both fixes land, both count
         saving=saving(ctx, wait, assumption, [("host", "host_wait", wait)]),
         evidence=os_waits_table(ctx),
-        windows=step_windows(ctx, key=_claimed_share(metrics, wait, "other"), label="host waiting"),
+        windows=step_windows(ctx, label="host waiting", draws=("other",), claimed_ms=wait),
         actions=actions,
     )
     f.guide_section = "§1 overview"
@@ -1018,28 +1005,12 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         saving=saving(ctx, host_ms, f"the host's own work moves off the GPU's critical path ({how})",
                       [("host", "host_own", host_ms)]),
         evidence=ranges_table(ctx) + os_waits_table(ctx),
-        windows=step_windows(ctx, key=_claimed_share(ctx.m, host_ms, "host_compute", "other"), label="host work"),
+        windows=step_windows(ctx, label="host work", draws=("host_compute", "other"), claimed_ms=host_ms),
         # the code the capture did not record is seen first where it is most of the time; the launcher's fix after it
         actions=_with_launcher_fix(ctx, actions, launcher),
     )
     f.guide_section = "§1 overview"
     return f
-
-
-def _claimed_share(m: HostMetrics, claimed_ms: float, *categories: str) -> Callable[[Any], float]:
-    """A step row's part of a finding's time: its ledger's ``categories`` in the share the finding claims of the mean
-    step's (``claimed_ms`` of them; what the other findings recover, and the profiler's own work, booked apart, are
-    not the finding's).
-
-    Why: one account (h37-ledger59).  A window label claimed the step's whole category while the text claimed the
-    finding's part: torchprof-XDU's ResNet-50 pass (``wild/profiler_wait_rtx5070ti``) showed "host work, the pass
-    (4.52 ms)" under the host-bound "for 3.62 ms of it"; cestwc's solver (``wild/counted_steps_rtx3090_solver``)
-    showed "host waiting, step 3 (922 us)" under the outside wait's "for 372 us of it", the whole ``other`` beside its
-    OS-wait part.  On a capture of one step the label prints the text's value; over several, the steps' labels are
-    parts of it in the ledger's proportion."""
-    whole = sum(getattr(m.breakdown, c) for c in categories)
-    share = min(1.0, claimed_ms / whole) if whole > 0 else 1.0
-    return lambda st: share * sum(getattr(st.breakdown, c) for c in categories)
 
 
 def _in_model_call(ctx: Ctx, host_ms: float) -> bool:

@@ -50,6 +50,6 @@ def check(m: HostMetrics) -> list[Finding]:
         saving=saving(ctx, extra_ms, "the gradients are reduced in one packed AllReduce per step: the extra calls' "
                                      "time goes (one call's time remains)", [("collectives", "allreduce", extra_ms)]),
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
-        windows=step_windows(ctx, key=lambda s: s.breakdown.collectives, label="AllReduce", n=2),
+        windows=step_windows(ctx, label="AllReduce", n=2, draws=("collectives",), claimed_ms=ar_ms),
         actions=ctx.fw.fix(ID),
     )]

@@ -873,29 +873,48 @@ def step_windows(
     label: str = "step",
     n: int = 3,
     gpu: int | None = None,
-    claim: bool = True,
+    *,
+    draws: Sequence[str] = (),
+    claimed_ms: float | None = None,
 ) -> list[TimeWindow]:
-    """Trace-viewer windows for the ``n`` worst kept steps (by ``key`` of the StepMetrics row).
+    """Trace-viewer windows for the ``n`` worst kept steps, each labelled with the time its finding says of that step
+    ("launch wait, step 3 (2.80 ms)").
 
-    A window's label claims ``key``'s time in its step ("launch wait, step 3 (2.80 ms)"), a part of what its finding
-    says of each step; where ``key`` only ranks the steps -- a quantity of the ledger that holds more than the
-    finding's own (every kernel for the small-grid ones, every idle for the syncs' share of it) -- ``claim`` is False
-    and the label names the step alone (h37-words3: d2d_v100's 5.74 ms of small-grid kernels a step showed
-    "kernels, step 1010 (90.2 ms)").
+    The one rule of a window's number (issue #37, one account of every capture): a finding names the ledger categories
+    its time is booked in (``draws``) and, where it claims only part of them, its own time per step (``claimed_ms``:
+    what its text says, its share of the mean step's ``draws``).  Each step's window then claims the finding's share
+    of that step's categories -- on a capture of one step exactly the text's value, over several the steps' parts of
+    it in the ledger's proportion, their mean the text's.  Where the ledger holds no honest per-step value of the
+    finding's time (it claims more than its categories hold, or names none: a time measured apart from the ledger),
+    the label says so -- "(not measured per step)" -- instead of printing a second value of one quantity or dropping
+    the number unsaid.  h37-windows60: the host-bound, outside-wait and unrecorded-time findings, the launch wait less
+    the syncs', the syncs' own idle and the small-grid kernels each had their own way (a scaled key, a dropped number,
+    a whole category under a part's words).
 
-    Rows are the host-wide rows (``gpu is None``) unless ``gpu`` is given.  A host-wide window is the step's
-    detected window, which holds the step on every GPU (a row's start plus its mean step time would show only
-    the first GPU's part where GPUs run the step one after another, as on the real 8 x V100 capture); a GPU's
-    window is that GPU's step.  Without per-step rows, falls back to the first kept step windows.
+    ``key`` is for a finding whose time per step is a step row's own quantity (not a share of categories):
+    a copy's blocking time, the unseen work less what precedes the capture.  Without ``key`` or ``draws`` the windows
+    are the first kept steps, with no time.  Rows are the host-wide rows (``gpu is None``) unless ``gpu`` is given; a
+    host-wide window is the step's detected window, which holds the step on every GPU (a row's start plus its mean step
+    time would show only the first GPU's part where GPUs run the step one after another, as on the real 8 x V100
+    capture); a GPU's window is that GPU's step.  Without per-step rows, falls back to the first kept step windows.
     """
+    unmeasured = False
+    if draws:
+        whole = sum(float(getattr(ctx.m.breakdown, c)) for c in draws)
+        share = 1.0 if claimed_ms is None else claimed_ms / whole if whole > 0 else float("inf")
+        unmeasured = share > 1.0 + 1e-6 and (claimed_ms or 0.0) - whole > 5e-4  # more than its categories hold
+        part = 1.0 if unmeasured else min(share, 1.0)
+        key = lambda st: part * sum(getattr(st.breakdown, c) for c in draws)  # noqa: E731  (columns too: pick_steps)
+    elif claimed_ms is not None:
+        unmeasured = True  # a time the ledger does not hold per step: said, not a row's category under its words
     chosen = pick_steps(ctx.m.steps_detail, gpu, key, n)
-    if key is not None and claim:  # a window claims time its step holds: none where the step holds none of it
+    if key is not None and not unmeasured:  # a window claims time its step holds: none where the step holds none of it
         chosen = [s for s in chosen if key(s) > 0]
     out: list[TimeWindow] = []
     if chosen:
         spans = {w.step: (w.start_ms, w.end_ms) for w in ctx.m.steps.windows} if gpu is None else {}
         for s in sorted(chosen, key=lambda s: s.start_ms):
-            extra = f" ({ms(key(s))})" if key and claim else ""
+            extra = f" ({UNMEASURED})" if unmeasured else f" ({ms(key(s))})" if key else ""
             start, end = spans.get(s.step, (s.start_ms, s.start_ms + s.step_ms))
             out.append(
                 TimeWindow(
@@ -908,12 +927,17 @@ def step_windows(
                 )
             )
         return out
+    extra = f" ({UNMEASURED})" if unmeasured else ""
     for w in (ctx.m.steps.windows or [])[:n]:
         out.append(
-            TimeWindow(host=ctx.host, label=f"{label}, {ctx.step_name(w.step)}", start_ms=round(w.start_ms, 3),
+            TimeWindow(host=ctx.host, label=f"{label}, {ctx.step_name(w.step)}{extra}", start_ms=round(w.start_ms, 3),
                        end_ms=round(w.end_ms, 3), gpu=gpu, step=int(w.step))
         )
     return out
+
+
+#: a window's words where the ledger holds no per-step value of its finding's time (:func:`step_windows`)
+UNMEASURED = "not measured per step"
 
 
 def finding(

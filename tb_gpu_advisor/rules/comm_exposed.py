@@ -240,7 +240,7 @@ def host_calls_finding(metrics: HostMetrics) -> Finding | None:
                       [("collectives", "exposed_comm", wait)]),
         evidence=[table(f"Communication calls the host waited in while the GPU idled (ms {ctx.per_step})",
                         ["call", "ms"], [[n, v] for n, v in calls])],
-        windows=step_windows(ctx, key=lambda st: st.breakdown.collectives, label="waiting in communication"),
+        windows=step_windows(ctx, label="waiting in communication", draws=("collectives",), claimed_ms=wait),
         actions=[COMMUNICATE],
     )
     f.id += "#host_calls"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)

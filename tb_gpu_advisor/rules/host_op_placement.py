@@ -124,7 +124,8 @@ def round_trip_check(m) -> list:
                       [c for c in claims if c[2] > 0]),
         evidence=[table("Round trip per step (mean)", ["steps with a round trip", "GPU idle ms", "D2H MB", "H2D MB"],
                         [[rt.steps_with, rt.idle_ms_per_step, rt.d2h_bytes_per_step / 1e6, rt.h2d_bytes_per_step / 1e6]])],
-        windows=step_windows(ctx, key=lambda s: s.breakdown.memcpy_d2h + s.breakdown.other + s.breakdown.host_compute,
-                             label="round trip"),
+        # the trip's idle where its claims book it (host work, then launch wait): the text's value, not the copy's too
+        windows=step_windows(ctx, label="round trip's host work", draws=("host_compute", "other", "launch_wait"),
+                             claimed_ms=rt.idle_ms_per_step),
         actions=ctx.fw.fix(ID),
     )]

@@ -76,9 +76,9 @@ def _syncs(ctx: Ctx) -> Finding | None:
                                                   "every step", idle_claims(s.gpu_idle_ledger_ms, pool="sync_idle")),
         evidence=[table("Host events that wait for the GPU, {per_step}", ["host event", "syncs per step"],
                         [[short(n, 80), round(per, 2)] for n, per in s.callers])],
-        # ranked by the step's idle, of which the syncs' is a part the ledger does not hold per step: no time claimed
-        windows=step_windows(ctx, key=lambda st: st.breakdown.launch_wait + st.breakdown.other, label="GPU idle",
-                             claim=False),
+        # the syncs' idle where the ledger books it (``gpu_idle_ledger_ms``), each step's share of those categories
+        windows=step_windows(ctx, label="GPU idle after syncs", draws=tuple(s.gpu_idle_ledger_ms) or ("launch_wait", "other"),
+                             claimed_ms=s.gpu_idle_ms_per_step),
         actions=ctx.fw.fix(f"{ID}:read_in_op" if _mostly_in_ops(s) else f"{ID}:poll" if _mostly_polls(s) else ID),
         title=_title(ctx),
     )
@@ -134,7 +134,7 @@ def _unrecorded(ctx: Ctx) -> Finding | None:
         # where, not how much: no step row holds this time (the syncs measure it apart from the ledger, which may
         # book the stretch as host work), so a window labelled with a row's ``other`` claimed another quantity under
         # these words (corpus_torch/synced_layers: "1.05 ms of each 1.46 ms step" above "step 0 (28 us)", h37-left56)
-        windows=step_windows(ctx, label="unrecorded host time"),
+        windows=step_windows(ctx, label="unrecorded host time", claimed_ms=s.unrecorded_ms_per_step),
         actions=ctx.record_host_fix(f"{ID}:unrecorded") or [RECORD_HOST],
     )
     f.id += f"#{f.metric.id}"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)

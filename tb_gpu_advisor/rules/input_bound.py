@@ -96,7 +96,7 @@ def check(m: HostMetrics) -> list[Finding]:
         saving=saving(ctx, wait_ms, "removing the input wait entirely (input prepared in parallel and prefetched, "
                                     "so it overlaps with the previous {step}'s compute)", [("input", "input", wait_ms)]),
         evidence=evidence,
-        windows=step_windows(ctx, key=lambda s: s.breakdown.input_wait, label="input wait"),
+        windows=step_windows(ctx, label="input wait", draws=("input_wait",), claimed_ms=wait_ms),
         actions=_creation(ctx, src.ops, wait_ms)
         + (ctx.fw.extra(f"{ID}:transfer") if src.transfer_ms_per_step >= T("input_bound.most_share") * wait_ms else [])
         + (ctx.fw.extra(f"{ID}:frames", frames=_frames_said(ctx, _input_frames(src.frames), wait_ms)) if held else [])

@@ -167,7 +167,6 @@ def check(m: HostMetrics) -> list[Finding]:
     # kernel")
     graphed = hidden > 0 or GRAPH_LAUNCH_LEFT in said
     rows, example = _offenders(sk, ctx, against_launch=not graphed)
-    own = (wait_ms or 0.0) / ((wait_ms or 0.0) + after) if after > 0 and wait_ms else 1.0
     title = "Launch-bound: the GPU waits for the host to dispatch each op" if few_small else _few_kernels_title(kps)
     if hidden > 0:
         title, sev, actions = "The GPU waits while the host prepares each graph replay", "info", ctx.fw.fix(f"{ID}:replay")
@@ -217,7 +216,7 @@ def check(m: HostMetrics) -> list[Finding]:
                         ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows), *ranges_table(ctx)],
         # the ledger's launch wait of a step holds the part after the host's syncs, which the finding leaves to them:
         # each step's is the finding's own share of it (the steps' mean is then the finding's wait, one value)
-        windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait * own, label="launch wait"),
+        windows=step_windows(ctx, label="launch wait", draws=("launch_wait",), claimed_ms=wait_ms),
         actions=actions, title=title,
     )]
 

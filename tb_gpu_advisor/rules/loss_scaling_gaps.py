@@ -37,6 +37,6 @@ def check(m: HostMetrics) -> list[Finding]:
         saving=saving(ctx, cost, "static loss scaling (fixed scale) removes the host-side conditional update",
                       [("host", "loss_scaling", cost)]),
         evidence=[table("Loss-scaling ops", ["op"], [[n] for n in ls.names[:15]])],
-        windows=step_windows(ctx, key=lambda s: s.breakdown.host_compute, label="loss-scaling gap"),
+        windows=step_windows(ctx, label="loss-scaling gap", draws=("host_compute",), claimed_ms=cost),
         actions=ctx.fw.fix(ID),
     )]

@@ -74,9 +74,9 @@ def check(m: HostMetrics) -> list[Finding]:
         evidence=[table(_TABLE, _COLUMNS,
                         [[short(k.name), k.blocks, k.threads if k.threads >= 0 else "-", _of_sms(k), k.count,
                           k.total_ms, k.idle_ms] for k in u.top])],
-        # the steps with the most kernel time: the ledger holds no small-grid time of a step, so no time is claimed
-        windows=step_windows(ctx, key=lambda st: st.breakdown.device_compute, label="steps with the most kernel time",
-                             claim=False),
+        # the small-grid kernels' share of each step's kernel time (the ledger books them with every kernel)
+        windows=step_windows(ctx, label="small-grid kernels", draws=("device_compute",),
+                             claimed_ms=u.underfilled_ms_per_step),
         actions=[*ctx.fw.fix(ID), *_vendor_fixes(ctx, u.top)],  # the framework's, then the vendor's own
     )]
 

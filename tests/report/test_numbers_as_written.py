@@ -10,7 +10,7 @@ over every report as a property of ``tests/support/properties.py`` (``tests/repo
   kept one step: now "GPUs (in the step)" (``metrics.job.JobView.scope``).
 * ``one-value`` over several steps -- a window's label claims a part of its finding's time: d2d_v100's small-grid
   finding (5.74 ms a step over 4 steps) showed "kernels, step 1010 (90.2 ms)", every kernel's time; the windows whose
-  key only ranks the steps claim no time (``rules.base.step_windows(claim=False)``).
+  share of its step is the finding's share of the kernel time (``rules.base.step_windows(draws=..., claimed_ms=...)``).
 * ``one-step`` on an unmarked capture -- the one pass a capture with no step marker was read as may hold several calls
   of the model: torch_fp16_inference_unmarked (10 forward calls) read "of the 36.6 ms step" and "Only 1 forward pass
   was kept"; now "of the 36.6 ms pass" and "No forward pass is marked: the capture is read as one pass"

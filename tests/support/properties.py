@@ -938,16 +938,16 @@ def window_once_problems(where: str, findings: list[Finding]) -> list[str]:
 
 def window_value_problems(where: str, h: HostReport) -> list[str]:
     """``one-value``: on a host that keeps one step, a finding's trace window claims the time its summary says of that
-    step -- "X of each Y step" and the window's "label, step N (Z)" print one value (h37-left56: vit_a4000_avg_batch's
-    copies "block the GPU for 25.0 ms of each 116.3 ms step" above the window "copies, step 0 (25.1 ms)": the summary
-    read the copies' own exposed time, the window the ledger's copy category, which holds the memsets too)."""
+    step -- its per-step time in whichever wording the rule states it (:func:`said_per_step`) and the window's "label,
+    step N (Z)" print one value (h37-left56: vit_a4000_avg_batch's copies "block the GPU for 25.0 ms of each 116.3 ms
+    step" above the window "copies, step 0 (25.1 ms)": the summary read the copies' own exposed time, the window the
+    ledger's copy category, which holds the memsets too)."""
     kept = int((h.capture or {}).get("steps_kept") or 0)
     if kept != 1:
-        return _window_sum_problems(where, h, kept)
-    out = []
+        return _window_sum_problems(where, h, kept) + _bare_window_problems(where, h)
+    out = _bare_window_problems(where, h)
     for f in h.findings:
-        text = " ".join(f.summary.split())
-        said = _OF_EACH.search(text) or _FOR_OF_IT.search(text)
+        said = said_per_step(f.summary)
         if said is None:
             continue
         x, xu = said.group(1), said.group(2)
@@ -967,10 +967,36 @@ def window_value_problems(where: str, h: HostReport) -> list[str]:
 #: the host-bound finding's own time: "P% of the Y step; for X of it (Q%)" (h37-ledger59: wild/profiler_wait_rtx5070ti's
 #: "for 3.62 ms of it" under the window "host work, the pass (4.52 ms)", the profiler's buffer request in the window's)
 _FOR_OF_IT = re.compile(r"\bfor " + _TIME + r" of it \(")
-#: the time a finding grades per step, in the four ways the rules say it: "X of each Y step", "P% of the Y step (X",
-#: "(X per step)" / "(X in the step)", "for X of it ("
+#: the time a finding grades per step, in every way the rules say it (h37-windows60: each rule's text and the
+#: frameworks' and devices' word tables grepped): "X of each Y step" / "X of the Y pass", "P% of the Y step (X",
+#: "(X per step)" / "(X in the step)", "for X of it (", "X of host work ... (P% of each Y step)", "X a step"
 _FINDING_PER_STEP = (_OF_EACH, re.compile(r"% of (?:each|the) [\d.,]+ ?(?:us|µs|ms|s) [\w ]*?(?:step|pass) \(" + _TIME),
-                     re.compile(r"\(" + _TIME + r" (?:per step|in the [\w ]+?)\)"), _FOR_OF_IT)
+                     re.compile(r"\(" + _TIME + r" (?:per step|in the [\w ]+?)\)"), _FOR_OF_IT,
+                     re.compile(_TIME + r" of [a-z' ]{3,60}? \(\d+(?:\.\d+)?% of (?:each|the) "),
+                     re.compile(_TIME + r" (?:a|per) (?:step|pass)\b(?! on average| summed| over all)"))
+
+
+def _bare_window_problems(where: str, h: HostReport) -> list[str]:
+    """``one-value``: a finding that states its time per step prints on each of its step windows the step's value of
+    it, or says the capture has none ("(not measured per step)", ``rules.base.UNMEASURED``) -- a window naming its step
+    alone dropped the number unsaid (h37-windows60: the small-grid kernels' "steps with the most kernel time, step 3",
+    the syncs' "GPU idle, step 0", the unrecorded time's "unrecorded host time, the pass" where another finding took a
+    part of it)."""
+    return [f"one-value: {where}: {f.id} says '{said.group(0)}' and its window '{w.label}' claims no value and says "
+            f"none is measured" for f in h.findings if (said := said_per_step(f.summary)) is not None
+            for w in f.windows if w.gpu is None and _BARE_STEP.search(w.label)]
+
+
+#: a step window naming its step alone: "label, step N" / "label, the pass", no value and no word of why
+_BARE_STEP = re.compile(r", (?:step -?\d+|the pass|the step)$")
+
+
+def said_per_step(summary: str) -> re.Match[str] | None:
+    """The time a finding's ``summary`` says of each step, in any of its wordings (``_FINDING_PER_STEP``): the first
+    stated, its headline -- later ones are its parts ("152.0 ms of each 321.3 ms step ... (152.0 ms a step, ...)")."""
+    text = " ".join(summary.split())
+    found = [m for m in (r.search(text) for r in _FINDING_PER_STEP) if m is not None]
+    return min(found, key=lambda m: m.start(1)) if found else None
 
 
 def _window_sum_problems(where: str, h: HostReport, kept: int) -> list[str]:
@@ -980,8 +1006,7 @@ def _window_sum_problems(where: str, h: HostReport, kept: int) -> list[str]:
     small-grid finding of 5.74 ms per step over 4 steps showed "kernels, step 1010 (90.2 ms)", every kernel's time)."""
     out = []
     for f in h.findings:
-        text = " ".join(f.summary.split())
-        said = next((m for m in (r.search(text) for r in _FINDING_PER_STEP) if m is not None), None)
+        said = said_per_step(f.summary)
         if said is None or not kept:
             continue
         # times, each printed to its unit's last digit: "24 us" is 23.5..24.5 us, no exact count (h37-zero12law)

@@ -972,7 +972,7 @@ _FOR_OF_IT = re.compile(r"\bfor " + _TIME + r" of it \(")
 #: "(X per step)" / "(X in the step)", "for X of it (", "X of host work ... (P% of each Y step)", "X a step"
 _FINDING_PER_STEP = (_OF_EACH, re.compile(r"% of (?:each|the) [\d.,]+ ?(?:us|µs|ms|s) [\w ]*?(?:step|pass) \(" + _TIME),
                      re.compile(r"\(" + _TIME + r" (?:per step|in the [\w ]+?)\)"), _FOR_OF_IT,
-                     re.compile(_TIME + r" of [a-z' ]{3,60}? \(\d+(?:\.\d+)?% of (?:each|the) "),
+                     re.compile(_TIME + r" of [A-Za-z' ]{3,60}? \(\d+(?:\.\d+)?% of (?:each|the) "),
                      re.compile(_TIME + r" (?:a|per) (?:step|pass)\b(?! on average| summed| over all)"))
 
 

@@ -125,13 +125,16 @@ def test_the_job_tables_of_several_steps_keep_per_step():
 
 
 def test_a_window_claims_no_time_its_finding_does_not_hold():
-    """d2d_v100's small-grid kernels take 5.74 ms a step; main's windows claimed each step's every kernel (90.2 ms,
-    127.3 ms, 73.4 ms): they name their step alone now.  Control: the copies' windows keep their time, a part of the
-    copies' own."""
+    """d2d_v100's small-grid kernels take 5.7 ms a step; main's windows once claimed each step's every kernel (90.2 ms,
+    127.3 ms, 73.4 ms), then named their step alone; now each claims the small-grid kernels' share of its step's kernel
+    time (h37-windows60), a part of the finding's time over the 4 steps.  Control: the copies' windows keep their time,
+    a part of the copies' own."""
     r = run_report(FIXTURES / "wild", "d2d_v100")
     (h,) = r.hosts
     small = _only(r, "small_grid")
-    assert small.windows and not any(re.search(r"\(\S+ (?:us|ms|s)\)$", w.label) for w in small.windows)
+    said = float(re.search(r"\(([\d.]+) ms per step\)", small.summary).group(1))
+    claimed = [float(re.search(r"\(([\d.]+) ms\)$", w.label).group(1)) for w in small.windows]
+    assert len(claimed) == 3 and sum(claimed) <= 4 * said and all(c < 2 * said for c in claimed), (said, claimed)
     copies = _only(r, "excessive_memcpy")
     assert all(re.search(r", step \d+ \([\d.]+ ms\)$", w.label) for w in copies.windows)
     assert window_value_problems(h.host, h) == []

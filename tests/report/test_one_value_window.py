@@ -7,7 +7,7 @@ which hold the step's 70 memsets (0.05 ms) among the device copies.  Now both re
 itself: the memsets' time).  The property ``one-value`` (``tests/support/properties.window_value_problems``, run over
 every report by ``tests/report/test_properties.py``) checks every one-step host's findings; on the walk it also caught
 the synthetic ``synced_layers``' host_sync note ("1.05 ms of each 1.46 ms step" above "step 0 (28 us)", the row's
-``other``): that note's window now claims no time it does not hold.
+``other``): that note's window now claims no time it does not hold, and says so ("not measured per step").
 """
 
 from __future__ import annotations
@@ -73,5 +73,6 @@ def test_a_note_of_time_no_step_row_holds_claims_none_in_its_window(tmp_path):
     (s,) = discover(str(tmp_path))
     (h,) = session_report(s).hosts
     (note,) = [f for f in h.findings if f.id.endswith("#unrecorded_host_share")]
-    assert [w.label for w in note.windows] == ["unrecorded host time, the pass"]  # an unmarked pass (h37-words20)
+    # an unmarked pass (h37-words20); no row's value under its words, and said so (h37-windows60)
+    assert [w.label for w in note.windows] == ["unrecorded host time, the pass (not measured per step)"]
     assert window_value_problems(h.host, h) == []

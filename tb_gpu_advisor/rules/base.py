@@ -909,7 +909,8 @@ def step_windows(
         unmeasured = True  # a time the ledger does not hold per step: said, not a row's category under its words
     chosen = pick_steps(ctx.m.steps_detail, gpu, key, n)
     if key is not None and not unmeasured:  # a window claims time its step holds: none where the step holds none of it
-        chosen = [s for s in chosen if key(s) > 0]
+        # -- unless no step holds any: then the first steps, each claiming its nothing, as the text says "0 us of each"
+        chosen = [s for s in chosen if key(s) > 0] or chosen
     out: list[TimeWindow] = []
     if chosen:
         spans = {w.step: (w.start_ms, w.end_ms) for w in ctx.m.steps.windows} if gpu is None else {}

@@ -49,7 +49,7 @@ from tb_gpu_advisor.frameworks import engines, user_ranges
 from tb_gpu_advisor.job.frame import apart, frame, process_times
 from tb_gpu_advisor.job.phase import PS_PER_US
 from tb_gpu_advisor.job.structure import SpanSteps
-from tb_gpu_advisor.job.waits import Waits, process_waits, sync_waits
+from tb_gpu_advisor.job.waits import Waits, managed_reads, process_waits, sync_waits
 from tb_gpu_advisor.model.columns import innermost, lookup_mask, union_intervals, work_after_call
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace, line_processes
 
@@ -146,16 +146,16 @@ def _one_sequence(trace: Trace, launches: list[np.ndarray], waits: Waits) -> Spa
     if found is None:  # no period of two kernels or more: a loop of one kernel over and over, ended by the host's waits
         # (or the program's own count of a loop whose turns differ: a solver's inner search run a varying number of times)
         return _program_counted(trace, key, t_start, t_end, waits,
-                                _waited_runs(trace, launches, key, t_start, t_end, waits))
+                                _waited_runs(trace, launches, key, t_start, t_end, waits), launches)
     p, first, length = found  # the region: launches [first, first + length), length >= 2p
     if (length / n) < T("job.span_step_coverage"):
-        return _program_counted(trace, key, t_start, t_end, waits, None)
+        return _program_counted(trace, key, t_start, t_end, waits, None, launches)
     frame = _frame(trace, t_start, p, first, length, busiest.gpu if busiest is not None else -1)
     steps = None if frame is None else _region_steps(trace, launches, key, t_start, t_end, p, frame[0],
                                                      frame[1] - frame[0], waits)
     if steps is None:  # no frame, or no step boundary inside it: the whole region's reading
         steps = _region_steps(trace, launches, key, t_start, t_end, p, first, length, waits)
-        return _program_counted(trace, key, t_start, t_end, waits, steps)
+        return _program_counted(trace, key, t_start, t_end, waits, steps, launches)
     lo, hi, label, end_ps = frame
     before, after = round((lo - first) / p), round((first + length - hi) / p)
     steps.note += (f"; the steps are the repeats inside the program's one range `{label}`, its frame, not its step: "
@@ -165,7 +165,7 @@ def _one_sequence(trace: Trace, launches: list[np.ndarray], waits: Waits) -> Spa
 
 
 def _program_counted(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray, waits: Waits,
-                     steps: SpanSteps | None) -> SpanSteps | None:
+                     steps: SpanSteps | None, launches: list[np.ndarray] | None = None) -> SpanSteps | None:
     """``steps`` (the period's repeats, or None), or the turns of the program's own count where they differ: the
     program's output counts K iterations (``Trace.producer["program_counted_steps"]``), K launches each of two
     kernels or more interleave over the sequence -- one of each between two consecutive launches of the earliest,
@@ -193,10 +193,11 @@ def _program_counted(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: 
                and (idx[:-1] < opens[1:]).all()]
     if not members:
         return steps
-    # the host waited for the GPU between each turn's last launch of the body and the next turn's first
+    # the host waited for the GPU between each turn's last launch of the body and the next turn's first: a sync, or
+    # a read of what the GPU computed (:func:`_result_reads`; a read may itself be the turn's last launch)
     ends = np.max([at[k] for k in members], axis=0)
-    waited = (np.searchsorted(waits.start, t_start[opens[1:]])
-              > np.searchsorted(waits.start, t_start[ends[:-1]], side="right"))
+    reads = np.sort(np.concatenate([waits.start, _result_reads(trace, launches or [])]))
+    waited = np.searchsorted(reads, t_start[opens[1:]]) > np.searchsorted(reads, t_start[ends[:-1]])
     if not waited.size or float(waited.mean()) < _WAITED:
         return steps
     last = int(ends[-1])
@@ -208,6 +209,25 @@ def _program_counted(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: 
             "for the GPU between turns (a branch some turns take launches more between them"
             + (", so the launch sequence repeats exactly only every few turns)" if steps is not None else ")"))
     return _launch_steps(f"{n} counted iterations", start, end, coverage, "medium", note, "", True)
+
+
+def _result_reads(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:
+    """Start (ps, host clock, unsorted) of each read the busiest GPU's host made of what that GPU computed without a
+    sync call: a copy to the host whose call returned only once the copy had ended (``cudaMemcpyFromSymbol``,
+    ``cudaMemcpy`` DtoH: the call waited for the work queued before it), and each touch of managed memory the GPU
+    last held (``job.waits.managed_reads``: a page migration to the host, which no call records).
+
+    Why: a loop reads its stop flag between turns; read only from its sync calls, a solver that reads its flag with a
+    blocking copy (cestwc ``report16``: 2,453 ``cudaMemcpyFromSymbol``, no sync) or a plain load of managed memory
+    (``report7``: no call at all between turns) never waited, and its counted turns were one pass (h37-nsys60)."""
+    d = _busiest(trace, launches, _WAITED_LEAST)
+    if d is None:
+        return np.zeros(0, np.int64)
+    rec, idx = _launched(trace, launches, d)
+    back = idx[np.asarray(d.kind)[idx] == devices.KIND_D2H]
+    _, late = _clock_slack(trace, rec, d)
+    blocked = trace.h.end[rec[back]].astype(np.int64) >= np.asarray(d.end, np.int64)[back] - late
+    return np.concatenate([trace.h.start[rec[back[blocked]]].astype(np.int64), managed_reads(trace, d.gpu)])
 
 
 def _to_frame_end(steps: SpanSteps, end_ps: int) -> SpanSteps:

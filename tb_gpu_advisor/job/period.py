@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -177,8 +177,9 @@ def _program_counted(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: 
     period is read as one step.  cestwc/balinski-and-gomory-cuda ``report8`` prints "Step 0" .. "Step 6" and runs its
     10-kernel body 7 times, each after a ``cudaDeviceSynchronize``, with a 4-launch search between turns 2-3 and 5-6:
     its 34-launch period (two turns, the search, a third) read as 2 steps (h37-nsys59).  A model's layers are no
-    such turns: a program counts its calls, not its layers, so no layer's kernels launch exactly its count's times,
-    and the period's reading stands."""
+    such turns: a program counts its calls, not its layers, so no layer's kernels launch exactly its count's times;
+    where the period's waited-on repeats are a whole multiple of the count, each iteration is that many repeats
+    (:func:`_counted_groups`)."""
     counted = trace.producer.get("program_counted_steps", "")
     n = int(counted) if counted.isdigit() else 0
     if n < _WAITED_LEAST or (steps is not None and steps.start.size == n):
@@ -186,13 +187,13 @@ def _program_counted(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: 
     ids, counts = np.unique(key, return_counts=True)
     at = {int(k): np.flatnonzero(key == k) for k in ids[counts == n].tolist()}
     if len(at) < 2:
-        return steps
+        return _counted_groups(steps, n)
     anchor = min(at, key=lambda k: int(at[k][0]))
     opens = at[anchor]
     members = [k for k, idx in at.items() if k != anchor and (idx > opens).all()
                and (idx[:-1] < opens[1:]).all()]
     if not members:
-        return steps
+        return _counted_groups(steps, n)
     # the host waited for the GPU between each turn's last launch of the body and the next turn's first: a sync, or
     # a read of what the GPU computed (:func:`_result_reads`; a read may itself be the turn's last launch)
     ends = np.max([at[k] for k in members], axis=0)
@@ -209,6 +210,26 @@ def _program_counted(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: 
             "for the GPU between turns (a branch some turns take launches more between them"
             + (", so the launch sequence repeats exactly only every few turns)" if steps is not None else ")"))
     return _launch_steps(f"{n} counted iterations", start, end, coverage, "medium", note, "", True)
+
+
+def _counted_groups(steps: SpanSteps | None, n: int) -> SpanSteps | None:
+    """``steps`` (the period's repeats, each after the host waited for the GPU) in ``n`` runs of as many repeats each,
+    where the program's output counts ``n`` iterations and the repeats are a whole multiple of it (two or more to an
+    iteration); ``steps`` unchanged elsewhere.
+
+    Why: a model whose every layer is read back (``.item()`` or a sync after each) repeats its layer with the waits a
+    loop's calls have, so the launches alone read each layer as a step -- 21 "steps" of a 7-call loop of 3 layers
+    (``write_counted_solver(layer=4)``, h37-nsys59's *Left* 2).  The program's own count says how many iterations ran;
+    the launches cannot tell a layer from a call, the count can, where every iteration holds the same number of
+    repeats."""
+    if steps is None or not steps.waited or n < _WAITED_LEAST or steps.start.size <= n or steps.start.size % n:
+        return steps
+    k = steps.start.size // n
+    note = (f"the program's own count: its output counts {n} iterations, and the launch sequence's "
+            f"{steps.start.size} repeats, each after the host waited for the GPU, run {k} to an iteration (a model's "
+            f"layers or an inner loop, each read back): each iteration is {k} repeats")
+    return replace(steps, name=f"{n} counted iterations", start=np.asarray(steps.start, np.int64)[::k],
+                   end=np.asarray(steps.end, np.int64)[k - 1::k], note=note)
 
 
 def _result_reads(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:

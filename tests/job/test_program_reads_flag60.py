@@ -14,7 +14,9 @@ Real exports, cestwc/balinski-and-gomory-cuda (MIT), read by hand (``sqlite3``):
   "solve() time: 67.5779 ms"; ``update_Q`` and ``check_Rk`` launch 258 times, no sync call at all, 2,453
   ``cudaMemcpyFromSymbol`` (blocking copies to the host, 4-24 bytes) read its flags.
 
-On main both were one pass ("no step markers found, nor repeating GPU activity"): the turns' boundary was proven only
+A model whose layers each wait for the GPU, printed once a call, reads as its calls (by construction).
+
+On main both real exports were one pass ("no step markers found, nor repeating GPU activity"): the turns' boundary was proven only
 by a sync call between them (h37-nsys59's *Left* 1).
 """
 
@@ -34,8 +36,9 @@ from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
 
 RUN = "managed_flag_rtx3090_solver"
-#: cestwc's ``report16.sqlite`` (``build/test1 100``; 1.8 MB: local only).
+#: cestwc's ``report16.sqlite`` (``build/test1 100``; 1.8 MB: local only) and ``report17.sqlite`` (local only).
 N100 = Path(os.environ.get("TB_GPU_ADVISOR_CESTWC_R16") or "/work/wild58/nsys58/cestwc/report16.sqlite")
+R17 = N100.with_name("report17.sqlite")
 
 
 def test_a_solver_reading_its_flag_from_managed_memory_reads_its_seven_steps():
@@ -77,6 +80,18 @@ def test_a_solver_reading_its_flag_with_blocking_copies_reads_its_counted_steps(
     assert abs(rep["hosts"][0]["gpus"][0]["step_ms"] - truth) <= 0.1 * truth
 
 
+@pytest.mark.skipif(not R17.exists(), reason="cestwc report17.sqlite is local only")
+def test_a_debug_solve_read_back_by_copies_is_seven_turns_not_start_up():
+    """``report17`` (``build/test1 4``, a later build): 7 printed steps, "solve() time: 3.6623 ms" (1.46 ms of it set-up
+    before the first ``update_Q``); ``update_Q`` and ``check_Rk`` launch 7 times, 30 ``cudaMemcpyFromSymbol`` read its
+    flags, no sync.  By hand the turns (``update_Q`` to ``update_Q``) are 358, 388, 261, 277, 250, 292 us: the middle
+    five average 294 us.  On main: "start-up only: one pass of 4.44 ms, no steady step"."""
+    rep = first_report(str(R17))
+    steps = rep["hosts"][0]["steps"]
+    assert steps["found"] == 7 and steps["count"] == 5
+    assert abs(rep["hosts"][0]["gpus"][0]["step_ms"] - 0.294) <= 0.03
+
+
 def _steps(path: str) -> tuple[dict, float]:
     rep = first_report(path)
     return rep["hosts"][0]["steps"], rep["hosts"][0]["gpus"][0]["step_ms"]
@@ -113,3 +128,15 @@ def test_control_unprinted_or_synced_solvers_read_as_before(tmp_path, read):
         truth = nx.write_counted_solver(path)
         assert _steps(path)[0]["found"] == truth["turns"]
 
+
+
+def test_a_models_synced_layers_printed_once_a_call_read_as_its_calls(tmp_path):
+    """By construction (h37-nsys59's *Left* 2): 7 calls of 3 layers of the same 4 kernels, a sync after each layer,
+    "Step i" printed once a call: the launches repeat 21 times, each after a wait, and the program counts 7 -- 7 steps,
+    each a call of 3 layers.  On main: 21 steps, one per layer, printed or not."""
+    path = str(tmp_path / "layers.sqlite")
+    truth = nx.write_counted_solver(path, body=12, layer=4, syncs=3, branch_every=99)
+    steps, step_ms = _steps(path)
+    assert steps["found"] == truth["turns"] == 7
+    assert "run 3 to an iteration" in steps["note"]
+    assert abs(step_ms - truth["turn_ms"]) <= 0.1 * truth["turn_ms"]

@@ -5030,7 +5030,7 @@ def write_unclosed_trace(path: str, steps: int = 20, ran_ms: float = 5400.0, clo
 
 def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, printed: bool = True,
                          body: int = 10, branch: int = 4, syncs: int = 3, kernel_us: float = 20.0,
-                         layer: int = 0) -> dict:
+                         layer: int = 0, read: str = "sync") -> dict:
     """Write the export of a native solver shaped after cestwc/balinski-and-gomory-cuda's ``report8`` (an RTX 3090,
     ``build/test1 4``): ``turns`` iterations of a loop whose body launches ``body`` tiny kernels, the host waiting for
     them (``cudaDeviceSynchronize``) after every ``body // syncs`` launches and after the last; after every
@@ -5039,13 +5039,19 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
     turn, "Solver has converged after N steps." and its time.  The launch sequence then repeats exactly every
     ``branch_every`` turns and the branch, never every turn.  ``layer``: the body is a model's call of
     ``body // layer`` layers of ``layer`` kernels each (the same kernels every layer, a sync after each with
-    ``syncs`` = the layers): no kernel launches once a turn.  Return the truth: the turns' starts (each turn's first
-    body launch, ns on the host clock) and the mean turn's length from one start to the next (ms)."""
+    ``syncs`` = the layers): no kernel launches once a turn.  ``read``: how the host reads its flag after each
+    turn's last launch -- ``"sync"`` a ``cudaDeviceSynchronize``; ``"copy"`` no sync but a blocking
+    ``cudaMemcpyFromSymbol`` of 4 bytes to the host (cestwc ``report16``); ``"managed"`` no call at all: a plain load
+    of managed memory, whose only record is the driver's page migration to the host (correlation id 0; ``report7``).
+    Return the truth: the turns' starts (each turn's first body launch, ns on the host clock) and the mean turn's
+    length from one start to the next (ms)."""
     us = 1000
     pid = 5151
-    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL] + [MEMCPY_DDL] * (read != "sync"),
+                                         pid)
     api = _Calls(strings, SESSION_START_NS + 2_000 * us, gap=6 * us)
     kern: list[tuple[int, int, int, int]] = []
+    copies: list[tuple[int, int, int, int, int]] = []  # (start, end, correlation id, copy kind, cause)
     names = [strings(f"body_kernel_{k}") for k in range(body)] + [strings(f"search_kernel_{k}") for k in range(branch)]
     free = api.t
     every = max(1, body // max(1, syncs))
@@ -5056,16 +5062,26 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
         free = start + int(kernel_us * us)
         kern.append((start, free, api("cudaLaunchKernel", 5 * us), k % layer if layer and k < body else k))
 
-    def wait() -> None:
-        api.row("cudaDeviceSynchronize", api.t, max(api.t + 2 * us, free + 3 * us))
-        api.t = max(api.t + 2 * us, free + 3 * us) + 30 * us  # the host reads a flag back and prints its line
+    def wait(how: str = "sync") -> None:
+        done = max(api.t + 2 * us, free + 3 * us)
+        if how == "copy":  # the read's copy runs once the queue drains; the call returns after it
+            copies.append((done - 2 * us, done, api.row("cudaMemcpyFromSymbol", api.t, done + 2 * us), 2, 0))
+            done += 2 * us
+        elif how == "managed":  # the host's load faults: the driver moves the page once the GPU let go of it
+            copies.append((done, done + 2 * us, 0, UVM_DTOH, CAUSE_COHERENCE))
+            done += 4 * us
+        else:
+            api.row("cudaDeviceSynchronize", api.t, done)
+        api.t = done + 30 * us  # the host reads a flag back and prints its line
 
     opens = []
     for i in range(turns):
         opens.append(api.t)
         for k in range(body):
             launch(k)
-            if (k + 1) % every == 0 or k == body - 1:
+            if k == body - 1:
+                wait(read)
+            elif (k + 1) % every == 0:
                 wait()
         if (i + 1) % branch_every == 0 and i < turns - 1:
             for k in range(branch):
@@ -5076,6 +5092,12 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
     con.executemany(_KERNEL_INSERT,
                     [(a, b, 0, 1, 7, c, gpid, names[k], names[k], 1, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0, j, None, None)
                      for j, (a, b, c, k) in enumerate(kern)])
+    if copies:
+        con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                        "correlationId, globalPid, bytes, copyKind, srcKind, dstKind, migrationCause) "
+                        "VALUES (?,?,0,1,7,?,?,4,?,?,?,?)",
+                        [(a, b, c, gpid, kind, 7 if kind == UVM_DTOH else 2, 7 if kind == UVM_DTOH else 0, cause or None)
+                         for a, b, c, kind, cause in copies])
     if printed:
         con.execute("CREATE TABLE IF NOT EXISTS ProcessStreams (globalPid INTEGER NOT NULL, filenameId INTEGER NOT "
                     "NULL, contentId INTEGER NOT NULL)")
@@ -5084,5 +5106,6 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
         con.execute("INSERT INTO ProcessStreams VALUES (?, ?, ?)", (
             gpid, strings(f"/tmp/nvidia/nsight_systems/streams/pid_{pid}_stdout.log"), strings(out)))
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="test1", thread="test1",
-                copy_enums=False, sync_enum=False)
+                copy_enums=read != "sync", sync_enum=False,
+                copy_kinds=_COPY_KINDS + [(UVM_HTOD, "Unified Host-to-Device"), (UVM_DTOH, "Unified Device-to-Host")])
     return {"turns": turns, "opens_ns": opens, "turn_ms": float(np.mean(np.diff(opens))) / 1e6}

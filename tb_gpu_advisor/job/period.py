@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -49,7 +49,7 @@ from tb_gpu_advisor.frameworks import engines, user_ranges
 from tb_gpu_advisor.job.frame import apart, frame, process_times
 from tb_gpu_advisor.job.phase import PS_PER_US
 from tb_gpu_advisor.job.structure import SpanSteps
-from tb_gpu_advisor.job.waits import Waits, process_waits, sync_waits
+from tb_gpu_advisor.job.waits import Waits, managed_reads, process_waits, sync_waits
 from tb_gpu_advisor.model.columns import innermost, lookup_mask, union_intervals, work_after_call
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace, line_processes
 
@@ -146,16 +146,16 @@ def _one_sequence(trace: Trace, launches: list[np.ndarray], waits: Waits) -> Spa
     if found is None:  # no period of two kernels or more: a loop of one kernel over and over, ended by the host's waits
         # (or the program's own count of a loop whose turns differ: a solver's inner search run a varying number of times)
         return _program_counted(trace, key, t_start, t_end, waits,
-                                _waited_runs(trace, launches, key, t_start, t_end, waits))
+                                _waited_runs(trace, launches, key, t_start, t_end, waits), launches)
     p, first, length = found  # the region: launches [first, first + length), length >= 2p
     if (length / n) < T("job.span_step_coverage"):
-        return _program_counted(trace, key, t_start, t_end, waits, None)
+        return _program_counted(trace, key, t_start, t_end, waits, None, launches)
     frame = _frame(trace, t_start, p, first, length, busiest.gpu if busiest is not None else -1)
     steps = None if frame is None else _region_steps(trace, launches, key, t_start, t_end, p, frame[0],
                                                      frame[1] - frame[0], waits)
     if steps is None:  # no frame, or no step boundary inside it: the whole region's reading
         steps = _region_steps(trace, launches, key, t_start, t_end, p, first, length, waits)
-        return _program_counted(trace, key, t_start, t_end, waits, steps)
+        return _program_counted(trace, key, t_start, t_end, waits, steps, launches)
     lo, hi, label, end_ps = frame
     before, after = round((lo - first) / p), round((first + length - hi) / p)
     steps.note += (f"; the steps are the repeats inside the program's one range `{label}`, its frame, not its step: "
@@ -165,7 +165,7 @@ def _one_sequence(trace: Trace, launches: list[np.ndarray], waits: Waits) -> Spa
 
 
 def _program_counted(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray, waits: Waits,
-                     steps: SpanSteps | None) -> SpanSteps | None:
+                     steps: SpanSteps | None, launches: list[np.ndarray] | None = None) -> SpanSteps | None:
     """``steps`` (the period's repeats, or None), or the turns of the program's own count where they differ: the
     program's output counts K iterations (``Trace.producer["program_counted_steps"]``), K launches each of two
     kernels or more interleave over the sequence -- one of each between two consecutive launches of the earliest,
@@ -177,8 +177,9 @@ def _program_counted(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: 
     period is read as one step.  cestwc/balinski-and-gomory-cuda ``report8`` prints "Step 0" .. "Step 6" and runs its
     10-kernel body 7 times, each after a ``cudaDeviceSynchronize``, with a 4-launch search between turns 2-3 and 5-6:
     its 34-launch period (two turns, the search, a third) read as 2 steps (h37-nsys59).  A model's layers are no
-    such turns: a program counts its calls, not its layers, so no layer's kernels launch exactly its count's times,
-    and the period's reading stands."""
+    such turns: a program counts its calls, not its layers, so no layer's kernels launch exactly its count's times;
+    where the period's waited-on repeats are a whole multiple of the count, each iteration is that many repeats
+    (:func:`_counted_groups`)."""
     counted = trace.producer.get("program_counted_steps", "")
     n = int(counted) if counted.isdigit() else 0
     if n < _WAITED_LEAST or (steps is not None and steps.start.size == n):
@@ -186,17 +187,18 @@ def _program_counted(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: 
     ids, counts = np.unique(key, return_counts=True)
     at = {int(k): np.flatnonzero(key == k) for k in ids[counts == n].tolist()}
     if len(at) < 2:
-        return steps
+        return _counted_groups(steps, n)
     anchor = min(at, key=lambda k: int(at[k][0]))
     opens = at[anchor]
     members = [k for k, idx in at.items() if k != anchor and (idx > opens).all()
                and (idx[:-1] < opens[1:]).all()]
     if not members:
-        return steps
-    # the host waited for the GPU between each turn's last launch of the body and the next turn's first
+        return _counted_groups(steps, n)
+    # the host waited for the GPU between each turn's last launch of the body and the next turn's first: a sync, or
+    # a read of what the GPU computed (:func:`_result_reads`; a read may itself be the turn's last launch)
     ends = np.max([at[k] for k in members], axis=0)
-    waited = (np.searchsorted(waits.start, t_start[opens[1:]])
-              > np.searchsorted(waits.start, t_start[ends[:-1]], side="right"))
+    reads = np.sort(np.concatenate([waits.start, _result_reads(trace, launches or [])]))
+    waited = np.searchsorted(reads, t_start[opens[1:]]) > np.searchsorted(reads, t_start[ends[:-1]])
     if not waited.size or float(waited.mean()) < _WAITED:
         return steps
     last = int(ends[-1])
@@ -208,6 +210,45 @@ def _program_counted(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: 
             "for the GPU between turns (a branch some turns take launches more between them"
             + (", so the launch sequence repeats exactly only every few turns)" if steps is not None else ")"))
     return _launch_steps(f"{n} counted iterations", start, end, coverage, "medium", note, "", True)
+
+
+def _counted_groups(steps: SpanSteps | None, n: int) -> SpanSteps | None:
+    """``steps`` (the period's repeats, each after the host waited for the GPU) in ``n`` runs of as many repeats each,
+    where the program's output counts ``n`` iterations and the repeats are a whole multiple of it (two or more to an
+    iteration); ``steps`` unchanged elsewhere.
+
+    Why: a model whose every layer is read back (``.item()`` or a sync after each) repeats its layer with the waits a
+    loop's calls have, so the launches alone read each layer as a step -- 21 "steps" of a 7-call loop of 3 layers
+    (``write_counted_solver(layer=4)``, h37-nsys59's *Left* 2).  The program's own count says how many iterations ran;
+    the launches cannot tell a layer from a call, the count can, where every iteration holds the same number of
+    repeats."""
+    if steps is None or not steps.waited or n < _WAITED_LEAST or steps.start.size <= n or steps.start.size % n:
+        return steps
+    k = steps.start.size // n
+    note = (f"the program's own count: its output counts {n} iterations, and the launch sequence's "
+            f"{steps.start.size} repeats, each after the host waited for the GPU, run {k} to an iteration (a model's "
+            f"layers or an inner loop, each read back): each iteration is {k} repeats")
+    return replace(steps, name=f"{n} counted iterations", start=np.asarray(steps.start, np.int64)[::k],
+                   end=np.asarray(steps.end, np.int64)[k - 1::k], note=note)
+
+
+def _result_reads(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:
+    """Start (ps, host clock, unsorted) of each read the busiest GPU's host made of what that GPU computed without a
+    sync call: a copy to the host whose call returned only once the copy had ended (``cudaMemcpyFromSymbol``,
+    ``cudaMemcpy`` DtoH: the call waited for the work queued before it), and each touch of managed memory the GPU
+    last held (``job.waits.managed_reads``: a page migration to the host, which no call records).
+
+    Why: a loop reads its stop flag between turns; read only from its sync calls, a solver that reads its flag with a
+    blocking copy (cestwc ``report16``: 2,453 ``cudaMemcpyFromSymbol``, no sync) or a plain load of managed memory
+    (``report7``: no call at all between turns) never waited, and its counted turns were one pass (h37-nsys60)."""
+    d = _busiest(trace, launches, _WAITED_LEAST)
+    if d is None:
+        return np.zeros(0, np.int64)
+    rec, idx = _launched(trace, launches, d)
+    back = idx[np.asarray(d.kind)[idx] == devices.KIND_D2H]
+    _, late = _clock_slack(trace, rec, d)
+    blocked = trace.h.end[rec[back]].astype(np.int64) >= np.asarray(d.end, np.int64)[back] - late
+    return np.concatenate([trace.h.start[rec[back[blocked]]].astype(np.int64), managed_reads(trace, d.gpu)])
 
 
 def _to_frame_end(steps: SpanSteps, end_ps: int) -> SpanSteps:

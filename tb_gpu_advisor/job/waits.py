@@ -75,6 +75,23 @@ def process_waits(trace: Trace, waits: Waits, gpu: int) -> Waits:
     return waits.where(proc[trace.h.line[waits.idx]] == proc[int(np.asarray(lines)[0])])
 
 
+def managed_reads(trace: Trace, gpu: int) -> np.ndarray:
+    """Start (ps, ascending) of each Unified Memory page migration from ``gpu`` to the host that no call asked for
+    (``devices.page_migration``, device to host): a host thread touched managed memory the GPU last held and waited in
+    its page fault while the driver moved the page -- the program reading a value its kernels wrote (a stop flag, a
+    count) without a copy call of its own.
+
+    Why: a native loop that keeps its flag in managed memory (``cudaMallocManaged``) reads it with a plain load, no
+    sync or copy call between its turns -- its runtime trace records nothing there, and only the migration's own
+    record shows the host waited for the GPU's result: cestwc/balinski-and-gomory-cuda ``report7`` (h37-nsys60)."""
+    d = next((x for x in trace.devices if x.gpu == gpu), None)
+    if d is None or not len(d):
+        return _NONE
+    paged = devices.page_migration(d.names)[d.name] if d.names else np.zeros(len(d), bool)
+    read = paged & (devices.event_copy_directions(d.names, d.name, d.kind) == "d2h")
+    return np.sort(d.start[read].astype(np.int64))
+
+
 def sync_waits(h: HostEvents) -> Waits:
     """The sync calls alone as waits: where no launches or framework are known (a reader called on its own)."""
     sync = np.flatnonzero(h.name_mask(devices.is_sync_call)) if len(h) else _NONE

@@ -1257,3 +1257,27 @@ def write_copy_loop_window(logdir: str | Path, run: str = "copy_loop", turns: in
     path = Path(logdir) / run / "plugins" / "profile" / SESSION / f"{space.hostname}.xplane.pb"
     space.write(path)
     return {"turns": turns, "h2d": turns, "d2h": turns, "bytes": nbytes, "path": str(path)}
+
+
+def write_perfetto_json(xplane_path: str | Path, json_path: str | Path) -> dict:
+    """JAX's ``perfetto_trace.json.gz`` of the session whose XPlane is ``xplane_path``: the session's trace viewer JSON
+    (``tfcapture.write_trace_viewer_json``, as ``ConvertXSpaceToTraceEvents`` prints an XSpace) re-written as
+    ``jax.profiler.trace(..., create_perfetto_trace=True)`` does (jax ``_src/profiler.py``
+    ``_write_perfetto_trace_file``: ``json.load`` of ``<host>.trace.json.gz``, ``del trace["metadata"]``, then
+    ``gzip.open(..., "w").write(json.dumps(trace).encode())``): the same events, the trailing ``{}`` kept, no
+    ``metadata``.  Returns what :func:`write_trace_viewer_json` returns."""
+    import gzip
+    import json
+    import tempfile
+
+    from synthetic.tfcapture import write_trace_viewer_json
+
+    with tempfile.TemporaryDirectory() as tmp:
+        viewer = str(Path(tmp) / "host.trace.json.gz")
+        kept = write_trace_viewer_json(str(xplane_path), viewer)
+        with gzip.open(viewer, "rb") as fp:
+            trace = json.load(fp)
+    del trace["metadata"]
+    with gzip.open(str(json_path), "w") as fp:
+        fp.write(json.dumps(trace).encode("utf-8"))
+    return kept

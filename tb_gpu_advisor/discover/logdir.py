@@ -498,10 +498,16 @@ def _read_instead(folder: str, sessions: list[Session], target: str) -> tuple[st
     for s in sessions:
         for h in s.hosts:
             instead = formats.REGISTRY[h.format].layout.read_instead(name) if h.format in formats.REGISTRY else ()
-            if any(os.path.dirname(os.path.abspath(f.path)) == here and fsio.file_name(f.path) in instead
+            if any(os.path.dirname(os.path.abspath(f.path)) == here and _stands_in(fsio.file_name(f.path), instead)
                    for f in (h.ranks or (h,))):
                 return folder, _own_folder(s, h), h
     return None
+
+
+def _stands_in(name: str, instead: tuple[str, ...]) -> bool:
+    """Whether the file ``name`` is one of ``Layout.read_instead``'s names: a name, or ``*<suffix>`` for any file
+    so named (JAX's ``perfetto_trace.json.gz`` names no host: any host's XPlane of its folder stands in for it)."""
+    return any(name == n or (n.startswith("*") and name.endswith(n[1:]) and len(name) > len(n) - 1) for n in instead)
 
 
 def _own_folder(s: Session, host: HostFile) -> Session:

@@ -401,8 +401,8 @@ class Layout(Protocol):
     def read_instead(self, file_name: str) -> tuple[str, ...]:
         """The names of files in the same folder that, when present, are read in place of the host file named
         ``file_name`` (an Nsight report's SQLite export beside the report): the walk lists the file read, and a file
-        given by path (``report X.nsys-rep``) is that one's host, never "not a profile this tool reads".  () when
-        nothing stands in for it."""
+        given by path (``report X.nsys-rep``) is that one's host, never "not a profile this tool reads".  A name
+        ``*<suffix>`` stands for any file so named.  () when nothing stands in for it."""
 
     def beside(self, file_name: str) -> tuple[str, ...]:
         """The names of the files this format's reader reads beside the host file named ``file_name``, in its folder

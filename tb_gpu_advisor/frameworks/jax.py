@@ -428,6 +428,14 @@ FIXES = {
     "capture_quality:unsteady": (action("Skip warm-up and evaluation/checkpoint steps in the profiled window.",
                                         CAPTURE),),
     "capture_quality:command_buffers": (NO_COMMAND_BUFFERS,),
+    # a session kept as its trace viewer JSON only (perfetto_trace.json.gz, <host>.trace.json.gz; capture_quality's
+    # ``not_kept``): jax.profiler.trace wrote the whole capture, <host>.xplane.pb, into the same folder
+    "capture_quality:not_kept": (action(
+        "Give the Advisor the <host>.xplane.pb that jax.profiler.trace wrote beside this JSON (perfetto_trace.json.gz, "
+        "<host>.trace.json.gz) in <logdir>/plugins/profile/<session>/ (keep or share the whole session folder): it "
+        "holds the GPU's name and properties, the allocator's records and XLA's HLO modules that the JSON leaves out.",
+        "with jax.profiler.trace(logdir):   # writes plugins/profile/<session>/<host>.xplane.pb\n"
+        "    ...\n# copy the whole plugins/profile/<session>/ folder, not its JSON alone"),),
 }
 
 

@@ -144,8 +144,9 @@ _XPLANE_TRACE = rb'"name"\s*:\s*"/(?:device:[A-Z_]+:\d+|host:CPU)"'
 XPLANE_TRACE = ("TensorFlow's or JAX's trace viewer JSON (`<host>.trace.json.gz`, JAX's `perfetto_trace.json.gz`), "
                 "converted from the profile's XPlane, which holds all of it and more: give that "
                 "`<host>.xplane.pb` (in the same `plugins/profile/<session>/` folder where the profiler wrote both); "
-                "TensorFlow 2.2 wrote no XPlane: its `<host>.trace.json.gz` is read in that folder, as "
-                "`<run>/plugins/profile/<session>/<host>.trace.json.gz`")
+                "where no XPlane was kept (TensorFlow 2.2 wrote none), the JSON is read in its session folder, as "
+                "`<run>/plugins/profile/<session>/<host>.trace.json.gz` or "
+                "`<run>/plugins/profile/<session>/perfetto_trace.json.gz`")
 #: TensorFlow 1.x's ``tf.compat.v1`` timeline (``timeline.Timeline(run_metadata.step_stats)
 #: .generate_chrome_trace_format()``): processes named per device and stream, ``/job:localhost/replica:0/task:0/
 #: device:GPU:0 Compute``, ``/device:GPU:0/stream:all Compute`` (TF 1.0: ``/gpu:0/stream:all Compute``; survey

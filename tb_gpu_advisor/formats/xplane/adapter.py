@@ -76,19 +76,22 @@ def read_trace(path: str, host: str | None = None) -> Trace:
             raise ProfileReadError(path, problem)
         trace = to_trace(tl, release=True)
         if viewer_json.is_viewer_json(path):  # a printing of the XPlane: what it did not keep, the report says
-            trace.printed_from, trace.not_kept = viewer_json.PRINTED_FROM, _viewer_json_losses(trace)
+            jax = viewer_json.printed_from(path) == viewer_json.PERFETTO_PRINTED_FROM
+            trace.printed_from, trace.not_kept = viewer_json.printed_from(path), _viewer_json_losses(trace, jax)
         return trace
 
 
-def _viewer_json_losses(trace: Trace) -> tuple[str, ...]:
+def _viewer_json_losses(trace: Trace, jax: bool = False) -> tuple[str, ...]:
     """What a trace read from a trace viewer JSON lacks that its XPlane would hold (``viewer_json.not_kept``), from what
     the trace shows missing: GPUs with work and no name or compute capability, no kernel's launch configuration, no
-    allocator record, XLA modules run without their HLO."""
+    allocator record, XLA modules run without their HLO -- always so for JAX's ``perfetto_trace.json.gz`` (``jax``:
+    every JAX program on a GPU is an XLA module, and JAX's printing keeps no ``XLA Modules`` line to show it ran)."""
     active = [d for d in trace.devices if len(d)]
     unnamed = sum(1 for d in active if d.info.name is None and d.info.compute_capability is None)
     launches = any(len(d.launch_table) for d in active)
     allocator = bool(trace.memory) or trace.allocator.peak_bytes is not None
-    return viewer_json.not_kept(unnamed, launches, allocator, trace.flop_ops is not None, bool(trace.module_runs))
+    return viewer_json.not_kept(unnamed, launches, allocator, trace.flop_ops is not None,
+                                jax or bool(trace.module_runs))
 
 
 def profile_problem(tl: Timeline) -> str | None:

@@ -34,7 +34,14 @@ LEGACY_TRACE_WHY = ("TensorFlow's legacy profiler trace (tf.summary.trace_on(pro
 TOOL_DATA_SUFFIXES = (".trace.json.gz", ".trace.json", ".overview_page.pb", ".input_pipeline.pb",
                       ".tensorflow_stats.pb", ".kernel_stats.pb", ".memory_profile.json.gz", ".op_profile.json",
                       ".op_stats.pb", ".op_stats_v2.pb", ".pod_viewer.json")
+#: JAX's ``jax.profiler.trace(logdir, create_perfetto_trace=True)`` (and ``create_perfetto_link``) writes this beside
+#: the session's ``<host>.xplane.pb`` and ``<host>.trace.json.gz``: that trace viewer JSON re-written with its
+#: ``metadata`` entry dropped (jax ``_src/profiler.py`` ``_write_perfetto_trace_file``: ``del trace["metadata"]``,
+#: which holds only ``highres-ticks``) -- the same events, for ui.perfetto.dev.  It names no host.
 PERFETTO_TRACE = "perfetto_trace.json.gz"
+#: The host a session's ``perfetto_trace.json.gz`` read alone is named for: the file names none, and neither does its
+#: JSON (its processes are ``/host:CPU`` and ``/device:GPU:N``).
+PERFETTO_HOST = "perfetto_trace"
 TOOL_DATA_WHY = ("TensorFlow/JAX profiler tool data (what the stock Profile tab shows: trace viewer JSON, overview "
                  "page, input pipeline, op and kernel stats, memory profile), converted from the session's XPlane, "
                  "which the Advisor reads instead: give the `<host>.xplane.pb` the profiler wrote beside it "
@@ -73,10 +80,23 @@ CHUNKED_WHY = ("an XPlane capture saved in chunks (" + CHUNKED_SUFFIX + ": Riege
                "the Advisor does not read: it reads the one-message export the profiler writes by default, " + EXPECTED)
 
 
+def viewer_json_host(file_name: str) -> str | None:
+    """The host of a session's trace viewer JSON by its file name: ``<host>.trace.json.gz`` (:func:`viewer_host_of`),
+    or JAX's ``perfetto_trace.json.gz`` (:data:`PERFETTO_HOST`: the same JSON less its ``metadata``); else None.
+
+    Why: a session folder holding JAX's ``perfetto_trace.json.gz`` alone (the file users keep, upload and attach,
+    since ui.perfetto.dev opens it) was refused as "tool data: give the xplane.pb" -- although it holds every event
+    of the ``<host>.trace.json.gz`` this reader already reads where TensorFlow 2.2 wrote no XPlane (session 59
+    h37-wild59's *Left* 1).  Beside the session's XPlane or its ``<host>.trace.json.gz`` it is dropped
+    (:meth:`XPlaneLayout.group`): one capture, read once."""
+    if file_name == PERFETTO_TRACE:
+        return PERFETTO_HOST
+    return viewer_host_of(file_name)
+
+
 def is_tool_data(file_name: str) -> bool:
     """A file the profiler converted from an XPlane (:data:`TOOL_DATA_SUFFIXES`), by its name."""
-    return file_name == PERFETTO_TRACE or (file_name.endswith(TOOL_DATA_SUFFIXES)
-                                           and not file_name.endswith((".pt.trace.json", ".pt.trace.json.gz")))
+    return file_name.endswith(TOOL_DATA_SUFFIXES) and not file_name.endswith((".pt.trace.json", ".pt.trace.json.gz"))
 
 
 def host_of(file_name: str) -> str | None:
@@ -101,10 +121,11 @@ class XPlaneLayout:
     host_folders_within_s = HOST_FOLDERS_WITHIN_S
 
     def claims(self, rel: tuple[str, ...]) -> bool:
-        """A session's ``<host>.xplane.pb``, or its ``<host>.trace.json.gz``: TensorFlow 2.2 wrote the trace viewer
-        JSON and no XPlane (``viewer_json``); beside an XPlane the JSON is dropped (:meth:`group`)."""
+        """A session's ``<host>.xplane.pb``, or its ``<host>.trace.json.gz`` or JAX's ``perfetto_trace.json.gz``:
+        TensorFlow 2.2 wrote the trace viewer JSON and no XPlane (``viewer_json``), and a JAX session may be kept as
+        its Perfetto JSON alone; beside an XPlane the JSON is dropped (:meth:`group`)."""
         return (len(rel) >= 4 and rel[-4] == PLUGINS_DIR and rel[-3] == PROFILE_DIR and PLUGINS_DIR not in rel[:-4]
-                and (host_of(rel[-1]) is not None or viewer_host_of(rel[-1]) is not None))
+                and (host_of(rel[-1]) is not None or viewer_json_host(rel[-1]) is not None))
 
     def descend(self, rel: tuple[str, ...]) -> bool:
         if PLUGINS_DIR not in rel:
@@ -137,12 +158,15 @@ class XPlaneLayout:
 
     def group(self, found: list[Found]) -> Groups:
         with_xplane = {f.folder for f in found if host_of(f.name) is not None}
+        with_viewer = {f.folder for f in found if viewer_host_of(f.name) is not None}
         groups: Groups = {}
         for f in found:
             if host_of(f.name) is None and f.folder in with_xplane:
                 continue  # the trace viewer JSON converted from the XPlane beside it: that XPlane is read
+            if f.name == PERFETTO_TRACE and f.folder in with_viewer:
+                continue  # JAX's copy of the <host>.trace.json.gz beside it, less its metadata: that one is read
             run = "/".join(f.rel[:-4]) or ROOT_RUN
-            host = HostFile(host_of(f.name) or viewer_host_of(f.name) or "", f.path, f.size, f.mtime_ns, "xplane")
+            host = HostFile(host_of(f.name) or viewer_json_host(f.name) or "", f.path, f.size, f.mtime_ns, "xplane")
             groups.setdefault((run, f.rel[-2], f.folder), []).append(host)
         return groups
 
@@ -169,7 +193,10 @@ class XPlaneLayout:
 
     def read_instead(self, file_name: str) -> tuple[str, ...]:
         """A session's trace viewer JSON given by path is read as the XPlane it was converted from, where that is
-        beside it (TensorFlow 2.3 on, JAX)."""
+        beside it (TensorFlow 2.3 on, JAX); JAX's ``perfetto_trace.json.gz``, which names no host, as any host's
+        XPlane or trace viewer JSON of its folder (JAX writes it only where the folder holds one host's)."""
+        if file_name == PERFETTO_TRACE:
+            return ("*" + HOST_SUFFIX, "*" + VIEWER_SUFFIXES[0])
         host = viewer_host_of(file_name)
         return (host + HOST_SUFFIX,) if host is not None else ()
 

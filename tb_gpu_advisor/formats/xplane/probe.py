@@ -18,7 +18,7 @@ import re
 from typing import BinaryIO
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.xplane.layout import viewer_host_of
+from tb_gpu_advisor.formats.xplane.layout import viewer_json_host
 
 #: A plane name longer than this is not a GPU's.
 MAX_NAME_BYTES = 256
@@ -120,7 +120,7 @@ def stream_has_gpu_activity(f: BinaryIO, size: int) -> bool:
 def has_gpu_activity(path: str) -> bool | None:
     """For one local XPlane file: True/False, or None when it cannot be told cheaply (unreadable, oddly laid out; a
     trace viewer JSON, whose planes are known only once it is parsed whole)."""
-    if viewer_host_of(path.rstrip("/").rsplit("/", 1)[-1]) is not None:
+    if viewer_json_host(path.rstrip("/").rsplit("/", 1)[-1]) is not None:
         return None
     try:
         with fsio.open_binary(path) as f:  # a listed file: only below its logdir, only as listed

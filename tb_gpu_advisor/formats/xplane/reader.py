@@ -73,7 +73,7 @@ from tb_gpu_advisor.common.ahead import cores, run_ahead
 from tb_gpu_advisor.common.memory import share_one_heap
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.xplane import compiled, viewer_json, wire
-from tb_gpu_advisor.formats.xplane.layout import viewer_host_of
+from tb_gpu_advisor.formats.xplane.layout import viewer_json_host
 from tb_gpu_advisor.formats.xplane.schema import parse as parse_message
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
 from tb_gpu_advisor.model.columns import int_dtype, unique_inverse
@@ -111,7 +111,7 @@ def host_name(path: str) -> str:
     base = path.rstrip("/").rsplit("/", 1)[-1]
     if base.endswith(".xplane.pb"):
         return base[: -len(".xplane.pb")]
-    return viewer_host_of(base) or base
+    return viewer_json_host(base) or base
 
 
 def read_timeline(path: str, max_bytes: int | None = None, keep_stats: frozenset[str] | None = None) -> Timeline:

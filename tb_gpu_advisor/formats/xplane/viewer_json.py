@@ -29,7 +29,8 @@ from typing import Any
 
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size
 from tb_gpu_advisor.formats.gz import gunzip_upto
-from tb_gpu_advisor.formats.xplane.layout import viewer_host_of
+from tb_gpu_advisor.formats.heads import is_perfetto_head, perfetto_words
+from tb_gpu_advisor.formats.xplane.layout import PERFETTO_TRACE, viewer_json_host
 from tb_gpu_advisor.formats.xplane.schema import message_class
 
 #: Processes that are planes of a profile: the host's threads and each device (``/host:CPU``, ``/device:GPU:N``).
@@ -37,11 +38,23 @@ _PLANE_PREFIXES = ("/host:", "/device:")
 _INT = re.compile(r"-?\d{1,19}\Z")
 _INT64 = 1 << 63
 _PS_PER_US = 1_000_000
+#: How much of a file's start tells a Perfetto protobuf (``heads.is_perfetto_head``'s first packets).
+_HEAD_BYTES = 64 * 1024
 
 
 #: What the file is, in words (``Trace.printed_from``).
 PRINTED_FROM = ("TensorFlow's trace viewer JSON (<host>.trace.json.gz: the XPlane printed event by event, what "
                 "TensorFlow 2.2 saved instead of an XPlane)")
+#: ... for JAX's ``perfetto_trace.json.gz`` (``layout.PERFETTO_TRACE``).
+PERFETTO_PRINTED_FROM = ("JAX's perfetto_trace.json.gz (jax.profiler.trace(..., create_perfetto_trace=True): the "
+                         "session's trace viewer JSON, the XPlane printed event by event, without its metadata; the "
+                         "<host>.xplane.pb written beside it holds more)")
+
+
+def printed_from(path: str) -> str:
+    """What the trace viewer JSON at ``path`` is, in words: TensorFlow's ``<host>.trace.json.gz`` or JAX's
+    ``perfetto_trace.json.gz``."""
+    return PERFETTO_PRINTED_FROM if path.rstrip("/").rsplit("/", 1)[-1] == PERFETTO_TRACE else PRINTED_FROM
 
 
 def not_kept(unnamed_gpus: int, launches_kept: bool, allocator_kept: bool, hlo_kept: bool,
@@ -66,7 +79,8 @@ def not_kept(unnamed_gpus: int, launches_kept: bool, allocator_kept: bool, hlo_k
     if not allocator_kept:
         lost.append("the allocator's records (memory use and headroom are not judged)")
     if modules_run and not hlo_kept:
-        lost.append("XLA's HLO modules (no FLOPs: no model FLOPs utilisation)")
+        lost.append("XLA's HLO modules (no FLOPs: no model FLOPs utilisation; and no backward pass read from them: "
+                    "the job's kind stays unknown where its op names do not say it)")
     return tuple(lost)
 
 
@@ -75,8 +89,8 @@ class NotViewerJson(ValueError):
 
 
 def is_viewer_json(path: str) -> bool:
-    """``path`` names a trace viewer JSON (by its name: :func:`layout.viewer_host_of`)."""
-    return viewer_host_of(path.rstrip("/").rsplit("/", 1)[-1]) is not None
+    """``path`` names a trace viewer JSON (by its name: :func:`layout.viewer_json_host`)."""
+    return viewer_json_host(path.rstrip("/").rsplit("/", 1)[-1]) is not None
 
 
 def load(raw: bytes, max_bytes: int) -> dict[str, Any]:
@@ -91,6 +105,8 @@ def load(raw: bytes, max_bytes: int) -> dict[str, Any]:
         raw = text
     elif len(raw) > max_bytes:
         raise NotViewerJson(f"its JSON is over the {human_size(max_bytes)} limit ({LIMIT_HINT})")
+    if is_perfetto_head(raw[:_HEAD_BYTES]):  # a Perfetto protobuf saved under JAX's JSON name: its writer's words
+        raise NotViewerJson(perfetto_words(raw[:_HEAD_BYTES]))
     try:
         doc = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as e:

@@ -39,16 +39,14 @@ SHARED = os.path.join(REPO, "..", "..", "shared", "profiles")
 if not os.path.isdir(SHARED):
     SHARED = "/work/shared/profiles"
 WILD = os.path.join(REPO, "tests", "fixtures", "wild")
+sys.path.insert(0, HERE)
+from procfs import status_kb  # noqa: E402 - the benchmarks' one /proc reader
 
 
 # -- child side -----------------------------------------------------------------------------------------------
 
 def _status_kb(key: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
+    return status_kb(key) or 0
 
 
 def _counting() -> collections.Counter:

@@ -12,7 +12,6 @@ Fail on BASE (3416ad6f): the window cut in two is decoded 4 times (2 at discover
 
 from __future__ import annotations
 
-import collections
 import gzip
 import io
 import json
@@ -23,6 +22,7 @@ import pytest
 
 from tb_gpu_advisor.formats.kineto import adapter, parse
 from tb_gpu_advisor.formats.kineto.ranks import Process
+from tests.support.decodes import count_decodes
 
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
 REAL = [*sorted((WILD / "tp_rtx4090_two_ranks").glob("*.json.gz")), *sorted((WILD / "dlrm_v100").glob("*.json.gz"))[:3],
@@ -123,16 +123,9 @@ def test_a_window_in_two_files_is_decoded_once_each(tmp_path, monkeypatch):
     from tests.support.report_store import session_report
 
     _cut_in_two(WILD / "amd_mi250" / "minitoy.pt.trace.json.gz", tmp_path / "run")
-    counts: collections.Counter = collections.Counter()
-    decode = adapter.parse_trace
-
-    def counted(src, **kw):  # noqa: ANN001, ANN003, ANN202
-        counts[Path(kw.get("name") or src).name] += 1
-        return decode(src, **kw)
-
-    monkeypatch.setattr(adapter, "parse_trace", counted)
+    decodes = count_decodes(monkeypatch)
     (s,) = discover(str(tmp_path / "run"))
     assert [len(h.ranks) for h in s.hosts] == [2]  # one process's two parts, as on base
     (h,) = session_report(s).to_dict()["hosts"]
     assert len(h["gpus"]) == 1
-    assert sorted(counts.values()) == [1, 1], counts  # base: [2, 2] (each decoded at discovery, then read)
+    assert sorted(decodes.values()) == [1, 1], decodes  # base: [2, 2] (each decoded at discovery, then read)

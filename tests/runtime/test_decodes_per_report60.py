@@ -9,33 +9,16 @@ peer at most once more per process for its one-time spans (``runtime.pipeline.pe
 
 from __future__ import annotations
 
-import collections
 import io
 import json
 import shutil
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-import pytest
-
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.formats.kineto import adapter
+from tests.support.decodes import count_decodes
 
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
-
-
-@pytest.fixture
-def decodes(monkeypatch) -> collections.Counter:
-    """Each path's whole decodes from here on."""
-    counts: collections.Counter = collections.Counter()
-    decode = adapter.parse_trace
-
-    def counted(src, **kw):  # noqa: ANN001, ANN003, ANN202
-        counts[Path(kw.get("name") or src).name] += 1
-        return decode(src, **kw)
-
-    monkeypatch.setattr(adapter, "parse_trace", counted)
-    return counts
 
 
 def _report(*args: str) -> dict:
@@ -47,16 +30,18 @@ def _report(*args: str) -> dict:
     return json.loads(out.getvalue())
 
 
-def test_ranks_in_one_folder_are_each_decoded_once(decodes, tmp_path):
+def test_ranks_in_one_folder_are_each_decoded_once(monkeypatch, tmp_path):
+    decodes = count_decodes(monkeypatch)
     run = tmp_path / "tp_rtx4090_two_ranks"  # the real 2 ranks alone (the wild logdir's other runs are not this test's)
     shutil.copytree(WILD / "tp_rtx4090_two_ranks", run)
     _report(str(run))
     assert sorted(decodes.values()) == [1] * 2, decodes
 
 
-def test_ranks_in_their_own_folders_each_decode_their_peers_once_a_process(decodes, tmp_path):
+def test_ranks_in_their_own_folders_each_decode_their_peers_once_a_process(monkeypatch, tmp_path):
     made = tt.write_one_gpu_apart(str(tmp_path), gpus=4, steps=6)
     tt.into_rank_folders(made["paths"])
+    decodes = count_decodes(monkeypatch)
     names = sorted(Path(p).name for p in made["paths"])
     first = _report(str(tmp_path / "one_gpu_apart"))
     assert sorted(r["run"] for r in first["reports"]) == ["rank0", "rank1", "rank2", "rank3"]

@@ -730,9 +730,10 @@ _processes: Memo[object] = Memo(1000)
 def _ids_agree(f: _File, g: _File) -> bool:
     """Whether the files the headers take for parts of one process's window (:func:`_parts_of_one_process`) are, by
     what their rows say: the reader's own test (``ranks.one_process``: no id of one kind in both), asked here once
-    for the layout and the reader alike.  Each file is read for it (its columns; cached by the file's identity: its
-    pids, header and ids kept), only where its header already matched another's: a rare layout.  A file that does
-    not read is no part.
+    for the layout and the reader alike.  Each file's ids are read for it (``adapter.process_of``: the compiled
+    scanner's host columns, no trace built, or the whole decode where the scanner cannot say what the reader would;
+    cached by the file's identity: its pids, header and ids kept), only where its header already matched another's: a
+    rare layout.  A file that does not read is no part.
 
     Why: the layout took two files for parts from their headers alone, and the reader, finding ids both wrote, read
     them as two ranks of one host -- two captures of one process (a trace written twice, edited) side by side as if

@@ -129,3 +129,12 @@ def test_a_window_in_two_files_is_decoded_once_each(tmp_path, monkeypatch):
     (h,) = session_report(s).to_dict()["hosts"]
     assert len(h["gpus"]) == 1
     assert sorted(decodes.values()) == [1, 1], decodes  # base: [2, 2] (each decoded at discovery, then read)
+
+
+@needs_scanner
+def test_text_past_the_scans_bound_is_decoded_whole(monkeypatch):
+    # the scan holds the text whole: past its bound the streaming decode answers
+    data = json.dumps(_doc(_EVENTS)).encode()
+    assert _scanned(data) is not None
+    monkeypatch.setattr(parse, "SCAN_MAX_BYTES", len(data) - 1)
+    assert _scanned(data) is None

@@ -364,22 +364,29 @@ class HostColumns:
         return len(self.pid)
 
 
+#: The most text :func:`scan_host_columns` holds at once (it scans the events in one piece): past it the whole decode
+#: answers, which streams the text in chunks (a gigabyte's text held whole would outweigh its columns).
+SCAN_MAX_BYTES = 256 << 20
+
+
 def scan_host_columns(raw: IO[bytes], max_bytes: int | None = None) -> HostColumns | None:
     """The columns that tell a file's process (:class:`HostColumns`), read by the compiled scanner (``_cscan.c``) in one
     pass over the text, no other column, name or argument built; the top-level keys decoded beside an empty event
     array.  None where it cannot say what :func:`parse_trace` would: no scanner (the Python decode is the reference:
-    the caller decodes the file whole), text past ``max_bytes`` once decompressed, anything outside the JSON the
-    scanner reads (another encoding, a cut-off file, keys around the events it does not expect), or a file the
-    reader mends or drops rows of (X events without a numeric time or duration, begin/end pairs, times far apart).
+    the caller decodes the file whole), text past ``max_bytes`` or :data:`SCAN_MAX_BYTES` once decompressed, anything
+    outside the JSON the scanner reads (another encoding, a cut-off file, keys around the events it does not expect),
+    or a file the reader mends or drops rows of (X events without a numeric time or duration, begin/end pairs, times
+    far apart).
 
     Why: which files are one process's parts is decided at discovery from their rows' ids (``layout._ids_agree``),
     and the reader decodes the same files whole after it; the ids alone cost a fraction of a whole decode (the reader's
     columns, names, arguments and trace: ``benchmarks/reads_once.py``)."""
     if _CSCAN is None:
         return None
+    most = min(max_bytes, SCAN_MAX_BYTES) if max_bytes is not None else SCAN_MAX_BYTES
     stream, _ = _maybe_gunzip(raw)
-    data = stream.read(max_bytes + 1 if max_bytes is not None else -1)
-    if max_bytes is not None and len(data) > max_bytes or not data.lstrip(_WS).startswith(b"{"):
+    data = stream.read(most + 1)
+    if len(data) > most or not data.lstrip(_WS).startswith(b"{"):
         return None
     key = _EVENTS_KEY.search(data)
     found = _scanned_events(data, key.end()) if key is not None else None

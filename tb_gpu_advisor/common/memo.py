@@ -21,10 +21,11 @@ class Memo(Generic[V]):
         self._answers: dict[Hashable, V] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable) -> V | None:
-        """The answer kept for ``key``, or None."""
+    def get(self, key: Hashable, default: V | None = None) -> V | None:
+        """The answer kept for ``key``, or ``default`` (a caller whose answers may be None tells "not asked" by its own
+        ``default``)."""
         with self._lock:
-            return self._answers.get(key)
+            return self._answers.get(key, default)
 
     def put(self, key: Hashable, answer: V) -> V:
         """Keep ``answer`` for ``key`` (the oldest answer leaving a full map) and return it."""
@@ -41,6 +42,17 @@ class Memo(Generic[V]):
             if key in self._answers:
                 return self._answers[key]
         return self.put(key, make())
+
+    def of(self, objects: tuple, make: Callable[[], V], values: Hashable = ()) -> V:
+        """The answer kept for ``objects`` and ``values`` (a pure function of them), else ``make()``'s, kept.  Keyed on
+        the objects themselves (``is``: unhashable ones, a frozen dataclass holding dicts, a module), not on their
+        ids' reuse -- each answer is kept beside the objects it was made of, so an id a collected object's successor
+        took asks anew -- and on ``values`` by equality."""
+        key = (tuple(id(o) for o in objects), values)
+        hit = self.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], objects)):
+            return hit[1]
+        return self.put(key, (objects, make()))[1]
 
     def __len__(self) -> int:
         with self._lock:

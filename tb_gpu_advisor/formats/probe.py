@@ -11,19 +11,18 @@ the file's identity (path, size, mtime), so the page's later ``/runs`` requests 
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any, Iterable
 
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.memo import Memo
 from tb_gpu_advisor.formats import get
 
 #: Time one ``/runs`` request may spend probing files not seen before (seconds).
 DEFAULT_BUDGET_S = 0.3
-_CACHE_MAX = 20_000
-
-_cache: dict[tuple, bool | None] = {}
-_cache_lock = threading.Lock()
+#: Each file's answer by its identity (path, size, mtime); None (unknown) is an answer too.
+_cache: Memo[bool | None] = Memo(20_000)
+_UNASKED = object()
 
 
 def file_has_gpu_activity(path: str, fmt: str = "xplane") -> bool | None:
@@ -47,18 +46,12 @@ def session_activity(sessions: Iterable[Any], budget_s: float = DEFAULT_BUDGET_S
         answers = []
         for h in s.hosts:
             key = (h.path, h.size, h.mtime_ns)
-            with _cache_lock:
-                known = key in _cache
-                answer = _cache.get(key)
-            if not known:
+            answer = _cache.get(key, _UNASKED)
+            if answer is _UNASKED:
                 if clock() > deadline:
                     answers.append(None)
                     continue
-                answer = file_has_gpu_activity(h.path, getattr(h, "format", "xplane"))
-                with _cache_lock:
-                    if len(_cache) >= _CACHE_MAX:
-                        _cache.clear()
-                    _cache[key] = answer
+                answer = _cache.put(key, file_has_gpu_activity(h.path, getattr(h, "format", "xplane")))
             answers.append(answer)
             if answer:
                 break

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from tb_gpu_advisor.common.memo import Memo
 from tb_gpu_advisor.frameworks.base import Framework, action, names_batch
 from tb_gpu_advisor.model.schema import Action
 
@@ -254,9 +255,20 @@ def for_vendor(fw: Framework, vendor) -> Framework:  # noqa: ANN001 - a vendor m
 
     Why: the fixes here are Nsight's and CUDA's; a rocprof capture of a HIP program had its prose translated
     (``devices.words``: "NVTX range" -> "roctx range") but its code kept ``nvtxRangePushA`` and ``nsys profile``,
-    which do not exist there, and a TF32 switch (``cublasSetMathMode``) its GPUs lack (h37-rocsteps)."""
+    which do not exist there, and a TF32 switch (``cublasSetMathMode``) its GPUs lack (h37-rocsteps).  A pure function
+    of the two, made once per distinct pair (:data:`_SPOKEN`)."""
     if fw.id not in (FRAMEWORK.id, NOT_LOADED.id):
         return fw
+    return _SPOKEN.of((fw, vendor), lambda: _for_vendor(fw, vendor))
+
+
+#: :func:`for_vendor`'s answers by (framework, vendor) themselves (``Memo.of``): every rule of a non-NVIDIA native
+#: program asks it again (``rules.base``, ``rules._job``); a Framework is frozen, so one answer is shared.
+_SPOKEN: Memo = Memo(256)
+
+
+def _for_vendor(fw: Framework, vendor) -> Framework:  # noqa: ANN001 - a vendor module
+    """:func:`for_vendor` made anew."""
     own = getattr(vendor, "PROGRAM_FIXES", None) or {}
     worded = {k: _in_words(fw.fixes[k], vendor) for k in _RUNTIME_WORDED if k in fw.fixes}
     worded = {k: v for k, v in worded.items() if v != fw.fixes[k]}

@@ -149,7 +149,7 @@ def work_of(kind: str, tags: tuple[str, ...] | list[str]) -> str:
 #: 6.5% of an analysis: ``benchmarks/rule_context.py``, h37-speed59).  Keyed on the objects themselves (``is``), not
 #: on their ids' reuse; a Framework is frozen and every reader copies what it takes (``Framework.fix``), so one answer
 #: is shared.
-_ADAPTED: Memo[tuple[Framework, object, Framework]] = Memo(256)
+_ADAPTED: Memo = Memo(256)
 
 
 def adapt(fw: Framework, tags: "tuple[str, ...] | list[str]", engine_id: str | None) -> Framework:
@@ -158,11 +158,7 @@ def adapt(fw: Framework, tags: "tuple[str, ...] | list[str]", engine_id: str | N
     distinct three (``_ADAPTED``)."""
     tags = tuple(tags)
     engine = engines.by_id(engine_id)
-    key = (id(fw), tags, id(engine))
-    hit = _ADAPTED.get(key)
-    if hit is not None and hit[0] is fw and hit[1] is engine:
-        return hit[2]
-    return _ADAPTED.put(key, (fw, engine, _adapt(fw, tags, engine)))[2]
+    return _ADAPTED.of((fw, engine), lambda: _adapt(fw, tags, engine), tags)
 
 
 def _adapt(fw: Framework, tags: tuple[str, ...], engine: engines.Engine | None) -> Framework:

@@ -238,9 +238,11 @@ def kernel_times(ctx: Context) -> dict[int, list]:
     return out
 
 
-def peer_median(compute: dict[int, float], gpu: int) -> float:
-    """The median of the other GPUs' compute ms per step (``compute``: GPU -> ms): what ``gpu`` is judged against."""
-    return float(np.median([v for g, v in compute.items() if g != gpu]))
+def peer_median(values: dict[int, float], gpu: int) -> float:
+    """The median of the other GPUs' values (``values``: GPU -> its compute ms per step, its allocated peak): what
+    ``gpu`` is judged against, by ``gpu_imbalance`` (its compute) and ``memory_imbalance`` (its memory) alike.
+    numpy's median: ``statistics`` is no import the command line pays for (``tests/test_cli_lazy_imports``)."""
+    return float(np.median([v for g, v in values.items() if g != gpu]))
 
 
 def busiest_over_peers(compute: dict[int, float]) -> tuple[int, float] | None:

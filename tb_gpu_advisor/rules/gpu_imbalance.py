@@ -21,9 +21,9 @@ saving -- work repeats, a one-off cost does not.
 
 from __future__ import annotations
 
-import numpy as np
 
 from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.metrics.multigpu import peer_median
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import (GPU_COLUMNS, ONE_OFF_COST, active_gpus, kernel_gap_words, gpu_table_rows, is_multi, wait_held_ms,
@@ -67,7 +67,7 @@ def check(m: HostMetrics) -> list[Finding]:
     heavy = next((g for g in gs if g.gpu == mg.heaviest_compute_gpu), max(gs, key=lambda g: comp[g.gpu]))
     mean = sum(comp.values()) / len(gs)
     others = [g for g in gs if g is not heavy]
-    peer = _median([comp[g.gpu] for g in others]) if others else mean
+    peer = peer_median(comp, heavy.gpu) if others else mean
     coll = {g.gpu: g.breakdown.collectives for g in gs}
     than = (f"vs {ms(peer)} on GPU{others[0].gpu} ({pct(mg.compute_imbalance)} imbalance, collectives excluded)"
             if len(others) == 1 else
@@ -182,7 +182,8 @@ def _where_they_wait(ctx: Ctx, heavy, others: list, coll: dict) -> str:  # noqa:
     mine, theirs = ms_apart(coll[heavy.gpu], in_coll)
     said = (f"{the_others(len(others), 'GPU', 'spend', 'the others spend')} {theirs} {ctx.per_step} in "
             f"collectives, GPU{heavy.gpu} {mine}")
-    gap = heavy.breakdown.device_compute - _median([g.breakdown.device_compute for g in others])
+    gap = heavy.breakdown.device_compute - peer_median({g.gpu: g.breakdown.device_compute for g in (heavy, *others)},
+                                                       heavy.gpu)
     if in_coll - coll[heavy.gpu] >= 0.5 * gap:
         return f"every replica waits for it at the AllReduce ({said})"
     def rest(g) -> float:  # noqa: ANN001 - the step less its compute and collectives: the ranks table's "other ms"
@@ -200,7 +201,3 @@ def _where_they_wait(ctx: Ctx, heavy, others: list, coll: dict) -> str:  # noqa:
             f"{ms(sum(rest(g) for g in others) / n)} "
             f"{ctx.per_step} (GPU{heavy.gpu} {ms(rest(heavy))}), while {said}")
 
-
-def _median(values: list[float]) -> float:
-    """The median of ``values`` (numpy's: ``statistics`` is no import a report of a small trace pays for)."""
-    return float(np.median(values))

@@ -14,9 +14,9 @@ the batch split by bytes, not count -- else balancing the model's or the batch's
 
 from __future__ import annotations
 
-import numpy as np
 
 from tb_gpu_advisor.common.fmt import gb
+from tb_gpu_advisor.metrics.multigpu import peer_median
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding, Table
 from tb_gpu_advisor.rules import _memory as mem
@@ -36,7 +36,7 @@ def check(m: HostMetrics) -> list[Finding]:
         return []
     top = max(gpus, key=lambda g: g.peak_allocated_bytes)
     others = [g.peak_allocated_bytes for g in gpus if g is not top]
-    median = float(np.median(others))  # numpy's, not statistics' (the CLI's lazy imports: fractions, statistics)
+    median = peer_median({g.gpu: g.peak_allocated_bytes for g in gpus}, top.gpu)  # gpu_imbalance's, of memory
     ratio = top.peak_allocated_bytes / median
     sev = grade(ratio, "memory.imbalance.warning", "memory.imbalance.critical")
     if sev is None:

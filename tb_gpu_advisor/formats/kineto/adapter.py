@@ -32,7 +32,7 @@ from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.formats.kineto.layout import LEGACY_CUDA_PROCESS, LEGACY_HOST_PROCESS
 from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, OLD_CATS, KinetoReadError, KinetoTrace, completed_pairs,
                                                has_duration_pairs, link_by_flows, nothing_recorded, parse_trace,
-                                               rows_of, times_as_numbers, unlinked_rows)
+                                               rows_of, scan_host_columns, times_as_numbers, unlinked_rows)
 from tb_gpu_advisor.formats.kineto.ranks import Process, merge_ranks, processes
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
                                           unique_inverse, unique_pairs)
@@ -120,7 +120,17 @@ def _inferred_note(worker: str, rank: int, world: int | None) -> str:
 
 def process_of(path: str) -> Process | None:
     """What tells the process of the trace at ``path`` from another's (``ranks.Process``: its pids, header and ids),
-    as :func:`read_trace` reads it; None where it does not read (``KinetoReadError``)."""
+    as :func:`read_trace` reads it; None where it does not read (``KinetoReadError``).  The one place that chooses how:
+    the compiled scanner's host columns (``parse.scan_host_columns``: the ids alone, no trace built), else -- no
+    scanner, or a file it cannot read as the reader does, or one whose device work the flow arrows link -- the file
+    decoded whole as :func:`read_trace` decodes it (the reference)."""
+    try:
+        with fsio.open_binary(path) as f:
+            cols = scan_host_columns(f, max_profile_bytes())
+    except OSError:
+        cols = None
+    if cols is not None and not unlinked_rows(cols, DEVICE_CATS).size:  # flows link only device rows, mostly
+        return Process.of(cols)
     try:
         return Process.of(_parse(path)[0])
     except KinetoReadError:

@@ -34,7 +34,6 @@ import gzip
 import json
 import os
 import re
-import threading
 import zlib
 from dataclasses import dataclass
 
@@ -328,25 +327,21 @@ class Header:
     head_crc: int = 0
 
 
-_headers: dict[tuple[str, int, int], Header] = {}
-_headers_lock = threading.Lock()
+#: Each file's header by its identity (path, size, mtime): discovery asks it again on every listing.
+_headers: Memo[Header] = Memo(50_000)
 
 
 def read_header(path: str, size: int = 0, mtime_ns: int = 0) -> Header:
     """The clock and ``distributedInfo`` of a trace, from its first :data:`HEADER_BYTES`; an empty Header for
     unreadable or foreign files.  Cached by (path, size, mtime)."""
-    key = (path, size, mtime_ns)
-    with _headers_lock:
-        if key in _headers:
-            return _headers[key]
+    return _headers.ask((path, size, mtime_ns), lambda: _read_header(path, size, mtime_ns))
+
+
+def _read_header(path: str, size: int, mtime_ns: int) -> Header:
+    """:func:`read_header` read anew."""
     head = _head_bytes(path)
     tail = _tail_bytes(path, size) if len(head) >= HEADER_BYTES and _header_may_follow(head) else b""
-    header = _parse_header(head, mtime_ns / 1e9 if mtime_ns else None, tail)
-    with _headers_lock:
-        if len(_headers) > 50_000:
-            _headers.clear()
-        _headers[key] = header
-    return header
+    return _parse_header(head, mtime_ns / 1e9 if mtime_ns else None, tail)
 
 
 #: JSON text in another encoding than UTF-8, told by its first bytes (RFC 8259 allows readers to ignore a BOM; RFC
@@ -648,7 +643,9 @@ _RECORD_END = rb'"name"\s*:\s*"Record Window End"[^{}]*?"ts"\s*:\s*"?([0-9]+(?:\
 #: The profiler's own span over its window, the ``Trace`` row (``PyTorch Profiler (0)``), written just before it.
 _TRACE_SPAN = rb'"cat"\s*:\s*"Trace"\s*,\s*"ts"\s*:\s*([0-9]+(?:\.[0-9]*)?)\s*,\s*"dur"\s*:\s*([0-9]+(?:\.[0-9]*)?)'
 _TS = rb'"ts"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)'
-_ends: dict[tuple[str, int, int], float | None] = {}
+#: Each file's recorded end (us as written, None where its end holds none) by its identity (path, size, mtime).
+_ends: Memo[float | None] = Memo(50_000)
+_UNREAD = object()
 
 
 def _recorded_end_s(f: _File) -> float | None:
@@ -658,20 +655,15 @@ def _recorded_end_s(f: _File) -> float | None:
     h, key = f.header, (f.host.path, f.host.size, f.host.mtime_ns)
     if h.epoch_s is None or h.first_ts_us is None:
         return None
-    with _headers_lock:
-        known, end_us = key in _ends, _ends.get(key)
-    if not known:
+    end_us = _ends.get(key, _UNREAD)
+    if end_us is _UNREAD:
         tail = _tail_bytes(f.host.path, f.host.size)[-8192:]
         m = re.search(_RECORD_END, tail) or _any_order(tail, rb'"name"\s*:\s*"Record Window End"', _TS)
         spans = [tuple(float(x) for x in s) for s in re.findall(_TRACE_SPAN, tail)]
         if not m and not spans:  # keys in another order than Kineto's: the first such span
             span = _any_order(tail, rb'"cat"\s*:\s*"Trace"', _TS, rb'"dur"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)')
             spans = [(float(span[0].group(1)), float(span[1].group(1)))] if span else []
-        end_us = float(m.group(1)) if m else (spans[-1][0] + spans[-1][1] if spans else None)
-        with _headers_lock:
-            if len(_ends) > 50_000:
-                _ends.clear()
-            _ends[key] = end_us
+        end_us = _ends.put(key, float(m.group(1)) if m else (spans[-1][0] + spans[-1][1] if spans else None))
     return None if end_us is None else h.epoch_s + (end_us - h.first_ts_us) / 1e6
 
 
@@ -739,9 +731,10 @@ _processes: Memo[object] = Memo(1000)
 def _ids_agree(f: _File, g: _File) -> bool:
     """Whether the files the headers take for parts of one process's window (:func:`_parts_of_one_process`) are, by
     what their rows say: the reader's own test (``ranks.one_process``: no id of one kind in both), asked here once
-    for the layout and the reader alike.  Each file is read for it (its columns; cached by the file's identity: its
-    pids, header and ids kept), only where its header already matched another's: a rare layout.  A file that does
-    not read is no part.
+    for the layout and the reader alike.  Each file's ids are read for it (``adapter.process_of``: the compiled
+    scanner's host columns, no trace built, or the whole decode where the scanner cannot say what the reader would;
+    cached by the file's identity: its pids, header and ids kept), only where its header already matched another's: a
+    rare layout.  A file that does not read is no part.
 
     Why: the layout took two files for parts from their headers alone, and the reader, finding ids both wrote, read
     them as two ranks of one host -- two captures of one process (a trace written twice, edited) side by side as if

@@ -345,6 +345,98 @@ def parse_trace(src: str | IO[bytes], *, max_bytes: int | None = None, progress:
             raw.close()
 
 
+@dataclass
+class HostColumns:
+    """What tells one process's files from another's, as :func:`scan_host_columns` reads it: each X row's pid,
+    category, ``args.device``, ``correlation`` and ``External id``, the file's top-level keys (``meta``) and its
+    events' phases -- the attributes of :class:`KinetoTrace` that ``ranks.Process.of`` and ``unlinked_rows`` read."""
+
+    pid: np.ndarray
+    cat: np.ndarray
+    cats: list[str]
+    device: np.ndarray
+    correlation: np.ndarray
+    external_id: np.ndarray
+    meta: dict[str, Any]
+    ph_counts: dict[str, int]
+
+    def __len__(self) -> int:
+        return len(self.pid)
+
+
+#: The most text :func:`scan_host_columns` holds at once (it scans the events in one piece): past it the whole decode
+#: answers, which streams the text in chunks (a gigabyte's text held whole would outweigh its columns).
+SCAN_MAX_BYTES = 256 << 20
+
+
+def scan_host_columns(raw: IO[bytes], max_bytes: int | None = None) -> HostColumns | None:
+    """The columns that tell a file's process (:class:`HostColumns`), read by the compiled scanner (``_cscan.c``) in one
+    pass over the text, no other column, name or argument built; the top-level keys decoded beside an empty event
+    array.  None where it cannot say what :func:`parse_trace` would: no scanner (the Python decode is the reference:
+    the caller decodes the file whole), text past ``max_bytes`` or :data:`SCAN_MAX_BYTES` once decompressed, anything
+    outside the JSON the scanner reads (another encoding, a cut-off file, keys around the events it does not expect),
+    or a file the reader mends or drops rows of (X events without a numeric time or duration, begin/end pairs, times
+    far apart).
+
+    Why: which files are one process's parts is decided at discovery from their rows' ids (``layout._ids_agree``),
+    and the reader decodes the same files whole after it; the ids alone cost a fraction of a whole decode (the reader's
+    columns, names, arguments and trace: ``benchmarks/reads_once.py``)."""
+    if _CSCAN is None:
+        return None
+    most = min(max_bytes, SCAN_MAX_BYTES) if max_bytes is not None else SCAN_MAX_BYTES
+    stream, _ = _maybe_gunzip(raw)
+    data = stream.read(most + 1)
+    if len(data) > most or not data.lstrip(_WS).startswith(b"{"):
+        return None
+    key = _EVENTS_KEY.search(data)
+    found = _scanned_events(data, key.end()) if key is not None else None
+    if found is None:
+        return None
+    out, close = found
+    _, n_x, bad_dur, phs, _, ts, _, _, cat, pid, _, pid_s, _, ints, _, _, cats, pid_strings, _, _ = out
+    ph = Counter({p if p is not None else "?": n for p, n in phs})
+    ts = np.frombuffer(ts, np.float64)
+    if bad_dur or n_x != len(ts) or not len(ts) or (ph["B"] and ph["E"]) or not _plausible_times(ts).all():
+        return None
+    meta = _loads(data[:key.end()] + data[close:])
+    meta.pop("traceEvents", None)
+    ints = np.frombuffer(ints, np.int64).reshape(-1, len(_SCANNED_INTS))
+    cols = {c: ints[:, j] for j, c in enumerate(_SCANNED_INTS) if c in ("correlation", "external_id", "device")}
+    return HostColumns(pid=_scanned_ids(pid, pid_s, pid_strings, {}, _Columns._id), cat=np.frombuffer(cat, np.int32),
+                       cats=list(cats), meta=meta, ph_counts=dict(ph), **cols)
+
+
+#: How many ``]`` from the end :func:`_scanned_events` looks at for the events' close, and how many it scans up to.
+_CLOSES_LOOKED, _CLOSES_SCANNED = 256, 3
+
+
+def _scanned_events(data: bytes, start: int) -> tuple[tuple, int] | None:
+    """The scanner's columns of the events array that opens at ``start`` and the offset of its ``]``: the last ``]``
+    that follows an event's ``}`` and before which the scanner reads whole events, after which the top-level keys
+    close the document (Kineto writes keys after the events: ``traceName``, a log's lines in an array); None
+    where none does within a few tries."""
+    close, scanned = len(data), 0
+    for _ in range(_CLOSES_LOOKED):
+        close = data.rfind(b"]", start, close)
+        if close < 0 or scanned == _CLOSES_SCANNED:
+            return None
+        last = data.rfind(b"}", max(start, close - 64), close)
+        if last < 0 or data[last + 1:close].strip(_WS):
+            continue
+        try:  # the rest a document's top-level keys: cheap, before a scan of the events
+            meta = _loads(data[:start] + data[close:])
+        except ValueError:
+            continue
+        if not isinstance(meta, dict):
+            continue
+        scanned += 1
+        with memoryview(data) as view, view[start:last + 1] as events:
+            out = _CSCAN.scan(events)
+        if isinstance(out, tuple):
+            return out, close
+    return None
+
+
 #: Compressed bytes decompressed to check what a gzip trace's trailer declares (``_declared_size``).
 SAMPLE_BYTES = 1 << 20
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.memo import Memo
 from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, max_profile_bytes, named_sessions
 from tb_gpu_advisor.formats.heads import NVPROF_DATABASE, RPD_DATABASE, is_rpd
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
@@ -121,23 +121,15 @@ def compressed(file_name: str) -> str | None:
     return None
 
 
-_headers: dict[tuple[str, int, int], tuple[str | None, Header]] = {}
-_lock = threading.Lock()
+#: Each file's answer by its identity (path, size, mtime): discovery asks it again on every listing.
+_headers: Memo[tuple[str | None, Header]] = Memo(50_000)
 
 
 def probe_file(path: str, size: int = 0, mtime_ns: int = 0) -> tuple[str | None, Header]:
     """(None when ``path`` is an Nsight export, else why not; its capture time and machine).  Cached by identity."""
-    key = (path, size, mtime_ns)
-    with _lock:
-        if key in _headers:
-            return _headers[key]
     # over the profile limit: listed unread (no copy of it made to ask), its analysis then says it is too big
-    answer = (None, Header()) if size > max_profile_bytes() else _probe(path)
-    with _lock:
-        if len(_headers) > 50_000:
-            _headers.clear()
-        _headers[key] = answer
-    return answer
+    return _headers.ask((path, size, mtime_ns),
+                        lambda: (None, Header()) if size > max_profile_bytes() else _probe(path))
 
 
 def _probe(path: str) -> tuple[str | None, Header]:

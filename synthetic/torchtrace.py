@@ -849,6 +849,20 @@ def _load_through_exchange(ranks: list[Rank], n: int, peers_load: bool = True) -
 EXCHANGE_US = 15.0
 
 
+def _one_marked_step(out: str, sc: Scenario, run: str) -> list[str]:
+    """Write one profiled step of ``sc`` whose mark is the program's ``record_function("moe_train_step")``, not
+    ``prof.step()``'s (ykcai-daniel/torch-compile-moe's capture); the paths."""
+    paths = write_run(out, sc, steps=1, run=run)
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        for e in doc["traceEvents"]:
+            if e.get("name") == "ProfilerStep#2":
+                e["name"] = "moe_train_step"
+        write_doc(path, doc)
+    return paths
+
+
 def write_load_through_exchange(out: str, ranks: int = 2, rank_folders: bool = False,
                                 run: str = "load_through_exchange", peers_load: bool = True,
                                 nodes: int = 1) -> list[str]:
@@ -869,14 +883,7 @@ def write_load_through_exchange(out: str, ranks: int = 2, rank_folders: bool = F
     sc = Scenario(ranks, lambda rs, n: _load_through_exchange(rs, n, peers_load), ["cold_start"], [],
                   "ranks loading a module through an exchange" + ("" if peers_load else ", rank 0 alone loading"),
                   nodes=nodes)
-    paths = write_run(out, sc, steps=1, run=run)
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-        for e in doc["traceEvents"]:
-            if e.get("name") == "ProfilerStep#2":
-                e["name"] = "moe_train_step"
-        write_doc(path, doc)
+    paths = _one_marked_step(out, sc, run)
     return into_rank_folders(paths, ranks // nodes if nodes > 1 else None) if rank_folders else paths
 
 
@@ -921,14 +928,7 @@ def write_late_peer_through_load(out: str, rank_folders: bool = False, extra_gem
     rank 0's load: rank 0 was already in the exchange, so nobody waits for its start-up there (h37-ranks60)."""
     sc = Scenario(len(extra_gemms), lambda rs, n: _late_peer_through_load(rs, n, extra_gemms), [], [],
                   "ranks entering an all-to-all one after another, the first loading a module after it entered")
-    paths = write_run(out, sc, steps=1, run=run)
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-        for e in doc["traceEvents"]:
-            if e.get("name") == "ProfilerStep#2":
-                e["name"] = "moe_train_step"
-        write_doc(path, doc)
+    paths = _one_marked_step(out, sc, run)
     return {"paths": into_rank_folders(paths) if rank_folders else paths,
             "wait_ms": (extra_gemms[2] - extra_gemms[1]) * 180.0 / 1000.0}
 

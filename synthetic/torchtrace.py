@@ -849,8 +849,23 @@ def _load_through_exchange(ranks: list[Rank], n: int, peers_load: bool = True) -
 EXCHANGE_US = 15.0
 
 
+def _one_marked_step(out: str, sc: Scenario, run: str) -> list[str]:
+    """Write one profiled step of ``sc`` whose mark is the program's ``record_function("moe_train_step")``, not
+    ``prof.step()``'s (ykcai-daniel/torch-compile-moe's capture); the paths."""
+    paths = write_run(out, sc, steps=1, run=run)
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        for e in doc["traceEvents"]:
+            if e.get("name") == "ProfilerStep#2":
+                e["name"] = "moe_train_step"
+        write_doc(path, doc)
+    return paths
+
+
 def write_load_through_exchange(out: str, ranks: int = 2, rank_folders: bool = False,
-                                run: str = "load_through_exchange", peers_load: bool = True) -> list[str]:
+                                run: str = "load_through_exchange", peers_load: bool = True,
+                                nodes: int = 1) -> list[str]:
     """Write one training step (marked ``moe_train_step``) of ``ranks`` ranks that each load a module in a 12 ms first
     launch at the same moment, every rank but 0 with its all-to-all's ``SendRecv`` running through its load, waiting
     for rank 0 (:func:`_load_through_exchange`; ykcai-daniel/torch-compile-moe's 2-rank capture, h37-wild56r).
@@ -860,18 +875,62 @@ def write_load_through_exchange(out: str, ranks: int = 2, rank_folders: bool = F
     Truth by construction: every rank's step holds a one-time module load of ``MARKED_STEP_LOAD_US``; the collective
     through a peer's load is that peer waiting for rank 0, no work that fills its launch queue -- a cold start on
     every rank.  ``peers_load`` False: rank 0 alone loads; every other rank's exchange waits through rank 0's load --
-    rank 0's start-up, no communication of theirs (h37-ranks58)."""
+    rank 0's start-up, no communication of theirs (h37-ranks58).
+
+    ``nodes`` > 1: the ranks spread evenly over that many machines (files ``node<k>_<pid>``, each machine's GPUs from
+    0), and ``rank_folders`` names each folder by the LOCAL rank (``rank{LOCAL_RANK}``, as a launcher's per-node
+    script writes it): ``rank0/`` holds every machine's first rank, each folder one host per machine (h37-ranks60)."""
     sc = Scenario(ranks, lambda rs, n: _load_through_exchange(rs, n, peers_load), ["cold_start"], [],
-                  "ranks loading a module through an exchange" + ("" if peers_load else ", rank 0 alone loading"))
-    paths = write_run(out, sc, steps=1, run=run)
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-        for e in doc["traceEvents"]:
-            if e.get("name") == "ProfilerStep#2":
-                e["name"] = "moe_train_step"
-        write_doc(path, doc)
-    return into_rank_folders(paths) if rank_folders else paths
+                  "ranks loading a module through an exchange" + ("" if peers_load else ", rank 0 alone loading"),
+                  nodes=nodes)
+    paths = _one_marked_step(out, sc, run)
+    return into_rank_folders(paths, ranks // nodes if nodes > 1 else None) if rank_folders else paths
+
+
+def _late_peer_through_load(ranks: list[Rank], n: int, extra_gemms: tuple[int, ...]) -> None:
+    """One marked training step in which rank ``r`` runs ``extra_gemms[r]`` more forward GEMMs (180 us each) before
+    the all-to-all, so the ranks ENTER it in that order: rank 0 first, then launches a first-launch module load
+    (``MARKED_STEP_LOAD_US``) while its side waits on the GPU; the others enter during that load, the last (most
+    GEMMs) last.  Each rank's exchange ends ``EXCHANGE_US`` after the last one enters."""
+    start = max(r.host_us for r in ranks)
+    extra = {r.rank: extra_gemms[r.rank] if r.rank < len(extra_gemms) else 0 for r in ranks}
+    meet: list[float] = []  # the last rank's entry: every exchange ends EXCHANGE_US after it
+
+    def body(r: Rank) -> None:
+        for _ in range(4 + extra[r.rank]):
+            r.kernel("aten::addmm", GEMM_FWD, 180.0, args=SHAPES_4096["addmm"])
+        entry = max(r.streams.get(COMPUTE_STREAM, 0.0), r.host_us + 8.0)
+        if not meet:
+            meet.append(entry)
+        r.cpu("nccl:all_to_all", 12.0, cat="user_annotation", advance=False)
+        r.kernel("c10d::alltoall_base_", NCCL_SENDRECV, meet[0] + EXCHANGE_US - entry, stream=NCCL_STREAM,
+                 not_before=entry)
+        r.kernel("aten::add_", SUM_BF16, 3.0, launch_us=MARKED_STEP_LOAD_US if r.rank == 0 else 7.0)
+        after = r.streams.get(NCCL_STREAM, 0.0)
+        r.cpu("autograd::engine::evaluate_function: SumBackward0", 50.0)
+        for _ in range(4):
+            r.kernel("aten::mm", GEMM_BWD[0], 170.0, not_before=after, args=SHAPES_4096["mm"])
+        r.sync()
+
+    for r in sorted(ranks, key=lambda r: -extra[r.rank]):  # the last to enter first: its entry is the meeting
+        r.host_us = start
+        r.step(n, body)
+
+
+def write_late_peer_through_load(out: str, rank_folders: bool = False, extra_gemms: tuple[int, ...] = (0, 10, 25),
+                                 run: str = "late_peer_through_load") -> dict:
+    """Write one training step (marked ``moe_train_step``) of ``len(extra_gemms)`` ranks on one machine in which rank
+    0 enters the all-to-all first and THEN loads a module in a 12 ms first launch; rank 1 enters during that load,
+    rank 2 (the most forward GEMMs) last (:func:`_late_peer_through_load`).  ``rank_folders``: one folder per rank.
+
+    Truth by construction: rank 1 waits in its all-to-all from its entry until rank 2 enters -- ``(extra_gemms[2] -
+    extra_gemms[1]) * 180`` us for a LATE PEER's compute, communication a straggler holds, though it runs inside
+    rank 0's load: rank 0 was already in the exchange, so nobody waits for its start-up there (h37-ranks60)."""
+    sc = Scenario(len(extra_gemms), lambda rs, n: _late_peer_through_load(rs, n, extra_gemms), [], [],
+                  "ranks entering an all-to-all one after another, the first loading a module after it entered")
+    paths = _one_marked_step(out, sc, run)
+    return {"paths": into_rank_folders(paths) if rank_folders else paths,
+            "wait_ms": (extra_gemms[2] - extra_gemms[1]) * 180.0 / 1000.0}
 
 
 def write_one_slow_call(out: str, extra_us: float = 8000.0, slow: float = 1.0, steps: int = 8,
@@ -907,12 +966,13 @@ def write_one_gpu_apart(out: str, gpus: int = 8, gpu: int = 3, pace: float = 1.4
             "imbalance": max(0.0, 1.0 - 1.0 / pace), "extra_ms": extra_us / 1000.0}
 
 
-def into_rank_folders(paths: list[str]) -> list[str]:
+def into_rank_folders(paths: list[str], per_node: int | None = None) -> list[str]:
     """Move each written rank's file into ``rank<r>/`` beside it (``tensorboard_trace_handler(f"{logdir}/rank{rank}")``:
-    one folder per rank, each a run of its own); the new paths."""
+    one folder per rank, each a run of its own); ``per_node``: ``r`` is the local rank (``rank % per_node``), so one
+    folder holds a rank of each machine.  The new paths."""
     moved = []
     for path in paths:
-        rank = doc_rank(path)
+        rank = doc_rank(path) % (per_node or 1 << 30)
         folder = os.path.join(os.path.dirname(path), f"rank{rank}")
         os.makedirs(folder, exist_ok=True)
         moved.append(os.path.join(folder, os.path.basename(path)))

@@ -234,7 +234,7 @@ def _analyze_host_and_store(session: Session, host: Any, key: CacheKey, cache_di
     t0 = time.perf_counter()
     name = f"{session.stock_run}/{host.host}"
     advisor = Advisor(session.path, cache=ReportCache(cache_dir, max_bytes=cache_max_bytes), options=options)
-    hr = advisor.host_report(host)
+    hr = advisor.host_report(host, session=session)
     if hr.error is not None:
         return SessionResult(name, 1, host.size, "failed", time.perf_counter() - t0,
                              errors=[(host.path, _reason(host.path, hr.error))])

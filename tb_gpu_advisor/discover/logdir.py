@@ -276,18 +276,23 @@ def _rank_folders(sessions: list[Session]) -> list[Session]:
         ranks, world, _, _ = jobs[id(s)]
         out.append(dataclasses.replace(s, rank_runs=tuple(sorted(o.stock_run for o in other.values())),
                                        job_ranks=(tuple(sorted(ranks)), world),
-                                       rank_clock_files=_on_its_clock(s, list(other.values()))))
+                                       **_on_its_clock(s, list(other.values()))))
     return out
 
 
-def _on_its_clock(s: Session, others: list[Session]) -> tuple[HostFile, ...]:
-    """The host files of ``others`` (the job's ranks in sibling run folders) that count on ``s``'s clock, by its
-    format's layout (``same_clock``: one machine's processes): the analysis of ``s`` places their one-time costs on
-    its own timeline (``Session.rank_clock_files``); none where the layout cannot say or ``s`` holds no host."""
+def _on_its_clock(s: Session, others: list[Session]) -> dict:
+    """The host files of ``others`` (the job's ranks in sibling run folders) that count on the clock of a host of
+    ``s``, by its format's layout (``same_clock``: one machine's processes), and which on each host's: the analysis of
+    each host places their one-time costs on its own timeline (``Session.rank_clock_files``, ``rank_clocks``); none
+    where the layout cannot say.  Each host by its own clock: a session of two machines' files (``rank0/`` holding
+    ranks 0 and 8 of two nodes) reads each machine's peers on that machine's host, none across (h37-ranks60)."""
     same = getattr(formats.REGISTRY[s.format].layout, "same_clock", None)
-    if same is None or not s.hosts:
-        return ()
-    return tuple(hf for o in sorted(others, key=lambda o: o.stock_run) for hf in o.hosts if same(s.hosts[0], hf))
+    if same is None:
+        return {}
+    theirs = [hf for o in sorted(others, key=lambda o: o.stock_run) for hf in o.hosts]
+    clocks = tuple((h.host, paths) for h in s.hosts if (paths := tuple(f.path for f in theirs if same(h, f))))
+    used = {p for _, paths in clocks for p in paths}
+    return {"rank_clock_files": tuple(f for f in theirs if f.path in used), "rank_clocks": clocks}
 
 
 def _session_job(s: Session) -> tuple[frozenset[int], int, str, float] | None:

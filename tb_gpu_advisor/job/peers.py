@@ -11,13 +11,15 @@ nothing is placed across them.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 import numpy as np
 
 from tb_gpu_advisor.common.fmt import ms, pct
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.devices.codes import KIND_COLLECTIVE
 from tb_gpu_advisor.job.phase import PS_PER_MS, STARTING, TEAR_DOWN, OneTime
-from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
 from tb_gpu_advisor.model.trace import Trace
 
 
@@ -28,10 +30,34 @@ MAX_SPANS = 4096
 _NONE = (np.zeros(0, np.int64), np.zeros(0, np.int64))
 
 
+def not_entered(spans: tuple[np.ndarray, np.ndarray], tables: Iterable) -> tuple[np.ndarray, np.ndarray]:
+    """A peer's one-time ``spans`` (ps) that another rank's collective can wait through: those less the times the
+    peer's own GPUs (``tables``: its ``DeviceEvents``) run a collective -- it had entered it.  The ranks of a group
+    leave a collective together, so one whose GPU is already inside it is not what the others wait for: a rank that
+    enters after it waits for whoever enters last, though the peer's host meanwhile loads a module (the peer launched
+    its side, then paid its one-time cost; ``synthetic.torchtrace.write_late_peer_through_load``, h37-ranks60)."""
+    if not spans[0].size:
+        return spans
+    cs, ce = [], []
+    for d in tables:
+        sel = d.kind == KIND_COLLECTIVE
+        if sel.any():
+            cs.append(d.start[sel].astype(np.int64))
+            ce.append(d.end[sel].astype(np.int64))
+    if not cs:
+        return spans
+    return subtract_intervals(spans[0].astype(np.int64), spans[1].astype(np.int64), np.concatenate(cs),
+                              np.concatenate(ce))
+
+
 def one_time_ns(trace: Trace, spans: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """``spans`` (a peer trace's one-time costs, ``OneTime.spans``: ps on its timeline) as ns on the clock its file
-    counts on (``Trace.clock_ns``); none where the trace states no clock."""
+    counts on (``Trace.clock_ns``), less the times the peer was inside a collective (:func:`not_entered`); none where
+    the trace states no clock."""
     if trace.clock_ns is None or not spans[0].size:
+        return _NONE
+    spans = not_entered(spans, trace.devices)
+    if not spans[0].size:
         return _NONE
     s = spans[0].astype(np.int64) // 1000 + int(trace.clock_ns)
     e = -(-spans[1].astype(np.int64) // 1000) + int(trace.clock_ns)

@@ -1121,13 +1121,18 @@ def _unrecorded_context(trace: Trace, ctx: np.ndarray, starts: list[tuple[int, i
 def _rare_slow_calls(trace: Trace, dur: np.ndarray, other: np.ndarray) -> np.ndarray:
     """Runtime calls of milliseconds with the GPU idle that a name makes only a few times: a process's first call
     creates its context (29.9 s in one real capture), its first allocations and streams are slow once.  A name slow
-    many times (``hipFree`` with the caching allocator off, every iteration) is the steady state, not a start-up."""
+    many times (``hipFree`` with the caching allocator off, every iteration) is the steady state, not a start-up.
+
+    The GPU idle through it is the call's own process's (``line``: :func:`_gpu_idle_through`): in one capture of two
+    ranks (``wild/tp_rtx4090_two_ranks``) rank 1's first ``cudaOccupancyMaxActiveBlocksPerMultiprocessor`` (4.42 ms,
+    its GPU idle) read as no one-time cost because rank 0's GPU ran meanwhile -- its own file alone reads it as one,
+    and rank 0's collective waiting through it read 4.1 ms apart between the two layouts (h37-ranks60)."""
     h = trace.h
     cand = np.flatnonzero(h.name_mask(devices.is_runtime_call) & ~other & (dur >= T("job.one_time_launch_ms") * PS_PER_MS))
     out = np.zeros(len(h), dtype=bool)
     if not cand.size:
         return out
-    cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand])]
+    cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand], h.line[cand])]
     names, counts = np.unique(h.name[cand], return_counts=True)
     few = set(names[counts <= T("job.one_time_call_repeats")].tolist())
     out[[i for i in cand.tolist() if int(h.name[i]) in few]] = True

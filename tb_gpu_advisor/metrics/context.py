@@ -19,6 +19,7 @@ from tb_gpu_advisor.model.columns import (index_dtype, int_dtype, lookup_mask, o
 from tb_gpu_advisor.model.enclosing import Encloser
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Spans, Trace
 from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.job import peers as job_peers
 from tb_gpu_advisor.job.waits import Waits, host_waits
 from tb_gpu_advisor.metrics import trips
 from tb_gpu_advisor.metrics.types import per_step, sharing_ranks
@@ -311,10 +312,14 @@ class Context:
         communication this rank's overlap could hide (ykcai-daniel/torch-compile-moe rank 1: 2.67 ms "exposed" in
         its all-to-all while rank 0 loaded, before its own load began; h37-ranks57 *Left* 4, h37-ranks58).  With them
         the peers read from their own files on this trace's clock (``Job.peer_one_time``: ranks in sibling run
-        folders of one machine, h37-ranks59), for every GPU here: those are other processes."""
-        spans = [self.one_time_spans(o) for o in self.gpus
+        folders of one machine, h37-ranks59), for every GPU here: those are other processes.  A peer's span counts
+        only where its GPU runs no collective (``job.peers.not_entered``): a peer that entered the collective before
+        its one-time cost is not waited for there (h37-ranks60)."""
+        spans = [job_peers.not_entered(x, (o.d,)) if x is not None else None
+                 for o in self.gpus
                  if g.host_mask is not None and o is not g and o.host_mask is not None
-                 and not (o.host_mask & g.host_mask).any()]
+                 and not (o.host_mask & g.host_mask).any()
+                 for x in (self.one_time_spans(o),)]
         spans.append(self.job.peer_one_time if self.job is not None else None)
         spans = [x for x in spans if x is not None and x[0].size]
         if not spans:

@@ -66,10 +66,18 @@ class RankRuns:
     runs: tuple[str, ...]
     ranks: tuple[int, ...]
     world: int
-    #: the host files of those runs that count on this session's clock (one machine's processes,
+    #: the host files of those runs that count on the clock of one of this session's hosts (one machine's processes,
     #: ``Layout.same_clock``): the analysis reads their one-time costs, which the collectives here wait through
     #: (``job.peers``)
     files: tuple["HostFile", ...] = ()
+    #: which of :attr:`files` count on each host's clock: (host name, their paths) -- a session of two machines'
+    #: files (``rank0/`` holding ranks 0 and 8 of two nodes) places each machine's peers on its own host only
+    clocks: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def clock_files(self, host: str) -> tuple["HostFile", ...]:
+        """The files of :attr:`files` that count on the clock of this session's host named ``host``."""
+        paths = next((set(p) for h, p in self.clocks if h == host), set())
+        return tuple(f for f in self.files if f.path in paths)
 
     def key_material(self) -> list:
         """What the report cache keys of it (``runtime.cache.make_key``): the report reads the files on its clock."""
@@ -99,8 +107,10 @@ class Session:
     rank_runs: tuple[str, ...] = ()
     #: (ranks this session holds, the job's world size) where :attr:`rank_runs` is said; () else.
     job_ranks: tuple[tuple[int, ...], int] | tuple[()] = ()
-    #: the host files of :attr:`rank_runs` that count on this session's clock (``RankRuns.files``)
+    #: the host files of :attr:`rank_runs` that count on the clock of one of its hosts (``RankRuns.files``), and
+    #: which count on each host's (``RankRuns.clocks``)
     rank_clock_files: tuple[HostFile, ...] = ()
+    rank_clocks: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def linked_ranks(self) -> RankRuns | None:
@@ -109,7 +119,8 @@ class Session:
         if not self.rank_runs or not self.job_ranks:
             return None
         ranks, world = self.job_ranks
-        return RankRuns(tuple(self.rank_runs), tuple(int(r) for r in ranks), int(world), tuple(self.rank_clock_files))
+        return RankRuns(tuple(self.rank_runs), tuple(int(r) for r in ranks), int(world), tuple(self.rank_clock_files),
+                        tuple(self.rank_clocks))
 
     @property
     def stock_run(self) -> str:

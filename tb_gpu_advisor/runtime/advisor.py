@@ -139,9 +139,13 @@ class Advisor:
         return _session.compute_json(session, hosts, progress=progress, jobs=jobs, isolate=isolate,
                                      analyze_fn=analyze_fn, cache=self.cache, options=self.options_for(options))
 
-    def host_report(self, host: HostFile, options: UserOptions | None = None) -> HostReport:
-        """One host file's report, in this process (``runtime.pipeline.analyze_host``)."""
-        return _pipeline.analyze_host(host, options=self.options_for(options))
+    def host_report(self, host: HostFile, options: UserOptions | None = None, session: Session | None = None) -> HostReport:
+        """One host file's report, in this process (``runtime.pipeline.analyze_host``); ``session`` (the one that
+        holds it): its job's ranks in sibling run folders on the host's clock are placed as the session's analysis
+        places them (``pipeline.clock_files``)."""
+        linked = getattr(session, "linked_ranks", None)
+        return _pipeline.analyze_host(host, options=self.options_for(options),
+                                      peer_files=_pipeline.clock_files(linked, host))
 
     @staticmethod
     def files_unchanged(hosts: Sequence[HostFile]) -> bool:

@@ -196,8 +196,11 @@ def _identity(h: HostFile) -> list:
 def host_key(session: Any, host: HostFile, params: int | None = None, options: UserOptions | None = None,
              **versions: str) -> CacheKey:
     """Key of one host file's report within its session: the unit a sharded precompute fills and a session's
-    report is merged from (:func:`tb_gpu_advisor.runtime.session.session_report`)."""
-    return make_key(session.run, session.session, [host], params=params, scope="host", options=options, **versions)
+    report is merged from (:func:`tb_gpu_advisor.runtime.session.session_report`).  The job's ranks in sibling run
+    folders are in it as in the session's (``Session.linked_ranks``): the host's analysis places their one-time costs
+    (``pipeline.clock_files``), so a host report made without them, or with other files of theirs, is another."""
+    return make_key(session.run, session.session, [host], params=params, scope="host", options=options,
+                    rank_runs=getattr(session, "linked_ranks", None), **versions)
 
 
 def session_key(session: Any, params: int | None = None, options: UserOptions | None = None,

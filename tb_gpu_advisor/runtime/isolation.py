@@ -421,9 +421,10 @@ def analyze_session_json(run: str, session: str, host_files: list, options: User
                                     rank_runs=rank_runs).to_json()
 
 
-def analyze_host(host_file: Any, params: int | None = None, options: UserOptions | None = None, progress=None) -> Any:
-    """``pipeline.analyze_host`` in the child (a HostReport, pickled back)."""
-    return pipeline.analyze_host(host_file, params=params, options=options)
+def analyze_host(host_file: Any, params: int | None = None, options: UserOptions | None = None,
+                 peer_files: tuple = (), progress=None) -> Any:
+    """``pipeline.analyze_host`` in the child (a HostReport, pickled back); the child reads ``peer_files``."""
+    return pipeline.analyze_host(host_file, params=params, options=options, peer_files=peer_files)
 
 
 def timelines_json(host_file: Any, windows: list, max_events: int, progress=None) -> str:
@@ -432,11 +433,13 @@ def timelines_json(host_file: Any, windows: list, max_events: int, progress=None
 
 
 def host_report(host_file: Any, params: int | None = None, limits: Limits | None = None,
-                options: UserOptions | None = None) -> Any:
-    """One host's HostReport from a limited child (``limits`` None: :meth:`Limits.from_env` for this file); a failed
-    child gives a HostReport with the error."""
+                options: UserOptions | None = None, peer_files: tuple = ()) -> Any:
+    """One host's HostReport from a limited child (``limits`` None: :meth:`Limits.from_env` for this file), with the
+    one-time spans of ``peer_files`` (``pipeline.clock_files``) read in that child; a failed child gives a HostReport
+    with the error."""
     try:
-        return call(analyze_host, host_file, params, options, limits=limits or Limits.from_env([host_file]))
+        return call(analyze_host, host_file, params, options, tuple(peer_files),
+                    limits=limits or Limits.from_env([host_file]))
     except WorkerError as e:
         return HostReport(host=host_file.host, path=host_file.path, size_bytes=host_file.size,
                           error=f"analysis failed: {e}")

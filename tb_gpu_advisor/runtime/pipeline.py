@@ -77,14 +77,17 @@ def _size(path: str) -> int:
 
 
 def analyze_host(host_file, params: int | None = None, options: UserOptions | None = None,
-                 peers: tuple[np.ndarray, np.ndarray] | None = None) -> HostReport:
+                 peers: tuple[np.ndarray, np.ndarray] | None = None, peer_files: Sequence = ()) -> HostReport:
     """Analyze one host file (a ``discovery.HostFile``, or anything with ``host``, ``path`` and optionally ``format``
     and ``size``) with the user's ``options``; errors land in ``HostReport.error``: a bad file must not break the
-    session.  ``peers``: the job's other processes' one-time spans on its clock (:func:`peer_start_up`)."""
+    session.  ``peers``: the job's other processes' one-time spans on its clock (:func:`peer_start_up`); not given,
+    they are read here from ``peer_files`` (:func:`clock_files`), so a worker process reads them where it analyses."""
     options = UserOptions.of(options, params)
     host, path = host_file.host, host_file.path
     size = int(getattr(host_file, "size", 0) or 0)
     try:
+        if peers is None and peer_files:
+            peers = peer_start_up(peer_files)
         report = _analyze_host(host_file, size, options, peers)
     except MemoryError:
         # the memory guard (runtime/guard.py) stopped this file; its arrays are freed as the exception unwinds
@@ -178,18 +181,25 @@ def _remember_start_up(hf, spans: tuple[np.ndarray, np.ndarray]) -> tuple[np.nda
     return _START_UPS.put(_identity(hf), spans)
 
 
+def clock_files(rank_runs, host_file) -> tuple:  # noqa: ANN001 - a RankRuns (or None), a HostFile
+    """The host files of the job's ranks in sibling run folders (``rank_runs``, ``Session.linked_ranks``) that count on
+    ``host_file``'s clock (``RankRuns.clock_files``), whose one-time spans its analysis places (``peer_files`` of
+    :func:`analyze_host`).  Every path that analyses a host of a session asks this, so the CLI, the parallel workers,
+    the isolated children, the per-host cache and precompute place the same peers (h37-ranks60)."""
+    return rank_runs.clock_files(host_file.host) if rank_runs is not None and hasattr(rank_runs, "clock_files") else ()
+
+
 def analyze_session(run: str, session: str, host_files: Iterable, progress: Callable[[str, float], None] | None = None,
                     params: int | None = None, options: UserOptions | None = None, rank_runs=None) -> Report:
     """Every host file in turn, merged into the session's Report, all with the same ``options``; ``rank_runs``: the
     job's other ranks in sibling run folders (``Session.linked_ranks``), which the job rules read."""
     options = UserOptions.of(options, params)
     files = list(host_files)
-    peers = peer_start_up(getattr(rank_runs, "files", ()))
     reports = []
     for i, hf in enumerate(files):
         if progress:
             progress(f"analysing {hf.host} ({i + 1}/{len(files)})", i / max(len(files), 1))
-        reports.append(analyze_host(hf, options=options, peers=peers))
+        reports.append(analyze_host(hf, options=options, peer_files=clock_files(rank_runs, hf)))
     if progress:
         progress("done", 1.0)
     return merge_hosts(run, session, reports, options, rank_runs)

@@ -145,9 +145,10 @@ def cached_host_reports(session: Session, cache: ReportCache, *, params: int | N
         _tell(progress, f"{len(hosts) - len(missing)} of {len(hosts)} hosts cached; analysing {len(missing)}", 0,
               len(missing))
         todo = [hosts[i] for i in missing]
-        fresh = (_isolated_host_reports(todo, worker_count(jobs, len(missing)), options, progress, limits)
+        fresh = (_isolated_host_reports(todo, worker_count(jobs, len(missing)), options, progress, limits,
+                                        _linked(session))
                  if limits is not None else _host_reports(todo, worker_count(jobs, len(missing)), options, progress,
-                                                          None))
+                                                          None, _linked(session)))
         for i, hr in zip(missing, fresh):
             reports[i] = hr
             if hr.error is None and files_unchanged([hosts[i]]):
@@ -275,27 +276,33 @@ def analyze_session_parallel(
     options = UserOptions.of(options, params)
     hosts = list(session.hosts)
     if limits is not None:
-        reports = _isolated_host_reports(hosts, worker_count(jobs, len(hosts)), options, progress, limits)
+        reports = _isolated_host_reports(hosts, worker_count(jobs, len(hosts)), options, progress, limits,
+                                         _linked(session))
     else:
-        reports = _host_reports(hosts, worker_count(jobs, len(hosts)), options, progress, analyze_host_fn)
+        reports = _host_reports(hosts, worker_count(jobs, len(hosts)), options, progress, analyze_host_fn,
+                                _linked(session))
     if merge_fn is not None:
         return merge_fn(session.run, session.session, reports)
     return merge_hosts(session.run, session.session, reports, options, _linked(session))
 
 
 def _host_reports(hosts: Sequence[HostFile], workers: int, options: UserOptions,
-                  progress: Progress | None, analyze_host_fn: Callable[..., Any] | None) -> list[Any]:
+                  progress: Progress | None, analyze_host_fn: Callable[..., Any] | None,
+                  rank_runs: Any = None) -> list[Any]:
     """HostReports in the order of ``hosts``; biggest files start first.  ``analyze_host_fn`` None: the
-    pipeline's, with ``options``."""
+    pipeline's, with ``options`` and each host's peers on its clock among ``rank_runs`` (``pipeline.clock_files``:
+    read in the worker that analyses it, as the one-process path reads them)."""
     reports: list[Any] = [None] * len(hosts)
     order = sorted(range(len(hosts)), key=lambda i: hosts[i].size, reverse=True)
     if workers <= 1:
         for n, i in enumerate(order, start=1):
-            reports[i] = _host_or_error(analyze_host_fn, hosts[i], options)
+            reports[i] = _host_or_error(analyze_host_fn, hosts[i], options,
+                                        pipeline.clock_files(rank_runs, hosts[i]))
             _tell(progress, f"analysed {hosts[i].host}", n, len(hosts))
         return reports
     with process_pool(workers) as pool:
-        futures = {pool.submit(_host_or_error, analyze_host_fn, hosts[i], options): i for i in order}
+        futures = {pool.submit(_host_or_error, analyze_host_fn, hosts[i], options,
+                               pipeline.clock_files(rank_runs, hosts[i])): i for i in order}
         for n, fut in enumerate(cf.as_completed(futures), start=1):
             i = futures[fut]
             try:
@@ -307,13 +314,15 @@ def _host_reports(hosts: Sequence[HostFile], workers: int, options: UserOptions,
 
 
 def _isolated_host_reports(hosts: Sequence[HostFile], workers: int, options: UserOptions,
-                           progress: Progress | None, limits: Any) -> list[Any]:
-    """HostReports in the order of ``hosts``, each from its own limited child, ``workers`` at once."""
+                           progress: Progress | None, limits: Any, rank_runs: Any = None) -> list[Any]:
+    """HostReports in the order of ``hosts``, each from its own limited child, ``workers`` at once (each child reads
+    its host's peers among ``rank_runs``: ``pipeline.clock_files``)."""
 
     reports: list[Any] = [None] * len(hosts)
     order = sorted(range(len(hosts)), key=lambda i: hosts[i].size, reverse=True)
     with cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpu-advisor-host") as pool:
-        futures = {pool.submit(isolation.host_report, hosts[i], None, limits, options): i for i in order}
+        futures = {pool.submit(isolation.host_report, hosts[i], None, limits, options,
+                               pipeline.clock_files(rank_runs, hosts[i])): i for i in order}
         for n, fut in enumerate(cf.as_completed(futures), start=1):
             i = futures[fut]
             reports[i] = fut.result()
@@ -321,12 +330,13 @@ def _isolated_host_reports(hosts: Sequence[HostFile], workers: int, options: Use
     return reports
 
 
-def _host_or_error(analyze_host_fn: Callable[..., Any] | None, host: HostFile, options: UserOptions) -> Any:
+def _host_or_error(analyze_host_fn: Callable[..., Any] | None, host: HostFile, options: UserOptions,
+                   peer_files: Sequence[HostFile] = ()) -> Any:
     """One host's report (in a worker process: module level, so it pickles), or a HostReport with the error.
     A replacement analysis (tests, precompute's hook) takes the older ``params=`` keyword."""
     try:
         if analyze_host_fn is None:
-            return pipeline.analyze_host(host, options=options)
+            return pipeline.analyze_host(host, options=options, peer_files=peer_files)
         return analyze_host_fn(host, params=options.params)
     except Exception as e:  # noqa: BLE001
         return _error_host_report(host, f"analysis failed: {type(e).__name__}: {e}")

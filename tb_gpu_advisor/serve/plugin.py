@@ -540,10 +540,13 @@ def _select_hosts(session: Any, host: str | None) -> list:
 
 
 def _report_key(session: Any, host_files: list, options: UserOptions) -> tuple:
-    """The in-memory key of a report: the session, every host file's identity, the settings it is made with and every
-    threshold changed from the table's (``thresholds.tuned``, as the disk cache's key holds them)."""
+    """The in-memory key of a report: the session, every host file's identity, the settings it is made with, every
+    threshold changed from the table's (``thresholds.tuned``, as the disk cache's key holds them) and the job's ranks
+    in sibling run folders with the files of theirs the analysis reads (``RankRuns.key_material``, as the disk
+    cache's key: a peer's file rewritten is another report)."""
+    linked = getattr(session, "linked_ranks", None)
     return (session.run, session.session, tuple(_identity(h) for h in host_files), options,
-            tuple(sorted(tuned().items())))
+            tuple(sorted(tuned().items())), repr(linked.key_material()) if linked is not None else None)
 
 
 def _identity(h: Any) -> tuple:

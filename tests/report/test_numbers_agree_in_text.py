@@ -147,8 +147,9 @@ def test_exposed_collectives_and_their_paid_part_differ_only_by_a_wait_said():
     text = _text(FIXTURES / "wild" / "tp_rtx4090_two_ranks")
     flat = re.sub(r"\n\s+", " ", text)
     # the wait's own value moved with the ledger (h37-ranks57: a rank's collective during its own module load is
-    # start-up, 22.7 -> 8.14 ms); what holds is that it is said, and the numbers around it agree
-    assert re.search(r"of it runs with no compute to overlap it, of which \d+(\.\d+)? ms is waiting", flat), flat
+    # start-up, 22.7 -> 8.14 ms; h37-ranks60: a rank entering after its peer waits for none of the peer's one-time
+    # costs, 1.59 ms -> 66 us); what holds is that it is said, and the numbers around it agree
+    assert re.search(r"of it runs with no compute to overlap it, of which \d+(\.\d+)? (?:ms|us|s) is waiting", flat), flat
     assert not text_number_problems(text)
 
 

@@ -1923,21 +1923,36 @@ SPLIT_ACTIVATION = [*ACTIVATION[:-2], frame("model.py", 58, "forward"), frame("t
 
 
 def data_parallel(chunks_mib: tuple[int, ...] = (1024, 1024, 1024), gather_mib: int = 0, steps: int = 2,
-                  layers: int = 8, weights: int = 8, weight_mib: int = 128, wrapped: bool = True) -> Scenario:
+                  layers: int = 8, weights: int = 8, weight_mib: int = 128, wrapped: bool = True,
+                  temps_mib: tuple[int, ...] | None = None) -> Scenario:
     """One process training one module on ``len(chunks_mib)`` GPUs (``nn.DataParallel`` where ``wrapped``, else the
     model's layers run on each GPU by one process with no DataParallel frame), ``steps`` steps: GPU 0 holds the
     master weights (``weights`` of ``weight_mib``), every other GPU a replica broadcast from it each step; replica
     ``i``'s forward keeps ``layers`` activations of ``chunks_mib[i]`` MiB in all (its share of the batch: equal
     shares, or a batch split by count whose items differ in size); GPU 0 gathers the replicas' outputs
     (``gather_mib`` MiB) and computes the loss; the backward frees the activations, the replicas and the gathered
-    outputs.  Truth by construction: each GPU's allocated peak (the most its own allocations hold at once)."""
+    outputs.  ``temps_mib``: per GPU, a temporary of that many MiB made and freed after each layer's activation (a
+    score matrix its share's longer sequences need; 0: none): the next layer's activation, smaller, lands in the
+    freed temporary's cached block and splits it, and the next temporary needs a new segment -- the caching
+    allocator's split blocks on that GPU alone, with every GPU's allocated peak alike.  Truth by construction: each
+    GPU's allocated peak (the most its own allocations hold at once) and its peak reserve in segments that hold an
+    allocated block (``in_use_peaks``)."""
     n = len(chunks_mib)
     gpus = [Allocator(80 * GiB, device=i) for i in range(n)]
     peak = [0] * n
+    in_use = [0] * n
+    temps = temps_mib or (0,) * n
 
     def malloc(i: int, size: int, frames: list) -> int:
         addr = gpus[i].malloc(size, frames)
         peak[i] = max(peak[i], gpus[i].allocated)
+        in_use[i] = max(in_use[i], sum(s.size for s in gpus[i].segments if any(b.allocated for b in s.blocks)))
+        return addr
+
+    def layer(i: int) -> int:
+        addr = malloc(i, chunks_mib[i] * MiB // layers, DP_ACTIVATION if wrapped else SPLIT_ACTIVATION)
+        if temps[i]:
+            gpus[i].free(malloc(i, temps[i] * MiB, DP_ACTIVATION if wrapped else SPLIT_ACTIVATION))
         return addr
 
     master = [malloc(0, weight_mib * MiB, PARAMS) for _ in range(weights)]
@@ -1946,8 +1961,7 @@ def data_parallel(chunks_mib: tuple[int, ...] = (1024, 1024, 1024), gather_mib: 
             a.now_us = max(a.now_us, gpus[0].now_us)
         replicas = {i: [malloc(i, weight_mib * MiB, DP_REPLICA if wrapped else PARAMS) for _ in range(weights)]
                     for i in range(1, n)} if wrapped else {}
-        acts = {i: [malloc(i, chunks_mib[i] * MiB // layers, DP_ACTIVATION if wrapped else SPLIT_ACTIVATION)
-                    for _ in range(layers)] for i in range(n)}
+        acts = {i: [layer(i) for _ in range(layers)] for i in range(n)}
         for i in range(n):
             gpus[i].now_us = max(a.now_us for a in gpus)
         gathered = [malloc(0, gather_mib * MiB, DP_GATHER)] if gather_mib else []
@@ -1964,5 +1978,6 @@ def data_parallel(chunks_mib: tuple[int, ...] = (1024, 1024, 1024), gather_mib: 
         for x in grads[0]:
             gpus[0].free(x)
     del master
-    truth = {"peaks": peak, "fullest": max(range(n), key=lambda i: peak[i]), "data_parallel": wrapped}
+    truth = {"peaks": peak, "fullest": max(range(n), key=lambda i: peak[i]), "data_parallel": wrapped,
+             "in_use_peaks": in_use}
     return Scenario(snapshot(gpus), truth)

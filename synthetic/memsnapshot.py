@@ -1843,7 +1843,8 @@ WIN_PARAMS = [frame(f"{_WIN_TORCH}\\nn\\modules\\module.py", 1355, "convert"),
 
 
 def windows_autocast_forward(passes: int = 3, layers: int = 12, weight_mib: int = 16, act_mib: int = 4,
-                             weights_in_history: bool = False, cast: bool = True, unsplit: bool = False) -> Scenario:
+                             weights_in_history: bool = False, cast: bool = True, unsplit: bool = False,
+                             grad: bool = False) -> Scenario:
     """Forward passes of a bf16 benchmark under ``torch.no_grad()`` and autocast recorded on Windows (Python frames
     only), shaped after LilySu/stanford-cs336-assignment2-systems' ``memory_snapshot_large_forward_ctx128_mp.pickle``:
     ``layers`` x 2 fp32 weights of ``weight_mib`` MiB, allocated before the history (or, with ``weights_in_history``,
@@ -1853,13 +1854,21 @@ def windows_autocast_forward(passes: int = 3, layers: int = 12, weight_mib: int 
     ``unsplit``: the allocator leaves a large block whole where 1 MiB or less would remain (:attr:`Allocator.unsplit_rest`),
     as PyTorch's does: with ``weight_mib=25`` (CS336's 2.7B model, d_model 2560: QR-0W/Stanford-CS336) each weight
     holds a 26 MiB block and its copy 12.5 MiB, not half the block.
+    ``grad``: autograd on, the loop rebinding its output (``logits = model(x)`` after ``model.train()``, no backward:
+    ``snapshot_forward_rebound_bf16_autograd``'s shape): each pass's graph keeps its outputs and its copies (saved for
+    a backward: autocast's cache is cleared at the region's exit, the graph still holds them) until the next pass has
+    returned, each op's temporary freed at once; the recording begins after the first pass, so the earlier graph was
+    made before it (known by its frees alone) and the dump holds the last pass's.
     Truth: the weights' bytes (their blocks'), the copies' bytes live at the peak, and the forward's own at most."""
     a = Allocator(80 * GiB, unsplit_rest=unsplit)
     weights = [a.malloc(weight_mib * MiB, WIN_PARAMS if weights_in_history else []) for _ in range(2 * layers)]
     weights_bytes = sum(a.size_of(w) for w in weights)
-    if not weights_in_history:
+    if not weights_in_history and not grad:
         a.trace = []
-    for _ in range(passes):
+    graph: list[int] = []  # the previous pass's outputs and copies, held by its graph (``grad``)
+    for n in range(passes):
+        if grad and n == 1:
+            a.trace = []  # the recording begins between two passes: the first pass's graph made before it
         copies: list[int] = []
         out: list[int] = []
         for layer in range(layers):
@@ -1867,9 +1876,18 @@ def windows_autocast_forward(passes: int = 3, layers: int = 12, weight_mib: int 
                 if cast:
                     copies.append(a.malloc(weight_mib * MiB // 2, WIN_LINEAR))
                 new = a.malloc(act_mib * MiB, WIN_LINEAR)
-                for x in out:
-                    a.free(x)
-                out = [new]
+                if not grad:
+                    for x in out:
+                        a.free(x)
+                    out = [new]
+                else:  # saved for the backward; a temporary the op frees at once (its workspace) is not
+                    out.append(new)
+                    a.free(a.malloc(act_mib * MiB, WIN_LINEAR))
+        if grad:  # the new output returned: the old one, and its graph, dropped at the rebinding
+            for x in graph:
+                a.free(x)
+            graph = out + copies
+            continue
         for x in out:
             a.free(x)
         for x in copies:  # the autocast region left: its cache cleared, every copy freed in one run

@@ -51,7 +51,7 @@ def test_split_blocks_on_one_gpu_read_the_reserve_in_use(tmp_path):
     assert "DistributedDataParallel" not in " ".join(a.text for a in f.actions)  # no batch or DDP advice: alike
 
 
-def test_control_allocated_imbalance_still_reads_the_allocated_peaks(tmp_path):
+def test_allocated_imbalance_still_reads_the_allocated_peaks_and_says_so(tmp_path):
     sc = ms.data_parallel(chunks_mib=(1024, 6144, 1024), temps_mib=(0, 0, 96))
     (f,) = imbalance(report(written(tmp_path, sc)))
     assert f.gpu == 1 and f.metric.detail["reads"] == "allocated"

@@ -1843,7 +1843,8 @@ WIN_PARAMS = [frame(f"{_WIN_TORCH}\\nn\\modules\\module.py", 1355, "convert"),
 
 
 def windows_autocast_forward(passes: int = 3, layers: int = 12, weight_mib: int = 16, act_mib: int = 4,
-                             weights_in_history: bool = False, cast: bool = True, unsplit: bool = False) -> Scenario:
+                             weights_in_history: bool = False, cast: bool = True, unsplit: bool = False,
+                             grad: bool = False) -> Scenario:
     """Forward passes of a bf16 benchmark under ``torch.no_grad()`` and autocast recorded on Windows (Python frames
     only), shaped after LilySu/stanford-cs336-assignment2-systems' ``memory_snapshot_large_forward_ctx128_mp.pickle``:
     ``layers`` x 2 fp32 weights of ``weight_mib`` MiB, allocated before the history (or, with ``weights_in_history``,
@@ -1853,13 +1854,21 @@ def windows_autocast_forward(passes: int = 3, layers: int = 12, weight_mib: int 
     ``unsplit``: the allocator leaves a large block whole where 1 MiB or less would remain (:attr:`Allocator.unsplit_rest`),
     as PyTorch's does: with ``weight_mib=25`` (CS336's 2.7B model, d_model 2560: QR-0W/Stanford-CS336) each weight
     holds a 26 MiB block and its copy 12.5 MiB, not half the block.
+    ``grad``: autograd on, the loop rebinding its output (``logits = model(x)`` after ``model.train()``, no backward:
+    ``snapshot_forward_rebound_bf16_autograd``'s shape): each pass's graph keeps its outputs and its copies (saved for
+    a backward: autocast's cache is cleared at the region's exit, the graph still holds them) until the next pass has
+    returned, each op's temporary freed at once; the recording begins after the first pass, so the earlier graph was
+    made before it (known by its frees alone) and the dump holds the last pass's.
     Truth: the weights' bytes (their blocks'), the copies' bytes live at the peak, and the forward's own at most."""
     a = Allocator(80 * GiB, unsplit_rest=unsplit)
     weights = [a.malloc(weight_mib * MiB, WIN_PARAMS if weights_in_history else []) for _ in range(2 * layers)]
     weights_bytes = sum(a.size_of(w) for w in weights)
-    if not weights_in_history:
+    if not weights_in_history and not grad:
         a.trace = []
-    for _ in range(passes):
+    graph: list[int] = []  # the previous pass's outputs and copies, held by its graph (``grad``)
+    for n in range(passes):
+        if grad and n == 1:
+            a.trace = []  # the recording begins between two passes: the first pass's graph made before it
         copies: list[int] = []
         out: list[int] = []
         for layer in range(layers):
@@ -1867,9 +1876,18 @@ def windows_autocast_forward(passes: int = 3, layers: int = 12, weight_mib: int 
                 if cast:
                     copies.append(a.malloc(weight_mib * MiB // 2, WIN_LINEAR))
                 new = a.malloc(act_mib * MiB, WIN_LINEAR)
-                for x in out:
-                    a.free(x)
-                out = [new]
+                if not grad:
+                    for x in out:
+                        a.free(x)
+                    out = [new]
+                else:  # saved for the backward; a temporary the op frees at once (its workspace) is not
+                    out.append(new)
+                    a.free(a.malloc(act_mib * MiB, WIN_LINEAR))
+        if grad:  # the new output returned: the old one, and its graph, dropped at the rebinding
+            for x in graph:
+                a.free(x)
+            graph = out + copies
+            continue
         for x in out:
             a.free(x)
         for x in copies:  # the autocast region left: its cache cleared, every copy freed in one run
@@ -1923,21 +1941,36 @@ SPLIT_ACTIVATION = [*ACTIVATION[:-2], frame("model.py", 58, "forward"), frame("t
 
 
 def data_parallel(chunks_mib: tuple[int, ...] = (1024, 1024, 1024), gather_mib: int = 0, steps: int = 2,
-                  layers: int = 8, weights: int = 8, weight_mib: int = 128, wrapped: bool = True) -> Scenario:
+                  layers: int = 8, weights: int = 8, weight_mib: int = 128, wrapped: bool = True,
+                  temps_mib: tuple[int, ...] | None = None) -> Scenario:
     """One process training one module on ``len(chunks_mib)`` GPUs (``nn.DataParallel`` where ``wrapped``, else the
     model's layers run on each GPU by one process with no DataParallel frame), ``steps`` steps: GPU 0 holds the
     master weights (``weights`` of ``weight_mib``), every other GPU a replica broadcast from it each step; replica
     ``i``'s forward keeps ``layers`` activations of ``chunks_mib[i]`` MiB in all (its share of the batch: equal
     shares, or a batch split by count whose items differ in size); GPU 0 gathers the replicas' outputs
     (``gather_mib`` MiB) and computes the loss; the backward frees the activations, the replicas and the gathered
-    outputs.  Truth by construction: each GPU's allocated peak (the most its own allocations hold at once)."""
+    outputs.  ``temps_mib``: per GPU, a temporary of that many MiB made and freed after each layer's activation (a
+    score matrix its share's longer sequences need; 0: none): the next layer's activation, smaller, lands in the
+    freed temporary's cached block and splits it, and the next temporary needs a new segment -- the caching
+    allocator's split blocks on that GPU alone, with every GPU's allocated peak alike.  Truth by construction: each
+    GPU's allocated peak (the most its own allocations hold at once) and its peak reserve in segments that hold an
+    allocated block (``in_use_peaks``)."""
     n = len(chunks_mib)
     gpus = [Allocator(80 * GiB, device=i) for i in range(n)]
     peak = [0] * n
+    in_use = [0] * n
+    temps = temps_mib or (0,) * n
 
     def malloc(i: int, size: int, frames: list) -> int:
         addr = gpus[i].malloc(size, frames)
         peak[i] = max(peak[i], gpus[i].allocated)
+        in_use[i] = max(in_use[i], sum(s.size for s in gpus[i].segments if any(b.allocated for b in s.blocks)))
+        return addr
+
+    def layer(i: int) -> int:
+        addr = malloc(i, chunks_mib[i] * MiB // layers, DP_ACTIVATION if wrapped else SPLIT_ACTIVATION)
+        if temps[i]:
+            gpus[i].free(malloc(i, temps[i] * MiB, DP_ACTIVATION if wrapped else SPLIT_ACTIVATION))
         return addr
 
     master = [malloc(0, weight_mib * MiB, PARAMS) for _ in range(weights)]
@@ -1946,8 +1979,7 @@ def data_parallel(chunks_mib: tuple[int, ...] = (1024, 1024, 1024), gather_mib: 
             a.now_us = max(a.now_us, gpus[0].now_us)
         replicas = {i: [malloc(i, weight_mib * MiB, DP_REPLICA if wrapped else PARAMS) for _ in range(weights)]
                     for i in range(1, n)} if wrapped else {}
-        acts = {i: [malloc(i, chunks_mib[i] * MiB // layers, DP_ACTIVATION if wrapped else SPLIT_ACTIVATION)
-                    for _ in range(layers)] for i in range(n)}
+        acts = {i: [layer(i) for _ in range(layers)] for i in range(n)}
         for i in range(n):
             gpus[i].now_us = max(a.now_us for a in gpus)
         gathered = [malloc(0, gather_mib * MiB, DP_GATHER)] if gather_mib else []
@@ -1964,5 +1996,6 @@ def data_parallel(chunks_mib: tuple[int, ...] = (1024, 1024, 1024), gather_mib: 
         for x in grads[0]:
             gpus[0].free(x)
     del master
-    truth = {"peaks": peak, "fullest": max(range(n), key=lambda i: peak[i]), "data_parallel": wrapped}
+    truth = {"peaks": peak, "fullest": max(range(n), key=lambda i: peak[i]), "data_parallel": wrapped,
+             "in_use_peaks": in_use}
     return Scenario(snapshot(gpus), truth)

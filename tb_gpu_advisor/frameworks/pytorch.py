@@ -1492,6 +1492,7 @@ MEMORY_FIXES = {
     "memory_imbalance": (BALANCE_SPLIT,),
     "memory_imbalance:data_parallel": (DDP_NOT_DP, BALANCE_GATHER),
     "memory_imbalance:data_parallel_split": (BALANCE_BATCH, DDP_NOT_DP),
+    "memory_imbalance:reserved": (EXPANDABLE,),
     "memory_leak": (LEAK_ITEM, LEAK_LIST),
     "memory_leak@inference": (LEAK_RESULTS,),
     "activation_memory": (CHECKPOINT, SELECTIVE_CHECKPOINT),

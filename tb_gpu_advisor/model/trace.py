@@ -90,6 +90,11 @@ class HostRanges:
 MEMORY_PHASES = ("forward", "backward", "optimizer", "other", "parameters")
 
 
+#: :meth:`MemoryEvents.unseen_frees` reads the addresses in this many parts (by their bits above 512 bytes)
+UNSEEN_PARTS = 16
+_PART_WINDOW = 1 << 20  # events a window when the parts are told
+
+
 @dataclass
 class MemoryEvents:
     """One GPU's allocator events in the capture, in time order: every allocation and free the format records
@@ -143,13 +148,25 @@ class MemoryEvents:
 
     def unseen_frees(self) -> np.ndarray:
         """The indices of the frees of blocks the history never allocated: the first event at their address frees.
-        Every block an allocator frees it allocated first, so these were made before the history began."""
-        at = np.flatnonzero((self.addr >= 0) & (self.delta != 0))
-        if not at.size:
-            return at
-        _, first = np.unique(self.addr[at], return_index=True)
-        firsts = at[first]
-        return np.sort(firsts[self.delta[firsts] < 0])
+        Every block an allocator frees it allocated first, so these were made before the history began.
+
+        Read a part of the addresses at a time (:data:`UNSEEN_PARTS`, by the address's bits above the allocator's
+        least block, which every address of one block shares): the whole at once held an index, a copy of the
+        addresses and ``np.unique``'s sort of them -- ~40 bytes an event beside the read's columns, the reader's peak
+        (a 1 GB history: 600 MB read, 438 before; h37-snap60)."""
+        n = len(self)
+        part = np.empty(n, np.uint8)
+        for s in range(0, n, _PART_WINDOW):  # a window at a time: no whole-history int64 temporary
+            part[s:s + _PART_WINDOW] = (self.addr[s:s + _PART_WINDOW] >> 9) % UNSEEN_PARTS
+        found = [np.zeros(0, np.int64)]
+        for p in range(UNSEEN_PARTS):
+            at = np.flatnonzero(part == p)
+            at = at[(self.addr[at] >= 0) & (self.delta[at] != 0)]
+            if at.size:
+                _, first = np.unique(self.addr[at], return_index=True)  # a stable sort: each address's first event
+                firsts = at[first]
+                found.append(firsts[self.delta[firsts] < 0])
+        return np.sort(np.concatenate(found))
 
     def frees(self) -> np.ndarray:
         """Per event: for an allocation, the index of the free of its block (the next event at its address that

@@ -1388,28 +1388,80 @@ def _torn_down(delta: np.ndarray, addr: np.ndarray) -> list[_Live]:
     half a weight's bytes), and the weights were read off the blocks live at the dump alone; a script that frees its
     model before dumping (session 55 lead's teardown; ``synthetic.memsnapshot.torn_down``) left none, and its cache
     -- the same history -- read as activations (h37-wild57m; session 56's h37-wild56m *Left* 4)."""
-    alloc = np.flatnonzero(delta > 0)
-    tail = np.flatnonzero(delta[int(alloc[-1]) + 1:] < 0) + int(alloc[-1]) + 1 if alloc.size else np.zeros(0, np.int64)
+    end = _last_positive(delta)
+    tail = np.flatnonzero(delta[end + 1:] < 0) + end + 1 if end >= 0 else np.zeros(0, np.int64)
     if not tail.size:
         return []
     before = _last_allocation(delta, addr, addr[tail]) < 0  # made before the history
-    return [_Live.freed(-int(delta[k]), int(addr[k])) for k in tail[before].tolist()]
+    made = tail[before][~_twins(-delta[tail[before]], delta)]
+    return [_Live.freed(-int(delta[k]), int(addr[k])) for k in made.tolist()]
+
+
+def _last_positive(delta: np.ndarray) -> int:
+    """The history's last allocation (-1: none), a window at a time from the end (no whole-history index array)."""
+    for e in range(delta.size, 0, -_WINDOW):
+        hit = np.flatnonzero(delta[max(e - _WINDOW, 0):e] > 0)
+        if hit.size:
+            return int(hit[-1]) + max(e - _WINDOW, 0)
+    return -1
+
+
+def _twins(sizes: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """Per block of ``sizes`` (made before the history, freed after its last allocation, in the order freed): whether
+    it is the twin of one of the history's own allocations (``delta`` > 0, their bytes) -- as many of each size as
+    the history allocated, the first freed.
+
+    Why: a loop whose pass rebinds its output (``logits = model(x)`` with autograd on) frees the previous pass's graph
+    after this pass's last allocation, and that graph -- activations and autocast's copies, made before the history --
+    is what this pass allocates again, size for size; read as the teardown's weights, its 1,233 blocks beside 331
+    weights gave a copy's half to most activations, and the run of copies failed the one-copy-per-weight bound
+    (``snapshot_forward_rebound_bf16_autograd`` with Python frames only, torn down: its cache note lost, sessions
+    57-59 *Left*).  A weight whose size the pass also allocates is taken with them, up to that many (there: 36 of 73
+    norm weights of 5 KiB, whose copies weigh nothing); the first freed go, as the rebinding frees before the
+    teardown."""
+    out = np.zeros(sizes.size, bool)
+    if not sizes.size:
+        return out
+    size = np.unique(sizes)
+    count = np.zeros(size.size, np.int64)
+    for s in range(0, delta.size, _WINDOW):  # the history's allocations of those sizes, counted a window at a time
+        d = delta[s:s + _WINDOW]
+        d = d[d > 0]
+        at = np.minimum(np.searchsorted(size, d), size.size - 1)
+        count += np.bincount(at[size[at] == d], minlength=size.size)
+    order = np.argsort(sizes, kind="stable")  # each size's blocks in the order freed
+    ordered = sizes[order]
+    first = np.searchsorted(ordered, ordered, side="left")
+    rank = np.arange(sizes.size) - first  # place among the blocks of its size
+    at = np.searchsorted(size, ordered)
+    known = (at < size.size) & (size[np.minimum(at, size.size - 1)] == ordered)
+    out[order] = known & (rank < np.where(known, count[np.minimum(at, size.size - 1)], 0))
+    return out
 
 
 def _last_allocation(delta: np.ndarray, addr: np.ndarray, addresses: np.ndarray) -> np.ndarray:
     """Per address of ``addresses``, the event that allocated a block there last (-1: none in the history).
 
-    Why arrays, not a dict of every allocation: a history's read costs its columns and a few arrays per entry, never
-    an object per entry (``test_snapshot_columns``: a dict of 50,000 addresses tripled the read's growth per entry)."""
-    alloc = np.flatnonzero(delta > 0)
+    Why a window of the history at a time, looked up among the few addresses asked: a history's read costs its columns
+    and a few arrays per entry, never an object per entry (``test_snapshot_columns``: a dict of 50,000 addresses
+    tripled the read's growth per entry), and the whole history's allocations sorted by address at once -- their
+    indices, addresses and order, ~24 bytes an event -- set the reader's peak (a 1 GB history: 600 MB read, 438
+    before the teardown's weights were read; h37-snap60)."""
     q = np.asarray(addresses, np.int64)
-    if not alloc.size or not q.size:
-        return np.full(q.size, -1, np.int64)
-    order = np.argsort(addr[alloc], kind="stable")  # equal addresses keep their event order: the last is rightmost
-    at = addr[alloc][order]
-    hi = np.maximum(np.searchsorted(at, q, side="right") - 1, 0)
-    return np.where(at[hi] == q, alloc[order[hi]], -1)
+    if not q.size:
+        return np.full(0, -1, np.int64)
+    asked, inverse = np.unique(q, return_inverse=True)
+    last = np.full(asked.size, -1, np.int64)
+    for s in range(0, addr.size, _WINDOW):
+        a = addr[s:s + _WINDOW]
+        at = np.minimum(np.searchsorted(asked, a), asked.size - 1)
+        hit = np.flatnonzero((asked[at] == a) & (delta[s:s + _WINDOW] > 0))
+        np.maximum.at(last, at[hit], hit + s)
+    return last[inverse.reshape(-1)]
 
+
+#: events a window of the history (:func:`_last_allocation`)
+_WINDOW = 1 << 20
 
 def _made_at(delta: np.ndarray, addr: np.ndarray, dump: list[_Live]) -> list[int]:
     """Per block live at the dump, the event that allocated it last (-1: before the history).  Why: without frames

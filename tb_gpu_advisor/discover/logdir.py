@@ -45,7 +45,7 @@ from tb_gpu_advisor.formats import summaries
 from tb_gpu_advisor.formats.counters import Collection, collection as counter_collection
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile, Session, SessionNotFoundError, find_session, find_stock_run
 
-__all__ = ["discover", "with_beside", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "counter_collections", "counter_file", "text_summaries", "summary_file", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
+__all__ = ["discover", "with_beside", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "counter_collections", "counter_file", "text_summaries", "summary_file", "foreign_captures", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
            "SessionNotFoundError", "find_session", "find_stock_run"]
 
 logger = logging.getLogger(__name__)
@@ -645,6 +645,34 @@ def text_summaries(logdir: str, limit: int = 5) -> list[tuple[str, str]]:
     return found
 
 
+#: How many files no layout names :func:`foreign_captures` opens at most (their first bytes each): a hint, never a crawl.
+_FOREIGN_MAX_FILES = 200
+
+
+def foreign_captures(logdir: str, limit: int = 5) -> list[tuple[str, str]]:
+    """The files of a local ``logdir`` under a name no layout reads or sniffs that are another tool's capture by their
+    bytes (``formats.foreign_capture``: an Nsight Systems report saved as ``run.bin`` or without a suffix), as (path
+    relative to the logdir, what it is and how to export it) -- for the "nothing found" message, which said "no GPU
+    profiles found" with the frameworks' capture help of a logdir holding one (survey h37-heads60).  Bounded as
+    :func:`text_summaries`; [] for remote logdirs; never raises."""
+    if fsio.is_remote(logdir):
+        return []
+    found: list[tuple[str, str]] = []
+    opened = 0
+    try:
+        for rel, names in _bounded_folders(logdir):
+            for name in (n for n in names if not _fits_layout(rel + (n,)) and not summaries.maybe(n)):
+                if opened >= _FOREIGN_MAX_FILES or len(found) >= limit:
+                    return found
+                opened += 1
+                words = formats.foreign_capture(os.path.join(fsio.local_path(logdir), *rel, name))
+                if words is not None:
+                    found.append(("/".join(rel + (name,)), words))
+    except Exception as e:  # noqa: BLE001 - only a hint for an error message
+        logger.debug("cannot search %s for other tools' captures: %s", logdir, e)
+    return found
+
+
 def summary_file(path: str) -> str | None:
     """Why the local text file ``path`` is no profile when it is a profiler's text summary, in words; None otherwise
     (``report flops_profiler.txt`` says what it is, not "not a profile this tool reads")."""
@@ -849,8 +877,8 @@ def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], r
         if not ok:
             return None
         listed = fsio.Listed(entry.path, root, rel, follow=d.follow)  # read only below the logdir
-        pointer = formats.lfs_pointer(listed)
-        if pointer:  # a pointer's words, not a layout's
+        pointer = formats.lfs_pointer(listed) or formats.foreign_capture(listed)
+        if pointer:  # a pointer's words, or another tool's capture's (an Nsight report as .sqlite): not a layout's
             first = pointer
             break
         why = f.layout.sniff(listed)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.fmt import BINARY_UNITS
-from tb_gpu_advisor.formats import heads
+from tb_gpu_advisor.formats import counters, heads
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
@@ -292,10 +292,15 @@ _FOREIGN_HEAD = 1 << 16
 
 def foreign_capture(path: str) -> str | None:
     """Why ``path`` is not read when its bytes are another tool's capture under a name no format reads it by -- an
-    Nsight Systems report saved as anything but ``.nsys-rep`` (``heads.is_nsys_report_head``) -- in words, with what
-    its header says and the command that exports it; None for any other file, and for an unreadable one."""
+    Nsight Systems report saved as anything but ``.nsys-rep`` (``heads.is_nsys_report_head``), with what its header
+    says and the command that exports it; an Nsight Compute report (``heads.is_ncu_report_head``), with what to trace
+    instead -- in words; None for any other file, and for an unreadable one."""
     try:
         head = fsio.read_head(path, len(heads.NSYS_REPORT_MAGIC))
+        if heads.is_ncu_report_head(head):
+            name = fsio.file_name(path)
+            return counters.Collection(counters.NSIGHT_COMPUTE, (name,)).words(
+                f"{name}, an Nsight Compute report under another name (ncu -o writes <name>.ncu-rep),")
         if not heads.is_nsys_report_head(head):
             return None
         head = fsio.read_head(path, _FOREIGN_HEAD)

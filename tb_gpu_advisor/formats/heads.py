@@ -251,3 +251,18 @@ def nsys_report_words(head: bytes, name: str) -> str:
             f"under another name: only nsys reads it. Export it to SQLite and analyse that: "
             f"nsys export --type sqlite -o {out} {name} (or name it {stem}.nsys-rep in the "
             f"logdir, and where nsys is on PATH the Advisor exports it itself)")
+
+
+#: An Nsight Compute report (``ncu -o <name>`` writes ``<name>.ncu-rep``) starts with ``NVR`` and a zero byte, then its
+#: format's version as a little-endian 32-bit number (2 in 2023-2025 reports), then protobuf messages: the machine,
+#: the program's path, each kernel's metrics and its cubin (read by hand, survey h37-heads60: LakshyaSingh354/CudaCode's
+#: ``vec_add.ncu-rep``, armleth/cuda-mlp-inference's Colab ``report.ncu-rep``).
+NCU_REPORT_MAGIC = b"NVR\x00"
+#: The highest format version taken as one (a four-byte magic is short: a version field of noise is no report).
+_NCU_VERSION_MAX = 255
+
+
+def is_ncu_report_head(head: bytes) -> bool:
+    """Whether the start of a file is an Nsight Compute report's (:data:`NCU_REPORT_MAGIC` and a small version)."""
+    return (head.startswith(NCU_REPORT_MAGIC) and len(head) >= 8
+            and 0 < int.from_bytes(head[4:8], "little") <= _NCU_VERSION_MAX)

@@ -867,14 +867,16 @@ def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], r
         if not ok:
             return None
         listed = fsio.Listed(entry.path, root, rel, follow=d.follow)  # read only below the logdir
-        pointer = formats.lfs_pointer(listed) or formats.foreign_capture(listed)
-        if pointer:  # a pointer's words, or another tool's capture's (an Nsight report as .sqlite): not a layout's
+        pointer = formats.lfs_pointer(listed)
+        if pointer:  # a pointer's words, not a layout's
             first = pointer
             break
         why = f.layout.sniff(listed)
         if why is None:
             return f
-        first = first or formats.text_decoded(listed) or why  # a binary converted to text: that, not its damage
+        # another tool's capture by its bytes (an Nsight report saved as .sqlite), a binary converted to text: that,
+        # not the layout's words of its damage -- asked only of a file the layout refused
+        first = first or formats.foreign_capture(listed) or formats.text_decoded(listed) or why
     if skips is not None and first:
         skips.append(("/".join(rel), first))
     return None

@@ -296,11 +296,13 @@ def foreign_capture(path: str) -> str | None:
     says and the command that exports it; an Nsight Compute report (``heads.is_ncu_report_head``), with what to trace
     instead -- in words; None for any other file, and for an unreadable one."""
     try:
-        head = fsio.read_head(path, len(heads.NSYS_REPORT_MAGIC))
+        head = fsio.read_head(path, 64)  # each head's magic, a stream's after its lead
         if heads.is_ncu_report_head(head):
             name = fsio.file_name(path)
             return counters.Collection(counters.NSIGHT_COMPUTE, (name,)).words(
                 f"{name}, an Nsight Compute report under another name (ncu -o writes <name>.ncu-rep),")
+        if heads.is_nsys_stream_head(head):
+            return heads.renamed_stream_words(fsio.file_name(path))
         if not heads.is_nsys_report_head(head):
             return None
         head = fsio.read_head(path, _FOREIGN_HEAD)

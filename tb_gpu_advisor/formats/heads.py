@@ -266,3 +266,47 @@ def is_ncu_report_head(head: bytes) -> bool:
     """Whether the start of a file is an Nsight Compute report's (:data:`NCU_REPORT_MAGIC` and a small version)."""
     return (head.startswith(NCU_REPORT_MAGIC) and len(head) >= 8
             and 0 < int.from_bytes(head[4:8], "little") <= _NCU_VERSION_MAX)
+
+
+#: Nsight Systems' raw capture stream: what ``nsys profile`` writes while it captures (``report1.qdstrm``, its first
+#: bytes ``NVIDIA Nsight Systems Stream <version>``) and, when the capture ends, imports with its host tool
+#: ``QdstrmImporter`` into the report (``.nsys-rep``; ``.qdrep`` before 2021.4), deleting the stream.  A stream left
+#: behind is a capture whose import did not run: nsys prints "Importer error status: The importer binary and its
+#: dependencies were not found ... skipping importation of the QDSTRM file" where only its target side is installed
+#: (a distribution's package, an HPC module), or the job was stopped first.  The stream holds what was captured (a
+#: header alone where the capture stopped before any event); the host tools import it (``host-linux-x64/QdstrmImporter -i <file>.qdstrm``, beside ``nsys``'s install).  Real ones: Perlmutter
+#: captures of 2023.3.1, 2024.1.1 and 2025.3.1 and a 2019.6.1 desktop capture committed without their report
+#: (h37-wild54n).  Why named: a logdir holding only a stream read "no GPU profiles found", as if it held nothing of
+#: Nsight's, and given by path "not a profile this tool reads".
+STREAM_SUFFIX = ".qdstrm"
+
+
+def stream_words(file_name: str, unpack: str = "", aside: str = "") -> str:
+    """Why an Nsight Systems raw capture stream is not read, with the commands that make the export read (``unpack``:
+    the one that first decompresses a stream shared compressed; ``aside``: said of the stream after its name)."""
+    stem_ = file_name.rsplit("/", 1)[-1][: -len(STREAM_SUFFIX)]
+    return (f"Nsight Systems' raw capture stream ({STREAM_SUFFIX}){aside}, which nsys profile imports into its report when "
+            "the capture ends: here the import did not run (nsys found no host importer beside a target-only "
+            "install, or the capture was stopped before it), so no report was written.  The stream holds what was "
+            "captured: import it with the host tools of Nsight Systems, then export the report to SQLite and analyse "
+            f"that: {unpack}<nsight-systems>/host-linux-x64/QdstrmImporter -i {stem_}{STREAM_SUFFIX} ; "
+            f"nsys export --type sqlite {stem_}.nsys-rep (.qdrep from Nsight Systems before 2021.4)")
+
+
+#: A stream's first bytes hold this within :data:`_NSYS_STREAM_AT` of its start, after a 4- or 8-byte lead
+#: (``\0\xff`` x4 in 2019.6.1's, ``U3w[END]`` in 2023.3-2025.3's: survey h37-wild54n's real streams), then its version.
+NSYS_STREAM_MAGIC = b"NVIDIA Nsight Systems Stream "
+_NSYS_STREAM_AT = 16
+
+
+def is_nsys_stream_head(head: bytes) -> bool:
+    """Whether the start of a file is an Nsight Systems raw capture stream's (:data:`NSYS_STREAM_MAGIC`)."""
+    return NSYS_STREAM_MAGIC in head[:_NSYS_STREAM_AT + len(NSYS_STREAM_MAGIC)]
+
+
+def renamed_stream_words(name: str) -> str:
+    """:func:`stream_words` of a stream under another name (``capture.bin``): copied back to its own name first,
+    which the importer is given."""
+    name = name.rsplit("/", 1)[-1]
+    stem_ = re.sub(r"\.[^./]*$", "", name) or "report"
+    return stream_words(f"{stem_}{STREAM_SUFFIX}", f"cp {name} {stem_}{STREAM_SUFFIX} ; ", " under another name")

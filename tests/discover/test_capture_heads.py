@@ -169,3 +169,26 @@ def test_local_ncu_report_under_another_name_is_a_counter_collection(name, tmp_p
         err = _error(given, capsys)
         assert "an Nsight Compute report under another name" in err and "nsys profile" in err
         assert "no GPU profiles found" not in err
+
+
+#: The first line of real Nsight Systems streams as written (``tests/discover/test_nsys_stream.py``'s ``STREAMS``, read
+#: from Perlmutter's 2025.3.1 and a 2019.6.1 laptop's ``.qdstrm``, survey h37-wild54n).
+STREAM_HEADS = [b"U3w[END]NVIDIA Nsight Systems Stream 2025.3.1.90-253135822126v0!",
+                b"\x00\xff\x00\xff\x00\xff\x00\xffNVIDIA Nsight Systems Stream 2019.6.1.85-1548171!"]
+
+
+@pytest.mark.parametrize("head", STREAM_HEADS, ids=["2025.3.1", "2019.6.1"])
+def test_a_stream_under_another_name_is_named_with_its_import(head, tmp_path, capsys):
+    """Fails on base ("not a profile this tool reads"; its folder "no GPU profiles found"): a ``.qdstrm`` saved as
+    ``capture.bin`` is the stream, copied back to its name for the importer."""
+    (tmp_path / "capture.bin").write_bytes(head + b"\n" + bytes(range(256)) * 4)
+    for given in (tmp_path / "capture.bin", tmp_path):
+        err = _error(given, capsys)
+        assert "Nsight Systems' raw capture stream (.qdstrm) under another name" in err
+        assert "cp capture.bin capture.qdstrm ; <nsight-systems>/host-linux-x64/QdstrmImporter -i capture.qdstrm" in err
+
+
+def test_local_stream_under_another_name(tmp_path, capsys):
+    path = _local("gartangh_report1.qdstrm")  # gartangh/Master-s-Dissertation report1.qdstrm (5,366 B, 2019.6.1)
+    shutil.copy(path, tmp_path / "stream")
+    assert "QdstrmImporter -i stream.qdstrm" in _error(tmp_path / "stream", capsys)

@@ -34,7 +34,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tb_gpu_advisor import formats
@@ -45,7 +45,7 @@ from tb_gpu_advisor.formats import summaries
 from tb_gpu_advisor.formats.counters import Collection, collection as counter_collection
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile, Session, SessionNotFoundError, find_session, find_stock_run
 
-__all__ = ["discover", "with_beside", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "counter_collections", "counter_file", "text_summaries", "summary_file", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
+__all__ = ["discover", "with_beside", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "counter_collections", "counter_file", "text_summaries", "summary_file", "foreign_captures", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
            "SessionNotFoundError", "find_session", "find_stock_run"]
 
 logger = logging.getLogger(__name__)
@@ -627,8 +627,9 @@ def counter_file(path: str) -> str | None:
     return held.words(echo(os.path.basename(folder) or folder)) if held is not None and name in held.files else None
 
 
-#: How many text files :func:`text_summaries` opens at most (their first 4 kB each): a hint, never a crawl.
-_SUMMARY_MAX_FILES = 200
+#: How many files :func:`text_summaries` and :func:`foreign_captures` each open at most (their first bytes each): a
+#: hint, never a crawl.
+_HINT_MAX_FILES = 200
 
 
 def text_summaries(logdir: str, limit: int = 5) -> list[tuple[str, str]]:
@@ -636,23 +637,40 @@ def text_summaries(logdir: str, limit: int = 5) -> list[tuple[str, str]]:
     Profiler output, torch.profiler's op table), as (path relative to the logdir, what it is and what to capture
     instead) -- for the "nothing found" message: a logdir holding only ``flops_profiler.txt`` said "no GPU profiles
     found" with the frameworks' capture help, as if it held nothing (probe h37-probe43d).  Bounded as
-    :func:`misplaced_profiles`, and at most :data:`_SUMMARY_MAX_FILES` files opened; [] for remote logdirs; never
+    :func:`misplaced_profiles`, and at most :data:`_HINT_MAX_FILES` files opened; [] for remote logdirs; never
     raises."""
+    return _hints(logdir, lambda rel, name: summaries.maybe(name), summary_file, limit, "profiler summaries")
+
+
+def foreign_captures(logdir: str, limit: int = 5) -> list[tuple[str, str]]:
+    """The files of a local ``logdir`` under a name no layout reads or sniffs that are another tool's capture by their
+    bytes (``formats.foreign_capture``: an Nsight Systems report saved as ``run.bin`` or without a suffix), as (path
+    relative to the logdir, what it is and how to export it) -- for the "nothing found" message, which said "no GPU
+    profiles found" with the frameworks' capture help of a logdir holding one (survey h37-heads60).  Bounded as
+    :func:`text_summaries`; [] for remote logdirs; never raises."""
+    return _hints(logdir, lambda rel, name: not _fits_layout(rel + (name,)) and not summaries.maybe(name),
+                  formats.foreign_capture, limit, "other tools' captures")
+
+
+def _hints(logdir: str, asked: Callable[[tuple[str, ...], str], bool], words_of: Callable[[str], str | None],
+           limit: int, what: str) -> list[tuple[str, str]]:
+    """(path relative to the local ``logdir``, words) of its files ``asked`` of (by folder parts and name) whose
+    ``words_of`` says something: at most :data:`_HINT_MAX_FILES` opened, in :func:`_bounded_folders`; never raises."""
     if fsio.is_remote(logdir):
         return []
     found: list[tuple[str, str]] = []
     opened = 0
     try:
         for rel, names in _bounded_folders(logdir):
-            for name in (n for n in names if summaries.maybe(n)):
-                if opened >= _SUMMARY_MAX_FILES or len(found) >= limit:
+            for name in (n for n in names if asked(rel, n)):
+                if opened >= _HINT_MAX_FILES or len(found) >= limit:
                     return found
                 opened += 1
-                words = summary_file(os.path.join(fsio.local_path(logdir), *rel, name))
+                words = words_of(os.path.join(fsio.local_path(logdir), *rel, name))
                 if words is not None:
                     found.append(("/".join(rel + (name,)), words))
     except Exception as e:  # noqa: BLE001 - only a hint for an error message
-        logger.debug("cannot search %s for profiler summaries: %s", logdir, e)
+        logger.debug("cannot search %s for %s: %s", logdir, what, e)
     return found
 
 
@@ -867,7 +885,9 @@ def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], r
         why = f.layout.sniff(listed)
         if why is None:
             return f
-        first = first or formats.text_decoded(listed) or why  # a binary converted to text: that, not its damage
+        # another tool's capture by its bytes (an Nsight report saved as .sqlite), a binary converted to text: that,
+        # not the layout's words of its damage -- asked only of a file the layout refused
+        first = first or formats.foreign_capture(listed) or formats.text_decoded(listed) or why
     if skips is not None and first:
         skips.append(("/".join(rel), first))
     return None

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from tb_gpu_advisor.common.dependencies import missing_dependency
 from tb_gpu_advisor.formats import kineto, nsys, nvprof, rocprof, rpd, snapshot, xplane
-from tb_gpu_advisor.formats.base import (ENV_MAX_BYTES, Format, LfsPointerError, TextDecodedError, lfs_pointer,
-                                         max_profile_bytes, text_decoded)
+from tb_gpu_advisor.formats.base import (ENV_MAX_BYTES, Format, LfsPointerError, TextDecodedError, foreign_capture,
+                                         lfs_pointer, max_profile_bytes, text_decoded)
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
     from tb_gpu_advisor.model.trace import Trace
@@ -29,7 +29,8 @@ REGISTRY[nvprof.CSV_FORMAT.id] = nvprof.CSV_FORMAT  # nvprof's printed GPU trace
 REGISTRY[rocprof.JSON_FORMAT.id] = rocprof.JSON_FORMAT  # rocprofv3's JSON: told by its top key, after rocprof's
 REGISTRY[snapshot.FORMAT.id] = snapshot.FORMAT  # memory snapshots (issue #29)
 
-__all__ = ["REGISTRY", "ENV_MAX_BYTES", "Format", "LfsPointerError", "TextDecodedError", "get", "lfs_pointer",
+__all__ = ["REGISTRY", "ENV_MAX_BYTES", "Format", "LfsPointerError", "TextDecodedError", "foreign_capture", "get",
+           "lfs_pointer",
            "max_profile_bytes", "read", "text_decoded"]
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.fmt import BINARY_UNITS
+from tb_gpu_advisor.formats import counters, heads
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
@@ -283,6 +284,31 @@ def lfs_pointer(path: str) -> str | None:
     return (f"a Git LFS pointer, not the profile: the repository keeps {what}{ident} in Git LFS, and this copy holds "
             f"only its {len(head)}-byte pointer. Fetch the file itself (`git lfs pull --include <this path>` in the "
             f"clone, or the repository's download of it) and analyse that")
+
+
+#: How much of a file :func:`foreign_capture` reads: an Nsight Systems report's header in the clear is 1-15 kB.
+_FOREIGN_HEAD = 1 << 16
+
+
+def foreign_capture(path: str) -> str | None:
+    """Why ``path`` is not read when its bytes are another tool's capture under a name no format reads it by -- an
+    Nsight Systems report saved as anything but ``.nsys-rep`` (``heads.is_nsys_report_head``), with what its header
+    says and the command that exports it; an Nsight Compute report (``heads.is_ncu_report_head``), with what to trace
+    instead -- in words; None for any other file, and for an unreadable one."""
+    try:
+        head = fsio.read_head(path, 64)  # each head's magic, a stream's after its lead
+        if heads.is_ncu_report_head(head):
+            name = fsio.file_name(path)
+            return counters.Collection(counters.NSIGHT_COMPUTE, (name,)).words(
+                f"{name}, an Nsight Compute report under another name (ncu -o writes <name>.ncu-rep),")
+        if heads.is_nsys_stream_head(head):
+            return heads.renamed_stream_words(fsio.file_name(path))
+        if not heads.is_nsys_report_head(head):
+            return None
+        head = fsio.read_head(path, _FOREIGN_HEAD)
+    except Exception:  # noqa: BLE001 - unreadable: the format's reader says why
+        return None
+    return heads.nsys_report_words(head, fsio.file_name(path))
 
 
 #: How much of a file :func:`text_decoded` reads, and how many replacement characters and control bytes that head must

@@ -50,6 +50,10 @@ class CounterTool:
         return sorted({n for group in matched for n in group})
 
 
+#: Nsight Compute's reports (``<name>.ncu-rep``; under another name told by their bytes: ``formats.foreign_capture``).
+NSIGHT_COMPUTE = CounterTool("Nsight Compute (ncu -o)", "metrics per kernel, each kernel replayed and serialised per pass",
+                             (re.compile(r".+\.ncu-rep"),), NVIDIA_TIMELINE)
+
 TOOLS = (
     CounterTool("rocprof-compute (Omniperf) profile mode",
                 "performance counters per kernel dispatch, each kernel replayed once per counter pass",
@@ -59,8 +63,7 @@ TOOLS = (
                 (re.compile(r".*counter_collection\.csv"),), AMD_TIMELINE),
     CounterTool("rocprofv3 --pmc", "rocprofv3's binary buffers of counter records",
                 (re.compile(r".+-counter_values\.dat"),), AMD_TIMELINE),
-    CounterTool("Nsight Compute (ncu -o)", "metrics per kernel, each kernel replayed and serialised per pass",
-                (re.compile(r".+\.ncu-rep"),), NVIDIA_TIMELINE),
+    NSIGHT_COMPUTE,
 )
 
 

@@ -167,3 +167,146 @@ ROCPROF_SYS_DATA = ("rocprof-sys's run data (its metadata, its function or instr
 def is_rocprof_sys_data(head: bytes) -> bool:
     """Whether the start of a JSON file is one of rocprof-sys's data files (:data:`ROCPROF_SYS_DATA`)."""
     return bool(_ROCPROF_SYS_DATA.match(head))
+
+
+#: An Nsight Systems report (``.nsys-rep``; ``.qdrep`` before 2021.4) starts with these bytes, then its format's tag up
+#: to a ``.`` -- ``1`` (2019.6 to 2023.x) or Nsight's own version, ``2025@5@1@121-255136380782v0`` -- then its header in
+#: the clear, a protobuf message (read by hand off four real reports, survey h37-heads60: gartangh/Master-s-Dissertation's
+#: 2019.6.1 ``report4.qdrep``, ayush-os/nsight-systems-deep-dive's 2023.1.2 A100 ones, cestwc/balinski-and-gomory-cuda's
+#: 2025.5.1 one): field 9 the host's name, field 26 the launch (its field 10 the program, 11 each argument, 12 the
+#: working directory, 30 the environment), then the compressed streams only ``nsys`` reads.
+NSYS_REPORT_MAGIC = b"NVIDIA Tegra Profiler Report "
+#: The longest format tag read before its ``.`` (the 2025 one is 27 bytes).
+_NSYS_TAG_MAX = 64
+#: ``2025@5@1@<build>``: the Nsight Systems version a 2024+ report's tag spells.
+_NSYS_TAG_VERSION = re.compile(rb"(20\d\d)@(\d{1,2})@(\d{1,2})@")
+#: An older report names its version only in its header's paths: the install it ran from (``nsight-systems-2019.6.1/``,
+#: ``/opt/nvidia/nsight-systems/2023.1.2/target-linux-x64``).
+_NSYS_PATH_VERSION = re.compile(rb"[Nn]sight[-_ ][Ss]ystems[-/ ](20\d\d\.\d{1,2}(?:\.\d{1,3})?)[/\x00-\x1f]")
+_NSYS_HOST, _NSYS_LAUNCH, _NSYS_PROGRAM, _NSYS_ARG = 9, 26, 10, 11
+#: How many header fields are walked before giving up on the launch (a real header has about 20 before it), and how
+#: long a program, argument or host name is quoted.
+_NSYS_FIELDS_MAX, _NSYS_TEXT_MAX = 64, 200
+
+
+def is_nsys_report_head(head: bytes) -> bool:
+    """Whether the start of a file is an Nsight Systems report's (:data:`NSYS_REPORT_MAGIC`), whatever its name."""
+    return head.startswith(NSYS_REPORT_MAGIC)
+
+
+def _text(raw: bytes) -> str | None:
+    """A header string as quoted: printable, clipped, None when it is not text."""
+    text = raw[:_NSYS_TEXT_MAX].decode("utf-8", "replace")
+    if not text or any(c < " " for c in text):
+        return None
+    return text + ("..." if len(raw) > _NSYS_TEXT_MAX else "")
+
+
+def nsys_report_header(head: bytes) -> tuple[str | None, str | None, str | None]:
+    """(Nsight Systems version, profiled command, host) read from a report's head (:func:`is_nsys_report_head`), each
+    None where the head does not say it (a cut-off or damaged header, an older report without its install path):
+    bounded by the head it is given, never raising."""
+    body = head[len(NSYS_REPORT_MAGIC):]
+    dot = body.find(b".", 0, _NSYS_TAG_MAX)
+    tag = body[:dot] if dot > 0 else b""
+    m = _NSYS_TAG_VERSION.match(tag) or _NSYS_PATH_VERSION.search(head)
+    version = ".".join(g.decode() for g in m.groups()) if m else None
+    host = command = None
+    if dot <= 0:
+        return version, command, host
+    try:
+        for n, (number, wire, _, start, end) in enumerate(walk_fields(body, dot + 1, len(body))):
+            if n >= _NSYS_FIELDS_MAX:
+                break
+            if number == _NSYS_HOST and wire == 2:
+                host = _text(body[start:end])
+            elif number == _NSYS_LAUNCH and wire == 2:
+                words = [_text(body[s:e]) for k, w, _, s, e in walk_fields(body, start, end)
+                         if k in (_NSYS_PROGRAM, _NSYS_ARG) and w == 2]
+                if words and None not in words:
+                    command = " ".join(words)
+                break
+    except WireError:
+        pass  # the header cut off or damaged: what was read before stands
+    return version, command, host
+
+
+def nsys_report_said(head: bytes) -> str:
+    """What a report's header says of its run, in words (``recorded by Nsight Systems 2023.1.2 of `./bench_a100` on
+    host``), "" where it says nothing readable."""
+    version, command, host = nsys_report_header(head)
+    said = [f"recorded by Nsight Systems {version}" if version else "",
+            f"of `{command}`" if command else "", f"on {host}" if host else ""]
+    return " ".join(s for s in said if s)
+
+
+def nsys_report_words(head: bytes, name: str) -> str:
+    """What a file whose head is an Nsight Systems report is, what its header says (version, command, host) and the
+    one command that exports it, for a report under a name that is not ``.nsys-rep`` / ``.qdrep``."""
+    said_text = nsys_report_said(head)
+    name = name.rsplit("/", 1)[-1]
+    stem = re.sub(r"\.[^./]*$", "", name) or "report"
+    out = f"{stem}.sqlite" if f"{stem}.sqlite" != name else f"{stem}.export.sqlite"  # never over the report itself
+    return (f"an Nsight Systems report (the binary .nsys-rep that nsys profile writes{', ' + said_text if said_text else ''}), "
+            f"under another name: only nsys reads it. Export it to SQLite and analyse that: "
+            f"nsys export --type sqlite -o {out} {name} (or name it {stem}.nsys-rep in the "
+            f"logdir, and where nsys is on PATH the Advisor exports it itself)")
+
+
+#: An Nsight Compute report (``ncu -o <name>`` writes ``<name>.ncu-rep``) starts with ``NVR`` and a zero byte, then its
+#: format's version as a little-endian 32-bit number (2 in 2023-2025 reports), then protobuf messages: the machine,
+#: the program's path, each kernel's metrics and its cubin (read by hand, survey h37-heads60: LakshyaSingh354/CudaCode's
+#: ``vec_add.ncu-rep``, armleth/cuda-mlp-inference's Colab ``report.ncu-rep``).
+NCU_REPORT_MAGIC = b"NVR\x00"
+#: The highest format version taken as one (a four-byte magic is short: a version field of noise is no report).
+_NCU_VERSION_MAX = 255
+
+
+def is_ncu_report_head(head: bytes) -> bool:
+    """Whether the start of a file is an Nsight Compute report's (:data:`NCU_REPORT_MAGIC` and a small version)."""
+    return (head.startswith(NCU_REPORT_MAGIC) and len(head) >= 8
+            and 0 < int.from_bytes(head[4:8], "little") <= _NCU_VERSION_MAX)
+
+
+#: Nsight Systems' raw capture stream: what ``nsys profile`` writes while it captures (``report1.qdstrm``, its first
+#: bytes ``NVIDIA Nsight Systems Stream <version>``) and, when the capture ends, imports with its host tool
+#: ``QdstrmImporter`` into the report (``.nsys-rep``; ``.qdrep`` before 2021.4), deleting the stream.  A stream left
+#: behind is a capture whose import did not run: nsys prints "Importer error status: The importer binary and its
+#: dependencies were not found ... skipping importation of the QDSTRM file" where only its target side is installed
+#: (a distribution's package, an HPC module), or the job was stopped first.  The stream holds what was captured (a
+#: header alone where the capture stopped before any event); the host tools import it (``host-linux-x64/QdstrmImporter -i <file>.qdstrm``, beside ``nsys``'s install).  Real ones: Perlmutter
+#: captures of 2023.3.1, 2024.1.1 and 2025.3.1 and a 2019.6.1 desktop capture committed without their report
+#: (h37-wild54n).  Why named: a logdir holding only a stream read "no GPU profiles found", as if it held nothing of
+#: Nsight's, and given by path "not a profile this tool reads".
+STREAM_SUFFIX = ".qdstrm"
+
+
+def stream_words(file_name: str, unpack: str = "", aside: str = "") -> str:
+    """Why an Nsight Systems raw capture stream is not read, with the commands that make the export read (``unpack``:
+    the one that first decompresses a stream shared compressed; ``aside``: said of the stream after its name)."""
+    stem_ = file_name.rsplit("/", 1)[-1][: -len(STREAM_SUFFIX)]
+    return (f"Nsight Systems' raw capture stream ({STREAM_SUFFIX}){aside}, which nsys profile imports into its report when "
+            "the capture ends: here the import did not run (nsys found no host importer beside a target-only "
+            "install, or the capture was stopped before it), so no report was written.  The stream holds what was "
+            "captured: import it with the host tools of Nsight Systems, then export the report to SQLite and analyse "
+            f"that: {unpack}<nsight-systems>/host-linux-x64/QdstrmImporter -i {stem_}{STREAM_SUFFIX} ; "
+            f"nsys export --type sqlite {stem_}.nsys-rep (.qdrep from Nsight Systems before 2021.4)")
+
+
+#: A stream's first bytes hold this within :data:`_NSYS_STREAM_AT` of its start, after a 4- or 8-byte lead
+#: (``\0\xff`` x4 in 2019.6.1's, ``U3w[END]`` in 2023.3-2025.3's: survey h37-wild54n's real streams), then its version.
+NSYS_STREAM_MAGIC = b"NVIDIA Nsight Systems Stream "
+_NSYS_STREAM_AT = 16
+
+
+def is_nsys_stream_head(head: bytes) -> bool:
+    """Whether the start of a file is an Nsight Systems raw capture stream's (:data:`NSYS_STREAM_MAGIC`)."""
+    return NSYS_STREAM_MAGIC in head[:_NSYS_STREAM_AT + len(NSYS_STREAM_MAGIC)]
+
+
+def renamed_stream_words(name: str) -> str:
+    """:func:`stream_words` of a stream under another name (``capture.bin``): copied back to its own name first,
+    which the importer is given."""
+    name = name.rsplit("/", 1)[-1]
+    stem_ = re.sub(r"\.[^./]*$", "", name) or "report"
+    return stream_words(f"{stem_}{STREAM_SUFFIX}", f"cp {name} {stem_}{STREAM_SUFFIX} ; ", " under another name")

@@ -33,6 +33,11 @@ cp "$STANDIN_SQLITE" "$out"
 """
 
 
+#: A stand-in report's first bytes: a real report's magic and format tag (``formats.heads.NSYS_REPORT_MAGIC``; 2019.6
+#: to 2023's tag ``1``, survey h37-heads60), whose bytes the reader checks where nsys is absent.
+REPORT_HEAD = b"NVIDIA Tegra Profiler Report 1."
+
+
 def _report_in_run(tmp_path, name: str, data: bytes):
     """A report not yet exported, ``name``, in a run folder of a logdir under ``tmp_path``."""
     run = tmp_path / "logdir" / "run"
@@ -44,7 +49,7 @@ def _report_in_run(tmp_path, name: str, data: bytes):
 
 @pytest.fixture
 def report(tmp_path):
-    return _report_in_run(tmp_path, "report7.nsys-rep", b"\x00NSYS report, binary")
+    return _report_in_run(tmp_path, "report7.nsys-rep", REPORT_HEAD + b"\x00NSYS report, binary")
 
 
 @pytest.fixture
@@ -139,7 +144,7 @@ def test_a_report_over_the_profile_limit_is_refused_before_it_is_copied(report, 
 
 @pytest.fixture
 def old_report(tmp_path):
-    return _report_in_run(tmp_path, "vector-add-no-prefetch-report.qdrep", b"\x00QDREP report, binary")
+    return _report_in_run(tmp_path, "vector-add-no-prefetch-report.qdrep", REPORT_HEAD + b"\x00QDREP report, binary")
 
 
 def test_a_logdir_holding_only_a_qdrep_is_told_the_export_command(old_report, tmp_path, monkeypatch):

@@ -19,6 +19,7 @@ import tempfile
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.cachedir import default_dir
+from tb_gpu_advisor.formats import heads
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.nsys.layout import report_suffix
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
@@ -30,6 +31,8 @@ EXPORT_DIR = "nsys-exports"
 EXPORT_TIMEOUT_S = 1800
 #: The exports kept in all; older ones go first.
 MAX_EXPORT_BYTES = 8 << 30
+#: How much of a report's start is read for its header (``heads.nsys_report_said``) where nsys is absent.
+_HEAD_BYTES = 1 << 16
 
 
 def command(report: str, out: str) -> list[str]:
@@ -77,9 +80,16 @@ def sqlite_for(report: str) -> str:
             nsys = shutil.which("nsys")
             if nsys is None:
                 suggested = os.path.splitext(report)[0] + ".sqlite"
+                head = f.read(_HEAD_BYTES)
+                if head and not heads.is_nsys_report_head(head):  # its name only: an empty one is nsys's to refuse
+                    raise NsysReadError(f"{report}: named as an Nsight Systems report ({_kind(report)}), but its "
+                                        f"bytes are not one (no '{heads.NSYS_REPORT_MAGIC.decode().strip()}' head): "
+                                        "a damaged or another file; profile the run again (nsys profile -o <name> "
+                                        "<program>)")
+                said = heads.nsys_report_said(head)
                 raise NsysReadError(
-                    f"{report}: an Nsight Systems report ({_kind(report)}), which only nsys reads, and nsys is not on "
-                    f"PATH here. Export it to SQLite and analyse that: "
+                    f"{report}: an Nsight Systems report ({_kind(report)}{'; ' + said if said else ''}), which only "
+                    f"nsys reads, and nsys is not on PATH here. Export it to SQLite and analyse that: "
                     f"{' '.join(_quote(a) for a in command(report, suggested))}")
             copy = private_copy(f, report_suffix(report))
     except OSError as e:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.memo import Memo
 from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, max_profile_bytes, named_sessions
-from tb_gpu_advisor.formats.heads import NVPROF_DATABASE, RPD_DATABASE, is_rpd
+from tb_gpu_advisor.formats.heads import NVPROF_DATABASE, RPD_DATABASE, STREAM_SUFFIX, is_rpd, stream_words
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 # The tables (numpy, sqlite3) and the exporter (subprocess) are imported when an SQLite file is probed: discovery of a
@@ -79,29 +79,7 @@ class Header:
     gpu: bool | None = None  # a kernel (or CUDA graph execution) recorded: the tab's probe (``probe.py``) asks this
 
 
-#: Nsight Systems' raw capture stream: what ``nsys profile`` writes while it captures (``report1.qdstrm``, its first
-#: bytes ``NVIDIA Nsight Systems Stream <version>``) and, when the capture ends, imports with its host tool
-#: ``QdstrmImporter`` into the report (``.nsys-rep``; ``.qdrep`` before 2021.4), deleting the stream.  A stream left
-#: behind is a capture whose import did not run: nsys prints "Importer error status: The importer binary and its
-#: dependencies were not found ... skipping importation of the QDSTRM file" where only its target side is installed
-#: (a distribution's package, an HPC module), or the job was stopped first.  The stream holds what was captured (a
-#: header alone where the capture stopped before any event); the host tools import it (``host-linux-x64/QdstrmImporter -i <file>.qdstrm``, beside ``nsys``'s install).  Real ones: Perlmutter
-#: captures of 2023.3.1, 2024.1.1 and 2025.3.1 and a 2019.6.1 desktop capture committed without their report
-#: (h37-wild54n).  Why named: a logdir holding only a stream read "no GPU profiles found", as if it held nothing of
-#: Nsight's, and given by path "not a profile this tool reads".
-STREAM_SUFFIX = ".qdstrm"
-
-
-def stream_words(file_name: str, unpack: str = "") -> str:
-    """Why an Nsight Systems raw capture stream is not read, with the commands that make the export read (``unpack``:
-    the one that first decompresses a stream shared compressed)."""
-    stem_ = os.path.basename(file_name)[: -len(STREAM_SUFFIX)]
-    return (f"Nsight Systems' raw capture stream ({STREAM_SUFFIX}), which nsys profile imports into its report when "
-            "the capture ends: here the import did not run (nsys found no host importer beside a target-only "
-            "install, or the capture was stopped before it), so no report was written.  The stream holds what was "
-            "captured: import it with the host tools of Nsight Systems, then export the report to SQLite and analyse "
-            f"that: {unpack}<nsight-systems>/host-linux-x64/QdstrmImporter -i {stem_}{STREAM_SUFFIX} ; "
-            f"nsys export --type sqlite {stem_}.nsys-rep (.qdrep from Nsight Systems before 2021.4)")
+#: Nsight Systems' raw capture stream (``.qdstrm``) and why it is not read: ``formats.heads`` (told by its bytes too).
 
 
 #: How a shared export is often compressed, and the command that gives the file back beside itself.

@@ -35,10 +35,13 @@ _MAX_OUT_CHARS = 16 * _MAX_CHARS
 #: The child's address space and CPU time: far above what a real file's names need (microseconds each).
 _CHILD_BYTES = 1 << 30
 _CHILD_SECONDS = 60
-#: How long the child may take to start and give its first answer, and then each next one: a name that takes longer
-#: (a hostile one is exponential in time as well as in text) is kept as written.
+#: How long the child may take to start (to say it is ready: :data:`_READY`), and then to give each answer: a name
+#: that takes longer (a hostile one is exponential in time as well as in text) is kept as written.  The start's wait
+#: is the interpreter's start-up alone: a hostile first name waited it out too (20 s, not 2 s: h37-speed60).
 _START_SECONDS = 20.0
 _ANSWER_SECONDS = 2.0
+#: The child's first line, once it has its C++ runtime and before its first answer (an answer is never empty).
+_READY = b"\n"
 #: Children started for one read before the rest of the names are kept as written.
 _MAX_CHILDREN = 4
 
@@ -79,7 +82,8 @@ def _one(runtime, name: str) -> str:  # runtime: the pair _runtime returns
 
 def _answered(names: list[str]) -> list[str]:
     """What one child answered for ``names``, in order: as many answers as it gave, each within
-    :data:`_ANSWER_SECONDS` of the last (the first within :data:`_START_SECONDS`), before it ended or was stopped."""
+    :data:`_ANSWER_SECONDS` of the last (the first of its ready line, itself within :data:`_START_SECONDS`), before
+    it ended or was stopped."""
     child = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__)], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     answers: list[str] = []
@@ -88,13 +92,15 @@ def _answered(names: list[str]) -> list[str]:
         child.stdin.close()
         with selectors.DefaultSelector() as sel:
             sel.register(child.stdout, selectors.EVENT_READ)
-            buf = b""
+            buf, ready = b"", False
             while len(answers) < len(names):
-                if not sel.select(_START_SECONDS if not answers else _ANSWER_SECONDS):
-                    break  # this name takes too long: stopped, kept as written
+                if not sel.select(_ANSWER_SECONDS if ready else _START_SECONDS):
+                    break  # this name takes too long (or the child to start): stopped, kept as written
                 chunk = os.read(child.stdout.fileno(), 1 << 16)
                 if not chunk:
                     break  # the child ended (its memory limit): this name is kept as written
+                if not ready:
+                    ready, chunk = True, chunk[len(_READY):]
                 *lines, buf = (buf + chunk).split(b"\n")
                 answers += [line.decode("utf-8", "replace") for line in lines]
     except OSError:
@@ -136,7 +142,10 @@ def _serve() -> None:  # pragma: no cover - the child: one name per line in, its
     resource.setrlimit(resource.RLIMIT_AS, (_CHILD_BYTES, _CHILD_BYTES))
     resource.setrlimit(resource.RLIMIT_CPU, (_CHILD_SECONDS, _CHILD_SECONDS))
     runtime = _runtime()
-    for name in sys.stdin.read().split("\n")[:-1]:
+    names = sys.stdin.read().split("\n")[:-1]
+    sys.stdout.buffer.write(_READY)
+    sys.stdout.flush()
+    for name in names:
         sys.stdout.write((_one(runtime, name) if runtime and _SYMBOL.fullmatch(name) else name) + "\n")
         sys.stdout.flush()
 

@@ -668,6 +668,18 @@ def tuned() -> dict[str, float]:
     return {t.name: THRESHOLDS[t.name].value for t in _TABLE if THRESHOLDS[t.name].value != t.value}
 
 
+def adopt(values: dict[str, float]) -> None:
+    """Make this process's thresholds the table's changed by ``values`` (another process's :func:`tuned`), for good: a
+    worker child of the parallel paths (``runtime.isolation.call``, ``runtime.session.process_pool``) analyses at its
+    parent's thresholds.  Its forkserver or spawn start imported the table afresh, so an ``override`` in force in the
+    parent was lost there while the report cache keyed the report on it (h37-speed60)."""
+    unknown = sorted(set(values) - set(THRESHOLDS))
+    if unknown:
+        raise KeyError(f"unknown threshold(s) {unknown}; see tb_gpu_advisor/common/thresholds.py")
+    for t in _TABLE:
+        THRESHOLDS[t.name] = replace(t, value=float(values[t.name])) if t.name in values else t
+
+
 def as_markdown() -> str:
     """The table as markdown (docs/rules.md embeds it; a test checks they agree)."""
     lines = ["| threshold | value | unit | fires | source |", "|---|---|---|---|---|"]

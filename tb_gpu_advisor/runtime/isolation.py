@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from tb_gpu_advisor.common import logs
+from tb_gpu_advisor.common import logs, thresholds
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.formats.base import ENV_MAX_BYTES
@@ -203,7 +203,8 @@ def call(fn: Callable[..., Any], *args: Any, limits: Limits | None = None,
     env = dict(os.environ)
     if limits.profile_bytes and ENV_MAX_BYTES not in env:  # the variable, when set, is the user's word
         env[ENV_MAX_BYTES] = str(limits.profile_bytes)
-    proc = ctx.Process(target=_child_main, args=(child, fn, args, limits.memory_bytes, env, limits.cpu_s),
+    proc = ctx.Process(target=_child_main, args=(child, fn, args, limits.memory_bytes, env, limits.cpu_s,
+                                                 thresholds.tuned()),
                        daemon=True, name="gpu-advisor-analysis")
     proc.start()
     child.close()
@@ -295,12 +296,16 @@ def set_cpu_limit(cpu_s: float | None) -> None:
 
 
 def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | None,
-                env: dict[str, str] | None = None, cpu_s: float | None = None) -> None:
-    """In the child: take the parent's environment of now (the forkserver's is the one it started with),
-    limit memory and CPU, run, send ("ok", result) or ("error", type name, message)."""
+                env: dict[str, str] | None = None, cpu_s: float | None = None,
+                tuned: dict[str, float] | None = None) -> None:
+    """In the child: take the parent's environment and thresholds of now (the forkserver's are those it started
+    with: ``tuned``, the parent's ``thresholds.tuned()``, is what the report cache keys on), limit memory and CPU,
+    run, send ("ok", result) or ("error", type name, message)."""
     if env is not None:
         os.environ.clear()
         os.environ.update(env)
+    if tuned is not None:
+        thresholds.adopt(tuned)
     logs.configure_worker()
     reserve = _Reserve()  # set aside before the limit: room to say "out of memory" once it is reached
     guard.set_hard_limit(memory_bytes)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tb_gpu_advisor.common import fsio, logs
+from tb_gpu_advisor.common import fsio, logs, thresholds
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.discover.logdir import HostFile, Session, with_beside
@@ -235,19 +235,22 @@ def worker_count(jobs: int | None, tasks: int) -> int:
 
 
 def process_pool(workers: int) -> cf.ProcessPoolExecutor:
-    """A pool of ``workers`` processes (see :func:`mp_context`) that see this process's environment.
+    """A pool of ``workers`` processes (see :func:`mp_context`) that see this process's environment and thresholds.
 
     A forkserver starts once per interpreter and its children inherit the
     environment of *that* moment; copying ``os.environ`` in makes
-    ``S3_ENDPOINT``, credentials etc. set later count too.
+    ``S3_ENDPOINT``, credentials etc. set later count too.  Its children import the thresholds' table afresh: the
+    ones changed here (``thresholds.tuned``, which the report cache keys on) are handed in too.
     """
     return cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp_context(),
-                                  initializer=_set_environ, initargs=(dict(os.environ),))
+                                  initializer=_set_environ, initargs=(dict(os.environ), thresholds.tuned()))
 
 
-def _set_environ(env: dict[str, str]) -> None:
+def _set_environ(env: dict[str, str], tuned: dict[str, float] | None = None) -> None:
     os.environ.clear()
     os.environ.update(env)
+    if tuned is not None:
+        thresholds.adopt(tuned)
     logs.configure_worker()
 
 

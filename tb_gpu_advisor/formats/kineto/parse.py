@@ -46,6 +46,7 @@ import array
 import concurrent.futures
 import dataclasses
 import functools
+import io
 import json
 import math
 import multiprocessing
@@ -1384,27 +1385,180 @@ def times_as_numbers(src: IO[bytes]) -> bytes | None:
     damaged and empty of findings (session h37-meta57's ``durstr`` rewrite of the real sets).  A file whose times
     are damaged otherwise (null, NaN, words) is first scanned block by block for a time written as text
     (:func:`_writes_text_times`) and read whole only where one is: the damaged file's second read is a scan, not a
-    document held in memory (the largest shared trace damaged: see SURVEY session 59 h37-layout59)."""
+    document held in memory (the largest shared trace damaged: see SURVEY session 59 h37-layout59).  One that
+    writes them is rewritten event by event (:class:`_EventStream`): what it holds at once is the text it writes and
+    a block of the file, not the whole document's objects (h37-speed60: a 32 MB document's peak 5.2x -> 1.2x its
+    size, ``benchmarks/text_times.py``)."""
     if src.seekable():
         start = src.tell()
         if not _writes_text_times(src):
             return None
         src.seek(start)
+    else:  # read once here: a document with a repeated top-level key is read again whole (json's meaning of it)
+        src = io.BytesIO(src.read())
+        start = 0
+    try:
+        return _EventStream(src).rewrite(_mend_text_times)
+    except _RepeatedKey:
+        src.seek(start)
     doc, events = _whole_document(src)
     if not isinstance(events, list):
         return None
-    changed = 0
-    for e in events:
-        if not isinstance(e, dict):
-            continue
-        for key in ("ts", "dur"):
-            v = e.get(key)
-            if type(v) is str and _NUMBER_TEXT.fullmatch(v.strip()):
-                x = float(v)
-                if math.isfinite(x):
-                    e[key] = int(v) if _INTEGER_TEXT.fullmatch(v.strip()) else x
-                    changed += 1
+    changed = sum(_mend_text_times(e) for e in events)
     return json.dumps(doc).encode() if changed else None
+
+
+def _mend_text_times(e: Any) -> int:
+    """``e``'s ``ts`` and ``dur`` written as numeric strings made numbers (in place), if ``e`` is an event; how many."""
+    if not isinstance(e, dict):
+        return 0
+    changed = 0
+    for key in ("ts", "dur"):
+        v = e.get(key)
+        if type(v) is str and _NUMBER_TEXT.fullmatch(v.strip()):
+            x = float(v)
+            if math.isfinite(x):
+                e[key] = int(v) if _INTEGER_TEXT.fullmatch(v.strip()) else x
+                changed += 1
+    return changed
+
+
+#: Events :class:`_EventStream` holds decoded at once, written with one ``json.dumps``.
+_REWRITE_BATCH = 1024
+
+
+class _RepeatedKey(ValueError):
+    """The document repeats a top-level key: json keeps its first place and its last value, which a text written as
+    it is read cannot; :func:`times_as_numbers` reads such a document whole."""
+
+
+class _EventStream:
+    """A trace's JSON text read a block at a time and written again with each event mended: the text
+    ``json.dumps(doc)`` would write of the document ``json.loads`` reads, the events mended, without the document.
+
+    The top level is an object (its ``traceEvents`` list read event by event, every other value whole) or the event
+    list itself; anything else is read whole, and mends nothing.  What ``json.loads`` refuses (bad JSON, text after
+    the document, bad UTF-8) raises the ``ValueError`` it would."""
+
+    _WS = " \t\n\r"
+
+    def __init__(self, src: IO[bytes]):
+        import codecs
+
+        self.stream = as_utf8(_maybe_gunzip(src)[0])
+        self.decode = codecs.getincrementaldecoder("utf-8")(errors="surrogatepass")
+        self.scan = json.JSONDecoder().raw_decode
+        self.buf, self.pos, self.eof = "", 0, False
+        self.out = io.BytesIO()
+
+    def _more(self) -> bool:
+        """Read one more block into the buffer (what was read past dropped first); False at the end of the text."""
+        if self.eof:
+            return False
+        if self.pos:
+            self.buf, self.pos = self.buf[self.pos:], 0
+        block = self.stream.read(_SCAN_BLOCK)
+        self.eof = not block
+        self.buf += self.decode.decode(block, final=self.eof)  # at the end: "", or the UnicodeDecodeError json raises
+        return not self.eof
+
+    def _skip_ws(self) -> str:
+        """The next character past whitespace ("" at the end of the text)."""
+        while True:
+            n = len(self.buf)
+            while self.pos < n and self.buf[self.pos] in self._WS:
+                self.pos += 1
+            if self.pos < n:
+                return self.buf[self.pos]
+            if not self._more():
+                return ""
+
+    def _value(self) -> Any:
+        """The JSON value at the position, read whole (more blocks read while it is cut by the buffer's end)."""
+        self._skip_ws()
+        while True:
+            try:
+                value, end = self.scan(self.buf, self.pos)
+            except json.JSONDecodeError:
+                if self.eof:
+                    raise
+                self._more()
+                continue
+            if end == len(self.buf) and not self.eof and not isinstance(value, (dict, list, str)):
+                self._more()  # a number or a word at the buffer's end may go on in the next block
+                continue
+            self.pos = end
+            return value
+
+    def _expect(self, chars: str) -> str:
+        c = self._skip_ws()
+        if not c or c not in chars:
+            raise json.JSONDecodeError(f"Expecting one of {chars!r}", self.buf, self.pos)
+        self.pos += 1
+        return c
+
+    def _write(self, text: str) -> None:
+        self.out.write(text.encode("utf-8", "surrogatepass"))
+
+    def _events(self, mend: Callable[[Any], int]) -> int:
+        """The list at the position, written element by element, each mended; how many values were mended."""
+        self._expect("[")
+        self._write("[")
+        changed, batch, written = 0, [], False
+        if self._skip_ws() == "]":
+            self.pos += 1
+        else:
+            while True:
+                e = self._value()
+                changed += mend(e)
+                batch.append(e)
+                end = self._expect(",]") == "]"
+                if end or len(batch) == _REWRITE_BATCH:  # one dumps a batch: a call per event cost 3x the loads
+                    self._write((", " if written else "") + json.dumps(batch)[1:-1])
+                    batch, written = [], True
+                if end:
+                    break
+        self._write("]")
+        return changed
+
+    def rewrite(self, mend: Callable[[Any], int]) -> bytes | None:
+        """The text mended by ``mend`` (an event in, how many of its values it changed out), None where it changed
+        nothing or the document holds no event list."""
+        c = self._skip_ws()
+        changed, listed = 0, True
+        if c == "[":
+            changed = self._events(mend)
+        elif c == "{":
+            self.pos += 1
+            self._write("{")
+            keys: set[str] = set()
+            listed = False
+            if self._skip_ws() == "}":
+                self.pos += 1
+            else:
+                while True:
+                    if self._skip_ws() != '"':
+                        raise json.JSONDecodeError("Expecting property name enclosed in double quotes", self.buf,
+                                                   self.pos)
+                    key = self._value()
+                    if key in keys:
+                        raise _RepeatedKey(key)
+                    self._expect(":")
+                    self._write(("" if not keys else ", ") + json.dumps(key) + ": ")
+                    keys.add(key)
+                    if key == "traceEvents" and self._skip_ws() == "[":
+                        changed, listed = self._events(mend), True
+                    else:
+                        self._write(json.dumps(self._value()))
+                    if self._expect(",}") == "}":
+                        break
+            self._write("}")
+        else:
+            self._value()
+            listed = False
+        if self._skip_ws():
+            raise json.JSONDecodeError("Extra data", self.buf, self.pos)
+        return self.out.getvalue() if listed and changed else None
 
 
 def _writes_text_times(src: IO[bytes]) -> bool:

@@ -1365,17 +1365,27 @@ def _bare_cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, du
     free_at = _frees(delta, addr)
     outlived = _outlives_later(alloc, free_at)
     runs = np.searchsorted(alloc, free_at[cand])  # allocations before each free: frees with none between share it
-    booked = [np.zeros(0, np.int64)]
-    for run in np.unique(runs).tolist():
-        mine = cand[runs == run]
-        blocks = [b for b, k in zip(dump, made) if k < int(mine.min())]  # a copy is made after its weight
-        held = _copy_counts(blocks)
-        mine = mine[np.isin(delta[mine], np.fromiter(held, np.int64, len(held)))]
+    mines = {run: cand[runs == run] for run in np.unique(runs).tolist()}
+    # A copy is made after its weight: each run's weights are the blocks made before its first copy.  The runs taken
+    # by their first copy, those blocks only grow: each block's copies are counted once, not once per run (a
+    # stackless 2.7B forward's 916 runs over 2,600 blocks: 6.5 s, h37-speed60).
+    copies = [_copy_blocks(b.size, b.requested) for b in dump]
+    by_made = sorted(range(len(dump)), key=made.__getitem__)
+    held: dict[int, int] = {}
+    counted = 0
+    booked: dict[int, np.ndarray] = {}
+    for run in sorted(mines, key=lambda r: int(mines[r][0])):  # ``cand`` ascends: a run's first copy is its first
+        mine = mines[run]
+        while counted < len(by_made) and made[by_made[counted]] < int(mine[0]):
+            for c in copies[by_made[counted]]:
+                held[c] = held.get(c, 0) + 1
+            counted += 1
+        mine = mine[np.fromiter((d in held for d in delta[mine].tolist()), bool, mine.size)]
         if mine.size >= 2 and 2 * int(outlived[mine].sum()) >= mine.size and _one_per_weight(delta[mine], held) \
                 and int(delta[mine].sum()) >= _BARE_CACHE_SHARE * whole > 0:
             phase[mine] = MEMORY_PHASES.index("parameters")  # held with the weights, as the frames' reading books them
-            booked.append(mine)
-    return np.concatenate(booked)
+            booked[run] = mine
+    return np.concatenate([np.zeros(0, np.int64)] + [booked[r] for r in sorted(booked)])
 
 
 def _torn_down(delta: np.ndarray, addr: np.ndarray) -> list[_Live]:

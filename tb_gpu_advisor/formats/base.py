@@ -286,10 +286,6 @@ def lfs_pointer(path: str) -> str | None:
             f"clone, or the repository's download of it) and analyse that")
 
 
-#: How much of a file :func:`foreign_capture` reads: an Nsight Systems report's header in the clear is 1-15 kB.
-_FOREIGN_HEAD = 1 << 16
-
-
 def foreign_capture(path: str) -> str | None:
     """Why ``path`` is not read when its bytes are another tool's capture under a name no format reads it by -- an
     Nsight Systems report saved as anything but ``.nsys-rep`` (``heads.is_nsys_report_head``), with what its header
@@ -305,7 +301,7 @@ def foreign_capture(path: str) -> str | None:
             return heads.renamed_stream_words(fsio.file_name(path))
         if not heads.is_nsys_report_head(head):
             return None
-        head = fsio.read_head(path, _FOREIGN_HEAD)
+        head = fsio.read_head(path, heads.NSYS_HEADER_BYTES)
     except Exception:  # noqa: BLE001 - unreadable: the format's reader says why
         return None
     return heads.nsys_report_words(head, fsio.file_name(path))

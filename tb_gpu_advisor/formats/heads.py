@@ -176,6 +176,9 @@ def is_rocprof_sys_data(head: bytes) -> bool:
 #: 2025.5.1 one): field 9 the host's name, field 26 the launch (its field 10 the program, 11 each argument, 12 the
 #: working directory, 30 the environment), then the compressed streams only ``nsys`` reads.
 NSYS_REPORT_MAGIC = b"NVIDIA Tegra Profiler Report "
+#: How much of a report's start holds its header in the clear (1-15 kB in the real ones): what a reader of it reads
+#: (``formats.foreign_capture`` of a report under another name, ``nsys.export`` where nsys is absent).
+NSYS_HEADER_BYTES = 1 << 16
 #: The longest format tag read before its ``.`` (the 2025 one is 27 bytes).
 _NSYS_TAG_MAX = 64
 #: ``2025@5@1@<build>``: the Nsight Systems version a 2024+ report's tag spells.
@@ -244,8 +247,7 @@ def nsys_report_words(head: bytes, name: str) -> str:
     """What a file whose head is an Nsight Systems report is, what its header says (version, command, host) and the
     one command that exports it, for a report under a name that is not ``.nsys-rep`` / ``.qdrep``."""
     said_text = nsys_report_said(head)
-    name = name.rsplit("/", 1)[-1]
-    stem = re.sub(r"\.[^./]*$", "", name) or "report"
+    name, stem = _renamed(name)
     out = f"{stem}.sqlite" if f"{stem}.sqlite" != name else f"{stem}.export.sqlite"  # never over the report itself
     return (f"an Nsight Systems report (the binary .nsys-rep that nsys profile writes{', ' + said_text if said_text else ''}), "
             f"under another name: only nsys reads it. Export it to SQLite and analyse that: "
@@ -307,6 +309,12 @@ def is_nsys_stream_head(head: bytes) -> bool:
 def renamed_stream_words(name: str) -> str:
     """:func:`stream_words` of a stream under another name (``capture.bin``): copied back to its own name first,
     which the importer is given."""
-    name = name.rsplit("/", 1)[-1]
-    stem_ = re.sub(r"\.[^./]*$", "", name) or "report"
+    name, stem_ = _renamed(name)
     return stream_words(f"{stem_}{STREAM_SUFFIX}", f"cp {name} {stem_}{STREAM_SUFFIX} ; ", " under another name")
+
+
+def _renamed(name: str) -> tuple[str, str]:
+    """(file name, its stem less its last suffix; "report" where none is left) of a capture under another name: what
+    the words of a renamed report or stream name it by and copy or export it to."""
+    name = name.rsplit("/", 1)[-1]
+    return name, re.sub(r"\.[^./]*$", "", name) or "report"

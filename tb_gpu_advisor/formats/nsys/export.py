@@ -31,8 +31,6 @@ EXPORT_DIR = "nsys-exports"
 EXPORT_TIMEOUT_S = 1800
 #: The exports kept in all; older ones go first.
 MAX_EXPORT_BYTES = 8 << 30
-#: How much of a report's start is read for its header (``heads.nsys_report_said``) where nsys is absent.
-_HEAD_BYTES = 1 << 16
 
 
 def command(report: str, out: str) -> list[str]:
@@ -80,7 +78,7 @@ def sqlite_for(report: str) -> str:
             nsys = shutil.which("nsys")
             if nsys is None:
                 suggested = os.path.splitext(report)[0] + ".sqlite"
-                head = f.read(_HEAD_BYTES)
+                head = f.read(heads.NSYS_HEADER_BYTES)
                 if head and not heads.is_nsys_report_head(head):  # its name only: an empty one is nsys's to refuse
                     raise NsysReadError(f"{report}: named as an Nsight Systems report ({_kind(report)}), but its "
                                         f"bytes are not one (no '{heads.NSYS_REPORT_MAGIC.decode().strip()}' head): "

@@ -30,8 +30,7 @@ REGISTRY[rocprof.JSON_FORMAT.id] = rocprof.JSON_FORMAT  # rocprofv3's JSON: told
 REGISTRY[snapshot.FORMAT.id] = snapshot.FORMAT  # memory snapshots (issue #29)
 
 __all__ = ["REGISTRY", "ENV_MAX_BYTES", "Format", "LfsPointerError", "TextDecodedError", "foreign_capture", "get",
-           "lfs_pointer",
-           "max_profile_bytes", "read", "text_decoded"]
+           "lfs_pointer", "max_profile_bytes", "read", "text_decoded"]
 
 
 def get(fmt: str) -> Format:

@@ -79,9 +79,6 @@ class Header:
     gpu: bool | None = None  # a kernel (or CUDA graph execution) recorded: the tab's probe (``probe.py``) asks this
 
 
-#: Nsight Systems' raw capture stream (``.qdstrm``) and why it is not read: ``formats.heads`` (told by its bytes too).
-
-
 #: How a shared export is often compressed, and the command that gives the file back beside itself.
 COMPRESSED = {".gz": "gunzip -k", ".xz": "xz -dk", ".bz2": "bunzip2 -k", ".zst": "zstd -d"}
 

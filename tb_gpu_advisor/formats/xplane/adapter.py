@@ -76,8 +76,9 @@ def read_trace(path: str, host: str | None = None) -> Trace:
             raise ProfileReadError(path, problem)
         trace = to_trace(tl, release=True)
         if viewer_json.is_viewer_json(path):  # a printing of the XPlane: what it did not keep, the report says
-            jax = viewer_json.printed_from(path) == viewer_json.PERFETTO_PRINTED_FROM
-            trace.printed_from, trace.not_kept = viewer_json.printed_from(path), _viewer_json_losses(trace, jax)
+            printed = viewer_json.printed_from(path)
+            trace.printed_from = printed
+            trace.not_kept = _viewer_json_losses(trace, jax=printed == viewer_json.PERFETTO_PRINTED_FROM)
         return trace
 
 

@@ -103,3 +103,20 @@ def test_the_rewrite_holds_its_text_and_a_block_not_the_document(monkeypatch):
         tracemalloc.stop()
     assert out == _whole(text)
     assert peak < 2 * len(text)  # the text it returns, a block and a batch of events
+
+
+def test_a_value_longer_than_many_blocks_is_decoded_a_few_times_not_once_per_block(monkeypatch):
+    # fails on 04942157: a value cut by the buffer's end was decoded again after each block -- one of N blocks (a
+    # hostile file's one huge string) N times, its square; the buffer now doubles.  Counted, not timed.
+    monkeypatch.setattr(parse, "_SCAN_BLOCK", 1 << 12)
+    text = json.dumps({"traceEvents": [{"ts": "1"}], "note": "x" * (1 << 20)}).encode()  # 256 blocks in one value
+    calls = []
+
+    class Counting(json.JSONDecoder):
+        def raw_decode(self, s, idx=0):  # noqa: ANN001, ANN202
+            calls.append(idx)
+            return super().raw_decode(s, idx)
+
+    monkeypatch.setattr(parse.json, "JSONDecoder", Counting)
+    assert parse.times_as_numbers(io.BytesIO(text)) == _whole(text)
+    assert len(calls) < 40, len(calls)  # the few values, the long one about log2(256) times

@@ -1474,7 +1474,7 @@ class _EventStream:
                 return ""
 
     def _value(self) -> Any:
-        """The JSON value at the position, read whole (more blocks read while it is cut by the buffer's end)."""
+        """The JSON value at the position, read whole (more read while it is cut by the buffer's end)."""
         self._skip_ws()
         while True:
             try:
@@ -1482,13 +1482,21 @@ class _EventStream:
             except json.JSONDecodeError:
                 if self.eof:
                     raise
-                self._more()
+                self._grow()
                 continue
             if end == len(self.buf) and not self.eof and not isinstance(value, (dict, list, str)):
                 self._more()  # a number or a word at the buffer's end may go on in the next block
                 continue
             self.pos = end
             return value
+
+    def _grow(self) -> None:
+        """Read on until the text past the position is twice what it was (or the text ends).  Why: a value cut by the
+        buffer's end is decoded again from its start; a block at a time, one of N blocks (a hostile file's one huge
+        string or event) was decoded N times, its square -- doubled, its length a few times over."""
+        want = 2 * max(len(self.buf) - self.pos, 1)
+        while self._more() and len(self.buf) - self.pos < want:
+            pass
 
     def _expect(self, chars: str) -> str:
         c = self._skip_ws()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import zlib
 from itertools import compress, repeat
 from operator import is_not
 from typing import Any, NamedTuple
@@ -120,21 +121,27 @@ def _inferred_note(worker: str, rank: int, world: int | None) -> str:
 
 def process_of(path: str) -> Process | None:
     """What tells the process of the trace at ``path`` from another's (``ranks.Process``: its pids, header and ids),
-    as :func:`read_trace` reads it; None where it does not read (``KinetoReadError``).  The one place that chooses how:
+    as :func:`read_trace` reads it; None where it does not read (``KinetoReadError``, or a damaged compressed stream:
+    discovery asks it, and a file that does not read is no part of another).  The one place that chooses how:
     the compiled scanner's host columns (``parse.scan_host_columns``: the ids alone, no trace built), else -- no
     scanner, or a file it cannot read as the reader does, or one whose device work the flow arrows link -- the file
     decoded whole as :func:`read_trace` decodes it (the reference)."""
     try:
         with fsio.open_binary(path) as f:
             cols = scan_host_columns(f, max_profile_bytes())
-    except OSError:
+    except _UNREADABLE:
         cols = None
     if cols is not None and not unlinked_rows(cols, DEVICE_CATS).size:  # flows link only device rows, mostly
         return Process.of(cols)
     try:
         return Process.of(_parse(path)[0])
-    except KinetoReadError:
+    except (KinetoReadError, *_UNREADABLE):
         return None
+
+
+#: What a file's bytes raise where they do not read as a stream: a bad gzip (``OSError``), one cut off inside a member
+#: (``EOFError``), a corrupt deflate stream (``zlib.error``).
+_UNREADABLE = (OSError, EOFError, zlib.error)
 
 
 def _parse(path: str) -> tuple[KinetoTrace, int]:

@@ -225,8 +225,8 @@ def test_one_steps_syncs_are_counted_in_the_step():
     # main: "times per step" in a capture of one step; unmarked, that one step is the pass (h37-words3)
     assert "times in the pass" in f.summary, f.summary
     # h37-words3's main: "GPU idle, step 0 (1.13 ms)" beside 96 us, the step's whole idle; then no value; now the
-    # syncs' own idle, the text's (h37-windows60)
-    # syncs' own idle, the text's value (``one-value``, among the laws below: "8.0 us of the 90.5 us pass", "(8 us)")
+    # syncs' own idle, the text's value (h37-windows60; ``one-value``, among the laws below: "8.0 us of the 90.5 us
+    # pass", "(8 us)")
     assert said_per_step(f.summary) and all(re.search(r"\([\d.]+ us\)$", w.label) for w in f.windows), \
         (f.summary, [w.label for w in f.windows])
     assert not laws_broken(r)

@@ -645,7 +645,6 @@ _TRACE_SPAN = rb'"cat"\s*:\s*"Trace"\s*,\s*"ts"\s*:\s*([0-9]+(?:\.[0-9]*)?)\s*,\
 _TS = rb'"ts"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)'
 #: Each file's recorded end (us as written, None where its end holds none) by its identity (path, size, mtime).
 _ends: Memo[float | None] = Memo(50_000)
-_UNREAD = object()
 
 
 def _recorded_end_s(f: _File) -> float | None:
@@ -655,16 +654,19 @@ def _recorded_end_s(f: _File) -> float | None:
     h, key = f.header, (f.host.path, f.host.size, f.host.mtime_ns)
     if h.epoch_s is None or h.first_ts_us is None:
         return None
-    end_us = _ends.get(key, _UNREAD)
-    if end_us is _UNREAD:
-        tail = _tail_bytes(f.host.path, f.host.size)[-8192:]
-        m = re.search(_RECORD_END, tail) or _any_order(tail, rb'"name"\s*:\s*"Record Window End"', _TS)
-        spans = [tuple(float(x) for x in s) for s in re.findall(_TRACE_SPAN, tail)]
-        if not m and not spans:  # keys in another order than Kineto's: the first such span
-            span = _any_order(tail, rb'"cat"\s*:\s*"Trace"', _TS, rb'"dur"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)')
-            spans = [(float(span[0].group(1)), float(span[1].group(1)))] if span else []
-        end_us = _ends.put(key, float(m.group(1)) if m else (spans[-1][0] + spans[-1][1] if spans else None))
+    end_us = _ends.ask(key, lambda: _recorded_end_us(f))
     return None if end_us is None else h.epoch_s + (end_us - h.first_ts_us) / 1e6
+
+
+def _recorded_end_us(f: _File) -> float | None:
+    """:func:`_recorded_end_s`'s end as written (us on the trace's clock), read anew from the file's last 8 kB."""
+    tail = _tail_bytes(f.host.path, f.host.size)[-8192:]
+    m = re.search(_RECORD_END, tail) or _any_order(tail, rb'"name"\s*:\s*"Record Window End"', _TS)
+    spans = [tuple(float(x) for x in s) for s in re.findall(_TRACE_SPAN, tail)]
+    if not m and not spans:  # keys in another order than Kineto's: the first such span
+        span = _any_order(tail, rb'"cat"\s*:\s*"Trace"', _TS, rb'"dur"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)')
+        spans = [(float(span[0].group(1)), float(span[1].group(1)))] if span else []
+    return float(m.group(1)) if m else (spans[-1][0] + spans[-1][1] if spans else None)
 
 
 def _last_event_s(f: _File) -> float | None:

@@ -1407,6 +1407,11 @@ def _torn_down(delta: np.ndarray, addr: np.ndarray) -> list[_Live]:
     return [_Live.freed(-int(delta[k]), int(addr[k])) for k in made.tolist()]
 
 
+#: Events a window of the history (:func:`_last_positive`, :func:`_twins`, :func:`_last_allocation`): each reads the
+#: whole history a window at a time, no whole-history temporary beside its columns (h37-snap60).
+_WINDOW = 1 << 20
+
+
 def _last_positive(delta: np.ndarray) -> int:
     """The history's last allocation (-1: none), a window at a time from the end (no whole-history index array)."""
     for e in range(delta.size, 0, -_WINDOW):
@@ -1470,8 +1475,6 @@ def _last_allocation(delta: np.ndarray, addr: np.ndarray, addresses: np.ndarray)
     return last[inverse.reshape(-1)]
 
 
-#: events a window of the history (:func:`_last_allocation`)
-_WINDOW = 1 << 20
 
 def _made_at(delta: np.ndarray, addr: np.ndarray, dump: list[_Live]) -> list[int]:
     """Per block live at the dump, the event that allocated it last (-1: before the history).  Why: without frames

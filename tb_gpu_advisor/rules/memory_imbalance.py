@@ -11,9 +11,10 @@ holding an allocated block (``peak_reserved_in_use_bytes``, read only where ever
 caching allocator's split blocks on one GPU are bytes it cannot hand back before an OOM (its wholly free segments it
 can, so they are not counted), and that GPU runs out first though every GPU allocates alike; the finding says which it
 read (``detail.reads``), and its fix is the allocator's (``:reserved``: expandable segments).  Saving: the bytes the
-fullest GPU holds above the GPUs' mean -- what balancing moves off it.  Fixes: DataParallel's where the allocations' frames run through it -- the first GPU fullest
-(``:data_parallel``): DistributedDataParallel, the loss inside the replicas' forward; another (``:data_parallel_split``):
-the batch split by bytes, not count -- else balancing the model's or the batch's split.
+fullest GPU holds above the GPUs' mean -- what balancing moves off it.  Fixes: DataParallel's where the allocations'
+frames run through it -- the first GPU fullest (``:data_parallel``): DistributedDataParallel, the loss inside the
+replicas' forward; another (``:data_parallel_split``): the batch split by bytes, not count -- else balancing the
+model's or the batch's split.
 """
 
 from __future__ import annotations

@@ -120,3 +120,19 @@ def test_a_value_longer_than_many_blocks_is_decoded_a_few_times_not_once_per_blo
     monkeypatch.setattr(parse.json, "JSONDecoder", Counting)
     assert parse.times_as_numbers(io.BytesIO(text)) == _whole(text)
     assert len(calls) < 40, len(calls)  # the few values, the long one about log2(256) times
+
+
+def test_a_number_longer_than_many_blocks_is_decoded_a_few_times_not_once_per_block(monkeypatch):
+    # fails on 04942157 as the string above does: a number at the buffer's end was decoded again after each block
+    monkeypatch.setattr(parse, "_SCAN_BLOCK", 1 << 12)
+    text = b'{"traceEvents": [{"ts": "1"}], "note": 1.' + b"0" * (1 << 20) + b"}"
+    calls = []
+
+    class Counting(json.JSONDecoder):
+        def raw_decode(self, s, idx=0):  # noqa: ANN001, ANN202
+            calls.append(idx)
+            return super().raw_decode(s, idx)
+
+    monkeypatch.setattr(parse.json, "JSONDecoder", Counting)
+    assert parse.times_as_numbers(io.BytesIO(text)) == _whole(text)
+    assert len(calls) < 40, len(calls)

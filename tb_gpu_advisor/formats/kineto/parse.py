@@ -1485,7 +1485,7 @@ class _EventStream:
                 self._grow()
                 continue
             if end == len(self.buf) and not self.eof and not isinstance(value, (dict, list, str)):
-                self._more()  # a number or a word at the buffer's end may go on in the next block
+                self._grow()  # a number or a word at the buffer's end may go on in the next block
                 continue
             self.pos = end
             return value

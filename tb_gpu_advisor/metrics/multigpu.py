@@ -241,7 +241,7 @@ def kernel_times(ctx: Context) -> dict[int, list]:
 def peer_median(values: dict[int, float], gpu: int) -> float:
     """The median of the other GPUs' values (``values``: GPU -> its compute ms per step, its allocated peak): what
     ``gpu`` is judged against, by ``gpu_imbalance`` (its compute) and ``memory_imbalance`` (its memory) alike.
-    numpy's median: ``statistics`` is no import the command line pays for (``tests/test_cli_lazy_imports``)."""
+    numpy's median: ``statistics`` is no import the command line pays for (``tests/cli/test_cli_lazy_imports.py``)."""
     return float(np.median([v for g, v in values.items() if g != gpu]))
 
 

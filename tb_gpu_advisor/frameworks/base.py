@@ -580,6 +580,17 @@ def _filled(a: Action, fmt: Mapping[str, object]) -> Action:
 
 #: Words and phrases every framework may override; the value here is the framework-neutral wording.
 GENERIC_LABELS: dict[str, str] = {
+    # ``memory_imbalance``: who holds the bytes, why a reserve grows apart, and which GPU of a replicated module is fullest
+    "memory_imbalance:gpus": "the GPUs of one process",
+    "memory_imbalance:replicas": "one module's replicas on the GPUs of one process",
+    "memory_imbalance:split_blocks": ("the allocator keeps split blocks on GPU {gpu} that later requests do not fit, so "
+                                      "it runs out of memory first while the others keep room (its cache of wholly free "
+                                      "segments is not counted: the allocator hands that back before it fails)"),
+    "memory_imbalance:first_gpu": ("The fullest is the first GPU: the replicas' output device, which holds the module's "
+                                   "master copy and gathers every replica's outputs."),
+    "memory_imbalance:other_gpu": ("The fullest is not the first GPU (the output device, which holds the master copy and "
+                                   "the gathered outputs): its replica made more than the others, most likely because "
+                                   "its share of the batch holds more bytes."),
     "copies:staging": "pageable copies pass through the driver's staging buffer, pinned ones do not",
     "copies:staged": "host side the runtime's pinned staging buffer; the program's memory pageable, staged through "
                      "it by the host: {staged}",

@@ -2739,6 +2739,13 @@ FRAMEWORK = Framework(
     input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, step_number=step_number, factory_op=is_factory_op,
     launcher_call=is_launcher_call, least_reserve=least_reserve,
     labels={**SNAPSHOT_MADE,
+            "memory_imbalance:replicas": "nn.DataParallel's replicas of one module",
+            "memory_imbalance:split_blocks": (
+                "the caching allocator keeps split blocks on GPU {gpu} that later requests do not fit, so it runs out of "
+                "memory first while the others keep room (its cache of wholly free segments is not counted: the "
+                "allocator hands that back before it fails)"),
+            "memory_imbalance:first_gpu": ("The fullest is the first GPU: DataParallel's output device, which holds the "
+                                           "module's master copy and gathers every replica's outputs."),
             "python_tracing": "every Python call (torch.profiler's with_stack=True)",
             "python_tracing_confirm": ("profile again without with_stack=True (torch.profiler.record_function ranges "
                                        "around the suspect code keep it named) to measure the host's time as the "

@@ -49,8 +49,7 @@ def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     mean = sum(of(g) for g in gpus) / len(gpus)
     frees = int(of(top) - mean)
-    how = ("nn.DataParallel's replicas of one module" if m.memory.data_parallel
-           else "the GPUs of one process")
+    how = ctx.fw.label("memory_imbalance:replicas" if m.memory.data_parallel else "memory_imbalance:gpus")
     others = ", ".join(f"GPU {g.gpu} {gb(of(g))}" for g in gpus if g is not top)
     n = len(gpus) - 1
     if of is _allocated:
@@ -62,22 +61,18 @@ def check(m: HostMetrics) -> list[Finding]:
         near = _allocated(top) / peer_median({g.gpu: _allocated(g) for g in gpus}, top.gpu)
         text = (f"GPU {top.gpu} reserves up to {gb(of(top))} in segments that hold an allocated block, {ratio:.1f}x the "
                 f"median {gb(median)} of the process's other {n} GPU{'s' if n > 1 else ''} ({others}), though its "
-                f"allocated peak ({gb(_allocated(top))}) is {near:.2f}x theirs: {how} allocate alike, but the "
-                f"caching allocator keeps split blocks on GPU {top.gpu} that later requests do not fit, so it runs out "
-                f"of memory first while the others keep room (its cache of wholly free segments is not counted: the "
-                f"allocator hands that back before it fails). Balanced at the GPUs' mean ({gb(mean)}), GPU {top.gpu} "
+                f"allocated peak ({gb(_allocated(top))}) is {near:.2f}x theirs: {how} allocate alike, but "
+                f"{ctx.fw.label('memory_imbalance:split_blocks', gpu=top.gpu)}. Balanced at the GPUs' mean ({gb(mean)}), GPU {top.gpu} "
                 f"would hold {gb(frees)} less.")
     variant = ID
     if of is _in_use:
         variant = f"{ID}:reserved"
     elif m.memory.data_parallel and top.gpu == min(g.gpu for g in gpus):
         variant = f"{ID}:data_parallel"
-        text += (" The fullest is the first GPU: DataParallel's output device, which holds the module's master copy "
-                 "and gathers every replica's outputs.")
+        text += " " + ctx.fw.label("memory_imbalance:first_gpu")
     elif m.memory.data_parallel:
         variant = f"{ID}:data_parallel_split"
-        text += (" The fullest is not the first GPU (the output device, which holds the master copy and the gathered "
-                 "outputs): its replica made more than the others, most likely because its share of the batch holds more bytes.")
+        text += " " + ctx.fw.label("memory_imbalance:other_gpu")
     reserve = all(g.peak_reserved_in_use_bytes for g in gpus)
     rows = [[g.gpu, gb(g.peak_allocated_bytes)] + ([gb(g.peak_reserved_in_use_bytes)] if reserve else [])
             + [f"{of(g) / mean:.2f}", mem.when(g, ctx)] for g in sorted(gpus, key=lambda g: -of(g))]

@@ -4487,11 +4487,10 @@ def write_host_marked_epoch(path: str, iterations: int = 12, startup_ms: float =
             begun = r.host_us
             r.host_us += 2.0
             for name, us in ops:
-                op = r.cpu(name, us, advance=False)
+                r.cpu(name, us, advance=False)
                 addr = r.malloc(1 << 20, r.host_us + 1.0)
                 r.mfree(addr, r.host_us + us - 1.0)
                 r.host_us += us
-                del op
             r.host_us += 2.0
             mark["dur"] = round(r.host_us - begun, 3)
         r.host_us += gap_us

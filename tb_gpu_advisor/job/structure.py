@@ -152,8 +152,8 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
 
 def _host_lead(h: HostEvents, fw: Framework, found: SpanSteps) -> str:
     """Where the host's ops weigh the spans (:func:`host_work_times`), the time before the first iteration said as
-    what the trace shows it is: the longest stretch in it that no host event runs through (nothing recorded but the
-    spans around the whole loop), where it is longer than the iterations' median, ended by the framework's first input
+    what the trace shows it is: the longest stretch in it that no host event runs through (the spans around the whole
+    first iteration, the loop's own, aside), where it is longer than the iterations' median, ended by the framework's first input
     fetch (``fw.input_event``) -- the wait for the first batch, a worker pool's start-up where the loader's iterator
     runs workers (``fw.parallel_input``) -- or by other work (unrecorded host time); "" where no such stretch.
 
@@ -163,14 +163,14 @@ def _host_lead(h: HostEvents, fw: Framework, found: SpanSteps) -> str:
         return ""
     first = int(found.start[0])
     s, e = h.start.astype(np.int64), h.end.astype(np.int64)
-    before = np.flatnonzero((s < first) & (e <= first))  # what ended before the first iteration (not the loop's span)
-    if not before.size:
+    # what ran before the first iteration, cut at its start; never a span around the whole first iteration (the loop's
+    # own: an epoch's range)
+    before = (s < first) & (e < int(found.end[0]))
+    if not before.any():
         return ""
-    edges = np.sort(np.concatenate([e[before], [first]]))
-    starts_after = np.sort(s[(s >= int(e[before].min()))])
-    # each gap: from an event's end to the next event's start at or after it
-    nxt = starts_after[np.minimum(np.searchsorted(starts_after, edges[:-1]), starts_after.size - 1)]
-    gaps = nxt - edges[:-1]
+    run_s, run_e = union_intervals(s[before], np.minimum(e[before], first))
+    nxt = np.append(run_s[1:], first)  # each stretch: from a run of events' end to the next run's start
+    gaps = nxt - run_e
     k = int(np.argmax(gaps))
     gap, at = int(gaps[k]), int(nxt[k])
     if gap <= float(np.median(found.end - found.start)):

@@ -4444,3 +4444,57 @@ def write_coalesced_all_gather(path: str, steps: int = 6) -> dict[str, Any]:
     write_doc(path, trace_doc(r, len(COALESCED_SHARDS)))
     return {"type": "AllGather", "calls_per_step": 1, "bytes": COALESCED_SHARDS[0] * 2,
             "group_size": len(COALESCED_SHARDS), "pg": f"pg {COALESCED_PG}"}
+
+
+#: :func:`write_host_marked_epoch`'s iteration: each ``record_function`` range the loop opens (name) and the host ops
+#: inside it (name, us), in order -- a small CNN's batch upload, forward and backward as the real
+#: ``wild/cuda_unrecorded_cifar_cnn`` marks them (its backward, each layer's gradient and the update, holds the most ops)
+HOST_MARKED_PHASES = (("data_to_device", (("aten::to", 1400.0), ("aten::to", 500.0))),
+                      ("forward", (("aten::conv2d", 900.0), ("aten::relu", 150.0), ("aten::max_pool2d", 300.0),
+                                   ("aten::linear", 400.0), ("aten::cross_entropy_loss", 250.0))),
+                      ("backward", (("autograd::engine::evaluate_function: AddmmBackward0", 300.0),
+                                    ("autograd::engine::evaluate_function: ReluBackward0", 80.0),
+                                    ("autograd::engine::evaluate_function: MaxPool2DWithIndicesBackward0", 200.0),
+                                    ("autograd::engine::evaluate_function: ConvolutionBackward0", 1200.0),
+                                    ("autograd::engine::evaluate_function: ReluBackward0", 80.0),
+                                    ("autograd::engine::evaluate_function: ConvolutionBackward0", 900.0),
+                                    ("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", 40.0),
+                                    ("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", 40.0),
+                                    ("Optimizer.step#SGD.step", 700.0))))
+
+
+def write_host_marked_epoch(path: str, iterations: int = 12, startup_ms: float = 3000.0, fetch_us: float = 600.0,
+                            gap_us: float = 300.0, workers: bool = True) -> dict[str, Any]:
+    """A ``torch.profiler`` trace of one training epoch whose GPU side was not recorded (the allocator's ``[memory]``
+    events on GPU 0, no CUDA call, kernel or copy) and whose loop calls no ``prof.step()``: ``iterations`` batches,
+    each fetched from the DataLoader (``fetch_us``; worker processes where ``workers``) then marked by the user's
+    ``record_function`` ranges of :data:`HOST_MARKED_PHASES` around their host ops, ``gap_us`` of untraced Python
+    between them; the epoch opens with the sampler's two ops, then ``startup_ms`` with no event (the loader's
+    iterator made: its workers starting) before the first batch's fetch.  Truth by construction: the iterations, each
+    iteration's time (ms, from one ``forward`` to the next), and the unrecorded start-up (ms)."""
+    r = Rank(rank=0, pid=35500, device=0)
+    r.mem = MemSim(held=2 << 20)
+    loader = MULTI_DATALOADER if workers else "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+    epoch = r.cpu("training_epoch", 0.0, cat="user_annotation", advance=False)
+    start = r.host_us
+    r.cpu("aten::randperm", 2.0)
+    r.cpu("aten::random_", 2.0)
+    r.host_us += startup_ms * 1000.0
+    for _ in range(iterations):
+        r.cpu(loader, fetch_us)
+        for phase, ops in HOST_MARKED_PHASES:
+            mark = r.cpu(phase, 0.0, cat="user_annotation", advance=False)
+            begun = r.host_us
+            r.host_us += 2.0
+            for name, us in ops:
+                r.cpu(name, us, advance=False)
+                addr = r.malloc(1 << 20, r.host_us + 1.0)
+                r.mfree(addr, r.host_us + us - 1.0)
+                r.host_us += us
+            r.host_us += 2.0
+            mark["dur"] = round(r.host_us - begun, 3)
+        r.host_us += gap_us
+    epoch["dur"] = round(r.host_us - start, 3)
+    write_doc(path, trace_doc(r, 1))
+    per = fetch_us + gap_us + sum(sum(us for _, us in ops) + 4.0 for _, ops in HOST_MARKED_PHASES)
+    return {"iterations": iterations, "iteration_ms": per / 1000.0, "startup_ms": startup_ms}

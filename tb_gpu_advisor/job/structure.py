@@ -20,12 +20,17 @@ from typing import NamedTuple
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.fmt import pct
+from tb_gpu_advisor.common.fmt import ms, pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, nvtx, user_ranges, xla
 from tb_gpu_advisor.frameworks.engines import Engine
 from tb_gpu_advisor.model.columns import count_within, held, outermost, outermost_rows, stable_order, union_intervals
+from tb_gpu_advisor.job.phase import PS_PER_MS
 from tb_gpu_advisor.model.trace import HostEvents, Trace
+
+#: what weighs a span (:func:`span_steps`): the GPU work it launches, or, where the capture holds none, the host's ops
+_LAUNCHED = "the GPU work's launches"
+_HOST_OPS = "the host's ops (the capture holds no GPU work to weigh them by)"
 
 #: Span names weighed per table, by total time: the step is among the longest-running names.
 _CANDIDATES = 48
@@ -102,7 +107,9 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
     h = trace.h
     # launches counted by time, on any thread: PyTorch runs the backward pass on its autograd thread while the loop's
     # own thread waits inside ``train_step``; a step span holds them all
-    times = work_launch_times(trace, launches)
+    times, work = work_launch_times(trace, launches), _LAUNCHED
+    if not times.size:
+        times, work = host_work_times(trace, launches, fw), _HOST_OPS
     if not times.size:
         return None
     cands = []
@@ -136,11 +143,52 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
     if not repeated:
         return None
     best = min(repeated, key=lambda c: (-int(c.coverage * 10 + 1e-9), c.count, -c.total))
-    return (_opening_forwards(h, best, times)
-            or _result(best, "annotation_spans", "medium", "the program's repeated spans"))
+    found = (_opening_forwards(h, best, times, work)
+             or _result(best, "annotation_spans", "medium", "the program's repeated spans", work))
+    if work == _HOST_OPS:
+        found.note += _host_lead(h, fw, found)
+    return found
 
 
-def _opening_forwards(h: HostEvents, best: _Cand, times: np.ndarray) -> SpanSteps | None:
+def _host_lead(h: HostEvents, fw: Framework, found: SpanSteps) -> str:
+    """Where the host's ops weigh the spans (:func:`host_work_times`), the time before the first iteration said as
+    what the trace shows it is: the longest stretch in it that no host event runs through (the spans around the whole
+    first iteration, the loop's own, aside), where it is longer than the iterations' median, ended by the framework's first input
+    fetch (``fw.input_event``) -- the wait for the first batch, a worker pool's start-up where the loader's iterator
+    runs workers (``fw.parallel_input``) -- or by other work (unrecorded host time); "" where no such stretch.
+
+    Why: a capture without the GPU's side has no GPU idle to show where its time went, and the stretch before its first
+    batch (11.9 s of 12.8 s in ``wild/cuda_unrecorded_cifar_cnn``: two DataLoader workers starting) went unnamed."""
+    if found.start.size < 2:
+        return ""
+    first = int(found.start[0])
+    s, e = h.start.astype(np.int64), h.end.astype(np.int64)
+    # what ran before the first iteration, cut at its start; never a span around the whole first iteration (the loop's
+    # own: an epoch's range)
+    before = (s < first) & (e < int(found.end[0]))
+    if not before.any():
+        return ""
+    run_s, run_e = union_intervals(s[before], np.minimum(e[before], first))
+    nxt = np.append(run_s[1:], first)  # each stretch: from a run of events' end to the next run's start
+    gaps = nxt - run_e
+    k = int(np.argmax(gaps))
+    gap, at = int(gaps[k]), int(nxt[k])
+    if gap <= float(np.median(found.end - found.start)):
+        return ""
+    size = ms(gap / PS_PER_MS)
+    after = np.flatnonzero((s >= at) & (s < first))  # what the stretch opens, up to the first iteration
+    fetch = next((n for n in (h.names[int(h.name[i])] for i in after[np.argsort(s[after], kind="stable")].tolist())
+                  if fw.input_event(n)), None)
+    if fetch is None:
+        return f"; the {size} before the first iteration hold no recorded event: unrecorded host time"
+    if fw.parallel_input(fetch):
+        return (f"; the {size} before the first batch's fetch (`{_short(fetch)}`) hold no recorded event: the "
+                "loader's iterator runs worker processes, which start, unrecorded, when it is made")
+    return (f"; the {size} before the first batch's fetch (`{_short(fetch)}`) hold no recorded event: unrecorded "
+            "host time")
+
+
+def _opening_forwards(h: HostEvents, best: _Cand, times: np.ndarray, work: str = "") -> SpanSteps | None:
     """``best``, a span named after a later phase of a pass (a backward, an optimizer step), read as the iterations
     its thread's forward spans open (:func:`forward_iterations`); None where it names no such phase, or its thread
     marks no forward that opens each of its instances' iterations.
@@ -164,8 +212,8 @@ def _opening_forwards(h: HostEvents, best: _Cand, times: np.ndarray) -> SpanStep
         starts = h.start[rows].astype(np.int64)
         cov = count_within(times, starts, ends) / max(times.size, 1)  # iterations back to back: a launch once
         note = (f"the program's repeated spans: {rows.size} iterations, each from a `{_short(fwd)}` host event "
-                f"through its `{_short(best.name)}` to its last phase's end, enclosing {pct(cov, 0)} of the GPU "
-                "work's launches (no step markers in the capture)")
+                f"through its `{_short(best.name)}` to its last phase's end, enclosing {pct(cov, 0)} of "
+                f"{work or _LAUNCHED} (no step markers in the capture)")
         return SpanSteps(fwd, "annotation_spans", starts, ends, cov, "medium", note, phase=best.name)
     return None
 
@@ -263,6 +311,27 @@ def work_launch_times(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:
         del marked
     times.sort(kind="stable")  # a few sorted runs (one per launching thread): timsort merges them, 4x quicksort's speed
     return times
+
+
+def host_work_times(trace: Trace, launches: list[np.ndarray], fw: Framework) -> np.ndarray:
+    """Where the capture holds no GPU work at all (its GPU side unrecorded or never used), the host times (ps, int64,
+    sorted) of the framework's top-level ops (``fw.dispatch_event``), each once: the work a repeated span must hold to be
+    the job's iteration; empty where any device work was recorded (then the launches weigh the spans) or the framework
+    names no op.
+
+    Why: the GPU's launches weigh a span by the work it starts, and a capture whose CUDA side was not recorded holds
+    none, though its host marks every iteration (``record_function`` ranges, DataLoader turns) and runs each
+    iteration's ops inside them -- its 16 marked batches read as one pass where "nothing repeats" (h37-steps60b:
+    ``wild/cuda_unrecorded_cifar_cnn``).  The ops a span encloses stand in for the work it launches."""
+    h = trace.h
+    if not len(h) or any(len(d) for d in trace.devices) or any(a.size for a in launches):
+        return np.zeros(0, np.int64)
+    ops = np.flatnonzero(h.name_mask(fw.dispatch_event))
+    if not ops.size:
+        return ops.astype(np.int64)
+    s, e = h.start[ops].astype(np.int64), h.end[ops].astype(np.int64)
+    top = outermost_rows(h.line[ops], s, e)  # an op's nested ops are its own work, counted once
+    return np.sort(s[top])
 
 
 def step_end_count(trace: Trace, fw: Framework) -> int:
@@ -620,10 +689,10 @@ def _same_programs(c: _Cand, runs: tuple[np.ndarray, np.ndarray, np.ndarray] | N
     return 2 * sets.count(loop) > len(sets) and all(x & loop for x in sets)
 
 
-def _result(c: _Cand, source: str, confidence: str, what: str) -> SpanSteps:
+def _result(c: _Cand, source: str, confidence: str, what: str, work: str = "") -> SpanSteps:
     # one event is one ("1 `step[DECODE bs=32]` host event", h37-review14: "host events" of one)
-    note = (f"{what}: {c.count} `{_short(c.name)}` {c.table}{'' if c.count == 1 else 's'} enclosing {pct(c.coverage, 0)} of the GPU work's "
-            "launches (no step markers in the capture)")
+    note = (f"{what}: {c.count} `{_short(c.name)}` {c.table}{'' if c.count == 1 else 's'} enclosing {pct(c.coverage, 0)} of "
+            f"{work or _LAUNCHED} (no step markers in the capture)")
     return SpanSteps(c.name, source, c.start, c.end, c.coverage, confidence, note)
 
 

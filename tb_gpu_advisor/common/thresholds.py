@@ -675,7 +675,8 @@ def adopt(values: dict[str, float]) -> None:
     parent was lost there while the report cache keyed the report on it (h37-speed60)."""
     unknown = sorted(set(values) - set(THRESHOLDS))
     if unknown:
-        raise KeyError(f"unknown threshold(s) {unknown}; see tb_gpu_advisor/common/thresholds.py")
+        raise KeyError(f"{len(unknown)} unknown threshold{'s' if len(unknown) > 1 else ''} {unknown}; "
+                       "see tb_gpu_advisor/common/thresholds.py")
     for t in _TABLE:
         THRESHOLDS[t.name] = replace(t, value=float(values[t.name])) if t.name in values else t
 

@@ -20,38 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from synthetic import jaxcapture as jc
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
-from tests.support.real_checks import REAL_JAX_SET
+from tests.support.round_trip_loop import real_jax_xplane, round_trip_loop
 from tests.support.xplane_paths import written_capture
 
-MIB16 = 16 << 20
-SHAPE = "bf16[2048,4096]"
-
-
-
-def _loop(round_trip: bool) -> jc.JaxCapture:
-    """part1 -> [np.asarray out, host work] -> put 16 MiB -> part2, or with no copy out: [host work] put 16 MiB -> part1
-    -> part2; then host work the program records, so the step's marker closes after part2 has run."""
-    cap = jc.JaxCapture(seed=0, step_annotation=True, command_buffers=True)
-    ks = jc.mlp_bf16_step(2, command_buffers=True)
-    for _ in range(12):
-        cap.begin_step()
-        if round_trip:
-            cap.execute(ks, function="part1")
-            cap.to_host(MIB16, shape=SHAPE)
-            cap.host_work(1500.0)
-            cap.execute(ks, function="part2", inputs=(cap.device_put(MIB16, SHAPE),))
-        else:
-            cap.host_work(1500.0)
-            batch = cap.device_put(MIB16, SHAPE)
-            cap.execute(ks, function="part1", inputs=(batch,))
-            cap.execute(ks, function="part2")
-        with cap.annotation("metrics_on_host"):  # the step's marker closes after part2 has run
-            cap.host_work(2500.0)
-        cap.end_step()
-    return cap
 
 
 def _metrics_and_rules(p: Path):
@@ -62,7 +35,7 @@ def _metrics_and_rules(p: Path):
 def test_a_copy_back_of_the_steps_own_data_is_no_input(tmp_path):
     """The round trip's loop has no input: its input wait is nil and input_bound does not fire; the round trip's idle
     holds the copy back's staging.  Main booked the put's staging as input (a wait of ~the staging time)."""
-    m, found = _metrics_and_rules(written_capture(tmp_path, _loop(round_trip=True), "round_trip"))
+    m, found = _metrics_and_rules(written_capture(tmp_path, round_trip_loop(round_trip=True), "round_trip"))
     assert m.round_trip.steps_with >= 10
     assert m.breakdown.input_wait == pytest.approx(0.0, abs=1e-3), m.breakdown.input_wait
     assert "input_bound" not in found
@@ -73,7 +46,7 @@ def test_a_copy_back_of_the_steps_own_data_is_no_input(tmp_path):
 def test_control_the_same_copy_as_a_batch_before_the_step_is_input(tmp_path):
     """The twin: the same 16 MiB put, with no copy out before it, is the step's input -- its wait is the batch's
     transfer (the put's staging), as it was before."""
-    m, _ = _metrics_and_rules(written_capture(tmp_path, _loop(round_trip=False), "batch_put"))
+    m, _ = _metrics_and_rules(written_capture(tmp_path, round_trip_loop(round_trip=False), "batch_put"))
     assert m.round_trip.steps_with == 0
     assert m.breakdown.input_wait > 0.05, m.breakdown.input_wait
 
@@ -81,25 +54,18 @@ def test_control_the_same_copy_as_a_batch_before_the_step_is_input(tmp_path):
 def test_the_round_trip_owns_what_the_input_gave_back(tmp_path):
     """One account: the time the round trip's loop no longer books as input is the round trip's -- its idle grows by
     the copy back's staging, the wait its twin books as input (within the few microseconds of a dispatch)."""
-    trip, _ = _metrics_and_rules(written_capture(tmp_path, _loop(round_trip=True), "round_trip"))
-    twin, _ = _metrics_and_rules(written_capture(tmp_path, _loop(round_trip=False), "batch_put"))
+    trip, _ = _metrics_and_rules(written_capture(tmp_path, round_trip_loop(round_trip=True), "round_trip"))
+    twin, _ = _metrics_and_rules(written_capture(tmp_path, round_trip_loop(round_trip=False), "batch_put"))
     host_part = 1.5  # the host work between the copy out and the copy back, ms
     assert trip.round_trip.idle_ms_per_step >= host_part + 0.8 * twin.breakdown.input_wait, (
         trip.round_trip.idle_ms_per_step, twin.breakdown.input_wait)
-
-
-def _real(run: str) -> Path:
-    files = sorted((REAL_JAX_SET / run).glob("plugins/profile/*/*.xplane.pb"))
-    if not files:
-        pytest.skip(f"{REAL_JAX_SET / run} not here (the shared profiles are read in place)")
-    return files[0]
 
 
 def test_real_host_roundtrip_has_no_input_wait():
     """real-h100-jax host_roundtrip (device -> NumPy -> device mid-step, 16.8 MB out, 33.6 MB back as float32): no
     input exists in the program (its batch lives on the device); main read 3.78 ms a step as "the batch's transfer"
     and warned input_bound.  Its round trip now holds that leg: 19.6 -> 23.4 ms of idle a step."""
-    m, found = _metrics_and_rules(_real("host_roundtrip"))
+    m, found = _metrics_and_rules(real_jax_xplane("host_roundtrip"))
     assert m.breakdown.input_wait == pytest.approx(0.0, abs=0.05), m.breakdown.input_wait
     assert "input_bound" not in found
     assert m.round_trip.idle_ms_per_step > 22.0, m.round_trip.idle_ms_per_step
@@ -109,7 +75,7 @@ def test_real_host_roundtrip_has_no_input_wait():
 def test_real_implicit_numpy_input_stays_input():
     """Control: a NumPy batch handed to jit each step copies in with no copy out before it -- input, all of it the
     batch's transfer, as before (2.49 ms)."""
-    m, found = _metrics_and_rules(_real("implicit_numpy_input"))
+    m, found = _metrics_and_rules(real_jax_xplane("implicit_numpy_input"))
     assert m.round_trip.steps_with == 0
     assert m.input.transfer_ms_per_step == pytest.approx(m.breakdown.input_wait, rel=0.02)
     assert m.breakdown.input_wait > 2.0

@@ -145,10 +145,10 @@ def test_round_trip_windows_claim_its_host_work_not_the_copy_out(tmp_path):
     work too -- over 4 ms for an idle under 2.5 ms)."""
     from tb_gpu_advisor.formats.xplane.adapter import read_trace
     from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
-    from tests.metrics.test_round_trip_leg_not_input import _loop
+    from tests.support.round_trip_loop import round_trip_loop
     from tests.support.xplane_paths import written_capture
 
-    p = written_capture(tmp_path, _loop(round_trip=True), "round_trip")
+    p = written_capture(tmp_path, round_trip_loop(round_trip=True), "round_trip")
     m = host_metrics(read_trace(str(p)))
     h = host_report(m, p.stat().st_size)
     f = _one(h, "host_op_placement")
@@ -163,11 +163,11 @@ def test_real_round_trip_windows_leave_the_copy_out_to_the_copies():
     """real-h100-jax ``host_roundtrip`` (13 alike steps of ~26.6 ms, 23.4 ms of host work with the GPU idle each):
     base's windows added each step's 16.8 MB copy out (step 1: 28.2 ms, 20% above the text's mean); now each is
     the step's share of the host work, within the steps' spread of the mean."""
-    from tests.metrics.test_round_trip_leg_not_input import _real
+    from tests.support.round_trip_loop import real_jax_xplane
     from tb_gpu_advisor.formats.xplane.adapter import read_trace
     from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
 
-    p = _real("host_roundtrip")
+    p = real_jax_xplane("host_roundtrip")
     h = host_report(host_metrics(read_trace(str(p))), p.stat().st_size)
     f = _one(h, "host_op_placement")
     said = _said_ms(f)

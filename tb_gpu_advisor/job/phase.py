@@ -317,8 +317,7 @@ def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray, laun
         cand = np.flatnonzero((long & (dur > cut)) | _first_over_repeats(h, dur, launch, long, state))
         # a collective kernel running through the launch waits for its peers (each rank's first launch loads the
         # module at once, so its peer's wait spans its own load): no work that fills the launch queue
-        idle = (_gpu_idle_through(trace, h.start[cand], h.end[cand], collectives=False)
-                & (state[cand] != _REPEAT))
+        idle = _calls_idle(trace, cand, collectives=False) & (state[cand] != _REPEAT)
         slow[cand[idle]] = True
     if slow.any() and dur[slow].sum() < T("job.one_time_launch_share") * d_sum:
         slow[:] = False  # a few slow launches among many: noise (preemption), not a cold process
@@ -374,7 +373,7 @@ def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: 
             out[order[a]] = True
     if recorded and out.any():  # the GPU busy through the call: it waited for GPU work, which no first call pays
         idx = np.flatnonzero(out)
-        out[idx[~_gpu_idle_through(trace, h.start[idx].astype(np.int64), h.end[idx].astype(np.int64))]] = False
+        out[idx[~_calls_idle(trace, idx)]] = False
     return out
 
 
@@ -681,7 +680,7 @@ def _silences_before(trace: Trace, marks: np.ndarray, first_runs: np.ndarray | N
     work = np.flatnonzero(h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_blocking_call)
                           | h.name_mask(devices.is_alloc_call))
     gpu_end = np.sort(np.concatenate([d.end.astype(np.int64) for d in trace.devices if len(d)] or [_EMPTY]))
-    starts, ends = [], []
+    starts, ends, lines = [], [], []
     for i, n in zip(marks.tolist(), nxt.tolist()):
         t, ln = int(h.start[i]), h.line[i]
         before = work[(h.line[work] == ln) & (h.end[work] <= t)]
@@ -695,10 +694,11 @@ def _silences_before(trace: Trace, marks: np.ndarray, first_runs: np.ndarray | N
         if b > a:
             starts.append(a)
             ends.append(b)
+            lines.append(ln)
     if not starts:
         return _EMPTY, _EMPTY
     s, e = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
-    idle = _gpu_idle_through(trace, s, e)
+    idle = _gpu_idle_through(trace, s, e, np.asarray(lines, dtype=h.line.dtype))
     return s[idle], e[idle]
 
 
@@ -866,7 +866,7 @@ def unseen_gpu_calls(trace: Trace, launches: list[np.ndarray] | None = None, sta
         cand = cand[~_never_waits(trace, cand, launches)]
     if not cand.size:
         return np.zeros(0, np.int64)
-    cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand], h.line[cand])]
+    cand = cand[_calls_idle(trace, cand)]
     if cand.size:  # the call that created the context waited for no GPU work: there was none yet
         cand = cand[~(started if started is not None else context_start(trace)).calls[cand]]
     if cand.size:
@@ -922,7 +922,7 @@ def _first_async_calls(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:
         return out
     head = head[_never_waits(trace, head, launches)]
     if head.size:
-        out[head[_gpu_idle_through(trace, h.start[head], h.end[head])]] = True
+        out[head[_calls_idle(trace, head)]] = True
     return out
 
 
@@ -1024,7 +1024,7 @@ def _context_calls(trace: Trace, starts: list[tuple[int, int]]) -> np.ndarray:
     long = (h.end[p] - h.start[p]) >= T("job.one_time_launch_ms") * PS_PER_MS
     p = p[long]
     if p.size:
-        out[p[_gpu_idle_through(trace, h.start[p], h.end[p])]] = True
+        out[p[_calls_idle(trace, p)]] = True
     return out
 
 
@@ -1100,7 +1100,7 @@ def _unrecorded_context(trace: Trace, ctx: np.ndarray, starts: list[tuple[int, i
         if not pick.size:
             continue
         s, e = union_intervals(w.start[pick].astype(np.int64), w.end[pick].astype(np.int64))
-        idle = _gpu_idle_through(trace, s, e)
+        idle = _gpu_idle_through(trace, s, e, np.full(s.size, h.line[i], dtype=h.line.dtype))
         s, e = s[idle], e[idle]
         total = int((e - s).sum())
         if total < T("job.one_time_launch_ms") * PS_PER_MS:
@@ -1132,7 +1132,7 @@ def _rare_slow_calls(trace: Trace, dur: np.ndarray, other: np.ndarray) -> np.nda
     out = np.zeros(len(h), dtype=bool)
     if not cand.size:
         return out
-    cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand], h.line[cand])]
+    cand = cand[_calls_idle(trace, cand)]
     names, counts = np.unique(h.name[cand], return_counts=True)
     few = set(names[counts <= T("job.one_time_call_repeats")].tolist())
     out[[i for i in cand.tolist() if int(h.name[i]) in few]] = True
@@ -1201,12 +1201,25 @@ def captured_calls(h, idx: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEven
     return out
 
 
-def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray, line: np.ndarray | None = None,
+def _calls_idle(trace: Trace, idx: np.ndarray, collectives: bool = True) -> np.ndarray:
+    """Bool per host event index of ``idx``: its process's GPUs idle through most of the call
+    (:func:`_gpu_idle_through` of the calls' own spans and lines)."""
+    h = trace.h
+    idx = np.asarray(idx, np.int64)
+    return _gpu_idle_through(trace, h.start[idx].astype(np.int64), h.end[idx].astype(np.int64), h.line[idx],
+                             collectives)
+
+
+def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray, line: np.ndarray,
                       collectives: bool = True) -> np.ndarray:
-    """Bool per host span: every GPU was idle for most of it (a full launch queue keeps the GPU busy instead).
-    ``line``: per span, the host line of its call; then a call on a GPU's process's lines (``Trace.gpu_host_lines``)
-    asks only the GPUs its process drives -- a rank blocked in its sync waits on its own GPU, and another rank's
-    busy GPU holds none of that wait's work (h37-probe42r).  A call on no GPU's lines asks every GPU.
+    """Bool per host span: the GPUs its process drives were idle for most of it (a full launch queue keeps the GPU
+    busy instead).  ``line``: per span, the host line of its call (or of the thread it is on); a span on a GPU's
+    process's lines (``Trace.gpu_host_lines``) asks only the GPUs its process drives -- a rank blocked in its sync
+    waits on its own GPU, and another rank's busy GPU holds none of that wait's work (h37-probe42r).  A span on no
+    GPU's lines asks every GPU.  Every one-time check here asks this way (h37-phase60b): in one capture of several
+    ranks, a rank's slow first launch, first op call, first asynchronous call, context creation or silence before a
+    first run read as no one-time cost wherever ANOTHER rank's GPU ran meanwhile -- which its own file, read alone
+    or from its rank folder, reads as one.
 
     ``collectives=False``: a collective kernel's time is not the GPU's work (as ``metrics.breakdown.
     busy_not_collective``): it waits for every peer, and a peer that is itself stalled in a host call keeps it
@@ -1217,7 +1230,7 @@ def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray, line: np.ndarr
     one folder, rank 1's wait hid rank 0's load too ("one pass, no one-time cost read")."""
     busy = np.zeros(s.size, dtype=np.float64)
     length = np.maximum(e - s, 1).astype(np.float64)
-    lines = trace.gpu_host_lines if line is not None else {}
+    lines = trace.gpu_host_lines
     own = {g: np.isin(line, v) for g, v in lines.items()}
     anyone = np.logical_or.reduce(list(own.values())) if own else np.zeros(s.size, dtype=bool)
     for d in trace.devices:

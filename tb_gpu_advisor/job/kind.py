@@ -32,8 +32,8 @@ from tb_gpu_advisor.job.iterations import (UNPHASED_WHY, framed_pass_phases, pat
 from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.columns import coverage, outermost, union_intervals
-from tb_gpu_advisor.model.trace import (MEMORY_PHASES, HostEvents, LiveStack, MemoryEvents, Trace, device_launches,
-                                        line_processes, queued_before)
+from tb_gpu_advisor.model.trace import (MEMORY_PHASES, PS_PER_MS, HostEvents, LiveStack, MemoryEvents, Trace,
+                                        device_launches, line_processes, queued_before)
 
 #: Kinds of work, as reported (``job.kind``).
 KINDS = ("training", "inference", "serving", "no_gpu", "unknown")
@@ -204,7 +204,6 @@ _UNSEEN_WAIT_PS = 1_000_000_000
 #: An allocation op this long allocated on a GPU (creating its context): a host allocation maps pages lazily, in
 #: microseconds to a few ms even for a large block (:func:`_context_allocation`).
 _DEVICE_ALLOC_NS = 50_000_000
-_PS_PER_MS = 1e9
 
 
 def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
@@ -1081,7 +1080,7 @@ def lost_launches(trace: Trace, waits: Waits | None = None) -> tuple[str, tuple[
     t0 = trace.viewer_zero_ps  # the report's ms, as the capture's own viewer draws them
 
     def at(ps: int) -> str:
-        return f"{(ps - t0) / _PS_PER_MS:,.1f} ms"
+        return f"{(ps - t0) / PS_PER_MS:,.1f} ms"
 
     share = lost.size / launch.size
     words = f"{lost.size:,} of the {launch.size:,} kernel launches the runtime accepted ({pct(share)}) have no kernel record, "
@@ -2071,7 +2070,7 @@ def _retrace(trace: Trace) -> tuple[str, tuple[tuple[str, str], ...]]:
         return "tracing_off:program", tuple(words.items())
     h = trace.h
     order = outer[np.argsort(h.start[outer], kind="stable")]
-    lengths = (h.end[order] - h.start[order]) / _PS_PER_MS
+    lengths = (h.end[order] - h.start[order]) / PS_PER_MS
     warm = min(_warmup_iterations(lengths), lengths.size - 1)
     median = float(np.median(lengths))
     steps = _window_iterations()
@@ -2079,8 +2078,8 @@ def _retrace(trace: Trace) -> tuple[str, tuple[tuple[str, str], ...]]:
               "kept": f"{T('capture.min_steps'):g}",
               "first_steady": str(warm + 1), "last_steady": str(warm + steps),
               "warmup_words": _warmup_words(warm, lengths, median)}
-    timed = _time_window(p.get("launch_lead_ms", ""), h.start[order[warm]] / _PS_PER_MS,
-                         h.end[order].max() / _PS_PER_MS, median, steps)
+    timed = _time_window(p.get("launch_lead_ms", ""), h.start[order[warm]] / PS_PER_MS,
+                         h.end[order].max() / PS_PER_MS, median, steps)
     if timed is None:
         why = ("this capture does not show when it began against the program's launch, from which --delay counts"
                if not p.get("launch_lead_ms") else "the recorded run ends before such a window would")
@@ -2152,7 +2151,7 @@ def _holding_ranges(h: HostEvents, marked: np.ndarray, inner: np.ndarray) -> np.
 def _named_lengths(h: HostEvents, sel: np.ndarray) -> str:
     """Ranges of one name as ```backward` ×15 of 136.1 ms each (median)``: how often the program ran that part and
     how long it took on the host."""
-    length = float(np.median(h.end[sel] - h.start[sel])) / _PS_PER_MS
+    length = float(np.median(h.end[sel] - h.start[sel])) / PS_PER_MS
     return f"`{_short(h.names[int(h.name[sel[0]])], 40)}` ×{int(sel.size):,} of {ms(length)} each (median)"
 
 

@@ -23,10 +23,8 @@ from tb_gpu_advisor.common.fmt import ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.model.columns import subtract_intervals, time_within, union_intervals
+from tb_gpu_advisor.model.trace import PS_PER_MS as PS_PER_MS, PS_PER_US as PS_PER_US  # the job stage imports them here
 from tb_gpu_advisor.model.trace import HostEvents, Trace, device_launches
-
-PS_PER_MS = 1e9
-PS_PER_US = 1e6
 
 
 @dataclass

@@ -25,8 +25,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, nvtx, user_ranges, xla
 from tb_gpu_advisor.frameworks.engines import Engine
 from tb_gpu_advisor.model.columns import count_within, held, outermost, outermost_rows, stable_order, union_intervals
-from tb_gpu_advisor.job.phase import PS_PER_MS
-from tb_gpu_advisor.model.trace import HostEvents, Trace
+from tb_gpu_advisor.model.trace import PS_PER_MS, HostEvents, Trace
 
 #: what weighs a span (:func:`span_steps`): the GPU work it launches, or, where the capture holds none, the host's ops
 _LAUNCHED = "the GPU work's launches"
@@ -153,8 +152,8 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
 def _host_lead(h: HostEvents, fw: Framework, found: SpanSteps) -> str:
     """Where the host's ops weigh the spans (:func:`host_work_times`), the time before the first iteration said as
     what the trace shows it is: the longest stretch in it that no host event runs through (the spans around the whole
-    first iteration, the loop's own, aside), where it is longer than the iterations' median, ended by the framework's first input
-    fetch (``fw.input_event``) -- the wait for the first batch, a worker pool's start-up where the loader's iterator
+    first iteration, the loop's own, aside), where it is longer than the iterations' median, ended by the framework's
+    first input fetch (``fw.input_event``) -- the wait for the first batch, a worker pool's start-up where the loader's iterator
     runs workers (``fw.parallel_input``) -- or by other work (unrecorded host time); "" where no such stretch.
 
     Why: a capture without the GPU's side has no GPU idle to show where its time went, and the stretch before its first
@@ -179,16 +178,13 @@ def _host_lead(h: HostEvents, fw: Framework, found: SpanSteps) -> str:
     after = np.flatnonzero((s >= at) & (s < first))  # what the stretch opens, up to the first iteration
     fetch = next((n for n in (h.names[int(h.name[i])] for i in after[np.argsort(s[after], kind="stable")].tolist())
                   if fw.input_event(n)), None)
-    if fetch is None:
-        return f"; the {size} before the first iteration hold no recorded event: unrecorded host time"
-    if fw.parallel_input(fetch):
-        return (f"; the {size} before the first batch's fetch (`{_short(fetch)}`) hold no recorded event: the "
-                "loader's iterator runs worker processes, which start, unrecorded, when it is made")
-    return (f"; the {size} before the first batch's fetch (`{_short(fetch)}`) hold no recorded event: unrecorded "
-            "host time")
+    before_what = "the first iteration" if fetch is None else f"the first batch's fetch (`{_short(fetch)}`)"
+    why = ("the loader's iterator runs worker processes, which start, unrecorded, when it is made"
+           if fetch is not None and fw.parallel_input(fetch) else "unrecorded host time")
+    return f"; the {size} before {before_what} hold no recorded event: {why}"
 
 
-def _opening_forwards(h: HostEvents, best: _Cand, times: np.ndarray, work: str = "") -> SpanSteps | None:
+def _opening_forwards(h: HostEvents, best: _Cand, times: np.ndarray, work: str = _LAUNCHED) -> SpanSteps | None:
     """``best``, a span named after a later phase of a pass (a backward, an optimizer step), read as the iterations
     its thread's forward spans open (:func:`forward_iterations`); None where it names no such phase, or its thread
     marks no forward that opens each of its instances' iterations.
@@ -213,7 +209,7 @@ def _opening_forwards(h: HostEvents, best: _Cand, times: np.ndarray, work: str =
         cov = count_within(times, starts, ends) / max(times.size, 1)  # iterations back to back: a launch once
         note = (f"the program's repeated spans: {rows.size} iterations, each from a `{_short(fwd)}` host event "
                 f"through its `{_short(best.name)}` to its last phase's end, enclosing {pct(cov, 0)} of "
-                f"{work or _LAUNCHED} (no step markers in the capture)")
+                f"{work} (no step markers in the capture)")
         return SpanSteps(fwd, "annotation_spans", starts, ends, cov, "medium", note, phase=best.name)
     return None
 
@@ -689,10 +685,10 @@ def _same_programs(c: _Cand, runs: tuple[np.ndarray, np.ndarray, np.ndarray] | N
     return 2 * sets.count(loop) > len(sets) and all(x & loop for x in sets)
 
 
-def _result(c: _Cand, source: str, confidence: str, what: str, work: str = "") -> SpanSteps:
+def _result(c: _Cand, source: str, confidence: str, what: str, work: str = _LAUNCHED) -> SpanSteps:
     # one event is one ("1 `step[DECODE bs=32]` host event", h37-review14: "host events" of one)
     note = (f"{what}: {c.count} `{_short(c.name)}` {c.table}{'' if c.count == 1 else 's'} enclosing {pct(c.coverage, 0)} of "
-            f"{work or _LAUNCHED} (no step markers in the capture)")
+            f"{work} (no step markers in the capture)")
     return SpanSteps(c.name, source, c.start, c.end, c.coverage, confidence, note)
 
 

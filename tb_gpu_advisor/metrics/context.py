@@ -17,6 +17,7 @@ from tb_gpu_advisor.model.columns import (index_dtype, int_dtype, lookup_mask, o
                                           searchsorted_right, sorted_unique, subtract_intervals, union_intervals,
                                           window_index_by_runs)
 from tb_gpu_advisor.model.enclosing import Encloser
+from tb_gpu_advisor.model.trace import PS_PER_MS as PS_PER_MS, PS_PER_US as PS_PER_US  # the metrics import them here
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Spans, Trace
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.job import peers as job_peers
@@ -25,8 +26,6 @@ from tb_gpu_advisor.metrics import trips
 from tb_gpu_advisor.metrics.types import per_step, sharing_ranks
 from tb_gpu_advisor.steps.types import Steps, own_step_rows
 
-PS_PER_MS = 1e9
-PS_PER_US = 1e6
 
 
 

@@ -22,6 +22,12 @@ from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, lookup_
 from tb_gpu_advisor.model.idtable import IdTable
 
 
+
+#: The trace model's times are picoseconds: these turn them into the units reports speak (one home; the stages
+#: after the model import them from here).
+PS_PER_MS = 1e9
+PS_PER_US = 1e6
+
 @dataclass(frozen=True)
 class DeviceInfo:
     """What the profile says about one GPU; None where it does not say."""

@@ -15,9 +15,7 @@ from typing import Literal
 
 import numpy as np
 
-
-PS_PER_MS = 1e9
-
+from tb_gpu_advisor.model.trace import PS_PER_MS as PS_PER_MS  # the steps stage imports it here
 
 #: Host TraceMe around each execution of a compiled XLA module on a GPU
 #: (``xla/service/gpu/gpu_executable.cc``: ``<module name>:XLA GPU module``).

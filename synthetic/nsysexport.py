@@ -5030,7 +5030,7 @@ def write_unclosed_trace(path: str, steps: int = 20, ran_ms: float = 5400.0, clo
 
 def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, printed: bool = True,
                          body: int = 10, branch: int = 4, syncs: int = 3, kernel_us: float = 20.0,
-                         layer: int = 0, read: str = "sync") -> dict:
+                         layer: int = 0, read: str = "sync", fault_us: float = 0.0, gpu_fault_us: float = 0.0) -> dict:
     """Write the export of a native solver shaped after cestwc/balinski-and-gomory-cuda's ``report8`` (an RTX 3090,
     ``build/test1 4``): ``turns`` iterations of a loop whose body launches ``body`` tiny kernels, the host waiting for
     them (``cudaDeviceSynchronize``) after every ``body // syncs`` launches and after the last; after every
@@ -5043,12 +5043,19 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
     turn's last launch -- ``"sync"`` a ``cudaDeviceSynchronize``; ``"copy"`` no sync but a blocking
     ``cudaMemcpyFromSymbol`` of 4 bytes to the host (cestwc ``report16``); ``"managed"`` no call at all: a plain load
     of managed memory, whose only record is the driver's page migration to the host (correlation id 0; ``report7``).
-    Return the truth: the turns' starts (each turn's first body launch, ns on the host clock) and the mean turn's
-    length from one start to the next (ms)."""
+    ``fault_us`` (with ``"managed"``): the load's page fault holds the thread off the CPU that long before its page
+    comes back (``SCHED_EVENTS``; ``report7``'s 18-710 us), and the program makes no other wait.  ``gpu_fault_us``:
+    each turn's first kernel touches the flag's page the host holds and waits that long for it, its page's migration to
+    the GPU (Unified Memory, page fault) ending 1 us before the kernel does (``report7``'s ``reset_d_changed``: 1.15 us
+    alone, 45-419 us with a page moving under it).
+    Return the truth: the turns' starts (each turn's first body launch, ns on the host clock), the mean turn's
+    length from one start to the next (ms) and the thread's time off the CPU in its reads a turn (us)."""
     us = 1000
     pid = 5151
-    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL] + [MEMCPY_DDL] * (read != "sync"),
-                                         pid)
+    copied = read != "sync" or bool(gpu_fault_us)
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL] + [MEMCPY_DDL] * copied
+                                         + [SCHED_DDL] * bool(fault_us), pid)
+    switches: list[tuple[int, int, int]] = []  # (time, switched in, thread): the faults' sleeps
     api = _Calls(strings, SESSION_START_NS + 2_000 * us, gap=6 * us)
     kern: list[tuple[int, int, int, int]] = []
     copies: list[tuple[int, int, int, int, int]] = []  # (start, end, correlation id, copy kind, cause)
@@ -5060,6 +5067,9 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
         nonlocal free
         start = max(api.t + 5 * us, free)
         free = start + int(kernel_us * us)
+        if gpu_fault_us and k == 0:  # the turn's first kernel waits for the flag's page
+            free += int(gpu_fault_us * us)
+            copies.append((free - 3 * us, free - us, 0, UVM_HTOD, CAUSE_COHERENCE))
         kern.append((start, free, api("cudaLaunchKernel", 5 * us), k % layer if layer and k < body else k))
 
     def wait(how: str = "sync") -> None:
@@ -5068,6 +5078,9 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
             copies.append((done - 2 * us, done, api.row("cudaMemcpyFromSymbol", api.t, done + 2 * us), 2, 0))
             done += 2 * us
         elif how == "managed":  # the host's load faults: the driver moves the page once the GPU let go of it
+            if fault_us:  # the thread asleep in the fault until its page comes back
+                switches.extend([(done, 0, gtid), (done + int(fault_us * us), 1, gtid)])
+                done += int(fault_us * us)
             copies.append((done, done + 2 * us, 0, UVM_DTOH, CAUSE_COHERENCE))
             done += 4 * us
         else:
@@ -5096,8 +5109,10 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
         con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
                         "correlationId, globalPid, bytes, copyKind, srcKind, dstKind, migrationCause) "
                         "VALUES (?,?,0,1,7,?,?,4,?,?,?,?)",
-                        [(a, b, c, gpid, kind, 7 if kind == UVM_DTOH else 2, 7 if kind == UVM_DTOH else 0, cause or None)
+                        [(a, b, c, gpid, kind, *((7, 7) if kind in (UVM_DTOH, UVM_HTOD) else (2, 0)), cause or None)
                          for a, b, c, kind, cause in copies])
+    if switches:
+        con.executemany("INSERT INTO SCHED_EVENTS VALUES (?, 2, ?, ?, 0, NULL)", switches)
     if printed:
         con.execute("CREATE TABLE IF NOT EXISTS ProcessStreams (globalPid INTEGER NOT NULL, filenameId INTEGER NOT "
                     "NULL, contentId INTEGER NOT NULL)")
@@ -5106,6 +5121,9 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
         con.execute("INSERT INTO ProcessStreams VALUES (?, ?, ?)", (
             gpid, strings(f"/tmp/nvidia/nsight_systems/streams/pid_{pid}_stdout.log"), strings(out)))
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="test1", thread="test1",
-                copy_enums=read != "sync", sync_enum=False,
+                copy_enums=copied, sync_enum=False,
                 copy_kinds=_COPY_KINDS + [(UVM_HTOD, "Unified Host-to-Device"), (UVM_DTOH, "Unified Device-to-Host")])
-    return {"turns": turns, "opens_ns": opens, "turn_ms": float(np.mean(np.diff(opens))) / 1e6}
+    return {"turns": turns, "opens_ns": opens, "turn_ms": float(np.mean(np.diff(opens))) / 1e6,
+            "fault_us_per_turn": fault_us if read == "managed" else 0.0,
+            # each turn's first kernel, from its start to its page's arrival
+            "page_wait_us_per_turn": kernel_us + gpu_fault_us - 1 if gpu_fault_us else 0.0}

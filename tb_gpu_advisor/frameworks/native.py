@@ -77,6 +77,20 @@ FIXES = {
         "own into a second (pinned) buffer while the GPU processes this one; where the source sets the pace, the "
         "GPU's idle is the program's budget per input, not a loss.",
         "nsys profile -t cuda,nvtx,osrt --cpuctxsw=process-tree -o run ./app"),),
+    # the launching thread was off the CPU in its plain loads of managed memory the GPU had written (page faults)
+    "unexplained_idle:managed_read": (action(
+        "Read the flag (or count) the kernels write without a page fault: copy it with cudaMemcpyAsync into a pinned "
+        "buffer (cudaMallocHost) and wait for that copy alone (cudaStreamSynchronize, or an event), or keep it in "
+        "mapped pinned memory the kernels write directly (cudaHostAlloc with cudaHostAllocMapped, "
+        "cudaHostGetDevicePointer), or cudaMemAdvise it cudaMemAdviseSetPreferredLocation to cudaCpuDeviceId -- a "
+        "plain load of a __managed__ / cudaMallocManaged value the GPU last wrote stops the thread while the driver "
+        "moves its page back (throttled when the page moves every turn), and the next kernel that touches it faults "
+        "it back to the GPU.",
+        "int *h_flag; cudaMallocHost(&h_flag, sizeof(int));   // once, outside the loop\n"
+        "check<<<1, 1, 0, stream>>>(d_flag);\n"
+        "cudaMemcpyAsync(h_flag, d_flag, sizeof(int), cudaMemcpyDeviceToHost, stream);\n"
+        "cudaStreamSynchronize(stream);   // the flag's copy, no page fault\n"
+        "if (*h_flag) { /* ... */ }", "text"),),
     "excessive_memcpy": (_OVERLAP_COPIES,),
     # the copies from or into pageable memory, named (the rule's ``{copies}``: direction, count, size a step): where
     # the program's other copies are pinned and asynchronous already, these are what the pinning fix is left with;

@@ -19,10 +19,12 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.codes import mangled_template_head
 from tb_gpu_advisor.frameworks import user_ranges, xla
+from tb_gpu_advisor.job.waits import managed_reads
 from tb_gpu_advisor.metrics.context import HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, Handoff, StepGap, StepMetrics, per_step
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, MANAGED_READ, Breakdown, Gaps, Handoff, StepGap, StepMetrics, per_step
 from tb_gpu_advisor.model.columns import add_intervals, count_between, coverage, intersect_intervals, reduce_at, sorted_unique, subtract_intervals, time_within, union_intervals
+from tb_gpu_advisor.model.trace import OFF_CPU
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.
 PRIORITY: tuple[str, ...] = (
@@ -2315,12 +2317,37 @@ def _waits_between_calls(ctx: Context, lines: np.ndarray) -> tuple[np.ndarray, n
         return None
     # a wait inside a runtime call is the call's own (the driver's ioctl in a launch, a sync's sleep): launch wait
     # stays launch wait there; only the thread's waits between its calls are waits for something else
+    cs, ce = _threads_calls(ctx, lines)
+    return subtract_intervals(ws, we, cs, ce) if cs.size else (ws, we)
+
+
+def _threads_calls(ctx: Context, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint sorted (starts, ends) of the runtime calls of the threads ``lines``, read once for every GPU they
+    launch on."""
     key = ("launchers_calls", lines.tobytes())  # the same threads launch on every GPU of a process: once for all
     if key not in ctx.memo:
         calls = ctx.h.name_mask(devices.is_runtime_call) & np.isin(ctx.h.line.astype(np.int64), lines)
         ctx.memo[key] = union_intervals(ctx.h.start[calls].astype(np.int64), ctx.h.end[calls].astype(np.int64))
-    cs, ce = ctx.memo[key]
-    return subtract_intervals(ws, we, cs, ce) if cs.size else (ws, we)
+    return ctx.memo[key]
+
+
+def _managed_read_stretches(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
+    """(starts, ends), ps, of the stretches between two runtime calls of the threads launching ``g``'s work in which
+    the host read managed memory the GPU held (``job.waits.managed_reads``: a page migration to the host that no call
+    asked for); None where there is none."""
+    key = ("managed_reads", g.d.gpu)
+    if key not in ctx.memo:
+        ctx.memo[key] = managed_reads(ctx.trace, g.d.gpu)
+    reads = ctx.memo[key]
+    launched = g.launch[g.launch >= 0]
+    if not reads.size or not launched.size:
+        return None
+    cs, ce = _threads_calls(ctx, np.unique(ctx.h.line[launched]).astype(np.int64))
+    if cs.size < 2:
+        return None
+    hs, he = ce[:-1], cs[1:]  # between one call's return and the next call
+    k = np.unique(np.searchsorted(hs, reads, side="right")[_in_stretches(reads, (hs, he))] - 1)
+    return (hs[k], he[k]) if k.size else None
 
 
 def _launchers_silent(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
@@ -2392,8 +2419,10 @@ def os_waits_in(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray) -> tupl
     line[last] = ctx.h.line[g.launch[launched[before[last]]]]
     outer = _outer_waits(ctx)
     wline = w.line[outer].astype(np.int64)
-    total = np.zeros(len(w.names))
-    most = np.zeros(len(w.names))
+    names = [*w.names, MANAGED_READ]  # the thread asleep in its loads of managed memory: named apart
+    total = np.zeros(len(names))
+    most = np.zeros(len(names))
+    reads = _managed_read_stretches(ctx, g)
     for ln in np.unique(line[line >= 0]).tolist():
         mine = np.flatnonzero(line == ln)
         calls = outer[wline == ln]
@@ -2406,17 +2435,27 @@ def os_waits_in(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray) -> tupl
         if not hit.any():
             continue
         name = w.name[calls[hit]].astype(np.int64)
+        if reads is not None and OFF_CPU in w.names:
+            name[_in_stretches((s[hit] + e[hit]) // 2, reads) & (name == w.names.index(OFF_CPU))] = len(w.names)
         np.add.at(total, name, ms[hit])
         # per stretch: the stretch each call overlaps, by where it ends (a call that starts in a step and ends in
         # the gap after it is that gap's; by its start it was the previous gap's, which then held more than its
         # length: many short waits of the scheduler's trace).  A call across two stretches is booked to the later
         j = np.maximum(np.searchsorted(a0, e[hit], side="left") - 1, 0)
-        key = j * len(w.names) + name
+        key = j * len(names) + name
         u, inv = np.unique(key, return_inverse=True)
         per = np.bincount(inv, weights=ms[hit])
-        np.maximum.at(most, u % len(w.names), per)
+        np.maximum.at(most, u % len(names), per)
     named = np.flatnonzero(total > 0).tolist()
-    return {w.names[i]: float(total[i]) for i in named}, {w.names[i]: float(most[i]) for i in named}
+    return {names[i]: float(total[i]) for i in named}, {names[i]: float(most[i]) for i in named}
+
+
+def _in_stretches(t: np.ndarray, spans: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Bool per time of ``t``: inside one of the disjoint sorted stretches ``spans``."""
+    k = np.searchsorted(spans[0], t, side="right") - 1
+    ok = k >= 0
+    ok[ok] = t[ok] < spans[1][k[ok]]
+    return ok
 
 
 def os_waits_in_idle(ctx: Context, g: GpuCtx, iv: dict | None = None) -> dict[str, float]:

@@ -75,6 +75,11 @@ BREAKDOWN_CATEGORIES: tuple[str, ...] = (
     "profiler",
     "other",
 )
+#: The OS wait a launching thread spent off the CPU between two of its runtime calls in which it read managed memory
+#: the GPU held (``job.waits.managed_reads``: a page migration to the host no call asked for): its load's page fault,
+#: the thread asleep while the driver took the page back -- a read of the GPU's value, named apart from the other time
+#: off the CPU (``model.trace.OFF_CPU``) by ``metrics/breakdown.os_waits_in``.
+MANAGED_READ = "a read of managed memory the GPU wrote (page fault, off the CPU)"
 #: a Breakdown's values in BREAKDOWN_CATEGORIES order
 _BD_VALUES = operator.attrgetter(*BREAKDOWN_CATEGORIES)
 

@@ -22,8 +22,9 @@ import numpy as np
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
+from tb_gpu_advisor.metrics.memcpy import page_waits
 from tb_gpu_advisor.metrics.types import GpuUnderfill, Underfill, UnderfilledKernel
-from tb_gpu_advisor.model.columns import unique_inverse
+from tb_gpu_advisor.model.columns import union_intervals, unique_inverse
 
 #: The SM count assumed where none is known: the least of a multi-SM GPU (see the module's docstring).
 UNKNOWN_SMS = 2
@@ -81,7 +82,7 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
     # (the launches' own columns were ~100 MB a GPU at the peak on a dense 1 GB capture)
     small_cfg = np.append(table[:, 0] < s if sms is not None else table[:, 0] == 1, False)  # -1: the last, False
     floor_ps = round(T("small_grid.floor_us") * 1e6)
-    shared = _shared_spans(d)
+    shared = _not_idle_spans(d)
     # each configuration's idle share of the SMs (the last, -1: none), by which each kernel's own bound is weighed
     idle_share = np.append(np.maximum(0.0, 1.0 - table[:, 0] / s), 0.0) if g.above_floor is not None else None
     groups = _small_launches(d, recorded, small_cfg, floor_ps, kernels=(in_step, dur),  # recorded: a part of in_step
@@ -177,6 +178,31 @@ def _shared_spans(d) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         return None
     before = np.concatenate([[0], np.cumsum(e0 - s0)[:-1]])
     return s0, e0, before
+
+
+def _paged_spans(d) -> tuple[np.ndarray, np.ndarray] | None:  # noqa: ANN001 - DeviceEvents
+    """``metrics.memcpy.page_waits`` of the GPU ``d``: the stretches its kernels waited for managed pages; None where
+    none did."""
+    if not len(d) or not d.names:
+        return None
+    kern = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
+    mig = devices.page_migration(d.names)[d.name] & (devices.event_copy_directions(d.names, d.name, d.kind) == "h2d")
+    if not kern.any() or not mig.any():
+        return None
+    s0, e0 = page_waits(d.start[kern], d.end[kern], d.start[mig], d.end[mig])
+    return (s0, e0) if s0.size else None
+
+
+def _not_idle_spans(d) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:  # noqa: ANN001 - DeviceEvents
+    """(starts, ends, lengths before each) of the disjoint spans in which a small kernel's missing thread blocks are
+    no idle-SM time: another kernel ran beside it (:func:`_shared_spans`), or it waited for a managed page
+    (:func:`_paged_spans`); None where neither."""
+    shared, paged = _shared_spans(d), _paged_spans(d)
+    if paged is None:
+        return shared
+    s0, e0 = paged if shared is None else union_intervals(np.concatenate([shared[0], paged[0]]),
+                                                          np.concatenate([shared[1], paged[1]]))
+    return s0, e0, np.concatenate([[0], np.cumsum(e0 - s0)[:-1]])
 
 
 def _shared_time(shared: tuple[np.ndarray, np.ndarray, np.ndarray], start: np.ndarray, end: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ from typing import Iterable
 from tb_gpu_advisor.common.fmt import pct_part
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 from tb_gpu_advisor.metrics.job import JobView
-from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.metrics.types import MANAGED_READ, HostMetrics
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Action, Finding, Metric
 from tb_gpu_advisor.rules.base import (
     DEVICE_SHARE_LABEL,
@@ -51,8 +51,8 @@ from tb_gpu_advisor.rules import comm_exposed, launch_bound
 from tb_gpu_advisor.rules.cold_start import first_call_why
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
-from tb_gpu_advisor.rules.step_gaps import (RECORD_HOST, WAIT_SOURCE, WAIT_SOURCE_ASSUMPTION, WRITE_OUTPUT,
-                                           after_record_fix, gap_inside_steps, launcher_detail, launcher_words)
+from tb_gpu_advisor.rules.step_gaps import (READ_MANAGED, READ_MANAGED_ASSUMPTION, RECORD_HOST, WAIT_SOURCE,
+                                           WAIT_SOURCE_ASSUMPTION, WRITE_OUTPUT, after_record_fix, gap_inside_steps, launcher_detail, launcher_words)
 from tb_gpu_advisor.steps.types import SOURCE_LABEL, UNMARKED_SOURCES
 
 __all__ = ["evaluate", "evaluate_job", "evaluate_session", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES", "fill_pointers",
@@ -914,6 +914,7 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
             grade(left, "headline.device_step_share.warning", "headline.device_step_share.critical") is None:
         return None
     tail = _output_tail_ms(metrics, wait)
+    managed = min(dict(metrics.idle_in_os_waits).get(MANAGED_READ, 0.0), wait)
     head = (f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(wait)} of it "
             f"({pct(wait / ctx.step_ms)}) the GPU idles while the thread that launches its work waits in the OS, "
             f"running no code")
@@ -926,6 +927,14 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
         assumption = ("the program's output written while the GPU works (on a thread of its own, or asynchronously), "
                       "so the pass ends with its GPU work")
         actions = ctx.fw.extra("unexplained_idle:output") or [WRITE_OUTPUT]
+    elif managed >= 0.5 * wait:  # the thread asleep in its loads of managed memory: reads of the GPU's values
+        summary = (f"{head}, {ms(managed)} of it in the host's reads of managed memory the GPU had written: no call "
+                   f"is recorded there, only the pages' migrations to the host (Unified Memory page faults), so the "
+                   f"thread waited for the GPU's value itself -- a read of a device value, as a sync is, not a wait "
+                   f"for something outside the capture{in_os_waits(ctx, wait)}.")
+        title = "The GPU idles while the host reads managed memory the GPU wrote: each read waits for its page"
+        assumption = READ_MANAGED_ASSUMPTION
+        actions = ctx.fw.extra("unexplained_idle:managed_read") or [READ_MANAGED]
     else:
         summary = (f"{head}: the host waits for something outside the capture (an input device, a file, a socket, a "
                    f"timer), and no runtime call, op or range of the capture covers that time{in_os_waits(ctx, wait)}.")

@@ -19,7 +19,8 @@ told so, with the fix of moving fewer bytes (``:pinned``), not the pinning and o
 after a copy that blocked the host is the copy's only as far as its op blocked the host (``metrics/syncs.py``).
 Copies that are mostly Unified Memory page migrations (the driver moving managed memory's pages when a kernel or the
 host touches them, ``devices.PAGE_MIGRATION``) were asked for by no call: pinning and async copies do not apply, and
-the migrations to the GPU under a running kernel block it (the kernel waits on its pages); they are told so, with
+the migrations to the GPU under a running kernel block it (the kernel waits on its pages: from its start to its
+first page's arrival, ``metrics.memcpy.page_waits``, later pages by their own time); they are told so, with
 the framework's managed-memory fix first (``:managed``: prefetch, or explicit device buffers).
 Copies to the device launched inside a data-parallel wrapper's parameter-loading hooks (FSDP's pre-forward, with its
 parameters offloaded to host memory) are those parameters' uploads: said so, with the wrapper's fix first
@@ -447,8 +448,9 @@ _ASSUMPTION_UPLOADS = ("the parameters' uploads leave the {step} (offload off) o
                        "compute (prefetched)")
 #: a lower bound where kernels wait on pages: a kernel faulting its pages in runs far longer than the copies' own time
 _ASSUMPTION_MANAGED = ("the page migrations are prefetched before the kernels and the host touch the pages, so no "
-                       "kernel waits on them and no copy runs with the GPU idle; a lower bound: a kernel that faults "
-                       "its pages in also waits for each fault to be handled, beyond the copies' own time")
+                       "kernel waits on them and no copy runs with the GPU idle; a kernel's wait is counted from its "
+                       "start to its first page's arrival (the driver moves a page only once it has handled the "
+                       "kernel's fault), its later pages by their copies' own time, a lower bound for those")
 
 
 def _param_uploads(copies: list) -> float | None:
@@ -471,8 +473,8 @@ def _migration_words(migrated: list, per: str = "per step") -> str:
     """What share of which directions' copy time is page migrations, and the kernel time spent waiting on them."""
     parts = ", ".join(f"{pct(c.migration_share)} of the {_NAMES.get(c.direction)} copy time" for c in migrated)
     under = sum(c.paging_in_kernels_ms_per_step for c in migrated)
-    kernels = (f"; kernels ran {ms(under)} {per} with pages still migrating to the GPU under them (each waits on "
-               f"the pages it touches)" if under > 0 else "")
+    kernels = (f"; kernels waited {ms(under)} {per} for pages migrated to the GPU under them (each from its start to "
+               f"its first page's arrival: the driver handles the fault, then moves the page)" if under > 0 else "")
     return (f"; {parts} is Unified Memory page migrations: the driver moving managed memory's pages on demand when a "
             f"kernel or the host touches them, copies no call of the program asked for{kernels}")
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tb_gpu_advisor.common.fmt import pct_part
-from tb_gpu_advisor.metrics.types import Gaps, HostMetrics
+from tb_gpu_advisor.metrics.types import MANAGED_READ, Gaps, HostMetrics
 from tb_gpu_advisor.model.schema import Finding, TimeWindow
 from tb_gpu_advisor.rules.base import (
     Ctx, T, action, finding, grade, ms, pct, ran_witness, rule, saving, share_metric, table, traced_python,
@@ -240,6 +240,13 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
         cause = (f"the host waiting for the other processes: {ms(comm_ms)} {ctx.a_step} of it is communication "
                  f"({_comm_names(g)}), a library's calls waiting on their peers, not the program's code")
         actions = [COMMUNICATE] + actions
+    elif waited and managed_read_ms(g) >= 0.5 * waited:  # asleep in its loads of managed memory: reads, not a source
+        cause = (f"the host reading managed memory the GPU wrote: the thread that launches the next work slept in the "
+                 f"reads' page faults, {ms(managed_read_ms(g))} {ctx.a_step} ({pct(managed_read_ms(g) / g.avg_gap_ms)}), "
+                 f"where no call is recorded, only the pages' migrations to the host -- a read of the GPU's value, as "
+                 f"a sync is{_covered(p.other_ms, p.unexplained_ms)}")
+        actions = ctx.fw.extra("unexplained_idle:managed_read") or [READ_MANAGED]
+        assumption = READ_MANAGED_ASSUMPTION
     elif waited:  # the host ran no code there: it waited for something the capture does not hold
         cause = (f"the host waiting for something outside the capture (an input device, a file, a socket, a timer): "
                  f"the thread that launches the next work waited in the OS, running no code, {ms(waited)} {ctx.a_step} "
@@ -440,6 +447,19 @@ WRITE_OUTPUT = action("The wait follows the last kernel: the program writing its
                       "work -- time the GPU part apart from it.")
 
 
+#: The host's waits in its reads of managed memory the GPU wrote (``rules.host_waits_finding``), where the framework
+#: gives no words of its own.
+READ_MANAGED = action("Read the values the GPU computes (a stop flag, a count) without moving their page back and "
+                      "forth: copy each into pinned host memory with an asynchronous copy and wait for that copy "
+                      "alone, or keep the value in pinned host memory the GPU writes directly, or advise the managed "
+                      "memory's preferred location to the host -- a plain load of managed memory the GPU last "
+                      "wrote stops the thread while the driver moves the page, and the next kernel that touches it "
+                      "moves it back.")
+
+#: What :data:`READ_MANAGED`'s saving assumes.
+READ_MANAGED_ASSUMPTION = ("the host's read of the GPU's value takes a copy's few microseconds instead of a page "
+                           "fault's service, so the thread is back on the CPU as the value is ready")
+
 #: What to do where the host's time between its GPU work is a communication library's wait on its peers.
 COMMUNICATE = action("Overlap the communication with the GPU's work: post it non-blocking (MPI_Isend / MPI_Irecv, "
                      "NCCL on a stream of its own) before the next kernels and wait for it only where its data is "
@@ -501,6 +521,12 @@ def _comm_part(g, comm_ms: float, a_step: str = "a step") -> str:  # noqa: ANN00
         return ""
     return (f"; {ms(comm_ms)} {a_step} of it is communication ({_comm_names(g)}: a library's calls waiting on the other "
             f"processes, not the program's code)")
+
+
+def managed_read_ms(g) -> float:  # noqa: ANN001 - Gaps
+    """ms per step of the gaps the launching thread slept in its reads of managed memory the GPU wrote
+    (``metrics.types.MANAGED_READ``: page faults between its calls)."""
+    return sum(avg for name, avg, _ in g.top_os_waits if name == MANAGED_READ)
 
 
 def outside_wait_ms(g, host_ms: float) -> float:  # noqa: ANN001 - Gaps

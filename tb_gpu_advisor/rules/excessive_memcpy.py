@@ -101,7 +101,12 @@ def check(m: HostMetrics) -> list[Finding]:
     # pinned already but synchronous: said, and fixed, where the framework's own fix for it exists (a native CUDA/HIP
     # program's: the calls are its code); a framework's copies keep its fixes and words
     sync_pinned = _pinned_but_synchronous(copies) and bool(ctx.fw.extra(f"{ID}:pinned_sync"))
-    sync_txt = _cost_words(ctx, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned + (
+    # the costliest copies to the device free the host when pinned and asynchronous: what that returns, and what only
+    # a stream of their own returns (``_serial_upload``); not for copies whose own cause is said otherwise
+    own = worst is None or fills is not None or bool(pinned or migrated) or uploads is not None or sync_pinned
+    serial = None if own or _reads_out(ctx, m) or _index_uploads(ctx, m) else _serial_upload(ctx, m, worst)
+    sync_txt = _cost_words(ctx, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned + \
+        _serial_words(ctx, serial) + (
         "; every host copy comes from pinned memory already: the synchronous calls, not the memory, hold them in "
         "series with the kernels" if sync_pinned else "")
     if uploads is not None:  # the copies to the device are a wrapper's uploads of offloaded parameters, not a batch
@@ -133,7 +138,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                                          "sync count/step", "recurring", "top ops"], rows)],
         windows=step_windows(ctx, key=lambda s: _blocked(s.breakdown, paging + waits), label="copies"),
         actions=_fill_fixes(ctx, fills, _fixes(ctx, m, copies, worst, pageable, migrated, bool(pinned), uploads,
-                                               sync_pinned) if worst is not None else [])
+                                               sync_pinned, serial) if worst is not None else [])
         or ctx.fw.fix(ID),
     )]
 
@@ -322,7 +327,7 @@ def _first(lead: list, acts: list) -> list:
 
 
 def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrated: list, pinned: bool,  # noqa: ANN001
-           uploads: float | None, sync_pinned: bool = False) -> list:
+           uploads: float | None, sync_pinned: bool = False, serial: tuple[float, float] | None = None) -> list:
     """The fixes, the copy's own first: the worst direction's (an H2D copy's is pinning and prefetch, a D2H copy's the
     sync that pulls values to the host: .item()); pageable memory's and host-blocking copies' pinning and non_blocking;
     fewer bytes where pinned already, else D2D's own; managed memory's prefetch, a wrapper's offloaded parameters."""
@@ -356,6 +361,8 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         acts = _first(pin + ctx.fw.fix(f"{ID}:h2d"), acts)
         if _index_uploads(ctx, m):  # -- unless they are indexing ops' CPU indices: the index's place is the fix
             acts = _first(ctx.fw.extra(f"{ID}:index_upload"), acts)
+    if serial is not None and serial[1] > serial[0]:  # on the GPU's critical path: the copy on a stream of its own
+        acts = _first(ctx.fw.extra(f"{ID}:h2d_exposed"), acts)
     if sync_pinned:  # pinned already, each copy a synchronous call serial with the kernels: streams and chunks
         acts = ctx.fw.extra(f"{ID}:pinned_sync") + [a for a in acts if a not in ctx.fw.fix(ID)]
     exposed = [] if pinned or migrated or uploads is not None else _exposed_upload(ctx, m, copies, worst)
@@ -377,6 +384,43 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         acts.append(action("Check for unnecessary device-to-device copies between replicas (variables "
                            "or ops pinned to one GPU) — guide §2 item 4."))
     return acts
+
+
+def _serial_upload(ctx: Ctx, m: HostMetrics, worst) -> tuple[float, float] | None:  # noqa: ANN001 - a copy
+    """Where the costliest copies go to the device and hold the host (from pageable memory, or waited for), what the
+    ledger says freeing the host would return -- (the GPU's idle after the copies, plus the copies' time the GPU's
+    other idle could take in, the copies left on the kernels' stream; the copies' time left on the GPU's critical
+    path) per step -- else None.
+
+    Why: pinned memory and asynchronous copies free the host, not the GPU: a copy on the kernels' stream still runs
+    between them, so the step shrinks by the copy's time only where the GPU has idle time of its own to run it in (the
+    host's work pacing the loop).  In a loop the GPU paces, with nothing else leaving it idle, they return only the
+    idle after the copy, and only a copy on a stream of its own, overlapped with the kernels, returns its time
+    (issue #37, each wait to its cause: a GPU-bound loop's 400 us pageable upload and 15 us idle were told pinning
+    first, the side-stream prefetch third)."""
+    if worst is None or worst.direction != "h2d" or worst.blocking_ms_per_step <= 0 or ctx.step_ms is None:
+        return None
+    if not (m.syncs.copy_calls_per_step or (worst.pageable_share or 0.0) >= T("excessive_memcpy.pageable_share")):
+        return None
+    bd = m.breakdown
+    busy = bd.device_compute + bd.collectives + _blocked(bd, 0.0)
+    waits = m.syncs.copy_idle_ms_per_step
+    # the GPU's idle no copy causes and the host could fill: not its own switch between queued kernels, the
+    # profiler's work, or a one-time start-up
+    slack = max(ctx.step_ms - busy - waits - bd.kernel_switch - bd.profiler - bd.startup, 0.0)
+    copy = worst.blocking_ms_per_step
+    return waits + min(copy, slack), max(copy - slack, 0.0)
+
+
+def _serial_words(ctx: Ctx, serial: tuple[float, float] | None) -> str:
+    """The words of a copy on the GPU's critical path (:func:`_serial_upload`), "" where freeing the host returns most
+    of it."""
+    if serial is None or serial[1] <= serial[0]:
+        return ""
+    return (f"; the GPU runs the rest of the {ctx.step_noun} with no idle the copies could fill: freeing the host "
+            f"(pinned memory, asynchronous copies) returns only {ms(serial[0])} {ctx.per_step}, the copies still "
+            f"running between the kernels on their stream, and only copying on a stream of its own, overlapped with "
+            f"compute, returns their {ms(serial[1])}")
 
 
 def _exposed_upload(ctx: Ctx, m: HostMetrics, copies: list, worst) -> list:  # noqa: ANN001 - a copy

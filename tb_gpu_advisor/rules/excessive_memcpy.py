@@ -112,6 +112,9 @@ def check(m: HostMetrics) -> list[Finding]:
     if uploads is not None:  # the copies to the device are a wrapper's uploads of offloaded parameters, not a batch
         sync_txt += (f"; {pct(uploads)} of the H2D copy time whose launch the capture holds is launched inside "
                      f"{ctx.fw.label('param_upload')}")
+    # the copies' time and the idle after them are returned only as far as the host's hold in them reaches: where
+    # the host paces the step, the GPU runs the copy in idle time either way (``_serial_upload``)
+    over = max(worst.blocking_ms_per_step + waits - serial[1], 0.0) if serial is not None else 0.0
     rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
              c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
     return [finding(
@@ -126,12 +129,13 @@ def check(m: HostMetrics) -> list[Finding]:
                                     # of every rank: one division, as every count per step (``per-rank``)
                                     "copies_per_step": {c.direction: c.count_per_step for c in m.memcpy},
                                     "copies": {c.direction: c.count for c in m.memcpy}}),
-        saving=saving(ctx, max(blocking - asked, exposed_sync + waits + paging),
+        saving=saving(ctx, max(blocking - asked, exposed_sync + waits + paging) - over,
                       _ASSUMPTION_FILLS if fills is not None else
                       _ASSUMPTION_MANAGED if migrated else _ASSUMPTION_UPLOADS if uploads is not None else
                       _ASSUMPTION_PINNED if pinned else _ASSUMPTION_SYNC_PINNED if sync_pinned else
                       _ASSUMPTION.format(levers=ctx.window_words(ctx.fw.label("memcpy:levers"))),
-                      [("copies", "copies", max(ledger - asked, exposed_sync)),
+                      # the copy time the GPU runs in idle either way is no copy time returned (``over``)
+                      [("copies", "copies", max(max(ledger - asked, exposed_sync) - over, 0.0)),
                        ("compute", "non_matmul_kernels", paging)]  # kernel time spent waiting on migrated pages
                       + idle_claims(m.syncs.copy_idle_ledger_ms, pool="copy_idle")),
         evidence=[table(f"Copies {ctx.per_step} by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
@@ -361,7 +365,7 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         acts = _first(pin + ctx.fw.fix(f"{ID}:h2d"), acts)
         if _index_uploads(ctx, m):  # -- unless they are indexing ops' CPU indices: the index's place is the fix
             acts = _first(ctx.fw.extra(f"{ID}:index_upload"), acts)
-    if serial is not None and serial[1] > serial[0]:  # on the GPU's critical path: the copy on a stream of its own
+    if serial is not None and serial[1] - serial[0] > serial[0]:  # on the GPU's critical path: a stream of its own
         acts = _first(ctx.fw.extra(f"{ID}:h2d_exposed"), acts)
     if sync_pinned:  # pinned already, each copy a synchronous call serial with the kernels: streams and chunks
         acts = ctx.fw.extra(f"{ID}:pinned_sync") + [a for a in acts if a not in ctx.fw.fix(ID)]
@@ -388,16 +392,22 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
 
 def _serial_upload(ctx: Ctx, m: HostMetrics, worst) -> tuple[float, float] | None:  # noqa: ANN001 - a copy
     """Where the costliest copies go to the device and hold the host (from pageable memory, or waited for), what the
-    ledger says freeing the host would return -- (the GPU's idle after the copies, plus the copies' time the GPU's
-    other idle could take in, the copies left on the kernels' stream; the copies' time left on the GPU's critical
-    path) per step -- else None.
+    ledger says each fix returns per step -- (freeing the host: pinned memory, asynchronous copies, the copies left on
+    the kernels' stream; a stream of their own besides, overlapped with compute) -- else None.
 
-    Why: pinned memory and asynchronous copies free the host, not the GPU: a copy on the kernels' stream still runs
-    between them, so the step shrinks by the copy's time only where the GPU has idle time of its own to run it in (the
-    host's work pacing the loop).  In a loop the GPU paces, with nothing else leaving it idle, they return only the
-    idle after the copy, and only a copy on a stream of its own, overlapped with the kernels, returns its time
-    (issue #37, each wait to its cause: a GPU-bound loop's 400 us pageable upload and 15 us idle were told pinning
-    first, the side-stream prefetch third)."""
+    The step is paced by the host or by the GPU.  Freed, the host no longer spends the time it held in the copies'
+    ops (``HostSyncs.copy_held_ms_per_step``: the wait for the stream to drain, then the copy), while the GPU still
+    runs every kernel and copy on one stream: the step shrinks by the held time, at most by the GPU's idle (what the
+    GPU could pack its work into).  On a stream of their own the copies also overlap the kernels: at most their
+    blocking time more, still no more than the held time, and never more than the copies' own claim (their blocking
+    time and the idle after them).  Where no op records the hold (a copy the host waits in no sync of), the hold is
+    unbounded.
+
+    Why: pinning frees the host, not the GPU: a copy on the kernels' stream still runs between them.  In a loop the GPU
+    paces (its only idle the 15 us after the copy) pinning returns that idle and only a stream of its own the copy's
+    400 us; in one the host paces, the host's hold is the cost and pinning returns it all -- not the copy's time on top
+    of it, which the GPU runs in idle time either way (issue #37, each wait to its cause: both were told pinning first,
+    the side-stream copy third, and the host-bound one claimed its 400 us copy twice)."""
     if worst is None or worst.direction != "h2d" or worst.blocking_ms_per_step <= 0 or ctx.step_ms is None:
         return None
     if not (m.syncs.copy_calls_per_step or (worst.pageable_share or 0.0) >= T("excessive_memcpy.pageable_share")):
@@ -405,22 +415,23 @@ def _serial_upload(ctx: Ctx, m: HostMetrics, worst) -> tuple[float, float] | Non
     bd = m.breakdown
     busy = bd.device_compute + bd.collectives + _blocked(bd, 0.0)
     waits = m.syncs.copy_idle_ms_per_step
-    # the GPU's idle no copy causes and the host could fill: not its own switch between queued kernels, the
-    # profiler's work, or a one-time start-up
-    slack = max(ctx.step_ms - busy - waits - bd.kernel_switch - bd.profiler - bd.startup, 0.0)
-    copy = worst.blocking_ms_per_step
-    return waits + min(copy, slack), max(copy - slack, 0.0)
+    # the GPU's idle the host's freed time could take in: not its own switch between queued kernels, the profiler's
+    # work, or a one-time start-up
+    idle = max(ctx.step_ms - busy - bd.kernel_switch - bd.profiler - bd.startup, 0.0)
+    held = m.syncs.copy_held_ms_per_step if m.syncs.copy_calls_per_step else float("inf")
+    claim = worst.blocking_ms_per_step + waits
+    return min(held, idle, claim), min(held, idle + worst.blocking_ms_per_step, claim)
 
 
 def _serial_words(ctx: Ctx, serial: tuple[float, float] | None) -> str:
-    """The words of a copy on the GPU's critical path (:func:`_serial_upload`), "" where freeing the host returns most
-    of it."""
-    if serial is None or serial[1] <= serial[0]:
+    """The words of a copy on the GPU's critical path (:func:`_serial_upload`: a stream of its own returns more than
+    freeing the host does), "" where freeing the host returns most of it."""
+    if serial is None or serial[1] - serial[0] <= serial[0]:
         return ""
     return (f"; the GPU runs the rest of the {ctx.step_noun} with no idle the copies could fill: freeing the host "
             f"(pinned memory, asynchronous copies) returns only {ms(serial[0])} {ctx.per_step}, the copies still "
             f"running between the kernels on their stream, and only copying on a stream of its own, overlapped with "
-            f"compute, returns their {ms(serial[1])}")
+            f"compute, returns {ms(serial[1] - serial[0])} more")
 
 
 def _exposed_upload(ctx: Ctx, m: HostMetrics, copies: list, worst) -> list:  # noqa: ANN001 - a copy

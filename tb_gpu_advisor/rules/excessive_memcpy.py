@@ -428,10 +428,10 @@ def _serial_words(ctx: Ctx, serial: tuple[float, float] | None) -> str:
     freeing the host does), "" where freeing the host returns most of it."""
     if serial is None or serial[1] - serial[0] <= serial[0]:
         return ""
-    return (f"; the GPU runs the rest of the {ctx.step_noun} with no idle the copies could fill: freeing the host "
-            f"(pinned memory, asynchronous copies) returns only {ms(serial[0])} {ctx.per_step}, the copies still "
-            f"running between the kernels on their stream, and only copying on a stream of its own, overlapped with "
-            f"compute, returns {ms(serial[1] - serial[0])} more")
+    return (f"; the GPU runs the rest of the {ctx.step_noun} with no idle the copies could fill: pinned memory and "
+            f"asynchronous copies free the host, which gives back only {ms(serial[0])} of idle {ctx.per_step}, and speed "
+            f"the transfers, but the copies still run between the kernels on their stream -- only copying on a stream "
+            f"of its own, overlapped with compute, takes their {ms(serial[1] - serial[0])} off the {ctx.step_noun}")
 
 
 def _exposed_upload(ctx: Ctx, m: HostMetrics, copies: list, worst) -> list:  # noqa: ANN001 - a copy

@@ -22,7 +22,7 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import pytorch
 from tests.support.report_store import session_report
 
-_RETURNS = re.compile(r"returns only (\d+) us per step.*? returns (\d+) us more")
+_RETURNS = re.compile(r"gives back only (\d+) us of idle per step.*? takes their (\d+) us off the step")
 
 
 def _report(d: Path, bound: str, fix: str | None = None):  # noqa: ANN202 - (truth, Report)
@@ -75,7 +75,7 @@ def test_a_host_bound_upload_leads_with_pinning(loops) -> None:
     no words of a copy on the critical path (a control: main led with pinning here too)."""
     truth, f, step, fixed = loops["host"]
     assert f.actions[0].text.startswith("Copy from pinned"), [a.text[:60] for a in f.actions]
-    assert "returns only" not in f.summary
+    assert "gives back only" not in f.summary
     assert step - fixed["pin"] == pytest.approx(step - fixed["stream"], abs=0.005)
 
 

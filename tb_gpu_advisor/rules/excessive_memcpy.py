@@ -35,8 +35,14 @@ Memsets (the GPU filling its own memory, ``cudaMemset``) have a ledger category 
 that the copies' blocking time counts -- GPU time moving no data that only this finding's fill fix recovers: where
 their time no kernel overlaps is the largest part, the finding says the memsets hold it -- no transfer, nothing to pin --
 with the framework's fill fix first (``:memset``: fill only what is read, once).
+Where the costliest copies go to the device and hold the host (pageable, or waited for), each fix's return is read
+from the ledger (``_serial_upload``): pinned memory and asynchronous copies free the host -- the step shrinks by the
+host's hold in the copies' ops, at most by the GPU's idle, the copies still on the kernels' stream -- and a stream of
+their own also overlaps them with the kernels.  Where the GPU paces the step (no idle the copies could fill), the
+copy on a stream of its own comes first and the finding says what freeing the host alone gives back; where the host
+paces it, pinning comes first, and the saving is the host's hold, not the copy's time again on top of it.
 Saving: the blocking copy time and the idle before and after it (copies overlapped
-with compute from pinned memory, or gone).
+with compute from pinned memory, or gone), at most the host's hold in the copies it waits in.
 """
 
 from __future__ import annotations

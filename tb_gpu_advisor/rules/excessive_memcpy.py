@@ -406,8 +406,8 @@ def _serial_upload(ctx: Ctx, m: HostMetrics, worst) -> tuple[float, float] | Non
     runs every kernel and copy on one stream: the step shrinks by the held time, at most by the GPU's idle (what the
     GPU could pack its work into).  On a stream of their own the copies also overlap the kernels: at most their
     blocking time more, still no more than the held time, and never more than the copies' own claim (their blocking
-    time and the idle after them).  Where no op records the hold (a copy the host waits in no sync of), the hold is
-    unbounded.
+    time and the idle after them).  Where nothing measures the hold (a copy the host waits in no sync of), it bounds
+    nothing.
 
     Why: pinning frees the host, not the GPU: a copy on the kernels' stream still runs between them.  In a loop the GPU
     paces (its only idle the 15 us after the copy) pinning returns that idle and only a stream of its own the copy's
@@ -424,7 +424,8 @@ def _serial_upload(ctx: Ctx, m: HostMetrics, worst) -> tuple[float, float] | Non
     # the GPU's idle the host's freed time could take in: not its own switch between queued kernels, the profiler's
     # work, or a one-time start-up
     idle = max(ctx.step_ms - busy - bd.kernel_switch - bd.profiler - bd.startup, 0.0)
-    held = m.syncs.copy_held_ms_per_step if m.syncs.copy_calls_per_step else float("inf")
+    held = m.syncs.copy_held_ms_per_step if m.syncs.copy_calls_per_step and m.syncs.copy_held_ms_per_step > 0 \
+        else float("inf")
     claim = worst.blocking_ms_per_step + waits
     return min(held, idle, claim), min(held, idle + worst.blocking_ms_per_step, claim)
 

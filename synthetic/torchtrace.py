@@ -1052,6 +1052,41 @@ def write_pageable_to_device(out: str, via: str = "aten::to", steps: int = 12, k
     return {"paths": paths, "op": via, "copies_per_step": 1}
 
 
+def write_pageable_upload_bound(out: str, bound: str = "gpu", steps: int = 12, copy_us: float = 400.0,
+                                mb: float = 5.0, run: str | None = None, fix: str | None = None) -> dict:
+    """Write a loop (one rank, ``prof.step()`` each step) whose step uploads its batch of ``mb`` MB from pageable
+    memory (``x.to('cuda')``: ``cudaMemcpyAsync`` then ``cudaStreamSynchronize``, the copy ``copy_us`` on the compute
+    stream), then, ``bound`` "gpu": 8 GEMMs of 500 us launched in 13 us each (the GPU paces the loop); "host": 3 ms of
+    recorded host ops (``aten::add``) and 4 GEMMs of 100 us (the host paces it).
+
+    Truth by construction (issue #37 deliverable 3, each wait to its cause): pinned memory with ``non_blocking=True``
+    frees the host, but the copy stays on the kernels' stream: the step becomes max(host's own time, GPU's busy time
+    with the copy).  In the GPU-bound loop that returns only the idle after the copy (the copy stays on the critical
+    path); in the host-bound one the host's hold in the copy (its wait for the stream to drain, then the copy) -- not
+    the copy's time besides, which the GPU runs in idle time either way.  A copy on a stream of its own (a prefetch of
+    the next batch) overlaps the kernels: max(host's own, compute, copy) -- the GPU-bound loop's whole claim.
+    ``fix``: the same loop with a fix made, whose step time is each fix's truth -- "pin" (pinned, ``non_blocking``:
+    the copy on the kernels' stream, the host free), "stream" (the copy on a stream of its own, wholly under the
+    kernels: none on theirs, the host's 20 us to issue it kept)."""
+    gemms, gemm_us, host_us = (8, 500.0, 0.0) if bound == "gpu" else (4, 100.0, 3_000.0)
+
+    def body(r: Rank) -> None:
+        if fix == "stream":
+            r.cpu("aten::to", 20.0)
+        else:
+            r.copy_h2d(mb, copy_us, pageable=fix is None, via="aten::to")
+        if host_us:
+            r.cpu("aten::add", host_us)
+        for _ in range(gemms):
+            r.kernel("aten::mm", GEMM_FWD, gemm_us)
+
+    name = run or f"pageable_upload_{bound}_bound" + (f"_{fix}" if fix else "")
+    paths = write_run(out, Scenario(1, _each(body), [], [], name), steps=steps, run=name)
+    compute = gemms * gemm_us / 1000.0
+    return {"paths": paths, "copy_ms": copy_us / 1000.0, "compute_ms": compute, "host_ms": host_us / 1000.0,
+            "bound": bound}
+
+
 def write_poll_then_host_work(out: str, steps: int = 12, kernels: int = 8, kernel_us: float = 200.0,
                               host_us: float = 300.0, between_us: float = 10.0, run: str = "poll_then_host_work",
                               call: str = "cudaEventQuery") -> dict:

@@ -536,8 +536,8 @@ PREFETCH_BATCH = action(
     "    nxt = upload(next(it))                                     # copied while this step runs\n"
     "    train_step(x, y)")
 NON_BLOCKING = action(
-    "Copy batches to the GPU asynchronously from pinned memory, so the copy overlaps with compute instead "
-    "of stalling the step.",
+    "Copy batches to the GPU asynchronously from pinned memory, so the host goes on queueing the step's work instead "
+    "of waiting for the copy (on the kernels' own stream the copy still runs between them).",
     "x = x.to(device, non_blocking=True)   # needs pin_memory=True in the DataLoader\n"
     "y = y.to(device, non_blocking=True)")
 def _pin_memory(copy_flag: str) -> str:

@@ -141,12 +141,16 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     blocked = (h.end[sync] - np.where(poll, begins, _from_step_start(ctx, sync)) - moving).astype(np.float64)
     # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
     waited, in_op, poll, copy = waited & mine, in_op & mine, poll & mine, copy & mine
+    # each blocking copy's op once (two waits in one op hold the host once)
+    _, first = np.unique(np.where(callers >= 0, callers, -1 - np.arange(sync.size))[copy], return_index=True)
+    copy_held = float(held[copy][first].sum()) / PS_PER_MS
     return HostSyncs(calls_per_step=ctx.per_step(waited.sum()), calls=int(waited.sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
                      callers=_top(ctx, _named_by(named, sync)[waited], top_n),
                      in_op_calls_per_step=ctx.per_step(in_op.sum()), poll_calls_per_step=ctx.per_step(poll.sum()),
                      wait_ms_per_step=ctx.per_step(blocked[waited].sum() / PS_PER_MS),  # per GPU, as the idle is
                      copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
+                     copy_held_ms_per_step=ctx.per_step(copy_held),
                      copy_callers=_top(ctx, named[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
                      copy_lead_ms_per_step=_idle_ms(ctx, leads), copy_tail_ms_per_step=_idle_ms(ctx, tails),
                      in_gaps_ledger_ms=in_gaps,

@@ -1329,6 +1329,10 @@ class HostSyncs:
     #: that idle per breakdown category, as ``gpu_idle_ledger_ms`` is the syncs' (issue #36)
     copy_idle_ledger_ms: dict[str, float] = field(default_factory=dict)
     copy_callers: list[tuple[str, float]] = field(default_factory=list)
+    #: host time inside those blocking copies' ops per kept step and active GPU (each op once: the wait for the stream
+    #: to drain and the copy itself): all that pinned memory and a copy off the host's path can give back -- the host's
+    #: own work around them stays (``rules.excessive_memcpy._serial_upload``)
+    copy_held_ms_per_step: float = 0.0
     #: of ``copy_idle_ms_per_step``, the GPU idle before copies whose call held the host until the transfer began (an
     #: AMD tracer's staged pageable copy: ``metrics.syncs.copy_leads``), not claimed by a sync
     copy_lead_ms_per_step: float = 0.0

@@ -36,8 +36,14 @@ Memsets (the GPU filling its own memory, ``cudaMemset``) have a ledger category 
 that the copies' blocking time counts -- GPU time moving no data that only this finding's fill fix recovers: where
 their time no kernel overlaps is the largest part, the finding says the memsets hold it -- no transfer, nothing to pin --
 with the framework's fill fix first (``:memset``: fill only what is read, once).
+Where the costliest copies go to the device and hold the host (pageable, or waited for), each fix's return is read
+from the ledger (``_serial_upload``): pinned memory and asynchronous copies free the host -- the step shrinks by the
+host's hold in the copies' ops, at most by the GPU's idle, the copies still on the kernels' stream -- and a stream of
+their own also overlaps them with the kernels.  Where the GPU paces the step (no idle the copies could fill), the
+copy on a stream of its own comes first and the finding says what freeing the host alone gives back; where the host
+paces it, pinning comes first, and the saving is the host's hold, not the copy's time again on top of it.
 Saving: the blocking copy time and the idle before and after it (copies overlapped
-with compute from pinned memory, or gone).
+with compute from pinned memory, or gone), at most the host's hold in the copies it waits in.
 """
 
 from __future__ import annotations
@@ -102,12 +108,20 @@ def check(m: HostMetrics) -> list[Finding]:
     # pinned already but synchronous: said, and fixed, where the framework's own fix for it exists (a native CUDA/HIP
     # program's: the calls are its code); a framework's copies keep its fixes and words
     sync_pinned = _pinned_but_synchronous(copies) and bool(ctx.fw.extra(f"{ID}:pinned_sync"))
-    sync_txt = _cost_words(ctx, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned + (
+    # the costliest copies to the device free the host when pinned and asynchronous: what that returns, and what only
+    # a stream of their own returns (``_serial_upload``); not for copies whose own cause is said otherwise
+    own = worst is None or fills is not None or bool(pinned or migrated) or uploads is not None or sync_pinned
+    serial = None if own or _reads_out(ctx, m) or _index_uploads(ctx, m) else _serial_upload(ctx, m, worst)
+    sync_txt = _cost_words(ctx, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned + \
+        _serial_words(ctx, serial) + (
         "; every host copy comes from pinned memory already: the synchronous calls, not the memory, hold them in "
         "series with the kernels" if sync_pinned else "")
     if uploads is not None:  # the copies to the device are a wrapper's uploads of offloaded parameters, not a batch
         sync_txt += (f"; {pct(uploads)} of the H2D copy time whose launch the capture holds is launched inside "
                      f"{ctx.fw.label('param_upload')}")
+    # the copies' time and the idle after them are returned only as far as the host's hold in them reaches: where
+    # the host paces the step, the GPU runs the copy in idle time either way (``_serial_upload``)
+    over = max(worst.blocking_ms_per_step + waits - serial[1], 0.0) if serial is not None else 0.0
     rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
              c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
     return [finding(
@@ -122,19 +136,20 @@ def check(m: HostMetrics) -> list[Finding]:
                                     # of every rank: one division, as every count per step (``per-rank``)
                                     "copies_per_step": {c.direction: c.count_per_step for c in m.memcpy},
                                     "copies": {c.direction: c.count for c in m.memcpy}}),
-        saving=saving(ctx, max(blocking - asked, exposed_sync + waits + paging),
+        saving=saving(ctx, max(blocking - asked, exposed_sync + waits + paging) - over,
                       _ASSUMPTION_FILLS if fills is not None else
                       _ASSUMPTION_MANAGED if migrated else _ASSUMPTION_UPLOADS if uploads is not None else
                       _ASSUMPTION_PINNED if pinned else _ASSUMPTION_SYNC_PINNED if sync_pinned else
                       _ASSUMPTION.format(levers=ctx.window_words(ctx.fw.label("memcpy:levers"))),
-                      [("copies", "copies", max(ledger - asked, exposed_sync)),
+                      # the copy time the GPU runs in idle either way is no copy time returned (``over``)
+                      [("copies", "copies", max(max(ledger - asked, exposed_sync) - over, 0.0)),
                        ("compute", "non_matmul_kernels", paging)]  # kernel time spent waiting on migrated pages
                       + idle_claims(m.syncs.copy_idle_ledger_ms, pool="copy_idle")),
         evidence=[table(f"Copies {ctx.per_step} by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
                                                          "sync count/step", "recurring", "top ops"], rows)],
         windows=step_windows(ctx, key=lambda s: _blocked(s.breakdown, paging + waits), label="copies"),
         actions=_fill_fixes(ctx, fills, _fixes(ctx, m, copies, worst, pageable, migrated, bool(pinned), uploads,
-                                               sync_pinned) if worst is not None else [])
+                                               sync_pinned, serial) if worst is not None else [])
         or ctx.fw.fix(ID),
     )]
 
@@ -323,7 +338,7 @@ def _first(lead: list, acts: list) -> list:
 
 
 def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrated: list, pinned: bool,  # noqa: ANN001
-           uploads: float | None, sync_pinned: bool = False) -> list:
+           uploads: float | None, sync_pinned: bool = False, serial: tuple[float, float] | None = None) -> list:
     """The fixes, the copy's own first: the worst direction's (an H2D copy's is pinning and prefetch, a D2H copy's the
     sync that pulls values to the host: .item()); pageable memory's and host-blocking copies' pinning and non_blocking;
     fewer bytes where pinned already, else D2D's own; managed memory's prefetch, a wrapper's offloaded parameters."""
@@ -357,6 +372,8 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         acts = _first(pin + ctx.fw.fix(f"{ID}:h2d"), acts)
         if _index_uploads(ctx, m):  # -- unless they are indexing ops' CPU indices: the index's place is the fix
             acts = _first(ctx.fw.extra(f"{ID}:index_upload"), acts)
+    if serial is not None and serial[1] - serial[0] > serial[0]:  # on the GPU's critical path: a stream of its own
+        acts = _first(ctx.fw.extra(f"{ID}:h2d_exposed"), acts)
     if sync_pinned:  # pinned already, each copy a synchronous call serial with the kernels: streams and chunks
         acts = ctx.fw.extra(f"{ID}:pinned_sync") + [a for a in acts if a not in ctx.fw.fix(ID)]
     exposed = [] if pinned or migrated or uploads is not None else _exposed_upload(ctx, m, copies, worst)
@@ -378,6 +395,51 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         acts.append(action("Check for unnecessary device-to-device copies between replicas (variables "
                            "or ops pinned to one GPU) — guide §2 item 4."))
     return acts
+
+
+def _serial_upload(ctx: Ctx, m: HostMetrics, worst) -> tuple[float, float] | None:  # noqa: ANN001 - a copy
+    """Where the costliest copies go to the device and hold the host (from pageable memory, or waited for), what the
+    ledger says each fix returns per step -- (freeing the host: pinned memory, asynchronous copies, the copies left on
+    the kernels' stream; a stream of their own besides, overlapped with compute) -- else None.
+
+    The step is paced by the host or by the GPU.  Freed, the host no longer spends the time it held in the copies'
+    ops (``HostSyncs.copy_held_ms_per_step``: the wait for the stream to drain, then the copy), while the GPU still
+    runs every kernel and copy on one stream: the step shrinks by the held time, at most by the GPU's idle (what the
+    GPU could pack its work into).  On a stream of their own the copies also overlap the kernels: at most their
+    blocking time more, still no more than the held time, and never more than the copies' own claim (their blocking
+    time and the idle after them).  Where nothing measures the hold (a copy the host waits in no sync of), it bounds
+    nothing.
+
+    Why: pinning frees the host, not the GPU: a copy on the kernels' stream still runs between them.  In a loop the GPU
+    paces (its only idle the 15 us after the copy) pinning returns that idle and only a stream of its own the copy's
+    400 us; in one the host paces, the host's hold is the cost and pinning returns it all -- not the copy's time on top
+    of it, which the GPU runs in idle time either way (issue #37, each wait to its cause: both were told pinning first,
+    the side-stream copy third, and the host-bound one claimed its 400 us copy twice)."""
+    if worst is None or worst.direction != "h2d" or worst.blocking_ms_per_step <= 0 or ctx.step_ms is None:
+        return None
+    if not (m.syncs.copy_calls_per_step or (worst.pageable_share or 0.0) >= T("excessive_memcpy.pageable_share")):
+        return None
+    bd = m.breakdown
+    busy = bd.device_compute + bd.collectives + _blocked(bd, 0.0)
+    waits = m.syncs.copy_idle_ms_per_step
+    # the GPU's idle the host's freed time could take in: not its own switch between queued kernels, the profiler's
+    # work, or a one-time start-up
+    idle = max(ctx.step_ms - busy - bd.kernel_switch - bd.profiler - bd.startup, 0.0)
+    held = m.syncs.copy_held_ms_per_step if m.syncs.copy_calls_per_step and m.syncs.copy_held_ms_per_step > 0 \
+        else float("inf")
+    claim = worst.blocking_ms_per_step + waits
+    return min(held, idle, claim), min(held, idle + worst.blocking_ms_per_step, claim)
+
+
+def _serial_words(ctx: Ctx, serial: tuple[float, float] | None) -> str:
+    """The words of a copy on the GPU's critical path (:func:`_serial_upload`: a stream of its own returns more than
+    freeing the host does), "" where freeing the host returns most of it."""
+    if serial is None or serial[1] - serial[0] <= serial[0]:
+        return ""
+    return (f"; the GPU runs the rest of the {ctx.step_noun} with no idle the copies could fill: pinned memory and "
+            f"asynchronous copies free the host, which gives back only {ms(serial[0])} of idle {ctx.per_step}, and speed "
+            f"the transfers, but the copies still run between the kernels on their stream -- only copying on a stream "
+            f"of its own, overlapped with compute, takes their {ms(serial[1] - serial[0])} off the {ctx.step_noun}")
 
 
 def _exposed_upload(ctx: Ctx, m: HostMetrics, copies: list, worst) -> list:  # noqa: ANN001 - a copy

@@ -34,4 +34,6 @@ def test_a_pageable_read_back_is_pinned_at_its_destination(tmp_path):
 
 def test_a_pageable_upload_keeps_the_dataloaders_pinning(tmp_path):
     f = _copies_finding(tmp_path, pinned=False, h2d_us=2000.0)
-    assert f.actions[0].text.startswith(pytorch.PIN_MEMORY.text.split("{")[0]), f.actions[0].text
+    # after the copy on a stream of its own where the GPU paces the loop (27 us of idle a step): h37-fixorder61
+    assert "stream of its own" in f.actions[0].text, f.actions[0].text
+    assert f.actions[1].text.startswith(pytorch.PIN_MEMORY.text.split("{")[0]), f.actions[1].text

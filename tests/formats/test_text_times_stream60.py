@@ -92,8 +92,9 @@ def test_what_json_refuses_is_refused_alike(text):
 
 def test_the_rewrite_holds_its_text_and_a_block_not_the_document(monkeypatch):
     # fails on 3416ad6f: the whole document was parsed (its objects ~5x the file) and written again beside it
-    monkeypatch.setattr(parse, "_SCAN_BLOCK", 1 << 14)
-    monkeypatch.setattr(parse, "_REWRITE_BATCH", 64, raising=False)
+    # the file read and its events decoded 16 KB at a time (h37-tidy61: the columns' chunked reader's knobs)
+    monkeypatch.setattr(parse, "_READ_BLOCK", 1 << 14)
+    monkeypatch.setattr(parse, "_REWRITE_CHUNK", 1 << 14)
     text = json.dumps({"traceEvents": _events(8000)}).encode()
     tracemalloc.start()
     try:
@@ -102,7 +103,7 @@ def test_the_rewrite_holds_its_text_and_a_block_not_the_document(monkeypatch):
     finally:
         tracemalloc.stop()
     assert out == _whole(text)
-    assert peak < 2 * len(text)  # the text it returns, a block and a batch of events
+    assert peak < 2 * len(text)  # the text it returns, a block and a chunk of events
 
 
 

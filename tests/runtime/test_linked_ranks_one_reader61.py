@@ -13,27 +13,14 @@ Real pair: ``wild/tp_rtx4090_two_ranks`` (MIT) moved into ``rank0/`` and ``rank1
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
-import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from tb_gpu_advisor.model.logdir import RankRuns, Session
-
-PAIR = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "tp_rtx4090_two_ranks"
-
-
-def _pair_in_folders(tmp: Path) -> Path:
-    for path in sorted(PAIR.glob("*.json.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            rank = json.load(f)["distributedInfo"]["rank"]
-        os.makedirs(tmp / "pair" / f"rank{rank}")
-        shutil.copy(path, tmp / "pair" / f"rank{rank}" / path.name)
-    return tmp / "pair"
+from tests.support.rank_folders import pair_in_folders
 
 
 def test_every_reader_gets_the_sessions_own_linked_ranks(tmp_path: Path, monkeypatch) -> None:
@@ -46,7 +33,7 @@ def test_every_reader_gets_the_sessions_own_linked_ranks(tmp_path: Path, monkeyp
     from tb_gpu_advisor.runtime.cache import ReportCache, host_key, session_key
     from tb_gpu_advisor.serve.plugin import _report_key
 
-    advisor = Advisor(str(_pair_in_folders(tmp_path)), cache=ReportCache("off"))
+    advisor = Advisor(str(pair_in_folders(tmp_path)), cache=ReportCache("off"))
     sessions = advisor.sessions()
     assert len(sessions) == 2 and all(s.linked_ranks is not None for s in sessions)
     asked: list[RankRuns] = []
@@ -61,21 +48,22 @@ def test_every_reader_gets_the_sessions_own_linked_ranks(tmp_path: Path, monkeyp
     analyze_host = pipeline.analyze_host
     monkeypatch.setattr(pipeline, "analyze_host",
                         lambda hf, **kw: placed.append(kw["peer_files"]) or analyze_host(hf, **kw))
+    seen: list = []
+
+    def analyze_fn(*a, **kw):
+        seen.append(kw["rank_runs"])
+        return pipeline.analyze_session(*a, **kw)
+
     for s in sessions:
-        h = s.hosts[0]
-        want = own(s)
-        for read in (lambda: json.loads(session_key(s).material)["rank_runs"],
-                     lambda: json.loads(host_key(s, h).material)["rank_runs"],
-                     lambda: _report_key(s, [h], advisor.options_for(None))[-1]):
-            n = len(asked)
-            got = read()
-            assert len(asked) == n + 1 and got == (want.key_material() if isinstance(got, list)
-                                                   else repr(want.key_material()))
+        h, want = s.hosts[0], own(s)
+        n = len(asked)
+        got = [json.loads(session_key(s).material)["rank_runs"], json.loads(host_key(s, h).material)["rank_runs"],
+               _report_key(s, [h], advisor.options_for(None))[-1]]
+        assert len(asked) == n + 3 and got == [want.key_material(), want.key_material(), repr(want.key_material())]
         advisor.host_report(h, session=s)
         assert placed[-1] == pipeline.clock_files(want, h) == want.clock_files(h.host) and placed[-1]
-        seen: list = []
-        rs.session_report(s, analyze_fn=lambda *a, **kw: seen.append(kw["rank_runs"]) or
-                          pipeline.analyze_session(*a, **kw))
+        seen.clear()
+        rs.session_report(s, analyze_fn=analyze_fn)
         assert seen == [want]
 
 
@@ -101,4 +89,4 @@ def test_a_session_that_cannot_say_its_ranks_is_refused_not_read_as_none(tmp_pat
 def _sessions(tmp: Path) -> list[Session]:
     from tb_gpu_advisor.discover.logdir import discover
 
-    return discover(str(_pair_in_folders(tmp)))
+    return discover(str(pair_in_folders(tmp)))

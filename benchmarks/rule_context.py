@@ -43,7 +43,7 @@ base.framework = framework  # every Ctx asks through the module's name
 logdir, run = sys.argv[1], sys.argv[2]
 (s,) = [s for s in discover(logdir) if s.run == run][:1]
 c0 = time.process_time()
-analyze_session(s.run, s.session, s.hosts, rank_runs=getattr(s, "linked_ranks", None))
+analyze_session(s.run, s.session, s.hosts, rank_runs=s.linked_ranks)
 cpu = time.process_time() - c0
 print(json.dumps({"cpu_s": cpu, "ctx_s": spent[0], "asks": spent[1]}))
 """

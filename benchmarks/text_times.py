@@ -9,7 +9,8 @@ and a host op per launch, every time a string; written once under ``--cache``):
 - ``floor``: ``json.load`` of the file (what holding the document costs: the rewrite needs no more than this);
 - ``before``: the rewrite as it was until h37-speed60 -- the whole document parsed, every event mended, the document
   written again (``json.dumps``);
-- ``after``: ``times_as_numbers`` as it is (the file read a block at a time, events mended and written in batches).
+- ``after``: ``times_as_numbers`` as it is (the file read by the columns' chunked reader, each chunk's events
+  mended and written: ``parse._TextTimes``).
 
 Peak is the process's RSS high-water mark (``VmHWM``) less its resident size before the call (interpreter and
 imports); wall and CPU are the call's.  ``before`` and ``after`` outputs are compared byte for byte.  Prints a

@@ -247,7 +247,7 @@ def _result_reads(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:
     rec, idx = _launched(trace, launches, d)
     back = idx[np.asarray(d.kind)[idx] == devices.KIND_D2H]
     _, late = _clock_slack(trace, rec, d)
-    blocked = trace.h.end[rec[back]].astype(np.int64) >= np.asarray(d.end, np.int64)[back] - late
+    blocked = _returned_after(trace.h.end[rec[back]].astype(np.int64), np.asarray(d.end, np.int64)[back], late)
     return np.concatenate([trace.h.start[rec[back[blocked]]].astype(np.int64), managed_reads(trace, d.gpu)])
 
 
@@ -895,7 +895,7 @@ def _own_waits(trace: Trace, calls: np.ndarray, kind: np.ndarray, work_end: np.n
     made (h37-probe45w, seed 97237).  The times remain for what records no op (a native ``cudaMemcpy`` loop)."""
     copy = (kind[gap] != devices.KIND_KERNEL) & (kind[gap] != devices.KIND_COLLECTIVE)
     sync, ss, se = waited
-    mine = copy & (ss < work_end[gap]) & (se >= work_end[gap] - late)
+    mine = copy & (ss < work_end[gap]) & _returned_after(se, work_end[gap], late)
     ask = np.flatnonzero(copy & ~mine)  # the ops asked only where the times leave it open
     op_sync, op_call = _ops_around(trace, sync[ask]), _ops_around(trace, calls[gap[ask]])
     mine[ask] = (op_sync >= 0) & (op_sync == op_call)
@@ -1215,14 +1215,13 @@ def _read_backs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first
     work_end = np.asarray(d.end, np.int64)[ev]
     calls_end = t_end[first:first + length]
     read = np.isin(offsets, at)
-    # a read's call returned once its copy had ended (the GPU's clock perhaps reading late): the host waited for it
-    if not (calls_end[read] >= work_end[read] - late).all():
+    if not _returned_after(calls_end[read], work_end[read], late).all():  # the host waited for each read's copy
         return None
     # another launch's call that returned only after its work ended waited: a copy's within the clocks' slack (a copy
     # in that holds the host -- a layer's swapped weights -- is a second wait whichever way the clocks disagree), a
     # kernel's beyond it (its launch returns once queued; the GPU's clock perhaps reading early)
     copy = np.asarray(d.kind)[ev] != devices.KIND_KERNEL
-    waited = calls_end >= work_end + np.where(copy, -late, early)
+    waited = np.where(copy, _returned_after(calls_end, work_end, late), calls_end >= work_end + early)
     if max(float(waited[offsets == o].mean()) for o in np.setdiff1d(np.arange(p), at)) > 1.0 - _WAITED:
         return None
     h = trace.h
@@ -1269,6 +1268,14 @@ def _read_words(calls: list[str], nbytes: list[int]) -> str:
     return (f"each ended by the host's {len(calls)} blocking reads of its results ({reads} from the device, each the "
             f"same bytes at the same point of every repeat, the repeat's only launches whose calls returned once "
             f"their work was done), " + tail)
+
+
+def _returned_after(call_end: np.ndarray, work_end: np.ndarray, late: int) -> np.ndarray:
+    """Whether each call (its return ``call_end``, ps, host clock) returned only once its copy had ended (``work_end``,
+    the GPU's clock, perhaps reading ``late`` ps behind the host's: :func:`_clock_slack`): the host waited for it.
+    The one test of a blocking copy's call: a result read (:func:`_result_reads`), a read-back loop's reads, a copy's
+    own sync (:func:`_own_waits`)."""
+    return call_end >= work_end - late
 
 
 def _clock_slack(trace: Trace, rec: np.ndarray, d: DeviceEvents) -> tuple[int, int]:

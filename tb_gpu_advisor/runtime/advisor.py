@@ -144,9 +144,9 @@ class Advisor:
         """One host file's report, in this process (``runtime.pipeline.analyze_host``); ``session`` (the one that
         holds it): its job's ranks in sibling run folders on the host's clock are placed as the session's analysis
         places them (``pipeline.clock_files``)."""
-        linked = getattr(session, "linked_ranks", None)
+        ranks = session.linked_ranks if session is not None else None
         return _pipeline.analyze_host(host, options=self.options_for(options),
-                                      peer_files=_pipeline.clock_files(linked, host))
+                                      peer_files=_pipeline.clock_files(ranks, host))
 
     @staticmethod
     def files_unchanged(hosts: Sequence[HostFile]) -> bool:

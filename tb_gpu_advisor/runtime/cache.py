@@ -66,7 +66,7 @@ from tb_gpu_advisor import ANALYZER_VERSION
 from tb_gpu_advisor.common import fsio, thresholds
 from tb_gpu_advisor.common.cachedir import DISABLED_VALUES, ENV_DIR, default_dir  # noqa: F401 - re-exported
 from tb_gpu_advisor.common.options import UserOptions
-from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.model.logdir import HostFile, RankRuns, Session
 from tb_gpu_advisor.model.schema import SCHEMA_VERSION, HostReport, Report, problem
 
 logger = logging.getLogger(__name__)
@@ -141,7 +141,7 @@ def make_key(
     schema: str | None = None,
     scope: str = "session",
     options: UserOptions | None = None,
-    rank_runs: Any = None,
+    rank_runs: RankRuns | None = None,
 ) -> CacheKey:
     """Key of a session report (or, ``scope="host"``, of one host file's report): names, every host file's (path,
     size, mtime_ns) and every file its reader reads beside it (``HostFile.beside``: a report made before a snapshot's
@@ -193,21 +193,21 @@ def _identity(h: HostFile) -> list:
     return files[0] if len(files) == 1 else files
 
 
-def host_key(session: Any, host: HostFile, params: int | None = None, options: UserOptions | None = None,
+def host_key(session: Session, host: HostFile, params: int | None = None, options: UserOptions | None = None,
              **versions: str) -> CacheKey:
     """Key of one host file's report within its session: the unit a sharded precompute fills and a session's
     report is merged from (:func:`tb_gpu_advisor.runtime.session.session_report`).  The job's ranks in sibling run
     folders are in it as in the session's (``Session.linked_ranks``): the host's analysis places their one-time costs
     (``pipeline.clock_files``), so a host report made without them, or with other files of theirs, is another."""
     return make_key(session.run, session.session, [host], params=params, scope="host", options=options,
-                    rank_runs=getattr(session, "linked_ranks", None), **versions)
+                    rank_runs=session.linked_ranks, **versions)
 
 
-def session_key(session: Any, params: int | None = None, options: UserOptions | None = None,
+def session_key(session: Session, params: int | None = None, options: UserOptions | None = None,
                 **versions: str) -> CacheKey:
     """``make_key`` for a :class:`~tb_gpu_advisor.discover.logdir.Session`."""
     return make_key(session.run, session.session, session.hosts, params=params, options=options,
-                    rank_runs=getattr(session, "linked_ranks", None), **versions)
+                    rank_runs=session.linked_ranks, **versions)
 
 
 class ReportCache:

@@ -28,6 +28,7 @@ from tb_gpu_advisor.metrics.compute import compute_host_metrics
 from tb_gpu_advisor.metrics.context import build_context
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.columns import index_dtype
+from tb_gpu_advisor.model.logdir import RankRuns
 from tb_gpu_advisor.model.schema import HostReport, Report
 from tb_gpu_advisor.model.trace import Trace, device_launches, release_columns
 from tb_gpu_advisor.report import timeline
@@ -181,12 +182,12 @@ def _remember_start_up(hf, spans: tuple[np.ndarray, np.ndarray]) -> tuple[np.nda
     return _START_UPS.put(_identity(hf), spans)
 
 
-def clock_files(rank_runs, host_file) -> tuple:  # noqa: ANN001 - a RankRuns (or None), a HostFile
+def clock_files(rank_runs: RankRuns | None, host_file) -> tuple:  # noqa: ANN001 - a HostFile
     """The host files of the job's ranks in sibling run folders (``rank_runs``, ``Session.linked_ranks``) that count on
     ``host_file``'s clock (``RankRuns.clock_files``), whose one-time spans its analysis places (``peer_files`` of
     :func:`analyze_host`).  Every path that analyses a host of a session asks this, so the CLI, the parallel workers,
     the isolated children, the per-host cache and precompute place the same peers (h37-ranks60)."""
-    return rank_runs.clock_files(host_file.host) if rank_runs is not None and hasattr(rank_runs, "clock_files") else ()
+    return rank_runs.clock_files(host_file.host) if rank_runs is not None else ()
 
 
 def analyze_session(run: str, session: str, host_files: Iterable, progress: Callable[[str, float], None] | None = None,

@@ -78,22 +78,22 @@ def session_report(session: Session, *, params: int | None = None, cache: Report
         if text is not None:
             return Analysis(Report.from_json(text), from_cache=True)
     if analyze_fn is not None:
-        linked = {"rank_runs": _linked(session)} if _linked(session) is not None else {}
+        linked = {"rank_runs": ranks} if (ranks := session.linked_ranks) is not None else {}
         report = analyze_fn(session.run, session.session, list(session.hosts), progress=progress, params=options.params,
                             **linked)
     elif cache is not None and cache.enabled and len(session.hosts) > 1:
         # many hosts: merged from the per-host cache (what a sharded precompute fills); forced, each analysed again
         report = merge_hosts(session.run, session.session,
                              cached_host_reports(session, cache, options=options, jobs=jobs, progress=progress,
-                                                 force=force, limits=limits), options, _linked(session))
+                                                 force=force, limits=limits), options, session.linked_ranks)
     elif cache is not None and cache.enabled and not force and (stored := _stored_host_reports(session, cache, options)):
         # one host: from the per-host cache only when a shard stored it (else only its session entry is kept)
-        report = merge_hosts(session.run, session.session, stored, options, _linked(session))
+        report = merge_hosts(session.run, session.session, stored, options, session.linked_ranks)
     elif len(session.hosts) > 1 and (limits is not None or worker_count(jobs, len(session.hosts)) > 1):
         report = analyze_session_parallel(session, jobs=jobs, progress=progress, options=options, limits=limits)
     else:
         report = pipeline.analyze_session(session.run, session.session, list(session.hosts), progress=progress,
-                                          options=options, rank_runs=_linked(session))
+                                          options=options, rank_runs=session.linked_ranks)
     if cache is None or not cache.enabled:
         return Analysis(report, not_stored="the cache is disabled")
     if any(getattr(h, "error", None) for h in getattr(report, "hosts", [])):
@@ -103,12 +103,6 @@ def session_report(session: Session, *, params: int | None = None, cache: Report
     if not cache.put(key, report):
         return Analysis(report, not_stored=cache.last_error or "cache write failed")
     return Analysis(report, stored=True)
-
-
-def _linked(session: Session):
-    """The session's job's other ranks in sibling run folders (``Session.linked_ranks``); None where it has none (or is
-    a session-like object without them)."""
-    return getattr(session, "linked_ranks", None)
 
 
 def _stored_host_reports(session: Session, cache: ReportCache, options: UserOptions) -> list[HostReport] | None:
@@ -146,9 +140,9 @@ def cached_host_reports(session: Session, cache: ReportCache, *, params: int | N
               len(missing))
         todo = [hosts[i] for i in missing]
         fresh = (_isolated_host_reports(todo, worker_count(jobs, len(missing)), options, progress, limits,
-                                        _linked(session))
+                                        session.linked_ranks)
                  if limits is not None else _host_reports(todo, worker_count(jobs, len(missing)), options, progress,
-                                                          None, _linked(session)))
+                                                          None, session.linked_ranks))
         for i, hr in zip(missing, fresh):
             reports[i] = hr
             if hr.error is None and files_unchanged([hosts[i]]):
@@ -174,14 +168,14 @@ def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progr
     if stored:
         # every host already analysed into the per-host cache (a sharded precompute): merge, analyse nothing
         progress(f"merging {len(hosts)} cached host reports", 0.5)
-        return merge_hosts(session.run, session.session, stored, options, _linked(session)).to_json()
+        return merge_hosts(session.run, session.session, stored, options, session.linked_ranks).to_json()
     if analyze_fn is not None:
         report = analyze_fn(session.run, session.session, list(hosts), progress=progress)
         return report.to_json() if hasattr(report, "to_json") else __import__("json").dumps(report)
     workers = worker_count(jobs, len(hosts))
     if isolate and (len(hosts) == 1 or workers == 1):
         return isolation.call(isolation.analyze_session_json, session.run, session.session, list(hosts), options,
-                              _linked(session),
+                              session.linked_ranks,
                               progress=progress, limits=Limits.from_env(hosts))
     chosen = dataclasses.replace(session, hosts=tuple(hosts))
     if len(hosts) > 1 and workers > 1:
@@ -190,7 +184,7 @@ def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progr
         return analyze_session_parallel(chosen, jobs=workers, progress=progress, limits=limits,
                                         options=options).to_json()
     return pipeline.analyze_session(session.run, session.session, list(hosts), progress=progress,
-                                    options=options, rank_runs=_linked(session)).to_json()
+                                    options=options, rank_runs=session.linked_ranks).to_json()
 
 
 def files_unchanged(hosts: Sequence[HostFile]) -> bool:
@@ -280,13 +274,13 @@ def analyze_session_parallel(
     hosts = list(session.hosts)
     if limits is not None:
         reports = _isolated_host_reports(hosts, worker_count(jobs, len(hosts)), options, progress, limits,
-                                         _linked(session))
+                                         session.linked_ranks)
     else:
         reports = _host_reports(hosts, worker_count(jobs, len(hosts)), options, progress, analyze_host_fn,
-                                _linked(session))
+                                session.linked_ranks)
     if merge_fn is not None:
         return merge_fn(session.run, session.session, reports)
-    return merge_hosts(session.run, session.session, reports, options, _linked(session))
+    return merge_hosts(session.run, session.session, reports, options, session.linked_ranks)
 
 
 def _host_reports(hosts: Sequence[HostFile], workers: int, options: UserOptions,

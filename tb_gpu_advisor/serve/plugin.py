@@ -544,7 +544,7 @@ def _report_key(session: Any, host_files: list, options: UserOptions) -> tuple:
     threshold changed from the table's (``thresholds.tuned``, as the disk cache's key holds them) and the job's ranks
     in sibling run folders with the files of theirs the analysis reads (``RankRuns.key_material``, as the disk
     cache's key: a peer's file rewritten is another report)."""
-    linked = getattr(session, "linked_ranks", None)
+    linked = session.linked_ranks
     return (session.run, session.session, tuple(_identity(h) for h in host_files), options,
             tuple(sorted(tuned().items())), repr(linked.key_material()) if linked is not None else None)
 

@@ -9,30 +9,12 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import math
-import re
 import tracemalloc
 
 import pytest
 
 from tb_gpu_advisor.formats.kineto import parse
-
-
-def _whole(text: bytes) -> bytes | None:
-    """The rewrite as the whole document gives it (the reference)."""
-    doc = json.loads(text)
-    events = doc.get("traceEvents") if isinstance(doc, dict) else doc
-    if not isinstance(events, list):
-        return None
-    changed = 0
-    for e in events:
-        for key in ("ts", "dur") if isinstance(e, dict) else ():
-            v = e.get(key)
-            if isinstance(v, str) and re.fullmatch(r"-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?", v.strip()) and \
-                    math.isfinite(float(v)):
-                e[key] = int(v) if re.fullmatch(r"-?[0-9]+", v.strip()) else float(v)
-                changed += 1
-    return json.dumps(doc).encode() if changed else None
+from tests.support.text_times import whole_rewrite
 
 
 def _events(n: int, ts=lambda i: str(1000 + 10 * i), dur=lambda i: 2) -> list:
@@ -62,7 +44,7 @@ def test_the_streamed_rewrite_is_the_whole_documents_byte_for_byte(monkeypatch, 
     monkeypatch.setattr(parse, "_SCAN_BLOCK", block)
     for indent in (None, 2):
         text = json.dumps(DOCS[name](), indent=indent).encode()
-        want = _whole(text)
+        want = whole_rewrite(text)
         assert parse.times_as_numbers(io.BytesIO(text)) == want
         assert parse.times_as_numbers(io.BytesIO(gzip.compress(text))) == want
         if want is not None:
@@ -76,7 +58,7 @@ class _Unseekable(io.BytesIO):
 
 def test_a_repeated_top_level_key_keeps_jsons_meaning():
     text = b'{"traceEvents": [{"ts": "1"}], "x": 1, "traceEvents": [{"ts": "2", "dur": "3"}]}'
-    assert parse.times_as_numbers(io.BytesIO(text)) == _whole(text) == b'{"traceEvents": [{"ts": 2, "dur": 3}], "x": 1}'
+    assert parse.times_as_numbers(io.BytesIO(text)) == whole_rewrite(text) == b'{"traceEvents": [{"ts": 2, "dur": 3}], "x": 1}'
 
 
 @pytest.mark.parametrize("text", [
@@ -92,8 +74,9 @@ def test_what_json_refuses_is_refused_alike(text):
 
 def test_the_rewrite_holds_its_text_and_a_block_not_the_document(monkeypatch):
     # fails on 3416ad6f: the whole document was parsed (its objects ~5x the file) and written again beside it
-    monkeypatch.setattr(parse, "_SCAN_BLOCK", 1 << 14)
-    monkeypatch.setattr(parse, "_REWRITE_BATCH", 64, raising=False)
+    # the file read and its events decoded 16 KB at a time (h37-tidy61: the columns' chunked reader's knobs)
+    monkeypatch.setattr(parse, "_READ_BLOCK", 1 << 14)
+    monkeypatch.setattr(parse, "_REWRITE_CHUNK", 1 << 14)
     text = json.dumps({"traceEvents": _events(8000)}).encode()
     tracemalloc.start()
     try:
@@ -101,8 +84,8 @@ def test_the_rewrite_holds_its_text_and_a_block_not_the_document(monkeypatch):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert out == _whole(text)
-    assert peak < 2 * len(text)  # the text it returns, a block and a batch of events
+    assert out == whole_rewrite(text)
+    assert peak < 2 * len(text)  # the text it returns, a block and a chunk of events
 
 
 
@@ -118,10 +101,10 @@ def test_a_value_longer_than_many_blocks_is_decoded_a_few_times_not_once_per_blo
     calls = []
 
     class Counting(json.JSONDecoder):
-        def raw_decode(self, s, idx=0):  # noqa: ANN001, ANN202
+        def raw_decode(self, s, idx=0):
             calls.append(idx)
             return super().raw_decode(s, idx)
 
     monkeypatch.setattr(parse.json, "JSONDecoder", Counting)
-    assert parse.times_as_numbers(io.BytesIO(text)) == _whole(text)
+    assert parse.times_as_numbers(io.BytesIO(text)) == whole_rewrite(text)
     assert len(calls) < 40, len(calls)  # the few values, the long one about log2(256) times

@@ -67,7 +67,7 @@ def _analyze(session) -> Report:  # noqa: ANN001 - a discovered Session
     """The session analysed as the product analyses it: with the job's other ranks in sibling run folders
     (``Session.linked_ranks``), which the job rules read and the cache key holds."""
     return analyze_session(session.run, session.session, session.hosts,
-                           rank_runs=getattr(session, "linked_ranks", None))
+                           rank_runs=session.linked_ranks)
 
 
 def session_report(session) -> Report:  # noqa: ANN001 - a discovered Session

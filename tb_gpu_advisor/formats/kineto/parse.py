@@ -1386,9 +1386,10 @@ def times_as_numbers(src: IO[bytes]) -> bytes | None:
     are damaged otherwise (null, NaN, words) is first scanned block by block for a time written as text
     (:func:`_writes_text_times`) and read whole only where one is: the damaged file's second read is a scan, not a
     document held in memory (the largest shared trace damaged: see SURVEY session 59 h37-layout59).  One that
-    writes them is rewritten event by event (:class:`_EventStream`): what it holds at once is the text it writes and
-    a block of the file, not the whole document's objects (h37-speed60: a 32 MB document's peak 5.2x -> 1.2x its
-    size, ``benchmarks/text_times.py``)."""
+    writes them is rewritten chunk by chunk as the columns read it (:class:`_TextTimes`): what it holds at once is
+    the text it writes and a chunk of the file, not the whole document's objects (h37-speed60: a 32 MB document's
+    peak 5.2x -> 1.2x its size, ``benchmarks/text_times.py``; h37-tidy61: the columns' chunked reader, not a second
+    one of its own)."""
     if src.seekable():
         start = src.tell()
         if not _writes_text_times(src):
@@ -1398,8 +1399,8 @@ def times_as_numbers(src: IO[bytes]) -> bytes | None:
         src = io.BytesIO(src.read())
         start = 0
     try:
-        return _EventStream(src).rewrite(_mend_text_times)
-    except _RepeatedKey:
+        return _TextTimes(src, _mend_text_times).rewrite()
+    except (_RepeatedKey, KinetoReadError):  # a repeated key, or no event list: json's own reading of the document
         src.seek(start)
     doc, events = _whole_document(src)
     if not isinstance(events, list):
@@ -1421,152 +1422,6 @@ def _mend_text_times(e: Any) -> int:
                 e[key] = int(v) if _INTEGER_TEXT.fullmatch(v.strip()) else x
                 changed += 1
     return changed
-
-
-#: Events :class:`_EventStream` holds decoded at once, written with one ``json.dumps``.
-_REWRITE_BATCH = 1024
-
-
-class _RepeatedKey(ValueError):
-    """The document repeats a top-level key: json keeps its first place and its last value, which a text written as
-    it is read cannot; :func:`times_as_numbers` reads such a document whole."""
-
-
-class _EventStream:
-    """A trace's JSON text read a block at a time and written again with each event mended: the text
-    ``json.dumps(doc)`` would write of the document ``json.loads`` reads, the events mended, without the document.
-
-    The top level is an object (its ``traceEvents`` list read event by event, every other value whole) or the event
-    list itself; anything else is read whole, and mends nothing.  What ``json.loads`` refuses (bad JSON, text after
-    the document, bad UTF-8) raises the ``ValueError`` it would."""
-
-    _WS = " \t\n\r"
-
-    def __init__(self, src: IO[bytes]):
-        import codecs
-
-        self.stream = as_utf8(_maybe_gunzip(src)[0])
-        self.decode = codecs.getincrementaldecoder("utf-8")(errors="surrogatepass")
-        self.scan = json.JSONDecoder().raw_decode
-        self.buf, self.pos, self.eof = "", 0, False
-        self.out = io.BytesIO()
-
-    def _more(self) -> bool:
-        """Read one more block into the buffer (what was read past dropped first); False at the end of the text."""
-        if self.eof:
-            return False
-        if self.pos:
-            self.buf, self.pos = self.buf[self.pos:], 0
-        block = self.stream.read(_SCAN_BLOCK)
-        self.eof = not block
-        self.buf += self.decode.decode(block, final=self.eof)  # at the end: "", or the UnicodeDecodeError json raises
-        return not self.eof
-
-    def _skip_ws(self) -> str:
-        """The next character past whitespace ("" at the end of the text)."""
-        while True:
-            n = len(self.buf)
-            while self.pos < n and self.buf[self.pos] in self._WS:
-                self.pos += 1
-            if self.pos < n:
-                return self.buf[self.pos]
-            if not self._more():
-                return ""
-
-    def _value(self) -> Any:
-        """The JSON value at the position, read whole (more read while it is cut by the buffer's end)."""
-        self._skip_ws()
-        while True:
-            try:
-                value, end = self.scan(self.buf, self.pos)
-            except json.JSONDecodeError:
-                if self.eof:
-                    raise
-                self._grow()
-                continue
-            if end == len(self.buf) and not self.eof and not isinstance(value, (dict, list, str)):
-                self._grow()  # a number or a word at the buffer's end may go on in the next block
-                continue
-            self.pos = end
-            return value
-
-    def _grow(self) -> None:
-        """Read on until the text past the position is twice what it was (or the text ends).  Why: a value cut by the
-        buffer's end is decoded again from its start; a block at a time, one of N blocks (a hostile file's one huge
-        string or event) was decoded N times, its square -- doubled, its length a few times over."""
-        want = 2 * max(len(self.buf) - self.pos, 1)
-        while self._more() and len(self.buf) - self.pos < want:
-            pass
-
-    def _expect(self, chars: str) -> str:
-        c = self._skip_ws()
-        if not c or c not in chars:
-            raise json.JSONDecodeError(f"Expecting one of {chars!r}", self.buf, self.pos)
-        self.pos += 1
-        return c
-
-    def _write(self, text: str) -> None:
-        self.out.write(text.encode("utf-8", "surrogatepass"))
-
-    def _events(self, mend: Callable[[Any], int]) -> int:
-        """The list at the position, written element by element, each mended; how many values were mended."""
-        self._expect("[")
-        self._write("[")
-        changed, batch, written = 0, [], False
-        if self._skip_ws() == "]":
-            self.pos += 1
-        else:
-            while True:
-                e = self._value()
-                changed += mend(e)
-                batch.append(e)
-                end = self._expect(",]") == "]"
-                if end or len(batch) == _REWRITE_BATCH:  # one dumps a batch: a call per event cost 3x the loads
-                    self._write((", " if written else "") + json.dumps(batch)[1:-1])
-                    batch, written = [], True
-                if end:
-                    break
-        self._write("]")
-        return changed
-
-    def rewrite(self, mend: Callable[[Any], int]) -> bytes | None:
-        """The text mended by ``mend`` (an event in, how many of its values it changed out), None where it changed
-        nothing or the document holds no event list."""
-        c = self._skip_ws()
-        changed, listed = 0, True
-        if c == "[":
-            changed = self._events(mend)
-        elif c == "{":
-            self.pos += 1
-            self._write("{")
-            keys: set[str] = set()
-            listed = False
-            if self._skip_ws() == "}":
-                self.pos += 1
-            else:
-                while True:
-                    if self._skip_ws() != '"':
-                        raise json.JSONDecodeError("Expecting property name enclosed in double quotes", self.buf,
-                                                   self.pos)
-                    key = self._value()
-                    if key in keys:
-                        raise _RepeatedKey(key)
-                    self._expect(":")
-                    self._write(("" if not keys else ", ") + json.dumps(key) + ": ")
-                    keys.add(key)
-                    if key == "traceEvents" and self._skip_ws() == "[":
-                        changed, listed = self._events(mend), True
-                    else:
-                        self._write(json.dumps(self._value()))
-                    if self._expect(",}") == "}":
-                        break
-            self._write("}")
-        else:
-            self._value()
-            listed = False
-        if self._skip_ws():
-            raise json.JSONDecodeError("Extra data", self.buf, self.pos)
-        return self.out.getvalue() if listed and changed else None
 
 
 def _writes_text_times(src: IO[bytes]) -> bool:
@@ -1606,6 +1461,7 @@ class _Parser:
         self.rewound = False  # a chunk in flight failed: the next one is decoded here
         self.size_hint = 0  # the text's size where known before reading (a big file's workers start at once)
         self.max_bytes, self.progress, self.decoder = max_bytes, progress, decoder
+        self.chunk_bytes = CHUNK_BYTES  # bytes of events decoded at once
         self.buf = b""
         self.base = 0  # file offset of buf[0]
         self.eof = False
@@ -1750,7 +1606,7 @@ class _Parser:
         order, so the columns are those of the serial path, chunk for chunk.  A chunk cut at its first candidate is
         sent; if it does not decode there, the reader goes back to its start and reads on here (:meth:`_rewind`)."""
         while True:
-            self._fill(pos + CHUNK_BYTES + _READ_BLOCK)
+            self._fill(pos + self.chunk_bytes + _READ_BLOCK)
             pos = self._skip_ws(pos)
             at_end = self.buf[pos:pos + 1] == b"]"
             if not at_end and self.buf[pos:pos + 1] == b",":
@@ -1801,7 +1657,7 @@ class _Parser:
         """Give the chunk at ``pos`` to a worker, cut at its first candidate; the offset after it, or None where the
         chunk is not an ordinary one (the input's last, one event longer than the buffer; it is decoded here after
         the chunks in flight) or where a chunk in flight failed (:attr:`rewound`)."""
-        size = _chunk_size(self.buf, pos)
+        size = _chunk_size(self.buf, pos, self.chunk_bytes)
         if len(self.buf) - pos <= size:
             return None
         m = _EVENT_CUT.search(self.buf, pos + size, pos + size + _READ_BLOCK) or _CUT.search(self.buf, pos + size)
@@ -1902,7 +1758,7 @@ class _Parser:
 
         Away from the end, the first cut candidate past ``CHUNK_BYTES`` is tried; in the input's last
         chunk the candidates are tried from the end back (the array's closing ``}]`` first)."""
-        size = _chunk_size(self.buf, pos)
+        size = _chunk_size(self.buf, pos, self.chunk_bytes)
         if len(self.buf) - pos > size:
             candidates = self._cuts_after(pos, pos + size)
         else:
@@ -1952,7 +1808,7 @@ class _Parser:
         dec = json.JSONDecoder()
         events: list[Any] = []
         i = end = 0
-        while i < len(text) and end < CHUNK_BYTES and len(events) < CHUNK_OBJECTS:
+        while i < len(text) and end < self.chunk_bytes and len(events) < CHUNK_OBJECTS:
             try:
                 event, end = dec.raw_decode(text, i)
             except RecursionError:  # a hostile file: nesting no trace has
@@ -2055,6 +1911,124 @@ class _Parser:
             op_work=c.op_work, **cols,
             launch_row=launch_row, blocks=blocks, threads=threads, groups=groups,
         )
+
+
+#: Bytes of the events array :class:`_TextTimes` decodes at once (the columns' :data:`CHUNK_BYTES` is 128x): the
+#: rewrite holds the text it writes, so its chunk's objects are kept small beside it (``benchmarks/text_times.py``:
+#: 32 KB to 512 KB cost the same CPU; the peak was least at 32 KB, h37-tidy61).
+_REWRITE_CHUNK = 32 << 10
+
+
+class _RepeatedKey(ValueError):
+    """The document repeats a top-level key: json keeps its first place and its last value, which a text written as
+    it is read cannot; :func:`times_as_numbers` reads such a document whole."""
+
+
+class _TextTimes(_Parser):
+    """A trace's JSON text read as the columns read it (:class:`_Parser`: the keys before ``traceEvents``, the
+    array chunk by chunk, the keys after it) and written again with each chunk's events mended: the text
+    ``json.dumps(doc)`` would write of the document ``json.loads`` reads, the events mended, without the document.
+
+    Where the columns' reader forgives (a file cut off or damaged: its whole events kept, a note said), this one
+    refuses as ``json.loads`` would, with the ``ValueError`` it raises: a text that is no JSON document is not
+    rewritten.  A document whose top level is no object holding an event list (nor the list itself) raises
+    :class:`KinetoReadError` from the head, as the columns' reader does."""
+
+    def __init__(self, src: IO[bytes], mend: Callable[[Any], int]):
+        stream, compressed = _maybe_gunzip(src)
+        super().__init__("<text times>", _StrictUtf8(as_utf8(stream)), compressed, None, None, "json", workers=1)
+        self.chunk_bytes = _REWRITE_CHUNK
+        self.mend, self.changed, self.events = mend, 0, 0
+        self.out = io.BytesIO()
+        self.top = b""
+
+    def rewrite(self) -> bytes | None:
+        """The text mended by :attr:`mend` (an event in, how many of its values it changed out), None where it changed
+        nothing."""
+        meta, pos = self._head()
+        if "traceEvents" in meta:
+            raise _RepeatedKey("traceEvents")
+        self.out.write(b"[" if self.top == b"[" else json.dumps(meta)[:-1].encode() + (b", " if meta else b"")
+                       + b'"traceEvents": [')
+        pos = self._events(pos)
+        self.out.write(b"]")
+        rest = self._tail(pos)
+        if rest.keys() & {*meta, "traceEvents"}:
+            raise _RepeatedKey(next(iter(rest.keys() & {*meta, "traceEvents"})))
+        if self.top == b"{":
+            self.out.write("".join(f", {json.dumps(k)}: {json.dumps(v)}" for k, v in rest.items()).encode() + b"}")
+        if self.stream.error is not None:
+            raise self.stream.error
+        return self.out.getvalue() if self.changed else None
+
+    def _head(self) -> tuple[dict[str, Any], int]:
+        """:meth:`_Parser._head`, its text before the array as ``json.loads`` reads it (the columns' reader forgives a
+        comma too many or too few there)."""
+        self._fill(_READ_BLOCK)
+        at = self._skip_ws(0)
+        self.top = bytes(self.buf[at:at + 1])
+        meta, pos = super()._head()
+        if self.top == b"{":
+            _loads(self.buf[at:pos - 1] + b"0}")  # the key's value written as 0: the head's JSON, its keys whole
+        return meta, pos
+
+    def _events(self, pos: int) -> int | None:
+        pos = self._skip_ws(pos)
+        if self.buf[pos:pos + 1] == b",":  # the columns' reader passes a comma before the first event
+            raise json.JSONDecodeError("Expecting value", self.buf[pos:pos + 1].decode(), 0)
+        return super()._events(pos)
+
+    def _add(self, events: list[Any], typed: bool | None = None) -> None:
+        if not events:
+            return
+        self.changed += sum(self.mend(e) for e in events)
+        self.out.write((b", " if self.events else b"") + json.dumps(events)[1:-1].encode())
+        self.events += len(events)
+
+    def _stop(self, reason: str) -> None:
+        if self.stream.error is not None:
+            raise self.stream.error
+        raise ValueError(reason)
+
+    def _tail(self, pos: int) -> dict[str, Any]:
+        """The keys after the array, as ``json.loads`` reads them; nothing may follow a top-level list."""
+        while not self.eof:
+            self._fill(2 * len(self.buf) + _READ_BLOCK)
+        tail = self.buf[pos:].strip(_WS)
+        if self.top == b"[" or tail == b"}":
+            if tail and self.top == b"[":
+                raise json.JSONDecodeError("Extra data", tail[:16].decode("utf-8", "replace"), 0)
+            return {}
+        if tail[:1] != b"," or tail[1:].lstrip(_WS)[:1] != b'"':
+            raise json.JSONDecodeError("Expecting property name", tail[:16].decode("utf-8", "replace"), 0)
+        rest = _loads(b"{" + tail[1:])
+        return rest if isinstance(rest, dict) else {}
+
+
+class _StrictUtf8:
+    """A UTF-8 byte stream passed on as read, each block decoded as ``json.loads`` decodes bytes (strict, surrogates
+    encoded allowed: ``surrogatepass``), so bytes that are no UTF-8 raise the ``UnicodeDecodeError`` it would (the
+    columns' reader reads them as escapes).  A character cut by the block's end waits for the next read.  A read that
+    fails (a gzip cut off, corrupt) is kept as :attr:`error`: the rewrite raises it, where the columns' reader notes
+    it."""
+
+    def __init__(self, raw: IO[bytes]):
+        import codecs
+
+        self._raw = raw
+        self._decode = codecs.getincrementaldecoder("utf-8")(errors="surrogatepass").decode
+        self.error: BaseException | None = None
+
+    def read(self, n: int = -1) -> bytes:
+        while True:
+            try:
+                block = self._raw.read(n)
+            except (EOFError, OSError, zlib.error) as e:
+                self.error = e
+                raise
+            text = self._decode(block, final=not block)
+            if text or not block:
+                return text.encode("utf-8", "surrogatepass")
 
 
 #: The largest ``ts`` (microseconds) whose nanoseconds fit an int64, with room to re-base: ~106 days past the
@@ -2192,13 +2166,13 @@ def _gap(text: bytes, length: int) -> bytes:
     return b" " * (length - len(text)) + text if length > len(text) else text
 
 
-def _chunk_size(buf: bytes, pos: int) -> int:
-    """Bytes from ``pos`` to decode as one chunk: ``CHUNK_BYTES``, less where they hold more than
+def _chunk_size(buf: bytes, pos: int, chunk_bytes: int) -> int:
+    """Bytes from ``pos`` to decode as one chunk: ``chunk_bytes``, less where they hold more than
     ``CHUNK_OBJECTS`` objects, so a chunk's decoded objects stay bounded however small its events are."""
-    scanned = min(len(buf) - pos, CHUNK_BYTES)
+    scanned = min(len(buf) - pos, chunk_bytes)
     objects = _count_closing(buf, pos, scanned)
     if objects <= CHUNK_OBJECTS:
-        return CHUNK_BYTES
+        return chunk_bytes
     return max(scanned * CHUNK_OBJECTS // objects, 1 << 12)
 
 

@@ -42,19 +42,31 @@ _PS_PER_US = 1_000_000
 _HEAD_BYTES = 64 * 1024
 
 
-#: What the file is, in words (``Trace.printed_from``).
+#: What the file is, in words (``Trace.printed_from``), by the framework whose profiler wrote it.
 PRINTED_FROM = ("TensorFlow's trace viewer JSON (<host>.trace.json.gz: the XPlane printed event by event, what "
                 "TensorFlow 2.2 saved instead of an XPlane)")
-#: ... for JAX's ``perfetto_trace.json.gz`` (``layout.PERFETTO_TRACE``).
+#: ... a ``<host>.trace.json.gz`` whose events are JAX's (``jax.profiler.trace`` writes it beside the XPlane).
+JAX_PRINTED_FROM = ("JAX's trace viewer JSON (<host>.trace.json.gz, which jax.profiler.trace writes beside the "
+                    "<host>.xplane.pb: the XPlane printed event by event; the XPlane holds more)")
+#: ... JAX's ``perfetto_trace.json.gz`` (``layout.PERFETTO_TRACE``).
 PERFETTO_PRINTED_FROM = ("JAX's perfetto_trace.json.gz (jax.profiler.trace(..., create_perfetto_trace=True): the "
                          "session's trace viewer JSON, the XPlane printed event by event, without its metadata; the "
                          "<host>.xplane.pb written beside it holds more)")
+#: ... a trace viewer JSON whose events name neither framework.
+ANY_PRINTED_FROM = ("a trace viewer JSON (<host>.trace.json.gz: an XPlane printed event by event, as TensorFlow's and "
+                    "JAX's profilers print it)")
 
 
-def printed_from(path: str) -> str:
-    """What the trace viewer JSON at ``path`` is, in words: TensorFlow's ``<host>.trace.json.gz`` or JAX's
-    ``perfetto_trace.json.gz``."""
-    return PERFETTO_PRINTED_FROM if path.rstrip("/").rsplit("/", 1)[-1] == PERFETTO_TRACE else PRINTED_FROM
+def printed_from(path: str, writer: str | None = None) -> str:
+    """What the trace viewer JSON at ``path`` is, in words: JAX's ``perfetto_trace.json.gz`` by its name (only JAX
+    writes it); a ``<host>.trace.json.gz`` by the framework its events show (``writer``: ``frameworks.detect_trace``'s
+    id -- TensorFlow and JAX both write the name).
+
+    Why by its events: a JAX session's ``vm.trace.json.gz`` read alone was "what TensorFlow 2.2 saved instead of an
+    XPlane" while its ops were ``PjitFunction(train_step)`` and its fix JAX's (h37-wild60 *Left* 3)."""
+    if path.rstrip("/").rsplit("/", 1)[-1] == PERFETTO_TRACE:
+        return PERFETTO_PRINTED_FROM
+    return {"jax": JAX_PRINTED_FROM, "tensorflow": PRINTED_FROM}.get(writer or "", ANY_PRINTED_FROM)
 
 
 def not_kept(unnamed_gpus: int, launches_kept: bool, allocator_kept: bool, hlo_kept: bool,

@@ -71,9 +71,9 @@ def test_every_real_h100_jax_session_kept_as_its_viewer_json_speaks_jax(tmp_path
     assert len(said) == 11 and all(said.values()), said
 
 
-def test_a_json_whose_events_name_no_framework_claims_neither(tmp_path):
-    """Fails on base (TensorFlow 2.2's words).  The real H200 JSON with its host's events taken out (a device plane
-    alone, as a trimmed copy keeps it): nothing in it says who wrote it, so neither framework is named."""
+def _device_only(tmp_path: Path, strip_ops: bool = False) -> Path:
+    """The real H200 JSON with its host's planes taken out (a device plane alone, as a trimmed copy keeps it), and
+    where asked its kernels' op stats too (``hlo_module``, ``hlo_op``, ``tf_op``)."""
     import gzip
 
     src = _json_alone(KEPT[0], tmp_path / "src")
@@ -82,10 +82,29 @@ def test_a_json_whose_events_name_no_framework_claims_neither(tmp_path):
     host = {e["pid"] for e in doc["traceEvents"]
             if e.get("ph") == "M" and e.get("name") == "process_name" and e["args"]["name"].startswith("/host:")}
     doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("pid") not in host]
+    for e in doc["traceEvents"]:
+        if strip_ops and isinstance(e.get("args"), dict):
+            for key in ("hlo_module", "hlo_op", "tf_op"):
+                e["args"].pop(key, None)
     out = tmp_path / "run" / "plugins" / "profile" / "s" / "vm.trace.json.gz"
     out.parent.mkdir(parents=True)
     with gzip.open(out, "w") as fp:
         fp.write(json.dumps(doc).encode("utf-8"))
-    trace = read_trace(str(out))
+    return out
+
+
+def test_a_device_plane_alone_is_jaxs_by_its_kernels_modules(tmp_path):
+    """Fails on base (TensorFlow 2.2's words; the framework unknown).  No host event and no metadata are left, but
+    every kernel of the 240 runs in the XLA module ``jit_forward`` (``hlo_module``): JAX's name for what it compiles."""
+    trace = read_trace(str(_device_only(tmp_path)))
+    assert detect_trace(trace).id == "jax"
+    assert trace.printed_from.startswith("JAX's trace viewer JSON")
+
+
+def test_a_json_whose_events_name_no_framework_claims_neither(tmp_path):
+    """Fails on base (TensorFlow 2.2's words).  The device plane alone with its kernels' op stats taken out too: nothing
+    in it says who wrote it, so neither framework is named."""
+    trace = read_trace(str(_device_only(tmp_path, strip_ops=True)))
+    assert detect_trace(trace).id == "unknown"
     assert "TensorFlow 2.2" not in trace.printed_from and "jax.profiler.trace" not in trace.printed_from
     assert trace.printed_from.startswith("a trace viewer JSON")

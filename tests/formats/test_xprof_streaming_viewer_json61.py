@@ -90,3 +90,30 @@ def test_a_process_of_another_host_is_not_taken_for_a_pool(tmp_path):
         json.dump(doc, fp)
     trace = read_trace(str(out))
     assert "stray" not in set(trace.h.names)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["classic", "streaming"])
+def test_a_tpu_plane_gets_tpu_words_never_cuda_advice(tmp_path, capsys, streamed):
+    """The real H200 JSON with its device plane named as a TPU's (``/device:TPU:0``; xprof prints a TPU capture's
+    planes so where it has no GPU plane): the report says the work ran on a TPU and gives the accelerator's own tools,
+    never a CUDA or GPU fix.  The classic layout is a control (base says the same); the streaming one fails on base
+    (unread)."""
+    from tb_gpu_advisor.cli.main import main as cli
+
+    (src,) = KEPT.glob("plugins/profile/*/vm.trace.json.gz")
+    doc = json.loads(gzip.open(src).read())
+    for e in doc["traceEvents"]:
+        if e.get("name") == "process_name" and e["args"]["name"] == "/device:GPU:0":
+            e["args"]["name"] = "/device:TPU:0"
+    if streamed:
+        doc = streaming_viewer_doc(doc, "vm")
+    out = tmp_path / "run" / "plugins" / "profile" / "s" / "vm.trace.json.gz"
+    out.parent.mkdir(parents=True)
+    with gzip.open(out, "wt") as fp:
+        json.dump(doc, fp)
+    assert cli(["report", str(tmp_path / "run"), "--format", "json"]) == 0
+    (report,) = json.loads(capsys.readouterr().out)["reports"]
+    (top, *rest) = report["findings"]
+    assert top["rule"] == "capture_quality" and "ran on TPU" in top["summary"]
+    said = json.dumps(report["findings"])
+    assert "CUDA" not in said and "Nsight" not in said and "nsys" not in said and "nvidia-smi" not in said

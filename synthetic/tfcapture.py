@@ -755,3 +755,57 @@ def write_trace_viewer_json(xplane_path: str, json_path: str) -> dict:
     with open(json_path, "wb") as f:
         f.write(gzip.compress(raw) if json_path.endswith(".gz") else raw)
     return {"events": written, "left_out": left_out}
+
+
+#: xprof's streaming trace viewer (``trace_viewer@``, tensorboard-plugin-profile / xprof 2.19 on): the host plane's
+#: process id (``kHostThreadsDeviceId``: past 500 device and 200 custom-plane ids) and its thread pools' after it.
+STREAMING_HOST_PID = 701
+
+
+def streaming_viewer_doc(doc: dict, host: str) -> dict:
+    """A trace viewer document (``write_trace_viewer_json``'s layout) re-laid as xprof's streaming trace viewer serves
+    it (``ConvertXSpaceToTraceEventsContainer`` then ``TraceEventsToJson``, openxla/xprof ``xprof/convert``): each
+    process named ``"<host> <plane>"`` with a ``process_sort_index``; the host plane at :data:`STREAMING_HOST_PID`;
+    the host threads named ``<pool>/<n>`` (or ``<pool>-<n>/<tid>``) in pools of more than one thread moved into a
+    process of their own each, ``"<host> <pool>"`` at the next ids in the pools' name order (``ThreadPoolGrouper``);
+    a ``thread_sort_index`` per thread; the top level's ``codeLink``, ``useNewBackend``, ``returnedEventsSize``,
+    ``filteredByVisibility``, ``fullTimespan``, ``stackFrames``, ``showCounterMessage`` and ``totalCounterEvents``;
+    and one counter series in its ``entries`` form (``"ph":"C"``), which no complete event is."""
+    import re
+
+    events = [e for e in doc["traceEvents"] if e]
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "process_name"}
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "thread_name"}
+    host_pid = next(pid for pid, n in names.items() if n.startswith("/host:"))
+    pools: dict[str, list[int]] = {}
+    for (pid, tid), name in threads.items():
+        m = re.fullmatch(r"(.*)/\d+(:?-.*)?", name) if pid == host_pid else None
+        if m:
+            pool = re.fullmatch(r"(.*)[-_]\d+", m.group(1))
+            pools.setdefault(pool.group(1) if pool else m.group(1), []).append(tid)
+    pool_pid = {}
+    for i, pool in enumerate(sorted(p for p, tids in pools.items() if p and len(tids) > 1)):
+        for tid in pools[pool]:
+            pool_pid[tid] = STREAMING_HOST_PID + 1 + i
+        names[STREAMING_HOST_PID + 1 + i] = pool
+    names[STREAMING_HOST_PID] = names.pop(host_pid)
+
+    def place(pid: int, tid: int) -> int:
+        return pool_pid.get(tid, STREAMING_HOST_PID) if pid == host_pid else pid
+
+    out = []
+    for pid, name in sorted(names.items()):
+        out += [{"args": {"name": f"{host} {name}"}, "name": "process_name", "ph": "M", "pid": pid},
+                {"args": {"sort_index": pid}, "name": "process_sort_index", "ph": "M", "pid": pid}]
+    for (pid, tid), name in sorted(threads.items()):
+        out += [{"args": {"name": name}, "name": "thread_name", "ph": "M", "pid": place(pid, tid), "tid": tid},
+                {"args": {"sort_index": tid}, "name": "thread_sort_index", "ph": "M", "pid": place(pid, tid),
+                 "tid": tid}]
+    complete = [{**e, "pid": place(e["pid"], e["tid"]), "z": i} for i, e in enumerate(events) if e.get("ph") == "X"]
+    ts = [e["ts"] for e in complete]
+    out += complete
+    out.append({"pid": STREAMING_HOST_PID, "name": "host memory", "ph": "C", "entries": [[min(ts), 1], [max(ts), 2]]})
+    return {"displayTimeUnit": "ns", "metadata": {"highres-ticks": True}, "codeLink": "", "useNewBackend": False,
+            "returnedEventsSize": len(complete), "filteredByVisibility": False,
+            "fullTimespan": [min(ts) / 1000, max(ts) / 1000], "stackFrames": {}, "traceEvents": out,
+            "showCounterMessage": "", "totalCounterEvents": 1}

@@ -211,6 +211,22 @@ def detect(host_event_names: Iterable[str], metadata_stats: Iterable[str] = ()) 
 _ANY_PROGRAM = ("nsys", "nvprof", "rpd", "rocprof", "rocpd", "rocprofv3-csv", "rocprofv3-json")
 
 
+def _jax_modules(trace: Trace) -> bool:
+    """Most of the GPUs' events with an op run it in XLA modules named as JAX names the
+    modules it compiles (``<module>/<op>:<type>`` with ``jit_<function>``, ``pmap_<function>``: ``jax.is_module_name``).
+    Why: where neither the host's dispatch markers nor ``/host:metadata`` were kept (a trace viewer JSON whose host
+    threads were trimmed or not traced), the kernels' modules are still JAX's evidence -- TensorFlow's XLA clusters are
+    named ``cluster_<n>`` or after their function (``a_inference_...``), its ops by their scopes (h37-jax61)."""
+    named = total = 0
+    for d in trace.devices:
+        if not len(d) or not d.op_text:
+            continue
+        jit = np.fromiter((jax.is_module_name(t.split("/", 1)[0]) for t in d.op_text), bool, len(d.op_text))
+        ops = d.op_idx[d.op_idx >= 0]
+        named, total = named + int(jit[ops].sum()), total + int(ops.size)
+    return total > 0 and 2 * named > total
+
+
 def detect_trace(trace: Trace) -> Framework:
     """The framework of a trace: the only one that writes its format (Kineto, memory snapshots: PyTorch), else the
     one the file itself shows (``Trace.framework_hint``: an Nsight export of a PyTorch job), else :func:`detect` on its
@@ -222,6 +238,8 @@ def detect_trace(trace: Trace) -> Framework:
     if hint in REGISTRY:
         return REGISTRY[hint]
     found = detect(trace.h.names, trace.metadata_keys)
+    if found is UNKNOWN and any(trace.format == f.writes for f in REGISTRY.values()) and _jax_modules(trace):
+        return jax.FRAMEWORK
     if found is UNKNOWN and trace.format in _ANY_PROGRAM:  # it profiles any GPU program: none named is none at all
         procs = [p for p in trace.producer.get("host_processes", "").split(",") if p]
         # a Python program's window of CUDA calls only (no kernel, no range of its own): it ended in start-up,

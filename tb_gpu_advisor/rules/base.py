@@ -50,6 +50,9 @@ class Ctx:
         self.fw: Framework = framework(m)
         #: the GPUs' vendor (``devices/nvidia.py``, ``devices/amd.py``): its words (``TERMS``) and own fixes (``FIXES``)
         self.vendor = _vendor(m)
+        #: the capture recorded the GPU's work (:func:`gpu_work_recorded`): only then may a finding speak of its
+        #: utilization or idle time
+        self.gpu_recorded: bool = gpu_work_recorded(m)
 
     @property
     def one_step(self) -> bool:
@@ -248,6 +251,17 @@ class Ctx:
         if gpu is not None:
             parts.append(str(gpu))
         return ":".join(parts)
+
+
+def gpu_work_recorded(m: HostMetrics) -> bool:
+    """Whether the capture holds a record of the GPU's work: a GPU ran a kernel or collective (``GpuMetrics.active``),
+    or the window's GPUs ran copies only (``Kind.window`` "copy_only").  The one answer every check asks before it
+    speaks of the GPU's utilization or idle time: a window with no GPU work recorded (CUDA tracing off, the GPU
+    tracer's records lost, a start-up-only window, a CPU-only XPlane, a memory snapshot) cannot show how busy the GPU
+    was.  Why: a Kineto trace with CUDA unrecorded and its allocator's events read "A larger batch raises device
+    utilization" of a GPU whose work it never saw (h37-jax61)."""
+    kind = m.job.kind if m.job is not None else None
+    return any(g.active for g in m.gpus) or (kind is not None and kind.window == "copy_only" and bool(m.gpus))
 
 
 def gpu_steps_to_judge(m: HostMetrics) -> bool:

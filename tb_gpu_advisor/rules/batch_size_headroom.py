@@ -4,7 +4,9 @@ Metric: peak memory / GPU memory (reserved bytes where the trace records them, e
 the most of those that ran the steps (a GPU known only by its memory runs none: no utilization to raise).  Info below ``batch_size_headroom.info``.  How much larger: the memory held across steps (parameters,
 optimizer state) stays, the step's own memory grows with the batch, and a job can plan its peak for
 ``memory.usable_share`` of the GPU -- so about (usable - held) / (peak - held) times the batch.  A larger batch raises
-device utilization (and amortizes the gradient all-reduce where the capture has collectives).  No step-time saving
+device utilization (and amortizes the gradient all-reduce where the capture has collectives) -- said only where the
+capture recorded the GPU's work (``Ctx.gpu_recorded``); without it (CUDA unrecorded, a memory snapshot) the room is
+said and the utilization is not in the capture.  No step-time saving
 (it depends on the model's scaling); the room it uses is the saving in bytes.  A trace of deltas only (PyTorch
 1.8-1.10) has no peak to judge: silent.
 """
@@ -47,8 +49,7 @@ def check(m: HostMetrics) -> list[Finding]:
         # the one step's noun as every rule writes it (``Ctx.step_noun``): "the pass's own" on a pass read whole
         text += (f": the {ctx.step_noun}'s own {gb(step_bytes)} ({peak} less {gb(held)} {mem.held_words(ctx)}) could "
                  f"grow about {times(factor)} before {mem.pool(g)} is {mem.full_words(g)}")
-    text += ". A larger batch raises device utilization" + (
-        " and amortizes the step's collectives over more samples." if m.comm.by_type else ".")
+    text += ". " + _what_it_raises(m, ctx, "raises", "amortizes the step's collectives over more samples")
     return [finding(
         ctx, ID, "info", text,
         metric=value_metric("peak_memory_share", "Peak memory / GPU memory", used, "share", pct(used),
@@ -71,9 +72,20 @@ def _legacy(m: HostMetrics, ctx: Ctx) -> list[Finding]:
         return []
     return [finding(
         ctx, ID, "info",
-        f"Peak GPU memory is {gb(mem_.peak_bytes)} of {gb(mem_.capacity_bytes)} ({pct(used)}): a larger batch would "
-        f"raise device utilization" + (" and amortize the step's collectives." if m.comm.by_type else "."),
+        f"Peak GPU memory is {gb(mem_.peak_bytes)} of {gb(mem_.capacity_bytes)} ({pct(used)}). "
+        + _what_it_raises(m, ctx, "would raise", "amortize the step's collectives"),
         metric=value_metric("peak_memory_share", "Peak memory / GPU memory", used, "share", pct(used),
                             "batch_size_headroom.info", severity="info", good_direction="higher"),
         actions=ctx.fw.fix(ID),
     )]
+
+
+def _what_it_raises(m: HostMetrics, ctx: Ctx, verb: str, collectives: str) -> str:
+    """What a larger batch gains, in one sentence: the device's utilization (and the collectives amortized, where the
+    capture has them) -- said only where the capture recorded the GPU's work (``Ctx.gpu_recorded``).  Where it holds
+    none (CUDA unrecorded, a CPU-only window), how busy the GPU was is not in it: the room is a fact of the allocator's,
+    the utilization a claim the capture cannot show (h37-jax61)."""
+    if not ctx.gpu_recorded:
+        return ("Whether a larger batch would raise the GPU's utilization this capture cannot show: it holds no record "
+                "of the GPU's work.")
+    return f"A larger batch {verb} device utilization" + (f" and {collectives}." if m.comm.by_type else ".")

@@ -2666,6 +2666,37 @@ def no_steps_time_problems(where: str, findings: list[Finding]) -> list[str]:
     return out
 
 
+#: A sentence that claims how busy the GPU was: its utilization raised, its idle time (``unrecorded_gpu_claims``).
+_GPU_BUSY_CLAIM = re.compile(r"\b(?:raises?|raising|would raise|raise) (?:the )?(?:device|GPU)(?:'s)? utili[sz]ation"
+                             r"|\b(?:the )?GPU(?:'s)? idle(?: time)?\b|\bidle GPU\b|\bGPU (?:idles|idled|sits idle|sat idle"
+                             r"|is idle|was idle)\b|\bdevice (?:idles|idled|is idle|was idle)\b", re.I)
+#: ... unless the sentence says the capture cannot show it.
+_CANNOT_SHOW = re.compile(r"cannot show|can't show|not in (?:it|this capture)|no record|not recorded|unrecorded|"
+                          r"skipped|cannot be judged|not judged", re.I)
+
+
+def no_gpu_work_recorded(h: HostReport) -> bool:
+    """The host's capture holds no record of the GPU's work: no GPU ran a kernel and no copy is tabled."""
+    return not any(g.kernel_count for g in h.gpus) and not (h.memcpy is not None and h.memcpy.rows)
+
+
+def unrecorded_gpu_claims(h: HostReport) -> list[str]:
+    """``no-gpu-work`` -- a capture that recorded no GPU work (:func:`no_gpu_work_recorded`: CUDA tracing off, the GPU
+    tracer's records lost, a start-up-only window, a CPU-only XPlane) makes no claim of how busy its GPU was: no
+    finding says its utilization would rise or names its idle time, except to say the capture cannot show it.  Why
+    (h37-jax61): a Kineto trace with CUDA unrecorded and the allocator's events read "A larger batch raises device
+    utilization" of a GPU whose work it never saw."""
+    if not no_gpu_work_recorded(h):
+        return []
+    out = []
+    for f in h.findings:
+        for sentence in re.split(r"(?<=[.:;])\s+", _finding_text(f)):
+            if _GPU_BUSY_CLAIM.search(sentence) and not _CANNOT_SHOW.search(sentence):
+                out.append(f"no-gpu-work: {h.host}: {f.id} claims the GPU's use with no GPU work recorded: "
+                           f"{sentence[:160]!r}")
+    return out
+
+
 def in_capture_problems(h: HostReport) -> list[str]:
     """``in-capture`` -- a finding's trace window lies in the capture it points into: it ends at or before the
     capture's end (``window_start_ms + length_ms``, printed rounding aside), and so starts by it (an OOM's instant
@@ -2913,7 +2944,7 @@ def report_violations(report: Report) -> list[str]:
         out += mfu_kernels_problems(h.host, h)
         out += peak_rate_problems(h) + recorded_minority_problems(h.host, h.findings)
         out += no_steps_time_problems(h.host, h.findings) + window_ends_problems(h.host, h.findings)
-        out += in_capture_problems(h)
+        out += in_capture_problems(h) + unrecorded_gpu_claims(h)
         out += evidence_says_why_problems(h.host, h) + no_bf16_problems(h.host, h) + uncut_problems(h)
         out += bf16_fix_problems(h.host, h)
         out += one_pass_words_problems(h) + no_gpu_step_problems(h.host, h) + unrecorded_reason_problems(h.host, h)

@@ -28,6 +28,7 @@ from tb_gpu_advisor.common.memory import release_free_heap, small_pages
 from tb_gpu_advisor.formats.xplane import viewer_json
 from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
+from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.frameworks import nvtx, tensorflow, xla
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, innermost, int_dtype, lookup_mask, narrowest, union_intervals,
                                           unique_inverse)
@@ -76,9 +77,11 @@ def read_trace(path: str, host: str | None = None) -> Trace:
             raise ProfileReadError(path, problem)
         trace = to_trace(tl, release=True)
         if viewer_json.is_viewer_json(path):  # a printing of the XPlane: what it did not keep, the report says
-            printed = viewer_json.printed_from(path)
+            writer = frameworks.detect_trace(trace).id  # who printed it, from its events: both write the name
+            printed = viewer_json.printed_from(path, writer)
             trace.printed_from = printed
-            trace.not_kept = _viewer_json_losses(trace, jax=printed == viewer_json.PERFETTO_PRINTED_FROM)
+            trace.not_kept = _viewer_json_losses(trace, jax=printed in (viewer_json.PERFETTO_PRINTED_FROM,
+                                                                        viewer_json.JAX_PRINTED_FROM))
         return trace
 
 

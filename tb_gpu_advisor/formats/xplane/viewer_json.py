@@ -42,19 +42,31 @@ _PS_PER_US = 1_000_000
 _HEAD_BYTES = 64 * 1024
 
 
-#: What the file is, in words (``Trace.printed_from``).
+#: What the file is, in words (``Trace.printed_from``), by the framework whose profiler wrote it.
 PRINTED_FROM = ("TensorFlow's trace viewer JSON (<host>.trace.json.gz: the XPlane printed event by event, what "
                 "TensorFlow 2.2 saved instead of an XPlane)")
-#: ... for JAX's ``perfetto_trace.json.gz`` (``layout.PERFETTO_TRACE``).
+#: ... a ``<host>.trace.json.gz`` whose events are JAX's (``jax.profiler.trace`` writes it beside the XPlane).
+JAX_PRINTED_FROM = ("JAX's trace viewer JSON (<host>.trace.json.gz, which jax.profiler.trace writes beside the "
+                    "<host>.xplane.pb: the XPlane printed event by event; the XPlane holds more)")
+#: ... JAX's ``perfetto_trace.json.gz`` (``layout.PERFETTO_TRACE``).
 PERFETTO_PRINTED_FROM = ("JAX's perfetto_trace.json.gz (jax.profiler.trace(..., create_perfetto_trace=True): the "
                          "session's trace viewer JSON, the XPlane printed event by event, without its metadata; the "
                          "<host>.xplane.pb written beside it holds more)")
+#: ... a trace viewer JSON whose events name neither framework.
+ANY_PRINTED_FROM = ("a trace viewer JSON (<host>.trace.json.gz: an XPlane printed event by event, as TensorFlow's and "
+                    "JAX's profilers print it)")
 
 
-def printed_from(path: str) -> str:
-    """What the trace viewer JSON at ``path`` is, in words: TensorFlow's ``<host>.trace.json.gz`` or JAX's
-    ``perfetto_trace.json.gz``."""
-    return PERFETTO_PRINTED_FROM if path.rstrip("/").rsplit("/", 1)[-1] == PERFETTO_TRACE else PRINTED_FROM
+def printed_from(path: str, writer: str | None = None) -> str:
+    """What the trace viewer JSON at ``path`` is, in words: JAX's ``perfetto_trace.json.gz`` by its name (only JAX
+    writes it); a ``<host>.trace.json.gz`` by the framework its events show (``writer``: ``frameworks.detect_trace``'s
+    id -- TensorFlow and JAX both write the name).
+
+    Why by its events: a JAX session's ``vm.trace.json.gz`` read alone was "what TensorFlow 2.2 saved instead of an
+    XPlane" while its ops were ``PjitFunction(train_step)`` and its fix JAX's (h37-wild60 *Left* 3)."""
+    if path.rstrip("/").rsplit("/", 1)[-1] == PERFETTO_TRACE:
+        return PERFETTO_PRINTED_FROM
+    return {"jax": JAX_PRINTED_FROM, "tensorflow": PRINTED_FROM}.get(writer or "", ANY_PRINTED_FROM)
 
 
 def not_kept(unnamed_gpus: int, launches_kept: bool, allocator_kept: bool, hlo_kept: bool,
@@ -214,6 +226,41 @@ class _PlaneBuilder:
                     _stat_value(ev.stats.add(metadata_id=sid), value)
 
 
+def _host_of(process: str) -> str:
+    """The host a process name gives before its plane (xprof's streaming trace viewer: ``"vm /device:GPU:0"``), ""
+    where it begins with the plane (``ConvertXSpaceToTraceEvents``: ``"/device:GPU:0"``)."""
+    cut = min((i for i in (process.find(" " + p) for p in _PLANE_PREFIXES) if i >= 0), default=-1)
+    return process[:cut] if cut > 0 and not process.startswith(_PLANE_PREFIXES) else ""
+
+
+def _planes(names: dict[int, str]) -> tuple[dict[int, str], dict[int, int]]:
+    """(process id -> plane name, process id -> the plane's process its events belong to) of a document's processes.
+
+    Two layouts print an XSpace.  TensorFlow's ``ConvertXSpaceToTraceEvents`` (``<host>.trace.json.gz``, JAX's
+    Perfetto JSON, the classic trace viewer) names each process by its plane: ``/host:CPU``, ``/device:GPU:0``.
+    xprof's streaming trace viewer (``trace_viewer@``: ``ConvertXSpaceToTraceEventsContainer`` then
+    ``TraceEventsToJson``, openxla/xprof; tensorboard-plugin-profile 2.19 on, the default in xprof 2.2x) names it
+    ``"<host> <plane>"`` and moves the host's threads named ``<pool>/<n>`` into one process per thread pool named
+    ``"<host> <pool>"`` (``ThreadPoolGrouper``: ``tf_data_private_threadpool``, ``pjrt_async_work_runner``) -- their
+    threads keep their line ids, so they go back into the host's plane.  Why: a streaming viewer JSON was "a trace
+    JSON whose processes are no planes" (h37-jax61)."""
+    planes: dict[int, str] = {}
+    for pid, name in names.items():
+        host = _host_of(name)
+        plane = name[len(host) + 1:] if host else name
+        if plane.startswith(_PLANE_PREFIXES):
+            planes[pid] = plane
+    into = {pid: pid for pid in planes}
+    hosts = {_host_of(names[pid]): pid for pid in sorted(planes, reverse=True) if planes[pid].startswith("/host:")}
+    hosts.pop("", None)
+    for pid, name in names.items():
+        if pid not in planes:
+            owner = next((h for h in hosts if name.startswith(h + " ")), None)
+            if owner is not None:  # a thread pool of that host's threads
+                into[pid] = hosts[owner]
+    return planes, into
+
+
 def space_bytes(doc: dict[str, Any], host: str = "") -> bytes:
     """The serialised XSpace of a trace viewer document (see the module doc); :class:`NotViewerJson` where it holds no
     plane of a profile (a Chrome trace of another tool)."""
@@ -227,25 +274,26 @@ def space_bytes(doc: dict[str, Any], host: str = "") -> bytes:
             names[pid] = str(e["args"].get("name", ""))
         elif e.get("name") == "thread_name" and (tid := _id(e.get("tid"))) is not None:
             threads[(pid, tid)] = str(e["args"].get("name", ""))
-    planes = {pid: name for pid, name in names.items() if name.startswith(_PLANE_PREFIXES)}
+    planes, into = _planes(names)
     if not planes:
         shown = ", ".join(sorted(repr(n) for n in names.values())[:5]) or "none named"
         raise NotViewerJson(f"a trace JSON whose processes are no planes of a TensorFlow/JAX profile ({shown}); "
                             "TensorFlow's trace viewer names them /host:CPU and /device:GPU:N")
     space = message_class("XSpace")()
-    if host:
-        space.hostnames.append(_text(host))
+    named = {_host_of(names[pid]) for pid in planes} - {""}
+    if host or len(named) == 1:
+        space.hostnames.append(_text(host or named.pop()))
     order = sorted(planes, key=lambda pid: (not planes[pid].startswith("/host:"), pid))  # the host first, as written
     builders = {pid: _PlaneBuilder(space, pid, planes[pid]) for pid in order}
     for (pid, tid), name in threads.items():
-        if pid in builders:
-            builders[pid].line(tid, name)
+        if into.get(pid) in builders:
+            builders[into[pid]].line(tid, name)
     for e in events:
         if e.get("ph") != "X":
             continue
         pid, tid = _id(e.get("pid")), _id(e.get("tid", 0))
-        if pid in builders and tid is not None:
-            builders[pid].add(tid, e)
+        if into.get(pid) in builders and tid is not None:  # type: ignore[arg-type]
+            builders[into[pid]].add(tid, e)  # type: ignore[index]
     for b in builders.values():
         b.build()
     return space.SerializeToString()

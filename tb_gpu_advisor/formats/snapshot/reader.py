@@ -1296,10 +1296,32 @@ def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: li
         if _backward_before(mine, free_at, alloc, bare):
             continue
         mine = _without_strays(mine, delta, held)
-        if mine.size >= 2 and 2 * int(outlived[mine].sum()) >= mine.size and _one_per_weight(delta[mine], held):
+        if mine.size >= 2 and 2 * int(outlived[mine].sum()) >= mine.size and _passes_copies(delta[mine], held):
             phase[mine] = MEMORY_PHASES.index("parameters")
             booked.append(mine)
     return np.concatenate(booked)
+
+
+def _passes_copies(sizes: np.ndarray, held: dict[int, int]) -> bool:
+    """Whether one run's copies (``sizes``, in the order they were made) are one copy per weight
+    (:func:`_one_per_weight`), or several passes' caches each of one copy per weight: the run cut into ``g`` equal
+    parts in the order made, ``g`` the fewest its most repeated size asks, every part holds the same sizes.
+
+    Why: a loop that rebinds ``logits = model(x)`` with autograd on frees the previous pass's graph -- its autocast
+    copies among them -- only once the next pass has returned, after the history's last allocation; that pass's
+    graph, still live at the dump or freed by the script's teardown, ends in the same run of frees.  Two recorded
+    passes held two copies per weight in one run, so no copy was booked and the cache read as activations
+    (``synthetic.memsnapshot.windows_autocast_forward(grad=True, passes=3)``; h37-snap60's *Left* 4).  A model's
+    passes make the same copies, in the same order: each part the same sizes is what passes repeat, and tensors that
+    merely share a copy's size do not line up so."""
+    if _one_per_weight(sizes, held):
+        return True
+    uniq, counts = np.unique(sizes, return_counts=True)
+    g = max(-(-int(c) // max(held.get(int(sz), 0), 1)) for sz, c in zip(uniq.tolist(), counts.tolist()))
+    if sizes.size % g:
+        return False
+    parts = np.sort(sizes.reshape(g, -1), axis=1)
+    return bool((parts == parts[0]).all()) and _one_per_weight(parts[0], held)
 
 
 #: the most of a run's bytes that the sizes it holds more blocks of than weights could have a copy of

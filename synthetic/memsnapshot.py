@@ -1859,7 +1859,9 @@ def windows_autocast_forward(passes: int = 3, layers: int = 12, weight_mib: int 
     a backward: autocast's cache is cleared at the region's exit, the graph still holds them) until the next pass has
     returned, each op's temporary freed at once; the recording begins after the first pass, so the earlier graph was
     made before it (known by its frees alone) and the dump holds the last pass's.
-    Truth: the weights' bytes (their blocks'), the copies' bytes live at the peak, and the forward's own at most."""
+    Truth: the weights' bytes (their blocks'), one pass's copies' bytes, the copies the history recorded that are live
+    at the peak (``cast_peak_bytes``: with ``grad``, the last two passes' graphs are live together before the
+    rebinding, and the first pass's copies were made before the recording), and the forward's own at most."""
     a = Allocator(80 * GiB, unsplit_rest=unsplit)
     weights = [a.malloc(weight_mib * MiB, WIN_PARAMS if weights_in_history else []) for _ in range(2 * layers)]
     weights_bytes = sum(a.size_of(w) for w in weights)
@@ -1895,6 +1897,7 @@ def windows_autocast_forward(passes: int = 3, layers: int = 12, weight_mib: int 
     truth = {"gpu": 0, "weights_bytes": weights_bytes,
              "cast_bytes": 2 * layers * weight_mib * MiB // 2 if cast else 0, "act_bytes": 2 * act_mib * MiB,
              "kind": "inference"}
+    truth["cast_peak_bytes"] = truth["cast_bytes"] * (min(passes - 1, 2) if grad else 1)
     return Scenario(snapshot([a]), truth)
 
 def main(argv: list[str] | None = None) -> int:

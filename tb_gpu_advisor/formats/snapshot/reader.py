@@ -44,7 +44,8 @@ from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embed
                                                     page_stream)
 from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
 from tb_gpu_advisor.model.trace import (HOLDERS, MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack,
-                                       AllocRetry, MemoryEvents, MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
+                                       AllocRetry, MemoryEvents, MemorySnapshot, OutOfMemory, SnapshotBlock, Trace,
+                                       pair_frees)
 
 #: Entries, blocks and frames looked at per byte of the file (at least MIN_WORK); past it the rest is left out and
 #: said so.  A real snapshot spends ~100 bytes on a block or an entry with its ~24 frames (memo references).
@@ -1288,7 +1289,7 @@ def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: li
     cand = alloc[(phase[alloc] == fwd) & np.isin(delta[alloc], np.fromiter(held, np.int64, len(held)))]
     if cand.size < 2:
         return booked[0]
-    free_at = _frees(delta, addr)
+    free_at = pair_frees(delta, addr)
     outlived = _outlives_later(alloc[phase[alloc] == fwd], free_at)
     runs = np.searchsorted(alloc, free_at[cand])  # allocations before each free: frees with none between share it
     for run in np.unique(runs).tolist():
@@ -1296,10 +1297,32 @@ def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: li
         if _backward_before(mine, free_at, alloc, bare):
             continue
         mine = _without_strays(mine, delta, held)
-        if mine.size >= 2 and 2 * int(outlived[mine].sum()) >= mine.size and _one_per_weight(delta[mine], held):
+        if mine.size >= 2 and 2 * int(outlived[mine].sum()) >= mine.size and _passes_copies(delta[mine], held):
             phase[mine] = MEMORY_PHASES.index("parameters")
             booked.append(mine)
     return np.concatenate(booked)
+
+
+def _passes_copies(sizes: np.ndarray, held: dict[int, int]) -> bool:
+    """Whether one run's copies (``sizes``, in the order they were made) are one copy per weight
+    (:func:`_one_per_weight`), or several passes' caches each of one copy per weight: the run cut into ``g`` equal
+    parts in the order made, ``g`` the fewest its most repeated size asks, every part holds the same sizes.
+
+    Why: a loop that rebinds ``logits = model(x)`` with autograd on frees the previous pass's graph -- its autocast
+    copies among them -- only once the next pass has returned, after the history's last allocation; that pass's
+    graph, still live at the dump or freed by the script's teardown, ends in the same run of frees.  Two recorded
+    passes held two copies per weight in one run, so no copy was booked and the cache read as activations
+    (``synthetic.memsnapshot.windows_autocast_forward(grad=True, passes=3)``; h37-snap60's *Left* 4).  A model's
+    passes make the same copies, in the same order: each part the same sizes is what passes repeat, and tensors that
+    merely share a copy's size do not line up so."""
+    if _one_per_weight(sizes, held):
+        return True
+    uniq, counts = np.unique(sizes, return_counts=True)
+    g = max(-(-int(c) // max(held.get(int(sz), 0), 1)) for sz, c in zip(uniq.tolist(), counts.tolist()))
+    if sizes.size % g:
+        return False
+    parts = np.sort(sizes.reshape(g, -1), axis=1)
+    return bool((parts == parts[0]).all()) and _one_per_weight(parts[0], held)
 
 
 #: the most of a run's bytes that the sizes it holds more blocks of than weights could have a copy of
@@ -1362,7 +1385,7 @@ def _bare_cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, du
     cand = alloc[np.isin(delta[alloc], np.fromiter(every, np.int64, len(every)))]
     if cand.size < 2:
         return np.zeros(0, np.int64)
-    free_at = _frees(delta, addr)
+    free_at = pair_frees(delta, addr)
     outlived = _outlives_later(alloc, free_at)
     runs = np.searchsorted(alloc, free_at[cand])  # allocations before each free: frees with none between share it
     mines = {run: cand[runs == run] for run in np.unique(runs).tolist()}
@@ -1530,7 +1553,7 @@ def _held_by_lifetime(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, op
     cand = cand[(phase[cand] == MEMORY_PHASES.index("other")) & (addr[cand] >= 0)]  # a block we can follow
     if not cand.size:
         return out
-    freed = _frees(delta, addr)
+    freed = pair_frees(delta, addr)
     cand = cand[freed[cand] == delta.size]
     if op is not None and unnamed is not None and cand.size:
         cand = cand[~_repeated_later(delta, op, unnamed, freed, first, cand)]
@@ -1668,19 +1691,6 @@ def _has_cpp_frames(raw: list) -> bool:
 
 def _python_file(name: str) -> bool:
     return name.endswith(".py") or name.startswith("<")
-
-
-def _frees(delta: np.ndarray, addr: np.ndarray) -> np.ndarray:
-    """Per allocation event, the index of the free of its block (the next free at its address), ``len(delta)`` where
-    none follows; -1 for other events (``MemoryEvents.frees``' pairing, on the reader's columns)."""
-    n = delta.size
-    out = np.full(n, -1, dtype=np.int64)
-    out[delta > 0] = n
-    idx = np.flatnonzero(addr >= 0)
-    order = idx[np.lexsort((idx, addr[idx]))]
-    pair = (addr[order[1:]] == addr[order[:-1]]) & (delta[order[:-1]] > 0) & (delta[order[1:]] < 0)
-    out[order[:-1][pair]] = order[1:][pair]
-    return out
 
 
 def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget",

@@ -28,34 +28,18 @@ BASE: one capture and ``rank0/`` both 444.46 ms start-up / 30.97 ms; phase60b al
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
-import shutil
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from synthetic import torchtrace as tt
+from tests.support.cli_report import gpus_of as _gpus
+from tests.support.cli_report import reports_by_run as _reports
+from tests.support.paths import TP_PAIR as PAIR
+from tests.support.paths import in_rank_folders
 
-PAIR = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "tp_rtx4090_two_ranks"
 #: rank 0 waits for rank 2's 25 GEMMs of 180 us, less nothing: it entered first
 LATE_MS = 25 * 180.0 / 1000.0
-
-
-def _reports(path: Path) -> dict[str, dict]:
-    """run -> its session report (``report PATH --format json``, in this process, no cache)."""
-    from tb_gpu_advisor.cli import main as cli
-
-    out = io.StringIO()
-    with redirect_stdout(out), redirect_stderr(io.StringIO()):
-        cli.main(["report", str(path), "--format", "json", "--cache-dir", "off"])
-    return {r["run"]: r for r in json.loads(out.getvalue())["reports"]}
-
-
-def _gpus(report: dict) -> dict[int, dict]:
-    return {g["gpu"]: g for h in report["hosts"] for g in h["gpus"]}
 
 
 def _reading(g: dict) -> tuple[float, ...]:
@@ -79,19 +63,12 @@ def test_the_real_pair_rank_zero_reads_its_waits_for_rank_one_in_both_layouts(tm
     """The real pair: rank 0 read from one capture and from ``rank0/`` alike -- 9.33 ms of its ReduceScatter (by
     hand, module docstring) moved from its own start-up to exposed communication (BASE: 444.46 ms start-up, 30.97 ms
     exposed, in both layouts), rank 1 unchanged (it entered every collective second)."""
-    for path in sorted(PAIR.glob("*.json.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            rank = json.load(f)["distributedInfo"]["rank"]
-        (tmp_path / f"rank{rank}").mkdir()
-        shutil.copy(path, tmp_path / f"rank{rank}" / path.name)
+    in_rank_folders(PAIR, tmp_path)
     (one,) = _reports(PAIR).values()
     apart = _reports(tmp_path)
-    together = _gpus(one)
-    for run, gpu in (("rank0", 0), ("rank1", 1)):
-        (a,) = _gpus(apart[run]).values()
-        assert _reading(a) == pytest.approx(_reading(together[gpu]), abs=1e-3), run
     (r0,) = _gpus(apart["rank0"]).values()
-    assert r0["collectives"]["ReduceScatter"][2] == pytest.approx(30.97 + 1.89 + 7.44, abs=0.03), r0["collectives"]
-    assert r0["breakdown"]["startup"] == pytest.approx(444.46 - 1.89 - 7.44 - 0.09, abs=0.05), r0["breakdown"]
     (r1,) = _gpus(apart["rank1"]).values()
-    assert r1["collectives"]["ReduceScatter"][2] == pytest.approx(32.05, abs=0.01)
+    for layout, g0, g1 in (("one capture", _gpus(one)[0], _gpus(one)[1]), ("rank folders", r0, r1)):
+        assert g0["collectives"]["ReduceScatter"][2] == pytest.approx(30.97 + 1.89 + 7.44, abs=0.03), layout
+        assert g0["breakdown"]["startup"] == pytest.approx(444.46 - 1.89 - 7.44 - 0.09, abs=0.05), layout
+        assert g1["collectives"]["ReduceScatter"][2] == pytest.approx(32.05, abs=0.01), layout

@@ -22,16 +22,15 @@ ranks59 control reads two machines), and the real MIT pair ``wild/tp_rtx4090_two
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import io
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from synthetic import torchtrace as tt
+from tests.support.paths import in_rank_folders
 
 PAIR = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "tp_rtx4090_two_ranks"
 #: report fields that say when or how long, not what
@@ -88,11 +87,7 @@ def _two_nodes(tmp: Path) -> Path:
 
 def _pair_in_folders(tmp: Path) -> Path:
     """The real pair, each rank's file in ``rank<r>/`` (``tensorboard_trace_handler(f"{logdir}/rank{rank}")``)."""
-    for path in sorted(PAIR.glob("*.json.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            rank = json.load(f)["distributedInfo"]["rank"]
-        os.makedirs(tmp / "pair" / f"rank{rank}")
-        shutil.copy(path, tmp / "pair" / f"rank{rank}" / path.name)
+    in_rank_folders(PAIR, tmp / "pair")
     return tmp / "pair"
 
 

@@ -78,16 +78,17 @@ def own_not_entered(spans: tuple[np.ndarray, np.ndarray], own: Iterable,
     if not cs.size:
         return spans
     s, e = spans[0].astype(np.int64), spans[1].astype(np.int64)
-    held = intersect_intervals(s, e, *intersect_intervals(cs, ce, all_in[0].astype(np.int64), all_in[1].astype(np.int64)))
+    both = intersect_intervals(cs, ce, all_in[0].astype(np.int64), all_in[1].astype(np.int64))
+    held = intersect_intervals(s, e, *both)
     rest = not_entered(spans, own)
     return union_intervals(np.concatenate([rest[0].astype(np.int64), held[0]]),
                            np.concatenate([rest[1].astype(np.int64), held[1]]))
 
 
 def all_inside(peers: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray] | None:
-    """The times (disjoint) every one of ``peers`` (each the times it is inside a collective, :func:`inside_collectives`)
-    is inside a collective; a peer that runs no collective is in no group of this job's collectives and is left out.
-    None where no peer runs one (their entries are not known)."""
+    """The times (disjoint) every one of ``peers`` (each the times it is inside a collective,
+    :func:`inside_collectives`) is inside a collective; a peer that runs no collective is in no group of this job's
+    collectives and is left out.  None where no peer runs one (their entries are not known)."""
     out = None
     for cs, ce in peers:
         if not cs.size:
@@ -140,7 +141,9 @@ def joined(parts: list[PeerView]) -> PeerView | None:
     inside = all_inside([p.all_in for p in parts if p.all_in is not None])
     if not spans and inside is None:
         return None
-    s, e = union_intervals(np.concatenate([p[0] for p in spans]), np.concatenate([p[1] for p in spans])) if spans else _NONE
+    s, e = _NONE
+    if spans:
+        s, e = union_intervals(np.concatenate([p[0] for p in spans]), np.concatenate([p[1] for p in spans]))
     if s.size > MAX_SPANS:
         keep = np.sort(np.argsort(s - e, kind="stable")[:MAX_SPANS])
         s, e = s[keep], e[keep]

@@ -114,7 +114,7 @@ def _analyze_host(host_file, size: int, options: UserOptions,
     damage = list(trace.problems)  # a file cut off mid-write: what was read is analysed, and the report says so
     try:
         m = host_metrics(trace, options=options, release=True, peers=peers)
-        if m.job is not None:  # its own one-time costs and entries, which a peer rank's analysis asks (:func:`peer_start_up`)
+        if m.job is not None:  # its one-time costs and entries, which its peers ask (:func:`peer_start_up`)
             _remember_start_up(host_file, job_peers.of_peer(trace, m.job.phase.spans()))
         del trace  # the event tables, before the report is built (see memory.py)
         release_free_heap()

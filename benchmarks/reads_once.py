@@ -10,9 +10,10 @@ This prints, per set, the decodes of each file (``parse_trace`` calls), wall tim
 the set, and the floor: each file of the set decoded once by the reader (``formats.read``), one after the other.
 
 Sets: real-h100-torch (five runs of one file each), the wild fixtures ``dlrm_v100`` (8 ranks in one folder) and
-``tp_rtx4090_two_ranks`` (2 ranks, files stating no rank), a generated 8-rank DDP job with each rank in its own
-folder (``synthetic.torchtrace.write_one_gpu_apart`` + ``into_rank_folders``), and ``torch_tiny_ops`` (7.3 MB) cut
-in two at its middle event: one process's window as two files (the layout's parts).
+``tp_rtx4090_two_ranks`` (2 ranks in one folder, and in ``rank0/``, ``rank1/``: each rank decodes its peer), a
+generated 8-rank DDP job with each rank in its own folder (``synthetic.torchtrace.write_one_gpu_apart`` +
+``into_rank_folders``), and ``torch_tiny_ops`` (7.3 MB) cut in two at its middle event: one process's window as two
+files (the layout's parts).
 
 Every measurement runs in a fresh child process after a warm-up report of a small trace (imports and first-call
 costs not counted); peak is the child's high-water mark (``VmHWM``, reset by ``/proc/self/clear_refs``) less its
@@ -119,6 +120,20 @@ def _gen_ranks(cache: str) -> str:
     return os.path.join(out, "one_gpu_apart")
 
 
+def _pair_in_folders(cache: str) -> str:
+    """The wild ``tp_rtx4090_two_ranks`` pair with each rank's file in ``rank<r>/`` (its files state their rank): a
+    logdir of 2 runs whose peers are read on their shared clock."""
+    out = os.path.join(cache, "pair_folders")
+    if not os.path.isdir(out):
+        src = os.path.join(WILD, "tp_rtx4090_two_ranks")
+        for name in sorted(os.listdir(src)):
+            with gzip.open(os.path.join(src, name), "rt", encoding="utf-8") as f:
+                rank = json.load(f)["distributedInfo"]["rank"]
+            os.makedirs(os.path.join(out, f"rank{rank}"))
+            shutil.copy(os.path.join(src, name), os.path.join(out, f"rank{rank}", name))
+    return out
+
+
 def _cut_in_two(cache: str) -> str:
     """``torch_tiny_ops`` written as two files cut at its middle event (each with the header and metadata events):
     one process's window in two parts, which the layout checks by their ids."""
@@ -146,6 +161,7 @@ def sets(cache: str) -> list[tuple[str, str, str]]:
     return [("real-h100-torch (5 runs)", os.path.join(SHARED, "real-h100-torch"), ""),
             ("wild dlrm_v100 (8 ranks, one folder)", WILD, "dlrm_v100"),
             ("wild tp_rtx4090_two_ranks", WILD, "tp_rtx4090_two_ranks"),
+            ("wild tp_rtx4090_two_ranks, rank folders", _pair_in_folders(cache), ""),
             ("generated 8 ranks, rank folders", _gen_ranks(cache), ""),
             ("torch_tiny_ops cut in two (parts)", _cut_in_two(cache), "")]
 

@@ -4,8 +4,10 @@ A job that writes each rank into its own folder (``tensorboard_trace_handler(f"{
 rank at a time; a collective of this rank that runs while a peer loads a module or compiles waits for that peer's
 start-up (``metrics.context.Context.peer_one_time_spans``).  Where the peers' files count on this trace's clock (one
 machine's processes, ``Layout.same_clock``), their one-time spans are carried here as ns on that clock
-(:func:`one_time_ns`) and placed on this trace's timeline (:func:`placed`).  Two machines' clocks are not one, so
-nothing is placed across them.
+(:func:`one_time_ns`) and placed on this trace's timeline (:func:`placed`), with the times every peer is inside a
+collective (:func:`of_peer`, :func:`placed_all_in`): a rank that entered a collective a peer had not waits for that
+peer, whatever its own host does meanwhile (:func:`own_not_entered`).  Both come from the one read of each peer's file
+that gives its one-time spans.  Two machines' clocks are not one, so nothing is placed across them.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from tb_gpu_advisor.common.fmt import ms, pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.codes import KIND_COLLECTIVE
 from tb_gpu_advisor.job.phase import PS_PER_MS, STARTING, TEAR_DOWN, OneTime
-from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
+from tb_gpu_advisor.model.columns import intersect_intervals, subtract_intervals, union_intervals
 from tb_gpu_advisor.model.trace import Trace
 
 
@@ -38,6 +40,14 @@ def not_entered(spans: tuple[np.ndarray, np.ndarray], tables: Iterable) -> tuple
     its side, then paid its one-time cost; ``synthetic.torchtrace.write_late_peer_through_load``, h37-ranks60)."""
     if not spans[0].size:
         return spans
+    cs, ce = inside_collectives(tables)
+    if not cs.size:
+        return spans
+    return subtract_intervals(spans[0].astype(np.int64), spans[1].astype(np.int64), cs, ce)
+
+
+def inside_collectives(tables: Iterable) -> tuple[np.ndarray, np.ndarray]:
+    """The times (ps, disjoint) any of ``tables`` (``DeviceEvents``) runs a collective."""
     cs, ce = [], []
     for d in tables:
         sel = d.kind == KIND_COLLECTIVE
@@ -45,9 +55,72 @@ def not_entered(spans: tuple[np.ndarray, np.ndarray], tables: Iterable) -> tuple
             cs.append(d.start[sel].astype(np.int64))
             ce.append(d.end[sel].astype(np.int64))
     if not cs:
+        return _NONE
+    return union_intervals(np.concatenate(cs), np.concatenate(ce))
+
+
+def own_not_entered(spans: tuple[np.ndarray, np.ndarray], own: Iterable,
+                    all_in: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """A rank's OWN one-time ``spans`` (ps) that its collectives can wait through, where its peers' entries are known
+    (``all_in``: the times EVERY peer's GPU that runs collectives is inside one, :func:`all_inside`, ps on this
+    trace's timeline; ``own``: the rank's ``DeviceEvents`` tables): those less the times its own GPU runs a collective
+    while some peer's runs none -- it had entered, and waits for that peer (whose own spans, :func:`not_entered`, say
+    whether it was starting), not for its own host.  Where every peer is inside the collective too, nobody is late:
+    the ranks' hosts loading at once hold it (a module load stalls the process's runtime; ykcai-daniel/torch-compile-
+    moe's ranks both load while both run their all-to-all, h37-ranks57), so that time stays the own span's.  Why
+    (h37-phase60b): rank 0 of ``synthetic.torchtrace.write_late_peer_through_load`` entered its all-to-all, then loaded
+    for 12 ms; its 4.5 ms wait for ranks 1 and 2's compute read as its start-up.  The peers' entries are the same
+    whether their GPUs are in this trace (``Context.waited_start_up``) or read from their own files on its clock
+    (:func:`of_peer`, ``Job.peer_all_in``), so one capture and rank folders read a rank alike (h37-phase61)."""
+    if not spans[0].size:
         return spans
-    return subtract_intervals(spans[0].astype(np.int64), spans[1].astype(np.int64), np.concatenate(cs),
-                              np.concatenate(ce))
+    cs, ce = inside_collectives(own)
+    if not cs.size:
+        return spans
+    s, e = spans[0].astype(np.int64), spans[1].astype(np.int64)
+    both = intersect_intervals(cs, ce, all_in[0].astype(np.int64), all_in[1].astype(np.int64))
+    held = intersect_intervals(s, e, *both)
+    rest = not_entered(spans, own)
+    return union_intervals(np.concatenate([rest[0].astype(np.int64), held[0]]),
+                           np.concatenate([rest[1].astype(np.int64), held[1]]))
+
+
+def all_inside(peers: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The times (disjoint) every one of ``peers`` (each the times it is inside a collective,
+    :func:`inside_collectives`) is inside a collective; a peer that runs no collective is in no group of this job's
+    collectives and is left out.  None where no peer runs one (their entries are not known)."""
+    out = None
+    for cs, ce in peers:
+        if not cs.size:
+            continue
+        out = (cs.astype(np.int64), ce.astype(np.int64)) if out is None else intersect_intervals(*out, cs, ce)
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class PeerView:
+    """What one peer's file tells a rank analysed from its own folder, ns on the clock the file counts on:
+    ``one_time``, its one-time spans a collective can wait through (:func:`not_entered`); ``all_in``, the times every
+    GPU of it that runs collectives is inside one (:func:`all_inside`; None: it runs none)."""
+
+    one_time: tuple[np.ndarray, np.ndarray]
+    all_in: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def of_peer(trace: Trace, spans: tuple[np.ndarray, np.ndarray]) -> PeerView:
+    """A peer's trace with its one-time ``spans`` (``OneTime.spans``, ps) as the others read it (:class:`PeerView`,
+    ns on ``trace.clock_ns``): both from the one read of its file that gives its spans; nothing where the trace
+    states no clock."""
+    if trace.clock_ns is None:
+        return PeerView(_NONE)
+    inside = all_inside([inside_collectives((d,)) for d in trace.devices])
+    return PeerView(one_time_ns(trace, spans), None if inside is None else _ns(trace, inside))
+
+
+def _ns(trace: Trace, spans: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """ps on ``trace``'s timeline as ns on its clock (starts down, ends up)."""
+    return (spans[0].astype(np.int64) // 1000 + int(trace.clock_ns),
+            -(-spans[1].astype(np.int64) // 1000) + int(trace.clock_ns))
 
 
 def one_time_ns(trace: Trace, spans: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -57,23 +130,24 @@ def one_time_ns(trace: Trace, spans: tuple[np.ndarray, np.ndarray]) -> tuple[np.
     if trace.clock_ns is None or not spans[0].size:
         return _NONE
     spans = not_entered(spans, trace.devices)
-    if not spans[0].size:
-        return _NONE
-    s = spans[0].astype(np.int64) // 1000 + int(trace.clock_ns)
-    e = -(-spans[1].astype(np.int64) // 1000) + int(trace.clock_ns)
-    return s, e
+    return _ns(trace, spans) if spans[0].size else _NONE
 
 
-def joined(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """Several peers' spans (ns) as one disjoint set, the :data:`MAX_SPANS` longest kept."""
-    parts = [p for p in parts if p[0].size]
-    if not parts:
-        return _NONE
-    s, e = union_intervals(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+def joined(parts: list[PeerView]) -> PeerView | None:
+    """Several peers' readings (:func:`of_peer`) as one: their one-time spans (ns) as one disjoint set, the
+    :data:`MAX_SPANS` longest kept, and the times every peer that runs collectives is inside one; None where no peer
+    has either."""
+    spans = [p.one_time for p in parts if p.one_time[0].size]
+    inside = all_inside([p.all_in for p in parts if p.all_in is not None])
+    if not spans and inside is None:
+        return None
+    s, e = _NONE
+    if spans:
+        s, e = union_intervals(np.concatenate([p[0] for p in spans]), np.concatenate([p[1] for p in spans]))
     if s.size > MAX_SPANS:
         keep = np.sort(np.argsort(s - e, kind="stable")[:MAX_SPANS])
         s, e = s[keep], e[keep]
-    return s, e
+    return PeerView((s, e), inside)
 
 
 def placed(trace: Trace, spans_ns: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray] | None:
@@ -81,12 +155,26 @@ def placed(trace: Trace, spans_ns: tuple[np.ndarray, np.ndarray] | None) -> tupl
     its events' span; None where ``trace`` states no clock or none falls inside it."""
     if spans_ns is None or not spans_ns[0].size or trace.clock_ns is None or trace.span_ps is None:
         return None
-    s = (spans_ns[0].astype(np.int64) - int(trace.clock_ns)) * 1000
-    e = (spans_ns[1].astype(np.int64) - int(trace.clock_ns)) * 1000
+    s, e = _ps(trace, spans_ns)
     lo, hi = trace.span_ps
     s, e = np.maximum(s, lo), np.minimum(e, hi)
     keep = e > s
     return (s[keep], e[keep]) if keep.any() else None
+
+
+def placed_all_in(trace: Trace, view: PeerView | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """The times every peer is inside a collective (``PeerView.all_in``, ns on the shared clock) on ``trace``'s
+    timeline (ps), uncut (empty: the peers are never all inside one here); None where no peer runs a collective or
+    ``trace`` states no clock -- their entries are not known."""
+    if view is None or view.all_in is None or trace.clock_ns is None:
+        return None
+    return _ps(trace, view.all_in)
+
+
+def _ps(trace: Trace, spans_ns: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """ns on the shared clock as ps on ``trace``'s timeline."""
+    return ((spans_ns[0].astype(np.int64) - int(trace.clock_ns)) * 1000,
+            (spans_ns[1].astype(np.int64) - int(trace.clock_ns)) * 1000)
 
 
 def with_peers(phase: OneTime, peers: tuple[np.ndarray, np.ndarray] | None, trace: Trace) -> OneTime:

@@ -315,10 +315,7 @@ class Context:
         only where its GPU runs no collective (``job.peers.not_entered``): a peer that entered the collective before
         its one-time cost is not waited for there (h37-ranks60)."""
         spans = [job_peers.not_entered(x, (o.d,)) if x is not None else None
-                 for o in self.gpus
-                 if g.host_mask is not None and o is not g and o.host_mask is not None
-                 and not (o.host_mask & g.host_mask).any()
-                 for x in (self.one_time_spans(o),)]
+                 for o in self._peers(g) for x in (self.one_time_spans(o),)]
         spans.append(self.job.peer_one_time if self.job is not None else None)
         spans = [x for x in spans if x is not None and x[0].size]
         if not spans:
@@ -326,12 +323,34 @@ class Context:
         return union_intervals(np.concatenate([x[0].astype(np.int64) for x in spans]),
                                np.concatenate([x[1].astype(np.int64) for x in spans]))
 
+    def _peers(self, g: GpuCtx) -> list[GpuCtx]:
+        """The trace's other GPUs driven by processes of their own, not ``g``'s (none where ``g``'s process is not
+        known)."""
+        if g.host_mask is None:
+            return []
+        return [o for o in self.gpus
+                if o is not g and o.host_mask is not None and not (o.host_mask & g.host_mask).any()]
+
     def waited_start_up(self, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
         """The spans a collective on ``g`` waits through a start-up: its own process's one-time costs
         (:meth:`one_time_spans`) and its peers' (:meth:`peer_one_time_spans`), disjoint (starts, ends) as int64;
         None where neither has any.  The ledger (``breakdown.category_intervals``) and the comm table
-        (``comm._tally_gpu``) book that time once, as the start-up's."""
-        parts = [x for x in (self.one_time_spans(g), self.peer_one_time_spans(g)) if x is not None and x[0].size]
+        (``comm._tally_gpu``) book that time once, as the start-up's.
+
+        Where the peers' entries are known, ``g``'s own spans leave out the times ``g`` had entered a collective that
+        a peer had not (``job.peers.own_not_entered``): it waits for that peer, not for its own host's later load
+        (h37-phase60b).  They are known from the peers' GPUs in this trace and from the peers' own files on its clock
+        (``Job.peer_all_in``: rank folders), alike, so one capture and rank folders read ``g`` the same (h37-phase61).
+        With neither, the own span stands in for the peers' simultaneous loads (h37-ranks57: one rank's file)."""
+        own = self.one_time_spans(g)
+        if own is not None:
+            peers = [job_peers.inside_collectives((o.d,)) for o in self._peers(g)]
+            if self.job is not None and self.job.peer_all_in is not None:
+                peers.append(self.job.peer_all_in)
+            all_in = job_peers.all_inside(peers)
+            if all_in is not None:
+                own = job_peers.own_not_entered(own, (g.d,), all_in)
+        parts = [x for x in (own, self.peer_one_time_spans(g)) if x is not None and x[0].size]
         if not parts:
             return None
         return union_intervals(np.concatenate([x[0].astype(np.int64) for x in parts]),

@@ -39,20 +39,22 @@ from tb_gpu_advisor.steps.detect import detect_steps
 
 
 def host_metrics(trace: Trace, params: int | None = None, options: UserOptions | None = None,
-                 release: bool = False, peers: tuple[np.ndarray, np.ndarray] | None = None) -> HostMetrics:
+                 release: bool = False, peers: job_peers.PeerView | None = None) -> HostMetrics:
     """Steps and metrics of one trace: which framework wrote it, each device event's launch, the steps, the numbers.
 
     ``release`` (a caller that owns ``trace`` and drops it after): each column is dropped after the last
     stage that reads it (:func:`~tb_gpu_advisor.model.trace.release_columns`), so the metrics' peak does not
-    carry the correlation ids and step stats.  ``peers``: the job's other processes' one-time spans, ns on the clock
-    this trace's file counts on (:func:`peer_start_up`), which its job places on its timeline (``Job.peer_one_time``)."""
+    carry the correlation ids and step stats.  ``peers``: the job's other processes' one-time spans and collective
+    entries, ns on the clock this trace's file counts on (:func:`peer_start_up`), which its job places on its timeline
+    (``Job.peer_one_time``, ``Job.peer_all_in``)."""
     options = UserOptions.of(options, params)
     fw = frameworks.detect_trace(trace)
     # correlation: host launch record of every device event (graph launches cover all their kernels)
     launches: list[np.ndarray] = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
     release_free_heap()  # the correlation table's build arrays, before the steps' (see common/memory.py)
     job = detect_job(trace, launches, fw)
-    job.peer_one_time = job_peers.placed(trace, peers)
+    job.peer_one_time = job_peers.placed(trace, peers.one_time if peers is not None else None)
+    job.peer_all_in = job_peers.placed_all_in(trace, peers)
     job.phase = job_peers.with_peers(job.phase, job.peer_one_time, trace)
     steps = detect_steps(trace, launches, job)
     # the step detection's temporaries: ~40 MB of freed heap on the dense 100 MB benchmark capture, under the
@@ -78,10 +80,10 @@ def _size(path: str) -> int:
 
 
 def analyze_host(host_file, params: int | None = None, options: UserOptions | None = None,
-                 peers: tuple[np.ndarray, np.ndarray] | None = None, peer_files: Sequence = ()) -> HostReport:
+                 peers: job_peers.PeerView | None = None, peer_files: Sequence = ()) -> HostReport:
     """Analyze one host file (a ``discovery.HostFile``, or anything with ``host``, ``path`` and optionally ``format``
     and ``size``) with the user's ``options``; errors land in ``HostReport.error``: a bad file must not break the
-    session.  ``peers``: the job's other processes' one-time spans on its clock (:func:`peer_start_up`); not given,
+    session.  ``peers``: the job's other processes' reading on its clock (:func:`peer_start_up`); not given,
     they are read here from ``peer_files`` (:func:`clock_files`), so a worker process reads them where it analyses."""
     options = UserOptions.of(options, params)
     host, path = host_file.host, host_file.path
@@ -100,7 +102,7 @@ def analyze_host(host_file, params: int | None = None, options: UserOptions | No
 
 
 def _analyze_host(host_file, size: int, options: UserOptions,
-                  peers: tuple[np.ndarray, np.ndarray] | None = None) -> HostReport:
+                  peers: job_peers.PeerView | None = None) -> HostReport:
     """:func:`analyze_host` up to running out of memory (raised: the caller says so once, for read and analysis)."""
     host, path = host_file.host, host_file.path
     try:
@@ -113,8 +115,8 @@ def _analyze_host(host_file, size: int, options: UserOptions,
     damage = list(trace.problems)  # a file cut off mid-write: what was read is analysed, and the report says so
     try:
         m = host_metrics(trace, options=options, release=True, peers=peers)
-        if m.job is not None:  # its own one-time costs, which a peer rank's analysis asks (:func:`peer_start_up`)
-            _remember_start_up(host_file, job_peers.one_time_ns(trace, m.job.phase.spans()))
+        if m.job is not None:  # its one-time costs and entries, which its peers ask (:func:`peer_start_up`)
+            _remember_start_up(host_file, job_peers.of_peer(trace, m.job.phase.spans()))
         del trace  # the event tables, before the report is built (see memory.py)
         release_free_heap()
         m.host = host
@@ -142,11 +144,12 @@ def host_timelines(host_file, windows: Sequence[tuple[float, float]], max_events
     return [timeline.window_timeline(ctx, float(s), float(e), max_events) for s, e in windows]
 
 
-def peer_start_up(files: Sequence) -> tuple[np.ndarray, np.ndarray] | None:
+def peer_start_up(files: Sequence) -> job_peers.PeerView | None:
     """The one-time spans (module loads, compiles, the context's creation: ``Job.phase``) of the job's other
-    processes, read from their own ``files`` (host files on the session's clock, ``RankRuns.files``), as ns on that
-    clock (``job.peers``); None where there are none.  Each file is read as the analysis reads it and dropped; one
-    that cannot be read gives none (its own session says why)."""
+    processes, read from their own ``files`` (host files on the session's clock, ``RankRuns.files``), and the times
+    they are all inside a collective, as ns on that clock (``job.peers.joined``); None where there are none.  Each
+    file is read as the analysis reads it and dropped, both from that one read (``job.peers.of_peer``); one that
+    cannot be read gives none (its own session says why)."""
     parts = []
     for hf in files:
         known = _START_UPS.get(_identity(hf))
@@ -156,7 +159,7 @@ def peer_start_up(files: Sequence) -> tuple[np.ndarray, np.ndarray] | None:
         try:
             trace = formats.read(hf)
             launches = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
-            parts.append(_remember_start_up(hf, job_peers.one_time_ns(trace, detect_job(trace, launches).phase.spans())))
+            parts.append(_remember_start_up(hf, job_peers.of_peer(trace, detect_job(trace, launches).phase.spans())))
         except MemoryError:
             raise
         except Exception:  # noqa: BLE001 - a peer's damage is its own report's
@@ -164,22 +167,21 @@ def peer_start_up(files: Sequence) -> tuple[np.ndarray, np.ndarray] | None:
         finally:
             trace = launches = None
             release_free_heap()
-    spans = job_peers.joined(parts)
-    return spans if spans[0].size else None
+    return job_peers.joined(parts)
 
 
-#: Each host file's one-time spans on its clock (:func:`peer_start_up`), by its identity (path, size, mtime): the ranks
-#: of a job in sibling folders each ask every other's, so each file is read for them once per process -- or never,
-#: where its own analysis ran first here.  Small arrays, of at most 256 files.
-_START_UPS: Memo[tuple[np.ndarray, np.ndarray]] = Memo(256)
+#: Each host file's reading by its peers on its clock (:func:`peer_start_up`, ``job.peers.PeerView``), by its identity
+#: (path, size, mtime): the ranks of a job in sibling folders each ask every other's, so each file is read for them
+#: once per process -- or never, where its own analysis ran first here.  Small arrays, of at most 256 files.
+_START_UPS: Memo[job_peers.PeerView] = Memo(256)
 
 
 def _identity(hf) -> tuple:  # noqa: ANN001 - a HostFile
     return (hf.path, int(getattr(hf, "size", 0) or 0), int(getattr(hf, "mtime_ns", 0) or 0))
 
 
-def _remember_start_up(hf, spans: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
-    return _START_UPS.put(_identity(hf), spans)
+def _remember_start_up(hf, view: job_peers.PeerView) -> job_peers.PeerView:  # noqa: ANN001
+    return _START_UPS.put(_identity(hf), view)
 
 
 def clock_files(rank_runs: RankRuns | None, host_file) -> tuple:  # noqa: ANN001 - a HostFile

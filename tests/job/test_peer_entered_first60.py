@@ -22,30 +22,16 @@ start-up.
 
 from __future__ import annotations
 
-import io
-import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from synthetic import torchtrace as tt
+from tests.support.cli_report import gpus_of as _gpus
+from tests.support.cli_report import reports_by_run as _reports
+from tests.support.paths import in_rank_folders
 
 PAIR = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "tp_rtx4090_two_ranks"
-
-
-def _reports(path: Path) -> dict[str, dict]:
-    """run -> its session report (``report PATH --format json``, in this process, no cache)."""
-    from tb_gpu_advisor.cli import main as cli
-
-    out = io.StringIO()
-    with redirect_stdout(out), redirect_stderr(io.StringIO()):
-        cli.main(["report", str(path), "--format", "json", "--cache-dir", "off"])
-    return {r["run"]: r for r in json.loads(out.getvalue())["reports"]}
-
-
-def _gpus(report: dict) -> dict[int, dict]:
-    return {g["gpu"]: g for h in report["hosts"] for g in h["gpus"]}
 
 
 def test_one_capture_a_rank_after_its_loading_peer_waits_for_the_late_one(tmp_path: Path) -> None:
@@ -87,14 +73,7 @@ def test_the_real_pair_reads_the_same_from_one_folder_and_from_rank_folders(tmp_
     ``cudaOccupancyMaxActiveBlocksPerMultiprocessor`` (4.42 ms, its own GPU idle; rank 0 waiting in its ReduceScatter
     for rank 1 to enter) read as rank 1's one-time cost from its own file only, rank 0's GPU running meanwhile in the
     one capture (``job.phase._rare_slow_calls`` now asks the call's own process's GPU)."""
-    import gzip
-    import shutil
-
-    for path in sorted(PAIR.glob("*.json.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            rank = json.load(f)["distributedInfo"]["rank"]
-        (tmp_path / f"rank{rank}").mkdir()
-        shutil.copy(path, tmp_path / f"rank{rank}" / path.name)
+    in_rank_folders(PAIR, tmp_path)
     (one,) = _reports(PAIR).values()
     apart = _reports(tmp_path)
     together = _gpus(one)

@@ -62,6 +62,8 @@ def test_control_no_part_exceeds_its_whole(tmp_path: Path) -> None:
 @pytest.mark.skipif(not MOE.is_dir(), reason="the torch-compile-moe capture is kept only locally (no licence)")
 def test_control_the_real_moe_wait_is_no_peers_one_time_cost() -> None:
     """Control (the same on BASE): the real rank 1's 2.67 ms exposed all-to-all lies outside rank 0's one-time costs
-    (read by hand, module docstring): it stays communication the step pays (a late peer's, ``rank_straggler``'s kind)."""
+    (read by hand, module docstring): it stays communication the step pays (a late peer's, ``rank_straggler``'s kind).
+    h37-phase60b/61: 2.92 ms -- the 0.25 ms from rank 1's own load (8.52 ms on rank 0's clock) to rank 0's (8.77), rank 0
+    still in its backward and not yet in the all-to-all, is that late peer's too, no longer rank 1's own start-up."""
     g1 = _gpus(first_report(MOE))[1]
-    assert 2.5 < g1["collectives"]["AllToAll"][2] < 2.8, g1["collectives"]
+    assert 2.85 < g1["collectives"]["AllToAll"][2] < 3.0, g1["collectives"]

@@ -93,6 +93,8 @@ def test_the_folders_read_as_the_one_capture(tmp_path: Path) -> None:
 @pytest.mark.skipif(not MOE.is_dir(), reason="the torch-compile-moe capture is kept only locally (no licence)")
 def test_control_the_real_moe_from_its_folders() -> None:
     """Control (the same on BASE): the real rank 1, read from its own folder with rank 0's placed on its clock, keeps
-    its 2.67 ms exposed all-to-all (a late peer's, outside rank 0's one-time costs: h37-ranks58 by hand)."""
+    its 2.67 ms exposed all-to-all (a late peer's, outside rank 0's one-time costs: h37-ranks58 by hand).  h37-phase61:
+    2.92 ms, as the one capture reads it (``test_peer_load58``): rank 0's entry, carried from its file, says rank 1's
+    own load from 8.52 ms (rank 0's clock) to rank 0's (8.77) is a wait for rank 0's backward, not its own start-up."""
     g1 = _gpu(_reports(MOE)["rank1"])
-    assert 2.5 < g1["collectives"]["AllToAll"][2] < 2.8, g1["collectives"]
+    assert 2.85 < g1["collectives"]["AllToAll"][2] < 3.0, g1["collectives"]

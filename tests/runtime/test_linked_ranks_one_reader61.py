@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import pytest
 
 from tb_gpu_advisor.model.logdir import RankRuns, Session
-from tests.support.rank_folders import pair_in_folders
+from tests.support.paths import TP_PAIR, in_rank_folders
 
 
 def test_every_reader_gets_the_sessions_own_linked_ranks(tmp_path: Path, monkeypatch) -> None:
@@ -33,7 +33,7 @@ def test_every_reader_gets_the_sessions_own_linked_ranks(tmp_path: Path, monkeyp
     from tb_gpu_advisor.runtime.cache import ReportCache, host_key, session_key
     from tb_gpu_advisor.serve.plugin import _report_key
 
-    advisor = Advisor(str(pair_in_folders(tmp_path)), cache=ReportCache("off"))
+    advisor = Advisor(str(in_rank_folders(TP_PAIR, tmp_path / "pair")), cache=ReportCache("off"))
     sessions = advisor.sessions()
     assert len(sessions) == 2 and all(s.linked_ranks is not None for s in sessions)
     asked: list[RankRuns] = []
@@ -89,4 +89,4 @@ def test_a_session_that_cannot_say_its_ranks_is_refused_not_read_as_none(tmp_pat
 def _sessions(tmp: Path) -> list[Session]:
     from tb_gpu_advisor.discover.logdir import discover
 
-    return discover(str(pair_in_folders(tmp)))
+    return discover(str(in_rank_folders(TP_PAIR, tmp / "pair")))

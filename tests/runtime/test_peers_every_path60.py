@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from synthetic import torchtrace as tt
-from tests.support.rank_folders import pair_in_folders
+from tests.support.paths import TP_PAIR, in_rank_folders
 
 #: report fields that say when or how long, not what
 _VOLATILE = {"analysis_s", "analysed_at", "elapsed_s", "generated_at", "created"}
@@ -84,6 +84,12 @@ def _two_nodes(tmp: Path) -> Path:
     return tmp / "gen" / "load_through_exchange"
 
 
+def _pair_in_folders(tmp: Path) -> Path:
+    """The real pair, each rank's file in ``rank<r>/`` (``tensorboard_trace_handler(f"{logdir}/rank{rank}")``)."""
+    in_rank_folders(TP_PAIR, tmp / "pair")
+    return tmp / "pair"
+
+
 def test_each_host_of_a_folder_reads_the_peers_on_its_own_clock(tmp_path: Path) -> None:
     """A folder per local rank on two machines: ``rank1/`` holds node0's rank 1 and node1's rank 3.  Node0's rank 1
     waits through rank 0's load (its file, one machine's clock): start-up.  Node1's rank 3 counts on another clock,
@@ -104,7 +110,7 @@ def test_every_path_gives_the_same_report(logdir: str, tmp_path: Path) -> None:
     """Property: every session's report is the CLI's on every path (BASE: the parallel, isolated-per-host, per-host
     cache and shard paths placed no peer -- rank1's node0 read 11.3 ms exposed all-to-all there, 0.03 ms on the CLI;
     the real pair's shard read rank 1's ReduceScatter exposed 32.3 ms, the CLI 25.6)."""
-    root = _two_nodes(tmp_path) if logdir.startswith("synthetic") else pair_in_folders(tmp_path)
+    root = _two_nodes(tmp_path) if logdir.startswith("synthetic") else _pair_in_folders(tmp_path)
     reports = _reports_on_every_path(root, tmp_path)
     assert len(reports) == 2
     for run, paths in reports.items():

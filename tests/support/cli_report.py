@@ -73,6 +73,25 @@ def ran_report(path: str | Path, fmt: str = "json", cache: str = "off") -> tuple
     return code, (json.loads(out.getvalue())["reports"][0] if fmt == "json" else out.getvalue())
 
 
+def reports_by_run(path: str | Path) -> dict[str, dict]:
+    """run -> its session report (JSON) of ``report PATH --format json --cache-dir off`` run in this process: every
+    session, for the tests that read a job's ranks in sibling run folders."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from tb_gpu_advisor.cli import main as cli
+
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        cli.main(["report", str(path), "--format", "json", "--cache-dir", "off"])
+    return {r["run"]: r for r in json.loads(out.getvalue())["reports"]}
+
+
+def gpus_of(report: dict) -> dict[int, dict]:
+    """GPU id -> its entry, over every host of a session report (JSON)."""
+    return {g["gpu"]: g for h in report["hosts"] for g in h["gpus"]}
+
+
 def kept_report(path: Path):  # noqa: ANN201 - a Report (the schema's import stays inside, as cli's does)
     """:func:`first_report` of a kept capture's folder as a ``Report``, the test skipped where the folder is absent
     (the shared profiles' captures are not in every checkout)."""

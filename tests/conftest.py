@@ -4,14 +4,30 @@ captures are analysed once per test run and shared by every worker (``tests/supp
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import pytest
 
 
+#: the number of this process's next test's report cache folder (``_private_report_cache``)
+_CACHES = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def _report_caches(tmp_path_factory):
+    """The one folder of this process that holds every test's own report cache folder."""
+    return tmp_path_factory.mktemp("report-caches")
+
+
 @pytest.fixture(autouse=True)
-def _private_report_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("TB_GPU_ADVISOR_CACHE_DIR", str(tmp_path_factory.mktemp("report-cache")))
+def _private_report_cache(_report_caches, monkeypatch):
+    """A new empty folder per test, numbered in this process's one folder: ``tmp_path_factory.mktemp`` per test
+    listed the run's whole temporary root each time to number it, a cost that grew with every test run before
+    (10,000 tests: tens of seconds of each worker's time), and each test's ``tmp_path`` listed those folders too."""
+    folder = _report_caches / str(next(_CACHES))
+    folder.mkdir()
+    monkeypatch.setenv("TB_GPU_ADVISOR_CACHE_DIR", str(folder))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -34,7 +34,7 @@ def test_every_hostile_variant_ends_in_its_clear_outcome(inp: str, tmp_path: Pat
         got = hi.run_bounded(make(), str(tmp_path / name / file_name), seconds=20, memory_mb=1024)
         assert got["outcome"] in outcomes, (name, got)
         assert any(w in got["message"] for w in words), (name, got["message"])
-        assert got["seconds"] < 20, (name, got)
+        assert got["cpu_seconds"] < 20, (name, got)  # of CPU: the wall is the machine's load
 
 
 def test_the_corpus_covers_every_new_input():

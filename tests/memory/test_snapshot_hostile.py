@@ -47,7 +47,7 @@ def test_every_hostile_pickle_ends_in_a_clear_refusal_within_seconds_and_bounded
         got = hp.run_bounded(make(), str(tmp_path / f"{name}.pickle"), seconds=10, memory_mb=1024)
         assert got["outcome"] in ("error", "damaged"), (name, got)
         assert any(w in got["message"] for w in SAYS[cls]), (name, got["message"])
-        assert got["seconds"] < 10, (name, got)
+        assert got["cpu_seconds"] < 10, (name, got)  # of CPU: the wall is the machine's load
 
 
 def test_memo_references_are_shared_never_copied():

@@ -164,12 +164,15 @@ def test_read_trace_never_asks_the_file_for_more_than_a_chunk(gz: bool, long_his
 
 
 def test_a_stream_holds_a_window_not_the_file():
-    """What ``load`` holds is what it builds and a window: a 7 MB pickle of 100,000 dicts the compactor takes as
-    one shared value (the value: a list of 100,000 references, 0.8 MB) is read with a traced peak below half the
+    """What ``load`` holds is what it builds and a window: a 3.3 MB pickle of 50,000 dicts the compactor takes as
+    one shared value (the value: a list of 50,000 references, 0.4 MB) is read with a traced peak below half the
     file's size in 64 KiB chunks, where ``loads`` on the whole bytes holds them all beside the value.  ``tracemalloc`` counts
-    allocations, not time: the same on every run."""
+    allocations, not time: the same on every run.  (50,000 dicts, not 100,000 as before: the traced peak is 0.29 of
+    the file on the Python path and 0.25 on the compiled one, against 0.26 and 0.20 at 100,000 -- the window's fixed
+    bytes weigh a little more -- while a read that holds the file's bytes holds 1.0 of it at any size; the Python
+    path's traced read is half the time.)"""
     rows = [{"action": "alloc", "addr": 4096 * i, "size": 512, "name": f"layers.{i}.attention.output.dense.weight"}
-            for i in range(100_000)]
+            for i in range(50_000)]
     data = pickle.dumps({"segments": [], "device_traces": [rows]}, protocol=4)
     del rows
     shared = 0  # a plain value every dict becomes
@@ -185,7 +188,7 @@ def test_a_stream_holds_a_window_not_the_file():
                 tracemalloc.stop()
         finally:
             unpickle._CPICKLE = saved
-        assert total == len(data) and len(doc["device_traces"][0]) == 100_000
+        assert total == len(data) and len(doc["device_traces"][0]) == 50_000
         assert peak < len(data) // 2, (compiled, peak, len(data))
 
 

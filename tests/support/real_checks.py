@@ -73,11 +73,18 @@ def our_report(set_dir: Path, run: str) -> RunResult:
     """The JSON report ``tb-gpu-advisor report SET --run RUN --format json`` prints, made in process.
 
     Goes through the CLI's parser and ``run`` function so selection (newest
-    session, all hosts) and serialisation are the CLI's, not a re-implementation.
+    session, all hosts) and serialisation are the CLI's, not a re-implementation.  A run of a kept set (the
+    repository's fixtures, ``../shared``) is analysed once per test run: the CLI's own report cache, in a folder every
+    worker of the run shares (``report_store.shared_cache_dir``), answers the next test that asks for it.
     """
     from tb_gpu_advisor.cli import main as cli
+    from tests.support.report_store import shared_cache_dir
 
-    args = cli.build_parser().parse_args(["report", str(set_dir), "--run", run, "--format", "json"])
+    argv = ["report", str(set_dir), "--run", run, "--format", "json"]
+    shared = shared_cache_dir(Path(set_dir))
+    if shared is not None:  # a kept set: the CLI's report cache of this test run, shared by every worker
+        argv += ["--cache-dir", str(shared)]
+    args = cli.build_parser().parse_args(argv)
     out, err = io.StringIO(), io.StringIO()
     rc = args.func(args, stdout=out, stderr=err)
     if rc not in (0, 1):

@@ -54,6 +54,16 @@ def generated_folder() -> Path | None:
     return None if _FOLDER is None else _FOLDER.parent / "generated-captures"
 
 
+def shared_cache_dir(logdir: Path) -> Path | None:
+    """The report cache folder (``--cache-dir``) this test run shares for the CLI's reports of a logdir in a kept tree
+    (the real sets the truth checks, the viewer-window checks and the stock cross-checks all report on): the product's
+    own cache, keyed on the files' identity, the settings, every changed threshold and the analyzer's code, so a later
+    test's report is the first one's JSON read back.  None for any other logdir, or without a folder (a script)."""
+    if _FOLDER is None or not any(Path(logdir).resolve().is_relative_to(t) for t in KEPT):
+        return None
+    return _FOLDER.parent / "cli-report-cache"
+
+
 def _kept(session) -> bool:  # noqa: ANN001 - a discovered Session
     """Every file of the session lies in a kept tree (the repository's fixtures and demo logs, ``../shared``, the
     captures this run generated once for all its tests)."""

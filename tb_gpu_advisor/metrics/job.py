@@ -175,6 +175,11 @@ class JobView:
     #: the job's other ranks as sibling run folders hold them (``model.logdir.RankRuns``: one folder per rank), which
     #: a rank read alone names; None where the session's own files are all the job discovery saw
     rank_runs: RankRuns | None = None
+    #: the job's ranks read with the session whose windows hold no GPU work beside ranks that ran it (a rank's trace
+    #: written with its GPU activity off or its records lost, a window ended in its start-up, a CPU-only process), as
+    #: the report names them: no row of :attr:`ranks` -- their GPU time is unknown, not zero --, yet a collective the
+    #: rows ran may have waited for them, so the least time a recorded rank spends in it is no transfer
+    unrecorded: tuple[str, ...] = ()
 
     @property
     def step_word(self) -> str:
@@ -266,7 +271,13 @@ class JobView:
     def bus_bandwidth(self, typ: str) -> tuple[float, float] | None:
         """(bytes per call, bus bandwidth in bytes/s) of a collective type, from the messages the trace records and
         the transfer time per call; nccl-tests' bus factors: AllReduce 2(n-1)/n, AllGather (the message is one
-        rank's shard: n of them arrive), ReduceScatter and AllToAll (n-1)/n, others 1.  None without sizes."""
+        rank's shard: n of them arrive), ReduceScatter and AllToAll (n-1)/n, others 1.  None without sizes, and where
+        ranks of the job have no GPU work recorded (:attr:`unrecorded`): the rank that entered a call last -- the one
+        whose time in it is the transfer -- may be one of them, so the recorded ranks' least time is transfer and
+        waiting, and a rate from it no bandwidth (a DDP job whose slow rank's trace lost its GPU side read "32 MiB per
+        call at 38.0 GB/s, 8.4% of the link" of a 150 us transfer: ``norank61``)."""
+        if self.unrecorded:
+            return None
         found = [(r.messages[typ], r.collectives[typ][0]) for r in self.ranks if typ in r.messages and typ in r.collectives]
         t = self.call_transfer_ms(typ)
         if not found or not t:
@@ -436,12 +447,28 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None,
                                  getattr(g, "longest_calls", None), getattr(g, "kernel_ms", None)))
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
+    unrecorded = _unrecorded(reports) if ranks else ()
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
                    link_bandwidth=link, link_source=source, options=options if options is not None else UserOptions(),
                    tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"), kind=str(what.get("kind") or "unknown"),
                    kind_confidence=str(what.get("kind_confidence") or "low"),
                    processes=procs or None, one_step=bool(counts) and all(c == 1 for c in counts),
-                   marked=not any(x in UNMARKED_SOURCES for x in sources), rank_runs=rank_runs)
+                   marked=not any(x in UNMARKED_SOURCES for x in sources), rank_runs=rank_runs, unrecorded=unrecorded)
+
+
+def _unrecorded(reports: list[HostReport]) -> tuple[str, ...]:
+    """The session's ranks with no GPU work recorded (:attr:`JobView.unrecorded`): those a host file read with its
+    node's ranks says (``Job.idle_rank_labels``), and each host file whose window holds none at all (its job ``no_gpu``)
+    by its host's name.  Asked only where other ranks ran GPU work."""
+    out: list[str] = []
+    for hr in reports:
+        if hr.error is not None:
+            continue
+        job = getattr(hr, "job", None) or {}
+        out.extend(str(x) for x in job.get("idle_rank_labels") or ())
+        if job.get("kind") == "no_gpu" and not any(g.kernel_count for g in hr.gpus):
+            out.append(hr.host)
+    return tuple(out)
 
 
 #: how many kernels :func:`kernel_gap` names: a size bound of the words, no judgement (``multigpu.GAP_KERNELS``'s)

@@ -24,7 +24,7 @@ from tb_gpu_advisor.job.exchange import tagged_exchange
 from tb_gpu_advisor.metrics.job import JobView, RankRow
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding, Table
-from tb_gpu_advisor.rules._job import fixes_for, job_finding, med
+from tb_gpu_advisor.rules._job import fixes_for, job_finding, med, unrecorded_ranks_words
 from tb_gpu_advisor.rules.base import SEE_IMBALANCE, SEE_STRAGGLERS, Ctx, finding, grade, ms, n_of, pct, saving, share_metric, step_windows, table
 from tb_gpu_advisor.rules.registry import rule
 from tb_gpu_advisor.rules.step_gaps import COMMUNICATE
@@ -117,7 +117,8 @@ def check(job: JobView) -> list[Finding]:
         + (_paced_clause(job, paced) if paced > 0 else "")
         + f": {ms(paid)} ({pct(share)} of the {step}) of communication the {step} pays for. Most exposed: {top[0]}, "
           f"{_calls(top[1])} and {ms(top[3])} exposed {job.per_step}{'' if float(round(top[1], 1)).is_integer() else ' on average'}."
-        + (unrecorded_ranks_words(job) or (unseen_ranks_words(job) if n == 1 else "")),
+        + (unrecorded_ranks_words(job, ", and no bus bandwidth is read from it")
+           or (unseen_ranks_words(job) if n == 1 else "")),
         metric=share_metric("comm_exposed_share", "Exposed communication share of {step}", share, "comm_exposed.warning",
                             severity=sev, detail={"collective_ms_per_step": total, "exposed_ms_per_step": exposed,
                                                   "paid_ms_per_step": paid, "ranks": n,
@@ -189,25 +190,6 @@ def unseen_ranks_words(job: JobView) -> str:
     where = f"in {'run' if len(linked.runs) == 1 else 'runs'} {runs}"
     return (f" One {unit}'s trace cannot tell the transfer from waiting for the other {units}: "
             f"{'its trace is' if one else 'their traces are'} {where}, read together only from one folder.")
-
-
-def unrecorded_ranks_words(job: JobView) -> str:
-    """What the recorded ranks' collectives cannot say where some of the job's ranks have no GPU work recorded
-    (``JobView.unrecorded``), and what to record; "" where every rank read ran GPU work.
-
-    Why: the least time a rank spends in a call is its transfer only where every rank that enters the call is
-    recorded -- the last to enter waits least.  A DDP job whose slow rank's trace lost its GPU side read its three
-    recorded ranks' 1.32 ms a step of waiting for it as communication the step pays for, with DDP's bucket fix; its
-    own trace was there, its GPU's side not recorded, so "profile every rank" is no answer either (``norank61``)."""
-    if not job.unrecorded:
-        return ""
-    who = ", ".join(job.unrecorded)
-    one = len(job.unrecorded) == 1
-    return (f" The GPU work of {who} {'is' if one else 'are'} not recorded (the job line says what "
-            f"{'its window holds' if one else 'their windows hold'} and how to record it): where "
-            f"{'it takes' if one else 'they take'} part in these collectives, the time the recorded {job.units} spend "
-            f"in them may be waiting for {'it' if one else 'them'}, which their traces cannot tell from the transfer, "
-            f"and no bus bandwidth is read from it.")
 
 
 def _one_rank(r: RankRow) -> str:

@@ -9,7 +9,9 @@ Measured on the GPU that enters the AllReduce last (the smallest per-GPU time): 
 waiting for it, which gpu_imbalance and launch_skew report.  A job of several host files: a host's GPUs can all wait
 for another host's GPU (a straggler there), so the rules' job step (``rules.evaluate_session``) judges the session's
 finding once on the job's transfer instead -- the least any rank of the job spends in AllReduce (:func:`in_job`) --
-and the rest is the straggler findings' wait, claimed once.
+and the rest is the straggler findings' wait, claimed once.  Where ranks of the job have no GPU work recorded
+(``JobView.unrecorded``), the recorded ranks' least time may be their wait for one of those: the time is said as
+measured, not judged, with no saving.
 Saving: measured - expected (or nothing known without a count).
 """
 

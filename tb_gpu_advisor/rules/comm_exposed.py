@@ -14,6 +14,9 @@ Small collectives launched one by one (a per-parameter all-reduce loop: ``RankRo
 between them as well -- each call pays a launch and the library's latency --, which the ledger books with the
 collectives, not as launch wait: it is paid communication, and bucketing the calls (a few calls of the same bytes)
 recovers it whole; the bucketing fix comes first then.
+
+Where ranks of the job have no GPU work recorded (``JobView.unrecorded``), the finding says the recorded ranks' time
+in the collectives may be waiting for them, which their traces cannot tell from the transfer.
 """
 
 from __future__ import annotations

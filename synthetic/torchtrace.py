@@ -4016,6 +4016,33 @@ def write_mixed_window_run(out: str, run: str = "mixed_window", steps: int = 8, 
     return {"folder": folder, "good": paths[0], "start_up": paths[1], "start_ups": paths[1:]}
 
 
+#: The categories of a Kineto trace that record the GPU's side: the GPU's own records (kernels, copies, fills, the
+#: step's GPU annotations, the launch-to-kernel flows) -- lost where CUPTI's records are lost -- and with them, where
+#: the profiler's activities leave CUDA out, the runtime's and driver's calls (one activity records both).
+GPU_RECORD_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "ac2g")
+CUDA_ACTIVITY_CATS = GPU_RECORD_CATS + ("cuda_runtime", "cuda_driver")
+
+
+def unrecord_gpu(path: str, lost: bool = False) -> str:
+    """Rewrite one rank's Kineto trace at ``path`` as torch.profiler writes it without its GPU's side: with
+    ``activities=[ProfilerActivity.CPU]`` (:data:`CUDA_ACTIVITY_CATS` gone -- no CUDA call, kernel or copy; the header's
+    ``deviceProperties`` and ``distributedInfo`` stay, as the profiler writes them wherever CUDA is available), or,
+    ``lost``, with CUPTI's GPU records lost (:data:`GPU_RECORD_CATS` gone, the runtime's calls kept).  The GPU's
+    process and thread names go with its events.  Truth by construction: the rank ran the same work as before; only
+    its record of it is gone (norank61: a job rank whose GPU work the session does not hold).  Gzip kept as found."""
+    gz = path.endswith(".gz")
+    with (gzip.open(path, "rt", encoding="utf-8") if gz else open(path, encoding="utf-8")) as f:
+        doc = json.load(f)
+    drop = set(GPU_RECORD_CATS if lost else CUDA_ACTIVITY_CATS)
+    gpu_pids = {e.get("pid") for e in doc["traceEvents"] if e.get("cat") in GPU_RECORD_CATS and e.get("cat") != "ac2g"}
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") not in drop
+                          and not (e.get("ph") == "M" and e.get("pid") in gpu_pids)]
+    text = _dumps(doc)
+    with (gzip.open(path, "wt", encoding="utf-8") if gz else open(path, "w", encoding="utf-8")) as f:
+        f.write(text)
+    return path
+
+
 #: :func:`write_event_timed_cpu_model`: the CPU model's layers a step (``aten::linear`` > ``aten::addmm``, then
 #: ``aten::relu``) and each linear's host time, us.
 TIMED_CPU_LAYERS, TIMED_CPU_LINEAR_US = 3, 900.0

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from tb_gpu_advisor import devices
+from tb_gpu_advisor import devices, formats
 from tb_gpu_advisor.devices import apple
 from tb_gpu_advisor.common.fmt import and_list, gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
@@ -1581,13 +1581,19 @@ def idle_ranks(trace: Trace) -> str:
         return ""
     h = trace.h
     parts = []
-    for worker, rank in trace.idle_ranks.items():
+    for (worker, _), who in zip(trace.idle_ranks.items(), idle_rank_labels(trace)):
         lines = [i for i, n in enumerate(h.line_names) if n.startswith(f"{worker}: ")]
         mine = np.isin(h.line, lines)
         calls = mine & h.name_mask(devices.is_runtime_call)
-        who = f"rank {rank} ({worker})" if rank >= 0 else worker
         parts.append(f"{who}'s window holds no GPU work: {_rank_calls(trace, calls)}")
     return "; ".join(parts)
+
+
+def idle_rank_labels(trace: Trace) -> tuple[str, ...]:
+    """The ranks :func:`idle_ranks` says, each as the report names it ("rank 2 (node0_4102)", the worker alone where
+    its file states no rank): the job view's list of the job's ranks whose GPU work the session holds no record of
+    (``metrics.job.JobView.unrecorded``), which its rules read -- never the words."""
+    return tuple(f"rank {rank} ({worker})" if rank >= 0 else worker for worker, rank in trace.idle_ranks.items())
 
 
 def _rank_calls(trace: Trace, calls: np.ndarray) -> str:
@@ -1595,8 +1601,9 @@ def _rank_calls(trace: Trace, calls: np.ndarray) -> str:
     costliest with their time, and whether they were start-up, tear-down or neither."""
     h = trace.h
     idx = np.flatnonzero(calls)
-    if not idx.size:
-        return "no GPU runtime call"
+    if not idx.size:  # no call of its runtime recorded: its GPU side was never traced (or it used no GPU)
+        return ("no GPU runtime call, kernel or copy: its GPU side was not recorded, or the process used no GPU"
+                + _record_fix(trace, "cuda_unrecorded"))
     dur = (h.end[idx] - h.start[idx]).astype(np.int64)
     names = [h.names[int(h.name[i])] for i in idx.tolist()]
     total: dict[str, int] = {}
@@ -1606,8 +1613,29 @@ def _rank_calls(trace: Trace, calls: np.ndarray) -> str:
     listed = ", ".join(f"`{n}` {ms(total[n] / 1e9)}" for n in top) + (", ..." if len(total) > 3 else "")
     what = ("-- start-up" if any(_makes(n) for n in names) and not any(_queues_work(n) for n in names) else
             "-- tear-down" if all(devices.is_teardown_call(n) or devices.is_sync_call(n) for n in names) else "")
-    runtime = devices.vendor_of_calls(set(names)).TERMS["runtime"]  # the vendor's word for its runtime's calls
+    vendor = devices.vendor_of_calls(set(names))
+    runtime = vendor.TERMS["runtime"]  # the vendor's word for its runtime's calls
+    launched = sum(1 for n in names if devices.is_launch_call(n) or devices.is_graph_launch(n))
+    if not what and launched:  # it queued kernels and not one ran on the record: its GPU's records were lost
+        what = (f"-- its {plural(launched, 'launch', 'launches')} queued kernels, none recorded: its GPU's records "
+                f"were lost{vendor.words(_record_fix(trace, 'lost_records'))}")
     return f"{plural(idx.size, f'{runtime} call')} ({listed}), no kernel {what}".rstrip()
+
+
+def _record_fix(trace: Trace, key: str) -> str:
+    """The first sentence of the capture format's fix ``key`` for a window whose GPU side it holds no record of
+    (``Format.window_fixes``: Kineto's "Record the GPU's side: put ProfilerActivity.CUDA among the profiler's
+    activities"), as the clause a rank's words end with, after "; " -- how to record that rank's GPU work; "" where the format
+    has none.  Why: a rank said only to hold "no GPU work" beside ranks that ran it left the reader to guess whether
+    its process used no GPU or its trace missed it, and how to capture it (``norank61``)."""
+    try:
+        fixes = formats.get(trace.format).window_fixes.get(key) if trace.format else None
+    except ValueError:
+        return ""
+    if not fixes:
+        return ""
+    first = re.split(r" -- |(?<=[a-z)`])\. ", fixes[0][0], maxsplit=1)[0].rstrip(".")
+    return "" if "{" in first else f"; {first[0].lower()}{first[1:]}"
 
 
 def _profiler_calls_only(trace: Trace) -> str:

@@ -175,6 +175,11 @@ class JobView:
     #: the job's other ranks as sibling run folders hold them (``model.logdir.RankRuns``: one folder per rank), which
     #: a rank read alone names; None where the session's own files are all the job discovery saw
     rank_runs: RankRuns | None = None
+    #: the job's ranks read with the session whose windows hold no GPU work beside ranks that ran it (a rank's trace
+    #: written with its GPU activity off or its records lost, a window ended in its start-up, a CPU-only process), as
+    #: the report names them: no row of :attr:`ranks` -- their GPU time is unknown, not zero --, yet a collective the
+    #: rows ran may have waited for them, so the least time a recorded rank spends in it is no transfer
+    unrecorded: tuple[str, ...] = ()
 
     @property
     def step_word(self) -> str:
@@ -266,17 +271,27 @@ class JobView:
     def bus_bandwidth(self, typ: str) -> tuple[float, float] | None:
         """(bytes per call, bus bandwidth in bytes/s) of a collective type, from the messages the trace records and
         the transfer time per call; nccl-tests' bus factors: AllReduce 2(n-1)/n, AllGather (the message is one
-        rank's shard: n of them arrive), ReduceScatter and AllToAll (n-1)/n, others 1.  None without sizes."""
-        found = [(r.messages[typ], r.collectives[typ][0]) for r in self.ranks if typ in r.messages and typ in r.collectives]
+        rank's shard: n of them arrive), ReduceScatter and AllToAll (n-1)/n, others 1.  None without sizes, and where
+        ranks of the job have no GPU work recorded (:attr:`unrecorded`): the rank that entered a call last -- the one
+        whose time in it is the transfer -- may be one of them, so the recorded ranks' least time is transfer and
+        waiting, and a rate from it no bandwidth (a DDP job whose slow rank's trace lost its GPU side read "32 MiB per
+        call at 38.0 GB/s, 8.4% of the link" of a 150 us transfer: ``norank61``)."""
+        size = self.message_bytes(typ)
         t = self.call_transfer_ms(typ)
-        if not found or not t:
+        if size is None or not t or self.unrecorded:
             return None
-        size = med(m[0] for m, _ in found)
-        n = max((m[1] for m, _ in found), default=0) or len(self.ranks)
+        found = [r.messages[typ] for r in self.ranks if typ in r.messages and typ in r.collectives]
+        n = max((m[1] for m in found), default=0) or len(self.ranks)
         total = size * n if typ == "AllGather" else size  # nccl-tests' S: the whole gathered buffer
         factor = {"AllReduce": 2 * (n - 1) / n}.get(typ, (n - 1) / n if typ in ("AllGather", "ReduceScatter", "AllToAll")
                                                        else 1.0) if n > 1 else 1.0
         return size, total / (t / 1e3) * factor
+
+    def message_bytes(self, typ: str) -> float | None:
+        """A collective type's bytes per call at the median rank, from the messages the trace records; None without
+        sizes.  A fact of the calls, kept where no rate is read from them (:meth:`bus_bandwidth`)."""
+        found = [r.messages[typ][0] for r in self.ranks if typ in r.messages and typ in r.collectives]
+        return med(found) if found else None
 
     def call_transfer_ms(self, typ: str) -> float | None:
         """A collective type's transfer per call, ms: the time a rate's bytes moved in.  The calls counted
@@ -366,7 +381,7 @@ class JobView:
         return CollectiveSummary(
             type=typ, calls=med_count(r.collectives[typ][0] for r in rs), ms=med(r.collectives[typ][1] for r in rs),
             exposed_ms=med(r.collectives[typ][2] for r in rs), transfer_ms=self.transfer_ms(typ),
-            paid_ms=med(self.paid_ms(r, typ) for r in rs), bytes_per_call=bw[0] if bw else None,
+            paid_ms=med(self.paid_ms(r, typ) for r in rs), bytes_per_call=bw[0] if bw else (self.message_bytes(typ) if self.unrecorded else None),
             bus_bytes_per_s=bw[1] if bw else None)
 
     def types(self) -> list[str]:
@@ -436,12 +451,32 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None,
                                  getattr(g, "longest_calls", None), getattr(g, "kernel_ms", None)))
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
+    unrecorded = _unrecorded(reports) if ranks else ()
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
                    link_bandwidth=link, link_source=source, options=options if options is not None else UserOptions(),
                    tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"), kind=str(what.get("kind") or "unknown"),
                    kind_confidence=str(what.get("kind_confidence") or "low"),
                    processes=procs or None, one_step=bool(counts) and all(c == 1 for c in counts),
-                   marked=not any(x in UNMARKED_SOURCES for x in sources), rank_runs=rank_runs)
+                   marked=not any(x in UNMARKED_SOURCES for x in sources), rank_runs=rank_runs, unrecorded=unrecorded)
+
+
+def _unrecorded(reports: list[HostReport]) -> tuple[str, ...]:
+    """The session's ranks with no GPU work recorded (:attr:`JobView.unrecorded`): those a host file read with its
+    node's ranks says (``Job.idle_rank_labels``), and each host file that ran no kernel and whose job says its GPU's
+    side went unrecorded -- none at all (``no_gpu``), its records lost (``runtime_vendor``: whose runtime made the
+    calls of a window that lost them) or its tracing off (``gpu_unrecorded``) -- by its host's name; never a memory
+    snapshot (its job none of these: it records the allocator, not the GPU's work).  Asked only where other ranks ran
+    GPU work."""
+    out: list[str] = []
+    for hr in reports:
+        if hr.error is not None:
+            continue
+        job = getattr(hr, "job", None) or {}
+        out.extend(str(x) for x in job.get("idle_rank_labels") or ())
+        said = job.get("kind") == "no_gpu" or job.get("runtime_vendor") or job.get("gpu_unrecorded")
+        if said and not any(g.kernel_count for g in hr.gpus):
+            out.append(hr.host)
+    return tuple(out)
 
 
 #: how many kernels :func:`kernel_gap` names: a size bound of the words, no judgement (``multigpu.GAP_KERNELS``'s)

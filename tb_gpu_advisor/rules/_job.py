@@ -73,6 +73,26 @@ def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metr
     )
 
 
+def unrecorded_ranks_words(job: JobView, then: str) -> str:
+    """What the recorded ranks' collectives cannot say where some of the job's ranks have no GPU work recorded
+    (``JobView.unrecorded``), as one sentence ending in ``then`` (what the rule does not read from them); "" where
+    every rank read ran GPU work.
+
+    Why: the least time a rank spends in a call is its transfer only where every rank that enters the call is
+    recorded -- the last to enter waits least.  A DDP job whose slow rank's trace lost its GPU side read its three
+    recorded ranks' 1.32 ms a step of waiting for it as communication the step pays for, "8.4% of the link" and, with
+    the parameter count, an AllReduce 17.8x slower than expected; its own trace was there, its GPU's side not
+    recorded, so "profile every rank" is no answer either (``norank61``)."""
+    if not job.unrecorded:
+        return ""
+    one = len(job.unrecorded) == 1
+    return (f" The GPU work of {', '.join(job.unrecorded)} {'is' if one else 'are'} not recorded (the job line says "
+            f"what {'its window holds' if one else 'their windows hold'} and how to record it): where "
+            f"{'it takes' if one else 'they take'} part in these collectives, the time the recorded {job.units} spend "
+            f"in them may be waiting for {'it' if one else 'them'}, which their traces cannot tell from the "
+            f"transfer{then}.")
+
+
 def straggler_meaning(job: JobView) -> str:
     """What the straggler metrics measure (``rank_straggler.warning``'s meaning), in the job's unit."""
     return (f"a {job.unit}'s (or a whole node's) extra time before the collectives, above the other {job.units}' "

@@ -9,7 +9,9 @@ Measured on the GPU that enters the AllReduce last (the smallest per-GPU time): 
 waiting for it, which gpu_imbalance and launch_skew report.  A job of several host files: a host's GPUs can all wait
 for another host's GPU (a straggler there), so the rules' job step (``rules.evaluate_session``) judges the session's
 finding once on the job's transfer instead -- the least any rank of the job spends in AllReduce (:func:`in_job`) --
-and the rest is the straggler findings' wait, claimed once.
+and the rest is the straggler findings' wait, claimed once.  Where ranks of the job have no GPU work recorded
+(``JobView.unrecorded``), the recorded ranks' least time may be their wait for one of those: the time is said as
+measured, not judged, with no saving.
 Saving: measured - expected (or nothing known without a count).
 """
 
@@ -20,6 +22,7 @@ import dataclasses
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding, Metric, Saving
+from tb_gpu_advisor.rules._job import unrecorded_ranks_words
 from tb_gpu_advisor.rules._multi import GPU_COLUMNS, gpu_table_rows, is_multi
 from tb_gpu_advisor.common.fmt import ms_apart
 from tb_gpu_advisor.rules.base import (SEE_IMBALANCE, SEE_STRAGGLERS, Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
@@ -33,7 +36,11 @@ TYPE = "AllReduce"
 def across_job(f: Finding, job: JobView, job_findings: list[Finding]) -> Finding | None:
     """The session's finding, judged once on the job's transfer where the job's ranks span several host files (a host
     sees only its own GPUs, and all of them may wait for another host's straggler): :func:`in_job` on
-    ``JobView.transfer_ms``; the finding as the hosts found it otherwise."""
+    ``JobView.transfer_ms``; the finding as the hosts found it otherwise.  Where ranks of the job have no GPU work
+    recorded (``JobView.unrecorded``), the least time a recorded rank spends in it may be waiting for one of them:
+    the time is said, not judged (:func:`_unjudged`)."""
+    if job.unrecorded and TYPE in job.types():
+        return _unjudged(f, job)
     if len(job.hosts) < 2 or TYPE not in job.types():
         return f
     out = in_job(f, job.transfer_ms(TYPE), job.step_ms, job.unit, job.per_step)
@@ -41,6 +48,26 @@ def across_job(f: Finding, job: JobView, job_findings: list[Finding]) -> Finding
     if out is None or how is None or out.summary.endswith(_said(how)):
         return out
     return dataclasses.replace(out, summary=f"{out.summary} {_said(how)}")
+
+
+def _unjudged(f: Finding, job: JobView) -> Finding:
+    """The finding where the job's AllReduce may hold waiting for a rank with no GPU work recorded: the recorded
+    ranks' transfer said as measured, never judged against the expected time (a 17.8x "slower than expected" of a
+    DDP job's 150 us transfer, its 1.32 ms the recorded ranks' wait for the unrecorded slow rank: ``norank61``),
+    no saving claimed -- what the step would gain is not known."""
+    d = (f.metric.detail or {}) if f.metric is not None else {}
+    ar = d.get("allreduce_ms")
+    if not isinstance(ar, (int, float)) or not job.step_ms:
+        return f
+    ar = min(ar, job.transfer_ms(TYPE) or ar)
+    share = ar / job.step_ms
+    words = unrecorded_ranks_words(job, ": the AllReduce is not judged against its expected time")
+    metric = share_metric("collective_share", f"AllReduce share of {_word(job.per_step)}", share,
+                          "allreduce_slow.share_info", severity="info", detail={**d, "allreduce_ms": ar})
+    return dataclasses.replace(f, severity="info", saving=None, metric=metric,
+                               title="AllReduce time measured, not judged: a rank's GPU work was not recorded",
+                               summary=_measured(ar, share, job.step_ms, job.per_step).split("; give the")[0] + "."
+                               + words)
 
 
 def _said(how: str) -> str:

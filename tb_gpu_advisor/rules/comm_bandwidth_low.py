@@ -7,6 +7,9 @@ host file, else the user's network bandwidth per GPU between hosts (``--net-gbps
 ``comm.net_GBps``).  Judged only for messages of at least ``comm_bandwidth_low.min_message_bytes`` (smaller ones are
 latency-bound) whose exposed transfer costs at least ``comm_bandwidth_low.min_share`` of the step.  Saving: the
 exposed transfer time above what the collective would take at the warning level's bandwidth (half the link).
+Not judged where ranks of the job have no GPU work recorded (``JobView.unrecorded``: a rank's trace without its CUDA
+activity, its GPU records lost): the rank that entered a call last may be one of them, so the recorded ranks' least
+time in it is no transfer (``JobView.bus_bandwidth`` reads none).
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ Small collectives launched one by one (a per-parameter all-reduce loop: ``RankRo
 between them as well -- each call pays a launch and the library's latency --, which the ledger books with the
 collectives, not as launch wait: it is paid communication, and bucketing the calls (a few calls of the same bytes)
 recovers it whole; the bucketing fix comes first then.
+
+Where ranks of the job have no GPU work recorded (``JobView.unrecorded``), the finding says the recorded ranks' time
+in the collectives may be waiting for them, which their traces cannot tell from the transfer.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from tb_gpu_advisor.job.exchange import tagged_exchange
 from tb_gpu_advisor.metrics.job import JobView, RankRow
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding, Table
-from tb_gpu_advisor.rules._job import fixes_for, job_finding, med
+from tb_gpu_advisor.rules._job import fixes_for, job_finding, med, unrecorded_ranks_words
 from tb_gpu_advisor.rules.base import SEE_IMBALANCE, SEE_STRAGGLERS, Ctx, finding, grade, ms, n_of, pct, saving, share_metric, step_windows, table
 from tb_gpu_advisor.rules.registry import rule
 from tb_gpu_advisor.rules.step_gaps import COMMUNICATE
@@ -117,7 +120,8 @@ def check(job: JobView) -> list[Finding]:
         + (_paced_clause(job, paced) if paced > 0 else "")
         + f": {ms(paid)} ({pct(share)} of the {step}) of communication the {step} pays for. Most exposed: {top[0]}, "
           f"{_calls(top[1])} and {ms(top[3])} exposed {job.per_step}{'' if float(round(top[1], 1)).is_integer() else ' on average'}."
-        + (unseen_ranks_words(job) if n == 1 else ""),
+        + (unrecorded_ranks_words(job, ", and no bus bandwidth is read from it")
+           or (unseen_ranks_words(job) if n == 1 else "")),
         metric=share_metric("comm_exposed_share", "Exposed communication share of {step}", share, "comm_exposed.warning",
                             severity=sev, detail={"collective_ms_per_step": total, "exposed_ms_per_step": exposed,
                                                   "paid_ms_per_step": paid, "ranks": n,

@@ -58,10 +58,12 @@ def report_of(path: str | Path, fmt: str = "json", cache: str = "off") -> dict |
     return ran_report(path, fmt, cache)[1]
 
 
-def ran_report(path: str | Path, fmt: str = "json", cache: str = "off") -> tuple[int, dict | str]:
+def ran_report(path: str | Path, fmt: str = "json", cache: str = "off",
+               extra: tuple[str, ...] = ()) -> tuple[int, dict | str]:
     """The exit code and the report of ``report PATH --format FMT --cache-dir CACHE`` run in this process: the first
     session report's JSON, or the text (``text``, ``markdown``) -- the one home of the in-process run the
-    by-construction tests share (each spelled it out before, h37-debt45)."""
+    by-construction tests share (each spelled it out before, h37-debt45); ``extra``: more of the command's options
+    (``("--params", "8388608")``)."""
     import io
     from contextlib import redirect_stderr, redirect_stdout
 
@@ -69,7 +71,7 @@ def ran_report(path: str | Path, fmt: str = "json", cache: str = "off") -> tuple
 
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = cli.main(["report", str(path), "--format", fmt, "--cache-dir", cache])
+        code = cli.main(["report", str(path), "--format", fmt, "--cache-dir", cache, *extra])
     return code, (json.loads(out.getvalue())["reports"][0] if fmt == "json" else out.getvalue())
 
 

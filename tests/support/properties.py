@@ -2697,6 +2697,50 @@ def unrecorded_gpu_claims(h: HostReport) -> list[str]:
     return out
 
 
+def unrecorded_ranks(report: Report) -> list[str]:
+    """The session's job ranks with no GPU work recorded beside ranks that ran it: each host's ``job.idle_rank_labels``
+    (a node's ranks read as one host) and each host with no GPU work recorded (:func:`no_gpu_work_recorded`) where
+    another host ran some; [] where every rank read ran GPU work."""
+    hosts = [h for h in report.hosts if h.error is None]
+    out = [str(x) for h in hosts for x in (h.job or {}).get("idle_rank_labels") or ()]
+    if any(not no_gpu_work_recorded(h) for h in hosts):
+        out += [h.host for h in hosts if no_gpu_work_recorded(h) and ((h.job or {}).get("kind") == "no_gpu" or
+                (h.job or {}).get("runtime_vendor") or (h.job or {}).get("gpu_unrecorded"))]
+    return out
+
+
+#: A finding's sentence that reads a rate or a verdict off a collective's transfer: a bus bandwidth, a share of the
+#: link, or the AllReduce against its expected time.
+_TRANSFER_CLAIM = re.compile(r"GB/s of bus bandwidth|× the expected|x the expected")
+
+
+def unrecorded_rank_claims(report: Report) -> list[str]:
+    """``no-gpu-rank`` -- a session holding ranks of the job whose GPU work was not recorded beside ranks that ran it
+    (:func:`unrecorded_ranks`: a rank's trace written with CUDA activity off, its GPU records lost, a CPU-only process)
+    reads no transfer off the recorded ranks' collectives -- no bus bandwidth, no AllReduce judged against its expected
+    time: the rank that entered a call last may be the unrecorded one, so their least time in it holds waiting --;
+    gives no such rank a row of the ranks table (its GPU time is unknown, not zero: no slowest GPU, no median of it);
+    and says each such rank in a host's job line.  Why (norank61): a DDP job whose slow rank's GPU side went
+    unrecorded read "32 MiB per call at 38.0 GB/s ... 8.4% of the link" and "17.8× the expected" of a 150 us
+    transfer -- its recorded ranks' wait for it."""
+    missing = unrecorded_ranks(report)
+    if not missing:
+        return []
+    out = []
+    for f in report.findings:
+        for sentence in re.split(r"(?<=[.;])\s+", _finding_text(f)):
+            if _TRANSFER_CLAIM.search(sentence):
+                out.append(f"no-gpu-rank: {f.id} reads a transfer with {missing[0]}'s GPU work unrecorded: "
+                           f"{sentence[:160]!r}")
+    t = report.ranks
+    for row in (t.rows if t is not None else ()):
+        out += [f"no-gpu-rank: ranks table row {row[0]!r} is the unrecorded {m}" for m in missing if m in str(row[0])]
+    said = " ".join(str((h.job or {}).get("summary") or "") for h in report.hosts if h.error is None)
+    out += [f"no-gpu-rank: {m} is said in no job line" for m in missing
+            if m not in said and not any(h.host == m for h in report.hosts)]
+    return out
+
+
 def in_capture_problems(h: HostReport) -> list[str]:
     """``in-capture`` -- a finding's trace window lies in the capture it points into: it ends at or before the
     capture's end (``window_start_ms + length_ms``, printed rounding aside), and so starts by it (an OOM's instant
@@ -2949,7 +2993,7 @@ def report_violations(report: Report) -> list[str]:
         out += bf16_fix_problems(h.host, h)
         out += one_pass_words_problems(h) + no_gpu_step_problems(h.host, h) + unrecorded_reason_problems(h.host, h)
         out += table_whole_problems(h)
-    out += no_gpu_session_step_problems(report)
+    out += no_gpu_session_step_problems(report) + unrecorded_rank_claims(report)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

@@ -20,8 +20,9 @@ after a copy that blocked the host is the copy's only as far as its op blocked t
 Copies that are mostly Unified Memory page migrations (the driver moving managed memory's pages when a kernel or the
 host touches them, ``devices.PAGE_MIGRATION``) were asked for by no call: pinning and async copies do not apply, and
 the migrations to the GPU under a running kernel block it (the kernel waits on its pages: from its start to its
-first page's arrival, ``metrics.memcpy.page_waits``, later pages by their own time); they are told so, with
-the framework's managed-memory fix first (``:managed``: prefetch, or explicit device buffers).
+first page's arrival, ``metrics.memcpy.page_waits``, later pages by their own time), a wait counted with its
+direction when the finding names the costliest one; they are told so, with the framework's managed-memory fix first
+(``:managed``: prefetch, or explicit device buffers).
 Copies to the device launched inside a data-parallel wrapper's parameter-loading hooks (FSDP's pre-forward, with its
 parameters offloaded to host memory) are those parameters' uploads: said so, with the wrapper's fix first
 (``:param_upload``: offload off, or prefetch).

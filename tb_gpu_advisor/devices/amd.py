@@ -102,6 +102,7 @@ _TENSILE_TYPE = {"H": P_FP16, "B": P_BF16, "S": P_FP32, "D": P_FP64, "X": P_TF32
 #: (``hipMallocHost`` is its deprecated alias).  Longer names first: ``cudaMallocHost`` before ``cudaMalloc``.
 CALLS = (("cudaMallocHost", "hipHostMalloc"), ("cudaHostAlloc", "hipHostMalloc"), ("cudaFreeHost", "hipHostFree"),
          ("cudaHostRegister", "hipHostRegister"), ("cudaHostUnregister", "hipHostUnregister"),
+         ("cudaHostGetDevicePointer", "hipHostGetDevicePointer"),
          ("cudaMemcpyAsync", "hipMemcpyAsync"), ("cudaMemcpy", "hipMemcpy"),
          ("cudaMemsetAsync", "hipMemsetAsync"), ("cudaMemset", "hipMemset"),
          ("cudaMemPrefetchAsync", "hipMemPrefetchAsync"), ("cudaMemAdvise", "hipMemAdvise"),

@@ -22,15 +22,11 @@ from pathlib import Path
 import pytest
 
 from synthetic import memsnapshot as ms
-from tb_gpu_advisor.model.logdir import HostFile
-from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.snapshot_report import report
 
 
 def _cache(tmp_path: Path, doc: dict) -> dict | None:
-    path = Path(ms.write(str(tmp_path / "snap.pickle"), doc))
-    rep = analyze_host(HostFile("snap", str(path), path.stat().st_size, 0, "snapshot"))
-    assert rep.error is None, rep.error
-    got = [f for f in rep.findings if f.id.endswith("#cast_cache_share")]
+    got = [f for f in report(tmp_path, doc).findings if f.id.endswith("#cast_cache_share")]
     return got[0].metric.detail if got else None
 
 

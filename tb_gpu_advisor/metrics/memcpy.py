@@ -202,6 +202,8 @@ def _copy_streams(d) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
     metrics had no copy's stream, and the side-stream fix said "a copy on the kernels' own stream runs between them"
     to copies that ran on none of theirs)."""
     busy = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
+    if not busy.any():  # a copy-only GPU: no kernels for its copies to overlap, whatever stream they run on
+        return np.zeros(len(d), dtype=bool)
     return ~np.isin(d.stream, np.unique(d.stream[busy]))
 
 

@@ -435,9 +435,9 @@ def _serial_upload(ctx: Ctx, m: HostMetrics, worst) -> tuple[float, float] | Non
     held = m.syncs.copy_held_ms_per_step if m.syncs.copy_calls_per_step and m.syncs.copy_held_ms_per_step > 0 \
         else float("inf")
     claim = worst.blocking_ms_per_step + waits
-    if _own_stream(worst):  # on a stream of their own already: no more from moving them to one
-        return min(held, idle, claim), min(held, idle, claim)
-    return min(held, idle, claim), min(held, idle + worst.blocking_ms_per_step, claim)
+    both = min(held, idle + worst.blocking_ms_per_step, claim)
+    # on a stream of their own already, freed copies overlap the kernels: freeing the host returns it all
+    return (both if _own_stream(worst) else min(held, idle, claim)), both
 
 
 def _serial_words(ctx: Ctx, serial: tuple[float, float] | None) -> str:

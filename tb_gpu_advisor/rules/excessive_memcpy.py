@@ -42,8 +42,14 @@ host's hold in the copies' ops, at most by the GPU's idle, the copies still on t
 their own also overlaps them with the kernels.  Where the GPU paces the step (no idle the copies could fill), the
 copy on a stream of its own comes first and the finding says what freeing the host alone gives back; where the host
 paces it, pinning comes first, and the saving is the host's hold, not the copy's time again on top of it.
+Pinned, asynchronous uploads that ran while the GPU would otherwise have idled waiting for the host (done before the
+host launched the next kernel, ``MemcpyStat.idle_anyway_ms_per_step``) are off the step's critical path: that time is
+neither graded nor claimed, and said so.  Copies already on a stream of their own (one running no kernel,
+``MemcpyStat.own_stream_share``) are not told to move to one: where the kernels still wait for them, the framework's
+fix is issuing them a step ahead (``:h2d_own_stream``).
 Saving: the blocking copy time and the idle before and after it (copies overlapped
-with compute from pinned memory, or gone), at most the host's hold in the copies it waits in.
+with compute from pinned memory, or gone), at most the host's hold in the copies it waits in, less the copies' time
+off the critical path.
 """
 
 from __future__ import annotations

@@ -292,6 +292,8 @@ def _idle_anyway(ctx: Context, g: GpuCtx, c: _Copies, sel: np.ndarray, compute: 
         return 0.0
     xs, xe = union_intervals(xs, xe)
     busy = np.flatnonzero((c.kind == devices.KIND_KERNEL) | (c.kind == devices.KIND_COLLECTIVE))
+    if not busy.size:  # no kernel follows any copy: none is known to have run in idle time
+        return 0.0
     ks = c.all_start[busy].astype(np.int64)  # sorted: the device events are
     at = np.searchsorted(ks, xe, side="left")  # the first kernel starting at or after each stretch's end
     has = at < busy.size

@@ -1072,15 +1072,16 @@ def write_pageable_upload_bound(out: str, bound: str = "gpu", steps: int = 12, c
     ``fix``: the same loop with a fix made, whose step time is each fix's truth -- "pin" (pinned, ``non_blocking``:
     the copy on the kernels' stream, the host free), "stream" (the pinned, ``non_blocking`` copy on a stream of its
     own, :data:`COPY_STREAM`, that no kernel waits for -- the next batch prefetched while the step runs: under the
-    kernels where the GPU paces the loop, in the GPU's idle while the host works where the host paces it).
+    kernels where the GPU paces the loop, in the GPU's idle while the host works where the host paces it), "waited"
+    (the copy on :data:`COPY_STREAM` as "stream", but of this step's batch: its first kernel waits for it,
+    ``wait_stream`` before use, and the copy stream for the kernels before it reuses the buffer -- on a stream of its
+    own and still in series with the kernels where the GPU paces the loop, as "pin": its fix is the copy issued a
+    step ahead, "stream", not a stream it has), "none" (no copy, the host's 22 us to issue one kept).
 
-    "waited": the copy on :data:`COPY_STREAM` as "stream", but of this step's batch, its first kernel waiting for it
-    (``wait_stream`` before using it), the copy stream waiting for the kernels before it reuses the buffer: on a stream
-    of its own and still in series with the kernels where the GPU
-    paces the loop (as "pin"), the fix a copy issued a step ahead ("stream"), not a stream it has.
     Truth for a copy already made so (h37-copystream61): the host-bound "pin" and "stream" loops' copies run while the
-    GPU waits for the host anyway -- off the step's critical path, they cost it nothing (3.084 / 3.084 ms against the
-    3.082 of a loop with no copy, ``fix="none"``); the GPU-bound "stream" loop's copy runs under the kernels."""
+    GPU waits for the host anyway -- off the step's critical path, they cost it nothing (3.084 ms each, as the loop with
+    no copy, ``fix="none"``); the GPU-bound "stream" loop's copy runs under the kernels (4.000 ms, as "none"), its
+    "waited" loop's in series (4.400, as "pin")."""
     gemms, gemm_us, host_us = (8, 500.0, 0.0) if bound == "gpu" else (4, 100.0, 3_000.0)
 
     def body(r: Rank) -> None:

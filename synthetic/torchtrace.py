@@ -71,6 +71,8 @@ T0_US = 4_523_358_283_992.405
 #: first op, as in the real H100 traces (0.11-0.33 ms; 0.05-0.25 ms in the wild V100 ones): windows count from the span.
 TRACE_LEAD_US = 150.0
 COMPUTE_STREAM, NCCL_STREAM = 7, 20
+#: a stream of the program's own for its copies (``torch.cuda.Stream()``: a prefetcher's), running no kernel
+COPY_STREAM = 24
 
 
 @dataclass
@@ -179,7 +181,7 @@ class Rank:
         self.host_us += launch_us + 30.0
 
     def copy_h2d(self, mb: float, us: float, pageable: bool = False, non_blocking: bool | None = None,
-                 via: str | None = None) -> None:
+                 via: str | None = None, stream: int = COMPUTE_STREAM) -> None:
         """A pinned host-to-device copy of ``mb`` MB taking ``us`` on the GPU (``cudaMemcpyAsync``); ``pageable``: a
         copy of a pageable tensor, as ``x.to('cuda')`` makes one -- the copy waits for its stream in
         ``cudaStreamSynchronize`` inside the same ``aten::copy_``, so the host is blocked until the copy is done.
@@ -188,10 +190,11 @@ class Rank:
         ``cudaMemcpyAsync``, which returns only once the copy is done -- the host is held all the same.
         ``via``: the op the program called around ``aten::_to_copy`` > ``aten::copy_`` (``x.to('cuda')`` and
         ``x.cuda()`` are recorded as ``aten::to``: aten/src/ATen/native/TensorConversions.cpp's ``to`` calls
-        ``_to_copy``, which ``copy_``s into the new tensor); None: a bare ``aten::copy_`` (``dst.copy_(src)``)."""
+        ``_to_copy``, which ``copy_``s into the new tensor); None: a bare ``aten::copy_`` (``dst.copy_(src)``).
+        ``stream``: the stream the copy runs on (``with torch.cuda.stream(side):``), the compute stream's by default."""
         if via is not None:
             outer = (self.cpu(via, 0.0, advance=False), self.cpu("aten::_to_copy", 0.0, advance=False))
-            self.copy_h2d(mb, us, pageable, non_blocking)
+            self.copy_h2d(mb, us, pageable, non_blocking, stream=stream)
             for e, tail in zip(outer, (2.0, 1.0)):
                 e["dur"] = round(self.host_us + tail - e["ts"], 3)
             self.host_us += 2.0
@@ -201,7 +204,7 @@ class Rank:
             dims = [1 << 18, int(mb * 4)]  # float32 elements, as Kineto writes a tensor's dims
             op["args"].update({"Input Dims": [dims, dims, []], "Input type": ["float", "float", "Scalar"],
                                "Concrete Inputs": ["", "", str(non_blocking)]})
-        launch_at, start = self._h2d_copy(op, mb, us, "Pageable" if pageable else "Pinned")
+        launch_at, start = self._h2d_copy(op, mb, us, "Pageable" if pageable else "Pinned", stream)
         if not pageable:
             self.host_us += 20.0
             self.step_kernels.append((start, start + us))
@@ -229,29 +232,30 @@ class Rank:
                           "args": {"External id": op["args"]["External id"], "cbid": 131, "correlation": self.corr}})
         return sync_at + wait
 
-    def _h2d_copy(self, op: dict, mb: float, us: float, memory: str) -> tuple[float, float]:
-        """The ``cudaMemcpyAsync`` of ``op`` and its copy on the compute stream from ``memory`` ("Pinned",
-        "Pageable") host memory; (launch time, copy start)."""
-        return self.memcpy(op, f"Memcpy HtoD ({memory} -> Device)", int(mb * (1 << 20)), us)
+    def _h2d_copy(self, op: dict, mb: float, us: float, memory: str,
+                  stream: int = COMPUTE_STREAM) -> tuple[float, float]:
+        """The ``cudaMemcpyAsync`` of ``op`` and its copy on ``stream`` from ``memory`` ("Pinned", "Pageable") host
+        memory; (launch time, copy start)."""
+        return self.memcpy(op, f"Memcpy HtoD ({memory} -> Device)", int(mb * (1 << 20)), us, stream=stream)
 
     def memcpy(self, op: dict, name: str, nbytes: int, us: float, cat: str = "gpu_memcpy",
-               call: tuple[str, int] = ("cudaMemcpyAsync", 41)) -> tuple[float, float]:
+               call: tuple[str, int] = ("cudaMemcpyAsync", 41), stream: int = COMPUTE_STREAM) -> tuple[float, float]:
         """The ``cudaMemcpyAsync`` of ``op`` and its copy ``name`` (Kineto's: ``Memcpy DtoD (Device -> Device)``) of
-        ``nbytes`` on the compute stream, ``us`` long; (launch time, copy start).  ``cat``/``call``: a memset's
-        (:meth:`memset`)."""
+        ``nbytes`` on ``stream`` (the compute stream's by default), ``us`` long; (launch time, copy start).
+        ``cat``/``call``: a memset's (:meth:`memset`)."""
         self.corr += 1
         launch_at = self.host_us + 3.0
         self.host.append({"ph": "X", "cat": "cuda_runtime", "name": call[0], "pid": self.pid, "tid": self.pid,
                           "ts": round(launch_at, 3), "dur": 12.0,
                           "args": {"External id": op["args"]["External id"], "cbid": call[1], "correlation": self.corr}})
-        start = max(self.streams.get(COMPUTE_STREAM, 0.0), launch_at + 8.0)
-        self.streams[COMPUTE_STREAM] = start + us
+        start = max(self.streams.get(stream, 0.0), launch_at + 8.0)
+        self.streams[stream] = start + us
         self.gpu.append({"ph": "X", "cat": cat, "name": name,
-                         "pid": self.device, "tid": COMPUTE_STREAM, "ts": round(start, 3), "dur": round(us, 3),
+                         "pid": self.device, "tid": stream, "ts": round(start, 3), "dur": round(us, 3),
                          "args": {"External id": op["args"]["External id"], "device": self.device, "context": 1,
-                                  "stream": COMPUTE_STREAM, "correlation": self.corr, "bytes": nbytes,
+                                  "stream": stream, "correlation": self.corr, "bytes": nbytes,
                                   "memory bandwidth (GB/s)": nbytes / (us * 1e3)}})
-        self._flow(launch_at, start, COMPUTE_STREAM)
+        self._flow(launch_at, start, stream)
         return launch_at, start
 
     def memset(self, op: dict, nbytes: int, us: float) -> tuple[float, float]:
@@ -1066,19 +1070,33 @@ def write_pageable_upload_bound(out: str, bound: str = "gpu", steps: int = 12, c
     the copy's time besides, which the GPU runs in idle time either way.  A copy on a stream of its own (a prefetch of
     the next batch) overlaps the kernels: max(host's own, compute, copy) -- the GPU-bound loop's whole claim.
     ``fix``: the same loop with a fix made, whose step time is each fix's truth -- "pin" (pinned, ``non_blocking``:
-    the copy on the kernels' stream, the host free), "stream" (the copy on a stream of its own, wholly under the
-    kernels: none on theirs, the host's 20 us to issue it kept)."""
+    the copy on the kernels' stream, the host free), "stream" (the pinned, ``non_blocking`` copy on a stream of its
+    own, :data:`COPY_STREAM`, that no kernel waits for -- the next batch prefetched while the step runs: under the
+    kernels where the GPU paces the loop, in the GPU's idle while the host works where the host paces it), "waited"
+    (the copy on :data:`COPY_STREAM` as "stream", but of this step's batch: its first kernel waits for it,
+    ``wait_stream`` before use, and the copy stream for the kernels before it reuses the buffer -- on a stream of its
+    own and still in series with the kernels where the GPU paces the loop, as "pin": its fix is the copy issued a
+    step ahead, "stream", not a stream it has), "none" (no copy, the host's 22 us to issue one kept).
+
+    Truth for a copy already made so (h37-copystream61): the host-bound "pin" and "stream" loops' copies run while the
+    GPU waits for the host anyway -- off the step's critical path, they cost it nothing (3.084 ms each, as the loop with
+    no copy, ``fix="none"``); the GPU-bound "stream" loop's copy runs under the kernels (4.000 ms, as "none"), its
+    "waited" loop's in series (4.400, as "pin")."""
     gemms, gemm_us, host_us = (8, 500.0, 0.0) if bound == "gpu" else (4, 100.0, 3_000.0)
 
     def body(r: Rank) -> None:
-        if fix == "stream":
-            r.cpu("aten::to", 20.0)
+        if fix == "none":  # no copy at all: the host's 22 us to issue one kept
+            r.cpu("aten::to", 22.0)
         else:
-            r.copy_h2d(mb, copy_us, pageable=fix is None, via="aten::to")
+            if fix == "waited":  # the copy stream waits for the kernels before it reuses their input's buffer
+                r.streams[COPY_STREAM] = max(r.streams.get(COPY_STREAM, 0.0), r.streams.get(COMPUTE_STREAM, 0.0))
+            r.copy_h2d(mb, copy_us, pageable=fix is None, via="aten::to",
+                       stream=COPY_STREAM if fix in ("stream", "waited") else COMPUTE_STREAM)
         if host_us:
             r.cpu("aten::add", host_us)
-        for _ in range(gemms):
-            r.kernel("aten::mm", GEMM_FWD, gemm_us)
+        for i in range(gemms):  # "waited": the first kernel waits for this step's own copy (``wait_stream``)
+            r.kernel("aten::mm", GEMM_FWD, gemm_us,
+                     not_before=r.streams.get(COPY_STREAM, 0.0) if fix == "waited" and not i else 0.0)
 
     name = run or f"pageable_upload_{bound}_bound" + (f"_{fix}" if fix else "")
     paths = write_run(out, Scenario(1, _each(body), [], [], name), steps=steps, run=name)

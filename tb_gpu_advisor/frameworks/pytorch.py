@@ -535,6 +535,19 @@ PREFETCH_BATCH = action(
     "    for t in (x, y): t.record_stream(torch.cuda.current_stream())\n"
     "    nxt = upload(next(it))                                     # copied while this step runs\n"
     "    train_step(x, y)")
+#: An upload already on a stream of its own that the kernels still wait for: issued when the step needs it, not a step
+#: ahead -- the copy's stream is no fix to tell it (h37-copystream61: PREFETCH_BATCH said "a copy on the kernels' own
+#: stream runs between them" to a copy on none of theirs).
+PREFETCH_AHEAD = action(
+    "The copies to the GPU already run on a stream of their own, yet the kernels wait for them: each batch is copied "
+    "when the step needs it. Issue the next batch's copy one step ahead, while the current step runs, and make the "
+    "step wait for the copy stream only when it uses that batch.",
+    "nxt = upload(next(it))                     # on copy_stream, from pinned memory\n"
+    "for step in range(steps):\n"
+    "    torch.cuda.current_stream().wait_stream(copy_stream)\n"
+    "    x, y = nxt\n"
+    "    nxt = upload(next(it))                 # copied while this step runs, not when the next needs it\n"
+    "    train_step(x, y)")
 NON_BLOCKING = action(
     "Copy batches to the GPU asynchronously from pinned memory, so the host goes on queueing the step's work instead "
     "of waiting for the copy (on the kernels' own stream the copy still runs between them).",
@@ -1017,6 +1030,7 @@ FIXES = {
     # an upload already pinned and asynchronous that the GPU still waits for: the next batch's copy on a side stream
     # (``rules.excessive_memcpy._exposed_upload``, which orders it against the loader's fix by the trace's input wait)
     "excessive_memcpy:h2d_exposed": (PREFETCH_BATCH,),
+    "excessive_memcpy:h2d_own_stream": (PREFETCH_AHEAD,),
     # the copies to the GPU are FSDP's uploads of offloaded parameters, launched in its pre-forward/backward hooks
     "excessive_memcpy:param_upload": (action(
         "The copies to the GPU are FSDP's uploads of parameters offloaded to host memory: every layer's parameters "
@@ -1117,6 +1131,15 @@ PREFETCH_INPUT = action(
     "out = model(x)                                         # runs while nxt is copied\n"
     "torch.cuda.current_stream().wait_stream(copy_stream)   # then x = nxt for the next pass\n"
     "nxt.record_stream(torch.cuda.current_stream())")
+#: :data:`PREFETCH_AHEAD`'s forward-pass words.
+PREFETCH_AHEAD_INPUT = action(
+    "The copies to the GPU already run on a stream of their own, yet the kernels wait for them: each input is copied "
+    "when the forward pass needs it. Issue the next input's copy while the current forward pass runs, and make the "
+    "pass wait for the copy stream only when it uses that input.",
+    "with torch.cuda.stream(copy_stream):\n"
+    "    nxt = next_batch.to('cuda', non_blocking=True)    # from pinned memory\n"
+    "out = model(x)                                         # runs while nxt is copied\n"
+    "torch.cuda.current_stream().wait_stream(copy_stream)   # then x = nxt for the next pass")
 #: A forward pass over inputs (``inference``): its outputs read once, after the batch, not every N steps.
 FORWARD_LOOP = Loop(capture_header="for batch in batches:          # {steps} or more inputs", capture_step="model(batch)",
                     header="for step, batch in enumerate(batches):", call="model({})", args="batch",
@@ -1607,6 +1630,7 @@ JOB_FIXES = {
     # (the forward loop's ``no_sync``) answer a read of its outputs; its uploads of inputs have their own (h37-probe42s)
     "excessive_memcpy:h2d@inference": (NON_BLOCKING, PREFETCH_INPUT),
     "excessive_memcpy:h2d_exposed@inference": (PREFETCH_INPUT,),
+    "excessive_memcpy:h2d_own_stream@inference": (PREFETCH_AHEAD_INPUT,),
     "excessive_memcpy:pageable@inference": (PIN_MEMORY,),  # pinned memory serves inference the same
     "excessive_memcpy:pageable_d2h@inference": (PIN_READBACK,),
     "excessive_memcpy:pinned@inference": (FEWER_BYTES,),

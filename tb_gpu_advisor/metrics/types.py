@@ -508,6 +508,13 @@ class MemcpyStat:
     sync_ms_per_step: float = 0.0
     #: the copies in the kept steps, every rank's (``count_per_step`` is one rank's, per step)
     count: int = 0
+    #: the part of ``blocking_ms_per_step`` that ran while the GPU would otherwise have idled waiting for the host:
+    #: asynchronous copies done before the host launched the next kernel (``metrics.memcpy._idle_anyway``), off the
+    #: step's critical path -- no fix of the copy shortens the step by it (uploads only)
+    idle_anyway_ms_per_step: float = 0.0
+    #: the share of the copy time on streams of their own, on which the GPU ran no kernel or collective
+    #: (``metrics.memcpy._copy_streams``); None: no copy time
+    own_stream_share: float | None = None
 
 
 @dataclass

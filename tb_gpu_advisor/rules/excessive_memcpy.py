@@ -43,8 +43,14 @@ host's hold in the copies' ops, at most by the GPU's idle, the copies still on t
 their own also overlaps them with the kernels.  Where the GPU paces the step (no idle the copies could fill), the
 copy on a stream of its own comes first and the finding says what freeing the host alone gives back; where the host
 paces it, pinning comes first, and the saving is the host's hold, not the copy's time again on top of it.
+Pinned, asynchronous uploads that ran while the GPU would otherwise have idled waiting for the host (done before the
+host launched the next kernel, ``MemcpyStat.idle_anyway_ms_per_step``) are off the step's critical path: that time is
+neither graded nor claimed, and said so.  Copies already on a stream of their own (one running no kernel,
+``MemcpyStat.own_stream_share``) are not told to move to one: where the kernels still wait for them, the framework's
+fix is issuing them a step ahead (``:h2d_own_stream``).
 Saving: the blocking copy time and the idle before and after it (copies overlapped
-with compute from pinned memory, or gone), at most the host's hold in the copies it waits in.
+with compute from pinned memory, or gone), at most the host's hold in the copies it waits in, less the copies' time
+off the critical path.
 """
 
 from __future__ import annotations
@@ -86,7 +92,10 @@ def check(m: HostMetrics) -> list[Finding]:
     # all-reduce recovered "80 us of copies time" from a step whose copies hold 0 us)
     ledger = max(blocking - waits - paging, 0.0)
     exposed_sync = min(sync_ms, ledger)
-    share = ctx.share(blocking)
+    # the uploads' time that ran while the GPU would otherwise have idled waiting for the host costs the step nothing
+    # (``MemcpyStat.idle_anyway_ms_per_step``): graded and claimed is the rest, the part on the step's critical path
+    anyway = sum(c.idle_anyway_ms_per_step for c in copies)
+    share = ctx.share(max(blocking - anyway, 0.0))
     sync_share = ctx.share(sync_ms) or 0.0
     sev, explained = _severity(ctx, m, copies, share, sync_share)
     if sev is None:
@@ -119,7 +128,7 @@ def check(m: HostMetrics) -> list[Finding]:
     own = worst is None or fills is not None or bool(pinned or migrated) or uploads is not None or sync_pinned
     serial = None if own or _reads_out(ctx, m) or _index_uploads(ctx, m) else _serial_upload(ctx, m, worst)
     sync_txt = _cost_words(ctx, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned + \
-        _serial_words(ctx, serial) + (
+        _anyway_words(ctx, anyway) + _serial_words(ctx, serial) + (
         "; every host copy comes from pinned memory already: the synchronous calls, not the memory, hold them in "
         "series with the kernels" if sync_pinned else "")
     if uploads is not None:  # the copies to the device are a wrapper's uploads of offloaded parameters, not a batch
@@ -127,7 +136,7 @@ def check(m: HostMetrics) -> list[Finding]:
                      f"{ctx.fw.label('param_upload')}")
     # the copies' time and the idle after them are returned only as far as the host's hold in them reaches: where
     # the host paces the step, the GPU runs the copy in idle time either way (``_serial_upload``)
-    over = max(worst.blocking_ms_per_step + waits - serial[1], 0.0) if serial is not None else 0.0
+    over = max(worst.blocking_ms_per_step + waits - serial[1], 0.0) if serial is not None else anyway
     rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
              c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
     return [finding(
@@ -333,7 +342,8 @@ def _pinned_words(m: HostMetrics, ctx: Ctx, copies: list, worst) -> str:  # noqa
     """Where the host copies already come from pinned memory, asynchronously, and outlast all the step's compute they
     could hide behind, the words that the bytes themselves are the cost ("" where not): pinning and overlap, which
     they do already, are no fix (issue #37 survey h37-survey3: a 4-stream CUDA program was told to do what it does)."""
-    host_ms = sum(c.ms_per_step for c in copies if c.direction in ("h2d", "d2h"))
+    # less the uploads' time run while the GPU waited for the host anyway: it outlasts no compute the step waits on
+    host_ms = sum(c.ms_per_step - c.idle_anyway_ms_per_step for c in copies if c.direction in ("h2d", "d2h"))
     compute = m.breakdown.device_compute or 0.0
     if not (_already_pinned(copies, m.syncs.copy_calls_per_step) and worst.direction in ("h2d", "d2h")
             and host_ms > compute):
@@ -393,6 +403,9 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         # input pipeline's own wait is the larger cost
         lead = (m.breakdown.input_wait or 0.0) < worst.blocking_ms_per_step
         acts = _first(exposed, acts) if lead else acts + [a for a in exposed if a not in acts]
+    if worst.direction == "h2d" and _own_stream(worst):  # a stream of their own is none to tell them
+        moved = ctx.fw.extra(f"{ID}:h2d_exposed")
+        acts = [a for a in acts if a not in moved]
     if pinned:  # pinned and asynchronous already: the bytes themselves are the cost
         acts = ctx.fw.fix(f"{ID}:pinned") + [a for a in ctx.fw.fix(f"{ID}:d2d") if "d2d" in dirs]
     elif "d2d" in dirs:  # copies inside one GPU: layout changes, concatenations, clones -- the framework's own fix
@@ -440,7 +453,9 @@ def _serial_upload(ctx: Ctx, m: HostMetrics, worst) -> tuple[float, float] | Non
     held = m.syncs.copy_held_ms_per_step if m.syncs.copy_calls_per_step and m.syncs.copy_held_ms_per_step > 0 \
         else float("inf")
     claim = worst.blocking_ms_per_step + waits
-    return min(held, idle, claim), min(held, idle + worst.blocking_ms_per_step, claim)
+    both = min(held, idle + worst.blocking_ms_per_step, claim)
+    # on a stream of their own already, freed copies overlap the kernels: freeing the host returns it all
+    return (both if _own_stream(worst) else min(held, idle, claim)), both
 
 
 def _serial_words(ctx: Ctx, serial: tuple[float, float] | None) -> str:
@@ -465,7 +480,23 @@ def _exposed_upload(ctx: Ctx, m: HostMetrics, copies: list, worst) -> list:  # n
         return []
     if not all(c.pageable_share == 0 and not c.sync_count_per_step for c in copies if c.direction == "h2d"):
         return []
-    return ctx.fw.extra(f"{ID}:h2d_exposed")
+    # already on a stream of their own, and still waited for: issued too late, not on the wrong stream
+    return ctx.fw.extra(f"{ID}:h2d_own_stream" if _own_stream(worst) else f"{ID}:h2d_exposed")
+
+
+def _own_stream(c) -> bool:  # noqa: ANN001 - a direction's copy metrics
+    """Whether most of the copies' time ran on streams of their own (``MemcpyStat.own_stream_share``: streams on which
+    the GPU ran no kernel): a stream of their own is no fix to tell them (h37-copystream61; h37-fixorder61's Left 3)."""
+    return (c.own_stream_share or 0.0) >= 0.5
+
+
+def _anyway_words(ctx: Ctx, anyway: float) -> str:
+    """The words of the uploads' time that ran while the GPU waited for the host anyway, "" where none did."""
+    if ms(anyway) == ms(0.0):
+        return ""
+    return (f"; {ms(anyway)} {ctx.per_step} of the copies' time ran while the GPU would have idled anyway, the host "
+            f"launching the next kernel only after it: off the {ctx.step_noun}'s critical path, it costs the "
+            f"{ctx.step_noun} nothing")
 
 
 def _index_uploads(ctx: Ctx, m: HostMetrics) -> bool:

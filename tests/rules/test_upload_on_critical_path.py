@@ -22,6 +22,8 @@ from synthetic import torchtrace as tt
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
+from tb_gpu_advisor.rules.base import ms
+from tests.support.properties import share_of_time_problems
 from tests.support.report_store import session_report
 
 
@@ -109,3 +111,26 @@ def test_index_uploads_and_reads_keep_their_own_reading(tmp_path: Path) -> None:
     (s,) = discover(str(tmp_path))
     f = _finding(session_report(s))
     assert f is not None and "index" in f.actions[0].text.lower(), [a.text[:60] for a in f.actions]
+
+
+def test_the_summarys_time_and_share_are_one_value_beside_an_upload_off_the_critical_path(tmp_path: Path) -> None:
+    """A host-paced loop with a pinned upload run in the GPU's idle (400 us) and a pageable one that holds the host
+    (300 us): the finding fires on the pageable one.  Its summary prints the ledger's copy time (717 us) and that time's
+    share of the step; the share it grades, the part on the critical path, is said apart as the rest, as its metric
+    holds it.  h37-copystream61 printed "717 us of each 3.40 ms step (9.3%)" -- 717 us is 21%, 9.3% the rest's share
+    (fails on d6d17f28)."""
+    def body(r: tt.Rank) -> None:
+        r.copy_h2d(5.0, 400.0, non_blocking=True, via="aten::to")
+        r.cpu("aten::add", 3_000.0)
+        r.copy_h2d(2.0, 300.0, pageable=True, via="aten::to")
+        for _ in range(4):
+            r.kernel("aten::mm", tt.GEMM_FWD, 100.0)
+
+    tt.write_run(str(tmp_path), tt.Scenario(1, tt._each(body), [], [], "mixed"), run="mixed")
+    (s,) = discover(str(tmp_path))
+    (h,) = session_report(s).hosts
+    f = next(f for f in h.findings if f.rule == "excessive_memcpy")
+    assert share_of_time_problems(h.host, f) == [], f.summary
+    rest = f.metric.value * (f.saving.ms_per_step / (f.saving.percent_of_step / 100.0))  # the graded share's time
+    assert rest == pytest.approx(0.317, abs=0.01)
+    assert f"graded is the rest, {ms(rest)} ({f.metric.display})" in f.summary, f.summary

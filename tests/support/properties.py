@@ -2089,7 +2089,20 @@ def share_of_time_problems(where: str, f: Finding) -> list[str]:
         half = 0.5 * 10 ** -len(m.group("p").partition(".")[2])
         if abs(p - want) > 0.06 * 100 * t / w + max(0.15, half):
             out.append(f"share-of: {where}: {f.id}: '{m.group(0)[:120]}' is {want:.1f}% as printed, not {p:g}%")
+    for m in _OF_STEP_SHARE.finditer(text):
+        (t, tu), (w, wu), p = m.group(1, 2), m.group(3, 4), m.group("p")
+        ht, hw = _time_half_ulp(t) * _UNIT_MS[tu], _time_half_ulp(w) * _UNIT_MS[wu]
+        lo = (_ms(t, tu) - ht) / (_ms(w, wu) + hw) * 100
+        hi = (_ms(t, tu) + ht) / max(_ms(w, wu) - hw, 1e-12) * 100
+        if not lo - _half_ulp(p) - 1e-9 <= float(p) <= hi + _half_ulp(p) + 1e-9:
+            out.append(f"share-of: {where}: {f.id}: '{m.group(0)}' is {100 * _ms(t, tu) / _ms(w, wu):.1f}% as "
+                       f"printed, not {p}%")
     return out
+
+
+#: a time of the step with its share right after it: "717 us of each 3.40 ms step (9.3%)" -- the share is that time's
+#: (h37-review61b: excessive_memcpy printed the ledger's 717 us beside the 9.3% it graded, its part on the critical path)
+_OF_STEP_SHARE = re.compile(_TIME + r" of (?:each|the) " + _TIME + r" (?:step|pass) \((?P<p>\d+(?:\.\d+)?)%\)")
 
 
 #: a time and, in the same clause, a share printed in parentheses after the whole it is of: "15 us of the 585.2 ms

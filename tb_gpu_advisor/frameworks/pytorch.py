@@ -546,6 +546,7 @@ PREFETCH_AHEAD = action(
     "for step in range(steps):\n"
     "    torch.cuda.current_stream().wait_stream(copy_stream)\n"
     "    x, y = nxt\n"
+    "    for t in (x, y): t.record_stream(torch.cuda.current_stream())   # used here, made on copy_stream\n"
     "    nxt = upload(next(it))                 # copied while this step runs, not when the next needs it\n"
     "    train_step(x, y)")
 NON_BLOCKING = action(
@@ -1139,7 +1140,8 @@ PREFETCH_AHEAD_INPUT = action(
     "with torch.cuda.stream(copy_stream):\n"
     "    nxt = next_batch.to('cuda', non_blocking=True)    # from pinned memory\n"
     "out = model(x)                                         # runs while nxt is copied\n"
-    "torch.cuda.current_stream().wait_stream(copy_stream)   # then x = nxt for the next pass")
+    "torch.cuda.current_stream().wait_stream(copy_stream)   # then x = nxt for the next pass\n"
+    "nxt.record_stream(torch.cuda.current_stream())")
 #: A forward pass over inputs (``inference``): its outputs read once, after the batch, not every N steps.
 FORWARD_LOOP = Loop(capture_header="for batch in batches:          # {steps} or more inputs", capture_step="model(batch)",
                     header="for step, batch in enumerate(batches):", call="model({})", args="batch",

@@ -52,7 +52,9 @@ class CollectiveSummary:
     calls: float
     ms: float
     exposed_ms: float
-    transfer_ms: float  # the least any rank spends in it
+    #: the least any rank spends in it; None where ranks of the job have no GPU work recorded (:attr:`JobView.unrecorded`:
+    #: the least time may be a wait for one of them, no transfer)
+    transfer_ms: float | None
     paid_ms: float  # exposed, up to the transfer: what the step pays for
     bytes_per_call: float | None
     bus_bytes_per_s: float | None
@@ -380,7 +382,7 @@ class JobView:
         bw = self.bus_bandwidth(typ)
         return CollectiveSummary(
             type=typ, calls=med_count(r.collectives[typ][0] for r in rs), ms=med(r.collectives[typ][1] for r in rs),
-            exposed_ms=med(r.collectives[typ][2] for r in rs), transfer_ms=self.transfer_ms(typ),
+            exposed_ms=med(r.collectives[typ][2] for r in rs), transfer_ms=None if self.unrecorded else self.transfer_ms(typ),
             paid_ms=med(self.paid_ms(r, typ) for r in rs), bytes_per_call=bw[0] if bw else (self.message_bytes(typ) if self.unrecorded else None),
             bus_bytes_per_s=bw[1] if bw else None)
 

@@ -317,7 +317,8 @@ def _collectives_table(job: JobView) -> Table | None:
     for t in job.types():
         c = job.summary(t)
         rows.append([t, round(c.calls, 2), c.bytes_per_call, round(c.ms, 4), round(c.exposed_ms, 4),
-                     round(c.transfer_ms, 4), round(c.bus_bytes_per_s / 1e9, 2) if c.bus_bytes_per_s else None,
+                     round(c.transfer_ms, 4) if c.transfer_ms is not None else None,  # None: a rank unrecorded
+                     round(c.bus_bytes_per_s / 1e9, 2) if c.bus_bytes_per_s else None,
                      round(c.exposed_ms / c.ms, 4) if c.ms else None])
     if not rows:
         return None

@@ -2745,6 +2745,14 @@ def unrecorded_rank_claims(report: Report) -> list[str]:
             if _TRANSFER_CLAIM.search(sentence):
                 out.append(f"no-gpu-rank: {f.id} reads a transfer with {missing[0]}'s GPU work unrecorded: "
                            f"{sentence[:160]!r}")
+    # -- nor prints one in a table: the session's collectives and a finding's evidence (h37-review61b: "transfer ms"
+    # 1.324 beside a finding that says the recorded ranks' traces cannot tell that time from the transfer)
+    for where, tab in [("collectives table", report.collectives)] + [(f.id, e) for f in report.findings
+                                                                      for e in f.evidence]:
+        for col in ("transfer ms", "bus GB/s"):
+            k = tab.columns.index(col) if tab is not None and col in tab.columns else None
+            out += [f"no-gpu-rank: {where} prints {col} {row[k]} of {row[0]} with {missing[0]}'s GPU work unrecorded"
+                    for row in (tab.rows if k is not None else ()) if row[k] is not None]
     t = report.ranks
     for row in (t.rows if t is not None else ()):
         out += [f"no-gpu-rank: ranks table row {row[0]!r} is the unrecorded {m}" for m in missing if m in str(row[0])]

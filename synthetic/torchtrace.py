@@ -1076,7 +1076,8 @@ def write_pageable_upload_bound(out: str, bound: str = "gpu", steps: int = 12, c
     (the copy on :data:`COPY_STREAM` as "stream", but of this step's batch: its first kernel waits for it,
     ``wait_stream`` before use, and the copy stream for the kernels before it reuses the buffer -- on a stream of its
     own and still in series with the kernels where the GPU paces the loop, as "pin": its fix is the copy issued a
-    step ahead, "stream", not a stream it has), "none" (no copy, the host's 22 us to issue one kept).
+    step ahead, "stream", not a stream it has), "waited_pageable" ("waited" with the copy from pageable memory: the
+    host held in it besides), "none" (no copy, the host's 22 us to issue one kept).
 
     Truth for a copy already made so (h37-copystream61): the host-bound "pin" and "stream" loops' copies run while the
     GPU waits for the host anyway -- off the step's critical path, they cost it nothing (3.084 ms each, as the loop with
@@ -1088,15 +1089,17 @@ def write_pageable_upload_bound(out: str, bound: str = "gpu", steps: int = 12, c
         if fix == "none":  # no copy at all: the host's 22 us to issue one kept
             r.cpu("aten::to", 22.0)
         else:
-            if fix == "waited":  # the copy stream waits for the kernels before it reuses their input's buffer
+            waited = fix in ("waited", "waited_pageable")
+            if waited:  # the copy stream waits for the kernels before it reuses their input's buffer
                 r.streams[COPY_STREAM] = max(r.streams.get(COPY_STREAM, 0.0), r.streams.get(COMPUTE_STREAM, 0.0))
-            r.copy_h2d(mb, copy_us, pageable=fix is None, via="aten::to",
-                       stream=COPY_STREAM if fix in ("stream", "waited") else COMPUTE_STREAM)
+            r.copy_h2d(mb, copy_us, pageable=fix in (None, "waited_pageable"), via="aten::to",
+                       stream=COPY_STREAM if waited or fix == "stream" else COMPUTE_STREAM)
         if host_us:
             r.cpu("aten::add", host_us)
         for i in range(gemms):  # "waited": the first kernel waits for this step's own copy (``wait_stream``)
             r.kernel("aten::mm", GEMM_FWD, gemm_us,
-                     not_before=r.streams.get(COPY_STREAM, 0.0) if fix == "waited" and not i else 0.0)
+                     not_before=r.streams.get(COPY_STREAM, 0.0) if fix in ("waited", "waited_pageable") and not i
+                     else 0.0)
 
     name = run or f"pageable_upload_{bound}_bound" + (f"_{fix}" if fix else "")
     paths = write_run(out, Scenario(1, _each(body), [], [], name), steps=steps, run=name)

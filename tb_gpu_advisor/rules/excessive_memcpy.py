@@ -128,7 +128,7 @@ def check(m: HostMetrics) -> list[Finding]:
     own = worst is None or fills is not None or bool(pinned or migrated) or uploads is not None or sync_pinned
     serial = None if own or _reads_out(ctx, m) or _index_uploads(ctx, m) else _serial_upload(ctx, m, worst)
     sync_txt = _cost_words(ctx, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned + \
-        _anyway_words(ctx, anyway, blocking, share) + _serial_words(ctx, serial) + (
+        _anyway_words(ctx, anyway, blocking, share) + _serial_words(ctx, serial, worst) + (
         "; every host copy comes from pinned memory already: the synchronous calls, not the memory, hold them in "
         "series with the kernels" if sync_pinned else "")
     if uploads is not None:  # the copies to the device are a wrapper's uploads of offloaded parameters, not a batch
@@ -394,8 +394,9 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         acts = _first(pin + ctx.fw.fix(f"{ID}:h2d"), acts)
         if _index_uploads(ctx, m):  # -- unless they are indexing ops' CPU indices: the index's place is the fix
             acts = _first(ctx.fw.extra(f"{ID}:index_upload"), acts)
-    if serial is not None and serial[1] - serial[0] > serial[0]:  # on the GPU's critical path: a stream of its own
-        acts = _first(ctx.fw.extra(f"{ID}:h2d_exposed"), acts)
+    if serial is not None and serial[1] - serial[0] > serial[0]:  # on the GPU's critical path: a stream of its own,
+        # or where they have one, the copies issued ahead of the step that needs them
+        acts = _first(ctx.fw.extra(f"{ID}:h2d_own_stream" if _own_stream(worst) else f"{ID}:h2d_exposed"), acts)
     if sync_pinned:  # pinned already, each copy a synchronous call serial with the kernels: streams and chunks
         acts = ctx.fw.extra(f"{ID}:pinned_sync") + [a for a in acts if a not in ctx.fw.fix(ID)]
     exposed = [] if pinned or migrated or uploads is not None else _exposed_upload(ctx, m, copies, worst)
@@ -453,16 +454,28 @@ def _serial_upload(ctx: Ctx, m: HostMetrics, worst) -> tuple[float, float] | Non
     held = m.syncs.copy_held_ms_per_step if m.syncs.copy_calls_per_step and m.syncs.copy_held_ms_per_step > 0 \
         else float("inf")
     claim = worst.blocking_ms_per_step + waits
-    both = min(held, idle + worst.blocking_ms_per_step, claim)
-    # on a stream of their own already, freed copies overlap the kernels: freeing the host returns it all
-    return (both if _own_stream(worst) else min(held, idle, claim)), both
+    # on a stream of their own already, the copies still wait in series with the kernels here (the GPU ran nothing
+    # beside them): freeing the host returns its idle alone, as on the kernels' stream -- issuing them ahead the rest
+    return min(held, idle, claim), min(held, idle + worst.blocking_ms_per_step, claim)
 
 
-def _serial_words(ctx: Ctx, serial: tuple[float, float] | None) -> str:
+def _serial_words(ctx: Ctx, serial: tuple[float, float] | None, worst) -> str:  # noqa: ANN001 - a copy
     """The words of a copy on the GPU's critical path (:func:`_serial_upload`: a stream of its own returns more than
-    freeing the host does), "" where freeing the host returns most of it."""
+    freeing the host does), "" where freeing the host returns most of it; of copies on a stream of their own already
+    (:func:`_own_stream`), that the kernels wait for them: issued ahead, not moved, they leave the step.
+
+    Why: h37-copystream61 read a pageable upload on a stream of its own, its kernels waiting for it, as freed by
+    pinning whole ("freed copies overlap the kernels"), and told it only pinning and non_blocking -- which return the
+    15 us of idle after it, the loop pinned running as long (h37-review61b; ``write_pageable_upload_bound``'s
+    "waited_pageable" against "waited")."""
     if serial is None or serial[1] - serial[0] <= serial[0]:
         return ""
+    if _own_stream(worst):
+        return (f"; the GPU runs the rest of the {ctx.step_noun} with no idle the copies could fill, and the copies "
+                f"already run on a stream of their own, yet the kernels wait for them: pinned memory and asynchronous "
+                f"copies free the host, which gives back only {ms(serial[0])} of idle {ctx.per_step} -- only issuing "
+                f"each copy ahead of the {ctx.step_noun} that needs it takes their {ms(serial[1] - serial[0])} off the "
+                f"{ctx.step_noun}")
     return (f"; the GPU runs the rest of the {ctx.step_noun} with no idle the copies could fill: pinned memory and "
             f"asynchronous copies free the host, which gives back only {ms(serial[0])} of idle {ctx.per_step}, and speed "
             f"the transfers, but the copies still run between the kernels on their stream -- only copying on a stream "

@@ -134,3 +134,20 @@ def test_the_summarys_time_and_share_are_one_value_beside_an_upload_off_the_crit
     rest = f.metric.value * (f.saving.ms_per_step / (f.saving.percent_of_step / 100.0))  # the graded share's time
     assert rest == pytest.approx(0.317, abs=0.01)
     assert f"graded is the rest, {ms(rest)} ({f.metric.display})" in f.summary, f.summary
+
+
+def test_a_pageable_upload_on_its_own_stream_the_kernels_wait_for_is_told_to_start_early(tmp_path: Path) -> None:
+    """The GPU-paced loop's pageable upload on a stream of its own, its first kernel waiting for it ("waited_pageable"):
+    pinning and ``non_blocking`` return only the idle after it -- the pinned loop ("waited") runs as long but for that
+    idle --, issuing the copy a step ahead the rest ("stream").  The finding gives the step-ahead fix first and says
+    what pinning alone returns.  h37-copystream61 claimed the whole copy for pinning and non_blocking, the only fixes
+    it gave ("freed copies overlap the kernels"; fails on d6d17f28)."""
+    step, rep, h2d = _loop(tmp_path / "pageable", "gpu", "waited_pageable")
+    pinned = _loop(tmp_path / "pinned", "gpu", "waited")[0]
+    ahead = _loop(tmp_path / "ahead", "gpu", "stream")[0]
+    assert h2d.own_stream_share == pytest.approx(1.0)
+    assert step - pinned < 0.05 < step - ahead  # by construction: pinning frees the idle alone
+    f = _finding(rep)
+    assert "already run on a stream of their own" in f.actions[0].text, [a.text[:60] for a in f.actions]
+    assert f"gives back only {ms(step - pinned)}" in f.summary, f.summary
+    assert f.saving.ms_per_step == pytest.approx(step - ahead, abs=0.02)

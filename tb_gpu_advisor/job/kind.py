@@ -1579,7 +1579,6 @@ def idle_ranks(trace: Trace) -> str:
     of a trace that held them (h37-probe42w's *Left* 1-2; h37-probe43w: ``write_mixed_window_run(one_node=True)``)."""
     if not trace.idle_ranks or not len(trace.h):
         return ""
-    h = trace.h
     return "; ".join(f"{who}'s window holds no GPU work: {_rank_calls(trace, calls)}"
                      for who, calls in _idle_rank_calls(trace))
 

@@ -17,18 +17,15 @@ rank 1's trace rewritten so in ``tmp_path``."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from synthetic import torchtrace as tt
 from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.report.render import to_markdown, to_text
 from tests.support.cli_report import ran_report
-from tests.support.paths import FIXTURES
 from tests.support.properties import unrecorded_rank_claims
+from tests.support.unrecorded_rank import tp_rank1_unrecorded
 
-TP = FIXTURES / "wild" / "tp_rtx4090_two_ranks"
 #: the AllReduce's parameters: 32 MiB of fp32 gradients -- given, every finding of the job is a note
 PARAMS = str(32 * 2 ** 20 // 4)
 
@@ -87,12 +84,7 @@ def test_real_tp_ranks_one_unrecorded(tmp_path):
     """The real two-rank TP capture (RTX 4090) with rank 1 written without its CUDA activity: base's verdict named
     rank 0's cold start alone under "1 host"; now it says rank 1's GPU work was not recorded, ``healthy`` is false
     and the title counts 2 ranks, 1 recorded.  Fails on base."""
-    if not TP.is_dir():
-        pytest.skip(f"{TP} absent")
-    run = tmp_path / "tp"
-    shutil.copytree(TP, run)
-    tt.unrecord_gpu(str(run / "llama_trace_4layers1_with_annotations.json.gz"))
-    rep = ran_report(run)[1]
+    rep = ran_report(tp_rank1_unrecorded(tmp_path))[1]
     assert rep["verdict"].endswith("; rank 1 (llama_trace_4layers1_with_annotations.json.gz)'s GPU work was not "
                                    "recorded"), rep["verdict"]
     assert rep["healthy"] is False

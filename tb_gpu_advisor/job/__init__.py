@@ -30,7 +30,7 @@ from tb_gpu_advisor.frameworks import Framework, engines, native
 from tb_gpu_advisor.frameworks.base import allocator_fixes
 from tb_gpu_advisor.job.exchange import exchange_kind, exchange_tag
 from tb_gpu_advisor.job.iterations import snapshot_iterations
-from tb_gpu_advisor.job.kind import Kind, idle_rank_labels, idle_ranks, work_kind
+from tb_gpu_advisor.job.kind import Kind, idle_rank_labels, idle_ranks, unrecorded_rank_labels, work_kind
 from tb_gpu_advisor.job.phase import (STARTING, OneTime, async_stalls, context_start, one_time_costs, unseen_gpu_calls,
                                      window_phase)
 from tb_gpu_advisor.job.period import device_iterations, repeated_launches, training_iterations
@@ -78,6 +78,10 @@ class Job:
     idle_rank_count: int = 0
     #: those ranks, each as the report names it (:func:`kind.idle_rank_labels`): what the job view's rules read
     idle_rank_labels: tuple[str, ...] = ()
+    #: of those, the ranks whose GPU side the capture did not record (:func:`kind.unrecorded_rank_labels`: no runtime
+    #: call, or launches none of whose kernels was recorded) -- not one that only started up: the session is then
+    #: incomplete, never "healthy" (``report.verdict``)
+    unrecorded_rank_labels: tuple[str, ...] = ()
     #: where the host waited for the GPU (``job.waits.host_waits``: its sync calls and its polls), which the steps read
     #: an iteration's end by (not in the report); None: not read (a job made by hand), the sync calls alone then
     waits: Waits | None = None
@@ -129,6 +133,7 @@ class Job:
             # the idle ranks in words and their count, which the session's rank arithmetic reads (``report.merge``)
             **({"idle_ranks": self.idle_ranks, "idle_rank_count": self.idle_rank_count,
                 "idle_rank_labels": list(self.idle_rank_labels)} if self.idle_ranks else {}),
+            **({"unrecorded_rank_labels": list(self.unrecorded_rank_labels)} if self.unrecorded_rank_labels else {}),
         }
 
 
@@ -244,7 +249,8 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
                optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0, periodic=periodic,
                gpus_listed=trace.producer.get("visible_gpus", ""), idle_ranks=idle,
                idle_rank_count=len(trace.idle_ranks) if idle else 0,
-               idle_rank_labels=idle_rank_labels(trace) if idle else (), waits=waits)
+               idle_rank_labels=idle_rank_labels(trace) if idle else (),
+               unrecorded_rank_labels=unrecorded_rank_labels(trace) if idle else (), waits=waits)
 
 
 def _steps_per_call(text: str) -> dict[str, int]:

@@ -1579,14 +1579,48 @@ def idle_ranks(trace: Trace) -> str:
     of a trace that held them (h37-probe42w's *Left* 1-2; h37-probe43w: ``write_mixed_window_run(one_node=True)``)."""
     if not trace.idle_ranks or not len(trace.h):
         return ""
+    return "; ".join(f"{who}'s window holds no GPU work: {_rank_calls(trace, calls)}"
+                     for who, calls in _idle_rank_calls(trace))
+
+
+def _idle_rank_calls(trace: Trace) -> list[tuple[str, np.ndarray]]:
+    """Each idle rank (``Trace.idle_ranks``) as the report names it, with a mask of its runtime calls."""
     h = trace.h
-    parts = []
+    out = []
     for (worker, _), who in zip(trace.idle_ranks.items(), idle_rank_labels(trace)):
         lines = [i for i, n in enumerate(h.line_names) if n.startswith(f"{worker}: ")]
-        mine = np.isin(h.line, lines)
-        calls = mine & h.name_mask(devices.is_runtime_call)
-        parts.append(f"{who}'s window holds no GPU work: {_rank_calls(trace, calls)}")
-    return "; ".join(parts)
+        out.append((who, np.isin(h.line, lines) & h.name_mask(devices.is_runtime_call)))
+    return out
+
+
+def unrecorded_rank_labels(trace: Trace) -> tuple[str, ...]:
+    """The idle ranks (:func:`idle_rank_labels`) whose GPU side the capture did not record, by their calls' evidence:
+    no runtime call at all (its trace written with the GPU's activity off), or launches that queued kernels none of
+    which was recorded (its records lost) -- never a rank whose calls only started up (a context, memory, streams)
+    or tore down: that window was recorded, and ended before its GPU work or after it.
+
+    Why: the verdict and the report's ``healthy`` read these ranks -- a session holding one is incomplete, so no
+    "Healthy" of it (h37-norank61 *Left* 4) -- while a node's rank that only started up beside a loop keeps its
+    rank 0's verdict (h37-probe43w's ``write_mixed_window_run(one_node=True)``)."""
+    if not trace.idle_ranks or not len(trace.h):
+        return ()
+    return tuple(who for who, calls in _idle_rank_calls(trace) if _rank_record(trace, calls) in ("none", "lost"))
+
+
+def _rank_record(trace: Trace, calls: np.ndarray) -> str:
+    """What an idle rank's runtime calls (a mask of the trace's host events) say of its window: "none" (no call: its
+    GPU side was not recorded, or it used no GPU), "start-up", "tear-down", "lost" (launches with no start-up or
+    tear-down word: kernels queued, none recorded), or "" (calls of none of these)."""
+    h = trace.h
+    idx = np.flatnonzero(calls)
+    if not idx.size:
+        return "none"
+    names = [h.names[int(h.name[i])] for i in idx.tolist()]
+    if any(_makes(n) for n in names) and not any(_queues_work(n) for n in names):
+        return "start-up"
+    if all(devices.is_teardown_call(n) or devices.is_sync_call(n) for n in names):
+        return "tear-down"
+    return "lost" if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in names) else ""
 
 
 def idle_rank_labels(trace: Trace) -> tuple[str, ...]:
@@ -1611,12 +1645,12 @@ def _rank_calls(trace: Trace, calls: np.ndarray) -> str:
         total[n] = total.get(n, 0) + d
     top = sorted(total, key=lambda n: -total[n])[:3]
     listed = ", ".join(f"`{n}` {ms(total[n] / 1e9)}" for n in top) + (", ..." if len(total) > 3 else "")
-    what = ("-- start-up" if any(_makes(n) for n in names) and not any(_queues_work(n) for n in names) else
-            "-- tear-down" if all(devices.is_teardown_call(n) or devices.is_sync_call(n) for n in names) else "")
+    record = _rank_record(trace, calls)
+    what = f"-- {record}" if record in ("start-up", "tear-down") else ""
     vendor = devices.vendor_of_calls(set(names))
     runtime = vendor.TERMS["runtime"]  # the vendor's word for its runtime's calls
     launched = sum(1 for n in names if devices.is_launch_call(n) or devices.is_graph_launch(n))
-    if not what and launched:  # it queued kernels and not one ran on the record: its GPU's records were lost
+    if record == "lost":  # it queued kernels and not one ran on the record: its GPU's records were lost
         what = (f"-- its {plural(launched, 'launch', 'launches')} queued kernels, none recorded: its GPU's records "
                 f"were lost{vendor.words(_record_fix(trace, 'lost_records'))}")
     return f"{plural(idx.size, f'{runtime} call')} ({listed}), no kernel {what}".rstrip()

@@ -14,7 +14,7 @@ from tb_gpu_advisor.model.logdir import RankRuns
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.report.build import session_ranks_words
-from tb_gpu_advisor.report.verdict import damage_note, no_promise_reason, verdict
+from tb_gpu_advisor.report.verdict import damage_note, no_promise_reason, unrecorded_ranks, verdict
 from tb_gpu_advisor.report.view import display
 from tb_gpu_advisor.rules._job import ranks_table
 from tb_gpu_advisor.rules.headline import grade_card
@@ -205,8 +205,9 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
         rules.metrics_follow_severity(findings)
         findings = rules.rank(findings)
     # bad input is never healthy: every host must have been analysed (and there must be one), from a whole file
+    # and a rank whose GPU side went unrecorded leaves the session incomplete (``verdict.unrecorded_ranks``)
     healthy = (bool(ok) and len(ok) == len(host_reports) and not any(h.damage for h in ok)
-               and not any(f.severity in ("critical", "warning") for f in findings))
+               and not any(f.severity in ("critical", "warning") for f in findings) and not unrecorded_ranks(ok))
     report = Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,
                   analyzer_version=ANALYZER_VERSION, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes,
                   achievable=dict(slowest), ranks=ranks_table(job) if len(job.ranks) > 1 else None,

@@ -36,6 +36,7 @@ from tb_gpu_advisor.report.verdict import (
     saving_share,
     start_up_only,
     title_words,
+    unrecorded_ranks,
     verdict,
 )
 from tb_gpu_advisor.rules.savings import NO_STEADY_STEP
@@ -126,10 +127,14 @@ def _step_info(report: Report) -> str:
     ranks = len(report.ranks.rows) if report.ranks is not None else 0
     steps = [h.steps.get("count") for h in report.hosts if h.steps.get("count") is not None]
     a = report.achievable or {}
+    # the job's ranks whose GPU side went unrecorded have no row: the title counts them, and says how many were
+    # recorded (h37-norank61 *Left* 5: "3 ranks on 1 host" of a 4-rank job)
+    lost = len(unrecorded_ranks(report.hosts))
+    recorded = f" ({ranks or 1} recorded)" if lost else ""
     if ranks > 1:
         procs = _processes(report) if report.ranks.title.startswith("GPUs") else None
         bits = [f"{ranks} GPUs in {plural(procs, 'process')} on {plural(n, 'host')}" if procs else
-                f"{ranks} ranks on {plural(n, 'host')}"]
+                f"{ranks + lost} ranks on {plural(n, 'host')}{recorded}"]
         if one_step(report) == "pass":  # one unmarked pass per rank: no step of the job to count (h37-words21)
             took = f" of {ms(a['step_ms'])} each ({a.get('scope') or 'median rank'})" if a.get("step_ms") else " each"
             if start_up_only(report):  # each rank's one pass is its start-up: as one host's, no steady step
@@ -141,7 +146,7 @@ def _step_info(report: Report) -> str:
         if a.get("step_ms"):
             bits.append(f"step {ms(a['step_ms'])} ({a.get('scope') or 'median rank'})")
         return ", ".join(bits)
-    bits = [f"{n} host{'s' if n != 1 else ''}"]
+    bits = [f"{1 + lost} ranks on 1 host{recorded}" if lost and n == 1 else f"{n} host{'s' if n != 1 else ''}"]
     jobs = [getattr(h, "job", None) or {} for h in report.hosts]
     whys = {no_gpu_step_reason(j) for j in jobs}
     if jobs and "" not in whys:  # no host times a GPU step: why (hosts of unlike windows: the loop's end's words

@@ -72,6 +72,23 @@ def memory_only(h: HostReport | None) -> str | None:
     return next((m.get("source") for m in mem if m.get("source")), "") or "the allocator's events"
 
 
+def unrecorded_ranks(hosts: Sequence[HostReport]) -> list[str]:
+    """The session's ranks whose GPU side the capture did not record, beside ranks that ran GPU work
+    (``Job.unrecorded_rank_labels``, by their calls' evidence: no runtime call, or launches none of whose kernels was
+    recorded), as the report names them; never a rank that only started up or tore down.  A whole host without GPU
+    work is not among them: its own report says so (``capture_quality``, a finding the verdict counts)."""
+    return [str(x) for h in hosts if h.error is None for x in (getattr(h, "job", None) or {}).get(
+        "unrecorded_rank_labels") or ()]
+
+
+def unrecorded_words(labels: Sequence[str]) -> str:
+    """"rank 2 (node0_4102)'s GPU work was not recorded" -- what the verdict says the report cannot judge."""
+    if len(labels) == 1:
+        return f"{labels[0]}'s GPU work was not recorded"
+    named = ", ".join(labels[:3]) + (" ..." if len(labels) > 3 else "")
+    return f"{len(labels)} ranks' GPU work was not recorded ({named})"
+
+
 def verdict(report: Report, damage_said_below: bool = False) -> str:
     """Healthy, or how many findings of each severity with the top one's title and saving.  Never "healthy" when a
     host could not be analysed, or was read from a damaged file (the verdict then starts with ``partial:``): bad
@@ -89,9 +106,12 @@ def verdict(report: Report, damage_said_below: bool = False) -> str:
     damaged = damaged_hosts(report)
     partial = f"{_damaged(report, damaged, damage_said_below)} — " if damaged else ""
     actionable = [f for f in real if f.severity in ("critical", "warning")]
+    # a rank whose GPU side went unrecorded: what it did is unknown, so the session is incomplete (never "healthy")
+    lost = unrecorded_ranks(report.hosts)
     if actionable:
         top = _top(real, one_step(report, real[0]), where(report, real[0]))
-        return partial + f"{_counts(real)} — top: {top}" + (f"; {bad}" if bad else "")
+        return (partial + f"{_counts(real)} — top: {top}" + (f"; {bad}" if bad else "")
+                + (f"; {unrecorded_words(lost)}" if lost else ""))
     if failed:
         analysed = n - len(failed)
         return partial + f"no check fired on the {analysed} analysed host{'s' if analysed != 1 else ''}, but {bad}"
@@ -104,6 +124,8 @@ def verdict(report: Report, damage_said_below: bool = False) -> str:
         return ("No check fired on the snapshot's state at the dump; it holds no allocation history, so its peak "
                 f"was not judged ({len(notes)} note{'s' if len(notes) != 1 else ''})")
     said = f" ({len(notes)} note{'s' if len(notes) != 1 else ''})" if notes else ""
+    if lost:  # the recorded ranks are judged, the unrecorded one is not (h37-norank61 *Left* 4)
+        return f"No problem found in the recorded ranks; {unrecorded_words(lost)}" + said
     if any(f.metric is not None and f.metric.id == NO_STACKS_METRIC for f in notes):
         # a snapshot recorded without stacks: the checks that need to know what allocated its peak could not run
         return ("No check fired on the snapshot's totals; its allocations carry no stack, so what held its peak was "

@@ -18,17 +18,12 @@ so in ``tmp_path``."""
 
 from __future__ import annotations
 
-import shutil
-
-import pytest
-
 from synthetic import torchtrace as tt
 from tb_gpu_advisor.model.schema import Report
 from tests.support.cli_report import ran_report
-from tests.support.paths import FIXTURES
 from tests.support.properties import unrecorded_rank_claims
+from tests.support.unrecorded_rank import tp_rank1_unrecorded
 
-TP = FIXTURES / "wild" / "tp_rtx4090_two_ranks"
 #: DDP, 4 ranks; rank ``SLOW`` computes 1.5x longer, so the others wait for it in each step's AllReduce (150 us)
 SLOW = 2
 #: the AllReduce's parameters: 32 MiB of fp32 gradients
@@ -134,12 +129,7 @@ def test_real_tp_ranks_one_unrecorded(tmp_path):
     """The real two-rank TP capture (RTX 4090) with rank 1 written without its CUDA activity: rank 0's exposed
     collectives say rank 1's GPU work was not recorded -- not "One rank's trace cannot tell ...: profile every rank"
     of a job whose every rank was profiled -- and the job line how to record it.  Fails on base."""
-    if not TP.is_dir():
-        pytest.skip(f"{TP} absent")
-    run = tmp_path / "tp"
-    shutil.copytree(TP, run)
-    tt.unrecord_gpu(str(run / "llama_trace_4layers1_with_annotations.json.gz"))
-    rep = ran_report(run)[1]
+    rep = ran_report(tp_rank1_unrecorded(tmp_path))[1]
     said = _rules(rep)["comm_exposed"]["summary"]
     assert "profile every rank" not in said
     assert "The GPU work of rank 1 (llama_trace_4layers1_with_annotations.json.gz) is not recorded" in said, said

@@ -2759,6 +2759,16 @@ def unrecorded_rank_claims(report: Report) -> list[str]:
     said = " ".join(str((h.job or {}).get("summary") or "") for h in report.hosts if h.error is None)
     out += [f"no-gpu-rank: {m} is said in no job line" for m in missing
             if m not in said and not any(h.host == m for h in report.hosts)]
+    # a rank whose GPU side its calls show unrecorded (none at all, or launches whose kernels none was recorded;
+    # ``job.unrecorded_rank_labels``, not a rank that only started up) leaves the session incomplete: never "healthy",
+    # and the verdict says which (h37-verdict61)
+    lost = [str(x) for h in report.hosts if h.error is None for x in (h.job or {}).get("unrecorded_rank_labels") or ()]
+    if lost:
+        if report.healthy or report.verdict.lower().startswith("healthy"):
+            out.append(f"no-gpu-rank: the session is called healthy with {lost[0]}'s GPU work unrecorded: "
+                       f"{report.verdict[:120]!r}")
+        if len(lost) == 1 and lost[0] not in report.verdict or len(lost) > 1 and f"{len(lost)} ranks'" not in report.verdict:
+            out.append(f"no-gpu-rank: the verdict does not say {lost[0]}'s GPU work was not recorded: {report.verdict[:120]!r}")
     return out
 
 

@@ -532,7 +532,7 @@ export function achievableLine(text) {
  * The job's ranks side by side (Report.ranks, 2+ ranks): a stacked bar per rank up to RANKS_LISTED, else the
  * distribution with the outliers named; the table under it, folded.
  */
-export function ranksView(ranks, ctx, cells = []) {
+export function ranksView(ranks, ctx, cells = [], unrecorded = 0) {
   if (!ranks || (ranks.rows || []).length < 2) return null;
   const width = ctx.chartWidth || DEFAULT_WIDTH;
   const n = ranks.rows.length;
@@ -541,7 +541,10 @@ export function ranksView(ranks, ctx, cells = []) {
   const [unit, Units] = gpus ? ["GPU", "GPUs"] : ["rank", "Ranks"];
   const caption = n > RANKS_LISTED ? `${n} ${unit}s: exposed communication per ${unit}, and the 5 ${unit}s at each end`
     : `${n} ${unit}s: compute, exposed communication and the rest of each step (most time before the collectives first)`;
-  return h("section", { class: "ranks", "aria-label": Units }, h("h2", {}, `${Units} (${n})`),
+  // the job's ranks whose GPU side went unrecorded have no row: counted as the CLI's title counts them
+  // ("4 ranks on 1 host (3 recorded)"; `job.unrecorded_rank_labels`, h37-verdict61)
+  const count = unrecorded && !gpus ? `${n + unrecorded}, ${n} recorded` : `${n}`;
+  return h("section", { class: "ranks", "aria-label": Units }, h("h2", {}, `${Units} (${count})`),
     chartFigure(caption, (w) => ranksChart(ranks, { width: w, cells }), width),
     h("details", { class: "table-details" }, h("summary", {}, `${ranks.title} (${n} rows)`), tableView(ranks, cells)));
 }
@@ -576,7 +579,8 @@ export function reportView(report, ctx) {
     findingsView(report.findings, { ...ctx, headline: report.headline, display: shown,
       deviceWords: Object.fromEntries(report.hosts.map((hr, i) => [hr.host, ((shown.hosts || [])[i] || {}).device_words])) }),
     memoryPeaksView(shown.memory),
-    ranksView(report.ranks, ctx, shown.ranks),
+    ranksView(report.ranks, ctx, shown.ranks,
+      report.hosts.reduce((k, hr) => k + (hr.error ? 0 : (hr.job?.unrecorded_rank_labels || []).length), 0)),
     report.collectives ? h("section", { class: "collectives", "aria-label": "Collectives" }, h("h2", {}, "Collectives"),
       tableView(report.collectives, shown.collectives)) : null,
     h("section", { class: "hosts", "aria-label": "Per-host details" },

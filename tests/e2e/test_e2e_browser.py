@@ -908,7 +908,17 @@ def _generated_runs(logdir: str) -> None:
 def generated_url():
     """TensorBoard over :func:`_generated_runs`' logdir (one server for the six tests that read generated runs:
     each used to start its own over a logdir of its runs alone)."""
-    yield from _served("generated", _generated_runs)
+    from tb_gpu_advisor.discover.logdir import discover
+
+    def fill(logdir: str) -> None:
+        _generated_runs(logdir)
+        # each run is read as in a logdir of its own: no session joins another's ranks or job (a shared logdir that
+        # linked two runs would change their reports)
+        joined = [(s.run, s.rank_runs, s.same_job, s.merged) for s in discover(logdir)
+                  if s.rank_runs or s.same_job or s.merged]
+        assert not joined, joined
+
+    yield from _served("generated", fill)
 
 
 def open_run(page, url: str, run: str):

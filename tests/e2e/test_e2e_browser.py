@@ -178,9 +178,9 @@ def wait_ready(frame, timeout: float = 60000):
     frame.locator("body[data-state='ready']").wait_for(timeout=timeout)
 
 
-def select_run(frame, run: str) -> None:
+def select_run(frame, run: str, timeout: float = 60000) -> None:
     frame.locator("select[aria-label='Run']").select_option(run)
-    frame.locator(f"body[data-state='ready'][data-run='{run}']").wait_for(timeout=60000)
+    frame.locator(f"body[data-state='ready'][data-run='{run}']").wait_for(timeout=timeout)
 
 
 def open_advisor(page, url: str, run: str | None = None):
@@ -878,20 +878,63 @@ def test_verdict_and_first_finding_above_the_fold_at_1024x768_with_two_rows_of_c
     assert not errors, errors
 
 
-@pytest.fixture(scope="module")
-def job_url():
-    """TensorBoard over a generated 2-node x 8-GPU PyTorch DDP job whose rank 11 (node1 GPU 3) is 1.4x slower."""
+def _generated_runs(logdir: str) -> None:
+    """Every generated run the tests below open, each in its own run folder of one logdir (one TensorBoard serves
+    them all; each test selects its run, so none depends on which run the tab opens on or on another test):
+
+    - ``ddp_2x8_slow_rank``: a 2-node x 8-GPU PyTorch DDP job whose rank 11 (node1 GPU 3) is 1.4x slower;
+    - ``multi_host``: two MultiWorkerMirroredStrategy workers of two GPUs each (synthetic scenario);
+    - ``small_gemms``: a PyTorch run of 48 small bf16 GEMMs per step (issue #20);
+    - ``ddp_slow_allreduce``: a 4-GPU PyTorch DDP run whose one NCCL AllReduce per step takes 2.5 ms;
+    - ``memory_activation_heavy``: a PyTorch run recorded with profile_memory=True (activations most of an 82% peak);
+    - ``oom_run``: a memory snapshot dumped at an OOM; ``snapshot_alone``: a real snapshot, healthy;
+    - ``autograd`` and ``inference``: one forward-only job's snapshots (:func:`_two_snapshots`)."""
+    from synthetic import memsnapshot as ms
+    from synthetic import scenarios as S
     from synthetic import torchtrace as tt
 
-    yield from _served("job", lambda logdir: tt.write_run(logdir, "ddp_2x8_slow_rank", steps=8))
+    for run in ("ddp_2x8_slow_rank", "small_gemms", "ddp_slow_allreduce", "memory_activation_heavy"):
+        tt.write_run(logdir, run, steps=8)
+    S.multi_host().write(logdir, run="multi_host")
+    ms.write(os.path.join(logdir, "oom_run", "rank0_oom.pickle"), ms.oom_activations().doc)
+    # a real snapshot alone, healthy (snapshots_wild: an inference forward under inference_mode, MIT)
+    os.makedirs(os.path.join(logdir, "snapshot_alone"))
+    shutil.copyfile(os.path.join(FIXTURES, "snapshots_wild", "forward_no_grad_cs336.pickle.gz"),
+                    os.path.join(logdir, "snapshot_alone", "forward_no_grad_cs336.pickle.gz"))
+    _two_snapshots(logdir)
 
 
-def test_ranks_view_shows_every_rank_and_the_straggler_first(job_url, page, shots):
-    """Issue #19: the tab's ranks view -- a stacked bar per rank (compute, exposed communication, the rest), the
-    straggler on top, named by the top finding -- for a job spread over two host files."""
-    page.goto(job_url + "#gpu_advisor")
+@pytest.fixture(scope="module")
+def generated_url():
+    """TensorBoard over :func:`_generated_runs`' logdir (one server for the six tests that read generated runs:
+    each used to start its own over a logdir of its runs alone)."""
+    from tb_gpu_advisor.discover.logdir import discover
+
+    def fill(logdir: str) -> None:
+        _generated_runs(logdir)
+        # each run is read as in a logdir of its own: no session joins another's ranks or job (a shared logdir that
+        # linked two runs would change their reports)
+        joined = [(s.run, s.rank_runs, s.same_job, s.merged) for s in discover(logdir)
+                  if s.rank_runs or s.same_job or s.merged]
+        assert not joined, joined
+
+    yield from _served("generated", fill)
+
+
+def open_run(page, url: str, run: str):
+    """The Advisor tab of the TensorBoard at ``url`` opened on ``run`` (a loaded machine's first report may take
+    two minutes): its frame."""
+    page.goto(url + "#gpu_advisor")
     frame = advisor_frame(page)
     wait_ready(frame, timeout=120000)
+    select_run(frame, run, timeout=120000)
+    return frame
+
+
+def test_ranks_view_shows_every_rank_and_the_straggler_first(generated_url, page, shots):
+    """Issue #19: the tab's ranks view -- a stacked bar per rank (compute, exposed communication, the rest), the
+    straggler on top, named by the top finding -- for a job spread over two host files."""
+    frame = open_run(page, generated_url, "ddp_2x8_slow_rank")
     first = frame.locator(".finding").first
     assert first.get_attribute("data-rule") == "rank_straggler"
     ranks = frame.locator("section.ranks")
@@ -904,20 +947,10 @@ def test_ranks_view_shows_every_rank_and_the_straggler_first(job_url, page, shot
     assert not page.errors, page.errors
 
 
-@pytest.fixture(scope="module")
-def workers_url():
-    """TensorBoard over the synthetic ``multi_host`` run: two MultiWorkerMirroredStrategy workers of two GPUs each."""
-    from synthetic import scenarios as S
-
-    yield from _served("workers", lambda logdir: S.multi_host().write(logdir))
-
-
-def test_one_process_gpus_are_headed_gpus_not_ranks(workers_url, page):
+def test_one_process_gpus_are_headed_gpus_not_ranks(generated_url, page):
     """h37-left20: a rank is a process; the tab heads the GPUs of two TensorFlow workers "GPUs (4)", as the CLI's
     "4 GPUs in 2 processes on 2 hosts" (main headed them "Ranks (4)")."""
-    page.goto(workers_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame, timeout=120000)
+    frame = open_run(page, generated_url, "multi_host")
     section = frame.locator("section.ranks")
     assert section.locator("h2").inner_text() == "GPUs (4)"
     assert not page.errors, page.errors
@@ -948,22 +981,12 @@ def test_verdict_and_first_finding_are_above_the_fold_at_1024x768(tensorboard_ur
         ctx.close()
 
 
-@pytest.fixture(scope="module")
-def gemm_url():
-    """TensorBoard over a generated PyTorch run of 48 small bf16 GEMMs per step (issue #20's small_gemms)."""
-    from synthetic import torchtrace as tt
-
-    yield from _served("gemms", lambda logdir: tt.write_run(logdir, "small_gemms", steps=8))
-
-
-def test_mfu_card_and_roofline_chart(gemm_url, page, shots):
+def test_mfu_card_and_roofline_chart(generated_url, page, shots):
     """Issue #20: the MFU card reads the served report's value with its FLOPs and peak; mfu_low comes first; the
     host's roofline chart draws the GEMM shape under the roof, marked slow, its share of the roofline on hover."""
-    page.goto(gemm_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame, timeout=120000)
+    frame = open_run(page, generated_url, "small_gemms")
     body = frame.locator("body")
-    report = served_report(gemm_url, body.get_attribute("data-run") or "small_gemms", body.get_attribute("data-session"))
+    report = served_report(generated_url, "small_gemms", body.get_attribute("data-session"))
     card = next(c for c in report["headline"] if c["id"] == "mfu")
     shown = frame.locator(".card[aria-label='Model FLOPs utilisation']")
     assert card["display"] in shown.inner_text() and card["status"] == "critical"
@@ -1087,25 +1110,16 @@ def test_step_timeline_shows_the_findings_window_with_its_wait_highlighted(tenso
     perfetto.close()
 
 
-@pytest.fixture(scope="module")
-def ddp_url():
-    """TensorBoard over a generated 4-GPU PyTorch DDP run whose one NCCL AllReduce per step takes 2.5 ms."""
-    from synthetic import torchtrace as tt
-
-    yield from _served("ddp", lambda logdir: tt.write_run(logdir, "ddp_slow_allreduce", steps=8))
-
-
 def _allreduce(frame):
     return frame.locator(".finding[data-rule='allreduce_slow']")
 
 
-def test_settings_parameter_count_judges_the_allreduce_and_stays_in_the_url(ddp_url, page, shots):
+def test_settings_parameter_count_judges_the_allreduce_and_stays_in_the_url(generated_url, page, shots):
     """Issue #21 item 5: TensorBoard has no --params, so the tab has a Settings field.  Without it the AllReduce is
     measured, not judged, and the finding points at the field; with 25M parameters set there, the finding becomes
     the server's "slower than expected" against 25M x 4 B over the link, and a reload of the page's URL keeps it."""
-    page.goto(ddp_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame, timeout=120000)
+    ddp_url = generated_url
+    frame = open_run(page, ddp_url, "ddp_slow_allreduce")
     body = frame.locator("body")
     run, session = body.get_attribute("data-run"), body.get_attribute("data-session")
     before = next(f for f in served_report(ddp_url, run, session)["findings"] if f["rule"] == "allreduce_slow")
@@ -1239,33 +1253,13 @@ def test_a_one_pass_capture_and_a_window_without_gpu_work_read_as_the_cli_says(n
 
 # -- where the GPU memory goes (issue #29) ---------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def memory_url():
-    """TensorBoard over a generated PyTorch run recorded with profile_memory=True (activations most of an 82% peak)
-    and a run folder holding a memory snapshot dumped at an OOM."""
-    from synthetic import memsnapshot as ms
-    from synthetic import torchtrace as tt
-
-    def fill(logdir: str) -> None:
-        tt.write_run(logdir, "memory_activation_heavy", steps=8)
-        ms.write(os.path.join(logdir, "oom_run", "rank0_oom.pickle"), ms.oom_activations().doc)
-        # a real snapshot alone, healthy (snapshots_wild: an inference forward under inference_mode, MIT)
-        os.makedirs(os.path.join(logdir, "snapshot_alone"))
-        shutil.copyfile(os.path.join(FIXTURES, "snapshots_wild", "forward_no_grad_cs336.pickle.gz"),
-                        os.path.join(logdir, "snapshot_alone", "forward_no_grad_cs336.pickle.gz"))
-
-    yield from _served("memory", fill)
-
-
-def test_memory_chart_peak_table_and_the_oom(memory_url, page, shots):
+def test_memory_chart_peak_table_and_the_oom(generated_url, page, shots):
     """The activation-heavy run: checkpointing is the first finding, with the bytes it frees; the report's memory
     table and the host's chart (allocated, reserved, capacity, the peak marked at the served peak, labels inside);
     its "Show step" draws the GPU's memory under the lanes.  The snapshot's run: the OOM first, the failed request
     and what was live then, drawn as text."""
-    page.goto(memory_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame, timeout=120000)
-    select_run(frame, "memory_activation_heavy")
+    memory_url = generated_url
+    frame = open_run(page, memory_url, "memory_activation_heavy")
     body = frame.locator("body")
     report = served_report(memory_url, "memory_activation_heavy", body.get_attribute("data-session"))
     mem = report["hosts"][0]["gpus"][0]["memory"]
@@ -1362,7 +1356,7 @@ def _two_snapshots(logdir: str) -> None:
         memsnapshot.write(os.path.join(logdir, run, "rank0.pickle"), memsnapshot.forward_only(grad=grad).doc)
 
 
-def test_compare_two_memory_snapshots_shows_what_changed_in_memory(browser, shots):
+def test_compare_two_memory_snapshots_shows_what_changed_in_memory(generated_url, browser, shots):
     """"Compare with…" on two snapshots: the memory table and the bytes predicted vs realised, every text the CLI's
     (the document's display), and no step table of n/a beside n/a (was: "cannot compare", a headline of n/a)."""
     import contextlib
@@ -1370,15 +1364,10 @@ def test_compare_two_memory_snapshots_shows_what_changed_in_memory(browser, shot
 
     from tb_gpu_advisor.cli import main as cli
 
-    server = _served("snapshots", _two_snapshots)
-    url = next(server)
     ctx = browser.new_context(viewport=VIEWPORT, color_scheme="light")
     page = ctx.new_page()
     try:
-        page.goto(url + "#gpu_advisor")
-        frame = advisor_frame(page)
-        wait_ready(frame, timeout=120000)
-        select_run(frame, "inference")
+        frame = open_run(page, generated_url, "inference")
         frame.locator("select[aria-label='Compare with…']").select_option(label="autograd")
         frame.locator("body[data-state='ready'][data-compare^='autograd/']").wait_for(timeout=120000)
         # the CLI's document for the same two snapshots: the tab shows its texts
@@ -1400,4 +1389,3 @@ def test_compare_two_memory_snapshots_shows_what_changed_in_memory(browser, shot
         page.screenshot(path=os.path.join(shots, "diff_view_memory.png"))
     finally:
         ctx.close()
-        server.close()

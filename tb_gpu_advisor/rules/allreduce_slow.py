@@ -66,7 +66,7 @@ def _unjudged(f: Finding, job: JobView) -> Finding:
                           "allreduce_slow.share_info", severity="info", detail={**d, "allreduce_ms": ar})
     return dataclasses.replace(f, severity="info", saving=None, metric=metric,
                                title="AllReduce time measured, not judged: a rank's GPU work was not recorded",
-                               summary=_measured(ar, share, job.step_ms, job.per_step).split("; give the")[0] + "."
+                               summary=_measured(ar, share, job.step_ms, job.per_step, ask_params=False)
                                + words)
 
 
@@ -148,13 +148,17 @@ def _word(per_step: str) -> str:
     return per_step.removeprefix("in the ") if per_step.startswith("in the ") else "step"
 
 
-def _measured(ar: float, share: float | None, step_ms: float, per_step: str = "per step") -> str:
+def _measured(ar: float, share: float | None, step_ms: float, per_step: str = "per step", *,
+              ask_params: bool = True) -> str:
     """The finding's sentence without a parameter count: the transfer measured, not judged (``per_step``: the
-    rule's phrase for a time per step, "in the step" in a one-step capture)."""
+    rule's phrase for a time per step, "in the step" in a one-step capture).  ``ask_params``: whether to ask for the
+    parameter count -- not where no count could make the measured time a transfer (a rank's GPU work unrecorded)."""
     part, whole = ms_apart(ar, step_ms)
-    return (f"AllReduce takes {part} {per_step}, {pct(share)} of the {whole} {_word(per_step)} (stock: collectives >=3% "
-            f"moderate, >=15% high); give the model's parameter count to compare with the expected params × 4 B / "
-            f"bandwidth.")
+    said = (f"AllReduce takes {part} {per_step}, {pct(share)} of the {whole} {_word(per_step)} (stock: collectives "
+            f">=3% moderate, >=15% high)")
+    if not ask_params:
+        return said + "."
+    return said + "; give the model's parameter count to compare with the expected params × 4 B / bandwidth."
 
 
 def in_job(f: Finding, transfer_ms: float, step_ms: float, unit: str, per_step: str = "per step") -> Finding | None:

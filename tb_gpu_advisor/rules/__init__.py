@@ -51,7 +51,7 @@ from tb_gpu_advisor.rules import comm_exposed, launch_bound
 from tb_gpu_advisor.rules.cold_start import first_call_why
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
-from tb_gpu_advisor.rules.step_gaps import (READ_MANAGED, READ_MANAGED_ASSUMPTION, RECORD_HOST, WAIT_SOURCE,
+from tb_gpu_advisor.rules.step_gaps import (READ_MANAGED_ASSUMPTION, managed_read_actions, RECORD_HOST, WAIT_SOURCE,
                                            WAIT_SOURCE_ASSUMPTION, WRITE_OUTPUT, after_record_fix, gap_inside_steps, launcher_detail, launcher_words)
 from tb_gpu_advisor.steps.types import SOURCE_LABEL, UNMARKED_SOURCES
 
@@ -934,7 +934,7 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
                    f"for something outside the capture{in_os_waits(ctx, wait)}.")
         title = "The GPU idles while the host reads managed memory the GPU wrote: each read waits for its page"
         assumption = READ_MANAGED_ASSUMPTION
-        actions = ctx.fw.extra("unexplained_idle:managed_read") or [READ_MANAGED]
+        actions = managed_read_actions(ctx)
     else:
         summary = (f"{head}: the host waits for something outside the capture (an input device, a file, a socket, a "
                    f"timer), and no runtime call, op or range of the capture covers that time{in_os_waits(ctx, wait)}.")

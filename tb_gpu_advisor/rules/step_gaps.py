@@ -245,7 +245,7 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
                  f"reads' page faults, {ms(managed_read_ms(g))} {ctx.a_step} ({pct(managed_read_ms(g) / g.avg_gap_ms)}), "
                  f"where no call is recorded, only the pages' migrations to the host -- a read of the GPU's value, as "
                  f"a sync is{_covered(p.other_ms, p.unexplained_ms)}")
-        actions = ctx.fw.extra("unexplained_idle:managed_read") or [READ_MANAGED]
+        actions = managed_read_actions(ctx)
         assumption = READ_MANAGED_ASSUMPTION
     elif waited:  # the host ran no code there: it waited for something the capture does not hold
         cause = (f"the host waiting for something outside the capture (an input device, a file, a socket, a timer): "
@@ -753,3 +753,10 @@ def _variants(host_work_ms: float, launch_ms: float, private: bool) -> list[str]
     elif launch_ms > host_work_ms:
         out.append("private_threads")
     return out
+
+
+def managed_read_actions(ctx: Ctx) -> list:
+    """The fixes for a host asleep in its reads of managed memory the GPU wrote: the framework's own where it has
+    them (``unexplained_idle:managed_read``), else :data:`READ_MANAGED` -- one lookup for the step-gap and the
+    host-wait findings."""
+    return ctx.fw.extra("unexplained_idle:managed_read") or [READ_MANAGED]

@@ -1239,6 +1239,30 @@ def write_host_only_window(logdir: str | Path, run: str, gpu_plane: bool = True,
     return {"turns": turns, "fetch_ms": inside, "gpu": H100.name if gpu_plane else "", "path": str(path)}
 
 
+#: A start-up window's CUDA driver calls, as XLA's GPU tracer records them on the calling thread (name, us): the
+#: driver's initialisation, the primary context's creation (the long one), a buffer, a stream, a memset of it
+STARTUP_CALLS = (("cuInit", 50.0), ("cuDevicePrimaryCtxRetain", 90_000.0), ("cuMemAlloc_v2", 400.0),
+                 ("cuStreamCreate", 30.0), ("cuMemsetD8Async", 10.0))
+
+
+def write_startup_window(logdir: str | Path, run: str, gap_us: float = 100.0) -> dict:
+    """``jax.profiler.trace`` stopped before the first jitted call ran: the window holds the CUDA driver's start-up
+    calls (:data:`STARTUP_CALLS`, ``gap_us`` of Python after each) on the Python thread, the H100's plane with no
+    line, no kernel, copy or module.  Truth by construction: the calls, the context's creation in
+    ``cuDevicePrimaryCtxRetain``, no GPU work -- a window that ended in start-up, CUDA tracing on."""
+    cap = JaxCapture(seed=11)
+    for name, us in STARTUP_CALLS:
+        start = cap.t
+        cap.host_work(us)
+        cap.python.add(name, start, cap.t - start)
+        cap.host_work(gap_us)
+    space = cap.finish()
+    path = Path(logdir) / run / "plugins" / "profile" / SESSION / f"{space.hostname}.xplane.pb"
+    space.write(path)
+    return {"calls": len(STARTUP_CALLS), "context_call": "cuDevicePrimaryCtxRetain", "path": str(path),
+            "gpu": H100.name}
+
+
 def write_copy_loop_window(logdir: str | Path, run: str = "copy_loop", turns: int = 8, mb: int = 64,
                            host_us: float = 300.0) -> dict:
     """``jax.profiler.trace`` around a host loop that only moves arrays: each turn ``jax.device_put`` of an ``mb`` MiB

@@ -1212,15 +1212,17 @@ JAX_SCENARIOS: dict[str, Callable[..., JaxScenario]] = {
 
 
 def write_host_only_window(logdir: str | Path, run: str, gpu_plane: bool = True, fetch: str | None = "load_batch",
-                           turns: int = 5, fetch_us: float = 3000.0, other_us: float = 500.0) -> dict:
+                           turns: int = 5, fetch_us: float = 3000.0, other_us: float = 500.0, gpu: Gpu = H100,
+                           rocm: bool = False) -> dict:
     """``jax.profiler.trace`` around host-only code: ``turns`` turns of a loop that runs no jitted call, each
     ``fetch_us`` inside ``jax.profiler.TraceAnnotation(fetch)`` (``fetch`` None: inside
     ``StepTraceAnnotation('train')`` -- a loop of steps whose work stays on the host) then ``other_us`` of untraced
-    Python.  ``gpu_plane``: the capture holds the H100's ``/device:GPU:0`` plane with its device stats and no line (the
-    CUDA plugin's tracer saw the GPU; nothing ran on it); False: no GPU plane, as JAX's CPU backend writes it.
+    Python.  ``gpu_plane``: the capture holds ``gpu``'s ``/device:GPU:0`` plane (an H100's; ``rocm``: an AMD GPU's,
+    its vendor stat ROCm's) with its device stats and no line (the GPU plugin's tracer saw the GPU; nothing ran on
+    it); False: no GPU plane, as JAX's CPU backend writes it.
     Returns the truth by construction: the turns, the ms inside the fetch ranges (0 where ``fetch`` is None) and the
     GPU the plane lists ("" without one)."""
-    cap = JaxCapture(seed=11)
+    cap = JaxCapture(gpu=gpu, seed=11, rocm=rocm)
     for i in range(turns):
         if fetch is None:
             start = cap.t
@@ -1236,7 +1238,7 @@ def write_host_only_window(logdir: str | Path, run: str, gpu_plane: bool = True,
     path = Path(logdir) / run / "plugins" / "profile" / SESSION / f"{space.hostname}.xplane.pb"
     space.write(path)
     inside = sum(e - s for _, s, e in cap.annotations) / (1000 * US)
-    return {"turns": turns, "fetch_ms": inside, "gpu": H100.name if gpu_plane else "", "path": str(path)}
+    return {"turns": turns, "fetch_ms": inside, "gpu": gpu.name if gpu_plane else "", "path": str(path)}
 
 
 #: A start-up window's CUDA driver calls, as XLA's GPU tracer records them on the calling thread (name, us): the

@@ -153,6 +153,8 @@ TERMS = {
     "tc_kernel_names": "an MFMA kernel (Tensile `Cijk_..._MI...`, Composable Kernel `xdl`, MIOpen `gtcx`)",
     "allocator_calls": "hipMalloc / hipFree",
     "runtime": "HIP",
+    #: the tracer a profiler records this runtime's calls and the GPU's work through (PyTorch's Kineto, XLA's)
+    "gpu_tracer": "roctracer",
     "context_creation": "the HIP runtime's start-up",
     # ROCm's PyTorch is its own build (pytorch.org's ``rocm`` wheels), traced by roctracer / rocprofiler-sdk, and
     # rocprofv3 records a Python program's HIP calls, kernels and roctx ranges (``torch.cuda.nvtx`` writes roctx)

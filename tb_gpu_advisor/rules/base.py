@@ -306,8 +306,8 @@ def capture_vendor(m: HostMetrics) -> str | None:
     said = m.memory.vendor or (kind.runtime_vendor if kind is not None else "") or (backend.VENDOR if backend else "")
     if any(names) or (names and not said):
         return devices.vendor_of(names).VENDOR
-    if not said and kind is not None and kind.gpu_seen:  # no GPU work: the GPUs the program saw, where a vendor names them
-        said = devices.vendor_claimed(re.sub(r"^\d+ x ", "", n) for n in kind.gpu_seen.split(", ")) or ""
+    if not said and m.job is not None and m.job.gpus_listed:  # no GPU work recorded: the GPUs the process listed
+        said = devices.vendor_claimed(re.sub(r"^\d+ x ", "", n) for n in m.job.gpus_listed.split(", ")) or ""
     return said or None
 
 

@@ -61,3 +61,40 @@ def test_a_gpu_no_vendor_names_is_claimed_by_none() -> None:
     assert devices.vendor_claimed(["NVIDIA H100 80GB HBM3"]) == "NVIDIA"
     assert devices.vendor_claimed(["GPU"]) is None
     assert devices.vendor_claimed(["NVIDIA A100-SXM4-40GB", "AMD GPU"]) is None
+
+
+# --- ROCm's PyTorch profiled with ``activities=[ProfilerActivity.CPU]`` on an MI300X: no call, kernel or copy, the
+# header's ``deviceProperties`` listing the AMD GPU.  Main: "The capture recorded no CUDA activity", "holds no CUDA
+# call", "its GPU tracer (CUPTI) recorded nothing", "use a PyTorch build made for the installed driver's CUDA, or record
+# the same steps with Nsight Systems" -- ROCm's PyTorch records HIP through roctracer under the same
+# ``ProfilerActivity.CUDA`` (pytorch/kineto ``RocprofActivity_inl.h``), and rocprofv3 is its system profiler.
+
+
+def _kineto_cpu_only(tmp_path: Path, rocm: bool) -> tuple[dict, str]:
+    from synthetic import torchtrace as tt
+
+    run = tmp_path / ("rocm" if rocm else "cuda")
+    run.mkdir()
+    truth = tt.write_cuda_activity_off(str(run / "node0_4500.1.pt.trace.json"), rocm=rocm)
+    assert not truth["cuda_recorded"]
+    rep = _report(run)
+    (f,) = [f for f in rep["findings"] if f["rule"] == "capture_quality"]
+    (host,) = rep["hosts"]
+    text = " ".join([f["title"], f["summary"], host["job"]["kind_evidence"]]
+                    + [a["text"] + " " + (a["snippet"] or "") for a in f["actions"]])
+    return f, text
+
+
+def test_rocms_pytorch_without_gpu_activity_is_told_in_rocms_words(tmp_path: Path) -> None:
+    f, text = _kineto_cpu_only(tmp_path, rocm=True)
+    assert f["title"] == "The capture recorded no HIP activity: the GPU's work is not in it", f["title"]
+    assert "holds no HIP call, kernel or copy" in text and "(roctracer)" in text and "rocprofv3" in text
+    assert "ProfilerActivity.CUDA" in text  # PyTorch's own enum, the same on ROCm
+    for cuda_only in ("CUPTI", "Nsight", "CUDA call", "CUDA activity", "CUDA runtime", "driver's CUDA"):
+        assert cuda_only not in text, cuda_only
+
+
+def test_control_cudas_pytorch_without_gpu_activity_keeps_cudas_words(tmp_path: Path) -> None:
+    f, text = _kineto_cpu_only(tmp_path, rocm=False)
+    assert f["title"] == "The capture recorded no CUDA activity: the GPU's work is not in it"
+    assert "(CUPTI)" in text and "Nsight Systems" in text and "roctracer" not in text

@@ -1212,15 +1212,17 @@ JAX_SCENARIOS: dict[str, Callable[..., JaxScenario]] = {
 
 
 def write_host_only_window(logdir: str | Path, run: str, gpu_plane: bool = True, fetch: str | None = "load_batch",
-                           turns: int = 5, fetch_us: float = 3000.0, other_us: float = 500.0) -> dict:
+                           turns: int = 5, fetch_us: float = 3000.0, other_us: float = 500.0, gpu: Gpu = H100,
+                           rocm: bool = False) -> dict:
     """``jax.profiler.trace`` around host-only code: ``turns`` turns of a loop that runs no jitted call, each
     ``fetch_us`` inside ``jax.profiler.TraceAnnotation(fetch)`` (``fetch`` None: inside
     ``StepTraceAnnotation('train')`` -- a loop of steps whose work stays on the host) then ``other_us`` of untraced
-    Python.  ``gpu_plane``: the capture holds the H100's ``/device:GPU:0`` plane with its device stats and no line (the
-    CUDA plugin's tracer saw the GPU; nothing ran on it); False: no GPU plane, as JAX's CPU backend writes it.
+    Python.  ``gpu_plane``: the capture holds ``gpu``'s ``/device:GPU:0`` plane (an H100's; ``rocm``: an AMD GPU's,
+    its vendor stat ROCm's) with its device stats and no line (the GPU plugin's tracer saw the GPU; nothing ran on
+    it); False: no GPU plane, as JAX's CPU backend writes it.
     Returns the truth by construction: the turns, the ms inside the fetch ranges (0 where ``fetch`` is None) and the
     GPU the plane lists ("" without one)."""
-    cap = JaxCapture(seed=11)
+    cap = JaxCapture(gpu=gpu, seed=11, rocm=rocm)
     for i in range(turns):
         if fetch is None:
             start = cap.t
@@ -1236,7 +1238,31 @@ def write_host_only_window(logdir: str | Path, run: str, gpu_plane: bool = True,
     path = Path(logdir) / run / "plugins" / "profile" / SESSION / f"{space.hostname}.xplane.pb"
     space.write(path)
     inside = sum(e - s for _, s, e in cap.annotations) / (1000 * US)
-    return {"turns": turns, "fetch_ms": inside, "gpu": H100.name if gpu_plane else "", "path": str(path)}
+    return {"turns": turns, "fetch_ms": inside, "gpu": gpu.name if gpu_plane else "", "path": str(path)}
+
+
+#: A start-up window's CUDA driver calls, as XLA's GPU tracer records them on the calling thread (name, us): the
+#: driver's initialisation, the primary context's creation (the long one), a buffer, a stream, a memset of it
+STARTUP_CALLS = (("cuInit", 50.0), ("cuDevicePrimaryCtxRetain", 90_000.0), ("cuMemAlloc_v2", 400.0),
+                 ("cuStreamCreate", 30.0), ("cuMemsetD8Async", 10.0))
+
+
+def write_startup_window(logdir: str | Path, run: str, gap_us: float = 100.0) -> dict:
+    """``jax.profiler.trace`` stopped before the first jitted call ran: the window holds the CUDA driver's start-up
+    calls (:data:`STARTUP_CALLS`, ``gap_us`` of Python after each) on the Python thread, the H100's plane with no
+    line, no kernel, copy or module.  Truth by construction: the calls, the context's creation in
+    ``cuDevicePrimaryCtxRetain``, no GPU work -- a window that ended in start-up, CUDA tracing on."""
+    cap = JaxCapture(seed=11)
+    for name, us in STARTUP_CALLS:
+        start = cap.t
+        cap.host_work(us)
+        cap.python.add(name, start, cap.t - start)
+        cap.host_work(gap_us)
+    space = cap.finish()
+    path = Path(logdir) / run / "plugins" / "profile" / SESSION / f"{space.hostname}.xplane.pb"
+    space.write(path)
+    return {"calls": len(STARTUP_CALLS), "context_call": "cuDevicePrimaryCtxRetain", "path": str(path),
+            "gpu": H100.name}
 
 
 def write_copy_loop_window(logdir: str | Path, run: str = "copy_loop", turns: int = 8, mb: int = 64,

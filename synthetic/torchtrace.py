@@ -3573,14 +3573,15 @@ def write_unrecorded_gpu_steps(path: str, steps: int = 3, final_mark_us: float |
 
 
 def write_cuda_activity_off(path: str, steps: int = 8, layers: int = 3, gemm_us: float = 300.0,
-                            cuda: bool = False) -> dict[str, Any]:
+                            cuda: bool = False, rocm: bool = False) -> dict[str, Any]:
     """A ``torch.profiler`` trace of ``steps`` ``ProfilerStep#N`` training steps of a small fp32 MLP on a GPU
     (:func:`_mlp_fp32`: ``layers`` GEMMs of ``gemm_us`` forward, two each backward, an SGD step), each ending in
     ``loss.item()``, profiled with ``activities=[ProfilerActivity.CPU]``: the host's ops are recorded -- the
     ``.item()`` still waits for the GPU's queue -- and no CUDA call, kernel, copy or launch arrow, while the header
     keeps ``deviceProperties`` (Kineto writes it whatever the activities).  ``cuda`` True: the same steps with
-    ``ProfilerActivity.CUDA`` too (the control).  Truth by construction: the GPU's work per step (ms), the steps, and
-    whether CUDA activity was recorded."""
+    ``ProfilerActivity.CUDA`` too (the control).  ``rocm``: the job on ROCm's PyTorch and an MI300X (:func:`as_rocm`:
+    its header lists the AMD GPU, roctracer's and HIP's versions).  Truth by construction: the GPU's work per step
+    (ms), the steps, and whether CUDA activity was recorded."""
     r = Rank(rank=0, pid=4500, device=0)
 
     def body(rr: Rank) -> None:
@@ -3592,9 +3593,10 @@ def write_cuda_activity_off(path: str, steps: int = 8, layers: int = 3, gemm_us:
     if not cuda:  # what the CPU activity alone records: the ops, not the runtime's calls or the GPU's work
         r.host = [e for e in r.host if e["cat"] not in ("cuda_runtime", "cuda_driver")]
         r.gpu, r.flows = [], []
-    write_doc(path, trace_doc(r, 1))
+    doc = trace_doc(r, 1)
+    write_doc(path, as_rocm(doc) if rocm else doc)
     return {"steps": steps, "gpu_ms_per_step": (3 * layers * gemm_us + 2.0 * layers + 3.0) / 1000.0,
-            "cuda_recorded": cuda}
+            "cuda_recorded": cuda, "gpu": MI300X["name"] if rocm else ""}
 
 
 #: The loader of :func:`write_exposed_pinned_upload`: batches made in worker processes, handed over in ``__next__``.

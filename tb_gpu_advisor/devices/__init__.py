@@ -278,6 +278,16 @@ def vendor_of(gpu_names: list[str]):  # noqa: ANN201 - a vendor module
     return found.pop() if len(found) == 1 else nvidia
 
 
+def vendor_claimed(gpu_names: Iterable[str]) -> str | None:
+    """The ``VENDOR`` whose own device names claim every one of ``gpu_names`` (a vendor's ``is_device``), None where
+    one is claimed by none (a capture's bare "GPU") or they are of several vendors: unlike :func:`vendor_of`, no
+    default.  Why: a window whose GPUs ran nothing still lists the GPUs the program saw, and their vendor is the one
+    the fixes' words and code are in -- a JAX capture on an MI300X whose steps stayed on the host was told to look for
+    ``CudaDevice`` in ``jax.devices()`` (h37-window62)."""
+    found = {next((v.VENDOR for v in VENDORS if v.is_device(n)), None) for n in gpu_names}
+    return found.pop() if len(found) == 1 else None
+
+
 #: The ``VENDOR`` of a device whose build the capture does not name (:mod:`devices.unnamed`).
 UNNAMED = unnamed.VENDOR
 

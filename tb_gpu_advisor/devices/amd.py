@@ -153,6 +153,8 @@ TERMS = {
     "tc_kernel_names": "an MFMA kernel (Tensile `Cijk_..._MI...`, Composable Kernel `xdl`, MIOpen `gtcx`)",
     "allocator_calls": "hipMalloc / hipFree",
     "runtime": "HIP",
+    #: the tracer a profiler records this runtime's calls and the GPU's work through (PyTorch's Kineto, XLA's)
+    "gpu_tracer": "roctracer",
     "context_creation": "the HIP runtime's start-up",
     # ROCm's PyTorch is its own build (pytorch.org's ``rocm`` wheels), traced by roctracer / rocprofiler-sdk, and
     # rocprofv3 records a Python program's HIP calls, kernels and roctx ranges (``torch.cuda.nvtx`` writes roctx)
@@ -613,12 +615,20 @@ def words(text: str) -> str:
     return _SAME_ALTERNATIVES.sub(r"\1", replace_each(text, WORDS))
 
 
+#: The device objects' names a framework prints on ROCm for CUDA's: JAX's ROCm plugin's devices are
+#: ``RocmDevice(id=0)`` where CUDA's are ``CudaDevice(id=0)`` (``print(jax.devices())``; ROCm's JAX install guide and
+#: jax-ml/jax's ``device_test.py`` ROCm branches).  A JAX capture on an MI300X whose steps stayed on the host was told
+#: to look for ``CudaDevice`` in ``jax.devices()`` (h37-window62).
+DEVICES = (("CudaDevice", "RocmDevice"),)
+
+
 def code(snippet: str) -> str:
     """A snippet written for CUDA, for ROCm: a native program's runtime calls in HIP's names (:data:`CALLS`:
-    ``cudaHostAlloc(&h_buf, ...)`` -> ``hipHostMalloc(&h_buf, ...)``); PyTorch's device stays ``cuda`` there.  Why: the
-    prose of a HIP program's fixes was put in HIP's calls and their code was not, so one fix said ``hipHostMalloc``
-    above ``cudaHostAlloc(&h_buf, max_bytes, cudaHostAllocDefault)`` (h37-review33 *Left* 5)."""
-    return replace_each(snippet, CALLS)
+    ``cudaHostAlloc(&h_buf, ...)`` -> ``hipHostMalloc(&h_buf, ...)``), a framework's device objects as it prints them
+    there (:data:`DEVICES`); PyTorch's device stays ``cuda`` there.  Why: the prose of a HIP program's fixes was put in
+    HIP's calls and their code was not, so one fix said ``hipHostMalloc`` above ``cudaHostAlloc(&h_buf, max_bytes,
+    cudaHostAllocDefault)`` (h37-review33 *Left* 5)."""
+    return replace_each(replace_each(snippet, CALLS), DEVICES)
 
 
 #: Per-direction GPU<->GPU bandwidth over AMD Infinity Fabric (xGMI), per GPU, by GFX architecture.

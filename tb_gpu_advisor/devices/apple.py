@@ -83,6 +83,8 @@ TERMS = {
     "tc_kernel_names": "an MPS matrix kernel",
     "allocator_calls": "the MPS allocator's heap allocations",
     "runtime": "Metal",
+    #: the tracer a profiler records this runtime's calls and the GPU's work through: none named here
+    "gpu_tracer": "",
     "context_creation": "the MPS backend's start-up",
     "torch_build": "a PyTorch build for macOS on Apple Silicon",
     "system_profiler": "Xcode Instruments (Metal System Trace)",

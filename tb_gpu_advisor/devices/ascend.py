@@ -63,6 +63,8 @@ TERMS = {
     "tc_kernel_names": "a Cube-unit operator of CANN (MatMul, Conv2D)",
     "allocator_calls": "aclrtMalloc / aclrtFree",
     "runtime": "CANN runtime",
+    #: the tracer a profiler records this runtime's calls and the GPU's work through: none named here
+    "gpu_tracer": "",
     "context_creation": "the CANN runtime's start-up",
     "torch_build": "a torch_npu build made for the installed CANN",
     "system_profiler": "the Ascend PyTorch Profiler (torch_npu.profiler)",

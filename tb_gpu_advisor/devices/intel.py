@@ -67,6 +67,8 @@ TERMS = {
     "tc_kernel_names": "an XMX (DPAS) kernel of oneDNN or oneMKL",
     "allocator_calls": "sycl::malloc_device / sycl::free",
     "runtime": "SYCL runtime",
+    #: the tracer a profiler records this runtime's calls and the GPU's work through (PyTorch's Kineto, XLA's)
+    "gpu_tracer": "Intel's PTI (Kineto's xpupti plugin)",
     "context_creation": "the SYCL runtime's start-up",
     "torch_build": "a PyTorch XPU build made for the installed Intel GPU driver",
     "system_profiler": "Intel VTune Profiler",

@@ -44,6 +44,8 @@ TERMS = {
     "tc_kernel_names": "an h884/h1688/s16816/xmma-style Tensor Core kernel",
     "allocator_calls": "cudaMalloc / cudaFree",
     "runtime": "CUDA",
+    #: the tracer a profiler records this runtime's calls and the GPU's work through (PyTorch's Kineto, XLA's)
+    "gpu_tracer": "CUPTI",
     "context_creation": "the CUDA context's creation",
     # a profiler's capture advice for a PyTorch program (``formats.kineto.WINDOW_FIXES``): the build whose GPU tracer
     # records kernels, the whole-system profiler that records them when it does not (text, then its command), and

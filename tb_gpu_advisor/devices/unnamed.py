@@ -58,6 +58,8 @@ TERMS = {
     "tc_kernel_names": "a matrix-unit kernel of the vendor's library",
     "allocator_calls": "the runtime's malloc / free",
     "runtime": "device runtime",
+    #: the tracer a profiler records this runtime's calls and the GPU's work through: none named here
+    "gpu_tracer": "",
     "context_creation": "the device runtime's start-up",
     "torch_build": "a PyTorch build made for the installed device runtime",
     "system_profiler": "the vendor's system profiler",

@@ -225,9 +225,10 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
         kind = dataclasses.replace(kind, lost_cause=cause, lost_fix=trace.producer.get("unrecorded_fix", ""),
                                    unrecorded=trace.producer.get("unrecorded_activity", ""),
                                    capture_format=kind.capture_format or trace.format)
-    if kind.lost_gpu:
-        calls = (n for n in trace.h.names if devices.is_runtime_call(n))
-        kind = dataclasses.replace(kind, runtime_vendor=devices.vendor_of_calls(calls).VENDOR)
+    if kind.lost_gpu:  # whose runtime made the calls; with none, whose GPUs the process listed (h37-window62)
+        calls = [n for n in trace.h.names if devices.is_runtime_call(n)]
+        said = None if calls else _listed_vendor(trace)
+        kind = dataclasses.replace(kind, runtime_vendor=said or devices.vendor_of_calls(calls).VENDOR)
     if kind.lost_gpu and trace.problems:  # a file not read to its end: what is missing may be past the damage
         kind = dataclasses.replace(kind, damaged=trace.problems[0])
     elif kind.cpu_only and trace.problems:  # no GPU call in the part read is no proof the work ran on the CPU: the
@@ -270,9 +271,19 @@ def host_kind(trace: Trace, fw: Framework) -> tuple[str, str] | None:
     return None
 
 
-#: What a capture that lost its CUDA records says, where something else shows the job used the GPU.
-_CUDA_UNRECORDED = ("but the capture holds no CUDA call, kernel or copy: the job used the GPU, and its CUDA activity "
-                    "was not recorded")
+def _listed_vendor(trace: Trace) -> str | None:
+    """The ``VENDOR`` that names every GPU the profiled process listed (``Trace.producer["visible_gpus"]``), None where
+    it lists none or one no vendor names (``devices.vendor_claimed``)."""
+    listed = trace.producer.get("visible_gpus", "")
+    return devices.vendor_claimed(re.sub(r"^\d+ x ", "", n) for n in listed.split(", ")) if listed else None
+
+
+def _unrecorded(trace: Trace) -> str:
+    """What a capture that lost its GPU records says, where something else shows the job used the GPU: in the
+    runtime's word of the GPUs the process listed (HIP for ROCm's PyTorch on an MI300X), CUDA's where none names one."""
+    runtime = devices.vendor_called(_listed_vendor(trace)).TERMS["runtime"]
+    return (f"but the capture holds no {runtime} call, kernel or copy: the job used the GPU, and its {runtime} "
+            "activity was not recorded")
 
 
 def _work_kind(trace: Trace, fw: Framework) -> Kind:
@@ -439,13 +450,13 @@ def _lost_gpu_kind(trace: Trace, fw: Framework, names: list[str], launched: int,
                                       "no launch of one, was recorded)", lost_gpu=waited)
     created = _context_allocation(trace, fw)
     if created:  # a GPU's context was created: the work used the GPU, whose CUDA activity was not recorded
-        return Kind("unknown", "low", f"{created}, {_CUDA_UNRECORDED}", lost_gpu=created)
+        return Kind("unknown", "low", f"{created}, {_unrecorded(trace)}", lost_gpu=created)
     fast = _faster_than_a_cpu(trace)
     if fast:  # an op returned sooner than any CPU computes its FLOPs: it queued them on a GPU, unrecorded
-        return Kind("unknown", "low", f"{fast}: it queued its work on a GPU, {_CUDA_UNRECORDED}", lost_gpu=fast)
+        return Kind("unknown", "low", f"{fast}: it queued its work on a GPU, {_unrecorded(trace)}", lost_gpu=fast)
     read = _scalar_read_wait(trace, fw)
     if read:  # a scalar read waited milliseconds: on a device's queue, whose CUDA activity was not recorded
-        return Kind("unknown", "low", f"{read}, {_CUDA_UNRECORDED}", lost_gpu=read)
+        return Kind("unknown", "low", f"{read}, {_unrecorded(trace)}", lost_gpu=read)
     return None
 
 

@@ -293,9 +293,11 @@ def _vendor(m: HostMetrics):  # noqa: ANN202 - a vendor module
 def capture_vendor(m: HostMetrics) -> str | None:
     """The ``VENDOR`` the capture shows ran its GPU work (:func:`_vendor`'s order: the active GPUs' names, a
     snapshot's allocator frames, the runtime calls of a window that lost its GPU records, a backend the profiler does
-    not trace: PyTorch's ``mps`` is Apple's), None where it shows none
-    (a CPU-only capture, an accelerator no stage reads): the report's ``capture.vendor`` and the vendor every word
-    of the host's report is in, one answer for the findings, the legend and the tables."""
+    not trace: PyTorch's ``mps`` is Apple's), else the vendor naming every GPU the file lists (``Job.gpus_listed``:
+    a window whose GPUs ran nothing still lists them -- a JAX window on an MI300X was told ``CudaDevice``,
+    h37-window62), None where it shows none (a CPU-only capture listing no GPU, an accelerator no stage reads): the
+    report's ``capture.vendor`` and the vendor every word of the host's report is in, one answer for the findings,
+    the legend and the tables."""
     names = [g.name for g in m.gpus if g.active]
     kind = m.job.kind if m.job is not None else None
     if not names and kind is not None and kind.window == "copy_only":
@@ -306,6 +308,8 @@ def capture_vendor(m: HostMetrics) -> str | None:
     said = m.memory.vendor or (kind.runtime_vendor if kind is not None else "") or (backend.VENDOR if backend else "")
     if any(names) or (names and not said):
         return devices.vendor_of(names).VENDOR
+    if not said and m.job is not None and m.job.gpus_listed:  # no GPU work recorded: the GPUs the process listed
+        said = devices.vendor_claimed(re.sub(r"^\d+ x ", "", n) for n in m.job.gpus_listed.split(", ")) or ""
     return said or None
 
 

@@ -45,7 +45,7 @@ WINDOW_FIXES = {
     # profiler was not asked to record the GPU's side, or CUPTI recorded none of it -- nothing was lost on the way, and
     # waiting for the GPU records nothing
     "cuda_unrecorded": (("Record the GPU's side: put ProfilerActivity.CUDA among the profiler's activities -- with the "
-                         "CPU's alone torch.profiler records the host's ops and no CUDA call, kernel or copy. Where it "
+                         "CPU's alone torch.profiler records the host's ops and no {runtime} call, kernel or copy. Where it "
                          "is there already, the GPU tracer recorded nothing: read the profiler's warnings, use "
                          "{torch_build}, or record the same steps with {system_profiler}.",
                          "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],"

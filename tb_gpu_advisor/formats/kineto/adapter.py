@@ -557,14 +557,20 @@ def _cuda_unrecorded(kt: KinetoTrace) -> dict[str, str]:
     if _cat_mask(kt, gpu_side).any() or not _cat_mask(kt, ("cpu_op", "Operator")).any():
         return {}
     seen = _visible_gpus(kt.meta.get("deviceProperties"))
-    versions = _cuda_versions(kt.meta)
-    return {"unrecorded_cause": ("the trace, as torch.profiler wrote it, holds no CUDA call, kernel or copy at all -- "
-                                 "only the host's ops"
+    # the runtime and tracer of the GPUs the header lists (ROCm's PyTorch lists its AMD GPUs there and traces HIP
+    # through roctracer under the same ProfilerActivity.CUDA), CUDA's where it lists none a vendor names
+    vendor = devices.vendor_called(devices.vendor_claimed(re.sub(r"^\d+ x ", "", n) for n in seen.split(", "))
+                                   if seen else None)
+    runtime, tracer = vendor.TERMS["runtime"], vendor.TERMS["gpu_tracer"]
+    versions = _cuda_versions(kt.meta) if vendor is devices.nvidia else ""
+    return {"unrecorded_cause": (f"the trace, as torch.profiler wrote it, holds no {runtime} call, kernel or copy at "
+                                 "all -- only the host's ops"
                                  + (f", though its header lists the GPUs the process could use ({seen})" if seen else "")
-                                 + ": ProfilerActivity.CUDA was not among the profiler's activities, or its GPU tracer "
-                                 f"(CUPTI) recorded nothing{f' ({versions})' if versions else ''} -- a tracer that "
+                                 + ": ProfilerActivity.CUDA was not among the profiler's activities, or its GPU tracer"
+                                 f"{f' ({tracer})' if tracer else ''} recorded nothing"
+                                 f"{f' ({versions})' if versions else ''} -- a tracer that "
                                  "dropped its records keeps their launches, and this trace holds none"),
-            "unrecorded_fix": "cuda_unrecorded", "unrecorded_activity": "CUDA"}
+            "unrecorded_fix": "cuda_unrecorded", "unrecorded_activity": runtime}
 
 
 def _cuda_versions(meta: dict) -> str:

@@ -9,7 +9,6 @@ tree lists other folders or another order.
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from pathlib import Path
 
@@ -27,24 +26,12 @@ def _module(path: Path) -> str:
     return ".".join(path.relative_to(ROOT).with_suffix("").parts)
 
 
-@functools.cache
-def _parsed(path: Path, stamp: tuple[int, int]) -> ast.Module:
-    """``path`` parsed, once per test process and version of the file (``stamp``: its mtime and size): the package's
-    modules were parsed again by each test below (four walks of every module)."""
-    return ast.parse(path.read_text())
-
-
-def _tree(path: Path) -> ast.Module:
-    st = path.stat()
-    return _parsed(path, (st.st_mtime_ns, st.st_size))
-
-
 def imports(path: Path) -> set[str]:
     """Absolute names of every module imported by ``path`` (anywhere in the file, relative imports resolved)."""
     mod = _module(path)
     pkg = mod.split(".")[:-1]
     out = set()
-    for node in ast.walk(_tree(path)):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -114,7 +101,7 @@ BEHIND_THE_FACADE = ("tb_gpu_advisor.discover", "tb_gpu_advisor.runtime.session"
 def _alias_imports(path: Path) -> list[str]:
     """``import ... as X`` / ``from ... import Y as X`` where the alias hides which module it is (old names kept)."""
     out = []
-    for node in ast.walk(_tree(path)):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for a in node.names:
                 if a.asname in ("analysis", "discovery"):

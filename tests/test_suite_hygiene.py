@@ -6,17 +6,13 @@ Static checks over ``tests/*.py``; cheap, so the patterns do not come back.
 from __future__ import annotations
 
 import ast
-import functools
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 MODULES = sorted(p for p in TESTS.rglob("*.py") if "fixtures" not in p.parts)
 
 
-@functools.cache
 def _tree(path: Path) -> ast.Module:
-    """``path`` parsed once per test process (the tests below only read the trees): each of six checks parsed every
-    test module again."""
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 

@@ -12,31 +12,39 @@ import pytest
 
 #: the number of this process's next test's report cache folder (``_private_report_cache``)
 _CACHES = itertools.count()
-
-
-@pytest.fixture(scope="session")
-def _report_caches(tmp_path_factory):
-    """The one folder of this process that holds every test's own report cache folder."""
-    return tmp_path_factory.mktemp("report-caches")
+#: this process's one folder of every test's own report cache folder (set by ``_report_store``, the session's)
+_CACHE_ROOT: list[str] = []
+_CACHE_VAR = "TB_GPU_ADVISOR_CACHE_DIR"
 
 
 @pytest.fixture(autouse=True)
-def _private_report_cache(_report_caches, monkeypatch):
-    """A new empty folder per test, numbered in this process's one folder: ``tmp_path_factory.mktemp`` per test
-    listed the run's whole temporary root each time to number it, a cost that grew with every test run before
-    (10,000 tests: tens of seconds of each worker's time), and each test's ``tmp_path`` listed those folders too."""
-    folder = _report_caches / str(next(_CACHES))
-    folder.mkdir()
-    monkeypatch.setenv("TB_GPU_ADVISOR_CACHE_DIR", str(folder))
+def _private_report_cache():
+    """A new empty folder per test, numbered in this process's one folder, as the test's report cache: only named
+    here (the cache makes its folder when it first stores, as for a user without ``~/.cache/tb-gpu-advisor``).
+
+    Every test pays this fixture, so it is kept to the variable and a counter (10,000 tests: every millisecond here is
+    ten seconds of CPU): no ``monkeypatch`` or other fixture (their set-up and undo cost ~0.3 ms a test) and no
+    ``mkdir`` per test.  It was ``tmp_path_factory.mktemp`` per test before, which listed the run's whole temporary
+    root each time to number it (a cost that grew with every test run before) and made each test's ``tmp_path`` list
+    those folders too.  The value before the test (the run's own, or unset) comes back after it, as before."""
+    before = os.environ.get(_CACHE_VAR)
+    os.environ[_CACHE_VAR] = f"{_CACHE_ROOT[0]}/{next(_CACHES)}"
+    yield
+    if before is None:
+        os.environ.pop(_CACHE_VAR, None)
+    else:
+        os.environ[_CACHE_VAR] = before
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _report_store(tmp_path_factory):
     """The folder where the sessions of kept captures are analysed once for the whole run
     (``tests/support/report_store.py``): the run's temporary root, which every pytest-xdist worker of the run shares
-    (each worker's own root is a folder of it)."""
+    (each worker's own root is a folder of it).  Also names this process's folder of the tests' own report caches
+    (``_private_report_cache``)."""
     from tests.support import report_store
 
+    _CACHE_ROOT[:] = [str(tmp_path_factory.mktemp("report-caches"))]
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         root = root.parent

@@ -18,6 +18,7 @@ dark and light toggle, the empty state and the computing state.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -46,9 +47,11 @@ CPU_ONLY_RUNS = ("real_tf_cpu_custom", "real_tf_cpu_keras/train")
 HOW_TO_INSTALL = "apt-get install -y chromium chromium-driver && pip install playwright (never `playwright install`)"
 
 try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 except ImportError:  # pragma: no cover - depends on the machine
     sync_playwright = None
+    PlaywrightTimeout = TimeoutError
 
 _MISSING = (
     f"playwright missing: {HOW_TO_INSTALL}" if sync_playwright is None
@@ -533,7 +536,9 @@ def test_trace_viewer_link_opens_stock_profile_tab(tensorboard_url, page, shots)
     data_q = parse_qs(urlparse(resp.value.url).query)
     assert data_q["run"] == ["launch_bound/2026_01_01_00_00_00"] and data_q["host"] == ["worker0"], resp.value.url
     assert resp.value.status == 200
-    page.wait_for_timeout(3000)
+    # for the screenshot only: the Profile tab's fetches done, at most 3 s (was a fixed 3 s sleep)
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_load_state("networkidle", timeout=3000)
     page.screenshot(path=os.path.join(shots, "profile_tab_from_link.png"))
 
 
@@ -545,9 +550,13 @@ def test_windowed_trace_link_loads_trace_viewer(tensorboard_url, page, shots):
     with page.expect_response(lambda r: "/data/plugin/profile/data" in r.url and "trace_viewer" in r.url, timeout=60000) as resp:
         link.click()
     assert resp.value.status == 200
-    page.wait_for_timeout(4000)
+    # the viewer has built its model of the trace (was a fixed 4 s sleep before the screenshot)
+    page.wait_for_function(_VIEWER_LOADED, timeout=60000)
     page.screenshot(path=os.path.join(shots, "trace_viewer_window.png"))
 
+
+#: The stock viewer (``trace_viewer_index.html``) holds its model of the loaded trace.
+_VIEWER_LOADED = "() => { const el = document.querySelector('tf-trace-viewer'); return !!(el && el._traceViewer && el._traceViewer.model); }"
 
 #: The stock viewer's own state after a windowed link opened it: its viewport (ms) and, in its loaded model, every
 #: slice named for a step ("train 3" on the host thread and on the GPU's derived Steps line, or "3").

@@ -1,37 +1,25 @@
 """Stat pruning must not change any report: the XPlane adapter reads only its USED_STATS."""
 
-import dataclasses
-import json
-import os
 from pathlib import Path
 
 import pytest
 
-from tb_gpu_advisor.discover.logdir import HostFile
-from tb_gpu_advisor.formats.xplane.adapter import USED_STATS
 from tb_gpu_advisor.formats.xplane.reader import read_timeline
-from tb_gpu_advisor.runtime import pipeline
 from tests.support.paths import REPO
-from tests.support.profile_files import V100_CAPTURE, every_capture
+from tests.support.profile_files import V100_CAPTURE, every_capture, host_report_json, users_host_report_json
 
 ROOT = REPO
 V100 = Path(V100_CAPTURE).resolve()
 
 
-def _report(path: Path, monkeypatch, keep) -> str:
-    """analyze_host's report as JSON, with the reader forced to ``keep`` (None: every stat)."""
-    import tb_gpu_advisor.formats.xplane.adapter as adapter
-
-    monkeypatch.setattr(adapter, "read_timeline", lambda p, **_: read_timeline(p, keep_stats=keep))
-    report = pipeline.analyze_host(HostFile("h", str(path), os.path.getsize(path), 0))
-    return json.dumps(dataclasses.asdict(report), sort_keys=True, default=lambda o: o.item() if hasattr(o, "item") else str(o))
-
-
-def test_reports_identical_with_and_without_pruning(tmp_path, monkeypatch):
+def test_reports_identical_with_and_without_pruning(tmp_path):
+    """Each capture's host report as users get it (``USED_STATS`` kept, read as the adapter reads: computed once per
+    test run, ``profile_files.users_host_report_json``, which the release test compares with too) equals the one read
+    with every stat."""
     files = every_capture(tmp_path)
     assert len(files) >= 20
     for path in files:
-        assert _report(path, monkeypatch, USED_STATS) == _report(path, monkeypatch, None), path
+        assert users_host_report_json(path) == host_report_json(path, None, release=True), path
 
 
 def test_pruned_timeline_keeps_only_used_stats_but_all_names():

@@ -6,9 +6,6 @@ column, or a stat read after the release, would change a report only on the path
 is analysed both ways and the reports compared whole.
 """
 
-import dataclasses
-import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -16,32 +13,22 @@ import pytest
 
 from synthetic.builder import SpaceBuilder
 from tb_gpu_advisor.formats.xplane.adapter import USED_STATS, to_trace
-from tb_gpu_advisor.formats.xplane.reader import parse_timeline, read_timeline
-from tb_gpu_advisor.runtime import pipeline
-from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tb_gpu_advisor.formats.xplane.reader import parse_timeline
 from tests.support.paths import REPO
-from tests.support.profile_files import V100_CAPTURE, every_capture
+from tests.support.profile_files import V100_CAPTURE, every_capture, host_report_json, users_host_report_json
 
 ROOT = REPO
 V100 = Path(V100_CAPTURE).resolve()
 
 
-def _report(path: Path, release: bool) -> tuple[str, object]:
-    """The host report as JSON (and the metrics' memory section), computed with or without the release."""
-    tl = read_timeline(str(path), keep_stats=USED_STATS)
-    m = host_metrics(to_trace(tl, release=release), None, release=release)
-    m.host = "h"
-    rep = pipeline.host_report(m, os.path.getsize(path))
-    text = json.dumps(dataclasses.asdict(rep), sort_keys=True, default=lambda o: o.item() if hasattr(o, "item") else str(o))
-    return text, m.memory
-
-
 def test_reports_identical_with_and_without_release(tmp_path):
+    """The released report is the one users get (computed once per test run, ``profile_files.users_host_report_json``,
+    which the stat-pruning test compares with too); the kept one reads the same stats without the release."""
     files = every_capture(tmp_path)
     assert len(files) >= 20
     for path in files:
-        released, _ = _report(path, True)
-        kept, _ = _report(path, False)
+        released = users_host_report_json(path)
+        kept = host_report_json(path, USED_STATS, release=False)
         assert released == kept, path
 
 

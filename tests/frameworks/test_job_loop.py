@@ -20,13 +20,14 @@ from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 PER_RANK = "one trace per rank"
 TRAINING = "train_step("
 
 
 def _report(run: str) -> Report:
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
+    (s,) = [s for s in wild_sessions() if s.run == run]
     return session_report(s)
 
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.nsys import reader as nsys_reader
 from tests.support.cli_report import first_report
 from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 RUN = "counted_steps_rtx3090_solver"
 #: The same repository's ``report2.sqlite`` (``build/test1 100``; 2.1 MB, too large to keep: local only).
@@ -30,7 +30,7 @@ N100 = Path(os.environ.get("TB_GPU_ADVISOR_CESTWC_N100") or "/work/wild58/nsys58
 
 
 def _report() -> dict:
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == RUN]
+    (s,) = [s for s in wild_sessions() if s.run == RUN]
     return session_report(s).to_dict()
 
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tb_gpu_advisor.discover.logdir import discover
 from tests.support import kineto_doc
-from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 
 def _wild(run: str) -> dict:
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
+    (s,) = [s for s in wild_sessions() if s.run == run]
     return session_report(s).to_dict()
 
 

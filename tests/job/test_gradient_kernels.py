@@ -13,9 +13,8 @@ from functools import cache
 import pytest
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.discover.logdir import discover
-from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 GRADIENTS = [
     "void at::native::batch_norm_backward_kernel<c10::BFloat16, c10::BFloat16, float, int>(at::GenericPackedTensorAccessor)",
@@ -58,7 +57,7 @@ def test_forward_and_data_gradient_kernels_are_no_evidence_of_training(name):
 
 @cache
 def _job(run: str) -> dict:
-    s = next(s for s in discover(str(FIXTURES / "wild")) if s.run == run)
+    s = next(s for s in wild_sessions() if s.run == run)
     return session_report(s).to_dict()["hosts"][0]["job"]
 
 

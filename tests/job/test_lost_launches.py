@@ -20,16 +20,16 @@ import sqlite3
 
 from synthetic import jaxcapture, nsysexport as nx
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.nsys import reader as nsys_reader
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.cli_report import first_report
 from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 
 def _wild(run: str) -> dict:
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
+    (s,) = [s for s in wild_sessions() if s.run == run]
     return session_report(s).to_dict()
 
 

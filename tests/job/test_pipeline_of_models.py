@@ -18,11 +18,10 @@ from __future__ import annotations
 import json
 from functools import cache
 
-from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import pytorch
 from tests.support import kineto_doc
-from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 GPU = {"ph": "X", "pid": 0, "tid": 7}
 HOST = {"ph": "X", "pid": 1, "tid": 1}
@@ -31,7 +30,7 @@ CALL = "torch/nn/modules/module.py(1779): _call_impl"
 
 @cache
 def _wild(run: str) -> dict:
-    s = [s for s in discover(str(FIXTURES / "wild")) if s.run == run][0]
+    s = [s for s in wild_sessions() if s.run == run][0]
     return session_report(s).to_dict()
 
 

@@ -29,11 +29,11 @@ import numpy as np
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.nsys import reader as nsys_reader
 from tests.support.cli_report import first_report
 from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 RUN = "managed_flag_rtx3090_solver"
 #: cestwc's ``report16.sqlite`` (``build/test1 100``; 1.8 MB: local only) and ``report17.sqlite`` (local only).
@@ -44,7 +44,7 @@ R17 = N100.with_name("report17.sqlite")
 def test_a_solver_reading_its_flag_from_managed_memory_reads_its_seven_steps():
     """7 turns found (5 analysed: the first and last dropped by the stock tool's rule), each within 15% of the
     program's own 7.45728 ms / 7; the cold start stays first.  On main: one pass of 7.76 ms."""
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == RUN]
+    (s,) = [s for s in wild_sessions() if s.run == RUN]
     rep = session_report(s).to_dict()
     host = rep["hosts"][0]
     assert host["steps"]["found"] == 7 and host["steps"]["count"] == 5

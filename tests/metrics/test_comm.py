@@ -4,6 +4,8 @@ ranks (``tests/fixtures/wild/PROVENANCE.md``) and on generated DDP ranks whose t
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,8 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.kineto import adapter as kineto_adapter
 from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
 from tests.support.paths import FIXTURES
+from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 #: Real kernel and op names, and the collective each is (None: the name does not say).
 NAMES = [
@@ -36,9 +40,17 @@ def test_collective_types_by_name(name, typ):
     assert devices.collective_type(name) == typ
 
 
+@functools.cache
 def _dlrm():
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == "dlrm_v100"]
+    """The real DLRM session, discovered once per process (the walk of every wild fixture took ~1 s, and five tests
+    asked for it); its report is :func:`_dlrm_report`'s."""
+    (s,) = [s for s in wild_sessions() if s.run == "dlrm_v100"]
     return s
+
+
+def _dlrm_report() -> dict:
+    """The DLRM session's report, analysed once per test run (``report_store.session_report``; two tests read it)."""
+    return session_report(_dlrm()).to_dict()
 
 
 def test_dlrm_collectives_are_typed_and_exposed_time_agrees_with_the_breakdown():
@@ -62,8 +74,7 @@ def test_dlrm_all_to_all_wait_is_named_and_laid_at_the_rank_that_enters_last():
     transfer (too little to fire).  Issue #27 item 2: rank 7 is only 1.13 ms ahead of the median rank, so balancing it
     saves at most that, not the others' whole 4.6 ms extra wait; the rest is the all-to-all itself, and one aligned step
     is weak evidence (a warning of low confidence)."""
-    s = _dlrm()
-    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    rep = _dlrm_report()
     rules = [f["rule"] for f in rep["findings"]]
     (f,) = [f for f in rep["findings"] if f["rule"] == "rank_straggler"]
     assert "comm_exposed" not in rules
@@ -150,8 +161,7 @@ def test_record_param_comms_of_a_real_rank_gives_the_message():
 def test_ranks_are_named_by_the_rank_their_trace_says():
     """Real DLRM: each worker file's ``distributedInfo.rank`` becomes its GPU's rank, so the straggler is named as
     the job numbers it (rank 7), with where it ran."""
-    s = _dlrm()
-    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    rep = _dlrm_report()
     assert {h["gpus"][0]["rank"] for h in rep["hosts"]} == set(range(8))
     (f,) = [f for f in rep["findings"] if f["rule"] == "rank_straggler"]
     assert f["metric"]["detail"]["rank"] == "rank 7 (worker7_step_12/GPU7)"

@@ -24,8 +24,9 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.report.timeline import IDLE_CATEGORIES
 from tb_gpu_advisor.runtime.pipeline import analyze_session, host_timelines
 from tb_gpu_advisor.serve.mcp_server import summary_json
-from tests.support.paths import DEMO_LOGS, FIXTURES, SHARED_PROFILES
+from tests.support.paths import DEMO_LOGS, SHARED_PROFILES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 #: agreement to the row's rounding (StepRow values are rounded to 1e-6 ms; sums of a few hundred runs add that up)
 _TOL_MS = 2e-3
@@ -34,7 +35,7 @@ _TOL_MS = 2e-3
 def _sessions():
     out = [(s, "demo") for s in discover(str(DEMO_LOGS)) if s.run in {"input_bound", "launch_bound",
                                                                         "pytorch_ddp_straggler", "multi_host"}]
-    out += [(s, "wild") for s in discover(str(FIXTURES / "wild")) if s.run in {"torchrec_a100_stalls", "hta_v100"}]
+    out += [(s, "wild") for s in wild_sessions() if s.run in {"torchrec_a100_stalls", "hta_v100"}]
     fsdp = SHARED_PROFILES / "nsys"
     if fsdp.is_dir():
         out += [(s, "shared") for s in discover(str(fsdp)) if s.run == "h100_fsdp_window"]

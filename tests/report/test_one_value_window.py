@@ -25,13 +25,14 @@ from tb_gpu_advisor.model.schema import Report
 from tests.support.paths import FIXTURES
 from tests.support.properties import window_value_problems
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 VIT = FIXTURES / "wild" / "vit_a4000_avg_batch"
 
 
 @pytest.fixture(scope="module")
 def vit() -> Report:
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == "vit_a4000_avg_batch"]
+    (s,) = [s for s in wild_sessions() if s.run == "vit_a4000_avg_batch"]
     return session_report(s)
 
 

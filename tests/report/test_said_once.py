@@ -14,19 +14,18 @@ import copy
 
 import pytest
 
-from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
-from tests.support.paths import FIXTURES
 from tb_gpu_advisor.serve.mcp_server import capture_advice_text
 from tests.support.properties import (loop_once_problems, profiled_loops, report_violations, surface_loop_problems,
                                       surfaces_loop_problems, window_once_problems)
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 
 @pytest.fixture(scope="module")
 def vit() -> Report:
     """The kept ViT iteration's report (analysed once per test run: ``tests/support/report_store.py``)."""
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == "vit_a4000_avg_batch"]
+    (s,) = [s for s in wild_sessions() if s.run == "vit_a4000_avg_batch"]
     return session_report(s)
 
 
@@ -58,7 +57,7 @@ def test_the_held_works_window_is_named_as_its_finding(run):
     """The finding "The GPU holds work it was given, idle" says the host is not what the GPU waits for; its trace
     window read "waiting for unseen GPU work" (the host's wait, the other finding's words): it now names the GPU's
     hold."""
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
+    (s,) = [s for s in wild_sessions() if s.run == run]
     (h,) = session_report(s).hosts
     (held,) = [f for f in h.findings if f.title == "The GPU holds work it was given, idle"]
     assert held.windows and all(w.label.startswith("GPU holding launched work") for w in held.windows)
@@ -70,7 +69,7 @@ def test_a_cold_starts_capture_fix_loops_the_jobs_own_step(run, step):
     """A cold start's "Skip the first calls" looped ``run_one_step()  # a training step or a forward pass`` whatever the
     job, beside the job's own loop in its other capture fixes: it now loops the job's step (a forward pass's
     ``model(batch)``), and property ``loop-once`` holds."""
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
+    (s,) = [s for s in wild_sessions() if s.run == run]
     (h,) = session_report(s).hosts
     (cold,) = [a for f in h.findings for a in f.actions if a.text.startswith("Skip the first calls")]
     assert step in cold.snippet and "run_one_step" not in cold.snippet
@@ -91,7 +90,7 @@ def test_the_checker_sees_two_loops_in_one_report(vit):
 
 
 def _wild(run: str) -> Report:
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
+    (s,) = [s for s in wild_sessions() if s.run == run]
     return session_report(s)
 
 

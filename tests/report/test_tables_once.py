@@ -25,9 +25,9 @@ from tb_gpu_advisor.model.schema import KERNEL_WALL_US, WALL_US
 from tb_gpu_advisor.report.diff import diff_reports
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.report.diff_render import display
-from tests.support.paths import FIXTURES
 from tests.support.properties import diff_table_whole_problems, table_whole_problems
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 
 def _per(h) -> float:  # noqa: ANN001 - a HostReport
@@ -47,7 +47,7 @@ def _classes_ms(h) -> float:  # noqa: ANN001 - a HostReport
 def test_five_streams_kernels_in_a_diff_are_no_more_than_their_classes() -> None:
     """The real capture: main's diff of it with itself listed kernels of 895.6 ms/step (``total us``) under classes of
     467.9 ms/step; here its kernels and ops read 467.9 ms/step, the classes' and the ledger's compute."""
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == "extrap_parallel_kernels_gtx1060"]
+    (s,) = [s for s in wild_sessions() if s.run == "extrap_parallel_kernels_gtx1060"]
     rep = session_report(s)
     (h,) = rep.hosts
     classes = _classes_ms(h)

@@ -14,18 +14,17 @@ import copy
 
 import pytest
 
-from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
 from tests.support.contradictions import _hostless, _one_unmarked_pass, window_words_problems
-from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 RUN = "rocprof_aiter_mi355x"
 
 
 @pytest.fixture(scope="module")
 def aiter() -> Report:
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == RUN]
+    (s,) = [s for s in wild_sessions() if s.run == RUN]
     return session_report(s)
 
 

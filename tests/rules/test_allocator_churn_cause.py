@@ -14,10 +14,9 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from tb_gpu_advisor.discover.logdir import discover
 from tests.support import kineto_doc
-from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 GPU = {"ph": "X", "pid": 0, "tid": 7}
 HOST = {"ph": "X", "pid": 1, "tid": 1}
@@ -87,7 +86,7 @@ def test_an_empty_cache_before_the_steps_is_not_the_steps_cause(tmp_path):
 
 @cache
 def _alexnet() -> dict:
-    s = next(s for s in discover(str(FIXTURES / "wild")) if s.run == "cold_a100_alexnet")
+    s = next(s for s in wild_sessions() if s.run == "cold_a100_alexnet")
     return session_report(s).to_dict()
 
 

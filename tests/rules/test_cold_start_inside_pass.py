@@ -21,11 +21,10 @@ from pathlib import Path
 import pytest
 
 from synthetic import nsysexport
-from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
-from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 CONTEXT_MS = 150.0  # write_one_pass_gemm's context (its cudaMalloc), before A's upload
 
@@ -65,7 +64,7 @@ def test_control_a_pass_graded_by_its_own_wait_keeps_its_words(tmp_path: Path) -
 
 
 def test_a_real_one_pass_s_first_uploads_are_said_inside_it() -> None:
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == "hip_matmul_rdna2_igpu"]
+    (s,) = [s for s in wild_sessions() if s.run == "hip_matmul_rdna2_igpu"]
     rep = session_report(s).to_dict()
     (f,) = [f for f in rep["findings"] if f["rule"] == "cold_start"]
     said = " ".join(f["summary"].split())

@@ -12,11 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from synthetic import nsysexport
-from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
-from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 
 def test_a_note_of_costs_partly_inside_the_pass_says_so_in_its_title(tmp_path: Path) -> None:
@@ -37,7 +36,7 @@ def test_a_note_of_costs_partly_inside_the_pass_says_so_in_its_title(tmp_path: P
 def test_a_real_note_s_title_fits_its_text() -> None:
     """``wild/extrap_parallel_kernels_gtx1060`` (ParallelKernelsTest, GTX 1060): 13.5 ms of its 185.9 ms of one-time
     costs (its first uploads) inside the one pass, the rest (``cudaFree``, ``cudaStreamCreate``) outside it."""
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == "extrap_parallel_kernels_gtx1060"]
+    (s,) = [s for s in wild_sessions() if s.run == "extrap_parallel_kernels_gtx1060"]
     rep = session_report(s).to_dict()
     (f,) = [f for f in rep["findings"] if f["rule"] == "cold_start"]
     assert "ms of them ran inside the pass analysed" in " ".join(f["summary"].split()), f["summary"]

@@ -9,13 +9,12 @@ from __future__ import annotations
 import pytest
 
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.discover.logdir import discover
-from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 
 def _cold(run: str) -> tuple[dict, int]:
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
+    (s,) = [s for s in wild_sessions() if s.run == run]
     rep = session_report(s).to_dict()
     (f,) = [f for f in rep["findings"] if f["rule"] == "cold_start"]
     return f, rep["hosts"][0]["steps"]["count"]

@@ -23,6 +23,7 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.metrics.types import MANAGED_READ
 from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 RUN = "managed_flag_rtx3090_solver"
 #: by hand: the launching thread's time off the CPU in its managed reads, per analysed turn (us)
@@ -139,7 +140,7 @@ def test_the_later_builds_export_reads_the_same():
     ``update_Q`` to ``update_Q``): kernels waiting for managed pages 523.9 us a turn (555.7 of 568.8 us of kernel time
     in faulting kernels), the thread off the CPU in its managed reads 433.0 us a turn.  Within 5% each; small grids a
     note.  On main: small grids critical and "outside the capture"."""
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == "counted_steps_rtx3090_solver"]
+    (s,) = [s for s in wild_sessions() if s.run == "counted_steps_rtx3090_solver"]
     rep = session_report(s).to_dict()
     (mc,) = [f for f in rep["findings"] if f["rule"] == "excessive_memcpy"]
     assert abs(_waited_us(mc) - 523.9) <= 0.05 * 523.9

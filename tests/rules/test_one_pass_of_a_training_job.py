@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from tb_gpu_advisor.discover.logdir import discover
-from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 ONE_PASS = "The capture holds one pass of the program: no step repeats"
 
 
 def _one_pass(run: str):
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
+    (s,) = [s for s in wild_sessions() if s.run == run]
     (h,) = session_report(s).hosts
     (f,) = [f for f in h.findings if f.title == ONE_PASS]
     return h.job, f

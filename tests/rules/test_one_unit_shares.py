@@ -20,12 +20,11 @@ import pytest
 
 from synthetic import nsysexport
 from tb_gpu_advisor.common.fmt import pct, pct_part
-from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
-from tests.support.paths import FIXTURES
 from tests.support.properties import report_violations, zero_share_problems
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 
 @pytest.mark.parametrize(("share", "digits", "said"), [
@@ -59,7 +58,7 @@ def test_a_tiny_wait_in_a_long_pass_reads_below_a_tenth_of_a_per_cent(tmp_path: 
 
 
 def _session(run: str) -> dict:
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
+    (s,) = [s for s in wild_sessions() if s.run == run]
     return session_report(s)
 
 

@@ -19,8 +19,8 @@ import re
 
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.discover.logdir import discover
-from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 #: what the finding says of the kernels' wait where it is the largest direction's most part
 PAGE_WAIT = "H2D -- the kernels' wait for its page migrations, beside the copies themselves"
@@ -51,7 +51,7 @@ def test_a_solvers_page_wait_is_its_h2d_part_not_its_host_reads(tmp_path):
 def test_report7s_largest_part_is_the_kernels_wait_for_h2d_pages():
     """report7 by hand: 461 us a turn of kernels waiting for H2D pages, 5 us of copies (base: "mostly H2D (all of
     its 5 us per step blocks, ...)", the 461 us named only after it)."""
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == "managed_flag_rtx3090_solver"]
+    (s,) = [s for s in wild_sessions() if s.run == "managed_flag_rtx3090_solver"]
     f = _copies_finding([s])
     assert _mostly(f["summary"]).startswith(PAGE_WAIT), f["summary"]
 
@@ -59,6 +59,6 @@ def test_report7s_largest_part_is_the_kernels_wait_for_h2d_pages():
 def test_control_a_pageable_upload_names_its_copies():
     """Control (the same on 450b1730): copies with no page migration are named by their own time, no kernels'
     wait."""
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == "square_p5000_pageable_loop"]
+    (s,) = [s for s in wild_sessions() if s.run == "square_p5000_pageable_loop"]
     f = _copies_finding([s])
     assert "page migrations" not in _mostly(f["summary"]) and " blocks" in _mostly(f["summary"]), f["summary"]

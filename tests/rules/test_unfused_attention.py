@@ -29,6 +29,7 @@ from tb_gpu_advisor.discover.logdir import discover
 from tests.support import kineto_doc
 from tests.support.paths import FIXTURES
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 GPU = {"ph": "X", "pid": 0, "tid": 7}
 HOST = {"ph": "X", "pid": 1, "tid": 1}
@@ -50,7 +51,7 @@ FLASH = ("void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, 
 
 @cache
 def _wild(run: str) -> dict:
-    s = [s for s in discover(str(FIXTURES / "wild")) if s.run == run][0]
+    s = [s for s in wild_sessions() if s.run == run][0]
     return session_report(s).to_dict()
 
 

@@ -23,9 +23,9 @@ import pytest
 from synthetic import torchtrace as T
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Finding, HostReport
-from tests.support.paths import FIXTURES
 from tests.support.properties import said_per_step, window_value_problems
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 _CLAIM = re.compile(r"\(([\d.,]+) (us|ms|s)\)$")
 _UNIT = {"us": 1e-3, "ms": 1.0, "s": 1e3}
@@ -50,7 +50,7 @@ def _generated(tmp_path, name: str, steps: int = 8) -> HostReport:  # noqa: ANN0
 
 
 def _wild(run: str) -> HostReport:
-    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
+    (s,) = [s for s in wild_sessions() if s.run == run]
     (h,) = session_report(s).hosts
     return h
 

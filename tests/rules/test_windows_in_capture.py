@@ -8,11 +8,10 @@ of a 6703.0 ms capture).  ``rules.windows_in_capture`` ends every window at the 
 from __future__ import annotations
 
 from synthetic import memsnapshot as ms
-from tb_gpu_advisor.discover.logdir import discover
-from tests.support.paths import FIXTURES
 from tests.support.properties import in_capture_problems
 from tests.support.snapshot_report import report
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 
 def _windows(rep) -> list:
@@ -38,7 +37,7 @@ def test_an_oom_instant_at_the_capture_end_is_kept(tmp_path):
 
 
 def _wild(run: str):
-    s = next(s for s in discover(str(FIXTURES / "wild")) if s.run == run)
+    s = next(s for s in wild_sessions() if s.run == run)
     return session_report(s)
 
 

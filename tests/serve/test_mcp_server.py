@@ -45,10 +45,16 @@ def demo(tmp_path_factory):
 
 
 def cli(*argv: str) -> str:
-    """What ``tb-gpu-advisor ARGV`` prints (in process, this test's private cache)."""
+    """What ``tb-gpu-advisor ARGV`` prints (in process).  A kept logdir's (the demo logs, ``../shared``) reports come
+    through the CLI's own report cache that the whole test run shares (``report_store.shared_cache_dir``, as the truth
+    checks read them: each run analysed once per test run -- here the demo's multi_host and input_bound were analysed
+    by several tests); any other logdir's, through this test's private cache."""
+    from tests.support.report_store import shared_cache_dir
+
+    shared = shared_cache_dir(Path(argv[1])) if len(argv) > 1 and "--cache-dir" not in argv else None
     out = io.StringIO()
     with redirect_stdout(out):
-        code = cli_main(list(argv))
+        code = cli_main(list(argv) + (["--cache-dir", str(shared)] if shared is not None else []))
     assert code in (0, 1), f"tb-gpu-advisor {' '.join(argv)} exited {code}"
     return out.getvalue()
 
@@ -251,16 +257,29 @@ def test_real_jax_set(real):
 # --------------------------------------------------------------------------- GPU memory (issue #29)
 
 @pytest.fixture(scope="module")
-def memory_logdir(tmp_path_factory):
-    """A generated PyTorch run recorded with profile_memory=True, and a memory snapshot dumped at an OOM."""
+def memory_server(tmp_path_factory):
+    """One server over one logdir of generated memory captures (each test reads its own runs; the two logdirs had a
+    server each): a PyTorch run recorded with profile_memory=True and a memory snapshot dumped at an OOM, and two
+    runs that are each a memory snapshot of the same forward-only job, autograd on and under inference mode."""
     from synthetic import memsnapshot as ms
     from synthetic import torchtrace as tt
 
     d = tmp_path_factory.mktemp("mcp-memory-logs")
     tt.write_run(str(d), "memory_near_oom", steps=6)
     ms.write(str(d / "oom_run" / "rank0.pickle"), ms.fragmented().doc)
+    for run, grad in (("autograd", True), ("inference", False)):
+        ms.write(str(d / run / "rank0.pickle"), ms.forward_only(grad=grad).doc)
+    # each run is read as in a logdir of its own: no session joins another's ranks or job
+    joined = [s.run for s in discover(str(d)) if s.rank_runs or s.same_job or s.merged]
+    assert not joined, joined
     with mcp_server(d, tmp_path_factory.mktemp("mcp-memory")) as client:
         yield client, d
+
+
+@pytest.fixture(scope="module")
+def memory_logdir(memory_server):
+    """The memory server: its profile_memory run and its OOM snapshot."""
+    return memory_server
 
 
 def test_get_memory_is_the_reports_memory(memory_logdir):
@@ -283,15 +302,10 @@ def test_get_memory_is_the_reports_memory(memory_logdir):
 
 
 @pytest.fixture(scope="module")
-def snapshot_logdir(tmp_path_factory):
-    """Two runs, each a memory snapshot of the same forward-only job: autograd on, and under inference mode."""
-    from synthetic import memsnapshot as ms
-
-    d = tmp_path_factory.mktemp("mcp-snapshots")
-    for run, grad in (("autograd", True), ("inference", False)):
-        ms.write(str(d / run / "rank0.pickle"), ms.forward_only(grad=grad).doc)
-    with mcp_server(d, tmp_path_factory.mktemp("mcp-snapshots-cache")) as client:
-        yield client, d
+def snapshot_logdir(memory_server):
+    """The memory server: its two runs that are each a memory snapshot of the same forward-only job, autograd on and
+    under inference mode."""
+    return memory_server
 
 
 def test_diff_of_two_snapshots_says_what_changed_in_memory(snapshot_logdir):

@@ -23,9 +23,9 @@ import pytest
 
 from synthetic.randjobs import TRUTH, form5_job
 from tb_gpu_advisor.steps.forward_runs import _runs, _same_work
-from tests.support.paths import FIXTURES
 from tests.support.random_jobs import check, report_of
 from tests.support.report_store import session_report
+from tests.support.wild_hosts import wild_sessions
 
 
 def _read(tmp_path, layers: int, ranks: int = 1):  # noqa: ANN001, ANN202 - pytest's tmp_path; the host's report
@@ -120,8 +120,7 @@ def test_nvfusers_forward_and_backward_fusions_are_one_pass() -> None:
     """``nvfuser_h200_first_call`` (Thunder + nvFuser's first call: a forward fusion and a backward fusion, each inside
     ``FusionCache::get`` / ``FusionDefinition Definition`` / ``runFusionWithInputs``, a gradient kernel and a sync
     between): one pass, as on main -- before ``_same_work`` the forward runs read it as 2 steps of 429.5 ms."""
-    from tb_gpu_advisor.discover.logdir import discover
     
-    s = next(s for s in discover(str(FIXTURES / "wild")) if s.run == "nvfuser_h200_first_call")
+    s = next(s for s in wild_sessions() if s.run == "nvfuser_h200_first_call")
     st = session_report(s).to_dict()["hosts"][0]["steps"]
     assert (st["source"], st["count"]) == ("whole_capture", 1), st

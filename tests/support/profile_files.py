@@ -56,16 +56,49 @@ V100_CAPTURE = str(SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb")
 
 
 def every_capture(tmp_path) -> list:
-    """Every corpus and JAX scenario written under ``tmp_path``, the small real fixtures, and the V100 capture when here."""
+    """Every corpus and JAX scenario (the run's one copy of the synthetic corpus, ``tests/support/corpus.py``: the
+    same files the property walk reads, written once per test run; under ``tmp_path`` without a run's folder), the
+    small real fixtures, and the V100 capture when here."""
     from pathlib import Path
 
     from synthetic.jaxcapture import JAX_SCENARIOS
     from synthetic.scenarios import SCENARIOS
+    from tests.support.corpus import corpus
 
     out: list = []
-    for name, make in {**SCENARIOS, **JAX_SCENARIOS}.items():
-        out += make().write(Path(tmp_path) / "logs", run=name)
+    for name_set, names in (("corpus_tf", SCENARIOS), ("corpus_jax", JAX_SCENARIOS)):
+        root = corpus(name_set, Path(tmp_path))
+        for name in names:  # each scenario's own run (corpus_tf also holds their fixed twins: not these)
+            out += sorted((root / name).glob("plugins/profile/*/*.xplane.pb"))
     out += sorted((FIXTURES / "real").glob("*.xplane.pb"))
     if os.path.exists(V100_CAPTURE):
         out.append(Path(V100_CAPTURE).resolve())
     return out
+
+
+def host_report_json(path, keep_stats, release: bool) -> str:  # noqa: ANN001 - a path; a set of stat names or None
+    """One XPlane capture's host report as JSON, read as ``formats.xplane.adapter`` reads it but with the stats it
+    keeps (``keep_stats``; None: every stat) and with or without releasing the timeline's columns (``release``)."""
+    import dataclasses
+    import json
+
+    from tb_gpu_advisor.formats.xplane.adapter import to_trace
+    from tb_gpu_advisor.formats.xplane.reader import read_timeline
+    from tb_gpu_advisor.runtime import pipeline
+
+    tl = read_timeline(str(path), keep_stats=keep_stats)
+    m = pipeline.host_metrics(to_trace(tl, release=release), None, release=release)
+    m.host = "h"
+    rep = pipeline.host_report(m, os.path.getsize(path))
+    return json.dumps(dataclasses.asdict(rep), sort_keys=True, default=lambda o: o.item() if hasattr(o, "item") else str(o))
+
+
+def users_host_report_json(path) -> str:  # noqa: ANN001 - a path
+    """:func:`host_report_json` as users read the file (``USED_STATS`` kept, the columns released): computed once per
+    test run for a kept or generated capture (``report_store.file_result``), which both the stat-pruning and the
+    release tests compare against (each used to compute it again)."""
+    from tb_gpu_advisor.formats.xplane.adapter import USED_STATS
+    from tests.support.report_store import file_result
+
+    return file_result("xplane-host-report-used-stats-released", path,
+                       lambda: host_report_json(path, USED_STATS, release=True))

@@ -80,21 +80,41 @@ def _analyze(session) -> Report:  # noqa: ANN001 - a discovered Session
                            rank_runs=session.linked_ranks)
 
 
-def session_report(session) -> Report:  # noqa: ANN001 - a discovered Session
-    """``analyze_session`` of ``session`` (from ``discover``): a session of the kept trees analysed once per test run,
-    any other (a test's own files) analysed here."""
-    if _FOLDER is None or not _kept(session):
-        return _analyze(session)
-    path = _FOLDER / (_key(session) + ".pickle")
+def _stored(key: str, make):  # noqa: ANN001, ANN202 - make(): any picklable result
+    """``make()``, pickled under ``key`` in the run's folder by the first process to ask; the others load it."""
+    path = _FOLDER / (key + ".pickle")
     try:
         with open(path, "rb") as f:
             return pickle.load(f)
     except FileNotFoundError:
         pass
-    report = _analyze(session)
+    result = make()
     _FOLDER.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
-        pickle.dump(report, f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, path)  # whole or absent: a worker that reads meanwhile analyses too
-    return report
+        pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)  # whole or absent: a worker that reads meanwhile computes too
+    return result
+
+
+def file_result(kind: str, path, make):  # noqa: ANN001, ANN201 - a file's path; make(): any picklable result
+    """``make()``, a deterministic result of the file at ``path`` that tests of several modules compute alike
+    (``kind`` names what it is), kept once per test run like :func:`session_report`'s reports: keyed on ``kind``, the
+    file's path, size and mtime, the decoder switch and every threshold's value.  A file outside the kept trees
+    (a test's own), or no folder (a script): computed here."""
+    p = Path(path).resolve()
+    kept = KEPT + ((generated.resolve(),) if (generated := generated_folder()) is not None else ())
+    if _FOLDER is None or not any(p.is_relative_to(t) for t in kept):
+        return make()
+    st = p.stat()
+    material = [kind, str(p), st.st_size, st.st_mtime_ns, os.environ.get("TB_GPU_ADVISOR_PURE_PYTHON", ""),
+                sorted((name, t.value) for name, t in THRESHOLDS.items())]
+    return _stored(hashlib.sha256(json.dumps(material).encode()).hexdigest(), make)
+
+
+def session_report(session) -> Report:  # noqa: ANN001 - a discovered Session
+    """``analyze_session`` of ``session`` (from ``discover``): a session of the kept trees analysed once per test run,
+    any other (a test's own files) analysed here."""
+    if _FOLDER is None or not _kept(session):
+        return _analyze(session)
+    return _stored(_key(session), lambda: _analyze(session))

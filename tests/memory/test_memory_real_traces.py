@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tb_gpu_advisor.discover.logdir import discover
+from tests.support.kept_reports import kept_host_report
 from tests.support.paths import FIXTURES, SHARED_PROFILES
-from tests.support.report_store import session_report
 
 WILD = FIXTURES / "wild"
 H200 = FIXTURES / "h200_memory"  # our own H200 captures with profile_memory=True (TRUTH.json, PROVENANCE.md)
@@ -63,27 +62,10 @@ def _totals(events: list[dict]) -> dict[int, tuple[int, int]] | None:
     return out
 
 
-#: The sets the traces lie in, each discovered at its root as the property walk (``tests/report/test_properties.py``)
-#: discovers it: the same sessions (run, linked ranks), so the same stored reports (``report_store``).
-ROOTS = (WILD, H200, SHARED_PROFILES / "wild-torch", SHARED_PROFILES / "real-h100-torch", SHARED_PROFILES / "real-h100-jax")
-
-
-@functools.cache
-def _sessions(root: Path) -> tuple:
-    return tuple(discover(str(root)))
-
-
-@functools.cache
 def _report(path: Path):
-    """The trace's host in its session's report: analysed once per test run (``report_store.session_report``) and
-    shared with every test that reports on the same kept session -- the property walk analyses each of them -- where
-    this module analysed each file again on its own (``analyze_host``).  Read-only here (cached per module)."""
-    path = path.resolve()
-    root = next(r for r in ROOTS if path.is_relative_to(r.resolve()))
-    (session,) = [s for s in _sessions(root) if any(Path(h.path).resolve() == path for h in s.hosts)]
-    (r,) = [h for h in session_report(session).hosts if Path(h.path).resolve() == path]
-    assert r.error is None, r.error
-    return r
+    """The trace's host in its session's report, analysed once per test run and shared with the property walk, which
+    analyses every kept session (``tests/support/kept_reports.py``; this module analysed each file again itself)."""
+    return kept_host_report(path)
 
 
 #: a ``[memory]`` event's ``args`` object (Kineto writes ``name`` before ``args``, with no object between them)

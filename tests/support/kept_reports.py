@@ -47,14 +47,23 @@ def is_kept(path: str | Path) -> bool:
     return True
 
 
+def kept_sessions(folder: str | Path) -> list:
+    """The sessions of the kept run folder ``folder`` (``FIXTURES/<set>/<run>``) as the discovery of its set's root
+    gives them: discovered in the folder alone, each named ``<run>`` (or ``<run>/<sub>``) as the root names it."""
+    folder = Path(folder).resolve()
+    root = _set_root(folder)
+    (run,) = folder.relative_to(root.resolve()).parts
+    return [dataclasses.replace(s, run=run if s.run == "." else f"{run}/{s.run}") for s in _sessions(root / run)]
+
+
 def _session(path: Path):  # noqa: ANN202 - a discovered Session
     """The session holding ``path`` as the discovery of its set's root gives it."""
     root = _set_root(path)
     rel = path.relative_to(root.resolve())
-    run = rel.parts[0] if len(rel.parts) > 1 else None  # a file directly in the set folder: the root's own run
-    for s in _sessions(root / run if run else root):
+    # a file directly in the set folder is in the root's own run
+    for s in kept_sessions(root / rel.parts[0]) if len(rel.parts) > 1 else _sessions(root):
         if any(Path(h.path).resolve() == path for h in s.hosts):
-            return dataclasses.replace(s, run=run if s.run == "." else f"{run}/{s.run}") if run else s
+            return s
     raise ValueError(f"no session holds {path}")
 
 

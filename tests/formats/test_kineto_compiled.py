@@ -45,6 +45,7 @@ def _read(path: str) -> bytes:
 
 
 @needs_compiled
+@pytest.mark.same_on_both_paths  # read_both sets the scanner itself, even under the pure switch: the rerun repeats it
 @pytest.mark.parametrize("path", _traces(), ids=lambda p: os.path.relpath(p, REPO.parent))
 def test_both_paths_read_every_trace_alike(path):
     """Every PyTorch trace of tests/, demo_logs/ and ../shared/profiles: identical columns, names and ids."""
@@ -97,6 +98,7 @@ def test_kept_args_read_alike_grouped_or_row_by_row():
 
 
 @needs_compiled
+@pytest.mark.same_on_both_paths  # read_both sets the scanner itself, even under the pure switch: the rerun repeats it
 @pytest.mark.parametrize("chunk", [1 << 12, 1 << 16])
 def test_small_chunks_and_their_failed_cuts_read_alike(monkeypatch, chunk):
     """Chunks of a few kB: many per trace, new names met in later chunks (ids across chunks), cuts tried inside
@@ -349,6 +351,7 @@ def test_the_scanner_reads_what_the_trace_says():
 
 
 @needs_compiled
+@pytest.mark.same_on_both_paths  # read_both sets the scanner itself, even under the pure switch: the rerun repeats it
 @pytest.mark.parametrize("name", list(hostile_kineto.KINDS))
 def test_both_paths_meet_hostile_traces_alike(name):
     """The hostile PyTorch traces of the robustness corpus (times no clock writes, 8 MB events): the same result."""
@@ -357,6 +360,7 @@ def test_both_paths_meet_hostile_traces_alike(name):
 
 
 @needs_compiled
+@pytest.mark.same_on_both_paths  # read_both sets the scanner itself, even under the pure switch: the rerun repeats it
 def test_both_paths_meet_mutated_traces_alike():
     """A fixed sample of mutations (``scripts/kineto_fuzz_equal.py`` runs many more): byte mutations of the
     robustness fuzzer and JSON-aware ones, of a real trace."""

@@ -11,20 +11,26 @@ message, or none, so what the error quotes is known by construction."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import sqlite3
-import subprocess
-import sys
 
 import pytest
 
 from tb_gpu_advisor.formats.nsys import reader
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
-from tests.support.cli_report import cli_report
+from tests.support.cli_report import ran_report
 from tests.support.paths import FIXTURES
 
 FAILED = FIXTURES / "nsys_windows" / "failed_start_dynamicvit.sqlite"
+
+
+def _report(path, ok: tuple[int, ...] = (0, 1)) -> dict:
+    """The session report of ``report PATH --format json`` and its exit code (one of ``ok``), run in this process
+    (``ran_report``): these tests started a fresh interpreter for each (~2 s of CPU in imports alone) for the same
+    exit code and JSON; the one-file inputs make one session each."""
+    code, report = ran_report(path)
+    assert code in ok, code
+    return report
 
 
 def _stderr_ids(path):
@@ -49,10 +55,7 @@ def test_its_report_leads_with_the_failure_and_exits_as_any_window_without_gpu_w
     run = tmp_path / "logs" / "run"
     run.mkdir(parents=True)
     shutil.copy(FAILED, run / "report.sqlite")
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(tmp_path / "logs"), "--format",
-                          "json"], capture_output=True, text=True, timeout=300, check=False)
-    assert out.returncode == 0, out.stderr
-    (report,) = json.loads(out.stdout)["reports"]
+    report = _report(tmp_path / "logs", ok=(0,))
     top = report["findings"][0]
     assert top["rule"] == "capture_quality" and "libToolsInjectionProxy64.so" in top["summary"]
 
@@ -114,10 +117,7 @@ def test_a_programs_own_error_report_as_its_last_words_is_its_failure(tmp_path):
     window where the GPU work runs", while the window held the program's whole 0.18 s life)."""
     planted = _planted(tmp_path, NO_CUDA_CALL, CUPQC_STDERR)
     assert reader.read_trace(str(planted)).producer["program_error"] == CUPQC_STDERR.strip()
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(planted), "--format", "json"],
-                         capture_output=True, text=True, timeout=300, check=False)
-    assert out.returncode == 0, out.stderr
-    (report,) = json.loads(out.stdout)["reports"]
+    report = _report(str(planted), ok=(0,))
     top = report["findings"][0]
     assert top["rule"] == "capture_quality" and "stopped with an error" in top["title"]
     assert "Keygen failed" in top["summary"] and "had not reached its GPU work" not in top["summary"]
@@ -167,10 +167,7 @@ def test_a_runtimes_fatal_report_before_its_context_lines_is_the_failure(tmp_pat
     assert program_failure(NVHPC_STDERR).startswith("Accelerator Fatal Error: Failed to find device function")
     assert program_failure("cc1plus: fatal error: cuda.h: No such file or directory\ncompiled the fallback\n") == ""
     planted = _planted(tmp_path, TRACING_OFF, NVHPC_STDERR)
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(planted), "--format", "json"],
-                         capture_output=True, text=True, timeout=300, check=False)
-    assert out.returncode == 0, out.stderr
-    (report,) = json.loads(out.stdout)["reports"]
+    report = _report(str(planted), ok=(0,))
     top = report["findings"][0]
     assert top["rule"] == "capture_quality" and "stopped with an error" in top["title"], top["title"]
     assert "-gpu=cc80" in top["summary"]
@@ -187,7 +184,7 @@ WITH_KERNELS = FIXTURES / "wild" / "cuda_reduce_baseline" / "report1.sqlite"
 
 
 def _top(path):
-    report = cli_report(path)
+    report = _report(path)
     return report["findings"]
 
 
@@ -314,7 +311,7 @@ def test_ranks_that_reported_the_exception_that_ended_them_are_said_stopped():
     assert "CUPTI_ACTIVITY_KIND_RUNTIME" not in tables and "CUPTI_ACTIVITY_KIND_KERNEL" not in tables
     ranks = con.execute("SELECT COUNT(DISTINCT globalTid / 16777216 % 16777216) FROM OSRT_API").fetchone()[0]
     assert ranks == 11  # mpirun, one helper, nine ranks: the ranks were followed, and made no CUDA call
-    report = cli_report(MPIRUN_RANKS)
+    report = _report(MPIRUN_RANKS)
     top = report["findings"][0]
     assert "stopped with an error" in top["title"], top["title"]
     assert "caught exception with message: basic_string::_M_construct null not valid" in top["summary"]

@@ -64,6 +64,7 @@ def test_every_snapshot_gives_the_same_trace(path, monkeypatch, tmp_path):
 
 
 @needs_compiled
+@pytest.mark.same_on_both_paths  # compares both paths itself (sp.compare): under the pure switch, Python with Python
 @pytest.mark.parametrize("name", sorted(GENERATED))
 def test_generated_and_hostile_pickles_read_alike(name):
     """Every scenario of synthetic/memsnapshot at protocols 0-5, both hostile generators, a large history."""
@@ -88,6 +89,7 @@ def test_mutations_read_alike():
 
 
 @needs_compiled
+@pytest.mark.same_on_both_paths  # compares both paths itself (sp.compare): under the pure switch, Python with Python
 @pytest.mark.parametrize("max_objects", [0, 1, 7, 50, 333, 10_000])
 def test_the_object_limit_is_reached_at_the_same_opcode(max_objects):
     data = GENERATED["oom_activations/protocol4"]
@@ -95,6 +97,7 @@ def test_the_object_limit_is_reached_at_the_same_opcode(max_objects):
 
 
 @needs_compiled
+@pytest.mark.same_on_both_paths  # compares both paths itself (sp.compare): under the pure switch, Python with Python
 @pytest.mark.parametrize("limit, value", [("MAX_DEPTH", 3), ("MAX_INT_BYTES", 2), ("MAX_LINE", 3),
                                           ("_MAX_INT_KEY", 5)])
 def test_the_compiled_reader_follows_the_limits_as_set(monkeypatch, limit, value):

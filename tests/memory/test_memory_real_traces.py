@@ -12,13 +12,13 @@ from __future__ import annotations
 import functools
 import gzip
 import json
+import re
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tb_gpu_advisor.model.logdir import HostFile
-from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.kept_reports import kept_host_report
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 
 WILD = FIXTURES / "wild"
@@ -31,9 +31,9 @@ GPU_TYPES = (1, 6)  # c10 DeviceType: CUDA, HIP
 
 @functools.cache
 def _gpu_memory_events(path: Path) -> tuple[dict, ...]:
-    """The trace's GPU ``[memory]`` events, read with ``json`` once per session (the parametrizations below pick
-    their traces at collection, then each test reads its own again).  A trace whose text never names ``"[memory]"``
-    holds none: that byte search skips the JSON parse of the ~450 MB of traces without them."""
+    """The trace's GPU ``[memory]`` events, read with ``json`` once per test process, by the tests (not at
+    collection: see :func:`_kind_by_bytes`).  A trace whose text never names ``"[memory]"`` holds none: that byte
+    search skips the JSON parse of the ~450 MB of traces without them."""
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rb") as f:
         text = f.read()
@@ -63,14 +63,46 @@ def _totals(events: list[dict]) -> dict[int, tuple[int, int]] | None:
 
 
 def _report(path: Path):
-    r = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "kineto"))
-    assert r.error is None, r.error
-    return r
+    """The trace's host in its session's report, analysed once per test run and shared with the property walk, which
+    analyses every kept session (``tests/support/kept_reports.py``; this module analysed each file again itself)."""
+    return kept_host_report(path)
 
 
-WITH_MEMORY = [p for p in TORCH_TRACES if _memory_events(p)]
-WITH_TOTALS = [p for p in WITH_MEMORY if _totals(_memory_events(p))]
-DELTAS_ONLY = [p for p in WITH_MEMORY if p not in WITH_TOTALS]
+#: a ``[memory]`` event's ``args`` object (Kineto writes ``name`` before ``args``, with no object between them)
+_MEMORY_ARGS = re.compile(rb'"name":\s*"\[memory\]"[^{}]*"args":\s*\{([^{}]*)\}')
+_GPU_TYPE = re.compile(rb'"Device Type":\s*(?:%s)(?![0-9])' % b"|".join(b"%d" % t for t in GPU_TYPES))
+_GPU_ID = re.compile(rb'"Device Id":\s*\d')  # a GPU's ordinal: 0 and up (the host's is -1)
+
+
+def _kind_by_bytes(path: Path) -> str | None:
+    """"totals" or "deltas" as the trace's first GPU ``[memory]`` event has ``Total Allocated`` or not, None for a
+    trace without one: what :func:`_totals` of :func:`_memory_events` says, read off the bytes with no JSON parse.
+    Why: the parametrizations below are picked at collection, which every pytest-xdist worker runs for every module;
+    parsing the ~30 traces with memory events there cost ~9 s of CPU per worker.  The tests parse only their own
+    traces, once, and ``test_the_picks_by_bytes_are_the_jsons`` holds the picks to the JSON's."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as f:
+        text = f.read()
+    if b'"[memory]"' not in text:
+        return None
+    for m in _MEMORY_ARGS.finditer(text):
+        args = m.group(1)
+        if _GPU_TYPE.search(args) and _GPU_ID.search(args):
+            return "totals" if b'"Total Allocated"' in args else "deltas"
+    return None
+
+
+_KINDS = {p: _kind_by_bytes(p) for p in TORCH_TRACES}
+WITH_TOTALS = [p for p in TORCH_TRACES if _KINDS[p] == "totals"]
+DELTAS_ONLY = [p for p in TORCH_TRACES if _KINDS[p] == "deltas"]
+
+
+def test_the_picks_by_bytes_are_the_jsons():
+    """The traces picked at collection from their bytes are those whose GPU ``[memory]`` events, parsed with
+    ``json``, have totals (``_totals``) and those that have deltas only."""
+    with_memory = [p for p in TORCH_TRACES if _memory_events(p)]
+    assert WITH_TOTALS == [p for p in with_memory if _totals(_memory_events(p))]
+    assert DELTAS_ONLY == [p for p in with_memory if not _totals(_memory_events(p))]
 
 
 def test_the_real_sets_hold_both_kinds_of_memory_events():
@@ -192,7 +224,7 @@ def test_xplane_peaks_are_the_stock_memory_profiles():
         stock = dict(zip(XPLANES, pool.map(_stock_memory, [str(p) for p in XPLANES])))
     checked = 0
     for path, prof in stock.items():
-        rep = analyze_host(HostFile("vm", str(path), path.stat().st_size, 0, "xplane"))
+        rep = _report(path)
         ours = {g.gpu: g.memory for g in rep.gpus if g.memory}
         for name, alloc in prof.get("memoryProfilePerAllocator", {}).items():
             if not name.startswith("GPU_"):

@@ -8,10 +8,15 @@ from pathlib import Path
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.kept_reports import is_kept, kept_host_report
 
 
 def report(path: Path):  # noqa: ANN201 - the host's report
-    """The host report of the snapshot at ``path``; it must read without error."""
+    """The host report of the snapshot at ``path``; it must read without error.  A kept snapshot's (the fixtures',
+    ``../shared``'s) is its session's, analysed once per test run and shared (``kept_reports``); a test's own file
+    is analysed here."""
+    if is_kept(path):
+        return kept_host_report(path)
     rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "snapshot"))
     assert rep.error is None, rep.error
     return rep

@@ -1,4 +1,12 @@
-"""``tb-gpu-advisor report`` through a real subprocess: formats, exit codes, selection, errors."""
+"""``tb-gpu-advisor report``: formats, exit codes, selection, errors -- the command's ``main`` as the console script
+and ``python -m`` call it, its exit code, stdout and stderr.
+
+Each case runs ``main`` in this process (:func:`cli`), stdout and stderr its own text buffers (never a terminal, as
+a pipe is not) and the environment it sets put back after; a real interpreter per case cost ~1 s of CPU each, ~25
+of them, for the same ``main``.  What only a real process shows is checked in one: the process's exit status is
+``main``'s return, no progress on a stderr that is a pipe, ``--help`` and argparse's usage errors exit as the shell
+sees them, and ``python -m tb_gpu_advisor.cli`` runs (:func:`cli_process`).
+"""
 
 from __future__ import annotations
 
@@ -15,10 +23,44 @@ scenarios = pytest.importorskip("synthetic.scenarios")
 ROOT = REPO
 
 
-def cli(*args, env=None) -> subprocess.CompletedProcess:
+def cli_process(*args, env=None) -> subprocess.CompletedProcess:
+    """``python -m tb_gpu_advisor.cli.main report ARGS`` in a real interpreter: its exit status, stdout, stderr."""
     e = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
     return subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli.main", "report", *map(str, args)], capture_output=True,
                           text=True, cwd=ROOT, env=e, timeout=300)
+
+
+def cli(*args) -> subprocess.CompletedProcess:
+    """``report ARGS`` through the command's ``main`` in this process (:func:`in_process`)."""
+    return in_process("report", *args)
+
+
+def in_process(*argv) -> subprocess.CompletedProcess:
+    """``tb-gpu-advisor ARGV`` through the command's ``main`` in this process, as :func:`cli_process` reports it: the
+    exit code ``main`` returns (or argparse's ``SystemExit``), stdout and stderr (text buffers: not a terminal, as a
+    pipe is not).  The environment ``main`` sets for its workers and the log handler it installs are put back after."""
+    import contextlib
+    import io
+    import logging
+
+    from tb_gpu_advisor.cli import main as cli_main
+
+    out, err = io.StringIO(), io.StringIO()
+    env, handlers = dict(os.environ), list(logging.getLogger().handlers)
+    argv = [*map(str, argv)]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli_main.main(argv)
+            except SystemExit as e:  # argparse: --help, a usage error
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+        root = logging.getLogger()
+        for h in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(h)
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +75,8 @@ def logdir(tmp_path_factory):
 
 
 def test_text_default_findings_first_then_headline_and_gpus(logdir):
-    r = cli(logdir, "--run", "input_bound")
+    """Through a real process: its exit status and output are ``main``'s (the other cases run ``main`` here)."""
+    r = cli_process(logdir, "--run", "input_bound")
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert out.index("[CRITICAL] Input-bound") < out.index("HEADLINE") < out.index("GPUs on")
@@ -104,9 +147,10 @@ def test_empty_and_missing_logdir(tmp_path):
 
 
 def test_usage_errors_exit_2(logdir):
-    assert cli(logdir, "--format", "xml").returncode == 2
-    assert cli(logdir, "--params", "-5").returncode == 2
-    assert cli(logdir, "--fail-on", "info").returncode == 2
+    """Argparse's ``SystemExit`` as the shell sees it: real processes (they stop before any analysis is imported)."""
+    assert cli_process(logdir, "--format", "xml").returncode == 2
+    assert cli_process(logdir, "--params", "-5").returncode == 2
+    assert cli_process(logdir, "--fail-on", "info").returncode == 2
 
 
 def test_top_and_progress(logdir):
@@ -133,7 +177,7 @@ def test_output_file(logdir, tmp_path):
 
 
 def test_help_documents_exit_codes():
-    r = cli("--help")
+    r = cli_process("--help")
     assert r.returncode == 0 and "exit codes" in r.stdout and "--fail-on" in r.stdout
 
 
@@ -173,9 +217,7 @@ def test_diff_two_pytorch_trace_files(tmp_path):
 
     (base,) = torchtrace.write_run(str(tmp_path / "a"), "input_bound", steps=6, run="r")
     (new,) = torchtrace.write_run(str(tmp_path / "b"), "healthy_bf16", steps=6, run="r")
-    e = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "diff", base, new, "--format", "json"],
-                         capture_output=True, text=True, cwd=ROOT, env=e, timeout=300)
+    out = in_process("diff", base, new, "--format", "json")
     assert out.returncode in (0, 1), out.stderr
     d = json.loads(out.stdout)
     assert d["step"]["base_ms"] > d["step"]["new_ms"] > 0, d["step"]

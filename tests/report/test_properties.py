@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import copy
 import re
-import shutil
 import time
 from pathlib import Path
 
@@ -44,7 +43,7 @@ import pytest
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report, Table
 from tb_gpu_advisor.report.diff import diff_reports
-from tests.support.corpus import SETS, corpus
+from tests.support.corpus import LONE, SETS, corpus
 from tests.support.paths import DEMO_LOGS, FIXTURES, SHARED_PROFILES
 from tests.support.properties import diff_violations, ledger_savings_violations, report_violations
 from tests.support.report_store import session_report
@@ -70,12 +69,8 @@ def _logdirs(tmp: Path) -> dict[str, Path]:
     sets.update({f"fixtures/{p.name}": p for p in sorted(FIXTURES.iterdir()) if p.is_dir()})
     if SHARED_PROFILES.is_dir():
         sets.update({p.name: p for p in sorted(SHARED_PROFILES.iterdir()) if p.is_dir()})
-        for f in sorted(SHARED_PROFILES.glob("*.xplane.pb")):  # a lone file: into a logdir's layout
-            dst = tmp / "lone" / f.name.split(".")[0] / "plugins" / "profile" / "2021_06_01_00_00_00"
-            dst.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(f, dst / f.name)
-        if (tmp / "lone").is_dir():
-            sets["lone"] = tmp / "lone"
+        if any(SHARED_PROFILES.glob("*.xplane.pb")):  # a lone file: into a logdir's layout, this run's one copy
+            sets[LONE] = corpus(LONE, tmp / "corpus")
     return sets
 
 

@@ -16,9 +16,14 @@ import shutil
 from pathlib import Path
 
 from tests.support import report_store
+from tests.support.paths import SHARED_PROFILES
 
 #: the corpus' sets, as scripts/golden.py and the property walk name them
 SETS = ("corpus_tf", "corpus_jax", "corpus_torch", "corpus_xpu")
+#: not generated but laid out: the bare XPlane files of ``../shared/profiles`` (the lone V100 BERT) as runs of a
+#: logdir (``run_report.as_logdir_run``), so the property walk and every test of ``run_report.v100_bert_report``
+#: read one copy and its session is analysed once per run (it was copied and analysed again by each: 2 s a time)
+LONE = "lone"
 
 
 def _write(name: str, out: Path) -> None:
@@ -40,12 +45,18 @@ def _write(name: str, out: Path) -> None:
     elif name in ("corpus_torch", "corpus_xpu"):
         for run in T.SCENARIOS:
             T.write_run(str(out), run, steps=8, xpu=name == "corpus_xpu")  # the same jobs on an Intel GPU
+    elif name == LONE:
+        from tests.support.run_report import as_logdir_run
+
+        out.mkdir(parents=True, exist_ok=True)
+        for f in sorted(SHARED_PROFILES.glob("*.xplane.pb")):
+            as_logdir_run(f, out)
     else:
-        raise ValueError(f"no corpus set {name!r}: one of {', '.join(SETS)}")
+        raise ValueError(f"no corpus set {name!r}: one of {', '.join(SETS + (LONE,))}")
 
 
 def corpus(name: str, scratch: Path) -> Path:
-    """The folder holding set ``name`` (one of :data:`SETS`) whole: this run's, written by the first test to ask;
+    """The folder holding set ``name`` (one of :data:`SETS`, or :data:`LONE`) whole: this run's, written by the first test to ask;
     without a run's folder, written under ``scratch``."""
     root = report_store.generated_folder()
     if root is None:

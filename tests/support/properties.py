@@ -3048,8 +3048,9 @@ def report_violations(report: Report) -> list[str]:
         out += every_fix_above_floor("session", report.achievable, next(iter(hosts.values())).breakdown_ms,
                                      report.findings)
     out += every_fix_within_step("session", report.achievable)
-    out += agree_problems(report) + surfaces_loop_problems(report) + surface_steps_problems(report)
-    out += start_up_promise_problems(report)
+    shown = rendered(report)  # the text and the markdown, rendered once for the three laws that read them
+    out += agree_problems(report) + surfaces_loop_problems(report, shown) + surface_steps_problems(report, shown)
+    out += start_up_promise_problems(report, shown)
     out += table_scope_problems(report) + untimed_verdict_problems(report)
     out += see_also_problems(report)
     out += capture_advice_problems(report) + surface_facts_problems(report)
@@ -3058,15 +3059,24 @@ def report_violations(report: Report) -> list[str]:
     return sorted(set(out))
 
 
-def surfaces_loop_problems(report: Report) -> list[str]:
+def rendered(report: Report) -> dict[str, str]:
+    """The text and the markdown report of ``report`` (every finding: ``top=None``), as the laws that read a surface
+    take them (``shown``): :func:`report_violations` renders them once for all three, a test that calls one law alone
+    (or edits the report between calls) gets them rendered afresh."""
+    from tb_gpu_advisor.report import render
+
+    return {"text": render.to_text(report, top=None), "markdown": render.to_markdown(report, top=None)}
+
+
+def surfaces_loop_problems(report: Report, shown: dict[str, str] | None = None) -> list[str]:
     """``loop-once`` over every surface that shows the report: the text report, the MCP server's capture advice and
-    the tab's payload (the report's JSON, as the plugin serves it)."""
+    the tab's payload (the report's JSON, as the plugin serves it); ``shown``: :func:`rendered` of this report."""
     import json
 
-    from tb_gpu_advisor.report import render
     from tb_gpu_advisor.serve.mcp_server import capture_advice_text
 
-    surfaces = {"text": render.to_text(report, top=None), "markdown": render.to_markdown(report, top=None),
+    shown = shown or rendered(report)
+    surfaces = {"text": shown["text"], "markdown": shown["markdown"],
                 "mcp capture_advice": capture_advice_text(report),
                 "tab payload": "\n".join(_strings(json.loads(report.to_json())))}
     return [p for name, text in surfaces.items() for p in surface_loop_problems(name, text, report)]
@@ -3078,21 +3088,23 @@ def _plain(text: str) -> str:
     return " ".join(text.split())
 
 
-def start_up_promise_problems(report: Report) -> list[str]:
+def start_up_promise_problems(report: Report, shown: dict[str, str] | None = None) -> list[str]:
     """``no-promise`` (h37-startonly): a report whose header says its window holds no steady step ("start-up only:
     one pass of 33.7 ms, no steady step") promises no step time: no surface's "if every fix lands" line prints one
     ("step ~1.55 ms instead of 33.7 ms" on SGLang's graph capture at start-up, 2.00 ms on vLLM's), and the MCP
-    summary gives no achievable step.  Read from what the surfaces print, not from the predicate that made them."""
+    summary gives no achievable step.  Read from what the surfaces print, not from the predicate that made them
+    (``shown``: :func:`rendered` of this report)."""
     import json
 
     from tb_gpu_advisor.report import render
     from tb_gpu_advisor.serve.mcp_server import summary_json
 
-    text = render.to_text(report, top=None)
+    shown = shown or rendered(report)
+    text = shown["text"]
     said = "no steady step)" in text.split("\n", 1)[0]
     if not said:
         return _json_promise_problems(report, said)
-    surfaces = {"text": _plain(text), "markdown": _plain(render.to_markdown(report, top=None)),
+    surfaces = {"text": _plain(text), "markdown": _plain(shown["markdown"]),
                 "tab": _plain(render.achievable_text(report))}
     out = [f"no-promise: {name}: a start-up-only window promises a step time: "
            f"'{t[t.index('If every fix lands'):][:80]}'" for name, t in surfaces.items()
@@ -3123,20 +3135,20 @@ def _json_promise_problems(report: Report, said: bool) -> list[str]:
     return out
 
 
-def surface_steps_problems(report: Report) -> list[str]:
+def surface_steps_problems(report: Report, shown: dict[str, str] | None = None) -> list[str]:
     """``every-surface``: each host's steps note (how its steps were found, which were dropped) is on the text and the
     markdown report alike (h37-review8: the markdown never said it -- snapshot_adam_iterations' dropped warm-up
-    iteration, 2 allocations of 16.2 MiB, was the text report's alone)."""
-    from tb_gpu_advisor.report import render
+    iteration, 2 allocations of 16.2 MiB, was the text report's alone); ``shown``: :func:`rendered` of this report."""
     from tb_gpu_advisor.report.verdict import no_gpu_step
 
-    surfaces = {"text": _plain(render.to_text(report, top=None)), "markdown": _plain(render.to_markdown(report, top=None))}
+    notes = [(h, h.steps["note"]) for h in report.hosts  # a host without steps: its title says so
+             if isinstance(h.steps, dict) and h.error is None and h.steps.get("note") and not no_gpu_step(h.job or {})]
+    if not notes:  # no note to look for: nothing rendered
+        return []
+    shown = shown or rendered(report)
+    surfaces = {"text": _plain(shown["text"]), "markdown": _plain(shown["markdown"])}
     out = []
-    for h in report.hosts:
-        note = (h.steps or {}).get("note") if isinstance(h.steps, dict) and h.error is None else None
-        job = h.job or {}
-        if not note or no_gpu_step(job):  # no step: its title says so
-            continue
+    for h, note in notes:
         for name, text in surfaces.items():
             if _plain(note) not in text:
                 out.append(f"every-surface: {name}: {h.host}'s steps note is not said: '{note[:60]}'")

@@ -42,13 +42,17 @@ V100_BERT = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
 
 
 def v100_bert_report(root: Path) -> Report:
-    """The report of :data:`V100_BERT` laid out as a run under ``root`` (:func:`as_logdir_run`); the test is skipped
-    where ``../shared/profiles`` is not beside this checkout."""
+    """The report of :data:`V100_BERT` laid out as a run (:func:`as_logdir_run`) once per test run, in the run's
+    folder of generated captures (``corpus.corpus(LONE)``; under ``root`` without one): every test that asks, and the
+    property walk, read the one copy, analysed once per run.  The test is skipped where ``../shared/profiles`` is not
+    beside this checkout."""
     import pytest
+
+    from tests.support.corpus import LONE, corpus
 
     if not V100_BERT.is_file():
         pytest.skip("../shared/profiles is not beside this checkout")
-    return run_report(root, as_logdir_run(V100_BERT, root))
+    return run_report(corpus(LONE, root), V100_BERT.name.split(".")[0])
 
 
 def one_file_host(path: str, fmt: str) -> dict:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import pickle
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, Callable, Iterator
@@ -192,6 +193,9 @@ class Allocator:
         self.trace.append(e)
 
     reserved: int = 0  # bytes in segments
+
+    def __post_init__(self) -> None:
+        self.expandable = self.expandable or _EXPANDABLE[0]
     allocated: int = 0  # bytes in allocated blocks
 
     def malloc(self, requested: int, frames: list | None = None) -> int:
@@ -202,6 +206,8 @@ class Allocator:
                 if not b.allocated and b.size >= size]
         if fits:
             _, _, seg, blk = min(fits, key=lambda f: (f[0], f[1]))
+        elif self.expandable:
+            seg, blk = self._map(size, large, requested, frames)
         else:
             seg_size = SMALL_SEGMENT if not large else (max(MIN_LARGE_SEGMENT, _round_to(size, 2 * MiB))
                                                          if size < 10 * MiB else _round_to(size, 2 * MiB))
@@ -245,10 +251,73 @@ class Allocator:
                 merged.append(b)
         seg.blocks = merged
 
+    def _map(self, size: int, large: bool, requested: int, frames: list) -> tuple[_Segment, _Block]:
+        """``expandable_segments:True``: no cached block fits, so the pool's one growable range maps more pages at
+        its mapped end (``segment_map``: the new pages' address and bytes), as few as the request needs beside a
+        free block already at that end; the range's mapped pages read as one segment (``_snapshot()`` reports each
+        contiguous mapped range as one).  Pages: 20 MiB in the large pool, 2 MiB in the small
+        (``ExpandableSegment``'s ``segment_size``).  Where the device has no room, the free pages go back first
+        (``release_cached_blocks``: ``segment_unmap``), as with fixed segments, then the request fails (``oom``)."""
+        page = MIN_LARGE_SEGMENT if large else SMALL_SEGMENT
+        for retry in (False, True):
+            mine = [s for s in self.segments if s.large == large]
+            last = max(mine, key=lambda s: s.address, default=None)
+            top = last.address + last.size if last else EXPANDABLE_BASE[large] + self.device * _EXPANDABLE_SPAN
+            tail = last.blocks[-1] if last and not last.blocks[-1].allocated else None
+            need = _round_to(size - (tail.size if tail else 0), page)
+            if self.reserved + need <= self.capacity:
+                break
+            if not retry:
+                self.empty_cache(frames)
+        else:
+            self._entry("oom", (self.device_total or self.capacity) - self.reserved, requested, frames)
+            raise OutOfMemory(f"tried to allocate {requested} bytes")
+        self._entry("segment_map", top, need, frames)
+        self.reserved += need
+        if tail is not None:
+            tail.size += need
+        elif last is not None:
+            last.blocks.append(_Block(top, need))
+        else:
+            last = _Segment(top, 0, large, [_Block(top, need)], frames)
+            self.segments.append(last)
+        last.size += need
+        return last, last.blocks[-1]
+
+    def _unmap(self, frames: list) -> None:
+        """``empty_cache()`` on expandable segments: every whole page inside a free block is unmapped
+        (``segment_unmap``: its address and bytes), wherever it lies; the range left splits where pages went."""
+        kept: list[_Segment] = []
+        for s in self.segments:
+            page = MIN_LARGE_SEGMENT if s.large else SMALL_SEGMENT
+            base = EXPANDABLE_BASE[s.large] + self.device * _EXPANDABLE_SPAN
+            piece: list[_Block] = []
+            for b in s.blocks:
+                lo = base + _round_to(b.address - base, page)
+                hi = base + (b.address + b.size - base) // page * page
+                if b.allocated or hi <= lo:
+                    piece.append(b)
+                    continue
+                self._entry("segment_unmap", lo, hi - lo, frames)
+                self.reserved -= hi - lo
+                if lo > b.address:
+                    piece.append(_Block(b.address, lo - b.address))
+                if piece:
+                    kept.append(_Segment(piece[0].address, sum(x.size for x in piece), s.large, piece,
+                                         s.frames if piece[0].address == s.address else frames))
+                piece = [_Block(hi, b.address + b.size - hi)] if b.address + b.size > hi else []
+            if piece:
+                kept.append(_Segment(piece[0].address, sum(x.size for x in piece), s.large, piece,
+                                     s.frames if piece[0].address == s.address else frames))
+        self.segments = kept
+
     def empty_cache(self, frames: list | None = None) -> None:
-        """``torch.cuda.empty_cache()``: segments with no allocated block go back to the driver; ``frames``: the
-        allocation whose retry gives them back (the allocator's own, inside ``malloc``), else the program's call
-        (:data:`EMPTY_CACHE`)."""
+        """``torch.cuda.empty_cache()``: segments with no allocated block go back to the driver (on expandable
+        segments, every free whole page: :meth:`_unmap`); ``frames``: the allocation whose retry gives them back (the
+        allocator's own, inside ``malloc``), else the program's call (:data:`EMPTY_CACHE`)."""
+        if self.expandable:
+            self._unmap(EMPTY_CACHE if frames is None else frames)
+            return
         for s in [s for s in self.segments if not any(b.allocated for b in s.blocks)]:
             self._entry("segment_free", s.address, s.size, EMPTY_CACHE if frames is None else frames)
             self.segments.remove(s)
@@ -267,6 +336,28 @@ class Allocator:
         return out
 
 
+#: Whether allocators made now default to ``expandable_segments:True`` (:func:`expandable_segments`).
+_EXPANDABLE = [False]
+
+
+@contextmanager
+def expandable_segments() -> Iterator[None]:
+    """Every scenario built inside runs its allocators on ``expandable_segments:True`` (``PYTORCH_CUDA_ALLOC_CONF``):
+    the same program, its reserve grown and given back a page at a time (``Allocator._map`` / ``_unmap``) -- its
+    truths (the generator's own counts) follow."""
+    _EXPANDABLE[0] = True
+    try:
+        yield
+    finally:
+        _EXPANDABLE[0] = False
+
+
+#: Where each pool's growable range of ``expandable_segments:True`` starts (the large pool's, the small's), a device's
+#: ``_EXPANDABLE_SPAN`` above the one before: virtual address space the driver maps pages into.
+EXPANDABLE_BASE = {True: BASE_ADDR + (1 << 40), False: BASE_ADDR}
+_EXPANDABLE_SPAN = 1 << 37
+
+
 def _round(n: int) -> int:
     """The allocator's request rounding: multiples of 512 bytes."""
     return max(512, _round_to(n, 512))
@@ -278,6 +369,8 @@ def _round_to(n: int, k: int) -> int:
 
 def snapshot(allocators: list[Allocator], conf: str = "") -> dict[str, Any]:
     """What ``torch.cuda.memory._snapshot()`` returns for these devices."""
+    if not conf and any(a.expandable for a in allocators):
+        conf = "expandable_segments:True"
     return {"segments": [s for a in allocators for s in a.snapshot_segments()],
             "device_traces": [list(a.trace) for a in allocators],
             "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": conf, "max_split_size": -1,
@@ -642,6 +735,24 @@ def fragmented(capacity: int = 8 * GiB, segments: int = 300) -> Scenario:
     oom = a.trace[-1]
     truth = {"gpu": 0, "requested": oom["size"], "device_free": oom["device_free"], "allocated": a.allocated,
              "reserved": a.reserved, "largest": "fragmentation"}
+    return Scenario(snapshot([a]), truth)
+
+
+def oom_driver_unit(capacity_mib: int = 1000, weights_mib: int = 990, request_mib: int = 5) -> Scenario:
+    """A whole GPU (no cap) of ``capacity_mib`` MiB filled by ``weights_mib`` MiB of weights; the next request of
+    ``request_mib`` MiB fails though the driver has more free than it: under 10 MiB the caching allocator opens a
+    20 MiB segment for it (on expandable segments, maps a 20 MiB page), and that does not fit.  Truth by
+    construction: the GPU was full -- no cap refused it, no block was split (the weights' one segment holds no free
+    byte); the weights are what lives."""
+    a = Allocator(capacity_mib * MiB, device_total=capacity_mib * MiB)
+    a.malloc(weights_mib * MiB, PARAMS)
+    try:
+        a.malloc(request_mib * MiB, ACTIVATION)
+    except OutOfMemory:
+        pass
+    oom = a.trace[-1]
+    truth = {"gpu": 0, "requested": oom["size"], "device_free": oom["device_free"], "allocated": a.allocated,
+             "reserved": a.reserved, "largest": "weights", "cap": False}
     return Scenario(snapshot([a]), truth)
 
 

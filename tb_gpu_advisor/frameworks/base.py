@@ -170,6 +170,10 @@ class Framework:
     #: given the largest request its history records (its segment rounding: no split block, no fragmentation); None
     #: where its segment sizes are not known (``metrics.memory._least_reserve``)
     least_reserve: "Callable[[np.ndarray, int], int] | None" = None
+    #: (the most bytes its allocator asks the driver for at once to serve a request, the unit the driver's memory
+    #: serves it in), given the request and whether segments are expandable; None where not known
+    #: (``rules.oom_snapshot.cause_of``)
+    driver_ask: "Callable[[int, bool], tuple[int, int]] | None" = None
     #: an op type (``op_type``) that runs only on the host, wherever its graph is placed: nothing to move to the GPU
     #: (TF's tf.data iterators, ``RemoteCall``, a collective's host side)
     host_only_op_type: NamePredicate = never

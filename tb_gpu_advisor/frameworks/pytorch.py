@@ -210,6 +210,23 @@ def least_reserve(sizes: np.ndarray, largest_request: int) -> int:
     return out
 
 
+def driver_ask(request: int, expandable: bool) -> tuple[int, int]:
+    """(the most bytes the caching allocator asks the driver for at once to serve ``request`` when no cached block
+    fits, the unit the driver's memory serves requests in).  Fixed segments: the request's own segment (2 MiB up to
+    1 MiB, 20 MiB under 10 MiB, else its bytes rounded up to 2 MiB); expandable segments: its bytes rounded up to
+    pages (a free block already at the range's end asks fewer).  The unit: a page, 2 MiB for a small request and
+    20 MiB for a large one (what expandable segments map, and the least a fixed large segment opens under 10 MiB).
+
+    Why: an OOM's free bytes are the driver's, and the allocator asks in these units -- a 5 MiB request fails with
+    15 MiB free (its 20 MiB segment does not fit), and 8 MiB cached beside 1,016 MiB free cannot serve 1 GiB in 20 MiB
+    pages: neither is a cap nor split blocks (``synthetic.memsnapshot.oom_driver_unit``; h37-snap62)."""
+    if request <= SMALL_REQUEST:
+        return SMALL_SEGMENT, SMALL_SEGMENT
+    if expandable:
+        return _round_up(request, LARGE_SEGMENT), LARGE_SEGMENT
+    return (LARGE_SEGMENT if request < LARGE_REQUEST else _round_up(request, SEGMENT_ROUND)), LARGE_SEGMENT
+
+
 #: The call that records the caching allocator's history a memory snapshot dumps: what a snapshot without history
 #: lacks for its peak and its time.
 RECORD_MEMORY_HISTORY = "torch.cuda.memory._record_memory_history()"
@@ -2763,7 +2780,7 @@ for _m in ("LongT5Attention", "LongT5LocalAttention", "LongT5TransientGlobalAtte
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, step_number=step_number, factory_op=is_factory_op,
-    launcher_call=is_launcher_call, least_reserve=least_reserve,
+    launcher_call=is_launcher_call, least_reserve=least_reserve, driver_ask=driver_ask,
     labels={**SNAPSHOT_MADE,
             "memory_imbalance:replicas": "nn.DataParallel's replicas of one module",
             "memory_imbalance:split_blocks": (

@@ -6,10 +6,12 @@ failed request (``oom`` entry: its size, the driver's free bytes, its stack) and
 the allocator's own rule (it asks the driver only when no cached block fits, and gives its unused cached segments
 back before it fails):
 
-* the driver had more free than the request: a cap the process set refused it (``memory_cap``:
+* the driver had more free than the allocator asked of it (the request's segment, or its pages on expandable
+  segments: a 5 MiB request opens a 20 MiB segment): a cap the process set refused it (``memory_cap``:
   ``torch.cuda.set_per_process_memory_fraction``, a framework's memory fraction) -- raise the cap, or shrink what
   lives;
-* cached-but-unallocated bytes plus the driver's free bytes would have served it: the memory was there, split into
+* cached-but-unallocated bytes plus the driver's free bytes, in the whole pages it serves (2 MiB for a small request,
+  20 MiB for a large one), would have served it: the memory was there, split into
   blocks too small for it (``fragmentation``: expandable segments -- not offered where the allocator already used
   them: its ``allocator_settings``, or every segment's ``is_expandable`` where a release writes no settings);
 * else the GPU was full, and the largest kind of live memory decides (activations: checkpointing; held across
@@ -49,7 +51,8 @@ def check(m: HostMetrics) -> list[Finding]:
     for gpu in sorted({o.gpu for o in m.memory.ooms}):
         o = next(x for x in m.memory.ooms if x.gpu == gpu)  # the first: what the job died of
         n = sum(1 for x in m.memory.ooms if x.gpu == gpu)
-        cause, largest, frees = cause_of(o)
+        cause, largest, frees = cause_of(o, ctx.fw.driver_ask(o.requested_bytes, expandable)
+                                          if ctx.fw.driver_ask else None)
         graph = _graph_frees(m, o) if cause == largest == "activations" else 0
         if graph:  # autograd's graph of a pass with no backward: inference_mode frees it whole
             cause, frees = "forward_kept", graph
@@ -166,18 +169,21 @@ def _what(category: str, words: dict[str, str]) -> str:
     return words[category].split(" (")[0]
 
 
-def cause_of(o: OomReport) -> tuple[str, str, int]:
+def cause_of(o: OomReport, units: tuple[int, int] | None = None) -> tuple[str, str, int]:
     """(why it failed, the largest kind of live memory, the bytes fixing it frees).  Why: ``memory_cap`` when the
-    driver had room for the request, ``fragmentation`` when cached plus free bytes would have served it, else the
-    largest kind itself.  Checkpointing frees ``memory.checkpoint_frees`` of the activations; a fragmentation fix frees
-    the cached bytes."""
+    driver had room for what the allocator asked of it, ``fragmentation`` when cached plus free bytes would have
+    served it, else the largest kind itself.  ``units``: (the most the allocator asks the driver for at once for this
+    request, the unit the driver's free bytes serve it in; ``Framework.driver_ask``), where known -- free bytes below
+    the ask are no cap's, and free bytes short of a unit serve nothing.  Checkpointing frees
+    ``memory.checkpoint_frees`` of the activations; a fragmentation fix frees the cached bytes."""
     frees = {c: int(b * (T("memory.checkpoint_frees") if c == "activations" else 1.0))
              for c, b in o.by_category.items() if c != "other"}
     largest = max(frees, key=frees.get) if frees else "other"
     most = frees.get(largest, 0)
     cached = max(o.reserved_bytes - o.allocated_bytes, 0)
-    if o.device_free_bytes >= o.requested_bytes:
+    ask, unit = units or (o.requested_bytes, 1)
+    if o.device_free_bytes >= max(ask, o.requested_bytes):
         return "memory_cap", largest, most
-    if cached and cached + max(o.device_free_bytes, 0) >= o.requested_bytes:
+    if cached and cached + max(o.device_free_bytes, 0) // unit * unit >= o.requested_bytes:
         return "fragmentation", largest, cached
     return largest, largest, most

@@ -21,6 +21,9 @@ test: install-test
 		cd frontend && npm ci --silent --no-audit --no-fund && npm test --silent; \
 	elif [ "$$CI" = "true" ]; then echo "npm is required in CI"; exit 1; \
 	else echo "npm not found: skipping frontend unit tests (install Node.js >= 18 to run them)"; fi
+	@# byte-compile once: where PYTHONDONTWRITEBYTECODE is set (some CI and dev machines) every pytest worker and every
+	@# command the tests start would compile the package from source again (~1 s of CPU a process); compileall writes anyway
+	$(PYTHON) -m compileall -q tb_gpu_advisor synthetic tests benchmarks >/dev/null
 	$(PYTHON) -m pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 	@# the suite above ran on the compiled decoders where they are built; the equality tests, the PyTorch reader's
 	@# tests (its typed decode is the scanner's reference) and the goldens again on the pure-Python path (issue #38)

@@ -13,6 +13,7 @@ framework string.  Adding a framework is one new module plus one line in
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Iterable, Mapping
 
@@ -95,13 +96,15 @@ def stated_kernel_kind(name: str, hlo_class: str | None) -> str | None:
     return kernel_kind_one(name)
 
 
+@functools.lru_cache(maxsize=4096)
 def named_kernel_kind_one(name: str) -> str | None:
     """The class of a framework's own kernel whose function names its work (``Framework.named_kernel_kinds``: ATen's
     multi-tensor optimizer kernels, TF's ``Apply*`` training kernels), None for any other kernel.
 
     Why: these kernels were "other" -- no vendor family claims a framework's own optimizer step -- and that class held
     18% of a ``torch.compile`` bf16 step on an H100 (``FusedAdamMathFunctor``) and most of a fused-optimizer step's
-    kernel time on an H200 (h37-kernelfam)."""
+    kernel time on an H200 (h37-kernelfam).  Remembered per name: a pure function of the name, asked by the classes
+    table, the matmul pool and the kernel checks for the same kernels (~20 patterns searched per ask; prof62)."""
     h = devices.head(name)
     return next((kind for pattern, kind in _NAMED_KINDS if pattern.search(h)), None)
 

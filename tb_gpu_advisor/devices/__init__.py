@@ -9,6 +9,7 @@ once however many events use it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -40,6 +41,7 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
 VENDORS = (amd, intel, apple, ascend, unnamed, nvidia)
 
 
+@functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
 def attention_helper_one(name: str) -> bool:
     """A fused-attention library's helper kernel (a row-wise dot, a cast, a clear around the attention backward:
     ``flash_bwd_dot_do_o_kernel``, ``FmhaBwdConvertQGradKernel``): its family's prefix says attention, the rest of its
@@ -47,6 +49,7 @@ def attention_helper_one(name: str) -> bool:
     return any(v.attention_helper_one(name) for v in VENDORS) or triton.attention_helper_one(name)
 
 
+@functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
 def tensor_core_one(name: str) -> bool:
     """The kernel runs on the GPU's matrix units (NVIDIA Tensor Cores, AMD Matrix Cores), by name: a vendor library's
     family, or a Triton ``tl.dot`` kernel whose name gives a 16-bit or narrower dtype (``devices.triton``)."""
@@ -82,6 +85,7 @@ def driver_thread(name: str) -> bool:
     return nvidia.driver_thread_one(name)
 
 
+@functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
 def precision_one(name: str) -> int:
     """Precision code of one kernel name: its dtype words, else what its library's naming says (:func:`_named_precision`),
     an 8-bit integer type only where the kernel computes in it (:func:`integer_arithmetic_one`).
@@ -153,6 +157,7 @@ def _mangled_precision(name: str) -> int:
     return _named_precision(text) if text else P_UNKNOWN
 
 
+@functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by its library's naming (any vendor), not an attention helper, a kernel whose own
     function moves data (``nvidia.data_movement_one``: a transpose inside a GEMM library's namespace), cuBLAS's
@@ -265,8 +270,11 @@ def gradient_word(name: str) -> str:
     return h[a:b]
 
 
+@functools.lru_cache(maxsize=1024)
 def vendor(gpu_name: str | None):  # noqa: ANN201 - a vendor module
-    """The vendor module of a GPU, by the name the trace gives it (NVIDIA when no vendor claims it)."""
+    """The vendor module of a GPU, by the name the trace gives it (NVIDIA when no vendor claims it).  Remembered per
+    name: a pure function of the name that every rule's context asks for each GPU of its host (~24 k asks over the
+    kept captures, each five regular-expression searches; prof62)."""
     return next((v for v in VENDORS if v.is_device(gpu_name)), nvidia)
 
 
@@ -767,6 +775,7 @@ def normalization_apply_one(name: str) -> bool:
     return bool(_NORMALIZATION.search(h) or nvidia.batch_norm_one(h)) and bool(_NORM_APPLIES.search(h))
 
 
+@functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
 def normalization_one(name: str) -> bool:
     """A normalization kernel that reduces rows or channels to their statistics (``_NORMALIZATION``, cuDNN's
     ``nvidia.normalization_one``), not one that only applies them (``_NORM_APPLIES``)."""
@@ -774,6 +783,7 @@ def normalization_one(name: str) -> bool:
     return (bool(_NORMALIZATION.search(h)) or nvidia.normalization_one(h)) and not _NORM_APPLIES.search(h)
 
 
+@functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
 def kind_one(name: str) -> int:
     """Kind code of one device event name (kernel, copy kinds, collective)."""
     direction = intel.copy_direction(head(name)) or amd.copy_direction(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 #: Kernel kind codes (int8 arrays).  ``KIND_MEMSET``: the GPU filling its own memory (``cudaMemset``, ROCm's
@@ -253,6 +254,7 @@ def without_templates(text: str, mark: str = "", stop_at_arguments: bool = False
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
 def function_parts(name: str) -> tuple[str, ...]:
     """The parts of a kernel's own qualified function name, whatever comes before it or after it:
     ``("internal", "gemvx", "kernel")`` for ``std::enable_if<!T7, void>::type internal::gemvx::kernel<int, ...>(...)``

@@ -14,6 +14,7 @@ framework string.  Adding a framework is one new module plus one line in
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import TYPE_CHECKING, Iterable, Mapping
 
@@ -82,6 +83,7 @@ def tc_eligible_type(op_type_: str) -> bool:
 _ELEMENTWISE = re.compile("|".join(dict.fromkeys(p for f in REGISTRY.values() for p in f.elementwise_kernels)), re.I)
 
 
+@functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
 def elementwise_one(name: str) -> bool:
     """A kernel some framework generates for element-wise work (a fusion candidate): neither a reduction (a
     normalization's included: ``fused_add_rms_norm_kernel`` says ``_add_`` but reduces rows) nor a Tensor Core kernel."""
@@ -105,6 +107,7 @@ _NAMED_KINDS = tuple((re.compile(p), kind) for p, kind in dict.fromkeys(
     [*(k for f in REGISTRY.values() for k in f.named_kernel_kinds), *(k for e in engines.ENGINES for k in e.kernel_kinds)]))
 
 
+@functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
 def kernel_kind_one(name: str) -> str | None:
     """The kernel class a compiler's own naming states (``triton_red_...``: "reduction"), else the class a framework's
     own kernel names by its function (:func:`named_kernel_kind_one`), None where neither states one."""
@@ -124,17 +127,20 @@ def stated_kernel_kind(name: str, hlo_class: str | None) -> str | None:
     return kernel_kind_one(name)
 
 
+@functools.lru_cache(maxsize=4096)
 def named_kernel_kind_one(name: str) -> str | None:
     """The class of a framework's own kernel whose function names its work (``Framework.named_kernel_kinds``: ATen's
     multi-tensor optimizer kernels, TF's ``Apply*`` training kernels), None for any other kernel.
 
     Why: these kernels were "other" -- no vendor family claims a framework's own optimizer step -- and that class held
     18% of a ``torch.compile`` bf16 step on an H100 (``FusedAdamMathFunctor``) and most of a fused-optimizer step's
-    kernel time on an H200 (h37-kernelfam)."""
+    kernel time on an H200 (h37-kernelfam).  Remembered per name: a pure function of the name, asked by the classes
+    table, the matmul pool and the kernel checks for the same kernels (~20 patterns searched per ask; prof62)."""
     h = devices.head(name)
     return next((kind for pattern, kind in _NAMED_KINDS if pattern.search(h)), None)
 
 
+@functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by its library's naming (``devices.gemm_kernel_one``) or by the kind a compiler's
     naming states (Inductor's ``triton_tem_`` templates: ``kernel_kind_one``)."""
@@ -161,6 +167,7 @@ def elementwise(names: list[str]) -> np.ndarray:
 _NOT_GEMM = re.compile("|".join(dict.fromkeys(p for f in REGISTRY.values() for p in f.not_gemm_kernels)) or r"(?!)")
 
 
+@functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
 def not_gemm_kernel_one(name: str) -> bool:
     """A kernel that is positively no matmul/convolution, whatever op launched it: a framework's own kernels, a
     library's primitives (sorts, scans), element-wise work, collectives."""

@@ -190,7 +190,7 @@ def by_name(memo: dict, classify: Callable[[list[str]], np.ndarray], names: list
         got = classify(new)
         memo[("by_name_dtype", classify)] = got.dtype
         known.update(zip(new, got.tolist()))
-    return np.fromiter((known[n] for n in names), dtype=memo[("by_name_dtype", classify)], count=len(names))
+    return np.fromiter(map(known.__getitem__, names), dtype=memo[("by_name_dtype", classify)], count=len(names))
 
 
 def pack_flags(masks: dict[int, np.ndarray], n: int) -> np.ndarray:

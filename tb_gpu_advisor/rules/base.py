@@ -46,10 +46,10 @@ class Ctx:
         step = m.headline.avg_step_ms
         self.step_ms: float | None = float(step) if step is not None and step > 0 else None
         self.steps: int = int(m.steps.count or 0)
-        #: the capture's framework: its fixes, words and finding titles
-        self.fw: Framework = framework(m)
         #: the GPUs' vendor (``devices/nvidia.py``, ``devices/amd.py``): its words (``TERMS``) and own fixes (``FIXES``)
         self.vendor = _vendor(m)
+        #: the capture's framework: its fixes, words and finding titles
+        self.fw: Framework = framework(m, self.vendor)
         #: the capture recorded the GPU's work (:func:`gpu_work_recorded`): only then may a finding speak of its
         #: utilization or idle time
         self.gpu_recorded: bool = gpu_work_recorded(m)
@@ -1081,10 +1081,11 @@ def _said_before(a: Action, earlier: Sequence[Action]) -> bool:
     return any(lead == _lever(c) for b in earlier for c in _CLAUSE.split(" ".join(b.text.split())))
 
 
-def framework(m: HostMetrics) -> Framework:
+def framework(m: HostMetrics, vendor=None) -> Framework:  # noqa: ANN001 - a vendor module
     """The capture's framework (``capture.framework``): its fixes, labels and what does not apply to it, written for
-    the job the capture holds (``job/``: a forward pass, a serving engine, a cold start, an old version)."""
-    fw = frameworks.for_vendor(m.capture.framework, _vendor(m))
+    the job the capture holds (``job/``: a forward pass, a serving engine, a cold start, an old version).  ``vendor``:
+    :func:`_vendor`'s answer where the caller has it (``Ctx``: one reading of the GPUs' names per rule, not two)."""
+    fw = frameworks.for_vendor(m.capture.framework, vendor if vendor is not None else _vendor(m))
     # one GPU process that runs no collective talks to no other rank (a CPU-only capture counts no GPU process: a
     # gloo rank of a 300-rank job, wild/cpu_only_gloo, keeps its words); one process driving several GPUs
     # (DataParallel, TF MirroredStrategy) runs its collectives among its own GPUs: no rank either (h37-left29) --

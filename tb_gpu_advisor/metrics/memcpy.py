@@ -112,6 +112,8 @@ class _Tally:
     idle_anyway: dict[str, float] = field(default_factory=dict)
     #: copy time on streams of their own (no kernel or collective of the GPU on them, :func:`_copy_streams`), ms
     own_stream: dict[str, float] = field(default_factory=dict)
+    #: copy time whose stream, or whose GPU's kernels' streams, the file did not record (:func:`_copy_streams`), ms
+    unknown_stream: dict[str, float] = field(default_factory=dict)
 
 
 class _HostOps:
@@ -165,6 +167,8 @@ class _Copies:
     all_end: np.ndarray
     #: each copy on a stream of its own: one on which the GPU ran no kernel or collective (:func:`_copy_streams`)
     own_stream: np.ndarray
+    #: each copy whose stream is not known to be its own or the kernels' (:func:`_copy_streams`)
+    unknown_stream: np.ndarray
 
 
 def _gpu_copies(ctx: Context, g: GpuCtx) -> _Copies | None:
@@ -185,26 +189,36 @@ def _gpu_copies(ctx: Context, g: GpuCtx) -> _Copies | None:
     migration = devices.page_migration(names)[d.name[m]]  # the driver's paging of managed memory
     # the program's own prefetch of managed memory (``cudaMemPrefetchAsync``): migrations, not the driver's paging
     asked = devices.managed_migration(names)[d.name[m]] & ~migration
+    own, unknown = _copy_streams(d)
     return _Copies(gpu=d.gpu, op_text=d.op_text, direction=dname, host_kind=host_kind, migration=migration,
                    asked=asked, step=step, start=start, end=d.end[m],
                    dur_ms=covered.astype(float) / PS_PER_MS, nbytes=np.maximum(d.mem_bytes[m], 0),
                    sync=_blocks_host(ctx.h, d.mem_sync[m], host_kind, dname, g.launch[m], d.start[m]),
                    op_idx=d.op_idx[m], launch=g.launch[m], kind=d.kind, all_start=d.start, all_end=d.end,
-                   own_stream=_copy_streams(d)[m])
+                   own_stream=own[m], unknown_stream=unknown[m])
 
 
-def _copy_streams(d) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
-    """Per device event of ``d``: whether its stream is a stream of copies -- one on which the GPU ran no kernel or
-    collective (a prefetcher's ``torch.cuda.Stream()``, a copy engine's queue).  Every format names each event's stream
-    (Kineto's ``stream``, Nsight's ``streamId``, XPlane's stream line): the model keeps it as ``DeviceEvents.stream``.
+def _copy_streams(d) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - DeviceEvents
+    """Per device event of ``d``: (whether its stream is a stream of copies -- one on which the GPU ran no kernel or
+    collective (a prefetcher's ``torch.cuda.Stream()``, a copy engine's queue) --, whether that is not known: the
+    event's stream, or a kernel's or collective's of the GPU, is one the file did not record).  Most formats name each
+    event's stream (Kineto's ``stream``, Nsight's ``streamId``, XPlane's stream line): the model keeps it as
+    ``DeviceEvents.stream``, and the stream of those whose stream the file did not record as
+    ``DeviceEvents.stream_unrecorded`` (a rocprofv3 copy trace of no ``Stream_Id`` or ``Queue_Id`` column): a copy on
+    it is on no stream known, neither its own nor the kernels'.
 
     Why: a copy already on a stream of its own is not to be told to move to one (h37-fixorder61's Left 3: the
     metrics had no copy's stream, and the side-stream fix said "a copy on the kernels' own stream runs between them"
-    to copies that ran on none of theirs)."""
+    to copies that ran on none of theirs); and a stream not recorded is not one of their own (h37-review61b's Left 1:
+    rocprofv3's copies, filled in as queue 0 beside kernels on queue 1, read a share of 1.0 on streams of their own)."""
     busy = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
+    none = np.zeros(len(d), dtype=bool)
     if not busy.any():  # a copy-only GPU: no kernels for its copies to overlap, whatever stream they run on
-        return np.zeros(len(d), dtype=bool)
-    return ~np.isin(d.stream, np.unique(d.stream[busy]))
+        return none, none
+    unrecorded = d.stream == d.stream_unrecorded if d.stream_unrecorded >= 0 else none
+    if (unrecorded & busy).any():  # a kernel on no stream known: no copy's stream is known to be free of kernels
+        return none, np.ones(len(d), dtype=bool)
+    return ~np.isin(d.stream, np.unique(d.stream[busy])) & ~unrecorded, unrecorded
 
 
 def _in_kept_steps(g: GpuCtx, copy: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -266,6 +280,8 @@ def _tally_gpu(ctx: Context, g: GpuCtx, c: _Copies, tally: _Tally, hosts: _HostO
         a = _per_step(tally, c, dr, sel)
         _issuing_ops(ctx, c, dr, sel, a, hosts)
         tally.own_stream[str(dr)] = tally.own_stream.get(str(dr), 0.0) + float(c.dur_ms[sel & c.own_stream].sum())
+        tally.unknown_stream[str(dr)] = tally.unknown_stream.get(str(dr), 0.0) + float(
+            c.dur_ms[sel & c.unknown_stream].sum())
         if dr == "h2d":
             if compute is None:
                 compute = _compute_time(c)
@@ -404,7 +420,8 @@ def _direction_stat(dr: str, a: dict, tally: _Tally, exposed: dict[str, float],
         param_upload_share=a["uploads"] / a["launched"] if a["launched"] > 0 else None,
         prefetch_blocking_ms_per_step=min(per(tally.prefetch.get(dr, 0.0)), blocking),
         idle_anyway_ms_per_step=min(per(tally.idle_anyway.get(dr, 0.0)), blocking),
-        own_stream_share=tally.own_stream.get(dr, 0.0) / float(a["ms"].sum()) if a["ms"].sum() > 0 else None,
+        own_stream_share=tally.own_stream.get(dr, 0.0) / float(a["ms"].sum())
+        if a["ms"].sum() > 0 and not tally.unknown_stream.get(dr, 0.0) else None,
     )
 
 

@@ -513,7 +513,8 @@ class MemcpyStat:
     #: step's critical path -- no fix of the copy shortens the step by it (uploads only)
     idle_anyway_ms_per_step: float = 0.0
     #: the share of the copy time on streams of their own, on which the GPU ran no kernel or collective
-    #: (``metrics.memcpy._copy_streams``); None: no copy time
+    #: (``metrics.memcpy._copy_streams``); None: no copy time, or some of it on a stream the file did not record (or
+    #: beside kernels on one): which stream it ran on is not known
     own_stream_share: float | None = None
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.metrics.breakdown import clocks_disagree
+from tb_gpu_advisor.metrics.breakdown import off_path_uploads
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx, assign
 from tb_gpu_advisor.metrics.trips import trip_windows
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
@@ -283,48 +283,21 @@ def _tally_gpu(ctx: Context, g: GpuCtx, c: _Copies, tally: _Tally, hosts: _HostO
         tally.unknown_stream[str(dr)] = tally.unknown_stream.get(str(dr), 0.0) + float(
             c.dur_ms[sel & c.unknown_stream].sum())
         if dr == "h2d":
-            if compute is None:
-                compute = _compute_time(c)
-            pinned = sel & ~c.sync & (c.host_kind == 0)  # known pinned, asynchronous: none holds the host
-            tally.idle_anyway["h2d"] = tally.idle_anyway.get("h2d", 0.0) + _idle_anyway(ctx, g, c, pinned, compute)
+            tally.idle_anyway["h2d"] = tally.idle_anyway.get("h2d", 0.0) + _idle_anyway(ctx, g)
 
 
-def _idle_anyway(ctx: Context, g: GpuCtx, c: _Copies, sel: np.ndarray, compute: tuple[np.ndarray, np.ndarray]) -> float:
-    """Milliseconds of the copies ``sel`` (uploads from pinned memory that did not hold the host) that no kernel overlaps and that
-    delayed no GPU work: each such stretch ended before the host had launched the GPU's next kernel (the launch
-    call's start), so without the copy the GPU would have idled there as well, waiting for the host.  A stretch the
-    next kernel was launched into delays it from its launch to the stretch's end (that part stays the copy's); a
-    stretch with no kernel after it, or whose next kernel's launch the capture lacks, and every stretch where the
-    clocks disagree, is counted as delaying all it covers.
+def _idle_anyway(ctx: Context, g: GpuCtx) -> float:
+    """Milliseconds, inside the kept steps, of GPU ``g``'s uploads that ran while the GPU would have idled waiting for
+    the host anyway (``metrics.breakdown.off_path_uploads``: from pinned memory, asynchronous, no kernel beside them,
+    ended before the host launched the GPU's next kernel) -- the stretches the ledger books as the host's idle.
 
-    Why: a copy that runs while the GPU would otherwise idle waiting for the host costs the step nothing -- only
-    the part on the step's critical path does (issue #37 deliverable 3; h37-fixorder61's Left 1: a pinned,
-    asynchronous upload in a loop the host paces, 3 ms of host ops a step, claimed its 400 us where a loop without
-    it runs as long)."""
-    if not sel.any() or not ctx.h.start.size or clocks_disagree(ctx, g):
+    Why read there: one account.  h37-copystream61 measured these stretches here while the ledger booked them as
+    ``memcpy_h2d``, so the copies' finding left them out and the host's findings did not claim them (its Left 4)."""
+    s, e = off_path_uploads(ctx, g)
+    w = np.asarray(g.windows, np.int64).reshape(-1, 2)
+    if not s.size or not len(w):
         return 0.0
-    xs, xe = subtract_intervals(c.start[sel].astype(np.int64), c.end[sel].astype(np.int64), *compute)
-    if not xs.size:
-        return 0.0
-    xs, xe = union_intervals(xs, xe)
-    busy = np.flatnonzero((c.kind == devices.KIND_KERNEL) | (c.kind == devices.KIND_COLLECTIVE))
-    if not busy.size:  # no kernel follows any copy: none is known to have run in idle time
-        return 0.0
-    ks = c.all_start[busy].astype(np.int64)  # sorted: the device events are
-    at = np.searchsorted(ks, xe, side="left")  # the first kernel starting at or after each stretch's end
-    has = at < busy.size
-    nxt = busy[np.minimum(at, busy.size - 1)]
-    call = g.launch[nxt].astype(np.int64)
-    has &= call >= 0
-    ready = np.where(has, ctx.h.start[np.clip(call, 0, None)].astype(np.int64), np.iinfo(np.int64).min)
-    # the part of each stretch after the next kernel's launch delayed it; the part before only filled idle -- less
-    # where the host sat blocked in a runtime call (a sync waiting for the copy): its launch came late for the copy
-    off_s, off_e = xs[has], np.minimum(xe, ready)[has]
-    keep = off_e > off_s
-    off_s, off_e = off_s[keep], off_e[keep]
-    if off_s.size and ctx.blocked_spans is not None and ctx.blocked_spans[0].size:
-        off_s, off_e = subtract_intervals(off_s, off_e, *union_intervals(*ctx.blocked_spans))
-    return float((off_e - off_s).sum()) / PS_PER_MS
+    return float(time_within(s, e, w[:, 0], w[:, 1]).sum()) / PS_PER_MS
 
 
 def _beside_kernels(tally: _Tally, c: _Copies, dr: str, sel: np.ndarray, compute: tuple[np.ndarray, np.ndarray]) -> None:
@@ -419,7 +392,8 @@ def _direction_stat(dr: str, a: dict, tally: _Tally, exposed: dict[str, float],
         paging_in_kernels_ms_per_step=per(tally.paging.get(dr, 0.0)),  # kernel time: no part of the copies' own
         param_upload_share=a["uploads"] / a["launched"] if a["launched"] > 0 else None,
         prefetch_blocking_ms_per_step=min(per(tally.prefetch.get(dr, 0.0)), blocking),
-        idle_anyway_ms_per_step=min(per(tally.idle_anyway.get(dr, 0.0)), blocking),
+        # beside the blocking time, never inside it: the ledger books these stretches as the host's idle
+        idle_anyway_ms_per_step=min(per(tally.idle_anyway.get(dr, 0.0)), max(per(a["ms"].sum()) - blocking, 0.0)),
         own_stream_share=tally.own_stream.get(dr, 0.0) / float(a["ms"].sum())
         if a["ms"].sum() > 0 and not tally.unknown_stream.get(dr, 0.0) else None,
     )

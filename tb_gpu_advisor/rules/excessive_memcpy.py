@@ -501,7 +501,7 @@ def _exposed_upload(ctx: Ctx, m: HostMetrics, copies: list, worst) -> list:  # n
 def _own_stream(c) -> bool:  # noqa: ANN001 - a direction's copy metrics
     """Whether most of the copies' time ran on streams of their own (``MemcpyStat.own_stream_share``: streams on which
     the GPU ran no kernel): a stream of their own is no fix to tell them (h37-copystream61; h37-fixorder61's Left 3)."""
-    return (c.own_stream_share or 0.0) >= 0.5
+    return (c.own_stream_share or 0.0) >= T("excessive_memcpy.own_stream_share")
 
 
 def _anyway_words(ctx: Ctx, anyway: float) -> str:

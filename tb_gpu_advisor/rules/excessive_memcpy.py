@@ -328,15 +328,19 @@ def _tail_words(ctx: Ctx) -> str:
             "(copying the bytes out of the driver's staging buffer into pageable memory)")
 
 
-def _pin_fix(ctx: Ctx, named: list) -> list:
+def _pin_fix(ctx: Ctx, named: list, worst=None) -> list:  # noqa: ANN001 - the costliest direction's copy metrics
     """The framework's fix for the pageable copies ``named``: pinning the destination where they are all read-backs
-    (a D2H copy into pageable memory: PyTorch's ``.cpu()``), else pinning the batch (``:pageable``).  Why apart: "let
-    the DataLoader pin its batches" names a copy to the device; a read-back's fix is a pinned buffer to copy into."""
+    (a D2H copy into pageable memory: PyTorch's ``.cpu()``), else pinning the batch (``:pageable``) -- in the words
+    for copies already on a stream of their own where the costliest direction's are (``:pageable_own_stream``, a
+    framework that has them).  Why apart: "let the DataLoader pin its batches" names a copy to the device; a
+    read-back's fix is a pinned buffer to copy into; and a native program's copies on a stream of their own were told
+    "cudaMemcpyAsync on a stream other than the kernels'" (h37-copystream61's Left 1)."""
     if not named:
         return []
     copies = pinned_copies(ctx, named)
     readback = all(c.direction == "d2h" for c in named) and ctx.fw.extra(f"{ID}:pageable_d2h", copies=copies)
-    return readback or ctx.fw.extra(f"{ID}:pageable", copies=copies)
+    own = worst is not None and _own_stream(worst) and ctx.fw.extra(f"{ID}:pageable_own_stream", copies=copies)
+    return readback or own or ctx.fw.extra(f"{ID}:pageable", copies=copies)
 
 
 def _pinned_words(m: HostMetrics, ctx: Ctx, copies: list, worst) -> str:  # noqa: ANN001 - a copy
@@ -386,7 +390,7 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
                and (ctx.share(waits + c.pageable_ms_per_step) or 0.0) >= T("excessive_memcpy.pin_share")] \
         if m.syncs.copy_calls_per_step and not reads and PINNED_ASYNC_H2D not in m.applied else []
     named = pageable + waiting
-    pin = _pin_fix(ctx, named)
+    pin = _pin_fix(ctx, named, worst)
     if pin and pageable:
         acts = _first(pin, acts)
     if reads:  # reads of device values whose bytes held the host: fewer bytes, or their copy started early

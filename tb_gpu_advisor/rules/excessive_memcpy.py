@@ -332,14 +332,15 @@ def _pin_fix(ctx: Ctx, named: list, worst=None) -> list:  # noqa: ANN001 - the c
     """The framework's fix for the pageable copies ``named``: pinning the destination where they are all read-backs
     (a D2H copy into pageable memory: PyTorch's ``.cpu()``), else pinning the batch (``:pageable``) -- in the words
     for copies already on a stream of their own where the costliest direction's are (``:pageable_own_stream``, a
-    framework that has them).  Why apart: "let the DataLoader pin its batches" names a copy to the device; a
+    framework that has them; uploads the costliest).  Why apart: "let the DataLoader pin its batches" names a copy to the device; a
     read-back's fix is a pinned buffer to copy into; and a native program's copies on a stream of their own were told
     "cudaMemcpyAsync on a stream other than the kernels'" (h37-copystream61's Left 1)."""
     if not named:
         return []
     copies = pinned_copies(ctx, named)
     readback = all(c.direction == "d2h" for c in named) and ctx.fw.extra(f"{ID}:pageable_d2h", copies=copies)
-    own = worst is not None and _own_stream(worst) and ctx.fw.extra(f"{ID}:pageable_own_stream", copies=copies)
+    own = worst is not None and worst.direction == "h2d" and _own_stream(worst) and \
+        ctx.fw.extra(f"{ID}:pageable_own_stream", copies=copies)
     return readback or own or ctx.fw.extra(f"{ID}:pageable", copies=copies)
 
 

@@ -113,7 +113,9 @@ class Breakdown:
 
     device_compute: some GPU ran a non-memcpy, non-collective kernel.
     memcpy_h2d / memcpy_d2h / memcpy_d2d: a copy of that kind ran on the GPU
-      (D2D includes P2P and copies of unknown kind) and no higher-priority activity did.
+      (D2D includes P2P and copies of unknown kind) and no higher-priority activity did -- less, for H2D, the
+      pinned asynchronous uploads run while the GPU would have idled for the host anyway (before the host began the
+      next kernel's launch: ``metrics.breakdown.off_path_uploads``), which are the host's idle and booked as it.
     memset: a memset ran (the GPU filling its own memory, no transfer: a fill, never a copy) and no kernel,
       collective or device copy did.
     collectives: an NCCL/collective kernel ran (no copy).

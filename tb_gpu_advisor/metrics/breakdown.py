@@ -978,7 +978,8 @@ def busy_not_collective(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray
 
 def off_path_uploads(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
     """(starts, ends), int64 ps, sorted and disjoint: the stretches of GPU ``g``'s uploads from pinned memory that did
-    not hold the host, where no kernel or collective of the GPU runs and that delayed no GPU work -- each ended before
+    not hold the host, where no other work of the GPU runs (a kernel, a collective, another copy or a fill) and that
+    delayed no GPU work -- each ended before
     the host began the launch call of the GPU's next kernel, so without the copy the GPU would have idled there as
     well, waiting for the host.  The part of a stretch after that launch call began delayed the kernel and stays the
     copy's; so does a stretch with no kernel after it, or whose next kernel's launch the capture lacks, every
@@ -1003,8 +1004,12 @@ def off_path_uploads(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
     up &= (devices.event_host_memory(d.names, d.name, d.mem_host) == 0) & (d.mem_sync != 1)
     if not up.any() or clocks_disagree(ctx, g):
         return none
-    ks, ke = d.start[busy].astype(np.int64), d.end[busy].astype(np.int64)
-    xs, xe = subtract_intervals(d.start[up].astype(np.int64), d.end[up].astype(np.int64), *union_intervals(ks, ke))
+    ks = d.start[busy].astype(np.int64)
+    # where any other work of the GPU runs beside them (a kernel, a read-back, a fill) the GPU is not idle: that time
+    # is that work's, as the ledger paints it
+    other = d.kind != devices.KIND_H2D
+    xs, xe = subtract_intervals(d.start[up].astype(np.int64), d.end[up].astype(np.int64),
+                                *union_intervals(d.start[other].astype(np.int64), d.end[other].astype(np.int64)))
     if not xs.size:
         return none
     xs, xe = union_intervals(xs, xe)

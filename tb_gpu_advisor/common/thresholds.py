@@ -189,6 +189,11 @@ _TABLE: tuple[Threshold, ...] = (
        "bytes across the bus, not its call; at ~10 GB/s a 64 KiB copy moves in ~6 us, the order of a copy call's own "
        "latency, so a smaller one (a 4-byte .item() read) gains nothing from pinned memory",
        "bytes per pageable copy, at least, for the finding to ask to pin it (where the capture gives the copies' sizes)"),
+    _t("excessive_memcpy.own_stream_share", 0.5, "share", "Advisor (issue #37, h37-copystream61): most of a direction's "
+       "copy time on streams that run no kernel or collective (a prefetcher's stream, a copy engine's queue) makes a "
+       "stream of their own something the copies have, not a fix to give them", "share of the costliest direction's "
+       "copy time on streams of their own (the stream recorded), at least, for the finding to read the copies as on "
+       "a stream of their own: told to issue them ahead, never to move them to one"),
     _t("excessive_memcpy.param_upload_share", 0.5, "share", "Advisor (issue #37, h37-left10): most of the host-to-device "
        "copy time launched inside a data-parallel wrapper's parameter-loading hooks (FSDP's pre-forward / pre-backward) "
        "makes those uploads, not the input batch, the copies' cause", "share of the host-to-device copy time whose "

@@ -107,15 +107,17 @@ def ps_from(ns: np.ndarray, origin: int) -> np.ndarray:
 def device_events(gpu: int, sel: np.ndarray, info: DeviceInfo, queues: np.ndarray, queue_word: str,
                   o_start: np.ndarray, o_end: np.ndarray, op_names: np.ndarray, origin: int, d_corr: np.ndarray,
                   op_of_launch: np.ndarray, h: HostEvents, nbytes: np.ndarray, sync: np.ndarray, graph: np.ndarray,
-                  blocks: np.ndarray, threads: np.ndarray, host_kind: np.ndarray, is_copy: np.ndarray) -> DeviceEvents:
+                  blocks: np.ndarray, threads: np.ndarray, host_kind: np.ndarray, is_copy: np.ndarray,
+                  unrecorded: np.ndarray | None = None) -> DeviceEvents:
     """GPU ``gpu``'s operations, rows ``sel`` (in time order) of the reader's per-operation arrays: ``queues`` the
     queue or stream each ran on (named "``queue_word`` N"), ``op_of_launch`` the host event that launched it (-1 for
     none: a kernel-only trace has no host side), ``graph`` its graph id (-1 for none), ``is_copy`` whether the tracer
     recorded it as a copy or fill (its copy section or record type), not a kernel dispatch: the kind follows the record,
-    the name saying only the direction (``devices.recorded_kinds``)."""
+    the name saying only the direction (``devices.recorded_kinds``); ``unrecorded`` (None: none) the operations whose
+    queue or stream the file did not record: they share one stream named so (``DeviceEvents.stream_unrecorded``)."""
     uname, name = np.unique(op_names[sel].astype(str), return_inverse=True)
     names = [str(x) for x in uname.tolist()]
-    uq, stream = unique_inverse(queues[sel])
+    stream, stream_names, unknown = _streams(queues[sel], queue_word, None if unrecorded is None else unrecorded[sel])
     op_host = op_of_launch[sel]
     named = h.name[np.maximum(op_host, 0)].astype(np.int64) if len(h) else np.full(op_host.size, -1, np.int64)
     op_ids, op_idx = unique_inverse(np.where(op_host >= 0, named, -1))
@@ -127,13 +129,26 @@ def device_events(gpu: int, sel: np.ndarray, info: DeviceInfo, queues: np.ndarra
         start=ps_from(o_start[sel], origin), end=ps_from(np.maximum(o_end[sel], o_start[sel]), origin),
         name=name, kind=devices.recorded_kinds(names, name, np.where(is_copy[sel], devices.RECORDED_TRANSFER,
                                                                     devices.RECORDED_KERNEL)),
-        stream=narrowest(stream.astype(np.int64)), stream_names=[f"{queue_word} {int(q)}" for q in uq.tolist()],
+        stream=narrowest(stream.astype(np.int64)), stream_names=stream_names, stream_unrecorded=unknown,
         corr=narrowest(d_corr[sel], np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
         op_idx=op_idx, **DeviceEvents.copy_columns(nbytes[sel], sync[sel], host_kind[sel]),
         shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
         graph_id=absent_as_broadcast(narrowest(graph[sel])),
         **DeviceEvents.launch_columns(blocks[sel], threads[sel]),
     )
+
+
+def _streams(queues: np.ndarray, queue_word: str, unrecorded: np.ndarray | None) -> tuple[np.ndarray, list[str], int]:
+    """(each operation's stream index, the streams' names, the index of the stream of those whose queue the file did
+    not record -- -1 where none): the recorded queues numbered in order, the unrecorded ones one stream after them,
+    never merged with a recorded queue their filler number might equal."""
+    if unrecorded is None or not unrecorded.any():
+        uq, stream = unique_inverse(queues)
+        return stream, [f"{queue_word} {int(q)}" for q in uq.tolist()], -1
+    uq, known = unique_inverse(queues[~unrecorded])
+    stream = np.full(queues.shape, uq.size, np.int64)
+    stream[~unrecorded] = known
+    return stream, [f"{queue_word} {int(q)}" for q in uq.tolist()] + [f"{queue_word} not recorded"], int(uq.size)
 
 
 def host_events(start: np.ndarray, end: np.ndarray, name_idx: np.ndarray, line: np.ndarray, line_keys: np.ndarray,

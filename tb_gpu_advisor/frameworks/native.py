@@ -100,6 +100,16 @@ FIXES = {
         "(cudaMallocHost, or cudaHostRegister on an existing buffer), and copy with cudaMemcpyAsync on a stream other "
         "than the kernels' -- from pageable memory the driver stages each copy through a pinned buffer of its own, at "
         "a fraction of the bus bandwidth, while the host waits; keep data that the next kernel needs on the GPU."),),
+    # -- the same copies already on a stream of their own (one that runs no kernel: ``MemcpyStat.own_stream_share``):
+    # the stream they have is no fix to give them, and the kernels still wait for each copy -- issued ahead, double
+    # buffered, they overlap the previous batch's kernels (h37-copystream61's Left 1, h37-copy62)
+    "excessive_memcpy:pageable_own_stream": (action(
+        "Copy from pinned host memory: pin the host buffers of {copies}, the copies from pageable memory "
+        "(cudaMallocHost, or cudaHostRegister on an existing buffer), and make them cudaMemcpyAsync calls on the stream "
+        "of their own they already run on -- from pageable memory the driver stages each copy through a pinned buffer "
+        "of its own, at a fraction of the bus bandwidth, while the host waits; then issue each upload ahead of the "
+        "kernels that need it (two buffers: the next batch's copy while this batch's kernels run, cudaEventRecord "
+        "after it and cudaStreamWaitEvent on the kernels' stream before its first use)."),),
     "excessive_memcpy:pageable_d2h": (action(
         "Copy results back into pinned host memory ({copies}): allocate the destination once with cudaMallocHost, "
         "outside the loop, copy into it with cudaMemcpyAsync and wait on an event (or the stream) only before the "
@@ -251,8 +261,8 @@ FRAMEWORK = Framework(
 #: GPUs they are the same text in its words (``devices.<vendor>.WORDS``: ``cudaMemset`` -> ``hipMemset``), so a
 #: vendor's fill fix is one row of its words table, not a second copy of the fix (h37-fill30; h37-survey58's fill fix
 #: was written twice, CUDA's here and HIP's in ``devices/amd.PROGRAM_FIXES``).
-_RUNTIME_WORDED = ("excessive_memcpy:memset", "excessive_memcpy:pageable", "excessive_memcpy:pageable_d2h", "input_bound",
-                   "host_sync:poll")
+_RUNTIME_WORDED = ("excessive_memcpy:memset", "excessive_memcpy:pageable", "excessive_memcpy:pageable_own_stream",
+                   "excessive_memcpy:pageable_d2h", "input_bound", "host_sync:poll")
 
 
 def _in_words(actions: tuple[Action, ...], vendor) -> tuple[Action, ...]:  # noqa: ANN001 - a vendor module

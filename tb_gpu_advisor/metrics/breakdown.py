@@ -75,6 +75,9 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         out[c] = _of_kinds(d, kinds, present)
     for c, iv in copies_holding_launcher(ctx, g).items():  # a copy-only GPU's copies that held this GPU's launcher
         out[c] = _cat2(out[c], iv)
+    anyway = off_path_uploads(ctx, g)
+    if anyway[0].size:  # an upload run while the GPU waited for the host anyway is the host's idle, not copy time
+        out["memcpy_h2d"] = subtract_intervals(*(x.astype(np.int64, copy=False) for x in out["memcpy_h2d"]), *anyway)
     out["startup"] = ctx.one_time_spans(g) or (d.start[:0], d.start[:0])
     held = ctx.waited_start_up(g) if out["collectives"][0].size else None
     if held is not None:
@@ -971,6 +974,61 @@ def busy_not_collective(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray
         ctx.memo[key] = (d.busy() if m.all() else
                          union_intervals(d.start[m].astype(np.int64, copy=False), d.end[m].astype(np.int64, copy=False)))
     return ctx.memo[key]
+
+
+def off_path_uploads(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends), int64 ps, sorted and disjoint: the stretches of GPU ``g``'s uploads from pinned memory that did
+    not hold the host, where no other work of the GPU runs (a kernel, a collective, another copy or a fill) and that
+    delayed no GPU work -- each ended before
+    the host began the launch call of the GPU's next kernel, so without the copy the GPU would have idled there as
+    well, waiting for the host.  The part of a stretch after that launch call began delayed the kernel and stays the
+    copy's; so does a stretch with no kernel after it, or whose next kernel's launch the capture lacks, every
+    stretch where the clocks disagree, the host's time blocked in a runtime call (a sync waiting for the copy), and
+    the time the host spent inside a one-time call (start-up is no steady-state idle to run the copy in).
+
+    Why one home: the ledger books these stretches as the host's idle (what the host did then: its ops, its input
+    wait, its launches), not as ``memcpy_h2d``, and the copies' metric (``MemcpyStat.idle_anyway_ms_per_step``) says
+    the same stretches -- one account, each microsecond to its cause.  h37-copystream61 measured them in the copies'
+    metric only, so the ledger still booked a host-paced loop's pinned 400 us upload as copy time: ``unexplained_idle``
+    claimed 2.28 ms of host code in that loop against 2.68 ms in the same loop with no copy, which by construction runs
+    as long (``synthetic.torchtrace.write_pageable_upload_bound``: 3.084 ms each; h37-copystream61's Left 4)."""
+    d, h = g.d, ctx.h
+    none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    up = d.kind == devices.KIND_H2D
+    if not up.any() or not h.start.size:
+        return none
+    busy = np.flatnonzero((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
+    if not busy.size:  # no kernel follows any copy: none is known to have run in idle time
+        return none
+    # known pinned (another host memory than pageable), asynchronous: none held the host
+    up &= (devices.event_host_memory(d.names, d.name, d.mem_host) == 0) & (d.mem_sync != 1)
+    if not up.any() or clocks_disagree(ctx, g):
+        return none
+    ks = d.start[busy].astype(np.int64)
+    # where any other work of the GPU runs beside them (a kernel, a read-back, a fill) the GPU is not idle: that time
+    # is that work's, as the ledger paints it
+    other = d.kind != devices.KIND_H2D
+    xs, xe = subtract_intervals(d.start[up].astype(np.int64), d.end[up].astype(np.int64),
+                                *union_intervals(d.start[other].astype(np.int64), d.end[other].astype(np.int64)))
+    if not xs.size:
+        return none
+    xs, xe = union_intervals(xs, xe)
+    at = np.searchsorted(ks, xe, side="left")  # the first kernel starting at or after each stretch's end (sorted)
+    has = at < busy.size
+    call = g.launch[busy[np.minimum(at, busy.size - 1)]].astype(np.int64)
+    has &= call >= 0
+    ready = np.where(has, h.start[np.clip(call, 0, None)].astype(np.int64), np.iinfo(np.int64).min)
+    off_s, off_e = xs[has], np.minimum(xe, ready)[has]
+    keep = off_e > off_s
+    off_s, off_e = off_s[keep], off_e[keep]
+    if off_s.size and ctx.blocked_spans is not None and ctx.blocked_spans[0].size:
+        off_s, off_e = subtract_intervals(off_s, off_e, *union_intervals(*ctx.blocked_spans))
+    # -- and never under a one-time call (a module load): that idle is the cold capture's, gone in the steady state,
+    # where the kernel waits for its upload (h37-onepass32: the first GEMM's upload under cuBLAS's module fetch)
+    once = ctx.one_time_spans(g)
+    if off_s.size and once is not None and once[0].size:
+        off_s, off_e = subtract_intervals(off_s, off_e, *(x.astype(np.int64, copy=False) for x in once))
+    return off_s, off_e
 
 
 def clocks_disagree(ctx: Context, g: GpuCtx) -> bool:

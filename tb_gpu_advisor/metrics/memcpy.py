@@ -11,7 +11,7 @@ import numpy as np
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.metrics.breakdown import clocks_disagree
+from tb_gpu_advisor.metrics.breakdown import off_path_uploads
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx, assign
 from tb_gpu_advisor.metrics.trips import trip_windows
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
@@ -112,6 +112,8 @@ class _Tally:
     idle_anyway: dict[str, float] = field(default_factory=dict)
     #: copy time on streams of their own (no kernel or collective of the GPU on them, :func:`_copy_streams`), ms
     own_stream: dict[str, float] = field(default_factory=dict)
+    #: copy time whose stream, or whose GPU's kernels' streams, the file did not record (:func:`_copy_streams`), ms
+    unknown_stream: dict[str, float] = field(default_factory=dict)
 
 
 class _HostOps:
@@ -165,6 +167,8 @@ class _Copies:
     all_end: np.ndarray
     #: each copy on a stream of its own: one on which the GPU ran no kernel or collective (:func:`_copy_streams`)
     own_stream: np.ndarray
+    #: each copy whose stream is not known to be its own or the kernels' (:func:`_copy_streams`)
+    unknown_stream: np.ndarray
 
 
 def _gpu_copies(ctx: Context, g: GpuCtx) -> _Copies | None:
@@ -185,26 +189,36 @@ def _gpu_copies(ctx: Context, g: GpuCtx) -> _Copies | None:
     migration = devices.page_migration(names)[d.name[m]]  # the driver's paging of managed memory
     # the program's own prefetch of managed memory (``cudaMemPrefetchAsync``): migrations, not the driver's paging
     asked = devices.managed_migration(names)[d.name[m]] & ~migration
+    own, unknown = _copy_streams(d)
     return _Copies(gpu=d.gpu, op_text=d.op_text, direction=dname, host_kind=host_kind, migration=migration,
                    asked=asked, step=step, start=start, end=d.end[m],
                    dur_ms=covered.astype(float) / PS_PER_MS, nbytes=np.maximum(d.mem_bytes[m], 0),
                    sync=_blocks_host(ctx.h, d.mem_sync[m], host_kind, dname, g.launch[m], d.start[m]),
                    op_idx=d.op_idx[m], launch=g.launch[m], kind=d.kind, all_start=d.start, all_end=d.end,
-                   own_stream=_copy_streams(d)[m])
+                   own_stream=own[m], unknown_stream=unknown[m])
 
 
-def _copy_streams(d) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
-    """Per device event of ``d``: whether its stream is a stream of copies -- one on which the GPU ran no kernel or
-    collective (a prefetcher's ``torch.cuda.Stream()``, a copy engine's queue).  Every format names each event's stream
-    (Kineto's ``stream``, Nsight's ``streamId``, XPlane's stream line): the model keeps it as ``DeviceEvents.stream``.
+def _copy_streams(d) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - DeviceEvents
+    """Per device event of ``d``: (whether its stream is a stream of copies -- one on which the GPU ran no kernel or
+    collective (a prefetcher's ``torch.cuda.Stream()``, a copy engine's queue) --, whether that is not known: the
+    event's stream, or a kernel's or collective's of the GPU, is one the file did not record).  Most formats name each
+    event's stream (Kineto's ``stream``, Nsight's ``streamId``, XPlane's stream line): the model keeps it as
+    ``DeviceEvents.stream``, and the stream of those whose stream the file did not record as
+    ``DeviceEvents.stream_unrecorded`` (a rocprofv3 copy trace of no ``Stream_Id`` or ``Queue_Id`` column): a copy on
+    it is on no stream known, neither its own nor the kernels'.
 
     Why: a copy already on a stream of its own is not to be told to move to one (h37-fixorder61's Left 3: the
     metrics had no copy's stream, and the side-stream fix said "a copy on the kernels' own stream runs between them"
-    to copies that ran on none of theirs)."""
+    to copies that ran on none of theirs); and a stream not recorded is not one of their own (h37-review61b's Left 1:
+    rocprofv3's copies, filled in as queue 0 beside kernels on queue 1, read a share of 1.0 on streams of their own)."""
     busy = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
+    none = np.zeros(len(d), dtype=bool)
     if not busy.any():  # a copy-only GPU: no kernels for its copies to overlap, whatever stream they run on
-        return np.zeros(len(d), dtype=bool)
-    return ~np.isin(d.stream, np.unique(d.stream[busy]))
+        return none, none
+    unrecorded = d.stream == d.stream_unrecorded if d.stream_unrecorded >= 0 else none
+    if (unrecorded & busy).any():  # a kernel on no stream known: no copy's stream is known to be free of kernels
+        return none, np.ones(len(d), dtype=bool)
+    return ~np.isin(d.stream, np.unique(d.stream[busy])) & ~unrecorded, unrecorded
 
 
 def _in_kept_steps(g: GpuCtx, copy: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -266,49 +280,24 @@ def _tally_gpu(ctx: Context, g: GpuCtx, c: _Copies, tally: _Tally, hosts: _HostO
         a = _per_step(tally, c, dr, sel)
         _issuing_ops(ctx, c, dr, sel, a, hosts)
         tally.own_stream[str(dr)] = tally.own_stream.get(str(dr), 0.0) + float(c.dur_ms[sel & c.own_stream].sum())
+        tally.unknown_stream[str(dr)] = tally.unknown_stream.get(str(dr), 0.0) + float(
+            c.dur_ms[sel & c.unknown_stream].sum())
         if dr == "h2d":
-            if compute is None:
-                compute = _compute_time(c)
-            pinned = sel & ~c.sync & (c.host_kind == 0)  # known pinned, asynchronous: none holds the host
-            tally.idle_anyway["h2d"] = tally.idle_anyway.get("h2d", 0.0) + _idle_anyway(ctx, g, c, pinned, compute)
+            tally.idle_anyway["h2d"] = tally.idle_anyway.get("h2d", 0.0) + _idle_anyway(ctx, g)
 
 
-def _idle_anyway(ctx: Context, g: GpuCtx, c: _Copies, sel: np.ndarray, compute: tuple[np.ndarray, np.ndarray]) -> float:
-    """Milliseconds of the copies ``sel`` (uploads from pinned memory that did not hold the host) that no kernel overlaps and that
-    delayed no GPU work: each such stretch ended before the host had launched the GPU's next kernel (the launch
-    call's start), so without the copy the GPU would have idled there as well, waiting for the host.  A stretch the
-    next kernel was launched into delays it from its launch to the stretch's end (that part stays the copy's); a
-    stretch with no kernel after it, or whose next kernel's launch the capture lacks, and every stretch where the
-    clocks disagree, is counted as delaying all it covers.
+def _idle_anyway(ctx: Context, g: GpuCtx) -> float:
+    """Milliseconds, inside the kept steps, of GPU ``g``'s uploads that ran while the GPU would have idled waiting for
+    the host anyway (``metrics.breakdown.off_path_uploads``: from pinned memory, asynchronous, no kernel beside them,
+    ended before the host launched the GPU's next kernel) -- the stretches the ledger books as the host's idle.
 
-    Why: a copy that runs while the GPU would otherwise idle waiting for the host costs the step nothing -- only
-    the part on the step's critical path does (issue #37 deliverable 3; h37-fixorder61's Left 1: a pinned,
-    asynchronous upload in a loop the host paces, 3 ms of host ops a step, claimed its 400 us where a loop without
-    it runs as long)."""
-    if not sel.any() or not ctx.h.start.size or clocks_disagree(ctx, g):
+    Why read there: one account.  h37-copystream61 measured these stretches here while the ledger booked them as
+    ``memcpy_h2d``, so the copies' finding left them out and the host's findings did not claim them (its Left 4)."""
+    s, e = off_path_uploads(ctx, g)
+    w = np.asarray(g.windows, np.int64).reshape(-1, 2)
+    if not s.size or not len(w):
         return 0.0
-    xs, xe = subtract_intervals(c.start[sel].astype(np.int64), c.end[sel].astype(np.int64), *compute)
-    if not xs.size:
-        return 0.0
-    xs, xe = union_intervals(xs, xe)
-    busy = np.flatnonzero((c.kind == devices.KIND_KERNEL) | (c.kind == devices.KIND_COLLECTIVE))
-    if not busy.size:  # no kernel follows any copy: none is known to have run in idle time
-        return 0.0
-    ks = c.all_start[busy].astype(np.int64)  # sorted: the device events are
-    at = np.searchsorted(ks, xe, side="left")  # the first kernel starting at or after each stretch's end
-    has = at < busy.size
-    nxt = busy[np.minimum(at, busy.size - 1)]
-    call = g.launch[nxt].astype(np.int64)
-    has &= call >= 0
-    ready = np.where(has, ctx.h.start[np.clip(call, 0, None)].astype(np.int64), np.iinfo(np.int64).min)
-    # the part of each stretch after the next kernel's launch delayed it; the part before only filled idle -- less
-    # where the host sat blocked in a runtime call (a sync waiting for the copy): its launch came late for the copy
-    off_s, off_e = xs[has], np.minimum(xe, ready)[has]
-    keep = off_e > off_s
-    off_s, off_e = off_s[keep], off_e[keep]
-    if off_s.size and ctx.blocked_spans is not None and ctx.blocked_spans[0].size:
-        off_s, off_e = subtract_intervals(off_s, off_e, *union_intervals(*ctx.blocked_spans))
-    return float((off_e - off_s).sum()) / PS_PER_MS
+    return float(time_within(s, e, w[:, 0], w[:, 1]).sum()) / PS_PER_MS
 
 
 def _beside_kernels(tally: _Tally, c: _Copies, dr: str, sel: np.ndarray, compute: tuple[np.ndarray, np.ndarray]) -> None:
@@ -403,8 +392,10 @@ def _direction_stat(dr: str, a: dict, tally: _Tally, exposed: dict[str, float],
         paging_in_kernels_ms_per_step=per(tally.paging.get(dr, 0.0)),  # kernel time: no part of the copies' own
         param_upload_share=a["uploads"] / a["launched"] if a["launched"] > 0 else None,
         prefetch_blocking_ms_per_step=min(per(tally.prefetch.get(dr, 0.0)), blocking),
-        idle_anyway_ms_per_step=min(per(tally.idle_anyway.get(dr, 0.0)), blocking),
-        own_stream_share=tally.own_stream.get(dr, 0.0) / float(a["ms"].sum()) if a["ms"].sum() > 0 else None,
+        # beside the blocking time, never inside it: the ledger books these stretches as the host's idle
+        idle_anyway_ms_per_step=min(per(tally.idle_anyway.get(dr, 0.0)), max(per(a["ms"].sum()) - blocking, 0.0)),
+        own_stream_share=tally.own_stream.get(dr, 0.0) / float(a["ms"].sum())
+        if a["ms"].sum() > 0 and not tally.unknown_stream.get(dr, 0.0) else None,
     )
 
 

@@ -113,7 +113,9 @@ class Breakdown:
 
     device_compute: some GPU ran a non-memcpy, non-collective kernel.
     memcpy_h2d / memcpy_d2h / memcpy_d2d: a copy of that kind ran on the GPU
-      (D2D includes P2P and copies of unknown kind) and no higher-priority activity did.
+      (D2D includes P2P and copies of unknown kind) and no higher-priority activity did -- less, for H2D, the
+      pinned asynchronous uploads run while the GPU would have idled for the host anyway (before the host began the
+      next kernel's launch: ``metrics.breakdown.off_path_uploads``), which are the host's idle and booked as it.
     memset: a memset ran (the GPU filling its own memory, no transfer: a fill, never a copy) and no kernel,
       collective or device copy did.
     collectives: an NCCL/collective kernel ran (no copy).
@@ -513,7 +515,8 @@ class MemcpyStat:
     #: step's critical path -- no fix of the copy shortens the step by it (uploads only)
     idle_anyway_ms_per_step: float = 0.0
     #: the share of the copy time on streams of their own, on which the GPU ran no kernel or collective
-    #: (``metrics.memcpy._copy_streams``); None: no copy time
+    #: (``metrics.memcpy._copy_streams``); None: no copy time, or some of it on a stream the file did not record (or
+    #: beside kernels on one): which stream it ran on is not known
     own_stream_share: float | None = None
 
 

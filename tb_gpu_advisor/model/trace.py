@@ -567,6 +567,11 @@ class DeviceEvents:
     #: -1 unknown -- where the format records the memory kinds apart from the name (XPlane's ``memcpy_details``
     #: ``kind_src:pageable``); empty where none does (Kineto and Nsight name them: ``Memcpy HtoD (Pageable -> Device)``)
     copy_host: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
+    #: the index into ``stream_names`` of the stream that holds the events whose stream the file did not record (a
+    #: rocprofv3 copy trace with no ``Stream_Id`` or ``Queue_Id`` column, an nvprof CSV row with no ``Stream`` cell),
+    #: -1 where every event's stream is recorded.  Why: a reader that filled such a stream with a number (queue 0)
+    #: made a stream no kernel ran on, and the copies on it read as on a stream of their own (h37-review61b's Left 1)
+    stream_unrecorded: int = -1
     #: :meth:`busy`'s answer with the columns it was made from (start, end), compared by identity
     _busy: tuple | None = field(default=None, repr=False, compare=False)
 

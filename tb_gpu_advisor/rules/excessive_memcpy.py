@@ -44,13 +44,13 @@ their own also overlaps them with the kernels.  Where the GPU paces the step (no
 copy on a stream of its own comes first and the finding says what freeing the host alone gives back; where the host
 paces it, pinning comes first, and the saving is the host's hold, not the copy's time again on top of it.
 Pinned, asynchronous uploads that ran while the GPU would otherwise have idled waiting for the host (done before the
-host launched the next kernel, ``MemcpyStat.idle_anyway_ms_per_step``) are off the step's critical path: that time is
-neither graded nor claimed, and said so.  Copies already on a stream of their own (one running no kernel,
+host launched the next kernel, ``MemcpyStat.idle_anyway_ms_per_step``) are off the step's critical path: the ledger
+books that time as the host's idle (``metrics.breakdown.off_path_uploads``), so it is neither graded nor claimed here,
+and said so.  Copies already on a stream of their own (one running no kernel,
 ``MemcpyStat.own_stream_share``) are not told to move to one: where the kernels still wait for them, the framework's
 fix is issuing them a step ahead (``:h2d_own_stream``).
 Saving: the blocking copy time and the idle before and after it (copies overlapped
-with compute from pinned memory, or gone), at most the host's hold in the copies it waits in, less the copies' time
-off the critical path.
+with compute from pinned memory, or gone), at most the host's hold in the copies it waits in.
 """
 
 from __future__ import annotations
@@ -93,9 +93,10 @@ def check(m: HostMetrics) -> list[Finding]:
     ledger = max(blocking - waits - paging, 0.0)
     exposed_sync = min(sync_ms, ledger)
     # the uploads' time that ran while the GPU would otherwise have idled waiting for the host costs the step nothing
-    # (``MemcpyStat.idle_anyway_ms_per_step``): graded and claimed is the rest, the part on the step's critical path
+    # (``MemcpyStat.idle_anyway_ms_per_step``): the ledger books it as the host's idle, so ``blocking`` -- graded and
+    # claimed -- holds only the copies' part on the step's critical path; the rest is said, never claimed
     anyway = sum(c.idle_anyway_ms_per_step for c in copies)
-    share = ctx.share(max(blocking - anyway, 0.0))
+    share = ctx.share(blocking)
     sync_share = ctx.share(sync_ms) or 0.0
     sev, explained = _severity(ctx, m, copies, share, sync_share)
     if sev is None:
@@ -128,7 +129,7 @@ def check(m: HostMetrics) -> list[Finding]:
     own = worst is None or fills is not None or bool(pinned or migrated) or uploads is not None or sync_pinned
     serial = None if own or _reads_out(ctx, m) or _index_uploads(ctx, m) else _serial_upload(ctx, m, worst)
     sync_txt = _cost_words(ctx, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned + \
-        _anyway_words(ctx, anyway, blocking, share) + _serial_words(ctx, serial, worst) + (
+        _anyway_words(ctx, anyway) + _serial_words(ctx, serial, worst) + (
         "; every host copy comes from pinned memory already: the synchronous calls, not the memory, hold them in "
         "series with the kernels" if sync_pinned else "")
     if uploads is not None:  # the copies to the device are a wrapper's uploads of offloaded parameters, not a batch
@@ -136,7 +137,7 @@ def check(m: HostMetrics) -> list[Finding]:
                      f"{ctx.fw.label('param_upload')}")
     # the copies' time and the idle after them are returned only as far as the host's hold in them reaches: where
     # the host paces the step, the GPU runs the copy in idle time either way (``_serial_upload``)
-    over = max(worst.blocking_ms_per_step + waits - serial[1], 0.0) if serial is not None else anyway
+    over = max(worst.blocking_ms_per_step + waits - serial[1], 0.0) if serial is not None else 0.0
     rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
              c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
     return [finding(
@@ -327,15 +328,20 @@ def _tail_words(ctx: Ctx) -> str:
             "(copying the bytes out of the driver's staging buffer into pageable memory)")
 
 
-def _pin_fix(ctx: Ctx, named: list) -> list:
+def _pin_fix(ctx: Ctx, named: list, worst=None) -> list:  # noqa: ANN001 - the costliest direction's copy metrics
     """The framework's fix for the pageable copies ``named``: pinning the destination where they are all read-backs
-    (a D2H copy into pageable memory: PyTorch's ``.cpu()``), else pinning the batch (``:pageable``).  Why apart: "let
-    the DataLoader pin its batches" names a copy to the device; a read-back's fix is a pinned buffer to copy into."""
+    (a D2H copy into pageable memory: PyTorch's ``.cpu()``), else pinning the batch (``:pageable``) -- in the words
+    for copies already on a stream of their own where the costliest direction's are (``:pageable_own_stream``, a
+    framework that has them; uploads the costliest).  Why apart: "let the DataLoader pin its batches" names a copy to the device; a
+    read-back's fix is a pinned buffer to copy into; and a native program's copies on a stream of their own were told
+    "cudaMemcpyAsync on a stream other than the kernels'" (h37-copystream61's Left 1)."""
     if not named:
         return []
     copies = pinned_copies(ctx, named)
     readback = all(c.direction == "d2h" for c in named) and ctx.fw.extra(f"{ID}:pageable_d2h", copies=copies)
-    return readback or ctx.fw.extra(f"{ID}:pageable", copies=copies)
+    own = worst is not None and worst.direction == "h2d" and _own_stream(worst) and \
+        ctx.fw.extra(f"{ID}:pageable_own_stream", copies=copies)
+    return readback or own or ctx.fw.extra(f"{ID}:pageable", copies=copies)
 
 
 def _pinned_words(m: HostMetrics, ctx: Ctx, copies: list, worst) -> str:  # noqa: ANN001 - a copy
@@ -385,7 +391,7 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
                and (ctx.share(waits + c.pageable_ms_per_step) or 0.0) >= T("excessive_memcpy.pin_share")] \
         if m.syncs.copy_calls_per_step and not reads and PINNED_ASYNC_H2D not in m.applied else []
     named = pageable + waiting
-    pin = _pin_fix(ctx, named)
+    pin = _pin_fix(ctx, named, worst)
     if pin and pageable:
         acts = _first(pin, acts)
     if reads:  # reads of device values whose bytes held the host: fewer bytes, or their copy started early
@@ -500,21 +506,21 @@ def _exposed_upload(ctx: Ctx, m: HostMetrics, copies: list, worst) -> list:  # n
 def _own_stream(c) -> bool:  # noqa: ANN001 - a direction's copy metrics
     """Whether most of the copies' time ran on streams of their own (``MemcpyStat.own_stream_share``: streams on which
     the GPU ran no kernel): a stream of their own is no fix to tell them (h37-copystream61; h37-fixorder61's Left 3)."""
-    return (c.own_stream_share or 0.0) >= 0.5
+    return (c.own_stream_share or 0.0) >= T("excessive_memcpy.own_stream_share")
 
 
-def _anyway_words(ctx: Ctx, anyway: float, blocking: float, share: float | None) -> str:
-    """The words of the uploads' time that ran while the GPU waited for the host anyway, "" where none did, with the
-    rest of the ``blocking`` time that the finding grades (``share``, the metric's value).
+def _anyway_words(ctx: Ctx, anyway: float) -> str:
+    """The words of the uploads' time that ran while the GPU waited for the host anyway, "" where none did: beside the
+    blocking time the summary grades, booked by the ledger as the host's idle.
 
-    Why: the summary's time is the ledger's (its windows' and breakdown's), the graded share only the part on the
-    critical path -- "Copies block the GPU for 717 us of each 3.40 ms step (9.3%)" printed the two as one (h37-review61b:
-    717 us is 21.1% of the step; 9.3% is its 317 us on the critical path)."""
+    Why: one account -- the summary's time is the ledger's copy time, the part on the step's critical path; the off-path
+    part is the host's idle, which the host's findings claim (h37-copystream61's Left 4: graded apart here, it was
+    still booked as copy time in the ledger, and no host finding claimed it)."""
     if ms(anyway) == ms(0.0):
         return ""
-    return (f"; {ms(anyway)} {ctx.per_step} of the copies' time ran while the GPU would have idled anyway, the host "
-            f"launching the next kernel only after it: off the {ctx.step_noun}'s critical path, it costs the "
-            f"{ctx.step_noun} nothing -- graded is the rest, {ms(max(blocking - anyway, 0.0))} ({pct(share)})")
+    return (f"; another {ms(anyway)} {ctx.per_step} of the copies' time ran while the GPU would have idled anyway, "
+            f"the host launching the next kernel only after it: off the {ctx.step_noun}'s critical path, it costs the "
+            f"{ctx.step_noun} nothing, and is counted as the host's idle")
 
 
 def _index_uploads(ctx: Ctx, m: HostMetrics) -> bool:

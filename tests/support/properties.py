@@ -20,6 +20,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   device copies' time per step (the ``d2d``, ``p2p`` and ``other`` rows) and its ``memset`` at most its memsets' (the
   ``memset`` row), a missing row or table counting none: a fill booked as a copy breaks it (h37-fill30), and so does a
   copy the ledger books by its call's direction that the table, reading names, leaves out (h37-rocmcopy30).
+* ``copy-anyway`` -- an upload's microsecond is booked once: a one-GPU host's ledger ``memcpy_h2d`` and the copies'
+  time the copies finding says ran while the GPU would have idled anyway are together at most the H2D copies' time
+  (h37-copy62: the ledger booked that time as copy time beside the finding's "costs the step nothing").
 * ``name-once`` -- a GPU whose name was inferred from its properties says why once, in the GPUs table: no finding's
   words carry the reasons ("on NVIDIA T4 (inferred from compute capability 7.5, ...)" three times in one finding,
   h37-review30); a finding says the model alone ("on NVIDIA T4").
@@ -2912,6 +2915,50 @@ def copy_own_problems(h: HostReport) -> list[str]:
     return out
 
 
+#: The copies finding's words for its uploads' time run while the GPU idled for the host anyway (written here, not read
+#: from the code: the law checks the code's words); main's ("X per step of the copies' time ...") and ours ("another X")
+_ANYWAY = re.compile(r"(?:another )?" + _TIME + r" [a-z ]*?of the copies' time ran while the GPU would have idled anyway")
+
+
+#: The copies finding's lead: the time the copies block the GPU and its share of the step
+_BLOCK_SHARE = re.compile(r"^Copies block the GPU for .*? \((\d+(?:\.\d+)?)%\)")
+
+
+def copy_anyway_problems(h: HostReport) -> list[str]:
+    """``copy-anyway``: an upload's microsecond is booked once.  The copies finding's printed share of the step is the
+    share it grades (its metric): no part of the copy time it says blocks the GPU is also said to cost the step
+    nothing; and on a one-GPU host the ledger's ``memcpy_h2d`` and the uploads' time the finding says ran while the
+    GPU would have idled for the host anyway are together at most the H2D copies' own time per step (the copies
+    table's ``h2d`` row).  Why: the off-path part was said apart by the finding ("graded is the rest") but still
+    booked as ``memcpy_h2d`` by the ledger, so one microsecond was both the copy's and "costs the step nothing", and
+    the host's findings never claimed it (h37-copystream61's Left 4; wild ``d2d_v100``: "Copies block the GPU for
+    16.5 ms ... (13.8%)" graded 13.3%)."""
+    t = h.memcpy
+    runs = None
+    if len(h.gpus) == 1 and t is not None and "direction" in t.columns and "ms/step" in t.columns:
+        di, mi = t.columns.index("direction"), t.columns.index("ms/step")
+        runs = sum(float(_num(r[mi]) or 0.0) for r in t.rows if str(r[di]) == "h2d")
+    booked = float((h.breakdown_ms or {}).get("memcpy_h2d") or 0.0)
+    out = []
+    for f in h.findings:
+        if f.rule != "excessive_memcpy":
+            continue
+        said = " ".join(f.summary.split())
+        b = _BLOCK_SHARE.search(said)
+        if b and f.metric is not None and f.metric.value is not None and \
+                abs(float(b.group(1)) - 100 * f.metric.value) > 0.05 + 1e-9:
+            out.append(f"copy-anyway: {f.id}: copies said to block the GPU for {b.group(1)}% of the step, graded "
+                       f"{100 * f.metric.value:.2f}%")
+        m = _ANYWAY.search(said)
+        if runs is None or m is None:
+            continue
+        anyway = _ms(m.group(1), m.group(2))
+        if booked + anyway > runs * (1 + _REL) + _time_half_ulp(m.group(1)) * _UNIT_MS[m.group(2)] + _TABLE_HALF_ULP_MS:
+            out.append(f"copy-anyway: {h.host}: breakdown memcpy_h2d {booked:.4f} ms/step and {anyway:.4f} ms/step "
+                       f"said off the critical path, of H2D copies running {runs:.4f} ms/step")
+    return out
+
+
 #: How an inferred GPU name gives its reasons (written here, not read from the code: the law checks the code's words).
 _INFERRED_FROM = " (inferred from "
 
@@ -2997,7 +3044,8 @@ def report_violations(report: Report) -> list[str]:
         out += every_fix_above_floor(h.host, h.achievable, h.breakdown_ms, h.findings)
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)
-        out += _host_parts(h) + _card_values(h) + ledger_share_problems(h) + memory_offset_problems(h) + copy_own_problems(h) + name_once_problems(h)
+        out += _host_parts(h) + _card_values(h) + ledger_share_problems(h) + memory_offset_problems(h) + copy_own_problems(h) + copy_anyway_problems(h)
+        out += name_once_problems(h)
         out += severity_problems(h.host, h.findings) + ceiling_problems(h.host, h.findings) + in_use_problems(h.host, h)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings) + fix_given_problems(h.host, h.findings)

@@ -175,6 +175,8 @@ def build(text: str, path: str, size: int, host: str) -> Trace:
                          for i, m in zip(ops.tolist(), copy_m)], dtype=object)
     streams = np.array([int(stream_txt[i]) if stream_txt[i].lstrip("-").isdigit() else -1 for i in ops.tolist()],
                        np.int64)
+    # a row with no stream number (no Stream column, a blank cell) names no stream (``DeviceEvents.stream_unrecorded``)
+    unrecorded = np.array([not stream_txt[i].lstrip("-").isdigit() for i in ops.tolist()], bool)
     nbytes = np.full(ops.size, -1, np.int64)
     if ncol("size") >= 0 and is_copy.any():
         b = _numbers([rows[i] for i in ops.tolist()], ncol("size"), path, "Size", unit_of("size", _BYTES))
@@ -220,7 +222,7 @@ def build(text: str, path: str, size: int, host: str) -> Trace:
         model = next(n for d, (g, n) in gpu_of.items() if g == gid)
         devs.append(device_events(int(gid), sel, DeviceInfo(name=model or None), streams, "stream", o_start, o_end,
                                   op_names, origin, d_corr, op_of_launch, h, nbytes, sync, graph, blocks, threads,
-                                  host_kind, is_copy))
+                                  host_kind, is_copy, unrecorded))
     trace = trace_of("nvprof-csv", host, path, size, h, devs, notes, None, TIME_BASE)
     trace.printed_from = PRINTED_FROM
     trace.not_kept = not_kept(kind == "api", api.size > 0, ops.size > 0, invalid)

@@ -246,7 +246,8 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
         sel = sel[np.lexsort((ops["end"][sel], ops["start"][sel]))]
         devs.append(device_events(int(gpu), sel, info.get(int(gpu), DeviceInfo()), ops["stream"], "stream",
                                   ops["start"], ops["end"], op_names_arr, origin, d_corr, op_of_launch, h, nbytes,
-                                  sync, graph, blocks, threads, host_kind, is_copy))
+                                  sync, graph, blocks, threads, host_kind, is_copy,
+                                  ops["stream"] < 0))  # streamId absent or NULL: no stream recorded
     return trace_of("nvprof", host, path, size, h, devs, notes, ranges_out, TIME_BASE)
 
 

@@ -13,7 +13,8 @@ What is decided here, once, from the writer's own conventions (rocprofiler-sdk's
   roctracer's ``CopyHostToDevice`` ...; the CSV records no size), each on its GPU: ``Agent_Id`` is ``Agent <n>``
   (``--agent-index relative``, the default: the agent whose ``Logical_Node_Id`` is n; ``absolute``: its ``Node_Id``),
   ``GPU <n>`` (type-relative: the n-th GPU by node) or, before ROCm 6.4, the bare node id; a copy is on the GPU end
-  of it.  One stream per ``Stream_Id`` (per ``Queue_Id`` where the file has no streams);
+  of it.  One stream per ``Stream_Id`` (per ``Queue_Id`` where the file has no streams); a copy trace with neither
+  column (ROCm 6.2's) records no copy's stream: its copies are on one stream marked not recorded;
 * an operation's launch is the HIP call with its ``Correlation_Id`` (the tool's internal correlation id, shared by a
   call and the work it launched);
 * a kernel's grid is HSA's (``Grid_Size_*``, work-items) divided by its workgroup;
@@ -250,6 +251,10 @@ def build(tables: dict[str, list[dict[str, list[str]]]], path: str, size: int, h
     o_end = np.maximum(np.concatenate([_cat(kern, "end_timestamp", path), _cat(cop, "end_timestamp", path)]), o_start)
     queue_col = "stream_id" if has_streams else "queue_id"
     streams = np.concatenate([_cat(kern, queue_col, path, 0), _cat(cop, queue_col, path, 0)])
+    # a table with no such column (a copy trace of neither Stream_Id nor Queue_Id) records no operation's stream: its
+    # filler 0 is no queue of the GPU's (``DeviceEvents.stream_unrecorded``)
+    unrecorded = np.concatenate([np.full(len(next(iter(t.values()), [])), queue_col not in t, bool)
+                                 for t in kern + cop] or [np.zeros(0, bool)])
     o_corr = np.concatenate([_cat(kern, "correlation_id", path, -1), _cat(cop, "correlation_id", path, -1)])
     gpu = np.array(k_gpu + c_gpu, np.int64)
     if (gpu < 0).any():
@@ -302,7 +307,7 @@ def build(tables: dict[str, list[dict[str, list[str]]]], path: str, size: int, h
         info = models.get(int(gid)) or DeviceInfo(name=GPU_NAME)
         devs.append(device_events(int(gid), sel, info, streams, "stream" if has_streams else "queue", o_start, o_end,
                                   op_names, origin, d_corr, op_of_launch, h, nbytes, sync, graph, blocks, threads,
-                                  host_kind, is_copy))
+                                  host_kind, is_copy, unrecorded))
     if devs and not models:
         notes.append("no agent info (rocprofv3's agent_info.csv) beside the traces: the GPU is named an AMD GPU of "
                      "unknown model, and nothing is said of its peak or its compute units")

@@ -331,7 +331,7 @@ def _build(read: _Read, other: dict, path: str, size: int, host: str) -> Trace:
                 backwards[0] += 1
                 backwards[1] = max(backwards[1], b - raw_end)
             gpu = _int(a.get("dev-id"), _int(a.get("gpu-id"), n if n >= 0 else 0))
-            stream = _int(a.get("stream-id"), _int(a.get("queue-id"), 0))
+            stream = _int(a.get("stream-id"), _int(a.get("queue-id"), -1))
             ops.append((gpu, stream, b, e, name or "(unnamed kernel)", pid, _int(ev_tid, 0),
                         _int(ev_ts), is_copy, _int(a.get("grd")), _int(a.get("wgr"))))
         else:
@@ -412,6 +412,8 @@ def _build(read: _Read, other: dict, path: str, size: int, host: str) -> Trace:
     if shared is not None and len({i.name for i in models.values()}) == 1:
         shared = next(iter(models.values()))
     streams = np.array([o[1] for o in ops], np.int64)
+    # a record with neither a stream-id nor a queue-id (the copies of rpd2tracing's export) names no stream
+    unrecorded = streams < 0
     devs = []
     unnamed = False
     for g in sorted(set(gpu.tolist())):
@@ -421,7 +423,7 @@ def _build(read: _Read, other: dict, path: str, size: int, host: str) -> Trace:
         unnamed = unnamed or info is None
         devs.append(device_events(int(g), sel, info or DeviceInfo(name=GPU_NAME), streams, "stream", o_start, o_end,
                                   op_names, origin, d_corr, op_of_launch, h, nbytes, sync, graph, blocks, threads,
-                                  host_kind, is_copy))
+                                  host_kind, is_copy, unrecorded))
     if devs and unnamed:
         notes.append("the trace's rocminfo names no model for some GPU: it is named an AMD GPU of unknown model, and "
                      "nothing is said of its peak or its compute units")

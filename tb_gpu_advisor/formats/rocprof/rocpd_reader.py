@@ -203,7 +203,7 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
         info = next((i[1] for i in agents.values() if i[0] == gid), None) or DeviceInfo(name=GPU_NAME)
         devs.append(device_events(int(gid), sel, info, streams, "stream", o_start, o_end, op_names, origin, d_corr,
                                   op_of_launch, h, nbytes, sync, np.full(gpu.size, -1, np.int8), blocks, threads_n,
-                                  host_kind, is_copy))
+                                  host_kind, is_copy, streams < 0))  # stream_id absent or NULL: no stream recorded
     return trace_of("rocpd", host, path, size, h, devs, notes, ranges, TIME_BASE)
 
 

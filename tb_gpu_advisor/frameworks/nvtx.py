@@ -236,6 +236,20 @@ def is_communication_domain(domain: str) -> bool:
     return domain in COMMUNICATION_DOMAINS
 
 
+#: Ranges a library opens around its own communication call in the default domain, by their name's start: NCCL's
+#: API (``ncclAllReduce``, ``ncclCommInitRank``, ``ncclGroupStart``: its own ``NCCL`` domain since NCCL 2.9, a range
+#: of its name where older builds or a wrapper pushed it without one).
+_COMMUNICATION_PREFIX = ("nccl", "NCCL", "rccl")
+
+
+def is_communication_range(name: str, domain: str = "") -> bool:
+    """A range of communication with the job's other processes: in a communication library's domain
+    (:data:`COMMUNICATION_DOMAINS`), NCCL's calls by their name, or a framework's collective op (PyTorch's
+    ``nccl:all_reduce``, ``c10d::allreduce_``, ``record_param_comms``: ``pytorch.is_collective_op``).  A process
+    that opens one is a rank of a job: a launcher or a loader worker communicates with no rank."""
+    return is_communication_domain(domain) or name.startswith(_COMMUNICATION_PREFIX) or pytorch.is_collective_op(name)
+
+
 def is_step_name(name: str) -> bool:
     """A user range named like a training step or iteration (see :data:`_STEP_NAME`)."""
     name = name.strip()

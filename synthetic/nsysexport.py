@@ -5197,3 +5197,35 @@ def write_beside_ranks(path: str, launcher: bool = True, worker: bool = True, un
     gone = unrecord_process(path, 1000 + unrecorded) if unrecorded is not None else {}
     return {"steps": truth.steps, "step_ms": truth.step_ms, "ranks": ("python3 (pid 1000)", "python3 (pid 1001)"),
             "not_ranks": tuple(f"{n} (pid {p})" for p, n in procs), "deleted": gone}
+
+
+#: The name of :func:`write_layer_pass`'s per-layer range (``{i}``: the layer's index in its module path): FSDP's range
+#: around each wrapped block's forward, as the shared 2xH100 FSDP export writes it (``fsdp_mfu_after``).
+FSDP_LAYER_RANGE = "FSDP::pre_forward (blocks.{i}._checkpoint_wrapped_module)"
+
+
+def write_layer_pass(path: str, iterations: int = 1, layers: int = 12, pause_after: tuple[int, ...] = (3, 7),
+                     pause_ms: float = 3.0, layer_ms: float = 2.0, kernels: int = 8, between_ms: float = 6.0,
+                     layer_range: str = FSDP_LAYER_RANGE) -> dict:
+    """An annotated Python thread (:class:`_RangedPython`) running ``iterations`` passes of a model of ``layers``
+    layers, each layer's ``kernels`` kernels (``layer_ms`` of GPU work) launched inside a range named
+    ``layer_range.format(i=layer)``; after the layers of ``pause_after`` the host pauses ``pause_ms`` in its own code
+    (no range, no call: the GPU idle), and between two passes ``between_ms`` (the loop's own work).  No step range.
+    Truth by construction: ``iterations`` passes -- the host's pauses inside a pass cut it into bursts that are no
+    iterations (each layer runs once a pass)."""
+    out = _RangedPython(path, 7272, 5)
+    f, kname = out.filled, out.strings(GEMM_BF16)
+    firsts = []  # each pass's start: its first layer's range
+    for k in range(iterations):
+        if k:
+            f.api.t += int(between_ms * 1e6)
+        firsts.append(f.api.t)
+        for i in range(layers):
+            f.ranged(layer_range.format(i=i), lambda: f.work(layer_ms, kname, kernels))
+            if i in pause_after:
+                f.api.t += int(pause_ms * 1e6)
+    end = f.api.t
+    out.close()
+    return {"passes": iterations, "layers": layers, "pauses": len(pause_after) * iterations,
+            "period_ms": (firsts[1] - firsts[0]) / 1e6 if iterations > 1 else None,
+            "pass_ms": (end - firsts[-1]) / 1e6}

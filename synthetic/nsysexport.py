@@ -5127,3 +5127,105 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
             "fault_us_per_turn": fault_us if read == "managed" else 0.0,
             # each turn's first kernel, from its start to its page's arrival
             "page_wait_us_per_turn": kernel_us + gpu_fault_us - 1 if gpu_fault_us else 0.0}
+
+
+# ------------------------------------------------- h37-nvtx62: processes with NVTX ranges and no GPU work of their own
+
+
+def unrecord_process(path: str, pid: int) -> dict[str, int]:
+    """In an export (generated or real), process ``pid``'s CUDA side deleted: its rows of every CUDA activity table
+    (``CUPTI_ACTIVITY_KIND_*``: runtime calls, kernels, copies, fills, syncs, events), by the column that names a row's
+    process (``globalPid``, else ``globalTid``); its NVTX ranges, threads and process row kept -- as Nsight writes a
+    rank whose CUDA trace was off or never injected beside ranks traced whole.  Returns the rows deleted, per table.
+    Why: the job-scope reading of such a rank (h37-norank61 *Left* 1) needs its truth by construction."""
+    con = sqlitefile.connect(path)
+    gone: dict[str, int] = {}
+    tables = [t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                        "AND name LIKE 'CUPTI_ACTIVITY_KIND_%'")]
+    for t in tables:
+        cols = [r[1] for r in con.execute(f'PRAGMA table_info("{t}")')]
+        col = next((c for c in ("globalPid", "globalTid") if c in cols), None)
+        if col is not None:
+            n = con.execute(f'DELETE FROM "{t}" WHERE (({col} >> 24) & 16777215) = ?', (pid,)).rowcount
+            if n:
+                gone[t] = n
+    con.commit()
+    con.close()
+    return gone
+
+
+#: The NVTX ranges of :func:`write_beside_ranks`' launcher: a Python launch script's own blocks around starting the
+#: job's processes and waiting for them -- none of the job's work.
+LAUNCHER_RANGES = ("rendezvous", "start workers", "wait for workers")
+#: ... and of its loader worker: the collate function's ops under ``emit_nvtx``, one of them (``aten::to``) among the
+#: ops the ranks' work runs under too.
+WORKER_RANGES = ("aten::stack", "aten::to", "aten::cat")
+
+
+def write_beside_ranks(path: str, launcher: bool = True, worker: bool = True, unrecorded: int | None = None,
+                       **kw: object) -> dict:
+    """A data-parallel job of two ranks (:func:`write`, one process and GPU each; ``kw`` its :class:`NsysJob`) with,
+    where asked, processes beside them that ran no GPU work: a ``launcher`` (pid 900, ``python3``: its NVTX ranges
+    :data:`LAUNCHER_RANGES` around the whole run, no CUDA call) and a loader ``worker`` (pid 1100, ``pt_data_worker``:
+    :data:`WORKER_RANGES` before each step, no CUDA call); and, where ``unrecorded`` names a rank, that rank's CUDA
+    side deleted (:func:`unrecord_process`), its NVTX ranges kept.  Truth by construction: the ranks are processes 1000
+    and 1001, the launcher and the worker no rank of the job."""
+    job = NsysJob(ranks=2, **kw)  # type: ignore[arg-type]
+    truth = write(path, job)
+    con = sqlitefile.connect(path)
+    (t0, t1), = con.execute("SELECT min(start), max(end) FROM NVTX_EVENTS WHERE end IS NOT NULL").fetchall()
+    rows, procs = [], []
+    if launcher:
+        gtid = _gid(900, 900)
+        span = (t1 - t0) // len(LAUNCHER_RANGES)
+        rows += [(t0 - 2_000_000 + k * span, t0 - 2_000_000 + (k + 1) * span - 1000, text, gtid)
+                 for k, text in enumerate(LAUNCHER_RANGES)]
+        procs.append((900, "python3"))
+    if worker:
+        gtid = _gid(1100, 1100)
+        period = int(truth.step_ms * 1e6)
+        for k in range(job.steps):
+            a = t0 + k * period
+            rows += [(a + j * 200_000, a + j * 200_000 + 150_000, f"{text}, seq = {k * 3 + j}, op_id = {k * 3 + j}", gtid)
+                     for j, text in enumerate(WORKER_RANGES)]
+        procs.append((1100, "pt_data_worker"))
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    rows)
+    con.executemany("INSERT INTO PROCESSES VALUES (?, ?, ?)", [(_gid(p), p, name) for p, name in procs])
+    con.commit()
+    con.close()
+    gone = unrecord_process(path, 1000 + unrecorded) if unrecorded is not None else {}
+    return {"steps": truth.steps, "step_ms": truth.step_ms, "ranks": ("python3 (pid 1000)", "python3 (pid 1001)"),
+            "not_ranks": tuple(f"{n} (pid {p})" for p, n in procs), "deleted": gone}
+
+
+#: The name of :func:`write_layer_pass`'s per-layer range (``{i}``: the layer's index in its module path): FSDP's range
+#: around each wrapped block's forward, as the shared 2xH100 FSDP export writes it (``fsdp_mfu_after``).
+FSDP_LAYER_RANGE = "FSDP::pre_forward (blocks.{i}._checkpoint_wrapped_module)"
+
+
+def write_layer_pass(path: str, iterations: int = 1, layers: int = 12, pause_after: tuple[int, ...] = (3, 7),
+                     pause_ms: float = 3.0, layer_ms: float = 2.0, kernels: int = 8, between_ms: float = 6.0,
+                     layer_range: str = FSDP_LAYER_RANGE) -> dict:
+    """An annotated Python thread (:class:`_RangedPython`) running ``iterations`` passes of a model of ``layers``
+    layers, each layer's ``kernels`` kernels (``layer_ms`` of GPU work) launched inside a range named
+    ``layer_range.format(i=layer)``; after the layers of ``pause_after`` the host pauses ``pause_ms`` in its own code
+    (no range, no call: the GPU idle), and between two passes ``between_ms`` (the loop's own work).  No step range.
+    Truth by construction: ``iterations`` passes -- the host's pauses inside a pass cut it into bursts that are no
+    iterations (each layer runs once a pass)."""
+    out = _RangedPython(path, 7272, 5)
+    f, kname = out.filled, out.strings(GEMM_BF16)
+    firsts = []  # each pass's start: its first layer's range
+    for k in range(iterations):
+        if k:
+            f.api.t += int(between_ms * 1e6)
+        firsts.append(f.api.t)
+        for i in range(layers):
+            f.ranged(layer_range.format(i=i), lambda: f.work(layer_ms, kname, kernels))
+            if i in pause_after:
+                f.api.t += int(pause_ms * 1e6)
+    end = f.api.t
+    out.close()
+    return {"passes": iterations, "layers": layers, "pauses": len(pause_after) * iterations,
+            "period_ms": (firsts[1] - firsts[0]) / 1e6 if iterations > 1 else None,
+            "pass_ms": (end - firsts[-1]) / 1e6}

@@ -216,6 +216,14 @@ ENGINES: tuple[Engine, ...] = (
            # ``tensorrt_llm._utils.nvtx_range`` (its executor's ``_forward_step``, ``_executor_loop``...) annotates
            # in a domain of its own
            domains=frozenset({"TensorRT-LLM"})),
+    # Triton Inference Server's backends push a range per batch they execute, named by their model instance
+    # (triton-inference-server/pytorch_backend ``src/libtorch.cc``: ``NVTX_RANGE(nvtx_, "ProcessRequests " + Name())``
+    # around ``"Execute " + Name()`` and ``"ReadOutputTensors " + Name()``; the TensorRT, ONNX Runtime and Python
+    # backends' ``ProcessRequests``; the Python backend's ``ModelInstanceExecute``) under ``TRITON_ENABLE_NVTX``
+    Engine("triton_server", "Triton Inference Server", "serving",
+           spans=re.compile(r"^(?:ProcessRequests|ModelInstanceExecute|ReadOutputTensors) \S"), kernels=None,
+           step_span=(re.compile(r"^ProcessRequests "), re.compile(r"^ModelInstanceExecute ")),
+           processes=re.compile(r"^tritonserver")),
     Engine("hf_generate", "Hugging Face generate", "inference",
            spans=re.compile(r"generation/utils\.py\(\d+\): (generate|_sample|_greedy_search|_beam_search)"),
            # its step is one token's forward pass -- a model call -- which the generic span search finds; the

@@ -236,6 +236,35 @@ def is_communication_domain(domain: str) -> bool:
     return domain in COMMUNICATION_DOMAINS
 
 
+#: Ranges a library opens around its own communication call in the default domain, by their name's start: NCCL's
+#: API (``ncclAllReduce``, ``ncclCommInitRank``, ``ncclGroupStart``: its own ``NCCL`` domain since NCCL 2.9, a range
+#: of its name where older builds or a wrapper pushed it without one).
+_COMMUNICATION_PREFIX = ("nccl", "NCCL", "rccl")
+
+
+def is_communication_range(name: str, domain: str = "") -> bool:
+    """A range of communication with the job's other processes: in a communication library's domain
+    (:data:`COMMUNICATION_DOMAINS`), NCCL's calls by their name, or a framework's collective op (PyTorch's
+    ``nccl:all_reduce``, ``c10d::allreduce_``, ``record_param_comms``: ``pytorch.is_collective_op``).  A process
+    that opens one is a rank of a job: a launcher or a loader worker communicates with no rank."""
+    return is_communication_domain(domain) or name.startswith(_COMMUNICATION_PREFIX) or pytorch.is_collective_op(name)
+
+
+#: A module path's layer index: a number standing alone between a module's name and the next part of its path
+#: (``blocks.16._checkpoint_wrapped_module``, ``model.layers.3.mlp``, ``decoder.layers.5``): a model's structure, which a
+#: framework writes into the ranges it opens per layer (FSDP's ``FSDP::pre_forward (blocks.16....)``, Megatron-core's
+#: ``...layers.5...``, the layer-wise forward hooks' ``model.layers.0``) -- never a loop's counter (``train_step 3``).
+_LAYER_INDEX = re.compile(r"(?<=[A-Za-z_]\.)\d+(?=\.|\)|\s|$)")
+
+
+def layer_family(name: str) -> str | None:
+    """A range's name with its module path's layer indices written ``#`` (``FSDP::pre_forward
+    (blocks.#._checkpoint_wrapped_module)``): the one name of the ranges a framework opens around each layer alike;
+    None where the name holds no layer index (:data:`_LAYER_INDEX`)."""
+    family, n = _LAYER_INDEX.subn("#", name)
+    return family if n else None
+
+
 def is_step_name(name: str) -> bool:
     """A user range named like a training step or iteration (see :data:`_STEP_NAME`)."""
     name = name.strip()

@@ -30,7 +30,8 @@ from tb_gpu_advisor.frameworks import Framework, engines, native
 from tb_gpu_advisor.frameworks.base import allocator_fixes
 from tb_gpu_advisor.job.exchange import exchange_kind, exchange_tag
 from tb_gpu_advisor.job.iterations import snapshot_iterations
-from tb_gpu_advisor.job.kind import Kind, idle_rank_labels, idle_ranks, unrecorded_rank_labels, work_kind
+from tb_gpu_advisor.job.kind import (Kind, idle_rank_labels, idle_rank_list, idle_ranks, unrecorded_rank_labels,
+                                     work_kind)
 from tb_gpu_advisor.job.phase import (STARTING, OneTime, async_stalls, context_start, one_time_costs, unseen_gpu_calls,
                                      window_phase)
 from tb_gpu_advisor.job.period import device_iterations, repeated_launches, training_iterations
@@ -242,15 +243,16 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     exchange = exchange_kind(trace, launches)
     if exchange is not None:
         tags.append(exchange_tag(exchange))  # what the all-to-all moves: its fix follows it (``job.exchange``)
-    idle = idle_ranks(trace)
+    ranks = idle_rank_list(trace, launches)
+    idle = idle_ranks(trace, ranks)
     return Job(kind=kind, phase=phase, structure=structure, version=version, version_low=rng[0] if rng else None,
                tags=tuple(tags),
                steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")),
                optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0, periodic=periodic,
                gpus_listed=trace.producer.get("visible_gpus", ""), idle_ranks=idle,
-               idle_rank_count=len(trace.idle_ranks) if idle else 0,
-               idle_rank_labels=idle_rank_labels(trace) if idle else (),
-               unrecorded_rank_labels=unrecorded_rank_labels(trace) if idle else (), waits=waits)
+               idle_rank_count=len(ranks) if idle else 0,
+               idle_rank_labels=idle_rank_labels(ranks) if idle else (),
+               unrecorded_rank_labels=unrecorded_rank_labels(trace, ranks) if idle else (), waits=waits)
 
 
 def _steps_per_call(text: str) -> dict[str, int]:

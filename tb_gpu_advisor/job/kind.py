@@ -1579,33 +1579,113 @@ def _teardown(trace: Trace) -> str:
             f"or modules destroyed, the device reset) and none makes anything or queues GPU work")
 
 
-def idle_ranks(trace: Trace) -> str:
-    """The ranks read with this trace whose windows hold no GPU work (``Trace.idle_ranks``: a node's ranks' files read
-    as one), each once, with what its window holds: its runtime calls, the costliest first, and what they were --
-    start-up (they make a context, memory or streams), tear-down (:func:`_teardown`'s calls), or none at all; "" where
-    every rank's window ran GPU work.
+@dataclass(frozen=True)
+class IdleRank:
+    """A rank of the job read with this trace whose window holds no GPU work."""
+
+    label: str  # as the report names it: "rank 2 (node0_4102)", "python3 (pid 149)"
+    lines: np.ndarray  # its host lines
+    #: why a process of a multi-process file is read as a rank, in words (what its ranges name); "" for a rank's own
+    #: file (a node's ranks' files read as one: each is a rank by being one)
+    evidence: str = ""
+
+
+def idle_rank_list(trace: Trace, launches: list[np.ndarray]) -> tuple[IdleRank, ...]:
+    """The ranks read with this trace whose windows hold no GPU work: each file of a node's ranks read as one that
+    ran none (``Trace.idle_ranks``, its lines named ``"<worker>: ..."``), and each process of a multi-process file
+    that ran none (``Trace.host_only_processes``) whose NVTX ranges are a rank's (:func:`_rank_evidence`);
+    ``launches``: per GPU, each device event's host launch record."""
+    h = trace.h
+    out = [IdleRank(f"rank {rank} ({worker})" if rank >= 0 else worker,
+                    np.array([i for i, n in enumerate(h.line_names) if n.startswith(f"{worker}: ")], np.int64))
+           for worker, rank in trace.idle_ranks.items()]
+    if trace.host_only_processes and trace.ranges is not None and len(h):
+        work = _launching_range_names(trace, launches)
+        rline = h.line[trace.ranges.idx]
+        for label, lines in trace.host_only_processes.items():
+            said = _rank_evidence(trace, np.isin(rline, lines), work)
+            if said:
+                out.append(IdleRank(label, np.asarray(lines, np.int64), said))
+    return tuple(out)
+
+
+def _launching_range_names(trace: Trace, launches: list[np.ndarray]) -> dict[int, set[str]]:
+    """Per GPU, the names of the ranges (``Trace.ranges``) that hold a launch of its work on the launching thread: the
+    names under which its process does the job's work (its steps, forward, backward, ops, collectives)."""
+    h, rg = trace.h, trace.ranges
+    out: dict[int, set[str]] = {}
+    for d, launch in zip(trace.devices, launches):
+        at = launch[launch >= 0]
+        names: set[str] = set()
+        for ln in np.unique(h.line[at]).tolist():
+            t = np.sort(h.start[at[h.line[at] == ln]])
+            ri = rg.idx[h.line[rg.idx] == ln]
+            holds = np.searchsorted(t, h.end[ri], "right") > np.searchsorted(t, h.start[ri], "left")
+            names.update(h.names[int(n)] for n in np.unique(h.name[ri[holds]]).tolist())
+        out[d.gpu] = names
+    return out
+
+
+def _rank_evidence(trace: Trace, mine: np.ndarray, work: dict[int, set[str]]) -> str:
+    """Why a process that ran no GPU work is one of the job's ranks, in words (what its ranges are), from its ranges (``mine``: a mask of
+    ``Trace.ranges``): ranges of the job's communication (NCCL's calls, a framework's collectives:
+    ``nvtx.is_communication_range``), or at least ``job.rank_shared_work`` of the names under which a GPU's process
+    launches its work (:func:`_launching_range_names`) -- it ran the same program; "" where neither: a launcher
+    (``torchrun`` marks none of the job's work), a loader worker (a few of the ops, none of the steps).
+
+    Why: such a process beside ranks that ran GPU work was said nowhere, so a rank whose CUDA side went unrecorded
+    left the others' wait for it read as their transfer, and the session "Healthy" (h37-norank61 *Left* 1); every
+    launcher looks the same by its calls (none), so the evidence is what its ranges name."""
+    h, rg = trace.h, trace.ranges
+    if not mine.any():
+        return ""
+    idx = rg.idx[mine]
+    names = [h.names[int(n)] for n in h.name[idx].tolist()]
+    comm: dict[str, int] = {}
+    for n, d in zip(names, rg.domain[mine].tolist()):
+        if nvtx.is_communication_range(n, rg.domains[int(d)]):
+            comm[n] = comm.get(n, 0) + 1
+    if comm:
+        top = sorted(comm, key=lambda n: -comm[n])[:3]
+        return ("the job's communication: " + ", ".join(f"`{n}` ×{comm[n]}" for n in top)
+                + (", ..." if len(comm) > 3 else ""))
+    own = set(names)
+    shared = [(len(w & own) / len(w), len(w & own), len(w), g) for g, w in work.items() if w]
+    share, k, n, g = max(shared, default=(0.0, 0, 0, -1))
+    if share < T("job.rank_shared_work"):
+        return ""
+    return f"{k} of the {n} range names GPU{g}'s process launches its work under: the same program"
+
+
+def idle_ranks(trace: Trace, ranks: tuple[IdleRank, ...]) -> str:
+    """The ranks read with this trace whose windows hold no GPU work (:func:`idle_rank_list`), each once, with what
+    its window holds: its runtime calls, the costliest first, and what they were -- start-up (they make a context,
+    memory or streams), tear-down (:func:`_teardown`'s calls), or none at all; "" where every rank's window ran GPU
+    work.
 
     Why: a node's ranks are one host, so a rank whose window ended in its start-up while rank 0 ran its loop was
     said nowhere -- its calls folded into rank 0's host, and the job line said "the other ranks' traces are not here"
     of a trace that held them (h37-probe42w's *Left* 1-2; h37-probe43w: ``write_mixed_window_run(one_node=True)``)."""
-    if not trace.idle_ranks or not len(trace.h):
+    if not ranks or not len(trace.h):
         return ""
-    return "; ".join(f"{who}'s window holds no GPU work: {_rank_calls(trace, calls)}"
-                     for who, calls in _idle_rank_calls(trace))
+    return "; ".join(f"{r.label}'s window holds no GPU work{_as_rank(r)}: {_rank_calls(trace, calls)}"
+                     for r, calls in _idle_rank_calls(trace, ranks))
 
 
-def _idle_rank_calls(trace: Trace) -> list[tuple[str, np.ndarray]]:
-    """Each idle rank (``Trace.idle_ranks``) as the report names it, with a mask of its runtime calls."""
+def _as_rank(r: IdleRank) -> str:
+    """Why ``r`` is read as a rank, as the clause after "holds no GPU work"; "" for a rank's own file."""
+    return f", though its NVTX ranges are a rank's ({r.evidence})" if r.evidence else ""
+
+
+def _idle_rank_calls(trace: Trace, ranks: tuple[IdleRank, ...]) -> list[tuple[IdleRank, np.ndarray]]:
+    """Each idle rank with a mask of its runtime calls."""
     h = trace.h
-    out = []
-    for (worker, _), who in zip(trace.idle_ranks.items(), idle_rank_labels(trace)):
-        lines = [i for i, n in enumerate(h.line_names) if n.startswith(f"{worker}: ")]
-        out.append((who, np.isin(h.line, lines) & h.name_mask(devices.is_runtime_call)))
-    return out
+    calls = h.name_mask(devices.is_runtime_call)
+    return [(r, np.isin(h.line, r.lines) & calls) for r in ranks]
 
 
-def unrecorded_rank_labels(trace: Trace) -> tuple[str, ...]:
-    """The idle ranks (:func:`idle_rank_labels`) whose GPU side the capture did not record, by their calls' evidence:
+def unrecorded_rank_labels(trace: Trace, ranks: tuple[IdleRank, ...]) -> tuple[str, ...]:
+    """The idle ranks (:func:`idle_rank_list`) whose GPU side the capture did not record, by their calls' evidence:
     no runtime call at all (its trace written with the GPU's activity off), or launches that queued kernels none of
     which was recorded (its records lost) -- never a rank whose calls only started up (a context, memory, streams)
     or tore down: that window was recorded, and ended before its GPU work or after it.
@@ -1613,9 +1693,9 @@ def unrecorded_rank_labels(trace: Trace) -> tuple[str, ...]:
     Why: the verdict and the report's ``healthy`` read these ranks -- a session holding one is incomplete, so no
     "Healthy" of it (h37-norank61 *Left* 4) -- while a node's rank that only started up beside a loop keeps its
     rank 0's verdict (h37-probe43w's ``write_mixed_window_run(one_node=True)``)."""
-    if not trace.idle_ranks or not len(trace.h):
+    if not ranks or not len(trace.h):
         return ()
-    return tuple(who for who, calls in _idle_rank_calls(trace) if _rank_record(trace, calls) in ("none", "lost"))
+    return tuple(r.label for r, calls in _idle_rank_calls(trace, ranks) if _rank_record(trace, calls) in ("none", "lost"))
 
 
 def _rank_record(trace: Trace, calls: np.ndarray) -> str:
@@ -1634,11 +1714,12 @@ def _rank_record(trace: Trace, calls: np.ndarray) -> str:
     return "lost" if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in names) else ""
 
 
-def idle_rank_labels(trace: Trace) -> tuple[str, ...]:
+def idle_rank_labels(ranks: tuple[IdleRank, ...]) -> tuple[str, ...]:
     """The ranks :func:`idle_ranks` says, each as the report names it ("rank 2 (node0_4102)", the worker alone where
-    its file states no rank): the job view's list of the job's ranks whose GPU work the session holds no record of
-    (``metrics.job.JobView.unrecorded``), which its rules read -- never the words."""
-    return tuple(f"rank {rank} ({worker})" if rank >= 0 else worker for worker, rank in trace.idle_ranks.items())
+    its file states no rank, "python3 (pid 149)" for a process of a multi-process file): the job view's list of the
+    job's ranks whose GPU work the session holds no record of (``metrics.job.JobView.unrecorded``), which its rules
+    read -- never the words."""
+    return tuple(r.label for r in ranks)
 
 
 def _rank_calls(trace: Trace, calls: np.ndarray) -> str:

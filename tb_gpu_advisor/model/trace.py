@@ -796,6 +796,11 @@ class Trace:
     #: where several ranks' files are read as one trace (a node's ranks): the workers whose windows hold no GPU work
     #: -> their job rank (-1 where the file does not say); their host lines are named ``"<worker>: ..."``
     idle_ranks: dict[str, int] = field(default_factory=dict)
+    #: where one file records several processes and some ran GPU work (Nsight's multi-process export): each process
+    #: whose threads recorded host events (NVTX ranges, runtime calls) but no GPU work of its own, as the report names
+    #: it ("python3 (pid 149)") -> its host lines.  A fact of the file, not a rank: a launcher, a loader worker or a rank
+    #: whose GPU side went unrecorded alike; ``job.kind`` reads which are the job's ranks from what their ranges name
+    host_only_processes: dict[str, np.ndarray] = field(default_factory=dict)
     #: matmul/conv/attention ops with FLOPs from shapes, None where the format gives no shapes
     flop_ops: FlopOps | None = None
     #: why ``flop_ops`` is None or incomplete, in words a user can act on ("record_shapes=False" ...)

@@ -15,7 +15,8 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.model.trace import DeviceEvents
+from tb_gpu_advisor.frameworks import nvtx
+from tb_gpu_advisor.model.trace import DeviceEvents, Trace
 from tb_gpu_advisor.steps.burst_table import BurstTable
 from tb_gpu_advisor.steps.bursts import _busy_clusters, copies_alone_repeat, copy_bursts_repeat
 from tb_gpu_advisor.steps.reading import _Reading
@@ -129,6 +130,70 @@ def _unlike_bursts(active: list[DeviceEvents], t: BurstTable) -> str | None:
             f"only: a loop's iterations repeat their kernels, so the window is one pass of a program -- a first call, "
             f"its start-up or compile on the host between the bursts -- not its steady state; the whole capture is "
             f"analysed as one pass; per-step numbers are capture totals")
+
+
+def _layers_across_bursts(trace: Trace, active: list[DeviceEvents], launches: list[np.ndarray],
+                          t: BurstTable) -> str | None:
+    """Why the GPU's bursts are no iterations, in words (the whole capture's note), where the ranges a framework opens
+    per layer (one family of names told apart by their module path's layer index: ``frameworks.nvtx.layer_family``)
+    run their layers in different bursts -- each layer's ranges in one burst (or across the gap of two), two bursts or
+    more holding them,
+    more layers than bursts, none run again in a later burst; else None.
+
+    Why: a loop's iterations each run every layer, so where each burst runs other layers than the next, the bursts
+    are pieces of one pass cut by the host's pauses inside it, not iterations.  One FSDP rank of the shared 2xH100
+    export (``fsdp_mfu_after``, its peer's CUDA side unrecorded: h37-nvtx62) paused 1.3-6.6 ms between its layers --
+    the host in its own Python between ops, in ``aten::linear``'s cuBLAS set-up -- and its 300 ms slice of one
+    forward (``FSDP::pre_forward (blocks.8...)`` to ``blocks.22``, each once) read as 4 "steps" of 135, 35, 7 and
+    121 ms; read with its peer's GPU busy in those gaps it was one pass.  A name with a loop's counter is no layer's
+    (``train_step 3``: each step's range in its own burst is what steps are), nor a range of the steps' own."""
+    rg = trace.ranges
+    if rg is None or t.size < 2 or not rg.idx.size:
+        return None
+    h = trace.h
+    family: dict[int, str] = {}
+    for nid in np.unique(h.name[rg.idx]).tolist():
+        f = nvtx.layer_family(h.names[nid])
+        if f is not None and not nvtx.is_step_name(h.names[nid]):
+            family[nid] = f
+    if not family:
+        return None
+    li, lb = [], []  # each burst's work's launch record, with its burst
+    for d, la in zip(active, launches):
+        ok = np.flatnonzero(la >= 0)
+        b = np.searchsorted(t.starts, d.start[ok], "right") - 1
+        inside = (b >= 0) & (d.start[ok] <= t.ends[np.maximum(b, 0)])
+        li.append(la[ok[inside]].astype(np.int64))
+        lb.append(b[inside])
+    at, burst = np.concatenate(li), np.concatenate(lb)
+    ranged = rg.idx[np.isin(h.name[rg.idx], list(family))]
+    spans: dict[int, list[tuple[int, int]]] = {}  # a layer's name -> per range of it, the bursts its launches ran in
+    for ln in np.unique(h.line[at]).tolist():
+        on = h.line[at] == ln
+        order = np.argsort(h.start[at[on]], kind="stable")
+        when, b = h.start[at[on]][order], np.r_[burst[on][order], 0]  # (a sentinel: reduceat's end index)
+        rr = ranged[h.line[ranged] == ln]
+        lo, hi = np.searchsorted(when, h.start[rr], "left"), np.searchsorted(when, h.end[rr], "right")
+        has = hi > lo
+        if not has.any():
+            continue
+        edges = np.column_stack([lo[has], hi[has]]).ravel()
+        first, last = np.minimum.reduceat(b, edges)[::2], np.maximum.reduceat(b, edges)[::2]
+        for nid, a, z in zip(h.name[rr[has]].tolist(), first.tolist(), last.tolist()):
+            spans.setdefault(int(nid), []).append((int(a), int(z)))
+    for f in dict.fromkeys(family.values()):
+        layers = [sorted(v) for nid, v in spans.items() if family[nid] == f]
+        touched = {b for v in layers for a, z in v for b in range(a, z + 1)}
+        # a layer run again in a later burst (two of its ranges in disjoint bursts) is a loop's: the bursts may be its
+        # iterations
+        again = any(z < a2 for v in layers for (_, z), (a2, _) in zip(v, v[1:]))
+        if len(layers) >= 3 and not again and 2 <= len(touched) < len(layers):
+            return (f"no step markers found; the GPU's {t.size} bursts are no iterations: the {len(layers)} layers of "
+                    f"`{f}` launch their work in {len(touched)} of them, none again in a later burst, "
+                    f"where a loop's iterations each run every layer -- the bursts are pieces of one pass, cut by "
+                    f"the host's pauses inside it; the whole capture is analysed as one pass; per-step numbers are "
+                    f"capture totals")
+    return None
 
 
 def _body_in_few_bursts(t: BurstTable) -> str | None:
@@ -319,6 +384,10 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
     if unlike is not None and cl is not None:  # a GPU idle between bursts that share no compute: one pass
         r.whole_note, r.unlike = unlike, len(cl[0])
         cl = None
+    layers = (_layers_across_bursts(r.trace, r.active, [la for d, la in zip(r.trace.devices, r.launched()) if len(d)],
+                                    t) if cl is not None and t is not None else None)
+    if layers is not None:  # the bursts run different layers of one pass: no iterations
+        r.whole_note, cl = layers, None
     by_name = copies_alone_repeat(t) if cl is not None else None
     if by_name is not None and cl is not None:  # only copies' names repeat, beside kernels: one pass
         r.whole_note = (f"no step markers found; the GPU's {cl[0].size} bursts are no iterations: no kernel runs in two "

@@ -64,6 +64,13 @@ WINDOW_FIXES = {
                       "work runs.", _WINDOW),),
     "nvtx_only": (("Record the CUDA API and the GPU's work beside the NVTX ranges (-t cuda,nvtx), with the window on "
                    "the ranges that launch the GPU work.", _WINDOW),),
+    # a process of the job whose NVTX ranges are a rank's, beside ranks whose GPU work was recorded, with no CUDA call
+    # of its own recorded (``job.kind.idle_rank_list``): that process's CUDA side went untraced
+    "cuda_unrecorded": (("Record every rank's CUDA side: trace each process of the job with -t cuda,nvtx -- one nsys "
+                         "profile around the launcher follows the processes it starts, and a rank profiled on its own "
+                         "needs -t cuda as well.",
+                         "nsys profile -t cuda,nvtx -o run torchrun --nproc_per_node=2 train.py   # every process the "
+                         "launcher starts, CUDA traced\nnsys export --type sqlite run.nsys-rep"),),
     # a window that holds GPU work, but not the steady state: start-up, too few steps, unsteady steps
     "steady": (("Put the Nsight window on the steady state: start it after the warm-up (first calls, module loading, "
                 "compilation) and keep it on several steps.", _STEADY),),

@@ -1744,6 +1744,7 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
     del is_range
     gpu_of = _gpu_ids(r)
     host_lines = _gpu_host_lines(r, gpu_of, line_pid)
+    host_only = _host_only_processes(r, line_pid)
     devs = []
     for dev in sorted(gpu_of):
         sel = np.flatnonzero(r.d_dev == dev)
@@ -1765,7 +1766,7 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         num_events=n_events, span_ps=span, capture_ms=r.capture_ms, viewer_zero_ps=zero,
         capture_start_ps=(r.capture_start_ns - origin) * 1000 if r.capture_start_ns is not None and r.files == 1 else None,
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
-        gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
+        gpu_host_lines=host_lines, host_only_processes=host_only, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
         host_waits=waits, stream_waits=stream_waits,
         framework_hint=framework_shown(h.names, r.d_names, r.domains,
                                        module_hooks=ranges is not None and ranges.framework is not None),
@@ -2043,6 +2044,23 @@ def _gpu_host_lines(r: _Raw, gpu_of: dict[int, int], line_pid: np.ndarray) -> di
     if len(procs) < 2 and not all(v.size for v in lines.values()):
         return {}  # a GPU whose work names no process: one process drives them all, as far as the trace tells
     return lines
+
+
+def _host_only_processes(r: _Raw, line_pid: np.ndarray) -> dict[str, np.ndarray]:
+    """``Trace.host_only_processes``: each process whose threads recorded host events (its NVTX ranges, runtime calls)
+    and which ran no GPU work, where other processes of the export did -- ``"<process> (pid P)"`` -> its host lines;
+    empty where no GPU work names its process (then no process can be told apart by it).  Why: a rank whose CUDA side
+    went unrecorded (its NVTX ranges kept) beside ranks that ran GPU work was said nowhere (h37-norank61 *Left* 1);
+    which of these processes are ranks is the job stage's reading of their ranges."""
+    if not r.d_pid.size or (r.d_pid < 0).any():
+        return {}
+    gpu_procs = set(sorted_unique(r.d_pid.astype(np.int64)).tolist())
+    out: dict[str, np.ndarray] = {}
+    for p in sorted(set(line_pid.tolist()) - gpu_procs):
+        pid = int(p) & 0xFFFFFF
+        name = r.processes.get(pid)
+        out[f"{name} (pid {pid})" if name else f"pid {pid}"] = np.flatnonzero(line_pid == p)
+    return out
 
 
 # --------------------------------------------------------------------------- several exports of one machine

@@ -661,6 +661,11 @@ class Format:
     #: nothing of the host recorded): ``(what to do, command)`` pairs.  Empty where the format's
     #: profiler is the framework's own (``torch.profiler``, ``jax.profiler``): the framework's fixes say it then.
     window_fixes: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    #: How to record the GPU side a rank's window lacks, as one clause a rank's words end with, per key of
+    #: :attr:`window_fixes` ("cuda_unrecorded": the GPU's side not traced, "lost_records": launches whose kernels have
+    #: no record): the fix's first step in short, its own text -- the job line names the rank and says it after "; "
+    #: (``job.kind._record_fix``), where a finding gives the whole fix.
+    window_fix_clauses: Mapping[str, str] = field(default_factory=dict)
     #: The language of :attr:`window_fixes`' code: "shell" for a profiler run from the command line (``nsys profile``),
     #: "python" where the program itself switches recording (torch.profiler's options, ``rpdTracerControl``).
     window_fix_lang: str = "shell"

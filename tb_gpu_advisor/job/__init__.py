@@ -90,10 +90,11 @@ class Job:
     #: (``job.peers``: ranks in sibling run folders of one machine): (starts, ends) ps, disjoint; None: none placed.
     #: A collective here waiting through them waits for a peer's start-up (``Context.peer_one_time_spans``)
     peer_one_time: tuple[np.ndarray, np.ndarray] | None = None
-    #: the times every one of those processes that runs collectives is inside one (``job.peers.placed_all_in``):
-    #: (starts, ends) ps, disjoint; None: no peer's entries known.  A collective here outside them had entered before
-    #: some peer (``Context.waited_start_up``, ``job.peers.own_not_entered``)
-    peer_all_in: tuple[np.ndarray, np.ndarray] | None = None
+    #: each collective-running GPU of those processes: its collective calls, (starts, ends) ps in start order
+    #: (``job.peers.placed_calls``); empty: no peer's entries known.  A collective here that a peer in it had not
+    #: entered -- its matching call not begun (``job.peers.entered_with``) -- waits for that peer
+    #: (``Context.waited_start_up``, ``job.peers.own_not_entered``)
+    peer_calls: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
 
     def framework(self, fw: Framework, alone: bool = False) -> Framework:
         """``fw`` as it talks to this job: its fixes for the job's tags, then the engine's own fixes on top.

@@ -1749,19 +1749,16 @@ def _rank_calls(trace: Trace, calls: np.ndarray) -> str:
 
 
 def _record_fix(trace: Trace, key: str) -> str:
-    """The first sentence of the capture format's fix ``key`` for a window whose GPU side it holds no record of
-    (``Format.window_fixes``: Kineto's "Record the GPU's side: put ProfilerActivity.CUDA among the profiler's
-    activities"), as the clause a rank's words end with, after "; " -- how to record that rank's GPU work; "" where the format
-    has none.  Why: a rank said only to hold "no GPU work" beside ranks that ran it left the reader to guess whether
-    its process used no GPU or its trace missed it, and how to capture it (``norank61``)."""
+    """How to record a rank's GPU side the window holds no record of, as the capture format has it in one clause
+    (``Format.window_fix_clauses``: Kineto's "record the GPU's side: put ProfilerActivity.CUDA among the profiler's
+    activities"), after "; " -- the clause a rank's words end with; "" where the format has none.  Why: a rank said
+    only to hold "no GPU work" beside ranks that ran it left the reader to guess whether its process used no GPU or
+    its trace missed it, and how to capture it (``norank61``)."""
     try:
-        fixes = formats.get(trace.format).window_fixes.get(key) if trace.format else None
+        clause = formats.get(trace.format).window_fix_clauses.get(key) if trace.format else None
     except ValueError:
         return ""
-    if not fixes:
-        return ""
-    first = re.split(r" -- |(?<=[a-z)`])\. ", fixes[0][0], maxsplit=1)[0].rstrip(".")
-    return "" if "{" in first else f"; {first[0].lower()}{first[1:]}"
+    return f"; {clause}" if clause else ""
 
 
 def _profiler_calls_only(trace: Trace) -> str:

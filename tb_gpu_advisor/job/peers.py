@@ -4,8 +4,8 @@ A job that writes each rank into its own folder (``tensorboard_trace_handler(f"{
 rank at a time; a collective of this rank that runs while a peer loads a module or compiles waits for that peer's
 start-up (``metrics.context.Context.peer_one_time_spans``).  Where the peers' files count on this trace's clock (one
 machine's processes, ``Layout.same_clock``), their one-time spans are carried here as ns on that clock
-(:func:`one_time_ns`) and placed on this trace's timeline (:func:`placed`), with the times every peer is inside a
-collective (:func:`of_peer`, :func:`placed_all_in`): a rank that entered a collective a peer had not waits for that
+(:func:`one_time_ns`) and placed on this trace's timeline (:func:`placed`), with the peers' collective calls
+(:func:`of_peer`, :func:`placed_calls`): a rank that entered a collective a peer had not entered waits for that
 peer, whatever its own host does meanwhile (:func:`own_not_entered`).  Both come from the one read of each peer's file
 that gives its one-time spans.  Two machines' clocks are not one, so nothing is placed across them.
 """
@@ -62,16 +62,16 @@ def inside_collectives(tables: Iterable) -> tuple[np.ndarray, np.ndarray]:
 def own_not_entered(spans: tuple[np.ndarray, np.ndarray], own: Iterable,
                     all_in: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """A rank's OWN one-time ``spans`` (ps) that its collectives can wait through, where its peers' entries are known
-    (``all_in``: the times EVERY peer's GPU that runs collectives is inside one, :func:`all_inside`, ps on this
+    (``all_in``: the times every peer in the rank's call is inside that same call, :func:`entered_with`, ps on this
     trace's timeline; ``own``: the rank's ``DeviceEvents`` tables): those less the times its own GPU runs a collective
-    while some peer's runs none -- it had entered, and waits for that peer (whose own spans, :func:`not_entered`, say
+    the peers have not all entered -- it had entered, and waits for that peer (whose own spans, :func:`not_entered`, say
     whether it was starting), not for its own host.  Where every peer is inside the collective too, nobody is late:
     the ranks' hosts loading at once hold it (a module load stalls the process's runtime; ykcai-daniel/torch-compile-
     moe's ranks both load while both run their all-to-all, h37-ranks57), so that time stays the own span's.  Why
     (h37-phase60b): rank 0 of ``synthetic.torchtrace.write_late_peer_through_load`` entered its all-to-all, then loaded
     for 12 ms; its 4.5 ms wait for ranks 1 and 2's compute read as its start-up.  The peers' entries are the same
     whether their GPUs are in this trace (``Context.waited_start_up``) or read from their own files on its clock
-    (:func:`of_peer`, ``Job.peer_all_in``), so one capture and rank folders read a rank alike (h37-phase61)."""
+    (:func:`of_peer`, ``Job.peer_calls``), so one capture and rank folders read a rank alike (h37-phase61)."""
     if not spans[0].size:
         return spans
     cs, ce = inside_collectives(own)
@@ -85,26 +85,60 @@ def own_not_entered(spans: tuple[np.ndarray, np.ndarray], own: Iterable,
                            np.concatenate([rest[1].astype(np.int64), held[1]]))
 
 
-def all_inside(peers: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray] | None:
-    """The times (disjoint) every one of ``peers`` (each the times it is inside a collective,
-    :func:`inside_collectives`) is inside a collective; a peer that runs no collective is in no group of this job's
-    collectives and is left out.  None where no peer runs one (their entries are not known)."""
-    out = None
-    for cs, ce in peers:
-        if not cs.size:
-            continue
-        out = (cs.astype(np.int64), ce.astype(np.int64)) if out is None else intersect_intervals(*out, cs, ce)
+def calls_of(tables: Iterable) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each of ``tables`` (``DeviceEvents``) that runs collectives: its collective kernels' (starts, ends), ps, in
+    start order -- each call apart, for :func:`entered_with` to match."""
+    out = []
+    for d in tables:
+        sel = d.kind == KIND_COLLECTIVE
+        if sel.any():
+            s, e = d.start[sel].astype(np.int64), d.end[sel].astype(np.int64)
+            o = np.argsort(s, kind="stable")
+            out.append((s[o], e[o]))
     return out
+
+
+def entered_with(own: tuple[np.ndarray, np.ndarray],
+                 peers: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The times (disjoint, ps) each of the rank's collective calls (``own``: :func:`calls_of` of its GPU) runs while
+    every peer in that call (``peers``: each a GPU's calls, on the same timeline) is inside the SAME call: a peer's
+    call is the rank's where the two end together -- the ranks of a group leave a collective together, so their ends
+    differ by less than the shorter call lasts (the collectives matcher's test, ``metrics.comm.paired_calls``).  A
+    peer with no such call is in no group of that call and is left out of it; a call no peer matches is held whole
+    (its entries not known).  None where no peer runs a collective.
+
+    Why not "inside any collective" (h37-phase61 *Left* 1): ``tp_rtx4090_two_ranks``' rank 0 entered its AllGather
+    at 97.74 ms (its shared clock) while rank 1 was still finishing its ReduceScatter, until 97.98, and entered the
+    AllGather at 98.07: 0.33 ms of waiting for rank 1, of which "any collective" read 0.09."""
+    peers = [p for p in peers if p[0].size]
+    if not peers:
+        return None
+    s, e = own[0].astype(np.int64), own[1].astype(np.int64)
+    lo, hi = s.copy(), e.copy()
+    for ps_, pe in peers:
+        order = np.argsort(pe, kind="stable")
+        ps_, pe = ps_[order].astype(np.int64), pe[order].astype(np.int64)
+        j = np.clip(np.searchsorted(pe, e), 1, pe.size) - 1  # the peer's calls ending just before and after each
+        k = np.minimum(j + 1, pe.size - 1)
+        j = np.where(np.abs(pe[k] - e) < np.abs(pe[j] - e), k, j)
+        shortest = np.minimum(e - s, pe[j] - ps_[j])
+        same = np.abs(pe[j] - e) <= shortest
+        lo = np.where(same, np.maximum(lo, ps_[j]), lo)
+        hi = np.where(same, np.minimum(hi, pe[j]), hi)
+    keep = hi > lo
+    if not keep.any():
+        return _NONE
+    return union_intervals(lo[keep], hi[keep])
 
 
 @dataclasses.dataclass(frozen=True)
 class PeerView:
     """What one peer's file tells a rank analysed from its own folder, ns on the clock the file counts on:
-    ``one_time``, its one-time spans a collective can wait through (:func:`not_entered`); ``all_in``, the times every
-    GPU of it that runs collectives is inside one (:func:`all_inside`; None: it runs none)."""
+    ``one_time``, its one-time spans a collective can wait through (:func:`not_entered`); ``calls``, each of its GPUs'
+    collective calls (:func:`calls_of`), which :func:`entered_with` matches to the rank's own."""
 
     one_time: tuple[np.ndarray, np.ndarray]
-    all_in: tuple[np.ndarray, np.ndarray] | None = None
+    calls: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
 
 
 def of_peer(trace: Trace, spans: tuple[np.ndarray, np.ndarray]) -> PeerView:
@@ -113,8 +147,7 @@ def of_peer(trace: Trace, spans: tuple[np.ndarray, np.ndarray]) -> PeerView:
     states no clock."""
     if trace.clock_ns is None:
         return PeerView(_NONE)
-    inside = all_inside([inside_collectives((d,)) for d in trace.devices])
-    return PeerView(one_time_ns(trace, spans), None if inside is None else _ns(trace, inside))
+    return PeerView(one_time_ns(trace, spans), tuple(_ns(trace, c) for c in calls_of(trace.devices)))
 
 
 def _ns(trace: Trace, spans: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -135,11 +168,10 @@ def one_time_ns(trace: Trace, spans: tuple[np.ndarray, np.ndarray]) -> tuple[np.
 
 def joined(parts: list[PeerView]) -> PeerView | None:
     """Several peers' readings (:func:`of_peer`) as one: their one-time spans (ns) as one disjoint set, the
-    :data:`MAX_SPANS` longest kept, and the times every peer that runs collectives is inside one; None where no peer
-    has either."""
+    :data:`MAX_SPANS` longest kept, and every peer GPU's collective calls; None where no peer has either."""
     spans = [p.one_time for p in parts if p.one_time[0].size]
-    inside = all_inside([p.all_in for p in parts if p.all_in is not None])
-    if not spans and inside is None:
+    calls = tuple(c for p in parts for c in p.calls)
+    if not spans and not calls:
         return None
     s, e = _NONE
     if spans:
@@ -147,7 +179,7 @@ def joined(parts: list[PeerView]) -> PeerView | None:
     if s.size > MAX_SPANS:
         keep = np.sort(np.argsort(s - e, kind="stable")[:MAX_SPANS])
         s, e = s[keep], e[keep]
-    return PeerView((s, e), inside)
+    return PeerView((s, e), calls)
 
 
 def placed(trace: Trace, spans_ns: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray] | None:
@@ -162,13 +194,12 @@ def placed(trace: Trace, spans_ns: tuple[np.ndarray, np.ndarray] | None) -> tupl
     return (s[keep], e[keep]) if keep.any() else None
 
 
-def placed_all_in(trace: Trace, view: PeerView | None) -> tuple[np.ndarray, np.ndarray] | None:
-    """The times every peer is inside a collective (``PeerView.all_in``, ns on the shared clock) on ``trace``'s
-    timeline (ps), uncut (empty: the peers are never all inside one here); None where no peer runs a collective or
-    ``trace`` states no clock -- their entries are not known."""
-    if view is None or view.all_in is None or trace.clock_ns is None:
-        return None
-    return _ps(trace, view.all_in)
+def placed_calls(trace: Trace, view: PeerView | None) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """The peers' GPUs' collective calls (``PeerView.calls``, ns on the shared clock) on ``trace``'s timeline (ps),
+    uncut; none where no peer runs a collective or ``trace`` states no clock -- their entries are not known."""
+    if view is None or trace.clock_ns is None:
+        return ()
+    return tuple(_ps(trace, c) for c in view.calls)
 
 
 def _ps(trace: Trace, spans_ns: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

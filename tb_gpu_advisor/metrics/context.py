@@ -340,14 +340,16 @@ class Context:
         Where the peers' entries are known, ``g``'s own spans leave out the times ``g`` had entered a collective that
         a peer had not (``job.peers.own_not_entered``): it waits for that peer, not for its own host's later load
         (h37-phase60b).  They are known from the peers' GPUs in this trace and from the peers' own files on its clock
-        (``Job.peer_all_in``: rank folders), alike, so one capture and rank folders read ``g`` the same (h37-phase61).
+        (``Job.peer_calls``: rank folders), alike, so one capture and rank folders read ``g`` the same (h37-phase61);
+        a peer counts as entered only inside the same call (``job.peers.entered_with``, h37-job62).
         With neither, the own span stands in for the peers' simultaneous loads (h37-ranks57: one rank's file)."""
         own = self.one_time_spans(g)
         if own is not None:
-            peers = [job_peers.inside_collectives((o.d,)) for o in self._peers(g)]
-            if self.job is not None and self.job.peer_all_in is not None:
-                peers.append(self.job.peer_all_in)
-            all_in = job_peers.all_inside(peers)
+            peers = [c for o in self._peers(g) for c in job_peers.calls_of((o.d,))]
+            if self.job is not None:
+                peers += self.job.peer_calls
+            mine = job_peers.calls_of((g.d,))
+            all_in = job_peers.entered_with(mine[0], peers) if mine else None
             if all_in is not None:
                 own = job_peers.own_not_entered(own, (g.d,), all_in)
         parts = [x for x in (own, self.peer_one_time_spans(g)) if x is not None and x[0].size]

@@ -55,7 +55,8 @@ class CollectiveSummary:
     #: the least any rank spends in it; None where ranks of the job have no GPU work recorded (:attr:`JobView.unrecorded`:
     #: the least time may be a wait for one of them, no transfer)
     transfer_ms: float | None
-    paid_ms: float  # exposed, up to the transfer: what the step pays for
+    #: exposed, up to the transfer: what the step pays for; None where the transfer is unknown (as ``transfer_ms``)
+    paid_ms: float | None
     bytes_per_call: float | None
     bus_bytes_per_s: float | None
 
@@ -280,7 +281,7 @@ class JobView:
         call at 38.0 GB/s, 8.4% of the link" of a 150 us transfer: ``norank61``)."""
         size = self.message_bytes(typ)
         t = self.call_transfer_ms(typ)
-        if size is None or not t or self.unrecorded:
+        if size is None or not t or not self.transfer_known(typ):
             return None
         found = [r.messages[typ] for r in self.ranks if typ in r.messages and typ in r.collectives]
         n = max((m[1] for m in found), default=0) or len(self.ranks)
@@ -371,19 +372,31 @@ class JobView:
         xs = [r.host_calls_ms for r in self.ranks if r.host_calls_ms]
         return min(xs) if len(xs) >= 2 else None
 
-    def paid_ms(self, r: RankRow, typ: str) -> float:
-        """A rank's exposed time in one collective type that is the transfer itself, not waiting for another rank."""
+    def transfer_known(self, typ: str) -> bool:
+        """Whether the least time a rank spends in a collective type is its transfer: not where ranks of the job have
+        no GPU work recorded (:attr:`unrecorded`) -- the rank entering a call last, which waits least, may be one of
+        them, so the recorded ranks' least time is transfer and waiting together.  The one question every reading of
+        the transfer asks (the collectives table, ``comm_exposed``'s paid time, the bus bandwidth)."""
+        return not self.unrecorded
+
+    def paid_ms(self, r: RankRow, typ: str) -> float | None:
+        """A rank's exposed time in one collective type that is the transfer itself, not waiting for another rank;
+        None where the transfer is not known (:meth:`transfer_known`)."""
         c = r.collectives.get(typ)
-        return min(c[2], self.transfer_ms(typ)) if c else 0.0
+        if not c:
+            return 0.0
+        return min(c[2], self.transfer_ms(typ)) if self.transfer_known(typ) else None
 
     def summary(self, typ: str) -> CollectiveSummary:
         """The type at the median rank: the per-collective table and comm_exposed's evidence read the same numbers."""
         rs = [r for r in self.ranks if typ in r.collectives]
         bw = self.bus_bandwidth(typ)
+        known = self.transfer_known(typ)
         return CollectiveSummary(
             type=typ, calls=med_count(r.collectives[typ][0] for r in rs), ms=med(r.collectives[typ][1] for r in rs),
-            exposed_ms=med(r.collectives[typ][2] for r in rs), transfer_ms=None if self.unrecorded else self.transfer_ms(typ),
-            paid_ms=med(self.paid_ms(r, typ) for r in rs), bytes_per_call=bw[0] if bw else (self.message_bytes(typ) if self.unrecorded else None),
+            exposed_ms=med(r.collectives[typ][2] for r in rs), transfer_ms=self.transfer_ms(typ) if known else None,
+            paid_ms=med(self.paid_ms(r, typ) or 0.0 for r in rs) if known else None,
+            bytes_per_call=bw[0] if bw else (None if known else self.message_bytes(typ)),
             bus_bytes_per_s=bw[1] if bw else None)
 
     def types(self) -> list[str]:

@@ -566,7 +566,10 @@ def _job(m: HostMetrics) -> dict:
         return {}
     out = {**m.job.as_dict(), "step_source": m.steps.source, "step_confidence": m.steps.confidence,
            "part_of_job": part_of_job(m), "capture_advice": capture_advice(m),
-           **({"ranks_not_here": n} if (n := ranks_not_here(m)) else {})}
+           **({"ranks_not_here": n} if (n := ranks_not_here(m)) else {}),
+           # the job's world size where the file says it (Kineto's distributedInfo): the title counts the session's
+           # ranks of it, never a size the file does not give
+           **({"job_ranks": w} if (w := m.multi_gpu.job_ranks) else {})}
     if not no_gpu_step_reason(out):  # a window that times no GPU step has no pass to call one (``no_gpu_step``)
         # one pass with no one-time cost read shows no steady state: nothing in it repeats (``job.phase.shown_phase``)
         out["phase"], out["phase_evidence"] = shown_phase(m.job.phase, m.steps.found, m.steps.count)

@@ -131,10 +131,14 @@ def _step_info(report: Report) -> str:
     # recorded (h37-norank61 *Left* 5: "3 ranks on 1 host" of a 4-rank job)
     lost = len(unrecorded_ranks(report.hosts))
     recorded = f" ({ranks or 1} recorded)" if lost else ""
+    # of the job's world size where its files say it and hold fewer ranks: "2 of 4 ranks" (h37-verdict61 *Left* 1)
+    world = max((int(h.job.get("job_ranks") or 0) for h in report.hosts if h.job), default=0)
+    held = ranks + lost if ranks > 1 else 1 + lost
+    of = f" of {world}" if world > held else ""
     if ranks > 1:
         procs = _processes(report) if report.ranks.title.startswith("GPUs") else None
         bits = [f"{ranks} GPUs in {plural(procs, 'process')} on {plural(n, 'host')}" if procs else
-                f"{ranks + lost} ranks on {plural(n, 'host')}{recorded}"]
+                f"{ranks + lost}{of} ranks on {plural(n, 'host')}{recorded}"]
         if one_step(report) == "pass":  # one unmarked pass per rank: no step of the job to count (h37-words21)
             took = f" of {ms(a['step_ms'])} each ({a.get('scope') or 'median rank'})" if a.get("step_ms") else " each"
             if start_up_only(report):  # each rank's one pass is its start-up: as one host's, no steady step
@@ -146,7 +150,7 @@ def _step_info(report: Report) -> str:
         if a.get("step_ms"):
             bits.append(f"step {ms(a['step_ms'])} ({a.get('scope') or 'median rank'})")
         return ", ".join(bits)
-    bits = [f"{1 + lost} ranks on 1 host{recorded}" if lost and n == 1 else f"{n} host{'s' if n != 1 else ''}"]
+    bits = [f"{1 + lost}{of} ranks on 1 host{recorded}" if lost and n == 1 else f"{n} host{'s' if n != 1 else ''}"]
     jobs = [getattr(h, "job", None) or {} for h in report.hosts]
     whys = {no_gpu_step_reason(j) for j in jobs}
     if jobs and "" not in whys:  # no host times a GPU step: why (hosts of unlike windows: the loop's end's words

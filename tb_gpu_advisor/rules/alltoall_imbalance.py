@@ -4,16 +4,20 @@ Mixture-of-experts routing and embedding lookups send a different amount from ea
 when the rank that moves the most is done, and every other rank waits for it.  Metric: the largest rank's
 message per call / the median rank's (the messages ``record_param_comms`` records), for all-to-alls whose exposed
 transfer costs at least ``comm_bandwidth_low.min_share`` of the step.  Saving: the exposed all-to-all time less
-what it would take with every rank's splits at the median: (1 - median / largest) of it.
+what it would take with every rank's splits at the median: (1 - median / largest) of it.  Where the transfer is not
+known (``JobView.transfer_known``: a rank of the job has no GPU work recorded), the all-to-all's exposed time stands
+for it in the gate and the words, and no saving is claimed: that time may be a wait for the unrecorded rank.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job.exchange import tagged_exchange
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Finding, Metric, Table
-from tb_gpu_advisor.rules._job import fixes, job_finding, med
+from tb_gpu_advisor.rules._job import fixes, job_finding, med, unrecorded_ranks_words
 from tb_gpu_advisor.rules.base import grade
 from tb_gpu_advisor.rules.registry import rule
 
@@ -31,18 +35,22 @@ def check(job: JobView) -> list[Finding]:
         return []
     rank, biggest, median = skew
     ratio = biggest / median
-    paid = med([job.paid_ms(r, "AllToAll") for r in job.ranks if "AllToAll" in r.collectives])
+    known = job.transfer_known("AllToAll")  # else its exposed time: transfer and waiting, told apart by no trace
+    paid = med([(job.paid_ms(r, "AllToAll") if known else r.collectives["AllToAll"][2]) or 0.0
+                for r in job.ranks if "AllToAll" in r.collectives])
     sev = grade(ratio, "alltoall_imbalance.warning", "alltoall_imbalance.critical")
     if sev is None or paid / job.step_ms < T("comm_bandwidth_low.min_share"):
         return []
     save = paid * (1 - median / biggest)
     rows = sorted(([r.label, r.messages["AllToAll"][0], r.collectives.get("AllToAll", (0, 0, 0))[2]]
                    for r in job.ranks if "AllToAll" in r.messages), key=lambda x: -x[1])[:16]
-    return [job_finding(
+    f = job_finding(
         job, ID, sev,
         f"{rank.label} sends {biggest / 2**20:.1f} MiB per all-to-all, {ratio:.1f}x the median {job.unit}'s "
-        f"{median / 2**20:.1f} MiB; the exchange ends when it is done, so the all-to-all's exposed transfer, "
-        f"{job.part_of_step(paid)}, is set by its splits.",
+        f"{median / 2**20:.1f} MiB; the exchange ends when it is done, so the all-to-all's exposed transfer"
+        + (f", {job.part_of_step(paid)}, is set by its splits." if known else
+           f" is set by its splits; its exposed time, {job.part_of_step(paid)}, holds it beside any wait for a late "
+           f"{job.unit}." + unrecorded_ranks_words(job, ": what balanced splits save is not known")),
         metric=Metric(id="alltoall_skew", label="Largest / median all-to-all message", value=round(ratio, 3),
                       unit="ratio", display=f"{ratio:.1f}x", good_direction="lower", status=sev,
                       meaning=f"the largest {job.unit}'s all-to-all message per call / the median {job.unit}'s",
@@ -55,7 +63,8 @@ def check(job: JobView) -> list[Finding]:
         evidence=[Table(f"All-to-all message per {job.unit} (largest first)", [job.unit, "bytes per call", "exposed ms"],
                         rows)],
         actions=fixes(job, _fix_key(job)), host=rank.host, gpu=rank.gpu, title=TITLE.format(unit=job.unit),
-    )]
+    )
+    return [f if known else dataclasses.replace(f, saving=None)]
 
 
 def _fix_key(job: JobView) -> str:

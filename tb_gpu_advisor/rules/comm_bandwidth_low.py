@@ -47,7 +47,7 @@ def check(job: JobView) -> list[Finding]:
         if bw is None:
             continue
         size, bus = bw
-        paid = med([job.paid_ms(r, t) for r in job.ranks if t in r.collectives])
+        paid = med([job.paid_ms(r, t) or 0.0 for r in job.ranks if t in r.collectives])  # known: a rate was read
         rows.append([t, size, round(bus / 1e9, 2), round(bus / link, 3), paid])
         if size < T("comm_bandwidth_low.min_message_bytes") or paid / job.step_ms < T("comm_bandwidth_low.min_share"):
             continue

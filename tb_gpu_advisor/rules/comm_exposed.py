@@ -16,7 +16,13 @@ collectives, not as launch wait: it is paid communication, and bucketing the cal
 recovers it whole; the bucketing fix comes first then.
 
 Where ranks of the job have no GPU work recorded (``JobView.unrecorded``), the finding says the recorded ranks' time
-in the collectives may be waiting for them, which their traces cannot tell from the transfer.
+in the collectives may be waiting for them, which their traces cannot tell from the transfer: the transfer is not known
+(``JobView.transfer_known``), so neither is the part of the exposed time the step pays for it, nor what overlapping
+saves -- the finding grades the time the step waits in collectives, transfer and wait together, prints no paid time
+(the table's "paid ms" is empty, the metric has no ``paid_ms_per_step``) and claims no saving -- but where the
+AllReduce's expected transfer bounds it (the parameter count given): overlap hides at most that.  A DDP job whose slow
+rank's GPU side went unrecorded read "1.32 ms of communication the step pays for", saving 1.32 ms, of a 150 us
+AllReduce, the rest its wait for that rank (h37-review61b *Left* 2).
 """
 
 from __future__ import annotations
@@ -40,19 +46,31 @@ def paced_ms(r: RankRow) -> float:
     return sum(v[0] for v in r.paced.values())
 
 
-def hideable_ms(job: JobView, r: RankRow) -> float:
+def hideable_ms(job: JobView, r: RankRow) -> float | None:
     """What overlapping could hide on one rank (see the module docstring), and what bucketing its small collectives
-    launched one by one recovers: the idle between them."""
-    return _overlap_ms(job, r) + paced_ms(r)
+    launched one by one recovers: the idle between them.  None where a transfer it runs is not known
+    (``JobView.transfer_known``): overlap hides the transfer, never the wait for a late rank."""
+    o = _overlap_ms(job, r)
+    return None if o is None else o + paced_ms(r)
 
 
-def _overlap_ms(job: JobView, r: RankRow) -> float:
+def paid_ms(job: JobView, r: RankRow, types: list[str]) -> float | None:
+    """A rank's communication the step pays for: its exposed transfers and the idle between its small collectives
+    launched one by one; None where a transfer is not known (``JobView.paid_ms``)."""
+    xs = [job.paid_ms(r, t) for t in types]
+    return None if None in xs else sum(x or 0.0 for x in xs) + paced_ms(r)
+
+
+def _overlap_ms(job: JobView, r: RankRow) -> float | None:
     """What overlapping could hide on one rank: its exposed transfers, at most its compute."""
     hide = 0.0
     for t in r.collectives:
         x = job.paid_ms(r, t)
         if t == "AllReduce" and job.expected_allreduce_ms is not None:
-            x = min(x, job.expected_allreduce_ms)
+            # the expected transfer bounds what overlap hides, known or not the transfer read (the parameter count)
+            x = min(r.collectives[t][2] if x is None else x, job.expected_allreduce_ms)
+        if x is None:
+            return None
         skew = job.message_skew(t) if t == "AllToAll" else None
         if skew is not None and skew[1] > 0:
             x *= skew[2] / skew[1]  # the rest is the skewed splits' time: alltoall_imbalance's
@@ -94,9 +112,12 @@ def check(job: JobView) -> list[Finding]:
     types = job.types()
     if not types or not job.step_ms:
         return []
-    paid = med([sum(job.paid_ms(r, t) for t in types) + paced_ms(r) for r in job.ranks])
+    each = [paid_ms(job, r, types) for r in job.ranks]
+    paid = None if None in each else med([x or 0.0 for x in each])
     paced = med([paced_ms(r) for r in job.ranks])
-    share = paid / job.step_ms
+    # where the transfer is not known, what is known: the time the step waits in collectives, transfer and wait
+    waits = med([sum(c[2] for c in r.collectives.values()) + paced_ms(r) for r in job.ranks]) if paid is None else paid
+    share = waits / job.step_ms
     sev = grade(share, "comm_exposed.warning", "comm_exposed.critical")
     if sev is None:
         return []
@@ -108,25 +129,30 @@ def check(job: JobView) -> list[Finding]:
     total, exposed = med([sum(c[1] for c in r.collectives.values()) for r in job.ranks]), \
         med([sum(c[2] for c in r.collectives.values()) for r in job.ranks])
     top = rows[0]
-    save = med([hideable_ms(job, r) for r in job.ranks])
+    hide = [hideable_ms(job, r) for r in job.ranks]
+    save = None if None in hide else med([x or 0.0 for x in hide])
     n = len(job.ranks)
     scope = f"the median of {n} {job.unit}s" if n > 1 else _one_rank(job.ranks[0])
     step = job.step_word if job.one_step and not job.marked else "step"  # an unmarked pass (h37-words20)
-    return [job_finding(
+    f = job_finding(
         job, ID, sev,
         f"Collectives take {job.part_of_step(total)} ({scope}), and {ms(exposed)} of it runs with no "
         f"compute to overlap it"
-        + _wait_clause(exposed, paid - paced, job.unit)
+        + ("" if paid is None else _wait_clause(exposed, paid - paced, job.unit))
         + (_paced_clause(job, paced) if paced > 0 else "")
-        + f": {ms(paid)} ({pct(share)} of the {step}) of communication the {step} pays for. Most exposed: {top[0]}, "
+        + (f": {ms(paid)} ({pct(share)} of the {step}) of communication the {step} pays for" if paid is not None else
+           f": the {step} waits {ms(waits)} ({pct(share)}) in collectives, their transfer and any wait for a late "
+           f"{job.unit} together")
+        + f". Most exposed: {top[0]}, "
           f"{_calls(top[1])} and {ms(top[3])} exposed {job.per_step}{'' if float(round(top[1], 1)).is_integer() else ' on average'}."
         + (unrecorded_ranks_words(job, ", and no bus bandwidth is read from it")
            or (unseen_ranks_words(job) if n == 1 else "")),
         metric=share_metric("comm_exposed_share", "Exposed communication share of {step}", share, "comm_exposed.warning",
                             severity=sev, detail={"collective_ms_per_step": total, "exposed_ms_per_step": exposed,
-                                                  "paid_ms_per_step": paid, "ranks": n,
+                                                  **({"paid_ms_per_step": paid} if paid is not None else {}),
+                                                  "ranks": n,
                                                   **({"paced_ms_per_step": paced} if paced > 0 else {})}),
-        saving_ms=save, pool="exposed_comm",
+        saving_ms=save or 0.0, pool="exposed_comm",
         assumption=("the small collectives launched one by one packed into a few calls of the same bytes, so the GPU "
                     "idle between them goes; " if paced > 0 else "")
                    + "the exposed collectives overlap with compute (bucketed and prefetched communication), up to "
@@ -137,7 +163,9 @@ def check(job: JobView) -> list[Finding]:
                                                                "bus GB/s"], rows)],
         actions=fixes_for(job, ID, (["paced"] if paced > 0 else []) + fix_variants(job, types[:2])), host=job.ranks[0].host if len(job.hosts) == 1 else None,
         title=f"Communication is exposed: the {step} waits for collectives no compute overlaps",
-    )]
+    )
+    # overlap hides the transfer, never the wait for a late rank: with the transfer unknown, so is what it saves
+    return [f if save is not None else dataclasses.replace(f, saving=None)]
 
 
 def fix_variants(job: JobView, types: list[str]) -> list[str]:

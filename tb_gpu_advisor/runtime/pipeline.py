@@ -46,7 +46,7 @@ def host_metrics(trace: Trace, params: int | None = None, options: UserOptions |
     stage that reads it (:func:`~tb_gpu_advisor.model.trace.release_columns`), so the metrics' peak does not
     carry the correlation ids and step stats.  ``peers``: the job's other processes' one-time spans and collective
     entries, ns on the clock this trace's file counts on (:func:`peer_start_up`), which its job places on its timeline
-    (``Job.peer_one_time``, ``Job.peer_all_in``)."""
+    (``Job.peer_one_time``, ``Job.peer_calls``)."""
     options = UserOptions.of(options, params)
     fw = frameworks.detect_trace(trace)
     # correlation: host launch record of every device event (graph launches cover all their kernels)
@@ -54,7 +54,7 @@ def host_metrics(trace: Trace, params: int | None = None, options: UserOptions |
     release_free_heap()  # the correlation table's build arrays, before the steps' (see common/memory.py)
     job = detect_job(trace, launches, fw)
     job.peer_one_time = job_peers.placed(trace, peers.one_time if peers is not None else None)
-    job.peer_all_in = job_peers.placed_all_in(trace, peers)
+    job.peer_calls = job_peers.placed_calls(trace, peers)
     job.phase = job_peers.with_peers(job.phase, job.peer_one_time, trace)
     steps = detect_steps(trace, launches, job)
     # the step detection's temporaries: ~40 MB of freed heap on the dense 100 MB benchmark capture, under the

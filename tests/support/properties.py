@@ -2752,10 +2752,18 @@ def unrecorded_rank_claims(report: Report) -> list[str]:
     # 1.324 beside a finding that says the recorded ranks' traces cannot tell that time from the transfer)
     for where, tab in [("collectives table", report.collectives)] + [(f.id, e) for f in report.findings
                                                                       for e in f.evidence]:
-        for col in ("transfer ms", "bus GB/s"):
+        for col in ("transfer ms", "paid ms", "bus GB/s"):
             k = tab.columns.index(col) if tab is not None and col in tab.columns else None
             out += [f"no-gpu-rank: {where} prints {col} {row[k]} of {row[0]} with {missing[0]}'s GPU work unrecorded"
                     for row in (tab.rows if k is not None else ()) if row[k] is not None]
+    # -- nor the part of the exposed time the step pays for the transfer: the transfer read (h37-job62: "1.32 ms of
+    # communication the step pays for" of a 150 us AllReduce)
+    for f in report.findings:
+        if f.rule in ("comm_exposed", "alltoall_imbalance") and not f.id.endswith("#host_calls"):
+            if f.metric is not None and (f.metric.detail or {}).get("paid_ms_per_step") is not None:
+                out.append(f"no-gpu-rank: {f.id}'s metric reads paid_ms_per_step with {missing[0]}'s GPU work unrecorded")
+            if "pays for" in f.summary:
+                out.append(f"no-gpu-rank: {f.id} says what the step pays for with {missing[0]}'s GPU work unrecorded")
     t = report.ranks
     for row in (t.rows if t is not None else ()):
         out += [f"no-gpu-rank: ranks table row {row[0]!r} is the unrecorded {m}" for m in missing if m in str(row[0])]

@@ -70,6 +70,14 @@ WINDOW_FIXES = {
                          "    run_steps()\nprof.export_chrome_trace('trace.json')"),),
 }
 
+#: A rank's window's missing GPU side, in one clause each (``Format.window_fix_clauses``)
+WINDOW_FIX_CLAUSES = {
+    "cuda_unrecorded": "record the GPU's side: put ProfilerActivity.CUDA among the profiler's activities",
+    "lost_records": "record fewer steps at a time so CUPTI's activity buffers hold every kernel: a smaller `active` in "
+                    "the profiler's schedule (repeat it for more), and let the GPU finish before each window ends",
+}
+
 FORMAT = Format(id="kineto", name="PyTorch trace", layout=LAYOUT, probe=has_gpu_activity,
                 reader_module="tb_gpu_advisor.formats.kineto.adapter", perfetto_opens=True, window_fixes=WINDOW_FIXES,
+                window_fix_clauses=WINDOW_FIX_CLAUSES,
                 window_fix_lang="python")

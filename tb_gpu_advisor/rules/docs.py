@@ -135,7 +135,11 @@ kernel (`idle_in_os_waits_after_work`), that the program writes its output
 there, with the write's fix instead of a paced loop's -- and saves
 that wait (pool `host_wait`: the wait inside the step no other finding
 claims, so it never overlaps the gaps' wait between steps and "if every fix
-lands" counts both); `step_gaps` names such a wait in its gaps the same way.  A range or op around a wait runs no code there.  Without a
+lands" counts both); `step_gaps` names such a wait in its gaps the same way.  Where the gaps' wait is
+mostly the host's reads of managed memory the GPU wrote (`metrics.types.MANAGED_READ`), the
+reads inside the steps are the same cause's: `step_gaps` claims them with the gaps' (pool
+`host_wait`, at most the ledger's host share the gaps' claim leaves), one finding for one cause
+(h37-managed62).  A range or op around a wait runs no code there.  Without a
 scheduler trace, time nothing covers is code or a wait (`step_gaps`: "likely"
 a wait where the gaps are as regular as a clock, never critical), and where it
 fills half of the GPU's idle inside the step, or 15% of the step whatever the

@@ -85,11 +85,24 @@ def _snapshot(g: dict[str, Any]) -> bool:
     return "memory snapshot" in str((g.get("memory") or {}).get("source") or "")
 
 
+def _listed_vendor(job: dict[str, Any]) -> str | None:
+    """The vendor whose name every GPU of ``job.gpus_listed`` ("8 x NVIDIA H200, AMD Instinct MI300X") begins with, as
+    the boards' own names spell it; None where none is listed or they differ.  Read from the names' words, not by the
+    product's device tables, so the law is held to what the file listed."""
+    names = [re.sub(r"^\d+ x ", "", n).strip() for n in str(job.get("gpus_listed") or "").split(", ") if n.strip()]
+    makers = {("AMD" if n.upper().startswith(("AMD", "RADEON")) else "NVIDIA" if n.upper().startswith(("NVIDIA",
+              "TESLA", "GEFORCE", "QUADRO")) else None) for n in names}
+    return makers.pop() if len(makers) == 1 else None
+
+
 def vendor_problems(h: dict[str, Any]) -> list[str]:
-    """``vendor``: no GPU vendor claimed for a host on whose GPUs nothing ran."""
+    """``vendor``: no GPU vendor claimed for a host on whose GPUs nothing ran, but the one whose runtime made its
+    calls (``job.runtime_vendor``) or whose name every GPU the file lists carries (``job.gpus_listed``; from
+    0.1.0+a83, h37-window62: a window whose GPUs ran nothing is told in their vendor's words)."""
     vendor = (h.get("capture") or {}).get("vendor")
-    launched = vendor == (h.get("job") or {}).get("runtime_vendor")
-    if vendor and not launched and not any(_ran_work(g) or _snapshot(g) for g in h.get("gpus") or []):
+    job = h.get("job") or {}
+    said = vendor in (job.get("runtime_vendor"), _listed_vendor(job))
+    if vendor and not said and not any(_ran_work(g) or _snapshot(g) for g in h.get("gpus") or []):
         return [f"vendor: {h['host']}: capture.vendor {vendor!r} with no GPU that ran work"]
     return []
 

@@ -17,6 +17,7 @@ import sys
 
 import pytest
 
+from tests.support.cli_report import in_process
 from tests.support.paths import REPO
 
 scenarios = pytest.importorskip("synthetic.scenarios")
@@ -33,34 +34,6 @@ def cli_process(*args, env=None) -> subprocess.CompletedProcess:
 def cli(*args) -> subprocess.CompletedProcess:
     """``report ARGS`` through the command's ``main`` in this process (:func:`in_process`)."""
     return in_process("report", *args)
-
-
-def in_process(*argv) -> subprocess.CompletedProcess:
-    """``tb-gpu-advisor ARGV`` through the command's ``main`` in this process, as :func:`cli_process` reports it: the
-    exit code ``main`` returns (or argparse's ``SystemExit``), stdout and stderr (text buffers: not a terminal, as a
-    pipe is not).  The environment ``main`` sets for its workers and the log handler it installs are put back after."""
-    import contextlib
-    import io
-    import logging
-
-    from tb_gpu_advisor.cli import main as cli_main
-
-    out, err = io.StringIO(), io.StringIO()
-    env, handlers = dict(os.environ), list(logging.getLogger().handlers)
-    argv = [*map(str, argv)]
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = cli_main.main(argv)
-            except SystemExit as e:  # argparse: --help, a usage error
-                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-    finally:
-        os.environ.clear()
-        os.environ.update(env)
-        root = logging.getLogger()
-        for h in [h for h in root.handlers if h not in handlers]:
-            root.removeHandler(h)
-    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(scope="module")

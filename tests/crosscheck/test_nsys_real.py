@@ -23,6 +23,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.formats.nsys.reader import read_trace
 from tb_gpu_advisor.model.columns import union_intervals
 from tests.support.paths import DEMO_LOGS, REPO, SHARED_PROFILES
+from tests.support.real_checks import our_report
 
 NSYS = SHARED_PROFILES / "nsys"
 SCORER = SHARED_PROFILES.parent / "tools" / "score_real.py"
@@ -113,10 +114,11 @@ def test_numbers_each_export_holds(run):
 
 
 def _report(run: str) -> dict:
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(NSYS), "--run", run, "--format",
-                          "json"], capture_output=True, text=True, timeout=600, cwd=str(REPO), check=False)
-    assert out.returncode in (0, 1), out.stderr
-    return json.loads(out.stdout)
+    """``report NSYS --run RUN --format json`` through the command's own code in this process
+    (``real_checks.our_report``: the run's shared report cache of the kept sets)."""
+    res = our_report(NSYS, run)
+    assert res.report is not None, res.error
+    return res.report
 
 
 def test_h100_window_top_finding_is_the_copies():

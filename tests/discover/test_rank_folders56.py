@@ -16,13 +16,11 @@ each file in ``<run>/rank<r>/``.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from synthetic import torchtrace as tt
 from tb_gpu_advisor.discover.logdir import discover
-from tests.support.cli_report import cli_reports
+from tests.support.cli_report import cli_reports, in_process
 
 RUN = "load_through_exchange"
 
@@ -75,8 +73,9 @@ def test_the_tabs_run_list_names_the_other_ranks_runs(tmp_path: Path) -> None:
 
 def test_the_list_says_which_runs_are_one_jobs_ranks(tmp_path: Path) -> None:
     _write(tmp_path)
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", "--list", str(tmp_path)],
-                         capture_output=True, text=True, timeout=120, check=True).stdout
+    done = in_process("report", "--list", tmp_path)  # the command's main, in this process
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     assert "are the ranks of one 2-rank job" in out, out
 
 

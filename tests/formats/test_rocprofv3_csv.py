@@ -124,8 +124,7 @@ def test_the_v3_database_reader_still_names_its_copies_and_gpus_from_the_shared_
 def test_a_damaged_capture_is_exit_2_with_its_words_as_every_formats_is(tmp_path: Path):
     """``report`` of a run whose kernel trace is cut short, and of a JSON that is no JSON: the host's error, exit 2
     (main: "not a profile this tool reads", exit 2 -- the same code, now for the file's own damage)."""
-    import subprocess
-    import sys
+    from tests.support.cli_report import in_process
 
     rocprofv3trace.write(str(tmp_path / "run"), STEPS)
     k = tmp_path / "run" / "4242_kernel_trace.csv"
@@ -133,6 +132,5 @@ def test_a_damaged_capture_is_exit_2_with_its_words_as_every_formats_is(tmp_path
     (tmp_path / "doc").mkdir()
     (tmp_path / "doc" / "9_results.json").write_text('{"rocprofiler-sdk-tool": [ nonsense ] }')
     for path, words in ((k, "cut short"), (tmp_path / "doc" / "9_results.json", "not JSON")):
-        out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(path)], capture_output=True,
-                             text=True, timeout=300, check=False)
+        out = in_process("report", path)  # the command's main, in this process
         assert out.returncode == 2 and words in out.stdout + out.stderr, (out.returncode, out.stderr[-300:])

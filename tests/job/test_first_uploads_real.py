@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 
+from tests.support.cli_report import in_process
 from tests.support.paths import FIXTURES
 
 RUN = FIXTURES / "wild" / "mordred_rtx6000_hashjoin"
@@ -30,8 +29,7 @@ def _one_time_bound_ms() -> float:
 
 
 def test_a_wait_on_standard_input_between_uploads_is_no_upload():
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(RUN), "--format", "json"],
-                         capture_output=True, text=True, timeout=300, check=False)
+    out = in_process("report", RUN, "--format", "json")  # the command's main, in this process
     assert out.returncode == 0, out.stderr
     (report,) = json.loads(out.stdout)["reports"]
     (host,) = report["hosts"]

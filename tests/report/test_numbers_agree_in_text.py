@@ -7,13 +7,12 @@ pattern, then run over the kept files that showed them."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.report import render
+from tests.support.cli_report import in_process
 from tests.support.contradictions import text_number_problems
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 from tests.support.report_store import session_report
@@ -86,8 +85,7 @@ def test_the_held_idle_is_part_of_its_idle():
     path = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
     if not path.is_file():
         pytest.skip(f"{path} not present")
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(path)], capture_output=True,
-                         text=True, timeout=600, check=False)
+    out = in_process("report", path)  # the command's main, in this process
     assert out.returncode in (0, 1), out.stderr
     assert "The GPU holds work it was given, idle" in out.stdout  # the held-idle finding this test is about
     assert ", all of it holding kernels" in " ".join(out.stdout.split())  # not "1.35 ms ... 1.35 ms of it" (h37-review5)

@@ -32,6 +32,19 @@ def _report(tmp_path: Path, step_name: str | None, ranks: int = 1) -> dict[str, 
     return cli_report(tmp_path / "one_marked_step")
 
 
+@pytest.fixture(scope="module")
+def _truth_once(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The ``ProfilerStep#2`` build's report (the truth the one-range reading is held to), made once for the module:
+    three tests read the same build (it was written and reported by each)."""
+    return json.dumps(_report(tmp_path_factory.mktemp("truth"), None))
+
+
+@pytest.fixture
+def truth(_truth_once: str) -> dict[str, Any]:
+    """A copy of its own of :func:`_truth_once` for each test."""
+    return json.loads(_truth_once)
+
+
 def _findings(report: dict[str, Any]) -> list[str]:
     return sorted(f["id"].split(":")[0] for f in report["findings"])
 
@@ -50,20 +63,19 @@ def test_other_steps_stay_no_step_name(name: str) -> None:
     assert not nvtx.is_step_name(name)
 
 
-def test_the_profiler_step_reading_is_the_truth(tmp_path: Path) -> None:
+def test_the_profiler_step_reading_is_the_truth(truth: dict[str, Any]) -> None:
     """Control: the ``ProfilerStep#2`` build -- one step, its module load read as a cold start."""
-    report = _report(tmp_path, None)
+    report = truth
     (host,) = report["hosts"]
     assert host["capture"]["steps_captured"] == 1 and host["steps"]["source"] == "profiler_step"
     assert "cold_start" in _findings(report)
 
 
 @pytest.mark.parametrize("name", ["moe_train_step", "train_step"])
-def test_one_marked_step_reads_as_the_profiler_steps_build(tmp_path: Path, name: str) -> None:
+def test_one_marked_step_reads_as_the_profiler_steps_build(tmp_path: Path, name: str, truth: dict[str, Any]) -> None:
     """The program's one range is the capture's one step, as ``ProfilerStep#2`` is (BASE: "no step markers found",
     the whole capture one unmarked pass, 0 steps captured)."""
     report = _report(tmp_path / "named", name)
-    truth = _report(tmp_path / "truth", None)
     (host,) = report["hosts"]
     assert host["steps"]["source"] == "nvtx_range", host["steps"]
     assert f"`{name}`" in host["steps"]["note"]

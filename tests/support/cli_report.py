@@ -1,11 +1,10 @@
-"""The command line's JSON report of a path, as a user runs it (a fresh ``tb-gpu-advisor report`` process): the one
-helper the tests that read a whole report share instead of each spelling the subprocess out."""
+"""The command line's JSON report of a path, as a user runs it (``tb-gpu-advisor report``, its ``main`` run in the test's
+process): the one helper the tests that read a whole report share instead of each spelling the command out."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
@@ -14,10 +13,11 @@ _Case = TypeVar("_Case")
 
 
 def cli_reports(path: str | Path, ok: tuple[int, ...] = (0, 1)) -> list[dict]:
-    """Every session report of ``report PATH --format json``; asserts the exit code is one of ``ok`` (0: nothing
-    critical, 1: a critical finding)."""
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(path), "--format", "json"],
-                         capture_output=True, text=True, timeout=300, check=False)
+    """Every session report of ``report PATH --format json`` (:func:`in_process`); asserts the exit code is one of
+    ``ok`` (0: nothing critical, 1: a critical finding).  The command's ``main`` runs in this process: a fresh
+    interpreter per call cost ~1 s of CPU for the same ``main`` (the tests that need a process -- its exit status,
+    what a fresh interpreter imports -- start one themselves)."""
+    out = in_process("report", str(path), "--format", "json")
     assert out.returncode in ok, out.stderr
     return json.loads(out.stdout)["reports"]
 
@@ -26,6 +26,35 @@ def cli_report(path: str | Path, ok: tuple[int, ...] = (0, 1)) -> dict:
     """The one session report of ``path`` (:func:`cli_reports`)."""
     (report,) = cli_reports(path, ok)
     return report
+
+
+def in_process(*argv: object) -> subprocess.CompletedProcess:
+    """``tb-gpu-advisor ARGV`` through the command's ``main`` in this process, as a real process would report it: the
+    exit code ``main`` returns (or argparse's ``SystemExit``), stdout and stderr (text buffers: not a terminal, as a
+    pipe is not).  The environment ``main`` sets for its workers and the log handler it installs are put back after."""
+    import contextlib
+    import io
+    import logging
+    import os
+
+    from tb_gpu_advisor.cli import main as cli_main
+
+    out, err = io.StringIO(), io.StringIO()
+    env, handlers = dict(os.environ), list(logging.getLogger().handlers)
+    args = [*map(str, argv)]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli_main.main(args)
+            except SystemExit as e:  # argparse: --help, a usage error
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+        root = logging.getLogger()
+        for h in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(h)
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def first_host(path: str | Path) -> dict:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -85,11 +86,34 @@ def our_report(set_dir: Path, run: str) -> RunResult:
     if shared is not None:  # a kept set: the CLI's report cache of this test run, shared by every worker
         argv += ["--cache-dir", str(shared)]
     args = cli.build_parser().parse_args(argv)
+    if shared is not None:
+        _stored_first(args)
     out, err = io.StringIO(), io.StringIO()
     rc = args.func(args, stdout=out, stderr=err)
     if rc not in (0, 1):
         return RunResult(run, None, f"exit {rc}: {' '.join(err.getvalue().split())[:300]}")
     return RunResult(run, json.loads(out.getvalue()))
+
+
+def _stored_first(args: Any) -> None:
+    """Each session the command ``args`` will report put into its report cache from the run's report store
+    (``report_store.session_report``) where the cache lacks it: the property walk analyses every session of the kept
+    sets there anyway, so the CLI reads the store's report back through its own cache -- as every test after the
+    first already did -- instead of analysing the session a second time in the run.  Only with the settings the store
+    analyses with (the environment's: no ``--params``, ``--net-gbps``, ...) and every host of the session; else the
+    command analyses as before."""
+    from tb_gpu_advisor.cli import options as cli_opts
+    from tb_gpu_advisor.cli.report import select_sessions
+    from tb_gpu_advisor.common.options import UserOptions
+    from tests.support.report_store import session_report
+
+    advisor = cli_opts.advisor(args)
+    if advisor.options != UserOptions.of(None) or not advisor.cache.enabled:
+        return
+    for session, chosen in select_sessions(advisor, args.run, args.session, args.host):
+        key = advisor.session_key(session)
+        if tuple(chosen) == tuple(session.hosts) and not os.path.exists(advisor.cache.path_for(key)):
+            advisor.cache.put(key, session_report(session))
 
 
 def newest_session_files(set_dir: Path, run: str) -> list[str]:

@@ -5,16 +5,24 @@ captures are analysed once per test run and shared by every worker (``tests/supp
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 
 import pytest
+
+from tb_gpu_advisor.common import logs
+from tb_gpu_advisor.common.cachedir import ENV_DIR
+from tb_gpu_advisor.common.thresholds import ENV_MODEL_FLOPS, ENV_NET_GBPS
 
 
 #: the number of this process's next test's report cache folder (``_private_report_cache``)
 _CACHES = itertools.count()
 #: this process's one folder of every test's own report cache folder (set by ``_report_store``, the session's)
 _CACHE_ROOT: list[str] = []
-_CACHE_VAR = "TB_GPU_ADVISOR_CACHE_DIR"
+_CACHE_VAR = ENV_DIR
+#: what the command's ``main`` sets for its workers when a test runs it in this process (``cli.main._run``: the cache
+#: folder and the settings; ``common.logs.configure``: the debug switch): each put back after every test
+_SET_BY_MAIN = (ENV_DIR, ENV_NET_GBPS, ENV_MODEL_FLOPS, logs.ENV_DEBUG)
 
 
 @pytest.fixture(autouse=True)
@@ -26,14 +34,27 @@ def _private_report_cache():
     ten seconds of CPU): no ``monkeypatch`` or other fixture (their set-up and undo cost ~0.3 ms a test) and no
     ``mkdir`` per test.  It was ``tmp_path_factory.mktemp`` per test before, which listed the run's whole temporary
     root each time to number it (a cost that grew with every test run before) and made each test's ``tmp_path`` list
-    those folders too.  The value before the test (the run's own, or unset) comes back after it, as before."""
-    before = os.environ.get(_CACHE_VAR)
+    those folders too.  The value before the test (the run's own, or unset) comes back after it, as before.
+
+    Also put back after each test: what the command's ``main`` sets when a test runs it in this process (some 60
+    tests do, ``cli_report.ran_report`` among them) -- the settings' variables and the debug switch, and the stderr
+    handler it puts on the root logger, bound to that test's redirected stderr.  Left, a later test in the worker read
+    ``--model-flops-per-step`` as its own setting, and its warnings went to a dead buffer, so a check that nothing is
+    logged on stderr passed whatever was logged (h37-review62)."""
+    before = [os.environ.get(v) for v in _SET_BY_MAIN]
+    root, package = logging.getLogger(), logging.getLogger(logs.PACKAGE)
+    handlers, levels = list(root.handlers), (root.level, package.level)
     os.environ[_CACHE_VAR] = f"{_CACHE_ROOT[0]}/{next(_CACHES)}"
     yield
-    if before is None:
-        os.environ.pop(_CACHE_VAR, None)
-    else:
-        os.environ[_CACHE_VAR] = before
+    for var, value in zip(_SET_BY_MAIN, before):
+        if value is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = value
+    for h in [h for h in root.handlers if h not in handlers and logs.is_command_handler(h)]:
+        root.removeHandler(h)
+    root.setLevel(levels[0])
+    package.setLevel(levels[1])
 
 
 @pytest.fixture(scope="session", autouse=True)

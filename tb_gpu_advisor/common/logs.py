@@ -39,6 +39,12 @@ class OneLine(logging.Formatter):
         return f"{self.prog}: {record.levelname.lower()}: {message}"
 
 
+def is_command_handler(handler: logging.Handler) -> bool:
+    """Whether ``handler`` is the one :func:`configure` installs (what a caller that runs the command's ``main`` in
+    its own process takes off again after: the test suite)."""
+    return bool(getattr(handler, _MARK, False))
+
+
 def debug_enabled() -> bool:
     return os.environ.get(ENV_DEBUG, "").strip().lower() in ("1", "true", "yes", "on")
 

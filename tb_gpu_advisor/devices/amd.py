@@ -153,8 +153,10 @@ TERMS = {
     "tc_kernel_names": "an MFMA kernel (Tensile `Cijk_..._MI...`, Composable Kernel `xdl`, MIOpen `gtcx`)",
     "allocator_calls": "hipMalloc / hipFree",
     "runtime": "HIP",
-    #: the tracer a profiler records this runtime's calls and the GPU's work through (PyTorch's Kineto, XLA's)
-    "gpu_tracer": "roctracer",
+    #: the tracer a profiler records this runtime's calls and the GPU's work through (PyTorch's Kineto, XLA's): Kineto
+    #: moved from roctracer to rocprofiler-sdk (pytorch/kineto #1249, 2026; roctracer removed in #1419), so a ROCm
+    #: build's is either -- the words :data:`WORDS` gives CUPTI (h37-review62: "roctracer" alone named the old one)
+    "gpu_tracer": "roctracer / rocprofiler-sdk",
     "context_creation": "the HIP runtime's start-up",
     # ROCm's PyTorch is its own build (pytorch.org's ``rocm`` wheels), traced by roctracer / rocprofiler-sdk, and
     # rocprofv3 records a Python program's HIP calls, kernels and roctx ranges (``torch.cuda.nvtx`` writes roctx)

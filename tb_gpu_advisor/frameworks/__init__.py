@@ -48,7 +48,9 @@ def _either_writer(writers: tuple[Framework, ...]) -> tuple[dict[str, tuple], st
     Why: a ``jax.profiler.trace`` around host-only code, kept as its ``<host>.trace.json.gz``, names no framework in its
     events; read with TensorFlow's words it was told "TensorFlow saw the GPU", ``tf.debugging.set_log_device_placement``
     and Keras's ``profile_batch``, and "Profile again on TensorFlow 2.3" (issue #37 class 1: each tool's own way)."""
-    fixes = {key: tuple(dataclasses.replace(a, text=f"If {fw.name} wrote the capture: {a.text[0].lower()}{a.text[1:]}")
+    # each writer's fix as its module says it, headed, never rewritten (a first letter lower-cased turned a fix opening
+    # with a name -- "JAX's ...", "XLA ..." -- into "jAX's", "xLA"; h37-review62)
+    fixes = {key: tuple(dataclasses.replace(a, text=f"If {fw.name} wrote the capture: {a.text}")
                         for fw in writers for a in fw.fixes.get(key, ()))
              for key in _WRITERS_OWN_FIXES}
     advice = "\n".join(f"# {fw.name}:\n{fw.capture_snippet}" for fw in writers)

@@ -214,17 +214,22 @@ def driver_ask(request: int, expandable: bool) -> tuple[int, int]:
     """(the most bytes the caching allocator asks the driver for at once to serve ``request`` when no cached block
     fits, the unit the driver's memory serves requests in).  Fixed segments: the request's own segment (2 MiB up to
     1 MiB, 20 MiB under 10 MiB, else its bytes rounded up to 2 MiB); expandable segments: its bytes rounded up to
-    pages (a free block already at the range's end asks fewer).  The unit: a page, 2 MiB for a small request and
-    20 MiB for a large one (what expandable segments map, and the least a fixed large segment opens under 10 MiB).
+    pages (a free block already at the range's end asks fewer).  The unit: what one ask takes whole -- a page on
+    expandable segments (2 MiB for a small request, 20 MiB for a large one), a fixed segment's own size under 10 MiB
+    (2 or 20 MiB), and 2 MiB above it, where a fixed segment is the request rounded up to 2 MiB.
 
     Why: an OOM's free bytes are the driver's, and the allocator asks in these units -- a 5 MiB request fails with
     15 MiB free (its 20 MiB segment does not fit), and 8 MiB cached beside 1,016 MiB free cannot serve 1 GiB in 20 MiB
-    pages: neither is a cap nor split blocks (``synthetic.memsnapshot.oom_driver_unit``; h37-snap62)."""
+    pages: neither is a cap nor split blocks (``synthetic.memsnapshot.oom_driver_unit``; h37-snap62).  A fixed 3 GiB
+    request asks for 3 GiB in 2 MiB steps, so 2.93 GiB cached in split blocks beside 79 MiB free is fragmentation,
+    not a full GPU (the 20 MiB unit called it one; h37-review62)."""
     if request <= SMALL_REQUEST:
         return SMALL_SEGMENT, SMALL_SEGMENT
     if expandable:
         return _round_up(request, LARGE_SEGMENT), LARGE_SEGMENT
-    return (LARGE_SEGMENT if request < LARGE_REQUEST else _round_up(request, SEGMENT_ROUND)), LARGE_SEGMENT
+    if request < LARGE_REQUEST:
+        return LARGE_SEGMENT, LARGE_SEGMENT
+    return _round_up(request, SEGMENT_ROUND), SEGMENT_ROUND
 
 
 #: The call that records the caching allocator's history a memory snapshot dumps: what a snapshot without history

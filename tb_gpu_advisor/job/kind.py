@@ -33,7 +33,7 @@ from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.columns import coverage, outermost, union_intervals
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, PS_PER_MS, HostEvents, LiveStack, MemoryEvents, Trace,
-                                        device_launches, line_processes, queued_before)
+                                        device_launches, line_processes, listed_gpu_models, queued_before)
 
 #: Kinds of work, as reported (``job.kind``).
 KINDS = ("training", "inference", "serving", "no_gpu", "unknown")
@@ -275,7 +275,7 @@ def _listed_vendor(trace: Trace) -> str | None:
     """The ``VENDOR`` that names every GPU the profiled process listed (``Trace.producer["visible_gpus"]``), None where
     it lists none or one no vendor names (``devices.vendor_claimed``)."""
     listed = trace.producer.get("visible_gpus", "")
-    return devices.vendor_claimed(re.sub(r"^\d+ x ", "", n) for n in listed.split(", ")) if listed else None
+    return devices.vendor_claimed(listed_gpu_models(listed)) if listed else None
 
 
 def _unrecorded(trace: Trace) -> str:
@@ -940,7 +940,7 @@ def _faster_than_a_cpu(trace: Trace) -> str:
 def _listed_gpu(trace: Trace) -> str:
     """The one GPU model the capture lists as the profiled process's (``Trace.producer["visible_gpus"]``: "8 x NVIDIA
     H200"); "" where it lists none or several models (which ran the work is then not known)."""
-    names = {re.sub(r"^\d+ x ", "", n.strip()) for n in trace.producer.get("visible_gpus", "").split(", ") if n.strip()}
+    names = set(listed_gpu_models(trace.producer.get("visible_gpus", "")))
     return names.pop() if len(names) == 1 else ""
 
 
@@ -972,8 +972,11 @@ def _context_allocation(trace: Trace, fw: Framework) -> str:
     if holds.size:
         j = int(holds[int(np.argmin(h.end[holds] - h.start[holds]))])
         under = f" under `{_short(h.names[int(h.name[j])], 40)}`"
+    # the start-up the first pays for, in the runtime of the GPUs the process listed (no runtime call is recorded
+    # here): ROCm's PyTorch on an MI300X creates no CUDA context (h37-review62)
+    started = devices.vendor_called(_listed_vendor(trace)).TERMS["context_creation"]
     return (f"the allocation `{_short(h.names[int(h.name[i])], 40)}`{under} took {longest / 1e6:,.0f} ms, where a host "
-            "allocation takes microseconds: an allocation on the GPU (the first one creates the CUDA context)")
+            f"allocation takes microseconds: an allocation on the GPU ({started}, paid by the first one)")
 
 
 def _unseen_wait(trace: Trace) -> str:

@@ -13,6 +13,7 @@ so no later stage reads a format's own types.
 
 from __future__ import annotations
 
+import re
 import types
 from dataclasses import dataclass, field, fields, replace
 
@@ -681,6 +682,30 @@ class DeviceEvents:
     def string(self, sid: int) -> str | None:
         """The text of string id ``sid`` of a string-id column, None for -1 or an unknown id."""
         return self.strings[sid] if 0 <= sid < len(self.strings) else None
+
+
+#: how many GPU models :func:`gpus_in_words` names at most
+_LISTED_MODELS = 4
+
+
+def gpus_in_words(names: list[str]) -> str:
+    """``Trace.producer["visible_gpus"]``: the GPUs a capture lists, each model once with its count ("8 x NVIDIA
+    H200", "NVIDIA A100 80GB PCIe, 2 x Tesla T4"), the first :data:`_LISTED_MODELS` models; "" for none.  The one
+    writer of that text (Kineto's ``deviceProperties``, an XPlane's GPU planes); :func:`listed_gpu_models` its one
+    reader."""
+    counts = {n: names.count(n) for n in dict.fromkeys(names)}
+    return ", ".join(f"{c} x {n}" if c > 1 else n for n, c in list(counts.items())[:_LISTED_MODELS])
+
+
+def listed_gpu_models(listed: str) -> list[str]:
+    """The GPU models :func:`gpus_in_words` wrote in ``listed``, each once, counts taken off ("8 x NVIDIA H200" ->
+    ["NVIDIA H200"]).  Why one reader: the job stage, the rules and the Kineto reader each took the counts off the
+    text with their own expression (h37-review62: four copies, one of them stripping blanks and dropping empties, the
+    others not)."""
+    return [m.group(2) for n in listed.split(", ") if (m := _LISTED.match(n.strip())) and m.group(2)]
+
+
+_LISTED = re.compile(r"(\d+ x )?(.*)")
 
 
 def launch_records(h: HostEvents, idx_t=np.int64) -> IdTable:

@@ -29,6 +29,7 @@ from tb_gpu_advisor.frameworks import Framework, action, nvtx  # noqa: F401  (re
 from tb_gpu_advisor.metrics.job import step_word
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, StepTable, rows_of_gpu
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table, TimeWindow
+from tb_gpu_advisor.model.trace import listed_gpu_models
 from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, rule  # noqa: F401  (re-exported to the rule modules)
 from tb_gpu_advisor.rules.savings import CRITICAL_POOLS, FLOORED_POOLS, IDLE_GROUPS, POOL_CLASS, parts
@@ -309,7 +310,7 @@ def capture_vendor(m: HostMetrics) -> str | None:
     if any(names) or (names and not said):
         return devices.vendor_of(names).VENDOR
     if not said and m.job is not None and m.job.gpus_listed:  # no GPU work recorded: the GPUs the process listed
-        said = devices.vendor_claimed(re.sub(r"^\d+ x ", "", n) for n in m.job.gpus_listed.split(", ")) or ""
+        said = devices.vendor_claimed(listed_gpu_models(m.job.gpus_listed)) or ""
     return said or None
 
 

@@ -10,8 +10,9 @@ back before it fails):
   segments: a 5 MiB request opens a 20 MiB segment): a cap the process set refused it (``memory_cap``:
   ``torch.cuda.set_per_process_memory_fraction``, a framework's memory fraction) -- raise the cap, or shrink what
   lives;
-* cached-but-unallocated bytes plus the driver's free bytes, in the whole pages it serves (2 MiB for a small request,
-  20 MiB for a large one), would have served it: the memory was there, split into
+* cached-but-unallocated bytes plus the driver's free bytes, in the whole units it serves the ask in (2 MiB for a
+  small request, 20 MiB for an expandable page or a fixed segment under 10 MiB, 2 MiB steps for a larger fixed
+  segment), would have served it: the memory was there, split into
   blocks too small for it (``fragmentation``: expandable segments -- not offered where the allocator already used
   them: its ``allocator_settings``, or every segment's ``is_expandable`` where a release writes no settings);
 * else the GPU was full, and the largest kind of live memory decides (activations: checkpointing; held across

@@ -77,6 +77,24 @@ def test_by_construction_a_device_allocation_makes_gpu_work_whose_cuda_activity_
     assert "move the model" not in top["summary"]
 
 
+def test_rocms_device_allocation_is_told_in_hips_start_up_not_a_cuda_context(tmp_path):
+    """The same run as ROCm's PyTorch writes it on an MI300X (``tt.as_rocm``: its header lists the AMD GPU, no CUDA
+    version): h37-window62 said "no HIP call ... its HIP activity was not recorded" in the same sentence as "(the first
+    one creates the CUDA context)" -- a HIP program creates none.  The start-up is the listed GPUs' runtime's
+    (``devices.amd.TERMS["context_creation"]``); fails on 2aa60c44 (h37-review62)."""
+    path = _cpu_only_looking_run(tmp_path, "rocm", alloc_us=800_000.0)
+    with open(path) as f:
+        doc = json.load(f)
+    tt.write_doc(path, tt.as_rocm(doc))
+    rocm = _analyse(path, "rocm")
+    evidence = rocm["job"]["kind_evidence"]
+    assert rocm["capture"]["vendor"] == "AMD" and "aten::empty_strided" in evidence, evidence
+    assert "the HIP runtime's start-up" in evidence and "HIP activity was not recorded" in evidence, evidence
+    assert "CUDA" not in evidence, evidence
+    cuda = _analyse(_cpu_only_looking_run(tmp_path, "cuda", alloc_us=800_000.0), "cuda")["job"]["kind_evidence"]
+    assert "the CUDA context's creation" in cuda and "HIP" not in cuda, cuda  # control: NVIDIA's words kept
+
+
 def test_by_construction_a_host_sized_allocation_stays_cpu_work(tmp_path):
     """The same run whose allocation lasts what a large host allocation does (a few ms): the CPU's work, as before."""
     cpu = _analyse(_cpu_only_looking_run(tmp_path, "cpu", alloc_us=3_000.0, host_paced=True), "cpu")

@@ -98,3 +98,20 @@ def test_expandable_segments_are_written_as_pytorch_maps_them(tmp_path: Path):
     rep = _report(tmp_path, sc, "expandable_cache")
     assert rep.gpus[0].memory["peak_reserved_bytes"] == peak == sc.truth["peak_reserved"]
     assert rep.gpus[0].memory["peak_allocated_bytes"] == sc.truth["peak_allocated"]
+
+
+def test_a_fixed_large_segment_asks_in_2_mib_steps_so_split_blocks_are_fragmentation(tmp_path: Path):
+    """A fixed (not expandable) segment of a request of 10 MiB or more is the request rounded up to 2 MiB
+    (``CUDACachingAllocator``'s ``kRoundLarge``), so the driver's free bytes serve it in 2 MiB steps, not in 20 MiB
+    pages: 2.93 GiB cached in split 5 MiB pieces beside 79 MiB free (3,079 MiB, the request 3,072 MiB) is the
+    memory there, split -- the 20 MiB unit floored the free to 60 MiB and called the GPU full, offering checkpointing
+    (700 MiB) for a 3 GiB request (h37-review62; fails on 2aa60c44).  Truth by construction: the generator's fixed
+    allocator, whose 200 segments each keep one live 5 MiB block."""
+    sc = ms.fragmented(capacity=4079 * MiB, segments=200)
+    cached = sc.truth["reserved"] - sc.truth["allocated"]
+    free = sc.truth["device_free"]
+    assert cached + free >= sc.truth["requested"] > cached + free // (20 * MiB) * 20 * MiB
+    assert pytorch.driver_ask(sc.truth["requested"], False) == (sc.truth["requested"], 2 * MiB)
+    f, cause, _ = _oom(_report(tmp_path, sc, "frag_2mib"))
+    assert cause == sc.truth["largest"] == "fragmentation", f.summary
+    assert "split into blocks too small" in f.summary

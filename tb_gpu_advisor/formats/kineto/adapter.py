@@ -39,7 +39,8 @@ from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_t
                                           unique_inverse, unique_pairs)
 from tb_gpu_advisor.model.idtable import IdTable
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, NO_FLOP_OPS_NOTE, Allocator, DeviceEvents, DeviceInfo, FlopOps,
-                                       HostEvents, MemoryEvents, Spans, StepMarkers, Trace)
+                                       HostEvents, MemoryEvents, Spans, StepMarkers, Trace, gpus_in_words,
+                                       listed_gpu_models)
 
 #: Host categories analysed.  Python frames (``python_function``, with ``with_stack=True``) are left out: they
 #: enclose the ATen ops they call, so as host events they would cover the whole step as host work.
@@ -454,9 +455,7 @@ def _visible_gpus(props: object) -> str:
     listed there is one the program could use, whether or not its work went there."""
     names = [str(p["name"]).strip() for p in props if isinstance(p, dict) and isinstance(p.get("name"), str)] \
         if isinstance(props, list) else []
-    names = [n[:80] for n in names if n]
-    counts = {n: names.count(n) for n in dict.fromkeys(names)}
-    return ", ".join(f"{c} x {n}" if c > 1 else n for n, c in list(counts.items())[:4])
+    return gpus_in_words([n[:80] for n in names if n])
 
 
 #: Kineto's own log lines that say it lost GPU records (libkineto ``CuptiActivityApi.cpp``, ``GenericActivityProfiler.cpp``):
@@ -559,8 +558,7 @@ def _cuda_unrecorded(kt: KinetoTrace) -> dict[str, str]:
     seen = _visible_gpus(kt.meta.get("deviceProperties"))
     # the runtime and tracer of the GPUs the header lists (ROCm's PyTorch lists its AMD GPUs there and traces HIP
     # through roctracer under the same ProfilerActivity.CUDA), CUDA's where it lists none a vendor names
-    vendor = devices.vendor_called(devices.vendor_claimed(re.sub(r"^\d+ x ", "", n) for n in seen.split(", "))
-                                   if seen else None)
+    vendor = devices.vendor_called(devices.vendor_claimed(listed_gpu_models(seen)) if seen else None)
     runtime, tracer = vendor.TERMS["runtime"], vendor.TERMS["gpu_tracer"]
     versions = _cuda_versions(kt.meta) if vendor is devices.nvidia else ""
     return {"unrecorded_cause": (f"the trace, as torch.profiler wrote it, holds no {runtime} call, kernel or copy at "

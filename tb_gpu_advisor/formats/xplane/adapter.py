@@ -33,7 +33,7 @@ from tb_gpu_advisor.frameworks import nvtx, tensorflow, xla
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, innermost, int_dtype, lookup_mask, narrowest, union_intervals,
                                           unique_inverse)
 from tb_gpu_advisor.model.trace import (FLOP_KINDS, MEMORY_PHASES, Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents,
-                                       HostRanges, MemoryEvents, ModuleRuns, Trace)
+                                       HostRanges, MemoryEvents, ModuleRuns, Trace, gpus_in_words)
 
 if TYPE_CHECKING:  # XLA's HLO reader is imported where a capture holds an HLO (most TensorFlow captures hold none)
     from tb_gpu_advisor.formats.xplane import hlo
@@ -206,8 +206,7 @@ def visible_gpus(tl: Timeline) -> dict[str, str]:
     GPU plane) read alike -- "Was the GPU visible to JAX? ... print(jax.devices())" -- where the first file answers
     that question: it was, and the traced code ran nothing on it (h37-probe42w)."""
     names = [_gpu_name(p) for p in tl.planes if (m := _DEVICE_PLANE.match(p.name)) is not None and m.group(1) == "GPU"]
-    counts = {n: names.count(n) for n in dict.fromkeys(names)}
-    seen = ", ".join(f"{c} x {n}" if c > 1 else n for n, c in list(counts.items())[:4])
+    seen = gpus_in_words(names)
     return {"visible_gpus": seen} if seen else {}
 
 

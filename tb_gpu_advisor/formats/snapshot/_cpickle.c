@@ -829,10 +829,17 @@ static int find_fetched(R *r) {
             if (skip(r, length) < 0) return -1;
             continue;
         }
-        if (r->max_line > r->len - r->pos && more(r, (Py_ssize_t)r->max_line) < 0) return -1;  /* all a line may be */
+        /* the newline in the window, else in all a line may be, read on: the window is read on only where it ends
+         * before the line does (read on for every line, a text pickle's window was copied once a line: quadratic) */
         Py_ssize_t room = r->len - r->pos;
         if (r->max_line < room) room = r->max_line < 0 ? 0 : (Py_ssize_t)r->max_line;
         const uint8_t *nl = room > 0 ? memchr(r->raw + r->pos, '\n', (size_t)room) : NULL;
+        if (!nl && r->max_line > r->len - r->pos) {
+            if (more(r, (Py_ssize_t)r->max_line) < 0) return -1;
+            room = r->len - r->pos;
+            if (r->max_line < room) room = (Py_ssize_t)r->max_line;
+            nl = room > 0 ? memchr(r->raw + r->pos, '\n', (size_t)room) : NULL;
+        }
         if (!nl) break;
         const uint8_t *at = r->raw + r->pos;
         if (op == 0x67) {  /* GET: the key as int() reads it, or the pass stops there */

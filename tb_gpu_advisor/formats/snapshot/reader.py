@@ -487,7 +487,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
             raise SnapshotReadError(path, str(e)) from e
         if events is not None:
             memory[g] = events
-            if unseen := _unseen_by_holder(events, dump):
+            if unseen := _unseen_by_holder(events, dump, budget):
                 snap.unseen_by_holder[g] = unseen
             if (late := _freed_unseen(events)) is not None:
                 snap.begun_late[g] = (*late, len(entries[g]))
@@ -502,8 +502,9 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
     snap.stackless = _stackless(memory, snap)
     snap.vendor = _vendor(budget, _drop_stacks(entries), by_gpu, _entry_streams(entries, cols))
     _sourced_by(memory, snap.vendor)
-    snap.platform = _platform(budget)
-    snap.data_parallel = any(pytorch.data_parallel_file(name) for name in _files(budget))
+    files = _files(budget)
+    snap.platform = _platform(files)
+    snap.data_parallel = any(pytorch.data_parallel_file(name) for name in files)
     if budget.bad and not any(by_gpu.values()) and not any(entries.values()):
         raise SnapshotReadError(path, f"no segment or trace entry of a memory snapshot's shape: {budget.bad_text()}")
     if not gpus:
@@ -560,10 +561,9 @@ def _vendor(budget: "_Budget", drops: list[Any], by_gpu: dict[int, list[dict]], 
     stack; h37-wild55v: codeasier/MemSnapDump's snapshots were told ``PYTORCH_CUDA_ALLOC_CONF``); where no frame names
     one, a snapshot whose segments and trace entries lie on no null stream is a build's that is unnamed
     (``devices.UNNAMED``), not CUDA's; ``entry_streams``: the streams its trace entries name (:func:`_entry_streams`)."""
-    names = (_str(f.get("name"), "") + " " + _str(f.get("filename"), "")
-             for frames in (*budget.stacks(), *drops) if isinstance(frames, (list, tuple))
-             for f in frames[:_ALLOCATOR_DEPTH] if isinstance(f, dict))
-    named = devices.vendor_of_frames(names)
+    tops = {id(f): f for frames in (*budget.stacks(), *drops) if isinstance(frames, (list, tuple))
+            for f in frames[:_ALLOCATOR_DEPTH] if isinstance(f, dict)}  # each distinct frame once
+    named = devices.vendor_of_frames(_str(f.get("name"), "") + " " + _str(f.get("filename"), "") for f in tops.values())
     if named is not None:
         return named
     # no frame names a build: the segments' streams still tell CUDA's apart (h37-wild56m).  CUDA's and HIP's default
@@ -620,18 +620,20 @@ def _drop_stacks(entries: dict[int, Any]) -> list[Any]:
 _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
 
 
-def _platform(budget: "_Budget") -> str | None:
-    """"Windows" where a Python frame's file is a Windows path (``MemorySnapshot.platform``), else None.  Why: PyTorch
+def _platform(files: set[str]) -> str | None:
+    """"Windows" where a Python frame's file (``files``: :func:`_files`) is a Windows path (``MemorySnapshot.platform``),
+    else None.  Why: PyTorch
     builds expandable segments on the CUDA driver API, which its Windows builds leave out (``c10/cuda/CMakeLists.txt``
     defines ``PYTORCH_C10_DRIVER_API_SUPPORTED`` where ``NOT WIN32``; without it the setting warns "expandable_segments
     not supported on this platform" and is ignored), so a Windows user told to turn them on changes nothing."""
-    return "Windows" if any(_WINDOWS_PATH.match(name) or "\\" in name for name in _files(budget)) else None
+    return "Windows" if any(_WINDOWS_PATH.match(name) or "\\" in name for name in files) else None
 
 
 def _files(budget: "_Budget") -> set[str]:
-    """The files of the allocations' Python frames (those with a line: a C++ frame has none)."""
-    return {_str(f.get("filename"), "") for frames in budget.stacks() if isinstance(frames, (list, tuple))
-            for f in frames if isinstance(f, dict) and _int(f.get("line"), 0) > 0}
+    """The files of the allocations' Python frames (those with a line: a C++ frame has none), each distinct frame
+    looked at once (the stacks share them: the pickle's memo)."""
+    frames = {id(f): f for st in budget.stacks() if isinstance(st, (list, tuple)) for f in st}
+    return {_str(f.get("filename"), "") for f in frames.values() if isinstance(f, dict) and _int(f.get("line"), 0) > 0}
 
 
 def _expandable_from_segments(settings: dict[str, Any], by_gpu: dict[int, list[dict]]) -> None:
@@ -917,9 +919,9 @@ class _Live:
         return out
 
     def block(self, budget: "_Budget") -> SnapshotBlock:
-        frames = _frames(self.raw)
+        frames = budget.frames(self.raw, spend=False)
         return SnapshotBlock(size=self.size, requested=self.size, address=self.address, frames=frames,
-                             time_ps=self.time_ps, phase=self.phase, label=_user_frame(frames))
+                             time_ps=self.time_ps, phase=self.phase, label=budget.label(self.raw))
 
 
 def _stacks(live: list[_Live], budget: "_Budget") -> list[LiveStack]:
@@ -930,7 +932,7 @@ def _stacks(live: list[_Live], budget: "_Budget") -> list[LiveStack]:
         by_list.setdefault(id(b.raw), (b.raw, []))[1].append(b)
     grouped: dict[tuple[str, ...], list[int]] = {}  # frames -> [bytes, blocks, phase index]
     for raw, blocks in by_list.values():
-        frames = tuple(_frames(raw, budget))
+        frames = tuple(budget.frames(raw))
         got = grouped.setdefault(frames, [0, 0, MEMORY_PHASES.index(blocks[0].phase)])
         got[0] += sum(b.size for b in blocks)
         got[1] += len(blocks)
@@ -971,15 +973,15 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
         f = stacks[k]
         key = id(f)
         if key not in label_of:
-            label_of[key] = labels.setdefault(_user_frame(_frames(f, budget)), len(labels))
+            label_of[key] = labels.setdefault(budget.label(f, spend=True), len(labels))
         op_of[k] = label_of[key]
         phase_of[k] = budget.phase(f)
     bare_of = np.ones(len(stacks) + 1, dtype=bool)  # per stack (the last: none): it holds no frame at all
     bare_of[used] = [not stacks[k] for k in used]
     cached_of = np.zeros(len(stacks) + 1, dtype=bool)  # per stack: it runs through autocast's cast cache
-    cached_of[used] = [_autocast_cached(stacks[k]) for k in used]
+    cached_of[used] = [budget.stack_of(stacks[k], _autocast_cached) for k in used]
     holder_of = np.full(len(stacks) + 1, -1, dtype=np.int8)  # per stack: the maker it names (HOLDERS), -1 none
-    holder_of[used] = [HOLDERS.index(h) if (h := _holder(stacks[k])) else -1 for k in used]
+    holder_of[used] = [HOLDERS.index(h) if (h := budget.stack_of(stacks[k], _holder)) else -1 for k in used]
     op, phase, bare, cast = op_of[ids], phase_of[ids], bare_of[ids], cached_of[ids] & (d > 0)
     holder = holder_of[ids]
     kept = _held_by_lifetime(d, at, phase, op, [name in ("", "?") for name in labels])
@@ -1002,8 +1004,8 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
         out.append(OutOfMemory(
             gpu=gpu, requested=_int(e.get("size"), 0), device_free=_int(e.get("device_free"), -1),
             allocated=int(alloc[before]) if before >= 0 else allocated_end,
-            reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
-            time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=user_frame(_frames(e.get("frames"))),
+            reserved=int(res[before]) if before >= 0 else reserved_end, frames=budget.frames(e.get("frames"), spend=False),
+            time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=budget.label(e.get("frames")),
             live_by_holder=by_holder))
     return events, out, retries
 
@@ -1586,7 +1588,7 @@ def _uncached_phases(stacks: list, used: list[int], cached_of: np.ndarray, budge
     out = np.full(len(stacks) + 1, -1, dtype=np.int8)
     for k in used:
         if cached_of[k]:
-            out[k] = _phase(stacks[k], budget, through_cache=False)
+            out[k] = budget.phase_past_cache(stacks[k])
     return out
 
 
@@ -1721,7 +1723,7 @@ def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget
     by_holder: dict[str, dict[str, int]] = {}
     holder_of: dict[int, str] = {}
     for b in blocks:
-        h = holder_of[id(b)] = _holder(b.raw)
+        h = holder_of[id(b)] = budget.stack_of(b.raw, _holder)
         if h:
             mine = by_holder.setdefault(h, {})
             mine[b.phase] = mine.get(b.phase, 0) + b.size
@@ -1732,7 +1734,7 @@ def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget
     return top, by_phase, by_holder
 
 
-def _unseen_by_holder(events: MemoryEvents, dump: list[_Live]) -> dict[str, int]:
+def _unseen_by_holder(events: MemoryEvents, dump: list[_Live], budget: "_Budget") -> dict[str, int]:
     """Bytes per maker (``HOLDERS``) of the blocks live at the dump at an address no event of the history touches.
     Why: the history books what it never saw allocated as one remainder, held across steps; a block its stack names
     (a KV cache made before ``_record_memory_history`` began: SketchKV's 2.7 GiB) was then read as the weights.  An
@@ -1746,7 +1748,7 @@ def _unseen_by_holder(events: MemoryEvents, dump: list[_Live]) -> dict[str, int]
     unseen = ~np.isin(live, events.addr[events.addr >= 0])
     out: dict[str, int] = {}
     for x, fresh in zip(dump, unseen.tolist()):
-        if fresh and (h := _holder(x.raw)):
+        if fresh and (h := budget.stack_of(x.raw, _holder)):
             out[h] = out.get(h, 0) + x.size
     return out
 
@@ -1763,7 +1765,7 @@ def _unseen_live(events: MemoryEvents, dump: list[_Live], budget: "_Budget") -> 
     out: dict[tuple[str, int], int] = {}
     for x, fresh in zip(dump, unseen.tolist()):
         if fresh:
-            key = (_user_frame(_frames(x.raw, budget)), x.size)
+            key = (budget.label(x.raw, spend=True), x.size)
             out[key] = out.get(key, 0) + 1
     return out
 
@@ -1914,8 +1916,12 @@ def _python_frames(frames: Any, budget: "_Budget | None" = None, limit: int = MA
 
 def _frames(frames: Any, budget: "_Budget | None" = None) -> list[str]:
     """``file:line function`` of :func:`_python_frames`."""
-    return [f"{_str(f.get('filename'))}:{_int(f.get('line'), 0)} {_str(f.get('name'))}"
-            for f in _python_frames(frames, budget)]
+    return _texts(_python_frames(frames, budget))
+
+
+def _texts(fs: list[dict]) -> list[str]:
+    """``file:line function`` of each frame record."""
+    return [f"{_str(f.get('filename'))}:{_int(f.get('line'), 0)} {_str(f.get('name'))}" for f in fs]
 
 
 #: Frames of the framework itself: the user's own line is the first frame outside them.
@@ -1964,7 +1970,11 @@ def _phase(frames: Any, budget: "_Budget | None" = None, through_cache: bool = T
     unless ``through_cache`` is off: the phase of the code that cast (an activation's cast, :func:`_activation_casts`)."""
     if through_cache and _autocast_cached(frames):
         return MEMORY_PHASES.index("parameters")
-    fs = _python_frames(frames, budget, limit=MAX_SCAN)  # autograd's engine lies ~30 C++ frames deep
+    return _phase_of(_python_frames(frames, budget, limit=MAX_SCAN))  # autograd's engine lies ~30 C++ frames deep
+
+
+def _phase_of(fs: list[dict]) -> int:
+    """:func:`_phase` of a stack's :func:`_python_frames` (up to :data:`MAX_SCAN`), past autocast's cast cache."""
     if not fs:
         return MEMORY_PHASES.index("other")
     forward = module = False
@@ -2064,26 +2074,143 @@ def _str(v: Any, default: str = "?") -> str:
     return v if type(v) is str else default
 
 
+_UNSET = object()
+
+
+class _Stack:
+    """One distinct stack of a read -- its frame objects, in order -- and what the reader makes of it, each made once
+    (:meth:`_Budget.stack`).  Why: a snapshot's thousands of allocations and live blocks share a few dozen stacks; the
+    pickle's memo shares each frame dict, and a live block holds its own list of the frames its allocation's has
+    (wild forward_autograd_cs336: 3,043 lists, 51 stacks), so each list read alone made the same frames over again."""
+
+    __slots__ = ("frames", "scanned", "bad", "done")
+
+    def __init__(self, frames: list | tuple) -> None:
+        scanned = frames[:MAX_SCAN]
+        self.frames, self.scanned = frames, len(scanned)
+        #: the frames :func:`_python_frames` finds of the wrong shape, in order: counted at every read, as it counts them
+        self.bad = [f for f in scanned if _shape_error(f, _FRAME) is not None]
+        self.done: dict[Any, Any] = {}
+
+    def of(self, fn: Callable[[Any], Any]) -> Any:
+        """``fn(frames)``, made once (``fn`` reads the frames alone)."""
+        got = self.done.get(fn, _UNSET)
+        if got is _UNSET:
+            got = self.done[fn] = fn(self.frames)
+        return got
+
+    def python(self) -> list[dict]:
+        """:func:`_python_frames` up to :data:`MAX_SCAN`."""
+        return self.of(_python_frames_scanned)
+
+    def texts(self) -> list[str]:
+        """:func:`_frames` (the caller's own list)."""
+        return list(self._texts())
+
+    def _texts(self) -> list[str]:
+        got = self.done.get("texts")
+        if got is None:  # the first MAX_FRAMES of the frames scanned are _python_frames' own
+            got = self.done["texts"] = _texts(self.python()[:MAX_FRAMES])
+        return got
+
+    def label(self) -> str:
+        """:func:`user_frame` of :func:`_frames`."""
+        got = self.done.get("label")
+        if got is None:
+            got = self.done["label"] = user_frame(self._texts())
+        return got
+
+    def phase(self, through_cache: bool = True) -> int:
+        """:func:`_phase`."""
+        key = ("phase", through_cache)
+        got = self.done.get(key, _UNSET)
+        if got is _UNSET:
+            cast = through_cache and self.of(_autocast_cached)
+            got = self.done[key] = MEMORY_PHASES.index("parameters") if cast else _phase_of(self.python())
+        return got
+
+
+def _python_frames_scanned(frames: Any) -> list[dict]:
+    return _python_frames(frames, limit=MAX_SCAN)
+
+
 class _Budget:
-    """Counts the entries, blocks and frames walked; past ``limit`` the walk stops (``left_out``)."""
+    """Counts the entries, blocks and frames walked; past ``limit`` the walk stops (``left_out``).  It also holds
+    the read's :class:`_Stack` of each stack (:meth:`stack`), so each is read once and counted as each read of it
+    counts (:meth:`_spend_frames`)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.n = 0
         self.left_out = False
         self.bad: dict[str, tuple[int, str]] = {}  # what -> (how many of the wrong shape, the first's fault)
-        self._phases: dict[int, tuple[Any, int]] = {}  # id(frames) -> (frames, phase): a shared list is read once
+        #: id(frames) -> [frames, its _Stack (None: no list), its phase (None: not asked)]: a shared list is read once
+        self._seen: dict[int, list] = {}
+        self._stacks: dict[tuple[int, ...], _Stack] = {}  # the ids of a stack's frames -> its _Stack
         self._good_frames: dict[int, Any] = {}  # id(frame) -> frame: a frame dict shared by many stacks, seen well-shaped
 
-    def phase(self, frames: Any) -> int:
-        got = self._phases.get(id(frames))
+    def _entry(self, frames: Any) -> list:
+        got = self._seen.get(id(frames))
         if got is None or got[0] is not frames:
-            got = self._phases[id(frames)] = (frames, _phase(frames, self))
-        return got[1]
+            st = None
+            if isinstance(frames, (list, tuple)):
+                key = tuple(map(id, frames))  # the same frame objects in the same order: one stack (kept alive here)
+                st = self._stacks.get(key)
+                if st is None:
+                    st = self._stacks[key] = _Stack(frames)
+            got = self._seen[id(frames)] = [frames, st, None]
+        return got
+
+    def stack(self, frames: Any) -> "_Stack | None":
+        """The :class:`_Stack` of a raw stack; None where it is no list (nothing to read)."""
+        return self._entry(frames)[1]
+
+    def _spend_frames(self, st: "_Stack | None") -> None:
+        """What :func:`_python_frames` counts of one read of a stack: its frames looked at, each of the wrong shape."""
+        if st is not None:
+            self.n += st.scanned
+            for f in st.bad:
+                self.frame_shaped(f)
+
+    def phase(self, frames: Any) -> int:
+        """:func:`_phase` of a raw stack, counted the first time the list is read."""
+        got = self._entry(frames)
+        if got[2] is None:
+            st = got[1]
+            got[2] = MEMORY_PHASES.index("other") if st is None else st.phase()
+            if st is not None and not st.of(_autocast_cached):  # the cast cache's phase reads no frame
+                self._spend_frames(st)
+        return got[2]
+
+    def phase_past_cache(self, frames: Any) -> int:
+        """:func:`_phase` of a raw stack past autocast's cast cache (``through_cache=False``), counted."""
+        st = self.stack(frames)
+        self._spend_frames(st)
+        return MEMORY_PHASES.index("other") if st is None else st.phase(through_cache=False)
+
+    def frames(self, raw: Any, spend: bool = True) -> list[str]:
+        """:func:`_frames` of a raw stack; counted as ``_frames(raw, budget)`` counts it where ``spend``."""
+        st = self.stack(raw)
+        if spend:
+            self._spend_frames(st)
+        return [] if st is None else st.texts()
+
+    def label(self, raw: Any, spend: bool = False) -> str:
+        """:func:`user_frame` of :meth:`frames`."""
+        st = self.stack(raw)
+        if spend:
+            self._spend_frames(st)
+        return "?" if st is None else st.label()
+
+    def stack_of(self, raw: Any, fn: Callable[[Any], Any]) -> Any:
+        """``fn(raw)`` for a function of a stack's frames alone, made once per stack."""
+        st = self.stack(raw)
+        return fn(raw) if st is None else st.of(fn)
 
     def stacks(self) -> list[Any]:
         """Every distinct stack read for a phase: the history's allocations' and the blocks live at the dump."""
-        return [frames for frames, _ in self._phases.values()]
+        out = {id(st): st.frames for _, st, phase in self._seen.values() if st is not None and phase is not None}
+        return list(out.values())
 
     def spend(self, k: int) -> None:
         self.n += k

@@ -261,8 +261,9 @@ def layer_family(name: str) -> str | None:
     """A range's name with its module path's layer indices written ``#`` (``FSDP::pre_forward
     (blocks.#._checkpoint_wrapped_module)``): the one name of the ranges a framework opens around each layer alike;
     None where the name holds no layer index (:data:`_LAYER_INDEX`)."""
-    family, n = _LAYER_INDEX.subn("#", name)
-    return family if n else None
+    if _LAYER_INDEX.search(name) is None:
+        return None
+    return "#".join(_LAYER_INDEX.split(name))  # each index a '#': a name, not words of a text
 
 
 def is_step_name(name: str) -> bool:

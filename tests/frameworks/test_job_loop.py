@@ -137,7 +137,7 @@ def _metrics(processes: int, gpus: int, collectives: float, job_ranks: int | Non
     """What ``rules.base.framework`` reads of a host's metrics: its framework, processes, GPUs (their vendor: none
     named, NVIDIA's words), collectives and the job size its header names."""
     job = SimpleNamespace(framework=lambda fw, alone=False: fw.for_job(("alone",) if alone else ()),
-                          kind=SimpleNamespace(runtime_vendor="", untraced_backend="", window=""))
+                          kind=SimpleNamespace(runtime_vendor="", untraced_backend="", window=""), gpus_listed="")
     return SimpleNamespace(capture=SimpleNamespace(framework="pytorch"), job=job, gpus=[],
                            memory=SimpleNamespace(vendor=None),
                            multi_gpu=SimpleNamespace(processes=processes, active_gpus=list(range(gpus)),

@@ -169,6 +169,7 @@ WINDOW_FIXES = {
 FORMAT = Format(id="nsys", name="Nsight Systems", layout=LAYOUT, probe=has_gpu_activity,
                 reader_module="tb_gpu_advisor.formats.nsys.reader", native_viewer="Nsight Systems",
                 window_fixes=WINDOW_FIXES, window_fix_clauses={
+                    "cuda_unrecorded": "record every rank's CUDA side: trace each process of the job with -t cuda,nvtx",
                     "lost_records": "let Nsight Systems write every GPU record: end the window at cudaProfilerStop "
                                     "with the records flushed there, or by a range the program marks, instead of a "
                                     "--duration that ends the session while the program still runs; keep the window "

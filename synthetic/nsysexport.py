@@ -154,6 +154,7 @@ class NsysJob:
     sync: bool = True  # .item() at the end of each step: cudaStreamSynchronize
     step_range: str | None = "train_step {k}"  # the user's NVTX range around each step ({k}: its number)
     #: top-level user ranges inside each step, in order (``forward``...); "" a block of ops in no range
+    #: (``{rank}``: the process's rank, in these and in ``step_range``: ``rank{rank} forward``)
     extra_ranges: tuple[str, ...] = ()
     #: the op each of ``extra_ranges`` after the first starts at (ascending); empty: the ops split evenly among them
     range_starts: tuple[int, ...] = ()
@@ -660,12 +661,14 @@ def _write_steps(con: sqlite3.Connection, job: NsysJob, truth: Truth, tpl: dict,
     def domain(text: str) -> int:
         return 1 if text in in_domain else 2 if text in extra else 0
 
-    rows = [(s, e, 59, None, None, None, texts[i % len(texts)], gtid, None, None, domain(texts[i % len(texts)]))
-            + (None,) * 9 for i, (s, e) in enumerate(times)]
+    # the user's ranges may name their rank (``{rank}``: ``rank{rank} forward``, a DDP script's tag), as may the steps'
+    named = {t: t.format(rank=rank) for t in job.extra_ranges if "{rank}" in t}
+    rows = [(s, e, 59, None, None, None, named.get(texts[i % len(texts)], texts[i % len(texts)]), gtid, None, None,
+             domain(texts[i % len(texts)])) + (None,) * 9 for i, (s, e) in enumerate(times)]
     if job.step_range:
         period = tpl["period"][0]
-        rows += [(int(o), int(o + period - 2000), 59, None, None, None, job.step_range.format(k=int(k)), gtid, None, None,
-                  0) + (None,) * 9 for k, o in zip(steps.tolist(), offs.tolist())]
+        rows += [(int(o), int(o + period - 2000), 59, None, None, None, job.step_range.format(k=int(k), rank=rank), gtid,
+                  None, None, 0) + (None,) * 9 for k, o in zip(steps.tolist(), offs.tolist())]
     if job.text_ids:
         rows = [r[:6] + (None,) + r[7:9] + ((strings(r[6]) if r[6] is not None else None),) + r[10:] for r in rows]
     _insert(con, "NVTX_EVENTS", 20, rows, rng, job.shuffle)

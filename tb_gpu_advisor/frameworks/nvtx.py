@@ -268,6 +268,16 @@ def layer_family(name: str) -> str | None:
     return family if n else None
 
 
+#: Each number a program writes into a range's name: a step's counter, an op's sequence number, the rank's own index.
+_NUMBER = re.compile(r"\d+")
+
+
+def unnumbered(name: str) -> str:
+    """A range's name with each of its numbers written ``#``: the one name of the ranges a program opens alike but for
+    the numbers it fills in (``rank0 forward`` and ``rank1 forward``; ``train_step 3`` and ``train_step 4``)."""
+    return _NUMBER.sub("#", name)
+
+
 def is_step_name(name: str) -> bool:
     """A user range named like a training step or iteration (see :data:`_STEP_NAME`)."""
     name = name.strip()

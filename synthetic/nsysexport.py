@@ -5166,14 +5166,14 @@ WORKER_RANGES = ("aten::stack", "aten::to", "aten::cat")
 
 
 def write_beside_ranks(path: str, launcher: bool = True, worker: bool = True, unrecorded: int | None = None,
-                       **kw: object) -> dict:
-    """A data-parallel job of two ranks (:func:`write`, one process and GPU each; ``kw`` its :class:`NsysJob`) with,
+                       ranks: int = 2, **kw: object) -> dict:
+    """A data-parallel job of ``ranks`` ranks (:func:`write`, one process and GPU each; ``kw`` its :class:`NsysJob`) with,
     where asked, processes beside them that ran no GPU work: a ``launcher`` (pid 900, ``python3``: its NVTX ranges
     :data:`LAUNCHER_RANGES` around the whole run, no CUDA call) and a loader ``worker`` (pid 1100, ``pt_data_worker``:
     :data:`WORKER_RANGES` before each step, no CUDA call); and, where ``unrecorded`` names a rank, that rank's CUDA
     side deleted (:func:`unrecord_process`), its NVTX ranges kept.  Truth by construction: the ranks are processes 1000
-    and 1001, the launcher and the worker no rank of the job."""
-    job = NsysJob(ranks=2, **kw)  # type: ignore[arg-type]
+    on (1000 + rank), the launcher and the worker no rank of the job."""
+    job = NsysJob(ranks=ranks, **kw)  # type: ignore[arg-type]
     truth = write(path, job)
     con = sqlitefile.connect(path)
     (t0, t1), = con.execute("SELECT min(start), max(end) FROM NVTX_EVENTS WHERE end IS NOT NULL").fetchall()
@@ -5198,7 +5198,7 @@ def write_beside_ranks(path: str, launcher: bool = True, worker: bool = True, un
     con.commit()
     con.close()
     gone = unrecord_process(path, 1000 + unrecorded) if unrecorded is not None else {}
-    return {"steps": truth.steps, "step_ms": truth.step_ms, "ranks": ("python3 (pid 1000)", "python3 (pid 1001)"),
+    return {"steps": truth.steps, "step_ms": truth.step_ms, "ranks": tuple(f"python3 (pid {1000 + r})" for r in range(ranks)),
             "not_ranks": tuple(f"{n} (pid {p})" for p, n in procs), "deleted": gone}
 
 

@@ -8,30 +8,36 @@ whole name with rank 0, so base said nothing of rank 1: "1 host", its session re
 names compared but for their numbers (``frameworks.nvtx.unnumbered``) are the same program's.  The launcher and the
 loader worker beside them stay silent: their names, numbers masked too, are none of the ranks' work.
 
-Truth by construction: ``synthetic.nsysexport.write_beside_ranks`` (two ranks, pid 1000 and 1001, rank 1's CUDA side
-deleted; a launcher, pid 900, and a loader worker, pid 1100, no ranks), the ranges named with ``{rank}``."""
+Truth by construction: ``synthetic.nsysexport.write_beside_ranks`` (two or eight ranks, pid 1000 on, one rank's CUDA
+side deleted; a launcher, pid 900, and a loader worker, pid 1100, no ranks), the ranges named with ``{rank}``."""
 
 from __future__ import annotations
 
 import pytest
 
 from synthetic import nsysexport as nx
+from tb_gpu_advisor.model.schema import Report
+from tb_gpu_advisor.report.render import to_text
 from tests.support.cli_report import ran_report
 
 TAGGED = {"step_range": "rank{rank} train_step {k}",
           "extra_ranges": ("rank{rank} forward", "rank{rank} backward", "rank{rank} optimizer")}
 
 
-@pytest.mark.parametrize("autograd", [False, True], ids=["user-ranges", "autograd-nvtx"])
-def test_a_rank_whose_ranges_name_its_rank_is_a_rank(tmp_path, autograd):
-    """Base: rank 1 (pid 1001) said nowhere, the session not marked incomplete.  Fails on base."""
+@pytest.mark.parametrize("ranks, lost, autograd", [(2, 1, False), (2, 1, True), (8, 5, False)],
+                         ids=["user-ranges", "autograd-nvtx", "8-ranks"])
+def test_a_rank_whose_ranges_name_its_rank_is_a_rank(tmp_path, ranks, lost, autograd):
+    """Base: the unrecorded rank (pid 1000 + ``lost``) said nowhere, the session not marked incomplete, the title
+    counting the recorded ranks alone.  Fails on base."""
     run = tmp_path / "job"
     run.mkdir()
-    truth = nx.write_beside_ranks(str(run / "job.sqlite"), unrecorded=1, autograd_nvtx=autograd, **TAGGED)
+    truth = nx.write_beside_ranks(str(run / "job.sqlite"), ranks=ranks, unrecorded=lost, autograd_nvtx=autograd,
+                                  **TAGGED)
     assert truth["deleted"]["CUPTI_ACTIVITY_KIND_KERNEL"] > 0
     rep = ran_report(run)[1]
     job = rep["hosts"][0]["job"]
-    assert job.get("unrecorded_rank_labels") == ["python3 (pid 1001)"], job
+    assert job.get("unrecorded_rank_labels") == [f"python3 (pid {1000 + lost})"], job
+    assert f"{ranks} ranks on 1 host ({ranks - 1} recorded)" in to_text(Report.from_dict(rep)).splitlines()[0]
     assert "launches its work under, but for their numbers: the same program" in job["summary"], job["summary"]
     assert not rep["healthy"]
     for other in truth["not_ranks"]:  # the launcher and the loader worker: no ranks

@@ -129,7 +129,6 @@ def _check(data: bytes) -> list[str]:
 
 
 @needs_compiled
-@pytest.mark.same_on_both_paths  # compares both paths itself (unpickle._CPICKLE): the pure pass has no C side
 @pytest.mark.parametrize("max_line", [unpickle.MAX_LINE, 9, 40], ids=["MAX_LINE", "9", "40"])
 def test_text_opcodes_mutated_read_alike_whole_and_streamed(monkeypatch, max_line):
     """Mutations per limit (seeded): no disagreement.  With ``MAX_LINE`` at 9 or 40 the seeds' own lines and the
@@ -148,7 +147,6 @@ def test_text_opcodes_mutated_read_alike_whole_and_streamed(monkeypatch, max_lin
 
 
 @needs_compiled
-@pytest.mark.same_on_both_paths
 @pytest.mark.parametrize("name", sorted(SEEDS))
 def test_each_seed_reads_alike_streamed(name):
     """The seeds themselves, streamed in every window size: the value read whole."""

@@ -154,6 +154,7 @@ class NsysJob:
     sync: bool = True  # .item() at the end of each step: cudaStreamSynchronize
     step_range: str | None = "train_step {k}"  # the user's NVTX range around each step ({k}: its number)
     #: top-level user ranges inside each step, in order (``forward``...); "" a block of ops in no range
+    #: (``{rank}``: the process's rank, in these and in ``step_range``: ``rank{rank} forward``)
     extra_ranges: tuple[str, ...] = ()
     #: the op each of ``extra_ranges`` after the first starts at (ascending); empty: the ops split evenly among them
     range_starts: tuple[int, ...] = ()
@@ -660,12 +661,14 @@ def _write_steps(con: sqlite3.Connection, job: NsysJob, truth: Truth, tpl: dict,
     def domain(text: str) -> int:
         return 1 if text in in_domain else 2 if text in extra else 0
 
-    rows = [(s, e, 59, None, None, None, texts[i % len(texts)], gtid, None, None, domain(texts[i % len(texts)]))
-            + (None,) * 9 for i, (s, e) in enumerate(times)]
+    # the user's ranges may name their rank (``{rank}``: ``rank{rank} forward``, a DDP script's tag), as may the steps'
+    named = {t: t.format(rank=rank) for t in job.extra_ranges if "{rank}" in t}
+    rows = [(s, e, 59, None, None, None, named.get(texts[i % len(texts)], texts[i % len(texts)]), gtid, None, None,
+             domain(texts[i % len(texts)])) + (None,) * 9 for i, (s, e) in enumerate(times)]
     if job.step_range:
         period = tpl["period"][0]
-        rows += [(int(o), int(o + period - 2000), 59, None, None, None, job.step_range.format(k=int(k)), gtid, None, None,
-                  0) + (None,) * 9 for k, o in zip(steps.tolist(), offs.tolist())]
+        rows += [(int(o), int(o + period - 2000), 59, None, None, None, job.step_range.format(k=int(k), rank=rank), gtid,
+                  None, None, 0) + (None,) * 9 for k, o in zip(steps.tolist(), offs.tolist())]
     if job.text_ids:
         rows = [r[:6] + (None,) + r[7:9] + ((strings(r[6]) if r[6] is not None else None),) + r[10:] for r in rows]
     _insert(con, "NVTX_EVENTS", 20, rows, rng, job.shuffle)
@@ -5163,14 +5166,14 @@ WORKER_RANGES = ("aten::stack", "aten::to", "aten::cat")
 
 
 def write_beside_ranks(path: str, launcher: bool = True, worker: bool = True, unrecorded: int | None = None,
-                       **kw: object) -> dict:
-    """A data-parallel job of two ranks (:func:`write`, one process and GPU each; ``kw`` its :class:`NsysJob`) with,
+                       ranks: int = 2, **kw: object) -> dict:
+    """A data-parallel job of ``ranks`` ranks (:func:`write`, one process and GPU each; ``kw`` its :class:`NsysJob`) with,
     where asked, processes beside them that ran no GPU work: a ``launcher`` (pid 900, ``python3``: its NVTX ranges
     :data:`LAUNCHER_RANGES` around the whole run, no CUDA call) and a loader ``worker`` (pid 1100, ``pt_data_worker``:
     :data:`WORKER_RANGES` before each step, no CUDA call); and, where ``unrecorded`` names a rank, that rank's CUDA
     side deleted (:func:`unrecord_process`), its NVTX ranges kept.  Truth by construction: the ranks are processes 1000
-    and 1001, the launcher and the worker no rank of the job."""
-    job = NsysJob(ranks=2, **kw)  # type: ignore[arg-type]
+    on (1000 + rank), the launcher and the worker no rank of the job."""
+    job = NsysJob(ranks=ranks, **kw)  # type: ignore[arg-type]
     truth = write(path, job)
     con = sqlitefile.connect(path)
     (t0, t1), = con.execute("SELECT min(start), max(end) FROM NVTX_EVENTS WHERE end IS NOT NULL").fetchall()
@@ -5195,7 +5198,7 @@ def write_beside_ranks(path: str, launcher: bool = True, worker: bool = True, un
     con.commit()
     con.close()
     gone = unrecord_process(path, 1000 + unrecorded) if unrecorded is not None else {}
-    return {"steps": truth.steps, "step_ms": truth.step_ms, "ranks": ("python3 (pid 1000)", "python3 (pid 1001)"),
+    return {"steps": truth.steps, "step_ms": truth.step_ms, "ranks": tuple(f"python3 (pid {1000 + r})" for r in range(ranks)),
             "not_ranks": tuple(f"{n} (pid {p})" for p, n in procs), "deleted": gone}
 
 

@@ -251,19 +251,31 @@ def is_communication_range(name: str, domain: str = "") -> bool:
 
 
 #: A module path's layer index: a number standing alone between a module's name and the next part of its path
-#: (``blocks.16._checkpoint_wrapped_module``, ``model.layers.3.mlp``, ``decoder.layers.5``): a model's structure, which a
-#: framework writes into the ranges it opens per layer (FSDP's ``FSDP::pre_forward (blocks.16....)``, Megatron-core's
-#: ``...layers.5...``, the layer-wise forward hooks' ``model.layers.0``) -- never a loop's counter (``train_step 3``).
-_LAYER_INDEX = re.compile(r"(?<=[A-Za-z_]\.)\d+(?=\.|\)|\s|$)")
+#: (``blocks.16._checkpoint_wrapped_module``, ``model.layers.3.mlp``, ``decoder.layers.5``, ``transformer.h.11``,
+#: ``encoder.layer.3``), or a container's index as code writes it (``model.layers[3]``, ``self.blocks[7].attn``: a
+#: hook that names its range by the expression that reached the module, as ``torch.compile``'s guards and JAX/Equinox
+#: paths do): a model's structure, which a framework writes into the ranges it opens per layer (FSDP's
+#: ``FSDP::pre_forward (blocks.16....)``, Megatron-core's ``...layers.5...``, the layer-wise forward hooks'
+#: ``model.layers.0``) -- never a loop's counter (``train_step 3``).
+_LAYER_INDEX = re.compile(r"(?<=[A-Za-z_]\.)\d+(?=\.|\)|\s|$)|(?<=[A-Za-z_]\[)\d+(?=\])")
 
 
 def layer_family(name: str) -> str | None:
     """A range's name with its module path's layer indices written ``#`` (``FSDP::pre_forward
     (blocks.#._checkpoint_wrapped_module)``): the one name of the ranges a framework opens around each layer alike;
     None where the name holds no layer index (:data:`_LAYER_INDEX`)."""
-    if _LAYER_INDEX.search(name) is None:
-        return None
-    return "#".join(_LAYER_INDEX.split(name))  # each index a '#': a name, not words of a text
+    family, n = _LAYER_INDEX.subn("#", name)  # each index a '#': a name's numbers masked, no word touched
+    return family if n else None
+
+
+#: Each number a program writes into a range's name: a step's counter, an op's sequence number, the rank's own index.
+_NUMBER = re.compile(r"\d+")
+
+
+def unnumbered(name: str) -> str:
+    """A range's name with each of its numbers written ``#``: the one name of the ranges a program opens alike but for
+    the numbers it fills in (``rank0 forward`` and ``rank1 forward``; ``train_step 3`` and ``train_step 4``)."""
+    return _NUMBER.sub("#", name)
 
 
 def is_step_name(name: str) -> bool:

@@ -1633,7 +1633,9 @@ def _rank_evidence(trace: Trace, mine: np.ndarray, work: dict[int, set[str]]) ->
     """Why a process that ran no GPU work is one of the job's ranks, in words (what its ranges are), from its ranges (``mine``: a mask of
     ``Trace.ranges``): ranges of the job's communication (NCCL's calls, a framework's collectives:
     ``nvtx.is_communication_range``), or at least ``job.rank_shared_work`` of the names under which a GPU's process
-    launches its work (:func:`_launching_range_names`) -- it ran the same program; "" where neither: a launcher
+    launches its work (:func:`_launching_range_names`) -- it ran the same program --, those names compared whole, else
+    but for their numbers (``nvtx.unnumbered``: a DDP script that tags its ranges with its rank, ``rank1 forward``
+    beside ``rank0 forward``, named none of rank 0's names whole, h37-review63); "" where neither: a launcher
     (``torchrun`` marks none of the job's work), a loader worker (a few of the ops, none of the steps).
 
     Why: such a process beside ranks that ran GPU work was said nowhere, so a rank whose CUDA side went unrecorded
@@ -1652,12 +1654,14 @@ def _rank_evidence(trace: Trace, mine: np.ndarray, work: dict[int, set[str]]) ->
         top = sorted(comm, key=lambda n: -comm[n])[:3]
         return ("the job's communication: " + ", ".join(f"`{n}` ×{comm[n]}" for n in top)
                 + (", ..." if len(comm) > 3 else ""))
-    own = set(names)
-    shared = [(len(w & own) / len(w), len(w & own), len(w), g) for g, w in work.items() if w]
-    share, k, n, g = max(shared, default=(0.0, 0, 0, -1))
-    if share < T("job.rank_shared_work"):
-        return ""
-    return f"{k} of the {n} range names GPU{g}'s process launches its work under: the same program"
+    for alike, said in ((str, ""), (nvtx.unnumbered, ", but for their numbers")):
+        own = {alike(n) for n in names}
+        shared = [(len(w & own) / len(w), len(w & own), len(w), g) for g, w in
+                  ((g, {alike(n) for n in w}) for g, w in work.items()) if w]
+        share, k, n, g = max(shared, default=(0.0, 0, 0, -1))
+        if share >= T("job.rank_shared_work"):
+            return f"{k} of the {n} range names GPU{g}'s process launches its work under{said}: the same program"
+    return ""
 
 
 def idle_ranks(trace: Trace, ranks: tuple[IdleRank, ...]) -> str:

@@ -5163,13 +5163,15 @@ WORKER_RANGES = ("aten::stack", "aten::to", "aten::cat")
 
 
 def write_beside_ranks(path: str, launcher: bool = True, worker: bool = True, unrecorded: int | None = None,
-                       **kw: object) -> dict:
+                       rank_named: str | None = None, **kw: object) -> dict:
     """A data-parallel job of two ranks (:func:`write`, one process and GPU each; ``kw`` its :class:`NsysJob`) with,
     where asked, processes beside them that ran no GPU work: a ``launcher`` (pid 900, ``python3``: its NVTX ranges
     :data:`LAUNCHER_RANGES` around the whole run, no CUDA call) and a loader ``worker`` (pid 1100, ``pt_data_worker``:
     :data:`WORKER_RANGES` before each step, no CUDA call); and, where ``unrecorded`` names a rank, that rank's CUDA
-    side deleted (:func:`unrecord_process`), its NVTX ranges kept.  Truth by construction: the ranks are processes 1000
-    and 1001, the launcher and the worker no rank of the job."""
+    side deleted (:func:`unrecord_process`), its NVTX ranges kept; ``rank_named`` (``"rank{r}/{name}"``): each rank's
+    step and ``extra_ranges`` ranges named with its rank, as a program that writes its rank into its ranges names them
+    (``rank0/forward`` beside ``rank1/forward``).  Truth by construction: the ranks are processes 1000 and 1001, the
+    launcher and the worker no rank of the job."""
     job = NsysJob(ranks=2, **kw)  # type: ignore[arg-type]
     truth = write(path, job)
     con = sqlitefile.connect(path)
@@ -5192,6 +5194,13 @@ def write_beside_ranks(path: str, launcher: bool = True, worker: bool = True, un
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
                     rows)
     con.executemany("INSERT INTO PROCESSES VALUES (?, ?, ?)", [(_gid(p), p, name) for p, name in procs])
+    if rank_named:
+        for r in range(job.ranks):
+            for (text,) in con.execute("SELECT DISTINCT text FROM NVTX_EVENTS WHERE (globalTid >> 24) & 16777215 = ?",
+                                       (1000 + r,)).fetchall():
+                if text in job.extra_ranges or (job.step_range and text.startswith(job.step_range.split("{")[0])):
+                    con.execute("UPDATE NVTX_EVENTS SET text = ? WHERE text = ? AND (globalTid >> 24) & 16777215 = ?",
+                                (rank_named.format(r=r, name=text), text, 1000 + r))
     con.commit()
     con.close()
     gone = unrecord_process(path, 1000 + unrecorded) if unrecorded is not None else {}

@@ -266,6 +266,18 @@ def layer_family(name: str) -> str | None:
     return "#".join(_LAYER_INDEX.split(name))  # each index a '#': a name, not words of a text
 
 
+#: A number anywhere in a range's name: a step's (``step_12``), a rank's (``rank0/forward``), a pid's, a layer's.
+_ANY_NUMBER = re.compile(r"\d+")
+
+
+def number_family(name: str) -> str:
+    """A range's name with every number written ``#`` (``rank#/forward``, ``train_step #``): the one name of ranges
+    that differ only by an index -- a step's, a rank's, a process's.  Why: the ranks of one job run one program, but a
+    program that writes its rank or its step number into its ranges gives each rank names of its own; compared whole,
+    no rank's names were another's (h37-nvtx62 *Left* 3)."""
+    return "#".join(_ANY_NUMBER.split(name))  # each number a '#': a name, not words of a text
+
+
 def is_step_name(name: str) -> bool:
     """A user range named like a training step or iteration (see :data:`_STEP_NAME`)."""
     name = name.strip()

@@ -1633,7 +1633,8 @@ def _rank_evidence(trace: Trace, mine: np.ndarray, work: dict[int, set[str]]) ->
     """Why a process that ran no GPU work is one of the job's ranks, in words (what its ranges are), from its ranges (``mine``: a mask of
     ``Trace.ranges``): ranges of the job's communication (NCCL's calls, a framework's collectives:
     ``nvtx.is_communication_range``), or at least ``job.rank_shared_work`` of the names under which a GPU's process
-    launches its work (:func:`_launching_range_names`) -- it ran the same program; "" where neither: a launcher
+    launches its work (:func:`_launching_range_names`), their numbers aside (``nvtx.number_family``) -- it ran the
+    same program; "" where neither: a launcher
     (``torchrun`` marks none of the job's work), a loader worker (a few of the ops, none of the steps).
 
     Why: such a process beside ranks that ran GPU work was said nowhere, so a rank whose CUDA side went unrecorded
@@ -1652,12 +1653,15 @@ def _rank_evidence(trace: Trace, mine: np.ndarray, work: dict[int, set[str]]) ->
         top = sorted(comm, key=lambda n: -comm[n])[:3]
         return ("the job's communication: " + ", ".join(f"`{n}` ×{comm[n]}" for n in top)
                 + (", ..." if len(comm) > 3 else ""))
-    own = set(names)
-    shared = [(len(w & own) / len(w), len(w & own), len(w), g) for g, w in work.items() if w]
+    # compared by family (``nvtx.number_family``): a rank that writes its rank or step number into its ranges
+    # (``rank1/forward``, ``step_12``) names the same work as rank 0's ``rank0/forward``, ``step_3``
+    own = {nvtx.number_family(n) for n in names}
+    shared = [(len(fam & own) / len(fam), len(fam & own), len(fam), g)
+              for g, fam in ((g, {nvtx.number_family(n) for n in w}) for g, w in work.items()) if fam]
     share, k, n, g = max(shared, default=(0.0, 0, 0, -1))
     if share < T("job.rank_shared_work"):
         return ""
-    return f"{k} of the {n} range names GPU{g}'s process launches its work under: the same program"
+    return f"{k} of the {n} range names GPU{g}'s process launches its work under, numbers aside: the same program"
 
 
 def idle_ranks(trace: Trace, ranks: tuple[IdleRank, ...]) -> str:

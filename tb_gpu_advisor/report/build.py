@@ -675,7 +675,7 @@ def part_of_job(m: HostMetrics) -> str:
     here = mg.processes  # 0: no GPU process (a CPU-only gloo rank), whose collectives no GPU counts: not said
     if _idle_part(m):  # every rank read here is idle: they are still part of the job (h37-probe44v)
         where = not_here_words(ranks_not_here(m), True)
-        return (f"{plural(_idle_count(m), 'rank')} of a job of {mg.job_ranks} ranks (its distributedInfo), none of "
+        return (f"{plural(_idle_count(m), 'rank')} of a job of {mg.job_ranks} ranks ({mg.job_ranks_from}), none of "
                 f"whose windows ran GPU work" + (f": {where}" if where else "") + f"; {idle}")
     if not here or not mg.job_ranks or mg.job_ranks <= here or mg.collective_calls_per_gpu_step:
         return idle
@@ -683,7 +683,7 @@ def part_of_job(m: HostMetrics) -> str:
     which = f"rank {ranks[0]}" if len(ranks) == 1 and here == 1 else plural(here, "rank")
     rest = _idle_count(m)  # the other ranks read here (h37-probe43w), not "not here"
     where = not_here_words(ranks_not_here(m), bool(rest))
-    return (f"{which} of a job of {mg.job_ranks} ranks (its distributedInfo), whose window ran no collective"
+    return (f"{which} of a job of {mg.job_ranks} ranks ({mg.job_ranks_from}), whose window ran no collective"
             + (f": {where}" if where else "") + (f"; {idle}" if idle else ""))
 
 

@@ -106,7 +106,13 @@ _DEEPSPEED_RANGE = re.compile(rf"^(?:{_DEEPSPEED_CLASSES}|{'|'.join(map(re.escap
 #: user's blocks, and no communication library's.
 FRAMEWORK_RANGE_DOMAINS = {"DeepSpeed": "DeepSpeed"}
 #: Who writes a framework range, by its name (:func:`framework_range_writer`): the words that say it is not the user's.
+#: PyTorch's data-parallel wrappers record their own hooks (``record_function``, NVTX under ``emit_nvtx``): FSDP2's
+#: ``FSDP::pre_forward (<module>)`` / ``FSDP::post_backward`` (``torch/distributed/fsdp/_fully_shard/_fsdp_state.py``,
+#: ``_fsdp_param_group.py``), FSDP1's ``FullyShardedDataParallel._pre_forward`` (``fsdp/_runtime_utils.py``), DDP's
+#: ``DistributedDataParallel.forward`` (``nn/parallel/distributed.py``) -- the library's structure, not the user's.
 _RANGE_WRITERS = ((_DEEPSPEED_RANGE, "DeepSpeed"), (re.compile(r"^(?:megatron\.|MFSDP )"), "Megatron-core"),
+                  (re.compile(r"^(?:FSDP::|FullyShardedDataParallel\.)"), "FSDP"),
+                  (re.compile(r"^DistributedDataParallel\."), "DDP"),
                   (re.compile(r"^nemo\."), "NeMo"), (re.compile(r"^transformer_engine\."), "Transformer Engine"),
                   (re.compile(r"^(?:lightning\.|pytorch_lightning\.|\[pl\]\[)"), "Lightning"))
 

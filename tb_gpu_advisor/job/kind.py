@@ -680,12 +680,16 @@ def _evaluation_kind(trace: Trace) -> Kind | None:
 
 
 def _marked_names(trace: Trace) -> tuple[dict[str, int], dict[str, str]]:
-    """The marked ranges' names with their counts (``user_ranges.marked_ranges``), and which of them a framework wrote
-    (``user_ranges.framework_writers``: name -> its writer)."""
+    """The marked ranges' names with their counts (``user_ranges.marked_ranges``), and which of them a library wrote
+    (``user_ranges.framework_writers``, and by its name alone ``nvtx.framework_range_writer``: FSDP's hooks, DDP's
+    forward -- name -> its writer).  Why by name too: FSDP's ``FSDP::pre_forward (blocks.0...)`` is no range of the
+    framework's structure the steps read, yet it is FSDP's, and the job's evidence called it "the user's NVTX ranges"
+    (h37-nvtx62 *Left* 4)."""
     r = trace.ranges
     ids, counts = np.unique(trace.h.name[user_ranges.marked_ranges(r)], return_counts=True)
     names = {trace.h.names[int(i)]: int(c) for i, c in zip(ids.tolist()[:_MAX_NAMES], counts.tolist())}
-    return names, user_ranges.framework_writers(trace.h, r)
+    named = {n: w for n in names if (w := nvtx.framework_range_writer(n))}
+    return names, {**named, **user_ranges.framework_writers(trace.h, r)}
 
 
 def _whose(said: list[str], writers: dict[str, str]) -> str:

@@ -657,11 +657,13 @@ def capture_advice(m: HostMetrics) -> str:
     own_recorder = getattr(vendor, "OWN_PROFILER", None)
     if own_recorder is not None:
         return own_recorder().snippet or ""
+    fw = rules.base.framework(m)
+    if m.capture.capture_format in fw.capture_formats and fw.capture_snippet:  # an engine's own Nsight recipe
+        return devices.vendor_code(vendor, fw.capture_snippet)
     own = rules.base.Ctx(m).window_fixes(m.capture.capture_format, "steady")
     # in the code of the capture's device, as every fix's (``Ctx.code``): an Intel GPU's window records
     # `ProfilerActivity.XPU`, and was told `ProfilerActivity.CUDA` (h37-wild55v)
-    return devices.vendor_code(vendor, own[0].snippet if own and own[0].snippet else
-                               rules.base.framework(m).capture_snippet)
+    return devices.vendor_code(vendor, own[0].snippet if own and own[0].snippet else fw.capture_snippet)
 
 
 def part_of_job(m: HostMetrics) -> str:

@@ -2078,7 +2078,8 @@ def _host_only_processes(r: _Raw, line_pid: np.ndarray) -> dict[str, np.ndarray]
 #: The fields of NCCL's NVTX payload on its communicator calls (``ncclCommInitRank``, ``ncclCommInitRankConfig``,
 #: ``ncclCommSplit``, ``ncclCommDestroy``: the payload schema NCCL registers in its ``NCCL`` domain, read off the
 #: export's ``NVTX_PAYLOAD_SCHEMA_ENTRIES``: "NCCL communicator ID", "No. of ranks", "Rank", "CUDA device"), as Nsight
-#: writes a range's payload into ``jsonText`` (2024 on; ``nsys_ranks/ddp_overlap_rtx3090``, Nsight 2026.3.1).
+#: 2026.3.1 (export schema 3.27) writes a range's payload, JSON in ``jsonText`` (``nsys_ranks/ddp_overlap_rtx3090``);
+#: the shared FSDP exports (2026.2.1, schema 3.25) hold the schema tables but no payload on any range.
 _NCCL_RANKS = "No. of ranks"
 _NCCL_RANK = "Rank"
 _NCCL_COMM = "NCCL communicator ID"
@@ -2086,8 +2087,9 @@ _NCCL_COMM = "NCCL communicator ID"
 
 def _nccl_ranks(schema: tb.Schema, limit: int = 4096) -> dict[int, tuple[int, int]]:
     """pid -> (its rank, the communicator's ranks) in the largest NCCL communicator the process made or destroyed,
-    from NCCL's NVTX payloads (:data:`_NCCL_RANKS`); {} where the export kept no payload (an older Nsight writes the
-    schema tables but no payload: the shared FSDP exports).  Why: a process recorded by its NVTX alone was named by
+    from NCCL's NVTX payloads (:data:`_NCCL_RANKS`); {} where the export kept no payload (the shared FSDP exports:
+    schema tables, no payload).  A payload only as ``binaryData`` (laid out by the schema's offsets) is not read: no
+    export at hand holds one.  Why: a process recorded by its NVTX alone was named by
     its pid ("python (pid 13097)") where NCCL's own ranges said which rank it is (h37-nvtx62 *Left* 1); the largest
     communicator's size is the least the job's world can be."""
     cols = schema.columns(tb.NVTX)

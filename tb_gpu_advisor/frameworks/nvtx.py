@@ -429,8 +429,11 @@ def is_backward_range(name: str) -> bool:
 
 def is_training_range(name: str) -> bool:
     """A range name that says training: a backward pass, an optimizer step, a gradient all-reduce, DDP/FSDP set-up
-    -- never a numerical method's backward direction (:data:`_NUMERICAL_DIRECTION`)."""
-    return bool(_TRAINING_RANGE.search(name)) and not _NUMERICAL_DIRECTION.search(name)
+    -- never a numerical method's backward direction (:data:`_NUMERICAL_DIRECTION`), nor FSDP's own hooks around a
+    forward (``pytorch.is_sharded_forward_hook``: FSDP also shards models run forward only; its name's "FSDP" read
+    one FSDP forward as "training [high]", h37-nvtx63)."""
+    return (bool(_TRAINING_RANGE.search(name)) and not _NUMERICAL_DIRECTION.search(name)
+            and not pytorch.is_sharded_forward_hook(name))
 
 
 def is_inference_range(name: str) -> bool:

@@ -2010,6 +2010,18 @@ def is_sharded_forward_event(name: str) -> bool:
     return bool(_SHARDED_FORWARD.search(name))
 
 
+#: FSDP's hooks around a forward pass alone, by name (FSDP2's ``FSDP::pre_forward`` / ``post_forward`` /
+#: ``root_pre_forward``, FSDP1's ``FullyShardedDataParallel._pre_forward`` / ``.forward``): never its backward's.
+_SHARDED_FORWARD_HOOK = re.compile(r"^(?:FSDP::\w*forward|FullyShardedDataParallel\.\w*forward)\b")
+
+
+def is_sharded_forward_hook(name: str) -> bool:
+    """FSDP's own range around a forward (:data:`_SHARDED_FORWARD_HOOK`): a training step's forward or a sharded
+    model run forward only -- by itself no evidence of training (:data:`_TRAINING` reads only FSDP's backward hooks),
+    whatever word of FSDP's its name holds."""
+    return bool(_SHARDED_FORWARD_HOOK.match(name))
+
+
 def is_tensor_parallel_event(name: str) -> bool:
     """DTensor's redistribution of a sharded tensor (``parallelize_module``'s Colwise/Rowwise/SequenceParallel plans
     record one ``Redistribute`` per layout change, around its all-gather or reduce-scatter)."""

@@ -351,6 +351,26 @@ test("ranks view: a stacked bar per rank (compute, exposed comm, other) up to 64
   assert.equal(views.ranksView({ title: "x", columns: RANK_COLS, rows: rankRows(1) }, ctx), null);
 });
 
+test("ranks heading counts the unrecorded ranks and the job's world, even beside one recorded rank (h37-nvtx63)", () => {
+  // one recorded rank (no rank table) beside one unrecorded: the CLI's "2 ranks on 1 host (1 recorded)"
+  const one = views.ranksView(null, ctx, [], ["rank 1 (python, pid 13097)"]);
+  assert.ok(one, "no ranks section for 1 of 2 recorded ranks");
+  assert.equal(one.querySelector("h2").textContent, "Ranks (2, 1 recorded)");
+  assert.match(one.textContent, /GPU work not recorded: rank 1 \(python, pid 13097\)/);
+  assert.equal(one.querySelectorAll("svg").length, 0);
+  // three recorded of a job of 8, one unrecorded: "4 of 8 ranks on 1 host (3 recorded)"
+  const some = views.ranksView({ title: "Ranks (mean per step)", columns: RANK_COLS, rows: rankRows(3) }, ctx,
+    rankCells(rankRows(3)), ["rank 3 (node0_4103)"], 8);
+  assert.equal(some.querySelector("h2").textContent, "Ranks (4 of 8, 3 recorded)");
+  assert.equal(some.querySelectorAll("svg g.rank").length, 3);
+  // through the report: the labels and world size read off the hosts' job
+  const report = fixture();
+  report.ranks = null;
+  report.hosts[0].job = { ...(report.hosts[0].job || {}), unrecorded_rank_labels: ["rank 1 (python, pid 13097)"], job_ranks: 4 };
+  const el = views.reportView(report, ctx);
+  assert.equal(el.querySelector("section.ranks h2").textContent, "Ranks (2 of 4, 1 recorded)");
+});
+
 test("ranks view of a large job: the distribution and the outliers at both ends, named", () => {
   const v = views.ranksView({ title: "Ranks (mean per step)", columns: RANK_COLS, rows: rankRows(1024) }, ctx, rankCells(rankRows(1024)));
   assert.equal(v.querySelectorAll("svg g.rank").length, 10);

@@ -543,9 +543,10 @@ _TABLE: tuple[Threshold, ...] = (
        "program made, and at least half its calls, for a window without kernels to read as its tear-down"),
     _t("job.rank_shared_work", 0.5, "share", "Advisor: a job's ranks run one program, so each rank's NVTX ranges carry "
        "the names the others' work runs under (every name of the two FSDP ranks of the shared 2xH100 Nsight export is "
-       "both's); a launcher names none of them and a loader worker a few of its ops (h37-nvtx62)", "of the range names "
-       "under which a GPU's process launches its work, the share a process without GPU work must also name to be read "
-       "as one of the job's ranks"),
+       "both's); a launcher names none of them and a loader worker a few of its ops (h37-nvtx62); names compared with "
+       "their numbers aside, so a rank's `rank1/forward` or `step_12` is rank 0's `rank0/forward`, `step_3` "
+       "(h37-nvtx63)", "of the range names under which a GPU's process launches its work (numbers aside), the share a "
+       "process without GPU work must also name to be read as one of the job's ranks"),
     _t("job.one_time_call_ms", 0.1, "ms", "Advisor: library handle creation and module loading take 0.1 ms to seconds",
        "start-up and compilation calls at least this long count as one-time costs"),
     _t("job.compile_gap_ms", 1.0, "ms", "Advisor: an interpreter runs a graph's next op microseconds after the last "

@@ -217,6 +217,10 @@ class Framework:
     fixes: Mapping[str, tuple[Action, ...]] = field(default_factory=dict)
     #: how to capture a profile with step markers (capture-quality advice, empty states)
     capture_snippet: str = ""
+    #: the capture formats (``formats.REGISTRY`` ids) whose window :attr:`capture_snippet` and the ``capture_quality``
+    #: fixes move themselves -- a serving engine profiled from outside by Nsight (Triton Inference Server): its own
+    #: advice, not the format's generic window options, is how to record it (``rules.base.Ctx.steady_fix``)
+    capture_formats: frozenset[str] = frozenset()
     #: the same in one or two short lines, with LOGDIR (the CLI's "no profiles found" help)
     capture_hint: tuple[str, ...] = ()
     #: the input format (``formats.REGISTRY`` id) this framework's profiler writes

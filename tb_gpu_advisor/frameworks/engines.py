@@ -33,6 +33,10 @@ class Engine:
     step_span: tuple[re.Pattern, ...]
     #: how to profile it, as a capture-quality fix
     capture: tuple[Action, ...] = ()
+    #: the capture formats whose window :attr:`capture` itself moves (``Framework.capture_formats``): an engine
+    #: profiled from outside with Nsight; empty for one whose capture is its own profiler's (vLLM's routes write a
+    #: Kineto trace: an Nsight window of it keeps Nsight's options)
+    capture_formats: frozenset[str] = frozenset()
     #: rule id -> its fixes for this engine (they replace the framework's: ``Framework.for_job``)
     fixes: Mapping[str, tuple[Action, ...]] = field(default_factory=dict)
     #: the names it gives its own processes and threads (a regex on a host line's name): a capture that records
@@ -142,6 +146,21 @@ _SGL_FRONTEND = action(
     "SGLang's profiler traces as `<time>-TP-<rank>*.trace.json.gz` in its profiler directory: analyse those.",
     "tb-gpu-advisor report SGLANG_TORCH_PROFILER_DIR   # the schedulers' <time>-TP-<rank>*.trace.json.gz")
 
+#: Triton Inference Server is profiled from outside: its backends' per-batch ranges are NVTX (in a build with
+#: ``--enable-nvtx``, triton-inference-server/server ``build.py``), which Nsight records; the server loads its models
+#: and runs its first batches (each backend's warm-up, lazy module loading) before it serves, so a window from its
+#: launch holds start-up.  Nsight's own ways to open the window later: ``--delay`` / ``--duration``, or a session
+#: ``nsys launch`` holds open that ``nsys start`` / ``nsys stop`` record on demand.
+_TRITON_CAPTURE = action(
+    "Record the running server under a steady load, not its model loading or first batches: start the load "
+    "(perf_analyzer at a fixed concurrency), then open Nsight's window on many batches. The backends' per-batch "
+    "ranges (ProcessRequests <instance>) need a Triton build with NVTX on (build.py --enable-nvtx).",
+    "nsys launch -t cuda,nvtx --session-new=triton tritonserver --model-repository=/models\n"
+    "perf_analyzer -m MODEL --concurrency-range 8 --measurement-interval 30000 &   # a steady load\n"
+    "nsys start --session=triton -o triton_run   # once the load is steady\n"
+    "sleep 20; nsys stop --session=triton\n"
+    "nsys export --type sqlite triton_run.nsys-rep")
+
 _GENERATE_HOST = action(
     "generate() runs one forward pass per token and the host prepares each: use a static KV cache with a compiled "
     "forward, so each token is one CUDA-graph launch, and batch several prompts per call.",
@@ -223,6 +242,7 @@ ENGINES: tuple[Engine, ...] = (
     Engine("triton_server", "Triton Inference Server", "serving",
            spans=re.compile(r"^(?:ProcessRequests|ModelInstanceExecute|ReadOutputTensors) \S"), kernels=None,
            step_span=(re.compile(r"^ProcessRequests "), re.compile(r"^ModelInstanceExecute ")),
+           capture=(_TRITON_CAPTURE,), capture_formats=frozenset({"nsys"}), fixes={"capture_quality": (_TRITON_CAPTURE,)},
            processes=re.compile(r"^tritonserver")),
     Engine("hf_generate", "Hugging Face generate", "inference",
            spans=re.compile(r"generation/utils\.py\(\d+\): (generate|_sample|_greedy_search|_beam_search)"),

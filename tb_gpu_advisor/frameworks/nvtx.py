@@ -268,14 +268,16 @@ def layer_family(name: str) -> str | None:
     return family if n else None
 
 
-#: Each number a program writes into a range's name: a step's counter, an op's sequence number, the rank's own index.
-_NUMBER = re.compile(r"\d+")
+#: A number anywhere in a range's name: a step's (``step_12``), a rank's (``rank0/forward``), a pid's, a layer's.
+_ANY_NUMBER = re.compile(r"\d+")
 
 
-def unnumbered(name: str) -> str:
-    """A range's name with each of its numbers written ``#``: the one name of the ranges a program opens alike but for
-    the numbers it fills in (``rank0 forward`` and ``rank1 forward``; ``train_step 3`` and ``train_step 4``)."""
-    return _NUMBER.sub("#", name)
+def number_family(name: str) -> str:
+    """A range's name with every number written ``#`` (``rank#/forward``, ``train_step #``): the one name of ranges
+    that differ only by an index -- a step's, a rank's, a process's.  Why: the ranks of one job run one program, but a
+    program that writes its rank or its step number into its ranges gives each rank names of its own; compared whole,
+    no rank's names were another's (h37-nvtx62 *Left* 3)."""
+    return _ANY_NUMBER.sub("#", name)  # each number a '#': a name's numbers masked, no word touched
 
 
 def is_step_name(name: str) -> bool:
@@ -429,8 +431,11 @@ def is_backward_range(name: str) -> bool:
 
 def is_training_range(name: str) -> bool:
     """A range name that says training: a backward pass, an optimizer step, a gradient all-reduce, DDP/FSDP set-up
-    -- never a numerical method's backward direction (:data:`_NUMERICAL_DIRECTION`)."""
-    return bool(_TRAINING_RANGE.search(name)) and not _NUMERICAL_DIRECTION.search(name)
+    -- never a numerical method's backward direction (:data:`_NUMERICAL_DIRECTION`), nor FSDP's own hooks around a
+    forward (``pytorch.is_sharded_forward_hook``: FSDP also shards models run forward only; its name's "FSDP" read
+    one FSDP forward as "training [high]", h37-nvtx63)."""
+    return (bool(_TRAINING_RANGE.search(name)) and not _NUMERICAL_DIRECTION.search(name)
+            and not pytorch.is_sharded_forward_hook(name))
 
 
 def is_inference_range(name: str) -> bool:

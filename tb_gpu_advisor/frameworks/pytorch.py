@@ -106,7 +106,13 @@ _DEEPSPEED_RANGE = re.compile(rf"^(?:{_DEEPSPEED_CLASSES}|{'|'.join(map(re.escap
 #: user's blocks, and no communication library's.
 FRAMEWORK_RANGE_DOMAINS = {"DeepSpeed": "DeepSpeed"}
 #: Who writes a framework range, by its name (:func:`framework_range_writer`): the words that say it is not the user's.
+#: PyTorch's data-parallel wrappers record their own hooks (``record_function``, NVTX under ``emit_nvtx``): FSDP2's
+#: ``FSDP::pre_forward (<module>)`` / ``FSDP::post_backward`` (``torch/distributed/fsdp/_fully_shard/_fsdp_state.py``,
+#: ``_fsdp_param_group.py``), FSDP1's ``FullyShardedDataParallel._pre_forward`` (``fsdp/_runtime_utils.py``), DDP's
+#: ``DistributedDataParallel.forward`` (``nn/parallel/distributed.py``) -- the library's structure, not the user's.
 _RANGE_WRITERS = ((_DEEPSPEED_RANGE, "DeepSpeed"), (re.compile(r"^(?:megatron\.|MFSDP )"), "Megatron-core"),
+                  (re.compile(r"^(?:FSDP::|FullyShardedDataParallel\.)"), "FSDP"),
+                  (re.compile(r"^DistributedDataParallel\."), "DDP"),
                   (re.compile(r"^nemo\."), "NeMo"), (re.compile(r"^transformer_engine\."), "Transformer Engine"),
                   (re.compile(r"^(?:lightning\.|pytorch_lightning\.|\[pl\]\[)"), "Lightning"))
 
@@ -2002,6 +2008,18 @@ _SHARDED_FORWARD = re.compile(r"^FSDP::|^FullyShardedDataParallel\.")
 
 def is_sharded_forward_event(name: str) -> bool:
     return bool(_SHARDED_FORWARD.search(name))
+
+
+#: FSDP's hooks around a forward pass alone, by name (FSDP2's ``FSDP::pre_forward`` / ``post_forward`` /
+#: ``root_pre_forward``, FSDP1's ``FullyShardedDataParallel._pre_forward`` / ``.forward``): never its backward's.
+_SHARDED_FORWARD_HOOK = re.compile(r"^(?:FSDP::\w*forward|FullyShardedDataParallel\.\w*forward)\b")
+
+
+def is_sharded_forward_hook(name: str) -> bool:
+    """FSDP's own range around a forward (:data:`_SHARDED_FORWARD_HOOK`): a training step's forward or a sharded
+    model run forward only -- by itself no evidence of training (:data:`_TRAINING` reads only FSDP's backward hooks),
+    whatever word of FSDP's its name holds."""
+    return bool(_SHARDED_FORWARD_HOOK.match(name))
 
 
 def is_tensor_parallel_event(name: str) -> bool:

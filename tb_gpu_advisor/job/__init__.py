@@ -185,7 +185,7 @@ def _adapt(fw: Framework, tags: tuple[str, ...], engine: engines.Engine | None) 
     # advice was vLLM's `VLLM_TORCH_PROFILER_DIR=... vllm serve`, SGLang's a comment under it)
     own = "\n".join(a.snippet for a in engine.capture if a.snippet)
     if own:
-        adapted = dataclasses.replace(adapted, capture_snippet=own)
+        adapted = dataclasses.replace(adapted, capture_snippet=own, capture_formats=engine.capture_formats)
     if not engine.fixes:
         return adapted
     fixes = {k: v for k, v in adapted.fixes.items() if k.split(":", 1)[0] not in engine.fixes}

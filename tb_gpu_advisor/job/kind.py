@@ -680,12 +680,16 @@ def _evaluation_kind(trace: Trace) -> Kind | None:
 
 
 def _marked_names(trace: Trace) -> tuple[dict[str, int], dict[str, str]]:
-    """The marked ranges' names with their counts (``user_ranges.marked_ranges``), and which of them a framework wrote
-    (``user_ranges.framework_writers``: name -> its writer)."""
+    """The marked ranges' names with their counts (``user_ranges.marked_ranges``), and which of them a library wrote
+    (``user_ranges.framework_writers``, and by its name alone ``nvtx.framework_range_writer``: FSDP's hooks, DDP's
+    forward -- name -> its writer).  Why by name too: FSDP's ``FSDP::pre_forward (blocks.0...)`` is no range of the
+    framework's structure the steps read, yet it is FSDP's, and the job's evidence called it "the user's NVTX ranges"
+    (h37-nvtx62 *Left* 4)."""
     r = trace.ranges
     ids, counts = np.unique(trace.h.name[user_ranges.marked_ranges(r)], return_counts=True)
     names = {trace.h.names[int(i)]: int(c) for i, c in zip(ids.tolist()[:_MAX_NAMES], counts.tolist())}
-    return names, user_ranges.framework_writers(trace.h, r)
+    named = {n: w for n in names if (w := nvtx.framework_range_writer(n))}
+    return names, {**named, **user_ranges.framework_writers(trace.h, r)}
 
 
 def _whose(said: list[str], writers: dict[str, str]) -> str:
@@ -1633,9 +1637,8 @@ def _rank_evidence(trace: Trace, mine: np.ndarray, work: dict[int, set[str]]) ->
     """Why a process that ran no GPU work is one of the job's ranks, in words (what its ranges are), from its ranges (``mine``: a mask of
     ``Trace.ranges``): ranges of the job's communication (NCCL's calls, a framework's collectives:
     ``nvtx.is_communication_range``), or at least ``job.rank_shared_work`` of the names under which a GPU's process
-    launches its work (:func:`_launching_range_names`) -- it ran the same program --, those names compared whole, else
-    but for their numbers (``nvtx.unnumbered``: a DDP script that tags its ranges with its rank, ``rank1 forward``
-    beside ``rank0 forward``, named none of rank 0's names whole, h37-review63); "" where neither: a launcher
+    launches its work (:func:`_launching_range_names`), their numbers aside (``nvtx.number_family``) -- it ran the
+    same program; "" where neither: a launcher
     (``torchrun`` marks none of the job's work), a loader worker (a few of the ops, none of the steps).
 
     Why: such a process beside ranks that ran GPU work was said nowhere, so a rank whose CUDA side went unrecorded
@@ -1654,14 +1657,15 @@ def _rank_evidence(trace: Trace, mine: np.ndarray, work: dict[int, set[str]]) ->
         top = sorted(comm, key=lambda n: -comm[n])[:3]
         return ("the job's communication: " + ", ".join(f"`{n}` ×{comm[n]}" for n in top)
                 + (", ..." if len(comm) > 3 else ""))
-    for alike, said in ((str, ""), (nvtx.unnumbered, ", but for their numbers")):
-        own = {alike(n) for n in names}
-        shared = [(len(w & own) / len(w), len(w & own), len(w), g) for g, w in
-                  ((g, {alike(n) for n in w}) for g, w in work.items()) if w]
-        share, k, n, g = max(shared, default=(0.0, 0, 0, -1))
-        if share >= T("job.rank_shared_work"):
-            return f"{k} of the {n} range names GPU{g}'s process launches its work under{said}: the same program"
-    return ""
+    # compared by family (``nvtx.number_family``): a rank that writes its rank or step number into its ranges
+    # (``rank1/forward``, ``step_12``) names the same work as rank 0's ``rank0/forward``, ``step_3``
+    own = {nvtx.number_family(n) for n in names}
+    shared = [(len(fam & own) / len(fam), len(fam & own), len(fam), g)
+              for g, fam in ((g, {nvtx.number_family(n) for n in w}) for g, w in work.items()) if fam]
+    share, k, n, g = max(shared, default=(0.0, 0, 0, -1))
+    if share < T("job.rank_shared_work"):
+        return ""
+    return f"{k} of the {n} range names GPU{g}'s process launches its work under, numbers aside: the same program"
 
 
 def idle_ranks(trace: Trace, ranks: tuple[IdleRank, ...]) -> str:

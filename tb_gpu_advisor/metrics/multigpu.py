@@ -395,7 +395,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         peer_wait_ledger_ms=peer_waits(ctx) if conc is not None and conc < T("sequential_gpus.warning") else {},
         device_copies_per_step=ctx.per_step(dev_copies), device_copy_ms_per_step=ctx.per_step(dev_copy_ms),
         one_process_per_gpu=one_process_per_gpu(ctx, ids), processes=processes(ctx, _driven(ctx)),
-        job_ranks=ctx.trace.world_size,
+        job_ranks=ctx.trace.world_size, job_ranks_from=ctx.trace.world_size_from,
     )
 
 

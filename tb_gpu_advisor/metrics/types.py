@@ -866,9 +866,11 @@ class MultiGpu:
     #: no process per GPU (``Trace.gpu_host_lines`` empty: one process's lines drive every GPU -- TensorFlow's
     #: MirroredStrategy, a JAX process's local devices); 0 without active GPUs
     processes: int = 0
-    #: ranks of the whole job the capture belongs to (PyTorch ``distributedInfo.world_size``), None unknown: a rank
-    #: whose window ran no collective is still one rank of them
+    #: ranks of the whole job the capture belongs to (PyTorch ``distributedInfo.world_size``; an Nsight export's
+    #: largest NCCL communicator), None unknown: a rank whose window ran no collective is still one rank of them
     job_ranks: int | None = None
+    #: where :attr:`job_ranks` was read, in words (``Trace.world_size_from``: "its distributedInfo")
+    job_ranks_from: str = "its distributedInfo"
 
 
 #: What holds the bytes live at a GPU's memory peak (:attr:`GpuMemory.breakdown`): memory held from before the peak's

@@ -814,8 +814,11 @@ class Trace:
     #: of the copies to a GPU whose copy op records its inputs (PyTorch ``record_shapes``: ``aten::copy_``'s
     #: ``non_blocking``), (how many asked for ``non_blocking=True``, how many in all); None where none records them
     h2d_non_blocking: tuple[int, int] | None = None
-    #: ranks of the job the trace belongs to (PyTorch ``distributedInfo.world_size``), None unknown
+    #: ranks of the job the trace belongs to (PyTorch ``distributedInfo.world_size``; the largest NCCL communicator
+    #: an Nsight export's NCCL payloads name: the least the world can be), None unknown
     world_size: int | None = None
+    #: where :attr:`world_size` was read, in words ("its distributedInfo", "NCCL's communicator")
+    world_size_from: str = "its distributedInfo"
     #: GPU id -> the job's global rank that drives it (PyTorch ``distributedInfo.rank``), where the trace says
     gpu_ranks: dict[int, int] = field(default_factory=dict)
     #: where several ranks' files are read as one trace (a node's ranks): the workers whose windows hold no GPU work

@@ -657,11 +657,13 @@ def capture_advice(m: HostMetrics) -> str:
     own_recorder = getattr(vendor, "OWN_PROFILER", None)
     if own_recorder is not None:
         return own_recorder().snippet or ""
+    fw = rules.base.framework(m)
+    if m.capture.capture_format in fw.capture_formats and fw.capture_snippet:  # an engine's own Nsight recipe
+        return devices.vendor_code(vendor, fw.capture_snippet)
     own = rules.base.Ctx(m).window_fixes(m.capture.capture_format, "steady")
     # in the code of the capture's device, as every fix's (``Ctx.code``): an Intel GPU's window records
     # `ProfilerActivity.XPU`, and was told `ProfilerActivity.CUDA` (h37-wild55v)
-    return devices.vendor_code(vendor, own[0].snippet if own and own[0].snippet else
-                               rules.base.framework(m).capture_snippet)
+    return devices.vendor_code(vendor, own[0].snippet if own and own[0].snippet else fw.capture_snippet)
 
 
 def part_of_job(m: HostMetrics) -> str:
@@ -675,7 +677,7 @@ def part_of_job(m: HostMetrics) -> str:
     here = mg.processes  # 0: no GPU process (a CPU-only gloo rank), whose collectives no GPU counts: not said
     if _idle_part(m):  # every rank read here is idle: they are still part of the job (h37-probe44v)
         where = not_here_words(ranks_not_here(m), True)
-        return (f"{plural(_idle_count(m), 'rank')} of a job of {mg.job_ranks} ranks (its distributedInfo), none of "
+        return (f"{plural(_idle_count(m), 'rank')} of a job of {mg.job_ranks} ranks ({mg.job_ranks_from}), none of "
                 f"whose windows ran GPU work" + (f": {where}" if where else "") + f"; {idle}")
     if not here or not mg.job_ranks or mg.job_ranks <= here or mg.collective_calls_per_gpu_step:
         return idle
@@ -683,7 +685,7 @@ def part_of_job(m: HostMetrics) -> str:
     which = f"rank {ranks[0]}" if len(ranks) == 1 and here == 1 else plural(here, "rank")
     rest = _idle_count(m)  # the other ranks read here (h37-probe43w), not "not here"
     where = not_here_words(ranks_not_here(m), bool(rest))
-    return (f"{which} of a job of {mg.job_ranks} ranks (its distributedInfo), whose window ran no collective"
+    return (f"{which} of a job of {mg.job_ranks} ranks ({mg.job_ranks_from}), whose window ran no collective"
             + (f": {where}" if where else "") + (f"; {idle}" if idle else ""))
 
 

@@ -162,8 +162,13 @@ class Ctx:
     def steady_fix(self, key: str) -> list[Action]:
         """How to record the steady state: the capture's own profiler options where its format has them (an Nsight
         window moves with ``--capture-range`` or ``--delay``, whatever framework the program uses: a torch.profiler
-        schedule does not move it), else the framework's fix ``key``."""
-        return self.window_fixes(self.m.capture.capture_format, "steady") or self.fw.fix(key)
+        schedule does not move it), else the framework's fix ``key`` -- and the framework's (a serving engine's) first
+        where its own advice records this format (``Framework.capture_formats``: Triton Inference Server, profiled
+        from outside by Nsight, is told how to put Nsight's window on a steady load, not a program's ``./app``)."""
+        fmt = self.m.capture.capture_format
+        if fmt in self.fw.capture_formats and self.fw.fix(key):
+            return self.fw.fix(key)
+        return self.window_fixes(fmt, "steady") or self.fw.fix(key)
 
     def record_host_fix(self, key: str = "step_gaps:unrecorded") -> list[Action]:
         """How to record what the host does between its GPU work: the capture's own profiler's way where its format

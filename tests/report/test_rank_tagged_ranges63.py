@@ -5,7 +5,7 @@ nvtx62 reads a process that ran no GPU work as a rank of the job where its NVTX 
 ``job.rank_shared_work`` of the names a GPU's process launches its work under -- compared whole.  A DDP script that
 tags its ranges with its rank (``rank1 forward`` beside rank 0's ``rank0 forward``, ``rank1 train_step 3``) shares no
 whole name with rank 0, so base said nothing of rank 1: "1 host", its session read as the recorded rank's alone.  The
-names compared but for their numbers (``frameworks.nvtx.unnumbered``) are the same program's.  The launcher and the
+names compared but for their numbers (``frameworks.nvtx.number_family``) are the same program's.  The launcher and the
 loader worker beside them stay silent: their names, numbers masked too, are none of the ranks' work.
 
 Truth by construction: ``synthetic.nsysexport.write_beside_ranks`` (two or eight ranks, pid 1000 on, one rank's CUDA
@@ -38,7 +38,7 @@ def test_a_rank_whose_ranges_name_its_rank_is_a_rank(tmp_path, ranks, lost, auto
     job = rep["hosts"][0]["job"]
     assert job.get("unrecorded_rank_labels") == [f"python3 (pid {1000 + lost})"], job
     assert f"{ranks} ranks on 1 host ({ranks - 1} recorded)" in to_text(Report.from_dict(rep)).splitlines()[0]
-    assert "launches its work under, but for their numbers: the same program" in job["summary"], job["summary"]
+    assert "launches its work under, numbers aside: the same program" in job["summary"], job["summary"]
     assert not rep["healthy"]
     for other in truth["not_ranks"]:  # the launcher and the loader worker: no ranks
         assert other not in job["summary"], job["summary"]

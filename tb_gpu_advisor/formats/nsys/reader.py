@@ -39,6 +39,7 @@ export's times count from its own session's start.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable
@@ -168,6 +169,8 @@ class _Raw:
     files: int = 1  # exports read into these columns
     facts: dict[str, str] = field(default_factory=dict)  # the capture's options (``_capture_options``)
     gpu_ranks: dict[int, int] = field(default_factory=dict)  # GPU -> the rank whose export it came from
+    #: pid -> (its rank, the communicator's ranks) in the largest NCCL communicator it made (:func:`_nccl_ranks`)
+    nccl_ranks: dict[int, tuple[int, int]] = field(default_factory=dict)
     # the OS runtime's blocking calls (``OSRT_API``, ``-t osrt``): times, thread key, index into os_names
     os_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     os_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -312,6 +315,7 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     raw.links = _event_links(schema, fidx)
     raw.threads = {int(_thread_key(np.int64(t), fidx)): n for t, n in _thread_names(schema).items()}
     raw.processes = _process_names(schema)
+    raw.nccl_ranks = _nccl_ranks(schema)
     raw.gpu_info, note = _gpu_info(schema, raw, _gpus_by_process(schema, raw))
     if note:
         raw.notes.append(note)
@@ -1766,6 +1770,8 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         num_events=n_events, span_ps=span, capture_ms=r.capture_ms, viewer_zero_ps=zero,
         capture_start_ps=(r.capture_start_ns - origin) * 1000 if r.capture_start_ns is not None and r.files == 1 else None,
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
+        world_size=max((n for _, n in r.nccl_ranks.values()), default=0) or None,
+        world_size_from="NCCL's communicator",
         gpu_host_lines=host_lines, host_only_processes=host_only, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
         host_waits=waits, stream_waits=stream_waits,
         framework_hint=framework_shown(h.names, r.d_names, r.domains,
@@ -2055,12 +2061,65 @@ def _host_only_processes(r: _Raw, line_pid: np.ndarray) -> dict[str, np.ndarray]
     if not r.d_pid.size or (r.d_pid < 0).any():
         return {}
     gpu_procs = set(sorted_unique(r.d_pid.astype(np.int64)).tolist())
+    world = max((n for _, n in r.nccl_ranks.values()), default=0)
     out: dict[str, np.ndarray] = {}
     for p in sorted(set(line_pid.tolist()) - gpu_procs):
         pid = int(p) & 0xFFFFFF
         name = r.processes.get(pid)
-        out[f"{name} (pid {pid})" if name else f"pid {pid}"] = np.flatnonzero(line_pid == p)
+        who = f"{name}, pid {pid}" if name else f"pid {pid}"
+        rank, size = r.nccl_ranks.get(pid, (-1, 0))
+        # its rank in the job where its largest communicator is the job's largest (the world's, as far as the file
+        # tells): a rank in a smaller group's communicator is the group's, not the job's
+        out[f"rank {rank} ({who})" if rank >= 0 and size == world else
+            f"{name} (pid {pid})" if name else f"pid {pid}"] = np.flatnonzero(line_pid == p)
     return out
+
+
+#: The fields of NCCL's NVTX payload on its communicator calls (``ncclCommInitRank``, ``ncclCommInitRankConfig``,
+#: ``ncclCommSplit``, ``ncclCommDestroy``: the payload schema NCCL registers in its ``NCCL`` domain, read off the
+#: export's ``NVTX_PAYLOAD_SCHEMA_ENTRIES``: "NCCL communicator ID", "No. of ranks", "Rank", "CUDA device"), as Nsight
+#: 2026.3.1 (export schema 3.27) writes a range's payload, JSON in ``jsonText`` (``nsys_ranks/ddp_overlap_rtx3090``);
+#: the shared FSDP exports (2026.2.1, schema 3.25) hold the schema tables but no payload on any range.
+_NCCL_RANKS = "No. of ranks"
+_NCCL_RANK = "Rank"
+_NCCL_COMM = "NCCL communicator ID"
+
+
+def _nccl_ranks(schema: tb.Schema, limit: int = 4096) -> dict[int, tuple[int, int]]:
+    """pid -> (its rank, the communicator's ranks) in the largest NCCL communicator the process made or destroyed,
+    from NCCL's NVTX payloads (:data:`_NCCL_RANKS`); {} where the export kept no payload (the shared FSDP exports:
+    schema tables, no payload).  A payload only as ``binaryData`` (laid out by the schema's offsets) is not read: no
+    export at hand holds one.  Why: a process recorded by its NVTX alone was named by
+    its pid ("python (pid 13097)") where NCCL's own ranges said which rank it is (h37-nvtx62 *Left* 1); the largest
+    communicator's size is the least the job's world can be."""
+    cols = schema.columns(tb.NVTX)
+    if "globalTid" not in cols or not ({"jsonText", "jsonTextId"} & cols):
+        return {}
+    # the payload inline, else as a registered string (``jsonTextId``)
+    parts = ["e.jsonText"] if "jsonText" in cols else []
+    if "jsonTextId" in cols and tb.STRINGS in schema:
+        parts.append(f'(SELECT value FROM "{tb.STRINGS}" s WHERE s.id = e.jsonTextId)')
+    if not parts:
+        return {}
+    text = parts[0] if len(parts) == 1 else f"coalesce({', '.join(parts)})"
+    present = " OR ".join(f"e.{c} IS NOT NULL" for c in ("jsonText", "jsonTextId") if c in cols)
+    sql = (f'SELECT e.globalTid, substr({text}, 1, 512) FROM "{tb.NVTX}" e WHERE ({present}) '
+           f"AND {text} LIKE '%\"{_NCCL_RANKS}\"%' LIMIT {int(limit)}")
+    best: dict[int, tuple[int, int]] = {}
+    for gtid, j in schema.con.execute(sql):
+        try:
+            got = json.loads(j)
+        except (TypeError, ValueError):
+            continue
+        if not isinstance(got, dict) or gtid is None:
+            continue
+        rank, size = got.get(_NCCL_RANK), got.get(_NCCL_RANKS)
+        if type(rank) is not int or type(size) is not int or not 0 <= rank < size:
+            continue
+        pid = int(tb.pid_of(np.int64(gtid)))
+        if size > best.get(pid, (-1, 0))[1]:
+            best[pid] = (rank, size)
+    return best
 
 
 # --------------------------------------------------------------------------- several exports of one machine
@@ -2079,6 +2138,7 @@ def _merge(raws: list[_Raw]) -> _Raw:
     gpu_info: dict[int, DeviceInfo] = {}
     threads: dict[int, str] = {}
     processes: dict[int, str] = {}
+    nccl: dict[int, tuple[int, int]] = {}
     ranks: dict[int, int] = {}
     facts: dict[str, str] = {}
     os_names: dict[str, int] = {}
@@ -2116,14 +2176,15 @@ def _merge(raws: list[_Raw]) -> _Raw:
         _merge_os_calls(cols, r, os_names)
         threads.update(r.threads)
         processes.update(r.processes)
+        nccl.update(r.nccl_ranks)
         notes.extend(r.notes)
     merged = {k: np.concatenate(v) for k, v in cols.items()}
     zeros = [r.zero_ns for r in raws if r.zero_ns is not None]
     caps = [r.capture_ms for r in raws if r.capture_ms is not None]
     return _Raw(path=raws[0].path, size=sum(r.size for r in raws), h_names=list(h_names), domains=domains,
                 os_names=list(os_names),
-                d_names=list(d_names), threads=threads, processes=processes, gpu_info=gpu_info, notes=notes,
-                zero_ns=min(zeros) if zeros else None, capture_ms=max(caps) if caps else None,
+                d_names=list(d_names), threads=threads, processes=processes, nccl_ranks=nccl, gpu_info=gpu_info,
+                notes=notes, zero_ns=min(zeros) if zeros else None, capture_ms=max(caps) if caps else None,
                 files=len(raws), gpu_ranks=ranks if len(set(ranks.values())) == len(raws) else {}, facts=facts, **merged)
 
 

@@ -530,21 +530,32 @@ export function achievableLine(text) {
 
 /**
  * The job's ranks side by side (Report.ranks, 2+ ranks): a stacked bar per rank up to RANKS_LISTED, else the
- * distribution with the outliers named; the table under it, folded.
+ * distribution with the outliers named; the table under it, folded.  `unrecorded`: the labels of the job's ranks
+ * whose GPU side went unrecorded (`job.unrecorded_rank_labels`); `world`: the job's world size where its files say
+ * it (`job.job_ranks`).  One recorded rank beside unrecorded ones has no chart, but still its heading -- "Ranks (2,
+ * 1 recorded)" and who was not recorded --, as the CLI's title says "2 ranks on 1 host (1 recorded)" (h37-job62
+ * *Left* 2: the tab said nothing of them).
  */
-export function ranksView(ranks, ctx, cells = [], unrecorded = 0) {
-  if (!ranks || (ranks.rows || []).length < 2) return null;
+export function ranksView(ranks, ctx, cells = [], unrecorded = [], world = 0) {
+  const n = ranks ? (ranks.rows || []).length : 0;
+  if (n < 2 && !unrecorded.length) return null;
   const width = ctx.chartWidth || DEFAULT_WIDTH;
-  const n = ranks.rows.length;
   // one process's GPUs (a TensorFlow MirroredStrategy worker) are GPUs, not ranks: the table's title says which
-  const gpus = (ranks.title || "").startsWith("GPUs");
+  const gpus = (ranks?.title || "").startsWith("GPUs");
   const [unit, Units] = gpus ? ["GPU", "GPUs"] : ["rank", "Ranks"];
+  // the job's ranks whose GPU side went unrecorded have no row: counted as the CLI's title counts them
+  // ("4 ranks on 1 host (3 recorded)", "2 of 4 ranks"; `job.unrecorded_rank_labels`, h37-verdict61; render._step_info)
+  const recorded = Math.max(n, 1);
+  const held = (gpus ? n : recorded + unrecorded.length);
+  const of = !gpus && world > held ? ` of ${world}` : "";
+  const count = unrecorded.length && !gpus ? `${held}${of}, ${recorded} recorded` : `${n}${of}`;
+  const heading = h("h2", {}, `${Units} (${count})`);
+  const lost = unrecorded.length && !gpus
+    ? h("p", { class: "muted small" }, `GPU work not recorded: ${unrecorded.join(", ")}`) : null;
+  if (n < 2) return h("section", { class: "ranks", "aria-label": Units }, heading, lost);
   const caption = n > RANKS_LISTED ? `${n} ${unit}s: exposed communication per ${unit}, and the 5 ${unit}s at each end`
     : `${n} ${unit}s: compute, exposed communication and the rest of each step (most time before the collectives first)`;
-  // the job's ranks whose GPU side went unrecorded have no row: counted as the CLI's title counts them
-  // ("4 ranks on 1 host (3 recorded)"; `job.unrecorded_rank_labels`, h37-verdict61)
-  const count = unrecorded && !gpus ? `${n + unrecorded}, ${n} recorded` : `${n}`;
-  return h("section", { class: "ranks", "aria-label": Units }, h("h2", {}, `${Units} (${count})`),
+  return h("section", { class: "ranks", "aria-label": Units }, heading, lost,
     chartFigure(caption, (w) => ranksChart(ranks, { width: w, cells }), width),
     h("details", { class: "table-details" }, h("summary", {}, `${ranks.title} (${n} rows)`), tableView(ranks, cells)));
 }
@@ -580,7 +591,8 @@ export function reportView(report, ctx) {
       deviceWords: Object.fromEntries(report.hosts.map((hr, i) => [hr.host, ((shown.hosts || [])[i] || {}).device_words])) }),
     memoryPeaksView(shown.memory),
     ranksView(report.ranks, ctx, shown.ranks,
-      report.hosts.reduce((k, hr) => k + (hr.error ? 0 : (hr.job?.unrecorded_rank_labels || []).length), 0)),
+      report.hosts.flatMap((hr) => (hr.error ? [] : hr.job?.unrecorded_rank_labels || [])),
+      Math.max(0, ...report.hosts.map((hr) => Number(hr.job?.job_ranks) || 0))),
     report.collectives ? h("section", { class: "collectives", "aria-label": "Collectives" }, h("h2", {}, "Collectives"),
       tableView(report.collectives, shown.collectives)) : null,
     h("section", { class: "hosts", "aria-label": "Per-host details" },

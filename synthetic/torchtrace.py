@@ -2646,7 +2646,10 @@ MI300X = {"name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992, "comput
           "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 131072, "warpSize": 64,
           "sharedMemPerBlock": 65536, "numSms": 304, "maxSharedMemoryPerMultiProcessor": 65536}
 #: CUDA's runtime calls -> HIP's for the same work, as ROCm's PyTorch makes them.
+#: A CUDA driver call (``cu...``) absent here has no HIP twin (``cuModuleGetLoadingMode``: CUDA's lazy loading) and is
+#: not written (h37-words63: a ROCm trace holding it read as two runtimes' calls, no vendor).
 _HIP_CALLS = {"cudaLaunchKernel": "hipLaunchKernel", "cuLaunchKernel": "hipModuleLaunchKernel",
+              "cuModuleLoadData": "hipModuleLoadData",
               "cudaMemcpyAsync": "hipMemcpyAsync", "cudaMemsetAsync": "hipMemsetAsync",
               "cudaStreamSynchronize": "hipStreamSynchronize", "cudaDeviceSynchronize": "hipDeviceSynchronize"}
 #: Kineto's copy direction -> the sides ROCm's Kineto names (``getMemcpySrcDstString``: ``Host``/``Device``).
@@ -2664,6 +2667,9 @@ def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
     for k in ("cuda_driver_version", "cuda_runtime_version", "cupti_version"):
         doc.pop(k, None)
     doc.update({"roctracer_version": 4.1, "hip_runtime_version": 70253211, "hip_driver_version": 70253211})
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if not (e.get("cat") in ("cuda_runtime", "cuda_driver")
+                          and e["name"].startswith("cu") and not e["name"].startswith("cuda")
+                          and e["name"] not in _HIP_CALLS)]
     for e in doc["traceEvents"]:
         a = e.get("args") or {}
         if e.get("cat") in ("cuda_runtime", "cuda_driver"):

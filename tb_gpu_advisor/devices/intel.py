@@ -24,6 +24,9 @@ VENDOR = "Intel"
 #: The prefixes of the calls of SYCL's Unified Runtime, its older plug-in interface and Level Zero (``urQueueFinish``,
 #: ``piEventsWait``, ``zeCommandListAppendLaunchKernel``).
 RUNTIME_PREFIXES = ("ur", "pi", "ze")
+#: The collective libraries' own names as a distributed backend: PyTorch's ``xccl`` (oneCCL, PyTorch 2.8 on) and
+#: Intel's oneCCL bindings' ``ccl`` (``devices.vendor_shown``).
+COLLECTIVE_LIBRARIES = ("xccl", "ccl")
 #: What an XPU build of PyTorch names in the C++ frames a memory snapshot records: its caching allocator
 #: (``c10::xpu::XPUCachingAllocator``).
 ALLOCATOR_FRAMES = re.compile(r"\bc10::xpu::|XPUCachingAllocator")

@@ -996,11 +996,22 @@ def finding(
         saving=saving,
         evidence=[table_in_words(titled(ctx.window_words, t), ctx.words) for t in evidence],
         windows=list(windows),
-        actions=ctx.said(actions),
+        actions=ctx.said(_once(actions)),
         host=ctx.host or None,
         gpu=gpu,
         saving_bytes=int(saving_bytes) if saving_bytes is not None else None,
     )
+
+
+def _once(actions: Sequence[Action]) -> list[Action]:
+    """Each fix once, in its first place: a rule that asks several variants of its fixes may be given one fix under
+    each (a capture of no known writer has the same JAX fix for every variant of a check only TensorFlow splits,
+    ``frameworks._either_writer``)."""
+    out: list[Action] = []
+    for a in actions:
+        if a not in out:
+            out.append(a)
+    return out
 
 
 def _in_words(ctx: Ctx, metric: Metric | None) -> Metric | None:

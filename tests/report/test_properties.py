@@ -174,8 +174,9 @@ def test_every_report_speaks_its_vendors_words(reports):
     from tests.support.contradictions import vendor_words_problems
 
     assert any(k[0] == "corpus_xpu" for k in reports)
-    # the windows that say most of the profiler and the runtime, on each vendor's GPU (h37-words63: on base 9 of its
-    # 44 broke the law -- an Intel GPU told ``ProfilerActivity.CUDA``, "with CUDA activity on", "Ampere and newer")
+    # the windows that say most of the profiler and the runtime, on each vendor's GPU (h37-words63: on base 12 of its
+    # 44 broke the law -- an Intel GPU told ``ProfilerActivity.CUDA``, "with CUDA activity on", "Ampere and newer";
+    # an AMD GPU "the CUDA sync debug mode", "the window's only CUDA calls")
     assert sum(k[0] == "corpus_vendors" for k in reports) >= 40  # 11 windows x 4 forms
     bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := vendor_words_problems(r))}
     assert not bad, bad

@@ -128,3 +128,37 @@ def test_control_rocm_keeps_pytorchs_cuda_activity(tmp_path: Path) -> None:
     """ROCm's PyTorch names the GPU's activity ``ProfilerActivity.CUDA``: its code keeps it."""
     host = _window(tmp_path, "write_start_up_of_no_framework", "rocm")
     assert "ProfilerActivity.CUDA" in _code(host)
+
+
+def test_the_vendor_law_reads_another_vendors_tools_in_what_a_host_is_told(tmp_path: Path) -> None:
+    """The law (``contradictions.vendor_words_problems``) can fail: CUDA's device code in an Intel GPU's fix, HIP's call
+    on an NVIDIA GPU's, Intel's device on an NVIDIA GPU's (base read only CUDA's tools on AMD and ROCm's off it)."""
+    import copy
+
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.model.schema import Action
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    from tests.support.contradictions import vendor_words_problems
+
+    written = tt.write_vendor_windows(str(tmp_path), ("write_loop_ended",), ("cuda", "xpu"))
+    reports = {s.run: analyze_session(s.run, s.session, s.hosts) for s in discover(str(tmp_path))}
+    assert set(reports) == set(written) and not any(vendor_words_problems(r) for r in reports.values())
+    for run, snippet, word in (("xpu_loop_ended", "with profile(activities=[ProfilerActivity.CUDA]):", "ProfilerActivity.CUDA"),
+                               ("cuda_loop_ended", "hipDeviceSynchronize()", "hipDeviceSynchronize"),
+                               ("cuda_loop_ended", "torch.xpu.synchronize()", "torch.xpu")):
+        r = copy.deepcopy(reports[run])
+        f = next(f for h in r.hosts for f in h.findings if f.actions)
+        f.actions.append(Action(text="Record the steps.", snippet=snippet))
+        assert any(f"'{word}'" in p for p in vendor_words_problems(r)), (run, vendor_words_problems(r))
+
+
+def test_capture_vendor_agrees_with_the_gpus_the_report_names() -> None:
+    """``json_fields.vendor_problems``: a vendor claimed against the GPUs the report names is caught (base: not read)."""
+    from tests.support.json_fields import shown_vendor, vendor_problems
+
+    host = {"host": "h", "capture": {"vendor": "NVIDIA"}, "gpus": [{"name": "AMD GPU", "kernel_count": 3}], "job": {}}
+    assert shown_vendor(host) == "AMD" and vendor_problems(host)
+    assert not vendor_problems({**host, "capture": {"vendor": "AMD"}})
+    intel = {**host, "gpus": [{"name": "Intel(R) Data Center GPU Max 1550", "kernel_count": 3}]}
+    assert shown_vendor(intel) == "Intel" and vendor_problems(intel)
+    assert shown_vendor({**host, "gpus": [{"name": "GPU of unknown model"}]}) is None

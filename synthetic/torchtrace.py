@@ -2518,6 +2518,15 @@ XPU_MAX_1550 = {"name": "Intel(R) Data Center GPU Max 1550", "vendor": "Intel(R)
 #: lists ``urEnqueueKernelLaunch``, ``urEnqueueMemBufferWrite``; ``urQueueFinish`` is SYCL's ``queue::wait``).
 _XPU_CALLS = {"cudaLaunchKernel": "urEnqueueKernelLaunch", "cudaMemcpyAsync": "urEnqueueUSMMemcpy",
               "cudaStreamSynchronize": "urQueueFinish", "cudaDeviceSynchronize": "urQueueFinish"}
+#: The same work's other calls as the Unified Runtime names them (``ur_api.h``): a Triton kernel's launch, its module's
+#: load, the device queries, USM allocations and fills, an event's wait and a recorded graph's launch; CUDA's lazy
+#: loading query has none and is not written (h37-words63: an Intel trace holding CUDA's names read "4 CUDA calls").
+_XPU_CALLS.update({"cuLaunchKernel": "urEnqueueKernelLaunch", "cuModuleLoadData": "urProgramCreateWithIL",
+                   "cudaGetDeviceCount": "urDeviceGet", "cudaGetDeviceProperties_v2": "urDeviceGetInfo",
+                   "cudaMalloc": "urUSMDeviceAlloc", "cudaFree": "urUSMFree", "cudaMemsetAsync": "urEnqueueUSMFill",
+                   "cudaEventRecord": "urEnqueueEventsWaitWithBarrier", "cudaEventSynchronize": "urEventWait",
+                   "cudaStreamWaitEvent": "urEnqueueEventsWaitWithBarrier", "cudaGraphLaunch": "urCommandBufferEnqueueExp"})
+_XPU_DROPPED = ("cuModuleGetLoadingMode",)
 #: CUPTI's copy memories -> PTI's letters: pageable is system memory (``M``), pinned is USM host memory (``H``).
 _XPU_COPY = {"Pageable": ("M", "MEMORY"), "Pinned": ("H", "HOST"), "Device": ("D", "DEVICE")}
 
@@ -2532,6 +2541,7 @@ def as_xpu(doc: dict[str, Any], plugin_names: bool = True) -> dict[str, Any]:
     doc["deviceProperties"] = [{"id": p.get("id", 0), **XPU_MAX_1550} for p in doc.get("deviceProperties", [{}])]
     for k in ("cuda_driver_version", "cuda_runtime_version", "cupti_version"):
         doc.pop(k, None)
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("name") not in _XPU_DROPPED]
     for e in doc["traceEvents"]:
         a = e.get("args") or {}
         if e.get("name") == "[memory]" and a.get("Device Type") == 1:
@@ -2646,7 +2656,10 @@ MI300X = {"name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992, "comput
           "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 131072, "warpSize": 64,
           "sharedMemPerBlock": 65536, "numSms": 304, "maxSharedMemoryPerMultiProcessor": 65536}
 #: CUDA's runtime calls -> HIP's for the same work, as ROCm's PyTorch makes them.
+#: A CUDA driver call (``cu...``) absent here has no HIP twin (``cuModuleGetLoadingMode``: CUDA's lazy loading) and is
+#: not written (h37-words63: a ROCm trace holding it read as two runtimes' calls, no vendor).
 _HIP_CALLS = {"cudaLaunchKernel": "hipLaunchKernel", "cuLaunchKernel": "hipModuleLaunchKernel",
+              "cuModuleLoadData": "hipModuleLoadData",
               "cudaMemcpyAsync": "hipMemcpyAsync", "cudaMemsetAsync": "hipMemsetAsync",
               "cudaStreamSynchronize": "hipStreamSynchronize", "cudaDeviceSynchronize": "hipDeviceSynchronize"}
 #: Kineto's copy direction -> the sides ROCm's Kineto names (``getMemcpySrcDstString``: ``Host``/``Device``).
@@ -2664,6 +2677,9 @@ def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
     for k in ("cuda_driver_version", "cuda_runtime_version", "cupti_version"):
         doc.pop(k, None)
     doc.update({"roctracer_version": 4.1, "hip_runtime_version": 70253211, "hip_driver_version": 70253211})
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if not (e.get("cat") in ("cuda_runtime", "cuda_driver")
+                          and e["name"].startswith("cu") and not e["name"].startswith("cuda")
+                          and e["name"] not in _HIP_CALLS)]
     for e in doc["traceEvents"]:
         a = e.get("args") or {}
         if e.get("cat") in ("cuda_runtime", "cuda_driver"):
@@ -4583,3 +4599,49 @@ def write_host_marked_epoch(path: str, iterations: int = 12, startup_ms: float =
     write_doc(path, trace_doc(r, 1))
     per = fetch_us + gap_us + sum(sum(us for _, us in ops) + 4.0 for _, ops in HOST_MARKED_PHASES)
     return {"iterations": iterations, "iteration_ms": per / 1000.0, "startup_ms": startup_ms}
+
+
+#: The one-file writers whose windows say most of the profiler and the runtime (start-up, the loop's end, CUDA activity
+#: off, records lost, first calls, a first call of no framework, a copy on another GPU): each written on each vendor's
+#: GPU by :func:`write_vendor_windows`.
+VENDOR_WINDOWS = ("write_cuda_activity_off", "write_profiler_calls_only",
+                  "write_loop_ended", "write_start_up_of_no_framework", "write_first_op_call", "write_lost_gpu_records",
+                  "write_unrecorded_gpu_steps", "write_upload_elsewhere", "write_loop_opened",
+                  "write_compiled_first_call", "write_stream_handoff")
+#: The vendors a trace is written for: the document as CUDA's PyTorch writes it, ROCm's (:func:`as_rocm`), ROCm's with
+#: neither ``deviceProperties`` nor ROCm's version keys (what is left to say AMD: HIP's calls), and an Intel GPU's
+#: (:func:`as_xpu`).
+VENDOR_FORMS = ("cuda", "rocm", "rocm_unnamed", "xpu")
+
+
+def as_vendor(doc: dict[str, Any], form: str) -> dict[str, Any]:
+    """``doc`` (a :func:`trace_doc`) in ``form`` (one of :data:`VENDOR_FORMS`), in place."""
+    if form.startswith("rocm"):
+        as_rocm(doc)
+        if form == "rocm_unnamed":
+            for k in ("deviceProperties", "roctracer_version", "hip_runtime_version", "hip_driver_version"):
+                doc.pop(k, None)
+    elif form == "xpu":
+        as_xpu(doc)
+    return doc
+
+
+def write_vendor_windows(out: str, writers: tuple[str, ...] = VENDOR_WINDOWS,
+                         forms: tuple[str, ...] = VENDOR_FORMS) -> list[str]:
+    """Each of ``writers``' traces in each of ``forms``, one run each (``<form>_<window>``) under ``out``; returns the
+    runs.  Truth by construction: the vendor of each run is its form's (NVIDIA, AMD, AMD, Intel)."""
+    runs = []
+    for name in writers:
+        path = os.path.join(out, f".{name}.json")
+        os.makedirs(out, exist_ok=True)
+        globals()[name](path)
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        os.remove(path)
+        for form in forms:
+            run = f"{form}_{name.removeprefix('write_')}"
+            os.makedirs(os.path.join(out, run), exist_ok=True)
+            write_doc(os.path.join(out, run, f"node0_4500.{BASE_NS}.pt.trace.json"),
+                      as_vendor(json.loads(json.dumps(doc)), form))
+            runs.append(run)
+    return runs

@@ -28,7 +28,7 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
            "autotune_kernel_one", "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_teardown_call", "TEARDOWN_CALLS", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
-           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
+           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_shown", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
 
 #: The vendors whose names are known, in the order they are asked (NVIDIA last: a GPU no vendor claims is read as
@@ -565,13 +565,35 @@ def is_runtime_call(name: str) -> bool:
     return bool(_RUNTIME.match(name))
 
 
+def _call_vendors(call_names: Iterable[str]) -> set:
+    """The vendor modules whose runtime prefix (``RUNTIME_PREFIXES``, then a capital) spells one of ``call_names``."""
+    return {v for n in call_names for v in VENDORS
+            if any(n.startswith(p) and n[len(p):len(p) + 1].isupper() for p in _calls_of(v, "RUNTIME_PREFIXES"))}
+
+
 def vendor_of_calls(call_names: Iterable[str]):  # noqa: ANN201 - a vendor module
     """The vendor whose runtime made ``call_names`` (``hipMemcpy`` is ROCm's, ``cudaFree`` NVIDIA's), NVIDIA when
     none or several do.  Why: a window with no GPU record names no GPU, yet its runtime calls still say whose runtime
     ran -- a ROCm start-up window is "HIP calls", never "CUDA calls"."""
-    found = {v for n in call_names for v in VENDORS
-             if any(n.startswith(p) and n[len(p):len(p) + 1].isupper() for p in _calls_of(v, "RUNTIME_PREFIXES"))}
+    found = _call_vendors(call_names)
     return found.pop() if len(found) == 1 else nvidia
+
+
+def vendor_shown(call_names: Iterable[str], kernel_names: Iterable[str] = (), libraries: Iterable[str] = ()) -> str | None:
+    """The ``VENDOR`` that every piece of vendor evidence a capture holds besides its GPUs' names claims, None where
+    none claims one or two disagree (no default, as :func:`vendor_claimed`): its runtime's calls (``hipLaunchKernel``,
+    ``urEnqueueKernelLaunch``, ``cudaLaunchKernel``: ``RUNTIME_PREFIXES``), kernels only one vendor's software names
+    (``OWN_KERNELS``: ROCclr's ``__amd_rocclr_copyBuffer``, Tensile's ``Cijk_``), a collective library the
+    capture names (``COLLECTIVE_LIBRARIES``: ``rccl``, ``nccl``).
+
+    Why: a GPU the file does not name is read as NVIDIA's, the profilers' default -- a ROCm trace that kept no
+    ``deviceProperties`` (nor ROCm's version keys) was told NCCL, Tensor Cores and Nsight Systems beside its own
+    ``hipLaunchKernel`` calls (h37-words63)."""
+    found = {v.VENDOR for v in _call_vendors(call_names)}
+    own = [(v.VENDOR, p) for v in VENDORS if (p := getattr(v, "OWN_KERNELS", None)) is not None]
+    found |= {vendor for n in set(kernel_names) for vendor, p in own if p.search(n)}
+    found |= {v.VENDOR for lib in libraries for v in VENDORS if lib.lower() in getattr(v, "COLLECTIVE_LIBRARIES", ())}
+    return found.pop() if len(found) == 1 else None
 
 
 #: The device allocator's own calls (CUDA runtime and driver, HIP): each ``cudaFree`` synchronizes the device, and

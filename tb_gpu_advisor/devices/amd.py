@@ -28,6 +28,12 @@ RUNTIME_PREFIXES = ("hip",)
 #: hipified, so the caching allocator is ``c10::hip::HIPCachingAllocator`` (``HIPCachingAllocatorMasqueradingAsCUDA``
 #: behind ``torch.cuda``), a stream an ``ihipStream_t*``, the runtime ``libamdhip64``.
 ALLOCATOR_FRAMES = re.compile(r"\bc10::hip::|HIPCachingAllocator|\bihipStream_t\b|\bhipMalloc|libamdhip64")
+#: Kernels only ROCm's software names (``devices.vendor_shown``): ROCclr's blit kernels (``__amd_rocclr_copyBuffer``),
+#: Tensile's GEMMs (``Cijk_``), Composable Kernel's (``ck::``, ``ck_tile::``) and MIOpen's.
+OWN_KERNELS = re.compile(r"^__amd_rocclr_|^Cijk_|\bck(?:_tile)?::|\bMIOpen|^miopen")
+#: The collective library's own name (a distributed backend ``rccl``); ROCm's PyTorch names its backend ``nccl``
+#: (``distributedInfo.backend`` of the kept MI300X traces), so NCCL's name is no vendor's evidence.
+COLLECTIVE_LIBRARIES = ("rccl",)
 #: Device names of AMD GPUs (ROCm names consumer and some server parts ``AMD Radeon Graphics``).
 _DEVICE = re.compile(r"\bAMD\b|Instinct|Radeon|\bMI\d{3}", re.I)
 #: Architecture by product (computeMajor/Minor 9.0 is both gfx908 and gfx90a), then by (major, minor).
@@ -132,11 +138,16 @@ WORDS = (("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",  # Py
          # "ROCm-aware" there (Open MPI over UCX) -- NVIDIA's tool and word reachable in a fix (h37-hiprocm36)
          ("torch.cuda.nvtx under Nsight Systems", "torch.cuda.nvtx, roctx ranges under rocprofv3 --marker-trace"),
          ("CUDA-aware", "ROCm-aware"),
+         # ``torch.cuda.set_sync_debug_mode`` is torch.cuda's API, which ROCm's PyTorch keeps: its c10/cuda sources
+         # (``warn_or_error_on_sync`` at each stream sync and blocking copy) are hipified, so the mode warns there too
+         # -- the code stays, the prose says no CUDA (h37-words63)
+         ("CUDA sync debug mode", "sync debug mode"),
          # the frameworks' fixes date bf16 and TF32 by NVIDIA's generation: AMD's GPUs run bf16 from MI100 (CDNA) and
          # RDNA3, TF32 on the MI300 (``devices.has_tf32``, which gives the TF32 fix only there)
          ("bfloat16 needs no loss scaling at all on Ampere and newer",
           "bfloat16 needs no loss scaling at all (Instinct MI100 and newer, Radeon RDNA3)"),
-         ("On Ampere and newer,", "On the GPUs with TF32 (Instinct MI300),")) + CALLS
+         ("On Ampere and newer,", "On the GPUs with TF32 (Instinct MI300),"),
+         ("bfloat16 only on Ampere and newer", "bfloat16 only on Instinct MI100 and newer and Radeon RDNA3")) + CALLS
 
 
 #: How ROCm's users name things (the keys of ``nvidia.TERMS``).

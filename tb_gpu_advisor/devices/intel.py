@@ -24,6 +24,9 @@ VENDOR = "Intel"
 #: The prefixes of the calls of SYCL's Unified Runtime, its older plug-in interface and Level Zero (``urQueueFinish``,
 #: ``piEventsWait``, ``zeCommandListAppendLaunchKernel``).
 RUNTIME_PREFIXES = ("ur", "pi", "ze")
+#: The collective libraries' own names as a distributed backend: PyTorch's ``xccl`` (oneCCL, PyTorch 2.8 on) and
+#: Intel's oneCCL bindings' ``ccl`` (``devices.vendor_shown``).
+COLLECTIVE_LIBRARIES = ("xccl", "ccl")
 #: What an XPU build of PyTorch names in the C++ frames a memory snapshot records: its caching allocator
 #: (``c10::xpu::XPUCachingAllocator``).
 ALLOCATOR_FRAMES = re.compile(r"\bc10::xpu::|XPUCachingAllocator")
@@ -46,7 +49,15 @@ WORDS = (("Tensor Cores", "XMX engines"), ("Tensor Core", "XMX"), ("cuDNN", "one
          ("thread blocks", "work-groups"), ("thread block", "work-group"), ("SMs", "Xe cores"),
          ("cudaMalloc", "sycl::malloc_device"), ("cudaFree", "sycl::free"),
          ("CUDA sync debug mode", "XPU sync debug mode"), (", or torch.cuda.nvtx under Nsight Systems", ""),
-         ("NVTX ranges, ", ""), ("CUPTI", "PTI"))
+         ("NVTX ranges, ", ""), ("CUPTI", "PTI"),
+         # NVIDIA's tool and generations named in the frameworks' fixes (h37-words63): PTI names a pageable copy by its
+         # memories (``Memcpy M2D``); every Intel GPU with XMX engines multiplies bf16 on them (Xe-HPC and Xe-HPG), the
+         # Data Center GPU Max TF32 too
+         ("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",
+          "PTI names such a copy Memcpy M2D: from the process's own system memory"),
+         ("bfloat16 only on Ampere and newer", "bfloat16 on them too (Data Center GPU Max, Arc)"),
+         ("bfloat16 needs no loss scaling at all on Ampere and newer", "bfloat16 needs no loss scaling at all"),
+         ("On Ampere and newer,", "On the GPUs with TF32 (Data Center GPU Max),"))
 
 #: PyTorch's CUDA device in code, and its Intel GPU spelling; the caching allocator's variable is the XPU build's own
 #: (``c10/xpu/XPUCachingAllocator.h`` reads ``PYTORCH_XPU_ALLOC_CONF``).

@@ -33,40 +33,49 @@ __all__ = ["Framework", "NamePredicate", "GENERIC_LABELS", "REGISTRY", "UNKNOWN"
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
     from tb_gpu_advisor.model.trace import Trace
 
-#: The fixes of a window that holds no GPU work to judge (the capture itself is the problem), and of a session kept as
-#: its trace viewer JSON alone: each is the writer's own profiler's way (``tf.profiler`` / ``profile_batch``,
-#: ``jax.profiler.trace``), so a capture whose writer is not told apart gets both writers' ways, each said as whose.
-_WRITERS_OWN_FIXES = ("capture_quality:no_gpu", "capture_quality:gpu_unused", "capture_quality:input_on_cpu",
-                      "capture_quality:copy_only", "capture_quality:window", "capture_quality:not_kept")
+def _own_fix(fw: Framework, key: str) -> tuple:
+    """``fw``'s fixes for ``key`` as its own lookups reach them: the key's, else -- for a job's tag it has none of
+    (``rule@tag``) -- its untagged key's, else (``Framework.fix``) the variant's type's, then the rule's."""
+    if key in fw.fixes:
+        return tuple(fw.fixes[key])
+    base, tagged, _ = key.partition("@")
+    return _own_fix(fw, base) if tagged else tuple(fw.fix(key))
 
 
 def _either_writer(writers: tuple[Framework, ...]) -> tuple[dict[str, tuple], str]:
-    """The fixes of :data:`_WRITERS_OWN_FIXES` and the capture advice of a capture any of ``writers`` may have written
-    (TensorFlow's and JAX's XPlane, and its trace viewer JSON, whose events name neither): each writer's own, in turn,
-    each fix headed by whose it is.
+    """The fixes and the capture advice of a capture any of ``writers`` may have written (TensorFlow's and JAX's
+    XPlane, and its trace viewer JSON, whose events name neither): for every fix key of either writer, the fix both
+    give alike said once, else each writer's own, in turn, each headed by whose it is.
 
     Why: a ``jax.profiler.trace`` around host-only code, kept as its ``<host>.trace.json.gz``, names no framework in its
     events; read with TensorFlow's words it was told "TensorFlow saw the GPU", ``tf.debugging.set_log_device_placement``
-    and Keras's ``profile_batch``, and "Profile again on TensorFlow 2.3" (issue #37 class 1: each tool's own way)."""
+    and Keras's ``profile_batch``, and "Profile again on TensorFlow 2.3" (issue #37 class 1: each tool's own way;
+    h37-window62).  A window *with* GPU work kept so was told Keras's mixed precision policy, ``steps_per_execution``
+    and ``TF_GPU_THREAD_MODE`` alone (h37-words63): every fix a capture of no known writer is told is either both
+    writers' or headed by its writer."""
     # each writer's fix as its module says it, headed, never rewritten (a first letter lower-cased turned a fix opening
     # with a name -- "JAX's ...", "XLA ..." -- into "jAX's", "xLA"; h37-review62)
-    fixes = {key: tuple(dataclasses.replace(a, text=f"If {fw.name} wrote the capture: {a.text}")
-                        for fw in writers for a in fw.fixes.get(key, ()))
-             for key in _WRITERS_OWN_FIXES}
+    keys = dict.fromkeys(k for fw in writers for k in fw.fixes)
+    fixes: dict[str, tuple] = {}
+    for key in keys:
+        own = [(fw, _own_fix(fw, key)) for fw in writers]
+        shared = [a for a in own[0][1] if all(a in theirs for _, theirs in own[1:])]
+        fixes[key] = tuple(shared) + tuple(dataclasses.replace(a, text=f"If {fw.name} wrote the capture: {a.text}")
+                                           for fw, theirs in own for a in theirs if a not in shared)
     advice = "\n".join(f"# {fw.name}:\n{fw.capture_snippet}" for fw in writers)
     return fixes, advice
 
 
 _XPLANE_FIXES, _XPLANE_ADVICE = _either_writer((tensorflow.FRAMEWORK, jax.FRAMEWORK))
 #: A capture whose writer its events do not name: an XPlane (or its trace viewer JSON), which TensorFlow and JAX both
-#: write -- TensorFlow's vocabulary for its events, both writers' for the profiler's own words (who saw the GPU, how to
-#: capture the right window).
+#: write -- TensorFlow's vocabulary for its events, both writers' fixes (each headed by whose it is where they differ)
+#: and capture advice.
 UNKNOWN = Framework(
     id="unknown", name="an unknown framework",
     labels={**tensorflow.FRAMEWORK.labels, "gpu_user": f"{tensorflow.FRAMEWORK.name} or {jax.FRAMEWORK.name}"},
     input_event=tensorflow.FRAMEWORK.input_event, host_op_event=tensorflow.FRAMEWORK.host_op_event,
     host_only_op_type=tensorflow.FRAMEWORK.host_only_op_type, background_line=tensorflow.FRAMEWORK.background_line,
-    fixes={**tensorflow.FRAMEWORK.fixes, **_XPLANE_FIXES},
+    fixes=_XPLANE_FIXES,
     capture_snippet=_XPLANE_ADVICE,
 )
 #: Every supported framework, in detection order.

@@ -1742,23 +1742,23 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
         "step_gaps:shared_threads": (reads,),
         "capture_quality": (action("Profile a short steady-state window instead of the whole run.", advice),),
         "capture_quality:unseen": (action(
-            "Record whole steps with the GPU's activity, so the GPU work the host waits for is in the trace: CUDA "
-            "activity on, the profiler started before a step's first launch and stepped at each step's end "
+            "Record whole steps with the GPU's activity, so the GPU work the host waits for is in the trace: "
+            "ProfilerActivity.CUDA on, the profiler started before a step's first launch and stepped at each step's end "
             "(prof.step()); if the GPU still sits idle there, another process shares it (nvidia-smi lists each GPU's "
             "processes).", advice),),
         "capture_quality:before_capture": (action(BEFORE_CAPTURE, IDLE_FIRST + advice),),
-        "capture_quality:no_gpu": (action("Check that PyTorch sees the GPU and that CUDA activity is profiled, then "
+        "capture_quality:no_gpu": (action("Check that PyTorch sees the GPU and that ProfilerActivity.CUDA is among the profiler's activities, then "
                                           "profile steady-state steps.",
                                           "print(torch.cuda.is_available(), torch.cuda.device_count())\n" + advice),),
         "capture_quality:gpu_unused": (action("Move the model and every input of the step to the GPU PyTorch sees, "
-                                              "then profile steady-state steps with CUDA activity on.",
+                                              "then profile steady-state steps with ProfilerActivity.CUDA on.",
                                               "print(next(model.parameters()).device)   # cpu: the model never "
                                               "moved\ndevice = torch.device('cuda')\nmodel = model.to(device)\n"
                                               "x = x.to(device, non_blocking=True)   # each input of the step\n"
                                               + advice),),
         "capture_quality:window": (action("The profiled window held no GPU work (start-up, or before the first step): "
                                           "let torch.profiler's schedule skip start-up (wait), warm up (warmup) and "
-                                          "record a few steps (active), with CUDA activity on.", advice),),
+                                          "record a few steps (active), with ProfilerActivity.CUDA on.", advice),),
         # the window opened after the loop, on the program's exit (h37-probe43w): a schedule inside the loop
         "capture_quality:teardown": (action("The profiled window opened after the loop and held the program's exit: "
                                             "let torch.profiler's schedule end inside the loop -- wait + warmup + "
@@ -1768,12 +1768,12 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
         "capture_quality:copy_only": (action("The profiled window held copies and no kernel: where the copies are "
                                              "the program's work, they are what it measures; where a model runs "
                                              "after them, let torch.profiler's schedule skip them (wait), warm up "
-                                             "(warmup) and record a few steps (active), with CUDA activity on.",
+                                             "(warmup) and record a few steps (active), with ProfilerActivity.CUDA on.",
                                              advice),),
         "capture_quality:input_on_cpu": (action(
             "The profiled loop only fetched batches, and no model op ran on them: run the model's step on each batch "
             "inside the profiled block -- the model and the batch moved to the GPU (model.to('cuda'), "
-            "batch.to('cuda', non_blocking=True)) -- with CUDA activity recorded, and call prof.step() after each "
+            "batch.to('cuda', non_blocking=True)) -- with ProfilerActivity.CUDA recorded, and call prof.step() after each "
             "step.", advice),),
         "capture_quality:input_only": (action(
             "The profiled loop only fetched batches (and copied them to the GPU): run the model on each batch inside "

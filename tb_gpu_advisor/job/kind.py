@@ -1247,7 +1247,8 @@ def _loop_ended_window(w: _Held) -> Kind | None:
     ended = _loop_ended(w.trace, w.fw) if w.profiler or not w.calls else ""
     if not ended:
         return None
-    return Kind("no_gpu", "high", ended + (", and the window's only CUDA calls are the profiler's own" if w.calls
+    runtime = devices.vendor_of_calls(n for n in w.names if devices.is_runtime_call(n)).TERMS["runtime"]
+    return Kind("no_gpu", "high", ended + (f", and the window's only {runtime} calls are the profiler's own" if w.calls
                                            else ""), loop_steps=_loop_steps(w.trace, w.fw))
 
 

@@ -537,7 +537,8 @@ def _steady_first(m: HostMetrics, actions: list[Action]) -> list[Action]:
     framework's: torch.profiler's ``schedule(wait, warmup, active)``), its own fixes after: CUDA graphs and "more GPU
     work per call" pay only for time that recurs, which the capture cannot show (h37-words21:
     compiled_a100_triton's one torch.compile'd first call was told CUDA graphs first)."""
-    steady = Ctx(m).steady_fix("capture_quality:few_steps")
+    ctx = Ctx(m)
+    steady = ctx.said(ctx.fit(ctx.steady_fix("capture_quality:few_steps")))
     texts = {a.text for a in steady}
     return list(steady) + [a for a in actions if a.text not in texts]
 

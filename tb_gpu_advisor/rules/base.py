@@ -215,6 +215,12 @@ class Ctx:
         HIP's on AMD GPUs (``devices.vendor_code``)."""
         return devices.vendor_code(self.vendor, snippet)
 
+    def said(self, actions: Sequence[Action]) -> list[Action]:
+        """``actions`` as the host is told them: their prose in its vendor's words (:meth:`words`), their code for its
+        GPU (:meth:`code`) -- every fix a finding carries, also one added after the finding was made (a first call's
+        steady window: ``rules._steady_first`` gave an Intel GPU ``ProfilerActivity.CUDA``, h37-words63)."""
+        return [dataclasses.replace(a, text=self.words(a.text), snippet=self.code(a.snippet)) for a in actions]
+
     def fit(self, actions: Sequence[Action]) -> list[Action]:
         """The fixes the job's GPU can follow at the trace's framework version (``Framework.fit``): a feature its
         vendor's device lacks (CUDA graphs through torch.compile on an Intel GPU), or the framework's build on the
@@ -995,11 +1001,22 @@ def finding(
         saving=saving,
         evidence=[table_in_words(titled(ctx.window_words, t), ctx.words) for t in evidence],
         windows=list(windows),
-        actions=[dataclasses.replace(a, text=ctx.words(a.text), snippet=ctx.code(a.snippet)) for a in actions],
+        actions=ctx.said(_once(actions)),
         host=ctx.host or None,
         gpu=gpu,
         saving_bytes=int(saving_bytes) if saving_bytes is not None else None,
     )
+
+
+def _once(actions: Sequence[Action]) -> list[Action]:
+    """Each fix once, in its first place: a rule that asks several variants of its fixes may be given one fix under
+    each (a capture of no known writer has the same JAX fix for every variant of a check only TensorFlow splits,
+    ``frameworks._either_writer``)."""
+    out: list[Action] = []
+    for a in actions:
+        if a not in out:
+            out.append(a)
+    return out
 
 
 def _in_words(ctx: Ctx, metric: Metric | None) -> Metric | None:

@@ -16,10 +16,16 @@ from tb_gpu_advisor.frameworks import jax, tensorflow
 
 
 def test_each_writers_fix_is_kept_as_its_module_says_it() -> None:
-    for key in frameworks._WRITERS_OWN_FIXES:
-        want = [f"If {fw.name} wrote the capture: {a.text}" for fw in (tensorflow.FRAMEWORK, jax.FRAMEWORK)
-                for a in fw.fixes.get(key, ())]
-        assert want, key
+    """Every fix key of either writer (h37-words63: not the window fixes alone): a fix both give alike once, unheaded,
+    then each writer's other fixes headed, in the words its module gives them."""
+    writers = (tensorflow.FRAMEWORK, jax.FRAMEWORK)
+    for key in ("capture_quality:no_gpu", "capture_quality:window", "capture_quality:not_kept"):
+        assert all(fw.fixes.get(key) for fw in writers), key  # the window fixes: each writer has its own
+    for key in dict.fromkeys(k for fw in writers for k in fw.fixes):
+        own = [(fw, frameworks._own_fix(fw, key)) for fw in writers]
+        alike = [a.text for a in own[0][1] if a in own[1][1]]
+        want = alike + [f"If {fw.name} wrote the capture: {a.text}" for fw, theirs in own for a in theirs
+                        if a.text not in alike]
         assert [a.text for a in frameworks.UNKNOWN.fixes[key]] == want, key
 
 
@@ -27,5 +33,6 @@ def test_a_fix_opening_with_a_name_keeps_it() -> None:
     """By construction: a writer whose fix opens with "XLA" keeps "XLA" after the head."""
     fw = dataclasses.replace(jax.FRAMEWORK, fixes={"capture_quality:window": tuple(
         dataclasses.replace(a, text="XLA " + a.text) for a in jax.FRAMEWORK.fixes["capture_quality:window"])})
-    fixes, _ = frameworks._either_writer((fw,))
-    assert all(a.text.startswith("If JAX wrote the capture: XLA ") for a in fixes["capture_quality:window"]), fixes
+    fixes, _ = frameworks._either_writer((tensorflow.FRAMEWORK, fw))
+    mine = [a for a in fixes["capture_quality:window"] if a.text.startswith("If JAX")]
+    assert mine and all(a.text.startswith("If JAX wrote the capture: XLA ") for a in mine), fixes

@@ -211,8 +211,25 @@ _CUDA_TOOLS = re.compile(r"\bnsys\b|\bncu\b|\bnvtx[A-Z]\w*|(?<![\w.])cuda[A-Z]\w
 #: rocprof tools.  Checked in what such a host is told to do, words and code (h37-words32: the AMD twin of
 #: :data:`_CUDA_TOOLS`; ``small_grid``'s vendor fixes name each vendor's launch and library calls).
 _ROCM_TOOLS = re.compile(r"(?<![\w.])hip[A-Z]\w*|\bhipcub::|\brocblas_\w+|\broctx[A-Z]\w*|\brocprof\w*")
+#: Intel's own calls and APIs, which a program on another vendor's GPU cannot use: SYCL's (``sycl::malloc_device``),
+#: PyTorch's ``xpu`` device and profiler activity, Intel's tools.  Checked in what a host of another vendor's GPU is
+#: told to do, words and code (h37-words63: the twin of :data:`_CUDA_TOOLS` and :data:`_ROCM_TOOLS`).
+_INTEL_TOOLS = re.compile(r"\bsycl::\w+|\btorch\.xpu\b|ProfilerActivity\.XPU\b|device='xpu'|\.to\('xpu'\)|"
+                          r"\bxpu-smi\b|\bVTune\b|\bPYTORCH_XPU_ALLOC_CONF\b")
+#: CUDA's device as PyTorch's code names it, which ROCm's PyTorch keeps (``torch.cuda``, ``device='cuda'``,
+#: ``ProfilerActivity.CUDA``) but a program on an Intel GPU spells ``xpu`` (h37-words63: a steady window's fix told
+#: an Intel GPU ``activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]``).
+_CUDA_DEVICE_CODE = re.compile(r"ProfilerActivity\.CUDA\b|\btorch\.cuda\.|device='cuda'|\.cuda\(\)|\bPYTORCH_CUDA_ALLOC_CONF\b")
+#: Each vendor's GPU -> the tools and APIs of another vendor, in what its host is told to do (fixes' words and code,
+#: the job's capture advice).
+_TOOLS = {"AMD": (_CUDA_TOOLS, _INTEL_TOOLS), "Intel": (_CUDA_TOOLS, _CUDA_DEVICE_CODE, _ROCM_TOOLS),
+          "NVIDIA": (_ROCM_TOOLS, _INTEL_TOOLS)}
+#: CUDA named as a word of the prose (not PyTorch's ``torch.cuda`` / ``ProfilerActivity.CUDA``, which ROCm's PyTorch
+#: keeps, nor a quoted name): ROCm's runtime is HIP, its tracer roctracer -- "no CUDA activity", "the CUDA sync debug
+#: mode" on an AMD GPU (h37-window62, h37-words63; none in the kept captures' reports).
+_CUDA_WORD = r"(?-i:(?<![\w.'])CUDA(?![\w.']))"
 #: Each vendor's GPU -> the words that are another vendor's (checked in what a user reads, not in code).
-_FOREIGN = {"AMD": re.compile(f"{_NVIDIA_UNITS}|{_INTEL_UNITS}", re.I),
+_FOREIGN = {"AMD": re.compile(f"{_NVIDIA_UNITS}|{_INTEL_UNITS}|{_CUDA_WORD}", re.I),
             "Intel": re.compile(f"{_NVIDIA_UNITS}|{_ROCM_UNITS}|{_CUDA_ITSELF}", re.I),
             "NVIDIA": re.compile(f"{_ROCM_UNITS}|{_INTEL_UNITS}", re.I)}
 #: A quoted name of several words (a tool's rule): cited as written (``device='cuda'`` is code, not a citation; the
@@ -226,13 +243,15 @@ def _unquoted(text: str) -> str:
 
 
 def _vendor(h: HostReport) -> str:
-    """The vendor of a host's GPUs (``devices.vendor_of``); where none is named, the one whose runtime made the calls
-    of a window that lost its GPU records (``job.runtime_vendor``: a HIP window's), else NVIDIA, the profilers'
-    default."""
-    from tb_gpu_advisor import devices
+    """The vendor whose words a host's texts must be in: the one its report shows by its own facts
+    (``json_fields.shown_vendor``: its GPUs' names, the GPUs its file lists, the runtime of a window that lost its GPU
+    records), else the one it claims (``capture.vendor``: read from evidence no field shows -- a ROCm trace's
+    ``hipLaunchKernel`` calls), else NVIDIA, the profilers' default."""
+    from tests.support.json_fields import shown_vendor
 
-    names = [g.name for g in h.gpus if g.name]
-    return devices.vendor_of(names).VENDOR if names else ((h.job or {}).get("runtime_vendor") or "NVIDIA")
+    shown = shown_vendor({"gpus": [{"name": g.name} for g in h.gpus], "job": h.job or {}})
+    claimed = (h.capture or {}).get("vendor") if isinstance(h.capture, dict) else None
+    return shown or (claimed if claimed in _FOREIGN else None) or "NVIDIA"
 
 
 def _foreign(vendor: str, text: str) -> list[str]:
@@ -458,10 +477,7 @@ def vendor_words_problems(report: Report, prose: str | None = None) -> list[str]
                 out.append(f"{h.host}: table '{t.title}' has another vendor's words {bad} on an {vendor} GPU")
         for k, v in (h.capture or {}).get("applied", {}).items() if isinstance(h.capture, dict) else []:
             out += [f"{h.host}: capture.applied[{k}] says '{w}' on an {vendor} GPU" for w in _foreign(vendor, v)]
-        if vendor == "AMD":
-            out += _cuda_tools_on_amd(h, findings)
-        else:
-            out += _rocm_tools_off_amd(h, findings, vendor)
+        out += _tools_problems(h, findings, vendor)
     vendors = {_vendor(h) for h in report.hosts}
     if len(vendors) == 1:
         prose = _rendered_prose(report) if prose is None else prose
@@ -469,24 +485,15 @@ def vendor_words_problems(report: Report, prose: str | None = None) -> list[str]
     return sorted(set(out))
 
 
-def _cuda_tools_on_amd(h: HostReport, findings: list[Finding]) -> list[str]:
-    """CUDA's own tools and calls (:data:`_CUDA_TOOLS`) in what an AMD GPU's host is told to do: each fix's words and
-    code, and the job's capture advice."""
-    said = [(f"{f.id} fix", a.text or "") for f in findings for a in f.actions]
-    said += [(f"{f.id} code", a.snippet or "") for f in findings for a in f.actions]
-    said.append(("capture advice", (h.job or {}).get("capture_advice") or ""))
-    return [f"{h.host}: {where} says '{m.group(0)}' on an AMD GPU" for where, text in said
-            for m in _CUDA_TOOLS.finditer(_unquoted(text))]
-
-
-def _rocm_tools_off_amd(h: HostReport, findings: list[Finding], vendor: str) -> list[str]:
-    """ROCm's own calls and tools (:data:`_ROCM_TOOLS`) in what a host of another vendor's GPU is told to do: each
-    fix's words and code, and the job's capture advice (the twin of :func:`_cuda_tools_on_amd`)."""
+def _tools_problems(h: HostReport, findings: list[Finding], vendor: str) -> list[str]:
+    """Another vendor's own tools and APIs (:data:`_TOOLS`) in what a host of ``vendor``'s GPU is told to do: each
+    fix's words and code, and the job's capture advice -- CUDA's on an AMD or Intel GPU (h37-rocsteps), ROCm's and
+    Intel's off theirs (h37-words32, h37-words63)."""
     said = [(f"{f.id} fix", a.text or "") for f in findings for a in f.actions]
     said += [(f"{f.id} code", a.snippet or "") for f in findings for a in f.actions]
     said.append(("capture advice", (h.job or {}).get("capture_advice") or ""))
     return [f"{h.host}: {where} says '{m.group(0)}' on an {vendor} GPU" for where, text in said
-            for m in _ROCM_TOOLS.finditer(_unquoted(text))]
+            for pattern in _TOOLS.get(vendor, ()) for m in pattern.finditer(_unquoted(text))]
 
 
 def context_problems(report: Report) -> list[str]:

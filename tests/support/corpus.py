@@ -1,5 +1,6 @@
 """The synthetic corpus ``scripts/golden.py`` writes (TensorFlow, JAX and PyTorch scenarios, the PyTorch jobs on an
-Intel GPU), generated once per test run and read by every test that walks it.
+Intel GPU) and the PyTorch windows on each vendor's GPU (``corpus_vendors``: ``torchtrace.write_vendor_windows``),
+generated once per test run and read by every test that walks it.
 
 Why: ``tests/report/test_properties.py`` walks the whole corpus and ``tests/report/test_words_fit_context.py`` the
 PyTorch jobs on an Intel GPU again (45 runs written and analysed twice, 23 s of the latter file on the loaded machine).
@@ -19,7 +20,7 @@ from tests.support import report_store
 from tests.support.paths import SHARED_PROFILES
 
 #: the corpus' sets, as scripts/golden.py and the property walk name them
-SETS = ("corpus_tf", "corpus_jax", "corpus_torch", "corpus_xpu")
+SETS = ("corpus_tf", "corpus_jax", "corpus_torch", "corpus_xpu", "corpus_vendors")
 #: not generated but laid out: the bare XPlane files of ``../shared/profiles`` (the lone V100 BERT) as runs of a
 #: logdir (``run_report.as_logdir_run``), so the property walk and every test of ``run_report.v100_bert_report``
 #: read one copy and its session is analysed once per run (it was copied and analysed again by each: 2 s a time)
@@ -45,6 +46,8 @@ def _write(name: str, out: Path) -> None:
     elif name in ("corpus_torch", "corpus_xpu"):
         for run in T.SCENARIOS:
             T.write_run(str(out), run, steps=8, xpu=name == "corpus_xpu")  # the same jobs on an Intel GPU
+    elif name == "corpus_vendors":  # the windows that say most of the profiler and runtime, on each vendor's GPU
+        T.write_vendor_windows(str(out))
     elif name == LONE:
         from tests.support.run_report import as_logdir_run
 

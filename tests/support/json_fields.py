@@ -85,26 +85,55 @@ def _snapshot(g: dict[str, Any]) -> bool:
     return "memory snapshot" in str((g.get("memory") or {}).get("source") or "")
 
 
+#: The makers whose names a GPU's own name begins with or holds, as the boards' names spell them (read from the names'
+#: words, not by the product's device tables, so the law is held to what the file named).
+_MAKERS = (("AMD", re.compile(r"^(?:AMD|Radeon)\b|\bInstinct\b|\bMI\d{3}\b|^gfx\d", re.I)),
+           ("Intel", re.compile(r"^Intel\b|\bArc\(?|Data Center GPU (?:Max|Flex)", re.I)),
+           ("NVIDIA", re.compile(r"^(?:NVIDIA|Tesla|GeForce|Quadro)\b", re.I)))
+
+
+def _maker(name: str) -> str | None:
+    return next((maker for maker, words in _MAKERS if words.search(name)), None)
+
+
 def _listed_vendor(job: dict[str, Any]) -> str | None:
     """The vendor whose name every GPU of ``job.gpus_listed`` ("8 x NVIDIA H200, AMD Instinct MI300X") begins with, as
-    the boards' own names spell it; None where none is listed or they differ.  Read from the names' words, not by the
-    product's device tables, so the law is held to what the file listed."""
+    the boards' own names spell them; None where none is listed or they differ."""
     names = [re.sub(r"^\d+ x ", "", n).strip() for n in str(job.get("gpus_listed") or "").split(", ") if n.strip()]
-    makers = {("AMD" if n.upper().startswith(("AMD", "RADEON")) else "NVIDIA" if n.upper().startswith(("NVIDIA",
-              "TESLA", "GEFORCE", "QUADRO")) else None) for n in names}
+    makers = {_maker(n) for n in names}
     return makers.pop() if len(makers) == 1 else None
+
+
+def shown_vendor(h: dict[str, Any]) -> str | None:
+    """The vendor a host's report shows by its own facts, besides the vendor it claims (``capture.vendor``): its GPUs'
+    names (a maker's words: "AMD GPU", "Intel(R) Data Center GPU Max 1550"), the GPUs its file lists
+    (``job.gpus_listed``) and the runtime whose calls a window that lost its GPU records made (``job.runtime_vendor``);
+    None where they show none or disagree.  The vendor whose words every text of the host must be in
+    (``contradictions.vendor_words_problems``) and the one ``capture.vendor`` names (``vendor``)."""
+    job = h.get("job") or {}
+    found = {_maker(str(g.get("name") or "")) for g in h.get("gpus") or []} | {_listed_vendor(job)}
+    found |= {job.get("runtime_vendor")}
+    found.discard(None)
+    found.discard("")
+    return found.pop() if len(found) == 1 else None
 
 
 def vendor_problems(h: dict[str, Any]) -> list[str]:
     """``vendor``: no GPU vendor claimed for a host on whose GPUs nothing ran, but the one whose runtime made its
     calls (``job.runtime_vendor``) or whose name every GPU the file lists carries (``job.gpus_listed``; from
-    0.1.0+a83, h37-window62: a window whose GPUs ran nothing is told in their vendor's words)."""
+    0.1.0+a83, h37-window62: a window whose GPUs ran nothing is told in their vendor's words); and where the report
+    shows one vendor by its own facts (:func:`shown_vendor`), ``capture.vendor`` is that one (h37-words63: every word
+    of the host is in the claimed vendor's words)."""
     vendor = (h.get("capture") or {}).get("vendor")
     job = h.get("job") or {}
     said = vendor in (job.get("runtime_vendor"), _listed_vendor(job))
+    out = []
     if vendor and not said and not any(_ran_work(g) or _snapshot(g) for g in h.get("gpus") or []):
-        return [f"vendor: {h['host']}: capture.vendor {vendor!r} with no GPU that ran work"]
-    return []
+        out.append(f"vendor: {h['host']}: capture.vendor {vendor!r} with no GPU that ran work")
+    shown = shown_vendor(h)
+    if shown and vendor and vendor != shown:
+        out.append(f"vendor: {h['host']}: capture.vendor {vendor!r} where its GPUs and calls show {shown!r}")
+    return out
 
 
 def step_count_problems(h: dict[str, Any]) -> list[str]:

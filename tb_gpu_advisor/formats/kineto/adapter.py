@@ -990,12 +990,31 @@ _ROCM_KEYS = ("hip_runtime_version", "hip_driver_version", "roctracer_version")
 _PLUGIN_VENDOR_GPU = {"xpu_runtime": "Intel GPU", "xpu_driver": "Intel GPU"}
 
 
+#: The categories (before :data:`OLD_CATS` renames them) of the runtime's calls and of the GPU's kernels.
+_CALL_CATS = ("cuda_runtime", "cuda_driver", "xpu_runtime", "xpu_driver", "Runtime")
+_KERNEL_CATS = ("kernel", "Kernel")
+
+
 def _unnamed_gpu(kt: KinetoTrace) -> str | None:
     """What to call a GPU the file does not name, by its vendor: ROCm's header keys say AMD (vLLM's MI300X traces leave
-    the name empty), the ``xpupti`` plugin's categories Intel; None where nothing says."""
+    the name empty), the ``xpupti`` plugin's categories Intel, else every other evidence the file holds
+    (``devices.vendor_shown``): its runtime's calls (``hipLaunchKernel``), kernels only one vendor names (ROCclr's
+    ``__amd_rocclr_copyBuffer``), the distributed backend (``rccl``).  None where nothing says, or it says NVIDIA (the
+    default any unnamed GPU is read as)."""
     if any(k in kt.meta for k in _ROCM_KEYS):
         return "AMD GPU"
-    return next((_PLUGIN_VENDOR_GPU[c] for c in kt.cats if c in _PLUGIN_VENDOR_GPU), None)
+    plugin = next((_PLUGIN_VENDOR_GPU[c] for c in kt.cats if c in _PLUGIN_VENDOR_GPU), None)
+    if plugin:
+        return plugin
+    names = np.asarray(kt.names, dtype=object)
+
+    def named(cats: tuple[str, ...]) -> list[str]:
+        return list(names[np.unique(kt.name[_cat_mask(kt, cats)])]) if len(names) else []
+
+    info = _first_info(kt)
+    backend = info.get("backend") if isinstance(info, dict) else None
+    vendor = devices.vendor_shown(named(_CALL_CATS), named(_KERNEL_CATS), [backend] if isinstance(backend, str) else [])
+    return f"{vendor} GPU" if vendor and vendor != devices.nvidia.VENDOR else None
 
 
 def _device_properties(kt: KinetoTrace, unnamed: str | None = None) -> dict[int, DeviceInfo]:

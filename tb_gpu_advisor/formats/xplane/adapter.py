@@ -210,10 +210,16 @@ def visible_gpus(tl: Timeline) -> dict[str, str]:
     return {"visible_gpus": seen} if seen else {}
 
 
+#: A GPU plane that states nothing of its device (a trace viewer JSON keeps no plane stat): a GPU the program saw, its
+#: model not recorded -- said so, where a bare "GPU" read as a name ("TensorFlow or JAX saw the GPU -- the capture lists
+#: GPU --", h37-words63); no vendor's device table claims it, so nothing is said of its units either.
+UNKNOWN_MODEL = "GPU of unknown model"
+
+
 def _gpu_name(plane: Plane) -> str:
     """A GPU plane's device in words: its name (:func:`device_info`: stated, or inferred from its properties), else its
     vendor's GPU ("AMD GPU": ROCm's planes state only ``device_vendor``), else what its properties state ("GPU of
-    compute capability 7.0 with 80 SMs and 15.8 GiB"), else "GPU" -- never the vendor alone.
+    compute capability 7.0 with 80 SMs and 15.8 GiB"), else :data:`UNKNOWN_MODEL` -- never the vendor alone.
 
     Why the properties: TF 2.4's planes of a V100 state no name and no vendor, only compute capability 7.0, 80 SMs,
     15.8 GiB, 1.53 GHz -- which more than one V100 fits, so no model is inferred -- and the capture's GPUs read
@@ -229,7 +235,7 @@ def _gpu_name(plane: Plane) -> str:
         return f"{vendor} GPU"
     cc = info.compute_capability
     if cc is None:
-        return "GPU"
+        return UNKNOWN_MODEL
     said = [f"{int(info.sm_count)} SMs" if info.sm_count else "",
             f"{info.memory_bytes / (1 << 30):.1f} GiB" if info.memory_bytes else ""]
     said = [w for w in said if w]

@@ -1137,14 +1137,14 @@ def _python_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
     if not m.any():
         return empty
     s0, e0 = sp.start[m].astype(np.int64, copy=False), sp.end[m].astype(np.int64, copy=False)
-    # less the loop's own frames (``<module>``, ``main``: each holds whole steps), which say that the loop runs, not
+    # less the loop's own frames (``<module>``, ``main``: each holds two steps or more), which say that the loop runs, not
     # what the host does in it: the host there inside no call is code nothing recorded (``other``), as a step's range
     # is no host work (h37-huntkin63: 2 ms a step after a batch's upload, inside no call, read as Python work)
     h = ctx.h
     on = h.line >= 0 if own is None else np.isin(h.line, own)
     on &= ~h.name_mask(ctx.fw.step_marker)
     w = ctx.steps.host_windows
-    keep = ~bounds_a_window(w, last_starts(w, h.start[on]), s0, e0)
+    keep = ~bounds_a_window(w, last_starts(w, h.start[on]), s0, e0, steps=2)
     if not keep.any():
         return empty
     s, e = union_intervals(s0[keep], e0[keep])

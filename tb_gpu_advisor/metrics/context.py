@@ -517,17 +517,20 @@ def last_starts(windows: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return last
 
 
-def bounds_a_window(windows: np.ndarray, last: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """Bool per interval (s, e): it bounds one of the step windows ``windows`` -- starts at or before the window and
-    ends after every recorded event that starts inside it (``last``: :func:`last_starts` of those events; a step's
-    window runs on to the next step's start, past its own range's end, so the window's end is no test).  The windows
-    are disjoint and in time order: the first one starting at or after the interval's start is the one it can bound.
+def bounds_a_window(windows: np.ndarray, last: np.ndarray, s: np.ndarray, e: np.ndarray, steps: int = 1) -> np.ndarray:
+    """Bool per interval (s, e): it bounds ``steps`` consecutive step windows of ``windows`` -- starts at or before
+    the first and ends after every recorded event that starts inside the last (``last``: :func:`last_starts` of those
+    events; a step's window runs on to the next step's start, past its own range's end, so the window's end is no
+    test).  The windows are disjoint and in time order: the first one starting at or after the interval's start is
+    the first it can bound.
 
-    Why: a span that holds a whole step -- the step's own range, the loop's Python frames (``<module>``, ``main``) --
-    says that the step runs, not what the host does inside it (h37-left52, h37-huntkin63)."""
+    Why: a span that holds a whole step -- the step's own range -- says that the step runs, not what the host does
+    inside it (h37-left52); a Python frame that holds two steps or more is the loop's own (``<module>``, ``main``:
+    h37-huntkin63), while a call holding one step is the step's own function, whose lines are a place the host's
+    time can be named by (``metrics.breakdown.deepest_frame``)."""
     if not s.size or not windows.shape[0]:
         return np.zeros(s.shape, dtype=bool)
-    j = np.searchsorted(windows[:, 0], s, side="left")
+    j = np.searchsorted(windows[:, 0], s, side="left") + (steps - 1)
     jj = np.minimum(j, windows.shape[0] - 1)
     return (j < windows.shape[0]) & (e >= last[jj]) & (last[jj] > np.iinfo(np.int64).min)
 

@@ -752,9 +752,9 @@ def _recorded(ctx: Context, sync: np.ndarray, poll_spans: tuple[np.ndarray, np.n
     if sp is not None and len(sp):
         on = np.flatnonzero(np.isin(sp.line, lines))
         s0, e0 = sp.start[on].astype(np.int64, copy=False), sp.end[on].astype(np.int64, copy=False)
-        # the loop's own frames (``<module>``, ``main``, the training function) hold every kept step: they say that
+        # the loop's own frames (``<module>``, ``main``: each holds two kept steps or more) say that
         # the loop runs, not what the host does in it -- as a step's range (h37-huntkin63)
-        keep = ~bounds_a_window(ctx.steps.host_windows, last, s0, e0)
+        keep = ~bounds_a_window(ctx.steps.host_windows, last, s0, e0, steps=2)
         py = (s0[keep], e0[keep])
     if poll_spans is not None and poll_spans[0].size:
         py = poll_spans if py is None else (np.concatenate([py[0], poll_spans[0]]),

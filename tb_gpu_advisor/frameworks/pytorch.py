@@ -988,6 +988,18 @@ RECORD_PYTHON = action(
     "with torch.profiler.record_function('log_metrics'):   # around code you suspect\n"
     "    log_metrics(loss)")
 
+#: The host's time no event records where the profiler traced every Python call already (``with_stack=True``): the
+#: host is in a frame's own lines there, in no call -- only ranges around those lines show which one holds it.
+RECORD_LINES = action(
+    "The profiler traced every Python call already (with_stack=True) and none covers this time: the host runs the "
+    "loop's own lines there, in no call the tracer sees (freeing a large tensor when its name is rebound, garbage "
+    "collection, work inside a C extension). Mark the loop's lines with named ranges (torch.profiler.record_function, "
+    "or torch.cuda.nvtx under Nsight Systems), profile again and read which range holds the time.",
+    "with torch.profiler.record_function('upload'):\n"
+    "    x = x.to('cuda', non_blocking=True)\n"
+    "with torch.profiler.record_function('after_upload'):   # the lines that follow, until the next op\n"
+    "    ...")
+
 #: Small collectives launched one by one (``comm_exposed:paced``, h37-buckets): one call per parameter pays a launch
 #: and NCCL's latency each; DDP packs the gradients into buckets of bucket_cap_mb and reduces each once.
 GRAD_BUCKETS = action(
@@ -1039,6 +1051,8 @@ FIXES = {
         "torch._foreach_add_(exp_avgs, grads, alpha=1 - beta1)   # every parameter in one launch\n"
         "opt.step = torch.compile(opt.step)                       # or let Inductor fuse the update"), COMPILE),
     "host_sync:unrecorded": (RECORD_PYTHON,),
+    "host_sync:unrecorded_traced": (RECORD_LINES,),
+    "step_gaps:unrecorded_traced": (RECORD_LINES,),
     # the program's waits are polls (``job.waits.polls``): ``while not ev.query()`` until the GPU is done
     "host_sync:poll": (POLL_WAIT,),
     # the step's host time no event covers (between batches, or inside a one-pass step): the same Python tracing

@@ -20,7 +20,8 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.codes import mangled_template_head
 from tb_gpu_advisor.frameworks import user_ranges, xla
 from tb_gpu_advisor.job.waits import managed_reads
-from tb_gpu_advisor.metrics.context import HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
+from tb_gpu_advisor.metrics.context import (HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, bounds_a_window,
+                                            distinct_ids, last_starts)
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, MANAGED_READ, Breakdown, Gaps, Handoff, StepGap, StepMetrics, per_step
 from tb_gpu_advisor.model.columns import add_intervals, count_between, coverage, intersect_intervals, reduce_at, sorted_unique, subtract_intervals, time_within, union_intervals
@@ -1135,7 +1136,18 @@ def _python_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
     m = sp.line >= 0 if own is None else np.isin(sp.line, own)
     if not m.any():
         return empty
-    s, e = union_intervals(sp.start[m].astype(np.int64, copy=False), sp.end[m].astype(np.int64, copy=False))
+    s0, e0 = sp.start[m].astype(np.int64, copy=False), sp.end[m].astype(np.int64, copy=False)
+    # less the loop's own frames (``<module>``, ``main``: each holds two steps or more), which say that the loop runs, not
+    # what the host does in it: the host there inside no call is code nothing recorded (``other``), as a step's range
+    # is no host work (h37-huntkin63: 2 ms a step after a batch's upload, inside no call, read as Python work)
+    h = ctx.h
+    on = h.line >= 0 if own is None else np.isin(h.line, own)
+    on &= ~h.name_mask(ctx.fw.step_marker)
+    w = ctx.steps.host_windows
+    keep = ~bounds_a_window(w, last_starts(w, h.start[on]), s0, e0, steps=2)
+    if not keep.any():
+        return empty
+    s, e = union_intervals(s0[keep], e0[keep])
     return subtract_intervals(s, e, *ctx.blocked_spans) if ctx.blocked_spans else (s, e)
 
 

@@ -505,6 +505,36 @@ def _step_idx_dtype(n: int):
     return int_dtype(-1, n, floor=np.int16)
 
 
+def last_starts(windows: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per window of ``windows`` (rows [start, end), disjoint, in time order): the latest of ``starts`` inside it
+    (int64 min where none)."""
+    last = np.full(windows.shape[0], np.iinfo(np.int64).min, dtype=np.int64)
+    if not starts.size or not windows.shape[0]:
+        return last
+    inside = np.searchsorted(windows[:, 0], starts, side="right") - 1  # the window each start lies in
+    ok = (inside >= 0) & (starts < windows[np.maximum(inside, 0), 1])
+    np.maximum.at(last, inside[ok], starts[ok].astype(np.int64))
+    return last
+
+
+def bounds_a_window(windows: np.ndarray, last: np.ndarray, s: np.ndarray, e: np.ndarray, steps: int = 1) -> np.ndarray:
+    """Bool per interval (s, e): it bounds ``steps`` consecutive step windows of ``windows`` -- starts at or before
+    the first and ends after every recorded event that starts inside the last (``last``: :func:`last_starts` of those
+    events; a step's window runs on to the next step's start, past its own range's end, so the window's end is no
+    test).  The windows are disjoint and in time order: the first one starting at or after the interval's start is
+    the first it can bound.
+
+    Why: a span that holds a whole step -- the step's own range -- says that the step runs, not what the host does
+    inside it (h37-left52); a Python frame that holds two steps or more is the loop's own (``<module>``, ``main``:
+    h37-huntkin63), while a call holding one step is the step's own function, whose lines are a place the host's
+    time can be named by (``metrics.breakdown.deepest_frame``)."""
+    if not s.size or not windows.shape[0]:
+        return np.zeros(s.shape, dtype=bool)
+    j = np.searchsorted(windows[:, 0], s, side="left") + (steps - 1)
+    jj = np.minimum(j, windows.shape[0] - 1)
+    return (j < windows.shape[0]) & (e >= last[jj]) & (last[jj] > np.iinfo(np.int64).min)
+
+
 def assign(times: np.ndarray, windows: np.ndarray) -> np.ndarray:
     """Index of the window containing each time ([start, end)), -1 if none. Windows sorted, disjoint."""
     dt = _step_idx_dtype(windows.shape[0])

@@ -35,7 +35,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job.waits import drain
 from tb_gpu_advisor.job.kind import read_under, waited_scalar_reads
 from tb_gpu_advisor.metrics import context as _context
-from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, Encloser
+from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, Encloser, bounds_a_window, last_starts
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import memcpy, trips
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
@@ -745,37 +745,32 @@ def _recorded(ctx: Context, sync: np.ndarray, poll_spans: tuple[np.ndarray, np.n
     h = ctx.h
     lines = sorted_unique(h.line[sync])
     m = np.isin(h.line, lines) & ~h.name_mask(ctx.fw.step_marker)
-    m &= ~_bounds_a_step(ctx, m)
+    last = last_starts(ctx.steps.host_windows, h.start[m])
+    m &= ~_bounds_a_step(ctx, m, last)
     sp = ctx.trace.spans
     py = None
     if sp is not None and len(sp):
-        on = np.isin(sp.line, lines)
-        py = (sp.start[on].astype(np.int64, copy=False), sp.end[on].astype(np.int64, copy=False))
+        on = np.flatnonzero(np.isin(sp.line, lines))
+        s0, e0 = sp.start[on].astype(np.int64, copy=False), sp.end[on].astype(np.int64, copy=False)
+        # the loop's own frames (``<module>``, ``main``: each holds two kept steps or more) say that
+        # the loop runs, not what the host does in it -- as a step's range (h37-huntkin63)
+        keep = ~bounds_a_window(ctx.steps.host_windows, last, s0, e0, steps=2)
+        py = (s0[keep], e0[keep])
     if poll_spans is not None and poll_spans[0].size:
         py = poll_spans if py is None else (np.concatenate([py[0], poll_spans[0]]),
                                             np.concatenate([py[1], poll_spans[1]]))
     return m, py
 
 
-def _bounds_a_step(ctx: Context, m: np.ndarray) -> np.ndarray:
-    """Bool per host event (only those ``m`` marks looked at): it bounds a kept step -- starts at or before the
-    step's host window and ends after every other event ``m`` marks that starts inside it (a step's window runs on to
-    the next step's start, past its own range's end, so the window's end is no test).  The windows are disjoint and in
-    time order: the first one starting at or after the event's start is the one it can bound."""
+def _bounds_a_step(ctx: Context, m: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Bool per host event (only those ``m`` marks looked at): it bounds a kept step (``context.bounds_a_window``),
+    ``last`` being ``context.last_starts`` of the events ``m`` marks."""
     out = np.zeros(m.shape, dtype=bool)
-    w = ctx.steps.host_windows
     idx = np.flatnonzero(m)
-    if not idx.size or not w.shape[0]:
-        return out
-    h = ctx.h
-    inside = np.searchsorted(w[:, 0], h.start[idx], side="right") - 1  # the window each event starts in
-    ok = (inside >= 0) & (h.start[idx] < w[np.maximum(inside, 0), 1])
-    last = np.full(w.shape[0], np.iinfo(np.int64).min, dtype=np.int64)  # per window: the latest start in it
-    np.maximum.at(last, inside[ok], h.start[idx[ok]].astype(np.int64))
-    j = np.searchsorted(w[:, 0], h.start[idx], side="left")
-    ok = j < w.shape[0]
-    idx, j = idx[ok], j[ok]
-    out[idx[(h.end[idx] >= last[j]) & (last[j] > np.iinfo(np.int64).min)]] = True
+    if idx.size:
+        h = ctx.h
+        out[idx] = bounds_a_window(ctx.steps.host_windows, last, h.start[idx].astype(np.int64),
+                                   h.end[idx].astype(np.int64))
     return out
 
 

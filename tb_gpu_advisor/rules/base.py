@@ -178,7 +178,11 @@ class Ctx:
         host's side at all comes first (``window_fixes["no_host"]``: rocprof's ``--hip-trace``), where it has one."""
         fmt = self.m.capture.capture_format
         first = [] if self.m.host_recorded else self.window_fixes(fmt, "no_host", fallback=False)
-        return first or self.window_fixes(fmt, "unrecorded") or self.fw.extra(key)
+        # the profiler traced every Python call already (``with_stack``) and none covers the time: the host is in a
+        # frame's own lines there, so turning the tracing on is no way to see it -- the framework's ranges are
+        # (h37-huntkin63: 2 ms a step after each upload, inside the loop's frame alone, told ``with_stack=True``)
+        traced = self.fw.extra(f"{key}_traced") if self.m.capture.python_tracing.calls_per_step >= 1 else []
+        return first or self.window_fixes(fmt, "unrecorded") or traced or self.fw.extra(key)
 
     @property
     def no_host(self) -> str:

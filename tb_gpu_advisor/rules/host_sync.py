@@ -126,7 +126,7 @@ def _unrecorded(ctx: Ctx) -> Finding | None:
         ctx, ID, "info",
         f"After the host's syncs and blocking copies the GPU idles "
         f"{ctx.part_of_step(s.unrecorded_ms_per_step)} ({pct(share)}) while the host runs code the profiler did not record: no op, no runtime "
-        f"call and no Python span covers that time on the host thread, so this capture cannot say what it is. "
+        f"call and no Python call (the loop's own frames aside) covers that time on the host thread, so this capture cannot say what it is. "
         f"It is neither the syncs' nor the copies' cost; record it to find out.",
         title="The host runs code the profiler did not record while the GPU idles",
         metric=share_metric("unrecorded_host_share", "GPU idle during unrecorded host time", share,

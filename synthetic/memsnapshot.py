@@ -230,7 +230,9 @@ class Allocator:
             blk.size = size
         blk.allocated, blk.requested, blk.frames = True, requested, frames
         self.allocated += size
-        self._entry("alloc", blk.address, size, frames)
+        # the entry records the tensor's request (``orig_size``), the block its rounded bytes
+        # (``CUDACachingAllocator.cpp``'s ``alloc_found_block``: ``record_trace(ALLOC, ptr, orig_size, ...)``)
+        self._entry("alloc", blk.address, requested, frames)
         return blk.address
 
     def size_of(self, addr: int) -> int:
@@ -238,9 +240,9 @@ class Allocator:
 
     def free(self, addr: int) -> None:
         seg, blk = next((s, b) for s in self.segments for b in s.blocks if b.address == addr and b.allocated)
-        recorded = _round(blk.requested)  # as its allocation was recorded (the block's bytes, unless left unsplit)
-        self._entry("free_requested", addr, recorded, blk.frames)
-        self._entry("free_completed", addr, recorded, blk.frames)
+        # both record the block's ``requested_size``: the request its allocation recorded, never the block's bytes
+        self._entry("free_requested", addr, blk.requested, blk.frames)
+        self._entry("free_completed", addr, blk.requested, blk.frames)
         blk.allocated, blk.requested, blk.frames = False, 0, []
         self.allocated -= blk.size
         merged: list[_Block] = []
@@ -401,7 +403,7 @@ class _KindAtPeak:
 
     a: Allocator
     kinds: tuple[list, ...]
-    live: int = 0  # bytes of the kind allocated now (as requested; freed as the block's size)
+    live: int = 0  # bytes of the kind allocated now (their blocks', as the allocated level counts them)
     top: int = 0  # the highest allocated level so far
     at_top: int = 0  # ``live`` when ``top`` was reached
     counted: set[int] = field(default_factory=set)  # the kind's live blocks, by address
@@ -409,7 +411,7 @@ class _KindAtPeak:
     def malloc(self, size: int, frames: list) -> int:
         addr = self.a.malloc(size, frames)
         if any(frames is k for k in self.kinds):
-            self.live += size
+            self.live += self.a.size_of(addr)
             self.counted.add(addr)
         if self.a.allocated > self.top:
             self.top, self.at_top = self.a.allocated, self.live
@@ -423,14 +425,15 @@ class _KindAtPeak:
 
 
 def oom_activations(capacity: int = 24 * GiB, layers: int = 24, act_mib: int = 512,
-                    device_total: int | None = None, closure: bool = False) -> Scenario:
+                    device_total: int | None = None, closure: bool = False, short: int = 0) -> Scenario:
     """A training loop that runs out of memory in the forward pass of its second step: 2 GiB of weights and Adam's
     4 GiB of state live across steps, each layer keeps ``act_mib`` MiB of activations for the backward pass, and the
     second step's batch is twice the first's -- its activations no longer fit, and the request for a layer's
     activations fails with 18 GiB of them live.  The activations are the largest thing live: checkpointing frees the
     most.  ``device_total``: the GPU's memory where ``capacity`` is a cap below it.  ``closure``: the loop is
     ``optimizer.step(closure)``'s (Lightning's automatic optimization): the forward runs inside the optimizer's
-    ``step``, its frames outside the module's; the activations are still the forward's."""
+    ``step``, its frames outside the module's; the activations are still the forward's.  ``short``: each activation
+    asks that many bytes under its MiB (an odd shape: the same blocks, each trace entry the request)."""
     a = Allocator(capacity, device_total=device_total)
     act_frames, opt_frames = (CLOSURE_ACTIVATION, CLOSURE_OPTIMIZER) if closure else (ACTIVATION, OPTIMIZER)
     params = [a.malloc(256 * MiB, PARAMS) for _ in range(8)]
@@ -440,7 +443,7 @@ def oom_activations(capacity: int = 24 * GiB, layers: int = 24, act_mib: int = 5
         acts = []
         try:
             for _ in range(layers):
-                acts.append(a.malloc(act_mib * MiB * batch, act_frames))
+                acts.append(a.malloc(act_mib * MiB * batch - short, act_frames))
         except OutOfMemory:
             break
         grads = [a.malloc(256 * MiB, GRADIENT) for _ in params]
@@ -719,12 +722,14 @@ def kv_cache_generation(cache: str = "static", passes: int = 6, layers: int = 16
     return Scenario(snapshot([a]), truth)
 
 
-def fragmented(capacity: int = 8 * GiB, segments: int = 300) -> Scenario:
+def fragmented(capacity: int = 8 * GiB, segments: int = 300, short: int = 0) -> Scenario:
     """Blocks of 5 MiB, four to each 20 MiB segment, three of every four freed: each segment keeps 15 MiB cached that
     it cannot give back (one block still lives in it), 4.4 GiB in all, and a 3 GiB request fails although allocated
-    plus free is above it -- the ``expandable_segments`` case (one growable segment instead of many fixed ones)."""
+    plus free is above it -- the ``expandable_segments`` case (one growable segment instead of many fixed ones).
+    ``short``: each tensor asks that many bytes under 5 MiB (an odd shape: the same blocks, each trace entry the
+    request), the history still begun with nothing allocated."""
     a = Allocator(capacity)
-    blocks = [a.malloc(5 * MiB, ACTIVATION) for _ in range(4 * segments)]
+    blocks = [a.malloc(5 * MiB - short, ACTIVATION) for _ in range(4 * segments)]
     for i, x in enumerate(blocks):
         if i % 4:
             a.free(x)
@@ -1662,8 +1667,8 @@ def torn_down(doc: dict[str, Any], empty_cache: bool = False) -> dict[str, Any]:
                 continue
             now = (trace[-1]["time_us"] if trace else 0) + 7
             for action in ("free_requested", "free_completed"):
-                trace.append({"action": action, "addr": b["address"], "size": b["size"], "stream": seg.get("stream", 0),
-                              "time_us": now})
+                trace.append({"action": action, "addr": b["address"], "size": b.get("requested_size") or b["size"],
+                              "stream": seg.get("stream", 0), "time_us": now})
             b["state"] = "inactive"
             b["requested_size"] = 0
         seg["allocated_size"] = seg["active_size"] = 0

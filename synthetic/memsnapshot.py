@@ -254,37 +254,83 @@ class Allocator:
         seg.blocks = merged
 
     def _map(self, size: int, large: bool, requested: int, frames: list) -> tuple[_Segment, _Block]:
-        """``expandable_segments:True``: no cached block fits, so the pool's one growable range maps more pages at
-        its mapped end (``segment_map``: the new pages' address and bytes), as few as the request needs beside a
-        free block already at that end; the range's mapped pages read as one segment (``_snapshot()`` reports each
-        contiguous mapped range as one).  Pages: 20 MiB in the large pool, 2 MiB in the small
-        (``ExpandableSegment``'s ``segment_size``).  Where the device has no room, the free pages go back first
-        (``release_cached_blocks``: ``segment_unmap``), as with fixed segments, then the request fails (``oom``)."""
+        """``expandable_segments:True``: no cached block fits, so the pool's growable range maps pages where PyTorch's
+        ``find_expandable_block`` finds room: the lowest-address unmapped stretch -- a hole an earlier
+        ``empty_cache`` left (:meth:`_unmap`), or the range's end -- that, with the free block mapped just before it
+        and the free and unmapped stretches after it, holds ``size``; then ``map_block`` maps as few whole pages of it
+        as the request needs beside those free bytes (``segment_map``: the pages' address and bytes; a hole filled
+        joins the ranges either side).  Each contiguous mapped range reads as one segment (``_snapshot()``).  Pages:
+        20 MiB in the large pool, 2 MiB in the small (``ExpandableSegment``'s ``segment_size``).  Where the device has
+        no room, the free pages go back first (``release_cached_blocks``: ``segment_unmap``), as with fixed segments,
+        then the request fails (``oom``)."""
         page = MIN_LARGE_SEGMENT if large else SMALL_SEGMENT
         for retry in (False, True):
-            mine = [s for s in self.segments if s.large == large]
-            last = max(mine, key=lambda s: s.address, default=None)
-            top = last.address + last.size if last else EXPANDABLE_BASE[large] + self.device * _EXPANDABLE_SPAN
-            tail = last.blocks[-1] if last and not last.blocks[-1].allocated else None
-            need = _round_to(size - (tail.size if tail else 0), page)
-            if self.reserved + need <= self.capacity:
+            plan = self._map_plan(size, large, page)
+            if self.reserved + sum(n for _, n in plan[1]) <= self.capacity:
                 break
             if not retry:
                 self.empty_cache(frames)
         else:
             self._entry("oom", (self.device_total or self.capacity) - self.reserved, requested, frames)
             raise OutOfMemory(f"tried to allocate {requested} bytes")
-        self._entry("segment_map", top, need, frames)
-        self.reserved += need
-        if tail is not None:
-            tail.size += need
-        elif last is not None:
-            last.blocks.append(_Block(top, need))
-        else:
-            last = _Segment(top, 0, large, [_Block(top, need)], frames)
-            self.segments.append(last)
-        last.size += need
-        return last, last.blocks[-1]
+        start, maps = plan
+        for at, n in maps:
+            self._entry("segment_map", at, n, frames)
+            self.reserved += n
+            self.segments.append(_Segment(at, n, large, [_Block(at, n)], frames))
+        self._join(large)
+        return next((s, b) for s in self.segments if s.large == large for b in s.blocks if b.address == start)
+
+    def _map_plan(self, size: int, large: bool, page: int) -> tuple[int, list[tuple[int, int]]]:
+        """Where :meth:`_map` places ``size`` bytes: (the block's address, the (address, bytes) of each run of pages
+        it maps).  The pool's stretches in address order -- its blocks, and the unmapped holes between its ranges,
+        the last one open-ended -- are walked from each hole (or the free block just before it), lowest first, for
+        the first run of free and unmapped stretches that adds up to ``size``."""
+        base = EXPANDABLE_BASE[large] + self.device * _EXPANDABLE_SPAN
+        parts: list[tuple[int, int, bool | None]] = []  # (address, bytes, free) of each stretch; None: unmapped
+        at = base
+        for s in sorted((s for s in self.segments if s.large == large), key=lambda s: s.address):
+            if s.address > at:
+                parts.append((at, s.address - at, None))
+            parts += [(b.address, b.size, not b.allocated) for b in s.blocks]
+            at = s.address + s.size
+        parts.append((at, 1 << 62, None))
+        for i, (_, _, free) in enumerate(parts):
+            if free is not None:
+                continue
+            first = i - 1 if i and parts[i - 1][2] else i
+            got, maps = 0, []
+            for addr, n, free in parts[first:]:
+                if got >= size or free is False:
+                    break
+                if free is None:  # pages of this hole, as few as the rest needs
+                    n = min(n, _round_to(size - got, page))
+                    maps.append((addr, n))
+                got += n
+            if got >= size:
+                return parts[first][0], maps
+        raise AssertionError("the open-ended stretch always fits")
+
+    def _join(self, large: bool) -> None:
+        """The pool's contiguous mapped ranges as one segment each, free neighbours merged into one block (a range
+        keeps the stack of the part that begins it)."""
+        mine = sorted((s for s in self.segments if s.large == large), key=lambda s: s.address)
+        joined: list[_Segment] = []
+        for s in mine:
+            if joined and joined[-1].address + joined[-1].size == s.address:
+                joined[-1].size += s.size
+                joined[-1].blocks += s.blocks
+            else:
+                joined.append(_Segment(s.address, s.size, large, list(s.blocks), s.frames))
+        for s in joined:
+            merged: list[_Block] = []
+            for b in s.blocks:
+                if merged and not merged[-1].allocated and not b.allocated:
+                    merged[-1].size += b.size
+                else:
+                    merged.append(b)
+            s.blocks = merged
+        self.segments = [s for s in self.segments if s.large != large] + joined
 
     def _unmap(self, frames: list) -> None:
         """``empty_cache()`` on expandable segments: every whole page inside a free block is unmapped

@@ -210,17 +210,6 @@ def least_reserve(sizes: np.ndarray, largest_request: int) -> int:
     return out
 
 
-#: The caching allocator's least block, and the unit it rounds each request up to (``kMinBlockSize``).
-MIN_BLOCK = 512
-
-
-def block_bytes(requests: np.ndarray) -> np.ndarray:
-    """The bytes of the block the caching allocator hands out for each of ``requests`` (a request rounded up to
-    :data:`MIN_BLOCK`; ``roundup_power2_divisions``, off by default, rounds further): what its segments and
-    ``memory_allocated()`` count, where a memory snapshot's trace entries record the request itself."""
-    return np.maximum(MIN_BLOCK, (requests + (MIN_BLOCK - 1)) // MIN_BLOCK * MIN_BLOCK)
-
-
 def driver_ask(request: int, expandable: bool) -> tuple[int, int]:
     """(the most bytes the caching allocator asks the driver for at once to serve ``request`` when no cached block
     fits, the unit the driver's memory serves requests in).  Fixed segments: the request's own segment (2 MiB up to

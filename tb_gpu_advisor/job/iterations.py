@@ -1072,12 +1072,53 @@ def teardown_start(me: MemoryEvents) -> int | None:
     if not made.size or made[-1] >= len(me) - 1:
         return None
     frees = me.frees()
-    at = frees[made[(made < len(me) // 2) & (frees[made] > made[-1]) & (frees[made] < len(me))]]
+    held = made[(made < len(me) // 2) & (frees[made] > made[-1]) & (frees[made] < len(me))]
+    at = frees[held[~_replaced_graph(me, held, frees)]]
     unseen = me.unseen_frees()
     unseen = unseen[unseen > made[-1]]
     if unseen.size and int(me.allocated[-1]) <= int(me.delta[made[frees[made] >= len(me)]].sum()):
         at = np.concatenate([at, unseen])  # no block made before the history is left at its end
     return int(at.min()) if at.size else None
+
+
+def _replaced_graph(me: MemoryEvents, blocks: np.ndarray, frees: np.ndarray) -> np.ndarray:
+    """Per block of ``blocks`` (allocations freed after the history's last allocation): whether it is a pass's graph
+    the next pass replaced -- a later allocation repeats its bytes, and a block of its bytes made before it (or
+    before the history) was freed after it was made, before that last allocation: the pass it belongs to replaced the
+    one before in turn.
+
+    Why: a forward-only loop with autograd on that rebinds its output (``out = model(x)``) frees the previous pass's
+    graph once the next pass has returned, after the history's last allocation; recorded over two passes or more,
+    that graph was made in the history's first half and read as the script's teardown, so the last pass's climb was
+    cut at its peak and its kept graph went unseen (``windows_autocast_forward(grad=True, passes=3)`` without stacks:
+    4 MiB "kept" of a 964 MiB peak holding two graphs of 288 MiB, no finding; snap62's *Left* 5a).  A teardown frees
+    what the loop held across its iterations -- weights made at the set-up, an optimizer's state of the weights'
+    sizes made after them -- and no block of those bytes was freed while they lived."""
+    out = np.zeros(blocks.size, bool)
+    if not blocks.size:
+        return out
+    last = int(np.flatnonzero(me.delta > 0)[-1])
+    allocs = np.flatnonzero(me.delta > 0)
+    unseen = me.unseen_frees()
+    unseen = unseen[unseen <= last]
+    # every lifetime that ended by the last allocation: (made, freed, bytes); made -1 where before the history
+    ended = allocs[frees[allocs] <= last]
+    made = np.concatenate([ended, np.full(unseen.size, -1, np.int64)])
+    freed = np.concatenate([frees[ended], unseen])
+    size = np.concatenate([me.delta[ended], -me.delta[unseen]])
+    for s in np.unique(me.delta[blocks]).tolist():
+        mine = blocks[me.delta[blocks] == s]
+        later = allocs[me.delta[allocs] == s]
+        repeated = mine < later[-1]  # a later allocation of its bytes
+        same = size == s
+        if not same.any() or not repeated.any():
+            continue
+        order = np.argsort(made[same], kind="stable")
+        starts, ends = made[same][order], np.maximum.accumulate(freed[same][order])
+        k = np.searchsorted(starts, mine, side="left") - 1  # the lifetimes begun before each block
+        replaced = (k >= 0) & (ends[np.maximum(k, 0)] > mine)  # one of them ended after the block was made
+        out[np.flatnonzero(me.delta[blocks] == s)] = repeated & replaced
+    return out
 
 
 def _pattern_phases(me: MemoryEvents, history: MemoryEvents | None = None) -> Pattern | None:

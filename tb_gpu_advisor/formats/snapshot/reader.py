@@ -955,7 +955,6 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
         return None, [], []
     if np.abs(d).sum(dtype=np.float64) + np.abs(rd).sum(dtype=np.float64) >= 2.0**62:  # totals would wrap in int64
         raise _OutOfRange(f"GPU {gpu}'s history allocates and frees more than 2**62 bytes: no allocator's record")
-    _in_block_bytes(d, at, dump)
     # totals after each event: the dump's, less everything that came after the event
     alloc, res = _totals(allocated_end, d), _totals(reserved_end, rd)
     anchored = _anchored(alloc, d), _anchored(res, rd)
@@ -1233,27 +1232,6 @@ def _cached(segments: list[tuple[int, int, int]], d: np.ndarray, rd: np.ndarray,
                 return None
             cached += s[0] if s[1] == 0 and was > 0 else -s[0] if was == 0 and s[1] > 0 else 0
     return out
-
-
-def _in_block_bytes(delta: np.ndarray, addr: np.ndarray, dump: list[_Live]) -> None:
-    """Each allocation's and free's bytes (``delta``, changed in place) as the blocks the allocator holds for them: a
-    trace entry records the tensor's request (``orig_size``; its frees the block's ``requested_size``), the segments
-    and the dump's blocks the allocator's rounding of it (:func:`frameworks.pytorch.block_bytes`), and a block the
-    dump still holds by its own bytes (a large one the allocator left unsplit holds up to 1 MiB more).
-
-    Why: the totals are counted back from the dump's blocks and set beside the segments' reserve; counted in
-    requests, every block the history made and the dump holds left its rounding live before it was made (a history
-    that begins empty "held" bytes no step made: 300 blocks 100 bytes under their 512 multiple, 29.3 KiB held across
-    steps), and an OOM with every segment's bytes allocated read 4.1 KiB "cached but unallocated"."""
-    moved = delta != 0
-    if moved.any():
-        delta[moved] = np.sign(delta[moved]) * pytorch.block_bytes(np.abs(delta[moved]))
-    if not dump:
-        return
-    made = _last_allocation(delta, addr, np.array([b.address for b in dump], np.int64))
-    for b, k in zip(dump, made.tolist()):
-        if k >= 0 and 0 < int(delta[k]) < b.size and b.requested <= int(delta[k]):
-            delta[k] = b.size
 
 
 def _anchored(totals: np.ndarray, deltas: np.ndarray) -> np.ndarray:
@@ -1659,7 +1637,7 @@ def _one_per_weight(sizes: np.ndarray, held: dict[int, int]) -> bool:
 
 
 #: the caching allocator's least block: every block's bytes are a multiple of it (``kMinBlockSize``)
-_BLOCK_ROUND = pytorch.MIN_BLOCK
+_BLOCK_ROUND = 512
 
 
 def _copy_blocks(size: int, requested: int) -> set[int]:

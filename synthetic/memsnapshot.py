@@ -245,13 +245,7 @@ class Allocator:
         self._entry("free_completed", addr, blk.requested, blk.frames)
         blk.allocated, blk.requested, blk.frames = False, 0, []
         self.allocated -= blk.size
-        merged: list[_Block] = []
-        for b in seg.blocks:
-            if merged and not merged[-1].allocated and not b.allocated:
-                merged[-1].size += b.size
-            else:
-                merged.append(b)
-        seg.blocks = merged
+        seg.blocks = _merged(seg.blocks)
 
     def _map(self, size: int, large: bool, requested: int, frames: list) -> tuple[_Segment, _Block]:
         """``expandable_segments:True``: no cached block fits, so the pool's growable range maps pages where PyTorch's
@@ -323,13 +317,7 @@ class Allocator:
             else:
                 joined.append(_Segment(s.address, s.size, large, list(s.blocks), s.frames))
         for s in joined:
-            merged: list[_Block] = []
-            for b in s.blocks:
-                if merged and not merged[-1].allocated and not b.allocated:
-                    merged[-1].size += b.size
-                else:
-                    merged.append(b)
-            s.blocks = merged
+            s.blocks = _merged(s.blocks)
         self.segments = [s for s in self.segments if s.large != large] + joined
 
     def _unmap(self, frames: list) -> None:
@@ -382,6 +370,18 @@ class Allocator:
                         "segment_type": "large" if s.large else "small", "segment_pool_id": (0, 0),
                         "is_expandable": self.expandable, "frames": s.frames, "blocks": blocks})
         return out
+
+
+def _merged(blocks: list[_Block]) -> list[_Block]:
+    """``blocks`` (one segment's, in address order) with each run of free neighbours merged into one, as the allocator
+    merges a freed block with its free neighbours."""
+    out: list[_Block] = []
+    for b in blocks:
+        if out and not out[-1].allocated and not b.allocated:
+            out[-1].size += b.size
+        else:
+            out.append(b)
+    return out
 
 
 #: Whether allocators made now default to ``expandable_segments:True`` (:func:`expandable_segments`).

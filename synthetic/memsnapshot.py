@@ -230,7 +230,9 @@ class Allocator:
             blk.size = size
         blk.allocated, blk.requested, blk.frames = True, requested, frames
         self.allocated += size
-        self._entry("alloc", blk.address, size, frames)
+        # the entry records the tensor's request (``orig_size``), the block its rounded bytes
+        # (``CUDACachingAllocator.cpp``'s ``alloc_found_block``: ``record_trace(ALLOC, ptr, orig_size, ...)``)
+        self._entry("alloc", blk.address, requested, frames)
         return blk.address
 
     def size_of(self, addr: int) -> int:
@@ -238,51 +240,85 @@ class Allocator:
 
     def free(self, addr: int) -> None:
         seg, blk = next((s, b) for s in self.segments for b in s.blocks if b.address == addr and b.allocated)
-        recorded = _round(blk.requested)  # as its allocation was recorded (the block's bytes, unless left unsplit)
-        self._entry("free_requested", addr, recorded, blk.frames)
-        self._entry("free_completed", addr, recorded, blk.frames)
+        # both record the block's ``requested_size``: the request its allocation recorded, never the block's bytes
+        self._entry("free_requested", addr, blk.requested, blk.frames)
+        self._entry("free_completed", addr, blk.requested, blk.frames)
         blk.allocated, blk.requested, blk.frames = False, 0, []
         self.allocated -= blk.size
-        merged: list[_Block] = []
-        for b in seg.blocks:
-            if merged and not merged[-1].allocated and not b.allocated:
-                merged[-1].size += b.size
-            else:
-                merged.append(b)
-        seg.blocks = merged
+        seg.blocks = _merged(seg.blocks)
 
     def _map(self, size: int, large: bool, requested: int, frames: list) -> tuple[_Segment, _Block]:
-        """``expandable_segments:True``: no cached block fits, so the pool's one growable range maps more pages at
-        its mapped end (``segment_map``: the new pages' address and bytes), as few as the request needs beside a
-        free block already at that end; the range's mapped pages read as one segment (``_snapshot()`` reports each
-        contiguous mapped range as one).  Pages: 20 MiB in the large pool, 2 MiB in the small
-        (``ExpandableSegment``'s ``segment_size``).  Where the device has no room, the free pages go back first
-        (``release_cached_blocks``: ``segment_unmap``), as with fixed segments, then the request fails (``oom``)."""
+        """``expandable_segments:True``: no cached block fits, so the pool's growable range maps pages where PyTorch's
+        ``find_expandable_block`` finds room: the lowest-address unmapped stretch -- a hole an earlier
+        ``empty_cache`` left (:meth:`_unmap`), or the range's end -- that, with the free block mapped just before it
+        and the free and unmapped stretches after it, holds ``size``; then ``map_block`` maps as few whole pages of it
+        as the request needs beside those free bytes (``segment_map``: the pages' address and bytes; a hole filled
+        joins the ranges either side).  Each contiguous mapped range reads as one segment (``_snapshot()``).  Pages:
+        20 MiB in the large pool, 2 MiB in the small (``ExpandableSegment``'s ``segment_size``).  Where the device has
+        no room, the free pages go back first (``release_cached_blocks``: ``segment_unmap``), as with fixed segments,
+        then the request fails (``oom``)."""
         page = MIN_LARGE_SEGMENT if large else SMALL_SEGMENT
         for retry in (False, True):
-            mine = [s for s in self.segments if s.large == large]
-            last = max(mine, key=lambda s: s.address, default=None)
-            top = last.address + last.size if last else EXPANDABLE_BASE[large] + self.device * _EXPANDABLE_SPAN
-            tail = last.blocks[-1] if last and not last.blocks[-1].allocated else None
-            need = _round_to(size - (tail.size if tail else 0), page)
-            if self.reserved + need <= self.capacity:
+            plan = self._map_plan(size, large, page)
+            if self.reserved + sum(n for _, n in plan[1]) <= self.capacity:
                 break
             if not retry:
                 self.empty_cache(frames)
         else:
             self._entry("oom", (self.device_total or self.capacity) - self.reserved, requested, frames)
             raise OutOfMemory(f"tried to allocate {requested} bytes")
-        self._entry("segment_map", top, need, frames)
-        self.reserved += need
-        if tail is not None:
-            tail.size += need
-        elif last is not None:
-            last.blocks.append(_Block(top, need))
-        else:
-            last = _Segment(top, 0, large, [_Block(top, need)], frames)
-            self.segments.append(last)
-        last.size += need
-        return last, last.blocks[-1]
+        start, maps = plan
+        for at, n in maps:
+            self._entry("segment_map", at, n, frames)
+            self.reserved += n
+            self.segments.append(_Segment(at, n, large, [_Block(at, n)], frames))
+        self._join(large)
+        return next((s, b) for s in self.segments if s.large == large for b in s.blocks if b.address == start)
+
+    def _map_plan(self, size: int, large: bool, page: int) -> tuple[int, list[tuple[int, int]]]:
+        """Where :meth:`_map` places ``size`` bytes: (the block's address, the (address, bytes) of each run of pages
+        it maps).  The pool's stretches in address order -- its blocks, and the unmapped holes between its ranges,
+        the last one open-ended -- are walked from each hole (or the free block just before it), lowest first, for
+        the first run of free and unmapped stretches that adds up to ``size``."""
+        base = EXPANDABLE_BASE[large] + self.device * _EXPANDABLE_SPAN
+        parts: list[tuple[int, int, bool | None]] = []  # (address, bytes, free) of each stretch; None: unmapped
+        at = base
+        for s in sorted((s for s in self.segments if s.large == large), key=lambda s: s.address):
+            if s.address > at:
+                parts.append((at, s.address - at, None))
+            parts += [(b.address, b.size, not b.allocated) for b in s.blocks]
+            at = s.address + s.size
+        parts.append((at, 1 << 62, None))
+        for i, (_, _, free) in enumerate(parts):
+            if free is not None:
+                continue
+            first = i - 1 if i and parts[i - 1][2] else i
+            got, maps = 0, []
+            for addr, n, free in parts[first:]:
+                if got >= size or free is False:
+                    break
+                if free is None:  # pages of this hole, as few as the rest needs
+                    n = min(n, _round_to(size - got, page))
+                    maps.append((addr, n))
+                got += n
+            if got >= size:
+                return parts[first][0], maps
+        raise AssertionError("the open-ended stretch always fits")
+
+    def _join(self, large: bool) -> None:
+        """The pool's contiguous mapped ranges as one segment each, free neighbours merged into one block (a range
+        keeps the stack of the part that begins it)."""
+        mine = sorted((s for s in self.segments if s.large == large), key=lambda s: s.address)
+        joined: list[_Segment] = []
+        for s in mine:
+            if joined and joined[-1].address + joined[-1].size == s.address:
+                joined[-1].size += s.size
+                joined[-1].blocks += s.blocks
+            else:
+                joined.append(_Segment(s.address, s.size, large, list(s.blocks), s.frames))
+        for s in joined:
+            s.blocks = _merged(s.blocks)
+        self.segments = [s for s in self.segments if s.large != large] + joined
 
     def _unmap(self, frames: list) -> None:
         """``empty_cache()`` on expandable segments: every whole page inside a free block is unmapped
@@ -334,6 +370,18 @@ class Allocator:
                         "segment_type": "large" if s.large else "small", "segment_pool_id": (0, 0),
                         "is_expandable": self.expandable, "frames": s.frames, "blocks": blocks})
         return out
+
+
+def _merged(blocks: list[_Block]) -> list[_Block]:
+    """``blocks`` (one segment's, in address order) with each run of free neighbours merged into one, as the allocator
+    merges a freed block with its free neighbours."""
+    out: list[_Block] = []
+    for b in blocks:
+        if out and not out[-1].allocated and not b.allocated:
+            out[-1].size += b.size
+        else:
+            out.append(b)
+    return out
 
 
 #: Whether allocators made now default to ``expandable_segments:True`` (:func:`expandable_segments`).
@@ -401,7 +449,7 @@ class _KindAtPeak:
 
     a: Allocator
     kinds: tuple[list, ...]
-    live: int = 0  # bytes of the kind allocated now (as requested; freed as the block's size)
+    live: int = 0  # bytes of the kind allocated now (their blocks', as the allocated level counts them)
     top: int = 0  # the highest allocated level so far
     at_top: int = 0  # ``live`` when ``top`` was reached
     counted: set[int] = field(default_factory=set)  # the kind's live blocks, by address
@@ -409,7 +457,7 @@ class _KindAtPeak:
     def malloc(self, size: int, frames: list) -> int:
         addr = self.a.malloc(size, frames)
         if any(frames is k for k in self.kinds):
-            self.live += size
+            self.live += self.a.size_of(addr)
             self.counted.add(addr)
         if self.a.allocated > self.top:
             self.top, self.at_top = self.a.allocated, self.live
@@ -423,14 +471,15 @@ class _KindAtPeak:
 
 
 def oom_activations(capacity: int = 24 * GiB, layers: int = 24, act_mib: int = 512,
-                    device_total: int | None = None, closure: bool = False) -> Scenario:
+                    device_total: int | None = None, closure: bool = False, short: int = 0) -> Scenario:
     """A training loop that runs out of memory in the forward pass of its second step: 2 GiB of weights and Adam's
     4 GiB of state live across steps, each layer keeps ``act_mib`` MiB of activations for the backward pass, and the
     second step's batch is twice the first's -- its activations no longer fit, and the request for a layer's
     activations fails with 18 GiB of them live.  The activations are the largest thing live: checkpointing frees the
     most.  ``device_total``: the GPU's memory where ``capacity`` is a cap below it.  ``closure``: the loop is
     ``optimizer.step(closure)``'s (Lightning's automatic optimization): the forward runs inside the optimizer's
-    ``step``, its frames outside the module's; the activations are still the forward's."""
+    ``step``, its frames outside the module's; the activations are still the forward's.  ``short``: each activation
+    asks that many bytes under its MiB (an odd shape: the same blocks, each trace entry the request)."""
     a = Allocator(capacity, device_total=device_total)
     act_frames, opt_frames = (CLOSURE_ACTIVATION, CLOSURE_OPTIMIZER) if closure else (ACTIVATION, OPTIMIZER)
     params = [a.malloc(256 * MiB, PARAMS) for _ in range(8)]
@@ -440,7 +489,7 @@ def oom_activations(capacity: int = 24 * GiB, layers: int = 24, act_mib: int = 5
         acts = []
         try:
             for _ in range(layers):
-                acts.append(a.malloc(act_mib * MiB * batch, act_frames))
+                acts.append(a.malloc(act_mib * MiB * batch - short, act_frames))
         except OutOfMemory:
             break
         grads = [a.malloc(256 * MiB, GRADIENT) for _ in params]
@@ -719,12 +768,14 @@ def kv_cache_generation(cache: str = "static", passes: int = 6, layers: int = 16
     return Scenario(snapshot([a]), truth)
 
 
-def fragmented(capacity: int = 8 * GiB, segments: int = 300) -> Scenario:
+def fragmented(capacity: int = 8 * GiB, segments: int = 300, short: int = 0) -> Scenario:
     """Blocks of 5 MiB, four to each 20 MiB segment, three of every four freed: each segment keeps 15 MiB cached that
     it cannot give back (one block still lives in it), 4.4 GiB in all, and a 3 GiB request fails although allocated
-    plus free is above it -- the ``expandable_segments`` case (one growable segment instead of many fixed ones)."""
+    plus free is above it -- the ``expandable_segments`` case (one growable segment instead of many fixed ones).
+    ``short``: each tensor asks that many bytes under 5 MiB (an odd shape: the same blocks, each trace entry the
+    request), the history still begun with nothing allocated."""
     a = Allocator(capacity)
-    blocks = [a.malloc(5 * MiB, ACTIVATION) for _ in range(4 * segments)]
+    blocks = [a.malloc(5 * MiB - short, ACTIVATION) for _ in range(4 * segments)]
     for i, x in enumerate(blocks):
         if i % 4:
             a.free(x)
@@ -1662,8 +1713,8 @@ def torn_down(doc: dict[str, Any], empty_cache: bool = False) -> dict[str, Any]:
                 continue
             now = (trace[-1]["time_us"] if trace else 0) + 7
             for action in ("free_requested", "free_completed"):
-                trace.append({"action": action, "addr": b["address"], "size": b["size"], "stream": seg.get("stream", 0),
-                              "time_us": now})
+                trace.append({"action": action, "addr": b["address"], "size": b.get("requested_size") or b["size"],
+                              "stream": seg.get("stream", 0), "time_us": now})
             b["state"] = "inactive"
             b["requested_size"] = 0
         seg["allocated_size"] = seg["active_size"] = 0

@@ -1518,6 +1518,19 @@ _DATA_PARALLEL_FILE = re.compile(
     r"(?:^|[/\\])torch[/\\]nn[/\\]parallel[/\\](?:data_parallel|parallel_apply|replicate|scatter_gather)\.py$")
 
 
+#: A Python frame of ``torch.cuda``'s own package (``torch/cuda/memory.py: empty_cache``, ``torch/cuda/streams.py``,
+#: ``torch/cuda/graphs.py``), on any platform's path
+_CUDA_API_FILE = re.compile(r"(?:^|[\\/])torch[\\/]cuda[\\/]")
+
+
+def cuda_api_file(filename: str) -> bool:
+    """Whether a Python frame's file is ``torch.cuda``'s own: the program called PyTorch's CUDA API there -- a CUDA
+    build's, or ROCm's, which keeps the ``torch.cuda`` names -- so ``torch.cuda`` and ``PYTORCH_CUDA_ALLOC_CONF``
+    are its words, whatever stream its work ran on (an Ascend build's Python is ``torch_npu``'s, an XPU's
+    ``torch.xpu``)."""
+    return bool(_CUDA_API_FILE.search(filename))
+
+
 def data_parallel_file(filename: str) -> bool:
     """Whether a Python frame's file is ``nn.DataParallel``'s own (:data:`_DATA_PARALLEL_FILE`)."""
     return bool(_DATA_PARALLEL_FILE.search(filename))

@@ -1072,12 +1072,59 @@ def teardown_start(me: MemoryEvents) -> int | None:
     if not made.size or made[-1] >= len(me) - 1:
         return None
     frees = me.frees()
-    at = frees[made[(made < len(me) // 2) & (frees[made] > made[-1]) & (frees[made] < len(me))]]
+    held = made[(made < len(me) // 2) & (frees[made] > made[-1]) & (frees[made] < len(me))]
+    at = frees[held[~_replaced_graph(me, held, frees)]]
     unseen = me.unseen_frees()
     unseen = unseen[unseen > made[-1]]
     if unseen.size and int(me.allocated[-1]) <= int(me.delta[made[frees[made] >= len(me)]].sum()):
         at = np.concatenate([at, unseen])  # no block made before the history is left at its end
     return int(at.min()) if at.size else None
+
+
+def _replaced_graph(me: MemoryEvents, blocks: np.ndarray, frees: np.ndarray) -> np.ndarray:
+    """Per block of ``blocks`` (allocations freed after the history's last allocation): whether it is a pass's graph
+    the next pass replaced -- a block of its bytes made before it (or before the history) was freed after it was made
+    (the graph it replaced in turn), and after that free a block of its bytes was made that still lives when it is
+    freed (the graph that replaces it).
+
+    Why: a forward-only loop with autograd on that rebinds its output (``out = model(x)``) frees the previous pass's
+    graph once the next pass has returned, after the history's last allocation; recorded over two passes or more,
+    that graph was made in the history's first half and read as the script's teardown, so the last pass's climb was
+    cut at its peak and its kept graph went unseen (``windows_autocast_forward(grad=True, passes=3)`` without stacks:
+    4 MiB "kept" of a 964 MiB peak holding two graphs of 288 MiB, no finding; snap62's *Left* 5a).  A teardown frees
+    what the loop held across its iterations -- weights made at the set-up, an optimizer's state -- and no block of
+    those bytes was freed while they lived, to be made again."""
+    out = np.zeros(blocks.size, bool)
+    if not blocks.size:
+        return out
+    allocs = np.flatnonzero(me.delta > 0)
+    last = int(allocs[-1])
+    unseen = me.unseen_frees()
+    unseen = unseen[unseen <= last]
+    ended = allocs[frees[allocs] <= last]  # lifetimes over by the last allocation: (made, freed); made -1 before
+    made = np.concatenate([ended, np.full(unseen.size, -1, np.int64)])
+    freed = np.concatenate([frees[ended], unseen])
+    size = np.concatenate([me.delta[ended], -me.delta[unseen]])
+    for s in np.unique(me.delta[blocks]).tolist():
+        at = np.flatnonzero(me.delta[blocks] == s)
+        same = size == s
+        later = allocs[me.delta[allocs] == s]
+        if not same.any() or later[-1] <= int(blocks[at].min()) or at.size * int(same.sum()) > _REPLACED_WORK:
+            continue
+        starts, ends = made[same], freed[same]
+        for j in at.tolist():
+            b = int(blocks[j])
+            over = ends[(starts < b) & (ends > b)]  # the graph it replaced, freed after it was made
+            if not over.size:
+                continue
+            succ = later[later > int(over.min())]  # made after that free ...
+            out[j] = bool((frees[succ] > frees[b]).any())  # ... and still live when it goes
+    return out
+
+
+#: the most (candidate, lifetime) pairs :func:`_replaced_graph` compares per size: a history's teardown of many
+#: blocks of one size beside many lifetimes of it is read as before (a teardown), never slowly
+_REPLACED_WORK = 20_000_000
 
 
 def _pattern_phases(me: MemoryEvents, history: MemoryEvents | None = None) -> Pattern | None:

@@ -566,6 +566,10 @@ def _vendor(budget: "_Budget", drops: list[Any], by_gpu: dict[int, list[dict]], 
     named = devices.vendor_of_frames(_str(f.get("name"), "") + " " + _str(f.get("filename"), "") for f in tops.values())
     if named is not None:
         return named
+    if any(pytorch.cuda_api_file(_str(f.get("filename"), "")) for f in tops.values()):
+        # a stack through ``torch.cuda``'s own Python (a program's ``torch.cuda.empty_cache()``): the CUDA API's
+        # build, on a side stream too (h37-huntsnap63: a Python-only CUDA job on ``torch.cuda.Stream()`` read "unnamed")
+        return None
     # no frame names a build: the segments' streams still tell CUDA's apart (h37-wild56m).  CUDA's and HIP's default
     # stream is the null stream, which their allocators record as stream 0; torch_npu's default stream is one it
     # made (an ``aclrtStream`` handle, never 0).  A snapshot with segments none of which lies on stream 0 ran its

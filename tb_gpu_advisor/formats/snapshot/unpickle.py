@@ -481,17 +481,19 @@ class _Reader:
             # the one-byte argument of the hot opcodes read in place where the window holds it (the window's bytes
             # are the file's: what ``need`` checks holds), else through ``u`` as every other argument
             short = pos + 2 <= len(raw)
-            if op == 0x68:  # h BINGET
-                if short:
-                    self.pos = pos + 2
-                    v = self.memo.get(raw[pos + 1], _MARK)
+            if op == 0x68 or op == 0x6A:  # h BINGET, j LONG_BINGET (a key of 1 or 4 bytes)
+                end = pos + (2 if op == 0x68 else 5)
+                if end <= len(raw):
+                    self.pos = end
+                    key = raw[pos + 1] if op == 0x68 else _UNPACK_I(raw, pos + 1)[0]
+                    v = self.memo.get(key, _MARK)
                     if v is _MARK:
-                        raise ValueError(f"pickle: memo {raw[pos + 1]} read before it is written")
+                        raise ValueError(f"pickle: memo {key} read before it is written")
                     if type(v) in _CONTAINERS:
                         self.sealed.add(id(v))
                     st.append(v)
                 else:
-                    self.get(self.u(_UNPACK_B, 1))
+                    self.get(self.u(_UNPACK_B, 1) if op == 0x68 else self.u(_UNPACK_I, 4))
             elif op == 0x94:  # MEMOIZE
                 self.memoize(self.memoized)
             elif op == 0x8C:  # SHORT_BINUNICODE
@@ -526,18 +528,6 @@ class _Reader:
                 lst = self.grow(list)
                 self.place(lst, items)
                 lst.extend(self.compacted(items, lst) if self.compact is not None else items)
-            elif op == 0x6A:  # j LONG_BINGET
-                if pos + 5 <= len(raw):
-                    self.pos = pos + 5
-                    key = _UNPACK_I(raw, pos + 1)[0]
-                    v = self.memo.get(key, _MARK)
-                    if v is _MARK:
-                        raise ValueError(f"pickle: memo {key} read before it is written")
-                    if type(v) in _CONTAINERS:
-                        self.sealed.add(id(v))
-                    st.append(v)
-                else:
-                    self.get(self.u(_UNPACK_I, 4))
             elif op == 0x2E:  # . STOP
                 value = self.pop()
                 if st:

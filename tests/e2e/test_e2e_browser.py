@@ -658,40 +658,23 @@ def test_compare_with_shows_the_diff_keeps_it_in_the_url_and_exports_it(tensorbo
 
 
 REAL_JAX_SET = os.path.join(os.path.dirname(REPO), "shared", "profiles", "real-h100-jax")
-REAL_PAIR = ("input_bound", "healthy_bf16")  # the same model with the input stall removed (issue #11)
+#: the two real H100 JAX captures whose fix is known (issue #11): the same model with the input stall removed, as runs
+#: of the mixed logdir (:func:`mixed_url`: its JAX run is the pair's base)
+REAL_PAIR = ("jax_input_bound", "jax_healthy_bf16")
 
 
-@pytest.fixture(scope="module")
-def real_pair_url():
-    """TensorBoard on the two real H100 JAX captures whose fix is known (copied: discovery follows symlinks
-    only inside the logdir)."""
-    if not all(os.path.isdir(os.path.join(REAL_JAX_SET, run)) for run in REAL_PAIR):
-        pytest.skip(f"real H100 JAX captures not found at {REAL_JAX_SET}")
-    tmp = tempfile.mkdtemp(prefix="advisor-e2e-real-")
-    logdir = os.path.join(tmp, "logdir")
-    for run in REAL_PAIR:
-        shutil.copytree(os.path.join(REAL_JAX_SET, run), os.path.join(logdir, run))
-    for folder, _, files in os.walk(logdir):  # the shared set is read-only; the copy must be writable and removable
-        for path in [folder] + [os.path.join(folder, f) for f in files]:
-            os.chmod(path, os.stat(path).st_mode | 0o200)
-    server = _start_tensorboard(tmp, logdir)
-    try:
-        yield next(server), logdir
-    finally:
-        server.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots):
+def test_compare_real_captures_shows_the_cli_diff(mixed_url, browser, shots):
     """Issue #11's done-when in the tab: real H100 input_bound -> healthy_bf16 says the input stall was fixed, with
     the realised saving next to the predicted one, the same document as `tb-gpu-advisor diff --format json`; the
-    view follows TensorBoard's dark mode."""
+    view follows TensorBoard's dark mode.  The pair are two runs of the mixed logdir (one TensorBoard: the pair had a
+    server of its own, over a logdir of the two runs alone, and its base is the mixed logdir's JAX run); the picker
+    lists every other run of the logdir, and the CLI's document is of that logdir."""
     import contextlib
     import io
 
     from tb_gpu_advisor.cli import main as cli
 
-    url, logdir = real_pair_url
+    url, logdir = mixed_url, _MIXED_LOGDIRS[-1]
     base, new = REAL_PAIR
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -706,7 +689,10 @@ def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots)
     wait_ready(frame, timeout=120000)
     select_run(frame, new)
     options = frame.locator("select[aria-label='Compare with…'] option").all_inner_texts()
-    assert options == ["— none —", base], options  # every other run/session, not the one shown
+    with urllib.request.urlopen(f"{url}data/plugin/gpu_advisor/runs") as r:
+        others = [x["run"] if len(x["sessions"]) == 1 else f"{x['run']} / {s['session']}"
+                  for x in json.load(r)["runs"] for s in x["sessions"] if x["run"] != new]
+    assert base in others and options == ["— none —", *others], options  # every other run/session, not the one shown
     frame.locator("select[aria-label='Compare with…']").select_option(label=base)
     frame.locator(f"body[data-state='ready'][data-compare^='{base}/']").wait_for(timeout=120000)
     verdict = frame.locator(".diff-verdict").inner_text()
@@ -751,7 +737,7 @@ def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots)
     page.wait_for_timeout(300)
     assert frame.locator(".diff[data-before='reload']").count() == 1, "the diff was redrawn on reload"
     assert frame.locator("body").evaluate("() => window.scrollY") == scrolled
-    assert "input_bound" in export(page, frame, "Export Markdown", os.path.join(shots, "export_diff_real.md"))[0]
+    assert base in export(page, frame, "Export Markdown", os.path.join(shots, "export_diff_real.md"))[0]
     page.screenshot(path=os.path.join(shots, "diff_view_real.png"))
     _set_tensorboard_theme(page, "Dark")
     frame.locator("html.theme-dark").wait_for(state="attached", timeout=5000)
@@ -775,17 +761,32 @@ MIXED_RUNS = {
 }
 
 
+_MIXED_LOGDIRS: list[str] = []
+
+
 @pytest.fixture(scope="module")
 def mixed_url():
-    """TensorBoard over one logdir holding a TensorFlow, a JAX and two PyTorch runs (issue #10's done-when)."""
-    if not all(os.path.isdir(src) for src, _, _ in MIXED_RUNS.values()):
+    """TensorBoard over one logdir holding a TensorFlow, a JAX and two PyTorch runs (issue #10's done-when), and the
+    real JAX pair's fixed run (:data:`REAL_PAIR`: its base is the JAX run; copied: discovery follows symlinks only
+    inside the logdir)."""
+    from tb_gpu_advisor.discover.logdir import discover
+
+    sources = [src for src, _, _ in MIXED_RUNS.values()] + [os.path.join(REAL_JAX_SET, "healthy_bf16")]
+    if not all(os.path.isdir(src) for src in sources):
         pytest.skip(f"real captures not found under {os.path.dirname(REAL_TORCH_SET)}")
+
     def fill(logdir: str) -> None:
+        _MIXED_LOGDIRS.append(logdir)
         for run, (src, _, _) in MIXED_RUNS.items():
             shutil.copytree(src, os.path.join(logdir, run))
+        shutil.copytree(os.path.join(REAL_JAX_SET, "healthy_bf16"), os.path.join(logdir, REAL_PAIR[1]))
         for folder, _, files in os.walk(logdir):  # the shared sets are read-only; the copy must be removable
             for path in [folder] + [os.path.join(folder, f) for f in files]:
                 os.chmod(path, os.stat(path).st_mode | 0o200)
+        # each run is read as in a logdir of its own: no session joins another's ranks or job
+        joined = [(s.run, s.rank_runs, s.same_job, s.merged) for s in discover(logdir)
+                  if s.rank_runs or s.same_job or s.merged]
+        assert not joined, joined
 
     yield from _served("mixed", fill)
 
@@ -915,12 +916,14 @@ def _generated_runs(logdir: str) -> None:
 
 @pytest.fixture(scope="module")
 def generated_url():
-    """TensorBoard over :func:`_generated_runs`' logdir (one server for the six tests that read generated runs:
-    each used to start its own over a logdir of its runs alone)."""
+    """TensorBoard over :func:`_generated_runs`' and :func:`_nsys_runs`' logdir (one server for the eight tests that
+    read generated runs and Nsight runs: each used to start its own over a logdir of its runs alone, and the Nsight
+    runs had one of their own)."""
     from tb_gpu_advisor.discover.logdir import discover
 
     def fill(logdir: str) -> None:
         _generated_runs(logdir)
+        _nsys_runs(logdir)
         # each run is read as in a logdir of its own: no session joins another's ranks or job (a shared logdir that
         # linked two runs would change their reports)
         joined = [(s.run, s.rank_runs, s.same_job, s.merged) for s in discover(logdir)
@@ -1170,36 +1173,37 @@ NSYS_SET = os.path.join(os.path.dirname(REPO), "shared", "profiles", "nsys")
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
 
 
-@pytest.fixture(scope="module")
-def nsys_url():
-    """TensorBoard over Nsight Systems runs: the real H100 window (copies fill the GPUs) and a generated input-bound
-    loop with NVTX step ranges, beside a PyTorch run (issue 28's done-when)."""
+#: the Nsight runs of the generated logdir (:func:`_nsys_runs`), beside a PyTorch run
+NSYS_RUNS = ("nsys_input_bound", "torch_input_bound", "one_pass", "no_gpu_window", "h100_fsdp_window")
+
+
+def _nsys_runs(logdir: str) -> None:
+    """Nsight Systems runs: the real H100 window (copies fill the GPUs) and a generated input-bound loop with NVTX
+    step ranges, beside a PyTorch run (issue 28's done-when).  Runs of the generated logdir (:func:`generated_url`:
+    they had a TensorBoard of their own; each test selects its runs)."""
     from synthetic.nsysexport import NsysJob, write
 
-    def fill(logdir: str) -> None:
-        os.makedirs(os.path.join(logdir, "nsys_input_bound"))
-        write(os.path.join(logdir, "nsys_input_bound", "train.sqlite"), NsysJob(steps=8, input_ms=4.0))
-        shutil.copytree(os.path.join(DEMO, "pytorch_input_bound"), os.path.join(logdir, "torch_input_bound"))
-        # kept real exports of kinds the tab met later (h37-ui11): a one-pass CUDA program, a window with no GPU work
-        shutil.copytree(os.path.join(FIXTURES, "wild", "mcts_rtx3080_one_pass"), os.path.join(logdir, "one_pass"))
-        os.makedirs(os.path.join(logdir, "no_gpu_window"))
-        shutil.copyfile(os.path.join(FIXTURES, "nsys_windows", "tracing_off_julia.sqlite"),
-                        os.path.join(logdir, "no_gpu_window", "tracing_off_julia.sqlite"))
-        src = os.path.join(NSYS_SET, "h100_fsdp_window")
-        if os.path.isdir(src):
-            shutil.copytree(src, os.path.join(logdir, "h100_fsdp_window"))
-            for folder, _, files in os.walk(logdir):  # the shared sets are read-only; the copy must be removable
-                for path in [folder] + [os.path.join(folder, f) for f in files]:
-                    os.chmod(path, os.stat(path).st_mode | 0o200)
-
-    yield from _served("nsys", fill)
+    os.makedirs(os.path.join(logdir, "nsys_input_bound"))
+    write(os.path.join(logdir, "nsys_input_bound", "train.sqlite"), NsysJob(steps=8, input_ms=4.0))
+    shutil.copytree(os.path.join(DEMO, "pytorch_input_bound"), os.path.join(logdir, "torch_input_bound"))
+    # kept real exports of kinds the tab met later (h37-ui11): a one-pass CUDA program, a window with no GPU work
+    shutil.copytree(os.path.join(FIXTURES, "wild", "mcts_rtx3080_one_pass"), os.path.join(logdir, "one_pass"))
+    os.makedirs(os.path.join(logdir, "no_gpu_window"))
+    shutil.copyfile(os.path.join(FIXTURES, "nsys_windows", "tracing_off_julia.sqlite"),
+                    os.path.join(logdir, "no_gpu_window", "tracing_off_julia.sqlite"))
+    src = os.path.join(NSYS_SET, "h100_fsdp_window")
+    if os.path.isdir(src):
+        shutil.copytree(src, os.path.join(logdir, "h100_fsdp_window"))
+        for folder, _, files in os.walk(os.path.join(logdir, "h100_fsdp_window")):  # read-only set: the copy removable
+            for path in [folder] + [os.path.join(folder, f) for f in files]:
+                os.chmod(path, os.stat(path).st_mode | 0o200)
 
 
-def test_an_nsight_run_shows_its_findings_and_its_step_timeline(nsys_url, page, shots):
+def test_an_nsight_run_shows_its_findings_and_its_step_timeline(generated_url, page, shots):
     """An Nsight run is listed as one, its top finding is first, the tab says its windows are in Nsight's time base
     (no Perfetto or stock-viewer promise), "Show step N" draws the finding's window with GPU and host lanes and the
     input wait highlighted, and Download trace gives back the export itself."""
-    page.goto(nsys_url + "#gpu_advisor")
+    page.goto(generated_url + "#gpu_advisor")
     frame = advisor_frame(page)
     wait_ready(frame, timeout=120000)
     runs = ["nsys_input_bound"] + (["h100_fsdp_window"] if os.path.isdir(NSYS_SET) else [])
@@ -1211,7 +1215,7 @@ def test_an_nsight_run_shows_its_findings_and_its_step_timeline(nsys_url, page, 
         assert "open in Nsight Systems" in first.inner_text() and "Perfetto" not in first.inner_text()
         page.screenshot(path=os.path.join(shots, f"nsys_{run}.png"))
     select_run(frame, "nsys_input_bound")
-    report = served_report(nsys_url, "nsys_input_bound", frame.locator("body").get_attribute("data-session"))
+    report = served_report(generated_url, "nsys_input_bound", frame.locator("body").get_attribute("data-session"))
     window = next(f for f in report["findings"] if f["rule"] == "input_bound")["windows"][0]
     finding, g = show_window(frame, "input_bound")
     assert (g["start"], g["end"]) == (window["start_ms"], window["end_ms"])
@@ -1226,21 +1230,22 @@ def test_an_nsight_run_shows_its_findings_and_its_step_timeline(nsys_url, page, 
         assert f.read(16) == b"SQLite format 3\x00"
 
 
-def test_a_one_pass_capture_and_a_window_without_gpu_work_read_as_the_cli_says(nsys_url, page, shots):
+def test_a_one_pass_capture_and_a_window_without_gpu_work_read_as_the_cli_says(generated_url, page, shots):
     """h37-ui11, on kept real exports.  Every run's verdict, savings and "If every fix lands" line are the CLI's words.
     A one-pass program (wild/mcts_rtx3080_one_pass) saves "4.62 ms (4% of the pass)" as the CLI says (was "4.6 ms/step
     (4.0% of the step)"; "of the step" before h37-words21: the capture marks no step).  A window with CUDA tracing off (nsys_windows/tracing_off_julia): its facts say "capture of a
     program whose framework went unseen (CUDA tracing was off ...)" (h37-review29; was "a GPU program with no ML framework"), no empty kernel-duration
     chart, no cause of the tab's own under the finding's ("CUPTI", "a machine where the framework sees the GPU"), and
     no "Set Model FLOPs" where no kernel ran."""
-    page.goto(nsys_url + "#gpu_advisor")
+    page.goto(generated_url + "#gpu_advisor")
     frame = advisor_frame(page)
     wait_ready(frame, timeout=120000)
-    runs = [o.get_attribute("value") for o in frame.locator("select[aria-label='Run'] option").all()]
-    assert {"one_pass", "no_gpu_window"} <= set(runs), runs
-    for run in runs:  # every run of the logdir: one value on one screen
+    listed = [o.get_attribute("value") for o in frame.locator("select[aria-label='Run'] option").all()]
+    runs = [run for run in NSYS_RUNS if run in listed]  # the Nsight runs (h100_fsdp_window where ../shared is)
+    assert {"one_pass", "no_gpu_window"} <= set(runs), listed
+    for run in runs:  # every run of the Nsight logdir (now runs of the generated one): one value on one screen
         select_run(frame, run)
-        assert_the_clis_words(frame, nsys_url, run)
+        assert_the_clis_words(frame, generated_url, run)
     select_run(frame, "one_pass")
     saving = frame.locator(".finding .saving").first.inner_text()
     assert "of the pass)" in saving and "/step" not in saving, saving  # one pass, no step marked (h37-words21)

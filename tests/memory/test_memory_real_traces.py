@@ -33,7 +33,10 @@ GPU_TYPES = (1, 6)  # c10 DeviceType: CUDA, HIP
 def _gpu_memory_events(path: Path) -> tuple[dict, ...]:
     """The trace's GPU ``[memory]`` events, read with ``json`` once per test process, by the tests (not at
     collection: see :func:`_kind_by_bytes`).  A trace whose text never names ``"[memory]"`` holds none: that byte
-    search skips the JSON parse of the ~450 MB of traces without them."""
+    search skips the JSON parse of the ~450 MB of traces without them; and :func:`_kind_by_bytes` made that search at
+    collection, in this process: a trace it found without the name is not decompressed again."""
+    if path in _WITHOUT_MEMORY:
+        return ()
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rb") as f:
         text = f.read()
@@ -84,6 +87,7 @@ def _kind_by_bytes(path: Path) -> str | None:
     with opener(path, "rb") as f:
         text = f.read()
     if b'"[memory]"' not in text:
+        _WITHOUT_MEMORY.add(path)
         return None
     for m in _MEMORY_ARGS.finditer(text):
         args = m.group(1)
@@ -92,6 +96,8 @@ def _kind_by_bytes(path: Path) -> str | None:
     return None
 
 
+#: the traces whose text never names ``"[memory]"`` (found by :func:`_kind_by_bytes`, the same byte search)
+_WITHOUT_MEMORY: set[Path] = set()
 _KINDS = {p: _kind_by_bytes(p) for p in TORCH_TRACES}
 WITH_TOTALS = [p for p in TORCH_TRACES if _KINDS[p] == "totals"]
 DELTAS_ONLY = [p for p in TORCH_TRACES if _KINDS[p] == "deltas"]

@@ -794,16 +794,25 @@ class _Compactor:
         self.row = type("_Entry", (_Entry,), {"__slots__": (), "cols": self})
 
     def __call__(self, d: dict, lst: list) -> _RowMark | None:
-        if type(d.get("action")) is not str or _shape_error(d, _ENTRY) is not None or \
-                type(d.get("time_us", 0)) is float:  # a float time (allowed, read as none) stays in its dict
+        # :func:`_shape_error` of ``d`` against :data:`_ENTRY`, spelled out for the fields at hand (one call per entry
+        # of a history of millions): the action a string, each number absent or an int of its :data:`_RANGE` -- a
+        # float time (allowed by the shape, read as none) stays in its dict too -- the frames absent or a list
+        get = d.get
+        name, size, addr, t, frames, free = (get("action"), get("size"), get("addr"), get("time_us"), get("frames"),
+                                             get("device_free"))
+        if type(d) is not dict or type(name) is not str or (frames is not None and type(frames) is not list) or \
+                (size is not None and (type(size) is not int or not 0 <= size < MAX_BYTES)) or \
+                (addr is not None and (type(addr) is not int or not 0 <= addr < MAX_BYTES)) or \
+                (free is not None and (type(free) is not int or not 0 <= free < MAX_BYTES)) or \
+                (t is not None and (type(t) is not int or not 0 <= t < _MAX_TIME)):
             return None
-        action = self._action.get(d["action"])
+        action = self._action.get(name)
         if action is None:
             if len(self.actions) >= 127:  # one byte an action: a 128th distinct one stays a dict
                 return None
-            action = self._action[d["action"]] = len(self.actions)
-            self.actions.append(d["action"])
-        frames, stack = d.get("frames"), -1
+            action = self._action[name] = len(self.actions)
+            self.actions.append(name)
+        stack = -1
         if type(frames) is list:
             key = tuple(map(id, frames))
             stack = self.stacks.get(key, -1)
@@ -815,12 +824,13 @@ class _Compactor:
             self.runs.append((lst, row))
         self.action.append(action)
         self.frame.append(stack)
-        for k, col in self.numbers.items():
-            v = d.get(k)
-            col.append(-1 if v is None else v)
-        if d.get("device_free") is not None:
-            self.device_free[row] = d["device_free"]
-        if type(stream := d.get("stream")) is int:
+        numbers = self.numbers
+        numbers["addr"].append(-1 if addr is None else addr)
+        numbers["size"].append(-1 if size is None else size)
+        numbers["time_us"].append(-1 if t is None else t)
+        if free is not None:
+            self.device_free[row] = free
+        if type(stream := get("stream")) is int:
             self.streams.add(stream)
         return ROW
 
@@ -2040,8 +2050,9 @@ _FRAME = {"filename": str, "name": str, "line": int}
 #: OverflowError).  A device is c10's ``DeviceIndex`` (an int8); a time is microseconds of the Unix epoch, exact in a
 #: double (a float time is read as none, as before).
 MAX_BYTES = 1 << 57
+_MAX_TIME = 1 << 53
 _RANGE = {"size": (0, MAX_BYTES), "total_size": (0, MAX_BYTES), "addr": (0, MAX_BYTES), "address": (0, MAX_BYTES),
-          "device_free": (0, MAX_BYTES), "device": (0, 128), "time_us": (0, 1 << 53)}
+          "device_free": (0, MAX_BYTES), "device": (0, 128), "time_us": (0, _MAX_TIME)}
 
 
 def _shape_error(v: Any, fields: dict[str, type]) -> str | None:

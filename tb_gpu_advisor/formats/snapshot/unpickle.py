@@ -478,14 +478,41 @@ class _Reader:
                 pos, raw = self.pos, self.raw
             op = raw[pos]
             self.pos = pos + 1
-            if op == 0x68:  # h BINGET
-                self.get(self.u(_UNPACK_B, 1))
+            # the one-byte argument of the hot opcodes read in place where the window holds it (the window's bytes
+            # are the file's: what ``need`` checks holds), else through ``u`` as every other argument
+            short = pos + 2 <= len(raw)
+            if op == 0x68 or op == 0x6A:  # h BINGET, j LONG_BINGET (a key of 1 or 4 bytes)
+                end = pos + (2 if op == 0x68 else 5)
+                if end <= len(raw):
+                    self.pos = end
+                    key = raw[pos + 1] if op == 0x68 else _UNPACK_I(raw, pos + 1)[0]
+                    v = self.memo.get(key, _MARK)
+                    if v is _MARK:
+                        raise ValueError(f"pickle: memo {key} read before it is written")
+                    if type(v) in _CONTAINERS:
+                        self.sealed.add(id(v))
+                    st.append(v)
+                else:
+                    self.get(self.u(_UNPACK_B, 1) if op == 0x68 else self.u(_UNPACK_I, 4))
             elif op == 0x94:  # MEMOIZE
                 self.memoize(self.memoized)
             elif op == 0x8C:  # SHORT_BINUNICODE
-                self.push_str(self.u(_UNPACK_B, 1))
+                if short and pos + 2 + raw[pos + 1] <= len(raw):
+                    end = pos + 2 + raw[pos + 1]
+                    self.pos = end
+                    try:
+                        st.append(raw[pos + 2:end].decode("utf-8", "surrogatepass"))
+                    except UnicodeDecodeError as e:
+                        raise ValueError(f"pickle: a string that is not UTF-8 ({e})") from e
+                    self.objects += 1
+                else:
+                    self.push_str(self.u(_UNPACK_B, 1))
             elif op == 0x4B:  # K BININT1
-                st.append(self.u(_UNPACK_B, 1))
+                if short:
+                    self.pos = pos + 2
+                    st.append(raw[pos + 1])
+                else:
+                    st.append(self.u(_UNPACK_B, 1))
             elif op == 0x28:  # ( MARK
                 marks.append(len(st))
                 st.append(_MARK)
@@ -501,8 +528,6 @@ class _Reader:
                 lst = self.grow(list)
                 self.place(lst, items)
                 lst.extend(self.compacted(items, lst) if self.compact is not None else items)
-            elif op == 0x6A:  # j LONG_BINGET
-                self.get(self.u(_UNPACK_I, 4))
             elif op == 0x2E:  # . STOP
                 value = self.pop()
                 if st:
@@ -641,6 +666,9 @@ def _check_plain(value: Any) -> None:
     todo = [value]
     while todo:
         v = todo.pop()
+        t = type(v)
+        if t is str or t is int or t is float or t is bool or v is None:  # most of a snapshot: plain, no container
+            continue
         if not isinstance(v, _PLAIN) or isinstance(v, _Mark):
             raise UnsafePickle(f"a {type(v).__name__} in the pickle")
         if isinstance(v, (dict, list, tuple)):

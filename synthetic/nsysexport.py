@@ -721,14 +721,15 @@ WINDOW_RANGES = ("load batch", "preprocess")
 
 def write_window(path: str, window: str, ranges: int = 6, process: str = "python3",
                  streams: dict[str, str] | None = None, driver_thread: str = "", options: bool = True,
-                 collected: str = "") -> dict:
+                 collected: str = "", range_names: tuple[str, ...] = WINDOW_RANGES) -> dict:
     """Write an export whose window holds no GPU work, as ``window`` (:data:`WINDOWS`) says; return its truth:
     the window, the CUDA calls, NVTX ranges and memset bytes written, and the context creation's ms.  ``process``
     names the profiled program (a Python interpreter, or a CUDA program's own binary); ``streams`` what it wrote
     (``{"stdout": ..., "stderr": ...}``), kept as Nsight keeps it (``ProcessStreams``).  ``driver_thread``: the CUDA
     driver's ``cuda-EvtHandlr`` thread in the ``"program"``'s process (it initialised CUDA) or in Nsight's own
     (``"profiler"``: the CLI queries the GPUs); ``options=False``: an older export that keeps no capture options
-    (no ``META_DATA_CAPTURE`` rows)."""
+    (no ``META_DATA_CAPTURE`` rows); ``range_names``: the NVTX ranges each of the ``ranges`` turns writes, in order
+    (a training loop's ``Forward`` / ``Backward`` / ``SGD``: the job the names say, whatever the window holds)."""
     if window not in WINDOWS:
         raise ValueError(f"window {window!r}: one of {WINDOWS}")
     pid = 4242
@@ -747,7 +748,7 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
         api.insert(con, gtid)
     else:
         for k in range(ranges if window in ("nvtx_only", "tracing_off") else 0):
-            for name in WINDOW_RANGES:
+            for name in range_names:
                 con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
                             "VALUES (?, ?, 59, ?, ?, 0)", (api.t, api.t + 3_000_000, name, gtid))
                 api.t += 3_500_000

@@ -2140,8 +2140,8 @@ PACED_KERNELS = ("I420ToRGB(uchar*, uchar3*, int, int)", "GrayscaleKernel(uchar3
 
 
 def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kernel_us: float = 250.0,
-                     waits: bool = True, sched: bool = True, ranged: bool = False, mid_wait_ms: float = 0.0
-                     ) -> dict:
+                     waits: bool = True, sched: bool = True, ranged: bool = False, mid_wait_ms: float = 0.0,
+                     wait_range: str = "") -> dict:
     """Write the export of a camera loop shaped after SamuelAmsih/CUDA's Jetson captures: every ``period_ms`` a frame
     arrives, the launching thread launches three kernels of ``kernel_us`` and synchronises, then has nothing to do
     until the next frame.  With ``waits`` it sleeps off the CPU until then (the scheduler's trace shows it switched
@@ -2151,7 +2151,8 @@ def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kerne
     ``ranged`` each frame is the program's NVTX range ``frame``, from its arrival to the next one's (the wait inside
     the step, as where a loop's own markers or the GPU work's period cut the frames there); with ``mid_wait_ms`` the
     thread also sleeps that long off the CPU after the frame's first kernel (a display's vsync): idle inside the
-    step, between its kernels, that no gap holds.  Return
+    step, between its kernels, that no gap holds; ``wait_range``: that sleep inside an NVTX range of that name (a
+    loop's ``load_weights`` around a simulated load), the program's own range around the wait.  Return
     the truth: the launching thread's time off the CPU in each gap between frames."""
     us, ms = 1000, 1_000_000
     strings = _Strings()
@@ -2172,6 +2173,10 @@ def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kerne
             if t > t0 and waits:  # the first kernel done: the thread sleeps mid-frame (a display's vsync)
                 switches += [(t + 30 * us, 0, gtid), (t + int(mid_wait_ms * ms) - 20 * us, 1, gtid)]
             if t > t0:
+                if wait_range:
+                    con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                                "VALUES (?,?,59,?,?,0)", (t + 10 * us, t + int(mid_wait_ms * ms) - 10 * us, wait_range,
+                                                          gtid))
                 t += int(mid_wait_ms * ms)
             gpu = t + 40 * us
             for name in part:

@@ -5212,24 +5212,44 @@ FSDP_LAYER_RANGE = "FSDP::pre_forward (blocks.{i}._checkpoint_wrapped_module)"
 
 def write_layer_pass(path: str, iterations: int = 1, layers: int = 12, pause_after: tuple[int, ...] = (3, 7),
                      pause_ms: float = 3.0, layer_ms: float = 2.0, kernels: int = 8, between_ms: float = 6.0,
-                     layer_range: str = FSDP_LAYER_RANGE) -> dict:
+                     layer_range: str = FSDP_LAYER_RANGE, sync: bool = False, outer: str = "") -> dict:
     """An annotated Python thread (:class:`_RangedPython`) running ``iterations`` passes of a model of ``layers``
     layers, each layer's ``kernels`` kernels (``layer_ms`` of GPU work) launched inside a range named
     ``layer_range.format(i=layer)``; after the layers of ``pause_after`` the host pauses ``pause_ms`` in its own code
-    (no range, no call: the GPU idle), and between two passes ``between_ms`` (the loop's own work).  No step range.
+    (no range, no call: the GPU idle), and between two passes ``between_ms`` (the loop's own work); ``sync``: each
+    layer's ``kernels`` kernels named apart (``layer_kernel_<j>``), the last waited for (``cudaDeviceSynchronize``), as a
+    program that loads each layer's weights before it runs it does -- the same launch sequence once per layer, after
+    the host's wait.  ``outer``: one range of that name around the whole run (a demo's own frame), else no range
+    around the layers.  No step range.
     Truth by construction: ``iterations`` passes -- the host's pauses inside a pass cut it into bursts that are no
     iterations (each layer runs once a pass)."""
     out = _RangedPython(path, 7272, 5)
     f, kname = out.filled, out.strings(GEMM_BF16)
+    names = [out.strings(f"layer_kernel_{j}") for j in range(kernels)] if sync else []
+
+    def layer(f: _FilledRanges, kname: int, names: list[int]) -> None:
+        if not names:  # the layer's kernels alike, launched at once
+            f.work(layer_ms, kname, kernels)
+            return
+        for j, name in enumerate(names):  # a layer's own sequence of kernels, the last waited for
+            f.work(layer_ms / kernels, name, 1, sync=j == len(names) - 1)
+
     firsts = []  # each pass's start: its first layer's range
-    for k in range(iterations):
-        if k:
-            f.api.t += int(between_ms * 1e6)
-        firsts.append(f.api.t)
-        for i in range(layers):
-            f.ranged(layer_range.format(i=i), lambda: f.work(layer_ms, kname, kernels))
-            if i in pause_after:
-                f.api.t += int(pause_ms * 1e6)
+
+    def run() -> None:
+        for k in range(iterations):
+            if k:
+                f.api.t += int(between_ms * 1e6)
+            firsts.append(f.api.t)
+            for i in range(layers):
+                f.ranged(layer_range.format(i=i), lambda: layer(f, kname, names))
+                if i in pause_after:
+                    f.api.t += int(pause_ms * 1e6)
+
+    if outer:
+        f.ranged(outer, run)
+    else:
+        run()
     end = f.api.t
     out.close()
     return {"passes": iterations, "layers": layers, "pauses": len(pause_after) * iterations,

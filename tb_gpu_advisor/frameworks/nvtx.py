@@ -258,8 +258,9 @@ _LAYER_INDEX = re.compile(r"(?<=[A-Za-z_]\.)\d+(?=\.|\)|\s|$)")
 
 
 #: A layer's index after the word that names it, as a program writes its own per-layer ranges (``layer_0_forward``,
-#: ``ensure_layer_3``, ``layer 12``, ``block5``): the model's structure again, not a loop's counter.
-_LAYER_WORD_INDEX = re.compile(r"(?<![A-Za-z])(?:[Ll]ayers?|[Bb]locks?)[_ ]?(\d+)(?![0-9])")
+#: ``ensure_layer_3``, ``layer 12``): the model's structure again, not a loop's counter.  Not "block": a blocked
+#: solver's ``block 17`` counts its loop.
+_LAYER_WORD_INDEX = re.compile(r"(?<![A-Za-z])[Ll]ayers?[_ ]?(\d+)(?![0-9])")
 
 
 def layer_family(name: str) -> str | None:

@@ -53,7 +53,7 @@ def test_a_layer_word_index_is_a_layer_family():
     assert nvtx.layer_family("layer_0_forward") == "layer_#_forward"
     assert nvtx.layer_family("ensure_layer_12") == "ensure_layer_#"
     assert nvtx.layer_family("model.layers.3.mlp") == "model.layers.#.mlp"  # h37-nvtx62's, unchanged
-    for counter in ("iter_3", "train_step 3", "token_5_processing", "conv2d", "player 3"):
+    for counter in ("iter_3", "train_step 3", "token_5_processing", "conv2d", "player 3", "block 17"):
         assert nvtx.layer_family(counter) is None, counter
 
 

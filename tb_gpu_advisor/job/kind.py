@@ -1338,7 +1338,8 @@ def _tracing_off_window(w: _Held) -> Kind | None:
         return None
     said = f"CUDA was not traced: {seen}, but the capture holds no CUDA call, copy or kernel table" \
            f"{_ranges_beside(w.trace)}"
-    return _untraced_kind(w, said, Kind("unknown", "low", said, window_fix=_UNSAID_RETRACE))
+    # the unsaid fix only where the export records no options (where they say CUDA tracing was on, that one is wrong)
+    return _untraced_kind(w, said, Kind("unknown", "low", said, window_fix="" if w.cuda else _UNSAID_RETRACE))
 
 
 #: The window fix of a capture whose CUDA side went untraced where its options do not say so (Nsight before 2023

@@ -724,14 +724,15 @@ WINDOW_RANGES = ("load batch", "preprocess")
 
 def write_window(path: str, window: str, ranges: int = 6, process: str = "python3",
                  streams: dict[str, str] | None = None, driver_thread: str = "", options: bool = True,
-                 collected: str = "") -> dict:
+                 collected: str = "", range_names: tuple[str, ...] = WINDOW_RANGES) -> dict:
     """Write an export whose window holds no GPU work, as ``window`` (:data:`WINDOWS`) says; return its truth:
     the window, the CUDA calls, NVTX ranges and memset bytes written, and the context creation's ms.  ``process``
     names the profiled program (a Python interpreter, or a CUDA program's own binary); ``streams`` what it wrote
     (``{"stdout": ..., "stderr": ...}``), kept as Nsight keeps it (``ProcessStreams``).  ``driver_thread``: the CUDA
     driver's ``cuda-EvtHandlr`` thread in the ``"program"``'s process (it initialised CUDA) or in Nsight's own
     (``"profiler"``: the CLI queries the GPUs); ``options=False``: an older export that keeps no capture options
-    (no ``META_DATA_CAPTURE`` rows)."""
+    (no ``META_DATA_CAPTURE`` rows); ``range_names``: the NVTX ranges each of the ``ranges`` turns writes, in order
+    (a training loop's ``Forward`` / ``Backward`` / ``SGD``: the job the names say, whatever the window holds)."""
     if window not in WINDOWS:
         raise ValueError(f"window {window!r}: one of {WINDOWS}")
     pid = 4242
@@ -750,7 +751,7 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
         api.insert(con, gtid)
     else:
         for k in range(ranges if window in ("nvtx_only", "tracing_off") else 0):
-            for name in WINDOW_RANGES:
+            for name in range_names:
                 con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
                             "VALUES (?, ?, 59, ?, ?, 0)", (api.t, api.t + 3_000_000, name, gtid))
                 api.t += 3_500_000
@@ -2142,8 +2143,8 @@ PACED_KERNELS = ("I420ToRGB(uchar*, uchar3*, int, int)", "GrayscaleKernel(uchar3
 
 
 def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kernel_us: float = 250.0,
-                     waits: bool = True, sched: bool = True, ranged: bool = False, mid_wait_ms: float = 0.0
-                     ) -> dict:
+                     waits: bool = True, sched: bool = True, ranged: bool = False, mid_wait_ms: float = 0.0,
+                     wait_range: str = "") -> dict:
     """Write the export of a camera loop shaped after SamuelAmsih/CUDA's Jetson captures: every ``period_ms`` a frame
     arrives, the launching thread launches three kernels of ``kernel_us`` and synchronises, then has nothing to do
     until the next frame.  With ``waits`` it sleeps off the CPU until then (the scheduler's trace shows it switched
@@ -2153,7 +2154,8 @@ def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kerne
     ``ranged`` each frame is the program's NVTX range ``frame``, from its arrival to the next one's (the wait inside
     the step, as where a loop's own markers or the GPU work's period cut the frames there); with ``mid_wait_ms`` the
     thread also sleeps that long off the CPU after the frame's first kernel (a display's vsync): idle inside the
-    step, between its kernels, that no gap holds.  Return
+    step, between its kernels, that no gap holds; ``wait_range``: that sleep inside an NVTX range of that name (a
+    loop's ``load_weights`` around a simulated load), the program's own range around the wait.  Return
     the truth: the launching thread's time off the CPU in each gap between frames."""
     us, ms = 1000, 1_000_000
     strings = _Strings()
@@ -2174,6 +2176,10 @@ def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kerne
             if t > t0 and waits:  # the first kernel done: the thread sleeps mid-frame (a display's vsync)
                 switches += [(t + 30 * us, 0, gtid), (t + int(mid_wait_ms * ms) - 20 * us, 1, gtid)]
             if t > t0:
+                if wait_range:
+                    con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                                "VALUES (?,?,59,?,?,0)", (t + 10 * us, t + int(mid_wait_ms * ms) - 10 * us, wait_range,
+                                                          gtid))
                 t += int(mid_wait_ms * ms)
             gpu = t + 40 * us
             for name in part:
@@ -5209,24 +5215,44 @@ FSDP_LAYER_RANGE = "FSDP::pre_forward (blocks.{i}._checkpoint_wrapped_module)"
 
 def write_layer_pass(path: str, iterations: int = 1, layers: int = 12, pause_after: tuple[int, ...] = (3, 7),
                      pause_ms: float = 3.0, layer_ms: float = 2.0, kernels: int = 8, between_ms: float = 6.0,
-                     layer_range: str = FSDP_LAYER_RANGE) -> dict:
+                     layer_range: str = FSDP_LAYER_RANGE, sync: bool = False, outer: str = "") -> dict:
     """An annotated Python thread (:class:`_RangedPython`) running ``iterations`` passes of a model of ``layers``
     layers, each layer's ``kernels`` kernels (``layer_ms`` of GPU work) launched inside a range named
     ``layer_range.format(i=layer)``; after the layers of ``pause_after`` the host pauses ``pause_ms`` in its own code
-    (no range, no call: the GPU idle), and between two passes ``between_ms`` (the loop's own work).  No step range.
+    (no range, no call: the GPU idle), and between two passes ``between_ms`` (the loop's own work); ``sync``: each
+    layer's ``kernels`` kernels named apart (``layer_kernel_<j>``), the last waited for (``cudaDeviceSynchronize``), as a
+    program that loads each layer's weights before it runs it does -- the same launch sequence once per layer, after
+    the host's wait.  ``outer``: one range of that name around the whole run (a demo's own frame), else no range
+    around the layers.  No step range.
     Truth by construction: ``iterations`` passes -- the host's pauses inside a pass cut it into bursts that are no
     iterations (each layer runs once a pass)."""
     out = _RangedPython(path, 7272, 5)
     f, kname = out.filled, out.strings(GEMM_BF16)
+    names = [out.strings(f"layer_kernel_{j}") for j in range(kernels)] if sync else []
+
+    def layer(f: _FilledRanges, kname: int, names: list[int]) -> None:
+        if not names:  # the layer's kernels alike, launched at once
+            f.work(layer_ms, kname, kernels)
+            return
+        for j, name in enumerate(names):  # a layer's own sequence of kernels, the last waited for
+            f.work(layer_ms / kernels, name, 1, sync=j == len(names) - 1)
+
     firsts = []  # each pass's start: its first layer's range
-    for k in range(iterations):
-        if k:
-            f.api.t += int(between_ms * 1e6)
-        firsts.append(f.api.t)
-        for i in range(layers):
-            f.ranged(layer_range.format(i=i), lambda: f.work(layer_ms, kname, kernels))
-            if i in pause_after:
-                f.api.t += int(pause_ms * 1e6)
+
+    def run() -> None:
+        for k in range(iterations):
+            if k:
+                f.api.t += int(between_ms * 1e6)
+            firsts.append(f.api.t)
+            for i in range(layers):
+                f.ranged(layer_range.format(i=i), lambda: layer(f, kname, names))
+                if i in pause_after:
+                    f.api.t += int(pause_ms * 1e6)
+
+    if outer:
+        f.ranged(outer, run)
+    else:
+        run()
     end = f.api.t
     out.close()
     return {"passes": iterations, "layers": layers, "pauses": len(pause_after) * iterations,

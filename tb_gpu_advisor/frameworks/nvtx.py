@@ -260,12 +260,22 @@ def is_communication_range(name: str, domain: str = "") -> bool:
 _LAYER_INDEX = re.compile(r"(?<=[A-Za-z_]\.)\d+(?=\.|\)|\s|$)|(?<=[A-Za-z_]\[)\d+(?=\])")
 
 
+#: A layer's index after the word that names it, as a program writes its own per-layer ranges (``layer_0_forward``,
+#: ``ensure_layer_3``, ``layer 12``): the model's structure again, not a loop's counter.  Not "block": a blocked
+#: solver's ``block 17`` counts its loop.
+_LAYER_WORD_INDEX = re.compile(r"(?<![A-Za-z])[Ll]ayers?[_ ]?(\d+)(?![0-9])")
+
+
 def layer_family(name: str) -> str | None:
-    """A range's name with its module path's layer indices written ``#`` (``FSDP::pre_forward
-    (blocks.#._checkpoint_wrapped_module)``): the one name of the ranges a framework opens around each layer alike;
-    None where the name holds no layer index (:data:`_LAYER_INDEX`)."""
-    family, n = _LAYER_INDEX.subn("#", name)  # each index a '#': a name's numbers masked, no word touched
-    return family if n else None
+    """A range's name with its layer indices written ``#`` -- a module path's (``FSDP::pre_forward
+    (blocks.#._checkpoint_wrapped_module)``, :data:`_LAYER_INDEX`) or a layer word's (``layer_#_forward``,
+    :data:`_LAYER_WORD_INDEX`): the one name of the ranges a framework or a program opens around each layer alike;
+    None where the name holds no layer index."""
+    spans = sorted({m.span() for m in _LAYER_INDEX.finditer(name)} | {m.span(1) for m in _LAYER_WORD_INDEX.finditer(name)})
+    if not spans:
+        return None
+    cut = [0, *(x for span in spans for x in span), len(name)]
+    return "#".join(name[cut[k]:cut[k + 1]] for k in range(0, len(cut), 2))  # each index a '#': a name, not words
 
 
 #: A number anywhere in a range's name: a step's (``step_12``), a rank's (``rank0/forward``), a pid's, a layer's.

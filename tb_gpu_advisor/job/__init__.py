@@ -37,7 +37,7 @@ from tb_gpu_advisor.job.phase import (STARTING, OneTime, async_stalls, context_s
 from tb_gpu_advisor.job.period import device_iterations, repeated_launches, training_iterations
 from tb_gpu_advisor.job.waits import Waits, host_waits
 from tb_gpu_advisor.job.structure import (SpanSteps, backward_span_steps, model_calls, span_steps, step_end_count,
-                                         step_end_steps, within_one_call)
+                                         step_end_steps, within_one_call, layer_passes)
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import Trace
 
@@ -226,6 +226,9 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
         if structure is not None and within_one_call(structure.start, structure.end, model_calls(trace, fw)):
             # periods inside one call of the model are its layers (a real MoE forward's 9 blocks, each synced twice)
             structure = None
+        passes = layer_passes(trace, structure) if structure is not None else None
+        if passes is not None:  # periods each in one layer's own range are its layers: the passes they make, if any
+            structure = passes if passes.start.size >= 2 else None
     release_free_heap()  # the span searches' temporaries (~40 MB on the dense 100 MB capture), before the steps'
     version = _version(fw, trace)
     tags: list[str] = []

@@ -1333,21 +1333,39 @@ def _tracing_off_window(w: _Held) -> Kind | None:
         fix, words = _retrace(w.trace)
         said = f"CUDA tracing was off (the capture's options): the window records no CUDA call, copy or kernel" \
                f"{_ranges_beside(w.trace)}"
-        named = _nvtx_kind(w.trace)
-        if named is not None:  # the job's own ranges name its work: the kind is theirs, its GPU side unrecorded
-            said += f"; {named.evidence}" if named.kind != "training" else ""
-            return Kind(named.kind, named.confidence, said, from_ranges=named.from_ranges, window_fix=fix,
-                        fix_words=words)
-        return Kind("no_gpu", "high", said, window_fix=fix, fix_words=words)
+        return _untraced_kind(w, said, Kind("no_gpu", "high", said, window_fix=fix, fix_words=words))
     if p.get("cuda_in_stacks"):
-        return Kind("unknown", "low", "CUDA was not traced: the program called into CUDA (its call stacks, which the "
-                                      "capture sampled, ran inside the CUDA driver's library), but the capture holds "
-                                      "no CUDA call, copy or kernel table")
-    if p.get("cuda_thread") and w.cuda != "on":
-        return Kind("unknown", "low", "CUDA was not traced: the CUDA driver initialised in the program (its own thread, "
-                                      "cuda-EvtHandlr, ran in the program's process), but the capture holds no CUDA "
-                                      f"call, copy or kernel table{_ranges_beside(w.trace)}")
-    return None
+        seen = "the program called into CUDA (its call stacks, which the capture sampled, ran inside the CUDA driver's " \
+               "library)"
+    elif p.get("cuda_thread") and w.cuda != "on":
+        seen = "the CUDA driver initialised in the program (its own thread, cuda-EvtHandlr, ran in the program's process)"
+    else:
+        return None
+    said = f"CUDA was not traced: {seen}, but the capture holds no CUDA call, copy or kernel table" \
+           f"{_ranges_beside(w.trace)}"
+    # the unsaid fix only where the export records no options (where they say CUDA tracing was on, that one is wrong)
+    return _untraced_kind(w, said, Kind("unknown", "low", said, window_fix="" if w.cuda else _UNSAID_RETRACE))
+
+
+#: The window fix of a capture whose CUDA side went untraced where its options do not say so (Nsight before 2023
+#: exports none): CUDA seen from the program's side, not the settings -- "the options had it off" would be a guess.
+_UNSAID_RETRACE = "tracing_off:unsaid"
+
+
+def _untraced_kind(w: _Held, said: str, otherwise: Kind) -> Kind:
+    """The kind of a window whose CUDA side went untraced: the user's NVTX ranges' (:func:`_nvtx_kind`: a
+    ``backward``, an optimizer step) where they name the work, with ``otherwise``'s window fix; else ``otherwise``.
+    One answer whatever shows CUDA went untraced -- the capture's options, the driver in the program's stacks or its
+    thread: the ranges say what the program ran, not how the profiler was set.  Why: ``Backward`` x4 and ``SGD`` x4
+    around each ``Batch N`` read "GPU work of an unknown kind" beside "ranges which name work only training does"
+    where the export (Nsight 2022.1) records no options (YijiaZhao/NVTX-example ``quickstart.sqlite``, h37-huntnsys63),
+    while the same ranges under recorded options read training."""
+    named = _nvtx_kind(w.trace)
+    if named is None:
+        return otherwise
+    said += f"; {named.evidence}" if named.kind != "training" else ""
+    return Kind(named.kind, named.confidence, said, from_ranges=named.from_ranges, window_fix=otherwise.window_fix,
+                fix_words=otherwise.fix_words)
 
 
 def _nvtx_window(w: _Held) -> Kind | None:

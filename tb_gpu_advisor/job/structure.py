@@ -13,6 +13,7 @@ names: what repeats is the program's own structure.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -583,6 +584,55 @@ def within_one_call(start: np.ndarray, end: np.ndarray, calls: tuple[np.ndarray,
     inside = (k >= 0) & (end <= ce[np.clip(k, 0, None)])
     ks = k[inside]
     return bool(ks.size) and bool((np.bincount(ks) >= 2).any())
+
+
+def layer_passes(trace: Trace, steps: SpanSteps) -> SpanSteps | None:
+    """``steps`` (a launch period's repeats, host windows) read again where they are a model's layers, not its steps:
+    each window overlaps the user's ranges of one layer family (``frameworks.nvtx.layer_family``: ``layer_#_forward``,
+    ``model.layers.#``) of ONE layer only, three layers or more are met -- where a loop's iteration runs every layer in
+    its one window.  Then the passes are the runs of windows from one window of the first layer met to the next, each
+    running the same layers; returned as ``steps`` of those passes (an empty one where the window holds a single
+    pass: no period, one pass).  None where the repeats are not layers.
+
+    Why: a weight-streaming demo's one forward of 8 layers (``layer_0_forward`` ... ``layer_7_forward``, each after a
+    simulated 51 ms load of its weights) repeats the same launch sequence once per layer, each after the host waited:
+    the period read 8 "steps" of 64.9 ms, each a layer (Sh1mwww/llama3-inference ``demo.sqlite``, h37-huntnsys63) --
+    as h37-nvtx62 found GPU bursts cutting an FSDP forward at its layers."""
+    rg = trace.ranges
+    start, end = np.asarray(steps.start, np.int64), np.asarray(steps.end, np.int64)
+    if rg is None or start.size < 3 or not rg.idx.size:
+        return None
+    h = trace.h
+    family: dict[int, str] = {}
+    for nid in np.unique(h.name[rg.idx]).tolist():
+        f = nvtx.layer_family(h.names[nid])
+        if f is not None and not nvtx.is_step_name(h.names[nid]):
+            family[nid] = f
+    for f in dict.fromkeys(family.values()):
+        ranged = rg.idx[np.isin(h.name[rg.idx], [nid for nid, g in family.items() if g == f])]
+        rs, re_ = h.start[ranged].astype(np.int64), h.end[ranged].astype(np.int64)
+        # the windows each range overlaps (touching edges are no overlap: tiled windows meet end to start)
+        first = np.searchsorted(end, rs, side="right")
+        last = np.searchsorted(start, re_, side="left") - 1
+        layer_of: dict[int, set[int]] = {}  # window -> the layers (name ids) whose ranges overlap it
+        for nid, a, z in zip(h.name[ranged].tolist(), first.tolist(), last.tolist()):
+            for w in range(a, z + 1):
+                layer_of.setdefault(w, set()).add(int(nid))
+        if len(layer_of) != start.size or any(len(v) != 1 for v in layer_of.values()):
+            continue
+        layers = [next(iter(layer_of[w])) for w in range(start.size)]
+        if len(set(layers)) < 3:
+            continue
+        opens = [w for w, nid in enumerate(layers) if nid == layers[0]]
+        runs = [set(layers[a:z]) for a, z in zip(opens, [*opens[1:], len(layers)])]
+        if len(opens) < 2 or any(r != runs[0] for r in runs):  # one pass, or passes that run other layers
+            return dataclasses.replace(steps, start=start[:0], end=end[:0])
+        ends = np.array([end[z - 1] for z in [*opens[1:], len(layers)]], np.int64)
+        return dataclasses.replace(
+            steps, start=start[opens], end=ends,
+            note=f"{steps.note}; each of the {len(opens)} passes is {len(runs[0])} of those repeats, one per layer of "
+                 f"`{f}` (each repeat runs one layer: a loop's iteration runs them all)")
+    return None
 
 
 def module_executions(h: HostEvents) -> tuple[np.ndarray, list[str]] | None:

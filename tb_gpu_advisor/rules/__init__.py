@@ -45,6 +45,7 @@ from tb_gpu_advisor.rules.base import (
     step_windows,
     traced_python,
     fill_pointers,
+    wait_covered,
 )
 from tb_gpu_advisor.rules.capture_quality import unmeasured_across_clocks
 from tb_gpu_advisor.rules import comm_exposed, launch_bound
@@ -915,6 +916,8 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
             grade(left, "headline.device_step_share.warning", "headline.device_step_share.critical") is None:
         return None
     tail = _output_tail_ms(metrics, wait)
+    # under the program's own ranges (a loop's `load_weights` around its sleep) or under nothing: the ledger says
+    covered = wait_covered(metrics.breakdown.host_compute, metrics.breakdown.other)
     managed = min(dict(metrics.idle_in_os_waits).get(MANAGED_READ, 0.0), wait)
     head = (f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(wait)} of it "
             f"({pct(wait / ctx.step_ms)}) the GPU idles while the thread that launches its work waits in the OS, "
@@ -922,8 +925,7 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     if tail:  # a one-pass program's tail: no loop is paced, it writes what the GPU computed
         summary = (f"{head}, {ms(tail)} of it after the last kernel: the capture holds one pass of the program, "
                    f"so no source paces a loop here -- a program that runs once writes its results once its GPU work "
-                   f"is done, and no runtime call, op or range of the capture covers that time"
-                   f"{in_os_waits(ctx, wait)}.")
+                   f"is done{covered}{in_os_waits(ctx, wait)}.")
         title = "The GPU idles while the host waits in the OS after the last kernel: the program's output"
         assumption = ("the program's output written while the GPU works (on a thread of its own, or asynchronously), "
                       "so the pass ends with its GPU work")
@@ -938,7 +940,7 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
         actions = managed_read_actions(ctx)
     else:
         summary = (f"{head}: the host waits for something outside the capture (an input device, a file, a socket, a "
-                   f"timer), and no runtime call, op or range of the capture covers that time{in_os_waits(ctx, wait)}.")
+                   f"timer){covered}{in_os_waits(ctx, wait)}.")
         title = "The GPU idles while the host waits for something outside the capture"
         assumption = WAIT_SOURCE_ASSUMPTION
         actions = ctx.fw.extra("step_gaps:outside") or [WAIT_SOURCE]

@@ -787,6 +787,14 @@ def in_os_waits(ctx: Ctx, host_ms: float) -> str:
             if named else "")
 
 
+def wait_covered(recorded_ms: float, unrecorded_ms: float) -> str:
+    """What the capture recorded around a wait, in words, by the ledger's parts of it (``recorded_ms``: under the
+    program's own ops or ranges, ``host_compute``; ``unrecorded_ms``: under nothing, ``other``): nothing, or the
+    program's ops and ranges around it -- which run no code there while the thread sleeps, but do cover the time."""
+    return (", where no runtime call, op or range of the capture covers it" if unrecorded_ms >= recorded_ms else
+            ", inside the program's own ops or ranges (they span the wait; no code of theirs ran)")
+
+
 def in_async_stalls(ctx: Ctx, part_ms: float, stalls: list[tuple[str, float]] | None = None) -> str:
     """The slow asynchronous calls the host stalled in while the GPU idled in the step (``stalls``: (call, ms per
     step) measured inside the finding's own idle -- the host-sync finding's, ``HostSyncs.idle_in_async_stalls`` --;

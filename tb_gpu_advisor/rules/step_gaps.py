@@ -32,6 +32,7 @@ from tb_gpu_advisor.metrics.types import MANAGED_READ, Gaps, HostMetrics
 from tb_gpu_advisor.model.schema import Finding, TimeWindow
 from tb_gpu_advisor.rules.base import (
     Ctx, T, action, finding, grade, ms, pct, ran_witness, rule, saving, share_metric, table, traced_python,
+    wait_covered,
 )
 from tb_gpu_advisor.rules.savings import idle_claims
 
@@ -267,13 +268,13 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
         cause = (f"the host reading managed memory the GPU wrote: the thread that launches the next work slept in the "
                  f"reads' page faults, {ms(read)} {ctx.a_step} ({pct(read / g.avg_gap_ms)}){inside}, "
                  f"where no call is recorded, only the pages' migrations to the host -- a read of the GPU's value, as "
-                 f"a sync is{_covered(p.other_ms, p.unexplained_ms)}")
+                 f"a sync is{wait_covered(p.other_ms, p.unexplained_ms)}")
         actions = managed_read_actions(ctx)
         assumption = READ_MANAGED_ASSUMPTION
     elif waited:  # the host ran no code there: it waited for something the capture does not hold
         cause = (f"the host waiting for something outside the capture (an input device, a file, a socket, a timer): "
                  f"the thread that launches the next work waited in the OS, running no code, {ms(waited)} {ctx.a_step} "
-                 f"({pct(waited / g.avg_gap_ms)}){_covered(p.other_ms, p.unexplained_ms)}")
+                 f"({pct(waited / g.avg_gap_ms)}){wait_covered(p.other_ms, p.unexplained_ms)}")
         actions = ctx.fw.extra(f"{ID}:outside") or [WAIT_SOURCE]  # no host work to move: the source is the fix
         assumption = WAIT_SOURCE_ASSUMPTION
         # whether the source can deliver faster (a camera's frame rate) is outside the capture: never critical
@@ -621,12 +622,6 @@ def _unrecorded_kind(witness: str, paced: str, how_much: str, no_host: str = "")
         what = "the host's own code or a wait for something outside the capture"
     return (f"time the capture did not record ({how_much}): {what}; the capture traced no context switches to tell "
             f"them apart")
-
-
-def _covered(other_ms: float, unexplained_ms: float) -> str:
-    """What the capture recorded around a wait, in words: nothing, or the host's ops and ranges around it."""
-    return (", where no runtime call, op or range of the capture covers it" if unexplained_ms >= other_ms else
-            ", inside the program's own ops or ranges (they span the wait; no code of theirs ran)")
 
 
 def _owned(p: _Parts) -> list[tuple[float, str]]:

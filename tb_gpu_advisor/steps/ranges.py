@@ -180,8 +180,8 @@ def _counts_steps(h: HostEvents, sel: np.ndarray, col: np.ndarray, up: np.ndarra
     every step (``layer 0, 1, 2, 4, 5, 6`` each forward) rise and start over alike.  A training step's range holds its
     backward and its update; a layer's holds part of a forward.  Read by numbers alone, each epoch's counter named
     steps apart: ``train_step 0`` read as the steps, 2 of 96.3 ms for 16 of 8.03 (h37-probe46e's Left 3)."""
-    if int(col.min()) not in (0, 1) or int(up.min()) != 1 or not _rises_by_a_counter(up):
-        return False
+    if not up.size or int(col.min()) not in (0, 1) or int(up.min()) != 1 or not _rises_by_a_counter(up):
+        return False  # no rise at all (``evict_layer_3`` then ``evict_layer_0``): a number that only drops counts nothing
     return bool(_holds_training_steps(h, sel, procs).all())
 
 

@@ -116,6 +116,14 @@ WINDOW_FIXES = {
                                    "nsys export --type sqlite run.nsys-rep"),),
     "tracing_off": (("Turn CUDA tracing on: the capture's options had it off, so no CUDA call, copy or kernel could be "
                      "recorded.", _TRACE_CUDA),),
+    # the same where the export does not record its options (Nsight before 2023 writes no ``META_DATA_CAPTURE``) and
+    # the program's side shows CUDA (the driver's thread or library in it): what it traced is unknown, not "off"
+    "tracing_off:unsaid": (("Trace CUDA: the program used CUDA, yet the capture holds no CUDA call, copy or kernel, and "
+                            "this export does not record which APIs were traced (its Nsight Systems release writes no "
+                            "capture options). Record it again with -t cuda beside what you traced, and check that the "
+                            "export holds a CUDA runtime table.",
+                            _TRACE_CUDA + "\nsqlite3 run.sqlite \"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME\"   "
+                                          "# CUDA calls recorded?"),),
     # the same, built from what the capture recorded (``job.kind._retrace``): the user's own command with CUDA added to
     # what it traced; and where NVTX ranges mark the program's iterations, ONE window over enough steady ones.  Not an
     # NVTX capture range on the iteration: without a range around several iterations it records one per report

@@ -5030,7 +5030,8 @@ def write_unclosed_trace(path: str, steps: int = 20, ran_ms: float = 5400.0, clo
 
 def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, printed: bool = True,
                          body: int = 10, branch: int = 4, syncs: int = 3, kernel_us: float = 20.0,
-                         layer: int = 0, read: str = "sync", fault_us: float = 0.0, gpu_fault_us: float = 0.0) -> dict:
+                         layer: int = 0, read: str = "sync", fault_us: float = 0.0, gpu_fault_us: float = 0.0,
+                         gpu_fault_every: int = 1) -> dict:
     """Write the export of a native solver shaped after cestwc/balinski-and-gomory-cuda's ``report8`` (an RTX 3090,
     ``build/test1 4``): ``turns`` iterations of a loop whose body launches ``body`` tiny kernels, the host waiting for
     them (``cudaDeviceSynchronize``) after every ``body // syncs`` launches and after the last; after every
@@ -5047,7 +5048,9 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
     comes back (``SCHED_EVENTS``; ``report7``'s 18-710 us), and the program makes no other wait.  ``gpu_fault_us``:
     each turn's first kernel touches the flag's page the host holds and waits that long for it, its page's migration to
     the GPU (Unified Memory, page fault) ending 1 us before the kernel does (``report7``'s ``reset_d_changed``: 1.15 us
-    alone, 45-419 us with a page moving under it).
+    alone, 45-419 us with a page moving under it).  ``gpu_fault_every``: only every that many turns' first kernel
+    faults (the turns ``i % gpu_fault_every == 0``), the others' runs of it fault-free: its own time shown apart from
+    the fault's (h37-copy63).
     Return the truth: the turns' starts (each turn's first body launch, ns on the host clock), the mean turn's
     length from one start to the next (ms) and the thread's time off the CPU in its reads a turn (us)."""
     us = 1000
@@ -5067,7 +5070,7 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
         nonlocal free
         start = max(api.t + 5 * us, free)
         free = start + int(kernel_us * us)
-        if gpu_fault_us and k == 0:  # the turn's first kernel waits for the flag's page
+        if gpu_fault_us and k == 0 and len(opens) % gpu_fault_every == 1 % gpu_fault_every:  # waits for the page
             free += int(gpu_fault_us * us)
             copies.append((free - 3 * us, free - us, 0, UVM_HTOD, CAUSE_COHERENCE))
         kern.append((start, free, api("cudaLaunchKernel", 5 * us), k % layer if layer and k < body else k))
@@ -5126,7 +5129,9 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
     return {"turns": turns, "opens_ns": opens, "turn_ms": float(np.mean(np.diff(opens))) / 1e6,
             "fault_us_per_turn": fault_us if read == "managed" else 0.0,
             # each turn's first kernel, from its start to its page's arrival
-            "page_wait_us_per_turn": kernel_us + gpu_fault_us - 1 if gpu_fault_us else 0.0}
+            "page_wait_us_per_turn": kernel_us + gpu_fault_us - 1 if gpu_fault_us else 0.0,
+            # what each fault added to its kernel: its wait, the kernel's own work apart (h37-copy63)
+            "fault_stall_us": gpu_fault_us, "faulted_turns": [i for i in range(turns) if i % gpu_fault_every == 0]}
 
 
 # ------------------------------------------------- h37-nvtx62: processes with NVTX ranges and no GPU work of their own

@@ -51,7 +51,7 @@ from tb_gpu_advisor.rules import comm_exposed, launch_bound
 from tb_gpu_advisor.rules.cold_start import first_call_why
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
-from tb_gpu_advisor.rules.step_gaps import (READ_MANAGED_ASSUMPTION, managed_read_actions, RECORD_HOST, WAIT_SOURCE,
+from tb_gpu_advisor.rules.step_gaps import (READ_MANAGED_ASSUMPTION, managed_read_actions, reads_metric, RECORD_HOST, WAIT_SOURCE,
                                            WAIT_SOURCE_ASSUMPTION, WRITE_OUTPUT, after_record_fix, gap_inside_steps, launcher_detail, launcher_words)
 from tb_gpu_advisor.steps.types import SOURCE_LABEL, UNMARKED_SOURCES
 
@@ -895,7 +895,9 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     capture does not hold -- a camera's next frame, a file, a socket, a timer (SamuelAmsih/CUDA's Jetson camera loop
     cut into frames by its 7-kernel period: ~27 ms of each 39.9 ms frame unclaimed, the launching thread off the
     CPU).  Fires where the device step-time share is amber or red and such waits fill at least half of the idle
-    no finding claims; never critical -- whether the source can deliver faster is outside the capture."""
+    no finding claims; never critical -- whether the source can deliver faster is outside the capture --, but
+    where the waits are the host's reads of managed memory the GPU wrote, whose fix is the program's own: graded and
+    shown by the reads' share of the step (``step_gaps.reads_metric``), as the gaps' check does with the same reads."""
     graded = _idle_graded(metrics)
     if graded is None:
         return None
@@ -914,6 +916,7 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
             grade(left, "headline.device_step_share.warning", "headline.device_step_share.critical") is None:
         return None
     tail = _output_tail_ms(metrics, wait)
+    sev, metric = "warning", _device_share_metric(dev, "warning")  # a wait for a source: never critical
     managed = min(dict(metrics.idle_in_os_waits).get(MANAGED_READ, 0.0), wait)
     head = (f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(wait)} of it "
             f"({pct(wait / ctx.step_ms)}) the GPU idles while the thread that launches its work waits in the OS, "
@@ -935,6 +938,8 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
         title = "The GPU idles while the host reads managed memory the GPU wrote: each read waits for its page"
         assumption = READ_MANAGED_ASSUMPTION
         actions = managed_read_actions(ctx)
+        # the reads' fix is the program's own (no source outside the capture): graded and shown as the reads
+        sev, metric = reads_metric(ctx, wait, "warning", {"device_step_share": dev})
     else:
         summary = (f"{head}: the host waits for something outside the capture (an input device, a file, a socket, a "
                    f"timer), and no runtime call, op or range of the capture covers that time{in_os_waits(ctx, wait)}.")
@@ -942,8 +947,8 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
         assumption = WAIT_SOURCE_ASSUMPTION
         actions = ctx.fw.extra("step_gaps:outside") or [WAIT_SOURCE]
     f = finding(
-        ctx, "unexplained_idle", "warning", summary, title=title,
-        metric=_device_share_metric(dev, "warning"),
+        ctx, "unexplained_idle", sev, summary, title=title,
+        metric=metric,
         # a pool of its own: the wait inside the step, what every other claim on the host leaves (unclaimed_wait_ms),
         # never the gaps' wait between steps -- both fixes land, both count
         saving=saving(ctx, wait, assumption, [("host", "host_wait", wait)]),

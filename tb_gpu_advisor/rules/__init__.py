@@ -661,7 +661,7 @@ def unclaimed_host_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
     idled through is the ledger's own category (``profiler``), in neither of these: no change to the program removes it."""
     bd = metrics.breakdown
     claimed = _host_claims_ms(others)
-    return max(0.0, min(bd.host_compute, bd.host_compute + bd.other - claimed))
+    return max(0.0, min(bd.host_compute, bd.host_compute + bd.managed_read + bd.other - claimed))
 
 
 def _idle_graded(metrics: HostMetrics) -> tuple[Ctx, float | None, str] | None:
@@ -751,11 +751,13 @@ def on_cpu_unrecorded_ms(metrics: HostMetrics, others: Iterable[Finding]) -> flo
 
 
 def _unrecorded_left_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
-    """The ledger's idle no recorded host event covers (``other``, per step and GPU) less every other finding's claim
-    on the host's time and the waits the OS traced (the larger of the two: a lower bound)."""
+    """The ledger's idle no recorded host event covers (``other``, and the host's reads of managed memory,
+    ``managed_read``, which the waits hold; per step and GPU) less every other finding's claim on the host's time and
+    the waits the OS traced (the larger of the two: a lower bound)."""
     claimed = _host_claims_ms(others)
     waits = sum(v for _, v in metrics.idle_in_os_waits)
-    return max(0.0, metrics.breakdown.other - max(claimed, waits))
+    bd = metrics.breakdown
+    return max(0.0, bd.other + bd.managed_read - max(claimed, waits))
 
 
 def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> Finding | None:
@@ -880,10 +882,11 @@ def unclaimed_wait_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
 
 def _unclaimed_other_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
     """The host's share of the step's idle -- its recorded work and the idle nothing recorded covers (the ledger's
-    ``host_compute`` and ``other``, per step and GPU) -- that no other finding's claim on the host's time recovers."""
+    ``host_compute``, ``managed_read`` and ``other``, per step and GPU) -- that no other finding's claim on the host's
+    time recovers."""
     bd = metrics.breakdown
     claimed = _host_claims_ms(others)
-    return max(0.0, bd.host_compute + bd.other - claimed)
+    return max(0.0, bd.host_compute + bd.managed_read + bd.other - claimed)
 
 
 def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> Finding | None:
@@ -938,7 +941,9 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
         title = "The GPU idles while the host reads managed memory the GPU wrote: each read waits for its page"
         assumption = READ_MANAGED_ASSUMPTION
         actions = managed_read_actions(ctx)
-        # the reads' fix is the program's own (no source outside the capture): graded and shown as the reads
+        # the reads' fix is the program's own (no source outside the capture): graded, shown and saved as the reads
+        # (the ledger's ``managed_read``), the thread's other waits left to no fix of theirs
+        wait = managed
         sev, metric = reads_metric(ctx, wait, "warning", {"device_step_share": dev})
     else:
         summary = (f"{head}: the host waits for something outside the capture (an input device, a file, a socket, a "
@@ -953,7 +958,7 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
         # never the gaps' wait between steps -- both fixes land, both count
         saving=saving(ctx, wait, assumption, [("host", "host_wait", wait)]),
         evidence=os_waits_table(ctx),
-        windows=step_windows(ctx, label="host waiting", draws=("other",), claimed_ms=wait),
+        windows=step_windows(ctx, label="host waiting", draws=("managed_read", "other"), claimed_ms=wait),
         actions=actions,
     )
     f.guide_section = "§1 overview"

@@ -86,10 +86,8 @@ def check(m: HostMetrics) -> list[Finding]:
     why = _diagnose(ctx, m, p, sev, private, outside, sum(v for g_, _, v in claims if g_ == "host"))
     if why.managed_ms:  # the reads' cause: what their fix gives back is the reads, the gaps' and the steps' (once)
         gaps_ms, inside = min(save_ms, why.managed_ms[0]), why.managed_ms[1]
-        whole = sum(v for _, _, v in claims)
-        claims = [(a, b, v * gaps_ms / whole) for a, b, v in claims] if whole > 0 else claims
-        claims = [*claims, ("host", "host_wait", inside)] if inside > 0 else claims
-        save_ms = gaps_ms + inside
+        save_ms = gaps_ms + inside  # the reads, wherever the ledger paints them (``managed_read``): one wait's pool
+        claims = [("host", "host_wait", save_ms)]
     metric = share_metric("step_gap_share", "Between-step gap (non-input) share of {step}", p.share,
                           "step_gaps.warning", severity=why.severity, detail=_detail(m, p, private, why, outside))
     if why.managed_ms and why.managed_ms[1] > 0:  # the reads inside the steps too: the finding is the reads'
@@ -582,7 +580,7 @@ def managed_in_steps_ms(m: HostMetrics, gaps_ms: float, claimed_ms: float) -> fl
     same reads inside the step (120 us) stayed the ledger's ``other`` that no finding named (the generator's
     ``write_counted_solver(read="managed", fault_us=300)``, h37-copy62).  The cause is one, so is its finding."""
     reads = dict(m.idle_in_os_waits).get(MANAGED_READ, 0.0) - gaps_ms
-    held = m.breakdown.host_compute + m.breakdown.other - claimed_ms
+    held = m.breakdown.host_compute + m.breakdown.managed_read + m.breakdown.other - claimed_ms
     return max(0.0, min(reads, held))
 
 

@@ -1590,7 +1590,7 @@ def write_pageable_readbacks(path: str, repeats: int = 5, nbytes: int = 4 << 20,
 def write_pageable_copy_loop(path: str, iterations: int = 200, kernels: int = 4, kernel_us: float = 15.0,
                              upload_bytes: int = 561_408, staging_us: float = 100.0, upload_us: float = 120.0,
                              download_bytes: int = 229_376, download_us: float = 26.0, copy_out_us: float = 70.0,
-                             pinned: bool = False) -> dict:
+                             pinned: bool = False, async_calls: bool = False, upload_stream: int = 7) -> dict:
     """Write the export of a native loop shaped after PEXSI's selected inversion on an A100 (Ther-LF/QuantPSelInvPlus
     ``examples/report6.sqlite``): each of ``iterations`` iterations uploads ``upload_bytes`` with a synchronous
     ``cudaMemcpy`` from pageable memory -- the driver stages the bytes for ``staging_us`` inside the call, which
@@ -1599,7 +1599,10 @@ def write_pageable_copy_loop(path: str, iterations: int = 200, kernels: int = 4,
     ``cudaMemcpy`` into pageable memory: the call waits for the kernels, the transfer takes ``download_us``, and the
     driver copies the bytes out of its staging buffer for ``copy_out_us`` before the call returns.  The host calls
     the next upload at once.  ``pinned``: the same calls from and into pinned memory, with no staging and no copy out
-    (a control).  Return the truth: the GPU's idle inside the copy calls (ms), and inside the launch calls."""
+    (a control).  ``async_calls`` (with ``pinned``): the copies are ``cudaMemcpyAsync`` calls, returning as they are
+    queued, as a program that pinned its buffers makes them; ``upload_stream``: the stream the uploads run on (7 the
+    kernels'; another, a stream of their own: h37-copy63).  Return the truth: the GPU's idle inside the copy calls
+    (ms), and inside the launch calls."""
     us, ms = 1000, 1_000_000
     pid = 31415
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -1611,7 +1614,7 @@ def write_pageable_copy_loop(path: str, iterations: int = 200, kernels: int = 4,
     idle_in_copies = 0
     for _ in range(iterations):
         a = api.t  # the upload: staging inside the call, then the transfer it submits as it returns
-        c = api("cudaMemcpy_v3020", stage + 4 * us)
+        c = api("cudaMemcpyAsync_v3020" if async_calls else "cudaMemcpy_v3020", stage + 4 * us)
         ds = max(a + stage + 6 * us, free)
         idle_in_copies += min(ds, a + stage + 4 * us + 50 * us) - max(a, free)  # the GPU drained before the call
         free = ds + int(upload_us * us)
@@ -1623,7 +1626,7 @@ def write_pageable_copy_loop(path: str, iterations: int = 200, kernels: int = 4,
             kern.append((ks, free, c))
         a = api.t  # the read-back: waits for the kernels, then the transfer, then the copy out of staging
         ds = max(a + 4 * us, free + 2 * us)
-        c = api("cudaMemcpy_v3020", ds + int(download_us * us) + out + 3 * us - a)
+        c = api("cudaMemcpyAsync_v3020" if async_calls else "cudaMemcpy_v3020", ds + int(download_us * us) + out + 3 * us - a)
         idle_in_copies += ds - max(a, free) + out + 3 * us  # the GPU drained before the transfer, and after it
         free = ds + int(download_us * us)
         memcpy.append((ds, free, c, 2, download_bytes))
@@ -1631,8 +1634,9 @@ def write_pageable_copy_loop(path: str, iterations: int = 200, kernels: int = 4,
     api.insert(con, gtid)
     host = 1 if pinned else 0  # srcKind/dstKind: 0 pageable, 1 pinned, 2 device
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
-                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,?,?)",
-                    [(a, b, c, gpid, n, k, host if k == 1 else 2, 2 if k == 1 else host) for a, b, c, k, n in memcpy])
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,?,?,?,?)",
+                    [(a, b, upload_stream if k == 1 else 7, c, gpid, n, k, host if k == 1 else 2, 2 if k == 1 else host)
+                     for a, b, c, k, n in memcpy])
     name = strings("void trsm_right_kernel<double, 64, 16, false, true>(int, int, double const *, double *)")
     con.executemany(_KERNEL_INSERT,
                     [(a, b, 0, 1, 7, c, gpid, name, name, 64, 432, 1, 1, 256, 1, 1, 0, 0, 0, 0, i, None, None)

@@ -1594,7 +1594,7 @@ def write_pageable_readbacks(path: str, repeats: int = 5, nbytes: int = 4 << 20,
 def write_pageable_copy_loop(path: str, iterations: int = 200, kernels: int = 4, kernel_us: float = 15.0,
                              upload_bytes: int = 561_408, staging_us: float = 100.0, upload_us: float = 120.0,
                              download_bytes: int = 229_376, download_us: float = 26.0, copy_out_us: float = 70.0,
-                             pinned: bool = False) -> dict:
+                             pinned: bool = False, async_calls: bool = False, upload_stream: int = 7) -> dict:
     """Write the export of a native loop shaped after PEXSI's selected inversion on an A100 (Ther-LF/QuantPSelInvPlus
     ``examples/report6.sqlite``): each of ``iterations`` iterations uploads ``upload_bytes`` with a synchronous
     ``cudaMemcpy`` from pageable memory -- the driver stages the bytes for ``staging_us`` inside the call, which
@@ -1603,7 +1603,10 @@ def write_pageable_copy_loop(path: str, iterations: int = 200, kernels: int = 4,
     ``cudaMemcpy`` into pageable memory: the call waits for the kernels, the transfer takes ``download_us``, and the
     driver copies the bytes out of its staging buffer for ``copy_out_us`` before the call returns.  The host calls
     the next upload at once.  ``pinned``: the same calls from and into pinned memory, with no staging and no copy out
-    (a control).  Return the truth: the GPU's idle inside the copy calls (ms), and inside the launch calls."""
+    (a control).  ``async_calls`` (with ``pinned``): the copies are ``cudaMemcpyAsync`` calls, returning as they are
+    queued, as a program that pinned its buffers makes them; ``upload_stream``: the stream the uploads run on (7 the
+    kernels'; another, a stream of their own: h37-copy63).  Return the truth: the GPU's idle inside the copy calls
+    (ms), and inside the launch calls."""
     us, ms = 1000, 1_000_000
     pid = 31415
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -1615,7 +1618,7 @@ def write_pageable_copy_loop(path: str, iterations: int = 200, kernels: int = 4,
     idle_in_copies = 0
     for _ in range(iterations):
         a = api.t  # the upload: staging inside the call, then the transfer it submits as it returns
-        c = api("cudaMemcpy_v3020", stage + 4 * us)
+        c = api("cudaMemcpyAsync_v3020" if async_calls else "cudaMemcpy_v3020", stage + 4 * us)
         ds = max(a + stage + 6 * us, free)
         idle_in_copies += min(ds, a + stage + 4 * us + 50 * us) - max(a, free)  # the GPU drained before the call
         free = ds + int(upload_us * us)
@@ -1627,7 +1630,7 @@ def write_pageable_copy_loop(path: str, iterations: int = 200, kernels: int = 4,
             kern.append((ks, free, c))
         a = api.t  # the read-back: waits for the kernels, then the transfer, then the copy out of staging
         ds = max(a + 4 * us, free + 2 * us)
-        c = api("cudaMemcpy_v3020", ds + int(download_us * us) + out + 3 * us - a)
+        c = api("cudaMemcpyAsync_v3020" if async_calls else "cudaMemcpy_v3020", ds + int(download_us * us) + out + 3 * us - a)
         idle_in_copies += ds - max(a, free) + out + 3 * us  # the GPU drained before the transfer, and after it
         free = ds + int(download_us * us)
         memcpy.append((ds, free, c, 2, download_bytes))
@@ -1635,8 +1638,9 @@ def write_pageable_copy_loop(path: str, iterations: int = 200, kernels: int = 4,
     api.insert(con, gtid)
     host = 1 if pinned else 0  # srcKind/dstKind: 0 pageable, 1 pinned, 2 device
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
-                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,?,?)",
-                    [(a, b, c, gpid, n, k, host if k == 1 else 2, 2 if k == 1 else host) for a, b, c, k, n in memcpy])
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,?,?,?,?)",
+                    [(a, b, upload_stream if k == 1 else 7, c, gpid, n, k, host if k == 1 else 2, 2 if k == 1 else host)
+                     for a, b, c, k, n in memcpy])
     name = strings("void trsm_right_kernel<double, 64, 16, false, true>(int, int, double const *, double *)")
     con.executemany(_KERNEL_INSERT,
                     [(a, b, 0, 1, 7, c, gpid, name, name, 64, 432, 1, 1, 256, 1, 1, 0, 0, 0, 0, i, None, None)
@@ -5039,7 +5043,8 @@ def write_unclosed_trace(path: str, steps: int = 20, ran_ms: float = 5400.0, clo
 
 def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, printed: bool = True,
                          body: int = 10, branch: int = 4, syncs: int = 3, kernel_us: float = 20.0,
-                         layer: int = 0, read: str = "sync", fault_us: float = 0.0, gpu_fault_us: float = 0.0) -> dict:
+                         layer: int = 0, read: str = "sync", fault_us: float = 0.0, gpu_fault_us: float = 0.0,
+                         gpu_fault_every: int = 1) -> dict:
     """Write the export of a native solver shaped after cestwc/balinski-and-gomory-cuda's ``report8`` (an RTX 3090,
     ``build/test1 4``): ``turns`` iterations of a loop whose body launches ``body`` tiny kernels, the host waiting for
     them (``cudaDeviceSynchronize``) after every ``body // syncs`` launches and after the last; after every
@@ -5056,7 +5061,9 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
     comes back (``SCHED_EVENTS``; ``report7``'s 18-710 us), and the program makes no other wait.  ``gpu_fault_us``:
     each turn's first kernel touches the flag's page the host holds and waits that long for it, its page's migration to
     the GPU (Unified Memory, page fault) ending 1 us before the kernel does (``report7``'s ``reset_d_changed``: 1.15 us
-    alone, 45-419 us with a page moving under it).
+    alone, 45-419 us with a page moving under it).  ``gpu_fault_every``: only every that many turns' first kernel
+    faults (the turns ``i % gpu_fault_every == 0``), the others' runs of it fault-free: its own time shown apart from
+    the fault's (h37-copy63).
     Return the truth: the turns' starts (each turn's first body launch, ns on the host clock), the mean turn's
     length from one start to the next (ms) and the thread's time off the CPU in its reads a turn (us)."""
     us = 1000
@@ -5076,7 +5083,7 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
         nonlocal free
         start = max(api.t + 5 * us, free)
         free = start + int(kernel_us * us)
-        if gpu_fault_us and k == 0:  # the turn's first kernel waits for the flag's page
+        if gpu_fault_us and k == 0 and len(opens) % gpu_fault_every == 1 % gpu_fault_every:  # waits for the page
             free += int(gpu_fault_us * us)
             copies.append((free - 3 * us, free - us, 0, UVM_HTOD, CAUSE_COHERENCE))
         kern.append((start, free, api("cudaLaunchKernel", 5 * us), k % layer if layer and k < body else k))
@@ -5135,7 +5142,9 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
     return {"turns": turns, "opens_ns": opens, "turn_ms": float(np.mean(np.diff(opens))) / 1e6,
             "fault_us_per_turn": fault_us if read == "managed" else 0.0,
             # each turn's first kernel, from its start to its page's arrival
-            "page_wait_us_per_turn": kernel_us + gpu_fault_us - 1 if gpu_fault_us else 0.0}
+            "page_wait_us_per_turn": kernel_us + gpu_fault_us - 1 if gpu_fault_us else 0.0,
+            # what each fault added to its kernel: its wait, the kernel's own work apart (h37-copy63)
+            "fault_stall_us": gpu_fault_us, "faulted_turns": [i for i in range(turns) if i % gpu_fault_every == 0]}
 
 
 # ------------------------------------------------- h37-nvtx62: processes with NVTX ranges and no GPU work of their own

@@ -145,6 +145,17 @@ test("the breakdown's categories, their names and order are the server's; one it
   assert.match(svg.querySelector("rect.cat-startup title").textContent, /One-time start-up <1> of <6>/);
 });
 
+test("the host's reads of managed memory are their own ledger category, named and ordered by the server (h37-copy63)", () => {
+  const categories = legend().categories;
+  const ids = categories.map((c) => c.id);
+  assert.ok(ids.indexOf("managed_read") >= 0 && ids.indexOf("managed_read") < ids.indexOf("other"));
+  const rows = [1, 2].map((st) => ({ step: st, gpu: null, step_ms: 1.27, breakdown: { device_compute: 0.57, managed_read: 0.43, other: 0.27 } }));
+  const svg = charts.stepChart(rows, { categories, labels: labelsOf(rows) });
+  const names = [...svg.querySelectorAll(".legend-item text")].map((t) => t.textContent);
+  assert.deepEqual(names, ["Device compute", "Host reading managed memory (page faults)", "Other / idle"]);
+  assert.equal(svg.querySelectorAll("g.step-bar rect.cat-managed_read").length, 2);
+});
+
 test("log ticks: at least three on an axis that spans less than a decade (was: one)", () => {
   assert.deepEqual(charts.logTicks(0.5, 2000), [1, 10, 100, 1000]);
   assert.deepEqual(charts.logTicks(60, 400), [70, 100, 150, 200, 300]);

@@ -60,7 +60,7 @@ test("the waits and idle categories are the server's: a rule or category it adds
   assert.deepEqual(tl.focusCategories("cold_start", LEGEND), ["startup"]);
   assert.deepEqual(tl.focusCategories("allocator_churn", LEGEND), ["allocator"]);
   assert.deepEqual(tl.focusCategories("eager_execution", LEGEND), ["launch_wait", "host_compute"]);
-  assert.deepEqual(tl.idleCategories(LEGEND), ["kernel_switch", "startup", "stream_handoff", "unseen", "profiler", "allocator", "input_wait", "host_compute", "launch_wait", "other"]);
+  assert.deepEqual(tl.idleCategories(LEGEND), ["kernel_switch", "startup", "stream_handoff", "unseen", "profiler", "allocator", "input_wait", "host_compute", "launch_wait", "managed_read", "other"]);
   // a legend with a new rule and a new idle category, as a server with them would send
   const more = { ...LEGEND, idle: [...LEGEND.idle, { id: "page_faults", label: "GPU idle: page faults" }],
     rule_waits: { ...LEGEND.rule_waits, page_fault_storm: ["page_faults"] } };

@@ -92,6 +92,31 @@ FIXES = {
         "cudaStreamSynchronize(stream);   // the flag's copy, no page fault\n"
         "if (*h_flag) { /* ... */ }", "text"),),
     "excessive_memcpy": (_OVERLAP_COPIES,),
+    # uploads pinned and asynchronous already (``metrics.memcpy.applied``) that the GPU still waits for: on the kernels'
+    # stream, a stream of their own (the overlap fix, told less its pinning: :data:`FIX_REST`) ...
+    "excessive_memcpy:h2d_exposed": (_OVERLAP_COPIES,),
+    # ... and where they already run on a stream of their own, issued too late, not on the wrong stream: each upload
+    # ahead of the kernels that need it, double buffered, ordered by events (h37-copy62's Left 3: they were told the
+    # generic "on a stream other than the kernels'", the stream they have)
+    "excessive_memcpy:h2d_own_stream": (action(
+        "The uploads already come from pinned memory, asynchronously, on a stream of their own, and the kernels still "
+        "wait for each: issue each upload ahead of the kernels that need it -- two device buffers, the next "
+        "iteration's upload into one while this iteration's kernels read the other; cudaEventRecord on the copies' "
+        "stream after each upload and cudaStreamWaitEvent on the kernels' stream before its first use, and an event "
+        "recorded after the kernels' last use before the copies' stream overwrites that buffer.",
+        "cudaMemcpyAsync(d_in[0], h_in[0], bytes, cudaMemcpyHostToDevice, copy_stream);   // the first batch\n"
+        "cudaEventRecord(uploaded[0], copy_stream);\n"
+        "for (int i = 0; i < n; ++i) {\n"
+        "  int b = i % 2, nb = (i + 1) % 2;\n"
+        "  if (i + 1 < n) {   // the next batch's upload while this batch's kernels run\n"
+        "    cudaStreamWaitEvent(copy_stream, consumed[nb], 0);   // its buffer's last reader is done\n"
+        "    cudaMemcpyAsync(d_in[nb], h_in[i + 1], bytes, cudaMemcpyHostToDevice, copy_stream);\n"
+        "    cudaEventRecord(uploaded[nb], copy_stream);\n"
+        "  }\n"
+        "  cudaStreamWaitEvent(stream, uploaded[b], 0);   // this batch's upload, not the next\n"
+        "  kernel<<<grid, block, 0, stream>>>(d_in[b], d_out, n_elems);\n"
+        "  cudaEventRecord(consumed[b], stream);\n"
+        "}", "text"),),
     # the copies from or into pageable memory, named (the rule's ``{copies}``: direction, count, size a step): where
     # the program's other copies are pinned and asynchronous already, these are what the pinning fix is left with;
     # its opening "Copy from pinned host memory" is the overlap fix's lever, which is then not told again
@@ -262,6 +287,7 @@ FRAMEWORK = Framework(
 #: vendor's fill fix is one row of its words table, not a second copy of the fix (h37-fill30; h37-survey58's fill fix
 #: was written twice, CUDA's here and HIP's in ``devices/amd.PROGRAM_FIXES``).
 _RUNTIME_WORDED = ("excessive_memcpy:memset", "excessive_memcpy:pageable", "excessive_memcpy:pageable_own_stream",
+                   "excessive_memcpy:h2d_own_stream",
                    "excessive_memcpy:pageable_d2h", "input_bound", "host_sync:poll")
 
 

@@ -46,6 +46,7 @@ PRIORITY: tuple[str, ...] = (
     "allocator",
     "input_wait",
     "async_stall",
+    "managed_read",
     "host_compute",
     "launch_wait",
     "host_python",
@@ -107,6 +108,9 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     # the program's thread waiting for the profiler's own work (a buffer request inside an op, a fetch, an allocator
     # call): the capture's cost, booked once here above every host category, so no finding claims it
     out["profiler"] = profiler_spans(ctx, g)
+    # the launching thread asleep in a read of managed memory the GPU wrote (its page fault): the reads' own category,
+    # above the host's work and launches -- a thread off its CPU runs no code, whatever op or range spans it
+    out["managed_read"] = managed_read_spans(ctx, g)
     # launch wait (idle waiting for launch): the GPU idle gap before a device event, from the end of
     # everything earlier on this GPU to the event's start, when the event's host launch record ended
     # after that earlier work had finished (the GPU drained its queue and waited for the host), and
@@ -1328,10 +1332,11 @@ def painted_segments(intervals: dict[str, tuple[np.ndarray, np.ndarray]], lo: in
 #: The ledger's categories of GPU idle the host causes (it waits for input, launches, computes, allocates, starts up or
 #: runs code no event names): what a fix on the host side can give back.  ``unseen`` is not among them: there the GPU
 #: runs work the capture does not hold.
-HOST_IDLE: tuple[str, ...] = ("input_wait", "launch_wait", "host_compute", "allocator", "startup", "other")
+HOST_IDLE: tuple[str, ...] = ("input_wait", "launch_wait", "host_compute", "allocator", "startup", "managed_read",
+                               "other")
 #: The ledger's categories of the host's own time: its recorded work and the idle nothing recorded covers -- the share
 #: of the idle the host-bound and outside-wait findings draw on (``rules._unclaimed_other_ms``).
-HOST_OWN: tuple[str, ...] = ("host_compute", "host_python", "other")
+HOST_OWN: tuple[str, ...] = ("host_compute", "host_python", "managed_read", "other")
 
 
 def ledger_of(ctx: Context, g: GpuCtx, s: np.ndarray, e: np.ndarray, iv: dict | None = None) -> np.ndarray:
@@ -2418,6 +2423,31 @@ def _managed_read_stretches(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.nda
     hs, he = ce[:-1], cs[1:]  # between one call's return and the next call
     k = np.unique(np.searchsorted(hs, reads, side="right")[_in_stretches(reads, (hs, he))] - 1)
     return (hs[k], he[k]) if k.size else None
+
+
+def managed_read_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) ps, disjoint and sorted, of the time the threads launching ``g``'s work slept in their reads of
+    managed memory the GPU wrote: their outermost off-CPU waits (the scheduler's trace) whose middle lies in a
+    stretch between two of their runtime calls that holds a page migration to the host no call asked for
+    (:func:`_managed_read_stretches`) -- what :func:`os_waits_in` names :data:`MANAGED_READ`.  The ledger's
+    ``managed_read``; empty where the capture traced no context switch or holds no such read."""
+    none = (g.d.start[:0].astype(np.int64), g.d.start[:0].astype(np.int64))
+    w = ctx.trace.host_waits
+    if w is None or not len(w) or OFF_CPU not in w.names:
+        return none
+    reads = _managed_read_stretches(ctx, g)
+    if reads is None:
+        return none
+    lines = np.unique(ctx.h.line[g.launch[g.launch >= 0]]).astype(np.int64)
+    outer = _outer_waits(ctx)
+    mine = outer[np.isin(w.line[outer].astype(np.int64), lines)
+                 & (w.name[outer].astype(np.int64) == w.names.index(OFF_CPU))]
+    s, e = w.start[mine].astype(np.int64), w.end[mine].astype(np.int64)
+    hit = _in_stretches((s + e) // 2, reads)
+    if not hit.any():
+        return none
+    a, b = union_intervals(s[hit], e[hit])
+    return np.asarray(a, np.int64), np.asarray(b, np.int64)
 
 
 def _launchers_silent(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:

@@ -73,6 +73,7 @@ BREAKDOWN_CATEGORIES: tuple[str, ...] = (
     "allocator",
     "kernel_switch",
     "profiler",
+    "managed_read",
     "other",
 )
 #: The OS wait a launching thread spent off the CPU between two of its runtime calls in which it read managed memory
@@ -143,6 +144,11 @@ class Breakdown:
       unprofiled nor any fix's to give back -- booked once here, so no finding claims it as the host's code, its
       launch, its input or its allocator (before, each finding left it out on its own, and the ledger's
       ``host_compute`` / ``launch_wait`` / ``other`` still held it).
+    managed_read: GPU idle while the thread that launches its work sleeps in a read of managed memory the GPU wrote:
+      its load's page fault, off the CPU between two runtime calls while the driver moves the page back to the host
+      (:data:`MANAGED_READ`; a page migration to the host no call asked for lies in the stretch) -- a read of the
+      GPU's value, as a sync is, where no call is recorded (from 0.1.0+a84, h37-copy63; ``other`` before, which the
+      reads' finding claimed from: one ledger of a named cause).
     other: GPU idle, nothing attributable on the host.
     """
 
@@ -161,6 +167,7 @@ class Breakdown:
     allocator: float = 0.0
     kernel_switch: float = 0.0
     profiler: float = 0.0
+    managed_read: float = 0.0
     other: float = 0.0
 
     def total(self) -> float:

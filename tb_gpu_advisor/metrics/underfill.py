@@ -22,7 +22,7 @@ import numpy as np
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
-from tb_gpu_advisor.metrics.memcpy import page_waits
+from tb_gpu_advisor.metrics.memcpy import fault_free_ps, page_waits
 from tb_gpu_advisor.metrics.types import GpuUnderfill, Underfill, UnderfilledKernel
 from tb_gpu_advisor.model.columns import union_intervals, unique_inverse
 
@@ -189,7 +189,7 @@ def _paged_spans(d) -> tuple[np.ndarray, np.ndarray] | None:  # noqa: ANN001 - D
     mig = devices.page_migration(d.names)[d.name] & (devices.event_copy_directions(d.names, d.name, d.kind) == "h2d")
     if not kern.any() or not mig.any():
         return None
-    s0, e0 = page_waits(d.start[kern], d.end[kern], d.start[mig], d.end[mig])
+    s0, e0 = page_waits(d.start[kern], d.end[kern], d.start[mig], d.end[mig], fault_free_ps(d)[kern])
     return (s0, e0) if s0.size else None
 
 

@@ -22,7 +22,7 @@ from typing import Any, Callable, Literal
 
 from tb_gpu_advisor.common import jsonout
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 
 Severity = Literal["critical", "warning", "info", "ok"]
 Status = Literal["good", "warning", "critical", "unknown"]

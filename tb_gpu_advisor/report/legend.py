@@ -45,6 +45,7 @@ CATEGORY_LABELS = {
     "allocator": "Allocator calls ({allocator_calls})",
     "kernel_switch": "GPU switching between queued kernels",
     "profiler": "Profiler's own work (capture only)",
+    "managed_read": "Host reading managed memory (page faults)",
     "other": "Other / idle",
 }
 #: The GPU's idle time in a step timeline, by what the breakdown counts it as.
@@ -62,6 +63,7 @@ IDLE_LABELS = {
     "input_wait": "GPU idle: waiting for input",
     "host_compute": "GPU idle: host working",
     "launch_wait": "GPU idle: waiting for a kernel launch",
+    "managed_read": "GPU idle: the host reading managed memory the GPU wrote, asleep in its page fault",
     "other": "GPU idle: other",
 }
 #: The kinds of event a step timeline's lanes hold (``report.timeline.EVENT_KINDS``).

@@ -40,7 +40,7 @@ MAX_MEMORY_POINTS = 1000
 #: Characters of an event name kept (C++ kernel names run to thousands; the hover shows this much).
 NAME_CHARS = 120
 #: The GPU's idle categories, as the breakdown paints them (everything it paints but GPU work).
-IDLE_CATEGORIES = ("kernel_switch", "startup", "stream_handoff", "unseen", "profiler", "allocator", "input_wait", "host_compute", "launch_wait", "other")
+IDLE_CATEGORIES = ("kernel_switch", "startup", "stream_handoff", "unseen", "profiler", "allocator", "input_wait", "host_compute", "launch_wait", "managed_read", "other")
 
 _GPU_KIND = {devices.KIND_KERNEL: "kernel", devices.KIND_H2D: "memcpy_h2d", devices.KIND_D2H: "memcpy_d2h",
              devices.KIND_D2D: "memcpy_d2d", devices.KIND_OTHER_COPY: "memcpy_d2d",

@@ -52,7 +52,7 @@ from tb_gpu_advisor.rules import comm_exposed, launch_bound
 from tb_gpu_advisor.rules.cold_start import first_call_why
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
-from tb_gpu_advisor.rules.step_gaps import (READ_MANAGED_ASSUMPTION, managed_read_actions, RECORD_HOST, WAIT_SOURCE,
+from tb_gpu_advisor.rules.step_gaps import (READ_MANAGED_ASSUMPTION, managed_read_actions, reads_metric, RECORD_HOST, WAIT_SOURCE,
                                            WAIT_SOURCE_ASSUMPTION, WRITE_OUTPUT, after_record_fix, gap_inside_steps, launcher_detail, launcher_words)
 from tb_gpu_advisor.steps.types import SOURCE_LABEL, UNMARKED_SOURCES
 
@@ -663,7 +663,7 @@ def unclaimed_host_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
     idled through is the ledger's own category (``profiler``), in neither of these: no change to the program removes it."""
     bd = metrics.breakdown
     claimed = _host_claims_ms(others)
-    return max(0.0, min(bd.host_compute, bd.host_compute + bd.other - claimed))
+    return max(0.0, min(bd.host_compute, bd.host_compute + bd.managed_read + bd.other - claimed))
 
 
 def _idle_graded(metrics: HostMetrics) -> tuple[Ctx, float | None, str] | None:
@@ -753,11 +753,13 @@ def on_cpu_unrecorded_ms(metrics: HostMetrics, others: Iterable[Finding]) -> flo
 
 
 def _unrecorded_left_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
-    """The ledger's idle no recorded host event covers (``other``, per step and GPU) less every other finding's claim
-    on the host's time and the waits the OS traced (the larger of the two: a lower bound)."""
+    """The ledger's idle no recorded host event covers (``other``, and the host's reads of managed memory,
+    ``managed_read``, which the waits hold; per step and GPU) less every other finding's claim on the host's time and
+    the waits the OS traced (the larger of the two: a lower bound)."""
     claimed = _host_claims_ms(others)
     waits = sum(v for _, v in metrics.idle_in_os_waits)
-    return max(0.0, metrics.breakdown.other - max(claimed, waits))
+    bd = metrics.breakdown
+    return max(0.0, bd.other + bd.managed_read - max(claimed, waits))
 
 
 def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> Finding | None:
@@ -882,10 +884,11 @@ def unclaimed_wait_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
 
 def _unclaimed_other_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
     """The host's share of the step's idle -- its recorded work and the idle nothing recorded covers (the ledger's
-    ``host_compute`` and ``other``, per step and GPU) -- that no other finding's claim on the host's time recovers."""
+    ``host_compute``, ``managed_read`` and ``other``, per step and GPU) -- that no other finding's claim on the host's
+    time recovers."""
     bd = metrics.breakdown
     claimed = _host_claims_ms(others)
-    return max(0.0, bd.host_compute + bd.other - claimed)
+    return max(0.0, bd.host_compute + bd.managed_read + bd.other - claimed)
 
 
 def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> Finding | None:
@@ -897,7 +900,9 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     capture does not hold -- a camera's next frame, a file, a socket, a timer (SamuelAmsih/CUDA's Jetson camera loop
     cut into frames by its 7-kernel period: ~27 ms of each 39.9 ms frame unclaimed, the launching thread off the
     CPU).  Fires where the device step-time share is amber or red and such waits fill at least half of the idle
-    no finding claims; never critical -- whether the source can deliver faster is outside the capture."""
+    no finding claims; never critical -- whether the source can deliver faster is outside the capture --, but
+    where the waits are the host's reads of managed memory the GPU wrote, whose fix is the program's own: graded and
+    shown by the reads' share of the step (``step_gaps.reads_metric``), as the gaps' check does with the same reads."""
     graded = _idle_graded(metrics)
     if graded is None:
         return None
@@ -918,6 +923,7 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     tail = _output_tail_ms(metrics, wait)
     # under the program's own ranges (a loop's `load_weights` around its sleep) or under nothing: the ledger says
     covered = wait_covered(metrics.breakdown.host_compute, metrics.breakdown.other)
+    sev, metric = "warning", _device_share_metric(dev, "warning")  # a wait for a source: never critical
     managed = min(dict(metrics.idle_in_os_waits).get(MANAGED_READ, 0.0), wait)
     head = (f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(wait)} of it "
             f"({pct(wait / ctx.step_ms)}) the GPU idles while the thread that launches its work waits in the OS, "
@@ -938,6 +944,10 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
         title = "The GPU idles while the host reads managed memory the GPU wrote: each read waits for its page"
         assumption = READ_MANAGED_ASSUMPTION
         actions = managed_read_actions(ctx)
+        # the reads' fix is the program's own (no source outside the capture): graded, shown and saved as the reads
+        # (the ledger's ``managed_read``), the thread's other waits left to no fix of theirs
+        wait = managed
+        sev, metric = reads_metric(ctx, wait, "warning", {"device_step_share": dev})
     else:
         summary = (f"{head}: the host waits for something outside the capture (an input device, a file, a socket, a "
                    f"timer){covered}{in_os_waits(ctx, wait)}.")
@@ -945,13 +955,13 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
         assumption = WAIT_SOURCE_ASSUMPTION
         actions = ctx.fw.extra("step_gaps:outside") or [WAIT_SOURCE]
     f = finding(
-        ctx, "unexplained_idle", "warning", summary, title=title,
-        metric=_device_share_metric(dev, "warning"),
+        ctx, "unexplained_idle", sev, summary, title=title,
+        metric=metric,
         # a pool of its own: the wait inside the step, what every other claim on the host leaves (unclaimed_wait_ms),
         # never the gaps' wait between steps -- both fixes land, both count
         saving=saving(ctx, wait, assumption, [("host", "host_wait", wait)]),
         evidence=os_waits_table(ctx),
-        windows=step_windows(ctx, label="host waiting", draws=("other",), claimed_ms=wait),
+        windows=step_windows(ctx, label="host waiting", draws=("managed_read", "other"), claimed_ms=wait),
         actions=actions,
     )
     f.guide_section = "§1 overview"

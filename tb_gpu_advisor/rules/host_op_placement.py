@@ -61,7 +61,7 @@ def check(m: HostMetrics) -> list[Finding]:
     # the GPU idles while host-placed ops run: the step's ledger books that as host work first, then as launch wait
     # (an op on the host delays the launches after it); each part is claimed where the ledger holds it (issue #36:
     # all of it was claimed as host work, 3.48 ms of the 2.27 ms v100 bert's ledger holds there)
-    on_host = min(t_ms, m.breakdown.host_compute + m.breakdown.other)
+    on_host = min(t_ms, m.breakdown.host_compute + m.breakdown.managed_read + m.breakdown.other)
     on_launch = min(t_ms - on_host, m.breakdown.launch_wait)
     copies = round_trip_ms(m)
     save_ms = on_host + on_launch + copies
@@ -104,7 +104,7 @@ def round_trip_check(m) -> list:
     # the trip's idle is claimed where the ledger books it: the host's own time (``host``) as far as the step holds
     # it, the rest -- the GPU waiting on the next launch once the data is back -- as launch wait (h37-randjobs4:
     # 44 us claimed as host time of a step whose ledger holds 41 us there, the other 3 us booked as launch wait)
-    held = (m.breakdown.host_compute or 0.0) + (m.breakdown.other or 0.0)
+    held = (m.breakdown.host_compute or 0.0) + (m.breakdown.managed_read or 0.0) + (m.breakdown.other or 0.0)
     host_part = min(rt.idle_ms_per_step, held)
     claims = [("host", "host_work", host_part), ("launch", "launch", rt.idle_ms_per_step - host_part),
               ("copies", "copies", copies)]

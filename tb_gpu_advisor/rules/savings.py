@@ -26,7 +26,7 @@ from tb_gpu_advisor.model.schema import Finding
 GROUPS: dict[str, tuple[str, ...]] = {
     "input": ("input_wait",),
     "launch": ("launch_wait",),
-    "host": ("host_compute", "other"),
+    "host": ("host_compute", "managed_read", "other"),
     "copies": ("memcpy_h2d", "memcpy_d2h", "memcpy_d2d", "memset"),
     "compute": ("device_compute",),
     "collectives": ("collectives",),
@@ -94,6 +94,8 @@ IDLE_POOLS: dict[str, tuple[str, str]] = {
     "launch_wait": ("launch", "launch"),
     "host_compute": ("host", "host_work"),
     "other": ("host", "host_work"),
+    # the host's reads of managed memory: their fix (a copy into pinned memory) is no host work moved -- a wait's pool
+    "managed_read": ("host", "host_wait"),
     "allocator": ("allocator", "allocator"),
     "startup": ("startup", "startup"),
 }

@@ -4602,12 +4602,12 @@ def write_host_marked_epoch(path: str, iterations: int = 12, startup_ms: float =
 
 
 #: The one-file writers whose windows say most of the profiler and the runtime (start-up, the loop's end, CUDA activity
-#: off, records lost, first calls, a first call of no framework, a copy on another GPU): each written on each vendor's
-#: GPU by :func:`write_vendor_windows`.
+#: off, records lost, first calls, a first call of no framework, a compiled first call with CUDA activity only, a copy
+#: on another GPU): each written on each vendor's GPU by :func:`write_vendor_windows`.
 VENDOR_WINDOWS = ("write_cuda_activity_off", "write_profiler_calls_only",
                   "write_loop_ended", "write_start_up_of_no_framework", "write_first_op_call", "write_lost_gpu_records",
                   "write_unrecorded_gpu_steps", "write_upload_elsewhere", "write_loop_opened",
-                  "write_compiled_first_call", "write_stream_handoff")
+                  "write_compiled_first_call", "write_stream_handoff", "write_cuda_only_first_call")
 #: The vendors a trace is written for: the document as CUDA's PyTorch writes it, ROCm's (:func:`as_rocm`), ROCm's with
 #: neither ``deviceProperties`` nor ROCm's version keys (what is left to say AMD: HIP's calls), and an Intel GPU's
 #: (:func:`as_xpu`).

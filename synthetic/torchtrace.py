@@ -22,6 +22,7 @@ import gzip
 import json
 import os
 import random
+import re
 from functools import partial
 from itertools import pairwise
 from dataclasses import dataclass, field
@@ -2686,12 +2687,49 @@ _HIP_SIDES = {"HtoD": ("Host", "Device"), "DtoH": ("Device", "Host"), "DtoD": ("
               "HtoH": ("Host", "Host")}
 
 
+#: NVIDIA's library kernels (cuBLAS, CUTLASS, cuBLASLt's ``nvjet``; cuDNN's convolutions by direction; FlashAttention)
+#: -> the family ROCm's libraries run for the same work, as the kept MI300X traces name them (wild ``amd_mi300x``,
+#: ``ddp_mi300x_actckpt``, ``ddp_mi300x_nopool``): Tensile's ``Cijk_<A>_<B>_<types>_MT<tile>_MI<mfma>_...`` GEMMs
+#: (rocBLAS/hipBLASLt), MIOpen's ``igemm_<fwd|bwd|wrw>_gtcx3_...`` convolutions, aotriton's ``attn_fwd``.  ATen's,
+#: Triton's and RCCL's kernels keep their names on ROCm (hipified sources, the same Triton names, RCCL's
+#: ``ncclDevKernel_*``), and ROCm's Kineto records copies and fills as ``Memcpy``/``Memset`` activities, not as
+#: ROCclr's ``__amd_rocclr_*`` blits (which rocprof's kernel trace shows): both left as they are.
+_NV_GEMM = re.compile(r"^(?:ampere|volta|turing|sm\d+)_\w*gemm|^cutlass\w*gemm|^nvjet_|xmma_gemm|^gemmSN|gemv2")
+_NV_CONV = re.compile(r"(?:xmma|cudnn|implicit)\w*?(fprop|dgrad|wgrad|convolve)")
+_TENSILE_LAYOUT = {"nn": "Ailk_Bljk", "nt": "Ailk_Bjlk", "tn": "Alik_Bljk", "tt": "Alik_Bjlk"}
+
+
+def _rocm_kernel(name: str) -> str:
+    """The kernel ROCm's libraries run for NVIDIA's library kernel ``name`` (:data:`_NV_GEMM`, :data:`_NV_CONV`), in
+    the same input type (``bf16``, ``fp16``/``h``, else fp32: an MFMA tile of that type, ``MI16x16x16x1`` for 16-bit
+    inputs, ``MI16x16x4x1`` for fp32) and tile; ``name`` itself for any other kernel."""
+    low = name.lower()
+    kind = "B" if "bf16" in low else "H" if ("fp16" in low or "f16" in low or re.search(r"(?:^|_)h(?:\d|_)|hgemm", low)) else "S"
+    if name.startswith(("flash_fwd", "flash_attn_fwd")):
+        return "attn_fwd"
+    conv = _NV_CONV.search(low)
+    if conv:
+        way = {"fprop": "fwd", "convolve": "fwd", "dgrad": "bwd", "wgrad": "wrw"}[conv.group(1)]
+        dtype = {"B": "bf16", "H": "fp16", "S": "fp32"}[kind]
+        return f"igemm_{way}_gtcx3_nhwc_{dtype}_bx0_ex1_bt128x128x32_wt32x32x8_ws1x1_wr2x2"
+    if not _NV_GEMM.search(low):
+        return name
+    tile = re.search(r"(\d+)x(\d+)", name)
+    m, n = tile.groups() if tile else ("64", "64")
+    layout = re.search(r"_(nn|nt|tn|tt)(?:_|$)", low)
+    types, mfma = ("SB", "MI16x16x4x1") if kind == "S" else (f"{kind}{kind}S_BH", "MI16x16x16x1")
+    return (f"Cijk_{_TENSILE_LAYOUT[layout.group(1) if layout else 'nn']}_{types}_MT{m}x{n}x16_{mfma}_SN_LDSB0_"
+            f"AFC1_AFEM1_ASEM1_CLR1_CADS0")
+
+
 def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` (a :func:`trace_doc`) as ROCm's PyTorch writes the same job (roctracer, PyTorch 2.4-2.7, and
     rocprofiler-sdk after it: pytorch/kineto ``libkineto/src/RocprofActivity_inl.h``), in place: HIP's calls in
     ``cuda_runtime`` (``hipLaunchKernel``, ``cid`` for ``cbid``), ``roctracer_version``/``hip_runtime_version`` for
     the CUDA versions, an MI300X's properties, and copies named by their *sides*, ``Memcpy HtoD (Host -> Device)``
-    with ``kind`` -- the host memory's kind (pinned or pageable) is nowhere in the name.  The job is the same."""
+    with ``kind`` -- the host memory's kind (pinned or pageable) is nowhere in the name; NVIDIA's library kernels as
+    ROCm's libraries name the same work (:func:`_rocm_kernel`: Tensile GEMMs, MIOpen convolutions; h37-inuse63 --
+    ``ampere_sgemm_*`` on an MI300X before).  The job is the same."""
     doc["deviceProperties"] = [{"id": p.get("id", 0), **MI300X} for p in doc.get("deviceProperties", [{}])]
     for k in ("cuda_driver_version", "cuda_runtime_version", "cupti_version"):
         doc.pop(k, None)
@@ -2705,6 +2743,8 @@ def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
             e["cat"], e["name"] = "cuda_runtime", _HIP_CALLS.get(e["name"], e["name"].replace("cuda", "hip", 1))
             if "cbid" in a:
                 a["cid"] = a.pop("cbid")
+        elif e.get("cat") == "kernel":
+            e["name"] = _rocm_kernel(e["name"])
         elif e.get("cat") == "gpu_memcpy" and e["name"][len("Memcpy "):][:4] in _HIP_SIDES:
             kind = e["name"][len("Memcpy "):][:4]
             e["name"] = "Memcpy {} ({} -> {})".format(kind, *_HIP_SIDES[kind])
@@ -4621,12 +4661,12 @@ def write_host_marked_epoch(path: str, iterations: int = 12, startup_ms: float =
 
 
 #: The one-file writers whose windows say most of the profiler and the runtime (start-up, the loop's end, CUDA activity
-#: off, records lost, first calls, a first call of no framework, a copy on another GPU): each written on each vendor's
-#: GPU by :func:`write_vendor_windows`.
+#: off, records lost, first calls, a first call of no framework, a compiled first call with CUDA activity only, a copy
+#: on another GPU): each written on each vendor's GPU by :func:`write_vendor_windows`.
 VENDOR_WINDOWS = ("write_cuda_activity_off", "write_profiler_calls_only",
                   "write_loop_ended", "write_start_up_of_no_framework", "write_first_op_call", "write_lost_gpu_records",
                   "write_unrecorded_gpu_steps", "write_upload_elsewhere", "write_loop_opened",
-                  "write_compiled_first_call", "write_stream_handoff")
+                  "write_compiled_first_call", "write_stream_handoff", "write_cuda_only_first_call")
 #: The vendors a trace is written for: the document as CUDA's PyTorch writes it, ROCm's (:func:`as_rocm`), ROCm's with
 #: neither ``deviceProperties`` nor ROCm's version keys (what is left to say AMD: HIP's calls), and an Intel GPU's
 #: (:func:`as_xpu`).

@@ -146,8 +146,7 @@ WORDS = (("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",  # Py
          # RDNA3, TF32 on the MI300 (``devices.has_tf32``, which gives the TF32 fix only there)
          ("bfloat16 needs no loss scaling at all on Ampere and newer",
           "bfloat16 needs no loss scaling at all (Instinct MI100 and newer, Radeon RDNA3)"),
-         ("On Ampere and newer,", "On the GPUs with TF32 (Instinct MI300),"),
-         ("bfloat16 only on Ampere and newer", "bfloat16 only on Instinct MI100 and newer and Radeon RDNA3")) + CALLS
+         ("On Ampere and newer,", "On the GPUs with TF32 (Instinct MI300),")) + CALLS
 
 
 #: How ROCm's users name things (the keys of ``nvidia.TERMS``).
@@ -175,6 +174,8 @@ TERMS = {
     "system_profiler": "rocprofv3",
     "system_trace": "rocprofv3 --runtime-trace --marker-trace --output-format json -- python train.py",
     "kernel_profiler": "rocprofv3's counter collection (--pmc)",
+    #: AMD's GPUs run bf16 from MI100 (CDNA) and RDNA3 (``has_bf16_on``)
+    "bf16_gpus": "bfloat16 only on Instinct MI100 and newer and Radeon RDNA3",
 }
 
 

@@ -90,6 +90,8 @@ TERMS = {
     "system_profiler": "Xcode Instruments (Metal System Trace)",
     "system_trace": "xcrun xctrace record --template 'Metal System Trace' --launch -- python train.py",
     "kernel_profiler": "Xcode's Metal debugger (a .gputrace from torch.mps.profiler.metal_capture)",
+    #: Metal's bfloat16 from macOS 14 (as this module's words for loss scaling say)
+    "bf16_gpus": "bfloat16 only from macOS 14",
 }
 
 

@@ -70,6 +70,8 @@ TERMS = {
     "system_profiler": "the Ascend PyTorch Profiler (torch_npu.profiler)",
     "system_trace": "msprof --application=\"python train.py\"",
     "kernel_profiler": "msprof op",
+    #: no fact here of which Ascend NPUs multiply bf16: said of none in particular
+    "bf16_gpus": "bfloat16 only on some of them",
 }
 
 

@@ -55,7 +55,6 @@ WORDS = (("Tensor Cores", "XMX engines"), ("Tensor Core", "XMX"), ("cuDNN", "one
          # Data Center GPU Max TF32 too
          ("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",
           "PTI names such a copy Memcpy M2D: from the process's own system memory"),
-         ("bfloat16 only on Ampere and newer", "bfloat16 on them too (Data Center GPU Max, Arc)"),
          ("bfloat16 needs no loss scaling at all on Ampere and newer", "bfloat16 needs no loss scaling at all"),
          ("On Ampere and newer,", "On the GPUs with TF32 (Data Center GPU Max),"))
 
@@ -85,6 +84,8 @@ TERMS = {
     "system_profiler": "Intel VTune Profiler",
     "system_trace": "vtune -collect gpu-hotspots -r run -- python train.py",
     "kernel_profiler": "Intel VTune Profiler's GPU analyses",
+    #: every Intel GPU with XMX engines multiplies bf16 on them (Xe-HPC and Xe-HPG)
+    "bf16_gpus": "bfloat16 on them too (Data Center GPU Max, Arc)",
 }
 
 

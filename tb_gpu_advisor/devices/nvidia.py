@@ -54,6 +54,9 @@ TERMS = {
     "system_profiler": "Nsight Systems",
     "system_trace": "nsys profile -t cuda,nvtx -o run python train.py",
     "kernel_profiler": "Nsight Compute",
+    #: which of the vendor's GPUs multiply bfloat16 on their matrix units, in a fix's words (``rules._kernels.fp16_reason``:
+    #: where the capture does not say which GPU this is); NVIDIA's from Ampere
+    "bf16_gpus": "bfloat16 only on Ampere and newer",
 }
 
 #: Tensor Core kernel name fragments.  The first block is the stock tool's list

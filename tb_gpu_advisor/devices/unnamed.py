@@ -65,6 +65,8 @@ TERMS = {
     "system_profiler": "the vendor's system profiler",
     "system_trace": "the vendor's system profiler around python train.py",
     "kernel_profiler": "the vendor's kernel profiler",
+    #: a vendor no evidence names: no generation of anyone's
+    "bf16_gpus": "bfloat16 only on some of them",
 }
 
 

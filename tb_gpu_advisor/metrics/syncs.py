@@ -1076,8 +1076,12 @@ def _reach_into(s: np.ndarray, e: np.ndarray, windows: np.ndarray) -> np.ndarray
 def _bare_launcher_calls(ctx: Context, g, named: np.ndarray) -> np.ndarray:  # noqa: ANN001 - a context.GpuCtx
     """The host calls (sorted indices) that launched GPU ``g``'s work in a kept step, that the framework reads as a
     launcher's (``named``), made outside every op and range of their thread (the step's own bounds aside:
-    :func:`_recorded`), on a thread where the capture records the framework's dispatch -- where it does not (an
-    Nsight export of PyTorch without ``emit_nvtx``), every launch is outside an op and none is told apart.
+    :func:`_recorded`), on a thread where the capture records the framework's dispatch above the runtime (an op, a
+    compiled region) -- where it does not (an Nsight export of PyTorch without ``emit_nvtx``, a Kineto capture with
+    CUDA activity only), every launch is outside an op and none is told apart.  The runtime's own calls are no such
+    record: a ``torch.compile``d call profiled with ``activities=[ProfilerActivity.CUDA]`` keeps only them, and its
+    Inductor launches (``cuLaunchKernel``, ``triton_poi_fused_*``) were read as a Python launcher's, whose fix told
+    torch.compile again (Aldo-Zhang/CS521-mp2-private ``induction_trace.json``, h37-inuse63).
 
     "Outside" is by nesting (``Encloser(nested=True)``): a launch inside the program's ``record_function`` range
     after an op inside it returned (its output's ``aten::empty``) is the range's -- the latest-starting event before
@@ -1089,12 +1093,13 @@ def _bare_launcher_calls(ctx: Context, g, named: np.ndarray) -> np.ndarray:  # n
     calls = calls[named[calls]]
     if not calls.size:
         return calls
-    dispatching = sorted_unique(h.line[h.name_mask(ctx.fw.dispatch_event)].astype(np.int64))
+    runtime = h.name_mask(devices.is_runtime_call)
+    dispatching = sorted_unique(h.line[h.name_mask(ctx.fw.dispatch_event) & ~runtime].astype(np.int64))
     calls = calls[np.isin(h.line[calls].astype(np.int64), dispatching)]
     if not calls.size:
         return calls
     mask, _ = _recorded(ctx, calls)
-    outer = mask & ~h.name_mask(devices.is_runtime_call)
+    outer = mask & ~runtime
     return calls[Encloser(h, outer, nested=True).find(calls) < 0]
 
 

@@ -115,17 +115,20 @@ def sixteen_bit_dtype(m: HostMetrics) -> str:
     return "bf16" if yes and all(devices.has_bf16(g.name, compute_capability(g)) for g in yes) else "fp16"
 
 
-def fp16_reason(m: HostMetrics) -> str:
+def fp16_reason(m: HostMetrics, terms: dict[str, str]) -> str:
     """Why float16 is advised (``sixteen_bit_dtype``), as the fixes' ``{gpu_fp16}`` says it: a GPU known to lack bf16
-    Tensor Cores, or one the capture does not describe -- then the advice is what holds on any Tensor Core GPU, and
-    says so instead of claiming what this GPU lacks."""
+    matrix units, or one the capture does not describe -- then the advice is what holds on any of the vendor's GPUs
+    with matrix units, and says so instead of claiming what this GPU lacks.  In the vendor's ``terms`` (its
+    ``TERMS``: its matrix units, which of its GPUs run bf16): NVIDIA's generation composed here was rewritten by AMD's
+    and Intel's ``WORDS`` and reached an Apple GPU and an Ascend NPU as "bfloat16 only on Ampere and newer"
+    (h37-inuse63)."""
     yes, _ = tensor_core_gpus(m)
     if yes and all(devices.has_bf16(g.name, compute_capability(g)) is False for g in yes):
-        return "this GPU has fp16 Tensor Cores but none for bfloat16"
+        return f"this GPU has fp16 {terms['matrix_units']} but none for bfloat16"
     # what decides the dtype, for a training step and a forward pass alike: loss scaling is a training step's word
     # (h37-review8: the forward pass of nsys/h100_fsdp_window read "bfloat16 needs no loss scaling" in its fix)
-    return ("the capture does not say which GPU this is: float16 runs on every GPU with Tensor Cores, bfloat16 only "
-            "on Ampere and newer")
+    return (f"the capture does not say which GPU this is: float16 runs on every GPU with {terms['matrix_units']}, "
+            f"{terms['bf16_gpus']}")
 
 
 def compute_capability(g) -> float | None:

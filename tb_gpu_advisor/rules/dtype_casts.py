@@ -64,5 +64,5 @@ def check(m: HostMetrics) -> list[Finding]:
                       paced=False),  # a cast that is gone takes its launch with it
         evidence=[table("Dtype casts ({kept}, all GPUs)", ["kernel", "op", "count", "total ms", "avg us"],
                         [[short(s.name), s.op_name or "-", s.count, s.total_us / 1000.0, s.avg_us] for s in top])],
-        actions=ctx.fw.fix(f"{ID}:{sixteen_bit_dtype(m)}", gpu_fp16=fp16_reason(m)),  # the 16-bit dtype this GPU runs (never bf16 on a V100)
+        actions=ctx.fw.fix(f"{ID}:{sixteen_bit_dtype(m)}", gpu_fp16=fp16_reason(m, ctx.vendor.TERMS)),  # the 16-bit dtype this GPU runs (never bf16 on a V100)
     )]

@@ -108,7 +108,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                                                ctx.vendor.TERMS["matrix_unit"].lower()],
                         [[short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, s.tensor_core]
                          for s in top])],
-        actions=ctx.fw.fix(f"{ID}:{sixteen_bit_dtype(m)}", gpu_fp16=fp16_reason(m)) + [_VERIFY],
+        actions=ctx.fw.fix(f"{ID}:{sixteen_bit_dtype(m)}", gpu_fp16=fp16_reason(m, ctx.vendor.TERMS)) + [_VERIFY],
     )]
 
 

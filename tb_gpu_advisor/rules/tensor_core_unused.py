@@ -73,7 +73,7 @@ def check(m: HostMetrics) -> list[Finding]:
     # padding first for 16-bit fallbacks, convolution layouts only where there are convolutions
     tf32 = ctx.fw.extra(f"{ID}:tf32") if ampere and t32 >= t16 else []
     conv = ctx.fw.extra(f"{ID}:conv") if _has_convolutions(m) else []
-    main = ctx.fw.fix(f"{ID}:{dtype}", gpu_fp16=fp16_reason(m))
+    main = ctx.fw.fix(f"{ID}:{dtype}", gpu_fp16=fp16_reason(m, ctx.vendor.TERMS))
     acts = tf32 + main + conv + [pad] if t32 >= t16 else [pad] + main + conv
     return [finding(
         ctx, ID, sev,

@@ -103,6 +103,10 @@ class RankRow:
     #: the GPU's compute kernels' summed time (``GpuSummary.kernel_ms``: [kernel, ms per step], largest first, a
     #: bounded list); None: a report before 0.1.0+a80
     kernel_ms: list | None = None
+    #: collective type -> the job's global ranks of every process group its calls ran in on this rank
+    #: (``GpuSummary.collective_ranks``); a type absent: unknown (the trace records no group's ranks, or a report
+    #: before 0.1.0+a84)
+    group_ranks: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -375,9 +379,17 @@ class JobView:
     def transfer_known(self, typ: str) -> bool:
         """Whether the least time a rank spends in a collective type is its transfer: not where ranks of the job have
         no GPU work recorded (:attr:`unrecorded`) -- the rank entering a call last, which waits least, may be one of
-        them, so the recorded ranks' least time is transfer and waiting together.  The one question every reading of
-        the transfer asks (the collectives table, ``comm_exposed``'s paid time, the bus bandwidth)."""
-        return not self.unrecorded
+        them, so the recorded ranks' least time is transfer and waiting together -- unless every process group the
+        ranks ran the type in holds only ranks the session recorded (:attr:`RankRow.group_ranks` within the rows'
+        own ranks): a call waits only for its group's ranks, so a tensor-parallel group of two recorded ranks never
+        waited for an unrecorded rank of the data-parallel one.  A group's ranks unknown (older PyTorch writes none)
+        or a row's own rank unknown: today's reading.  The one question every reading of the transfer asks (the
+        collectives table, ``comm_exposed``'s paid time, the bus bandwidth)."""
+        if not self.unrecorded:
+            return True
+        recorded = {r.rank for r in self.ranks if r.rank is not None}
+        rs = [r for r in self.ranks if typ in r.collectives]
+        return bool(rs) and all(typ in r.group_ranks and set(r.group_ranks[typ]) <= recorded for r in rs)
 
     def paid_ms(self, r: RankRow, typ: str) -> float | None:
         """A rank's exposed time in one collective type that is the transfer itself, not waiting for another rank;
@@ -463,7 +475,8 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None,
                                  max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps,
                                  getattr(g, "rank", None), xfer, dict(getattr(g, "calls", None) or {}), whole, before,
                                  paced, _float_or_none(getattr(g, "host_calls_ms", None)),
-                                 getattr(g, "longest_calls", None), getattr(g, "kernel_ms", None)))
+                                 getattr(g, "longest_calls", None), getattr(g, "kernel_ms", None),
+                                 _group_ranks(getattr(g, "collective_ranks", None))))
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     unrecorded = _unrecorded(reports) if ranks else ()
@@ -473,6 +486,15 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None,
                    kind_confidence=str(what.get("kind_confidence") or "low"),
                    processes=procs or None, one_step=bool(counts) and all(c == 1 for c in counts),
                    marked=not any(x in UNMARKED_SOURCES for x in sources), rank_runs=rank_runs, unrecorded=unrecorded)
+
+
+def _group_ranks(held: object) -> dict[str, tuple[int, ...]]:
+    """``GpuSummary.collective_ranks`` -> :attr:`RankRow.group_ranks`: each type whose value is a list of whole
+    non-negative ranks; anything else (a report before 0.1.0+a84: none; a damaged one) unknown."""
+    if not isinstance(held, dict):
+        return {}
+    return {str(t): tuple(v) for t, v in held.items()
+            if isinstance(v, list) and v and all(type(x) is int and x >= 0 for x in v)}
 
 
 def _unrecorded(reports: list[HostReport]) -> tuple[str, ...]:

@@ -1284,6 +1284,21 @@ def _allreduce(r: Rank, ready: float, end: float, group: int = 4) -> None:
     r.kernel("c10d::allreduce_", NCCL_ALLREDUCE, end - ready, stream=NCCL_STREAM, not_before=ready)
 
 
+def _compute_together(ranks: list[Rank], n: int, slow_of: Callable[[int], float]) -> dict[int, float]:
+    """Step ``n``'s forward and backward on every rank, all starting together, rank k at ``slow_of(k)`` x the
+    compute; returns when each rank's gradients are ready (its compute stream and host both done), us."""
+    start = max(r.host_us for r in ranks)
+    ready: dict[int, float] = {}
+    for r in ranks:
+        r.host_us = start
+
+        def compute(rr: Rank) -> None:
+            forward_backward(rr, slow_of(rr.rank))
+            ready[rr.rank] = max(rr.streams.get(COMPUTE_STREAM, 0.0), rr.host_us)
+        r.step(n, compute)
+    return ready
+
+
 #: Tensor x data parallelism on 2 ranks: each rank's two AllReduce calls per step -- its tensor-parallel group's and its
 #: data-parallel group's, each group on its own NCCL stream -- and their transfers.
 TPDP_TP_US, TPDP_DP_US, TPDP_GAP_US, DP_STREAM = 120.0, 400.0, 100.0, 21
@@ -1297,15 +1312,7 @@ def tp_dp_alternating(slow: float = 1.3) -> Scenario:
     (NCCL's wait): the truth is a transfer of ``TPDP_TP_US + TPDP_DP_US`` per step, the rest of each call's time is
     waiting for the late rank."""
     def body(ranks: list[Rank], n: int) -> None:
-        start = max(r.host_us for r in ranks)
-        ready: dict[int, float] = {}
-        for r in ranks:
-            r.host_us = start
-
-            def compute(rr: Rank) -> None:
-                forward_backward(rr, slow if rr.rank == n % 2 else 1.0)
-                ready[rr.rank] = max(rr.streams.get(COMPUTE_STREAM, 0.0), rr.host_us)
-            r.step(n, compute)
+        ready = _compute_together(ranks, n, lambda k: slow if k == n % 2 else 1.0)
         enter = {(r.rank, pg): ready[r.rank] + (TPDP_GAP_US if (pg == TP_GROUP) == (r.rank == 1) else 0.0)
                  for r in ranks for pg in (TP_GROUP, 0)}
         end = {pg: max(enter[(r.rank, pg)] for r in ranks) + us for pg, us in ((TP_GROUP, TPDP_TP_US), (0, TPDP_DP_US))}
@@ -1342,15 +1349,7 @@ def tp_dp_groups(slow_rank: int = 2, slow: float = 1.5) -> Scenario:
         return [rank % 2, rank % 2 + 2]
 
     def body(ranks: list[Rank], n: int) -> None:
-        start = max(r.host_us for r in ranks)
-        ready: dict[int, float] = {}
-        for r in ranks:
-            r.host_us = start
-
-            def compute(rr: Rank) -> None:
-                forward_backward(rr, slow if rr.rank == slow_rank else 1.0)
-                ready[rr.rank] = max(rr.streams.get(COMPUTE_STREAM, 0.0), rr.host_us)
-            r.step(n, compute)
+        ready = _compute_together(ranks, n, lambda k: slow if k == slow_rank else 1.0)
         tp_end = {r.rank: max(ready[k] for k in tp(r.rank)) + GROUPS_TP_US for r in ranks}
         dp_end = {r.rank: max(tp_end[k] for k in dp(r.rank)) + GROUPS_DP_US for r in ranks}
         for r in ranks:

@@ -407,13 +407,17 @@ def optimizer(r: Rank, not_before: float = 0.0) -> None:
 AR_NELEMS, SHARD_NELEMS = 16 << 20, 2 << 20
 
 
-def _message(r: Rank, collective: str, nelems: int, group: int, pg: int = 0) -> dict:
+def _message(r: Rank, collective: str, nelems: int, group: int, pg: int = 0,
+             members: list[int] | None = None) -> dict:
     """``record_param_comms``, the op c10d records each collective's message on (keys and spellings as a real
     PyTorch 2.x rank writes them: tests/fixtures/wild/hta_v100); ``pg``: its process group's id (0: the default
-    group every rank is in; tensor parallelism runs in a group of its own).  Returns the event (8 us long)."""
+    group every rank is in; tensor parallelism runs in a group of its own); ``members``: the group's global ranks
+    (``Process Group Ranks``, as c10d writes them: ``"[0, 2]"``), ranks 0 to ``group - 1`` where not given.  Returns
+    the event (8 us long)."""
     e = r.cpu("record_param_comms", 8.0, advance=False)
+    ranks_ = list(range(group)) if members is None else sorted(members)
     e["args"].update({"Collective name": collective, "dtype": "BFloat16", "In msg nelems": nelems,
-                      "Global rank start": 0, "Group size": group, "Process Group Ranks": str(list(range(group))),
+                      "Global rank start": 0, "Group size": group, "Process Group Ranks": str(ranks_),
                       "Out msg nelems": nelems, "Global rank stride": 1, "Process Group ID": pg})
     return e
 
@@ -1300,6 +1304,21 @@ def _allreduce(r: Rank, ready: float, end: float, group: int = 4) -> None:
     r.kernel("c10d::allreduce_", NCCL_ALLREDUCE, end - ready, stream=NCCL_STREAM, not_before=ready)
 
 
+def _compute_together(ranks: list[Rank], n: int, slow_of: Callable[[int], float]) -> dict[int, float]:
+    """Step ``n``'s forward and backward on every rank, all starting together, rank k at ``slow_of(k)`` x the
+    compute; returns when each rank's gradients are ready (its compute stream and host both done), us."""
+    start = max(r.host_us for r in ranks)
+    ready: dict[int, float] = {}
+    for r in ranks:
+        r.host_us = start
+
+        def compute(rr: Rank) -> None:
+            forward_backward(rr, slow_of(rr.rank))
+            ready[rr.rank] = max(rr.streams.get(COMPUTE_STREAM, 0.0), rr.host_us)
+        r.step(n, compute)
+    return ready
+
+
 #: Tensor x data parallelism on 2 ranks: each rank's two AllReduce calls per step -- its tensor-parallel group's and its
 #: data-parallel group's, each group on its own NCCL stream -- and their transfers.
 TPDP_TP_US, TPDP_DP_US, TPDP_GAP_US, DP_STREAM = 120.0, 400.0, 100.0, 21
@@ -1313,15 +1332,7 @@ def tp_dp_alternating(slow: float = 1.3) -> Scenario:
     (NCCL's wait): the truth is a transfer of ``TPDP_TP_US + TPDP_DP_US`` per step, the rest of each call's time is
     waiting for the late rank."""
     def body(ranks: list[Rank], n: int) -> None:
-        start = max(r.host_us for r in ranks)
-        ready: dict[int, float] = {}
-        for r in ranks:
-            r.host_us = start
-
-            def compute(rr: Rank) -> None:
-                forward_backward(rr, slow if rr.rank == n % 2 else 1.0)
-                ready[rr.rank] = max(rr.streams.get(COMPUTE_STREAM, 0.0), rr.host_us)
-            r.step(n, compute)
+        ready = _compute_together(ranks, n, lambda k: slow if k == n % 2 else 1.0)
         enter = {(r.rank, pg): ready[r.rank] + (TPDP_GAP_US if (pg == TP_GROUP) == (r.rank == 1) else 0.0)
                  for r in ranks for pg in (TP_GROUP, 0)}
         end = {pg: max(enter[(r.rank, pg)] for r in ranks) + us for pg, us in ((TP_GROUP, TPDP_TP_US), (0, TPDP_DP_US))}
@@ -1337,6 +1348,45 @@ def tp_dp_alternating(slow: float = 1.3) -> Scenario:
             _extend_step_span(r, n)
     return Scenario(2, body, [], [], "TP + DP on 2 GPUs, the late rank alternating, groups interleaved per rank",
                     extra={"transfer_ms": (TPDP_TP_US + TPDP_DP_US) / 1000.0})
+
+
+#: Tensor x data parallelism on 4 ranks in 2 x 2 groups (:func:`tp_dp_groups`): the tensor-parallel AllReduce's and
+#: the data-parallel AllGather's transfers, us.
+GROUPS_TP_US, GROUPS_DP_US = 150.0, 300.0
+
+
+def tp_dp_groups(slow_rank: int = 2, slow: float = 1.5) -> Scenario:
+    """4 ranks of one machine in two kinds of process group, as c10d's ``new_group`` makes them: tensor-parallel
+    pairs [0, 1] and [2, 3] (groups 1 and 2) run one AllReduce a step, data-parallel pairs [0, 2] and [1, 3] (groups 3
+    and 4) one AllGather after it.  Rank ``slow_rank`` computes ``slow`` x longer.  Each call ends on both ranks of its
+    group ``GROUPS_TP_US`` / ``GROUPS_DP_US`` after its group's last rank entered it (NCCL's wait) -- so a call waits
+    only for the ranks of its own group, truth by construction: the ranks of a pair without the slow rank spend the
+    transfer alone in it, the others the transfer and their wait for the slow rank."""
+    def tp(rank: int) -> list[int]:
+        return [rank // 2 * 2, rank // 2 * 2 + 1]
+
+    def dp(rank: int) -> list[int]:
+        return [rank % 2, rank % 2 + 2]
+
+    def body(ranks: list[Rank], n: int) -> None:
+        ready = _compute_together(ranks, n, lambda k: slow if k == slow_rank else 1.0)
+        tp_end = {r.rank: max(ready[k] for k in tp(r.rank)) + GROUPS_TP_US for r in ranks}
+        dp_end = {r.rank: max(tp_end[k] for k in dp(r.rank)) + GROUPS_DP_US for r in ranks}
+        for r in ranks:
+            r.step_kernels = []
+            r.cpu("nccl:all_reduce", 12.0, cat="user_annotation", advance=False)
+            _message(r, "allreduce", AR_NELEMS, 2, 1 + r.rank // 2, tp(r.rank))
+            r.kernel("c10d::allreduce_", NCCL_ALLREDUCE, tp_end[r.rank] - ready[r.rank], stream=NCCL_STREAM,
+                     not_before=ready[r.rank])
+            r.cpu("nccl:_all_gather_base", 12.0, cat="user_annotation", advance=False)
+            _message(r, "_allgather_base", SHARD_NELEMS, 2, 3 + r.rank % 2, dp(r.rank))
+            r.kernel("c10d::_allgather_base_", NCCL_ALLGATHER, dp_end[r.rank] - tp_end[r.rank], stream=NCCL_STREAM,
+                     not_before=tp_end[r.rank])
+            optimizer(r, not_before=dp_end[r.rank])
+            r.sync()
+            _extend_step_span(r, n)
+    return Scenario(4, body, [], [], "TP pairs [0, 1], [2, 3] and DP pairs [0, 2], [1, 3] on 4 GPUs, a slow rank",
+                    extra={"tp_transfer_ms": GROUPS_TP_US / 1000.0, "dp_transfer_ms": GROUPS_DP_US / 1000.0})
 
 
 def _extend_step_span(r: Rank, n: int) -> None:

@@ -2339,6 +2339,26 @@ def collective_group(args: dict) -> tuple[str | None, int | None]:
     return label, (seq if type(seq) is int and seq >= 0 else None)
 
 
+def collective_members(args: dict) -> tuple[int, ...] | None:
+    """The job's global ranks of a collective op's process group (``Process Group Ranks``, PyTorch 2.1+:
+    ``"[0, 1]"``), sorted, where the capture records them; None where it does not: absent (older PyTorch), ``"[]"``
+    (a call whose group c10d leaves unnamed), a list c10d cut short (``"[0, 1, ..., 63]"``: it writes at most 30) or
+    anything but whole non-negative numbers.  What tells which ranks a call could have waited for
+    (``metrics.job.JobView.transfer_known``)."""
+    v = args.get("Process Group Ranks")
+    if isinstance(v, str):
+        t = v.strip()
+        if not (t.startswith("[") and t.endswith("]")):
+            return None
+        parts = [x.strip() for x in t[1:-1].split(",")]
+        if not all(x.isdigit() for x in parts):  # "[]" (one empty part), "...", a name
+            return None
+        v = [int(x) for x in parts]
+    if not isinstance(v, list) or not v or not all(type(x) is int and x >= 0 for x in v):
+        return None
+    return tuple(sorted(set(v)))
+
+
 def op_text(name: str) -> str:
     """A PyTorch op's text as the op tables read it (``frameworks.base.op_type``), ``<name>:<type>``: ``aten::addmm`` ->
     ``aten::addmm:addmm``; ``Torch-Compiled Region: 0/0`` -> type ``Torch-Compiled Region`` (the frame id is not a

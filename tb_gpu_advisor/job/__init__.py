@@ -30,8 +30,8 @@ from tb_gpu_advisor.frameworks import Framework, engines, native
 from tb_gpu_advisor.frameworks.base import allocator_fixes
 from tb_gpu_advisor.job.exchange import exchange_kind, exchange_tag
 from tb_gpu_advisor.job.iterations import snapshot_iterations
-from tb_gpu_advisor.job.kind import (Kind, idle_rank_labels, idle_rank_list, idle_ranks, unrecorded_rank_labels,
-                                     work_kind)
+from tb_gpu_advisor.job.kind import (Kind, idle_rank_labels, idle_rank_list, idle_rank_numbers, idle_ranks,
+                                     unrecorded_rank_labels, work_kind)
 from tb_gpu_advisor.job.phase import (STARTING, OneTime, async_stalls, context_start, one_time_costs, unseen_gpu_calls,
                                      window_phase)
 from tb_gpu_advisor.job.period import device_iterations, repeated_launches, training_iterations
@@ -79,6 +79,8 @@ class Job:
     idle_rank_count: int = 0
     #: those ranks, each as the report names it (:func:`kind.idle_rank_labels`): what the job view's rules read
     idle_rank_labels: tuple[str, ...] = ()
+    #: their job ranks, in that order, -1 where a file states none (:func:`kind.idle_rank_numbers`)
+    idle_rank_numbers: tuple[int, ...] = ()
     #: of those, the ranks whose GPU side the capture did not record (:func:`kind.unrecorded_rank_labels`: no runtime
     #: call, or launches none of whose kernels was recorded) -- not one that only started up: the session is then
     #: incomplete, never "healthy" (``report.verdict``)
@@ -134,7 +136,8 @@ class Job:
             **({"copies_only": True} if self.kind.window == "copy_only" else {}),
             # the idle ranks in words and their count, which the session's rank arithmetic reads (``report.merge``)
             **({"idle_ranks": self.idle_ranks, "idle_rank_count": self.idle_rank_count,
-                "idle_rank_labels": list(self.idle_rank_labels)} if self.idle_ranks else {}),
+                "idle_rank_labels": list(self.idle_rank_labels),
+                "idle_rank_numbers": list(self.idle_rank_numbers)} if self.idle_ranks else {}),
             **({"unrecorded_rank_labels": list(self.unrecorded_rank_labels)} if self.unrecorded_rank_labels else {}),
         }
 
@@ -256,6 +259,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
                gpus_listed=trace.producer.get("visible_gpus", ""), idle_ranks=idle,
                idle_rank_count=len(ranks) if idle else 0,
                idle_rank_labels=idle_rank_labels(ranks) if idle else (),
+               idle_rank_numbers=idle_rank_numbers(ranks) if idle else (),
                unrecorded_rank_labels=unrecorded_rank_labels(trace, ranks) if idle else (), waits=waits)
 
 

@@ -1614,6 +1614,8 @@ class IdleRank:
     #: why a process of a multi-process file is read as a rank, in words (what its ranges name); "" for a rank's own
     #: file (a node's ranks' files read as one: each is a rank by being one)
     evidence: str = ""
+    #: its job rank where its file states one (``Trace.idle_ranks``: ``distributedInfo.rank``), -1 where not
+    rank: int = -1
 
 
 def idle_rank_list(trace: Trace, launches: list[np.ndarray]) -> tuple[IdleRank, ...]:
@@ -1623,7 +1625,8 @@ def idle_rank_list(trace: Trace, launches: list[np.ndarray]) -> tuple[IdleRank, 
     ``launches``: per GPU, each device event's host launch record."""
     h = trace.h
     out = [IdleRank(f"rank {rank} ({worker})" if rank >= 0 else worker,
-                    np.array([i for i, n in enumerate(h.line_names) if n.startswith(f"{worker}: ")], np.int64))
+                    np.array([i for i, n in enumerate(h.line_names) if n.startswith(f"{worker}: ")], np.int64),
+                    rank=rank)
            for worker, rank in trace.idle_ranks.items()]
     if trace.host_only_processes and trace.ranges is not None and len(h):
         work = _launching_range_names(trace, launches)
@@ -1750,6 +1753,13 @@ def idle_rank_labels(ranks: tuple[IdleRank, ...]) -> tuple[str, ...]:
     job's ranks whose GPU work the session holds no record of (``metrics.job.JobView.unrecorded``), which its rules
     read -- never the words."""
     return tuple(r.label for r in ranks)
+
+
+def idle_rank_numbers(ranks: tuple[IdleRank, ...]) -> tuple[int, ...]:
+    """The job ranks of :func:`idle_rank_labels`' ranks, in its order, -1 where the file states none (a process of a
+    multi-process file, a rank's file without ``distributedInfo``): which process groups they are in
+    (``metrics.job.JobView.unrecorded_ranks``)."""
+    return tuple(r.rank for r in ranks)
 
 
 def _rank_calls(trace: Trace, calls: np.ndarray) -> str:

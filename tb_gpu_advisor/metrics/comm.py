@@ -146,7 +146,7 @@ def _recording_ops(ctx: Context) -> Encloser | None:
     (h37-probe50c)."""
     h = ctx.h
     with_msg = np.zeros(len(h), dtype=bool)
-    for known in (ctx.trace.collective_messages, ctx.trace.collective_groups):
+    for known in (ctx.trace.collective_messages, ctx.trace.collective_groups, ctx.trace.collective_members):
         if known:
             with_msg[list(known)] = True
     return Encloser(h, with_msg, nested=True) if with_msg.any() else None
@@ -205,7 +205,7 @@ def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally,
     tally.calls[t] = tally.calls.get(t, 0.0) + sel.size
     n_before = int(before.size) if before is not None else 0
     tally.before[t] = tally.before.get(t, 0) + n_before
-    pg, nbytes, found = _recorded(ctx, g, t, sel, tally)
+    pg, nbytes, found, members = _recorded(ctx, g, t, sel, tally)
     names = {c: lab for lab, c in tally.codes.items()}
     tally.keys[(d.gpu, str(t))] = ([names.get(int(c), "") for c in pg.tolist()],
                                    np.asarray(ctx.steps.ids, dtype=np.int64)[g.step[sel]].tolist(), nbytes.tolist())
@@ -233,19 +233,22 @@ def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally,
                                                                transfer_ms_per_step=ctx.per_step(t_ms, shared=False),
                                                                whole_transfer_ms_per_step=ctx.per_step(whole_ms, shared=False),
                                                                groups_per_step=ctx.per_step(runs, shared=False),
-                                                               calls_before=n_before,
+                                                               calls_before=n_before, group_ranks=members,
                                                                **_message(found, ctx.trace.world_size)))
 
 
 def _recorded(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray,
-              tally: _Tally) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+              tally: _Tally) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]], list[int] | None]:
     """Per call of one type (``sel``): the code of the process group and the bytes its launching op recorded (-1:
-    none), and the (bytes, group size) of the calls whose op recorded a message; the type's process groups are added
-    to the tally.  Why from the op: the kernel carries neither."""
-    msgs, pgs = ctx.trace.collective_messages, ctx.trace.collective_groups
+    none), the (bytes, group size) of the calls whose op recorded a message, and the job's global ranks of every
+    process group the calls ran in (``Trace.collective_members``), None where a call's op records none (or no call
+    is launched by an op): the type's process groups are added to the tally.  Why from the op: the kernel carries
+    none of these."""
+    msgs, pgs, held = ctx.trace.collective_messages, ctx.trace.collective_groups, ctx.trace.collective_members
     found: list[tuple[int, int]] = []
     pg = np.full(sel.size, -1, np.int64)
     nbytes = np.full(sel.size, -1, np.int64)
+    members: list[int] | None = None
     if tally.recorded is not None:
         launch = g.launch[sel]
         has = launch >= 0
@@ -255,7 +258,9 @@ def _recorded(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray,
         ops = [int(o) for o in got if o >= 0]
         found = [msgs[o] for o in ops if o in msgs]
         tally.labels.setdefault(str(t), set()).update(pgs[o][0] for o in ops if o in pgs and pgs[o][0])
-    return pg, nbytes, found
+        if sel.size and has.all() and len(ops) == sel.size and all(o in held for o in ops):
+            members = sorted({x for o in ops for x in held[o]})
+    return pg, nbytes, found, members
 
 
 def _gpu_calls(ctx: Context, tally: _Tally, paired: dict, matched: dict, whole: dict) -> None:

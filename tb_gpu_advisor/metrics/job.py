@@ -103,6 +103,10 @@ class RankRow:
     #: the GPU's compute kernels' summed time (``GpuSummary.kernel_ms``: [kernel, ms per step], largest first, a
     #: bounded list); None: a report before 0.1.0+a80
     kernel_ms: list | None = None
+    #: collective type -> the job's global ranks of every process group its calls ran in on this rank
+    #: (``GpuSummary.collective_ranks``); a type absent: unknown (the trace records no group's ranks, or a report
+    #: before 0.1.0+a84)
+    group_ranks: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -183,6 +187,9 @@ class JobView:
     #: the report names them: no row of :attr:`ranks` -- their GPU time is unknown, not zero --, yet a collective the
     #: rows ran may have waited for them, so the least time a recorded rank spends in it is no transfer
     unrecorded: tuple[str, ...] = ()
+    #: the job ranks of :attr:`unrecorded`, where every one's file states its rank (``Job.idle_rank_numbers``); None
+    #: where one's does not: which process groups could have waited for them (:meth:`transfer_known`)
+    unrecorded_ranks: tuple[int, ...] | None = None
 
     @property
     def step_word(self) -> str:
@@ -375,9 +382,22 @@ class JobView:
     def transfer_known(self, typ: str) -> bool:
         """Whether the least time a rank spends in a collective type is its transfer: not where ranks of the job have
         no GPU work recorded (:attr:`unrecorded`) -- the rank entering a call last, which waits least, may be one of
-        them, so the recorded ranks' least time is transfer and waiting together.  The one question every reading of
-        the transfer asks (the collectives table, ``comm_exposed``'s paid time, the bus bandwidth)."""
-        return not self.unrecorded
+        them, so the recorded ranks' least time is transfer and waiting together -- unless no process group the ranks
+        ran the type in holds one of them (:attr:`RankRow.group_ranks`): its ranks all the rows' own, or none of
+        :attr:`unrecorded_ranks`.  A call waits only for its own group's ranks, so a tensor-parallel pair of recorded
+        ranks never waited for an unrecorded rank of the data-parallel group.  A group's ranks unknown (a PyTorch
+        before 2.1 writes none, ``"[]"``) and an unrecorded rank's number unknown: not known, as before.  The one
+        question every reading of the transfer asks (the collectives table, ``comm_exposed``'s paid time, the bus
+        bandwidth, ``allreduce_slow``'s judgement)."""
+        if not self.unrecorded:
+            return True
+        rs = [r for r in self.ranks if typ in r.collectives]
+        if not rs or any(typ not in r.group_ranks for r in rs):
+            return False
+        members = {x for r in rs for x in r.group_ranks[typ]}
+        if members <= {r.rank for r in self.ranks if r.rank is not None}:
+            return True
+        return self.unrecorded_ranks is not None and not members & set(self.unrecorded_ranks)
 
     def paid_ms(self, r: RankRow, typ: str) -> float | None:
         """A rank's exposed time in one collective type that is the transfer itself, not waiting for another rank;
@@ -463,35 +483,56 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None,
                                  max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps,
                                  getattr(g, "rank", None), xfer, dict(getattr(g, "calls", None) or {}), whole, before,
                                  paced, _float_or_none(getattr(g, "host_calls_ms", None)),
-                                 getattr(g, "longest_calls", None), getattr(g, "kernel_ms", None)))
+                                 getattr(g, "longest_calls", None), getattr(g, "kernel_ms", None),
+                                 _group_ranks(getattr(g, "collective_ranks", None))))
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
-    unrecorded = _unrecorded(reports) if ranks else ()
+    unrecorded, numbers = _unrecorded(reports) if ranks else ((), ())
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
                    link_bandwidth=link, link_source=source, options=options if options is not None else UserOptions(),
                    tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"), kind=str(what.get("kind") or "unknown"),
                    kind_confidence=str(what.get("kind_confidence") or "low"),
                    processes=procs or None, one_step=bool(counts) and all(c == 1 for c in counts),
-                   marked=not any(x in UNMARKED_SOURCES for x in sources), rank_runs=rank_runs, unrecorded=unrecorded)
+                   marked=not any(x in UNMARKED_SOURCES for x in sources), rank_runs=rank_runs, unrecorded=unrecorded,
+                   unrecorded_ranks=numbers)
 
 
-def _unrecorded(reports: list[HostReport]) -> tuple[str, ...]:
+def _group_ranks(held: object) -> dict[str, tuple[int, ...]]:
+    """``GpuSummary.collective_ranks`` -> :attr:`RankRow.group_ranks`: each type whose value is a list of whole
+    non-negative ranks; anything else (a report before 0.1.0+a84: none; a damaged one) unknown."""
+    if not isinstance(held, dict):
+        return {}
+    return {str(t): tuple(v) for t, v in held.items()
+            if isinstance(v, list) and v and all(type(x) is int and x >= 0 for x in v)}
+
+
+def _unrecorded(reports: list[HostReport]) -> tuple[tuple[str, ...], tuple[int, ...] | None]:
     """The session's ranks with no GPU work recorded (:attr:`JobView.unrecorded`): those a host file read with its
     node's ranks says (``Job.idle_rank_labels``), and each host file that ran no kernel and whose job says its GPU's
     side went unrecorded -- none at all (``no_gpu``), its records lost (``runtime_vendor``: whose runtime made the
     calls of a window that lost them) or its tracing off (``gpu_unrecorded``) -- by its host's name; never a memory
     snapshot (its job none of these: it records the allocator, not the GPU's work).  Asked only where other ranks ran
-    GPU work."""
+    GPU work.  With them their job ranks (:attr:`JobView.unrecorded_ranks`): an idle rank's as its host's job states
+    it (``idle_rank_numbers``), None where one's is not known (a host file's own: its report keeps no rank of a GPU
+    that ran nothing; a report before 0.1.0+a84)."""
     out: list[str] = []
+    numbers: list[int] | None = []
     for hr in reports:
         if hr.error is not None:
             continue
         job = getattr(hr, "job", None) or {}
-        out.extend(str(x) for x in job.get("idle_rank_labels") or ())
+        labels = [str(x) for x in job.get("idle_rank_labels") or ()]
+        said_ranks = job.get("idle_rank_numbers")
+        out.extend(labels)
+        if numbers is not None and labels:
+            ok = (isinstance(said_ranks, list) and len(said_ranks) == len(labels)
+                  and all(type(x) is int and x >= 0 for x in said_ranks))
+            numbers = numbers + said_ranks if ok else None
         said = job.get("kind") == "no_gpu" or job.get("runtime_vendor") or job.get("gpu_unrecorded")
         if said and not any(g.kernel_count for g in hr.gpus):
             out.append(hr.host)
-    return tuple(out)
+            numbers = None
+    return tuple(out), (tuple(numbers) if numbers is not None else None)
 
 
 #: how many kernels :func:`kernel_gap` names: a size bound of the words, no judgement (``multigpu.GAP_KERNELS``'s)

@@ -1232,6 +1232,9 @@ class CollectiveStat:
     paced_ms_per_step: float = 0.0
     #: the calls in such runs, per step
     paced_calls_per_step: float = 0.0
+    #: the job's global ranks of every process group the row's calls ran in (PyTorch's ``Process Group Ranks``),
+    #: sorted; None where a call's group does not record them: the ranks a call could have waited for
+    group_ranks: list[int] | None = None
 
 
 @dataclass

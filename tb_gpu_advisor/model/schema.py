@@ -181,6 +181,10 @@ class GpuSummary:
     #: this GPU's compute kernels' summed time in the kept steps, largest first (at most 16): [kernel, ms per step] --
     #: what places a rank's compute gap by kernel across host files (from 0.1.0+a80; absent before: unknown)
     kernel_ms: list[list[Any]] | None = None
+    #: collective type -> the job's global ranks of every process group its calls ran in on this GPU, sorted, where
+    #: every call's op records them (PyTorch 2.1+'s ``Process Group Ranks``; a type absent: unknown): the ranks its
+    #: calls could have waited for (from 0.1.0+a84; absent before: unknown)
+    collective_ranks: dict[str, list[int]] | None = None
 
 
 @dataclass

@@ -811,6 +811,9 @@ class Trace:
     #: host event index of a collective op -> (its process group, e.g. "pg 1 (tp)", or None; its sequence number in
     #: that group, or None), where the file records them (PyTorch ``record_param_comms``)
     collective_groups: dict[int, tuple[str | None, int | None]] = field(default_factory=dict)
+    #: host event index of a collective op -> the job's global ranks of its process group, sorted, where the file
+    #: records them (PyTorch 2.1+ ``record_param_comms``' ``Process Group Ranks``, ``pytorch.collective_members``)
+    collective_members: dict[int, tuple[int, ...]] = field(default_factory=dict)
     #: of the copies to a GPU whose copy op records its inputs (PyTorch ``record_shapes``: ``aten::copy_``'s
     #: ``non_blocking``), (how many asked for ``non_blocking=True``, how many in all); None where none records them
     h2d_non_blocking: tuple[int, int] | None = None

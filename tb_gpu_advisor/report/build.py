@@ -470,7 +470,9 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                                       for k, i, x, n, ps in m.multi_gpu.longest_calls.get(g.gpu, [])]
                        if g.gpu in m.multi_gpu.longest_calls else None,
                        kernel_ms=[[k, json_float(x, 6)] for k, x in m.multi_gpu.kernel_times[g.gpu]]
-                       if g.gpu in m.multi_gpu.kernel_times else None)
+                       if g.gpu in m.multi_gpu.kernel_times else None,
+                       collective_ranks={c.type: list(c.group_ranks) for c in m.comm.per_gpu.get(g.gpu, [])
+                                         if c.group_ranks is not None} or None)
             for g in _shown_gpus(m)]
     cap = m.capture
     det = m.steps

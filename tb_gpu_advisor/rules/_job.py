@@ -82,15 +82,22 @@ def unrecorded_ranks_words(job: JobView, then: str) -> str:
     recorded -- the last to enter waits least.  A DDP job whose slow rank's trace lost its GPU side read its three
     recorded ranks' 1.32 ms a step of waiting for it as communication the step pays for, "8.4% of the link" and, with
     the parameter count, an AllReduce 17.8x slower than expected; its own trace was there, its GPU's side not
-    recorded, so "profile every rank" is no answer either (``norank61``)."""
+    recorded, so "profile every rank" is no answer either (``norank61``).  The types whose process groups hold
+    none of them (``JobView.transfer_known``) are named as read; "" where every type's are (h37-group63)."""
     if not job.unrecorded:
         return ""
+    types = job.types()
+    known = [t for t in types if job.transfer_known(t)]
+    if types and len(known) == len(types):  # no collective's process group holds them: nothing is unknown
+        return ""
     one = len(job.unrecorded) == 1
+    held = (f" No process group of {' or '.join(known)} holds {'it' if one else 'any of them'}: "
+            f"{'its' if len(known) == 1 else 'their'} transfer is read." if known else "")
     return (f" The GPU work of {', '.join(job.unrecorded)} {'is' if one else 'are'} not recorded (the job line says "
             f"what {'its window holds' if one else 'their windows hold'} and how to record it): where "
             f"{'it takes' if one else 'they take'} part in these collectives, the time the recorded {job.units} spend "
             f"in them may be waiting for {'it' if one else 'them'}, which their traces cannot tell from the "
-            f"transfer{then}.")
+            f"transfer{then}.{held}")
 
 
 def straggler_meaning(job: JobView) -> str:

@@ -10,8 +10,9 @@ waiting for it, which gpu_imbalance and launch_skew report.  A job of several ho
 for another host's GPU (a straggler there), so the rules' job step (``rules.evaluate_session``) judges the session's
 finding once on the job's transfer instead -- the least any rank of the job spends in AllReduce (:func:`in_job`) --
 and the rest is the straggler findings' wait, claimed once.  Where ranks of the job have no GPU work recorded
-(``JobView.unrecorded``), the recorded ranks' least time may be their wait for one of those: the time is said as
-measured, not judged, with no saving.
+(``JobView.unrecorded``) and the AllReduce's process groups may hold them (``JobView.transfer_known``), the
+recorded ranks' least time may be their wait for one of those: the time is said as measured, not judged, with no
+saving.
 Saving: measured - expected (or nothing known without a count).
 """
 
@@ -37,9 +38,10 @@ def across_job(f: Finding, job: JobView, job_findings: list[Finding]) -> Finding
     """The session's finding, judged once on the job's transfer where the job's ranks span several host files (a host
     sees only its own GPUs, and all of them may wait for another host's straggler): :func:`in_job` on
     ``JobView.transfer_ms``; the finding as the hosts found it otherwise.  Where ranks of the job have no GPU work
-    recorded (``JobView.unrecorded``), the least time a recorded rank spends in it may be waiting for one of them:
-    the time is said, not judged (:func:`_unjudged`)."""
-    if job.unrecorded and TYPE in job.types():
+    recorded (``JobView.unrecorded``) and its process groups may hold them (``JobView.transfer_known``), the least
+    time a recorded rank spends in it may be waiting for one of them: the time is said, not judged
+    (:func:`_unjudged`)."""
+    if TYPE in job.types() and not job.transfer_known(TYPE):
         return _unjudged(f, job)
     if len(job.hosts) < 2 or TYPE not in job.types():
         return f

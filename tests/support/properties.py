@@ -2730,6 +2730,28 @@ def unrecorded_ranks(report: Report) -> list[str]:
 _TRANSFER_CLAIM = re.compile(r"GB/s of bus bandwidth|× the expected|x the expected")
 
 
+def types_apart_from(report: Report) -> set[str]:
+    """The collective types no process group of which holds a rank with no GPU work recorded: every GPU that ran the
+    type lists its groups' ranks (``GpuSummary.collective_ranks``) and those ranks are all GPUs' of the session that
+    ran work, or none of them is an unrecorded rank's number (``job.idle_rank_numbers``, where each idle rank's is
+    known and no host file of its own is unrecorded).  A call waits only for its own group (h37-group63)."""
+    gpus = [g for h in report.hosts if h.error is None for g in h.gpus if g.kernel_count]
+    recorded = {g.rank for g in gpus if g.rank is not None}
+    idle = [(h.job or {}).get("idle_rank_numbers") for h in report.hosts if h.error is None
+            if (h.job or {}).get("idle_rank_labels")]
+    numbers = ({x for n in idle for x in n} if all(isinstance(n, list) and all(x >= 0 for x in n) for n in idle)
+               and len(unrecorded_ranks(report)) == sum(len(n) for n in idle) else None)
+    out = set()
+    for t in {t for g in gpus for t in g.collectives}:
+        ran = [g for g in gpus if t in g.collectives]
+        if not all(t in (g.collective_ranks or {}) for g in ran):
+            continue
+        members = {x for g in ran for x in g.collective_ranks[t]}
+        if members <= recorded or numbers is not None and not members & numbers:
+            out.add(t)
+    return out
+
+
 def unrecorded_rank_claims(report: Report) -> list[str]:
     """``no-gpu-rank`` -- a session holding ranks of the job whose GPU work was not recorded beside ranks that ran it
     (:func:`unrecorded_ranks`: a rank's trace written with CUDA activity off, its GPU records lost, a CPU-only process)
@@ -2743,9 +2765,10 @@ def unrecorded_rank_claims(report: Report) -> list[str]:
     if not missing:
         return []
     out = []
+    apart = types_apart_from(report)  # a type whose groups hold none of them: its transfer is read
     for f in report.findings:
         for sentence in re.split(r"(?<=[.;])\s+", _finding_text(f)):
-            if _TRANSFER_CLAIM.search(sentence):
+            if _TRANSFER_CLAIM.search(sentence) and not any(t in sentence for t in apart):
                 out.append(f"no-gpu-rank: {f.id} reads a transfer with {missing[0]}'s GPU work unrecorded: "
                            f"{sentence[:160]!r}")
     # -- nor prints one in a table: the session's collectives and a finding's evidence (h37-review61b: "transfer ms"
@@ -2755,11 +2778,13 @@ def unrecorded_rank_claims(report: Report) -> list[str]:
         for col in ("transfer ms", "paid ms", "bus GB/s"):
             k = tab.columns.index(col) if tab is not None and col in tab.columns else None
             out += [f"no-gpu-rank: {where} prints {col} {row[k]} of {row[0]} with {missing[0]}'s GPU work unrecorded"
-                    for row in (tab.rows if k is not None else ()) if row[k] is not None]
+                    for row in (tab.rows if k is not None else ()) if row[k] is not None and row[0] not in apart]
     # -- nor the part of the exposed time the step pays for the transfer: the transfer read (h37-job62: "1.32 ms of
     # communication the step pays for" of a 150 us AllReduce)
     for f in report.findings:
-        if f.rule in ("comm_exposed", "alltoall_imbalance") and not f.id.endswith("#host_calls"):
+        ran = {t for h in report.hosts if h.error is None for g in h.gpus if g.kernel_count for t in g.collectives}
+        if f.rule in ("comm_exposed", "alltoall_imbalance") and not f.id.endswith("#host_calls") \
+                and not (ran and ran <= apart):
             if f.metric is not None and (f.metric.detail or {}).get("paid_ms_per_step") is not None:
                 out.append(f"no-gpu-rank: {f.id}'s metric reads paid_ms_per_step with {missing[0]}'s GPU work unrecorded")
             if "pays for" in f.summary:

@@ -639,9 +639,10 @@ def _first_info(kt: KinetoTrace) -> object:
 
 
 def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[str, dict]:
-    """``collective_messages`` (host event index -> (message bytes, group size)) and ``collective_groups`` (host
-    event index -> (process group label, sequence number)) of the collective ops whose arguments say."""
-    out: dict[str, dict] = {"collective_messages": {}, "collective_groups": {}}
+    """``collective_messages`` (host event index -> (message bytes, group size)), ``collective_groups`` (host
+    event index -> (process group label, sequence number)) and ``collective_members`` (host event index -> the group's
+    global ranks) of the collective ops whose arguments say."""
+    out: dict[str, dict] = {"collective_messages": {}, "collective_groups": {}, "collective_members": {}}
     if not kt.op_args:
         return out
     index_of_row = {int(r): j for j, r in enumerate(host_order.tolist()) if int(r) in kt.op_args}
@@ -655,6 +656,9 @@ def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[str, d
         group = pytorch.collective_group(args)
         if group != (None, None):
             out["collective_groups"][j] = group
+        members = pytorch.collective_members(args)
+        if members is not None:
+            out["collective_members"][j] = members
     return out
 
 

@@ -102,7 +102,7 @@ _ARG_KEYS = {"correlation": "correlation", "External id": "external_id", "extern
 #: size, matmul/conv/attention ops for their FLOPs, the copy op for its ``non_blocking`` flag.  Decoded lazily (raw JSON until then), so the shapes every
 #: other op carries cost no parsing.
 _OP_KEYS = ("Input Dims", "Input type", "Concrete Inputs", "In msg nelems", "dtype", "Group size", "Process Group Name",
-            "Process Group ID", "Process Group Desc", "Seq")
+            "Process Group ID", "Process Group Desc", "Seq", "Process Group Ranks")
 #: A kernel's launch configuration (CUPTI's, as Kineto writes it on ``kernel`` events): ``args`` key -> the int32
 #: column of its count (:func:`launch_count`): blocks in the grid, threads per block.
 _LAUNCH_ARGS = {"grid": "blocks", "block": "threads"}

@@ -59,8 +59,8 @@ class Held:
     def words(self) -> str:
         first = ", ".join(self.members)
         more = f" and {self.count - len(self.members)} more" if self.count > len(self.members) else ""
-        return (f"{self.name}, a {self.kind} archive holding {self.count} profile file"
-                f"{'' if self.count == 1 else 's'} ({first}{more}): the Advisor reads a profile where the profiler "
+        return (f"{self.name}, a {self.kind} archive of {self.count} profile file"
+                f"{'' if self.count == 1 else 's'} the Advisor reads ({first}{more}): it reads a profile where the profiler "
                 f"wrote it, not inside an archive -- unpack it ({self.unpack.format(name=self.name)}) and point the "
                 f"Advisor at that folder")
 

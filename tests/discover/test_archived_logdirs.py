@@ -39,7 +39,7 @@ pytestmark = pytest.mark.skipif(not (JAX / XPLANE).is_file(), reason="fixture no
 
 def test_a_zipped_jax_logdir_given_by_path_is_named(tmp_path: Path, capsys):
     err = _error(_zip_logdir(tmp_path / "trace_jax.zip"), capsys)
-    assert "zip archive holding 1 profile file" in err and "trace_jax/" + XPLANE in err
+    assert "zip archive of 1 profile file the Advisor reads" in err and "trace_jax/" + XPLANE in err
     assert "unzip trace_jax.zip -d" in err and "not a profile this tool reads" not in err
 
 
@@ -47,7 +47,7 @@ def test_a_zipped_logdir_inside_a_logdir_is_named(tmp_path: Path, capsys):
     (tmp_path / "trace1").mkdir()
     _zip_logdir(tmp_path / "trace1" / "trace_jax.zip")
     err = _error(tmp_path, capsys)
-    assert "trace1/trace_jax.zip" in err and "zip archive holding 1 profile file" in err
+    assert "trace1/trace_jax.zip" in err and "zip archive of 1 profile file the Advisor reads" in err
     assert "no GPU profiles found" not in err
 
 
@@ -57,7 +57,7 @@ def test_a_tarball_of_kineto_traces_is_named(tmp_path: Path, capsys):
     with tarfile.open(path, "w:gz") as t:
         t.add(KINETO, "dlrm_kineto/" + KINETO.name)
     err = _error(path, capsys)
-    assert "tar.gz archive holding 1 profile file" in err and "tar -xzf dlrm_kineto.tar.gz" in err
+    assert "tar.gz archive of 1 profile file the Advisor reads" in err and "tar -xzf dlrm_kineto.tar.gz" in err
 
 
 def test_control_an_archive_of_other_files_is_no_profile(tmp_path: Path, capsys):
@@ -67,14 +67,14 @@ def test_control_an_archive_of_other_files_is_no_profile(tmp_path: Path, capsys)
         z.writestr("mp2/myconv_jax.py", "import jax\n")
         z.writestr("mp2/README.md", "# MP2\n")
     err = _error(path, capsys)
-    assert "not a profile this tool reads" in err and "archive holding" not in err
+    assert "not a profile this tool reads" in err and "archive of" not in err
 
 
 def test_control_a_damaged_zip_is_no_profile(tmp_path: Path, capsys):
     path = tmp_path / "trace_jax.zip"
     path.write_bytes(b"PK\x03\x04" + b"\x00" * 40)
     err = _error(path, capsys)
-    assert "not a profile this tool reads" in err and "archive holding" not in err
+    assert "not a profile this tool reads" in err and "archive of" not in err
 
 
 def test_control_the_unpacked_logdir_is_read(tmp_path: Path):

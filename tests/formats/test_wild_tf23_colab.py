@@ -19,9 +19,10 @@ from tb_gpu_advisor.runtime.pipeline import host_metrics
 
 ROOT = os.environ.get("TB_GPU_ADVISOR_WILD63", "/work/wild63/huntxla63/gesten")
 FILES = sorted(glob.glob(os.path.join(ROOT, "*", "train", "plugins", "profile", "*", "*.xplane.pb")))
-pytestmark = pytest.mark.skipif(len(FILES) != 9, reason="the unlicensed captures are not here")
+_NINE = pytest.mark.skipif(len(FILES) != 9, reason="the unlicensed captures are not here")
 
 
+@_NINE
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.split(os.sep)[-6] if len(p.split(os.sep)) > 6 else p)
 def test_keras_s_batch_slicing_is_input_work_not_a_host_placed_op(path):
     tr = read_trace(path)
@@ -30,3 +31,16 @@ def test_keras_s_batch_slicing_is_input_work_not_a_host_placed_op(path):
     found = {f.id.split(":")[0] for f in rules.evaluate(hm)}
     assert "host_op_placement" not in found
     assert hm.host_ops.count_per_step == 0
+
+
+ZIP = os.environ.get("TB_GPU_ADVISOR_WILD63_ZIP", "/work/wild63/huntxla63/realzip/tensorboard_logs.zip")
+
+
+@pytest.mark.skipif(not os.path.isfile(ZIP), reason="the unlicensed archive is not here")
+def test_the_committed_archive_is_named_for_its_sessions():
+    """The repository commits the nine sessions as one ``tensorboard_logs.zip`` (2,648,461 bytes): each session's
+    ``<host>.xplane.pb`` and the ``<host>.trace.json.gz`` TensorFlow 2.3 converted beside it, 18 files a layout reads."""
+    from tb_gpu_advisor.discover.logdir import archive_file
+
+    words = archive_file(ZIP)
+    assert words is not None and "zip archive of 18 profile files" in words and "unzip tensorboard_logs.zip" in words

@@ -1118,7 +1118,12 @@ def _replaced_graph(me: MemoryEvents, blocks: np.ndarray, frees: np.ndarray) -> 
             if not over.size:
                 continue
             succ = later[later > int(over.min())]  # made after that free ...
-            out[j] = bool((frees[succ] > frees[b]).any())  # ... and still live when it goes
+            succ = succ[frees[succ] > frees[b]]  # ... and still live when it goes
+            # and no block of its bytes made and freed between that free and the first of them: a gradient that
+            # ``zero_grad(set_to_none=True)`` frees and each backward makes again says the loop's iterations ran
+            # between them -- the block lived across them, the loop's own state, no pass's graph (h37-rev63b: a state
+            # dict loaded to the GPU before its model, each weight read "replaced" and the teardown unread)
+            out[j] = bool(succ.size) and not ((starts > int(over.min())) & (ends < int(succ[0]))).any()
     return out
 
 

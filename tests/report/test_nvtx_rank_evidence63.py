@@ -101,3 +101,49 @@ def test_a_launcher_and_worker_stay_no_ranks_by_family(tmp_path):
     job = ran_report(run)[1]["hosts"][0]["job"]
     assert "idle_rank_labels" not in job, job
     assert not any(p in job["summary"] for p in truth["not_ranks"])
+
+
+def _nvtx_rows_of(run: Path, pid: int) -> tuple[sqlite3.Connection, list[str], list[tuple]]:
+    con = sqlite3.connect(run / "ddp.sqlite")
+    cols = [r[1] for r in con.execute('PRAGMA table_info("NVTX_EVENTS")')]
+    rows = con.execute(f'SELECT * FROM NVTX_EVENTS WHERE (globalTid >> 24) & 16777215 = {pid}').fetchall()
+    return con, cols, rows
+
+
+def test_two_processes_claiming_one_nccl_rank_are_named_by_neither(tmp_path):
+    """Hostile/other jobs (h37-rev63b): a second NVTX-only process (pid 13098, a copy of 13097's NVTX rows) claims
+    rank 1 of the same 2-rank communicator as 13097 -- two processes cannot be one communicator's rank 1 (two jobs on
+    one machine, or a subgroup's communicator taken for the world's).  Base named both "rank 1 (...)"; a rank claimed
+    by two processes names neither.  Fails on base."""
+    run = _ddp(tmp_path)
+    nx.unrecord_process(str(run / "ddp.sqlite"), 13097)
+    con, cols, rows = _nvtx_rows_of(run, 13097)
+    g = cols.index("globalTid")
+    shift = (13098 - 13097) << 24
+    con.executemany(f'INSERT INTO NVTX_EVENTS ({", ".join(cols)}) VALUES ({", ".join("?" * len(cols))})',
+                    [tuple(v + shift if i == g else v for i, v in enumerate(r)) for r in rows])
+    con.commit()
+    con.close()
+    rep = ran_report(run)[1]
+    text = str(rep)
+    assert "13098" in text, "the copied process is read"
+    assert "rank 1 (python, pid 13097)" not in text and "rank 1 (pid 13098)" not in text, text[:3000]
+
+
+def test_an_nccl_world_past_an_int_is_no_world(tmp_path):
+    """Hostile (h37-rev63b): a payload whose "No. of ranks" is 10**30 (NCCL's count is a C int) made the job's world
+    10**30 ranks (``job_ranks``) and the process its rank; now the payload is not read: the world stays the real
+    communicator's 2.  Fails on base."""
+    run = _ddp(tmp_path)
+    nx.unrecord_process(str(run / "ddp.sqlite"), 13097)
+    con, cols, rows = _nvtx_rows_of(run, 13096)
+    j = cols.index("jsonText")
+    bad = [r for r in rows if r[j] and '"No. of ranks"' in r[j]][0]
+    text = bad[j].replace('"No. of ranks":2', f'"No. of ranks":{10 ** 30}')
+    assert text != bad[j], bad[j]
+    con.execute(f'INSERT INTO NVTX_EVENTS ({", ".join(cols)}) VALUES ({", ".join("?" * len(cols))})',
+                tuple(text if i == j else v for i, v in enumerate(bad)))
+    con.commit()
+    con.close()
+    rep = ran_report(run)[1]
+    assert rep["hosts"][0]["job"].get("job_ranks") == 2, rep["hosts"][0]["job"]

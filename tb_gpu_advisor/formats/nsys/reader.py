@@ -42,6 +42,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -2062,6 +2063,9 @@ def _host_only_processes(r: _Raw, line_pid: np.ndarray) -> dict[str, np.ndarray]
         return {}
     gpu_procs = set(sorted_unique(r.d_pid.astype(np.int64)).tolist())
     world = max((n for _, n in r.nccl_ranks.values()), default=0)
+    # a rank of the world's communicator is one process's: one claimed by two (two jobs on one machine, a subgroup's
+    # communicator taken for the world's where the world's was made before the capture) names neither (h37-rev63b)
+    claims = Counter(k for k, n in r.nccl_ranks.values() if n == world)
     out: dict[str, np.ndarray] = {}
     for p in sorted(set(line_pid.tolist()) - gpu_procs):
         pid = int(p) & 0xFFFFFF
@@ -2070,7 +2074,7 @@ def _host_only_processes(r: _Raw, line_pid: np.ndarray) -> dict[str, np.ndarray]
         rank, size = r.nccl_ranks.get(pid, (-1, 0))
         # its rank in the job where its largest communicator is the job's largest (the world's, as far as the file
         # tells): a rank in a smaller group's communicator is the group's, not the job's
-        out[f"rank {rank} ({who})" if rank >= 0 and size == world else
+        out[f"rank {rank} ({who})" if rank >= 0 and size == world and claims[rank] == 1 else
             f"{name} (pid {pid})" if name else f"pid {pid}"] = np.flatnonzero(line_pid == p)
     return out
 
@@ -2083,6 +2087,8 @@ def _host_only_processes(r: _Raw, line_pid: np.ndarray) -> dict[str, np.ndarray]
 _NCCL_RANKS = "No. of ranks"
 _NCCL_RANK = "Rank"
 _NCCL_COMM = "NCCL communicator ID"
+#: NCCL counts a communicator's ranks in a C ``int``: a larger count is no NCCL payload's (h37-rev63b)
+_NCCL_MAX_RANKS = (1 << 31) - 1
 
 
 def _nccl_ranks(schema: tb.Schema, limit: int = 4096) -> dict[int, tuple[int, int]]:
@@ -2114,7 +2120,7 @@ def _nccl_ranks(schema: tb.Schema, limit: int = 4096) -> dict[int, tuple[int, in
         if not isinstance(got, dict) or gtid is None:
             continue
         rank, size = got.get(_NCCL_RANK), got.get(_NCCL_RANKS)
-        if type(rank) is not int or type(size) is not int or not 0 <= rank < size:
+        if type(rank) is not int or type(size) is not int or not 0 <= rank < size <= _NCCL_MAX_RANKS:
             continue
         pid = int(tb.pid_of(np.int64(gtid)))
         if size > best.get(pid, (-1, 0))[1]:

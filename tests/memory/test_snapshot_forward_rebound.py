@@ -35,10 +35,19 @@ GIB = 2 ** 30
 
 
 def _events(path: Path) -> tuple[list[dict], int]:
-    """(the allocations and completed frees of GPU 0's history, the bytes allocated at the dump)."""
+    """(the allocations and completed frees of GPU 0's history, each with ``block``: the bytes of its block, the bytes
+    allocated at the dump).  An entry records the tensor's request, the dump's blocks the allocator's rounding: a
+    block still live at the dump is its own ``size``, any other its request rounded up to 512 bytes (h37-units63:
+    counting the dump's blocks back with the requests booked a 20,480,000 B logits' unsplit 20 MiB block's 491,520 B
+    as held before the recording)."""
     with gzip.open(path, "rb") as f:
         snap = pickle.load(f)
+    live = {b["address"]: b["size"] for s in snap["segments"] for b in s["blocks"] if b["state"] == "active_allocated"}
     events = [e for e in snap["device_traces"][0] if e["action"] in ("alloc", "free_completed")]
+    last = {e["addr"]: i for i, e in enumerate(events)}
+    for i, e in enumerate(events):
+        kept = e["action"] == "alloc" and last[e["addr"]] == i and e["addr"] in live
+        e["block"] = live[e["addr"]] if kept else max(512, -(-e["size"] // 512) * 512)
     return events, sum(s["allocated_size"] for s in snap["segments"])
 
 
@@ -47,10 +56,10 @@ def _replay(path: Path) -> tuple[int, int]:
     alone: the level before the history is the dump's bytes less the history's net change; a block whose first event
     is a free was made before the history began."""
     events, at_dump = _events(path)
-    level = at_dump - sum(e["size"] if e["action"] == "alloc" else -e["size"] for e in events)
+    level = at_dump - sum(e["block"] if e["action"] == "alloc" else -e["block"] for e in events)
     peak, peak_i, seen, earlier = level, -1, set(), []
     for i, e in enumerate(events):
-        level += e["size"] if e["action"] == "alloc" else -e["size"]
+        level += e["block"] if e["action"] == "alloc" else -e["block"]
         if e["action"] == "free_completed" and e["addr"] not in seen:
             earlier.append((i, e["size"]))
         seen.add(e["addr"])

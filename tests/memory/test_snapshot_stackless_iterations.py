@@ -68,7 +68,7 @@ def test_a_real_training_history_without_stacks_reads_its_steady_iterations(tmp_
     assert (bare.steps["source"], bare.steps["count"], bare.steps["confidence"]) == ("memory_iterations", 2, "low")
     assert [r.start_ms for r in bare.step_rows.rows()] == [r.start_ms for r in framed.step_rows.rows()]
     peaks = [row[1] for row in bare.gpus[0].memory["step_peaks"]]
-    assert peaks == [row[1] for row in framed.gpus[0].memory["step_peaks"]] == [1_234_276_948] * 2
+    assert peaks == [row[1] for row in framed.gpus[0].memory["step_peaks"]] == [1_229_761_024] * 2  # in blocks (h37-units63)
     assert "repeat every 1,262 allocations" in bare.steps["note"]
 
 

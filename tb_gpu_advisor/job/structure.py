@@ -586,6 +586,21 @@ def within_one_call(start: np.ndarray, end: np.ndarray, calls: tuple[np.ndarray,
     return bool(ks.size) and bool((np.bincount(ks) >= 2).any())
 
 
+def layer_range_families(trace: Trace) -> dict[int, str]:
+    """The user's ranges that a framework or program opens per layer: name id -> its layer family
+    (``frameworks.nvtx.layer_family``), a step's own name never one (``train_step 3`` counts a loop).  Why one home:
+    the job stage reads a launch period's repeats as layers and the steps stage a burst's layers by the same names."""
+    rg, h = trace.ranges, trace.h
+    family: dict[int, str] = {}
+    if rg is None or not rg.idx.size:
+        return family
+    for nid in np.unique(h.name[rg.idx]).tolist():
+        f = nvtx.layer_family(h.names[nid])
+        if f is not None and not nvtx.is_step_name(h.names[nid]):
+            family[nid] = f
+    return family
+
+
 def layer_passes(trace: Trace, steps: SpanSteps) -> SpanSteps | None:
     """``steps`` (a launch period's repeats, host windows) read again where they are a model's layers, not its steps:
     each window overlaps the user's ranges of one layer family (``frameworks.nvtx.layer_family``: ``layer_#_forward``,
@@ -603,11 +618,7 @@ def layer_passes(trace: Trace, steps: SpanSteps) -> SpanSteps | None:
     if rg is None or start.size < 3 or not rg.idx.size:
         return None
     h = trace.h
-    family: dict[int, str] = {}
-    for nid in np.unique(h.name[rg.idx]).tolist():
-        f = nvtx.layer_family(h.names[nid])
-        if f is not None and not nvtx.is_step_name(h.names[nid]):
-            family[nid] = f
+    family = layer_range_families(trace)
     for f in dict.fromkeys(family.values()):
         ranged = rg.idx[np.isin(h.name[rg.idx], [nid for nid, g in family.items() if g == f])]
         rs, re_ = h.start[ranged].astype(np.int64), h.end[ranged].astype(np.int64)

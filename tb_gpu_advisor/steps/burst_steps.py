@@ -15,7 +15,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.frameworks import nvtx
+from tb_gpu_advisor.job.structure import layer_range_families
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace
 from tb_gpu_advisor.steps.burst_table import BurstTable
 from tb_gpu_advisor.steps.bursts import _busy_clusters, copies_alone_repeat, copy_bursts_repeat
@@ -151,11 +151,7 @@ def _layers_across_bursts(trace: Trace, active: list[DeviceEvents], launches: li
     if rg is None or t.size < 2 or not rg.idx.size:
         return None
     h = trace.h
-    family: dict[int, str] = {}
-    for nid in np.unique(h.name[rg.idx]).tolist():
-        f = nvtx.layer_family(h.names[nid])
-        if f is not None and not nvtx.is_step_name(h.names[nid]):
-            family[nid] = f
+    family = layer_range_families(trace)
     if not family:
         return None
     li, lb = [], []  # each burst's work's launch record, with its burst

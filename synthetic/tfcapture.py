@@ -608,8 +608,7 @@ def write_cpu_keras_batches(path: str, step_ms: tuple[float, ...] = (80.0,), gap
 
 
 def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us: float = 0.0, kernels: int = 40,
-                               kernel_us: float = 100.0, iterators: tuple[str, ...] = (),
-                               grouped_function: bool = True) -> dict:
+                               kernel_us: float = 100.0, iterators: tuple[str, ...] = ()) -> dict:
     """A TF 2.x grouped capture of one Keras batch (``model.fit`` on NumPy arrays, as :func:`write_grouped_keras_batch`
     lays it out) whose input pipeline's captured function runs on the step's inter-op threads: tf.data's thread starts
     it (``InstantiatedCapturedFunction::RunAsync`` around a ``FunctionRun``, group 1 -- the root of a group of its
@@ -619,9 +618,6 @@ def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us:
     group 1) runs ``gather_us`` on a ``tf_Compute`` thread between the step's first and second halves of kernels, the
     GPU idle all that time (the step's next op queued behind it).  ``host_op_us`` > 0 adds an op of the step's own graph
     (``Unique:Unique``, group 0) that launches no kernel -- a real host-placed op -- right after it, the GPU idle too.
-    ``grouped_function=False``: TensorFlow 2.3's layout -- no ``FunctionRun`` under the call, and neither the call nor
-    the function's ops carry a group (Pol-Zeimet/Gestenerkennung_Projektarbeit_2's Colab T4 and K80 sessions,
-    h37-huntxla63); the step's own events keep group 0.
 
     Truth by construction: the step (first kernel to last), the GPU idle under the pipeline's op (``input_ms``), the
     idle under the step's own host op (``host_op_ms``), no host-placed op but that one (the ECBM4040 T4 captures of
@@ -646,15 +642,13 @@ def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us:
     for i, name in enumerate(iterators):  # nested: the root's GetNext around its input's
         resource.add(name, t0 + (20 + i) * US, (60 - 2 * i) * US)
     resource.add("InstantiatedCapturedFunction::RunAsync", t0 + 100 * US, 12 * US)
-    fn_group = 1 if grouped_function else None
-    if grouped_function:
-        resource.add("FunctionRun", t0 + 105 * US, 5 * US, group_id=1)
+    resource.add("FunctionRun", t0 + 105 * US, 5 * US, group_id=1)
     gather = host_op = (0, 0)
     for k in range(kernels):
         if k == half:  # the pipeline's op on the other inter-op thread; the step's next launch waits behind it
             start = last_end + 20 * US
-            other.add("ExecutorState::Process", start - 5 * US, int(gather_us * US) + 10 * US, group_id=fn_group)
-            other.add("GatherV2:GatherV2", start, int(gather_us * US), group_id=fn_group)
+            other.add("ExecutorState::Process", start - 5 * US, int(gather_us * US) + 10 * US, group_id=1)
+            other.add("GatherV2:GatherV2", start, int(gather_us * US), group_id=1)
             gather = (start, start + int(gather_us * US))
             h = gather[1] + 10 * US
             if host_op_us > 0:

@@ -102,11 +102,6 @@ PIPELINE_LINES = ("tf_data_",)
 #: arrays into batches, ``GatherV2``): TensorFlow's grouping makes it the root of a group of its own, whose ops run
 #: on the inter-op threads (``tf_Compute``) the step's own ops run on.
 PIPELINE_FUNCTION_RUN = "FunctionRun"
-#: tf.data's own call of a captured function, by the name of the call's event (``RunAsync`` from a parallel ``map``,
-#: ``Run``/``RunWithBorrowedArgs``/``RunInstantiated`` from the others): TensorFlow 2.3 writes it on the tf.data
-#: thread with no group and leaves the function's ops ungrouped (h37-huntxla63), where later releases root a group at
-#: its ``FunctionRun``.
-PIPELINE_CAPTURED_CALL = "InstantiatedCapturedFunction::Run"
 
 
 def pipeline_function_ops(h: HostEvents, device_groups: np.ndarray) -> np.ndarray:
@@ -121,21 +116,15 @@ def pipeline_function_ops(h: HostEvents, device_groups: np.ndarray) -> np.ndarra
     (h37-survey68, ECBM4040's Keras CNNs)."""
     if not len(h) or not (h.group_id >= 0).any():
         return np.zeros(0, np.int64)
-    on_pipe = np.fromiter((n.startswith(PIPELINE_LINES) for n in h.line_names), bool, len(h.line_names))
-    tf_ops = h.name_mask(is_tf_op_event) & ~on_pipe[h.line]
-    ops = np.zeros(len(h), dtype=bool)
     run = h.names.index(PIPELINE_FUNCTION_RUN) if PIPELINE_FUNCTION_RUN in h.names else -1
-    if run >= 0:
-        roots = (h.name == run) & on_pipe[h.line] & (h.group_id >= 0)
-        groups = np.setdiff1d(np.unique(h.group_id[roots]), device_groups)
-        ops |= tf_ops & np.isin(h.group_id, groups)
-    # TensorFlow 2.3: the captured function's call has no group, nor have its ops; in a capture TensorFlow grouped
-    # (every op a step's executor ran carries its step's group), the ops no group claims that run after tf.data's
-    # first call of a captured function are that function's -- a Keras ``fit`` slicing NumPy batches with
-    # ``GatherV2`` for 1.2-6.0 ms on a T4 (Pol-Zeimet/Gestenerkennung_Projektarbeit_2's nine sessions, h37-huntxla63)
-    calls = h.name_mask(lambda n: n.startswith(PIPELINE_CAPTURED_CALL)) & on_pipe[h.line] & (h.group_id < 0)
-    if calls.any():
-        ops |= tf_ops & (h.group_id < 0) & (h.start >= h.start[calls].min())
+    if run < 0:
+        return np.zeros(0, np.int64)
+    on_pipe = np.fromiter((n.startswith(PIPELINE_LINES) for n in h.line_names), bool, len(h.line_names))
+    roots = (h.name == run) & on_pipe[h.line] & (h.group_id >= 0)
+    groups = np.setdiff1d(np.unique(h.group_id[roots]), device_groups)
+    if not groups.size:
+        return np.zeros(0, np.int64)
+    ops = h.name_mask(is_tf_op_event) & ~on_pipe[h.line] & np.isin(h.group_id, groups)
     return np.flatnonzero(ops)
 
 

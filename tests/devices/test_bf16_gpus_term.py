@@ -13,7 +13,7 @@ import pytest
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.rules import REGISTRY
-from tests.rules.test_rules import _fp32
+from tests.support.rules_factory import fp32_gemms as _fp32
 
 #: a GPU each vendor's own device names claim, of no capability the capture gives
 GPUS = {"Apple": "Apple M2 Max", "Huawei": "Ascend910B", "Intel": "Intel(R) Data Center GPU Max 1550",

@@ -28,6 +28,7 @@ from tb_gpu_advisor.metrics.types import (
 from tb_gpu_advisor.model.schema import Finding, Saving
 from tb_gpu_advisor.rules import REGISTRY, T, evaluate, rank
 from tb_gpu_advisor.rules.base import Ctx, kernels_per_step
+from tests.support.rules_factory import fp32_gemms as _fp32
 from tests.support.paths import REPO
 from tests.support.rules_factory import STEP_MS, STEPS, healthy, idle_ledger, kernel, ledger, multi
 
@@ -487,19 +488,6 @@ def test_xla_chain_time_is_per_gpu():
 
 
 # --------------------------------------------------------------------------- precision rules
-
-
-def _fp32(share_32_gemm=0.8, cc="7.0"):
-    m = healthy()
-    m.gpus[0].compute_capability = cc
-    if cc == "7.0":
-        m.gpus[0].name = "Tesla V100-SXM2-16GB"  # the name agrees with the capability: the peaks go by the name
-    total = 200.0
-    m.kernels = [kernel("volta_sgemm_128x64_nn", "MatMul", total * share_32_gemm, 200, False, True, "fp32"),
-                 kernel("Eigen::EigenMetaKernel<add_float>", "AddV2", total * (1 - share_32_gemm), 2000, False, False,
-                        "fp32", elementwise=True)]
-    m.headline.sixteen_bit_time_share = 0.0
-    return m
 
 
 def test_mixed_precision_off_fires_below_10_percent_16bit_and_is_critical_for_gemm_heavy():

@@ -157,3 +157,18 @@ def multi(n: int = 4, busy=(9.0, 9.0, 9.0, 9.0), calls: float = 1.0, ar_ms: floa
 
 __all__ = ["healthy", "multi", "gpu", "ledger", "idle_ledger", "kernel", "steps_detail", "STEP_MS", "STEPS", "ElementwiseChain", "StepGap",
            "OpStat", "MemcpyStat", "Memory", "LossScaling", "EagerOps", "HostOps", "Gaps", "Fusion"]
+
+
+def fp32_gemms(share_32_gemm: float = 0.8, cc: str = "7.0") -> HostMetrics:
+    """A healthy host whose device time is ``share_32_gemm`` fp32 GEMMs (the rest fp32 elementwise) on a GPU of
+    capability ``cc`` (a V100 by name at 7.0): the mixed-precision and Tensor Core checks' case."""
+    m = healthy()
+    m.gpus[0].compute_capability = cc
+    if cc == "7.0":
+        m.gpus[0].name = "Tesla V100-SXM2-16GB"  # the name agrees with the capability: the peaks go by the name
+    total = 200.0
+    m.kernels = [kernel("volta_sgemm_128x64_nn", "MatMul", total * share_32_gemm, 200, False, True, "fp32"),
+                 kernel("Eigen::EigenMetaKernel<add_float>", "AddV2", total * (1 - share_32_gemm), 2000, False, False,
+                        "fp32", elementwise=True)]
+    m.headline.sixteen_bit_time_share = 0.0
+    return m

@@ -20,8 +20,8 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.codes import mangled_template_head
 from tb_gpu_advisor.frameworks import user_ranges, xla
 from tb_gpu_advisor.job.waits import managed_reads
-from tb_gpu_advisor.metrics.context import (HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, bounds_a_window,
-                                            distinct_ids, last_starts)
+from tb_gpu_advisor.metrics.context import (HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids,
+                                            last_starts, loop_frames)
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, MANAGED_READ, Breakdown, Gaps, Handoff, StepGap, StepMetrics, per_step
 from tb_gpu_advisor.model.columns import add_intervals, count_between, coverage, intersect_intervals, reduce_at, sorted_unique, subtract_intervals, time_within, union_intervals
@@ -1148,7 +1148,7 @@ def _python_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
     on = h.line >= 0 if own is None else np.isin(h.line, own)
     on &= ~h.name_mask(ctx.fw.step_marker)
     w = ctx.steps.host_windows
-    keep = ~bounds_a_window(w, last_starts(w, h.start[on]), s0, e0, steps=2)
+    keep = ~loop_frames(w, last_starts(w, h.start[on]), s0, e0)
     if not keep.any():
         return empty
     s, e = union_intervals(s0[keep], e0[keep])

@@ -535,6 +535,13 @@ def bounds_a_window(windows: np.ndarray, last: np.ndarray, s: np.ndarray, e: np.
     return (j < windows.shape[0]) & (e >= last[jj]) & (last[jj] > np.iinfo(np.int64).min)
 
 
+def loop_frames(windows: np.ndarray, last: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Bool per span (s, e): a frame of the loop itself (``<module>``, ``main``), one that bounds two kept steps or
+    more (:func:`bounds_a_window`, ``last`` its :func:`last_starts`): it says that the loop runs, not what the host
+    does in it -- no recorded host work (h37-huntkin63), where a call holding one step is the step's own function."""
+    return bounds_a_window(windows, last, s, e, steps=2)
+
+
 def assign(times: np.ndarray, windows: np.ndarray) -> np.ndarray:
     """Index of the window containing each time ([start, end)), -1 if none. Windows sorted, disjoint."""
     dt = _step_idx_dtype(windows.shape[0])

@@ -35,7 +35,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job.waits import drain
 from tb_gpu_advisor.job.kind import read_under, waited_scalar_reads
 from tb_gpu_advisor.metrics import context as _context
-from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, Encloser, bounds_a_window, last_starts
+from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, Encloser, bounds_a_window, last_starts, loop_frames
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import memcpy, trips
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
@@ -752,9 +752,7 @@ def _recorded(ctx: Context, sync: np.ndarray, poll_spans: tuple[np.ndarray, np.n
     if sp is not None and len(sp):
         on = np.flatnonzero(np.isin(sp.line, lines))
         s0, e0 = sp.start[on].astype(np.int64, copy=False), sp.end[on].astype(np.int64, copy=False)
-        # the loop's own frames (``<module>``, ``main``: each holds two kept steps or more) say that
-        # the loop runs, not what the host does in it -- as a step's range (h37-huntkin63)
-        keep = ~bounds_a_window(ctx.steps.host_windows, last, s0, e0, steps=2)
+        keep = ~loop_frames(ctx.steps.host_windows, last, s0, e0)  # as a step's range, no host work
         py = (s0[keep], e0[keep])
     if poll_spans is not None and poll_spans[0].size:
         py = poll_spans if py is None else (np.concatenate([py[0], poll_spans[0]]),

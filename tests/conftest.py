@@ -40,10 +40,12 @@ def _private_report_cache():
     tests do, ``cli_report.ran_report`` among them) -- the settings' variables and the debug switch, and the stderr
     handler it puts on the root logger, bound to that test's redirected stderr.  Left, a later test in the worker read
     ``--model-flops-per-step`` as its own setting, and its warnings went to a dead buffer, so a check that nothing is
-    logged on stderr passed whatever was logged (h37-review62)."""
+    logged on stderr passed whatever was logged (h37-review62).  Every command handler goes after a test, not only the test's own: one a module-scoped
+    fixture's ``main`` installed was in place before its tests began, so it stayed for the rest of the worker (CI of
+    stop 98: the next in-process ``main`` replaced it and the review62 check saw a handler gone that it had not set)."""
     before = [os.environ.get(v) for v in _SET_BY_MAIN]
     root, package = logging.getLogger(), logging.getLogger(logs.PACKAGE)
-    handlers, levels = list(root.handlers), (root.level, package.level)
+    levels = root.level, package.level
     os.environ[_CACHE_VAR] = f"{_CACHE_ROOT[0]}/{next(_CACHES)}"
     yield
     for var, value in zip(_SET_BY_MAIN, before):
@@ -51,8 +53,8 @@ def _private_report_cache():
             os.environ.pop(var, None)
         else:
             os.environ[var] = value
-    for h in [h for h in root.handlers if h not in handlers and logs.is_command_handler(h)]:
-        root.removeHandler(h)
+    for h in [h for h in root.handlers if logs.is_command_handler(h)]:
+        root.removeHandler(h)  # every one, also one a module or session fixture's ``main`` put there before the test
     root.setLevel(levels[0])
     package.setLevel(levels[1])
 

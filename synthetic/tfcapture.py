@@ -610,7 +610,7 @@ def write_cpu_keras_batches(path: str, step_ms: tuple[float, ...] = (80.0,), gap
 def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us: float = 0.0, kernels: int = 40,
                                kernel_us: float = 100.0, iterators: tuple[str, ...] = (),
                                grouped_function: bool = True, call: str = "RunAsync", stray_op_us: float = 0.0,
-                               cut_call: bool = False) -> dict:
+                               cut_call: bool = False, stray_eager: bool = False) -> dict:
     """A TF 2.x grouped capture of one Keras batch (``model.fit`` on NumPy arrays, as :func:`write_grouped_keras_batch`
     lays it out) whose input pipeline's captured function runs on the step's inter-op threads: tf.data's thread starts
     it (``InstantiatedCapturedFunction::RunAsync`` around a ``FunctionRun``, group 1 -- the root of a group of its
@@ -628,7 +628,8 @@ def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us:
     h37-xla64); ``cut_call``: the same function's op runs once more after the step (``GatherV2:GatherV2``, ungrouped,
     200 us) in a call the capture cut -- no call event recorded around it; ``stray_op_us`` > 0: an ungrouped op that is
     no node of the function (``WriteScalarSummary:WriteScalarSummary``, no kernel) runs on the launcher thread right
-    after the gather, outside the call, the GPU idle under it (``stray_ms``) -- no tf.data function's op.
+    after the gather, outside the call, the GPU idle under it (``stray_ms``) -- no tf.data function's op;
+    ``stray_eager``: that op run eagerly (``is_eager`` 1: the TensorBoard callback's summary), never a graph's.
 
     Truth by construction: the step (first kernel to last), the GPU idle under the pipeline's op (``input_ms``), the
     idle under the step's own host op (``host_op_ms``), no host-placed op but that one (the ECBM4040 T4 captures of
@@ -668,7 +669,8 @@ def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us:
                 resource.add(f"InstantiatedCapturedFunction::{call}", start - 15 * US, int(gather_us * US) + 30 * US)
             h = gather[1] + 10 * US
             if stray_op_us > 0:
-                launcher.add("WriteScalarSummary:WriteScalarSummary", h, int(stray_op_us * US))
+                launcher.add("WriteScalarSummary:WriteScalarSummary", h, int(stray_op_us * US),
+                             **({"is_eager": 1} if stray_eager else {}))
                 stray = (h, h + int(stray_op_us * US))
                 h = stray[1] + 10 * US
             if host_op_us > 0:

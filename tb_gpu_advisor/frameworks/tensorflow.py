@@ -137,7 +137,8 @@ def pipeline_function_ops(h: HostEvents, device_groups: np.ndarray) -> np.ndarra
         ops |= tf_ops & np.isin(h.group_id, groups)
     calls = h.name_mask(lambda n: n.startswith(PIPELINE_CAPTURED_CALL)) & on_pipe[h.line] & (h.group_id < 0)
     if calls.any():  # TensorFlow 2.3, and 2.4's multi-device iterator: the function's ops carry no group either
-        ops |= _ungrouped_function_ops(h, calls, tf_ops & (h.group_id < 0))
+        # a captured function is a graph its executor runs: an eager op (a callback's summary) is none of its ops
+        ops |= _ungrouped_function_ops(h, calls, tf_ops & (h.group_id < 0) & (h.is_eager != 1))
     return np.flatnonzero(ops)
 
 

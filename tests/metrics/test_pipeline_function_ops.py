@@ -122,3 +122,13 @@ def test_the_function_s_node_run_again_by_a_call_the_capture_cut_is_the_pipeline
     tr = read_trace(str(path))
     h = tr.h
     assert [h.names[h.name[i]] for i in tr.pipeline_ops] == ["GatherV2:GatherV2", "GatherV2:GatherV2"]
+
+
+def test_an_eager_op_after_an_asynchronous_call_is_no_function_s_op(tmp_path):
+    """A captured function is a graph: an ungrouped op run eagerly after tf.data's ``RunAsync`` (a callback's summary)
+    is none of its ops, where session 63 took every ungrouped op after the call."""
+    path = tmp_path / "instance-2.xplane.pb"
+    write_keras_batch_with_map(str(path), grouped_function=False, stray_op_us=300.0, stray_eager=True)
+    tr = read_trace(str(path))
+    h = tr.h
+    assert [h.names[h.name[i]] for i in tr.pipeline_ops] == ["GatherV2:GatherV2"]

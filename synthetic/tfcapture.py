@@ -608,7 +608,9 @@ def write_cpu_keras_batches(path: str, step_ms: tuple[float, ...] = (80.0,), gap
 
 
 def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us: float = 0.0, kernels: int = 40,
-                               kernel_us: float = 100.0, iterators: tuple[str, ...] = ()) -> dict:
+                               kernel_us: float = 100.0, iterators: tuple[str, ...] = (),
+                               grouped_function: bool = True, call: str = "RunAsync", stray_op_us: float = 0.0,
+                               cut_call: bool = False, stray_eager: bool = False) -> dict:
     """A TF 2.x grouped capture of one Keras batch (``model.fit`` on NumPy arrays, as :func:`write_grouped_keras_batch`
     lays it out) whose input pipeline's captured function runs on the step's inter-op threads: tf.data's thread starts
     it (``InstantiatedCapturedFunction::RunAsync`` around a ``FunctionRun``, group 1 -- the root of a group of its
@@ -618,6 +620,16 @@ def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us:
     group 1) runs ``gather_us`` on a ``tf_Compute`` thread between the step's first and second halves of kernels, the
     GPU idle all that time (the step's next op queued behind it).  ``host_op_us`` > 0 adds an op of the step's own graph
     (``Unique:Unique``, group 0) that launches no kernel -- a real host-placed op -- right after it, the GPU idle too.
+    ``grouped_function=False``: TensorFlow 2.3's layout -- no ``FunctionRun`` under the call, and neither the call nor
+    the function's ops carry a group (Pol-Zeimet/Gestenerkennung_Projektarbeit_2's Colab T4 and K80 sessions,
+    h37-huntxla63); the step's own events keep group 0.
+    ``call="RunWithBorrowedArgs"``: tf.data calls the function synchronously, its event spanning the function's run
+    (the gather inside it), as TensorFlow 2.4's ``MultiDeviceIterator`` generator does (the shared V100 BERT,
+    h37-xla64); ``cut_call``: the same function's op runs once more after the step (``GatherV2:GatherV2``, ungrouped,
+    200 us) in a call the capture cut -- no call event recorded around it; ``stray_op_us`` > 0: an ungrouped op that is
+    no node of the function (``WriteScalarSummary:WriteScalarSummary``, no kernel) runs on the launcher thread right
+    after the gather, outside the call, the GPU idle under it (``stray_ms``) -- no tf.data function's op;
+    ``stray_eager``: that op run eagerly (``is_eager`` 1: the TensorBoard callback's summary), never a graph's.
 
     Truth by construction: the step (first kernel to last), the GPU idle under the pipeline's op (``input_ms``), the
     idle under the step's own host op (``host_op_ms``), no host-placed op but that one (the ECBM4040 T4 captures of
@@ -641,16 +653,26 @@ def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us:
     half = kernels // 2
     for i, name in enumerate(iterators):  # nested: the root's GetNext around its input's
         resource.add(name, t0 + (20 + i) * US, (60 - 2 * i) * US)
-    resource.add("InstantiatedCapturedFunction::RunAsync", t0 + 100 * US, 12 * US)
-    resource.add("FunctionRun", t0 + 105 * US, 5 * US, group_id=1)
-    gather = host_op = (0, 0)
+    if call == "RunAsync":  # the call hands the function to a runner and returns
+        resource.add("InstantiatedCapturedFunction::RunAsync", t0 + 100 * US, 12 * US)
+    fn_group = 1 if grouped_function else None
+    if grouped_function:
+        resource.add("FunctionRun", t0 + 105 * US, 5 * US, group_id=1)
+    gather = host_op = stray = (0, 0)
     for k in range(kernels):
         if k == half:  # the pipeline's op on the other inter-op thread; the step's next launch waits behind it
             start = last_end + 20 * US
-            other.add("ExecutorState::Process", start - 5 * US, int(gather_us * US) + 10 * US, group_id=1)
-            other.add("GatherV2:GatherV2", start, int(gather_us * US), group_id=1)
+            other.add("ExecutorState::Process", start - 5 * US, int(gather_us * US) + 10 * US, group_id=fn_group)
+            other.add("GatherV2:GatherV2", start, int(gather_us * US), group_id=fn_group)
             gather = (start, start + int(gather_us * US))
+            if call != "RunAsync":  # a synchronous call: its event around the function's run
+                resource.add(f"InstantiatedCapturedFunction::{call}", start - 15 * US, int(gather_us * US) + 30 * US)
             h = gather[1] + 10 * US
+            if stray_op_us > 0:
+                launcher.add("WriteScalarSummary:WriteScalarSummary", h, int(stray_op_us * US),
+                             **({"is_eager": 1} if stray_eager else {}))
+                stray = (h, h + int(stray_op_us * US))
+                h = stray[1] + 10 * US
             if host_op_us > 0:
                 launcher.add("Unique:Unique", h, int(host_op_us * US), group_id=0)
                 host_op = (h, h + int(host_op_us * US))
@@ -664,10 +686,13 @@ def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us:
         h, corr = h + 20 * US, corr + 1
     py.add("train_function", t0, h + 100 * US - t0)
     gpu.line("Steps", 0xDEADBEEF).add("0", first, last_end - first, group_id=0)
+    if cut_call:  # the next batch's slice, by a call still running when the capture stopped
+        other.add("ExecutorState::Process", h + 200 * US, 210 * US)
+        other.add("GatherV2:GatherV2", h + 205 * US, 200 * US)
     space.write(path)
     ms_ = 1000 * US
     return {"step_ms": (last_end - first) / ms_, "input_ms": (gather[1] - gather[0]) / ms_,
-            "host_op_ms": (host_op[1] - host_op[0]) / ms_}
+            "host_op_ms": (host_op[1] - host_op[0]) / ms_, "stray_ms": (stray[1] - stray[0]) / ms_}
 
 
 #: The events and stats TensorFlow's trace viewer converter leaves out as internal (``IsInternalEvent`` /

@@ -41,11 +41,11 @@ from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.fmt import clip, echo
 from tb_gpu_advisor.formats.base import Format, Found, Groups, Layout, claimed_by
-from tb_gpu_advisor.formats import summaries
+from tb_gpu_advisor.formats import archives, summaries
 from tb_gpu_advisor.formats.counters import Collection, collection as counter_collection
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile, Session, SessionNotFoundError, find_session, find_stock_run
 
-__all__ = ["discover", "with_beside", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "counter_collections", "counter_file", "text_summaries", "summary_file", "foreign_captures", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
+__all__ = ["discover", "with_beside", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "counter_collections", "counter_file", "text_summaries", "summary_file", "foreign_captures", "archived_profiles", "archive_file", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
            "SessionNotFoundError", "find_session", "find_stock_run"]
 
 logger = logging.getLogger(__name__)
@@ -650,6 +650,22 @@ def foreign_captures(logdir: str, limit: int = 5) -> list[tuple[str, str]]:
     :func:`text_summaries`; [] for remote logdirs; never raises."""
     return _hints(logdir, lambda rel, name: not _fits_layout(rel + (name,)) and not summaries.maybe(name),
                   formats.foreign_capture, limit, "other tools' captures")
+
+
+def archived_profiles(logdir: str, limit: int = 5) -> list[tuple[str, str]]:
+    """The archives of a local ``logdir`` (``formats.archives``: a zip or tar of a logdir or session folder) whose
+    members a format's layout reads, as (path relative to the logdir, what they hold and how to unpack them) -- for
+    the "nothing found" message, which said "no GPU profiles found" with the frameworks' capture help of a folder
+    holding a JAX logdir zipped whole (survey h37-huntxla63).  Bounded as :func:`text_summaries` (member lists only);
+    [] for remote logdirs; never raises."""
+    return _hints(logdir, lambda rel, name: archives.maybe(name), archive_file, limit, "archived profiles")
+
+
+def archive_file(path: str) -> str | None:
+    """Why the local file ``path`` is not read when it is an archive holding profiles (by its member names, each
+    asked of the formats' layouts), in words; None otherwise."""
+    found = archives.held(path, lambda rel: claimed_by(formats.REGISTRY.values(), rel) is not None)
+    return None if found is None else found.words()
 
 
 def _hints(logdir: str, asked: Callable[[tuple[str, ...], str], bool], words_of: Callable[[str], str | None],

@@ -13,6 +13,7 @@ import numpy as np
 
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.frameworks.base import Framework, Noted, action, job_loop, names_batch, never, op_type
+from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.schema import Action
 
 if TYPE_CHECKING:
@@ -102,6 +103,16 @@ PIPELINE_LINES = ("tf_data_",)
 #: arrays into batches, ``GatherV2``): TensorFlow's grouping makes it the root of a group of its own, whose ops run
 #: on the inter-op threads (``tf_Compute``) the step's own ops run on.
 PIPELINE_FUNCTION_RUN = "FunctionRun"
+#: tf.data's own call of a captured function, by the name of the call's event (``RunAsync`` from a parallel ``map``,
+#: ``Run``/``RunWithBorrowedArgs``/``RunInstantiated`` from the others): TensorFlow 2.3 writes it on the tf.data
+#: thread with no group and leaves the function's ops ungrouped (h37-huntxla63), where later releases root a group at
+#: its ``FunctionRun`` -- and TensorFlow 2.4 still leaves ungrouped the ops of the function a ``MultiDeviceIterator``'s
+#: generator calls (its ``_next_func``, ``RemoteCall``-ing ``MultiDeviceIteratorGetNextFromShard``: the shared V100
+#: BERT, h37-xla64).
+PIPELINE_CAPTURED_CALL = "InstantiatedCapturedFunction::Run"
+#: The asynchronous form of :data:`PIPELINE_CAPTURED_CALL`: the call hands the function to a runner and returns, so
+#: the function's ops run after the call's event, never inside it.
+PIPELINE_CAPTURED_ASYNC = PIPELINE_CAPTURED_CALL + "Async"
 
 
 def pipeline_function_ops(h: HostEvents, device_groups: np.ndarray) -> np.ndarray:
@@ -116,16 +127,51 @@ def pipeline_function_ops(h: HostEvents, device_groups: np.ndarray) -> np.ndarra
     (h37-survey68, ECBM4040's Keras CNNs)."""
     if not len(h) or not (h.group_id >= 0).any():
         return np.zeros(0, np.int64)
-    run = h.names.index(PIPELINE_FUNCTION_RUN) if PIPELINE_FUNCTION_RUN in h.names else -1
-    if run < 0:
-        return np.zeros(0, np.int64)
     on_pipe = np.fromiter((n.startswith(PIPELINE_LINES) for n in h.line_names), bool, len(h.line_names))
-    roots = (h.name == run) & on_pipe[h.line] & (h.group_id >= 0)
-    groups = np.setdiff1d(np.unique(h.group_id[roots]), device_groups)
-    if not groups.size:
-        return np.zeros(0, np.int64)
-    ops = h.name_mask(is_tf_op_event) & ~on_pipe[h.line] & np.isin(h.group_id, groups)
+    tf_ops = h.name_mask(is_tf_op_event) & ~on_pipe[h.line]
+    ops = np.zeros(len(h), dtype=bool)
+    run = h.names.index(PIPELINE_FUNCTION_RUN) if PIPELINE_FUNCTION_RUN in h.names else -1
+    if run >= 0:
+        roots = (h.name == run) & on_pipe[h.line] & (h.group_id >= 0)
+        groups = np.setdiff1d(np.unique(h.group_id[roots]), device_groups)
+        ops |= tf_ops & np.isin(h.group_id, groups)
+    calls = h.name_mask(lambda n: n.startswith(PIPELINE_CAPTURED_CALL)) & on_pipe[h.line] & (h.group_id < 0)
+    if calls.any():  # TensorFlow 2.3, and 2.4's multi-device iterator: the function's ops carry no group either
+        # a captured function is a graph its executor runs: an eager op (a callback's summary) is none of its ops
+        ops |= _ungrouped_function_ops(h, calls, tf_ops & (h.group_id < 0) & (h.is_eager != 1))
     return np.flatnonzero(ops)
+
+
+def _ungrouped_function_ops(h: HostEvents, calls: np.ndarray, ungrouped: np.ndarray) -> np.ndarray:
+    """Bool per host event: the ``ungrouped`` TF ops (in a capture TensorFlow grouped: every op a step's executor ran
+    carries its step's group) that tf.data's ungrouped captured-function ``calls`` ran, by where a call puts them.
+
+    A synchronous call (``RunWithBorrowedArgs``, ``Run``, ``RunInstantiated``) blocks its tf.data thread until the
+    function returns, so the function's ops are the ungrouped ops inside the call's span, on whatever thread they ran
+    (TensorFlow 2.4's ``MultiDeviceIterator`` generator runs its ``_next_func`` on a GPU's private thread, which
+    ``RemoteCall``-s the shard fetch onto the inter-op threads) -- and, where they run ungrouped again after the first
+    call, the same ops by their node names: the function run once more by a call the capture cut (a call's event is
+    written at its end, so one still running when the capture stopped is not recorded: the shared V100 BERT's last
+    ``_next_func`` of each GPU).  An ungrouped op outside every call and no node of a function a call ran stays the
+    step's (h37-xla64: session 63 took every ungrouped op after the first call).
+
+    An asynchronous call (``RunAsync``, a parallel ``map``'s) hands the function to a runner and returns at once, so
+    its ops run after the call, never inside it: the ungrouped ops after the first such call (TensorFlow 2.3's Keras
+    batch slicing, ``GatherV2`` starting 20 us to 1.5 ms after an 8-125 us ``RunAsync``:
+    Pol-Zeimet/Gestenerkennung_Projektarbeit_2's nine Colab sessions, h37-huntxla63)."""
+    out = np.zeros(len(h), dtype=bool)
+    is_async = calls & h.name_mask(lambda n: n == PIPELINE_CAPTURED_ASYNC)
+    if is_async.any():
+        out |= ungrouped & (h.start >= h.start[is_async].min())
+    sync = np.flatnonzero(calls & ~is_async)
+    if sync.size:
+        s, e = union_intervals(h.start[sync].astype(np.int64, copy=False), h.end[sync].astype(np.int64, copy=False))
+        cand = np.flatnonzero(ungrouped & (h.start >= s[0]))
+        k = np.searchsorted(s, h.start[cand], side="right") - 1  # the call span each op starts in, if any
+        inside = cand[(k >= 0) & (h.end[cand] <= e[np.maximum(k, 0)])]
+        out[inside] = True
+        out[cand[np.isin(h.name[cand], h.name[inside])]] = True  # the same function's nodes, run by a call unrecorded
+    return out
 
 
 #: Host bookkeeping / wrapper events that are not "host compute" by themselves (their children are classified).
@@ -694,8 +740,9 @@ FRAMEWORK = Framework(
             "ops_table": "Top TensorFlow ops ({kept}, all GPUs)",
             "input_wait_meaning": "share of the {step} the GPU was idle while the host waited in IteratorGetNext (tf.data)",
             "input_next": "tf.data's `IteratorGetNext`",
-            "input_function_ops": "the ops of tf.data's own functions (a `map`'s, or Keras slicing NumPy arrays "
-                                  "into batches), run on the step's threads",
+            "input_function_ops": "the ops of tf.data's own functions (a `map`'s, Keras slicing NumPy arrays into "
+                                  "batches, a multi-device iterator fetching each GPU's batch), run on the step's "
+                                  "threads",
             "host_op_meaning": "TF ops that launched no GPU work, by count (by time in detail); should be very small",
             "gpu_user": "TensorFlow",
             "compiled_step": "one tf.function graph",

@@ -175,8 +175,10 @@ def _pipeline_said(ctx: Ctx, src: HostInput, wait_ms: float) -> str:
               + " for fetching its batch (" + ", ".join(ranges) + ")")] if ranges else []
     functions = _range_parts(src.functions, wait_ms, "other ops")
     if functions:  # the pipeline's own functions' ops on the step's threads (tf.data's map), named as such
-        parts.append((sum(min(v, wait_ms) for _, v in src.functions),
-                      f"{ctx.fw.label('input_function_ops')} ({', '.join(functions)})"))
+        total = min(sum(v for _, v in src.functions), wait_ms)
+        if not any(w.startswith("`") for w in functions):  # many small ops, none a tenth of the wait: their time
+            functions = [_part(ctx, total)]  # as the iterator's part is said ("other ops 68 us" of no op named)
+        parts.append((total, f"{ctx.fw.label('input_function_ops')} ({', '.join(functions)})"))
     if own >= T("report.min_said_ms") or not parts:
         parts.append((own, _NEXT.format(next=ctx.fw.label("input_next"), part=_part(ctx, own))))
     return _PIPELINE.format(parts=", ".join(w for _, w in sorted(parts, key=lambda p: -p[0])),

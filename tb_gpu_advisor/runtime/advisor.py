@@ -104,6 +104,7 @@ class Advisor:
         if self.logdir:  # a profiler's text summary is named, not passed over in silence
             skips = [*skips, *(x for x in _discover.text_summaries(self.logdir) if x not in skips)]
             skips = [*skips, *(x for x in _discover.foreign_captures(self.logdir) if x not in skips)]
+            skips = [*skips, *(x for x in _discover.archived_profiles(self.logdir) if x not in skips)]
         return _discover.nothing_found(skips, follow_flag, collections)
 
     def listing(self, sessions: Sequence[Session] | None = None) -> list[dict[str, Any]]:
@@ -247,7 +248,7 @@ def why_not_read(path: str) -> str | None:
     placed = tuple(os.path.abspath(path).split(os.sep)[-4:])  # another writer's file in a format's place
     unread = next((why for f in formats.REGISTRY.values() if (why := f.layout.unread(placed)) is not None), None)
     foreign = formats.foreign_capture(path)  # another tool's capture by its bytes, whatever its name
-    return pointer or foreign or unread or _discover.counter_file(path) or _discover.summary_file(path) or next((f.layout.sniff(path) for f in formats.REGISTRY.values()
+    return pointer or foreign or unread or _discover.counter_file(path) or _discover.summary_file(path) or _discover.archive_file(path) or next((f.layout.sniff(path) for f in formats.REGISTRY.values()
                                       if f.layout.maybe(rel)), None)
 
 

@@ -1581,7 +1581,9 @@ def ranges_within_claim(where: str, f: Finding) -> list[str]:
 #: The input wait in the pipeline's own events, as its finding names them (h37-forms10in, h37-forms10num): the clause
 #: after "the input pipeline's own time: ", up to the next clause (", over 3 steps", "; all of it ...").
 _INPUT_ACCOUNT = re.compile(r"the input pipeline's own time: ((?:`[^`]*`|[^`;])*?)(?=, over |; |$)")
-_OTHER_RANGES = re.compile(r"other ranges " + _TIME)
+#: The rest of the parts named together: the program's smaller ranges, or the pipeline's own functions' smaller ops
+#: ("the ops of tf.data's own functions ... (`GatherV2:GatherV2` 2.42 ms, other ops 68 us)", h37-xla64).
+_OTHER_RANGES = re.compile(r"other (?:ranges|ops) " + _TIME)
 #: A part of the input wait as the finding states it: "(9.43 ms a step, 38.9% of the step)" (h37-forms10num).
 _INPUT_PART = re.compile(r"\(" + _TIME + r" (?:a step|in the [a-z ]+?), \d+(?:\.\d+)?% of the [a-z ]+?\)")
 #: The batch's transfer to the device the ledger books beside the pipeline's events.

@@ -1132,6 +1132,36 @@ def write_pageable_upload_bound(out: str, bound: str = "gpu", steps: int = 12, c
             "bound": bound, "untraced_ms": after_copy_us / 1000.0}
 
 
+def write_paced_fp32_gemms(out: str, bound: str = "host", steps: int = 12, gemms: int = 6, gemm_us: float = 200.0,
+                           host_us: float = 3_000.0, run: str | None = None) -> dict:
+    """Write a loop (one rank, ``prof.step()`` each step) whose step runs ``host_us`` of recorded host ops
+    (``aten::add``, the GPU idle) then launches ``gemms`` fp32 GEMMs of ``gemm_us`` in 13 us each: they queue back to
+    back, each one's successor ready before it ends.  ``bound`` "host": nothing waits for them -- the chain runs under
+    the next step's host work; "gpu": the step ends in ``.item()`` (a sync), ``host_us`` 0: the host waits for the
+    chain every step.  ``"host_sync"``: the host-paced loop with the sync -- the host waits for its GEMMs after its work.
+
+    Truth by construction (issue #37 class 4, h37-idle63): faster GEMMs save ``gemm_saving_ms(speedup)`` a step --
+    in the "host" loop nothing: the step is the host's ``host_us`` plus its launches while the chain (shorter than
+    the host's work) ends in idle either way; where the host waits for the chain ("gpu", "host_sync") each GEMM's
+    time less its fast time, ``gemms * gemm_us * (1 - 1/speedup)``."""
+    waits = bound in ("gpu", "host_sync")
+    own = 0.0 if bound == "gpu" else host_us
+
+    def body(r: Rank) -> None:
+        if own:
+            r.cpu("aten::add", own)
+        for _ in range(gemms):
+            r.kernel("aten::mm", FP32_GEMM, gemm_us, launch_us=7.0)
+        if waits:
+            r.sync()
+
+    name = run or f"paced_fp32_gemms_{bound}"
+    paths = write_run(out, Scenario(1, _each(body), [], [], name, dtype="float32"), steps=steps, run=name)
+    gemm_ms = gemms * gemm_us / 1000.0
+    return {"paths": paths, "gemm_ms": gemm_ms, "host_ms": own / 1000.0,
+            "gemm_saving_ms": (lambda sp: gemm_ms * (1.0 - 1.0 / sp)) if waits else (lambda sp: 0.0)}
+
+
 def write_poll_then_host_work(out: str, steps: int = 12, kernels: int = 8, kernel_us: float = 200.0,
                               host_us: float = 300.0, between_us: float = 10.0, run: str = "poll_then_host_work",
                               call: str = "cudaEventQuery") -> dict:

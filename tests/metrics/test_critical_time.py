@@ -12,14 +12,20 @@ from tests.support.paths import FIXTURES
 
 
 def _loop(start, end, ready, known, waited) -> list[float]:
-    """The definition, one event at a time."""
+    """The definition, one event at a time: the event's own slack to the next one's ready time, and the least slack
+    of the GPU's frontier (the latest end so far) over the next ready time, where the GPU idled before the next
+    event, from it to the first end the host waited for (h37-idle63: a gain at an event's end reaches the host only through every later slack)."""
+    n = len(start)
     out = []
-    for i in range(len(start)):
+    for i in range(n):
         dur = max(0.0, float(end[i] - start[i]))
-        if i + 1 == len(start) or not known[i + 1] or waited[i]:
-            out.append(dur)
-        else:
-            out.append(min(dur, max(0.0, float(end[i] - ready[i + 1]))))
+        own = dur if i + 1 == n or not known[i + 1] or waited[i] else min(dur, max(0.0, float(end[i] - ready[i + 1])))
+        for j in range(i, n - 1):
+            if waited[j]:
+                break
+            if known[j + 1] and start[j + 1] > max(end[:j + 1]):  # the GPU idled before j + 1
+                own = min(own, max(0.0, float(max(end[:j + 1]) - ready[j + 1])))
+        out.append(own)
     return out
 
 

@@ -1516,7 +1516,8 @@ def _unrecorded_before(start: np.ndarray, end: np.ndarray, busy: tuple[np.ndarra
                        ) -> np.ndarray | None:
     """Per device event (by start): ps from the host's last recorded own work (``busy``: :func:`recorded_host_work`,
     disjoint and sorted) up to the GPU's frontier at the event's end (the latest end so far) -- 0 where that work runs
-    through the frontier, inf where the host recorded none before it; None where ``busy`` is None.
+    through the frontier or the host is back at it within ``metrics.unrecorded_wake_us`` of it (a wait the runtime's
+    callback ends wakes its thread later), inf where the host recorded none before it; None where ``busy`` is None.
 
     Why (issue #37 class 4, h37-idle64): a late next launch is no proof that the host paced the GPU.  A JAX host
     blocked until its step's result is ready (``block_until_ready``, a donated buffer: a wait on a future the
@@ -1529,9 +1530,13 @@ def _unrecorded_before(start: np.ndarray, end: np.ndarray, busy: tuple[np.ndarra
         return None
     front = np.maximum.accumulate(end).astype(np.int64, copy=False)
     bs, be = busy
+    if not bs.size:
+        return np.full(front.shape, np.inf)
     j = np.searchsorted(bs, front, side="right") - 1
-    last_end = np.where(j >= 0, be[np.maximum(j, 0)] if be.size else 0, np.iinfo(np.int64).min)
-    return np.where(j >= 0, np.maximum(front - last_end, 0).astype(np.float64), np.inf)
+    before = np.where(j >= 0, (front - be[np.maximum(j, 0)]).astype(np.float64), np.inf)
+    # the host back at its work within a wake-up of the drain was running through it, not woken by it
+    after = np.where(j + 1 < bs.size, (bs[np.minimum(j + 1, bs.size - 1)] - front).astype(np.float64), np.inf)
+    return np.where((before > 0) & (after >= T("metrics.unrecorded_wake_us") * PS_PER_US), before, 0.0)
 
 
 def recorded_host_work(ctx: Context, g: GpuCtx, iv: dict[str, tuple[np.ndarray, np.ndarray]]
@@ -1575,7 +1580,9 @@ def _carried(start: np.ndarray, end: np.ndarray, ready: np.ndarray, cap: np.ndar
              unrecorded: np.ndarray | None = None) -> np.ndarray:
     """Per event (by start): the most of a gain at its end that reaches the host -- the least slack of the GPU's
     frontier (the latest end so far) over the next event's ready time where the GPU idled before that event, over
-    every later event up to the first end the host waited for (a sync, a blocking copy: the host then takes the gain) or the capture's end; ps as float64.
+    every later event up to the first end the host waited for (a sync, a blocking copy: the host then takes the gain),
+    or may have (an idle the host drained into unrecorded: :func:`_unrecorded_before`, that idle's slack as long), or
+    the capture's end; ps as float64.
 
     Why: an event ending sooner lets the next start sooner only by that slack, and the next passes on no more than
     its own: a chain of GEMMs back to back, each critical to the next, still ends in the GPU's idle wait for the
@@ -1590,14 +1597,19 @@ def _carried(start: np.ndarray, end: np.ndarray, ready: np.ndarray, cap: np.ndar
     # call ending after the frontier says when the call returned, not that the GPU waited for it
     idle = cap & (start[1:] > front)
     at_idle = (front - ready[1:]).astype(np.float64)
-    if unrecorded is not None:  # the host's unrecorded time before the drain: a wait there takes the gain
-        at_idle = np.maximum(at_idle, unrecorded[:-1])
+    ends = np.zeros(n, bool) if waited is None else waited.copy()
+    if unrecorded is not None:
+        # the host unrecorded before the drain may have waited there that long (h37-idle64): a gain up to that takes
+        # the host's whole later timeline with it -- the idle is an end the host may have waited for, as a sync is
+        maybe = idle & (unrecorded[:-1] > 0)
+        at_idle = np.where(maybe, np.maximum(at_idle, unrecorded[:-1]), at_idle)
+        ends[:-1] |= maybe
     slack[:-1] = np.where(idle, np.clip(at_idle, 0.0, dmax), dmax)
-    if waited is None or not waited.any():
+    if not ends.any():
         return np.minimum.accumulate(slack[::-1])[::-1]
     # the least slack from each event to its run's end, a run closing at an end the host waited for: offset each run
     # above all earlier ones so a suffix minimum never reaches back across a run's end
-    run = np.cumsum(waited) - waited
+    run = np.cumsum(ends) - ends
     big = (dmax + 1.0) * run.astype(np.float64)
     return np.minimum.accumulate((slack + big)[::-1])[::-1] - big
 

@@ -90,10 +90,13 @@ def _metrics(name: str):  # HostMetrics (imported lazily, as the pipeline is)
 
 def test_a_real_host_paced_forward_pass_has_almost_no_critical_kernel_time() -> None:
     """wild/part_forward_a100: an eager inference pass, launch-bound (the GPU busy 16% of a 32.6 ms step, 559 kernels
-    of ~9 us each after a launch of 20-40 us): nearly every next launch comes after the kernel before it ended."""
+    of ~9 us each after a launch of 20-40 us): nearly every next launch comes after the kernel before it ended.  At
+    104 of its 574 drains the host records nothing for 40-200 us after (its Python between modules, untraced): a
+    wait no event records could hide there, so the kernel before keeps the host's unrecorded time before the drain
+    (h37-idle64: 0.41 of 5.20 ms; 5% before, when every late launch read as the host's pace)."""
     m = _metrics("part_forward_a100")
     assert m.breakdown.device_compute > 4.0
-    assert m.compute_critical_ms < 0.05 * m.breakdown.device_compute
+    assert m.compute_critical_ms < 0.1 * m.breakdown.device_compute
 
 
 def test_a_real_gpu_bound_step_is_almost_all_critical() -> None:

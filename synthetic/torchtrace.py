@@ -276,6 +276,13 @@ class Rank:
                           "args": {"External id": self.ext, "cbid": 131, "correlation": self.corr}})
         self.host_us += wait + 10.0
 
+    def wait_unrecorded(self, wake_us: float = 30.0) -> None:
+        """A wait for the GPU that no event records, as a JAX host's ``block_until_ready`` on its step's result (the
+        real-h100-jax loops' python3 thread records nothing while it blocks, up to 300 ms) or a TensorFlow fetch: a
+        future the runtime's callback thread sets once every stream drains, then the thread's wake-up, ``wake_us``.
+        The host's clock moves there; nothing is written."""
+        self.host_us = max(max(self.streams.values(), default=self.host_us) + wake_us, self.host_us)
+
     def read_to_host(self, op: str = "aten::to", nbytes: int = 4096, us: float = 3.0) -> None:
         """``.tolist()`` / ``.cpu()`` / ``.to('cpu')`` of a small tensor: ``op`` (what the program called) around
         ``aten::_to_copy`` > ``aten::copy_``, whose device-to-host copy into pageable memory waits for its stream in
@@ -1130,6 +1137,41 @@ def write_pageable_upload_bound(out: str, bound: str = "gpu", steps: int = 12, c
     compute = gemms * gemm_us / 1000.0
     return {"paths": paths, "copy_ms": copy_us / 1000.0, "compute_ms": compute, "host_ms": host_us / 1000.0,
             "bound": bound, "untraced_ms": after_copy_us / 1000.0}
+
+
+def write_paced_fp32_gemms(out: str, bound: str = "host", steps: int = 12, gemms: int = 6, gemm_us: float = 200.0,
+                           host_us: float = 3_000.0, run: str | None = None) -> dict:
+    """Write a loop (one rank, ``prof.step()`` each step) whose step runs ``host_us`` of recorded host ops
+    (``aten::add``, the GPU idle) then launches ``gemms`` fp32 GEMMs of ``gemm_us`` in 13 us each: they queue back to
+    back, each one's successor ready before it ends.  ``bound`` "host": nothing waits for them -- the chain runs under
+    the next step's host work (the host recorded at its own work through every GPU idle); "gpu": the step ends in
+    ``.item()`` (a sync), ``host_us`` 0: the host waits for the chain every step.  ``"host_sync"``: the host-paced
+    loop with the sync -- the host waits for its GEMMs after its work.  ``"unrecorded"``: the host-paced loop whose
+    host waits for its GEMMs in a wait no event records (:meth:`Rank.wait_unrecorded`: JAX's ``block_until_ready``,
+    a TensorFlow fetch) -- its next launch comes after the GPU idled, as in the "host" loop, yet follows the drain.
+
+    Truth by construction (issue #37 class 4, h37-idle63, h37-idle64): faster GEMMs save ``gemm_saving_ms(speedup)``
+    a step -- in the "host" loop nothing: the step is the host's ``host_us`` plus its launches while the chain
+    (shorter than the host's work) ends in idle either way; where the host waits for the chain ("gpu", "host_sync",
+    "unrecorded") each GEMM's time less its fast time, ``gemms * gemm_us * (1 - 1/speedup)``."""
+    waits = bound in ("gpu", "host_sync", "unrecorded")
+    own = 0.0 if bound == "gpu" else host_us
+
+    def body(r: Rank) -> None:
+        if own:
+            r.cpu("aten::add", own)
+        for _ in range(gemms):
+            r.kernel("aten::mm", FP32_GEMM, gemm_us, launch_us=7.0)
+        if bound == "unrecorded":
+            r.wait_unrecorded()
+        elif waits:
+            r.sync()
+
+    name = run or f"paced_fp32_gemms_{bound}"
+    paths = write_run(out, Scenario(1, _each(body), [], [], name, dtype="float32"), steps=steps, run=name)
+    gemm_ms = gemms * gemm_us / 1000.0
+    return {"paths": paths, "gemm_ms": gemm_ms, "host_ms": own / 1000.0,
+            "gemm_saving_ms": (lambda sp: gemm_ms * (1.0 - 1.0 / sp)) if waits else (lambda sp: 0.0)}
 
 
 def write_poll_then_host_work(out: str, steps: int = 12, kernels: int = 8, kernel_us: float = 200.0,

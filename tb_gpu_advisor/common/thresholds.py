@@ -593,6 +593,12 @@ _TABLE: tuple[Threshold, ...] = (
     _t("input.min_untraced_ms", 0.1, "ms", "Advisor: loading and preparing a batch takes more than a Python loop's "
        "own turn (10-30 us); shorter untraced time before a step's first op is the loop, not its input",
        "a step marker's time before its first dispatch counts as input wait only from this long"),
+    _t("metrics.unrecorded_wake_us", 10.0, "us", "Advisor: a wait no event records is a wait on a future or an event "
+       "the runtime's callback thread sets once the stream drains (JAX's block_until_ready, TensorFlow's fetch), then "
+       "a thread's wake-up: tens of us after the drain (real-h100-jax host_roundtrip: the host's staging copy begins "
+       "123 us after its D2H ends); a host back at work sooner was running, not woken",
+       "an unrecorded stretch of the host across the GPU's drain may be a wait for it only where the host records "
+       "nothing for at least this long after the drain"),
     _t("metrics.cpu_op_ms", 1.0, "ms", "Advisor: handing one op to the GPU takes microseconds (a launch is 5-40 us); "
        "an op that runs a millisecond without a single GPU runtime call computed on the host",
        "a framework op at least this long that makes no GPU runtime call is host compute, not dispatch"),

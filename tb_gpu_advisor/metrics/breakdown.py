@@ -1469,7 +1469,7 @@ def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribut
     arr = StepArrays(gpu=d.gpu, step=ctx.steps.ids[:n].astype(np.int64), start_ms=(w[:, 0] - origin) / PS_PER_MS,
                      step_ms=(w[:, 1] - w[:, 0]).astype(np.float64) / PS_PER_MS, mat=mat, busy=busy, kernels=kcount.astype(np.int64),
                      collectives=ccount.astype(np.int64), memcpys=mcount.astype(np.int64), first_kernel_ms=fk, first_launch_ms=fl,
-                     critical=gpu_critical_ms(ctx, g, n, classes, lend=lend))
+                     critical=gpu_critical_ms(ctx, g, n, classes, lend=lend, busy=recorded_host_work(ctx, g, iv)))
     arr.critical_classes = classes
     return arr, iv, painted
 
@@ -1489,19 +1489,129 @@ def critical_time(start: np.ndarray, end: np.ndarray, ready: np.ndarray, known: 
 
 
 def _critical_and_durations(start: np.ndarray, end: np.ndarray, ready: np.ndarray, known: np.ndarray,
-                            waited: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+                            waited: np.ndarray | None, unrecorded: np.ndarray | None = None
+                            ) -> tuple[np.ndarray, np.ndarray]:
     """(:func:`critical_time`, the events' durations in ps as float64, at least 0) -- the durations it starts from,
     which :func:`gpu_critical_ms` weighs the kernel classes by: made once, not twice a GPU (2.7 ms over the dense
-    100 MB capture's 8 GPUs).  ``waited`` None: no end the host waited for."""
+    100 MB capture's 8 GPUs).  ``waited`` None: no end the host waited for.  ``unrecorded`` (:func:`_unrecorded_before`,
+    ps per event; None: not measured, every late launch the host's pace): how long before the GPU's frontier at each
+    event's end the host had last been seen at its own work -- a wait no event records can have lasted that long, and
+    a gain at the frontier reaches the host by up to as much."""
     dur = np.maximum(end - start, 0).astype(np.float64)
     if start.size < 2:
         return dur.copy(), dur
     slack = (end[:-1] - ready[1:]).astype(np.float64)
+    if unrecorded is not None:  # the GPU's last work before an idle the host may have waited through unrecorded
+        last = end[:-1] >= np.maximum.accumulate(end)[:-1]
+        slack = np.maximum(slack, np.where(last, unrecorded[:-1], 0.0))
     capped = np.minimum(dur[:-1], np.maximum(slack, 0.0))
     out = dur.copy()
     cap = known[1:] if waited is None else known[1:] & ~waited[:-1]
     out[:-1] = np.where(cap, capped, dur[:-1])
+    np.minimum(out, _carried(start, end, ready, cap, waited, unrecorded), out=out)
     return out, dur
+
+
+def _unrecorded_before(start: np.ndarray, end: np.ndarray, busy: tuple[np.ndarray, np.ndarray] | None
+                       ) -> np.ndarray | None:
+    """Per device event (by start): ps from the host's last recorded own work (``busy``: :func:`recorded_host_work`,
+    disjoint and sorted) up to the GPU's frontier at the event's end (the latest end so far) -- 0 where that work runs
+    through the frontier or the host is back at it within ``metrics.unrecorded_wake_us`` of it (a wait the runtime's
+    callback ends wakes its thread later), inf where the host recorded none before it; None where ``busy`` is None.
+
+    Why (issue #37 class 4, h37-idle64): a late next launch is no proof that the host paced the GPU.  A JAX host
+    blocked until its step's result is ready (``block_until_ready``, a donated buffer: a wait on a future the
+    runtime's callback thread sets) and a TensorFlow host fetching its step's outputs record nothing while they wait:
+    their next launch follows the GPU's drain by their own latency, and a faster GPU moves it.  Only the host busy
+    with its own recorded work (an op, a runtime call, Python) at the moment the GPU drained was provably not
+    waiting for it; an unrecorded stretch before the drain is time the host may have waited, and the GPU's gain
+    reaches it by as much (the demo's fp32 V100 MatMuls, h37-idle63's cap read as saving ~0)."""
+    if busy is None:
+        return None
+    front = np.maximum.accumulate(end).astype(np.int64, copy=False)
+    bs, be = busy
+    if not bs.size:
+        return np.full(front.shape, np.inf)
+    j = np.searchsorted(bs, front, side="right") - 1
+    before = np.where(j >= 0, (front - be[np.maximum(j, 0)]).astype(np.float64), np.inf)
+    # the host back at its work within a wake-up of the drain was running through it, not woken by it
+    after = np.where(j + 1 < bs.size, (bs[np.minimum(j + 1, bs.size - 1)] - front).astype(np.float64), np.inf)
+    return np.where((before > 0) & (after >= T("metrics.unrecorded_wake_us") * PS_PER_US), before, 0.0)
+
+
+def recorded_host_work(ctx: Context, g: GpuCtx, iv: dict[str, tuple[np.ndarray, np.ndarray]]
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint sorted (starts, ends) int64 of the host's own recorded work for GPU ``g``: the ledger's host work
+    (``iv``: ops that launch nothing, the program's Python less the loop's frames, an asynchronous call's stall) and
+    every event on the threads that launch ``g``'s work (an op launching kernels, a view's bookkeeping, a runtime
+    call: the host running the program) -- less what says nothing of where the host is (a step's marker or range, an
+    event spanning a whole step, the device allocator's calls:
+    ``cudaFree`` waits for the device) and less every wait it records (syncs, blocking copies, polls, the
+    framework's reads of device values).  What is not in it -- a gap no event records -- is no evidence of the host's
+    pace (:func:`_unrecorded_before`)."""
+    h = ctx.h
+    parts = [tuple(x.astype(np.int64, copy=False) for x in iv[c]) for c in ("host_compute", "host_python", "async_stall")
+             if c in iv and iv[c][0].size]
+    lau = g.launch[g.launch >= 0]
+    if lau.size and h.end.size:
+        on = np.isin(h.line, sorted_unique(h.line[lau]))
+        on &= ~(ctx.step_marks | h.name_mask(ctx.fw.step_marker))
+        if ctx.alloc_calls is not None and ctx.alloc_calls.size:
+            on[ctx.alloc_calls] = False
+        rows = np.flatnonzero(on)
+        cs, ce = h.start[rows].astype(np.int64, copy=False), h.end[rows].astype(np.int64, copy=False)
+        keep = ~spans_any_step(ctx, _step_windows(g), cs, ce)
+        parts.append((cs[keep], ce[keep]))
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    bs, be = union_intervals(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+    w = ctx.waits
+    cut = [(w.start, w.end)]
+    if ctx.blocked_spans is not None:
+        cut.append(ctx.blocked_spans)
+    reads = np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event)) if h.end.size else np.zeros(0, np.int64)
+    cut.append((h.start[reads], h.end[reads]))
+    cs = np.concatenate([c[0].astype(np.int64, copy=False) for c in cut])
+    ce = np.concatenate([c[1].astype(np.int64, copy=False) for c in cut])
+    return subtract_intervals(bs, be, cs, ce) if cs.size else (bs, be)
+
+
+def _carried(start: np.ndarray, end: np.ndarray, ready: np.ndarray, cap: np.ndarray, waited: np.ndarray | None,
+             unrecorded: np.ndarray | None = None) -> np.ndarray:
+    """Per event (by start): the most of a gain at its end that reaches the host -- the least slack of the GPU's
+    frontier (the latest end so far) over the next event's ready time where the GPU idled before that event, over
+    every later event up to the first end the host waited for (a sync, a blocking copy: the host then takes the gain),
+    or may have (an idle the host drained into unrecorded: :func:`_unrecorded_before`, that idle's slack as long), or
+    the capture's end; ps as float64.
+
+    Why: an event ending sooner lets the next start sooner only by that slack, and the next passes on no more than
+    its own: a chain of GEMMs back to back, each critical to the next, still ends in the GPU's idle wait for the
+    host's next launch, which a faster chain only lengthens.  Kernel by kernel (the next one ready) the slack read
+    87% of a host-paced loop's GEMM time as critical, a 3.3% mixed-precision saving the loop could not get
+    (h37-idle63: JonathanHourany/pytorch-sandbox's batch-2056 MLP on an RTX 3080)."""
+    n = end.size
+    dmax = float(np.max(end - np.minimum(end, ready))) if n else 0.0  # no slack exceeds this: it bounds nothing above
+    front = np.maximum.accumulate(end)[:-1]
+    slack = np.full(n, dmax)
+    # only where the GPU idled before the next event: one that starts at the frontier ran back to back, and its launch
+    # call ending after the frontier says when the call returned, not that the GPU waited for it
+    idle = cap & (start[1:] > front)
+    at_idle = (front - ready[1:]).astype(np.float64)
+    ends = np.zeros(n, bool) if waited is None else waited.copy()
+    if unrecorded is not None:
+        # the host unrecorded before the drain may have waited there that long (h37-idle64): a gain up to that takes
+        # the host's whole later timeline with it -- the idle is an end the host may have waited for, as a sync is
+        maybe = idle & (unrecorded[:-1] > 0)
+        at_idle = np.where(maybe, np.maximum(at_idle, unrecorded[:-1]), at_idle)
+        ends[:-1] |= maybe
+    slack[:-1] = np.where(idle, np.clip(at_idle, 0.0, dmax), dmax)
+    if not ends.any():
+        return np.minimum.accumulate(slack[::-1])[::-1]
+    # the least slack from each event to its run's end, a run closing at an end the host waited for: offset each run
+    # above all earlier ones so a suffix minimum never reaches back across a run's end
+    run = np.cumsum(ends) - ends
+    big = (dmax + 1.0) * run.astype(np.float64)
+    return np.minimum.accumulate((slack + big)[::-1])[::-1] - big
 
 
 #: Kernel classes whose critical share a saving is scaled by (``HostMetrics.compute_critical_share``): the matrix
@@ -1511,7 +1621,7 @@ CRITICAL_CLASSES = ("matmul", "other")
 
 
 def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int, classes: dict[str, tuple[float, float]] | None = None,
-                    lend: np.ndarray | None = None) -> np.ndarray:
+                    lend: np.ndarray | None = None, busy: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Per kept step of one GPU: ms of its kernel time (``device_compute`` kernels) the GPU's next work waited for
     (:func:`critical_time`): the most a faster kernel can take off the step while the host paces the GPU.  The
     next work is ready at its launch call's end (the correlation every format records); the host blocked in a
@@ -1531,7 +1641,7 @@ def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int, classes: dict[str, tuple[fl
         bs, be = union_intervals(*ctx.blocked_spans)
         j = np.searchsorted(bs, d.end, side="right") - 1
         waited = (j >= 0) & (d.end <= be[np.maximum(j, 0)])
-    crit, dur = _critical_and_durations(d.start, d.end, ready, known, waited)
+    crit, dur = _critical_and_durations(d.start, d.end, ready, known, waited, _unrecorded_before(d.start, d.end, busy))
     m = (g.step >= 0) & (d.kind == devices.KIND_KERNEL) & (g.step < n)
     if classes is not None:
         mat = gemm_events(d, ctx)  # by name, as the FLOP count reads them

@@ -12,14 +12,20 @@ from tests.support.paths import FIXTURES
 
 
 def _loop(start, end, ready, known, waited) -> list[float]:
-    """The definition, one event at a time."""
+    """The definition, one event at a time: the event's own slack to the next one's ready time, and the least slack
+    of the GPU's frontier (the latest end so far) over the next ready time, where the GPU idled before the next
+    event, from it to the first end the host waited for (h37-idle63: a gain at an event's end reaches the host only through every later slack)."""
+    n = len(start)
     out = []
-    for i in range(len(start)):
+    for i in range(n):
         dur = max(0.0, float(end[i] - start[i]))
-        if i + 1 == len(start) or not known[i + 1] or waited[i]:
-            out.append(dur)
-        else:
-            out.append(min(dur, max(0.0, float(end[i] - ready[i + 1]))))
+        own = dur if i + 1 == n or not known[i + 1] or waited[i] else min(dur, max(0.0, float(end[i] - ready[i + 1])))
+        for j in range(i, n - 1):
+            if waited[j]:
+                break
+            if known[j + 1] and start[j + 1] > max(end[:j + 1]):  # the GPU idled before j + 1
+                own = min(own, max(0.0, float(max(end[:j + 1]) - ready[j + 1])))
+        out.append(own)
     return out
 
 
@@ -84,10 +90,13 @@ def _metrics(name: str):  # HostMetrics (imported lazily, as the pipeline is)
 
 def test_a_real_host_paced_forward_pass_has_almost_no_critical_kernel_time() -> None:
     """wild/part_forward_a100: an eager inference pass, launch-bound (the GPU busy 16% of a 32.6 ms step, 559 kernels
-    of ~9 us each after a launch of 20-40 us): nearly every next launch comes after the kernel before it ended."""
+    of ~9 us each after a launch of 20-40 us): nearly every next launch comes after the kernel before it ended.  At
+    104 of its 574 drains the host records nothing for 40-200 us after (its Python between modules, untraced): a
+    wait no event records could hide there, so the kernel before keeps the host's unrecorded time before the drain
+    (h37-idle64: 0.41 of 5.20 ms; 5% before, when every late launch read as the host's pace)."""
     m = _metrics("part_forward_a100")
     assert m.breakdown.device_compute > 4.0
-    assert m.compute_critical_ms < 0.05 * m.breakdown.device_compute
+    assert m.compute_critical_ms < 0.1 * m.breakdown.device_compute
 
 
 def test_a_real_gpu_bound_step_is_almost_all_critical() -> None:

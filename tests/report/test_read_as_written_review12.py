@@ -98,9 +98,10 @@ def test_a_cap_the_saving_does_not_show_is_not_said():
     f = _rule(run_report(WILD, "hta_v100"), "mixed_precision_off")
     assert "the rest of the time" not in f.saving.assumption
     assert f.saving.ms_per_step == pytest.approx(39.0, abs=0.05)  # the number as it was: only its words changed
-    # the control: d2d_v100's 143 us cut shows in its 36.5 ms saving, and is said
+    # the control: d2d_v100's 1.48 ms cut shows in its 35.2 ms saving, and is said (143 us and 99.7% before
+    # h37-idle63: GEMMs whose gain ends in a host-late idle before the next sync count no longer)
     g = _rule(run_report(WILD, "d2d_v100"), "mixed_precision_off")
-    assert "(99.7% of the matmul/convolution kernels' time" in g.saving.assumption
+    assert "(95.4% of the matmul/convolution kernels' time" in g.saving.assumption
 
 
 def test_a_rest_of_nothing_is_caught():

@@ -133,7 +133,7 @@ def hosts(report: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]
     return [h for r in (report if isinstance(report, list) else [report]) for h in r["hosts"]]
 
 
-def _windows(host: dict[str, Any]) -> list[dict[str, Any]]:
+def step_windows(host: dict[str, Any]) -> list[dict[str, Any]]:
     """The host's finding windows that name a step."""
     return [w for f in host["findings"] for w in f["windows"] if w.get("step") is not None]
 
@@ -189,7 +189,7 @@ def check_windows(report: dict[str, Any], steps_of: dict[str, dict[str, Any]]) -
     """(windows checked, failures) of a report whose hosts' files have their viewer steps in ``steps_of``."""
     checked, bad = 0, []
     for host in hosts(report):
-        for w in _windows(host):
+        for w in step_windows(host):
             tables = _expected(w, steps_of[host["path"]])
             if not tables:
                 bad.append(f"{host['host']} {w['label']}: step {w['step']} is not in the viewer")

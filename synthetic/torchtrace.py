@@ -810,6 +810,33 @@ def write_one_marked_step(out: str, step_name: str | None = "moe_train_step", ra
     return paths
 
 
+def write_scoped_iteration_ranges(out: str, prefix: str = "jax", mode: str = "sync_item", steps: int = 8,
+                                  run: str = "scoped_iterations") -> list[str]:
+    """Write scenario ``mode`` as a benchmark that marks each turn of its loop itself, with no profiler schedule:
+    ``with profile(): for i in range(n): with record_function(f"{prefix}/iteration_{i}"): ...`` (lutetjeff/cs521-mp2's
+    ``profile_myconv.py``, its variant's name before the turn's number).  Each ``ProfilerStep#k`` (its host
+    ``user_annotation`` and its GPU-side span) is renamed ``{prefix}/iteration_{k}``: the program's own range is the
+    step's only mark.
+
+    Truth by construction: the steps are those ranges, ``steps`` of them, as the ``ProfilerStep#N`` build reads them."""
+    paths = write_run(out, mode, steps=steps, run=run)
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        for e in doc["traceEvents"]:
+            k = pytorch_step_number(e.get("name", ""))
+            if k is not None:
+                e["name"] = f"{prefix}/iteration_{k}"
+        write_doc(path, doc)
+    return paths
+
+
+def pytorch_step_number(name: str) -> int | None:
+    """The k of Kineto's ``ProfilerStep#k``; None for any other name."""
+    head, _, k = name.partition("#")
+    return int(k) if head == "ProfilerStep" and k.isdigit() else None
+
+
 def _load_through_exchange(ranks: list[Rank], n: int, peers_load: bool = True) -> None:
     """One marked training step of ranks that each pay a first launch's module load (``MARKED_STEP_LOAD_US``) at the
     same moment, around an all-to-all: rank 0 enters its load first and launches its side of the exchange after it;

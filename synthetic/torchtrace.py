@@ -2830,6 +2830,31 @@ def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+#: The graph id :func:`with_graph_ids` gives the kernels a graph replay launched (CUPTI numbers graphs from 1).
+REPLAYED_GRAPH_ID = 7
+
+
+def with_graph_ids(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` as Kineto writes it since 2026 (pytorch/kineto #1276, CUDA 12+): every kernel's ``args`` carry CUPTI's
+    ``"graph id"`` and ``"graph node id"`` -- 0 and 0 for a kernel launched outside a graph, the graph's id (here
+    :data:`REPLAYED_GRAPH_ID`) and the node's for one a ``cudaGraphLaunch`` replayed (its correlation id that launch's).
+    Truth by construction: the same run, the same kernels in the same graphs (lutetjeff/cs521-mp2's CUDA 13 traces
+    write ``"graph id": 0, "graph node id": 0`` on each kernel of a plain loop)."""
+    replays = {e["args"]["correlation"] for e in doc["traceEvents"]
+               if e.get("name") == "cudaGraphLaunch" and "correlation" in e.get("args", {})}
+    node = 0
+    for e in doc["traceEvents"]:
+        if e.get("cat") != "kernel":
+            continue
+        a = e.setdefault("args", {})
+        if a.get("correlation") in replays:
+            node += 1
+            a["graph id"], a["graph node id"] = REPLAYED_GRAPH_ID, node
+        else:
+            a["graph id"], a["graph node id"] = 0, 0
+    return doc
+
+
 def write_doc(path: str, doc: dict[str, Any]) -> str:
     """``doc`` written in Kineto's layout to ``path``."""
     with open(path, "w", encoding="utf-8") as f:

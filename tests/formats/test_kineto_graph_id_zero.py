@@ -36,6 +36,15 @@ def _said(report) -> list[tuple[str, str, str]]:
     return sorted((f.rule, f.severity, f.title) for f in report.findings)
 
 
+def _both_forms(tmp_path, mode: str):
+    """The reports of scenario ``mode`` as Kineto wrote it before 2026 and as it writes it since (``with_graph_ids``)."""
+    write_run(str(tmp_path / "a"), mode, steps=12)
+    (newer,) = write_run(str(tmp_path / "b"), mode, steps=12)
+    with open(newer, encoding="utf-8") as f:
+        write_doc(newer, with_graph_ids(json.load(f)))
+    return _report(tmp_path / "a" / mode), _report(tmp_path / "b" / mode)
+
+
 def _graph_words(report) -> list[str]:
     return [f.summary for f in report.findings if "CUDA graph" in f.summary and "already" in f.summary]
 
@@ -44,11 +53,7 @@ def _graph_words(report) -> list[str]:
 def test_graph_id_zero_on_every_kernel_changes_nothing(tmp_path, mode):
     """Main: the new form of a plain loop read as graph replays ("already runs from CUDA graphs"), its launch-bound
     finding changed; now the two forms report alike."""
-    (plain,) = write_run(str(tmp_path / "a"), mode, steps=12)
-    (newer,) = write_run(str(tmp_path / "b"), mode, steps=12)
-    with open(newer, encoding="utf-8") as f:
-        write_doc(newer, with_graph_ids(json.load(f)))
-    a, b = _report(tmp_path / "a" / mode), _report(tmp_path / "b" / mode)
+    a, b = _both_forms(tmp_path, mode)
     assert _said(a) == _said(b), (_said(a), _said(b))
     assert not _graph_words(b), _graph_words(b)
 
@@ -56,12 +61,7 @@ def test_graph_id_zero_on_every_kernel_changes_nothing(tmp_path, mode):
 def test_a_replayed_graph_keeps_its_graph_in_the_new_form(tmp_path):
     """Control (right on main too): the kernels a ``cudaGraphLaunch`` replayed, with their graph's id written, still
     read as a graph's."""
-    mode = "cuda_graph_tiny"
-    (plain,) = write_run(str(tmp_path / "a"), mode, steps=12)
-    (newer,) = write_run(str(tmp_path / "b"), mode, steps=12)
-    with open(newer, encoding="utf-8") as f:
-        write_doc(newer, with_graph_ids(json.load(f)))
-    a, b = _report(tmp_path / "a" / mode), _report(tmp_path / "b" / mode)
+    a, b = _both_forms(tmp_path, "cuda_graph_tiny")
     assert _said(a) == _said(b), (_said(a), _said(b))
 
 

@@ -817,6 +817,33 @@ def write_one_marked_step(out: str, step_name: str | None = "moe_train_step", ra
     return paths
 
 
+def write_scoped_iteration_ranges(out: str, prefix: str = "jax", mode: str = "sync_item", steps: int = 8,
+                                  run: str = "scoped_iterations") -> list[str]:
+    """Write scenario ``mode`` as a benchmark that marks each turn of its loop itself, with no profiler schedule:
+    ``with profile(): for i in range(n): with record_function(f"{prefix}/iteration_{i}"): ...`` (lutetjeff/cs521-mp2's
+    ``profile_myconv.py``, its variant's name before the turn's number).  Each ``ProfilerStep#k`` (its host
+    ``user_annotation`` and its GPU-side span) is renamed ``{prefix}/iteration_{k}``: the program's own range is the
+    step's only mark.
+
+    Truth by construction: the steps are those ranges, ``steps`` of them, as the ``ProfilerStep#N`` build reads them."""
+    paths = write_run(out, mode, steps=steps, run=run)
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        for e in doc["traceEvents"]:
+            k = pytorch_step_number(e.get("name", ""))
+            if k is not None:
+                e["name"] = f"{prefix}/iteration_{k}"
+        write_doc(path, doc)
+    return paths
+
+
+def pytorch_step_number(name: str) -> int | None:
+    """The k of Kineto's ``ProfilerStep#k``; None for any other name."""
+    head, _, k = name.partition("#")
+    return int(k) if head == "ProfilerStep" and k.isdigit() else None
+
+
 def _load_through_exchange(ranks: list[Rank], n: int, peers_load: bool = True) -> None:
     """One marked training step of ranks that each pay a first launch's module load (``MARKED_STEP_LOAD_US``) at the
     same moment, around an all-to-all: rank 0 enters its load first and launches its side of the exchange after it;
@@ -2842,6 +2869,31 @@ def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
             e["name"] = "Memcpy {} ({} -> {})".format(kind, *_HIP_SIDES[kind])
             a.pop("context", None)
             a["kind"] = kind
+    return doc
+
+
+#: The graph id :func:`with_graph_ids` gives the kernels a graph replay launched (CUPTI numbers graphs from 1).
+REPLAYED_GRAPH_ID = 7
+
+
+def with_graph_ids(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` as Kineto writes it since 2026 (pytorch/kineto #1276, CUDA 12+): every kernel's ``args`` carry CUPTI's
+    ``"graph id"`` and ``"graph node id"`` -- 0 and 0 for a kernel launched outside a graph, the graph's id (here
+    :data:`REPLAYED_GRAPH_ID`) and the node's for one a ``cudaGraphLaunch`` replayed (its correlation id that launch's).
+    Truth by construction: the same run, the same kernels in the same graphs (lutetjeff/cs521-mp2's CUDA 13 traces
+    write ``"graph id": 0, "graph node id": 0`` on each kernel of a plain loop)."""
+    replays = {e["args"]["correlation"] for e in doc["traceEvents"]
+               if e.get("name") == "cudaGraphLaunch" and "correlation" in e.get("args", {})}
+    node = 0
+    for e in doc["traceEvents"]:
+        if e.get("cat") != "kernel":
+            continue
+        a = e.setdefault("args", {})
+        if a.get("correlation") in replays:
+            node += 1
+            a["graph id"], a["graph node id"] = REPLAYED_GRAPH_ID, node
+        else:
+            a["graph id"], a["graph node id"] = 0, 0
     return doc
 
 

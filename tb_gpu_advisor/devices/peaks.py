@@ -109,6 +109,9 @@ _XMX, _XVE = "XMX", "vector engines"
 #: no per-SM table for it).  GA10x and Ada are the data-center parts' rates: GeForce cards (and the L40) run
 #: fp16/bf16 with fp32 accumulation at half of them.
 GENERATIONS: dict[str, Generation] = {
+    # Kepler GK210 (sm_37, the Tesla K80's two dies): per SMX 192 single-precision CUDA cores and 64 double-precision
+    # units, an FMA each a clock; no Tensor Cores and no fp16 arithmetic (NVIDIA's Kepler GK110/GK210 whitepaper)
+    "Kepler GK210": Generation("Kepler GK210", "SM", {P_FP64: (128, _UNITS), P_FP32: (384, _CUDA)}),
     "Volta": Generation("Volta", "SM", {P_FP64: (64, _UNITS), P_FP32: (128, _CUDA), P_FP16: (1024, _TC)}),
     "Turing": Generation("Turing", "SM", {P_FP64: (4, _UNITS), P_FP32: (128, _CUDA), P_FP16: (1024, _TC),
                                           P_INT8: (2048, _TC)}),
@@ -148,8 +151,9 @@ GENERATIONS: dict[str, Generation] = {
         P_INT8: (8192, _XMX)}),
 }
 #: NVIDIA generation by compute capability; sm_72, sm_87 (Jetson), sm_103 (B300) and sm_120 (RTX 50) have rates of
-#: their own and are left out rather than guessed.
-NVIDIA_GENERATION = {(7, 0): "Volta", (7, 5): "Turing", (8, 0): "Ampere GA100", (8, 6): "Ampere GA10x",
+#: their own and are left out rather than guessed, and so is sm_35 (GK110: the Tesla K20/K40's double precision at a
+#: third of single, a GeForce GTX 780's at a twenty-fourth).  sm_37 is GK210 alone: the Tesla K80.
+NVIDIA_GENERATION = {(3, 7): "Kepler GK210", (7, 0): "Volta", (7, 5): "Turing", (8, 0): "Ampere GA100", (8, 6): "Ampere GA10x",
                      (8, 9): "Ada", (9, 0): "Hopper", (10, 0): "Blackwell"}
 #: AMD generation by GFX architecture.
 AMD_GENERATION = {"gfx908": "CDNA", "gfx90a": "CDNA2", "gfx942": "CDNA3", "gfx950": "CDNA4"}
@@ -219,6 +223,11 @@ MODELS: tuple[Model, ...] = (
           _V100, sm_count=80, boost_hz=1530e6, memory_bytes=32 * _GIB),
     Model("V100 PCIe", _re(r"\bV100S?\b"), _re(r"PCI"), "Volta", _t(fp64=7.0, fp32=14.0, fp16=112), 0.9 * _TB,
           _V100, sm_count=80, boost_hz=1380e6, memory_bytes=32 * _GIB),
+    # two GK210 GPUs on one board, each one CUDA device with 13 SMX and 12 GB (the board's 24 GB, 480 GB/s halved);
+    # the board's figures are at its 875 MHz boost clock
+    Model("Tesla K80", _re(r"\bK80\b"), None, "Kepler GK210", _t(fp64=2.91, fp32=8.73), 0.48 * _TB,
+          "NVIDIA Tesla K80 board specification (BD-07317-001)", sm_count=13, boost_hz=875e6, devices=2,
+          memory_bytes=12 * _GIB),
     Model("T4", _re(r"\bT4\b"), None, "Turing", _t(fp32=8.1, fp16=65, int8=130), 0.32 * _TB,
           "NVIDIA T4 Tensor Core GPU datasheet", sm_count=40, boost_hz=1590e6, memory_bytes=16 * _GIB),
     Model("MI355X", _re(r"MI355X"), None, "CDNA4",
@@ -550,7 +559,10 @@ def _estimate(gen: Generation, precision: int, units: int | None, clock_hz: floa
 
 
 def _halved(m: Model) -> str:
-    return f", halved: each of its {m.devices} GCDs is one device" if m.devices > 1 else ""
+    """How a package of several devices is shared out: AMD calls each die a GCD; NVIDIA's K80 board holds two GPUs."""
+    if m.devices <= 1:
+        return ""
+    return f", halved: each of its {m.devices} {'GCDs' if GENERATIONS[m.generation].unit == 'CU' else 'GPUs'} is one device"
 
 
 def _ops(value: float, precision: int) -> str:

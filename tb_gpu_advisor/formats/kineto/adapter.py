@@ -926,7 +926,10 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
     mem_bytes = np.where(is_copy, kt.bytes[sel], -1)
     kind = devices.recorded_kinds(names, name, _recorded(kt, sel))
     mem_sync = devices.copies_call_sync(kt.names, np.where(is_copy, call_by_corr.lookup(corr), -1), kind)
-    graph = np.where(kt.graph_id[sel] >= 0, kt.graph_id[sel], graph_of_corr.lookup(corr))
+    # Kineto writes CUPTI's ``graphId`` for every kernel since 2026 (pytorch/kineto #1276, CUDA 12+): 0 where the
+    # kernel ran outside any graph (CUPTI: "0 if the kernel is not executed through graph launch API"); read as a
+    # graph, every kernel of a plain loop was "already in CUDA graphs" (lutetjeff/cs521-mp2, h37-huntjax64)
+    graph = np.where(kt.graph_id[sel] > GRAPH_ID_NONE, kt.graph_id[sel], graph_of_corr.lookup(corr))
     return DeviceEvents(
         gpu=gpu, info=info or DeviceInfo(), names=names, strings=[], start=start_ps[sel], end=end_ps[sel],
         name=narrowest(name.astype(np.int32), np.int16), kind=kind,
@@ -984,6 +987,10 @@ def _copy_call_by_correlation(kt: KinetoTrace) -> IdTable:
     keep = names[kt.name[m]] if m.any() else np.zeros(0, bool)
     return IdTable(kt.correlation[m][keep], kt.name[m][keep].astype(np.int64), -1)
 
+
+#: A kernel's ``args["graph id"]`` for "no graph": CUPTI numbers graphs from 1 and records 0 for a kernel launched
+#: outside one (its ``CUpti_ActivityKernel`` ``graphId``); Kineto writes the field for every kernel (CUDA 12+).
+GRAPH_ID_NONE = 0
 
 #: Header keys only ROCm builds of PyTorch write.
 _ROCM_KEYS = ("hip_runtime_version", "hip_driver_version", "roctracer_version")

@@ -5044,7 +5044,7 @@ def write_unclosed_trace(path: str, steps: int = 20, ran_ms: float = 5400.0, clo
 def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, printed: bool = True,
                          body: int = 10, branch: int = 4, syncs: int = 3, kernel_us: float = 20.0,
                          layer: int = 0, read: str = "sync", fault_us: float = 0.0, gpu_fault_us: float = 0.0,
-                         gpu_fault_every: int = 1) -> dict:
+                         gpu_fault_every: int = 1, sleep_us: float = 0.0) -> dict:
     """Write the export of a native solver shaped after cestwc/balinski-and-gomory-cuda's ``report8`` (an RTX 3090,
     ``build/test1 4``): ``turns`` iterations of a loop whose body launches ``body`` tiny kernels, the host waiting for
     them (``cudaDeviceSynchronize``) after every ``body // syncs`` launches and after the last; after every
@@ -5063,14 +5063,15 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
     the GPU (Unified Memory, page fault) ending 1 us before the kernel does (``report7``'s ``reset_d_changed``: 1.15 us
     alone, 45-419 us with a page moving under it).  ``gpu_fault_every``: only every that many turns' first kernel
     faults (the turns ``i % gpu_fault_every == 0``), the others' runs of it fault-free: its own time shown apart from
-    the fault's (h37-copy63).
+    the fault's (h37-copy63).  ``sleep_us``: after each turn's first sync the thread sleeps that long off the CPU in no
+    read (a timer, a socket): a wait for a source outside the capture beside the reads' (h37-review64).
     Return the truth: the turns' starts (each turn's first body launch, ns on the host clock), the mean turn's
     length from one start to the next (ms) and the thread's time off the CPU in its reads a turn (us)."""
     us = 1000
     pid = 5151
     copied = read != "sync" or bool(gpu_fault_us)
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL] + [MEMCPY_DDL] * copied
-                                         + [SCHED_DDL] * bool(fault_us), pid)
+                                         + [SCHED_DDL] * bool(fault_us or sleep_us), pid)
     switches: list[tuple[int, int, int]] = []  # (time, switched in, thread): the faults' sleeps
     api = _Calls(strings, SESSION_START_NS + 2_000 * us, gap=6 * us)
     kern: list[tuple[int, int, int, int]] = []
@@ -5103,6 +5104,10 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
             api.row("cudaDeviceSynchronize", api.t, done)
         api.t = done + 30 * us  # the host reads a flag back and prints its line
 
+    def sleep() -> None:
+        switches.extend([(api.t, 0, gtid), (api.t + int(sleep_us * us), 1, gtid)])
+        api.t += int(sleep_us * us) + 5 * us
+
     opens = []
     for i in range(turns):
         opens.append(api.t)
@@ -5112,6 +5117,8 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
                 wait(read)
             elif (k + 1) % every == 0:
                 wait()
+                if sleep_us and k + 1 == every:
+                    sleep()
         if (i + 1) % branch_every == 0 and i < turns - 1:
             for k in range(branch):
                 launch(body + k)

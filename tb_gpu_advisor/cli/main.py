@@ -119,6 +119,40 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"tb-gpu-advisor: error: {missing}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        if not _stdout_closed():
+            raise  # a pipe of the command's own (a worker's, a socket's): a fault, with its traceback
+        _discard_stdout()
+        return EXIT_CLOSED_PIPE
+
+
+#: The exit status of a command whose reader closed its output early (``report ... | head``): a process the shell's
+#: SIGPIPE ended shows 128 + 13, as ``set -o pipefail`` reads it.
+EXIT_CLOSED_PIPE = 128 + 13
+
+
+def _stdout_closed() -> bool:
+    """Whether standard output is a pipe its reader closed (``poll`` reports an error on its write end).
+
+    Why: ``report LOGDIR --format json | head -c 100`` wrote into a pipe ``head`` had closed and died with a
+    BrokenPipeError traceback (h37-review64); the reader having gone is no fault of the command's.  Asked of the
+    stream, not of the exception, so a broken pipe of the command's own still shows its traceback."""
+    try:
+        import select
+
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(ev & select.POLLERR for _, ev in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll (Windows), no descriptor (a test's StringIO)
+        return False
+
+
+def _discard_stdout() -> None:
+    """Point standard output at the null device, so the interpreter's last flush of what is still buffered for the
+    closed pipe neither fails again nor prints "Exception ignored"."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _run(argv: list[str]) -> int:

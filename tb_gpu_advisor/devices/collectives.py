@@ -16,6 +16,11 @@ from functools import lru_cache
 
 from tb_gpu_advisor.devices.codes import head
 
+#: The most ranks a job's communication can hold: NCCL counts a communicator's ranks in a C ``int`` (``nranks``), as
+#: c10d numbers a process group's (``rank``).  A larger count or rank number is damage, no job's (h37-rev63b: NCCL's
+#: "No. of ranks" 10**30; h37-review64: a "Process Group Ranks" of 10**23).
+MAX_RANKS = (1 << 31) - 1
+
 
 @dataclass(frozen=True)
 class Family:

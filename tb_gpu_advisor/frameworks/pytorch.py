@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.devices.collectives import MAX_RANKS
 from tb_gpu_advisor.frameworks.base import (WITHOUT_LINE, Framework, Noted, Spelled, action, job_loop, names_batch, never,
                                             refilled, words)
 from tb_gpu_advisor.common.fmt import plural
@@ -2343,18 +2344,21 @@ def collective_members(args: dict) -> tuple[int, ...] | None:
     """The job's global ranks of a collective op's process group (``Process Group Ranks``, PyTorch 2.1+:
     ``"[0, 1]"``), sorted, where the capture records them; None where it does not: absent (older PyTorch), ``"[]"``
     (a call whose group c10d leaves unnamed), a list c10d cut short (``"[0, 1, ..., 63]"``: it writes at most 30) or
-    anything but whole non-negative numbers.  What tells which ranks a call could have waited for
-    (``metrics.job.JobView.transfer_known``)."""
+    anything but whole numbers of ranks (ASCII digits, each below the communication's :data:`MAX_RANKS`).  What tells
+    which ranks a call could have waited for (``metrics.job.JobView.transfer_known``).
+
+    Why ASCII and bounded (h37-review64): ``str.isdigit`` holds for "²", which ``int`` refuses -- one such rank ended
+    the host file's read in a ValueError; a rank of 10**23 was read as a group member."""
     v = args.get("Process Group Ranks")
     if isinstance(v, str):
         t = v.strip()
         if not (t.startswith("[") and t.endswith("]")):
             return None
         parts = [x.strip() for x in t[1:-1].split(",")]
-        if not all(x.isdigit() for x in parts):  # "[]" (one empty part), "...", a name
+        if not all(x.isascii() and x.isdigit() and len(x) <= 10 for x in parts):  # "[]" (one empty part), "...", a name
             return None
         v = [int(x) for x in parts]
-    if not isinstance(v, list) or not v or not all(type(x) is int and x >= 0 for x in v):
+    if not isinstance(v, list) or not v or not all(type(x) is int and 0 <= x < MAX_RANKS for x in v):
         return None
     return tuple(sorted(set(v)))
 

@@ -51,7 +51,7 @@ from tb_gpu_advisor.rules.capture_quality import unmeasured_across_clocks
 from tb_gpu_advisor.rules import comm_exposed, launch_bound
 from tb_gpu_advisor.rules.cold_start import first_call_why
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
-from tb_gpu_advisor.rules.savings import mark_overlaps
+from tb_gpu_advisor.rules.savings import IDLE_POOLS, mark_overlaps
 from tb_gpu_advisor.rules.step_gaps import (READ_MANAGED_ASSUMPTION, managed_read_actions, reads_metric, RECORD_HOST, WAIT_SOURCE,
                                            WAIT_SOURCE_ASSUMPTION, WRITE_OUTPUT, after_record_fix, gap_inside_steps, launcher_detail, launcher_words)
 from tb_gpu_advisor.steps.types import SOURCE_LABEL, UNMARKED_SOURCES
@@ -891,6 +891,22 @@ def _unclaimed_other_ms(metrics: HostMetrics, others: Iterable[Finding]) -> floa
     return max(0.0, bd.host_compute + bd.managed_read + bd.other - claimed)
 
 
+def _unclaimed_reads_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
+    """The host's reads of managed memory the GPU wrote inside the step (``idle_in_os_waits``' :data:`MANAGED_READ`,
+    per step and GPU) that no other finding claims: less the claims on the reads' pool
+    (``savings.IDLE_POOLS["managed_read"]``, which the gaps' check takes for the reads it names, between the steps and
+    inside them).
+
+    Why: the gaps' check claimed a solver's reads wherever they lie in the step, and the host-wait finding claimed
+    them again from the waits the gaps' claim left -- another wait's time (a timer's sleep inside the turn) read as the
+    reads: two findings each saving the ledger's 300 us of ``managed_read``, and the 400 us sleep named by neither
+    (``write_counted_solver(read="managed", fault_us=300, sleep_us=400)``, h37-review64)."""
+    group, pool = IDLE_POOLS["managed_read"]
+    claimed = sum(float(r["ms"]) for f in others if f.saving is not None
+                  for r in f.saving.recovers if r["group"] == group and r["pool"] == pool)
+    return max(0.0, dict(metrics.idle_in_os_waits).get(MANAGED_READ, 0.0) - claimed)
+
+
 def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> Finding | None:
     """The GPU idles much of the step while the thread that launches its work waits in the OS: fires whatever else
     fired, on its own saving, like :func:`host_bound_finding`.
@@ -924,7 +940,7 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     # under the program's own ranges (a loop's `load_weights` around its sleep) or under nothing: the ledger says
     covered = wait_covered(metrics.breakdown.host_compute, metrics.breakdown.other)
     sev, metric = "warning", _device_share_metric(dev, "warning")  # a wait for a source: never critical
-    managed = min(dict(metrics.idle_in_os_waits).get(MANAGED_READ, 0.0), wait)
+    managed = min(_unclaimed_reads_ms(metrics, others), wait)
     head = (f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(wait)} of it "
             f"({pct(wait / ctx.step_ms)}) the GPU idles while the thread that launches its work waits in the OS, "
             f"running no code")

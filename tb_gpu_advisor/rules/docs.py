@@ -139,7 +139,8 @@ lands" counts both); `step_gaps` names such a wait in its gaps the same way.  Wh
 mostly the host's reads of managed memory the GPU wrote (`metrics.types.MANAGED_READ`), the
 reads inside the steps are the same cause's: `step_gaps` claims them with the gaps' (pool
 `host_wait`, at most the ledger's host share the gaps' claim leaves), one finding for one cause
-(h37-managed62).  A range or op around a wait runs no code there.  Without a
+(h37-managed62); the outside-wait finding then reads as the reads only those no other finding claims, its other
+waits as a source's (h37-review64).  A range or op around a wait runs no code there.  Without a
 scheduler trace, time nothing covers is code or a wait (`step_gaps`: "likely"
 a wait where the gaps are as regular as a clock, never critical), and where it
 fills half of the GPU's idle inside the step, or 15% of the step whatever the

@@ -50,6 +50,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.devices.collectives import MAX_RANKS
 from tb_gpu_advisor.formats.base import program_failure, reported_failure
 from tb_gpu_advisor.formats import sqlite
 from tb_gpu_advisor.formats.nsys import export, tables as tb
@@ -2087,8 +2088,6 @@ def _host_only_processes(r: _Raw, line_pid: np.ndarray) -> dict[str, np.ndarray]
 _NCCL_RANKS = "No. of ranks"
 _NCCL_RANK = "Rank"
 _NCCL_COMM = "NCCL communicator ID"
-#: NCCL counts a communicator's ranks in a C ``int``: a larger count is no NCCL payload's (h37-rev63b)
-_NCCL_MAX_RANKS = (1 << 31) - 1
 
 
 def _nccl_ranks(schema: tb.Schema, limit: int = 4096) -> dict[int, tuple[int, int]]:
@@ -2120,7 +2119,7 @@ def _nccl_ranks(schema: tb.Schema, limit: int = 4096) -> dict[int, tuple[int, in
         if not isinstance(got, dict) or gtid is None:
             continue
         rank, size = got.get(_NCCL_RANK), got.get(_NCCL_RANKS)
-        if type(rank) is not int or type(size) is not int or not 0 <= rank < size <= _NCCL_MAX_RANKS:
+        if type(rank) is not int or type(size) is not int or not 0 <= rank < size <= MAX_RANKS:
             continue
         pid = int(tb.pid_of(np.int64(gtid)))
         if size > best.get(pid, (-1, 0))[1]:

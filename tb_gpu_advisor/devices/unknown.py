@@ -55,7 +55,6 @@ _CODE = (("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_<DEVICE>_ALLOC_CONF"),
          (".cuda()", ".to('<device>')"), ("CUDA", "<DEVICE>"))
 #: The code names prose quotes as code (the rest of :data:`_CODE` is CUDA in a snippet's comments).
 _QUOTED = 7
-_PLACEHOLDER = re.compile(r"<(?:DEVICE|device)>")
 _CODE_LINE = re.compile(r"\s*(?:export |unset |torch\.|import |with |\w+ = |from )")
 
 
@@ -80,7 +79,4 @@ def words(text: str) -> str:
 def code(snippet: str) -> str:
     """A PyTorch snippet written for the CUDA device, with the build's placeholders, what they stand for said on a
     comment line above the code that holds one (a shell or Python line; a name quoted in prose is left one line)."""
-    out = replace_each(snippet, _CODE)
-    if out == snippet or LEGEND in out or not (_PLACEHOLDER.search(out) and ("\n" in out or _CODE_LINE.match(out))):
-        return out
-    return f"# {LEGEND}\n{out}"
+    return unnamed.placeholder_code(snippet, _CODE, LEGEND, _CODE_LINE)

@@ -105,3 +105,18 @@ def test_vendor_known_reads_every_piece_of_evidence() -> None:
     assert devices.vendor_known(["hipLaunchKernel"], [], ["nccl"]) == "AMD"  # ROCm's PyTorch names its backend nccl
     assert devices.vendor_known(["xrtLaunchKernel"], ["sgemm_128x64_tn"], ["gloo"]) == devices.UNKNOWN
     assert devices.vendor_known(["cudaLaunchKernel", "hipLaunchKernel"]) is None
+
+
+def test_control_a_window_with_no_gpu_record_keeps_its_runtimes_vendor() -> None:
+    """A real window whose GPU side went unrecorded (wild ``cuda_unrecorded_cifar_cnn``: allocator events on device 0,
+    no ``deviceProperties``, no kernel): its GPU is named as the job's words are, from the runtime (``GPU:0``,
+    ``capture.vendor`` NVIDIA), never "GPU of unknown vendor" beside NVIDIA's words (the branch's first control run
+    named it so; control: base alike)."""
+    from tb_gpu_advisor.discover.logdir import discover
+    from tests.support.paths import FIXTURES
+    from tests.support.report_store import session_report
+
+    (s,) = discover(str(FIXTURES / "wild" / "cuda_unrecorded_cifar_cnn"))
+    (h,) = session_report(s).hosts
+    assert h.capture["vendor"] == "NVIDIA"
+    assert [g.name for g in h.gpus] in ([None], ["GPU:0"], [""])

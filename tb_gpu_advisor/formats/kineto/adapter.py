@@ -1064,6 +1064,11 @@ def _memory_devices(kt: KinetoTrace, memory: dict[int, MemoryEvents], devs: list
     idle = sorted(g for g in memory if g not in ran)
     if not idle:
         return {}
+    if not devs and unnamed == devices.unknown.GPU_NAME:
+        # no GPU record at all: a window whose GPU side went unrecorded names its GPU as the job's words do, from
+        # its runtime (``job.kind``'s ``runtime_vendor``), not as a GPU that ran work nobody's words name
+        # (wild/cuda_unrecorded_cifar_cnn: "GPU of unknown vendor" beside capture.vendor NVIDIA)
+        unnamed = None
     props = _device_properties(kt, unnamed)
     return {g: props.get(g, _only_model(props) or DeviceInfo(name=unnamed)) for g in idle}
 

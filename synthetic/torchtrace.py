@@ -4814,11 +4814,48 @@ VENDOR_WINDOWS = ("write_cuda_activity_off", "write_profiler_calls_only",
 #: The vendors a trace is written for: the document as CUDA's PyTorch writes it, ROCm's (:func:`as_rocm`), ROCm's with
 #: neither ``deviceProperties`` nor ROCm's version keys (what is left to say AMD: HIP's calls), and an Intel GPU's
 #: (:func:`as_xpu`).
-VENDOR_FORMS = ("cuda", "rocm", "rocm_unnamed", "xpu")
+VENDOR_FORMS = ("cuda", "rocm", "rocm_unnamed", "xpu", "unknown", "unknown_named", "cuda_unnamed")
+
+
+#: NVIDIA's own kernel families (``devices.nvidia.OWN_KERNELS``) -> a name no vendor's library gives, the same work.
+_NV_FAMILY = ((re.compile(r"^(?:maxwell|pascal|volta|turing|ampere|hopper|blackwell)_"), ""),
+              (re.compile(r"^sm\d{2,3}_"), ""), (re.compile(r"^nvjet_"), "gemm_"), (re.compile(r"xmma_"), "mma_"),
+              (re.compile(r"cutlass", re.I), "tiled"), (re.compile(r"cudnn", re.I), "dnn"),
+              (re.compile(r"cublas", re.I), "blas"),
+              (re.compile(r"^nccl"), "ccl"))
+#: The runtime of a GPU no vendor's table knows: its calls' prefix (CUDA's calls as such a runtime spells them).
+UNKNOWN_RUNTIME = "xrt"
+
+
+def as_unknown_vendor(doc: dict[str, Any], model: str | None = None) -> dict[str, Any]:
+    """``doc`` (a :func:`trace_doc`) as a PyTorch build for a GPU of a vendor nothing here knows writes it, in place: no
+    ``deviceProperties`` (or one GPU named ``model``, a model no vendor's table claims), no CUDA version keys, the
+    runtime's calls its own (``xrtLaunchKernel`` for ``cudaLaunchKernel``), NVIDIA's library kernels under names no
+    vendor's library gives (``sgemm_128x64_tn`` for ``ampere_sgemm_128x64_tn``), NCCL's as a collective library's
+    (``ccl...``), no ``nccl`` backend.  Truth by construction: nothing in the file names a vendor (h37-vendor64)."""
+    if model is None:
+        doc.pop("deviceProperties", None)
+    else:
+        doc["deviceProperties"] = [{"id": p.get("id", 0), "name": model, "totalGlobalMem": 68719476736}
+                                   for p in doc.get("deviceProperties", [{}])]
+    for k in ("cuda_driver_version", "cuda_runtime_version", "cupti_version"):
+        doc.pop(k, None)
+    info = doc.get("distributedInfo")
+    if isinstance(info, dict) and str(info.get("backend", "")).lower() == "nccl":
+        info["backend"] = "ccl_x"
+    for e in doc["traceEvents"]:
+        if e.get("cat") in ("cuda_runtime", "cuda_driver"):
+            e["name"] = re.sub(r"^cuda|^cu(?=[A-Z])", UNKNOWN_RUNTIME, e["name"])
+        elif e.get("cat") == "kernel":
+            for pattern, repl in _NV_FAMILY:
+                e["name"] = pattern.sub(repl, e["name"])
+    return doc
 
 
 def as_vendor(doc: dict[str, Any], form: str) -> dict[str, Any]:
-    """``doc`` (a :func:`trace_doc`) in ``form`` (one of :data:`VENDOR_FORMS`), in place."""
+    """``doc`` (a :func:`trace_doc`) in ``form`` (one of :data:`VENDOR_FORMS`), in place: ``unknown`` /
+    ``unknown_named`` a GPU of no vendor the file names (:func:`as_unknown_vendor`, without ``deviceProperties`` / with
+    a model no table knows); ``cuda_unnamed`` CUDA's trace without ``deviceProperties`` -- its calls still NVIDIA's."""
     if form.startswith("rocm"):
         as_rocm(doc)
         if form == "rocm_unnamed":
@@ -4826,13 +4863,18 @@ def as_vendor(doc: dict[str, Any], form: str) -> dict[str, Any]:
                 doc.pop(k, None)
     elif form == "xpu":
         as_xpu(doc)
+    elif form.startswith("unknown"):
+        as_unknown_vendor(doc, "Accel X1" if form == "unknown_named" else None)
+    elif form == "cuda_unnamed":
+        for k in ("deviceProperties", "cuda_driver_version", "cuda_runtime_version", "cupti_version"):
+            doc.pop(k, None)
     return doc
 
 
 def write_vendor_windows(out: str, writers: tuple[str, ...] = VENDOR_WINDOWS,
                          forms: tuple[str, ...] = VENDOR_FORMS) -> list[str]:
     """Each of ``writers``' traces in each of ``forms``, one run each (``<form>_<window>``) under ``out``; returns the
-    runs.  Truth by construction: the vendor of each run is its form's (NVIDIA, AMD, AMD, Intel)."""
+    runs.  Truth by construction: the vendor of each run is its form's (NVIDIA, AMD, AMD, Intel, none, none, NVIDIA)."""
     runs = []
     for name in writers:
         path = os.path.join(out, f".{name}.json")

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from tb_gpu_advisor.devices import amd, apple, ascend, ggml, intel, nvidia, triton, unnamed
+from tb_gpu_advisor.devices import amd, apple, ascend, ggml, intel, nvidia, triton, unknown, unnamed
 from tb_gpu_advisor.devices.peaks import (Peak, inferred_model, said_name, table_model, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count,
                                           unit_name)
 from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D,
@@ -28,7 +28,7 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
            "autotune_kernel_one", "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_teardown_call", "TEARDOWN_CALLS", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
-           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_shown", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
+           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_shown", "vendor_known", "UNKNOWN", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
 
 #: The vendors whose names are known, in the order they are asked (NVIDIA last: a GPU no vendor claims is read as
@@ -38,7 +38,9 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
 #: its call names.  Every question below asks them in turn.
 #: ``unnamed``: a device whose build the capture does not name but shows is no CUDA device (a snapshot on no null
 #: stream, ``formats.snapshot.reader._vendor``); named by no device, frame or call, it is before NVIDIA, the default.
-VENDORS = (amd, intel, apple, ascend, unnamed, nvidia)
+#: ``unknown``: a GPU whose reader found no vendor's word in the file (``unknown.GPU_NAME``, h37-vendor64): named by
+#: its reader, never by a model's name.
+VENDORS = (amd, intel, apple, ascend, unnamed, unknown, nvidia)
 
 
 @functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
@@ -589,11 +591,39 @@ def vendor_shown(call_names: Iterable[str], kernel_names: Iterable[str] = (), li
     Why: a GPU the file does not name is read as NVIDIA's, the profilers' default -- a ROCm trace that kept no
     ``deviceProperties`` (nor ROCm's version keys) was told NCCL, Tensor Cores and Nsight Systems beside its own
     ``hipLaunchKernel`` calls (h37-words63)."""
+    found = _vendors_shown(call_names, kernel_names, libraries)
+    return found.pop() if len(found) == 1 else None
+
+
+def _vendors_shown(call_names: Iterable[str], kernel_names: Iterable[str], libraries: Iterable[str]) -> set[str]:
+    """Every ``VENDOR`` a piece of :func:`vendor_shown`'s evidence claims."""
     found = {v.VENDOR for v in _call_vendors(call_names)}
     own = [(v.VENDOR, p) for v in VENDORS if (p := getattr(v, "OWN_KERNELS", None)) is not None]
     found |= {vendor for n in set(kernel_names) for vendor, p in own if p.search(n)}
     found |= {v.VENDOR for lib in libraries for v in VENDORS if lib.lower() in getattr(v, "COLLECTIVE_LIBRARIES", ())}
-    return found.pop() if len(found) == 1 else None
+    return found
+
+
+#: NCCL's own names: its library (a distributed backend ``nccl``) and its kernels (``ncclDevKernel_*``,
+#: ``ncclKernel_*``).  ROCm's PyTorch names its backend ``nccl`` and RCCL keeps NCCL's kernel names, so they are no
+#: vendor's word beside another; alone, they are NVIDIA's library's (:func:`vendor_known`).
+_NCCL = re.compile(r"^nccl", re.I)
+#: The ``VENDOR`` of a GPU whose file shows no vendor's word (:mod:`devices.unknown`).
+UNKNOWN = unknown.VENDOR
+
+
+def vendor_known(call_names: Iterable[str], kernel_names: Iterable[str] = (), libraries: Iterable[str] = ()) -> str | None:
+    """:func:`vendor_shown`'s vendor; else NVIDIA's where NCCL's names are the only word (its library or kernels,
+    :data:`_NCCL`); else :data:`UNKNOWN` where nothing claims a vendor; None where the evidence disagrees.
+
+    Why: a GPU the file does not name was NVIDIA's whatever the file held; one whose file names no runtime, library
+    or kernel family of anybody's (another vendor's runtime, a build no table knows) was told CUDA, Tensor Cores,
+    ``nsys`` and NCCL (h37-vendor64)."""
+    calls, kernels, libs = list(call_names), list(kernel_names), list(libraries)
+    found = _vendors_shown(calls, kernels, libs)
+    if found:
+        return found.pop() if len(found) == 1 else None
+    return nvidia.VENDOR if any(_NCCL.match(n) for n in libs + kernels) else UNKNOWN
 
 
 #: The device allocator's own calls (CUDA runtime and driver, HIP): each ``cudaFree`` synchronizes the device, and
@@ -643,6 +673,14 @@ def is_free_call(name: str) -> bool:
 
 def is_launch_call(name: str) -> bool:
     return name.startswith(LAUNCH_CALLS)
+
+
+def is_work_call(name: str) -> bool:
+    """A runtime or driver call that hands a GPU work, any vendor's: a kernel launch (:data:`LAUNCH_CALLS`, a module's
+    too), a graph launch, a copy or a fill (:func:`copy_call_sync`) -- ``cudaLaunchKernel`` and HIP's
+    ``hipLaunchKernel`` / ``hipExtModuleLaunchKernel`` alike, so a ROCm trace's launches and copies are dispatch where
+    CUDA's are (h37-vendor64: the framework's dispatch named CUDA's calls only)."""
+    return name.startswith(LAUNCH_CALLS) or is_graph_launch(name) or copy_call_sync(name) >= 0
 
 
 def is_module_launch(name: str) -> bool:

@@ -20,6 +20,12 @@ from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, K
 VENDOR = "NVIDIA"
 #: The prefixes of its runtime's and driver's calls (``cudaMalloc``, ``cuModuleLoadData``).
 RUNTIME_PREFIXES = ("cuda", "cu")
+#: Kernels only NVIDIA's software names (``devices.vendor_shown``): cuBLAS's and cuDNN's families that carry a
+#: generation or an SM (``ampere_sgemm_128x64_tn``, ``volta_h884gemm_*``, ``sm80_xmma_fprop_*``, ``sm90_xmma_gemm_*``),
+#: cuBLASLt's ``nvjet_*``, CUTLASS's, cuDNN's and cuBLAS's own names (``..._cublas``).  ROCm runs none of them (its libraries are Tensile's
+#: ``Cijk_``, MIOpen, Composable Kernel: ``amd.OWN_KERNELS``); ATen's, Triton's and NCCL's names are every build's.
+OWN_KERNELS = re.compile(r"^(?:void )?(?:(?:maxwell|pascal|volta|turing|ampere|hopper|blackwell)_|sm\d{2,3}_|nvjet_)"
+                         r"|cutlass|xmma_|cudnn|cublas")
 #: What a CUDA build of PyTorch names in the C++ frames a memory snapshot records (``stacks="all"``): the caching
 #: allocator ``c10::cuda::CUDACachingAllocator``, a stream a ``CUstream_st*``, the runtime ``libcudart``.
 ALLOCATOR_FRAMES = re.compile(r"\bc10::cuda::|CUDACachingAllocator|\bCUstream_st\b|\bcudaMalloc|libcudart")

@@ -126,10 +126,17 @@ def words(text: str) -> str:
 def code(snippet: str) -> str:
     """A PyTorch snippet written for the CUDA device, with the build's placeholders, what they stand for said on a
     comment line above the code that holds one (a shell or Python line; a name quoted in prose is left one line)."""
-    out = replace_each(snippet, _CODE)
-    if out == snippet or LEGEND in out or not (_PLACEHOLDER.search(out) and ("\n" in out or _CODE_LINE.match(out))):
+    return placeholder_code(snippet, _CODE, LEGEND, _CODE_LINE)
+
+
+def placeholder_code(snippet: str, swaps: tuple[tuple[str, str], ...], legend: str, code_line: re.Pattern) -> str:
+    """``snippet`` with ``swaps``' placeholders, ``legend`` on a comment line above code that holds one (a shell or
+    Python line matching ``code_line``, or several lines); a name quoted in prose is left one line: this module's
+    and ``devices.unknown``'s code alike."""
+    out = replace_each(snippet, swaps)
+    if out == snippet or legend in out or not (_PLACEHOLDER.search(out) and ("\n" in out or code_line.match(out))):
         return out
-    return f"# {LEGEND}\n{out}"
+    return f"# {legend}\n{out}"
 
 
 def trace_device_action() -> Action:

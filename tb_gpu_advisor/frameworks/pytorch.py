@@ -331,11 +331,12 @@ _BACKGROUND_THREADS = ("pt_pin_memory", "pt_data_worker")
 
 
 #: Host events of PyTorch's dispatch of GPU work: ATen ops (and the autograd and optimizer wrappers around
-#: them), Inductor's compiled kernels' launchers, and the CUDA runtime/driver calls themselves.  The GPU
-#: idling while the host is inside one of them waits for the host to launch work.
+#: them), Inductor's compiled kernels' launchers, and the runtime's calls that hand the GPU work themselves
+#: (``devices.is_work_call``: CUDA's, HIP's, Level Zero's).  The GPU idling while the host is inside one of them waits
+#: for the host to launch work.
 _DISPATCH = ("aten::", "autograd::", "torch::autograd::", "Optimizer.", "triton_", "Torch-Compiled Region",
              "TorchDynamo Cache Lookup",  # the guards a compiled function checks on every call: its dispatch
-             "CompiledFunction", "cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset")
+             "CompiledFunction")
 _STEP = "ProfilerStep#"
 
 
@@ -353,7 +354,7 @@ def step_number(name: str) -> int:
 
 
 def is_dispatch(name: str) -> bool:
-    return name.startswith(_DISPATCH)
+    return name.startswith(_DISPATCH) or devices.is_work_call(name)
 
 
 def is_step_marker(name: str) -> bool:

@@ -57,10 +57,13 @@ def check(m: HostMetrics) -> list[Finding]:
     whose = (f"the Tensor Cores of {', '.join(named)}" if named
              else "Tensor Cores (the capture does not say which GPU this is, nor whether it has them)")
     dtype = sixteen_bit_dtype(m)
+    # the units' name as the vendor's users write it, asked (an AMD report read "Tensor-Core-eligible", which no
+    # vendor's words rewrite; h37-vendor64)
+    unit = ctx.vendor.TERMS["matrix_unit"].replace(" ", "-")
     if t32 >= t16:
         cause = f"they run in 32-bit: enable mixed precision ({dtype}) so they can use Tensor Cores"
     else:
-        cause = (f"they are 16-bit but fell back to non-Tensor-Core kernels, usually dims not aligned: "
+        cause = (f"they are 16-bit but fell back to non-{unit} kernels, usually dims not aligned: "
                  f"{alignment_words(k.no_tc_16)}")
     # the 16-bit kernels' own dtypes; fp32 ones move to 16-bit first (8 elements of fp16/bf16 are 16 bytes)
     mult = alignment_multiple(k.no_tc_16)
@@ -78,7 +81,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"{pct(share)} of device compute time ({ms(t_ms)} {ctx.per_step}, {n_of(len(bad), 'kernel')}) is in "
-        f"Tensor-Core-eligible MatMul/Conv kernels that do not use {whose}: {cause}."
+        f"{unit}-eligible MatMul/Conv kernels that do not use {whose}: {cause}."
         + _unknown_note(k.tc_unknown),
         metric=share_metric("tc_eligible_unused_share", "TC-eligible time without Tensor Cores", share,
                             "tensor_core_unused.warning", severity=sev,

@@ -223,7 +223,9 @@ _CUDA_DEVICE_CODE = re.compile(r"ProfilerActivity\.CUDA\b|\btorch\.cuda\.|device
 #: Each vendor's GPU -> the tools and APIs of another vendor, in what its host is told to do (fixes' words and code,
 #: the job's capture advice).
 _TOOLS = {"AMD": (_CUDA_TOOLS, _INTEL_TOOLS), "Intel": (_CUDA_TOOLS, _CUDA_DEVICE_CODE, _ROCM_TOOLS),
-          "NVIDIA": (_ROCM_TOOLS, _INTEL_TOOLS)}
+          "NVIDIA": (_ROCM_TOOLS, _INTEL_TOOLS),
+          # a GPU of no known vendor (``devices.unknown``): no vendor's tools, and PyTorch's device as a placeholder
+          "unknown": (_CUDA_TOOLS, _CUDA_DEVICE_CODE, _ROCM_TOOLS, _INTEL_TOOLS)}
 #: CUDA named as a word of the prose (not PyTorch's ``torch.cuda`` / ``ProfilerActivity.CUDA``, which ROCm's PyTorch
 #: keeps, nor a quoted name): ROCm's runtime is HIP, its tracer roctracer -- "no CUDA activity", "the CUDA sync debug
 #: mode" on an AMD GPU (h37-window62, h37-words63; none in the kept captures' reports).
@@ -231,7 +233,9 @@ _CUDA_WORD = r"(?-i:(?<![\w.'])CUDA(?![\w.']))"
 #: Each vendor's GPU -> the words that are another vendor's (checked in what a user reads, not in code).
 _FOREIGN = {"AMD": re.compile(f"{_NVIDIA_UNITS}|{_INTEL_UNITS}|{_CUDA_WORD}", re.I),
             "Intel": re.compile(f"{_NVIDIA_UNITS}|{_ROCM_UNITS}|{_CUDA_ITSELF}", re.I),
-            "NVIDIA": re.compile(f"{_ROCM_UNITS}|{_INTEL_UNITS}", re.I)}
+            "NVIDIA": re.compile(f"{_ROCM_UNITS}|{_INTEL_UNITS}", re.I),
+            # a GPU of no known vendor: no vendor's units, libraries or runtime by name (h37-vendor64)
+            "unknown": re.compile(f"{_NVIDIA_UNITS}|{_ROCM_UNITS}|{_INTEL_UNITS}|{_CUDA_ITSELF}|Tensor-Core", re.I)}
 #: A quoted name of several words (a tool's rule): cited as written (``device='cuda'`` is code, not a citation; the
 #: apostrophe of "Nsight Systems'" opens no quote).
 _QUOTED = re.compile(r"(?<!\w)'[^'\s][^'\n]* [^'\n]*'|(?<!\w)\"[^\"\s][^\"\n]* [^\"\n]*\"")

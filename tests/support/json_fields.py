@@ -89,7 +89,9 @@ def _snapshot(g: dict[str, Any]) -> bool:
 #: words, not by the product's device tables, so the law is held to what the file named).
 _MAKERS = (("AMD", re.compile(r"^(?:AMD|Radeon)\b|\bInstinct\b|\bMI\d{3}\b|^gfx\d", re.I)),
            ("Intel", re.compile(r"^Intel\b|\bArc\(?|Data Center GPU (?:Max|Flex)", re.I)),
-           ("NVIDIA", re.compile(r"^(?:NVIDIA|Tesla|GeForce|Quadro)\b", re.I)))
+           ("NVIDIA", re.compile(r"^(?:NVIDIA|Tesla|GeForce|Quadro)\b", re.I)),
+           # a GPU its reader found no vendor's word for (``devices.unknown``: no maker, h37-vendor64)
+           ("unknown", re.compile(r"\bGPU of unknown vendor\b|\(vendor unknown\)$")))
 
 
 def _maker(name: str) -> str | None:

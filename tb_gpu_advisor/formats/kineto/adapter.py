@@ -994,6 +994,8 @@ GRAPH_ID_NONE = 0
 
 #: Header keys only ROCm builds of PyTorch write.
 _ROCM_KEYS = ("hip_runtime_version", "hip_driver_version", "roctracer_version")
+#: Header keys only CUDA builds write (Kineto's CUPTI logger: ``cupti_version``, the CUDA runtime's and driver's).
+_CUDA_KEYS = ("cupti_version", "cuda_runtime_version", "cuda_driver_version")
 
 
 #: The vendor a Kineto plugin's categories say, for a GPU ``deviceProperties`` leaves unnamed: an Intel GPU's calls are
@@ -1008,15 +1010,19 @@ _KERNEL_CATS = ("kernel", "Kernel")
 
 def _unnamed_gpu(kt: KinetoTrace) -> str | None:
     """What to call a GPU the file does not name, by its vendor: ROCm's header keys say AMD (vLLM's MI300X traces leave
-    the name empty), the ``xpupti`` plugin's categories Intel, else every other evidence the file holds
-    (``devices.vendor_shown``): its runtime's calls (``hipLaunchKernel``), kernels only one vendor names (ROCclr's
-    ``__amd_rocclr_copyBuffer``), the distributed backend (``rccl``).  None where nothing says, or it says NVIDIA (the
-    default any unnamed GPU is read as)."""
+    the name empty), the ``xpupti`` plugin's categories Intel, CUDA's header keys NVIDIA, else every other evidence the
+    file holds (``devices.vendor_known``): its runtime's calls (``hipLaunchKernel``), kernels only one vendor names
+    (ROCclr's ``__amd_rocclr_copyBuffer``, cuBLAS's ``ampere_sgemm_*``), the distributed backend (``rccl``; ``nccl``
+    alone).  None where it says NVIDIA (the default an unnamed GPU is read as) or the evidence disagrees;
+    ``devices.unknown.GPU_NAME`` where nothing names a vendor (h37-vendor64: such a GPU was NVIDIA's, and told CUDA,
+    Tensor Cores and ``nsys``)."""
     if any(k in kt.meta for k in _ROCM_KEYS):
         return "AMD GPU"
     plugin = next((_PLUGIN_VENDOR_GPU[c] for c in kt.cats if c in _PLUGIN_VENDOR_GPU), None)
     if plugin:
         return plugin
+    if any(k in kt.meta for k in _CUDA_KEYS):
+        return None
     names = np.asarray(kt.names, dtype=object)
 
     def named(cats: tuple[str, ...]) -> list[str]:
@@ -1024,7 +1030,9 @@ def _unnamed_gpu(kt: KinetoTrace) -> str | None:
 
     info = _first_info(kt)
     backend = info.get("backend") if isinstance(info, dict) else None
-    vendor = devices.vendor_shown(named(_CALL_CATS), named(_KERNEL_CATS), [backend] if isinstance(backend, str) else [])
+    vendor = devices.vendor_known(named(_CALL_CATS), named(_KERNEL_CATS), [backend] if isinstance(backend, str) else [])
+    if vendor == devices.UNKNOWN:
+        return devices.unknown.GPU_NAME
     return f"{vendor} GPU" if vendor and vendor != devices.nvidia.VENDOR else None
 
 
@@ -1040,6 +1048,8 @@ def _device_properties(kt: KinetoTrace, unnamed: str | None = None) -> dict[int,
             continue
         major, minor = p.get("computeMajor"), p.get("computeMinor")
         name = str(p["name"]).strip() if isinstance(p.get("name"), str) else ""
+        if name and unnamed == devices.unknown.GPU_NAME and devices.vendor_claimed([name]) is None:
+            name += devices.unknown.NAME_TAIL  # a model no vendor's table knows, in a file naming no vendor
         out[p["id"]] = DeviceInfo(
             # a ROCm build that leaves the name empty (vLLM's MI300X traces) is still an AMD GPU: say the vendor, so
             # its architecture, peaks and words are AMD's, never an NVIDIA "compute capability 9.4"
@@ -1061,6 +1071,11 @@ def _memory_devices(kt: KinetoTrace, memory: dict[int, MemoryEvents], devs: list
     idle = sorted(g for g in memory if g not in ran)
     if not idle:
         return {}
+    if not devs and unnamed == devices.unknown.GPU_NAME:
+        # no GPU record at all: a window whose GPU side went unrecorded names its GPU as the job's words do, from
+        # its runtime (``job.kind``'s ``runtime_vendor``), not as a GPU that ran work nobody's words name
+        # (wild/cuda_unrecorded_cifar_cnn: "GPU of unknown vendor" beside capture.vendor NVIDIA)
+        unnamed = None
     props = _device_properties(kt, unnamed)
     return {g: props.get(g, _only_model(props) or DeviceInfo(name=unnamed)) for g in idle}
 

@@ -21,9 +21,11 @@ from tests.support.run_report import run_report
 _RUNS = ["mpi_saxpy_a100_rank0", "hf_qwen_h100", "xdit_sd35_mi300x_denoise"]
 
 
-def _with_fix(r: Report, fix) -> Report:
+def _with_fix(r: Report, fix, rule: str | None = "small_grid") -> Report:
+    """``r`` with ``fix`` added to its ``rule`` finding (None: its first finding that has fixes): the law reads every
+    finding's fixes alike, so any finding carries the planted one."""
     r = copy.deepcopy(r)
-    (f,) = [f for h in r.hosts for f in h.findings if f.rule == "small_grid"]
+    f = next(f for h in r.hosts for f in h.findings if (f.rule == rule if rule else f.actions))
     f.actions = [*f.actions, fix]
     return r
 
@@ -42,5 +44,8 @@ def test_rocms_calls_on_an_nvidia_host_are_caught(fix):
 
 def test_cudas_calls_on_an_amd_host_are_caught():
     """Control: the older half of the law -- cuBLAS's batched call in an AMD host's fix."""
-    r = _with_fix(run_report(FIXTURES / "wild", "xdit_sd35_mi300x_denoise"), nvidia.FIXES["library_blocks"])
+    # the run's small grids no longer save enough to be a finding once capped by the host-bound forward pass
+    # (h37-idle64): the fix is planted in its first finding with fixes
+    r = _with_fix(run_report(FIXTURES / "wild", "xdit_sd35_mi300x_denoise"), nvidia.FIXES["library_blocks"], rule=None)
+    assert vendor_words_problems(run_report(FIXTURES / "wild", "xdit_sd35_mi300x_denoise")) == []
     assert any("cublasGemmStridedBatched" in v for v in vendor_words_problems(r))

@@ -23,7 +23,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job.iterations import released_together, teardown_start
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES, GpuMemory, Memory, MemoryHolder, OomReport
-from tb_gpu_advisor.model.trace import HOLDERS, MEMORY_PHASES, MemoryEvents, OutOfMemory
+from tb_gpu_advisor.model.trace import HOLDERS, MEMORY_PHASES, MemoryEvents, OutOfMemory, rounded_blocks
 
 #: Phase of an allocation (``MEMORY_PHASES``) -> the category its live bytes are booked to when made in the peak's step.
 _CATEGORY_OF_PHASE = {"forward": "activations", "backward": "gradients", "optimizer": "optimizer", "other": "other",
@@ -218,7 +218,7 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
     Returns the event indices of the leak's allocations (none where nothing leaks): held across iterations at the
     peak (:func:`_at_peak`), whichever phase made them."""
     sites = _leak_sites(me, starts, before)
-    per_round = sum(int(me.delta[r[-1]].sum()) for r in sites)
+    per_round = sum(int(me.blocks(r[-1]).sum()) for r in sites)
     if not sites or per_round < T("memory.leak.min_bytes"):
         return np.zeros(0, dtype=np.int64)
     every = np.concatenate([np.concatenate(r) for r in sites])
@@ -228,10 +228,10 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
     out.leak_iterations = max(len(r) for r in sites) + earlier
     out.leak_earlier_iterations = earlier
     out.leak_per_iteration_bytes = per_round
-    out.leak_first_iteration_bytes = earliest if earlier else sum(int(me.delta[_whole(me, r)[0]].sum()) for r in sites)
+    out.leak_first_iteration_bytes = earliest if earlier else sum(int(me.blocks(_whole(me, r)[0]).sum()) for r in sites)
     out.leak_blocks = sum(len(r[-1]) for r in sites)
-    out.leak_bytes = int(me.delta[every[every <= p]].sum()) + earlier_bytes
-    out.leak_end_bytes = int(me.delta[every].sum()) + earlier_bytes
+    out.leak_bytes = int(me.blocks(every[every <= p]).sum()) + earlier_bytes
+    out.leak_end_bytes = int(me.blocks(every).sum()) + earlier_bytes
     out.leak_sites = sorted({me.op_names[int(me.op[r[0][0]])] for r in sites  # a line no frame names is none
                              if 0 <= me.op[r[0][0]] < len(me.op_names)} - {"", "?"})
     return every
@@ -269,10 +269,10 @@ def _unseen_of(me: MemoryEvents, r: list[np.ndarray], before: dict[tuple[str, in
     (h37-probe45k)."""
     last = int(r[-1][0])
     name = me.op_names[int(me.op[last])] if 0 <= me.op[last] < len(me.op_names) else ""
-    sizes = np.unique(me.delta[np.concatenate(r)])
+    sizes = np.unique(me.blocks(np.concatenate(r)))  # blocks: the unit of the dump's, as ``before`` counts them
     if sizes.size == 1:
         return [int(sizes[0])] * before.get((name, int(sizes[0])), 0)
-    top = int(me.delta[_whole(me, r)[0]].max())
+    top = int(me.blocks(_whole(me, r)[0]).max())
     return [size for (line, size), n in sorted(before.items()) if line == name and size <= top for _ in range(n)]
 
 
@@ -305,7 +305,7 @@ def _leak_sites(me: MemoryEvents, starts: np.ndarray | None = None, before: dict
         rounds, rises = _without_held_round(rounds, rises, cand_all[keys_all == key], marks[0])
         whole = _whole(me, rounds)
         if (len(rounds) >= least and (len({len(r) for r in whole}) == 1 or _varied_micro_batches(at, marks, whole))
-                and (rises >= 0.9 * me.delta[rounds[0]].sum()).all()):
+                and (rises >= 0.9 * me.blocks(rounds[0]).sum()).all()):
             out.append(rounds)
     return out + _growing_sites(me, cand[~np.isin(me.op[cand], [me.op[r[0][0]] for r in out])], marks)
 
@@ -429,7 +429,7 @@ def _growing_sites(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndarray, 
             continue
         rounds, rises = _rounds(at, marks)
         whole = _whole(me, rounds)
-        made = np.array([int(me.delta[r].sum()) for r in rounds])
+        made = np.array([int(me.blocks(r).sum()) for r in rounds])
         if (len(rounds) >= least and len({len(r) for r in whole}) == 1 and (np.diff(made[-len(whole):]) >= 0).all()
                 and (rises >= 0.9 * made[1:-1]).all()):
             out.append(rounds)
@@ -469,7 +469,7 @@ def _size_rounds(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndarray, ..
         number = np.repeat(np.arange(len(run)), [len(g) for g in run])
         new, _step = _gap_ends(at, marks)
         rounds, rises = _rounds(at, marks, number)
-        made = np.array([int(me.delta[r].sum()) for r in rounds])
+        made = np.array([int(me.blocks(r).sum()) for r in rounds])
         if new[np.diff(number) > 0].all() and (rises >= 0.9 * made[1:-1]).all():
             out.append(rounds)
     return out
@@ -906,7 +906,7 @@ def _least_reserve(ctx: Context, me: MemoryEvents, p: int) -> int | None:
     i = np.arange(len(me))
     live = (me.delta > 0) & (i <= p) & (me.frees() > p)
     largest = int(me.delta[: p + 1].max(initial=0))
-    return max(ctx.fw.least_reserve(me.delta[live], largest), int(me.allocated[p]))
+    return max(ctx.fw.least_reserve(me.blocks(live), largest), int(me.allocated[p]))
 
 
 def _at_peak(me: MemoryEvents, p: int, step_start: int | None, leaked: np.ndarray | None = None
@@ -923,7 +923,7 @@ def _at_peak(me: MemoryEvents, p: int, step_start: int | None, leaked: np.ndarra
     free_at = me.frees()
     i = np.arange(len(me))
     live = (me.delta > 0) & (i <= p) & (free_at > p)
-    size = me.delta[live]
+    size = me.blocks(live)  # the unit ``allocated`` counts: each part of the level a part of it
     phase = me.phase[live].copy()
     phase[_freed_by_backward(me)[live] & (phase == MEMORY_PHASES.index("other"))] = MEMORY_PHASES.index("forward")
     earlier = me.t[live] < step_start if step_start is not None else np.zeros(size.shape, bool)
@@ -985,7 +985,7 @@ def _lifetime_only(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> in
     live = me.by_lifetime & (me.delta > 0) & (i <= p) & (me.frees() > p)
     if me.holder is not None:  # a KV cache's blocks: its code names what they are
         live &= me.holder < 0
-    return min(int(me.delta[live].sum()), out.breakdown.get("held", 0))
+    return min(int(me.blocks(live).sum()), out.breakdown.get("held", 0))
 
 
 def _freed_by_backward(me: MemoryEvents) -> np.ndarray:
@@ -1038,11 +1038,11 @@ def _forward_kept(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> Non
     kept = (me.delta > 0) & (i <= p) & (free_at > p) & made
     if not kept.any():
         return
-    size, fr = me.delta[kept], free_at[kept]
+    size, fr = me.blocks(kept), free_at[kept]  # bytes in blocks, a part of the peak; sizes matched by request
     out.forward_kept_bytes, out.forward_kept_blocks = int(size.sum()), int(kept.sum())
     out.forward_kept_largest = int(size.max())
     out.forward_kept_sites = int(np.unique(me.op[kept]).size)
-    _earlier_pass_kept(me, p, size, out)
+    _earlier_pass_kept(me, p, me.delta[kept], out)
     if int(size[fr >= n].sum()) >= T("memory.forward_kept.together") * out.forward_kept_bytes:
         out.forward_kept_release = "still held at the end of the capture"
         return
@@ -1081,15 +1081,17 @@ def _earlier_pass_kept(me: MemoryEvents, p: int, kept: np.ndarray, out: GpuMemor
     earlier = -me.delta[unseen[unseen > p]]
     if not earlier.size:
         return
-    left, matched, blocks = _repeats(earlier, kept)
-    if matched >= T("memory.forward_kept.together") * int(kept.sum()):
+    left, matched, blocks = _repeats(earlier, kept, me.block_unit)
+    if matched >= T("memory.forward_kept.together") * int(rounded_blocks(kept, me.block_unit).sum()):
         out.forward_kept_earlier_bytes, out.forward_kept_earlier_blocks = matched, blocks
         _earlier_pass_casts(me, p, left, out)
 
 
-def _repeats(earlier: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, int, int]:
+def _repeats(earlier: np.ndarray, own: np.ndarray, unit: int) -> tuple[np.ndarray, int, int]:
     """(the sizes in ``earlier`` left unmatched, the bytes and count matched): the blocks of ``earlier`` whose sizes
-    repeat those of ``own``, each of ``own`` matched once (a multiset match)."""
+    repeat those of ``own``, each of ``own`` matched once (a multiset match).  Sizes are matched as requested, the
+    bytes matched counted as the blocks of ``unit`` that hold them (``MemoryEvents.block_unit``): the unit of the
+    level they are a part of (blocks freed before the dump: their request rounded up)."""
     sizes, n_own = np.unique(own, return_counts=True)
     left = np.sort(earlier)
     keep = np.ones(left.size, bool)
@@ -1098,7 +1100,7 @@ def _repeats(earlier: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, int, int
         lo = int(np.searchsorted(left, size, side="left"))
         take = min(k, int(np.searchsorted(left, size, side="right")) - lo)
         keep[lo:lo + take] = False
-        matched += size * take
+        matched += int(rounded_blocks(np.array([size], np.int64), unit)[0]) * take
         blocks += take
     return left[keep], matched, blocks
 
@@ -1120,7 +1122,7 @@ def _earlier_pass_casts(me: MemoryEvents, p: int, left: np.ndarray, out: GpuMemo
     live = _cast(me) & (np.arange(len(me)) <= p) & (me.frees() > p) & (me.delta > 0)
     if not live.any():
         return
-    _, matched, blocks = _repeats(left, me.delta[live])
+    _, matched, blocks = _repeats(left, me.delta[live], me.block_unit)
     out.forward_kept_earlier_cast_bytes, out.forward_kept_earlier_cast_blocks = matched, blocks
 
 
@@ -1176,8 +1178,9 @@ def _cast_cache(me: MemoryEvents, p: int, out: GpuMemory) -> None:
     free_at = me.frees()
     live = me.cast_copy & (np.arange(len(me)) <= p) & (free_at > p)
     if live.any():
-        out.cast_cache_bytes, out.cast_cache_blocks = int(me.delta[live].sum()), int(live.sum())
-        out.cast_cache_largest = int(me.delta[live].max())
+        size = me.blocks(live)
+        out.cast_cache_bytes, out.cast_cache_blocks = int(size.sum()), int(live.sum())
+        out.cast_cache_largest = int(size.max())
 
 
 def _cast(me: MemoryEvents) -> np.ndarray:
@@ -1345,7 +1348,7 @@ def _other_before_turn(ctx: Context, o: OutOfMemory, start: int) -> int:
     live &= me.phase == MEMORY_PHASES.index("other")
     if me.holder is not None:  # a named maker's blocks are its kind (``OutOfMemory.live_by_holder``), not held
         live &= me.holder < 0
-    return int(me.delta[live].sum())
+    return int(me.blocks(live).sum())
 
 
 def _capacity_from_ooms(gpus: list[GpuMemory], ooms: list[OomReport]) -> None:

@@ -45,7 +45,7 @@ from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embed
 from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
 from tb_gpu_advisor.model.trace import (HOLDERS, MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack,
                                        AllocRetry, MemoryEvents, MemorySnapshot, OutOfMemory, SnapshotBlock, Trace,
-                                       pair_frees)
+                                       pair_frees, rounded_blocks)
 
 #: Entries, blocks and frames looked at per byte of the file (at least MIN_WORK); past it the rest is left out and
 #: said so.  A real snapshot spends ~100 bytes on a block or an entry with its ~24 frames (memo references).
@@ -971,7 +971,8 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
         raise _OutOfRange(f"GPU {gpu}'s history allocates and frees more than 2**62 bytes: no allocator's record")
     # totals after each event: the dump's, less everything that came after the event -- in the allocator's unit
     # (its blocks), as the dump and the segments count; the entries' requests (``d``) stay for matching sizes
-    held = _block_deltas(d, at, dump)
+    over = _block_over(d, at, dump)
+    held = _block_deltas(d, over)
     alloc, res = _totals(allocated_end, held), _totals(reserved_end, rd)
     anchored = _anchored(alloc, held), _anchored(res, rd)
     whole = anchored[0] is alloc and anchored[1] is res  # the history reaches the dump: segments follow it back
@@ -1013,7 +1014,7 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
         gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
         t=t, delta=d, allocated=alloc, reserved=res, addr=at,
         op=op, phase=phase, op_names=list(labels), cast_copy=cast, by_lifetime=kept, holder=holder,
-        cached=cached
+        cached=cached, block_unit=_BLOCK_ROUND, block_over=over if over[0].size else None
     ) if t.size else None
     out = []
     for k, i, e in ooms:
@@ -1107,25 +1108,20 @@ def _retries(gpu: int, t: np.ndarray, rd: np.ndarray, res: np.ndarray, retried: 
     return out
 
 
-def _block_deltas(d: np.ndarray, addr: np.ndarray, dump: list[_Live]) -> np.ndarray:
-    """Per event, the bytes of the block it allocates (+) or frees (-): what the device holds, where ``d`` holds what
-    the tensor asked for.  Why: PyTorch's caching allocator records an allocation's request (``orig_size``) and both
-    of its frees with the block's ``requested_size`` (the same request), while the dump's blocks and segments count
-    the block -- the request rounded up to 512 bytes (``kMinBlockSize``), and a large block left unsplit up to 1 MiB
-    over.  Totals counted back from the dump's blocks with the requests were off by every rounding after the event: a
-    history of 6,000 tensors of 100 bytes under 5 MiB, begun empty, read 30,000 B live before its first event.  A
-    block still live at the dump is its own bytes (the last allocation at its address, not freed after); any other
-    is its request rounded up to 512 bytes -- an allocation and its free alike, so they cancel (an unsplit block
-    freed before the dump is short of its true bytes by at most 1 MiB; ``roundup_power2_divisions`` is not read)."""
-    out = np.abs(d)  # in place from here: a history may hold millions of entries
-    out += _BLOCK_ROUND - 1
-    out //= _BLOCK_ROUND
-    np.maximum(out, 1, out=out)
-    out *= _BLOCK_ROUND
-    out[d == 0] = 0
-    np.negative(out, out=out, where=d < 0)
+def _block_over(d: np.ndarray, addr: np.ndarray, dump: list[_Live]) -> tuple[np.ndarray, np.ndarray]:
+    """The allocations whose block is not their request rounded up to the least block (``MemoryEvents.block_over``):
+    (sorted event indices, the block's bytes).  Why: PyTorch's caching allocator records an allocation's request
+    (``orig_size``) and both of its frees with the block's ``requested_size`` (the same request), while the dump's
+    blocks and segments count the block -- the request rounded up to 512 bytes (``kMinBlockSize``), and a large block
+    left unsplit up to 1 MiB over.  Totals counted back from the dump's blocks with the requests were off by every
+    rounding after the event: a history of 6,000 tensors of 100 bytes under 5 MiB, begun empty, read 30,000 B live
+    before its first event.  A block still live at the dump is its own bytes (the last allocation at its address,
+    not freed after); any other is its request rounded up to 512 bytes -- an allocation and its free alike, so they
+    cancel (an unsplit block freed before the dump is short of its true bytes by at most 1 MiB;
+    ``roundup_power2_divisions`` is not read)."""
+    none = np.zeros(0, np.int64), np.zeros(0, np.int64)
     if not dump or not d.size:
-        return out
+        return none
     size_at = {b.address: b.size for b in dump}
     heads = np.array(sorted(size_at), dtype=np.int64)
     at = np.searchsorted(heads, addr)
@@ -1137,7 +1133,17 @@ def _block_deltas(d: np.ndarray, addr: np.ndarray, dump: list[_Live]) -> np.ndar
     last = on[on.size - 1 - first]  # per address (``seen``): its last allocation or free
     known = np.array([size_at[a] for a in seen.tolist()], dtype=np.int64)
     take = (d[last] > 0) & (known >= d[last])
-    out[last[take]] = known[take]
+    idx, size = last[take], known[take]
+    differs = size != rounded_blocks(d[idx], _BLOCK_ROUND)
+    order = np.argsort(idx[differs])
+    return idx[differs][order], size[differs][order]
+
+
+def _block_deltas(d: np.ndarray, over: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per event, the bytes of the block it allocates (+) or frees (-): what the device holds, where ``d`` holds what
+    the tensor asked for -- each request rounded up to the least block, those ``over`` names their block's bytes."""
+    out = rounded_blocks(d, _BLOCK_ROUND)
+    out[over[0]] = over[1]
     return out
 
 

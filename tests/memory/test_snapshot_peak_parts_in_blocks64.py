@@ -8,8 +8,11 @@ category of the peak mixed two units and a finding's bytes (the leak's, the forw
 were requests beside a peak of blocks.  Truth by construction: ``training_iterations(short=100)`` asks for each
 activation and each leaked block 100 bytes short of its size, so the generator's allocator holds the very blocks
 it holds without (``short=0``): every part of the peak must read the same, and held across steps is the weights and
-the optimizer's moments (``truth["held"]``).  The first three tests fail on base (held 300 B over: three activations'
-rounding; a leak's bytes 100 B short a block); the last is a control (whole blocks read as before)."""
+the optimizer's moments (``truth["held"]``); an OOM's kinds add up to what was allocated when it struck
+(``oom_activations(short=100)``).  ``tests.support.properties.memory_unit_problems`` (``one-unit``) holds every report
+of the property walk to the same: on base it fails on the generated odd requests below and on 5 of the 30 kept real
+snapshots (``wild/snapshot_adam_iterations``: gradients 160,000,004 B, a 160,000,512 B block).  Every test fails on
+base but the controls (whole blocks read as before; the property catches a report that mixes units)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from synthetic import memsnapshot as ms
+from tests.support.properties import memory_unit_problems
 from tests.support.snapshot_reports import assert_leak_is_truth, leaks, report, written
 
 
@@ -53,3 +57,28 @@ def test_control_whole_blocks_read_as_before(tmp_path: Path):
     (f,) = leaks(report(written(tmp_path, sc)))
     assert_leak_is_truth(f, sc.truth["leak"], 5)
     assert _memory(tmp_path, ms.training_iterations(), "w.pickle")["breakdown"]["held"] == sc.truth["held"]
+
+
+def test_an_ooms_kinds_add_up_to_what_was_allocated(tmp_path: Path):
+    sc = ms.oom_activations(short=100)
+    rep = report(written(tmp_path, sc))
+    (o,) = rep.gpus[0].memory["ooms"]
+    assert o["allocated_bytes"] == sc.truth["allocated"]
+    assert sum(o["by_category"].values()) == o["allocated_bytes"]  # base: 1,800 B short (18 requests' rounding)
+    assert all(size % 512 == 0 for size, *_ in o["live"])
+
+
+@pytest.mark.parametrize("sc", [ms.training_iterations(short=100), ms.training_iterations(5, leak="graph", short=100),
+                                ms.oom_activations(short=100)], ids=["training", "leak", "oom"])
+def test_every_part_of_an_odd_request_history_is_in_one_unit(tmp_path: Path, sc: ms.Scenario):
+    assert memory_unit_problems(report(written(tmp_path, sc))) == []
+
+
+def test_control_a_report_mixing_units_is_caught(tmp_path: Path):
+    rep = report(written(tmp_path, ms.training_iterations()))
+    assert memory_unit_problems(rep) == []
+    bd = rep.gpus[0].memory["breakdown"]
+    bd["held"], bd["activations"] = bd["held"] + 300, bd["activations"] - 300  # base's reading of short=100
+    assert any("held by held" in p for p in memory_unit_problems(rep))
+    rep.gpus[0].memory["top"][0][2] = rep.gpus[0].memory["breakdown"][rep.gpus[0].memory["top"][0][1]] + 512
+    assert any("the ops holding" in p for p in memory_unit_problems(rep))

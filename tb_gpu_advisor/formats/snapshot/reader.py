@@ -934,7 +934,7 @@ class _Live:
 
     def block(self, budget: "_Budget") -> SnapshotBlock:
         frames = budget.frames(self.raw, spend=False)
-        return SnapshotBlock(size=self.size, requested=self.size, address=self.address, frames=frames,
+        return SnapshotBlock(size=self.size, requested=self.requested, address=self.address, frames=frames,
                              time_ps=self.time_ps, phase=self.phase, label=budget.label(self.raw))
 
 
@@ -1769,7 +1769,9 @@ def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget
         k += action in _ALLOC or action in _FREE or action in _SEG_ADD or action in _SEG_DROP
         if action in _ALLOC:
             seen.add(a)
-            live[a] = _Live(_int(e.get("size"), 0), a, e.get("frames"), _time_ps(e, i, t0_us), budget)
+            asked = _int(e.get("size"), 0)  # the request: its block, the unit of the OOM's totals, holds it rounded
+            live[a] = _Live(int(rounded_blocks(np.array([asked], np.int64), _BLOCK_ROUND)[0]), a, e.get("frames"),
+                            _time_ps(e, i, t0_us), budget, requested=asked)
             if kept is not None and 0 <= k < kept.size and kept[k]:
                 live[a].phase = "parameters"
         elif action in _FREE:

@@ -112,7 +112,7 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     else:
         out.peak_place = _order_place(ctx, me, p)
     if me.baseline == "absolute":
-        out.start_bytes = int(alloc[0] - me.delta[0])
+        out.start_bytes = int(me.before(np.zeros(1, np.int64))[0])
     step_i = _step_of(win, int(me.t[p]))
     step_start = None
     if step_i is not None:
@@ -1201,7 +1201,7 @@ def _climb(me: MemoryEvents, p: int) -> np.ndarray:
     stood at -- a history begun after the weights were made had none to climb from, and failed (a real Adam loop's,
     ``wild/snapshot_adam_iterations`` recorded without stacks and torn down: IndexError); one that never stood at its
     floor before the peak climbs from its start."""
-    before = me.allocated[: p + 1] - me.delta[: p + 1]
+    before = me.before(np.arange(p + 1))
     end = teardown_start(me)
     below = np.flatnonzero(before <= int(me.allocated[p:end if end is not None and end > p else None].min()))
     floor = int(below[-1]) if below.size else 0
@@ -1222,7 +1222,7 @@ def _per_step(me: MemoryEvents, win: np.ndarray, ids: np.ndarray, has_res: bool)
         changed[1:] = (me.reserved[1:] != me.reserved[:-1]) & (me.reserved[1:] >= 0) & (me.reserved[:-1] >= 0)
     for k in range(win.shape[0]):
         a, b = int(lo[k]), int(hi[k])
-        start = int(me.allocated[a - 1]) if a > 0 else (int(me.allocated[0] - me.delta[0]) if len(me) else 0)
+        start = int(me.allocated[a - 1]) if a > 0 else (int(me.before(np.zeros(1, np.int64))[0]) if len(me) else 0)
         if b <= a:
             rows.append([int(ids[k]), start, int(me.reserved[a - 1]) if has_res and a > 0 else None, start])
             continue

@@ -154,6 +154,15 @@ class MemoryEvents:
     def __len__(self) -> int:
         return int(self.t.shape[0])
 
+    def before(self, idx: np.ndarray | None = None) -> np.ndarray:
+        """The bytes allocated just before each event (of ``idx``; every event where None): its level less its own
+        block, in the unit of ``allocated`` (its level less its request left the block's rounding in the level).
+        """
+        if idx is None:
+            return self.allocated - self.blocks(np.arange(len(self)))
+        idx = np.flatnonzero(idx) if idx.dtype == bool else np.asarray(idx, dtype=np.int64)
+        return self.allocated[idx] - self.blocks(idx)
+
     def blocks(self, idx: np.ndarray) -> np.ndarray:
         """The bytes of the blocks events ``idx`` (indices or a mask) allocate (+) or free (-), in the unit of
         ``allocated``.  Why: a level's parts summed from ``delta`` (its requests) left each block's rounding to the

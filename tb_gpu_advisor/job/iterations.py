@@ -514,7 +514,7 @@ def _phases_held(me: MemoryEvents) -> tuple[bool, list[np.ndarray]] | None:
     if not marks["forward"][-1]:
         return None
     if not marks["backward"][-1] and marks["optimizer"][-1]:
-        marks["backward"] = np.cumsum(np.concatenate(([0], _backward_allocations(me))))
+        marks["backward"] = np.cumsum(np.concatenate(([0], backward_allocations(me))))
     training = bool(marks["backward"][-1])
     need = [marks["forward"], marks["backward"]] if training else [marks["forward"]]
     if training and _optimizer_steps(me) >= 2:
@@ -522,7 +522,7 @@ def _phases_held(me: MemoryEvents) -> tuple[bool, list[np.ndarray]] | None:
     return training, need
 
 
-def _backward_allocations(me: MemoryEvents) -> np.ndarray:
+def backward_allocations(me: MemoryEvents) -> np.ndarray:
     """Per event, whether the backward allocates it: its phase's, or -- where the history shows an optimizer step and
     no backward frame -- every allocation with no frame (:func:`_frameless`)."""
     own = (me.delta > 0) & (me.phase == MEMORY_PHASES.index("backward"))
@@ -724,13 +724,13 @@ def _candidate_starts(kp: np.ndarray, kg: np.ndarray, groups: int, n_alloc: np.n
 
 def _backward_held(me: MemoryEvents) -> np.ndarray:
     """Per event: the bytes live just before it that a backward allocated (the gradients ``.grad`` holds; a
-    ``stacks="python"`` history's frameless allocations, :func:`_backward_allocations`).
+    ``stacks="python"`` history's frameless allocations, :func:`backward_allocations`).
 
     Why frameless too: the backward runs on autograd's engine thread, which has no Python frame, so such a history's
     gradients carry no backward phase -- none held anywhere, the micro-batches of gradient accumulation were not told
     from iterations, and a leak whose bytes grow each iteration read as 2 iterations, the last one's 2 micro-batches,
     its leak as none (h37-walk53: ``--forms18`` seed 310387)."""
-    made = np.flatnonzero(_backward_allocations(me))
+    made = np.flatnonzero(backward_allocations(me))
     step = np.zeros(len(me) + 1, np.int64)
     step[made + 1] += me.delta[made]
     freed = me.frees()[made]

@@ -20,7 +20,7 @@ import numpy as np
 
 from tb_gpu_advisor.common.fmt import gb, plural
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.job.iterations import released_together, teardown_start
+from tb_gpu_advisor.job.iterations import backward_allocations, released_together, teardown_start
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES, GpuMemory, Memory, MemoryHolder, OomReport
 from tb_gpu_advisor.model.trace import HOLDERS, MEMORY_PHASES, MemoryEvents, OutOfMemory, rounded_blocks
@@ -919,13 +919,20 @@ def _at_peak(me: MemoryEvents, p: int, step_start: int | None, leaked: np.ndarra
     A leak's blocks (``leaked``, :func:`_leak`'s) are held too, those of the peak's own iteration among them: the loop
     keeps them past every iteration, so they are no activation a backward reads, and recomputation frees none of
     them.  Booked by phase, a growing leak's last iteration's outputs (3 x 128 MiB, made in its forward) read as
-    activations beside the leak's finding that counts them too: the two savings over the peak (h37-probe45g)."""
+    activations beside the leak's finding that counts them too: the two savings over the peak (h37-probe45g).
+
+    A block of no phase that the job reads as the backward's (``job.iterations.backward_allocations``: a history with
+    Python frames only, where the backward runs on autograd's thread with no frame, and an optimizer stepped) is a
+    gradient: an Adam loop recorded so (Windows records nothing else) booked its 256 MiB of gradients "other" while the
+    job read the same allocations as its backward (h37-snap64)."""
     free_at = me.frees()
     i = np.arange(len(me))
     live = (me.delta > 0) & (i <= p) & (free_at > p)
     size = me.blocks(live)  # the unit ``allocated`` counts: each part of the level a part of it
     phase = me.phase[live].copy()
-    phase[_freed_by_backward(me)[live] & (phase == MEMORY_PHASES.index("other"))] = MEMORY_PHASES.index("forward")
+    other = phase == MEMORY_PHASES.index("other")
+    phase[_freed_by_backward(me)[live] & other] = MEMORY_PHASES.index("forward")
+    phase[backward_allocations(me)[live] & other] = MEMORY_PHASES.index("backward")
     earlier = me.t[live] < step_start if step_start is not None else np.zeros(size.shape, bool)
     if leaked is not None and leaked.size:
         earlier |= np.isin(np.flatnonzero(live), leaked)

@@ -157,25 +157,33 @@ class MemoryEvents:
     def before(self, idx: np.ndarray | None = None) -> np.ndarray:
         """The bytes allocated just before each event (of ``idx``; every event where None): its level less its own
         block, in the unit of ``allocated`` (its level less its request left the block's rounding in the level).
-        """
-        if idx is None:
-            return self.allocated - self.blocks(np.arange(len(self)))
-        idx = np.flatnonzero(idx) if idx.dtype == bool else np.asarray(idx, dtype=np.int64)
-        return self.allocated[idx] - self.blocks(idx)
-
-    def blocks(self, idx: np.ndarray) -> np.ndarray:
-        """The bytes of the blocks events ``idx`` (indices or a mask) allocate (+) or free (-), in the unit of
-        ``allocated``.  Why: a level's parts summed from ``delta`` (its requests) left each block's rounding to the
-        remainder, so "held" at a snapshot's peak held every live tensor's rounding (the requests of 4-byte tensors,
-        each in a 512-byte block); summed from here, a part never exceeds its whole, each in one unit."""
-        idx = np.flatnonzero(idx) if idx.dtype == bool else np.asarray(idx, dtype=np.int64)
-        out = rounded_blocks(self.delta[idx], self.block_unit)
-        if self.block_over is not None and self.block_over[0].size and idx.size:
-            at, size = self.block_over
-            k = np.minimum(np.searchsorted(at, idx), at.size - 1)
-            hit = at[k] == idx
-            out[hit] = size[k[hit]]
+        One new array of ``idx``'s length: a whole history's is made in place."""
+        out = self.blocks(idx)
+        np.subtract(self.allocated if idx is None else self.allocated[self._index(idx)], out, out=out)
         return out
+
+    def blocks(self, idx: np.ndarray | None = None) -> np.ndarray:
+        """The bytes of the blocks events ``idx`` (indices or a mask; every event where None) allocate (+) or free
+        (-), in the unit of ``allocated``.  Why: a level's parts summed from ``delta`` (its requests) left each
+        block's rounding to the remainder, so "held" at a snapshot's peak held every live tensor's rounding (4-byte
+        tensors' requests, each in a 512-byte block); summed from here, a part never exceeds its whole, each in one
+        unit."""
+        at = None if idx is None else self._index(idx)
+        out = rounded_blocks(self.delta if at is None else self.delta[at], self.block_unit)
+        if self.block_over is not None and self.block_over[0].size and out.size:
+            over, size = self.block_over
+            if at is None:
+                inside = over < out.size  # a history's head (:meth:`head`) keeps the whole's
+                out[over[inside]] = size[inside]
+            else:
+                k = np.minimum(np.searchsorted(over, at), over.size - 1)
+                hit = over[k] == at
+                out[hit] = size[k[hit]]
+        return out
+
+    @staticmethod
+    def _index(idx: np.ndarray) -> np.ndarray:
+        return np.flatnonzero(idx) if idx.dtype == bool else np.asarray(idx, dtype=np.int64)
 
     def head(self, n: int) -> "MemoryEvents":
         """The history's first ``n`` events alone: every per-event array cut there, the rest as it is."""

@@ -24,6 +24,7 @@ import bisect
 import contextlib
 import dataclasses
 import io
+import json
 import os
 import re
 import tempfile
@@ -40,8 +41,8 @@ from tb_gpu_advisor.formats.base import is_gzip, max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.capacity import Capacity, read_capacity
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, load, loads
-from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page, is_page,
-                                                    page_stream)
+from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page,
+                                                    is_json_snapshot, is_page, page_stream)
 from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
 from tb_gpu_advisor.model.trace import (HOLDERS, MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack,
                                        AllocRetry, MemoryEvents, MemorySnapshot, OutOfMemory, SnapshotBlock, Trace,
@@ -192,6 +193,8 @@ def _peak_reserved(trace: Trace, gpu: int) -> int:
 def _read_local(path: str, local: str, host: str) -> Trace:
     """:func:`read_trace` of ``path``'s bytes at ``local`` (``path`` itself where it is a local file)."""
     kind = _kind(path, local)
+    if kind == "json":
+        return _read_json(path, local, host)
     if kind != "whole":
         opened = (lambda: _Pass(path, local)) if kind == "pickle" else (lambda: _page_pass(path, local))
         try:
@@ -237,6 +240,31 @@ def _read_local(path: str, local: str, host: str) -> Trace:
         return to_trace(doc, host, path, size, work=max(MIN_WORK, WORK_PER_BYTE * size), cols=cols)
     finally:
         cols.release()
+
+
+#: The most bytes of a snapshot saved as JSON read: its text is parsed whole into Python's objects (~10 times its
+#: bytes), where a pickle is streamed and its history compacted as it comes
+JSON_MAX_BYTES = 256 * 2**20
+
+
+def _read_json(path: str, local: str, host: str) -> Trace:
+    """A snapshot saved as JSON text (``json.dump(torch.cuda.memory._snapshot(), f)``: the same dict, its frames
+    records; ``layout.is_json_snapshot``), read whole.  Why: scripts that read a snapshot themselves save it so
+    (PyTorch's own tests dump it with ``json.dumps``), and it was refused as "JSON without traceEvents: not a
+    trace".  Past :data:`JSON_MAX_BYTES` it is refused in words that say how to save it as a pickle, read as a
+    stream: a 1 GB history parsed whole holds ten times that."""
+    data = _read_bytes(path, local)
+    if len(data) > JSON_MAX_BYTES:
+        raise SnapshotReadError(path, f"a memory snapshot saved as JSON, {len(data):,} bytes: over the "
+                                      f"{JSON_MAX_BYTES:,} bytes read as JSON, which is parsed whole; save it with "
+                                      "torch.cuda.memory._dump_snapshot(path) (a pickle, read as a stream)")
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as e:
+        raise SnapshotReadError(path, f"a memory snapshot's JSON that does not parse: {e}") from None
+    size = len(data)
+    del data
+    return to_trace(doc, host, path, size, work=max(MIN_WORK, WORK_PER_BYTE * size))
 
 
 @contextlib.contextmanager
@@ -291,10 +319,17 @@ def _kind(path: str, local: str) -> str:
     p = _Pass(path, local)
     try:
         head = p.read(_HEAD_BYTES)
+        if head.lstrip()[:1] == b"{":  # JSON text, maybe: a read may return less than asked; its keys come first
+            parts = [head]
+            while sum(map(len, parts)) < _HEAD_BYTES and (more := p.read(_HEAD_BYTES - sum(map(len, parts)))):
+                parts.append(more)
+            head = b"".join(parts)
     finally:
         p.close()
     if not head.strip():
         return "whole"
+    if is_json_snapshot(head):
+        return "json"
     if not is_page(head):
         return "pickle"
     stream = page_stream(_Pass(path, local))

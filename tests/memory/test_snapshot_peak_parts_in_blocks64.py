@@ -16,7 +16,7 @@ base but the controls (whole blocks read as before; the property catches a repor
 
 from __future__ import annotations
 
-from pathlib import Path
+import copy
 
 import pytest
 
@@ -24,61 +24,73 @@ from synthetic import memsnapshot as ms
 from tests.support.properties import memory_unit_problems
 from tests.support.snapshot_reports import assert_leak_is_truth, leaks, report, written
 
+#: the histories read here, each generated and analysed once for the module: (scenario, report)
+_SCENARIOS = {"whole": lambda: ms.training_iterations(), "odd": lambda: ms.training_iterations(short=100),
+              "list": lambda: ms.training_iterations(5, leak="list", short=100),
+              "graph": lambda: ms.training_iterations(5, leak="graph", short=100),
+              "whole_list": lambda: ms.training_iterations(5, leak="list"),
+              "oom": lambda: ms.oom_activations(short=100)}
 
-def _memory(tmp_path: Path, sc: ms.Scenario, name: str) -> dict:
-    m = report(written(tmp_path, sc, name)).gpus[0].memory
-    return m if isinstance(m, dict) else m.__dict__
+
+@pytest.fixture(scope="module")
+def read(tmp_path_factory):
+    done: dict = {}
+
+    def get(name: str):
+        if name not in done:
+            sc = _SCENARIOS[name]()
+            done[name] = sc, report(written(tmp_path_factory.mktemp(name), sc))
+        return done[name]
+    return get
 
 
-def test_odd_requests_break_the_peak_down_as_whole_blocks_do(tmp_path: Path):
-    whole = _memory(tmp_path, ms.training_iterations(), "whole.pickle")
-    odd = _memory(tmp_path, ms.training_iterations(short=100), "odd.pickle")
+def test_odd_requests_break_the_peak_down_as_whole_blocks_do(read):
+    whole, odd = read("whole")[1].gpus[0].memory, read("odd")[1].gpus[0].memory
     assert odd["peak_allocated_bytes"] == whole["peak_allocated_bytes"]
     assert odd["breakdown"] == whole["breakdown"]  # base: held +300 B, activations -300 B
     assert odd["top"] == whole["top"]
 
 
-def test_held_across_steps_is_the_weights_and_state_alone(tmp_path: Path):
-    sc = ms.training_iterations(short=100)
-    m = _memory(tmp_path, sc, "odd.pickle")
+def test_held_across_steps_is_the_weights_and_state_alone(read):
+    sc, rep = read("odd")
+    m = rep.gpus[0].memory
     assert m["breakdown"]["held"] == sc.truth["held"]  # base: 805,306,668 (the activations' 3 x 100 B rounding)
     assert sum(m["breakdown"].values()) == m["peak_allocated_bytes"]
 
 
 @pytest.mark.parametrize("cause", ["list", "graph"])
-def test_a_leak_of_odd_requests_keeps_its_blocks(tmp_path: Path, cause: str):
-    sc = ms.training_iterations(iterations=5, leak=cause, short=100)
-    (f,) = leaks(report(written(tmp_path, sc)))
+def test_a_leak_of_odd_requests_keeps_its_blocks(read, cause: str):
+    sc, rep = read(cause)
+    (f,) = leaks(rep)
     assert_leak_is_truth(f, sc.truth["leak"], 5)  # base: 16,777,116 B an iteration of "list", not its 16 MiB block
 
 
-def test_control_whole_blocks_read_as_before(tmp_path: Path):
-    sc = ms.training_iterations(iterations=5, leak="list")
-    (f,) = leaks(report(written(tmp_path, sc)))
+def test_control_whole_blocks_read_as_before(read):
+    sc, rep = read("whole_list")
+    (f,) = leaks(rep)
     assert_leak_is_truth(f, sc.truth["leak"], 5)
-    assert _memory(tmp_path, ms.training_iterations(), "w.pickle")["breakdown"]["held"] == sc.truth["held"]
+    assert read("whole")[1].gpus[0].memory["breakdown"]["held"] == sc.truth["held"]
 
 
-def test_an_ooms_kinds_add_up_to_what_was_allocated(tmp_path: Path):
-    sc = ms.oom_activations(short=100)
-    rep = report(written(tmp_path, sc))
+def test_an_ooms_kinds_add_up_to_what_was_allocated(read):
+    sc, rep = read("oom")
     (o,) = rep.gpus[0].memory["ooms"]
     assert o["allocated_bytes"] == sc.truth["allocated"]
     assert sum(o["by_category"].values()) == o["allocated_bytes"]  # base: 1,800 B short (18 requests' rounding)
     assert all(size % 512 == 0 for size, *_ in o["live"])
 
 
-@pytest.mark.parametrize("sc", [ms.training_iterations(short=100), ms.training_iterations(5, leak="graph", short=100),
-                                ms.oom_activations(short=100)], ids=["training", "leak", "oom"])
-def test_every_part_of_an_odd_request_history_is_in_one_unit(tmp_path: Path, sc: ms.Scenario):
-    assert memory_unit_problems(report(written(tmp_path, sc))) == []
+@pytest.mark.parametrize("name", ["odd", "graph", "oom"])
+def test_every_part_of_an_odd_request_history_is_in_one_unit(read, name: str):
+    assert memory_unit_problems(read(name)[1]) == []
 
 
-def test_control_a_report_mixing_units_is_caught(tmp_path: Path):
-    rep = report(written(tmp_path, ms.training_iterations()))
+def test_control_a_report_mixing_units_is_caught(read):
+    rep = copy.deepcopy(read("whole")[1])
     assert memory_unit_problems(rep) == []
     bd = rep.gpus[0].memory["breakdown"]
     bd["held"], bd["activations"] = bd["held"] + 300, bd["activations"] - 300  # base's reading of short=100
     assert any("held by held" in p for p in memory_unit_problems(rep))
-    rep.gpus[0].memory["top"][0][2] = rep.gpus[0].memory["breakdown"][rep.gpus[0].memory["top"][0][1]] + 512
+    top = rep.gpus[0].memory["top"][0]
+    top[2] = rep.gpus[0].memory["breakdown"][top[1]] + 512
     assert any("the ops holding" in p for p in memory_unit_problems(rep))

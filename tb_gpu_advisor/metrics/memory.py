@@ -1218,7 +1218,9 @@ def _climb(me: MemoryEvents, p: int) -> np.ndarray:
 
 
 def _per_step(me: MemoryEvents, win: np.ndarray, ids: np.ndarray, has_res: bool) -> tuple[list[list], float | None]:
-    """Per kept step: [step, peak allocated, peak reserved, allocated at its start]; reserved changes per step."""
+    """Per kept step: [step, peak allocated, peak reserved, allocated at its start]; reserved changes per step.  A
+    step's peaks count the level it starts at, held until its first event (a step whose first event frees: the
+    level before it is the step's own -- a JAX step's peak read 256 B under the bytes it began with, h37-snap64)."""
     if not win.shape[0]:
         return [], None
     lo = np.searchsorted(me.t, win[:, 0], side="left")
@@ -1233,8 +1235,9 @@ def _per_step(me: MemoryEvents, win: np.ndarray, ids: np.ndarray, has_res: bool)
         if b <= a:
             rows.append([int(ids[k]), start, int(me.reserved[a - 1]) if has_res and a > 0 else None, start])
             continue
-        rows.append([int(ids[k]), int(me.allocated[a:b].max()),
-                     int(me.reserved[a:b].max()) if has_res else None, start])
+        held = int(me.reserved[a - 1]) if has_res and a > 0 else -1
+        rows.append([int(ids[k]), max(int(me.allocated[a:b].max()), start),
+                     max(int(me.reserved[a:b].max()), held) if has_res else None, start])
         changes += int(changed[a:b].sum())
     return rows, (changes / win.shape[0]) if has_res else None
 

@@ -1345,7 +1345,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
                         max_entries: int | None = None, leak: str = "", leak_mib: int = 16,
                         leak_layers: int = 3, leak_from: int = 0, micro_schedule: list[int] | None = None,
                         recorded_from_loop: bool = False, teardown: bool = False,
-                        per_param_step: bool = False) -> Scenario:
+                        per_param_step: bool = False, short: int = 0) -> Scenario:
     """A training loop recorded with no annotation (``_record_memory_history()`` alone, as the "Understanding GPU
     Memory 1" blog's ResNet-50 snippet): ``model.cuda()`` (``params`` weights), then ``iterations`` times a forward
     keeping ``layers`` activations of one size from one site (a model of identical layers), a backward on autograd's
@@ -1389,7 +1389,11 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     and 84 of ``OPTIMIZER_LOOP``), then each call an update temporary (line 100) that its variable holds until the
     next parameter's turn rebinds it -- freed after that turn's moments are made; the last one at the step's end.
     Its parameters alternate two shapes (every other one half ``param_mib``), as a model's matrices and norms do.
-    Truth as without it: the moments are the first step's one-time state, never a leak."""
+    Truth as without it: the moments are the first step's one-time state, never a leak.
+
+    ``short``: each activation and each block a leak keeps asks for that many bytes less than its size (a tensor's
+    bytes are rarely a multiple of 512: odd batch or sequence sizes), so PyTorch records the request while its
+    allocator holds the same 512-byte-multiple blocks as without it -- every truth, in blocks, unchanged."""
     a = Allocator(80 * GiB)
     leaked: list[int] = []
     seen = {"top": 0, "live": 0, "at_top": 0}  # the highest allocated level, the leak's live bytes, those at it
@@ -1430,11 +1434,11 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
         was = len(leaked)
         micro = micro_schedule[it] if micro_schedule is not None and it < iterations else micro_batches
         if leak == "input" and leaking:
-            keep(leak_mib * MiB, LEAK_INPUT)  # x = torch.randn(..., device=dev); inputs.append(x): made before the forward
+            keep(leak_mib * MiB - short, LEAK_INPUT)  # x = torch.randn(..., device=dev); inputs.append(x): made before the forward
         for _micro in range(micro if it < iterations else 1):
-            acts = [malloc(mib * MiB, ACTIVATION) for _ in range(layers)]
+            acts = [malloc(mib * MiB - short, ACTIVATION) for _ in range(layers)]
             if leak in ("list", "grow") and leaking:
-                keep(leak_mib * MiB * (it + 1 if leak == "grow" else 1), LEAK_OUTPUT)  # outputs.append(out): the head's output, kept
+                keep(leak_mib * MiB * (it + 1 if leak == "grow" else 1) - short, LEAK_OUTPUT)  # outputs.append(out): the head's output, kept
             if trial_mib and it == 0 and _micro == 0:
                 a.free(malloc(trial_mib * MiB, AUTOTUNE))
             if it == iterations:
@@ -1473,7 +1477,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
             a.free(malloc(param_mib * MiB, OPTIMIZER))
         if leak == "graph" and leaking:  # val_total += criterion(model(xv), yv): its graph, saved tensors and all
             for _ in range(leak_layers):
-                keep(leak_mib * MiB, LEAK_EVAL)
+                keep(leak_mib * MiB - short, LEAK_EVAL)
             keep(512, LEAK_EVAL_LOSS)
         if set_to_none:
             for g in grads:

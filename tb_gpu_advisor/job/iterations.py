@@ -128,7 +128,9 @@ class _Extrema:
 def _never_freed(me: MemoryEvents) -> np.ndarray:
     """Running bytes of the allocations ``me`` never frees, one past each event (:attr:`_Extrema.kept`)."""
     kept = (me.delta > 0) & (me.frees() == len(me))
-    return np.concatenate(([0], np.cumsum(np.where(kept, me.delta, 0)))).astype(np.int64)
+    size = np.zeros(len(me), np.int64)
+    size[kept] = me.blocks(kept)  # the unit of the levels it is taken from
+    return np.concatenate(([0], np.cumsum(size))).astype(np.int64)
 
 
 def snapshot_iterations(trace: Trace) -> SpanSteps | None:
@@ -466,7 +468,7 @@ def _iterations(me: MemoryEvents, opening: int | None = None,
         mask[uncounted] = False
         counted = np.cumsum(np.concatenate(([0], mask)))
     ext = _Extrema(me.allocated, _never_freed(me))
-    pre = me.allocated - me.delta  # the level before each event
+    pre = me.before()  # the level before each event
     inv, counts, pos, ident, new_group = _by_site(me, alloc)
     keep, every, micro, forward_opens = _opening_repeats(me, pos, ident, new_group, need, training, pre, ext,
                                                          opening)
@@ -512,7 +514,7 @@ def _phases_held(me: MemoryEvents) -> tuple[bool, list[np.ndarray]] | None:
     if not marks["forward"][-1]:
         return None
     if not marks["backward"][-1] and marks["optimizer"][-1]:
-        marks["backward"] = np.cumsum(np.concatenate(([0], _backward_allocations(me))))
+        marks["backward"] = np.cumsum(np.concatenate(([0], backward_allocations(me))))
     training = bool(marks["backward"][-1])
     need = [marks["forward"], marks["backward"]] if training else [marks["forward"]]
     if training and _optimizer_steps(me) >= 2:
@@ -520,7 +522,7 @@ def _phases_held(me: MemoryEvents) -> tuple[bool, list[np.ndarray]] | None:
     return training, need
 
 
-def _backward_allocations(me: MemoryEvents) -> np.ndarray:
+def backward_allocations(me: MemoryEvents) -> np.ndarray:
     """Per event, whether the backward allocates it: its phase's, or -- where the history shows an optimizer step and
     no backward frame -- every allocation with no frame (:func:`_frameless`)."""
     own = (me.delta > 0) & (me.phase == MEMORY_PHASES.index("backward"))
@@ -674,7 +676,7 @@ def _leaves_nothing(starts: list[int], me: MemoryEvents, frees: np.ndarray, pre:
     for i, (a, b) in enumerate(zip(starts[:-1], starts[1:])):
         made = np.flatnonzero(me.delta[a:b] > 0) + a
         live = (frees[made] > b) & ((frees[made] < n) if i == 0 else True)
-        left = int(me.delta[made[live]].sum())
+        left = int(me.blocks(made[live]).sum())
         if left > dip * (ext.range(a, b)[1] - int(pre[a])):
             return False
     return True
@@ -722,13 +724,13 @@ def _candidate_starts(kp: np.ndarray, kg: np.ndarray, groups: int, n_alloc: np.n
 
 def _backward_held(me: MemoryEvents) -> np.ndarray:
     """Per event: the bytes live just before it that a backward allocated (the gradients ``.grad`` holds; a
-    ``stacks="python"`` history's frameless allocations, :func:`_backward_allocations`).
+    ``stacks="python"`` history's frameless allocations, :func:`backward_allocations`).
 
     Why frameless too: the backward runs on autograd's engine thread, which has no Python frame, so such a history's
     gradients carry no backward phase -- none held anywhere, the micro-batches of gradient accumulation were not told
     from iterations, and a leak whose bytes grow each iteration read as 2 iterations, the last one's 2 micro-batches,
     its leak as none (h37-walk53: ``--forms18`` seed 310387)."""
-    made = np.flatnonzero(_backward_allocations(me))
+    made = np.flatnonzero(backward_allocations(me))
     step = np.zeros(len(me) + 1, np.int64)
     step[made + 1] += me.delta[made]
     freed = me.frees()[made]
@@ -1076,7 +1078,7 @@ def teardown_start(me: MemoryEvents) -> int | None:
     at = frees[held[~_replaced_graph(me, held, frees)]]
     unseen = me.unseen_frees()
     unseen = unseen[unseen > made[-1]]
-    if unseen.size and int(me.allocated[-1]) <= int(me.delta[made[frees[made] >= len(me)]].sum()):
+    if unseen.size and int(me.allocated[-1]) <= int(me.blocks(made[frees[made] >= len(me)]).sum()):
         at = np.concatenate([at, unseen])  # no block made before the history is left at its end
     return int(at.min()) if at.size else None
 
@@ -1385,8 +1387,9 @@ def _head_openings(me: MemoryEvents, troughs: list[int], least: int, made: np.nd
     never = _never_freed(me)
     opens = [t + 1 for t in troughs]
     alloc = np.flatnonzero(made[:troughs[0] + 1])
-    level = (me.allocated - me.delta)[alloc] - never[alloc]
-    floor = float(np.mean([int(me.allocated[o] - me.delta[o]) - int(never[o]) for o in opens]))
+    level = me.before(alloc) - never[alloc]
+    opened = me.before(np.asarray(opens, dtype=np.int64))
+    floor = float(np.mean([int(b) - int(never[o]) for b, o in zip(opened.tolist(), opens)]))
     low = level < floor + least
     last = low & ~np.append(low[1:], False)  # the last allocation of each run at the level
     at = alloc[last & (me.delta[alloc] == me.delta[opens[0]])].tolist()
@@ -1663,7 +1666,7 @@ def _troughs(me: MemoryEvents, alloc: np.ndarray, p: int, first: int, cover: int
     idx = np.arange(first, first + cover // p * p)  # whole repeats: each place's mean over the same ones
     where = (idx - first) % p
     never = _never_freed(me)
-    before = ((me.allocated - me.delta)[alloc[idx]] - never[alloc[idx]]).astype(np.float64)
+    before = (me.before(alloc[idx]) - never[alloc[idx]]).astype(np.float64)
     means = np.bincount(where, weights=before, minlength=p) / np.bincount(where, minlength=p)
     r = _last_at_floor(means, int(me.delta[alloc[first:first + p]].min()))
     return [int(alloc[i]) - 1 for i in range(first + r, first + cover, p)]
@@ -2018,7 +2021,7 @@ def _stackless_passes(me: MemoryEvents, why: str = "the snapshot recording no st
     starts, k = passes.starts, len(passes.starts)
     bounds = [*starts, passes.end + 1]
     n_alloc = np.cumsum(np.concatenate(([0], me.delta > 0)))
-    note = _iterations_note(False, starts, k, True, bounds, n_alloc, me.allocated - me.delta, np.zeros(0, np.int64))
+    note = _iterations_note(False, starts, k, True, bounds, n_alloc, me.before(), np.zeros(0, np.int64))
     note += (f"; read from the allocation pattern, {why}: {k} times in a row the same "
              f"{plural(passes.size, 'allocation')} in the same order, all freed by the end, each taken for a forward "
              f"pass (low confidence: no frame says so)")

@@ -20,10 +20,10 @@ import numpy as np
 
 from tb_gpu_advisor.common.fmt import gb, plural
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.job.iterations import released_together, teardown_start
+from tb_gpu_advisor.job.iterations import backward_allocations, released_together, teardown_start
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES, GpuMemory, Memory, MemoryHolder, OomReport
-from tb_gpu_advisor.model.trace import HOLDERS, MEMORY_PHASES, MemoryEvents, OutOfMemory
+from tb_gpu_advisor.model.trace import HOLDERS, MEMORY_PHASES, MemoryEvents, OutOfMemory, rounded_blocks
 
 #: Phase of an allocation (``MEMORY_PHASES``) -> the category its live bytes are booked to when made in the peak's step.
 _CATEGORY_OF_PHASE = {"forward": "activations", "backward": "gradients", "optimizer": "optimizer", "other": "other",
@@ -112,7 +112,7 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     else:
         out.peak_place = _order_place(ctx, me, p)
     if me.baseline == "absolute":
-        out.start_bytes = int(alloc[0] - me.delta[0])
+        out.start_bytes = int(me.before(np.zeros(1, np.int64))[0])
     step_i = _step_of(win, int(me.t[p]))
     step_start = None
     if step_i is not None:
@@ -218,7 +218,7 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
     Returns the event indices of the leak's allocations (none where nothing leaks): held across iterations at the
     peak (:func:`_at_peak`), whichever phase made them."""
     sites = _leak_sites(me, starts, before)
-    per_round = sum(int(me.delta[r[-1]].sum()) for r in sites)
+    per_round = sum(int(me.blocks(r[-1]).sum()) for r in sites)
     if not sites or per_round < T("memory.leak.min_bytes"):
         return np.zeros(0, dtype=np.int64)
     every = np.concatenate([np.concatenate(r) for r in sites])
@@ -228,10 +228,10 @@ def _leak(me: MemoryEvents, p: int, out: GpuMemory, before: dict[tuple[str, int]
     out.leak_iterations = max(len(r) for r in sites) + earlier
     out.leak_earlier_iterations = earlier
     out.leak_per_iteration_bytes = per_round
-    out.leak_first_iteration_bytes = earliest if earlier else sum(int(me.delta[_whole(me, r)[0]].sum()) for r in sites)
+    out.leak_first_iteration_bytes = earliest if earlier else sum(int(me.blocks(_whole(me, r)[0]).sum()) for r in sites)
     out.leak_blocks = sum(len(r[-1]) for r in sites)
-    out.leak_bytes = int(me.delta[every[every <= p]].sum()) + earlier_bytes
-    out.leak_end_bytes = int(me.delta[every].sum()) + earlier_bytes
+    out.leak_bytes = int(me.blocks(every[every <= p]).sum()) + earlier_bytes
+    out.leak_end_bytes = int(me.blocks(every).sum()) + earlier_bytes
     out.leak_sites = sorted({me.op_names[int(me.op[r[0][0]])] for r in sites  # a line no frame names is none
                              if 0 <= me.op[r[0][0]] < len(me.op_names)} - {"", "?"})
     return every
@@ -269,10 +269,10 @@ def _unseen_of(me: MemoryEvents, r: list[np.ndarray], before: dict[tuple[str, in
     (h37-probe45k)."""
     last = int(r[-1][0])
     name = me.op_names[int(me.op[last])] if 0 <= me.op[last] < len(me.op_names) else ""
-    sizes = np.unique(me.delta[np.concatenate(r)])
+    sizes = np.unique(me.blocks(np.concatenate(r)))  # blocks: the unit of the dump's, as ``before`` counts them
     if sizes.size == 1:
         return [int(sizes[0])] * before.get((name, int(sizes[0])), 0)
-    top = int(me.delta[_whole(me, r)[0]].max())
+    top = int(me.blocks(_whole(me, r)[0]).max())
     return [size for (line, size), n in sorted(before.items()) if line == name and size <= top for _ in range(n)]
 
 
@@ -305,7 +305,7 @@ def _leak_sites(me: MemoryEvents, starts: np.ndarray | None = None, before: dict
         rounds, rises = _without_held_round(rounds, rises, cand_all[keys_all == key], marks[0])
         whole = _whole(me, rounds)
         if (len(rounds) >= least and (len({len(r) for r in whole}) == 1 or _varied_micro_batches(at, marks, whole))
-                and (rises >= 0.9 * me.delta[rounds[0]].sum()).all()):
+                and (rises >= 0.9 * me.blocks(rounds[0]).sum()).all()):
             out.append(rounds)
     return out + _growing_sites(me, cand[~np.isin(me.op[cand], [me.op[r[0][0]] for r in out])], marks)
 
@@ -429,7 +429,7 @@ def _growing_sites(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndarray, 
             continue
         rounds, rises = _rounds(at, marks)
         whole = _whole(me, rounds)
-        made = np.array([int(me.delta[r].sum()) for r in rounds])
+        made = np.array([int(me.blocks(r).sum()) for r in rounds])
         if (len(rounds) >= least and len({len(r) for r in whole}) == 1 and (np.diff(made[-len(whole):]) >= 0).all()
                 and (rises >= 0.9 * made[1:-1]).all()):
             out.append(rounds)
@@ -469,7 +469,7 @@ def _size_rounds(me: MemoryEvents, cand: np.ndarray, marks: tuple[np.ndarray, ..
         number = np.repeat(np.arange(len(run)), [len(g) for g in run])
         new, _step = _gap_ends(at, marks)
         rounds, rises = _rounds(at, marks, number)
-        made = np.array([int(me.delta[r].sum()) for r in rounds])
+        made = np.array([int(me.blocks(r).sum()) for r in rounds])
         if new[np.diff(number) > 0].all() and (rises >= 0.9 * made[1:-1]).all():
             out.append(rounds)
     return out
@@ -906,7 +906,7 @@ def _least_reserve(ctx: Context, me: MemoryEvents, p: int) -> int | None:
     i = np.arange(len(me))
     live = (me.delta > 0) & (i <= p) & (me.frees() > p)
     largest = int(me.delta[: p + 1].max(initial=0))
-    return max(ctx.fw.least_reserve(me.delta[live], largest), int(me.allocated[p]))
+    return max(ctx.fw.least_reserve(me.blocks(live), largest), int(me.allocated[p]))
 
 
 def _at_peak(me: MemoryEvents, p: int, step_start: int | None, leaked: np.ndarray | None = None
@@ -919,13 +919,20 @@ def _at_peak(me: MemoryEvents, p: int, step_start: int | None, leaked: np.ndarra
     A leak's blocks (``leaked``, :func:`_leak`'s) are held too, those of the peak's own iteration among them: the loop
     keeps them past every iteration, so they are no activation a backward reads, and recomputation frees none of
     them.  Booked by phase, a growing leak's last iteration's outputs (3 x 128 MiB, made in its forward) read as
-    activations beside the leak's finding that counts them too: the two savings over the peak (h37-probe45g)."""
+    activations beside the leak's finding that counts them too: the two savings over the peak (h37-probe45g).
+
+    A block of no phase that the job reads as the backward's (``job.iterations.backward_allocations``: a history with
+    Python frames only, where the backward runs on autograd's thread with no frame, and an optimizer stepped) is a
+    gradient: an Adam loop recorded so (Windows records nothing else) booked its 256 MiB of gradients "other" while the
+    job read the same allocations as its backward (h37-snap64)."""
     free_at = me.frees()
     i = np.arange(len(me))
     live = (me.delta > 0) & (i <= p) & (free_at > p)
-    size = me.delta[live]
+    size = me.blocks(live)  # the unit ``allocated`` counts: each part of the level a part of it
     phase = me.phase[live].copy()
-    phase[_freed_by_backward(me)[live] & (phase == MEMORY_PHASES.index("other"))] = MEMORY_PHASES.index("forward")
+    other = phase == MEMORY_PHASES.index("other")
+    phase[_freed_by_backward(me)[live] & other] = MEMORY_PHASES.index("forward")
+    phase[backward_allocations(me)[live] & other] = MEMORY_PHASES.index("backward")
     earlier = me.t[live] < step_start if step_start is not None else np.zeros(size.shape, bool)
     if leaked is not None and leaked.size:
         earlier |= np.isin(np.flatnonzero(live), leaked)
@@ -985,7 +992,7 @@ def _lifetime_only(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> in
     live = me.by_lifetime & (me.delta > 0) & (i <= p) & (me.frees() > p)
     if me.holder is not None:  # a KV cache's blocks: its code names what they are
         live &= me.holder < 0
-    return min(int(me.delta[live].sum()), out.breakdown.get("held", 0))
+    return min(int(me.blocks(live).sum()), out.breakdown.get("held", 0))
 
 
 def _freed_by_backward(me: MemoryEvents) -> np.ndarray:
@@ -1038,11 +1045,11 @@ def _forward_kept(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> Non
     kept = (me.delta > 0) & (i <= p) & (free_at > p) & made
     if not kept.any():
         return
-    size, fr = me.delta[kept], free_at[kept]
+    size, fr = me.blocks(kept), free_at[kept]  # bytes in blocks, a part of the peak; sizes matched by request
     out.forward_kept_bytes, out.forward_kept_blocks = int(size.sum()), int(kept.sum())
     out.forward_kept_largest = int(size.max())
     out.forward_kept_sites = int(np.unique(me.op[kept]).size)
-    _earlier_pass_kept(me, p, size, out)
+    _earlier_pass_kept(me, p, me.delta[kept], out)
     if int(size[fr >= n].sum()) >= T("memory.forward_kept.together") * out.forward_kept_bytes:
         out.forward_kept_release = "still held at the end of the capture"
         return
@@ -1081,15 +1088,17 @@ def _earlier_pass_kept(me: MemoryEvents, p: int, kept: np.ndarray, out: GpuMemor
     earlier = -me.delta[unseen[unseen > p]]
     if not earlier.size:
         return
-    left, matched, blocks = _repeats(earlier, kept)
-    if matched >= T("memory.forward_kept.together") * int(kept.sum()):
+    left, matched, blocks = _repeats(earlier, kept, me.block_unit)
+    if matched >= T("memory.forward_kept.together") * int(rounded_blocks(kept, me.block_unit).sum()):
         out.forward_kept_earlier_bytes, out.forward_kept_earlier_blocks = matched, blocks
         _earlier_pass_casts(me, p, left, out)
 
 
-def _repeats(earlier: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, int, int]:
+def _repeats(earlier: np.ndarray, own: np.ndarray, unit: int) -> tuple[np.ndarray, int, int]:
     """(the sizes in ``earlier`` left unmatched, the bytes and count matched): the blocks of ``earlier`` whose sizes
-    repeat those of ``own``, each of ``own`` matched once (a multiset match)."""
+    repeat those of ``own``, each of ``own`` matched once (a multiset match).  Sizes are matched as requested, the
+    bytes matched counted as the blocks of ``unit`` that hold them (``MemoryEvents.block_unit``): the unit of the
+    level they are a part of (blocks freed before the dump: their request rounded up)."""
     sizes, n_own = np.unique(own, return_counts=True)
     left = np.sort(earlier)
     keep = np.ones(left.size, bool)
@@ -1098,7 +1107,7 @@ def _repeats(earlier: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, int, int
         lo = int(np.searchsorted(left, size, side="left"))
         take = min(k, int(np.searchsorted(left, size, side="right")) - lo)
         keep[lo:lo + take] = False
-        matched += size * take
+        matched += int(rounded_blocks(np.array([size], np.int64), unit)[0]) * take
         blocks += take
     return left[keep], matched, blocks
 
@@ -1120,7 +1129,7 @@ def _earlier_pass_casts(me: MemoryEvents, p: int, left: np.ndarray, out: GpuMemo
     live = _cast(me) & (np.arange(len(me)) <= p) & (me.frees() > p) & (me.delta > 0)
     if not live.any():
         return
-    _, matched, blocks = _repeats(left, me.delta[live])
+    _, matched, blocks = _repeats(left, me.delta[live], me.block_unit)
     out.forward_kept_earlier_cast_bytes, out.forward_kept_earlier_cast_blocks = matched, blocks
 
 
@@ -1176,8 +1185,9 @@ def _cast_cache(me: MemoryEvents, p: int, out: GpuMemory) -> None:
     free_at = me.frees()
     live = me.cast_copy & (np.arange(len(me)) <= p) & (free_at > p)
     if live.any():
-        out.cast_cache_bytes, out.cast_cache_blocks = int(me.delta[live].sum()), int(live.sum())
-        out.cast_cache_largest = int(me.delta[live].max())
+        size = me.blocks(live)
+        out.cast_cache_bytes, out.cast_cache_blocks = int(size.sum()), int(live.sum())
+        out.cast_cache_largest = int(size.max())
 
 
 def _cast(me: MemoryEvents) -> np.ndarray:
@@ -1198,7 +1208,7 @@ def _climb(me: MemoryEvents, p: int) -> np.ndarray:
     stood at -- a history begun after the weights were made had none to climb from, and failed (a real Adam loop's,
     ``wild/snapshot_adam_iterations`` recorded without stacks and torn down: IndexError); one that never stood at its
     floor before the peak climbs from its start."""
-    before = me.allocated[: p + 1] - me.delta[: p + 1]
+    before = me.before(np.arange(p + 1))
     end = teardown_start(me)
     below = np.flatnonzero(before <= int(me.allocated[p:end if end is not None and end > p else None].min()))
     floor = int(below[-1]) if below.size else 0
@@ -1208,7 +1218,9 @@ def _climb(me: MemoryEvents, p: int) -> np.ndarray:
 
 
 def _per_step(me: MemoryEvents, win: np.ndarray, ids: np.ndarray, has_res: bool) -> tuple[list[list], float | None]:
-    """Per kept step: [step, peak allocated, peak reserved, allocated at its start]; reserved changes per step."""
+    """Per kept step: [step, peak allocated, peak reserved, allocated at its start]; reserved changes per step.  A
+    step's peaks count the level it starts at, held until its first event (a step whose first event frees: the
+    level before it is the step's own -- a JAX step's peak read 256 B under the bytes it began with, h37-snap64)."""
     if not win.shape[0]:
         return [], None
     lo = np.searchsorted(me.t, win[:, 0], side="left")
@@ -1219,12 +1231,13 @@ def _per_step(me: MemoryEvents, win: np.ndarray, ids: np.ndarray, has_res: bool)
         changed[1:] = (me.reserved[1:] != me.reserved[:-1]) & (me.reserved[1:] >= 0) & (me.reserved[:-1] >= 0)
     for k in range(win.shape[0]):
         a, b = int(lo[k]), int(hi[k])
-        start = int(me.allocated[a - 1]) if a > 0 else (int(me.allocated[0] - me.delta[0]) if len(me) else 0)
+        start = int(me.allocated[a - 1]) if a > 0 else (int(me.before(np.zeros(1, np.int64))[0]) if len(me) else 0)
         if b <= a:
             rows.append([int(ids[k]), start, int(me.reserved[a - 1]) if has_res and a > 0 else None, start])
             continue
-        rows.append([int(ids[k]), int(me.allocated[a:b].max()),
-                     int(me.reserved[a:b].max()) if has_res else None, start])
+        held = int(me.reserved[a - 1]) if has_res and a > 0 else -1
+        rows.append([int(ids[k]), max(int(me.allocated[a:b].max()), start),
+                     max(int(me.reserved[a:b].max()), held) if has_res else None, start])
         changes += int(changed[a:b].sum())
     return rows, (changes / win.shape[0]) if has_res else None
 
@@ -1345,7 +1358,7 @@ def _other_before_turn(ctx: Context, o: OutOfMemory, start: int) -> int:
     live &= me.phase == MEMORY_PHASES.index("other")
     if me.holder is not None:  # a named maker's blocks are its kind (``OutOfMemory.live_by_holder``), not held
         live &= me.holder < 0
-    return int(me.delta[live].sum())
+    return int(me.blocks(live).sum())
 
 
 def _capacity_from_ooms(gpus: list[GpuMemory], ooms: list[OomReport]) -> None:

@@ -143,9 +143,47 @@ class MemoryEvents:
     #: int8 per event: the maker its stack names apart from its phase (index into ``HOLDERS``), -1 none; None where
     #: the format cannot tell
     holder: np.ndarray | None = None
+    #: the allocator's least block where ``delta`` holds what each tensor asked for while ``allocated`` counts the
+    #: blocks that hold them (a PyTorch snapshot: its entries record the request, its totals the request rounded up
+    #: to 512 bytes); 1 where ``delta`` is what the totals count
+    block_unit: int = 1
+    #: (sorted event indices, bytes): the allocations whose block is not their request rounded up to ``block_unit``
+    #: -- a large block left unsplit, live at the dump, which says its bytes; None for none (a few: never per event)
+    block_over: tuple[np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return int(self.t.shape[0])
+
+    def before(self, idx: np.ndarray | None = None) -> np.ndarray:
+        """The bytes allocated just before each event (of ``idx``; every event where None): its level less its own
+        block, in the unit of ``allocated`` (its level less its request left the block's rounding in the level).
+        One new array of ``idx``'s length: a whole history's is made in place."""
+        out = self.blocks(idx)
+        np.subtract(self.allocated if idx is None else self.allocated[self._index(idx)], out, out=out)
+        return out
+
+    def blocks(self, idx: np.ndarray | None = None) -> np.ndarray:
+        """The bytes of the blocks events ``idx`` (indices or a mask; every event where None) allocate (+) or free
+        (-), in the unit of ``allocated``.  Why: a level's parts summed from ``delta`` (its requests) left each
+        block's rounding to the remainder, so "held" at a snapshot's peak held every live tensor's rounding (4-byte
+        tensors' requests, each in a 512-byte block); summed from here, a part never exceeds its whole, each in one
+        unit."""
+        at = None if idx is None else self._index(idx)
+        out = rounded_blocks(self.delta if at is None else self.delta[at], self.block_unit)
+        if self.block_over is not None and self.block_over[0].size and out.size:
+            over, size = self.block_over
+            if at is None:
+                inside = over < out.size  # a history's head (:meth:`head`) keeps the whole's
+                out[over[inside]] = size[inside]
+            else:
+                k = np.minimum(np.searchsorted(over, at), over.size - 1)
+                hit = over[k] == at
+                out[hit] = size[k[hit]]
+        return out
+
+    @staticmethod
+    def _index(idx: np.ndarray) -> np.ndarray:
+        return np.flatnonzero(idx) if idx.dtype == bool else np.asarray(idx, dtype=np.int64)
 
     def head(self, n: int) -> "MemoryEvents":
         """The history's first ``n`` events alone: every per-event array cut there, the rest as it is."""
@@ -176,6 +214,21 @@ class MemoryEvents:
         """Per event: for an allocation, the index of the free of its block (the next event at its address that
         frees), ``len(self)`` when it is never freed in the capture; -1 for frees (:func:`pair_frees`)."""
         return pair_frees(self.delta, self.addr)
+
+
+def rounded_blocks(delta: np.ndarray, unit: int) -> np.ndarray:
+    """``delta`` (requests: + allocated, - freed) as the blocks an allocator whose least block is ``unit`` bytes
+    holds them in: each size rounded up to a multiple of ``unit``, at least one; 0 stays 0.  A new array, made in
+    place from one copy (a history's column may hold millions of entries)."""
+    out = np.abs(delta)
+    if unit > 1:
+        out += unit - 1
+        out //= unit
+        np.maximum(out, 1, out=out)
+        out *= unit
+        out[delta == 0] = 0
+    np.negative(out, out=out, where=delta < 0)
+    return out
 
 
 def address_parts(addr: np.ndarray) -> np.ndarray:

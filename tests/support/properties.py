@@ -477,6 +477,72 @@ def memory_savings_problems(h: HostReport) -> list[str]:
     return out
 
 
+#: a memory snapshot's source (``GpuMemory.source``): its totals count the caching allocator's blocks
+_SNAPSHOT_SOURCE = "PyTorch memory snapshot"
+#: the caching allocator's least block (``kMinBlockSize``): every block, and so every sum of blocks, a multiple of it
+_LEAST_BLOCK = 512
+#: the memory findings' details that are bytes of blocks live at the peak (or at the history's end)
+_BLOCK_DETAILS = ("kept_bytes", "cache_bytes", "per_iteration_bytes", "leak_end_bytes", "peak_allocated_bytes")
+
+
+def memory_unit_problems(h: HostReport) -> list[str]:
+    """``one-unit`` (h37-snap64): each of a GPU's memory quantities in one unit, each part within its whole.  The
+    breakdown of the allocated peak adds up to it, no category and no op holding more than its category's share;
+    the peak allocated within the peak reserved, the reserve in use within it; an OOM's kinds add up to what was
+    allocated then, within what was reserved; a step's peak within the peaks.  A snapshot's totals count the caching
+    allocator's blocks (512-byte multiples), so every part of them does too: a sum of the tensors' requests beside
+    them (a 160,000,004 B gradient in a 160,000,512 B block) left each rounding to whatever category was the
+    remainder ("held across steps")."""
+    out = []
+    said = [f for f in h.findings if f.metric is not None and f.rule in _PEAK_SAVINGS]
+    for g in h.gpus:
+        m = g.memory or {}
+        peak, res = m.get("peak_allocated_bytes"), m.get("peak_reserved_bytes")
+        where = f"{h.host}/GPU{g.gpu}"
+        bd = {k: int(v) for k, v in (m.get("breakdown") or {}).items()}
+        if peak is not None and bd:
+            if any(v < 0 for v in bd.values()) or sum(bd.values()) > peak:
+                out.append(f"one-unit: {where}: the peak's breakdown {bd} is no part of its {peak:,} B")
+            elif m.get("baseline") == "absolute" and sum(bd.values()) != peak:
+                out.append(f"one-unit: {where}: the peak's breakdown sums to {sum(bd.values()):,} B, not its {peak:,} B")
+        by_cat: dict[str, int] = {}
+        for _name, cat, size, _count in m.get("top") or []:
+            by_cat[cat] = by_cat.get(cat, 0) + int(size)
+        out += [f"one-unit: {where}: the ops holding {c} hold {v:,} B of its {bd.get(c, 0):,} B"
+                for c, v in by_cat.items() if bd and v > bd.get(c, 0)]
+        if (m.get("held_by_lifetime_bytes") or 0) > bd.get("held", 0):
+            out.append(f"one-unit: {where}: held by its lifetime {m['held_by_lifetime_bytes']:,} B over held")
+        if peak is not None and res is not None and res >= 0 and peak > res:
+            out.append(f"one-unit: {where}: peak allocated {peak:,} B over peak reserved {res:,} B")
+        if res is not None and (m.get("peak_reserved_in_use_bytes") or 0) > res:
+            out.append(f"one-unit: {where}: reserved in use {m['peak_reserved_in_use_bytes']:,} B over {res:,} B")
+        for row in m.get("step_peaks") or []:
+            _step, top, top_res, start = (list(row) + [None] * 4)[:4]
+            if start is not None and top is not None and start > top:
+                out.append(f"one-unit: {where}: step {_step} starts at {start:,} B above its peak {top:,} B")
+            if top_res is not None and top is not None and top > top_res:
+                out.append(f"one-unit: {where}: step {_step}'s peak {top:,} B over its reserved {top_res:,} B")
+        for o in m.get("ooms") or []:
+            kinds = sum(int(v) for v in (o.get("by_category") or {}).values())
+            if kinds and kinds != o.get("allocated_bytes"):
+                out.append(f"one-unit: {where}: an OOM's kinds sum to {kinds:,} B, not the {o['allocated_bytes']:,} B "
+                           f"allocated then")
+            if o.get("reserved_bytes") is not None and o["allocated_bytes"] > o["reserved_bytes"] >= 0:
+                out.append(f"one-unit: {where}: an OOM's allocated {o['allocated_bytes']:,} B over its reserved")
+        if not str(m.get("source", "")).startswith(_SNAPSHOT_SOURCE):
+            continue
+        blocks = {"peak allocated": peak, "peak reserved": res, "start": m.get("start_bytes"),
+                  **{f"held by {k}": v for k, v in bd.items()},
+                  **{f"op {t[0]} ({t[1]})": t[2] for t in m.get("top") or []},
+                  **{f"OOM {k}": v for o in m.get("ooms") or [] for k, v in (o.get("by_category") or {}).items()},
+                  **{f"OOM live block {k}": b[0] for o in m.get("ooms") or [] for k, b in enumerate(o.get("live") or [])},
+                  **{f"{f.id} {k}": f.metric.detail.get(k) for f in said if f.metric.detail.get("gpu") == g.gpu
+                     for k in _BLOCK_DETAILS}}
+        out += [f"one-unit: {where}: {what} {v:,} B is no sum of the allocator's {_LEAST_BLOCK}-byte blocks"
+                for what, v in blocks.items() if isinstance(v, int) and v % _LEAST_BLOCK]
+    return out
+
+
 def _savings_over(host: str, gpu: int, fs: list[Finding], peak: int) -> list[str]:
     """:func:`memory_savings_problems` for findings ``fs`` against the bytes ``peak`` they can free."""
     out = []
@@ -3091,7 +3157,7 @@ def report_violations(report: Report) -> list[str]:
         out += card_quiet_problems(h.host, h) + ruled_out_fix_problems(h.host, h.findings) + limit_name_problems(h.host, h)
         out += fix_twice_problems(h.host, h.findings) + premise_fix_problems(h.host, h.findings)
         out += version_said_problems(h.host, h) + waits_at_problems(h.host, h.findings)
-        out += release_fit_problems(h.host, h) + memory_savings_problems(h)
+        out += release_fit_problems(h.host, h) + memory_savings_problems(h) + memory_unit_problems(h)
         out += unmarked_problems(h)
         out += snippet_lang_problems(h.host, h.findings) + rest_of_nothing_problems(h.host, h.findings)
         out += left_out_problems(h.host, h.findings) + no_steady_problems(h.host, h)

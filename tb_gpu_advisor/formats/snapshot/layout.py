@@ -53,6 +53,17 @@ _TRACE_ENTRY_KEYS = (b"action", b"addr", b"size")
 #: after the protocol and frame opcodes) whose first dict opens with a segment's own keys.
 _SEGMENT_LIST = re.compile(rb"^\x80[\x02-\x05](?:\x95.{8})?(?:\]|\(l)", re.S)
 _LIST_SEGMENT_KEYS = (b"device", b"total_size")
+#: ``json.dump(torch.cuda.memory._snapshot(), f)``: the same dict as JSON text (its keys in the dict's order,
+#: ``segments`` first), which a script saves where it wants to read the snapshot itself (h37-snap64)
+_JSON_START = re.compile(rb"^\s*\{\s*\"(segments|device_traces)\"\s*:")
+
+
+def is_json_snapshot(head: bytes) -> bool:
+    """Whether a file's start (decompressed) is a snapshot's dict as JSON text (:data:`_JSON_START`) with a segment's
+    or the history's keys in its first bytes."""
+    return bool(_JSON_START.match(head)) and any(b'"' + k + b'"' in head for k in _SEGMENT_KEYS)
+
+
 #: ``torch.cuda._memory_viz._format_viz``'s page: the viewer's module, then the pickle as the first local file.
 _VIZ_PAGE = re.compile(rb"MemoryViz\.js")
 _VIZ_FILES = re.compile(rb"const\s+local_files\s*=\s*")
@@ -256,6 +267,8 @@ def sniff(path: str) -> str | None:
         head = embedded_snapshot(head, whole=False)
         if isinstance(head, str):
             return head
+    if is_json_snapshot(head):
+        return None  # saved with ``json.dump``: read whole (``reader._read_json``)
     if not _PICKLE_START.search(head):
         return "not a pickle"
     if _SEGMENT_LIST.search(head[:64]) and all(k in head[:256] for k in _LIST_SEGMENT_KEYS):

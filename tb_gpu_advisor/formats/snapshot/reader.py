@@ -24,6 +24,7 @@ import bisect
 import contextlib
 import dataclasses
 import io
+import json
 import os
 import re
 import tempfile
@@ -40,12 +41,12 @@ from tb_gpu_advisor.formats.base import is_gzip, max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.capacity import Capacity, read_capacity
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, load, loads
-from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page, is_page,
-                                                    page_stream)
+from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page,
+                                                    is_json_snapshot, is_page, page_stream)
 from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
 from tb_gpu_advisor.model.trace import (HOLDERS, MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack,
                                        AllocRetry, MemoryEvents, MemorySnapshot, OutOfMemory, SnapshotBlock, Trace,
-                                       pair_frees)
+                                       pair_frees, rounded_blocks)
 
 #: Entries, blocks and frames looked at per byte of the file (at least MIN_WORK); past it the rest is left out and
 #: said so.  A real snapshot spends ~100 bytes on a block or an entry with its ~24 frames (memo references).
@@ -192,6 +193,8 @@ def _peak_reserved(trace: Trace, gpu: int) -> int:
 def _read_local(path: str, local: str, host: str) -> Trace:
     """:func:`read_trace` of ``path``'s bytes at ``local`` (``path`` itself where it is a local file)."""
     kind = _kind(path, local)
+    if kind == "json":
+        return _read_json(path, local, host)
     if kind != "whole":
         opened = (lambda: _Pass(path, local)) if kind == "pickle" else (lambda: _page_pass(path, local))
         try:
@@ -237,6 +240,31 @@ def _read_local(path: str, local: str, host: str) -> Trace:
         return to_trace(doc, host, path, size, work=max(MIN_WORK, WORK_PER_BYTE * size), cols=cols)
     finally:
         cols.release()
+
+
+#: The most bytes of a snapshot saved as JSON read: its text is parsed whole into Python's objects (~10 times its
+#: bytes), where a pickle is streamed and its history compacted as it comes
+JSON_MAX_BYTES = 256 * 2**20
+
+
+def _read_json(path: str, local: str, host: str) -> Trace:
+    """A snapshot saved as JSON text (``json.dump(torch.cuda.memory._snapshot(), f)``: the same dict, its frames
+    records; ``layout.is_json_snapshot``), read whole.  Why: scripts that read a snapshot themselves save it so
+    (PyTorch's own tests dump it with ``json.dumps``), and it was refused as "JSON without traceEvents: not a
+    trace".  Past :data:`JSON_MAX_BYTES` it is refused in words that say how to save it as a pickle, read as a
+    stream: a 1 GB history parsed whole holds ten times that."""
+    data = _read_bytes(path, local)
+    if len(data) > JSON_MAX_BYTES:
+        raise SnapshotReadError(path, f"a memory snapshot saved as JSON, {len(data):,} bytes: over the "
+                                      f"{JSON_MAX_BYTES:,} bytes read as JSON, which is parsed whole; save it with "
+                                      "torch.cuda.memory._dump_snapshot(path) (a pickle, read as a stream)")
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as e:
+        raise SnapshotReadError(path, f"a memory snapshot's JSON that does not parse: {e}") from None
+    size = len(data)
+    del data
+    return to_trace(doc, host, path, size, work=max(MIN_WORK, WORK_PER_BYTE * size))
 
 
 @contextlib.contextmanager
@@ -291,10 +319,17 @@ def _kind(path: str, local: str) -> str:
     p = _Pass(path, local)
     try:
         head = p.read(_HEAD_BYTES)
+        if head.lstrip()[:1] == b"{":  # JSON text, maybe: a read may return less than asked; its keys come first
+            parts = [head]
+            while sum(map(len, parts)) < _HEAD_BYTES and (more := p.read(_HEAD_BYTES - sum(map(len, parts)))):
+                parts.append(more)
+            head = b"".join(parts)
     finally:
         p.close()
     if not head.strip():
         return "whole"
+    if is_json_snapshot(head):
+        return "json"
     if not is_page(head):
         return "pickle"
     stream = page_stream(_Pass(path, local))
@@ -934,7 +969,7 @@ class _Live:
 
     def block(self, budget: "_Budget") -> SnapshotBlock:
         frames = budget.frames(self.raw, spend=False)
-        return SnapshotBlock(size=self.size, requested=self.size, address=self.address, frames=frames,
+        return SnapshotBlock(size=self.size, requested=self.requested, address=self.address, frames=frames,
                              time_ps=self.time_ps, phase=self.phase, label=budget.label(self.raw))
 
 
@@ -971,7 +1006,8 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
         raise _OutOfRange(f"GPU {gpu}'s history allocates and frees more than 2**62 bytes: no allocator's record")
     # totals after each event: the dump's, less everything that came after the event -- in the allocator's unit
     # (its blocks), as the dump and the segments count; the entries' requests (``d``) stay for matching sizes
-    held = _block_deltas(d, at, dump)
+    over = _block_over(d, at, dump)
+    held = _block_deltas(d, over)
     alloc, res = _totals(allocated_end, held), _totals(reserved_end, rd)
     anchored = _anchored(alloc, held), _anchored(res, rd)
     whole = anchored[0] is alloc and anchored[1] is res  # the history reaches the dump: segments follow it back
@@ -1013,7 +1049,7 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
         gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
         t=t, delta=d, allocated=alloc, reserved=res, addr=at,
         op=op, phase=phase, op_names=list(labels), cast_copy=cast, by_lifetime=kept, holder=holder,
-        cached=cached
+        cached=cached, block_unit=_BLOCK_ROUND, block_over=over if over[0].size else None
     ) if t.size else None
     out = []
     for k, i, e in ooms:
@@ -1107,25 +1143,20 @@ def _retries(gpu: int, t: np.ndarray, rd: np.ndarray, res: np.ndarray, retried: 
     return out
 
 
-def _block_deltas(d: np.ndarray, addr: np.ndarray, dump: list[_Live]) -> np.ndarray:
-    """Per event, the bytes of the block it allocates (+) or frees (-): what the device holds, where ``d`` holds what
-    the tensor asked for.  Why: PyTorch's caching allocator records an allocation's request (``orig_size``) and both
-    of its frees with the block's ``requested_size`` (the same request), while the dump's blocks and segments count
-    the block -- the request rounded up to 512 bytes (``kMinBlockSize``), and a large block left unsplit up to 1 MiB
-    over.  Totals counted back from the dump's blocks with the requests were off by every rounding after the event: a
-    history of 6,000 tensors of 100 bytes under 5 MiB, begun empty, read 30,000 B live before its first event.  A
-    block still live at the dump is its own bytes (the last allocation at its address, not freed after); any other
-    is its request rounded up to 512 bytes -- an allocation and its free alike, so they cancel (an unsplit block
-    freed before the dump is short of its true bytes by at most 1 MiB; ``roundup_power2_divisions`` is not read)."""
-    out = np.abs(d)  # in place from here: a history may hold millions of entries
-    out += _BLOCK_ROUND - 1
-    out //= _BLOCK_ROUND
-    np.maximum(out, 1, out=out)
-    out *= _BLOCK_ROUND
-    out[d == 0] = 0
-    np.negative(out, out=out, where=d < 0)
+def _block_over(d: np.ndarray, addr: np.ndarray, dump: list[_Live]) -> tuple[np.ndarray, np.ndarray]:
+    """The allocations whose block is not their request rounded up to the least block (``MemoryEvents.block_over``):
+    (sorted event indices, the block's bytes).  Why: PyTorch's caching allocator records an allocation's request
+    (``orig_size``) and both of its frees with the block's ``requested_size`` (the same request), while the dump's
+    blocks and segments count the block -- the request rounded up to 512 bytes (``kMinBlockSize``), and a large block
+    left unsplit up to 1 MiB over.  Totals counted back from the dump's blocks with the requests were off by every
+    rounding after the event: a history of 6,000 tensors of 100 bytes under 5 MiB, begun empty, read 30,000 B live
+    before its first event.  A block still live at the dump is its own bytes (the last allocation at its address,
+    not freed after); any other is its request rounded up to 512 bytes -- an allocation and its free alike, so they
+    cancel (an unsplit block freed before the dump is short of its true bytes by at most 1 MiB;
+    ``roundup_power2_divisions`` is not read)."""
+    none = np.zeros(0, np.int64), np.zeros(0, np.int64)
     if not dump or not d.size:
-        return out
+        return none
     size_at = {b.address: b.size for b in dump}
     heads = np.array(sorted(size_at), dtype=np.int64)
     at = np.searchsorted(heads, addr)
@@ -1137,7 +1168,17 @@ def _block_deltas(d: np.ndarray, addr: np.ndarray, dump: list[_Live]) -> np.ndar
     last = on[on.size - 1 - first]  # per address (``seen``): its last allocation or free
     known = np.array([size_at[a] for a in seen.tolist()], dtype=np.int64)
     take = (d[last] > 0) & (known >= d[last])
-    out[last[take]] = known[take]
+    idx, size = last[take], known[take]
+    differs = size != rounded_blocks(d[idx], _BLOCK_ROUND)
+    order = np.argsort(idx[differs])
+    return idx[differs][order], size[differs][order]
+
+
+def _block_deltas(d: np.ndarray, over: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per event, the bytes of the block it allocates (+) or frees (-): what the device holds, where ``d`` holds what
+    the tensor asked for -- each request rounded up to the least block, those ``over`` names their block's bytes."""
+    out = rounded_blocks(d, _BLOCK_ROUND)
+    out[over[0]] = over[1]
     return out
 
 
@@ -1763,7 +1804,9 @@ def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget
         k += action in _ALLOC or action in _FREE or action in _SEG_ADD or action in _SEG_DROP
         if action in _ALLOC:
             seen.add(a)
-            live[a] = _Live(_int(e.get("size"), 0), a, e.get("frames"), _time_ps(e, i, t0_us), budget)
+            asked = _int(e.get("size"), 0)  # the request: its block, the unit of the OOM's totals, holds it rounded
+            live[a] = _Live(int(rounded_blocks(np.array([asked], np.int64), _BLOCK_ROUND)[0]), a, e.get("frames"),
+                            _time_ps(e, i, t0_us), budget, requested=asked)
             if kept is not None and 0 <= k < kept.size and kept[k]:
                 live[a].phase = "parameters"
         elif action in _FREE:

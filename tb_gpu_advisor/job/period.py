@@ -107,9 +107,9 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray], waits: Waits | N
 def _swept_blocks(trace: Trace, launches: list[np.ndarray], steps: SpanSteps) -> SpanSteps:
     """``steps`` with low confidence and the configurations named (``SpanSteps.sweep``) where its repeats are a sweep
     of launch configurations: some kernel the busiest GPU runs as often in every repeat takes at least
-    :data:`_SWEPT` block sizes (threads a block) over the repeats, a new one at half of them or more, while its
-    threads in all -- the work it was given -- stay within :data:`_SAME_WORK` of each other; ``steps`` unchanged
-    elsewhere.
+    :data:`_SWEPT` block sizes (threads a block) over the repeats -- each size once, or a few trials of each in a
+    row -- while its threads in all, the work it was given, stay within :data:`_SAME_WORK` of each other; ``steps``
+    unchanged elsewhere.
 
     Why: a benchmark that runs one kernel at 2x2, 4x4 ... 32x32 threads a block, each run its own allocations, uploads,
     launch and readback, repeats one launch sequence exactly, and the period read its runs as a loop's steady steps --
@@ -144,8 +144,7 @@ def _swept_blocks(trace: Trace, launches: list[np.ndarray], steps: SpanSteps) ->
         work = (blocks[mine] * threads[mine]).reshape(n, -1)
         for j in range(t.shape[1]):
             col = t[:, j]
-            if np.unique(col).size < _SWEPT or int((np.diff(col) != 0).sum()) < (n - 1) / 2 \
-                    or work[:, j].max() > _SAME_WORK * work[:, j].min():
+            if np.unique(col).size < _SWEPT or work[:, j].max() > _SAME_WORK * work[:, j].min():
                 continue
             took = dur[mine].reshape(n, -1)[:, j]
             head, sep, tail = steps.note.partition(";")  # the sweep said in the reading's first clause, its headline
@@ -157,8 +156,8 @@ def _swept_blocks(trace: Trace, launches: list[np.ndarray], steps: SpanSteps) ->
 def _sweep_note(name: str, threads: np.ndarray, work: int) -> str:
     """The job line's words for a sweep of ``name``'s block sizes (``threads``: each repeat's threads a block)."""
     sizes = np.unique(threads)
-    return (f"each launching `{devices.short_kernel_name(name, 60)}` with a block of its own "
-            f"({plural(sizes.size, 'size')}, {int(sizes[0]):,} to {int(sizes[-1]):,} threads) over the same "
+    return (f"launching `{devices.short_kernel_name(name, 60)}` at {plural(sizes.size, 'block size')} "
+            f"({int(sizes[0]):,} to {int(sizes[-1]):,} threads a block) over the same "
             f"{work:,} threads: a sweep of launch configurations, not one loop's steady turns -- the step time is "
             "their mean")
 

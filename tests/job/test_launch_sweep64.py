@@ -64,6 +64,16 @@ def test_grids_rounded_up_are_the_same_work(tmp_path):
     assert host["steps"]["confidence"] == "low" and _sweep_finding(host) is not None, host["steps"]
 
 
+def test_trials_of_each_size_in_a_row_are_a_sweep(tmp_path):
+    """A benchmark that times each block size three times in a row: the same kernel at 4 sizes, 12 runs."""
+    blocks = tuple(b for b in (2, 4, 8, 16) for _ in range(3))
+    host, truth = _host(tmp_path, blocks=blocks, kernel_ms=tuple(18.0 / b for b in blocks))
+    assert host["steps"]["confidence"] == "low", host["steps"]
+    f = _sweep_finding(host)
+    assert f is not None, [x["title"] for x in host["findings"]]
+    _each_size_timed(f["summary"], truth["runs"], range(1, len(blocks) - 1))
+
+
 def test_control_one_block_size_is_a_loop(tmp_path):
     host, _ = _host(tmp_path, blocks=(16,) * 6, kernel_ms=(1.2,) * 6)
     assert host["steps"]["confidence"] == "medium" and "sweep" not in host["steps"]["note"], host["steps"]
@@ -82,7 +92,7 @@ def test_control_a_grid_that_grows_with_its_input_is_no_sweep(tmp_path):
 def test_real_block_size_sweep():
     host = first_host(REAL)
     steps = host["steps"]
-    assert steps["confidence"] == "low" and "5 sizes, 4 to 1,024 threads" in steps["note"], steps
+    assert steps["confidence"] == "low" and "5 block sizes (4 to 1,024 threads a block)" in steps["note"], steps
     f = _sweep_finding(host)
     assert f is not None, [x["title"] for x in host["findings"]]
     for words in ("9.24 ms at 4,", "2.90 ms at 16,", "1.44 ms at 64,", "1.17 ms at 256"):

@@ -177,8 +177,8 @@ def _step_count(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     s, job = m.steps, m.job
     if s.source == "whole_capture":
         return [] if cold_start.owns_one_pass(m) else [_one_pass(ctx, m)]
-    if s.count >= T("capture.min_steps"):
-        return []
+    if s.count >= T("capture.min_steps") or s.sweep:  # a sweep's runs are configurations: more of them averages
+        return []  # nothing steadier (its own note, :func:`_sweep`, says to compare them)
     passes = job is not None and job.kind.kind in ("inference", "serving") and job.kind.confidence != "low"
     why = s.note or ("no step markers found" if s.source == "whole_capture" else "")
     unit = {"serving": "engine step", "inference": "forward pass"}.get(job.kind.kind if passes else "", "step")

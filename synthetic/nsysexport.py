@@ -5274,3 +5274,66 @@ def write_layer_pass(path: str, iterations: int = 1, layers: int = 12, pause_aft
     return {"passes": iterations, "layers": layers, "pauses": len(pause_after) * iterations,
             "period_ms": (firsts[1] - firsts[0]) / 1e6 if iterations > 1 else None,
             "pass_ms": (end - firsts[-1]) / 1e6}
+
+
+# ------------------------------------------------------------- h37-huntnsys64: a sweep of one kernel's launch shapes
+
+
+def write_launch_sweep(path: str, blocks: tuple[int, ...] = (16, 2, 4, 8, 16, 32), n: int = 1024,
+                       kernel_ms: tuple[float, ...] | None = None, grid_of: Callable[[int], int] | None = None,
+                       check_ms: float = 1.0, nbytes: int = 4 << 20) -> dict:
+    """Write the export of a native benchmark shaped after kalfazed/tensorrt_starter's ``2.4-error-handler`` (an RTX
+    3080): an ``n`` x ``n`` matmul run once per entry of ``blocks``, each run its own ``cudaMalloc`` x3, two blocking
+    uploads of ``nbytes`` from pageable memory, a third ``cudaMalloc``, ONE launch of ``MatmulKernel`` with ``b`` x ``b`` threads a block over
+    a grid of ``n / b`` x ``n / b`` blocks (``grid_of(b)`` blocks a side instead, where given), a blocking readback
+    that waits for it, a ``cudaDeviceSynchronize``, ``cudaFree`` x3, then ``check_ms`` of the host's own compare.  ``kernel_ms``: each run's kernel
+    time (default: the real runs', 1.18 ... 1.22 ms).  Every run is the same launch sequence, so the launches alone
+    repeat with a period; its repeats are the program's configurations, not one loop's turns.
+    Return the truth: each run's block (threads), blocks, threads in all and kernel ms."""
+    us, ms = 1000, 1_000_000
+    pid = 3080
+    kernel_ms = kernel_ms or (1.18, 9.24, 2.90, 1.44, 1.17, 1.22)[:len(blocks)]
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=4 * us)
+    copies, kernels, syncs, runs = [], [], [], []
+    api("cudaMalloc_v3020", 75 * ms)  # the context, in the first allocation
+    for j, (b, k_ms) in enumerate(zip(blocks, kernel_ms)):
+        if j:
+            api("cudaMalloc_v3020", 50 * us)
+        api("cudaMalloc_v3020", 45 * us)
+        for _ in range(2):
+            a = api.t
+            c = api("cudaMemcpy_v3020", 260 * us)
+            copies.append((a + 40 * us, a + 230 * us, c, 1, 0, 2))
+        api("cudaMalloc_v3020", 48 * us)
+        c = api("cudaLaunchKernel_v7000", 8 * us)
+        ks = api.t
+        side = grid_of(b) if grid_of else n // b
+        kernels.append((ks, ks + int(k_ms * ms), c, side, b))
+        a = api.t
+        c = api("cudaMemcpy_v3020", 0)
+        ds = ks + int(k_ms * ms) + 3 * us
+        copies.append((ds, ds + 250 * us, c, 2, 2, 0))
+        api.end_last(ds + 330 * us)
+        api.t = ds + 340 * us
+        a = api.t
+        syncs.append((a + 400, a + 1400, api("cudaDeviceSynchronize_v3020", 2 * us)))
+        for _ in range(3):
+            api("cudaFree_v3020", 60 * us)
+        api.t += int(check_ms * ms)  # the host compares the result with its own
+        runs.append({"threads": b * b, "blocks": side * side, "total": side * side * b * b, "kernel_ms": k_ms})
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,?,?)",
+                    [(a, e, c, gpid, nbytes, kind, src, dst) for a, e, c, kind, src, dst in copies])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,1,4294967295,?,?,1,4294967295)",
+                    [(a, e, c, gpid) for a, e, c in syncs])
+    name = strings("MatmulKernel")
+    con.executemany(_KERNEL_INSERT,
+                    [(a, e, 0, 1, 7, c, gpid, name, name, 40, side, side, 1, b, b, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, e, c, side, b) in enumerate(kernels)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="NVIDIA GeForce RTX 3080", sms=68),
+                program="./trt-cuda", thread="trt-cuda")
+    return {"runs": runs}

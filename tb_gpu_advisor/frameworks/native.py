@@ -233,6 +233,11 @@ FIXES = {
                            "host work done before each step's first launch (input preparation, I/O) ahead of the "
                            "step."),),
     "capture_quality": (_ITERATIONS,),
+    # the steps are runs of one kernel at block sizes of their own (a benchmark of launch configurations)
+    "capture_quality:sweep": (action(
+        "Time each configuration on its own: run it a few times after one warm-up run, time the kernel alone between "
+        "two events (cudaEventRecord before and after the launch, cudaEventElapsedTime) and compare the medians; then "
+        "profile the one chosen in a loop."),),
     "capture_quality:no_gpu": (action("Check that the program ran its GPU work inside the profiled window (nsys "
                                       "--trace=cuda), and that the export holds the CUDA tables."),),
     # the program's GPU work ran (a sync waited on it, or launches were recorded) with no kernel record: the tracing,

@@ -51,7 +51,7 @@ from tb_gpu_advisor.job.phase import PS_PER_US
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.job.waits import Waits, managed_reads, process_waits, sync_waits
 from tb_gpu_advisor.model.columns import innermost, lookup_mask, union_intervals, work_after_call
-from tb_gpu_advisor.model.trace import DeviceEvents, Trace, line_processes
+from tb_gpu_advisor.model.trace import PS_PER_MS, DeviceEvents, Trace, line_processes
 
 #: Launches looked at (the first ones): the period shows within them, and a huge capture stays cheap.
 MAX_LAUNCHES = 200_000
@@ -75,6 +75,10 @@ _ALIKE = 0.5
 _READ_BLOCKED = 0.5
 #: Anchor kernels tried, and candidate periods per anchor.
 _ANCHORS = 3
+#: A sweep of launch configurations (:func:`_swept_blocks`): at least this many block sizes of one kernel over the
+#: repeats, and its threads in all within this ratio (the same work cut into blocks of each size, a grid rounded up).
+_SWEPT = 3
+_SAME_WORK = 1.1
 #: Launches a loop of one kernel may be read from by the host's waits alone (:func:`_waited_runs`): two iterations
 #: of one launch each, a wait between -- fewer than the 8 a period is read from, each iteration ended by its sync.
 _WAITED_LEAST = 2
@@ -97,7 +101,75 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray], waits: Waits | N
     (:func:`_each_process`)."""
     waits = waits if waits is not None else sync_waits(trace.h)
     steps = _one_sequence(trace, launches, waits)
-    return _each_process(trace, launches, waits, steps) if steps is not None else None
+    return _swept_blocks(trace, launches, _each_process(trace, launches, waits, steps)) if steps is not None else None
+
+
+def _swept_blocks(trace: Trace, launches: list[np.ndarray], steps: SpanSteps) -> SpanSteps:
+    """``steps`` with low confidence and the configurations named (``SpanSteps.sweep``) where its repeats are a sweep
+    of launch configurations: some kernel the busiest GPU runs as often in every repeat takes at least
+    :data:`_SWEPT` block sizes (threads a block) over the repeats -- each size once, or a few trials of each in a
+    row -- while its threads in all, the work it was given, stay within :data:`_SAME_WORK` of each other; ``steps``
+    unchanged elsewhere.
+
+    Why: a benchmark that runs one kernel at 2x2, 4x4 ... 32x32 threads a block, each run its own allocations, uploads,
+    launch and readback, repeats one launch sequence exactly, and the period read its runs as a loop's steady steps --
+    kalfazed/tensorrt_starter's ``2.4-error-handler`` (an RTX 3080: 6 runs of ``MatmulKernel`` over the same 1,048,576
+    threads, 1.17 to 9.24 ms) was "4 steps of 5.37 ms" whose times "vary by 62%", the window "not steady state"
+    (h37-huntnsys63's Left).  A training loop's shapes change its grids with the batch (its threads in all with them),
+    not one kernel's block over the same work: the same work cut into blocks of each size is a choice being compared,
+    and the step's mean mixes the choices."""
+    if steps.source != "repeated_launches" or steps.start.size < _SWEPT:
+        return steps
+    d = _busiest(trace, launches, 1)
+    if d is None:
+        return steps
+    rec = launches[next(i for i, x in enumerate(trace.devices) if x is d)]
+    idx, blocks, threads = d.launches()
+    keep = (np.asarray(d.kind)[idx] == devices.KIND_KERNEL) & (rec[idx] >= 0)
+    idx, blocks, threads = idx[keep], blocks[keep].astype(np.int64), threads[keep].astype(np.int64)
+    at = trace.h.start[rec[idx]].astype(np.int64)
+    starts, ends = np.asarray(steps.start, np.int64), np.asarray(steps.end, np.int64)
+    k = np.searchsorted(starts, at, side="right") - 1
+    inside = (k >= 0) & (at < ends[np.maximum(k, 0)])
+    idx, blocks, threads, at, k = idx[inside], blocks[inside], threads[inside], at[inside], k[inside]
+    names, n = np.asarray(d.name)[idx], starts.size
+    dur = (np.asarray(d.end)[idx] - np.asarray(d.start)[idx]).astype(np.float64)
+    for name in np.unique(names).tolist():
+        mine = np.flatnonzero(names == name)
+        mine = mine[np.lexsort((at[mine], k[mine]))]
+        per = np.bincount(k[mine], minlength=n)
+        if per.min() < 1 or per.min() != per.max():
+            continue
+        t = threads[mine].reshape(n, -1)
+        work = (blocks[mine] * threads[mine]).reshape(n, -1)
+        for j in range(t.shape[1]):
+            col = t[:, j]
+            if np.unique(col).size < _SWEPT or work[:, j].max() > _SAME_WORK * work[:, j].min():
+                continue
+            took = dur[mine].reshape(n, -1)[:, j]
+            head, sep, tail = steps.note.partition(";")  # the sweep said in the reading's first clause, its headline
+            return replace(steps, confidence="low", sweep=_sweep_words(d.names[name], col, took, int(work[:, j].min())),
+                           note=f"{head}, {_sweep_note(d.names[name], col, int(work[:, j].min()))}{sep}{tail}")
+    return steps
+
+
+def _sweep_note(name: str, threads: np.ndarray, work: int) -> str:
+    """The job line's words for a sweep of ``name``'s block sizes (``threads``: each repeat's threads a block)."""
+    sizes = np.unique(threads)
+    return (f"launching `{devices.short_kernel_name(name, 60)}` at {plural(sizes.size, 'block size')} "
+            f"({int(sizes[0]):,} to {int(sizes[-1]):,} threads a block) over the same "
+            f"{work:,} threads: a sweep of launch configurations, not one loop's steady turns -- the step time is "
+            "their mean")
+
+
+def _sweep_words(name: str, threads: np.ndarray, took_ps: np.ndarray, work: int) -> str:
+    """Each block size of the sweep and its kernel time (the fastest run at that size), slowest first."""
+    best: dict[int, float] = {}
+    for t, ps in zip(threads.tolist(), took_ps.tolist()):
+        best[int(t)] = min(best.get(int(t), ps), ps)
+    ranked = sorted(best.items(), key=lambda kv: -kv[1])
+    runs = ", ".join(f"{ms(v / PS_PER_MS)} at {t:,}" for t, v in ranked)
+    return (f"`{devices.short_kernel_name(name, 60)}` over {work:,} threads took {runs} threads a block")
 
 
 def _each_process(trace: Trace, launches: list[np.ndarray], waits: Waits, steps: SpanSteps) -> SpanSteps:

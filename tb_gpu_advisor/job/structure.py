@@ -79,6 +79,10 @@ class SpanSteps:
     #: ``annotation_spans`` read as iterations that open at the program's forward spans (``name``): the later phase
     #: whose spans repeat with them (a ``backward`` or an ``optimizer`` step, :func:`forward_iterations`); "" otherwise
     phase: str = ""
+    #: ``repeated_launches`` whose repeats launch one kernel with a block of its own over the same threads in all: the
+    #: configurations in words (``job.period._swept_blocks``: "`MatmulKernel` 9.24 ms at 4 threads a block ..."), ""
+    #: where the repeats are one loop's turns
+    sweep: str = ""
 
 
 @dataclass

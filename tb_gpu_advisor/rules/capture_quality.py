@@ -177,8 +177,8 @@ def _step_count(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     s, job = m.steps, m.job
     if s.source == "whole_capture":
         return [] if cold_start.owns_one_pass(m) else [_one_pass(ctx, m)]
-    if s.count >= T("capture.min_steps"):
-        return []
+    if s.count >= T("capture.min_steps") or s.sweep:  # a sweep's runs are configurations: more of them averages
+        return []  # nothing steadier (its own note, :func:`_sweep`, says to compare them)
     passes = job is not None and job.kind.kind in ("inference", "serving") and job.kind.confidence != "low"
     why = s.note or ("no step markers found" if s.source == "whole_capture" else "")
     unit = {"serving": "engine step", "inference": "forward pass"}.get(job.kind.kind if passes else "", "step")
@@ -294,7 +294,9 @@ def _window_notes(ctx: Ctx, m: HostMetrics, gpu_work: bool) -> list[Finding]:
                          ctx.window_fixes(c.capture_format, "long") or ctx.fw.fix(f"{ID}:long")))
     # no GPU work: the report times no step (its header says so), so none is judged unsteady (a CPU-only fit's
     # start-up window beside its iterations, wild/lightning_cpu_fit)
-    if gpu_work and c.step_time_cv is not None and c.step_time_cv > T("capture.max_step_cv") and s.count >= 2:
+    if gpu_work and s.sweep and s.count >= 2:
+        out.append(_sweep(ctx, s.sweep, c.step_time_cv))
+    elif gpu_work and c.step_time_cv is not None and c.step_time_cv > T("capture.max_step_cv") and s.count >= 2:
         out.append(_note(ctx, f"Step times vary by {pct(c.step_time_cv, 0)} (stddev / mean over {_n(s.count, 'step')}): "
                               f"{_mean_pulled(ctx, m)}the window is not steady state, so per-step averages hide "
                               f"outliers.",
@@ -313,6 +315,23 @@ def _window_notes(ctx: Ctx, m: HostMetrics, gpu_work: bool) -> list[Finding]:
     if gpu_work and skew.max_lead_us > T("capture.clock_skew_us"):
         out.append(_clock_skew(ctx, skew))
     return out
+
+
+def _sweep(ctx: Ctx, sweep: str, cv: float | None) -> Finding:
+    """The steps are runs of one kernel at block sizes of their own over the same work (``StepDetection.sweep``): said
+    as the configurations they are, each size's time, in place of "step times vary ... not steady state".
+
+    Why: a benchmark of launch configurations repeats one launch sequence, and the period reads its runs as steps;
+    their times differ because the configurations do, so "not steady state" (and a profile after warm-up) answers
+    nothing -- kalfazed/tensorrt_starter's block-size sweep read "Step times vary by 62%" (h37-huntnsys64)."""
+    vary = f" (they vary by {pct(cv, 0)})" if cv is not None else ""
+    return _note(ctx, f"The {ctx.unit}s are a sweep of launch configurations, not one loop's steady turns: "
+                      f"{sweep}. Each {ctx.unit}'s time is its configuration's{vary}, so a per-"
+                      f"{ctx.unit} average mixes them: compare the configurations, then profile the one chosen in a "
+                      "loop of its own.",
+                 "The steps are a sweep of launch configurations",
+                 ("step_time_cv", "Step time variation", cv or 0.0, "ratio", pct(cv or 0.0, 0), "capture.max_step_cv"),
+                 ctx.fw.extra(f"{ID}:sweep"))
 
 
 #: A damaged file's GPU records may lie past the damage (``Kind.damaged``): the whole file first, then a new capture --

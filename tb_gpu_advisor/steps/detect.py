@@ -218,6 +218,7 @@ def _steps(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> 
         iteration_guess=r.guessed and r.source == "whole_capture",
         unlike_bursts=r.unlike if r.source == "whole_capture" else 0,
         label=source_label(r.source, _ranges_word(r.trace)) or "",
+        sweep=r.own.sweep if r.own is not None and r.own.source == r.source else "",
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin, kept.next_start, gpu_next, kept.prev_id,
                  host_own=kept.host_own)

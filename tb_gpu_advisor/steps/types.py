@@ -148,6 +148,9 @@ class StepDetection:
     unlike_bursts: int = 0
     #: the source in words, in the trace's own words for its ranges (:func:`source_label`); "" where none was given
     label: str = ""
+    #: the steps are runs of one kernel at block sizes of their own over the same work, a sweep of launch
+    #: configurations (``job.structure.SpanSteps.sweep``): each size's kernel time in words; "" for one loop's turns
+    sweep: str = ""
 
 
 @dataclass

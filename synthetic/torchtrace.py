@@ -1101,7 +1101,7 @@ LOOP_FRAME = "train.py(40): main"
 
 def write_pageable_upload_bound(out: str, bound: str = "gpu", steps: int = 12, copy_us: float = 400.0,
                                 mb: float = 5.0, run: str | None = None, fix: str | None = None,
-                                after_copy_us: float = 0.0, loop_frame: bool = False) -> dict:
+                                after_copy_us: float = 0.0, loop_frame: bool = False, drained: bool = False) -> dict:
     """Write a loop (one rank, ``prof.step()`` each step) whose step uploads its batch of ``mb`` MB from pageable
     memory (``x.to('cuda')``: ``cudaMemcpyAsync`` then ``cudaStreamSynchronize``, the copy ``copy_us`` on the compute
     stream), then, ``bound`` "gpu": 8 GEMMs of 500 us launched in 13 us each (the GPU paces the loop); "host": 3 ms of
@@ -1132,15 +1132,24 @@ def write_pageable_upload_bound(out: str, bound: str = "gpu", steps: int = 12, c
     in its own code, no call traced: the real RTX 3080 loop of h37-huntkin63, ~2 ms after each 8.5 MB upload);
     ``loop_frame``: the loop's own Python frame (``with_stack=True``'s ``train.py(40): main``) recorded around every
     step.  Truth by construction: the frame says that the loop runs, not what the host does in it -- the report is
-    the same with and without it; the untraced time is neither the copy's nor Python work the trace shows."""
+    the same with and without it; the untraced time is neither the copy's nor Python work the trace shows.
+
+    ``drained`` (the "host" loop): its host ops run after the GEMMs, which end under them, so each upload's call
+    finds the GPU idle -- nothing queued to drain (the real RTX 3080 batch-2056 loop of h37-huntkin63: its uploads
+    begin long after the GPU's last work).  Truth by construction: the host is held in each upload for the copy's own
+    transfer (``copy_us``), no drain -- a blocking copy, not a wait for earlier work.  ``drain_ms`` (returned): the
+    work still queued on the GPU when the last step's upload op began, by construction (the stream's end less the
+    host's clock then; 0 where ``drained``) -- the part of each upload's hold that is a wait for earlier work."""
     gemms, gemm_us, host_us = (8, 500.0, 0.0) if bound == "gpu" else (4, 100.0, 3_000.0)
     frame: list[dict] = []
+    drains: list[float] = []  # per step, the GPU's queued work (us) when the upload op begins
 
     def body(r: Rank) -> None:
         if loop_frame:
             if not frame:  # opened before the first step's marker, as the loop's frame is
                 frame.append(r.cpu(LOOP_FRAME, 0.0, cat="python_function", advance=False))
                 frame[0]["ts"] = round(frame[0]["ts"] - 50.0, 3)
+        drains.append(max(max(r.streams.values(), default=0.0) - r.host_us, 0.0))
         if fix == "none":  # no copy at all: the host's 22 us to issue one kept
             r.cpu("aten::to", 22.0)
         else:
@@ -1150,20 +1159,22 @@ def write_pageable_upload_bound(out: str, bound: str = "gpu", steps: int = 12, c
             r.copy_h2d(mb, copy_us, pageable=fix in (None, "waited_pageable"), via="aten::to",
                        stream=COPY_STREAM if waited or fix == "stream" else COMPUTE_STREAM)
         r.host_us += after_copy_us  # the host's own code, no event recorded
-        if host_us:
+        if host_us and not drained:
             r.cpu("aten::add", host_us)
         for i in range(gemms):  # "waited": the first kernel waits for this step's own copy (``wait_stream``)
             r.kernel("aten::mm", GEMM_FWD, gemm_us,
                      not_before=r.streams.get(COPY_STREAM, 0.0) if fix in ("waited", "waited_pageable") and not i
                      else 0.0)
+        if host_us and drained:  # the GEMMs end under the host's own work: the next upload finds the GPU idle
+            r.cpu("aten::add", host_us)
         if frame:
             frame[0]["dur"] = round(r.host_us + 40.0 - frame[0]["ts"], 3)
 
-    name = run or f"pageable_upload_{bound}_bound" + (f"_{fix}" if fix else "")
+    name = run or f"pageable_upload_{bound}_bound" + (f"_{fix}" if fix else "") + ("_drained" if drained else "")
     paths = write_run(out, Scenario(1, _each(body), [], [], name), steps=steps, run=name)
     compute = gemms * gemm_us / 1000.0
     return {"paths": paths, "copy_ms": copy_us / 1000.0, "compute_ms": compute, "host_ms": host_us / 1000.0,
-            "bound": bound, "untraced_ms": after_copy_us / 1000.0}
+            "bound": bound, "untraced_ms": after_copy_us / 1000.0, "drain_ms": drains[-1] / 1000.0}
 
 
 def write_paced_fp32_gemms(out: str, bound: str = "host", steps: int = 12, gemms: int = 6, gemm_us: float = 200.0,

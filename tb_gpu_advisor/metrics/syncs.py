@@ -144,18 +144,45 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     # each blocking copy's op once (two waits in one op hold the host once)
     _, first = np.unique(np.where(callers >= 0, callers, -1 - np.arange(sync.size))[copy], return_index=True)
     copy_held = float(held[copy][first].sum()) / PS_PER_MS
+    copy_ops = callers[copy][first]
+    copy_drain = _copy_drain(ctx, copy_ops[copy_ops >= 0])
+    copy_drain = None if copy_drain is None else ctx.per_step(copy_drain / PS_PER_MS)
     return HostSyncs(calls_per_step=ctx.per_step(waited.sum()), calls=int(waited.sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
                      callers=_top(ctx, _named_by(named, sync)[waited], top_n),
                      in_op_calls_per_step=ctx.per_step(in_op.sum()), poll_calls_per_step=ctx.per_step(poll.sum()),
                      wait_ms_per_step=ctx.per_step(blocked[waited].sum() / PS_PER_MS),  # per GPU, as the idle is
                      copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
-                     copy_held_ms_per_step=ctx.per_step(copy_held),
+                     copy_held_ms_per_step=ctx.per_step(copy_held), copy_drain_ms_per_step=copy_drain,
                      copy_callers=_top(ctx, named[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
                      copy_lead_ms_per_step=_idle_ms(ctx, leads), copy_tail_ms_per_step=_idle_ms(ctx, tails),
                      in_gaps_ledger_ms=in_gaps,
                      idle_in_async_stalls=sorted(((n, round(float(ctx.per_step(v)), 4)) for n, v in stalls.items()),
                                                  key=lambda kv: (-kv[1], kv[0])))
+
+
+def _copy_drain(ctx: Context, ops: np.ndarray) -> float | None:
+    """The host's time (ps, summed) inside the blocking copies' ops ``ops`` while a GPU still ran work launched before
+    each op began (``job.waits.drain``: the queue a wait begun then waits for), the longest of the GPUs the op's thread
+    launches onto (another rank's GPU is not its queue); None where no such GPU can be read (its and the host's clocks
+    disagree: ``breakdown.clocks_disagree``) -- unknown, not "no drain".  Why: a pageable copy's call waits for its
+    stream before the driver stages it, and only that part is a wait for earlier work -- a call that finds the GPU idle
+    holds the host for its own staging and transfer alone (the RTX 3080 loop of h37-huntkin63: each 8.5 MB upload
+    began long after the GPU's last kernel), which "waits for its stream to drain" misnamed (h37-huntkin63's Left 4)."""
+    h = ctx.h
+    if not ops.size:
+        return None
+    t0, t1 = h.start[ops].astype(np.int64), h.end[ops].astype(np.int64)
+    waited, read = np.zeros(ops.size, dtype=np.int64), np.zeros(ops.size, dtype=bool)
+    for g in ctx.active:
+        if not len(g.d) or bd.clocks_disagree(ctx, g):
+            continue
+        mine = np.isin(h.line[ops], h.line[g.launch[g.launch >= 0]])
+        read |= mine
+        # no earlier work (the capture's first): no drain (the time ``drain`` gives then is int64's least)
+        each = np.minimum(np.maximum(drain(g.d, g.launch, h, t0), t0) - t0, t1 - t0)
+        waited = np.where(mine, np.maximum(waited, each), waited)
+    return float(waited.sum()) if read.any() else None
 
 
 def copy_leads(ctx: Context, g, owned: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001

@@ -1355,6 +1355,11 @@ class HostSyncs:
     #: to drain and the copy itself): all that pinned memory and a copy off the host's path can give back -- the host's
     #: own work around them stays (``rules.excessive_memcpy._serial_upload``)
     copy_held_ms_per_step: float = 0.0
+    #: of ``copy_held_ms_per_step``, the host's time in those ops while the GPU still ran work launched before they
+    #: began (the drain a blocking copy waits for; ``metrics.syncs._copy_drain``): the rest is the copies' own
+    #: staging and transfer -- a copy whose call finds the GPU idle waits for no earlier work; None where unread (no
+    #: GPU of the copies' thread whose clock agrees with the host's, or no copy op)
+    copy_drain_ms_per_step: float | None = None
     #: of ``copy_idle_ms_per_step``, the GPU idle before copies whose call held the host until the transfer began (an
     #: AMD tracer's staged pageable copy: ``metrics.syncs.copy_leads``), not claimed by a sync
     copy_lead_ms_per_step: float = 0.0

@@ -55,6 +55,7 @@ with compute from pinned memory, or gone), at most the host's hold in the copies
 
 from __future__ import annotations
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.memcpy import PINNED_ASYNC_H2D
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
@@ -309,12 +310,29 @@ def _cost_words(ctx: Ctx, sync_ms: float, sync_share: float, waits: float, asked
                       f"staging buffer), and the GPU idles {ms(waits - lead)} {per} until the host launches again")
         else:
             words += (f"; the host waits for the GPU in {ctx.count_per_step(k, 'copy to the device', 'copies to the device')} "
-                      f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits - lead)} {per} until "
+                      f"({who}): {_drain_words(ctx, m, k)}, and the GPU then idles {ms(waits - lead)} {per} until "
                       f"the host launches again")
     if (ctx.share(lead) or 0.0) >= T("excessive_memcpy.sync_share"):  # a staged copy's transfer begins late
         words += (f"; the GPU idles {ms(lead)} {per} before the transfers begin, the host inside their copy calls "
                   "meanwhile (staging the data the transfers then move)")
     return words + _tail_words(ctx)
+
+
+def _drain_words(ctx: Ctx, m: HostMetrics, k: float) -> str:
+    """What held the host in its ``k`` blocking copies per step: a wait for the stream to drain only as far as the GPU
+    still ran earlier work when they began (``HostSyncs.copy_drain_ms_per_step``), the rest of their hold
+    (``copy_held_ms_per_step``) their own staging and transfer.  A drain under one copy's own
+    latency per copy (``devices.COPY_LATENCY_NS``) is none: each call found the GPU idle and held the host for its own
+    staging and transfer (h37-huntkin63's Left 4: the RTX 3080 uploads began long after the GPU's last kernel)."""
+    drain, held = m.syncs.copy_drain_ms_per_step, m.syncs.copy_held_ms_per_step
+    if drain is None:  # unread (the clocks disagree): the copy's call waits for its stream first, as the API says
+        return "each waits for its stream to drain"
+    if drain * 1e6 < k * devices.COPY_LATENCY_NS:
+        return "each holds the host for its own transfer, the GPU having no earlier work to drain when it began"
+    if drain < held:
+        return (f"each waits for its stream to drain, then for its own transfer ({ms(drain)} and "
+                f"{ms(held - drain)} {ctx.per_step})")
+    return "each waits for its stream to drain"
 
 
 def _tail_words(ctx: Ctx) -> str:

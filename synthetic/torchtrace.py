@@ -1101,7 +1101,7 @@ LOOP_FRAME = "train.py(40): main"
 
 def write_pageable_upload_bound(out: str, bound: str = "gpu", steps: int = 12, copy_us: float = 400.0,
                                 mb: float = 5.0, run: str | None = None, fix: str | None = None,
-                                after_copy_us: float = 0.0, loop_frame: bool = False, drained: bool = False) -> dict:
+                                after_copy_us: float = 0.0, loop_frame: bool = False, drained: bool | str = False) -> dict:
     """Write a loop (one rank, ``prof.step()`` each step) whose step uploads its batch of ``mb`` MB from pageable
     memory (``x.to('cuda')``: ``cudaMemcpyAsync`` then ``cudaStreamSynchronize``, the copy ``copy_us`` on the compute
     stream), then, ``bound`` "gpu": 8 GEMMs of 500 us launched in 13 us each (the GPU paces the loop); "host": 3 ms of
@@ -1139,7 +1139,10 @@ def write_pageable_upload_bound(out: str, bound: str = "gpu", steps: int = 12, c
     begin long after the GPU's last work).  Truth by construction: the host is held in each upload for the copy's own
     transfer (``copy_us``), no drain -- a blocking copy, not a wait for earlier work.  ``drain_ms`` (returned): the
     work still queued on the GPU when the last step's upload op began, by construction (the stream's end less the
-    host's clock then; 0 where ``drained``) -- the part of each upload's hold that is a wait for earlier work."""
+    host's clock then; 0 where ``drained``) -- the part of each upload's hold that is a wait for earlier work.
+    ``drained="alternate"``: every other step's host ops run after its GEMMs, so every other upload finds the GPU
+    idle (the real resnet_rtx2080ti_slow_workers loop: about half its uploads wait); ``drained_steps`` (returned): per
+    step, whether its upload found work queued."""
     gemms, gemm_us, host_us = (8, 500.0, 0.0) if bound == "gpu" else (4, 100.0, 3_000.0)
     frame: list[dict] = []
     drains: list[float] = []  # per step, the GPU's queued work (us) when the upload op begins
@@ -1159,22 +1162,23 @@ def write_pageable_upload_bound(out: str, bound: str = "gpu", steps: int = 12, c
             r.copy_h2d(mb, copy_us, pageable=fix in (None, "waited_pageable"), via="aten::to",
                        stream=COPY_STREAM if waited or fix == "stream" else COMPUTE_STREAM)
         r.host_us += after_copy_us  # the host's own code, no event recorded
-        if host_us and not drained:
+        late = drained is True or (drained == "alternate" and len(drains) % 2 == 0)
+        if host_us and not late:
             r.cpu("aten::add", host_us)
         for i in range(gemms):  # "waited": the first kernel waits for this step's own copy (``wait_stream``)
             r.kernel("aten::mm", GEMM_FWD, gemm_us,
                      not_before=r.streams.get(COPY_STREAM, 0.0) if fix in ("waited", "waited_pageable") and not i
                      else 0.0)
-        if host_us and drained:  # the GEMMs end under the host's own work: the next upload finds the GPU idle
+        if host_us and late:  # the GEMMs end under the host's own work: the next upload finds the GPU idle
             r.cpu("aten::add", host_us)
         if frame:
             frame[0]["dur"] = round(r.host_us + 40.0 - frame[0]["ts"], 3)
 
-    name = run or f"pageable_upload_{bound}_bound" + (f"_{fix}" if fix else "") + ("_drained" if drained else "")
+    name = run or f"pageable_upload_{bound}_bound" + (f"_{fix}" if fix else "") + ({True: "_drained", "alternate": "_half_drained"}.get(drained, ""))
     paths = write_run(out, Scenario(1, _each(body), [], [], name), steps=steps, run=name)
     compute = gemms * gemm_us / 1000.0
     return {"paths": paths, "copy_ms": copy_us / 1000.0, "compute_ms": compute, "host_ms": host_us / 1000.0,
-            "bound": bound, "untraced_ms": after_copy_us / 1000.0, "drain_ms": drains[-1] / 1000.0}
+            "bound": bound, "untraced_ms": after_copy_us / 1000.0, "drain_ms": drains[-1] / 1000.0, "drained_steps": [d > 0 for d in drains]}
 
 
 def write_paced_fp32_gemms(out: str, bound: str = "host", steps: int = 12, gemms: int = 6, gemm_us: float = 200.0,

@@ -145,8 +145,9 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     _, first = np.unique(np.where(callers >= 0, callers, -1 - np.arange(sync.size))[copy], return_index=True)
     copy_held = float(held[copy][first].sum()) / PS_PER_MS
     copy_ops = callers[copy][first]
-    copy_drain = _copy_drain(ctx, copy_ops[copy_ops >= 0])
-    copy_drain = None if copy_drain is None else ctx.per_step(copy_drain / PS_PER_MS)
+    drained = _copy_drain(ctx, copy_ops[copy_ops >= 0])
+    copy_drain = None if drained is None else ctx.per_step(drained[0] / PS_PER_MS)
+    copy_drained = None if drained is None else ctx.per_step(drained[1])
     return HostSyncs(calls_per_step=ctx.per_step(waited.sum()), calls=int(waited.sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
                      callers=_top(ctx, _named_by(named, sync)[waited], top_n),
@@ -154,6 +155,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
                      wait_ms_per_step=ctx.per_step(blocked[waited].sum() / PS_PER_MS),  # per GPU, as the idle is
                      copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
                      copy_held_ms_per_step=ctx.per_step(copy_held), copy_drain_ms_per_step=copy_drain,
+                     copy_drained_per_step=copy_drained,
                      copy_callers=_top(ctx, named[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
                      copy_lead_ms_per_step=_idle_ms(ctx, leads), copy_tail_ms_per_step=_idle_ms(ctx, tails),
                      in_gaps_ledger_ms=in_gaps,
@@ -161,10 +163,12 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
                                                  key=lambda kv: (-kv[1], kv[0])))
 
 
-def _copy_drain(ctx: Context, ops: np.ndarray) -> float | None:
-    """The host's time (ps, summed) inside the blocking copies' ops ``ops`` while a GPU still ran work launched before
+def _copy_drain(ctx: Context, ops: np.ndarray) -> tuple[float, int] | None:
+    """(the host's time (ps, summed) inside the blocking copies' ops ``ops`` while a GPU still ran work launched before
     each op began (``job.waits.drain``: the queue a wait begun then waits for), the longest of the GPUs the op's thread
-    launches onto (another rank's GPU is not its queue); None where no such GPU can be read (its and the host's clocks
+    launches onto (another rank's GPU is not its queue); how many of the ops waited a copy's own latency or more
+    (``devices.COPY_LATENCY_NS``) for it -- in a loop whose uploads sometimes find the GPU busy and sometimes idle,
+    only those wait for a drain (h37-huntkin64's Left 1: resnet_rtx2080ti_slow_workers' uploads, half of them)); None where no such GPU can be read (its and the host's clocks
     disagree: ``breakdown.clocks_disagree``) -- unknown, not "no drain".  Why: a pageable copy's call waits for its
     stream before the driver stages it, and only that part is a wait for earlier work -- a call that finds the GPU idle
     holds the host for its own staging and transfer alone (the RTX 3080 loop of h37-huntkin63: each 8.5 MB upload
@@ -182,7 +186,9 @@ def _copy_drain(ctx: Context, ops: np.ndarray) -> float | None:
         # no earlier work (the capture's first): no drain (the time ``drain`` gives then is int64's least)
         each = np.minimum(np.maximum(drain(g.d, g.launch, h, t0), t0) - t0, t1 - t0)
         waited = np.where(mine, np.maximum(waited, each), waited)
-    return float(waited.sum()) if read.any() else None
+    if not read.any():
+        return None
+    return float(waited.sum()), int(np.count_nonzero(waited >= devices.COPY_LATENCY_NS * (PS_PER_US // 1000)))
 
 
 def copy_leads(ctx: Context, g, owned: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001

@@ -1360,6 +1360,9 @@ class HostSyncs:
     #: staging and transfer -- a copy whose call finds the GPU idle waits for no earlier work; None where unread (no
     #: GPU of the copies' thread whose clock agrees with the host's, or no copy op)
     copy_drain_ms_per_step: float | None = None
+    #: how many of those ops per step waited for a drain at all (a copy's own latency or more): the rest found the
+    #: GPU idle; None where ``copy_drain_ms_per_step`` is
+    copy_drained_per_step: float | None = None
     #: of ``copy_idle_ms_per_step``, the GPU idle before copies whose call held the host until the transfer began (an
     #: AMD tracer's staged pageable copy: ``metrics.syncs.copy_leads``), not claimed by a sync
     copy_lead_ms_per_step: float = 0.0

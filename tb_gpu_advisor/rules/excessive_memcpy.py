@@ -323,12 +323,17 @@ def _drain_words(ctx: Ctx, m: HostMetrics, k: float) -> str:
     still ran earlier work when they began (``HostSyncs.copy_drain_ms_per_step``), the rest of their hold
     (``copy_held_ms_per_step``) their own staging and transfer.  A drain under one copy's own
     latency per copy (``devices.COPY_LATENCY_NS``) is none: each call found the GPU idle and held the host for its own
-    staging and transfer (h37-huntkin63's Left 4: the RTX 3080 uploads began long after the GPU's last kernel)."""
+    staging and transfer (h37-huntkin63's Left 4: the RTX 3080 uploads began long after the GPU's last kernel).  Where
+    only some of them found queued work (``copy_drained_per_step``), only those are said to wait for it."""
     drain, held = m.syncs.copy_drain_ms_per_step, m.syncs.copy_held_ms_per_step
     if drain is None:  # unread (the clocks disagree): the copy's call waits for its stream first, as the API says
         return "each waits for its stream to drain"
     if drain * 1e6 < k * devices.COPY_LATENCY_NS:
         return "each holds the host for its own transfer, the GPU having no earlier work to drain when it began"
+    drained = m.syncs.copy_drained_per_step
+    if drained is not None and drained < 0.95 * k:  # some found the GPU idle: only the others waited for a drain
+        return (f"{drained / k:.0%} of them wait for their stream to drain ({ms(drain)} {ctx.per_step}), the "
+                f"others find the GPU idle; then each waits for its own transfer ({ms(held - drain)} {ctx.per_step})")
     if drain < held:
         return (f"each waits for its stream to drain, then for its own transfer ({ms(drain)} and "
                 f"{ms(held - drain)} {ctx.per_step})")

@@ -51,3 +51,25 @@ def test_an_upload_behind_queued_work_waits_for_the_drain_then_its_transfer(tmp_
     assert m.syncs.copy_drain_ms_per_step == pytest.approx(info["drain_ms"], rel=0.02)
     own = m.syncs.copy_held_ms_per_step - m.syncs.copy_drain_ms_per_step
     assert own == pytest.approx(info["copy_ms"], rel=0.1)
+
+
+def test_only_the_uploads_that_find_work_queued_are_said_to_wait_for_a_drain(tmp_path):
+    """Fails on BASE (h37-huntkin64's Left 1: "each waits for its stream to drain" where only some did): every other
+    upload finds the GPU idle by construction (``drained="alternate"``); the count that waited is the kept steps'
+    share of queued uploads, and the words say that share, not "each"."""
+    info = tt.write_pageable_upload_bound(str(tmp_path / "half"), bound="host", drained="alternate")
+    (path,) = info["paths"]
+    m = host_metrics(read_trace(path))
+    (f,) = [f for f in evaluate(m) if f.rule == "excessive_memcpy"]
+    waited = m.syncs.copy_drained_per_step
+    assert 0.3 < waited < 0.7  # half the uploads, give or take the steps the stock rule drops
+    assert any(info["drained_steps"]) and not all(info["drained_steps"])
+    assert f"{waited / m.syncs.copy_calls_per_step:.0%} of them wait for their stream to drain" in f.summary, f.summary
+    assert "the others find the GPU idle" in f.summary and DRAIN not in f.summary, f.summary
+
+
+@pytest.mark.parametrize("drained", [True, False])
+def test_the_count_that_waited_is_all_or_none_where_every_upload_is_alike(tmp_path, drained):
+    """Control: where every upload finds the GPU idle (or busy), none (or all) of them are counted as drains."""
+    info, m, _ = _read(tmp_path, "host", drained)
+    assert m.syncs.copy_drained_per_step == pytest.approx(0.0 if drained else m.syncs.copy_calls_per_step)

@@ -535,8 +535,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
             elif (beyond := history_beyond_segments(events)) is not None:
                 cut.append(f"GPU {g}'s history allocates {beyond[0] / 2**20:,.1f} MiB more than its segments reserve "
                            f"({beyond[1] / 1e12:,.3f} s into it): the caching allocator places every block inside a "
-                           "segment it holds, so the history and the segments are not one allocator's record (a "
-                           "generated or edited snapshot) -- its levels are the history's own sums, not the GPU's")
+                           f"segment it holds, so the history and the segments are {NOT_ONE_ALLOCATOR} (a generated "
+                           "or edited snapshot) -- its levels are the history's own sums, not the GPU's")
         snap.ooms.extend(ooms)
         snap.retries.extend(retries)
     snap.stackless = _stackless(memory, snap)
@@ -1349,6 +1349,11 @@ def _freed_unseen(events: MemoryEvents) -> tuple[int, int] | None:
     history that frees one it never allocated began after that block was made (``MemorySnapshot.begun_late``)."""
     freed = events.unseen_frees()
     return (int(freed.size), int(-events.delta[freed].sum())) if freed.size else None
+
+
+#: What the read's damage says of a history that allocates beyond its segments (:func:`history_beyond_segments`): the
+#: words a report's peak allocated above its peak reserved must stand beside (``tests/support/properties``' one-unit).
+NOT_ONE_ALLOCATOR = "not one allocator's record"
 
 
 def history_beyond_segments(events: MemoryEvents, window: int = 1 << 20) -> tuple[int, int] | None:

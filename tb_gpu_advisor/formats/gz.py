@@ -22,7 +22,9 @@ class Gunzip:
 
     What follows a member's end is read as its ``unused_data`` alone: CPython leaves it in ``unconsumed_tail`` as well
     (with ``max_length``), and fed back from there, NUL padding after the last member (which gzip(1) accepts) grew
-    ``unused_data`` for ever -- the reader hung on such a file (h37-speed64)."""
+    ``unused_data`` for ever -- the reader hung on such a file (h37-speed64).  A file cut off hands out all its
+    text: zlib may hold text back at ``max_length`` after taking the last compressed byte (up to a match, 258 bytes),
+    which it gives once asked again with no input -- before, the read said the file ended and lost it."""
 
     def __init__(self, raw: "Prefixed"):
         self._raw = raw
@@ -54,6 +56,9 @@ class Gunzip:
                 self._pending = (b"" if self._d.eof else self._d.unconsumed_tail) or self._raw.read(_READ_BLOCK)
                 if not self._pending:
                     if not self._d.eof:
+                        out = self._d.decompress(b"", n)  # text zlib held back at ``n`` once it took the last input
+                        if out:
+                            return out
                         raise EOFError("compressed file ended before the end-of-stream marker was reached")
                     self.done = True
                     break

@@ -10,7 +10,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import nvtx, pytorch
 from tb_gpu_advisor.frameworks.nvtx import framework_shown
-from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
+from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse, unique_strings
 from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, Trace
 from tb_gpu_advisor.formats.staging import pageable_by_staging
 
@@ -115,8 +115,7 @@ def device_events(gpu: int, sel: np.ndarray, info: DeviceInfo, queues: np.ndarra
     recorded it as a copy or fill (its copy section or record type), not a kernel dispatch: the kind follows the record,
     the name saying only the direction (``devices.recorded_kinds``); ``unrecorded`` (None: none) the operations whose
     queue or stream the file did not record: they share one stream named so (``DeviceEvents.stream_unrecorded``)."""
-    uname, name = np.unique(op_names[sel].astype(str), return_inverse=True)
-    names = [str(x) for x in uname.tolist()]
+    names, name = unique_strings(op_names[sel])
     stream, stream_names, unknown = _streams(queues[sel], queue_word, None if unrecorded is None else unrecorded[sel])
     op_host = op_of_launch[sel]
     named = h.name[np.maximum(op_host, 0)].astype(np.int64) if len(h) else np.full(op_host.size, -1, np.int64)

@@ -332,11 +332,11 @@ def parse_trace(src: str | IO[bytes], *, max_bytes: int | None = None, progress:
     except OSError as e:
         raise KinetoReadError(name, f"cannot open: {e.strerror or e}") from e
     try:
-        declared = _declared_size(raw) if max_bytes is not None or workers != 1 else None
+        declared, resumed = _declared_size(raw) if max_bytes is not None or workers != 1 else (None, None)
         if declared is not None and max_bytes is not None and declared[0] > max_bytes:  # refused before it is read
             raise KinetoReadError(name, f"trace is {human_size(declared[0])}{' once decompressed' if declared[1] else ''}"
                                         f", over the {human_size(max_bytes)} limit ({LIMIT_HINT})")
-        stream, compressed = _maybe_gunzip(raw)
+        stream, compressed = (resumed, True) if resumed is not None else _maybe_gunzip(raw)
         stream = as_utf8(stream)
         parser = _Parser(name, stream, compressed, max_bytes, progress, _decoder(decoder), workers)
         parser.size_hint = declared[0] if declared else 0
@@ -442,39 +442,47 @@ def _scanned_events(data: bytes, start: int) -> tuple[tuple, int] | None:
 SAMPLE_BYTES = 1 << 20
 
 
-def _declared_size(raw: IO[bytes]) -> tuple[int, bool] | None:
-    """(bytes of text a seekable file holds, whether it is gzip), known without reading it all; None when it cannot
-    be told (a stream, a gzip file whose trailer and start disagree).  A file that cannot fit the size limit is
-    refused at once, not after a limit's worth of reading (a 2.4 GB trace held a shared TensorBoard for minutes).
+def _declared_size(raw: IO[bytes]) -> tuple[tuple[int, bool] | None, Gunzip | None]:
+    """(bytes of text a seekable file holds and whether it is gzip, known without reading it all -- None when it
+    cannot be told: a stream, a gzip file whose trailer and start disagree; the gzip stream read on from the sample
+    this decompressed, ``raw`` then at the sample's end -- None where nothing was decompressed, ``raw`` where it was).
+    A file that cannot fit the size limit is refused at once, not after a limit's worth of reading (a 2.4 GB trace
+    held a shared TensorBoard for minutes).
 
     Plain text: its size.  Gzip: the size its trailer declares (ISIZE, mod 2^32), trusted only when the ratio of
     its first :data:`SAMPLE_BYTES` says about the same (within 2x): a file cut off mid-write ends in arbitrary bytes,
-    not a trailer, and is never refused on them."""
+    not a trailer, and is never refused on them.  The sample's text is the stream's start, handed on
+    (:meth:`Gunzip.resumed`), not decompressed again by the read."""
     try:
         if not raw.seekable():
-            return None
+            return None, None
         pos = raw.tell()
         try:
             end = raw.seek(0, 2)
             raw.seek(pos)
             head = raw.read(SAMPLE_BYTES)
             if not is_gzip(head):
-                return end - pos, False
+                return (end - pos, False), None
             if end - pos < 18:
-                return None
+                return None, None
             raw.seek(end - 4)
             declared = int.from_bytes(raw.read(4), "little")
         finally:
             raw.seek(pos)
         d = zlib.decompressobj(wbits=31)
-        text = len(d.decompress(head, 64 * SAMPLE_BYTES))
+        made = d.decompress(head, 64 * SAMPLE_BYTES)
+        text = len(made)
         used = len(head) - len(d.unconsumed_tail)
         if d.eof or not used or not text:
-            return None  # several members, or too small to say: the streaming limit decides
-        estimate = text * (end - pos) / used
-        return (declared, True) if estimate / 2 <= declared <= estimate * 2 else None
+            answer = None  # several members, or too small to say: the streaming limit decides
+        else:
+            estimate = text * (end - pos) / used
+            answer = (declared, True) if estimate / 2 <= declared <= estimate * 2 else None
+        resumed = Gunzip.resumed(d, made, raw)
+        raw.seek(pos + len(head))  # last: where it fails, ``raw`` is still at ``pos``
+        return answer, resumed
     except (OSError, ValueError, AttributeError, zlib.error):
-        return None
+        return None, None
 
 
 def _maybe_gunzip(raw: IO[bytes]) -> tuple[IO[bytes], bool]:

@@ -9,7 +9,7 @@ the unrecorded time's "unrecorded host time, the pass" where a copy finding took
 
 Truth by construction: the generator's ``small_grid`` step holds one 4-block kernel of ``SMALL_GRID_US`` a step, and
 ``sync_item``'s steps are alike (six syncs each), so every step's window is the per-step value its text says.  Real
-kept traces: the MI300X normalization test (``wild/cold_mi300x_norm``), the A100 vector add
+kept traces: the MI210 GPU-only pass (``wild/mi210_gpu_only``), the A100 vector add
 (``wild/extrap_ex_gpu_a100``), PEXSI's pass (``wild/pexsi_a100_pageable_sync``): one pass each, so the window prints
 the text's value.  Each test fails on base (the window named its step alone).
 """
@@ -34,6 +34,10 @@ _UNIT = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 def _ms(label: str) -> float | None:
     m = _CLAIM.search(label)
     return float(m.group(1).replace(",", "")) * _UNIT[m.group(2)] if m else None
+
+
+#: A kept real pass with a small-grid finding and one window (the MI210 run of a GPU-only ROCm trace).
+_SMALL_GRID_PASS = "mi210_gpu_only"
 
 
 def _said_ms(f: Finding) -> float:
@@ -73,11 +77,13 @@ def test_small_grid_windows_claim_the_built_kernels_time(tmp_path):
 
 
 def test_small_grid_window_of_a_real_pass_prints_the_texts_value():
-    """The MI300X normalization test's one step: "301 us in the step" of small-grid kernels; its window says 301 us."""
-    h = _wild("cold_mi300x_norm")
+    """The MI210's one pass of small-grid kernels: its window says the text's time.  (The MI300X normalization test,
+    ``cold_mi300x_norm``, held this case until h37-idle64 capped its small grids' saving by its host-paced pass: no
+    small-grid finding there now.)"""
+    h = _wild(_SMALL_GRID_PASS)
     f = _one(h, "small_grid")
     (w,) = f.windows
-    assert _ms(w.label) == pytest.approx(_said_ms(f), abs=0.0005) and _said_ms(f) == pytest.approx(0.301, abs=0.0005)
+    assert _ms(w.label) == pytest.approx(_said_ms(f), abs=0.0005) and _said_ms(f) > 0
     assert window_value_problems(h.host, h) == []
 
 
@@ -128,10 +134,10 @@ def test_a_time_the_ledger_does_not_hold_per_step_is_said_so(tmp_path):
 
 def test_the_property_flags_a_window_that_drops_its_number():
     """The property's new half: a finding that says its time per step and shows a step window with no value and no
-    word of why is flagged (base's small-grid window on the MI300X pass)."""
+    word of why is flagged (base's small-grid window on a real pass)."""
     import copy
 
-    h = copy.deepcopy(_wild("cold_mi300x_norm"))
+    h = copy.deepcopy(_wild(_SMALL_GRID_PASS))
     f = _one(h, "small_grid")
     f.windows[0].label = "steps with the most kernel time, step 1"  # base's label
     (problem,) = window_value_problems(h.host, h)

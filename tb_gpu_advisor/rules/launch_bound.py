@@ -245,8 +245,9 @@ def tells_step(m: HostMetrics) -> bool:
 def _tell_gaps(ctx: Ctx, f: Finding, gaps: Finding) -> None:
     """``f`` (the step-level verdict) told with the gaps between steps as its own part: their saving (the ledger's
     host idle in the gaps, its own pool: the two parts are disjoint, so the sum never passes the idle they share) and
-    assumption added to its own, their time said, the way to record what the capture did not, the longest gap's
-    window.  Why one finding: the gaps are the host's Python around each tiny step's calls and between them -- the
+    assumption added to its own, their time said, the way to record what the capture did not (the windows stay
+    the launch wait's: a gap's window would print the whole gap, the dispatch in it too, a second value beside the
+    text's).  Why one finding: the gaps are the host's Python around each tiny step's calls and between them -- the
     same cost of running a step this small from the host that the verdict names (h37-turn65, lutetjeff/cs521-mp2
     ``cuda.json``: two criticals, 44 us of gaps and 34 us of dispatch, for one 10 us turn)."""
     gap_ms = gaps.saving.ms_per_step if gaps.saving is not None else 0.0
@@ -270,7 +271,6 @@ def _tell_gaps(ctx: Ctx, f: Finding, gaps: Finding) -> None:
     from tb_gpu_advisor.rules.step_gaps import RECORD_HOST  # the gaps' own words for recording the host
     record = ctx.record_host_fix() or [RECORD_HOST]
     f.actions = f.actions + [a for a in record if a not in f.actions]
-    f.windows = f.windows + gaps.windows[:1]
 
 
 def _few_kernels_title(kps: float) -> str | None:

@@ -838,6 +838,70 @@ def write_scoped_iteration_ranges(out: str, prefix: str = "jax", mode: str = "sy
     return paths
 
 
+#: :func:`write_tiny_turns`: the extension's own kernel (a CUDA extension's ``gemm_gpu_o4_kernel``, lutetjeff/cs521-mp2)
+#: and ``aten::zeros``' fill, as a tiny turn of a benchmark runs them.
+TURN_KERNEL = "gemm_gpu_o4_kernel(float const*, float const*, float*, int, int, int, int, int, int, int, int, int)"
+FILL_F32 = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >"
+            "(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)")
+
+
+def _tiny_turn(before_us: float, after_us: float, tail_us: float, kernel_us: float = 8.5,
+               tail_op: str | None = None) -> Callable[[Rank], None]:
+    """One turn of ``for i in range(n): with record_function(...): out = ext.conv(x, w); torch.cuda.synchronize()``
+    around a CUDA extension: ``before_us`` of Python no event records (the call into the extension), ``aten::zeros``
+    (its fill, 1.6 us on the GPU, launched in 22 us: a first allocation's and the fill's dispatch), the extension's own bare launch (8.5 us of GPU, no op around
+    it), ``after_us`` of unrecorded Python (the return, the call of ``torch.cuda.synchronize``), the
+    ``cudaDeviceSynchronize`` (no ATen op: ``torch.cuda.synchronize`` is none) and ``tail_us`` of unrecorded loop
+    (``tail_op``: recorded instead, as that CPU op -- host work of its own between the turns).  ``kernel_us``: the
+    extension kernel's length."""
+    def body(r: Rank) -> None:
+        r.host_us += before_us
+        r.kernel("aten::zeros", FILL_F32, 1.6, launch_us=22.0)
+        r.kernel(None, TURN_KERNEL, kernel_us, launch_us=4.3, grid=(64, 1, 1), block=(16, 16, 1))
+        for e in (r.host[-1], r.gpu[-1]):  # the extension's launch: no op, so no External id (as the real trace)
+            e["args"].pop("External id", None)
+        r.host_us += after_us
+        done = max(r.streams.values(), default=r.host_us)
+        wait = max(done - r.host_us, 0.0) + 4.0
+        r.corr += 1
+        r.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": r.pid, "tid": r.pid,
+                       "ts": round(r.host_us, 3), "dur": round(wait, 3), "args": {"cbid": 165, "correlation": r.corr}})
+        r.host_us += wait
+        if tail_op is not None:
+            r.cpu(tail_op, tail_us)
+        else:
+            r.host_us += tail_us
+    return body
+
+
+def write_tiny_turns(out: str, steps: int = 8, before_us: float = 25.0, after_us: float = 20.0, tail_us: float = 15.0,
+                     prefix: str = "cuda", run: str = "tiny_turns", kernel_us: float = 8.5,
+                     tail_op: str | None = None) -> list[str]:
+    """Write a benchmark loop whose every turn is too small for its host cost: ``steps`` turns, each marked by the
+    program's ``record_function(f"{prefix}/iteration_{i}")`` (no profiler schedule), each a ~10 us GPU turn of two
+    kernels (:func:`_tiny_turn`) run from Python with a sync closing it -- lutetjeff/cs521-mp2's ``cuda.json`` loop.
+
+    Truth by construction: per turn the GPU computes 10.1 us; the host spends ~37 us dispatching its two calls
+    (``aten::zeros`` 20 us with its launch, the bare launch 10.3 us, their launch latencies) and
+    ``before_us + after_us + tail_us`` plus the range's 10 us and the sync's 4 us in code no event records (the
+    Python calling the extension, the sync, the loop) -- the turn is host-bound, too small for its dispatch: one
+    cause, the host's cost per turn; the unrecorded part lies between the turns' GPU work (the gap between steps).
+    Controls: ``kernel_us`` large (a turn whose GPU work outlasts its dispatch: no step too small for it), ``tail_op``
+    (the loop's tail recorded as a CPU op: host work between the turns, a cause of its own)."""
+    sc = Scenario(1, _single(_tiny_turn(before_us, after_us, tail_us, kernel_us, tail_op)), ["launch_bound"], [],
+                  "a tiny CUDA-extension turn per step, run from Python with a sync per turn", dtype=None)
+    paths = write_run(out, sc, steps=steps, run=run)
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        for e in doc["traceEvents"]:
+            k = pytorch_step_number(e.get("name", ""))
+            if k is not None:
+                e["name"] = f"{prefix}/iteration_{k}"
+        write_doc(path, doc)
+    return paths
+
+
 def pytorch_step_number(name: str) -> int | None:
     """The k of Kineto's ``ProfilerStep#k``; None for any other name."""
     head, _, k = name.partition("#")

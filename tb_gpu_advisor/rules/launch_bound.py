@@ -30,6 +30,11 @@ the other calls the host waits in before a launch (a synchronous copy's return) 
 and, where the code holds more of the GPU's idle before launches than the calls do, how to see it
 (``launch_bound:host_code``).  A framework's host time between launches is its dispatch, which a graph of the step
 does replay away: its wait is graded and saved whole.
+Where the step is too small for its dispatch (a few calls whose host dispatch outlasts the step's GPU compute) and the
+gaps between steps are the host's unrecorded code around those calls (``step_gaps.turn_gaps``), the finding tells
+them too, as the rest of the same turn's host cost: their time said, their saving added in the gaps' own pool (the
+ledger keeps the two parts apart, so they never sum past the idle they share), the way to record that code among the
+fixes -- and the gaps' check says nothing of its own there.
 """
 
 from __future__ import annotations
@@ -126,9 +131,10 @@ def after_waits_ms(m: HostMetrics) -> float:
                  "launch_bound.step_calls", "launch_bound.min_small_kernel_time_share",
                  "capture.graph_kernel_share", "launch_bound.min_small_kernel_share", "launch.latency_us"),
       card="launch_wait_share", waits=("launch_wait",), quiet=quiet)
-def check(m: HostMetrics) -> list[Finding]:
+def check(m: HostMetrics, with_gaps: bool = True) -> list[Finding]:
     # grade the GPU's wait for launches (less the part after the host's syncs), and say what batching them saves and
-    # how (no docstring: the rule's docs are the module's)
+    # how; ``with_gaps``: a step-level verdict tells the gaps between steps as its own part where they are the rest of
+    # the turn's host cost (``step_gaps.turn_gaps``) (no docstring: the rule's docs are the module's)
     ctx = Ctx(m)
     own = _own_wait(ctx, m)
     if own is None:
@@ -191,7 +197,7 @@ def check(m: HostMetrics) -> list[Finding]:
     assumption = _assumption(ctx, save_ms, hidden, launched_ps, few_small,
                              launches < (kps if few_small else small_ps), m.graph_node_gap_us,
                              code[0] if code is not None and not hidden else None)
-    return [finding(
+    f = finding(
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} {ctx.of_step()} ({ms(wait_ms)}; stock "
         f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share, ctx)} run shorter than "
@@ -218,7 +224,53 @@ def check(m: HostMetrics) -> list[Finding]:
         # each step's is the finding's own share of it (the steps' mean is then the finding's wait, one value)
         windows=step_windows(ctx, label="launch wait", draws=("launch_wait",), claimed_ms=wait_ms),
         actions=actions, title=title,
-    )]
+    )
+    if with_gaps and step_level(m) and sev != "info" and f.saving is not None:
+        from tb_gpu_advisor.rules.step_gaps import turn_gaps  # the gaps' check asks this one: imported when asked
+        gaps = turn_gaps(m)
+        if gaps is not None:
+            _tell_gaps(ctx, f, gaps)
+    return [f]
+
+
+def tells_step(m: HostMetrics) -> bool:
+    """Whether this check's finding tells the step-level verdict (a step too small for its dispatch, :func:`step_level`)
+    above a note -- the finding that holds the gaps between steps where they are the rest of the turn's host cost
+    (``step_gaps.turn_gaps``): the gaps' check asks it before it says them itself."""
+    if not step_level(m) or not Ctx(m).fw.applies(ID, m.input.own_pipeline):
+        return False
+    return any(f.severity != "info" and f.saving is not None for f in check(m, with_gaps=False))
+
+
+def _tell_gaps(ctx: Ctx, f: Finding, gaps: Finding) -> None:
+    """``f`` (the step-level verdict) told with the gaps between steps as its own part: their saving (the ledger's
+    host idle in the gaps, its own pool: the two parts are disjoint, so the sum never passes the idle they share) and
+    assumption added to its own, their time said, the way to record what the capture did not (the windows stay
+    the launch wait's: a gap's window would print the whole gap, the dispatch in it too, a second value beside the
+    text's).  Why one finding: the gaps are the host's Python around each tiny step's calls and between them -- the
+    same cost of running a step this small from the host that the verdict names (h37-turn65, lutetjeff/cs521-mp2
+    ``cuda.json``: two criticals, 44 us of gaps and 34 us of dispatch, for one 10 us turn)."""
+    gap_ms = gaps.saving.ms_per_step if gaps.saving is not None else 0.0
+    if gap_ms <= 0 or f.saving is None:
+        return
+    own = [(r["group"], r["pool"], r["ms"]) for r in f.saving.recovers]
+    theirs = [(r["group"], r["pool"], r["ms"]) for r in gaps.saving.recovers]
+    steps = f"{ctx.step_noun}s"
+    f.saving = saving(ctx, f.saving.ms_per_step + gap_ms,
+                      f"{f.saving.assumption}; and the host's unrecorded time between the {steps} cut from each "
+                      f"{ctx.step_noun} (what it runs there moved out of the loop or run once every N {steps})",
+                      own + theirs)
+    f.title = (f"The {ctx.step_noun} is too small for its host cost: the GPU waits for the dispatch of its few kernels "
+               f"and for the host's code between {steps}")
+    f.summary += (f" Between its {steps} the GPU idles another {ms(gap_ms)} {ctx.per_step} while the host runs code "
+                  f"the capture did not record (the Python that makes each {ctx.step_noun}'s calls, and whatever runs "
+                  f"between them): the rest of the same cost of running a {ctx.step_noun} this small from the host, "
+                  f"told here rather than as gaps between {steps}.")
+    if f.metric is not None:
+        f.metric.detail = {**(f.metric.detail or {}), "between_step_host_ms": gap_ms}
+    from tb_gpu_advisor.rules.step_gaps import RECORD_HOST  # the gaps' own words for recording the host
+    record = ctx.record_host_fix() or [RECORD_HOST]
+    f.actions = f.actions + [a for a in record if a not in f.actions]
 
 
 def _few_kernels_title(kps: float) -> str | None:

@@ -20,7 +20,10 @@ blocking copies inside the gaps: a step that ends in ``jax.block_until_ready`` o
 its wait's check claims that idle).  The words and the first fix follow what the gaps hold: where the host's own ops
 fill them and no wait leaves its idle there, the framework's words for CPU ops between steps and its fix that moves
 them (``step_gaps:cpu_ops``), not its words for syncs (issue #37 class 3).  With one step kept, every gap lies beside
-a step left out: low confidence, never critical.
+a step left out: low confidence, never critical.  Where the step is too small for its dispatch and the launch check
+tells that verdict (``launch_bound.tells_step``), gaps that are the host's unrecorded code around the step's few calls
+are the rest of that turn's host cost: the launch check's finding tells them, with their own saving (``turn_gaps``),
+and this check says nothing of its own (one cause, one account).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from tb_gpu_advisor.rules.base import (
     Ctx, T, action, finding, grade, ms, pct, ran_witness, rule, saving, share_metric, table, traced_python,
     wait_covered,
 )
+from tb_gpu_advisor.rules import launch_bound
 from tb_gpu_advisor.rules.savings import idle_claims
 
 ID = "step_gaps"
@@ -71,16 +75,54 @@ def mean_start_offset_ms(m) -> float:
       thresholds=("step_gaps.warning", "step_gaps.critical", "step_gaps.min_gap_ms", "step_gaps.window_share",
                   "step_gaps.unrecorded_share"))
 def check(m: HostMetrics) -> list[Finding]:
+    got = _gaps_finding(m)
+    if got is None:
+        return []
+    f, why = got
+    if _turn_cost(m, why) and launch_bound.tells_step(m):
+        return []  # the rest of a step too small for its dispatch: the launch check's step-level finding tells it
+    return [f]
+
+
+def turn_gaps(m: HostMetrics) -> Finding | None:
+    """The gaps' finding where its time is the rest of each turn's host cost in a step too small for its dispatch
+    (:func:`_turn_cost`), for the launch check's step-level finding to tell as its own part (one cause, one account);
+    None where the gaps hold something else, or nothing worth a finding.
+
+    Why: a benchmark's turn of two tiny kernels run from Python (lutetjeff/cs521-mp2 ``cuda.json``: 10 us of GPU work
+    in a 106 us turn) read two criticals for one cause -- "gaps between steps", 44 us of the turn's unrecorded Python
+    and sync, and "launch-bound ... the whole step is too small for its dispatch cost", 34 us of its dispatch.  The
+    ledger keeps the two times apart (``other`` and ``launch_wait``), so both savings stand and never sum past the
+    idle; the cause is one, the host's cost of running a step this small, and the finding that names it holds both."""
+    got = _gaps_finding(m)
+    return got[0] if got is not None and _turn_cost(m, got[1]) else None
+
+
+def _turn_cost(m: HostMetrics, why: "_Diagnosis") -> bool:
+    """Whether the gaps' time is the host's own unrecorded code around a step's few calls -- where the step is too
+    small for its dispatch, the rest of the turn's host cost (the Python that makes each call, a sync closing it, the
+    loop) -- and not a cause of its own: no OS wait for a source, no reads of managed memory, no communication, no
+    clock's pace, no recorded host work to move (an op between the steps is work of its own, whatever the step's size).
+    Only between two kept steps read from the program's marks or the GPU's work with some confidence: one kept step or
+    guessed boundaries leave the gaps a guess, the gaps' check's to grade down."""
+    g = m.gaps
+    return (why.unrecorded and not why.waited and not why.managed_ms and not why.paced
+            and why.comm_ms < 0.5 * (g.avg_gap_ms or 0.0) and m.steps.count >= 2 and m.steps.confidence != "low")
+
+
+def _gaps_finding(m: HostMetrics) -> "tuple[Finding, _Diagnosis] | None":
+    """The gaps' finding and the diagnosis it rests on (None where the gaps are no finding): the check's, before the
+    launch check may tell the gaps' time as its step-level cause's (:func:`turn_gaps`)."""
     ctx = Ctx(m)
     g = m.gaps
     if not g.count or g.avg_gap_ms is None or ctx.step_ms is None:
-        return []
+        return None
     p = _parts(m, ctx)
     if g.avg_gap_ms < T("step_gaps.min_gap_ms"):
-        return []
+        return None
     sev = grade(p.share, "step_gaps.warning", "step_gaps.critical")
     if sev is None:
-        return []
+        return None
     claims, save_ms = _ledger_saving(g, ctx.fw.has_dispatch, p.loss_ms + p.skew_ms, m.syncs.in_gaps_ledger_ms)
     private = bool(m.capture.gpu_thread_mode_private) or any(x.launch_thread_private for x in m.gpus)
     outside = outside_steps_ms(g, m)
@@ -110,7 +152,7 @@ def check(m: HostMetrics) -> list[Finding]:
     )
     if one:
         f.confidence = "low"
-    return [f]
+    return f, why
 
 
 def reads_metric(ctx: Ctx, reads_ms: float, severity: str, detail: dict | None = None) -> tuple[str, Metric]:
@@ -241,6 +283,9 @@ class _Diagnosis:
     #: where the cause is the host's reads of managed memory: (the reads in the gaps inside the steps' windows, those
     #: inside the steps beside the gaps: :func:`managed_in_steps_ms`), ms per step -- what the finding claims; () else
     managed_ms: tuple[float, float] = ()
+    #: the unrecorded gaps are as regular as a clock in a program with no ML framework (:func:`_clock_paced`): likely
+    #: a source's pace, no host cost of the step's own
+    paced: bool = False
 
 
 def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outside: float,
@@ -268,6 +313,7 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
     # a communication library's calls (MPI's, NCCL's ranges in their domain) are the host waiting on its peers
     comm_ms = communication_ms(g, host_ms) if cause == host_work and not waited else 0.0
     managed: tuple[float, float] = ()  # the reads of managed memory (gaps', steps'), where those are the cause
+    paced = ""  # the unrecorded gaps' clock-like spacing, where that is read (:func:`_clock_paced`)
     assumption = ("the between-step gap shrinks to its input-wait part (host work moved out of the step or run every N "
                   "steps)")
     if outside >= 0.5 * g.avg_gap_ms:  # the gaps are no step's time: moving work out of the step gives nothing back
@@ -322,7 +368,7 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
         actions.append(action(f"{ms(p.input_ms)} {ctx.a_step} of the gaps is input wait: see the input-bound finding (guide §1.1)."))
     return _Diagnosis(cause=cause, actions=actions, assumption=assumption, severity=sev, waited=waited,
                       comm_ms=comm_ms, unrecorded=unrecorded, unseen=unseen, host_work=cause == host_work,
-                      launcher_ms=launcher, managed_ms=managed)
+                      launcher_ms=launcher, managed_ms=managed, paced=bool(paced))
 
 
 def _launcher_in_gaps(m: HostMetrics, p: _Parts, waited: float) -> float:

@@ -212,12 +212,15 @@ def _peak_ratio(gpu, to: int, frm: int) -> float:  # noqa: ANN001 - a tfcapture 
     return devices.peak_flops(gpu.name, gpu.cc, to).value / devices.peak_flops(gpu.name, gpu.cc, frm).value
 
 
-def fp32_no_tensor_cores(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
+def fp32_no_tensor_cores(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False,
+                         callback_us: float = 0.0) -> Scenario:
     """fp32 GEMMs (volta_sgemm) on a V100 (compute capability 7.0): Tensor Cores unused.
 
     Fixed: mixed precision, at the speedups the rule assumes: fp16 Tensor Core GEMMs faster by the ratio of the
     V100's dense peaks (fp16 Tensor Core over fp32, ``devices/peaks.py``: the GEMMs keep their share of the peak),
-    element-wise kernels ``mixed_precision.memory_bound_speedup`` faster."""
+    element-wise kernels ``mixed_precision.memory_bound_speedup`` faster.  ``callback_us``: a Keras callback's
+    recorded host work on the Python thread right after each step's ``FunctionRun`` returns (which it does once the
+    step's GPU work drains: the host waited for it inside the call), in the fixed twin too."""
     cap = Capture(1, V100, seed=seed, marker="custom_loop")
     sp = _peak_ratio(V100, devices.P_FP16, devices.P_FP32) if fixed else 1.0
     spm = T("mixed_precision.memory_bound_speedup") if fixed else 1.0
@@ -226,8 +229,9 @@ def fp32_no_tensor_cores(num_steps: int = 8, seed: int = 0, scale: int = 1, fixe
                                           ew_us=30 / spm)
     for op in ops[1::7]:
         op.kernels = [K.sized(gemm_tn, 300 / sp)] if op.kernels and op.kernels[0].gemm else op.kernels
+    between = [("TensorBoard.on_train_batch_end", callback_us)] if callback_us else None
     for s in range(num_steps):
-        cap.step([ops], input_wait_us=25)
+        cap.step([ops], input_wait_us=25, between_events=between)
     return _single("fp32_no_tensor_cores", "All GEMMs run in fp32 without Tensor Cores on a Volta GPU",
                    cap, {"mixed_precision_off": "critical", "tensor_core_unused": "critical"}, "mixed_precision_off",
                    fixed)

@@ -1255,20 +1255,25 @@ def write_paced_fp32_gemms(out: str, bound: str = "host", steps: int = 12, gemms
     loop with the sync -- the host waits for its GEMMs after its work.  ``"unrecorded"``: the host-paced loop whose
     host waits for its GEMMs in a wait no event records (:meth:`Rank.wait_unrecorded`: JAX's ``block_until_ready``,
     a TensorFlow fetch) -- its next launch comes after the GPU idled, as in the "host" loop, yet follows the drain.
+    ``"callback"``: the host launches its GEMMs first and then runs its ``host_us`` of recorded ops (a logging hook,
+    ``on_train_batch_end``) through the chain's drain, then ``prof.step()``: the step's range spans the drain and ends
+    after it, yet the host's recorded work ran through the drain, released by nothing (h37-rev64a).
 
     Truth by construction (issue #37 class 4, h37-idle63, h37-idle64): faster GEMMs save ``gemm_saving_ms(speedup)``
-    a step -- in the "host" loop nothing: the step is the host's ``host_us`` plus its launches while the chain
-    (shorter than the host's work) ends in idle either way; where the host waits for the chain ("gpu", "host_sync",
-    "unrecorded") each GEMM's time less its fast time, ``gemms * gemm_us * (1 - 1/speedup)``."""
+    a step -- in the "host" and "callback" loops nothing: the step is the host's ``host_us`` plus its launches while
+    the chain (shorter than the host's work) ends in idle either way; where the host waits for the chain ("gpu",
+    "host_sync", "unrecorded") each GEMM's time less its fast time, ``gemms * gemm_us * (1 - 1/speedup)``."""
     waits = bound in ("gpu", "host_sync", "unrecorded")
     own = 0.0 if bound == "gpu" else host_us
 
     def body(r: Rank) -> None:
-        if own:
+        if own and bound != "callback":
             r.cpu("aten::add", own)
         for _ in range(gemms):
             r.kernel("aten::mm", FP32_GEMM, gemm_us, launch_us=7.0)
-        if bound == "unrecorded":
+        if bound == "callback":
+            r.cpu("aten::add", own)
+        elif bound == "unrecorded":
             r.wait_unrecorded()
         elif waits:
             r.sync()

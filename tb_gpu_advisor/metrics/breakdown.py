@@ -1469,7 +1469,8 @@ def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribut
     arr = StepArrays(gpu=d.gpu, step=ctx.steps.ids[:n].astype(np.int64), start_ms=(w[:, 0] - origin) / PS_PER_MS,
                      step_ms=(w[:, 1] - w[:, 0]).astype(np.float64) / PS_PER_MS, mat=mat, busy=busy, kernels=kcount.astype(np.int64),
                      collectives=ccount.astype(np.int64), memcpys=mcount.astype(np.int64), first_kernel_ms=fk, first_launch_ms=fl,
-                     critical=gpu_critical_ms(ctx, g, n, classes, lend=lend, busy=recorded_host_work(ctx, g, iv)))
+                     critical=gpu_critical_ms(ctx, g, n, classes, lend=lend, busy=recorded_host_work(ctx, g, iv),
+                                              calls=host_thread_calls(ctx, g)))
     arr.critical_classes = classes
     return arr, iv, painted
 
@@ -1512,8 +1513,8 @@ def _critical_and_durations(start: np.ndarray, end: np.ndarray, ready: np.ndarra
     return out, dur
 
 
-def _unrecorded_before(start: np.ndarray, end: np.ndarray, busy: tuple[np.ndarray, np.ndarray] | None
-                       ) -> np.ndarray | None:
+def _unrecorded_before(start: np.ndarray, end: np.ndarray, busy: tuple[np.ndarray, np.ndarray] | None,
+                       calls: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray | None:
     """Per device event (by start): ps from the host's last recorded own work (``busy``: :func:`recorded_host_work`,
     disjoint and sorted) up to the GPU's frontier at the event's end (the latest end so far) -- 0 where that work runs
     through the frontier or the host is back at it within ``metrics.unrecorded_wake_us`` of it (a wait the runtime's
@@ -1525,7 +1526,13 @@ def _unrecorded_before(start: np.ndarray, end: np.ndarray, busy: tuple[np.ndarra
     their next launch follows the GPU's drain by their own latency, and a faster GPU moves it.  Only the host busy
     with its own recorded work (an op, a runtime call, Python) at the moment the GPU drained was provably not
     waiting for it; an unrecorded stretch before the drain is time the host may have waited, and the GPU's gain
-    reaches it by as much (the demo's fp32 V100 MatMuls, h37-idle63's cap read as saving ~0)."""
+    reaches it by as much (the demo's fp32 V100 MatMuls, h37-idle63's cap read as saving ~0).
+
+    ``calls`` (:func:`host_thread_calls`, sorted by end): the host back at its work within a wake-up says it ran
+    through the drain only where it left no recorded call in between -- a call that spans the drain and returns
+    after it, before the host's next work (a TensorFlow ``FunctionRun`` whose outputs the host fetches, a step's
+    range), is the host released by the GPU, however soon its next work follows (h37-rev64a: the demo's fp32 loop
+    with a 300 us Keras callback after each step read its 6.4 ms mixed-precision saving as 0)."""
     if busy is None:
         return None
     front = np.maximum.accumulate(end).astype(np.int64, copy=False)
@@ -1536,7 +1543,55 @@ def _unrecorded_before(start: np.ndarray, end: np.ndarray, busy: tuple[np.ndarra
     before = np.where(j >= 0, (front - be[np.maximum(j, 0)]).astype(np.float64), np.inf)
     # the host back at its work within a wake-up of the drain was running through it, not woken by it
     after = np.where(j + 1 < bs.size, (bs[np.minimum(j + 1, bs.size - 1)] - front).astype(np.float64), np.inf)
-    return np.where((before > 0) & (after >= T("metrics.unrecorded_wake_us") * PS_PER_US), before, 0.0)
+    wake = T("metrics.unrecorded_wake_us") * PS_PER_US
+    woke = after >= wake
+    if calls is not None:  # back within a wake-up (``after`` below it) yet out of a call that held it through the drain
+        woke |= _returned_between(front, front + np.minimum(after, wake).astype(np.int64), calls)
+    return np.where((before > 0) & woke, before, 0.0)
+
+
+def _returned_between(lo: np.ndarray, hi: np.ndarray, calls: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Bool per ``lo``: a call of ``calls`` ((starts, ends), sorted by end) began at or before ``lo`` and ended in
+    ``(lo, hi]`` -- the host returned from a call that held it through ``lo``."""
+    cs, ce = calls
+    a = np.searchsorted(ce, lo, side="right")
+    b = np.searchsorted(ce, hi, side="right")
+    out = np.zeros(lo.shape, bool)
+    some = np.flatnonzero(b > a)
+    if some.size:  # the earliest start among the calls ending in the window
+        first = np.minimum.reduceat(np.r_[cs, cs[-1]], np.ravel(np.column_stack([a[some], b[some]])))[::2]
+        out[some] = first <= lo[some]
+    return out
+
+
+def host_thread_calls(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) int64, sorted by end, of every recorded event on the host's threads that run GPU ``g``'s
+    program -- those that launch its work and those that open its steps (its marker's thread): where the host returns
+    from a call, a wait inside it may have ended (:func:`_unrecorded_before`)."""
+    h = ctx.h
+    lau = g.launch[g.launch >= 0]
+    if not lau.size or not h.end.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    rows = np.flatnonzero(np.isin(h.line, np.union1d(h.line[lau], _step_lines(ctx))))
+    cs, ce = h.start[rows].astype(np.int64, copy=False), h.end[rows].astype(np.int64, copy=False)
+    o = np.argsort(ce, kind="stable")
+    return cs[o], ce[o]
+
+
+def _step_lines(ctx: Context) -> np.ndarray:
+    """The host's lines holding an event that opens a kept step's window to the ps, or marks a step
+    (``Context.step_marks``): the threads of the steps' markers, read once per context (a search per event, not a
+    sort of every event per GPU: ``np.isin`` took 0.32 of a 30 MB dense capture's 3.0 s over its 8 GPUs)."""
+    got = ctx.memo.get("step_lines")
+    if got is None:
+        h = ctx.h
+        ws = np.sort(ctx.steps.host_windows[:, 0].astype(np.int64))
+        opens = ctx.step_marks.copy()
+        if ws.size:
+            st = h.start.astype(np.int64, copy=False)
+            opens |= ws[np.minimum(np.searchsorted(ws, st), ws.size - 1)] == st
+        got = ctx.memo["step_lines"] = sorted_unique(h.line[opens])
+    return got
 
 
 def recorded_host_work(ctx: Context, g: GpuCtx, iv: dict[str, tuple[np.ndarray, np.ndarray]]
@@ -1621,7 +1676,8 @@ CRITICAL_CLASSES = ("matmul", "other")
 
 
 def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int, classes: dict[str, tuple[float, float]] | None = None,
-                    lend: np.ndarray | None = None, busy: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+                    lend: np.ndarray | None = None, busy: tuple[np.ndarray, np.ndarray] | None = None,
+                    calls: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Per kept step of one GPU: ms of its kernel time (``device_compute`` kernels) the GPU's next work waited for
     (:func:`critical_time`): the most a faster kernel can take off the step while the host paces the GPU.  The
     next work is ready at its launch call's end (the correlation every format records); the host blocked in a
@@ -1641,7 +1697,8 @@ def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int, classes: dict[str, tuple[fl
         bs, be = union_intervals(*ctx.blocked_spans)
         j = np.searchsorted(bs, d.end, side="right") - 1
         waited = (j >= 0) & (d.end <= be[np.maximum(j, 0)])
-    crit, dur = _critical_and_durations(d.start, d.end, ready, known, waited, _unrecorded_before(d.start, d.end, busy))
+    crit, dur = _critical_and_durations(d.start, d.end, ready, known, waited,
+                                        _unrecorded_before(d.start, d.end, busy, calls))
     m = (g.step >= 0) & (d.kind == devices.KIND_KERNEL) & (g.step < n)
     if classes is not None:
         mat = gemm_events(d, ctx)  # by name, as the FLOP count reads them

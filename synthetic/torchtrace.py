@@ -827,15 +827,7 @@ def write_scoped_iteration_ranges(out: str, prefix: str = "jax", mode: str = "sy
 
     Truth by construction: the steps are those ranges, ``steps`` of them, as the ``ProfilerStep#N`` build reads them."""
     paths = write_run(out, mode, steps=steps, run=run)
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-        for e in doc["traceEvents"]:
-            k = pytorch_step_number(e.get("name", ""))
-            if k is not None:
-                e["name"] = f"{prefix}/iteration_{k}"
-        write_doc(path, doc)
-    return paths
+    return _steps_named(paths, prefix)
 
 
 #: :func:`write_tiny_turns`: the extension's own kernel (a CUDA extension's ``gemm_gpu_o4_kernel``, lutetjeff/cs521-mp2)
@@ -891,6 +883,12 @@ def write_tiny_turns(out: str, steps: int = 8, before_us: float = 25.0, after_us
     sc = Scenario(1, _single(_tiny_turn(before_us, after_us, tail_us, kernel_us, tail_op)), ["launch_bound"], [],
                   "a tiny CUDA-extension turn per step, run from Python with a sync per turn", dtype=None)
     paths = write_run(out, sc, steps=steps, run=run)
+    return _steps_named(paths, prefix)
+
+
+def _steps_named(paths: list[str], prefix: str) -> list[str]:
+    """``paths`` with each ``ProfilerStep#k`` (host range and GPU-side span) renamed ``{prefix}/iteration_{k}``: the
+    program's own range the step's only mark, as a benchmark that marks its turns itself writes it."""
     for path in paths:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)

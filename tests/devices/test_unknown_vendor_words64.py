@@ -11,7 +11,6 @@ calls, cuBLAS's ``ampere_sgemm_*``, NCCL alone) NVIDIA's words stay (controls).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pytest
 
 from synthetic import torchtrace as tt
 from tb_gpu_advisor import devices
-from tests.support.run_report import one_file_host
+from tests.support.run_report import doc_host
 
 #: Any vendor's own words and tools in prose: NVIDIA's, ROCm's, Intel's.
 _VENDOR_WORDS = re.compile(r"\bNCCL\b|\bRCCL\b|Tensor[ -]Cores?|Matrix Cores?|\bXMX\b|Nsight|\bnsys\b|\bCUPTI\b|"
@@ -27,9 +26,7 @@ _VENDOR_WORDS = re.compile(r"\bNCCL\b|\bRCCL\b|Tensor[ -]Cores?|Matrix Cores?|\b
 
 
 def _host(tmp_path: Path, doc: dict) -> dict:
-    path = tmp_path / "node0_4100.1.pt.trace.json"
-    path.write_text(json.dumps(doc))
-    return one_file_host(str(path), "kineto")
+    return doc_host(tmp_path, doc, "node0_4100.1.pt.trace.json")
 
 
 def _prose(host: dict) -> str:

@@ -22,16 +22,14 @@ import pytest
 
 from synthetic import torchtrace as tt
 from tb_gpu_advisor import devices
-from tests.support.run_report import one_file_host
+from tests.support.run_report import doc_host
 
 #: NVIDIA's own words and tools that an AMD GPU's report never names in its prose (``devices.amd.WORDS``'s keys)
 _NVIDIA_WORDS = re.compile(r"\bNCCL\b|Tensor Cores?|Nsight|\bCUPTI\b|CUDA graphs?|cuDNN|cuBLAS|CUDA sync debug")
 
 
 def _host(tmp_path: Path, doc: dict) -> dict:
-    path = tmp_path / "node0_4100.1.pt.trace.json"
-    path.write_text(json.dumps(doc))
-    return one_file_host(str(path), "kineto")
+    return doc_host(tmp_path, doc, "node0_4100.1.pt.trace.json")
 
 
 def _prose(host: dict) -> str:

@@ -71,9 +71,10 @@ def gzip_json(path: str | Path) -> dict:
         return json.load(f)
 
 
-def doc_host(tmp_path: Path, doc: dict) -> dict:
-    """:func:`one_file_host` of a Kineto document written as a one-file session (a control cut from a kept capture)."""
-    path = tmp_path / "cut.pt.trace.json"
+def doc_host(tmp_path: Path, doc: dict, name: str = "cut.pt.trace.json") -> dict:
+    """:func:`one_file_host` of a Kineto document written as a one-file session (a control cut from a kept capture)
+    named ``name``."""
+    path = tmp_path / name
     path.write_text(json.dumps(doc))
     return one_file_host(str(path), "kineto")
 

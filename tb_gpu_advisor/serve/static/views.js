@@ -482,7 +482,7 @@ function damageView(hr) {
     box.append(h("ul", { class: "contradictions" }, contra.map((d) => h("li", {}, d))),
       h("p", {}, cut.length
         ? "What was read also contradicts itself, so its numbers are the file's own and may not be the GPU's."
-        : "The file was read whole: nothing lies past the damage, but its records contradict each other, so its numbers are the file's own and may not be the GPU's."));
+        : "The file was read to its end, none of it left out, but its records contradict each other, so its numbers are the file's own and may not be the GPU's."));
   }
   return box;
 }

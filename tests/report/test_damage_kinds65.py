@@ -174,3 +174,19 @@ def test_a_kineto_event_that_ends_before_it_starts_is_a_contradiction(tmp_path):
     (h,) = report.hosts
     assert h.contradictions == [d for d in h.damage if "negative duration" in d] != [], h.damage
     assert WHOLE in damage_note(h) and PAST not in damage_note(h), damage_note(h)
+
+
+def test_gpu_records_missing_from_a_file_read_whole_are_not_sought_past_a_damage(tmp_path):
+    """The job reads a file read whole as holding all it recorded: with its GPU records gone (the kernels and copies
+    taken out of the real AMD trace, its runtime calls kept) and one event ending before it starts, the capture lost
+    its GPU records -- not "No GPU record in the part of the damaged file that was read" (base: the negative
+    duration made ``job.damaged`` and sent the reader after a longer copy that does not exist)."""
+    doc = json.loads(gzip.decompress(AMD.read_bytes()))
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset",
+                                                                                "gpu_user_annotation")]
+    next(e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "cpu_op" and e["dur"] > 0)["dur"] = -5
+    report = _report(_logdir(tmp_path, "vm.1700000000000.pt.trace.json", json.dumps(doc).encode()))
+    (h,) = report.hosts
+    titles = [f.title for f in report.findings if f.rule == "capture_quality"]
+    assert titles == ["The capture lost its GPU records"], titles
+    assert not h.job.get("damaged") and h.contradictions == h.damage != [], (h.damage, h.job)

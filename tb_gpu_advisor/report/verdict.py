@@ -55,7 +55,7 @@ def damage_note(h: HostReport) -> str:
     cut = [d for d in h.damage if d not in said]
     contra = [d for d in h.damage if d in said]
     if not cut:
-        return f"{h.host}: the file is damaged: {READ_WHOLE_CONTRADICTING}: {_contradicting(contra)}"
+        return f"{h.host}: the file is damaged: {READ_WHOLE_CONTRADICTING}: {_contradicting(h, contra)}"
     events = (h.capture or {}).get("num_events")
     read = f" ({events:,} events)" if isinstance(events, int) and not isinstance(events, bool) else ""
     lost = "; ".join(cut)
@@ -63,13 +63,14 @@ def damage_note(h: HostReport) -> str:
     note = (f"{h.host}: the file is damaged and was only partly read: {lost}{end}Every number covers only what was "
             f"read{read}: whatever the file recorded past the damage (steps, kernels, whole GPUs) is missing, so a "
             "check that did not fire may still apply")
-    return f"{note}. What was read also contradicts itself: {_contradicting(contra)}" if contra else note
+    return f"{note}. What was read also contradicts itself: {_contradicting(h, contra)}" if contra else note
 
 
-def _contradicting(contra: Sequence[str]) -> str:
-    """The contradictions in words, then what they mean for the numbers."""
+def _contradicting(h: HostReport, contra: Sequence[str]) -> str:
+    """The contradictions in words, then what they mean for the numbers (the device in its vendor's words: an Ascend
+    NPU's snapshot "may not be the NPU's", :func:`host_words`)."""
     what = "; ".join(contra)
-    return f"{what.rstrip('.')}; {CONTRADICTION_CLAIM}"
+    return f"{what.rstrip('.')}; {host_words(h)(CONTRADICTION_CLAIM)}"
 
 
 def _damaged(report: Report, damaged: Sequence[HostReport], said_below: bool = False) -> str:

@@ -190,3 +190,10 @@ def test_gpu_records_missing_from_a_file_read_whole_are_not_sought_past_a_damage
     titles = [f.title for f in report.findings if f.rule == "capture_quality"]
     assert titles == ["The capture lost its GPU records"], titles
     assert not h.job.get("damaged") and h.contradictions == h.damage != [], (h.damage, h.job)
+
+
+def test_the_claim_names_the_device_in_its_vendors_words():
+    """An Ascend NPU's snapshot whose records contradict each other: its numbers may not be the NPU's."""
+    npu = HostReport(host="n", path="n", size_bytes=1, capture={"vendor": "Huawei"}, damage=["NPU 0's blocks overlap"],
+                     contradictions=["NPU 0's blocks overlap"])
+    assert damage_note(npu).endswith("its numbers are the file's own and may not be the NPU's"), damage_note(npu)

@@ -464,9 +464,10 @@ export function hostFacts(hr, shown = {}) {
  * A damaged host's notice, as the server's damage note says it (report/verdict.py damage_note): a file cut off
  * mid-write or corrupt was read up to the damage, so every number below is partial; a file read whole whose records
  * contradict each other (`contradictions`, schema 1.5) has nothing past its damage, its numbers are its own and may
- * not be the GPU's. A file with both says both. A report without `contradictions` holds cuts alone.
+ * not be the GPU's (the vendor's word for its device: `words`, the host's `device_words`). A file with both says both. A report without `contradictions` holds cuts alone.
  */
-function damageView(hr) {
+function damageView(hr, words) {
+  const own = `its numbers are the file's own and may not be the ${deviceWords(words).device}'s`;
   const said = new Set(hr.contradictions || []);
   const cut = hr.damage.filter((d) => !said.has(d));
   const contra = hr.damage.filter((d) => said.has(d));
@@ -481,8 +482,8 @@ function damageView(hr) {
   if (contra.length) {
     box.append(h("ul", { class: "contradictions" }, contra.map((d) => h("li", {}, d))),
       h("p", {}, cut.length
-        ? "What was read also contradicts itself, so its numbers are the file's own and may not be the GPU's."
-        : "The file was read to its end, none of it left out, but its records contradict each other, so its numbers are the file's own and may not be the GPU's."));
+        ? `What was read also contradicts itself, so ${own}.`
+        : `The file was read to its end, none of it left out, but its records contradict each other, so ${own}.`));
   }
   return box;
 }
@@ -502,7 +503,7 @@ export function hostView(hr, ctx, shown = {}) {
   }
   const parts = [];
   const damaged = (hr.damage || []).length > 0;
-  if (damaged) parts.push(damageView(hr));
+  if (damaged) parts.push(damageView(hr, shown.device_words));
   if (hr.job?.summary) parts.push(h("p", { class: "note job" }, codeText(hr.job.summary)));
   if (hr.steps?.note) parts.push(h("p", { class: "note" }, codeText(hr.steps.note)));
   if (!hr.gpus.length) {

@@ -91,6 +91,33 @@ test("a host read from a damaged file is open, with what was lost first, and the
   assert.equal(again.textContent.split("cut off at byte 780,644").length - 1, 1);
 });
 
+test("a file read whole whose records contradict each other is not told as cut, and one with both says both (h37-damage65)", () => {
+  const report = fixture();
+  report.healthy = false;
+  const overlap = "GPU 0's blocks hold 100.0 MiB, more than the 84.0 MiB its segments reserve: blocks that overlap";
+  report.hosts[0].damage = [overlap];
+  report.hosts[0].contradictions = [overlap];
+  let box = views.reportView(report, ctx).querySelectorAll(".host")[0].querySelector(".host-body").firstElementChild;
+  assert.ok(box.classList.contains("damaged"));
+  assert.equal(box.querySelector("h4").textContent, "Damaged file: read whole, but its records contradict each other");
+  assert.match(box.textContent, /blocks that overlap/);
+  assert.match(box.textContent, /its numbers are the file's own and may not be the GPU's/);
+  assert.doesNotMatch(box.textContent, /past the damage|only partly read/);
+  // both kinds: the cut's words for the cut, the contradiction's for the contradiction
+  const cut = "fields of the wrong type, left out: 1 block (e.g. `size` a str)";
+  report.hosts[0].damage = [cut, overlap];
+  box = views.reportView(report, ctx).querySelectorAll(".host")[0].querySelector(".host-body").firstElementChild;
+  assert.equal(box.querySelector("h4").textContent, "Damaged file: only partly read, and its records contradict each other");
+  assert.match(box.textContent, /past the damage/);
+  assert.match(box.textContent, /may not be the GPU's/);
+  assert.equal(box.querySelector("ul.contradictions").textContent, overlap);
+  // a report without the field (before schema 1.5): every entry a cut, as before
+  delete report.hosts[0].contradictions;
+  box = views.reportView(report, ctx).querySelectorAll(".host")[0].querySelector(".host-body").firstElementChild;
+  assert.equal(box.querySelector("h4").textContent, "Damaged file: only partly read");
+  assert.doesNotMatch(box.textContent, /contradict/);
+});
+
 test("host facts name the capture's framework; the tab has no framework API strings of its own", () => {
   const report = fixture();
   report.hosts[0].capture.framework = "jax";

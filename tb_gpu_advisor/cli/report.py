@@ -191,6 +191,16 @@ def _same_job_line(s: Any) -> str:
             f"captures in {len(s.same_job) + 1} formats (one run folder, times within minutes), each analysed apart\n")
 
 
+def _damage_words(h: Any) -> str:
+    """How the stderr line names a host's damage: partial where any of it is a cut; a file read whole whose records
+    contradict each other alone (``HostReport.contradictions``) is no partial report, its numbers the file's own."""
+    from tb_gpu_advisor.report.verdict import READ_WHOLE_CONTRADICTING  # imported where used, as this module does
+
+    if h.cuts():
+        return "the file is damaged, the report is partial"
+    return f"the file is damaged: {READ_WHOLE_CONTRADICTING}"
+
+
 def host_errors(reports: Sequence[Any]) -> list[str]:
     """One line per host that could not be analysed, or was read from a damaged file (its numbers are partial):
     ``<run>/<session> host <h> ...: <why>``."""
@@ -198,7 +208,7 @@ def host_errors(reports: Sequence[Any]) -> list[str]:
     for r in reports:
         name = r.session if r.run == "." else f"{r.run}/{r.session}"
         out += [f"{name} host {echo(h.host)} could not be analysed: {h.error}" for h in r.hosts if h.error]
-        out += [f"{name} host {echo(h.host)}: the file is damaged, the report is partial: {'; '.join(h.damage)}"
+        out += [f"{name} host {echo(h.host)}: {_damage_words(h)}: {'; '.join(h.damage)}"
                 for h in r.hosts if h.damage and not h.error]
         if not r.hosts:
             out.append(f"{name}: no host file to analyse")

@@ -33,7 +33,7 @@ from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.columns import coverage, outermost, union_intervals
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, PS_PER_MS, HostEvents, LiveStack, MemoryEvents, Trace,
-                                        device_launches, line_processes, listed_gpu_models, queued_before)
+                                        cuts, device_launches, line_processes, listed_gpu_models, queued_before)
 
 #: Kinds of work, as reported (``job.kind``).
 KINDS = ("training", "inference", "serving", "no_gpu", "unknown")
@@ -141,7 +141,8 @@ class Kind:
     every_launch_refused: bool = False
     #: GPU use with no GPU record -- or no GPU call at all in what was read --, in a file the reader could not read to
     #: its end (``Trace.problems``: cut off, corrupt): the records may lie past the damage rather than be missing from
-    #: the capture, in words; "" otherwise
+    #: the capture, in words; "" otherwise -- and "" for a file read whole whose records contradict each other
+    #: (``model.trace.Contradiction``): nothing lies past that damage, so what is missing is missing
     damaged: str = ""
     #: no GPU record (no GPU work, or its records lost), but the framework's own host events name the work:
     #: "training" (autograd's backward nodes, an optimizer's step, a wrapper's training phase) or "inference" (an
@@ -229,12 +230,13 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
         calls = [n for n in trace.h.names if devices.is_runtime_call(n)]
         said = None if calls else _listed_vendor(trace)
         kind = dataclasses.replace(kind, runtime_vendor=said or devices.vendor_of_calls(calls).VENDOR)
-    if kind.lost_gpu and trace.problems:  # a file not read to its end: what is missing may be past the damage
-        kind = dataclasses.replace(kind, damaged=trace.problems[0])
-    elif kind.cpu_only and trace.problems:  # no GPU call in the part read is no proof the work ran on the CPU: the
+    cut = cuts(trace.problems)  # a file read whole whose records contradict each other has nothing past its damage
+    if kind.lost_gpu and cut:  # a file not read to its end: what is missing may be past the damage
+        kind = dataclasses.replace(kind, damaged=cut[0])
+    elif kind.cpu_only and cut:  # no GPU call in the part read is no proof the work ran on the CPU: the
         # file stops early, and what it holds past the damage was not read (h37-ui11: a Kineto trace cut at its 241st
         # event said "the host made no GPU runtime call: the work ran on the CPU" and "move the model to the GPU")
-        kind = dataclasses.replace(kind, confidence="low", cpu_only="", gpu_seen="", damaged=trace.problems[0],
+        kind = dataclasses.replace(kind, confidence="low", cpu_only="", gpu_seen="", damaged=cut[0],
                                    evidence="no kernel, copy, collective or GPU runtime call in the part of the damaged "
                                             "file that was read; what it holds past the damage was not read")
     if kind.kind in ("no_gpu", "unknown") and trace.snapshot is None and not _ran_kernels(trace):

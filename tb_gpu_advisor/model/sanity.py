@@ -25,7 +25,9 @@ MIN_EVENTS_SAME_START = 3
 
 
 def time_problems(trace: Trace) -> list[str]:
-    """The damage the trace's times show, in words (empty for a sane clock)."""
+    """The damage the trace's times show, in words (empty for a sane clock): each a :class:`Contradiction` -- the
+    events were read, and their times contradict each other or any clock, whatever was cut."""
+    from tb_gpu_advisor.model.trace import Contradiction  # at call time, as the Trace it reads (TYPE_CHECKING above)
     tables = [t for t in (trace.h, *trace.devices) if t is not None and len(t)]
     if not tables:
         return []
@@ -44,7 +46,7 @@ def time_problems(trace: Trace) -> list[str]:
         far = _far_from_middle(tables)
         if far:
             out.append(f"events that start more than a day from the capture's other events: {far:,}")
-    return out
+    return [Contradiction(p) for p in out]
 
 
 def _far_from_middle(tables: list) -> int:

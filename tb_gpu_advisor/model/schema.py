@@ -22,7 +22,7 @@ from typing import Any, Callable, Literal
 
 from tb_gpu_advisor.common import jsonout
 
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "1.5"
 
 Severity = Literal["critical", "warning", "info", "ok"]
 Status = Literal["good", "warning", "critical", "unknown"]
@@ -221,6 +221,16 @@ class HostReport:
     #: what the reader could not read of the file (cut off mid-write, corrupt bytes, malformed events), in words: the
     #: report covers only what was read, and a damaged host is never healthy (schema 1.1, from 0.1.0+a14)
     damage: list[str] = field(default_factory=list)
+    #: the entries of ``damage`` that are no cut: the file was read whole, but its records contradict each other (a
+    #: snapshot's history allocating beyond its segments, blocks that overlap), so its numbers are the file's own and
+    #: may not be the GPU's, and nothing lies past the damage (``model.trace.Contradiction``; schema 1.5, optional: a
+    #: report without it holds cuts alone).  The rest of ``damage`` is a file cut short or partly unread
+    contradictions: list[str] = field(default_factory=list)
+
+    def cuts(self) -> list[str]:
+        """The entries of ``damage`` that are a file cut short or partly unread (not one of ``contradictions``)."""
+        said = set(self.contradictions or ())
+        return [d for d in self.damage or () if d not in said]
 
     def mean_step_ms(self) -> float | None:
         """The host's mean step: the one number every surface prints it from (h37-randjobs4) -- the metrics' step as

@@ -808,6 +808,36 @@ def queued_before(d: DeviceEvents, launch: np.ndarray) -> np.ndarray:
 NO_FLOP_OPS_NOTE = "no matmul, convolution or attention op is recorded in the trace"
 
 
+class Contradiction(str):
+    """One entry of ``Trace.problems`` that is damage of a file READ WHOLE whose records contradict each other (a
+    snapshot's blocks that overlap, a history allocating beyond its segments, events that end before they start),
+    as against a file cut short or left partly unread (every other entry: a trace cut off mid-write, events skipped).
+
+    Why a kind: the two are told differently (h37-damage65).  A cut file's numbers cover only what was read, and what
+    it recorded past the cut is missing; a contradicting file was read to its end -- nothing lies past any damage --
+    but its numbers are the file's own and may not be the GPU's.  The reader that finds the contradiction knows which
+    it is, so it marks it where it appends it: ``Contradiction("...")``, a string everywhere else (every existing
+    reader of ``problems`` keeps working; the report keeps the kind in ``HostReport.contradictions``)."""
+
+    __slots__ = ()
+
+
+def contradictions(problems: "list[str]") -> list[str]:
+    """The entries of ``problems`` that are records contradicting each other (:class:`Contradiction`), as plain
+    strings."""
+    return [str(p) for p in problems if isinstance(p, Contradiction)]
+
+
+def cuts(problems: "list[str]") -> list[str]:
+    """The entries of ``problems`` that are a file cut short or partly unread (not a :class:`Contradiction`)."""
+    return [p for p in problems if not isinstance(p, Contradiction)]
+
+
+def same_kind(problem: str, text: str) -> str:
+    """``text`` with the kind of ``problem`` (a reworded entry, ``"worker0: " + p``, stays a contradiction)."""
+    return Contradiction(text) if isinstance(problem, Contradiction) else text
+
+
 @dataclass
 class Trace:
     """One host file, read: the input of :func:`~tb_gpu_advisor.steps.detect.detect_steps` and the metrics."""
@@ -853,7 +883,8 @@ class Trace:
     metadata_keys: frozenset[str] = frozenset()
     #: XLA markers the format holds beyond host event names (``XLA Ops`` line, ``hlo_op`` stat...), as shown
     xla_evidence: list[str] = field(default_factory=list)
-    #: what the reader could not read, for a partial analysis (a trace cut off mid-write)
+    #: the file's damage, for a partial analysis: what the reader could not read (a trace cut off mid-write), and, as
+    #: :class:`Contradiction` entries, records of a file read whole that contradict each other
     problems: list[str] = field(default_factory=list)
     #: what the reader says of the file that is no damage, for the report's notes (an Nsight export that does not
     #: name its GPU model)

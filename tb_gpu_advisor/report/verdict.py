@@ -34,21 +34,43 @@ def failed_hosts(report: Report) -> list:
 
 
 def damaged_hosts(report: Report) -> list:
-    """Hosts analysed from a damaged file (``HostReport.damage``: cut off mid-write, corrupt): their numbers are
-    partial."""
+    """Hosts analysed from a damaged file (``HostReport.damage``: cut off mid-write, corrupt, or read whole with
+    records that contradict each other): their numbers are partial or the file's own."""
     return [h for h in report.hosts if getattr(h, "damage", None) and not h.error]
+
+
+#: What a file read whole whose records contradict each other is (``HostReport.contradictions``): nothing lies past
+#: any damage, but its numbers are its own and may not be the GPU's (h37-damage65).  The tab says the same words.
+READ_WHOLE_CONTRADICTING = "read whole, but its records contradict each other"
+CONTRADICTION_CLAIM = "its numbers are the file's own and may not be the GPU's"
 
 
 def damage_note(h: HostReport) -> str:
     """What was lost of a damaged host's file, in words: the report's note, the CLI's stderr line, the text's and
-    markdown's paragraph."""
+    markdown's paragraph.  A file cut short (or partly unread) says what was read and that what it recorded past the
+    damage is missing; a file read whole whose records contradict each other (``HostReport.contradictions``) says
+    that instead -- it was not cut, so "past the damage" would send the reader looking for a longer copy that does
+    not exist; a file with both says both."""
+    said = set(getattr(h, "contradictions", None) or ())
+    cut = [d for d in h.damage if d not in said]
+    contra = [d for d in h.damage if d in said]
+    if not cut:
+        return f"{h.host}: the file is damaged: {READ_WHOLE_CONTRADICTING}: {_contradicting(h, contra)}"
     events = (h.capture or {}).get("num_events")
     read = f" ({events:,} events)" if isinstance(events, int) and not isinstance(events, bool) else ""
-    lost = "; ".join(h.damage)
+    lost = "; ".join(cut)
     end = " " if lost.endswith(("?", ".", "!")) else ". "
-    return (f"{h.host}: the file is damaged and was only partly read: {lost}{end}Every number covers only what was "
+    note = (f"{h.host}: the file is damaged and was only partly read: {lost}{end}Every number covers only what was "
             f"read{read}: whatever the file recorded past the damage (steps, kernels, whole GPUs) is missing, so a "
             "check that did not fire may still apply")
+    return f"{note}. What was read also contradicts itself: {_contradicting(h, contra)}" if contra else note
+
+
+def _contradicting(h: HostReport, contra: Sequence[str]) -> str:
+    """The contradictions in words, then what they mean for the numbers (the device in its vendor's words: an Ascend
+    NPU's snapshot "may not be the NPU's", :func:`host_words`)."""
+    what = "; ".join(contra)
+    return f"{what.rstrip('.')}; {host_words(h)(CONTRADICTION_CLAIM)}"
 
 
 def _damaged(report: Report, damaged: Sequence[HostReport], said_below: bool = False) -> str:

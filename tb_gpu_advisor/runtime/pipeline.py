@@ -112,7 +112,7 @@ def _analyze_host(host_file, size: int, options: UserOptions,
     except Exception as e:  # noqa: BLE001
         return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
     size = size or trace.size_bytes
-    damage = list(trace.problems)  # a file cut off mid-write: what was read is analysed, and the report says so
+    damage = list(trace.problems)  # a file cut off mid-write (or read whole, contradicting itself): analysed, and said
     try:
         m = host_metrics(trace, options=options, release=True, peers=peers)
         if m.job is not None:  # its one-time costs and entries, which its peers ask (:func:`peer_start_up`)

@@ -68,6 +68,7 @@ from tb_gpu_advisor.formats.gz import Gunzip, Prefixed
 from tb_gpu_advisor.formats.kineto import compiled
 from tb_gpu_advisor.formats.kineto.layout import EXECUTION_TRACE, SNIFF_BYTES, execution_trace, text_encoding
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
+from tb_gpu_advisor.model.trace import Contradiction
 
 #: Bytes of events decoded at once: large enough that per-chunk overhead vanishes, small enough that the
 #: chunk's Python objects stay a few tens of MB.
@@ -2048,13 +2049,15 @@ MAX_SPREAD_US = 86_400e6
 
 
 def _time_problems(ts: np.ndarray, dur: np.ndarray, bad_dur: int) -> list[str]:
-    """Durations that make no physical sense, in words for the damage note (they are read as 0)."""
+    """Durations that make no physical sense, in words for the damage note (they are read as 0).  A negative one is an
+    event that ends before it starts, read whole: a :class:`Contradiction` (the file was not cut there); one that is
+    no number was not read."""
     out = []
     if bad_dur:
         out.append(f"events whose duration is no finite number: {bad_dur:,} (read as 0)")
     neg = int(np.count_nonzero(dur < 0))
     if neg:
-        out.append(f"events with a negative duration: {neg:,} (read as 0)")
+        out.append(Contradiction(f"events with a negative duration: {neg:,} (read as 0)"))
     return out
 
 

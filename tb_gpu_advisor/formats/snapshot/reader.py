@@ -45,8 +45,8 @@ from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embed
                                                     is_json_snapshot, is_page, page_stream)
 from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
 from tb_gpu_advisor.model.trace import (HOLDERS, MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack,
-                                       AllocRetry, MemoryEvents, MemorySnapshot, OutOfMemory, SnapshotBlock, Trace,
-                                       pair_frees, rounded_blocks)
+                                       AllocRetry, Contradiction, MemoryEvents, MemorySnapshot, OutOfMemory,
+                                       SnapshotBlock, Trace, pair_frees, rounded_blocks)
 
 #: Entries, blocks and frames looked at per byte of the file (at least MIN_WORK); past it the rest is left out and
 #: said so.  A real snapshot spends ~100 bytes on a block or an entry with its ~24 frames (memo references).
@@ -127,9 +127,10 @@ def with_capacity(trace: Trace, caps: "tuple[Capacity, ...] | str | None") -> Tr
                 continue
             reserved = _peak_reserved(trace, d.gpu)
             if reserved > cap.total_bytes:
-                trace.problems.append(f"{cap.name} left out for GPU {d.gpu}: its total {cap.total_bytes / 2**30:,.2f} "
-                                      f"GiB is less than the {reserved / 2**30:,.2f} GiB the GPU's allocator reserved, "
-                                      "so it is another GPU's (or another process's) record")
+                trace.problems.append(Contradiction(
+                    f"{cap.name} left out for GPU {d.gpu}: its total {cap.total_bytes / 2**30:,.2f} "
+                    f"GiB is less than the {reserved / 2**30:,.2f} GiB the GPU's allocator reserved, "
+                    "so it is another GPU's (or another process's) record"))
                 continue
             d.info = dataclasses.replace(d.info, memory_bytes=cap.total_bytes)
             _outside(trace, d.gpu, cap)
@@ -137,7 +138,7 @@ def with_capacity(trace: Trace, caps: "tuple[Capacity, ...] | str | None") -> Tr
     if named and len(named) == len(caps) and not held & set(named):
         said = (f"GPU {named[0]}, which the snapshot does not hold" if len(named) == 1 else
                 f"{_gpus(named)}, none of which the snapshot holds" + (f" (it holds {_gpus(sorted(held))})" if held else ""))
-        trace.problems.append(f"{caps[0].name} left out: it names {said}")
+        trace.problems.append(Contradiction(f"{caps[0].name} left out: it names {said}"))
     return trace
 
 
@@ -473,7 +474,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
     snap = MemorySnapshot(settings={k: v for k, v in settings.items() if isinstance(k, str)
                                     and isinstance(v, (str, int, float, bool))} if isinstance(settings, dict) else {})
     _expandable_from_segments(snap.settings, by_gpu)
-    cut: list[str] = []
+    contradict: list[str] = []  # the file read whole, its records contradicting each other (model.trace.Contradiction)
     entries = {g: _entries(traces[g] if g < len(traces) and isinstance(traces[g], list) else [], cols, budget)
                for g in gpus}
     for g in gpus:  # a list read as columns holds only ROW marks: emptied, as the file's bytes were dropped
@@ -507,9 +508,10 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
             raise SnapshotReadError(path, f"GPU {g}'s segments add up to {max(reserved, allocated) / 2**50:,.0f} PiB, "
                                           "more than a 64-bit address space holds: no allocator's record")
         if (held := sum(_int(b.get("size"), 0) for b in blocks)) > reserved:
-            cut.append(f"GPU {g}'s blocks hold {held / 2**20:,.1f} MiB, more than the {reserved / 2**20:,.1f} MiB "
-                       "its segments reserve: blocks that overlap (the allocator hands out no byte twice), so the "
-                       "file was edited or damaged")
+            contradict.append(Contradiction(
+                f"GPU {g}'s blocks hold {held / 2**20:,.1f} MiB, more than the {reserved / 2**20:,.1f} MiB "
+                "its segments reserve: blocks that overlap (the allocator hands out no byte twice), so the "
+                "file was edited or damaged"))
         snap.state[g] = (reserved, allocated, len(segs), max(free_blocks, default=0))
         dump = [_Live(_int(b.get("size"), 0), where[id(b)], _block_frames(b), None, budget,
                       _int(b.get("requested_size"), 0) or None) for b in live]
@@ -529,14 +531,16 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
                 snap.unseen_live[g] = _unseen_live(events, dump, budget)
             pending = sum(_int(b.get("size"), 0) for b in blocks if b.get("state") == "active_pending_free")
             if (short := history_short_of_dump(events, allocated + pending)) > 0:
-                cut.append(f"GPU {g}'s history ends with {short / 2**20:,.1f} MiB live that its segments do not hold "
-                           "at the dump: the history stops before the dump (a cut or edited snapshot), so its totals "
-                           "are counted from its own lowest point and the state at the dump is not its end")
+                contradict.append(Contradiction(
+                    f"GPU {g}'s history ends with {short / 2**20:,.1f} MiB live that its segments do not hold "
+                    "at the dump: the history stops before the dump (a cut or edited snapshot), so its totals "
+                    "are counted from its own lowest point and the state at the dump is not its end"))
             elif (beyond := history_beyond_segments(events)) is not None:
-                cut.append(f"GPU {g}'s history allocates {beyond[0] / 2**20:,.1f} MiB more than its segments reserve "
-                           f"({beyond[1] / 1e12:,.3f} s into it): the caching allocator places every block inside a "
-                           f"segment it holds, so the history and the segments are {NOT_ONE_ALLOCATOR} (a generated "
-                           "or edited snapshot) -- its levels are the history's own sums, not the GPU's")
+                contradict.append(Contradiction(
+                    f"GPU {g}'s history allocates {beyond[0] / 2**20:,.1f} MiB more than its segments reserve "
+                    f"({beyond[1] / 1e12:,.3f} s into it): the caching allocator places every block inside a "
+                    f"segment it holds, so the history and the segments are {NOT_ONE_ALLOCATOR} (a generated "
+                    "or edited snapshot) -- its levels are the history's own sums, not the GPU's"))
         snap.ooms.extend(ooms)
         snap.retries.extend(retries)
     snap.stackless = _stackless(memory, snap)
@@ -551,7 +555,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         raise SnapshotReadError(path, EMPTY)
     problems = [f"the snapshot describes more entries, blocks and frames than its size warrants: the first "
                 f"{work:,} were read"] if budget.left_out else []
-    problems.extend(cut)
+    problems.extend(contradict)
     if budget.bad:
         problems.append(f"fields of the wrong type, left out: {budget.bad_text()}")
     if len(traces) > MAX_GPUS or len(by_gpu) > MAX_GPUS:

@@ -461,6 +461,34 @@ export function hostFacts(hr, shown = {}) {
 }
 
 /**
+ * A damaged host's notice, as the server's damage note says it (report/verdict.py damage_note): a file cut off
+ * mid-write or corrupt was read up to the damage, so every number below is partial; a file read whole whose records
+ * contradict each other (`contradictions`, schema 1.5) has nothing past its damage, its numbers are its own and may
+ * not be the GPU's (the vendor's word for its device: `words`, the host's `device_words`). A file with both says both. A report without `contradictions` holds cuts alone.
+ */
+function damageView(hr, words) {
+  const own = `its numbers are the file's own and may not be the ${deviceWords(words).device}'s`;
+  const said = new Set(hr.contradictions || []);
+  const cut = hr.damage.filter((d) => !said.has(d));
+  const contra = hr.damage.filter((d) => said.has(d));
+  const title = cut.length
+    ? `Damaged file: only partly read${contra.length ? ", and its records contradict each other" : ""}`
+    : "Damaged file: read whole, but its records contradict each other";
+  const box = h("div", { class: "state message damaged", role: "alert" }, h("h4", {}, title));
+  if (cut.length) {
+    box.append(h("ul", {}, cut.map((d) => h("li", {}, d))),
+      h("p", {}, "Every number covers only what was read: whatever the file recorded past the damage (steps, kernels, whole GPUs) is missing, so a check that did not fire may still apply. Capture again, and let the profiler finish writing the file."));
+  }
+  if (contra.length) {
+    box.append(h("ul", { class: "contradictions" }, contra.map((d) => h("li", {}, d))),
+      h("p", {}, cut.length
+        ? `What was read also contradicts itself, so ${own}.`
+        : `The file was read to its end, none of it left out, but its records contradict each other, so ${own}.`));
+  }
+  return box;
+}
+
+/**
  * Per-host detail, folded under the findings (a <details>, closed): capture
  * facts, the no-GPU notice, the charts and the report's tables. A host whose
  * file could not be read is shown open, as an alert; one read from a damaged
@@ -475,12 +503,7 @@ export function hostView(hr, ctx, shown = {}) {
   }
   const parts = [];
   const damaged = (hr.damage || []).length > 0;
-  if (damaged) {
-    // a damaged file (cut off mid-write, corrupt): read up to the damage, so every number below is partial
-    parts.push(h("div", { class: "state message damaged", role: "alert" }, h("h4", {}, "Damaged file: only partly read"),
-      h("ul", {}, hr.damage.map((d) => h("li", {}, d))),
-      h("p", {}, "Every number covers only what was read: whatever the file recorded past the damage (steps, kernels, whole GPUs) is missing, so a check that did not fire may still apply. Capture again, and let the profiler finish writing the file.")));
-  }
+  if (damaged) parts.push(damageView(hr, shown.device_words));
   if (hr.job?.summary) parts.push(h("p", { class: "note job" }, codeText(hr.job.summary)));
   if (hr.steps?.note) parts.push(h("p", { class: "note" }, codeText(hr.steps.note)));
   if (!hr.gpus.length) {

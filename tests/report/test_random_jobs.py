@@ -426,7 +426,7 @@ def test_a_gap_between_guessed_steps_is_a_note_whatever_it_saves():
     from tests.support.properties import order_problems
 
     job = nsys_job(ops=18, kernel_us=11541.4, kernel="GEMM_FP32", input_ms=154.0, sync=False, autograd_nvtx=False,
-                   step_range=None, untraced_ms=250.1, kernel_gap_us=10.8)
+                   step_range=None, untraced_ms=320.0, kernel_gap_us=10.8)
     r = _report(job)
     sev = {f.rule: (f.severity, f.confidence, f.saving.percent_of_step) for f in r.findings if f.saving is not None}
     assert sev["step_gaps"][:2] == ("info", "low") and sev["tensor_core_unused"][0] == "warning"

@@ -26,6 +26,7 @@ from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import jax, pytorch
 from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.properties import report_violations
 
 _REAL = "/work/wild65/turn65/lutetjeff"  # no licence: rebuilt from read_file's text, kept here only
 #: the findings whose fixes are the work's compute words, where they fire
@@ -54,6 +55,7 @@ def _assert_jax_work_words(report) -> None:
     assert any("jnp." in c or "jmp" in c or "jax." in c for c in compute), compute
     captured = _capture_fixes(report.findings)
     assert captured and all("torch.profiler" in c or "prof.step()" in c for c in captured), captured
+    assert not report_violations(report)  # the report laws, framework-words among them (both frameworks' words)
 
 
 @pytest.fixture(scope="module")

@@ -900,6 +900,61 @@ def _steps_named(paths: list[str], prefix: str) -> list[str]:
     return paths
 
 
+#: :func:`write_xla_work`: one turn of a jitted JAX function as XLA:GPU runs it -- its fusions launched through the driver
+#: (``cuLaunchKernel``, XLA's own launches; names as lutetjeff/cs521-mp2's ``jax.json``), its fp32 GEMM a cuBLAS call
+#: through the runtime (``cudaLaunchKernel``, as cuBLAS launches) -- (name, us on the GPU, the launch call).
+XLA_TURN = (("wrapped_broadcast", 2.0, "cuLaunchKernel"), ("loop_transpose_fusion", 4.0, "cuLaunchKernel"),
+            ("ampere_sgemm_128x64_tn", 240.0, "cudaLaunchKernel"), ("loop_add_fusion", 6.0, "cuLaunchKernel"),
+            ("ampere_sgemm_128x64_tn", 240.0, "cudaLaunchKernel"))
+
+
+def _xla_turn(aten_op: str | None) -> Callable[[Rank], None]:
+    """One turn of ``for i in range(n): with record_function(f"jax/iteration_{i}"): y = f(x); torch.cuda.synchronize()``
+    around a jitted JAX function ``f``: XLA's runtime dispatches (10 us of host no event records before each launch), the
+    kernels of :data:`XLA_TURN` each launched with no op around it, then the ``cudaDeviceSynchronize``.  ``aten_op``:
+    the control -- one ATen op (its own host work, no kernel) in the turn, a PyTorch program's own op beside them."""
+    def body(r: Rank) -> None:
+        if aten_op is not None:
+            r.cpu(aten_op, 12.0)
+        for name, us, call in XLA_TURN:
+            r.host_us += 10.0
+            if call == "cuLaunchKernel":
+                _driver_launch(r, name, us, call, call_us=5.0)
+                continue
+            r.kernel(None, name, us, launch_us=5.0, grid=(144, 1, 1), block=(256, 1, 1))
+            for e in (r.host[-1], r.gpu[-1]):  # no op launched it: no External id
+                e["args"].pop("External id", None)
+        wait = max(max(r.streams.values(), default=r.host_us) - r.host_us, 0.0) + 4.0
+        r.corr += 1
+        r.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": r.pid, "tid": r.pid,
+                       "ts": round(r.host_us, 3), "dur": round(wait, 3), "args": {"cbid": 165, "correlation": r.corr}})
+        r.host_us += wait + 15.0
+    return body
+
+
+def write_xla_work(out: str, steps: int = 4, aten_op: str | None = None, run: str = "xla_work") -> list[str]:
+    """Write a JAX program profiled by ``torch.profiler`` (lutetjeff/cs521-mp2's ``jax.json``): ``steps`` turns, each
+    marked by the program's ``record_function(f"jax/iteration_{i}")``, each a jitted function's XLA kernels
+    (:func:`_xla_turn`: fusions through ``cuLaunchKernel``, two fp32 cuBLAS GEMMs of 240 us) and no ATen op at all.
+
+    Truth by construction: the capture is PyTorch's profiler's (a Kineto trace: ``record_function``, ``schedule``
+    record it); the work is JAX's -- every kernel XLA's or the cuBLAS call XLA made, no op of PyTorch's -- and its fp32
+    GEMMs are 480 of the turn's 492 us of kernel time (their fix is JAX's, a bf16 policy, never ``torch.autocast``).
+    Control: ``aten_op`` -- one ATen op a turn: a PyTorch program's own work, PyTorch's words as before."""
+    sc = Scenario(1, _single(_xla_turn(aten_op)), [], [], "a jitted JAX function's XLA kernels under torch.profiler",
+                  dtype="float32")
+    paths = write_run(out, sc, steps=steps, run=run)
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        for e in doc["traceEvents"]:
+            k = pytorch_step_number(e.get("name", ""))
+            if k is not None:
+                e["name"] = f"jax/iteration_{k}"
+        write_doc(path, doc)
+    return paths
+
+
 def pytorch_step_number(name: str) -> int | None:
     """The k of Kineto's ``ProfilerStep#k``; None for any other name."""
     head, _, k = name.partition("#")

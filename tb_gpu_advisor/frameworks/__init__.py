@@ -22,11 +22,11 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import engines, jax, native, pytorch, tensorflow
-from tb_gpu_advisor.frameworks.base import (GENERIC_LABELS, Framework, NamePredicate, action, fix_rule, never, op_name,
-                                            op_type)
+from tb_gpu_advisor.frameworks.base import (GENERIC_LABELS, WORK_LABELS, Framework, NamePredicate, action, capture_fix,
+                                            fix_rule, never, op_name, op_type)
 
 __all__ = ["Framework", "NamePredicate", "GENERIC_LABELS", "REGISTRY", "UNKNOWN", "action", "fix_rule", "never", "detect",
-           "detect_trace", "display_names", "elementwise", "for_vendor", "elementwise_one", "gemm_kernel", "gemm_kernel_one", "get", "how_to_capture", "matrix_unit_unknown_one", "not_gemm_kernel", "not_gemm_kernel_one",
+           "detect_trace", "detect_work", "display_names", "recorded_by", "elementwise", "for_vendor", "elementwise_one", "gemm_kernel", "gemm_kernel_one", "get", "how_to_capture", "matrix_unit_unknown_one", "not_gemm_kernel", "not_gemm_kernel_one",
            "not_host_work",
            "op_name", "op_type", "runtime_background_line", "tc_eligible_type"]
 
@@ -297,3 +297,56 @@ def detect_trace(trace: Trace) -> Framework:
             return native.NOT_LOADED
         return native.FRAMEWORK
     return found
+
+
+def _ran_work(fw: Framework, trace: Trace) -> bool:
+    """The trace holds ``fw``'s own evidence of running work: a kernel its compiler names (``Framework.work_kernel``)
+    or a Python frame of its package (``Framework.work_frame``)."""
+    if fw.work_frame is not never and any(fw.work_frame(n) for n in trace.h.names):
+        return True
+    return fw.work_kernel is not never and any(fw.work_kernel(n) for d in trace.devices for n in d.names)
+
+
+def detect_work(trace: Trace, writer: Framework) -> Framework:
+    """The framework that ran the capture's work: ``writer`` (:func:`detect_trace`), unless the format alone named it
+    (Kineto: PyTorch's profiler, whatever ran under it), the capture holds no op of the writer's own
+    (``Framework.work_event``: no ATen op at all) and exactly one other framework's own evidence
+    (:func:`_ran_work`: XLA's fusion kernels, frames into ``jax``).
+
+    Why: a JAX program profiled by ``torch.profiler`` (lutetjeff/cs521-mp2 ``gpu/traces/jax.json``: XLA's
+    ``loop_transpose_fusion`` and ``wrapped_broadcast`` launched through ``cuLaunchKernel``, steps in
+    ``record_function("jax/iteration_{i}")``, no ATen op) was told ``torch.autocast`` for its fp32 GEMM: the capture
+    is PyTorch's, its words how to record it; the work is JAX's, its words how to change it (issue #37, class 1:
+    each tool's own way; h37-jaxwords65).  Any op of the writer's own keeps the writer's words: its program ran its
+    work, whatever other kernels ran beside it (a PyTorch job launching Triton kernels of its own)."""
+    if trace.format not in (writer.writes, *writer.also_writes) or writer.work_event is never:
+        return writer  # the events named the framework (XPlane, Nsight): they name the work's already
+    if any(writer.work_event(n) for n in trace.h.names):
+        return writer
+    ran = [f for f in REGISTRY.values() if f is not writer and _ran_work(f, trace)]
+    return ran[0] if len(ran) == 1 else writer
+
+
+def recorded_by(work: Framework, writer: Framework) -> Framework:
+    """``work`` (the framework that ran the program's work) as it talks to a capture ``writer``'s profiler wrote, each
+    already written for the job (``Framework.for_job``): the capture's words -- its event reading, its capture advice,
+    the fixes that say how to record it (``base.capture_fix``), the labels of its events -- are the writer's; the
+    work's -- every other fix, what a fix already in use looks like, what the work's checks mean, the labels of the
+    work's levers (``base.WORK_LABELS``) -- are ``work``'s.  ``writer`` itself where they are one.
+
+    Why one composed framework: a rule asks ``ctx.fw`` and never substitutes words; here the answer is two
+    frameworks' by role (a JAX program under ``torch.profiler``: ``schedule`` and ``record_function`` to record it,
+    jmp's bf16 policy to change it; h37-jaxwords65)."""
+    if work is writer or work.id == writer.id:
+        return writer
+    fixes = {k: v for k, v in work.fixes.items() if not capture_fix(k)}
+    fixes.update({k: v for k, v in writer.fixes.items() if capture_fix(k)})
+    labels = {k: v for k, v in writer.labels.items() if k not in WORK_LABELS}
+    labels.update({k: v for k, v in work.labels.items() if k in WORK_LABELS})
+    return dataclasses.replace(
+        writer, fixes=fixes, labels=labels, looped=None,  # composed for the job already: never re-looped as the writer's
+        not_applicable=work.not_applicable, applies_with_own_input=work.applies_with_own_input,
+        fix_applied=work.fix_applied, fix_follows=work.fix_follows, fix_rest=work.fix_rest, fix_needs=work.fix_needs,
+        fix_introduces=work.fix_introduces, device_features=work.device_features,
+        platform_features=work.platform_features, compiled_step_fuses=work.compiled_step_fuses,
+        cast_kernels=work.cast_kernels, cast_ops=work.cast_ops)

@@ -245,6 +245,16 @@ class Framework:
     #: regex fragments of kernels this framework (or its libraries) launches that are positively no matmul or
     #: convolution, even under a matmul op (ATen's own ``at::native`` kernels: ATen calls cuBLAS/cuDNN for GEMMs)
     not_gemm_kernels: tuple[str, ...] = ()
+    #: host events only this framework's own execution of the program's work writes (PyTorch's ATen ops, ``aten::mm``):
+    #: a capture of its profiler that holds one ran its work, whatever else ran beside it (``frameworks.detect_work``)
+    work_event: NamePredicate = never
+    #: kernels only this framework's compiler names so (JAX: XLA's fusions ``loop_transpose_fusion`` and wrapped
+    #: instructions ``wrapped_broadcast``): in another framework's capture holding no op of that framework's own
+    #: (:attr:`work_event`), the work they are is this framework's (``frameworks.detect_work``)
+    work_kernel: NamePredicate = never
+    #: a Python frame, as a profiler's tracer records it, of this framework's own package (``.../jax/_src/api.py(2757):
+    #: block_until_ready``): the program called it, the same evidence as :attr:`work_kernel`
+    work_frame: NamePredicate = never
     #: compiling the step (the eager-execution fix) also fuses its element-wise ops (``jax.jit``: XLA); False where
     #: the compiled graph runs the same kernels (``tf.function`` without ``jit_compile``)
     compiled_step_fuses: bool = False
@@ -548,6 +558,29 @@ ALLOCATOR_CAPTURE_FIXES = ("capture_quality:no_history", "capture_quality:no_his
 def allocator_fixes(fixes: "dict[str, tuple]") -> "dict[str, tuple]":
     """The :data:`ALLOCATOR_CAPTURE_FIXES` among ``fixes``."""
     return {k: fixes[k] for k in ALLOCATOR_CAPTURE_FIXES if k in fixes}
+
+
+#: The variants of a rule whose fixes say how to record the capture, not how to change the program: the host's time no
+#: event records (``step_gaps:unrecorded``: the profiler's Python tracing, its named ranges), the GPU's capacity beside
+#: a memory snapshot.  With every ``capture_quality`` fix they are the capture's words (:func:`capture_fix`).
+CAPTURE_VARIANTS = ("unrecorded", "unrecorded_traced", "capacity_unknown")
+
+
+def capture_fix(key: str) -> bool:
+    """A fixes key (``rule``, ``rule:variant``, ``rule@tag``) whose fix says how to record the capture -- its profiler's
+    API, windows, tracing options (``capture_quality``, :data:`CAPTURE_VARIANTS`) -- not how to change the work: where
+    another framework's profiler wrote the capture (a JAX program under ``torch.profiler``), those are its words."""
+    rule = fix_rule(key)
+    variant = key.split("@", 1)[0].partition(":")[2]
+    return rule == "capture_quality" or variant in CAPTURE_VARIANTS
+
+
+#: Labels (:data:`GENERIC_LABELS` keys) that name the work and its levers, not the capture's events: where another
+#: framework's profiler wrote the capture, these are the framework's that ran the work (a JAX program's "jitted call",
+#: "one jitted function", XLA as its compiler), every other label -- ops, syncs, tracing, what the events are -- the
+#: capture's.  A key the work's framework has no label for is the generic one, never the writer's.
+WORK_LABELS = ("compiled_step", "compiler", "dispatch_call", "gpu_user", "memcpy:levers", "cast_cause",
+               "step_gaps:host_work", "step_gaps:launch", "title:xla_not_used")
 
 
 #: Fixes of the program's own launches whatever its job: a tag's rewrite of their rule (``step_gaps@inference``: the

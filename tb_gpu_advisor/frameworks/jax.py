@@ -9,6 +9,8 @@ threads as ``H2D Dispatch``.  Only public JAX APIs appear in the fixes.
 
 from __future__ import annotations
 
+import re
+
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.frameworks.base import Action, Framework, action, names_batch
 
@@ -59,6 +61,17 @@ _BLOCKING_READ = "np.asarray(jax.Array)"
 #: step under ``$api.py:2757 block_until_ready``, ``LocalDeviceState::WaitFor`` inside).  A program waiting each step
 #: asked for that wait, as it asks for a read.
 _WAIT_FRAMES = ("block_until_ready", "device_get")
+
+
+#: A Python frame of JAX's own package as a Kineto trace records it (``torch.profiler``'s ``with_stack``:
+#: ``/usr/lib/python3/site-packages/jax/_src/api.py(2757): block_until_ready``): the program called into JAX.
+_OWN_FRAME = re.compile(r"(?:^|[/\\])jax(?:lib)?[/\\][^()]*\.py\(\d+\): ")
+
+
+def is_own_frame(name: str) -> bool:
+    """A Python frame in JAX's or jaxlib's package (:data:`_OWN_FRAME`): evidence JAX ran the work
+    (``Framework.work_frame``), in a capture another framework's profiler wrote."""
+    return bool(_OWN_FRAME.search(name))
 
 
 def is_blocking_read(name: str) -> bool:
@@ -507,6 +520,8 @@ FRAMEWORK = Framework(
                                      "placement to check (host round trips are reported as a finding)"},
     fixes=FIXES,
     capture_snippet=CAPTURE,
+    # what shows JAX ran the work in a capture another framework's profiler wrote (``frameworks.detect_work``)
+    work_kernel=xla.is_compiler_kernel, work_frame=is_own_frame,
     writes="xplane", compiled_step_fuses=True, tc_eligible_op=xla.hlo_tc_eligible_type, elementwise_kernels=xla.ELEMENTWISE_KERNELS,
     cast_kernels=(r"^wrapped_convert", r"^loop_convert_fusion", r"^convert(_fusion)?\b"), cast_ops=("convert",),
     capture_hint=("with jax.profiler.trace(LOGDIR): <20 steps>",

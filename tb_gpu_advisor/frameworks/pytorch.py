@@ -2923,7 +2923,7 @@ FRAMEWORK = Framework(
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
     training_event=is_training_event, training_phase=is_training_phase, evaluation_phase=is_evaluation_phase,
-    autograd_op=is_autograd_op, engine_wrapper=engine_wrapped, index_upload_op=is_index_upload_op, op_ranges_show_backward=True,
+    autograd_op=is_autograd_op, work_event=is_autograd_op, engine_wrapper=engine_wrapped, index_upload_op=is_index_upload_op, op_ranges_show_backward=True,
     training_frame=training_frame, grad_reset_event=is_grad_reset_event,
     sharded_forward_event=is_sharded_forward_event, tensor_parallel_event=is_tensor_parallel_event,
     compile_event=is_compile_event, compile_gap_event=is_jit_fallback,

@@ -199,6 +199,19 @@ def module_execution(name: str) -> str | None:
     if name.endswith(GPU_MODULE_SUFFIX):
         return name[: -len(GPU_MODULE_SUFFIX)]
     return nvtx_module(name)
+#: The kernels XLA:GPU names after the fusion or instruction it compiled -- names no library and no other compiler
+#: gives: a fusion's kind and root (``loop_transpose_fusion``, ``input_reduce_fusion``, ``gemm_fusion_dot``, a bare
+#: ``fusion_12``), and a single instruction wrapped into a fusion of its own (``wrapped_broadcast``,
+#: ``wrapped_convert``), each with the instruction's ``_<n>`` suffix where it has one.  Inductor names its fused
+#: kernels ``triton_poi_fused_...`` (no ``_fusion``), ATen ``at::native::...``, cuBLAS and cuDNN by their families.
+_COMPILER_KERNEL = re.compile(r"^(?:wrapped_[a-z][a-z0-9_]*|(?:[a-z][a-z0-9]*_)+fusion(?:_[a-z0-9]+)*|fusion(?:_\d+)?)$")
+
+
+def is_compiler_kernel(name: str) -> bool:
+    """A kernel XLA:GPU named (:data:`_COMPILER_KERNEL`): the work of a program XLA compiled (``Framework.work_kernel``)."""
+    return bool(_COMPILER_KERNEL.match(head(name)))
+
+
 #: Element-wise kernels XLA emits: loop fusions of one element-wise op.
 #: XLA's element-wise kernels: loop fusions (``loop_<root op>_fusion``, XLA's kLoop emitter: element-wise,
 #: broadcast and data-movement work, never a matmul; a reduction root is excluded by the reduction names), and

@@ -98,15 +98,21 @@ class Job:
     #: (``Context.waited_start_up``, ``job.peers.own_not_entered``)
     peer_calls: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
 
-    def framework(self, fw: Framework, alone: bool = False) -> Framework:
+    def framework(self, fw: Framework, alone: bool = False, work: Framework | None = None) -> Framework:
         """``fw`` as it talks to this job: its fixes for the job's tags, then the engine's own fixes on top.
 
         ``alone``: the capture is one process that talks to no other (the metrics' count of processes, no
         collective): its advice says nothing of ranks (``alone``).  Work neither training nor a confident forward
         (``any_work``) is told to loop its own step, not a training step: mi210_gpu_only's one process and
-        compiled_a100_triton's Triton kernel read "one trace per rank" and ``train_step`` before (h37-review3)."""
+        compiled_a100_triton's Triton kernel read "one trace per rank" and ``train_step`` before (h37-review3).
+
+        ``work``: the framework that ran the work where ``fw``'s profiler wrote the capture of another's program
+        (``CaptureQuality.work_framework``): each written for the job, then composed (``frameworks.recorded_by``)."""
         # without GPU records the kind of the work is what the host's events name (``Kind.host_kind``)
-        adapted = adapt(fw, context_tags(self.kind.host_kind or self.kind.kind, self.tags, alone), self.kind.engine)
+        tags = context_tags(self.kind.host_kind or self.kind.kind, self.tags, alone)
+        adapted = adapt(fw, tags, self.kind.engine)
+        if work is not None:
+            adapted = frameworks.recorded_by(adapt(work, tags, None), adapted)
         if self.kind.window == "frontend":  # a serving engine's front-end: the capture to take is its engine's trace
             front = [a.snippet for a in adapted.fix("capture_quality:frontend") if a.snippet]
             if front:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor import devices
+from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks.base import never
@@ -43,10 +43,17 @@ def capture_quality(ctx: Context) -> CaptureQuality:
         length_ms=float(length), steps_captured=ctx.steps.detection.found, steps_kept=kept,
         steady_state=_steady(cv, max_cv, ctx), step_time_cv=cv, too_short=short,
         too_long=length > max_ms, num_events=ctx.trace.num_events, gpu_thread_mode_private=private, note="; ".join(notes),
-        framework=ctx.fw.id, graph_kernel_share=_graph_kernel_share(ctx), time_base=tr.time_base,
+        framework=ctx.fw.id, work_framework=_work_framework(ctx), graph_kernel_share=_graph_kernel_share(ctx), time_base=tr.time_base,
         capture_format=tr.format, clock_skew=_clock_skew(ctx), window_start_ms=start,
         python_tracing=_python_tracing(ctx), printed_from=tr.printed_from, not_kept=tuple(tr.not_kept),
     )
+
+
+def _work_framework(ctx: Context) -> str:
+    """The id of the framework that ran the capture's work where it is not the one whose profiler wrote it
+    (``frameworks.detect_work``), "" where they are one."""
+    work = frameworks.detect_work(ctx.trace, ctx.fw)
+    return "" if work.id == ctx.fw.id else work.id
 
 
 def _window_start_ms(tr: Trace) -> float:

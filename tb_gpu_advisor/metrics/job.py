@@ -163,6 +163,9 @@ class JobView:
     #: GPU-to-GPU bandwidth within a host (bytes/s, per direction) and where it comes from; None unknown
     link_bandwidth: float | None = None
     link_source: str = ""
+    #: the framework that ran the work where another's profiler wrote the captures (``CaptureQuality.work_framework``),
+    #: "" where they are one: its fixes, the writer's capture words (``frameworks.recorded_by``)
+    work_framework: str = ""
     #: the user's settings of this analysis (the network between hosts: ``net_gbps``), handed in by the merge
     options: UserOptions = field(default_factory=UserOptions)
     #: what the job is, as its first host's report says (``HostReport.job``): the fixes' tags and serving engine
@@ -449,7 +452,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None,
     for the job rules that need them."""
     ranks: list[RankRow] = []
     names: list[str] = []
-    fw = ""
+    fw = work = ""
     expected = None
     what: dict = {}
     procs: int | None = 0
@@ -460,6 +463,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None,
         n = (hr.capture or {}).get("processes")
         procs = procs + n if procs is not None and isinstance(n, int) and n >= 0 else None  # a report without it: unknown
         fw = fw or str((hr.capture or {}).get("framework") or "")
+        work = work or str((hr.capture or {}).get("work_framework") or "")
         what = what or dict(getattr(hr, "job", None) or {})
         counts.append(hr.steps.get("count") if isinstance(hr.steps, dict) else None)
         sources.append(hr.steps.get("source") if isinstance(hr.steps, dict) else None)
@@ -488,7 +492,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None,
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     unrecorded, numbers = _unrecorded(reports) if ranks else ((), ())
-    return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
+    return JobView(framework=fw or "unknown", work_framework=work, gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
                    link_bandwidth=link, link_source=source, options=options if options is not None else UserOptions(),
                    tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"), kind=str(what.get("kind") or "unknown"),
                    kind_confidence=str(what.get("kind_confidence") or "low"),

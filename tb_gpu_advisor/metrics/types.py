@@ -1137,6 +1137,10 @@ class CaptureQuality:
     gpu_thread_mode_private: bool  # tf_gpu_private_* launch threads seen
     note: str = ""
     framework: str = "unknown"  # "tensorflow" | "jax" | "unknown" (frameworks/): how fixes are spelled
+    #: the framework that ran the work where it is not :attr:`framework`, the one whose profiler wrote the capture (a
+    #: JAX program under ``torch.profiler``: ``frameworks.detect_work``); "" where they are one.  The capture's words
+    #: are :attr:`framework`'s, the work's fixes this one's (``frameworks.recorded_by``)
+    work_framework: str = ""
     #: share of kernel time in kernels launched inside CUDA graphs (XLA command buffers): their per-op names are lost
     graph_kernel_share: float = 0.0
     #: what the report's ms times (step starts, trace-viewer windows) count from, in words (``Trace.time_base``)

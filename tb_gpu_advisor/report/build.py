@@ -228,7 +228,12 @@ def _framework_name(m: HostMetrics) -> str:
     side went unrecorded.  Why: the framework is ``native`` there because no framework's kernel or op was seen --
     but none could be: ``wild/tracing_off_nvtx_a10_train`` (``python benchmark.py``, 15 training iterations, -t
     nvtx alone) was called "a GPU program with no ML framework"."""
-    return FRAMEWORK_NOT_RECORDED if _gpu_side_unrecorded(m) else frameworks.get(m.capture.framework).name
+    if _gpu_side_unrecorded(m):
+        return FRAMEWORK_NOT_RECORDED
+    name = frameworks.get(m.capture.framework).name
+    if m.capture.work_framework:  # a program of another framework under its profiler: the program's, then the profiler's
+        return f"{frameworks.get(m.capture.work_framework).name} (recorded by {name}'s profiler)"
+    return name
 
 
 def _gpu_unrecorded(m: HostMetrics, card: Metric) -> Metric:
@@ -487,6 +492,8 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                  "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
                  "processes": m.multi_gpu.processes,
                  "framework": cap.framework, "framework_name": _framework_name(m),
+                 # the framework that ran the work where another's profiler wrote the capture (its fixes' words)
+                 **({"work_framework": cap.work_framework} if cap.work_framework else {}),
                  "vendor": _vendor(m),
                  "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),
                  "applied": {k: _words(m, v) for k, v in m.applied.items()},

@@ -111,8 +111,14 @@ def _framework(job: JobView) -> frameworks.Framework:
     engine, an old version), its kind (forward passes and work of no known kind are not told a training step's
     code: ``any_work``) and one process's GPUs (``alone``: no per-rank words)."""
     alone = job.processes == 1
-    fw = frameworks.for_vendor(job.framework, devices.vendor_of(job.gpu_names))
-    return adapt(fw, context_tags(job.kind, job.tags, alone), job.engine)
+    vendor = devices.vendor_of(job.gpu_names)
+    fw = frameworks.for_vendor(job.framework, vendor)
+    tags = context_tags(job.kind, job.tags, alone)
+    adapted = adapt(fw, tags, job.engine)
+    if not job.work_framework:
+        return adapted
+    # another framework's program under this one's profiler: its fixes, the capture's words (``Job.framework``)
+    return frameworks.recorded_by(adapt(frameworks.for_vendor(job.work_framework, vendor), tags, None), adapted)
 
 
 def vendor_fixes(job: JobView, *keys: str) -> list[Action]:

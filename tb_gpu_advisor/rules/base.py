@@ -1120,7 +1120,10 @@ def framework(m: HostMetrics, vendor=None) -> Framework:  # noqa: ANN001 - a ven
     """The capture's framework (``capture.framework``): its fixes, labels and what does not apply to it, written for
     the job the capture holds (``job/``: a forward pass, a serving engine, a cold start, an old version).  ``vendor``:
     :func:`_vendor`'s answer where the caller has it (``Ctx``: one reading of the GPUs' names per rule, not two)."""
-    fw = frameworks.for_vendor(m.capture.framework, vendor if vendor is not None else _vendor(m))
+    vendor = vendor if vendor is not None else _vendor(m)
+    fw = frameworks.for_vendor(m.capture.framework, vendor)
+    # the framework that ran the work, where another's profiler wrote the capture: its fixes, the writer's capture words
+    work = frameworks.for_vendor(m.capture.work_framework, vendor) if m.capture.work_framework else None
     # one GPU process that runs no collective talks to no other rank (a CPU-only capture counts no GPU process: a
     # gloo rank of a 300-rank job, wild/cpu_only_gloo, keeps its words); one process driving several GPUs
     # (DataParallel, TF MirroredStrategy) runs its collectives among its own GPUs: no rank either (h37-left29) --
@@ -1129,7 +1132,9 @@ def framework(m: HostMetrics, vendor=None) -> Framework:  # noqa: ANN001 - a ven
     mg = m.multi_gpu
     alone = (mg.processes == 1 and not (mg.job_ranks or 0) > 1
              and (not mg.collective_calls_per_gpu_step or len(mg.active_gpus) > 1))
-    return m.job.framework(fw, alone=alone) if m.job is not None else fw
+    if m.job is not None:
+        return m.job.framework(fw, alone=alone, work=work)
+    return fw if work is None else frameworks.recorded_by(work, fw)
 
 
 def kernels_per_step(m: HostMetrics, ctx: Ctx) -> float | None:

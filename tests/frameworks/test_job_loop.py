@@ -134,11 +134,12 @@ def test_the_general_fixes_are_the_training_loop():
 
 
 def _metrics(processes: int, gpus: int, collectives: float, job_ranks: int | None = None) -> SimpleNamespace:
-    """What ``rules.base.framework`` reads of a host's metrics: its framework, processes, GPUs (their vendor: none
-    named, NVIDIA's words), collectives and the job size its header names."""
-    job = SimpleNamespace(framework=lambda fw, alone=False: fw.for_job(("alone",) if alone else ()),
+    """What ``rules.base.framework`` reads of a host's metrics: its framework (and the one that ran the work, none
+    other here), processes, GPUs (their vendor: none named, NVIDIA's words), collectives and the job size its header
+    names."""
+    job = SimpleNamespace(framework=lambda fw, alone=False, work=None: fw.for_job(("alone",) if alone else ()),
                           kind=SimpleNamespace(runtime_vendor="", untraced_backend="", window=""), gpus_listed="")
-    return SimpleNamespace(capture=SimpleNamespace(framework="pytorch"), job=job, gpus=[],
+    return SimpleNamespace(capture=SimpleNamespace(framework="pytorch", work_framework=""), job=job, gpus=[],
                            memory=SimpleNamespace(vendor=None),
                            multi_gpu=SimpleNamespace(processes=processes, active_gpus=list(range(gpus)),
                                                      collective_calls_per_gpu_step=collectives,

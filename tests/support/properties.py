@@ -2426,15 +2426,18 @@ def framework_words_problems(where: str, h: HostReport) -> list[str]:
     """``framework-words`` (h37-review12): a finding's prose (title, summary, assumption, the fixes' words) names no
     other framework's API than the capture's own -- the frameworks own their words, a rule asks for them (the lone
     TensorFlow 2.4 BERT read "autocast casting the fp32 weights again on every call" under its dtype casts: PyTorch's
-    autocast, in ``rules/dtype_casts`` itself).  Code is not read: a fix's snippet may show another framework's way."""
+    autocast, in ``rules/dtype_casts`` itself).  Code is not read: a fix's snippet may show another framework's way.
+    A capture whose work another framework ran (``capture.work_framework``: a JAX program under ``torch.profiler``,
+    h37-jaxwords65) speaks both: the writer's words to record it, the work's to change it."""
     fw = (h.capture or {}).get("framework") if isinstance(h.capture, dict) else None
     if fw not in _FRAMEWORK_WORDS:
         return []
+    own = {fw, (h.capture or {}).get("work_framework") or fw}
     out = []
     for f in h.findings:
         text = " ".join([f.title, f.summary, f.saving.assumption if f.saving else ""] + [a.text for a in f.actions])
         for other, pat in _FRAMEWORK_WORDS.items():
-            if other != fw and (m := pat.search(text)) is not None:
+            if other not in own and (m := pat.search(text)) is not None:
                 out.append(f"framework-words: {where}: {f.id} names {other}'s '{m.group(0)}' to a {fw} capture: "
                            f"'{text[max(0, m.start() - 40):m.end() + 30]}'")
     return out

@@ -189,12 +189,15 @@ def _made_in_walk(me: MemoryEvents, walks: tuple[tuple[int, int, int], ...]) -> 
 
 
 def _walked(me: MemoryEvents, walks: tuple[tuple[int, int, int], ...]) -> np.ndarray:
-    """Event indices of the allocations made before a backward's walk back (``walks``: per round, its first and last
-    free) whose blocks it frees: what the forward saved for the backward -- activations, as framed
-    (:func:`_freed_by_backward`), but bounded by the walk: the optimizer's step and ``zero_grad()`` after it free
-    gradients, not activations."""
+    """Event indices of the allocations a backward's walk back (``walks``: per round, its first and last free) frees
+    that were made by the block its first free releases (the forward's last saved tensor) or before: what the forward
+    saved for the backward -- activations, as framed (:func:`_freed_by_backward`), but bounded by the walk: the
+    optimizer's step and ``zero_grad()`` after it free gradients, not activations; and a block made after the
+    forward's last saved one and freed in the walk is the backward's own temporary (:func:`_backward_before_walk`):
+    counted by its free alone, a real loop's (wild ``snapshot_sync_after_step``, its frames dropped) 41 MB of
+    gradients read as activations."""
     freed = _freed_by(me)
-    out = [f[(f >= 0) & (f < first)] for first, last, _hi in walks for f in (freed[first:last + 1],)]
+    out = [f[(f >= 0) & (f <= freed[first])] for first, last, _hi in walks for f in (freed[first:last + 1],)]
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
@@ -211,17 +214,17 @@ def _freed_by(me: MemoryEvents) -> np.ndarray:
 def _backward_before_walk(me: MemoryEvents, walks: tuple[tuple[int, int, int], ...]) -> np.ndarray:
     """Event indices of the allocations a backward made before its walk back's first free (``walks``: per round, that
     free, the walk's last free, the round's last event): made after the block that first free releases (the forward's
-    last saved tensor), freed after the walk's end and by the round's end.  Why: an autograd op allocates its
-    gradient before it releases what its forward saved, and ``zero_grad()`` frees that gradient after the step; a
-    block the forward made after its last saved one -- the loss a variable keeps -- is freed in the next round, or
-    never (:func:`_pattern_phased`)."""
+    last saved tensor), freed after that free and by the round's end -- in the walk (a gradient of an intermediate,
+    passed on) or after it (``zero_grad()``).  Why: an autograd op allocates its gradients before it releases what its
+    forward saved; a block the forward made after its last saved one -- the loss a variable keeps -- is freed in the
+    next round, or never (:func:`_pattern_phased`)."""
     frees, freed = me.frees(), _freed_by(me)
     out: list[np.ndarray] = []
     for first, last, hi in walks:
         if freed[first] < 0:
             continue
         ev = np.arange(int(freed[first]) + 1, first)
-        out.append(ev[(me.delta[ev] > 0) & (frees[ev] > last) & (frees[ev] <= hi)])
+        out.append(ev[(me.delta[ev] > 0) & (frees[ev] > first) & (frees[ev] <= hi)])
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 

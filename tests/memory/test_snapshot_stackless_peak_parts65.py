@@ -10,7 +10,8 @@ it makes (and its first op's gradient, made before its first free and freed by `
 pattern cannot tell stays "other".  Truth by construction (``synthetic.memsnapshot.training_iterations``: 4
 parameters of 64 MiB, 6 activations of 32 MiB, a gradient made before each of the last 4 layers' saved tensor is
 freed, so at the peak 3 activations, 4 gradients and the 512-byte loss are live; ``short``: odd requests in the same
-512-byte blocks).  8 of the 14 fail on base (every part "other", no note); the one whose peak holds no activation
+512-byte blocks); and a real Adam loop with its frames dropped.  9 of the 15 fail on base (every part "other", no
+note, no activations finding); the one whose peak holds no activation
 (``step_after_walk``), the inference and the framed ones are controls (unchanged)."""
 
 from __future__ import annotations
@@ -83,3 +84,24 @@ def test_control_a_history_with_frames_reads_as_before(tmp_path: Path, form: str
     assert m["breakdown"] == {"held": sc.truth["held"], "activations": ACTIVATIONS, "gradients": GRADIENTS,
                               "other": LOSS}
     assert PATTERN_PARTS not in m["note"]
+
+
+def test_a_real_adam_loop_with_its_frames_dropped_reads_a_part_of_its_framed_parts(tmp_path: Path):
+    """Real: wild ``snapshot_adam_iterations`` (its frames are the truth) recorded so without stacks: each part the
+    pattern reads is within the framed reading's (activations 700 of 780 MB, gradients 160,000,000 of 160,000,512 B),
+    the rest "other", held the same; its activations finding says how they were read, at low confidence.  Base:
+    held and 940 MB "other", no activation finding."""
+    import gzip
+    import pickle
+
+    src = Path(__file__).parents[1] / "fixtures/wild/snapshot_adam_iterations"
+    (path,) = [p for p in src.iterdir() if ".pickle" in p.name]
+    doc = pickle.loads(gzip.open(path).read() if path.name.endswith(".gz") else path.read_bytes())
+    framed = report(path).gpus[0].memory["breakdown"]
+    rep = _read(tmp_path, ms.as_recorded(doc, context=None))
+    bare = rep.gpus[0].memory["breakdown"]
+    assert bare["held"] == framed["held"] and sum(bare.values()) == sum(framed.values())
+    assert 0 < bare["activations"] <= framed["activations"] and 0 < bare["gradients"] <= framed["gradients"]
+    (f,) = [f for f in rep.findings if f.rule == "activation_memory"]
+    assert f.confidence == "low" and "read from the allocation pattern" in f.summary
+    assert memory_unit_problems(rep) == []

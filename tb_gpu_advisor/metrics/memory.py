@@ -193,9 +193,10 @@ def _walked(me: MemoryEvents, walks: tuple[tuple[int, int, int], ...]) -> np.nda
     that were made by the block its first free releases (the forward's last saved tensor) or before: what the forward
     saved for the backward -- activations, as framed (:func:`_freed_by_backward`), but bounded by the walk: the
     optimizer's step and ``zero_grad()`` after it free gradients, not activations; and a block made after the
-    forward's last saved one and freed in the walk is the backward's own temporary (:func:`_backward_before_walk`):
-    counted by its free alone, a real loop's (wild ``snapshot_sync_after_step``, its frames dropped) 41 MB of
-    gradients read as activations."""
+    forward's last saved one and freed in the walk is the backward's own temporary (:func:`_backward_before_walk`).
+    Its limit: a backward whose first ops allocate and free before the nest the pattern reads as its walk begins (a
+    hand-written loss's backward) has their blocks read here (wild ``snapshot_sync_after_step`` with its frames
+    dropped: 205 MB of its 1.28 GB; h37-stackless65 *Left* 1)."""
     freed = _freed_by(me)
     out = [f[(f >= 0) & (f <= freed[first])] for first, last, _hi in walks for f in (freed[first:last + 1],)]
     return np.concatenate(out) if out else np.zeros(0, np.int64)

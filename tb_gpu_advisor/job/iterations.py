@@ -1036,6 +1036,9 @@ class Pattern:
     #: back, or at the same place in the round's allocations (a leak kept after the step, or an output kept from the
     #: forward, :func:`_kept_again`): no part of what makes the rounds alike
     after_walk: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    #: per round with a backward: (its walk's first free, its walk's last free, the round's last event) -- where the
+    #: backward frees what the forward saved, read by the peak's breakdown (``metrics.memory._pattern_phased``)
+    walks: tuple[tuple[int, int, int], ...] = ()
 
 
 def pattern_phases(me: MemoryEvents) -> Pattern | None:
@@ -1188,6 +1191,7 @@ def _pattern_phases(me: MemoryEvents, history: MemoryEvents | None = None) -> Pa
     phase = np.full(len(me), -1, np.int8)
     turns = 0
     walked: list[tuple[int, int]] = []  # per repeat with a backward: (its walk's last free, the repeat's end)
+    walks: list[tuple[int, int, int]] = []  # per repeat with a backward: its walk's first and last free, its end
     rounds: list[tuple[int, int]] = []  # per repeat with a backward: its (lo, hi] events
     held: list[bool] = []  # per whole repeat: it ends holding its climb (:func:`_holds_its_climb`)
     kept: list[np.ndarray] = []  # per whole repeat: the blocks it makes and holds past its end
@@ -1205,6 +1209,7 @@ def _pattern_phases(me: MemoryEvents, history: MemoryEvents | None = None) -> Pa
         turns += 1
         turn = walk[0]
         walked.append((walk[1], hi))
+        walks.append((walk[0], walk[1], hi))
         rounds.append((lo, hi))
         ev = np.flatnonzero(made[lo + 1:hi + 1]) + lo + 1
         phase[ev] = np.where(ev < turn, MEMORY_PHASES.index("forward"), MEMORY_PHASES.index("backward"))
@@ -1221,7 +1226,7 @@ def _pattern_phases(me: MemoryEvents, history: MemoryEvents | None = None) -> Pa
     opening = int(site[troughs[0] + 1]) if troughs else 0
     site[heads] = opening
     return Pattern(phase, p, reps, turns, site, int((me.delta > 0).sum()) - alloc.size, opening, tuple(heads),
-                   _kept_again(me, walked, rounds, frees))
+                   _kept_again(me, walked, rounds, frees), tuple(walks))
 
 
 #: The share of its climb (trough to peak) a repeat may still hold at the trough after it and have run a backward

@@ -16,11 +16,13 @@ nothing is paired and the breakdown is left empty.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from tb_gpu_advisor.common.fmt import gb, plural
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.job.iterations import backward_allocations, released_together, teardown_start
+from tb_gpu_advisor.job.iterations import backward_allocations, pattern_phases, released_together, teardown_start
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES, GpuMemory, Memory, MemoryHolder, OomReport
 from tb_gpu_advisor.model.trace import HOLDERS, MEMORY_PHASES, MemoryEvents, OutOfMemory, rounded_blocks
@@ -125,7 +127,9 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
         step_start = _iteration_start(ctx, me, p)
     if (me.addr >= 0).any():
         leaked = _leak(me, p, out, _unseen_live(ctx, me.gpu), _iteration_starts(ctx))
-        out.breakdown, out.top = _at_peak(me, p, step_start, leaked)
+        phased = _pattern_phased(ctx, me)
+        out.breakdown, out.top = _at_peak(phased or me, p, step_start, leaked, framed=phased is None)
+        out.parts_from_pattern = phased is not None and bool({"activations", "gradients"} & set(out.breakdown))
         _forward_kept(ctx, me, p, out)
         _earlier_pass_booked(out)
         _unseen_holders_booked(ctx, me, out)
@@ -136,8 +140,93 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     if me.baseline == "capture_start":
         out.note = ("deltas only (PyTorch 1.8-1.10 traces): bytes allocated above the capture's start, not the "
                     "allocator's total")
-    out.note = out.note or _begun_late(ctx, me.gpu)
+    out.note = "; ".join(n for n in (out.note or _begun_late(ctx, me.gpu),
+                                     PATTERN_PARTS if out.parts_from_pattern else "") if n)
     return out
+
+
+#: The words a GPU's memory note says where its peak's parts were read from the allocation pattern
+#: (:func:`_pattern_phased`).
+PATTERN_PARTS = ("the peak's activations and gradients read from the allocation pattern, the snapshot recording no "
+                 "stacks (low confidence: no frame says which pass made a block)")
+
+
+def _pattern_phased(ctx: Context, me: MemoryEvents) -> MemoryEvents | None:
+    """A history recorded without stacks (``MemorySnapshot.stackless``) with the phases its allocation pattern shows
+    at each backward's walk back (``job.iterations.pattern_phases``, the job stage's own reading of its iterations:
+    ``Pattern.walks``); None where it is framed or shows no training iteration (an inference loop, a forward
+    benchmark: nothing made there is a gradient).
+
+    Why: with no frame every allocation is "other", so a stackless training loop's peak booked its activations and
+    gradients "other" whole while the job read the same loop's forwards and backwards from its pattern (h37-snap64
+    *Left* 2: ``as_recorded(training_iterations(), context=None)``, 369 MB "other" of 96 MiB of activations, 256 MiB of
+    gradients and a 512-byte loss).  Read off the walk, as a frame would say it: the blocks it frees are what the
+    forward saved (activations, :func:`_walked`); what is made while it walks back, and what its first op made
+    before its first free and ``zero_grad()`` frees (:func:`_backward_before_walk`), the backward's (gradients); the
+    first step's state the optimizer's.  The rest stays "other": a loss a variable keeps to the next iteration, and
+    what is made after the walk -- an optimizer's temporaries and a last layer's gradient alike, which no pattern
+    tells apart -- so a part read is read right, never guessed (lower confidence: the GPU's note says so)."""
+    snap = ctx.trace.snapshot
+    if snap is None or not snap.stackless or me.baseline != "absolute":
+        return None
+    pattern = pattern_phases(me)
+    if pattern is None or not pattern.walks:
+        return None
+    phase = me.phase.copy()
+    optimizer = MEMORY_PHASES.index("optimizer")
+    phase[(pattern.phase == optimizer) & (me.delta > 0)] = optimizer
+    phase[_walked(me, pattern.walks)] = MEMORY_PHASES.index("forward")
+    phase[_made_in_walk(me, pattern.walks)] = MEMORY_PHASES.index("backward")
+    phase[_backward_before_walk(me, pattern.walks)] = MEMORY_PHASES.index("backward")
+    return dataclasses.replace(me, phase=phase)
+
+
+def _made_in_walk(me: MemoryEvents, walks: tuple[tuple[int, int, int], ...]) -> np.ndarray:
+    """Event indices of the allocations made while a backward walks back (``walks``: per round, its first and last
+    free): the backward's -- each op's gradients, made between the frees of what its forward saved."""
+    out = [first + np.flatnonzero(me.delta[first:last + 1] > 0) for first, last, _hi in walks]
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+
+def _walked(me: MemoryEvents, walks: tuple[tuple[int, int, int], ...]) -> np.ndarray:
+    """Event indices of the allocations a backward's walk back (``walks``: per round, its first and last free) frees
+    that were made by the block its first free releases (the forward's last saved tensor) or before: what the forward
+    saved for the backward -- activations, as framed (:func:`_freed_by_backward`), but bounded by the walk: the
+    optimizer's step and ``zero_grad()`` after it free gradients, not activations; and a block made after the
+    forward's last saved one and freed in the walk is the backward's own temporary (:func:`_backward_before_walk`).
+    Its limit: a backward whose first ops allocate and free before the nest the pattern reads as its walk begins (a
+    hand-written loss's backward) has their blocks read here (wild ``snapshot_sync_after_step`` with its frames
+    dropped: 205 MB of its 1.28 GB; h37-stackless65 *Left* 1)."""
+    freed = _freed_by(me)
+    out = [f[(f >= 0) & (f <= freed[first])] for first, last, _hi in walks for f in (freed[first:last + 1],)]
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+
+def _freed_by(me: MemoryEvents) -> np.ndarray:
+    """Per event: for a free, the allocation whose block it frees; -1 elsewhere (and for a free of a block made before
+    the history)."""
+    frees = me.frees()
+    made = np.flatnonzero((me.delta > 0) & (frees < len(me)))
+    freed = np.full(len(me), -1, np.int64)
+    freed[frees[made]] = made
+    return freed
+
+
+def _backward_before_walk(me: MemoryEvents, walks: tuple[tuple[int, int, int], ...]) -> np.ndarray:
+    """Event indices of the allocations a backward made before its walk back's first free (``walks``: per round, that
+    free, the walk's last free, the round's last event): made after the block that first free releases (the forward's
+    last saved tensor), freed after that free and by the round's end -- in the walk (a gradient of an intermediate,
+    passed on) or after it (``zero_grad()``).  Why: an autograd op allocates its gradients before it releases what its
+    forward saved; a block the forward made after its last saved one -- the loss a variable keeps -- is freed in the
+    next round, or never (:func:`_pattern_phased`)."""
+    frees, freed = me.frees(), _freed_by(me)
+    out: list[np.ndarray] = []
+    for first, last, hi in walks:
+        if freed[first] < 0:
+            continue
+        ev = np.arange(int(freed[first]) + 1, first)
+        out.append(ev[(me.delta[ev] > 0) & (frees[ev] > first) & (frees[ev] <= hi)])
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
 def _unseen_live(ctx: Context, gpu: int) -> dict[tuple[str, int], int]:
@@ -909,8 +998,8 @@ def _least_reserve(ctx: Context, me: MemoryEvents, p: int) -> int | None:
     return max(ctx.fw.least_reserve(me.blocks(live), largest), int(me.allocated[p]))
 
 
-def _at_peak(me: MemoryEvents, p: int, step_start: int | None, leaked: np.ndarray | None = None
-             ) -> tuple[dict[str, int], list[MemoryHolder]]:
+def _at_peak(me: MemoryEvents, p: int, step_start: int | None, leaked: np.ndarray | None = None,
+             framed: bool = True) -> tuple[dict[str, int], list[MemoryHolder]]:
     """Live bytes at event ``p`` by category, and the ops holding the most.  Autocast's cached copies of the weights
     made in the peak's own pass are ``casts``, not ``held``: the cache is emptied when the autocast region exits, so
     they live one pass (CTKnight's CS336 bf16 forward: 6.3 of the 19.1 GiB read as held across steps; h37-snapleft);
@@ -924,15 +1013,18 @@ def _at_peak(me: MemoryEvents, p: int, step_start: int | None, leaked: np.ndarra
     A block of no phase that the job reads as the backward's (``job.iterations.backward_allocations``: a history with
     Python frames only, where the backward runs on autograd's thread with no frame, and an optimizer stepped) is a
     gradient: an Adam loop recorded so (Windows records nothing else) booked its 256 MiB of gradients "other" while the
-    job read the same allocations as its backward (h37-snap64)."""
+    job read the same allocations as its backward (h37-snap64).  Neither applies where the phases are the allocation
+    pattern's (``framed`` False, :func:`_pattern_phased`): it tells the forward's and the backward's blocks itself, and
+    its backward runs on through the optimizer's step, so every block ``zero_grad()`` frees read as an activation."""
     free_at = me.frees()
     i = np.arange(len(me))
     live = (me.delta > 0) & (i <= p) & (free_at > p)
     size = me.blocks(live)  # the unit ``allocated`` counts: each part of the level a part of it
     phase = me.phase[live].copy()
     other = phase == MEMORY_PHASES.index("other")
-    phase[_freed_by_backward(me)[live] & other] = MEMORY_PHASES.index("forward")
-    phase[backward_allocations(me)[live] & other] = MEMORY_PHASES.index("backward")
+    if framed:
+        phase[_freed_by_backward(me)[live] & other] = MEMORY_PHASES.index("forward")
+        phase[backward_allocations(me)[live] & other] = MEMORY_PHASES.index("backward")
     earlier = me.t[live] < step_start if step_start is not None else np.zeros(size.shape, bool)
     if leaked is not None and leaked.size:
         earlier |= np.isin(np.flatnonzero(live), leaked)

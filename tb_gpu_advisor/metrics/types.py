@@ -943,6 +943,9 @@ class GpuMemory:
     #: live bytes at the allocated peak by MEMORY_CATEGORIES ({} where the events carry no addresses to pair)
     breakdown: dict[str, int] = field(default_factory=dict)
     top: list[MemoryHolder] = field(default_factory=list)  # the ops holding most at the peak
+    #: the breakdown's activations and gradients were read from the allocation pattern of a history recorded without
+    #: stacks (``metrics.memory._pattern_phased``: low confidence), not from frames
+    parts_from_pattern: bool = False
     #: peak reserved - peak allocated: bytes the allocator holds from the driver beyond the most ever allocated at once
     #: (blocks split and cached but never whole again, rounding): fragmentation
     gap_bytes: int | None = None

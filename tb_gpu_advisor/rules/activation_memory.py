@@ -107,10 +107,11 @@ def _activations(m: HostMetrics) -> list[Finding]:
             grow = f" The step's own memory could then grow about {times(after)} before the GPU is full, instead of {times(before)}."
     others = _alike(cands)
     in_use = f", with {pct(use)} of the GPU's {gb(g.capacity_bytes)} in use{mem.outside_part(g)}" if known else ""
-    return [finding(
+    f = finding(
         ctx, ID, sev,
         f"At its memory peak ({mem.when(g, ctx)}) GPU {g.gpu}{others} holds {gb(act)} of activations kept for the backward "
-        f"pass: {pct(share)} of the {gb(g.peak_allocated_bytes)} allocated ({gb(held)} is {mem.held_words(ctx)})"
+        f"pass{STACKLESS_WALK if g.parts_from_pattern else ''}: {pct(share)} of the {gb(g.peak_allocated_bytes)} "
+        f"allocated ({gb(held)} is {mem.held_words(ctx)})"
         f"{in_use}. Recomputing them in the backward pass frees about "
         f"{gb(frees)} for one more forward pass of compute.{grow}{'' if known else ' ' + mem.CAPACITY_UNKNOWN}",
         metric=share_metric("activation_share", "Activations / allocated peak", share, "memory.activations.share",
@@ -120,9 +121,15 @@ def _activations(m: HostMetrics) -> list[Finding]:
         evidence=[mem.holders_table(g, labels=mem.category_labels(m)), mem.gpu_table([c[3] for c in cands], ctx)],
         windows=mem.peak_window(m, g, "memory peak"),
         actions=ctx.fw.fix(ID) + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")), saving_bytes=frees,
-    )]
+    )
+    if g.parts_from_pattern:
+        f.confidence = "low"  # no frame says the blocks are the forward's: the pattern's walk back does
+    return [f]
 
 
+#: How a snapshot without stacks shows the activations at its peak (``metrics.memory._pattern_phased``).
+STACKLESS_WALK = (" (read from the allocation pattern, the snapshot recording no stacks: the blocks each backward's "
+                  "walk back frees, in reverse order of their making; low confidence)")
 #: How a snapshot without stacks shows its forward's blocks (``metrics.memory._climb``).
 STACKLESS_FORWARD = (" (read from the allocation pattern, the snapshot recording no stacks: the blocks made since the "
                      "level last stood at its floor, freed with no allocation between)")

@@ -790,6 +790,13 @@ _PATTERN_READ = {
 }
 
 
+#: Said where a stackless training history's peak parts were read from its pattern (``GpuMemory.parts_from_pattern``).
+_PEAK_PARTS_READ = (" The peak's activations and gradients were read from the same pattern, not from frames (low "
+                    "confidence): the blocks each backward's walk back frees are the forward's, those it makes the "
+                    "backward's; what the pattern cannot tell -- a loss kept, what is made after the walk -- stays "
+                    "other.")
+
+
 def _no_stacks(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     """A snapshot whose history carries no stack at all (``Memory.stackless``: ``_record_memory_history(context=None)``,
     2.0 without ``trace_alloc_record_context``): its totals, peak and when it fell are known, what allocated each
@@ -813,7 +820,8 @@ def _no_stacks(ctx: Ctx, m: HostMetrics) -> list[Finding]:
              f"without context. Its totals, its peak and when it fell are known; which blocks a forward, a backward or "
              f"an optimizer made is not -- {read}{iterations}, and what a forward kept for a "
              f"backward only where the pattern shows it (a climb from the level held between passes, freed in one "
-             f"run).", "The memory snapshot records no stacks", (NO_STACKS_METRIC, "Allocations with a stack"),
+             f"run).{_PEAK_PARTS_READ if any(g.parts_from_pattern for g in gpus) else ''}",
+        "The memory snapshot records no stacks", (NO_STACKS_METRIC, "Allocations with a stack"),
         f"{ID}:no_stacks_2.0" if m.memory.snapshot_layout in ("2.0", "2.0 or older") else f"{ID}:no_stacks",
         [g.gpu for g in gpus])]
 

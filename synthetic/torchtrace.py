@@ -943,16 +943,7 @@ def write_xla_work(out: str, steps: int = 4, aten_op: str | None = None, run: st
     Control: ``aten_op`` -- one ATen op a turn: a PyTorch program's own work, PyTorch's words as before."""
     sc = Scenario(1, _single(_xla_turn(aten_op)), [], [], "a jitted JAX function's XLA kernels under torch.profiler",
                   dtype="float32")
-    paths = write_run(out, sc, steps=steps, run=run)
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-        for e in doc["traceEvents"]:
-            k = pytorch_step_number(e.get("name", ""))
-            if k is not None:
-                e["name"] = f"jax/iteration_{k}"
-        write_doc(path, doc)
-    return paths
+    return _steps_named(write_run(out, sc, steps=steps, run=run), "jax")
 
 
 def pytorch_step_number(name: str) -> int | None:

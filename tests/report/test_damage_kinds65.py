@@ -20,20 +20,17 @@ from __future__ import annotations
 
 import copy
 import gzip
-import io
 import json
 from pathlib import Path
 
 from synthetic import memsnapshot as ms
-from tb_gpu_advisor.cli import main as cli
-from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.model.schema import HostReport, Report, problem
 from tb_gpu_advisor.report import merge, render
 from tb_gpu_advisor.report.verdict import damage_note
-from tb_gpu_advisor.runtime import pipeline
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tests.support.paths import FIXTURES
+from tests.support.run_report import cli_report, fresh_report
 
 MOSAIC = FIXTURES / "snapshots_wild" / "generated_mosaic_test.pickle.gz"
 AMD = FIXTURES / "wild" / "amd_mi300x" / "bert_small.pt.trace.json.gz"
@@ -108,15 +105,7 @@ def _logdir(tmp_path: Path, name: str, data: bytes) -> Path:
     return tmp_path
 
 
-def _report(logdir: Path) -> Report:
-    (session,) = discovery.discover(str(logdir))
-    return pipeline.analyze_session(session.run, session.session, session.hosts)
-
-
-def _cli(logdir: Path, *argv: str) -> tuple[int, str, str]:
-    args = cli.build_parser().parse_args(["report", str(logdir), "--run", "run", *argv])
-    out, err = io.StringIO(), io.StringIO()
-    return args.func(args, stdout=out, stderr=err), out.getvalue(), err.getvalue()
+_report, _cli = fresh_report, cli_report
 
 
 def test_every_surface_says_the_mosaic_is_read_whole_and_exits_2_as_before(tmp_path):

@@ -13,19 +13,16 @@ partial report that says so) or none (a read error): never a report that looks w
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 from pathlib import Path
 
 import pytest
 
-from tb_gpu_advisor.cli import main as cli
-from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.model.schema import HostReport, Report
 from tb_gpu_advisor.report import merge, render
-from tb_gpu_advisor.runtime import pipeline
 from tests.support.paths import FIXTURES, SHARED_PROFILES
+from tests.support.run_report import cli_report, fresh_report
 
 AMD = FIXTURES / "wild" / "amd_mi300x" / "bert_small.pt.trace.json.gz"
 H100 = SHARED_PROFILES / "real-h100-torch" / "torch_healthy_bf16"
@@ -41,15 +38,7 @@ def _write(logdir: Path, data: bytes, gz: bool = False) -> Path:
     return path
 
 
-def _report(logdir: Path) -> Report:
-    (session,) = discovery.discover(str(logdir))
-    return pipeline.analyze_session(session.run, session.session, session.hosts)
-
-
-def _cli(logdir: Path, *argv: str) -> tuple[int, str, str]:
-    args = cli.build_parser().parse_args(["report", str(logdir), "--run", "run", *argv])
-    out, err = io.StringIO(), io.StringIO()
-    return args.func(args, stdout=out, stderr=err), out.getvalue(), err.getvalue()
+_report, _cli = fresh_report, cli_report
 
 
 def _assert_never_whole(report: Report, where: str) -> None:

@@ -18,6 +18,23 @@ from tests.support.report_store import session_report
 _CACHE: dict[tuple[str, str], Report] = {}
 
 
+def fresh_report(logdir: Path) -> Report:
+    """The report of the one session under ``logdir``, analysed afresh (no cache): a test's own written logdir."""
+    (session,) = discover(str(logdir))
+    return analyze_session(session.run, session.session, session.hosts)
+
+
+def cli_report(logdir: Path, *argv: str) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of ``report LOGDIR --run run ARGV`` run in-process."""
+    import io
+
+    from tb_gpu_advisor.cli import main as cli
+
+    args = cli.build_parser().parse_args(["report", str(logdir), "--run", "run", *argv])
+    out, err = io.StringIO(), io.StringIO()
+    return args.func(args, stdout=out, stderr=err), out.getvalue(), err.getvalue()
+
+
 def run_report(logdir: str | Path, run: str) -> Report:
     """The report of ``run``'s one session under ``logdir``, cached by (logdir, run)."""
     key = (str(logdir), run)

@@ -117,16 +117,18 @@ def test_control_gemms_beside_them_stay_gemms(name):
 
 def test_control_a_matrix_vector_product_is_no_tensor_core_work_nor_its_saving():
     """The mmagic forward's complex ``gemvx`` (7.4% of its kernel time): not Tensor-Core-eligible, never in the Tensor
-    Core finding's evidence, and the precision savings are main's to the microsecond -- its fp32 time is counted
-    with the other kernels' (half the bytes), never as a matrix unit's 16x."""
+    Core finding's evidence, and its fp32 time is counted with the other kernels' (half the bytes), never as a matrix
+    unit's 16x: the Tensor Core finding's saving is the precision finding's matrix pool, no more.  (The savings were
+    0.32 and 0.859 ms before h37-idle64 capped a kernel's gain by the part of it the pass's next work waited for:
+    this host-paced forward's GEMMs are 12.7% critical -- 0.06 and 0.145 ms now.)"""
     rep = run_report(WILD, "mmagic_a100_pyprof_forward")
     by = {f.rule: f for f in rep.findings}
-    assert by["tensor_core_unused"].saving.ms_per_step == pytest.approx(0.32, abs=1e-3)
-    assert by["mixed_precision_off"].saving.ms_per_step == pytest.approx(0.859, abs=1e-3)
+    tc, mp = by["tensor_core_unused"].saving, by["mixed_precision_off"].saving
     rows = [r[0] for e in by["tensor_core_unused"].evidence for r in e.rows]
     assert rows and not any("gemv" in r for r in rows)
-    pools = {p["pool"]: p["ms"] for p in by["mixed_precision_off"].saving.recovers}
-    assert pools == pytest.approx({"tc_eligible_kernels": 0.676, "non_matmul_kernels": 0.183}, abs=1e-3)
+    pools = {p["pool"]: p["ms"] for p in mp.recovers}
+    assert set(pools) == {"tc_eligible_kernels", "non_matmul_kernels"}
+    assert tc.ms_per_step <= pools["tc_eligible_kernels"] and 0 < mp.ms_per_step == pytest.approx(sum(pools.values()))
 
 
 def test_an_outer_product_is_told_nothing_of_tensor_cores():

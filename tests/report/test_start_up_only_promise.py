@@ -119,7 +119,9 @@ def test_a_first_call_in_a_diluted_window_is_start_up_only() -> None:
 
 
 @pytest.mark.parametrize("name, line", [
-    ("cold_a100_alexnet", "pass ~3.43 ms instead of 79.7 ms"),  # a pass its ranges bound after the start-up
+    # a pass its ranges bound after the start-up (~3.43 ms until h37-idle64 capped its GPU-side savings by the
+    # critical path: what the pass promises moved, not that it promises)
+    ("cold_a100_alexnet", "pass ~4.50 ms instead of 79.7 ms"),
     ("cuda_reduce_baseline", "pass ~45.9 ms instead of 1.05 s"),  # a mixed window, its one pass holding no start-up
 ])
 def test_a_pass_after_the_start_up_keeps_its_promise(name: str, line: str) -> None:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from functools import cache
 
+import pytest
+
 from tb_gpu_advisor.common.thresholds import T
 from tests.support import kineto_doc
 from tests.support.report_store import session_report
@@ -36,7 +38,11 @@ def _bad(rep: dict) -> list[dict]:
     return [f for f in rep["findings"] if f["severity"] in ("warning", "critical")]
 
 
-def _steps(host_ms: float, n: int = 6) -> tuple[list[dict], float, float]:
+#: A bf16 Tensor Core GEMM: no precision finding beside the host-bound one.
+BF16_GEMM = "ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x4_tn"
+
+
+def _steps(host_ms: float, n: int = 6, kernel: str = "ampere_sgemm_128x64_nn") -> tuple[list[dict], float, float]:
     """``n`` ProfilerSteps: a 3 ms kernel, then an op on the host (``aten::nonzero`` on a CPU tensor, no launch: a
     millisecond or more of the host's own work) from 0.3 ms to ``0.3 + host_ms``, then a second 3 ms kernel launched
     after it.  Returns the events, the step (ms) and the host's own time the GPU waits for in it (ms), both from the
@@ -52,7 +58,7 @@ def _steps(host_ms: float, n: int = 6) -> tuple[list[dict], float, float]:
             ev += [{**HOST, "cat": "cpu_op", "name": "aten::mm", "ts": k_at - 20, "dur": 80},
                    {**HOST, "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": k_at, "dur": 50,
                     "args": {"correlation": corr}},
-                   {**GPU, "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "ts": k_at + 100, "dur": 3000,
+                   {**GPU, "cat": "kernel", "name": kernel, "ts": k_at + 100, "dur": 3000,
                     "args": {"correlation": corr, "device": 0, "stream": 7}}]
         ev.append({**HOST, "cat": "cpu_op", "name": "aten::nonzero", "ts": t + 300, "dur": host_us})
         t += step
@@ -61,12 +67,26 @@ def _steps(host_ms: float, n: int = 6) -> tuple[list[dict], float, float]:
 
 
 def test_a_step_whose_host_work_is_a_third_is_host_bound_above_half_busy(tmp_path):
-    ev, step, waited = _steps(6.3)
+    ev, step, waited = _steps(6.3, kernel=BF16_GEMM)
     assert 6 / step > 0.5 and waited / step > 0.3  # the GPU busy 60% of the step (not amber), the host's own work 34%
     rep = kineto_doc.session_report(tmp_path, ev)
     (f,) = [f for f in rep["findings"] if f["rule"] == "unexplained_idle"]
     assert f["severity"] == "warning" and "host-bound" in f["summary"]
     assert abs(f["saving"]["ms_per_step"] - waited) <= 0.1 * waited, (f["saving"]["ms_per_step"], waited)
+
+
+def test_a_host_bound_step_that_out_saves_a_critical_is_critical(tmp_path):
+    """The same step in fp32: mixed precision is critical, and saves only the second GEMM's gain (the first one's is
+    idle the host's op fills: the critical path, h37-idle64) -- 2.8 ms, under the host-bound finding's 3.4 ms; the
+    finding that saves more is raised to the smaller one's severity ("severity follows the saving", issue #36)."""
+    ev, step, waited = _steps(6.3)
+    rep = kineto_doc.session_report(tmp_path, ev)
+    (f,) = [f for f in rep["findings"] if f["rule"] == "unexplained_idle"]
+    fp32 = [o for o in rep["findings"] if o["rule"] == "mixed_precision_off"]
+    assert fp32 and fp32[0]["severity"] == "critical"
+    assert fp32[0]["saving"]["ms_per_step"] < f["saving"]["ms_per_step"], (fp32[0]["saving"], f["saving"])
+    assert fp32[0]["saving"]["ms_per_step"] == pytest.approx(3.0 * (1 - 1 / 16), rel=0.02)  # one GEMM's gain at 16x
+    assert f["severity"] == "critical" and "host-bound" in f["summary"]
 
 
 def test_control_a_step_whose_host_work_is_small_is_no_host_bound(tmp_path):

@@ -238,7 +238,8 @@ _V100 = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
 def test_real_two_replicas_say_each_replicas_host_ops():
     """v100_bert (TF 2.4, MirroredStrategy; two replicas active, one kept step): the host-op card counts 849
     host-placed ops over both; the finding says each replica's 424.5, and their time each replica's (main: "849 TF ops
-    per step ... taking 2.31 ms")."""
+    per step ... taking 2.31 ms").  827 since h37-xla64: 22 of them were tf.data's ungrouped function ops, input work
+    read by hand (MultiDeviceIterator's ``_next_func``), no longer host placement."""
     from tb_gpu_advisor.discover.logdir import locate_file
 
     _, s, _ = locate_file(str(_V100))
@@ -246,7 +247,7 @@ def test_real_two_replicas_say_each_replicas_host_ops():
     card = next(c for c in h.headline if c.id == "host_op_share")
     ranks = len([g for g in h.gpus if g.kernel_count])
     total, steps = card.detail["host_ops"], h.steps["count"]
-    assert ranks == 2 and total == 849
+    assert ranks == 2 and total == 827
     f = next(f for f in h.findings if f.rule == "host_op_placement")
     assert f.metric.detail["host_ops_per_step"] == pytest.approx(total / (steps * ranks))
     said = " ".join(f.summary.split())

@@ -49,12 +49,13 @@ def _said(f: Finding) -> str:
 
 
 def test_a_mean_of_one_step_names_the_gpus_it_is_over(bert):
-    """Two replicas ran 849 host-placed ops in the one step: 424.5 each, said as a mean over the 2 GPUs (main: "424.5
-    TF ops in the step"); the launch-bound top offender likewise (main: "292.5 calls in the step on average")."""
+    """Two replicas ran 827 host-placed ops in the one step: 413.5 each, said as a mean over the 2 GPUs (main: "424.5
+    TF ops in the step", of 849 before h37-xla64 read 22 of them as tf.data's function ops: input work); the
+    launch-bound top offender likewise (main: "292.5 calls in the step on average")."""
     (h,) = bert.hosts
     host_ops = _only(bert, "host_op_placement")
-    assert host_ops.metric.detail["host_ops_per_step"] == pytest.approx(424.5)
-    assert "424.5 TF ops in the step on average over its 2 GPUs run on the host" in _said(host_ops)
+    assert host_ops.metric.detail["host_ops_per_step"] == pytest.approx(413.5)
+    assert "413.5 TF ops in the step on average over its 2 GPUs run on the host" in _said(host_ops)
     assert "292.5 calls in the step on average over its 2 GPUs" in _said(_only(bert, "launch_bound"))
     assert not [v for v in report_violations(bert) if v.startswith(("whole-count", "per-rank"))]
 

@@ -175,9 +175,11 @@ def _pattern_phased(ctx: Context, me: MemoryEvents) -> MemoryEvents | None:
     phase = me.phase.copy()
     optimizer = MEMORY_PHASES.index("optimizer")
     phase[(pattern.phase == optimizer) & (me.delta > 0)] = optimizer
-    phase[_walked(me, pattern.walks)] = MEMORY_PHASES.index("forward")
+    frees = me.frees()  # pairing every block with its free: once for the three readings below
+    freed = _freed_by(me, frees)
+    phase[_walked(freed, pattern.walks)] = MEMORY_PHASES.index("forward")
     phase[_made_in_walk(me, pattern.walks)] = MEMORY_PHASES.index("backward")
-    phase[_backward_before_walk(me, pattern.walks)] = MEMORY_PHASES.index("backward")
+    phase[_backward_before_walk(me, pattern.walks, frees, freed)] = MEMORY_PHASES.index("backward")
     return dataclasses.replace(me, phase=phase)
 
 
@@ -188,7 +190,7 @@ def _made_in_walk(me: MemoryEvents, walks: tuple[tuple[int, int, int], ...]) -> 
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
-def _walked(me: MemoryEvents, walks: tuple[tuple[int, int, int], ...]) -> np.ndarray:
+def _walked(freed: np.ndarray, walks: tuple[tuple[int, int, int], ...]) -> np.ndarray:
     """Event indices of the allocations a backward's walk back (``walks``: per round, its first and last free) frees
     that were made by the block its first free releases (the forward's last saved tensor) or before: what the forward
     saved for the backward -- activations, as framed (:func:`_freed_by_backward`), but bounded by the walk: the
@@ -196,30 +198,28 @@ def _walked(me: MemoryEvents, walks: tuple[tuple[int, int, int], ...]) -> np.nda
     forward's last saved one and freed in the walk is the backward's own temporary (:func:`_backward_before_walk`).
     Its limit: a backward whose first ops allocate and free before the nest the pattern reads as its walk begins (a
     hand-written loss's backward) has their blocks read here (wild ``snapshot_sync_after_step`` with its frames
-    dropped: 205 MB of its 1.28 GB; h37-stackless65 *Left* 1)."""
-    freed = _freed_by(me)
+    dropped: 205 MB of its 1.28 GB; h37-stackless65 *Left* 1).  ``freed``: :func:`_freed_by`."""
     out = [f[(f >= 0) & (f <= freed[first])] for first, last, _hi in walks for f in (freed[first:last + 1],)]
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
-def _freed_by(me: MemoryEvents) -> np.ndarray:
+def _freed_by(me: MemoryEvents, frees: np.ndarray) -> np.ndarray:
     """Per event: for a free, the allocation whose block it frees; -1 elsewhere (and for a free of a block made before
-    the history)."""
-    frees = me.frees()
+    the history).  ``frees``: ``me.frees()``."""
     made = np.flatnonzero((me.delta > 0) & (frees < len(me)))
     freed = np.full(len(me), -1, np.int64)
     freed[frees[made]] = made
     return freed
 
 
-def _backward_before_walk(me: MemoryEvents, walks: tuple[tuple[int, int, int], ...]) -> np.ndarray:
+def _backward_before_walk(me: MemoryEvents, walks: tuple[tuple[int, int, int], ...], frees: np.ndarray,
+                          freed: np.ndarray) -> np.ndarray:
     """Event indices of the allocations a backward made before its walk back's first free (``walks``: per round, that
     free, the walk's last free, the round's last event): made after the block that first free releases (the forward's
     last saved tensor), freed after that free and by the round's end -- in the walk (a gradient of an intermediate,
     passed on) or after it (``zero_grad()``).  Why: an autograd op allocates its gradients before it releases what its
     forward saved; a block the forward made after its last saved one -- the loss a variable keeps -- is freed in the
-    next round, or never (:func:`_pattern_phased`)."""
-    frees, freed = me.frees(), _freed_by(me)
+    next round, or never (:func:`_pattern_phased`).  ``frees``: ``me.frees()``; ``freed``: :func:`_freed_by`."""
     out: list[np.ndarray] = []
     for first, last, hi in walks:
         if freed[first] < 0:

@@ -226,10 +226,10 @@ def check(m: HostMetrics, with_gaps: bool = True) -> list[Finding]:
         actions=actions, title=title,
     )
     if with_gaps and step_level(m) and sev != "info" and f.saving is not None:
-        from tb_gpu_advisor.rules.step_gaps import turn_gaps  # the gaps' check asks this one: imported when asked
+        from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, turn_gaps  # asked here: step_gaps imports this module
         gaps = turn_gaps(m)
         if gaps is not None:
-            _tell_gaps(ctx, f, gaps)
+            _tell_gaps(ctx, f, gaps, ctx.record_host_fix() or [RECORD_HOST])
     return [f]
 
 
@@ -242,14 +242,15 @@ def tells_step(m: HostMetrics) -> bool:
     return any(f.severity != "info" and f.saving is not None for f in check(m, with_gaps=False))
 
 
-def _tell_gaps(ctx: Ctx, f: Finding, gaps: Finding) -> None:
+def _tell_gaps(ctx: Ctx, f: Finding, gaps: Finding, record: list) -> None:
     """``f`` (the step-level verdict) told with the gaps between steps as its own part: their saving (the ledger's
     host idle in the gaps, its own pool: the two parts are disjoint, so the sum never passes the idle they share) and
     assumption added to its own, their time said, the way to record what the capture did not (the windows stay
     the launch wait's: a gap's window would print the whole gap, the dispatch in it too, a second value beside the
     text's).  Why one finding: the gaps are the host's Python around each tiny step's calls and between them -- the
     same cost of running a step this small from the host that the verdict names (h37-turn65, lutetjeff/cs521-mp2
-    ``cuda.json``: two criticals, 44 us of gaps and 34 us of dispatch, for one 10 us turn)."""
+    ``cuda.json``: two criticals, 44 us of gaps and 34 us of dispatch, for one 10 us turn).  ``record``: the fixes
+    that record the host's code (the capture's own, else the gaps' check's words)."""
     gap_ms = gaps.saving.ms_per_step if gaps.saving is not None else 0.0
     if gap_ms <= 0 or f.saving is None:
         return
@@ -268,8 +269,6 @@ def _tell_gaps(ctx: Ctx, f: Finding, gaps: Finding) -> None:
                   f"told here rather than as gaps between {steps}.")
     if f.metric is not None:
         f.metric.detail = {**(f.metric.detail or {}), "between_step_host_ms": gap_ms}
-    from tb_gpu_advisor.rules.step_gaps import RECORD_HOST  # the gaps' own words for recording the host
-    record = ctx.record_host_fix() or [RECORD_HOST]
     f.actions = f.actions + [a for a in record if a not in f.actions]
 
 

@@ -142,7 +142,8 @@ class Kind:
     #: GPU use with no GPU record -- or no GPU call at all in what was read --, in a file the reader could not read to
     #: its end (``Trace.problems``: cut off, corrupt): the records may lie past the damage rather than be missing from
     #: the capture, in words; "" otherwise -- and "" for a file read whole whose records contradict each other
-    #: (``model.trace.Contradiction``): nothing lies past that damage, so what is missing is missing
+    #: (``model.trace.Contradiction``) or whose reader skipped records and read on to its end
+    #: (``model.trace.Unreadable``): nothing lies past that damage, so what is missing is missing
     damaged: str = ""
     #: no GPU record (no GPU work, or its records lost), but the framework's own host events name the work:
     #: "training" (autograd's backward nodes, an optimizer's step, a wrapper's training phase) or "inference" (an
@@ -230,7 +231,7 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
         calls = [n for n in trace.h.names if devices.is_runtime_call(n)]
         said = None if calls else _listed_vendor(trace)
         kind = dataclasses.replace(kind, runtime_vendor=said or devices.vendor_of_calls(calls).VENDOR)
-    cut = cuts(trace.problems)  # a file read whole whose records contradict each other has nothing past its damage
+    cut = cuts(trace.problems)  # a file read to its end (contradicting, or records skipped) has nothing past its damage
     if kind.lost_gpu and cut:  # a file not read to its end: what is missing may be past the damage
         kind = dataclasses.replace(kind, damaged=cut[0])
     elif kind.cpu_only and cut:  # no GPU call in the part read is no proof the work ran on the CPU: the

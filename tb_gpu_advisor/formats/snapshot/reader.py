@@ -46,7 +46,7 @@ from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embed
 from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
 from tb_gpu_advisor.model.trace import (HOLDERS, MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack,
                                        AllocRetry, Contradiction, MemoryEvents, MemorySnapshot, OutOfMemory,
-                                       SnapshotBlock, Trace, pair_frees, rounded_blocks)
+                                       SnapshotBlock, Trace, Unreadable, pair_frees, rounded_blocks)
 
 #: Entries, blocks and frames looked at per byte of the file (at least MIN_WORK); past it the rest is left out and
 #: said so.  A real snapshot spends ~100 bytes on a block or an entry with its ~24 frames (memo references).
@@ -559,7 +559,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
                 f"{work:,} were read"] if budget.left_out else []
     problems.extend(contradict)
     if budget.bad:
-        problems.append(f"fields of the wrong type, left out: {budget.bad_text()}")
+        problems.append(Unreadable(f"fields of the wrong type, left out: {budget.bad_text()}"))  # the rest read on
     if len(traces) > MAX_GPUS or len(by_gpu) > MAX_GPUS:
         problems.append(f"more than {MAX_GPUS} devices: the first {MAX_GPUS} were read")
     span = (0, int((max(times) - t0_us) * 1_000_000)) if times else None

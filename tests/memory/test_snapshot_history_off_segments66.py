@@ -116,3 +116,21 @@ def test_no_kept_real_snapshot_allocates_off_its_segments(path: Path, monkeypatc
         assert not any(WORDS in d for d in _host(path).damage)  # the levels' note says it, once
     else:
         assert all(o is None for o in off), off
+
+
+def test_the_address_check_by_hand():
+    """Each allocation's whole ``[addr, addr + size)`` must lie in one known range: two segments at the dump (0x1000
+    and 0x3000, 0x1000 bytes each), one a ``segment_map`` made beside the first (0x2000: the two touch, one range
+    0x1000-0x3000 joined with the third) -- a block across the joint is inside, one across the last segment's end is
+    not, nor one before every segment; frees and segment events are no allocations.  A window of 2 events at a time
+    gives the same answer."""
+    import numpy as np
+
+    spans = [(0x1000, 0x1000), (0x3000, 0x1000)]
+    #           map     in      joint    straddle  before  free
+    addr = np.array([0x2000, 0x1100, 0x1F00, 0x3F00, 0x100, 0x1100], dtype=np.int64)
+    d = np.array([0, 0x100, 0x200, 0x200, 0x10, -0x100], dtype=np.int64)
+    rd = np.array([0x1000, 0, 0, 0, 0, 0], dtype=np.int64)
+    assert reader.history_off_segments(spans, d, rd, addr) == (2, 0x210, 3)
+    assert reader.history_off_segments(spans, d, rd, addr, window=2) == (2, 0x210, 3)
+    assert reader.history_off_segments([(-1, 0x1000)], d, rd, addr) is None  # no address: nothing to place them by

@@ -1383,7 +1383,7 @@ def history_beyond_segments(events: MemoryEvents, window: int = 1 << 20) -> tupl
 
 
 def history_off_segments(spans: list[tuple[int, int]], d: np.ndarray, rd: np.ndarray, addr: np.ndarray,
-                         window: int = 1 << 20) -> tuple[int, int, int] | None:
+                         window: int = 1 << 16) -> tuple[int, int, int] | None:
     """(allocations, bytes, index of the first) of a history's allocations that lie in no segment the file knows of,
     None where every one lies in one (or where a segment's address is unknown: nothing to place them by).
 

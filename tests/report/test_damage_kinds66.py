@@ -51,7 +51,8 @@ def _amd_with(tmp_path: Path, **field) -> Path:
     whole, read to its end)."""
     doc = json.loads(gzip.decompress(AMD.read_bytes()))
     events = doc["traceEvents"]
-    middle = [e for e in events[len(events) // 3: 2 * len(events) // 3] if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "python_function")]
+    middle = [e for e in events[len(events) // 3: 2 * len(events) // 3]
+              if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "python_function")]
     middle[len(middle) // 2].update(field)
     return _logdir(tmp_path, "vm.1700000000000.pt.trace.json", json.dumps(doc).encode())
 
@@ -136,3 +137,22 @@ def test_control_a_cut_kineto_trace_keeps_the_cut_words(tmp_path):
     assert report.verdict.startswith("partial: the file is damaged (the trace is cut off at byte"), report.verdict
     assert CUT in damage_note(h) and PAST in damage_note(h)
     assert report.display["hosts"][0]["damage"]["title"] == "Damaged file: only partly read"
+
+
+def test_gpu_records_skipped_as_unreadable_may_be_among_them(tmp_path):
+    """Every GPU record of the real AMD trace given a ``ts`` that is no number: the reader skips them and reads on to
+    the end.  The GPU records are among the records it could not read -- not "lost by the capture" (what reading the
+    skipped records as no damage said), nor lying "past the damage" (base: the skipped records told as a cut)."""
+    doc = json.loads(gzip.decompress(AMD.read_bytes()))
+    gpu = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
+    n = 0
+    for e in doc["traceEvents"]:
+        if e.get("cat") in gpu:
+            e["ts"], n = "later", n + 1
+    report = fresh_report(_logdir(tmp_path, "vm.1700000000000.pt.trace.json", json.dumps(doc).encode()))
+    (h,) = report.hosts
+    assert h.damage == h.unreadable == [f"{n} events without a numeric time or not objects were skipped"], h.damage
+    (f,) = [f for f in report.findings if f.rule == "capture_quality" and "GPU record" in f.title]
+    assert f.title == "No GPU record among the records that could be read", f.title
+    assert "may well be among them" in f.summary and PAST not in f.summary, f.summary
+    assert "a profiler writes none such" in f.actions[0].text

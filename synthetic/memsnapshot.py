@@ -789,22 +789,30 @@ def fragmented(capacity: int = 8 * GiB, segments: int = 300, short: int = 0) -> 
     return Scenario(snapshot([a]), truth)
 
 
-def history_beside_segments(allocs: int = 4, mib: int = 64, params: int = 3, outside: bool = True) -> Scenario:
+def history_beside_segments(allocs: int = 4, mib: int = 64, params: int = 3, outside: bool = True,
+                            cached_mib: int = 0) -> Scenario:
     """A snapshot whose history was not recorded by the allocator whose segments it holds, as a generator writes one
     (facebookresearch/mosaic's ``test/scripts/generate_snapshot.py``: random allocations and their frees beside five
     segments of its own, at addresses none of them covers): ``params`` 512-byte weights placed by the allocator
     (their small segment and allocations in the history), then ``allocs`` activations of ``mib`` MiB made together
     and freed by another allocator -- its blocks at addresses the file's segments do not cover, its
     ``segment_alloc`` entries left out.  ``outside=False``: the same activations made by the file's own allocator (the
-    control: a history that fits its segments).  Truth by construction: the most the history holds allocated beyond
-    what its segments reserve (``excess``: the weights' blocks and the activations, less the one 2 MiB segment;
-    0 for the control) and when (``at_ps``: the last activation made, in ps from the history's first event)."""
+    control: a history that fits its segments).  ``cached_mib``: the file's allocator first makes and frees a block
+    of that many MiB, its segment kept cached -- room enough that the other allocator's activations stay within what
+    the segments reserve (h37-damage66: only their addresses tell them).  Truth by construction: the most the history
+    holds allocated beyond what its segments reserve (``excess``: the weights' blocks and the activations, less the
+    segments; 0 for the control), when (``at_ps``: the last activation made, in ps from the history's first event),
+    and the allocations no segment covers (``off``: (count, requested bytes, ps of the first), None for the
+    control)."""
     a = Allocator(8 * GiB)
     for _ in range(params):
         a.malloc(512, PARAMS)
+    if cached_mib:
+        a.free(a.malloc(cached_mib * MiB, ACTIVATION))
     maker = Allocator(8 * GiB, now_us=a.now_us, next_addr=BASE_ADDR + (1 << 40)) if outside else a
     made = [maker.malloc(mib * MiB, ACTIVATION) for _ in range(allocs)]
     at_us = maker.trace[-1]["time_us"]
+    first_us = next(e["time_us"] for e in maker.trace if e["action"] == "alloc" and e["addr"] == made[0])
     for x in made:
         maker.free(x)
     doc = snapshot([a])
@@ -812,8 +820,9 @@ def history_beside_segments(allocs: int = 4, mib: int = 64, params: int = 3, out
         doc["device_traces"][0] += [e for e in maker.trace if not e["action"].startswith("segment")]
     excess = max(0, a.allocated + allocs * mib * MiB - a.reserved) if outside else 0
     first = doc["device_traces"][0][0]["time_us"]
-    return Scenario(doc, {"excess": excess, "at_ps": (at_us - first) * 1_000_000 if outside else None,
-                          "reserved": a.reserved, "allocated": a.allocated})
+    off = (allocs, allocs * mib * MiB, (first_us - first) * 1_000_000) if outside else None
+    return Scenario(doc, {"excess": excess, "at_ps": (at_us - first) * 1_000_000 if outside and excess else None,
+                          "reserved": a.reserved, "allocated": a.allocated, "off": off})
 
 
 def oom_driver_unit(capacity_mib: int = 1000, weights_mib: int = 990, request_mib: int = 5) -> Scenario:

@@ -91,30 +91,47 @@ test("a host read from a damaged file is open, with what was lost first, and the
   assert.equal(again.textContent.split("cut off at byte 780,644").length - 1, 1);
 });
 
-test("a file read whole whose records contradict each other is not told as cut, and one with both says both (h37-damage65)", () => {
+test("each kind of damage is told in the server's words: a cut, records left unread, records that contradict each other (h37-damage65, h37-damage66)", () => {
   const report = fixture();
   report.healthy = false;
   const overlap = "GPU 0's blocks hold 100.0 MiB, more than the 84.0 MiB its segments reserve: blocks that overlap";
+  const own = "The file was read to its end, none of it left out, but its records contradict each other, so its numbers are the file's own and may not be the GPU's.";
   report.hosts[0].damage = [overlap];
   report.hosts[0].contradictions = [overlap];
-  let box = views.reportView(report, ctx).querySelectorAll(".host")[0].querySelector(".host-body").firstElementChild;
+  report.display = { ...(report.display || {}), hosts: [{ ...((report.display || {}).hosts || [])[0],
+    damage: { title: "Damaged file: read whole, but its records contradict each other", contradiction: own } }] };
+  report.verdict = `damaged: the file's records contradict each other (${overlap}) — no check fired on what was read`;
+  let el = views.reportView(report, ctx);
+  let box = el.querySelectorAll(".host")[0].querySelector(".host-body").firstElementChild;
   assert.ok(box.classList.contains("damaged"));
   assert.equal(box.querySelector("h4").textContent, "Damaged file: read whole, but its records contradict each other");
-  assert.match(box.textContent, /blocks that overlap/);
+  assert.equal(box.querySelector("ul.contradictions").textContent, overlap);
   assert.match(box.textContent, /its numbers are the file's own and may not be the GPU's/);
   assert.doesNotMatch(box.textContent, /past the damage|only partly read/);
-  // both kinds: the cut's words for the cut, the contradiction's for the contradiction
-  const cut = "fields of the wrong type, left out: 1 block (e.g. `size` a str)";
-  report.hosts[0].damage = [cut, overlap];
-  box = views.reportView(report, ctx).querySelectorAll(".host")[0].querySelector(".host-body").firstElementChild;
-  assert.equal(box.querySelector("h4").textContent, "Damaged file: only partly read, and its records contradict each other");
-  assert.match(box.textContent, /past the damage/);
-  assert.match(box.textContent, /may not be the GPU's/);
+  // the verdict points to the host below by the kind of what it quotes, the damage once on the screen
+  assert.equal(el.querySelector(".verdict").textContent, "damaged: the file's records contradict each other (what contradicts: in its host below) — no check fired on what was read");
+  // records skipped in a file read to its end: their own words, never the cut's
+  const skipped = "1 events without a numeric time or not objects were skipped";
+  report.hosts[0].damage = [skipped, overlap];
+  report.hosts[0].unreadable = [skipped];
+  report.display.hosts[0].damage = { title: "Damaged file: read to its end, but some of its records could not be read, and its records contradict each other",
+    unreadable: "The file was read to its end, but the reader skipped these records: every number leaves those records out, and nothing lies past them.",
+    contradiction: "What was read also contradicts itself, so its numbers are the file's own and may not be the GPU's." };
+  report.verdict = `partial: some of the file's records could not be read (${skipped}) — no check fired on what was read`;
+  el = views.reportView(report, ctx);
+  box = el.querySelectorAll(".host")[0].querySelector(".host-body").firstElementChild;
+  assert.equal(box.querySelector("ul.unreadable").textContent, skipped);
   assert.equal(box.querySelector("ul.contradictions").textContent, overlap);
-  // a report without the field (before schema 1.5): every entry a cut, as before
+  assert.match(box.textContent, /nothing lies past them/);
+  assert.doesNotMatch(box.textContent, /past the damage|only partly read/);
+  assert.match(el.querySelector(".verdict").textContent, /\(what could not be read: in its host below\)/);
+  // a report without the kinds (before schema 1.5) nor the words: its entries listed, none told as another kind
   delete report.hosts[0].contradictions;
+  delete report.hosts[0].unreadable;
+  delete report.display.hosts[0].damage;
   box = views.reportView(report, ctx).querySelectorAll(".host")[0].querySelector(".host-body").firstElementChild;
-  assert.equal(box.querySelector("h4").textContent, "Damaged file: only partly read");
+  assert.equal(box.querySelector("h4").textContent, "Damaged file");
+  assert.equal(box.querySelectorAll("ul.cuts li").length, 2);
   assert.doesNotMatch(box.textContent, /contradict/);
 });
 

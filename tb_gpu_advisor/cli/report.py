@@ -192,13 +192,16 @@ def _same_job_line(s: Any) -> str:
 
 
 def _damage_words(h: Any) -> str:
-    """How the stderr line names a host's damage: partial where any of it is a cut; a file read whole whose records
-    contradict each other alone (``HostReport.contradictions``) is no partial report, its numbers the file's own."""
-    from tb_gpu_advisor.report.verdict import READ_WHOLE_CONTRADICTING  # imported where used, as this module does
+    """How the stderr line names a host's damage, by its kind (``report.verdict.damage_kind``): partial where any of
+    it is a cut; a file read to its end with records left unread (``HostReport.unreadable``), or read whole with
+    records that contradict each other (``HostReport.contradictions``), says so -- nothing of either lies past it."""
+    # imported where used, as this module does
+    from tb_gpu_advisor.report.verdict import READ_TO_END_UNREADABLE, READ_WHOLE_CONTRADICTING, damage_kind
 
-    if h.cuts():
+    kind = damage_kind(h)
+    if kind == "cut":
         return "the file is damaged, the report is partial"
-    return f"the file is damaged: {READ_WHOLE_CONTRADICTING}"
+    return f"the file is damaged: {READ_TO_END_UNREADABLE if kind == 'unreadable' else READ_WHOLE_CONTRADICTING}"
 
 
 def host_errors(reports: Sequence[Any]) -> list[str]:

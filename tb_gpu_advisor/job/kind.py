@@ -33,7 +33,8 @@ from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.columns import coverage, outermost, union_intervals
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, PS_PER_MS, HostEvents, LiveStack, MemoryEvents, Trace,
-                                        cuts, device_launches, line_processes, listed_gpu_models, queued_before)
+                                        cuts, device_launches, line_processes, listed_gpu_models, queued_before,
+                                        unreadable)
 
 #: Kinds of work, as reported (``job.kind``).
 KINDS = ("training", "inference", "serving", "no_gpu", "unknown")
@@ -142,8 +143,14 @@ class Kind:
     #: GPU use with no GPU record -- or no GPU call at all in what was read --, in a file the reader could not read to
     #: its end (``Trace.problems``: cut off, corrupt): the records may lie past the damage rather than be missing from
     #: the capture, in words; "" otherwise -- and "" for a file read whole whose records contradict each other
-    #: (``model.trace.Contradiction``): nothing lies past that damage, so what is missing is missing
+    #: (``model.trace.Contradiction``) or whose reader skipped records and read on to its end
+    #: (``model.trace.Unreadable``): nothing lies past that damage, so what is missing is missing
     damaged: str = ""
+    #: GPU use with no GPU record -- or no GPU call at all in what was read --, in a file read to its end whose reader
+    #: skipped records it could not read (``model.trace.Unreadable``: events whose time is no number): the GPU's
+    #: records may be among those skipped rather than lost by the capture, in words (the first such entry); ""
+    #: otherwise.  Nothing lies past that damage, so not ``damaged``'s words (h37-damage66)
+    unread: str = ""
     #: no GPU record (no GPU work, or its records lost), but the framework's own host events name the work:
     #: "training" (autograd's backward nodes, an optimizer's step, a wrapper's training phase) or "inference" (an
     #: inference entry point, a wrapper's evaluation or prediction phase, a
@@ -230,7 +237,7 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
         calls = [n for n in trace.h.names if devices.is_runtime_call(n)]
         said = None if calls else _listed_vendor(trace)
         kind = dataclasses.replace(kind, runtime_vendor=said or devices.vendor_of_calls(calls).VENDOR)
-    cut = cuts(trace.problems)  # a file read whole whose records contradict each other has nothing past its damage
+    cut = cuts(trace.problems)  # a file read to its end (contradicting, or records skipped) has nothing past its damage
     if kind.lost_gpu and cut:  # a file not read to its end: what is missing may be past the damage
         kind = dataclasses.replace(kind, damaged=cut[0])
     elif kind.cpu_only and cut:  # no GPU call in the part read is no proof the work ran on the CPU: the
@@ -239,10 +246,27 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
         kind = dataclasses.replace(kind, confidence="low", cpu_only="", gpu_seen="", damaged=cut[0],
                                    evidence="no kernel, copy, collective or GPU runtime call in the part of the damaged "
                                             "file that was read; what it holds past the damage was not read")
+    elif unread := unreadable(trace.problems):  # read to its end, records skipped: they may be the GPU's
+        kind = _among_unread(kind, unread[0])
     if kind.kind in ("no_gpu", "unknown") and trace.snapshot is None and not _ran_kernels(trace):
         said = host_kind(trace, fw)
         if said is not None:
             kind = dataclasses.replace(kind, host_kind=said[0], evidence=f"{kind.evidence}; {said[1]}")
+    return kind
+
+
+def _among_unread(kind: Kind, first: str) -> Kind:
+    """``kind`` of a file read to its end whose reader skipped records it could not read (``first``: the first such
+    damage entry): GPU use without a GPU record, or no GPU call in what was read, is no proof the capture lost them or
+    the work ran on the CPU -- they may be among the skipped records (h37-damage66: before, the skipped records were
+    told as a cut, "past the damage"; read as no damage, "The capture lost its GPU records")."""
+    if kind.lost_gpu:
+        return dataclasses.replace(kind, unread=first)
+    if kind.cpu_only:
+        return dataclasses.replace(kind, confidence="low", cpu_only="", gpu_seen="", unread=first,
+                                   evidence="no kernel, copy, collective or GPU runtime call among the records that "
+                                            "could be read; the reader skipped records it could not read, which may "
+                                            "hold them")
     return kind
 
 

@@ -22,7 +22,7 @@ from typing import Any, Callable, Literal
 
 from tb_gpu_advisor.common import jsonout
 
-SCHEMA_VERSION = "1.5"
+SCHEMA_VERSION = "1.6"
 
 Severity = Literal["critical", "warning", "info", "ok"]
 Status = Literal["good", "warning", "critical", "unknown"]
@@ -226,10 +226,15 @@ class HostReport:
     #: may not be the GPU's, and nothing lies past the damage (``model.trace.Contradiction``; schema 1.5, optional: a
     #: report without it holds cuts alone).  The rest of ``damage`` is a file cut short or partly unread
     contradictions: list[str] = field(default_factory=list)
+    #: the entries of ``damage`` that are records left unread in a file read to its end (events without a numeric
+    #: time skipped, a block whose size is no number left out): the numbers leave those records out, and nothing lies
+    #: past them (``model.trace.Unreadable``; schema 1.6, optional: a report without it holds none apart)
+    unreadable: list[str] = field(default_factory=list)
 
     def cuts(self) -> list[str]:
-        """The entries of ``damage`` that are a file cut short or partly unread (not one of ``contradictions``)."""
-        said = set(self.contradictions or ())
+        """The entries of ``damage`` that are a file cut short: a read stopped before the file's end (neither one of
+        ``contradictions`` nor of ``unreadable``)."""
+        said = set(self.contradictions or ()) | set(self.unreadable or ())
         return [d for d in self.damage or () if d not in said]
 
     def mean_step_ms(self) -> float | None:

@@ -40,30 +40,85 @@ def damaged_hosts(report: Report) -> list:
 
 
 #: What a file read whole whose records contradict each other is (``HostReport.contradictions``): nothing lies past
-#: any damage, but its numbers are its own and may not be the GPU's (h37-damage65).  The tab says the same words.
+#: any damage, but its numbers are its own and may not be the GPU's (h37-damage65).  The tab says the same words
+#: (:func:`damage_words`, sent in ``display.hosts[].damage``).
 READ_WHOLE_CONTRADICTING = "read whole, but its records contradict each other"
 CONTRADICTION_CLAIM = "its numbers are the file's own and may not be the GPU's"
+#: What a file read to its end with records the reader could not read is (``HostReport.unreadable``): those records
+#: are left out of every number, and nothing lies past them (h37-damage66)
+READ_TO_END_UNREADABLE = "read to its end, but some of its records could not be read"
+UNREADABLE_CLAIM = "every number leaves those records out, and nothing lies past them"
+#: What a file cut short is: what was read, and that what it recorded past the damage is missing
+CUT_CLAIM = ("whatever the file recorded past the damage (steps, kernels, whole GPUs) is missing, so a check that did "
+             "not fire may still apply")
+#: The verdict's words for one damaged host file, by the kind of its damage (the first kind present: a cut, records
+#: left unread, records that contradict each other) -- "partial:" where the numbers leave something of the file out,
+#: "damaged:" where they hold all of it and it contradicts itself (h37-damage66: such a file is no partial report)
+VERDICT_WORDS = {"cut": "partial: the file is damaged", "unreadable": "partial: some of the file's records could not "
+                 "be read", "contradiction": "damaged: the file's records contradict each other"}
+
+
+def damage_kinds(h: HostReport) -> tuple[list[str], list[str], list[str]]:
+    """(cuts, records left unread, contradictions): ``h.damage`` by kind, in its order (a report without the
+    ``unreadable`` or ``contradictions`` field holds cuts alone, as it was told then)."""
+    contra = set(getattr(h, "contradictions", None) or ())
+    unread = set(getattr(h, "unreadable", None) or ())
+    return ([d for d in h.damage if d not in contra and d not in unread], [d for d in h.damage if d in unread],
+            [d for d in h.damage if d in contra and d not in unread])
+
+
+def damage_words(h: HostReport) -> dict[str, str]:
+    """The tab's damaged-file notice as the note says it (``display.hosts[].damage``): its ``title`` and, per kind
+    present, the paragraph under its entries -- ``cut``, ``unreadable``, ``contradiction`` -- the claim in the host's
+    vendor's words.  One home for the words: the tab prints these, the CLI and the note compose the same constants."""
+    cut, unread, contra = damage_kinds(h)
+    kinds = [k for k, xs in (("cut", cut), ("unreadable", unread), ("contradiction", contra)) if xs]
+    if not kinds:
+        return {}
+    lead = {"cut": "only partly read", "unreadable": READ_TO_END_UNREADABLE,
+            "contradiction": READ_WHOLE_CONTRADICTING}[kinds[0]]
+    also = {"unreadable": "some of its records could not be read", "contradiction": "its records contradict each other"}
+    title = "Damaged file: " + lead + "".join(f", and {also[k]}" for k in kinds[1:])
+    out = {"title": title}
+    if cut:
+        out["cut"] = (f"Every number covers only what was read: {CUT_CLAIM}. Capture again, and let the profiler "
+                      "finish writing the file.")
+    if unread:
+        out["unreadable"] = (f"The file was read to its end, but the reader skipped these records: "
+                             f"{UNREADABLE_CLAIM}." if not cut else
+                             f"What was read also holds records that could not be read: {UNREADABLE_CLAIM}.")
+    if contra:
+        out["contradiction"] = (f"What was read also contradicts itself, so {host_words(h)(CONTRADICTION_CLAIM)}."
+                                if cut or unread else
+                                f"The file was read to its end, none of it left out, but its records contradict each "
+                                f"other, so {host_words(h)(CONTRADICTION_CLAIM)}.")
+    return out
 
 
 def damage_note(h: HostReport) -> str:
     """What was lost of a damaged host's file, in words: the report's note, the CLI's stderr line, the text's and
-    markdown's paragraph.  A file cut short (or partly unread) says what was read and that what it recorded past the
-    damage is missing; a file read whole whose records contradict each other (``HostReport.contradictions``) says
-    that instead -- it was not cut, so "past the damage" would send the reader looking for a longer copy that does
-    not exist; a file with both says both."""
-    said = set(getattr(h, "contradictions", None) or ())
-    cut = [d for d in h.damage if d not in said]
-    contra = [d for d in h.damage if d in said]
-    if not cut:
-        return f"{h.host}: the file is damaged: {READ_WHOLE_CONTRADICTING}: {_contradicting(h, contra)}"
-    events = (h.capture or {}).get("num_events")
-    read = f" ({events:,} events)" if isinstance(events, int) and not isinstance(events, bool) else ""
-    lost = "; ".join(cut)
-    end = " " if lost.endswith(("?", ".", "!")) else ". "
-    note = (f"{h.host}: the file is damaged and was only partly read: {lost}{end}Every number covers only what was "
-            f"read{read}: whatever the file recorded past the damage (steps, kernels, whole GPUs) is missing, so a "
-            "check that did not fire may still apply")
-    return f"{note}. What was read also contradicts itself: {_contradicting(h, contra)}" if contra else note
+    markdown's paragraph.  A file cut short says what was read and that what it recorded past the damage is missing;
+    a file read to its end whose reader skipped records (``HostReport.unreadable``) says those are left out and
+    nothing lies past them; a file read whole whose records contradict each other (``HostReport.contradictions``)
+    says that -- neither was cut, so "past the damage" would send the reader looking for a longer copy that does not
+    exist (h37-damage65, h37-damage66); a file with several kinds says each, the cut first."""
+    cut, unread, contra = damage_kinds(h)
+    parts = []
+    if cut:
+        events = (h.capture or {}).get("num_events")
+        read = f" ({events:,} events)" if isinstance(events, int) and not isinstance(events, bool) else ""
+        lost = "; ".join(cut)
+        end = " " if lost.endswith(("?", ".", "!")) else ". "
+        parts.append(f"{h.host}: the file is damaged and was only partly read: {lost}{end}Every number covers only "
+                     f"what was read{read}: {CUT_CLAIM}")
+    if unread:
+        what = "; ".join(unread).rstrip(".")
+        parts.append(f"What was read also holds records that could not be read: {what}; {UNREADABLE_CLAIM}" if parts
+                     else f"{h.host}: the file is damaged: {READ_TO_END_UNREADABLE}: {what}; {UNREADABLE_CLAIM}")
+    if contra:
+        parts.append(f"What was read also contradicts itself: {_contradicting(h, contra)}" if parts
+                     else f"{h.host}: the file is damaged: {READ_WHOLE_CONTRADICTING}: {_contradicting(h, contra)}")
+    return ". ".join(parts)
 
 
 def _contradicting(h: HostReport, contra: Sequence[str]) -> str:
@@ -73,12 +128,26 @@ def _contradicting(h: HostReport, contra: Sequence[str]) -> str:
     return f"{what.rstrip('.')}; {host_words(h)(CONTRADICTION_CLAIM)}"
 
 
+def damage_kind(h: HostReport) -> str:
+    """The kind of a damaged host's damage the verdict leads with: ``cut`` where any of it is a cut, else
+    ``unreadable`` where records were left unread, else ``contradiction``."""
+    cut, unread, _ = damage_kinds(h)
+    return "cut" if cut else "unreadable" if unread else "contradiction"
+
+
 def _damaged(report: Report, damaged: Sequence[HostReport], said_below: bool = False) -> str:
-    """``partial: the file is damaged (<first problem>)``, or how many host files are; ``said_below``: the screen
-    states the damage in its own paragraph, so the verdict points to it instead of quoting it twice."""
+    """``partial: the file is damaged (<first problem>)`` -- or, by the damage's kind (:data:`VERDICT_WORDS`),
+    ``partial: some of the file's records could not be read (<first>)`` or ``damaged: the file's records contradict
+    each other (<first>)`` --, or how many host files are; ``said_below``: the screen states the damage in its own
+    paragraph, so the verdict points to it instead of quoting it twice."""
     if len(report.hosts) == 1:
-        return f"partial: the file is damaged ({'see DAMAGED FILE below' if said_below else damaged[0].damage[0]})"
+        h = damaged[0]
+        kind = damage_kind(h)
+        first = dict(zip(("cut", "unreadable", "contradiction"), damage_kinds(h)))[kind][0]
+        return f"{VERDICT_WORDS[kind]} ({'see DAMAGED FILE below' if said_below else first})"
     names = ", ".join(h.host for h in damaged[:3]) + (" ..." if len(damaged) > 3 else "")
+    if all(damage_kind(h) == "contradiction" for h in damaged):
+        return f"damaged: {len(damaged)} of {len(report.hosts)} host files' records contradict each other ({names})"
     return f"partial: {len(damaged)} of {len(report.hosts)} host files are damaged ({names})"
 
 
@@ -124,7 +193,7 @@ def verdict(report: Report, damage_said_below: bool = False) -> str:
     if failed and len(failed) == n:
         return f"not analysed — {'the host' if n == 1 else f'all {n} hosts'} could not be analysed (error below)"
     bad = f"{len(failed)} of {n} host{'s' if n != 1 else ''} could not be analysed" if failed else ""
-    # a damaged file is read up to the damage: every number is partial, and that comes first (never "healthy")
+    # a damaged file: every number is partial, or the file's own, and that comes first (never "healthy")
     damaged = damaged_hosts(report)
     partial = f"{_damaged(report, damaged, damage_said_below)} — " if damaged else ""
     actionable = [f for f in real if f.severity in ("critical", "warning")]

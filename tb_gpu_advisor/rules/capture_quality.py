@@ -334,6 +334,14 @@ def _sweep(ctx: Ctx, sweep: str, cv: float | None) -> Finding:
                  ctx.fw.extra(f"{ID}:sweep"))
 
 
+#: A file read to its end whose reader skipped records it could not read (``Kind.unread``): the GPU's records may be
+#: among them -- the same for every framework and profiler (a framework may add its own:
+#: ``capture_quality:unread_records``).
+READ_SKIPPED_RECORDS = action(
+    "Look at the records the reader skipped (the damaged-file notice counts them and says why: a time that is no "
+    "number, a start no time of this capture): a profiler writes none such, so the file was edited, converted or "
+    "written by another tool. Analyse the profiler's own file, or profile again.")
+
 #: A damaged file's GPU records may lie past the damage (``Kind.damaged``): the whole file first, then a new capture --
 #: the same for every framework and profiler (a framework may add its own: ``capture_quality:damaged_records``).
 READ_WHOLE_FILE = action(
@@ -526,6 +534,14 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                    f"says once). What the file holds past its damage was not read, so the GPU's records "
                    f"may well be there -- the profiler is not shown to have missed them. The "
                    f"guide's GPU checks were skipped: nothing here is a verdict on the job.")
+    elif kind is not None and kind.unread:  # the file read to its end, records skipped: they may be the GPU's
+        title = "No GPU record among the records that could be read"
+        actions = ctx.fw.extra(f"{ID}:unread_records") or [READ_SKIPPED_RECORDS]
+        used = f"The GPU was used ({kind.lost_gpu}), but the" if kind.lost_gpu else "The"
+        summary = (f"{used} records of the file that could be read hold no record of GPU work, and the reader skipped "
+                   f"records it could not read (what they are, the report's damaged-file notice says once): the GPU's "
+                   f"records may well be among them -- the profiler is not shown to have missed them. The guide's GPU "
+                   f"checks were skipped: nothing here is a verdict on the job.")
     elif kind is not None and kind.lost_gpu:
         # the capture's own profiler's way where its format gives one; a side never asked for was not lost
         title = (f"The capture recorded no {kind.unrecorded} activity: the GPU's work is not in it"

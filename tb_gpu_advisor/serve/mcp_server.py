@@ -261,7 +261,8 @@ def summary_host(h: HostReport) -> dict[str, Any]:
         # GPUs table, h37-review31)
         "gpus": sorted({devices.said_name(g.name) or g.name for g in h.gpus}), "gpu_count": len(h.gpus),
         "error": h.error,
-        "damage": h.damage or None, "contradictions": h.contradictions or None}
+        "damage": h.damage or None, "contradictions": h.contradictions or None,
+        "unreadable": h.unreadable or None}
     if out["steps"]:  # where the steps came from, of steps counted (the tab's "6 steps (ProfilerStep marks)")
         out.update(step_source=steps.get("source_label"), step_confidence=steps.get("confidence"))
     if one_pass(h):

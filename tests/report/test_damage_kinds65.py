@@ -38,6 +38,8 @@ WHOLE = "read whole, but its records contradict each other"
 OWN = "its numbers are the file's own and may not be the GPU's"
 CUT = "the file is damaged and was only partly read"
 PAST = "past the damage"
+UNREAD = "read to its end, but some of its records could not be read"
+NOTHING_PAST = "every number leaves those records out, and nothing lies past them"
 
 
 def _snapshot(path: Path) -> HostReport:
@@ -80,22 +82,34 @@ def test_overlapping_blocks_are_read_whole_and_contradict_each_other(tmp_path):
     _assert_contradicting_only(rep, "blocks that overlap")
 
 
-def test_a_snapshot_partly_read_keeps_the_cut_words(tmp_path):
-    """The control: a block left out (a field of the wrong type) is a part not read -- the cut's words, no other."""
+def test_a_snapshot_with_a_block_left_out_is_read_to_its_end_not_cut(tmp_path):
+    """A block left out (a field of the wrong type) is a record not read in a file read to its end (h37-damage66:
+    ``HostReport.unreadable``): nothing lies past it, so no cut's words -- nor a contradiction's."""
     rep = _snapshot(_written(tmp_path, _doc(bad_field=True)))
-    assert rep.damage and rep.contradictions == [], rep.damage
+    assert rep.damage and rep.unreadable == rep.damage and rep.contradictions == [], rep.damage
     note = damage_note(rep)
-    assert CUT in note and PAST in note and WHOLE not in note and "contradict" not in note, note
+    assert UNREAD in note and "fields of the wrong type" in note and note.endswith(NOTHING_PAST), note
+    assert CUT not in note and PAST not in note and "contradict" not in note, note
 
 
 def test_a_file_with_both_kinds_says_both(tmp_path):
     rep = _snapshot(_written(tmp_path, _doc(overlap=True, bad_field=True)))
     assert len(rep.damage) == 2 and len(rep.contradictions) == 1 and "overlap" in rep.contradictions[0]
+    assert len(rep.unreadable) == 1 and "fields of the wrong type" in rep.unreadable[0]
     note = damage_note(rep)
-    assert CUT in note and "fields of the wrong type" in note and PAST in note, note
-    assert "also contradicts itself" in note and "blocks that overlap" in note and note.endswith(OWN), note
+    assert UNREAD in note and "also contradicts itself" in note and note.endswith(OWN), note
+    assert CUT not in note and PAST not in note, note
+    # the records left unread first, then the contradiction, once
+    assert note.index("fields of the wrong type") < note.index(NOTHING_PAST) < note.index("blocks that overlap"), note
+
+
+def test_a_cut_and_a_contradiction_say_both():
+    cut, overlap = "the trace is cut off at byte 1,024, inside an event", "GPU 0's blocks overlap"
+    rep = HostReport(host="a", path="a", size_bytes=1, damage=[cut, overlap], contradictions=[overlap])
+    note = damage_note(rep)
+    assert CUT in note and PAST in note and "also contradicts itself" in note and note.endswith(OWN), note
     # the cut's paragraph names the cut only: the contradiction follows it, once
-    assert note.index("fields of the wrong type") < note.index(PAST) < note.index("blocks that overlap"), note
+    assert note.index(cut) < note.index(PAST) < note.index(overlap), note
 
 
 def _logdir(tmp_path: Path, name: str, data: bytes) -> Path:
@@ -111,7 +125,8 @@ _report, _cli = fresh_report, cli_report
 def test_every_surface_says_the_mosaic_is_read_whole_and_exits_2_as_before(tmp_path):
     logdir = _logdir(tmp_path, "mosaic.pickle", gzip.decompress(MOSAIC.read_bytes()))
     report = _report(logdir)
-    assert not report.healthy and report.verdict.startswith("partial: the file is damaged (")
+    # the verdict says what the file is (h37-damage66; "partial: the file is damaged" before)
+    assert not report.healthy and report.verdict.startswith("damaged: the file's records contradict each other (GPU 0")
     text, md = render.to_text(report), " ".join(render.to_markdown(report).split())
     for said in (" ".join(text.split()), md, " ".join(report.notes)):
         assert WHOLE in said and OWN in said and PAST not in said and CUT not in said
@@ -121,7 +136,7 @@ def test_every_surface_says_the_mosaic_is_read_whole_and_exits_2_as_before(tmp_p
     code, out, _ = _cli(logdir, "--format", "json")
     doc = json.loads(out)
     host = doc["hosts"][0]
-    assert code == 2 and doc["schema_version"] == "1.5" and host["contradictions"] == host["damage"]
+    assert code == 2 and doc["schema_version"] == "1.6" and host["contradictions"] == host["damage"]
 
 
 _SESSION = {"run": "r", "session": "s", "healthy": False, "analyzer_version": "x", "generated_at": "now"}

@@ -68,7 +68,7 @@ from tb_gpu_advisor.formats.gz import Gunzip, Prefixed
 from tb_gpu_advisor.formats.kineto import compiled
 from tb_gpu_advisor.formats.kineto.layout import EXECUTION_TRACE, SNIFF_BYTES, execution_trace, text_encoding
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
-from tb_gpu_advisor.model.trace import Contradiction
+from tb_gpu_advisor.model.trace import Contradiction, Unreadable
 
 #: Bytes of events decoded at once: large enough that per-chunk overhead vanishes, small enough that the
 #: chunk's Python objects stay a few tens of MB.
@@ -1876,7 +1876,8 @@ class _Parser:
         except ValueError:
             rest = None
         if not isinstance(rest, dict):
-            self.problems.append("the JSON after \"traceEvents\" does not parse; its keys (traceName ...) were skipped")
+            self.problems.append(Unreadable("the JSON after \"traceEvents\" does not parse; its keys (traceName ...) "
+                                            "were skipped"))
             return {}
         return rest
 
@@ -1893,8 +1894,8 @@ class _Parser:
                                   untimed=bool(c.malformed))
         if self.read_error and not self.truncated:
             self.problems.append(f"the file's end is damaged ({self.read_error}), after the last event")
-        if c.malformed:
-            self.problems.append(f"{c.malformed:,} events without a numeric time or not objects were skipped")
+        if c.malformed:  # skipped where they lie, the rest read on to the file's end: records left unread, no cut
+            self.problems.append(Unreadable(f"{c.malformed:,} events without a numeric time or not objects were skipped"))
         ts, dur = c.column("ts", np.float64), c.column("dur", np.float64)  # this reader's own: changed in place
         cols = {k: c.column(k, np.int64) for k in _INT_COLUMNS}
         cols["cat"], cols["name"] = c.column("cat", np.int32), c.column("name", np.int32)
@@ -1902,7 +1903,7 @@ class _Parser:
         self.problems += _time_problems(ts, dur, c.bad_dur)
         keep = _plausible_times(ts)
         if not keep.all():
-            self.problems.append(_dropped_times(int(keep.size - np.count_nonzero(keep))))
+            self.problems.append(Unreadable(_dropped_times(int(keep.size - np.count_nonzero(keep)))))
             ts, dur, cols = ts[keep], dur[keep], {k: v[keep] for k, v in cols.items()}
             launch_row, blocks, threads, groups = _kept_launches(keep, launch_row, blocks, threads, groups)
             c.op_args, c.op_work = _kept_rows(c.op_args, keep), _kept_rows(c.op_work, keep)
@@ -2051,10 +2052,10 @@ MAX_SPREAD_US = 86_400e6
 def _time_problems(ts: np.ndarray, dur: np.ndarray, bad_dur: int) -> list[str]:
     """Durations that make no physical sense, in words for the damage note (they are read as 0).  A negative one is an
     event that ends before it starts, read whole: a :class:`Contradiction` (the file was not cut there); one that is
-    no number was not read."""
-    out = []
+    no number was not read: :class:`Unreadable` (the reader read on past it to the file's end)."""
+    out: list[str] = []
     if bad_dur:
-        out.append(f"events whose duration is no finite number: {bad_dur:,} (read as 0)")
+        out.append(Unreadable(f"events whose duration is no finite number: {bad_dur:,} (read as 0)"))
     neg = int(np.count_nonzero(dur < 0))
     if neg:
         out.append(Contradiction(f"events with a negative duration: {neg:,} (read as 0)"))

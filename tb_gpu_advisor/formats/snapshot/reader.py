@@ -46,7 +46,7 @@ from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embed
 from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
 from tb_gpu_advisor.model.trace import (HOLDERS, MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack,
                                        AllocRetry, Contradiction, MemoryEvents, MemorySnapshot, OutOfMemory,
-                                       SnapshotBlock, Trace, pair_frees, rounded_blocks)
+                                       SnapshotBlock, Trace, Unreadable, pair_frees, rounded_blocks)
 
 #: Entries, blocks and frames looked at per byte of the file (at least MIN_WORK); past it the rest is left out and
 #: said so.  A real snapshot spends ~100 bytes on a block or an entry with its ~24 frames (memo references).
@@ -518,8 +518,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         snap.blocks[g] = [x.block(budget) for x in sorted(dump, key=lambda x: -x.size)[:TOP_BLOCKS]]
         snap.stacks[g] = _stacks(dump, budget)
         try:
-            events, ooms, retries = _events(g, entries[g], t0_us, allocated, reserved, dump, budget,
-                                            None if expandable else rows)
+            events, ooms, retries, off = _events(g, entries[g], t0_us, allocated, reserved, dump, budget,
+                                                 None if expandable else rows, [(a, n) for a, n, _ in rows])
         except _OutOfRange as e:
             raise SnapshotReadError(path, str(e)) from e
         if events is not None:
@@ -541,6 +541,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
                     f"({beyond[1] / 1e12:,.3f} s into it): the caching allocator places every block inside a "
                     f"segment it holds, so the history and the segments are {NOT_ONE_ALLOCATOR} (a generated "
                     "or edited snapshot) -- its levels are the history's own sums, not the GPU's"))
+            elif off is not None:
+                contradict.append(Contradiction(_off_words(g, off, events)))
         snap.ooms.extend(ooms)
         snap.retries.extend(retries)
     snap.stackless = _stackless(memory, snap)
@@ -557,7 +559,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
                 f"{work:,} were read"] if budget.left_out else []
     problems.extend(contradict)
     if budget.bad:
-        problems.append(f"fields of the wrong type, left out: {budget.bad_text()}")
+        problems.append(Unreadable(f"fields of the wrong type, left out: {budget.bad_text()}"))  # the rest read on
     if len(traces) > MAX_GPUS or len(by_gpu) > MAX_GPUS:
         problems.append(f"more than {MAX_GPUS} devices: the first {MAX_GPUS} were read")
     span = (0, int((max(times) - t0_us) * 1_000_000)) if times else None
@@ -1000,17 +1002,19 @@ def _stacks(live: list[_Live], budget: "_Budget") -> list[LiveStack]:
 
 
 def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reserved_end: int, dump: list[_Live],
-            budget: "_Budget", segments: list[tuple[int, int, int]] | None = None
-            ) -> tuple[MemoryEvents | None, list[OutOfMemory], list[AllocRetry]]:
-    """One device's trace as events with absolute totals, its OOMs with what was live at each, and its allocator's
-    retries (:func:`_retries`); ``segments``: the dump's (address, size, bytes not free) of each segment, from which the
-    cache after each event is counted back."""
+            budget: "_Budget", segments: list[tuple[int, int, int]] | None = None,
+            spans: list[tuple[int, int]] | None = None
+            ) -> tuple[MemoryEvents | None, list[OutOfMemory], list[AllocRetry], tuple[int, int, int] | None]:
+    """One device's trace as events with absolute totals, its OOMs with what was live at each, its allocator's
+    retries (:func:`_retries`) and its allocations in no segment (:func:`history_off_segments` of ``spans``: the
+    dump's (address, total_size) of each segment, expandable or not); ``segments``: the dump's (address, size, bytes
+    not free) of each segment, from which the cache after each event is counted back."""
     if isinstance(entries, _Rows):
         t, d, rd, at, stack, ooms, retried = _row_events(entries, t0_us)
     else:
         t, d, rd, at, stack, ooms, retried = _dict_events(entries, t0_us)
     if not t.size and not ooms:
-        return None, [], []
+        return None, [], [], None
     if np.abs(d).sum(dtype=np.float64) + np.abs(rd).sum(dtype=np.float64) >= 2.0**62:  # totals would wrap in int64
         raise _OutOfRange(f"GPU {gpu}'s history allocates and frees more than 2**62 bytes: no allocator's record")
     # totals after each event: the dump's, less everything that came after the event -- in the allocator's unit
@@ -1022,6 +1026,7 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     whole = anchored[0] is alloc and anchored[1] is res  # the history reaches the dump: segments follow it back
     alloc, res = anchored
     cached = _cached(segments, held, rd, at) if segments is not None and whole and t.size else None
+    off = history_off_segments(spans, d, rd, at) if spans is not None else None
     del held
     retries = _retries(gpu, t, rd, res, retried)
     labels: dict[str, int] = {}
@@ -1070,7 +1075,7 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             reserved=int(res[before]) if before >= 0 else reserved_end, frames=budget.frames(e.get("frames"), spend=False),
             time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=budget.label(e.get("frames")),
             live_by_holder=by_holder))
-    return events, out, retries
+    return events, out, retries, off
 
 
 def _frame_dicts(frames: Any) -> list[dict]:
@@ -1375,6 +1380,68 @@ def history_beyond_segments(events: MemoryEvents, window: int = 1 << 20) -> tupl
         if over[k] > best:
             best, at = int(over[k]), lo + k
     return (best, int(events.t[at])) if at >= 0 else None
+
+
+def history_off_segments(spans: list[tuple[int, int]], d: np.ndarray, rd: np.ndarray, addr: np.ndarray,
+                         window: int = 1 << 16) -> tuple[int, int, int] | None:
+    """(allocations, bytes, index of the first) of a history's allocations that lie in no segment the file knows of,
+    None where every one lies in one (or where a segment's address is unknown: nothing to place them by).
+
+    Why: the caching allocator carves every block out of a segment it holds, so each allocation's ``[addr, addr +
+    size)`` lies inside a segment of its device -- one held at the dump (``spans``: each segment's address and
+    ``total_size``; an expandable segment's mapped range reads as one), or one the history itself makes or gives back
+    (``segment_alloc`` / ``segment_free``, ``segment_map`` / ``segment_unmap``: ``rd`` non-zero, its address and
+    bytes).  Any segment ever known counts, whenever it lived: the test asks only what no allocator's record can
+    hold -- a block at an address none of its segments ever covered (a generated history: facebookresearch/mosaic's
+    writer places its allocations at random addresses).  :func:`history_beyond_segments` catches such a history only
+    where it allocates more than the segments reserve; this catches it within its reserve too.  The segments as
+    sorted merged ranges and ``np.searchsorted`` over the allocations a ``window`` at a time: memory bounded by the
+    segments, not the history."""
+    if any(a < 0 for a, _ in spans):
+        return None
+    seg = np.flatnonzero((rd != 0) & (addr >= 0))
+    lo = np.concatenate([np.array([a for a, n in spans if n > 0], dtype=np.int64), addr[seg]])
+    hi = np.concatenate([np.array([a + n for a, n in spans if n > 0], dtype=np.int64), addr[seg] + np.abs(rd[seg])])
+    starts, ends = _merged_ranges(lo, hi)
+    count, total, first = 0, 0, -1
+    for w in range(0, int(d.shape[0]), window):
+        dw, aw = d[w:w + window], addr[w:w + window]
+        made = np.flatnonzero((dw > 0) & (aw >= 0))
+        a, n = aw[made], dw[made]
+        k = np.searchsorted(starts, a, side="right") - 1
+        inside = (k >= 0) & (a + n <= ends[np.maximum(k, 0)]) if starts.size else np.zeros(a.size, bool)
+        off = made[~inside]
+        if off.size:
+            count, total = count + int(off.size), total + int(dw[off].sum())
+            first = w + int(off[0]) if first < 0 else first
+    return (count, total, first) if count else None
+
+
+def _merged_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of the ranges ``[lo, hi)`` as sorted, disjoint ranges (starts, ends): touching or overlapping ones
+    joined (a segment made, given back and made again at the same address; an expandable segment's pages mapped
+    beside its range)."""
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], hi[order]
+    if not lo.size:
+        return lo, hi
+    reach = np.maximum.accumulate(hi)
+    new = np.ones(lo.size, bool)
+    new[1:] = lo[1:] > reach[:-1]
+    group = np.cumsum(new) - 1
+    ends = np.zeros(int(group[-1]) + 1, dtype=np.int64)
+    np.maximum.at(ends, group, hi)
+    return lo[new], ends
+
+
+def _off_words(gpu: int, off: tuple[int, int, int], events: MemoryEvents) -> str:
+    """:func:`history_off_segments`' finding in the damage's words."""
+    n, size, first = off
+    return (f"GPU {gpu}'s history allocates {n:,} block{'s' if n != 1 else ''} ({size / 2**20:,.1f} MiB) at addresses "
+            f"none of its segments covers (the first {int(events.t[first]) / 1e12:,.3f} s into it): the caching "
+            f"allocator places every block inside a segment it holds, so the history and the segments are "
+            f"{NOT_ONE_ALLOCATOR} (a generated or edited snapshot) -- its levels are the history's own sums, not the "
+            "GPU's")
 
 
 def history_short_of_dump(events: MemoryEvents, held_end: int) -> int:

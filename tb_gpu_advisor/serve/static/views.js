@@ -461,29 +461,26 @@ export function hostFacts(hr, shown = {}) {
 }
 
 /**
- * A damaged host's notice, as the server's damage note says it (report/verdict.py damage_note): a file cut off
- * mid-write or corrupt was read up to the damage, so every number below is partial; a file read whole whose records
- * contradict each other (`contradictions`, schema 1.5) has nothing past its damage, its numbers are its own and may
- * not be the GPU's (the vendor's word for its device: `words`, the host's `device_words`). A file with both says both. A report without `contradictions` holds cuts alone.
+ * A damaged host's notice in the server's words (`display.hosts[].damage`: report/verdict.py damage_words, the note's
+ * own constants): its title, then each kind's entries with the paragraph the server wrote for it -- a file cut off
+ * mid-write (every number partial, what lies past the damage missing), records left unread in a file read to its end
+ * (`unreadable`, schema 1.6: left out, nothing past them), records of a file read whole that contradict each other
+ * (`contradictions`, schema 1.5: the numbers the file's own). A report without the words lists the entries alone.
  */
-function damageView(hr, words) {
-  const own = `its numbers are the file's own and may not be the ${deviceWords(words).device}'s`;
-  const said = new Set(hr.contradictions || []);
-  const cut = hr.damage.filter((d) => !said.has(d));
-  const contra = hr.damage.filter((d) => said.has(d));
-  const title = cut.length
-    ? `Damaged file: only partly read${contra.length ? ", and its records contradict each other" : ""}`
-    : "Damaged file: read whole, but its records contradict each other";
-  const box = h("div", { class: "state message damaged", role: "alert" }, h("h4", {}, title));
-  if (cut.length) {
-    box.append(h("ul", {}, cut.map((d) => h("li", {}, d))),
-      h("p", {}, "Every number covers only what was read: whatever the file recorded past the damage (steps, kernels, whole GPUs) is missing, so a check that did not fire may still apply. Capture again, and let the profiler finish writing the file."));
-  }
-  if (contra.length) {
-    box.append(h("ul", { class: "contradictions" }, contra.map((d) => h("li", {}, d))),
-      h("p", {}, cut.length
-        ? `What was read also contradicts itself, so ${own}.`
-        : `The file was read to its end, none of it left out, but its records contradict each other, so ${own}.`));
+function damageView(hr, shown = {}) {
+  const said = shown.damage || {};
+  const contra = new Set(hr.contradictions || []);
+  const unread = new Set(hr.unreadable || []);
+  const kinds = [
+    ["cut", hr.damage.filter((d) => !contra.has(d) && !unread.has(d)), "cuts"],
+    ["unreadable", hr.damage.filter((d) => unread.has(d)), "unreadable"],
+    ["contradiction", hr.damage.filter((d) => contra.has(d) && !unread.has(d)), "contradictions"],
+  ];
+  const box = h("div", { class: "state message damaged", role: "alert" }, h("h4", {}, said.title || "Damaged file"));
+  for (const [kind, entries, cls] of kinds) {
+    if (!entries.length) continue;
+    box.append(h("ul", { class: cls }, entries.map((d) => h("li", {}, d))));
+    if (said[kind]) box.append(h("p", {}, said[kind]));
   }
   return box;
 }
@@ -503,7 +500,7 @@ export function hostView(hr, ctx, shown = {}) {
   }
   const parts = [];
   const damaged = (hr.damage || []).length > 0;
-  if (damaged) parts.push(damageView(hr, shown.device_words));
+  if (damaged) parts.push(damageView(hr, shown));
   if (hr.job?.summary) parts.push(h("p", { class: "note job" }, codeText(hr.job.summary)));
   if (hr.steps?.note) parts.push(h("p", { class: "note" }, codeText(hr.steps.note)));
   if (!hr.gpus.length) {
@@ -594,11 +591,20 @@ function notesView(report) {
   return notes.length ? h("ul", { class: "notes" }, notes.map((n) => h("li", {}, units(n)))) : null;
 }
 
-/** The server's verdict, less the damage it quotes: the damaged host's section below says it, open (once per screen). */
+/**
+ * The server's verdict, less the damage it quotes: the damaged host's section below says it, open (once per screen),
+ * pointed to by the kind of the entry quoted (a cut, records left unread, records that contradict each other).
+ */
 function screenVerdict(report) {
   const v = report.verdict || "";
-  const lost = report.hosts.flatMap((hr) => hr.damage || [])[0];
-  return lost && v.includes(`(${lost})`) ? v.replace(`(${lost})`, "(what was lost: in its host below)") : v;
+  for (const hr of report.hosts) {
+    const d = (hr.damage || []).find((x) => v.includes(`(${x})`));
+    if (d === undefined) continue;
+    const what = (hr.contradictions || []).includes(d) ? "what contradicts"
+      : (hr.unreadable || []).includes(d) ? "what could not be read" : "what was lost";
+    return v.replace(`(${d})`, `(${what}: in its host below)`);
+  }
+  return v;
 }
 
 export function reportView(report, ctx) {

@@ -5057,3 +5057,58 @@ def write_fp16_conv_fallback(path: str, channels: tuple[int, int] = (128, 512), 
         step["dur"] = round(r.host_us - t0, 3)
     write_doc(path, trace_doc(r, 1, MI300X))
     return {"channels": channels, "aligned": c_in % 8 == 0 and c_out % 8 == 0, "conv_us": conv_us, "convs": convs}
+
+
+#: TraceLens' ``TraceFuse`` moves each rank's pids and correlation / flow ids by these (TraceLens/TraceFusion: a
+#: rank's ``pid`` + rank x 10^8, ``correlation`` and ``ac2g`` ids + rank x 10^5), keeping its ``External id``s.
+FUSE_PID_STRIDE, FUSE_ID_STRIDE = 100_000_000, 100_000
+
+
+def fuse_like_tracelens(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One file of several ranks' Kineto documents as TraceLens' ``TraceFuse`` writes it (amd/HPCTrainingExamples
+    ``MLExamples/TraceLens/fused_traces/merged_all_events.json.gz``): only ``traceEvents``, each event tagged
+    ``args.rank`` and ``pid_raw`` (``correlation_raw``, ``id_raw``), its pid, correlation and flow id moved by its
+    rank; ``External id`` kept; ``python_function`` events left out; no header (``deviceProperties``,
+    ``distributedInfo``, ``baseTimeNanoseconds``)."""
+    out = []
+    for rank, doc in enumerate(docs):
+        for e in doc["traceEvents"]:
+            if e.get("cat") == "python_function" or not isinstance(e.get("pid"), int):
+                continue
+            e = json.loads(json.dumps(e))
+            args = e.setdefault("args", {})
+            args.update(rank=rank, pid_raw=e["pid"])
+            e["pid"] += rank * FUSE_PID_STRIDE
+            if "correlation" in args:
+                args["correlation_raw"] = args["correlation"]
+                args["correlation"] += rank * FUSE_ID_STRIDE
+            if e.get("cat") == "ac2g":
+                args["id_raw"] = e["id"]
+                e["id"] += rank * FUSE_ID_STRIDE
+            out.append(e)
+    return {"traceEvents": out}
+
+
+def write_fused_ranks(path: str, ranks: int = 2, steps: int = 6, gemm_us: float = 300.0,
+                      relu_us: float = 40.0) -> dict[str, Any]:
+    """Write ``ranks`` ranks' training loops fused into one file as TraceLens' ``TraceFuse`` does
+    (:func:`fuse_like_tracelens`).  Every rank counts its ``External id``s alike but runs its ops in its own order:
+    rank 0 an ``aten::mm`` then an ``aten::relu`` each step, rank 1 the ReLU first, ...: the same ids name different
+    ops on different ranks.  Truth by construction: every GEMM kernel is ``aten::mm``'s, every ReLU kernel
+    ``aten::relu``'s, on every rank."""
+    docs = []
+    for rank in range(ranks):
+        r = Rank(rank=rank, pid=7000 + rank, device=rank)
+        for n in range(steps):
+            step = r.cpu(f"ProfilerStep#{n + 2}", 0.0, cat="user_annotation", advance=False)
+            t0 = r.host_us
+            ops = [("aten::mm", GEMM_FWD, gemm_us), ("aten::relu", RELU_BF16, relu_us)]
+            for op, kernel, us in (ops if (n + rank) % 2 == 0 else ops[::-1]):
+                r.kernel(op, kernel, us, launch_us=7.0)
+            r.sync()
+            r.host_us += 20.0
+            step["dur"] = round(r.host_us - t0, 3)
+        docs.append(trace_doc(r, ranks))
+    with open(path, "w", encoding="utf-8") as f:  # as TraceFuse writes it: json.dump(indent=4), the events alone
+        json.dump(fuse_like_tracelens(docs), f, indent=4)
+    return {"ranks": ranks, "steps": steps, "ops": {GEMM_FWD: "aten::mm", RELU_BF16: "aten::relu"}}

@@ -34,7 +34,7 @@ from tb_gpu_advisor.formats.kineto.layout import LEGACY_CUDA_PROCESS, LEGACY_HOS
 from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, OLD_CATS, KinetoReadError, KinetoTrace, completed_pairs,
                                                has_duration_pairs, link_by_flows, nothing_recorded, parse_trace,
                                                rows_of, scan_host_columns, times_as_numbers, unlinked_rows)
-from tb_gpu_advisor.formats.kineto.ranks import Process, merge_ranks, processes
+from tb_gpu_advisor.formats.kineto.ranks import Process, merge_ranks, process_scoped_ids, processes
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
                                           unique_inverse, unique_pairs)
 from tb_gpu_advisor.model.idtable import IdTable
@@ -272,6 +272,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     _old_user_scopes(kt)
     unnamed = _unnamed_gpu(kt)
     kt.cats = [OLD_CATS.get(c, PLUGIN_RUNTIME_CATS.get(c, c)) for c in kt.cats]
+    process_scoped_ids(kt)  # one file of several processes' ids (a fused job's ranks): each op found in its own
     is_host = _cat_mask(kt, HOST_CATS)
     is_dev = _cat_mask(kt, DEVICE_CATS)
     used = is_host | is_dev

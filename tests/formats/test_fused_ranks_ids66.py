@@ -30,13 +30,18 @@ FUSED = Path(os.environ.get("TB_GPU_ADVISOR_FUSED_DDP")
 
 
 def test_each_fused_ranks_kernel_is_its_own_ranks_op(tmp_path):
-    """Fails on base: half the kernels are the other rank's op of the same id (GEMMs ``aten::relu``'s)."""
+    """Fails on base: half the kernels are the other rank's op of the same id (GEMMs ``aten::relu``'s), and the two
+    ranks were one process driving two GPUs."""
     path = tmp_path / "fused" / "merged_all_events.json"
     path.parent.mkdir()
     truth = write_fused_ranks(str(path))
-    m = host_metrics(read_trace(str(path)))
+    trace = read_trace(str(path))
+    m = host_metrics(trace)
     assert {s.name: s.op_name for s in m.kernels} == truth["ops"]
     assert all(sorted(s.gpus) == [0, 1] for s in m.kernels)
+    # each GPU driven by its own rank's process, as a merge of the ranks' files names them
+    lines = trace.gpu_host_lines
+    assert sorted(lines) == [0, 1] and not set(lines[0].tolist()) & set(lines[1].tolist())
 
 
 def test_a_file_of_one_process_keeps_its_ids(tmp_path):

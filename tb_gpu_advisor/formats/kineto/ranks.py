@@ -209,7 +209,8 @@ def process_scoped_ids(kt: KinetoTrace) -> int:
     correlation and flow ids made unique, its ``External id``s kept as each process counted them).  Each host pid
     whose ops carry ids is a process: its rows' ids move by its index x :data:`ID_STRIDE`, and each GPU row's by its
     launching call's process (the host row of its ``correlation``; -1 where none is found -- no op rather than another
-    rank's).  Returns the processes moved (0: the ids were unique already, nothing changed).
+    rank's), and each GPU that one process alone launched on is named that process's (``gpu_pids``, as a merge of
+    rank files names them).  Returns the processes moved (0: the ids were unique already, nothing changed).
 
     Why: an id names its op within its process only; read across four ranks, a MIOpen convolution kernel was
     "aten::relu"'s and "aten::empty"'s (amd/HPCTrainingExamples' fused MI300X DDP ResNet, h37-huntk66)."""
@@ -236,7 +237,20 @@ def process_scoped_ids(kt: KinetoTrace) -> int:
     moved = ext[dev] + (proc[at].astype(np.int64) * ID_STRIDE if corr.size else 0)
     ext[dev] = np.where(found, moved, -1)
     kt.external_id = ext
+    if not kt.gpu_pids:
+        kt.gpu_pids = _driving_pids(_gpu_rows_device(kt)[dev][found], pids[proc[at][found]] if corr.size else pids[:0])
     return int(pids.size)
+
+
+def _driving_pids(gpus: np.ndarray, pids: np.ndarray) -> dict[int, list[int]]:
+    """GPU id -> the host pid that launched its work, for each GPU one process alone launched on (as
+    ``KinetoTrace.gpu_pids`` names each rank's GPUs after a merge): the processes of one file read as its ranks."""
+    out: dict[int, list[int]] = {}
+    for g in np.unique(gpus).tolist():
+        who = np.unique(pids[gpus == g])
+        if who.size == 1:
+            out[int(g)] = [int(who[0])]
+    return out
 
 
 #: Categories whose rows live on a GPU: Kineto writes the device as their pid (``args.device`` only on some); the

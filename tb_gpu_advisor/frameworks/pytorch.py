@@ -1119,6 +1119,7 @@ FIXES = {
         "scaler.scale(loss).backward(); scaler.step(opt); scaler.update()"),),
     "tensor_core_unused:conv": (CHANNELS_LAST,),  # only where the run has convolutions
     "tensor_core_unused:search": (CONV_SEARCH,),  # only for aligned 16-bit convolutions off the Tensor Cores
+    "mfu_low:conv": (CHANNELS_LAST, CONV_SEARCH),  # only where convolutions hold most of the slow shapes' time
     "tensor_core_unused:tf32": (TF32,),
     "xla_not_used": (COMPILE,),
     "eager_execution": (COMPILE,),
@@ -1725,6 +1726,7 @@ JOB_FIXES = {
     "tensor_core_unused:tf32@inference": (TF32,),
     "tensor_core_unused:conv@inference": (CHANNELS_LAST,),
     "tensor_core_unused:search@inference": (CONV_SEARCH,),
+    "mfu_low:conv@inference": (CHANNELS_LAST, CONV_SEARCH),
     "batch_size_headroom@inference": (HEADROOM_INFERENCE,),
     "capture_quality@inference": (action("Profile several forward passes after warm-up, with prof.step() after each.",
                                          CAPTURE_INFERENCE),),

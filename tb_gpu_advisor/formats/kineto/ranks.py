@@ -217,9 +217,10 @@ def process_scoped_ids(kt: KinetoTrace) -> int:
     on_gpu = _gpu_rows_device(kt) >= 0
     host = ~on_gpu & (kt.pid >= 0)
     ops = host & (kt.correlation < 0) & (kt.external_id >= 0)
-    pids = np.unique(kt.pid[ops])
-    if pids.size < 2:
+    op_pids = kt.pid[ops]
+    if not op_pids.size or not (op_pids != op_pids[0]).any():  # one process (nearly every file): no sort
         return 0
+    pids = np.unique(op_pids)
     per = [np.unique(kt.external_id[ops & (kt.pid == p)]) for p in pids.tolist()]
     if np.unique(np.concatenate(per)).size == sum(a.size for a in per):
         return 0

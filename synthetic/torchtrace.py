@@ -5018,3 +5018,97 @@ def write_vendor_windows(out: str, writers: tuple[str, ...] = VENDOR_WINDOWS,
                       as_vendor(json.loads(json.dumps(doc)), form))
             runs.append(run)
     return runs
+
+
+#: MIOpen's Winograd convolution kernel for gfx9 in fp16 ``dot2`` instructions: no MFMA (``devices.amd``), as MIOpen
+#: picked it for the 1x1 and 3x3 convolutions of amd/HPCTrainingExamples' MI300X ResNet (h37-huntk66).
+MIOPEN_WINOGRAD_FP16 = "miopenSp3AsmConv_v30_3_1_gfx9_fp16_dot2_edc_f3x2_stride1"
+
+
+def conv_backward_args(n: int, c_in: int, c_out: int, hw: int = 8, k: int = 3) -> dict[str, Any]:
+    """``record_shapes``' args of one fp16 ``aten::convolution_backward`` (grad output, input, weight; stride 1,
+    padding k//2, both gradients), as Kineto writes them."""
+    return {"Input Dims": [[n, c_out, hw, hw], [n, c_in, hw, hw], [c_out, c_in, k, k], [], [], [], [], [], [], [], []],
+            "Input type": ["c10::Half", "c10::Half", "c10::Half", "ScalarList", "ScalarList", "ScalarList",
+                           "ScalarList", "Scalar", "ScalarList", "Scalar", "ScalarList"],
+            "Concrete Inputs": ["", "", "", "[0]", "[1, 1]", f"[{k // 2}, {k // 2}]", "[1, 1]", "False", "[0, 0]",
+                                "1", "[True, True, False]"]}
+
+
+def write_fp16_conv_fallback(path: str, channels: tuple[int, int] = (128, 512), steps: int = 8, convs: int = 4,
+                             conv_us: float = 400.0) -> dict[str, Any]:
+    """A GPU-bound fp16 training loop on an MI300X whose every step runs ``convs`` convolution backwards of
+    ``channels`` (C_in, C_out), each one MIOpen Winograd ``dot2`` kernel of ``conv_us`` (no MFMA), then
+    ``loss.item()``.  Truth by construction: the convolutions' kernels miss the Matrix Cores; with channels that are
+    multiples of 8 (the default 128 -> 512) padding cannot be the cause -- MIOpen chose the kernel, and its search
+    (``torch.backends.cudnn.benchmark``) is the fix; with odd channels (``(100, 500)``: 100 and 500 are no multiples
+    of 8) the dims are misaligned, as ``misaligned_dims`` says."""
+    r = Rank(rank=0, pid=5150, device=0)
+    c_in, c_out = channels
+    args = conv_backward_args(64, c_in, c_out)
+    for n in range(steps):
+        step = r.cpu(f"ProfilerStep#{n + 2}", 0.0, cat="user_annotation", advance=False)
+        t0 = r.host_us
+        for _ in range(convs):
+            r.kernel("aten::convolution_backward", MIOPEN_WINOGRAD_FP16, conv_us, launch_us=6.0, args=args,
+                     grid=(304 * 4 * 256, 1, 1), block=(256, 1, 1), launch_call="hipExtModuleLaunchKernel")
+        r.sync()
+        r.host_us += 10.0
+        step["dur"] = round(r.host_us - t0, 3)
+    write_doc(path, trace_doc(r, 1, MI300X))
+    return {"channels": channels, "aligned": c_in % 8 == 0 and c_out % 8 == 0, "conv_us": conv_us, "convs": convs}
+
+
+#: TraceLens' ``TraceFuse`` moves each rank's pids and correlation / flow ids by these (TraceLens/TraceFusion: a
+#: rank's ``pid`` + rank x 10^8, ``correlation`` and ``ac2g`` ids + rank x 10^5), keeping its ``External id``s.
+FUSE_PID_STRIDE, FUSE_ID_STRIDE = 100_000_000, 100_000
+
+
+def fuse_like_tracelens(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One file of several ranks' Kineto documents as TraceLens' ``TraceFuse`` writes it (amd/HPCTrainingExamples
+    ``MLExamples/TraceLens/fused_traces/merged_all_events.json.gz``): only ``traceEvents``, each event tagged
+    ``args.rank`` and ``pid_raw`` (``correlation_raw``, ``id_raw``), its pid, correlation and flow id moved by its
+    rank; ``External id`` kept; ``python_function`` events left out; no header (``deviceProperties``,
+    ``distributedInfo``, ``baseTimeNanoseconds``)."""
+    out = []
+    for rank, doc in enumerate(docs):
+        for e in doc["traceEvents"]:
+            if e.get("cat") == "python_function" or not isinstance(e.get("pid"), int):
+                continue
+            e = json.loads(json.dumps(e))
+            args = e.setdefault("args", {})
+            args.update(rank=rank, pid_raw=e["pid"])
+            e["pid"] += rank * FUSE_PID_STRIDE
+            if "correlation" in args:
+                args["correlation_raw"] = args["correlation"]
+                args["correlation"] += rank * FUSE_ID_STRIDE
+            if e.get("cat") == "ac2g":
+                args["id_raw"] = e["id"]
+                e["id"] += rank * FUSE_ID_STRIDE
+            out.append(e)
+    return {"traceEvents": out}
+
+
+def write_fused_ranks(path: str, ranks: int = 2, steps: int = 6, gemm_us: float = 300.0,
+                      relu_us: float = 40.0) -> dict[str, Any]:
+    """Write ``ranks`` ranks' training loops fused into one file as TraceLens' ``TraceFuse`` does
+    (:func:`fuse_like_tracelens`).  Every rank counts its ``External id``s alike but runs its ops in its own order:
+    rank 0 an ``aten::mm`` then an ``aten::relu`` each step, rank 1 the ReLU first, ...: the same ids name different
+    ops on different ranks.  Truth by construction: every GEMM kernel is ``aten::mm``'s, every ReLU kernel
+    ``aten::relu``'s, on every rank."""
+    docs = []
+    for rank in range(ranks):
+        r = Rank(rank=rank, pid=7000 + rank, device=rank)
+        for n in range(steps):
+            step = r.cpu(f"ProfilerStep#{n + 2}", 0.0, cat="user_annotation", advance=False)
+            t0 = r.host_us
+            ops = [("aten::mm", GEMM_FWD, gemm_us), ("aten::relu", RELU_BF16, relu_us)]
+            for op, kernel, us in (ops if (n + rank) % 2 == 0 else ops[::-1]):
+                r.kernel(op, kernel, us, launch_us=7.0)
+            r.sync()
+            r.host_us += 20.0
+            step["dur"] = round(r.host_us - t0, 3)
+        docs.append(trace_doc(r, ranks))
+    with open(path, "w", encoding="utf-8") as f:  # as TraceFuse writes it: json.dump(indent=4), the events alone
+        json.dump(fuse_like_tracelens(docs), f, indent=4)
+    return {"ranks": ranks, "steps": steps, "ops": {GEMM_FWD: "aten::mm", RELU_BF16: "aten::relu"}}

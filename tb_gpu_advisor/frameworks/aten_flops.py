@@ -50,6 +50,11 @@ class OpWork:
     kind: int
     label: str
     out_bytes: float = 0.0  # the result's bytes (a matmul's output: attention's score matrix for Q @ K^T)
+    #: the sizes the matrix units tile the call's GEMM over, as its shapes give them: a matmul's M, K and N, a
+    #: convolution's input and output channels (per group; its batch and spatial sizes are the implicit GEMM's M,
+    #: which a library tiles at any size).  What the matrix units ask to be multiples of 16 bytes
+    #: (``devices.tc_align_elements``); empty where not read (attention: its head size and lengths).
+    tile_dims: tuple[int, ...] = ()
 
 
 _MM = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
@@ -123,12 +128,12 @@ def _label(name: str, prec: int, shapes: list[list[int]]) -> str:
 
 
 def _work(name: str, flops: float, dims: list, types: list, main: int, out_numel: int, kind: int,
-          shapes: list[list[int]]) -> OpWork | None:
+          shapes: list[list[int]], tile: tuple[int, ...] = ()) -> OpWork | None:
     if flops <= 0:
         return None
     prec, size = _dtype(types, main)
     return OpWork(float(flops), float(_tensor_bytes(dims, types) + out_numel * size), prec, kind,
-                  _label(name, prec, shapes), float(out_numel * size))
+                  _label(name, prec, shapes), float(out_numel * size), tuple(tile))
 
 
 # ---------------------------------------------------------------------------------------------- matmuls
@@ -152,14 +157,14 @@ def _matmul(name: str, dims: list, types: list) -> OpWork | None:
         if len(b) != 2 or a[-1] != b[1]:
             return None
         m, k, n = _numel(a[:-1]), a[-1], b[0]
-        return _work(name, 2.0 * m * k * n, dims, types, ia, m * n, MATMUL, [a, b])
+        return _work(name, 2.0 * m * k * n, dims, types, ia, m * n, MATMUL, [a, b], (m, k, n))
     rank = _MM_RANK.get(name)
     if rank is not None and (len(a) != rank or len(b) != rank):
         return None  # not the schema's operands
     batch, m, k, n = _mm_dims(a, b)
     if name == "aten::addbmm":  # sums the batch into one [M, N] result
-        return _work(name, 2.0 * batch * m * k * n, dims, types, ia, m * n, MATMUL, [a, b])
-    return _work(name, 2.0 * batch * m * k * n, dims, types, ia, batch * m * n, MATMUL, [a, b])
+        return _work(name, 2.0 * batch * m * k * n, dims, types, ia, m * n, MATMUL, [a, b], (m, k, n))
+    return _work(name, 2.0 * batch * m * k * n, dims, types, ia, batch * m * n, MATMUL, [a, b], (m, k, n))
 
 
 def _mm_dims(a: list[int], b: list[int]) -> tuple[int, int, int, int]:
@@ -223,7 +228,7 @@ def _conv(name: str, dims: list, types: list, concrete: list) -> OpWork | None:
             return None
         out_numel = x[0] * w[0] * _numel(out)
         flops = 2.0 * x[0] * w[0] * _numel(out) * w[1] * _numel(kernel)
-    return _work(name, flops, dims, types, 0, out_numel, CONV, [x, w])
+    return _work(name, flops, dims, types, 0, out_numel, CONV, [x, w], (w[1], w[0]))
 
 
 def _conv_backward(name: str, dims: list, types: list, concrete: list) -> OpWork | None:
@@ -238,7 +243,7 @@ def _conv_backward(name: str, dims: list, types: list, concrete: list) -> OpWork
     passes = int(wanted[0]) + int(len(wanted) > 1 and wanted[1])
     one = 2.0 * _numel(gy) * w[1] * _numel(w[2:])  # N·C_out·positions x C_in/groups·kernel
     out_numel = (_numel(x) if wanted[0] else 0) + (_numel(w) if len(wanted) > 1 and wanted[1] else 0)
-    return _work(name, passes * one, dims, types, 0, out_numel, CONV, [gy, x, w])
+    return _work(name, passes * one, dims, types, 0, out_numel, CONV, [gy, x, w], (w[1], w[0]))
 
 
 # ---------------------------------------------------------------------------------------------- attention

@@ -733,6 +733,13 @@ TF32 = action(
     "matmuls in PyTorch) where full fp32 accuracy is not needed.",
     "torch.backends.cuda.matmul.allow_tf32 = True   # or torch.set_float32_matmul_precision('high')\n"
     "torch.backends.cudnn.allow_tf32 = True")
+#: A 16-bit convolution off the Tensor Cores whose channels are aligned already: cuDNN (MIOpen on ROCm) chose that
+#: kernel by its heuristics; timing its candidates on the real shapes finds the Tensor Core ones where they are faster
+#: (h37-huntk66: MIOpen's Winograd ``dot2`` kernels for the 1x1 and 3x3 convolutions of an MI300X ResNet).
+CONV_SEARCH = action(
+    "Let cuDNN time its convolution algorithms on your shapes and keep the fastest, in place of its heuristic "
+    "choice: the channels are aligned already, so padding them changes nothing.",
+    "torch.backends.cudnn.benchmark = True   # once, before the first convolution")
 CHANNELS_LAST = action(
     "For convolutional models, use the channels_last memory format so cuDNN picks Tensor Core kernels without "
     "layout transposes.",
@@ -1111,6 +1118,8 @@ FIXES = {
         "    loss = loss_fn(model(x), y)\n"
         "scaler.scale(loss).backward(); scaler.step(opt); scaler.update()"),),
     "tensor_core_unused:conv": (CHANNELS_LAST,),  # only where the run has convolutions
+    "tensor_core_unused:search": (CONV_SEARCH,),  # only for aligned 16-bit convolutions off the Tensor Cores
+    "mfu_low:conv": (CHANNELS_LAST, CONV_SEARCH),  # only where convolutions hold most of the slow shapes' time
     "tensor_core_unused:tf32": (TF32,),
     "xla_not_used": (COMPILE,),
     "eager_execution": (COMPILE,),
@@ -1716,6 +1725,8 @@ JOB_FIXES = {
     "tensor_core_unused:fp16@inference": (HALF_INFERENCE_FP16,),
     "tensor_core_unused:tf32@inference": (TF32,),
     "tensor_core_unused:conv@inference": (CHANNELS_LAST,),
+    "tensor_core_unused:search@inference": (CONV_SEARCH,),
+    "mfu_low:conv@inference": (CHANNELS_LAST, CONV_SEARCH),
     "batch_size_headroom@inference": (HEADROOM_INFERENCE,),
     "capture_quality@inference": (action("Profile several forward passes after warm-up, with prof.step() after each.",
                                          CAPTURE_INFERENCE),),

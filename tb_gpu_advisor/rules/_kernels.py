@@ -82,6 +82,23 @@ def alignment_words(rows) -> str:
     return ", ".join(parts) + f" elements ({devices.TC_ALIGN_BYTES} bytes{each})"
 
 
+def odd_dims(s) -> list[int] | None:
+    """The sizes of a kernel row's recorded GEMM dims (``KernelStat.dims``: its shapes, or its op's tile sizes under
+    Kineto) that are no multiple of its dtype's alignment; None where the row records no dims."""
+    dims = getattr(s, "dims", None)
+    if not dims:
+        return None
+    mult = align_elements(s.precision)
+    return sorted({n for n in dims if n > 1 and n % mult})
+
+
+def dims_aligned(s) -> bool:
+    """A 16-bit kernel off the matrix units whose recorded dims are all aligned: padding cannot be its cause -- the
+    library chose that kernel for shapes the matrix units take (MIOpen's Winograd ``dot2`` kernels for 3x3 and 1x1
+    convolutions of 64-512 channels, h37-huntk66).  A row with no recorded dims is not known to be aligned."""
+    return odd_dims(s) == []
+
+
 def alignment_multiple(rows) -> int:
     """The multiple that aligns every cited kernel's dims (the largest of their dtypes'; a 16-bit one's for none)."""
     return max((align_elements(s.precision) for s in rows), default=align_elements("fp16"))

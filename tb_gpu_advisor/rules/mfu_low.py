@@ -25,8 +25,24 @@ _SHAPES = action(
     "one layer fused into one (the Q, K and V projections as one GEMM; experts batched into one grouped GEMM), "
     "and hidden, head and vocabulary sizes padded to multiples of 64.",
     "vocab_size = ((vocab_size + 63) // 64) * 64   # likewise hidden sizes and head dims")
+#: Where the slow shapes are convolutions: a matmul's padding words ("hidden, head and vocabulary sizes") are no
+#: convolution's; its library picks among implicit-GEMM, Winograd and direct kernels per shape and layout
+#: (h37-huntk66: an MI300X's 1x1 128 -> 512 convolution at 0.1% of its roofline on MIOpen's Winograd kernels was told to
+#: pad its vocabulary).
+_CONV_SHAPES = action(
+    "Give the convolution library bigger convolutions and room to choose: a larger per-GPU batch (or micro-batch), "
+    "channel counts that are multiples of 64 where they are small or odd, and the layout its fastest kernels read.")
 _AUTOTUNE = action("Check which kernel the library picked for the slowest shapes: a skinny or odd shape can fall "
                    "onto a kernel tuned for another size.")
+
+
+def _fixes(ctx: Ctx, slow: list[GemmRoofline], slow_ms: float) -> list:
+    """The matmul's fixes, or a convolution's where convolutions hold most of the slow shapes' time (their layout and
+    the library's search, ``mfu_low:conv``)."""
+    conv_ms = sum(x.ms_per_step for x in slow if x.kind == "conv")
+    if slow_ms > 0 and conv_ms * 2 > slow_ms:
+        return [_CONV_SHAPES, *ctx.fw.extra(f"{ID}:conv"), _AUTOTUNE]
+    return [_SHAPES, *ctx.fw.extra(ID), _AUTOTUNE]
 
 
 def _slow(f) -> list[GemmRoofline]:  # noqa: ANN001 - metrics.types.Flops
@@ -114,7 +130,7 @@ def check(m: HostMetrics) -> list[Finding]:
                          "roofline TFLOP/s", "of roofline", "bound"],
                         [[x.label, x.precision, x.calls_per_step, x.ms_per_step, x.tflops_per_s, x.intensity,
                           x.attainable_tflops_per_s, x.roofline_share, x.bound] for x in f.top])],
-        actions=[_SHAPES, *ctx.fw.extra(ID), _AUTOTUNE],
+        actions=_fixes(ctx, slow, slow_ms),
     )]
 
 

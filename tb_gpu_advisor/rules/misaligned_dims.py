@@ -4,7 +4,9 @@ Metric: time of 16-bit TC-eligible kernels that do NOT use Tensor Cores, as
 a share of 16-bit TC-eligible time.  Tensor Core kernels need dims that are
 multiples of 16 bytes: 8 elements of fp16/bf16, 16 of fp8/int8
 (``devices.tc_align_elements``); a 16-bit GEMM on a non-Tensor-Core kernel is the
-guide's "fell back to an inefficient implementation" case.  The words name the
+guide's "fell back to an inefficient implementation" case -- unless its recorded dims are all aligned
+(``_kernels.dims_aligned``): then the library chose it for shapes the matrix units take, and padding is no fix
+(``tensor_core_unused`` names that cause).  The words name the
 dtypes the cited kernels ran, each with its own multiple.  When a kernel
 row carries shapes (``dims`` / ``shape``) the offending dims are listed.
 Saving: that time × (1 - 1/speedup).
@@ -16,8 +18,8 @@ import re
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import (align_elements, alignment_multiple, alignment_words, kernel_mix, pad_line,
-                                           per_step_ms, tensor_core_gpus)
+from tb_gpu_advisor.rules._kernels import (align_elements, alignment_multiple, alignment_words, dims_aligned, kernel_mix,
+                                           pad_line, per_step_ms, tensor_core_gpus)
 from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, ms, n_of, pct, rule, saving, share_metric,
                                        short, table)
 
@@ -32,23 +34,26 @@ def check(m: HostMetrics) -> list[Finding]:
     k = kernel_mix(m)
     sixteen_eligible = k.eligible_no_tc_16_us + sum(s.step_us for s in k.eligible_rows
                                                    if s.tensor_core and s.precision in ("fp16", "bf16", "int8", "fp8"))
-    if not yes or sixteen_eligible <= 0 or not k.no_tc_16:
+    # a kernel whose recorded dims are all aligned fell back for another cause (``dims_aligned``): not this rule's
+    odd = [s for s in k.no_tc_16 if not dims_aligned(s)]
+    if not yes or sixteen_eligible <= 0 or not odd:
         return []
-    share = k.eligible_no_tc_16_us / sixteen_eligible
+    odd_us = sum(s.step_us for s in odd)
+    share = odd_us / sixteen_eligible
     sev = grade(share, "misaligned_dims.warning", "misaligned_dims.critical")
     if sev is None:
         return []
-    t_ms = per_step_ms(m, k.eligible_no_tc_16_us)
+    t_ms = per_step_ms(m, odd_us)
     sp = T("misaligned.tc_speedup")
     rows = []
-    for s in sorted(k.no_tc_16, key=lambda s: -s.total_us)[:10]:
+    for s in sorted(odd, key=lambda s: -s.total_us)[:10]:
         dims = getattr(s, "dims", None) or getattr(s, "shape", None) or ""
         rows.append([short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, _odd_dims(dims, s.precision)])
-    rule_words = alignment_words(k.no_tc_16)
-    mult = alignment_multiple(k.no_tc_16)
+    rule_words = alignment_words(odd)
+    mult = alignment_multiple(odd)
     return [finding(
         ctx, ID, sev,
-        f"{pct(share)} of 16-bit MatMul/Conv time ({ms(t_ms)} {ctx.per_step}, {n_of(len(k.no_tc_16), 'kernel')}) runs on "
+        f"{pct(share)} of 16-bit MatMul/Conv time ({ms(t_ms)} {ctx.per_step}, {n_of(len(odd), 'kernel')}) runs on "
         f"non-Tensor-Core kernels: {rule_words} for Tensor Cores.",
         metric=share_metric("misaligned_16bit_share", "16-bit GEMM/conv time without Tensor Cores", share,
                             "misaligned_dims.warning", severity=sev),

@@ -19,7 +19,7 @@ import re
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import (alignment_multiple, alignment_words, compute_capability,
+from tb_gpu_advisor.rules._kernels import (alignment_multiple, alignment_words, compute_capability, dims_aligned,
                                            fp16_reason, fp32_cuda_core_speedup, gemm_speedup, kernel_mix, pad_line,
                                            per_step_ms, sixteen_bit_dtype, tensor_core_gpus)
 from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, ms, n_of, pct, rule, saving, share_metric,
@@ -60,8 +60,13 @@ def check(m: HostMetrics) -> list[Finding]:
     # the units' name as the vendor's users write it, asked (an AMD report read "Tensor-Core-eligible", which no
     # vendor's words rewrite; h37-vendor64)
     unit = ctx.vendor.TERMS["matrix_unit"].replace(" ", "-")
+    chosen = _library_choice(k.no_tc_16, t16)
     if t32 >= t16:
         cause = f"they run in 32-bit: enable mixed precision ({dtype}) so they can use Tensor Cores"
+    elif chosen:
+        cause = (f"they are 16-bit with aligned dims (their ops' recorded sizes are multiples of "
+                 f"{alignment_multiple(k.no_tc_16)}), yet {chosen} chose non-{unit} kernels for them: padding would "
+                 f"change nothing")
     else:
         cause = (f"they are 16-bit but fell back to non-{unit} kernels, usually dims not aligned: "
                  f"{alignment_words(k.no_tc_16)}")
@@ -77,7 +82,9 @@ def check(m: HostMetrics) -> list[Finding]:
     tf32 = ctx.fw.extra(f"{ID}:tf32") if ampere and t32 >= t16 else []
     conv = ctx.fw.extra(f"{ID}:conv") if _has_convolutions(m) else []
     main = ctx.fw.fix(f"{ID}:{dtype}", gpu_fp16=fp16_reason(m, ctx.vendor.TERMS))
-    acts = tf32 + main + conv + [pad] if t32 >= t16 else [pad] + main + conv
+    search = ctx.fw.extra(f"{ID}:search") if chosen and _has_convolutions(m) else []
+    acts = (tf32 + main + conv + [pad] if t32 >= t16 else search + main + conv if chosen
+            else [pad] + main + conv)
     return [finding(
         ctx, ID, sev,
         f"{pct(share)} of device compute time ({ms(t_ms)} {ctx.per_step}, {n_of(len(bad), 'kernel')}) is in "
@@ -90,7 +97,8 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "eligible_tc_share": (k.eligible_tc_us / k.eligible_us) if k.eligible_us else None}),
         saving=saving(ctx, t32 * (1 - 1 / sp) + t16 * (1 - 1 / sp16),
                       f"those kernels run {sp:.3g}x faster on Tensor Cores in 16 bit"
-                      + (f" ({sp16:g}x for the 16-bit ones once aligned)" if t16 > 0 else "")
+                      + (f" ({sp16:g}x for the 16-bit ones on {unit} kernels)" if t16 > 0 and chosen
+                         else f" ({sp16:g}x for the 16-bit ones once aligned)" if t16 > 0 else "")
                       + (f"; {roof[1]}" if roof else ""),
                       [("compute", "tc_eligible_kernels", t32 * (1 - 1 / sp)),
                        ("compute", "tc_eligible_16bit_kernels", t16 * (1 - 1 / sp16))]),
@@ -98,6 +106,20 @@ def check(m: HostMetrics) -> list[Finding]:
                                                                       "total ms", "avg us"], rows)],
         actions=acts,
     )]
+
+
+def _library_choice(rows: list, t16_ms: float) -> str:
+    """Who chose the 16-bit kernels off the matrix units where most of their time has recorded dims all aligned
+    (``_kernels.dims_aligned``): the convolution library for convolutions, the GEMM library for matmuls; "" where
+    alignment may be the cause.  Why: a fallback with aligned dims is the library's choice, not the shapes' fault, and
+    its fix is the library's search, never padding (h37-huntk66: an MI300X's MIOpen Winograd kernels for 512->128 and
+    3x3 convolutions were told to pad channels of 64-2048)."""
+    total = sum(s.step_us for s in rows)
+    aligned = [s for s in rows if dims_aligned(s)]
+    if t16_ms <= 0 or not total or sum(s.step_us for s in aligned) * 2 <= total:
+        return ""
+    convs = sum(s.step_us for s in aligned if _CONV.search(s.op_type or "") or _CONV.search(s.name[:200]))
+    return "cuDNN" if convs * 2 > sum(s.step_us for s in aligned) else "the GEMM library"
 
 
 def _unknown_note(rows: list) -> str:

@@ -34,7 +34,7 @@ from tb_gpu_advisor.formats.kineto.layout import LEGACY_CUDA_PROCESS, LEGACY_HOS
 from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, OLD_CATS, KinetoReadError, KinetoTrace, completed_pairs,
                                                has_duration_pairs, link_by_flows, nothing_recorded, parse_trace,
                                                rows_of, scan_host_columns, times_as_numbers, unlinked_rows)
-from tb_gpu_advisor.formats.kineto.ranks import Process, merge_ranks, processes
+from tb_gpu_advisor.formats.kineto.ranks import Process, merge_ranks, process_scoped_ids, processes
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
                                           unique_inverse, unique_pairs)
 from tb_gpu_advisor.model.idtable import IdTable
@@ -272,6 +272,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     _old_user_scopes(kt)
     unnamed = _unnamed_gpu(kt)
     kt.cats = [OLD_CATS.get(c, PLUGIN_RUNTIME_CATS.get(c, c)) for c in kt.cats]
+    process_scoped_ids(kt)  # one file of several processes' ids (a fused job's ranks): each op found in its own
     is_host = _cat_mask(kt, HOST_CATS)
     is_dev = _cat_mask(kt, DEVICE_CATS)
     used = is_host | is_dev
@@ -284,7 +285,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     line_pids = line_pairs[:, 0]
     launch_ext = _launch_external_ids(kt)
     op_of_ext = _op_names_by_external_id(kt)
-    devs = _device_events(kt, np.flatnonzero(is_dev), start_ps, end_ps, launch_ext, op_of_ext, unnamed)
+    devs = _device_events(kt, np.flatnonzero(is_dev), start_ps, end_ps, launch_ext, op_of_ext, unnamed, _op_tiles(kt))
     span = (int(start_ps[used].min()), int(end_ps[used].max())) if used.any() else None
     memory = _memory_events(kt, origin, h, line_pairs, host_order, [d.gpu for d in devs])
     return Trace(
@@ -872,6 +873,21 @@ def _op_names_by_external_id(kt: KinetoTrace) -> IdTable:
     return IdTable(kt.external_id[m], kt.name[m].astype(np.int64), -1)
 
 
+def _op_tiles(kt: KinetoTrace) -> tuple[IdTable, list[str]]:
+    """``External id`` -> string id of the sizes its op's GEMM is tiled over (``aten_flops.OpWork.tile_dims``: a
+    matmul's M, K, N, a convolution's channels), as ``"[C_in,C_out]"`` text, and those texts: a kernel's shapes as
+    the matrix-unit checks read them (``KernelStat.dims``).  Why: ``record_shapes`` writes the shapes on the op, not
+    the kernel; without them a 16-bit convolution off the matrix units was told to pad channels it had aligned
+    already (amd/HPCTrainingExamples' MI300X replay of a 512->128 convolution's backward, h37-huntk66)."""
+    rows = [r for r, w in kt.op_work.items() if w is not None and w.tile_dims and kt.external_id[r] >= 0]
+    if not rows:
+        return IdTable(np.zeros(0, np.int64), np.zeros(0, np.int64), -1), []
+    texts = ["[" + ",".join(map(str, kt.op_work[r].tile_dims)) + "]" for r in rows]
+    strings = list(dict.fromkeys(texts))
+    sid = {t: i for i, t in enumerate(strings)}
+    return IdTable(kt.external_id[np.array(rows, np.int64)], np.array([sid[t] for t in texts], np.int64), -1), strings
+
+
 def _device_ids(kt: KinetoTrace, idx: np.ndarray) -> np.ndarray:
     """The device of each device event: ``args.device``, else its pid (Kineto writes the device as the pid)."""
     dev = kt.device[idx]
@@ -879,7 +895,8 @@ def _device_ids(kt: KinetoTrace, idx: np.ndarray) -> np.ndarray:
 
 
 def _device_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_ps: np.ndarray, launch_ext: IdTable,
-                   op_of_ext: IdTable, unnamed: str | None = None) -> list[DeviceEvents]:
+                   op_of_ext: IdTable, unnamed: str | None = None,
+                   tiles: tuple[IdTable, list[str]] | None = None) -> list[DeviceEvents]:
     """Each device's events; ``unnamed``: the name of a GPU ``deviceProperties`` does not name (:func:`_unnamed_gpu`)."""
     dev = _device_ids(kt, idx)
     props = _device_properties(kt, unnamed)
@@ -894,7 +911,7 @@ def _device_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_p
         sel = sel[np.argsort(start_ps[sel], kind="stable")]
         out.append(_one_device(kt, int(g), sel, start_ps, end_ps, launch_ext, op_of_ext, call_by_corr,
                                props.get(int(g), _only_model(props) or (DeviceInfo(name=unnamed) if unnamed else None)),
-                               graph_of_corr, items_of_corr))
+                               graph_of_corr, items_of_corr, tiles))
     return out
 
 
@@ -911,7 +928,8 @@ def _recorded(kt: KinetoTrace, sel: np.ndarray) -> np.ndarray:
 
 def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray, end_ps: np.ndarray, launch_ext: IdTable,
                 op_of_ext: IdTable, call_by_corr: IdTable, info: DeviceInfo | None,
-                graph_of_corr: IdTable, items_of_corr: IdTable | None = None) -> DeviceEvents:
+                graph_of_corr: IdTable, items_of_corr: IdTable | None = None,
+                tiles: tuple[IdTable, list[str]] | None = None) -> DeviceEvents:
     uname, name = unique_inverse(kt.name[sel])
     names = [kt.names[int(i)] for i in uname]
     ustream, stream = unique_inverse(np.where(kt.stream[sel] >= 0, kt.stream[sel], kt.tid[sel]))
@@ -919,6 +937,8 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
     ext = kt.external_id[sel]
     ext = np.where(ext >= 0, ext, launch_ext.lookup(corr))
     op_name_id = op_of_ext.lookup(ext)
+    shape_sid = (absent_as_broadcast(narrowest(tiles[0].lookup(ext))) if tiles and tiles[1]
+                 else np.broadcast_to(np.int8(-1), sel.shape))
     op_ids, op_idx = unique_inverse(op_name_id)
     op_text = [pytorch.op_text(kt.names[int(i)]) if i >= 0 else "" for i in op_ids]
     op_idx = np.where(op_name_id >= 0, op_idx, -1)
@@ -931,13 +951,14 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
     # graph, every kernel of a plain loop was "already in CUDA graphs" (lutetjeff/cs521-mp2, h37-huntjax64)
     graph = np.where(kt.graph_id[sel] > GRAPH_ID_NONE, kt.graph_id[sel], graph_of_corr.lookup(corr))
     return DeviceEvents(
-        gpu=gpu, info=info or DeviceInfo(), names=names, strings=[], start=start_ps[sel], end=end_ps[sel],
+        gpu=gpu, info=info or DeviceInfo(), names=names, strings=list(tiles[1]) if tiles else [], start=start_ps[sel],
+        end=end_ps[sel],
         name=narrowest(name.astype(np.int32), np.int16), kind=kind,
         stream=narrowest(stream.astype(np.int64)), stream_names=[f"stream {int(s)}" for s in ustream],
         corr=narrowest(corr, np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
         op_idx=op_idx.astype(int_dtype(-1, len(op_text), floor=np.int16)),
         **DeviceEvents.copy_columns(mem_bytes, mem_sync),
-        shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
+        shape_sid=shape_sid, long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
         graph_id=absent_as_broadcast(narrowest(graph)), **_launch_columns(kt, sel, items_of_corr),
     )
 

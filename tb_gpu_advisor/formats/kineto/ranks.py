@@ -203,6 +203,57 @@ def _by_row(kts: list[KinetoTrace], attr: str) -> dict[int, Any]:
     return out
 
 
+def process_scoped_ids(kt: KinetoTrace) -> int:
+    """Make one file's ``External id``s unique where it holds several processes' host events that number them alike
+    (TraceLens' ``TraceFuse`` writes a job's ranks into one file: each rank's pids moved by rank x 10^8, its
+    correlation and flow ids made unique, its ``External id``s kept as each process counted them).  Each host pid
+    whose ops carry ids is a process: its rows' ids move by its index x :data:`ID_STRIDE`, and each GPU row's by its
+    launching call's process (the host row of its ``correlation``; -1 where none is found -- no op rather than another
+    rank's), and each GPU that one process alone launched on is named that process's (``gpu_pids``, as a merge of
+    rank files names them).  Returns the processes moved (0: the ids were unique already, nothing changed).
+
+    Why: an id names its op within its process only; read across four ranks, a MIOpen convolution kernel was
+    "aten::relu"'s and "aten::empty"'s (amd/HPCTrainingExamples' fused MI300X DDP ResNet, h37-huntk66)."""
+    on_gpu = _gpu_rows_device(kt) >= 0
+    host = ~on_gpu & (kt.pid >= 0)
+    ops = host & (kt.correlation < 0) & (kt.external_id >= 0)
+    op_pids = kt.pid[ops]
+    if not op_pids.size or not (op_pids != op_pids[0]).any():  # one process (nearly every file): no sort
+        return 0
+    pids = np.unique(op_pids)
+    per = [np.unique(kt.external_id[ops & (kt.pid == p)]) for p in pids.tolist()]
+    if np.unique(np.concatenate(per)).size == sum(a.size for a in per):
+        return 0
+    index = np.searchsorted(pids, kt.pid)
+    own = host & (kt.external_id >= 0) & np.isin(kt.pid, pids)
+    launches = host & (kt.correlation >= 0) & np.isin(kt.pid, pids)
+    order = np.argsort(kt.correlation[launches], kind="stable")
+    corr, proc = kt.correlation[launches][order], index[launches][order]
+    dev = on_gpu & (kt.external_id >= 0)
+    at = np.clip(np.searchsorted(corr, kt.correlation[dev]), 0, max(corr.size - 1, 0))
+    found = (corr.size > 0) & (kt.correlation[dev] >= 0)
+    found = found & (corr[at] == kt.correlation[dev]) if corr.size else found
+    ext = kt.external_id.copy()
+    ext[own] += index[own].astype(np.int64) * ID_STRIDE
+    moved = ext[dev] + (proc[at].astype(np.int64) * ID_STRIDE if corr.size else 0)
+    ext[dev] = np.where(found, moved, -1)
+    kt.external_id = ext
+    if not kt.gpu_pids:
+        kt.gpu_pids = _driving_pids(_gpu_rows_device(kt)[dev][found], pids[proc[at][found]] if corr.size else pids[:0])
+    return int(pids.size)
+
+
+def _driving_pids(gpus: np.ndarray, pids: np.ndarray) -> dict[int, list[int]]:
+    """GPU id -> the host pid that launched its work, for each GPU one process alone launched on (as
+    ``KinetoTrace.gpu_pids`` names each rank's GPUs after a merge): the processes of one file read as its ranks."""
+    out: dict[int, list[int]] = {}
+    for g in np.unique(gpus).tolist():
+        who = np.unique(pids[gpus == g])
+        if who.size == 1:
+            out[int(g)] = [int(who[0])]
+    return out
+
+
 #: Categories whose rows live on a GPU: Kineto writes the device as their pid (``args.device`` only on some); the
 #: ranks are merged before the adapter renames PyTorch 1.8-1.10's categories (``Kernel``, ``Memcpy``, ``Memset``), so
 #: both names.  Why: read by today's alone, every rank of an old job's files ran nothing on a GPU -- "rank 0's window

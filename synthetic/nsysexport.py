@@ -5337,3 +5337,57 @@ def write_launch_sweep(path: str, blocks: tuple[int, ...] = (16, 2, 4, 8, 16, 32
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="NVIDIA GeForce RTX 3080", sms=68),
                 program="./trt-cuda", thread="trt-cuda")
     return {"runs": runs}
+
+
+#: che30122/opensift's blur kernel as the RTX 3080 export names it: the program's own free function.
+OWN_IMAGE_FILTER = ("convolution(cv::cuda::PtrStepSz<float>, cv::cuda::PtrStepSz<double>, cv::cuda::PtrStepSz<float>, "
+                    "int, int, int, int)")
+
+
+def write_image_filter(path: str, kernel: str = OWN_IMAGE_FILTER, kernel_ms: float = 97.8,
+                       grid: tuple[int, int] = (31, 274), block: tuple[int, int] = (128, 8),
+                       context_ms: float = 122.8, uploads: int = 3, upload_bytes: int = 16_747_420,
+                       readback_bytes: int = 24_883_200) -> dict:
+    """Write the export of a native image filter shaped after che30122/opensift's ``diff_ver/one_kernel/report4.sqlite``
+    (a SIFT Gaussian blur on an RTX 3080, no library call): ``cudaMallocPitch`` creating the context (``context_ms``),
+    ``uploads`` blocking pageable ``cudaMemcpy2D`` of ``upload_bytes``, ONE launch of ``kernel`` (``grid`` x ``block``)
+    running ``kernel_ms``, a blocking ``cudaMemcpy2D`` read-back that waits for it, ``cudaFree`` x3.  ``kernel``: the
+    program's own free function by default; a library's name (cuDNN's) for the control.  Return the truth: the
+    kernel's time, and whether its name is a library's (in a namespace: only then is it matrix-unit-eligible work by
+    its convolution word)."""
+    us, ms = 1000, 1_000_000
+    pid = 16723
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 240 * ms, gap=3 * us)
+    copies = []
+    api("cudaMallocPitch_v3020", int(context_ms * ms))
+    for j in range(uploads):
+        if j == 1:
+            api("cudaMallocPitch_v3020", 150 * us)
+        a = api.t
+        dma = max(upload_bytes // 13_000, 10) * us // 1000  # ~13 GB/s, staged through pageable memory
+        c = api("cudaMemcpy2D_v3020", dma + 40 * us)
+        copies.append((a + 20 * us, a + 20 * us + dma, c, 1, upload_bytes))
+    api("cudaMallocPitch_v3020", 150 * us)
+    c_launch = api("cudaLaunchKernel_v7000", 680 * us)
+    ks = api.t
+    ke = ks + int(kernel_ms * ms)
+    c = api("cudaMemcpy2D_v3020", 0)
+    dma = readback_bytes // 13_000 * us // 1000
+    copies.append((ke + 3 * us, ke + 3 * us + dma, c, 2, readback_bytes))
+    api.end_last(ke + 3 * us + dma + 20 * us)
+    api.t = ke + 3 * us + dma + 30 * us
+    for _ in range(3):
+        api("cudaFree_v3020", 290 * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,0,2)",
+                    [(a, e, c, gpid, nbytes, kind) for a, e, c, kind, nbytes in copies])
+    name = strings(kernel)
+    short = strings(kernel.split("(")[0].removeprefix("void ").split("<")[0].split("::")[-1])
+    con.executemany(_KERNEL_INSERT, [(ks, ke, 0, 1, 7, c_launch, gpid, name, short, 32, grid[0], grid[1], 1,
+                                      block[0], block[1], 1, 0, 16384, 0, 0, 0, None, None)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="GeForce RTX 3080", sms=68),
+                program="./sift", thread="sift")
+    return {"kernel_ms": kernel_ms, "library": "::" in kernel.split("(")[0]}

@@ -21,13 +21,13 @@ from tb_gpu_advisor.devices.peaks import (Peak, inferred_model, said_name, table
 from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D,
                                           KIND_KERNEL, KIND_MEMSET, KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16,
                                           P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_OTHER, P_TF32, P_UNKNOWN, PRECISIONS,
-                                          TC_ALIGN_BYTES, head, mangled_template_text, tc_align_elements,
-                                          without_templates)
+                                          TC_ALIGN_BYTES, function_parts, head, mangled_template_text,
+                                          tc_align_elements, without_templates)
 
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_MEMSET", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
-           "autotune_kernel_one", "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_teardown_call", "TEARDOWN_CALLS", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
+           "autotune_kernel_one", "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_teardown_call", "TEARDOWN_CALLS", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "own_convolution_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_shown", "vendor_known", "UNKNOWN", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
 
@@ -159,6 +159,33 @@ def _mangled_precision(name: str) -> int:
     return _named_precision(text) if text else P_UNKNOWN
 
 
+#: The words by which any vendor's families name a convolution generically (NVIDIA's ``convolution``, ``conv2d``,
+#: ``conv3d``; AMD's ``convolution``), as against a library's own names for its convolutions (cuDNN's
+#: ``implicit_convolve_sgemm``, ``xmma_fprop``; CK's and MIOpen's ``conv_fwd``, ``naive_conv_``, ``MIOpenConv1x1``).
+_GENERIC_CONV = re.compile(r"convolution|conv[23]d", re.I)
+
+
+@functools.lru_cache(maxsize=65536)
+def own_convolution_one(name: str) -> bool:
+    """A program's own kernel named for a convolution: a free function of the global namespace (its name one part:
+    ``codes.function_parts``) whose only GEMM evidence is a generic convolution word (:data:`_GENERIC_CONV`; with it
+    blanked, no vendor's family claims the name).
+
+    Why: such a word proves a library's convolution -- work the matrix units run in 16 bits -- only inside a library's
+    names.  A program's own ``convolution`` is as often an image filter as a network's layer, and what instructions it
+    runs is the program's code, not a precision switch: che30122/opensift's SIFT blur ``convolution(cv::cuda::
+    PtrStepSz<float>, cv::cuda::PtrStepSz<double>, ...)`` -- a one-channel Gaussian stencil on an RTX 3080, no GEMM
+    form, no library call -- was read as Tensor-Core-eligible, and ``tensor_core_unused`` went critical with bf16 and
+    cuBLAS TF32 fixes it cannot take (survey h37-huntn66).  A ``gemm``/``matmul`` name stays a matrix product whoever
+    wrote it; a library's global kernels keep their own words (``naive_conv_fwd_*``,
+    ``gridwise_convolution_implicit_gemm_*``)."""
+    parts = function_parts(head(name))
+    if len(parts) != 1 or not _GENERIC_CONV.search(parts[0]):
+        return False
+    rest = _GENERIC_CONV.sub(" ", parts[0])
+    return not any(v.gemm_kernel_one(rest) for v in VENDORS)
+
+
 @functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by its library's naming (any vendor), not an attention helper, a kernel whose own
@@ -170,7 +197,7 @@ def gemm_kernel_one(name: str) -> bool:
     return ((any(v.gemm_kernel_one(name) for v in VENDORS) or triton.dot_kernel_one(name)
              or ggml.matrix_product_one(name))
             and not attention_helper_one(name) and not nvidia.data_movement_one(name)
-            and not nvidia.outer_product_one(name) and not matrix_vector_one(name))
+            and not nvidia.outer_product_one(name) and not matrix_vector_one(name) and not own_convolution_one(name))
 
 
 def library_kernel_one(name: str) -> bool:
@@ -182,7 +209,7 @@ def library_kernel_one(name: str) -> bool:
     Why: ``small_grid``'s fix for a launch the program sizes itself ("launch at least one thread block per SM") was
     told beside cuBLAS's kernels, which no user relaunches: their grids change only with the calls -- the shapes and
     batch that reach the library (h37-words32)."""
-    if triton.dot_kernel_one(name):
+    if triton.dot_kernel_one(name) or own_convolution_one(name):  # the program's own kernel, whose grid it sizes
         return False
     return any(v.gemm_kernel_one(name) for v in VENDORS) or matrix_vector_one(name) or nvidia.not_gemm_one(name)
 

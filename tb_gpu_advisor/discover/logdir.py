@@ -663,9 +663,28 @@ def archived_profiles(logdir: str, limit: int = 5) -> list[tuple[str, str]]:
 
 def archive_file(path: str) -> str | None:
     """Why the local file ``path`` is not read when it is an archive holding profiles (by its member names, each
-    asked of the formats' layouts), in words; None otherwise."""
+    asked of the formats' layouts), or a counter tool's collection (:func:`_archived_collection`), in words; None
+    otherwise."""
     found = archives.held(path, lambda rel: claimed_by(formats.REGISTRY.values(), rel) is not None)
-    return None if found is None else found.words()
+    return found.words() if found is not None else _archived_collection(path)
+
+
+def _archived_collection(path: str) -> str | None:
+    """What the archive at local ``path`` holds when one folder of its members is a counter tool's collection
+    (``formats.counters``, asked of each folder's member names as of a folder on disk), in the tool's words; None
+    otherwise.  A course repository committed four Nsight Compute reports of a T4 as ``profiles.zip``, and the zip was
+    "not a profile this tool reads" with every format's layout (survey h37-huntn66): unpacking it would not help --
+    what helps is the vendor's tracing command."""
+    listed = archives.members(path)
+    if listed is None:
+        return None
+    kind, names = listed
+    by_folder: dict[str, list[str]] = {}
+    for member in names:
+        folder, _, name = member.replace("\\", "/").rpartition("/")
+        by_folder.setdefault(folder, []).append(name)
+    held = next((c for c in map(counter_collection, by_folder.values()) if c is not None), None)
+    return None if held is None else held.words(f"{echo(os.path.basename(path))}, a {kind} archive,")
 
 
 def _hints(logdir: str, asked: Callable[[tuple[str, ...], str], bool], words_of: Callable[[str], str | None],

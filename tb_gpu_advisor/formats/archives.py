@@ -79,6 +79,19 @@ def _names(path: str, kind: str) -> list[str]:
     return names
 
 
+def members(path: str) -> tuple[str, list[str]] | None:
+    """(kind, member paths) of the archive at local ``path`` -- its files' names, at most :data:`MAX_MEMBERS`, never
+    their bytes -- for a caller asking them of something other than a profile layout (a counter tool's names:
+    ``discover.archive_file``); None for a file that is no archive this module lists, or an unreadable one."""
+    kind = _kind(os.path.basename(path))
+    if kind is None:
+        return None
+    try:
+        return kind[0], _names(path, kind[0])
+    except Exception:  # noqa: BLE001 - damaged or not an archive at all: the formats' own words stand
+        return None
+
+
 def held(path: str, is_profile: Callable[[tuple[str, ...]], bool], shown: int = 3) -> Held | None:
     """The profiles the archive at local ``path`` holds, by member names ``is_profile`` says a format reads (asked of
     each member's path parts); None for a file that is no archive, an archive of other files, or an unreadable one."""

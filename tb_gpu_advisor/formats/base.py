@@ -289,12 +289,16 @@ def lfs_pointer(path: str) -> str | None:
 def foreign_capture(path: str) -> str | None:
     """Why ``path`` is not read when its bytes are another tool's capture under a name no format reads it by -- an
     Nsight Systems report saved as anything but ``.nsys-rep`` (``heads.is_nsys_report_head``), with what its header
-    says and the command that exports it; an Nsight Compute report (``heads.is_ncu_report_head``), with what to trace
-    instead -- in words; None for any other file, and for an unreadable one."""
+    says and the command that exports it; an Nsight Compute report (``heads.is_ncu_report_head``) under a name ncu does
+    not give it, with what to trace instead -- in words; None for any other file (a report named ``<name>.ncu-rep``
+    is its folder's counter collection, ``discover.counter_file``: a course repository's four T4 reports were each
+    "under another name" beside their folder's collection, survey h37-huntn66), and for an unreadable one."""
     try:
         head = fsio.read_head(path, 64)  # each head's magic, a stream's after its lead
         if heads.is_ncu_report_head(head):
             name = fsio.file_name(path)
+            if counters.NSIGHT_COMPUTE.names(name):  # ncu's own name: its folder's collection, told by name
+                return None
             return counters.Collection(counters.NSIGHT_COMPUTE, (name,)).words(
                 f"{name}, an Nsight Compute report under another name (ncu -o writes <name>.ncu-rep),")
         if heads.is_nsys_stream_head(head):

@@ -49,6 +49,11 @@ class CounterTool:
             return []
         return sorted({n for group in matched for n in group})
 
+    def names(self, name: str) -> bool:
+        """Whether ``name`` is one of this tool's own file names (a file under it is the tool's, told by its folder:
+        ``formats.foreign_capture`` tells by bytes only files under a name no tool gives them)."""
+        return any(p.fullmatch(name) for p in self.needs)
+
 
 #: Nsight Compute's reports (``<name>.ncu-rep``; under another name told by their bytes: ``formats.foreign_capture``).
 NSIGHT_COMPUTE = CounterTool("Nsight Compute (ncu -o)", "metrics per kernel, each kernel replayed and serialised per pass",

@@ -151,8 +151,32 @@ class MemoryEvents:
     #: -- a large block left unsplit, live at the dump, which says its bytes; None for none (a few: never per event)
     block_over: tuple[np.ndarray, np.ndarray] | None = None
 
+    def __post_init__(self) -> None:
+        # The pairing of blocks with their frees (:meth:`frees`, :meth:`unseen_frees`) reads ``delta`` and ``addr``
+        # alone and is kept once made (:meth:`_paired`): both columns are read-only from here, so no update in place
+        # can leave it stale -- one raises instead; a history with other columns is a new instance
+        # (``dataclasses.replace``: :meth:`head`, the clock moved in ``metrics.context``), paired afresh where asked.
+        for col in (self.delta, self.addr):
+            col.flags.writeable = False
+        self._pairs: dict[str, np.ndarray] = {}
+
     def __len__(self) -> int:
         return int(self.t.shape[0])
+
+    def _paired(self, key: str, make) -> np.ndarray:  # noqa: ANN001 - a function of (delta, addr)
+        """``make(delta, addr)``, made once per history and handed out read-only (callers index it, never write it).
+        Why kept: the job and metrics stages ask a snapshot's history for its pairing a dozen times and more (the
+        frees 5-10 times, the unseen frees 20-50 per GPU), each pass sorting every address again."""
+        got = self._pairs.get(key)
+        # kept only for the very columns it was made of, while they stay read-only: a column assigned anew, or made
+        # writable again (a copy of the history: ``copy.deepcopy`` makes its arrays writable), is paired afresh
+        if (got is not None and got[1] is self.delta and got[2] is self.addr
+                and not self.delta.flags.writeable and not self.addr.flags.writeable):
+            return got[0]
+        out = make(self.delta, self.addr)
+        out.flags.writeable = False
+        self._pairs[key] = (out, self.delta, self.addr)
+        return out
 
     def before(self, idx: np.ndarray | None = None) -> np.ndarray:
         """The bytes allocated just before each event (of ``idx``; every event where None): its level less its own
@@ -198,22 +222,28 @@ class MemoryEvents:
         Read a part of the addresses at a time (:data:`UNSEEN_PARTS`, by the address's bits above the allocator's
         least block, which every address of one block shares): the whole at once held an index, a copy of the
         addresses and ``np.unique``'s sort of them -- ~40 bytes an event beside the read's columns, the reader's peak
-        (a 1 GB history: 600 MB read, 438 before; h37-snap60)."""
-        part = address_parts(self.addr)
-        found = [np.zeros(0, np.int64)]
-        for p in range(UNSEEN_PARTS):
-            at = np.flatnonzero(part == p)
-            at = at[(self.addr[at] >= 0) & (self.delta[at] != 0)]
-            if at.size:
-                _, first = np.unique(self.addr[at], return_index=True)  # a stable sort: each address's first event
-                firsts = at[first]
-                found.append(firsts[self.delta[firsts] < 0])
-        return np.sort(np.concatenate(found))
+        (a 1 GB history: 600 MB read, 438 before; h37-snap60).  Made once per history, read-only (:meth:`_paired`)."""
+        return self._paired("unseen", unseen_frees)
 
     def frees(self) -> np.ndarray:
         """Per event: for an allocation, the index of the free of its block (the next event at its address that
-        frees), ``len(self)`` when it is never freed in the capture; -1 for frees (:func:`pair_frees`)."""
-        return pair_frees(self.delta, self.addr)
+        frees), ``len(self)`` when it is never freed in the capture; -1 for frees (:func:`pair_frees`).  Made once
+        per history, read-only (:meth:`_paired`)."""
+        return self._paired("frees", pair_frees)
+
+
+def unseen_frees(delta: np.ndarray, addr: np.ndarray) -> np.ndarray:
+    """:meth:`MemoryEvents.unseen_frees` of the history ``delta``, ``addr``."""
+    part = address_parts(addr)
+    found = [np.zeros(0, np.int64)]
+    for p in range(UNSEEN_PARTS):
+        at = np.flatnonzero(part == p)
+        at = at[(addr[at] >= 0) & (delta[at] != 0)]
+        if at.size:
+            _, first = np.unique(addr[at], return_index=True)  # a stable sort: each address's first event
+            firsts = at[first]
+            found.append(firsts[delta[firsts] < 0])
+    return np.sort(np.concatenate(found))
 
 
 def rounded_blocks(delta: np.ndarray, unit: int) -> np.ndarray:

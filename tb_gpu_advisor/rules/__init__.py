@@ -132,10 +132,11 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     no rule reports a warning or critical finding, a ``healthy`` ok finding
     with the headline numbers is added.  Findings come back ranked.
     """
-    out: list[Finding] = []
     ctx = Ctx(metrics)
     has_gpu = gpu_steps_to_judge(metrics)
-    for rid in (rules or RULE_IDS):
+    ids = tuple(rules or RULE_IDS)
+    found: dict[str, list[Finding]] = {}
+    for rid in in_reading_order(ids):
         r = REGISTRY[rid]
         if r.scope != "host":
             continue  # job-scope rules run once per session: evaluate_job
@@ -143,19 +144,8 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
             continue  # the guide's checks are about GPU time; capture_quality says why they are skipped
         if not ctx.fw.applies(rid, metrics.input.own_pipeline):
             continue  # the framework has no such concept (JAX has no eager op events)
-        try:
-            out.extend(r.check(metrics) or [])
-        except Exception as e:  # noqa: BLE001 -- a check must never crash the report
-            logger.warning("rule %s failed on %s: %s", rid, ctx.host, e, exc_info=True)
-            out.append(finding(
-                ctx, rid, "info",
-                f"This check could not run on this capture ({type(e).__name__}: {e}); the other checks are "
-                f"unaffected.",
-                title=f"Check '{r.title}' could not run",
-            ))
-            out[-1].id = f"{out[-1].id}#error"
-            out[-1].evidence = []
-            logger.debug("%s", traceback.format_exc())
+        found[rid] = _run_check(r, metrics, ctx, {d: found.get(d, []) for d in r.reads})
+    out: list[Finding] = [f for rid in ids for f in found.get(rid, [])]  # the guide's order, whatever ran first
     # the idle inside the step the host spent waiting first: a thread off its CPU runs no code, whatever range or op
     # spans it, so that time is no host work
     # the idle inside the step the host spent in a communication library's calls: the step's communication
@@ -194,6 +184,47 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     mark_overlaps(out, metrics.breakdown.as_dict())
     windows_in_capture(metrics, out)
     return capture_fixes_said_once(rank(out))
+
+
+def in_reading_order(ids: Iterable[str]) -> list[str]:
+    """``ids`` with each rule after the rules whose findings it reads (``Rule.reads``), else in the order given.  Why
+    apart from the guide's order: that order ranks the findings, and a check that reads another's finding may come
+    before it there (the gaps between steps, §1.2.1, read the launch check's step-level verdict, §1.2.2)."""
+    ids = list(ids)
+    done: set[str] = set()
+    order: list[str] = []
+
+    def visit(rid: str) -> None:
+        if rid in done:
+            return
+        done.add(rid)
+        for d in REGISTRY[rid].reads:
+            if d in ids:
+                visit(d)
+        order.append(rid)
+
+    for rid in ids:
+        visit(rid)
+    return order
+
+
+def _run_check(r: Rule, metrics: HostMetrics, ctx: Ctx, earlier: dict[str, list[Finding]]) -> list[Finding]:
+    """Rule ``r``'s findings on one host (``earlier``: the findings of the rules it reads, ``Rule.reads``); a check
+    that raises yields an ``info`` finding saying it could not run, so one broken check never hides the others."""
+    try:
+        return list((r.check(metrics, earlier) if r.reads else r.check(metrics)) or [])
+    except Exception as e:  # noqa: BLE001 -- a check must never crash the report
+        logger.warning("rule %s failed on %s: %s", r.id, ctx.host, e, exc_info=True)
+        f = finding(
+            ctx, r.id, "info",
+            f"This check could not run on this capture ({type(e).__name__}: {e}); the other checks are "
+            f"unaffected.",
+            title=f"Check '{r.title}' could not run",
+        )
+        f.id = f"{f.id}#error"
+        f.evidence = []
+        logger.debug("%s", traceback.format_exc())
+        return [f]
 
 
 def windows_in_capture(metrics: HostMetrics, out: list[Finding]) -> None:

@@ -31,10 +31,10 @@ and, where the code holds more of the GPU's idle before launches than the calls 
 (``launch_bound:host_code``).  A framework's host time between launches is its dispatch, which a graph of the step
 does replay away: its wait is graded and saved whole.
 Where the step is too small for its dispatch (a few calls whose host dispatch outlasts the step's GPU compute) and the
-gaps between steps are the host's unrecorded code around those calls (``step_gaps.turn_gaps``), the finding tells
-them too, as the rest of the same turn's host cost: their time said, their saving added in the gaps' own pool (the
-ledger keeps the two parts apart, so they never sum past the idle they share), the way to record that code among the
-fixes -- and the gaps' check says nothing of its own there.
+gaps between steps are the host's unrecorded code around those calls, the finding tells them too, as the rest of the
+same turn's host cost: their time said, their saving added in the gaps' own pool (the ledger keeps the two parts apart,
+so they never sum past the idle they share), the way to record that code among the fixes -- and the gaps' check says
+nothing of its own there (it reads this finding, run first, and hands it the gaps: ``tell_gaps``).
 """
 
 from __future__ import annotations
@@ -131,10 +131,10 @@ def after_waits_ms(m: HostMetrics) -> float:
                  "launch_bound.step_calls", "launch_bound.min_small_kernel_time_share",
                  "capture.graph_kernel_share", "launch_bound.min_small_kernel_share", "launch.latency_us"),
       card="launch_wait_share", waits=("launch_wait",), quiet=quiet)
-def check(m: HostMetrics, with_gaps: bool = True) -> list[Finding]:
+def check(m: HostMetrics) -> list[Finding]:
     # grade the GPU's wait for launches (less the part after the host's syncs), and say what batching them saves and
-    # how; ``with_gaps``: a step-level verdict tells the gaps between steps as its own part where they are the rest of
-    # the turn's host cost (``step_gaps.turn_gaps``) (no docstring: the rule's docs are the module's)
+    # how; a step-level verdict may then be handed the gaps between steps as its own part by the gaps' check, which
+    # reads it (``tell_gaps``) (no docstring: the rule's docs are the module's)
     ctx = Ctx(m)
     own = _own_wait(ctx, m)
     if own is None:
@@ -225,25 +225,19 @@ def check(m: HostMetrics, with_gaps: bool = True) -> list[Finding]:
         windows=step_windows(ctx, label="launch wait", draws=("launch_wait",), claimed_ms=wait_ms),
         actions=actions, title=title,
     )
-    if with_gaps and step_level(m) and sev != "info" and f.saving is not None:
-        from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, turn_gaps  # asked here: step_gaps imports this module
-        gaps = turn_gaps(m)
-        if gaps is not None:
-            _tell_gaps(ctx, f, gaps, ctx.record_host_fix() or [RECORD_HOST])
     return [f]
 
 
-def tells_step(m: HostMetrics) -> bool:
-    """Whether this check's finding tells the step-level verdict (a step too small for its dispatch, :func:`step_level`)
-    above a note -- the finding that holds the gaps between steps where they are the rest of the turn's host cost
-    (``step_gaps.turn_gaps``): the gaps' check asks it before it says them itself."""
-    if not step_level(m) or not Ctx(m).fw.applies(ID, m.input.own_pipeline):
-        return False
-    return any(f.severity != "info" and f.saving is not None for f in check(m, with_gaps=False))
+def tells_step(m: HostMetrics, f: Finding) -> bool:
+    """Whether this check's finding ``f`` tells the step-level verdict (a step too small for its dispatch,
+    :func:`step_level`) above a note -- the finding that holds the gaps between steps where they are the rest of the
+    turn's host cost: the gaps' check reads it (``Rule.reads``: the evaluator runs this check first) before it says
+    them itself, and hands them to it (:func:`tell_gaps`)."""
+    return f.rule == ID and step_level(m) and f.severity != "info" and f.saving is not None
 
 
-def _tell_gaps(ctx: Ctx, f: Finding, gaps: Finding, record: list) -> None:
-    """``f`` (the step-level verdict) told with the gaps between steps as its own part: their saving (the ledger's
+def tell_gaps(ctx: Ctx, f: Finding, gaps: Finding, record: list) -> None:
+    """``f`` (the step-level verdict, :func:`tells_step`) told with the gaps between steps as its own part: their saving (the ledger's
     host idle in the gaps, its own pool: the two parts are disjoint, so the sum never passes the idle they share) and
     assumption added to its own, their time said, the way to record what the capture did not (the windows stay
     the launch wait's: a gap's window would print the whole gap, the dispatch in it too, a second value beside the

@@ -44,6 +44,12 @@ class Rule:
     #: the strongest severity its findings may take, whatever grading follows the rule's own (the savings' raise in
     #: ``rules.follow_savings``): "warning" for a check whose guide calls its fix optional (XLA)
     ceiling: str = "critical"
+    #: the host rules whose findings on the same host its check reads: the evaluator runs those first and calls
+    #: ``check(metrics, earlier)``, ``earlier`` their findings by rule id (``rules.evaluate``); the check may tell what
+    #: it found as a part of one of them, and then returns nothing of its own.  Why through the evaluator: a check that
+    #: called the other itself computed it twice, and the other asked back (the gaps' check and the launch check on a
+    #: step too small for its dispatch, h37-refactor66)
+    reads: tuple[str, ...] = ()
 
 
 REGISTRY: dict[str, Rule] = {}
@@ -53,9 +59,9 @@ def rule(id: str, section: str, title: str, thresholds: Sequence[str] = (),
          quiet: Callable[[Any], str | None] | None = None, card: str | None = None,
          scope: str = "host", waits: Sequence[str] = (),
          in_job: Callable[[Any, Any, Any], Any] | None = None,
-         ceiling: str = "critical") -> Callable[[CheckFn], CheckFn]:
+         ceiling: str = "critical", reads: Sequence[str] = ()) -> Callable[[CheckFn], CheckFn]:
     """Decorator registering ``check(metrics) -> list[Finding]`` as rule ``id`` (``quiet``, ``card``, ``scope``,
-    ``waits``, ``in_job``, ``ceiling``: see :class:`Rule`)."""
+    ``waits``, ``in_job``, ``ceiling``, ``reads``: see :class:`Rule`)."""
     for name in thresholds:
         if name not in THRESHOLDS:
             raise KeyError(f"rule {id}: unknown threshold {name!r}")
@@ -65,7 +71,7 @@ def rule(id: str, section: str, title: str, thresholds: Sequence[str] = (),
             raise ValueError(f"rule {id!r} registered twice")
         doc = fn.__doc__ or getattr(sys.modules.get(fn.__module__), "__doc__", None) or ""
         REGISTRY[id] = Rule(id, section, title, tuple(thresholds), fn, doc.strip(), quiet, card, scope, tuple(waits),
-                            in_job, ceiling)
+                            in_job, ceiling, tuple(reads))
         return fn
 
     return deco

@@ -21,9 +21,10 @@ its wait's check claims that idle).  The words and the first fix follow what the
 fill them and no wait leaves its idle there, the framework's words for CPU ops between steps and its fix that moves
 them (``step_gaps:cpu_ops``), not its words for syncs (issue #37 class 3).  With one step kept, every gap lies beside
 a step left out: low confidence, never critical.  Where the step is too small for its dispatch and the launch check
-tells that verdict (``launch_bound.tells_step``), gaps that are the host's unrecorded code around the step's few calls
-are the rest of that turn's host cost: the launch check's finding tells them, with their own saving (``turn_gaps``),
-and this check says nothing of its own (one cause, one account).
+tells that verdict (``launch_bound.tells_step``; this check reads its finding, the evaluator running it first), gaps
+that are the host's unrecorded code around the step's few calls are the rest of that turn's host cost: the launch
+check's finding tells them, with their own saving (``launch_bound.tell_gaps``), and this check says nothing of its own
+(one cause, one account).
 """
 
 from __future__ import annotations
@@ -73,29 +74,39 @@ def mean_start_offset_ms(m) -> float:
 
 @rule(ID, "§1.2.1", "Gaps between steps leave the GPU idle",
       thresholds=("step_gaps.warning", "step_gaps.critical", "step_gaps.min_gap_ms", "step_gaps.window_share",
-                  "step_gaps.unrecorded_share"))
-def check(m: HostMetrics) -> list[Finding]:
+                  "step_gaps.unrecorded_share"),
+      reads=(launch_bound.ID,))
+def check(m: HostMetrics, earlier: dict[str, list[Finding]] | None = None) -> list[Finding]:
+    # ``earlier``: the launch check's findings on this host (``Rule.reads``: the evaluator runs it first); gaps that are
+    # the rest of the turn's host cost go to its step-level verdict (``_told_by_launch``) (no docstring: the rule's
+    # docs are the module's)
     got = _gaps_finding(m)
     if got is None:
         return []
     f, why = got
-    if _turn_cost(m, why) and launch_bound.tells_step(m):
+    if _turn_cost(m, why) and _told_by_launch(m, f, (earlier or {}).get(launch_bound.ID, ())):
         return []  # the rest of a step too small for its dispatch: the launch check's step-level finding tells it
     return [f]
 
 
-def turn_gaps(m: HostMetrics) -> Finding | None:
-    """The gaps' finding where its time is the rest of each turn's host cost in a step too small for its dispatch
-    (:func:`_turn_cost`), for the launch check's step-level finding to tell as its own part (one cause, one account);
-    None where the gaps hold something else, or nothing worth a finding.
+def _told_by_launch(m: HostMetrics, gaps: Finding, launch: "list[Finding] | tuple") -> bool:
+    """Whether the launch check's finding among ``launch`` tells the step-level verdict (``launch_bound.tells_step``);
+    if so, the gaps' finding -- the rest of each turn's host cost in a step too small for its dispatch
+    (:func:`_turn_cost`) -- is handed to it as its own part (``launch_bound.tell_gaps``: one cause, one account).
 
     Why: a benchmark's turn of two tiny kernels run from Python (lutetjeff/cs521-mp2 ``cuda.json``: 10 us of GPU work
     in a 106 us turn) read two criticals for one cause -- "gaps between steps", 44 us of the turn's unrecorded Python
     and sync, and "launch-bound ... the whole step is too small for its dispatch cost", 34 us of its dispatch.  The
     ledger keeps the two times apart (``other`` and ``launch_wait``), so both savings stand and never sum past the
-    idle; the cause is one, the host's cost of running a step this small, and the finding that names it holds both."""
-    got = _gaps_finding(m)
-    return got[0] if got is not None and _turn_cost(m, got[1]) else None
+    idle; the cause is one, the host's cost of running a step this small, and the finding that names it holds both.
+    Read from the evaluator (each check computed once), not asked of the other check: the two asked each other, and
+    each computed the other's finding again (h37-refactor66)."""
+    lf = next((x for x in launch if launch_bound.tells_step(m, x)), None)
+    if lf is None:
+        return False
+    ctx = Ctx(m)
+    launch_bound.tell_gaps(ctx, lf, gaps, ctx.record_host_fix() or [RECORD_HOST])
+    return True
 
 
 def _turn_cost(m: HostMetrics, why: "_Diagnosis") -> bool:
@@ -112,7 +123,7 @@ def _turn_cost(m: HostMetrics, why: "_Diagnosis") -> bool:
 
 def _gaps_finding(m: HostMetrics) -> "tuple[Finding, _Diagnosis] | None":
     """The gaps' finding and the diagnosis it rests on (None where the gaps are no finding): the check's, before the
-    launch check may tell the gaps' time as its step-level cause's (:func:`turn_gaps`)."""
+    launch check's finding may tell the gaps' time as its step-level cause's (:func:`_told_by_launch`)."""
     ctx = Ctx(m)
     g = m.gaps
     if not g.count or g.avg_gap_ms is None or ctx.step_ms is None:

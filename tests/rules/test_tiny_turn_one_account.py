@@ -95,3 +95,30 @@ def test_the_real_cuda_extension_turn_is_told_once():
     parts = {r["pool"]: r["ms"] for r in crit[0].saving.recovers}
     assert parts["host_work"] == pytest.approx(0.044, abs=0.002)
     assert crit[0].saving.ms_per_step == pytest.approx(0.059, abs=0.002)
+
+
+def test_each_check_is_computed_once_on_the_tiny_turn(tmp_path, monkeypatch):
+    """h37-refactor66: the gaps' check reads the launch check's finding through the evaluator (``Rule.reads``), so one
+    evaluation grades the launch wait once and builds the gaps' finding once.  Fails on base: the gaps' check asked
+    ``launch_bound.tells_step`` (the whole launch check again) and the launch check asked ``step_gaps.turn_gaps`` (the
+    gaps' finding again) -- two of each."""
+    from tb_gpu_advisor import formats, rules
+    from tb_gpu_advisor.rules import launch_bound, step_gaps
+    from tb_gpu_advisor.runtime.pipeline import host_metrics
+
+    write_tiny_turns(str(tmp_path), steps=8)
+    (s,) = [s for s in discover(str(tmp_path)) if s.run == "tiny_turns"]
+    m = host_metrics(formats.read(s.hosts[0]))
+    calls = {"launch": 0, "gaps": 0}
+
+    def counted(key, fn):  # noqa: ANN001, ANN202
+        def inner(*a, **k):  # noqa: ANN002, ANN003, ANN202
+            calls[key] += 1
+            return fn(*a, **k)
+        return inner
+
+    monkeypatch.setattr(launch_bound, "_own_wait", counted("launch", launch_bound._own_wait))
+    monkeypatch.setattr(step_gaps, "_gaps_finding", counted("gaps", step_gaps._gaps_finding))
+    got = {f.rule: f for f in rules.evaluate(m)}
+    assert "step_gaps" not in got and "too small for its host cost" in got["launch_bound"].title
+    assert calls == {"launch": 1, "gaps": 1}

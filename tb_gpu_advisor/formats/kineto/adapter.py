@@ -646,7 +646,7 @@ def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[str, d
     out: dict[str, dict] = {"collective_messages": {}, "collective_groups": {}, "collective_members": {}}
     if not kt.op_args:
         return out
-    index_of_row = {int(r): j for j, r in enumerate(host_order.tolist()) if int(r) in kt.op_args}
+    index_of_row = _positions_of(host_order, kt.op_args)
     for row, args in kt.op_args.items():
         j = index_of_row.get(row)
         if j is None:
@@ -661,6 +661,19 @@ def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[str, d
         if members is not None:
             out["collective_members"][j] = members
     return out
+
+
+def _positions_of(order: np.ndarray, rows: dict[int, Any]) -> dict[int, int]:
+    """{row: its position in ``order``} for the file rows of ``rows`` that ``order`` holds (``order``: file rows, each
+    once -- the host events' ``host_order``).  Why by a sort: a Python pass over every host event to find the few
+    with arguments took 0.1 s of a 0.6 s analysis (torchrec_a100_stalls, h37-refactor66)."""
+    if not rows or not order.size:
+        return {}
+    want = np.fromiter(rows, np.int64, len(rows))
+    by_row = np.argsort(order, kind="stable")
+    k = np.minimum(np.searchsorted(order[by_row], want), order.size - 1)
+    hit = order[by_row[k]] == want
+    return dict(zip(want[hit].tolist(), by_row[k[hit]].tolist()))
 
 
 def _h2d_non_blocking(kt: KinetoTrace, is_dev: np.ndarray) -> tuple[int, int] | None:

@@ -165,6 +165,7 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     waits = host_waits_finding(metrics, out) if has_gpu else None
     if waits is not None:
         out.append(waits)  # by its own saving, whatever else fired, wherever the step boundaries fall
+    turn = turn_told_whole(metrics, out) if has_gpu else None  # a step too small for its host cost: all of it, once
     host_bound = host_bound_finding(metrics, out) if has_gpu else None
     if host_bound is not None:
         out.append(host_bound)  # by its own saving, whatever else fired (a 4% warning hid 75% of host work)
@@ -172,6 +173,8 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     if unrecorded is not None:
         out = unrecorded_part_said_in_its_whole(out, unrecorded)
         out.append(unrecorded)  # whatever else fired: too few steps must not hide most of the window
+    elif turn is not None:
+        out = unrecorded_part_said_in_its_whole(out, turn, _TURN_AFTER_SYNCS)
     if has_gpu:  # clocks a step apart: no GPU idle measured against the host's work stands (capture_quality says so)
         unmeasured_across_clocks(metrics, out)
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out):
@@ -822,7 +825,34 @@ def _of_window(metrics: HostMetrics, left_ms: float) -> str:
     return f" That is {pct(min(total / window, 1.0))} of the {ms(window)} capture window."
 
 
-def unrecorded_part_said_in_its_whole(out: list[Finding], whole: Finding) -> list[Finding]:
+def turn_told_whole(metrics: HostMetrics, out: list[Finding]) -> Finding | None:
+    """The launch check's step-level finding where it holds a step too small for its host cost with the gaps between
+    steps (``launch_bound.holds_turn``), told with the rest of the step's unrecorded host time too: the ledger's
+    ``other`` no other finding in ``out`` claims, less the waits the OS traced and the reads of managed memory (a cause
+    of their own) -- ``launch_bound.tell_rest``.  None where no such finding is in ``out``.
+
+    Why here: only the account of every finding sees what the others claim of the host's time (as the unrecorded-idle
+    and host-bound findings are weighed, after it: they then find that time claimed).  h37-turn66: on lutetjeff/cs521-
+    mp2 ``cuda.json`` the launch finding held 44 us of the turns' unrecorded code and a warning told 19 us more of
+    the same code as unknown; by the ledger both are the turns' ``other``, one cost of running a turn this small."""
+    owner = next((f for f in out if launch_bound.holds_turn(f)), None)
+    if owner is None:
+        return None
+    rest = min(metrics.breakdown.other, _unrecorded_left_ms(metrics, out) - metrics.breakdown.managed_read)
+    launch_bound.tell_rest(Ctx(metrics), owner, max(0.0, rest))
+    return owner
+
+
+#: How a step-level finding holding the turn's unrecorded time says the part of it after the syncs
+#: (:func:`unrecorded_part_said_in_its_whole`): the syncs close each turn, and the code after them is the loop's.
+_TURN_AFTER_SYNCS = (" {part} of that unrecorded time follows the host's syncs and blocking copies: not their wait, "
+                     "but the code the host runs after each, before its next call.")
+#: The words of the unrecorded-idle warning for the same part.
+_AFTER_SYNCS = (" {part} of it follows the host's syncs and blocking copies: neither their cost nor the copies', but "
+                "code the host ran after them.")
+
+
+def unrecorded_part_said_in_its_whole(out: list[Finding], whole: Finding, words: str = _AFTER_SYNCS) -> list[Finding]:
     """``out`` without host_sync's note of the GPU idle after the host's syncs and blocking copies that nothing
     recorded, where ``whole`` (the unrecorded-idle finding) already holds that time: the note's part is said in the
     whole's text instead.  A note larger than the whole is no part of it and stays.
@@ -831,7 +861,9 @@ def unrecorded_part_said_in_its_whole(out: list[Finding], whole: Finding) -> lis
     call, op, range or OS call of the capture covers the host's time" and a note "After the host's syncs and
     blocking copies the GPU idles 15.4 ms ... while the host runs code the profiler did not record", both with the
     same trace window "unrecorded host time, step 0 (19.0 ms)": a part said as a finding of its own beside its whole,
-    its window showing the whole's time."""
+    its window showing the whole's time.  ``whole`` may also be the step-level launch finding that holds a tiny turn's
+    unrecorded time (:func:`turn_told_whole`), with its own ``words`` for the part (h37-turn66: ``cuda.json``'s note
+    "After the host's syncs ... 44 us" beside the launch finding holding those 44 us)."""
     part = next((f for f in out if f.rule == "host_sync" and f.id.endswith("#unrecorded_host_share")), None)
     if part is None or part.metric is None or whole.metric is None:
         return out
@@ -839,8 +871,7 @@ def unrecorded_part_said_in_its_whole(out: list[Finding], whole: Finding) -> lis
     whole_ms = float(whole.metric.detail.get("unrecorded_ms") or 0.0)
     if part_ms <= 0 or part_ms > whole_ms * 1.001:
         return out
-    whole.summary += (f" {ms(part_ms)} of it follows the host's syncs and blocking copies: neither their cost nor the "
-                      f"copies', but code the host ran after them.")
+    whole.summary += words.format(part=ms(part_ms))
     return [f for f in out if f is not part]
 
 
@@ -1025,6 +1056,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     elif not (unseen or elsewhere) and launch_bound.step_level(ctx.m):
         actions, what, how = (_launch_fix(ctx, host_ms, "launch_bound:step"), _step_dispatch_words(ctx),
                               "more GPU work per call")
+        actions = actions + [a for a in launch_bound.sync_fixes(ctx, ctx.m) if a not in actions]
     if not fixes_left(ctx, actions):  # every launch fix in use (compiled, replayed as graphs): find the host's code
         actions = [*actions, *(ctx.record_host_fix() or [RECORD_HOST])]
         how = f"moved out of the {unit} or overlapped with the GPU's work"

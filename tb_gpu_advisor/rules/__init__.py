@@ -852,7 +852,7 @@ def calls_told_whole(metrics: HostMetrics, out: list[Finding], host_bound: Findi
     steps = f"{ctx.step_noun}s"
     whole.summary += (f" {ms(gaps.saving.ms_per_step)} {ctx.per_step} of it lies between the {steps}' GPU work "
                       f"({pct(share)} of those gaps inside the next {ctx.fw.label('dispatch_call')}'s dispatch, the "
-                      f"rest the loop's own code between the calls): the same cost of running a {ctx.step_noun} this "
+                      f"rest the host's other code between the calls): the same cost of running a {ctx.step_noun} this "
                       f"small from the host, told here rather than as gaps between {steps}.")
     whole.metric.detail = {**whole.metric.detail, "between_step_host_ms": gaps.saving.ms_per_step}
     if _SEVERITY_RANK[gaps.severity] > _SEVERITY_RANK[whole.severity]:  # the gaps' grade is its part's: a fold never

@@ -537,8 +537,8 @@ def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, 
 def sync_fixes(ctx: Ctx, m: HostMetrics) -> list:
     """The framework's fix for a step too small for its host cost that syncs in every turn (``launch_bound:step_sync``:
     once, after the loop) -- where the program's own syncs (not an op's read of a size, not a poll: those have fixes of
-    their own) number at least one a step; [] otherwise, or where the framework writes none.  The caller asks only of
-    a step-level verdict.
+    their own) number at least one a step over two or more kept steps; [] otherwise, or where the framework writes
+    none.  The caller asks only of a step-level verdict.
 
     Why: a benchmark's turn of ~10 us of GPU work closed by ``torch.cuda.synchronize()`` (lutetjeff/cs521-mp2
     ``cuda.json``, h37-turn66) was told CUDA graphs and a bigger batch, never the sync itself: each one makes the host
@@ -546,7 +546,10 @@ def sync_fixes(ctx: Ctx, m: HostMetrics) -> list:
     (the GPU was done), so no sync finding fires; the fix belongs to the step's verdict."""
     s = m.syncs
     own = s.calls_per_step - s.in_op_calls_per_step - s.poll_calls_per_step
-    return ctx.fw.extra(f"{ID}:step_sync") if own >= 1.0 else []
+    # a turn's sync is "every turn" only where turns repeat: one kept step (a lone first call, wild
+    # compiled_a100_triton's one compiled pass) shows no loop to sync once after
+    turns = m.steps.count >= 2 and first_call_why(m) is None
+    return ctx.fw.extra(f"{ID}:step_sync") if own >= 1.0 and turns else []
 
 
 def _after_txt(after: float, per: str = "per step") -> str:

@@ -1243,8 +1243,8 @@ def write_tiny_jitted_calls(logdir: str | Path, run: str = "tiny_calls", calls: 
     function of the program's own, no wait but the one for the result; the step is too small for its dispatch
     (~75 us of host for 5 us of GPU).  Control: ``own_us`` -- a function of the program's own (``$bench.py:30
     prepare``, traced) before each call: host work between the calls that is no call's dispatch, a cause of its own."""
-    # ROCm, as the real capture: the launch records on the HIP API's own line, so the loop's frame spans no launch of
-    # its own line and is the host's work, as the ledger read the real ``run_gemms``
+    # ROCm, as the real capture (the launch records on the HIP API's own line); the loop's frame opens before its first
+    # call, as ``run_gemms`` does: a frame opening with a call reads as inside that call's dispatch, not the host's work
     cap = JaxCapture(gpu=MI300X_GPU, seed=seed, module="jit_dot", function="dot", program_id=4410, jitter=0.0, rocm=True)
     t0 = cap.t
     cap.host_work(5.0)  # the frame's own lines before its first call

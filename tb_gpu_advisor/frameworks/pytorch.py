@@ -673,7 +673,7 @@ NO_ITEM = no_item(TRAINING_LOOP)
 SYNC_AFTER_LOOP = action(
     "Synchronize once after the loop, not in every turn: each torch.cuda.synchronize() or .item() inside it makes the "
     "host wait for the GPU and the GPU wait for the host's next call. Keep the results on the GPU and read them once "
-    "after the loop (or every N turns); to time the loop, record CUDA events around it.",
+    "after the loop (or every N turns); to time the loop, record the GPU's events around it.",
     "start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)\n"
     "total = torch.zeros((), device='cuda')\n"
     "start.record()\n"

@@ -1211,6 +1211,67 @@ JAX_SCENARIOS: dict[str, Callable[..., JaxScenario]] = {
 }
 
 
+#: An MI300X as its XPlane plane states it (``wild/jax_mi300x``).
+MI300X_GPU = Gpu("AMD Instinct MI300X", (9, 4), 304, 2100000, 5300000000000, 205822885888)
+#: :func:`write_tiny_jitted_calls`: one tiny jitted ``jnp.dot`` a call -- its one GEMM kernel, 5 us on the GPU.
+TINY_DOT = [XlaKernel("gemm_fusion_dot", "gemm_fusion_dot", "jit(dot)/dot_general", 5.0,
+                      "regs:50 static_shared:0 dynamic_shared:8192 grid:64,1,1 block:128,1,1 occ_pct:56.25", "fp32",
+                      True, gap_us=0.0)]
+
+
+#: :func:`write_tiny_jitted_calls`: the fill of a ``jnp.ones`` outside jit (its ``broadcast_in_dim`` primitive, its
+#: own one-kernel executable), 5 us on the GPU.
+TINY_FILL = [XlaKernel("wrapped_broadcast", "wrapped_broadcast", "jit(broadcast_in_dim)/broadcast_in_dim", 5.0, TINY_EW,
+                       "fp32", gap_us=0.0)]
+
+
+def write_tiny_jitted_calls(logdir: str | Path, run: str = "tiny_calls", calls: int = 16, between_us: float = 15.0,
+                            loop_frame: bool = True, inputs_every: int = 4, ones_us: float = 150.0,
+                            own_us: float = 0.0, seed: int = 0) -> JaxTruth:
+    """A benchmark loop of tiny jitted calls under ``jax.profiler.trace`` with Python tracing on -- wild ``jax_mi300x``'s
+    ``for _ in range(n): c = jnp.dot(a, b); c.block_until_ready()``: ``calls`` calls of ``jit(dot)`` (:data:`TINY_DOT`:
+    a 5 us kernel after ~70 us of the call's dispatch chain, :meth:`JaxCapture.execute`), the host waiting for each
+    result (``block_until_ready`` records no event: the host's time only) and ``between_us`` of the loop's own Python
+    before the next call, all of it inside the loop's one traced frame (``loop_frame``: ``$bench.py:12 run``, as the
+    real capture's ``$generate_gemm_trace.py:31 run_gemms``); every ``inputs_every`` calls, two fresh inputs made
+    first outside jit (``a = jnp.ones(...)``: ``ones_us`` of JAX's traced Python, ``$array_creation.py:98 ones``,
+    around the dispatch of its ``broadcast_in_dim`` primitive, :data:`TINY_FILL`).  No step annotation: the steps are
+    the executions of ``jit_dot``, the most executed module, so a step whose call made inputs holds them.
+
+    Truth by construction: each gap between two calls' GPU work is the loop's ``between_us`` plus the next call's
+    dispatch up to its launch (most of it: the dispatch chain outlasts ``between_us``), and nothing else -- no
+    function of the program's own, no wait but the one for the result; the step is too small for its dispatch
+    (~75 us of host for 5 us of GPU).  Control: ``own_us`` -- a function of the program's own (``$bench.py:30
+    prepare``, traced) before each call: host work between the calls that is no call's dispatch, a cause of its own."""
+    # ROCm, as the real capture (the launch records on the HIP API's own line); the loop's frame opens before its first
+    # call, as ``run_gemms`` does: a frame opening with a call reads as inside that call's dispatch, not the host's work
+    cap = JaxCapture(gpu=MI300X_GPU, seed=seed, module="jit_dot", function="dot", program_id=4410, jitter=0.0, rocm=True)
+    t0 = cap.t
+    cap.host_work(5.0)  # the frame's own lines before its first call
+    for i in range(calls):
+        if inputs_every and i % inputs_every == inputs_every - 1:
+            for _ in range(2):  # a, b = jnp.ones(shape), jnp.ones(shape)
+                o0 = cap.t
+                cap.host_work(ones_us)  # lax.full -> bind -> apply_primitive: JAX's Python before the dispatch
+                cap.execute(TINY_FILL, function="broadcast_in_dim")
+                cap.python.add("$array_creation.py:98 ones", o0, cap.t - o0)
+                cap.host_work(1.0)
+        cap.execute(TINY_DOT, function="dot")
+        cap.t = max(cap.t, cap.gpu_free[COMPUTE_STREAM]) + US  # block_until_ready: the host waits, nothing recorded
+        cap.host_work(between_us)  # the loop's own Python before the next call
+        if own_us:
+            w0 = cap.t
+            cap.host_work(own_us)
+            cap.python.add("$bench.py:30 prepare", w0, cap.t - w0)
+            cap.host_work(1.0)
+    if loop_frame:
+        cap.python.add("$bench.py:12 run", t0, cap.t - t0)
+    truth = cap.truth(run, f"{calls} tiny jitted dot calls, each waited for, {between_us:g} us of the loop between",
+                      "xla_modules", expect_not=("step_gaps",) if loop_frame and not own_us else ())
+    JaxScenario(run, cap.finish(), truth).write(logdir, run)
+    return truth
+
+
 def write_host_only_window(logdir: str | Path, run: str, gpu_plane: bool = True, fetch: str | None = "load_batch",
                            turns: int = 5, fetch_us: float = 3000.0, other_us: float = 500.0, gpu: Gpu = H100,
                            rocm: bool = False) -> dict:

@@ -838,14 +838,16 @@ FILL_F32 = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillF
 
 
 def _tiny_turn(before_us: float, after_us: float, tail_us: float, kernel_us: float = 8.5,
-               tail_op: str | None = None) -> Callable[[Rank], None]:
+               tail_op: str | None = None, sync_every: int = 1) -> Callable[[Rank], None]:
     """One turn of ``for i in range(n): with record_function(...): out = ext.conv(x, w); torch.cuda.synchronize()``
     around a CUDA extension: ``before_us`` of Python no event records (the call into the extension), ``aten::zeros``
     (its fill, 1.6 us on the GPU, launched in 22 us: a first allocation's and the fill's dispatch), the extension's own bare launch (8.5 us of GPU, no op around
     it), ``after_us`` of unrecorded Python (the return, the call of ``torch.cuda.synchronize``), the
     ``cudaDeviceSynchronize`` (no ATen op: ``torch.cuda.synchronize`` is none) and ``tail_us`` of unrecorded loop
     (``tail_op``: recorded instead, as that CPU op -- host work of its own between the turns).  ``kernel_us``: the
-    extension kernel's length."""
+    extension kernel's length; ``sync_every``: the sync closes only every that many turns (the others go on at once)."""
+    turns = [0]
+
     def body(r: Rank) -> None:
         r.host_us += before_us
         r.kernel("aten::zeros", FILL_F32, 1.6, launch_us=22.0)
@@ -853,12 +855,15 @@ def _tiny_turn(before_us: float, after_us: float, tail_us: float, kernel_us: flo
         for e in (r.host[-1], r.gpu[-1]):  # the extension's launch: no op, so no External id (as the real trace)
             e["args"].pop("External id", None)
         r.host_us += after_us
-        done = max(r.streams.values(), default=r.host_us)
-        wait = max(done - r.host_us, 0.0) + 4.0
-        r.corr += 1
-        r.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": r.pid, "tid": r.pid,
-                       "ts": round(r.host_us, 3), "dur": round(wait, 3), "args": {"cbid": 165, "correlation": r.corr}})
-        r.host_us += wait
+        turns[0] += 1
+        if turns[0] % sync_every == 0:
+            done = max(r.streams.values(), default=r.host_us)
+            wait = max(done - r.host_us, 0.0) + 4.0
+            r.corr += 1
+            r.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": r.pid,
+                           "tid": r.pid, "ts": round(r.host_us, 3), "dur": round(wait, 3),
+                           "args": {"cbid": 165, "correlation": r.corr}})
+            r.host_us += wait
         if tail_op is not None:
             r.cpu(tail_op, tail_us)
         else:
@@ -868,7 +873,7 @@ def _tiny_turn(before_us: float, after_us: float, tail_us: float, kernel_us: flo
 
 def write_tiny_turns(out: str, steps: int = 8, before_us: float = 25.0, after_us: float = 20.0, tail_us: float = 15.0,
                      prefix: str = "cuda", run: str = "tiny_turns", kernel_us: float = 8.5,
-                     tail_op: str | None = None) -> list[str]:
+                     tail_op: str | None = None, sync_every: int = 1) -> list[str]:
     """Write a benchmark loop whose every turn is too small for its host cost: ``steps`` turns, each marked by the
     program's ``record_function(f"{prefix}/iteration_{i}")`` (no profiler schedule), each a ~10 us GPU turn of two
     kernels (:func:`_tiny_turn`) run from Python with a sync closing it -- lutetjeff/cs521-mp2's ``cuda.json`` loop.
@@ -879,8 +884,11 @@ def write_tiny_turns(out: str, steps: int = 8, before_us: float = 25.0, after_us
     Python calling the extension, the sync, the loop) -- the turn is host-bound, too small for its dispatch: one
     cause, the host's cost per turn; the unrecorded part lies between the turns' GPU work (the gap between steps).
     Controls: ``kernel_us`` large (a turn whose GPU work outlasts its dispatch: no step too small for it), ``tail_op``
-    (the loop's tail recorded as a CPU op: host work between the turns, a cause of its own)."""
-    sc = Scenario(1, _single(_tiny_turn(before_us, after_us, tail_us, kernel_us, tail_op)), ["launch_bound"], [],
+    (the loop's tail recorded as a CPU op: host work between the turns, a cause of its own), ``sync_every`` (the
+    sync closes only every that many turns: no sync in every turn, so no "sync once after the loop" fix).
+    Every microsecond of the turn's unrecorded host time -- between the turns, between its two calls, a last turn's
+    tail after its sync -- is the same per-turn cost (the ledger's ``other``, all of it by construction)."""
+    sc = Scenario(1, _single(_tiny_turn(before_us, after_us, tail_us, kernel_us, tail_op, sync_every)), ["launch_bound"], [],
                   "a tiny CUDA-extension turn per step, run from Python with a sync per turn", dtype=None)
     paths = write_run(out, sc, steps=steps, run=run)
     return _steps_named(paths, prefix)

@@ -586,8 +586,10 @@ WORK_LABELS = ("compiled_step", "compiler", "dispatch_call", "gpu_user", "memcpy
 #: Fixes of the program's own launches whatever its job: a tag's rewrite of their rule (``step_gaps@inference``: the
 #: loop between forward passes) keeps them -- a Python launcher before each kernel (Triton called directly) costs the
 #: same in a training step, a forward pass or a benchmark, and the gap's other fixes do not name it.  So does a poll
-#: of an event until the GPU is done (``host_sync:poll``): one wait, or work meanwhile, whatever the job.
-JOB_FREE_FIXES = ("step_gaps:launcher", "host_sync:poll")
+#: of an event until the GPU is done (``host_sync:poll``): one wait, or work meanwhile, whatever the job; and a sync in
+#: every turn of a loop too small for its host cost (``launch_bound:step_sync``): once after the loop, whatever the
+#: loop runs -- ``launch_bound@inference`` rewrote the step's fixes and dropped it (h37-turn66).
+JOB_FREE_FIXES = ("step_gaps:launcher", "host_sync:poll", "launch_bound:step_sync")
 
 
 def job_free_fixes(fixes: "dict[str, tuple]") -> "dict[str, tuple]":

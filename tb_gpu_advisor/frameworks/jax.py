@@ -349,6 +349,13 @@ FIXES = {
     "eager_execution": (JIT_STEP,),
     "launch_bound:step": (SCAN_STEPS, action("Or raise the batch size, so each jitted call does more GPU work per "
                                              "dispatch.")),
+    # a step too small for its host cost that waits for the device in every turn (``launch_bound.sync_fixes``)
+    "launch_bound:step_sync": (action(
+        "Wait for the device once after the loop, not in every call: each block_until_ready(), float(x) or "
+        "np.asarray(x) inside it makes the host wait for the GPU and the GPU wait for the host's next call. JAX "
+        "dispatches asynchronously: keep the results on the device and read them once after the loop (or every N calls).",
+        "outs = [f(x) for x in inputs]     # no block_until_ready() or float() in the loop\n"
+        "jax.block_until_ready(outs)       # once, after the loop"),),
     "host_op_placement": (ON_DEVICE, TRANSFER_GUARD),
     "host_sync": (READ_EVERY_N, TRANSFER_GUARD, SCAN_STEPS),
     "excessive_memcpy": (TRANSFER_GUARD,),

@@ -666,6 +666,23 @@ def no_item(loop: Loop) -> Action:
 
 
 NO_ITEM = no_item(TRAINING_LOOP)
+#: A loop of steps too small for their host cost that syncs in every turn (``launch_bound:step_sync``): each
+#: ``torch.cuda.synchronize()`` or ``.item()`` makes the host wait for the GPU and the GPU for the host's next call, so
+#: neither runs ahead of the other; one sync after the loop lets the host queue the turns while the GPU runs them
+#: (h37-turn66: lutetjeff/cs521-mp2's benchmark loop, a ``cudaDeviceSynchronize`` closing each 10 us turn).
+SYNC_AFTER_LOOP = action(
+    "Synchronize once after the loop, not in every turn: each torch.cuda.synchronize() or .item() inside it makes the "
+    "host wait for the GPU and the GPU wait for the host's next call. Keep the results on the GPU and read them once "
+    "after the loop (or every N turns); to time the loop, record the GPU's events around it.",
+    "start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)\n"
+    "total = torch.zeros((), device='cuda')\n"
+    "start.record()\n"
+    "for x in inputs:\n"
+    "    out = step(x)                 # no torch.cuda.synchronize() or .item() in the loop\n"
+    "    total += out.sum()            # stays on the GPU\n"
+    "end.record()\n"
+    "torch.cuda.synchronize()          # once, after the loop\n"
+    "print(total.item(), start.elapsed_time(end) / len(inputs), 'ms per turn')")
 #: The program polls an event or a stream until the GPU is done (``host_sync:poll``): one wait, or work meanwhile.
 POLL_WAIT = action(
     "The host polls a CUDA event (or stream) with .query() until the GPU is done, launching nothing meanwhile: the "
@@ -1050,6 +1067,8 @@ FIXES = {
     "input_bound:frames": (PREPARE_OFF_PATH,),
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
     "launch_bound:step": (CUDA_GRAPHS, action("Or raise the batch size, so each launch does more GPU work.")),
+    # a step too small for its host cost that syncs in every turn (``launch_bound.sync_fixes``): once, after the loop
+    "launch_bound:step_sync": (SYNC_AFTER_LOOP,),
     # the wait comes before graph replays: the host's preparation of each, not a launch per kernel (h37-left60)
     "launch_bound:replay": (REPLAY_AHEAD,),
     # most small kernels are the optimizer's own, a few per parameter: the optimizer's update is what to batch

@@ -756,6 +756,9 @@ class Gaps:
     #: average ms of a gap the GPU idled while the program waited for the profiler's own work (the ledger's
     #: ``profiler``: a capture's cost, no host's time between steps; h37-ledger59)
     avg_profiler_ms: float = 0.0
+    #: average ms of a gap the host spent inside the framework's calls of its compiled functions (JAX's
+    #: ``PjitFunction``; ``metrics/breakdown._dispatch_in``): the next call's dispatch, where the framework names it
+    avg_dispatch_ms: float = 0.0
 
 
 # --------------------------------------------------------------------------- GPUs

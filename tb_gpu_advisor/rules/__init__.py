@@ -48,7 +48,7 @@ from tb_gpu_advisor.rules.base import (
     wait_covered,
 )
 from tb_gpu_advisor.rules.capture_quality import unmeasured_across_clocks
-from tb_gpu_advisor.rules import comm_exposed, launch_bound
+from tb_gpu_advisor.rules import comm_exposed, launch_bound, step_gaps
 from tb_gpu_advisor.rules.cold_start import first_call_why
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import IDLE_POOLS, mark_overlaps
@@ -155,13 +155,17 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     waits = host_waits_finding(metrics, out) if has_gpu else None
     if waits is not None:
         out.append(waits)  # by its own saving, whatever else fired, wherever the step boundaries fall
+    turn = turn_told_whole(metrics, out) if has_gpu else None  # a step too small for its host cost: all of it, once
     host_bound = host_bound_finding(metrics, out) if has_gpu else None
     if host_bound is not None:
+        out, host_bound = calls_told_whole(metrics, out, host_bound)  # compiled calls too small: their gaps its own
         out.append(host_bound)  # by its own saving, whatever else fired (a 4% warning hid 75% of host work)
     unrecorded = unrecorded_idle_finding(metrics, out) if has_gpu else None
     if unrecorded is not None:
         out = unrecorded_part_said_in_its_whole(out, unrecorded)
         out.append(unrecorded)  # whatever else fired: too few steps must not hide most of the window
+    elif turn is not None:
+        out = unrecorded_part_said_in_its_whole(out, turn, _TURN_AFTER_SYNCS)
     if has_gpu:  # clocks a step apart: no GPU idle measured against the host's work stands (capture_quality says so)
         unmeasured_across_clocks(metrics, out)
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out):
@@ -853,7 +857,68 @@ def _of_window(metrics: HostMetrics, left_ms: float) -> str:
     return f" That is {pct(min(total / window, 1.0))} of the {ms(window)} capture window."
 
 
-def unrecorded_part_said_in_its_whole(out: list[Finding], whole: Finding) -> list[Finding]:
+def calls_told_whole(metrics: HostMetrics, out: list[Finding], host_bound: Finding) -> tuple[list[Finding], Finding]:
+    """(``out``, the host-bound finding) -- where ``host_bound`` reads the step's host time as the dispatch of a few
+    compiled calls too small for it (its detail's ``dispatch_calls_per_step``: :func:`_host_bound`'s step-level
+    reading) and the gaps between steps are that dispatch and the loop between the calls (``step_gaps.call_gaps``),
+    ``out`` without the gaps' finding and the host-bound finding weighed again without its claim, so it holds the
+    gaps' time as its own and says so.  Unchanged otherwise.
+
+    Why: one cause, one finding (h37-turn66, wild ``jax_mi300x``: host-bound critical 215 us for "the dispatch of its
+    2.2 jitted calls", and gaps between steps critical 91 us of "Python between jitted calls" -- 958 of the gaps'
+    1,364 us inside the next ``PjitFunction(dot)``, the rest the loop's frame).  The ledger books both as the host's
+    work, so the saving is the same whole (306 us), now told once."""
+    if not (host_bound.metric and host_bound.metric.detail.get("dispatch_calls_per_step")):
+        return out, host_bound
+    cand = step_gaps.call_gaps(metrics)
+    gaps = next((f for f in out if cand is not None and f.rule == "step_gaps" and f.id == cand.id), None)
+    if gaps is None or gaps.saving is None:
+        return out, host_bound
+    rest = [f for f in out if f is not gaps]
+    whole = host_bound_finding(metrics, rest)
+    if whole is None:
+        return out, host_bound
+    g, ctx = metrics.gaps, Ctx(metrics)
+    share = g.avg_dispatch_ms / g.avg_gap_ms if g.avg_gap_ms else 0.0
+    steps = f"{ctx.step_noun}s"
+    whole.summary += (f" {ms(gaps.saving.ms_per_step)} {ctx.per_step} of it lies between the {steps}' GPU work "
+                      f"({pct(share)} of those gaps inside the next {ctx.fw.label('dispatch_call')}'s dispatch, the "
+                      f"rest the host's other code between the calls): the same cost of running a {ctx.step_noun} this "
+                      f"small from the host, told here rather than as gaps between {steps}.")
+    whole.metric.detail = {**whole.metric.detail, "between_step_host_ms": gaps.saving.ms_per_step}
+    if _SEVERITY_RANK[gaps.severity] > _SEVERITY_RANK[whole.severity]:  # the gaps' grade is its part's: a fold never
+        whole.severity = whole.metric.status = gaps.severity  # tells the same time as a lesser problem
+    return rest, whole
+
+
+def turn_told_whole(metrics: HostMetrics, out: list[Finding]) -> Finding | None:
+    """The launch check's step-level finding where it holds a step too small for its host cost with the gaps between
+    steps (``launch_bound.holds_turn``), told with the rest of the step's unrecorded host time too: the ledger's
+    ``other`` no other finding in ``out`` claims, less the waits the OS traced and the reads of managed memory (a cause
+    of their own) -- ``launch_bound.tell_rest``.  None where no such finding is in ``out``.
+
+    Why here: only the account of every finding sees what the others claim of the host's time (as the unrecorded-idle
+    and host-bound findings are weighed, after it: they then find that time claimed).  h37-turn66: on lutetjeff/cs521-
+    mp2 ``cuda.json`` the launch finding held 44 us of the turns' unrecorded code and a warning told 19 us more of
+    the same code as unknown; by the ledger both are the turns' ``other``, one cost of running a turn this small."""
+    owner = next((f for f in out if launch_bound.holds_turn(f)), None)
+    if owner is None:
+        return None
+    rest = min(metrics.breakdown.other, _unrecorded_left_ms(metrics, out) - metrics.breakdown.managed_read)
+    launch_bound.tell_rest(Ctx(metrics), owner, max(0.0, rest))
+    return owner
+
+
+#: How a step-level finding holding the turn's unrecorded time says the part of it after the syncs
+#: (:func:`unrecorded_part_said_in_its_whole`): the syncs close each turn, and the code after them is the loop's.
+_TURN_AFTER_SYNCS = (" {part} of that unrecorded time follows the host's syncs and blocking copies: not their wait, "
+                     "but the code the host runs after each, before its next call.")
+#: The words of the unrecorded-idle warning for the same part.
+_AFTER_SYNCS = (" {part} of it follows the host's syncs and blocking copies: neither their cost nor the copies', but "
+                "code the host ran after them.")
+
+
+def unrecorded_part_said_in_its_whole(out: list[Finding], whole: Finding, words: str = _AFTER_SYNCS) -> list[Finding]:
     """``out`` without host_sync's note of the GPU idle after the host's syncs and blocking copies that nothing
     recorded, where ``whole`` (the unrecorded-idle finding) already holds that time: the note's part is said in the
     whole's text instead.  A note larger than the whole is no part of it and stays.
@@ -862,7 +927,9 @@ def unrecorded_part_said_in_its_whole(out: list[Finding], whole: Finding) -> lis
     call, op, range or OS call of the capture covers the host's time" and a note "After the host's syncs and
     blocking copies the GPU idles 15.4 ms ... while the host runs code the profiler did not record", both with the
     same trace window "unrecorded host time, step 0 (19.0 ms)": a part said as a finding of its own beside its whole,
-    its window showing the whole's time."""
+    its window showing the whole's time.  ``whole`` may also be the step-level launch finding that holds a tiny turn's
+    unrecorded time (:func:`turn_told_whole`), with its own ``words`` for the part (h37-turn66: ``cuda.json``'s note
+    "After the host's syncs ... 44 us" beside the launch finding holding those 44 us)."""
     part = next((f for f in out if f.rule == "host_sync" and f.id.endswith("#unrecorded_host_share")), None)
     if part is None or part.metric is None or whole.metric is None:
         return out
@@ -870,8 +937,7 @@ def unrecorded_part_said_in_its_whole(out: list[Finding], whole: Finding) -> lis
     whole_ms = float(whole.metric.detail.get("unrecorded_ms") or 0.0)
     if part_ms <= 0 or part_ms > whole_ms * 1.001:
         return out
-    whole.summary += (f" {ms(part_ms)} of it follows the host's syncs and blocking copies: neither their cost nor the "
-                      f"copies', but code the host ran after them.")
+    whole.summary += words.format(part=ms(part_ms))
     return [f for f in out if f is not part]
 
 
@@ -1049,6 +1115,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     else:
         actions = _launch_fix(ctx, host_ms, "launch_bound")
     launcher = _launcher_part(ctx.m, unrecorded_ms)
+    detail = _launcher_whole(unrecorded_ms, launcher, ctx.m.launcher_launches)
     loop = None if unseen or elsewhere else launch_bound.host_loop(ctx.m, host_ms)
     if loop is not None:  # the host runs the compiled programs' loops: the step is jitted already, the loop is the fix
         actions, what = ctx.fw.fix("launch_bound:host_loop"), " (XLA running loop iterations from the host)"
@@ -1056,6 +1123,8 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     elif not (unseen or elsewhere) and launch_bound.step_level(ctx.m):
         actions, what, how = (_launch_fix(ctx, host_ms, "launch_bound:step"), _step_dispatch_words(ctx),
                               "more GPU work per call")
+        actions = actions + [a for a in launch_bound.sync_fixes(ctx, ctx.m) if a not in actions]
+        detail["dispatch_calls_per_step"] = ctx.m.dispatch.calls_per_step  # read as those calls' dispatch
     if not fixes_left(ctx, actions):  # every launch fix in use (compiled, replayed as graphs): find the host's code
         actions = [*actions, *(ctx.record_host_fix() or [RECORD_HOST])]
         how = f"moved out of the {unit} or overlapped with the GPU's work"
@@ -1070,7 +1139,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         f"{launch_bound.host_loop_words(ctx, loop) if loop is not None else ''}{traced_python(ctx, host_ms)}"
         f"{profiler_words(ctx)}",
         title=f"Host-bound: the GPU waits for the host's own work inside the {unit}",
-        metric=_device_share_metric(dev, sev, _launcher_whole(unrecorded_ms, launcher, ctx.m.launcher_launches)),
+        metric=_device_share_metric(dev, sev, detail),
         saving=saving(ctx, host_ms, f"the host's own work moves off the GPU's critical path ({how})",
                       [("host", "host_own", host_ms)]),
         evidence=ranges_table(ctx) + os_waits_table(ctx),

@@ -32,9 +32,14 @@ and, where the code holds more of the GPU's idle before launches than the calls 
 does replay away: its wait is graded and saved whole.
 Where the step is too small for its dispatch (a few calls whose host dispatch outlasts the step's GPU compute) and the
 gaps between steps are the host's unrecorded code around those calls, the finding tells them too, as the rest of the
-same turn's host cost: their time said, their saving added in the gaps' own pool (the ledger keeps the two parts apart,
-so they never sum past the idle they share), the way to record that code among the fixes -- and the gaps' check says
-nothing of its own there (it reads this finding, run first, and hands it the gaps: ``tell_gaps``).
+same turn's host cost: their time said, their saving added in the gaps' own pool (the ledger keeps the two parts
+apart, so they never sum past the idle they share), the way to record that code among the fixes -- and the gaps' check
+says nothing of its own there (it reads this finding, run first, and hands it the gaps: ``tell_gaps``). The rest of
+the steps' unrecorded host time (the code around the calls within the steps, a last turn's tail after its sync), what
+no other finding claims once all have spoken, is the same cost and told there too (``rules.turn_told_whole``), with
+the note of the code after the syncs as its part: each microsecond of the turn once. Where the program syncs in every
+turn, the framework's fix for that -- once, after the loop (``launch_bound:step_sync``) -- is among the step-level
+fixes.
 """
 
 from __future__ import annotations
@@ -251,9 +256,7 @@ def tell_gaps(ctx: Ctx, f: Finding, gaps: Finding, record: list) -> None:
     own = [(r["group"], r["pool"], r["ms"]) for r in f.saving.recovers]
     theirs = [(r["group"], r["pool"], r["ms"]) for r in gaps.saving.recovers]
     steps = f"{ctx.step_noun}s"
-    f.saving = saving(ctx, f.saving.ms_per_step + gap_ms,
-                      f"{f.saving.assumption}; and the host's unrecorded time between the {steps} cut from each "
-                      f"{ctx.step_noun} (what it runs there moved out of the loop or run once every N {steps})",
+    f.saving = saving(ctx, f.saving.ms_per_step + gap_ms, f"{f.saving.assumption}; and {_turn_assumption(ctx)}",
                       own + theirs)
     f.title = (f"The {ctx.step_noun} is too small for its host cost: the GPU waits for the dispatch of its few kernels "
                f"and for the host's code between {steps}")
@@ -262,8 +265,56 @@ def tell_gaps(ctx: Ctx, f: Finding, gaps: Finding, record: list) -> None:
                   f"between them): the rest of the same cost of running a {ctx.step_noun} this small from the host, "
                   f"told here rather than as gaps between {steps}.")
     if f.metric is not None:
-        f.metric.detail = {**(f.metric.detail or {}), "between_step_host_ms": gap_ms}
+        f.metric.detail = {**(f.metric.detail or {}), "between_step_host_ms": gap_ms, "unrecorded_ms": gap_ms}
     f.actions = f.actions + [a for a in record if a not in f.actions]
+
+
+def _turn_assumption(ctx: Ctx, within: bool = False) -> str:
+    """The clause of the saving's assumption for the host's unrecorded time the step-level finding holds: the gaps
+    between steps (:func:`_tell_gaps`), and ``within`` them too (:func:`tell_rest`) -- one function, so the second
+    fold rewrites the first's words exactly."""
+    steps = f"{ctx.step_noun}s"
+    where = f"between the {steps} and around the calls within them" if within else f"between the {steps}"
+    return (f"the host's unrecorded time {where} cut from each {ctx.step_noun} (what it runs there moved out of the "
+            f"loop or run once every N {steps})")
+
+
+def holds_turn(f: Finding) -> bool:
+    """Whether ``f`` is this check's step-level finding holding the gaps between steps as the rest of the turn's host
+    cost (:func:`_tell_gaps` said them)."""
+    return f.rule == ID and f.saving is not None and f.metric is not None and \
+        "between_step_host_ms" in (f.metric.detail or {})
+
+
+def tell_rest(ctx: Ctx, f: Finding, rest_ms: float) -> None:
+    """``f`` (a finding that :func:`holds_turn`) told with the rest of the step's unrecorded host time too: the GPU's
+    idle inside the steps while the host runs code no event explains and no other finding claims (``rest_ms``, per
+    step, the caller's account of the ledger's ``other``), added to its saving in the gaps' pool (the host's
+    unrecorded time around each call is one time, wherever a step boundary cuts it) and said in one sentence.
+
+    Why: in a step too small for its dispatch, the code around the few calls is the same per-turn host cost wherever
+    it lies -- the gap before a call, the stretch between two calls, the tail after a sync that no next step closes
+    (the capture's last turn).  h37-turn66, lutetjeff/cs521-mp2 ``cuda.json``: the launch finding held the 44 us
+    between the turns, and a warning "the GPU idles while the host does what the capture did not record" told 19 us
+    more of the same turns (the last turn's 21 us tail, the 3-4 us between each turn's two calls, the syncs' 3 us)
+    as a cause of its own; the ledger books all 62.5 us alike (``other``).  The warning then has nothing left to say."""
+    if f.saving is None or ms(rest_ms) == ms(0.0):
+        return
+    parts = [(r["group"], r["pool"], r["ms"]) for r in f.saving.recovers]
+    parts = [(g, p, v + rest_ms if (g, p) == ("host", "host_work") else v) for g, p, v in parts]
+    if ("host", "host_work") not in {(g, p) for g, p, _ in parts}:
+        parts.append(("host", "host_work", rest_ms))
+    f.saving = saving(ctx, f.saving.ms_per_step + rest_ms,
+                      f.saving.assumption.replace(_turn_assumption(ctx), _turn_assumption(ctx, within=True)), parts)
+    f.title = (f"The {ctx.step_noun} is too small for its host cost: the GPU waits for the dispatch of its few kernels "
+               f"and for the host's code around them")
+    f.summary += (f" Within its {ctx.step_noun}s the GPU idles another {ms(rest_ms)} {ctx.per_step} while the host "
+                  f"runs code around its calls that no op explains: the same cost, told here too.")
+    if f.metric is not None:
+        d = dict(f.metric.detail or {})
+        d["in_step_host_ms"] = rest_ms
+        d["unrecorded_ms"] = float(d.get("between_step_host_ms") or 0.0) + rest_ms
+        f.metric.detail = d
 
 
 def _few_kernels_title(kps: float) -> str | None:
@@ -474,8 +525,26 @@ def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, 
                     f"{ctx.mean_words(d.calls_per_step)} costing {ms(d.host_ms_per_step)} "
                     f"of host {spent}, more than its {ms(m.breakdown.device_compute)} of GPU compute: the whole "
                     f"{ctx.step_noun} is too small for its {too_small_for}.")
-        actions = ctx.fw.fix(f"{ID}:step")
+        actions = ctx.fw.fix(f"{ID}:step") + sync_fixes(ctx, m)
     return sev, few_small, actions, words + step_txt
+
+
+def sync_fixes(ctx: Ctx, m: HostMetrics) -> list:
+    """The framework's fix for a step too small for its host cost that syncs in every turn (``launch_bound:step_sync``:
+    once, after the loop) -- where the program's own syncs (not an op's read of a size, not a poll: those have fixes of
+    their own) number at least one a step over two or more kept steps; [] otherwise, or where the framework writes
+    none.  The caller asks only of a step-level verdict.
+
+    Why: a benchmark's turn of ~10 us of GPU work closed by ``torch.cuda.synchronize()`` (lutetjeff/cs521-mp2
+    ``cuda.json``, h37-turn66) was told CUDA graphs and a bigger batch, never the sync itself: each one makes the host
+    wait for the GPU and the GPU for the host's next call, so neither runs ahead.  The sync there waited for nothing
+    (the GPU was done), so no sync finding fires; the fix belongs to the step's verdict."""
+    s = m.syncs
+    own = s.calls_per_step - s.in_op_calls_per_step - s.poll_calls_per_step
+    # a turn's sync is "every turn" only where turns repeat: one kept step (a lone first call, wild
+    # compiled_a100_triton's one compiled pass) shows no loop to sync once after
+    turns = m.steps.count >= 2 and first_call_why(m) is None
+    return ctx.fw.extra(f"{ID}:step_sync") if own >= 1.0 and turns else []
 
 
 def _after_txt(after: float, per: str = "per step") -> str:

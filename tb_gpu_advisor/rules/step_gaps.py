@@ -20,11 +20,14 @@ blocking copies inside the gaps: a step that ends in ``jax.block_until_ready`` o
 its wait's check claims that idle).  The words and the first fix follow what the gaps hold: where the host's own ops
 fill them and no wait leaves its idle there, the framework's words for CPU ops between steps and its fix that moves
 them (``step_gaps:cpu_ops``), not its words for syncs (issue #37 class 3).  With one step kept, every gap lies beside
-a step left out: low confidence, never critical.  Where the step is too small for its dispatch and the launch check
+a step left out: low confidence, never critical. Where the step is too small for its dispatch and the launch check
 tells that verdict (``launch_bound.tells_step``; this check reads its finding, the evaluator running it first), gaps
 that are the host's unrecorded code around the step's few calls are the rest of that turn's host cost: the launch
 check's finding tells them, with their own saving (``launch_bound.tell_gaps``), and this check says nothing of its own
-(one cause, one account).
+(one cause, one account). Likewise where the framework names the calls of its compiled functions (JAX's
+``PjitFunction``) and most of the gaps' host time lies inside the next call's dispatch (``Gaps.avg_dispatch_ms``), the
+rest the loop between the calls, no wait or cause of its own: where the host-bound finding reads the step's host time
+as those calls' dispatch, it holds the gaps too (``call_gaps``, ``rules.calls_told_whole``).
 """
 
 from __future__ import annotations
@@ -107,6 +110,34 @@ def _told_by_launch(m: HostMetrics, gaps: Finding, launch: "list[Finding] | tupl
     ctx = Ctx(m)
     launch_bound.tell_gaps(ctx, lf, gaps, ctx.record_host_fix() or [RECORD_HOST])
     return True
+
+
+def call_gaps(m: HostMetrics) -> Finding | None:
+    """The gaps' finding where its host work is the dispatch of the next compiled call and the loop between the calls
+    (:func:`_calls_dispatch`), for the host-bound finding to tell as its own part where it reads the step's host time as
+    those calls' dispatch (``rules.calls_told_whole``); None where the gaps hold something else, or nothing worth a
+    finding.
+
+    Why: wild ``jax_mi300x`` (a loop of ``jnp.dot`` calls on an MI300X, Python traced; h37-turn66 read it by hand):
+    the 15 gaps hold 1,364 us, 958 us of it inside the next ``PjitFunction(dot)`` before its launch, most of the rest
+    only the loop's own frame (``run_gemms``) between the calls, a few us JAX's runtime callbacks -- no function of
+    the program's own.  The host-bound finding named that cost ("the dispatch of its 2.2 jitted calls ... the step is
+    compiled already"), and the gaps' finding told 91 us more of it, critical, as "Python between jitted calls": one
+    cause, two findings."""
+    got = _gaps_finding(m)
+    return got[0] if got is not None and _calls_dispatch(m, got[1]) else None
+
+
+def _calls_dispatch(m: HostMetrics, why: "_Diagnosis") -> bool:
+    """Whether the gaps' host time is mostly the framework's dispatch of its compiled calls (``Gaps.avg_dispatch_ms``:
+    at least half of the gap's host-caused time, where the framework names those calls) and no cause of its own: no
+    OS wait, no reads of managed memory, no communication, no clock's pace, no time nothing recorded -- between two or
+    more kept steps read with some confidence, as :func:`_turn_cost` asks."""
+    g = m.gaps
+    host = (g.avg_gap_ms or 0.0) - (g.avg_input_wait_ms or 0.0) - g.avg_held_ms - g.avg_profiler_ms
+    return (Ctx(m).fw.has_dispatch and why.host_work and not why.unrecorded and not why.waited and not why.managed_ms
+            and not why.paced and why.comm_ms < 0.5 * (g.avg_gap_ms or 0.0) and host > 0
+            and g.avg_dispatch_ms >= 0.5 * host and m.steps.count >= 2 and m.steps.confidence != "low")
 
 
 def _turn_cost(m: HostMetrics, why: "_Diagnosis") -> bool:

@@ -66,7 +66,9 @@ def test_the_two_parts_never_sum_past_the_idle_they_share(tiny):
     assert lb.saving.ms_per_step <= idle + 1e-6
     parts = {r["pool"]: r["ms"] for r in lb.saving.recovers}
     assert parts["launch"] <= b["launch_wait"] + 1e-6
-    assert parts["host_work"] <= b["other"] + b["host_compute"] + 1e-6
+    # the saving's parts print to the microsecond (0.07279 ms of ``other`` is claimed as 0.073 since h37-turn66 folded
+    # the rest of the turn's unrecorded time in): half a microsecond of rounding, no more
+    assert parts["host_work"] <= b["other"] + b["host_compute"] + 5e-4
 
 
 @pytest.mark.parametrize("kw", [{"kernel_us": 300.0}, {"tail_op": "aten::copy_", "tail_us": 60.0}],
@@ -84,7 +86,8 @@ def test_gaps_of_their_own_keep_their_finding(tmp_path, kw):
 @pytest.mark.skipif(not os.path.isdir(os.path.join(_REAL, "cuda")), reason="the rebuilt lutetjeff trace is not here")
 def test_the_real_cuda_extension_turn_is_told_once():
     """lutetjeff/cs521-mp2 ``cuda.json``: main 2 criticals (step_gaps 44 us, launch_bound 15 us); now the launch
-    finding alone, critical, saving both parts (59 us), the step (106 us over 2 kept turns) as before."""
+    finding alone, critical, saving both parts, the step (106 us over 2 kept turns) as before.  Since h37-turn66 it
+    holds the turns' other 18 us of unrecorded host time too (``test_tiny_turn_told_once``): 15 + 62 us."""
     report = _report(_REAL, "cuda")
     host = report.hosts[0]
     assert host.steps["count"] == 2 and host.steps["source"] == "nvtx_range"
@@ -93,8 +96,9 @@ def test_the_real_cuda_extension_turn_is_told_once():
     crit = [f for f in report.findings if f.severity == "critical"]
     assert [f.rule for f in crit] == ["launch_bound"]
     parts = {r["pool"]: r["ms"] for r in crit[0].saving.recovers}
-    assert parts["host_work"] == pytest.approx(0.044, abs=0.002)
-    assert crit[0].saving.ms_per_step == pytest.approx(0.059, abs=0.002)
+    assert parts["host_work"] == pytest.approx(0.062, abs=0.002)
+    assert crit[0].metric.detail["between_step_host_ms"] == pytest.approx(0.044, abs=0.002)
+    assert crit[0].saving.ms_per_step == pytest.approx(0.077, abs=0.002)
 
 
 def test_each_check_is_computed_once_on_the_tiny_turn(tmp_path, monkeypatch):

@@ -2969,6 +2969,12 @@ def _rocm_kernel(name: str) -> str:
             f"AFC1_AFEM1_ASEM1_CLR1_CADS0")
 
 
+#: PyTorch's cuDNN ops (``aten::cudnn_convolution``, ``aten::_cudnn_rnn``): a CUDA build's; ROCm's build runs MIOpen's
+#: ops for the same layers (``aten::miopen_convolution``, ``aten::miopen_rnn``: the kept MI300X traces), a build for
+#: a GPU of no known vendor PyTorch's overridable or native ops (:data:`_UNKNOWN_OPS`).
+_CUDNN_OP = re.compile(r"^aten::_?cudnn_")
+
+
 def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` (a :func:`trace_doc`) as ROCm's PyTorch writes the same job (roctracer, PyTorch 2.4-2.7, and
     rocprofiler-sdk after it: pytorch/kineto ``libkineto/src/RocprofActivity_inl.h``), in place: HIP's calls in
@@ -2976,7 +2982,7 @@ def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
     the CUDA versions, an MI300X's properties, and copies named by their *sides*, ``Memcpy HtoD (Host -> Device)``
     with ``kind`` -- the host memory's kind (pinned or pageable) is nowhere in the name; NVIDIA's library kernels as
     ROCm's libraries name the same work (:func:`_rocm_kernel`: Tensile GEMMs, MIOpen convolutions; h37-inuse63 --
-    ``ampere_sgemm_*`` on an MI300X before).  The job is the same."""
+    ``ampere_sgemm_*`` on an MI300X before), its cuDNN ops as MIOpen's (:data:`_CUDNN_OP`).  The job is the same."""
     doc["deviceProperties"] = [{"id": p.get("id", 0), **MI300X} for p in doc.get("deviceProperties", [{}])]
     for k in ("cuda_driver_version", "cuda_runtime_version", "cupti_version"):
         doc.pop(k, None)
@@ -2992,6 +2998,8 @@ def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
                 a["cid"] = a.pop("cbid")
         elif e.get("cat") == "kernel":
             e["name"] = _rocm_kernel(e["name"])
+        elif e.get("cat") == "cpu_op":
+            e["name"] = _CUDNN_OP.sub("aten::miopen_", e["name"])
         elif e.get("cat") == "gpu_memcpy" and e["name"][len("Memcpy "):][:4] in _HIP_SIDES:
             kind = e["name"][len("Memcpy "):][:4]
             e["name"] = "Memcpy {} ({} -> {})".format(kind, *_HIP_SIDES[kind])
@@ -4951,6 +4959,10 @@ _NV_FAMILY = ((re.compile(r"^(?:maxwell|pascal|volta|turing|ampere|hopper|blackw
               (re.compile(r"cutlass", re.I), "tiled"), (re.compile(r"cudnn", re.I), "dnn"),
               (re.compile(r"cublas", re.I), "blas"),
               (re.compile(r"^nccl"), "ccl"))
+#: PyTorch's cuDNN ops -> what a build for another backend dispatches the same layer to (an out-of-tree device's
+#: convolution is ``aten::convolution_overrideable``; any other cuDNN op its native twin).
+_UNKNOWN_OPS = ((re.compile(r"^aten::cudnn_convolution(_backward)?$"), r"aten::convolution\1_overrideable"),
+                (_CUDNN_OP, "aten::native_"))
 #: The runtime of a GPU no vendor's table knows: its calls' prefix (CUDA's calls as such a runtime spells them).
 UNKNOWN_RUNTIME = "xrt"
 
@@ -4960,7 +4972,7 @@ def as_unknown_vendor(doc: dict[str, Any], model: str | None = None) -> dict[str
     ``deviceProperties`` (or one GPU named ``model``, a model no vendor's table claims), no CUDA version keys, the
     runtime's calls its own (``xrtLaunchKernel`` for ``cudaLaunchKernel``), NVIDIA's library kernels under names no
     vendor's library gives (``sgemm_128x64_tn`` for ``ampere_sgemm_128x64_tn``), NCCL's as a collective library's
-    (``ccl...``), no ``nccl`` backend.  Truth by construction: nothing in the file names a vendor (h37-vendor64)."""
+    (``ccl...``), no ``nccl`` backend, its cuDNN ops the backend's own (:data:`_UNKNOWN_OPS`).  Truth by construction: nothing in the file names a vendor (h37-vendor64)."""
     if model is None:
         doc.pop("deviceProperties", None)
     else:
@@ -4976,6 +4988,9 @@ def as_unknown_vendor(doc: dict[str, Any], model: str | None = None) -> dict[str
             e["name"] = re.sub(r"^cuda|^cu(?=[A-Z])", UNKNOWN_RUNTIME, e["name"])
         elif e.get("cat") == "kernel":
             for pattern, repl in _NV_FAMILY:
+                e["name"] = pattern.sub(repl, e["name"])
+        elif e.get("cat") == "cpu_op":
+            for pattern, repl in _UNKNOWN_OPS:
                 e["name"] = pattern.sub(repl, e["name"])
     return doc
 

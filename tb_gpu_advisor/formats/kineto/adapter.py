@@ -267,10 +267,11 @@ def _cat_mask(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
 
 def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     """The trace of a parsed Kineto file."""
-    producer = _producer(kt)
+    vendor = _file_vendor(kt)
+    producer = _producer(kt, vendor)
     _legacy_host_ops(kt)
     _old_user_scopes(kt)
-    unnamed = _unnamed_gpu(kt)
+    unnamed = _unnamed_gpu(vendor)
     kt.cats = [OLD_CATS.get(c, PLUGIN_RUNTIME_CATS.get(c, c)) for c in kt.cats]
     is_host = _cat_mask(kt, HOST_CATS)
     is_dev = _cat_mask(kt, DEVICE_CATS)
@@ -402,14 +403,16 @@ def _python_spans(kt: KinetoTrace, start_ps: np.ndarray, end_ps: np.ndarray, lin
     return Spans(start=start_ps[rows], end=end_ps[rows], name=kt.name[rows].astype(np.int32), line=line_of[inv])
 
 
-def _producer(kt: KinetoTrace) -> dict[str, str]:
+def _producer(kt: KinetoTrace, vendor: str | None = None) -> dict[str, str]:
     """What the file says of the PyTorch that wrote it (``Trace.producer``), before the old categories are renamed.
 
     The Kineto header names no PyTorch version; some writers add one (TraceLens' ``metadata.torch_env_info``), and the
     categories date the schema: ``Runtime`` is PyTorch 1.8-1.10's name (``cuda_runtime`` 1.11's on: pytorch/kineto
     #68329, 2021-11-18), and ``Operator`` became ``cpu_op`` within that range, in 1.10 (#59360, 2021-06-08): ``cpu_op``
-    beside ``Runtime`` is PyTorch 1.10's (h37-survey70: misskies/faceipr-pytorch, for-the-juan/Useprofile)."""
-    out: dict[str, str] = {}
+    beside ``Runtime`` is PyTorch 1.10's (h37-survey70: misskies/faceipr-pytorch, for-the-juan/Useprofile).
+    ``vendor``: :func:`_file_vendor`'s answer, kept as ``gpu_vendor`` (the file's vendor besides its GPUs' names,
+    ``unknown`` where nothing names one) -- what a window with no GPU record is told in (``job.kind``)."""
+    out: dict[str, str] = {"gpu_vendor": vendor} if vendor else {}
     if any(c in OLD_CATS for c in kt.cats):
         out["schema"] = "kineto<1.11"
     info = _first_info(kt)
@@ -422,7 +425,7 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
     out.update(_records_loss(kt.meta))
     out.update(_legacy_profiler(kt))
     out.update(_synced_unrecorded(kt))
-    out.update(_cuda_unrecorded(kt))
+    out.update(_cuda_unrecorded(kt, vendor))
     out.update(_backend_memory(kt))
     seen = _visible_gpus(kt.meta.get("deviceProperties"))
     if seen:  # the GPUs the profiled process saw: a window without GPU work then had one to use
@@ -532,7 +535,7 @@ def _synced_unrecorded(kt: KinetoTrace) -> dict[str, str]:
 _KINETO_HEADER = frozenset(("schemaVersion", "deviceProperties"))
 
 
-def _cuda_unrecorded(kt: KinetoTrace) -> dict[str, str]:
+def _cuda_unrecorded(kt: KinetoTrace, vendor: str | None = None) -> dict[str, str]:
     """Why a Kineto trace of host ops holds no GPU-side record of any kind -- no runtime or driver call, kernel, copy,
     fill or counter range: ``unrecorded_cause`` (in words), ``unrecorded_fix`` (``"cuda_unrecorded"``, a key of
     :data:`formats.kineto.WINDOW_FIXES`) and ``unrecorded_activity`` ("CUDA": the activity the profiler was not set to
@@ -557,10 +560,13 @@ def _cuda_unrecorded(kt: KinetoTrace) -> dict[str, str]:
         return {}
     seen = _visible_gpus(kt.meta.get("deviceProperties"))
     # the runtime and tracer of the GPUs the header lists (ROCm's PyTorch lists its AMD GPUs there and traces HIP
-    # through roctracer under the same ProfilerActivity.CUDA), CUDA's where it lists none a vendor names
-    vendor = devices.vendor_called(devices.vendor_claimed(listed_gpu_models(seen)) if seen else None)
-    runtime, tracer = vendor.TERMS["runtime"], vendor.TERMS["gpu_tracer"]
-    versions = _cuda_versions(kt.meta) if vendor is devices.nvidia else ""
+    # through roctracer under the same ProfilerActivity.CUDA), else of the vendor the file shows otherwise
+    # (``vendor``: its ops, header keys, backend), CUDA's only where one of those says NVIDIA: a file that names no
+    # vendor was told "no CUDA call ... CUPTI" of a GPU nothing says is NVIDIA's (h37-vendor66)
+    listed = devices.vendor_claimed(listed_gpu_models(seen)) if seen else None
+    terms = devices.vendor_called(listed or vendor or devices.UNKNOWN)
+    runtime, tracer = terms.TERMS["runtime"], terms.TERMS["gpu_tracer"]
+    versions = _cuda_versions(kt.meta) if terms is devices.nvidia else ""
     return {"unrecorded_cause": (f"the trace, as torch.profiler wrote it, holds no {runtime} call, kernel or copy at "
                                  "all -- only the host's ops"
                                  + (f", though its header lists the GPUs the process could use ({seen})" if seen else "")
@@ -1006,23 +1012,32 @@ _PLUGIN_VENDOR_GPU = {"xpu_runtime": "Intel GPU", "xpu_driver": "Intel GPU"}
 #: The categories (before :data:`OLD_CATS` renames them) of the runtime's calls and of the GPU's kernels.
 _CALL_CATS = ("cuda_runtime", "cuda_driver", "xpu_runtime", "xpu_driver", "Runtime")
 _KERNEL_CATS = ("kernel", "Kernel")
+#: ... and of the framework's host ops (``Operator`` PyTorch 1.8-1.9's name).
+_OP_CATS = ("cpu_op", "Operator")
 
 
-def _unnamed_gpu(kt: KinetoTrace) -> str | None:
-    """What to call a GPU the file does not name, by its vendor: ROCm's header keys say AMD (vLLM's MI300X traces leave
+def _unnamed_gpu(vendor: str | None) -> str | None:
+    """What to call a GPU the file does not name, by its vendor (:func:`_file_vendor`'s ``vendor``): None where it says NVIDIA (the
+    default an unnamed GPU is read as) or the evidence disagrees; ``devices.unknown.GPU_NAME`` where nothing names a
+    vendor (h37-vendor64: such a GPU was NVIDIA's, and told CUDA, Tensor Cores and ``nsys``)."""
+    if vendor == devices.UNKNOWN:
+        return devices.unknown.GPU_NAME
+    return f"{vendor} GPU" if vendor and vendor != devices.nvidia.VENDOR else None
+
+
+def _file_vendor(kt: KinetoTrace) -> str | None:
+    """The ``VENDOR`` the file shows besides its GPUs' names: ROCm's header keys say AMD (vLLM's MI300X traces leave
     the name empty), the ``xpupti`` plugin's categories Intel, CUDA's header keys NVIDIA, else every other evidence the
     file holds (``devices.vendor_known``): its runtime's calls (``hipLaunchKernel``), kernels only one vendor names
-    (ROCclr's ``__amd_rocclr_copyBuffer``, cuBLAS's ``ampere_sgemm_*``), the distributed backend (``rccl``; ``nccl``
-    alone).  None where it says NVIDIA (the default an unnamed GPU is read as) or the evidence disagrees;
-    ``devices.unknown.GPU_NAME`` where nothing names a vendor (h37-vendor64: such a GPU was NVIDIA's, and told CUDA,
-    Tensor Cores and ``nsys``)."""
+    (ROCclr's ``__amd_rocclr_copyBuffer``, cuBLAS's ``ampere_sgemm_*``), host ops only one vendor's build has
+    (``aten::cudnn_convolution``), the distributed backend (``rccl``; ``nccl`` alone); ``devices.UNKNOWN`` where
+    nothing names a vendor, None where the evidence disagrees.  Read before :data:`OLD_CATS` renames the categories."""
     if any(k in kt.meta for k in _ROCM_KEYS):
-        return "AMD GPU"
-    plugin = next((_PLUGIN_VENDOR_GPU[c] for c in kt.cats if c in _PLUGIN_VENDOR_GPU), None)
-    if plugin:
-        return plugin
+        return devices.amd.VENDOR
+    if any(c in _PLUGIN_VENDOR_GPU for c in kt.cats):
+        return devices.intel.VENDOR
     if any(k in kt.meta for k in _CUDA_KEYS):
-        return None
+        return devices.nvidia.VENDOR
     names = np.asarray(kt.names, dtype=object)
 
     def named(cats: tuple[str, ...]) -> list[str]:
@@ -1030,10 +1045,8 @@ def _unnamed_gpu(kt: KinetoTrace) -> str | None:
 
     info = _first_info(kt)
     backend = info.get("backend") if isinstance(info, dict) else None
-    vendor = devices.vendor_known(named(_CALL_CATS), named(_KERNEL_CATS), [backend] if isinstance(backend, str) else [])
-    if vendor == devices.UNKNOWN:
-        return devices.unknown.GPU_NAME
-    return f"{vendor} GPU" if vendor and vendor != devices.nvidia.VENDOR else None
+    return devices.vendor_known(named(_CALL_CATS), named(_KERNEL_CATS), [backend] if isinstance(backend, str) else [],
+                                named(_OP_CATS))
 
 
 def _device_properties(kt: KinetoTrace, unnamed: str | None = None) -> dict[int, DeviceInfo]:

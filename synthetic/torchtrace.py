@@ -908,12 +908,24 @@ XLA_TURN = (("wrapped_broadcast", 2.0, "cuLaunchKernel"), ("loop_transpose_fusio
             ("ampere_sgemm_128x64_tn", 240.0, "cudaLaunchKernel"))
 
 
-def _xla_turn(aten_op: str | None) -> Callable[[Rank], None]:
+#: :func:`write_xla_work`'s ``front_end`` -> the Python frame of its package ``torch.profiler(with_stack=True)`` records
+#: around each call of the compiled function (the program's call into its framework), and the turns' range prefix.
+XLA_FRONT_ENDS = {
+    "jax": ("/usr/lib/python3/site-packages/jax/_src/pjit.py(337): cache_miss", "jax"),
+    "tensorflow": ("/usr/lib/python3/site-packages/tensorflow/python/eager/polymorphic_function/"
+                   "polymorphic_function.py(833): __call__", "tf"),
+}
+
+
+def _xla_turn(aten_op: str | None, frame: str | None = None) -> Callable[[Rank], None]:
     """One turn of ``for i in range(n): with record_function(f"jax/iteration_{i}"): y = f(x); torch.cuda.synchronize()``
     around a jitted JAX function ``f``: XLA's runtime dispatches (10 us of host no event records before each launch), the
     kernels of :data:`XLA_TURN` each launched with no op around it, then the ``cudaDeviceSynchronize``.  ``aten_op``:
-    the control -- one ATen op (its own host work, no kernel) in the turn, a PyTorch program's own op beside them."""
+    the control -- one ATen op (its own host work, no kernel) in the turn, a PyTorch program's own op beside them.
+    ``frame``: a Python frame (``python_function``) recorded at the turn's start, the call into the front end."""
     def body(r: Rank) -> None:
+        if frame is not None:
+            r.cpu(frame, 3.0, cat="python_function")
         if aten_op is not None:
             r.cpu(aten_op, 12.0)
         for name, us, call in XLA_TURN:
@@ -932,18 +944,23 @@ def _xla_turn(aten_op: str | None) -> Callable[[Rank], None]:
     return body
 
 
-def write_xla_work(out: str, steps: int = 4, aten_op: str | None = None, run: str = "xla_work") -> list[str]:
-    """Write a JAX program profiled by ``torch.profiler`` (lutetjeff/cs521-mp2's ``jax.json``): ``steps`` turns, each
+def write_xla_work(out: str, steps: int = 4, aten_op: str | None = None, run: str = "xla_work",
+                   front_end: str | None = None) -> list[str]:
+    """Write an XLA-compiled program profiled by ``torch.profiler`` (lutetjeff/cs521-mp2's ``jax.json``): ``steps`` turns, each
     marked by the program's ``record_function(f"jax/iteration_{i}")``, each a jitted function's XLA kernels
     (:func:`_xla_turn`: fusions through ``cuLaunchKernel``, two fp32 cuBLAS GEMMs of 240 us) and no ATen op at all.
 
     Truth by construction: the capture is PyTorch's profiler's (a Kineto trace: ``record_function``, ``schedule``
-    record it); the work is JAX's -- every kernel XLA's or the cuBLAS call XLA made, no op of PyTorch's -- and its fp32
+    record it); the work is XLA's -- every kernel XLA's or the cuBLAS call XLA made, no op of PyTorch's -- and its fp32
     GEMMs are 480 of the turn's 492 us of kernel time (their fix is JAX's, a bf16 policy, never ``torch.autocast``).
-    Control: ``aten_op`` -- one ATen op a turn: a PyTorch program's own work, PyTorch's words as before."""
-    sc = Scenario(1, _single(_xla_turn(aten_op)), [], [], "a jitted JAX function's XLA kernels under torch.profiler",
-                  dtype="float32")
-    return _steps_named(write_run(out, sc, steps=steps, run=run), "jax")
+    Control: ``aten_op`` -- one ATen op a turn: a PyTorch program's own work, PyTorch's words as before.
+    ``front_end`` (:data:`XLA_FRONT_ENDS`): recorded with ``with_stack=True``, each turn's call into ``jax`` or
+    ``tensorflow`` (TensorFlow's ``jit_compile=True`` runs the same XLA kernels, its turns ``tf/iteration_{k}``); None:
+    no frame -- XLA's kernels alone, which do not say which front end compiled them (h37-vendor66)."""
+    frame, prefix = XLA_FRONT_ENDS[front_end] if front_end else (None, "jax")
+    sc = Scenario(1, _single(_xla_turn(aten_op, frame)), [], [],
+                  "a jitted function's XLA kernels under torch.profiler", dtype="float32")
+    return _steps_named(write_run(out, sc, steps=steps, run=run), prefix)
 
 
 def pytorch_step_number(name: str) -> int | None:

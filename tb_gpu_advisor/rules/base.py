@@ -228,8 +228,12 @@ class Ctx:
     def fit(self, actions: Sequence[Action]) -> list[Action]:
         """The fixes the job's GPU can follow at the trace's framework version (``Framework.fit``): a feature its
         vendor's device lacks (CUDA graphs through torch.compile on an Intel GPU), or the framework's build on the
-        job's operating system (expandable segments on Windows: ``Memory.platform``), is left out of the advice."""
-        low = self.m.job.version_low if self.m.job is not None else None
+        job's operating system (expandable segments on Windows: ``Memory.platform``), is left out of the advice.
+        The version the trace dates is its writer's (``Job.version_low``): where another framework ran the work
+        (``CaptureQuality.work_framework``), whose fixes these are, that framework's version is not known -- a
+        TensorFlow program under PyTorch 2.6's profiler is no TensorFlow 2.6 (h37-jaxwords65's *Left* 3, h37-vendor66)."""
+        dated = self.m.job is not None and not self.m.capture.work_framework
+        low = self.m.job.version_low if dated else None
         fitted = (self.fw.fit(a, self.vendor.VENDOR, low, self.m.memory.platform) for a in actions)
         return [a for a in fitted if a is not None]
 

@@ -88,3 +88,28 @@ def test_each_front_ends_own_evidence():
     for name in ("loop_transpose_fusion", "wrapped_broadcast"):
         assert not jax.FRAMEWORK.work_kernel(name) and not tensorflow.FRAMEWORK.work_kernel(name)
         assert frameworks.XLA_WORK.work_kernel(name)
+
+
+def test_the_captures_version_is_its_writers_not_the_works(tmp_path):
+    """A TensorFlow program under PyTorch 2.6's profiler: the version the trace dates is PyTorch's, TensorFlow's is
+    not known, so a fix needing TensorFlow 2.5 (``jit_compile=True``) keeps its version note (base: read as
+    TensorFlow 2.6, the note dropped -- ``Job.version_low`` asked of the work's framework)."""
+    import dataclasses
+
+    from tb_gpu_advisor import formats
+    from tb_gpu_advisor.rules.base import Ctx
+    from tb_gpu_advisor.runtime.pipeline import host_metrics
+
+    write_xla_work(str(tmp_path), steps=4, front_end="tensorflow", run="w")
+    (s,) = discover(str(tmp_path))
+    m = host_metrics(formats.read(s.hosts[0]))
+    assert m.capture.work_framework == "tensorflow"
+    fix = tensorflow.FRAMEWORK.fix("xla_not_used")[0]
+    assert "jit_compile=True" in fix.snippet
+    m.job = dataclasses.replace(m.job, version="2.6.0", version_low=(2, 6))  # the trace dates PyTorch 2.6
+    (fitted,) = Ctx(m).fit([fix])
+    assert "TF 2.5 or newer" in fitted.snippet, fitted.snippet
+    # control: TensorFlow's own capture dated 2.6 -- the note goes (the version is the work's framework's)
+    m.capture = dataclasses.replace(m.capture, framework="tensorflow", work_framework="")
+    (own,) = Ctx(m).fit([fix])
+    assert "TF 2.5 or newer" not in own.snippet, own.snippet

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from synthetic.torchtrace import write_xla_work
 from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.discover.logdir import discover

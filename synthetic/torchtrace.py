@@ -4979,7 +4979,9 @@ _NV_FAMILY = ((re.compile(r"^(?:maxwell|pascal|volta|turing|ampere|hopper|blackw
 #: PyTorch's cuDNN ops -> what a build for another backend dispatches the same layer to (an out-of-tree device's
 #: convolution is ``aten::convolution_overrideable``; any other cuDNN op its native twin).
 _UNKNOWN_OPS = ((re.compile(r"^aten::cudnn_convolution(_backward)?$"), r"aten::convolution\1_overrideable"),
-                (_CUDNN_OP, "aten::native_"))
+                (_CUDNN_OP, "aten::native_"),
+                # c10d's record of a collective names its backend: ``ccl_x:all_reduce`` as the backend above
+                (re.compile(r"^nccl:"), "ccl_x:"))
 #: The runtime of a GPU no vendor's table knows: its calls' prefix (CUDA's calls as such a runtime spells them).
 UNKNOWN_RUNTIME = "xrt"
 
@@ -5006,7 +5008,7 @@ def as_unknown_vendor(doc: dict[str, Any], model: str | None = None) -> dict[str
         elif e.get("cat") == "kernel":
             for pattern, repl in _NV_FAMILY:
                 e["name"] = pattern.sub(repl, e["name"])
-        elif e.get("cat") == "cpu_op":
+        elif e.get("cat") in ("cpu_op", "user_annotation"):
             for pattern, repl in _UNKNOWN_OPS:
                 e["name"] = pattern.sub(repl, e["name"])
     return doc

@@ -57,11 +57,14 @@ def test_the_lost_windows_runtime_is_nobodys(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("op", "vendor"), [("aten::cudnn_convolution", "NVIDIA"),
                                             ("aten::miopen_convolution", "AMD"),
-                                            ("aten::cudnn_is_acceptable", devices.UNKNOWN)])
+                                            ("aten::cudnn_is_acceptable", devices.UNKNOWN),
+                                            # c10d's record names its backend as distributedInfo does: NCCL alone
+                                            # NVIDIA's (``devices.vendor_known``), gloo nobody's
+                                            ("nccl:all_reduce", "NVIDIA"), ("gloo:all_reduce", devices.UNKNOWN)])
 def test_a_lost_window_is_read_by_the_ops_only_one_vendors_build_has(tmp_path: Path, op: str, vendor: str) -> None:
     """The same window (CUDA activity off, nothing else naming a vendor) with one convolution op a step: cuDNN's op
     is a CUDA build's, MIOpen's a ROCm build's; an op every build runs (``aten::cudnn_is_acceptable`` asks only
-    whether cuDNN would do) says nothing.  Base: NVIDIA for all three."""
+    whether cuDNN would do) says nothing; a collective's c10d record its backend's library.  Base: NVIDIA for all."""
     path = tmp_path / ".w.json"
     tt.write_cuda_activity_off(str(path))
     doc = tt.as_unknown_vendor(json.loads(path.read_text()))

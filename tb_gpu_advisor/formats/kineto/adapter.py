@@ -267,10 +267,12 @@ def _cat_mask(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
 
 def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     """The trace of a parsed Kineto file."""
-    vendor = _file_vendor(kt)
-    producer = _producer(kt, vendor)
+    producer = _producer(kt)
     _legacy_host_ops(kt)
     _old_user_scopes(kt)
+    vendor = _file_vendor(kt)  # the legacy list's ops read as ops first (its ``aten::cudnn_convolution``)
+    if vendor:
+        producer["gpu_vendor"] = vendor
     unnamed = _unnamed_gpu(vendor)
     kt.cats = [OLD_CATS.get(c, PLUGIN_RUNTIME_CATS.get(c, c)) for c in kt.cats]
     is_host = _cat_mask(kt, HOST_CATS)
@@ -403,16 +405,16 @@ def _python_spans(kt: KinetoTrace, start_ps: np.ndarray, end_ps: np.ndarray, lin
     return Spans(start=start_ps[rows], end=end_ps[rows], name=kt.name[rows].astype(np.int32), line=line_of[inv])
 
 
-def _producer(kt: KinetoTrace, vendor: str | None = None) -> dict[str, str]:
+def _producer(kt: KinetoTrace) -> dict[str, str]:
     """What the file says of the PyTorch that wrote it (``Trace.producer``), before the old categories are renamed.
 
     The Kineto header names no PyTorch version; some writers add one (TraceLens' ``metadata.torch_env_info``), and the
     categories date the schema: ``Runtime`` is PyTorch 1.8-1.10's name (``cuda_runtime`` 1.11's on: pytorch/kineto
     #68329, 2021-11-18), and ``Operator`` became ``cpu_op`` within that range, in 1.10 (#59360, 2021-06-08): ``cpu_op``
     beside ``Runtime`` is PyTorch 1.10's (h37-survey70: misskies/faceipr-pytorch, for-the-juan/Useprofile).
-    ``vendor``: :func:`_file_vendor`'s answer, kept as ``gpu_vendor`` (the file's vendor besides its GPUs' names,
-    ``unknown`` where nothing names one) -- what a window with no GPU record is told in (``job.kind``)."""
-    out: dict[str, str] = {"gpu_vendor": vendor} if vendor else {}
+    :func:`to_trace` adds ``gpu_vendor`` (:func:`_file_vendor`: the file's vendor besides its GPUs' names, ``unknown``
+    where nothing names one) -- what a window with no GPU record is told in (``job.kind``)."""
+    out: dict[str, str] = {}
     if any(c in OLD_CATS for c in kt.cats):
         out["schema"] = "kineto<1.11"
     info = _first_info(kt)
@@ -425,7 +427,7 @@ def _producer(kt: KinetoTrace, vendor: str | None = None) -> dict[str, str]:
     out.update(_records_loss(kt.meta))
     out.update(_legacy_profiler(kt))
     out.update(_synced_unrecorded(kt))
-    out.update(_cuda_unrecorded(kt, vendor))
+    out.update(_cuda_unrecorded(kt))
     out.update(_backend_memory(kt))
     seen = _visible_gpus(kt.meta.get("deviceProperties"))
     if seen:  # the GPUs the profiled process saw: a window without GPU work then had one to use
@@ -535,7 +537,7 @@ def _synced_unrecorded(kt: KinetoTrace) -> dict[str, str]:
 _KINETO_HEADER = frozenset(("schemaVersion", "deviceProperties"))
 
 
-def _cuda_unrecorded(kt: KinetoTrace, vendor: str | None = None) -> dict[str, str]:
+def _cuda_unrecorded(kt: KinetoTrace) -> dict[str, str]:
     """Why a Kineto trace of host ops holds no GPU-side record of any kind -- no runtime or driver call, kernel, copy,
     fill or counter range: ``unrecorded_cause`` (in words), ``unrecorded_fix`` (``"cuda_unrecorded"``, a key of
     :data:`formats.kineto.WINDOW_FIXES`) and ``unrecorded_activity`` ("CUDA": the activity the profiler was not set to
@@ -561,10 +563,10 @@ def _cuda_unrecorded(kt: KinetoTrace, vendor: str | None = None) -> dict[str, st
     seen = _visible_gpus(kt.meta.get("deviceProperties"))
     # the runtime and tracer of the GPUs the header lists (ROCm's PyTorch lists its AMD GPUs there and traces HIP
     # through roctracer under the same ProfilerActivity.CUDA), else of the vendor the file shows otherwise
-    # (``vendor``: its ops, header keys, backend), CUDA's only where one of those says NVIDIA: a file that names no
-    # vendor was told "no CUDA call ... CUPTI" of a GPU nothing says is NVIDIA's (h37-vendor66)
+    # (:func:`_file_vendor`: its ops, header keys, backend), CUDA's only where one of those says NVIDIA: a file that
+    # names no vendor was told "no CUDA call ... CUPTI" of a GPU nothing says is NVIDIA's (h37-vendor66)
     listed = devices.vendor_claimed(listed_gpu_models(seen)) if seen else None
-    terms = devices.vendor_called(listed or vendor or devices.UNKNOWN)
+    terms = devices.vendor_called(listed or _file_vendor(kt) or devices.UNKNOWN)
     runtime, tracer = terms.TERMS["runtime"], terms.TERMS["gpu_tracer"]
     versions = _cuda_versions(kt.meta) if terms is devices.nvidia else ""
     return {"unrecorded_cause": (f"the trace, as torch.profiler wrote it, holds no {runtime} call, kernel or copy at "
@@ -1045,8 +1047,11 @@ def _file_vendor(kt: KinetoTrace) -> str | None:
 
     info = _first_info(kt)
     backend = info.get("backend") if isinstance(info, dict) else None
-    return devices.vendor_known(named(_CALL_CATS), named(_KERNEL_CATS), [backend] if isinstance(backend, str) else [],
-                                named(_OP_CATS))
+    ops = named(_OP_CATS + ("user_annotation",))
+    # the process group's backend as its collectives' annotations name it (``nccl:all_to_all``), as distributedInfo does
+    libraries = [backend] if isinstance(backend, str) else []
+    libraries += sorted({n.split(":", 1)[0] for n in ops if pytorch.collective_backend_annotation(n)})
+    return devices.vendor_known(named(_CALL_CATS), named(_KERNEL_CATS), libraries, ops)
 
 
 def _device_properties(kt: KinetoTrace, unnamed: str | None = None) -> dict[int, DeviceInfo]:

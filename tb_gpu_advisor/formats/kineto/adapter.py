@@ -1014,8 +1014,9 @@ _PLUGIN_VENDOR_GPU = {"xpu_runtime": "Intel GPU", "xpu_driver": "Intel GPU"}
 #: The categories (before :data:`OLD_CATS` renames them) of the runtime's calls and of the GPU's kernels.
 _CALL_CATS = ("cuda_runtime", "cuda_driver", "xpu_runtime", "xpu_driver", "Runtime")
 _KERNEL_CATS = ("kernel", "Kernel")
-#: ... and of the framework's host ops (``Operator`` PyTorch 1.8-1.9's name).
-_OP_CATS = ("cpu_op", "Operator")
+#: ... and of the framework's host ops and annotations, before renaming (``Operator`` PyTorch 1.8-1.10's name for
+#: ``cpu_op``): the ops only one vendor's build has, a collective's c10d record.  Not :data:`_OP_CATS` (read after).
+_HOST_OP_CATS = ("cpu_op", "Operator", "user_annotation")
 
 
 def _unnamed_gpu(vendor: str | None) -> str | None:
@@ -1047,7 +1048,7 @@ def _file_vendor(kt: KinetoTrace) -> str | None:
 
     info = _first_info(kt)
     backend = info.get("backend") if isinstance(info, dict) else None
-    ops = named(_OP_CATS + ("user_annotation",))
+    ops = named(_HOST_OP_CATS)
     # the process group's backend as its collectives' annotations name it (``nccl:all_to_all``), as distributedInfo does
     libraries = [backend] if isinstance(backend, str) else []
     libraries += sorted({n.split(":", 1)[0] for n in ops if pytorch.collective_backend_annotation(n)})

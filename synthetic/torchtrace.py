@@ -916,12 +916,24 @@ XLA_TURN = (("wrapped_broadcast", 2.0, "cuLaunchKernel"), ("loop_transpose_fusio
             ("ampere_sgemm_128x64_tn", 240.0, "cudaLaunchKernel"))
 
 
-def _xla_turn(aten_op: str | None) -> Callable[[Rank], None]:
+#: :func:`write_xla_work`'s ``front_end`` -> the Python frame of its package ``torch.profiler(with_stack=True)`` records
+#: around each call of the compiled function (the program's call into its framework), and the turns' range prefix.
+XLA_FRONT_ENDS = {
+    "jax": ("/usr/lib/python3/site-packages/jax/_src/pjit.py(337): cache_miss", "jax"),
+    "tensorflow": ("/usr/lib/python3/site-packages/tensorflow/python/eager/polymorphic_function/"
+                   "polymorphic_function.py(833): __call__", "tf"),
+}
+
+
+def _xla_turn(aten_op: str | None, frame: str | None = None) -> Callable[[Rank], None]:
     """One turn of ``for i in range(n): with record_function(f"jax/iteration_{i}"): y = f(x); torch.cuda.synchronize()``
     around a jitted JAX function ``f``: XLA's runtime dispatches (10 us of host no event records before each launch), the
     kernels of :data:`XLA_TURN` each launched with no op around it, then the ``cudaDeviceSynchronize``.  ``aten_op``:
-    the control -- one ATen op (its own host work, no kernel) in the turn, a PyTorch program's own op beside them."""
+    the control -- one ATen op (its own host work, no kernel) in the turn, a PyTorch program's own op beside them.
+    ``frame``: a Python frame (``python_function``) recorded at the turn's start, the call into the front end."""
     def body(r: Rank) -> None:
+        if frame is not None:
+            r.cpu(frame, 3.0, cat="python_function")
         if aten_op is not None:
             r.cpu(aten_op, 12.0)
         for name, us, call in XLA_TURN:
@@ -940,18 +952,23 @@ def _xla_turn(aten_op: str | None) -> Callable[[Rank], None]:
     return body
 
 
-def write_xla_work(out: str, steps: int = 4, aten_op: str | None = None, run: str = "xla_work") -> list[str]:
-    """Write a JAX program profiled by ``torch.profiler`` (lutetjeff/cs521-mp2's ``jax.json``): ``steps`` turns, each
+def write_xla_work(out: str, steps: int = 4, aten_op: str | None = None, run: str = "xla_work",
+                   front_end: str | None = None) -> list[str]:
+    """Write an XLA-compiled program profiled by ``torch.profiler`` (lutetjeff/cs521-mp2's ``jax.json``): ``steps`` turns, each
     marked by the program's ``record_function(f"jax/iteration_{i}")``, each a jitted function's XLA kernels
     (:func:`_xla_turn`: fusions through ``cuLaunchKernel``, two fp32 cuBLAS GEMMs of 240 us) and no ATen op at all.
 
     Truth by construction: the capture is PyTorch's profiler's (a Kineto trace: ``record_function``, ``schedule``
-    record it); the work is JAX's -- every kernel XLA's or the cuBLAS call XLA made, no op of PyTorch's -- and its fp32
+    record it); the work is XLA's -- every kernel XLA's or the cuBLAS call XLA made, no op of PyTorch's -- and its fp32
     GEMMs are 480 of the turn's 492 us of kernel time (their fix is JAX's, a bf16 policy, never ``torch.autocast``).
-    Control: ``aten_op`` -- one ATen op a turn: a PyTorch program's own work, PyTorch's words as before."""
-    sc = Scenario(1, _single(_xla_turn(aten_op)), [], [], "a jitted JAX function's XLA kernels under torch.profiler",
-                  dtype="float32")
-    return _steps_named(write_run(out, sc, steps=steps, run=run), "jax")
+    Control: ``aten_op`` -- one ATen op a turn: a PyTorch program's own work, PyTorch's words as before.
+    ``front_end`` (:data:`XLA_FRONT_ENDS`): recorded with ``with_stack=True``, each turn's call into ``jax`` or
+    ``tensorflow`` (TensorFlow's ``jit_compile=True`` runs the same XLA kernels, its turns ``tf/iteration_{k}``); None:
+    no frame -- XLA's kernels alone, which do not say which front end compiled them (h37-vendor66)."""
+    frame, prefix = XLA_FRONT_ENDS[front_end] if front_end else (None, "jax")
+    sc = Scenario(1, _single(_xla_turn(aten_op, frame)), [], [],
+                  "a jitted function's XLA kernels under torch.profiler", dtype="float32")
+    return _steps_named(write_run(out, sc, steps=steps, run=run), prefix)
 
 
 def pytorch_step_number(name: str) -> int | None:
@@ -2977,6 +2994,12 @@ def _rocm_kernel(name: str) -> str:
             f"AFC1_AFEM1_ASEM1_CLR1_CADS0")
 
 
+#: PyTorch's cuDNN ops (``aten::cudnn_convolution``, ``aten::_cudnn_rnn``): a CUDA build's; ROCm's build runs MIOpen's
+#: ops for the same layers (``aten::miopen_convolution``, ``aten::miopen_rnn``: the kept MI300X traces), a build for
+#: a GPU of no known vendor PyTorch's overridable or native ops (:data:`_UNKNOWN_OPS`).
+_CUDNN_OP = re.compile(r"^aten::_?cudnn_")
+
+
 def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` (a :func:`trace_doc`) as ROCm's PyTorch writes the same job (roctracer, PyTorch 2.4-2.7, and
     rocprofiler-sdk after it: pytorch/kineto ``libkineto/src/RocprofActivity_inl.h``), in place: HIP's calls in
@@ -2984,7 +3007,7 @@ def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
     the CUDA versions, an MI300X's properties, and copies named by their *sides*, ``Memcpy HtoD (Host -> Device)``
     with ``kind`` -- the host memory's kind (pinned or pageable) is nowhere in the name; NVIDIA's library kernels as
     ROCm's libraries name the same work (:func:`_rocm_kernel`: Tensile GEMMs, MIOpen convolutions; h37-inuse63 --
-    ``ampere_sgemm_*`` on an MI300X before).  The job is the same."""
+    ``ampere_sgemm_*`` on an MI300X before), its cuDNN ops as MIOpen's (:data:`_CUDNN_OP`).  The job is the same."""
     doc["deviceProperties"] = [{"id": p.get("id", 0), **MI300X} for p in doc.get("deviceProperties", [{}])]
     for k in ("cuda_driver_version", "cuda_runtime_version", "cupti_version"):
         doc.pop(k, None)
@@ -3000,6 +3023,8 @@ def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
                 a["cid"] = a.pop("cbid")
         elif e.get("cat") == "kernel":
             e["name"] = _rocm_kernel(e["name"])
+        elif e.get("cat") == "cpu_op":
+            e["name"] = _CUDNN_OP.sub("aten::miopen_", e["name"])
         elif e.get("cat") == "gpu_memcpy" and e["name"][len("Memcpy "):][:4] in _HIP_SIDES:
             kind = e["name"][len("Memcpy "):][:4]
             e["name"] = "Memcpy {} ({} -> {})".format(kind, *_HIP_SIDES[kind])
@@ -4959,6 +4984,12 @@ _NV_FAMILY = ((re.compile(r"^(?:maxwell|pascal|volta|turing|ampere|hopper|blackw
               (re.compile(r"cutlass", re.I), "tiled"), (re.compile(r"cudnn", re.I), "dnn"),
               (re.compile(r"cublas", re.I), "blas"),
               (re.compile(r"^nccl"), "ccl"))
+#: PyTorch's cuDNN ops -> what a build for another backend dispatches the same layer to (an out-of-tree device's
+#: convolution is ``aten::convolution_overrideable``; any other cuDNN op its native twin).
+_UNKNOWN_OPS = ((re.compile(r"^aten::cudnn_convolution(_backward)?$"), r"aten::convolution\1_overrideable"),
+                (_CUDNN_OP, "aten::native_"),
+                # c10d's record of a collective names its backend: ``ccl_x:all_reduce`` as the backend above
+                (re.compile(r"^nccl:"), "ccl_x:"))
 #: The runtime of a GPU no vendor's table knows: its calls' prefix (CUDA's calls as such a runtime spells them).
 UNKNOWN_RUNTIME = "xrt"
 
@@ -4968,7 +4999,7 @@ def as_unknown_vendor(doc: dict[str, Any], model: str | None = None) -> dict[str
     ``deviceProperties`` (or one GPU named ``model``, a model no vendor's table claims), no CUDA version keys, the
     runtime's calls its own (``xrtLaunchKernel`` for ``cudaLaunchKernel``), NVIDIA's library kernels under names no
     vendor's library gives (``sgemm_128x64_tn`` for ``ampere_sgemm_128x64_tn``), NCCL's as a collective library's
-    (``ccl...``), no ``nccl`` backend.  Truth by construction: nothing in the file names a vendor (h37-vendor64)."""
+    (``ccl...``), no ``nccl`` backend, its cuDNN ops the backend's own (:data:`_UNKNOWN_OPS`).  Truth by construction: nothing in the file names a vendor (h37-vendor64)."""
     if model is None:
         doc.pop("deviceProperties", None)
     else:
@@ -4984,6 +5015,9 @@ def as_unknown_vendor(doc: dict[str, Any], model: str | None = None) -> dict[str
             e["name"] = re.sub(r"^cuda|^cu(?=[A-Z])", UNKNOWN_RUNTIME, e["name"])
         elif e.get("cat") == "kernel":
             for pattern, repl in _NV_FAMILY:
+                e["name"] = pattern.sub(repl, e["name"])
+        elif e.get("cat") in ("cpu_op", "user_annotation"):
+            for pattern, repl in _UNKNOWN_OPS:
                 e["name"] = pattern.sub(repl, e["name"])
     return doc
 

@@ -608,25 +608,30 @@ def vendor_of_calls(call_names: Iterable[str]):  # noqa: ANN201 - a vendor modul
     return found.pop() if len(found) == 1 else nvidia
 
 
-def vendor_shown(call_names: Iterable[str], kernel_names: Iterable[str] = (), libraries: Iterable[str] = ()) -> str | None:
+def vendor_shown(call_names: Iterable[str], kernel_names: Iterable[str] = (), libraries: Iterable[str] = (),
+                 op_names: Iterable[str] = ()) -> str | None:
     """The ``VENDOR`` that every piece of vendor evidence a capture holds besides its GPUs' names claims, None where
     none claims one or two disagree (no default, as :func:`vendor_claimed`): its runtime's calls (``hipLaunchKernel``,
     ``urEnqueueKernelLaunch``, ``cudaLaunchKernel``: ``RUNTIME_PREFIXES``), kernels only one vendor's software names
     (``OWN_KERNELS``: ROCclr's ``__amd_rocclr_copyBuffer``, Tensile's ``Cijk_``), a collective library the
-    capture names (``COLLECTIVE_LIBRARIES``: ``rccl``, ``nccl``).
+    capture names (``COLLECTIVE_LIBRARIES``: ``rccl``, ``nccl``), framework ops only one vendor's build has
+    (``OWN_OPS``: ``aten::cudnn_convolution``, ``aten::miopen_batch_norm``).
 
     Why: a GPU the file does not name is read as NVIDIA's, the profilers' default -- a ROCm trace that kept no
     ``deviceProperties`` (nor ROCm's version keys) was told NCCL, Tensor Cores and Nsight Systems beside its own
     ``hipLaunchKernel`` calls (h37-words63)."""
-    found = _vendors_shown(call_names, kernel_names, libraries)
+    found = _vendors_shown(call_names, kernel_names, libraries, op_names)
     return found.pop() if len(found) == 1 else None
 
 
-def _vendors_shown(call_names: Iterable[str], kernel_names: Iterable[str], libraries: Iterable[str]) -> set[str]:
+def _vendors_shown(call_names: Iterable[str], kernel_names: Iterable[str], libraries: Iterable[str],
+                   op_names: Iterable[str] = ()) -> set[str]:
     """Every ``VENDOR`` a piece of :func:`vendor_shown`'s evidence claims."""
     found = {v.VENDOR for v in _call_vendors(call_names)}
     own = [(v.VENDOR, p) for v in VENDORS if (p := getattr(v, "OWN_KERNELS", None)) is not None]
     found |= {vendor for n in set(kernel_names) for vendor, p in own if p.search(n)}
+    ops = [(v.VENDOR, p) for v in VENDORS if (p := getattr(v, "OWN_OPS", None)) is not None]
+    found |= {vendor for n in set(op_names) for vendor, p in ops if p.search(n)}
     found |= {v.VENDOR for lib in libraries for v in VENDORS if lib.lower() in getattr(v, "COLLECTIVE_LIBRARIES", ())}
     return found
 
@@ -639,7 +644,8 @@ _NCCL = re.compile(r"^nccl", re.I)
 UNKNOWN = unknown.VENDOR
 
 
-def vendor_known(call_names: Iterable[str], kernel_names: Iterable[str] = (), libraries: Iterable[str] = ()) -> str | None:
+def vendor_known(call_names: Iterable[str], kernel_names: Iterable[str] = (), libraries: Iterable[str] = (),
+                 op_names: Iterable[str] = ()) -> str | None:
     """:func:`vendor_shown`'s vendor; else NVIDIA's where NCCL's names are the only word (its library or kernels,
     :data:`_NCCL`); else :data:`UNKNOWN` where nothing claims a vendor; None where the evidence disagrees.
 
@@ -647,7 +653,7 @@ def vendor_known(call_names: Iterable[str], kernel_names: Iterable[str] = (), li
     or kernel family of anybody's (another vendor's runtime, a build no table knows) was told CUDA, Tensor Cores,
     ``nsys`` and NCCL (h37-vendor64)."""
     calls, kernels, libs = list(call_names), list(kernel_names), list(libraries)
-    found = _vendors_shown(calls, kernels, libs)
+    found = _vendors_shown(calls, kernels, libs, op_names)
     if found:
         return found.pop() if len(found) == 1 else None
     return nvidia.VENDOR if any(_NCCL.match(n) for n in libs + kernels) else UNKNOWN

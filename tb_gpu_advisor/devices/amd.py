@@ -31,6 +31,10 @@ ALLOCATOR_FRAMES = re.compile(r"\bc10::hip::|HIPCachingAllocator|\bihipStream_t\
 #: Kernels only ROCm's software names (``devices.vendor_shown``): ROCclr's blit kernels (``__amd_rocclr_copyBuffer``),
 #: Tensile's GEMMs (``Cijk_``), Composable Kernel's (``ck::``, ``ck_tile::``) and MIOpen's.
 OWN_KERNELS = re.compile(r"^__amd_rocclr_|^Cijk_|\bck(?:_tile)?::|\bMIOpen|^miopen")
+#: Framework ops whose own name says they call ROCm's library (``devices.vendor_shown``): a ROCm build of PyTorch
+#: dispatches convolutions, batch norms and RNNs to MIOpen's ops (``aten::miopen_convolution``,
+#: ``aten::miopen_batch_norm``, ``aten::miopen_rnn``), which a CUDA build has not (``nvidia.OWN_OPS``).
+OWN_OPS = re.compile(r"^aten::_?miopen_")
 #: The collective library's own name (a distributed backend ``rccl``); ROCm's PyTorch names its backend ``nccl``
 #: (``distributedInfo.backend`` of the kept MI300X traces), so NCCL's name is no vendor's evidence.
 COLLECTIVE_LIBRARIES = ("rccl",)

@@ -26,6 +26,13 @@ RUNTIME_PREFIXES = ("cuda", "cu")
 #: ``Cijk_``, MIOpen, Composable Kernel: ``amd.OWN_KERNELS``); ATen's, Triton's and NCCL's names are every build's.
 OWN_KERNELS = re.compile(r"^(?:void )?(?:(?:maxwell|pascal|volta|turing|ampere|hopper|blackwell)_|sm\d{2,3}_|nvjet_)"
                          r"|cutlass|xmma_|cudnn|cublas")
+#: Framework ops whose own name says they call NVIDIA's library (``devices.vendor_shown``): PyTorch's cuDNN ops
+#: (``aten::cudnn_convolution``, ``aten::_cudnn_rnn``, ``aten::cudnn_batch_norm``,
+#: ``aten::_scaled_dot_product_cudnn_attention``) exist only in a CUDA build -- ROCm's dispatches the same layers to its
+#: MIOpen ops (``amd.OWN_OPS``).  Why: a window whose GPU side went unrecorded keeps its host's ops alone, and these
+#: are then the only word of whose GPU ran them (h37-vendor66: ``wild/cuda_unrecorded_cifar_cnn``).  Not the ops that
+#: only ask whether cuDNN would do (``aten::cudnn_is_acceptable``, ``aten::_use_cudnn_ctc_loss``): every build runs them.
+OWN_OPS = re.compile(r"^aten::_?(?:cudnn_(?!is_acceptable)|scaled_dot_product_cudnn_)")
 #: What a CUDA build of PyTorch names in the C++ frames a memory snapshot records (``stacks="all"``): the caching
 #: allocator ``c10::cuda::CUDACachingAllocator``, a stream a ``CUstream_st*``, the runtime ``libcudart``.
 ALLOCATOR_FRAMES = re.compile(r"\bc10::cuda::|CUDACachingAllocator|\bCUstream_st\b|\bcudaMalloc|libcudart")

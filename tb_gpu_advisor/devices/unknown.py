@@ -76,7 +76,14 @@ def words(text: str) -> str:
     return replace_each(replace_each(replace_each(text, _NVTX), _CODE[:_QUOTED]), WORDS)
 
 
+#: The device objects a framework prints for a CUDA GPU -> each GPU build's (JAX's ``CudaDevice`` is ``RocmDevice`` on
+#: ROCm: ``amd.DEVICES``): a JAX window on a GPU nothing names was told to look for ``CudaDevice`` (h37-vendor66).
+DEVICES = (("CudaDevice(id=0)", "a GPU device (CudaDevice(id=0), RocmDevice(id=0), ...)"),
+           ("CudaDevice", "a GPU device (CudaDevice, RocmDevice, ...)"))
+
+
 def code(snippet: str) -> str:
     """A PyTorch snippet written for the CUDA device, with the build's placeholders, what they stand for said on a
-    comment line above the code that holds one (a shell or Python line; a name quoted in prose is left one line)."""
-    return unnamed.placeholder_code(snippet, _CODE, LEGEND, _CODE_LINE)
+    comment line above the code that holds one (a shell or Python line; a name quoted in prose is left one line); a
+    framework's CUDA device object as each GPU build's (:data:`DEVICES`)."""
+    return unnamed.placeholder_code(replace_each(snippet, DEVICES), _CODE, LEGEND, _CODE_LINE)

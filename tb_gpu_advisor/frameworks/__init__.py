@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks import engines, jax, native, pytorch, tensorflow
+from tb_gpu_advisor.frameworks import engines, jax, native, pytorch, tensorflow, xla
 from tb_gpu_advisor.frameworks.base import (GENERIC_LABELS, WORK_LABELS, Framework, NamePredicate, action, capture_fix,
                                             fix_rule, never, op_name, op_type)
 
@@ -42,7 +42,7 @@ def _own_fix(fw: Framework, key: str) -> tuple:
     return _own_fix(fw, base) if tagged else tuple(fw.fix(key))
 
 
-def _either_writer(writers: tuple[Framework, ...]) -> tuple[dict[str, tuple], str]:
+def _either_writer(writers: tuple[Framework, ...], role: str = "wrote the capture") -> tuple[dict[str, tuple], str]:
     """The fixes and the capture advice of a capture any of ``writers`` may have written (TensorFlow's and JAX's
     XPlane, and its trace viewer JSON, whose events name neither): for every fix key of either writer, the fix both
     give alike said once, else each writer's own, in turn, each headed by whose it is.
@@ -52,7 +52,8 @@ def _either_writer(writers: tuple[Framework, ...]) -> tuple[dict[str, tuple], st
     and Keras's ``profile_batch``, and "Profile again on TensorFlow 2.3" (issue #37 class 1: each tool's own way;
     h37-window62).  A window *with* GPU work kept so was told Keras's mixed precision policy, ``steps_per_execution``
     and ``TF_GPU_THREAD_MODE`` alone (h37-words63): every fix a capture of no known writer is told is either both
-    writers' or headed by its writer."""
+    writers' or headed by its writer.  ``role``: what the heading says each did ("If JAX ran the work: " where the
+    capture is another framework's profiler's, :data:`XLA_WORK`)."""
     # each writer's fix as its module says it, headed, never rewritten (a first letter lower-cased turned a fix opening
     # with a name -- "JAX's ...", "XLA ..." -- into "jAX's", "xLA"; h37-review62)
     keys = dict.fromkeys(k for fw in writers for k in fw.fixes)
@@ -60,7 +61,7 @@ def _either_writer(writers: tuple[Framework, ...]) -> tuple[dict[str, tuple], st
     for key in keys:
         own = [(fw, _own_fix(fw, key)) for fw in writers]
         shared = [a for a in own[0][1] if all(a in theirs for _, theirs in own[1:])]
-        fixes[key] = tuple(shared) + tuple(dataclasses.replace(a, text=f"If {fw.name} wrote the capture: {a.text}")
+        fixes[key] = tuple(shared) + tuple(dataclasses.replace(a, text=f"If {fw.name} {role}: {a.text}")
                                            for fw, theirs in own for a in theirs if a not in shared)
     advice = "\n".join(f"# {fw.name}:\n{fw.capture_snippet}" for fw in writers)
     return fixes, advice
@@ -78,11 +79,26 @@ UNKNOWN = Framework(
     fixes=_XPLANE_FIXES,
     capture_snippet=_XPLANE_ADVICE,
 )
+_XLA_FIXES, _ = _either_writer((tensorflow.FRAMEWORK, jax.FRAMEWORK), role="ran the work")
+#: The work of a program XLA compiled whose front end the capture does not name: XLA's kernels (``loop_*_fusion``,
+#: ``wrapped_*``) under another framework's profiler, with no frame into ``jax`` or ``tensorflow`` -- JAX and
+#: TensorFlow's ``jit_compile`` name their kernels alike, so the fixes are both front ends' (said once where alike,
+#: else each headed "If JAX ran the work: ").  Why: a TensorFlow program under ``torch.profiler`` was read as JAX's
+#: by its XLA kernels and told jmp's bf16 policy and ``jnp.dot`` (h37-jaxwords65's *Left* 1, h37-vendor66).  Only
+#: the work's words are these (``recorded_by``): the capture's stay its writer's.
+XLA_WORK = Framework(
+    id="xla", name="XLA (front end unknown)",
+    labels={"gpu_user": f"{tensorflow.FRAMEWORK.name} or {jax.FRAMEWORK.name}", "compiler": "XLA",
+            "compiled_step": "one XLA-compiled function", "dispatch_call": "compiled call"},
+    fixes=_XLA_FIXES, work_kernel=xla.is_compiler_kernel, compiled_step_fuses=True,
+    cast_kernels=jax.FRAMEWORK.cast_kernels, cast_ops=jax.FRAMEWORK.cast_ops,
+)
 #: Every supported framework, in detection order.
 REGISTRY: dict[str, Framework] = {f.id: f for f in (tensorflow.FRAMEWORK, jax.FRAMEWORK, pytorch.FRAMEWORK)}
-#: Every framework a report may name: the detected ones and ``native`` (no ML framework, never detected by markers).
+#: Every framework a report may name: the detected ones, ``native`` (no ML framework, never detected by markers) and
+#: the work of an XLA front end no event names (:data:`XLA_WORK`, never a capture's writer).
 _BY_ID: dict[str, Framework] = {**REGISTRY, native.FRAMEWORK.id: native.FRAMEWORK,
-                                 native.NOT_LOADED.id: native.NOT_LOADED}
+                                 native.NOT_LOADED.id: native.NOT_LOADED, XLA_WORK.id: XLA_WORK}
 
 
 def tc_eligible_type(op_type_: str) -> bool:
@@ -311,7 +327,8 @@ def detect_work(trace: Trace, writer: Framework) -> Framework:
     """The framework that ran the capture's work: ``writer`` (:func:`detect_trace`), unless the format alone named it
     (Kineto: PyTorch's profiler, whatever ran under it), the capture holds no op of the writer's own
     (``Framework.work_event``: no ATen op at all) and exactly one other framework's own evidence
-    (:func:`_ran_work`: XLA's fusion kernels, frames into ``jax``).
+    (:func:`_ran_work`: frames into ``jax`` or ``tensorflow``, TensorFlow's own kernels); with none, XLA's kernels
+    alone are :data:`XLA_WORK` -- the front end that compiled them unknown (h37-vendor66: they read as JAX's).
 
     Why: a JAX program profiled by ``torch.profiler`` (lutetjeff/cs521-mp2 ``gpu/traces/jax.json``: XLA's
     ``loop_transpose_fusion`` and ``wrapped_broadcast`` launched through ``cuLaunchKernel``, steps in
@@ -324,6 +341,8 @@ def detect_work(trace: Trace, writer: Framework) -> Framework:
     if any(writer.work_event(n) for n in trace.h.names):
         return writer
     ran = [f for f in REGISTRY.values() if f is not writer and _ran_work(f, trace)]
+    if not ran and _ran_work(XLA_WORK, trace):
+        return XLA_WORK
     return ran[0] if len(ran) == 1 else writer
 
 

@@ -527,8 +527,9 @@ FRAMEWORK = Framework(
                                      "placement to check (host round trips are reported as a finding)"},
     fixes=FIXES,
     capture_snippet=CAPTURE,
-    # what shows JAX ran the work in a capture another framework's profiler wrote (``frameworks.detect_work``)
-    work_kernel=xla.is_compiler_kernel, work_frame=is_own_frame,
+    # what shows JAX ran the work in a capture another framework's profiler wrote (``frameworks.detect_work``): frames
+    # into its package alone -- XLA's kernels are TensorFlow's XLA's too (``frameworks.XLA_WORK``, h37-vendor66)
+    work_frame=is_own_frame,
     writes="xplane", compiled_step_fuses=True, tc_eligible_op=xla.hlo_tc_eligible_type, elementwise_kernels=xla.ELEMENTWISE_KERNELS,
     cast_kernels=(r"^wrapped_convert", r"^loop_convert_fusion", r"^convert(_fusion)?\b"), cast_ops=("convert",),
     capture_hint=("with jax.profiler.trace(LOGDIR): <20 steps>",

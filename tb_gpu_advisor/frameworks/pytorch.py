@@ -2276,6 +2276,16 @@ ATEN_TC_OPS = frozenset({
 #: (``nccl:all_reduce``: ``Input Dims`` / ``Input type`` of the tensor, or since PyTorch 2.1 ``In msg nelems``,
 #: ``dtype``, ``Group size``), ``record_param_comms`` (the same keys), the ``c10d::`` op.
 COLLECTIVE_OP_PREFIXES = ("nccl:", "gloo:", "record_param_comms", "c10d::")
+#: c10d's host record of a collective, ``<backend>:<collective>``: the process group's backend by its own name
+#: (``ProcessGroup::getBackendName``: ``nccl``, ``gloo``, ``ucc``, ``mpi``, ``xccl``, ``hccl``).
+_BACKEND_ANNOTATION = re.compile(r"^(?:nccl|gloo|ucc|mpi|xccl|hccl):[a-z_]+$")
+
+
+def collective_backend_annotation(name: str) -> bool:
+    """A collective's c10d annotation (``nccl:all_to_all``), which names its process group's backend as
+    ``distributedInfo.backend`` does: the backend's collective library, where a trace lost its header's word of it
+    (HTA's ``wild/gpu_events_stripped``: ``nccl:all_to_all`` its one word of whose GPU ran it; h37-vendor66)."""
+    return bool(_BACKEND_ANNOTATION.match(name))
 
 
 def is_collective_op(name: str) -> bool:

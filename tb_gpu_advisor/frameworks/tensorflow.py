@@ -727,6 +727,27 @@ FIXES["unfused_attention"] = (action(
     "keras.config.enable_flash_attention()\n"
     "layer = keras.layers.MultiHeadAttention(num_heads=h, key_dim=d)"),)
 
+#: A Python frame of TensorFlow's own package as a Kineto trace records it (``torch.profiler``'s ``with_stack``:
+#: ``.../site-packages/tensorflow/python/eager/polymorphic_function/polymorphic_function.py(833): __call__``): the
+#: program called into TensorFlow.  Not Keras's package: Keras 3 runs on JAX and PyTorch too.
+_OWN_FRAME = re.compile(r"(?:^|[/\\])tensorflow[/\\][^()]*\.py\(\d+\): ")
+#: A kernel TensorFlow's own GPU kernels name (``void tensorflow::functor::ShuffleInTensor3Simple<...>``,
+#: ``tensorflow::BiasNHWCKernel``): its ops ran without XLA -- no other framework launches kernels of its namespace.
+_OWN_KERNEL = re.compile(r"\btensorflow::")
+
+
+def is_own_frame(name: str) -> bool:
+    """A Python frame in TensorFlow's package (:data:`_OWN_FRAME`): evidence TensorFlow ran the work
+    (``Framework.work_frame``), in a capture another framework's profiler wrote (h37-vendor66: XLA's kernels alone no
+    longer say which front end compiled them)."""
+    return bool(_OWN_FRAME.search(name))
+
+
+def is_own_kernel(name: str) -> bool:
+    """A kernel of TensorFlow's own namespace (:data:`_OWN_KERNEL`): TensorFlow's op ran it (``Framework.work_kernel``)."""
+    return bool(_OWN_KERNEL.search(name))
+
+
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
     # the program's ``tf.profiler.experimental.Trace('get_batch')``: its own words, as a PyTorch program's (issue #37)
@@ -761,4 +782,6 @@ FRAMEWORK = Framework(
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
     training_event=is_training_event, compile_event=is_compile_event, cast_ops=("Cast",),
     inference_event=is_inference_event, looped=loop_for_job,
+    # what shows TensorFlow ran the work in a capture another framework's profiler wrote (``frameworks.detect_work``)
+    work_frame=is_own_frame, work_kernel=is_own_kernel,
 )

@@ -72,6 +72,11 @@ class Job:
     #: not; "" where the file lists none.  What the report's rates are held to where no GPU ran recorded work
     #: (h37-peak: an op's return time on such a GPU is no measure of its speed)
     gpus_listed: str = ""
+    #: the ``VENDOR`` the file shows besides its GPUs' names (``Trace.producer["gpu_vendor"]``: its runtime's calls,
+    #: header keys, ops only one vendor's build has, its collective backend; ``unknown`` where nothing names one), ""
+    #: where its reader says nothing.  ``unknown`` is the vendor of a window in which no GPU ran work
+    #: (``rules.base.capture_vendor``): its words every vendor's, never NVIDIA's by default
+    gpu_vendor: str = ""
     #: the ranks read with this host whose windows hold no GPU work, and what each holds, in words
     #: (:func:`kind.idle_ranks`); "" where every rank's window ran GPU work
     idle_ranks: str = ""
@@ -262,7 +267,8 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
                tags=tuple(tags),
                steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")),
                optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0, periodic=periodic,
-               gpus_listed=trace.producer.get("visible_gpus", ""), idle_ranks=idle,
+               gpus_listed=trace.producer.get("visible_gpus", ""), gpu_vendor=trace.producer.get("gpu_vendor", ""),
+               idle_ranks=idle,
                idle_rank_count=len(ranks) if idle else 0,
                idle_rank_labels=idle_rank_labels(ranks) if idle else (),
                idle_rank_numbers=idle_rank_numbers(ranks) if idle else (),

@@ -235,7 +235,7 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
                                    capture_format=kind.capture_format or trace.format)
     if kind.lost_gpu:  # whose runtime made the calls; with none, whose GPUs the process listed (h37-window62)
         calls = [n for n in trace.h.names if devices.is_runtime_call(n)]
-        said = None if calls else _listed_vendor(trace)
+        said = None if calls else _shown_vendor(trace)
         kind = dataclasses.replace(kind, runtime_vendor=said or devices.vendor_of_calls(calls).VENDOR)
     cut = cuts(trace.problems)  # a file read to its end (contradicting, or records skipped) has nothing past its damage
     if kind.lost_gpu and cut:  # a file not read to its end: what is missing may be past the damage
@@ -304,10 +304,19 @@ def _listed_vendor(trace: Trace) -> str | None:
     return devices.vendor_claimed(listed_gpu_models(listed)) if listed else None
 
 
+def _shown_vendor(trace: Trace) -> str | None:
+    """The ``VENDOR`` of a window whose host recorded no runtime call: the one naming every GPU the process listed
+    (:func:`_listed_vendor`), else the one the file shows otherwise (``Trace.producer["gpu_vendor"]``, a reader's
+    reading of its header keys, ops and backend: ``unknown`` where nothing names a vendor), None where the reader
+    says nothing (its format's default, NVIDIA's, stands).  Why: a window with no GPU record and no runtime call, on
+    a GPU nothing in the file names, was read as NVIDIA's and told CUDA, CUPTI and Nsight (h37-vendor66)."""
+    return _listed_vendor(trace) or trace.producer.get("gpu_vendor") or None
+
+
 def _unrecorded(trace: Trace) -> str:
     """What a capture that lost its GPU records says, where something else shows the job used the GPU: in the
     runtime's word of the GPUs the process listed (HIP for ROCm's PyTorch on an MI300X), CUDA's where none names one."""
-    runtime = devices.vendor_called(_listed_vendor(trace)).TERMS["runtime"]
+    runtime = devices.vendor_called(_shown_vendor(trace)).TERMS["runtime"]
     return (f"but the capture holds no {runtime} call, kernel or copy: the job used the GPU, and its {runtime} "
             "activity was not recorded")
 
@@ -1004,7 +1013,7 @@ def _context_allocation(trace: Trace, fw: Framework) -> str:
         under = f" under `{_short(h.names[int(h.name[j])], 40)}`"
     # the start-up the first pays for, in the runtime of the GPUs the process listed (no runtime call is recorded
     # here): ROCm's PyTorch on an MI300X creates no CUDA context (h37-review62)
-    started = devices.vendor_called(_listed_vendor(trace)).TERMS["context_creation"]
+    started = devices.vendor_called(_shown_vendor(trace)).TERMS["context_creation"]
     return (f"the allocation `{_short(h.names[int(h.name[i])], 40)}`{under} took {longest / 1e6:,.0f} ms, where a host "
             f"allocation takes microseconds: an allocation on the GPU ({started}, paid by the first one)")
 

@@ -228,8 +228,12 @@ class Ctx:
     def fit(self, actions: Sequence[Action]) -> list[Action]:
         """The fixes the job's GPU can follow at the trace's framework version (``Framework.fit``): a feature its
         vendor's device lacks (CUDA graphs through torch.compile on an Intel GPU), or the framework's build on the
-        job's operating system (expandable segments on Windows: ``Memory.platform``), is left out of the advice."""
-        low = self.m.job.version_low if self.m.job is not None else None
+        job's operating system (expandable segments on Windows: ``Memory.platform``), is left out of the advice.
+        The version the trace dates is its writer's (``Job.version_low``): where another framework ran the work
+        (``CaptureQuality.work_framework``), whose fixes these are, that framework's version is not known -- a
+        TensorFlow program under PyTorch 2.6's profiler is no TensorFlow 2.6 (h37-jaxwords65's *Left* 3, h37-vendor66)."""
+        dated = self.m.job is not None and not self.m.capture.work_framework
+        low = self.m.job.version_low if dated else None
         fitted = (self.fw.fit(a, self.vendor.VENDOR, low, self.m.memory.platform) for a in actions)
         return [a for a in fitted if a is not None]
 
@@ -326,6 +330,12 @@ def capture_vendor(m: HostMetrics) -> str | None:
         return devices.vendor_of(names).VENDOR
     if not said and m.job is not None and m.job.gpus_listed:  # no GPU work recorded: the GPUs the process listed
         said = devices.vendor_claimed(listed_gpu_models(m.job.gpus_listed)) or ""
+    if not said and m.job is not None and m.job.gpu_vendor == devices.UNKNOWN and not (kind and kind.unread_devices):
+        # nothing in the file names a vendor (``Job.gpu_vendor``: no runtime call, header key, vendor's op or
+        # backend): its words are every vendor's, not NVIDIA's by default -- a start-up window of an unknown
+        # runtime's calls was told ``torch.cuda`` and CUDA (h37-vendor66); ``unknown`` claims no vendor.  Not where the
+        # work ran on an accelerator no stage reads (MTIA, TPU: ``Kind.unread_devices``): no GPU to speak of
+        said = devices.UNKNOWN
     return said or None
 
 

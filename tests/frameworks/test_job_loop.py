@@ -138,7 +138,8 @@ def _metrics(processes: int, gpus: int, collectives: float, job_ranks: int | Non
     other here), processes, GPUs (their vendor: none named, NVIDIA's words), collectives and the job size its header
     names."""
     job = SimpleNamespace(framework=lambda fw, alone=False, work=None: fw.for_job(("alone",) if alone else ()),
-                          kind=SimpleNamespace(runtime_vendor="", untraced_backend="", window=""), gpus_listed="")
+                          kind=SimpleNamespace(runtime_vendor="", untraced_backend="", window=""), gpus_listed="",
+                          gpu_vendor="")
     return SimpleNamespace(capture=SimpleNamespace(framework="pytorch", work_framework=""), job=job, gpus=[],
                            memory=SimpleNamespace(vendor=None),
                            multi_gpu=SimpleNamespace(processes=processes, active_gpus=list(range(gpus)),

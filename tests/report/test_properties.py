@@ -178,8 +178,16 @@ def test_every_report_speaks_its_vendors_words(reports):
     # 44 broke the law -- an Intel GPU told ``ProfilerActivity.CUDA``, "with CUDA activity on", "Ampere and newer";
     # an AMD GPU "the CUDA sync debug mode", "the window's only CUDA calls")
     assert sum(k[0] == "corpus_vendors" for k in reports) >= 48  # 12 windows x 4 forms
-    bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := vendor_words_problems(r))}
+    bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := vendor_words_problems(r, truth=_truth(k)))}
     assert not bad, bad
+
+
+def _truth(key: tuple[str, str]) -> str | None:
+    """The vendor a generated window's file shows by construction, whatever its report claims: ``unknown`` for the
+    forms that name none (``torchtrace.as_unknown_vendor``); None (the report's own reading) for the rest.  Why: a
+    window with no GPU record and no runtime call named no vendor, was read as NVIDIA's and told CUDA, CUPTI and
+    Nsight -- consistent with its own claim, so the law saw nothing (h37-vendor66: 8 of the 24 such runs on base)."""
+    return "unknown" if key[0] == "corpus_vendors" and key[1].startswith("unknown_") else None
 
 
 def test_every_json_report_agrees_with_itself(reports):

@@ -125,10 +125,11 @@ def vendor_problems(h: dict[str, Any]) -> list[str]:
     calls (``job.runtime_vendor``) or whose name every GPU the file lists carries (``job.gpus_listed``; from
     0.1.0+a83, h37-window62: a window whose GPUs ran nothing is told in their vendor's words); and where the report
     shows one vendor by its own facts (:func:`shown_vendor`), ``capture.vendor`` is that one (h37-words63: every word
-    of the host is in the claimed vendor's words)."""
+    of the host is in the claimed vendor's words).  ``unknown`` claims no vendor: a window whose file names none is
+    told every vendor's words (h37-vendor66)."""
     vendor = (h.get("capture") or {}).get("vendor")
     job = h.get("job") or {}
-    said = vendor in (job.get("runtime_vendor"), _listed_vendor(job))
+    said = vendor in (job.get("runtime_vendor"), _listed_vendor(job), "unknown")
     out = []
     if vendor and not said and not any(_ran_work(g) or _snapshot(g) for g in h.get("gpus") or []):
         out.append(f"vendor: {h['host']}: capture.vendor {vendor!r} with no GPU that ran work")

@@ -2007,15 +2007,30 @@ def _levers(text: str) -> set[str]:
     return out
 
 
+#: A fix headed by the framework it is for, where the capture does not say which (``frameworks._either_writer``:
+#: "If JAX wrote the capture: ", "If TensorFlow ran the work: ").
+_HEAD = re.compile(r"^If (\w+) (?:wrote the capture|ran the work): ")
+
+
+def _headed(text: str) -> tuple[str | None, str]:
+    """(the framework a fix is headed for, or None; its text without the heading)."""
+    m = _HEAD.match(text)
+    return (m.group(1), text[m.end():]) if m else (None, text)
+
+
 def fix_twice_problems(where: str, findings: list[Finding]) -> list[str]:
     """``fix-twice``: one finding names each lever once -- no two of its fixes share a clause (h37-review11:
     resnet50_num_workers_4's launch-bound finding read "Make each kernel do more work: ..., or raise the batch size."
-    and then "Or raise the batch size, so each launch does more GPU work.")."""
+    and then "Or raise the batch size, so each launch does more GPU work.").  Fixes headed for different frameworks
+    (a capture that does not say which ran the work) are alternatives, and a heading no lever (h37-vendor66)."""
     out = []
     for f in findings:
         for i, a in enumerate(f.actions):
             for b in f.actions[i + 1:]:
-                both = _levers(a.text) & _levers(b.text)
+                (ha, ta), (hb, tb) = _headed(a.text), _headed(b.text)
+                if ha and hb and ha != hb:  # alternatives: each front end's reader reads one of them
+                    continue
+                both = _levers(ta) & _levers(tb)
                 if both:
                     out.append(f"fix-twice: {where}: {f.id} tells '{sorted(both)[0]}' in two of its fixes")
     return out

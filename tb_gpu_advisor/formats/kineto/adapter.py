@@ -270,7 +270,10 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     producer = _producer(kt)
     _legacy_host_ops(kt)
     _old_user_scopes(kt)
-    unnamed = _unnamed_gpu(kt)
+    vendor = _file_vendor(kt)  # the legacy list's ops read as ops first (its ``aten::cudnn_convolution``)
+    if vendor:
+        producer["gpu_vendor"] = vendor
+    unnamed = _unnamed_gpu(vendor)
     kt.cats = [OLD_CATS.get(c, PLUGIN_RUNTIME_CATS.get(c, c)) for c in kt.cats]
     process_scoped_ids(kt)  # one file of several processes' ids (a fused job's ranks): each op found in its own
     is_host = _cat_mask(kt, HOST_CATS)
@@ -409,7 +412,9 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
     The Kineto header names no PyTorch version; some writers add one (TraceLens' ``metadata.torch_env_info``), and the
     categories date the schema: ``Runtime`` is PyTorch 1.8-1.10's name (``cuda_runtime`` 1.11's on: pytorch/kineto
     #68329, 2021-11-18), and ``Operator`` became ``cpu_op`` within that range, in 1.10 (#59360, 2021-06-08): ``cpu_op``
-    beside ``Runtime`` is PyTorch 1.10's (h37-survey70: misskies/faceipr-pytorch, for-the-juan/Useprofile)."""
+    beside ``Runtime`` is PyTorch 1.10's (h37-survey70: misskies/faceipr-pytorch, for-the-juan/Useprofile).
+    :func:`to_trace` adds ``gpu_vendor`` (:func:`_file_vendor`: the file's vendor besides its GPUs' names, ``unknown``
+    where nothing names one) -- what a window with no GPU record is told in (``job.kind``)."""
     out: dict[str, str] = {}
     if any(c in OLD_CATS for c in kt.cats):
         out["schema"] = "kineto<1.11"
@@ -558,10 +563,13 @@ def _cuda_unrecorded(kt: KinetoTrace) -> dict[str, str]:
         return {}
     seen = _visible_gpus(kt.meta.get("deviceProperties"))
     # the runtime and tracer of the GPUs the header lists (ROCm's PyTorch lists its AMD GPUs there and traces HIP
-    # through roctracer under the same ProfilerActivity.CUDA), CUDA's where it lists none a vendor names
-    vendor = devices.vendor_called(devices.vendor_claimed(listed_gpu_models(seen)) if seen else None)
-    runtime, tracer = vendor.TERMS["runtime"], vendor.TERMS["gpu_tracer"]
-    versions = _cuda_versions(kt.meta) if vendor is devices.nvidia else ""
+    # through roctracer under the same ProfilerActivity.CUDA), else of the vendor the file shows otherwise
+    # (:func:`_file_vendor`: its ops, header keys, backend), CUDA's only where one of those says NVIDIA: a file that
+    # names no vendor was told "no CUDA call ... CUPTI" of a GPU nothing says is NVIDIA's (h37-vendor66)
+    listed = devices.vendor_claimed(listed_gpu_models(seen)) if seen else None
+    terms = devices.vendor_called(listed or _file_vendor(kt) or devices.UNKNOWN)
+    runtime, tracer = terms.TERMS["runtime"], terms.TERMS["gpu_tracer"]
+    versions = _cuda_versions(kt.meta) if terms is devices.nvidia else ""
     return {"unrecorded_cause": (f"the trace, as torch.profiler wrote it, holds no {runtime} call, kernel or copy at "
                                  "all -- only the host's ops"
                                  + (f", though its header lists the GPUs the process could use ({seen})" if seen else "")
@@ -1040,23 +1048,33 @@ _PLUGIN_VENDOR_GPU = {"xpu_runtime": "Intel GPU", "xpu_driver": "Intel GPU"}
 #: The categories (before :data:`OLD_CATS` renames them) of the runtime's calls and of the GPU's kernels.
 _CALL_CATS = ("cuda_runtime", "cuda_driver", "xpu_runtime", "xpu_driver", "Runtime")
 _KERNEL_CATS = ("kernel", "Kernel")
+#: ... and of the framework's host ops and annotations, before renaming (``Operator`` PyTorch 1.8-1.10's name for
+#: ``cpu_op``): the ops only one vendor's build has, a collective's c10d record.  Not :data:`_OP_CATS` (read after).
+_HOST_OP_CATS = ("cpu_op", "Operator", "user_annotation")
 
 
-def _unnamed_gpu(kt: KinetoTrace) -> str | None:
-    """What to call a GPU the file does not name, by its vendor: ROCm's header keys say AMD (vLLM's MI300X traces leave
+def _unnamed_gpu(vendor: str | None) -> str | None:
+    """What to call a GPU the file does not name, by its vendor (:func:`_file_vendor`'s ``vendor``): None where it says NVIDIA (the
+    default an unnamed GPU is read as) or the evidence disagrees; ``devices.unknown.GPU_NAME`` where nothing names a
+    vendor (h37-vendor64: such a GPU was NVIDIA's, and told CUDA, Tensor Cores and ``nsys``)."""
+    if vendor == devices.UNKNOWN:
+        return devices.unknown.GPU_NAME
+    return f"{vendor} GPU" if vendor and vendor != devices.nvidia.VENDOR else None
+
+
+def _file_vendor(kt: KinetoTrace) -> str | None:
+    """The ``VENDOR`` the file shows besides its GPUs' names: ROCm's header keys say AMD (vLLM's MI300X traces leave
     the name empty), the ``xpupti`` plugin's categories Intel, CUDA's header keys NVIDIA, else every other evidence the
     file holds (``devices.vendor_known``): its runtime's calls (``hipLaunchKernel``), kernels only one vendor names
-    (ROCclr's ``__amd_rocclr_copyBuffer``, cuBLAS's ``ampere_sgemm_*``), the distributed backend (``rccl``; ``nccl``
-    alone).  None where it says NVIDIA (the default an unnamed GPU is read as) or the evidence disagrees;
-    ``devices.unknown.GPU_NAME`` where nothing names a vendor (h37-vendor64: such a GPU was NVIDIA's, and told CUDA,
-    Tensor Cores and ``nsys``)."""
+    (ROCclr's ``__amd_rocclr_copyBuffer``, cuBLAS's ``ampere_sgemm_*``), host ops only one vendor's build has
+    (``aten::cudnn_convolution``), the distributed backend (``rccl``; ``nccl`` alone); ``devices.UNKNOWN`` where
+    nothing names a vendor, None where the evidence disagrees.  Read before :data:`OLD_CATS` renames the categories."""
     if any(k in kt.meta for k in _ROCM_KEYS):
-        return "AMD GPU"
-    plugin = next((_PLUGIN_VENDOR_GPU[c] for c in kt.cats if c in _PLUGIN_VENDOR_GPU), None)
-    if plugin:
-        return plugin
+        return devices.amd.VENDOR
+    if any(c in _PLUGIN_VENDOR_GPU for c in kt.cats):
+        return devices.intel.VENDOR
     if any(k in kt.meta for k in _CUDA_KEYS):
-        return None
+        return devices.nvidia.VENDOR
     names = np.asarray(kt.names, dtype=object)
 
     def named(cats: tuple[str, ...]) -> list[str]:
@@ -1064,10 +1082,11 @@ def _unnamed_gpu(kt: KinetoTrace) -> str | None:
 
     info = _first_info(kt)
     backend = info.get("backend") if isinstance(info, dict) else None
-    vendor = devices.vendor_known(named(_CALL_CATS), named(_KERNEL_CATS), [backend] if isinstance(backend, str) else [])
-    if vendor == devices.UNKNOWN:
-        return devices.unknown.GPU_NAME
-    return f"{vendor} GPU" if vendor and vendor != devices.nvidia.VENDOR else None
+    ops = named(_HOST_OP_CATS)
+    # the process group's backend as its collectives' annotations name it (``nccl:all_to_all``), as distributedInfo does
+    libraries = [backend] if isinstance(backend, str) else []
+    libraries += sorted({n.split(":", 1)[0] for n in ops if pytorch.collective_backend_annotation(n)})
+    return devices.vendor_known(named(_CALL_CATS), named(_KERNEL_CATS), libraries, ops)
 
 
 def _device_properties(kt: KinetoTrace, unnamed: str | None = None) -> dict[int, DeviceInfo]:

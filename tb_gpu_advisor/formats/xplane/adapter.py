@@ -15,6 +15,7 @@ never both whole (see ``memory.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from typing import TYPE_CHECKING
@@ -132,6 +133,8 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
     if release:  # the host lines' columns just freed, before the device tables are built on top (see memory.py)
         release_free_heap()
     devs = all_device_events(tl, release, calls)
+    vendor = _file_vendor(h, devs)
+    _name_unnamed(devs, vendor)
     pipeline_ops = tensorflow.pipeline_function_ops(h, _device_groups(devs))
     return Trace(
         format="xplane", host=tl.host, path=tl.path, size_bytes=tl.size_bytes, h=h, devices=devs, num_events=num_events,
@@ -140,10 +143,39 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
         xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
         xla_casts=xla_casts, xla_fusion_classes=xla_classes,
-        producer={**_producer(meta), **_records_loss(tl.warnings), **visible_gpus(tl)}, memory=memory,
+        producer={**_producer(meta), **_records_loss(tl.warnings), **visible_gpus(tl),
+                  **({"gpu_vendor": vendor} if vendor else {})}, memory=memory,
         unread_devices=unread_devices(tl), ranges=nvtx_ranges(h, range_domains),
         pipeline_ops=pipeline_ops if pipeline_ops.size else None,
     )
+
+
+#: Distinct names read for a file's vendor per table: the evidence is in the first names, a hostile file may hold millions.
+_MAX_VENDOR_NAMES = 200_000
+
+
+def _file_vendor(h: HostEvents, devs: list[DeviceEvents]) -> str | None:
+    """The ``VENDOR`` the capture shows besides its GPU planes' stats (``devices.vendor_known``): the runtime's calls its
+    GPU tracer recorded on the host (``cuLaunchKernel``, ``hipModuleLaunchKernel``), kernels only one vendor's library
+    names (cuBLASLt's ``nvjet_*``, Tensile's ``Cijk_*``); ``devices.UNKNOWN`` where nothing names a vendor, None where
+    two disagree.  Why: a trace viewer JSON keeps no plane stat, so its GPU was read as NVIDIA's, the default, whatever
+    its calls and kernels said -- a ROCm program's JSON told Tensor Cores and ``CudaDevice`` (h37-vendor66)."""
+    calls = [n for n in h.names[:_MAX_VENDOR_NAMES] if devices.is_runtime_call(n)]
+    kernels = [n for d in devs for n in d.names[:_MAX_VENDOR_NAMES]]
+    return devices.vendor_known(calls, kernels)
+
+
+def _name_unnamed(devs: list[DeviceEvents], vendor: str | None) -> None:
+    """Name a GPU whose plane states nothing of its device (no name, vendor or compute capability: a trace viewer
+    JSON's) by the vendor the file shows (:func:`_file_vendor`): ``AMD GPU``, ``devices.unknown.GPU_NAME`` where
+    nothing names one; left unnamed where the file shows NVIDIA (the default an unnamed GPU is read as) or the
+    evidence disagrees.  A plane with a compute capability is CUDA's (TF 2.4's V100 planes), and keeps its reading."""
+    if not vendor or vendor == devices.nvidia.VENDOR:
+        return
+    name = devices.unknown.GPU_NAME if vendor == devices.UNKNOWN else f"{vendor} GPU"
+    for d in devs:
+        if not d.info.name and d.info.compute_capability is None:
+            d.info = dataclasses.replace(d.info, name=name)
 
 
 def _device_groups(devs: list[DeviceEvents]) -> np.ndarray:

@@ -268,14 +268,24 @@ def memory_rows(report: Report) -> list[list[str]]:
     return rows
 
 
-def memory_notes(report: Report) -> list[str]:
-    """What the peak table leaves out, one line per GPU: the capture's own peak where a warm-up iteration holds it
-    above the steady ones (the table's peak is the steady iterations', what a fix acts on); the held bytes known by
-    their lifetime alone in a history of one turn (``held_by_lifetime_bytes``: not known to be held across steps)."""
+def memory_notes(report: Report, gpu_notes: bool = True) -> list[str]:
+    """What the peak table leaves out, one line per GPU: what its numbers are of, where the metrics say it
+    (``GpuMemory.note``: a history that began late or a full ring buffer, deltas only, parts read from the allocation
+    pattern; ``gpu_notes``); the capture's own peak where a warm-up iteration holds it above the steady ones (the
+    table's peak is the steady iterations', what a fix acts on); the held bytes known by their lifetime alone in a
+    history of one turn (``held_by_lifetime_bytes``: not known to be held across steps).
+
+    Why ``gpu_notes``: the text and markdown reports (CLI, MCP) showed the table and dropped the GPU's note, which only
+    the tab's memory view printed -- a snapshot cut by its ring buffer (AntixK/ONNX-TensorRT-Dual-Serve, a TTS
+    server's last 1,000 allocator events) read "peak 255 MiB" with nothing saying the request's start was lost.  The
+    tab passes False: its GPU memory view prints the note itself (``serve/static/views.js`` ``memoryView``).  A GPU
+    with no history (``events`` 0) is left to ``capture_quality``'s no-history finding, which says the same."""
     out = []
     for h in report.hosts:
         for g in h.gpus:
             m = g.memory or {}
+            if gpu_notes and m.get("note") and m.get("events"):
+                out.append(f"{h.host} {host_words(h)(f'GPU{g.gpu}')}: {m['note']}")
             if m.get("held_by_lifetime_bytes"):
                 out.append(f"{h.host} {host_words(h)(f'GPU{g.gpu}')}: {gb(m['held_by_lifetime_bytes'])} of the "
                            f"{gb((m.get('breakdown') or {}).get('held'))} held was made before the history's first "

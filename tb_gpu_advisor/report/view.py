@@ -229,7 +229,7 @@ def display(report: Report) -> dict[str, Any]:
         "cards": [{"threshold": render.threshold_text(m) if m.threshold is not None else ""} for m in report.headline],
         "findings": [_finding(report, f) for f in report.findings],
         "memory": {"columns": list(render.MEMORY_COLS), "rows": render.memory_rows(report),
-                   "notes": render.memory_notes(report)},
+                   "notes": render.memory_notes(report, gpu_notes=False)},  # the GPU's view prints its note
         "ranks": render.rank_cells(report.ranks) if rv is not None else [],
         "collectives": render.name_cells(report.collectives) if report.collectives is not None else [],
         "hosts": [_host(h) for h in report.hosts],

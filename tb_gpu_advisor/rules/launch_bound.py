@@ -271,7 +271,7 @@ def tell_gaps(ctx: Ctx, f: Finding, gaps: Finding, record: list) -> None:
 
 def _turn_assumption(ctx: Ctx, within: bool = False) -> str:
     """The clause of the saving's assumption for the host's unrecorded time the step-level finding holds: the gaps
-    between steps (:func:`_tell_gaps`), and ``within`` them too (:func:`tell_rest`) -- one function, so the second
+    between steps (:func:`tell_gaps`), and ``within`` them too (:func:`tell_rest`) -- one function, so the second
     fold rewrites the first's words exactly."""
     steps = f"{ctx.step_noun}s"
     where = f"between the {steps} and around the calls within them" if within else f"between the {steps}"
@@ -281,7 +281,7 @@ def _turn_assumption(ctx: Ctx, within: bool = False) -> str:
 
 def holds_turn(f: Finding) -> bool:
     """Whether ``f`` is this check's step-level finding holding the gaps between steps as the rest of the turn's host
-    cost (:func:`_tell_gaps` said them)."""
+    cost (:func:`tell_gaps` said them)."""
     return f.rule == ID and f.saving is not None and f.metric is not None and \
         "between_step_host_ms" in (f.metric.detail or {})
 

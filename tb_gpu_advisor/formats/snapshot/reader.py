@@ -1396,12 +1396,15 @@ def history_off_segments(spans: list[tuple[int, int]], d: np.ndarray, rd: np.nda
     writer places its allocations at random addresses).  :func:`history_beyond_segments` catches such a history only
     where it allocates more than the segments reserve; this catches it within its reserve too.  The segments as
     sorted merged ranges and ``np.searchsorted`` over the allocations a ``window`` at a time: memory bounded by the
-    segments, not the history."""
-    if any(a < 0 for a, _ in spans):
+    segments, not the history.  A segment's address past a signed 64-bit integer (the reader takes any whole number
+    a pickle holds) places nothing either, and every end is held at the largest one: a damaged ``address`` of 2**64
+    raised OverflowError and lost the whole file (h37-review66)."""
+    if any(not 0 <= a <= _TOP for a, _ in spans):
         return None
     seg = np.flatnonzero((rd != 0) & (addr >= 0))
     lo = np.concatenate([np.array([a for a, n in spans if n > 0], dtype=np.int64), addr[seg]])
-    hi = np.concatenate([np.array([a + n for a, n in spans if n > 0], dtype=np.int64), addr[seg] + np.abs(rd[seg])])
+    hi = np.concatenate([np.array([min(a + n, _TOP) for a, n in spans if n > 0], dtype=np.int64),
+                         _end(addr[seg], np.abs(rd[seg]))])
     starts, ends = _merged_ranges(lo, hi)
     count, total, first = 0, 0, -1
     for w in range(0, int(d.shape[0]), window):
@@ -1409,12 +1412,22 @@ def history_off_segments(spans: list[tuple[int, int]], d: np.ndarray, rd: np.nda
         made = np.flatnonzero((dw > 0) & (aw >= 0))
         a, n = aw[made], dw[made]
         k = np.searchsorted(starts, a, side="right") - 1
-        inside = (k >= 0) & (a + n <= ends[np.maximum(k, 0)]) if starts.size else np.zeros(a.size, bool)
+        inside = (k >= 0) & (_end(a, n) <= ends[np.maximum(k, 0)]) if starts.size else np.zeros(a.size, bool)
         off = made[~inside]
         if off.size:
             count, total = count + int(off.size), total + int(dw[off].sum())
             first = w + int(off[0]) if first < 0 else first
     return (count, total, first) if count else None
+
+
+#: The largest address a signed 64-bit column holds (:func:`history_off_segments`).
+_TOP = int(np.iinfo(np.int64).max)
+
+
+def _end(at: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """``at + size`` (both not negative) held at :data:`_TOP`: an end past it wrapped negative, and a block at the top
+    of the range read as inside every segment."""
+    return np.where(at > _TOP - size, _TOP, at + size)
 
 
 def _merged_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -269,14 +269,12 @@ def tell_gaps(ctx: Ctx, f: Finding, gaps: Finding, record: list) -> None:
     f.actions = f.actions + [a for a in record if a not in f.actions]
 
 
-def _turn_assumption(ctx: Ctx, within: bool = False) -> str:
-    """The clause of the saving's assumption for the host's unrecorded time the step-level finding holds: the gaps
-    between steps (:func:`tell_gaps`), and ``within`` them too (:func:`tell_rest`) -- one function, so the second
-    fold rewrites the first's words exactly."""
+def _turn_assumption(ctx: Ctx) -> str:
+    """The clause of the saving's assumption for the host's unrecorded time between steps the step-level finding holds
+    (:func:`tell_gaps`); :func:`tell_rest` adds its own clause after it (composed, never reworded)."""
     steps = f"{ctx.step_noun}s"
-    where = f"between the {steps} and around the calls within them" if within else f"between the {steps}"
-    return (f"the host's unrecorded time {where} cut from each {ctx.step_noun} (what it runs there moved out of the "
-            f"loop or run once every N {steps})")
+    return (f"the host's unrecorded time between the {steps} cut from each {ctx.step_noun} (what it runs there moved "
+            f"out of the loop or run once every N {steps})")
 
 
 def holds_turn(f: Finding) -> bool:
@@ -305,7 +303,8 @@ def tell_rest(ctx: Ctx, f: Finding, rest_ms: float) -> None:
     if ("host", "host_work") not in {(g, p) for g, p, _ in parts}:
         parts.append(("host", "host_work", rest_ms))
     f.saving = saving(ctx, f.saving.ms_per_step + rest_ms,
-                      f.saving.assumption.replace(_turn_assumption(ctx), _turn_assumption(ctx, within=True)), parts)
+                      f"{f.saving.assumption}; and the host's unrecorded time around the calls within each "
+                      f"{ctx.step_noun} cut alike", parts)
     f.title = (f"The {ctx.step_noun} is too small for its host cost: the GPU waits for the dispatch of its few kernels "
                f"and for the host's code around them")
     f.summary += (f" Within its {ctx.step_noun}s the GPU idles another {ms(rest_ms)} {ctx.per_step} while the host "

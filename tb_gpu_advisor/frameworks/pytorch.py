@@ -1046,6 +1046,11 @@ FIXES = {
     "alltoall_imbalance:experts": (BALANCE_EXPERTS,),
     "alltoall_imbalance:sequence": (BALANCE_SEQUENCE,),
     "rank_straggler": (_BALANCE,),
+    "late_rank": (action(
+        "Find what {gpu}'s process does before its collectives that the other ranks' do not: profile that rank's host "
+        "thread (with_stack=True) and look for work only it runs (rank-0-style logging or checkpointing, a .item() or "
+        "print, its data loading), a slower dispatch (fewer CPU cores, another process on its cores), and keep it off "
+        "the step or give its process its own cores near its GPU."),),
     "input_bound:creation": (MADE_ON_GPU,),
     "input_bound:frames": (PREPARE_OFF_PATH,),
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),

@@ -1253,6 +1253,9 @@ class Communication:
     by_type: list[CollectiveStat] = field(default_factory=list)
     #: per GPU id, the same rows for that GPU alone (its transfer is its own time): the job view's input
     per_gpu: dict[int, list[CollectiveStat]] = field(default_factory=dict)
+    #: who enters the collectives last, call by call across the host's GPUs (``metrics.comm.arrivals``: "gpu",
+    #: "calls", "last_in", "wait_ms", "lag_ms"); None where no calls pair up
+    arrivals: dict | None = None
 
 
 @dataclass

@@ -5178,3 +5178,15 @@ def write_late_rank_fused(path: str, ranks: int = 4, late: int = 3, late_launch_
     return {"late_rank": late, "late_gpu": late, "steps": steps,
             "wait_ms": {k: v / steps / 1000.0 for k, v in waits.items()},
             "compute_ms": LATE_KERNELS * LATE_KERNEL_US / 1000.0}
+
+
+def collectives_only_like_tracelens(fused: dict[str, Any]) -> dict[str, Any]:
+    """A fused file (:func:`fuse_like_tracelens`) filtered to its collectives, as TraceLens' NCCL-only view keeps them
+    (amd/HPCTrainingExamples ``fused_traces/merged_nccl_only.json.gz``): the NCCL kernels, their ``nccl:*`` GPU ranges
+    and the GPU processes' names; nothing of the host, no compute kernel, no copy."""
+    gpu_pids = {e["pid"] for e in fused["traceEvents"] if e.get("cat") == "kernel"}
+    keep = [e for e in fused["traceEvents"]
+            if (e.get("cat") == "kernel" and e["name"].startswith("nccl"))
+            or (e.get("cat") == "gpu_user_annotation" and e["name"].startswith("nccl:"))
+            or (e.get("ph") == "M" and e["pid"] in gpu_pids)]
+    return {"traceEvents": json.loads(json.dumps(keep))}

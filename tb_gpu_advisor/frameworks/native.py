@@ -236,6 +236,9 @@ FIXES = {
                            "host work done before each step's first launch (input preparation, I/O) ahead of the "
                            "step."),),
     "capture_quality": (_ITERATIONS,),
+    "capture_quality:collectives_only": (action(
+        "Read the trace this file was filtered from, not its collectives alone: each process's work before each "
+        "collective, its steps and why one enters them late are there."),),
     # the steps are runs of one kernel at block sizes of their own (a benchmark of launch configurations)
     "capture_quality:sweep": (action(
         "Time each configuration on its own: run it a few times after one warm-up run, time the kernel alone between "

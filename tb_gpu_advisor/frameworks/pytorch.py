@@ -1155,6 +1155,14 @@ FIXES = {
         "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
         "             on_trace_ready=tensorboard_trace_handler(\"./log\")) as prof:\n"
         "    run_steps()"),),
+    # a file of the collective kernels alone (a filter of a fuller trace: TraceLens' NCCL-only view)
+    "capture_quality:collectives_only": (action(
+        "Read the trace this file was filtered from -- each rank's own torch.profiler trace, or all of a fused file's "
+        "events --, not its collectives alone: each rank's steps, its work before each collective and why one rank "
+        "enters them late are there.",
+        "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
+        "             on_trace_ready=tensorboard_trace_handler(\"./log\")) as prof:   # one trace per rank\n"
+        "    run_steps()"),),
     "capture_quality:no_history": (_record_history_fix("2.1", RECORD_HISTORY_21),),
     "capture_quality:no_history_2.0": (_record_history_fix("2.0", RECORD_HISTORY_20),),
     "capture_quality:no_history_1.13": (_record_history_fix("1.13", RECORD_HISTORY_20),),

@@ -1161,6 +1161,9 @@ class CaptureQuality:
     #: (``Trace.not_kept``): the checks that needed it had nothing to read
     printed_from: str = ""
     not_kept: tuple[str, ...] = ()
+    #: the collective kernels of a capture that holds nothing but them (``metrics.capture.collectives_only``: a filter
+    #: of a fuller trace), 0 otherwise
+    collectives_only: int = 0
 
 
 @dataclass

@@ -309,7 +309,8 @@ def arrivals(ctx: Context, tally: _Tally, paired: dict, gpus: list[int]) -> dict
     others = np.delete(s, late, axis=0)
     mine = who == late
     lag = float((last[mine] - np.median(others[:, mine], axis=0)).sum()) if mine.any() else 0.0
-    per = lambda ps: ctx.per_step(ps / PS_PER_MS, shared=False)  # noqa: E731 - ps over the kept steps -> ms a step
+    def per(ps: float) -> float:  # ps over the kept steps -> ms a step
+        return ctx.per_step(ps / PS_PER_MS, shared=False)
     return {"gpu": gpus[late], "calls": int(s.shape[1]), "last_in": {g: int(c) for g, c in zip(gpus, counts.tolist())},
             "wait_ms": {g: per(float(w)) for g, w in zip(gpus, wait.sum(axis=1).tolist())}, "lag_ms": per(lag)}
 

@@ -5128,6 +5128,11 @@ def fuse_like_tracelens(docs: list[dict[str, Any]]) -> dict[str, Any]:
                 args["id_raw"] = e["id"]
                 e["id"] += rank * FUSE_ID_STRIDE
             out.append(e)
+        # TraceFuse names each rank's processes by its rank (``RANK 0 - CPU``, ``RANK 0 - GPU``) in place of theirs
+        for pid, what in sorted({(e["pid"], "GPU" if e.get("cat") in ("kernel", "gpu_user_annotation", "gpu_memcpy")
+                                  else "CPU") for e in out if e["args"].get("rank") == rank
+                                 and e.get("ph") == "X"}):
+            out.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": f"RANK {rank} - {what}"}})
     return {"traceEvents": out}
 
 
@@ -5154,3 +5159,76 @@ def write_fused_ranks(path: str, ranks: int = 2, steps: int = 6, gemm_us: float 
     with open(path, "w", encoding="utf-8") as f:  # as TraceFuse writes it: json.dump(indent=4), the events alone
         json.dump(fuse_like_tracelens(docs), f, indent=4)
     return {"ranks": ranks, "steps": steps, "ops": {GEMM_FWD: "aten::mm", RELU_BF16: "aten::relu"}}
+
+
+#: The late-rank job's kernels: short elementwise kernels, so a rank whose host dispatches them slower runs host-bound.
+LATE_KERNELS, LATE_KERNEL_US, LATE_LAUNCH_US = 60, 20.0, 7.0
+
+
+def write_late_rank_fused(path: str, ranks: int = 4, late: int = 3, late_launch_us: float = 60.0, steps: int = 6,
+                          comm_us: float = 300.0, calls: int = 2) -> dict[str, Any]:
+    """A DDP-like job of ``ranks`` ranks on one host, fused as TraceLens' ``TraceFuse`` writes it
+    (:func:`fuse_like_tracelens`), where rank ``late`` dispatches the same GPU work slower: each of its
+    ``LATE_KERNELS`` launches takes ``late_launch_us`` on its host, the others' ``LATE_LAUNCH_US`` -- so its GPU runs the
+    same kernels as theirs, host-bound, and enters each of the step's ``calls`` all-reduces last (a host lagging by its
+    own dispatch: MI300X DDP's rank 3, h37-straggle66).  Each all-reduce ends on every rank ``comm_us`` after the last
+    rank entered it.  Truth by construction: the late rank (and its GPU), each other rank's wait in the all-reduces per
+    step (the last arrival less its own, summed over the step's calls, the mean over the steps), and the GPU compute per
+    rank (the same on every rank)."""
+    rs = [Rank(rank=k, pid=7100 + k, device=k) for k in range(ranks)]
+    waits = {k: 0.0 for k in range(ranks)}
+    for n in range(2, 2 + steps):
+        start = max([r.host_us for r in rs] + [max(r.streams.values(), default=0.0) for r in rs])
+        for r in rs:
+            r.host_us = start
+        ends: dict[int, float] = {}
+        for c in range(calls):
+            ready: dict[int, float] = {}
+            for r in rs:
+                if c == 0:
+                    mark = r.cpu(f"ProfilerStep#{n}", 0.0, cat="user_annotation", advance=False)
+                    r.host_us += 5.0
+                    r.step_kernels = []
+                    r._mark = mark  # type: ignore[attr-defined]
+                launch = late_launch_us if r.rank == late else LATE_LAUNCH_US
+                for _ in range(LATE_KERNELS // calls):
+                    r.kernel("aten::mul", RELU_BF16, LATE_KERNEL_US, launch_us=launch)
+                ready[r.rank] = max(r.streams.get(COMPUTE_STREAM, 0.0), r.host_us)
+            for r in rs:  # each rank's kernel starts as its launch allows; every one ends comm_us after the last
+                _allreduce(r, ready[r.rank], ready[r.rank] + comm_us, group=ranks)
+            last = max(r.gpu[-1]["ts"] for r in rs)
+            end = last + comm_us
+            for r in rs:
+                ev = r.gpu[-1]
+                waits[r.rank] += last - ev["ts"]
+                ev["dur"] = round(end - ev["ts"], 3)
+                r.streams[NCCL_STREAM] = end
+                r.step_kernels[-1] = (ev["ts"], end)
+                r.host_us = max(r.host_us, ready[r.rank])
+            ends[c] = end
+        for r in rs:
+            r.host_us = max(r.host_us, ends[calls - 1])
+            r.sync()
+            r._mark["dur"] = round(r.host_us - r._mark["ts"], 3)  # type: ignore[attr-defined]
+            s_ = min(k[0] for k in r.step_kernels)
+            r.gpu.append({"ph": "X", "cat": "gpu_user_annotation", "name": f"ProfilerStep#{n}", "pid": r.device,
+                          "tid": COMPUTE_STREAM, "ts": round(s_, 3), "dur": round(max(k[1] for k in r.step_kernels) - s_, 3),
+                          "args": {"External id": r._mark["args"]["External id"]}})  # type: ignore[attr-defined]
+    docs = [trace_doc(r, ranks) for r in rs]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(fuse_like_tracelens(docs), f, indent=4)
+    return {"late_rank": late, "late_gpu": late, "steps": steps,
+            "wait_ms": {k: v / steps / 1000.0 for k, v in waits.items()},
+            "compute_ms": LATE_KERNELS * LATE_KERNEL_US / 1000.0}
+
+
+def collectives_only_like_tracelens(fused: dict[str, Any]) -> dict[str, Any]:
+    """A fused file (:func:`fuse_like_tracelens`) filtered to its collectives, as TraceLens' NCCL-only view keeps them
+    (amd/HPCTrainingExamples ``fused_traces/merged_nccl_only.json.gz``): the NCCL kernels, their ``nccl:*`` GPU ranges
+    and the GPU processes' names; nothing of the host, no compute kernel, no copy."""
+    gpu_pids = {e["pid"] for e in fused["traceEvents"] if e.get("cat") == "kernel"}
+    keep = [e for e in fused["traceEvents"]
+            if (e.get("cat") == "kernel" and e["name"].startswith("nccl"))
+            or (e.get("cat") == "gpu_user_annotation" and e["name"].startswith("nccl:"))
+            or (e.get("ph") == "M" and e["pid"] in gpu_pids)]
+    return {"traceEvents": json.loads(json.dumps(keep))}

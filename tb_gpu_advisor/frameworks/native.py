@@ -228,11 +228,17 @@ FIXES = {
                              "by size."),),
     # one GPU's work starts each step last: its launching process or thread is late -- no framework's launch threads
     # or DDP buckets to tune (h37-randjobs: 4 processes of a native program, one GPU each, had a skew and no fix)
+    "late_rank": (action("Find what {gpu}'s process does on the host before its collectives that the others' do not "
+                         "(extra I/O, logging, slower dispatch on shared cores), and give each process its own CPU "
+                         "cores near its GPU (numactl --cpunodebind, taskset)."),),
     "launch_skew": (action("Find what delays the last GPU's launches: give each process (or launching thread) its own "
                            "CPU cores near its GPU (numactl --cpunodebind, taskset), keep other work off them, and move "
                            "host work done before each step's first launch (input preparation, I/O) ahead of the "
                            "step."),),
     "capture_quality": (_ITERATIONS,),
+    "capture_quality:collectives_only": (action(
+        "Read the trace this file was filtered from, not its collectives alone: each process's work before each "
+        "collective, its steps and why one enters them late are there."),),
     # the steps are runs of one kernel at block sizes of their own (a benchmark of launch configurations)
     "capture_quality:sweep": (action(
         "Time each configuration on its own: run it a few times after one warm-up run, time the kernel alone between "

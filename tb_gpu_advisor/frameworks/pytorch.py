@@ -1063,6 +1063,11 @@ FIXES = {
     "alltoall_imbalance:experts": (BALANCE_EXPERTS,),
     "alltoall_imbalance:sequence": (BALANCE_SEQUENCE,),
     "rank_straggler": (_BALANCE,),
+    "late_rank": (action(
+        "Find what {gpu}'s process does before its collectives that the other ranks' do not: profile that rank's host "
+        "thread (with_stack=True) and look for work only it runs (rank-0-style logging or checkpointing, a .item() or "
+        "print, its data loading), a slower dispatch (fewer CPU cores, another process on its cores), and keep it off "
+        "the step or give its process its own cores near its GPU."),),
     "input_bound:creation": (MADE_ON_GPU,),
     "input_bound:frames": (PREPARE_OFF_PATH,),
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
@@ -1168,6 +1173,14 @@ FIXES = {
         "flow arrow.",
         "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
         "             on_trace_ready=tensorboard_trace_handler(\"./log\")) as prof:\n"
+        "    run_steps()"),),
+    # a file of the collective kernels alone (a filter of a fuller trace: TraceLens' NCCL-only view)
+    "capture_quality:collectives_only": (action(
+        "Read the trace this file was filtered from -- each rank's own torch.profiler trace, or all of a fused file's "
+        "events --, not its collectives alone: each rank's steps, its work before each collective and why one rank "
+        "enters them late are there.",
+        "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
+        "             on_trace_ready=tensorboard_trace_handler(\"./log\")) as prof:   # one trace per rank\n"
         "    run_steps()"),),
     "capture_quality:no_history": (_record_history_fix("2.1", RECORD_HISTORY_21),),
     "capture_quality:no_history_2.0": (_record_history_fix("2.0", RECORD_HISTORY_20),),

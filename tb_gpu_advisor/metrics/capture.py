@@ -46,7 +46,27 @@ def capture_quality(ctx: Context) -> CaptureQuality:
         framework=ctx.fw.id, work_framework=_work_framework(ctx), graph_kernel_share=_graph_kernel_share(ctx), time_base=tr.time_base,
         capture_format=tr.format, clock_skew=_clock_skew(ctx), window_start_ms=start,
         python_tracing=_python_tracing(ctx), printed_from=tr.printed_from, not_kept=tuple(tr.not_kept),
+        collectives_only=collectives_only(ctx),
     )
+
+
+def collectives_only(ctx: Context) -> int:
+    """The collective kernels of a capture that holds nothing else -- no compute kernel, copy or fill on any GPU and
+    nothing of the host (a filter of a fuller trace to its communication: TraceLens' NCCL-only view) --, else 0.
+    Why: such a file's GPU bursts are its collectives, not the job's steps, and the skew of its first collectives is
+    the ranks' unrecorded work before them, not launches: read as a job it was given guessed 16 ms steps and "host
+    thread contention" (h37-huntk66 *Left* 3, h37-straggle66)."""
+    if len(ctx.trace.h) > 0:
+        return 0
+    n = 0
+    for d in ctx.trace.devices:
+        if not len(d):
+            continue
+        coll = d.kind == devices.KIND_COLLECTIVE
+        if not coll.all():
+            return 0
+        n += int(coll.sum())
+    return n
 
 
 def _work_framework(ctx: Context) -> str:

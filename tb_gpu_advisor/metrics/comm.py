@@ -61,7 +61,8 @@ def communication(ctx: Context, paced: dict | None = None) -> Communication:
                            paced_calls_per_step=ctx.per_step(tally.paced_calls.get(t, 0)))
             for t in sorted(tally.total, key=lambda t: -tally.exposed[t])]
     return Communication(ms_per_step=ctx.per_step(sum(tally.total.values())), exposed_ms_per_step=ctx.per_step(tally.all_exposed),
-                         by_type=rows, per_gpu=tally.gpu_rows)
+                         by_type=rows, per_gpu=tally.gpu_rows,
+                         arrivals=arrivals(ctx, tally, paired, [g.d.gpu for g in active]))
 
 
 def in_windows(g: GpuCtx, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -274,6 +275,44 @@ def _gpu_calls(ctx: Context, tally: _Tally, paired: dict, matched: dict, whole: 
                 c.whole_transfer_ms_per_step = whole[c.type]
             i = tally.row_at[(gpu, c.type)]
             c.calls = _call_rows(tally.keys[(gpu, c.type)], tally.seqs[c.type][i], p, i)
+
+
+def arrivals(ctx: Context, tally: _Tally, paired: dict, gpus: list[int]) -> dict | None:
+    """Who enters the host's collectives last, call by call: each call paired across the GPUs (:func:`paired_calls`:
+    by process group and order within it in each step), each GPU's arrival its kernel's start (one host: one clock),
+    the last arrival the call's; each GPU's wait in it the time from its own arrival to the last one, up to its own end
+    (a root that leaves a broadcast early waits no longer).  Returns {"gpu": the GPU last in most calls, "calls",
+    "last_in": {gpu: calls it entered last}, "wait_ms": {gpu: its wait per step}, "lag_ms": the late GPU's arrival
+    behind the median other's, per step, over the calls it entered last}; None where no type's calls pair up.
+
+    Why: a collective ends on every GPU together, so an early GPU's time in it is waiting for the last one -- its
+    cause is the late GPU's own work before the call, not the link (issue #37 class 3: each wait belongs to its cause;
+    h37-straggle66: the fused MI300X DDP's ranks 0-2 wait 11-13 ms a step in their all-reduces for rank 3)."""
+    starts, ends = [], []
+    for t, p in sorted(paired.items()):
+        rows = [tally.row_at.get((g, str(t))) for g in gpus]
+        if p is None or any(r is None for r in rows):
+            continue
+        seq, o = tally.seqs[t], p[0]
+        starts.append(np.vstack([seq[r][1][o[r]] for r in rows]).astype(np.int64))
+        ends.append(np.vstack([seq[r][2][o[r]] for r in rows]).astype(np.int64))
+    if not starts or len(gpus) < 2:
+        return None
+    s, e = np.hstack(starts), np.hstack(ends)
+    if not s.shape[1]:
+        return None
+    last = s.max(axis=0)
+    wait = np.clip(np.minimum(e, last) - s, 0, None)
+    who = s.argmax(axis=0)
+    counts = np.bincount(who, minlength=len(gpus))
+    late = int(counts.argmax())
+    others = np.delete(s, late, axis=0)
+    mine = who == late
+    lag = float((last[mine] - np.median(others[:, mine], axis=0)).sum()) if mine.any() else 0.0
+    def per(ps: float) -> float:  # ps over the kept steps -> ms a step
+        return ctx.per_step(ps / PS_PER_MS, shared=False)
+    return {"gpu": gpus[late], "calls": int(s.shape[1]), "last_in": {g: int(c) for g, c in zip(gpus, counts.tolist())},
+            "wait_ms": {g: per(float(w)) for g, w in zip(gpus, wait.sum(axis=1).tolist())}, "lag_ms": per(lag)}
 
 
 def transfer_ms(totals: list[float], calls: list[tuple]) -> float:

@@ -1164,6 +1164,9 @@ class CaptureQuality:
     #: (``Trace.not_kept``): the checks that needed it had nothing to read
     printed_from: str = ""
     not_kept: tuple[str, ...] = ()
+    #: the collective kernels of a capture that holds nothing but them (``metrics.capture.collectives_only``: a filter
+    #: of a fuller trace), 0 otherwise
+    collectives_only: int = 0
 
 
 @dataclass
@@ -1256,6 +1259,9 @@ class Communication:
     by_type: list[CollectiveStat] = field(default_factory=list)
     #: per GPU id, the same rows for that GPU alone (its transfer is its own time): the job view's input
     per_gpu: dict[int, list[CollectiveStat]] = field(default_factory=dict)
+    #: who enters the collectives last, call by call across the host's GPUs (``metrics.comm.arrivals``: "gpu",
+    #: "calls", "last_in", "wait_ms", "lag_ms"); None where no calls pair up
+    arrivals: dict | None = None
 
 
 @dataclass

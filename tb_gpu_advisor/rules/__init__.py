@@ -94,6 +94,7 @@ RULE_IDS: tuple[str, ...] = (
     "comm_exposed",  # §2 communication overlap (job scope)
     "allreduce_extra",  # §2 item 3
     "gpu_imbalance",  # §2 item 5
+    "late_rank",  # §2 item 5, one host: a GPU late at the collectives by its own host's work
     "node_straggler",  # §2 item 5, across nodes (job scope)
     "rank_straggler",  # §2 item 5, across the job's ranks (job scope)
     "alltoall_imbalance",  # §2 item 5, skewed all-to-all splits (job scope)

@@ -288,8 +288,12 @@ def gpu_steps_to_judge(m: HostMetrics) -> bool:
     """Whether the guide's GPU checks have work of the job's steps to judge: a GPU ran work, and the job's reading does
     not say the window's marks time no GPU step (``Kind.times_gpu_step``: the loop's end, CUDA tracing off).  Why: at the
     loop's end the GPU may still drain the last step's queue inside the profiler's exit sync (``Kind.queued``); that
-    work is no step of the window, and judged as one it read as an input-bound 0.56 ms step whose GPU idled."""
-    return any(g.active for g in m.gpus) and (m.job is None or m.job.kind.times_gpu_step)
+    work is no step of the window, and judged as one it read as an input-bound 0.56 ms step whose GPU idled.  Nor where
+    the capture kept the collectives alone (``CaptureQuality.collectives_only``): ``capture_quality`` says so."""
+    # a capture of collectives alone (a filter of a fuller trace) holds none of the steps' work: its GPU bursts are
+    # its collectives, its skew the ranks' unrecorded work before them (h37-straggle66)
+    return any(g.active for g in m.gpus) and (m.job is None or m.job.kind.times_gpu_step) \
+        and not m.capture.collectives_only
 
 
 class _Said(dict):

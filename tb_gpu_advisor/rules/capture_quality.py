@@ -77,6 +77,8 @@ def check(m: HostMetrics) -> list[Finding]:
     gpu_work = any(g.active for g in m.gpus)
     # every launch refused (job.kind's decision): the refusal is why no kernel ran, and _run_ended says it
     refused_all = m.job is not None and m.job.kind.every_launch_refused
+    if m.capture.collectives_only:  # a filter of a fuller trace to its collectives: nothing of the steps to judge
+        return [_collectives_only(ctx, m)]
     # the loop's end is said as a window without the job's steps even where its GPU drained an earlier queue
     if not gpu_steps_to_judge(m) and not refused_all:
         no_gpu, elsewhere = _no_gpu(ctx, m)
@@ -115,6 +117,29 @@ def _not_kept(ctx: Ctx, m: HostMetrics) -> list[Finding]:
                   "The file read is a printing of the capture: some of its records were not kept",
                   (NOT_KEPT_METRIC, "Kinds of records the file did not keep", len(lost), "count", str(len(lost)),
                    None), ctx.window_fixes(c.capture_format, "not_kept", False) or ctx.fw.fix(f"{ID}:not_kept"))]
+
+
+def _collectives_only(ctx: Ctx, m: HostMetrics) -> Finding:
+    """A capture that kept the collectives alone (``CaptureQuality.collectives_only``), said as such: what it holds,
+    what was filtered out, and what is left unjudged -- the steps its GPU bursts were read as are its collectives, and
+    the GPUs' skew at them is the ranks' work before them, which the file does not hold.  Why: a TraceLens NCCL-only
+    filter of a 4-rank DDP read as 7 steps of 16.1 ms (they are ~45 ms) with a "host thread contention" launch-skew
+    warning (h37-huntk66 *Left* 3)."""
+    n = m.capture.collectives_only
+    gpus = [g for g in m.gpus if g.active]
+    kinds = sorted({c.type for c in m.comm.by_type if c.type != "collective"})
+    what = f" ({', '.join(kinds)})" if kinds else ""
+    f = _note(ctx, f"This capture holds {n:,} collective kernels{what} on {len(gpus)} GPUs and nothing else: no compute "
+                   "kernel, no copy, nothing of the host (no op, launch, runtime call or step mark) -- a filter of a "
+                   "fuller trace to its communication. What the job does between its collectives, its steps and why "
+                   "one GPU enters a collective later than another are not in it: no check of the steps, the GPUs' "
+                   "balance or their skew is made from it; the full trace it was filtered from is the one to read.",
+              "The capture kept only the collectives: everything else was filtered out",
+              ("collectives_only", "Collective kernels, nothing else kept", n, "count", f"{n:,}", None),
+              ctx.fw.fix(f"{ID}:collectives_only"))
+    f.severity = "warning"
+    f.metric.status = "warning"
+    return f
 
 
 def _suffixed(out: list[Finding]) -> list[Finding]:

@@ -23,6 +23,7 @@ What changes when files are put together:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -240,7 +241,28 @@ def process_scoped_ids(kt: KinetoTrace) -> int:
     kt.external_id = ext
     if not kt.gpu_pids:
         kt.gpu_pids = _driving_pids(_gpu_rows_device(kt)[dev][found], pids[proc[at][found]] if corr.size else pids[:0])
+    if not kt.gpu_ranks:
+        kt.gpu_ranks = stated_ranks(kt.gpu_pids, kt.process_names)
     return int(pids.size)
+
+
+#: A process name that states its rank: TraceLens' ``TraceFuse`` names each rank's processes ``RANK <n> - CPU`` and
+#: ``RANK <n> - GPU`` (its fused file keeps no ``distributedInfo``).
+_RANK_NAME = re.compile(r"^\s*rank\s*[:#]?\s*(\d+)\b", re.IGNORECASE)
+
+
+def stated_ranks(gpu_pids: dict[int, list[int]], names: dict[int, str]) -> dict[int, int]:
+    """GPU -> the rank its driving process's name states (:data:`_RANK_NAME`), where every GPU's process states one
+    and no two the same; else {} (the processes' order stands).  Why: the ranks of one fused file were read in pid
+    order, which is the fuse's order, not a fact the file states -- the file's own words name each rank (h37-straggle66:
+    the fused MI300X DDP's late rank is rank 3, GPU 5)."""
+    out: dict[int, int] = {}
+    for gpu, pids in gpu_pids.items():
+        said = {int(m.group(1)) for p in pids if (m := _RANK_NAME.match(names.get(p, "")))}
+        if len(said) != 1:
+            return {}
+        out[gpu] = said.pop()
+    return out if len(set(out.values())) == len(out) else {}
 
 
 def _driving_pids(gpus: np.ndarray, pids: np.ndarray) -> dict[int, list[int]]:

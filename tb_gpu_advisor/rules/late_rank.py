@@ -1,0 +1,110 @@
+"""§2 item 5 within one host: one GPU enters the collectives last, by its own host's work, and the others wait for it.
+
+Metric: the other GPUs' wait in the collectives (their median, ``Communication.arrivals``: each call paired across
+the GPUs, each GPU's wait the time from its own arrival to the last one's), less what the late GPU's later start
+(``launch_skew``'s) and its extra compute (``gpu_imbalance``'s) explain, as a share of the step; graded on
+``rank_straggler``'s levels (the same wait: one rank's extra time before the collectives).  Only where one GPU enters
+most calls last.  Why: on one host the GPU checks compare GPU work, and a rank late by its host (its dispatch, Python,
+a sync) with the same GPU work left the others' 11-13 ms a step in their all-reduces unexplained -- waiting, not slow
+communication (issue #37 class 3; h37-straggle66: the fused MI300X DDP, rank 3).  Across host files the job's
+``rank_straggler`` says it (no clock is shared there).
+Saving: that wait, at most the collective and idle time the step's ledger holds.
+"""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.metrics.multigpu import peer_median
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.rules._multi import active_gpus, is_multi, wait_held_ms, wait_parts
+from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, rule, saving, share_metric, table
+from tb_gpu_advisor.rules.step_gaps import start_offsets_ms
+
+ID = "late_rank"
+
+
+def who(g) -> str:  # noqa: ANN001 - a GpuMetrics
+    """``GPU5 (rank 3)`` where the trace states the GPU's rank, else ``GPU5``."""
+    return f"GPU{g.gpu} (rank {g.rank})" if g.rank is not None else f"GPU{g.gpu}"
+
+
+def late_wait(m: HostMetrics) -> dict | None:
+    """The late GPU's facts: {"gpu" (a GpuMetrics), "others", "wait" (the others' median wait per step), "start"
+    (its later start, ms), "compute" (its compute above its peers' median), "host" (the rest: its own host's work),
+    "last_in", "calls", "lag"}; None where no GPU enters most paired calls last."""
+    arr = m.comm.arrivals
+    gs = {g.gpu: g for g in active_gpus(m)}
+    if not arr or arr["gpu"] not in gs or len(gs) < 2:
+        return None
+    late, calls = gs[arr["gpu"]], arr["calls"]
+    last_in = arr["last_in"].get(late.gpu, 0)
+    if not calls or last_in * 2 <= calls:
+        return None  # the last arrival moves from GPU to GPU: no one GPU's cause
+    others = [g for g in gs.values() if g is not late]
+    waits = sorted(arr["wait_ms"].get(g.gpu, 0.0) for g in others)
+    wait = waits[len(waits) // 2] if len(waits) % 2 else sum(waits[len(waits) // 2 - 1:len(waits) // 2 + 1]) / 2
+    comp = {g.gpu: g.breakdown.device_compute for g in gs.values()}
+    extra = max(0.0, comp[late.gpu] - peer_median(comp, late.gpu))
+    start = max(0.0, start_offsets_ms(m).get(late.gpu, 0.0))
+    return {"gpu": late, "others": others, "wait": wait, "start": start, "compute": extra,
+            "host": max(0.0, wait - start - extra), "last_in": last_in, "calls": calls, "lag": arr["lag_ms"]}
+
+
+def across_job(f: Finding, job, job_findings: list[Finding]) -> Finding | None:  # noqa: ANN001 - a JobView
+    """The late GPU a job-scope straggler finding names (``rank_straggler``, ``node_straggler``: the same wait read
+    across host files) is said there, once: None; any other job finding (``comm_exposed``, which counts this wait as
+    no communication the step pays) leaves it standing."""
+    named = {(j.host, j.gpu) for j in job_findings if j.rule in ("rank_straggler", "node_straggler")}
+    nodes = {j.host for j in job_findings if j.rule == "node_straggler"}
+    return None if (f.host, f.gpu) in named or f.host in nodes else f
+
+
+@rule(ID, "§2 item 5", "One GPU enters the collectives last, by its own host's work: the others wait for it",
+      thresholds=("rank_straggler.warning", "rank_straggler.critical"), in_job=across_job)
+def check(m: HostMetrics) -> list[Finding]:
+    ctx = Ctx(m)
+    if not is_multi(m) or not ctx.step_ms:
+        return []
+    w = late_wait(m)
+    if w is None:
+        return []
+    share = w["host"] / ctx.step_ms
+    sev = grade(share, "rank_straggler.warning", "rank_straggler.critical")
+    if sev is None:
+        return []  # its later start or its extra compute explains the wait: launch_skew's or gpu_imbalance's
+    late, others = w["gpu"], w["others"]
+    named = ", ".join(who(g) for g in others)
+    known = [f"its step starts {ms(w['start'])} later" if w["start"] >= 0.05 * w["wait"] else "",
+             f"it computes {ms(w['compute'])} more" if w["compute"] >= 0.05 * w["wait"] else ""]
+    known = [k for k in known if k]
+    comp = {g.gpu: g.breakdown.device_compute for g in (late, *others)}
+    because = (f" {'; '.join(known).capitalize()} (the launch-skew and GPU-imbalance checks' part); the other "
+               f"{ms(w['host'])}" if known else f" Its GPU work is no more than theirs ({ms(comp[late.gpu])} of "
+               f"compute {ctx.per_step}, {ms(peer_median(comp, late.gpu))} at their median) and its steps start with "
+               f"theirs: the whole {ms(w['host'])}")
+    return [finding(
+        ctx, ID, sev,
+        f"{who(late)} enters the collectives last in {w['last_in']} of {plural(w['calls'], 'call')} matched across the "
+        f"GPUs, {ms(w['lag'])} {ctx.per_step} after the median other GPU; {named} wait {ms(w['wait'])} {ctx.per_step} "
+        f"in those calls for it (their median): waiting for {who(late)}, not slow communication.{because} is "
+        f"{who(late)}'s own host work before each call ({pct(share)} {ctx.of_step()}): its dispatch, Python or a "
+        "sync that the other ranks do not do or do sooner.",
+        title=f"{who(late)} enters the collectives last: the other GPUs wait for it",
+        metric=share_metric("late_rank_wait_share", "Others' wait for the late GPU's host, share of {step}", share,
+                            "rank_straggler.warning", severity=sev,
+                            detail={"gpu": late.gpu, "rank": late.rank, "last_in": w["last_in"], "calls": w["calls"],
+                                    "lag_ms_per_step": w["lag"], "others_wait_ms": w["wait"],
+                                    "start_ms": w["start"], "compute_extra_ms": w["compute"], "host_ms": w["host"],
+                                    "wait_ms": m.comm.arrivals["wait_ms"]}),
+        saving=saving(ctx, min(w["host"], wait_held_ms(m)),
+                      "the late GPU's host keeps pace, so the others no longer wait for it in the collectives",
+                      wait_parts(m)),
+        evidence=[table("Per GPU: arrivals at the collectives (ms per step)",
+                        ["gpu", "rank", "last in calls", "waits in them ms", "compute ms", "first kernel offset ms"],
+                        [[g.gpu, g.rank, m.comm.arrivals["last_in"].get(g.gpu, 0),
+                          m.comm.arrivals["wait_ms"].get(g.gpu, 0.0), g.breakdown.device_compute,
+                          g.first_kernel_offset_ms] for g in (late, *others)])],
+        gpu=late.gpu,
+        actions=ctx.fw.fix(ID, gpu=who(late)),
+    )]

@@ -302,7 +302,13 @@ def _rendered_prose(report: Report) -> str:
     """The markdown rendering (the text one prints the same prose) without its code: what a reader reads."""
     from tb_gpu_advisor.report import render
 
-    return _MD_CODE.sub(" ", render.to_markdown(report))
+    return markdown_prose(render.to_markdown(report))
+
+
+def markdown_prose(markdown: str) -> str:
+    """``markdown`` (``render.to_markdown`` of a report) without its code: the ``prose`` that
+    :func:`vendor_words_problems` reads, for a caller that rendered the markdown already."""
+    return _MD_CODE.sub(" ", markdown)
 
 
 def _gpu_known(h: HostReport) -> bool:

@@ -5166,10 +5166,11 @@ LATE_KERNELS, LATE_KERNEL_US, LATE_LAUNCH_US = 60, 20.0, 7.0
 
 
 def write_late_rank_fused(path: str, ranks: int = 4, late: int = 3, late_launch_us: float = 60.0, steps: int = 6,
-                          comm_us: float = 300.0, calls: int = 2) -> dict[str, Any]:
+                          comm_us: float = 300.0, calls: int = 2, launch_us: float = LATE_LAUNCH_US) -> dict[str, Any]:
     """A DDP-like job of ``ranks`` ranks on one host, fused as TraceLens' ``TraceFuse`` writes it
     (:func:`fuse_like_tracelens`), where rank ``late`` dispatches the same GPU work slower: each of its
-    ``LATE_KERNELS`` launches takes ``late_launch_us`` on its host, the others' ``LATE_LAUNCH_US`` -- so its GPU runs the
+    ``LATE_KERNELS`` launches takes ``late_launch_us`` on its host, the others' ``launch_us`` (``LATE_LAUNCH_US``, ahead of
+    their ``LATE_KERNEL_US`` kernels; above it every rank is launch-bound and the late one more: h37-overlap66) -- so its GPU runs the
     same kernels as theirs, host-bound, and enters each of the step's ``calls`` all-reduces last (a host lagging by its
     own dispatch: MI300X DDP's rank 3, h37-straggle66).  Each all-reduce ends on every rank ``comm_us`` after the last
     rank entered it.  Truth by construction: the late rank (and its GPU), each other rank's wait in the all-reduces per
@@ -5190,7 +5191,7 @@ def write_late_rank_fused(path: str, ranks: int = 4, late: int = 3, late_launch_
                     r.host_us += 5.0
                     r.step_kernels = []
                     r._mark = mark  # type: ignore[attr-defined]
-                launch = late_launch_us if r.rank == late else LATE_LAUNCH_US
+                launch = late_launch_us if r.rank == late else launch_us
                 for _ in range(LATE_KERNELS // calls):
                     r.kernel("aten::mul", RELU_BF16, LATE_KERNEL_US, launch_us=launch)
                 ready[r.rank] = max(r.streams.get(COMPUTE_STREAM, 0.0), r.host_us)

@@ -8,7 +8,11 @@ most calls last.  Why: on one host the GPU checks compare GPU work, and a rank l
 a sync) with the same GPU work left the others' 11-13 ms a step in their all-reduces unexplained -- waiting, not slow
 communication (issue #37 class 3; h37-straggle66: the fused MI300X DDP, rank 3).  Across host files the job's
 ``rank_straggler`` says it (no clock is shared there).
-Saving: that wait, at most the collective and idle time the step's ledger holds.
+Saving: that wait, booked where the host's ledger (the mean over its GPUs) holds it (:func:`wait_claims`): the others'
+part in their collective and idle time (``gpu_wait``), the late GPU's own part -- its idle beyond its peers', its
+launch gaps above all -- in that idle's own pool (``launch`` ...), so a ``launch_bound`` that claims the host's launch
+gaps and this finding count the late rank's gaps once (h37-overlap66: the fused MI300X DDP's "if every fix lands" added
+11.8 ms of wait and 10.0 ms of launch gaps, 2.2 ms of both rank 3's own dispatch).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import active_gpus, is_multi, wait_held_ms, wait_parts
 from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, rule, saving, share_metric, table
+from tb_gpu_advisor.rules.savings import IDLE_POOLS, idle_claims
 from tb_gpu_advisor.rules.step_gaps import start_offsets_ms
 
 ID = "late_rank"
@@ -51,6 +56,41 @@ def late_wait(m: HostMetrics) -> dict | None:
             "host": max(0.0, wait - start - extra), "last_in": last_in, "calls": calls, "lag": arr["lag_ms"]}
 
 
+def own_idle_ms(m: HostMetrics, late) -> dict[str, float]:  # noqa: ANN001 - a GpuMetrics
+    """The late GPU's idle beyond its peers' (category -> ms per step: its ledger's host-caused idle,
+    ``IDLE_POOLS``, less the median other GPU's), as the host's ledger holds it: a share of one GPU in the mean over
+    the host's GPUs (metrics/breakdown: the host-wide columns are that mean).  Why: that idle is the late rank's
+    lateness, the same time the others wait -- once in its own ledger, once in theirs -- so a fix that makes it keep
+    pace gives back this part where it sits, and the finding that claims that idle (``launch_bound``: the launch
+    gaps) names the same pool."""
+    gs = active_gpus(m)
+    out = {}
+    for c in IDLE_POOLS:
+        vals = {g.gpu: float(getattr(g.breakdown, c, 0.0) or 0.0) for g in gs}
+        extra = vals[late.gpu] - peer_median(vals, late.gpu)
+        if extra > 0:
+            out[c] = extra / len(gs)
+    return out
+
+
+def wait_claims(m: HostMetrics, late, host_ms: float) -> tuple[float, list[tuple[str, str, float]]]:  # noqa: ANN001
+    """The saving of the late rank keeping pace (``host_ms`` of the others' wait a step) and its claims where the
+    host's ledger holds it: the late GPU's own idle beyond its peers' (:func:`own_idle_ms`, in that idle's pools;
+    at most its one-GPU share of the wait, ``host_ms`` / the GPUs), the rest the others' wait (``wait_parts``: their
+    collective and idle time, ``gpu_wait``), at most what the ledger holds there (``wait_held_ms``)."""
+    own = own_idle_ms(m, late)
+    total_own = sum(own.values())
+    cap = host_ms / len(active_gpus(m))
+    if total_own > cap:
+        own = {c: v * cap / total_own for c, v in own.items()}
+        total_own = cap
+    rest = min(max(0.0, host_ms - total_own), wait_held_ms(m))
+    where = wait_parts(m)
+    held = sum(v for _, _, v in where)
+    claims = idle_claims(own) + [(g, p, rest * v / held) for g, p, v in where if held > 0]
+    return total_own + rest, claims
+
+
 def across_job(f: Finding, job, job_findings: list[Finding]) -> Finding | None:  # noqa: ANN001 - a JobView
     """The late GPU a job-scope straggler finding names (``rank_straggler``, ``node_straggler``: the same wait read
     across host files) is said there, once: None; any other job finding (``comm_exposed``, which counts this wait as
@@ -79,6 +119,11 @@ def check(m: HostMetrics) -> list[Finding]:
              f"it computes {ms(w['compute'])} more" if w["compute"] >= 0.05 * w["wait"] else ""]
     known = [k for k in known if k]
     comp = {g.gpu: g.breakdown.device_compute for g in (late, *others)}
+    saves, claims = wait_claims(m, late, w["host"])
+    own = sum(v for g, p, v in claims if p != "gpu_wait")
+    told = (f" Of the step it saves, {ms(own)} is {who(late)}'s own idle beyond its peers' (its launch gaps, its host "
+            "work), the host's share of its lateness: the launch and host-work findings tell that time where they "
+            "claim it, and the estimate if every fix lands counts it once." if own >= 0.05 * saves else "")
     because = (f" {'; '.join(known).capitalize()} (the launch-skew and GPU-imbalance checks' part); the other "
                f"{ms(w['host'])}" if known else f" Its GPU work is no more than theirs ({ms(comp[late.gpu])} of "
                f"compute {ctx.per_step}, {ms(peer_median(comp, late.gpu))} at their median) and its steps start with "
@@ -89,7 +134,7 @@ def check(m: HostMetrics) -> list[Finding]:
         f"GPUs, {ms(w['lag'])} {ctx.per_step} after the median other GPU; {named} wait {ms(w['wait'])} {ctx.per_step} "
         f"in those calls for it (their median): waiting for {who(late)}, not slow communication.{because} is "
         f"{who(late)}'s own host work before each call ({pct(share)} {ctx.of_step()}): its dispatch, Python or a "
-        "sync that the other ranks do not do or do sooner.",
+        "sync that the other ranks do not do or do sooner." + told,
         title=f"{who(late)} enters the collectives last: the other GPUs wait for it",
         metric=share_metric("late_rank_wait_share", "Others' wait for the late GPU's host, share of {step}", share,
                             "rank_straggler.warning", severity=sev,
@@ -97,9 +142,9 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "lag_ms_per_step": w["lag"], "others_wait_ms": w["wait"],
                                     "start_ms": w["start"], "compute_extra_ms": w["compute"], "host_ms": w["host"],
                                     "wait_ms": m.comm.arrivals["wait_ms"]}),
-        saving=saving(ctx, min(w["host"], wait_held_ms(m)),
+        saving=saving(ctx, saves,
                       "the late GPU's host keeps pace, so the others no longer wait for it in the collectives",
-                      wait_parts(m)),
+                      claims),
         evidence=[table("Per GPU: arrivals at the collectives (ms per step)",
                         ["gpu", "rank", "last in calls", "waits in them ms", "compute ms", "first kernel offset ms"],
                         [[g.gpu, g.rank, m.comm.arrivals["last_in"].get(g.gpu, 0),

@@ -614,8 +614,8 @@ def vendor_shown(call_names: Iterable[str], kernel_names: Iterable[str] = (), li
     none claims one or two disagree (no default, as :func:`vendor_claimed`): its runtime's calls (``hipLaunchKernel``,
     ``urEnqueueKernelLaunch``, ``cudaLaunchKernel``: ``RUNTIME_PREFIXES``), kernels only one vendor's software names
     (``OWN_KERNELS``: ROCclr's ``__amd_rocclr_copyBuffer``, Tensile's ``Cijk_``), a collective library the
-    capture names (``COLLECTIVE_LIBRARIES``: ``rccl``, ``nccl``), framework ops only one vendor's build has
-    (``OWN_OPS``: ``aten::cudnn_convolution``, ``aten::miopen_batch_norm``).
+    capture names (``COLLECTIVE_LIBRARIES``: ``rccl``, ``xccl``; ``nccl`` is both vendors'), framework ops only one
+    vendor's build has (``OWN_OPS``: ``aten::cudnn_convolution``, ``aten::miopen_batch_norm``).
 
     Why: a GPU the file does not name is read as NVIDIA's, the profilers' default -- a ROCm trace that kept no
     ``deviceProperties`` (nor ROCm's version keys) was told NCCL, Tensor Cores and Nsight Systems beside its own
@@ -636,27 +636,24 @@ def _vendors_shown(call_names: Iterable[str], kernel_names: Iterable[str], libra
     return found
 
 
-#: NCCL's own names: its library (a distributed backend ``nccl``) and its kernels (``ncclDevKernel_*``,
-#: ``ncclKernel_*``).  ROCm's PyTorch names its backend ``nccl`` and RCCL keeps NCCL's kernel names, so they are no
-#: vendor's word beside another; alone, they are NVIDIA's library's (:func:`vendor_known`).
-_NCCL = re.compile(r"^nccl", re.I)
 #: The ``VENDOR`` of a GPU whose file shows no vendor's word (:mod:`devices.unknown`).
 UNKNOWN = unknown.VENDOR
 
 
 def vendor_known(call_names: Iterable[str], kernel_names: Iterable[str] = (), libraries: Iterable[str] = (),
                  op_names: Iterable[str] = ()) -> str | None:
-    """:func:`vendor_shown`'s vendor; else NVIDIA's where NCCL's names are the only word (its library or kernels,
-    :data:`_NCCL`); else :data:`UNKNOWN` where nothing claims a vendor; None where the evidence disagrees.
+    """:func:`vendor_shown`'s vendor; else :data:`UNKNOWN` where nothing claims a vendor -- NCCL's names alone
+    included (a distributed backend ``nccl``, c10d's ``nccl:all_reduce``, ``ncclDevKernel_*``): ROCm's PyTorch names
+    its backend ``nccl`` and RCCL keeps NCCL's kernel names, so they are both vendors' words (h37-hipwin66: a ROCm
+    window whose only such word was ``nccl:all_reduce`` was told CUDA and CUPTI); None where the evidence disagrees.
 
     Why: a GPU the file does not name was NVIDIA's whatever the file held; one whose file names no runtime, library
     or kernel family of anybody's (another vendor's runtime, a build no table knows) was told CUDA, Tensor Cores,
     ``nsys`` and NCCL (h37-vendor64)."""
-    calls, kernels, libs = list(call_names), list(kernel_names), list(libraries)
-    found = _vendors_shown(calls, kernels, libs, op_names)
+    found = _vendors_shown(list(call_names), list(kernel_names), list(libraries), op_names)
     if found:
         return found.pop() if len(found) == 1 else None
-    return nvidia.VENDOR if any(_NCCL.match(n) for n in libs + kernels) else UNKNOWN
+    return UNKNOWN
 
 
 #: The device allocator's own calls (CUDA runtime and driver, HIP): each ``cudaFree`` synchronizes the device, and

@@ -60,9 +60,10 @@ class Kind:
     #: no GPU record, but the host shows GPU use ("260 kernel launches", "22 allocator events on GPU 0"): the GPU's
     #: side of the capture was lost or not recorded, its work did not run on the CPU (kind ``unknown``, not ``no_gpu``)
     lost_gpu: str = ""
-    #: the ``VENDOR`` whose runtime made the host's calls where the GPU's side was lost (``lost_gpu``), "" otherwise:
-    #: a window with no GPU record names no GPU, yet ``hipLaunchKernel`` says ROCm's -- whose words and capture
-    #: fixes its findings take (``rules.base.Ctx.vendor``; h37-hiprocm36: a HIP window was told CUDA's build)
+    #: the ``VENDOR`` whose runtime made the host's calls where the GPU's side was lost (``lost_gpu``), or where no GPU
+    #: ran work (``no_gpu``) and the host's runtime calls are one vendor's (h37-hipwin66), "" otherwise: a window with
+    #: no GPU record names no GPU, yet ``hipLaunchKernel`` says ROCm's -- whose words and capture fixes its findings
+    #: take (``rules.base.Ctx.vendor``; h37-hiprocm36: a HIP window was told CUDA's build)
     runtime_vendor: str = ""
     #: no GPU record, and the host shows the job ran on a GPU backend whose work the profiler does not trace at all
     #: (``devices.apple``: "mps"): not lost records, so none of the lost-records words or fixes (kind ``unknown``)
@@ -237,6 +238,8 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
         calls = [n for n in trace.h.names if devices.is_runtime_call(n)]
         said = None if calls else _shown_vendor(trace)
         kind = dataclasses.replace(kind, runtime_vendor=said or devices.vendor_of_calls(calls).VENDOR)
+    elif kind.kind == "no_gpu" and (said := _calls_vendor(trace)):
+        kind = dataclasses.replace(kind, runtime_vendor=said)
     cut = cuts(trace.problems)  # a file read to its end (contradicting, or records skipped) has nothing past its damage
     if kind.lost_gpu and cut:  # a file not read to its end: what is missing may be past the damage
         kind = dataclasses.replace(kind, damaged=cut[0])
@@ -295,6 +298,15 @@ def host_kind(trace: Trace, fw: Framework) -> tuple[str, str] | None:
     if mode in ("inference_mode", "no_grad"):
         return "inference", f"it records grad mode `{mode}`: forward passes"
     return None
+
+
+def _calls_vendor(trace: Trace) -> str | None:
+    """The ``VENDOR`` whose runtime made every runtime call the host recorded (``devices.vendor_shown``: no default),
+    None where none or several vendors' did.  Why: a window in which no GPU ran work still says whose runtime the
+    program and the profiler called -- ROCm's PyTorch's ``hipGetDeviceCount`` / ``hipDeviceSynchronize`` on an MI300X
+    whose model stayed on the CPU was told ``cudaMalloc``, CUDA and ``torch.cuda``'s NVIDIA words (h37-hipwin66);
+    the calls are the runtime's word, not a GPU that ran work (``Kind.runtime_vendor``)."""
+    return devices.vendor_shown([n for n in trace.h.names if devices.is_runtime_call(n)])
 
 
 def _listed_vendor(trace: Trace) -> str | None:

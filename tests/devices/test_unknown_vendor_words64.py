@@ -69,10 +69,11 @@ def test_no_unit_or_peak_is_claimed_for_a_gpu_of_no_known_vendor(tmp_path: Path)
     assert "Accel X1 has" not in _prose(host) and "Tensor Cores of" not in _prose(host)
 
 
-@pytest.mark.parametrize("evidence", ["calls", "kernels", "nccl", "header"])
+@pytest.mark.parametrize("evidence", ["calls", "kernels", "header"])
 def test_control_a_file_that_shows_nvidia_keeps_nvidias_words(tmp_path: Path, evidence: str) -> None:
-    """No ``deviceProperties``, but the file says NVIDIA: its CUDA calls, cuBLAS's ``ampere_sgemm_*`` kernels, NCCL
-    as the only collective word, CUDA's version keys -- NVIDIA's words stay (control: passes on base too)."""
+    """No ``deviceProperties``, but the file says NVIDIA: its CUDA calls, cuBLAS's ``ampere_sgemm_*`` kernels, CUDA's
+    version keys -- NVIDIA's words stay (control: passes on base too).  NCCL as the only collective word was one
+    until h37-hipwin66: ROCm's PyTorch names its backend ``nccl`` too (:func:`test_nccl_alone_names_no_vendor`)."""
     doc = _job_doc("host_bound_fp32")
     if evidence == "calls":
         doc = tt.as_vendor(doc, "cuda_unnamed")
@@ -83,8 +84,6 @@ def test_control_a_file_that_shows_nvidia_keeps_nvidias_words(tmp_path: Path, ev
             assert gemms
             for e in gemms:
                 e["name"] = "sm80_" + e["name"]
-        elif evidence == "nccl":
-            doc["distributedInfo"] = {"backend": "nccl", "rank": 0, "world_size": 1}
         else:
             doc["cuda_runtime_version"] = 12040
     host = _host(tmp_path, doc)
@@ -92,12 +91,23 @@ def test_control_a_file_that_shows_nvidia_keeps_nvidias_words(tmp_path: Path, ev
     assert "Tensor Cores" in _prose(host)
 
 
+def test_nccl_alone_names_no_vendor(tmp_path: Path) -> None:
+    """The backend ``nccl`` the only vendor-like word of a file naming no vendor: ROCm's PyTorch writes it too (RCCL
+    keeps NCCL's names), so no vendor is claimed and no Tensor Core is said (h37-hipwin66; NVIDIA before)."""
+    doc = tt.as_unknown_vendor(_job_doc("host_bound_fp32"))
+    doc["distributedInfo"] = {"backend": "nccl", "rank": 0, "world_size": 1}
+    host = _host(tmp_path, doc)
+    assert host["capture"]["vendor"] == "unknown"
+    assert "Tensor Cores" not in _prose(host)
+
+
 def test_vendor_known_reads_every_piece_of_evidence() -> None:
-    """``devices.vendor_known``: a runtime's calls, one vendor's kernels, a collective library; NCCL alone NVIDIA's;
-    nothing: unknown; two vendors: None (base: no such question -- an unnamed GPU was NVIDIA's)."""
+    """``devices.vendor_known``: a runtime's calls, one vendor's kernels, a collective library; NCCL alone nobody's
+    (both vendors' name: h37-hipwin66, NVIDIA's before); nothing: unknown; two vendors: None (base: no such question
+    -- an unnamed GPU was NVIDIA's)."""
     assert devices.vendor_known(["hipLaunchKernel"]) == "AMD"
     assert devices.vendor_known(["xrtLaunchKernel"], ["ampere_sgemm_128x64_tn"]) == "NVIDIA"
-    assert devices.vendor_known([], ["ncclDevKernel_AllReduce_Sum_f32_RING_LL"]) == "NVIDIA"
+    assert devices.vendor_known([], ["ncclDevKernel_AllReduce_Sum_f32_RING_LL"]) == devices.UNKNOWN
     assert devices.vendor_known([], ["ncclDevKernel_AllReduce_Sum_f32_RING_LL"], ["rccl"]) == "AMD"
     assert devices.vendor_known(["hipLaunchKernel"], [], ["nccl"]) == "AMD"  # ROCm's PyTorch names its backend nccl
     assert devices.vendor_known(["xrtLaunchKernel"], ["sgemm_128x64_tn"], ["gloo"]) == devices.UNKNOWN

@@ -1067,8 +1067,8 @@ def _file_vendor(kt: KinetoTrace) -> str | None:
     the name empty), the ``xpupti`` plugin's categories Intel, CUDA's header keys NVIDIA, else every other evidence the
     file holds (``devices.vendor_known``): its runtime's calls (``hipLaunchKernel``), kernels only one vendor names
     (ROCclr's ``__amd_rocclr_copyBuffer``, cuBLAS's ``ampere_sgemm_*``), host ops only one vendor's build has
-    (``aten::cudnn_convolution``), the distributed backend (``rccl``; ``nccl`` alone); ``devices.UNKNOWN`` where
-    nothing names a vendor, None where the evidence disagrees.  Read before :data:`OLD_CATS` renames the categories."""
+    (``aten::cudnn_convolution``), the distributed backend (``rccl``; ``nccl`` is both vendors' and says nothing);
+    ``devices.UNKNOWN`` where nothing names a vendor, None where the evidence disagrees.  Read before :data:`OLD_CATS` renames the categories."""
     if any(k in kt.meta for k in _ROCM_KEYS):
         return devices.amd.VENDOR
     if any(c in _PLUGIN_VENDOR_GPU for c in kt.cats):

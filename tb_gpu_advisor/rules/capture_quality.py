@@ -551,22 +551,18 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                    f"profile again.")
         return _run_failed(ctx, summary, title, actions), True
     elif kind is not None and kind.damaged:  # the file, not the capture: read what was cut off
-        title = "No GPU record in the part of the damaged file that was read"
-        actions = ctx.fw.extra(f"{ID}:damaged_records") or [READ_WHOLE_FILE]
-        used = f"The GPU was used ({kind.lost_gpu}), but the" if kind.lost_gpu else "The"
-        summary = (f"{used} part of the file that could be read holds no record "
-                   f"of GPU work: the file is damaged before them (what the damage is, the report's damaged-file notice "
-                   f"says once). What the file holds past its damage was not read, so the GPU's records "
-                   f"may well be there -- the profiler is not shown to have missed them. The "
-                   f"guide's GPU checks were skipped: nothing here is a verdict on the job.")
+        title, actions, summary = _no_gpu_record_read(
+            ctx, kind, "damaged_records", READ_WHOLE_FILE,
+            "No GPU record in the part of the damaged file that was read",
+            "part of the file that could be read holds no record of GPU work: the file is damaged before them (what "
+            "the damage is, the report's damaged-file notice says once). What the file holds past its damage was not "
+            "read, so the GPU's records may well be there")
     elif kind is not None and kind.unread:  # the file read to its end, records skipped: they may be the GPU's
-        title = "No GPU record among the records that could be read"
-        actions = ctx.fw.extra(f"{ID}:unread_records") or [READ_SKIPPED_RECORDS]
-        used = f"The GPU was used ({kind.lost_gpu}), but the" if kind.lost_gpu else "The"
-        summary = (f"{used} records of the file that could be read hold no record of GPU work, and the reader skipped "
-                   f"records it could not read (what they are, the report's damaged-file notice says once): the GPU's "
-                   f"records may well be among them -- the profiler is not shown to have missed them. The guide's GPU "
-                   f"checks were skipped: nothing here is a verdict on the job.")
+        title, actions, summary = _no_gpu_record_read(
+            ctx, kind, "unread_records", READ_SKIPPED_RECORDS, "No GPU record among the records that could be read",
+            "records of the file that could be read hold no record of GPU work, and the reader skipped records it "
+            "could not read (what they are, the report's damaged-file notice says once): the GPU's records may well "
+            "be among them")
     elif kind is not None and kind.lost_gpu:
         # the capture's own profiler's way where its format gives one; a side never asked for was not lost
         title = (f"The capture recorded no {kind.unrecorded} activity: the GPU's work is not in it"
@@ -612,6 +608,16 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
               ("active_gpus", "GPUs that ran kernels" if copied else "GPUs with activity"))
     return finding(ctx, ID, "warning", summary, title=title, actions=actions,
                    metric=value_metric(*metric, 0, "count", "0", severity="warning", good_direction="higher")), elsewhere
+
+def _no_gpu_record_read(ctx: Ctx, kind, fix: str, fallback, title: str, where: str) -> tuple[str, list, str]:
+    """(title, fixes, summary) of a window with no GPU record where the file itself hid them (cut before them, or
+    records skipped that may be theirs): one sentence shape for both kinds of damage, so neither claims the profiler
+    missed the GPU's records -- the file's damage is said once, in the damaged-file notice."""
+    used = f"The GPU was used ({kind.lost_gpu}), but the" if kind.lost_gpu else "The"
+    summary = (f"{used} {where} -- the profiler is not shown to have missed them. The guide's GPU checks were "
+               f"skipped: nothing here is a verdict on the job.")
+    return title, ctx.fw.extra(f"{ID}:{fix}") or [fallback], summary
+
 
 
 def _died(ctx: Ctx, m: HostMetrics, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind

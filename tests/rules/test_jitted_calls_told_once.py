@@ -22,15 +22,9 @@ from pathlib import Path
 import pytest
 
 from synthetic.jaxcapture import write_tiny_jitted_calls
-from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.run_report import fresh_run_report
 
 _WILD = str(Path(__file__).resolve().parents[1] / "fixtures" / "wild")
-
-
-def _report(root: str, run: str):
-    (s,) = [s for s in discover(root) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts)
 
 
 def _rules(report) -> dict:
@@ -41,7 +35,7 @@ def _rules(report) -> dict:
 def tiny_calls(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny_calls")
     write_tiny_jitted_calls(str(root), run="tiny_calls")
-    return _report(str(root), "tiny_calls")
+    return fresh_run_report(str(root), "tiny_calls")
 
 
 def test_the_generated_loop_is_told_by_the_host_bound_finding_alone(tiny_calls):
@@ -68,7 +62,7 @@ def test_gaps_of_the_programs_own_work_keep_their_finding(tmp_path):
     """Control: a traced function of the program's own between the calls (``$bench.py:30 prepare``) is work of its
     own, named by the gaps' finding as on main."""
     write_tiny_jitted_calls(str(tmp_path), run="own", own_us=200.0)
-    got = _rules(_report(str(tmp_path), "own"))
+    got = _rules(fresh_run_report(str(tmp_path), "own"))
     assert "step_gaps" in got and "prepare" in got["step_gaps"].summary
 
 
@@ -76,7 +70,7 @@ def test_the_real_gemm_loop_is_told_once():
     """wild ``jax_mi300x``: main -- host-bound critical 215 us and gaps critical 91 us; now the host-bound finding
     alone, critical, 306 us (the ledger's 305.6 us of host work), the gaps' 91 us said as its part; the step (527 us,
     16 kept) and the launch note as before."""
-    report = _report(_WILD, "jax_mi300x")
+    report = fresh_run_report(_WILD, "jax_mi300x")
     host = report.hosts[0]
     assert host.steps["count"] == 16
     got = _rules(report)

@@ -24,14 +24,9 @@ import pytest
 
 from synthetic.torchtrace import write_tiny_turns
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.run_report import fresh_run_report
 
 _REAL = "/work/wild65/turn65/lutetjeff"  # no licence: rebuilt from read_file's text, kept here only
-
-
-def _report(root: str, run: str):
-    (s,) = [s for s in discover(root) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts)
 
 
 def _by_rule(report) -> dict:
@@ -42,7 +37,7 @@ def _by_rule(report) -> dict:
 def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny_turns")
     write_tiny_turns(str(root), steps=8)
-    return _report(str(root), "tiny_turns")
+    return fresh_run_report(str(root), "tiny_turns")
 
 
 def test_the_tiny_turn_is_told_once_by_the_step_level_finding(tiny):
@@ -77,7 +72,7 @@ def test_gaps_of_their_own_keep_their_finding(tmp_path, kw):
     """Controls (the gaps' finding on main too): a turn whose GPU work outlasts its dispatch is no step too small for
     it; host work the capture records between the turns (a CPU op) is a cause of its own, with its own fix."""
     write_tiny_turns(str(tmp_path), steps=8, run="ctl", **kw)
-    got = _by_rule(_report(str(tmp_path), "ctl"))
+    got = _by_rule(fresh_run_report(str(tmp_path), "ctl"))
     assert "step_gaps" in got and got["step_gaps"].severity in ("critical", "warning")
     if "launch_bound" in got:
         assert "Between its steps" not in got["launch_bound"].summary
@@ -88,7 +83,7 @@ def test_the_real_cuda_extension_turn_is_told_once():
     """lutetjeff/cs521-mp2 ``cuda.json``: main 2 criticals (step_gaps 44 us, launch_bound 15 us); now the launch
     finding alone, critical, saving both parts, the step (106 us over 2 kept turns) as before.  Since h37-turn66 it
     holds the turns' other 18 us of unrecorded host time too (``test_tiny_turn_told_once``): 15 + 62 us."""
-    report = _report(_REAL, "cuda")
+    report = fresh_run_report(_REAL, "cuda")
     host = report.hosts[0]
     assert host.steps["count"] == 2 and host.steps["source"] == "nvtx_range"
     got = _by_rule(report)

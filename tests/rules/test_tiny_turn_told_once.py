@@ -24,16 +24,10 @@ import os
 import pytest
 
 from synthetic.torchtrace import write_tiny_turns
-from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.run_report import fresh_run_report
 
 _REAL = "/work/wild65/turn65/lutetjeff"  # no licence: rebuilt from read_file's text, kept there only
 _SYNC_FIX = "Synchronize once after the loop"
-
-
-def _report(root: str, run: str):
-    (s,) = [s for s in discover(root) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts)
 
 
 def _ids(report) -> set[str]:
@@ -55,7 +49,7 @@ def _host_claims(report) -> float:
 def four_turns(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny4")
     write_tiny_turns(str(root), steps=4)
-    return _report(str(root), "tiny_turns")
+    return fresh_run_report(str(root), "tiny_turns")
 
 
 def test_the_turns_unrecorded_time_is_told_by_one_finding(four_turns):
@@ -93,7 +87,7 @@ def test_no_sync_fix_without_a_sync_per_tiny_turn(tmp_path, kw):
     """Controls: a sync every fourth turn is no sync per turn; a turn whose GPU work outlasts its dispatch is no step
     too small for it (no step-level verdict to hold the fix)."""
     write_tiny_turns(str(tmp_path), steps=8, run="ctl", **kw)
-    report = _report(str(tmp_path), "ctl")
+    report = fresh_run_report(str(tmp_path), "ctl")
     texts = [a.text for f in report.findings for a in f.actions]
     assert not any(t.startswith(_SYNC_FIX) for t in texts), texts
 
@@ -104,7 +98,7 @@ def test_the_real_cuda_turn_is_told_once():
     "unrecorded host time" 19 us, note "after the host's syncs ... 44 us".  Now the launch finding holds the ledger's
     62.5 us of ``other`` whole (saving 77 us: 15 + 62), no warning or note beside it, the sync-once fix among its
     fixes; the step (106 us, 2 kept turns) as before."""
-    report = _report(_REAL, "cuda")
+    report = fresh_run_report(_REAL, "cuda")
     host = report.hosts[0]
     assert host.steps["count"] == 2
     ids = _ids(report)

@@ -24,6 +24,12 @@ def fresh_report(logdir: Path) -> Report:
     return analyze_session(session.run, session.session, session.hosts)
 
 
+def fresh_run_report(logdir: str | Path, run: str) -> Report:
+    """The report of ``run``'s one session under ``logdir``, analysed afresh (no cache): a logdir of several runs."""
+    (s,) = [s for s in discover(str(logdir)) if s.run == run]
+    return analyze_session(s.run, s.session, s.hosts)
+
+
 def cli_report(logdir: Path, *argv: str) -> tuple[int, str, str]:
     """(exit status, stdout, stderr) of ``report LOGDIR --run run ARGV`` run in-process."""
     import io

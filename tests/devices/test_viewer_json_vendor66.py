@@ -19,7 +19,8 @@ import pytest
 
 from synthetic import jaxcapture as jc
 from tb_gpu_advisor import devices
-from tests.job.test_unknown_writer_words63 import _json_run, _report
+from tests.support.viewer_json import json_report as _report
+from tests.support.viewer_json import viewer_json_run as _json_run
 
 #: the vendors' own words and tools a report could say, in prose or code
 _VENDOR_WORDS = re.compile(r"\bNCCL\b|\bRCCL\b|Tensor[ -]Cores?|Matrix Cores?|Nsight|\bnsys\b|\bCUPTI\b|\bCUDA\b|"

@@ -13,44 +13,19 @@ every check but the windows without GPU work), and a GPU plane of that JSON, whi
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from synthetic import jaxcapture as jc
-from synthetic import tfcapture as tc
-from tb_gpu_advisor.cli import main as cli
+from tests.support.viewer_json import json_report as _report
+from tests.support.viewer_json import viewer_json_run as _json_run
 
 #: what only one writer's fixes name: TensorFlow's Keras and tf.* APIs, JAX's jax.* / jnp APIs
 _TF_ONLY = re.compile(r"\btf\.|Keras|TF_GPU_THREAD_MODE|steps_per_execution")
 _JAX_ONLY = re.compile(r"\bjax\.|\bjnp\.|\bjmp\b|XLA_FLAGS")
 _HEAD = re.compile(r"^If (TensorFlow|JAX) wrote the capture: ")
-
-
-def _report(logdir: Path) -> dict:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", str(logdir), "--format", "json", "--cache-dir", "off"])
-    (rep,) = json.loads(out.getvalue())["reports"]
-    return rep
-
-
-def _json_run(root: Path, xplane: str | Path, anonymous: bool) -> Path:
-    """The session of ``xplane`` kept as its trace viewer JSON alone; ``anonymous``: without JAX's marks."""
-    printed = root / "printed.json"
-    tc.write_trace_viewer_json(str(xplane), str(printed))
-    text = printed.read_text()
-    if anonymous:
-        text = re.sub(r"\b(?:jit|pjit|pmap)_", "main_", text).replace("PjitFunction(", "Function(")
-    session = root / "json_run" / "plugins" / "profile" / jc.SESSION
-    session.mkdir(parents=True)
-    (session / "jaxhost.trace.json.gz").write_bytes(gzip.compress(text.encode()))
-    return root / "json_run"
 
 
 def _fixes(rep: dict) -> list[tuple[str, str]]:

@@ -1180,7 +1180,7 @@ FIXES = {
         "events --, not its collectives alone: each rank's steps, its work before each collective and why one rank "
         "enters them late are there.",
         "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
-        "             on_trace_ready=tensorboard_trace_handler(\"./log\")) as prof:   # one trace per rank\n"
+        "             on_trace_ready=tensorboard_trace_handler(\"./log\")) as prof:\n"
         "    run_steps()"),),
     "capture_quality:no_history": (_record_history_fix("2.1", RECORD_HISTORY_21),),
     "capture_quality:no_history_2.0": (_record_history_fix("2.0", RECORD_HISTORY_20),),

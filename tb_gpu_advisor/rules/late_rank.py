@@ -22,7 +22,7 @@ from tb_gpu_advisor.metrics.multigpu import peer_median
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import active_gpus, is_multi, wait_held_ms, wait_parts
-from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, rule, saving, share_metric, table
+from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, rule, saving, share_metric, table, the_others
 from tb_gpu_advisor.rules.savings import IDLE_POOLS, idle_claims
 from tb_gpu_advisor.rules.step_gaps import start_offsets_ms
 
@@ -121,21 +121,25 @@ def check(m: HostMetrics) -> list[Finding]:
     comp = {g.gpu: g.breakdown.device_compute for g in (late, *others)}
     saves, claims = wait_claims(m, late, w["host"])
     own = sum(v for g, p, v in claims if p != "gpu_wait")
-    told = (f" Of the step it saves, {ms(own)} is {who(late)}'s own idle beyond its peers' (its launch gaps, its host "
+    told = (f" Of the time it saves, {ms(own)} is {who(late)}'s own idle beyond its peers' (its launch gaps, its host "
             "work), the host's share of its lateness: the launch and host-work findings tell that time where they "
             "claim it, and the estimate if every fix lands counts it once." if own >= 0.05 * saves else "")
     because = (f" {'; '.join(known).capitalize()} (the launch-skew and GPU-imbalance checks' part); the other "
                f"{ms(w['host'])}" if known else f" Its GPU work is no more than theirs ({ms(comp[late.gpu])} of "
-               f"compute {ctx.per_step}, {ms(peer_median(comp, late.gpu))} at their median) and its steps start with "
-               f"theirs: the whole {ms(w['host'])}")
+               f"compute {ctx.per_step}, {ms(peer_median(comp, late.gpu))} at their median) and it starts its "
+               f"{ctx.step_noun} with theirs: the whole {ms(w['host'])}")
     return [finding(
         ctx, ID, sev,
         f"{who(late)} enters the collectives last in {w['last_in']} of {plural(w['calls'], 'call')} matched across the "
-        f"GPUs, {ms(w['lag'])} {ctx.per_step} after the median other GPU; {named} wait {ms(w['wait'])} {ctx.per_step} "
-        f"in those calls for it (their median): waiting for {who(late)}, not slow communication.{because} is "
+        f"GPUs, {ms(w['lag'])} {ctx.per_step} after the median other GPU; {named} "
+        f"{'waits' if len(others) == 1 else 'wait'} "
+        f"{ms(w['wait'])} {ctx.per_step} in those calls for it ({'its' if len(others) == 1 else 'their median'}): "
+        f"waiting for {who(late)}, not slow communication.{because} is "
         f"{who(late)}'s own host work before each call ({pct(share)} {ctx.of_step()}): its dispatch, Python or a "
-        "sync that the other ranks do not do or do sooner." + told,
-        title=f"{who(late)} enters the collectives last: the other GPUs wait for it",
+        f"sync that {'the other rank does not do or does' if len(others) == 1 else 'the other ranks do not do or do'} "
+        "sooner." + told,
+        title=(f"{who(late)} enters the collectives last: "
+               f"{the_others(len(others), 'GPU', 'wait', 'the other GPUs wait')} for it"),
         metric=share_metric("late_rank_wait_share", "Others' wait for the late GPU's host, share of {step}", share,
                             "rank_straggler.warning", severity=sev,
                             detail={"gpu": late.gpu, "rank": late.rank, "last_in": w["last_in"], "calls": w["calls"],
@@ -143,9 +147,10 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "start_ms": w["start"], "compute_extra_ms": w["compute"], "host_ms": w["host"],
                                     "wait_ms": m.comm.arrivals["wait_ms"]}),
         saving=saving(ctx, saves,
-                      "the late GPU's host keeps pace, so the others no longer wait for it in the collectives",
+                      f"the late GPU's host keeps pace, so {the_others(len(others), 'GPU', 'stop', 'the others stop')} "
+                      "waiting for it in the collectives",
                       claims),
-        evidence=[table("Per GPU: arrivals at the collectives (ms per step)",
+        evidence=[table(f"Per GPU: arrivals at the collectives (ms {ctx.per_step})",
                         ["gpu", "rank", "last in calls", "waits in them ms", "compute ms", "first kernel offset ms"],
                         [[g.gpu, g.rank, m.comm.arrivals["last_in"].get(g.gpu, 0),
                           m.comm.arrivals["wait_ms"].get(g.gpu, 0.0), g.breakdown.device_compute,

@@ -133,7 +133,7 @@ def check(m: HostMetrics) -> list[Finding]:
         f"{who(late)} enters the collectives last in {w['last_in']} of {plural(w['calls'], 'call')} matched across the "
         f"GPUs, {ms(w['lag'])} {ctx.per_step} after the median other GPU; {named} "
         f"{'waits' if len(others) == 1 else 'wait'} "
-        f"{ms(w['wait'])} {ctx.per_step} in those calls for it ({'its' if len(others) == 1 else 'their median'}): "
+        f"{ms(w['wait'])} {ctx.per_step} in those calls for it{'' if len(others) == 1 else ' (their median)'}: "
         f"waiting for {who(late)}, not slow communication.{because} is "
         f"{who(late)}'s own host work before each call ({pct(share)} {ctx.of_step()}): its dispatch, Python or a "
         f"sync that {'the other rank does not do or does' if len(others) == 1 else 'the other ranks do not do or do'} "

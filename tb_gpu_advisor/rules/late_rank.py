@@ -47,8 +47,7 @@ def late_wait(m: HostMetrics) -> dict | None:
     if not calls or last_in * 2 <= calls:
         return None  # the last arrival moves from GPU to GPU: no one GPU's cause
     others = [g for g in gs.values() if g is not late]
-    waits = sorted(arr["wait_ms"].get(g.gpu, 0.0) for g in others)
-    wait = waits[len(waits) // 2] if len(waits) % 2 else sum(waits[len(waits) // 2 - 1:len(waits) // 2 + 1]) / 2
+    wait = peer_median({g.gpu: arr["wait_ms"].get(g.gpu, 0.0) for g in gs.values()}, late.gpu)
     comp = {g.gpu: g.breakdown.device_compute for g in gs.values()}
     extra = max(0.0, comp[late.gpu] - peer_median(comp, late.gpu))
     start = max(0.0, start_offsets_ms(m).get(late.gpu, 0.0))

@@ -4006,6 +4006,33 @@ def write_exposed_pinned_upload(path: str, steps: int = 10, fetch_us: float = 20
             "first_fix": "side_stream" if copy_us > fetch_us else "loader"}
 
 
+def write_ranged_loader(path: str, steps: int = 8, fetch_us: float = 8000.0, own_us: float = 40.0,
+                        workers: bool = True) -> dict[str, Any]:
+    """A bf16 training loop (:func:`_healthy`) that fetches each batch inside a range of its own,
+    ``record_function("data_loader")`` around ``next(it)``, as a profiling lab marks its loop's phases: the range
+    holds the DataLoader's ``__next__`` (``fetch_us``: the workers' batch not ready yet) and ``own_us`` of the
+    loop's own code around it; then a pinned ``non_blocking`` upload.  ``workers``: the iterator is the one PyTorch
+    names with worker processes (``_MultiProcessingDataLoaderIter``), else the in-process one.  Truth by
+    construction: the input wait per step (ms, the range's whole) and whether the pipeline already makes its batches
+    in parallel (``parallel``: the workers' iterator, whatever range the program wraps it in)."""
+    r = Rank(rank=0, pid=4800, device=0)
+    loader = MULTI_DATALOADER if workers else DATALOADER
+
+    def body(rr: Rank) -> None:
+        mark = rr.cpu("data_loader", 0.0, cat="user_annotation", advance=False)
+        rr.host_us += own_us / 2
+        rr.cpu(loader, fetch_us)
+        rr.host_us += own_us / 2
+        mark["dur"] = round(rr.host_us - mark["ts"], 3)
+        rr.copy_h2d(4.0, 150.0, non_blocking=True, via="aten::to")
+        _healthy(rr)
+
+    for n in range(steps):
+        r.step(n, body)
+    write_doc(path, trace_doc(r, 1))
+    return {"input_wait_ms": (fetch_us + own_us) / 1000.0, "parallel": workers}
+
+
 def write_filled_steps(path: str, steps: int = 8, fill_us: float = 300.0, copy_us: float = 0.0,
                        nbytes: int = 64 << 20) -> dict[str, Any]:
     """A bf16 MLP's training steps that each zero a ``nbytes`` buffer with ``aten::zero_`` (one ``cudaMemsetAsync``:

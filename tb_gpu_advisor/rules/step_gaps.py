@@ -466,8 +466,24 @@ def _cpu_ops(m: HostMetrics, p: _Parts, host_ms: float, a_step: str = "a step") 
     marked = {name for name, _ in g.top_ranges}
     named = [(name, v) for name, v in g.top_ops if name not in marked and v >= 0.1 * g.avg_gap_ms]
     if sum(v for _, v in named) < 0.5 * p.other_ms:
+        named = _own_ranges(g, p)
+    if not named:
         return ""
     return ", ".join(f"`{name}` ({ms(v)} {a_step})" for name, v in named)
+
+
+def _own_ranges(g, p: _Parts) -> list[tuple[str, float]]:  # noqa: ANN001 - Gaps
+    """The program's own ranges (``record_function``, NVTX) that fill the gaps' host work where its outermost ops are
+    those ranges themselves (each at least a tenth of the mean gap, together at least half the host's other work;
+    none of them communication); [] otherwise.
+
+    Why: a loop that marks its phases (``h2d``, ``optimizer``) records its work between steps as ranges, not as bare
+    ops, and :func:`_cpu_ops` named only ops outside the ranges -- so gaps filled by the program's own ``h2d`` range,
+    no sync anywhere in them, were told "host work between steps (Python, .item() and other syncs)" and to keep
+    ``.item()`` out of the step (duoan/playground-cuda ``torch_baseline``, an RTX 5080 lab whose steps read no value
+    between ``torch.cuda.synchronize()`` calls that wait for an already idle GPU; h37-huntk67)."""
+    ranges = [(name, v) for name, v in g.top_ranges if v >= 0.1 * g.avg_gap_ms and name not in _comm_set(g)]
+    return ranges if sum(v for _, v in ranges) >= 0.5 * p.other_ms else []
 
 
 def _at_most_warning(sev: str) -> str:

@@ -18,8 +18,9 @@ Saving: the gaps' host-caused idle as the step ledger books it (inside the kept 
 other findings own (input wait, dispatch, loss scaling, a GPU's late start, and the idle after the program's syncs and
 blocking copies inside the gaps: a step that ends in ``jax.block_until_ready`` or ``.item()`` drained the queue, and
 its wait's check claims that idle).  The words and the first fix follow what the gaps hold: where the host's own ops
-fill them and no wait leaves its idle there, the framework's words for CPU ops between steps and its fix that moves
-them (``step_gaps:cpu_ops``), not its words for syncs (issue #37 class 3).  With one step kept, every gap lies beside
+fill them (or the program's own ranges, where those are the gaps' outermost ops) and no wait leaves its idle there,
+the framework's words for CPU ops between steps and its fix that moves them (``step_gaps:cpu_ops``), not its words
+for syncs (issue #37 class 3).  With one step kept, every gap lies beside
 a step left out: low confidence, never critical. Where the step is too small for its dispatch and the launch check
 tells that verdict (``launch_bound.tells_step``; this check reads its finding, the evaluator running it first), gaps
 that are the host's unrecorded code around the step's few calls are the rest of that turn's host cost: the launch

@@ -4006,6 +4006,72 @@ def write_exposed_pinned_upload(path: str, steps: int = 10, fetch_us: float = 20
             "first_fix": "side_stream" if copy_us > fetch_us else "loader"}
 
 
+def write_ranged_loader(path: str, steps: int = 8, fetch_us: float = 8000.0, own_us: float = 40.0,
+                        workers: bool = True) -> dict[str, Any]:
+    """A bf16 training loop (:func:`_healthy`) that fetches each batch inside a range of its own,
+    ``record_function("data_loader")`` around ``next(it)``, as a profiling lab marks its loop's phases: the range
+    holds the DataLoader's ``__next__`` (``fetch_us``: the workers' batch not ready yet) and ``own_us`` of the
+    loop's own code around it; then a pinned ``non_blocking`` upload.  ``workers``: the iterator is the one PyTorch
+    names with worker processes (``_MultiProcessingDataLoaderIter``), else the in-process one.  Truth by
+    construction: the input wait per step (ms, the range's whole) and whether the pipeline already makes its batches
+    in parallel (``parallel``: the workers' iterator, whatever range the program wraps it in)."""
+    r = Rank(rank=0, pid=4800, device=0)
+    loader = MULTI_DATALOADER if workers else DATALOADER
+
+    def body(rr: Rank) -> None:
+        mark = rr.cpu("data_loader", 0.0, cat="user_annotation", advance=False)
+        rr.host_us += own_us / 2
+        rr.cpu(loader, fetch_us)
+        rr.host_us += own_us / 2
+        mark["dur"] = round(rr.host_us - mark["ts"], 3)
+        rr.copy_h2d(4.0, 150.0, non_blocking=True, via="aten::to")
+        _healthy(rr)
+
+    for n in range(steps):
+        r.step(n, body)
+    write_doc(path, trace_doc(r, 1))
+    return {"input_wait_ms": (fetch_us + own_us) / 1000.0, "parallel": workers}
+
+
+def write_ranged_phases(path: str, steps: int = 8, upload_host_us: float = 600.0,
+                        tail_host_us: float = 2300.0) -> dict[str, Any]:
+    """A bf16 training loop that marks its phases with ranges of its own, as a profiling lab does
+    (``record_function("h2d")``): each step fetches its batch from a DataLoader with workers (60 us), then opens an
+    ``h2d`` range whose host time is ``upload_host_us`` (the loop's Python and the ``.to('cuda', non_blocking=True)``
+    of a pinned batch); then forward, backward and the optimizer (:func:`forward_backward`, :func:`optimizer`),
+    ``tail_host_us`` of the loop's Python the profiler does not record, and ``torch.cuda.synchronize()``, which finds
+    the GPU done: a host-bound loop.  Truth by construction: the ``h2d`` range's host time per step (ms), the GPU
+    idle for it between the steps, and no read of a device value and no sync that waits anywhere near the gaps."""
+    r = Rank(rank=0, pid=4900, device=0)
+
+    def body(rr: Rank) -> None:
+        rr.cpu(MULTI_DATALOADER, 60.0)
+        mark = rr.cpu("h2d", 0.0, cat="user_annotation", advance=False)
+        rr.host_us += upload_host_us - 20.0
+        rr.copy_h2d(4.0, 150.0, non_blocking=True)
+        mark["dur"] = round(rr.host_us - mark["ts"], 3)
+        forward_backward(rr)
+        optimizer(rr)
+        rr.host_us += tail_host_us
+        _device_synchronize(rr)
+
+    for n in range(steps):
+        r.step(n, body)
+    write_doc(path, trace_doc(r, 1))
+    return {"range_ms": upload_host_us / 1000.0, "sync_wait_ms": 0.0}
+
+
+def _device_synchronize(r: Rank) -> None:
+    """``torch.cuda.synchronize()``: no ATen op, one ``cudaDeviceSynchronize`` that returns once every stream has
+    drained (a few microseconds where the GPU is already idle)."""
+    done = max(r.streams.values(), default=r.host_us)
+    wait = max(done - r.host_us, 0.0) + 3.0
+    r.corr += 1
+    r.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": r.pid, "tid": r.pid,
+                   "ts": round(r.host_us, 3), "dur": round(wait, 3), "args": {"cbid": 165, "correlation": r.corr}})
+    r.host_us += wait + 2.0
+
+
 def write_filled_steps(path: str, steps: int = 8, fill_us: float = 300.0, copy_us: float = 0.0,
                        nbytes: int = 64 << 20) -> dict[str, Any]:
     """A bf16 MLP's training steps that each zero a ``nbytes`` buffer with ``aten::zero_`` (one ``cudaMemsetAsync``:

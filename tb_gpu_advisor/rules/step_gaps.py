@@ -18,8 +18,9 @@ Saving: the gaps' host-caused idle as the step ledger books it (inside the kept 
 other findings own (input wait, dispatch, loss scaling, a GPU's late start, and the idle after the program's syncs and
 blocking copies inside the gaps: a step that ends in ``jax.block_until_ready`` or ``.item()`` drained the queue, and
 its wait's check claims that idle).  The words and the first fix follow what the gaps hold: where the host's own ops
-fill them and no wait leaves its idle there, the framework's words for CPU ops between steps and its fix that moves
-them (``step_gaps:cpu_ops``), not its words for syncs (issue #37 class 3).  With one step kept, every gap lies beside
+fill them (or the program's own ranges, where those are the gaps' outermost ops) and no wait leaves its idle there,
+the framework's words for CPU ops between steps and its fix that moves them (``step_gaps:cpu_ops``), not its words
+for syncs (issue #37 class 3).  With one step kept, every gap lies beside
 a step left out: low confidence, never critical. Where the step is too small for its dispatch and the launch check
 tells that verdict (``launch_bound.tells_step``; this check reads its finding, the evaluator running it first), gaps
 that are the host's unrecorded code around the step's few calls are the rest of that turn's host cost: the launch
@@ -466,8 +467,24 @@ def _cpu_ops(m: HostMetrics, p: _Parts, host_ms: float, a_step: str = "a step") 
     marked = {name for name, _ in g.top_ranges}
     named = [(name, v) for name, v in g.top_ops if name not in marked and v >= 0.1 * g.avg_gap_ms]
     if sum(v for _, v in named) < 0.5 * p.other_ms:
+        named = _own_ranges(g, p)
+    if not named:
         return ""
     return ", ".join(f"`{name}` ({ms(v)} {a_step})" for name, v in named)
+
+
+def _own_ranges(g, p: _Parts) -> list[tuple[str, float]]:  # noqa: ANN001 - Gaps
+    """The program's own ranges (``record_function``, NVTX) that fill the gaps' host work where its outermost ops are
+    those ranges themselves (each at least a tenth of the mean gap, together at least half the host's other work;
+    none of them communication); [] otherwise.
+
+    Why: a loop that marks its phases (``h2d``, ``optimizer``) records its work between steps as ranges, not as bare
+    ops, and :func:`_cpu_ops` named only ops outside the ranges -- so gaps filled by the program's own ``h2d`` range,
+    no sync anywhere in them, were told "host work between steps (Python, .item() and other syncs)" and to keep
+    ``.item()`` out of the step (duoan/playground-cuda ``torch_baseline``, an RTX 5080 lab whose steps read no value
+    between ``torch.cuda.synchronize()`` calls that wait for an already idle GPU; h37-huntk67)."""
+    ranges = [(name, v) for name, v in g.top_ranges if v >= 0.1 * g.avg_gap_ms and name not in _comm_set(g)]
+    return ranges if sum(v for _, v in ranges) >= 0.5 * p.other_ms else []
 
 
 def _at_most_warning(sev: str) -> str:

@@ -394,9 +394,13 @@ def _range_calls(ctx: Context, rows: np.ndarray, n: int) -> list[tuple[str, floa
     h = ctx.h
     framework = h.name_mask(ctx.fw.input_event)[rows]
     ranges, fetches = rows[~framework], rows[framework]
+    # the events inside any range first (one search over the ranges' union, not a pass over the table per range)
+    rs, re = union_intervals(h.start[ranges].astype(np.int64), h.end[ranges].astype(np.int64))
+    at = np.searchsorted(rs, h.start.astype(np.int64), side="right") - 1
+    near = np.flatnonzero((at >= 0) & (h.end.astype(np.int64) <= re[np.maximum(at, 0)]))
     found: list[np.ndarray] = []
     for r in ranges.tolist():
-        inside = np.flatnonzero((h.line == h.line[r]) & (h.start >= h.start[r]) & (h.end <= h.end[r]))
+        inside = near[(h.line[near] == h.line[r]) & (h.start[near] >= h.start[r]) & (h.end[near] <= h.end[r])]
         inside = inside[inside != r]
         for f in fetches[h.line[fetches] == h.line[r]].tolist():  # the pipeline's own event and what it holds
             inside = inside[(h.start[inside] < h.start[f]) | (h.end[inside] > h.end[f])]

@@ -11,7 +11,8 @@ outside it (two ``cudaEventRecordWithFlags`` and ``cudaStreamIsCapturing`` a ste
 2d4d6ed6 its first fix was the one for a loader without workers.
 
 Truth by construction: ``synthetic.torchtrace.write_ranged_loader`` with a 60 us fetch and 400 us of the range's own
-code, one recorded op among it.  The first test fails on 2d4d6ed6.
+code (and once with one recorded op among it).  The first test fails on 2d4d6ed6; the second needs what this
+branch adds (``own_op``, ``HostInput.range_calls``); the control passes there.
 """
 
 from __future__ import annotations
@@ -37,17 +38,26 @@ def _input(path: str):
 
 
 def test_a_fetch_range_whose_own_code_holds_the_wait_is_named_not_the_workers(tmp_path):
+    """Fails on 2d4d6ed6: its first fix was "Load batches in DataLoader worker processes"."""
     path = str(tmp_path / "own.pt.trace.json")
-    truth = tt.write_ranged_loader(path, fetch_us=60.0, own_us=400.0, workers=True, own_op=("aten::stack", 30.0))
-    m, f = _input(path)
-    assert m.input.workers and not m.input.parallel
-    assert {name: calls for name, calls, _ in m.input.range_calls} == truth["own_ops"]
+    truth = tt.write_ranged_loader(path, fetch_us=60.0, own_us=400.0, workers=True)
+    _, f = _input(path)
     first = f.actions[0].text
     assert not any(a.text.startswith(LOADER_WORDS) for a in f.actions)
     assert first.startswith("Look inside the loop's own fetch range")
     own_us, fetch_us = round(truth["own_ms"] * 1000), round(truth["fetch_ms"] * 1000)
     assert f"{own_us} us per step (`data_loader`)" in first and f"hands one over in {fetch_us} us" in first
-    assert "`aten::stack` (1 a step, 30 us)" in first
+    assert "Python the profiler did not record" in first
+
+
+def test_the_calls_recorded_in_the_fetch_range_are_named(tmp_path):
+    """The op the loop's own code runs in its range, as the profiler recorded it: named with its calls and time."""
+    path = str(tmp_path / "own_op.pt.trace.json")
+    truth = tt.write_ranged_loader(path, fetch_us=60.0, own_us=400.0, workers=True, own_op=("aten::stack", 30.0))
+    m, f = _input(path)
+    assert m.input.workers and not m.input.parallel
+    assert {name: calls for name, calls, _ in m.input.range_calls} == truth["own_ops"]
+    assert "`aten::stack` (1 a step, 30 us)" in f.actions[0].text
 
 
 def test_a_fetch_range_around_an_in_process_loader_keeps_the_worker_fix(tmp_path):
@@ -55,7 +65,7 @@ def test_a_fetch_range_around_an_in_process_loader_keeps_the_worker_fix(tmp_path
     path = str(tmp_path / "single.pt.trace.json")
     tt.write_ranged_loader(path, fetch_us=60.0, own_us=400.0, workers=False)
     m, f = _input(path)
-    assert not m.input.workers and not m.input.range_calls
+    assert not m.input.parallel
     assert f.actions[0].text.startswith(LOADER_WORDS)
 
 

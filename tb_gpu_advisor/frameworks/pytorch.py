@@ -547,6 +547,22 @@ def loader_workers_slow(loop: Loop) -> Action:
 
 
 LOADER_WORKERS_SLOW = loader_workers_slow(TRAINING_LOOP)
+#: The fix where the DataLoader's workers hand each batch over quickly but the loop's own code inside the range it
+#: marks around fetching it holds most of the wait (``input_bound:own_range``): workers are a lever in use, and the
+#: range's own work is what to find and move (the duoan/playground-cuda ``torch_baseline``: 74 of a 261 us wait in the
+#: workers' ``__next__``, h37-huntr67).  ``{ranges}`` the ranges and their own time, ``{next}`` the ``__next__``'s,
+#: ``{calls}`` what the profiler recorded of that code.
+OWN_FETCH_RANGE = action(
+    "Look inside the loop's own fetch range, not at the workers: the DataLoader already makes batches in worker "
+    "processes (`_MultiProcessingDataLoaderIter`) and hands one over in {next}, but {ranges} more of the range's time "
+    "lies outside its `__next__`{calls}. Find what that is (with_stack=True records its Python, or a record_function "
+    "around each part); keep only next(it) in the range, and move per-batch work the loop does there (unpacking, "
+    "conversions, transforms, bookkeeping) into the Dataset or its collate_fn, which the workers run, or after the "
+    "step's launch.",
+    "with torch.profiler.record_function('data_loader'):\n"
+    "    batch = next(it)                      # the fetch alone\n"
+    "x, y = batch                              # the rest outside the range, off the wait\n"
+    "prof = torch.profiler.profile(..., with_stack=True)   # names the range's unrecorded Python")
 #: A training step's upload exposed although pinned and asynchronous (the GPU idles while it runs, on
 #: the kernels' stream) is hidden by copying the next batch on a stream of its own during the current step -- the
 #: DataLoader's workers make the batch sooner, never the copy (h37-probe42s's Left, h37-probe42c).
@@ -1801,6 +1817,7 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
     return {
         "input_bound": (LOADER, NON_BLOCKING, confirm),
         "input_bound:parallel": (loader_workers_slow(loop), confirm),
+        "input_bound:own_range": (OWN_FETCH_RANGE, confirm),
         "host_op_placement": (reads,),
         "host_sync": (reads, SYNC_DEBUG),
         "host_sync:read_in_op": (OUTPUT_SIZE_READ, reads),

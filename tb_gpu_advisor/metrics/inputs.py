@@ -17,7 +17,8 @@ from tb_gpu_advisor.metrics.capture import idle_calls_within
 from tb_gpu_advisor.metrics.context import (DISPATCH_BIT, HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, GpuCtx,
                                             lead_frames)
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostInput, per_step
-from tb_gpu_advisor.model.columns import intersect_intervals, outermost, subtract_intervals, time_within, union_intervals
+from tb_gpu_advisor.model.columns import (intersect_intervals, outermost, outermost_rows, subtract_intervals, time_within,
+                                          union_intervals)
 
 #: How many ops of the untraced input time are named.
 TOP_OPS = 5
@@ -39,7 +40,9 @@ def host_input(ctx: Context) -> HostInput:
     moved = _moved_ms(ctx, n) if source == "before_first_op" else 0.0
     ops = _ops_in(ctx, lead, n) if lead is not None and source == "before_first_op" else []
     frames, within = _frames_in(ctx, lead, pre, n) if lead is not None and source == "before_first_op" else ([], [])
-    return HostInput(source=source, pre_op_ms_per_step=pre_ms, parallel=_parallel(ctx, rows), ops=ops,
+    workers, parallel = _workers(ctx, rows)
+    return HostInput(source=source, pre_op_ms_per_step=pre_ms, parallel=parallel, workers=workers,
+                     range_calls=_range_calls(ctx, rows, n) if workers and not parallel else [], ops=ops,
                      transfer_ms_per_step=moved or _transfer_ms(ctx, every, n), frames=frames, frames_within=within,
                      ranges=_ranges(ctx, every, n), functions=_functions(ctx, every, n),
                      traced_calls_per_step=_traced_calls(ctx, every),
@@ -335,30 +338,81 @@ def _ops_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], n: int) -> list[
     return named[:TOP_OPS]
 
 
+def _workers(ctx: Context, rows: np.ndarray) -> tuple[bool, bool]:
+    """Whether the input events of the kept steps (``rows``) show a pipeline whose batches workers make, and whether
+    its wait is theirs (:func:`_parallel`).  The first alone is the lever in use: where the loop's own code inside its
+    fetch range holds most of the wait, the workers are not what it waits for, yet "load batches in worker processes"
+    would tell it to use what it uses (the duoan/playground-cuda ``torch_baseline``: 2 workers, 74 of a 261 us wait
+    in their ``__next__``, h37-huntk67 *Left* 1)."""
+    shown = _workers_shown(ctx, rows)
+    return shown, shown and _parallel(ctx, rows)
+
+
+def _workers_shown(ctx: Context, rows: np.ndarray) -> bool:
+    """Every input event of ``rows`` is a parallel pipeline's own (``Framework.parallel_input``: a DataLoader with
+    worker processes) or a program's range wrapping one (:func:`_wraps_parallel`); a loop whose loader switches mode
+    mid-capture is not."""
+    if not rows.size:
+        return False
+    parallel = _parallel_rows(ctx, rows)
+    return bool(parallel.all()) or (bool(parallel.any()) and _wraps_parallel(ctx, rows[~parallel], rows[parallel]))
+
+
+def _parallel_rows(ctx: Context, rows: np.ndarray) -> np.ndarray:
+    """Bool per row of ``rows``: a parallel pipeline's own event (``Framework.parallel_input``)."""
+    names = ctx.h.names
+    return np.array([ctx.fw.parallel_input(names[int(i)]) for i in ctx.h.name[rows]], dtype=bool)
+
+
 def _parallel(ctx: Context, rows: np.ndarray) -> bool:
-    """Every input event of the kept steps (``rows``) is of a pipeline that already makes batches in parallel: the
-    fix for its wait is faster workers, not workers (a loop whose loader switches mode mid-capture is not).  A range
-    the program marks around fetching its batch that holds such a pipeline's own event (``record_function(
-    "data_loader")`` around ``next(it)``) is that pipeline's fetch, not a pipeline of its own: it says nothing of how
-    the batches are made (:func:`_wraps_parallel`) -- where the workers' own event holds most of the wait the range
-    holds; where the range's own code outside it holds more, the wait is not the workers' and no fix for slow workers
-    fits (the same lab's ``torch_baseline``: 74 of a 261 us wait in ``__next__``, the rest the loop's Python and the
-    profiler's own range around it).
+    """Of a pipeline whose workers make the batches (:func:`_workers_shown`), the wait is theirs: the fix for it is
+    faster workers, not workers.  A range the program marks around fetching its batch that holds such a pipeline's
+    own event (``record_function("data_loader")`` around ``next(it)``) is that pipeline's fetch, not a pipeline of its
+    own: it says nothing of how the batches are made (:func:`_wraps_parallel`) -- where the workers' own event holds
+    most of the wait the range holds; where the range's own code outside it holds more, the wait is not the workers'
+    and no fix for slow workers fits (the same lab's ``torch_baseline``: 74 of a 261 us wait in ``__next__``, the rest
+    the loop's Python and the profiler's own range around it).
 
     Why: a synthetic training lab's RTX 5080 trace (duoan/playground-cuda ``torch_data_workers4``, a DataLoader of 4
     workers each ~0.5 s a batch, wrapped in the loop's own ``data_loader`` range) waited 298 ms in the workers'
     ``__next__``, and was told to "load batches in DataLoader worker processes" -- its range, no worker iterator by
     name, made the pipeline read as one without workers (h37-huntk67)."""
-    if not rows.size:
-        return False
-    names = ctx.h.names
-    parallel = np.array([ctx.fw.parallel_input(names[int(i)]) for i in ctx.h.name[rows]], dtype=bool)
+    parallel = _parallel_rows(ctx, rows)
     if parallel.all():
         return True
-    if not parallel.any() or not _wraps_parallel(ctx, rows[~parallel], rows[parallel]):
-        return False
     n = ctx.steps.count  # the workers' fetch holds most of the wait: the rest is the loop's own code in its range
     return _wait_in(ctx, rows[parallel], n) >= 0.5 * _wait_in(ctx, rows, n)
+
+
+def _range_calls(ctx: Context, rows: np.ndarray, n: int) -> list[tuple[str, float, float]]:
+    """The calls the profiler recorded inside the program's fetch ranges among ``rows`` (no framework pipeline
+    event) and outside the pipeline's own events, on each range's thread: the outermost of them by name, as (name,
+    calls per step, ms per step), longest first (at most ``TOP_OPS``).  What the loop's own code in its fetch range is,
+    as far as the capture shows it; the rest is Python it did not record.  Why: a range whose own code holds most of
+    the wait is that code's cost, and the finding names it rather than the workers (the ``torch_baseline`` range's two
+    ``cudaEventRecordWithFlags`` a step after ``__next__`` returns, and ~150 us of unrecorded Python, h37-huntr67)."""
+    h = ctx.h
+    framework = h.name_mask(ctx.fw.input_event)[rows]
+    ranges, fetches = rows[~framework], rows[framework]
+    # the events inside any range first (one search over the ranges' union, not a pass over the table per range)
+    rs, re = union_intervals(h.start[ranges].astype(np.int64), h.end[ranges].astype(np.int64))
+    at = np.searchsorted(rs, h.start.astype(np.int64), side="right") - 1
+    near = np.flatnonzero((at >= 0) & (h.end.astype(np.int64) <= re[np.maximum(at, 0)]))
+    found: list[np.ndarray] = []
+    for r in ranges.tolist():
+        inside = near[(h.line[near] == h.line[r]) & (h.start[near] >= h.start[r]) & (h.end[near] <= h.end[r])]
+        inside = inside[inside != r]
+        for f in fetches[h.line[fetches] == h.line[r]].tolist():  # the pipeline's own event and what it holds
+            inside = inside[(h.start[inside] < h.start[f]) | (h.end[inside] > h.end[f])]
+        found.append(inside)
+    every = np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+    if not every.size:
+        return []
+    every = every[outermost_rows(h.line[every], h.start[every], h.end[every])]
+    took = (h.end[every] - h.start[every]).astype(np.float64) / PS_PER_MS
+    out = [(h.names[int(i)], per_step(float((h.name[every] == i).sum()), n), per_step(float(took[h.name[every] == i].sum()), n))
+           for i in np.unique(h.name[every]).tolist()]
+    return sorted(out, key=lambda x: -x[2])[:TOP_OPS]
 
 
 def _wraps_parallel(ctx: Context, others: np.ndarray, parallel: np.ndarray) -> bool:

@@ -1418,6 +1418,14 @@ class HostInput:
     #: every input pipeline event in the kept steps is of a pipeline that already makes batches in parallel with the
     #: step (``Framework.parallel_input``: a DataLoader with worker processes): its wait is workers too slow
     parallel: bool = False
+    #: the pipeline's batches are made by worker processes (``Framework.parallel_input``, alone or inside the program's
+    #: ranges around its fetch), whoever holds the wait: where ``parallel`` is False the loop's own code inside its fetch
+    #: range holds most of it, and "load batches in workers" is a lever in use, not a fix (h37-huntr67)
+    workers: bool = False
+    #: ``workers`` and not ``parallel``: the calls the profiler recorded inside the program's fetch ranges and outside
+    #: the pipeline's own events -- the loop's own code there --, as (name, calls per step, ms per step), longest first;
+    #: the rest of the ranges' own time is Python the profiler did not record
+    range_calls: list[tuple[str, float, float]] = field(default_factory=list)
     #: source "before_first_op": the host's recorded ops filling that time (name, ms per step), longest first
     #: (metrics/inputs._ops_in): the step making its input itself, not an untraced loader, where they fill it
     ops: list[tuple[str, float]] = field(default_factory=list)

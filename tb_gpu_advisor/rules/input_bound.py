@@ -36,7 +36,13 @@ states its time a step and its share of the step, from the ledger's input wait
 inside what it names: the framework's own pipeline event (the DataLoader's
 ``__next__``, tf.data's ``IteratorGetNext``) beside the program's ranges where
 both hold some of it, or the untraced lead (h37-forms10num: the iterator's and
-the untraced loader's words stated no time).  Saving: the whole input
+the untraced loader's words stated no time).  Where the trace shows a pipeline
+whose workers make the batches (a DataLoader's ``_MultiProcessingDataLoaderIter``)
+inside a range the loop marks around its fetch, and the range's own code holds
+most of the wait, the first fix names that code -- the range's time outside the
+pipeline's event and the calls the profiler recorded there
+(``input_bound:own_range``) -- never loading in workers, a lever in use
+(h37-huntr67).  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 """
 
@@ -100,8 +106,26 @@ def check(m: HostMetrics) -> list[Finding]:
         actions=_creation(ctx, src.ops, wait_ms)
         + (ctx.fw.extra(f"{ID}:transfer") if src.transfer_ms_per_step >= T("input_bound.most_share") * wait_ms else [])
         + (ctx.fw.extra(f"{ID}:frames", frames=_frames_said(ctx, _input_frames(src.frames), wait_ms)) if held else [])
-        + ctx.fw.fix(f"{ID}:parallel" if src.parallel else f"{ID}:pipeline" if src.source == "pipeline" else ID),
+        + (_own_range(ctx, src)
+           or ctx.fw.fix(f"{ID}:parallel" if src.parallel else f"{ID}:pipeline" if src.source == "pipeline" else ID)),
     )]
+
+
+def _own_range(ctx: Ctx, src: HostInput) -> list:
+    """The framework's fix for a pipeline whose workers hand each batch over quickly while the loop's own code in
+    the range it marks around the fetch holds most of the wait (``HostInput.workers`` and not ``parallel``:
+    ``input_bound:own_range``), filled with the ranges' own time, the pipeline's, and the calls the profiler recorded
+    there; [] otherwise, or where the framework writes no such fix.  Why: "load batches in worker processes" told a
+    loop that uses them to use them (duoan/playground-cuda ``torch_baseline``, h37-huntk67 *Left* 1)."""
+    if src.parallel or not src.workers or not src.ranges:
+        return []
+    ranges = ", ".join(f"`{name}`" for name, _ in src.ranges[:3])
+    own = sum(v for _, v in src.ranges)
+    calls = ", ".join(f"`{name}` ({k:.3g} a {ctx.step_noun}, {ms(t)})" for name, k, t in src.range_calls)
+    return ctx.fw.extra(f"{ID}:own_range", ranges=f"{ms(own)} {ctx.per_step} ({ranges})",
+                        next=f"{ms(src.own_ms_per_step)} {ctx.per_step}",
+                        calls=f" -- the profiler recorded {calls} there, the rest is Python it did not record"
+                        if calls else " -- Python the profiler did not record")
 
 
 def _transfer_said(xfer_ms: float, wait_ms: float, made: bool = True) -> str:

@@ -79,7 +79,7 @@ from tb_gpu_advisor.common.fmt import gb, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job.phase import PS_PER_MS
 from tb_gpu_advisor.job.structure import SpanSteps
-from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, Trace
+from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, Trace, rounded_blocks
 
 #: Allocations a group of repeats must hold for its iterations to be looked at: two iterations of a forward (one
 #: allocation at least) and a backward (one at least).
@@ -1255,6 +1255,47 @@ def _holds_its_climb(level: np.ndarray, lo: int, hi: int) -> bool:
         return False
     climb = int(level[lo + 1:hi + 1].max()) - int(level[lo])
     return climb > 0 and int(level[hi]) - int(level[lo]) >= _HELD_CLIMB * climb
+
+
+def size_repeats(earlier: np.ndarray, own: np.ndarray, unit: int) -> tuple[np.ndarray, int, int]:
+    """(the sizes in ``earlier`` left unmatched, the bytes and count matched): the blocks of ``earlier`` whose sizes
+    repeat those of ``own``, each of ``own`` matched once (a multiset match).  Sizes are matched as requested, the
+    bytes matched counted as the blocks of ``unit`` that hold them (``MemoryEvents.block_unit``): the unit of the
+    level they are a part of (blocks freed before the dump: their request rounded up)."""
+    sizes, n_own = np.unique(own, return_counts=True)
+    left = np.sort(earlier)
+    keep = np.ones(left.size, bool)
+    matched = blocks = 0
+    for size, k in zip(sizes.tolist(), n_own.tolist()):
+        lo = int(np.searchsorted(left, size, side="left"))
+        take = min(k, int(np.searchsorted(left, size, side="right")) - lo)
+        keep[lo:lo + take] = False
+        matched += int(rounded_blocks(np.array([size], np.int64), unit)[0]) * take
+        blocks += take
+    return left[keep], matched, blocks
+
+
+def earlier_pass_held(me: MemoryEvents, own: np.ndarray) -> tuple[np.ndarray, int, int] | None:
+    """Of the blocks held through the whole history (``MemoryEvents.held_unseen``: made before it, live at the dump),
+    those that repeat the sizes of a pass's own kept blocks (``own``: requests) -- (the held sizes left unmatched, the
+    bytes and count matched) where they repeat ``memory.forward_kept.together`` of ``own``'s blocks and of its bytes;
+    None where they do not (or the format cannot tell).
+
+    Why: a forward-only loop with autograd on (``out = model(x)`` again and again) holds the previous pass's graph
+    until the new output replaces it; dumped before that, the previous graph is live at the dump and no free of the
+    history shows it (saravargas88's 2.7B benchmark: the recorded pass's 773 blocks, 5.23 GiB, and 773 more of the
+    same sizes made before the history, beside 295 weights).  No backward ran on it, or its graph would be gone; a
+    training step holds one graph at a time.  Why both counts: the weights are held through the history too, and
+    where a batch's tokens equal the model's width an activation has a weight's bytes -- but a layer keeps more
+    tensors than it has weights, so the weights alone never repeat most of a pass's blocks."""
+    held = me.held_unseen
+    if held is None or not held.size or not own.size:
+        return None
+    left, matched, blocks = size_repeats(held, own, me.block_unit)
+    least = T("memory.forward_kept.together")
+    if blocks < least * own.size or matched < least * int(rounded_blocks(own, me.block_unit).sum()):
+        return None
+    return left, matched, blocks
 
 
 def released_together(me: MemoryEvents, kept: np.ndarray, frees: np.ndarray | None = None) -> bool:

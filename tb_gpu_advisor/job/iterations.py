@@ -1285,15 +1285,22 @@ def earlier_pass_held(me: MemoryEvents, own: np.ndarray) -> tuple[np.ndarray, in
     until the new output replaces it; dumped before that, the previous graph is live at the dump and no free of the
     history shows it (saravargas88's 2.7B benchmark: the recorded pass's 773 blocks, 5.23 GiB, and 773 more of the
     same sizes made before the history, beside 295 weights).  No backward ran on it, or its graph would be gone; a
-    training step holds one graph at a time.  Why both counts: the weights are held through the history too, and
-    where a batch's tokens equal the model's width an activation has a weight's bytes -- but a layer keeps more
-    tensors than it has weights, so the weights alone never repeat most of a pass's blocks."""
+    training step holds one graph at a time.  Why its blocks, its bytes and its sizes: the weights are held through
+    the history too (and a training step's optimizer state, in the weights' sizes again), and where a batch's tokens
+    equal the model's width an activation has a weight's bytes -- but a pass keeps tensors of sizes no weight has
+    (its attention scores, its norms' statistics, its logits), which only another pass repeats in full."""
     held = me.held_unseen
     if held is None or not held.size or not own.size:
         return None
     left, matched, blocks = size_repeats(held, own, me.block_unit)
     least = T("memory.forward_kept.together")
     if blocks < least * own.size or matched < least * int(rounded_blocks(own, me.block_unit).sum()):
+        return None
+    sizes, n_own = np.unique(own, return_counts=True)
+    pool, n_pool = np.unique(held, return_counts=True)
+    at = np.minimum(np.searchsorted(pool, sizes), pool.size - 1)
+    whole = (pool[at] == sizes) & (n_pool[at] >= n_own)  # each size of the pass's repeated as often as it holds it
+    if whole.sum() < least * sizes.size:
         return None
     return left, matched, blocks
 

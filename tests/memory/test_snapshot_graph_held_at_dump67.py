@@ -135,3 +135,22 @@ def test_control_a_training_forward_dumped_before_its_backward_holds_no_earlier_
     for f in _kept(rep):
         assert f.metric.detail["earlier_pass_bytes"] == 0
         assert f.severity == "info"
+
+
+def test_control_a_training_forward_beside_state_in_its_activations_bytes(tmp_path: Path):
+    """Control by construction: a training step's forward dumped before its backward, beside its weights, their
+    gradients and Adam's two moments made before the history (4 x 24 blocks of 64 MiB) in the bytes of most of the
+    forward's kept tensors (80 of 88, as where a batch's tokens equal the width); the other 8 are of a size no state
+    has (an attention's scores, 48 MiB).  The state repeats 91% of the pass's blocks and 93% of its bytes, but not
+    its sizes: no earlier graph, no forward-only job."""
+    a = ms.Allocator(80 * ms.GiB)
+    for _ in range(4):  # weights, gradients, exp_avg, exp_avg_sq
+        for _layer in range(24):
+            a.malloc(64 * ms.MiB, ms.PARAMS)
+    a.trace = []  # the recording begins at the step
+    for i in range(88):
+        a.malloc((48 if i % 11 == 10 else 64) * ms.MiB, ms.FORWARD_SITES[i % 4])
+    rep = _analyze(Path(ms.write(str(tmp_path / "rank0.pickle"), ms.snapshot([a]))))
+    assert rep.job["kind"] != "inference", rep.job
+    for f in _kept(rep):
+        assert f.metric.detail["earlier_pass_bytes"] == 0

@@ -1257,6 +1257,13 @@ def _holds_its_climb(level: np.ndarray, lo: int, hi: int) -> bool:
     return climb > 0 and int(level[hi]) - int(level[lo]) >= _HELD_CLIMB * climb
 
 
+#: The fewest blocks a pass keeps that :func:`earlier_pass_held` reads as a graph: autograd keeps every layer's
+#: tensors; a pass under no_grad keeps its output alone, and the previous pass's output, held until the rebinding, is
+#: no graph (nilarnab's eval loop under no_grad: one 40 MiB logits beside the last one -- booked as a graph, it moved
+#: 39 MiB of "held across steps" to activations).
+GRAPH_MIN_BLOCKS = 16
+
+
 def size_repeats(earlier: np.ndarray, own: np.ndarray, unit: int) -> tuple[np.ndarray, int, int]:
     """(the sizes in ``earlier`` left unmatched, the bytes and count matched): the blocks of ``earlier`` whose sizes
     repeat those of ``own``, each of ``own`` matched once (a multiset match).  Sizes are matched as requested, the
@@ -1290,7 +1297,7 @@ def earlier_pass_held(me: MemoryEvents, own: np.ndarray) -> tuple[np.ndarray, in
     equal the model's width an activation has a weight's bytes -- but a pass keeps tensors of sizes no weight has
     (its attention scores, its norms' statistics, its logits), which only another pass repeats in full."""
     held = me.held_unseen
-    if held is None or not held.size or not own.size:
+    if held is None or not held.size or own.size < GRAPH_MIN_BLOCKS:
         return None
     left, matched, blocks = size_repeats(held, own, me.block_unit)
     least = T("memory.forward_kept.together")

@@ -154,3 +154,27 @@ def test_control_a_training_forward_beside_state_in_its_activations_bytes(tmp_pa
     assert rep.job["kind"] != "inference", rep.job
     for f in _kept(rep):
         assert f.metric.detail["earlier_pass_bytes"] == 0
+
+
+def test_control_a_no_grad_output_beside_the_last_one_is_no_graph(tmp_path: Path):
+    """Control by construction: an eval loop under no_grad rebinding ``out = model(x)`` keeps its output alone; at
+    the new output's allocation (the peak) the last one is still bound, made before the history in the same bytes.
+    One tensor repeating one tensor is no graph (nilarnab's eval loop: main's reading, moved by the first version of
+    this change -- 39 MiB of "held across steps" booked as an earlier pass's activations)."""
+    a = ms.Allocator(80 * ms.GiB)
+    for _ in range(8):
+        a.malloc(256 * ms.MiB, ms.PARAMS)
+    a.malloc(512 * ms.MiB, ms.FORWARD_SITES[3])  # the last pass's output, still bound
+    a.trace = []
+    x = None
+    for layer in range(12):  # under no_grad each layer's tensor is freed once the next is made
+        y = a.malloc(64 * ms.MiB, ms.FORWARD_SITES[layer % 3])
+        if x is not None:
+            a.free(x)
+        x = y
+    a.free(x)
+    a.malloc(512 * ms.MiB, ms.FORWARD_SITES[3])  # the new output: the peak, the old one not yet dropped
+    rep = _analyze(Path(ms.write(str(tmp_path / "rank0.pickle"), ms.snapshot([a]))))
+    bd = rep.gpus[0].memory["breakdown"]
+    assert bd.get("activations", 0) == 512 * ms.MiB, bd
+    assert not _kept(rep), [f.id for f in rep.findings]

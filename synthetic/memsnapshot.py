@@ -1009,7 +1009,8 @@ def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int
     return Scenario(snapshot([a]), truth)
 
 
-def forward_rebound(grad: bool = True, layers: int = 12, mib: int = 32, warmup: int = 2, temps: int = 0) -> Scenario:
+def forward_rebound(grad: bool = True, layers: int = 12, mib: int = 32, warmup: int = 2, temps: int = 0,
+                    dump_before_rebind: bool = False) -> Scenario:
     """A forward-only loop that rebinds its output (``out = model(x)`` again and again), recorded from after its
     ``warmup`` passes, as ``_record_memory_history`` begun there: 2 GiB of weights, then passes of ``layers`` layers
     allocating one tensor at each of the 4 :data:`FORWARD_SITES`.  The old output is dropped only when the new pass
@@ -1020,7 +1021,10 @@ def forward_rebound(grad: bool = True, layers: int = 12, mib: int = 32, warmup: 
     where it is no graph), and the largest kept tensor.  ``temps``: each layer first makes that many temporaries
     (``mib`` MiB each, an attention's intermediates), then frees them last-in first-out, making one tensor it keeps
     for the backward after each free -- the walk back a backward makes, inside a forward's layer (a real 2.7B
-    layer's 56 allocations do: ``snapshot_forward_autograd_2p7b``)."""
+    layer's 56 allocations do: ``snapshot_forward_autograd_2p7b``).  ``dump_before_rebind``: the dump comes once the
+    recorded pass has returned, before its output replaces the old one -- the previous pass's graph is live at the
+    dump, and no free of the history shows it (saravargas88's 2.7B benchmark, ``wild/snapshot_forward_held_at_dump_*``);
+    the truth is the same."""
     a = Allocator(80 * GiB)
     for size in [256 * MiB] * 8:
         a.malloc(size, PARAMS)
@@ -1050,6 +1054,8 @@ def forward_rebound(grad: bool = True, layers: int = 12, mib: int = 32, warmup: 
             for x in live[:-1]:
                 a.free(x)
             live = live[-1:]
+        if dump_before_rebind and n == warmup:
+            break  # dumped with the old output (and its graph) still bound
         for x in out:  # the old output (with its graph) dropped at the rebinding, the new pass returned
             a.free(x)
         out = live

@@ -79,7 +79,7 @@ from tb_gpu_advisor.common.fmt import gb, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job.phase import PS_PER_MS
 from tb_gpu_advisor.job.structure import SpanSteps
-from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, Trace
+from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, Trace, rounded_blocks
 
 #: Allocations a group of repeats must hold for its iterations to be looked at: two iterations of a forward (one
 #: allocation at least) and a backward (one at least).
@@ -1255,6 +1255,61 @@ def _holds_its_climb(level: np.ndarray, lo: int, hi: int) -> bool:
         return False
     climb = int(level[lo + 1:hi + 1].max()) - int(level[lo])
     return climb > 0 and int(level[hi]) - int(level[lo]) >= _HELD_CLIMB * climb
+
+
+#: The fewest blocks a pass keeps that :func:`earlier_pass_held` reads as a graph: autograd keeps every layer's
+#: tensors; a pass under no_grad keeps its output alone, and the previous pass's output, held until the rebinding, is
+#: no graph (nilarnab's eval loop under no_grad: one 40 MiB logits beside the last one -- booked as a graph, it moved
+#: 39 MiB of "held across steps" to activations).
+GRAPH_MIN_BLOCKS = 16
+
+
+def size_repeats(earlier: np.ndarray, own: np.ndarray, unit: int) -> tuple[np.ndarray, int, int]:
+    """(the sizes in ``earlier`` left unmatched, the bytes and count matched): the blocks of ``earlier`` whose sizes
+    repeat those of ``own``, each of ``own`` matched once (a multiset match).  Sizes are matched as requested, the
+    bytes matched counted as the blocks of ``unit`` that hold them (``MemoryEvents.block_unit``): the unit of the
+    level they are a part of (blocks freed before the dump: their request rounded up)."""
+    sizes, n_own = np.unique(own, return_counts=True)
+    left = np.sort(earlier)
+    keep = np.ones(left.size, bool)
+    matched = blocks = 0
+    for size, k in zip(sizes.tolist(), n_own.tolist()):
+        lo = int(np.searchsorted(left, size, side="left"))
+        take = min(k, int(np.searchsorted(left, size, side="right")) - lo)
+        keep[lo:lo + take] = False
+        matched += int(rounded_blocks(np.array([size], np.int64), unit)[0]) * take
+        blocks += take
+    return left[keep], matched, blocks
+
+
+def earlier_pass_held(me: MemoryEvents, own: np.ndarray) -> tuple[np.ndarray, int, int] | None:
+    """Of the blocks held through the whole history (``MemoryEvents.held_unseen``: made before it, live at the dump),
+    those that repeat the sizes of a pass's own kept blocks (``own``: requests) -- (the held sizes left unmatched, the
+    bytes and count matched) where they repeat ``memory.forward_kept.together`` of ``own``'s blocks and of its bytes;
+    None where they do not (or the format cannot tell).
+
+    Why: a forward-only loop with autograd on (``out = model(x)`` again and again) holds the previous pass's graph
+    until the new output replaces it; dumped before that, the previous graph is live at the dump and no free of the
+    history shows it (saravargas88's 2.7B benchmark: the recorded pass's 773 blocks, 5.23 GiB, and 773 more of the
+    same sizes made before the history, beside 295 weights).  No backward ran on it, or its graph would be gone; a
+    training step holds one graph at a time.  Why its blocks, its bytes and its sizes: the weights are held through
+    the history too (and a training step's optimizer state, in the weights' sizes again), and where a batch's tokens
+    equal the model's width an activation has a weight's bytes -- but a pass keeps tensors of sizes no weight has
+    (its attention scores, its norms' statistics, its logits), which only another pass repeats in full."""
+    held = me.held_unseen
+    if held is None or not held.size or own.size < GRAPH_MIN_BLOCKS:
+        return None
+    left, matched, blocks = size_repeats(held, own, me.block_unit)
+    least = T("memory.forward_kept.together")
+    if blocks < least * own.size or matched < least * int(rounded_blocks(own, me.block_unit).sum()):
+        return None
+    sizes, n_own = np.unique(own, return_counts=True)
+    pool, n_pool = np.unique(held, return_counts=True)
+    at = np.minimum(np.searchsorted(pool, sizes), pool.size - 1)
+    whole = (pool[at] == sizes) & (n_pool[at] >= n_own)  # each size of the pass's repeated as often as it holds it
+    if whole.sum() < least * sizes.size:
+        return None
+    return left, matched, blocks
 
 
 def released_together(me: MemoryEvents, kept: np.ndarray, frees: np.ndarray | None = None) -> bool:

@@ -27,7 +27,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
 from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
-from tb_gpu_advisor.job.iterations import (UNPHASED_WHY, framed_pass_phases, pattern_phases,
+from tb_gpu_advisor.job.iterations import (UNPHASED_WHY, earlier_pass_held, framed_pass_phases, pattern_phases,
                                            stackless_pass_phases)
 from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.job.waits import Waits, sync_waits
@@ -2485,8 +2485,10 @@ def _forward_unended(trace: Trace) -> str:
 def _forward_live(me: MemoryEvents, fwd: int) -> tuple[int, int, bool] | None:
     """Of one GPU's history, the forward's blocks and bytes live at its end, and whether the forward's live bytes
     ever fell to ``job.snapshot_forward_kept`` of their running highest after it held :data:`_STACKLESS_MIN_BLOCKS`
-    blocks, or the history freed as many made before it (:func:`_earlier_dropped`): a pass's graph dropped; None
-    where the forward made nothing."""
+    blocks, or the history freed as many made before it (:func:`_earlier_dropped`): a pass's graph dropped -- or the
+    blocks held through the whole history repeat the forward's live ones (``job.iterations.earlier_pass_held``): an
+    earlier pass ended and kept its graph through this one, no backward between (a forward-only loop with autograd
+    on, dumped before its output is rebound: saravargas88's 2.7B benchmark); None where the forward made nothing."""
     n = len(me)
     made = np.flatnonzero((me.delta > 0) & (me.phase == fwd))
     if not made.size:
@@ -2503,7 +2505,9 @@ def _forward_live(me: MemoryEvents, fwd: int) -> tuple[int, int, bool] | None:
     top = np.maximum.accumulate(live_b)
     at_top = np.maximum.accumulate(np.where(live_b >= top, np.arange(n), 0))  # where the running highest was set
     dropped = bool(((live_b <= T("job.snapshot_forward_kept") * top) & (live_n[at_top] >= _STACKLESS_MIN_BLOCKS)).any())
-    return int(live_n[-1]), int(live_b[-1]), dropped or _earlier_dropped(me)
+    held = made[~gone]
+    return int(live_n[-1]), int(live_b[-1]), dropped or _earlier_dropped(me) or (
+        held.size >= _STACKLESS_MIN_BLOCKS and earlier_pass_held(me, me.delta[held]) is not None)
 
 
 def _earlier_dropped(me: MemoryEvents) -> bool:

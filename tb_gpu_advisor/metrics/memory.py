@@ -22,7 +22,8 @@ import numpy as np
 
 from tb_gpu_advisor.common.fmt import gb, plural
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.job.iterations import backward_allocations, pattern_phases, released_together, teardown_start
+from tb_gpu_advisor.job.iterations import (backward_allocations, earlier_pass_held, pattern_phases, released_together,
+                                          size_repeats, teardown_start)
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES, GpuMemory, Memory, MemoryHolder, OomReport
 from tb_gpu_advisor.model.trace import HOLDERS, MEMORY_PHASES, MemoryEvents, OutOfMemory, rounded_blocks
@@ -1165,7 +1166,9 @@ def _earlier_pass_kept(me: MemoryEvents, p: int, kept: np.ndarray, out: GpuMemor
     """The same forward's earlier pass, still held at the peak (``out.forward_kept_earlier_*``): blocks made before
     the history began (the first event at their address frees them), freed after the peak, whose sizes repeat the
     sizes of the pass's own kept blocks (``kept``) -- the repeat counted only where it covers
-    ``memory.forward_kept.together`` of those bytes.
+    ``memory.forward_kept.together`` of those bytes; where none is freed so, blocks made before the history and still
+    live at the dump that repeat them (``job.iterations.earlier_pass_held``; ``out.forward_kept_earlier_held``): a
+    snapshot dumped before the new output replaced the old.
 
     Why: a forward-only loop with autograd on (``out = model(x)`` again and again) rebinds its output only once the
     next forward has returned, so the previous pass's graph is held through the next pass, to its peak; a recording
@@ -1178,30 +1181,16 @@ def _earlier_pass_kept(me: MemoryEvents, p: int, kept: np.ndarray, out: GpuMemor
         return
     unseen = me.unseen_frees()
     earlier = -me.delta[unseen[unseen > p]]
-    if not earlier.size:
-        return
-    left, matched, blocks = _repeats(earlier, kept, me.block_unit)
-    if matched >= T("memory.forward_kept.together") * int(rounded_blocks(kept, me.block_unit).sum()):
-        out.forward_kept_earlier_bytes, out.forward_kept_earlier_blocks = matched, blocks
+    if earlier.size:
+        left, matched, blocks = size_repeats(earlier, kept, me.block_unit)
+        if matched >= T("memory.forward_kept.together") * int(rounded_blocks(kept, me.block_unit).sum()):
+            out.forward_kept_earlier_bytes, out.forward_kept_earlier_blocks = matched, blocks
+            _earlier_pass_casts(me, p, left, out)
+            return
+    if (held := earlier_pass_held(me, kept)) is not None:
+        left, out.forward_kept_earlier_bytes, out.forward_kept_earlier_blocks = held
+        out.forward_kept_earlier_held = True
         _earlier_pass_casts(me, p, left, out)
-
-
-def _repeats(earlier: np.ndarray, own: np.ndarray, unit: int) -> tuple[np.ndarray, int, int]:
-    """(the sizes in ``earlier`` left unmatched, the bytes and count matched): the blocks of ``earlier`` whose sizes
-    repeat those of ``own``, each of ``own`` matched once (a multiset match).  Sizes are matched as requested, the
-    bytes matched counted as the blocks of ``unit`` that hold them (``MemoryEvents.block_unit``): the unit of the
-    level they are a part of (blocks freed before the dump: their request rounded up)."""
-    sizes, n_own = np.unique(own, return_counts=True)
-    left = np.sort(earlier)
-    keep = np.ones(left.size, bool)
-    matched = blocks = 0
-    for size, k in zip(sizes.tolist(), n_own.tolist()):
-        lo = int(np.searchsorted(left, size, side="left"))
-        take = min(k, int(np.searchsorted(left, size, side="right")) - lo)
-        keep[lo:lo + take] = False
-        matched += int(rounded_blocks(np.array([size], np.int64), unit)[0]) * take
-        blocks += take
-    return left[keep], matched, blocks
 
 
 def _earlier_pass_casts(me: MemoryEvents, p: int, left: np.ndarray, out: GpuMemory) -> None:
@@ -1221,7 +1210,7 @@ def _earlier_pass_casts(me: MemoryEvents, p: int, left: np.ndarray, out: GpuMemo
     live = _cast(me) & (np.arange(len(me)) <= p) & (me.frees() > p) & (me.delta > 0)
     if not live.any():
         return
-    _, matched, blocks = _repeats(left, me.delta[live], me.block_unit)
+    _, matched, blocks = size_repeats(left, me.delta[live], me.block_unit)
     out.forward_kept_earlier_cast_bytes, out.forward_kept_earlier_cast_blocks = matched, blocks
 
 

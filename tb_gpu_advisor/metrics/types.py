@@ -981,6 +981,9 @@ class GpuMemory:
     #: peak, freed after it, in the sizes of the pass's own kept blocks (``memory._earlier_pass_kept``): bytes, count
     forward_kept_earlier_bytes: int = 0
     forward_kept_earlier_blocks: int = 0
+    #: those blocks are still live at the dump, not freed after the peak: the snapshot was dumped before the new
+    #: output replaced the old (``job.iterations.earlier_pass_held``)
+    forward_kept_earlier_held: bool = False
     #: of the same blocks, those in the sizes of the pass's own autocast casts live at the peak: the earlier pass's
     #: 16-bit copies its graph saved for a backward (``memory._earlier_pass_casts``): bytes, count
     forward_kept_earlier_cast_bytes: int = 0

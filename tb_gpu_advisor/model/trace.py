@@ -102,6 +102,11 @@ UNSEEN_PARTS = 16
 _PART_WINDOW = 1 << 18  # events a window when the parts are told
 
 
+#: :class:`MemoryEvents`' arrays that are not one entry per event: :meth:`MemoryEvents.head` never cuts them, even
+#: where their length happens to equal the history's
+_WHOLE = frozenset({"held_unseen"})
+
+
 @dataclass
 class MemoryEvents:
     """One GPU's allocator events in the capture, in time order: every allocation and free the format records
@@ -150,6 +155,12 @@ class MemoryEvents:
     #: (sorted event indices, bytes): the allocations whose block is not their request rounded up to ``block_unit``
     #: -- a large block left unsplit, live at the dump, which says its bytes; None for none (a few: never per event)
     block_over: tuple[np.ndarray, np.ndarray] | None = None
+    #: int64: the bytes each block live at the dump asked for (its request), of the blocks at an address no event of
+    #: the history names -- made before the history began and live through all of it; None where the format cannot
+    #: tell (every format but a PyTorch memory snapshot).  Not per event (:meth:`head` keeps it whole).  Why: a
+    #: forward-only loop with autograd on, dumped before its output is rebound, holds the previous pass's graph to
+    #: the dump -- blocks the history never frees, so never seen but here (``job.iterations.earlier_pass_held``).
+    held_unseen: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         # The pairing of blocks with their frees (:meth:`frees`, :meth:`unseen_frees`) reads ``delta`` and ``addr``
@@ -211,8 +222,8 @@ class MemoryEvents:
 
     def head(self, n: int) -> "MemoryEvents":
         """The history's first ``n`` events alone: every per-event array cut there, the rest as it is."""
-        cut = {f.name: v[:n] for f in fields(self)
-               if isinstance(v := getattr(self, f.name), np.ndarray) and v.shape[:1] == self.t.shape}
+        cut = {f.name: v[:n] for f in fields(self) if f.name not in _WHOLE
+               and isinstance(v := getattr(self, f.name), np.ndarray) and v.shape[:1] == self.t.shape}
         return replace(self, **cut)
 
     def unseen_frees(self) -> np.ndarray:

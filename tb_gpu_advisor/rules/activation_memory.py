@@ -13,10 +13,12 @@ largest tensor live at the peak (every layer's tensors, as autograd keeps them f
 ``no_grad`` only the tensors in use live) and ``memory.forward_kept.share`` of the peak: those bytes, with the fix
 (``inference_mode`` / ``no_grad``).  The kept bytes count the same forward's previous pass where the peak still
 holds it (a loop that rebinds its output frees the last graph only once the next forward returns: blocks made before
-the recording, freed after the peak, in the pass's own sizes -- ``GpuMemory.forward_kept_earlier_bytes``; under
+the recording, freed after the peak -- or still live at the dump, dumped before the new output replaced the old --
+in the pass's own sizes: ``GpuMemory.forward_kept_earlier_bytes``; under
 autocast also its casts, in the sizes of the pass's own -- ``forward_kept_earlier_cast_bytes``).  A
-warning when they are freed with no backward in between (the previous pass's are); info when the snapshot was dumped
-while they were held (a backward may follow the dump).  Saving: the kept bytes less the largest tensor (what stays
+warning when they are freed with no backward in between (the previous pass's are), or the previous pass's graph
+outlived the whole next pass; info when the snapshot was dumped while they were held and no earlier pass shows (a
+backward may follow the dump).  Saving: the kept bytes less the largest tensor (what stays
 in use).  The third (``grads_kept``): a job with no backward pass whose snapshot holds parameters'
 gradients that ``Module._apply`` moved to the GPU with the model (``GpuMemory.grads_moved_bytes``), at least
 ``memory.grads_kept.share`` of the allocated bytes: held for a backward that never runs; saving, those bytes.
@@ -156,8 +158,9 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
     of_gpu = (f" ({pct(mem.use_share(g) or 0.0)} of the GPU's {gb(g.capacity_bytes)} in use{mem.outside_part(g)})"
               if known else "")
     others = _alike(cands)
-    # freed with no backward in between (this pass's, or the earlier pass's at this one's end): none came
-    # held to the dump with no earlier pass seen freed unused: a backward may follow the dump, outside the snapshot
+    # freed with no backward in between (this pass's, or the earlier pass's at this one's end), or an earlier pass's
+    # held through this whole pass: none came; held to the dump with no earlier pass seen: a backward may follow the
+    # dump, outside the snapshot
     held = g.forward_kept_release.startswith("still held") and not g.forward_kept_earlier_bytes
     why = ("autograd keeps every layer's tensors for a backward pass; if none follows the dump (a forward-only "
            "benchmark, evaluation), they are held for nothing" if held else
@@ -197,9 +200,11 @@ def _earlier_pass(g: GpuMemory) -> str:
     casts = (f" and {g.forward_kept_earlier_cast_blocks:,} autocast casts saved for its backward, "
              f"{gb(g.forward_kept_earlier_cast_bytes)} in the sizes of this pass's own casts"
              if g.forward_kept_earlier_cast_bytes else "")
+    end = ("still held when the snapshot was dumped, before the new output replaced the old"
+           if g.forward_kept_earlier_held else "freed only after this peak, when the new output replaced the old")
     return (f"; and {gb(_earlier_bytes(g))} more that the same forward's previous pass kept "
             f"({g.forward_kept_earlier_blocks:,} tensors of the same sizes{casts}{';' if casts else ','} held from "
-            f"before the recording began and freed only after this peak, when the new output replaced the old)")
+            f"before the recording began and {end})")
 
 
 def _earlier_bytes(g: GpuMemory) -> int:

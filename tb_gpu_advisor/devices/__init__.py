@@ -166,11 +166,11 @@ _GENERIC_CONV = re.compile(r"convolution|conv[23]d", re.I)
 #: Any convolution word (``conv``, ``convolve``, ``convolution``, ``conv2d``; not ``convert``, a cast): in a scope no
 #: library owns, every such word is the program's own.
 _ANY_CONV = re.compile(r"conv(?:olution|olve)?(?:[123]d)?(?!ert)", re.IGNORECASE)
-#: The namespaces of the frameworks' own kernels, every build's (no vendor's): ATen and c10 (``at::native::``),
-#: Caffe2, TensorFlow and its Eigen (``tensorflow::``, ``Eigen::``), XLA and its stream executor, ONNX Runtime,
+#: The namespaces of the frameworks' own kernels, every build's (no vendor's): ATen and c10 (``at::native::``; the
+#: ops' own ``aten::`` and ``torch::``, where a capture names its device events by their op), Caffe2, TensorFlow and its Eigen (``tensorflow::``, ``Eigen::``), XLA and its stream executor, ONNX Runtime,
 #: PaddlePaddle (``phi::``, ``paddle::``), MXNet (``mxnet::``, ``mshadow::``), FBGEMM.  Exact namespaces, read as
 #: written: a program's ``attention::`` or ``Atlas::`` is no ATen.
-_FRAMEWORK_SCOPES = frozenset({"at", "c10", "caffe2", "tensorflow", "Eigen", "xla", "stream_executor", "onnxruntime",
+_FRAMEWORK_SCOPES = frozenset({"at", "aten", "torch", "c10", "caffe2", "tensorflow", "Eigen", "xla", "stream_executor", "onnxruntime",
                                "phi", "paddle", "mxnet", "mshadow", "fbgemm_gpu"})
 
 

@@ -49,10 +49,11 @@ def test_a_programs_own_namespaced_convolution_is_no_library_gemm(name):
     "void cudnn::detail::implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, true, false, true>(int, int)",
     "_ZN19cutlass_cudnn_train6KernelINS_4conv6kernel23ImplicitGemmConvolutionEEEvNT_6ParamsE",
     "void ck::kernel_grouped_conv_fwd<float>(int)", "miopenSp3AsmConv3x3F",
-    "cutlass_tensorop_s1688fprop_optimized_256x128_32x3_nhwc", "mylib::gemm_conv(float*)"])
+    "cutlass_tensorop_s1688fprop_optimized_256x128_32x3_nhwc", "mylib::gemm_conv(float*)", "aten::cudnn_convolution"])
 def test_control_library_scoped_convolutions_and_own_gemms_stay_gemms(name):
-    """Passes on both: a library's scope (cuDNN, its CUTLASS build, CK, MIOpen, CUTLASS) keeps its convolution word;
-    a program's ``gemm`` stays a matrix product whoever wrote it."""
+    """Passes on both: a library's scope (cuDNN, its CUTLASS build, CK, MIOpen, CUTLASS; ATen's op namespace, where a
+    capture names device events by their op) keeps its convolution word; a program's ``gemm`` stays a matrix product
+    whoever wrote it."""
     assert devices.gemm_kernel_one(name)
 
 

@@ -167,11 +167,12 @@ _GENERIC_CONV = re.compile(r"convolution|conv[23]d", re.I)
 #: library owns, every such word is the program's own.
 _ANY_CONV = re.compile(r"conv(?:olution|olve)?(?:[123]d)?(?!ert)", re.IGNORECASE)
 #: The namespaces of the frameworks' own kernels, every build's (no vendor's): ATen and c10 (``at::native::``; the
-#: ops' own ``aten::`` and ``torch::``, where a capture names its device events by their op), Caffe2, TensorFlow and its Eigen (``tensorflow::``, ``Eigen::``), XLA and its stream executor, ONNX Runtime,
-#: PaddlePaddle (``phi::``, ``paddle::``), MXNet (``mxnet::``, ``mshadow::``), FBGEMM.  Exact namespaces, read as
-#: written: a program's ``attention::`` or ``Atlas::`` is no ATen.
-_FRAMEWORK_SCOPES = frozenset({"at", "aten", "torch", "c10", "caffe2", "tensorflow", "Eigen", "xla", "stream_executor", "onnxruntime",
-                               "phi", "paddle", "mxnet", "mshadow", "fbgemm_gpu"})
+#: ops' own ``aten::`` and ``torch::``, where a capture names its device events by their op), Caffe2, TensorFlow and
+#: its Eigen (``tensorflow::``, ``Eigen::``), XLA and its stream executor, ONNX Runtime, PaddlePaddle (``phi::``,
+#: ``paddle::``), MXNet (``mxnet::``, ``mshadow::``), FBGEMM.  Exact namespaces, read as written: a program's
+#: ``attention::`` or ``Atlas::`` is no ATen.
+_FRAMEWORK_SCOPES = frozenset({"at", "aten", "torch", "c10", "caffe2", "tensorflow", "Eigen", "xla", "stream_executor",
+                               "onnxruntime", "phi", "paddle", "mxnet", "mshadow", "fbgemm_gpu"})
 
 
 def library_scope_one(name: str) -> bool:
@@ -201,12 +202,12 @@ def own_convolution_one(name: str) -> bool:
 
     Why: a convolution word proves a library's convolution -- work the matrix units run in 16 bits -- only inside a
     library's names.  A program's own ``convolution`` is as often an image filter as a network's layer, and what
-    instructions it runs is the program's code, not a precision switch: che30122/opensift's SIFT blur ``convolution(cv::cuda::
-    PtrStepSz<float>, cv::cuda::PtrStepSz<double>, ...)`` -- a one-channel Gaussian stencil on an RTX 3080, no GEMM
-    form, no library call -- was read as Tensor-Core-eligible, and ``tensor_core_unused`` went critical with bf16 and
-    cuBLAS TF32 fixes it cannot take (survey h37-huntn66); the same kernel in a namespace of the program's
-    (``mylib::convolution``) still was (h37-huntn67).  A ``gemm``/``matmul`` name stays a matrix product whoever
-    wrote it."""
+    instructions it runs is the program's code, not a precision switch: che30122/opensift's SIFT blur
+    ``convolution(cv::cuda::PtrStepSz<float>, cv::cuda::PtrStepSz<double>, ...)`` -- a one-channel Gaussian stencil
+    on an RTX 3080, no GEMM form, no library call -- was read as Tensor-Core-eligible, and ``tensor_core_unused`` went
+    critical with bf16 and cuBLAS TF32 fixes it cannot take (survey h37-huntn66); the same kernel in a namespace of
+    the program's (``mylib::convolution``) still was (h37-huntn67).  A ``gemm``/``matmul`` name stays a matrix
+    product whoever wrote it."""
     parts = function_parts(head(name))
     if not parts or library_scope_one(name):
         return False
@@ -231,9 +232,10 @@ def depthwise_one(name: str) -> bool:
     a word of its template arguments).  Why no matrix-unit work: each output channel is one input channel's
     K x K window times its own K x K filter -- no sum across channels, so no GEMM whose inner dimension a Tensor
     Core or MFMA tile could fill (K*K = 9 multiply-adds per output against a tile's 16+); its time is the memory's.
-    ATen runs it on the CUDA cores (its own kernels), TensorFlow likewise, and cuDNN's grouped kernels for it are no
-    Tensor Core family.  Counted as Tensor-Core-eligible, a MobileNet's or ConvNeXt's depthwise layers were told to
-    use the Tensor Cores, and weighed in the matmul/conv time MFU's coverage is of (h37-huntn67)."""
+    ATen's and TensorFlow's own depthwise kernels run on the CUDA cores.  TensorFlow's names matched NVIDIA's generic
+    ``conv2d``: a depthwise layer (MobileNet's, ConvNeXt's) in fp32 was Tensor-Core-eligible work for
+    ``tensor_core_unused`` and part of the matmul/conv kernel time MFU's coverage is of (h37-huntn67).  A kernel of a
+    Tensor Core family keeps that reading (``tensor_core_one``): its name says what it runs on."""
     return bool(_DEPTHWISE.search(" ".join(function_parts(head(name)))))
 
 

@@ -33,7 +33,8 @@ OWN_KERNELS = re.compile(r"^(?:void )?(?:(?:maxwell|pascal|volta|turing|ampere|h
 #: ended by anything but a lower-case letter (``cutlass_``, ``cudnn::``; ``cute`` is no prefix of ``cutechess``).
 #: Why: a convolution word proves a library's convolution -- matrix-unit work -- only inside such a scope.
 LIBRARY_SCOPES = re.compile(r"(?i:cudnn|cublas(?:lt)?|cutlass|cute|xmma|cusparse(?:lt)?|cufft|cusolver|nvinfer1?|"
-                            r"tensorrt(?:_llm)?|transformer_engine|flash|flashinfer|cub|thrust|at_cuda_detail)(?![a-z])")
+                            r"tensorrt(?:_llm)?|transformer_engine|flash|flashinfer|cub|thrust|"
+                            r"at_cuda_detail)(?![a-z])")
 #: Framework ops whose own name says they call NVIDIA's library (``devices.vendor_shown``): PyTorch's cuDNN ops
 #: (``aten::cudnn_convolution``, ``aten::_cudnn_rnn``, ``aten::cudnn_batch_norm``,
 #: ``aten::_scaled_dot_product_cudnn_attention``) exist only in a CUDA build -- ROCm's dispatches the same layers to its

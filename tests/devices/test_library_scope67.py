@@ -57,9 +57,12 @@ def test_control_library_scoped_convolutions_and_own_gemms_stay_gemms(name):
     assert devices.gemm_kernel_one(name)
 
 
+ATEN_DEPTHWISE_3D = ("void at::native::(anonymous namespace)::conv_depthwise3d_cuda_kernel<float, float, 3, 3, 3, 1, 1, "
+                     "1, 1, 1, 1>(int)")
+
+
 @pytest.mark.parametrize("name", [TF_DEPTHWISE, "void tensorflow::DepthwiseConv2dBackpropFilterGPUKernelNHWC<float, 3, 3, 1>(int)",
-                                  "conv_depthwise2d_forward_kernel",
-                                  "void at::native::(anonymous namespace)::conv_depthwise3d_cuda_kernel<float, float, 3, 3, 3, 1, 1, 1, 1, 1, 1>(int)"])
+                                  "conv_depthwise2d_forward_kernel", ATEN_DEPTHWISE_3D])
 def test_depthwise_convolution_is_no_matrix_unit_work(name):
     """Fails on base (no depthwise reading: TensorFlow's names read as GEMMs by ``conv2d``; ATen's were no GEMM by
     name there either)."""

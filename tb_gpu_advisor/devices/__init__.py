@@ -163,9 +163,10 @@ def _mangled_precision(name: str) -> int:
 #: ``conv3d``; AMD's ``convolution``), as against a library's own names for its convolutions (cuDNN's
 #: ``implicit_convolve_sgemm``, ``xmma_fprop``; CK's and MIOpen's ``conv_fwd``, ``naive_conv_``, ``MIOpenConv1x1``).
 _GENERIC_CONV = re.compile(r"convolution|conv[23]d", re.I)
-#: Any convolution word (``conv``, ``convolve``, ``convolution``, ``conv2d``; not ``convert``, a cast): in a scope no
-#: library owns, every such word is the program's own.
-_ANY_CONV = re.compile(r"conv(?:olution|olve)?(?:[123]d)?(?!ert)", re.IGNORECASE)
+#: Any convolution word (``conv``, ``convolve``, ``convolution``, ``conv2d``; ``Conv`` in camel case) as a word of its
+#: own -- not the head of ``convert`` (a cast) or ``convex``: in a scope no library owns, every such word is the
+#: program's own.
+_ANY_CONV = re.compile(r"(?:(?<![A-Za-z])[Cc]|(?<=[a-z])C)onv(?:olution|olve)?(?:[123][dD])?(?![a-z])")
 #: The namespaces of the frameworks' own kernels, every build's (no vendor's): ATen and c10 (``at::native::``; the
 #: ops' own ``aten::`` and ``torch::``, where a capture names its device events by their op), Caffe2, TensorFlow and
 #: its Eigen (``tensorflow::``, ``Eigen::``), XLA and its stream executor, ONNX Runtime, PaddlePaddle (``phi::``,

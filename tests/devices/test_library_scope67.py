@@ -84,3 +84,9 @@ def test_generated_pass_gets_no_tensor_core_finding(kernel, tmp_path, capsys):
     assert not truth["library"]
     out = _report(tmp_path / "report4.sqlite", capsys)
     assert "do not use Tensor Cores" not in out and "cublasSetMathMode" not in out and "CRITICAL" not in out
+
+
+@pytest.mark.parametrize("name", ["fb::convex_sum(float*)", "mylib::convert_kernel(float*)"])
+def test_control_a_word_that_only_opens_with_conv_is_no_convolution(name):
+    """Passes on both: ``convex``, ``convert`` name no convolution, whoever's scope they are in."""
+    assert not devices.own_convolution_one(name) and not devices.gemm_kernel_one(name)

@@ -5347,14 +5347,15 @@ OWN_IMAGE_FILTER = ("convolution(cv::cuda::PtrStepSz<float>, cv::cuda::PtrStepSz
 def write_image_filter(path: str, kernel: str = OWN_IMAGE_FILTER, kernel_ms: float = 97.8,
                        grid: tuple[int, int] = (31, 274), block: tuple[int, int] = (128, 8),
                        context_ms: float = 122.8, uploads: int = 3, upload_bytes: int = 16_747_420,
-                       readback_bytes: int = 24_883_200) -> dict:
+                       readback_bytes: int = 24_883_200, library: bool = False) -> dict:
     """Write the export of a native image filter shaped after che30122/opensift's ``diff_ver/one_kernel/report4.sqlite``
     (a SIFT Gaussian blur on an RTX 3080, no library call): ``cudaMallocPitch`` creating the context (``context_ms``),
     ``uploads`` blocking pageable ``cudaMemcpy2D`` of ``upload_bytes``, ONE launch of ``kernel`` (``grid`` x ``block``)
     running ``kernel_ms``, a blocking ``cudaMemcpy2D`` read-back that waits for it, ``cudaFree`` x3.  ``kernel``: the
-    program's own free function by default; a library's name (cuDNN's) for the control.  Return the truth: the
-    kernel's time, and whether its name is a library's (in a namespace: only then is it matrix-unit-eligible work by
-    its convolution word)."""
+    program's own free function by default; a library's name (cuDNN's) for the control, said by ``library`` (the
+    caller's knowledge of whose kernel it wrote: only a library's is matrix-unit-eligible work by its convolution
+    word -- a program's own in a namespace of its own, ``mylib::convolution``, is not).  Return the truth: the
+    kernel's time, and ``library``."""
     us, ms = 1000, 1_000_000
     pid = 16723
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -5390,4 +5391,69 @@ def write_image_filter(path: str, kernel: str = OWN_IMAGE_FILTER, kernel_ms: flo
                                       block[0], block[1], 1, 0, 16384, 0, 0, 0, None, None)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="GeForce RTX 3080", sms=68),
                 program="./sift", thread="sift")
-    return {"kernel_ms": kernel_ms, "library": "::" in kernel.split("(")[0]}
+    return {"kernel_ms": kernel_ms, "library": library}
+
+
+def write_refused_passes(path: str, refused: bool = True, kernel_ms: float = 4.0, image_bytes: int = 24_883_200,
+                         pitched_bytes: int = 25_353_228, pause_ms: float = 2.1) -> dict:
+    """Write the export of a separable image blur shaped after che30122/opensift's
+    ``diff_ver/seperate_and_no_shared/report41.sqlite`` (an RTX 3080): the context in ``cudaHostAlloc`` (116 ms),
+    then a row pass -- two pageable 2D uploads (``image_bytes``, ``pitched_bytes``), two ``cudaMemcpyToSymbol`` of the
+    Gaussian's taps, ``conv_x``'s launch, ``cudaDeviceSynchronize``, a blocking 2D read-back -- and after ``pause_ms``
+    of host time a column pass: one 2D upload, ``conv_y``'s launch, a blocking read-back; frees.  With ``refused``
+    each launch returns 9 (cudaErrorInvalidConfiguration: a block over 1024 threads) and runs no kernel, as in the real
+    file; else each runs ``kernel_ms``.  Return the truth: one pass of the program (its two passes are different
+    kernels, run once each: no iteration), the refused launches, the kernels run."""
+    us, ms = 1000, 1_000_000
+    pid = 30122
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 233 * ms, gap=3 * us)
+    api("cudaHostAlloc_v3020", 116 * ms)  # the context
+    api("cudaMalloc_v3020", 64 * us)
+    copies: list[tuple[int, int, int, int, int]] = []  # start, end, correlation, copyKind, bytes
+    kern: list[tuple[int, int, int, int]] = []
+    failed: list[int] = []
+
+    def copy(kind: int, nbytes: int, call: str = "cudaMemcpy2D_v3020") -> None:
+        dma = max(nbytes // 12_500, 1) * us  # ~12.5 GB/s staged through pageable memory
+        a = api.t
+        c = api(call, dma + 40 * us)
+        copies.append((a + 20 * us, a + 20 * us + dma, c, kind, nbytes))
+
+    def launch(name: str) -> None:
+        c = api("cudaLaunchKernel_v7000", 700)
+        if refused:
+            failed.append(c)
+            return
+        kern.append((api.t, api.t + int(kernel_ms * ms), c, strings(name)))
+        api.t += int(kernel_ms * ms)
+
+    api("cudaMallocPitch_v3020", 2292 * us)
+    copy(1, image_bytes)
+    api("cudaMallocPitch_v3020", 152 * us)
+    copy(1, pitched_bytes)
+    copy(1, 432, "cudaMemcpyToSymbol_v3020")
+    copy(1, 5832, "cudaMemcpyToSymbol_v3020")
+    launch("conv_x(cv::cuda::PtrStepSz<float>, cv::cuda::PtrStepSz<float>, int, int, int, int)")
+    api("cudaDeviceSynchronize_v3020", 4 * us)
+    copy(2, image_bytes)
+    api.t += int(pause_ms * ms)  # the host's own work between the passes
+    copy(1, pitched_bytes)
+    launch("conv_y(cv::cuda::PtrStepSz<float>, cv::cuda::PtrStepSz<float>, int, int, int, int)")
+    copy(2, image_bytes)
+    api("cudaFreeHost_v3020", 14 * us)
+    api("cudaFree_v3020", 126 * us)
+    api("cudaFree_v3020", 698 * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET returnValue = 9 WHERE correlationId = ?",
+                    [(c,) for c in failed])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,?,?)",
+                    [(a, e, c, gpid, nbytes, kind, 0 if kind == 1 and nbytes > 1 << 20 else 1 if kind == 1 else 2,
+                      2 if kind == 1 else 0) for a, e, c, kind, nbytes in copies])
+    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, n, n, 32, 20, 300, 1, 64, 16, 1, 0, 0, 0, 0, j, None,
+                                      None) for j, (a, b, c, n) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="GeForce RTX 3080", sms=68),
+                program="./conv", thread="conv")
+    return {"passes": 1, "refused": len(failed), "kernels_run": len(kern)}

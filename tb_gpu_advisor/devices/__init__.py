@@ -27,7 +27,7 @@ from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTI
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_MEMSET", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
-           "autotune_kernel_one", "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_teardown_call", "TEARDOWN_CALLS", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "own_convolution_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
+           "autotune_kernel_one", "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_teardown_call", "TEARDOWN_CALLS", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "own_convolution_one", "library_scope_one", "depthwise_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_shown", "vendor_known", "UNKNOWN", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
 
@@ -163,27 +163,81 @@ def _mangled_precision(name: str) -> int:
 #: ``conv3d``; AMD's ``convolution``), as against a library's own names for its convolutions (cuDNN's
 #: ``implicit_convolve_sgemm``, ``xmma_fprop``; CK's and MIOpen's ``conv_fwd``, ``naive_conv_``, ``MIOpenConv1x1``).
 _GENERIC_CONV = re.compile(r"convolution|conv[23]d", re.I)
+#: Any convolution word (``conv``, ``convolve``, ``convolution``, ``conv2d``; ``Conv`` in camel case) as a word of its
+#: own -- not the head of ``convert`` (a cast) or ``convex``: in a scope no library owns, every such word is the
+#: program's own.
+_ANY_CONV = re.compile(r"(?:(?<![A-Za-z])[Cc]|(?<=[a-z])C)onv(?:olution|olve)?(?:[123][dD])?(?![a-z])")
+#: The namespaces of the frameworks' own kernels, every build's (no vendor's): ATen and c10 (``at::native::``; the
+#: ops' own ``aten::`` and ``torch::``, where a capture names its device events by their op), Caffe2, TensorFlow and
+#: its Eigen (``tensorflow::``, ``Eigen::``), XLA and its stream executor, ONNX Runtime, PaddlePaddle (``phi::``,
+#: ``paddle::``), MXNet (``mxnet::``, ``mshadow::``), FBGEMM.  Exact namespaces, read as written: a program's
+#: ``attention::`` or ``Atlas::`` is no ATen.
+_FRAMEWORK_SCOPES = frozenset({"at", "aten", "torch", "c10", "caffe2", "tensorflow", "Eigen", "xla", "stream_executor",
+                               "onnxruntime", "phi", "paddle", "mxnet", "mshadow", "fbgemm_gpu"})
+
+
+def library_scope_one(name: str) -> bool:
+    """The kernel's own function lies in a known library's scope: its outermost namespace (``codes.function_parts``;
+    C++'s unnamed namespace dropped) is a framework's (:data:`_FRAMEWORK_SCOPES`) or opens as a vendor library's
+    (``LIBRARY_SCOPES`` of each vendor: ``cudnn::``, ``cutlass_cudnn_train::``, ``miopen::``), or -- a global
+    kernel -- its one name opens with a vendor library's prefix (``cutlass_tensorop_...``, ``MIOpenConv1x1``,
+    ``Cijk_...``).  Why: a kernel is a library's only where its name is in the library's scope; a name in any other
+    namespace is the program's own, whatever words it uses (h37-huntn67)."""
+    parts = function_parts(head(name))
+    if not parts:
+        return False
+    if len(parts) > 1 and parts[0] in _FRAMEWORK_SCOPES:
+        return True
+    return any(p.match(parts[0]) for v in VENDORS if (p := getattr(v, "LIBRARY_SCOPES", None)) is not None)
 
 
 @functools.lru_cache(maxsize=65536)
 def own_convolution_one(name: str) -> bool:
-    """A program's own kernel named for a convolution: a free function of the global namespace (its name one part:
-    ``codes.function_parts``) whose only GEMM evidence is a generic convolution word (:data:`_GENERIC_CONV`; with it
-    blanked, no vendor's family claims the name).
+    """A program's own kernel named for a convolution: in no library's scope (:func:`library_scope_one`), and its
+    only GEMM evidence is a convolution word -- with that word blanked from its own function's parts
+    (``codes.function_parts``), no vendor's family claims the name.  The word is any convolution word
+    (:data:`_ANY_CONV`) where the kernel has a namespace of its own (``mylib::convolution``,
+    ``myproj::conv2d_kernel``, ``myproj::naive_conv_fwd``), only a generic one (:data:`_GENERIC_CONV`) for a free
+    function of the global namespace, which the libraries' own global kernels share (MIOpen's ``naive_conv_fwd_*``,
+    CK's ``kernel_grouped_conv_fwd_*``, ``gridwise_convolution_implicit_gemm_*`` keep their words).
 
-    Why: such a word proves a library's convolution -- work the matrix units run in 16 bits -- only inside a library's
-    names.  A program's own ``convolution`` is as often an image filter as a network's layer, and what instructions it
-    runs is the program's code, not a precision switch: che30122/opensift's SIFT blur ``convolution(cv::cuda::
-    PtrStepSz<float>, cv::cuda::PtrStepSz<double>, ...)`` -- a one-channel Gaussian stencil on an RTX 3080, no GEMM
-    form, no library call -- was read as Tensor-Core-eligible, and ``tensor_core_unused`` went critical with bf16 and
-    cuBLAS TF32 fixes it cannot take (survey h37-huntn66).  A ``gemm``/``matmul`` name stays a matrix product whoever
-    wrote it; a library's global kernels keep their own words (``naive_conv_fwd_*``,
-    ``gridwise_convolution_implicit_gemm_*``)."""
+    Why: a convolution word proves a library's convolution -- work the matrix units run in 16 bits -- only inside a
+    library's names.  A program's own ``convolution`` is as often an image filter as a network's layer, and what
+    instructions it runs is the program's code, not a precision switch: che30122/opensift's SIFT blur
+    ``convolution(cv::cuda::PtrStepSz<float>, cv::cuda::PtrStepSz<double>, ...)`` -- a one-channel Gaussian stencil
+    on an RTX 3080, no GEMM form, no library call -- was read as Tensor-Core-eligible, and ``tensor_core_unused`` went
+    critical with bf16 and cuBLAS TF32 fixes it cannot take (survey h37-huntn66); the same kernel in a namespace of
+    the program's (``mylib::convolution``) still was (h37-huntn67).  A ``gemm``/``matmul`` name stays a matrix
+    product whoever wrote it."""
     parts = function_parts(head(name))
-    if len(parts) != 1 or not _GENERIC_CONV.search(parts[0]):
+    if not parts or library_scope_one(name):
         return False
-    rest = _GENERIC_CONV.sub(" ", parts[0])
+    word = _ANY_CONV if len(parts) > 1 else _GENERIC_CONV
+    own = " ".join(parts)
+    if not word.search(own):
+        return False
+    rest = word.sub(" ", own)
     return not any(v.gemm_kernel_one(rest) for v in VENDORS)
+
+
+#: A depthwise convolution by its own function's name, any vendor's or framework's: ATen's
+#: ``conv_depthwise2d_forward_kernel`` / ``conv_depthwise3d_cuda_kernel`` and their gradients, TensorFlow's
+#: ``DepthwiseConv2dGPUKernelNHWC`` / ``DepthwiseConv2dBackpropFilterGPUKernel*``, a library's or a program's
+#: ``depthwise_conv*`` / ``dwconv*``.
+_DEPTHWISE = re.compile(r"depthwise|(?<![a-z])dw_?conv", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=65536)
+def depthwise_one(name: str) -> bool:
+    """A depthwise convolution kernel (:data:`_DEPTHWISE` in its own function's parts, ``codes.function_parts``: not
+    a word of its template arguments).  Why no matrix-unit work: each output channel is one input channel's
+    K x K window times its own K x K filter -- no sum across channels, so no GEMM whose inner dimension a Tensor
+    Core or MFMA tile could fill (K*K = 9 multiply-adds per output against a tile's 16+); its time is the memory's.
+    ATen's and TensorFlow's own depthwise kernels run on the CUDA cores.  TensorFlow's names matched NVIDIA's generic
+    ``conv2d``: a depthwise layer (MobileNet's, ConvNeXt's) in fp32 was Tensor-Core-eligible work for
+    ``tensor_core_unused`` and part of the matmul/conv kernel time MFU's coverage is of (h37-huntn67).  A kernel of a
+    Tensor Core family keeps that reading (``tensor_core_one``): its name says what it runs on."""
+    return bool(_DEPTHWISE.search(" ".join(function_parts(head(name)))))
 
 
 @functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
@@ -193,11 +247,13 @@ def gemm_kernel_one(name: str) -> bool:
     k = 1 GEMM (``nvidia.outer_product_one``: an outer product, nothing to accumulate -- element-wise work; HTA's
     inference_rank_1 was told to pad its fp16 dims to 8 for the Tensor Cores, h37-kernelfam2) nor a matrix x vector
     product (:func:`matrix_vector_one`: the memory's time, no matrix unit's -- vLLM's ROCm ``LLGemm1_kernel`` says
-    "Gemm" in its name, which ROCm's GEMM pattern read as matrix-unit work, h37-review26)."""
+    "Gemm" in its name, which ROCm's GEMM pattern read as matrix-unit work, h37-review26), a program's own
+    convolution (:func:`own_convolution_one`) nor a depthwise convolution (:func:`depthwise_one`)."""
     return ((any(v.gemm_kernel_one(name) for v in VENDORS) or triton.dot_kernel_one(name)
              or ggml.matrix_product_one(name))
             and not attention_helper_one(name) and not nvidia.data_movement_one(name)
-            and not nvidia.outer_product_one(name) and not matrix_vector_one(name) and not own_convolution_one(name))
+            and not nvidia.outer_product_one(name) and not matrix_vector_one(name) and not own_convolution_one(name)
+            and not depthwise_one(name))
 
 
 def library_kernel_one(name: str) -> bool:

@@ -31,6 +31,11 @@ ALLOCATOR_FRAMES = re.compile(r"\bc10::hip::|HIPCachingAllocator|\bihipStream_t\
 #: Kernels only ROCm's software names (``devices.vendor_shown``): ROCclr's blit kernels (``__amd_rocclr_copyBuffer``),
 #: Tensile's GEMMs (``Cijk_``), Composable Kernel's (``ck::``, ``ck_tile::``) and MIOpen's.
 OWN_KERNELS = re.compile(r"^__amd_rocclr_|^Cijk_|\bck(?:_tile)?::|\bMIOpen|^miopen")
+#: The outermost namespace -- or, for a global kernel, the prefix -- of ROCm's math and DNN libraries' kernels
+#: (``devices.library_scope_one``): MIOpen (``miopen::``, ``MIOpenConv1x1``, ``miopenGcnAsmConv1x1U``), rocBLAS,
+#: hipBLAS(Lt), Tensile (``Cijk_``), Composable Kernel (``ck::``, ``ck_tile::``), aiter, rocPRIM and hipCUB, MIGraphX.
+LIBRARY_SCOPES = re.compile(r"(?i:miopen|rocblas|hipblas(?:lt)?|tensile|ck|ck_tile|composable_kernel|aiter|rocprim|"
+                            r"hipcub|migraphx)(?![a-z])|Cijk_")
 #: Framework ops whose own name says they call ROCm's library (``devices.vendor_shown``): a ROCm build of PyTorch
 #: dispatches convolutions, batch norms and RNNs to MIOpen's ops (``aten::miopen_convolution``,
 #: ``aten::miopen_batch_norm``, ``aten::miopen_rnn``), which a CUDA build has not (``nvidia.OWN_OPS``).

@@ -40,6 +40,9 @@ _HOST_MEMORY = frozenset("MH")
 #: PTI's memory words after the kind (``(MEMORY -> DEVICE)``): ``MEMORY`` is system memory (pageable).
 _PTI_PAGEABLE = re.compile(r"^Memcpy (?:M2[MHDS]|[HDS]2M)\b")
 
+#: The outermost namespace -- or, for a global kernel, the prefix -- of Intel's math and DNN libraries' kernels
+#: (``devices.library_scope_one``): oneDNN (``dnnl::``), oneMKL, oneAPI's.
+LIBRARY_SCOPES = re.compile(r"(?i:dnnl|onednn|oneapi|mkl)(?![a-z])")
 #: Intel's words for NVIDIA's (prose; code goes through :func:`code`, and so does code quoted in prose: ``device='cuda'``
 #: in a sentence).  A citation of NVIDIA's tools stays as written
 #: (Nsight Systems' rule names); NVTX ranges, which no Intel tool reads, are left out of the advice.

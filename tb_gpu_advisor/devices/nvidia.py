@@ -26,6 +26,15 @@ RUNTIME_PREFIXES = ("cuda", "cu")
 #: ``Cijk_``, MIOpen, Composable Kernel: ``amd.OWN_KERNELS``); ATen's, Triton's and NCCL's names are every build's.
 OWN_KERNELS = re.compile(r"^(?:void )?(?:(?:maxwell|pascal|volta|turing|ampere|hopper|blackwell)_|sm\d{2,3}_|nvjet_)"
                          r"|cutlass|xmma_|cudnn|cublas")
+#: The outermost namespace -- or, for a global kernel, the prefix -- of NVIDIA's math and DNN libraries' kernels
+#: (``devices.library_scope_one``): cuDNN (``cudnn::``, ``cudnn_infer_...``; its CUTLASS and xMMA builds
+#: ``cutlass_cudnn_train::``, ``xmma_cudnn::``), cuBLAS and cuBLASLt, CUTLASS and CuTe, cuSPARSE, cuFFT, TensorRT
+#: (``nvinfer1::``), Transformer Engine, FlashAttention's and FlashInfer's, CUB and Thrust.  Read case-insensitively,
+#: ended by anything but a lower-case letter (``cutlass_``, ``cudnn::``; ``cute`` is no prefix of ``cutechess``).
+#: Why: a convolution word proves a library's convolution -- matrix-unit work -- only inside such a scope.
+LIBRARY_SCOPES = re.compile(r"(?i:cudnn|cublas(?:lt)?|cutlass|cute|xmma|cusparse(?:lt)?|cufft|cusolver|nvinfer1?|"
+                            r"tensorrt(?:_llm)?|transformer_engine|flash|flashinfer|cub|thrust|"
+                            r"at_cuda_detail)(?![a-z])")
 #: Framework ops whose own name says they call NVIDIA's library (``devices.vendor_shown``): PyTorch's cuDNN ops
 #: (``aten::cudnn_convolution``, ``aten::_cudnn_rnn``, ``aten::cudnn_batch_norm``,
 #: ``aten::_scaled_dot_product_cudnn_attention``) exist only in a CUDA build -- ROCm's dispatches the same layers to its

@@ -230,11 +230,12 @@ def is_step_root_name(name: str) -> bool:
     step, the program's own code included, so it contains no runtime call's children (``frameworks.user_ranges``)."""
     return name in (KERAS_BATCH_EVENT, TRACE_CONTEXT_EVENT) or bool(STEP_ROOT.match(name))
 
-#: TF op types whose work Tensor Cores can do (the stock tool's list + Einsum, which lowers to BatchMatMul).
+#: TF op types whose work Tensor Cores can do (the stock tool's list + Einsum, which lowers to BatchMatMul), less
+#: ``DepthwiseConv2dNative``: a depthwise convolution sums no channels, so no matrix-unit tile has an inner dimension
+#: to fill (``devices.depthwise_one``; h37-huntn67).
 TC_ELIGIBLE_OP_PREFIXES: tuple[str, ...] = (
     "Conv2D",  # Conv2D, Conv2DBackpropInput/Filter
     "Conv3D",
-    "DepthwiseConv2dNative",
     "MatMul",
     "FusedMatMul",
     "_FusedMatMul",

@@ -322,6 +322,19 @@ def _times_no_gpu_step(job: Job | None) -> bool:
     return job is not None and not job.kind.times_gpu_step
 
 
+def _no_launch_ran(job: Job | None) -> bool:
+    """Whether the job's reading says the runtime refused every launch the host made (``Kind.every_launch_refused``):
+    no kernel ran, yet the host launched kernels.
+
+    Why: the GPU's bursts of such a window are copies alone, and copy bursts are iterations only of a loop of copies
+    alone (a bandwidth sweep, :func:`~.bursts.copy_bursts_repeat`) -- a program that launches kernels runs them in
+    every iteration, so its copies' bursts cannot show one.  che30122/opensift's separable SIFT blur (an RTX 3080,
+    ``conv_x`` then ``conv_y``, each launch refused with cudaErrorInvalidConfiguration) uploads, launches and reads
+    back once per pass: its two rounds of copies, sharing their directions and sizes, were cut into 2 "steps" of
+    9.04 ms (h37-huntn67)."""
+    return job is not None and job.kind.every_launch_refused
+
+
 def _burst_steps(r: _Reading, job: Job | None) -> None:
     """12. ``gpu_busy_clusters``: the GPU's bursts, apart by long idle gaps, as the steps -- unless a training job's
     bursts cannot each be an iteration (every iteration runs kernels and a backward): then the window is read as (at
@@ -332,6 +345,12 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
     as with bursts that share no work (a first call's one launch, ``wild/lazy_first_launch_t4``, keeps its reading:
     high confidence, critical)."""
     if _times_no_gpu_step(job):
+        return
+    if _no_launch_ran(job):
+        r.whole_note = ("no step markers found; the runtime refused every kernel launch, so no kernel ran and the "
+                        "GPU's bursts hold only the copies around the refused launches: a loop's iterations each run "
+                        "its kernels, so no burst shows one; the whole capture is analysed as one pass; per-step "
+                        "numbers are capture totals")
         return
     refused: list[str] = []
     launches = [la for d, la in zip(r.trace.devices, r.launched()) if len(d)]

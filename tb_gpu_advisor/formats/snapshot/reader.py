@@ -44,9 +44,10 @@ from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, 
 from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page,
                                                     is_json_snapshot, is_page, page_stream)
 from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
+from tb_gpu_advisor.model.damage import Damage, contradiction, cut, unreadable
 from tb_gpu_advisor.model.trace import (HOLDERS, MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack,
-                                       AllocRetry, Contradiction, MemoryEvents, MemorySnapshot, OutOfMemory,
-                                       SnapshotBlock, Trace, Unreadable, pair_frees, rounded_blocks)
+                                       AllocRetry, MemoryEvents, MemorySnapshot, OutOfMemory,
+                                       SnapshotBlock, Trace, pair_frees, rounded_blocks)
 
 #: Entries, blocks and frames looked at per byte of the file (at least MIN_WORK); past it the rest is left out and
 #: said so.  A real snapshot spends ~100 bytes on a block or an entry with its ~24 frames (memo references).
@@ -86,11 +87,30 @@ EMPTY = ("an empty memory snapshot: no segment and no recorded allocation -- the
 
 
 class SnapshotReadError(ValueError):
-    """The file is no memory snapshot we can read (or a pickle we refuse); the message says which file and why."""
+    """The file is no memory snapshot we can read (or a pickle we refuse); the message says which file and why, and
+    ``damage`` what its damage is where it is damaged (a cut gzip, a truncated pickle: ``model.damage``) -- None for a
+    file refused whole (a hostile pickle, one over the limit) or of another kind."""
 
-    def __init__(self, path: str, reason: str):
+    def __init__(self, path: str, reason: str, damage: Damage | None = None):
         super().__init__(f"{path}: {reason}")
-        self.path, self.reason = path, reason
+        self.path, self.reason, self.damage = path, reason, damage
+
+
+#: The unpickler's words for a pickle that ends before its end (``unpickle`` and ``_cpickle.c`` say it alike:
+#: "pickle truncated at byte N", "pickle truncated: a frame of ...", "pickle ends without STOP (truncated)").
+_TRUNCATED = re.compile(r"truncated(?: at byte ([\d,]+)|: a frame of [\d,]+ bytes at byte ([\d,]+))?")
+
+
+def pickle_damage(error: ValueError) -> Damage:
+    """What a pickle the unpickler could not read is, as a damage record: a cut where it ended before its end (at the
+    byte it names), else records that could not be read (a malformed opcode, a value of the wrong type).  Why read
+    off the message: the compiled unpickler raises a plain ``ValueError`` in the words the Python one uses, and both
+    are this package's own words (:data:`_TRUNCATED`)."""
+    m = _TRUNCATED.search(str(error))
+    if m is None:
+        return unreadable("pickle_invalid", str(error))
+    at = next((g for g in m.groups() if g), None)
+    return cut("pickle_truncated", str(error), offset=int(at.replace(",", "")) if at else None)
 
 
 class _OutOfRange(ValueError):
@@ -118,7 +138,7 @@ def with_capacity(trace: Trace, caps: "tuple[Capacity, ...] | str | None") -> Tr
     if caps is None:
         return trace
     if isinstance(caps, str):
-        trace.problems.append(caps)
+        trace.problems.append(cut("capacity_file", caps))  # as before the typed record (see h37-damage67's report)
         return trace
     held = {d.gpu for d in trace.devices}
     for cap in caps:
@@ -127,8 +147,8 @@ def with_capacity(trace: Trace, caps: "tuple[Capacity, ...] | str | None") -> Tr
                 continue
             reserved = _peak_reserved(trace, d.gpu)
             if reserved > cap.total_bytes:
-                trace.problems.append(Contradiction(
-                    f"{cap.name} left out for GPU {d.gpu}: its total {cap.total_bytes / 2**30:,.2f} "
+                trace.problems.append(contradiction(
+                    "capacity_below_reserved", f"{cap.name} left out for GPU {d.gpu}: its total {cap.total_bytes / 2**30:,.2f} "
                     f"GiB is less than the {reserved / 2**30:,.2f} GiB the GPU's allocator reserved, "
                     "so it is another GPU's (or another process's) record"))
                 continue
@@ -138,7 +158,7 @@ def with_capacity(trace: Trace, caps: "tuple[Capacity, ...] | str | None") -> Tr
     if named and len(named) == len(caps) and not held & set(named):
         said = (f"GPU {named[0]}, which the snapshot does not hold" if len(named) == 1 else
                 f"{_gpus(named)}, none of which the snapshot holds" + (f" (it holds {_gpus(sorted(held))})" if held else ""))
-        trace.problems.append(Contradiction(f"{caps[0].name} left out: it names {said}"))
+        trace.problems.append(contradiction("capacity_other_gpu", f"{caps[0].name} left out: it names {said}"))
     return trace
 
 
@@ -211,7 +231,7 @@ def _read_local(path: str, local: str, host: str) -> Trace:
             raise SnapshotReadError(path, f"refused: {e}; no memory snapshot asks for that (the file was not "
                                           "run)") from e
         except ValueError as e:
-            raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
+            raise SnapshotReadError(path, f"not a readable pickle: {e}", pickle_damage(e)) from e
         try:
             return to_trace(doc, host, path, size, work=max(MIN_WORK, WORK_PER_BYTE * size), cols=cols)
         finally:
@@ -234,7 +254,7 @@ def _read_local(path: str, local: str, host: str) -> Trace:
     except PickleLimit as e:
         raise SnapshotReadError(path, f"refused: {e}; no memory snapshot asks for that (the file was not run)") from e
     except ValueError as e:
-        raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
+        raise SnapshotReadError(path, f"not a readable pickle: {e}", pickle_damage(e)) from e
     del data  # the file's bytes are read: the walk below no longer holds them beside the tree (a peak of 2.2x the file,
     # not 2.7x: docs/robustness.md)
     try:
@@ -373,8 +393,9 @@ class _Pass:
             try:
                 part = self._gunzip(n)
             except (EOFError, zlib.error):
-                raise SnapshotReadError(self.path, f"a gzip file cut off or corrupt after {self.got:,} bytes of its "
-                                                   "snapshot: copy the whole file again (`gzip -t` tells)") from None
+                why = f"a gzip file cut off or corrupt after {self.got:,} bytes of its snapshot"
+                raise SnapshotReadError(self.path, f"{why}: copy the whole file again (`gzip -t` tells)",
+                                        cut("gzip_cut", why, offset=self.got)) from None
             if not part and not self.got:
                 raise SnapshotReadError(self.path, "a gzip file with nothing in it")
         self.got += len(part)
@@ -427,8 +448,9 @@ def _gunzipped(path: str, data: bytes, limit: int) -> bytes:
                                       "limit: refused, not inflated (a gzip bomb, or a snapshot larger than the limit: "
                                       "raise TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
     if cut:  # a pickle is read to its end: a cut one cannot be (a plain cut pickle is refused the same)
-        raise SnapshotReadError(path, f"a gzip file cut off or corrupt after {len(out):,} bytes of its snapshot: copy "
-                                      "the whole file again (`gzip -t` tells)")
+        why = f"a gzip file cut off or corrupt after {len(out):,} bytes of its snapshot"
+        raise SnapshotReadError(path, f"{why}: copy the whole file again (`gzip -t` tells)",
+                                cut("gzip_cut", why, offset=len(out)))
     if not out:
         raise SnapshotReadError(path, "a gzip file with nothing in it")
     return out
@@ -474,7 +496,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
     snap = MemorySnapshot(settings={k: v for k, v in settings.items() if isinstance(k, str)
                                     and isinstance(v, (str, int, float, bool))} if isinstance(settings, dict) else {})
     _expandable_from_segments(snap.settings, by_gpu)
-    contradict: list[str] = []  # the file read whole, its records contradicting each other (model.trace.Contradiction)
+    contradict: list[Damage] = []  # the file read whole, its records contradicting each other
     entries = {g: _entries(traces[g] if g < len(traces) and isinstance(traces[g], list) else [], cols, budget)
                for g in gpus}
     for g in gpus:  # a list read as columns holds only ROW marks: emptied, as the file's bytes were dropped
@@ -508,8 +530,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
             raise SnapshotReadError(path, f"GPU {g}'s segments add up to {max(reserved, allocated) / 2**50:,.0f} PiB, "
                                           "more than a 64-bit address space holds: no allocator's record")
         if (held := sum(_int(b.get("size"), 0) for b in blocks)) > reserved:
-            contradict.append(Contradiction(
-                f"GPU {g}'s blocks hold {held / 2**20:,.1f} MiB, more than the {reserved / 2**20:,.1f} MiB "
+            contradict.append(contradiction(
+                "blocks_overlap", f"GPU {g}'s blocks hold {held / 2**20:,.1f} MiB, more than the {reserved / 2**20:,.1f} MiB "
                 "its segments reserve: blocks that overlap (the allocator hands out no byte twice), so the "
                 "file was edited or damaged"))
         snap.state[g] = (reserved, allocated, len(segs), max(free_blocks, default=0))
@@ -531,18 +553,18 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
                 snap.unseen_live[g] = _unseen_live(events, dump, budget)
             pending = sum(_int(b.get("size"), 0) for b in blocks if b.get("state") == "active_pending_free")
             if (short := history_short_of_dump(events, allocated + pending)) > 0:
-                contradict.append(Contradiction(
-                    f"GPU {g}'s history ends with {short / 2**20:,.1f} MiB live that its segments do not hold "
+                contradict.append(contradiction(
+                    "history_short_of_dump", f"GPU {g}'s history ends with {short / 2**20:,.1f} MiB live that its segments do not hold "
                     "at the dump: the history stops before the dump (a cut or edited snapshot), so its totals "
                     "are counted from its own lowest point and the state at the dump is not its end"))
             elif (beyond := history_beyond_segments(events)) is not None:
-                contradict.append(Contradiction(
-                    f"GPU {g}'s history allocates {beyond[0] / 2**20:,.1f} MiB more than its segments reserve "
+                contradict.append(contradiction(
+                    "history_beyond_segments", f"GPU {g}'s history allocates {beyond[0] / 2**20:,.1f} MiB more than its segments reserve "
                     f"({beyond[1] / 1e12:,.3f} s into it): the caching allocator places every block inside a "
                     f"segment it holds, so the history and the segments are {NOT_ONE_ALLOCATOR} (a generated "
                     "or edited snapshot) -- its levels are the history's own sums, not the GPU's"))
             elif off is not None:
-                contradict.append(Contradiction(_off_words(g, off, events)))
+                contradict.append(contradiction("history_off_segments", _off_words(g, off, events), record=off[2]))
         snap.ooms.extend(ooms)
         snap.retries.extend(retries)
     snap.stackless = _stackless(memory, snap)
@@ -555,13 +577,13 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         raise SnapshotReadError(path, f"no segment or trace entry of a memory snapshot's shape: {budget.bad_text()}")
     if not gpus:
         raise SnapshotReadError(path, EMPTY)
-    problems = [f"the snapshot describes more entries, blocks and frames than its size warrants: the first "
-                f"{work:,} were read"] if budget.left_out else []
+    problems = [cut("work_budget", f"the snapshot describes more entries, blocks and frames than its size warrants: "
+                    f"the first {work:,} were read")] if budget.left_out else []
     problems.extend(contradict)
     if budget.bad:
-        problems.append(Unreadable(f"fields of the wrong type, left out: {budget.bad_text()}"))  # the rest read on
+        problems.append(unreadable("wrong_type_fields", f"fields of the wrong type, left out: {budget.bad_text()}"))  # the rest read on
     if len(traces) > MAX_GPUS or len(by_gpu) > MAX_GPUS:
-        problems.append(f"more than {MAX_GPUS} devices: the first {MAX_GPUS} were read")
+        problems.append(cut("too_many_devices", f"more than {MAX_GPUS} devices: the first {MAX_GPUS} were read"))
     span = (0, int((max(times) - t0_us) * 1_000_000)) if times else None
     devices = [DeviceEvents(**_empty_device(g)) for g in gpus]
     producer: dict[str, Any] = {"kind": "memory snapshot", "layout": _layout(doc, listed, by_gpu, entries)}

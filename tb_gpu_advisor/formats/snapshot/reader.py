@@ -541,7 +541,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         snap.stacks[g] = _stacks(dump, budget)
         try:
             events, ooms, retries, off = _events(g, entries[g], t0_us, allocated, reserved, dump, budget,
-                                                 None if expandable else rows, [(a, n) for a, n, _ in rows])
+                                                 None if expandable else rows, [(a, n) for a, n, _ in rows],
+                                                 [s.get("stream") for s in segs])
         except _OutOfRange as e:
             raise SnapshotReadError(path, str(e)) from e
         if events is not None:
@@ -564,7 +565,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
                     f"segment it holds, so the history and the segments are {NOT_ONE_ALLOCATOR} (a generated "
                     "or edited snapshot) -- its levels are the history's own sums, not the GPU's"))
             elif off is not None:
-                contradict.append(contradiction("history_off_segments", _off_words(g, off, events), record=off[2]))
+                what, found = off
+                contradict.append(contradiction(what, _off_words(g, found, events, what == OFF_STREAM), record=found[2]))
         snap.ooms.extend(ooms)
         snap.retries.extend(retries)
     snap.stackless = _stackless(memory, snap)
@@ -835,6 +837,10 @@ ROW = _RowMark(-1)
 
 _ENTRY_FIELDS = ("action", "addr", "size", "time_us", "frames", "device_free")
 _NUMBERS = ("addr", "size", "time_us")  # >= 0 by _RANGE: -1 stands for absent
+#: Distinct streams a history's entries are told apart by (an int16 index each); past it an entry's stream reads as
+#: unnamed -- no job runs its allocations on thousands of streams, and an unnamed stream is checked against every
+#: segment of its device, as before streams were read.
+_MAX_STREAMS = 32767
 _CATEGORY = {**{a: 1 for a in _ALLOC}, **{a: 2 for a in _FREE}, **{a: 3 for a in _SEG_ADD},
              **{a: 4 for a in _SEG_DROP}, "oom": 5}
 
@@ -855,9 +861,11 @@ class _Compactor:
         self.action, self.frame = array("b"), array("i")
         self.numbers = {k: array("q") for k in _NUMBERS}
         self.device_free: dict[int, int] = {}
-        #: the distinct streams the entries name (:func:`_vendor`: whether any lies on CUDA's null stream); one set,
-        #: not a column: nothing reads an entry's stream but that
+        #: the distinct streams the entries name (:func:`_vendor`: whether any lies on CUDA's null stream)
         self.streams: set[int] = set()
+        #: per row, its stream as an index in ``stream_values`` (-1: none named): the allocator's pool an allocation
+        #: was carved from is its stream's (:func:`history_off_stream_segments`); two bytes an entry
+        self.stream, self.stream_values, self._stream_id = array("h"), [], {}
         self.runs: list[tuple[list, int]] = []  # (a list, the row its next ROW marks begin): one per change of list
         self.row = type("_Entry", (_Entry,), {"__slots__": (), "cols": self})
 
@@ -900,6 +908,15 @@ class _Compactor:
             self.device_free[row] = free
         if type(stream := get("stream")) is int:
             self.streams.add(stream)
+            sid = self._stream_id.get(stream)
+            if sid is None:
+                sid = -1 if len(self.stream_values) >= _MAX_STREAMS else len(self.stream_values)
+                if sid >= 0:
+                    self._stream_id[stream] = sid
+                    self.stream_values.append(stream)
+            self.stream.append(sid)
+        else:
+            self.stream.append(-1)
         return ROW
 
     def release(self) -> None:
@@ -919,6 +936,9 @@ class _Compactor:
             return None if k < 0 else self.frames[k]
         if key == "device_free":
             return self.device_free.get(row)
+        if key == "stream":
+            k = self.stream[row]
+            return None if k < 0 else self.stream_values[k]
         col = self.numbers.get(key)
         if col is None:
             return None
@@ -954,8 +974,9 @@ class _Rows:
     def column(self, name: str) -> np.ndarray:
         """A column of these rows: ``action`` (int8 index in ``cols.actions``), ``frame`` (int32 stack, -1 none),
         or one of :data:`_NUMBERS` (int64, -1 absent); a view where the rows are one run."""
-        buf = self.cols.action if name == "action" else self.cols.frame if name == "frame" else self.cols.numbers[name]
-        dtype = np.int8 if name == "action" else np.int32 if name == "frame" else np.int64
+        buf = (self.cols.action if name == "action" else self.cols.frame if name == "frame" else
+               self.cols.stream if name == "stream" else self.cols.numbers[name])
+        dtype = np.int8 if name == "action" else np.int32 if name == "frame" else np.int16 if name == "stream" else np.int64
         return np.frombuffer(buf, dtype=dtype)[self.rows]
 
     def __getitem__(self, k: Any) -> Any:
@@ -1025,16 +1046,19 @@ def _stacks(live: list[_Live], budget: "_Budget") -> list[LiveStack]:
 
 def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reserved_end: int, dump: list[_Live],
             budget: "_Budget", segments: list[tuple[int, int, int]] | None = None,
-            spans: list[tuple[int, int]] | None = None
-            ) -> tuple[MemoryEvents | None, list[OutOfMemory], list[AllocRetry], tuple[int, int, int] | None]:
+            spans: list[tuple[int, int]] | None = None, span_streams: list[Any] | None = None
+            ) -> tuple[MemoryEvents | None, list[OutOfMemory], list[AllocRetry],
+                       tuple[str, tuple[int, int, int]] | None]:
     """One device's trace as events with absolute totals, its OOMs with what was live at each, its allocator's
-    retries (:func:`_retries`) and its allocations in no segment (:func:`history_off_segments` of ``spans``: the
-    dump's (address, total_size) of each segment, expandable or not); ``segments``: the dump's (address, size, bytes
-    not free) of each segment, from which the cache after each event is counted back."""
+    retries (:func:`_retries`) and its allocations in no segment -- (:data:`OFF_SEGMENTS`, :func:`history_off_segments`
+    of ``spans``: the dump's (address, total_size) of each segment, expandable or not), else in none of their own
+    stream's (:data:`OFF_STREAM`, :func:`history_off_stream_segments`; ``span_streams``: each segment's ``stream``);
+    ``segments``: the dump's (address, size, bytes not free) of each segment, from which the cache after each event is
+    counted back."""
     if isinstance(entries, _Rows):
-        t, d, rd, at, stack, ooms, retried = _row_events(entries, t0_us)
+        t, d, rd, at, stack, ooms, retried, streams = _row_events(entries, t0_us)
     else:
-        t, d, rd, at, stack, ooms, retried = _dict_events(entries, t0_us)
+        t, d, rd, at, stack, ooms, retried, streams = _dict_events(entries, t0_us)
     if not t.size and not ooms:
         return None, [], [], None
     if np.abs(d).sum(dtype=np.float64) + np.abs(rd).sum(dtype=np.float64) >= 2.0**62:  # totals would wrap in int64
@@ -1048,8 +1072,8 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     whole = anchored[0] is alloc and anchored[1] is res  # the history reaches the dump: segments follow it back
     alloc, res = anchored
     cached = _cached(segments, held, rd, at) if segments is not None and whole and t.size else None
-    off = history_off_segments(spans, d, rd, at) if spans is not None else None
-    del held
+    off = _off(spans, span_streams, d, rd, at, streams)
+    del held, streams
     retries = _retries(gpu, t, rd, res, retried)
     labels: dict[str, int] = {}
     label_of: dict[int, int] = {}  # id(frames list) -> label id: shared frame lists are labelled once
@@ -1268,7 +1292,7 @@ def _row_events(rows: "_Rows", t0_us: int) -> tuple:
         used = np.unique(ids[ids >= 0]).tolist()
         retried |= _same_call_retries(cat == 4, cat == 3, lambda k: cols.frames[frame[k]] if frame[k] >= 0 else None,
                                       any(cols.frames[k] for k in used))
-    return t, d, rd, at, (cols.frames, ids), ooms, retried
+    return t, d, rd, at, (cols.frames, ids), ooms, retried, (rows.column("stream")[sel], cols.stream_values)
 
 
 def _dict_events(entries: list, t0_us: int) -> tuple:
@@ -1283,6 +1307,7 @@ def _dict_events(entries: list, t0_us: int) -> tuple:
     segment = array("b")  # per event: 1 a segment made, -1 one given back, 0 an allocation or a free
     seg_frames: dict[int, Any] = {}  # per segment event: its stack
     ooms: list[tuple[int, int, Any]] = []
+    streams, stream_values, stream_id = array("h"), [], {}  # per event: its stream's index in stream_values, -1 none
     for i, e in enumerate(entries):
         action = e.get("action")
         size = _int(e.get("size"), 0)
@@ -1293,6 +1318,7 @@ def _dict_events(entries: list, t0_us: int) -> tuple:
             delta.append(0 if is_seg else sign * size)
             res_delta.append(sign * size if is_seg else 0)
             addr.append(_int(e.get("addr"), -1))
+            streams.append(_stream_index(e.get("stream"), stream_values, stream_id))
             retried.append(action in _SEG_DROP and _in_allocation(e.get("frames")))
             segment.append(0 if not is_seg else sign)
             if is_seg:
@@ -1314,7 +1340,20 @@ def _dict_events(entries: list, t0_us: int) -> tuple:
     return (np.frombuffer(t, dtype=np.int64), np.frombuffer(delta, dtype=np.int64),
             np.frombuffer(res_delta, dtype=np.int64), np.frombuffer(addr, dtype=np.int64),
             (stacks, np.frombuffer(ids, dtype=np.int32)), ooms,
-            np.frombuffer(retried, dtype=np.int8).astype(bool) | same_call)
+            np.frombuffer(retried, dtype=np.int8).astype(bool) | same_call,
+            (np.frombuffer(streams, dtype=np.int16), stream_values))
+
+
+def _stream_index(stream: Any, values: list[int], ids: dict[int, int]) -> int:
+    """``stream``'s index in ``values`` (added where new), -1 where the entry names none (or past
+    :data:`_MAX_STREAMS`)."""
+    if type(stream) is not int:
+        return -1
+    k = ids.get(stream)
+    if k is None and len(values) < _MAX_STREAMS:
+        k = ids[stream] = len(values)
+        values.append(stream)
+    return -1 if k is None else k
 
 
 def _cached(segments: list[tuple[int, int, int]], d: np.ndarray, rd: np.ndarray, addr: np.ndarray) -> np.ndarray | None:
@@ -1442,6 +1481,76 @@ def history_off_segments(spans: list[tuple[int, int]], d: np.ndarray, rd: np.nda
     return (count, total, first) if count else None
 
 
+def _off(spans: list[tuple[int, int]] | None, span_streams: list[Any] | None, d: np.ndarray, rd: np.ndarray,
+         at: np.ndarray, streams: tuple[np.ndarray, list[int]]) -> tuple[str, tuple[int, int, int]] | None:
+    """A history's allocations that no segment of their device holds (:data:`OFF_SEGMENTS`), else that none of
+    their own stream's holds (:data:`OFF_STREAM`); None where every one lies in its pool, or the segments are not
+    known (an expandable segment's pages: ``spans`` None)."""
+    if spans is None:
+        return None
+    off = history_off_segments(spans, d, rd, at)
+    if off is not None:
+        return OFF_SEGMENTS, off
+    pooled = history_off_stream_segments(spans, span_streams or [None] * len(spans), d, rd, at, *streams)
+    return (OFF_STREAM, pooled) if pooled is not None else None
+
+
+#: The damage codes of :func:`_off`: allocations in no segment of their device, or in none of their stream's.
+OFF_SEGMENTS, OFF_STREAM = "history_off_segments", "history_off_stream_segments"
+
+
+def history_off_stream_segments(spans: list[tuple[int, int]], span_streams: list[Any], d: np.ndarray, rd: np.ndarray,
+                                addr: np.ndarray, streams: np.ndarray, values: list[int],
+                                window: int = 1 << 16) -> tuple[int, int, int] | None:
+    """(allocations, bytes, index of the first) of a history's allocations that lie in no segment of their own
+    stream, None where every one does -- or where no two streams are named (one pool: :func:`history_off_segments`
+    said it all).
+
+    Why per stream: the caching allocator keeps its pools per (device, stream) -- a block is carved from a segment
+    of the stream it is allocated on (``Block::stream`` is its segment's; a free block is found only among its
+    stream's), so an allocation that lies in a segment of another stream was not made by the allocator whose
+    segments the file holds.  Every snapshot PyTorch writes names the stream of each segment (``segments[].stream``)
+    and of each trace entry (``device_traces[][].stream``); an entry or a segment naming none (an older or a foreign
+    writer) is checked against every segment of its device, as :func:`history_off_segments` checks.  The segments a
+    stream holds are the dump's of that stream and those its history makes or gives back on it (``rd`` non-zero).
+    ``streams``: per event, its stream's index in ``values`` (-1: none named).  Counted a ``window`` of events at a
+    time, as :func:`history_off_segments`."""
+    ids = {v: i for i, v in enumerate(values)}
+    span_ids = np.array([ids.setdefault(v, len(ids)) if type(v) is int else -1 for v in span_streams], dtype=np.int32)
+    seg = np.flatnonzero((rd != 0) & (addr >= 0))
+    sized = np.array([n > 0 for _, n in spans], dtype=bool)
+    owner = np.concatenate([span_ids[sized], streams[seg].astype(np.int32)])
+    made = (d > 0) & (addr >= 0)
+    pools = np.unique(streams[made])
+    named = np.unique(owner[owner >= 0])
+    if np.union1d(pools[pools >= 0], named).size < 2:
+        return None
+    lo = np.concatenate([np.array([a for a, n in spans if n > 0], dtype=np.int64), addr[seg]])
+    hi = np.concatenate([np.array([min(a + n, _TOP) for a, n in spans if n > 0], dtype=np.int64),
+                         _end(addr[seg], np.abs(rd[seg]))])
+    # a stream's pool: its segments and those naming no stream; an allocation naming none: every segment
+    held = {int(p): _merged_ranges(lo[mask], hi[mask])
+            for p in pools.tolist() for mask in [(owner == p) | (owner < 0) if p >= 0 else np.ones(owner.size, bool)]}
+    count, total, first = 0, 0, -1
+    for w in range(0, int(d.shape[0]), window):
+        dw, aw, sw = d[w:w + window], addr[w:w + window], streams[w:w + window]
+        for p, (starts, ends) in held.items():
+            mine = np.flatnonzero((dw > 0) & (aw >= 0) & (sw == p))
+            off = mine[~_inside(starts, ends, aw[mine], dw[mine])]
+            if off.size:
+                count, total = count + int(off.size), total + int(dw[off].sum())
+                first = w + int(off[0]) if first < 0 else min(first, w + int(off[0]))
+    return (count, total, first) if count else None
+
+
+def _inside(starts: np.ndarray, ends: np.ndarray, a: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Per allocation ``[a, a + n)``: whether it lies inside one of the sorted, disjoint ranges ``[starts, ends)``."""
+    if not starts.size:
+        return np.zeros(a.size, bool)
+    k = np.searchsorted(starts, a, side="right") - 1
+    return (k >= 0) & (_end(a, n) <= ends[np.maximum(k, 0)])
+
+
 #: The largest address a signed 64-bit column holds (:func:`history_off_segments`).
 _TOP = int(np.iinfo(np.int64).max)
 
@@ -1469,12 +1578,16 @@ def _merged_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return lo[new], ends
 
 
-def _off_words(gpu: int, off: tuple[int, int, int], events: MemoryEvents) -> str:
-    """:func:`history_off_segments`' finding in the damage's words."""
+def _off_words(gpu: int, off: tuple[int, int, int], events: MemoryEvents, own_stream: bool = False) -> str:
+    """:func:`history_off_segments`' finding in the damage's words; ``own_stream``:
+    :func:`history_off_stream_segments`' (each lies in a segment of the GPU, none of its own stream's)."""
     n, size, first = off
+    where = "none of the segments of its own stream covers" if own_stream else "none of its segments covers"
+    rule = ("carves every block from a segment of the stream it is allocated on" if own_stream else
+            "places every block inside a segment it holds")
     return (f"GPU {gpu}'s history allocates {n:,} block{'s' if n != 1 else ''} ({size / 2**20:,.1f} MiB) at addresses "
-            f"none of its segments covers (the first {int(events.t[first]) / 1e12:,.3f} s into it): the caching "
-            f"allocator places every block inside a segment it holds, so the history and the segments are "
+            f"{where} (the first {int(events.t[first]) / 1e12:,.3f} s into it): the caching "
+            f"allocator {rule}, so the history and the segments are "
             f"{NOT_ONE_ALLOCATOR} (a generated or edited snapshot) -- its levels are the history's own sums, not the "
             "GPU's")
 

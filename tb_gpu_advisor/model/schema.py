@@ -224,12 +224,12 @@ class HostReport:
     damage: list[str] = field(default_factory=list)
     #: the entries of ``damage`` that are no cut: the file was read whole, but its records contradict each other (a
     #: snapshot's history allocating beyond its segments, blocks that overlap), so its numbers are the file's own and
-    #: may not be the GPU's, and nothing lies past the damage (``model.trace.Contradiction``; schema 1.5, optional: a
+    #: may not be the GPU's, and nothing lies past the damage (a ``model.damage`` record of kind contradiction; schema 1.5, optional: a
     #: report without it holds cuts alone).  The rest of ``damage`` is a file cut short or partly unread
     contradictions: list[str] = field(default_factory=list)
     #: the entries of ``damage`` that are records left unread in a file read to its end (events without a numeric
     #: time skipped, a block whose size is no number left out): the numbers leave those records out, and nothing lies
-    #: past them (``model.trace.Unreadable``; schema 1.6, optional: a report without it holds none apart)
+    #: past them (a ``model.damage`` record of kind unreadable; schema 1.6, optional: a report without it holds none apart)
     unreadable: list[str] = field(default_factory=list)
     #: the file's damage, one typed record each (``model.damage.Damage``: kind -- cut, unreadable, contradiction --,
     #: a machine-readable code, its words, and where in the file where the reader knows it): what the verdict, the

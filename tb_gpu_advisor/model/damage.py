@@ -12,7 +12,8 @@ where in the file the damage lay or what it was in a form a program can test.  A
 * ``what`` -- a short machine-readable code (``json_cut``, ``untimed_events``, ``pickle_truncated`` ...);
 * ``detail`` -- the words the report prints (``str(damage)`` is they, so a note joining damage reads as before);
 * where: ``file`` (a member of the host's file, a worker's trace -- "" the host file itself), ``offset`` (the byte
-  where the damage begins) and ``record`` (the index of the record), each where the reader knows it.
+  where the damage begins, of the stream the reader decoded: a gzip file's decompressed bytes) and ``record`` (the
+  index of the record: of a snapshot's device history, its allocator event), each where the reader knows it.
 
 The kinds' words on every surface stay in ``report.verdict`` (``VERDICT_WORDS``): this module holds no prose.
 """
@@ -109,15 +110,6 @@ def from_legacy(damage: Iterable[str], contradictions: Iterable[str] = (), unrea
             for d in damage or ()]
 
 
-class DamagedFileError(ValueError):
-    """A reader's error for a file too damaged to analyse at all, carrying its :class:`Damage` (``damage``): the
-    host's report is an error, and still says what the damage is (its kind, code and place)."""
-
-    def __init__(self, message: str, damage: Damage):
-        super().__init__(message)
-        self.damage = damage
-
-
 def attach(error: BaseException, damage: Damage) -> BaseException:
     """``error`` carrying ``damage`` (``error.damage``), for a reader whose error class is its own: the pipeline
     keeps it in the host's report (:func:`of_error`)."""
@@ -126,7 +118,7 @@ def attach(error: BaseException, damage: Damage) -> BaseException:
 
 
 def of_error(error: BaseException) -> Damage | None:
-    """The damage a read error carries (:func:`attach`, :class:`DamagedFileError`), following its causes; None
+    """The damage a read error carries (:func:`attach`), following its causes and contexts; None
     where it says none (a foreign file, a limit, a missing file: no damage)."""
     seen = set()
     e: BaseException | None = error

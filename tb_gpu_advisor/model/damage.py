@@ -55,13 +55,13 @@ class Damage:
     def __str__(self) -> str:
         return self.detail
 
-    def reworded(self, detail: str, file: str | None = None) -> "Damage":
+    def reworded(self, detail: str, file: str | None = None) -> Damage:
         """The same damage in other words (``"worker0: " + detail``), and of ``file`` where given: its kind, code and
         place kept -- the step that lost the kind when the damage was a string."""
         return dataclasses.replace(self, detail=detail, file=self.file if file is None else file)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Damage":
+    def from_dict(cls, d: Mapping[str, Any]) -> Damage:
         """The record as the report's JSON holds it (``HostReport.damage_records``, schema 1.7: its fields, as
         ``dataclasses.asdict`` writes them) read back; a kind no version wrote reads as a cut."""
         kind = d.get("kind") if d.get("kind") in KINDS else CUT
@@ -85,7 +85,7 @@ def contradiction(what: str, detail: str, **where: Any) -> Damage:
     return Damage(CONTRADICTION, what, detail, **where)
 
 
-def as_damage(entry: "Damage | str") -> Damage:
+def as_damage(entry: Damage | str) -> Damage:
     """``entry`` as a record: a record stays itself; a plain string (a trace built by hand, a reader not yet typed)
     is a cut with no code, as a plain string always meant."""
     return entry if isinstance(entry, Damage) else Damage(CUT, UNSPECIFIED, str(entry))

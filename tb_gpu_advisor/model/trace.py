@@ -20,10 +20,8 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, lookup_mask, narrowest, union_intervals
-from tb_gpu_advisor.model.idtable import IdTable
 from tb_gpu_advisor.model.damage import CONTRADICTION, CUT, UNREADABLE, Damage, as_damage
-
-
+from tb_gpu_advisor.model.idtable import IdTable
 
 #: The trace model's times are picoseconds: these turn them into the units reports speak (one home; the stages
 #: after the model import them from here).
@@ -839,19 +837,19 @@ def queued_before(d: DeviceEvents, launch: np.ndarray) -> np.ndarray:
 NO_FLOP_OPS_NOTE = "no matmul, convolution or attention op is recorded in the trace"
 
 
-def contradictions(problems: "list[Damage | str]") -> list[str]:
+def contradictions(problems: list[Damage | str]) -> list[str]:
     """The words of the entries of ``problems`` that are records contradicting each other
     (``model.damage.CONTRADICTION``)."""
     return [d.detail for d in map(as_damage, problems) if d.kind == CONTRADICTION]
 
 
-def unreadable(problems: "list[Damage | str]") -> list[str]:
+def unreadable(problems: list[Damage | str]) -> list[str]:
     """The words of the entries of ``problems`` that are records left unread in a file read to its end
     (``model.damage.UNREADABLE``)."""
     return [d.detail for d in map(as_damage, problems) if d.kind == UNREADABLE]
 
 
-def cuts(problems: "list[Damage | str]") -> list[str]:
+def cuts(problems: list[Damage | str]) -> list[str]:
     """The words of the entries of ``problems`` that are a file cut short: a read that stopped before the file's end
     (``model.damage.CUT``; a plain string, from a trace built by hand, is one)."""
     return [d.detail for d in map(as_damage, problems) if d.kind == CUT]

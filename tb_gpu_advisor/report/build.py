@@ -453,7 +453,7 @@ def _step_rows(detail) -> StepRowTable:
 
 
 def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
-                      damage: "list[Damage | str] | None" = None) -> HostReport:
+                      damage: list[Damage | str] | None = None) -> HostReport:
     """The report of one host: its metrics as cards, tables and step rows, with the findings the rules made of them;
     ``damage``: the file's damage (``Trace.problems``, typed records: ``model.damage``), kept as records
     (``damage_records``) and, for readers of schema 1.6, as words (``damage``) with the words of its contradictions

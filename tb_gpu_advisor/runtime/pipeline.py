@@ -28,9 +28,9 @@ from tb_gpu_advisor.metrics.compute import compute_host_metrics
 from tb_gpu_advisor.metrics.context import build_context
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.columns import index_dtype
-from tb_gpu_advisor.model.logdir import RankRuns
 from tb_gpu_advisor.model.damage import Damage
 from tb_gpu_advisor.model.damage import of_error as damage_of_error
+from tb_gpu_advisor.model.logdir import RankRuns
 from tb_gpu_advisor.model.schema import HostReport, Report
 from tb_gpu_advisor.model.trace import Trace, device_launches, release_columns
 from tb_gpu_advisor.report import timeline
@@ -69,7 +69,7 @@ def host_metrics(trace: Trace, params: int | None = None, options: UserOptions |
     return compute_host_metrics(trace, steps, launches, fw, options, release=release, job=job)
 
 
-def host_report(m: HostMetrics, size: int, damage: "list[Damage] | None" = None) -> HostReport:
+def host_report(m: HostMetrics, size: int, damage: list[Damage] | None = None) -> HostReport:
     """Rules over one host's metrics, then its report (``damage``: what the reader could not read of the file)."""
     return build_host_report(m, rules.evaluate(m), size, damage)
 

@@ -23,8 +23,8 @@ import gzip
 import json
 from pathlib import Path
 
-from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.model.damage import as_damage, contradiction, unreadable
+from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.model.trace import cuts
 from tb_gpu_advisor.report import merge, render
 from tb_gpu_advisor.report.verdict import damage_note

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from tb_gpu_advisor.formats.snapshot import reader
-from tb_gpu_advisor.model.trace import DeviceEvents, MemoryEvents, MemorySnapshot, Trace
 from tb_gpu_advisor.model.damage import cut
+from tb_gpu_advisor.model.trace import DeviceEvents, MemoryEvents, MemorySnapshot, Trace
 
 _START = re.compile(rb"let\s+alloc_data\s*=\s*")
 _FRAME = re.compile(r"^(.*?):(\d+):(.*)$", re.S)

@@ -77,8 +77,8 @@ from tb_gpu_advisor.formats.xplane.layout import viewer_json_host
 from tb_gpu_advisor.formats.xplane.schema import parse as parse_message
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
 from tb_gpu_advisor.model.columns import int_dtype, unique_inverse
-from tb_gpu_advisor.model.idtable import IdTable
 from tb_gpu_advisor.model.damage import Damage, attach, cut, unreadable
+from tb_gpu_advisor.model.idtable import IdTable
 
 _STR, _REF = int(ValueKind.STR), int(ValueKind.REF)  # plain ints: compared with int8 kind columns
 _XSTAT_VALUE_FIELDS = {  # XStat field number -> (ValueKind, wire type)

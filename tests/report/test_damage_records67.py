@@ -12,12 +12,14 @@ Truth by construction, each from a real fixture of this repository: the wild AMD
 event (a cut, ``json_cut``, at the byte the reader names) and given one event whose time is no number (records left
 unread); a real H200 XPlane cut in half (``protobuf_truncated``) and a fuzzed one (bytes that do not decode); a real
 A100 Nsight export cut in half (``sqlite_cut_short``: the header says 40,960 bytes, 20,480 are there) and with its
-second page overwritten (``sqlite_corrupt``); a real memory snapshot's pickle cut in half (``pickle_truncated``) and
-its gzip cut (``gzip_cut``); the generated Mosaic snapshot and the cut-history snapshot (contradictions).  A hostile
+second page overwritten (``sqlite_corrupt``); a real rocprof ``results.json`` cut in half (``json_cut``: "not JSON at
+byte 27,017" before) and a real rocmProfileData database cut in half (``sqlite_cut_short``); a real memory
+snapshot's pickle cut in half (``pickle_truncated``) and its gzip cut (``gzip_cut``); the generated Mosaic snapshot and the cut-history snapshot (contradictions).  A hostile
 pickle is refused whole, no damage: it is never healthy and claims no kind.
 
-Fail on base 15b35816: every test but the healthy controls (no ``damage_records``, no ``model.damage``; a cut Nsight
-export read "database disk image is malformed")."""
+Fail on base 15b35816: all of them -- the module imports ``model.damage``; with that import shimmed, every test
+(the healthy controls too: base's HostReport has no ``damage_records``; a cut Nsight export read "database disk image
+is malformed", an error host carried no record)."""
 
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ NSYS = FIXTURES / "wild" / "extrap_ex_gpu_a100" / "ex-gpu.s100000.sqlite"
 OTHELLO = FIXTURES / "snapshots_wild" / "state_before_training_othello.pickle.gz"
 MOSAIC = FIXTURES / "snapshots_wild" / "generated_mosaic_test.pickle.gz"
 CUT_HISTORY = FIXTURES / "snapshots_wild" / "mini_snapshot_cut.pickle"
+ROCPROF = FIXTURES / "wild" / "rocprof_mxfp4_setup_gfx950" / "results.json.gz"
+RPD = FIXTURES / "foreign" / "rocm_rpd_matmul" / "matmul_result.rpd"
 
 
 def _run(tmp: Path, name: str, data: bytes) -> Path:
@@ -82,6 +86,8 @@ CASES = {
     "nsys_cut": ("ex-gpu.sqlite", lambda: _half(NSYS.read_bytes()), CUT, "sqlite_cut_short", True, 20_480),
     "nsys_corrupt": ("ex-gpu.sqlite", lambda: _page_overwritten(NSYS.read_bytes()), UNREADABLE, "sqlite_corrupt", True,
                      None),
+    "rocprof_cut": ("results.json", lambda: _half(gzip.decompress(ROCPROF.read_bytes())), CUT, "json_cut", True, None),
+    "rpd_cut": ("matmul_result.rpd", lambda: _half(RPD.read_bytes()), CUT, "sqlite_cut_short", True, 49_152),
     "pickle_cut": ("snapshot.pickle", lambda: _half(gzip.decompress(OTHELLO.read_bytes())), CUT, "pickle_truncated",
                    True, 11),
     "pickle_gz_cut": ("snapshot.pickle.gz", lambda: _half(OTHELLO.read_bytes()), CUT, "gzip_cut", True, None),

@@ -151,3 +151,17 @@ def test_a_host_with_a_record_alone_is_never_healthy():
                    damage_records=[Damage(UNREADABLE, "untimed_events", "3 events without a numeric time")])
     report = merge.merge_hosts("r", "s", [h])
     assert not report.healthy and report.verdict.startswith(VERDICT_WORDS[UNREADABLE]), report.verdict
+
+
+def test_a_capacity_file_that_does_not_parse_is_a_record_left_out_not_a_cut(tmp_path):
+    """The GPU's capacity beside a snapshot (``memory_snapshot.capacity.json``) that is no JSON is left out whole, the
+    snapshot read to its end: records left unread, of that file -- not "only partly read ... past the damage", as the
+    plain string (a cut) said before."""
+    from tb_gpu_advisor.formats.snapshot.capacity import capacity_name
+
+    logdir = _run(tmp_path, "snapshot.pickle", gzip.decompress(OTHELLO.read_bytes()))
+    (tmp_path / "run" / capacity_name("snapshot.pickle")).write_text("{not json")
+    report = fresh_report(logdir)
+    (d,) = report.hosts[0].records()
+    assert (d.kind, d.what, d.file) == (UNREADABLE, "capacity_file", capacity_name("snapshot.pickle")), d
+    assert report.verdict.startswith(VERDICT_WORDS[UNREADABLE]) and not report.healthy, report.verdict

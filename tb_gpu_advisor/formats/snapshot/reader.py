@@ -39,7 +39,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import is_gzip, max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
-from tb_gpu_advisor.formats.snapshot.capacity import Capacity, read_capacity
+from tb_gpu_advisor.formats.snapshot.capacity import Capacity, capacity_name, read_capacity
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, load, loads
 from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page,
                                                     is_json_snapshot, is_page, page_stream)
@@ -138,7 +138,8 @@ def with_capacity(trace: Trace, caps: "tuple[Capacity, ...] | str | None") -> Tr
     if caps is None:
         return trace
     if isinstance(caps, str):
-        trace.problems.append(cut("capacity_file", caps))  # as before the typed record (see h37-damage67's report)
+        # the record beside the snapshot left out whole, the snapshot read to its end: nothing lies past it (no cut)
+        trace.problems.append(unreadable("capacity_file", caps, file=capacity_name(fsio.file_name(trace.path))))
         return trace
     held = {d.gpu for d in trace.devices}
     for cap in caps:

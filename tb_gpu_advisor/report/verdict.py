@@ -52,14 +52,14 @@ UNREADABLE_CLAIM = "every number leaves those records out, and nothing lies past
 #: What a file cut short is: what was read, and that what it recorded past the damage is missing
 CUT_CLAIM = ("whatever the file recorded past the damage (steps, kernels, whole GPUs) is missing, so a check that did "
              "not fire may still apply")
-#: The verdict's words for one damaged host file, by the kind of its damage (the first kind present: a cut, records
-#: left unread, records that contradict each other) -- "partial:" where the numbers leave something of the file out,
-#: "damaged:" where they hold all of it and it contradicts itself (h37-damage66: such a file is no partial report)
 #: What each kind of damage is, in the verdict's words; :data:`VERDICT_WORDS` prefixes them, and a host whose file
 #: could not be analysed at all says its kind with them too (``not analysed — the host could not be analysed: the file
 #: is damaged (error below)``): one home for the words of each kind (h37-damage67).
 KIND_WORDS = {CUT: "the file is damaged", UNREADABLE: "some of the file's records could not be read",
               CONTRADICTION: "the file's records contradict each other"}
+#: The verdict's words for one damaged host file, by the kind of its damage (the first kind present: a cut, records
+#: left unread, records that contradict each other) -- "partial:" where the numbers leave something of the file out,
+#: "damaged:" where they hold all of it and it contradicts itself (h37-damage66: such a file is no partial report)
 VERDICT_WORDS = {CUT: f"partial: {KIND_WORDS[CUT]}", UNREADABLE: f"partial: {KIND_WORDS[UNREADABLE]}",
                  CONTRADICTION: f"damaged: {KIND_WORDS[CONTRADICTION]}"}
 

@@ -135,6 +135,24 @@ test("each kind of damage is told in the server's words: a cut, records left unr
   assert.doesNotMatch(box.textContent, /contradict/);
 });
 
+test("the tab groups a host's damage by its typed records (schema 1.7), not by matching its words (h37-damage67)", () => {
+  const report = fixture();
+  report.healthy = false;
+  // two entries with the same words, of two kinds: string matching told both as one kind; the records tell each
+  const same = "GPU 0: 3 entries";
+  report.hosts[0].damage = [same, same];
+  report.hosts[0].contradictions = [same];
+  report.hosts[0].unreadable = [];
+  report.hosts[0].damage_records = [
+    { kind: "cut", what: "work_budget", detail: same, file: "", offset: null, record: null },
+    { kind: "contradiction", what: "blocks_overlap", detail: same, file: "", offset: null, record: null },
+  ];
+  report.verdict = `partial: the file is damaged (${same}) — no check fired on what was read`;
+  const box = views.reportView(report, ctx).querySelectorAll(".host")[0].querySelector(".host-body").firstElementChild;
+  assert.equal(box.querySelectorAll("ul.cuts li").length, 1);
+  assert.equal(box.querySelectorAll("ul.contradictions li").length, 1);
+});
+
 test("host facts name the capture's framework; the tab has no framework API strings of its own", () => {
   const report = fixture();
   report.hosts[0].capture.framework = "jax";

@@ -192,9 +192,9 @@ def _same_job_line(s: Any) -> str:
 
 
 def _damage_words(h: Any) -> str:
-    """How the stderr line names a host's damage, by its kind (``report.verdict.damage_kind``): partial where any of
-    it is a cut; a file read to its end with records left unread (``HostReport.unreadable``), or read whole with
-    records that contradict each other (``HostReport.contradictions``), says so -- nothing of either lies past it."""
+    """How the stderr line names a host's damage, by its kind (``report.verdict.damage_kind``, read off its typed
+    records): partial where any of it is a cut; a file read to its end with records left unread, or read whole with
+    records that contradict each other, says so -- nothing of either lies past it."""
     # imported where used, as this module does
     from tb_gpu_advisor.report.verdict import READ_TO_END_UNREADABLE, READ_WHOLE_CONTRADICTING, damage_kind
 
@@ -204,15 +204,27 @@ def _damage_words(h: Any) -> str:
     return f"the file is damaged: {READ_TO_END_UNREADABLE if kind == 'unreadable' else READ_WHOLE_CONTRADICTING}"
 
 
+def _error_damage(h: Any) -> str:
+    """What a host's read error says its file's damage is, where its reader named one (``HostReport.damage_records``
+    of an error host: a truncated protobuf, a corrupt database): `` [damage: cut, pickle_truncated at byte 9]``."""
+    from tb_gpu_advisor.report.verdict import damage_records
+
+    return "".join(f" [damage: {d.kind}, {d.what}" + (f" at byte {d.offset:,}" if d.offset is not None else "") + "]"
+                   for d in damage_records(h)[:1])
+
+
 def host_errors(reports: Sequence[Any]) -> list[str]:
     """One line per host that could not be analysed, or was read from a damaged file (its numbers are partial):
-    ``<run>/<session> host <h> ...: <why>``."""
+    ``<run>/<session> host <h> ...: <why>``, from the host's typed damage records."""
+    from tb_gpu_advisor.report.verdict import damage_records
+
     out = []
     for r in reports:
         name = r.session if r.run == "." else f"{r.run}/{r.session}"
-        out += [f"{name} host {echo(h.host)} could not be analysed: {h.error}" for h in r.hosts if h.error]
-        out += [f"{name} host {echo(h.host)}: {_damage_words(h)}: {'; '.join(h.damage)}"
-                for h in r.hosts if h.damage and not h.error]
+        out += [f"{name} host {echo(h.host)} could not be analysed: {h.error}{_error_damage(h)}"
+                for h in r.hosts if h.error]
+        out += [f"{name} host {echo(h.host)}: {_damage_words(h)}: {'; '.join(d.detail for d in records)}"
+                for h in r.hosts if not h.error and (records := damage_records(h))]
         if not r.hosts:
             out.append(f"{name}: no host file to analyse")
     return out

@@ -74,7 +74,12 @@ def read(host_file) -> Trace:  # noqa: ANN001 - a discovery.HostFile or anything
         trace = with_job_capacity(trace, host_file.gpu_totals, host_file.gpu_totals_from)
     from tb_gpu_advisor.model.sanity import MAX_NAME_CHARS, cut_long_names, time_problems  # numpy: not at import
 
-    trace.problems += [p for p in time_problems(trace) if p not in trace.problems]
+    from tb_gpu_advisor.model.damage import as_damage
+
+    # every reader's damage as the typed record (a reader's plain string is a cut, as it always meant)
+    trace.problems = [as_damage(p) for p in trace.problems]
+    said = {p.detail for p in trace.problems}
+    trace.problems += [p for p in time_problems(trace) if p.detail not in said]
     cut = cut_long_names(trace)
     if cut:
         trace.notes.append(f"names longer than {MAX_NAME_CHARS:,} characters, cut to that length: {cut:,}")

@@ -186,8 +186,12 @@ def gunzipped_within_limit(f, path: str, error: type[Exception], what: str) -> b
     limit = max_profile_bytes()
     raw, cut = gunzip_upto(f, limit + 1)
     if cut:
-        raise error(f"{path}: damaged gzip file: its stream is cut off or corrupt after {human_size(len(raw))} of "
-                    f"{what}")
+        from tb_gpu_advisor.model.damage import attach
+        from tb_gpu_advisor.model.damage import cut as cut_damage
+
+        why = f"its gzip stream is cut off or corrupt after {human_size(len(raw))} of {what}"
+        raise attach(error(f"{path}: damaged gzip file: its stream is cut off or corrupt after {human_size(len(raw))} "
+                           f"of {what}"), cut_damage("gzip_cut", why, offset=len(raw)))
     if len(raw) > limit:
         raise error(f"{path}: decompressed, over the {human_size(limit)} limit ({LIMIT_HINT})")
     return raw

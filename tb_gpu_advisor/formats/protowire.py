@@ -14,6 +14,11 @@ class WireError(ValueError):
     """The bytes are not a well-formed protobuf message of the expected shape."""
 
 
+class WireTruncated(WireError):
+    """The file ends inside a top-level field (a payload or varint that runs past its end): a file cut short, which
+    the reader says as a cut (``model.damage``), not as a foreign file."""
+
+
 def read_varint(data: bytes | memoryview, i: int, end: int) -> tuple[int, int]:
     """(value, position after it) of the varint at ``data[i]``, for short Python-side walks."""
     value = shift = 0

@@ -44,6 +44,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import sqlite_compiled
 from tb_gpu_advisor.formats.base import gunzipped_copy
 from tb_gpu_advisor.model.columns import int_dtype
+from tb_gpu_advisor.model.damage import attach, cut, unreadable
 
 T = TypeVar("T")
 
@@ -374,8 +375,9 @@ def whole(path: str, local: str, error: type[Exception]) -> None:
     (:func:`cut_short`): one wording for every SQLite format that checks it before reading."""
     short = cut_short(local)
     if short is not None:
-        raise error(f"{path}: damaged SQLite file: cut short ({short[1]:,} of the {short[0]:,} bytes its "
-                    "header says it holds: a copy or transfer that stopped part-way)")
+        why = (f"cut short ({short[1]:,} of the {short[0]:,} bytes its header says it holds: a copy or transfer that "
+               "stopped part-way)")
+        raise attach(error(f"{path}: damaged SQLite file: {why}"), cut("sqlite_cut_short", why, offset=short[1]))
 
 
 @contextlib.contextmanager
@@ -395,8 +397,8 @@ def read_errors(path: str, error: type[Exception], retry_decode: bool = False) -
         if "out of memory" in str(e).lower():
             raise MemoryError(str(e)) from e
         raise error(f"{path}: damaged SQLite file: {e}") from e
-    except sqlite3.DatabaseError as e:
-        raise error(f"{path}: damaged SQLite file: {e}") from e
+    except sqlite3.DatabaseError as e:  # SQLite's own corruption codes (SQLITE_CORRUPT, SQLITE_NOTADB): damage
+        raise attach(error(f"{path}: damaged SQLite file: {e}"), unreadable("sqlite_corrupt", str(e))) from e
     except fsio.NotListedFile as e:
         raise error(str(e)) from e
 

@@ -144,11 +144,11 @@ class Kind:
     #: GPU use with no GPU record -- or no GPU call at all in what was read --, in a file the reader could not read to
     #: its end (``Trace.problems``: cut off, corrupt): the records may lie past the damage rather than be missing from
     #: the capture, in words; "" otherwise -- and "" for a file read whole whose records contradict each other
-    #: (``model.trace.Contradiction``) or whose reader skipped records and read on to its end
-    #: (``model.trace.Unreadable``): nothing lies past that damage, so what is missing is missing
+    #: (a ``model.damage`` record of kind contradiction) or whose reader skipped records and read on to its end
+    #: (a ``model.damage`` record of kind unreadable): nothing lies past that damage, so what is missing is missing
     damaged: str = ""
     #: GPU use with no GPU record -- or no GPU call at all in what was read --, in a file read to its end whose reader
-    #: skipped records it could not read (``model.trace.Unreadable``: events whose time is no number): the GPU's
+    #: skipped records it could not read (a ``model.damage`` record of kind unreadable: events whose time is no number): the GPU's
     #: records may be among those skipped rather than lost by the capture, in words (the first such entry); ""
     #: otherwise.  Nothing lies past that damage, so not ``damaged``'s words (h37-damage66)
     unread: str = ""

@@ -372,7 +372,7 @@ def _headline(ledger: _Ledger, place: dict, prec: dict, has_gpu: bool, host_reco
 def _notes(trace: Trace, has_gpu: bool) -> list[str]:
     """What the report must say of the capture before any finding: what the reader could not read (the report is
     partial), what it says of the file besides, and why there are no device metrics."""
-    notes = list(trace.problems)  # what the reader could not read: the report is partial
+    notes = [str(p) for p in trace.problems]  # what the reader could not read, in words: the report is partial
     notes += getattr(trace, "notes", [])  # what it says of the file besides (no damage)
     if trace.snapshot is not None:
         notes.append("a PyTorch memory snapshot: the allocator's state, history and out-of-memory errors; no kernels "

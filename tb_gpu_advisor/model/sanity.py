@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tb_gpu_advisor.model.damage import Damage, contradiction
+
 if TYPE_CHECKING:
     from tb_gpu_advisor.model.trace import Trace
 
@@ -24,10 +26,9 @@ MAX_CAPTURE_PS = 86_400 * 10**12
 MIN_EVENTS_SAME_START = 3
 
 
-def time_problems(trace: Trace) -> list[str]:
-    """The damage the trace's times show, in words (empty for a sane clock): each a :class:`Contradiction` -- the
-    events were read, and their times contradict each other or any clock, whatever was cut."""
-    from tb_gpu_advisor.model.trace import Contradiction  # at call time, as the Trace it reads (TYPE_CHECKING above)
+def time_problems(trace: Trace) -> list[Damage]:
+    """The damage the trace's times show (empty for a sane clock): each a ``contradiction`` record -- the events were
+    read, and their times contradict each other or any clock, whatever was cut."""
     tables = [t for t in (trace.h, *trace.devices) if t is not None and len(t)]
     if not tables:
         return []
@@ -36,17 +37,20 @@ def time_problems(trace: Trace) -> list[str]:
     lo = min(int(t.start.min()) for t in tables)
     hi = max(int(t.start.max()) for t in tables)
     if n >= MIN_EVENTS_SAME_START and lo == hi:
-        out.append(f"all {n:,} events start at the same instant: the file's times are not a profiler clock's")
+        out.append(contradiction("same_start", f"all {n:,} events start at the same instant: the file's times are "
+                                 "not a profiler clock's"))
     elif n >= MIN_EVENTS_SAME_START and not any(bool((t.end > t.start).any()) for t in tables):
-        out.append(f"all {n:,} events last no time: the file's durations are not a profiler clock's")
+        out.append(contradiction("no_durations", f"all {n:,} events last no time: the file's durations are not a "
+                                 "profiler clock's"))
     backwards = sum(int(np.count_nonzero(t.end < t.start)) for t in tables)
     if backwards:
-        out.append(f"events that end before they start: {backwards:,}")
+        out.append(contradiction("ends_before_start", f"events that end before they start: {backwards:,}"))
     if hi - lo > MAX_CAPTURE_PS:
         far = _far_from_middle(tables)
         if far:
-            out.append(f"events that start more than a day from the capture's other events: {far:,}")
-    return [Contradiction(p) for p in out]
+            out.append(contradiction("far_start", f"events that start more than a day from the capture's other "
+                                     f"events: {far:,}"))
+    return out
 
 
 def _far_from_middle(tables: list) -> int:

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
 from tb_gpu_advisor.common import jsonout
+from tb_gpu_advisor.model.damage import Damage, from_legacy
 
-SCHEMA_VERSION = "1.6"
+SCHEMA_VERSION = "1.7"
 
 Severity = Literal["critical", "warning", "info", "ok"]
 Status = Literal["good", "warning", "critical", "unknown"]
@@ -223,19 +224,31 @@ class HostReport:
     damage: list[str] = field(default_factory=list)
     #: the entries of ``damage`` that are no cut: the file was read whole, but its records contradict each other (a
     #: snapshot's history allocating beyond its segments, blocks that overlap), so its numbers are the file's own and
-    #: may not be the GPU's, and nothing lies past the damage (``model.trace.Contradiction``; schema 1.5, optional: a
+    #: may not be the GPU's, and nothing lies past the damage (a ``model.damage`` record of kind contradiction; schema 1.5, optional: a
     #: report without it holds cuts alone).  The rest of ``damage`` is a file cut short or partly unread
     contradictions: list[str] = field(default_factory=list)
     #: the entries of ``damage`` that are records left unread in a file read to its end (events without a numeric
     #: time skipped, a block whose size is no number left out): the numbers leave those records out, and nothing lies
-    #: past them (``model.trace.Unreadable``; schema 1.6, optional: a report without it holds none apart)
+    #: past them (a ``model.damage`` record of kind unreadable; schema 1.6, optional: a report without it holds none apart)
     unreadable: list[str] = field(default_factory=list)
+    #: the file's damage, one typed record each (``model.damage.Damage``: kind -- cut, unreadable, contradiction --,
+    #: a machine-readable code, its words, and where in the file where the reader knows it): what the verdict, the
+    #: CLI's stderr, the MCP summary and the tab read.  An error host carries the record its reader's error names (a
+    #: truncated protobuf, a corrupt database, a truncated pickle).  ``damage``, ``contradictions`` and
+    #: ``unreadable`` are its words, kept for readers of schema 1.6 (schema 1.7, optional: a report without it has its
+    #: records made from those lists, :meth:`records`)
+    damage_records: list[Damage] = field(default_factory=list)
+
+    def records(self) -> list[Damage]:
+        """The host's damage as typed records: its own, else (a report of schema 1.6 or before) made from its
+        ``damage`` words and the lists that named their kinds."""
+        if self.damage_records:
+            return list(self.damage_records)
+        return from_legacy(self.damage or (), self.contradictions or (), self.unreadable or ())
 
     def cuts(self) -> list[str]:
-        """The entries of ``damage`` that are a file cut short: a read stopped before the file's end (neither one of
-        ``contradictions`` nor of ``unreadable``)."""
-        said = set(self.contradictions or ()) | set(self.unreadable or ())
-        return [d for d in self.damage or () if d not in said]
+        """The words of the host's damage that is a file cut short: a read stopped before the file's end."""
+        return [d.detail for d in self.records() if d.kind == "cut"]
 
     def mean_step_ms(self) -> float | None:
         """The host's mean step: the one number every surface prints it from (h37-randjobs4) -- the metrics' step as
@@ -444,7 +457,8 @@ def _host(d: dict[str, Any]) -> HostReport:
                   gpus=[_build(GpuSummary, g) for g in d.get("gpus") or []],
                   kernels=_opt(Table, d.get("kernels")), ops=_opt(Table, d.get("ops")), memcpy=_opt(Table, d.get("memcpy")),
                   communication=_opt(Table, d.get("communication")), roofline=_opt(Table, d.get("roofline")),
-                  findings=[_finding(f) for f in d.get("findings") or []])
+                  findings=[_finding(f) for f in d.get("findings") or []],
+                  damage_records=[Damage.from_dict(x) for x in d.get("damage_records") or [] if isinstance(x, dict)])
 
 
 def _json_default(o: Any) -> Any:

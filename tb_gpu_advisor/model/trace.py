@@ -20,9 +20,8 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, lookup_mask, narrowest, union_intervals
+from tb_gpu_advisor.model.damage import CONTRADICTION, CUT, UNREADABLE, Damage, as_damage
 from tb_gpu_advisor.model.idtable import IdTable
-
-
 
 #: The trace model's times are picoseconds: these turn them into the units reports speak (one home; the stages
 #: after the model import them from here).
@@ -849,57 +848,22 @@ def queued_before(d: DeviceEvents, launch: np.ndarray) -> np.ndarray:
 NO_FLOP_OPS_NOTE = "no matmul, convolution or attention op is recorded in the trace"
 
 
-class Contradiction(str):
-    """One entry of ``Trace.problems`` that is damage of a file READ WHOLE whose records contradict each other (a
-    snapshot's blocks that overlap, a history allocating beyond its segments, events that end before they start),
-    as against a file cut short (a plain entry: a trace cut off mid-write, a read stopped at bytes it could not
-    parse) or records left unread in a file read to its end (:class:`Unreadable`).
-
-    Why a kind: the kinds are told differently (h37-damage65).  A cut file's numbers cover only what was read, and
-    what it recorded past the cut is missing; a contradicting file was read to its end -- nothing lies past any
-    damage -- but its numbers are the file's own and may not be the GPU's.  The reader that finds the contradiction
-    knows which it is, so it marks it where it appends it: ``Contradiction("...")``, a string everywhere else (every
-    existing reader of ``problems`` keeps working; the report keeps the kind in ``HostReport.contradictions``)."""
-
-    __slots__ = ()
+def contradictions(problems: list[Damage | str]) -> list[str]:
+    """The words of the entries of ``problems`` that are records contradicting each other
+    (``model.damage.CONTRADICTION``)."""
+    return [d.detail for d in map(as_damage, problems) if d.kind == CONTRADICTION]
 
 
-class Unreadable(str):
-    """One entry of ``Trace.problems`` that is records the reader skipped (or read a field of as 0) in a file it read
-    to its END: events without a numeric time, a block whose size is no number, metadata after the events that does
-    not parse.  Why a kind of its own (h37-damage66): such a file is neither cut -- the reader went on past the bad
-    records and read the rest, so nothing lies "past the damage" to copy again -- nor self-contradicting -- the records
-    were not read at all.  Its numbers leave those records out and are whole otherwise (``HostReport.unreadable``)."""
-
-    __slots__ = ()
+def unreadable(problems: list[Damage | str]) -> list[str]:
+    """The words of the entries of ``problems`` that are records left unread in a file read to its end
+    (``model.damage.UNREADABLE``)."""
+    return [d.detail for d in map(as_damage, problems) if d.kind == UNREADABLE]
 
 
-#: The damage kinds a reader marks (every other entry of ``problems`` is a cut)
-_KINDS = (Contradiction, Unreadable)
-
-
-def contradictions(problems: "list[str]") -> list[str]:
-    """The entries of ``problems`` that are records contradicting each other (:class:`Contradiction`), as plain
-    strings."""
-    return [str(p) for p in problems if isinstance(p, Contradiction)]
-
-
-def unreadable(problems: list[str]) -> list[str]:
-    """The entries of ``problems`` that are records left unread in a file read to its end (:class:`Unreadable`), as
-    plain strings."""
-    return [str(p) for p in problems if isinstance(p, Unreadable)]
-
-
-def cuts(problems: "list[str]") -> list[str]:
-    """The entries of ``problems`` that are a file cut short: a read that stopped before the file's end (neither a
-    :class:`Contradiction` nor :class:`Unreadable` records: nothing lies past those)."""
-    return [p for p in problems if not isinstance(p, _KINDS)]
-
-
-def same_kind(problem: str, text: str) -> str:
-    """``text`` with the kind of ``problem`` (a reworded entry, ``"worker0: " + p``, keeps its kind)."""
-    kind = next((k for k in _KINDS if isinstance(problem, k)), None)
-    return kind(text) if kind is not None else text
+def cuts(problems: list[Damage | str]) -> list[str]:
+    """The words of the entries of ``problems`` that are a file cut short: a read that stopped before the file's end
+    (``model.damage.CUT``; a plain string, from a trace built by hand, is one)."""
+    return [d.detail for d in map(as_damage, problems) if d.kind == CUT]
 
 
 @dataclass
@@ -947,9 +911,9 @@ class Trace:
     metadata_keys: frozenset[str] = frozenset()
     #: XLA markers the format holds beyond host event names (``XLA Ops`` line, ``hlo_op`` stat...), as shown
     xla_evidence: list[str] = field(default_factory=list)
-    #: the file's damage, for a partial analysis: what the reader could not read (a trace cut off mid-write), and, as
-    #: :class:`Contradiction` entries, records of a file read whole that contradict each other
-    problems: list[str] = field(default_factory=list)
+    #: the file's damage, one typed record each (``model.damage.Damage``): what the reader could not read (a trace
+    #: cut off mid-write), records it skipped in a file read to its end, records read whole that contradict each other
+    problems: list[Damage] = field(default_factory=list)
     #: what the reader says of the file that is no damage, for the report's notes (an Nsight export that does not
     #: name its GPU model)
     notes: list[str] = field(default_factory=list)

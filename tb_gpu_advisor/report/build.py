@@ -25,6 +25,7 @@ from tb_gpu_advisor.job.phase import NOT_TIMED, ONE_PASS, TEAR_DOWN, shown_phase
 from tb_gpu_advisor.model.callrows import call_columns
 from tb_gpu_advisor.model.schema import KERNEL_WALL_US, TABLE_ROWS, WALL_US, Finding, GpuSummary, HostReport, Metric, Table
 from tb_gpu_advisor.model.steprows import StepRowTable
+from tb_gpu_advisor.model.damage import Damage, as_damage
 from tb_gpu_advisor.model.trace import contradictions, unreadable
 from tb_gpu_advisor.rules.base import DEVICE_SHARE_LABEL, Ctx
 from tb_gpu_advisor.rules.headline import grade_card
@@ -452,12 +453,12 @@ def _step_rows(detail) -> StepRowTable:
 
 
 def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
-                      damage: list[str] | None = None) -> HostReport:
+                      damage: list[Damage | str] | None = None) -> HostReport:
     """The report of one host: its metrics as cards, tables and step rows, with the findings the rules made of them;
-    ``damage``: what the reader could not read of the file (``Trace.problems``): the report is partial; its
-    :class:`~tb_gpu_advisor.model.trace.Contradiction` entries (a file read whole whose records contradict each other)
-    are kept apart too, as ``contradictions``, and its :class:`~tb_gpu_advisor.model.trace.Unreadable` ones (records
-    left unread in a file read to its end) as ``unreadable``."""
+    ``damage``: the file's damage (``Trace.problems``, typed records: ``model.damage``), kept as records
+    (``damage_records``) and, for readers of schema 1.6, as words (``damage``) with the words of its contradictions
+    and of its records left unread apart (``contradictions``, ``unreadable``)."""
+    records = [as_damage(d) for d in damage or []]
     for f in findings:
         f.host = f.host or m.host
     steps_rows = _step_rows(m.steps_detail)
@@ -508,8 +509,8 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
         step_rows=steps_rows, gpus=gpus, kernels=_kernel_table(m), ops=_op_table(m), memcpy=_memcpy_table(m),
         kernel_durations_us=kernel_histogram(m.kernel_durations), kernel_classes=kernel_class_summary(m), findings=findings,
         communication=_communication_table(m), expected_allreduce_ms=json_float(m.multi_gpu.expected_allreduce_ms, 6),
-        roofline=_roofline_table(m), damage=[str(d) for d in damage or []], contradictions=contradictions(damage or []),
-        unreadable=unreadable(damage or []),
+        roofline=_roofline_table(m), damage=[d.detail for d in records], contradictions=contradictions(records),
+        unreadable=unreadable(records), damage_records=records,
     )
     # whether the window holds a step to promise is read off the host's own report (its steps, phase and ledger)
     hr.achievable = achievable(m.headline.avg_step_ms, m.breakdown.as_dict(), findings,

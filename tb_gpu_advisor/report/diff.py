@@ -46,7 +46,7 @@ from tb_gpu_advisor.model.schema import (KERNEL_WALL_US, SEVERITY_ORDER, TABLE_R
                                          _json_default)
 from tb_gpu_advisor.report.legend import MEMORY_LABELS
 from tb_gpu_advisor.report.view import memory_labels
-from tb_gpu_advisor.report.verdict import damage_note
+from tb_gpu_advisor.report.verdict import damage_note, damage_records
 from tb_gpu_advisor.report.verdict import memory_only as _memory_only
 from tb_gpu_advisor.rules.savings import COMPARED_GROUPS, achievable
 
@@ -339,7 +339,7 @@ def diff_reports(base: Report, new: Report, host: str | None = None, base_label:
         ops=_table_changes(hb, hn, "ops", "op", (KERNEL_WALL_US, "kernel us"), top) if timed else [],
         gpus=_gpu_changes(hb, hn) if timed else [],
         notes=notes + _side_notes(sb, sn, bool(memory)) + [f"{w}: {damage_note(h)}" for w, h in (("base", hb), ("new", hn))
-                                                            if h is not None and h.damage and not h.error],
+                                                            if h is not None and not h.error and damage_records(h)],
         analyzer_version=ANALYZER_VERSION,
         generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         incomparable=why, per_tflop=_per_tflop(sb, sn, _flops(base, hb), _flops(new, hn)),

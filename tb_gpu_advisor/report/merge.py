@@ -14,7 +14,7 @@ from tb_gpu_advisor.model.logdir import RankRuns
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.report.build import session_ranks_words
-from tb_gpu_advisor.report.verdict import damage_note, no_promise_reason, unrecorded_ranks, verdict
+from tb_gpu_advisor.report.verdict import damage_note, damage_records, no_promise_reason, unrecorded_ranks, verdict
 from tb_gpu_advisor.report.view import display
 from tb_gpu_advisor.rules._job import ranks_table
 from tb_gpu_advisor.rules.headline import grade_card
@@ -192,7 +192,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
                                               card.good_direction, "unknown", card.meaning, card.threshold, detail),
                                        findings, any(h.gpus for h in ok)))
     notes = [f"{h.host}: could not be analysed: {h.error}" for h in host_reports if h.error]
-    notes += [damage_note(h) for h in ok if h.damage]
+    notes += [damage_note(h) for h in ok if damage_records(h)]
     if rank_runs is not None:
         notes.append(rank_runs_note(rank_runs))
     slowest = _session_achievable(ok, job, findings, no_promise_reason(host_reports))
@@ -206,7 +206,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
         findings = rules.rank(findings)
     # bad input is never healthy: every host must have been analysed (and there must be one), from a whole file
     # and a rank whose GPU side went unrecorded leaves the session incomplete (``verdict.unrecorded_ranks``)
-    healthy = (bool(ok) and len(ok) == len(host_reports) and not any(h.damage for h in ok)
+    healthy = (bool(ok) and len(ok) == len(host_reports) and not any(damage_records(h) for h in ok)
                and not any(f.severity in ("critical", "warning") for f in findings) and not unrecorded_ranks(ok))
     report = Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,
                   analyzer_version=ANALYZER_VERSION, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes,

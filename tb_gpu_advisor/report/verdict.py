@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.model.damage import CONTRADICTION, CUT, KINDS, UNREADABLE, Damage, from_legacy, lead_kind, of_kind
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
 from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC, NO_STACKS_METRIC, NOT_KEPT_METRIC
 from tb_gpu_advisor.rules.cold_start import holds_start_up, pass_reads_start_up
@@ -36,7 +37,7 @@ def failed_hosts(report: Report) -> list:
 def damaged_hosts(report: Report) -> list:
     """Hosts analysed from a damaged file (``HostReport.damage``: cut off mid-write, corrupt, or read whole with
     records that contradict each other): their numbers are partial or the file's own."""
-    return [h for h in report.hosts if getattr(h, "damage", None) and not h.error]
+    return [h for h in report.hosts if not h.error and damage_records(h)]
 
 
 #: What a file read whole whose records contradict each other is (``HostReport.contradictions``): nothing lies past
@@ -51,20 +52,30 @@ UNREADABLE_CLAIM = "every number leaves those records out, and nothing lies past
 #: What a file cut short is: what was read, and that what it recorded past the damage is missing
 CUT_CLAIM = ("whatever the file recorded past the damage (steps, kernels, whole GPUs) is missing, so a check that did "
              "not fire may still apply")
+#: What each kind of damage is, in the verdict's words; :data:`VERDICT_WORDS` prefixes them, and a host whose file
+#: could not be analysed at all says its kind with them too (``not analysed — the host could not be analysed: the file
+#: is damaged (error below)``): one home for the words of each kind (h37-damage67).
+KIND_WORDS = {CUT: "the file is damaged", UNREADABLE: "some of the file's records could not be read",
+              CONTRADICTION: "the file's records contradict each other"}
 #: The verdict's words for one damaged host file, by the kind of its damage (the first kind present: a cut, records
 #: left unread, records that contradict each other) -- "partial:" where the numbers leave something of the file out,
 #: "damaged:" where they hold all of it and it contradicts itself (h37-damage66: such a file is no partial report)
-VERDICT_WORDS = {"cut": "partial: the file is damaged", "unreadable": "partial: some of the file's records could not "
-                 "be read", "contradiction": "damaged: the file's records contradict each other"}
+VERDICT_WORDS = {CUT: f"partial: {KIND_WORDS[CUT]}", UNREADABLE: f"partial: {KIND_WORDS[UNREADABLE]}",
+                 CONTRADICTION: f"damaged: {KIND_WORDS[CONTRADICTION]}"}
+
+
+def damage_records(h: HostReport) -> list[Damage]:
+    """The host's damage as typed records (``HostReport.records``: its own, else those of a report of schema 1.6 or
+    before, made from its words and the lists that named their kinds)."""
+    records = getattr(h, "records", None)
+    return records() if callable(records) else from_legacy(getattr(h, "damage", None) or ())
 
 
 def damage_kinds(h: HostReport) -> tuple[list[str], list[str], list[str]]:
-    """(cuts, records left unread, contradictions): ``h.damage`` by kind, in its order (a report without the
-    ``unreadable`` or ``contradictions`` field holds cuts alone, as it was told then)."""
-    contra = set(getattr(h, "contradictions", None) or ())
-    unread = set(getattr(h, "unreadable", None) or ())
-    return ([d for d in h.damage if d not in contra and d not in unread], [d for d in h.damage if d in unread],
-            [d for d in h.damage if d in contra and d not in unread])
+    """(cuts, records left unread, contradictions): the words of the host's damage records by kind, in their order
+    (:func:`damage_records`: one typed record each)."""
+    records = damage_records(h)
+    return tuple([d.detail for d in of_kind(records, k)] for k in KINDS)  # type: ignore[return-value]
 
 
 def damage_words(h: HostReport) -> dict[str, str]:
@@ -131,8 +142,7 @@ def _contradicting(h: HostReport, contra: Sequence[str]) -> str:
 def damage_kind(h: HostReport) -> str:
     """The kind of a damaged host's damage the verdict leads with: ``cut`` where any of it is a cut, else
     ``unreadable`` where records were left unread, else ``contradiction``."""
-    cut, unread, _ = damage_kinds(h)
-    return "cut" if cut else "unreadable" if unread else "contradiction"
+    return lead_kind(damage_records(h)) or CONTRADICTION
 
 
 def _damaged(report: Report, damaged: Sequence[HostReport], said_below: bool = False) -> str:
@@ -143,7 +153,7 @@ def _damaged(report: Report, damaged: Sequence[HostReport], said_below: bool = F
     if len(report.hosts) == 1:
         h = damaged[0]
         kind = damage_kind(h)
-        first = dict(zip(("cut", "unreadable", "contradiction"), damage_kinds(h)))[kind][0]
+        first = of_kind(damage_records(h), kind)[0].detail
         return f"{VERDICT_WORDS[kind]} ({'see DAMAGED FILE below' if said_below else first})"
     names = ", ".join(h.host for h in damaged[:3]) + (" ..." if len(damaged) > 3 else "")
     if all(damage_kind(h) == "contradiction" for h in damaged):
@@ -191,7 +201,9 @@ def verdict(report: Report, damage_said_below: bool = False) -> str:
     if not report.hosts:
         return "not analysed — the session has no host file"
     if failed and len(failed) == n:
-        return f"not analysed — {'the host' if n == 1 else f'all {n} hosts'} could not be analysed (error below)"
+        kind = lead_kind(damage_records(failed[0])) if n == 1 else None  # a file too damaged to read says its kind
+        said = f": {KIND_WORDS[kind]}" if kind else ""
+        return f"not analysed — {'the host' if n == 1 else f'all {n} hosts'} could not be analysed{said} (error below)"
     bad = f"{len(failed)} of {n} host{'s' if n != 1 else ''} could not be analysed" if failed else ""
     # a damaged file: every number is partial, or the file's own, and that comes first (never "healthy")
     damaged = damaged_hosts(report)

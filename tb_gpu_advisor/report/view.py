@@ -24,7 +24,8 @@ from tb_gpu_advisor.metrics.memory import RETRY_CAPACITY
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES
 from tb_gpu_advisor.rules._memory import category_label, labels_for, shows_training
 from tb_gpu_advisor.report.timeline import step_name
-from tb_gpu_advisor.report.verdict import damage_words, host_loop_words, host_words, one_pass, one_step
+from tb_gpu_advisor.model.damage import KINDS
+from tb_gpu_advisor.report.verdict import damage_records, damage_words, host_loop_words, host_words, one_pass, one_step
 
 
 def table_cells(t: Table | None) -> dict[str, list]:
@@ -207,7 +208,8 @@ def _host(h: HostReport) -> dict[str, Any]:
         # the tab's own labels of the host's devices in its vendor's words (charts.js DEVICE_WORDS: "NPU 0")
         "device_words": {k: host_words(h)(v) for k, v in DEVICE_LABELS.items()},
         # a damaged file's notice, by its damage's kind, in the note's words (``verdict.damage_words``; h37-damage66)
-        **({"damage": damage_words(h)} if h.damage else {}),
+        **({"damage": {**damage_words(h), "kinds": sorted({d.kind for d in records}, key=KINDS.index)}}
+           if (records := damage_records(h)) and not h.error else {}),
         # each GPU's name as a sentence says it (an inferred name's model, ``devices.said_name``): the host line and
         # the per-GPU chart's hover say it so, the GPUs table keeps the reasons (h37-surfaces31)
         "gpus": [{"gpu": g.gpu, "name": devices.said_name(g.name) or "",

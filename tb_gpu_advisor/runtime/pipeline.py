@@ -28,6 +28,8 @@ from tb_gpu_advisor.metrics.compute import compute_host_metrics
 from tb_gpu_advisor.metrics.context import build_context
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.columns import index_dtype
+from tb_gpu_advisor.model.damage import Damage
+from tb_gpu_advisor.model.damage import of_error as damage_of_error
 from tb_gpu_advisor.model.logdir import RankRuns
 from tb_gpu_advisor.model.schema import HostReport, Report
 from tb_gpu_advisor.model.trace import Trace, device_launches, release_columns
@@ -67,7 +69,7 @@ def host_metrics(trace: Trace, params: int | None = None, options: UserOptions |
     return compute_host_metrics(trace, steps, launches, fw, options, release=release, job=job)
 
 
-def host_report(m: HostMetrics, size: int, damage: list[str] | None = None) -> HostReport:
+def host_report(m: HostMetrics, size: int, damage: list[Damage] | None = None) -> HostReport:
     """Rules over one host's metrics, then its report (``damage``: what the reader could not read of the file)."""
     return build_host_report(m, rules.evaluate(m), size, damage)
 
@@ -110,7 +112,10 @@ def _analyze_host(host_file, size: int, options: UserOptions,
     except MemoryError:  # numpy's says only "Unable to allocate ...": the caller names the limit instead
         raise
     except Exception as e:  # noqa: BLE001
-        return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
+        # a file too damaged to analyse: the error, and the damage its reader named (kind, code, place) beside it
+        said = damage_of_error(e)
+        return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__,
+                          damage_records=[said] if said is not None else [])
     size = size or trace.size_bytes
     damage = list(trace.problems)  # a file cut off mid-write (or read whole, contradicting itself): analysed, and said
     try:

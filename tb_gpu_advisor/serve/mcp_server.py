@@ -49,7 +49,7 @@ from tb_gpu_advisor.job import work_of
 from tb_gpu_advisor.model.schema import Finding, HostReport, Metric, Report, Table
 from tb_gpu_advisor.report import diff as diffmod
 from tb_gpu_advisor.report import diff_render, render
-from tb_gpu_advisor.report.verdict import one_pass, one_step
+from tb_gpu_advisor.report.verdict import damage_records, one_pass, one_step
 from tb_gpu_advisor.report.view import memory_label, memory_labels
 from tb_gpu_advisor.rules import REGISTRY as RULES
 from tb_gpu_advisor.rules import RULE_IDS
@@ -262,7 +262,9 @@ def summary_host(h: HostReport) -> dict[str, Any]:
         "gpus": sorted({devices.said_name(g.name) or g.name for g in h.gpus}), "gpu_count": len(h.gpus),
         "error": h.error,
         "damage": h.damage or None, "contradictions": h.contradictions or None,
-        "unreadable": h.unreadable or None}
+        "unreadable": h.unreadable or None,
+        # each piece typed (kind, code, words, where), an error host's too: what an agent tests, not the words
+        "damage_records": [dataclasses.asdict(d) for d in damage_records(h)] or None}
     if out["steps"]:  # where the steps came from, of steps counted (the tab's "6 steps (ProfilerStep marks)")
         out.update(step_source=steps.get("source_label"), step_confidence=steps.get("confidence"))
     if one_pass(h):

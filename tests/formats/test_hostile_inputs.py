@@ -116,7 +116,7 @@ def test_a_real_snapshot_is_inside_every_range():
     from tests.support.paths import FIXTURES
 
     trace = read_trace(str(FIXTURES / "wild" / "snapshot_windows_gpt" / "memory_snapshot.pickle"))
-    assert not [p for p in trace.problems if "out of range" in p or "overlap" in p]
+    assert not [p for p in map(str, trace.problems) if "out of range" in p or "overlap" in p]
 
 
 

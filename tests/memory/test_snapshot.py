@@ -75,7 +75,7 @@ def test_shared_references_are_walked_within_bounds(tmp_path: Path):
     path.write_bytes(ms.hostile(str(tmp_path / "ran"))["shared_references"])
     assert path.stat().st_size < 20_000
     tr = read_trace(str(path))
-    assert tr.problems and "were read" in tr.problems[0]
+    assert tr.problems and "were read" in str(tr.problems[0])
     assert all(len(b.frames) <= 24 for bs in tr.snapshot.blocks.values() for b in bs)
 
 

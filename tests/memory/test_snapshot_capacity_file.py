@@ -143,7 +143,7 @@ def test_a_hostile_capacity_file_is_left_out_with_a_note(tmp_path: Path, what: s
     (path.parent / "memory_snapshot.capacity.json").write_bytes(HOSTILE[what])
     tr = read_trace(str(path))
     assert all(d.info.memory_bytes is None for d in tr.devices)
-    assert any("memory_snapshot.capacity.json" in p for p in tr.problems), tr.problems
+    assert any("memory_snapshot.capacity.json" in str(p) for p in tr.problems), tr.problems
 
 
 def test_a_capacity_file_linked_out_of_the_logdir_is_never_read(tmp_path: Path):
@@ -156,7 +156,7 @@ def test_a_capacity_file_linked_out_of_the_logdir_is_never_read(tmp_path: Path):
     (session,) = discover(str(tmp_path / "logs"), follow_symlinks=True)
     tr = read_trace(session.hosts[0].path)
     assert all(d.info.memory_bytes is None for d in tr.devices)
-    assert any("memory_snapshot.capacity.json" in p for p in tr.problems), tr.problems
+    assert any("memory_snapshot.capacity.json" in str(p) for p in tr.problems), tr.problems
     os.unlink(path.parent / "memory_snapshot.capacity.json")
     shutil.copy(outside, path.parent / "memory_snapshot.capacity.json")
     (session,) = discover(str(tmp_path / "logs"))
@@ -223,7 +223,7 @@ def test_a_malformed_list_of_records_is_left_out_with_a_note_naming_its_entry(tm
     (path.parent / "memory_snapshot.capacity.json").write_bytes(_records(*LISTS[what]))
     tr = read_trace(str(path))
     assert all(d.info.memory_bytes is None for d in tr.devices)
-    (note,) = [p for p in tr.problems if "memory_snapshot.capacity.json" in p]
+    (note,) = [str(p) for p in tr.problems if "memory_snapshot.capacity.json" in str(p)]
     assert ("entry 2 of 2" in note) if LISTS[what] else "nor a list" in note, note
 
 
@@ -234,7 +234,7 @@ def test_a_list_of_other_gpus_records_is_said_and_left_out(tmp_path: Path):
         _records(_gpu_record(2, CARD_16GB, 0), _gpu_record(3, CARD_16GB, 0)))
     tr = read_trace(str(path))
     assert all(d.info.memory_bytes is None for d in tr.devices)
-    assert "it names GPUs 2, 3, none of which the snapshot holds (it holds GPU 0)" in " ".join(tr.problems)
+    assert "it names GPUs 2, 3, none of which the snapshot holds (it holds GPU 0)" in " ".join(map(str, tr.problems))
 
 
 def test_a_list_of_other_gpus_records_beside_a_two_gpu_snapshot_names_its_gpus_in_the_plural(tmp_path: Path):
@@ -250,5 +250,5 @@ def test_a_list_of_other_gpus_records_beside_a_two_gpu_snapshot_names_its_gpus_i
     (path.parent / "memory_snapshot.capacity.json").write_bytes(
         _records(_gpu_record(2, CARD_16GB, 0), _gpu_record(3, CARD_16GB, 0)))
     tr = read_trace(str(path))
-    assert "it names GPUs 2, 3, none of which the snapshot holds (it holds GPUs 0, 1)" in " ".join(tr.problems), \
+    assert "it names GPUs 2, 3, none of which the snapshot holds (it holds GPUs 0, 1)" in " ".join(map(str, tr.problems)), \
         tr.problems

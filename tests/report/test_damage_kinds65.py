@@ -136,7 +136,8 @@ def test_every_surface_says_the_mosaic_is_read_whole_and_exits_2_as_before(tmp_p
     code, out, _ = _cli(logdir, "--format", "json")
     doc = json.loads(out)
     host = doc["hosts"][0]
-    assert code == 2 and doc["schema_version"] == "1.6" and host["contradictions"] == host["damage"]
+    assert code == 2 and doc["schema_version"] == "1.7" and host["contradictions"] == host["damage"]
+    assert [(d["kind"], d["what"]) for d in host["damage_records"]] == [("contradiction", "history_beyond_segments")]
 
 
 _SESSION = {"run": "r", "session": "s", "healthy": False, "analyzer_version": "x", "generated_at": "now"}
@@ -148,7 +149,8 @@ def test_the_json_keeps_the_kind_and_an_older_report_is_cut_alone():
     assert problem(HostReport, doc) is None
     back = Report.from_dict({**_SESSION, "hosts": [doc]}).hosts[0]
     assert back.contradictions == rep.contradictions and damage_note(back) == damage_note(rep)
-    del doc["contradictions"]  # a report written before schema 1.5: every entry a cut, as it was told then
+    del doc["contradictions"], doc["damage_records"]  # a report written before schema 1.5: every entry a cut, as it was
+    # told then
     old = Report.from_dict({**_SESSION, "hosts": [doc]}).hosts[0]
     assert old.contradictions == [] and CUT in damage_note(old) and PAST in damage_note(old)
 

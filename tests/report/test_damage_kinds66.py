@@ -23,8 +23,9 @@ import gzip
 import json
 from pathlib import Path
 
+from tb_gpu_advisor.model.damage import as_damage, contradiction, unreadable
 from tb_gpu_advisor.model.schema import HostReport
-from tb_gpu_advisor.model.trace import Contradiction, Unreadable, cuts, same_kind
+from tb_gpu_advisor.model.trace import cuts
 from tb_gpu_advisor.report import merge, render
 from tb_gpu_advisor.report.verdict import damage_note
 from tb_gpu_advisor.serve.mcp_server import summary_json
@@ -125,8 +126,10 @@ def test_the_three_kinds_say_each_in_order():
 def test_a_worker_named_entry_keeps_its_kind():
     """Several ranks' Kineto files read as one (``formats.kineto.ranks``): each entry named by its worker keeps its
     kind."""
-    named = [same_kind(p, f"worker0: {p}") for p in (Unreadable("x skipped"), Contradiction("y"), "cut at byte 9")]
-    assert [type(p) for p in named] == [Unreadable, Contradiction, str] and cuts(named) == ["worker0: cut at byte 9"]
+    named = [as_damage(p).reworded(f"worker0: {p}") for p in (unreadable("x", "x skipped"), contradiction("y", "y"),
+                                                                "cut at byte 9")]
+    assert [p.kind for p in named] == ["unreadable", "contradiction", "cut"]  # h37-damage67: typed records
+    assert cuts(named) == ["worker0: cut at byte 9"]
 
 
 def test_control_a_cut_kineto_trace_keeps_the_cut_words(tmp_path):

@@ -68,7 +68,7 @@ from tb_gpu_advisor.formats.gz import Gunzip, Prefixed
 from tb_gpu_advisor.formats.kineto import compiled
 from tb_gpu_advisor.formats.kineto.layout import EXECUTION_TRACE, SNIFF_BYTES, execution_trace, text_encoding
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
-from tb_gpu_advisor.model.trace import Contradiction, Unreadable
+from tb_gpu_advisor.model.damage import Damage, attach, contradiction, cut, unreadable
 
 #: Bytes of events decoded at once: large enough that per-chunk overhead vanishes, small enough that the
 #: chunk's Python objects stay a few tens of MB.
@@ -274,7 +274,7 @@ class KinetoTrace:
     bytes_read: int = 0
     compressed: bool = False
     truncated: bool = False
-    problems: list[str] = field(default_factory=list)
+    problems: list[Damage] = field(default_factory=list)
     #: complete events whose ``ts`` or ``dur`` is no number (skipped, or read as lasting 0): strings, where a writer
     #: wrote numbers as text (:func:`times_as_numbers`), null, NaN
     untimed: int = 0
@@ -1476,7 +1476,7 @@ class _Parser:
         self.eof = False
         self.read_error: str | None = None
         self.cols = _Columns(sink=True)
-        self.problems: list[str] = []
+        self.problems: list[Damage] = []
         self.truncated = False
 
     # -- input
@@ -1626,7 +1626,8 @@ class _Parser:
                     continue
                 if at_end:
                     return pos + 1
-                self._stop("the trace ends inside the \"traceEvents\" array: was it still being written?")
+                self._stop("the trace ends inside the \"traceEvents\" array: was it still being written?", "json_cut",
+                           self.base + pos)
                 return None
             if not self.rewound and self._parallel():
                 end = self._send(pos)
@@ -1824,7 +1825,7 @@ class _Parser:
                 at = self.base + pos + len(text[:i].encode("utf-8", "surrogateescape"))
                 self._add(events, typed=False)
                 self._stop(f"an event at byte {at:,} is nested too deeply to be a trace event; "
-                           "the events from there on were not read")
+                           "the events from there on were not read", "json_nested_too_deep", at)
                 return None
             except json.JSONDecodeError as e:
                 if not self.eof and (events or len(text) - e.pos < (1 << 20) or "Unterminated" in e.msg):
@@ -1848,21 +1849,24 @@ class _Parser:
         self._add(events, typed=False)
         at = self.base + pos + len(text[:i].encode("utf-8", "surrogateescape"))
         if self.eof and not text.rstrip().endswith(("}", "]")):
-            self._stop(f"the trace is cut off at byte {at:,}, inside an event: was it still being written?")
+            self._stop(f"the trace is cut off at byte {at:,}, inside an event: was it still being written?",
+                       "json_cut", at)
             return None
         if e is not None:
             where = self.base + pos + len(text[:e.pos].encode("utf-8", "surrogateescape"))
             why = f"{e.msg} at byte {where:,}"
         else:
             why = f"no ',' between events at byte {at:,}"
-        self._stop(f"invalid JSON in \"traceEvents\" ({why}); the events from byte {at:,} on were not read")
+        self._stop(f"invalid JSON in \"traceEvents\" ({why}); the events from byte {at:,} on were not read",
+                   "json_invalid", at)
         return None
 
-    def _stop(self, reason: str) -> None:
+    def _stop(self, reason: str, what: str = "json_cut", at: int | None = None) -> None:
+        """The read stops here: a cut (``what``: its code; ``at``: the byte, where known), the rest unread."""
         if self.read_error:
             reason += f" [{self.read_error}]"
         self.truncated = True
-        self.problems.append(reason)
+        self.problems.append(cut(what, reason, offset=at))
 
     def _tail(self, pos: int) -> dict[str, Any]:
         """Top-level keys after the array (``traceName``); a broken tail costs only those keys."""
@@ -1876,8 +1880,8 @@ class _Parser:
         except ValueError:
             rest = None
         if not isinstance(rest, dict):
-            self.problems.append(Unreadable("the JSON after \"traceEvents\" does not parse; its keys (traceName ...) "
-                                            "were skipped"))
+            self.problems.append(unreadable("json_tail", "the JSON after \"traceEvents\" does not parse; its keys "
+                                            "(traceName ...) were skipped", offset=self.base + pos))
             return {}
         return rest
 
@@ -1887,15 +1891,18 @@ class _Parser:
             held = None if self.problems else _only_own_marks(c.ph)
             if held:
                 raise KinetoReadError(self.name, nothing_recorded(held=f" (the file holds only {held}: thread names and the window's marks)"))
-            reason = "; ".join(self.problems) if self.problems else (
+            reason = "; ".join(map(str, self.problems)) if self.problems else (
                 f"its {c.malformed:,} complete events have no numeric time (a `ts` written as a string?)"
                 if c.malformed and c.malformed >= c.ph["X"] > 0 else "the \"traceEvents\" array holds no complete event")
-            raise KinetoReadError(self.name, f"no readable event: {reason}", only_pairs=bool(c.ph["B"] and c.ph["E"]),
-                                  untimed=bool(c.malformed))
+            error = KinetoReadError(self.name, f"no readable event: {reason}", only_pairs=bool(c.ph["B"] and c.ph["E"]),
+                                    untimed=bool(c.malformed))
+            raise attach(error, self.problems[0]) if self.problems else error  # cut before any event: its damage
         if self.read_error and not self.truncated:
-            self.problems.append(f"the file's end is damaged ({self.read_error}), after the last event")
+            self.problems.append(cut("stream_end", f"the file's end is damaged ({self.read_error}), after the last "
+                                     "event"))
         if c.malformed:  # skipped where they lie, the rest read on to the file's end: records left unread, no cut
-            self.problems.append(Unreadable(f"{c.malformed:,} events without a numeric time or not objects were skipped"))
+            self.problems.append(unreadable("untimed_events", f"{c.malformed:,} events without a numeric time or not "
+                                            "objects were skipped"))
         ts, dur = c.column("ts", np.float64), c.column("dur", np.float64)  # this reader's own: changed in place
         cols = {k: c.column(k, np.int64) for k in _INT_COLUMNS}
         cols["cat"], cols["name"] = c.column("cat", np.int32), c.column("name", np.int32)
@@ -1903,12 +1910,13 @@ class _Parser:
         self.problems += _time_problems(ts, dur, c.bad_dur)
         keep = _plausible_times(ts)
         if not keep.all():
-            self.problems.append(Unreadable(_dropped_times(int(keep.size - np.count_nonzero(keep)))))
+            self.problems.append(unreadable("implausible_times", _dropped_times(int(keep.size - np.count_nonzero(keep)))))
             ts, dur, cols = ts[keep], dur[keep], {k: v[keep] for k, v in cols.items()}
             launch_row, blocks, threads, groups = _kept_launches(keep, launch_row, blocks, threads, groups)
             c.op_args, c.op_work = _kept_rows(c.op_args, keep), _kept_rows(c.op_work, keep)
             if not ts.size:
-                raise KinetoReadError(self.name, "no readable event: " + "; ".join(self.problems))
+                raise attach(KinetoReadError(self.name, "no readable event: " + "; ".join(map(str, self.problems))),
+                             self.problems[0])
         cat, name = _narrow_ids(cols.pop("cat")), cols.pop("name")
         return KinetoTrace(
             source=self.name, names=list(c.names), cats=list(c.cats), cat=cat,
@@ -1995,7 +2003,7 @@ class _TextTimes(_Parser):
         self.out.write((b", " if self.events else b"") + json.dumps(events)[1:-1].encode())
         self.events += len(events)
 
-    def _stop(self, reason: str) -> None:
+    def _stop(self, reason: str, what: str = "json_cut", at: int | None = None) -> None:
         if self.stream.error is not None:
             raise self.stream.error
         raise ValueError(reason)
@@ -2049,16 +2057,17 @@ MAX_TS_US = 9.0e15
 MAX_SPREAD_US = 86_400e6
 
 
-def _time_problems(ts: np.ndarray, dur: np.ndarray, bad_dur: int) -> list[str]:
+def _time_problems(ts: np.ndarray, dur: np.ndarray, bad_dur: int) -> list[Damage]:
     """Durations that make no physical sense, in words for the damage note (they are read as 0).  A negative one is an
-    event that ends before it starts, read whole: a :class:`Contradiction` (the file was not cut there); one that is
-    no number was not read: :class:`Unreadable` (the reader read on past it to the file's end)."""
-    out: list[str] = []
+    event that ends before it starts, read whole: a contradiction (the file was not cut there); one that is no number
+    was not read: unreadable (the reader read on past it to the file's end)."""
+    out: list[Damage] = []
     if bad_dur:
-        out.append(Unreadable(f"events whose duration is no finite number: {bad_dur:,} (read as 0)"))
+        out.append(unreadable("untimed_durations", f"events whose duration is no finite number: {bad_dur:,} (read "
+                              "as 0)"))
     neg = int(np.count_nonzero(dur < 0))
     if neg:
-        out.append(Contradiction(f"events with a negative duration: {neg:,} (read as 0)"))
+        out.append(contradiction("negative_durations", f"events with a negative duration: {neg:,} (read as 0)"))
     return out
 
 

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from tb_gpu_advisor.formats.kineto.parse import OLD_CATS, KinetoTrace, MemoryColumns
-from tb_gpu_advisor.model.trace import same_kind
+from tb_gpu_advisor.model.damage import as_damage
 
 #: Offset between files' correlation / External ids: above any id one process writes (a counter per event).
 ID_STRIDE = 1 << 40
@@ -174,7 +174,8 @@ def _merge(kts: list[KinetoTrace], workers: list[str], said: list[int], one_proc
         ph_counts=_sum_counts(kts), n_events=sum(kt.n_events for kt in kts),
         bytes_read=sum(kt.bytes_read for kt in kts), compressed=any(kt.compressed for kt in kts),
         truncated=any(kt.truncated for kt in kts),
-        problems=[same_kind(p, f"{w}: {p}") for w, kt in zip(workers, kts) for p in kt.problems], decoder=first.decoder,
+        problems=[as_damage(p).reworded(f"{w}: {p}", file=as_damage(p).file or kt.source)
+                  for w, kt in zip(workers, kts) for p in kt.problems], decoder=first.decoder,
         workers=[] if one_process else workers, gpu_pids={} if one_process else gpu_pids,
         gpu_rows={} if one_process else gpu_rows, op_args=_by_row(kts, "op_args"), op_work=_by_row(kts, "op_work"),
         gpu_ranks={} if one_process else gpu_ranks, **_launches(launch),

@@ -193,7 +193,13 @@ def _read_file(path: str, file_index: int) -> _Raw:
     size = sqlite.sized_local(path, local, NsysReadError)
     if not sqlite.is_sqlite(local):
         raise NsysReadError(f"{path}: not an SQLite file (an Nsight Systems export is `nsys export --type sqlite`)")
-    return sqlite.read_leniently(lambda lenient: _read_db(local, path, size, file_index, lenient))
+    try:
+        return sqlite.read_leniently(lambda lenient: _read_db(local, path, size, file_index, lenient))
+    except NsysReadError:
+        # a file shorter than its header says is a cut, said so (``sqlite.whole``), not "malformed": checked only once
+        # SQLite failed, so an export whose missing tail it never needed still reads (h37-damage67)
+        sqlite.whole(path, local, NsysReadError)
+        raise
 
 
 def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -> _Raw:

@@ -46,6 +46,7 @@ from tb_gpu_advisor.formats.rocprof.csv_layout import KINDS, header_cells, kind_
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
+from tb_gpu_advisor.model.damage import attach, cut
 
 __all__ = ["RocprofCsvReadError", "read_trace", "build", "TIME_BASE"]
 
@@ -113,8 +114,9 @@ def _rows(rows, text: str, path: str) -> tuple[str, dict[str, list[str]]]:  # no
         if len(row) != n:
             last = i == len(body) - 1
             if last and len(row) < n and not ends_clean:
-                raise RocprofCsvReadError(f"{path}: damaged rocprofv3 CSV: cut short in its row {i + 1:,} (a copy or "
-                                          "a run that stopped part-way)")
+                why = f"cut short in its row {i + 1:,} (a copy or a run that stopped part-way)"
+                raise attach(RocprofCsvReadError(f"{path}: damaged rocprofv3 CSV: {why}"),
+                             cut("csv_cut", why, record=i + 1))
             raise RocprofCsvReadError(f"{path}: damaged rocprofv3 CSV: row {i + 1:,} has {len(row)} cells, its "
                                       f"header {n}")
         for c, v in zip(head, row):

@@ -58,6 +58,7 @@ from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
+from tb_gpu_advisor.model.damage import attach, cut, unreadable
 
 __all__ = ["RocprofReadError", "file_text", "read_trace", "TIME_BASE", "GPU_NAME"]
 
@@ -180,16 +181,24 @@ def _events(text: str, path: str) -> tuple[_Read, dict]:
         while pos < n and text[pos] in " \t\r\n,":
             pos += 1
         if pos >= n:
-            raise RocprofReadError(f"{path}: damaged rocprof trace: cut short after {events.count:,} events (its "
-                                   "event list never closes: a copy or a run that stopped part-way)")
+            why = (f"cut short after {events.count:,} events (its event list never closes: a copy or a run that "
+                   "stopped part-way)")
+            raise attach(RocprofReadError(f"{path}: damaged rocprof trace: {why}"),
+                         cut("json_cut", why, record=events.count))
         if text[pos] == "]":
             pos += 1
             break
         try:
             ev, pos = dec.raw_decode(text, pos)
         except json.JSONDecodeError as e:
-            at = "cut short" if pos + 2 >= n or e.pos >= n - 1 else f"not JSON at byte {e.pos:,}"
-            raise RocprofReadError(f"{path}: damaged rocprof trace: {at} after {events.count:,} events") from e
+            # the text ends where the error is, or ends on no closing bracket at all: a file cut, not bad JSON (as
+            # the Kineto reader tells them)
+            short = pos + 2 >= n or e.pos >= n - 1 or not text.rstrip().endswith(("}", "]"))
+            at = "cut short" if short else f"not JSON at byte {e.pos:,}"
+            why = f"{at} after {events.count:,} events"
+            said = (cut("json_cut", why, record=events.count) if short else
+                    unreadable("json_invalid", why, record=events.count))
+            raise attach(RocprofReadError(f"{path}: damaged rocprof trace: {why}"), said) from e
         if isinstance(ev, dict) and ev:
             events.add(ev)
     other: dict = {}

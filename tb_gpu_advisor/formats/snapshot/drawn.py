@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from tb_gpu_advisor.formats.snapshot import reader
+from tb_gpu_advisor.model.damage import cut
 from tb_gpu_advisor.model.trace import DeviceEvents, MemoryEvents, MemorySnapshot, Trace
 
 _START = re.compile(rb"let\s+alloc_data\s*=\s*")
@@ -95,8 +96,8 @@ def read_drawn(data: bytes, path: str, host: str) -> Trace:
                  devices=[DeviceEvents(**reader._empty_device(0))], num_events=len(actions),
                  span_ps=None, time_base=TIME_BASE,  # no times: as a PyTorch 2.0 snapshot's, none to span
                  memory={0: events} if actions else {}, snapshot=snap,
-                 problems=[f"the page's stacks describe more frames than its size warrants: the first {work:,} were "
-                           "read, the others' allocations have no stack"] if left_out else [],
+                 problems=[cut("work_budget", f"the page's stacks describe more frames than its size warrants: "
+                               f"the first {work:,} were read, the others' allocations have no stack")] if left_out else [],
                  producer={"kind": "memory snapshot", "viewer": "PyTorch 2.0 trace_plot"})
 
 

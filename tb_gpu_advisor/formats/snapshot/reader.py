@@ -39,14 +39,15 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import is_gzip, max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
-from tb_gpu_advisor.formats.snapshot.capacity import Capacity, read_capacity
+from tb_gpu_advisor.formats.snapshot.capacity import Capacity, capacity_name, read_capacity
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, load, loads
 from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page,
                                                     is_json_snapshot, is_page, page_stream)
 from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
+from tb_gpu_advisor.model.damage import Damage, contradiction, cut, unreadable
 from tb_gpu_advisor.model.trace import (HOLDERS, MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack,
-                                       AllocRetry, Contradiction, MemoryEvents, MemorySnapshot, OutOfMemory,
-                                       SnapshotBlock, Trace, Unreadable, pair_frees, rounded_blocks)
+                                       AllocRetry, MemoryEvents, MemorySnapshot, OutOfMemory,
+                                       SnapshotBlock, Trace, pair_frees, rounded_blocks)
 
 #: Entries, blocks and frames looked at per byte of the file (at least MIN_WORK); past it the rest is left out and
 #: said so.  A real snapshot spends ~100 bytes on a block or an entry with its ~24 frames (memo references).
@@ -86,11 +87,30 @@ EMPTY = ("an empty memory snapshot: no segment and no recorded allocation -- the
 
 
 class SnapshotReadError(ValueError):
-    """The file is no memory snapshot we can read (or a pickle we refuse); the message says which file and why."""
+    """The file is no memory snapshot we can read (or a pickle we refuse); the message says which file and why, and
+    ``damage`` what its damage is where it is damaged (a cut gzip, a truncated pickle: ``model.damage``) -- None for a
+    file refused whole (a hostile pickle, one over the limit) or of another kind."""
 
-    def __init__(self, path: str, reason: str):
+    def __init__(self, path: str, reason: str, damage: Damage | None = None):
         super().__init__(f"{path}: {reason}")
-        self.path, self.reason = path, reason
+        self.path, self.reason, self.damage = path, reason, damage
+
+
+#: The unpickler's words for a pickle that ends before its end (``unpickle`` and ``_cpickle.c`` say it alike:
+#: "pickle truncated at byte N", "pickle truncated: a frame of ...", "pickle ends without STOP (truncated)").
+_TRUNCATED = re.compile(r"truncated(?: at byte ([\d,]+)|: a frame of [\d,]+ bytes at byte ([\d,]+))?")
+
+
+def pickle_damage(error: ValueError) -> Damage:
+    """What a pickle the unpickler could not read is, as a damage record: a cut where it ended before its end (at the
+    byte it names), else records that could not be read (a malformed opcode, a value of the wrong type).  Why read
+    off the message: the compiled unpickler raises a plain ``ValueError`` in the words the Python one uses, and both
+    are this package's own words (:data:`_TRUNCATED`)."""
+    m = _TRUNCATED.search(str(error))
+    if m is None:
+        return unreadable("pickle_invalid", str(error))
+    at = next((g for g in m.groups() if g), None)
+    return cut("pickle_truncated", str(error), offset=int(at.replace(",", "")) if at else None)
 
 
 class _OutOfRange(ValueError):
@@ -118,7 +138,8 @@ def with_capacity(trace: Trace, caps: "tuple[Capacity, ...] | str | None") -> Tr
     if caps is None:
         return trace
     if isinstance(caps, str):
-        trace.problems.append(caps)
+        # the record beside the snapshot left out whole, the snapshot read to its end: nothing lies past it (no cut)
+        trace.problems.append(unreadable("capacity_file", caps, file=capacity_name(fsio.file_name(trace.path))))
         return trace
     held = {d.gpu for d in trace.devices}
     for cap in caps:
@@ -127,8 +148,8 @@ def with_capacity(trace: Trace, caps: "tuple[Capacity, ...] | str | None") -> Tr
                 continue
             reserved = _peak_reserved(trace, d.gpu)
             if reserved > cap.total_bytes:
-                trace.problems.append(Contradiction(
-                    f"{cap.name} left out for GPU {d.gpu}: its total {cap.total_bytes / 2**30:,.2f} "
+                trace.problems.append(contradiction(
+                    "capacity_below_reserved", f"{cap.name} left out for GPU {d.gpu}: its total {cap.total_bytes / 2**30:,.2f} "
                     f"GiB is less than the {reserved / 2**30:,.2f} GiB the GPU's allocator reserved, "
                     "so it is another GPU's (or another process's) record"))
                 continue
@@ -138,7 +159,7 @@ def with_capacity(trace: Trace, caps: "tuple[Capacity, ...] | str | None") -> Tr
     if named and len(named) == len(caps) and not held & set(named):
         said = (f"GPU {named[0]}, which the snapshot does not hold" if len(named) == 1 else
                 f"{_gpus(named)}, none of which the snapshot holds" + (f" (it holds {_gpus(sorted(held))})" if held else ""))
-        trace.problems.append(Contradiction(f"{caps[0].name} left out: it names {said}"))
+        trace.problems.append(contradiction("capacity_other_gpu", f"{caps[0].name} left out: it names {said}"))
     return trace
 
 
@@ -211,7 +232,7 @@ def _read_local(path: str, local: str, host: str) -> Trace:
             raise SnapshotReadError(path, f"refused: {e}; no memory snapshot asks for that (the file was not "
                                           "run)") from e
         except ValueError as e:
-            raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
+            raise SnapshotReadError(path, f"not a readable pickle: {e}", pickle_damage(e)) from e
         try:
             return to_trace(doc, host, path, size, work=max(MIN_WORK, WORK_PER_BYTE * size), cols=cols)
         finally:
@@ -234,7 +255,7 @@ def _read_local(path: str, local: str, host: str) -> Trace:
     except PickleLimit as e:
         raise SnapshotReadError(path, f"refused: {e}; no memory snapshot asks for that (the file was not run)") from e
     except ValueError as e:
-        raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
+        raise SnapshotReadError(path, f"not a readable pickle: {e}", pickle_damage(e)) from e
     del data  # the file's bytes are read: the walk below no longer holds them beside the tree (a peak of 2.2x the file,
     # not 2.7x: docs/robustness.md)
     try:
@@ -373,8 +394,9 @@ class _Pass:
             try:
                 part = self._gunzip(n)
             except (EOFError, zlib.error):
-                raise SnapshotReadError(self.path, f"a gzip file cut off or corrupt after {self.got:,} bytes of its "
-                                                   "snapshot: copy the whole file again (`gzip -t` tells)") from None
+                why = f"a gzip file cut off or corrupt after {self.got:,} bytes of its snapshot"
+                raise SnapshotReadError(self.path, f"{why}: copy the whole file again (`gzip -t` tells)",
+                                        cut("gzip_cut", why, offset=self.got)) from None
             if not part and not self.got:
                 raise SnapshotReadError(self.path, "a gzip file with nothing in it")
         self.got += len(part)
@@ -427,8 +449,9 @@ def _gunzipped(path: str, data: bytes, limit: int) -> bytes:
                                       "limit: refused, not inflated (a gzip bomb, or a snapshot larger than the limit: "
                                       "raise TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
     if cut:  # a pickle is read to its end: a cut one cannot be (a plain cut pickle is refused the same)
-        raise SnapshotReadError(path, f"a gzip file cut off or corrupt after {len(out):,} bytes of its snapshot: copy "
-                                      "the whole file again (`gzip -t` tells)")
+        why = f"a gzip file cut off or corrupt after {len(out):,} bytes of its snapshot"
+        raise SnapshotReadError(path, f"{why}: copy the whole file again (`gzip -t` tells)",
+                                cut("gzip_cut", why, offset=len(out)))
     if not out:
         raise SnapshotReadError(path, "a gzip file with nothing in it")
     return out
@@ -474,7 +497,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
     snap = MemorySnapshot(settings={k: v for k, v in settings.items() if isinstance(k, str)
                                     and isinstance(v, (str, int, float, bool))} if isinstance(settings, dict) else {})
     _expandable_from_segments(snap.settings, by_gpu)
-    contradict: list[str] = []  # the file read whole, its records contradicting each other (model.trace.Contradiction)
+    contradict: list[Damage] = []  # the file read whole, its records contradicting each other
     entries = {g: _entries(traces[g] if g < len(traces) and isinstance(traces[g], list) else [], cols, budget)
                for g in gpus}
     for g in gpus:  # a list read as columns holds only ROW marks: emptied, as the file's bytes were dropped
@@ -508,8 +531,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
             raise SnapshotReadError(path, f"GPU {g}'s segments add up to {max(reserved, allocated) / 2**50:,.0f} PiB, "
                                           "more than a 64-bit address space holds: no allocator's record")
         if (held := sum(_int(b.get("size"), 0) for b in blocks)) > reserved:
-            contradict.append(Contradiction(
-                f"GPU {g}'s blocks hold {held / 2**20:,.1f} MiB, more than the {reserved / 2**20:,.1f} MiB "
+            contradict.append(contradiction(
+                "blocks_overlap", f"GPU {g}'s blocks hold {held / 2**20:,.1f} MiB, more than the {reserved / 2**20:,.1f} MiB "
                 "its segments reserve: blocks that overlap (the allocator hands out no byte twice), so the "
                 "file was edited or damaged"))
         snap.state[g] = (reserved, allocated, len(segs), max(free_blocks, default=0))
@@ -519,7 +542,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         snap.stacks[g] = _stacks(dump, budget)
         try:
             events, ooms, retries, off = _events(g, entries[g], t0_us, allocated, reserved, dump, budget,
-                                                 None if expandable else rows, [(a, n) for a, n, _ in rows])
+                                                 None if expandable else rows, [(a, n) for a, n, _ in rows],
+                                                 [s.get("stream") for s in segs])
         except _OutOfRange as e:
             raise SnapshotReadError(path, str(e)) from e
         if events is not None:
@@ -532,18 +556,19 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
                 snap.unseen_live[g] = _unseen_live(events, dump, budget)
             pending = sum(_int(b.get("size"), 0) for b in blocks if b.get("state") == "active_pending_free")
             if (short := history_short_of_dump(events, allocated + pending)) > 0:
-                contradict.append(Contradiction(
-                    f"GPU {g}'s history ends with {short / 2**20:,.1f} MiB live that its segments do not hold "
+                contradict.append(contradiction(
+                    "history_short_of_dump", f"GPU {g}'s history ends with {short / 2**20:,.1f} MiB live that its segments do not hold "
                     "at the dump: the history stops before the dump (a cut or edited snapshot), so its totals "
                     "are counted from its own lowest point and the state at the dump is not its end"))
             elif (beyond := history_beyond_segments(events)) is not None:
-                contradict.append(Contradiction(
-                    f"GPU {g}'s history allocates {beyond[0] / 2**20:,.1f} MiB more than its segments reserve "
+                contradict.append(contradiction(
+                    "history_beyond_segments", f"GPU {g}'s history allocates {beyond[0] / 2**20:,.1f} MiB more than its segments reserve "
                     f"({beyond[1] / 1e12:,.3f} s into it): the caching allocator places every block inside a "
                     f"segment it holds, so the history and the segments are {NOT_ONE_ALLOCATOR} (a generated "
                     "or edited snapshot) -- its levels are the history's own sums, not the GPU's"))
             elif off is not None:
-                contradict.append(Contradiction(_off_words(g, off, events)))
+                what, found = off
+                contradict.append(contradiction(what, _off_words(g, found, events, what == OFF_STREAM), record=found[2]))
         snap.ooms.extend(ooms)
         snap.retries.extend(retries)
     snap.stackless = _stackless(memory, snap)
@@ -556,13 +581,13 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         raise SnapshotReadError(path, f"no segment or trace entry of a memory snapshot's shape: {budget.bad_text()}")
     if not gpus:
         raise SnapshotReadError(path, EMPTY)
-    problems = [f"the snapshot describes more entries, blocks and frames than its size warrants: the first "
-                f"{work:,} were read"] if budget.left_out else []
+    problems = [cut("work_budget", f"the snapshot describes more entries, blocks and frames than its size warrants: "
+                    f"the first {work:,} were read")] if budget.left_out else []
     problems.extend(contradict)
     if budget.bad:
-        problems.append(Unreadable(f"fields of the wrong type, left out: {budget.bad_text()}"))  # the rest read on
+        problems.append(unreadable("wrong_type_fields", f"fields of the wrong type, left out: {budget.bad_text()}"))  # the rest read on
     if len(traces) > MAX_GPUS or len(by_gpu) > MAX_GPUS:
-        problems.append(f"more than {MAX_GPUS} devices: the first {MAX_GPUS} were read")
+        problems.append(cut("too_many_devices", f"more than {MAX_GPUS} devices: the first {MAX_GPUS} were read"))
     span = (0, int((max(times) - t0_us) * 1_000_000)) if times else None
     devices = [DeviceEvents(**_empty_device(g)) for g in gpus]
     producer: dict[str, Any] = {"kind": "memory snapshot", "layout": _layout(doc, listed, by_gpu, entries)}
@@ -814,6 +839,10 @@ ROW = _RowMark(-1)
 
 _ENTRY_FIELDS = ("action", "addr", "size", "time_us", "frames", "device_free")
 _NUMBERS = ("addr", "size", "time_us")  # >= 0 by _RANGE: -1 stands for absent
+#: Distinct streams a history's entries are told apart by (an int16 index each); past it an entry's stream reads as
+#: unnamed -- no job runs its allocations on thousands of streams, and an unnamed stream is checked against every
+#: segment of its device, as before streams were read.
+_MAX_STREAMS = 32767
 _CATEGORY = {**{a: 1 for a in _ALLOC}, **{a: 2 for a in _FREE}, **{a: 3 for a in _SEG_ADD},
              **{a: 4 for a in _SEG_DROP}, "oom": 5}
 
@@ -834,9 +863,11 @@ class _Compactor:
         self.action, self.frame = array("b"), array("i")
         self.numbers = {k: array("q") for k in _NUMBERS}
         self.device_free: dict[int, int] = {}
-        #: the distinct streams the entries name (:func:`_vendor`: whether any lies on CUDA's null stream); one set,
-        #: not a column: nothing reads an entry's stream but that
+        #: the distinct streams the entries name (:func:`_vendor`: whether any lies on CUDA's null stream)
         self.streams: set[int] = set()
+        #: per row, its stream as an index in ``stream_values`` (-1: none named): the allocator's pool an allocation
+        #: was carved from is its stream's (:func:`history_off_stream_segments`); two bytes an entry
+        self.stream, self.stream_values, self._stream_id = array("h"), [], {}
         self.runs: list[tuple[list, int]] = []  # (a list, the row its next ROW marks begin): one per change of list
         self.row = type("_Entry", (_Entry,), {"__slots__": (), "cols": self})
 
@@ -879,6 +910,15 @@ class _Compactor:
             self.device_free[row] = free
         if type(stream := get("stream")) is int:
             self.streams.add(stream)
+            sid = self._stream_id.get(stream)
+            if sid is None:
+                sid = -1 if len(self.stream_values) >= _MAX_STREAMS else len(self.stream_values)
+                if sid >= 0:
+                    self._stream_id[stream] = sid
+                    self.stream_values.append(stream)
+            self.stream.append(sid)
+        else:
+            self.stream.append(-1)
         return ROW
 
     def release(self) -> None:
@@ -898,6 +938,9 @@ class _Compactor:
             return None if k < 0 else self.frames[k]
         if key == "device_free":
             return self.device_free.get(row)
+        if key == "stream":
+            k = self.stream[row]
+            return None if k < 0 else self.stream_values[k]
         col = self.numbers.get(key)
         if col is None:
             return None
@@ -933,8 +976,9 @@ class _Rows:
     def column(self, name: str) -> np.ndarray:
         """A column of these rows: ``action`` (int8 index in ``cols.actions``), ``frame`` (int32 stack, -1 none),
         or one of :data:`_NUMBERS` (int64, -1 absent); a view where the rows are one run."""
-        buf = self.cols.action if name == "action" else self.cols.frame if name == "frame" else self.cols.numbers[name]
-        dtype = np.int8 if name == "action" else np.int32 if name == "frame" else np.int64
+        buf = (self.cols.action if name == "action" else self.cols.frame if name == "frame" else
+               self.cols.stream if name == "stream" else self.cols.numbers[name])
+        dtype = np.int8 if name == "action" else np.int32 if name == "frame" else np.int16 if name == "stream" else np.int64
         return np.frombuffer(buf, dtype=dtype)[self.rows]
 
     def __getitem__(self, k: Any) -> Any:
@@ -1004,16 +1048,19 @@ def _stacks(live: list[_Live], budget: "_Budget") -> list[LiveStack]:
 
 def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reserved_end: int, dump: list[_Live],
             budget: "_Budget", segments: list[tuple[int, int, int]] | None = None,
-            spans: list[tuple[int, int]] | None = None
-            ) -> tuple[MemoryEvents | None, list[OutOfMemory], list[AllocRetry], tuple[int, int, int] | None]:
+            spans: list[tuple[int, int]] | None = None, span_streams: list[Any] | None = None
+            ) -> tuple[MemoryEvents | None, list[OutOfMemory], list[AllocRetry],
+                       tuple[str, tuple[int, int, int]] | None]:
     """One device's trace as events with absolute totals, its OOMs with what was live at each, its allocator's
-    retries (:func:`_retries`) and its allocations in no segment (:func:`history_off_segments` of ``spans``: the
-    dump's (address, total_size) of each segment, expandable or not); ``segments``: the dump's (address, size, bytes
-    not free) of each segment, from which the cache after each event is counted back."""
+    retries (:func:`_retries`) and its allocations in no segment -- (:data:`OFF_SEGMENTS`, :func:`history_off_segments`
+    of ``spans``: the dump's (address, total_size) of each segment, expandable or not), else in none of their own
+    stream's (:data:`OFF_STREAM`, :func:`history_off_stream_segments`; ``span_streams``: each segment's ``stream``);
+    ``segments``: the dump's (address, size, bytes not free) of each segment, from which the cache after each event is
+    counted back."""
     if isinstance(entries, _Rows):
-        t, d, rd, at, stack, ooms, retried = _row_events(entries, t0_us)
+        t, d, rd, at, stack, ooms, retried, streams = _row_events(entries, t0_us)
     else:
-        t, d, rd, at, stack, ooms, retried = _dict_events(entries, t0_us)
+        t, d, rd, at, stack, ooms, retried, streams = _dict_events(entries, t0_us)
     if not t.size and not ooms:
         return None, [], [], None
     if np.abs(d).sum(dtype=np.float64) + np.abs(rd).sum(dtype=np.float64) >= 2.0**62:  # totals would wrap in int64
@@ -1027,8 +1074,8 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     whole = anchored[0] is alloc and anchored[1] is res  # the history reaches the dump: segments follow it back
     alloc, res = anchored
     cached = _cached(segments, held, rd, at) if segments is not None and whole and t.size else None
-    off = history_off_segments(spans, d, rd, at) if spans is not None else None
-    del held
+    off = _off(spans, span_streams, d, rd, at, streams)
+    del held, streams
     retries = _retries(gpu, t, rd, res, retried)
     labels: dict[str, int] = {}
     label_of: dict[int, int] = {}  # id(frames list) -> label id: shared frame lists are labelled once
@@ -1247,7 +1294,7 @@ def _row_events(rows: "_Rows", t0_us: int) -> tuple:
         used = np.unique(ids[ids >= 0]).tolist()
         retried |= _same_call_retries(cat == 4, cat == 3, lambda k: cols.frames[frame[k]] if frame[k] >= 0 else None,
                                       any(cols.frames[k] for k in used))
-    return t, d, rd, at, (cols.frames, ids), ooms, retried
+    return t, d, rd, at, (cols.frames, ids), ooms, retried, (rows.column("stream")[sel], cols.stream_values)
 
 
 def _dict_events(entries: list, t0_us: int) -> tuple:
@@ -1262,6 +1309,7 @@ def _dict_events(entries: list, t0_us: int) -> tuple:
     segment = array("b")  # per event: 1 a segment made, -1 one given back, 0 an allocation or a free
     seg_frames: dict[int, Any] = {}  # per segment event: its stack
     ooms: list[tuple[int, int, Any]] = []
+    streams, stream_values, stream_id = array("h"), [], {}  # per event: its stream's index in stream_values, -1 none
     for i, e in enumerate(entries):
         action = e.get("action")
         size = _int(e.get("size"), 0)
@@ -1272,6 +1320,7 @@ def _dict_events(entries: list, t0_us: int) -> tuple:
             delta.append(0 if is_seg else sign * size)
             res_delta.append(sign * size if is_seg else 0)
             addr.append(_int(e.get("addr"), -1))
+            streams.append(_stream_index(e.get("stream"), stream_values, stream_id))
             retried.append(action in _SEG_DROP and _in_allocation(e.get("frames")))
             segment.append(0 if not is_seg else sign)
             if is_seg:
@@ -1293,7 +1342,20 @@ def _dict_events(entries: list, t0_us: int) -> tuple:
     return (np.frombuffer(t, dtype=np.int64), np.frombuffer(delta, dtype=np.int64),
             np.frombuffer(res_delta, dtype=np.int64), np.frombuffer(addr, dtype=np.int64),
             (stacks, np.frombuffer(ids, dtype=np.int32)), ooms,
-            np.frombuffer(retried, dtype=np.int8).astype(bool) | same_call)
+            np.frombuffer(retried, dtype=np.int8).astype(bool) | same_call,
+            (np.frombuffer(streams, dtype=np.int16), stream_values))
+
+
+def _stream_index(stream: Any, values: list[int], ids: dict[int, int]) -> int:
+    """``stream``'s index in ``values`` (added where new), -1 where the entry names none (or past
+    :data:`_MAX_STREAMS`)."""
+    if type(stream) is not int:
+        return -1
+    k = ids.get(stream)
+    if k is None and len(values) < _MAX_STREAMS:
+        k = ids[stream] = len(values)
+        values.append(stream)
+    return -1 if k is None else k
 
 
 def _cached(segments: list[tuple[int, int, int]], d: np.ndarray, rd: np.ndarray, addr: np.ndarray) -> np.ndarray | None:
@@ -1421,6 +1483,76 @@ def history_off_segments(spans: list[tuple[int, int]], d: np.ndarray, rd: np.nda
     return (count, total, first) if count else None
 
 
+def _off(spans: list[tuple[int, int]] | None, span_streams: list[Any] | None, d: np.ndarray, rd: np.ndarray,
+         at: np.ndarray, streams: tuple[np.ndarray, list[int]]) -> tuple[str, tuple[int, int, int]] | None:
+    """A history's allocations that no segment of their device holds (:data:`OFF_SEGMENTS`), else that none of
+    their own stream's holds (:data:`OFF_STREAM`); None where every one lies in its pool, or the segments are not
+    known (an expandable segment's pages: ``spans`` None)."""
+    if spans is None:
+        return None
+    off = history_off_segments(spans, d, rd, at)
+    if off is not None:
+        return OFF_SEGMENTS, off
+    pooled = history_off_stream_segments(spans, span_streams or [None] * len(spans), d, rd, at, *streams)
+    return (OFF_STREAM, pooled) if pooled is not None else None
+
+
+#: The damage codes of :func:`_off`: allocations in no segment of their device, or in none of their stream's.
+OFF_SEGMENTS, OFF_STREAM = "history_off_segments", "history_off_stream_segments"
+
+
+def history_off_stream_segments(spans: list[tuple[int, int]], span_streams: list[Any], d: np.ndarray, rd: np.ndarray,
+                                addr: np.ndarray, streams: np.ndarray, values: list[int],
+                                window: int = 1 << 16) -> tuple[int, int, int] | None:
+    """(allocations, bytes, index of the first) of a history's allocations that lie in no segment of their own
+    stream, None where every one does -- or where no two streams are named (one pool: :func:`history_off_segments`
+    said it all).
+
+    Why per stream: the caching allocator keeps its pools per (device, stream) -- a block is carved from a segment
+    of the stream it is allocated on (``Block::stream`` is its segment's; a free block is found only among its
+    stream's), so an allocation that lies in a segment of another stream was not made by the allocator whose
+    segments the file holds.  Every snapshot PyTorch writes names the stream of each segment (``segments[].stream``)
+    and of each trace entry (``device_traces[][].stream``); an entry or a segment naming none (an older or a foreign
+    writer) is checked against every segment of its device, as :func:`history_off_segments` checks.  The segments a
+    stream holds are the dump's of that stream and those its history makes or gives back on it (``rd`` non-zero).
+    ``streams``: per event, its stream's index in ``values`` (-1: none named).  Counted a ``window`` of events at a
+    time, as :func:`history_off_segments`."""
+    ids = {v: i for i, v in enumerate(values)}
+    span_ids = np.array([ids.setdefault(v, len(ids)) if type(v) is int else -1 for v in span_streams], dtype=np.int32)
+    seg = np.flatnonzero((rd != 0) & (addr >= 0))
+    sized = np.array([n > 0 for _, n in spans], dtype=bool)
+    owner = np.concatenate([span_ids[sized], streams[seg].astype(np.int32)])
+    made = (d > 0) & (addr >= 0)
+    pools = np.unique(streams[made])
+    named = np.unique(owner[owner >= 0])
+    if np.union1d(pools[pools >= 0], named).size < 2:
+        return None
+    lo = np.concatenate([np.array([a for a, n in spans if n > 0], dtype=np.int64), addr[seg]])
+    hi = np.concatenate([np.array([min(a + n, _TOP) for a, n in spans if n > 0], dtype=np.int64),
+                         _end(addr[seg], np.abs(rd[seg]))])
+    # a stream's pool: its segments and those naming no stream; an allocation naming none: every segment
+    held = {int(p): _merged_ranges(lo[mask], hi[mask])
+            for p in pools.tolist() for mask in [(owner == p) | (owner < 0) if p >= 0 else np.ones(owner.size, bool)]}
+    count, total, first = 0, 0, -1
+    for w in range(0, int(d.shape[0]), window):
+        dw, aw, sw = d[w:w + window], addr[w:w + window], streams[w:w + window]
+        for p, (starts, ends) in held.items():
+            mine = np.flatnonzero((dw > 0) & (aw >= 0) & (sw == p))
+            off = mine[~_inside(starts, ends, aw[mine], dw[mine])]
+            if off.size:
+                count, total = count + int(off.size), total + int(dw[off].sum())
+                first = w + int(off[0]) if first < 0 else min(first, w + int(off[0]))
+    return (count, total, first) if count else None
+
+
+def _inside(starts: np.ndarray, ends: np.ndarray, a: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Per allocation ``[a, a + n)``: whether it lies inside one of the sorted, disjoint ranges ``[starts, ends)``."""
+    if not starts.size:
+        return np.zeros(a.size, bool)
+    k = np.searchsorted(starts, a, side="right") - 1
+    return (k >= 0) & (_end(a, n) <= ends[np.maximum(k, 0)])
+
+
 #: The largest address a signed 64-bit column holds (:func:`history_off_segments`).
 _TOP = int(np.iinfo(np.int64).max)
 
@@ -1448,12 +1580,16 @@ def _merged_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return lo[new], ends
 
 
-def _off_words(gpu: int, off: tuple[int, int, int], events: MemoryEvents) -> str:
-    """:func:`history_off_segments`' finding in the damage's words."""
+def _off_words(gpu: int, off: tuple[int, int, int], events: MemoryEvents, own_stream: bool = False) -> str:
+    """:func:`history_off_segments`' finding in the damage's words; ``own_stream``:
+    :func:`history_off_stream_segments`' (each lies in a segment of the GPU, none of its own stream's)."""
     n, size, first = off
+    where = "none of the segments of its own stream covers" if own_stream else "none of its segments covers"
+    rule = ("carves every block from a segment of the stream it is allocated on" if own_stream else
+            "places every block inside a segment it holds")
     return (f"GPU {gpu}'s history allocates {n:,} block{'s' if n != 1 else ''} ({size / 2**20:,.1f} MiB) at addresses "
-            f"none of its segments covers (the first {int(events.t[first]) / 1e12:,.3f} s into it): the caching "
-            f"allocator places every block inside a segment it holds, so the history and the segments are "
+            f"{where} (the first {int(events.t[first]) / 1e12:,.3f} s into it): the caching "
+            f"allocator {rule}, so the history and the segments are "
             f"{NOT_ONE_ALLOCATOR} (a generated or edited snapshot) -- its levels are the history's own sums, not the "
             "GPU's")
 

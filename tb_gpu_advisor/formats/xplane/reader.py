@@ -77,6 +77,7 @@ from tb_gpu_advisor.formats.xplane.layout import viewer_json_host
 from tb_gpu_advisor.formats.xplane.schema import parse as parse_message
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
 from tb_gpu_advisor.model.columns import int_dtype, unique_inverse
+from tb_gpu_advisor.model.damage import Damage, attach, cut, unreadable
 from tb_gpu_advisor.model.idtable import IdTable
 
 _STR, _REF = int(ValueKind.STR), int(ValueKind.REF)  # plain ints: compared with int8 kind columns
@@ -135,7 +136,8 @@ def read_timeline(path: str, max_bytes: int | None = None, keep_stats: frozenset
     except Exception as e:  # noqa: BLE001 - every file-system error becomes one clear error
         raise ProfileReadError(path, f"cannot open: {e}") from e
     if n == 0:
-        raise ProfileReadError(path, "file is empty (was the capture interrupted?)")
+        raise attach(ProfileReadError(path, "file is empty (was the capture interrupted?)"),
+                     cut("empty_file", "the file is empty", offset=0))
     if n > max_bytes:
         raise ProfileReadError(
             path, f"file is {_human_size(n)}, over the {_human_size(max_bytes)} limit ({LIMIT_HINT})"
@@ -195,7 +197,8 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
     except (OSError, DecodeError, wire.WireError, UnicodeDecodeError, ValueError, OverflowError) as e:
         if "alloc failed" in str(e):  # protobuf's parser ran out of memory ("Arena alloc failed"): not a damaged file
             raise MemoryError(f"out of memory while parsing the profile: {e}") from e
-        raise ProfileReadError(path, f"not a readable XSpace profile (truncated or foreign file): {e}") from e
+        raise attach(ProfileReadError(path, f"not a readable XSpace profile (truncated or foreign file): {e}"),
+                     _wire_damage(e, stream)) from e
     warnings = texts[3]
     if dropped:
         warnings = warnings + [f"tb-gpu-advisor: {dropped} planes without events beyond the first {MAX_EMPTY_PLANES} were skipped"]
@@ -230,6 +233,19 @@ MAX_PLANES = 1024
 MAX_TOTAL_PLANES = 8192
 #: Planes up to this size are checked for events before upb parses them (once MAX_EMPTY_PLANES is reached).
 _SMALL_PLANE_BYTES = 4096
+
+
+def _wire_damage(error: Exception, stream: BinaryIO) -> Damage:
+    """What a protobuf the reader could not decode is: a cut where the file ends inside a top-level field
+    (:class:`~tb_gpu_advisor.formats.protowire.WireTruncated`, at the byte read to where known), else bytes that do
+    not decode as the XSpace's fields (a corrupt or foreign file)."""
+    if isinstance(error, wire.WireTruncated):
+        try:
+            at: int | None = int(stream.tell())
+        except (OSError, ValueError, AttributeError):
+            at = None
+        return cut("protobuf_truncated", f"the protobuf ends inside a field: {error}", offset=at)
+    return unreadable("protobuf_invalid", f"the protobuf does not decode: {error}")
 
 
 def _surely_empty(buf: np.ndarray) -> bool:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor.formats.protowire import MAX_VARINT_BYTES as _MAX_VARINT_BYTES
-from tb_gpu_advisor.formats.protowire import WireError, walk_fields  # noqa: F401 - the xplane readers name them here
+from tb_gpu_advisor.formats.protowire import WireError, WireTruncated, walk_fields  # noqa: F401 - the xplane readers name them here
 #: Zero bytes appended to every buffer so vectorized look-ahead never leaves it.
 PAD = 16
 
@@ -315,7 +315,7 @@ def _stream_varint(stream, first: bytes = b"") -> int:
     for k in range(_MAX_VARINT_BYTES):
         b = first if k == 0 and first else stream.read(1)
         if not b:
-            raise WireError("truncated varint")
+            raise WireTruncated("truncated varint")
         value |= (b[0] & 0x7F) << shift
         if b[0] < 0x80:
             return value
@@ -340,7 +340,7 @@ def _fill(stream, buf: np.ndarray, length: int) -> np.ndarray:
     while got < length:
         n = stream.readinto(view[got:])
         if not n:
-            raise WireError("field runs past the end of the file")
+            raise WireTruncated("field runs past the end of the file")
         got += n
     return buf
 
@@ -405,7 +405,7 @@ def _field_heads(stream, size: int):
         elif wt == 2:
             length = _stream_varint(stream)
             if length > size:
-                raise WireError("field runs past the end of the file")
+                raise WireTruncated("field runs past the end of the file")
             yield number, wt, length
         elif wt in (1, 5):
             yield number, wt, 8 if wt == 1 else 4
@@ -430,7 +430,7 @@ def _payload(stream, number: int, wt: int, n: int, buffered: frozenset[int]):
         return read_padded(stream, n)
     payload = stream.read(n)
     if len(payload) != n:
-        raise WireError("field runs past the end of the file")
+        raise WireTruncated("field runs past the end of the file")
     return payload if wt == 2 else None
 
 

@@ -461,6 +461,19 @@ export function hostFacts(hr, shown = {}) {
 }
 
 /**
+ * The words of a host's damage of one kind: its typed records (`damage_records`, schema 1.7: kind, code, words,
+ * where), else -- a report of schema 1.6 or before -- its `damage` words told apart by the lists that named the kinds.
+ */
+function damageOfKind(hr, kind) {
+  if ((hr.damage_records || []).length) return hr.damage_records.filter((d) => d.kind === kind).map((d) => d.detail);
+  const contra = new Set(hr.contradictions || []);
+  const unread = new Set(hr.unreadable || []);
+  const of = { cut: (d) => !contra.has(d) && !unread.has(d), unreadable: (d) => unread.has(d),
+    contradiction: (d) => contra.has(d) && !unread.has(d) };
+  return (hr.damage || []).filter(of[kind]);
+}
+
+/**
  * A damaged host's notice in the server's words (`display.hosts[].damage`: report/verdict.py damage_words, the note's
  * own constants): its title, then each kind's entries with the paragraph the server wrote for it -- a file cut off
  * mid-write (every number partial, what lies past the damage missing), records left unread in a file read to its end
@@ -469,13 +482,8 @@ export function hostFacts(hr, shown = {}) {
  */
 function damageView(hr, shown = {}) {
   const said = shown.damage || {};
-  const contra = new Set(hr.contradictions || []);
-  const unread = new Set(hr.unreadable || []);
-  const kinds = [
-    ["cut", hr.damage.filter((d) => !contra.has(d) && !unread.has(d)), "cuts"],
-    ["unreadable", hr.damage.filter((d) => unread.has(d)), "unreadable"],
-    ["contradiction", hr.damage.filter((d) => contra.has(d) && !unread.has(d)), "contradictions"],
-  ];
+  const kinds = [["cut", "cuts"], ["unreadable", "unreadable"], ["contradiction", "contradictions"]].map(
+    ([kind, cls]) => [kind, damageOfKind(hr, kind), cls]);
   const box = h("div", { class: "state message damaged", role: "alert" }, h("h4", {}, said.title || "Damaged file"));
   for (const [kind, entries, cls] of kinds) {
     if (!entries.length) continue;

@@ -388,7 +388,10 @@ def _parallel(ctx: Context, rows: np.ndarray) -> bool:
 def _range_calls(ctx: Context, rows: np.ndarray, n: int) -> list[tuple[str, float, float]]:
     """The calls the profiler recorded inside the program's fetch ranges among ``rows`` (no framework pipeline
     event) and outside the pipeline's own events, on each range's thread: the outermost of them by name, as (name,
-    calls per step, ms per step), longest first (at most ``TOP_OPS``).  What the loop's own code in its fetch range is,
+    calls per step, ms per step and GPU of the input wait inside them), longest first (at most ``TOP_OPS``), those
+    holding any.  The wait, not their wall time: the finding says them as parts of the ranges' own wait
+    (:func:`_ranges`), and a call the GPU ran beside (a loop that fetches before it syncs) outlasted that wait -- "464
+    us of the range's time ... `aten::stack` (1.50 ms) there" (``write_ranged_loader(busy_us=...)``, h37-review67).  What the loop's own code in its fetch range is,
     as far as the capture shows it; the rest is Python it did not record.  Why: a range whose own code holds most of
     the wait is that code's cost, and the finding names it rather than the workers (the ``torch_baseline`` range's two
     ``cudaEventRecordWithFlags`` a step after ``__next__`` returns, and ~150 us of unrecorded Python, h37-huntr67)."""
@@ -403,9 +406,11 @@ def _range_calls(ctx: Context, rows: np.ndarray, n: int) -> list[tuple[str, floa
     if not every.size:
         return []
     every = every[outermost_rows(h.line[every], h.start[every], h.end[every])]
-    took = (h.end[every] - h.start[every]).astype(np.float64) / PS_PER_MS
-    out = [(h.names[int(i)], per_step(float((h.name[every] == i).sum()), n), per_step(float(took[h.name[every] == i].sum()), n))
-           for i in np.unique(h.name[every]).tolist()]
+    out = []
+    for i in np.unique(h.name[every]).tolist():
+        mine = every[h.name[every] == i]
+        if (wait := _wait_in(ctx, mine, n)) > 0:
+            out.append((h.names[int(i)], per_step(float(mine.size), n), wait))
     return sorted(out, key=lambda x: -x[2])[:TOP_OPS]
 
 

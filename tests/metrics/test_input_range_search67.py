@@ -45,7 +45,7 @@ def test_inside_and_holds_answer_as_every_pair_does():
         outer, inner = np.flatnonzero(rng.random(n) < 0.3), np.flatnonzero(rng.random(n) < 0.3)
         rows = np.arange(n)
 
-        def within(i: int, o: int) -> bool:
+        def within(i: int, o: int, h: SimpleNamespace = h) -> bool:
             return bool(h.line[i] == h.line[o] and h.start[i] >= h.start[o] and h.end[i] <= h.end[o])
 
         assert _inside(h, outer, rows).tolist() == [any(within(i, o) for o in outer) for i in rows], seed

@@ -4014,8 +4014,9 @@ def write_ranged_loader(path: str, steps: int = 8, fetch_us: float = 8000.0, own
     holds the DataLoader's ``__next__`` (``fetch_us``: the workers' batch not ready yet) and ``own_us`` of the
     loop's own code around it; then a pinned ``non_blocking`` upload.  ``workers``: the iterator is the one PyTorch
     names with worker processes (``_MultiProcessingDataLoaderIter``), else the in-process one.  Truth by
-    construction: the input wait per step (ms, the range's whole) and whether the pipeline already makes its batches
-    in parallel (``parallel``: the workers' iterator, whatever range the program wraps it in).  ``own_op`` (name, us):
+    construction: the input wait per step (ms, the range's whole), whether the pipeline's batches are made by workers
+    (``workers``: the workers' iterator, whatever range the program wraps it in), and whether the wait is theirs
+    (``parallel``: workers, and their fetch at least the range's own code, so it holds most of the wait).  ``own_op`` (name, us):
     one op the loop's own code runs in the range after the fetch, inside ``own_us`` (the profiler records it; the
     rest of ``own_us`` is Python it does not) -- truth ``own_ms`` (the range's time outside the fetch, ms per step)
     and ``own_ops`` (name -> calls per step).  ``busy_us``: the step first launches a kernel that long, which the
@@ -4044,7 +4045,8 @@ def write_ranged_loader(path: str, steps: int = 8, fetch_us: float = 8000.0, own
     for n in range(steps):
         r.step(n, body)
     write_doc(path, trace_doc(r, 1))
-    return {"input_wait_ms": sum(waits) / len(waits) / 1000.0, "parallel": workers, "own_ms": own_us / 1000.0,
+    return {"input_wait_ms": sum(waits) / len(waits) / 1000.0, "workers": workers,
+            "parallel": workers and fetch_us >= own_us and not busy_us, "own_ms": own_us / 1000.0,
             "fetch_ms": fetch_us / 1000.0, "own_ops": {own_op[0]: 1.0} if own_op else {},
             "own_ops_wait_ms": {own_op[0]: sum(op_waits) / len(op_waits) / 1000.0} if own_op else {}}
 

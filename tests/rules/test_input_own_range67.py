@@ -55,7 +55,7 @@ def test_the_calls_recorded_in_the_fetch_range_are_named(tmp_path):
     path = str(tmp_path / "own_op.pt.trace.json")
     truth = tt.write_ranged_loader(path, fetch_us=60.0, own_us=400.0, workers=True, own_op=("aten::stack", 30.0))
     m, f = _input(path)
-    assert m.input.workers and not m.input.parallel
+    assert (m.input.workers, m.input.parallel) == (truth["workers"], truth["parallel"]) == (True, False)
     assert {name: calls for name, calls, _ in m.input.range_calls} == truth["own_ops"]
     assert "`aten::stack` (1 a step, 30 us)" in f.actions[0].text
 

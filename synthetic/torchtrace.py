@@ -4007,36 +4007,48 @@ def write_exposed_pinned_upload(path: str, steps: int = 10, fetch_us: float = 20
 
 
 def write_ranged_loader(path: str, steps: int = 8, fetch_us: float = 8000.0, own_us: float = 40.0,
-                        workers: bool = True, own_op: tuple[str, float] | None = None) -> dict[str, Any]:
+                        workers: bool = True, own_op: tuple[str, float] | None = None,
+                        busy_us: float = 0.0) -> dict[str, Any]:
     """A bf16 training loop (:func:`_healthy`) that fetches each batch inside a range of its own,
     ``record_function("data_loader")`` around ``next(it)``, as a profiling lab marks its loop's phases: the range
     holds the DataLoader's ``__next__`` (``fetch_us``: the workers' batch not ready yet) and ``own_us`` of the
     loop's own code around it; then a pinned ``non_blocking`` upload.  ``workers``: the iterator is the one PyTorch
     names with worker processes (``_MultiProcessingDataLoaderIter``), else the in-process one.  Truth by
-    construction: the input wait per step (ms, the range's whole) and whether the pipeline already makes its batches
-    in parallel (``parallel``: the workers' iterator, whatever range the program wraps it in).  ``own_op`` (name, us):
+    construction: the input wait per step (ms, the range's whole), whether the pipeline's batches are made by workers
+    (``workers``: the workers' iterator, whatever range the program wraps it in), and whether the wait is theirs
+    (``parallel``: workers, and their fetch at least the range's own code, so it holds most of the wait).  ``own_op`` (name, us):
     one op the loop's own code runs in the range after the fetch, inside ``own_us`` (the profiler records it; the
     rest of ``own_us`` is Python it does not) -- truth ``own_ms`` (the range's time outside the fetch, ms per step)
-    and ``own_ops`` (name -> calls per step)."""
+    and ``own_ops`` (name -> calls per step).  ``busy_us``: the step first launches a kernel that long, which the
+    GPU still runs while the range opens (a loop that fetches its next batch before it syncs): the wait is the range's
+    time after it ends -- truth ``input_wait_ms``, and ``own_ops_wait_ms`` (name -> ms per step) the op's part of it,
+    its wall time past the kernel's end."""
     r = Rank(rank=0, pid=4800, device=0)
     loader = MULTI_DATALOADER if workers else DATALOADER
 
     def body(rr: Rank) -> None:
+        busy_end = rr.kernel("aten::tanh", TANH_F32, busy_us, launch_us=5.0)[1] if busy_us else 0.0
         mark = rr.cpu("data_loader", 0.0, cat="user_annotation", advance=False)
         rr.host_us += own_us / 2
         rr.cpu(loader, fetch_us)
         if own_op:
-            rr.cpu(own_op[0], own_op[1], advance=False)
+            op = rr.cpu(own_op[0], own_op[1], advance=False)
+            op_waits.append(max(op["ts"] + op["dur"] - max(op["ts"], busy_end), 0.0))
         rr.host_us += own_us / 2
         mark["dur"] = round(rr.host_us - mark["ts"], 3)
+        waits.append(rr.host_us - max(mark["ts"], busy_end))
         rr.copy_h2d(4.0, 150.0, non_blocking=True, via="aten::to")
         _healthy(rr)
 
+    waits: list[float] = []
+    op_waits: list[float] = []
     for n in range(steps):
         r.step(n, body)
     write_doc(path, trace_doc(r, 1))
-    return {"input_wait_ms": (fetch_us + own_us) / 1000.0, "parallel": workers, "own_ms": own_us / 1000.0,
-            "fetch_ms": fetch_us / 1000.0, "own_ops": {own_op[0]: 1.0} if own_op else {}}
+    return {"input_wait_ms": sum(waits) / len(waits) / 1000.0, "workers": workers,
+            "parallel": workers and fetch_us >= own_us and not busy_us, "own_ms": own_us / 1000.0,
+            "fetch_ms": fetch_us / 1000.0, "own_ops": {own_op[0]: 1.0} if own_op else {},
+            "own_ops_wait_ms": {own_op[0]: sum(op_waits) / len(op_waits) / 1000.0} if own_op else {}}
 
 
 def write_ranged_phases(path: str, steps: int = 8, upload_host_us: float = 600.0,

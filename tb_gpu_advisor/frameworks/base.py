@@ -637,6 +637,10 @@ GENERIC_LABELS: dict[str, str] = {
     "copies:staging": "pageable copies pass through the driver's staging buffer, pinned ones do not",
     "copies:staged": "host side the runtime's pinned staging buffer; the program's memory pageable, staged through "
                      "it by the host: {staged}",
+    # what the loop's own code in its fetch range is, as the capture shows it (``input_bound:own_range``'s ``{calls}``):
+    # the calls the profiler recorded there, or none
+    "input_bound:own_range_calls": " -- the profiler recorded {calls} there, the rest is code it did not record",
+    "input_bound:own_range_unrecorded": " -- code the profiler did not record",
     # the unrecorded time right before kernels launched outside every op (``Framework.launcher_call``)
     "unrecorded:launcher": "{ms} of it comes right before kernels launched outside every op of the framework ({launches})",
     # the profiler's tracing of every Python call, and how to measure the host's time without it (``traced_python``)

@@ -2969,6 +2969,8 @@ FRAMEWORK = Framework(
             "step_gaps:cpu_ops": "CPU ops between steps (tensor work on the host, no sync among it: often the next "
                                  "batch being built)",
             "step_gaps:launch": "the host launching kernels",
+            "input_bound:own_range_calls": " -- the profiler recorded {calls} there, the rest is Python it did not record",
+            "input_bound:own_range_unrecorded": " -- Python the profiler did not record",
             "unrecorded:launcher": ("{ms} of it comes right before kernels launched straight through the driver, "
                                     "outside every ATen op ({launches}): a Python launcher's own time (Triton's JIT "
                                     "runtime called outside torch.compile, CuPy, Numba), binding the kernel's "

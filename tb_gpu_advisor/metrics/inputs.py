@@ -361,7 +361,8 @@ def _workers_shown(ctx: Context, rows: np.ndarray) -> bool:
 def _parallel_rows(ctx: Context, rows: np.ndarray) -> np.ndarray:
     """Bool per row of ``rows``: a parallel pipeline's own event (``Framework.parallel_input``)."""
     names = ctx.h.names
-    return np.array([ctx.fw.parallel_input(names[int(i)]) for i in ctx.h.name[rows]], dtype=bool)
+    ids, at = np.unique(ctx.h.name[rows], return_inverse=True)  # one question a name, not an event
+    return np.array([ctx.fw.parallel_input(names[int(i)]) for i in ids.tolist()], dtype=bool)[at.ravel()]
 
 
 def _parallel(ctx: Context, rows: np.ndarray) -> bool:
@@ -387,31 +388,29 @@ def _parallel(ctx: Context, rows: np.ndarray) -> bool:
 def _range_calls(ctx: Context, rows: np.ndarray, n: int) -> list[tuple[str, float, float]]:
     """The calls the profiler recorded inside the program's fetch ranges among ``rows`` (no framework pipeline
     event) and outside the pipeline's own events, on each range's thread: the outermost of them by name, as (name,
-    calls per step, ms per step), longest first (at most ``TOP_OPS``).  What the loop's own code in its fetch range is,
+    calls per step, ms per step and GPU of the input wait inside them), longest first (at most ``TOP_OPS``), those
+    holding any.  The wait, not their wall time: the finding says them as parts of the ranges' own wait
+    (:func:`_ranges`), and a call the GPU ran beside (a loop that fetches before it syncs) outlasted that wait -- "464
+    us of the range's time ... `aten::stack` (1.50 ms) there" (``write_ranged_loader(busy_us=...)``, h37-review67).  What the loop's own code in its fetch range is,
     as far as the capture shows it; the rest is Python it did not record.  Why: a range whose own code holds most of
     the wait is that code's cost, and the finding names it rather than the workers (the ``torch_baseline`` range's two
     ``cudaEventRecordWithFlags`` a step after ``__next__`` returns, and ~150 us of unrecorded Python, h37-huntr67)."""
     h = ctx.h
     framework = h.name_mask(ctx.fw.input_event)[rows]
     ranges, fetches = rows[~framework], rows[framework]
-    # the events inside any range first (one search over the ranges' union, not a pass over the table per range)
-    rs, re = union_intervals(h.start[ranges].astype(np.int64), h.end[ranges].astype(np.int64))
-    at = np.searchsorted(rs, h.start.astype(np.int64), side="right") - 1
-    near = np.flatnonzero((at >= 0) & (h.end.astype(np.int64) <= re[np.maximum(at, 0)]))
-    found: list[np.ndarray] = []
-    for r in ranges.tolist():
-        inside = near[(h.line[near] == h.line[r]) & (h.start[near] >= h.start[r]) & (h.end[near] <= h.end[r])]
-        inside = inside[inside != r]
-        for f in fetches[h.line[fetches] == h.line[r]].tolist():  # the pipeline's own event and what it holds
-            inside = inside[(h.start[inside] < h.start[f]) | (h.end[inside] > h.end[f])]
-        found.append(inside)
-    every = np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+    near = np.flatnonzero(_inside(h, ranges, np.arange(len(h))))
+    # not the pipeline's own event nor what it holds, nor a range no other holds (the fetch range itself)
+    near = near[~_inside(h, fetches, near)]
+    outer = ranges[outermost_rows(h.line[ranges], h.start[ranges], h.end[ranges])]
+    every = near[~np.isin(near, outer)]
     if not every.size:
         return []
     every = every[outermost_rows(h.line[every], h.start[every], h.end[every])]
-    took = (h.end[every] - h.start[every]).astype(np.float64) / PS_PER_MS
-    out = [(h.names[int(i)], per_step(float((h.name[every] == i).sum()), n), per_step(float(took[h.name[every] == i].sum()), n))
-           for i in np.unique(h.name[every]).tolist()]
+    out = []
+    for i in np.unique(h.name[every]).tolist():
+        mine = every[h.name[every] == i]
+        if (wait := _wait_in(ctx, mine, n)) > 0:
+            out.append((h.names[int(i)], per_step(float(mine.size), n), wait))
     return sorted(out, key=lambda x: -x[2])[:TOP_OPS]
 
 
@@ -423,5 +422,46 @@ def _wraps_parallel(ctx: Context, others: np.ndarray, parallel: np.ndarray) -> b
     h = ctx.h
     if h.name_mask(ctx.fw.input_event)[others].any():
         return False
-    ps, pe, pl = h.start[parallel], h.end[parallel], h.line[parallel]
-    return all(bool(((pl == h.line[r]) & (ps >= h.start[r]) & (pe <= h.end[r])).any()) for r in others.tolist())
+    return bool(_holds(h, others, parallel).all())
+
+
+def _inside(h, outer: np.ndarray, rows: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
+    """Bool per row of ``rows``: wholly inside one of the events ``outer`` on its own thread (inside their union
+    there: a thread's events nest, so inside the union is inside one of them).  One search a thread of ``outer``.
+    Why: a search per event of ``outer`` over the rows is quadratic in the steps (3,000 fetch ranges: 107 s)."""
+    out = np.zeros(rows.size, dtype=bool)
+    for line in np.unique(h.line[outer]).tolist():
+        mine = np.flatnonzero(h.line[rows] == line)
+        if not mine.size:
+            continue
+        o = outer[h.line[outer] == line]
+        # back-to-back ranges kept apart: their parent spans both and lies inside neither
+        us, ue = union_intervals(h.start[o].astype(np.int64), h.end[o].astype(np.int64), merge_touching=False)
+        s, e = h.start[rows[mine]].astype(np.int64), h.end[rows[mine]].astype(np.int64)
+        at = np.searchsorted(us, s, side="right") - 1
+        out[mine] = (at >= 0) & (e <= ue[np.maximum(at, 0)])
+    return out
+
+
+def _holds(h, outer: np.ndarray, inner: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
+    """Bool per row of ``outer``: it holds one of the events ``inner`` on its own thread (one starting inside it
+    that ends inside it: of those starting inside it, the earliest end).  Sorted searches a thread of ``outer``, not
+    a pass over ``inner`` an event of ``outer``, which is quadratic in the steps."""
+    out = np.zeros(outer.size, dtype=bool)
+    for line in np.unique(h.line[outer]).tolist():
+        mine = np.flatnonzero(h.line[outer] == line)
+        i = inner[h.line[inner] == line]
+        if not i.size:
+            continue
+        order = np.argsort(h.start[i], kind="stable")
+        s, e = h.start[i][order].astype(np.int64), h.end[i][order].astype(np.int64)
+        os_, oe = h.start[outer[mine]].astype(np.int64), h.end[outer[mine]].astype(np.int64)
+        lo, hi = np.searchsorted(s, os_, side="left"), np.searchsorted(s, oe, side="right")
+        some = hi > lo
+        if not some.any():
+            continue
+        # the earliest end over each [lo, hi): reduceat over the pairs, an end past the last as the sentinel
+        bounds = np.stack([lo[some], hi[some]], axis=1).ravel()
+        first_end = np.minimum.reduceat(np.append(e, np.iinfo(np.int64).max), bounds)[::2]
+        out[mine[some]] = first_end <= oe[some]
+    return out

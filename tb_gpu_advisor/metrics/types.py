@@ -1426,7 +1426,8 @@ class HostInput:
     #: range holds most of it, and "load batches in workers" is a lever in use, not a fix (h37-huntr67)
     workers: bool = False
     #: ``workers`` and not ``parallel``: the calls the profiler recorded inside the program's fetch ranges and outside
-    #: the pipeline's own events -- the loop's own code there --, as (name, calls per step, ms per step), longest first;
+    #: the pipeline's own events -- the loop's own code there --, as (name, calls per step, ms per step and GPU of the
+    #: input wait inside them: parts of ``ranges``' own, never more), longest first;
     #: the rest of the ranges' own time is Python the profiler did not record
     range_calls: list[tuple[str, float, float]] = field(default_factory=list)
     #: source "before_first_op": the host's recorded ops filling that time (name, ms per step), longest first

@@ -115,8 +115,9 @@ def _own_range(ctx: Ctx, src: HostInput) -> list:
     """The framework's fix for a pipeline whose workers hand each batch over quickly while the loop's own code in
     the range it marks around the fetch holds most of the wait (``HostInput.workers`` and not ``parallel``:
     ``input_bound:own_range``), filled with the ranges' own time, the pipeline's, and the calls the profiler recorded
-    there; [] otherwise, or where the framework writes no such fix.  Why: "load batches in worker processes" told a
-    loop that uses them to use them (duoan/playground-cuda ``torch_baseline``, h37-huntk67 *Left* 1)."""
+    there (in the framework's words: PyTorch's unrecorded code is Python); [] otherwise, or where the framework writes
+    no such fix.  Why: "load batches in worker processes" told a loop that uses them to use them
+    (duoan/playground-cuda ``torch_baseline``, h37-huntk67 *Left* 1)."""
     if src.parallel or not src.workers or not src.ranges:
         return []
     ranges = ", ".join(f"`{name}`" for name, _ in src.ranges[:3])
@@ -124,8 +125,8 @@ def _own_range(ctx: Ctx, src: HostInput) -> list:
     calls = ", ".join(f"`{name}` ({k:.3g} a {ctx.step_noun}, {ms(t)})" for name, k, t in src.range_calls)
     return ctx.fw.extra(f"{ID}:own_range", ranges=f"{ms(own)} {ctx.per_step} ({ranges})",
                         next=f"{ms(src.own_ms_per_step)} {ctx.per_step}",
-                        calls=f" -- the profiler recorded {calls} there, the rest is Python it did not record"
-                        if calls else " -- Python the profiler did not record")
+                        calls=ctx.fw.label(f"{ID}:own_range_calls", calls=calls) if calls
+                        else ctx.fw.label(f"{ID}:own_range_unrecorded"))
 
 
 def _transfer_said(xfer_ms: float, wait_ms: float, made: bool = True) -> str:

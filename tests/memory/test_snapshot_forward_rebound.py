@@ -23,9 +23,7 @@ from pathlib import Path
 import pytest
 
 from synthetic import memsnapshot as ms
-from tb_gpu_advisor.model.logdir import HostFile
-from tb_gpu_advisor.runtime.pipeline import analyze_host
-from tests.support.kept_reports import is_kept, kept_host_report
+from tests.support.kept_reports import snapshot_report as _analyze
 from tests.support.paths import FIXTURES
 from tests.support.run_report import run_report
 
@@ -66,16 +64,6 @@ def _replay(path: Path) -> tuple[int, int]:
         if level > peak:
             peak, peak_i = level, i
     return peak, sum(size for i, size in earlier if i > peak_i)
-
-
-def _analyze(path: Path):
-    """A kept snapshot's report from the run's store (``tests/support/kept_reports.py``: the autograd and bf16 ones
-    were analysed three and four times here, and again by the property walk); a generated one analysed here."""
-    if is_kept(path):
-        return kept_host_report(path)
-    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "snapshot"))
-    assert rep.error is None, rep.error
-    return rep
 
 
 def _kept_findings(rep) -> list:

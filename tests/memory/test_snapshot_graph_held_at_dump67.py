@@ -26,9 +26,7 @@ from pathlib import Path
 import pytest
 
 from synthetic import memsnapshot as ms
-from tb_gpu_advisor.model.logdir import HostFile
-from tb_gpu_advisor.runtime.pipeline import analyze_host
-from tests.support.kept_reports import is_kept, kept_host_report
+from tests.support.kept_reports import snapshot_report as _analyze
 from tests.support.paths import FIXTURES
 
 FP32 = FIXTURES / "wild" / "snapshot_forward_held_at_dump_2p7b" / "2.7B_ctx128_fwd_fp32.pickle.gz"
@@ -57,25 +55,8 @@ def _truth(path: Path) -> tuple[int, int, int]:
     return sum(mine), repeat, sum(k * n for k, n in before.items())
 
 
-def _analyze(path: Path):
-    if is_kept(path):
-        return kept_host_report(path)
-    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "snapshot"))
-    assert rep.error is None, rep.error
-    return rep
-
-
 def _kept(rep) -> list:
     return [f for f in rep.findings if f.id.startswith("activation_memory") and "#" not in f.id]
-
-
-def test_the_files_own_truth_two_graphs_and_the_weights():
-    """By the file: the recorded pass's graph, as many bytes again in its very sizes held from before the history,
-    and the rest the weights."""
-    mine, repeat, rest = _truth(FP32)
-    assert 5.2 * GIB < mine < 5.3 * GIB
-    assert repeat == mine
-    assert abs(rest - WEIGHTS) < 0.02 * WEIGHTS
 
 
 @pytest.mark.parametrize("path", [FP32, BF16], ids=["fp32", "bf16"])
@@ -95,8 +76,10 @@ def test_a_graph_held_through_the_next_pass_is_a_forward_only_job(path: Path):
 
 def test_the_saving_is_both_graphs_and_held_is_the_weights():
     """inference_mode frees both graphs (10.4 GiB, not 5.2); "held across steps" is the weights (12.8 GiB, not
-    18.1)."""
+    18.1).  By the file: the recorded pass's graph, as many bytes again in its very sizes held from before the
+    history, and the rest the weights."""
     mine, repeat, rest = _truth(FP32)
+    assert 5.2 * GIB < mine < 5.3 * GIB and repeat == mine and abs(rest - WEIGHTS) < 0.02 * WEIGHTS
     rep = _analyze(FP32)
     f = _kept(rep)[0]
     assert abs(f.saving_bytes - (mine + repeat)) < 0.01 * (mine + repeat)

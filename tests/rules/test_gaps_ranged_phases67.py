@@ -51,7 +51,7 @@ def _said_as_own_work(f, name: str) -> None:
 def test_gaps_the_programs_ranges_fill_are_its_own_work(phases):
     path, truth = phases
     m, f = _gaps(path)
-    assert m.syncs.gpu_idle_ms_per_step < 0.05 and truth["sync_wait_ms"] == 0.0  # the closing sync finds the GPU done
+    assert m.syncs.gpu_idle_ms_per_step == pytest.approx(truth["sync_wait_ms"], abs=0.05)  # the sync finds the GPU done
     assert dict(m.gaps.top_ranges)["h2d"] == pytest.approx(truth["range_ms"], rel=0.05)
     _said_as_own_work(f, "h2d")
 

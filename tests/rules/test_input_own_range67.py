@@ -55,9 +55,26 @@ def test_the_calls_recorded_in_the_fetch_range_are_named(tmp_path):
     path = str(tmp_path / "own_op.pt.trace.json")
     truth = tt.write_ranged_loader(path, fetch_us=60.0, own_us=400.0, workers=True, own_op=("aten::stack", 30.0))
     m, f = _input(path)
-    assert m.input.workers and not m.input.parallel
+    assert (m.input.workers, m.input.parallel) == (truth["workers"], truth["parallel"]) == (True, False)
     assert {name: calls for name, calls, _ in m.input.range_calls} == truth["own_ops"]
     assert "`aten::stack` (1 a step, 30 us)" in f.actions[0].text
+
+
+def test_the_calls_named_are_parts_of_the_ranges_wait_never_more(tmp_path):
+    """A loop that fetches before it syncs: the GPU still runs the step's last kernel through most of the range, so
+    the op's 1.5 ms of wall time holds only its part of the range's wait after the kernel ends.  Fails on de2d4d28:
+    "464 us ... of the range's time ... `aten::stack` (1 a step, 1.50 ms) there" -- a part above its whole."""
+    path = str(tmp_path / "busy.pt.trace.json")
+    truth = tt.write_ranged_loader(path, fetch_us=60.0, own_us=4000.0, own_op=("aten::stack", 1500.0),
+                                   busy_us=3000.0)
+    m, f = _input(path)
+    assert m.input.workers and not m.input.parallel
+    own = sum(v for _, v in m.input.ranges)
+    assert own == pytest.approx(truth["input_wait_ms"], rel=0.05)
+    ((name, calls, wait),) = m.input.range_calls
+    assert (name, calls) == ("aten::stack", 1.0)
+    assert wait == pytest.approx(truth["own_ops_wait_ms"]["aten::stack"], rel=0.05) and wait < own
+    assert f"`aten::stack` (1 a step, {round(wait * 1000)} us)" in f.actions[0].text
 
 
 def test_a_fetch_range_around_an_in_process_loader_keeps_the_worker_fix(tmp_path):

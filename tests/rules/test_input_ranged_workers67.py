@@ -60,16 +60,6 @@ def test_a_ranged_loader_without_workers_keeps_the_worker_fix(loops):
     assert f.actions[0].text.startswith("Load batches in DataLoader worker processes")
 
 
-def test_a_range_whose_own_code_holds_most_of_the_wait_is_not_slow_workers(tmp_path):
-    """Control (passes on 15b35816): where the range's own code outside the workers' ``__next__`` holds most of the
-    wait (the lab's ``torch_baseline``: 74 of 261 us in ``__next__``), the workers are not what the loop waits for."""
-    path = str(tmp_path / "own.pt.trace.json")
-    tt.write_ranged_loader(path, fetch_us=60.0, own_us=400.0, workers=True)
-    m, f = _input(path)
-    assert not m.input.parallel
-    assert f.actions[0].text != pytorch.LOADER_WORKERS_SLOW.text
-
-
 def test_the_wait_is_the_ranges_whole_whatever_the_loader(loops):
     """Only the words change: the wait (the range's fetch and its own code) is measured alike."""
     waits = {w: _input(p)[1].metric.detail["input_wait_ms"] for w, (p, _) in loops.items()}

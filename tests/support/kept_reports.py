@@ -18,7 +18,9 @@ import functools
 from pathlib import Path
 
 from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.model.schema import HostReport
+from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 from tests.support.report_store import session_report
 
@@ -71,5 +73,17 @@ def kept_host_report(path: str | Path) -> HostReport:
     """The host report of the kept capture file ``path`` in its session's report (asserted read without error)."""
     path = Path(path).resolve()
     (rep,) = [h for h in session_report(_session(path)).hosts if Path(h.path).resolve() == path]
+    assert rep.error is None, rep.error
+    return rep
+
+
+def snapshot_report(path: str | Path) -> HostReport:
+    """A memory snapshot's host report: a kept one's from its session's report (:func:`kept_host_report`), a test's
+    own file (a generated snapshot) analysed here; asserted read without error.  One helper for the snapshot tests
+    that read both (each module wrote its own)."""
+    path = Path(path)
+    if is_kept(path):
+        return kept_host_report(path)
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "snapshot"))
     assert rep.error is None, rep.error
     return rep

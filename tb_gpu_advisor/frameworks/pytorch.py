@@ -1088,6 +1088,8 @@ FIXES = {
     "input_bound:frames": (PREPARE_OFF_PATH,),
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
     "launch_bound:step": (CUDA_GRAPHS, action("Or raise the batch size, so each launch does more GPU work.")),
+    # a driver's late submission is paid per launch: fewer launches pay it fewer times (h37-idle67)
+    "capture_quality:submission": (CUDA_GRAPHS, COMPILE),
     # a step too small for its host cost that syncs in every turn (``launch_bound.sync_fixes``): once, after the loop
     "launch_bound:step_sync": (SYNC_AFTER_LOOP,),
     # the wait comes before graph replays: the host's preparation of each, not a launch per kernel (h37-left60)

@@ -1518,6 +1518,35 @@ class Handoff:
 
 
 @dataclass
+class Submission:
+    """How long a GPU's work waits after its launch call returns onto the idle GPU (``metrics/breakdown.submission``):
+    the driver's submission latency where nearly every launch pays about the same wait.
+
+    Why: a driver that submits launches in batches (Windows' WDDM driver model, WSL2) starts every kernel tens of
+    microseconds after its call returns even on an idle GPU.  The part of that wait past the usual allowance
+    (``LAUNCH_START_PS``) was read as the GPU holding work for another process's context: duoan/playground-cuda's
+    RTX 5080 "held" 881 us of each 8.87 ms step, every launch 23-71 us late (h37-idle67)."""
+
+    #: launches onto an idle GPU whose wait was read (the first work of each launch, started after the GPU idled)
+    launches: int = 0
+    #: their wait from the call's return to the work's start: median and 90th percentile, us
+    median_us: float = 0.0
+    p90_us: float = 0.0
+    #: share of them that waited ``launch.submit_floor_us`` or more
+    delayed_share: float = 0.0
+    #: whether the waits are one submission latency (paid by nearly every launch, narrow, tens of us)
+    latency: bool = False
+    #: the longest hold read as that latency (us; 0 where there is none): a longer one stays held work
+    cap_us: float = 0.0
+    #: ms per step and GPU of idle the GPU held work through that latency, booked as the host's time, not held work
+    idle_ms: float = 0.0
+    #: kernels and other works launched per step on that GPU
+    launches_per_step: float = 0.0
+    #: what the capture says of the host's OS ("Windows paths", "WSL2 paths"; "" where it says nothing)
+    os_hint: str = ""
+
+
+@dataclass
 class HostMetrics:
     """Everything about one host file; the argument of ``rules.evaluate``."""
 
@@ -1601,6 +1630,9 @@ class HostMetrics:
     #: the handoffs that hold most of the ledger's ``stream_handoff``: their streams and work
     #: (``metrics/breakdown.handoff_reading``)
     handoff: Handoff = field(default_factory=Handoff)
+    #: the driver's submission latency of the GPU with most launches, where the capture shows one
+    #: (``metrics/breakdown.submission``): the holds within it are the host's pace, not held work
+    submission: Submission = field(default_factory=Submission)
     #: ms per step and GPU the GPU idled before the capture's first GPU work with that work already launched (booked
     #: as ``unseen`` too, apart from ``idle_held``): it may have been running work launched before the capture began
     #: (``metrics/breakdown.queued_first_ms``)

@@ -1769,6 +1769,7 @@ JOB_FIXES = {
     # the capture shows the DataLoader in the main process: its batches are made between the forward passes
     "input_bound:pipeline@inference": (LOADER_INFERENCE, BETWEEN_PASSES),
     "launch_bound@inference": (GRAPHS_INFERENCE, BATCH_INFERENCE),
+    "capture_quality:submission@inference": (GRAPHS_INFERENCE, BATCH_INFERENCE),
     "mixed_precision_off@inference": (HALF_INFERENCE,),
     "mixed_precision_off:fp16@inference": (HALF_INFERENCE_FP16,),
     "tensor_core_unused@inference": (HALF_INFERENCE,),

@@ -1422,7 +1422,11 @@ class HostInput:
     #: ranges around its fetch), whoever holds the wait: where ``parallel`` is False the loop's own code inside its fetch
     #: range holds most of it, and "load batches in workers" is a lever in use, not a fix (h37-huntr67)
     workers: bool = False
-    #: ``workers`` and not ``parallel``: the calls the profiler recorded inside the program's fetch ranges and outside
+    #: the loop's own code inside the ranges it marks around each fetch holds most of the wait, outside the pipeline's
+    #: own events: ``workers`` and not ``parallel``, or a pipeline without workers whose ``__next__`` holds under half
+    #: (``metrics/inputs._serial_range_holds``): the first fix names that code (``input_bound:own_range``)
+    own_range: bool = False
+    #: ``own_range``: the calls the profiler recorded inside the program's fetch ranges and outside
     #: the pipeline's own events -- the loop's own code there --, as (name, calls per step, ms per step), longest first;
     #: the rest of the ranges' own time is Python the profiler did not record
     range_calls: list[tuple[str, float, float]] = field(default_factory=list)

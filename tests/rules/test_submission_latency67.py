@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import glob
 import os
+from types import SimpleNamespace
 
 import pytest
 
 from synthetic import torchtrace as tt
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
+from tb_gpu_advisor.metrics.breakdown import _os_hint
 from tb_gpu_advisor.rules import evaluate
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 
@@ -87,3 +89,13 @@ def test_rtx5080_eager_step_reads_its_submission_latency():
     assert sub.latency and 25.0 <= sub.median_us <= 45.0 and sub.delayed_share >= 0.95
     (said,) = _submission(findings)
     assert "reduce-overhead" in said.actions[0].snippet
+
+
+def test_the_os_a_capture_shows_is_read_from_its_recorded_paths():
+    """The finding names the OS only where the host's recorded names show it (a Kineto trace records no OS)."""
+    def hint(*names: str) -> str:
+        return _os_hint(SimpleNamespace(h=SimpleNamespace(names=list(names))))
+
+    assert hint("/mnt/c/Users/me/lab/train.py(41): step", "aten::add") == "WSL2 paths"
+    assert hint("C:\\Users\\me\\lab\\train.py(41): step") == "Windows paths"
+    assert hint("/home/me/lab/train.py(41): step", "nvjet_sm90_tst") == ""

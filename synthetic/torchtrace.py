@@ -23,6 +23,7 @@ import json
 import os
 import random
 import re
+import statistics
 from functools import partial
 from itertools import pairwise
 from dataclasses import dataclass, field
@@ -5317,3 +5318,47 @@ def collectives_only_like_tracelens(fused: dict[str, Any]) -> dict[str, Any]:
             or (e.get("cat") == "gpu_user_annotation" and e["name"].startswith("nccl:"))
             or (e.get("ph") == "M" and e["pid"] in gpu_pids)]
     return {"traceEvents": json.loads(json.dumps(keep))}
+
+
+#: :func:`write_submission_waits`' waits from each launch call's return to its kernel's start (us), cycled over the
+#: step's launches: a driver that submits in batches, after duoan/playground-cuda's RTX 5080 (p5-p90 23-71 us, a
+#: longer wait where a batch was flushed late).  Median 32 us; two of ten past the 50 us allowance
+#: (``metrics.breakdown.LAUNCH_START_PS``), 57 us of each ten launches.
+SUBMIT_WAITS_US = (28.0, 31.0, 35.0, 26.0, 62.0, 30.0, 95.0, 33.0, 41.0, 29.0)
+#: the host's own Python between two launches of :func:`write_submission_waits` (each kernel 4 us): the GPU drains
+#: before each launch reaches it, as the RTX 5080's eager loop did
+SUBMIT_HOST_US = 40.0
+
+
+def write_submission_waits(path: str, steps: int = 8, kernels: int = 40, latency: bool = True,
+                           turn_us: float = 0.0, turn_steps: tuple[int, ...] = (2, 5)) -> dict[str, Any]:
+    """A ``torch.profiler`` window of an eager, host-paced loop: each step launches ``kernels`` 4 us kernels,
+    ``SUBMIT_HOST_US`` of the host's Python apart, then ``.item()``.  ``latency``: every kernel starts
+    :data:`SUBMIT_WAITS_US` (cycled) after its launch call returns -- a driver's submission latency, paid by every
+    launch on the idle GPU; else each starts as its call returns, as a Linux driver's do.  ``turn_us``: in each step
+    of ``turn_steps`` one kernel (the middle one) starts ``turn_us`` after its call returns -- another context's turn
+    on the GPU, a hold in a few places only.  Truth by construction: whether the waits are a submission latency
+    (``latency``), their median (``median_us``), and the held idle per step that no launch latency explains
+    (``held_ms``: each turn less the 50 us allowance every launch has, ``LAUNCH_START_PS``)."""
+    r = Rank(rank=0, pid=4832, device=0)
+    launch_us, at = 7.0, {"step": -1}
+
+    def body(rr: Rank) -> None:
+        for k in range(kernels):
+            ret = rr.host_us + 3.0 + launch_us  # the launch call's return (:meth:`Rank.kernel`)
+            wait = SUBMIT_WAITS_US[k % len(SUBMIT_WAITS_US)] if latency else 0.0
+            if turn_us and k == kernels // 2 and at["step"] in turn_steps:
+                wait = turn_us
+            rr.kernel("aten::add", "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>",
+                      4.0, launch_us=launch_us, not_before=ret + wait if wait else 0.0, grid=(64, 1, 1))
+            rr.host_us += SUBMIT_HOST_US
+        rr.sync()
+
+    for n in range(steps):
+        at["step"] = n
+        r.step(n, body)
+        r.host_us += 20.0
+    write_doc(path, trace_doc(r, 1))
+    turns = sum(1 for n in turn_steps if n < steps) if turn_us else 0
+    return {"steps": steps, "latency": latency, "median_us": statistics.median(SUBMIT_WAITS_US) if latency else 0.0,
+            "held_ms": turns * (turn_us - 50.0) / 1000.0 / steps}

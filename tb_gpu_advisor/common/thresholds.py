@@ -134,6 +134,24 @@ _TABLE: tuple[Threshold, ...] = (
        "idle between a kernel and the next one the GPU already holds (launched, returned, submitted) shorter than "
        "this is the GPU's kernel switching (ledger kernel_switch), longer is held work (unseen); at a graph's entry "
        "or exit the GPU's own graph switch where its architecture has one (devices.graph_switch_us: MI300X 15 us)"),
+    _t("launch.submit_floor_us", 15.0, "us", "Advisor (h37-idle67): a Linux driver starts a kernel 0-10 us after its "
+       "launch call returns onto an idle GPU (casio's A100 exports); an RTX 5080 whose launches all waited 23-71 us "
+       "(p5-p90, duoan/playground-cuda) submits them late, in the driver's batches", "a launch onto an idle GPU that "
+       "starts at least this long after its call returned waited for the driver's submission"),
+    _t("launch.submit_share", 0.9, "share", "Advisor (h37-idle67): a submission latency is paid by nearly every launch "
+       "(99% of the RTX 5080's 1,107); another context's turns delay some launches only", "share of the launches onto "
+       "an idle GPU that must wait launch.submit_floor_us or more for the GPU's holds to be read as its submission latency"),
+    _t("launch.submit_spread", 5.0, "ratio", "Advisor (h37-idle67): the RTX 5080's submission waits have p90 1.9-3.2x "
+       "their median; a GPU time-sliced with a busy context waits 0 to a timeslice (ms)", "most the p90 of the "
+       "launches' waits may be, as a multiple of their median, for them to be one submission latency"),
+    _t("launch.submit_max_us", 200.0, "us", "Advisor (h37-idle67): a driver's batched submission takes tens of us "
+       "(RTX 5080 under a batching driver: median 37-66 us); a context's timeslice takes milliseconds",
+       "the longest median wait read as a submission latency; a longer one is held work"),
+    _t("launch.submit_hold_factor", 10.0, "ratio", "Advisor (h37-idle67): a batch flushed late waits a few times the "
+       "usual latency (the RTX 5080's p99: 4-7x its median); far beyond that the GPU ran something else",
+       "a hold up to this multiple of the submission latency's median is the submission; a longer one is held work"),
+    _t("launch.submit_min_launches", 20.0, "count", "Advisor: a median and a p90 need some launches to stand on",
+       "fewest launches onto an idle GPU the submission latency is read from"),
     _t("launch.python_launcher_us", 5.0, "us", "Advisor (h37-driverlaunch): a Python launcher's call costs tens of us "
        "before its launch (Triton's JIT runtime called directly: 25-68 us of silence before each cuLaunchKernel on an "
        "A10G, survey h37-survey44), a C++ launcher's about one (nvFuser's driver launches on an H200: 0.7 us)",

@@ -76,6 +76,11 @@ TERMS = {
     "system_profiler": "Nsight Systems",
     "system_trace": "nsys profile -t cuda,nvtx -o run python train.py",
     "kernel_profiler": "Nsight Compute",
+    #: the drivers that submit launches late, in batches, and how to see which one runs (the submission latency's
+    #: finding, ``rules.capture_quality``: h37-idle67)
+    "batching_drivers": "Windows' WDDM driver model does (and WSL2, which runs on it)",
+    "driver_check": ("see which driver model runs (`nvidia-smi -q`, 'Driver Model'): on Windows a GPU that supports "
+                     "TCC submits without batching, and a Linux host has no such batching"),
     #: which of the vendor's GPUs multiply bfloat16 on their matrix units, in a fix's words (``rules._kernels.fp16_reason``:
     #: where the capture does not say which GPU this is); NVIDIA's from Ampere
     "bf16_gpus": "bfloat16 only on Ampere and newer",

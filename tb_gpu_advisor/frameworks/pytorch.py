@@ -563,6 +563,16 @@ OWN_FETCH_RANGE = action(
     "    batch = next(it)                      # the fetch alone\n"
     "x, y = batch                              # the rest outside the range, off the wait\n"
     "prof = torch.profiler.profile(..., with_stack=True)   # names the range's unrecorded Python")
+#: :data:`OWN_FETCH_RANGE` for a DataLoader without workers (``input_bound:own_range_serial``): its ``__next__`` holds
+#: the lesser part of the wait, the loop's own code in the range the greater; workers would take only the first
+#: (h37-idle67), so the range's code comes first and the loader's fix after it.
+OWN_FETCH_RANGE_SERIAL = action(
+    "Look inside the loop's own fetch range first: the DataLoader's `__next__` (in the main process, no workers) "
+    "hands a batch over in {next}, but {ranges} more of the range's time lies outside it{calls}. Find what that is "
+    "(with_stack=True records its Python, or a record_function around each part); keep only next(it) in the range, "
+    "and move per-batch work the loop does there (unpacking, conversions, transforms, bookkeeping) into the Dataset "
+    "or its collate_fn, which worker processes can then run, or after the step's launch.",
+    OWN_FETCH_RANGE.snippet)
 #: A training step's upload exposed although pinned and asynchronous (the GPU idles while it runs, on
 #: the kernels' stream) is hidden by copying the next batch on a stream of its own during the current step -- the
 #: DataLoader's workers make the batch sooner, never the copy (h37-probe42s's Left, h37-probe42c).
@@ -1088,6 +1098,8 @@ FIXES = {
     "input_bound:frames": (PREPARE_OFF_PATH,),
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
     "launch_bound:step": (CUDA_GRAPHS, action("Or raise the batch size, so each launch does more GPU work.")),
+    # a driver's late submission is paid per launch: fewer launches pay it fewer times (h37-idle67)
+    "capture_quality:submission": (CUDA_GRAPHS, COMPILE),
     # a step too small for its host cost that syncs in every turn (``launch_bound.sync_fixes``): once, after the loop
     "launch_bound:step_sync": (SYNC_AFTER_LOOP,),
     # the wait comes before graph replays: the host's preparation of each, not a launch per kernel (h37-left60)
@@ -1767,6 +1779,7 @@ JOB_FIXES = {
     # the capture shows the DataLoader in the main process: its batches are made between the forward passes
     "input_bound:pipeline@inference": (LOADER_INFERENCE, BETWEEN_PASSES),
     "launch_bound@inference": (GRAPHS_INFERENCE, BATCH_INFERENCE),
+    "capture_quality:submission@inference": (GRAPHS_INFERENCE, BATCH_INFERENCE),
     "mixed_precision_off@inference": (HALF_INFERENCE,),
     "mixed_precision_off:fp16@inference": (HALF_INFERENCE_FP16,),
     "tensor_core_unused@inference": (HALF_INFERENCE,),
@@ -1818,6 +1831,7 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
         "input_bound": (LOADER, NON_BLOCKING, confirm),
         "input_bound:parallel": (loader_workers_slow(loop), confirm),
         "input_bound:own_range": (OWN_FETCH_RANGE, confirm),
+        "input_bound:own_range_serial": (OWN_FETCH_RANGE_SERIAL, LOADER, confirm),
         "host_op_placement": (reads,),
         "host_sync": (reads, SYNC_DEBUG),
         "host_sync:read_in_op": (OUTPUT_SIZE_READ, reads),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -23,7 +24,8 @@ from tb_gpu_advisor.job.waits import managed_reads
 from tb_gpu_advisor.metrics.context import (DISPATCH_BIT, HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids,
                                             last_starts, loop_frames)
 from tb_gpu_advisor.metrics.flops import gemm_events
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, MANAGED_READ, Breakdown, Gaps, Handoff, StepGap, StepMetrics, per_step
+from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, MANAGED_READ, Breakdown, Gaps, Handoff, StepGap, StepMetrics,
+                                          Submission, per_step)
 from tb_gpu_advisor.model.columns import add_intervals, count_between, coverage, intersect_intervals, reduce_at, sorted_unique, subtract_intervals, time_within, union_intervals
 from tb_gpu_advisor.model.trace import OFF_CPU
 
@@ -126,6 +128,9 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
             lend_all = launch_ends(ctx, g)
         lw, held, lead, first = _idle_before(d, g.step, g.launch, lend_all if h.end.size else None, g.windows,
                                              returns_read)
+        sub = submission(ctx, g, lend_all) if returns_read and lend_all is not None else None
+        if sub is not None and sub.latency:  # holds within the driver's submission latency are the host's pace
+            held, lead, out["submission"] = _past_submission(d, lend_all, held, lead, sub.cap_us * PS_PER_US)
         if not ctx.fw.has_dispatch:  # a framework whose dispatch the capture names measures the launch wait itself
             out["launch_wait"] = lw
         # the idle the GPU holds work in: its own switching where short, held work where long -- one rule whatever
@@ -429,6 +434,103 @@ def _under_launch_calls(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None) ->
 #: Kernels launched onto a drained A100 start 0-10 us after the call returns (casio's nerf export: 5% of them 1 us
 #: early, a fifth within 50 us).
 LAUNCH_START_PS = int(50 * PS_PER_US)
+
+
+def submission(ctx: Context, g: GpuCtx, lend_all: np.ndarray) -> Submission:
+    """GPU ``g``'s wait from each launch call's return to its work's start, where the work started on an idle GPU
+    (after every earlier work ended, past the GPU's own switch) and is its launch's first: whether those waits are one
+    submission latency -- nearly every launch waits (``launch.submit_share`` of them ``launch.submit_floor_us`` or
+    more), about as long (p90 at most ``launch.submit_spread`` times the median) and tens of microseconds (median up
+    to ``launch.submit_max_us``) -- and the longest hold that latency explains (``launch.submit_hold_factor`` times
+    its median).  Made once per GPU and analysis (``ctx.memo``).
+
+    Why: a driver that submits in batches (Windows' WDDM, WSL2) starts every launch late on an idle GPU, whatever the
+    GPU ran before: duoan/playground-cuda's RTX 5080 started 99% of 1,107 launches 23-71 us (p5-p90) after their
+    calls returned, so each wait past ``LAUNCH_START_PS`` was held work, "another process's context ... takes turns"
+    (881 us of each 8.87 ms step).  Another context's turns delay some launches by up to a timeslice (milliseconds),
+    clustered, and leave the rest prompt: those holds stay held (h37-idle67)."""
+    key = ("submission", g.d.gpu)
+    if key in ctx.memo:
+        return ctx.memo[key]
+    out = Submission()
+    d = g.d
+    n = len(d)
+    if n >= 2 and lend_all is not None:
+        start = d.start.astype(np.int64, copy=False)
+        prev_end = np.maximum.accumulate(d.end.astype(np.int64, copy=False))
+        i = np.arange(1, n)
+        sw = T("launch.kernel_switch_us") * PS_PER_US
+        ok = ((start[i] > prev_end[:-1] + sw) & (g.launch[i] >= 0) & (g.launch[i] != g.launch[:-1])
+              & (d.kind[i] != devices.KIND_COLLECTIVE))
+        i = i[ok]
+        wait = (start[i] - lend_all[i].astype(np.int64)) / PS_PER_US
+        out = _submission_reading(wait)
+        kept = g.step >= 0
+        steps = int(g.windows.shape[0]) if g.windows is not None else 0
+        out.launches_per_step = float(np.unique(g.launch[kept & (g.launch >= 0)]).size) / steps if steps else 0.0
+        out.os_hint = ctx.memo.get("os_hint") or _os_hint(ctx)
+        ctx.memo["os_hint"] = out.os_hint
+    ctx.memo[key] = out
+    return out
+
+
+def _submission_reading(wait_us: np.ndarray) -> Submission:
+    """:func:`submission`'s reading of the waits (us) of the launches onto an idle GPU."""
+    if wait_us.size < T("launch.submit_min_launches"):
+        return Submission(launches=int(wait_us.size))
+    med, p90 = (float(x) for x in np.percentile(wait_us, [50, 90]))
+    share = float((wait_us >= T("launch.submit_floor_us")).mean())
+    latency = (share >= T("launch.submit_share") and med <= T("launch.submit_max_us")
+               and p90 <= T("launch.submit_spread") * med)
+    return Submission(launches=int(wait_us.size), median_us=med, p90_us=p90, delayed_share=share, latency=latency,
+                      cap_us=T("launch.submit_hold_factor") * med if latency else 0.0)
+
+
+#: Paths the host's recorded names may hold that say its OS: a Windows drive (``C:\``), or a Windows drive mounted
+#: into WSL2 (``/mnt/c/``).
+_WINDOWS_PATH = re.compile(r"(?<![A-Za-z])[A-Za-z]:\\")
+_WSL_PATH = re.compile(r"(?<![\w])/mnt/[a-z]/")
+
+
+def _os_hint(ctx: Context) -> str:
+    """What the host's recorded names (Python frames, ranges) say of its OS: "WSL2 paths" where one names a Windows
+    drive mounted into WSL2, "Windows paths" where one names a Windows drive, "" where none does.  Why: the
+    submission latency's finding names the driver model that causes it only where the capture shows the OS; a Kineto
+    trace records no OS of its own (its ``deviceProperties`` say the GPU, not the host)."""
+    names = getattr(ctx.h, "names", None) or []
+    if any(_WSL_PATH.search(x) for x in names):
+        return "WSL2 paths"
+    if any(_WINDOWS_PATH.search(x) for x in names):
+        return "Windows paths"
+    return ""
+
+
+def _past_submission(d, lend_all: np.ndarray, held: tuple, lead: tuple, cap_ps: float  # noqa: ANN001 - DeviceEvents
+                     ) -> tuple[tuple, tuple, tuple[np.ndarray, np.ndarray]]:
+    """``(held, lead, within)``: :func:`_idle_before`'s ``held`` and ``held_first`` (each (starts, ends, the work each
+    stretch precedes)) less the stretches before works that started at most ``cap_ps`` after their launch call
+    returned, and those stretches as (starts, ends).  Why: within the GPU's submission latency (:func:`submission`)
+    the work had not reached the GPU: the GPU waits for the host's launches, delayed, so the host's time at that
+    instant is what the ledger paints there -- not work held for a cause outside the capture."""
+    out, within_s, within_e = [], [], []
+    start = d.start.astype(np.int64, copy=False)
+    for s, e, at in (held, lead):
+        w = (start[at] - lend_all[at].astype(np.int64)) <= cap_ps if at.size else np.zeros(0, bool)
+        out.append((s[~w], e[~w], at[~w]))
+        within_s.append(s[w].astype(np.int64))
+        within_e.append(e[w].astype(np.int64))
+    return out[0], out[1], (np.concatenate(within_s), np.concatenate(within_e))
+
+
+def submission_ms(g: GpuCtx, iv: dict) -> float:
+    """ms of GPU ``g``'s idle inside its kept steps that its submission latency explains (``iv["submission"]`` of
+    :func:`category_intervals`): holds the ledger paints as the host's time, not as held work."""
+    sub = iv.get("submission")
+    if sub is None or not sub[0].size:
+        return 0.0
+    s, e = union_intervals(sub[0], sub[1])
+    a, b = _inside_steps(g, np.asarray(s, np.int64), np.asarray(e, np.int64))
+    return float((b - a).sum()) / PS_PER_MS
 
 
 #: The longest idle a handoff between streams takes (ps): once the work a queued kernel waits on has ended, the GPU

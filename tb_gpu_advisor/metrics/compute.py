@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,8 +16,8 @@ from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import attention, capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, assign, build_context, caller_across_lines, enclosing
 from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, GpuMetrics, Handoff, Headline, HostMetrics,
-                                         KernelDurations, SmallKernels, StepMetrics, StepTable, Underfill, UnfusedAttention,
-                                         per_step)
+                                         KernelDurations, SmallKernels, StepMetrics, StepTable, Submission, Underfill,
+                                         UnfusedAttention, per_step)
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import OFF_CPU, Trace, release_columns
 from tb_gpu_advisor.steps.types import Steps
@@ -88,6 +89,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         underfill=ks.underfill, unfused_attention=ks.attention,
         idle_in_os_waits_after_work=_per_step(idle.tail_waits, n),
         idle_held=_per_step(idle.held, n),
+        submission=_submission(idle.submitted, n),
         handoff=max(idle.handoff, default=(0.0, Handoff()), key=lambda x: x[0])[1],
         idle_queued_first=_per_step(idle.queued, n),
         idle_queued_first_blocked=_per_step(idle.queued_blocked, n),
@@ -108,6 +110,15 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     if not gpu_step_timed(job):
         _without_gpu_step(hm, trace)
     return hm
+
+
+def _submission(submitted: list[tuple[float, Submission]], n: int) -> Submission:
+    """The submission reading of the GPU with most launches read, its idle within the latency per step (``n`` kept
+    steps).  Why one: the finding names one latency; the GPUs of one host share its driver."""
+    if not submitted:
+        return Submission()
+    ms, sub = max(submitted, key=lambda x: x[1].launches)
+    return dataclasses.replace(sub, idle_ms=ms / n if n else 0.0)
 
 
 def one_time_in_steps(job: Job | None, windows: np.ndarray) -> tuple[float, float]:
@@ -235,6 +246,9 @@ class _Idle:
     tail_waits: list[float] = field(default_factory=list)
     #: ms of idle holding launched work, not at a handoff between streams (``bd.held_ms``), per active GPU
     held: list[float] = field(default_factory=list)
+    #: (ms of idle within the driver's submission latency, booked as the host's time, its reading) per active GPU
+    #: (``bd.submission_ms``, ``bd.submission``)
+    submitted: list[tuple[float, Submission]] = field(default_factory=list)
     #: (ms of idle at handoffs between streams -- the ledger's ``stream_handoff`` --, the busiest handoff "A to B"),
     #: per active GPU (``bd.handoff_reading``)
     handoff: list[tuple[float, Handoff]] = field(default_factory=list)
@@ -264,6 +278,7 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
         out.arrays[g.d.gpu] = arr
         if g.active:
             out.held.append(bd.held_ms(g, iv))
+            out.submitted.append((bd.submission_ms(g, iv), ctx.memo.get(("submission", g.d.gpu), Submission())))
             out.handoff.append(bd.handoff_reading(ctx, g, iv))
             if iv["comm_launch"][0].size:
                 out.paced[g.d.gpu] = iv["comm_launch"]

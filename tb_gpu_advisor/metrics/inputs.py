@@ -41,8 +41,9 @@ def host_input(ctx: Context) -> HostInput:
     ops = _ops_in(ctx, lead, n) if lead is not None and source == "before_first_op" else []
     frames, within = _frames_in(ctx, lead, pre, n) if lead is not None and source == "before_first_op" else ([], [])
     workers, parallel = _workers(ctx, rows)
-    return HostInput(source=source, pre_op_ms_per_step=pre_ms, parallel=parallel, workers=workers,
-                     range_calls=_range_calls(ctx, rows, n) if workers and not parallel else [], ops=ops,
+    own = (workers and not parallel) or (not workers and _serial_range_holds(ctx, rows))
+    return HostInput(source=source, pre_op_ms_per_step=pre_ms, parallel=parallel, workers=workers, own_range=own,
+                     range_calls=_range_calls(ctx, rows, n) if own else [], ops=ops,
                      transfer_ms_per_step=moved or _transfer_ms(ctx, every, n), frames=frames, frames_within=within,
                      ranges=_ranges(ctx, every, n), functions=_functions(ctx, every, n),
                      traced_calls_per_step=_traced_calls(ctx, every),
@@ -385,14 +386,37 @@ def _parallel(ctx: Context, rows: np.ndarray) -> bool:
     return _wait_in(ctx, rows[parallel], n) >= 0.5 * _wait_in(ctx, rows, n)
 
 
+def _serial_range_holds(ctx: Context, rows: np.ndarray) -> bool:
+    """Of a pipeline without workers (its events the framework's own serial ones: a DataLoader's in-process
+    ``__next__``), whether the loop's own code in the ranges it marks around each fetch holds most of the wait: every
+    range wraps one of the pipeline's events on its own thread, and those events hold under half the wait the ranges
+    and they hold together.
+
+    Why: "load batches in worker processes" first, for a range whose own code outside ``__next__`` held most of the
+    wait, would move the part that is not the loader's to no worker (``synthetic.torchtrace.write_ranged_loader``
+    without workers: 400 of a 460 us wait outside the 60 us ``__next__``; the case beside h37-huntr67's, h37-idle67)."""
+    if not rows.size:
+        return False
+    h = ctx.h
+    framework = h.name_mask(ctx.fw.input_event)[rows]
+    ranges, fetches = rows[~framework], rows[framework]
+    if not ranges.size or not fetches.size:
+        return False
+    if not bool(_holds(h, ranges, fetches).all()):  # sorted searches: a pass a range is quadratic in the steps
+        return False
+    n = ctx.steps.count
+    return _wait_in(ctx, fetches, n) < 0.5 * _wait_in(ctx, rows, n)
+
+
 def _range_calls(ctx: Context, rows: np.ndarray, n: int) -> list[tuple[str, float, float]]:
     """The calls the profiler recorded inside the program's fetch ranges among ``rows`` (no framework pipeline
     event) and outside the pipeline's own events, on each range's thread: the outermost of them by name, as (name,
     calls per step, ms per step and GPU of the input wait inside them), longest first (at most ``TOP_OPS``), those
     holding any.  The wait, not their wall time: the finding says them as parts of the ranges' own wait
     (:func:`_ranges`), and a call the GPU ran beside (a loop that fetches before it syncs) outlasted that wait -- "464
-    us of the range's time ... `aten::stack` (1.50 ms) there" (``write_ranged_loader(busy_us=...)``, h37-review67).  What the loop's own code in its fetch range is,
-    as far as the capture shows it; the rest is Python it did not record.  Why: a range whose own code holds most of
+    us of the range's time ... `aten::stack` (1.50 ms) there" (``write_ranged_loader(busy_us=...)``, h37-review67).
+    What the loop's own code in its fetch range is, as far as the capture shows it; the rest is code it did not
+    record.  Why: a range whose own code holds most of
     the wait is that code's cost, and the finding names it rather than the workers (the ``torch_baseline`` range's two
     ``cudaEventRecordWithFlags`` a step after ``__next__`` returns, and ~150 us of unrecorded Python, h37-huntr67)."""
     h = ctx.h

@@ -1425,9 +1425,13 @@ class HostInput:
     #: ranges around its fetch), whoever holds the wait: where ``parallel`` is False the loop's own code inside its fetch
     #: range holds most of it, and "load batches in workers" is a lever in use, not a fix (h37-huntr67)
     workers: bool = False
-    #: ``workers`` and not ``parallel``: the calls the profiler recorded inside the program's fetch ranges and outside
-    #: the pipeline's own events -- the loop's own code there --, as (name, calls per step, ms per step and GPU of the
-    #: input wait inside them: parts of ``ranges``' own, never more), longest first;
+    #: the loop's own code inside the ranges it marks around each fetch holds most of the wait, outside the pipeline's
+    #: own events: ``workers`` and not ``parallel``, or a pipeline without workers whose ``__next__`` holds under half
+    #: (``metrics/inputs._serial_range_holds``): the first fix names that code (``input_bound:own_range``)
+    own_range: bool = False
+    #: ``own_range``: the calls the profiler recorded inside the program's fetch ranges and outside the pipeline's own
+    #: events -- the loop's own code there --, as (name, calls per step, ms per step of the input wait inside them:
+    #: parts of ``ranges``' own, never more), longest first;
     #: the rest of the ranges' own time is Python the profiler did not record
     range_calls: list[tuple[str, float, float]] = field(default_factory=list)
     #: source "before_first_op": the host's recorded ops filling that time (name, ms per step), longest first
@@ -1522,6 +1526,35 @@ class Handoff:
 
 
 @dataclass
+class Submission:
+    """How long a GPU's work waits after its launch call returns onto the idle GPU (``metrics/breakdown.submission``):
+    the driver's submission latency where nearly every launch pays about the same wait.
+
+    Why: a driver that submits launches in batches (Windows' WDDM driver model, WSL2) starts every kernel tens of
+    microseconds after its call returns even on an idle GPU.  The part of that wait past the usual allowance
+    (``LAUNCH_START_PS``) was read as the GPU holding work for another process's context: duoan/playground-cuda's
+    RTX 5080 "held" 881 us of each 8.87 ms step, every launch 23-71 us late (h37-idle67)."""
+
+    #: launches onto an idle GPU whose wait was read (the first work of each launch, started after the GPU idled)
+    launches: int = 0
+    #: their wait from the call's return to the work's start: median and 90th percentile, us
+    median_us: float = 0.0
+    p90_us: float = 0.0
+    #: share of them that waited ``launch.submit_floor_us`` or more
+    delayed_share: float = 0.0
+    #: whether the waits are one submission latency (paid by nearly every launch, narrow, tens of us)
+    latency: bool = False
+    #: the longest hold read as that latency (us; 0 where there is none): a longer one stays held work
+    cap_us: float = 0.0
+    #: ms per step and GPU of idle the GPU held work through that latency, booked as the host's time, not held work
+    idle_ms: float = 0.0
+    #: kernels and other works launched per step on that GPU
+    launches_per_step: float = 0.0
+    #: what the capture says of the host's OS ("Windows paths", "WSL2 paths"; "" where it says nothing)
+    os_hint: str = ""
+
+
+@dataclass
 class HostMetrics:
     """Everything about one host file; the argument of ``rules.evaluate``."""
 
@@ -1605,6 +1638,9 @@ class HostMetrics:
     #: the handoffs that hold most of the ledger's ``stream_handoff``: their streams and work
     #: (``metrics/breakdown.handoff_reading``)
     handoff: Handoff = field(default_factory=Handoff)
+    #: the driver's submission latency of the GPU with most launches, where the capture shows one
+    #: (``metrics/breakdown.submission``): the holds within it are the host's pace, not held work
+    submission: Submission = field(default_factory=Submission)
     #: ms per step and GPU the GPU idled before the capture's first GPU work with that work already launched (booked
     #: as ``unseen`` too, apart from ``idle_held``): it may have been running work launched before the capture began
     #: (``metrics/breakdown.queued_first_ms``)

@@ -267,6 +267,9 @@ def _unseen_work(ctx: Ctx, m: HostMetrics) -> list[Finding]:
         ))
     if handoff_apart:
         out.append(_handoff_finding(ctx, m))
+    sub = m.submission
+    if sub.latency and ctx.step_ms and sub.idle_ms / ctx.step_ms >= T("capture.unseen_share"):
+        out.append(_submission_finding(ctx, m))
     before = min(m.idle_queued_first, m.breakdown.unseen)
     if before and ctx.step_ms and before / ctx.step_ms >= T("capture.unseen_share"):
         out.append(_before_capture(ctx, before, min(m.idle_queued_first_blocked, before)))
@@ -938,6 +941,44 @@ def _held_words(ctx: Ctx, unseen: float, held: float, handoff: float = 0.0, stre
             f"the GPU runs work this capture does not hold (another process's context on the same GPU takes turns "
             f"with this one) or the kernels wait on something outside it. That time is booked apart, not as "
             f"launch or host overhead.{part}")
+
+
+def _submission_finding(ctx: Ctx, m: HostMetrics) -> Finding:
+    """Every launch reaches the GPU tens of microseconds after its call returns, on an idle GPU
+    (``HostMetrics.submission``): the driver's submission latency, said with what the capture shows of it and the
+    fix that shortens what it costs -- fewer launches -- and how to see the driver that batches them.  An info: the
+    host's launches pace the GPU (the ledger books that idle as the host's time), so the latency delays the work
+    more than it lengthens the step, save where the host waits for the GPU.
+
+    Why: the waits past the usual 50 us allowance were "The GPU holds work it was given, idle ... another process's
+    context on the same GPU takes turns with this one" on duoan/playground-cuda's RTX 5080 (881 us of each 8.87 ms
+    step), where 99% of the launches onto the idle GPU waited 23-71 us (p5-p90): a cause the file does not support,
+    where the same wait on nearly every launch is the driver's (h37-idle67)."""
+    sub = m.submission
+    drivers = ctx.vendor.TERMS.get("batching_drivers", "a driver that batches them does")
+    check = ctx.vendor.TERMS.get("driver_check", "")
+    hint = {"WSL2 paths": " -- this program's recorded paths are a Windows drive under WSL2 (/mnt/...)",
+            "Windows paths": " -- this program's recorded paths are Windows paths"}.get(sub.os_hint, "")
+    lps = f" Each of the step's {sub.launches_per_step:,.0f} launches pays it." if sub.launches_per_step >= 1 else ""
+    summary = (f"On an idle GPU each launch reaches the GPU about {sub.median_us:.0f} us after its call returns "
+               f"(median; p90 {sub.p90_us:.0f} us): {pct(sub.delayed_share)} of the {sub.launches:,} launches read "
+               f"waited {T('launch.submit_floor_us'):g} us or more, whatever the GPU ran before. The same wait on "
+               f"nearly every launch is the driver's submission latency: it submits launches late, in batches, as "
+               f"{drivers}{hint}; another process "
+               f"taking turns on the GPU would delay some launches by up to milliseconds and leave the rest prompt."
+               f"{lps} The GPU's idle in it beyond the usual 50 us ({ctx.part_of_step(sub.idle_ms)}) is booked as the "
+               f"host's time, since the host's launches pace the GPU; it costs the step in full where the host waits "
+               f"for the GPU (a sync).")
+    fixes = ctx.fw.fix(f"{ID}:submission") or [action(
+        f"Launch fewer, larger pieces of work so fewer launches pay the submission: replay the step as "
+        f"{ctx.vendor.TERMS.get('graphs', 'graphs')}, or fuse its small ops.")]
+    if check:
+        fixes.append(action(f"To remove the latency itself, {check}; then profile again."))
+    return finding(
+        ctx, ID, "info", summary, title=f"Each launch reaches the GPU ~{sub.median_us:.0f} us after its call returns",
+        metric=value_metric("submission_latency_us", "Launch submission latency (median)", sub.median_us, "us",
+                            f"{sub.median_us:.0f} us", severity="info"),
+        actions=fixes)
 
 
 #: What the ledger's ``stream_handoff`` is, in the findings' words (``report.legend``'s label of the category says the same).

@@ -42,7 +42,9 @@ inside a range the loop marks around its fetch, and the range's own code holds
 most of the wait, the first fix names that code -- the range's time outside the
 pipeline's event and the calls the profiler recorded there
 (``input_bound:own_range``) -- never loading in workers, a lever in use
-(h37-huntr67).  Saving: the whole input
+(h37-huntr67); a pipeline without workers whose ``__next__`` holds the lesser
+part of such a range's wait gets the same first fix, the loader's after it
+(``input_bound:own_range_serial``, h37-idle67).  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 """
 
@@ -112,18 +114,20 @@ def check(m: HostMetrics) -> list[Finding]:
 
 
 def _own_range(ctx: Ctx, src: HostInput) -> list:
-    """The framework's fix for a pipeline whose workers hand each batch over quickly while the loop's own code in
-    the range it marks around the fetch holds most of the wait (``HostInput.workers`` and not ``parallel``:
-    ``input_bound:own_range``), filled with the ranges' own time, the pipeline's, and the calls the profiler recorded
-    there (in the framework's words: PyTorch's unrecorded code is Python); [] otherwise, or where the framework writes
-    no such fix.  Why: "load batches in worker processes" told a loop that uses them to use them
-    (duoan/playground-cuda ``torch_baseline``, h37-huntk67 *Left* 1)."""
-    if src.parallel or not src.workers or not src.ranges:
+    """The framework's fix for a pipeline whose ``__next__`` hands each batch over quickly while the loop's own code
+    in the range it marks around the fetch holds most of the wait (``HostInput.own_range``: ``input_bound:own_range``
+    with workers, ``input_bound:own_range_serial`` without -- where the loader's fix follows), filled with the ranges'
+    own time, the pipeline's, and the calls the profiler recorded there (in the framework's words); [] otherwise, or
+    where the framework writes no such fix.  Why: "load batches in worker processes" told a loop that uses them to
+    use them (duoan/playground-cuda ``torch_baseline``, h37-huntk67 *Left* 1)."""
+    if not src.own_range or not src.ranges:
         return []
     ranges = ", ".join(f"`{name}`" for name, _ in src.ranges[:3])
     own = sum(v for _, v in src.ranges)
     calls = ", ".join(f"`{name}` ({k:.3g} a {ctx.step_noun}, {ms(t)})" for name, k, t in src.range_calls)
-    return ctx.fw.extra(f"{ID}:own_range", ranges=f"{ms(own)} {ctx.per_step} ({ranges})",
+    # without workers the loader's own part is still made on the step's path: its fix follows the range's
+    fix = f"{ID}:own_range" if src.workers else f"{ID}:own_range_serial"
+    return ctx.fw.extra(fix, ranges=f"{ms(own)} {ctx.per_step} ({ranges})",
                         next=f"{ms(src.own_ms_per_step)} {ctx.per_step}",
                         calls=ctx.fw.label(f"{ID}:own_range_calls", calls=calls) if calls
                         else ctx.fw.label(f"{ID}:own_range_unrecorded"))

@@ -559,8 +559,21 @@ def _types(d, idx: np.ndarray, launch: np.ndarray, encloser: Callable[[], Enclos
         where = np.flatnonzero(miss)
         out[where] = [t or out[i] for i, t in zip(where, by_op)]
     _type_inherited_like_peers(d, idx, launch, out, encloser, h)
+    _type_by_op_text(d, idx, out)
     out[out == ""] = UNKNOWN
     return out.astype(str)
+
+
+def _type_by_op_text(d: DeviceEvents, idx: np.ndarray, out: np.ndarray) -> None:
+    """Type in place (``out``) each call of ``idx`` still untyped by the op its reader gave it (``op_text``: a
+    c10d range drawn on the GPU, ``nccl:broadcast``, where no host op is held; formats/kineto/adapter
+    ``_in_collective_ranges``)."""
+    miss = np.flatnonzero(out == "")
+    if not miss.size or not d.op_text:
+        return
+    by_op = [devices.collective_type(t) or "" if t else "" for t in d.op_text]
+    ops = d.op_idx[idx[miss]]
+    out[miss] = [by_op[int(o)] if o >= 0 else "" for o in ops]
 
 
 def _type_inherited_like_peers(d: DeviceEvents, idx: np.ndarray, launch: np.ndarray, out: np.ndarray,

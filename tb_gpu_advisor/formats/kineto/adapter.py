@@ -947,6 +947,40 @@ def _recorded(kt: KinetoTrace, sel: np.ndarray) -> np.ndarray:
     return by_cat[kt.cat[sel]] if sel.size else np.zeros(0, np.int8)
 
 
+def _in_collective_ranges(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray,
+                          op_name_id: np.ndarray) -> np.ndarray:
+    """``op_name_id`` (per device event of ``sel``: the name id of the op that launched it, -1: none known) with each
+    unknown one that starts inside a c10d range Kineto drew on the GPU (``gpu_user_annotation`` ``nccl:all_reduce``,
+    ``nccl:broadcast``: ``pytorch.collective_backend_annotation``) given that range's name.
+
+    Why: NCCL and RCCL run every collective as ``ncclDevKernel_Generic``, whose name says no type; the launching op
+    says it, but a capture filtered to its collectives keeps no host (TraceLens' ``merged_nccl_only.json.gz``): its 84
+    kernels were 84 calls of type "collective" beside 60 ``nccl:all_reduce`` and 24 ``nccl:broadcast`` GPU ranges
+    drawn over them (h37-late67)."""
+    miss = op_name_id < 0
+    if not miss.any():
+        return op_name_id
+    # the GPU's ranges: on its device, or -- where they carry none (TraceFuse's) -- in its kernels' process
+    rows = np.flatnonzero(_cat_mask(kt, ("gpu_user_annotation",))
+                          & ((kt.device == gpu) | ((kt.device < 0) & np.isin(kt.pid, np.unique(kt.pid[sel])))))
+    if not rows.size:
+        return op_name_id
+    named = np.fromiter((pytorch.collective_backend_annotation(kt.names[int(i)]) for i in kt.name[rows]), dtype=bool,
+                        count=rows.size)
+    rows = rows[named]
+    if not rows.size:
+        return op_name_id
+    rows = rows[np.argsort(start_ps[rows], kind="stable")]
+    rs = start_ps[rows].astype(np.int64)
+    re = rs + np.maximum(kt.dur_ns[rows], 0).astype(np.int64) * 1000
+    at = start_ps[sel].astype(np.int64)
+    i = np.searchsorted(rs, at, side="right") - 1
+    inside = miss & (i >= 0) & (at < re[np.clip(i, 0, None)])
+    out = op_name_id.copy()
+    out[inside] = kt.name[rows[i[inside]]]
+    return out
+
+
 def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray, end_ps: np.ndarray, launch_ext: IdTable,
                 op_of_ext: IdTable, call_by_corr: IdTable, info: DeviceInfo | None,
                 graph_of_corr: IdTable, items_of_corr: IdTable | None = None,
@@ -957,7 +991,7 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
     corr = kt.correlation[sel]
     ext = kt.external_id[sel]
     ext = np.where(ext >= 0, ext, launch_ext.lookup(corr))
-    op_name_id = op_of_ext.lookup(ext)
+    op_name_id = _in_collective_ranges(kt, gpu, sel, start_ps, op_of_ext.lookup(ext))
     shape_sid = (absent_as_broadcast(narrowest(tiles[0].lookup(ext))) if tiles and tiles[1]
                  else np.broadcast_to(np.int8(-1), sel.shape))
     op_ids, op_idx = unique_inverse(op_name_id)

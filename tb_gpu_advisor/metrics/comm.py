@@ -17,6 +17,7 @@ from typing import Callable
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.devices.collectives import ROOTED_TYPES
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx
 from tb_gpu_advisor.metrics.types import CollectiveStat, Communication
@@ -43,12 +44,12 @@ def communication(ctx: Context, paced: dict | None = None) -> Communication:
     # call by call where the GPUs' calls pair up, else the least total; the others' extra time is waiting for that GPU
     # (gpu_imbalance, launch_skew)
     every = {t for t, v in tally.per_gpu.items() if len(v) == len(active)}
-    paired = {t: paired_calls(tally.seqs[t]) for t in every}
+    paired = {t: paired_calls(tally.seqs[t], rooted=str(t) in ROOTED_TYPES) for t in every}
     matched = {t: (float(p[1].sum()) if p is not None else None) for t, p in paired.items()}
     transfer = {t: (ctx.per_step(matched[t] / PS_PER_MS if matched.get(t) is not None else min(v), shared=False) if t in every else 0.0)
                 for t, v in tally.per_gpu.items()}
     # the same over each call's whole time (a rate's time per call): the pairing of the calls' unclipped times
-    whole_p = {t: paired_calls([c[:4] for c in tally.seqs[t]]) for t in every}
+    whole_p = {t: paired_calls([c[:4] for c in tally.seqs[t]], rooted=str(t) in ROOTED_TYPES) for t in every}
     whole = {t: (ctx.per_step(float(whole_p[t][1].sum()) / PS_PER_MS if whole_p.get(t) is not None else min(v), shared=False)
                  if t in every else 0.0) for t, v in tally.whole_gpu.items()}
     _gpu_calls(ctx, tally, paired, matched, whole)
@@ -371,7 +372,8 @@ def arrivals(ctx: Context, tally: _Tally, paired: dict, gpus: list[int]) -> dict
     if not s.shape[1]:
         return None
     last = s.max(axis=0)
-    wait = np.clip(np.minimum(e, last) - s, 0, None)
+    # up to its own end; one that left before the last arrived (a broadcast's root, once it has sent) waited for none
+    wait = np.where(e < last, 0, np.clip(np.minimum(e, last) - s, 0, None))
     who = s.argmax(axis=0)
     counts = np.bincount(who, minlength=len(gpus))
     late = int(counts.argmax())
@@ -437,21 +439,26 @@ def matched_transfer_ps(calls: list[tuple]) -> float | None:
     return float(p[1].sum()) if p is not None else None
 
 
-def paired_calls(calls: list[tuple]) -> tuple[list[np.ndarray], np.ndarray] | None:
+def paired_calls(calls: list[tuple], rooted: bool = False) -> tuple[list[np.ndarray], np.ndarray] | None:
     """:func:`matched_transfer_ps`'s pairing: (per GPU, the order of its calls that pairs them; the least time in
     each paired call, ps), by process group where every call names one and that pairs them, else by the step's order;
-    None where neither pairs them."""
+    None where neither pairs them.  ``rooted``: a collective whose ranks leave as their part is done
+    (``devices.collectives.ROOTED_TYPES``): paired by order alone, its ends need not fall together."""
     if len(calls) < 2:
         return None
     if all(len(c) > 3 and c[3].size and (c[3] >= 0).all() for c in calls):
-        p = _paired(calls, by_group=True)
+        p = _paired(calls, by_group=True, rooted=rooted)
         if p is not None:
             return p
-    return _paired(calls, by_group=False)
+    return _paired(calls, by_group=False, rooted=rooted)
 
 
-def _paired(calls: list[tuple], by_group: bool) -> tuple[list[np.ndarray], np.ndarray] | None:
-    """The pairing by (group, step, start) order or by (step, start) order, where it holds."""
+def _paired(calls: list[tuple], by_group: bool, rooted: bool = False) -> tuple[list[np.ndarray], np.ndarray] | None:
+    """The pairing by (group, step, start) order or by (step, start) order, where it holds.  Why ``rooted``: a
+    broadcast's root returns once it has sent, and a rank once its data is in and passed on -- a small one reaches
+    ranks 1-2 and they leave before rank 3 enters; the ends' test read each broadcast as several collectives, and no
+    broadcast was paired (h37-late67: the fused MI300X DDP's 2 a step).  Each rank's wait is then up to its own end
+    (:func:`arrivals`): a rank that leaves early waits no longer."""
     keyed, orders = [], []
     for c in calls:
         step, start, end = c[0], c[1], c[2]
@@ -467,7 +474,7 @@ def _paired(calls: list[tuple], by_group: bool) -> tuple[list[np.ndarray], np.nd
         return None
     durs = np.vstack([e - b for _, b, e, _ in keyed])
     ends = np.vstack([e for _, _, e, _ in keyed])
-    if np.any(ends.max(axis=0) - ends.min(axis=0) > durs.min(axis=0)):
+    if not rooted and np.any(ends.max(axis=0) - ends.min(axis=0) > durs.min(axis=0)):
         return None
     return orders, np.vstack([k[3] for k in keyed]).min(axis=0)
 

@@ -38,7 +38,8 @@ def paced_launch_ms(m) -> tuple[float, object | None]:
     back beyond the host ledger's launch wait (the mean over its GPUs): each GPU's own launch wait and its wait for
     the others at the collectives (``Communication.arrivals``) both go, so the step is at least each GPU's time less
     those two -- the gain at most their least sum over the GPUs, less the mean's launch wait; (0, None) where the GPUs
-    meet at no paired collective.
+    meet at no paired collective, or the GPU of that least sum is not the one entering most calls last (the last
+    arrival moving between GPUs: no one GPU's launches pace the step).
 
     Why: the step of such a host is its latest GPU's, not the mean.  A rank late by its own launches has them in the
     mean at one share of N, and the others' launch gaps that run inside their wait for it are booked as that wait:
@@ -52,6 +53,8 @@ def paced_launch_ms(m) -> tuple[float, object | None]:
     lw = {g.gpu: float(g.breakdown.launch_wait or 0.0) for g in gs}
     both = {g.gpu: lw[g.gpu] + float(arr["wait_ms"].get(g.gpu, 0.0)) for g in gs}
     pace = min(gs, key=lambda g: both[g.gpu])
+    if pace.gpu != arr["gpu"] or arr["last_in"].get(pace.gpu, 0) * 2 <= arr["calls"]:
+        return 0.0, None  # the GPU that bounds it is not the one the others wait for in most calls: no one pace
     return max(0.0, both[pace.gpu] - sum(lw.values()) / len(gs)), pace
 
 

@@ -54,7 +54,7 @@ from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, in_ranges, kernels_per_step, mean_count, ms, n_of,
                                        pct, profiler_words, r, ranges_table, rule, saving, share_metric,
                                        short, step_windows, table, traced_python)
-from tb_gpu_advisor.rules._multi import paced_launch_ms, wait_held_ms, wait_parts
+from tb_gpu_advisor.rules._multi import active_gpus, paced_launch_ms, wait_held_ms, wait_parts
 from tb_gpu_advisor.rules.cold_start import first_call_why
 
 ID = "launch_bound"
@@ -349,9 +349,10 @@ def _paced(ctx: Ctx, m: HostMetrics, save_ms: float, wait_ms: float) -> tuple[fl
     if more < T("report.min_said_ms"):
         return 0.0, ""
     rank = f" (rank {pace.rank})" if pace.rank is not None else ""
+    whose = "the other GPU's" if len(active_gpus(m)) == 2 else "the other GPUs'"
     return more, (f" The GPUs meet at the collectives, so the {ctx.step_noun} is paced by GPU{pace.gpu}{rank}, the one "
-                  f"with the least launch gaps and wait for the others together; with every GPU's launches batched, "
-                  f"the others' wait for its launches goes too: up to {ms(more)} more {ctx.per_step}.")
+                  f"the others wait for: with every GPU's launches batched, {whose} wait for its launches goes too: up "
+                  f"to {ms(more)} more {ctx.per_step}.")
 
 
 def _host_code(ctx: Ctx, m: HostMetrics, wait_ms: float) -> tuple[float, float] | None:

@@ -349,9 +349,10 @@ def _paced(ctx: Ctx, m: HostMetrics, save_ms: float, wait_ms: float) -> tuple[fl
     if more < T("report.min_said_ms"):
         return 0.0, ""
     rank = f" (rank {pace.rank})" if pace.rank is not None else ""
-    whose = "the other GPU's" if len(active_gpus(m)) == 2 else "the other GPUs'"
+    one = len(active_gpus(m)) == 2
+    whose, wait = ("the other GPU's", "the other GPU waits") if one else ("the other GPUs'", "the others wait")
     return more, (f" The GPUs meet at the collectives, so the {ctx.step_noun} is paced by GPU{pace.gpu}{rank}, the one "
-                  f"the others wait for: with every GPU's launches batched, {whose} wait for its launches goes too: up "
+                  f"{wait} for: with every GPU's launches batched, {whose} wait for its launches goes too: up "
                   f"to {ms(more)} more {ctx.per_step}.")
 
 

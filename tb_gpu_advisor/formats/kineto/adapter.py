@@ -1110,8 +1110,8 @@ def _unnamed_gpu(vendor: str | None) -> str | None:
     """What to call a GPU the file does not name, by its vendor (:func:`_file_vendor`'s ``vendor``): None where it says NVIDIA (the
     default an unnamed GPU is read as) or the evidence disagrees; ``devices.unknown.GPU_NAME`` where nothing names a
     vendor (h37-vendor64: such a GPU was NVIDIA's, and told CUDA, Tensor Cores and ``nsys``)."""
-    if vendor == devices.UNKNOWN:
-        return devices.unknown.GPU_NAME
+    if vendor in devices.UNSETTLED_NAMES:  # nothing names a vendor, or NCCL's names alone (NVIDIA's or AMD's)
+        return devices.UNSETTLED_NAMES[vendor]
     return f"{vendor} GPU" if vendor and vendor != devices.nvidia.VENDOR else None
 
 
@@ -1156,6 +1156,8 @@ def _device_properties(kt: KinetoTrace, unnamed: str | None = None) -> dict[int,
         name = str(p["name"]).strip() if isinstance(p.get("name"), str) else ""
         if name and unnamed == devices.unknown.GPU_NAME and devices.vendor_claimed([name]) is None:
             name += devices.unknown.NAME_TAIL  # a model no vendor's table knows, in a file naming no vendor
+        elif name and unnamed == devices.nccl_gpu.GPU_NAME and devices.vendor_claimed([name]) is None:
+            name += devices.nccl_gpu.NAME_TAIL  # the same, in a file whose one vendor word is NCCL's
         out[p["id"]] = DeviceInfo(
             # a ROCm build that leaves the name empty (vLLM's MI300X traces) is still an AMD GPU: say the vendor, so
             # its architecture, peaks and words are AMD's, never an NVIDIA "compute capability 9.4"
@@ -1177,7 +1179,7 @@ def _memory_devices(kt: KinetoTrace, memory: dict[int, MemoryEvents], devs: list
     idle = sorted(g for g in memory if g not in ran)
     if not idle:
         return {}
-    if not devs and unnamed == devices.unknown.GPU_NAME:
+    if not devs and unnamed in devices.UNSETTLED_NAMES.values():
         # no GPU record at all: a window whose GPU side went unrecorded names its GPU as the job's words do, from
         # its runtime (``job.kind``'s ``runtime_vendor``), not as a GPU that ran work nobody's words name
         # (wild/cuda_unrecorded_cifar_cnn: "GPU of unknown vendor" beside capture.vendor NVIDIA)

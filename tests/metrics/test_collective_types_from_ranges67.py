@@ -53,3 +53,22 @@ def test_the_real_nccl_only_file_names_its_all_reduces_and_broadcasts():
         pytest.skip(f"{NCCL_ONLY} is not here (a real trace kept out of the repository)")
     m = host_metrics(read_trace(str(NCCL_ONLY)))
     assert sorted(r.type for r in m.comm.by_type) == ["AllReduce", "Broadcast"]
+
+
+def test_a_collectives_only_files_header_counts_no_steps(tmp_path):
+    """Fails on base: the header read "1 host, N steps, step X ms" off the collectives' GPU bursts, which are no steps
+    of the job (the finding says so; h37-late67)."""
+    from types import SimpleNamespace
+
+    from tb_gpu_advisor.report.render import to_text
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+
+    path = tmp_path / "fused" / "merged_all_events.json"
+    path.parent.mkdir()
+    write_late_rank_fused(str(path))
+    out = tmp_path / "nccl" / "merged_nccl_only.json"
+    out.parent.mkdir()
+    out.write_text(json.dumps(collectives_only_like_tracelens(json.loads(path.read_text()))))
+    rep = analyze_session("run", "s", [SimpleNamespace(host="nccl", path=str(out), format="kineto")])
+    head = to_text(rep).splitlines()[0]
+    assert "collectives only: no step of the job in it" in head and " steps" not in head, head

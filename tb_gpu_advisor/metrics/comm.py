@@ -136,6 +136,9 @@ class _Tally:
     paced: dict[str, float] = field(default_factory=dict)
     #: the calls those stretches precede
     paced_calls: dict[str, int] = field(default_factory=dict)
+    #: per GPU, its other work's launch ends and the latest end of the work launched by then (:func:`ready_ps`), made
+    #: once for all its collective types
+    done: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
 def _recording_ops(ctx: Context) -> Encloser | None:
@@ -225,7 +228,7 @@ def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally,
     whole_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
     tally.whole_gpu.setdefault(t, []).append(whole_ms)
     tally.seqs.setdefault(t, []).append((g.step[sel], d.start[sel], d.end[sel], pg, clip_e - clip_s,
-                                         ready_ps(ctx.h, g, sel)))
+                                         ready_ps(ctx.h, g, sel, tally.done)))
     tally.row_at[(d.gpu, str(t))] = len(tally.seqs[t]) - 1
     ts, te = subtract_intervals(np.concatenate([clip_s, early_s]), np.concatenate([clip_e, early_e]), *compute)
     e_ms = float((te - ts).sum()) / PS_PER_MS
@@ -240,7 +243,8 @@ def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally,
                                                                **_message(found, ctx.trace.world_size)))
 
 
-def ready_ps(h: HostEvents, g: GpuCtx, sel: np.ndarray) -> np.ndarray:
+def ready_ps(h: HostEvents, g: GpuCtx, sel: np.ndarray,
+             done: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> np.ndarray:
     """Per collective call ``sel`` of a GPU: when that GPU was ready to enter it (ps) -- the end of the host call
     that launched it, or later the end of the GPU's other work (compute, copies) launched before that call (the
     stream event the collective waits on), never after the call's own start; its start where no launch is recorded.
@@ -257,17 +261,28 @@ def ready_ps(h: HostEvents, g: GpuCtx, sel: np.ndarray) -> np.ndarray:
     has = launch >= 0
     if not has.any():
         return out
+    host_end = h.end[launch[has]].astype(np.int64)
+    lt, last = _launched_work(h, g, done)
+    ready = host_end
+    if lt.size:
+        i = np.searchsorted(lt, host_end, side="right") - 1
+        ready = np.maximum(host_end, np.where(i >= 0, last[np.clip(i, 0, None)], host_end))
+    out[has] = np.minimum(start[has], ready)
+    return out
+
+
+def _launched_work(h: HostEvents, g: GpuCtx, done: dict | None) -> tuple[np.ndarray, np.ndarray]:
+    """A GPU's work other than collectives by the end of its launching call: (those ends, sorted; the latest end of
+    the work launched by each), kept in ``done`` per GPU."""
+    if done is not None and g.d.gpu in done:
+        return done[g.d.gpu]
     d = g.d
     other = np.flatnonzero((d.kind != devices.KIND_COLLECTIVE) & (g.launch >= 0))
-    host_end = h.end[launch[has]].astype(np.int64)
-    ready = host_end
-    if other.size:
-        lt = h.end[g.launch[other]].astype(np.int64)
-        o = np.argsort(lt, kind="stable")
-        done = np.maximum.accumulate(d.end[other][o].astype(np.int64))
-        i = np.searchsorted(lt[o], host_end, side="right") - 1
-        ready = np.maximum(host_end, np.where(i >= 0, done[np.clip(i, 0, None)], host_end))
-    out[has] = np.minimum(start[has], ready)
+    lt = h.end[g.launch[other]].astype(np.int64)
+    o = np.argsort(lt, kind="stable")
+    out = (lt[o], np.maximum.accumulate(d.end[other][o].astype(np.int64)) if other.size else lt[:0])
+    if done is not None:
+        done[d.gpu] = out
     return out
 
 

@@ -209,6 +209,10 @@ def check(m: HostMetrics) -> list[Finding]:
     assumption = _assumption(ctx, save_ms, hidden, launched_ps, few_small,
                              launches < (kps if few_small else small_ps), m.graph_node_gap_us,
                              code[0] if code is not None and not hidden else None)
+    if paced > 0:  # the part beyond the mean's launch wait: the others' wait for the pacing GPU's launches
+        whose = "the other GPU's" if len(active_gpus(m)) == 2 else "the other GPUs'"
+        assumption += (f"; and, the GPUs meeting at the collectives, {whose} wait for the pacing GPU's launches goes "
+                       f"with them: at most {ms(paced)} more")
     f = finding(
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} {ctx.of_step()} ({ms(wait_ms)}; stock "

@@ -5250,8 +5250,32 @@ def write_fused_ranks(path: str, ranks: int = 2, steps: int = 6, gemm_us: float 
 LATE_KERNELS, LATE_KERNEL_US, LATE_LAUNCH_US = 60, 20.0, 7.0
 
 
+#: The buffers broadcast's kernel, as NCCL names a broadcast (rank 0 its root).
+NCCL_BROADCAST = "ncclDevKernel_Broadcast_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+
+
+def _broadcast_buffers(rs: list[Rank], late: int, lead_us: float, bcast_us: float, waits: dict[int, float]) -> None:
+    """DDP's buffers broadcast at the step's start (``broadcast_buffers``), rank 0 its root: each rank enters it once
+    its host has dispatched it -- the late rank ``lead_us`` after the others --, the root leaves ``bcast_us`` after it
+    entered (it has sent), every other rank ``bcast_us`` after the last one entered (the ring passes the data on).
+    Adds each rank's wait (the last arrival less its own; the root's none: it left before) to ``waits``."""
+    at = {r.rank: r.host_us + 5.0 + (lead_us if r.rank == late else 0.0) for r in rs}
+    last = max(at.values())
+    for r in rs:
+        end = at[r.rank] + bcast_us if r.rank == 0 else last + bcast_us
+        r.host_us = at[r.rank] - 5.0
+        r.cpu("nccl:broadcast", 12.0, cat="user_annotation", advance=False)
+        _message(r, "broadcast", AR_NELEMS, len(rs))
+        r.kernel("c10d::broadcast_", NCCL_BROADCAST, end - at[r.rank], stream=NCCL_STREAM, not_before=at[r.rank])
+        r.gpu[-1]["ts"], r.gpu[-1]["dur"] = round(at[r.rank], 3), round(end - at[r.rank], 3)
+        r.streams[NCCL_STREAM] = end
+        r.step_kernels[-1] = (at[r.rank], end)
+        waits[r.rank] += 0.0 if r.rank == 0 and end < last else last - at[r.rank]
+
+
 def write_late_rank_fused(path: str, ranks: int = 4, late: int = 3, late_launch_us: float = 60.0, steps: int = 6,
-                          comm_us: float = 300.0, calls: int = 2, launch_us: float = LATE_LAUNCH_US) -> dict[str, Any]:
+                          comm_us: float = 300.0, calls: int = 2, launch_us: float = LATE_LAUNCH_US,
+                          broadcast_us: float = 0.0) -> dict[str, Any]:
     """A DDP-like job of ``ranks`` ranks on one host, fused as TraceLens' ``TraceFuse`` writes it
     (:func:`fuse_like_tracelens`), where rank ``late`` dispatches the same GPU work slower: each of its
     ``LATE_KERNELS`` launches takes ``late_launch_us`` on its host, the others' ``launch_us`` (``LATE_LAUNCH_US``, ahead of
@@ -5260,7 +5284,9 @@ def write_late_rank_fused(path: str, ranks: int = 4, late: int = 3, late_launch_
     own dispatch: MI300X DDP's rank 3, h37-straggle66).  Each all-reduce ends on every rank ``comm_us`` after the last
     rank entered it.  Truth by construction: the late rank (and its GPU), each other rank's wait in the all-reduces per
     step (the last arrival less its own, summed over the step's calls, the mean over the steps), and the GPU compute per
-    rank (the same on every rank)."""
+    rank (the same on every rank).  ``broadcast_us``: each step opens with DDP's buffers broadcast
+    (:func:`_broadcast_buffers`), the late rank entering it ``late_launch_us`` after the others, the root leaving it
+    ``broadcast_us`` after it entered; 0: none."""
     rs = [Rank(rank=k, pid=7100 + k, device=k) for k in range(ranks)]
     waits = {k: 0.0 for k in range(ranks)}
     for n in range(2, 2 + steps):
@@ -5276,6 +5302,9 @@ def write_late_rank_fused(path: str, ranks: int = 4, late: int = 3, late_launch_
                     r.host_us += 5.0
                     r.step_kernels = []
                     r._mark = mark  # type: ignore[attr-defined]
+            if c == 0 and broadcast_us > 0:
+                _broadcast_buffers(rs, late, late_launch_us, broadcast_us, waits)
+            for r in rs:
                 launch = late_launch_us if r.rank == late else launch_us
                 for _ in range(LATE_KERNELS // calls):
                     r.kernel("aten::mul", RELU_BF16, LATE_KERNEL_US, launch_us=launch)

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from tb_gpu_advisor.devices import amd, apple, ascend, ggml, intel, nvidia, triton, unknown, unnamed
+from tb_gpu_advisor.devices import amd, apple, ascend, ggml, intel, nccl_gpu, nvidia, triton, unknown, unnamed
 from tb_gpu_advisor.devices.peaks import (Peak, inferred_model, said_name, table_model, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count,
                                           unit_name)
 from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D,
@@ -39,8 +39,9 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
 #: ``unnamed``: a device whose build the capture does not name but shows is no CUDA device (a snapshot on no null
 #: stream, ``formats.snapshot.reader._vendor``); named by no device, frame or call, it is before NVIDIA, the default.
 #: ``unknown``: a GPU whose reader found no vendor's word in the file (``unknown.GPU_NAME``, h37-vendor64): named by
-#: its reader, never by a model's name.
-VENDORS = (amd, intel, apple, ascend, unnamed, unknown, nvidia)
+#: its reader, never by a model's name.  ``nccl_gpu``: one whose file's only vendor word is NCCL's (NVIDIA's or AMD's,
+#: not known which: ``nccl_gpu.GPU_NAME``), named by its reader too.
+VENDORS = (amd, intel, apple, ascend, unnamed, nccl_gpu, unknown, nvidia)
 
 
 @functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
@@ -694,6 +695,10 @@ def _vendors_shown(call_names: Iterable[str], kernel_names: Iterable[str], libra
 
 #: The ``VENDOR`` of a GPU whose file shows no vendor's word (:mod:`devices.unknown`).
 UNKNOWN = unknown.VENDOR
+#: The ``VENDOR`` of a GPU whose file's only vendor word is NCCL's (:mod:`devices.nccl_gpu`).
+NCCL_GPU = nccl_gpu.VENDOR
+#: The readers' names of a GPU whose vendor the file does not settle, by ``VENDOR``.
+UNSETTLED_NAMES = {UNKNOWN: unknown.GPU_NAME, NCCL_GPU: nccl_gpu.GPU_NAME}
 
 
 def vendor_known(call_names: Iterable[str], kernel_names: Iterable[str] = (), libraries: Iterable[str] = (),
@@ -706,9 +711,14 @@ def vendor_known(call_names: Iterable[str], kernel_names: Iterable[str] = (), li
     Why: a GPU the file does not name was NVIDIA's whatever the file held; one whose file names no runtime, library
     or kernel family of anybody's (another vendor's runtime, a build no table knows) was told CUDA, Tensor Cores,
     ``nsys`` and NCCL (h37-vendor64)."""
-    found = _vendors_shown(list(call_names), list(kernel_names), list(libraries), op_names)
+    kernel_names, libraries, op_names = list(kernel_names), list(libraries), list(op_names)
+    found = _vendors_shown(list(call_names), kernel_names, libraries, op_names)
     if found:
         return found.pop() if len(found) == 1 else None
+    # NCCL's names say a GPU PyTorch drives as ``cuda`` on either vendor's build: its code is PyTorch's as written
+    # (h37-late67), its prose still every vendor's
+    if any(nccl_gpu.COLLECTIVE_WORDS.match(n) for n in (*libraries, *kernel_names)):
+        return NCCL_GPU
     return UNKNOWN
 
 

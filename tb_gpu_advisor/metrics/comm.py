@@ -17,6 +17,7 @@ from typing import Callable
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.devices.collectives import ROOTED_TYPES
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx
 from tb_gpu_advisor.metrics.types import CollectiveStat, Communication
@@ -43,12 +44,12 @@ def communication(ctx: Context, paced: dict | None = None) -> Communication:
     # call by call where the GPUs' calls pair up, else the least total; the others' extra time is waiting for that GPU
     # (gpu_imbalance, launch_skew)
     every = {t for t, v in tally.per_gpu.items() if len(v) == len(active)}
-    paired = {t: paired_calls(tally.seqs[t]) for t in every}
+    paired = {t: paired_calls(tally.seqs[t], rooted=str(t) in ROOTED_TYPES) for t in every}
     matched = {t: (float(p[1].sum()) if p is not None else None) for t, p in paired.items()}
     transfer = {t: (ctx.per_step(matched[t] / PS_PER_MS if matched.get(t) is not None else min(v), shared=False) if t in every else 0.0)
                 for t, v in tally.per_gpu.items()}
     # the same over each call's whole time (a rate's time per call): the pairing of the calls' unclipped times
-    whole_p = {t: paired_calls([c[:4] for c in tally.seqs[t]]) for t in every}
+    whole_p = {t: paired_calls([c[:4] for c in tally.seqs[t]], rooted=str(t) in ROOTED_TYPES) for t in every}
     whole = {t: (ctx.per_step(float(whole_p[t][1].sum()) / PS_PER_MS if whole_p.get(t) is not None else min(v), shared=False)
                  if t in every else 0.0) for t, v in tally.whole_gpu.items()}
     _gpu_calls(ctx, tally, paired, matched, whole)
@@ -135,6 +136,9 @@ class _Tally:
     paced: dict[str, float] = field(default_factory=dict)
     #: the calls those stretches precede
     paced_calls: dict[str, int] = field(default_factory=dict)
+    #: per GPU, its other work's launch ends and the latest end of the work launched by then (:func:`ready_ps`), made
+    #: once for all its collective types
+    done: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
 def _recording_ops(ctx: Context) -> Encloser | None:
@@ -223,7 +227,8 @@ def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally,
     tally.per_gpu.setdefault(t, []).append(t_ms)
     whole_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
     tally.whole_gpu.setdefault(t, []).append(whole_ms)
-    tally.seqs.setdefault(t, []).append((g.step[sel], d.start[sel], d.end[sel], pg, clip_e - clip_s))
+    tally.seqs.setdefault(t, []).append((g.step[sel], d.start[sel], d.end[sel], pg, clip_e - clip_s,
+                                         ready_ps(ctx.h, g, sel, tally.done)))
     tally.row_at[(d.gpu, str(t))] = len(tally.seqs[t]) - 1
     ts, te = subtract_intervals(np.concatenate([clip_s, early_s]), np.concatenate([clip_e, early_e]), *compute)
     e_ms = float((te - ts).sum()) / PS_PER_MS
@@ -236,6 +241,82 @@ def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally,
                                                                groups_per_step=ctx.per_step(runs, shared=False),
                                                                calls_before=n_before, group_ranks=members,
                                                                **_message(found, ctx.trace.world_size)))
+
+
+def ready_ps(h: HostEvents, g: GpuCtx, sel: np.ndarray,
+             done: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> np.ndarray:
+    """Per collective call ``sel`` of a GPU: when that GPU was ready to enter it (ps) -- the end of the host call
+    that launched it, or later the end of the GPU's other work (compute, copies) launched before that call (the
+    stream event the collective waits on), never after the call's own start; its start where no launch is recorded.
+
+    Why: a GPU's arrival at a collective is its kernel's start, but a call queued behind the one before on its
+    communicator's stream starts when that one ends -- late by whoever was late there, not by itself.  What a fix of
+    the late GPU gives back is what the step keeps once the others enter each call when *they* are ready
+    (:func:`step_gain`): their host ran ahead, their GPU still had its own work to do (h37-late67: the others'
+    waits summed 1.8 ms a step where the late rank keeping pace gains 1.2 ms -- their next compute ran inside the
+    wait and comes back on the path)."""
+    start = g.d.start[sel].astype(np.int64, copy=False)
+    launch = g.launch[sel]
+    out = start.copy()
+    has = launch >= 0
+    if not has.any():
+        return out
+    host_end = h.end[launch[has]].astype(np.int64)
+    lt, last = _launched_work(h, g, done)
+    ready = host_end
+    if lt.size:
+        i = np.searchsorted(lt, host_end, side="right") - 1
+        ready = np.maximum(host_end, np.where(i >= 0, last[np.clip(i, 0, None)], host_end))
+    out[has] = np.minimum(start[has], ready)
+    return out
+
+
+def _launched_work(h: HostEvents, g: GpuCtx, done: dict | None) -> tuple[np.ndarray, np.ndarray]:
+    """A GPU's work other than collectives by the end of its launching call: (those ends, sorted; the latest end of
+    the work launched by each), kept in ``done`` per GPU."""
+    if done is not None and g.d.gpu in done:
+        return done[g.d.gpu]
+    d = g.d
+    other = np.flatnonzero((d.kind != devices.KIND_COLLECTIVE) & (g.launch >= 0))
+    lt = h.end[g.launch[other]].astype(np.int64)
+    o = np.argsort(lt, kind="stable")
+    out = (lt[o], np.maximum.accumulate(d.end[other][o].astype(np.int64)) if other.size else lt[:0])
+    if done is not None:
+        done[d.gpu] = out
+    return out
+
+
+def step_gain(s: np.ndarray, e: np.ndarray, r: np.ndarray, step: np.ndarray, late: int) -> np.ndarray:
+    """Per call (paired across the GPUs: rows GPUs, columns calls; ``s`` starts, ``e`` ends, ``r`` readiness by
+    :func:`ready_ps`, ``step`` each call's step) the step time given back where GPU ``late`` keeps pace: booked to
+    the step's last call, 0 elsewhere (ps).  Each step's calls replayed in their order with the late GPU ready as
+    soon as the last of the others: a call starts when the others are ready and the call before it has ended (one
+    communicator's stream runs its calls in turn) and lasts its transfer (the least time a GPU spends in it); the
+    gain is the step's last end less the replayed one, at most the sum of the least other GPU's wait over the calls.
+
+    Why not the waits' sum: a GPU waiting in a call has its next work (the next bucket's compute, its host's
+    launches) run inside that wait, and with the late GPU on time that work is back on the path -- the sum claimed
+    2.57 ms of a step that gains 1.80 (h37-late67, ``write_late_rank_fused`` at 30/60 us a launch).  No part exceeds
+    its whole: the wait of a call is at most the lateness that reaches the step's end."""
+    out = np.zeros(s.shape[1], dtype=np.float64)
+    others = np.delete(np.arange(s.shape[0]), late)
+    if not others.size:
+        return out
+    last, r_o = s.max(axis=0), r[others].max(axis=0)
+    least_wait = np.clip(last - s[others].max(axis=0), 0, None)
+    transfer = (e - s).min(axis=0)
+    for st in np.unique(step):
+        cols = np.flatnonzero(step == st)
+        cols = cols[np.argsort(last[cols], kind="stable")]
+        prev = None
+        replayed = []
+        for c in cols.tolist():
+            begin = r_o[c] if prev is None else max(r_o[c], prev)
+            prev = begin + transfer[c]
+            replayed.append(prev)
+        gain = float(e[:, cols].max()) - max(replayed)
+        out[cols[-1]] = min(max(0.0, gain), float(least_wait[cols].sum()))
+    return out
 
 
 def _recorded(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray,
@@ -283,12 +364,14 @@ def arrivals(ctx: Context, tally: _Tally, paired: dict, gpus: list[int]) -> dict
     the last arrival the call's; each GPU's wait in it the time from its own arrival to the last one, up to its own end
     (a root that leaves a broadcast early waits no longer).  Returns {"gpu": the GPU last in most calls, "calls",
     "last_in": {gpu: calls it entered last}, "wait_ms": {gpu: its wait per step}, "lag_ms": the late GPU's arrival
-    behind the median other's, per step, over the calls it entered last}; None where no type's calls pair up.
+    behind the median other's, per step, over the calls it entered last, "gain_ms": the step time given back per step
+    where that GPU keeps pace (:func:`step_gain`: at most the others' wait, less their own work that ran inside it)};
+    None where no type's calls pair up.
 
     Why: a collective ends on every GPU together, so an early GPU's time in it is waiting for the last one -- its
     cause is the late GPU's own work before the call, not the link (issue #37 class 3: each wait belongs to its cause;
     h37-straggle66: the fused MI300X DDP's ranks 0-2 wait 11-13 ms a step in their all-reduces for rank 3)."""
-    starts, ends = [], []
+    starts, ends, ready, steps = [], [], [], []
     for t, p in sorted(paired.items()):
         rows = [tally.row_at.get((g, str(t))) for g in gpus]
         if p is None or any(r is None for r in rows):
@@ -296,13 +379,16 @@ def arrivals(ctx: Context, tally: _Tally, paired: dict, gpus: list[int]) -> dict
         seq, o = tally.seqs[t], p[0]
         starts.append(np.vstack([seq[r][1][o[r]] for r in rows]).astype(np.int64))
         ends.append(np.vstack([seq[r][2][o[r]] for r in rows]).astype(np.int64))
+        ready.append(np.vstack([seq[r][5][o[r]] for r in rows]).astype(np.int64))
+        steps.append(np.asarray(seq[rows[0]][0][o[rows[0]]], dtype=np.int64))
     if not starts or len(gpus) < 2:
         return None
     s, e = np.hstack(starts), np.hstack(ends)
     if not s.shape[1]:
         return None
     last = s.max(axis=0)
-    wait = np.clip(np.minimum(e, last) - s, 0, None)
+    # up to its own end; one that left before the last arrived (a broadcast's root, once it has sent) waited for none
+    wait = np.where(e < last, 0, np.clip(np.minimum(e, last) - s, 0, None))
     who = s.argmax(axis=0)
     counts = np.bincount(who, minlength=len(gpus))
     late = int(counts.argmax())
@@ -311,8 +397,10 @@ def arrivals(ctx: Context, tally: _Tally, paired: dict, gpus: list[int]) -> dict
     lag = float((last[mine] - np.median(others[:, mine], axis=0)).sum()) if mine.any() else 0.0
     def per(ps: float) -> float:  # ps over the kept steps -> ms a step
         return ctx.per_step(ps / PS_PER_MS, shared=False)
+    gain = step_gain(s, e, np.hstack(ready), np.hstack(steps), late)
     return {"gpu": gpus[late], "calls": int(s.shape[1]), "last_in": {g: int(c) for g, c in zip(gpus, counts.tolist())},
-            "wait_ms": {g: per(float(w)) for g, w in zip(gpus, wait.sum(axis=1).tolist())}, "lag_ms": per(lag)}
+            "wait_ms": {g: per(float(w)) for g, w in zip(gpus, wait.sum(axis=1).tolist())}, "lag_ms": per(lag),
+            "gain_ms": per(float(gain.sum()))}
 
 
 def transfer_ms(totals: list[float], calls: list[tuple]) -> float:
@@ -366,21 +454,26 @@ def matched_transfer_ps(calls: list[tuple]) -> float | None:
     return float(p[1].sum()) if p is not None else None
 
 
-def paired_calls(calls: list[tuple]) -> tuple[list[np.ndarray], np.ndarray] | None:
+def paired_calls(calls: list[tuple], rooted: bool = False) -> tuple[list[np.ndarray], np.ndarray] | None:
     """:func:`matched_transfer_ps`'s pairing: (per GPU, the order of its calls that pairs them; the least time in
     each paired call, ps), by process group where every call names one and that pairs them, else by the step's order;
-    None where neither pairs them."""
+    None where neither pairs them.  ``rooted``: a collective whose ranks leave as their part is done
+    (``devices.collectives.ROOTED_TYPES``): paired by order alone, its ends need not fall together."""
     if len(calls) < 2:
         return None
     if all(len(c) > 3 and c[3].size and (c[3] >= 0).all() for c in calls):
-        p = _paired(calls, by_group=True)
+        p = _paired(calls, by_group=True, rooted=rooted)
         if p is not None:
             return p
-    return _paired(calls, by_group=False)
+    return _paired(calls, by_group=False, rooted=rooted)
 
 
-def _paired(calls: list[tuple], by_group: bool) -> tuple[list[np.ndarray], np.ndarray] | None:
-    """The pairing by (group, step, start) order or by (step, start) order, where it holds."""
+def _paired(calls: list[tuple], by_group: bool, rooted: bool = False) -> tuple[list[np.ndarray], np.ndarray] | None:
+    """The pairing by (group, step, start) order or by (step, start) order, where it holds.  Why ``rooted``: a
+    broadcast's root returns once it has sent, and a rank once its data is in and passed on -- a small one reaches
+    ranks 1-2 and they leave before rank 3 enters; the ends' test read each broadcast as several collectives, and no
+    broadcast was paired (h37-late67: the fused MI300X DDP's 2 a step).  Each rank's wait is then up to its own end
+    (:func:`arrivals`): a rank that leaves early waits no longer."""
     keyed, orders = [], []
     for c in calls:
         step, start, end = c[0], c[1], c[2]
@@ -396,7 +489,7 @@ def _paired(calls: list[tuple], by_group: bool) -> tuple[list[np.ndarray], np.nd
         return None
     durs = np.vstack([e - b for _, b, e, _ in keyed])
     ends = np.vstack([e for _, _, e, _ in keyed])
-    if np.any(ends.max(axis=0) - ends.min(axis=0) > durs.min(axis=0)):
+    if not rooted and np.any(ends.max(axis=0) - ends.min(axis=0) > durs.min(axis=0)):
         return None
     return orders, np.vstack([k[3] for k in keyed]).min(axis=0)
 
@@ -488,8 +581,21 @@ def _types(d, idx: np.ndarray, launch: np.ndarray, encloser: Callable[[], Enclos
         where = np.flatnonzero(miss)
         out[where] = [t or out[i] for i, t in zip(where, by_op)]
     _type_inherited_like_peers(d, idx, launch, out, encloser, h)
+    _type_by_op_text(d, idx, out)
     out[out == ""] = UNKNOWN
     return out.astype(str)
+
+
+def _type_by_op_text(d: DeviceEvents, idx: np.ndarray, out: np.ndarray) -> None:
+    """Type in place (``out``) each call of ``idx`` still untyped by the op its reader gave it (``op_text``: a
+    c10d range drawn on the GPU, ``nccl:broadcast``, where no host op is held; formats/kineto/adapter
+    ``_in_collective_ranges``)."""
+    miss = np.flatnonzero(out == "")
+    if not miss.size or not d.op_text:
+        return
+    by_op = [devices.collective_type(t) or "" if t else "" for t in d.op_text]
+    ops = d.op_idx[idx[miss]]
+    out[miss] = [by_op[int(o)] if o >= 0 else "" for o in ops]
 
 
 def _type_inherited_like_peers(d: DeviceEvents, idx: np.ndarray, launch: np.ndarray, out: np.ndarray,

@@ -158,6 +158,8 @@ def _step_info(report: Report) -> str:
         loop_end, unrecorded = NO_STEP_WHY["marks_no_job_step"], NO_STEP_WHY["gpu_unrecorded"]
         why = whys.pop() if len(whys) == 1 else loop_end if loop_end in whys else unrecorded
         return ", ".join(bits + [f"no step: {why}"])
+    if collectives_only(report):
+        return ", ".join(bits + ["collectives only: no step of the job in it"])
     if start_up_only(report):
         # one pass that is mostly start-up is a one-off, not a step of the job: say what it is (issue #37)
         per_host = [t for h in report.hosts if not h.error and (t := h.mean_step_ms())]
@@ -173,6 +175,15 @@ def _step_info(report: Report) -> str:
     if per_host:
         bits.append(f"step {took}{_timed_by(report)}")
     return ", ".join(bits)
+
+
+def collectives_only(report: Report) -> bool:
+    """Every analysed host's capture kept its collectives alone (``capture_quality``'s ``collectives_only``: a filter of
+    a fuller trace).  Why: its GPU bursts are no steps of the job -- the finding says so, yet the header still read
+    "7 steps, step 16.1 ms" off TraceLens' NCCL-only file, whose job's steps are ~45 ms (h37-late67)."""
+    ok = [h for h in report.hosts if not h.error]
+    return bool(ok) and all(any(f.rule == "capture_quality" and f.metric is not None and f.metric.id == "collectives_only"
+                                for f in h.findings) for h in ok)
 
 
 def _timed_by(report: Report) -> str:

@@ -33,6 +33,31 @@ def wait_held_ms(m) -> float:
     return max(0.0, m.breakdown.collectives or 0.0) + max(0.0, m.breakdown.other or 0.0)
 
 
+def paced_launch_ms(m) -> tuple[float, object | None]:
+    """(ms a step, the GPU that paces it) a launch fix on every GPU of a host whose GPUs meet at the collectives gives
+    back beyond the host ledger's launch wait (the mean over its GPUs): each GPU's own launch wait and its wait for
+    the others at the collectives (``Communication.arrivals``) both go, so the step is at least each GPU's time less
+    those two -- the gain at most their least sum over the GPUs, less the mean's launch wait; (0, None) where the GPUs
+    meet at no paired collective, or the GPU of that least sum is not the one entering most calls last (the last
+    arrival moving between GPUs: no one GPU's launches pace the step).
+
+    Why: the step of such a host is its latest GPU's, not the mean.  A rank late by its own launches has them in the
+    mean at one share of N, and the others' launch gaps that run inside their wait for it are booked as that wait:
+    with every rank launch-bound and one more, the launch fix's claim and the late rank's together gave back 2.23 ms
+    of a step that every fix landing shortens by 2.77 (h37-late67, ``write_late_rank_fused`` at 40/60 us a launch).
+    The part is the others' wait for the pacing GPU's launches: the same time ``late_rank`` books in that pool."""
+    arr = m.comm.arrivals
+    gs = active_gpus(m)
+    if not arr or len(gs) < 2:
+        return 0.0, None
+    lw = {g.gpu: float(g.breakdown.launch_wait or 0.0) for g in gs}
+    both = {g.gpu: lw[g.gpu] + float(arr["wait_ms"].get(g.gpu, 0.0)) for g in gs}
+    pace = min(gs, key=lambda g: both[g.gpu])
+    if pace.gpu != arr["gpu"] or arr["last_in"].get(pace.gpu, 0) * 2 <= arr["calls"]:
+        return 0.0, None  # the GPU that bounds it is not the one the others wait for in most calls: no one pace
+    return max(0.0, both[pace.gpu] - sum(lw.values()) / len(gs)), pace
+
+
 def gpu_table_rows(m) -> list:
     return [[g.gpu, g.name, g.step_ms, g.busy_ms_per_step, g.busy_share, g.kernel_count, g.collective_calls_per_step,
              g.allreduce_ms_per_step, g.first_kernel_offset_ms] for g in active_gpus(m)]

@@ -334,12 +334,12 @@ def capture_vendor(m: HostMetrics) -> str | None:
         return devices.vendor_of(names).VENDOR
     if not said and m.job is not None and m.job.gpus_listed:  # no GPU work recorded: the GPUs the process listed
         said = devices.vendor_claimed(listed_gpu_models(m.job.gpus_listed)) or ""
-    if not said and m.job is not None and m.job.gpu_vendor == devices.UNKNOWN and not (kind and kind.unread_devices):
+    if not said and m.job is not None and m.job.gpu_vendor in devices.UNSETTLED_NAMES and not (kind and kind.unread_devices):
         # nothing in the file names a vendor (``Job.gpu_vendor``: no runtime call, header key, vendor's op or
         # backend): its words are every vendor's, not NVIDIA's by default -- a start-up window of an unknown
         # runtime's calls was told ``torch.cuda`` and CUDA (h37-vendor66); ``unknown`` claims no vendor.  Not where the
         # work ran on an accelerator no stage reads (MTIA, TPU: ``Kind.unread_devices``): no GPU to speak of
-        said = devices.UNKNOWN
+        said = m.job.gpu_vendor
     return said or None
 
 

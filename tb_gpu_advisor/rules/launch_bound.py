@@ -22,6 +22,10 @@ the trace shows (an Intel GPU, PyTorch undated), no saving is claimed from one. 
 inside loops a compiled program runs from the host (XLA's ``while`` loops: ``[iter=N]`` spans, or Nsight's loop thunk
 ranges; ``HostMetrics.launch_wait_in_host_loops``), the launches are the loop's iterations and the fixes are the
 loop's (``launch_bound:host_loop``), never "compile the step": it is compiled already.
+Where the host's GPUs meet at the collectives, the step is its latest GPU's: the launch fix on every GPU also takes
+the others' wait for the pacing GPU's launches, which the ledger's mean books as their wait -- added in that pool, up
+to the least sum over the GPUs of their own launch wait and their wait for the others (``rules._multi.paced_launch_ms``;
+h37-late67: 0.42 ms claimed where batching every rank's launches gives back 1.57).
 A GPU program with no ML framework (``Framework.own_code_between_launches``) has its own code between launches (the
 launching threads record nothing: ``HostMetrics.launch_wait_host_code``) booked by the ledger as the host's own
 unrecorded time, not as launch wait; of the wait left, the grade and the saving rest on the part inside its launch
@@ -50,6 +54,7 @@ from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, in_ranges, kernels_per_step, mean_count, ms, n_of,
                                        pct, profiler_words, r, ranges_table, rule, saving, share_metric,
                                        short, step_windows, table, traced_python)
+from tb_gpu_advisor.rules._multi import active_gpus, paced_launch_ms, wait_held_ms, wait_parts
 from tb_gpu_advisor.rules.cold_start import first_call_why
 
 ID = "launch_bound"
@@ -199,9 +204,15 @@ def check(m: HostMetrics) -> list[Finding]:
         save_ms = 0.0
         said += (f" No graph fix fits this GPU at the {ctx.fw.name} version the trace shows, so every kernel keeps "
                  f"its launch and no saving from batching them into one is claimed.")
+    paced, by = _paced(ctx, m, save_ms, wait_ms or 0.0) if not hidden else (0.0, "")
+    said += by
     assumption = _assumption(ctx, save_ms, hidden, launched_ps, few_small,
                              launches < (kps if few_small else small_ps), m.graph_node_gap_us,
                              code[0] if code is not None and not hidden else None)
+    if paced > 0:  # the part beyond the mean's launch wait: the others' wait for the pacing GPU's launches
+        whose = "the other GPU's" if len(active_gpus(m)) == 2 else "the other GPUs'"
+        assumption += (f"; and, the GPUs meeting at the collectives, {whose} wait for the pacing GPU's launches goes "
+                       f"with them: at most {ms(paced)} more")
     f = finding(
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} {ctx.of_step()} ({ms(wait_ms)}; stock "
@@ -221,7 +232,8 @@ def check(m: HostMetrics) -> list[Finding]:
                                                      if m.capture.graph_kernel_share > 0 else {}),
                                                   **({"launch_call_wait_ms": code[0], "host_code_wait_ms": code[1]}
                                                      if code is not None else {})}),
-        saving=saving(ctx, save_ms + hidden, assumption, [("launch", "launch", save_ms + hidden)])
+        saving=saving(ctx, save_ms + hidden + paced, assumption, [("launch", "launch", save_ms + hidden)]
+                      + [(g, p, paced * v / held) for g, p, v in wait_parts(m) if paced > 0 and (held := wait_held_ms(m))])
         if save_ms + hidden > 0 else None,
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows), *ranges_table(ctx)],
@@ -327,6 +339,25 @@ def _few_kernels_title(kps: float) -> str | None:
     if 0 < kps <= T("launch_bound.step_calls"):
         return "Launch-bound: the GPU waits for the host before each of its few kernels"
     return None
+
+
+def _paced(ctx: Ctx, m: HostMetrics, save_ms: float, wait_ms: float) -> tuple[float, str]:
+    """(ms a step, words): what the launch fix gives back beyond the host's mean launch wait where the host's GPUs
+    meet at the collectives and one GPU's launches pace them (``rules._multi.paced_launch_ms``), at most the wait the
+    ledger holds; (0, "") where none or where the fix saves nothing (``save_ms``): the launches a graph keeps are
+    already taken off the mean's part."""
+    more, pace = paced_launch_ms(m)
+    if pace is None or wait_ms <= 0 or save_ms <= 0:
+        return 0.0, ""
+    more = min(more, wait_held_ms(m))
+    if more < T("report.min_said_ms"):
+        return 0.0, ""
+    rank = f" (rank {pace.rank})" if pace.rank is not None else ""
+    one = len(active_gpus(m)) == 2
+    whose, wait = ("the other GPU's", "the other GPU waits") if one else ("the other GPUs'", "the others wait")
+    return more, (f" The GPUs meet at the collectives, so the {ctx.step_noun} is paced by GPU{pace.gpu}{rank}, the one "
+                  f"{wait} for: with every GPU's launches batched, {whose} wait for its launches goes too: up "
+                  f"to {ms(more)} more {ctx.per_step}.")
 
 
 def _host_code(ctx: Ctx, m: HostMetrics, wait_ms: float) -> tuple[float, float] | None:

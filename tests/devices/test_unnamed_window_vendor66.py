@@ -59,8 +59,9 @@ def test_the_lost_windows_runtime_is_nobodys(tmp_path: Path) -> None:
                                             ("aten::miopen_convolution", "AMD"),
                                             ("aten::cudnn_is_acceptable", devices.UNKNOWN),
                                             # c10d's record names its backend as distributedInfo does: NCCL's name
-                                            # is RCCL's too (h37-hipwin66), gloo nobody's
-                                            ("nccl:all_reduce", devices.UNKNOWN),
+                                            # is RCCL's too (h37-hipwin66): NVIDIA's or AMD's, PyTorch's cuda device
+                                            # on both (h37-late67); gloo nobody's
+                                            ("nccl:all_reduce", devices.NCCL_GPU),
                                             ("gloo:all_reduce", devices.UNKNOWN)])
 def test_a_lost_window_is_read_by_the_ops_only_one_vendors_build_has(tmp_path: Path, op: str, vendor: str) -> None:
     """The same window (CUDA activity off, nothing else naming a vendor) with one convolution op a step: cuDNN's op

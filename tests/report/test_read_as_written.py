@@ -66,7 +66,11 @@ def test_launch_bound_assumes_the_launches_its_title_names(where, run):
     r = _report(where, run)
     f = _only(r, "launch_bound")
     assert not count_value_problems("host", f)
-    assert f.saving.ms_per_step == pytest.approx(_fused_graph_saving(f), abs=0.0015)
+    # beside it, where the host's GPUs meet at the collectives and one paces them, the others' wait for its launches
+    # (h37-late67: fsdp_mfu_before's GPU1, 2.75 ms), said in the assumption
+    paced = sum(x["ms"] for x in f.saving.recovers if x["pool"] == "gpu_wait")
+    assert (paced > 0) == ("the pacing GPU's launches" in f.saving.assumption)
+    assert f.saving.ms_per_step == pytest.approx(_fused_graph_saving(f) + paced, abs=0.003)
 
 
 def test_launch_bound_of_many_small_kernels_keeps_its_saving():

@@ -73,7 +73,9 @@ def test_the_real_fused_ddp_names_rank_3_late():
     assert {g.gpu: g.rank for g in m.gpus if g.active} == {2: 0, 3: 1, 4: 2, 5: 3}
     (f,) = _late(evaluate(m))
     assert f.gpu == 5 and "rank 3" in f.title
-    assert f.metric.detail["last_in"] == f.metric.detail["calls"] == 15
-    assert 11.0 < f.metric.detail["others_wait_ms"] < 14.0
+    # 5 all-reduces and, matched since h37-late67, 2 buffer broadcasts a step, over 3 steps
+    assert f.metric.detail["last_in"] == f.metric.detail["calls"] == 21
+    # their median: 12.5 ms in the all-reduces, 15.4 ms with the buffer broadcasts matched (h37-late67)
+    assert 14.5 < f.metric.detail["others_wait_ms"] < 16.5
     # one account: the wait is no communication the step pays for
     assert not [g for g in evaluate(m) if g.rule in ("comm_exposed", "allreduce_slow", "comm_bandwidth_low")]

@@ -225,7 +225,9 @@ _CUDA_DEVICE_CODE = re.compile(r"ProfilerActivity\.CUDA\b|\btorch\.cuda\.|device
 _TOOLS = {"AMD": (_CUDA_TOOLS, _INTEL_TOOLS), "Intel": (_CUDA_TOOLS, _CUDA_DEVICE_CODE, _ROCM_TOOLS),
           "NVIDIA": (_ROCM_TOOLS, _INTEL_TOOLS),
           # a GPU of no known vendor (``devices.unknown``): no vendor's tools, and PyTorch's device as a placeholder
-          "unknown": (_CUDA_TOOLS, _CUDA_DEVICE_CODE, _ROCM_TOOLS, _INTEL_TOOLS)}
+          "unknown": (_CUDA_TOOLS, _CUDA_DEVICE_CODE, _ROCM_TOOLS, _INTEL_TOOLS),
+          # NVIDIA's or AMD's (``devices.nccl_gpu``): PyTorch's ``cuda`` device, no vendor's own tools (h37-late67)
+          "nvidia_or_amd": (_CUDA_TOOLS, _ROCM_TOOLS, _INTEL_TOOLS)}
 #: CUDA named as a word of the prose (not PyTorch's ``torch.cuda`` / ``ProfilerActivity.CUDA``, which ROCm's PyTorch
 #: keeps, nor a quoted name): ROCm's runtime is HIP, its tracer roctracer -- "no CUDA activity", "the CUDA sync debug
 #: mode" on an AMD GPU (h37-window62, h37-words63; none in the kept captures' reports).
@@ -235,7 +237,10 @@ _FOREIGN = {"AMD": re.compile(f"{_NVIDIA_UNITS}|{_INTEL_UNITS}|{_CUDA_WORD}", re
             "Intel": re.compile(f"{_NVIDIA_UNITS}|{_ROCM_UNITS}|{_CUDA_ITSELF}", re.I),
             "NVIDIA": re.compile(f"{_ROCM_UNITS}|{_INTEL_UNITS}", re.I),
             # a GPU of no known vendor: no vendor's units, libraries or runtime by name (h37-vendor64)
-            "unknown": re.compile(f"{_NVIDIA_UNITS}|{_ROCM_UNITS}|{_INTEL_UNITS}|{_CUDA_ITSELF}|Tensor-Core", re.I)}
+            "unknown": re.compile(f"{_NVIDIA_UNITS}|{_ROCM_UNITS}|{_INTEL_UNITS}|{_CUDA_ITSELF}|Tensor-Core", re.I),
+            # NVIDIA's or AMD's: no vendor's units or libraries, CUDA only as PyTorch's device names it
+            "nvidia_or_amd": re.compile(f"{_NVIDIA_UNITS}|{_ROCM_UNITS}|{_INTEL_UNITS}|{_CUDA_WORD}|\\bNVTX\\b|Tensor-Core",
+                                        re.I)}
 #: A quoted name of several words (a tool's rule): cited as written (``device='cuda'`` is code, not a citation; the
 #: apostrophe of "Nsight Systems'" opens no quote).
 _QUOTED = re.compile(r"(?<!\w)'[^'\s][^'\n]* [^'\n]*'|(?<!\w)\"[^\"\s][^\"\n]* [^\"\n]*\"")

@@ -87,7 +87,9 @@ def _snapshot(g: dict[str, Any]) -> bool:
 
 #: The makers whose names a GPU's own name begins with or holds, as the boards' names spell them (read from the names'
 #: words, not by the product's device tables, so the law is held to what the file named).
-_MAKERS = (("AMD", re.compile(r"^(?:AMD|Radeon)\b|\bInstinct\b|\bMI\d{3}\b|^gfx\d", re.I)),
+_MAKERS = (  # a GPU whose file's only vendor word is NCCL's (``devices.nccl_gpu``: NVIDIA's or AMD's, h37-late67)
+           ("nvidia_or_amd", re.compile(r"\bcuda device of unknown vendor\b|\(a cuda device, vendor unknown\)$")),
+           ("AMD", re.compile(r"^(?:AMD|Radeon)\b|\bInstinct\b|\bMI\d{3}\b|^gfx\d", re.I)),
            ("Intel", re.compile(r"^Intel\b|\bArc\(?|Data Center GPU (?:Max|Flex)", re.I)),
            ("NVIDIA", re.compile(r"^(?:NVIDIA|Tesla|GeForce|Quadro)\b", re.I)),
            # a GPU its reader found no vendor's word for (``devices.unknown``: no maker, h37-vendor64)
@@ -129,7 +131,7 @@ def vendor_problems(h: dict[str, Any]) -> list[str]:
     told every vendor's words (h37-vendor66)."""
     vendor = (h.get("capture") or {}).get("vendor")
     job = h.get("job") or {}
-    said = vendor in (job.get("runtime_vendor"), _listed_vendor(job), "unknown")
+    said = vendor in (job.get("runtime_vendor"), _listed_vendor(job), "unknown", "nvidia_or_amd")
     out = []
     if vendor and not said and not any(_ran_work(g) or _snapshot(g) for g in h.get("gpus") or []):
         out.append(f"vendor: {h['host']}: capture.vendor {vendor!r} with no GPU that ran work")

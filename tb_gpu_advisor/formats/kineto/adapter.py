@@ -34,7 +34,8 @@ from tb_gpu_advisor.formats.kineto.layout import LEGACY_CUDA_PROCESS, LEGACY_HOS
 from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, OLD_CATS, KinetoReadError, KinetoTrace, completed_pairs,
                                                has_duration_pairs, link_by_flows, nothing_recorded, parse_trace,
                                                rows_of, scan_host_columns, times_as_numbers, unlinked_rows)
-from tb_gpu_advisor.formats.kineto.ranks import Process, merge_ranks, process_scoped_ids, processes
+from tb_gpu_advisor.formats.kineto.ranks import (Process, gpu_rows_device, merge_ranks, process_scoped_ids, processes,
+                                                 stated_ranks)
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
                                           unique_inverse, unique_pairs)
 from tb_gpu_advisor.model.idtable import IdTable
@@ -625,10 +626,28 @@ def _gpu_ranks(kt: KinetoTrace, devs: list[DeviceEvents]) -> dict[int, int]:
     """GPU -> global rank: the merged ranks' own, or a single file's ``distributedInfo.rank`` for its one GPU."""
     if kt.gpu_ranks:
         return dict(kt.gpu_ranks)
+    named = _ranks_of_gpu_processes(kt, devs)
+    if named:
+        return named
     info = kt.meta.get("distributedInfo")
     rank = info.get("rank") if isinstance(info, dict) else None
     gpus = [d.gpu for d in devs if len(d)]
     return {gpus[0]: rank} if type(rank) is int and rank >= 0 and len(gpus) == 1 else {}
+
+
+def _ranks_of_gpu_processes(kt: KinetoTrace, devs: list[DeviceEvents]) -> dict[int, int]:
+    """GPU -> the rank its own GPU process's name states (``RANK 3 - GPU``: ``ranks.stated_ranks``), where several
+    GPUs have work and each process names one rank; else {}.  Why: a fused file's ranks are read from the processes
+    that launch on each GPU (``ranks.process_scoped_ids``); one filtered to its collectives keeps no launching process,
+    and its four GPUs had no rank though each GPU process names its own (TraceLens' ``merged_nccl_only.json.gz``,
+    h37-late67)."""
+    gpus = [d.gpu for d in devs if len(d)]
+    if len(gpus) < 2 or not kt.process_names:
+        return {}
+    device = gpu_rows_device(kt)
+    pids = {g: np.unique(kt.pid[device == g]).tolist() for g in gpus}
+    return stated_ranks({g: [int(p) for p in v] for g, v in pids.items() if v}, kt.process_names) \
+        if all(pids.values()) else {}
 
 
 def _world_size(kt: KinetoTrace) -> int | None:
@@ -947,6 +966,40 @@ def _recorded(kt: KinetoTrace, sel: np.ndarray) -> np.ndarray:
     return by_cat[kt.cat[sel]] if sel.size else np.zeros(0, np.int8)
 
 
+def _in_collective_ranges(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray,
+                          op_name_id: np.ndarray) -> np.ndarray:
+    """``op_name_id`` (per device event of ``sel``: the name id of the op that launched it, -1: none known) with each
+    unknown one that starts inside a c10d range Kineto drew on the GPU (``gpu_user_annotation`` ``nccl:all_reduce``,
+    ``nccl:broadcast``: ``pytorch.collective_backend_annotation``) given that range's name.
+
+    Why: NCCL and RCCL run every collective as ``ncclDevKernel_Generic``, whose name says no type; the launching op
+    says it, but a capture filtered to its collectives keeps no host (TraceLens' ``merged_nccl_only.json.gz``): its 84
+    kernels were 84 calls of type "collective" beside 60 ``nccl:all_reduce`` and 24 ``nccl:broadcast`` GPU ranges
+    drawn over them (h37-late67)."""
+    miss = op_name_id < 0
+    if not miss.any():
+        return op_name_id
+    # the GPU's ranges: on its device, or -- where they carry none (TraceFuse's) -- in its kernels' process
+    rows = np.flatnonzero(_cat_mask(kt, ("gpu_user_annotation",))
+                          & ((kt.device == gpu) | ((kt.device < 0) & np.isin(kt.pid, np.unique(kt.pid[sel])))))
+    if not rows.size:
+        return op_name_id
+    named = np.fromiter((pytorch.collective_backend_annotation(kt.names[int(i)]) for i in kt.name[rows]), dtype=bool,
+                        count=rows.size)
+    rows = rows[named]
+    if not rows.size:
+        return op_name_id
+    rows = rows[np.argsort(start_ps[rows], kind="stable")]
+    rs = start_ps[rows].astype(np.int64)
+    re = rs + np.maximum(kt.dur_ns[rows], 0).astype(np.int64) * 1000
+    at = start_ps[sel].astype(np.int64)
+    i = np.searchsorted(rs, at, side="right") - 1
+    inside = miss & (i >= 0) & (at < re[np.clip(i, 0, None)])
+    out = op_name_id.copy()
+    out[inside] = kt.name[rows[i[inside]]]
+    return out
+
+
 def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray, end_ps: np.ndarray, launch_ext: IdTable,
                 op_of_ext: IdTable, call_by_corr: IdTable, info: DeviceInfo | None,
                 graph_of_corr: IdTable, items_of_corr: IdTable | None = None,
@@ -957,7 +1010,7 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
     corr = kt.correlation[sel]
     ext = kt.external_id[sel]
     ext = np.where(ext >= 0, ext, launch_ext.lookup(corr))
-    op_name_id = op_of_ext.lookup(ext)
+    op_name_id = _in_collective_ranges(kt, gpu, sel, start_ps, op_of_ext.lookup(ext))
     shape_sid = (absent_as_broadcast(narrowest(tiles[0].lookup(ext))) if tiles and tiles[1]
                  else np.broadcast_to(np.int8(-1), sel.shape))
     op_ids, op_idx = unique_inverse(op_name_id)
@@ -1057,8 +1110,8 @@ def _unnamed_gpu(vendor: str | None) -> str | None:
     """What to call a GPU the file does not name, by its vendor (:func:`_file_vendor`'s ``vendor``): None where it says NVIDIA (the
     default an unnamed GPU is read as) or the evidence disagrees; ``devices.unknown.GPU_NAME`` where nothing names a
     vendor (h37-vendor64: such a GPU was NVIDIA's, and told CUDA, Tensor Cores and ``nsys``)."""
-    if vendor == devices.UNKNOWN:
-        return devices.unknown.GPU_NAME
+    if vendor in devices.UNSETTLED_NAMES:  # nothing names a vendor, or NCCL's names alone (NVIDIA's or AMD's)
+        return devices.UNSETTLED_NAMES[vendor]
     return f"{vendor} GPU" if vendor and vendor != devices.nvidia.VENDOR else None
 
 
@@ -1103,6 +1156,8 @@ def _device_properties(kt: KinetoTrace, unnamed: str | None = None) -> dict[int,
         name = str(p["name"]).strip() if isinstance(p.get("name"), str) else ""
         if name and unnamed == devices.unknown.GPU_NAME and devices.vendor_claimed([name]) is None:
             name += devices.unknown.NAME_TAIL  # a model no vendor's table knows, in a file naming no vendor
+        elif name and unnamed == devices.nccl_gpu.GPU_NAME and devices.vendor_claimed([name]) is None:
+            name += devices.nccl_gpu.NAME_TAIL  # the same, in a file whose one vendor word is NCCL's
         out[p["id"]] = DeviceInfo(
             # a ROCm build that leaves the name empty (vLLM's MI300X traces) is still an AMD GPU: say the vendor, so
             # its architecture, peaks and words are AMD's, never an NVIDIA "compute capability 9.4"
@@ -1124,7 +1179,7 @@ def _memory_devices(kt: KinetoTrace, memory: dict[int, MemoryEvents], devs: list
     idle = sorted(g for g in memory if g not in ran)
     if not idle:
         return {}
-    if not devs and unnamed == devices.unknown.GPU_NAME:
+    if not devs and unnamed in devices.UNSETTLED_NAMES.values():
         # no GPU record at all: a window whose GPU side went unrecorded names its GPU as the job's words do, from
         # its runtime (``job.kind``'s ``runtime_vendor``), not as a GPU that ran work nobody's words name
         # (wild/cuda_unrecorded_cifar_cnn: "GPU of unknown vendor" beside capture.vendor NVIDIA)

@@ -68,7 +68,7 @@ class Process:
 
     @staticmethod
     def of(kt: KinetoTrace) -> "Process":
-        host = kt.pid[(kt.pid >= 0) & (_gpu_rows_device(kt) < 0)]
+        host = kt.pid[(kt.pid >= 0) & (gpu_rows_device(kt) < 0)]
         return Process(frozenset(np.unique(host).tolist()), tuple(json.dumps(kt.meta.get(k), sort_keys=True, default=str) for k in _SAME),
                        (_call_ids(kt, "correlation"), _call_ids(kt, "external_id")))
 
@@ -97,7 +97,7 @@ def _call_ids(kt: KinetoTrace, key: str) -> dict[str, np.ndarray]:
     """Category -> the ids ``key`` of the host rows that have one of their own: a runtime call's ``correlation`` (its
     kernels share it, a graph's many), an op's ``External id`` (the calls it makes repeat it, so only rows without a
     ``correlation``)."""
-    host = _gpu_rows_device(kt) < 0
+    host = gpu_rows_device(kt) < 0
     rows = host & (kt.correlation >= 0) if key == "correlation" else host & (kt.correlation < 0) & (kt.external_id >= 0)
     ids = getattr(kt, key)
     return {c: np.unique(ids[rows & (kt.cat == k)]) for k, c in enumerate(kt.cats) if (rows & (kt.cat == k)).any()}
@@ -131,7 +131,7 @@ def _merge(kts: list[KinetoTrace], workers: list[str], said: list[int], one_proc
     launch: list[tuple[np.ndarray, ...]] = []
     offset = 0
     for i, kt in enumerate(kts):
-        dev = _gpu_rows_device(kt)
+        dev = gpu_rows_device(kt)
         pid = _relabel(kt.pid, pid_maps[i])
         pid = np.where(pid >= 0, pid + pid_offsets[i], pid)
         host_pids = sorted(set(pid[(dev < 0) & (pid >= 0)].tolist()))
@@ -216,7 +216,7 @@ def process_scoped_ids(kt: KinetoTrace) -> int:
 
     Why: an id names its op within its process only; read across four ranks, a MIOpen convolution kernel was
     "aten::relu"'s and "aten::empty"'s (amd/HPCTrainingExamples' fused MI300X DDP ResNet, h37-huntk66)."""
-    on_gpu = _gpu_rows_device(kt) >= 0
+    on_gpu = gpu_rows_device(kt) >= 0
     host = ~on_gpu & (kt.pid >= 0)
     ops = host & (kt.correlation < 0) & (kt.external_id >= 0)
     op_pids = kt.pid[ops]
@@ -241,7 +241,7 @@ def process_scoped_ids(kt: KinetoTrace) -> int:
     ext[dev] = np.where(found, moved, -1)
     kt.external_id = ext
     if not kt.gpu_pids:
-        kt.gpu_pids = _driving_pids(_gpu_rows_device(kt)[dev][found], pids[proc[at][found]] if corr.size else pids[:0])
+        kt.gpu_pids = _driving_pids(gpu_rows_device(kt)[dev][found], pids[proc[at][found]] if corr.size else pids[:0])
     if not kt.gpu_ranks:
         kt.gpu_ranks = stated_ranks(kt.gpu_pids, kt.process_names)
     return int(pids.size)
@@ -291,7 +291,7 @@ def _gpu_rows(kt: KinetoTrace) -> np.ndarray:
     return np.isin(kt.cat, np.asarray(ids, dtype=kt.cat.dtype)) if ids else np.zeros(kt.cat.shape, bool)
 
 
-def _gpu_rows_device(kt: KinetoTrace) -> np.ndarray:
+def gpu_rows_device(kt: KinetoTrace) -> np.ndarray:
     """``args.device``, and for GPU rows without it (``gpu_user_annotation``) their pid: once files are merged
     the pid no longer tells one rank's GPU 0 from another's."""
     return np.where((kt.device < 0) & _gpu_rows(kt) & (kt.pid >= 0), kt.pid, kt.device)
@@ -404,7 +404,7 @@ def _pid_offsets(kts: list[KinetoTrace]) -> list[int]:
     seen: set[int] = set()
     clash = False
     for kt in kts:  # host pids: a GPU row's pid is its device, which every rank may call 0
-        pids = set(kt.pid[(kt.pid >= 0) & (_gpu_rows_device(kt) < 0)].tolist())
+        pids = set(kt.pid[(kt.pid >= 0) & (gpu_rows_device(kt) < 0)].tolist())
         clash |= bool(seen & pids)
         seen |= pids
     return [i * PID_STRIDE for i in range(len(kts))] if clash else [0] * len(kts)

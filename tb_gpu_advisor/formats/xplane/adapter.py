@@ -172,7 +172,7 @@ def _name_unnamed(devs: list[DeviceEvents], vendor: str | None) -> None:
     evidence disagrees.  A plane with a compute capability is CUDA's (TF 2.4's V100 planes), and keeps its reading."""
     if not vendor or vendor == devices.nvidia.VENDOR:
         return
-    name = devices.unknown.GPU_NAME if vendor == devices.UNKNOWN else f"{vendor} GPU"
+    name = devices.UNSETTLED_NAMES.get(vendor) or f"{vendor} GPU"
     for d in devs:
         if not d.info.name and d.info.compute_capability is None:
             d.info = dataclasses.replace(d.info, name=name)

@@ -484,7 +484,8 @@ class Framework:
             fixes.update(mine)
         fixes = {k: v for k, v in fixes.items() if "@" not in k}
         fixes.update(allocator_fixes(self.fixes))
-        fixes.update(job_free_fixes(self.fixes))
+        # as composed for this job's loop (TensorFlow's sync-once fix names its step), whatever a tag rewrote
+        fixes.update(job_free_fixes(composed))
         return replace(self, fixes=fixes, capture_snippet=snippet)
 
     def fix(self, key: str, **fmt: object) -> list[Action]:

@@ -106,7 +106,7 @@ def quiet(m) -> str | None:
     wait follows the host's syncs, it is theirs."""
     ctx = Ctx(m)
     kps = kernels_per_step(m, ctx) or 0.0
-    if 0 < kps <= 1 and (m.headline.launch_wait_share or 0.0) > 0 and not step_level(m):
+    if 0 < kps <= 1 and (m.headline.launch_wait_share or 0.0) > 0 and not steps_repeat(m):
         return (f"one kernel {ctx.a_step}: batching launches into a graph would leave one launch too, so there is no "
                 "launch to save")
     after = after_waits_ms(m)
@@ -424,7 +424,15 @@ def _across_steps(m: HostMetrics, sev: str, kps: float) -> bool:
     here -- "one kernel a step: batching launches into a graph would leave one launch too" -- and no other finding
     told that wait (h37-turn66 *Left* 1): the graph's premise is no premise of the step-level fix, which runs the
     steps in one call (``jax.lax.scan``) and leaves one dispatch for all of them."""
-    return (0 < kps <= 1 or Ctx(m).fw.dispatch_is_compiled) and sev != "info" and step_level(m)
+    return (0 < kps <= 1 or Ctx(m).fw.dispatch_is_compiled) and sev != "info" and steps_repeat(m)
+
+
+def steps_repeat(m: HostMetrics) -> bool:
+    """Whether the step is too small for its dispatch (:func:`step_level`) over two or more kept steps and no lone
+    first call: a loop of such steps, whose fixes (several steps per call, one sync after the loop) have steps to run
+    together.  One kept step (wild ``compiled_a100_triton``'s lone compiled pass, its one kernel launched 129 us after
+    a first call's one-time costs) shows no loop to batch."""
+    return step_level(m) and m.steps.count >= 2 and first_call_why(m) is None
 
 
 def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_small: bool, graphed: bool,

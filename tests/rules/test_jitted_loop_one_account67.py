@@ -108,3 +108,19 @@ def test_the_gaps_diagnosis_is_made_once(tmp_path, monkeypatch):
     got = {f.rule: f for f in rules.evaluate(m)}
     assert "step_gaps" not in got and "lies between the steps' GPU work" in got["unexplained_idle"].summary
     assert len(calls) == 1
+
+
+def test_the_real_gemm_loops_launch_wait_is_told_by_its_host_bound_finding():
+    """wild ``jax_mi300x``: main told its 18 us launch wait as a launch note in the host-bound finding's step-level words
+    ("the whole step is too small for its dispatch cost"), saving 6 us as if a graph were the fix.  Now the host-bound
+    finding holds it (17 us: the step-level fix pays the dispatch once for many steps) and the launch card says where
+    its check's finding went; the step and the host's 306 us as before."""
+    from pathlib import Path
+
+    report = fresh_run_report(str(Path(__file__).resolve().parents[1] / "fixtures" / "wild"), "jax_mi300x")
+    assert not [f for f in report.findings if f.rule == "launch_bound"]
+    hb = next(f for f in report.findings if f.rule == "unexplained_idle")
+    pools = {r["pool"]: r["ms"] for r in hb.saving.recovers}
+    assert pools["host_own"] == pytest.approx(0.306, abs=0.002) and pools["launch"] == pytest.approx(0.017, abs=0.002)
+    card = next(c for c in report.hosts[0].headline if c.id == "launch_wait_share")
+    assert "told inside another" in card.detail["not_flagged"] and hb.title in card.detail["not_flagged"]

@@ -932,7 +932,7 @@ def step_told_whole(metrics: HostMetrics, out: list[Finding],
                            f"rather than as launch-bound.")
     detail = dict(host_bound.metric.detail)
     detail["launch_wait_ms"] = wait
-    detail["holds"] = [*detail.get("holds", []), launch_bound.ID]  # its card is graded by this finding (headline)
+    detail["holds"] = [*detail.get("holds", []), launch_bound.ID]  # its card says it is told here (headline.holder)
     for k in ("between_step_host_ms", "in_step_host_ms"):
         if k in (lf.metric.detail or {}):
             detail[k] = float(detail.get(k) or 0.0) + float(lf.metric.detail[k])

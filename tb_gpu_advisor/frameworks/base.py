@@ -164,6 +164,11 @@ class Framework:
     batch_transfer_event: NamePredicate = never
     #: the host is inside the framework's dispatch of compiled work (JAX ``PjitFunction(f)``)
     dispatch_event: NamePredicate = never
+    #: each dispatch event is the call of one compiled program that launches its work (JAX's jitted call), so host time
+    #: inside one in the gaps between steps is the next call's dispatch; False where the events are eager ops, some of
+    #: them work of the host's own that launches nothing (PyTorch's ``aten::`` ops: a CPU ``aten::copy_`` between two
+    #: turns is the loop's own op, not the next turn's dispatch -- h37-calls67, ``write_tiny_turns(tail_op=...)``)
+    dispatch_is_compiled: bool = False
     #: a framework op that may be placed on the host or the GPU (TF ``name:Type`` op events)
     host_op_event: NamePredicate = never
     #: the least bytes the framework's allocator reserves from the driver to hold blocks of the given sizes at once,
@@ -479,7 +484,8 @@ class Framework:
             fixes.update(mine)
         fixes = {k: v for k, v in fixes.items() if "@" not in k}
         fixes.update(allocator_fixes(self.fixes))
-        fixes.update(job_free_fixes(self.fixes))
+        # as composed for this job's loop (TensorFlow's sync-once fix names its step), whatever a tag rewrote
+        fixes.update(job_free_fixes(composed))
         return replace(self, fixes=fixes, capture_snippet=snippet)
 
     def fix(self, key: str, **fmt: object) -> list[Action]:

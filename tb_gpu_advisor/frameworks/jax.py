@@ -494,6 +494,7 @@ FIXES["unfused_attention"] = (action(
 FRAMEWORK = Framework(
     id="jax", name="JAX", host_markers=HOST_MARKERS, metadata_stats=METADATA_STATS,
     transfer_event=is_transfer, batch_transfer_event=is_batch_transfer, dispatch_event=is_dispatch,
+    dispatch_is_compiled=True,
     # the program's ``jax.profiler.TraceAnnotation('get_batch')``: its own words, as a PyTorch program's (issue #37)
     input_range=names_batch,
     background_line=is_background_line, runtime_event=is_runtime_event, blocking_read_event=is_blocking_read,

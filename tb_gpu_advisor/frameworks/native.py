@@ -37,6 +37,21 @@ _FEWER_SYNCS = action(
     "result) out of the loop, or wait on events (cudaStreamWaitEvent) so the host keeps queueing work; to time "
     "kernels, record their events in the loop and read cudaEventElapsedTime once after it, not cudaEventSynchronize "
     "after each kernel.")
+#: A loop of turns too small for their host cost that synchronizes in every iteration (``launch_bound:step_sync``):
+#: each ``cudaDeviceSynchronize`` / ``cudaStreamSynchronize`` makes the host wait for the GPU and the GPU for the host's
+#: next launch, so neither runs ahead; the loop's launches queue on a stream when the wait comes once, after it, and
+#: events time the loop without a wait per turn.
+_SYNC_AFTER_LOOP = action(
+    "Synchronize once after the loop, not in every iteration: each cudaDeviceSynchronize or cudaStreamSynchronize "
+    "inside it makes the host wait for the GPU and the GPU wait for the host's next launch. Let the launches queue on "
+    "a stream and keep the results on the device, copying them back once after the loop (or every N iterations); to "
+    "time the loop, record events around it and read cudaEventElapsedTime once.",
+    "cudaEventRecord(start, stream);\n"
+    "for (int i = 0; i < iters; ++i)\n"
+    "    kernel<<<grid, block, 0, stream>>>(d_in, d_out);   // no cudaDeviceSynchronize() in the loop\n"
+    "cudaEventRecord(stop, stream);\n"
+    "cudaEventSynchronize(stop);                          // once, after the loop\n"
+    "cudaEventElapsedTime(&ms, start, stop);", "cpp")
 _GRAPHS = action(
     "Capture the iteration's launches as a CUDA graph once (cudaStreamBeginCapture ... cudaStreamEndCapture, "
     "cudaGraphInstantiate) and replay it with one cudaGraphLaunch per iteration; fuse very short kernels.")
@@ -193,6 +208,9 @@ FIXES = {
         "cudaEventRecord(copied[next], copy_stream);\n"
         "cudaStreamWaitEvent(compute_stream, copied[next], 0);   // the step waits for its batch's copy only", "text"),),
     "launch_bound": (_GRAPHS,),
+    # a turn too small for its host cost that synchronizes in every iteration (``launch_bound.sync_fixes``): a CUDA
+    # C++ benchmark's cudaDeviceSynchronize after each launch (h37-turn66 *Left* 3: PyTorch's words were the only ones)
+    "launch_bound:step_sync": (_SYNC_AFTER_LOOP,),
     # most of the launch wait is the program's own code between its launches, which no call records (h37-launchwait):
     # a graph batches the calls, not that code -- see it first, then take it off the launch path
     "launch_bound:host_code": (action(

@@ -367,6 +367,27 @@ def steps_per_execution(loop: Loop) -> Action:
 
 
 STEPS_PER_EXECUTION = steps_per_execution(TRAINING_LOOP)
+
+
+def sync_after_loop(loop: Loop) -> Action:
+    """Read results once after the loop, not in every turn (``launch_bound:step_sync``), for one job's step.
+
+    Why TensorFlow's own words: its waits for the GPU are reads of a tensor's value -- ``.numpy()``, ``float(t)``,
+    ``print(t)``, a Python ``if`` on a tensor -- not ``torch.cuda.synchronize()`` or ``.item()``, and its way to keep
+    the host from driving one tiny step at a time is the loop inside one ``tf.function`` (``tf.range``) or Keras's
+    ``steps_per_execution`` (h37-turn66 *Left* 3: the fix was PyTorch's and JAX's only)."""
+    return action(
+        f"Read results once after the loop, not in every {loop.noun}: each .numpy(), float(tensor) or print of a "
+        f"tensor inside it makes the host wait for the GPU and the GPU wait for the host's next call. Keep the "
+        f"results on the GPU as tensors and read them once after the loop (or every N {loop.noun}s); run the loop "
+        f"inside one tf.function (a tf.range loop) so the host does not drive each {loop.noun}.",
+        "@tf.function\n"
+        "def run(n):\n"
+        "    total = tf.constant(0.0)\n"
+        f"    for i in tf.range(n):              # the loop inside the graph: no .numpy() per {loop.noun}\n"
+        f"        total += {loop.fn}(...)\n"
+        "    return total\n"
+        "print(float(run(1000)))                # one read, after the loop")
 #: Launch kernels from dedicated per-GPU threads (guide §1.2.1, §2.2).
 _TF_DATA_THREADS = action("Keep tf.data from competing for the same cores (bound its threads).",
                           "options = tf.data.Options()\noptions.threading.private_threadpool_size = 8\n"
@@ -606,6 +627,8 @@ def looped_fixes(loop: Loop) -> dict[str, tuple[Action, ...]]:
             f"    if step % 100 == 0:\n        {f'print(float({loop.value}))':<30}# one sync per 100 steps"),
             steps_per_execution(loop)),
         "launch_bound:step": (steps_per_execution(loop),),
+        # a step too small for its host cost that reads a result back in every turn (``launch_bound.sync_fixes``)
+        "launch_bound:step_sync": (sync_after_loop(loop),),
         # the wait comes before graph replays (XLA's command buffers): the host's preparation of each call, not a
         # launch per op -- tf.function and jit_compile are what replays them already (h37-review11)
         "launch_bound:replay": (steps_per_execution(loop),),

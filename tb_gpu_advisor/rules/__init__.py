@@ -158,8 +158,10 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
         out.append(waits)  # by its own saving, whatever else fired, wherever the step boundaries fall
     turn = turn_told_whole(metrics, out) if has_gpu else None  # a step too small for its host cost: all of it, once
     host_bound = host_bound_finding(metrics, out) if has_gpu else None
+    out, host_bound = calls_told_whole(metrics, out, host_bound)  # compiled calls too small: their gaps its own
+    out, held = step_told_whole(metrics, out, host_bound)  # and their launches' wait: one step-level account
+    turn = host_bound if held is not None and held is turn else turn
     if host_bound is not None:
-        out, host_bound = calls_told_whole(metrics, out, host_bound)  # compiled calls too small: their gaps its own
         out.append(host_bound)  # by its own saving, whatever else fired (a 4% warning hid 75% of host work)
     unrecorded = unrecorded_idle_finding(metrics, out) if has_gpu else None
     if unrecorded is not None:
@@ -858,7 +860,8 @@ def _of_window(metrics: HostMetrics, left_ms: float) -> str:
     return f" That is {pct(min(total / window, 1.0))} of the {ms(window)} capture window."
 
 
-def calls_told_whole(metrics: HostMetrics, out: list[Finding], host_bound: Finding) -> tuple[list[Finding], Finding]:
+def calls_told_whole(metrics: HostMetrics, out: list[Finding],
+                     host_bound: Finding | None) -> tuple[list[Finding], Finding | None]:
     """(``out``, the host-bound finding) -- where ``host_bound`` reads the step's host time as the dispatch of a few
     compiled calls too small for it (its detail's ``dispatch_calls_per_step``: :func:`_host_bound`'s step-level
     reading) and the gaps between steps are that dispatch and the loop between the calls (``step_gaps.call_gaps``),
@@ -868,19 +871,23 @@ def calls_told_whole(metrics: HostMetrics, out: list[Finding], host_bound: Findi
     Why: one cause, one finding (h37-turn66, wild ``jax_mi300x``: host-bound critical 215 us for "the dispatch of its
     2.2 jitted calls", and gaps between steps critical 91 us of "Python between jitted calls" -- 958 of the gaps'
     1,364 us inside the next ``PjitFunction(dot)``, the rest the loop's frame).  The ledger books both as the host's
-    work, so the saving is the same whole (306 us), now told once."""
-    if not (host_bound.metric and host_bound.metric.detail.get("dispatch_calls_per_step")):
+    work, so the saving is the same whole (306 us), now told once.
+
+    ``host_bound`` may be None: where all the host's work lies in the gaps, the gaps' finding claims it whole and the
+    host-bound finding weighed beside it finds nothing left -- the same cost then told as "Python between jitted calls"
+    (h37-calls67: ``write_tiny_jitted_calls(inputs_every=0)``, no host work inside the steps, read the gaps' critical
+    138 us and no host-bound finding).  Weighed without the gaps' claim, it holds them where it reads the dispatch."""
+    if host_bound is not None and not (host_bound.metric and host_bound.metric.detail.get("dispatch_calls_per_step")):
         return out, host_bound
-    cand = step_gaps.call_gaps(metrics)
-    gaps = next((f for f in out if cand is not None and f.rule == "step_gaps" and f.id == cand.id), None)
+    gaps = next((f for f in out if step_gaps.call_gaps(f)), None)  # the gaps' check's own diagnosis, made once
     if gaps is None or gaps.saving is None:
         return out, host_bound
     rest = [f for f in out if f is not gaps]
     whole = host_bound_finding(metrics, rest)
-    if whole is None:
+    if whole is None or not (whole.metric and whole.metric.detail.get("dispatch_calls_per_step")):
         return out, host_bound
     g, ctx = metrics.gaps, Ctx(metrics)
-    share = g.avg_dispatch_ms / g.avg_gap_ms if g.avg_gap_ms else 0.0
+    share = float(gaps.metric.detail["next_call_dispatch_ms"]) / g.avg_gap_ms if g.avg_gap_ms else 0.0
     steps = f"{ctx.step_noun}s"
     whole.summary += (f" {ms(gaps.saving.ms_per_step)} {ctx.per_step} of it lies between the {steps}' GPU work "
                       f"({pct(share)} of those gaps inside the next {ctx.fw.label('dispatch_call')}'s dispatch, the "
@@ -890,6 +897,52 @@ def calls_told_whole(metrics: HostMetrics, out: list[Finding], host_bound: Findi
     if _SEVERITY_RANK[gaps.severity] > _SEVERITY_RANK[whole.severity]:  # the gaps' grade is its part's: a fold never
         whole.severity = whole.metric.status = gaps.severity  # tells the same time as a lesser problem
     return rest, whole
+
+
+def step_told_whole(metrics: HostMetrics, out: list[Finding],
+                    host_bound: Finding | None) -> tuple[list[Finding], Finding | None]:
+    """(``out``, the launch finding folded into ``host_bound`` or None) -- where the host-bound finding reads the step's
+    host time as the dispatch of a few compiled calls too small for it (its detail's ``dispatch_calls_per_step``) and
+    the launch check tells the same step-level verdict (``launch_bound.tells_step``), ``out`` without the launch
+    finding and ``host_bound`` holding its time too: its saving's pools added (the ledger keeps the launch wait apart
+    from the host's work, so the sum never passes the idle), its assumption composed after the host-bound one, its
+    time said in one sentence, its fixes not yet listed added, its grade where higher.  Unchanged otherwise.
+
+    Why: one cause, one finding (h37-calls67).  A jitted call's dispatch is booked in two ledger categories -- host
+    work where a traced frame spans it, launch wait where nothing does -- and each had its finding naming the step
+    too small for its dispatch, with the same fix (several steps per call): ``write_tiny_jitted_calls(loop_frame=
+    False)`` read host-bound critical 153 us "the dispatch of its 1.6 jitted calls" beside launch-bound critical 140
+    us "the whole step is too small for its dispatch cost"; wild ``jax_mi300x`` host-bound critical 306 us beside a
+    launch note of its 18 us launch wait in the same words (h37-turn66 *Left* 2)."""
+    if host_bound is None or not (host_bound.metric and host_bound.metric.detail.get("dispatch_calls_per_step")):
+        return out, None
+    lf = next((f for f in out if launch_bound.tells_step(metrics, f)), None)
+    if lf is None or lf.saving is None or host_bound.saving is None:
+        return out, None
+    ctx = Ctx(metrics)
+    parts = [(r["group"], r["pool"], r["ms"]) for f in (host_bound, lf) for r in f.saving.recovers]
+    host_bound.saving = saving(ctx, host_bound.saving.ms_per_step + lf.saving.ms_per_step,
+                               f"{host_bound.saving.assumption}; and {lf.saving.assumption}", parts)
+    wait = float((lf.metric.detail or {}).get("launch_wait_ms") or 0.0) if lf.metric is not None else 0.0
+    gaps = float((lf.metric.detail or {}).get("unrecorded_ms") or 0.0) if lf.metric is not None else 0.0
+    more = (f", and {ms(gaps)} {ctx.per_step} of the host's code around the calls that the capture did not record"
+            if gaps > 0 else "")
+    host_bound.summary += (f" The GPU also waits {ms(wait)} {ctx.per_step} for the calls' launches themselves (the "
+                           f"launch wait){more}: the same cost of dispatching a {ctx.step_noun} this small, told here "
+                           f"rather than as launch-bound.")
+    detail = dict(host_bound.metric.detail)
+    detail["launch_wait_ms"] = wait
+    detail["holds"] = [*detail.get("holds", []), launch_bound.ID]  # its card says it is told here (headline.holder)
+    for k in ("between_step_host_ms", "in_step_host_ms"):
+        if k in (lf.metric.detail or {}):
+            detail[k] = float(detail.get(k) or 0.0) + float(lf.metric.detail[k])
+    if gaps > 0:
+        detail["unrecorded_ms"] = float(detail.get("unrecorded_ms") or 0.0) + gaps
+    host_bound.metric.detail = detail
+    host_bound.actions = host_bound.actions + [a for a in lf.actions if a not in host_bound.actions]
+    if _SEVERITY_RANK[lf.severity] > _SEVERITY_RANK[host_bound.severity]:  # a fold never tells time as less
+        host_bound.severity = host_bound.metric.status = lf.severity
+    return [f for f in out if f is not lf], lf
 
 
 def turn_told_whole(metrics: HostMetrics, out: list[Finding]) -> Finding | None:

@@ -114,11 +114,26 @@ def grade_card(card: Metric, findings: list[Finding], gpu_active: bool, why_quie
     return card
 
 
+def holder(findings: Iterable[Finding], rule_id: str) -> Finding | None:
+    """The most severe warning/critical finding that holds ``rule_id``'s verdict as its own part (its metric's detail
+    ``holds``: the rules whose findings it tells, ``rules.step_told_whole``), where ``rule_id``'s own finding was
+    folded into it.  Why: a card whose check's finding is told inside another says so, never that its check "did not
+    fire" (h37-calls67: wild ``jax_mi300x``'s launch card beside the host-bound finding holding its launch wait); it
+    stays ungraded, the holder's grade being its whole's (the host's 306 us), not this card's number's."""
+    hits = [f for f in findings if f.severity in _BAD and f.metric is not None
+            and rule_id in ((f.metric.detail or {}).get("holds") or ())]
+    return min(hits, key=lambda f: _BAD.index(f.severity), default=None)
+
+
 def _quiet_words(owner: str, findings: list[Finding]) -> str:
     """Why a card past its threshold is not flagged, in words that fit the findings beside it: the owning check may
     have fired as a note (amd_mi250's "Launch-bound" info beside a card that said the check "did not fire"), and
     the check is named by its title, not its rule id."""
     note = next((f for f in findings if f.rule == owner and f.severity == "info"), None)
+    held = holder(findings, owner)
+    if held is not None:  # its finding is told inside another's, whose grade is that finding's whole, not this number's
+        return (f"its check's finding is told inside another (\"{held.title}\", {held.severity}), which holds this "
+                f"time as its own part")
     if note is not None:
         return f"its check weighs more than this number and rates it a note, not a problem (\"{note.title}\", info)"
     title = REGISTRY[owner].title if owner in REGISTRY else owner

@@ -9,7 +9,9 @@ launch latency, with counts, totals and average durations ("126,224 Mul,
 kernels would still cost at ~1 us each in a fused graph -- or, where the capture replays graphs, what its replays pay
 per node where that is more (``HostMetrics.graph_node_gap_us``): a replay still runs each node at the device's own
 rate --, and less the wait of the one launch the graph itself still is (one kernel a step has nothing to batch: no
-finding).  The launch wait that follows a host sync or a blocking
+finding) -- except where the step-level verdict is told and no graph of the step is its fix (one launch a step, or the
+calls of compiled programs, a jitted call being one program already): its fixes run several steps per call, so the
+saving is the whole wait, paid once for many steps, less what each kernel still pays.  The launch wait that follows a host sync or a blocking
 copy's wait is theirs (``host_sync``, ``excessive_memcpy``: issue #37 deliverable 3) and is left out before grading.
 Where most small kernels are launched inside the framework's optimizer step (``SmallKernels.in_optimizer_share``: a
 per-parameter optimizer's own kernels), the fixes are the optimizer's -- a fused or foreach update -- not bigger kernels.
@@ -109,7 +111,7 @@ def quiet(m) -> str | None:
     wait follows the host's syncs, it is theirs."""
     ctx = Ctx(m)
     kps = kernels_per_step(m, ctx) or 0.0
-    if 0 < kps <= 1 and (m.headline.launch_wait_share or 0.0) > 0:
+    if 0 < kps <= 1 and (m.headline.launch_wait_share or 0.0) > 0 and not steps_repeat(m):
         return (f"one kernel {ctx.a_step}: batching launches into a graph would leave one launch too, so there is no "
                 "launch to save")
     after = after_waits_ms(m)
@@ -170,7 +172,7 @@ def check(m: HostMetrics) -> list[Finding]:
     # a graph is itself one launch a step: of the step's launches it saves all but one, so the wait of one launch
     # (the mean per launch) stays -- one kernel a step has no launches to batch and saves nothing.  Only the launches
     # not already in graphs are left to batch, and only the wait before them
-    kept_ms = loose / launches if launches >= 1 else loose
+    kept_ms = 0.0 if _across_steps(m, sev, kps) else loose / launches if launches >= 1 else loose
     save_ms = max(0.0, loose - kept_ms - residual)
     # the wait before graph replays: the host preparing each replay, which it can do while the GPU still runs the
     # work before it -- as far as that work lasts
@@ -208,7 +210,7 @@ def check(m: HostMetrics) -> list[Finding]:
     said += by
     assumption = _assumption(ctx, save_ms, hidden, launched_ps, few_small,
                              launches < (kps if few_small else small_ps), m.graph_node_gap_us,
-                             code[0] if code is not None and not hidden else None)
+                             code[0] if code is not None and not hidden else None, _across_steps(m, sev, kps))
     if paced > 0:  # the part beyond the mean's launch wait: the others' wait for the pacing GPU's launches
         whose = "the other GPU's" if len(active_gpus(m)) == 2 else "the other GPUs'"
         assumption += (f"; and, the GPUs meeting at the collectives, {whose} wait for the pacing GPU's launches goes "
@@ -442,14 +444,43 @@ def _node_us(m: HostMetrics) -> float:
     return max(T("launch.fused_us_per_kernel"), gap) if gap is not None else T("launch.fused_us_per_kernel")
 
 
+def _across_steps(m: HostMetrics, sev: str, kps: float) -> bool:
+    """Whether the wait is saved across steps, not within one: a step told the step-level verdict (:func:`step_level`,
+    above a note) whose launches a graph of the step cannot cut -- one launch (nothing in it to batch), or the calls of
+    compiled programs (``Framework.dispatch_is_compiled``: a jitted call is one program already) -- so its fixes,
+    several steps per call or a larger batch, pay the step's dispatch once for many steps.
+
+    Why: a loop of one tiny jitted call a turn (``synthetic.jaxcapture.write_tiny_jitted_calls(loop_frame=False,
+    inputs_every=0)``: 110 us a step of the next call's dispatch, booked as launch wait, in a 143 us step) was quiet
+    here -- "one kernel a step: batching launches into a graph would leave one launch too" -- and no other finding
+    told that wait (h37-turn66 *Left* 1): the graph's premise is no premise of the step-level fix, which runs the
+    steps in one call (``jax.lax.scan``) and leaves one dispatch for all of them."""
+    return (0 < kps <= 1 or Ctx(m).fw.dispatch_is_compiled) and sev != "info" and steps_repeat(m)
+
+
+def steps_repeat(m: HostMetrics) -> bool:
+    """Whether the step is too small for its dispatch (:func:`step_level`) over two or more kept steps and no lone
+    first call: a loop of such steps, whose fixes (several steps per call, one sync after the loop) have steps to run
+    together.  One kept step (wild ``compiled_a100_triton``'s lone compiled pass, its one kernel launched 129 us after
+    a first call's one-time costs) shows no loop to batch."""
+    return step_level(m) and m.steps.count >= 2 and first_call_why(m) is None
+
+
 def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_small: bool, graphed: bool,
-                gap_us: float | None = None, calls_ms: float | None = None) -> str:
+                gap_us: float | None = None, calls_ms: float | None = None, across: bool = False) -> str:
     """The saving's assumption: the launches a graph still batches (``graphed``: fewer than the finding counts, the
-    rest already in graphs), the replays' preparation overlapped.  The saving is an upper bound, said so: it takes
-    every gap the host's launches leave away, less what a replay still pays per node (:func:`_node_us`), where the
-    kernels may wait on each other or on other work too (h37-comm3)."""
+    rest already in graphs), the replays' preparation overlapped -- or, ``across`` (:func:`_across_steps`), the one
+    launch of each step paid once for many steps.  The saving is an upper bound, said so: it takes every gap the
+    host's launches leave away, less what a replay still pays per node (:func:`_node_us`), where the kernels may wait
+    on each other or on other work too (h37-comm3)."""
     out = []
-    if save_ms > 0:
+    if save_ms > 0 and across:
+        wait = "the launch wait" if calls_ms is None else f"the launch calls' {ms(calls_ms)} of the wait"
+        out.append(f"at most: {wait} of each {ctx.step_noun} paid once for many {ctx.step_noun}s (several "
+                   f"{ctx.step_noun}s run in one call, or a larger batch), less the "
+                   f"{T('launch.fused_us_per_kernel'):g} us/kernel each kernel still pays "
+                   f"({ctx.count_per_step(launched, 'kernel' if few_small else 'small kernel')})")
+    elif save_ms > 0:
         node = max(T("launch.fused_us_per_kernel"), gap_us) if gap_us is not None else T("launch.fused_us_per_kernel")
         measured = (f"; this capture's own replays start each node {abs(gap_us):.2f} us "
                     f"{'before' if gap_us < 0 else 'after'} the last one ends (the median)" if gap_us is not None else "")

@@ -79,8 +79,11 @@ def test_host_bound_recovers_only_host_time_no_other_finding_claims():
             claims = sum(r["ms"] for f in mine for r in f["saving"]["recovers"] if r["group"] == "host")
             assert claims <= _host_group_ms(h) + 0.01, (run, h["host"], claims, h["breakdown_ms"])
             hb = [f for f in mine if f["rule"] == "unexplained_idle"]
-            if hb:
-                assert [r["pool"] for r in hb[0]["saving"]["recovers"]] == ["host_own"]
+            if hb:  # its own pool; and the launch check's, where it tells that check's step-level verdict too
+                # (h37-calls67: jax_mi300x's 17 us of launch wait, the same calls' dispatch)
+                pools = [r["pool"] for r in hb[0]["saving"]["recovers"]]
+                folded = "launch_wait_ms" in (hb[0]["metric"] or {}).get("detail", {})
+                assert pools[0] == "host_own" and set(pools[1:]) <= ({"launch", "host_work"} if folded else set())
 
 
 def _held_ms_per_step(folder: Path, submit_us: float = 50.0, switch_us: float = 5.0) -> float:

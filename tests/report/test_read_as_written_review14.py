@@ -71,10 +71,11 @@ def _said(f) -> str:
     return " ".join(f.summary.split())
 
 
-@pytest.mark.parametrize("where, run", [(WAITS, "torch_numpy_read"), (WILD, "jax_mi300x")])
+@pytest.mark.parametrize("where, run", [(WAITS, "torch_numpy_read"), (FIXTURES / "h200_jobs", "hf_generate_llama")])
 def test_the_top_offenders_time_is_not_said_per_step_twice(where, run):
     """Main: "3 calls per step taking 15 us per step" (cloverleaf_a100_cuda, whose launch wait h37-pexsi booked to its
-    uploads' staging) -- the count already said what the time is of."""
+    uploads' staging) -- the count already said what the time is of.  hf_generate_llama's decode ("mul, 49 calls per
+    step taking 112 us") in place of jax_mi300x since h37-calls67, whose launch finding its host-bound finding holds."""
     from tests.support.properties import words_problems
 
     f = _rule(run_report(where, run), "launch_bound")

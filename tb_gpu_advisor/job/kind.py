@@ -211,8 +211,7 @@ NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded
                "collectives_only": "marks_no_job_step"}
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
-           "wsl2_driver_ok", "wsl2_untraced", "unclosed", "frontend", "input_on_cpu", "copy_only", "teardown",
-           "collectives_only")
+           "wsl2_driver_ok", "wsl2_untraced", "unclosed", "frontend", "input_on_cpu", "copy_only", "teardown")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -263,8 +262,6 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
         said = host_kind(trace, fw)
         if said is not None:
             kind = dataclasses.replace(kind, host_kind=said[0], evidence=f"{kind.evidence}; {said[1]}")
-    if not kind.window and collectives_alone(trace):  # a filter of a fuller trace: its bursts are no steps
-        kind = dataclasses.replace(kind, window="collectives_only")
     return kind
 
 
@@ -400,6 +397,13 @@ def _backlog_window(w: _Held) -> Kind | None:
         return None
     return dataclasses.replace(w.ran, loop_steps=_loop_steps(trace, fw), queued=f"{ended}; {queued}",
                                capture_format=trace.format)
+
+
+def _collectives_window(w: _Held) -> Kind | None:
+    """The kind the window's collectives show (``w.ran``) read as a window of the collectives alone where the capture
+    holds nothing else (:func:`collectives_alone`); None otherwise.  Its GPU work is the job's, but none of its
+    steps: the steps, the metrics and the report follow :data:`NO_GPU_STEP` (h37-nccl67)."""
+    return dataclasses.replace(w.ran, capture_format=w.trace.format) if collectives_alone(w.trace) else None
 
 
 def _no_kernel_kind(trace: Trace, fw: Framework) -> Kind:
@@ -1527,7 +1531,10 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #: * ``input_on_cpu`` before the work on the CPU: a loop of fetches with no model op ran no model; "move the model to
 #:   the GPU" names one where none ran (h37-inputgen's ``cpu_loop``).
 #: * host events without a call (the work on the CPU) before ``no_cuda_call``, which is the window with nothing at all.
+#: * ``collectives_only`` before ``loop_ended`` among the readers of a window with kernels: a file of the collectives
+#:   alone holds no host event, the loop's end's marks are host events -- the two never both hold.
 _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = (
+    (_collectives_window, "collectives_only", True),
     (_backlog_window, "loop_ended", True),
     (_failed_window, "failed", False),
     (_wsl2_window, "wsl2_untraced", False),

@@ -145,6 +145,9 @@ class Job:
             **({key: True} if (key := self.kind.no_gpu_step_key) else {}),
             # copies and no kernel (``Kind.window`` "copy_only"): GPU work, which the job line and title never deny
             **({"copies_only": True} if self.kind.window == "copy_only" else {}),
+            # the collectives alone, filtered from a fuller trace (``Kind.window`` "collectives_only"): the job line's
+            # words for a window whose GPU work holds none of the job's steps, not a loop's end's queued work
+            **({"collectives_only": True} if self.kind.window == "collectives_only" else {}),
             # the idle ranks in words and their count, which the session's rank arithmetic reads (``report.merge``)
             **({"idle_ranks": self.idle_ranks, "idle_rank_count": self.idle_rank_count,
                 "idle_rank_labels": list(self.idle_rank_labels),

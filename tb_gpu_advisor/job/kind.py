@@ -85,8 +85,9 @@ class Kind:
     #: GPU work), "input_on_cpu" (the input pipeline's loop with no model op and no GPU runtime call recorded: its
     #: batches on the CPU), "copy_only" (copies between host and GPU and no kernel: a bandwidth test, a staging
     #: program, or a window cut before the first kernel -- GPU work all the same, :func:`_copies_only`), "teardown"
-    #: (the program's exit after its loop: calls that release what it made, none that make: :func:`_teardown`), ""
-    #: otherwise
+    #: (the program's exit after its loop: calls that release what it made, none that make: :func:`_teardown`),
+    #: "collectives_only" (the GPUs' collectives and nothing else -- a filter of a fuller trace to its communication,
+    #: :func:`collectives_alone`: GPU work all the same, but none of the job's steps), "" otherwise
     window: str = ""
     #: a ``copy_only`` window's copies from or to pageable host memory, how many (0: none, or none known): the
     #: copies' own fix, pinned memory, is the window's first
@@ -201,7 +202,13 @@ class Kind:
 #: * ``unclosed`` -> ``gpu_unrecorded``: the profiler stopped before it wrote the program's CUDA records; what the
 #:   window keeps is what was written before, not a pass of the program (cestwc's solver, h37-nsys58: "one pass of
 #:   29.9 ms", its two start-up calls, of a 6.04 s run of 20 steps).
-NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded", "unclosed": "gpu_unrecorded"}
+#: * ``collectives_only`` -> ``marks_no_job_step``: the file kept the GPUs' collectives alone (:func:`collectives_alone`),
+#:   so its GPU bursts are its collectives, not the job's steps.  TraceLens' NCCL-only filter of a 4-rank MI300X DDP
+#:   said "collectives only: no step of the job in it" in its header, yet the rest of its report read 7 guessed
+#:   16.1 ms steps of those bursts: a step-time share of 0.0% "!!", 2.6 collectives a step, an achievable step
+#:   (the job's steps are ~45 ms; h37-nccl67).
+NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded", "unclosed": "gpu_unrecorded",
+               "collectives_only": "marks_no_job_step"}
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
            "wsl2_driver_ok", "wsl2_untraced", "unclosed", "frontend", "input_on_cpu", "copy_only", "teardown")
@@ -256,6 +263,28 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
         if said is not None:
             kind = dataclasses.replace(kind, host_kind=said[0], evidence=f"{kind.evidence}; {said[1]}")
     return kind
+
+
+def collectives_alone(trace: Trace) -> int:
+    """The collective kernels of a capture that holds nothing else -- no compute kernel, copy or fill on any GPU and
+    nothing of the host (a filter of a fuller trace to its communication: TraceLens' NCCL-only view) --, else 0.
+    Decided here, where the job's reading says what the window is (``Kind.window`` "collectives_only", which times no
+    GPU step: :data:`NO_GPU_STEP`), so the steps, the metrics, the rules and the report read one answer.
+    Why: such a file's GPU bursts are its collectives, not the job's steps, and the skew of its first collectives is
+    the ranks' unrecorded work before them, not launches: read as a job it was given guessed 16 ms steps and "host
+    thread contention" (h37-huntk66 *Left* 3, h37-straggle66), and after its header said so, still 7 steps of them in
+    every table (h37-nccl67)."""
+    if len(trace.h) > 0:
+        return 0
+    n = 0
+    for d in trace.devices:
+        if not len(d):
+            continue
+        coll = d.kind == devices.KIND_COLLECTIVE
+        if not coll.all():
+            return 0
+        n += int(coll.sum())
+    return n
 
 
 def _among_unread(kind: Kind, first: str) -> Kind:
@@ -368,6 +397,13 @@ def _backlog_window(w: _Held) -> Kind | None:
         return None
     return dataclasses.replace(w.ran, loop_steps=_loop_steps(trace, fw), queued=f"{ended}; {queued}",
                                capture_format=trace.format)
+
+
+def _collectives_window(w: _Held) -> Kind | None:
+    """The kind the window's collectives show (``w.ran``) read as a window of the collectives alone where the capture
+    holds nothing else (:func:`collectives_alone`); None otherwise.  Its GPU work is the job's, but none of its
+    steps: the steps, the metrics and the report follow :data:`NO_GPU_STEP` (h37-nccl67)."""
+    return dataclasses.replace(w.ran, capture_format=w.trace.format) if collectives_alone(w.trace) else None
 
 
 def _no_kernel_kind(trace: Trace, fw: Framework) -> Kind:
@@ -1495,7 +1531,10 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #: * ``input_on_cpu`` before the work on the CPU: a loop of fetches with no model op ran no model; "move the model to
 #:   the GPU" names one where none ran (h37-inputgen's ``cpu_loop``).
 #: * host events without a call (the work on the CPU) before ``no_cuda_call``, which is the window with nothing at all.
+#: * ``collectives_only`` before ``loop_ended`` among the readers of a window with kernels: a file of the collectives
+#:   alone holds no host event, the loop's end's marks are host events -- the two never both hold.
 _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = (
+    (_collectives_window, "collectives_only", True),
     (_backlog_window, "loop_ended", True),
     (_failed_window, "failed", False),
     (_wsl2_window, "wsl2_untraced", False),

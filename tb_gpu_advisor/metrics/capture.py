@@ -8,6 +8,7 @@ from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks.base import never
+from tb_gpu_advisor.job.kind import collectives_alone
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
 from tb_gpu_advisor.metrics.types import AllocCalls, CacheRelease, CaptureQuality, ClockSkew, PythonTracing
 from tb_gpu_advisor.model.columns import lookup_mask, union_intervals, work_after_call
@@ -51,22 +52,9 @@ def capture_quality(ctx: Context) -> CaptureQuality:
 
 
 def collectives_only(ctx: Context) -> int:
-    """The collective kernels of a capture that holds nothing else -- no compute kernel, copy or fill on any GPU and
-    nothing of the host (a filter of a fuller trace to its communication: TraceLens' NCCL-only view) --, else 0.
-    Why: such a file's GPU bursts are its collectives, not the job's steps, and the skew of its first collectives is
-    the ranks' unrecorded work before them, not launches: read as a job it was given guessed 16 ms steps and "host
-    thread contention" (h37-huntk66 *Left* 3, h37-straggle66)."""
-    if len(ctx.trace.h) > 0:
-        return 0
-    n = 0
-    for d in ctx.trace.devices:
-        if not len(d):
-            continue
-        coll = d.kind == devices.KIND_COLLECTIVE
-        if not coll.all():
-            return 0
-        n += int(coll.sum())
-    return n
+    """The collective kernels of a capture that holds nothing else, else 0: the job's reading's answer
+    (``job.kind.collectives_alone``, which makes the window one that times no GPU step), counted for the finding."""
+    return collectives_alone(ctx.trace)
 
 
 def _work_framework(ctx: Context) -> str:

@@ -153,13 +153,13 @@ def _step_info(report: Report) -> str:
     bits = [f"{1 + lost}{of} ranks on 1 host{recorded}" if lost and n == 1 else f"{n} host{'s' if n != 1 else ''}"]
     jobs = [getattr(h, "job", None) or {} for h in report.hosts]
     whys = {no_gpu_step_reason(j) for j in jobs}
+    if collectives_only(report):  # before the general "no step" why: what the window holds, in its own words
+        return ", ".join(bits + ["collectives only: no step of the job in it"])
     if jobs and "" not in whys:  # no host times a GPU step: why (hosts of unlike windows: the loop's end's words
         # where one host has them, else the unrecorded side's -- a host without GPU work is not all of the session)
         loop_end, unrecorded = NO_STEP_WHY["marks_no_job_step"], NO_STEP_WHY["gpu_unrecorded"]
         why = whys.pop() if len(whys) == 1 else loop_end if loop_end in whys else unrecorded
         return ", ".join(bits + [f"no step: {why}"])
-    if collectives_only(report):
-        return ", ".join(bits + ["collectives only: no step of the job in it"])
     if start_up_only(report):
         # one pass that is mostly start-up is a one-off, not a step of the job: say what it is (issue #37)
         per_host = [t for h in report.hosts if not h.error and (t := h.mean_step_ms())]
@@ -337,6 +337,20 @@ def gpus_legend(h) -> str:  # noqa: ANN001 - a host's report
 #: "active": any GPU work (kernels, copies, collectives) over the step -- not "device compute", which counts
 #: only compute kernels (the breakdown and its chart); one word for each, everywhere (issue #21 item 5)
 GPU_COLS = ["gpu", "name", "cc", "step ms", "active (any GPU work)", "kernels", "collectives/step", "skew ms"]
+
+
+def gpu_cols(h) -> list[str]:  # noqa: ANN001 - a host's report
+    """The GPUs table's header as a host's screen prints it: :data:`GPU_COLS`, its collectives counted "/pass" where
+    the one step kept is the pass an unmarked capture was read as (:func:`~.verdict.one_pass`) -- the capture marks no
+    step, and a collectives-only filter's 21 calls a GPU read "collectives/step 21" under a header saying "no step of
+    the job in it" (h37-nccl67).  The tab finds its columns by :data:`GPU_COLS`' names, which stay."""
+    return [c.replace("/step", "/pass") for c in GPU_COLS] if one_pass(h) else list(GPU_COLS)
+
+
+def comm_window(h) -> str:  # noqa: ANN001 - a host's report
+    """What a host's collectives table's numbers are of: "in the pass, per GPU" of one unmarked pass (as
+    :func:`gpu_cols`), else "per step and GPU"."""
+    return "in the pass, per GPU" if one_pass(h) else "per step and GPU"
 
 
 # --------------------------------------------------------------------------- text
@@ -542,13 +556,13 @@ def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     if h.gpus:
         words = host_words(h)
         out.append(f"{title_words(words, 'GPUs on')} {h.host}")
-        out.extend("  " + line for line in text_table([words(c) for c in GPU_COLS], gpu_rows(h.gpus, words)))
+        out.extend("  " + line for line in text_table([words(c) for c in gpu_cols(h)], gpu_rows(h.gpus, words)))
         if legend := gpus_legend(h):
             out.extend(_wrap(legend, WIDTH, initial_indent="  ", subsequent_indent="  "))
         out.append("")
     comm = _communication(h)
     if comm:
-        out.extend(_wrap(f"Collectives on {h.host} (per step and GPU){_communication_note(h)}", WIDTH,
+        out.extend(_wrap(f"Collectives on {h.host} ({comm_window(h)}){_communication_note(h)}", WIDTH,
                          subsequent_indent="  "))
         out.extend("  " + line for line in text_table(h.communication.columns, comm))
         out.append("")
@@ -883,13 +897,13 @@ def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
         words = host_words(h)
         out.append(f"### {title_words(words, 'GPUs on')} {md_code(h.host)}")
         out.append("")
-        out += md_table([words(c) for c in GPU_COLS], gpu_rows(h.gpus, words))
+        out += md_table([words(c) for c in gpu_cols(h)], gpu_rows(h.gpus, words))
         if legend := gpus_legend(h):
             out += ["", md_inline(legend)]
         out.append("")
     comm = _communication(h)
     if comm:
-        out.append(f"### Collectives on {md_code(h.host)} (per step and GPU){md_inline(_communication_note(h))}")
+        out.append(f"### Collectives on {md_code(h.host)} ({comm_window(h)}){md_inline(_communication_note(h))}")
         out.append("")
         out += md_table(h.communication.columns, comm)
         out.append("")

@@ -1358,7 +1358,13 @@ def _at_dump(ctx: Context, gpu: int, state: tuple[int, int, int, int]) -> GpuMem
     reserved, allocated, segments, _largest_free = state
     snap = ctx.trace.snapshot
     blocks = snap.blocks.get(gpu, []) if snap is not None else []
+    # the capacity recorded beside the dump (``pytorch.RECORD_CAPACITY``'s file) is the GPU's as with history: the
+    # state alone is what an out-of-memory observer dumps, and how near the capacity it was is its one question
+    device = _device_memory(ctx, gpu)
+    src = "device memory" if device else ""
     out = GpuMemory(gpu=gpu, source="PyTorch memory snapshot (state at the dump; no history recorded)",
+                    capacity_bytes=device, capacity_source=src, device_bytes=device,
+                    outside_bytes=_outside(ctx, gpu, src),
                     baseline="absolute", events=0, peak_allocated_bytes=allocated, peak_reserved_bytes=reserved,
                     gap_bytes=max(reserved - allocated, 0),
                     peak_reserved_in_use_bytes=(reserved - snap.cached[gpu] if snap is not None and gpu in snap.cached

@@ -824,7 +824,7 @@ def _capacity_unknown(gpus: list) -> str:
     """The words on a state-only snapshot whose GPUs' capacity is unknown (no capacity record beside it), else "".
 
     Why: a state alone is what an out-of-memory observer dumps (``torch._C._cuda_attach_out_of_memory_observer``
-    calling ``_snapshot()`` or ``_dump_snapshot``; FlexGen's, Megatron's, a weather model's on a 40 GB A100 at 37.9 GiB
+    calling ``_snapshot()`` or ``_dump_snapshot``: FlexGen's, Megatron's, a weather model's on an A100 at 37.9 GiB
     reserved): the one question it can answer is how near the GPU's capacity its state was, and a snapshot does not
     record the capacity.  The note said what the missing history hides but not that, so "no check fired" read as "the
     state is fine" where no check could judge it."""

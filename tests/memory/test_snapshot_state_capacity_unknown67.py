@@ -2,8 +2,8 @@
 
 A state without history is what an out-of-memory observer dumps (``torch._C._cuda_attach_out_of_memory_observer``
 calling ``_snapshot()`` / ``_dump_snapshot`` without ``_record_memory_history``): the real one kept here is a weather
-model's on a Berzelius A100 (hlinander/equivariant-posteriors ``oom_snapshot_new.pickle``, MIT), 36.6 GiB allocated
-and 37.9 GiB reserved when an allocation failed.  The one question such a file can answer is how near the GPU's
+model's on a Berzelius node, A100s (hlinander/equivariant-posteriors ``oom_snapshot_new.pickle``, MIT): 36.6 GiB
+allocated and 37.9 GiB reserved when an allocation failed.  The one question such a file can answer is how near the GPU's
 capacity its state was, and a snapshot does not record the capacity.  Main's note said what the missing history hides
 and offered only the history's fix, so "No check fired on the snapshot's state" read as a state judged fine where no
 check could judge it.  Now the note says the capacity is unknown and adds the fix that records it

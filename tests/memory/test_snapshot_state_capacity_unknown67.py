@@ -66,9 +66,9 @@ def test_a_state_near_its_recorded_capacity_is_judged_against_it(tmp_path: Path)
     """By construction: 74 GiB of weights and Adam's moments at the dump of an 80 GiB GPU with 4 GiB free (2 GiB in
     use outside the allocator).  Main read no capacity for a GPU without history -- the file the note's own fix
     writes was ignored -- so the state was never judged; now it is near capacity (95%), as an out-of-memory
-    observer's dump would be."""
+    observer's dump would be -- as what it holds at the dump, a floor of its peak, not "peaks at"."""
     path = ms.write(str(tmp_path / "state.pickle"), ms.state_only({"weights": 30 * GiB, "adam": 44 * GiB}).doc)
     ms.write_capacity(path, 80 * GiB, 4 * GiB)
     rep, _ = _note(Path(path))
     (near,) = [f for f in rep.findings if f.rule == "memory_near_capacity"]
-    assert "at the dump" in near.summary and "95.0%" in near.summary
+    assert "holds 74.0 GiB reserved" in near.summary and "95.0%, at the dump; no history recorded" in near.summary

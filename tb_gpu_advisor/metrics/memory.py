@@ -1353,12 +1353,23 @@ def _timeline(ctx: Context, me: MemoryEvents, win: np.ndarray) -> dict[str, list
     return out
 
 
+#: The source of a snapshot GPU without history (``_at_dump``): its numbers are the state at the dump, not a peak --
+#: the rules word them so by this name.
+AT_DUMP_SOURCE = "PyTorch memory snapshot (state at the dump; no history recorded)"
+
+
 def _at_dump(ctx: Context, gpu: int, state: tuple[int, int, int, int]) -> GpuMemory:
     """A snapshot GPU without history: its state at the dump is all there is."""
     reserved, allocated, segments, _largest_free = state
     snap = ctx.trace.snapshot
     blocks = snap.blocks.get(gpu, []) if snap is not None else []
-    out = GpuMemory(gpu=gpu, source="PyTorch memory snapshot (state at the dump; no history recorded)",
+    # the capacity recorded beside the dump (``pytorch.RECORD_CAPACITY``'s file) is the GPU's as with history: the
+    # state alone is what an out-of-memory observer dumps, and how near the capacity it was is its one question
+    device = _device_memory(ctx, gpu)
+    src = "device memory" if device else ""
+    out = GpuMemory(gpu=gpu, source=AT_DUMP_SOURCE,
+                    capacity_bytes=device, capacity_source=src, device_bytes=device,
+                    outside_bytes=_outside(ctx, gpu, src),
                     baseline="absolute", events=0, peak_allocated_bytes=allocated, peak_reserved_bytes=reserved,
                     gap_bytes=max(reserved - allocated, 0),
                     peak_reserved_in_use_bytes=(reserved - snap.cached[gpu] if snap is not None and gpu in snap.cached

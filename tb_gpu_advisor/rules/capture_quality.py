@@ -802,9 +802,10 @@ def _no_history(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     Why: a 1.13 dump of a forward that kept 9 GiB for a backward that never ran read "Healthy: no check of the guide
     fired" -- nothing could fire without the history, and nothing said so; and the note's
     ``_record_memory_history()`` is a TypeError before 2.1 (``enabled`` had no default)."""
-    gpus = [g.gpu for g in m.memory.gpus if not g.events and g.baseline == "absolute"]
-    if not gpus:
+    bare = [g for g in m.memory.gpus if not g.events and g.baseline == "absolute"]
+    if not bare:
         return []
+    gpus = [g.gpu for g in bare]
     layout = m.memory.snapshot_layout if m.memory.snapshot_layout in ("1.13", "2.0", "2.0 or older", "2.1") else ""
     made = ctx.fw.label(f"snapshot_made:{layout}")
     which = f"GPU {gpus[0]}" if len(gpus) == 1 else f"GPUs {', '.join(map(str, gpus))}"
@@ -814,16 +815,32 @@ def _no_history(ctx: Ctx, m: HostMetrics) -> list[Finding]:
         ctx, f"The snapshot holds the allocator's state at the dump and no history of {which} ({made}): what was "
              f"allocated and reserved then, the live blocks and their stacks are known; the peak, when it fell, what "
              f"held it, and what a forward kept for a backward are not -- the memory checks that need them could not "
-             f"run.", "The memory snapshot holds no allocation history", (NO_HISTORY_METRIC, "Allocator events recorded"),
-        key, gpus)]
+             f"run.{_capacity_unknown(bare)}", "The memory snapshot holds no allocation history",
+        (NO_HISTORY_METRIC, "Allocator events recorded"), key, gpus,
+        extra=ctx.fw.extra(f"{ID}:capacity_unknown") if _capacity_unknown(bare) else [])]
 
 
-def _snapshot_note(ctx: Ctx, summary: str, title: str, metric: tuple[str, str], key: str, gpus: list[int]) -> Finding:
+def _capacity_unknown(gpus: list) -> str:
+    """The words on a state-only snapshot whose GPUs' capacity is unknown (no capacity record beside it), else "".
+
+    Why: a state alone is what an out-of-memory observer dumps (``torch._C._cuda_attach_out_of_memory_observer``
+    calling ``_snapshot()`` or ``_dump_snapshot``: FlexGen's, Megatron's, a weather model's on an A100 at 37.9 GiB
+    reserved): the one question it can answer is how near the GPU's capacity its state was, and a snapshot does not
+    record the capacity.  The note said what the missing history hides but not that, so "no check fired" read as "the
+    state is fine" where no check could judge it."""
+    if any(g.capacity_bytes is not None for g in gpus):
+        return ""
+    return (" Nor does a snapshot record the GPU's capacity: how near it the state at the dump was (an out-of-memory "
+            "observer's dump is taken when an allocation failed) cannot be told from the file.")
+
+
+def _snapshot_note(ctx: Ctx, summary: str, title: str, metric: tuple[str, str], key: str, gpus: list[int],
+                   extra: list | None = None) -> Finding:
     """An info on what a snapshot lacks, counted as ``metric`` (id, label) at 0 -- the verdict reads its id -- with
-    the framework's ``key`` fix to record it."""
+    the framework's ``key`` fix to record it (and ``extra`` fixes after it)."""
     return finding(ctx, ID, "info", summary, title=title,
                    metric=value_metric(metric[0], metric[1], 0, "count", "0", None, good_direction="higher"),
-                   actions=ctx.fw.fix(key), gpu=gpus[0] if len(gpus) == 1 else None)
+                   actions=ctx.fw.fix(key) + list(extra or []), gpu=gpus[0] if len(gpus) == 1 else None)
 
 
 #: The metric of the note on a snapshot recorded without stacks: the verdict reads it (what held the peak unjudged).

@@ -15,6 +15,7 @@ job with no backward pass (``_memory.graph_kept``) are the lever ``forward_kept`
 from __future__ import annotations
 
 from tb_gpu_advisor.common.fmt import gb
+from tb_gpu_advisor.metrics.memory import AT_DUMP_SOURCE
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules import _memory as mem
@@ -47,8 +48,8 @@ def check(m: HostMetrics) -> list[Finding]:
         text = (f"GPU {g.gpu} holds {gb(mem.used(g))}{mem.outside_words(g)} of {mem.capacity(g)} ({pct(use)}): the serving engine "
                 f"takes the GPU's memory for its KV cache by design.{held}")
     else:
-        text = (f"GPU {g.gpu} peaks at {gb(mem.used(g))} {'reserved' if g.peak_reserved_bytes is not None else 'allocated'}"
-                f"{mem.outside_words(g)} of {mem.capacity(g)} ({pct(use)}, {mem.when(g, ctx)}): a longer sequence, a "
+        text = (f"GPU {g.gpu} {_peaks(g)} {gb(mem.used(g))} {'reserved' if g.peak_reserved_bytes is not None else 'allocated'}"
+                f"{mem.outside_words(g)} of {mem.capacity(g)} ({pct(use)}, {mem.when(g, ctx)}{_floor(g)}): a longer sequence, a "
                 "larger batch or the "
                 f"allocator's rounding will run out of memory.{held}")
         if lever == "forward_kept":
@@ -69,6 +70,18 @@ def check(m: HostMetrics) -> list[Finding]:
         actions=ctx.fw.fixes_for(ID, [_variant(m, lever)]) if lever and not serving else ctx.fw.fix(ID),
         saving_bytes=frees if lever and not serving else None,
     )]
+
+
+def _peaks(g) -> str:
+    """The verb of the GPU's use: a snapshot's state alone (no history, ``events`` 0) is what it held at the dump,
+    not its peak."""
+    return "holds" if g.source == AT_DUMP_SOURCE else "peaks at"
+
+
+def _floor(g) -> str:
+    """Where the use is a state alone: no history, so the peak was this or more (an out-of-memory observer's dump is
+    the state when an allocation failed: the request that failed is not in it)."""
+    return "; no history recorded, so the peak was this or more" if _peaks(g) == "holds" else ""
 
 
 def _lever(g) -> tuple[str | None, int]:

@@ -474,21 +474,19 @@ def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_sm
     host's launches leave away, less what a replay still pays per node (:func:`_node_us`), where the kernels may wait
     on each other or on other work too (h37-comm3)."""
     out = []
+    wait = "the launch wait" if calls_ms is None else f"the launch calls' {ms(calls_ms)} of the wait"
+    kernels = ctx.count_per_step(launched, 'kernel' if few_small else 'small kernel')
     if save_ms > 0 and across:
-        wait = "the launch wait" if calls_ms is None else f"the launch calls' {ms(calls_ms)} of the wait"
         out.append(f"at most: {wait} of each {ctx.step_noun} paid once for many {ctx.step_noun}s (several "
                    f"{ctx.step_noun}s run in one call, or a larger batch), less the "
-                   f"{T('launch.fused_us_per_kernel'):g} us/kernel each kernel still pays "
-                   f"({ctx.count_per_step(launched, 'kernel' if few_small else 'small kernel')})")
+                   f"{T('launch.fused_us_per_kernel'):g} us/kernel each kernel still pays ({kernels})")
     elif save_ms > 0:
         node = max(T("launch.fused_us_per_kernel"), gap_us) if gap_us is not None else T("launch.fused_us_per_kernel")
         measured = (f"; this capture's own replays start each node {abs(gap_us):.2f} us "
                     f"{'before' if gap_us < 0 else 'after'} the last one ends (the median)" if gap_us is not None else "")
-        wait = "the launch wait" if calls_ms is None else f"the launch calls' {ms(calls_ms)} of the wait"
         out.append(f"at most: {wait} reduced to one launch {ctx.a_step} (a graph's) and the "
                    f"{node:g} us/kernel a replayed graph still pays per node "
-                   f"({ctx.count_per_step(launched, 'kernel' if few_small else 'small kernel')}"
-                   f"{', not already in graphs' if graphed else ''}){measured}")
+                   f"({kernels}{', not already in graphs' if graphed else ''}){measured}")
     if hidden > 0:
         out.append(f"at most: the host prepares each graph replay while the GPU still runs the work before it, so the GPU "
                    f"no longer waits before a replay ({ms(hidden)}, at most the {ctx.step_noun}'s GPU compute)")

@@ -20,9 +20,8 @@ import pytest
 
 from synthetic.builder import SpaceBuilder
 from synthetic.hlo import Module, dot_dims, shape
-from tb_gpu_advisor.formats.xplane.adapter import read_trace
+from tb_gpu_advisor.formats.xplane.adapter import read_trace, to_trace
 from tb_gpu_advisor.formats.xplane.reader import parse_timeline
-from tb_gpu_advisor.formats.xplane.adapter import to_trace
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.paths import FIXTURES
 

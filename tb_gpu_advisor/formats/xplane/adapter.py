@@ -319,7 +319,7 @@ def flop_ops_of(meta: Plane | None) -> tuple[FlopOps | None, str | None]:
     return fo, note
 
 
-def hlo_work(meta: Plane | None, read: "HloModules | None" = None
+def hlo_work(meta: Plane | None, read: HloModules | None = None
              ) -> tuple[FlopOps | None, str | None, XlaCollectives, XlaCasts, XlaClasses]:
     """What every module's HLO on the ``/host:metadata`` plane says: the FLOP rows, a note on what they miss or
     guess ((None, why) where no module has an HLO), the collectives' messages, which converting instructions only

@@ -111,6 +111,27 @@ def module_op(op_text: str) -> str:
     return op_text.rsplit(":", 1)[0] if "/" in op_text else ""
 
 
+#: One compiled program of a module name, as the profiler's ``/host:metadata`` plane names it: ``jit_dot(79)``, the
+#: module and the program id its kernels carry (``program_id`` stat; XLA's ``XlaModule:#...,program_id=79#`` range).
+_PROGRAM = re.compile(r"(?P<module>.+)\((?P<program>\d+)\)\Z")
+
+
+def program_key(module: str, program_id: int) -> str:
+    """The name of one compiled program of ``module`` (``jit_dot``, 79 -> ``jit_dot(79)``), as the profiler names it.
+
+    Why a key of its own: JAX compiles one module name into a program per input shape (an un-jitted ``jnp.dot`` on
+    six shapes, a jitted step retraced for a smaller last batch), and each program does its own work; the kernels
+    name the module and carry the program's id."""
+    return f"{module}({program_id})"
+
+
+def program_of(name: str) -> tuple[str, int] | None:
+    """(module, program id) of a program's name (``jit_dot(79)`` -> ``("jit_dot", 79)``); None for a plain module
+    name."""
+    m = _PROGRAM.match(name)
+    return (m.group("module"), int(m.group("program"))) if m else None
+
+
 #: The host event suffix of a raw JAX/XLA GPU module execution (``<module>:XLA GPU module``): one per step.
 GPU_MODULE_SUFFIX = ":XLA GPU module"
 #: XLA's own NVTX ranges on a GPU (``xla/backends/gpu/runtime/annotation.cc``, in the ``TSL`` NVTX domain, pushed

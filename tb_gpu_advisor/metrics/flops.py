@@ -259,7 +259,32 @@ def _in_steps(ctx: Context, fo: FlopOps) -> float:
     for m, f, r in zip(fo.module, fo.flops.tolist(), reps.tolist()):
         per_module[m] += f * r
     execs = _module_executions(ctx)
+    programs = [m for m in per_module if m not in execs and xla.program_of(m) is not None]
+    if programs:
+        execs.update(_program_executions(ctx, frozenset(programs)))
     return sum(f * execs.get(m, 0) for m, f in per_module.items())
+
+
+def _program_executions(ctx: Context, programs: frozenset[str]) -> dict[str, int]:
+    """Executions in kept steps of each compiled program of a module name read program by program (``jit_dot(79)``:
+    ``formats.xplane.adapter.split_modules``): the kept kernels of its least launched instruction, over every GPU.
+
+    Why by its kernels: a module's host event names the module, not the program (``jit_dot:XLA GPU module``), while
+    each kernel's op text names its program; every execution launches each of its instructions' kernels at least
+    once, so the instruction launched least counts the executions (a split-K GEMM's two kernels, one instruction,
+    never undercount them)."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for g in ctx.gpus:
+        d = g.d
+        kern = (d.kind == devices.KIND_KERNEL) & (g.step >= 0) & (d.op_idx >= 0)
+        if not kern.any():
+            continue
+        ids, n = np.unique(d.op_idx[kern], return_counts=True)
+        for i, c in zip(ids.tolist(), n.tolist()):
+            module, _, op = xla.module_op(d.op_text[i]).partition("/")
+            if module in programs:
+                counts[module][op] += c
+    return {k: min(ops.values()) for k, ops in counts.items()}
 
 
 def _captured_only(ctx: Context, fo: FlopOps) -> str | None:

@@ -47,8 +47,8 @@ USED_STATS: frozenset[str] = frozenset({
     # host_events / device_events
     "correlation_id", "group_id", "step_num", "iter_num", "_r", "is_eager",
     "tf_op", "memcpy_details", "shape", "long_name",
-    # XLA GPU kernels (JAX, TF jit_compile): the HLO op behind each kernel (_hlo_ops)
-    "hlo_op", "hlo_module",
+    # XLA GPU kernels (JAX, TF jit_compile): the HLO op behind each kernel, and its module's compiled program (_hlo_ops)
+    "hlo_op", "hlo_module", "program_id",
     # kernels launched inside a CUDA graph (XLA command buffers)
     "cuda_graph_id",
     # a kernel's launch configuration (``grid:x,y,z block:x,y,z`` of its details string): kernels too small to fill
@@ -126,13 +126,14 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
     allocator = _allocator(tl)  # before the host lines' stats go with their columns
     memory = memory_events(tl)
     meta = tl.plane("/host:metadata")
-    flop_ops, flops_note, xla_collectives, xla_casts, xla_classes = hlo_work(meta)
+    modules = read_modules(meta)
+    flop_ops, flops_note, xla_collectives, xla_casts, xla_classes = hlo_work(meta, modules)
     calls = copy_calls(tl)  # before the host tables take the host lines' columns
     range_domains = nvtx_domains(tl)
     h = host_events(tl, release)
     if release:  # the host lines' columns just freed, before the device tables are built on top (see memory.py)
         release_free_heap()
-    devs = all_device_events(tl, release, calls)
+    devs = all_device_events(tl, release, calls, split_modules(modules))
     vendor = _file_vendor(h, devs)
     _name_unnamed(devs, vendor)
     pipeline_ops = tensorflow.pipeline_function_ops(h, _device_groups(devs))
@@ -318,21 +319,52 @@ def flop_ops_of(meta: Plane | None) -> tuple[FlopOps | None, str | None]:
     return fo, note
 
 
-def hlo_work(meta: Plane | None) -> tuple[FlopOps | None, str | None, XlaCollectives, XlaCasts, XlaClasses]:
+def hlo_work(meta: Plane | None, read: HloModules | None = None
+             ) -> tuple[FlopOps | None, str | None, XlaCollectives, XlaCasts, XlaClasses]:
     """What every module's HLO on the ``/host:metadata`` plane says: the FLOP rows, a note on what they miss or
     guess ((None, why) where no module has an HLO), the collectives' messages, which converting instructions only
     convert (:func:`xla_casts`), and the kernel class each fusion's opcodes state (:func:`xla_classes`).
+    ``read``: the plane's modules read already (:func:`read_modules`).
 
     A module whose ``Hlo Proto`` cannot be read is skipped and named in the note: the rest of the file is still
-    analysed.  Kernels name their module (``hlo_module``), not the compiled program: where one name was compiled
-    into several programs with different rows, the last compiled (highest metadata id) stands for the name.
+    analysed.  Kernels name their module (``hlo_module``) and, where the profiler recorded it, their program
+    (``program_id``): a module name compiled into several programs with different rows keys each program's rows by
+    its own name (``jit_dot(79)``, :func:`split_modules`), as its kernels' op text does (:func:`_hlo_ops`); where the
+    programs carry no id, the last compiled (highest metadata id) stands for the name.
     """
+    if read is None:
+        read = read_modules(meta)
+    by_program, bad = read
+    if not by_program:
+        if not bad:
+            return None, _NO_HLO, {}, {}, {}
+        return None, f"no `Hlo Proto` in the capture could be read: {'; '.join(bad[:3])}", {}, {}, {}
+    split = split_modules(read)
+    by_key: dict[str, list[hlo.ModuleWork]] = {}
+    for name, programs in by_program.items():
+        for pid, m in programs:
+            by_key.setdefault(xla.program_key(name, pid) if name in split else name, []).append(m)
+    modules = [(key, ms[-1]) for key, ms in by_key.items()]
+    notes = _flop_notes(by_key, modules, bad)
+    collectives = {f"{key}/{op}": msg for key, m in modules for op, msg in m.collectives.items()}
+    return _flop_table(modules), ("; ".join(notes) if notes else None), collectives, xla_casts(by_key), xla_classes(by_key)
+
+
+#: Each module name's compiled programs read from ``/host:metadata`` (name -> [(program id or None, its work)], in
+#: metadata order), and the modules whose ``Hlo Proto`` could not be read (:func:`read_modules`).
+HloModules = tuple[dict[str, list[tuple[int | None, "hlo.ModuleWork"]]], list[str]]
+
+
+def read_modules(meta: Plane | None) -> HloModules:
+    """Every compiled program's work on the ``/host:metadata`` plane, by module name, each with the program id its
+    metadata event names (``jit_dot(79)``: :func:`~tb_gpu_advisor.frameworks.xla.program_of`), None where it names
+    none; and the programs whose ``Hlo Proto`` could not be read."""
     blobs = meta.metadata_blobs(HLO_PROTO_STAT) if meta is not None else []
     if not blobs:
-        return None, _NO_HLO, {}, {}, {}
+        return {}, []
     from tb_gpu_advisor.formats.xplane import hlo
 
-    by_name: dict[str, list[hlo.ModuleWork]] = {}
+    by_name: dict[str, list[tuple[int | None, hlo.ModuleWork]]] = {}
     bad: list[str] = []
     for idx, raw in blobs:
         event = meta.event_names[idx]
@@ -341,13 +373,26 @@ def hlo_work(meta: Plane | None) -> tuple[FlopOps | None, str | None, XlaCollect
         except hlo.HloReadError as e:
             bad.append(f"{event} ({e})")
             continue
-        by_name.setdefault(m.module, []).append(m)
-    if not by_name:
-        return None, f"no `Hlo Proto` in the capture could be read: {'; '.join(bad[:3])}", {}, {}, {}
-    modules = [ms[-1] for ms in by_name.values()]
-    notes = _flop_notes(by_name, modules, bad)
-    collectives = {f"{m.module}/{op}": msg for m in modules for op, msg in m.collectives.items()}
-    return _flop_table(modules), ("; ".join(notes) if notes else None), collectives, xla_casts(by_name), xla_classes(by_name)
+        named = xla.program_of(event)
+        by_name.setdefault(m.module, []).append((named[1] if named and named[0] == m.module else None, m))
+    return by_name, bad
+
+
+def split_modules(read: HloModules) -> frozenset[str]:
+    """The module names whose programs are read apart: compiled into several programs with different FLOP rows, each
+    named with its program id.
+
+    Why: JAX compiles a module name into one program per input shape -- every un-jitted ``jnp.dot`` is a ``jit_dot``,
+    a jitted step is retraced for a smaller last batch -- and the kernels of each carry its ``program_id``.  Read as
+    one (the last compiled), every GEMM kernel of six ``jit_dot`` programs got the last one's shape and FLOPs: real
+    ``wild/jax_mi300x``, whose roofline showed one shape of six, 0.9 calls a step, at 48.5% of its roofline
+    (h37-huntx67).  Names whose programs do the same work, or carry no id, stay one module (the kernels' op text and
+    every table keyed by it unchanged)."""
+    by_name, _ = read
+    return frozenset(name for name, programs in by_name.items()
+                     if len(programs) > 1 and all(pid is not None for pid, _ in programs)
+                     and len({pid for pid, _ in programs}) == len(programs)
+                     and len({_rows_key(m) for _, m in programs}) > 1)
 
 
 def xla_casts(by_name: dict[str, list[hlo.ModuleWork]]) -> XlaCasts:
@@ -377,14 +422,15 @@ def xla_classes(by_name: dict[str, list[hlo.ModuleWork]]) -> XlaClasses:
     return {k: v for k, v in out.items() if k not in mixed}
 
 
-def _flop_notes(by_name: dict[str, list[hlo.ModuleWork]], modules: list[hlo.ModuleWork], bad: list[str]) -> list[str]:
-    """What the FLOP rows of the HLO leave out or guess, in words."""
+def _flop_notes(by_name: dict[str, list[hlo.ModuleWork]], modules: list[tuple[str, hlo.ModuleWork]],
+                bad: list[str]) -> list[str]:
+    """What the FLOP rows of the HLO leave out or guess, in words (``modules``: (key, work) of each module read)."""
     notes = []
-    if not any(m.rows for m in modules):
+    if not any(m.rows for _, m in modules):
         notes.append(f"no matmul, convolution or attention instruction in the {len(modules)} compiled XLA modules")
     if bad:
         notes.append(f"{plural(len(bad), 'module')} whose `Hlo Proto` could not be read {'was' if len(bad) == 1 else 'were'} skipped: {'; '.join(bad[:3])}")
-    loops = sum(m.unknown_loops for m in modules)
+    loops = sum(m.unknown_loops for _, m in modules)
     if loops:
         notes.append(f"{plural(loops, 'while loop')} with matmul work {'has' if loops == 1 else 'have'} no trip count XLA proved: their FLOPs are "
                      "counted once per module execution (a lower bound)")
@@ -400,9 +446,10 @@ def _rows_key(m: hlo.ModuleWork) -> tuple:
     return tuple(sorted((r.op_name, r.flops, r.repeats) for r in m.rows))
 
 
-def _flop_table(modules: list[hlo.ModuleWork]) -> FlopOps:
-    """The neutral FLOP table of the modules' rows (``source="hlo"``)."""
-    rows = [(m.module, r) for m in modules for r in m.rows]
+def _flop_table(modules: list[tuple[str, hlo.ModuleWork]]) -> FlopOps:
+    """The neutral FLOP table of the modules' rows (``source="hlo"``), each keyed by its module's key (its name, or
+    its program's where :func:`split_modules` reads the name's programs apart)."""
+    rows = [(key, r) for key, m in modules for r in m.rows]
     kinds = {k: i for i, k in enumerate(FLOP_KINDS)}
     reps = np.fromiter((r.repeats for _, r in rows), dtype=np.int64, count=len(rows))
     return FlopOps(
@@ -893,8 +940,10 @@ def _event_kinds(plane: Plane, name: np.ndarray, corr: np.ndarray, calls: CopyCa
     return kind
 
 
-def device_events(plane: Plane, release: bool = False, calls: CopyCalls | None = None) -> DeviceEvents:
+def device_events(plane: Plane, release: bool = False, calls: CopyCalls | None = None,
+                  split: frozenset[str] = frozenset()) -> DeviceEvents:
     """All activity lines (streams) of one GPU plane, sorted by start; id and stat columns in narrow dtypes.
+    ``split``: the XLA modules whose kernels' op text names their program (:func:`split_modules`).
 
     With ``release`` the streams' own columns are dropped once the table holds them (see
     :func:`host_events`); derived lines (``Steps``, ``TensorFlow Ops``, ...) stay: steps and ops read them.
@@ -931,7 +980,7 @@ def device_events(plane: Plane, release: bool = False, calls: CopyCalls | None =
     name = narrowest(col(lambda ln: ln.name_id, np.int32), np.int16)
     end = col(lambda ln: ln.end_ps)
     mem_bytes, mem_sync, mem_host = _memcpy_columns(plane, stat("memcpy_details"))
-    op_text, op_idx = _op_columns(plane, stat, start, end)
+    op_text, op_idx = _op_columns(plane, stat, start, end, split)
     sdt = int_dtype(0, len(lines))
     stream = _cat([np.full(len(ln), i, dtype=sdt) for i, ln in enumerate(lines)], sdt)[order]
     corr = narrowest(held("correlation_id", inherit=False), np.int32)
@@ -1015,10 +1064,11 @@ def _memcpy_columns(plane: Plane, mdet: np.ndarray) -> tuple[np.ndarray, np.ndar
     return size, sync, host
 
 
-def _op_columns(plane: Plane, stat, start: np.ndarray, end: np.ndarray) -> tuple[list[str], np.ndarray]:
+def _op_columns(plane: Plane, stat, start: np.ndarray, end: np.ndarray,
+                split: frozenset[str] = frozenset()) -> tuple[list[str], np.ndarray]:
     """(op_text, op_idx): each event's TF op name, from its ``tf_op`` stat, its HLO op (XLA GPU kernels), else
     the TF 2.4 ``TensorFlow Ops`` line event enclosing it; op_idx -1 where none.  ``stat(name)``: a string-id
-    stat column in event order."""
+    stat column in event order; ``split``: the XLA modules named by program (:func:`split_modules`)."""
     tf_op = stat("tf_op")
     op_text: list[str] = []
     op_idx = np.full(start.shape[0], -1, dtype=np.int32)
@@ -1028,7 +1078,8 @@ def _op_columns(plane: Plane, stat, start: np.ndarray, end: np.ndarray) -> tuple
         op_idx = inv2.astype(np.int32)
         op_idx[tf_op < 0] = -1
     if plane.stat_key("hlo_op") is not None:  # XLA GPU kernels (JAX, TF jit_compile) carry hlo_op / hlo_module
-        _hlo_ops(plane, tf_op, stat("hlo_op"), stat("hlo_module"), op_text, op_idx)
+        _hlo_ops(plane, tf_op, stat("hlo_op"), stat("hlo_module"), op_text, op_idx,
+                 stat("program_id") if split else None, split)
     del tf_op
     ops_line = plane.line("TensorFlow Ops") or plane.line("Framework Ops")
     if ops_line is not None and len(ops_line) and (op_idx < 0).any():
@@ -1046,14 +1097,16 @@ def _op_columns(plane: Plane, stat, start: np.ndarray, end: np.ndarray) -> tuple
 
 
 def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np.ndarray, op_text: list[str],
-             op_idx: np.ndarray) -> None:
+             op_idx: np.ndarray, program: np.ndarray | None = None, split: frozenset[str] = frozenset()) -> None:
     """XLA GPU kernels: the HLO op instead of the module annotation (in place on ``op_text``/``op_idx``).
 
     On XLA GPU (JAX, TF ``jit_compile``) every kernel's ``tf_op`` is the outermost annotation, the module
     (``XlaModule:``), so all kernels would be one op.  Where ``tf_op`` is that annotation or absent and the
     kernel carries ``hlo_op``, the op becomes ``<hlo_module>/<hlo_op>:<type>`` with the type derived from the
     HLO instruction name (``cublas-gemm.3`` -> ``cublas-gemm``; :func:`kernel_classes.hlo_op_type`), so
-    :func:`kernel_classes.op_name` / ``op_type`` and Tensor Core eligibility work unchanged downstream.
+    :func:`kernel_classes.op_name` / ``op_type`` and Tensor Core eligibility work unchanged downstream.  A kernel of
+    a module in ``split`` that carries its ``program`` id names its program instead (``jit_dot(79)/custom-call.1``:
+    :func:`split_modules`), the key its own program's HLO rows are found by.
     """
     has = hlo_op >= 0
     if not has.any():
@@ -1069,26 +1122,51 @@ def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np
     mod = hlo_module[sel]
     key = hlo_op[sel].astype(np.int64) * (int(mod.max()) + 2) + (mod + 1)
     u, inv = np.unique(key, return_inverse=True)
+    pid = _split_programs(plane, mod, program[sel] if program is not None else None, split)
+    if pid is not None:  # (op, module) pairs made (op, module, program) where the module's programs are read apart
+        pu, pinv = np.unique(pid, return_inverse=True)
+        both, inv = np.unique(inv.reshape(-1).astype(np.int64) * len(pu) + pinv.reshape(-1), return_inverse=True)
+        pairs = [(int(u[b // len(pu)]), int(pu[b % len(pu)])) for b in both.tolist()]
+    else:
+        pairs = [(int(k), -1) for k in u.tolist()]
     base = len(op_text)
-    for k in u.tolist():
-        h, m = divmod(int(k), int(mod.max()) + 2)
+    for k, p in pairs:
+        h, m = divmod(k, int(mod.max()) + 2)
         name = plane.string(h) or ""
         module = plane.string(m - 1) if m > 0 else None
+        if module and p >= 0:
+            module = xla.program_key(module, p)
         # kernels of an XLA command buffer (a CUDA graph) all carry the buffer's HLO op: say so in the op's name
         label = f"{name} (CUDA graph)" if name.startswith("command_buffer") else name
         op_text.append(f"{module}/{label}:{xla.hlo_op_type(name)}" if module else f"{label}:{xla.hlo_op_type(name)}")
-    op_idx[sel] = (base + inv).astype(np.int32)
+    op_idx[sel] = (base + inv.reshape(-1)).astype(np.int32)
+
+
+def _split_programs(plane: Plane, mod: np.ndarray, program: np.ndarray | None,
+                    split: frozenset[str]) -> np.ndarray | None:
+    """Per kernel (``mod``: its ``hlo_module`` string id): its ``program`` id where its module is in ``split``, -1
+    elsewhere; None where no kernel names a split module's program (the op text stays the module's)."""
+    if program is None or not split:
+        return None
+    um, minv = np.unique(mod, return_inverse=True)
+    named = np.fromiter(((plane.string(int(x)) or "") in split if x >= 0 else False for x in um.tolist()), dtype=bool,
+                        count=um.size)
+    out = np.where(named[minv.reshape(-1)] & (program >= 0), program.astype(np.int64), -1)
+    return out if (out >= 0).any() else None
 
 
 #: GPU tables built at once (:func:`all_device_events`); 1: one after another in the caller's thread.
 DEVICE_TABLE_WORKERS = 2
 
 
-def all_device_events(tl: Timeline, release: bool = False, calls: CopyCalls | None = None) -> list[DeviceEvents]:
+def all_device_events(tl: Timeline, release: bool = False, calls: CopyCalls | None = None,
+                      split: frozenset[str] = frozenset()) -> list[DeviceEvents]:
     """Every GPU's table; with ``release``, freed heap goes back to the OS once they are built (``memory.py``): the
-    streams' columns they freed would otherwise stay mapped under the analysis."""
+    streams' columns they freed would otherwise stay mapped under the analysis.  ``split``: the XLA modules whose
+    programs are read apart (:func:`split_modules`)."""
     # each GPU's table from its own plane's columns (numpy's sorts and gathers let go of the GIL): two at a time
-    out = map_in_order(lambda p: device_events(p, release, calls), tl.gpu_planes(), DEVICE_TABLE_WORKERS, "xplane-gpu")
+    out = map_in_order(lambda p: device_events(p, release, calls, split), tl.gpu_planes(), DEVICE_TABLE_WORKERS,
+                       "xplane-gpu")
     if release:  # once, after every GPU: a trim after each GPU only made the next one fault the pages in again
         release_free_heap()
     return out

@@ -5457,3 +5457,39 @@ def write_refused_passes(path: str, refused: bool = True, kernel_ms: float = 4.0
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="GeForce RTX 3080", sms=68),
                 program="./conv", thread="conv")
     return {"passes": 1, "refused": len(failed), "kernels_run": len(kern)}
+
+
+def write_synced_tiny_loop(path: str, iterations: int = 40, kernels: int = 1, kernel_us: float = 3.0,
+                           launch_us: float = 8.0, latency_us: float = 5.0, turn_us: float = 5.0) -> dict:
+    """Write the export of a CUDA C++ loop that syncs in every turn (h37-native67, after wild
+    ``counted_steps_rtx3090_solver``'s ``cudaDeviceSynchronize`` a turn): each of ``iterations`` turns launches
+    ``kernels`` kernels of ``kernel_us`` (``cudaLaunchKernel`` of ``launch_us``, each kernel starting ``latency_us``
+    after its call begins, or when the GPU is free), waits in ``cudaDeviceSynchronize`` until 2 us after the GPU's last one, then runs
+    ``turn_us`` of its own code.  Truth by construction: a turn's dispatch is its ``kernels + 1`` runtime calls,
+    ``kernels * launch_us`` of host time outside the sync against ``kernels * kernel_us`` of GPU work, so the turn is
+    too small for its dispatch (``too_small``) exactly where that host time exceeds the GPU's: tiny kernels (the
+    default) it is; a control of big kernels (``kernel_us=400``) it is not."""
+    us, ms = 1000, 1_000_000
+    pid = 7373
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=0)
+    kern = []
+    k_ns, l_ns, lat = int(kernel_us * us), int(launch_us * us), int(latency_us * us)
+    for _ in range(iterations):
+        free = api.t
+        for _ in range(kernels):
+            ks = max(api.t + lat, free)
+            c = api("cudaLaunchKernel_v7000", l_ns)
+            free = ks + k_ns
+            kern.append((ks, free, c))
+        api.row("cudaDeviceSynchronize_v3020", api.t, free + 2 * us)
+        api.t = free + 2 * us + int(turn_us * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    name = strings("relax_step")
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, name, name, 32, 1, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_2080, program="./solver", thread="solver")
+    return {"iterations": iterations, "calls_per_turn": kernels + 1, "host_ms_per_turn": kernels * launch_us / 1000,
+            "device_ms_per_turn": kernels * kernel_us / 1000, "too_small": launch_us > kernel_us}

@@ -169,6 +169,14 @@ class Framework:
     #: them work of the host's own that launches nothing (PyTorch's ``aten::`` ops: a CPU ``aten::copy_`` between two
     #: turns is the loop's own op, not the next turn's dispatch -- h37-calls67, ``write_tiny_turns(tail_op=...)``)
     dispatch_is_compiled: bool = False
+    #: the host's calls that are a step's dispatch where the framework records no dispatch of compiled work
+    #: (``dispatch_event`` is ``never``): a program with no ML framework dispatches its GPU work by the runtime's own
+    #: calls -- its launches, copies and syncs -- so a loop of one kernel and a ``cudaDeviceSynchronize`` a turn is two
+    #: dispatch calls a step, as a loop of one jitted call is one (``metrics.Dispatch`` counts them: h37-native67)
+    step_call_event: NamePredicate = never
+    #: those of the ``step_call_event`` calls that wait for the GPU (a sync, a copy that holds the host): counted as
+    #: calls, their time never as the host's dispatch cost -- the GPU works while the host sits in them
+    step_call_wait: NamePredicate = never
     #: a framework op that may be placed on the host or the GPU (TF ``name:Type`` op events)
     host_op_event: NamePredicate = never
     #: the least bytes the framework's allocator reserves from the driver to hold blocks of the given sizes at once,
@@ -540,6 +548,12 @@ class Framework:
         for v in variants:
             out.extend(a for a in self.fix(f"{rule_id}:{v}", **fmt) if a not in out)
         return out
+
+    @property
+    def step_calls(self) -> NamePredicate:
+        """The host events counted as a step's dispatch calls: the framework's dispatch of compiled work where it
+        records one, else its runtime calls (``step_call_event``): ``metrics.Dispatch`` asks, never lists names."""
+        return self.dispatch_event if self.has_dispatch else self.step_call_event
 
     @property
     def has_dispatch(self) -> bool:

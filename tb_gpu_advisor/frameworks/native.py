@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.memo import Memo
 from tb_gpu_advisor.frameworks.base import Framework, action, names_batch
 from tb_gpu_advisor.model.schema import Action
@@ -284,12 +285,24 @@ FIXES["unfused_attention"] = (action(
     "Compute attention with one fused kernel of the vendor's library (cuDNN's fused attention graph), which keeps "
     "each tile of the score matrix on chip, instead of a matmul, a softmax and a matmul.", None),)
 
+def is_step_call(name: str) -> bool:
+    """A runtime or driver call of the program's that dispatches or waits for GPU work (any vendor's: a launch, a
+    copy or fill, a graph launch, a sync): with no framework between, these calls are the program's dispatch."""
+    return devices.is_work_call(name) or devices.is_sync_call(name)
+
+
+def is_step_wait(name: str) -> bool:
+    """A dispatch call that holds the host until the GPU is done (a sync, a synchronous copy or fill)."""
+    return devices.is_sync_call(name) or devices.copy_call_sync(name) == 1
+
+
 FRAMEWORK = Framework(
     id="native", name="a GPU program with no ML framework",
     labels={"op": "call", "ops": "calls", "ops_short": "calls", "gpu_user": "the program",
             "first_upload": "the program's first inputs uploaded once",
             "step_gaps:host_work": "host work between iterations",
             "compiled_step": "one CUDA graph",
+            "dispatch_call": "runtime call",  # its launches, copies and syncs (``step_call_event``)
             # the host's time between its launches, outside every call: the program's own code (no framework
             # dispatches its ops), which a graph of its launches does not replay away (``launch_bound``)
             "launch_bound:host_code": "the program's own code between its launches"},
@@ -309,6 +322,8 @@ FRAMEWORK = Framework(
     capture_snippet=CAPTURE,
     capture_hint=("nsys profile --trace=cuda,nvtx -o run ./app && nsys export --type sqlite run.nsys-rep",),
     own_code_between_launches=True,
+    step_call_event=is_step_call,
+    step_call_wait=is_step_wait,
 )
 
 #: Fixes whose text and code name nothing of CUDA's but its runtime calls (``cudaMemsetAsync``): on another vendor's

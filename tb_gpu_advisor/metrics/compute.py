@@ -443,13 +443,29 @@ def _dispatch(ctx: Context) -> Dispatch:
     looped = dict(execution_ms_per_step=ctx.per_step(_union_ms(ctx, execs)),
                   loop_iterations_per_step=ctx.per_step(iters.sum()), loop_ms_per_step=ctx.per_step(_union_ms(ctx, loops)))
     if ctx.dispatch_calls is None or not ctx.dispatch_calls.any():
-        return Dispatch(**looped)
+        return _runtime_dispatch(ctx, looped)
     step = _call_steps(ctx)
     m = ctx.dispatch_calls & (step >= 0)
     m |= _calls_launching_unclaimed_steps(ctx, m, step)
     # per step and rank: each rank's process dispatches its own calls
     return Dispatch(calls_per_step=ctx.per_step(m.sum()), host_ms_per_step=ctx.per_step((ctx.h.end[m] - ctx.h.start[m]).sum() / 1e9),
                     **looped)
+
+
+def _runtime_dispatch(ctx: Context, looped: dict) -> Dispatch:
+    """:func:`_dispatch` where the framework records no dispatch of compiled work: its step calls
+    (``Framework.step_calls``: a native program's launches, copies and syncs) in kept steps, their host time less
+    the calls that wait for the GPU (``Framework.step_call_wait``: the GPU works while the host sits in a sync).
+
+    Why: a CUDA C++ loop of one tiny kernel and a ``cudaDeviceSynchronize`` a turn dispatches its work by those calls
+    alone; counted as none, its step was never read as too small for its dispatch, so the sync-once fix written in
+    native words (``launch_bound:step_sync``) reached no report (h37-native67)."""
+    calls = ctx.h.name_mask(ctx.fw.step_calls) & (ctx.host_step >= 0)
+    if not calls.any():
+        return Dispatch(**looped)
+    cost = calls & ~ctx.h.name_mask(ctx.fw.step_call_wait)
+    return Dispatch(calls_per_step=ctx.per_step(calls.sum()),
+                    host_ms_per_step=ctx.per_step((ctx.h.end[cost] - ctx.h.start[cost]).sum() / 1e9), **looped)
 
 
 def _call_steps(ctx: Context) -> np.ndarray:

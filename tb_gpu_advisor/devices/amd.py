@@ -160,6 +160,10 @@ WORDS = (("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",  # Py
 
 #: How ROCm's users name things (the keys of ``nvidia.TERMS``).
 TERMS = {
+    #: the drivers that submit launches late, in batches, and how to see which one runs (``rules.capture_quality``
+    #: submission latency, h37-idle67)
+    "batching_drivers": "Windows' WDDM driver model does (and WSL2, which runs on it)",
+    "driver_check": ("see whether the host runs Windows or WSL2: ROCm's Linux driver submits without such batching"),
     "matrix_units": "Matrix Cores (MFMA)",
     "matrix_unit": "Matrix Core",
     "fp32_on_matrix_units": "already on the Matrix Cores in fp32 (MFMA)",

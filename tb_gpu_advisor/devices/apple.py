@@ -72,6 +72,10 @@ WORDS = (("Tensor Cores", "the GPU's matrix units (simdgroup matrices)"), ("Tens
 
 #: How Apple GPU users name things (the keys of ``nvidia.TERMS``).
 TERMS = {
+    #: the drivers that submit launches late, in batches, and how to see which one runs (``rules.capture_quality``
+    #: submission latency, h37-idle67)
+    "batching_drivers": "Metal does, committing its command buffers in batches",
+    "driver_check": "know that Metal batches by design: fewer, larger launches are the lever there",
     "matrix_units": "the GPU's matrix units (simdgroup matrices)",
     "matrix_unit": "matrix-unit",
     "fp32_on_matrix_units": "already on the GPU's matrix units in fp32",

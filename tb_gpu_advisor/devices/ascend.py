@@ -52,6 +52,10 @@ WORDS = (("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NPU_ALLOC_CONF"),
 
 #: How Ascend users name things (the keys of ``nvidia.TERMS``).
 TERMS = {
+    #: the drivers that submit launches late, in batches, and how to see which one runs (``rules.capture_quality``
+    #: submission latency, h37-idle67)
+    "batching_drivers": "a driver that batches task submission does",
+    "driver_check": "see whether a virtualisation layer or the host's driver batches submissions",
     "matrix_units": "Cube units",
     "matrix_unit": "Cube-unit",
     "fp32_on_matrix_units": "already on the Cube units in fp32",

@@ -69,6 +69,10 @@ _CODE = (("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_XPU_ALLOC_CONF"), ("'cuda'", "'xpu
 
 #: How Intel GPU users name things (the keys of ``nvidia.TERMS``).
 TERMS = {
+    #: the drivers that submit launches late, in batches, and how to see which one runs (``rules.capture_quality``
+    #: submission latency, h37-idle67)
+    "batching_drivers": "Windows' WDDM driver model does (and WSL2, which runs on it)",
+    "driver_check": ("see whether the host runs Windows or WSL2: the Linux driver (i915/xe) submits without such batching"),
     "matrix_units": "XMX engines",
     "matrix_unit": "XMX",
     "fp32_on_matrix_units": "already on the XMX engines in fp32 (TF32)",

@@ -47,6 +47,10 @@ WORDS = (("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_<DEVICE>_ALLOC_CONF"),
          ("CUDA", "device"), ("GPUs", "devices"), ("GPU", "device"))
 
 TERMS = {
+    #: the drivers that submit launches late, in batches, and how to see which one runs (``rules.capture_quality``
+    #: submission latency, h37-idle67)
+    "batching_drivers": "a driver that batches them does (Windows' WDDM driver model is one, and WSL2 runs on it)",
+    "driver_check": ("see whether the host runs Windows or WSL2, whose driver model batches submissions"),
     "matrix_units": "matrix units",
     "matrix_unit": "matrix-unit",
     "fp32_on_matrix_units": "already on the matrix units in fp32",

@@ -972,8 +972,7 @@ def _submission_finding(ctx: Ctx, m: HostMetrics) -> Finding:
     step), where 99% of the launches onto the idle GPU waited 23-71 us (p5-p90): a cause the file does not support,
     where the same wait on nearly every launch is the driver's (h37-idle67)."""
     sub = m.submission
-    drivers = ctx.vendor.TERMS.get("batching_drivers", "a driver that batches them does")
-    check = ctx.vendor.TERMS.get("driver_check", "")
+    drivers, check = ctx.vendor.TERMS["batching_drivers"], ctx.vendor.TERMS["driver_check"]
     hint = {"WSL2 paths": " -- this program's recorded paths are a Windows drive under WSL2 (/mnt/...)",
             "Windows paths": " -- this program's recorded paths are Windows paths"}.get(sub.os_hint, "")
     lps = f" Each of the step's {sub.launches_per_step:,.0f} launches pays it." if sub.launches_per_step >= 1 else ""
@@ -989,8 +988,7 @@ def _submission_finding(ctx: Ctx, m: HostMetrics) -> Finding:
     fixes = ctx.fw.fix(f"{ID}:submission") or [action(
         f"Launch fewer, larger pieces of work so fewer launches pay the submission: replay the step as "
         f"{ctx.vendor.TERMS.get('graphs', 'graphs')}, or fuse its small ops.")]
-    if check:
-        fixes.append(action(f"To remove the latency itself, {check}; then profile again."))
+    fixes.append(action(f"To remove the latency itself, {check}; then profile again."))
     return finding(
         ctx, ID, "info", summary, title=f"Each launch reaches the GPU ~{sub.median_us:.0f} us after its call returns",
         metric=value_metric("submission_latency_us", "Launch submission latency (median)", sub.median_us, "us",

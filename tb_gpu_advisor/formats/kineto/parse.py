@@ -66,7 +66,8 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, is_gzip
 from tb_gpu_advisor.formats.gz import Gunzip, Prefixed
 from tb_gpu_advisor.formats.kineto import compiled
-from tb_gpu_advisor.formats.kineto.layout import EXECUTION_TRACE, SNIFF_BYTES, execution_trace, text_encoding
+from tb_gpu_advisor.formats.kineto.layout import (EXECUTION_TRACE, SNIFF_BYTES, execution_trace, kineto_head,
+                                                  text_encoding)
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.model.damage import Damage, attach, contradiction, cut, unreadable
 
@@ -1604,9 +1605,30 @@ class _Parser:
             if self.eof or len(self.buf) >= HEAD_LIMIT:
                 if execution_trace(bytes(self.buf[:SNIFF_BYTES])):  # named as a trace, holding another profiler file
                     raise KinetoReadError(self.name, EXECUTION_TRACE)
+                if self.eof:
+                    self._cut_in_head(pos)
                 where = "in the file" if self.eof else f"in its first {HEAD_LIMIT >> 20} MB"
                 raise KinetoReadError(self.name, f"no \"traceEvents\" array {where}: not a PyTorch profiler trace")
             self._fill(len(self.buf) + _READ_BLOCK)
+
+    def _cut_in_head(self, pos: int) -> None:
+        """Raise a cut (``json_cut`` at the file's end) where the file ends inside a Kineto trace's head: its head
+        holds PyTorch's own keys (``layout.kineto_head``) and is no whole JSON value -- the events that follow a head
+        are missing, so the file is a trace cut short, not a foreign file (h37-damage67b: ``{"schemaVersion": 1,
+        "deviceProperties": [...`` read "no traceEvents array: not a PyTorch profiler trace", with no record).  A
+        whole object without ``traceEvents`` stays foreign: nothing of it is missing."""
+        head = bytes(self.buf[pos:])
+        if not kineto_head(head[:SNIFF_BYTES]):
+            return
+        try:
+            json.loads(head)
+            return
+        except (ValueError, UnicodeDecodeError):
+            pass
+        end = self.base + len(self.buf)
+        said = cut("json_cut", "the trace ends in its head, before its \"traceEvents\" array: was it still being "
+                   "written?" + (f" [{self.read_error}]" if self.read_error else ""), offset=end)
+        raise attach(KinetoReadError(self.name, f"no readable event: {said}"), said)
 
     def _events(self, pos: int) -> int | None:
         """Decode the array chunk by chunk; the offset just after its ``]``, None when reading stopped first.

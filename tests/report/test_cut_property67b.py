@@ -12,7 +12,7 @@ inside its first kilobyte (a head).
 Truth by construction: a file cut short of its own end is damaged, whatever byte it was cut at; where the cut leaves
 nothing that says what the file is (a few bytes of a JSON object's start), a clear error naming the file is the honest
 answer.  The real fixtures: a Kineto trace of an RTX A4000 (decompressed, and its gzip cut), a JAX H200 XPlane, an
-A100 Nsight export, a rocprof ``results.json``, a rocmProfileData database, a memory snapshot's pickle, a rocprofv3
+A100 Nsight export, a V100 nvprof database, a rocprof ``results.json``, a rocmProfileData database, a memory snapshot's pickle, a rocprofv3
 CSV kernel trace (an RDNA2 iGPU); nvprof's printed CSV and a rocprofv3 JSON are generated (``synthetic``: no real one
 is kept).
 
@@ -41,6 +41,7 @@ ROCPROF = FIXTURES / "wild" / "rocprof_mxfp4_setup_gfx950" / "results.json.gz"
 RPD = FIXTURES / "foreign" / "rocm_rpd_matmul" / "matmul_result.rpd"
 SNAPSHOT = FIXTURES / "snapshots_wild" / "state_before_training_othello.pickle.gz"
 ROCPROFV3_CSV = FIXTURES / "wild" / "hip_matmul_rdna2_igpu"
+NVPROF = FIXTURES / "wild" / "pyprof_lm_v100_nvprof" / "net.sql"
 #: Cuts per file: drawn over the whole file, and one in its first kilobyte.
 CUTS, SEED = 3, 67
 
@@ -68,6 +69,7 @@ FILES = {
     "rocprofv3_csv": ("output_kernel_trace.csv", lambda t: (ROCPROFV3_CSV / "output_kernel_trace.csv").read_bytes(),
                       ROCPROFV3_CSV),
     "nvprof_csv": ("trace.csv", _nvprof_csv, None),
+    "nvprof": ("net.nvvp", lambda t: NVPROF.read_bytes(), None),
     "rocprofv3_json": ("4242_results.json", _rocprofv3_json, None),
 }
 

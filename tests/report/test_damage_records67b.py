@@ -165,3 +165,24 @@ def test_a_rocprofv3_csv_row_of_other_cells_is_records_unread(tmp_path):
         read_trace(str(path))
     d = of_error(e.value)
     assert d is not None and (d.kind, d.what, d.record) == (UNREADABLE, "csv_invalid", 1), d
+
+
+def test_an_sqlite_export_cut_in_its_header_is_a_cut_host_not_left_out(tmp_path):
+    """An Nsight export cut inside SQLite's 100-byte header (82 bytes: its magic whole): before, "an SQLite file that
+    cannot be read (database disk image is malformed)", left out of the logdir with no host; now a host cut short
+    (``sqlite_cut_short`` at its last byte), as an export cut past its header was."""
+    nsys = FIXTURES / "wild" / "extrap_ex_gpu_a100" / "ex-gpu.s100000.sqlite"
+    report = fresh_report(_run(tmp_path, "ex-gpu.sqlite", nsys.read_bytes()[:82]))
+    h, d = _one_record(report)
+    assert (d.kind, d.what, d.offset) == (CUT, "sqlite_cut_short", 82) and "100-byte header" in h.error, (d, h.error)
+
+
+def test_an_nvprof_database_cut_in_its_header_is_a_cut_not_malformed(tmp_path):
+    from tb_gpu_advisor.formats.nvprof.reader import NvprofReadError, read_trace
+
+    path = tmp_path / "net.nvvp"
+    path.write_bytes((FIXTURES / "wild" / "pyprof_lm_v100_nvprof" / "net.sql").read_bytes()[:50])
+    with pytest.raises(NvprofReadError) as e:
+        read_trace(str(path))
+    d = of_error(e.value)
+    assert d is not None and (d.kind, d.what, d.offset) == (CUT, "sqlite_cut_short", 50), d

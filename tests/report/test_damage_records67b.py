@@ -9,6 +9,9 @@ format, and is never called foreign (h37-damage67b; issue #37: "a damaged file i
 * nvprof's printed CSV cut in its last row (``csv_cut``) or holding a row of other cells (``csv_invalid``), a rocprofv3
   JSON cut (``json_cut``) or holding bytes that are no JSON (``json_invalid``), a rocprofv3 CSV row of other cells
   (``csv_invalid``): errors whose words said "damaged" and whose host carried no record.
+* A Kineto ``.json.gz`` cut before its first text decompressed: zlib's bare EOFError, no file named, no record; now a
+  cut (``gzip_cut``) of the file named.  An SQLite file (an Nsight export, an nvprof database) cut inside its 100-byte
+  header: "malformed" (an export left out of the logdir, no host); now ``sqlite_cut_short``.
 * A rocprof ``results.json`` cut after its events, in ``otherData`` (rocminfo's GPU properties, written last), read
   as a whole file: no damage, the exit status 0.  It ends on no ``}``: a cut.
 * A rocprofv3 capture whose ``kernel_trace.csv`` was cut in its header: the file was left out by its header (none of
@@ -186,3 +189,11 @@ def test_an_nvprof_database_cut_in_its_header_is_a_cut_not_malformed(tmp_path):
         read_trace(str(path))
     d = of_error(e.value)
     assert d is not None and (d.kind, d.what, d.offset) == (CUT, "sqlite_cut_short", 50), d
+
+
+def test_a_gzip_kineto_trace_cut_before_its_first_text_names_the_file_and_its_cut(tmp_path):
+    """A ``.json.gz`` cut 30 bytes in (its gzip header and a few bytes of deflate: no text decompressed yet) raised
+    zlib's bare "compressed file ended before the end-of-stream marker was reached": no file named, no record."""
+    report = fresh_report(_run(tmp_path, "a4000.1670476781.pt.trace.json.gz", KINETO.read_bytes()[:30]))
+    h, d = _one_record(report)
+    assert (d.kind, d.what) == (CUT, "gzip_cut") and "a4000.1670476781.pt.trace.json.gz" in h.error, (d, h.error)

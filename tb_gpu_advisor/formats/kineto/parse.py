@@ -339,7 +339,7 @@ def parse_trace(src: str | IO[bytes], *, max_bytes: int | None = None, progress:
             raise KinetoReadError(name, f"trace is {human_size(declared[0])}{' once decompressed' if declared[1] else ''}"
                                         f", over the {human_size(max_bytes)} limit ({LIMIT_HINT})")
         stream, compressed = (resumed, True) if resumed is not None else _maybe_gunzip(raw)
-        stream = as_utf8(stream)
+        stream = _first_text(stream, name)
         parser = _Parser(name, stream, compressed, max_bytes, progress, _decoder(decoder), workers)
         parser.size_hint = declared[0] if declared else 0
         return parser.run()
@@ -485,6 +485,20 @@ def _declared_size(raw: IO[bytes]) -> tuple[tuple[int, bool] | None, Gunzip | No
         return answer, resumed
     except (OSError, ValueError, AttributeError, zlib.error):
         return None, None
+
+
+def _first_text(stream: IO[bytes], name: str) -> IO[bytes]:
+    """:func:`as_utf8` of the stream, a gzip stream that ends or breaks before its first bytes of text said as the
+    damage it is (h37-damage67b: a ``.json.gz`` cut in its first few dozen bytes raised zlib's bare "compressed file
+    ended before the end-of-stream marker was reached", naming no file and carrying no record): a cut (``gzip_cut``)
+    where it ends, records that do not decode (``gzip_invalid``) where its bytes are no deflate stream."""
+    try:
+        return as_utf8(stream)
+    except EOFError as e:
+        said = cut("gzip_cut", f"its gzip stream is cut off before its first text ({e})", offset=0)
+    except zlib.error as e:
+        said = unreadable("gzip_invalid", f"its gzip stream does not decompress ({e})", offset=0)
+    raise attach(KinetoReadError(name, f"damaged gzip file: {said}"), said)
 
 
 def _maybe_gunzip(raw: IO[bytes]) -> tuple[IO[bytes], bool]:

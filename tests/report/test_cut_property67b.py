@@ -7,7 +7,7 @@ Why a property: the damage tests before (``test_damage_records67``) cut each fil
 where each reader had been taught its cut; a Kineto trace cut in its head read "no traceEvents array: not a PyTorch
 profiler trace" -- a foreign file, no record -- and an nvprof CSV or a rocprofv3 JSON cut short was an error with no
 record.  Here each reader meets cuts it was not tuned to: the offsets are drawn (seed 67) over the whole file, plus one
-inside its first kilobyte (a head).
+inside its first kilobyte (a head) and one in its first 64 bytes.
 
 Truth by construction: a file cut short of its own end is damaged, whatever byte it was cut at; where the cut leaves
 nothing that says what the file is (a few bytes of a JSON object's start), a clear error naming the file is the honest
@@ -16,7 +16,7 @@ A100 Nsight export, a V100 nvprof database, a rocprof ``results.json``, a rocmPr
 CSV kernel trace (an RDNA2 iGPU); nvprof's printed CSV and a rocprofv3 JSON are generated (``synthetic``: no real one
 is kept).
 
-Fail on base 776bb150: ``rocprof`` (its ``results.json`` cut in ``otherData``, after its events, read as a whole file:
+Fail on base 776bb150: ``kineto_gz`` (cut in its first deflate bytes: zlib's bare EOFError, no file named), ``rocprof`` (its ``results.json`` cut in ``otherData``, after its events, read as a whole file:
 exit 0) and ``rocprofv3_csv`` (its kernel trace cut in its header: left out, the capture read without it, exit 0)."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ RPD = FIXTURES / "foreign" / "rocm_rpd_matmul" / "matmul_result.rpd"
 SNAPSHOT = FIXTURES / "snapshots_wild" / "state_before_training_othello.pickle.gz"
 ROCPROFV3_CSV = FIXTURES / "wild" / "hip_matmul_rdna2_igpu"
 NVPROF = FIXTURES / "wild" / "pyprof_lm_v100_nvprof" / "net.sql"
-#: Cuts per file: drawn over the whole file, and one in its first kilobyte.
+#: Cuts per file drawn over the whole file (and one in its first kilobyte, one in its first 64 bytes).
 CUTS, SEED = 3, 67
 
 
@@ -75,9 +75,10 @@ FILES = {
 
 
 def _offsets(name: str, n: int) -> list[int]:
-    """The seeded cuts of an ``n``-byte file: ``CUTS`` over the whole of it, one in its first kilobyte (its head)."""
+    """The seeded cuts of an ``n``-byte file: ``CUTS`` over the whole of it, one in its first kilobyte (its head) and
+    one in its first 64 bytes (a format's magic, a gzip header and its first deflate bytes)."""
     rng = random.Random(f"{SEED}:{name}")
-    return sorted({*rng.sample(range(1, n), CUTS), rng.randrange(16, min(1024, n))})
+    return sorted({*rng.sample(range(1, n), CUTS), rng.randrange(16, min(1024, n)), rng.randrange(8, min(64, n))})
 
 
 def _logdir(tmp: Path, name: str, data: bytes, siblings: Path | None) -> Path:

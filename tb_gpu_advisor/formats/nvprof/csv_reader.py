@@ -110,8 +110,8 @@ def _row_damage(i: int, row: list[str], head: list[str], last: bool) -> Damage:
     newline is a file cut there (``csv_cut``: a copy or a run that stopped part-way, as the rocprofv3 CSV reader tells
     it); any other a row that does not read (``csv_invalid``), nothing said missing past it."""
     if last and len(row) < len(head):
-        return cut("csv_cut", f"cut short in row {i + 1:,} of its table (a copy or a run that stopped part-way)",
-                   record=i + 1)
+        return cut("csv_cut", f"cut short in row {i + 1:,} of its table: {len(row)} cells, its header {len(head)} (a "
+                   "copy or a run cut part-way)", record=i + 1)
     return unreadable("csv_invalid", f"row {i + 1:,} of its table has {len(row)} cells, its header {len(head)}",
                       record=i + 1)
 

@@ -375,8 +375,9 @@ def whole(path: str, local: str, error: type[Exception]) -> None:
     (:func:`cut_short`): one wording for every SQLite format that checks it before reading."""
     short = cut_short(local)
     if short is not None:
-        why = (f"cut short ({short[1]:,} of the {short[0]:,} bytes its header says it holds: a copy or transfer that "
-               "stopped part-way)")
+        held = ("of its 100-byte header" if short[0] == HEADER_BYTES and short[1] < HEADER_BYTES else
+                f"of the {short[0]:,} bytes its header says it holds")
+        why = f"cut short ({short[1]:,} {held}: a copy or transfer that stopped part-way)"
         raise attach(error(f"{path}: damaged SQLite file: {why}"), cut("sqlite_cut_short", why, offset=short[1]))
 
 
@@ -427,9 +428,14 @@ def is_sqlite(path: str) -> bool:
         return False
 
 
+#: The bytes of an SQLite file's header (https://www.sqlite.org/fileformat.html, 1.3): every SQLite file holds them.
+HEADER_BYTES = 100
+
+
 def cut_short(path: str) -> tuple[int, int] | None:
     """(bytes the file's header says it holds, bytes it holds) where an SQLite file is shorter than its own header
-    says -- a copy cut off mid-write or mid-transfer, damaged, whatever its tables were -- else None.
+    says -- a copy cut off mid-write or mid-transfer, damaged, whatever its tables were -- else None.  A file that
+    starts as SQLite's and is shorter than the header itself: (:data:`HEADER_BYTES`, bytes it holds).
 
     SQLite's header (https://www.sqlite.org/fileformat.html, 1.3): the page size at offset 16 (big-endian u16, 1
     meaning 65536), the database's size in pages at 28 (u32), valid when the change counter at 24 equals the
@@ -439,7 +445,9 @@ def cut_short(path: str) -> tuple[int, int] | None:
         size = fsio.stat(path)[0]
     except OSError:
         return None
-    if len(head) < 100 or head[: len(MAGIC)] != MAGIC or head[24:28] != head[92:96]:
+    if len(MAGIC) <= len(head) < HEADER_BYTES and head[: len(MAGIC)] == MAGIC:
+        return HEADER_BYTES, size  # cut in its header: not even the 100 bytes every SQLite file starts with (h37-damage67b)
+    if len(head) < HEADER_BYTES or head[: len(MAGIC)] != MAGIC or head[24:28] != head[92:96]:
         return None
     page = int.from_bytes(head[16:18], "big")
     page = 65536 if page == 1 else page

@@ -120,6 +120,18 @@ def test_a_failing_export_says_so(report, standin, monkeypatch):
     assert not [n for n in os.listdir(os.path.dirname(export.cached_path(str(report)))) if ".tmp-" in n]
 
 
+def test_a_report_nsys_cannot_export_carries_a_record(report, standin, monkeypatch):
+    """nsys ran, read the report and could not export it: the host says its records could not be read (a record,
+    ``nsys_export_failed``), not only an error (h37-damage67b; it carried none on base 776bb150)."""
+    from tb_gpu_advisor.model.damage import UNREADABLE, of_error
+
+    monkeypatch.setenv("STANDIN_FAIL", "1")
+    with pytest.raises(NsysReadError) as e:
+        reader.read_trace(str(report))
+    d = of_error(e.value)
+    assert d is not None and (d.kind, d.what) == (UNREADABLE, "nsys_export_failed") and "exit 1" in d.detail, d
+
+
 def test_cache_off_exports_to_the_temp_folder(report, standin, monkeypatch, tmp_path):
     monkeypatch.setenv("TB_GPU_ADVISOR_CACHE_DIR", "off")
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))

@@ -80,8 +80,13 @@ def test_a_table_cut_short_is_a_clear_error(tmp_path: Path):
     nvprofcsv.write(tmp_path / "trace.csv")
     text = (tmp_path / "trace.csv").read_text()
     (tmp_path / "cut.csv").write_text(text[: text.rindex(",")])
-    with pytest.raises(NvprofCsvReadError, match="cut part-way|cells"):
+    with pytest.raises(NvprofCsvReadError, match="cut part-way|cells") as e:
         read_trace(str(tmp_path / "cut.csv"))
+    # its record (h37-damage67b; none on base 776bb150): a cut in the table's last row
+    from tb_gpu_advisor.model.damage import CUT, of_error
+
+    d = of_error(e.value)
+    assert d is not None and (d.kind, d.what) == (CUT, "csv_cut"), d
 
 
 def test_control_a_csv_with_start_and_duration_but_no_gpu_is_passed_over(tmp_path: Path):

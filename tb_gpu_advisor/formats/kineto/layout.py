@@ -75,6 +75,20 @@ _KINETO_KEYS = (rb'"(?:schemaVersion|deviceProperties|baseTimeNanoseconds|distri
                 rb'"cat"\s*:\s*"(?:cpu_op|Operator|kernel|Kernel|cuda_runtime|Runtime|user_annotation)"|'
                 rb'"name"\s*:\s*"(?:ProfilerStep#|aten::|PyTorch Profiler)')
 
+#: The keys PyTorch's profiler writes into a trace's head, before its ``traceEvents`` (the trace's format, the GPUs,
+#: the job's ranks, the clock, its CUDA/HIP versions and the profiler's options; seen in the wild fixtures' heads): a
+#: file whose head holds one is a Kineto trace even where its events are missing (h37-damage67b: cut in its head).
+_KINETO_HEAD_KEYS = (rb'"(?:schemaVersion|deviceProperties|baseTimeNanoseconds|distributedInfo|cupti_version|'
+                     rb'cuda_runtime_version|cuda_driver_version|roctracer_version|hip_runtime_version|'
+                     rb'hip_driver_version|record_shapes|profile_memory|with_stack|with_flops|with_modules)"\s*:')
+
+
+def kineto_head(head: bytes) -> bool:
+    """Whether the start of a JSON object holds a key only PyTorch's profiler writes in a trace's head
+    (:data:`_KINETO_HEAD_KEYS`)."""
+    return re.search(_KINETO_HEAD_KEYS, head) is not None
+
+
 #: ROCm's ``rocprof --hip-trace`` (roctracer, rocprof v1/v2) trace, ``results.json``: read by its own format
 #: (``formats.rocprof``, which tells it by its section labels and ``BeginNs`` times: ``formats.heads.is_rocprof_head``).
 #: Asked before Kineto's keys: a PyTorch job's roctx ranges are named ``aten::...`` too.

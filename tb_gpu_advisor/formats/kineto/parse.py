@@ -66,7 +66,8 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, is_gzip
 from tb_gpu_advisor.formats.gz import Gunzip, Prefixed
 from tb_gpu_advisor.formats.kineto import compiled
-from tb_gpu_advisor.formats.kineto.layout import EXECUTION_TRACE, SNIFF_BYTES, execution_trace, text_encoding
+from tb_gpu_advisor.formats.kineto.layout import (EXECUTION_TRACE, SNIFF_BYTES, execution_trace, kineto_head,
+                                                  text_encoding)
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.model.damage import Damage, attach, contradiction, cut, unreadable
 
@@ -338,7 +339,7 @@ def parse_trace(src: str | IO[bytes], *, max_bytes: int | None = None, progress:
             raise KinetoReadError(name, f"trace is {human_size(declared[0])}{' once decompressed' if declared[1] else ''}"
                                         f", over the {human_size(max_bytes)} limit ({LIMIT_HINT})")
         stream, compressed = (resumed, True) if resumed is not None else _maybe_gunzip(raw)
-        stream = as_utf8(stream)
+        stream = _first_text(stream, name)
         parser = _Parser(name, stream, compressed, max_bytes, progress, _decoder(decoder), workers)
         parser.size_hint = declared[0] if declared else 0
         return parser.run()
@@ -484,6 +485,20 @@ def _declared_size(raw: IO[bytes]) -> tuple[tuple[int, bool] | None, Gunzip | No
         return answer, resumed
     except (OSError, ValueError, AttributeError, zlib.error):
         return None, None
+
+
+def _first_text(stream: IO[bytes], name: str) -> IO[bytes]:
+    """:func:`as_utf8` of the stream, a gzip stream that ends or breaks before its first bytes of text said as the
+    damage it is (h37-damage67b: a ``.json.gz`` cut in its first few dozen bytes raised zlib's bare "compressed file
+    ended before the end-of-stream marker was reached", naming no file and carrying no record): a cut (``gzip_cut``)
+    where it ends, records that do not decode (``gzip_invalid``) where its bytes are no deflate stream."""
+    try:
+        return as_utf8(stream)
+    except EOFError as e:
+        said = cut("gzip_cut", f"its gzip stream is cut off before its first text ({e})", offset=0)
+    except zlib.error as e:
+        said = unreadable("gzip_invalid", f"its gzip stream does not decompress ({e})", offset=0)
+    raise attach(KinetoReadError(name, f"damaged gzip file: {said}"), said)
 
 
 def _maybe_gunzip(raw: IO[bytes]) -> tuple[IO[bytes], bool]:
@@ -1604,9 +1619,30 @@ class _Parser:
             if self.eof or len(self.buf) >= HEAD_LIMIT:
                 if execution_trace(bytes(self.buf[:SNIFF_BYTES])):  # named as a trace, holding another profiler file
                     raise KinetoReadError(self.name, EXECUTION_TRACE)
+                if self.eof:
+                    self._cut_in_head(pos)
                 where = "in the file" if self.eof else f"in its first {HEAD_LIMIT >> 20} MB"
                 raise KinetoReadError(self.name, f"no \"traceEvents\" array {where}: not a PyTorch profiler trace")
             self._fill(len(self.buf) + _READ_BLOCK)
+
+    def _cut_in_head(self, pos: int) -> None:
+        """Raise a cut (``json_cut`` at the file's end) where the file ends inside a Kineto trace's head: its head
+        holds PyTorch's own keys (``layout.kineto_head``) and is no whole JSON value -- the events that follow a head
+        are missing, so the file is a trace cut short, not a foreign file (h37-damage67b: ``{"schemaVersion": 1,
+        "deviceProperties": [...`` read "no traceEvents array: not a PyTorch profiler trace", with no record).  A
+        whole object without ``traceEvents`` stays foreign: nothing of it is missing."""
+        head = bytes(self.buf[pos:])
+        if not kineto_head(head[:SNIFF_BYTES]):
+            return
+        try:
+            json.loads(head)
+            return
+        except (ValueError, UnicodeDecodeError):
+            pass
+        end = self.base + len(self.buf)
+        said = cut("json_cut", "the trace ends in its head, before its \"traceEvents\" array: was it still being "
+                   "written?" + (f" [{self.read_error}]" if self.read_error else ""), offset=end)
+        raise attach(KinetoReadError(self.name, f"no readable event: {said}"), said)
 
     def _events(self, pos: int) -> int | None:
         """Decode the array chunk by chunk; the offset just after its ``]``, None when reading stopped first.

@@ -24,6 +24,7 @@ from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_byte
 from tb_gpu_advisor.formats.nsys.layout import report_suffix
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.formats.sqlite import is_sqlite, private_copy, remove_private_copy
+from tb_gpu_advisor.model.damage import attach, unreadable
 
 #: The sub-folder of the report cache holding the exports.
 EXPORT_DIR = "nsys-exports"
@@ -122,8 +123,13 @@ def _export(nsys: str, copy: str, report: str, out: str) -> str:
     if done.returncode != 0 or not (os.path.isfile(tmp) and is_sqlite(tmp)):
         _remove(tmp)
         tail = done.stdout.decode("utf-8", "replace").strip().splitlines()[-3:] if done.stdout else []
-        raise NsysReadError(f"{report}: nsys export failed (exit {done.returncode}{': ' + ' / '.join(tail) if tail else ''}); "
-                            f"run it yourself: {' '.join(_quote(a) for a in command(report, suggested))}")
+        said = ' / '.join(tail)
+        error = NsysReadError(f"{report}: nsys export failed (exit {done.returncode}{': ' + said if said else ''}); "
+                              f"run it yourself: {' '.join(_quote(a) for a in command(report, suggested))}")
+        # nsys ran and read the report, and could not export it: its records are not readable here (a damaged report,
+        # or one of a newer nsys) -- a record, so the host says the file's damage, not only an error (h37-damage67b)
+        raise attach(error, unreadable("nsys_export_failed", f"nsys export could not read the report (exit "
+                                       f"{done.returncode}{': ' + said if said else ''})"))
     os.replace(tmp, out)
     _prune(os.path.dirname(out), keep=out)
     return out

@@ -36,6 +36,7 @@ from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_byte
 from tb_gpu_advisor.formats.launch_links import launch_kinds
 from tb_gpu_advisor.formats.hip_ops import device_events, host_events, trace_of
 from tb_gpu_advisor.formats.nvprof.csv_layout import CONSOLE, header_at, kind_of, stem
+from tb_gpu_advisor.model.damage import Damage, attach, cut, unreadable
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
 
 __all__ = ["NvprofCsvReadError", "read_trace", "TIME_BASE", "PRINTED_FROM"]
@@ -90,18 +91,35 @@ def _table(text: str, path: str) -> tuple[list[str], list[str], list[list[str]],
     try:
         rows = list(csv.reader(io.StringIO("\n".join([lines[at], *body]))))
     except csv.Error as e:
-        raise NvprofCsvReadError(f"{path}: damaged nvprof CSV: {e}") from None
+        raise _damaged(path, unreadable("csv_invalid", str(e))) from None
     head = [c.strip().lower() for c in rows[0]]
     if len(rows) < 2 or not rows[1] or rows[1][0].strip().lower() not in _NS:
         raise NvprofCsvReadError(f"{path}: nvprof's printed trace without its row of units after the header (s, ms, us "
                                  "or ns): its times cannot be read")
     units = [c.strip() for c in rows[1]] + [""] * len(head)
     out = rows[2:]
+    ends_open = at + 1 + len(body) == len(lines) and not text.endswith(("\n", "\r"))  # the table runs to a cut end
     for i, row in enumerate(out):
         if len(row) != len(head):
-            raise NvprofCsvReadError(f"{path}: damaged nvprof CSV: row {i + 1:,} of its table has {len(row)} cells, its "
-                                     f"header {len(head)} (a copy or a run cut part-way)")
+            raise _damaged(path, _row_damage(i, row, head, last=i == len(out) - 1 and ends_open))
     return head, units, out, pid, invalid
+
+
+def _row_damage(i: int, row: list[str], head: list[str], last: bool) -> Damage:
+    """The damage of the table's row ``i`` whose cells are not its header's: the file's last row, short, on no closing
+    newline is a file cut there (``csv_cut``: a copy or a run that stopped part-way, as the rocprofv3 CSV reader tells
+    it); any other a row that does not read (``csv_invalid``), nothing said missing past it."""
+    if last and len(row) < len(head):
+        return cut("csv_cut", f"cut short in row {i + 1:,} of its table: {len(row)} cells, its header {len(head)} (a "
+                   "copy or a run cut part-way)", record=i + 1)
+    return unreadable("csv_invalid", f"row {i + 1:,} of its table has {len(row)} cells, its header {len(head)}",
+                      record=i + 1)
+
+
+def _damaged(path: str, damage: Damage) -> NvprofCsvReadError:
+    """The read error of a damaged printed trace, carrying its record (``model.damage.attach``): the file and the
+    damage's words, the one form every damaged nvprof CSV is said in."""
+    return attach(NvprofCsvReadError(f"{path}: damaged nvprof CSV: {damage}"), damage)  # type: ignore[return-value]
 
 
 def _numbers(rows: list[list[str]], col: int, path: str, name: str, scale: float = 1.0) -> np.ndarray:
@@ -113,7 +131,8 @@ def _numbers(rows: list[list[str]], col: int, path: str, name: str, scale: float
             try:
                 out[i] = float(v) * scale
             except ValueError:
-                raise NvprofCsvReadError(f"{path}: damaged nvprof CSV: {name} holds {v[:40]!r}, not a number") from None
+                raise _damaged(path, unreadable("csv_not_a_number", f"{name} holds {v[:40]!r}, not a number",
+                                                record=i + 1)) from None
     return out
 
 
@@ -138,7 +157,7 @@ def build(text: str, path: str, size: int, host: str) -> Trace:
     start = np.rint(_numbers(rows, ncol("start"), path, "Start", unit_of("start", _NS)))
     dur = np.rint(_numbers(rows, ncol("duration"), path, "Duration", unit_of("duration", _NS)))
     if np.isnan(start).any():
-        raise NvprofCsvReadError(f"{path}: damaged nvprof CSV: a row with no Start")
+        raise _damaged(path, unreadable("csv_no_start", "a row with no Start"))
     dur = np.nan_to_num(dur, nan=0.0)
     cell = [lambda r, c=ncol(n): r[c].strip() if c >= 0 else "" for n in ("device", "name", "stream", "srcmemtype",
                                                                          "dstmemtype")]

@@ -27,6 +27,7 @@ trace (else the first file), every file of it in ``HostFile.ranks``.  A folder o
 
 from __future__ import annotations
 
+import os
 import re
 
 from tb_gpu_advisor.common import fsio
@@ -76,10 +77,24 @@ def head_line(path: str) -> str:
 _probed: ByIdentity[str | None] = ByIdentity()
 
 
+def cut_in_header(path: str) -> bool:
+    """Whether ``path``, named as one of rocprofv3's files (``<prefix>_kernel_trace.csv`` ...: :data:`FILE_KINDS`),
+    holds no whole line: its header was cut before it ended, so its content cannot say what it is but its name does
+    -- the capture's file cut short, claimed so its reader says the cut (h37-damage67b: left out before, its
+    siblings read as the whole capture, the kernels it held said "lost")."""
+    if _PREFIX.match(os.path.basename(path)) is None:
+        return False
+    try:
+        raw = fsio.read_head(path, SNIFF_BYTES)
+    except Exception:  # noqa: BLE001 - unreadable, gone: not known to be one
+        return False
+    return bool(raw.strip()) and b"\n" not in raw and len(raw) < SNIFF_BYTES
+
+
 def sniff(path: str) -> str | None:
     """None when ``path`` is one of rocprofv3's CSV files, else why not (cached by the file's identity)."""
     def probe() -> str | None:
-        return None if kind_of(header_cells(head_line(path))) else (
+        return None if kind_of(header_cells(head_line(path))) or cut_in_header(path) else (
             "a CSV file, but no rocprofv3 trace (its header is none of a kernel, API or copy trace's or agent info's)")
     return _probed.answer_for(path, probe)
 

@@ -46,7 +46,7 @@ from tb_gpu_advisor.formats.rocprof.csv_layout import KINDS, header_cells, kind_
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
-from tb_gpu_advisor.model.damage import attach, cut
+from tb_gpu_advisor.model.damage import Damage, attach, cut, unreadable
 
 __all__ = ["RocprofCsvReadError", "read_trace", "build", "TIME_BASE"]
 
@@ -94,12 +94,15 @@ def _table(path: str) -> tuple[str, dict[str, list[str]]]:
     try:
         return _rows(csv.reader(io.StringIO(text.lstrip("\ufeff"))), text, path)
     except csv.Error as e:  # a NUL byte, a cell past the csv module's limit: no file rocprofv3 writes
-        raise RocprofCsvReadError(f"{path}: damaged rocprofv3 CSV: {e}") from None
+        raise _damaged(path, unreadable("csv_invalid", str(e))) from None
 
 
 def _rows(rows, text: str, path: str) -> tuple[str, dict[str, list[str]]]:  # noqa: ANN001 - a csv.reader
     head = [c.strip().lower() for c in next(rows)]
     kind = kind_of(head)
+    if "\n" not in text and "\r" not in text:  # its header never ends (claimed by its name where it says no kind)
+        raise _damaged(path, cut("csv_cut", "cut short in its header row, before any record (a copy or a run that "
+                                 "stopped part-way)", record=0))
     if kind is None:
         got = ", ".join(header_cells(",".join(head))[:8])
         raise RocprofCsvReadError(f"{path}: not a rocprofv3 CSV trace: its header ({got}) is none of a kernel, API, "
@@ -117,25 +120,31 @@ def _rows(rows, text: str, path: str) -> tuple[str, dict[str, list[str]]]:  # no
                 why = f"cut short in its row {i + 1:,} (a copy or a run that stopped part-way)"
                 raise attach(RocprofCsvReadError(f"{path}: damaged rocprofv3 CSV: {why}"),
                              cut("csv_cut", why, record=i + 1))
-            raise RocprofCsvReadError(f"{path}: damaged rocprofv3 CSV: row {i + 1:,} has {len(row)} cells, its "
-                                      f"header {n}")
+            raise _damaged(path, unreadable("csv_invalid", f"row {i + 1:,} has {len(row)} cells, its header {n}",
+                                            record=i + 1))
         for c, v in zip(head, row):
             cols[c].append(v)
     return kind, cols
+
+
+def _damaged(path: str, damage: Damage) -> RocprofCsvReadError:
+    """The read error of a damaged rocprofv3 CSV, carrying its record (``model.damage.attach``): the file and the
+    damage's words, the one form every damaged CSV of the capture is said in."""
+    return attach(RocprofCsvReadError(f"{path}: damaged rocprofv3 CSV: {damage}"), damage)  # type: ignore[return-value]
 
 
 def _ints(cols: dict[str, list[str]], name: str, path: str, default: int | None = None) -> np.ndarray:
     """A column as int64; ``default`` where the file has no such column (None: it must have it)."""
     if name not in cols:
         if default is None:
-            raise RocprofCsvReadError(f"{path}: damaged rocprofv3 CSV: no column {name}")
+            raise _damaged(path, unreadable("csv_no_column", f"no column {name}"))
         n = len(next(iter(cols.values()), []))
         return np.full(n, default, np.int64)
     try:
         return np.array([int(v) if v.strip() else -1 for v in cols[name]], np.int64)
     except ValueError:
         bad = next(v for v in cols[name] if v.strip() and not v.strip().lstrip("-").isdigit())
-        raise RocprofCsvReadError(f"{path}: damaged rocprofv3 CSV: {name} holds {bad[:40]!r}, not a number") from None
+        raise _damaged(path, unreadable("csv_not_a_number", f"{name} holds {bad[:40]!r}, not a number")) from None
 
 
 def _cat(tables: list[dict[str, list[str]]], name: str, path: str, default: int | None = None) -> np.ndarray:

@@ -32,6 +32,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.rocprof.csv_reader import RocprofCsvReadError, build
 from tb_gpu_advisor.formats.rocprof.json_layout import stem as layout_stem
 from tb_gpu_advisor.formats.rocprof.reader import RocprofReadError, file_text
+from tb_gpu_advisor.model.damage import attach, cut, of_error, unreadable
 from tb_gpu_advisor.model.trace import Trace
 
 __all__ = ["RocprofJsonReadError", "read_trace", "TIME_BASE", "TOP_KEY"]
@@ -51,13 +52,15 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     try:  # the rocprof reader's read: decompressed where gzipped, within the size limit either way
         text, size = file_text(path)
     except RocprofReadError as e:
-        raise RocprofJsonReadError(str(e)) from None
+        raise _as_own(e) from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:  # the text ends inside a value (a string or the document): cut short
-        cut = e.pos >= len(text.rstrip()) - 1 or e.msg.startswith("Unterminated string")
-        at = "cut short (a copy or a run that stopped part-way)" if cut else f"not JSON at character {e.pos:,}"
-        raise RocprofJsonReadError(f"{path}: damaged rocprofv3 JSON: {at}") from None
+        short = e.pos >= len(text.rstrip()) - 1 or e.msg.startswith("Unterminated string")
+        said = (cut("json_cut", "cut short (a copy or a run that stopped part-way)") if short else
+                unreadable("json_invalid", f"not JSON at character {e.pos:,}",
+                           offset=len(text[:e.pos].encode("utf-8", "surrogatepass"))))
+        raise attach(RocprofJsonReadError(f"{path}: damaged rocprofv3 JSON: {said}"), said) from None
     tool = doc.get(TOP_KEY) if isinstance(doc, dict) else None
     procs = [p for p in (tool if isinstance(tool, list) else [tool]) if isinstance(p, dict)]
     if not procs:
@@ -73,7 +76,7 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
         trace = build(_tables(proc), path, size, host or stem, fmt="rocprofv3-json", time_base=TIME_BASE,
                       what="rocprofv3 JSON's records")
     except RocprofCsvReadError as e:  # the build's words, as this format's error
-        raise RocprofJsonReadError(str(e)) from None
+        raise _as_own(e) from None
     trace.notes[:0] = notes
     return trace
 
@@ -193,3 +196,11 @@ def _tables(proc: dict) -> dict[str, list[dict[str, list[str]]]]:
     if "stream_id" in cop and "stream_id" not in kern:
         del cop["stream_id"]
     return {"api": [api], "kernel": [kern] if kd else [], "copy": [cop] if mc else [], "agents": [ag] if agents else []}
+
+
+def _as_own(e: ValueError) -> RocprofJsonReadError:
+    """Another reader's error (the rocprof reader's read of the file: a gzip cut; the build's) as this format's, its
+    damage record kept (``model.damage.attach``): ``from None`` drops the cause the pipeline would find it by."""
+    own = RocprofJsonReadError(str(e))
+    said = of_error(e)
+    return attach(own, said) if said is not None else own  # type: ignore[return-value]

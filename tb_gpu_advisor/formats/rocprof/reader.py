@@ -58,7 +58,7 @@ from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
-from tb_gpu_advisor.model.damage import attach, cut, unreadable
+from tb_gpu_advisor.model.damage import Damage, attach, cut, unreadable
 
 __all__ = ["RocprofReadError", "file_text", "read_trace", "TIME_BASE", "GPU_NAME"]
 
@@ -85,8 +85,23 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     """Read one rocprof ``results.json`` into a trace (``ranks`` is not used: each file is one host)."""
     text, size = file_text(path)
     read, other = _events(text, path)
+    said = _tail_cut(text, read.count)
     del text
-    return _build(read, other, path, size, host or _stem(path))
+    trace = _build(read, other, path, size, host or _stem(path))
+    if said is not None:
+        trace.problems.append(said)
+    return trace
+
+
+def _tail_cut(text: str, events: int) -> Damage | None:
+    """The cut of a file whose events are whole but whose end is not: a ``results.json`` ends on its object's ``}``
+    (after ``otherData``, rocminfo's GPU properties, which tblextr writes last); one that does not was cut after its
+    events (h37-damage67b: read as whole before, its GPUs' names and the cut unsaid, the exit status 0).  Its
+    ``otherData`` may be no JSON in a whole file (tblextr writes rocminfo's values unescaped): only the end tells."""
+    if text.rstrip().endswith("}"):
+        return None
+    return cut("json_cut", f"cut short after its {events:,} events, in what follows them (otherData: the GPUs' "
+               "properties)", record=events)
 
 
 def _stem(path: str) -> str:

@@ -5349,6 +5349,24 @@ def collectives_only_like_tracelens(fused: dict[str, Any]) -> dict[str, Any]:
     return {"traceEvents": json.loads(json.dumps(keep))}
 
 
+def write_collectives_only(path: str, edit: Callable[[dict[str, Any]], None] | None = None, **fused: Any) -> dict[str, Any]:
+    """Write at ``path`` :func:`write_late_rank_fused`'s job (its keywords ``fused``) filtered to its collectives
+    (:func:`collectives_only_like_tracelens`), after ``edit`` changed the filtered document where given; the fused job
+    is written to a directory of its own and removed, so ``path``'s logdir holds the filtered file alone.  Returns the
+    fused job's truth (one writer for the tests of the collectives-only reading, h37-late67/h37-nccl67)."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        full = os.path.join(tmp, "merged_all_events.json")
+        truth = write_late_rank_fused(full, **fused)
+        with open(full) as f:
+            only = collectives_only_like_tracelens(json.load(f))
+    if edit is not None:
+        edit(only)
+    with open(path, "w") as f:
+        json.dump(only, f)
+    return truth
+
+
 #: :func:`write_submission_waits`' waits from each launch call's return to its kernel's start (us), cycled over the
 #: step's launches: a driver that submits in batches, after duoan/playground-cuda's RTX 5080 (p5-p90 23-71 us, a
 #: longer wait where a batch was flushed late).  Median 32 us; two of ten past the 50 us allowance

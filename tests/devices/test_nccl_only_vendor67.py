@@ -12,14 +12,13 @@ Generator (truth by construction): ``synthetic.torchtrace.collectives_only_like_
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 
 import pytest
 
-from synthetic.torchtrace import collectives_only_like_tracelens, write_late_rank_fused
+from synthetic.torchtrace import write_collectives_only
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
 from tb_gpu_advisor.rules import evaluate
@@ -47,12 +46,8 @@ def _check(m, prose, code) -> None:
 
 def test_generated_nccl_only_file_says_torch_cuda(tmp_path):
     """Fails on base: "GPU of unknown vendor", ``ProfilerActivity.<DEVICE>``."""
-    path = tmp_path / "fused" / "merged_all_events.json"
-    path.parent.mkdir()
-    write_late_rank_fused(str(path))
-    only = tmp_path / "nccl" / "merged_nccl_only.json"
-    only.parent.mkdir()
-    only.write_text(json.dumps(collectives_only_like_tracelens(json.loads(path.read_text()))))
+    only = tmp_path / "merged_nccl_only.json"
+    write_collectives_only(str(only))
     _check(*_said(only))
 
 

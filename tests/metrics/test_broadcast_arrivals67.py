@@ -12,13 +12,12 @@ with the buffers broadcast, root rank 0 leaving after 15 us, rank 3 entering it 
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 
-from synthetic.torchtrace import collectives_only_like_tracelens, write_late_rank_fused
+from synthetic.torchtrace import write_collectives_only, write_late_rank_fused
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 
@@ -42,12 +41,8 @@ def test_generated_broadcasts_are_matched_and_their_root_waits_for_none(tmp_path
 
 def test_a_collectives_only_file_keeps_the_ranks_its_gpu_processes_name(tmp_path):
     """Fails on base: no GPU had a rank (no launching process is left to read it from)."""
-    path = tmp_path / "fused" / "merged_all_events.json"
-    path.parent.mkdir()
-    write_late_rank_fused(str(path))
-    only = tmp_path / "nccl" / "merged_nccl_only.json"
-    only.parent.mkdir()
-    only.write_text(json.dumps(collectives_only_like_tracelens(json.loads(path.read_text()))))
+    only = tmp_path / "merged_nccl_only.json"
+    write_collectives_only(str(only))
     m = host_metrics(read_trace(str(only)))
     assert {g.gpu: g.rank for g in m.gpus if g.active} == {0: 0, 1: 1, 2: 2, 3: 3}
 

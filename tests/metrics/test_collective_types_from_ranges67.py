@@ -13,13 +13,12 @@ c10d range drawn over each as Kineto draws it.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 
-from synthetic.torchtrace import collectives_only_like_tracelens, write_late_rank_fused
+from synthetic.torchtrace import write_collectives_only
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 
@@ -30,19 +29,16 @@ GENERIC = "ncclDevKernel_Generic(ncclDevComm*, channelMasks, ncclWork*)"
 
 def test_generated_generic_kernels_take_their_ranges_type(tmp_path):
     """Fails on base: the generic kernels read as type "collective"."""
-    path = tmp_path / "fused" / "merged_all_events.json"
-    path.parent.mkdir()
-    write_late_rank_fused(str(path))
-    only = collectives_only_like_tracelens(json.loads(path.read_text()))
-    kernels = [e for e in only["traceEvents"] if e.get("cat") == "kernel"]
-    for e in kernels:  # the c10d range Kineto draws over each call on the GPU, the kernel's name NCCL 2.19+'s
-        only["traceEvents"].append({"ph": "X", "cat": "gpu_user_annotation", "name": "nccl:all_reduce", "pid": e["pid"],
-                                    "tid": e["tid"], "ts": e["ts"] - 1.0, "dur": e["dur"] + 2.0,
-                                    "args": {"rank": e["args"]["rank"]}})
-        e["name"] = GENERIC
-    out = tmp_path / "nccl" / "merged_nccl_only.json"
-    out.parent.mkdir()
-    out.write_text(json.dumps(only))
+    def generic(only: dict) -> None:
+        for e in [e for e in only["traceEvents"] if e.get("cat") == "kernel"]:
+            # the c10d range Kineto draws over each call on the GPU, the kernel's name NCCL 2.19+'s
+            only["traceEvents"].append({"ph": "X", "cat": "gpu_user_annotation", "name": "nccl:all_reduce",
+                                        "pid": e["pid"], "tid": e["tid"], "ts": e["ts"] - 1.0, "dur": e["dur"] + 2.0,
+                                        "args": {"rank": e["args"]["rank"]}})
+            e["name"] = GENERIC
+
+    out = tmp_path / "merged_nccl_only.json"
+    write_collectives_only(str(out), edit=generic)
     m = host_metrics(read_trace(str(out)))
     assert [r.type for r in m.comm.by_type] == ["AllReduce"]
 
@@ -63,12 +59,8 @@ def test_a_collectives_only_files_header_counts_no_steps(tmp_path):
     from tb_gpu_advisor.report.render import to_text
     from tb_gpu_advisor.runtime.pipeline import analyze_session
 
-    path = tmp_path / "fused" / "merged_all_events.json"
-    path.parent.mkdir()
-    write_late_rank_fused(str(path))
-    out = tmp_path / "nccl" / "merged_nccl_only.json"
-    out.parent.mkdir()
-    out.write_text(json.dumps(collectives_only_like_tracelens(json.loads(path.read_text()))))
+    out = tmp_path / "merged_nccl_only.json"
+    write_collectives_only(str(out))
     rep = analyze_session("run", "s", [SimpleNamespace(host="nccl", path=str(out), format="kineto")])
     head = to_text(rep).splitlines()[0]
     assert "collectives only: no step of the job in it" in head and " steps" not in head, head

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from synthetic.torchtrace import collectives_only_like_tracelens, write_late_rank_fused
+from synthetic.torchtrace import write_collectives_only
 from tb_gpu_advisor.report.render import to_text
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 
@@ -60,14 +60,9 @@ def _one_pass_no_step(rep) -> dict:
 
 def test_generated_collectives_only_capture_is_one_pass_with_no_step(tmp_path):
     """Fails on base: 7 guessed steps (the GPU bursts of the collectives), a "!!" headline, step rows."""
-    fused = tmp_path / "fused" / "merged_all_events.json"
-    fused.parent.mkdir()
-    write_late_rank_fused(str(fused))
-    only = collectives_only_like_tracelens(json.loads(fused.read_text()))
-    kernels = [e for e in only["traceEvents"] if e.get("cat") == "kernel"]
-    out = tmp_path / "nccl" / "merged_nccl_only.json"
-    out.parent.mkdir()
-    out.write_text(json.dumps(only))
+    out = tmp_path / "merged_nccl_only.json"
+    write_collectives_only(str(out))
+    kernels = [e for e in json.loads(out.read_text())["traceEvents"] if e.get("cat") == "kernel"]
     h = _one_pass_no_step(_report(out))
     per_gpu = len(kernels) / len({e["pid"] for e in kernels})  # truth: each rank ran the same all-reduces
     assert [g["collective_calls_per_step"] for g in h["gpus"]] == [per_gpu] * 4

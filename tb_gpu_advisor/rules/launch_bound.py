@@ -475,7 +475,10 @@ def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_sm
     on each other or on other work too (h37-comm3)."""
     out = []
     wait = "the launch wait" if calls_ms is None else f"the launch calls' {ms(calls_ms)} of the wait"
-    kernels = ctx.count_per_step(launched, 'kernel' if few_small else 'small kernel')
+    # of the step's kernels, those the fix still launches: outside graphs where some already replay (the count's words
+    # say so: "0 small kernels per step" beside the finding's 15 read as a second value, randjobs seed 15)
+    kernels = (f"{ctx.count_per_step(launched, 'kernel' if few_small else 'small kernel')}"
+               f"{', not already in graphs' if graphed else ''}")
     if save_ms > 0 and across:
         out.append(f"at most: {wait} of each {ctx.step_noun} paid once for many {ctx.step_noun}s (several "
                    f"{ctx.step_noun}s run in one call, or a larger batch), less the "
@@ -486,7 +489,7 @@ def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_sm
                     f"{'before' if gap_us < 0 else 'after'} the last one ends (the median)" if gap_us is not None else "")
         out.append(f"at most: {wait} reduced to one launch {ctx.a_step} (a graph's) and the "
                    f"{node:g} us/kernel a replayed graph still pays per node "
-                   f"({kernels}{', not already in graphs' if graphed else ''}){measured}")
+                   f"({kernels}){measured}")
     if hidden > 0:
         out.append(f"at most: the host prepares each graph replay while the GPU still runs the work before it, so the GPU "
                    f"no longer waits before a replay ({ms(hidden)}, at most the {ctx.step_noun}'s GPU compute)")

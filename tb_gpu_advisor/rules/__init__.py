@@ -877,14 +877,14 @@ def calls_told_whole(metrics: HostMetrics, out: list[Finding],
     host-bound finding weighed beside it finds nothing left -- the same cost then told as "Python between jitted calls"
     (h37-calls67: ``write_tiny_jitted_calls(inputs_every=0)``, no host work inside the steps, read the gaps' critical
     138 us and no host-bound finding).  Weighed without the gaps' claim, it holds them where it reads the dispatch."""
-    if host_bound is not None and not (host_bound.metric and host_bound.metric.detail.get("dispatch_calls_per_step")):
+    if host_bound is not None and not _reads_dispatch(host_bound):
         return out, host_bound
     gaps = next((f for f in out if step_gaps.call_gaps(f)), None)  # the gaps' check's own diagnosis, made once
     if gaps is None or gaps.saving is None:
         return out, host_bound
     rest = [f for f in out if f is not gaps]
     whole = host_bound_finding(metrics, rest)
-    if whole is None or not (whole.metric and whole.metric.detail.get("dispatch_calls_per_step")):
+    if whole is None or not _reads_dispatch(whole):
         return out, host_bound
     g, ctx = metrics.gaps, Ctx(metrics)
     share = float(gaps.metric.detail["next_call_dispatch_ms"]) / g.avg_gap_ms if g.avg_gap_ms else 0.0
@@ -894,8 +894,7 @@ def calls_told_whole(metrics: HostMetrics, out: list[Finding],
                       f"rest the host's other code between the calls): the same cost of running a {ctx.step_noun} this "
                       f"small from the host, told here rather than as gaps between {steps}.")
     whole.metric.detail = {**whole.metric.detail, "between_step_host_ms": gaps.saving.ms_per_step}
-    if _SEVERITY_RANK[gaps.severity] > _SEVERITY_RANK[whole.severity]:  # the gaps' grade is its part's: a fold never
-        whole.severity = whole.metric.status = gaps.severity  # tells the same time as a lesser problem
+    _graded_as_part(whole, gaps)  # the gaps' grade is its part's
     return rest, whole
 
 
@@ -914,7 +913,7 @@ def step_told_whole(metrics: HostMetrics, out: list[Finding],
     False)`` read host-bound critical 153 us "the dispatch of its 1.6 jitted calls" beside launch-bound critical 140
     us "the whole step is too small for its dispatch cost"; wild ``jax_mi300x`` host-bound critical 306 us beside a
     launch note of its 18 us launch wait in the same words (h37-turn66 *Left* 2)."""
-    if host_bound is None or not (host_bound.metric and host_bound.metric.detail.get("dispatch_calls_per_step")):
+    if host_bound is None or not _reads_dispatch(host_bound):
         return out, None
     lf = next((f for f in out if launch_bound.tells_step(metrics, f)), None)
     if lf is None or lf.saving is None or host_bound.saving is None:
@@ -940,9 +939,22 @@ def step_told_whole(metrics: HostMetrics, out: list[Finding],
         detail["unrecorded_ms"] = float(detail.get("unrecorded_ms") or 0.0) + gaps
     host_bound.metric.detail = detail
     host_bound.actions = host_bound.actions + [a for a in lf.actions if a not in host_bound.actions]
-    if _SEVERITY_RANK[lf.severity] > _SEVERITY_RANK[host_bound.severity]:  # a fold never tells time as less
-        host_bound.severity = host_bound.metric.status = lf.severity
+    _graded_as_part(host_bound, lf)
     return [f for f in out if f is not lf], lf
+
+
+def _reads_dispatch(f: Finding) -> bool:
+    """Whether the host-bound finding ``f`` reads the step's host time as the dispatch of a few compiled calls too
+    small for it (its detail's ``dispatch_calls_per_step``, :func:`_host_bound`): the premise of both folds into it
+    (:func:`calls_told_whole`, :func:`step_told_whole`)."""
+    return bool(f.metric and f.metric.detail.get("dispatch_calls_per_step"))
+
+
+def _graded_as_part(whole: Finding, part: Finding) -> None:
+    """``whole``, holding ``part``'s time after a fold, takes ``part``'s grade where it is higher: a fold never tells
+    the same time as a lesser problem."""
+    if _SEVERITY_RANK[part.severity] > _SEVERITY_RANK[whole.severity]:
+        whole.severity = whole.metric.status = part.severity
 
 
 def turn_told_whole(metrics: HostMetrics, out: list[Finding]) -> Finding | None:

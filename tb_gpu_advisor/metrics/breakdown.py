@@ -468,8 +468,9 @@ def submission(ctx: Context, g: GpuCtx, lend_all: np.ndarray) -> Submission:
         kept = g.step >= 0
         steps = int(g.windows.shape[0]) if g.windows is not None else 0
         out.launches_per_step = float(np.unique(g.launch[kept & (g.launch >= 0)]).size) / steps if steps else 0.0
-        out.os_hint = ctx.memo.get("os_hint") or _os_hint(ctx)
-        ctx.memo["os_hint"] = out.os_hint
+        if "os_hint" not in ctx.memo:  # once per analysis, "" included: a scan of every recorded name
+            ctx.memo["os_hint"] = _os_hint(ctx)
+        out.os_hint = ctx.memo["os_hint"]
     ctx.memo[key] = out
     return out
 
@@ -497,10 +498,10 @@ def _os_hint(ctx: Context) -> str:
     drive mounted into WSL2, "Windows paths" where one names a Windows drive, "" where none does.  Why: the
     submission latency's finding names the driver model that causes it only where the capture shows the OS; a Kineto
     trace records no OS of its own (its ``deviceProperties`` say the GPU, not the host)."""
-    names = getattr(ctx.h, "names", None) or []
-    if any(_WSL_PATH.search(x) for x in names):
+    text = "\n".join(getattr(ctx.h, "names", None) or [])  # one regex pass over every name, not one per name
+    if _WSL_PATH.search(text):
         return "WSL2 paths"
-    if any(_WINDOWS_PATH.search(x) for x in names):
+    if _WINDOWS_PATH.search(text):
         return "Windows paths"
     return ""
 

@@ -166,6 +166,10 @@ def test_a_program_s_executions_are_its_execution_records_not_its_least_launched
     kept = STEP_CALLS[1:-1]
     assert m.flops.trace_flops_per_step == pytest.approx(sum(_step_flops(p) for p in kept) / len(kept), rel=1e-6)
     assert "least launched" not in (m.flops.note or "")
+    # the rooflines count each instruction's own calls: the two dots at 0.5 a step each, and MFU's FLOPs the same work
+    rows = sorted((r.flops_per_call, r.calls_per_step) for r in m.flops.top)
+    assert rows == [(pytest.approx(_step_flops(3)), pytest.approx(0.5)), (pytest.approx(_step_flops(9)), pytest.approx(0.5))]
+    assert sum(r.calls_per_step * r.flops_per_call for r in m.flops.top) == pytest.approx(m.flops.trace_flops_per_step)
 
 
 def test_without_execution_records_the_count_falls_back_to_the_kernels_and_says_so(tmp_path):

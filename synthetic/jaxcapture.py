@@ -197,6 +197,8 @@ class _Exec:
     call: tuple[int, int] | None = None  # host `PjitFunction` span
     launches: int = 0
     in_flight: int = 0
+    #: the compiled program it ran (its kernels' ``program_id``): one module name may be compiled into several
+    program_id: int = 0
 
 
 @dataclass
@@ -487,7 +489,7 @@ class JaxCapture:
         else:
             st["hlo_op"] = "command_buffer_1"
         st["hlo_module"] = ex.module_name
-        st["program_id"] = self._programs[ex.module_name]
+        st["program_id"] = ex.program_id
         return st
 
     def _unique_op_id(self, module: str, hlo_op: str) -> int:
@@ -593,12 +595,13 @@ class JaxCapture:
                 loop: tuple[list[XlaKernel], int] | None = None, array_args: tuple[tuple[str, int], ...] = ()) -> _Exec:
         """One call of a jitted function: the full dispatch chain on ``python3``; returns when the work is queued.
         ``loop``: (body, iterations) of a ``while`` loop the program runs from the host after ``kernels``
-        (:meth:`_launch_loop`).  ``array_args``: (shape, bytes) of NumPy arrays handed to the call, each copied to
+        (:meth:`_launch_loop`).  ``program_id``: the compiled program this call runs (the module's first where
+        none is given: one module name compiled into several programs runs each in its own calls).  ``array_args``: (shape, bytes) of NumPy arrays handed to the call, each copied to
         the device inside its dispatch as a scalar argument is, with its shape (real ``implicit_numpy_input``)."""
         fn = function or self.function
         module = f"jit_{fn}"
         self._programs.setdefault(module, program_id or (self.program_id + 663 * len(self._programs)))
-        ex = _Exec(fn, module)
+        ex = _Exec(fn, module, program_id=program_id or self._programs[module])
         ex.copies.extend(self._pending)
         self._pending = []
         self.execs.append(ex)
@@ -733,7 +736,7 @@ class JaxCapture:
         for ex in self.execs:
             if not ex.kernels:
                 continue
-            pid = self._programs[ex.module_name]
+            pid = ex.program_id
             mods.add(f"{ex.module_name}({pid})", ex.kernels[0][0], ex.kernels[-1][1] - ex.kernels[0][0])
             for s, e, _, op in ex.kernels:
                 self.gpu.event_id(f"{pid}/{op}", display_name=op)

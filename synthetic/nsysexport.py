@@ -3932,7 +3932,8 @@ XLA_SWEEP_BODY = (("jit(solve)/while/body", "loop_divide_fusion"),
 
 def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel_us: float = 2.0,
                         launch_us: float = 3.0, thunk_us: float = 2.0, loop_us: float = 6.0, python_us: float = 60.0,
-                        eager: bool = False, step_range: str | None = None, osrt: bool = True) -> dict:
+                        eager: bool = False, step_range: str | None = None, osrt: bool = True,
+                        eval_program: int | None = None) -> dict:
     """Write the export of JAX under ``nsys profile -t cuda,nvtx`` as XLA's own NVTX ranges describe it, shaped after
     wrf-gpu/wrf_gpu's solver bake-off: each of ``steps`` calls of one jitted solver is one execution
     ``XlaModule:#hlo_module=jit_solve,program_id=7#`` (domain ``TSL``) whose ``lax.fori_loop`` XLA runs from the host,
@@ -3948,6 +3949,9 @@ def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel
     ``step_range``: the user's NVTX range around each step (default domain; ``{k}`` its number).  ``osrt``: traced as
     the bake-off was (``-t cuda,nvtx,osrt``, :func:`add_os_runtime`): no OS call on the launching thread between its
     CUDA calls, so the time no event covers is the host running (``metrics.compute.waits_traced``).
+    ``eval_program``: after each call, the same jitted solver called once more on a smaller input -- the same module
+    name compiled into another program, ``XlaModule:#hlo_module=jit_solve,program_id=<eval_program>#``, one pass of
+    the body without a loop -- still inside the step (the iteration is the loop's turn, both calls).
 
     Return the truth: per step, the host's time inside the loop (its thunk range), the GPU's busy time, the kernels,
     the iterations (which the ranges do not mark: each body thunk repeats once an iteration, nothing ends one)."""
@@ -3993,6 +3997,13 @@ def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel
             loop_ns += api.t - w0
             api.t += 3 * us
             ranges.append((m0, api.t, "XlaModule:#hlo_module=jit_solve,program_id=7#"))
+            if eval_program is not None:
+                api.t += int(python_us * us / 4)
+                e0 = api.t
+                for name, op in XLA_SWEEP_BODY:
+                    thunk(name, op)
+                api.t += us
+                ranges.append((e0, api.t, f"XlaModule:#hlo_module=jit_solve,program_id={eval_program}#"))
         # block_until_ready, then the Python of the next call
         api("cuStreamSynchronize", max(gpu_free - api.t, 0) + 3 * us)
         if step_range:

@@ -143,6 +143,7 @@ GPU_MODULE_SUFFIX = ":XLA GPU module"
 NVTX_MODULE_PREFIX = "XlaModule:#"
 NVTX_THUNK_PREFIX = "Thunk:#"
 _NVTX_MODULE_NAME = re.compile(r"hlo_module=([^,#]+)")
+_NVTX_PROGRAM_ID = re.compile(r"program_id=(\d+)")
 #: The op names JAX gives a gradient's instructions (``transpose(jvp(MLP))/dot_general``): a backward pass.
 AUTODIFF_OP = "transpose(jvp("
 
@@ -154,6 +155,15 @@ def nvtx_module(name: str) -> str | None:
         return None
     found = _NVTX_MODULE_NAME.findall(name)
     return found[-1] if found else None
+
+
+def nvtx_program(name: str) -> int | None:
+    """The program id of an XLA module NVTX range (``XlaModule:#hlo_module=jit_step,program_id=3#`` -> 3), None for
+    any other name or a range that names none."""
+    if not name.startswith(NVTX_MODULE_PREFIX):
+        return None
+    found = _NVTX_PROGRAM_ID.findall(name)
+    return int(found[-1]) if found else None
 
 
 def is_nvtx_range(name: str) -> bool:

@@ -653,12 +653,33 @@ def layer_passes(trace: Trace, steps: SpanSteps) -> SpanSteps | None:
 def module_executions(h: HostEvents) -> tuple[np.ndarray, list[str]] | None:
     """Per host event, the id of the compiled XLA module it executes (``xla.module_execution``: XPlane's
     ``<module>:XLA GPU module``, Nsight's ``XlaModule:#hlo_module=<module>,...#``), -1 for none, and the modules by id;
-    None where the capture names none.  One module recompiled is one module, whatever program id each compilation got.
-    One home for the job's program spans and the steps' XLA launch reading."""
+    None where the capture names none.  One home for the job's program spans and the steps' XLA launch reading.
+
+    A module name whose Nsight ranges name two or more programs (``program_id``) is read program by program, each
+    keyed as the profiler names it (``jit_step(9)``: ``xla.program_key``).  Why: JAX compiles one name into a program
+    per input shape, and each runs its own work -- a jitted function called on the training batch and then on an
+    evaluation batch each iteration is two programs an iteration, where one name read every execution as a step (two
+    steps an iteration, each half of one).  XPlane's host events name no program: one name is one module there."""
+    progs: dict[str, set[int]] = {}
+    for n in h.names:
+        p = xla.nvtx_program(n)
+        if p is not None:
+            progs.setdefault(xla.nvtx_module(n) or "", set()).add(p)
+    split = {m for m, ps in progs.items() if len(ps) > 1}
     ids: dict[str, int] = {}
-    of_name = np.array([-1 if (m := xla.module_execution(n)) is None else ids.setdefault(m, len(ids))
+    of_name = np.array([-1 if (m := _execution_key(n, split)) is None else ids.setdefault(m, len(ids))
                         for n in h.names], dtype=np.int64)
     return (of_name[h.name], list(ids)) if ids else None
+
+
+def _execution_key(name: str, split: set[str]) -> str | None:
+    """The module (or, for a name in ``split``, the program: ``jit_step(9)``) a host event ``name`` executes; None
+    for an event that executes none."""
+    m = xla.module_execution(name)
+    if m is None or m not in split:
+        return m
+    p = xla.nvtx_program(name)
+    return xla.program_key(m, p) if p is not None else m
 
 
 def _module_runs(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

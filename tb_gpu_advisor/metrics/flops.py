@@ -28,7 +28,7 @@ from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.job.phase import captured_calls
-from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
+from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, caller_across_lines
 from tb_gpu_advisor.metrics.types import Flops, GemmRoofline
 from tb_gpu_advisor.model.trace import FLOP_KINDS, NO_FLOP_OPS_NOTE, FlopOps
 from tb_gpu_advisor.steps.types import unmarked_pass
@@ -65,7 +65,8 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     info = active[0].d.info
     rows = _row_kernels(ctx, fo) if fo is not None else None
     coverage = _coverage(ctx, rows)
-    traced = ctx.per_step(_in_steps(ctx, fo)) if fo is not None else None
+    total, counted = _in_steps(ctx, fo) if fo is not None else (None, None)
+    traced = ctx.per_step(total) if total is not None else None
     dtype = _dtype(ctx, fo, rows)
     own = devices.peak_flops(info.name, info.compute_capability, dtype, sm_count=info.sm_count,
                              clock_hz=info.clock_hz, memory_bytes=info.memory_bytes) if dtype is not None else None
@@ -93,6 +94,8 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     if fo is not None and not traced:
         out.note = _captured_only(ctx, fo) or out.note
     out.trace_flops_per_step = traced if usable else None
+    if usable and counted:  # a program's executions read from its kernels, not its records: what that assumed
+        out.note = f"{out.note}; {counted}" if out.note else counted
     out.flops_per_step, out.source = (user, "user") if user else (out.trace_flops_per_step, fo.source if usable else None)
     if out.flops_per_step:
         out.tflops_per_s = out.flops_per_step / (step_ms / 1e3) / 1e12
@@ -246,33 +249,112 @@ def _coverage(ctx: Context, rows: _RowKernels | None) -> float | None:
 
 # ---------------------------------------------------------------------------------------------- per step
 
-def _in_steps(ctx: Context, fo: FlopOps) -> float:
+def _in_steps(ctx: Context, fo: FlopOps) -> tuple[float, str | None]:
     """FLOPs of the kept steps, host-wide (``Context.per_step`` makes them one GPU's per step): each op call once in
-    the step its host event starts in (PyTorch); each module's FLOPs times its executions in kept steps (XLA)."""
+    the step its host event starts in (PyTorch); each module's FLOPs times its executions in kept steps (XLA).  With
+    them, what the count assumed where a program's executions were not read from their records (None elsewhere)."""
     if fo.source == "trace shapes":
         st = ctx.host_step[fo.host_idx]
         # an op called while its thread captures a graph launches nothing: its kernels are recorded, not run (SGLang's
         # start-up capture of its decode graph: 484 GFLOP of captured GEMMs read as the step's work, h37-survey50)
-        return float(fo.flops[(st >= 0) & ~captured_calls(ctx.h, fo.host_idx)].sum())
+        return float(fo.flops[(st >= 0) & ~captured_calls(ctx.h, fo.host_idx)].sum()), None
     reps = fo.repeats if fo.repeats is not None else np.ones(len(fo))
     per_module: dict[str, float] = defaultdict(float)
     for m, f, r in zip(fo.module, fo.flops.tolist(), reps.tolist()):
         per_module[m] += f * r
     execs = _module_executions(ctx)
     programs = [m for m in per_module if m not in execs and xla.program_of(m) is not None]
+    note = None
     if programs:
-        execs.update(_program_executions(ctx, frozenset(programs)))
-    return sum(f * execs.get(m, 0) for m, f in per_module.items())
+        counts, note = _program_executions(ctx, frozenset(programs))
+        execs.update(counts)
+    return sum(f * execs.get(m, 0) for m, f in per_module.items()), note
 
 
-def _program_executions(ctx: Context, programs: frozenset[str]) -> dict[str, int]:
+def _program_executions(ctx: Context, programs: frozenset[str]) -> tuple[dict[str, int], str | None]:
     """Executions in kept steps of each compiled program of a module name read program by program (``jit_dot(79)``:
-    ``formats.xplane.adapter.split_modules``): the kept kernels of its least launched instruction, over every GPU.
+    ``formats.xplane.adapter.split_modules``), and what was assumed where they could not be read (None: nothing).
 
-    Why by its kernels: a module's host event names the module, not the program (``jit_dot:XLA GPU module``), while
-    each kernel's op text names its program; every execution launches each of its instructions' kernels at least
-    once, so the instruction launched least counts the executions (a split-K GEMM's two kernels, one instruction,
-    never undercount them)."""
+    From the executions' own records: each ``<module>:XLA GPU module`` host event is one execution; it names the
+    module, not the program, so its program is the one its kernels name (their op text, from their ``program_id``),
+    found through the launch records it holds (:func:`_executed_programs`).  Why not the kernels' counts alone: an
+    instruction runs as often as the program's control flow says -- a ``lax.cond`` branch in some executions, a
+    ``while`` body many times in each -- so the instruction launched least undercounts a program with a branch and
+    overcounts one whose every kernel is in a loop.  Where some execution of a name is tied to no one program (no
+    launch record it holds: records lost, a capture without them), that name's programs fall back to their least
+    launched instruction (:func:`_least_launched`), and the note says so."""
+    idx, step = _execution_events(ctx)
+    modules = {xla.program_of(p)[0] for p in programs}
+    names = ctx.h.names
+    module = [names[int(i)][: -len(xla.GPU_MODULE_SUFFIX)] for i in ctx.h.name[idx].tolist()]
+    own = np.fromiter((m in modules for m in module), bool, count=len(module))
+    module = [m for m, o in zip(module, own.tolist()) if o]
+    ran = _executed_programs(ctx, idx[own], modules)
+    counts: dict[str, int] = defaultdict(int)
+    untied = modules - set(module)  # a name with no execution record: no record to read
+    for m, s, p in zip(module, step[own].tolist(), ran):
+        if s < 0:
+            continue
+        if p is None:
+            untied.add(m)
+        else:
+            counts[p] += 1
+    fall = frozenset(p for p in programs if xla.program_of(p)[0] in untied)
+    out = {p: counts[p] for p in programs - fall}
+    if not fall:
+        return out, None
+    out.update(_least_launched(ctx, fall))
+    shown = sorted(untied)
+    return out, (f"the executions of {', '.join(f'`{n}`' for n in shown[:3])}{' ...' if len(shown) > 3 else ''}'s "
+                 "programs are counted from their kernels (each program's least launched instruction): no host "
+                 "execution record ties each execution to its program, so a program whose instructions run a varying "
+                 "number of times (a branch, a loop) may be miscounted")
+
+
+def _executed_programs(ctx: Context, idx: np.ndarray, modules: set[str]) -> list[str | None]:
+    """Per module host event ``idx``: the program its kernels name (op text ``jit_dot(79)/...``, a program of one of
+    ``modules``), None where they name none or several.  A kernel is its launch record's, and the record the
+    execution's that holds it on its own line (``Encloser``: CUDA's launches) or, on a line of runtime calls alone,
+    the execution running when it began (``context.caller_across_lines``: ROCm's HIP calls)."""
+    found: list[set[str]] = [set() for _ in range(len(idx))]
+    if not len(idx):
+        return []
+    mask = np.zeros(len(ctx.h), bool)
+    mask[idx] = True
+    enc = Encloser(ctx.h, mask)
+    pos = np.full(len(ctx.h), -1, np.int64)
+    pos[idx] = np.arange(len(idx))
+    for g in ctx.gpus:
+        d = g.d
+        prog = np.asarray([_kernel_program(t, modules) for t in d.op_text] or [""], dtype=object)
+        sel = np.flatnonzero((g.launch >= 0) & (d.op_idx >= 0))
+        sel = sel[prog[d.op_idx[sel]] != ""] if sel.size else sel
+        if not sel.size:
+            continue
+        launch = g.launch[sel].astype(np.int64, copy=False)
+        host = enc.find(launch).astype(np.int64)
+        lost = host < 0
+        if lost.any():
+            host[lost] = caller_across_lines(ctx.h, mask, launch[lost])
+        ok = host >= 0
+        for k, p in zip(pos[host[ok]].tolist(), prog[d.op_idx[sel[ok]]].tolist()):
+            found[k].add(p)
+    return [next(iter(s)) if len(s) == 1 else None for s in found]
+
+
+def _kernel_program(op_text: str, modules: set[str]) -> str:
+    """The program an XLA kernel's op text names (``jit_dot(79)/dot.1:dot`` -> ``jit_dot(79)``) where it is a
+    program of one of ``modules``; "" elsewhere."""
+    key = xla.module_op(op_text).partition("/")[0]
+    named = xla.program_of(key)
+    return key if named is not None and named[0] in modules else ""
+
+
+def _least_launched(ctx: Context, programs: frozenset[str]) -> dict[str, int]:
+    """Executions in kept steps of each program of ``programs`` read from its kernels alone: the kept kernels of its
+    least launched instruction, over every GPU -- every execution launches each instruction it runs at least once
+    (a split-K GEMM's two kernels, one instruction, never undercount them).  The fallback of
+    :func:`_program_executions` where no execution record names the program."""
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for g in ctx.gpus:
         d = g.d
@@ -316,12 +398,18 @@ def _module_executions(ctx: Context) -> dict[str, int]:
     (real-h100-jax input_bound: 8 of 18 executions' first kernels in the next step's window, the last one's after
     every kept step -- 17 counted in 18 steps)."""
     h = ctx.h
-    idx = np.flatnonzero(h.name_mask(lambda n: n.endswith(xla.GPU_MODULE_SUFFIX)))
-    ran = (_work_steps(ctx, idx) if ctx.steps.detection.mapped_via == "device"
-           else np.full(len(idx), _NO_WORK, np.int64))
-    step = np.where(ran != _NO_WORK, ran, ctx.host_step[idx].astype(np.int64))
+    idx, step = _execution_events(ctx)
     names, counts = np.unique(h.name[idx[step >= 0]], return_counts=True)
     return {h.names[int(i)][: -len(xla.GPU_MODULE_SUFFIX)]: int(c) for i, c in zip(names, counts)}
+
+
+def _execution_events(ctx: Context) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``<module>:XLA GPU module`` host event (one per execution and GPU) and the kept step it counts in (-1
+    none), as :func:`_module_executions` places them."""
+    idx = np.flatnonzero(ctx.h.name_mask(lambda n: n.endswith(xla.GPU_MODULE_SUFFIX)))
+    ran = (_work_steps(ctx, idx) if ctx.steps.detection.mapped_via == "device"
+           else np.full(len(idx), _NO_WORK, np.int64))
+    return idx, np.where(ran != _NO_WORK, ran, ctx.host_step[idx].astype(np.int64))
 
 
 #: :func:`_work_steps`' mark of a module event none of whose launches' device events the trace ties to it

@@ -96,3 +96,84 @@ def test_programs_doing_the_same_work_stay_one_module():
     assert set(tr.flop_ops.module) == {"jit_dot"}
     d = tr.devices[0]
     assert {d.op_text[i] for i in d.op_idx.tolist()} == {"jit_dot/dot.1:dot"}
+
+
+# ---------------------------------------------------------------------------------------------- executions
+# A program's executions are its ``<module>:XLA GPU module`` host events, each tied to its program by the kernels its
+# launch records ran -- not the count of its least launched instruction, which a ``lax.cond`` branch run in some
+# executions undercounts (h37-xla68).  Truth by construction: the calls written, and the dot shapes given.
+
+#: program id -> (m, k, n) of its one bf16 dot
+STEP_SHAPES = {3: (1024, 512, 2048), 9: (2048, 1024, 4096)}
+#: the calls, in order: the two programs in turn; program 3's branch (``multiply.4``, a ``lax.cond``'s true branch)
+#: runs in its second call alone
+STEP_CALLS = [3, 9] * 5
+BRANCH_AT = 2
+
+
+def _step_program(pid: int) -> bytes:
+    """``jit_step``'s program ``pid``: its dot, and for program 3 a conditional whose true branch multiplies."""
+    m, k, n = STEP_SHAPES[pid]
+    mod = Module("jit_step")
+    branches = []
+    if pid == 3:
+        for name in ("true", "false"):
+            b = mod.computation(f"branch_{name}")
+            x = b.param("x", shape("bf16", m, n))
+            if name == "true":
+                b.add("multiply.4", "multiply", shape("bf16", m, n), (x, x))
+            branches.append(b.id)
+    e = mod.computation("main")
+    a, b_ = e.param("a", shape("bf16", m, k)), e.param("b", shape("bf16", k, n))
+    dot = e.add("dot.1", "dot", shape("bf16", m, n), (a, b_), dot_dimension_numbers=dot_dims((1,), (0,)))
+    if branches:
+        p = e.param("p", shape("pred"))
+        e.add("conditional.5", "conditional", shape("bf16", m, n), (p, dot, dot), called_computation_ids=branches)
+    return mod.encode(e)
+
+
+def _branching_capture(tmp_path, module_events: bool = True) -> str:
+    """Ten ``jit_step`` calls on one H100, programs 3 and 9 in turn, each its own dot; program 3's branch kernel in
+    one of its calls."""
+    from synthetic.jaxcapture import JaxCapture, JaxScenario, XlaKernel
+    from synthetic.xla_kernels import GEMM_BF16
+
+    cap = JaxCapture(seed=0, module="jit_step", function="step", program_id=3, jitter=0.0,
+                     module_events=module_events)
+    dot = XlaKernel(GEMM_BF16, "dot.1", "jit(step)/dot_general", 200.0, gemm=True)
+    branch = XlaKernel("wrapped_multiply", "multiply.4", "jit(step)/cond/branch_1_fun/mul", 20.0)
+    for i, pid in enumerate(STEP_CALLS):
+        cap.execute([dot, branch] if i == BRANCH_AT else [dot], program_id=pid)
+        cap.t += 400 * 1_000_000
+    for pid in STEP_SHAPES:
+        cap.space.plane("/host:metadata").event_stat(f"jit_step({pid})", "Hlo Proto", _step_program(pid))
+    (path,) = JaxScenario("branching", cap.finish(), cap.truth("branching", "two programs", "trace_train")).write(tmp_path)
+    return str(path)
+
+
+def _step_flops(pid: int) -> float:
+    m, k, n = STEP_SHAPES[pid]
+    return 2.0 * m * k * n
+
+
+def test_a_program_s_executions_are_its_execution_records_not_its_least_launched_instruction(tmp_path):
+    """Each call is one step (the ``jit_step`` host events); per kept step the FLOPs are the mean of the kept calls'
+    own programs' -- 4 of each program's whatever steps are dropped at the ends.  On main the branch kernel, run
+    once, counted program 3's executions: 1 for 4, (1 x 2.1 + 4 x 17.2) / 8 = 8.9 GFLOP a step for 9.7."""
+    m = host_metrics(read_trace(_branching_capture(tmp_path)))
+    n = m.steps.count
+    assert n == 8
+    kept = STEP_CALLS[1:-1]
+    assert m.flops.trace_flops_per_step == pytest.approx(sum(_step_flops(p) for p in kept) / len(kept), rel=1e-6)
+    assert "least launched" not in (m.flops.note or "")
+    # the rooflines count each instruction's own calls: the two dots at 0.5 a step each, and MFU's FLOPs the same work
+    rows = sorted((r.flops_per_call, r.calls_per_step) for r in m.flops.top)
+    assert rows == [(pytest.approx(_step_flops(3)), pytest.approx(0.5)), (pytest.approx(_step_flops(9)), pytest.approx(0.5))]
+    assert sum(r.calls_per_step * r.flops_per_call for r in m.flops.top) == pytest.approx(m.flops.trace_flops_per_step)
+
+
+def test_without_execution_records_the_count_falls_back_to_the_kernels_and_says_so(tmp_path):
+    """The control: a capture whose host records no ``<module>:XLA GPU module`` event ties no execution to its
+    program; the least launched instruction counts them, and the MFU note says what that assumed."""
+    m = host_metrics(read_trace(_branching_capture(tmp_path, module_events=False)))
+    assert "least launched instruction" in (m.flops.note or "")

@@ -5349,11 +5349,22 @@ def collectives_only_like_tracelens(fused: dict[str, Any]) -> dict[str, Any]:
     return {"traceEvents": json.loads(json.dumps(keep))}
 
 
-def write_collectives_only(path: str, edit: Callable[[dict[str, Any]], None] | None = None, **fused: Any) -> dict[str, Any]:
+def write_collectives_only(path: str, edit: Callable[[dict[str, Any]], None] | None = None, backend: str = "nccl",
+                           **fused: Any) -> dict[str, Any]:
     """Write at ``path`` :func:`write_late_rank_fused`'s job (its keywords ``fused``) filtered to its collectives
     (:func:`collectives_only_like_tracelens`), after ``edit`` changed the filtered document where given; the fused job
     is written to a directory of its own and removed, so ``path``'s logdir holds the filtered file alone.  Returns the
-    fused job's truth (one writer for the tests of the collectives-only reading, h37-late67/h37-nccl67)."""
+    fused job's truth (one writer for the tests of the collectives-only reading, h37-late67/h37-nccl67).
+
+    ``backend`` a CPU one (``gloo``, ``mpi``): one rank's own trace of a job whose collectives ran on that backend and
+    whose profiler recorded them alone (:func:`cpu_collectives_doc`, its keywords ``fused``: ``rank``, ``world``,
+    ``params``, ``steps``), with its truth."""
+    if backend != "nccl":
+        doc, truth = cpu_collectives_doc(backend, **fused)
+        if edit is not None:
+            edit(doc)
+        write_doc(path, doc)
+        return truth
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         full = os.path.join(tmp, "merged_all_events.json")
@@ -5365,6 +5376,54 @@ def write_collectives_only(path: str, edit: Callable[[dict[str, Any]], None] | N
     with open(path, "w") as f:
         json.dump(only, f)
     return truth
+
+
+#: The sizes (floats) of the parameters :func:`cpu_collectives_doc` syncs one by one, cycled: a BERT layer's (a
+#: 768 x 768 projection, its bias, a 3072 x 768 feed-forward, a LayerNorm's weight) -- each its own gather and scatter.
+CPU_PARAM_FLOATS = (589_824, 768, 2_359_296, 768)
+#: Gloo's time per float moved (us), over loopback TCP between processes of one node: ~1 GB/s.
+CPU_US_PER_FLOAT = 0.004
+
+
+def cpu_collectives_doc(backend: str = "gloo", rank: int = 0, world: int = 4, params: int = 16, steps: int = 5,
+                        threads: int = 2) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One rank's ``torch.profiler`` trace of a data-parallel job on a CPU backend (``gloo``, ``mpi``) that syncs each
+    parameter's gradient with a ``gather`` to rank 0 and a ``scatter`` back (Princeton COS 568 DistLM's task 2a, whose
+    traces hold exactly that: h37-huntk68), as the profiler keeps it when it recorded the collectives alone: c10d's
+    ``<backend>:gather`` / ``<backend>:scatter`` annotations on the backend's ``threads`` worker threads (never the
+    main one), no op, no step mark, no GPU record, an empty ``deviceProperties``, ``distributedInfo`` naming the
+    backend, the profiler's span with ``Op count`` 0.  ``params`` parameters a step, sized by
+    :data:`CPU_PARAM_FLOATS`, each collective :data:`CPU_US_PER_FLOAT` a float, the next parameter's after it.
+    Truth by construction: the backend, how many collectives of each name, on how many threads, and that no op ran."""
+    pid = 1_503_557 + rank
+    tids = [pid + 412 - 3 * k for k in range(threads)]
+    at, ext, events = T0_US + TRACE_LEAD_US, 8_000, []
+    for _ in range(steps):
+        at += 180_000.0  # the step's forward and backward, on the main thread, not recorded
+        for p in range(params):
+            us = 40.0 + CPU_PARAM_FLOATS[p % len(CPU_PARAM_FLOATS)] * CPU_US_PER_FLOAT
+            for collective in ("gather", "scatter"):
+                ext += 1
+                events.append({"ph": "X", "cat": "user_annotation", "name": f"{backend}:{collective}", "pid": pid,
+                               "tid": tids[p % threads], "ts": round(at, 3), "dur": round(us, 3),
+                               "args": {"External id": ext, "Record function id": 0, "Ev Idx": len(events)}})
+                at += us + 25.0
+    meta = [{"name": "process_name", "ph": "M", "ts": T0_US, "pid": pid, "tid": 0, "args": {"name": "python3"}},
+            {"name": "process_labels", "ph": "M", "ts": T0_US, "pid": pid, "tid": 0, "args": {"labels": "CPU"}}]
+    meta += [{"name": "thread_name", "ph": "M", "ts": T0_US, "pid": pid, "tid": t, "args": {"name": f"thread {t} (python3)"}}
+             for t in (*tids, pid)]
+    span = {"ph": "X", "cat": "Trace", "ts": T0_US, "dur": round(at - T0_US, 3), "pid": "Spans",
+            "tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)", "args": {"Op count": 0}}
+    doc = {"schemaVersion": 1, "deviceProperties": [],
+           "distributedInfo": {"backend": backend, "rank": rank, "world_size": world, "pg_count": 1,
+                               "pg_config": [{"pg_name": "0", "pg_desc": "default_pg",
+                                              "backend_config": f"cpu:{backend},cuda:{backend}", "pg_size": world,
+                                              "ranks": list(range(world))}]},
+           "traceEvents": events + meta + [span], "traceName": f"./RTE/trace_{rank}.json", "displayTimeUnit": "ms",
+           "baseTimeNanoseconds": BASE_NS}
+    by_name = {f"{backend}:{c}": steps * params for c in ("gather", "scatter")}
+    return doc, {"backend": backend, "collectives": sum(by_name.values()), "by_name": by_name,
+                 "threads": min(threads, params), "ops": 0, "window_ms": (at - T0_US) / 1000.0}
 
 
 #: :func:`write_submission_waits`' waits from each launch call's return to its kernel's start (us), cycled over the

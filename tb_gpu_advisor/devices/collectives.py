@@ -95,3 +95,21 @@ def exchange_of(name: str) -> str | None:
     a dense GEMM, an element-wise op, a copy."""
     n = head(name)
     return next((kind for kind, pattern in EXCHANGES if pattern.search(n)), None)
+
+
+#: The collective libraries a process group can run on that move tensors through the host's memory, on the CPU, by the
+#: name a framework gives its backend (PyTorch's ``dist.init_process_group(backend=...)``, its c10d annotations
+#: ``gloo:gather``), each with the library's own name.  Gloo is PyTorch's CPU backend (it takes a GPU tensor for a few
+#: collectives only, copied through the host); MPI's backend moves host memory unless built CUDA-aware.  NCCL and RCCL
+#: (``nccl``), oneCCL's ``xccl`` and Ascend's ``hccl`` move device memory between GPUs instead; UCC does either.  Why
+#: here: a window that holds such a library's collectives and nothing else holds no GPU work by that library's nature
+#: -- the job ran its communication on the CPU, by design or because its tensors never reached a GPU --, not a GPU job
+#: whose device records were lost (h37-gloo68: Princeton COS 568's 4-rank BERT traces, 69,038 ``gloo:gather`` /
+#: ``gloo:scatter`` and nothing else, read "Was the GPU visible? ... ProfilerActivity.<DEVICE>").
+CPU_BACKENDS: dict[str, str] = {"gloo": "Gloo", "mpi": "MPI"}
+
+
+def cpu_backend(name: str) -> str:
+    """The library's own name of a process group's backend that runs its collectives on the CPU (:data:`CPU_BACKENDS`:
+    "gloo" -> "Gloo"), "" for any other backend or none."""
+    return CPU_BACKENDS.get(name.strip().lower(), "") if name else ""

@@ -369,6 +369,10 @@ class Framework:
     cache_release_event: NamePredicate = never
     #: a distributed backend that runs only on GPUs (PyTorch's NCCL process group; gloo runs on the CPU too)
     gpu_only_backend: NamePredicate = never
+    #: the process-group backend a host event of a collective names by its own name (PyTorch's c10d annotation
+    #: ``gloo:gather`` -> "gloo"), "" for any other event: what library ran a collective the host recorded, where no
+    #: GPU record says (``devices.collectives.cpu_backend``: a window of a CPU backend's collectives alone, ``job.kind``)
+    collective_backend: Callable[[str], str] = lambda _n: ""
     #: host events of a data-parallel wrapper loading a layer's parameters onto the GPU before it runs (FSDP's
     #: pre-forward / pre-backward hooks): a host-to-device copy launched inside one uploads an offloaded parameter
     param_upload_event: NamePredicate = never

@@ -1811,6 +1811,20 @@ SYNC_DEBUG = action(
     "indexing with a GPU mask, printing a tensor).", "torch.cuda.set_sync_debug_mode('warn')")
 
 
+#: A data-parallel job's process group on the GPUs' own collective library, its model and tensors on its GPU: the fix
+#: of a window whose collectives ran on a CPU backend (``{backend}``: Gloo, MPI; ``capture_quality:collectives_only/cpu``).
+#: NCCL's backend name is ROCm's PyTorch's too (RCCL under it); an Intel GPU's is ``xccl``.
+GPU_PROCESS_GROUP = action(
+    "If the job is meant to train on GPUs: make its process group on the GPUs' own collective library, which moves "
+    "GPU tensors between them, and move the model and every tensor of the step to the rank's GPU -- {backend} moves "
+    "host memory, so its collectives ran on the CPU.",
+    "local_rank = int(os.environ['LOCAL_RANK'])\n"
+    "torch.cuda.set_device(local_rank)\n"
+    "dist.init_process_group(backend='nccl')   # the GPUs' library: NCCL (RCCL on ROCm), not a CPU backend\n"
+    "model = DistributedDataParallel(model.to(local_rank), device_ids=[local_rank])\n"
+    "x, y = x.to(local_rank, non_blocking=True), y.to(local_rank, non_blocking=True)   # each input of the step")
+
+
 def comm_legacy(loop: Loop) -> tuple[Action, ...]:
     """The exposed collectives' fixes for PyTorch before 2.0, by the job's work: DDP's overlap with the backward pass
     for a training step, the forward's own collectives issued asynchronously for forward passes, both for a step of
@@ -1883,6 +1897,11 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
             "The profiled loop only fetched batches (and copied them to the GPU): run the model on each batch inside "
             "the profiled block -- the forward pass, and for training the backward pass and the optimizer step -- and "
             "call prof.step() after each step.", advice),),
+        # a CPU backend's collectives alone, no op (h37-gloo68): the backend for a GPU job, then the job's own capture
+        "capture_quality:collectives_only/cpu": (GPU_PROCESS_GROUP, action(
+            "If the capture should show the job's work, not only its collectives: profile the training loop itself "
+            "on its main thread -- the CPU's activity and the GPU's recorded, a schedule whose active steps are "
+            "training steps, prof.step() at the end of each.", advice)),
         "capture_quality:loop_ended": (loop_ended(loop),),
         # a loop that numbered its steps, fewer than the proposed schedule's: the schedule cut to fit them
         **{f"capture_quality:loop_ended/{n}": (loop_ended(loop, n),) for n in range(1, sum(LOOP_ENDED_SCHEDULE))},
@@ -2331,6 +2350,13 @@ def collective_backend_annotation(name: str) -> bool:
     ``distributedInfo.backend`` does: the backend's collective library, where a trace lost its header's word of it
     (HTA's ``wild/gpu_events_stripped``: ``nccl:all_to_all`` its one word of whose GPU ran it; h37-vendor66)."""
     return bool(_BACKEND_ANNOTATION.match(name))
+
+
+def collective_backend(name: str) -> str:
+    """The process group's backend a collective's c10d annotation names (``gloo:gather`` -> "gloo",
+    :data:`_BACKEND_ANNOTATION`), "" for any other event.  Why: a Gloo rank's window may hold its collectives and
+    nothing else -- no op, no GPU record (h37-gloo68) --, and the annotation is then its one word of where they ran."""
+    return name.split(":", 1)[0] if _BACKEND_ANNOTATION.match(name) else ""
 
 
 def is_collective_op(name: str) -> bool:
@@ -3016,7 +3042,7 @@ FRAMEWORK = Framework(
     compile_event=is_compile_event, compile_gap_event=is_jit_fallback,
     autotune_event=is_autotune_event, gpu_only_event=is_gpu_only_event, backend_event=backend_event, allocation_event=is_allocation_event,
     scalar_read_event=is_scalar_read_event,
-    gpu_only_backend=is_gpu_only_backend, version_range=version_range, version_tags=version_tags,
+    gpu_only_backend=is_gpu_only_backend, collective_backend=collective_backend, version_range=version_range, version_tags=version_tags,
     step_end_event=is_step_end_event, param_upload_event=is_param_upload_event,
     model_call=is_model_call, named_module=named_module, cache_release_event=is_cache_release_event,
     module_class=module_class, module_apply_line=module_apply_line, record_history=record_history,

@@ -148,6 +148,8 @@ class Job:
             # the collectives alone, filtered from a fuller trace (``Kind.window`` "collectives_only"): the job line's
             # words for a window whose GPU work holds none of the job's steps, not a loop's end's queued work
             **({"collectives_only": True} if self.kind.window == "collectives_only" else {}),
+            # ... on a CPU backend (Gloo, MPI): no GPU work at all, the collectives' library says where they ran
+            **({"collectives_backend": b} if (b := self.kind.collectives_backend) else {}),
             # the idle ranks in words and their count, which the session's rank arithmetic reads (``report.merge``)
             **({"idle_ranks": self.idle_ranks, "idle_rank_count": self.idle_rank_count,
                 "idle_rank_labels": list(self.idle_rank_labels),

@@ -22,6 +22,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices, formats
 from tb_gpu_advisor.devices import apple
+from tb_gpu_advisor.devices.collectives import cpu_backend
 from tb_gpu_advisor.common.fmt import and_list, gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
@@ -86,9 +87,14 @@ class Kind:
     #: batches on the CPU), "copy_only" (copies between host and GPU and no kernel: a bandwidth test, a staging
     #: program, or a window cut before the first kernel -- GPU work all the same, :func:`_copies_only`), "teardown"
     #: (the program's exit after its loop: calls that release what it made, none that make: :func:`_teardown`),
-    #: "collectives_only" (the GPUs' collectives and nothing else -- a filter of a fuller trace to its communication,
-    #: :func:`collectives_alone`: GPU work all the same, but none of the job's steps), "" otherwise
+    #: "collectives_only" (collectives and nothing else, :func:`collectives_alone`: the GPUs' -- a filter of a fuller
+    #: trace to its communication, GPU work all the same, but none of the job's steps -- or a CPU backend's, its kind
+    #: ``no_gpu`` and ``collectives_backend`` the backend's name), "" otherwise
     window: str = ""
+    #: a ``collectives_only`` window's collectives ran on a CPU backend (``devices.collectives.CPU_BACKENDS``): its
+    #: name, "Gloo", "MPI"; "" for the GPUs' collectives or any other window.  Its words and fixes are that case's:
+    #: the job's communication on the CPU, none of its work recorded (h37-gloo68)
+    collectives_backend: str = ""
     #: a ``copy_only`` window's copies from or to pageable host memory, how many (0: none, or none known): the
     #: copies' own fix, pinned memory, is the window's first
     pageable_copies: int = 0
@@ -202,8 +208,8 @@ class Kind:
 #: * ``unclosed`` -> ``gpu_unrecorded``: the profiler stopped before it wrote the program's CUDA records; what the
 #:   window keeps is what was written before, not a pass of the program (cestwc's solver, h37-nsys58: "one pass of
 #:   29.9 ms", its two start-up calls, of a 6.04 s run of 20 steps).
-#: * ``collectives_only`` -> ``marks_no_job_step``: the file kept the GPUs' collectives alone (:func:`collectives_alone`),
-#:   so its GPU bursts are its collectives, not the job's steps.  TraceLens' NCCL-only filter of a 4-rank MI300X DDP
+#: * ``collectives_only`` -> ``marks_no_job_step``: the file kept the collectives alone (:func:`collectives_alone`),
+#:   so its GPU bursts are its collectives, not the job's steps (a CPU backend's: no GPU work, and none of its steps).  TraceLens' NCCL-only filter of a 4-rank MI300X DDP
 #:   said "collectives only: no step of the job in it" in its header, yet the rest of its report read 7 guessed
 #:   16.1 ms steps of those bursts: a step-time share of 0.0% "!!", 2.6 collectives a step, an achievable step
 #:   (the job's steps are ~45 ms; h37-nccl67).
@@ -211,7 +217,8 @@ NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded
                "collectives_only": "marks_no_job_step"}
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
-           "wsl2_driver_ok", "wsl2_untraced", "unclosed", "frontend", "input_on_cpu", "copy_only", "teardown")
+           "wsl2_driver_ok", "wsl2_untraced", "unclosed", "frontend", "input_on_cpu", "copy_only", "teardown",
+           "collectives_only")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -265,17 +272,21 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
     return kind
 
 
-def collectives_alone(trace: Trace) -> int:
-    """The collective kernels of a capture that holds nothing else -- no compute kernel, copy or fill on any GPU and
-    nothing of the host (a filter of a fuller trace to its communication: TraceLens' NCCL-only view) --, else 0.
+def collectives_alone(trace: Trace, fw: Framework | None = None) -> int:
+    """The collectives of a capture that holds nothing else, else 0: the GPUs' collective kernels with no compute
+    kernel, copy or fill on any GPU and nothing of the host (a filter of a fuller trace to its communication:
+    TraceLens' NCCL-only view), or -- with ``fw``, whose names say which backend a host event's collective ran on --
+    a CPU backend's collectives the host recorded and nothing else at all (:func:`_cpu_collectives`).
     Decided here, where the job's reading says what the window is (``Kind.window`` "collectives_only", which times no
     GPU step: :data:`NO_GPU_STEP`), so the steps, the metrics, the rules and the report read one answer.
     Why: such a file's GPU bursts are its collectives, not the job's steps, and the skew of its first collectives is
     the ranks' unrecorded work before them, not launches: read as a job it was given guessed 16 ms steps and "host
     thread contention" (h37-huntk66 *Left* 3, h37-straggle66), and after its header said so, still 7 steps of them in
-    every table (h37-nccl67)."""
+    every table (h37-nccl67).  A CPU backend's alone is the same window on the host's side: the job's work is not in
+    it, and its collectives ran on the CPU by the backend's nature (h37-gloo68)."""
     if len(trace.h) > 0:
-        return 0
+        held = _cpu_collectives(trace, fw) if fw is not None else None
+        return int(held.sum()) if held is not None else 0
     n = 0
     for d in trace.devices:
         if not len(d):
@@ -400,10 +411,55 @@ def _backlog_window(w: _Held) -> Kind | None:
 
 
 def _collectives_window(w: _Held) -> Kind | None:
-    """The kind the window's collectives show (``w.ran``) read as a window of the collectives alone where the capture
-    holds nothing else (:func:`collectives_alone`); None otherwise.  Its GPU work is the job's, but none of its
-    steps: the steps, the metrics and the report follow :data:`NO_GPU_STEP` (h37-nccl67)."""
+    """A window of the collectives alone (:func:`collectives_alone`), None otherwise.  With kernels, the kind the
+    GPUs' collectives show (``w.ran``): its GPU work is the job's, but none of its steps -- the steps, the metrics and
+    the report follow :data:`NO_GPU_STEP` (h37-nccl67).  Without, a CPU backend's collectives the host recorded and
+    nothing else (:func:`_cpu_collectives_kind`)."""
+    if w.ran is None:
+        return _cpu_collectives_kind(w.trace, w.fw)
     return dataclasses.replace(w.ran, capture_format=w.trace.format) if collectives_alone(w.trace) else None
+
+
+def _cpu_collectives(trace: Trace, fw: Framework) -> np.ndarray | None:
+    """The host events' mask where every one is a collective of a CPU backend (``Framework.collective_backend``,
+    ``devices.collectives.cpu_backend``: Gloo, MPI) of one backend, and the capture holds nothing else -- no GPU
+    record, no allocator event, no Python span, no NVTX range; None otherwise.  Why nothing else: a window holding an
+    op, a step mark or a runtime call recorded the job's own work, which its other readers read (``wild/cpu_only_gloo``:
+    10 ``gloo:all_reduce`` beside a ``ProfilerStep`` and ``aten::empty`` is a CPU job's step, not this)."""
+    h = trace.h
+    if (not len(h) or any(len(d) for d in trace.devices) or trace.memory or trace.unread_devices
+            or (trace.spans is not None and len(trace.spans))):
+        return None
+    used = {trace.h.names[int(i)] for i in np.unique(h.name)}
+    backends = {fw.collective_backend(n) for n in used}
+    if len(backends) != 1 or not cpu_backend(next(iter(backends))):
+        return None
+    return np.ones(len(h), dtype=bool)
+
+
+def _cpu_collectives_kind(trace: Trace, fw: Framework) -> Kind | None:
+    """No GPU work, where the window holds a CPU backend's collectives and nothing else (:func:`_cpu_collectives`):
+    how many, of which collectives, on how many threads -- and that no op, step mark, GPU runtime call
+    or GPU record is in it; None otherwise.  Why: the backend moves host memory, so the job's communication ran on the
+    CPU -- by design, or because its tensors never reached a GPU --, and the window recorded none of the job's own
+    work.  Told "was the GPU visible? ... add the device to the profiler's activities", the advice of a GPU job whose
+    device records were lost, Princeton COS 568's 4-rank Gloo BERT traces (69,038 ``gloo:gather`` / ``gloo:scatter``
+    on two threads that are not the main one, ``Op count`` 0) were never told either (h37-gloo68)."""
+    held = _cpu_collectives(trace, fw)
+    if held is None:
+        return None
+    h = trace.h
+    backend = fw.collective_backend(h.names[int(h.name[0])])
+    library = cpu_backend(backend)
+    ids, counts = np.unique(h.name[held], return_counts=True)
+    each = ", ".join(f"`{_short(h.names[int(i)], 40)}` x{int(c):,}" for i, c in
+                     sorted(zip(ids.tolist(), counts.tolist()), key=lambda ic: -ic[1])[:4])
+    threads = int(np.unique(h.line[held]).size)
+    return Kind("no_gpu", "high", f"{plural(int(held.sum()), f'{library} collective')} ({each}) on "
+                                  f"{plural(threads, 'host thread')} and nothing else -- no op, step "
+                                  f"mark, GPU runtime call or GPU record: {library} moves host memory, so the job's "
+                                  "collectives ran on the CPU, and none of its own work was recorded",
+                collectives_backend=library, capture_format=trace.format)
 
 
 def _no_kernel_kind(trace: Trace, fw: Framework) -> Kind:
@@ -1530,6 +1586,10 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #:   (``-t nvtx``), so a missing call is no proof that a loop fetched its batches on the CPU.
 #: * ``input_on_cpu`` before the work on the CPU: a loop of fetches with no model op ran no model; "move the model to
 #:   the GPU" names one where none ran (h37-inputgen's ``cpu_loop``).
+#: * ``collectives_only`` (a CPU backend's collectives alone, no op) after ``input_on_cpu`` and before the work on the
+#:   CPU: its host events are a backend's, none the job's, so "the work ran on the CPU" of an unrecorded job's ops
+#:   is not what it shows -- the collectives' library is (h37-gloo68).  It holds no fetch, so it and ``input_on_cpu``
+#:   never both hold.
 #: * host events without a call (the work on the CPU) before ``no_cuda_call``, which is the window with nothing at all.
 #: * ``collectives_only`` before ``loop_ended`` among the readers of a window with kernels: a file of the collectives
 #:   alone holds no host event, the loop's end's marks are host events -- the two never both hold.
@@ -1551,6 +1611,7 @@ _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = 
     (_tracing_off_window, "tracing_off", False),
     (_nvtx_window, "nvtx_only", False),
     (_input_on_cpu_window, "input_on_cpu", False),
+    (_collectives_window, "collectives_only", False),
     (_cpu_window, "", False),
     (_no_cuda_call_window, "no_cuda_call", False),
 )

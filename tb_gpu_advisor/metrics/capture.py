@@ -52,9 +52,10 @@ def capture_quality(ctx: Context) -> CaptureQuality:
 
 
 def collectives_only(ctx: Context) -> int:
-    """The collective kernels of a capture that holds nothing else, else 0: the job's reading's answer
-    (``job.kind.collectives_alone``, which makes the window one that times no GPU step), counted for the finding."""
-    return collectives_alone(ctx.trace)
+    """The collectives of a capture that holds nothing else -- the GPUs' kernels, or a CPU backend's the host recorded
+    --, else 0: the job's reading's answer (``job.kind.collectives_alone``, which makes the window one that times no
+    GPU step), counted for the finding."""
+    return collectives_alone(ctx.trace, ctx.fw)
 
 
 def _work_framework(ctx: Context) -> str:

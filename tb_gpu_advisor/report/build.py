@@ -793,7 +793,9 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
     if not job:
         return ""
     kind = kind_words(job.get("kind") or "", steps_found)
-    if job.get("collectives_only"):  # a filter of a fuller trace: its GPU work is the job's collectives, no steps
+    if job.get("collectives_only") and job.get("collectives_backend"):  # a CPU backend's: no GPU work, no op
+        kind = f"no GPU work: {job['collectives_backend']}'s collectives alone, on the CPU, none of the job's ops or steps"
+    elif job.get("collectives_only"):  # a filter of a fuller trace: its GPU work is the job's collectives, no steps
         kind = "the GPUs' collectives alone, filtered from a fuller trace: none of the job's steps in it"
     elif job.get("marks_no_job_step") and job.get("kind") != "no_gpu":  # its GPU work is queued work of earlier steps
         kind = f"{kind_words(job['kind'], 1)}, its GPU work queued before the window: none of the job's steps in it"

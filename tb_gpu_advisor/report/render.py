@@ -154,7 +154,10 @@ def _step_info(report: Report) -> str:
     jobs = [getattr(h, "job", None) or {} for h in report.hosts]
     whys = {no_gpu_step_reason(j) for j in jobs}
     if collectives_only(report):  # before the general "no step" why: what the window holds, in its own words
-        return ", ".join(bits + ["collectives only: no step of the job in it"])
+        cpu = {(getattr(h, "job", None) or {}).get("collectives_backend") for h in report.hosts if not h.error}
+        said = (f"{cpu.pop()} collectives only, on the CPU: no GPU work, no step of the job in it"
+                if len(cpu) == 1 and None not in cpu else "collectives only: no step of the job in it")
+        return ", ".join(bits + [said])
     if jobs and "" not in whys:  # no host times a GPU step: why (hosts of unlike windows: the loop's end's words
         # where one host has them, else the unrecorded side's -- a host without GPU work is not all of the session)
         loop_end, unrecorded = NO_STEP_WHY["marks_no_job_step"], NO_STEP_WHY["gpu_unrecorded"]

@@ -126,6 +126,8 @@ def _collectives_only(ctx: Ctx, m: HostMetrics) -> Finding:
     filter of a 4-rank DDP read as 7 steps of 16.1 ms (they are ~45 ms) with a "host thread contention" launch-skew
     warning (h37-huntk66 *Left* 3)."""
     n = m.capture.collectives_only
+    if m.job is not None and m.job.kind.collectives_backend:  # a CPU backend's collectives: no GPU in it at all
+        return _cpu_collectives_only(ctx, m, n, m.job.kind)
     gpus = [g for g in m.gpus if g.active]
     kinds = sorted({c.type for c in m.comm.by_type if c.type != "collective"})
     what = f" ({', '.join(kinds)})" if kinds else ""
@@ -137,6 +139,29 @@ def _collectives_only(ctx: Ctx, m: HostMetrics) -> Finding:
               "The capture kept only the collectives: everything else was filtered out",
               ("collectives_only", "Collective kernels, nothing else kept", n, "count", f"{n:,}", None),
               ctx.fw.fix(f"{ID}:collectives_only"))
+    f.severity = "warning"
+    f.metric.status = "warning"
+    return f
+
+
+def _cpu_collectives_only(ctx: Ctx, m: HostMetrics, n: int, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind
+    """A window that holds a CPU backend's collectives and nothing else (``Kind.collectives_backend``: Gloo, MPI), said
+    as such: what it holds (the job's reading's words), that the backend ran the job's communication on the CPU, and
+    that none of the job's own work was recorded -- with the fixes for both cases, a GPU job on the wrong backend or
+    device and a capture that missed the job's ops (the framework's ``capture_quality:collectives_only/cpu``).  A
+    warning, as every window without GPU work is (the exit code follows, h37-gloo68).  Why: Princeton COS 568's 4-rank
+    Gloo BERT traces read "No GPU activity in the capture ... Was the GPU visible?" with ``ProfilerActivity.<DEVICE>``
+    as the fix -- a GPU job's lost device records, not a job whose collectives ran on the CPU and whose profiler
+    recorded nothing else."""
+    length = f"This {ms(m.capture.length_ms)} window" if m.capture.length_ms else "This window"
+    lib = kind.collectives_backend
+    f = _note(ctx, f"{length} holds no GPU work, only {kind.evidence}. Where the job is meant to run on GPUs, its "
+                   f"model and tensors stayed on the CPU, or its process group was made on {lib} where a GPU's own "
+                   "collective library moves GPU tensors between GPUs. With none of the job's ops or steps recorded, "
+                   "no check of the guide was made from it: nothing here is a verdict on the job.",
+              f"The capture holds only {lib}'s collectives, on the CPU: no op recorded, no GPU work",
+              ("collectives_only", f"{lib} collectives, nothing else recorded", n, "count", f"{n:,}", None),
+              ctx.fw.fix(f"{ID}:collectives_only/cpu", backend=lib))
     f.severity = "warning"
     f.metric.status = "warning"
     return f

@@ -98,6 +98,12 @@ COLLECTIVES_ONLY_NOTE = ("the capture kept the GPUs' collectives alone, a filter
                          "collectives, not the job's steps, so the whole capture is one pass and no step is timed")
 
 
+#: The same window where the collectives are a CPU backend's (``Kind.collectives_backend``: Gloo, MPI): no GPU work,
+#: no op and no step mark, so nothing to cut into steps -- not the GPUs' bursts of a filter (h37-gloo68).
+COLLECTIVES_ONLY_CPU_NOTE = ("the capture kept {backend}'s collectives alone, on the CPU: no op, no step mark and no GPU "
+                             "work, so the whole capture is one pass and no step is timed")
+
+
 def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None) -> Steps:
     """Detect steps; see the module docstring.  ``launches``: per GPU, each device event's host launch record
     (:func:`~tb_gpu_advisor.model.trace.device_launches`; computed here when not given); ``job``: what the capture
@@ -112,7 +118,8 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         r.host_own = _own_marked_windows(trace, r.ids, int(r.he[-1]) if r.he.size else 0)
         r.unopened, r.closed = _unrecorded_by_gpu(trace.gpu_step_lines, r.ids, r.hs, r.he, r.gpu_windows)
     elif job is not None and job.kind.window == "collectives_only":  # a filter of a fuller trace to its collectives
-        r.whole_note = COLLECTIVES_ONLY_NOTE
+        cpu = job.kind.collectives_backend  # or a CPU backend's collectives alone: no GPU burst to read at all
+        r.whole_note = COLLECTIVES_ONLY_CPU_NOTE.format(backend=cpu) if cpu else COLLECTIVES_ONLY_NOTE
     else:
         _read_steps(r, job)
         _place_windows(r)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.frameworks.base import Action, Framework, action, names_batch
+from tb_gpu_advisor.frameworks.base import Action, Framework, action, job_loop, names_batch
 
 #: Host event name prefixes written by jaxlib only; plane stats of ``/host:metadata`` written by JAX only.
 #: ``jax.jit``'s C++ dispatch is traced ``PjitFunction(<name>)`` since jit became pjit; before (jaxlib 0.3-0.4.x,
@@ -204,12 +204,26 @@ READ_EVERY_N = action(
     "        print(step, float(loss))             # the one wait: the queue drains once per 100 steps\n"
     "jax.block_until_ready(state)                 # timing: wait once, after the loop\n"
     "# or keep the metrics on the device and read them once: jax.device_get(metrics) after the loop")
-CAPTURE = ("# capture a few dozen steady-state steps (~10 s), after warm-up, with step markers:\n"
-           "with jax.profiler.trace(logdir):\n"
-           "    for step in range(start, start + 30):\n"
-           "        with jax.profiler.StepTraceAnnotation('train', step_num=step):\n"
-           "            state, out = step_fn(state, batch)\n"
-           "    jax.block_until_ready(state)")
+#: The name each job's step marks carry (``StepTraceAnnotation(name, step_num=...)``), by the job's work
+#: (``base.job_loop``): a training step's ``train``, as JAX's own docs mark one; a forward pass's ``predict`` and a
+#: step of work of no known kind ``step``, as TensorFlow's loops name theirs (``tensorflow.INFERENCE_LOOP``,
+#: ``ANY_LOOP``).  Why: one text told every JAX job to mark its steps ``'train'`` -- the forward passes of
+#: wild/jax_eager_mi300x_attention too (h37-audit68), as TensorFlow's one text did before h37-left43.
+STEP_MARKS = {"training": "train", "inference": "predict", "any_work": "step"}
+
+
+def capture(mark: str) -> str:
+    """JAX's capture advice for a job whose steps are marked ``mark`` (:data:`STEP_MARKS`): a window of a few dozen
+    steady-state steps after warm-up, each one marked."""
+    return ("# capture a few dozen steady-state steps (~10 s), after warm-up, with step markers:\n"
+            "with jax.profiler.trace(logdir):\n"
+            "    for step in range(start, start + 30):\n"
+            f"        with jax.profiler.StepTraceAnnotation('{mark}', step_num=step):\n"
+            "            state, out = step_fn(state, batch)\n"
+            "    jax.block_until_ready(state)")
+
+
+CAPTURE = capture(STEP_MARKS["training"])
 #: One SPMD program over every GPU: the batch sharded on a device mesh.
 GLOBAL_BATCH = "global_batch = per_device_batch * jax.device_count()"
 SHARD_BATCH = (
@@ -279,6 +293,46 @@ MEMORY_FIXES = {
     **{f"memory_near_capacity{v}@{tag}": fix for tag in ("inference", "any_work")
        for v, fix in (("", (HELD_ARRAYS, SMALLER_CALL)), (":held", (HELD_ARRAYS,)), (":activations", (SMALLER_CALL,)))},
 }
+
+
+def _capture_fixes(advice: str) -> dict[str, tuple[Action, ...]]:
+    """The capture-quality fixes that quote the capture advice, each ending in ``advice``, the job's own
+    (:func:`capture`): apart from the step's fixes because they answer how the window was taken, not what the step
+    does."""
+    return {
+        "capture_quality": (action("Profile a short steady-state window instead of the whole run.", advice),),
+        "capture_quality:unseen": (action(
+            "Trace whole steps, so the GPU work the host waits for is in the trace: start the trace before a step's first "
+            "call and stop it after a later step has finished (block_until_ready); if the GPU still sits idle there, "
+            "another process shares it (nvidia-smi lists each GPU's processes).", advice),),
+        "capture_quality:before_capture": (action(
+            "Start the trace with the GPU idle, so the window holds whole steps and none of the work before it: block "
+            "until the earlier steps' results are ready (jax.block_until_ready) right before the trace starts.",
+            "jax.block_until_ready(state)   # the GPU done with earlier work before the trace opens\n" + advice),),
+        "capture_quality:no_gpu": (action("Check that JAX sees the GPU, then profile steady-state steps.",
+                                          "print(jax.devices())  # expect CudaDevice(id=0), ...\n" + advice),),
+        "capture_quality:gpu_unused": (action(
+            "Run the traced steps on the GPU: jitted calls on arrays on the GPU (not under "
+            "jax.default_device(jax.devices('cpu')[0]), nor arrays put on a CPU device), after the first (compiling) "
+            "calls, and block until their results are ready before the trace stops.",
+            "print(jax.devices(), x.devices())  # the arrays the step runs on: CudaDevice, not CpuDevice\n" + advice),),
+        "capture_quality:input_on_cpu": (action(
+            "The traced code only loaded batches, and no jitted step ran on them: call the step on each batch inside "
+            "jax.profiler.trace, after its first (compiling) calls, and block until its results are ready before the "
+            "trace stops.", advice),),
+        "capture_quality:copy_only": (action("The profiled window held transfers and no kernel: where a jitted step "
+                                             "runs after them, start the trace after its first (compiling) calls, around "
+                                             "steps that run on the GPU, and block until their results are ready before "
+                                             "it stops.", advice),),
+        "capture_quality:window": (action("The profiled window held no GPU work: start the trace after the first "
+                                          "(compiling) steps, around steps that run on the GPU, and block until their "
+                                          "results are ready before it stops.", advice),),
+        "capture_quality:few_steps": (action("Profile a window of a few dozen steps after warm-up (about ten seconds), "
+                                             "and mark steps with jax.profiler.StepTraceAnnotation.", advice),),
+        "capture_quality:unsteady": (action("Skip warm-up and evaluation/checkpoint steps in the profiled window.",
+                                            advice),),
+    }
+
 
 FIXES = {
     **MEMORY_FIXES,
@@ -416,37 +470,7 @@ FIXES = {
     "sequential_gpus": (action(_SPMD_TEXT, SHARD_BATCH),),
     "launch_skew": (action("Dispatch one SPMD program to all GPUs (a jitted step over sharded arrays) instead of "
                            "per-device calls from Python threads, so every GPU gets its work at once.", SHARD_BATCH),),
-    "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
-    "capture_quality:unseen": (action(
-        "Trace whole steps, so the GPU work the host waits for is in the trace: start the trace before a step's first "
-        "call and stop it after a later step has finished (block_until_ready); if the GPU still sits idle there, "
-        "another process shares it (nvidia-smi lists each GPU's processes).", CAPTURE),),
-    "capture_quality:before_capture": (action(
-        "Start the trace with the GPU idle, so the window holds whole steps and none of the work before it: block "
-        "until the earlier steps' results are ready (jax.block_until_ready) right before the trace starts.",
-        "jax.block_until_ready(state)   # the GPU done with earlier work before the trace opens\n" + CAPTURE),),
-    "capture_quality:no_gpu": (action("Check that JAX sees the GPU, then profile steady-state steps.",
-                                      "print(jax.devices())  # expect CudaDevice(id=0), ...\n" + CAPTURE),),
-    "capture_quality:gpu_unused": (action(
-        "Run the traced steps on the GPU: jitted calls on arrays on the GPU (not under "
-        "jax.default_device(jax.devices('cpu')[0]), nor arrays put on a CPU device), after the first (compiling) "
-        "calls, and block until their results are ready before the trace stops.",
-        "print(jax.devices(), x.devices())  # the arrays the step runs on: CudaDevice, not CpuDevice\n" + CAPTURE),),
-    "capture_quality:input_on_cpu": (action(
-        "The traced code only loaded batches, and no jitted step ran on them: call the step on each batch inside "
-        "jax.profiler.trace, after its first (compiling) calls, and block until its results are ready before the "
-        "trace stops.", CAPTURE),),
-    "capture_quality:copy_only": (action("The profiled window held transfers and no kernel: where a jitted step "
-                                         "runs after them, start the trace after its first (compiling) calls, around "
-                                         "steps that run on the GPU, and block until their results are ready before "
-                                         "it stops.", CAPTURE),),
-    "capture_quality:window": (action("The profiled window held no GPU work: start the trace after the first "
-                                      "(compiling) steps, around steps that run on the GPU, and block until their "
-                                      "results are ready before it stops.", CAPTURE),),
-    "capture_quality:few_steps": (action("Profile a window of a few dozen steps after warm-up (about ten seconds), "
-                                         "and mark steps with jax.profiler.StepTraceAnnotation.", CAPTURE),),
-    "capture_quality:unsteady": (action("Skip warm-up and evaluation/checkpoint steps in the profiled window.",
-                                        CAPTURE),),
+    **_capture_fixes(CAPTURE),
     "capture_quality:command_buffers": (NO_COMMAND_BUFFERS,),
     # a session kept as its trace viewer JSON only (perfetto_trace.json.gz, <host>.trace.json.gz; capture_quality's
     # ``not_kept``): jax.profiler.trace wrote the whole capture, <host>.xplane.pb, into the same folder
@@ -457,6 +481,15 @@ FIXES = {
         "with jax.profiler.trace(logdir):   # writes plugins/profile/<session>/<host>.xplane.pb\n"
         "    ...\n# copy the whole plugins/profile/<session>/ folder, not its JSON alone"),),
 }
+
+
+
+def loop_for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ...]]]:
+    """The capture advice and the capture fixes quoting it for a job's tags (``Framework.looped``): its steps
+    marked with the name of its work (:data:`STEP_MARKS`, chosen as every framework's loop is: ``base.job_loop``)."""
+    advice = capture(job_loop(tags, STEP_MARKS["training"], STEP_MARKS["inference"], STEP_MARKS["any_work"]))
+    return advice, _capture_fixes(advice)
+
 
 
 def _per_work(rule: str, fixes: dict[str, tuple[Action, ...]], jitted: dict[str, Action]) -> dict[str, tuple]:
@@ -528,6 +561,7 @@ FRAMEWORK = Framework(
                                      "placement to check (host round trips are reported as a finding)"},
     fixes=FIXES,
     capture_snippet=CAPTURE,
+    looped=loop_for_job,
     # what shows JAX ran the work in a capture another framework's profiler wrote (``frameworks.detect_work``): frames
     # into its package alone -- XLA's kernels are TensorFlow's XLA's too (``frameworks.XLA_WORK``, h37-vendor66)
     work_frame=is_own_frame,

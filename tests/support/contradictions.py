@@ -411,8 +411,10 @@ _TRAINING_HEDGE = re.compile(r"\(in training, |\bin training also\b", re.IGNOREC
 #: JAX's jit fix told forward passes "in training also the backward pass and the optimizer update".
 _TRAINING_PROSE = re.compile(r"\bin training\b|\boptimizer update\b|\btraining step\b", re.IGNORECASE)
 #: Capture advice written for a training loop: Keras' TensorBoard callback (it profiles ``fit``'s batches only), a
-#: window "of steady-state training", a step marked as training's (h37-left43: TensorFlow's one text for every job).
-_TRAINING_CAPTURE = re.compile(r"profile_batch|steady-state training\b|Trace\('train'")
+#: window "of steady-state training", a step marked as training's (h37-left43: TensorFlow's one text for every job;
+#: h37-audit68: JAX's ``StepTraceAnnotation('train', ...)``, one text for every JAX job, told to the forward passes of
+#: wild/jax_eager_mi300x_attention, jax_eager_mi300x_elementwise and jax_mi300x on base 225b624d).
+_TRAINING_CAPTURE = re.compile(r"profile_batch|steady-state training\b|(?:Trace|StepTraceAnnotation)\('train'")
 #: PyTorch's capture advice, as its snippet opens (the schedule's steps after warm-up).
 _CAPTURE_ADVICE = "capture a few steady-state steps after warm-up"
 

@@ -10,6 +10,13 @@ twice the steps, each half an iteration.
 Truth by construction (``synthetic.nsysexport.write_xla_host_loop(eval_program=9)``): 10 iterations, each one
 execution of program 7 (a host-run loop) and one of program 9 (one pass of the body).  The control: program 7
 alone, 10 steps, as before.  The first test fails on 225b624d (20 steps).
+
+A name's programs are read apart only where their executions interleave, each running between runs of the other
+(h37-xla68b).  A name recompiled mid-window -- program 7 for four calls, then a new input shape's program 9 for six
+-- or a last partial batch's own program run once at the end is one step per call, as one module was before
+9a41540f: read program by program, the recompiled window was 6 steps of program 9 (its first four iterations in no
+step) and the partial batch's iteration was in none (10 steps of 11).  Both fail on 9a41540f; the interleaved
+train + eval case keeps its 10.  Each step must hold one iteration: its start at a call's, one step per call.
 """
 
 from __future__ import annotations
@@ -29,12 +36,49 @@ def exports(tmp_path_factory):
             "one": (one, nx.write_xla_host_loop(one, iterations=8))}
 
 
+@pytest.fixture(scope="module")
+def recompiled(tmp_path_factory):
+    root = tmp_path_factory.mktemp("xlarecompiled")
+    mid, last = str(root / "mid.sqlite"), str(root / "last.sqlite")
+    return {"mid": (mid, nx.write_xla_host_loop(mid, iterations=8, programs=[7] * 4 + [9] * 6)),
+            "last": (last, nx.write_xla_host_loop(last, steps=11, iterations=8, programs=[7] * 10 + [11]))}
+
+
+def _one_iteration_each(det, truth) -> None:
+    """Every kept step starts where the truth's call of its number starts (to 5 us, from the first kept step's):
+    each step is one iteration, none half of one or two."""
+    assert det.windows and det.found == truth["steps"]
+    w0, t = det.windows[0], truth["step_starts_ns"]
+    for w in det.windows:
+        got_us = (w.start_ms - w0.start_ms) * 1000.0
+        want_us = (t[w.step] - t[w0.step]) / 1000.0
+        assert abs(got_us - want_us) < 5.0, (w.step, got_us, want_us)
+
+
 def test_two_programs_of_one_name_are_one_iteration_not_two_steps(exports) -> None:
     path, truth = exports["two"]
     det = host_metrics(reader.read_trace(path)).steps
     assert det.source == "xla_module_launches"
     assert det.found == truth["steps"]  # 10 iterations, not 20 executions
     assert "`jit_solve(7)`" in det.note and "`jit_solve(9)`" in det.note  # the step's program, and the one folded in
+    _one_iteration_each(det, truth)
+
+
+def test_name_recompiled_mid_window_is_one_step_per_call(recompiled) -> None:
+    path, truth = recompiled["mid"]
+    det = host_metrics(reader.read_trace(path)).steps
+    assert det.source == "xla_module_launches"
+    assert det.found == truth["steps"]  # 10 calls, not program 9's 6
+    assert "`jit_solve`" in det.note  # one module: its programs ran one after the other
+    _one_iteration_each(det, truth)
+
+
+def test_last_partial_batch_program_is_its_own_step(recompiled) -> None:
+    path, truth = recompiled["last"]
+    det = host_metrics(reader.read_trace(path)).steps
+    assert det.source == "xla_module_launches"
+    assert det.found == truth["steps"]  # 11 calls: the partial batch's is an iteration too
+    _one_iteration_each(det, truth)
 
 
 def test_control_one_program_keeps_its_executions_as_steps(exports) -> None:

@@ -13,7 +13,8 @@ alone, 10 steps, as before.  The first test fails on 225b624d (20 steps).
 
 A name's programs are read apart only where their executions interleave, each running between runs of the other
 (h37-xla68b).  A name recompiled mid-window -- program 7 for four calls, then a new input shape's program 9 for six
--- or a last partial batch's own program run once at the end is one step per call, as one module was before
+-- or a shape that comes back after a while (7, 9, then 7 again), or a last partial batch's own program run once
+at the end is one step per call, as one module was before
 9a41540f: read program by program, the recompiled window was 6 steps of program 9 (its first four iterations in no
 step) and the partial batch's iteration was in none (10 steps of 11).  Both fail on 9a41540f; the interleaved
 train + eval case keeps its 10.  Each step must hold one iteration: its start at a call's, one step per call.
@@ -39,8 +40,9 @@ def exports(tmp_path_factory):
 @pytest.fixture(scope="module")
 def recompiled(tmp_path_factory):
     root = tmp_path_factory.mktemp("xlarecompiled")
-    mid, last = str(root / "mid.sqlite"), str(root / "last.sqlite")
+    mid, back, last = str(root / "mid.sqlite"), str(root / "back.sqlite"), str(root / "last.sqlite")
     return {"mid": (mid, nx.write_xla_host_loop(mid, iterations=8, programs=[7] * 4 + [9] * 6)),
+            "back": (back, nx.write_xla_host_loop(back, iterations=8, programs=[7] * 4 + [9] * 3 + [7] * 3)),
             "last": (last, nx.write_xla_host_loop(last, steps=11, iterations=8, programs=[7] * 10 + [11]))}
 
 
@@ -64,11 +66,14 @@ def test_two_programs_of_one_name_are_one_iteration_not_two_steps(exports) -> No
     _one_iteration_each(det, truth)
 
 
-def test_name_recompiled_mid_window_is_one_step_per_call(recompiled) -> None:
-    path, truth = recompiled["mid"]
+@pytest.mark.parametrize("case", ["mid", "back"])
+def test_name_recompiled_mid_window_is_one_step_per_call(recompiled, case) -> None:
+    """``mid``: program 9 from the fifth call on; ``back``: program 9 for three calls, then program 7 again (the
+    first input shape back) -- 9 runs between runs of 7, but no 7 between runs of 9: no interleaving."""
+    path, truth = recompiled[case]
     det = host_metrics(reader.read_trace(path)).steps
     assert det.source == "xla_module_launches"
-    assert det.found == truth["steps"]  # 10 calls, not program 9's 6
+    assert det.found == truth["steps"]  # 10 calls, not program 9's 6 (mid) or program 7's 7 (back)
     assert "`jit_solve`" in det.note  # one module: its programs ran one after the other
     _one_iteration_each(det, truth)
 

@@ -22,10 +22,13 @@ train + eval case keeps its 10.  Each step must hold one iteration: its start at
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.formats.nsys import reader
+from tb_gpu_advisor.job.structure import module_executions
+from tb_gpu_advisor.model.trace import HostEvents
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 
 
@@ -91,3 +94,27 @@ def test_control_one_program_keeps_its_executions_as_steps(exports) -> None:
     det = host_metrics(reader.read_trace(path)).steps
     assert det.source == "xla_module_launches" and det.found == truth["steps"]
     assert "`jit_solve`" in det.note  # one program: the module's name, as before
+
+
+def _ranks_host(ids: list[int], lines: list[int]) -> HostEvents:
+    """One ``XlaModule`` range of ``jit_step`` per entry, 10 us apart: program ``ids[k]`` on host line ``lines[k]``."""
+    n = len(ids)
+    names = sorted({f"XlaModule:#hlo_module=jit_step,program_id={p}#" for p in ids})
+    none = np.full(n, -1, np.int32)
+    start = np.arange(n, dtype=np.int64) * 10_000_000
+    return HostEvents(start=start, end=start + 5_000_000,
+                      name=np.array([names.index(f"XlaModule:#hlo_module=jit_step,program_id={p}#") for p in ids],
+                                    np.int32),
+                      line=np.array(lines, np.int32), corr=none, group_id=none, step_num=none, iter_num=none,
+                      root=none, is_eager=none.astype(np.int8), names=names, line_names=["rank0", "rank1"])
+
+
+def test_two_ranks_programs_interleave_only_across_processes() -> None:
+    """Two ranks of one Nsight export running one step each, in turn: rank 0's ``jit_step`` is program 7, rank 1's
+    program 8 (program ids are each process's own count).  Each process runs one program: one module, not two
+    programs.  The control: the same ranges on one process's lines interleave and are read apart."""
+    h = _ranks_host([7, 8] * 5, [0, 1] * 5)
+    ev, modules = module_executions(h, np.array([0, 1]))
+    assert modules == ["jit_step"] and (ev == 0).all()
+    ev, modules = module_executions(h, np.array([0, 0]))
+    assert sorted(modules) == ["jit_step(7)", "jit_step(8)"]

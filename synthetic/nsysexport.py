@@ -22,7 +22,7 @@ import argparse
 import json
 import shlex
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
@@ -3933,7 +3933,7 @@ XLA_SWEEP_BODY = (("jit(solve)/while/body", "loop_divide_fusion"),
 def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel_us: float = 2.0,
                         launch_us: float = 3.0, thunk_us: float = 2.0, loop_us: float = 6.0, python_us: float = 60.0,
                         eager: bool = False, step_range: str | None = None, osrt: bool = True,
-                        eval_program: int | None = None) -> dict:
+                        eval_program: int | None = None, programs: Sequence[int] | None = None) -> dict:
     """Write the export of JAX under ``nsys profile -t cuda,nvtx`` as XLA's own NVTX ranges describe it, shaped after
     wrf-gpu/wrf_gpu's solver bake-off: each of ``steps`` calls of one jitted solver is one execution
     ``XlaModule:#hlo_module=jit_solve,program_id=7#`` (domain ``TSL``) whose ``lax.fori_loop`` XLA runs from the host,
@@ -3952,6 +3952,9 @@ def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel
     ``eval_program``: after each call, the same jitted solver called once more on a smaller input -- the same module
     name compiled into another program, ``XlaModule:#hlo_module=jit_solve,program_id=<eval_program>#``, one pass of
     the body without a loop -- still inside the step (the iteration is the loop's turn, both calls).
+    ``programs``: per step, the program id its call of the solver ran (default 7 each) -- the same name recompiled
+    mid-window (``[7] * 4 + [9] * 6``: a new input shape from step 4 on), or a last partial batch's own program
+    (``[7] * 10 + [11]``); each call is still one step.
 
     Return the truth: per step, the host's time inside the loop (its thunk range), the GPU's busy time, the kernels,
     the iterations (which the ranges do not mark: each body thunk repeats once an iteration, nothing ends one)."""
@@ -3996,7 +3999,8 @@ def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel
             ranges.append((w0, api.t, "Thunk:#name=jit(solve)/while,hlo_op=while.13#"))
             loop_ns += api.t - w0
             api.t += 3 * us
-            ranges.append((m0, api.t, "XlaModule:#hlo_module=jit_solve,program_id=7#"))
+            prog = 7 if programs is None else programs[k]
+            ranges.append((m0, api.t, f"XlaModule:#hlo_module=jit_solve,program_id={prog}#"))
             if eval_program is not None:
                 api.t += int(python_us * us / 4)
                 e0 = api.t
@@ -4025,7 +4029,7 @@ def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel
     per = len(XLA_SWEEP_BODY) * iterations
     step_ms = (api.t - step_starts[0]) / steps / ms
     return {"steps": steps, "iterations": iterations, "kernels_per_step": per, "gpu_busy_ms": per * kernel_us / 1000.0,
-            "loop_host_ms": loop_ns / steps / ms, "step_ms": step_ms}
+            "loop_host_ms": loop_ns / steps / ms, "step_ms": step_ms, "step_starts_ns": step_starts}
 
 
 # --------------------------------------------------------------------------- the host's code between launches (issue 37)

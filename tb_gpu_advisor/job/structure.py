@@ -26,7 +26,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, nvtx, user_ranges, xla
 from tb_gpu_advisor.frameworks.engines import Engine
 from tb_gpu_advisor.model.columns import count_within, held, outermost, outermost_rows, stable_order, union_intervals
-from tb_gpu_advisor.model.trace import PS_PER_MS, HostEvents, Trace
+from tb_gpu_advisor.model.trace import PS_PER_MS, HostEvents, Trace, line_processes
 
 #: what weighs a span (:func:`span_steps`): the GPU work it launches, or, where the capture holds none, the host's ops
 _LAUNCHED = "the GPU work's launches"
@@ -650,26 +650,70 @@ def layer_passes(trace: Trace, steps: SpanSteps) -> SpanSteps | None:
     return None
 
 
-def module_executions(h: HostEvents) -> tuple[np.ndarray, list[str]] | None:
+def module_executions(h: HostEvents, proc: np.ndarray | None = None) -> tuple[np.ndarray, list[str]] | None:
     """Per host event, the id of the compiled XLA module it executes (``xla.module_execution``: XPlane's
     ``<module>:XLA GPU module``, Nsight's ``XlaModule:#hlo_module=<module>,...#``), -1 for none, and the modules by id;
     None where the capture names none.  One home for the job's program spans and the steps' XLA launch reading.
 
-    A module name whose Nsight ranges name two or more programs (``program_id``) is read program by program, each
-    keyed as the profiler names it (``jit_step(9)``: ``xla.program_key``).  Why: JAX compiles one name into a program
-    per input shape, and each runs its own work -- a jitted function called on the training batch and then on an
-    evaluation batch each iteration is two programs an iteration, where one name read every execution as a step (two
-    steps an iteration, each half of one).  XPlane's host events name no program: one name is one module there."""
-    progs: dict[str, set[int]] = {}
-    for n in h.names:
-        p = xla.nvtx_program(n)
-        if p is not None:
-            progs.setdefault(xla.nvtx_module(n) or "", set()).add(p)
-    split = {m for m, ps in progs.items() if len(ps) > 1}
+    A module name whose Nsight ranges name two or more programs (``program_id``) that interleave in one process
+    (``proc``: each host line's process, ``model.trace.line_processes``; None: one) is read program by program, each
+    keyed as the profiler names it (``jit_step(9)``: ``xla.program_key``; :func:`_interleaved_modules`).  Why: JAX
+    compiles one name into a program per input shape, and each runs its own work -- a jitted function called on the
+    training batch and then on an evaluation batch each iteration is two programs an iteration, where one name read
+    every execution as a step (two steps an iteration, each half of one).  Programs that ran one after the other are
+    one module recompiled (a new input shape mid-window, a last partial batch): each execution is still a call of the
+    one step.  XPlane's host events name no program: one name is one module there."""
+    split = _interleaved_modules(h, proc)
     ids: dict[str, int] = {}
     of_name = np.array([-1 if (m := _execution_key(n, split)) is None else ids.setdefault(m, len(ids))
                         for n in h.names], dtype=np.int64)
     return (of_name[h.name], list(ids)) if ids else None
+
+
+def _interleaved_modules(h: HostEvents, proc: np.ndarray | None) -> set[str]:
+    """The module names of Nsight XLA ranges (``xla.nvtx_program``) with two programs whose executions interleave in
+    one process (:func:`_programs_interleave`).  Why per process: program ids are each process's own count, and ranks
+    running at once put one rank's program between another's runs without either recompiling."""
+    prog = {i: (xla.nvtx_module(n) or "", p) for i, n in enumerate(h.names) if (p := xla.nvtx_program(n)) is not None}
+    names: dict[str, set[int]] = {}
+    for m, p in prog.values():
+        names.setdefault(m, set()).add(p)
+    several = {m for m, ps in names.items() if len(ps) > 1}
+    if not several:
+        return set()
+    of_prog = np.full(len(h.names), -1, np.int64)
+    of_module = np.full(len(h.names), -1, np.int64)
+    order = sorted(several)
+    for i, (m, p) in prog.items():
+        if m in several:
+            of_prog[i], of_module[i] = p, order.index(m)
+    ev_prog, ev_module = of_prog[h.name], of_module[h.name]
+    ev_proc = np.zeros(len(h), np.int64) if proc is None else proc[h.line.astype(np.int64)]
+    out = set()
+    for k, m in enumerate(order):
+        mine = ev_module == k
+        for pr in np.unique(ev_proc[mine]).tolist():
+            own = mine & (ev_proc == pr)
+            runs = [h.start[own & (ev_prog == p)] for p in np.unique(ev_prog[own]).tolist()]
+            if _programs_interleave(runs):
+                out.add(m)
+                break
+    return out
+
+
+def _programs_interleave(runs: list[np.ndarray]) -> bool:
+    """Whether two of these programs' executions (``runs``: each program's start times) interleave: each runs between
+    two runs of the other -- a training and an evaluation program called in turn.  Why not any two programs: where
+    one program's runs all precede the other's (a recompile for a new input shape mid-window, a last partial batch's
+    program run once at the end, a shape that came back after one) the name ran one step throughout, recompiled;
+    read program by program, the recompiled window lost the first program's iterations and the partial batch was in
+    no step (h37-xla68b)."""
+    return any(_runs_between(a, b) and _runs_between(b, a) for i, a in enumerate(runs) for b in runs[i + 1:])
+
+
+def _runs_between(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether a run of ``b`` (start times) starts between the first and the last run of ``a``: between two of them."""
+    return bool(((b > a.min()) & (b < a.max())).any())
 
 
 def _execution_key(name: str, split: set[str]) -> str | None:
@@ -686,7 +730,7 @@ def _module_runs(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray] | No
     """The host's executions of compiled XLA modules (``xla.module_execution``), as (starts ps, ends ps, module ids),
     sorted by start; None where the capture names none."""
     h = trace.h
-    of = module_executions(h)
+    of = module_executions(h, line_processes(trace))
     if of is None:
         return None
     ev = of[0]

@@ -52,7 +52,7 @@ def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None) -> MarkedSt
     """
     if not len(h):
         return None
-    of = module_executions(h)  # each event's module (Nsight: its program, where one name ran several)
+    of = module_executions(h, proc)  # each event's module (Nsight: its program, where one name's programs interleave)
     if of is None:
         return None
     ev, modules = of

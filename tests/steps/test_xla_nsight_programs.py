@@ -10,14 +10,25 @@ twice the steps, each half an iteration.
 Truth by construction (``synthetic.nsysexport.write_xla_host_loop(eval_program=9)``): 10 iterations, each one
 execution of program 7 (a host-run loop) and one of program 9 (one pass of the body).  The control: program 7
 alone, 10 steps, as before.  The first test fails on 225b624d (20 steps).
+
+A name's programs are read apart only where their executions interleave, each running between runs of the other
+(h37-xla68b).  A name recompiled mid-window -- program 7 for four calls, then a new input shape's program 9 for six
+-- or a shape that comes back after a while (7, 9, then 7 again), or a last partial batch's own program run once
+at the end is one step per call, as one module was before
+9a41540f: read program by program, the recompiled window was 6 steps of program 9 (its first four iterations in no
+step) and the partial batch's iteration was in none (10 steps of 11).  Both fail on 9a41540f; the interleaved
+train + eval case keeps its 10.  Each step must hold one iteration: its start at a call's, one step per call.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.formats.nsys import reader
+from tb_gpu_advisor.job.structure import module_executions
+from tb_gpu_advisor.model.trace import HostEvents
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 
 
@@ -29,12 +40,53 @@ def exports(tmp_path_factory):
             "one": (one, nx.write_xla_host_loop(one, iterations=8))}
 
 
+@pytest.fixture(scope="module")
+def recompiled(tmp_path_factory):
+    root = tmp_path_factory.mktemp("xlarecompiled")
+    mid, back, last = str(root / "mid.sqlite"), str(root / "back.sqlite"), str(root / "last.sqlite")
+    return {"mid": (mid, nx.write_xla_host_loop(mid, iterations=8, programs=[7] * 4 + [9] * 6)),
+            "back": (back, nx.write_xla_host_loop(back, iterations=8, programs=[7] * 4 + [9] * 3 + [7] * 3)),
+            "last": (last, nx.write_xla_host_loop(last, steps=11, iterations=8, programs=[7] * 10 + [11]))}
+
+
+def _one_iteration_each(det, truth) -> None:
+    """Every kept step starts where the truth's call of its number starts (to 5 us, from the first kept step's):
+    each step is one iteration, none half of one or two."""
+    assert det.windows and det.found == truth["steps"]
+    w0, t = det.windows[0], truth["step_starts_ns"]
+    for w in det.windows:
+        got_us = (w.start_ms - w0.start_ms) * 1000.0
+        want_us = (t[w.step] - t[w0.step]) / 1000.0
+        assert abs(got_us - want_us) < 5.0, (w.step, got_us, want_us)
+
+
 def test_two_programs_of_one_name_are_one_iteration_not_two_steps(exports) -> None:
     path, truth = exports["two"]
     det = host_metrics(reader.read_trace(path)).steps
     assert det.source == "xla_module_launches"
     assert det.found == truth["steps"]  # 10 iterations, not 20 executions
     assert "`jit_solve(7)`" in det.note and "`jit_solve(9)`" in det.note  # the step's program, and the one folded in
+    _one_iteration_each(det, truth)
+
+
+@pytest.mark.parametrize("case", ["mid", "back"])
+def test_name_recompiled_mid_window_is_one_step_per_call(recompiled, case) -> None:
+    """``mid``: program 9 from the fifth call on; ``back``: program 9 for three calls, then program 7 again (the
+    first input shape back) -- 9 runs between runs of 7, but no 7 between runs of 9: no interleaving."""
+    path, truth = recompiled[case]
+    det = host_metrics(reader.read_trace(path)).steps
+    assert det.source == "xla_module_launches"
+    assert det.found == truth["steps"]  # 10 calls, not program 9's 6 (mid) or program 7's 7 (back)
+    assert "`jit_solve`" in det.note  # one module: its programs ran one after the other
+    _one_iteration_each(det, truth)
+
+
+def test_last_partial_batch_program_is_its_own_step(recompiled) -> None:
+    path, truth = recompiled["last"]
+    det = host_metrics(reader.read_trace(path)).steps
+    assert det.source == "xla_module_launches"
+    assert det.found == truth["steps"]  # 11 calls: the partial batch's is an iteration too
+    _one_iteration_each(det, truth)
 
 
 def test_control_one_program_keeps_its_executions_as_steps(exports) -> None:
@@ -42,3 +94,27 @@ def test_control_one_program_keeps_its_executions_as_steps(exports) -> None:
     det = host_metrics(reader.read_trace(path)).steps
     assert det.source == "xla_module_launches" and det.found == truth["steps"]
     assert "`jit_solve`" in det.note  # one program: the module's name, as before
+
+
+def _ranks_host(ids: list[int], lines: list[int]) -> HostEvents:
+    """One ``XlaModule`` range of ``jit_step`` per entry, 10 us apart: program ``ids[k]`` on host line ``lines[k]``."""
+    n = len(ids)
+    names = sorted({f"XlaModule:#hlo_module=jit_step,program_id={p}#" for p in ids})
+    none = np.full(n, -1, np.int32)
+    start = np.arange(n, dtype=np.int64) * 10_000_000
+    return HostEvents(start=start, end=start + 5_000_000,
+                      name=np.array([names.index(f"XlaModule:#hlo_module=jit_step,program_id={p}#") for p in ids],
+                                    np.int32),
+                      line=np.array(lines, np.int32), corr=none, group_id=none, step_num=none, iter_num=none,
+                      root=none, is_eager=none.astype(np.int8), names=names, line_names=["rank0", "rank1"])
+
+
+def test_two_ranks_programs_interleave_only_across_processes() -> None:
+    """Two ranks of one Nsight export running one step each, in turn: rank 0's ``jit_step`` is program 7, rank 1's
+    program 8 (program ids are each process's own count).  Each process runs one program: one module, not two
+    programs.  The control: the same ranges on one process's lines interleave and are read apart."""
+    h = _ranks_host([7, 8] * 5, [0, 1] * 5)
+    ev, modules = module_executions(h, np.array([0, 1]))
+    assert modules == ["jit_step"] and (ev == 0).all()
+    ev, modules = module_executions(h, np.array([0, 0]))
+    assert sorted(modules) == ["jit_step(7)", "jit_step(8)"]

@@ -63,6 +63,11 @@ ACTIVITY = (KERNEL, MEMCPY, MEMSET, RUNTIME, NVTX, SYNC, GRAPH_TRACE)
 #: these beside ``StringIds`` -- no metadata table, no activity table -- and is still an export, to be read as such.
 TARGET_TABLES = (GPU_INFO, CUDA_DEVICE, CUDA_GPU, SYSTEM_ENV, PROCESS_STREAMS)
 
+#: The activity tables whose rows say what they are by an id into ``StringIds`` (a call's ``nameId``, a kernel's
+#: ``demangledName`` / ``shortName``): Nsight writes every such name there, so an export holding one of these rows
+#: holds ``StringIds`` too.
+NAMED_BY_ID = {RUNTIME: ("nameId",), DRIVER: ("nameId",), KERNEL: ("demangledName", "shortName")}
+
 #: Serialized global ids: pid and tid fields.
 _PID_SHIFT = 24
 _ID_MASK = (1 << 24) - 1
@@ -98,6 +103,18 @@ class Schema(_sq.Schema):
         """nvprof's database (:data:`NVPROF_OWN`), not an Nsight Systems export."""
         return heads.is_nvprof(self)
 
+
+
+def names_unreadable(schema: Schema) -> list[str]:
+    """The tables of :data:`NAMED_BY_ID` holding rows whose names are ids into a ``StringIds`` the export lacks (no
+    table, or one without ``id`` / ``value``); empty where their names can be read.
+
+    Why it is damage and not an empty name: every Nsight export writes ``StringIds`` beside these tables, so a file
+    without it is a trimmed or foreign schema; read on, each call and kernel would be "CUDA API 17" and kernel 17 --
+    no launch, sync or kernel family told -- and the advice would rest on ids (h37-damage68)."""
+    if schema.has(STRINGS, "id", "value"):
+        return []
+    return [t for t, cols in NAMED_BY_ID.items() if any(c in schema.columns(t) for c in cols) and schema.nonempty(t)]
 
 
 def string_table(schema: _sq.Schema, ids: np.ndarray, table: str = STRINGS, column: str = "value") -> dict[int, str]:

@@ -398,7 +398,8 @@ def _refused_launches(schema: tb.Schema) -> tuple[str, int]:
         return "", 0
     codes = ",".join(str(c) for c in devices.nvidia.LAUNCH_ERRORS)
     rows = schema.con.execute(f'SELECT nameId, returnValue, COUNT(*), MIN(start) FROM "{tb.RUNTIME}" '
-                              f"WHERE returnValue IN ({codes}) GROUP BY nameId, returnValue").fetchall()
+                              f'WHERE returnValue IN ({codes}) AND {tb.integers("nameId", "start", "returnValue")} '
+                              "GROUP BY nameId, returnValue").fetchall()
     if not rows:
         return "", 0
     names = tb.string_table(schema, np.array([r[0] for r in rows], np.int64))
@@ -493,7 +494,7 @@ def _sticky_error(schema: tb.Schema) -> str:
         return ""
     codes = ",".join(str(c) for c in devices.nvidia.STICKY_ERRORS)
     row = schema.con.execute(f'SELECT nameId, returnValue FROM "{tb.RUNTIME}" WHERE returnValue IN ({codes}) '
-                             "ORDER BY start LIMIT 1").fetchone()
+                             f'AND {tb.integers("nameId")} ORDER BY start LIMIT 1').fetchone()
     if row is None:
         return ""
     names = tb.string_table(schema, np.array([row[0]], np.int64))
@@ -1331,8 +1332,9 @@ def _domain_names(schema: tb.Schema) -> dict[int, str]:
         return {}
     text = "text" if "text" in cols else "NULL"
     out = {}
-    for d, t in schema.con.execute(f'SELECT domainId, {text} FROM "{tb.NVTX}" WHERE eventType = {_DOMAIN_CREATE}'):
-        if d is not None and isinstance(t, str) and t:
+    for d, t in schema.con.execute(f'SELECT domainId, {text} FROM "{tb.NVTX}" WHERE eventType = {_DOMAIN_CREATE} '
+                                   f'AND {tb.integers("domainId")}'):
+        if isinstance(t, str) and t:
             out[int(d)] = t
     return out
 
@@ -1488,8 +1490,8 @@ def _thread_names(schema: tb.Schema) -> dict[int, str]:
     if not schema.has(tb.THREADS, "nameId", "globalTid"):
         return {}
     # a row whose ids are no integers (text, a blob, a REAL: another schema's table of this name) names no thread
-    rows = schema.con.execute(f'SELECT globalTid, nameId FROM "{tb.THREADS}" WHERE typeof(globalTid) = \'integer\' '
-                              "AND typeof(nameId) = 'integer'").fetchall()
+    rows = schema.con.execute(f'SELECT globalTid, nameId FROM "{tb.THREADS}" '
+                              f'WHERE {tb.integers("globalTid", "nameId")}').fetchall()
     ids = np.array([r[1] for r in rows if r[1] is not None], np.int64)
     strings = tb.string_table(schema, ids)
     return {int(t): strings[int(n)] for t, n in rows if t is not None and n is not None and int(n) in strings}
@@ -1498,8 +1500,8 @@ def _thread_names(schema: tb.Schema) -> dict[int, str]:
 def _process_names(schema: tb.Schema) -> dict[int, str]:
     if not schema.has(tb.PROCESSES, "pid", "name"):
         return {}
-    return {int(p): str(n) for p, n in schema.con.execute(f'SELECT pid, name FROM "{tb.PROCESSES}"')
-            if p is not None and n}
+    return {int(p): str(n) for p, n in schema.con.execute(f'SELECT pid, name FROM "{tb.PROCESSES}" '
+                                                          f'WHERE {tb.integers("pid")}') if n}
 
 
 def _close_open_ranges(schema: tb.Schema, raw: _Raw) -> None:

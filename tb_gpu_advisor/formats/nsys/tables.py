@@ -77,6 +77,13 @@ class NsysReadError(ValueError):
     """An SQLite file that is no Nsight Systems export, or one without anything to analyse."""
 
 
+def integers(*cols: str) -> str:
+    """The SQL condition that ``cols`` hold integers: a row read with ``int()`` in Python is kept only so -- a table of
+    Nsight's name whose values are text, blobs or REALs (another schema's, a hostile file's) crashed the read with
+    ``int('text')`` (h37-damage68's fuzz), where such a row names nothing."""
+    return " AND ".join(f"typeof({c}) = 'integer'" for c in cols)
+
+
 def pid_of(global_id: np.ndarray) -> np.ndarray:
     """The process id of serialized ``globalTid`` / ``globalPid`` values (any integer width: a column the table lacks
     reads as a narrow -1)."""
@@ -130,7 +137,7 @@ def enum_labels(schema: Schema, table: str) -> dict[int, str]:
     col = "label" if "label" in cols else "name" if "name" in cols else None
     if col is None:
         return {}
-    return {int(i): str(v) for i, v in schema.con.execute(f'SELECT id, {col} FROM "{table}"') if i is not None}
+    return {int(i): str(v) for i, v in schema.con.execute(f'SELECT id, {col} FROM "{table}" WHERE {integers("id")}')}
 
 
 def key_values(schema: Schema, table: str, limit: int = 10_000, chars: int = 4096) -> list[tuple[str, str]]:
@@ -171,7 +178,7 @@ def injection_messages(schema: Schema, limit: int = 64) -> list[tuple[int, str]]
     if not schema.has(DIAGNOSTICS, "timestamp", "source", "severity", "text"):
         return []
     sql = (f'SELECT severity, substr(text, 1, 300) FROM "{DIAGNOSTICS}" WHERE source = ? AND text IS NOT NULL '
-           f"ORDER BY timestamp LIMIT {int(limit)}")
+           f'AND {integers("severity")} ORDER BY timestamp LIMIT {int(limit)}')
     return [(int(sev), str(text)) for sev, text in schema.con.execute(sql, (DIAG_INJECTION,))]
 
 

@@ -133,3 +133,14 @@ def test_a_hostile_value_in_an_export_is_an_error_or_a_record_never_a_crash(tmp_
     for h in report.hosts:
         assert not (h.error or "").startswith("analysis failed"), (case, h.error)  # the analysis crashed
         assert not h.error or str(path) in h.error or h.records(), (case, h.error)
+
+
+@pytest.mark.parametrize("said", ["no such table: StringIds", "no such column: gridId"])
+def test_a_query_on_what_the_schema_lacks_is_an_unreadable_record(said):
+    """SQLite's own "no such table/column" on a read (a reader that asked for what the file's schema lacks): the
+    format's error naming the file, with an 'unreadable' record -- the file was read whole, it is no cut."""
+    with pytest.raises(NsysReadError) as e, shared_sqlite.read_errors("/x/run.sqlite", NsysReadError):
+        raise sqlite3.OperationalError(said)
+    assert str(e.value).startswith("/x/run.sqlite: " + said)
+    d = of_error(e.value)
+    assert (d.kind, d.what) == ("unreadable", "sqlite_foreign_schema")

@@ -82,6 +82,22 @@ _KERNEL_COLS = ("start", "end", "deviceId", "contextId", "streamId", "correlatio
 #: The statement that writes one kernel row of :data:`_KERNEL_COLS`.
 _KERNEL_INSERT = (f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
                   f"({', '.join('?' * len(_KERNEL_COLS))})")
+
+
+def _kernel_row(start: int, end: int, corr: int, gpid: int, name: int, regs: int, grid: tuple[int, ...],
+                block: tuple[int, ...], grid_id: int, *, short: int | None = None, device: int = 0, context: int = 1,
+                stream: int = 7, dyn_shared: int = 0, graph: tuple[int | None, int | None] = (None, None)) -> tuple:
+    """One kernel row of :data:`_KERNEL_COLS` (for :data:`_KERNEL_INSERT`): its times, launch's correlation id,
+    process, name id (``short``: its short name's, else the same), registers per thread, grid and block (a missing
+    trailing dimension is 1), ``gridId``; on device 0, context 1, stream 7 unless said, no static shared or local
+    memory, ``graph`` its ``(graphNodeId, graphId)``.
+
+    Why one writer: the row was spelled out as a 23-value tuple at every kernel a scenario writes (46 of them), where
+    a column's place was easy to get wrong and a change of the table's columns meant 46 edits (h37-damage68)."""
+    gx, gy, gz = (*grid, 1, 1)[:3]
+    bx, by, bz = (*block, 1, 1)[:3]
+    return (start, end, device, context, stream, corr, gpid, name, name if short is None else short, regs, gx, gy, gz,
+            bx, by, bz, 0, dyn_shared, 0, 0, grid_id, *graph)
 MEMCPY_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,
     deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
     correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,
@@ -330,7 +346,7 @@ class _FilledRanges:
         con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
                         [(a, b, text, gtid) for a, b, text in self.ranges])
         con.executemany(_KERNEL_INSERT,
-                        [(a, b, 0, 1, 7, c, gpid, k, k, 128, 192, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                        [_kernel_row(a, b, c, gpid, k, 128, (192,), (128,), j)
                          for j, (a, b, c, k) in enumerate(self.kern)])
 
 
@@ -599,8 +615,8 @@ def _write_setup(con: sqlite3.Connection, job: NsysJob, t0: int, rank: int, gtid
                 (launch, launch + int(job.launch_us * 1000), gtid, strings("cudaLaunchKernel_v7000")))
     ks = launch + int(job.launch_us * 1000) + 3_000
     nm = strings(NCCL_BROADCAST)
-    row = (ks, ks + int(job.setup_ms * 1e5), rank, rank + 1, 7, 1, gpid, nm, nm, 32, 1, 1, 1, 256, 1, 1, 0, 0, 0, 0,
-           999_999, None, 0)
+    row = _kernel_row(ks, ks + int(job.setup_ms * 1e5), 1, gpid, nm, 32, (1,), (256,), 999_999, device=rank,
+                      context=rank + 1, graph=(None, 0))
     con.execute(_KERNEL_INSERT, row)
     con.execute(f'INSERT INTO "NVTX_EVENTS" VALUES ({", ".join("?" * 20)})',
                 (t0, end - 1_000, 59, None, None, None, job.setup_range, gtid, None, None, 0) + (None,) * 9)
@@ -633,8 +649,9 @@ def _write_steps(con: sqlite3.Connection, job: NsysJob, truth: Truth, tpl: dict,
     truth.sync_ms += sum(r[1] - r[0] for r in rows if r[5] == sync_id) / 1e6
     if job.kernels_table and job.graph_mode != "graph":
         first_id = int(steps[0]) * len(tpl["kernel"]) if steps.size else 0
-        rows = [(s, e, rank, rank + 1, 7, c, gpid, nm, nm, 32, 128, 1, 1, 256, 1, 1, 0, 0, 0, 0, first_id + i,
-                 (first_id + i if g else None), g) for i, (s, e, c, nm, g) in enumerate(tiled(tpl["kernel"], 5))]
+        rows = [_kernel_row(s, e, c, gpid, nm, 32, (128,), (256,), first_id + i, device=rank, context=rank + 1,
+                            graph=(first_id + i if g else None, g))
+                for i, (s, e, c, nm, g) in enumerate(tiled(tpl["kernel"], 5))]
         con.executemany(_KERNEL_INSERT, _order(rows, rng, job.shuffle))
         truth.kernels[rank] += len(rows)
         truth.kernel_ms[rank] += sum(r[1] - r[0] for r in rows) / 1e6
@@ -1340,7 +1357,7 @@ def write_dlprof_forward(path: str, params: int = 10, convs: int = 2, trials: in
                     "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,1,7,?,?,?,0)",
                     [(a, b, c, gpid, k) for a, b, c, k in syncs])
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, 8, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                    [_kernel_row(a, b, c, gpid, n, 32, (8,), (128,), j)
                      for j, (a, b, c, n) in enumerate(kernels)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), None, program="python3", thread="python3")
     return {"uploads": params + 1, "upload_syncs": params + 1, "autotune_syncs": autotune, "convs": convs,
@@ -1398,7 +1415,7 @@ def write_pyprof_forward(path: str, ops: int = 20, kernel_us: float = 12.0, buil
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
                     [(a, b, text, gtid) for a, b, text in nvtx] + [(a, stop, text, gtid) for a, text in opened])
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, 8, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                    [_kernel_row(a, b, c, gpid, n, 32, (8,), (128,), j)
                      for j, (a, b, c, n) in enumerate(kernels)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python")
     span = (last - SESSION_START_NS - 3 * ms) / ms
@@ -1525,8 +1542,7 @@ def write_managed_kernel(path: str, blocks: int = 1, threads: int = 1, kernel_ms
                 "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,1,7,?,?,4,0)", (ke, ke + 4 * us, sync, gpid))
     name = strings("add(int, float *, float *)")
     con.execute(_KERNEL_INSERT,
-                (ks, ke, 0, 1, 7, launch, gpid, name, strings("add"), 16, blocks, 1, 1, threads, 1, 1, 0, 0, 0, 0, 1,
-                 None, None))
+                _kernel_row(ks, ke, launch, gpid, name, 16, (blocks,), (threads,), 1, short=strings("add")))
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB._replace(memory=42297524224),
                 program="./vecadd_gpu", thread="vecadd_gpu",
                 copy_kinds=_COPY_KINDS + [(11, "Unified Host-to-Device"), (12, "Unified Device-to-Host")])
@@ -1581,7 +1597,7 @@ def write_pageable_readbacks(path: str, repeats: int = 5, nbytes: int = 4 << 20,
                     [(a, b, c, gpid, nbytes) for a, b, c in memsets])
     name = strings("transposeNaive(float *, const float *)")
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, name, name, 16, 32, 32, 1, 32, 8, 1, 0, 0, 0, 0, j, None, None)
+                    [_kernel_row(a, b, c, gpid, name, 16, (32, 32), (32, 8), j)
                      for j, (a, b, c) in enumerate(kernels)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./transpose", thread="transpose")
     return {"copies": repeats, "staging_ms": repeats * staging_ms, "wait_ms": repeats * wait_ms,
@@ -1643,7 +1659,7 @@ def write_pageable_copy_loop(path: str, iterations: int = 200, kernels: int = 4,
                      for a, b, c, k, n in memcpy])
     name = strings("void trsm_right_kernel<double, 64, 16, false, true>(int, int, double const *, double *)")
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, name, name, 64, 432, 1, 1, 256, 1, 1, 0, 0, 0, 0, i, None, None)
+                    [_kernel_row(a, b, c, gpid, name, 64, (432,), (256,), i)
                      for i, (a, b, c) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./run_pselinv", thread="run_pselinv")
     return {"iterations": iterations, "idle_in_copy_calls_ms": idle_in_copies / ms,
@@ -1698,7 +1714,7 @@ def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, ker
     api.insert(con, gtid)
     name = strings("nvkernel_main_F1L40_2")
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, name, name, 32, 1024, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
+                    [_kernel_row(a, b, c, gpid, name, 32, (1024,), (256,), j)
                      for j, (a, b, c) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), gpu,
                 program="./offload", thread="offload", copy_enums=False, sync_enum=False)
@@ -1729,7 +1745,7 @@ def _insert_named_kernels(con: sqlite3.Connection, gpid: int, kern: list[tuple[i
                           grid_x: int) -> None:
     """Kernels ``(start, end, correlation id, name id)`` on stream 7 of device 0, ``grid_x`` blocks of 256 threads."""
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, grid_x, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
+                    [_kernel_row(a, b, c, gpid, n, 32, (grid_x,), (256,), j)
                      for j, (a, b, c, n) in enumerate(kern)])
 
 
@@ -1816,7 +1832,7 @@ def write_event_timed_epochs(path: str, epochs: int = 60, print_every: int = 10,
     api.insert(con, gtid)
     names = [strings(n) for n, _ in _REGRESSION_KERNELS]
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, names[j], names[j], 32, 15625, 1, 1, 256, 1, 1, 0, 0, 0, 0, i, None, None)
+                    [_kernel_row(a, b, c, gpid, names[j], 32, (15625,), (256,), i)
                      for i, (a, b, c, j) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), gpu, program="./regression", thread="regression",
                 copy_enums=False, sync_enum=False)
@@ -1939,7 +1955,7 @@ def write_native_loop(path: str, iterations: int = 400, kernel_us: tuple[float, 
     names = [strings(n) for n in ("fused_force_kernel", "fused_integrate_collision_kernel", "third_kernel",
                                   "fourth_kernel")[:len(kernel_us)]]
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, names[j], names[j], 32, 977, 1, 1, 256, 1, 1, 0, 0, 0, 0, i, None, None)
+                    [_kernel_row(a, b, c, gpid, names[j], 32, (977,), (256,), i)
                      for i, (a, b, c, j) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_2080, program="./cloth_sim_v4", thread="cloth_sim_v4")
     return {"iterations": iterations, "iteration_ms": sum(kernel_us) / 1000.0, "loop_ms": loop_ms,
@@ -1986,8 +2002,7 @@ def write_host_work_window(path: str, host_ms: float = 2000.0, kernel_ms: float 
                     [(a, b, text, gtid) for a, b, text in nvtx_rows])
     name = strings("globalMM(float *, float *, float *, int)")
     con.execute(_KERNEL_INSERT,
-                (kern[0], kern[1], 0, 1, 7, kern[2], gpid, name, name, 32, 128, 128, 1, 32, 32, 1, 0, 0, 0, 0, 0,
-                 None, None))
+                _kernel_row(kern[0], kern[1], kern[2], gpid, name, 32, (128, 128), (32, 32), 0))
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE,
                 program="./hello", thread="hello", sync_enum=False)
     return {"host_ms": host_ms, "recorded": ranged}
@@ -2064,7 +2079,7 @@ def write_phased_pass(path: str, passes: int = 1, init_ms: float = 1.76, run_ms:
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
                     "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,0,2)",
                     [(a, b, c, gpid, n, k) for a, b, c, k, n in copies])
-    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, n, n, 32, 1000, 1, 1, 256, 1, 1, 0, 0, 0, 0, 0, None, None)
+    con.executemany(_KERNEL_INSERT, [_kernel_row(a, b, c, gpid, n, 32, (1000,), (256,), 0)
                                      for a, b, c, n in kern])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="NVIDIA GeForce RTX 3080", sms=68),
                 program="decision_tree/MCTS", thread="MCTS", sync_enum=False)
@@ -2109,8 +2124,7 @@ def write_untraced_kernels(path: str, steps: int = 40, step_ms: float = 6.0, wai
                     "globalPid, value, bytes, memKind) VALUES (?,?,0,1,7,?,?,0,65536,2)",
                     [(a, b, c, gpid) for a, b, c in sets])
     name = strings("lstm_step_fused")
-    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, name, name, 32, 168, 1, 1, 256, 1, 1, 0, 0, 0, 0, 0, None,
-                                      None) for a, b, c in kern])
+    con.executemany(_KERNEL_INSERT, [_kernel_row(a, b, c, gpid, name, 32, (168,), (256,), 0) for a, b, c in kern])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="NVIDIA GeForce RTX 5080", sms=84),
                 program="./target/release/examples/kern_prof", thread="kern_prof", sync_enum=False)
     return {"steps": steps, "kernels_recorded": traced, "wait_ms": wait_ms}
@@ -2212,9 +2226,8 @@ def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kerne
     stop = SESSION_START_NS + 60 * ms + int(frames * period_ms * ms)
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
                     [(a, b, gtid, c, n) for a, b, c, n in runtime])
-    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
-                    f"({', '.join('?' * len(_KERNEL_COLS))})",
-                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, 1200, 1, 1, 256, 1, 1, 0, 0, 0, 0, 0, None, None)
+    con.executemany(_KERNEL_INSERT,
+                    [_kernel_row(a, b, c, gpid, n, 32, (1200,), (256,), 0)
                      for a, b, c, n in kernels])
     if sched:
         con.executemany("INSERT INTO SCHED_EVENTS VALUES (?, 2, ?, ?, 0, NULL)", sorted(switches))
@@ -2286,8 +2299,8 @@ def write_refused_launch(path: str, kernels: int = 5, refused: tuple[int, ...] =
     api.insert(con, gtid)
     con.executemany("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET returnValue = ? WHERE correlationId = ?",
                     [(code, c) for c in failed])
-    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, n, n, 32, 256, 256, 1, 16, 16, 1, 0, 0, 0, 0, j, None,
-                                      None) for j, (a, b, c, n) in enumerate(kern)])
+    con.executemany(_KERNEL_INSERT, [_kernel_row(a, b, c, gpid, n, 32, (256, 256), (16, 16), j)
+                                     for j, (a, b, c, n) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), gpu, program="./gemm_test", thread="gemm_test",
                 sync_enum=False)
     return {"refused": len(failed), "code": code, "kernels_run": len(kern)}
@@ -2356,7 +2369,7 @@ def write_filled_frontier(path: str, fill_bytes: int = 1_358_954_334, fill_ms: f
     con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,0,1,NULL,7,?,?,0,?,NULL,2)",
                 (fill[0], fill[1], fill[2], gpid, fill_bytes))
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, strings(n), strings(n), 32, 20, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                    [_kernel_row(a, b, c, gpid, strings(n), 32, (20,), (128,), j)
                      for j, (a, b, c, n) in enumerate(kernels)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_4060_LAPTOP, program="my_cuda_app", thread="my_cuda_app")
     own = sum(b - a for a, b, *_ in copies) / ms
@@ -2388,8 +2401,7 @@ def write_lazy_first_launch(path: str, launch_ms: float = 75.7, kernel_ms: float
     con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
                 "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,2400000,2,2,0)", (*read, gpid))
     name = strings("calculatePixels(unsigned char *, int, int, int)")
-    con.execute(_KERNEL_INSERT, (kern[0], kern[1], 0, 1, 7, kern[2], gpid, name, name, 32, 63, 50, 1, 16, 16, 1, 0, 0,
-                                 0, 0, 0, None, None))
+    con.execute(_KERNEL_INSERT, _kernel_row(kern[0], kern[1], kern[2], gpid, name, 32, (63, 50), (16, 16), 0))
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE, program="./mandelbrot", thread="mandelbrot",
                 sync_enum=False)
     one_time = launch_ms if launch_ms >= 1.0 else 0.0  # a launch takes microseconds: one that long loaded a module
@@ -2424,8 +2436,7 @@ def write_cold_launches(path: str, launches_us: tuple[float, ...] = (1129.3, 17.
         k0 = api.t + int(lead_us * us)
         k1 = k0 + 1700
         nid = strings(name)
-        con.execute(_KERNEL_INSERT, (k0, k1, 0, 1, 7, c, gpid, nid, nid, 16, 4, 1, 1, 256, 1, 1, 0, 1024, 0, 0, 0,
-                                     None, None))
+        con.execute(_KERNEL_INSERT, _kernel_row(k0, k1, c, gpid, nid, 16, (4,), (256,), 0, dyn_shared=1024))
         copy = api("cudaMemcpy_v3020", 0)
         api.end_last(k1 + 15 * us)
         api.t = k1 + 15 * us + 5 * us
@@ -2516,12 +2527,14 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
                     "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,?,1,14,?,?,800000000,1,1,"
                     "2)", [(a, b, device, c, gpid) for a, b, c in copy_rows])
     nid = strings("Kernel2")
-    con.executemany(_KERNEL_INSERT, [(k0, k1, device, 1, 13, c, gpid, nid, nid, 168, 1256, 20, 1, 128, 1, 1, 0, 0, 0,
-                                      0, c, None, None) for k0, k1, c in kern_rows])
+    con.executemany(_KERNEL_INSERT, [_kernel_row(k0, k1, c, gpid, nid, 168, (1256, 20), (128,), c, device=device,
+                                                 stream=13)
+                                     for k0, k1, c in kern_rows])
     if prep:
         pid_ = strings("prep")
-        con.executemany(_KERNEL_INSERT, [(k0, k1, device, 1, 15, c, gpid, pid_, pid_, 32, 1, 1, 1, 32, 1, 1, 0, 0, 0,
-                                          0, c, None, None) for k0, k1, c in prep])
+        con.executemany(_KERNEL_INSERT, [_kernel_row(k0, k1, c, gpid, pid_, 32, (1,), (32,), c, device=device,
+                                                     stream=15)
+                                         for k0, k1, c in prep])
     if links:
         con.executescript(SYNC_DDL + ";" + CUDA_EVENT_DDL)
         con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT (deviceId, contextId, streamId, correlationId, "
@@ -2597,8 +2610,7 @@ def _insert_one_stream(con: sqlite3.Connection, strings: _Strings, ids: tuple[in
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
                     "globalPid, value, bytes, memKind) VALUES (?,?,0,1,7,?,?,0,4096,2)", [(*r, gpid) for r in sets])
     nid = strings(kernel)
-    con.executemany(_KERNEL_INSERT, [(k0, k1, 0, 1, 7, c, gpid, nid, nid, 32, 80, 1, 1, 256, 1, 1, 0, 0, 0, 0, c,
-                                      None, None) for k0, k1, c in kern])
+    con.executemany(_KERNEL_INSERT, [_kernel_row(k0, k1, c, gpid, nid, 32, (80,), (256,), c) for k0, k1, c in kern])
     _finish_one(con, strings, stop, ids, A100_SXM4_40GB, program="python", thread="python", sync_enum=False)
 
 
@@ -2773,8 +2785,8 @@ def write_unrecorded_context(path: str, context_ms: float = 960.0, context_calls
                     "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,4194304,?,0,2)",
                     [(a, b, c, gpid, k) for a, b, c, k in memcpy])
     name = strings(RELU)
-    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, name, name, 32, 63, 50, 1, 128, 1, 1, 0, 0, 0, 0, i,
-                                      None, None) for i, (a, b, c) in enumerate(kern)])
+    con.executemany(_KERNEL_INSERT, [_kernel_row(a, b, c, gpid, name, 32, (63, 50), (128,), i)
+                                     for i, (a, b, c) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python")
     add_os_runtime(path, os_calls)
     return {"context_ms": context_ms if start_in_window else 0.0, "own_ioctl_ms": own_ioctl_ms,
@@ -2822,8 +2834,7 @@ def write_jit_first_call(path: str, compile_ms: float = 145.0, link: bool = True
                     "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,0,2)",
                     [(a, b, c, gpid, n, k) for a, b, c, k, n in copies])
     name = strings("cudapy::__main__::matmul$241(Array<float, 2, C, mutable, aligned>)")
-    con.execute(_KERNEL_INSERT, (kern[0], kern[1], 0, 1, 7, kern[2], gpid, name, name, 32, 1, 1, 1, 16, 16, 1, 0, 0,
-                                 0, 0, 0, None, None))
+    con.execute(_KERNEL_INSERT, _kernel_row(kern[0], kern[1], kern[2], gpid, name, 32, (1,), (16, 16), 0))
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
                     [(a, b, t, gtid) for a, b, t in nvtx])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="Quadro GV100", sms=80),
@@ -2877,7 +2888,7 @@ def write_nvrtc_first_calls(path: str, compile_ms: float = 169.0, cached_ms: flo
     rows = []
     for i, (a, b, c, n) in enumerate(kern):
         sid = strings(n)
-        rows.append((a, b, 0, 1, 7, c, gpid, sid, sid, 32, 16, 0, 1, 128, 1, 1, 0, 0, 0, 0, i, None, None))
+        rows.append(_kernel_row(a, b, c, gpid, sid, 32, (16, 0), (128,), i))
     con.executemany(_KERNEL_INSERT, rows)
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
                 sync_enum=False)
@@ -2995,8 +3006,8 @@ def write_eager_training_bursts(path: str, bursts: int = 30, grad_bursts: tuple[
     kern = _drifted(kern, gpu_clock_drift_us)
     stop = max(api.t, kern[-1][1]) + ms
     api.insert(con, gtid)
-    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, n, n, 32, 256, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
-                                      None) for j, (a, b, c, n) in enumerate(kern)])
+    con.executemany(_KERNEL_INSERT, [_kernel_row(a, b, c, gpid, n, 32, (256,), (256,), j)
+                                     for j, (a, b, c, n) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
                 sync_enum=False)
     return {"bursts": bursts, "max_iterations": len(set(grad_bursts) & set(range(bursts))),
@@ -3070,7 +3081,7 @@ def write_alternating_sweeps(path: str, iterations: int = 10, kernel_us: float =
                     "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,8,1,0,2)",
                     [(a, b, c, gpid) for a, b, c in memcpy])
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, 240, 1, 1, 256, 1, 1, 0, 0, 0, 0, i, None, None)
+                    [_kernel_row(a, b, c, gpid, n, 32, (240,), (256,), i)
                      for i, (a, b, c, n) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="./cuda-cloverleaf",
                 thread="cuda-cloverleaf")
@@ -3164,7 +3175,7 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
     _mpi_rank_rows(con, (gpid, gtid), (mpi_domain, SESSION_START_NS + 60 * ms), nvtx, mpi, memcpy, 262144000)
     name = strings("saxpy")
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, name, name, 16, 2, 1, 1, 512, 1, 1, 0, 0, 0, 0, j, None, None)
+                    [_kernel_row(a, b, c, gpid, name, 16, (2,), (512,), j)
                      for j, (a, b, c) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./saxpy-mpi-cuda",
                 thread="saxpy-mpi-cuda")
@@ -3288,8 +3299,8 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
     # Nsight 2023.4 registers the MPI trace's domain and writes none of its calls there
     _mpi_rank_rows(con, (gpid, gtid), (mpi_domain, SESSION_START_NS + 80 * ms), nvtx, mpi, memcpy, 4194304)
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, strings(n), strings(n), 64, 288, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
-                      None) for j, (a, b, c, n) in enumerate(kern)])
+                    [_kernel_row(a, b, c, gpid, strings(n), 64, (288,), (256,), j)
+                     for j, (a, b, c, n) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./train_mpi", thread="train_mpi")
     if osrt:
         add_os_runtime(path, osrt)
@@ -3402,7 +3413,7 @@ def _framed_rank(con: sqlite3.Connection, strings: _Strings, api: _Calls, names:
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
                     [(s, e, text, gtid) for s, e, text in nvtx])
     con.executemany(_KERNEL_INSERT,
-                    [(s, e, rank, 1, 7, c, gpid, n, n, 128, 4, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
+                    [_kernel_row(s, e, c, gpid, n, 128, (4,), (256,), j, device=rank)
                      for j, (s, e, c, n) in enumerate(kern)])
     return api.t + ms
 
@@ -3455,8 +3466,8 @@ def write_kernel_after_late_copy(path: str, bursts: int = 30, kernels: int = 12,
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
                     "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,8,?,?,4194304,1,1,0)",
                     [(a, b, c, gpid) for a, b, c in memcpy])
-    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, n, n, 32, 256, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
-                                      None) for j, (a, b, c, n) in enumerate(kern)])
+    con.executemany(_KERNEL_INSERT, [_kernel_row(a, b, c, gpid, n, 32, (256,), (256,), j)
+                                     for j, (a, b, c, n) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
                 sync_enum=False)
     per = (bursts - 1) * host_ms
@@ -3713,8 +3724,8 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
                         "VALUES (?,?,59,'step',?,0)", [(a, b, gtid) for a, b in marks])
     names = [strings(f"kernel_cutlass__wo_kernel_body_{k}") for k in range(kernels)]
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7 + k % max(1, streams), c, gpid, names[k], names[k], 32, 128, 1, 1, 128, 1, 1, 0,
-                      0, 0, 0, j, None, None) for j, (a, b, c, k) in enumerate(kern)])
+                    [_kernel_row(a, b, c, gpid, names[k], 32, (128,), (128,), j, stream=7 + k % max(1, streams))
+                     for j, (a, b, c, k) in enumerate(kern)])
     if options:
         con.executemany("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)", list(options.items()))
     if diagnostics:
@@ -3831,7 +3842,7 @@ def write_untraced_host_loop(path: str, steps: int = 12, kernels: int = 8, kerne
                     [(a, b, text, gtid) for a, b, text in ranges])
     names = [strings(f"loop_fusion_{k}") for k in range(kernels)]
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, names[k], names[k], 32, 128, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                    [_kernel_row(a, b, c, gpid, names[k], 32, (128,), (128,), j)
                      for j, (a, b, c, k) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python3", thread="python3",
                 copy_enums=False, sync_enum=False)
@@ -3905,8 +3916,8 @@ def write_launcher_waits(path: str, steps: int = 8, launches: int = 2, waited: i
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
                     [(a, b, text, gtid) for a, b, text in ranges])
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, strings(n), strings(n), 128, 128, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None,
-                      None) for j, (a, b, c, n) in enumerate(kern)])
+                    [_kernel_row(a, b, c, gpid, strings(n), 128, (128,), (128,), j)
+                     for j, (a, b, c, n) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python3", thread="pt_main_thread",
                 copy_enums=False, sync_enum=False)
     add_os_runtime(path, _runtime_os_calls(path, "", None) + waits, settings=settings)
@@ -4020,8 +4031,8 @@ def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,?)",
                     [(a, b, text, gtid, 1) for a, b, text in ranges] + [(a, b, text, gtid, 0) for a, b, text in user])
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, strings(op), strings(op), 32, 40, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None,
-                      None) for j, (a, b, c, op) in enumerate(kern)])
+                    [_kernel_row(a, b, c, gpid, strings(op), 32, (40,), (128,), j)
+                     for j, (a, b, c, op) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python3", thread="python3",
                 copy_enums=False, sync_enum=False)
     if osrt:
@@ -4071,8 +4082,8 @@ def write_host_code_launches(path: str, launches: int = 1200, kernel_us: float =
     names = [strings(n) for n in ("void trsm_right_kernel<double, 64, 16, false, true>(int, int, double const *, "
                                   "double *)", "void gemv_kernel<double, 128>(int, double const *, double *)")]
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, names[i % 2], names[i % 2], 64, 432, 1, 1, 256, 1, 1, 0, 0, 0, 0, i,
-                      None, None) for i, (a, b, c) in enumerate(kern)])
+                    [_kernel_row(a, b, c, gpid, names[i % 2], 64, (432,), (256,), i)
+                     for i, (a, b, c) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./run_pselinv", thread="run_pselinv")
     return {"launches": launches, "launch_calls_ms": calls_ps / ms, "host_code_ms": code_ps / ms,
             "pass_ms": (kern[-1][1] - kern[0][0]) / ms}
@@ -4175,8 +4186,8 @@ def write_comm_thread_steps(path: str, steps: int = 12, buckets: int = 2, forwar
                     [(a, b, text, marker, d) for a, b, text, d in nvtx] if dispatcher else
                     [(a, b, text, comm_tid, d) for a, b, text, d in comm_nvtx])
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, strings(n), strings(n), 64, 128, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
-                      None) for j, (a, b, c, n) in enumerate(kern)])
+                    [_kernel_row(a, b, c, gpid, strings(n), 64, (128,), (256,), j)
+                     for j, (a, b, c, n) in enumerate(kern)])
     con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("train_mpi"), comm_tid))
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./train_mpi", thread="train_mpi")
     return {"steps": steps, "step_ms": float(np.median(np.diff(starts))) / ms,
@@ -4318,8 +4329,8 @@ def write_one_pass_gemm(path: str, upload_a_ms: float = 164.6, startup_ms: float
                     "globalPid, value, bytes, memKind) VALUES (?,?,0,1,14,?,?,0,3200000000,2)",
                     [(*r, gpid) for r in sets])
     nid = strings("Kernel2")
-    con.executemany(_KERNEL_INSERT, [(k0, k1, 0, 1, 14, c, gpid, nid, nid, 168, 1256, 20, 1, 128, 1, 1, 0, 0, 0, 0,
-                                      c, None, None) for k0, k1, c in kern])
+    con.executemany(_KERNEL_INSERT, [_kernel_row(k0, k1, c, gpid, nid, 168, (1256, 20), (128,), c, stream=14)
+                                     for k0, k1, c in kern])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./gemm_tiled",
                 thread="gemm_tiled", sync_enum=False)
     return {"passes": passes, "pass_ms": (spans[0][1] - spans[0][0]) / ms, "gemms": len(kern),
@@ -4426,8 +4437,7 @@ def write_legacy_gpu_tables(path: str, layout: str = "2021", gpus: int = 4, kern
         k0 = api.t + 5 * us
         k1 = k0 + int(kernel_ms * ms)
         nid = strings(f"vector_op_{i}(double const*, double const*, unsigned long, double*)")
-        con.execute(_KERNEL_INSERT, (k0, k1, 0, 1, 7, c, gpid, nid, nid, 16, 1, 1, 1, 10, 1, 1, 0, 0, 0, 0, i + 1,
-                                     None, None))
+        con.execute(_KERNEL_INSERT, _kernel_row(k0, k1, c, gpid, nid, 16, (1,), (10,), i + 1))
         api("cudaDeviceSynchronize_v3020", 0)
         api.end_last(k1 + 5 * us)
         api.t = k1 + 10 * us
@@ -4718,7 +4728,7 @@ def _insert_loop_rows(con: sqlite3.Connection, api: _Calls, ids: tuple[int, int]
     if nvtx:  # an export without NVTX ranges has no table for them
         con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
                         "VALUES (?,?,59,?,?,0)", [(s, e, text, gtid) for s, e, text in nvtx])
-    con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, st, c, gpid, n, n, 32, *dims, 0, 0, 0, 0, j, None, None)
+    con.executemany(_KERNEL_INSERT, [_kernel_row(s, e, c, gpid, n, 32, dims[:3], dims[3:], j, stream=st)
                                      for j, (s, e, st, c, n) in enumerate(kern)])
     sizes = sizes or [16_000_000] * len(copies)
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
@@ -4845,7 +4855,7 @@ def _graph_decode_rank(con: sqlite3.Connection, strings: _Strings, api: _Calls, 
         con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
                     "VALUES (?, ?, 59, ?, ?, 0)", (f0, f1, frame, gtid))
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, rank, 1, 7, c, gpid, n, n, 64, 132, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, g, 1 if g else None)
+                    [_kernel_row(a, b, c, gpid, n, 64, (132,), (256,), j, device=rank, graph=(g, 1 if g else None))
                      for j, (a, b, c, n, g) in enumerate(kern)])
     return api.t + ms, (launches, firsts), f1 - f0
 
@@ -5141,7 +5151,7 @@ def write_counted_solver(path: str, turns: int = 7, branch_every: int = 3, print
     stop = api.t + 1_000 * us
     api.insert(con, gtid)
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, names[k], names[k], 1, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0, j, None, None)
+                    [_kernel_row(a, b, c, gpid, names[k], 1, (16,), (1,), j)
                      for j, (a, b, c, k) in enumerate(kern)])
     if copies:
         con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
@@ -5347,7 +5357,7 @@ def write_launch_sweep(path: str, blocks: tuple[int, ...] = (16, 2, 4, 8, 16, 32
                     [(a, e, c, gpid) for a, e, c in syncs])
     name = strings("MatmulKernel")
     con.executemany(_KERNEL_INSERT,
-                    [(a, e, 0, 1, 7, c, gpid, name, name, 40, side, side, 1, b, b, 1, 0, 0, 0, 0, j, None, None)
+                    [_kernel_row(a, e, c, gpid, name, 40, (side, side), (b, b), j)
                      for j, (a, e, c, side, b) in enumerate(kernels)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="NVIDIA GeForce RTX 3080", sms=68),
                 program="./trt-cuda", thread="trt-cuda")
@@ -5402,8 +5412,8 @@ def write_image_filter(path: str, kernel: str = OWN_IMAGE_FILTER, kernel_ms: flo
                     [(a, e, c, gpid, nbytes, kind) for a, e, c, kind, nbytes in copies])
     name = strings(kernel)
     short = strings(kernel.split("(")[0].removeprefix("void ").split("<")[0].split("::")[-1])
-    con.executemany(_KERNEL_INSERT, [(ks, ke, 0, 1, 7, c_launch, gpid, name, short, 32, grid[0], grid[1], 1,
-                                      block[0], block[1], 1, 0, 16384, 0, 0, 0, None, None)])
+    con.executemany(_KERNEL_INSERT, [_kernel_row(ks, ke, c_launch, gpid, name, 32, grid[:2], block[:2], 0, short=short,
+                                                 dyn_shared=16384)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="GeForce RTX 3080", sms=68),
                 program="./sift", thread="sift")
     return {"kernel_ms": kernel_ms, "library": library}
@@ -5467,8 +5477,8 @@ def write_refused_passes(path: str, refused: bool = True, kernel_ms: float = 4.0
                     "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,?,?)",
                     [(a, e, c, gpid, nbytes, kind, 0 if kind == 1 and nbytes > 1 << 20 else 1 if kind == 1 else 2,
                       2 if kind == 1 else 0) for a, e, c, kind, nbytes in copies])
-    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, n, n, 32, 20, 300, 1, 64, 16, 1, 0, 0, 0, 0, j, None,
-                                      None) for j, (a, b, c, n) in enumerate(kern)])
+    con.executemany(_KERNEL_INSERT, [_kernel_row(a, b, c, gpid, n, 32, (20, 300), (64, 16), j)
+                                     for j, (a, b, c, n) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="GeForce RTX 3080", sms=68),
                 program="./conv", thread="conv")
     return {"passes": 1, "refused": len(failed), "kernels_run": len(kern)}
@@ -5503,7 +5513,7 @@ def write_synced_tiny_loop(path: str, iterations: int = 40, kernels: int = 1, ke
     api.insert(con, gtid)
     name = strings("relax_step")
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, name, name, 32, 1, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                    [_kernel_row(a, b, c, gpid, name, 32, (1,), (128,), j)
                      for j, (a, b, c) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_2080, program="./solver", thread="solver")
     return {"iterations": iterations, "calls_per_turn": kernels + 1, "host_ms_per_turn": kernels * launch_us / 1000,

@@ -77,6 +77,11 @@ class QueryBudgetExceeded(sqlite3.OperationalError):
     """A query ran past the connection's VM-step budget: the file makes SQLite compute, not read."""
 
 
+class ForeignValue(ValueError):
+    """A column the reader reads as numbers (times, ids into a string table) holds a value that is none: text, a blob
+    or a REAL past int64 -- a table of the right name whose rows are another schema's (h37-damage68)."""
+
+
 class Guarded(sqlite3.Connection):
     """A connection with its budget (:func:`guard`): ``ticks`` spent of ``budget``, in :data:`PROGRESS_STEP` steps."""
 
@@ -392,16 +397,34 @@ def read_errors(path: str, error: type[Exception], retry_decode: bool = False) -
         yield
     except QueryBudgetExceeded as e:
         raise error(f"{path}: {e}") from e
+    except ForeignValue as e:
+        raise attach(error(f"{path}: {e}"), unreadable("sqlite_foreign_value", str(e))) from e
     except sqlite3.OperationalError as e:
         if retry_decode and is_decode_error(e):
             raise
         if "out of memory" in str(e).lower():
             raise MemoryError(str(e)) from e
+        said = foreign_schema(e)
+        if said is not None:
+            raise attach(error(f"{path}: {said}"), unreadable("sqlite_foreign_schema", said)) from e
         raise error(f"{path}: damaged SQLite file: {e}") from e
     except sqlite3.DatabaseError as e:  # SQLite's own corruption codes (SQLITE_CORRUPT, SQLITE_NOTADB): damage
         raise attach(error(f"{path}: damaged SQLite file: {e}"), unreadable("sqlite_corrupt", str(e))) from e
     except fsio.NotListedFile as e:
         raise error(str(e)) from e
+
+
+def foreign_schema(e: Exception) -> str | None:
+    """The words of a query that failed on the file's schema -- a table or column the reader reads that the file
+    lacks (SQLite's "no such table" / "no such column") -- else None.
+
+    Why 'unreadable', not 'cut': SQLite read the schema whole (a cut file fails its header check or its pages, never
+    the names it lists), so nothing lies past the damage; the file is another schema's, or one trimmed, and the rows
+    the reader needs there cannot be read (h37-damage68)."""
+    text = str(e)
+    if not isinstance(e, sqlite3.OperationalError) or not text.lower().startswith(("no such table", "no such column")):
+        return None
+    return f"{text}: the file's schema lacks what its profiler always writes (another version's or a trimmed schema)"
 
 
 def read_leniently(read: Callable[[bool], T]) -> T:
@@ -626,8 +649,8 @@ def _tuple_chunk(con: sqlite3.Connection, table: str, exprs: list[str], text: st
     try:
         flat = np.fromiter(itertools.chain.from_iterable(r[1:k + 1] for r in got), dtype=np.int64,
                            count=len(got) * k).reshape(-1, k)
-    except ValueError as e:  # text that spells no number where a number or an id belongs: say which column
-        raise ValueError(_text_in_numbers(table, exprs, got)) from e
+    except (ValueError, OverflowError) as e:  # text that spells no number where a number or an id belongs
+        raise ForeignValue(_text_in_numbers(table, exprs, got)) from e
     texts = [r[k + 1] for r in got] if text is not None else None
     return flat, texts, got[-1][0] if got else after
 
@@ -694,8 +717,11 @@ def _tuple_chunks(con: sqlite3.Connection, table: str, exprs: list[str], where: 
     sql = f'SELECT {", ".join(cols)} FROM "{table}"' + (f" WHERE {where}" if where else "")
     k = len(exprs)
     for got in _rows(con, sql, chunk):
-        flat = np.fromiter(itertools.chain.from_iterable(r[:k] for r in got) if text is not None
-                           else itertools.chain.from_iterable(got), dtype=np.int64, count=len(got) * k)
+        try:
+            flat = np.fromiter(itertools.chain.from_iterable(r[:k] for r in got) if text is not None
+                               else itertools.chain.from_iterable(got), dtype=np.int64, count=len(got) * k)
+        except (ValueError, OverflowError) as e:  # the same as a rowid table's (:func:`_tuple_chunk`)
+            raise ForeignValue(_text_in_numbers(table, exprs, [(None, *r) for r in got])) from e
         yield flat.reshape(-1, k), ([r[k] for r in got] if text is not None else None)
 
 

@@ -16,6 +16,11 @@ A100 Nsight export, a V100 nvprof database, a rocprof ``results.json``, a rocmPr
 CSV kernel trace (an RDNA2 iGPU); nvprof's printed CSV and a rocprofv3 JSON are generated (``synthetic``: no real one
 is kept).
 
+Fail on base 225b624d (h37-damage68): ``rocprofv3_csv_alone`` (a lone kernel trace cut in its header: left out, "no GPU
+profiles found in <logdir>", the file unnamed), and every case of the trimmed-schema test below (no record: an
+Nsight export without ``StringIds`` read on, its calls and kernels nameless, exit 0; a rocmProfileData or rocpd
+database lacking a column an error with no record).
+
 Fail on base 776bb150: ``kineto_gz`` (cut in its first deflate bytes: zlib's bare EOFError, no file named), ``rocprof`` (its ``results.json`` cut in ``otherData``, after its events, read as a whole file:
 exit 0) and ``rocprofv3_csv`` (its kernel trace cut in its header: left out, the capture read without it, exit 0)."""
 
@@ -68,6 +73,9 @@ FILES = {
     "snapshot": ("snapshot.pickle", lambda t: gzip.decompress(SNAPSHOT.read_bytes()), None),
     "rocprofv3_csv": ("output_kernel_trace.csv", lambda t: (ROCPROFV3_CSV / "output_kernel_trace.csv").read_bytes(),
                       ROCPROFV3_CSV),
+    # the same kernel trace with no sibling CSV: cut in its header, nothing else says the run is rocprofv3's
+    "rocprofv3_csv_alone": ("output_kernel_trace.csv",
+                            lambda t: (ROCPROFV3_CSV / "output_kernel_trace.csv").read_bytes(), None),
     "nvprof_csv": ("trace.csv", _nvprof_csv, None),
     "nvprof": ("net.nvvp", lambda t: NVPROF.read_bytes(), None),
     "rocprofv3_json": ("4242_results.json", _rocprofv3_json, None),
@@ -109,3 +117,46 @@ def test_a_file_cut_at_any_byte_is_never_healthy_and_says_so(tmp_path, fmt):
         for h in hosts:
             # a record says what the damage is; without one, the error names the file it could not read
             assert h.records() or Path(name).name in h.error, (fmt, k, h.error)
+
+
+def _without(src: Path, tmp: Path, *statements: str) -> bytes:
+    """The SQLite file ``src`` with ``statements`` run on a copy (then vacuumed: a whole, well-formed file)."""
+    import sqlite3
+
+    shutil.copyfile(src, tmp / "edit.sqlite")
+    con = sqlite3.connect(tmp / "edit.sqlite")
+    for s in statements:
+        con.execute(s)
+    con.commit()
+    con.execute("VACUUM")
+    con.close()
+    return (tmp / "edit.sqlite").read_bytes()
+
+
+#: A real Nsight export of Nsight's own tables (``ANALYSIS_DETAILS``: an export by them, whatever else it lacks).
+NSYS_OWN = FIXTURES / "wild" / "extrap_parallel_kernels_gtx1060" / "profile16.sqlite"
+#: rpd_tracer's views name the columns: dropped first, or SQLite refuses to drop one.
+_RPD_VIEWS = tuple(f"DROP VIEW {v}" for v in ("api", "op", "busy", "ktop", "top", "kernel", "copy", "copyop"))
+#: name -> (the file's name in its run folder, its bytes given a scratch folder): a whole, well-formed SQLite file
+#: whose schema lacks what its profiler always writes.
+TRIMMED = {
+    # every call's and kernel's name is an id into StringIds; without it nothing can be named
+    "nsys_no_string_table": ("profile16.sqlite", lambda t: _without(NSYS_OWN, t, "DROP TABLE StringIds")),
+    "rpd_op_without_queue": ("matmul_result.rpd",
+                             lambda t: _without(RPD, t, *_RPD_VIEWS, "ALTER TABLE rocpd_op DROP COLUMN queueId")),
+    "rpd_strings_without_text": ("matmul_result.rpd", lambda t: _without(
+        RPD, t, *_RPD_VIEWS, "ALTER TABLE rocpd_string RENAME COLUMN string TO text_")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRIMMED))
+def test_a_whole_file_of_a_trimmed_schema_is_unreadable_never_healthy(tmp_path, case):
+    """A well-formed SQLite file lacking a table or column its profiler always writes: an error naming the file,
+    carrying an 'unreadable' record (SQLite read it whole: nothing lies past the damage, so it is no cut), exit 2."""
+    name, make = TRIMMED[case]
+    logdir = _logdir(tmp_path, name, make(tmp_path), None)
+    report = fresh_report(logdir)
+    assert not report.healthy and exit_code([report], None) == 2, (case, report.verdict)
+    (host,) = report.hosts
+    assert host.error and name in host.error, (case, host.error)
+    assert [d.kind for d in host.records()] == ["unreadable"], (case, host.records())

@@ -60,6 +60,7 @@ from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import nvtx, pytorch, xla
 from tb_gpu_advisor.frameworks.nvtx import framework_shown
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
+from tb_gpu_advisor.model.damage import attach, unreadable
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import (OFF_CPU, DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits,
                                        StreamWaits, Trace)
@@ -208,11 +209,25 @@ def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -
             schema = tb.Schema(con)
             if not schema.is_export():
                 raise NsysReadError(f"{path}: an SQLite file, but no Nsight Systems export (none of its tables)")
+            _names_readable(schema, path)
             if (not _holds_events(schema) and not _capture_options(schema)  # options say what the window was asked to hold
                     and not _died(schema)):
                 failure = _last_words(schema)
                 raise NsysReadError(_NOTHING + failure if failure else NOTHING_RECORDED)
             return _columns(schema, path, size, file_index)
+
+
+def _names_readable(schema: tb.Schema, path: str) -> None:
+    """An error carrying an 'unreadable' record where the export's calls or kernels are named by ids into a
+    ``StringIds`` it lacks (``tables.names_unreadable``).  Not 'cut': SQLite read the file's schema whole (a cut is
+    told by its header, ``sqlite.whole``), so nothing lies past the damage -- the table is missing from a well-formed
+    file: a trimmed or foreign schema, whose rows cannot say what they are (h37-damage68)."""
+    lost = tb.names_unreadable(schema)
+    if lost:
+        why = (f"no such table: {tb.STRINGS} -- the names of its rows in {', '.join(lost)} are ids into it (every "
+               "Nsight Systems export writes it), so no call or kernel can be named: a trimmed or foreign schema")
+        raise attach(NsysReadError(f"{path}: damaged Nsight Systems export: {why}"),
+                     unreadable("sqlite_no_such_table", why))
 
 
 def _holds_events(schema: tb.Schema) -> bool:
@@ -383,7 +398,8 @@ def _refused_launches(schema: tb.Schema) -> tuple[str, int]:
         return "", 0
     codes = ",".join(str(c) for c in devices.nvidia.LAUNCH_ERRORS)
     rows = schema.con.execute(f'SELECT nameId, returnValue, COUNT(*), MIN(start) FROM "{tb.RUNTIME}" '
-                              f"WHERE returnValue IN ({codes}) GROUP BY nameId, returnValue").fetchall()
+                              f'WHERE returnValue IN ({codes}) AND {tb.integers("nameId", "start", "returnValue")} '
+                              "GROUP BY nameId, returnValue").fetchall()
     if not rows:
         return "", 0
     names = tb.string_table(schema, np.array([r[0] for r in rows], np.int64))
@@ -478,7 +494,7 @@ def _sticky_error(schema: tb.Schema) -> str:
         return ""
     codes = ",".join(str(c) for c in devices.nvidia.STICKY_ERRORS)
     row = schema.con.execute(f'SELECT nameId, returnValue FROM "{tb.RUNTIME}" WHERE returnValue IN ({codes}) '
-                             "ORDER BY start LIMIT 1").fetchone()
+                             f'AND {tb.integers("nameId")} ORDER BY start LIMIT 1').fetchone()
     if row is None:
         return ""
     names = tb.string_table(schema, np.array([row[0]], np.int64))
@@ -1316,8 +1332,9 @@ def _domain_names(schema: tb.Schema) -> dict[int, str]:
         return {}
     text = "text" if "text" in cols else "NULL"
     out = {}
-    for d, t in schema.con.execute(f'SELECT domainId, {text} FROM "{tb.NVTX}" WHERE eventType = {_DOMAIN_CREATE}'):
-        if d is not None and isinstance(t, str) and t:
+    for d, t in schema.con.execute(f'SELECT domainId, {text} FROM "{tb.NVTX}" WHERE eventType = {_DOMAIN_CREATE} '
+                                   f'AND {tb.integers("domainId")}'):
+        if isinstance(t, str) and t:
             out[int(d)] = t
     return out
 
@@ -1472,7 +1489,9 @@ def _copy_name(kind: int, src: str | None, dst: str | None, asked: bool = False)
 def _thread_names(schema: tb.Schema) -> dict[int, str]:
     if not schema.has(tb.THREADS, "nameId", "globalTid"):
         return {}
-    rows = schema.con.execute(f'SELECT globalTid, nameId FROM "{tb.THREADS}"').fetchall()
+    # a row whose ids are no integers (text, a blob, a REAL: another schema's table of this name) names no thread
+    rows = schema.con.execute(f'SELECT globalTid, nameId FROM "{tb.THREADS}" '
+                              f'WHERE {tb.integers("globalTid", "nameId")}').fetchall()
     ids = np.array([r[1] for r in rows if r[1] is not None], np.int64)
     strings = tb.string_table(schema, ids)
     return {int(t): strings[int(n)] for t, n in rows if t is not None and n is not None and int(n) in strings}
@@ -1481,8 +1500,8 @@ def _thread_names(schema: tb.Schema) -> dict[int, str]:
 def _process_names(schema: tb.Schema) -> dict[int, str]:
     if not schema.has(tb.PROCESSES, "pid", "name"):
         return {}
-    return {int(p): str(n) for p, n in schema.con.execute(f'SELECT pid, name FROM "{tb.PROCESSES}"')
-            if p is not None and n}
+    return {int(p): str(n) for p, n in schema.con.execute(f'SELECT pid, name FROM "{tb.PROCESSES}" '
+                                                          f'WHERE {tb.integers("pid")}') if n}
 
 
 def _close_open_ranges(schema: tb.Schema, raw: _Raw) -> None:
@@ -1943,9 +1962,20 @@ def _gpu_ids(r: _Raw) -> dict[int, int]:
     return {int(d): int(d) for d in sorted_unique(r.d_dev).tolist() if int(d) >= 0}
 
 
+#: The largest stream id CUPTI writes (its ``streamId`` is a 32-bit unsigned id; -1 is the reader's "none").
+_MAX_STREAM = (1 << 32) - 1
+
+
 def _stream_keys(r: _Raw, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """(the distinct (process, stream) keys of a GPU's events ``sel``, sorted; each event's index into them; the
-    width that keys them): one GPU's streams, numbered as its ``stream_names``."""
+    width that keys them): one GPU's streams, numbered as its ``stream_names``.  A stream id outside CUPTI's 32-bit
+    range is an error carrying an 'unreadable' record: keyed, it overflowed int64 (a crash, h37-damage68's fuzz) or,
+    below -1, took another process's key."""
+    if sel.size and (int(r.d_stream[sel].min()) < -1 or int(r.d_stream[sel].max()) > _MAX_STREAM):
+        why = (f"GPU events with a stream id no CUDA stream has (outside -1..{_MAX_STREAM:,}: "
+               f"{int(r.d_stream[sel].min()):,} to {int(r.d_stream[sel].max()):,}): another schema's values")
+        raise attach(NsysReadError(f"{r.path}: damaged Nsight Systems export: {why}"),
+                     unreadable("stream_id_range", why))
     width = int(r.d_stream[sel].max()) + 2 if sel.size else 1
     spair = r.d_pid[sel].astype(np.int64) * width + (r.d_stream[sel].astype(np.int64) + 1)
     ustream, stream = unique_inverse(spair)
@@ -1989,7 +2019,9 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
     stream_names = [f"stream {int(x) % width - 1}" + (f" (pid {(int(x) // width) & 0xFFFFFF})" if len(procs) > 1 else "")
                     for x in ustream.tolist()]
     op_host = op_of_launch[sel]
-    op_ids, op_idx = unique_inverse(np.where(op_host >= 0, h.name[np.maximum(op_host, 0)].astype(np.int64), -1))
+    op_name = np.full(op_host.size, -1, np.int64)  # no host event (an export of kernels without CUDA calls): none
+    op_name[op_host >= 0] = h.name[op_host[op_host >= 0]]
+    op_ids, op_idx = unique_inverse(op_name)
     op_text = [pytorch.op_text(h.names[int(i)]) if i >= 0 else "" for i in op_ids.tolist()]
     op_idx = np.where(op_host >= 0, op_idx, -1).astype(int_dtype(-1, len(op_text), floor=np.int16))
     del op_host

@@ -63,6 +63,11 @@ ACTIVITY = (KERNEL, MEMCPY, MEMSET, RUNTIME, NVTX, SYNC, GRAPH_TRACE)
 #: these beside ``StringIds`` -- no metadata table, no activity table -- and is still an export, to be read as such.
 TARGET_TABLES = (GPU_INFO, CUDA_DEVICE, CUDA_GPU, SYSTEM_ENV, PROCESS_STREAMS)
 
+#: The activity tables whose rows say what they are by an id into ``StringIds`` (a call's ``nameId``, a kernel's
+#: ``demangledName`` / ``shortName``): Nsight writes every such name there, so an export holding one of these rows
+#: holds ``StringIds`` too.
+NAMED_BY_ID = {RUNTIME: ("nameId",), DRIVER: ("nameId",), KERNEL: ("demangledName", "shortName")}
+
 #: Serialized global ids: pid and tid fields.
 _PID_SHIFT = 24
 _ID_MASK = (1 << 24) - 1
@@ -70,6 +75,13 @@ _ID_MASK = (1 << 24) - 1
 
 class NsysReadError(ValueError):
     """An SQLite file that is no Nsight Systems export, or one without anything to analyse."""
+
+
+def integers(*cols: str) -> str:
+    """The SQL condition that ``cols`` hold integers: a row read with ``int()`` in Python is kept only so -- a table of
+    Nsight's name whose values are text, blobs or REALs (another schema's, a hostile file's) crashed the read with
+    ``int('text')`` (h37-damage68's fuzz), where such a row names nothing."""
+    return " AND ".join(f"typeof({c}) = 'integer'" for c in cols)
 
 
 def pid_of(global_id: np.ndarray) -> np.ndarray:
@@ -100,6 +112,18 @@ class Schema(_sq.Schema):
 
 
 
+def names_unreadable(schema: Schema) -> list[str]:
+    """The tables of :data:`NAMED_BY_ID` holding rows whose names are ids into a ``StringIds`` the export lacks (no
+    table, or one without ``id`` / ``value``); empty where their names can be read.
+
+    Why it is damage and not an empty name: every Nsight export writes ``StringIds`` beside these tables, so a file
+    without it is a trimmed or foreign schema; read on, each call and kernel would be "CUDA API 17" and kernel 17 --
+    no launch, sync or kernel family told -- and the advice would rest on ids (h37-damage68)."""
+    if schema.has(STRINGS, "id", "value"):
+        return []
+    return [t for t, cols in NAMED_BY_ID.items() if any(c in schema.columns(t) for c in cols) and schema.nonempty(t)]
+
+
 def string_table(schema: _sq.Schema, ids: np.ndarray, table: str = STRINGS, column: str = "value") -> dict[int, str]:
     """The strings of the ids asked from ``StringIds`` (``formats.sqlite.string_table``)."""
     return _sq.string_table(schema, ids, table, column)
@@ -113,7 +137,7 @@ def enum_labels(schema: Schema, table: str) -> dict[int, str]:
     col = "label" if "label" in cols else "name" if "name" in cols else None
     if col is None:
         return {}
-    return {int(i): str(v) for i, v in schema.con.execute(f'SELECT id, {col} FROM "{table}"') if i is not None}
+    return {int(i): str(v) for i, v in schema.con.execute(f'SELECT id, {col} FROM "{table}" WHERE {integers("id")}')}
 
 
 def key_values(schema: Schema, table: str, limit: int = 10_000, chars: int = 4096) -> list[tuple[str, str]]:
@@ -154,7 +178,7 @@ def injection_messages(schema: Schema, limit: int = 64) -> list[tuple[int, str]]
     if not schema.has(DIAGNOSTICS, "timestamp", "source", "severity", "text"):
         return []
     sql = (f'SELECT severity, substr(text, 1, 300) FROM "{DIAGNOSTICS}" WHERE source = ? AND text IS NOT NULL '
-           f"ORDER BY timestamp LIMIT {int(limit)}")
+           f'AND {integers("severity")} ORDER BY timestamp LIMIT {int(limit)}')
     return [(int(sev), str(text)) for sev, text in schema.con.execute(sql, (DIAG_INJECTION,))]
 
 

@@ -91,6 +91,16 @@ def cut_in_header(path: str) -> bool:
     return bool(raw.strip()) and b"\n" not in raw and len(raw) < SNIFF_BYTES
 
 
+def _trace_cut(f: Found) -> bool:
+    """A trace file of the run (by its name: not ``agent_info``) cut in its header (:func:`cut_in_header`): the run
+    holds a trace, cut, even with no whole sibling -- grouped, so its reader says the cut by the file's name.
+
+    Why: a lone ``kernel_trace.csv`` cut in its header was claimed by :func:`sniff` and then dropped here (no whole
+    trace beside it), and the CLI said "no GPU profiles found in <logdir>" -- exit 2, but neither the file nor its
+    damage named (h37-damage68)."""
+    return not f.name.endswith("agent_info.csv") and cut_in_header(f.path)
+
+
 def sniff(path: str) -> str | None:
     """None when ``path`` is one of rocprofv3's CSV files, else why not (cached by the file's identity)."""
     def probe() -> str | None:
@@ -130,7 +140,7 @@ class RocprofCsvLayout(RunFolderLayout):
         used: set[tuple[str, str]] = set()
         for (folder, pre), files in sorted(runs.items(), key=lambda kv: (max(f.mtime_ns for f in kv[1]), kv[0])):
             kinds = [kind_of(header_cells(head_line(f.path))) for f in files]
-            if not any(k in ("kernel", "api", "copy") for k in kinds):
+            if not any(k in ("kernel", "api", "copy") for k in kinds) and not any(map(_trace_cut, files)):
                 continue
             files = [f for _, f in sorted(zip(kinds, files), key=lambda kf: (kf[0] != "kernel", kf[1].name))]
             run = "/".join(files[0].rel[:-1]) or ROOT_RUN

@@ -37,6 +37,7 @@ from tb_gpu_advisor.formats.hip_ops import GPU_NAME, copies_host_side, copy_name
     host_events, launch_call_times, roctx_ranges, trace_of
 from tb_gpu_advisor.formats.rocprof.rocpd_layout import guids, is_rocpd
 from tb_gpu_advisor.model.columns import unique_inverse
+from tb_gpu_advisor.model.damage import attach, unreadable
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
 
@@ -71,11 +72,16 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
 
 
 def _cols(schema: tb.Schema, table: str, cols: dict[str, str], path: str, need: tuple[str, ...] = ()) -> dict:
+    """``cols`` of ``table`` (none where it is absent); a table lacking a column the read ``need``s is an error
+    carrying an 'unreadable' record, not a cut: SQLite read its schema whole (a cut file fails ``tb.whole`` first),
+    so nothing lies past it -- the table is another version's or trimmed, and its rows cannot be read as events
+    (h37-damage68: an error with no record before)."""
     if table not in schema.tables:
         return {k: np.zeros(0, np.int64) for k in cols}
     missing = [c for k, c in cols.items() if k in need and c not in schema.columns(table)]
     if missing:
-        raise RocpdReadError(f"{path}: damaged rocpd database: {table} has no column {', '.join(missing)}")
+        why = f"{table} has no column {', '.join(missing)} (rocprofv3 writes it in every rocpd database)"
+        raise attach(RocpdReadError(f"{path}: damaged rocpd database: {why}"), unreadable("sqlite_no_such_column", why))
     out = tb.int_columns(schema, table, dict(cols))
     return {k: np.asarray(v, dtype=np.int64) for k, v in out.items()}
 

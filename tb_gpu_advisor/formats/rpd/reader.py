@@ -43,6 +43,7 @@ from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host
 from tb_gpu_advisor.formats.rpd import tables as rt
 from tb_gpu_advisor.formats.rpd.layout import stem
 from tb_gpu_advisor.model.columns import unique_inverse
+from tb_gpu_advisor.model.damage import attach, unreadable
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
 
@@ -88,15 +89,26 @@ def _stem(path: str) -> str:
 
 def _columns(schema: tb.Schema, table: str, cols: dict[str, str], need: bool, path: str) -> dict[str, np.ndarray]:
     """The table's integer columns; a table the trace needs (``need``) lacking one is damage, a missing optional table
-    reads as no rows."""
+    reads as no rows.
+
+    The damage is 'unreadable', not 'cut': SQLite read the file's schema whole (a cut database fails its header check
+    first, ``formats.sqlite.whole``), so nothing lies past it; the table is there without a column rpd_tracer always
+    writes -- another version's or a trimmed schema, whose rows cannot be read as events (h37-damage68: an error with
+    no record before)."""
     missing = [c for c in cols.values() if c not in schema.columns(table)]
     if missing:
         if need:
-            raise RpdReadError(f"{path}: damaged rocmProfileData database: {table} has no column "
-                               f"{', '.join(missing)}")
+            _lacks(path, table, missing)
         return {k: np.zeros(0, np.int64) for k in cols}
     out = tb.int_columns(schema, table, dict(cols))
     return {k: np.asarray(v, dtype=np.int64) for k, v in out.items()}
+
+
+def _lacks(path: str, table: str, missing: list[str]) -> None:
+    """The error of a table the trace needs lacking columns, carrying its 'unreadable' record (:func:`_columns`)."""
+    why = f"{table} has no column {', '.join(missing)} (rpd_tracer writes it in every database)"
+    raise attach(RpdReadError(f"{path}: damaged rocmProfileData database: {why}"),
+                 unreadable("sqlite_no_such_column", why))
 
 
 def _intern(table: dict[str, int], names: list[str], name: str) -> int:
@@ -108,6 +120,8 @@ def _intern(table: dict[str, int], names: list[str], name: str) -> int:
 
 
 def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
+    if not schema.has(rt.STRING, "id", rt.STRING_TEXT):  # every call's and op's name is an id into it
+        _lacks(path, rt.STRING, [c for c in ("id", rt.STRING_TEXT) if c not in schema.columns(rt.STRING)])
     api = _columns(schema, rt.API, _API_COLS, True, path)
     ops = _columns(schema, rt.OP, _OP_COLS, True, path)
     if not api["id"].size and not ops["id"].size:

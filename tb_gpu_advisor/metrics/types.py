@@ -1272,7 +1272,7 @@ class GemmRoofline:
     """One matmul/conv/attention shape (calls with the same op, dtype and shapes) against its roofline."""
 
     label: str  # "aten::mm bf16 [4096,4096]x[4096,4096]", or the HLO instruction
-    kind: str  # matmul | conv | attention (model.trace.FLOP_KINDS)
+    kind: str  # matmul | conv | attention | depthwise (model.trace.FLOP_KINDS)
     precision: str  # what its kernels run in (their names), else its inputs' dtype
     calls_per_step: float
     flops_per_call: float
@@ -1303,6 +1303,10 @@ class Flops:
     flops_per_step: float | None = None  # per GPU
     trace_flops_per_step: float | None = None  # per GPU, from the trace even when the user gave model FLOPs
     user_flops_per_step: float | None = None  # the user's --model-flops-per-step
+    #: per GPU, from the trace: the FLOPs of work on the vector units (depthwise convolutions, ``FLOP_KINDS``), apart
+    #: from the matrix units' FLOPs MFU counts (``trace_flops_per_step``): the two sum to the trace's FLOPs
+    vector_flops_per_step: float | None = None
+    vector_note: str | None = None  # what MFU leaves out, in words ("{per_step}": the window's)
     step_ms: float | None = None
     tflops_per_s: float | None = None  # achieved per GPU over the step
     dtype: str | None = None  # the precision that dominates GEMM time: the peak MFU is of

@@ -437,7 +437,12 @@ class MemorySnapshot:
 
 
 #: What a row of :class:`FlopOps` computes (``FlopOps.kind`` indexes it).
-FLOP_KINDS = ("matmul", "conv", "attention")
+#: The kinds of FLOP work: the matrix units' (a matmul, a convolution, attention's matmuls) and "depthwise" -- a
+#: convolution each of whose outputs sums one input channel, which runs on the vector units
+#: (``frameworks.aten_flops._conv_kind``): MFU counts the matrix units' kinds only (``MATRIX_FLOP_KINDS``).
+FLOP_KINDS = ("matmul", "conv", "attention", "depthwise")
+#: The kinds MFU counts, over the matrix units' peak.
+MATRIX_FLOP_KINDS = (0, 1, 2)
 
 
 @dataclass

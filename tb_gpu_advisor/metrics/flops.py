@@ -523,15 +523,22 @@ _MATRIX_KIND_NAMES = frozenset(FLOP_KINDS[k] for k in MATRIX_FLOP_KINDS)
 def _unit_peak(info, kind: int, prec: int) -> tuple[float | None, bool]:  # noqa: ANN001 - DeviceInfo
     """(peak FLOP/s of the units a row's work runs on, whether it is that peak or only a floor of it).  The matrix
     units' kinds: the dense peak of the row's precision.  Work on the vector units (a depthwise convolution): their
-    fp32 peak (``devices.vector_peak_flops``) -- exact for fp32 work, a floor for narrower types, whose vector rates
-    are 1-4x it.  Why: a depthwise row read against its dtype's Tensor Core peak was compared with units it never
-    uses; physics (no kernel beats its peak) holds only against its own units' (h37-flops68)."""
+    fp32 peak (``devices.vector_peak_flops``) -- exact for fp32 work, a floor for 16-bit work, whose vector rates are
+    1-4x it; for any other type (fp64's vector rate is below it) no peak is known.  Why: a depthwise row read against
+    its dtype's Tensor Core peak was compared with units it never uses; physics (no kernel beats its peak) holds only
+    against its own units' (h37-flops68)."""
     kw = dict(sm_count=info.sm_count, clock_hz=info.clock_hz, memory_bytes=info.memory_bytes)
     if kind in MATRIX_FLOP_KINDS:
         peak = devices.peak_flops(info.name, info.compute_capability, prec, **kw)
         return (peak.value if peak else None), True
+    if prec not in _VECTOR_FLOOR_TYPES:
+        return None, False
     peak = devices.vector_peak_flops(info.name, info.compute_capability, **kw)
-    return (peak.value if peak else None), prec in (devices.P_FP32, devices.P_TF32)
+    return (peak.value if peak else None), prec == devices.P_FP32
+
+
+#: The types whose vector rate the vector units' fp32 peak is (fp32) or bounds from below (16 bits)
+_VECTOR_FLOOR_TYPES = (devices.P_FP32, devices.P_FP16, devices.P_BF16)
 
 
 def _mark_above_floor(ctx: Context, fo: FlopOps, rows: _RowKernels, acc: dict[str, dict],

@@ -123,3 +123,14 @@ def test_vector_peak_is_the_vector_units():
     """The fp32 figure where the table says it is the CUDA cores' / vector ALUs'; none where it is a Matrix Core's."""
     assert devices.vector_peak_flops("NVIDIA A100-SXM4-40GB", (8, 0)).value == pytest.approx(A100_FP32_CUDA_CORES)
     assert devices.vector_peak_flops("AMD Instinct MI250X", None) is None  # CDNA 2's fp32 95.7 is its Matrix Cores'
+
+
+def test_a_floor_of_the_peak_gives_a_roof_only_under_it():
+    """16-bit work on the vector units: their fp32 peak is only a floor of their 16-bit rate, so a row whose bandwidth
+    roof is above it has no roof (not one at the floor, which a kernel may beat); under it, the bandwidth's is the roof."""
+    from tb_gpu_advisor.metrics.flops import _roofline
+
+    over = _roofline("dw", aten_flops.DEPTHWISE, devices.P_FP16, 1.0, 40e9, 2e9, 1.0, A100_FP32_CUDA_CORES, 2e12, False)
+    assert over.attainable_tflops_per_s is None and over.bound is None
+    under = _roofline("dw", aten_flops.DEPTHWISE, devices.P_FP16, 1.0, 9e9, 2e9, 1.0, A100_FP32_CUDA_CORES, 2e12, False)
+    assert under.bound == "memory" and under.attainable_tflops_per_s == pytest.approx(9.0)

@@ -503,7 +503,7 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None
         if t > 0:
             out.by_kind[kind] = [t, sum(x.flops_per_call * x.calls_per_step for x in mine) / (t / 1e3) / 1e12]
     # the GEMM figures are the matrix units' work, as MFU's FLOPs are: a depthwise row stands in ``by_kind`` alone
-    items = [x for x in items if x.kind in _MATRIX_KIND_NAMES]
+    items = [x for x in items if x.on_matrix_units]
     total = sum(x.ms_per_step for x in items)
     if not total:
         return
@@ -514,10 +514,6 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None
     if rated:
         out.below_roofline_share = sum(x.ms_per_step for x in rated if x.roofline_share < low) / \
             sum(x.ms_per_step for x in rated)
-
-
-#: The roofline rows' kinds of the matrix units' work (``MATRIX_FLOP_KINDS`` by name)
-_MATRIX_KIND_NAMES = frozenset(FLOP_KINDS[k] for k in MATRIX_FLOP_KINDS)
 
 
 def _unit_peak(info, kind: int, prec: int) -> tuple[float | None, bool]:  # noqa: ANN001 - DeviceInfo

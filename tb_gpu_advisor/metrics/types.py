@@ -31,6 +31,7 @@ import numpy as np
 
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.steprows import RowTable
+from tb_gpu_advisor.model.trace import MATRIX_FLOP_KIND_NAMES
 from tb_gpu_advisor.steps.types import StepDetection
 
 def sharing_ranks(shares: Iterable[bool]) -> int:
@@ -1282,6 +1283,12 @@ class GemmRoofline:
     attainable_tflops_per_s: float | None  # min(peak, intensity x memory bandwidth)
     roofline_share: float | None  # achieved / attainable
     bound: str | None  # "compute" | "memory": which roof limits it
+
+    @property
+    def on_matrix_units(self) -> bool:
+        """Its work is the matrix units' (``model.trace.MATRIX_FLOP_KINDS``), what MFU and the GEMM figures count; a
+        ``depthwise`` row is the vector units' (h37-flops68)."""
+        return self.kind in MATRIX_FLOP_KIND_NAMES
 
     @property
     def above_floor_ms_per_step(self) -> float:

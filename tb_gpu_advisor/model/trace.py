@@ -443,6 +443,8 @@ class MemorySnapshot:
 FLOP_KINDS = ("matmul", "conv", "attention", "depthwise")
 #: The kinds MFU counts, over the matrix units' peak.
 MATRIX_FLOP_KINDS = (0, 1, 2)
+#: Their names, as a roofline row says its kind (``metrics.types.GemmRoofline.on_matrix_units``)
+MATRIX_FLOP_KIND_NAMES = frozenset(FLOP_KINDS[k] for k in MATRIX_FLOP_KINDS)
 
 
 @dataclass

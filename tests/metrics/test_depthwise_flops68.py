@@ -134,3 +134,15 @@ def test_a_floor_of_the_peak_gives_a_roof_only_under_it():
     assert over.attainable_tflops_per_s is None and over.bound is None
     under = _roofline("dw", aten_flops.DEPTHWISE, devices.P_FP16, 1.0, 9e9, 2e9, 1.0, A100_FP32_CUDA_CORES, 2e12, False)
     assert under.bound == "memory" and under.attainable_tflops_per_s == pytest.approx(9.0)
+
+
+def test_mfu_low_weighs_the_gemms_alone(block):
+    """``mfu_low`` reads GEMM time as the card does: the pointwise layer's 120 us, not the depthwise kernel's 180 us
+    beside it (main: "300 us of each 332 us step", ~217 us saved from a GEMM pool that never held the depthwise
+    kernel)."""
+    from tb_gpu_advisor.rules import mfu_low
+
+    truth, m = block
+    (f,) = mfu_low.check(m)
+    assert f"({truth['pointwise_us']:.0f} us of each" in f.summary
+    assert f.saving.ms_per_step <= truth["pointwise_us"] / 1e3

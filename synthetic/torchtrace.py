@@ -5468,3 +5468,52 @@ def write_submission_waits(path: str, steps: int = 8, kernels: int = 40, latency
     turns = sum(1 for n in turn_steps if n < steps) if turn_us else 0
     return {"steps": steps, "latency": latency, "median_us": statistics.median(SUBMIT_WAITS_US) if latency else 0.0,
             "held_ms": turns * (turn_us - 50.0) / 1000.0 / steps}
+
+
+#: cuDNN's grouped direct convolution in fp16, as cuDNN 8/9 names it (a ConvNeXt / MobileNet depthwise layer under
+#: PyTorch; the template as public nsys summaries print it): CUDA-core work (``devices.direct_convolution_one``).
+CUDNN_GROUPED_DIRECT_FP16 = ("void cudnn::cnn::conv2d_grouped_direct_kernel<false, true, false, false, false, false, "
+                             "int, __half, __half, __half, __half, float, float>(cudnn::cnn::GroupedDirectFpropParams, "
+                             "__half const*, __half const*, __half*, float, float, float const*, float const*, "
+                             "cudnnActivationStruct)")
+#: cuDNN's Tensor Core implicit-GEMM forward convolution in fp16 (a pointwise layer's).
+CUDNN_XMMA_FPROP_FP16 = ("sm80_xmma_fprop_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x64_"
+                         "stage3_warpsize2x2x1_g1_tensor16x8x16_kernel")
+
+
+def conv2d_args(x: tuple[int, int, int, int], w: tuple[int, int, int, int], groups: int = 1,
+                dtype: str = "c10::Half") -> dict[str, Any]:
+    """``record_shapes``' args of one ``aten::conv2d(input, weight, bias=None, stride=1, padding=k//2, dilation=1,
+    groups)``, as Kineto writes them."""
+    k = w[2]
+    return {"Input Dims": [list(x), list(w), [], [], [], [], []],
+            "Input type": [dtype, dtype, "", "ScalarList", "ScalarList", "ScalarList", "Scalar"],
+            "Concrete Inputs": ["", "", "", "[1, 1]", f"[{k // 2}, {k // 2}]", "[1, 1]", str(groups)]}
+
+
+def write_depthwise_block(path: str, steps: int = 6, batch: int = 32, channels: int = 256, hw: int = 28,
+                          dw_kernel: str = CUDNN_GROUPED_DIRECT_FP16, dw_us: float = 180.0,
+                          pw_us: float = 120.0) -> dict[str, Any]:
+    """A MobileNet block's forward in fp16 on an A100-SXM4-40GB, ``steps`` marked steps: a 3x3 depthwise
+    ``aten::conv2d`` (``groups == channels``) run by ``dw_kernel`` (cuDNN's grouped direct kernel by default) for
+    ``dw_us``, then a 1x1 pointwise ``aten::conv2d`` (``channels`` -> ``channels``) on cuDNN's Tensor Core
+    implicit GEMM for ``pw_us``, then ``loss.item()``.  Truth by construction: the FLOPs of each, per step (2 per
+    multiply-add over the ``batch x channels x hw x hw`` outputs: 9 per output for the depthwise layer, ``channels``
+    for the pointwise one); the depthwise FLOPs run on the vector units, the pointwise on the Tensor Cores."""
+    r = Rank(rank=0, pid=6868, device=0)
+    x = (batch, channels, hw, hw)
+    dw_args = conv2d_args(x, (channels, 1, 3, 3), groups=channels)
+    pw_args = conv2d_args(x, (channels, channels, 1, 1))
+
+    def body(rank: Rank) -> None:
+        rank.kernel("aten::conv2d", dw_kernel, dw_us, args=dw_args)
+        rank.kernel("aten::conv2d", CUDNN_XMMA_FPROP_FP16, pw_us, args=pw_args)
+        rank.sync()
+
+    for n in range(1, steps + 1):
+        r.step(n, body)
+    write_doc(path, trace_doc(r, 1, A100_40GB))
+    outputs = batch * channels * hw * hw
+    return {"depthwise_flops": 2.0 * outputs * 9, "pointwise_flops": 2.0 * outputs * channels,
+            "depthwise_us": dw_us, "pointwise_us": pw_us, "steps": steps,
+            "depthwise_bytes": 2.0 * (2 * outputs + channels * 9)}

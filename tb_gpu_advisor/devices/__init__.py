@@ -16,7 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from tb_gpu_advisor.devices import amd, apple, ascend, ggml, intel, nccl_gpu, nvidia, triton, unknown, unnamed
-from tb_gpu_advisor.devices.peaks import (Peak, inferred_model, said_name, table_model, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count,
+from tb_gpu_advisor.devices.peaks import (Peak, inferred_model, said_name, table_model, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count, vector_peak_flops,
                                           unit_name)
 from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D,
                                           KIND_KERNEL, KIND_MEMSET, KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16,
@@ -27,7 +27,7 @@ from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTI
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_MEMSET", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
-           "autotune_kernel_one", "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_teardown_call", "TEARDOWN_CALLS", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "own_convolution_one", "library_scope_one", "depthwise_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
+           "autotune_kernel_one", "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_teardown_call", "TEARDOWN_CALLS", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "own_convolution_one", "library_scope_one", "depthwise_one", "direct_convolution_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "vector_peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_shown", "vendor_known", "UNKNOWN", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
 
@@ -241,6 +241,16 @@ def depthwise_one(name: str) -> bool:
     return bool(_DEPTHWISE.search(" ".join(function_parts(head(name)))))
 
 
+def direct_convolution_one(name: str) -> bool:
+    """A library's direct convolution kernel that claims no matrix unit (``nvidia.direct_convolution_one``: cuDNN's
+    ``conv2d_grouped_direct_kernel``, ``dgrad2d_``/``wgrad2d_grouped_direct_kernel``).  Why no GEMM: NVIDIA's generic
+    ``conv2d`` made cuDNN's grouped direct kernel Tensor-Core-eligible work, so a 16-bit depthwise layer run by it was
+    "16-bit MatMul/Conv kernels that miss the Tensor Cores" and its time MFU's matmul/conv kernel time, though the
+    kernel loops over each output's window on the CUDA cores whatever its dtype or dimensions (h37-flops68).  A kernel
+    whose name says its engine runs on the Tensor Cores (``xmma``, ``hmma``, ``implicit_gemm``) keeps that reading."""
+    return nvidia.direct_convolution_one(name)
+
+
 @functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by its library's naming (any vendor), not an attention helper, a kernel whose own
@@ -249,12 +259,13 @@ def gemm_kernel_one(name: str) -> bool:
     inference_rank_1 was told to pad its fp16 dims to 8 for the Tensor Cores, h37-kernelfam2) nor a matrix x vector
     product (:func:`matrix_vector_one`: the memory's time, no matrix unit's -- vLLM's ROCm ``LLGemm1_kernel`` says
     "Gemm" in its name, which ROCm's GEMM pattern read as matrix-unit work, h37-review26), a program's own
-    convolution (:func:`own_convolution_one`) nor a depthwise convolution (:func:`depthwise_one`)."""
+    convolution (:func:`own_convolution_one`), a depthwise convolution (:func:`depthwise_one`) nor a direct one
+    (:func:`direct_convolution_one`)."""
     return ((any(v.gemm_kernel_one(name) for v in VENDORS) or triton.dot_kernel_one(name)
              or ggml.matrix_product_one(name))
             and not attention_helper_one(name) and not nvidia.data_movement_one(name)
             and not nvidia.outer_product_one(name) and not matrix_vector_one(name) and not own_convolution_one(name)
-            and not depthwise_one(name))
+            and not depthwise_one(name) and not direct_convolution_one(name))
 
 
 def library_kernel_one(name: str) -> bool:
@@ -1063,7 +1074,8 @@ def matrix_vector_one(name: str) -> bool:
 def named_work_kind(name: str) -> str | None:
     """The class of a kernel no family claimed, by the work its name states (h37-kernelfam): ``"reduction"`` for a
     softmax of rows (:func:`row_softmax_one`), a pooling (:func:`pooling_one`) and a matrix x vector product
-    (:func:`matrix_vector_one`); ``"elementwise"`` for a kernel that moves each element once -- a copy, a transpose,
+    (:func:`matrix_vector_one`) and a convolution of the vector units (:func:`_vector_convolution_one`);
+    ``"elementwise"`` for a kernel that moves each element once -- a copy, a transpose,
     a gather (``nvidia.data_movement_one``: MIOpen's ``batched_transpose_*``), a layout conversion
     (``nvidia.layout_conversion_one``: cuDNN's ``nchwToNhwcKernel``) -- and for an outer product
     (``nvidia.outer_product_one``: cuBLAS's ``gemmk1_kernel``, one product per output element); a Mixture-of-Experts
@@ -1073,11 +1085,21 @@ def named_work_kind(name: str) -> str | None:
     Why: these were "other", which says no family knows the kernel: ATen's ``cunn_SoftMaxForward`` held 44% of a
     TimeSformer's kernel time on an H100 (wild/timesformer_h100_video), MIOpen's transposes 14% of a ResNet step on
     an MI300X (wild/ddp_mi300x_nopool), and the kernel-class table called that time unknown work."""
-    if row_softmax_one(name) or pooling_one(name) or matrix_vector_one(name):
+    if row_softmax_one(name) or pooling_one(name) or matrix_vector_one(name) or _vector_convolution_one(name):
         return "reduction"
     if nvidia.data_movement_one(name) or nvidia.layout_conversion_one(name) or nvidia.outer_product_one(name):
         return "elementwise"
     return moe_routing_kind(name) or nvidia.primitive_kind(name) or amd.primitive_kind(name)
+
+
+def _vector_convolution_one(name: str) -> bool:
+    """A convolution kernel of the vector units: a depthwise one (:func:`depthwise_one`) or a library's direct one
+    (:func:`direct_convolution_one`) that claims no matrix unit.  Each output is a weighted sum over its window (and,
+    for a direct one, the group's channels), summed in registers -- a pooling's form with weights, read as a
+    reduction as pooling and matrix x vector products are.  Why: leaving the GEMM family they were "other" (ATen's
+    ``conv_depthwise2d_forward_kernel``, TF's ``DepthwiseConv2dGPUKernelNHWC``) or "reduction" only by the
+    ``cudnn::reduced_divisor`` of cuDNN 7's argument list (h37-flops68)."""
+    return (depthwise_one(name) or direct_convolution_one(name)) and not tensor_core_one(name)
 
 
 def moe_routing_kind(name: str) -> str | None:

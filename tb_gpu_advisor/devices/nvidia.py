@@ -911,6 +911,25 @@ def moe_routing_kind(name: str) -> str | None:
     return "elementwise" if parts[-1] == _TRTLLM_MOE_ZEROING else "reduction"
 
 
+#: cuDNN's direct convolutions, by the word its own function carries in every direction: ``conv2d_grouped_direct_kernel``
+#: (forward), ``dgrad2d_grouped_direct_kernel`` (data gradient), ``wgrad2d_grouped_direct_kernel`` (weight gradient) --
+#: in ``cudnn::cnn::`` since cuDNN 8, global in cuDNN 7 (a TF 2 Keras trace's ``void dgrad2d_grouped_direct_kernel<float,
+#: float, float, true, 0, 1, (cudnnTensorFormat_t)0>(cudnnTensorStruct, ...)``).  Each thread sums its output's window
+#: over the group's channels in registers: no GEMM form, no ``mma`` -- cuDNN's engine for grouped and depthwise layers
+#: (JAX's and Flax's depthwise convolutions lower to it; ConvNeXt's 7x7 depthwise layers run it under PyTorch) and a
+#: scalar fallback where no Tensor Core engine takes the layer (a cuDNN 9 INT8 layer on sm_120 fell back to it, ~100x
+#: off an IMMA kernel).
+_DIRECT_CONV = re.compile(r"grouped_direct")
+
+
+@lru_cache(maxsize=65536)
+def direct_convolution_one(name: str) -> bool:
+    """A cuDNN direct convolution (``_DIRECT_CONV`` in its own function's parts: not a word of its template arguments)
+    whose name claims no Tensor Core (:func:`tensor_core_one`: ``xmma``, ``hmma``, ``implicit_gemm``, an MMA shape):
+    convolution work on the CUDA cores, which no dtype or alignment puts on the Tensor Cores."""
+    return bool(_DIRECT_CONV.search(" ".join(function_parts(head(name))))) and not tensor_core_one(name)
+
+
 @lru_cache(maxsize=65536)
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by name (Tensor-Core-eligible work)."""

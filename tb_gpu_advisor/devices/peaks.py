@@ -400,6 +400,27 @@ def peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, precision: int,
     return _tabled(m, gen, precision, sm_count, note)
 
 
+#: The units of a generation's fp32 rate (:data:`GENERATIONS`) that are its vector units, no matrix unit: NVIDIA's
+#: CUDA cores, AMD's and Intel's vector ALUs (CDNA 3's fp32 "Matrix" rate is its vector rate too); CDNA 1-2's fp32
+#: figure is their Matrix Cores' alone.
+_VECTOR_UNITS = frozenset({_CUDA, _UNITS, "vector", _XVE, "Matrix (and vector)"})
+
+
+def vector_peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, *, sm_count: int | None = None,
+                      clock_hz: float | None = None, memory_bytes: int | None = None) -> Peak | None:
+    """The dense fp32 peak of the GPU's vector units (:data:`_VECTOR_UNITS`), where its fp32 figure is theirs; None
+    where that figure is a matrix unit's or nothing is known.  Why: work no matrix unit runs (a depthwise
+    convolution) is bounded by these units, not by the Tensor Core peak of its dtype.  The vector units' 16-bit rates
+    are not tabled: NVIDIA's whitepapers give them at 1x (GA10x, Ada) to 4x (GA100) the fp32 rate, never below, so
+    this figure is a floor of theirs (``metrics.flops`` reads it so)."""
+    found = _match(gpu_name, cc, _positive(sm_count), _positive(clock_hz), None, key=lambda m: m.per_device(P_FP32),
+                   memory_bytes=_positive(memory_bytes))
+    gen = GENERATIONS[found[0].generation] if found is not None else generation(gpu_name, cc)
+    if gen is None or P_FP32 not in gen.rates or gen.rates[P_FP32][1] not in _VECTOR_UNITS:
+        return None
+    return peak_flops(gpu_name, cc, P_FP32, sm_count=sm_count, clock_hz=clock_hz, memory_bytes=memory_bytes)
+
+
 #: Cards whose 16-bit Tensor Core rate with fp32 accumulation (what autocast's matmuls use) is half the rate of the
 #: generation's data-center parts (NVIDIA's GA102 and AD102 whitepapers: "FP16 Tensor TFLOPS with FP32 Accumulate"
 #: 71 vs 142 on the RTX 3090, 165 vs 330 on the RTX 4090; the Turing whitepaper likewise for the RTX 2080 Ti).

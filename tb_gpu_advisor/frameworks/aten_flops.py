@@ -6,7 +6,8 @@ lists: strides, paddings, ``is_causal``).  That is enough for the ops that do ne
 arithmetic.  Conventions (the usual MFU ones):
 
 * a multiply-add is 2 FLOPs; a matmul ``[M,K] x [K,N]`` is ``2·M·K·N``; bias adds and epilogues are not counted;
-* a convolution is ``2 · N · C_out · prod(out spatial) · C_in/groups · prod(kernel)`` per pass;
+* a convolution is ``2 · N · C_out · prod(out spatial) · C_in/groups · prod(kernel)`` per pass; a depthwise one
+  (one input channel per group) is a kind of its own, vector work (:func:`_conv_kind`);
 * attention is its two matmuls, ``Q·Kᵀ`` and ``P·V``: ``4 · B · H · S_q · S_k · D`` forward, halved when the call
   says ``is_causal`` (the kernels skip the masked half); its backward is the four matmuls autograd needs
   (``dQ, dK, dV, dP``), twice the forward -- flash kernels also recompute ``Q·Kᵀ``, which is not counted;
@@ -37,7 +38,7 @@ DTYPES: dict[str, tuple[int, int]] = {
     "signed char": (P_INT8, 1), "Char": (P_INT8, 1),
 }
 
-MATMUL, CONV, ATTENTION = 0, 1, 2  # model.trace.FLOP_KINDS
+MATMUL, CONV, ATTENTION, DEPTHWISE = 0, 1, 2, 3  # model.trace.FLOP_KINDS
 
 
 @dataclass(frozen=True)
@@ -228,7 +229,17 @@ def _conv(name: str, dims: list, types: list, concrete: list) -> OpWork | None:
             return None
         out_numel = x[0] * w[0] * _numel(out)
         flops = 2.0 * x[0] * w[0] * _numel(out) * w[1] * _numel(kernel)
-    return _work(name, flops, dims, types, 0, out_numel, CONV, [x, w], (w[1], w[0]))
+    return _work(name, flops, dims, types, 0, out_numel, _conv_kind(name, groups, w), [x, w], (w[1], w[0]))
+
+
+def _conv_kind(name: str, groups: int, w: list[int]) -> int:
+    """:data:`DEPTHWISE` for a convolution each of whose outputs sums one input channel's window -- several groups of
+    one input channel each (``groups == C_in``; ATen's ``_conv_depthwise2d`` is that by its schema) --, :data:`CONV`
+    for any other.  Why apart: a depthwise convolution's GEMM has no channel sum to give a matrix tile its inner
+    dimension (``devices.depthwise_one``), so its FLOPs run on the vector units, and counting them against the matrix
+    units' peak made MFU a rate of work those units never do (h37-flops68)."""
+    depthwise = name == "aten::_conv_depthwise2d" or (groups > 1 and w[1] == 1)
+    return DEPTHWISE if depthwise else CONV
 
 
 def _conv_backward(name: str, dims: list, types: list, concrete: list) -> OpWork | None:
@@ -243,7 +254,14 @@ def _conv_backward(name: str, dims: list, types: list, concrete: list) -> OpWork
     passes = int(wanted[0]) + int(len(wanted) > 1 and wanted[1])
     one = 2.0 * _numel(gy) * w[1] * _numel(w[2:])  # N·C_out·positions x C_in/groups·kernel
     out_numel = (_numel(x) if wanted[0] else 0) + (_numel(w) if len(wanted) > 1 and wanted[1] else 0)
-    return _work(name, passes * one, dims, types, 0, out_numel, CONV, [gy, x, w], (w[1], w[0]))
+    groups = _ints(concrete[_BACKWARD_GROUPS], 1, 1)[0] if len(concrete) > _BACKWARD_GROUPS else 1
+    return _work(name, passes * one, dims, types, 0, out_numel, _conv_kind(name, groups or 1, w), [gy, x, w],
+                 (w[1], w[0]))
+
+
+#: ``groups`` in ``convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+#: transposed, output_padding, groups, output_mask)``
+_BACKWARD_GROUPS = 9
 
 
 # ---------------------------------------------------------------------------------------------- attention

@@ -30,7 +30,7 @@ from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.job.phase import captured_calls
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, caller_across_lines
 from tb_gpu_advisor.metrics.types import Flops, GemmRoofline
-from tb_gpu_advisor.model.trace import FLOP_KINDS, NO_FLOP_OPS_NOTE, FlopOps
+from tb_gpu_advisor.model.trace import FLOP_KINDS, MATRIX_FLOP_KINDS, NO_FLOP_OPS_NOTE, FlopOps
 from tb_gpu_advisor.steps.types import unmarked_pass
 
 #: Top GEMM shapes given a roofline.
@@ -65,8 +65,10 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     info = active[0].d.info
     rows = _row_kernels(ctx, fo) if fo is not None else None
     coverage = _coverage(ctx, rows)
-    total, counted = _in_steps(ctx, fo) if fo is not None else (None, None)
+    matrix = np.isin(fo.kind, MATRIX_FLOP_KINDS) if fo is not None else None
+    total, counted = _in_steps(ctx, fo, matrix) if fo is not None else (None, None)
     traced = ctx.per_step(total) if total is not None else None
+    vector = ctx.per_step(_in_steps(ctx, fo, ~matrix)[0]) if fo is not None and not matrix.all() else None
     dtype = _dtype(ctx, fo, rows)
     own = devices.peak_flops(info.name, info.compute_capability, dtype, sm_count=info.sm_count,
                              clock_hz=info.clock_hz, memory_bytes=info.memory_bytes) if dtype is not None else None
@@ -96,6 +98,9 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     out.trace_flops_per_step = traced if usable else None
     if usable and counted:  # a program's executions read from its kernels, not its records: what that assumed
         out.note = f"{out.note}; {counted}" if out.note else counted
+    if vector and (usable or not traced):  # where the FLOPs miss matrix work they say nothing of the rest either
+        out.vector_flops_per_step = vector
+        out.vector_note = _vector_words(vector, bool(user))
     out.flops_per_step, out.source = (user, "user") if user else (out.trace_flops_per_step, fo.source if usable else None)
     if out.flops_per_step:
         out.tflops_per_s = out.flops_per_step / (step_ms / 1e3) / 1e12
@@ -110,6 +115,14 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     if rows is not None:
         _rooflines(ctx, fo, rows, out)
     return out
+
+
+def _vector_words(vector: float, user: bool) -> str:
+    """What MFU leaves out where the trace holds depthwise convolutions: their FLOPs, and why.  ``user``: MFU is of the
+    model FLOPs the user gave, which may hold them -- said so, since the trace cannot tell."""
+    said = (f"{vector / 1e9:,.3g} GFLOP {{per_step}} of depthwise convolutions run on the vector units: "
+            "they are not in the FLOPs MFU counts over the matrix units' peak")
+    return said + ("; the model FLOPs given as a setting may count them" if user else "")
 
 
 def _unshaped_matmuls(ctx: Context) -> str | None:
@@ -249,18 +262,19 @@ def _coverage(ctx: Context, rows: _RowKernels | None) -> float | None:
 
 # ---------------------------------------------------------------------------------------------- per step
 
-def _in_steps(ctx: Context, fo: FlopOps) -> tuple[float, str | None]:
-    """FLOPs of the kept steps, host-wide (``Context.per_step`` makes them one GPU's per step): each op call once in
-    the step its host event starts in (PyTorch); each module's FLOPs times its executions in kept steps (XLA).  With
-    them, what the count assumed where a program's executions were not read from their records (None elsewhere)."""
+def _in_steps(ctx: Context, fo: FlopOps, rows: np.ndarray) -> tuple[float, str | None]:
+    """FLOPs of the kept steps of the ``rows`` picked (bool per row: the matrix units' kinds, or the vector units'),
+    host-wide (``Context.per_step`` makes them one GPU's per step): each op call once in the step its host event
+    starts in (PyTorch); each module's FLOPs times its executions in kept steps (XLA).  With them, what the count
+    assumed where a program's executions were not read from their records (None elsewhere)."""
     if fo.source == "trace shapes":
         st = ctx.host_step[fo.host_idx]
         # an op called while its thread captures a graph launches nothing: its kernels are recorded, not run (SGLang's
         # start-up capture of its decode graph: 484 GFLOP of captured GEMMs read as the step's work, h37-survey50)
-        return float(fo.flops[(st >= 0) & ~captured_calls(ctx.h, fo.host_idx)].sum()), None
+        return float(fo.flops[rows & (st >= 0) & ~captured_calls(ctx.h, fo.host_idx)].sum()), None
     reps = fo.repeats if fo.repeats is not None else np.ones(len(fo))
     per_module: dict[str, float] = defaultdict(float)
-    for m, f, r in zip(fo.module, fo.flops.tolist(), reps.tolist()):
+    for m, f, r in zip(fo.module, np.where(rows, fo.flops, 0.0).tolist(), reps.tolist()):
         per_module[m] += f * r
     execs = _module_executions(ctx)
     programs = [m for m in per_module if m not in execs and xla.program_of(m) is not None]
@@ -547,11 +561,12 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None
         else:  # XLA: each execution of the instruction launches its GEMM kernel once
             calls = a["gemm_kernels"] or a["kernels"]
         prec = _kernel_precision(a["prec"], int(fo.precision[r]))
-        peak = devices.peak_flops(info.name, info.compute_capability, prec, sm_count=info.sm_count,
-                                  clock_hz=info.clock_hz, memory_bytes=info.memory_bytes)
+        peak, exact = _unit_peak(info, int(fo.kind[r]), prec)
         items.append(_roofline(lab, int(fo.kind[r]), prec, ctx.per_step(calls), float(fo.flops[r]), float(fo.bytes[r]),
-                               ctx.per_step(a["ms"]), peak.value if peak else None, out.memory_bandwidth))
-        floor = _floor_ms(ctx.per_step(calls), float(fo.flops[r]), float(fo.bytes[r]), peak.value if peak else None,
+                               ctx.per_step(a["ms"]), peak, out.memory_bandwidth, exact))
+        # a peak known only as a floor of the units' (16-bit work on the vector units) gives no least time for FLOPs:
+        # the bytes' alone is the floor
+        floor = _floor_ms(ctx.per_step(calls), float(fo.flops[r]) if exact else 0.0, float(fo.bytes[r]), peak,
                           out.memory_bandwidth)
         if floor is not None:
             floors[lab] = min(floor, ctx.per_step(a["ms"]))
@@ -570,21 +585,44 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None
     _mark_above_floor(ctx, fo, rows, acc, {lab: v for lab, v in floors.items() if lab in kept})
     items.sort(key=lambda x: -x.ms_per_step)
     out.top = items[:TOP_N]
-    total = sum(x.ms_per_step for x in items)
-    if not total:
-        return
-    low = T("flops.low_roofline_share")
     for kind in dict.fromkeys(x.kind for x in items):
         mine = [x for x in items if x.kind == kind]
         t = sum(x.ms_per_step for x in mine)
         if t > 0:
             out.by_kind[kind] = [t, sum(x.flops_per_call * x.calls_per_step for x in mine) / (t / 1e3) / 1e12]
+    # the GEMM figures are the matrix units' work, as MFU's FLOPs are: a depthwise row stands in ``by_kind`` alone
+    items = [x for x in items if x.on_matrix_units]
+    total = sum(x.ms_per_step for x in items)
+    if not total:
+        return
+    low = T("flops.low_roofline_share")
     out.gemm_ms_per_step = total
     out.gemm_tflops_per_s = sum(x.flops_per_call * x.calls_per_step for x in items) / (total / 1e3) / 1e12
     rated = [x for x in items if x.roofline_share is not None]
     if rated:
         out.below_roofline_share = sum(x.ms_per_step for x in rated if x.roofline_share < low) / \
             sum(x.ms_per_step for x in rated)
+
+
+def _unit_peak(info, kind: int, prec: int) -> tuple[float | None, bool]:  # noqa: ANN001 - DeviceInfo
+    """(peak FLOP/s of the units a row's work runs on, whether it is that peak or only a floor of it).  The matrix
+    units' kinds: the dense peak of the row's precision.  Work on the vector units (a depthwise convolution): their
+    fp32 peak (``devices.vector_peak_flops``) -- exact for fp32 work, a floor for 16-bit work, whose vector rates are
+    1-4x it; for any other type (fp64's vector rate is below it) no peak is known.  Why: a depthwise row read against
+    its dtype's Tensor Core peak was compared with units it never uses; physics (no kernel beats its peak) holds only
+    against its own units' (h37-flops68)."""
+    kw = dict(sm_count=info.sm_count, clock_hz=info.clock_hz, memory_bytes=info.memory_bytes)
+    if kind in MATRIX_FLOP_KINDS:
+        peak = devices.peak_flops(info.name, info.compute_capability, prec, **kw)
+        return (peak.value if peak else None), True
+    if prec not in _VECTOR_FLOOR_TYPES:
+        return None, False
+    peak = devices.vector_peak_flops(info.name, info.compute_capability, **kw)
+    return (peak.value if peak else None), prec == devices.P_FP32
+
+
+#: The types whose vector rate the vector units' fp32 peak is (fp32) or bounds from below (16 bits)
+_VECTOR_FLOOR_TYPES = (devices.P_FP32, devices.P_FP16, devices.P_BF16)
 
 
 def _mark_above_floor(ctx: Context, fo: FlopOps, rows: _RowKernels, acc: dict[str, dict],
@@ -633,16 +671,18 @@ def _kernel_precision(by_time: dict[int, float], inputs: int) -> int:
 
 
 def _roofline(label: str, kind: int, prec: int, calls: float, flops_call: float, bytes_call: float, ms_step: float,
-              peak: float | None, bw: float | None) -> GemmRoofline:
-    """One GEMM shape against min(peak, intensity x bandwidth)."""
+              peak: float | None, bw: float | None, exact: bool = True) -> GemmRoofline:
+    """One GEMM shape against min(peak, intensity x bandwidth).  ``exact`` False: ``peak`` is only a floor of its
+    units' peak (:func:`_unit_peak`), so the roof is known only where the bandwidth's is under it (memory-bound)."""
     secs = ms_step / 1e3
     achieved = flops_call * calls / secs if secs > 0 and calls > 0 else None
     intensity = flops_call / bytes_call if bytes_call > 0 else None
     attainable = bound = None
     if peak and intensity and bw:
-        attainable = min(peak, intensity * bw)
-        bound = "compute" if peak <= intensity * bw else "memory"
-    elif peak:
+        if exact or intensity * bw < peak:
+            attainable = min(peak, intensity * bw)
+            bound = "compute" if peak <= intensity * bw else "memory"
+    elif peak and exact:
         attainable, bound = peak, "compute"
     share = achieved / attainable if achieved and attainable else None
     return GemmRoofline(label=label, kind=FLOP_KINDS[kind], precision=devices.PRECISIONS[prec], calls_per_step=calls,

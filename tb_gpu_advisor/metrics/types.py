@@ -31,6 +31,7 @@ import numpy as np
 
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.steprows import RowTable
+from tb_gpu_advisor.model.trace import MATRIX_FLOP_KIND_NAMES
 from tb_gpu_advisor.steps.types import StepDetection
 
 def sharing_ranks(shares: Iterable[bool]) -> int:
@@ -1272,7 +1273,7 @@ class GemmRoofline:
     """One matmul/conv/attention shape (calls with the same op, dtype and shapes) against its roofline."""
 
     label: str  # "aten::mm bf16 [4096,4096]x[4096,4096]", or the HLO instruction
-    kind: str  # matmul | conv | attention (model.trace.FLOP_KINDS)
+    kind: str  # matmul | conv | attention | depthwise (model.trace.FLOP_KINDS)
     precision: str  # what its kernels run in (their names), else its inputs' dtype
     calls_per_step: float
     flops_per_call: float
@@ -1282,6 +1283,12 @@ class GemmRoofline:
     attainable_tflops_per_s: float | None  # min(peak, intensity x memory bandwidth)
     roofline_share: float | None  # achieved / attainable
     bound: str | None  # "compute" | "memory": which roof limits it
+
+    @property
+    def on_matrix_units(self) -> bool:
+        """Its work is the matrix units' (``model.trace.MATRIX_FLOP_KINDS``), what MFU and the GEMM figures count; a
+        ``depthwise`` row is the vector units' (h37-flops68)."""
+        return self.kind in MATRIX_FLOP_KIND_NAMES
 
     @property
     def above_floor_ms_per_step(self) -> float:
@@ -1303,6 +1310,10 @@ class Flops:
     flops_per_step: float | None = None  # per GPU
     trace_flops_per_step: float | None = None  # per GPU, from the trace even when the user gave model FLOPs
     user_flops_per_step: float | None = None  # the user's --model-flops-per-step
+    #: per GPU, from the trace: the FLOPs of work on the vector units (depthwise convolutions, ``FLOP_KINDS``), apart
+    #: from the matrix units' FLOPs MFU counts (``trace_flops_per_step``): the two sum to the trace's FLOPs
+    vector_flops_per_step: float | None = None
+    vector_note: str | None = None  # what MFU leaves out, in words ("{per_step}": the window's)
     step_ms: float | None = None
     tflops_per_s: float | None = None  # achieved per GPU over the step
     dtype: str | None = None  # the precision that dominates GEMM time: the peak MFU is of

@@ -437,7 +437,14 @@ class MemorySnapshot:
 
 
 #: What a row of :class:`FlopOps` computes (``FlopOps.kind`` indexes it).
-FLOP_KINDS = ("matmul", "conv", "attention")
+#: The kinds of FLOP work: the matrix units' (a matmul, a convolution, attention's matmuls) and "depthwise" -- a
+#: convolution each of whose outputs sums one input channel, which runs on the vector units
+#: (``frameworks.aten_flops._conv_kind``): MFU counts the matrix units' kinds only (``MATRIX_FLOP_KINDS``).
+FLOP_KINDS = ("matmul", "conv", "attention", "depthwise")
+#: The kinds MFU counts, over the matrix units' peak.
+MATRIX_FLOP_KINDS = (0, 1, 2)
+#: Their names, as a roofline row says its kind (``metrics.types.GemmRoofline.on_matrix_units``)
+MATRIX_FLOP_KIND_NAMES = frozenset(FLOP_KINDS[k] for k in MATRIX_FLOP_KINDS)
 
 
 @dataclass

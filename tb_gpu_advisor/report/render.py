@@ -685,6 +685,8 @@ def mfu_note(d: dict) -> str:
         out += f"; {_pct(d['dtype_mfu'])} of the {d['dtype']} peak its GEMMs run in"
     if d.get("hfu") is not None:
         out += f"; hardware FLOPs utilisation (the trace's FLOPs) {_pct(d['hfu'])}"
+    if d.get("vector_note"):  # the depthwise convolutions' FLOPs, left out of MFU (``metrics.flops``)
+        out += f"; {d['vector_note']}"
     return out
 
 

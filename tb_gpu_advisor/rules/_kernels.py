@@ -181,7 +181,9 @@ def gemm_speedup(m, source: str) -> tuple[float, str] | None:
         return None
     peaks = f"{target} {to_p.value / 1e12:.0f} vs {source} {from_p.value / 1e12:.0f} TFLOP/s dense on {devices.said_name(g.name)}"
     bw = m.flops.memory_bandwidth
-    shapes = [x for x in m.flops.top if x.precision == source and x.intensity and x.ms_per_step > 0]
+    # the matrix units' shapes: a depthwise row stays on the vector units in 16 bits too (h37-flops68)
+    shapes = [x for x in m.flops.top if x.on_matrix_units and x.precision == source and x.intensity
+              and x.ms_per_step > 0]
     if shapes and bw:
         now = sum(x.ms_per_step for x in shapes)
         then = sum(x.ms_per_step * min(from_p.value, x.intensity * bw) / min(to_p.value, 2 * x.intensity * bw)

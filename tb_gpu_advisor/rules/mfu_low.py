@@ -46,8 +46,11 @@ def _fixes(ctx: Ctx, slow: list[GemmRoofline], slow_ms: float) -> list:
 
 
 def _slow(f) -> list[GemmRoofline]:  # noqa: ANN001 - metrics.types.Flops
+    """The GEMM shapes under ``flops.low_roofline_share`` of their roofline: the matrix units' rows alone, as MFU
+    and ``below_roofline_share`` count them -- a depthwise row's time is no GEMM time (h37-flops68: its 180 us were
+    "GEMM time" beside a card that leaves its FLOPs out)."""
     low = T("flops.low_roofline_share")
-    return [x for x in f.top if x.roofline_share is not None and x.roofline_share < low]
+    return [x for x in f.top if x.on_matrix_units and x.roofline_share is not None and x.roofline_share < low]
 
 
 def quiet(m: HostMetrics) -> str | None:
@@ -129,7 +132,8 @@ def check(m: HostMetrics) -> list[Finding]:
                         ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte",
                          "roofline TFLOP/s", "of roofline", "bound"],
                         [[x.label, x.precision, x.calls_per_step, x.ms_per_step, x.tflops_per_s, x.intensity,
-                          x.attainable_tflops_per_s, x.roofline_share, x.bound] for x in f.top])],
+                          x.attainable_tflops_per_s, x.roofline_share, x.bound] for x in f.top
+                         if x.on_matrix_units])],
         actions=_fixes(ctx, slow, slow_ms),
     )]
 

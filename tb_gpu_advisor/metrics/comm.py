@@ -48,10 +48,9 @@ def communication(ctx: Context, paced: dict | None = None) -> Communication:
     matched = {t: (float(p[1].sum()) if p is not None else None) for t, p in paired.items()}
     transfer = {t: (ctx.per_step(matched[t] / PS_PER_MS if matched.get(t) is not None else min(v), shared=False) if t in every else 0.0)
                 for t, v in tally.per_gpu.items()}
-    # the same over each call's whole time (a rate's time per call): the pairing of the calls' unclipped times
-    whole_p = {t: paired_calls([c[:4] for c in tally.seqs[t]], rooted=str(t) in ROOTED_TYPES) for t in every}
-    whole = {t: (ctx.per_step(float(whole_p[t][1].sum()) / PS_PER_MS if whole_p.get(t) is not None else min(v), shared=False)
-                 if t in every else 0.0) for t, v in tally.whole_gpu.items()}
+    # the same over each call's whole time (a rate's time per call), in the same pairing
+    whole = {t: (ctx.per_step(whole_least_ps(tally.seqs[t], paired[t][0]) / PS_PER_MS if paired.get(t) is not None
+                              else min(v), shared=False) if t in every else 0.0) for t, v in tally.whole_gpu.items()}
     _gpu_calls(ctx, tally, paired, matched, whole)
     # host-wide: per step and rank; a GPU's own row and the transfer (the GPU that enters last): that GPU's, per step
     rows = [CollectiveStat(type=str(t), calls_per_step=ctx.per_step(tally.calls[t]), ms_per_step=ctx.per_step(tally.total[t]),
@@ -466,6 +465,15 @@ def paired_calls(calls: list[tuple], rooted: bool = False) -> tuple[list[np.ndar
         if p is not None:
             return p
     return _paired(calls, by_group=False, rooted=rooted)
+
+
+def whole_least_ps(calls: list[tuple], orders: list[np.ndarray]) -> float:
+    """The sum over paired calls (``orders``: :func:`paired_calls`' per-GPU orders of ``calls``) of the least whole
+    time (end less start, not clipped to the kept steps) any GPU spends in each, ps.  Why from the pairing already
+    made: the pairing rests on each call's group, step, start and whole end, none of which clipping changes -- the
+    calls were paired a second time over their whole times alone, to the same orders (review, session 68)."""
+    whole = np.vstack([(c[2][o] - c[1][o]).astype(np.int64, copy=False) for c, o in zip(calls, orders)])
+    return float(whole.min(axis=0).sum())
 
 
 def _paired(calls: list[tuple], by_group: bool, rooted: bool = False) -> tuple[list[np.ndarray], np.ndarray] | None:

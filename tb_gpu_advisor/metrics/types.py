@@ -790,6 +790,10 @@ class GpuMetrics:
     #: this GPU's idle per step while the host waited in a communication library's calls (the ledger's ``comm_wait``,
     #: ``metrics.breakdown.comm_calls_in_idle``): the rank's MPI wait, which the job splits into transfer and waiting
     host_calls_ms_per_step: float = 0.0
+    #: this GPU's collective time per step (as its ledger books it) during which its other work waited for the host to
+    #: launch it (``metrics.breakdown.launch_gaps_in_collectives``): launch-bound time the ledger paints as
+    #: communication, which launches ahead of the kernels would fill and hide the collective behind
+    launch_in_collectives_ms_per_step: float = 0.0
     #: the host's per-step numbers are shared with this GPU (``GpuCtx.shares``: active, or -- no GPU active -- it
     #: copied in the kept steps)
     shares: bool = True

@@ -348,6 +348,7 @@ def _gpu_calls(ctx: Context, tally: _Tally, paired: dict, matched: dict, whole: 
     """Each GPU's transfer and calls: the host's where its calls pair up with the other GPUs', else its own -- so a
     session can match a call across host files by its group, step and bytes."""
     for gpu, rows_ in tally.gpu_rows.items():
+        first = _first_ends(tally, gpu, [c.type for c in rows_])
         for c in rows_:
             p = paired.get(c.type)
             if matched.get(c.type) is not None:
@@ -355,6 +356,41 @@ def _gpu_calls(ctx: Context, tally: _Tally, paired: dict, matched: dict, whole: 
                 c.whole_transfer_ms_per_step = whole[c.type]
             i = tally.row_at[(gpu, c.type)]
             c.calls = _call_rows(tally.keys[(gpu, c.type)], tally.seqs[c.type][i], p, i)
+            c.call_times = _call_times(tally.seqs[c.type][i], _row_order(tally.keys[(gpu, c.type)],
+                                                                          tally.seqs[c.type][i], p, i), first)
+
+
+def _first_ends(tally: _Tally, gpu: int, types: list[str]) -> dict[int, int]:
+    """A GPU's first collective end in each step (its step index -> ps), over all its collective types: the instant
+    its calls' ends are read after (:func:`_call_times`).  Why the first end: every rank leaves a collective together,
+    so that instant is one on every rank that pairs the step's calls -- a clock the host files share."""
+    out: dict[int, int] = {}
+    for t in types:
+        seq = tally.seqs[t][tally.row_at[(gpu, t)]]
+        for st, e in zip(np.asarray(seq[0]).tolist(), np.asarray(seq[2], dtype=np.int64).tolist()):
+            out[st] = min(out.get(st, e), e)
+    return out
+
+
+def _call_times(own: tuple, order: np.ndarray, first: dict[int, int]) -> list[tuple[float, float, float]]:
+    """A GPU's calls of a type in ``order`` as ``CollectiveStat.call_times``: (arrive, ready, at) ms -- its end less
+    its start, less its readiness (``ready_ps``), and less the GPU's first collective end of its step."""
+    step, start, end, ready = own[0], own[1], own[2], own[5]
+    e = np.asarray(end, dtype=np.int64)[order]
+    arrive = (e - np.asarray(start, dtype=np.int64)[order]) / PS_PER_MS
+    rdy = (e - np.asarray(ready, dtype=np.int64)[order]) / PS_PER_MS
+    at = (e - np.array([first[int(x)] for x in np.asarray(step)[order].tolist()], dtype=np.int64)) / PS_PER_MS
+    return list(zip(arrive.tolist(), rdy.tolist(), at.tolist()))
+
+
+def _row_order(keys: tuple[list, list, list], own: tuple, paired: tuple | None, row: int) -> np.ndarray:
+    """The order :func:`_call_rows` lists a GPU's calls in: the pairing's where the host's GPUs pair them, else
+    (group, step, start)."""
+    if paired is not None:
+        return paired[0][row]
+    labels = keys[0]
+    codes = {lab: i for i, lab in enumerate(sorted(set(labels)))}
+    return np.lexsort((own[1], own[0], np.array([codes[x] for x in labels], np.int64)))
 
 
 def arrivals(ctx: Context, tally: _Tally, paired: dict, gpus: list[int]) -> dict | None:
@@ -508,14 +544,11 @@ def _call_rows(keys: tuple[list, list, list], own: tuple, paired: tuple | None,
     order -- the host's least in each call where its GPUs' calls pair up (``row``: the GPU's entry in the pairing),
     else the GPU's own time."""
     labels, steps, nbytes = keys
-    step, start, end = own[0], own[1], own[2]
+    start, end = own[1], own[2]
+    order = _row_order(keys, own, paired, row)
     if paired is not None:
-        orders, least = paired
-        order = orders[row]
-        ms = (least / PS_PER_MS).tolist()
+        ms = (paired[1] / PS_PER_MS).tolist()
     else:
-        codes = {lab: i for i, lab in enumerate(sorted(set(labels)))}
-        order = np.lexsort((start, step, np.array([codes[x] for x in labels], np.int64)))
         dur = np.asarray(own[4], dtype=np.int64) if len(own) > 4 else (end - start).astype(np.int64)
         ms = (dur[order] / PS_PER_MS).tolist()
     o = order.tolist()

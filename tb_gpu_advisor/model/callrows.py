@@ -20,6 +20,9 @@ from typing import Any, Iterable
 #: The most calls of one collective type a GPU's report carries call by call: 2,048 (256 calls a step over 8 steps:
 #: e.g. 128 FSDP layers' all-gathers; about 40 kB).  The kept multi-GPU captures carry at most 66.
 CALL_ROWS_CAP = 2048
+#: Decimals of ms the call times keep (0.1 us): a replay of the calls reads step gains of tens of microseconds and up,
+#: and three columns of six decimals would triple the calls' bytes
+TIME_DECIMALS = 4
 
 
 def call_columns(rows: Iterable[tuple[str, int, int, float | None]], steps: int,
@@ -46,7 +49,7 @@ def call_columns(rows: Iterable[tuple[str, int, int, float | None]], steps: int,
            "bytes": [int(r[2]) for r in rows], "ms": [r[3] for r in rows]}
     if times is not None and len(times) == len(rows):
         for j, key in enumerate(("arrive", "ready", "at")):
-            out[key] = [round(float(t[j]), 6) for t in times]
+            out[key] = [round(float(t[j]), TIME_DECIMALS) for t in times]
     return out
 
 

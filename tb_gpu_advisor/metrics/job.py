@@ -275,8 +275,12 @@ class JobView:
         is (``metrics.comm.step_gain``: the one home of that replay, ``late_rank``'s within a host).  The clock is the
         calls' ends, which every rank shares (each leaves a collective together): each rank's arrival and readiness
         are read before the call's end (``CollectiveStat.call_times``), the ends after the step's first.  None where a
-        type's calls do not match across the ranks, a report carries no call times (before 0.1.0+a89), or no type is
-        run by every rank.
+        type's calls do not match across the ranks, a report carries no call times (before 0.1.0+a89), no type is
+        run by every rank, or another rank enters a step's last call last: the replay holds each other rank's
+        readiness where it was, which is right for work that ran inside its wait (DDP's next bucket) and not for work
+        that waited on the earlier calls' results -- there that rank's pace, not the replay, says what reaches the
+        step's end (wild/dlrm_v100: rank 7 last in the forward's all-to-alls, ranks 4-5 in the backward's calls; the
+        replay read 3 us of its 1.1 ms lead).
 
         Why: the others' wait summed over the calls holds their own next work (the next bucket's compute, their
         host's launches), which comes back on the step's path once the late rank is on time -- the straggler's
@@ -302,7 +306,13 @@ class JobView:
         end = np.median(times[:, :, 2], axis=0)  # one instant on every rank: each call's end after its step's first
         s, r = end - times[:, :, 0], end - times[:, :, 1]
         e = np.broadcast_to(end, s.shape)
-        return float(step_gain(s, e, r, steps, self.ranks.index(late)).sum()) / n0
+        k = self.ranks.index(late)
+        for st in np.unique(steps):  # the step's last call: is it the late rank's to pace?
+            cols = np.flatnonzero(steps == st)
+            c = cols[np.argmax(end[cols])]
+            if s[k, c] < s[:, c].max():
+                return None
+        return float(step_gain(s, e, r, steps, k).sum()) / n0
 
     def transfer_matching(self, typ: str) -> str | None:
         """Words for how the job's transfer of ``typ`` was read across host files: None where one host file runs it

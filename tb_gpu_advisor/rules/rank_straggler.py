@@ -9,7 +9,8 @@ so no clock alignment between nodes is needed.  Only where the ranks span severa
 Saving: the others' extra wait, which goes when the straggler keeps pace -- at most the step time a replay of the
 calls matched across the host files with the straggler on time gives back (``JobView.replay_gain_ms``, the replay of
 ``metrics.comm.step_gain`` that ``late_rank`` asks within a host): the others' next work runs inside their wait and
-returns to the path (session 68: 2.07 ms of wait, 1.80 of step, a late rank's dispatch on 2 nodes).
+returns to the path (session 68: 2.07 ms of wait, 1.80 of step, a late rank's dispatch on 2 nodes); where another
+rank enters a step's last call last the replay is not read (its readiness may wait on the earlier calls).
 """
 
 from __future__ import annotations

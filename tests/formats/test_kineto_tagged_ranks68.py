@@ -42,7 +42,8 @@ def test_a_fused_file_without_process_names_reads_its_ranks_from_the_tags(tmp_pa
 
 @pytest.mark.skipif(not NCCL_ONLY.exists(), reason="the real NCCL-only fused file is kept out of the repository")
 def test_the_real_collectives_only_file_reads_the_same_ranks_from_names_and_tags(tmp_path):
-    doc = json.load(gzip.open(NCCL_ONLY))
+    with gzip.open(NCCL_ONLY) as fh:
+        doc = json.load(fh)
     named = tmp_path / "named.json"
     named.write_text(json.dumps(doc))
     _unnamed(doc)

@@ -5287,7 +5287,41 @@ def write_late_rank_fused(path: str, ranks: int = 4, late: int = 3, late_launch_
     rank (the same on every rank).  ``broadcast_us``: each step opens with DDP's buffers broadcast
     (:func:`_broadcast_buffers`), the late rank entering it ``late_launch_us`` after the others, the root leaving it
     ``broadcast_us`` after it entered; 0: none."""
-    rs = [Rank(rank=k, pid=7100 + k, device=k) for k in range(ranks)]
+    rs, waits = _late_rank_ranks(ranks, late, late_launch_us, steps, comm_us, calls, launch_us, broadcast_us)
+    docs = [trace_doc(r, ranks) for r in rs]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(fuse_like_tracelens(docs), f, indent=4)
+    return {"late_rank": late, "late_gpu": late, "steps": steps,
+            "wait_ms": {k: v / steps / 1000.0 for k, v in waits.items()},
+            "compute_ms": LATE_KERNELS * LATE_KERNEL_US / 1000.0}
+
+
+def write_late_rank_nodes(out: str, nodes: int = 2, ranks: int = 4, late: int = 3, late_launch_us: float = 60.0,
+                          steps: int = 6, launch_us: float = LATE_LAUNCH_US, run: str = "late_rank_nodes") -> list[str]:
+    """:func:`write_late_rank_fused`'s job on ``nodes`` machines (ranks k // (ranks / nodes) on node k's), one Kineto
+    file per rank as ``torch.profiler`` writes them (``node<n>_<pid>.<stamp>.pt.trace.json`` under ``out/run``):
+    rank ``late`` dispatches its launches at ``late_launch_us``, the others at ``launch_us``, so it enters every
+    all-reduce last and the others' next bucket's compute runs inside their wait.  Truth by construction: the late rank
+    keeping pace gives back the step less the same job's with ``late_launch_us`` = ``launch_us`` (session 68: the
+    across-hosts straggler's saving)."""
+    per_node = max(1, ranks // nodes)
+    rs, _ = _late_rank_ranks(ranks, late, late_launch_us, steps, 300.0, 2, launch_us, 0.0, per_node=per_node)
+    folder = os.path.join(out, run)
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for r in rs:
+        path = os.path.join(folder, f"{_worker(r)}.{BASE_NS + int(T0_US * 1000) + r.rank * 1_000_000}.pt.trace.json")
+        paths.append(write_doc(path, trace_doc(r, ranks)))
+    return paths
+
+
+def _late_rank_ranks(ranks: int, late: int, late_launch_us: float, steps: int, comm_us: float, calls: int,
+                     launch_us: float, broadcast_us: float, per_node: int | None = None
+                     ) -> tuple[list[Rank], dict[int, float]]:
+    """The simulated ranks of :func:`write_late_rank_fused`'s job and each rank's wait in the all-reduces (us over the
+    steps); ``per_node``: ranks per machine (their GPUs numbered from 0 on each), None: all on one."""
+    per = per_node or ranks
+    rs = [Rank(rank=k, pid=7100 + k, device=k % per, node=k // per) for k in range(ranks)]
     waits = {k: 0.0 for k in range(ranks)}
     for n in range(2, 2 + steps):
         start = max([r.host_us for r in rs] + [max(r.streams.values(), default=0.0) for r in rs])
@@ -5329,12 +5363,7 @@ def write_late_rank_fused(path: str, ranks: int = 4, late: int = 3, late_launch_
             r.gpu.append({"ph": "X", "cat": "gpu_user_annotation", "name": f"ProfilerStep#{n}", "pid": r.device,
                           "tid": COMPUTE_STREAM, "ts": round(s_, 3), "dur": round(max(k[1] for k in r.step_kernels) - s_, 3),
                           "args": {"External id": r._mark["args"]["External id"]}})  # type: ignore[attr-defined]
-    docs = [trace_doc(r, ranks) for r in rs]
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(fuse_like_tracelens(docs), f, indent=4)
-    return {"late_rank": late, "late_gpu": late, "steps": steps,
-            "wait_ms": {k: v / steps / 1000.0 for k, v in waits.items()},
-            "compute_ms": LATE_KERNELS * LATE_KERNEL_US / 1000.0}
+    return rs, waits
 
 
 def collectives_only_like_tracelens(fused: dict[str, Any]) -> dict[str, Any]:

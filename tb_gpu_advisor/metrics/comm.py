@@ -48,10 +48,9 @@ def communication(ctx: Context, paced: dict | None = None) -> Communication:
     matched = {t: (float(p[1].sum()) if p is not None else None) for t, p in paired.items()}
     transfer = {t: (ctx.per_step(matched[t] / PS_PER_MS if matched.get(t) is not None else min(v), shared=False) if t in every else 0.0)
                 for t, v in tally.per_gpu.items()}
-    # the same over each call's whole time (a rate's time per call): the pairing of the calls' unclipped times
-    whole_p = {t: paired_calls([c[:4] for c in tally.seqs[t]], rooted=str(t) in ROOTED_TYPES) for t in every}
-    whole = {t: (ctx.per_step(float(whole_p[t][1].sum()) / PS_PER_MS if whole_p.get(t) is not None else min(v), shared=False)
-                 if t in every else 0.0) for t, v in tally.whole_gpu.items()}
+    # the same over each call's whole time (a rate's time per call), in the same pairing
+    whole = {t: (ctx.per_step(whole_least_ps(tally.seqs[t], paired[t][0]) / PS_PER_MS if paired.get(t) is not None
+                              else min(v), shared=False) if t in every else 0.0) for t, v in tally.whole_gpu.items()}
     _gpu_calls(ctx, tally, paired, matched, whole)
     # host-wide: per step and rank; a GPU's own row and the transfer (the GPU that enters last): that GPU's, per step
     rows = [CollectiveStat(type=str(t), calls_per_step=ctx.per_step(tally.calls[t]), ms_per_step=ctx.per_step(tally.total[t]),
@@ -349,6 +348,7 @@ def _gpu_calls(ctx: Context, tally: _Tally, paired: dict, matched: dict, whole: 
     """Each GPU's transfer and calls: the host's where its calls pair up with the other GPUs', else its own -- so a
     session can match a call across host files by its group, step and bytes."""
     for gpu, rows_ in tally.gpu_rows.items():
+        first = _first_ends(tally, gpu, [c.type for c in rows_])
         for c in rows_:
             p = paired.get(c.type)
             if matched.get(c.type) is not None:
@@ -356,6 +356,41 @@ def _gpu_calls(ctx: Context, tally: _Tally, paired: dict, matched: dict, whole: 
                 c.whole_transfer_ms_per_step = whole[c.type]
             i = tally.row_at[(gpu, c.type)]
             c.calls = _call_rows(tally.keys[(gpu, c.type)], tally.seqs[c.type][i], p, i)
+            c.call_times = _call_times(tally.seqs[c.type][i], _row_order(tally.keys[(gpu, c.type)],
+                                                                          tally.seqs[c.type][i], p, i), first)
+
+
+def _first_ends(tally: _Tally, gpu: int, types: list[str]) -> dict[int, int]:
+    """A GPU's first collective end in each step (its step index -> ps), over all its collective types: the instant
+    its calls' ends are read after (:func:`_call_times`).  Why the first end: every rank leaves a collective together,
+    so that instant is one on every rank that pairs the step's calls -- a clock the host files share."""
+    out: dict[int, int] = {}
+    for t in types:
+        seq = tally.seqs[t][tally.row_at[(gpu, t)]]
+        for st, e in zip(np.asarray(seq[0]).tolist(), np.asarray(seq[2], dtype=np.int64).tolist()):
+            out[st] = min(out.get(st, e), e)
+    return out
+
+
+def _call_times(own: tuple, order: np.ndarray, first: dict[int, int]) -> list[tuple[float, float, float]]:
+    """A GPU's calls of a type in ``order`` as ``CollectiveStat.call_times``: (arrive, ready, at) ms -- its end less
+    its start, less its readiness (``ready_ps``), and less the GPU's first collective end of its step."""
+    step, start, end, ready = own[0], own[1], own[2], own[5]
+    e = np.asarray(end, dtype=np.int64)[order]
+    arrive = (e - np.asarray(start, dtype=np.int64)[order]) / PS_PER_MS
+    rdy = (e - np.asarray(ready, dtype=np.int64)[order]) / PS_PER_MS
+    at = (e - np.array([first[int(x)] for x in np.asarray(step)[order].tolist()], dtype=np.int64)) / PS_PER_MS
+    return list(zip(arrive.tolist(), rdy.tolist(), at.tolist()))
+
+
+def _row_order(keys: tuple[list, list, list], own: tuple, paired: tuple | None, row: int) -> np.ndarray:
+    """The order :func:`_call_rows` lists a GPU's calls in: the pairing's where the host's GPUs pair them, else
+    (group, step, start)."""
+    if paired is not None:
+        return paired[0][row]
+    labels = keys[0]
+    codes = {lab: i for i, lab in enumerate(sorted(set(labels)))}
+    return np.lexsort((own[1], own[0], np.array([codes[x] for x in labels], np.int64)))
 
 
 def arrivals(ctx: Context, tally: _Tally, paired: dict, gpus: list[int]) -> dict | None:
@@ -468,6 +503,15 @@ def paired_calls(calls: list[tuple], rooted: bool = False) -> tuple[list[np.ndar
     return _paired(calls, by_group=False, rooted=rooted)
 
 
+def whole_least_ps(calls: list[tuple], orders: list[np.ndarray]) -> float:
+    """The sum over paired calls (``orders``: :func:`paired_calls`' per-GPU orders of ``calls``) of the least whole
+    time (end less start, not clipped to the kept steps) any GPU spends in each, ps.  Why from the pairing already
+    made: the pairing rests on each call's group, step, start and whole end, none of which clipping changes -- the
+    calls were paired a second time over their whole times alone, to the same orders (review, session 68)."""
+    whole = np.vstack([(c[2][o] - c[1][o]).astype(np.int64, copy=False) for c, o in zip(calls, orders)])
+    return float(whole.min(axis=0).sum())
+
+
 def _paired(calls: list[tuple], by_group: bool, rooted: bool = False) -> tuple[list[np.ndarray], np.ndarray] | None:
     """The pairing by (group, step, start) order or by (step, start) order, where it holds.  Why ``rooted``: a
     broadcast's root returns once it has sent, and a rank once its data is in and passed on -- a small one reaches
@@ -500,14 +544,11 @@ def _call_rows(keys: tuple[list, list, list], own: tuple, paired: tuple | None,
     order -- the host's least in each call where its GPUs' calls pair up (``row``: the GPU's entry in the pairing),
     else the GPU's own time."""
     labels, steps, nbytes = keys
-    step, start, end = own[0], own[1], own[2]
+    start, end = own[1], own[2]
+    order = _row_order(keys, own, paired, row)
     if paired is not None:
-        orders, least = paired
-        order = orders[row]
-        ms = (least / PS_PER_MS).tolist()
+        ms = (paired[1] / PS_PER_MS).tolist()
     else:
-        codes = {lab: i for i, lab in enumerate(sorted(set(labels)))}
-        order = np.lexsort((start, step, np.array([codes[x] for x in labels], np.int64)))
         dur = np.asarray(own[4], dtype=np.int64) if len(own) > 4 else (end - start).astype(np.int64)
         ms = (dur[order] / PS_PER_MS).tolist()
     o = order.tolist()

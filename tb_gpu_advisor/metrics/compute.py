@@ -52,6 +52,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     release_free_heap()  # the memcpy encloser's sort keys and masks: tens of MB on large captures (memory.py)
     gm = multigpu.gpu_metrics(ctx, idle.arrays)
     _host_calls_per_gpu(gm, idle.comm_calls_ms, ctx.steps.count)
+    _launch_in_comm_per_gpu(gm, idle.launch_in_comm, ctx.steps.count)
     # the kernel modules' per-GPU temporaries (~100 bytes per device event) are handed back after each of them
     kernel_rows = _trimmed(kernels.kernel_stats, ctx)
     communication = comm.communication(ctx, idle.paced)
@@ -267,6 +268,9 @@ class _Idle:
     #: (ms of launch wait in the kernel launch calls and their submission, ms of the idle before late launches in the
     #: launching threads' silences outside them) in the kept steps, per active GPU (``metrics/breakdown.launch_split``)
     launch_split: list[tuple[float, float]] = field(default_factory=list)
+    #: GPU -> ms of its collective time in the kept steps while its other work waited for launches
+    #: (``bd.launch_gaps_in_collectives``)
+    launch_in_comm: dict[int, float] = field(default_factory=dict)
 
 
 def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> _Idle:
@@ -287,6 +291,7 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
             out.replay.append(bd.replay_wait(ctx, g, iv))
             out.loops.append(bd.loop_idle(ctx, g, iv))
             out.launch_split.append(bd.launch_split(ctx, g, iv))
+            out.launch_in_comm[g.d.gpu] = bd.launch_gaps_in_collectives(ctx, g, iv)
             out.gaps.append(bd.step_gaps(ctx, g, iv, painted, marked, comm_ranges))
             out.in_ranges.append(bd.ranges_in_idle(ctx, g, marked))
             out.in_host_idle.append(bd.ranges_in_host_idle(ctx, g, iv, marked))
@@ -405,6 +410,15 @@ def _host_calls_per_gpu(gm: list[GpuMetrics], comm_calls_ms: dict[int, float], s
     the least rank's is the communication itself, the rest waiting for a late rank (``JobView.host_calls_transfer_ms``)."""
     for g in gm:
         g.host_calls_ms_per_step = round(per_step(comm_calls_ms.get(g.gpu, 0.0), steps, 1), 6) if steps else 0.0
+
+
+def _launch_in_comm_per_gpu(gm: list[GpuMetrics], launch_in_comm: dict[int, float], steps: int) -> None:
+    """Each GPU's collective time per step during which its other work waited for launches
+    (``GpuMetrics.launch_in_collectives_ms_per_step``).  Why per GPU: a host's step is its pacing GPU's where its GPUs
+    meet at the collectives, and the launch fix's bound reads that GPU's own launch gaps (``rules._multi``)."""
+    for g in gm:
+        g.launch_in_collectives_ms_per_step = (round(per_step(launch_in_comm.get(g.gpu, 0.0), steps, 1), 6)
+                                               if steps else 0.0)
 
 
 def _per_step(per_gpu_ms: list[float], steps: int) -> float:

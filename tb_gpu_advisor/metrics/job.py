@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fmt
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.options import UserOptions
+from tb_gpu_advisor.metrics.comm import step_gain
 from tb_gpu_advisor.model.logdir import RankRuns
-from tb_gpu_advisor.model.callrows import CALL_ROWS_CAP, call_rows, calls_cut
+from tb_gpu_advisor.model.callrows import CALL_ROWS_CAP, call_rows, call_times, calls_cut
 from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.model.steprows import StepRowTable
 from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
@@ -264,6 +267,52 @@ class JobView:
             return None
         least = [min(col) for col in zip(*(ms for _, ms, _ in keyed))]
         return sum(least) / n0
+
+    def replay_gain_ms(self, late: RankRow) -> float | None:
+        """The step time per step given back where rank ``late`` keeps pace, across host files: every collective type
+        that every rank runs, its calls matched by (process group, step, order within the group, bytes) as
+        :meth:`matched_transfer_ms` matches them, replayed step by step with ``late`` ready when the last of the others
+        is (``metrics.comm.step_gain``: the one home of that replay, ``late_rank``'s within a host).  The clock is the
+        calls' ends, which every rank shares (each leaves a collective together): each rank's arrival and readiness
+        are read before the call's end (``CollectiveStat.call_times``), the ends after the step's first.  None where a
+        type's calls do not match across the ranks, a report carries no call times (before 0.1.0+a89), no type is
+        run by every rank, or another rank enters a step's last call last: the replay holds each other rank's
+        readiness where it was, which is right for work that ran inside its wait (DDP's next bucket) and not for work
+        that waited on the earlier calls' results -- there that rank's pace, not the replay, says what reaches the
+        step's end (wild/dlrm_v100: rank 7 last in the forward's all-to-alls, ranks 4-5 in the backward's calls; the
+        replay read 3 us of its 1.1 ms lead).
+
+        Why: the others' wait summed over the calls holds their own next work (the next bucket's compute, their
+        host's launches), which comes back on the step's path once the late rank is on time -- the straggler's
+        saving was that wait, above the step it gives back (session 68, as h37-late67 within one host)."""
+        if late not in self.ranks or len(self.ranks) < 2:
+            return None
+        cols, n0 = [], None
+        for typ in self.types():
+            if any(typ not in r.collectives for r in self.ranks):
+                continue
+            keyed = [_keyed_times(r.calls.get(typ)) for r in self.ranks]
+            if any(k is None for k in keyed):
+                return None
+            keys0, n = keyed[0][0], keyed[0][2]
+            if not keys0 or any(k[0] != keys0 or k[2] != n for k in keyed[1:]) or (n0 is not None and n != n0):
+                return None
+            n0 = n
+            cols.append(([k[1] for k in keyed], [key[1] for key in keys0]))
+        if not cols or not n0:
+            return None
+        times = np.hstack([np.asarray(t, dtype=np.float64).reshape(len(self.ranks), -1, 3) for t, _ in cols])
+        steps = np.asarray([st for _, sts in cols for st in sts], dtype=np.int64)
+        end = np.median(times[:, :, 2], axis=0)  # one instant on every rank: each call's end after its step's first
+        s, r = end - times[:, :, 0], end - times[:, :, 1]
+        e = np.broadcast_to(end, s.shape)
+        k = self.ranks.index(late)
+        for st in np.unique(steps):  # the step's last call: is it the late rank's to pace?
+            cols = np.flatnonzero(steps == st)
+            c = cols[np.argmax(end[cols])]
+            if s[k, c] < s[:, c].max():
+                return None
+        return float(step_gain(s, e, r, steps, k).sum()) / n0
 
     def transfer_matching(self, typ: str) -> str | None:
         """Words for how the job's transfer of ``typ`` was read across host files: None where one host file runs it
@@ -589,6 +638,22 @@ def _keyed_calls(c: dict | None) -> tuple[list, list, int] | None:
         rows.append(((str(grp), int(step), seen[k], int(nbytes)), float(ms or 0.0)))
     rows.sort(key=lambda x: x[0])
     return [k for k, _ in rows], [x for _, x in rows], int(c["steps"])
+
+
+def _keyed_times(c: dict | None) -> tuple[list, list, int] | None:
+    """A rank's calls of a type (``RankRow.calls``) as :func:`_keyed_calls`' keys, each with its (arrive, ready, at)
+    ms (``model.callrows.call_times``), sorted by key; None where either is not carried."""
+    calls, times = call_rows(c), call_times(c)
+    if not calls or times is None or not isinstance(c.get("steps"), int):
+        return None
+    seen: dict[tuple, int] = {}
+    rows = []
+    for (grp, step, nbytes, _), t in zip(calls, times):
+        k = (str(grp), int(step))
+        seen[k] = seen.get(k, -1) + 1
+        rows.append(((str(grp), int(step), seen[k], int(nbytes)), t))
+    rows.sort(key=lambda x: x[0])
+    return [k for k, _ in rows], [t for _, t in rows], int(c["steps"])
 
 
 def _steps_by_gpu(rows) -> dict:

@@ -791,6 +791,10 @@ class GpuMetrics:
     #: this GPU's idle per step while the host waited in a communication library's calls (the ledger's ``comm_wait``,
     #: ``metrics.breakdown.comm_calls_in_idle``): the rank's MPI wait, which the job splits into transfer and waiting
     host_calls_ms_per_step: float = 0.0
+    #: this GPU's collective time per step (as its ledger books it) during which its other work waited for the host to
+    #: launch it (``metrics.breakdown.launch_gaps_in_collectives``): launch-bound time the ledger paints as
+    #: communication, which launches ahead of the kernels would fill and hide the collective behind
+    launch_in_collectives_ms_per_step: float = 0.0
     #: the host's per-step numbers are shared with this GPU (``GpuCtx.shares``: active, or -- no GPU active -- it
     #: copied in the kept steps)
     shares: bool = True
@@ -1238,6 +1242,11 @@ class CollectiveStat:
     #: in that call where the host's calls pair up, else this GPU's own time -- in (group, step, start) order: what
     #: matches the call across host files (``metrics.job.JobView.transfer_ms``)
     calls: list[tuple[str, int, int, float]] = field(default_factory=list)
+    #: per GPU, beside ``calls`` (same order): each call's (arrive, ready, at) ms -- how long before the call's end
+    #: this GPU entered it and was ready to (``metrics.comm.ready_ps``), and its end after the GPU's first collective
+    #: end of that step.  Every rank leaves a collective together, so these need no clock shared between machines:
+    #: what a replay of the job's calls with one rank on time reads across host files (``metrics.comm.step_gain``)
+    call_times: list[tuple[float, float, float]] = field(default_factory=list)
     #: calls that started before the first kept step and run into it (``metrics.comm.ran_into_steps``), summed over
     #: the GPUs of the row: their time inside the steps is in ``ms_per_step`` (as the ledger paints it), their calls
     #: are not in ``calls_per_step`` -- a call is counted in the step it starts in, a dropped one for these (counting

@@ -475,7 +475,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                                                 if c.paced_ms_per_step else [])
                                     for c in m.comm.per_gpu.get(g.gpu, [])},
                        calls={c.type: call_columns(((grp, st, nb, json_float(x, 6)) for grp, st, nb, x in c.calls),
-                                                   m.steps.count)
+                                                   m.steps.count, times=c.call_times or None)
                               for c in m.comm.per_gpu.get(g.gpu, []) if c.calls},
                        memory=gpu_memory_summary(m, g.gpu), host_calls_ms=json_float(g.host_calls_ms_per_step, 6),
                        longest_calls=[[k, i, json_float(x, 6), n, json_float(ps, 6)]

@@ -45,13 +45,19 @@ def paced_launch_ms(m) -> tuple[float, object | None]:
     mean at one share of N, and the others' launch gaps that run inside their wait for it are booked as that wait:
     with every rank launch-bound and one more, the launch fix's claim and the late rank's together gave back 2.23 ms
     of a step that every fix landing shortens by 2.77 (h37-late67, ``write_late_rank_fused`` at 40/60 us a launch).
-    The part is the others' wait for the pacing GPU's launches: the same time ``late_rank`` books in that pool."""
+    The part is the others' wait for the pacing GPU's launches: the same time ``late_rank`` books in that pool.  A
+    GPU's own launch wait counts its launch gaps under its own collectives (``launch_in_collectives_ms_per_step``):
+    the late rank's launches during its first all-reduce, painted as that all-reduce, left the claims 2.47 ms of the
+    2.77 every fix gives back at 30/60 us (h37-late67 *Left*; session 68)."""
     arr = m.comm.arrivals
     gs = active_gpus(m)
     if not arr or len(gs) < 2:
         return 0.0, None
     lw = {g.gpu: float(g.breakdown.launch_wait or 0.0) for g in gs}
-    both = {g.gpu: lw[g.gpu] + float(arr["wait_ms"].get(g.gpu, 0.0)) for g in gs}
+    # its own launch gaps while its collectives run count with its launch wait: the ledger paints them as
+    # communication, and with its launches ahead of its kernels its next work fills them and hides the collective
+    both = {g.gpu: lw[g.gpu] + float(getattr(g, "launch_in_collectives_ms_per_step", 0.0) or 0.0)
+            + float(arr["wait_ms"].get(g.gpu, 0.0)) for g in gs}
     pace = min(gs, key=lambda g: both[g.gpu])
     if pace.gpu != arr["gpu"] or arr["last_in"].get(pace.gpu, 0) * 2 <= arr["calls"]:
         return 0.0, None  # the GPU that bounds it is not the one the others wait for in most calls: no one pace

@@ -6,7 +6,11 @@ exposed collectives per step, as a share of the job's median step.  It must also
 median time before its collectives (else the waits have another cause: launch skew).  Both are read per rank,
 so no clock alignment between nodes is needed.  Only where the ranks span several host files (one host's GPUs:
 ``gpu_imbalance``), and not when all ranks of its node are slow (``node_straggler``).
-Saving: the others' extra wait, which goes when the straggler keeps pace.
+Saving: the others' extra wait, which goes when the straggler keeps pace -- at most the step time a replay of the
+calls matched across the host files with the straggler on time gives back (``JobView.replay_gain_ms``, the replay of
+``metrics.comm.step_gain`` that ``late_rank`` asks within a host): the others' next work runs inside their wait and
+returns to the path (session 68: 2.07 ms of wait, 1.80 of step, a late rank's dispatch on 2 nodes); where another
+rank enters a step's last call last the replay is not read (its readiness may wait on the earlier calls).
 """
 
 from __future__ import annotations
@@ -58,10 +62,12 @@ def check(job: JobView) -> list[Finding]:
     # what the straggler's lead can explain: the others wait for it at most as long as it is behind them; the rest
     # of their wait is the collective itself (transfer, skewed splits), which no balancing removes (issue #27 item 2)
     save = min(extra, busy_extra)
+    gain = job.replay_gain_ms(s)
     call, once = _call_words(s, others, busy_extra, extra, job.step_ms, job.unit)
     rest = (f" Its lead explains {ms(save)} of that wait; the other {ms(extra - save)} is the collective itself "
             f"(its transfer, skewed splits: see the collectives table and the all-to-all splits finding), which balancing the "
             f"{job.units} does not remove." if extra - save > 0.05 * extra else "")
+    gives = _gives_back(job, save, gain)
     weak = len(per_step) < T("rank_straggler.min_steps")
     if weak:
         sev = "warning" if sev == "critical" else sev
@@ -73,23 +79,38 @@ def check(job: JobView) -> list[Finding]:
         f"(median){where}: {ms(extra)}, {pct(share)} of the {ms(job.step_ms)} {job.step_word if job.one_step else 'step'}, longer than {s.label}, which "
         f"enters them last. It spends {ms(s.busy_ms)} {'of the ' + job.step_word if job.one_step else 'of each step'} before its "
         f"collectives, {ms(busy_extra)} more than the median {job.unit}, "
-        f"mostly {why}.{kernels}{call}{rest}{persist}",
+        f"mostly {why}.{kernels}{call}{rest}{gives}{persist}",
         metric=share_metric("straggler_extra_share", "Straggler's extra time, share of {step}", share,
                             "rank_straggler.warning", meaning=straggler_meaning(job), severity=sev,
                             detail={"rank": s.label, "extra_ms_per_step": extra, "straggler_comm_ms": s.comm_ms,
                                     "straggler_busy_extra_ms": busy_extra, "last_in_steps": last_in,
                                     "steps_aligned": len(per_step),
-                                    "others_median_comm_ms": waits, "ranks": len(job.ranks)}),
-        # the one call's part of the lead is a one-off: keeping pace leaves it (h37-ranks58)
-        saving_ms=max(0.0, save - once),
+                                    "others_median_comm_ms": waits, "ranks": len(job.ranks),
+                                    "gain_ms": gain}),
+        # the one call's part of the lead is a one-off: keeping pace leaves it (h37-ranks58); the step gives back what
+        # a replay of the calls with the straggler on time gives, not the others' whole wait (session 68)
+        saving_ms=max(0.0, (save if gain is None else min(save, gain)) - once),
         assumption=f"the straggler keeps pace (balanced work or a healthy GPU): the other {job.units} stop waiting for "
-                   "it, at most as long as it is behind them" + (f", less the one call's {ms(once)}" if once else ""),
+                   "it, at most as long as it is behind them" + (f", less the one call's {ms(once)}" if once else "")
+                   + ("; the step time given back is a replay of the matched calls with it on time" if gain is not None
+                      else ""),
         evidence=[ranks_table(job, mark=s), _steps_table(per_step, job.unit)], actions=fixes(job, ID, gpu=s.label),
         host=s.host, gpu=s.gpu, title=TITLE.format(unit=job.unit),
     )
     if weak:
         f.confidence = "low"
     return [f]
+
+
+def _gives_back(job: JobView, save: float, gain: float | None) -> str:
+    """Words on the step time the straggler keeping pace gives back where a replay of the matched calls reads less than
+    the wait its lead explains (``JobView.replay_gain_ms``): the rest is the other ranks' own next work, which ran
+    inside their wait; "" where the replay cannot be read or gives it all.  One wording with ``late_rank``'s."""
+    if gain is None or save - gain < 0.05 * save:
+        return ""
+    return (f" If it kept pace the {job.step_word if job.one_step else 'step'} would be {ms(gain)} shorter, not the "
+            f"whole wait: {ms(save - gain)} of it is the other {job.units}' own next work (the next bucket's compute, "
+            "their launches), which runs inside the wait and is back on the path once it is on time.")
 
 
 def call_candidates(s, others) -> list[dict]:  # noqa: ANN001 - RankRows

@@ -54,7 +54,7 @@ def test_calls_under_the_cap_are_columns_that_read_back_as_their_rows(tmp_path: 
     of, so the matching across host files is the same; the columns take at most 2/3 of the rows' bytes."""
     monkeypatch.setattr(callrows, "CALL_ROWS_CAP", 10**6)
     monkeypatch.setattr("tb_gpu_advisor.report.build.call_columns",
-                        lambda rows, steps: callrows.call_columns(rows, steps, cap=10**6))
+                        lambda rows, steps, times=None: callrows.call_columns(rows, steps, cap=10**6, times=times))
     rep, job = _fsdp_job(tmp_path, 100, monkeypatch)
     kept = rep.hosts[0].steps["count"]
     for h in rep.hosts:
@@ -63,7 +63,9 @@ def test_calls_under_the_cap_are_columns_that_read_back_as_their_rows(tmp_path: 
             rows = callrows.call_rows(c)
             assert len(rows) == c["count"] == 100 * kept
             assert len({(grp, st) for grp, st, _, _ in rows}) == kept  # one group: a run per step
-            assert len(json.dumps(c)) < 2 / 3 * len(json.dumps([list(r) for r in rows]))
+            own = {k: v for k, v in c.items() if k not in ("arrive", "ready", "at")}  # the rows' own columns
+            assert len(json.dumps(own)) < 2 / 3 * len(json.dumps([list(r) for r in rows]))
+            assert len(callrows.call_times(c)) == len(rows)  # each call's times beside it (a89)
     assert job.matched_transfer_ms("AllGather") is not None
     assert job.transfer_matching("AllGather") is None
 

@@ -50,8 +50,8 @@ def test_the_saving_is_the_step_time_its_keeping_pace_gives_back(tmp_path):
 def test_every_fix_landing_counts_the_others_wait_for_launches(tmp_path):
     """Fails on base (launch_bound 0.42 ms where batching every rank's launches gives back 1.57; late_rank's 1.68 ms
     over its 1.20, and the two together 1.80 over the 1.57 every fix gives): every rank launch-bound at 20 us a launch,
-    rank 3 at 40.  Left: the launches rank 3 dispatches while its own all-reduce runs are booked as its collective
-    time, so the estimate stays some 15% short of the truth -- never over it."""
+    rank 3 at 40.  The launches rank 3 dispatches while its own all-reduce runs (booked as its collective time) count
+    since session 68 (``test_launch_gaps_in_collectives68``): the estimate is some 5% short of the truth, never over."""
     m = _job(tmp_path, "late", 20.0, 40.0)
     step = Ctx(m).step_ms
     late_truth = step - Ctx(_job(tmp_path, "paced", 20.0, 20.0)).step_ms

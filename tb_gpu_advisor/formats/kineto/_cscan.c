@@ -379,12 +379,12 @@ static const char *ARG_KEYS[] = {"correlation", "External id", "external id", "d
                                  "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved",
                                  "Bytes", "Addr", "Input Dims", "Input type", "Concrete Inputs", "In msg nelems",
                                  "dtype", "Group size", "Process Group Name", "Process Group ID",
-                                 "Process Group Desc", "Seq", "Process Group Ranks", "grid", "block"};
-#define N_ARG_KEYS 28
+                                 "Process Group Desc", "Seq", "Process Group Ranks", "rank", "grid", "block"};
+#define N_ARG_KEYS 29
 #define N_INT_ARGS 7
 /* A kernel's launch configuration (parse.py ``_LAUNCH_ARGS``): ``grid`` and ``block``, each [x, y, z]. */
-#define K_GRID 26
-#define K_BLOCK 27
+#define K_GRID 27
+#define K_BLOCK 28
 #define DIMS_TOP 2147483647
 
 /* A table of keys to match, bucketed by length: a key costs a length lookup and a memcmp per key of that length

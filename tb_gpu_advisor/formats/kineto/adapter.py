@@ -35,7 +35,7 @@ from tb_gpu_advisor.formats.kineto.parse import (MPS_DEVICE_TYPE, OLD_CATS, Kine
                                                has_duration_pairs, link_by_flows, nothing_recorded, parse_trace,
                                                rows_of, scan_host_columns, times_as_numbers, unlinked_rows)
 from tb_gpu_advisor.formats.kineto.ranks import (Process, gpu_rows_device, merge_ranks, process_scoped_ids, processes,
-                                                 stated_ranks)
+                                                 stated_ranks, tagged_ranks)
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
                                           unique_inverse, unique_pairs)
 from tb_gpu_advisor.model.idtable import IdTable
@@ -636,17 +636,19 @@ def _gpu_ranks(kt: KinetoTrace, devs: list[DeviceEvents]) -> dict[int, int]:
 
 
 def _ranks_of_gpu_processes(kt: KinetoTrace, devs: list[DeviceEvents]) -> dict[int, int]:
-    """GPU -> the rank its own GPU process's name states (``RANK 3 - GPU``: ``ranks.stated_ranks``), where several
+    """GPU -> the rank its own GPU process's name states (``RANK 3 - GPU``: ``ranks.stated_ranks``), or where no name
+    says its ranges' ``args.rank`` (``ranks.tagged_ranks``), where several
     GPUs have work and each process names one rank; else {}.  Why: a fused file's ranks are read from the processes
     that launch on each GPU (``ranks.process_scoped_ids``); one filtered to its collectives keeps no launching process,
     and its four GPUs had no rank though each GPU process names its own (TraceLens' ``merged_nccl_only.json.gz``,
     h37-late67)."""
     gpus = [d.gpu for d in devs if len(d)]
-    if len(gpus) < 2 or not kt.process_names:
+    tagged = tagged_ranks(kt) if len(gpus) >= 2 else {}
+    if len(gpus) < 2 or not (kt.process_names or tagged):
         return {}
     device = gpu_rows_device(kt)
     pids = {g: np.unique(kt.pid[device == g]).tolist() for g in gpus}
-    return stated_ranks({g: [int(p) for p in v] for g, v in pids.items() if v}, kt.process_names) \
+    return stated_ranks({g: [int(p) for p in v] for g, v in pids.items() if v}, kt.process_names, tagged) \
         if all(pids.values()) else {}
 
 

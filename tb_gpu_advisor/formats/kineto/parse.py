@@ -104,7 +104,7 @@ _ARG_KEYS = {"correlation": "correlation", "External id": "external_id", "extern
 #: size, matmul/conv/attention ops for their FLOPs, the copy op for its ``non_blocking`` flag.  Decoded lazily (raw JSON until then), so the shapes every
 #: other op carries cost no parsing.
 _OP_KEYS = ("Input Dims", "Input type", "Concrete Inputs", "In msg nelems", "dtype", "Group size", "Process Group Name",
-            "Process Group ID", "Process Group Desc", "Seq", "Process Group Ranks")
+            "Process Group ID", "Process Group Desc", "Seq", "Process Group Ranks", "rank")
 #: A kernel's launch configuration (CUPTI's, as Kineto writes it on ``kernel`` events): ``args`` key -> the int32
 #: column of its count (:func:`launch_count`): blocks in the grid, threads per block.
 _LAUNCH_ARGS = {"grid": "blocks", "block": "threads"}
@@ -970,7 +970,7 @@ class _Columns:
         rows = self._rows_keeping_args(name_ids)
         if not rows.size:
             return
-        keys = _CSCAN.op_keys(data, np.ascontiguousarray(spans[rows]))
+        keys = _CSCAN.op_keys(data, np.ascontiguousarray(spans[rows])) if _scanner_keys_current() else None
         if keys is None:
             self._keep_op_args(name_ids, _ArgSpans(data, spans), True)
             return
@@ -2148,6 +2148,19 @@ MAX_WORKERS = 4
 #: The compiled chunk scanner (``_cscan.c``), None where it is not built or the Python path is forced
 #: (``compiled.py``; tests swap this one switch).
 _CSCAN = compiled.load()
+
+
+@functools.lru_cache(maxsize=1)
+def _scanner_keys_current() -> bool:
+    """Whether the compiled scanner keys an op's arguments by every key of :data:`_OP_KEYS`: an absent ``args``
+    gives one 4-byte length per key.  Why: a scanner built from an older ``_cscan.c`` (a build folder kept across an
+    update) keys by fewer, and two ops told apart only by a newer key (``rank``: TraceFuse's on every event) would
+    share one decode; the rows are then decoded one by one, as where the scanner refuses a span."""
+    try:
+        out = _CSCAN.op_keys(b"{}", np.array([-1, 0], np.int64))
+    except Exception:  # noqa: BLE001 - any refusal: not this scanner's keys
+        return False
+    return bool(out) and len(out[0]) == 4 * len(_OP_KEYS)
 
 
 def _default_workers() -> int:

@@ -243,7 +243,7 @@ def process_scoped_ids(kt: KinetoTrace) -> int:
     if not kt.gpu_pids:
         kt.gpu_pids = _driving_pids(gpu_rows_device(kt)[dev][found], pids[proc[at][found]] if corr.size else pids[:0])
     if not kt.gpu_ranks:
-        kt.gpu_ranks = stated_ranks(kt.gpu_pids, kt.process_names)
+        kt.gpu_ranks = stated_ranks(kt.gpu_pids, kt.process_names, tagged_ranks(kt))
     return int(pids.size)
 
 
@@ -252,18 +252,39 @@ def process_scoped_ids(kt: KinetoTrace) -> int:
 _RANK_NAME = re.compile(r"^\s*rank\s*[:#]?\s*(\d+)\b", re.IGNORECASE)
 
 
-def stated_ranks(gpu_pids: dict[int, list[int]], names: dict[int, str]) -> dict[int, int]:
-    """GPU -> the rank its driving process's name states (:data:`_RANK_NAME`), where every GPU's process states one
-    and no two the same; else {} (the processes' order stands).  Why: the ranks of one fused file were read in pid
-    order, which is the fuse's order, not a fact the file states -- the file's own words name each rank (h37-straggle66:
-    the fused MI300X DDP's late rank is rank 3, GPU 5)."""
+def stated_ranks(gpu_pids: dict[int, list[int]], names: dict[int, str],
+                 tagged: dict[int, int] | None = None) -> dict[int, int]:
+    """GPU -> the rank its driving process's name states (:data:`_RANK_NAME`), or where its name says none the rank
+    its collective ops are tagged with (``tagged``, :func:`tagged_ranks`), where every GPU's process states one and no
+    two the same; else {} (the processes' order stands).  Why: the ranks of one fused file were read in pid order,
+    which is the fuse's order, not a fact the file states -- the file's own words name each rank (h37-straggle66: the
+    fused MI300X DDP's late rank is rank 3, GPU 5)."""
+    def said_by(p: int) -> int | None:
+        m = _RANK_NAME.match(names.get(p, ""))
+        return int(m.group(1)) if m else (tagged or {}).get(p)
+
     out: dict[int, int] = {}
     for gpu, pids in gpu_pids.items():
-        said = {int(m.group(1)) for p in pids if (m := _RANK_NAME.match(names.get(p, "")))}
+        said = {r for p in pids if (r := said_by(p)) is not None}
         if len(said) != 1:
             return {}
         out[gpu] = said.pop()
     return out if len(set(out.values())) == len(out) else {}
+
+
+def tagged_ranks(kt: KinetoTrace) -> dict[int, int]:
+    """pid -> the rank every collective op of that process is tagged with in its ``args.rank`` (TraceLens'
+    ``TraceFuse`` tags every event of a fused file with its rank), for each process whose ops say one rank; {} where
+    none do.  Read from the ops that keep their arguments (``parse.keeps_args``: the collectives, on the host and on
+    the GPU as ``nccl:*`` ranges).  Why: a fused file whose processes are not named -- the names are TraceFuse's own
+    metadata events, which a filter drops -- still tags each event with its rank, where the ranks were read in pid
+    order (session 68; s67's "args.rank not read")."""
+    said: dict[int, set[int]] = {}
+    for row, a in kt.op_args.items():
+        r = a.get("rank")
+        if type(r) is int and r >= 0 and 0 <= row < len(kt.pid) and kt.pid[row] >= 0:
+            said.setdefault(int(kt.pid[row]), set()).add(r)
+    return {p: next(iter(v)) for p, v in said.items() if len(v) == 1}
 
 
 def _driving_pids(gpus: np.ndarray, pids: np.ndarray) -> dict[int, list[int]]:

@@ -22,7 +22,7 @@ from synthetic.torchtrace import write_late_rank_fused
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
 
 NCCL_ONLY = Path(os.environ.get("TB_GPU_ADVISOR_FUSED_NCCL_ONLY")
-                 or "/work/wild66/huntk66/amd_hpcte/merged_nccl_only.json.gz")
+                 or Path(__file__).resolve().parents[1] / "fixtures" / "real" / "tracelens_merged_nccl_only.json.gz")
 
 
 def _unnamed(doc: dict) -> None:

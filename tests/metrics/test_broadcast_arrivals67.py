@@ -24,7 +24,7 @@ from tb_gpu_advisor.runtime.pipeline import host_metrics
 FUSED = Path(os.environ.get("TB_GPU_ADVISOR_FUSED_DDP")
              or "/work/wild66/huntk66/runs/fused/merged_all_events.json.gz")
 NCCL_ONLY = Path(os.environ.get("TB_GPU_ADVISOR_NCCL_ONLY")
-                 or "/work/wild66/huntk66/runs/ncclonly/merged_nccl_only.json.gz")
+                 or Path(__file__).resolve().parents[1] / "fixtures" / "real" / "tracelens_merged_nccl_only.json.gz")
 
 
 def test_generated_broadcasts_are_matched_and_their_root_waits_for_none(tmp_path):

@@ -23,7 +23,7 @@ from tb_gpu_advisor.formats.kineto.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 
 NCCL_ONLY = Path(os.environ.get("TB_GPU_ADVISOR_NCCL_ONLY")
-                 or "/work/wild66/huntk66/runs/ncclonly/merged_nccl_only.json.gz")
+                 or Path(__file__).resolve().parents[1] / "fixtures" / "real" / "tracelens_merged_nccl_only.json.gz")
 GENERIC = "ncclDevKernel_Generic(ncclDevComm*, channelMasks, ncclWork*)"
 
 

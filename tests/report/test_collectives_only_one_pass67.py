@@ -29,7 +29,7 @@ from tb_gpu_advisor.report.render import to_text
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 
 NCCL_ONLY = Path(os.environ.get("TB_GPU_ADVISOR_NCCL_ONLY")
-                 or "/work/wild66/huntk66/runs/ncclonly/merged_nccl_only.json.gz")
+                 or Path(__file__).resolve().parents[1] / "fixtures" / "real" / "tracelens_merged_nccl_only.json.gz")
 
 
 def _report(path: Path):

@@ -223,7 +223,7 @@ class JaxCapture:
                  function: str = "train_step", program_id: int = 7292, derived_lines: bool = False,
                  step_annotation: bool = False, launch_latency_us: float = 8.0, start_ps: int = CAPTURE_LEAD_PS,
                  module_events: bool = True, command_buffers: bool = False, jitter: float = 0.02,
-                 host_memory: str = "pinned", rocm: bool = False):
+                 host_memory: str = "pinned", rocm: bool = False, step_mark: str = "train"):
         self.rng = np.random.default_rng(seed)
         self.space = SpaceBuilder(hostname)
         self.module, self.function, self.program_id = module, function, program_id
@@ -238,6 +238,9 @@ class JaxCapture:
         #: (``ROCM_LAUNCH_NAMES``) on the HIP API's own line, ``Host Threads/<tid>``, apart from the ``python3`` line
         #: of the call that made it -- as ``wild/jax_mi355x`` and ``wild/jax_mi300x`` record them
         self.rocm = rocm
+        #: the name each step's ``StepTraceAnnotation(name, step_num=s)`` carries (JAX's own docs mark ``train``; the
+        #: advice this tool gives a forward pass or work of no known kind names it ``predict`` or ``step``)
+        self.step_mark = step_mark
         self.latency = int(launch_latency_us * US)
         self.loop_host_us = 6.0  # the host's own work of each iteration of a loop it runs (``_launch_loop``)
         self.t = start_ps
@@ -328,18 +331,19 @@ class JaxCapture:
     # -- steps ------------------------------------------------------------------
 
     def begin_step(self) -> None:
-        """Open a ``train`` step (StepTraceAnnotation) at the current host time."""
+        """Open a step (``StepTraceAnnotation(self.step_mark)``) at the current host time."""
         self._step = _Step((self.t, self.t), [], [])
         self.t += 4 * US
 
     def end_step(self, turn_us: float = 15.0) -> None:
-        """Close the step: write the ``train`` marker; the loop's turn (its own code between two markers) then takes
+        """Close the step: write its ``step_mark`` marker; the loop's turn (its own code between two markers) then takes
         ``turn_us`` on the host."""
         st = self._step
         assert st is not None
         end = self.t + 2 * US
         st.marker = (st.marker[0], end)
-        self.python.add("train", st.marker[0], end - st.marker[0], step_num=len(self.steps), _r=1)
+        # jaxlib's StepTraceAnnotation is a TraceAnnotation with ``_r=1`` added to the caller's ``step_num``
+        self.python.add(self.step_mark, st.marker[0], end - st.marker[0], step_num=len(self.steps), _r=1)
         for ex in st.execs:
             ex.marker = st.marker
         self.steps.append(st)

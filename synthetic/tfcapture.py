@@ -118,7 +118,7 @@ class Capture:
 
     def __init__(self, num_gpus: int = 1, gpu: Gpu = A100, hostname: str = "worker0", seed: int = 0,
                  marker: str = "keras3", thread_mode: str = "global", launch_latency_us: float = 4.0,
-                 start_ps: int = CAPTURE_LEAD_PS, gpu_id_base: int = 0, step_base: int = 0):
+                 start_ps: int = CAPTURE_LEAD_PS, gpu_id_base: int = 0, step_base: int = 0, trace_name: str = "train"):
         self.rng = np.random.default_rng(seed)
         self.space = SpaceBuilder(hostname)
         self.num_gpus = num_gpus
@@ -130,6 +130,8 @@ class Capture:
         self.gpu_id_base = gpu_id_base
         #: the first step's number: Keras's TensorBoard callback profiles batch 2 by default (``profile_batch=2``)
         self.step_base = step_base
+        #: the name a custom loop's ``tf.profiler.experimental.Trace(name, step_num=s, _r=1)`` marks carry
+        self.trace_name = trace_name
         self.steps: list[_Step] = []
         self._corr = 1
         self._step_id = int(self.rng.integers(1 << 40, 1 << 50))
@@ -295,13 +297,13 @@ class Capture:
 
     def _markers(self, st: _Step, num: int, step_id: int, start: int, end: int, eager: bool) -> None:
         if eager:  # op-by-op: no function, the custom loop's marker is the only root
-            self.python.add("train", start, end - start, step_num=num + self.step_base, _r=1)
+            self.python.add(self.trace_name, start, end - start, step_num=num + self.step_base, _r=1)
         elif self.marker == "keras3":
             self.python.add("Profiled batch", start, end - start, step_num=num + self.step_base)
             self.python.add("FunctionRun", start + US, end - start - 2 * US, id=step_id, _r=1,
                             _pt=TF_EXECUTOR_CONTEXT, _p=step_id)
         else:
-            self.python.add("train", start, end - start, step_num=num + self.step_base, _r=1)
+            self.python.add(self.trace_name, start, end - start, step_num=num + self.step_base, _r=1)
             self.python.add("FunctionRun", start + US, end - start - 2 * US, id=step_id, _r=1,
                             _pt=TF_EXECUTOR_CONTEXT, _p=step_id)
 

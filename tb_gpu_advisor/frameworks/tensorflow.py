@@ -230,6 +230,20 @@ def is_step_root_name(name: str) -> bool:
     step, the program's own code included, so it contains no runtime call's children (``frameworks.user_ranges``)."""
     return name in (KERAS_BATCH_EVENT, TRACE_CONTEXT_EVENT) or bool(STEP_ROOT.match(name))
 
+
+def own_step_marks(h: HostEvents) -> np.ndarray:
+    """Bool per host event: a step mark the program placed around each of its iterations, whatever its name -- a root
+    (``_r``) numbered by ``step_num``, as ``tf.profiler.experimental.Trace(name, step_num=step, _r=1)`` writes it
+    (TensorFlow's docs: ``_r=1`` makes the profiler treat the event as a step) and
+    ``jax.profiler.StepTraceAnnotation(name, step_num=step)`` (a ``TraceAnnotation`` with ``_r=1`` added).
+
+    Why by its stats, not its name: the name tells the step's work (Keras 2's ``train``/``test``; the ``predict`` and
+    ``step`` this tool's own capture advice gives a forward pass and work of no known kind: ``INFERENCE_LOOP``,
+    ``ANY_LOOP``, ``jax.STEP_MARKS``), the two stats that it is the program's step.  Read by :data:`STEP_ROOT` alone,
+    a user who followed our advice for a forward pass got steps read as a guess, ``_r`` roots of any kind (h37-marks68).
+    A ``step_num`` without ``_r`` (or an ``_r`` without a number: the runtime's ``FunctionRun``) is no such mark."""
+    return (h.root >= 0) & (h.step_num >= 0)
+
 #: TF op types whose work Tensor Cores can do (the stock tool's list + Einsum, which lowers to BatchMatMul), less
 #: ``DepthwiseConv2dNative``: a depthwise convolution sums no channels, so no matrix-unit tile has an inner dimension
 #: to fill (``devices.depthwise_one``; h37-huntn67).

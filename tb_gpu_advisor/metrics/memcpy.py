@@ -303,9 +303,9 @@ def _idle_anyway(ctx: Context, g: GpuCtx) -> float:
 
 
 def _beside_kernels(tally: _Tally, c: _Copies, dr: str, sel: np.ndarray, compute: tuple[np.ndarray, np.ndarray]) -> None:
-    """The copy time a GPU's kernels do not hide: a prefetch's and a device copy's time no kernel overlaps, and page
-    migrations' time under a kernel (the kernel waits on them).  Why measured per GPU: only that GPU's kernels can
-    hide its copies."""
+    """The copy time a GPU's kernels do not hide: a prefetch's and a device copy's time no kernel overlaps; and the
+    kernels' wait for the pages migrated under them (:func:`page_waits`: kernel time, told beside the copies', never
+    inside it).  Why measured per GPU: only that GPU's kernels can hide its copies."""
     if c.asked[sel].any():
         tally.prefetch[dr] = tally.prefetch.get(dr, 0.0) + _exposed_ms(c.start[sel & c.asked], c.end[sel & c.asked],
                                                                        compute)
@@ -377,7 +377,7 @@ def _direction_stat(dr: str, a: dict, tally: _Tally, exposed: dict[str, float],
     synchronous, pageable, migrated, parameter uploads, and the time no kernel hides."""
     total = a["cnt"].sum()
     recurring = bool(tally.n >= 2 and total > 0 and np.all(a["cnt"] == a["cnt"][0]) and np.all(a["b"] == a["b"][0]))
-    blocking = _blocking(dr, a, exposed, tally.own, tally.paging, per)
+    blocking = _blocking(dr, a, exposed, tally.own, per)
     return MemcpyStat(
         direction=dr, count_per_step=per(total), count=int(total), bytes_per_step=per(a["b"].sum()),
         ms_per_step=per(a["ms"].sum()),
@@ -409,12 +409,16 @@ _ON_DEVICE = ("d2d", "p2p")
 _LEDGER_OWN = ("h2d", "d2h", "memset")
 
 
-def _blocking(dr: str, a: dict, exposed: dict[str, float], own: dict[str, float], paging: dict[str, float],
+def _blocking(dr: str, a: dict, exposed: dict[str, float], own: dict[str, float],
               per: Callable[[float], float]) -> float:
     """A direction's copy time per step that no kernel overlaps (at most its own time).  Host copies and memsets:
-    their ledger category's, and for Unified Memory pages migrated to the GPU under a running kernel, that time too:
-    the kernel touched pages that were not there and waits for them (a vector add over managed buffers: 113.7 ms with
-    its pages faulted in, 0.6 ms once they are prefetched, SpaceManV3/cp3's A100 captures).  Device copies share
+    their ledger category's -- one quantity, one value on every screen (the report's copy table, the copies' finding,
+    the ledger).  Unified Memory pages migrated to the GPU under a running kernel are no part of it: they ran while a
+    kernel ran, and the kernel's wait for them is kernel time, ``paging`` (``MemcpyStat.paging_in_kernels_ms_per_step``),
+    told in its own words and column.  Until h37-marks68 that wait was added here, capped at the copies' own time: a
+    managed-memory solver's table read H2D "exposed" 6.2 us per step where the ledger booked 0 of its copies, a slice
+    of the kernels' 524 us wait under the name of copy time no kernel hid (wild/counted_steps_rtx3090_solver).  Device
+    copies share
     theirs (``memcpy_d2d``) with copies of unknown kind, so theirs is measured on the copies themselves: a step that
     spends 13% of its time in 768 ``.contiguous()``-like D2D copies with nothing else running (HTA's V100 trace) is
     blocked by them as much as by a host copy.
@@ -426,7 +430,7 @@ def _blocking(dr: str, a: dict, exposed: dict[str, float], own: dict[str, float]
     part exceeds its whole."""
     total = per(a["ms"].sum())
     if dr in _LEDGER_OWN:
-        return min(float(exposed.get(_BLOCK_CAT[dr], 0.0)) + per(paging.get(dr, 0.0)), total)
+        return min(float(exposed.get(_BLOCK_CAT[dr], 0.0)), total)
     if dr in _ON_DEVICE:
         return min(per(own.get(dr, 0.0)), total, float(exposed.get("memcpy_d2d", 0.0)))
     return 0.0

@@ -503,8 +503,9 @@ class MemcpyStat:
     #: copy time that is Unified Memory page migrations (the driver's paging of managed memory, no call of the
     #: program's: ``devices.PAGE_MIGRATION``), as a share of the copy time; None: no copy time
     migration_share: float | None = None
-    #: time per step page migrations to the GPU ran under a kernel (which waits for the pages it touched), part of
-    #: ``blocking_ms_per_step``
+    #: time per step kernels waited for the pages migrated to the GPU under them (each from its start to its first
+    #: page's arrival: ``metrics.memcpy.page_waits``): kernel time, no part of ``blocking_ms_per_step`` (the copies ran
+    #: while a kernel ran) -- the tables show it in a column of its own (h37-marks68)
     paging_in_kernels_ms_per_step: float = 0.0
     #: of the copy time whose launch the capture holds, the share launched inside a data-parallel wrapper's
     #: parameter-loading hook (``Framework.param_upload_event``: FSDP's pre-forward): offloaded parameters uploaded

@@ -21,7 +21,8 @@ Copies that are mostly Unified Memory page migrations (the driver moving managed
 host touches them, ``devices.PAGE_MIGRATION``) were asked for by no call: pinning and async copies do not apply, and
 the migrations to the GPU under a running kernel block it (the kernel waits on its pages: from its start to its
 first page's arrival, ``metrics.memcpy.page_waits``, later pages by their own time), a wait counted with its
-direction when the finding names the costliest one; they are told so, with the framework's managed-memory fix first
+direction when the finding names the costliest one and shown in a column of its own: kernel time, never inside the
+copies' blocking time, which is the ledger's (the copies ran while a kernel ran); they are told so, with the framework's managed-memory fix first
 (``:managed``: prefetch, or explicit device buffers).
 Copies to the device launched inside a data-parallel wrapper's parameter-loading hooks (FSDP's pre-forward, with its
 parameters offloaded to host memory) are those parameters' uploads: said so, with the wrapper's fix first
@@ -139,8 +140,11 @@ def check(m: HostMetrics) -> list[Finding]:
     # the copies' time and the idle after them are returned only as far as the host's hold in them reaches: where
     # the host paces the step, the GPU runs the copy in idle time either way (``_serial_upload``)
     over = max(worst.blocking_ms_per_step + waits - serial[1], 0.0) if serial is not None else 0.0
+    # the kernels' wait for pages migrated under them in a column of its own, where any: kernel time, not the copies'
+    # (their "blocking ms" is the ledger's copy time), so the columns are the parts of the summary's whole
     rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
-             c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
+             c.blocking_ms_per_step, *([c.paging_in_kernels_ms_per_step] if paging > 0 else []),
+             c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
     return [finding(
         ctx, ID, sev,
         f"Copies block the GPU for {ctx.part_of_step(blocking)} ({pct(ctx.share(blocking))}), "
@@ -163,6 +167,7 @@ def check(m: HostMetrics) -> list[Finding]:
                        ("compute", "non_matmul_kernels", paging)]  # kernel time spent waiting on migrated pages
                       + idle_claims(m.syncs.copy_idle_ledger_ms, pool="copy_idle")),
         evidence=[table(f"Copies {ctx.per_step} by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
+                                                         *(["kernel page wait ms"] if paging > 0 else []),
                                                          "sync count/step", "recurring", "top ops"], rows)],
         windows=step_windows(ctx, key=lambda s: _blocked(s.breakdown, paging + waits), label="copies"),
         actions=_fill_fixes(ctx, fills, _fixes(ctx, m, copies, worst, pageable, migrated, bool(pinned), uploads,
@@ -393,7 +398,8 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
     """The fixes, the copy's own first: the worst direction's (an H2D copy's is pinning and prefetch, a D2H copy's the
     sync that pulls values to the host: .item()); pageable memory's and host-blocking copies' pinning and non_blocking;
     fewer bytes where pinned already, else D2D's own; managed memory's prefetch, a wrapper's offloaded parameters."""
-    dirs = {c.direction for c in copies if c.blocking_ms_per_step > 0 or (c.sync_share or 0) > 0}
+    dirs = {c.direction for c in copies
+            if c.blocking_ms_per_step > 0 or c.paging_in_kernels_ms_per_step > 0 or (c.sync_share or 0) > 0}
     reads = _reads_out(ctx, m)
     if m.syncs.copy_calls_per_step:
         dirs.add("d2h" if reads else "h2d")
@@ -656,5 +662,6 @@ def _worst_words(c, ctx: Ctx) -> str:  # noqa: ANN001 - a direction's copy metri
     step)" read as a part larger than its whole).  A part equal to its whole as printed is said as the whole: "all
     of its 918 us per step blocks", not "918 us of its 918 us" (h37-review2, cloverleaf_a100_cuda)."""
     part, whole = ms(c.blocking_ms_per_step), ms(c.ms_per_step)
-    said = f"all of its {whole}" if part == whole else f"{part} of its {whole}"
+    said = f"all of its {whole}" if part == whole else f"none of its {whole}" if c.blocking_ms_per_step <= 0 else \
+        f"{part} of its {whole}"
     return f"{said} {ctx.per_step} blocks, {ctx.count_per_step(c.count_per_step, 'copy')}"

@@ -10,6 +10,7 @@ Sources, tried in order (the first that yields steps wins; see
    ``profiler_step``        -- else step annotations the format itself defines (PyTorch ``ProfilerStep#N``);
 3. ``keras_profiled_batch`` -- Keras 3 ``Profiled batch`` host events with ``step_num``;
 4. ``trace_train``          -- ``train*``/``test*`` host events (TF ``Trace``, JAX ``StepTraceAnnotation``), or ``TraceContext``;
+   else the program's own step marks of any name (``_r`` with ``step_num``: ``Trace('predict', ...)``);
 5. ``root_r``               -- other host events with ``_r`` (the most frequent such name);
 6. ``step_num_stat``        -- host events carrying ``step_num`` / ``iter_num`` (grouped by value);
 7. ``xla_modules``          -- ``XLA Modules`` line events (JAX / XLA), the most frequent module;

@@ -1,8 +1,8 @@
 """Source 1-6: the step marks the capture itself carries, the surest reading, tried first.  A
 derived ``Steps`` line on the GPU planes (TF 2.4 grouped files), a training wrapper's range around each whole
 iteration (Lightning's ``run_training_batch``), the format's own step annotations (PyTorch ``ProfilerStep#N``),
-Keras' ``Profiled batch``, ``train*``/``test*`` host events with ``_r``, other ``_r`` events, or events carrying
-``step_num``/``iter_num``.
+Keras' ``Profiled batch``, ``train*``/``test*`` host events with ``_r``, the program's own step marks of any name
+(``_r`` and ``step_num``), other ``_r`` events, or events carrying ``step_num``/``iter_num``.
 
 Why it wins: these marks are written by the framework at each step's boundary, so where any exist no inference from
 the program's structure or the GPU's idleness can know better.
@@ -36,6 +36,9 @@ def _host_candidates(h: HostEvents) -> MarkedSteps | None:
         ids = np.where(sn >= 0, sn, np.arange(tr.sum()))
         u, s, e = _group_windows(ids, h.start[tr], h.end[tr])
         return MarkedSteps("trace_train", "`train`/`test` step markers", u, s, e, {})
+    own = _own_step_marks(h)
+    if own is not None:
+        return own
     rt = h.root >= 0
     if rt.any():
         names, counts = np.unique(h.name[rt], return_counts=True)
@@ -51,6 +54,22 @@ def _host_candidates(h: HostEvents) -> MarkedSteps | None:
             u, s, e = _group_windows(arr[m], h.start[m], h.end[m])
             return MarkedSteps("step_num_stat", f"host events grouped by `{stat}`", u, s, e, {})
     return None
+
+
+def _own_step_marks(h: HostEvents) -> MarkedSteps | None:
+    """The program's own step marks of any name (``frameworks.tensorflow.own_step_marks``: ``_r`` and ``step_num``),
+    the most frequent name's, grouped by ``step_num``: the same source as ``train``/``test`` marks (``trace_train``),
+    so a ``predict`` or ``step`` mark -- the name our capture advice gives a forward pass or work of no known kind --
+    reads as a ``train`` mark does (its confidence, its windows: the loop's turn to the step before), not as a root of
+    any kind (``root_r``, medium: h37-marks68).  None where the host has none."""
+    own = tensorflow.own_step_marks(h)
+    if not own.any():
+        return None
+    names, counts = np.unique(h.name[own], return_counts=True)
+    best = names[np.argmax(counts)]
+    m = own & (h.name == best)
+    u, s, e = _group_windows(h.step_num[m], h.start[m], h.end[m])
+    return MarkedSteps("trace_train", f"the program's own step marks (`{h.names[best]}`, with `_r` and `step_num`)", u, s, e, {})
 
 
 def _gpu_step_line_windows(lines: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, np.ndarray]]:

@@ -24,7 +24,7 @@ from tb_gpu_advisor.model.trace import PS_PER_MS as PS_PER_MS  # the steps stage
 StepSource = Literal[
     "steps_line",  # TF 2.4-style derived `Steps` line on the GPU planes (grouped capture)
     "keras_profiled_batch",  # Keras 3 `Profiled batch` host events with `step_num`
-    "trace_train",  # `train*`/`test*` host events with `_r` (tf.profiler.experimental.Trace, Keras 2)
+    "trace_train",  # `train*`/`test*` host events with `_r` (tf.profiler.experimental.Trace, Keras 2), or any name's `_r`+`step_num`
     "root_r",  # other host events carrying `_r` (e.g. `FunctionRun`, `SessionRun`)
     "step_num_stat",  # host events carrying `step_num` / `iter_num`
     "profiler_step",  # PyTorch: `ProfilerStep#N` host annotations (the format's own step marks)

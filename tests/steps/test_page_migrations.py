@@ -72,7 +72,10 @@ def test_copies_that_are_page_migrations_get_the_managed_memory_fix(tmp_path) ->
     table = host["memcpy"]
     col = {c: i for i, c in enumerate(table["columns"])}
     h2d = next(r for r in table["rows"] if r[col["direction"]] == "h2d")
-    assert h2d[col["exposed ms/step"]] == pytest.approx(truth["paging_in_kernel_ms"], rel=0.02)
+    # the kernel's wait is kernel time in a column of its own; "exposed" is copy time no kernel ran beside, the
+    # ledger's (h37-marks68: the wait was "exposed" copy time, capped at the copies' own)
+    assert h2d[col["kernel page wait ms/step"]] == pytest.approx(truth["paging_in_kernel_ms"], rel=0.02)
+    assert h2d[col["exposed ms/step"]] == pytest.approx(host["breakdown_ms"]["memcpy_h2d"], abs=1e-4)
     assert h2d[col["exposed ms/step"]] <= h2d[col["ms/step"]] + 1e-6
     blocking = f["metric"]["detail"]["blocking_ms_per_step"]
     want = truth["paging_in_kernel_ms"] + truth["dtoh_migration_ms"]  # the readback runs with no kernel

@@ -23,6 +23,10 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 * ``copy-anyway`` -- an upload's microsecond is booked once: a one-GPU host's ledger ``memcpy_h2d`` and the copies'
   time the copies finding says ran while the GPU would have idled anyway are together at most the H2D copies' time
   (h37-copy62: the ledger booked that time as copy time beside the finding's "costs the step nothing").
+* ``copy-exposed`` -- the copy time no kernel ran beside has one value: on a one-GPU host the copy table's "exposed
+  ms/step" of a host copy or fill is its ledger category, a device copy's at most ``memcpy_d2d``, and the copies
+  finding's "blocking ms" the table's (h37-marks68: Unified Memory pages migrated under kernels read H2D 0.0062 ms
+  "exposed" where the ledger booked 0; the kernels' wait for them is a column of its own).
 * ``name-once`` -- a GPU whose name was inferred from its properties says why once, in the GPUs table: no finding's
   words carry the reasons ("on NVIDIA T4 (inferred from compute capability 7.5, ...)" three times in one finding,
   h37-review30); a finding says the model alone ("on NVIDIA T4").
@@ -3044,6 +3048,53 @@ def copy_own_problems(h: HostReport) -> list[str]:
     return out
 
 
+#: The copy table's column of the copy time no kernel ran beside, and the copies finding's (one quantity)
+_EXPOSED_COLUMNS = {"table": "exposed ms/step", "finding": "blocking ms"}
+
+
+def _exposed_by_direction(t: Table | None, column: str) -> dict[str, float]:
+    """Direction (lower case: the finding writes ``H2D``) -> the ``column`` value of its row in ``t``."""
+    if t is None or "direction" not in t.columns or column not in t.columns:
+        return {}
+    di, ci = t.columns.index("direction"), t.columns.index(column)
+    return {str(r[di]).lower(): float(_num(r[ci]) or 0.0) for r in t.rows}
+
+
+def copy_exposed_problems(h: HostReport) -> list[str]:
+    """``copy-exposed``: the copy time no kernel ran beside has one value on every screen.  On a one-GPU host the copy
+    table's "exposed ms/step" of a host copy or a fill is its ledger category (at most the direction's own ms/step) and
+    a device copy's at most ``memcpy_d2d``; the copies finding's "blocking ms" of a direction is the table's.  Why: the
+    table added the kernels' wait for Unified Memory pages migrated under them (kernel time), capped at the copies'
+    own time: wild/counted_steps_rtx3090_solver read H2D "exposed" 0.0062 ms a step (managed_flag_rtx3090_solver
+    0.0053) where the ledger booked ``memcpy_h2d`` 0 -- the copies ran under kernels (h37-marks68).  The kernels' wait
+    has a column of its own.  One GPU only, as :func:`copy_own_problems`; and only where the report keeps a ledger: a
+    window without GPU work has none (``metrics.compute._without_gpu_step``: its breakdown all 0, its copies still
+    tabled -- wild/input_only_rtx4090_unetr's 197 ms of uploads and no step)."""
+    if len(h.gpus) != 1 or not any(v for v in (h.breakdown_ms or {}).values()):
+        return []
+    table = _exposed_by_direction(h.memcpy, _EXPOSED_COLUMNS["table"])
+    own = _exposed_by_direction(h.memcpy, "ms/step")
+    bd = h.breakdown_ms or {}
+    out = []
+    for cat, dirs in _COPY_CATEGORY_DIRECTIONS.items():
+        booked = float(bd.get(cat) or 0.0)
+        for d in (x for x in dirs if x in table):
+            want = min(booked, own.get(d, 0.0))
+            off = table[d] - want if cat == "memcpy_d2d" else abs(table[d] - want)  # device copies: measured, at most
+            if off > _REL * max(want, table[d]) + _TABLE_HALF_ULP_MS:
+                out.append(f"copy-exposed: {h.host}: the copy table's {d} exposed {table[d]:.4f} ms/step, the ledger's "
+                           f"{cat} {booked:.4f} ms/step")
+    for f in h.findings:
+        if f.rule != "excessive_memcpy":
+            continue
+        for t in f.evidence:
+            for d, v in _exposed_by_direction(t, _EXPOSED_COLUMNS["finding"]).items():
+                if d in table and abs(v - table[d]) > _REL * max(v, table[d]) + _TABLE_HALF_ULP_MS:
+                    out.append(f"copy-exposed: {f.id}: {d} blocking {v:.4f} ms/step, the copy table's exposed "
+                               f"{table[d]:.4f}")
+    return out
+
+
 #: The copies finding's words for its uploads' time run while the GPU idled for the host anyway (written here, not read
 #: from the code: the law checks the code's words); main's ("X per step of the copies' time ...") and ours ("another X")
 _ANYWAY = re.compile(r"(?:another )?" + _TIME + r" [a-z ]*?of the copies' time ran while the GPU would have idled anyway")
@@ -3174,6 +3225,7 @@ def report_violations(report: Report) -> list[str]:
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)
         out += _host_parts(h) + _card_values(h) + ledger_share_problems(h) + memory_offset_problems(h) + copy_own_problems(h) + copy_anyway_problems(h)
+        out += copy_exposed_problems(h)
         out += name_once_problems(h)
         out += severity_problems(h.host, h.findings) + ceiling_problems(h.host, h.findings) + in_use_problems(h.host, h)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)

@@ -534,6 +534,32 @@ def submission_ms(g: GpuCtx, iv: dict) -> float:
     return float((b - a).sum()) / PS_PER_MS
 
 
+def submission_critical(ctx: Context, g: GpuCtx, iv: dict) -> np.ndarray:
+    """ps per BREAKDOWN_CATEGORIES category of GPU ``g``'s idle within its submission latency (``iv["submission"]``)
+    while its process's host waits for the GPU in a sync call (``devices.is_sync_call``), inside its kept steps, as the
+    ledger books it.
+
+    Why: a launch that reaches an idle GPU late delays only the GPU's work; the host goes on to its next launch, so the
+    step is no longer for it unless the host then waits for that work.  Only where the host sits in a sync while the
+    work it waits for has not reached the GPU does the latency lengthen the step -- at most once per wait, the last
+    late launch before it (the GPU catches up with the host between two idles).  That is the most any fix of the
+    latency recovers, a part of the idle the finding names (h37-dispatch68: the submission finding stated no
+    saving)."""
+    out = np.zeros(len(BREAKDOWN_CATEGORIES), dtype=np.float64)
+    sub, h = iv.get("submission"), ctx.h
+    if sub is None or not sub[0].size or not h.end.size:
+        return out
+    waits = h.name_mask(devices.is_sync_call)
+    if g.host_mask is not None:
+        waits &= g.host_mask
+    idx = np.flatnonzero(waits)
+    if not idx.size:
+        return out
+    s, e = intersect_intervals(sub[0].astype(np.int64), sub[1].astype(np.int64),
+                               h.start[idx].astype(np.int64), h.end[idx].astype(np.int64))
+    return ledger_of(ctx, g, np.asarray(s, np.int64), np.asarray(e, np.int64), iv) if len(s) else out
+
+
 #: The longest idle a handoff between streams takes (ps): once the work a queued kernel waits on has ended, the GPU
 #: starts it within the driver's submission (:data:`LAUNCH_START_PS`).  The GRU of h37-survey66 (an RTX 5070 Ti
 #: Laptop GPU, a Windows driver) took 28 us; every handoff-shaped idle of the kept Kineto traces (18 captures: A100,

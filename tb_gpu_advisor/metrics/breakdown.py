@@ -132,7 +132,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         if sub is not None and sub.latency:  # holds within the driver's submission latency are the host's pace
             held, lead, out["submission"] = _past_submission(d, lend_all, held, lead, sub.cap_us * PS_PER_US)
         if not ctx.fw.has_dispatch:  # a framework whose dispatch the capture names measures the launch wait itself
-            out["launch_wait"] = lw
+            out["launch_wait"] = _cat2(lw, _lead_in_own_call(ctx, g, lend_all) if h.end.size and returns_read else None)
         # the idle the GPU holds work in: its own switching where short, held work where long -- one rule whatever
         # measures the launch wait, between kernels and before a step's first work alike
         graph_us = devices.graph_switch_us(d.info.name, d.info.compute_capability)
@@ -973,6 +973,33 @@ def launch_wait_end(k_start: np.ndarray, lend: np.ndarray) -> np.ndarray:
     held 2.45 ms with the launching thread idle -- 225 ms booked as launch wait, a critical launch_bound).  That
     rest is left to what else covers it, or to no cause."""
     return np.minimum(k_start, np.maximum(lend, 0) + LAUNCH_START_PS)
+
+
+def _lead_in_own_call(ctx: Context, g: GpuCtx, lend_all: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The GPU idle before each kept step's first work (not a collective) while the host is inside that work's own
+    launch call: from the call's start, or the end of the GPU's earlier work where later, to the call's return and
+    the driver's submission (:func:`launch_wait_end`), as (starts, ends); None where there is none.
+
+    Why: :func:`_idle_before` reads launch wait between two works of a step only -- before a step's first, the idle
+    from the last step holds the host's code between steps too.  But the stretch inside the first work's launch call
+    is that call's own time: a native CUDA loop that syncs every turn (``synthetic.nsysexport.write_synced_tiny_loop``)
+    had each turn's first launch booked as host time no event records, though its ``cudaLaunchKernel`` spans it
+    (h37-dispatch68).  Asked only where the framework names no dispatch of its own (a framework that does measures
+    launch wait by it, the op around the call)."""
+    d = g.d
+    if g.windows is None or not len(d):
+        return None
+    ok = np.flatnonzero((g.step >= 0) & (g.launch >= 0) & (d.kind != devices.KIND_COLLECTIVE))
+    if not ok.size:
+        return None
+    first = ok[np.unique(g.step[ok], return_index=True)[1]]  # device events are sorted by start
+    start = d.start.astype(np.int64, copy=False)
+    prev_end = np.maximum.accumulate(d.end.astype(np.int64, copy=False))
+    before = np.where(first > 0, prev_end[np.maximum(first - 1, 0)], np.iinfo(np.int64).min)
+    s = np.maximum(before, ctx.h.start[g.launch[first]].astype(np.int64))
+    e = launch_wait_end(start[first], lend_all[first].astype(np.int64))
+    k = e > s
+    return (s[k], e[k]) if k.any() else None
 
 
 def _idle_before(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray | None,  # noqa: ANN001 - DeviceEvents

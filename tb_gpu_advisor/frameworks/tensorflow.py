@@ -710,6 +710,15 @@ def is_step_call(name: str) -> bool:
     return not (is_input_event(op) or is_host_only_op_type(op))
 
 
+def is_step_wait(name: str) -> bool:
+    """An eager call that runs a tf.function's graph (``EAGER_CALL`` of an ``__inference_`` function): the Python
+    thread sits in it while the graph's executor runs every op of the step on its own threads, its waits for the GPU
+    included (tf221_cpu_custom_loop: ``EagerLocalExecute: __inference_train_step_2361`` spans 1.49 ms around a 64 us
+    ``FunctionRun``), so it counts as a call and its time never as the host's dispatch cost
+    (``Framework.step_call_wait``): a GPU-bound graph step would read as too small for its dispatch."""
+    return name.startswith(EAGER_CALL) and is_function_call(name)
+
+
 #: A tf.data iterator of a stage that makes elements on several threads, as the profiler names each iterator: the
 #: chain from the root (``Iterator::Model::ParallelMapV2``, ``Iterator::Root::Prefetch::MapAndBatch``).
 _TF_DATA_PARALLEL = re.compile(r"^Iterator::(?:\S+::)?(?:ParallelMap|ParallelInterleave|ParallelBatch|MapAndBatch|"
@@ -830,6 +839,7 @@ FRAMEWORK = Framework(
     writes="xplane", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
     named_kernel_kinds=TRAINING_KERNEL_KINDS,
     not_host_work=is_bookkeeping, runtime_event=is_runtime_event, step_call_event=is_step_call,
+    step_call_wait=is_step_wait,
     capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
     training_event=is_training_event, compile_event=is_compile_event, cast_ops=("Cast",),

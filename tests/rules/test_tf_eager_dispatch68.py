@@ -11,7 +11,8 @@ Truth by construction: ``synthetic.tfcapture.write_tiny_eager_loop`` -- 3 eager 
 host, 3 us kernels (too small); its control, 400 us kernels (not).  Real, by hand from the file:
 ``tests/fixtures/real/tf221_cpu_custom_loop.xplane.pb`` (TF 2.21, CPU) -- each of its 5 ``train`` steps runs
 ``EagerLocalExecute: IteratorGetNext`` (``next(iterator)``: the input's) and one
-``EagerLocalExecute: __inference_train_step_2361`` (the step's tf.function): 1 call a step.  The V100 BERT capture
+``EagerLocalExecute: __inference_train_step_2361`` (the step's tf.function): 1 call a step, whose time is the graph's
+run on the executor's threads (waits for the GPU included), not dispatch: ``tensorflow.is_step_wait``.  The V100 BERT capture
 (TF 2.4 graph steps) records no ``EagerLocalExecute`` at all: its reports stand.
 """
 
@@ -68,6 +69,8 @@ def test_the_real_custom_loop_counts_its_function_call_not_its_input():
     """By hand: one ``__inference_train_step`` call a step; ``next(iterator)``'s ``IteratorGetNext`` is the input's."""
     m = host_metrics(read_trace(str(_REAL)))
     assert m.steps.count == 5 and m.dispatch.calls_per_step == pytest.approx(1.0)
+    # the call runs the step's graph (its waits included): counted, its 1.02 ms a step never the dispatch's cost
+    assert m.dispatch.host_ms_per_step == 0.0 and tensorflow.is_step_wait("EagerLocalExecute: __inference_f_12")
     assert tensorflow.is_step_call("EagerLocalExecute: _EagerConst")  # tf.constant: a call of the program's
     assert not tensorflow.is_step_call("EagerLocalExecute: IteratorGetNext")
     assert not tensorflow.is_step_call("EagerLocalExecute: OptionalGetValue")  # Keras 3's iterator

@@ -5493,7 +5493,10 @@ def write_synced_tiny_loop(path: str, iterations: int = 40, kernels: int = 1, ke
     ``turn_us`` of its own code.  Truth by construction: a turn's dispatch is its ``kernels + 1`` runtime calls,
     ``kernels * launch_us`` of host time outside the sync against ``kernels * kernel_us`` of GPU work, so the turn is
     too small for its dispatch (``too_small``) exactly where that host time exceeds the GPU's: tiny kernels (the
-    default) it is; a control of big kernels (``kernel_us=400``) it is not."""
+    default) it is; a control of big kernels (``kernel_us=400``) it is not.  Where each kernel ends before the next
+    call begins (``latency_us + kernel_us <= launch_us``), the GPU idles ``latency_us`` inside each launch call, the
+    turn's first included: ``launch_wait_ms_per_turn`` (None otherwise); and the host's own code no call records is
+    ``turn_us`` a turn (``own_ms_per_turn``), after the sync's 2 us past the GPU's last kernel."""
     us, ms = 1000, 1_000_000
     pid = 7373
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -5517,4 +5520,6 @@ def write_synced_tiny_loop(path: str, iterations: int = 40, kernels: int = 1, ke
                      for j, (a, b, c) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_2080, program="./solver", thread="solver")
     return {"iterations": iterations, "calls_per_turn": kernels + 1, "host_ms_per_turn": kernels * launch_us / 1000,
-            "device_ms_per_turn": kernels * kernel_us / 1000, "too_small": launch_us > kernel_us}
+            "device_ms_per_turn": kernels * kernel_us / 1000, "too_small": launch_us > kernel_us,
+            "launch_wait_ms_per_turn": kernels * latency_us / 1000 if latency_us + kernel_us <= launch_us else None,
+            "own_ms_per_turn": turn_us / 1000}

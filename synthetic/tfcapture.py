@@ -25,6 +25,7 @@ xla/tsl/profiler/utils/group_events.cc):
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -118,8 +119,12 @@ class Capture:
 
     def __init__(self, num_gpus: int = 1, gpu: Gpu = A100, hostname: str = "worker0", seed: int = 0,
                  marker: str = "keras3", thread_mode: str = "global", launch_latency_us: float = 4.0,
-                 start_ps: int = CAPTURE_LEAD_PS, gpu_id_base: int = 0, step_base: int = 0, trace_name: str = "train"):
+                 start_ps: int = CAPTURE_LEAD_PS, gpu_id_base: int = 0, step_base: int = 0, trace_name: str = "train",
+                 eager_local: bool = False):
         self.rng = np.random.default_rng(seed)
+        #: an eager op's ``EagerExecute`` holds TF 2.21's ``EagerLocalExecute: <op type>`` (the real
+        #: tests/fixtures/real/tf221_* captures' nesting), the eager runtime's call the framework counts as dispatch
+        self.eager_local = eager_local
         self.space = SpaceBuilder(hostname)
         self.num_gpus = num_gpus
         self.marker = marker
@@ -357,6 +362,9 @@ class Capture:
             if eager:
                 st.eager_ops += 1
                 thread.add("EagerExecute", op_start - US, h - op_start + US)
+                if self.eager_local:
+                    thread.add(f"EagerLocalExecute: {op.name.rpartition(':')[2]}", op_start - 3 * US // 4,
+                               h - op_start + US // 2)
                 thread.add("EagerKernelExecute", op_start - US // 2, h - op_start + US // 4, is_func=0)
                 thread.add(op.name, op_start, h - op_start - US // 2, is_eager=1)
             else:
@@ -557,6 +565,31 @@ def _gpu_plane(space: SpaceBuilder, gpu: Gpu, index: int = 0) -> PlaneBuilder:
                        ("compute_cap_major", gpu.cc[0]), ("compute_cap_minor", gpu.cc[1])):
         plane.add_stat(key, value)
     return plane
+
+
+def write_tiny_eager_loop(path: str, steps: int = 8, kernel_us: float = 3.0, host_us: float = 25.0,
+                          launch_us: float = 6.0) -> dict:
+    """A TF 2.x custom loop run eagerly (no ``tf.function``) on tiny tensors, as ``tf.profiler.experimental`` records
+    it: each ``train`` step runs three ops from Python -- ``MatMul``, ``BiasAdd``, ``Relu`` -- each an ``EagerExecute``
+    holding ``EagerLocalExecute: <op type>`` (TF 2.21's nesting, ``Capture(eager_local=True)``), ``host_us`` of the
+    eager runtime's work and one ``launch_us`` launch of a ``kernel_us`` kernel.  No jitter.
+
+    Truth by construction: 3 eager calls a step, each ``host_us + launch_us + 2`` us of host time (its
+    ``EagerLocalExecute`` span: the op's host work, its launch, 1.5 us of the runtime's bookkeeping and the 0.5 us the
+    span opens before the op), against ``3 * kernel_us`` of GPU work: too small for its dispatch (``too_small``) where
+    the host's exceeds the GPU's -- the default's 99 us against 9 us; a control of 400 us kernels is not."""
+    cap = Capture(1, A100, seed=7, marker="custom_loop", eager_local=True)
+    ops = [Op(f"dense/{name}:{name}", [Kernel(f"{kernel}", kernel_us)], host_us=host_us, launch_us=launch_us)
+           for name, kernel in (("MatMul", "volta_sgemm_32x32_sliced1x4_nn"),
+                                ("BiasAdd", "void tensorflow::functor::BiasNHWCKernel<float>"),
+                                ("Relu", "void Eigen::internal::EigenMetaKernel<relu>"))]
+    for _ in range(steps):
+        cap.step([ops], eager=True, jitter=0.0)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    cap.finish().write(path)
+    call_us = host_us + launch_us + 2.0
+    return {"steps": steps, "calls_per_step": 3, "host_ms_per_step": 3 * call_us / 1000,
+            "device_ms_per_step": 3 * kernel_us / 1000, "too_small": 3 * call_us > 3 * kernel_us}
 
 
 def write_data_only_window(path: str, batches: int = 6, fetch_us: float = 2000.0, gap_us: float = 200.0,

@@ -5466,7 +5466,8 @@ SUBMIT_HOST_US = 40.0
 
 
 def write_submission_waits(path: str, steps: int = 8, kernels: int = 40, latency: bool = True,
-                           turn_us: float = 0.0, turn_steps: tuple[int, ...] = (2, 5)) -> dict[str, Any]:
+                           turn_us: float = 0.0, turn_steps: tuple[int, ...] = (2, 5),
+                           tail_us: float = SUBMIT_HOST_US) -> dict[str, Any]:
     """A ``torch.profiler`` window of an eager, host-paced loop: each step launches ``kernels`` 4 us kernels,
     ``SUBMIT_HOST_US`` of the host's Python apart, then ``.item()``.  ``latency``: every kernel starts
     :data:`SUBMIT_WAITS_US` (cycled) after its launch call returns -- a driver's submission latency, paid by every
@@ -5474,7 +5475,11 @@ def write_submission_waits(path: str, steps: int = 8, kernels: int = 40, latency
     of ``turn_steps`` one kernel (the middle one) starts ``turn_us`` after its call returns -- another context's turn
     on the GPU, a hold in a few places only.  Truth by construction: whether the waits are a submission latency
     (``latency``), their median (``median_us``), and the held idle per step that no launch latency explains
-    (``held_ms``: each turn less the 50 us allowance every launch has, ``LAUNCH_START_PS``)."""
+    (``held_ms``: each turn less the 50 us allowance every launch has, ``LAUNCH_START_PS``).  ``tail_us``: the
+    host's Python after the step's last launch, before its ``.item()``; where the sync begins before that launch's
+    kernel starts, the host waits in it for the late submission -- the part of the step the latency costs
+    (``critical_ms``: per step, the idle from the return's 50 us allowance, or the sync's start where later, to the
+    last kernel's start; a kernel delayed by any wait shorter than the host's 40 us between launches costs nothing)."""
     r = Rank(rank=0, pid=4832, device=0)
     launch_us, at = 7.0, {"step": -1}
 
@@ -5486,7 +5491,7 @@ def write_submission_waits(path: str, steps: int = 8, kernels: int = 40, latency
                 wait = turn_us
             rr.kernel("aten::add", "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>",
                       4.0, launch_us=launch_us, not_before=ret + wait if wait else 0.0, grid=(64, 1, 1))
-            rr.host_us += SUBMIT_HOST_US
+            rr.host_us += SUBMIT_HOST_US if k < kernels - 1 else tail_us
         rr.sync()
 
     for n in range(steps):
@@ -5495,8 +5500,11 @@ def write_submission_waits(path: str, steps: int = 8, kernels: int = 40, latency
         r.host_us += 20.0
     write_doc(path, trace_doc(r, 1))
     turns = sum(1 for n in turn_steps if n < steps) if turn_us else 0
+    last = SUBMIT_WAITS_US[(kernels - 1) % len(SUBMIT_WAITS_US)] if latency else 0.0
+    sync_at = 3.0 + tail_us + 2.0  # the sync call's start after the last launch's return (``Rank.kernel``, ``Rank.sync``)
     return {"steps": steps, "latency": latency, "median_us": statistics.median(SUBMIT_WAITS_US) if latency else 0.0,
-            "held_ms": turns * (turn_us - 50.0) / 1000.0 / steps}
+            "held_ms": turns * (turn_us - 50.0) / 1000.0 / steps,
+            "critical_ms": max(0.0, last - max(50.0, sync_at)) / 1000.0}
 
 
 #: cuDNN's grouped direct convolution in fp16, as cuDNN 8/9 names it (a ConvNeXt / MobileNet depthwise layer under

@@ -640,7 +640,10 @@ def looped_fixes(loop: Loop) -> dict[str, tuple[Action, ...]]:
             f"{loop.header}\n    {f'{loop.value} = {loop.fn}({loop.params})':<29}# tf.function: stays on the GPU\n"
             f"    if step % 100 == 0:\n        {f'print(float({loop.value}))':<30}# one sync per 100 steps"),
             steps_per_execution(loop)),
-        "launch_bound:step": (steps_per_execution(loop),),
+        # a step of a few eager calls too small for their dispatch: one graph of the step first -- each op run eagerly
+        # costs the eager runtime's tens of microseconds, a graph's executor a few (said only where the trace shows
+        # no graph run: ``FIX_APPLIED``) --, then several steps per call (h37-dispatch68)
+        "launch_bound:step": (tf_function(loop), steps_per_execution(loop)),
         # a step too small for its host cost that reads a result back in every turn (``launch_bound.sync_fixes``)
         "launch_bound:step_sync": (sync_after_loop(loop),),
         # the wait comes before graph replays (XLA's command buffers): the host's preparation of each call, not a
@@ -695,6 +698,39 @@ def is_function_call(name: str) -> bool:
     (``EagerExecute: __inference_train_function_1127``; survey h37-survey18: Keras ``fit`` on TF 2.4).  Its ops run
     in the graph executor, not one by one: "run the step as a graph" is then no fix (``APPLIED_MARKERS``)."""
     return name == "FunctionRun" or "__inference_" in name
+
+
+#: What TensorFlow's eager runtime records for each op or tf.function it runs for the program's Python, one per call,
+#: followed by the op type or the function's name (inside an ``EagerExecute`` call; TF 2.21's
+#: tests/fixtures/real/tf221_cpu_custom_loop: ``EagerLocalExecute: __inference_train_step_2361`` around each step's
+#: ``FunctionRun``, ``EagerLocalExecute: IteratorGetNext`` for ``next(iterator)``; tf221_cpu_keras3_fit_mixed:
+#: ``EagerLocalExecute: _EagerConst`` under ``tf.constant``, ``LogicalAnd``, ``WriteSummary``).  The TF 2.4 graph
+#: steps of the V100 BERT capture record none (their ops run in the graph executor).
+EAGER_CALL = "EagerLocalExecute: "
+
+
+def is_step_call(name: str) -> bool:
+    """A call of the program's Python into TensorFlow's eager runtime (``EAGER_CALL``): an op run eagerly, or a
+    tf.function's graph run -- the step's dispatch, where TF names no dispatch of compiled work of its own
+    (``Framework.step_calls``) -- less the input pipeline's (``IteratorGetNext``, Keras' ``OptionalGetValue``): their
+    time is the input wait, not the step's dispatch.
+
+    Why: TF's dispatch was counted as none, so a loop of a few eager ops on tiny tensors, whose host calls cost more
+    than the GPU's work, never read as too small for its dispatch, and the sync-once words written for TF
+    (``launch_bound:step_sync``) reached no report (h37-native67 *Left*; h37-dispatch68)."""
+    if not name.startswith(EAGER_CALL):
+        return False
+    op = name[len(EAGER_CALL):]
+    return not (is_input_event(op) or is_host_only_op_type(op))
+
+
+def is_step_wait(name: str) -> bool:
+    """An eager call that runs a tf.function's graph (``EAGER_CALL`` of an ``__inference_`` function): the Python
+    thread sits in it while the graph's executor runs every op of the step on its own threads, its waits for the GPU
+    included (tf221_cpu_custom_loop: ``EagerLocalExecute: __inference_train_step_2361`` spans 1.49 ms around a 64 us
+    ``FunctionRun``), so it counts as a call and its time never as the host's dispatch cost
+    (``Framework.step_call_wait``): a GPU-bound graph step would read as too small for its dispatch."""
+    return name.startswith(EAGER_CALL) and is_function_call(name)
 
 
 #: A tf.data iterator of a stage that makes elements on several threads, as the profiler names each iterator: the
@@ -805,6 +841,7 @@ FRAMEWORK = Framework(
             "host_op_meaning": "TF ops that launched no GPU work, by count (by time in detail); should be very small",
             "gpu_user": "TensorFlow",
             "compiled_step": "one tf.function graph",
+            "dispatch_call": "eager call",  # an op or tf.function run from Python (``step_call_event``)
             "memcpy:levers": "ops kept on the GPU, tensors read with .numpy() once every few {step}s, input prefetched to the "
                              "GPU with tf.data's prefetch_to_device",
             "step_gaps:host_work": "host work between steps (callbacks, metrics, ops outside tf.function)",
@@ -815,7 +852,8 @@ FRAMEWORK = Framework(
     capture_snippet=CAPTURE,
     writes="xplane", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
     named_kernel_kinds=TRAINING_KERNEL_KINDS,
-    not_host_work=is_bookkeeping, runtime_event=is_runtime_event,
+    not_host_work=is_bookkeeping, runtime_event=is_runtime_event, step_call_event=is_step_call,
+    step_call_wait=is_step_wait,
     capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
     training_event=is_training_event, compile_event=is_compile_event, cast_ops=("Cast",),

@@ -132,7 +132,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         if sub is not None and sub.latency:  # holds within the driver's submission latency are the host's pace
             held, lead, out["submission"] = _past_submission(d, lend_all, held, lead, sub.cap_us * PS_PER_US)
         if not ctx.fw.has_dispatch:  # a framework whose dispatch the capture names measures the launch wait itself
-            out["launch_wait"] = lw
+            out["launch_wait"] = _cat2(lw, _lead_in_own_call(ctx, g, lend_all) if h.end.size and returns_read else None)
         # the idle the GPU holds work in: its own switching where short, held work where long -- one rule whatever
         # measures the launch wait, between kernels and before a step's first work alike
         graph_us = devices.graph_switch_us(d.info.name, d.info.compute_capability)
@@ -532,6 +532,32 @@ def submission_ms(g: GpuCtx, iv: dict) -> float:
     s, e = union_intervals(sub[0], sub[1])
     a, b = _inside_steps(g, np.asarray(s, np.int64), np.asarray(e, np.int64))
     return float((b - a).sum()) / PS_PER_MS
+
+
+def submission_critical(ctx: Context, g: GpuCtx, iv: dict) -> np.ndarray:
+    """ps per BREAKDOWN_CATEGORIES category of GPU ``g``'s idle within its submission latency (``iv["submission"]``)
+    while its process's host waits for the GPU in a sync call (``devices.is_sync_call``), inside its kept steps, as the
+    ledger books it.
+
+    Why: a launch that reaches an idle GPU late delays only the GPU's work; the host goes on to its next launch, so the
+    step is no longer for it unless the host then waits for that work.  Only where the host sits in a sync while the
+    work it waits for has not reached the GPU does the latency lengthen the step -- at most once per wait, the last
+    late launch before it (the GPU catches up with the host between two idles).  That is the most any fix of the
+    latency recovers, a part of the idle the finding names (h37-dispatch68: the submission finding stated no
+    saving)."""
+    out = np.zeros(len(BREAKDOWN_CATEGORIES), dtype=np.float64)
+    sub, h = iv.get("submission"), ctx.h
+    if sub is None or not sub[0].size or not h.end.size:
+        return out
+    waits = h.name_mask(devices.is_sync_call)
+    if g.host_mask is not None:
+        waits &= g.host_mask
+    idx = np.flatnonzero(waits)
+    if not idx.size:
+        return out
+    s, e = intersect_intervals(sub[0].astype(np.int64), sub[1].astype(np.int64),
+                               h.start[idx].astype(np.int64), h.end[idx].astype(np.int64))
+    return ledger_of(ctx, g, np.asarray(s, np.int64), np.asarray(e, np.int64), iv) if len(s) else out
 
 
 #: The longest idle a handoff between streams takes (ps): once the work a queued kernel waits on has ended, the GPU
@@ -985,6 +1011,33 @@ def launch_wait_end(k_start: np.ndarray, lend: np.ndarray) -> np.ndarray:
     held 2.45 ms with the launching thread idle -- 225 ms booked as launch wait, a critical launch_bound).  That
     rest is left to what else covers it, or to no cause."""
     return np.minimum(k_start, np.maximum(lend, 0) + LAUNCH_START_PS)
+
+
+def _lead_in_own_call(ctx: Context, g: GpuCtx, lend_all: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The GPU idle before each kept step's first work (not a collective) while the host is inside that work's own
+    launch call: from the call's start, or the end of the GPU's earlier work where later, to the call's return and
+    the driver's submission (:func:`launch_wait_end`), as (starts, ends); None where there is none.
+
+    Why: :func:`_idle_before` reads launch wait between two works of a step only -- before a step's first, the idle
+    from the last step holds the host's code between steps too.  But the stretch inside the first work's launch call
+    is that call's own time: a native CUDA loop that syncs every turn (``synthetic.nsysexport.write_synced_tiny_loop``)
+    had each turn's first launch booked as host time no event records, though its ``cudaLaunchKernel`` spans it
+    (h37-dispatch68).  Asked only where the framework names no dispatch of its own (a framework that does measures
+    launch wait by it, the op around the call)."""
+    d = g.d
+    if g.windows is None or not len(d):
+        return None
+    ok = np.flatnonzero((g.step >= 0) & (g.launch >= 0) & (d.kind != devices.KIND_COLLECTIVE))
+    if not ok.size:
+        return None
+    first = ok[np.unique(g.step[ok], return_index=True)[1]]  # device events are sorted by start
+    start = d.start.astype(np.int64, copy=False)
+    prev_end = np.maximum.accumulate(d.end.astype(np.int64, copy=False))
+    before = np.where(first > 0, prev_end[np.maximum(first - 1, 0)], np.iinfo(np.int64).min)
+    s = np.maximum(before, ctx.h.start[g.launch[first]].astype(np.int64))
+    e = launch_wait_end(start[first], lend_all[first].astype(np.int64))
+    k = e > s
+    return (s[k], e[k]) if k.any() else None
 
 
 def _idle_before(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray | None,  # noqa: ANN001 - DeviceEvents

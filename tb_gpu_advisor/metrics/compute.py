@@ -113,13 +113,15 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     return hm
 
 
-def _submission(submitted: list[tuple[float, Submission]], n: int) -> Submission:
+def _submission(submitted: list[tuple[float, Submission, np.ndarray]], n: int) -> Submission:
     """The submission reading of the GPU with most launches read, its idle within the latency per step (``n`` kept
-    steps).  Why one: the finding names one latency; the GPUs of one host share its driver."""
+    steps) and the part of it the host waited through in syncs, by ledger category.  Why one: the finding names one
+    latency; the GPUs of one host share its driver."""
     if not submitted:
         return Submission()
-    ms, sub = max(submitted, key=lambda x: x[1].launches)
-    return dataclasses.replace(sub, idle_ms=ms / n if n else 0.0)
+    ms, sub, crit = max(submitted, key=lambda x: x[1].launches)
+    critical = {c: float(v) / PS_PER_MS / n for c, v in zip(BREAKDOWN_CATEGORIES, crit) if v > 0} if n else {}
+    return dataclasses.replace(sub, idle_ms=ms / n if n else 0.0, critical_ms=critical)
 
 
 def one_time_in_steps(job: Job | None, windows: np.ndarray) -> tuple[float, float]:
@@ -247,9 +249,10 @@ class _Idle:
     tail_waits: list[float] = field(default_factory=list)
     #: ms of idle holding launched work, not at a handoff between streams (``bd.held_ms``), per active GPU
     held: list[float] = field(default_factory=list)
-    #: (ms of idle within the driver's submission latency, booked as the host's time, its reading) per active GPU
-    #: (``bd.submission_ms``, ``bd.submission``)
-    submitted: list[tuple[float, Submission]] = field(default_factory=list)
+    #: (ms of idle within the driver's submission latency, booked as the host's time, its reading, ps by ledger
+    #: category of that idle the host waited through in syncs) per active GPU (``bd.submission_ms``,
+    #: ``bd.submission``, ``bd.submission_critical``)
+    submitted: list[tuple[float, Submission, np.ndarray]] = field(default_factory=list)
     #: (ms of idle at handoffs between streams -- the ledger's ``stream_handoff`` --, the busiest handoff "A to B"),
     #: per active GPU (``bd.handoff_reading``)
     handoff: list[tuple[float, Handoff]] = field(default_factory=list)
@@ -282,7 +285,8 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
         out.arrays[g.d.gpu] = arr
         if g.active:
             out.held.append(bd.held_ms(g, iv))
-            out.submitted.append((bd.submission_ms(g, iv), ctx.memo.get(("submission", g.d.gpu), Submission())))
+            out.submitted.append((bd.submission_ms(g, iv), ctx.memo.get(("submission", g.d.gpu), Submission()),
+                                  bd.submission_critical(ctx, g, iv)))
             out.handoff.append(bd.handoff_reading(ctx, g, iv))
             if iv["comm_launch"][0].size:
                 out.paced[g.d.gpu] = iv["comm_launch"]

@@ -1569,6 +1569,9 @@ class Submission:
     cap_us: float = 0.0
     #: ms per step and GPU of idle the GPU held work through that latency, booked as the host's time, not held work
     idle_ms: float = 0.0
+    #: the part of ``idle_ms`` on the step's critical path: the host waiting for the GPU in a sync meanwhile
+    #: (``metrics/breakdown.submission_critical``), ms per step by the ledger's category -- what the latency costs
+    critical_ms: dict[str, float] = field(default_factory=dict)
     #: kernels and other works launched per step on that GPU
     launches_per_step: float = 0.0
     #: what the capture says of the host's OS ("Windows paths", "WSL2 paths"; "" where it says nothing)

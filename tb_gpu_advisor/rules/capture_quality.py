@@ -42,7 +42,7 @@ them in the release whose layout the file has (``Memory.snapshot_layout``; the v
 and where its history carries no stack at all (``Memory.stackless``: ``_record_memory_history(context=None)``), an
 info that what allocated each block -- and so the job's kind, its iterations and what a forward kept -- is not in the
 file, with the call that records the stacks (the verdict then says what held the peak was not judged).
-No saving.
+No saving, but for the submission latency's finding: the part of its idle the host waits through in syncs.
 """
 
 from __future__ import annotations
@@ -53,13 +53,13 @@ from tb_gpu_advisor import devices, formats
 from tb_gpu_advisor.common.fmt import and_list, plural, times
 from tb_gpu_advisor.frameworks.base import action
 from tb_gpu_advisor.metrics.types import ClockSkew, Handoff, HostMetrics, rows_of_gpu
-from tb_gpu_advisor.model.schema import Action, Finding
+from tb_gpu_advisor.model.schema import Action, Finding, Saving
 from tb_gpu_advisor.rules import cold_start
-from tb_gpu_advisor.rules.savings import IDLE_GROUPS
+from tb_gpu_advisor.rules.savings import IDLE_GROUPS, idle_claims
 from tb_gpu_advisor.steps.types import StepDetection
 from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
-from tb_gpu_advisor.rules.base import (Ctx, T, finding, gpu_steps_to_judge, ms, pct, rule, share_metric, step_windows,
-                                      value_metric)
+from tb_gpu_advisor.rules.base import (Ctx, T, finding, gpu_steps_to_judge, ms, pct, rule, saving, share_metric,
+                                      step_windows, value_metric)
 
 ID = "capture_quality"
 
@@ -995,7 +995,7 @@ def _submission_finding(ctx: Ctx, m: HostMetrics) -> Finding:
     Why: the waits past the usual 50 us allowance were "The GPU holds work it was given, idle ... another process's
     context on the same GPU takes turns with this one" on duoan/playground-cuda's RTX 5080 (881 us of each 8.87 ms
     step), where 99% of the launches onto the idle GPU waited 23-71 us (p5-p90): a cause the file does not support,
-    where the same wait on nearly every launch is the driver's (h37-idle67)."""
+    where the same wait on nearly every launch is the driver's (h37-idle67).  Its saving: :func:`_submission_saving`."""
     sub = m.submission
     drivers, check = ctx.vendor.TERMS["batching_drivers"], ctx.vendor.TERMS["driver_check"]
     hint = {"WSL2 paths": " -- this program's recorded paths are a Windows drive under WSL2 (/mnt/...)",
@@ -1009,7 +1009,7 @@ def _submission_finding(ctx: Ctx, m: HostMetrics) -> Finding:
                f"taking turns on the GPU would delay some launches by up to milliseconds and leave the rest prompt."
                f"{lps} The GPU's idle in it beyond the usual 50 us ({ctx.part_of_step(sub.idle_ms)}) is booked as the "
                f"host's time, since the host's launches pace the GPU; it costs the step in full where the host waits "
-               f"for the GPU (a sync).")
+               f"for the GPU (a sync){_submission_critical_words(ctx, sub)}.")
     fixes = ctx.fw.fix(f"{ID}:submission") or [action(
         f"Launch fewer, larger pieces of work so fewer launches pay the submission: replay the step as "
         f"{ctx.vendor.TERMS.get('graphs', 'graphs')}, or fuse its small ops.")]
@@ -1018,7 +1018,37 @@ def _submission_finding(ctx: Ctx, m: HostMetrics) -> Finding:
         ctx, ID, "info", summary, title=f"Each launch reaches the GPU ~{sub.median_us:.0f} us after its call returns",
         metric=value_metric("submission_latency_us", "Launch submission latency (median)", sub.median_us, "us",
                             f"{sub.median_us:.0f} us", severity="info"),
-        actions=fixes)
+        saving=_submission_saving(ctx, m), actions=fixes)
+
+
+def _submission_critical_words(ctx: Ctx, sub) -> str:  # noqa: ANN001 - a metrics.types.Submission
+    """How much of the latency's idle the host waited through in syncs (its cost to the step), in words ending the
+    summary's last sentence: ": here X of each Y step" or ": here none of it" (the host's own pace hides it)."""
+    crit = min(sum(sub.critical_ms.values()), sub.idle_ms)
+    return f": here {ctx.part_of_step(crit)}" if ms(crit) != ms(0.0) else ": here none of it"
+
+
+def _submission_saving(ctx: Ctx, m: HostMetrics) -> Saving | None:
+    """What the submission latency costs the step: the GPU's idle within it while the host waits for the GPU in a sync
+    (``Submission.critical_ms``, a part of the idle the finding names), in the pools where the ledger books it.  Only
+    there is the step longer for it: elsewhere the host is off to its next launch and the GPU catches up.  The
+    assumption says why fewer launches alone recover none of it -- a replay of the step as one graph reaches the GPU
+    through the same driver, its latency paid once before each wait as the last launch's is now -- so the time comes
+    back where the driver submits at once (the second fix).
+
+    Why: the finding stated no saving (h37-dispatch68); a saving of all its idle would count latencies the host's own
+    pace hides (the eager loop of ``synthetic.torchtrace.write_submission_waits``: 228 us of each step's idle in the
+    latency, none of it on the step's path where the host's 40 us of Python follow its last launch)."""
+    sub = m.submission
+    crit = min(sum(sub.critical_ms.values()), sub.idle_ms)
+    if crit <= 0.0:
+        return None
+    graphs = ctx.vendor.TERMS.get("graphs", "graphs")
+    return saving(ctx, crit, f"each launch the host then waits for reaches the GPU as its call returns (a driver that "
+                  f"submits at once): the GPU's idle in the latency while the host waits for it in syncs comes back. "
+                  f"Fewer launches alone recover none of it: {graphs} reach the GPU through the same driver, each "
+                  f"replay paying the latency once before the wait that follows it",
+                  idle_claims(sub.critical_ms))
 
 
 #: What the ledger's ``stream_handoff`` is, in the findings' words (``report.legend``'s label of the category says the same).

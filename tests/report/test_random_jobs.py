@@ -764,9 +764,10 @@ def test_a_marked_jax_job_reads_its_marks_control(steps):
 
 
 def _two_tf_hosts():
-    """2 TF hosts of 14 Keras steps, one GPU each, a 590 us input wait and 34 us of launch wait a step: each host's
-    launch wait saved 3.05% of its own step and 2.93% of the other's."""
-    return _report(tf_job(steps=14, hosts=2, gemm_us=5.378, ew_us=4.488, input_wait_us=589.812, read_bytes=58,
+    """2 TF hosts of 14 Keras steps, one GPU each, an 850 us input wait: each host's launch wait saves 3.01-3.03% of
+    its own step and 2.98% of the session's.  (Seed 6115's 590 us input wait until h37-dispatch68, whose ledger books
+    each step's first launch call as launch wait too: its saving then rose to 4.0% of either step, past the floor.)"""
+    return _report(tf_job(steps=14, hosts=2, gemm_us=5.378, ew_us=4.488, input_wait_us=850.0, read_bytes=58,
                           allreduce_us=49.433))
 
 
@@ -776,6 +777,7 @@ def test_a_merged_finding_is_graded_on_the_sessions_step():
     r = _two_tf_hosts()
     (launch,) = [f for f in r.findings if f.rule == "launch_bound"]
     assert launch.saving.percent_of_step < 3.0 and launch.severity == "info", (launch.severity, launch.saving)
+    assert all(f.severity == "warning" for h in r.hosts for f in h.findings if f.rule == "launch_bound")  # each host's
     assert not laws_broken(r)
 
 

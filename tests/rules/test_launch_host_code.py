@@ -120,7 +120,9 @@ def test_a_pass_of_launches_split_by_construction(tmp_path: Path, bound: str) ->
     # the gap is launch wait, the code's part the host's own time (main: the code's 30 us of the 39 us gap booked as
     # launch wait too, 39 us of launch wait a step)
     calls, code = m.launch_wait_in_launch_calls, m.launch_wait_host_code
-    share = truth["host_code_ms"] / (truth["launch_calls_ms"] + truth["host_code_ms"])
+    # two kernels a step: both launches' calls -- the step's first too, the GPU idle in its call its own time
+    # (h37-dispatch68; 225b624d booked that part unrecorded host time) --, the code before the second alone
+    share = truth["host_code_ms"] / (2 * truth["launch_calls_ms"] + truth["host_code_ms"])
     assert m.breakdown.launch_wait == pytest.approx(calls, rel=0.02)
     assert code / (calls + code) == pytest.approx(share, abs=0.02)
     assert m.breakdown.other >= code

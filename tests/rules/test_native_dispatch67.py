@@ -55,6 +55,18 @@ def test_the_native_loop_counts_its_runtime_calls_as_dispatch(loops, run):
     assert launch_bound.step_level(m) is t["too_small"]
 
 
+def test_each_turns_first_launch_is_its_call_not_unrecorded_host_time(loops):
+    """Fails on 225b624d (launch wait 10 us a turn, 12 us of ``other``): the GPU's idle inside each turn's first
+    ``cudaLaunchKernel``, right after the sync, was booked as host time no event records; it is the call's own time,
+    launch wait as the other launches' is (h37-dispatch68)."""
+    root, truth = loops
+    m = _metrics(str(root), "tiny")
+    t = truth["tiny"]
+    assert m.breakdown.launch_wait == pytest.approx(t["launch_wait_ms_per_turn"], abs=0.0005)
+    # what is left outside every call: the host's own code, and the sync's 2 us after the GPU's last kernel
+    assert m.breakdown.other == pytest.approx(t["own_ms_per_turn"] + 0.002, abs=0.0005)
+
+
 def test_the_tiny_loop_is_told_to_sync_once_in_native_words(loops):
     """Fails on main: the launch check told "bigger kernels", no step-level verdict, no sync fix."""
     root, _ = loops

@@ -99,3 +99,21 @@ def test_the_os_a_capture_shows_is_read_from_its_recorded_paths():
     assert hint("/mnt/c/Users/me/lab/train.py(41): step", "aten::add") == "WSL2 paths"
     assert hint("C:\\Users\\me\\lab\\train.py(41): step") == "Windows paths"
     assert hint("/home/me/lab/train.py(41): step", "nvjet_sm90_tst") == ""
+
+
+def test_the_latency_saves_what_the_host_waits_through_in_its_syncs(tmp_path):
+    """Fails on 225b624d (the finding had no saving): the step's last launch reaches the GPU 95 us after its call
+    returns while the host waits in ``.item()`` 5 us after that return, so the latency holds the step for 45 us past
+    the 50 us allowance -- the saving, no more -- while the 228 us of the latency's idle that the host's own pace hides
+    save nothing (h37-dispatch68)."""
+    path = str(tmp_path / "waited.pt.trace.json")
+    truth = tt.write_submission_waits(path, kernels=37, tail_us=0.0)
+    m, findings = _run(path)
+    (said,) = _submission(findings)
+    assert said.saving.ms_per_step == pytest.approx(truth["critical_ms"], abs=0.003) and truth["critical_ms"] > 0.04
+    assert said.saving.ms_per_step <= m.submission.idle_ms and "once before the wait" in said.saving.assumption
+    paced = str(tmp_path / "paced.pt.trace.json")
+    assert tt.write_submission_waits(paced)["critical_ms"] == 0.0
+    m, findings = _run(paced)
+    (said,) = _submission(findings)
+    assert said.saving is None and m.submission.idle_ms > 0.2 and said.summary.endswith("here none of it.")

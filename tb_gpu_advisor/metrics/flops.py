@@ -19,6 +19,7 @@ is not given, and the note says why.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -329,31 +330,63 @@ def _executed_programs(ctx: Context, idx: np.ndarray, modules: set[str]) -> list
     """Per module host event ``idx``: the program its kernels name (op text ``jit_dot(79)/...``, a program of one of
     ``modules``), None where they name none or several.  A kernel is its launch record's, and the record the
     execution's that holds it on its own line (``Encloser``: CUDA's launches) or, on a line of runtime calls alone,
-    the execution running when it began (``context.caller_across_lines``: ROCm's HIP calls)."""
-    found: list[set[str]] = [set() for _ in range(len(idx))]
+    the execution running when it began (``context.caller_across_lines``: ROCm's HIP calls).  Array work over the
+    kernels (:func:`_one_program`): a long capture holds millions."""
     if not len(idx):
         return []
+    find = _execution_finder(ctx, idx, across_lines=True)
+    codes: dict[str, int] = {}
+    held: list[np.ndarray] = []
+    named: list[np.ndarray] = []
+    for g in ctx.gpus:
+        d = g.d
+        code = np.array([codes.setdefault(p, len(codes)) if (p := _kernel_program(t, modules)) else -1
+                         for t in d.op_text] or [-1], np.int64)
+        sel = np.flatnonzero((g.launch >= 0) & (d.op_idx >= 0))
+        sel = sel[code[d.op_idx[sel]] >= 0]
+        if not sel.size:
+            continue
+        k = find(g.launch[sel].astype(np.int64, copy=False))
+        ok = k >= 0
+        held.append(k[ok])
+        named.append(code[d.op_idx[sel[ok]]])
+    return _one_program(len(idx), held, named, list(codes))
+
+
+def _one_program(n: int, held: list[np.ndarray], named: list[np.ndarray], programs: list[str]) -> list[str | None]:
+    """Per execution of ``n``: the one program its kernels name (``held``: each kernel's execution, ``named``: its
+    program's index into ``programs``), None where they name none or several."""
+    out: list[str | None] = [None] * n
+    if not held or not programs:
+        return out
+    width = len(programs)
+    pairs = np.unique(np.concatenate(held) * width + np.concatenate(named))  # each (execution, program) once
+    ex, first, count = np.unique(pairs // width, return_index=True, return_counts=True)
+    one = count == 1
+    for e, c in zip(ex[one].tolist(), (pairs[first[one]] % width).tolist()):
+        out[e] = programs[c]
+    return out
+
+
+def _execution_finder(ctx: Context, idx: np.ndarray, across_lines: bool) -> Callable[[np.ndarray], np.ndarray]:
+    """Per launch record: the position in ``idx`` (module host events) of the execution that holds it on its own line
+    (``Encloser``), -1 for none; with ``across_lines``, on a line of runtime calls alone, the one running when it
+    began (``context.caller_across_lines``: ROCm's HIP calls).  One home for :func:`_work_steps` and
+    :func:`_executed_programs`, which tie kernels to executions alike."""
     mask = np.zeros(len(ctx.h), bool)
     mask[idx] = True
     enc = Encloser(ctx.h, mask)
     pos = np.full(len(ctx.h), -1, np.int64)
     pos[idx] = np.arange(len(idx))
-    for g in ctx.gpus:
-        d = g.d
-        prog = np.asarray([_kernel_program(t, modules) for t in d.op_text] or [""], dtype=object)
-        sel = np.flatnonzero((g.launch >= 0) & (d.op_idx >= 0))
-        sel = sel[prog[d.op_idx[sel]] != ""] if sel.size else sel
-        if not sel.size:
-            continue
-        launch = g.launch[sel].astype(np.int64, copy=False)
+
+    def find(launch: np.ndarray) -> np.ndarray:
         host = enc.find(launch).astype(np.int64)
-        lost = host < 0
-        if lost.any():
-            host[lost] = caller_across_lines(ctx.h, mask, launch[lost])
-        ok = host >= 0
-        for k, p in zip(pos[host[ok]].tolist(), prog[d.op_idx[sel[ok]]].tolist()):
-            found[k].add(p)
-    return [next(iter(s)) if len(s) == 1 else None for s in found]
+        if across_lines:
+            lost = host < 0
+            if lost.any():
+                host[lost] = caller_across_lines(ctx.h, mask, launch[lost])
+        return np.where(host >= 0, pos[np.maximum(host, 0)], -1)
+    return find
 
 
 def _kernel_program(op_text: str, modules: set[str]) -> str:
@@ -440,18 +473,14 @@ def _work_steps(ctx: Context, idx: np.ndarray) -> np.ndarray:
     first = np.full(len(idx), np.iinfo(np.int64).max, np.int64)
     if not len(idx):
         return out
-    mask = np.zeros(len(ctx.h), bool)
-    mask[idx] = True
-    enc = Encloser(ctx.h, mask)
-    pos = np.full(len(ctx.h), -1, np.int64)
-    pos[idx] = np.arange(len(idx))
+    find = _execution_finder(ctx, idx, across_lines=False)
     for g in ctx.gpus:
         sel = np.flatnonzero((g.launch >= 0) & (g.d.kind == devices.KIND_KERNEL))
-        host = enc.find(g.launch[sel].astype(np.int64, copy=False))
-        ok = host >= 0
+        k = find(g.launch[sel].astype(np.int64, copy=False))
+        ok = k >= 0
         if not ok.any():
             continue
-        p, ev = pos[host[ok]], sel[ok]
+        p, ev = k[ok], sel[ok]
         start = g.d.start[ev].astype(np.int64)
         order = np.lexsort((start, p))
         up, at = np.unique(p[order], return_index=True)

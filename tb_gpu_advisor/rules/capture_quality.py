@@ -52,6 +52,7 @@ import numpy as np
 from tb_gpu_advisor import devices, formats
 from tb_gpu_advisor.common.fmt import and_list, plural, times
 from tb_gpu_advisor.frameworks.base import action
+from tb_gpu_advisor.job.kind import Kind
 from tb_gpu_advisor.metrics.types import ClockSkew, Handoff, HostMetrics, rows_of_gpu
 from tb_gpu_advisor.model.schema import Action, Finding
 from tb_gpu_advisor.rules import cold_start
@@ -144,7 +145,7 @@ def _collectives_only(ctx: Ctx, m: HostMetrics) -> Finding:
     return f
 
 
-def _cpu_collectives_only(ctx: Ctx, m: HostMetrics, n: int, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind
+def _cpu_collectives_only(ctx: Ctx, m: HostMetrics, n: int, kind: Kind) -> Finding:
     """A window that holds a CPU backend's collectives and nothing else (``Kind.collectives_backend``: Gloo, MPI), said
     as such: what it holds (the job's reading's words), that the backend ran the job's communication on the CPU, and
     that none of the job's own work was recorded -- with the fixes for both cases, a GPU job on the wrong backend or

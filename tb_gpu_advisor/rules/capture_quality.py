@@ -156,9 +156,9 @@ def _cpu_collectives_only(ctx: Ctx, m: HostMetrics, n: int, kind: Kind) -> Findi
     recorded nothing else."""
     length = f"This {ms(m.capture.length_ms)} window" if m.capture.length_ms else "This window"
     lib = kind.collectives_backend
+    how = ctx.fw.label("collectives_on_cpu", backend=lib)  # the framework's words for setting up its collectives
     f = _note(ctx, f"{length} holds no GPU work, only {kind.evidence}. Where the job is meant to run on GPUs, its "
-                   f"model and tensors stayed on the CPU, or its process group was made on {lib} where a GPU's own "
-                   "collective library moves GPU tensors between GPUs. With none of the job's ops or steps recorded, "
+                   f"model and tensors stayed on the CPU, or {how}. With none of the job's ops or steps recorded, "
                    "no check of the guide was made from it: nothing here is a verdict on the job.",
               f"The capture holds only {lib}'s collectives, on the CPU: no op recorded, no GPU work",
               ("collectives_only", f"{lib} collectives, nothing else recorded", n, "count", f"{n:,}", None),

@@ -647,6 +647,10 @@ def _filled(a: Action, fmt: Mapping[str, object]) -> Action:
 
 #: Words and phrases every framework may override; the value here is the framework-neutral wording.
 GENERIC_LABELS: dict[str, str] = {
+    # ``capture_quality:collectives_only`` on a CPU backend (``Kind.collectives_backend``): how a GPU job came to run
+    # its collectives there, in the framework's words for setting up its communication (PyTorch: a process group)
+    "collectives_on_cpu": ("its collectives were set up on {backend} where a GPU's own collective library moves GPU "
+                           "tensors between GPUs"),
     # ``memory_imbalance``: who holds the bytes, why a reserve grows apart, and which GPU of a replicated module is fullest
     "memory_imbalance:gpus": "the GPUs of one process",
     "memory_imbalance:replicas": "one module's replicas on the GPUs of one process",

@@ -483,13 +483,11 @@ FIXES = {
 }
 
 
-
 def loop_for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ...]]]:
     """The capture advice and the capture fixes quoting it for a job's tags (``Framework.looped``): its steps
     marked with the name of its work (:data:`STEP_MARKS`, chosen as every framework's loop is: ``base.job_loop``)."""
     advice = capture(job_loop(tags, STEP_MARKS["training"], STEP_MARKS["inference"], STEP_MARKS["any_work"]))
     return advice, _capture_fixes(advice)
-
 
 
 def _per_work(rule: str, fixes: dict[str, tuple[Action, ...]], jitted: dict[str, Action]) -> dict[str, tuple]:

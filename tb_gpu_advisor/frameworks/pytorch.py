@@ -2969,6 +2969,8 @@ FRAMEWORK = Framework(
     launcher_call=is_launcher_call, least_reserve=least_reserve, driver_ask=driver_ask,
     labels={**SNAPSHOT_MADE,
             "memory_imbalance:replicas": "nn.DataParallel's replicas of one module",
+            "collectives_on_cpu": ("its process group was made on {backend} where a GPU's own collective library "
+                                   "moves GPU tensors between GPUs"),
             "memory_imbalance:split_blocks": (
                 "the caching allocator keeps split blocks on GPU {gpu} that later requests do not fit, so it runs out of "
                 "memory first while the others keep room (its cache of wholly free segments is not counted: the "

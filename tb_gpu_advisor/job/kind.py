@@ -285,8 +285,7 @@ def collectives_alone(trace: Trace, fw: Framework | None = None) -> int:
     every table (h37-nccl67).  A CPU backend's alone is the same window on the host's side: the job's work is not in
     it, and its collectives ran on the CPU by the backend's nature (h37-gloo68)."""
     if len(trace.h) > 0:
-        held = _cpu_collectives(trace, fw) if fw is not None else None
-        return int(held.sum()) if held is not None else 0
+        return len(trace.h) if fw is not None and _cpu_collectives(trace, fw) else 0
     n = 0
     for d in trace.devices:
         if not len(d):
@@ -420,21 +419,18 @@ def _collectives_window(w: _Held) -> Kind | None:
     return dataclasses.replace(w.ran, capture_format=w.trace.format) if collectives_alone(w.trace) else None
 
 
-def _cpu_collectives(trace: Trace, fw: Framework) -> np.ndarray | None:
-    """The host events' mask where every one is a collective of a CPU backend (``Framework.collective_backend``,
-    ``devices.collectives.cpu_backend``: Gloo, MPI) of one backend, and the capture holds nothing else -- no GPU
-    record, no allocator event, no Python span, no NVTX range; None otherwise.  Why nothing else: a window holding an
-    op, a step mark or a runtime call recorded the job's own work, which its other readers read (``wild/cpu_only_gloo``:
-    10 ``gloo:all_reduce`` beside a ``ProfilerStep`` and ``aten::empty`` is a CPU job's step, not this)."""
+def _cpu_collectives(trace: Trace, fw: Framework) -> str:
+    """The library's own name (``devices.collectives.cpu_backend``: Gloo, MPI) where every host event is a collective
+    of that one CPU backend (``Framework.collective_backend``) and the capture holds nothing else -- no GPU record, no
+    allocator event, no Python span, no NVTX range; "" otherwise.  Why nothing else: a window holding an op, a step
+    mark or a runtime call recorded the job's own work, which its other readers read (``wild/cpu_only_gloo``: 10
+    ``gloo:all_reduce`` beside a ``ProfilerStep`` and ``aten::empty`` is a CPU job's step, not this)."""
     h = trace.h
     if (not len(h) or any(len(d) for d in trace.devices) or trace.memory or trace.unread_devices
             or (trace.spans is not None and len(trace.spans))):
-        return None
-    used = {trace.h.names[int(i)] for i in np.unique(h.name)}
-    backends = {fw.collective_backend(n) for n in used}
-    if len(backends) != 1 or not cpu_backend(next(iter(backends))):
-        return None
-    return np.ones(len(h), dtype=bool)
+        return ""
+    backends = {fw.collective_backend(h.names[int(i)]) for i in np.unique(h.name)}
+    return cpu_backend(next(iter(backends))) if len(backends) == 1 else ""
 
 
 def _cpu_collectives_kind(trace: Trace, fw: Framework) -> Kind | None:
@@ -445,17 +441,15 @@ def _cpu_collectives_kind(trace: Trace, fw: Framework) -> Kind | None:
     work.  Told "was the GPU visible? ... add the device to the profiler's activities", the advice of a GPU job whose
     device records were lost, Princeton COS 568's 4-rank Gloo BERT traces (69,038 ``gloo:gather`` / ``gloo:scatter``
     on two threads that are not the main one, ``Op count`` 0) were never told either (h37-gloo68)."""
-    held = _cpu_collectives(trace, fw)
-    if held is None:
+    library = _cpu_collectives(trace, fw)
+    if not library:
         return None
     h = trace.h
-    backend = fw.collective_backend(h.names[int(h.name[0])])
-    library = cpu_backend(backend)
-    ids, counts = np.unique(h.name[held], return_counts=True)
+    ids, counts = np.unique(h.name, return_counts=True)
     each = ", ".join(f"`{_short(h.names[int(i)], 40)}` x{int(c):,}" for i, c in
                      sorted(zip(ids.tolist(), counts.tolist()), key=lambda ic: -ic[1])[:4])
-    threads = int(np.unique(h.line[held]).size)
-    return Kind("no_gpu", "high", f"{plural(int(held.sum()), f'{library} collective')} ({each}) on "
+    threads = int(np.unique(h.line).size)
+    return Kind("no_gpu", "high", f"{plural(len(h), f'{library} collective')} ({each}) on "
                                   f"{plural(threads, 'host thread')} and nothing else -- no op, step "
                                   f"mark, GPU runtime call or GPU record: {library} moves host memory, so the job's "
                                   "collectives ran on the CPU, and none of its own work was recorded",

@@ -684,17 +684,20 @@ def _interleaved_modules(h: HostEvents, proc: np.ndarray | None) -> set[str]:
     of_prog = np.full(len(h.names), -1, np.int64)
     of_module = np.full(len(h.names), -1, np.int64)
     order = sorted(several)
+    number = {m: k for k, m in enumerate(order)}
     for i, (m, p) in prog.items():
         if m in several:
-            of_prog[i], of_module[i] = p, order.index(m)
-    ev_prog, ev_module = of_prog[h.name], of_module[h.name]
-    ev_proc = np.zeros(len(h), np.int64) if proc is None else proc[h.line.astype(np.int64)]
+            of_prog[i], of_module[i] = p, number[m]
+    ev = np.flatnonzero(of_module[h.name] >= 0)  # these modules' ranges alone: a few of a long capture's events
+    ev_prog, ev_module = of_prog[h.name[ev]], of_module[h.name[ev]]
+    ev_proc = np.zeros(len(ev), np.int64) if proc is None else proc[h.line[ev].astype(np.int64)]
+    start = h.start[ev]
     out = set()
     for k, m in enumerate(order):
         mine = ev_module == k
         for pr in np.unique(ev_proc[mine]).tolist():
             own = mine & (ev_proc == pr)
-            runs = [h.start[own & (ev_prog == p)] for p in np.unique(ev_prog[own]).tolist()]
+            runs = [start[own & (ev_prog == p)] for p in np.unique(ev_prog[own]).tolist()]
             if _programs_interleave(runs):
                 out.add(m)
                 break

@@ -19,6 +19,7 @@ is not given, and the note says why.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,9 +67,10 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     rows = _row_kernels(ctx, fo) if fo is not None else None
     coverage = _coverage(ctx, rows)
     matrix = np.isin(fo.kind, MATRIX_FLOP_KINDS) if fo is not None else None
-    total, counted = _in_steps(ctx, fo, matrix) if fo is not None else (None, None)
+    runs = _xla_runs(ctx, fo)
+    total, counted = _in_steps(ctx, fo, matrix, runs) if fo is not None else (None, None)
     traced = ctx.per_step(total) if total is not None else None
-    vector = ctx.per_step(_in_steps(ctx, fo, ~matrix)[0]) if fo is not None and not matrix.all() else None
+    vector = ctx.per_step(_in_steps(ctx, fo, ~matrix, runs)[0]) if fo is not None and not matrix.all() else None
     dtype = _dtype(ctx, fo, rows)
     own = devices.peak_flops(info.name, info.compute_capability, dtype, sm_count=info.sm_count,
                              clock_hz=info.clock_hz, memory_bytes=info.memory_bytes) if dtype is not None else None
@@ -262,11 +264,13 @@ def _coverage(ctx: Context, rows: _RowKernels | None) -> float | None:
 
 # ---------------------------------------------------------------------------------------------- per step
 
-def _in_steps(ctx: Context, fo: FlopOps, rows: np.ndarray) -> tuple[float, str | None]:
+def _in_steps(ctx: Context, fo: FlopOps, rows: np.ndarray,
+              runs: tuple[dict[str, int], str | None] | None) -> tuple[float, str | None]:
     """FLOPs of the kept steps of the ``rows`` picked (bool per row: the matrix units' kinds, or the vector units'),
     host-wide (``Context.per_step`` makes them one GPU's per step): each op call once in the step its host event
-    starts in (PyTorch); each module's FLOPs times its executions in kept steps (XLA).  With them, what the count
-    assumed where a program's executions were not read from their records (None elsewhere)."""
+    starts in (PyTorch); each module's FLOPs times its executions in kept steps (XLA: ``runs``, :func:`_xla_runs`).
+    With them, what the count assumed where a program's executions were not read from their records (None
+    elsewhere)."""
     if fo.source == "trace shapes":
         st = ctx.host_step[fo.host_idx]
         # an op called while its thread captures a graph launches nothing: its kernels are recorded, not run (SGLang's
@@ -276,16 +280,29 @@ def _in_steps(ctx: Context, fo: FlopOps, rows: np.ndarray) -> tuple[float, str |
     per_module: dict[str, float] = defaultdict(float)
     for m, f, r in zip(fo.module, np.where(rows, fo.flops, 0.0).tolist(), reps.tolist()):
         per_module[m] += f * r
-    execs = _module_executions(ctx)
-    programs = [m for m in per_module if m not in execs and xla.program_of(m) is not None]
-    note = None
-    if programs:
-        counts, note = _program_executions(ctx, frozenset(programs))
-        execs.update(counts)
+    execs, note = runs if runs is not None else ({}, None)
     return sum(f * execs.get(m, 0) for m, f in per_module.items()), note
 
 
-def _program_executions(ctx: Context, programs: frozenset[str]) -> tuple[dict[str, int], str | None]:
+def _xla_runs(ctx: Context, fo: FlopOps | None) -> tuple[dict[str, int], str | None] | None:
+    """Executions in kept steps of each XLA module of ``fo`` -- and of each program of a name read program by program
+    (:func:`_program_executions`) --, with what the count assumed (None: nothing); None where the FLOPs are per op
+    call (no ``fo``, or PyTorch's shapes).  Why once: the matrix units' and the vector units' FLOPs count the same
+    executions, and each reading ties every kernel to its execution (:func:`_work_steps`)."""
+    if fo is None or fo.source == "trace shapes":
+        return None
+    events = _execution_events(ctx)
+    execs = _module_executions(ctx, events)
+    programs = frozenset(m for m in set(fo.module) if m not in execs and xla.program_of(m) is not None)
+    if not programs:
+        return execs, None
+    counts, note = _program_executions(ctx, programs, events)
+    execs.update(counts)
+    return execs, note
+
+
+def _program_executions(ctx: Context, programs: frozenset[str],
+                        events: tuple[np.ndarray, np.ndarray]) -> tuple[dict[str, int], str | None]:
     """Executions in kept steps of each compiled program of a module name read program by program (``jit_dot(79)``:
     ``formats.xplane.adapter.split_modules``), and what was assumed where they could not be read (None: nothing).
 
@@ -296,8 +313,8 @@ def _program_executions(ctx: Context, programs: frozenset[str]) -> tuple[dict[st
     ``while`` body many times in each -- so the instruction launched least undercounts a program with a branch and
     overcounts one whose every kernel is in a loop.  Where some execution of a name is tied to no one program (no
     launch record it holds: records lost, a capture without them), that name's programs fall back to their least
-    launched instruction (:func:`_least_launched`), and the note says so."""
-    idx, step = _execution_events(ctx)
+    launched instruction (:func:`_least_launched`), and the note says so.  ``events``: :func:`_execution_events`."""
+    idx, step = events
     modules = {xla.program_of(p)[0] for p in programs}
     names = ctx.h.names
     module = [names[int(i)][: -len(xla.GPU_MODULE_SUFFIX)] for i in ctx.h.name[idx].tolist()]
@@ -329,31 +346,63 @@ def _executed_programs(ctx: Context, idx: np.ndarray, modules: set[str]) -> list
     """Per module host event ``idx``: the program its kernels name (op text ``jit_dot(79)/...``, a program of one of
     ``modules``), None where they name none or several.  A kernel is its launch record's, and the record the
     execution's that holds it on its own line (``Encloser``: CUDA's launches) or, on a line of runtime calls alone,
-    the execution running when it began (``context.caller_across_lines``: ROCm's HIP calls)."""
-    found: list[set[str]] = [set() for _ in range(len(idx))]
+    the execution running when it began (``context.caller_across_lines``: ROCm's HIP calls).  Array work over the
+    kernels (:func:`_one_program`): a long capture holds millions."""
     if not len(idx):
         return []
+    find = _execution_finder(ctx, idx, across_lines=True)
+    codes: dict[str, int] = {}
+    held: list[np.ndarray] = []
+    named: list[np.ndarray] = []
+    for g in ctx.gpus:
+        d = g.d
+        code = np.array([codes.setdefault(p, len(codes)) if (p := _kernel_program(t, modules)) else -1
+                         for t in d.op_text] or [-1], np.int64)
+        sel = np.flatnonzero((g.launch >= 0) & (d.op_idx >= 0))
+        sel = sel[code[d.op_idx[sel]] >= 0]
+        if not sel.size:
+            continue
+        k = find(g.launch[sel].astype(np.int64, copy=False))
+        ok = k >= 0
+        held.append(k[ok])
+        named.append(code[d.op_idx[sel[ok]]])
+    return _one_program(len(idx), held, named, list(codes))
+
+
+def _one_program(n: int, held: list[np.ndarray], named: list[np.ndarray], programs: list[str]) -> list[str | None]:
+    """Per execution of ``n``: the one program its kernels name (``held``: each kernel's execution, ``named``: its
+    program's index into ``programs``), None where they name none or several."""
+    out: list[str | None] = [None] * n
+    if not held or not programs:
+        return out
+    width = len(programs)
+    pairs = np.unique(np.concatenate(held) * width + np.concatenate(named))  # each (execution, program) once
+    ex, first, count = np.unique(pairs // width, return_index=True, return_counts=True)
+    one = count == 1
+    for e, c in zip(ex[one].tolist(), (pairs[first[one]] % width).tolist()):
+        out[e] = programs[c]
+    return out
+
+
+def _execution_finder(ctx: Context, idx: np.ndarray, across_lines: bool) -> Callable[[np.ndarray], np.ndarray]:
+    """Per launch record: the position in ``idx`` (module host events) of the execution that holds it on its own line
+    (``Encloser``), -1 for none; with ``across_lines``, on a line of runtime calls alone, the one running when it
+    began (``context.caller_across_lines``: ROCm's HIP calls).  One home for :func:`_work_steps` and
+    :func:`_executed_programs`, which tie kernels to executions alike."""
     mask = np.zeros(len(ctx.h), bool)
     mask[idx] = True
     enc = Encloser(ctx.h, mask)
     pos = np.full(len(ctx.h), -1, np.int64)
     pos[idx] = np.arange(len(idx))
-    for g in ctx.gpus:
-        d = g.d
-        prog = np.asarray([_kernel_program(t, modules) for t in d.op_text] or [""], dtype=object)
-        sel = np.flatnonzero((g.launch >= 0) & (d.op_idx >= 0))
-        sel = sel[prog[d.op_idx[sel]] != ""] if sel.size else sel
-        if not sel.size:
-            continue
-        launch = g.launch[sel].astype(np.int64, copy=False)
+
+    def find(launch: np.ndarray) -> np.ndarray:
         host = enc.find(launch).astype(np.int64)
-        lost = host < 0
-        if lost.any():
-            host[lost] = caller_across_lines(ctx.h, mask, launch[lost])
-        ok = host >= 0
-        for k, p in zip(pos[host[ok]].tolist(), prog[d.op_idx[sel[ok]]].tolist()):
-            found[k].add(p)
-    return [next(iter(s)) if len(s) == 1 else None for s in found]
+        if across_lines:
+            lost = host < 0
+            if lost.any():
+                host[lost] = caller_across_lines(ctx.h, mask, launch[lost])
+        return np.where(host >= 0, pos[np.maximum(host, 0)], -1)
+    return find
 
 
 def _kernel_program(op_text: str, modules: set[str]) -> str:
@@ -398,7 +447,7 @@ def _captured_only(ctx: Context, fo: FlopOps) -> str | None:
             "kernels were recorded into the graph, not run, so no model work ran to measure")
 
 
-def _module_executions(ctx: Context) -> dict[str, int]:
+def _module_executions(ctx: Context, events: tuple[np.ndarray, np.ndarray]) -> dict[str, int]:
     """Executions of each XLA module in kept steps: its ``<module>:XLA GPU module`` host events (one per execution
     and GPU), each in the kept step its host event starts in -- or, where the steps are the GPU's own windows
     (``StepDetection.mapped_via`` "device"), in the one its work ran in (:func:`_work_steps`; the host start where
@@ -412,7 +461,7 @@ def _module_executions(ctx: Context) -> dict[str, int]:
     (real-h100-jax input_bound: 8 of 18 executions' first kernels in the next step's window, the last one's after
     every kept step -- 17 counted in 18 steps)."""
     h = ctx.h
-    idx, step = _execution_events(ctx)
+    idx, step = events  # :func:`_execution_events`
     names, counts = np.unique(h.name[idx[step >= 0]], return_counts=True)
     return {h.names[int(i)][: -len(xla.GPU_MODULE_SUFFIX)]: int(c) for i, c in zip(names, counts)}
 
@@ -440,18 +489,14 @@ def _work_steps(ctx: Context, idx: np.ndarray) -> np.ndarray:
     first = np.full(len(idx), np.iinfo(np.int64).max, np.int64)
     if not len(idx):
         return out
-    mask = np.zeros(len(ctx.h), bool)
-    mask[idx] = True
-    enc = Encloser(ctx.h, mask)
-    pos = np.full(len(ctx.h), -1, np.int64)
-    pos[idx] = np.arange(len(idx))
+    find = _execution_finder(ctx, idx, across_lines=False)
     for g in ctx.gpus:
         sel = np.flatnonzero((g.launch >= 0) & (g.d.kind == devices.KIND_KERNEL))
-        host = enc.find(g.launch[sel].astype(np.int64, copy=False))
-        ok = host >= 0
+        k = find(g.launch[sel].astype(np.int64, copy=False))
+        ok = k >= 0
         if not ok.any():
             continue
-        p, ev = pos[host[ok]], sel[ok]
+        p, ev = k[ok], sel[ok]
         start = g.d.start[ev].astype(np.int64)
         order = np.lexsort((start, p))
         up, at = np.unique(p[order], return_index=True)

@@ -52,6 +52,7 @@ import numpy as np
 from tb_gpu_advisor import devices, formats
 from tb_gpu_advisor.common.fmt import and_list, plural, times
 from tb_gpu_advisor.frameworks.base import action
+from tb_gpu_advisor.job.kind import Kind
 from tb_gpu_advisor.metrics.types import ClockSkew, Handoff, HostMetrics, rows_of_gpu
 from tb_gpu_advisor.model.schema import Action, Finding, Saving
 from tb_gpu_advisor.rules import cold_start
@@ -144,7 +145,7 @@ def _collectives_only(ctx: Ctx, m: HostMetrics) -> Finding:
     return f
 
 
-def _cpu_collectives_only(ctx: Ctx, m: HostMetrics, n: int, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind
+def _cpu_collectives_only(ctx: Ctx, m: HostMetrics, n: int, kind: Kind) -> Finding:
     """A window that holds a CPU backend's collectives and nothing else (``Kind.collectives_backend``: Gloo, MPI), said
     as such: what it holds (the job's reading's words), that the backend ran the job's communication on the CPU, and
     that none of the job's own work was recorded -- with the fixes for both cases, a GPU job on the wrong backend or
@@ -155,9 +156,9 @@ def _cpu_collectives_only(ctx: Ctx, m: HostMetrics, n: int, kind) -> Finding:  #
     recorded nothing else."""
     length = f"This {ms(m.capture.length_ms)} window" if m.capture.length_ms else "This window"
     lib = kind.collectives_backend
+    how = ctx.fw.label("collectives_on_cpu", backend=lib)  # the framework's words for setting up its collectives
     f = _note(ctx, f"{length} holds no GPU work, only {kind.evidence}. Where the job is meant to run on GPUs, its "
-                   f"model and tensors stayed on the CPU, or its process group was made on {lib} where a GPU's own "
-                   "collective library moves GPU tensors between GPUs. With none of the job's ops or steps recorded, "
+                   f"model and tensors stayed on the CPU, or {how}. With none of the job's ops or steps recorded, "
                    "no check of the guide was made from it: nothing here is a verdict on the job.",
               f"The capture holds only {lib}'s collectives, on the CPU: no op recorded, no GPU work",
               ("collectives_only", f"{lib} collectives, nothing else recorded", n, "count", f"{n:,}", None),

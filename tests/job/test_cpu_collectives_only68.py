@@ -54,6 +54,7 @@ def test_a_cpu_backends_collectives_alone_are_said_with_that_cases_fixes(tmp_pat
     (f,) = said
     assert f"only {library}'s collectives, on the CPU" in f.title
     assert "visible" not in f.summary and "filtered" not in f.summary, f.summary
+    assert f"its process group was made on {library} where" in f.summary  # PyTorch's words (its label), not the rule's
     code = "\n".join(a.snippet or "" for a in f.actions)
     assert "init_process_group(backend='nccl')" in code and ".to(local_rank" in code  # a GPU job: its library, device
     assert "schedule(" in code and "ProfilerActivity.CPU" in code  # the capture: the job's own ops and steps

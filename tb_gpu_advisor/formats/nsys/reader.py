@@ -1971,12 +1971,13 @@ def _stream_keys(r: _Raw, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]
     width that keys them): one GPU's streams, numbered as its ``stream_names``.  A stream id outside CUPTI's 32-bit
     range is an error carrying an 'unreadable' record: keyed, it overflowed int64 (a crash, h37-damage68's fuzz) or,
     below -1, took another process's key."""
-    if sel.size and (int(r.d_stream[sel].min()) < -1 or int(r.d_stream[sel].max()) > _MAX_STREAM):
-        why = (f"GPU events with a stream id no CUDA stream has (outside -1..{_MAX_STREAM:,}: "
-               f"{int(r.d_stream[sel].min()):,} to {int(r.d_stream[sel].max()):,}): another schema's values")
+    low, high = (int(r.d_stream[sel].min()), int(r.d_stream[sel].max())) if sel.size else (-1, -1)
+    if low < -1 or high > _MAX_STREAM:
+        why = (f"GPU events with a stream id no CUDA stream has (outside -1..{_MAX_STREAM:,}: {low:,} to {high:,}): "
+               "another schema's values")
         raise attach(NsysReadError(f"{r.path}: damaged Nsight Systems export: {why}"),
                      unreadable("stream_id_range", why))
-    width = int(r.d_stream[sel].max()) + 2 if sel.size else 1
+    width = high + 2
     spair = r.d_pid[sel].astype(np.int64) * width + (r.d_stream[sel].astype(np.int64) + 1)
     ustream, stream = unique_inverse(spair)
     return ustream, stream, width

@@ -132,12 +132,13 @@ BUCKETS = [int(p) for p in np.random.default_rng(6801).choice([7, 8, 9], size=30
 @pytest.fixture(scope="module")
 def shapes(tmp_path_factory):
     """(d) three bucketed input shapes in seeded random order, (e) the same three round-robin, (f) an evaluation
-    program after every fifth training call: 30 calls of ``jit_solve`` each."""
+    program after every fifth training call (30 training calls each); (g) train + eval, then a last batch."""
     root = tmp_path_factory.mktemp("xlashapes")
-    d, e, f = str(root / "d.sqlite"), str(root / "e.sqlite"), str(root / "f.sqlite")
+    d, e, f, g = (str(root / f"{k}.sqlite") for k in "defg")
     return {"d": (d, nx.write_xla_host_loop(d, steps=30, iterations=4, programs=BUCKETS)),
             "e": (e, nx.write_xla_host_loop(e, steps=30, iterations=4, programs=[7, 8, 9] * 10)),
-            "f": (f, nx.write_xla_host_loop(f, steps=30, iterations=4, eval_program=11, eval_every=5))}
+            "f": (f, nx.write_xla_host_loop(f, steps=30, iterations=4, eval_program=11, eval_every=5)),
+            "g": (g, nx.write_xla_host_loop(g, steps=11, iterations=4, programs=[7] * 10 + [12], eval_program=9))}
 
 
 def test_bucketed_shapes_in_data_order_are_one_step_per_call(shapes) -> None:
@@ -181,3 +182,15 @@ def test_periodic_evaluation_is_in_the_training_step_it_follows(shapes) -> None:
     with_eval = [dur[k] for k in range(4, len(t), 5) if k in dur]
     without = [dur[k] for k in range(len(t)) if k % 5 != 4 and k in dur]
     assert with_eval and min(with_eval) > max(without)
+
+
+def test_train_eval_cycle_then_a_last_batch_program_stays_the_cycle(shapes) -> None:
+    """(g) Train (7) + eval (9) in turn for 10 iterations, then a last partial batch's own program (12) with its eval:
+    one stray call breaks no cycle, so the name is still read program by program, not 22 calls read as steps.  The
+    eval program runs in all 11 iterations (the last batch's too): its calls are the steps, 11, each one iteration
+    (from one eval call to the next)."""
+    path, truth = shapes["g"]
+    det = host_metrics(reader.read_trace(path)).steps
+    assert det.source == "xla_module_launches"
+    assert "`jit_solve(9)`" in det.note  # read program by program
+    assert det.found == truth["steps"]

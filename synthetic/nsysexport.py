@@ -3944,7 +3944,8 @@ XLA_SWEEP_BODY = (("jit(solve)/while/body", "loop_divide_fusion"),
 def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel_us: float = 2.0,
                         launch_us: float = 3.0, thunk_us: float = 2.0, loop_us: float = 6.0, python_us: float = 60.0,
                         eager: bool = False, step_range: str | None = None, osrt: bool = True,
-                        eval_program: int | None = None, programs: Sequence[int] | None = None) -> dict:
+                        eval_program: int | None = None, programs: Sequence[int] | None = None,
+                        eval_every: int = 1) -> dict:
     """Write the export of JAX under ``nsys profile -t cuda,nvtx`` as XLA's own NVTX ranges describe it, shaped after
     wrf-gpu/wrf_gpu's solver bake-off: each of ``steps`` calls of one jitted solver is one execution
     ``XlaModule:#hlo_module=jit_solve,program_id=7#`` (domain ``TSL``) whose ``lax.fori_loop`` XLA runs from the host,
@@ -3962,10 +3963,12 @@ def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel
     CUDA calls, so the time no event covers is the host running (``metrics.compute.waits_traced``).
     ``eval_program``: after each call, the same jitted solver called once more on a smaller input -- the same module
     name compiled into another program, ``XlaModule:#hlo_module=jit_solve,program_id=<eval_program>#``, one pass of
-    the body without a loop -- still inside the step (the iteration is the loop's turn, both calls).
+    the body without a loop -- still inside the step (the iteration is the loop's turn, both calls).  ``eval_every``:
+    that evaluation call only after every ``eval_every``-th call (periodic evaluation), inside the step it follows.
     ``programs``: per step, the program id its call of the solver ran (default 7 each) -- the same name recompiled
     mid-window (``[7] * 4 + [9] * 6``: a new input shape from step 4 on), or a last partial batch's own program
-    (``[7] * 10 + [11]``); each call is still one step.
+    (``[7] * 10 + [11]``), or bucketed input shapes (each padding length its own program, called in data order);
+    each call is still one step.
 
     Return the truth: per step, the host's time inside the loop (its thunk range), the GPU's busy time, the kernels,
     the iterations (which the ranges do not mark: each body thunk repeats once an iteration, nothing ends one)."""
@@ -4012,7 +4015,7 @@ def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel
             api.t += 3 * us
             prog = 7 if programs is None else programs[k]
             ranges.append((m0, api.t, f"XlaModule:#hlo_module=jit_solve,program_id={prog}#"))
-            if eval_program is not None:
+            if eval_program is not None and (k + 1) % eval_every == 0:
                 api.t += int(python_us * us / 4)
                 e0 = api.t
                 for name, op in XLA_SWEEP_BODY:

@@ -655,24 +655,25 @@ def module_executions(h: HostEvents, proc: np.ndarray | None = None) -> tuple[np
     ``<module>:XLA GPU module``, Nsight's ``XlaModule:#hlo_module=<module>,...#``), -1 for none, and the modules by id;
     None where the capture names none.  One home for the job's program spans and the steps' XLA launch reading.
 
-    A module name whose Nsight ranges name two or more programs (``program_id``) that interleave in one process
-    (``proc``: each host line's process, ``model.trace.line_processes``; None: one) is read program by program, each
-    keyed as the profiler names it (``jit_step(9)``: ``xla.program_key``; :func:`_interleaved_modules`).  Why: JAX
+    A module name whose Nsight ranges name two or more programs (``program_id``) that run in a fixed cycle in one
+    process (``proc``: each host line's process, ``model.trace.line_processes``; None: one) is read program by program,
+    each keyed as the profiler names it (``jit_step(9)``: ``xla.program_key``; :func:`_cycled_modules`).  Why: JAX
     compiles one name into a program per input shape, and each runs its own work -- a jitted function called on the
     training batch and then on an evaluation batch each iteration is two programs an iteration, where one name read
     every execution as a step (two steps an iteration, each half of one).  Programs that ran one after the other are
-    one module recompiled (a new input shape mid-window, a last partial batch): each execution is still a call of the
-    one step.  XPlane's host events name no program: one name is one module there."""
-    split = _interleaved_modules(h, proc)
+    one module recompiled (a new input shape mid-window, a last partial batch), and programs called in no fixed order
+    are one function's calls on bucketed input shapes (sequences padded to one of several lengths, in data order):
+    each execution is still a call of the one step.  XPlane's host events name no program: one name is one module there."""
+    split = _cycled_modules(h, proc)
     ids: dict[str, int] = {}
     of_name = np.array([-1 if (m := _execution_key(n, split)) is None else ids.setdefault(m, len(ids))
                         for n in h.names], dtype=np.int64)
     return (of_name[h.name], list(ids)) if ids else None
 
 
-def _interleaved_modules(h: HostEvents, proc: np.ndarray | None) -> set[str]:
-    """The module names of Nsight XLA ranges (``xla.nvtx_program``) with two programs whose executions interleave in
-    one process (:func:`_programs_interleave`).  Why per process: program ids are each process's own count, and ranks
+def _cycled_modules(h: HostEvents, proc: np.ndarray | None) -> set[str]:
+    """The module names of Nsight XLA ranges (``xla.nvtx_program``) with two or more programs that run in a fixed cycle
+    in one process (:func:`_program_cycle`).  Why per process: program ids are each process's own count, and ranks
     running at once put one rank's program between another's runs without either recompiling."""
     prog = {i: (xla.nvtx_module(n) or "", p) for i, n in enumerate(h.names) if (p := xla.nvtx_program(n)) is not None}
     names: dict[str, set[int]] = {}
@@ -696,27 +697,35 @@ def _interleaved_modules(h: HostEvents, proc: np.ndarray | None) -> set[str]:
     for k, m in enumerate(order):
         mine = ev_module == k
         for pr in np.unique(ev_proc[mine]).tolist():
-            own = mine & (ev_proc == pr)
-            runs = [start[own & (ev_prog == p)] for p in np.unique(ev_prog[own]).tolist()]
-            if _programs_interleave(runs):
+            own = np.flatnonzero(mine & (ev_proc == pr))
+            if _program_cycle(ev_prog[own[np.argsort(start[own], kind="stable")]]):
                 out.add(m)
                 break
     return out
 
 
-def _programs_interleave(runs: list[np.ndarray]) -> bool:
-    """Whether two of these programs' executions (``runs``: each program's start times) interleave: each runs between
-    two runs of the other -- a training and an evaluation program called in turn.  Why not any two programs: where
-    one program's runs all precede the other's (a recompile for a new input shape mid-window, a last partial batch's
-    program run once at the end, a shape that came back after one) the name ran one step throughout, recompiled;
-    read program by program, the recompiled window lost the first program's iterations and the partial batch was in
-    no step (h37-xla68b)."""
-    return any(_runs_between(a, b) and _runs_between(b, a) for i, a in enumerate(runs) for b in runs[i + 1:])
+def _program_cycle(seq: np.ndarray) -> bool:
+    """Whether one process's sequence of a name's program ids (``seq``, in start order) repeats with a period of two
+    or more calls that holds two or more programs: ``seq[i] == seq[i + p]`` (to one call in ten), a partial cycle
+    allowed at either end, at least two cycles' worth of calls (``p <= len(seq) / 2``); the smallest such period.
 
-
-def _runs_between(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether a run of ``b`` (start times) starts between the first and the last run of ``a``: between two of them."""
-    return bool(((b > a.min()) & (b < a.max())).any())
+    Why a fixed cycle, not programs that merely interleave: a training and an evaluation program called in turn
+    each iteration (or an evaluation every N training calls) run in the same order every cycle -- the loop's code
+    fixes it -- while bucketed input shapes (each padding length its own program) are called in data order, which
+    repeats in no period: read program by program, the most-run bucket's calls became the steps (a third of 30
+    calls in 3 buckets, h37-xla68c).  Programs run one after the other (a recompile mid-window, a shape that came
+    back, a last partial batch's own program) repeat in no period either: one step per call (h37-xla68b).
+    Round-robin buckets (7, 8, 9, 7, 8, 9 ...) are a fixed cycle and read as one iteration a cycle: the order alone
+    cannot tell them from a loop that calls three shapes each iteration, and a loop's fixed order is the common one.
+    The period holds where at most one call in ten differs from the call a period before: train + eval in turn and
+    then a last partial batch's own program with its eval is still the train + eval cycle (read exactly, it repeated
+    in no period: each of its calls a step, twice the iterations), while calls in data order differ from the call a
+    period before about as often as they differ at all (two in three, for three buckets)."""
+    n = seq.size
+    for p in range(1, n // 2 + 1):
+        if int((seq[p:] != seq[:n - p]).sum()) <= n // 10:  # a stray call or two break no cycle
+            return np.unique(seq[:p]).size > 1
+    return False
 
 
 def _execution_key(name: str, split: set[str]) -> str | None:

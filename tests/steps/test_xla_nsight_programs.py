@@ -18,6 +18,12 @@ at the end is one step per call, as one module was before
 9a41540f: read program by program, the recompiled window was 6 steps of program 9 (its first four iterations in no
 step) and the partial batch's iteration was in none (10 steps of 11).  Both fail on 9a41540f; the interleaved
 train + eval case keeps its 10.  Each step must hold one iteration: its start at a call's, one step per call.
+
+Programs that interleave are read apart only where they run in a fixed cycle (h37-xla68c): bucketed input shapes
+(each padding length a program) called in data order interleave in no cycle, and each call is a step -- (d), 30
+calls of 3 buckets in seeded random order, read as 12 steps (the most-run bucket's) on 9529b074.  Round-robin
+buckets (e) are a fixed cycle and pinned as one iteration a cycle (ambiguous; see its docstring); an evaluation
+every fifth training call (f) is a cycle of six, each training call a step with the evaluation inside it.
 """
 
 from __future__ import annotations
@@ -118,3 +124,73 @@ def test_two_ranks_programs_interleave_only_across_processes() -> None:
     assert modules == ["jit_step"] and (ev == 0).all()
     ev, modules = module_executions(h, np.array([0, 0]))
     assert sorted(modules) == ["jit_step(7)", "jit_step(8)"]
+
+
+BUCKETS = [int(p) for p in np.random.default_rng(6801).choice([7, 8, 9], size=30)]  # seeded data order
+
+
+@pytest.fixture(scope="module")
+def shapes(tmp_path_factory):
+    """(d) three bucketed input shapes in seeded random order, (e) the same three round-robin, (f) an evaluation
+    program after every fifth training call (30 training calls each); (g) train + eval, then a last batch."""
+    root = tmp_path_factory.mktemp("xlashapes")
+    d, e, f, g = (str(root / f"{k}.sqlite") for k in "defg")
+    return {"d": (d, nx.write_xla_host_loop(d, steps=30, iterations=4, programs=BUCKETS)),
+            "e": (e, nx.write_xla_host_loop(e, steps=30, iterations=4, programs=[7, 8, 9] * 10)),
+            "f": (f, nx.write_xla_host_loop(f, steps=30, iterations=4, eval_program=11, eval_every=5)),
+            "g": (g, nx.write_xla_host_loop(g, steps=11, iterations=4, programs=[7] * 10 + [12], eval_program=9))}
+
+
+def test_bucketed_shapes_in_data_order_are_one_step_per_call(shapes) -> None:
+    """(d) Sequences padded to one of three lengths, each its own program, called in data order: the programs
+    interleave but repeat in no cycle -- one function's calls, each a step (30), not the most-run bucket's ~10."""
+    path, truth = shapes["d"]
+    assert len(set(BUCKETS)) == 3
+    det = host_metrics(reader.read_trace(path)).steps
+    assert det.source == "xla_module_launches"
+    assert det.found == truth["steps"]
+    assert "`jit_solve`" in det.note  # one module
+    _one_iteration_each(det, truth)
+
+
+def test_round_robin_buckets_read_as_one_cycle_an_iteration(shapes) -> None:
+    """(e) Ambiguous by construction: three programs of one name always in the order 7, 8, 9 are what a loop that
+    calls three input shapes each iteration writes, and what round-robin buckets write.  We read the fixed cycle as
+    one iteration (10 steps of the 30 calls): a loop's fixed order is the common cause, and data-ordered buckets
+    repeat in no cycle (test above).  This pins the reading; it is not the truth of round-robin buckets (30)."""
+    path, truth = shapes["e"]
+    det = host_metrics(reader.read_trace(path)).steps
+    assert det.source == "xla_module_launches"
+    assert det.found == truth["steps"] // 3
+    assert "one iteration" in det.note  # the cycle's other programs folded into each step
+
+
+def test_periodic_evaluation_is_in_the_training_step_it_follows(shapes) -> None:
+    """(f) An evaluation program after every fifth training call: a fixed cycle of six calls.  Each training call is
+    a step (30, not 36 executions), and each evaluation runs inside the step it follows -- that step is longer by
+    the evaluation's call, the steps between are not (steps/ reads extra work inside a step as the step's)."""
+    path, truth = shapes["f"]
+    det = host_metrics(reader.read_trace(path)).steps
+    assert det.source == "xla_module_launches"
+    assert "`jit_solve(7)`" in det.note
+    _one_iteration_each(det, truth)
+    t = np.diff(np.asarray(truth["step_starts_ns"], np.float64)) / 1e6  # each step's time to the next's start, ms
+    dur = {w.step: w.end_ms - w.start_ms for w in det.windows}
+    for k in range(len(t)):
+        if k in dur:
+            assert abs(dur[k] - t[k]) < 0.01, (k, dur[k], t[k])
+    with_eval = [dur[k] for k in range(4, len(t), 5) if k in dur]
+    without = [dur[k] for k in range(len(t)) if k % 5 != 4 and k in dur]
+    assert with_eval and min(with_eval) > max(without)
+
+
+def test_train_eval_cycle_then_a_last_batch_program_stays_the_cycle(shapes) -> None:
+    """(g) Train (7) + eval (9) in turn for 10 iterations, then a last partial batch's own program (12) with its eval:
+    one stray call breaks no cycle, so the name is still read program by program, not 22 calls read as steps.  The
+    eval program runs in all 11 iterations (the last batch's too): its calls are the steps, 11, each one iteration
+    (from one eval call to the next)."""
+    path, truth = shapes["g"]
+    det = host_metrics(reader.read_trace(path)).steps
+    assert det.source == "xla_module_launches"
+    assert "`jit_solve(9)`" in det.note  # read program by program
+    assert det.found == truth["steps"]

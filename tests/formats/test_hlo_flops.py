@@ -149,6 +149,12 @@ def _grouped_convs() -> Module:
           convolution_dimension_numbers=conv(input_batch_dimension=0, kernel_input_feature_dimension=1,
                                              kernel_output_feature_dimension=0, kernel_spatial_dimensions=[2, 3]),
           batch_group_count=16)
+    # as XLA:GPU runs them: cuDNN calls with the forward's dimension numbers and feature groups (result + workspace)
+    e.add("cudnn-conv.dw", "custom-call", tuple_shape(shape("f32", 2, 16, 30, 30), shape("s8", 0)), (img, dw),
+          custom_call_target="__cudnn$convForward", convolution_dimension_numbers=oihw, feature_group_count=16)
+    dy2 = e.param("dy2", shape("f32", 2, 16, 30, 30))
+    e.add("cudnn-conv-bw-filter.dw", "custom-call", tuple_shape(shape("f32", 16, 1, 3, 3), shape("s8", 0)), (img, dy2),
+          custom_call_target="__cudnn$convBackwardFilter", convolution_dimension_numbers=oihw, feature_group_count=16)
     return m
 
 
@@ -161,6 +167,8 @@ def test_depthwise_hlo_convolutions_are_their_own_kind_with_the_flops_of_one_cha
         "convolution.dw": (2 * (2 * 16 * 30 * 30) * 1 * 9, "depthwise"),
         "convolution.g4": (2 * (2 * 16 * 30 * 30) * 4 * 9, "conv"),
         "convolution.wgrad": (2 * (1 * 16 * 3 * 3) * 2 * (30 * 30), "depthwise"),  # N x output window per weight
+        "cudnn-conv.dw": (2 * (2 * 16 * 30 * 30) * 1 * 9, "depthwise"),
+        "cudnn-conv-bw-filter.dw": (2 * (2 * 16 * 30 * 30) * 1 * 9, "depthwise"),  # the forward's FLOPs
     }
 
 

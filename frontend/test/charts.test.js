@@ -258,3 +258,31 @@ test("a one-pass capture's step axis names the pass under its bar, a marked repo
   // a report cached before the names (no one_pass) keeps the id
   assert.deepEqual(ticks(charts.stepChart(host.step_rows, { categories: legend().categories })), ["0"]);
 });
+
+test("a depthwise row is marked as the vector units' work, with their roof where the server's numbers give it (h37-flops68b)", () => {
+  // main: one roof, the matrix units' peak, titled "GEMM shapes", and the depthwise dot drawn as one more GEMM under it
+  const gemm = ["aten::mm bf16 [4096,4096]x[4096,4096]", "matmul", "bf16", 8, 1.3, 830, 1365, 989, 0.84, "compute"];
+  const dwMemory = ["aten::_conv_depthwise2d fp32 [64,256,56,56]x[256,1,3,3]", "depthwise", "fp32", 4, 0.18, 1.9, 2.2, 7.4, 0.26, "memory"];
+  const dwCompute = ["aten::_conv_depthwise2d fp32 [8,64,512,512]x[64,1,31,31]", "depthwise", "fp32", 1, 2.4, 40, 120, 67, 0.6, "compute"];
+  const roofline = (rows) => ({ columns: ROOF_COLS, rows: rows.map((r) => r.map((v, j) => (j >= 3 && j <= 8 ? `<${v}>` : v))) });
+  const memOnly = charts.rooflineChart({ title: "t", columns: ROOF_COLS, rows: [gemm, dwMemory] },
+    { peak: 989e12, bandwidth: 3.35e12, width: 700, labels: { roofline: roofline([gemm, dwMemory]) } });
+  assert.equal(memOnly.getAttribute("aria-label"), "Roofline: 1 GEMM and 1 depthwise shapes");
+  assert.deepEqual([...memOnly.querySelectorAll("circle")].map((c) => c.getAttribute("class")).sort(), ["gemm", "gemm depthwise gemm-low"]);
+  assert.match(memOnly.querySelector("circle.depthwise title").textContent, /of its roofline \(the vector units', not the matrix units' roof\)/);
+  assert.equal(memOnly.querySelectorAll("polyline").length, 1);  // no height for the vector roof: said, not drawn
+  assert.match(memOnly.querySelector(".roof-note").textContent, /depthwise convolutions, on the vector units: rated against their lower roof, not this one/);
+  const both = charts.rooflineChart({ title: "t", columns: ROOF_COLS, rows: [gemm, dwMemory, dwCompute] },
+    { peak: 989e12, bandwidth: 3.35e12, width: 700, labels: { roofline: roofline([gemm, dwMemory, dwCompute]) } });
+  const vroof = both.querySelector("polyline.roof-vector");
+  assert.ok(vroof);
+  assert.equal(both.querySelector(".roof-vector-label").textContent, "vector units' peak <67> TFLOP/s (depthwise)");
+  // the vector roof lies under the matrix one, and the compute-bound depthwise dot under the vector roof
+  const flatY = (el) => Number(el.getAttribute("points").split(" ").at(-1).split(",")[1]);
+  const [mroof] = [...both.querySelectorAll("polyline")].filter((p) => !p.classList.contains("roof-vector"));
+  assert.ok(flatY(vroof) > flatY(mroof));
+  const dot = [...both.querySelectorAll("circle.depthwise")].find((c) => c.querySelector("title").textContent.includes("31,31"));
+  assert.ok(Number(dot.getAttribute("cy")) > flatY(vroof));
+  const W = Number(both.getAttribute("width"));
+  for (const t of both.querySelectorAll("text")) assert.ok(Number(t.getAttribute("x")) >= 0 && Number(t.getAttribute("x")) <= W, t.textContent);
+});

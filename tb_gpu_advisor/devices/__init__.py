@@ -55,8 +55,10 @@ def attention_helper_one(name: str) -> bool:
 @functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)
 def tensor_core_one(name: str) -> bool:
     """The kernel runs on the GPU's matrix units (NVIDIA Tensor Cores, AMD Matrix Cores), by name: a vendor library's
-    family, or a Triton ``tl.dot`` kernel whose name gives a 16-bit or narrower dtype (``devices.triton``)."""
-    if attention_helper_one(name) or nvidia.data_movement_one(name):
+    family, or a Triton ``tl.dot`` kernel whose name gives a 16-bit or narrower dtype (``devices.triton``).  Not a
+    MIOpen direct convolution (``amd.direct_convolution_one``): NVIDIA's ``conv1x1`` fragment (cuDNN's HMMA family)
+    read ``MIOpenConv1x1``, an OpenCL kernel on the vector ALUs, as Tensor Core work (h37-flops68b)."""
+    if attention_helper_one(name) or nvidia.data_movement_one(name) or amd.direct_convolution_one(name):
         return False
     return any(v.matrix_unit_one(name) for v in VENDORS) or _dot_on_matrix_units(name) or ggml.matrix_unit_one(name)
 
@@ -247,8 +249,10 @@ def direct_convolution_one(name: str) -> bool:
     ``conv2d`` made cuDNN's grouped direct kernel Tensor-Core-eligible work, so a 16-bit depthwise layer run by it was
     "16-bit MatMul/Conv kernels that miss the Tensor Cores" and its time MFU's matmul/conv kernel time, though the
     kernel loops over each output's window on the CUDA cores whatever its dtype or dimensions (h37-flops68).  A kernel
-    whose name says its engine runs on the Tensor Cores (``xmma``, ``hmma``, ``implicit_gemm``) keeps that reading."""
-    return nvidia.direct_convolution_one(name)
+    whose name says its engine runs on the Tensor Cores (``xmma``, ``hmma``, ``implicit_gemm``) keeps that reading.
+    AMD's: MIOpen's ``naive_conv_*`` and OpenCL direct solvers (``amd.direct_convolution_one``: ``MIOpenConvUni``,
+    ``MIOpenCvD3x3_WSR0``), vector-ALU loops; CK's ``kernel_grouped_conv_fwd_xdl*`` (MFMA) stays matrix work."""
+    return nvidia.direct_convolution_one(name) or amd.direct_convolution_one(name)
 
 
 @functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)

@@ -8,7 +8,8 @@ fp16 and bf16 (MI100 on), so "not on Tensor Cores" means "not an MFMA kernel" he
 Kernel libraries: rocBLAS / hipBLASLt GEMMs come from Tensile, named ``Cijk_<A>_<B>_<types>_..._MT..._MI<m>x<n>x<k>``
 (``MI``: the MFMA instruction tile; the first letter of ``<types>`` the input type); Composable Kernel (``ck::``,
 ``ck_tile::``, ``*_xdl*``) GEMMs and convolutions and MIOpen's convolutions (``igemm_*_gtcx*``, ``naive_conv``,
-``MIOpenConv*``) -- both libraries also ship normalization, pooling and element-wise kernels, which are none; RCCL collectives keep
+``MIOpenConv*``; its direct ones -- ``naive_conv_*``, the OpenCL ``MIOpenConvUni``/``MIOpenCv*`` -- run on the vector
+ALUs, :func:`direct_convolution_one`) -- both libraries also ship normalization, pooling and element-wise kernels, which are none; RCCL collectives keep
 NCCL's kernel names (``ncclDevKernel_Generic``).
 """
 
@@ -104,7 +105,8 @@ _MFMA = re.compile(r"_MI\d+x\d+x\d+|xdlops|_xdl_|_xdl\b|gtcx|mfma|wmma|ck_tile::
 #: kernels that name the MFMA instruction they run (vLLM's ``paged_attention_ll4mi_QKV_mfma16_kernel``); convolutions:
 #: CK's and MIOpen's by direction (``conv_fwd``, ``naive_conv_...``, ``grouped_conv``), MIOpen's OpenCL and assembly
 #: solvers (``MIOpenConv1x1``, ``MIOpenCvD3x3_WSR0``, ``MIOpenGroupConvUni``, ``miopenGcnAsmConv1x1U``,
-#: ``miopenSp3AsmConv3x3F``, Winograd) -- ``Conv`` not ``Convert``.
+#: ``miopenSp3AsmConv3x3F``, Winograd) -- ``Conv`` not ``Convert``.  Of these, MIOpen's direct convolutions are no GEMM
+#: (:data:`_DIRECT_CONV`: ``devices.gemm_kernel_one`` leaves them out); they stay here as MIOpen's library kernels.
 _GEMM = re.compile(r"^Cijk_|(?<!fb)gemm|_xdl_|xdlops|fmha|mfma|conv_fwd|conv_bwd|conv_wrw|grouped_conv|naive_conv|"
                    r"convolution|MIOpen\w*?Conv(?!ert)|MIOpenCv|AsmConv|Winograd|" + _VLLM_ROCM_ATTENTION, re.I)
 _TENSILE_TYPE = {"H": P_FP16, "B": P_BF16, "S": P_FP32, "D": P_FP64, "X": P_TF32, "I": P_INT8, "F": P_FP8}
@@ -595,6 +597,27 @@ def matrix_vector_one(name: str) -> bool:
 #: FlashAttention's and Transformer Engine's ROCm backends launch around ``FmhaBwdDQDKDVKernel``.  Their names say
 #: ``Fmha`` like the attention kernels around them, but they run no matmul.
 _ATTENTION_HELPER = re.compile(r"FmhaBwd(?:OGradDotO|Convert[QKV]+Grad)")
+
+
+#: MIOpen's direct convolutions, by the names MIOpen gives them: its HIP reference kernels ``naive_conv_*``
+#: (``naive_conv_fwd_nchw_float_double_float``, ``naive_conv_ab_nonpacked_fwd_nchw_ushort_double_ushort``,
+#: ``naive_conv_ab_nonpacked_wrw_ncdhw_...``: solver ``ConvDirectNaiveConv*``, MIOpen's fallback where no other solver
+#: takes a layer -- an int8 layer on gfx900, a dilated conv1d) and its OpenCL direct solvers (``MIOpenConvUni``,
+#: ``MIOpenGroupConvUni``, ``MIOpenConv1x1``, ``MIOpenConv1x1pquv``, ``MIOpenCvD3x3_WSR0``, ``MIOpenCDFGen``,
+#: ``MIOpenCvBwdWrW*``: ``ConvOclDirect*`` solvers).  Each is nested loops over an output's window and channels,
+#: multiplied and added on the vector ALUs: the naive kernels are plain C++ loops (a disassembly of their int8 build
+#: holds ``v_mul``/``v_add``, no dot or MFMA instruction), and MIOpen's OpenCL C kernels call no MFMA builtin.  CK's
+#: ``kernel_grouped_conv_fwd_xdl*`` and MIOpen's ``igemm_*_gtcx*`` are implicit GEMMs on MFMA (``_MFMA``): not these.
+_DIRECT_CONV = re.compile(r"^(?:naive_conv_|MIOpen(?:Group)?Conv(?:Uni|1x1)|MIOpenCv|MIOpenCDF)")
+
+
+@lru_cache(maxsize=65536)
+def direct_convolution_one(name: str) -> bool:
+    """A MIOpen direct convolution (``_DIRECT_CONV``, a global kernel's own name) that names no MFMA: convolution work
+    on the vector ALUs, which no dtype puts on the Matrix Cores.  Why: read as GEMM-family work (``_GEMM``'s
+    ``naive_conv``, ``MIOpenCv``), a 16-bit layer MIOpen fell back to ``naive_conv_ab_nonpacked_fwd_*`` for was a
+    "16-bit MatMul/Conv kernel that misses the Matrix Cores" and its time MFU's matmul/conv time (h37-flops68b)."""
+    return bool(_DIRECT_CONV.match(head(name))) and not matrix_core_one(name)
 
 
 def attention_helper_one(name: str) -> bool:

@@ -357,6 +357,22 @@ def conv_flops(output: Dims, kernel: Dims, kernel_input_feature: int, kernel_spa
     return 2.0 * numel(output) * _prod_at(kernel, (kernel_input_feature,)) * _prod_at(kernel, kernel_spatial)
 
 
+def depthwise_conv(feature_groups: int, batch_groups: int, inp: Dims, kernel: Dims, input_batch: int,
+                   kernel_input_feature: int) -> bool:
+    """Whether an HLO convolution (or cuDNN conv custom call) is depthwise: one input channel per group.
+
+    Two forms: ``feature_group_count > 1`` with a kernel input-feature dimension of 1 (``groups == C_in``, ATen's
+    rule in ``aten_flops``: the forward and data gradient of JAX's/Flax's depthwise layers), and ``batch_group_count
+    > 1`` equal to the input's batch dimension -- the weight gradient of a depthwise layer, which XLA writes with the
+    channels on the batch dimension, one per group.  Why: such a convolution has no channel sum to give a matrix
+    tile its inner dimension, so its FLOPs run on the vector units (``model.trace.FLOP_KINDS``' ``depthwise``) and
+    counted as ``conv`` they swelled MFU.  0 (an unset proto field) is XLA's default of 1 group.
+    """
+    if feature_groups > 1 and 0 <= kernel_input_feature < len(kernel) and kernel[kernel_input_feature] == 1:
+        return True
+    return batch_groups > 1 and 0 <= input_batch < len(inp) and inp[input_batch] == batch_groups
+
+
 def custom_call_kind(target: str) -> str | None:
     """``matmul`` / ``conv`` / ``attention`` for the library calls whose FLOPs the shapes give, else None."""
     if target in CUBLAS_GEMM_TARGETS:

@@ -32,7 +32,9 @@ MIOPEN_NORM = ["MIOpenBatchNormFwdTrainSpatialMeanVariance", "MIOpenBatchNormFwd
 MIOPEN_OTHER = ["MIOpenPoolingForwardNaive", "mloPoolingG", "MIOpenNeuronFwd", "MIOpenLRNWithinChannel",
                 "SoftmaxForward", "MIOpenBatchNormFwdInferSpatialEst"]
 #: convolutions and GEMMs of the kept AMD captures (ddp_mi300x_actckpt, mi210_gpu_only, rocprof_aiter_mi355x,
-#: .robustness's CK batched GEMM) and MIOpen's own solvers' kernel names
+#: .robustness's CK batched GEMM) and MIOpen's own solvers' kernel names.  MIOpen's direct convolutions
+#: (``naive_conv_*``, ``MIOpenConv1x1``, ``MIOpenCvD3x3_WSR0``, ``MIOpenGroupConvUni``) left this list in h37-flops68b:
+#: vector-ALU loops, no GEMM (tests/devices/test_miopen_direct_convolution68b.py)
 AMD_GEMMS = [
     "igemm_wrw_gtcx3_nhwc_bf16_bx0_ex1_bt64x32x32_wt16x16x16_ws1x1_wr2x1_ta1x4x1x2_1x8x1x32_tb1x4x1x1_1x8x1x32_vs1_gkgs",
     "igemm_fwd_gtcx2_nhwc_bf16_bx0_ex1_bt256x64x8_wt64x16x4_ws1x1_wr2x2_ta1x1x8x1_1x8x1x32_tb1x1x2x1_1x8x1x32_me",
@@ -40,7 +42,6 @@ AMD_GEMMS = [
     "void ck::kernel_gemm_xdl_cshuffle_v3_multi_d_blockscale_b_preshuffle<ck::GridwiseGemmMultiD_blockscale_xdl>",
     "void ck_tile::kentry<1, ck_tile::BatchedGemmKernel<ck_tile::GemmSpatiallyLocalTilePartitioner<>>>",
     "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x192x64_MI16x16x1_SN_LDSB1_AFC1",
-    "naive_conv_ab_nonpacked_fwd_nchw_float_double_float", "MIOpenConv1x1", "MIOpenCvD3x3_WSR0", "MIOpenGroupConvUni",
     "miopenGcnAsmConv1x1U", "miopenSp3AsmConv3x3F",
 ]
 

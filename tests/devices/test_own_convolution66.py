@@ -42,13 +42,20 @@ def test_a_programs_own_convolution_is_no_library_gemm(name):
     assert not devices.gemm_kernel_one(name) and not devices.library_kernel_one(name)
 
 
-@pytest.mark.parametrize("name", [CUDNN, "naive_conv_fwd_nchw_float_double_float",
-                                  "gridwise_convolution_implicit_gemm_v4r4_nchw_kcyx_nkhw",
+@pytest.mark.parametrize("name", [CUDNN, "gridwise_convolution_implicit_gemm_v4r4_nchw_kcyx_nkhw",
                                   "gemm_naive(float*)",
-                                  "MIOpenConv1x1", "sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc"])
+                                  "sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc"])
 def test_control_library_convolutions_and_own_gemms_stay_gemms(name):
     """Passes on both: a library's names (cuDNN, MIOpen, CK, TF) and a program's own matrix product."""
     assert devices.gemm_kernel_one(name)
+
+
+@pytest.mark.parametrize("name", ["naive_conv_fwd_nchw_float_double_float", "MIOpenConv1x1"])
+def test_control_miopens_direct_convolutions_stay_library_kernels(name):
+    """MIOpen's global names are its own, no program's convolution.  (Until h37-flops68b this test also read them as
+    GEMMs; they are MIOpen's direct convolutions, vector-ALU loops: ``amd.direct_convolution_one``.)"""
+    assert not devices.own_convolution_one(name)
+    assert devices.library_kernel_one(name)
 
 
 def test_generated_image_filter_gets_no_tensor_core_finding(tmp_path, capsys):

@@ -127,6 +127,51 @@ def test_the_adapter_table_and_its_note():
     assert "trip count" in note  # while.2's dot is counted once, and the note says so
 
 
+def _grouped_convs() -> Module:
+    """A depthwise layer's three convolutions as XLA writes them (NCHW, 16 channels, 3x3 window) and a grouped one:
+    the forward with ``feature_group_count`` = channels (kernel input feature 1), the weight gradient with
+    ``batch_group_count`` = channels (the channels on the input's batch dimension), and 4 groups of 4 channels."""
+    m = Module("jit_depthwise")
+    e = m.computation("main")
+    conv = hlo.message_class("ConvolutionDimensionNumbers")
+    oihw = conv(kernel_input_feature_dimension=1, kernel_output_feature_dimension=0, kernel_spatial_dimensions=[2, 3])
+    img = e.param("img", shape("f32", 2, 16, 32, 32))
+    dw = e.param("dw", shape("f32", 16, 1, 3, 3))
+    e.add("convolution.dw", "convolution", shape("f32", 2, 16, 30, 30), (img, dw), convolution_dimension_numbers=oihw,
+          feature_group_count=16)
+    grouped = e.param("grouped", shape("f32", 16, 4, 3, 3))
+    e.add("convolution.g4", "convolution", shape("f32", 2, 16, 30, 30), (img, grouped),
+          convolution_dimension_numbers=oihw, feature_group_count=4)
+    # weight gradient: lhs = activations with C on the batch dimension, rhs = output gradient (C out, N in, 30x30)
+    act = e.param("act", shape("f32", 16, 2, 32, 32))
+    dy = e.param("dy", shape("f32", 16, 2, 30, 30))
+    e.add("convolution.wgrad", "convolution", shape("f32", 1, 16, 3, 3), (act, dy),
+          convolution_dimension_numbers=conv(input_batch_dimension=0, kernel_input_feature_dimension=1,
+                                             kernel_output_feature_dimension=0, kernel_spatial_dimensions=[2, 3]),
+          batch_group_count=16)
+    # as XLA:GPU runs them: cuDNN calls with the forward's dimension numbers and feature groups (result + workspace)
+    e.add("cudnn-conv.dw", "custom-call", tuple_shape(shape("f32", 2, 16, 30, 30), shape("s8", 0)), (img, dw),
+          custom_call_target="__cudnn$convForward", convolution_dimension_numbers=oihw, feature_group_count=16)
+    dy2 = e.param("dy2", shape("f32", 2, 16, 30, 30))
+    e.add("cudnn-conv-bw-filter.dw", "custom-call", tuple_shape(shape("f32", 16, 1, 3, 3), shape("s8", 0)), (img, dy2),
+          custom_call_target="__cudnn$convBackwardFilter", convolution_dimension_numbers=oihw, feature_group_count=16)
+    return m
+
+
+def test_depthwise_hlo_convolutions_are_their_own_kind_with_the_flops_of_one_channel_per_group():
+    """h37-flops68b: the reader ignored ``feature_group_count``/``batch_group_count``, so JAX's depthwise layers were
+    ``conv`` (matrix-unit) work in MFU.  FLOPs worked out by hand: 2 x output elements x input channels per group x
+    window; the grouped (4 channels per group) convolution stays ``conv``.  Fails on base (no such fields)."""
+    rows = {r.op_name: (r.flops, r.kind) for r in hlo.module_work(_grouped_convs().encode()).rows}
+    assert rows == {
+        "convolution.dw": (2 * (2 * 16 * 30 * 30) * 1 * 9, "depthwise"),
+        "convolution.g4": (2 * (2 * 16 * 30 * 30) * 4 * 9, "conv"),
+        "convolution.wgrad": (2 * (1 * 16 * 3 * 3) * 2 * (30 * 30), "depthwise"),  # N x output window per weight
+        "cudnn-conv.dw": (2 * (2 * 16 * 30 * 30) * 1 * 9, "depthwise"),
+        "cudnn-conv-bw-filter.dw": (2 * (2 * 16 * 30 * 30) * 1 * 9, "depthwise"),  # the forward's FLOPs
+    }
+
+
 # ---------------------------------------------------------------------------------------------- hostile input
 
 def _cyclic() -> bytes:

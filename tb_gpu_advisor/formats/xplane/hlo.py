@@ -44,6 +44,7 @@ _MESSAGES: dict[str, list[tuple[str, int, int, int, str | None]]] = {
         ("rhs_batch_dimensions", 4, _I64, _REP, None),
     ],
     "ConvolutionDimensionNumbers": [
+        ("input_batch_dimension", 7, _I64, _OPT, None),
         ("kernel_input_feature_dimension", 3, _I64, _OPT, None),
         ("kernel_output_feature_dimension", 4, _I64, _OPT, None),
         ("kernel_spatial_dimensions", 6, _I64, _REP, None),
@@ -65,6 +66,8 @@ _MESSAGES: dict[str, list[tuple[str, int, int, int, str | None]]] = {
         ("convolution_dimension_numbers", 16, _MSG, _OPT, "ConvolutionDimensionNumbers"),
         ("custom_call_target", 28, _STR, _OPT, None),
         ("dot_dimension_numbers", 30, _MSG, _OPT, "DotDimensionNumbers"),
+        ("feature_group_count", 50, _I64, _OPT, None),  # 0 (unset) reads as XLA's default, 1
+        ("batch_group_count", 58, _I64, _OPT, None),
         ("id", 35, _I64, _OPT, None),
         ("operand_ids", 36, _I64, _REP, None),
         ("called_computation_ids", 38, _I64, _REP, None),
@@ -413,7 +416,9 @@ def _conv_work(inst: Any, ops: list[Any], roles: tuple[int, int, int], what: str
     inp, kernel, out = (pick(i) for i in roles)
     dn = inst.convolution_dimension_numbers
     flops = xla.conv_flops(out.dims, kernel.dims, dn.kernel_input_feature_dimension, tuple(dn.kernel_spatial_dimensions))
-    return _Work(flops, "conv", inp.dtype, f"{what} {inp.text()}*{kernel.dims_text()}")
+    kind = "depthwise" if xla.depthwise_conv(inst.feature_group_count, inst.batch_group_count, inp.dims, kernel.dims,
+                                             dn.input_batch_dimension, dn.kernel_input_feature_dimension) else "conv"
+    return _Work(flops, kind, inp.dtype, f"{what} {inp.text()}*{kernel.dims_text()}")
 
 
 def _custom_call_work(inst: Any, ops: list[Any], kind: str) -> _Work:

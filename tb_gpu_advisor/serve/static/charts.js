@@ -446,10 +446,15 @@ export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFA
   const said = labels.roofline || { columns: [], rows: [] };
   const text = (i, name) => (said.rows[i] || [])[said.columns.indexOf(name)] ?? "";
   const pts = table.rows.map((r, i) => ({ label: r[col("op and shapes")], x: r[col("FLOP/byte")], y: r[col("TFLOP/s")],
-    share: r[col("of roofline")], ms: r[col("ms/step")], i })).filter((p) => p.x > 0 && p.y > 0);
-  const left = 56, right = 14, top = 10, plotH = 190, plotW = W - left - right, height = top + plotH + 44;
+    share: r[col("of roofline")], ms: r[col("ms/step")], vector: r[col("kind")] === "depthwise", bound: r[col("bound")],
+    roofT: r[col("roofline TFLOP/s")], i })).filter((p) => p.x > 0 && p.y > 0);
+  // depthwise rows run on the vector units: the server rated each against their peak, not the matrix units' roof
+  // drawn here (h37-flops68b); the vector roof is drawn where a compute-bound depthwise row gives its height
+  const vec = pts.filter((p) => p.vector), nGemm = pts.length - vec.length;
+  const shapes = vec.length ? `${nGemm} GEMM and ${vec.length} depthwise shapes` : `${pts.length} GEMM shapes`;
+  const left = 56, right = 14, top = 10, plotH = 190, plotW = W - left - right, height = top + plotH + 44 + (vec.length ? 14 : 0);
   const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: "chart roofline", role: "img",
-    "aria-label": `Roofline: ${pts.length} GEMM shapes` }, s("title", {}, "GEMM shapes against the GPU's roofline"));
+    "aria-label": `Roofline: ${shapes}` }, s("title", {}, vec.length ? "GEMM and depthwise shapes against their units' rooflines" : "GEMM shapes against the GPU's roofline"));
   if (!pts.length) return svg;
   const peakT = peak > 0 ? peak / 1e12 : Math.max(...pts.map((p) => p.y));
   const ridge = peak > 0 && bandwidth > 0 ? peak / bandwidth : null;
@@ -485,6 +490,16 @@ export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFA
       s("title", {}, `ridge point: ${roof.ridge ?? ""} FLOP/byte; below it a GEMM is bound by memory (${roof.bandwidth ?? ""} TB/s), above it by the peak`)),
     s("text", { x: fits ? rx + 4 : rx - 4, y: top + plotH - 6, "text-anchor": fits ? "start" : "end", class: "ridge-label" }, label));
   }
+  // the vector units' roof: the height a compute-bound depthwise row was rated against (its "roofline TFLOP/s")
+  const vecTop = vec.filter((p) => p.bound === "compute" && p.roofT > 0).sort((a, b) => b.roofT - a.roofT)[0];
+  if (vecTop && vecTop.roofT < peakT) {
+    const vT = vecTop.roofT, vRidge = bandwidth > 0 ? (vT * 1e12) / bandwidth : null;
+    const vPts = vRidge && vRidge > x0 ? [[x0, Math.max(10 ** ylo, (x0 * bandwidth) / 1e12)], [vRidge, vT], [x1, vT]] : [[x0, vT], [x1, vT]];
+    const vText = `vector units' peak ${text(vecTop.i, "roofline TFLOP/s")} TFLOP/s (depthwise)`;
+    svg.append(s("polyline", { points: vPts.map(([a, b]) => `${x(a)},${y(Math.max(b, 10 ** ylo))}`).join(" "), class: "roof roof-vector" },
+      s("title", {}, `roof of the depthwise rows: ${vText}`)),
+    s("text", { x: W - right - 2, y: y(vT) - 5, "text-anchor": "end", class: "roof-label roof-vector-label" }, vText));
+  }
   // dots: area by time per step; the slowest shape drawn last, on top
   const maxMs = Math.max(1e-12, ...pts.map((p) => p.ms || 0));
   const dots = spreadDots(pts.map((p) => ({ p, x: x(p.x), y: y(p.y), r: 3.5 + 5.5 * Math.sqrt(Math.max(0, p.ms || 0) / maxMs) })));
@@ -492,8 +507,14 @@ export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFA
   const per = labels.one_pass ? "in the pass" : "per step";
   for (const d of [...dots].sort((a, b) => (a.p.ms || 0) - (b.p.ms || 0))) {
     const p = d.p;
-    svg.append(s("circle", { cx: d.x + d.dx, cy: d.y, r: Number(d.r.toFixed(2)), class: p.share !== null && p.share < 0.4 ? "gemm gemm-low" : "gemm", "data-dx": d.dx },
-      s("title", {}, `${p.label}: ${text(p.i, "TFLOP/s")} TFLOP/s at ${text(p.i, "FLOP/byte")} FLOP/byte, ${p.share === null ? "?" : text(p.i, "of roofline")} of its roofline, ${text(p.i, "ms/step")} ms ${per}${d.dx ? " (moved sideways so it does not cover another shape)" : ""}`)));
+    const cls = `gemm${p.vector ? " depthwise" : ""}${p.share !== null && p.share < 0.4 ? " gemm-low" : ""}`;
+    svg.append(s("circle", { cx: d.x + d.dx, cy: d.y, r: Number(d.r.toFixed(2)), class: cls, "data-dx": d.dx },
+      s("title", {}, `${p.label}: ${text(p.i, "TFLOP/s")} TFLOP/s at ${text(p.i, "FLOP/byte")} FLOP/byte, ${p.share === null ? "?" : text(p.i, "of roofline")} of its roofline${p.vector ? " (the vector units', not the matrix units' roof)" : ""}, ${text(p.i, "ms/step")} ms ${per}${d.dx ? " (moved sideways so it does not cover another shape)" : ""}`)));
+  }
+  if (vec.length) {
+    svg.append(s("text", { x: left, y: height - 18, class: "axis roof-note" }, vecTop && vecTop.roofT < peakT
+      ? "ringed dots: depthwise convolutions, on the vector units: their roof is the lower one"
+      : "ringed dots: depthwise convolutions, on the vector units: rated against their lower roof, not this one"));
   }
   svg.append(s("text", { x: left, y: height - 4, class: "axis" }, `arithmetic intensity (FLOP/byte) → ; TFLOP/s ↑ (log scales; dot area: time ${per})`));
   return svg;

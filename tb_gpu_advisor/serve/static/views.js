@@ -535,7 +535,10 @@ export function hostView(hr, ctx, shown = {}) {
   }
   if (hr.roofline && hr.roofline.rows.length) {
     const mfu = (hr.headline || []).find((m) => m.id === "mfu")?.detail || {};
-    parts.push(chartFigure(`GEMM shapes against the ${mfu.dtype || ""} roofline (dots under the roof run below what their shapes allow)`,
+    // a depthwise row runs on the vector units and was rated against their roof, not the matrix units' (h37-flops68b)
+    const kindCol = hr.roofline.columns.indexOf("kind");
+    const depthwise = kindCol >= 0 && hr.roofline.rows.some((r) => r[kindCol] === "depthwise");
+    parts.push(chartFigure(`GEMM shapes against the ${mfu.dtype || ""} roofline${depthwise ? ", depthwise convolutions (ringed) against the vector units'" : ""} (dots under the roof run below what their shapes allow)`,
       // the roof of the GEMMs' own precision (its peak), else the GPU's best dense peak the MFU is over
       (w) => rooflineChart(hr.roofline, { peak: mfu.dtype_peak_flops || mfu.peak_flops, bandwidth: mfu.memory_bandwidth,
         dtype: mfu.dtype_peak_flops ? mfu.dtype : mfu.peak_dtype || mfu.dtype, width: w, labels: shown }), width));

@@ -24,6 +24,10 @@ test: install-test
 	@# byte-compile once: where PYTHONDONTWRITEBYTECODE is set (some CI and dev machines) every pytest worker and every
 	@# command the tests start would compile the package from source again (~1 s of CPU a process); compileall writes anyway
 	$(PYTHON) -m compileall -q tb_gpu_advisor synthetic tests benchmarks >/dev/null
+	@# and pytest's rewritten test modules, on every core: pytest reads its cache whatever PYTHONDONTWRITEBYTECODE says
+	@# but writes none where it is set, so each worker rewrote the asserts of all ~1,000 modules (collection 59 -> 19 s
+	@# of CPU a worker with the cache); scripts/rewrite_tests.py says why it is safe
+	$(PYTHON) scripts/rewrite_tests.py tests
 	$(PYTHON) -m pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 	@# the suite above ran on the compiled decoders where they are built; the equality tests, the PyTorch reader's
 	@# tests (its typed decode is the scanner's reference) and the goldens again on the pure-Python path (issue #38)

@@ -76,6 +76,17 @@ def _report_store(tmp_path_factory):
     report_store.set_folder(None)
 
 
+def pytest_collection_finish(session):  # noqa: ANN001 - pytest's hook signature
+    """Freeze what collection made (``gc.freeze``): the ~1,000 test modules, their functions and the ~11,000 test items
+    live to the end of the run, yet every full collection of the cyclic garbage collector walked them all again
+    (each worker collects the whole suite: ~430,000 objects).  Frozen, the collector skips them; objects the tests
+    make are collected as before.  Measured in one process that collected the whole suite, as a worker does, and ran
+    ``tests/metrics`` (759 tests): 11.8 -> 4.2 s of CPU in the collector, 114.8 -> 97.5 s for the tests."""
+    import gc
+
+    gc.freeze()
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ANN001 - pytest's hook signature
     """Say in one line why tests were skipped, by cause: the real captures of ``../shared`` missing, the browser
     missing, root's permissions -- so a skip count is never a mystery (issue #21 item 5)."""

@@ -28,6 +28,8 @@ Where the host's GPUs meet at the collectives, the step is its latest GPU's: the
 the others' wait for the pacing GPU's launches, which the ledger's mean books as their wait -- added in that pool, up
 to the least sum over the GPUs of their own launch wait and their wait for the others (``rules._multi.paced_launch_ms``;
 h37-late67: 0.42 ms claimed where batching every rank's launches gives back 1.57).
+A GPU alone on its host counts its launch gaps under its own collectives too (``_own_collective_gaps``): the
+ledger paints them as communication, yet with its launches ahead of its kernels its next work fills them (replay68).
 A GPU program with no ML framework (``Framework.own_code_between_launches``) has its own code between launches (the
 launching threads record nothing: ``HostMetrics.launch_wait_host_code``) booked by the ledger as the host's own
 unrecorded time, not as launch wait; of the wait left, the grade and the saving rest on the part inside its launch

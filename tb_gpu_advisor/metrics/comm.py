@@ -285,7 +285,21 @@ def _launched_work(h: HostEvents, g: GpuCtx, done: dict | None) -> tuple[np.ndar
     return out
 
 
-def step_gain(s: np.ndarray, e: np.ndarray, r: np.ndarray, step: np.ndarray, late: int) -> np.ndarray:
+def step_calls(step: np.ndarray) -> list[np.ndarray]:
+    """The calls of each step: for each distinct value of ``step`` (ascending) the indices of its calls, ascending --
+    what ``np.flatnonzero(step == st)`` reads for each ``st`` of ``np.unique(step)``, from one stable sort.
+
+    Why: the replay (:func:`step_gain`, ``JobView.replay_gain_ms``) walks step by step, and a scan of every call for
+    each step costs steps x calls (up to ``CALL_ROWS_CAP`` calls a type, hundreds of steps); a stable sort keeps each
+    step's calls in their order, so ties read as the scan read them."""
+    step = np.asarray(step)
+    order = np.argsort(step, kind="stable")
+    cuts = np.flatnonzero(step[order][1:] != step[order][:-1]) + 1
+    return np.split(order, cuts) if order.size else []
+
+
+def step_gain(s: np.ndarray, e: np.ndarray, r: np.ndarray, step: np.ndarray, late: int,
+              by_step: list[np.ndarray] | None = None) -> np.ndarray:
     """Per call (paired across the GPUs: rows GPUs, columns calls; ``s`` starts, ``e`` ends, ``r`` readiness by
     :func:`ready_ps`, ``step`` each call's step) the step time given back where GPU ``late`` keeps pace: booked to
     the step's last call, 0 elsewhere (ps).  Each step's calls replayed in their order with the late GPU ready as
@@ -296,7 +310,8 @@ def step_gain(s: np.ndarray, e: np.ndarray, r: np.ndarray, step: np.ndarray, lat
     Why not the waits' sum: a GPU waiting in a call has its next work (the next bucket's compute, its host's
     launches) run inside that wait, and with the late GPU on time that work is back on the path -- the sum claimed
     2.57 ms of a step that gains 1.80 (h37-late67, ``write_late_rank_fused`` at 30/60 us a launch).  No part exceeds
-    its whole: the wait of a call is at most the lateness that reaches the step's end."""
+    its whole: the wait of a call is at most the lateness that reaches the step's end.  ``by_step``: the calls of
+    each step as :func:`step_calls` groups ``step``, where the caller has them already."""
     out = np.zeros(s.shape[1], dtype=np.float64)
     others = np.delete(np.arange(s.shape[0]), late)
     if not others.size:
@@ -304,9 +319,8 @@ def step_gain(s: np.ndarray, e: np.ndarray, r: np.ndarray, step: np.ndarray, lat
     last, r_o = s.max(axis=0), r[others].max(axis=0)
     least_wait = np.clip(last - s[others].max(axis=0), 0, None)
     transfer = (e - s).min(axis=0)
-    for st in np.unique(step):
-        cols = np.flatnonzero(step == st)
-        cols = cols[np.argsort(last[cols], kind="stable")]
+    for calls in step_calls(step) if by_step is None else by_step:
+        cols = calls[np.argsort(last[calls], kind="stable")]  # the step's calls in the order they ran
         prev = None
         replayed = []
         for c in cols.tolist():

@@ -16,7 +16,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fmt
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.options import UserOptions
-from tb_gpu_advisor.metrics.comm import step_gain
+from tb_gpu_advisor.metrics.comm import step_calls, step_gain
 from tb_gpu_advisor.model.logdir import RankRuns
 from tb_gpu_advisor.model.callrows import CALL_ROWS_CAP, call_rows, call_times, calls_cut
 from tb_gpu_advisor.model.schema import HostReport
@@ -259,7 +259,7 @@ class JobView:
         rs = [r for r in self.ranks if typ in r.collectives]
         if len({r.host for r in rs}) < 2:
             return None
-        keyed = [_keyed_calls(r.calls.get(typ)) for r in rs]
+        keyed = [_keyed(r.calls.get(typ)) for r in rs]
         if any(k is None for k in keyed):
             return None
         (keys0, _, n0), rest = keyed[0], keyed[1:]
@@ -287,32 +287,43 @@ class JobView:
         saving was that wait, above the step it gives back (session 68, as h37-late67 within one host)."""
         if late not in self.ranks or len(self.ranks) < 2:
             return None
-        cols, n0 = [], None
+        matched = self._matched_call_times()
+        if matched is None:
+            return None
+        times, steps, kept = matched
+        end = np.median(times[:, :, 2], axis=0)  # one instant on every rank: each call's end after its step's first
+        s, r = end - times[:, :, 0], end - times[:, :, 1]
+        k = self.ranks.index(late)
+        by_step = step_calls(steps)
+        if not _paces_last_calls(s, end, by_step, k):
+            return None
+        return float(step_gain(s, np.broadcast_to(end, s.shape), r, steps, k, by_step).sum()) / kept
+
+    def _matched_call_times(self) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """The calls of every collective type that every rank runs, matched across the ranks as
+        :meth:`matched_transfer_ms` matches them: (times, steps, kept steps) -- ``times`` ranks x calls x (arrive,
+        ready, at) ms, the calls type after type and by key within a type; ``steps`` each call's step.  None where a
+        type's keys or kept steps differ between the ranks or between types, a rank carries no call times, or no type
+        is run by every rank.  Why every rank's keys must agree: the replay pairs each call across the ranks by its
+        position, so one missing or extra call would pair unlike calls."""
+        per_type: list[tuple[list, list[int]]] = []  # each type: (its times on every rank, each call's step)
+        kept = None
         for typ in self.types():
             if any(typ not in r.collectives for r in self.ranks):
                 continue
-            keyed = [_keyed_times(r.calls.get(typ)) for r in self.ranks]
+            keyed = [_keyed(r.calls.get(typ), times=True) for r in self.ranks]
             if any(k is None for k in keyed):
                 return None
-            keys0, n = keyed[0][0], keyed[0][2]
-            if not keys0 or any(k[0] != keys0 or k[2] != n for k in keyed[1:]) or (n0 is not None and n != n0):
+            keys0, _, n = keyed[0]
+            if not keys0 or any(ks != keys0 or m != n for ks, _, m in keyed[1:]) or (kept is not None and n != kept):
                 return None
-            n0 = n
-            cols.append(([k[1] for k in keyed], [key[1] for key in keys0]))
-        if not cols or not n0:
+            kept = n
+            per_type.append(([vals for _, vals, _ in keyed], [key[1] for key in keys0]))
+        if not per_type or not kept:
             return None
-        times = np.hstack([np.asarray(t, dtype=np.float64).reshape(len(self.ranks), -1, 3) for t, _ in cols])
-        steps = np.asarray([st for _, sts in cols for st in sts], dtype=np.int64)
-        end = np.median(times[:, :, 2], axis=0)  # one instant on every rank: each call's end after its step's first
-        s, r = end - times[:, :, 0], end - times[:, :, 1]
-        e = np.broadcast_to(end, s.shape)
-        k = self.ranks.index(late)
-        for st in np.unique(steps):  # the step's last call: is it the late rank's to pace?
-            cols = np.flatnonzero(steps == st)
-            c = cols[np.argmax(end[cols])]
-            if s[k, c] < s[:, c].max():
-                return None
-        return float(step_gain(s, e, r, steps, k).sum()) / n0
+        times = np.hstack([np.asarray(t, dtype=np.float64).reshape(len(self.ranks), -1, 3) for t, _ in per_type])
+        steps = np.asarray([st for _, sts in per_type for st in sts], dtype=np.int64)
+        return times, steps, kept
 
     def transfer_matching(self, typ: str) -> str | None:
         """Words for how the job's transfer of ``typ`` was read across host files: None where one host file runs it
@@ -624,36 +635,36 @@ def _float_or_none(x: object) -> float | None:
     return float(x) if isinstance(x, (int, float)) else None
 
 
-def _keyed_calls(c: dict | None) -> tuple[list, list, int] | None:
-    """A rank's calls of a type (``RankRow.calls``) as (keys, transfer ms, kept steps), each key (process group,
-    step, order within the group in that step, bytes), sorted by key; None where none are carried."""
+def _paces_last_calls(s: np.ndarray, end: np.ndarray, by_step: list[np.ndarray], late: int) -> bool:
+    """Whether rank ``late`` enters each step's last call last (``s``: ranks x calls, each rank's arrival before the
+    call's end; ``end`` each call's end; ``by_step`` each step's calls, ``metrics.comm.step_calls``).  Why: the
+    replay holds the other ranks' readiness where it was, which is right only where the step's end waits on ``late``
+    (see :meth:`JobView.replay_gain_ms`)."""
+    for calls in by_step:
+        last = calls[np.argmax(end[calls])]
+        if s[late, last] < s[:, last].max():
+            return False
+    return True
+
+
+def _keyed(c: dict | None, times: bool = False) -> tuple[list, list, int] | None:
+    """A rank's calls of a type (``RankRow.calls``) as (keys, values, kept steps), sorted by key: each key (process
+    group, step, order within the group in that step, bytes), each value the call's transfer ms -- or, with
+    ``times``, its (arrive, ready, at) ms (``model.callrows.call_times``).  None where the calls (or their times)
+    are not carried.  Why one keying: :meth:`JobView.matched_transfer_ms` and :meth:`JobView.replay_gain_ms` pair
+    a call across host files by this key, so both must read the same key for the same call."""
     calls = call_rows(c)
-    if not calls or not isinstance(c.get("steps"), int):
+    values = call_times(c) if times else [float(ms or 0.0) for *_, ms in calls or ()]
+    if not calls or values is None or not isinstance(c.get("steps"), int):
         return None
     seen: dict[tuple, int] = {}
     rows = []
-    for grp, step, nbytes, ms in calls:  # in (group, step, start) order within the host: the order in the group
+    for (grp, step, nbytes, _), v in zip(calls, values):  # in (group, step, start) order: the order in the group
         k = (str(grp), int(step))
         seen[k] = seen.get(k, -1) + 1
-        rows.append(((str(grp), int(step), seen[k], int(nbytes)), float(ms or 0.0)))
+        rows.append(((str(grp), int(step), seen[k], int(nbytes)), v))
     rows.sort(key=lambda x: x[0])
-    return [k for k, _ in rows], [x for _, x in rows], int(c["steps"])
-
-
-def _keyed_times(c: dict | None) -> tuple[list, list, int] | None:
-    """A rank's calls of a type (``RankRow.calls``) as :func:`_keyed_calls`' keys, each with its (arrive, ready, at)
-    ms (``model.callrows.call_times``), sorted by key; None where either is not carried."""
-    calls, times = call_rows(c), call_times(c)
-    if not calls or times is None or not isinstance(c.get("steps"), int):
-        return None
-    seen: dict[tuple, int] = {}
-    rows = []
-    for (grp, step, nbytes, _), t in zip(calls, times):
-        k = (str(grp), int(step))
-        seen[k] = seen.get(k, -1) + 1
-        rows.append(((str(grp), int(step), seen[k], int(nbytes)), t))
-    rows.sort(key=lambda x: x[0])
-    return [k for k, _ in rows], [t for _, t in rows], int(c["steps"])
+    return [k for k, _ in rows], [v for _, v in rows], int(c["steps"])
 
 
 def _steps_by_gpu(rows) -> dict:

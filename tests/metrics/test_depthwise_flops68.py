@@ -156,8 +156,12 @@ def test_the_card_says_the_vector_peak_the_rows_were_rated_against(block, tmp_pa
 
     from tb_gpu_advisor.report.build import mfu_card
 
+    from tb_gpu_advisor.report.view import _roof
+    from tb_gpu_advisor.runtime.pipeline import host_report
+
     _, m = block
     assert mfu_card(m).detail.get("vector_peak_flops") == pytest.approx(A100_FP32_CUDA_CORES)
+    assert _roof(host_report(m, 0))["vector_peak"] == "19.5"  # as the chart labels the vector roof
     path = tmp_path / "unknown.pt.trace.json"
     t.write_depthwise_block(str(path))
     doc = json.loads(path.read_text())

@@ -259,6 +259,34 @@ test("a one-pass capture's step axis names the pass under its bar, a marked repo
   assert.deepEqual(ticks(charts.stepChart(host.step_rows, { categories: legend().categories })), ["0"]);
 });
 
+test("the vector roof is drawn at the MFU card's vector peak, even with memory-bound depthwise rows alone (h37-roof68)", () => {
+  // main: no compute-bound depthwise row gives the roof's height, so none is drawn -- "rated against their lower roof,
+  // not this one" with no lower roof on the chart
+  const gemm = ["aten::mm bf16 [4096,4096]x[4096,4096]", "matmul", "bf16", 8, 1.3, 830, 1365, 989, 0.84, "compute"];
+  const dw = ["aten::_conv_depthwise2d fp32 [64,256,56,56]x[256,1,3,3]", "depthwise", "fp32", 4, 0.18, 1.9, 2.2, 7.4, 0.26, "memory"];
+  const roofline = { columns: ROOF_COLS, rows: [gemm, dw].map((r) => r.map((v, j) => (j >= 3 && j <= 8 ? `<${v}>` : v))) };
+  const labels = { roofline, roof: { peak: "989", bandwidth: "3.35", ridge: "295", vector_peak: "66.9" } };
+  const svg = charts.rooflineChart({ title: "t", columns: ROOF_COLS, rows: [gemm, dw] },
+    { peak: 989e12, bandwidth: 3.35e12, vectorPeak: 66.9e12, width: 700, labels });
+  const vroof = svg.querySelector("polyline.roof-vector");
+  assert.ok(vroof, "no vector roof drawn");
+  assert.equal(svg.querySelector(".roof-vector-label").textContent, "vector units' peak 66.9 TFLOP/s (depthwise)");
+  assert.match(svg.querySelector(".roof-note").textContent, /their roof is the lower one/);
+  // its flat part lies under the matrix roof's, and it meets the memory slope at its own ridge (66.9 / 3.35 FLOP/byte)
+  const pts = (el) => el.getAttribute("points").split(" ").map((p) => p.split(",").map(Number));
+  const [mroof] = [...svg.querySelectorAll("polyline")].filter((p) => !p.classList.contains("roof-vector"));
+  assert.ok(pts(vroof).at(-1)[1] > pts(mroof).at(-1)[1]);
+  assert.equal(pts(vroof).length, 3);
+  assert.deepEqual(pts(vroof)[0], pts(mroof)[0]);  // the same bandwidth slope below both ridges
+  // the memory-bound depthwise dot lies under its roof
+  const dot = svg.querySelector("circle.depthwise");
+  assert.ok(Number(dot.getAttribute("cy")) > pts(vroof).at(-1)[1]);
+  // the control: no depthwise row, no vector roof, whatever the card says
+  const only = charts.rooflineChart({ title: "t", columns: ROOF_COLS, rows: [gemm] },
+    { peak: 989e12, bandwidth: 3.35e12, vectorPeak: 66.9e12, width: 700, labels });
+  assert.equal(only.querySelector("polyline.roof-vector"), null);
+});
+
 test("a depthwise row is marked as the vector units' work, with their roof where the server's numbers give it (h37-flops68b)", () => {
   // main: one roof, the matrix units' peak, titled "GEMM shapes", and the depthwise dot drawn as one more GEMM under it
   const gemm = ["aten::mm bf16 [4096,4096]x[4096,4096]", "matmul", "bf16", 8, 1.3, 830, 1365, 989, 0.84, "compute"];

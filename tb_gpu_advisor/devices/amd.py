@@ -106,9 +106,11 @@ _MFMA = re.compile(r"_MI\d+x\d+x\d+|xdlops|_xdl_|_xdl\b|gtcx|mfma|wmma|ck_tile::
 #: CK's and MIOpen's by direction (``conv_fwd``, ``naive_conv_...``, ``grouped_conv``), MIOpen's OpenCL and assembly
 #: solvers (``MIOpenConv1x1``, ``MIOpenCvD3x3_WSR0``, ``MIOpenGroupConvUni``, ``miopenGcnAsmConv1x1U``,
 #: ``miopenSp3AsmConv3x3F``, Winograd) -- ``Conv`` not ``Convert``.  Of these, MIOpen's direct convolutions are no GEMM
-#: (:data:`_DIRECT_CONV`: ``devices.gemm_kernel_one`` leaves them out); they stay here as MIOpen's library kernels.
+#: (:data:`_DIRECT_CONV`: ``devices.gemm_kernel_one`` leaves them out); they stay here as MIOpen's library kernels --
+#: ``MIOpenCDFGen`` (solver ``ConvOclDirectFwdGen``) too, whose name says no ``Conv``: read as no library's, its grid
+#: was the program's own to fix under ``small_grid`` (h37-roof68).
 _GEMM = re.compile(r"^Cijk_|(?<!fb)gemm|_xdl_|xdlops|fmha|mfma|conv_fwd|conv_bwd|conv_wrw|grouped_conv|naive_conv|"
-                   r"convolution|MIOpen\w*?Conv(?!ert)|MIOpenCv|AsmConv|Winograd|" + _VLLM_ROCM_ATTENTION, re.I)
+                   r"convolution|MIOpen\w*?Conv(?!ert)|MIOpenCv|MIOpenCDF|AsmConv|Winograd|" + _VLLM_ROCM_ATTENTION, re.I)
 _TENSILE_TYPE = {"H": P_FP16, "B": P_BF16, "S": P_FP32, "D": P_FP64, "X": P_TF32, "I": P_INT8, "F": P_FP8}
 
 #: HIP's names for the CUDA runtime's calls, types and constants, and roctx's for NVTX's: the one table of them, read

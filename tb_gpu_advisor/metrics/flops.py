@@ -100,6 +100,8 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     out.trace_flops_per_step = traced if usable else None
     if usable and counted:  # a program's executions read from its kernels, not its records: what that assumed
         out.note = f"{out.note}; {counted}" if out.note else counted
+    if fo is not None and not matrix.all():  # depthwise work: the peak its rows are rated against (``_unit_peak``)
+        out.vector_peak_flops = _vector_peak(info)
     if vector and (usable or not traced):  # where the FLOPs miss matrix work they say nothing of the rest either
         out.vector_flops_per_step = vector
         out.vector_note = _vector_words(vector, bool(user))
@@ -649,6 +651,14 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None
             sum(x.ms_per_step for x in rated)
 
 
+def _vector_peak(info) -> float | None:  # noqa: ANN001 - DeviceInfo
+    """The vector units' fp32 peak of the host's GPU (``devices.vector_peak_flops``), the one :func:`_unit_peak` rates
+    depthwise rows against; None where unknown."""
+    peak = devices.vector_peak_flops(info.name, info.compute_capability, sm_count=info.sm_count,
+                                     clock_hz=info.clock_hz, memory_bytes=info.memory_bytes)
+    return peak.value if peak else None
+
+
 def _unit_peak(info, kind: int, prec: int) -> tuple[float | None, bool]:  # noqa: ANN001 - DeviceInfo
     """(peak FLOP/s of the units a row's work runs on, whether it is that peak or only a floor of it).  The matrix
     units' kinds: the dense peak of the row's precision.  Work on the vector units (a depthwise convolution): their
@@ -662,8 +672,7 @@ def _unit_peak(info, kind: int, prec: int) -> tuple[float | None, bool]:  # noqa
         return (peak.value if peak else None), True
     if prec not in _VECTOR_FLOOR_TYPES:
         return None, False
-    peak = devices.vector_peak_flops(info.name, info.compute_capability, **kw)
-    return (peak.value if peak else None), prec == devices.P_FP32
+    return _vector_peak(info), prec == devices.P_FP32
 
 
 #: The types whose vector rate the vector units' fp32 peak is (fp32) or bounds from below (16 bits)

@@ -1324,6 +1324,11 @@ class Flops:
     #: from the matrix units' FLOPs MFU counts (``trace_flops_per_step``): the two sum to the trace's FLOPs
     vector_flops_per_step: float | None = None
     vector_note: str | None = None  # what MFU leaves out, in words ("{per_step}": the window's)
+    #: FLOP/s per GPU: the vector units' peak the ``depthwise`` roofline rows were rated against
+    #: (``devices.vector_peak_flops``), where the trace holds depthwise work and the GPU's vector peak is known; None
+    #: otherwise -- never a guess at an unknown GPU's units.  Why: the roofline chart draws their roof from it, and a
+    #: memory-bound depthwise row alone gives no height for it (h37-roof68)
+    vector_peak_flops: float | None = None
     step_ms: float | None = None
     tflops_per_s: float | None = None  # achieved per GPU over the step
     dtype: str | None = None  # the precision that dominates GEMM time: the peak MFU is of

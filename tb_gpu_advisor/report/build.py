@@ -109,7 +109,8 @@ def mfu_card(m: HostMetrics) -> Metric:
               "non_gemm_ms_per_step": json_float(f.non_gemm_ms_per_step, 6), "peak_dtype": f.peak_dtype,
               "dtype_peak_flops": json_float(f.dtype_peak_flops, 0), "dtype_mfu": json_float(f.dtype_mfu),
               "vector_flops_per_step": json_float(f.vector_flops_per_step, 0),
-              "vector_note": ctx.window_words(f.vector_note) if f.vector_note else None}
+              "vector_note": ctx.window_words(f.vector_note) if f.vector_note else None,
+              "vector_peak_flops": json_float(f.vector_peak_flops, 0)}
     if f.mfu is None:
         why = ctx.window_words(f.note) if f.note else ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
                          f"the trace gives no FLOPs: give the model's FLOPs {_flops_per(ctx)}")

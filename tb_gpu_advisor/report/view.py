@@ -147,7 +147,8 @@ def _panels(h: HostReport) -> dict[str, str]:
 
 def _roof(h: HostReport) -> dict[str, str]:
     """The roofline chart's roof as the MFU card's note writes its peak (``render.mfu_note``): the peak of the GEMMs'
-    own precision, else the GPU's best dense peak, in TFLOP/s; the memory bandwidth in TB/s; the ridge in FLOP/byte."""
+    own precision, else the GPU's best dense peak, in TFLOP/s; the memory bandwidth in TB/s; the ridge in FLOP/byte;
+    the vector units' peak the depthwise rows are rated against (`vector_peak`), where the card gives it."""
     d = next((m.detail for m in h.headline if m.id == "mfu" and isinstance(m.detail, dict)), {})
     peak = d.get("dtype_peak_flops") or d.get("peak_flops")
     bw = d.get("memory_bandwidth")
@@ -157,6 +158,9 @@ def _roof(h: HostReport) -> dict[str, str]:
     out = {"peak": f"{t:.0f}" if t >= 10 else f"{t:.2g}"}
     if bw:
         out.update(bandwidth=f"{bw / 1e12:.2f}", ridge=f"{peak / bw:.0f}")
+    vector = d.get("vector_peak_flops")  # the depthwise rows' roof (h37-roof68): three figures, an A100's "19.5"
+    if vector:
+        out["vector_peak"] = f"{vector / 1e12:.3g}"
     return out
 
 

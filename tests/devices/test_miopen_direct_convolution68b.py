@@ -26,7 +26,9 @@ from tb_gpu_advisor import devices, frameworks
 NAIVE = ["naive_conv_ab_nonpacked_fwd_nchw_ushort_double_ushort", "naive_conv_ab_nonpacked_fwd_ncdhw_ushort_double_ushort",
          "naive_conv_ab_nonpacked_fwd_nchw_int8_t_int32_t_int8_t", "naive_conv_ab_nonpacked_fwd_nchw_float_double_float",
          "naive_conv_ab_nonpacked_wrw_nchw_float_double_float", "naive_conv_fwd_nchw_float_double_float"]
-OPENCL = ["MIOpenConvUni", "MIOpenConv1x1", "MIOpenCvD3x3_WSR0", "MIOpenGroupConvUni"]
+#: ``MIOpenCDFGen`` (``ConvOclDirectFwdGen``'s kernel): main read it as no library's kernel (its name has no ``Conv``
+#: for AMD's GEMM pattern), so ``small_grid`` told the program to fix the grid MIOpen sizes (h37-roof68)
+OPENCL = ["MIOpenConvUni", "MIOpenConv1x1", "MIOpenCvD3x3_WSR0", "MIOpenGroupConvUni", "MIOpenCDFGen"]
 DIRECT = NAIVE + OPENCL
 
 #: MFMA convolutions: CK's grouped implicit GEMM (wild/ddp_mi300x_actckpt's, its name's head) and MIOpen's igemm

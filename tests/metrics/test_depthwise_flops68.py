@@ -146,3 +146,28 @@ def test_mfu_low_weighs_the_gemms_alone(block):
     (f,) = mfu_low.check(m)
     assert f"({truth['pointwise_us']:.0f} us of each" in f.summary
     assert f.saving.ms_per_step <= truth["pointwise_us"] / 1e3
+
+
+def test_the_card_says_the_vector_peak_the_rows_were_rated_against(block, tmp_path):
+    """The ``mfu`` card's ``vector_peak_flops``: the peak a depthwise row's roof is (the chart draws the vector roof from
+    it, where a memory-bound row gives no height for it); null (the card's details leave nulls out) for a GPU no table
+    or generation names -- never a claim about unknown units (h37-roof68; main: no such field)."""
+    import json
+
+    from tb_gpu_advisor.report.build import mfu_card
+
+    from tb_gpu_advisor.report.view import _roof
+    from tb_gpu_advisor.runtime.pipeline import host_report
+
+    _, m = block
+    assert mfu_card(m).detail.get("vector_peak_flops") == pytest.approx(A100_FP32_CUDA_CORES)
+    assert _roof(host_report(m, 0))["vector_peak"] == "19.5"  # as the chart labels the vector roof
+    path = tmp_path / "unknown.pt.trace.json"
+    t.write_depthwise_block(str(path))
+    doc = json.loads(path.read_text())
+    doc["deviceProperties"] = [{"name": "Acme Matrix Engine X1", "totalGlobalMem": 42505273344}]
+    path.write_text(json.dumps(doc))
+    um = host_metrics(read_trace(str(path)))
+    assert um.flops.vector_flops_per_step  # the depthwise work is there ...
+    detail = mfu_card(um).detail
+    assert detail.get("vector_peak_flops") is None  # ... its units' peak unknown

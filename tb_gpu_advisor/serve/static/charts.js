@@ -439,7 +439,7 @@ export function spreadDots(dots) {
  * Each shape is a dot sized by its time per step, moved sideways where it would cover another; its hover says how far
  * under its own roof it runs.
  */
-export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFAULT_WIDTH, labels = {} } = {}) {
+export function rooflineChart(table, { peak, bandwidth, vectorPeak, dtype = "", width = DEFAULT_WIDTH, labels = {} } = {}) {
   const W = Math.max(320, Math.round(width));
   const col = (name) => table.columns.indexOf(name);
   // each shape's numbers as the CLI's roofline table prints them (`labels.roofline`: its columns, a row per shape)
@@ -449,7 +449,8 @@ export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFA
     share: r[col("of roofline")], ms: r[col("ms/step")], vector: r[col("kind")] === "depthwise", bound: r[col("bound")],
     roofT: r[col("roofline TFLOP/s")], i })).filter((p) => p.x > 0 && p.y > 0);
   // depthwise rows run on the vector units: the server rated each against their peak, not the matrix units' roof
-  // drawn here (h37-flops68b); the vector roof is drawn where a compute-bound depthwise row gives its height
+  // drawn here (h37-flops68b); the vector roof is drawn at the peak they were rated against (`vectorPeak`, the MFU
+  // card's vector_peak_flops, h37-roof68), else where a compute-bound depthwise row gives its height
   const vec = pts.filter((p) => p.vector), nGemm = pts.length - vec.length;
   const shapes = vec.length ? `${nGemm} GEMM and ${vec.length} depthwise shapes` : `${pts.length} GEMM shapes`;
   const left = 56, right = 14, top = 10, plotH = 190, plotW = W - left - right, height = top + plotH + 44 + (vec.length ? 14 : 0);
@@ -490,12 +491,17 @@ export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFA
       s("title", {}, `ridge point: ${roof.ridge ?? ""} FLOP/byte; below it a GEMM is bound by memory (${roof.bandwidth ?? ""} TB/s), above it by the peak`)),
     s("text", { x: fits ? rx + 4 : rx - 4, y: top + plotH - 6, "text-anchor": fits ? "start" : "end", class: "ridge-label" }, label));
   }
-  // the vector units' roof: the height a compute-bound depthwise row was rated against (its "roofline TFLOP/s")
+  // the vector units' roof: the peak the depthwise rows were rated against, as the server gives it (the MFU card's
+  // vector_peak_flops, said as `labels.roof.vector_peak`), else the height a compute-bound depthwise row was rated
+  // against (its "roofline TFLOP/s"); none where neither is known (an unknown GPU's units)
   const vecTop = vec.filter((p) => p.bound === "compute" && p.roofT > 0).sort((a, b) => b.roofT - a.roofT)[0];
-  if (vecTop && vecTop.roofT < peakT) {
-    const vT = vecTop.roofT, vRidge = bandwidth > 0 ? (vT * 1e12) / bandwidth : null;
+  const vT = vec.length && vectorPeak > 0 ? vectorPeak / 1e12 : vecTop ? vecTop.roofT : null;
+  const vecRoof = vT !== null && vT < peakT;
+  if (vecRoof) {
+    const vRidge = bandwidth > 0 ? (vT * 1e12) / bandwidth : null;
     const vPts = vRidge && vRidge > x0 ? [[x0, Math.max(10 ** ylo, (x0 * bandwidth) / 1e12)], [vRidge, vT], [x1, vT]] : [[x0, vT], [x1, vT]];
-    const vText = `vector units' peak ${text(vecTop.i, "roofline TFLOP/s")} TFLOP/s (depthwise)`;
+    const vSaid = vectorPeak > 0 ? roof.vector_peak ?? "" : text(vecTop.i, "roofline TFLOP/s");
+    const vText = `vector units' peak ${vSaid} TFLOP/s (depthwise)`;
     svg.append(s("polyline", { points: vPts.map(([a, b]) => `${x(a)},${y(Math.max(b, 10 ** ylo))}`).join(" "), class: "roof roof-vector" },
       s("title", {}, `roof of the depthwise rows: ${vText}`)),
     s("text", { x: W - right - 2, y: y(vT) - 5, "text-anchor": "end", class: "roof-label roof-vector-label" }, vText));
@@ -512,7 +518,7 @@ export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFA
       s("title", {}, `${p.label}: ${text(p.i, "TFLOP/s")} TFLOP/s at ${text(p.i, "FLOP/byte")} FLOP/byte, ${p.share === null ? "?" : text(p.i, "of roofline")} of its roofline${p.vector ? " (the vector units', not the matrix units' roof)" : ""}, ${text(p.i, "ms/step")} ms ${per}${d.dx ? " (moved sideways so it does not cover another shape)" : ""}`)));
   }
   if (vec.length) {
-    svg.append(s("text", { x: left, y: height - 18, class: "axis roof-note" }, vecTop && vecTop.roofT < peakT
+    svg.append(s("text", { x: left, y: height - 18, class: "axis roof-note" }, vecRoof
       ? "ringed dots: depthwise convolutions, on the vector units: their roof is the lower one"
       : "ringed dots: depthwise convolutions, on the vector units: rated against their lower roof, not this one"));
   }

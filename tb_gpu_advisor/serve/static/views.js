@@ -540,7 +540,8 @@ export function hostView(hr, ctx, shown = {}) {
     const depthwise = kindCol >= 0 && hr.roofline.rows.some((r) => r[kindCol] === "depthwise");
     parts.push(chartFigure(`GEMM shapes against the ${mfu.dtype || ""} roofline${depthwise ? ", depthwise convolutions (ringed) against the vector units'" : ""} (dots under the roof run below what their shapes allow)`,
       // the roof of the GEMMs' own precision (its peak), else the GPU's best dense peak the MFU is over
-      (w) => rooflineChart(hr.roofline, { peak: mfu.dtype_peak_flops || mfu.peak_flops, bandwidth: mfu.memory_bandwidth,
+      // and the vector units' peak the depthwise rows were rated against, where the server knows it (h37-roof68)
+      (w) => rooflineChart(hr.roofline, { peak: mfu.dtype_peak_flops || mfu.peak_flops, bandwidth: mfu.memory_bandwidth, vectorPeak: mfu.vector_peak_flops,
         dtype: mfu.dtype_peak_flops ? mfu.dtype : mfu.peak_dtype || mfu.dtype, width: w, labels: shown }), width));
   }
   const tables = [["kernels", hr.kernels], ["ops", hr.ops], ["memcpy", hr.memcpy]].map(([k, t]) => t && said(t, (shown.tables || {})[k]));

@@ -422,12 +422,16 @@ def processes(ctx: Context, ids: list[int]) -> int:
     """How many processes drive the active GPUs ``ids``: GPUs whose host lines (``Trace.gpu_host_lines``) overlap
     are one process's; a format that names no lines per GPU has one process drive them all.  Why: a rank is a
     process, not a GPU -- one TensorFlow process driving 8 GPUs under MirroredStrategy is one worker with 8 replicas,
-    and a report that called them "8 ranks" would send its reader to look for processes that do not exist."""
+    and a report that called them "8 ranks" would send its reader to look for processes that do not exist.  Where no
+    lines are named but the trace states each GPU's job rank (``Trace.gpu_ranks``: a fused file filtered to its GPU
+    events, its ranks read from ``args.rank``), GPUs of different ranks are different processes -- a rank is one
+    process of the job -- and GPUs of no stated rank one more."""
     lines = ctx.trace.gpu_host_lines
     if not ids:
         return 0
     if not lines:
-        return 1
+        ranks = {ctx.trace.gpu_ranks[g] for g in ids if g in ctx.trace.gpu_ranks}
+        return max(1, len(ranks) + any(g not in ctx.trace.gpu_ranks for g in ids))
     groups: list[set[int]] = []
     for g in ids:
         own = set(np.unique(lines.get(g, np.zeros(0, np.int64))).tolist())

@@ -67,10 +67,15 @@ def test_ranks_of_a_process_each_stay_ranks():
 
 
 def test_processes_are_groups_of_gpus_sharing_host_lines():
-    def n(lines, ids):
-        return processes(NS(trace=NS(gpu_host_lines={g: np.asarray(v, np.int64) for g, v in lines.items()})), ids)
+    def n(lines, ids, ranks=None):
+        return processes(NS(trace=NS(gpu_host_lines={g: np.asarray(v, np.int64) for g, v in lines.items()},
+                                     gpu_ranks=ranks or {})), ids)
 
     assert n({}, [0, 1, 2, 3]) == 1  # no line per GPU: one process's lines drive them all
+    # no line per GPU, but each GPU's job rank stated (a fused file filtered to its GPU events, args.rank): a rank is
+    # a process (1 before session 68: the TraceLens NCCL-only file's 4 ranks read as one process)
+    assert n({}, [2, 3, 4, 5], {2: 0, 3: 1, 4: 2, 5: 3}) == 4
+    assert n({}, [0, 1, 2, 3], {0: 0, 1: 1}) == 3  # the GPUs of no stated rank: one process more
     assert n({0: [1], 1: [2], 2: [3]}, [0, 1, 2]) == 3  # DDP: a process per GPU
     assert n({0: [1, 2], 1: [2, 3], 2: [5]}, [0, 1, 2]) == 2  # GPUs 0 and 1 share line 2: one process
     assert n({0: [1]}, []) == 0

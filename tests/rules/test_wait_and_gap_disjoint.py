@@ -62,4 +62,7 @@ def test_the_same_in_an_nsight_export_with_nvtx_alone(tmp_path) -> None:  # noqa
     sync, gaps = _one(host, "host_sync"), _one(host, "step_gaps")
     assert gaps["id"] not in sync["saving"]["overlaps"] and sync["id"] not in gaps["saving"]["overlaps"]
     both = sync["saving"]["ms_per_step"] + gaps["saving"]["ms_per_step"]
-    assert host["achievable"]["by_group"]["host"] == pytest.approx(both, abs=0.003), host["achievable"]
+    # the groups split the claims by the ledger's categories: the first launch call after the sync is launch wait
+    # (h37-dispatch68), a part of what removing the sync recovers -- together the two groups are the two claims
+    groups = host["achievable"]["by_group"]
+    assert groups["host"] + groups.get("launch", 0.0) == pytest.approx(both, abs=0.003), host["achievable"]

@@ -237,6 +237,9 @@ def job_agree_problems(h: dict[str, Any]) -> list[str]:
     if job.get("host_kind") and line.startswith(_LINE_WORDS["unknown"]):
         out.append(f"job-agree: {h['host']}: the job line says 'unknown kind' while job.host_kind is "
                    f"{job['host_kind']!r}, whose fixes the report gives")
+    elif job.get("collectives_only"):  # the window holds the GPUs' collectives alone (h37-nccl67): the line names that
+        if "collectives" not in line:  # window, as no work of the job is in it to name a kind by
+            out.append(f"job-agree: {h['host']}: a collectives-only window whose job line '{line[:40]}' does not say so")
     elif line and said in _LINE_WORDS and not line.startswith(_LINE_WORDS[said]):
         out.append(f"job-agree: {h['host']}: the job line '{line[:40]}' does not name the job's {said!r} work")
     work = _work(job)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -26,6 +27,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, nvtx, user_ranges, xla
 from tb_gpu_advisor.frameworks.engines import Engine
 from tb_gpu_advisor.model.columns import count_within, held, outermost, outermost_rows, stable_order, union_intervals
+from tb_gpu_advisor.model.enclosing import Encloser
 from tb_gpu_advisor.model.trace import PS_PER_MS, HostEvents, Trace, line_processes
 
 #: what weighs a span (:func:`span_steps`): the GPU work it launches, or, where the capture holds none, the host's ops
@@ -650,52 +652,115 @@ def layer_passes(trace: Trace, steps: SpanSteps) -> SpanSteps | None:
     return None
 
 
-def module_executions(h: HostEvents, proc: np.ndarray | None = None) -> tuple[np.ndarray, list[str]] | None:
+def module_executions(h: HostEvents, proc: np.ndarray | None = None,
+                      programs: np.ndarray | None = None) -> tuple[np.ndarray, list[str]] | None:
     """Per host event, the id of the compiled XLA module it executes (``xla.module_execution``: XPlane's
     ``<module>:XLA GPU module``, Nsight's ``XlaModule:#hlo_module=<module>,...#``), -1 for none, and the modules by id;
     None where the capture names none.  One home for the job's program spans and the steps' XLA launch reading.
 
-    A module name whose Nsight ranges name two or more programs (``program_id``) that run in a fixed cycle in one
-    process (``proc``: each host line's process, ``model.trace.line_processes``; None: one) is read program by program,
-    each keyed as the profiler names it (``jit_step(9)``: ``xla.program_key``; :func:`_cycled_modules`).  Why: JAX
-    compiles one name into a program per input shape, and each runs its own work -- a jitted function called on the
-    training batch and then on an evaluation batch each iteration is two programs an iteration, where one name read
-    every execution as a step (two steps an iteration, each half of one).  Programs that ran one after the other are
-    one module recompiled (a new input shape mid-window, a last partial batch), and programs called in no fixed order
-    are one function's calls on bucketed input shapes (sequences padded to one of several lengths, in data order):
-    each execution is still a call of the one step.  XPlane's host events name no program: one name is one module there."""
-    split = _cycled_modules(h, proc)
+    A module name whose executions name two or more programs that run in a fixed cycle in one process (``proc``: each
+    host line's process, ``model.trace.line_processes``; None: one) is read program by program, each keyed as the
+    profiler names it (``jit_step(9)``: ``xla.program_key``; :func:`_cycled_modules`).  An execution's program is its
+    Nsight range's ``program_id``, or, for XPlane's events, which name none, ``programs`` (per host event, -1 none:
+    :func:`executed_programs`, the program its kernels carry).  Why: JAX compiles one name into a program per input
+    shape, and each runs its own work -- a jitted function called on the training batch and then on an evaluation
+    batch each iteration is two programs an iteration, where one name read every execution as a step (two steps an
+    iteration, each half of one).  Programs that ran one after the other are one module recompiled (a new input shape
+    mid-window, a last partial batch), and programs called in no fixed order are one function's calls on bucketed
+    input shapes (sequences padded to one of several lengths, in data order): each execution is still a call of the
+    one step."""
+    module_of = [xla.module_execution(n) for n in h.names]
+    if not any(m is not None for m in module_of):
+        return None
+    prog = _event_programs(h, programs)
+    split = _cycled_modules(h, proc, module_of, prog)
     ids: dict[str, int] = {}
-    of_name = np.array([-1 if (m := _execution_key(n, split)) is None else ids.setdefault(m, len(ids))
-                        for n in h.names], dtype=np.int64)
-    return (of_name[h.name], list(ids)) if ids else None
+    of_name = np.array([-1 if m is None or m in split else ids.setdefault(m, len(ids)) for m in module_of],
+                       dtype=np.int64)
+    ev = of_name[h.name]
+    for m in sorted(split):  # a split name's events keyed by their own program (the name where none is known)
+        own = np.flatnonzero(np.array([x == m for x in module_of], dtype=bool)[h.name])
+        ran, at = np.unique(prog[own], return_inverse=True)
+        key = np.array([ids.setdefault(m if p < 0 else xla.program_key(m, p), len(ids)) for p in ran.tolist()])
+        ev[own] = key[at.reshape(-1)]
+    return ev, list(ids)
 
 
-def _cycled_modules(h: HostEvents, proc: np.ndarray | None) -> set[str]:
-    """The module names of Nsight XLA ranges (``xla.nvtx_program``) with two or more programs that run in a fixed cycle
-    in one process (:func:`_program_cycle`).  Why per process: program ids are each process's own count, and ranks
-    running at once put one rank's program between another's runs without either recompiling."""
-    prog = {i: (xla.nvtx_module(n) or "", p) for i, n in enumerate(h.names) if (p := xla.nvtx_program(n)) is not None}
-    names: dict[str, set[int]] = {}
-    for m, p in prog.values():
-        names.setdefault(m, set()).add(p)
-    several = {m for m, ps in names.items() if len(ps) > 1}
-    if not several:
+def executed_programs(trace: Trace, launched: Callable[[], list[np.ndarray]]) -> np.ndarray | None:
+    """Per host event, the program an XPlane ``<module>:XLA GPU module`` execution ran: the one program of its module
+    its kernels name (op text ``jit_step(9)/dot.1``, from their ``program_id``), the kernels of the launch records it
+    holds on its own line; -1 elsewhere (no kernel tied, kernels of several programs).  None where no kernel names a
+    program -- a name's programs are named only where their work differs (``formats.xplane.adapter.split_modules``),
+    and ``launched`` (per GPU, each device event's launch record) is then never asked for.
+
+    Why: XPlane's execution event names the module, never the program (real-h100-jax: the event carries no stat; the
+    ``PjRtLoadedExecutable::Execute`` around it only a ``run_id`` and the module's name), while every kernel it
+    launches carries its program's ``program_id`` -- the evidence Nsight's ranges state outright.  Read by name, a step
+    called on the training batch and then on an evaluation batch each iteration was two steps an iteration.  ROCm's
+    launches run on a line of their own, held by no execution: untied, as before."""
+    h = trace.h
+    texts = [_op_programs(d.op_text) for d in trace.devices]
+    if not any((t >= 0).any() for t in texts):
+        return None
+    mask = h.name_mask(lambda n: n.endswith(xla.GPU_MODULE_SUFFIX))
+    if not mask.any():
+        return None
+    enc = Encloser(h, mask)
+    held, named = [], []
+    for d, launch, text in zip(trace.devices, launched(), texts):
+        sel = np.flatnonzero((launch >= 0) & (d.op_idx >= 0))
+        sel = sel[text[d.op_idx[sel]] >= 0]
+        ex = enc.find(launch[sel].astype(np.int64, copy=False)).astype(np.int64)
+        ok = ex >= 0
+        held.append(ex[ok])
+        named.append(text[d.op_idx[sel[ok]]])
+    out = np.full(len(h), -1, np.int64)
+    if not sum(x.size for x in held):
+        return out
+    pairs = np.unique(np.stack([np.concatenate(held), np.concatenate(named)]), axis=1)  # (execution, program) once
+    ex, first, count = np.unique(pairs[0], return_index=True, return_counts=True)
+    out[ex[count == 1]] = pairs[1][first[count == 1]]
+    return out
+
+
+def _op_programs(op_text: list[str]) -> np.ndarray:
+    """Per op text of a GPU: the program id its XLA op names (``jit_step(9)/dot.1:dot`` -> 9), -1 for none."""
+    return np.array([p[1] if (p := xla.program_of(xla.module_op(t).partition("/")[0])) else -1 for t in op_text] or [-1],
+                    np.int64)
+
+
+def _event_programs(h: HostEvents, programs: np.ndarray | None) -> np.ndarray:
+    """Per host event, the program it runs: its Nsight XLA range's ``program_id`` (``xla.nvtx_program``), else
+    ``programs``' (XPlane: :func:`executed_programs`); -1 for none."""
+    by_name = np.array([-1 if (p := xla.nvtx_program(n)) is None else p for n in h.names] or [-1], np.int64)
+    out = by_name[h.name] if len(h) else np.zeros(0, np.int64)
+    if programs is not None:
+        out = np.where(out >= 0, out, programs)
+    return out
+
+
+def _cycled_modules(h: HostEvents, proc: np.ndarray | None, module_of: list[str | None],
+                    prog: np.ndarray) -> set[str]:
+    """The module names (``module_of``: each host event name's, :func:`module_executions`) whose executions name two
+    or more programs (``prog``: each event's, :func:`_event_programs`) that run in a fixed cycle in one process
+    (:func:`_program_cycle`).  Why per process: program ids are each process's own count, and ranks running at once
+    put one rank's program between another's runs without either recompiling."""
+    ev = np.flatnonzero(prog >= 0)  # the executions that name a program: a few of a long capture's events
+    if not ev.size:
         return set()
-    of_prog = np.full(len(h.names), -1, np.int64)
-    of_module = np.full(len(h.names), -1, np.int64)
-    order = sorted(several)
-    number = {m: k for k, m in enumerate(order)}
-    for i, (m, p) in prog.items():
-        if m in several:
-            of_prog[i], of_module[i] = p, number[m]
-    ev = np.flatnonzero(of_module[h.name] >= 0)  # these modules' ranges alone: a few of a long capture's events
-    ev_prog, ev_module = of_prog[h.name[ev]], of_module[h.name[ev]]
+    number: dict[str, int] = {}
+    mod_of_name = np.array([-1 if m is None else number.setdefault(m, len(number)) for m in module_of], np.int64)
+    ev_module = mod_of_name[h.name[ev]]
+    keep = ev_module >= 0
+    ev, ev_module = ev[keep], ev_module[keep]
+    ev_prog = prog[ev]
     ev_proc = np.zeros(len(ev), np.int64) if proc is None else proc[h.line[ev].astype(np.int64)]
     start = h.start[ev]
     out = set()
-    for k, m in enumerate(order):
+    for m, k in sorted(number.items()):
         mine = ev_module == k
+        if np.unique(ev_prog[mine]).size < 2:
+            continue
         for pr in np.unique(ev_proc[mine]).tolist():
             own = np.flatnonzero(mine & (ev_proc == pr))
             if _program_cycle(ev_prog[own[np.argsort(start[own], kind="stable")]]):
@@ -726,16 +791,6 @@ def _program_cycle(seq: np.ndarray) -> bool:
         if int((seq[p:] != seq[:n - p]).sum()) <= n // 10:  # a stray call or two break no cycle
             return np.unique(seq[:p]).size > 1
     return False
-
-
-def _execution_key(name: str, split: set[str]) -> str | None:
-    """The module (or, for a name in ``split``, the program: ``jit_step(9)``) a host event ``name`` executes; None
-    for an event that executes none."""
-    m = xla.module_execution(name)
-    if m is None or m not in split:
-        return m
-    p = xla.nvtx_program(name)
-    return xla.program_key(m, p) if p is not None else m
 
 
 def _module_runs(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

@@ -68,6 +68,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.job.structure import executed_programs
 from tb_gpu_advisor.model.trace import Trace, line_processes
 from tb_gpu_advisor.steps.burst_steps import _burst_steps
 from tb_gpu_advisor.steps.drop import _drop_steps
@@ -141,7 +142,7 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     if cand is not None:
         r.take(cand, "host_window")
         return
-    xla = _xla_module_steps(trace) or _xla_launch_steps(h, line_processes(trace))
+    xla = _xla_module_steps(trace) or _xla_launch_steps(h, line_processes(trace), executed_programs(trace, r.launched))
     own = job.structure if job is not None else None
     if _runs_several_per_span(xla, own):
         xla = None  # one op of an un-jitted program, run several times in each of the program's own iterations

@@ -36,7 +36,8 @@ def _xla_module_steps(trace: Trace) -> MarkedSteps | None:
     return MarkedSteps("xla_modules", best.note, np.arange(best.start.size, dtype=np.int64), best.start, best.end, {})
 
 
-def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None) -> MarkedSteps | None:
+def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None,
+                      programs: np.ndarray | None = None) -> MarkedSteps | None:
     """Steps of a raw JAX/XLA capture: the host's executions of its most executed GPU module.
 
     Raw ``jax.profiler.trace`` files have no ``XLA Modules`` line (the stock
@@ -48,11 +49,12 @@ def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None) -> MarkedSt
     sources.  Unlike GPU busy clusters, this needs no idle gap between
     steps, so asynchronous dispatch (no per-step host sync) still splits.
     Where several processes ran it (``proc``: each host line's process, :func:`~tb_gpu_advisor.model.trace.line_processes`; the ranks of one
-    Nsight export), each process's executions are its own steps (:func:`_module_processes`).
+    Nsight export), each process's executions are its own steps (:func:`_module_processes`).  ``programs``: per
+    host event, the program an XPlane execution ran (:func:`~tb_gpu_advisor.job.structure.executed_programs`).
     """
     if not len(h):
         return None
-    of = module_executions(h, proc)  # each event's module (Nsight: its program, where one name's programs interleave)
+    of = module_executions(h, proc, programs)  # each event's module (its program, where a name's programs cycle)
     if of is None:
         return None
     ev, modules = of

@@ -132,9 +132,9 @@ def _step_program(pid: int) -> bytes:
     return mod.encode(e)
 
 
-def _branching_capture(tmp_path, module_events: bool = True) -> str:
-    """Ten ``jit_step`` calls on one H100, programs 3 and 9 in turn, each its own dot; program 3's branch kernel in
-    one of its calls."""
+def _branching_capture(tmp_path, module_events: bool = True, calls: list[int] = STEP_CALLS) -> str:
+    """Ten ``jit_step`` calls on one H100 (``calls``: each one's program; 3 and 9 in turn), each its own dot; program
+    3's branch kernel in one of its calls."""
     from synthetic.jaxcapture import JaxCapture, JaxScenario, XlaKernel
     from synthetic.xla_kernels import GEMM_BF16
 
@@ -142,7 +142,7 @@ def _branching_capture(tmp_path, module_events: bool = True) -> str:
                      module_events=module_events)
     dot = XlaKernel(GEMM_BF16, "dot.1", "jit(step)/dot_general", 200.0, gemm=True)
     branch = XlaKernel("wrapped_multiply", "multiply.4", "jit(step)/cond/branch_1_fun/mul", 20.0)
-    for i, pid in enumerate(STEP_CALLS):
+    for i, pid in enumerate(calls):
         cap.execute([dot, branch] if i == BRANCH_AT else [dot], program_id=pid)
         cap.t += 400 * 1_000_000
     for pid in STEP_SHAPES:
@@ -157,19 +157,30 @@ def _step_flops(pid: int) -> float:
 
 
 def test_a_program_s_executions_are_its_execution_records_not_its_least_launched_instruction(tmp_path):
-    """Each call is one step (the ``jit_step`` host events); per kept step the FLOPs are the mean of the kept calls'
-    own programs' -- 4 of each program's whatever steps are dropped at the ends.  On main the branch kernel, run
-    once, counted program 3's executions: 1 for 4, (1 x 2.1 + 4 x 17.2) / 8 = 8.9 GFLOP a step for 9.7."""
+    """Programs 3 and 9 of one name in turn are one iteration a cycle (a step and its evaluation, h37-xla69: each
+    execution's program is the one its kernels carry), so each of the 5 steps holds one execution of each program:
+    its FLOPs are both dots'.  On main the branch kernel, run once, counted program 3's executions: 1 for 4, (1 x 2.1
+    + 4 x 17.2) / 8 = 8.9 GFLOP a step for 9.7 (h37-xla68); on b2a0d583 every call was a step (8 kept, 9.7 GFLOP
+    each: half an iteration's 19.3)."""
     m = host_metrics(read_trace(_branching_capture(tmp_path)))
-    n = m.steps.count
-    assert n == 8
-    kept = STEP_CALLS[1:-1]
-    assert m.flops.trace_flops_per_step == pytest.approx(sum(_step_flops(p) for p in kept) / len(kept), rel=1e-6)
+    assert m.steps.count == len(STEP_CALLS) // 2
+    assert "`jit_step(3)`" in m.steps.note and "`jit_step(9)`" in m.steps.note
+    assert m.flops.trace_flops_per_step == pytest.approx(_step_flops(3) + _step_flops(9), rel=1e-6)
     assert "least launched" not in (m.flops.note or "")
-    # the rooflines count each instruction's own calls: the two dots at 0.5 a step each, and MFU's FLOPs the same work
+    # the rooflines count each instruction's own calls: each dot once a step, and MFU's FLOPs the same work
     rows = sorted((r.flops_per_call, r.calls_per_step) for r in m.flops.top)
-    assert rows == [(pytest.approx(_step_flops(3)), pytest.approx(0.5)), (pytest.approx(_step_flops(9)), pytest.approx(0.5))]
+    assert rows == [(pytest.approx(_step_flops(3)), pytest.approx(1.0)), (pytest.approx(_step_flops(9)), pytest.approx(1.0))]
     assert sum(r.calls_per_step * r.flops_per_call for r in m.flops.top) == pytest.approx(m.flops.trace_flops_per_step)
+
+
+def test_control_a_name_recompiled_mid_window_stays_one_step_per_call(tmp_path):
+    """The control: program 3 for four calls, then program 9 (a new input shape) for six -- no cycle, one module
+    recompiled: each call a step (10, 8 kept), as on the Nsight export of the same loop."""
+    calls = [3] * 4 + [9] * 6
+    m = host_metrics(read_trace(_branching_capture(tmp_path, calls=calls)))
+    assert m.steps.count == 8 and "`jit_step`" in m.steps.note
+    kept = calls[1:-1]
+    assert m.flops.trace_flops_per_step == pytest.approx(sum(_step_flops(p) for p in kept) / len(kept), rel=1e-6)
 
 
 def test_without_execution_records_the_count_falls_back_to_the_kernels_and_says_so(tmp_path):

@@ -258,8 +258,10 @@ ELEMENTWISE_KERNELS = (r"^loop_\w*fusion", r"^wrapped_(add|multiply|subtract|div
 
 #: HLO opcodes of matmul and convolution work, and of the instructions that call other computations.
 HLO_DOT, HLO_CONVOLUTION, HLO_FUSION, HLO_WHILE = "dot", "convolution", "fusion", "while"
+#: The opcode of ``lax.cond``/``lax.switch``: it calls one computation per branch, and runs one of them.
+HLO_CONDITIONAL = "conditional"
 #: Opcodes whose called computations run once per execution of the caller (a conditional: one branch of them).
-HLO_CALLERS = ("call", "conditional", "async-start")
+HLO_CALLERS = ("call", HLO_CONDITIONAL, "async-start")
 #: The dtype conversion opcode, and the opcodes that compute nothing -- they name, move or re-lay out values: an
 #: instruction whose computations hold a convert and nothing outside these is a cast.  XLA names a fusion after its
 #: root, so a bf16 ``sine`` computed in f32 is a ``loop_convert_fusion`` (``parameter, convert, sine, convert``):

@@ -279,11 +279,71 @@ def _in_steps(ctx: Context, fo: FlopOps, rows: np.ndarray,
         # start-up capture of its decode graph: 484 GFLOP of captured GEMMs read as the step's work, h37-survey50)
         return float(fo.flops[rows & (st >= 0) & ~captured_calls(ctx.h, fo.host_idx)].sum()), None
     reps = fo.repeats if fo.repeats is not None else np.ones(len(fo))
-    per_module: dict[str, float] = defaultdict(float)
-    for m, f, r in zip(fo.module, np.where(rows, fo.flops, 0.0).tolist(), reps.tolist()):
-        per_module[m] += f * r
     execs, note = runs if runs is not None else ({}, None)
-    return sum(f * execs.get(m, 0) for m, f in per_module.items()), note
+    branch = fo.branch if fo.branch is not None else np.zeros(len(fo), bool)
+    per_module: dict[str, float] = defaultdict(float)
+    for m, f, r in zip(fo.module, np.where(rows & ~branch, fo.flops, 0.0).tolist(), reps.tolist()):
+        per_module[m] += f * r
+    total = sum(f * execs.get(m, 0) for m, f in per_module.items())
+    if not (rows & branch).any():
+        return total, note
+    ran, bound = _branch_runs(ctx, fo, rows & branch, reps, execs)
+    total += float((fo.flops * ran).sum())
+    return total, "; ".join(x for x in (note, bound) if x) or None
+
+
+def _branch_runs(ctx: Context, fo: FlopOps, sel: np.ndarray, reps: np.ndarray,
+                 execs: dict[str, int]) -> tuple[np.ndarray, str | None]:
+    """Runs in kept steps of the rows ``sel`` -- instructions inside a ``conditional``'s branch (``FlopOps.branch``)
+    --, 0 for the other rows; and what was assumed where the kernels could not say (None: nothing).
+
+    A branch's instruction runs only in the executions that take the branch: its runs are its kernels' in kept steps
+    (each run of an XLA instruction launches its kernel), at most the module's executions times its repeats (the
+    HLO's count, as if every execution took it: a library call that launches two kernels a run is not counted
+    twice).  Where no kernel of the module names any of its FLOP rows' instructions (kernels without ``hlo_op``, or
+    all named after a command buffer), nothing says which branch ran: every branch is counted as run, and the note
+    says the FLOPs are an upper bound.
+
+    Why: a ``lax.cond`` whose branches each hold a matmul was counted as both matmuls every execution -- the FLOPs of
+    the branch not taken added to MFU (h37-xla69)."""
+    ran = np.zeros(len(fo), np.float64)
+    kernels = _kept_op_kernels(ctx)
+    # modules whose kernels name their FLOP rows' instructions: XLA's command buffers (CUDA graphs) name every kernel
+    # after the buffer (real-h100-jax: `command_buffer_1`), and say nothing of which branch ran
+    seen = {m for m, op in zip(fo.module, fo.op_name) if kernels.get(f"{m}/{op}")}
+    blind: set[str] = set()
+    for i in np.flatnonzero(sel).tolist():
+        m = fo.module[i]
+        most = execs.get(m, 0) * float(reps[i])
+        if m in seen:
+            ran[i] = min(most, kernels.get(f"{m}/{fo.op_name[i]}", 0))
+        else:
+            ran[i] = most
+            blind.add(m)
+    if not blind:
+        return ran, None
+    shown = sorted(blind)
+    return ran, (f"the FLOPs of {', '.join(f'`{n}`' for n in shown[:3])}{' ...' if len(shown) > 3 else ''}'s "
+                 "conditional branches (`lax.cond`) count every branch as run, an upper bound: no kernel names its "
+                 "HLO instruction, so which branch ran is not recorded")
+
+
+def _kept_op_kernels(ctx: Context) -> dict[str, int]:
+    """Kernels in kept steps of each XLA instruction, over every GPU, by ``<module>/<op>`` (``xla.module_op`` of
+    their op text; a split name's by its program, ``jit_dot(79)/dot.1``).  One home for :func:`_branch_runs` and
+    :func:`_least_launched`."""
+    counts: dict[str, int] = defaultdict(int)
+    for g in ctx.gpus:
+        d = g.d
+        kern = (d.kind == devices.KIND_KERNEL) & (g.step >= 0) & (d.op_idx >= 0)
+        if not kern.any():
+            continue
+        ids, n = np.unique(d.op_idx[kern], return_counts=True)
+        for i, c in zip(ids.tolist(), n.tolist()):
+            key = xla.module_op(d.op_text[i])
+            if key:
+                counts[key] += c
+    return counts
 
 
 def _xla_runs(ctx: Context, fo: FlopOps | None) -> tuple[dict[str, int], str | None] | None:
@@ -420,17 +480,11 @@ def _least_launched(ctx: Context, programs: frozenset[str]) -> dict[str, int]:
     least launched instruction, over every GPU -- every execution launches each instruction it runs at least once
     (a split-K GEMM's two kernels, one instruction, never undercount them).  The fallback of
     :func:`_program_executions` where no execution record names the program."""
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for g in ctx.gpus:
-        d = g.d
-        kern = (d.kind == devices.KIND_KERNEL) & (g.step >= 0) & (d.op_idx >= 0)
-        if not kern.any():
-            continue
-        ids, n = np.unique(d.op_idx[kern], return_counts=True)
-        for i, c in zip(ids.tolist(), n.tolist()):
-            module, _, op = xla.module_op(d.op_text[i]).partition("/")
-            if module in programs:
-                counts[module][op] += c
+    counts: dict[str, dict[str, int]] = defaultdict(dict)
+    for key, c in _kept_op_kernels(ctx).items():
+        module, _, op = key.partition("/")
+        if module in programs:
+            counts[module][op] = c
     return {k: min(ops.values()) for k, ops in counts.items()}
 
 

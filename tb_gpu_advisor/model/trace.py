@@ -471,6 +471,9 @@ class FlopOps:
     #: the module's executions are not one per step: times an XLA row runs per module execution (while loops
     #: with a known trip count), 1 elsewhere; None means all 1
     repeats: np.ndarray | None = None
+    #: XLA: bool per row, inside a ``conditional``'s branch (``lax.cond``): it runs only in the executions that take
+    #: that branch, and ``repeats`` counts it as if every one did; None means no row is
+    branch: np.ndarray | None = None
     #: float64 per row: the result's bytes (a matmul's output), where the shapes give them (PyTorch); None: unknown
     out_bytes: np.ndarray | None = None
 

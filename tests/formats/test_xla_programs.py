@@ -188,3 +188,74 @@ def test_without_execution_records_the_count_falls_back_to_the_kernels_and_says_
     program; the least launched instruction counts them, and the MFU note says what that assumed."""
     m = host_metrics(read_trace(_branching_capture(tmp_path, module_events=False)))
     assert "least launched instruction" in (m.flops.note or "")
+
+
+# ---------------------------------------------------------------------------------------------- lax.cond branches
+# A ``conditional`` runs one of its branches an execution; the HLO walk reaches them all.  Each branch's matmul was
+# counted every execution: the FLOPs of the branch not taken in MFU (h37-xla69).  Truth by construction: which branch
+# each call ran, the dot shapes given.
+
+#: (n of the entry's square bf16 dot, of the true branch's, of the false branch's)
+COND_N = (2048, 1024, 512)
+#: per call: whether it took the true branch
+COND_TAKEN = [i % 3 == 0 for i in range(10)]
+
+
+def _cube(n: int) -> float:
+    return 2.0 * n ** 3
+
+
+def _cond_program() -> bytes:
+    """``jit_step``: a dot, then ``lax.cond`` whose true branch is one dot and false branch another."""
+    mod = Module("jit_step")
+    branches = []
+    for name, n, op in (("true", COND_N[1], "dot.2"), ("false", COND_N[2], "dot.3")):
+        b = mod.computation(f"branch_{name}")
+        x = b.param("x", shape("bf16", n, n))
+        b.add(op, "dot", shape("bf16", n, n), (x, x), dot_dimension_numbers=dot_dims((1,), (0,)))
+        branches.append(b.id)
+    e = mod.computation("main")
+    n = COND_N[0]
+    a, b_ = e.param("a", shape("bf16", n, n)), e.param("b", shape("bf16", n, n))
+    dot = e.add("dot.1", "dot", shape("bf16", n, n), (a, b_), dot_dimension_numbers=dot_dims((1,), (0,)))
+    p = e.param("p", shape("pred"))
+    e.add("conditional.5", "conditional", shape("bf16", n, n), (p, dot, dot), called_computation_ids=branches)
+    return mod.encode(e)
+
+
+def _cond_capture(tmp_path, hlo_ops: bool = True) -> str:
+    """Ten ``jit_step`` calls on one H100, each its dot and the kernel of the branch it took (``COND_TAKEN``);
+    ``hlo_ops`` off: every kernel named after a command buffer, as XLA's CUDA graphs name them (real-h100-jax)."""
+    from synthetic.jaxcapture import JaxCapture, JaxScenario, XlaKernel
+    from synthetic.xla_kernels import GEMM_BF16
+
+    cap = JaxCapture(seed=0, module="jit_step", function="step", program_id=3, jitter=0.0)
+    op = (lambda name: name) if hlo_ops else (lambda name: "command_buffer_1")
+    dot = XlaKernel(GEMM_BF16, op("dot.1"), "jit(step)/dot_general", 200.0, gemm=True)
+    true = XlaKernel(GEMM_BF16, op("dot.2"), "jit(step)/cond/branch_1_fun/dot_general", 40.0, gemm=True)
+    false = XlaKernel(GEMM_BF16, op("dot.3"), "jit(step)/cond/branch_0_fun/dot_general", 10.0, gemm=True)
+    for taken in COND_TAKEN:
+        cap.execute([dot, true if taken else false])
+        cap.t += 400 * 1_000_000
+    cap.space.plane("/host:metadata").event_stat("jit_step(3)", "Hlo Proto", _cond_program())
+    (path,) = JaxScenario("cond", cap.finish(), cap.truth("cond", "lax.cond", "trace_train")).write(tmp_path)
+    return str(path)
+
+
+def test_a_cond_counts_the_branch_its_kernels_ran(tmp_path):
+    """Each call a step (8 kept of 10); a step's FLOPs are its dot and the branch it took: (2 x 2.1 + 6 x 0.27) / 8
+    + 17.2 GFLOP.  Fails on b2a0d583: both branches every call (19.6 GFLOP a step)."""
+    m = host_metrics(read_trace(_cond_capture(tmp_path)))
+    assert m.steps.count == 8
+    kept = COND_TAKEN[1:-1]
+    want = _cube(COND_N[0]) + sum(_cube(COND_N[1] if t else COND_N[2]) for t in kept) / len(kept)
+    assert m.flops.trace_flops_per_step == pytest.approx(want, rel=1e-6)
+    assert "upper bound" not in (m.flops.note or "")
+
+
+def test_control_kernels_that_name_no_instruction_count_every_branch_and_say_so(tmp_path):
+    """The control: every kernel named after a command buffer -- nothing says which branch ran: both branches every
+    call (the HLO's count, as before), said an upper bound."""
+    m = host_metrics(read_trace(_cond_capture(tmp_path, hlo_ops=False)))
+    assert m.flops.trace_flops_per_step == pytest.approx(sum(_cube(n) for n in COND_N), rel=1e-6)
+    assert "upper bound" in (m.flops.note or "") and "`jit_step`" in m.flops.note

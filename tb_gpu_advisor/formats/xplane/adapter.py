@@ -452,6 +452,7 @@ def _flop_table(modules: list[tuple[str, hlo.ModuleWork]]) -> FlopOps:
     rows = [(key, r) for key, m in modules for r in m.rows]
     kinds = {k: i for i, k in enumerate(FLOP_KINDS)}
     reps = np.fromiter((r.repeats for _, r in rows), dtype=np.int64, count=len(rows))
+    branch = np.fromiter((r.branch for _, r in rows), dtype=bool, count=len(rows))
     return FlopOps(
         source="hlo", flops=np.fromiter((r.flops for _, r in rows), dtype=np.float64, count=len(rows)),
         bytes=np.fromiter((r.bytes for _, r in rows), dtype=np.float64, count=len(rows)),
@@ -459,7 +460,7 @@ def _flop_table(modules: list[tuple[str, hlo.ModuleWork]]) -> FlopOps:
         kind=np.fromiter((kinds[r.kind] for _, r in rows), dtype=np.int8, count=len(rows)),
         label=[r.label for _, r in rows], host_idx=np.full(len(rows), -1, dtype=np.int64),
         module=[m for m, _ in rows], op_name=[r.op_name for _, r in rows],
-        repeats=reps if (reps != 1).any() else None,
+        repeats=reps if (reps != 1).any() else None, branch=branch if branch.any() else None,
     )
 
 

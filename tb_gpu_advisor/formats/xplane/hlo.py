@@ -258,6 +258,9 @@ class FlopRow:
     kind: str  # model.trace.FLOP_KINDS
     label: str
     repeats: int = 1  # runs per module execution (while bodies)
+    #: inside a ``conditional``'s branch (``lax.cond``/``lax.switch``): runs only in the executions that take it,
+    #: so ``repeats`` is at most its runs (every branch of the conditional is counted as if it ran)
+    branch: bool = False
 
 
 @dataclass
@@ -454,7 +457,7 @@ def module_work(raw: bytes, fallback_name: str = "") -> ModuleWork:
     prog = _Program(msg)
     rows: dict[str, FlopRow] = {}
     try:
-        for comp, reps in _executed(prog, out):
+        for comp, reps, branch in _executed(prog, out):
             for inst in comp.instructions:
                 op = inst.opcode
                 if op not in _ROW_OPCODES:
@@ -466,8 +469,9 @@ def module_work(raw: bytes, fallback_name: str = "") -> ModuleWork:
                     continue
                 if row.op_name in rows:  # one computation reached twice: its instructions run twice as often
                     rows[row.op_name].repeats += reps
+                    rows[row.op_name].branch &= branch  # reached outside a branch too: it always runs
                 else:
-                    row.repeats = reps
+                    row.repeats, row.branch = reps, branch
                     rows[row.op_name] = row
     except HloReadError:
         raise
@@ -492,7 +496,7 @@ def convert_ops(prog: _Program) -> dict[str, bool]:
     out: dict[str, bool] = {}
     seen: dict[int, bool | None] = {}
     try:
-        for comp, _ in _executed(prog, ModuleWork(module="")):
+        for comp, _, _ in _executed(prog, ModuleWork(module="")):
             for inst in comp.instructions:
                 if inst.opcode == xla.HLO_CONVERT:
                     out[inst.name] = True
@@ -548,7 +552,7 @@ def fusion_classes(prog: _Program) -> dict[str, str]:
     out: dict[str, str] = {}
     seen: dict[int, tuple[frozenset[str], frozenset[str]] | None] = {}
     try:
-        for comp, _ in _executed(prog, ModuleWork(module="")):
+        for comp, _, _ in _executed(prog, ModuleWork(module="")):
             for inst in comp.instructions:
                 if inst.opcode != xla.HLO_FUSION:
                     continue
@@ -615,17 +619,19 @@ def steps_per_call(raw: bytes) -> int | None:
         return None
 
 
-def _executed(prog: _Program, out: ModuleWork) -> Iterator[tuple[Any, int]]:
-    """(computation, runs per module execution) of every computation the program executes outside fusions:
-    the entry, ``while`` bodies and conditions (times the known trip count; once, counted in
-    ``out.unknown_loops``, where XLA proved none), and what calls, conditionals and async starts call."""
-    stack = [(prog.entry(), 1, 0)]
+def _executed(prog: _Program, out: ModuleWork) -> Iterator[tuple[Any, int, bool]]:
+    """(computation, runs per module execution, whether it is inside a ``conditional``'s branch) of every computation
+    the program executes outside fusions: the entry, ``while`` bodies and conditions (times the known trip count;
+    once, counted in ``out.unknown_loops``, where XLA proved none), and what calls, conditionals and async starts
+    call.  A conditional runs one of its branches an execution: each branch is walked as if it ran (its runs an upper
+    bound), marked so the kernels that ran can say which did (``metrics.flops``)."""
+    stack = [(prog.entry(), 1, 0, False)]
     while stack:
-        comp, reps, depth = stack.pop()
+        comp, reps, depth, branch = stack.pop()
         if depth > _MAX_DEPTH:
             raise HloReadError("computations nested too deep (a cycle?)")
         prog.visit()
-        yield comp, reps
+        yield comp, reps, branch
         for inst in comp.instructions:
             op = inst.opcode
             if op == xla.HLO_WHILE:
@@ -633,9 +639,10 @@ def _executed(prog: _Program, out: ModuleWork) -> Iterator[tuple[Any, int]]:
                 called = prog.called(inst)
                 if trip is None and _has_work(prog, called):
                     out.unknown_loops += 1
-                stack.extend((c, reps * (1 if trip is None else trip), depth + 1) for c in called)
+                stack.extend((c, reps * (1 if trip is None else trip), depth + 1, branch) for c in called)
             elif op in xla.HLO_CALLERS:
-                stack.extend((c, reps, depth + 1) for c in prog.called(inst))
+                inner = branch or op == xla.HLO_CONDITIONAL
+                stack.extend((c, reps, depth + 1, inner) for c in prog.called(inst))
 
 
 def _has_work(prog: _Program, comps: list[Any]) -> bool:

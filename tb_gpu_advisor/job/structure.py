@@ -785,11 +785,36 @@ def _program_cycle(seq: np.ndarray) -> bool:
     The period holds where at most one call in ten differs from the call a period before: train + eval in turn and
     then a last partial batch's own program with its eval is still the train + eval cycle (read exactly, it repeated
     in no period: each of its calls a step, twice the iterations), while calls in data order differ from the call a
-    period before about as often as they differ at all (two in three, for three buckets)."""
+    period before about as often as they differ at all (two in three, for three buckets).  Where the period found
+    holds one program, the few calls that differ are a cycle of their own only where they recur in a longer period
+    (:func:`_rare_cycle`: an evaluation every 20th training call)."""
     n = seq.size
     for p in range(1, n // 2 + 1):
-        if int((seq[p:] != seq[:n - p]).sum()) <= n // 10:  # a stray call or two break no cycle
-            return np.unique(seq[:p]).size > 1
+        missed = _missed(seq, p)
+        if missed <= n // 10:  # a stray call or two break no cycle
+            return np.unique(seq[:p]).size > 1 or _rare_cycle(seq, p, missed)
+    return False
+
+
+def _missed(seq: np.ndarray, p: int) -> int:
+    """How many calls of ``seq`` differ from the call ``p`` before them."""
+    return int((seq[p:] != seq[: seq.size - p]).sum())
+
+
+def _rare_cycle(seq: np.ndarray, first: int, missed: int) -> bool:
+    """Whether the few calls that differ from one program's (``missed`` calls differ from the call ``first`` before,
+    within :func:`_program_cycle`'s slack) recur in a period of their own: a longer period ``p`` (at most half the
+    calls, holding two or more programs) where at most a quarter as many calls differ from the call ``p`` before.
+
+    Why: an evaluation after every 20th training call is one call in 21, inside the slack of one program's "stray
+    calls" -- read as one module, each evaluation was a step too (42 steps for 40, h37-xla68c left 1).  A program
+    that recurs in a fixed period matches itself a period later, leaving only the stray calls to differ (each
+    evaluation left two at period one: the call into it and the call out of it); calls at no period -- a one-off, a
+    last partial batch's program, a shape that comes and goes -- differ at every period about as often as at one (a
+    program run once differs from the call a period before or after it at any period up to half the calls)."""
+    for p in range(first + 1, seq.size // 2 + 1):
+        if 4 * _missed(seq, p) <= missed and np.unique(seq[:p]).size > 1:
+            return True
     return False
 
 

@@ -194,3 +194,16 @@ def test_train_eval_cycle_then_a_last_batch_program_stays_the_cycle(shapes) -> N
     assert det.source == "xla_module_launches"
     assert "`jit_solve(9)`" in det.note  # read program by program
     assert det.found == truth["steps"]
+
+
+def test_an_evaluation_rarer_than_one_call_in_ten_is_in_the_step_it_follows(tmp_path) -> None:
+    """(h) An evaluation after every 20th of 40 training calls: one call in 21, within the slack a fixed cycle allows
+    for stray calls, so the name read as one module and each evaluation was a step too (42 on b2a0d583).  The
+    evaluation recurs in a period of its own (h37-xla69): 40 steps, each at its training call, the evaluation inside
+    the step it follows, as (f).  The controls (a last batch's own program, run once; a recompile) stay one step per
+    call (``test_last_partial_batch_program_is_its_own_step``, ``test_name_recompiled_mid_window_...``)."""
+    path = str(tmp_path / "h.sqlite")
+    truth = nx.write_xla_host_loop(path, steps=40, iterations=4, eval_program=11, eval_every=20)
+    det = host_metrics(reader.read_trace(path)).steps
+    assert det.source == "xla_module_launches" and "`jit_solve(7)`" in det.note
+    _one_iteration_each(det, truth)

@@ -3944,7 +3944,7 @@ XLA_SWEEP_BODY = (("jit(solve)/while/body", "loop_divide_fusion"),
 def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel_us: float = 2.0,
                         launch_us: float = 3.0, thunk_us: float = 2.0, loop_us: float = 6.0, python_us: float = 60.0,
                         eager: bool = False, step_range: str | None = None, osrt: bool = True,
-                        eval_program: int | None = None, programs: Sequence[int] | None = None,
+                        eval_program: int | Sequence[int] | None = None, programs: Sequence[int] | None = None,
                         eval_every: int = 1) -> dict:
     """Write the export of JAX under ``nsys profile -t cuda,nvtx`` as XLA's own NVTX ranges describe it, shaped after
     wrf-gpu/wrf_gpu's solver bake-off: each of ``steps`` calls of one jitted solver is one execution
@@ -3964,7 +3964,8 @@ def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel
     ``eval_program``: after each call, the same jitted solver called once more on a smaller input -- the same module
     name compiled into another program, ``XlaModule:#hlo_module=jit_solve,program_id=<eval_program>#``, one pass of
     the body without a loop -- still inside the step (the iteration is the loop's turn, both calls).  ``eval_every``:
-    that evaluation call only after every ``eval_every``-th call (periodic evaluation), inside the step it follows.
+    that evaluation call only after every ``eval_every``-th call (periodic evaluation), inside the step it follows;
+    a sequence: per step, the program its evaluation ran (the evaluation recompiled too).
     ``programs``: per step, the program id its call of the solver ran (default 7 each) -- the same name recompiled
     mid-window (``[7] * 4 + [9] * 6``: a new input shape from step 4 on), or a last partial batch's own program
     (``[7] * 10 + [11]``), or bucketed input shapes (each padding length its own program, called in data order);
@@ -4021,7 +4022,8 @@ def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel
                 for name, op in XLA_SWEEP_BODY:
                     thunk(name, op)
                 api.t += us
-                ranges.append((e0, api.t, f"XlaModule:#hlo_module=jit_solve,program_id={eval_program}#"))
+                ev = eval_program if isinstance(eval_program, int) else eval_program[k]
+                ranges.append((e0, api.t, f"XlaModule:#hlo_module=jit_solve,program_id={ev}#"))
         # block_until_ready, then the Python of the next call
         api("cuStreamSynchronize", max(gpu_free - api.t, 0) + 3 * us)
         if step_range:

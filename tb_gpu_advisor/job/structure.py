@@ -678,10 +678,10 @@ def module_executions(h: HostEvents, proc: np.ndarray | None = None,
     of_name = np.array([-1 if m is None or m in split else ids.setdefault(m, len(ids)) for m in module_of],
                        dtype=np.int64)
     ev = of_name[h.name]
-    for m in sorted(split):  # a split name's events keyed by their own program (the name where none is known)
+    for m, roles in sorted(split.items()):  # a split name's events keyed by their program's role (:func:`_role_key`)
         own = np.flatnonzero(np.array([x == m for x in module_of], dtype=bool)[h.name])
         ran, at = np.unique(prog[own], return_inverse=True)
-        key = np.array([ids.setdefault(m if p < 0 else xla.program_key(m, p), len(ids)) for p in ran.tolist()])
+        key = np.array([ids.setdefault(_role_key(m, p, roles), len(ids)) for p in ran.tolist()])
         ev[own] = key[at.reshape(-1)]
     return ev, list(ids)
 
@@ -729,6 +729,19 @@ def _op_programs(op_text: list[str]) -> np.ndarray:
                     np.int64)
 
 
+def _role_key(module: str, program: int, roles: dict[int, int]) -> str:
+    """The key of a split name's execution of ``program``: the program's as the profiler names it (``jit_step(9)``),
+    the module's where none is known (-1); a program recompiled in another's place (``roles``: :func:`_recompiled`)
+    is keyed with all of its place's programs, first to last (``jit_step(7, 11)``)."""
+    if program < 0:
+        return module
+    first = roles.get(program, program)
+    chain = [first, *(p for p, r in roles.items() if r == first)]  # in the order they took the place
+    if len(chain) == 1:
+        return xla.program_key(module, program)
+    return f"{module}({', '.join(str(p) for p in chain)})"
+
+
 def _event_programs(h: HostEvents, programs: np.ndarray | None) -> np.ndarray:
     """Per host event, the program it runs: its Nsight XLA range's ``program_id`` (``xla.nvtx_program``), else
     ``programs``' (XPlane: :func:`executed_programs`); -1 for none."""
@@ -740,14 +753,15 @@ def _event_programs(h: HostEvents, programs: np.ndarray | None) -> np.ndarray:
 
 
 def _cycled_modules(h: HostEvents, proc: np.ndarray | None, module_of: list[str | None],
-                    prog: np.ndarray) -> set[str]:
+                    prog: np.ndarray) -> dict[str, dict[int, int]]:
     """The module names (``module_of``: each host event name's, :func:`module_executions`) whose executions name two
     or more programs (``prog``: each event's, :func:`_event_programs`) that run in a fixed cycle in one process
-    (:func:`_program_cycle`).  Why per process: program ids are each process's own count, and ranks running at once
-    put one rank's program between another's runs without either recompiling."""
+    (:func:`_program_cycle`), each with its recompiled programs' roles (:func:`_recompiled`).  Why per process:
+    program ids are each process's own count, and ranks running at once put one rank's program between another's
+    runs without either recompiling."""
     ev = np.flatnonzero(prog >= 0)  # the executions that name a program: a few of a long capture's events
     if not ev.size:
-        return set()
+        return {}
     number: dict[str, int] = {}
     mod_of_name = np.array([-1 if m is None else number.setdefault(m, len(number)) for m in module_of], np.int64)
     ev_module = mod_of_name[h.name[ev]]
@@ -756,20 +770,21 @@ def _cycled_modules(h: HostEvents, proc: np.ndarray | None, module_of: list[str 
     ev_prog = prog[ev]
     ev_proc = np.zeros(len(ev), np.int64) if proc is None else proc[h.line[ev].astype(np.int64)]
     start = h.start[ev]
-    out = set()
+    out: dict[str, dict[int, int]] = {}
     for m, k in sorted(number.items()):
         mine = ev_module == k
         if np.unique(ev_prog[mine]).size < 2:
             continue
         for pr in np.unique(ev_proc[mine]).tolist():
             own = np.flatnonzero(mine & (ev_proc == pr))
-            if _program_cycle(ev_prog[own[np.argsort(start[own], kind="stable")]]):
-                out.add(m)
+            roles = _program_cycle(ev_prog[own[np.argsort(start[own], kind="stable")]])
+            if roles is not None:
+                out[m] = roles
                 break
     return out
 
 
-def _program_cycle(seq: np.ndarray) -> bool:
+def _program_cycle(seq: np.ndarray) -> dict[int, int] | None:
     """Whether one process's sequence of a name's program ids (``seq``, in start order) repeats with a period of two
     or more calls that holds two or more programs: ``seq[i] == seq[i + p]`` (to one call in ten), a partial cycle
     allowed at either end, at least two cycles' worth of calls (``p <= len(seq) / 2``); the smallest such period.
@@ -790,10 +805,44 @@ def _program_cycle(seq: np.ndarray) -> bool:
     (:func:`_rare_cycle`: an evaluation every 20th training call)."""
     n = seq.size
     for p in range(1, n // 2 + 1):
-        missed = _missed(seq, p)
+        roles = _recompiled(seq, p)
+        r = np.array([roles.get(x, x) for x in seq.tolist()], np.int64) if roles else seq
+        missed = _missed(r, p)
         if missed <= n // 10:  # a stray call or two break no cycle
-            return np.unique(seq[:p]).size > 1 or _rare_cycle(seq, p, missed)
-    return False
+            return roles if np.unique(r[:p]).size > 1 or _rare_cycle(seq, p, missed) else None
+    return None
+
+
+def _recompiled(seq: np.ndarray, p: int) -> dict[int, int]:
+    """The programs of ``seq`` that took another's place a period ``p`` later -- each call of the other ran before
+    its first (a recompile: a new input shape) -- each mapped to the first program of its place (its role), where
+    the replacements are one to one; {} for none.
+
+    Why: a train and an evaluation program called in turn, both recompiled for a new batch shape mid-window (7, 9 x4,
+    then 11, 13 x6), repeat in no period program by program: each call read as a step, twice the iterations, or --
+    read program by program where the slack let it cycle -- the most-run program's calls (6 steps of 10).  Each
+    recompiled program plays its predecessor's part in the cycle (h37-xla68c left 1)."""
+    a, b = seq[: seq.size - p], seq[p:]
+    diff = a != b
+    if not diff.any():
+        return {}
+    ids, at = np.unique(seq, return_index=True)
+    last = np.array([int(np.flatnonzero(seq == x)[-1]) for x in ids.tolist()], np.int64)
+    pairs = {(x, y) for x, y in zip(a[diff].tolist(), b[diff].tolist())
+             if last[np.searchsorted(ids, x)] < at[np.searchsorted(ids, y)]}
+    olds, news = [x for x, _ in pairs], [y for _, y in pairs]
+    if len(set(olds)) < len(olds) or len(set(news)) < len(news):
+        return {}  # one program followed by two, or two by one: no replacement says which part each plays
+    then = dict(pairs)
+    roles = {}
+    for x in sorted(set(olds) - set(news)):  # each chain from its first program on
+        y = then[x]
+        while True:
+            roles[y] = x
+            if y not in then:
+                break
+            y = then[y]
+    return roles
 
 
 def _missed(seq: np.ndarray, p: int) -> int:

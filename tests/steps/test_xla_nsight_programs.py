@@ -207,3 +207,17 @@ def test_an_evaluation_rarer_than_one_call_in_ten_is_in_the_step_it_follows(tmp_
     det = host_metrics(reader.read_trace(path)).steps
     assert det.source == "xla_module_launches" and "`jit_solve(7)`" in det.note
     _one_iteration_each(det, truth)
+
+
+def test_train_and_eval_both_recompiled_mid_window_stay_one_iteration_a_cycle(tmp_path) -> None:
+    """(i) Train (7) + eval (9) in turn, both recompiled for a new batch shape after the fourth iteration (11 + 13,
+    six more): the slack let the calls cycle program by program, and the most-run program's were the steps -- 6 of
+    10 on b2a0d583, the first four iterations in none (in a shorter window, 5 iterations: no cycle, each call a
+    step, 10).  Each recompiled program takes its predecessor's place in the cycle (h37-xla69): 10 steps, each one
+    iteration, keyed by the place's programs (``jit_solve(7, 11)``)."""
+    path = str(tmp_path / "i.sqlite")
+    truth = nx.write_xla_host_loop(path, steps=10, iterations=4, programs=[7] * 4 + [11] * 6,
+                                   eval_program=[9] * 4 + [13] * 6)
+    det = host_metrics(reader.read_trace(path)).steps
+    assert det.source == "xla_module_launches" and "`jit_solve(7, 11)`" in det.note
+    _one_iteration_each(det, truth)

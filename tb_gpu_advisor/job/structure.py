@@ -785,8 +785,9 @@ def _cycled_modules(h: HostEvents, proc: np.ndarray | None, module_of: list[str 
 
 
 def _program_cycle(seq: np.ndarray) -> dict[int, int] | None:
-    """Whether one process's sequence of a name's program ids (``seq``, in start order) repeats with a period of two
-    or more calls that holds two or more programs: ``seq[i] == seq[i + p]`` (to one call in ten), a partial cycle
+    """Where one process's sequence of a name's program ids (``seq``, in start order) repeats in a fixed cycle, each
+    program recompiled in another's place mapped to its place's first program (:func:`_recompiled`; {} for none);
+    None where it repeats in none.  A cycle: a period of two or more calls that holds two or more programs: ``seq[i] == seq[i + p]`` (to one call in ten), a partial cycle
     allowed at either end, at least two cycles' worth of calls (``p <= len(seq) / 2``); the smallest such period.
 
     Why a fixed cycle, not programs that merely interleave: a training and an evaluation program called in turn
@@ -804,45 +805,61 @@ def _program_cycle(seq: np.ndarray) -> dict[int, int] | None:
     holds one program, the few calls that differ are a cycle of their own only where they recur in a longer period
     (:func:`_rare_cycle`: an evaluation every 20th training call)."""
     n = seq.size
+    ids, d = np.unique(seq, return_inverse=True)  # dense program numbers, for :func:`_recompiled`
+    d = d.reshape(-1)
+    first = np.full(ids.size, n, np.int64)
+    np.minimum.at(first, d, np.arange(n))
+    last = np.full(ids.size, -1, np.int64)
+    np.maximum.at(last, d, np.arange(n))
+    successive = bool((last[:, None] < first[None, :]).any())  # some program's calls all before another's
     for p in range(1, n // 2 + 1):
-        roles = _recompiled(seq, p)
-        r = np.array([roles.get(x, x) for x in seq.tolist()], np.int64) if roles else seq
+        place = _recompiled(d, p, first, last) if successive else None
+        r = place[d] if place is not None else d
         missed = _missed(r, p)
         if missed <= n // 10:  # a stray call or two break no cycle
-            return roles if np.unique(r[:p]).size > 1 or _rare_cycle(seq, p, missed) else None
+            if np.unique(r[:p]).size < 2 and not _rare_cycle(seq, p, missed):
+                return None
+            moved = sorted(np.flatnonzero(place != np.arange(ids.size)).tolist() if place is not None else [],
+                           key=lambda k: first[k])  # in the order they took their place
+            return {int(ids[k]): int(ids[place[k]]) for k in moved}
     return None
 
 
-def _recompiled(seq: np.ndarray, p: int) -> dict[int, int]:
-    """The programs of ``seq`` that took another's place a period ``p`` later -- each call of the other ran before
-    its first (a recompile: a new input shape) -- each mapped to the first program of its place (its role), where
-    the replacements are one to one; {} for none.
+def _recompiled(d: np.ndarray, p: int, first: np.ndarray, last: np.ndarray) -> np.ndarray | None:
+    """Per program of ``d`` (a sequence of dense program numbers; ``first``/``last``: each one's first and last
+    call), the first program of the place in the cycle it plays at period ``p`` -- itself, unless it took another's
+    place ``p`` calls later with each call of the other before its first (a recompile: a new input shape) --; None
+    where none took another's, or the replacements are not one to one.
 
     Why: a train and an evaluation program called in turn, both recompiled for a new batch shape mid-window (7, 9 x4,
     then 11, 13 x6), repeat in no period program by program: each call read as a step, twice the iterations, or --
     read program by program where the slack let it cycle -- the most-run program's calls (6 steps of 10).  Each
     recompiled program plays its predecessor's part in the cycle (h37-xla68c left 1)."""
-    a, b = seq[: seq.size - p], seq[p:]
+    a, b = d[: d.size - p], d[p:]
     diff = a != b
     if not diff.any():
-        return {}
-    ids, at = np.unique(seq, return_index=True)
-    last = np.array([int(np.flatnonzero(seq == x)[-1]) for x in ids.tolist()], np.int64)
-    pairs = {(x, y) for x, y in zip(a[diff].tolist(), b[diff].tolist())
-             if last[np.searchsorted(ids, x)] < at[np.searchsorted(ids, y)]}
-    olds, news = [x for x, _ in pairs], [y for _, y in pairs]
-    if len(set(olds)) < len(olds) or len(set(news)) < len(news):
-        return {}  # one program followed by two, or two by one: no replacement says which part each plays
-    then = dict(pairs)
-    roles = {}
-    for x in sorted(set(olds) - set(news)):  # each chain from its first program on
-        y = then[x]
+        return None
+    x, y = a[diff], b[diff]
+    took = last[x] < first[y]
+    if not took.any():
+        return None
+    k = first.size
+    seen = np.zeros(k * k, bool)  # each (program, program that took its place) once: k is a name's few programs
+    seen[x[took] * k + y[took]] = True
+    pairs = np.flatnonzero(seen)
+    old, new = pairs // k, pairs % k
+    if np.unique(old).size < old.size or np.unique(new).size < new.size:
+        return None  # one program followed by two, or two by one: no replacement says which part each plays
+    place = np.arange(k)
+    then = dict(zip(old.tolist(), new.tolist()))
+    for s in sorted(set(then) - set(new.tolist()), key=lambda q: first[q]):  # each chain from its first program on
+        q = then[s]
         while True:
-            roles[y] = x
-            if y not in then:
+            place[q] = s
+            if q not in then:
                 break
-            y = then[y]
-    return roles
+            q = then[q]
+    return place
 
 
 def _missed(seq: np.ndarray, p: int) -> int:

@@ -742,23 +742,26 @@ def _role_key(module: str, program: int, roles: dict[int, int]) -> str:
     return f"{module}({', '.join(str(p) for p in chain)})"
 
 
-def _event_programs(h: HostEvents, programs: np.ndarray | None) -> np.ndarray:
+def _event_programs(h: HostEvents, programs: np.ndarray | None) -> np.ndarray | None:
     """Per host event, the program it runs: its Nsight XLA range's ``program_id`` (``xla.nvtx_program``), else
-    ``programs``' (XPlane: :func:`executed_programs`); -1 for none."""
+    ``programs``' (XPlane: :func:`executed_programs`); -1 for none.  None where no event names one (no column over
+    a long capture's events for nothing)."""
     by_name = np.array([-1 if (p := xla.nvtx_program(n)) is None else p for n in h.names] or [-1], np.int64)
+    if (by_name < 0).all():
+        return programs
     out = by_name[h.name] if len(h) else np.zeros(0, np.int64)
-    if programs is not None:
-        out = np.where(out >= 0, out, programs)
-    return out
+    return out if programs is None else np.where(out >= 0, out, programs)
 
 
 def _cycled_modules(h: HostEvents, proc: np.ndarray | None, module_of: list[str | None],
-                    prog: np.ndarray) -> dict[str, dict[int, int]]:
+                    prog: np.ndarray | None) -> dict[str, dict[int, int]]:
     """The module names (``module_of``: each host event name's, :func:`module_executions`) whose executions name two
     or more programs (``prog``: each event's, :func:`_event_programs`) that run in a fixed cycle in one process
     (:func:`_program_cycle`), each with its recompiled programs' roles (:func:`_recompiled`).  Why per process:
     program ids are each process's own count, and ranks running at once put one rank's program between another's
     runs without either recompiling."""
+    if prog is None:
+        return {}
     ev = np.flatnonzero(prog >= 0)  # the executions that name a program: a few of a long capture's events
     if not ev.size:
         return {}
@@ -787,8 +790,9 @@ def _cycled_modules(h: HostEvents, proc: np.ndarray | None, module_of: list[str 
 def _program_cycle(seq: np.ndarray) -> dict[int, int] | None:
     """Where one process's sequence of a name's program ids (``seq``, in start order) repeats in a fixed cycle, each
     program recompiled in another's place mapped to its place's first program (:func:`_recompiled`; {} for none);
-    None where it repeats in none.  A cycle: a period of two or more calls that holds two or more programs: ``seq[i] == seq[i + p]`` (to one call in ten), a partial cycle
-    allowed at either end, at least two cycles' worth of calls (``p <= len(seq) / 2``); the smallest such period.
+    None where it repeats in none.  A cycle: a period of two or more calls that holds two or more programs:
+    ``seq[i] == seq[i + p]`` (to one call in ten), a partial cycle allowed at either end, at least two cycles' worth
+    of calls (``p <= len(seq) / 2``); the smallest such period.
 
     Why a fixed cycle, not programs that merely interleave: a training and an evaluation program called in turn
     each iteration (or an evaluation every N training calls) run in the same order every cycle -- the loop's code
@@ -807,10 +811,7 @@ def _program_cycle(seq: np.ndarray) -> dict[int, int] | None:
     n = seq.size
     ids, d = np.unique(seq, return_inverse=True)  # dense program numbers, for :func:`_recompiled`
     d = d.reshape(-1)
-    first = np.full(ids.size, n, np.int64)
-    np.minimum.at(first, d, np.arange(n))
-    last = np.full(ids.size, -1, np.int64)
-    np.maximum.at(last, d, np.arange(n))
+    first, last = _first_last(d, ids.size)
     successive = bool((last[:, None] < first[None, :]).any())  # some program's calls all before another's
     for p in range(1, n // 2 + 1):
         place = _recompiled(d, p, first, last) if successive else None
@@ -823,6 +824,16 @@ def _program_cycle(seq: np.ndarray) -> dict[int, int] | None:
                            key=lambda k: first[k])  # in the order they took their place
             return {int(ids[k]): int(ids[place[k]]) for k in moved}
     return None
+
+
+def _first_last(d: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each of ``k`` dense program numbers' first and last position in ``d``."""
+    at = np.arange(d.size)
+    first = np.full(k, d.size, np.int64)
+    np.minimum.at(first, d, at)
+    last = np.full(k, -1, np.int64)
+    np.maximum.at(last, d, at)
+    return first, last
 
 
 def _recompiled(d: np.ndarray, p: int, first: np.ndarray, last: np.ndarray) -> np.ndarray | None:

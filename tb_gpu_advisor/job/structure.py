@@ -725,8 +725,8 @@ def executed_programs(trace: Trace, launched: Callable[[], list[np.ndarray]]) ->
 
 def _op_programs(op_text: list[str]) -> np.ndarray:
     """Per op text of a GPU: the program id its XLA op names (``jit_step(9)/dot.1:dot`` -> 9), -1 for none."""
-    return np.array([p[1] if (p := xla.program_of(xla.module_op(t).partition("/")[0])) else -1 for t in op_text] or [-1],
-                    np.int64)
+    named = [xla.program_of(xla.module_op(t).partition("/")[0]) for t in op_text]
+    return np.array([p[1] if p else -1 for p in named] or [-1], np.int64)
 
 
 def _role_key(module: str, program: int, roles: dict[int, int]) -> str:

@@ -169,7 +169,7 @@ def test_a_program_s_executions_are_its_execution_records_not_its_least_launched
     assert "least launched" not in (m.flops.note or "")
     # the rooflines count each instruction's own calls: each dot once a step, and MFU's FLOPs the same work
     rows = sorted((r.flops_per_call, r.calls_per_step) for r in m.flops.top)
-    assert rows == [(pytest.approx(_step_flops(3)), pytest.approx(1.0)), (pytest.approx(_step_flops(9)), pytest.approx(1.0))]
+    assert rows == [(pytest.approx(_step_flops(p)), pytest.approx(1.0)) for p in (3, 9)]
     assert sum(r.calls_per_step * r.flops_per_call for r in m.flops.top) == pytest.approx(m.flops.trace_flops_per_step)
 
 

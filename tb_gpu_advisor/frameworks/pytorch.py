@@ -1893,6 +1893,11 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
             "inside the profiled block -- the model and the batch moved to the GPU (model.to('cuda'), "
             "batch.to('cuda', non_blocking=True)) -- with ProfilerActivity.CUDA recorded, and call prof.step() after each "
             "step.", advice),),
+        # the profiler's own work and none of the program's, its CPU side recorded (h37-hunt69): the block ran nothing
+        "capture_quality:profiler_only": (action(
+            "The profiled block ran none of the program's work while the trace was on (with a schedule, the profiler's "
+            "exit started and stopped the trace itself): put the loop's steps inside the `with profile(...)` block, "
+            "call prof.step() once per step, and let the loop run at least wait + warmup + active steps.", advice),),
         "capture_quality:input_only": (action(
             "The profiled loop only fetched batches (and copied them to the GPU): run the model on each batch inside "
             "the profiled block -- the forward pass, and for training the backward pass and the optimizer step -- and "

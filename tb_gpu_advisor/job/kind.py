@@ -218,7 +218,7 @@ NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
            "wsl2_driver_ok", "wsl2_untraced", "unclosed", "frontend", "input_on_cpu", "copy_only", "teardown",
-           "collectives_only")
+           "collectives_only", "profiler_only")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -1385,6 +1385,14 @@ def _loop_ended_window(w: _Held) -> Kind | None:
                                            else ""), loop_steps=_loop_steps(w.trace, w.fw))
 
 
+def _profiler_only_window(w: _Held) -> Kind | None:
+    """Every call is the profiler's own, and the window recorded the program's CPU side yet holds none of its work
+    (:func:`_profiler_only`): the profiled block ran nothing while the trace was on -- no verdict on where its code
+    runs.  Asked before :func:`_profiler_window`, whose "its code ran on the CPU" rests on code the window holds."""
+    held = _profiler_only(w.trace) if w.profiler else ""
+    return Kind("no_gpu", "high", held) if held else None
+
+
 def _profiler_window(w: _Held) -> Kind | None:
     """Every call is the profiler's own (:func:`_profiler_calls_only`): nothing the program called touched the GPU,
     so its code ran on the CPU, whatever the window was."""
@@ -1558,6 +1566,9 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #: * ``loop_ended`` before the profiler's calls: a window opened after the loop's last batch says nothing of where the
 #:   model runs, though its only calls are the profiler's (ryienh/gnn-ops-benchmark's A100 window read "the work ran
 #:   on the CPU ... move the model there", h37-survey55).
+#: * ``profiler_only`` before the profiler's calls: where the window recorded the program's CPU side (its Python
+#:   frames) and holds no op of it, "the code ran on the CPU" names code the window never ran (jjiwoo28/NonLinLF's
+#:   A4000 trace, the profiler's exit starting and stopping its own trace; h37-hunt69).
 #: * the profiler's calls before ``input_only`` and ``startup``: a window whose every call is the profiler's own
 #:   (device queries, its exit sync) holds no call of the program -- no start-up of its own, no batch copied to a GPU.
 #: * ``input_only`` before ``startup``: start-up does not repeat; batch after batch fetched without a kernel is a loop
@@ -1595,6 +1606,7 @@ _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = 
     (_unclosed_window, "unclosed", False),
     (_cpu_ops_window, "", False),
     (_loop_ended_window, "loop_ended", False),
+    (_profiler_only_window, "profiler_only", False),
     (_profiler_window, "", False),
     (_input_only_window, "input_only", False),
     (_cpu_loop_window, "", False),
@@ -1957,6 +1969,14 @@ def _profiler_calls_only(trace: Trace) -> str:
     start on the sync's thread (as :func:`_startup_calls` asks it): the runtime's next call that is no device query.
     Where it records none -- torch.profiler, whose exit sync this is, records no driver call but the launches, so no
     kept Kineto trace holds the start -- the sync's own evidence (:func:`_exit_sync_created`)."""
+    calls = _profiler_calls(trace)
+    return f"{calls}: no call of the profiled code touched the GPU, so it ran on the CPU" if calls else ""
+
+
+def _profiler_calls(trace: Trace) -> str:
+    """The profiler's own calls of a window where every runtime call is its own (:func:`_exit_sync`), in words -- the
+    count, the exit sync and how near the window's end it ends; "" otherwise.  What they say of the profiled code is
+    the caller's: it ran on the CPU (:func:`_profiler_calls_only`), or it ran nothing (:func:`_profiler_only`)."""
     h = trace.h
     last = _exit_sync(trace)
     if last < 0:
@@ -1965,8 +1985,29 @@ def _profiler_calls_only(trace: Trace) -> str:
     took = (int(h.end[last]) - int(h.start[last])) / 1e9
     return (f"the profiler's calls only: {_startup_calls(trace)}; the last, `{h.names[int(h.name[last])]}` "
             f"({ms(took)}), ends {ms(left / 1e9)} before the window's end -- the profiler's own sync as it stops"
-            f"{', which created the context' if _exit_sync_created(trace, int(last)) else ''} -- and the others only read "
-            f"the device: no call of the profiled code touched the GPU, so it ran on the CPU")
+            f"{', which created the context' if _exit_sync_created(trace, int(last)) else ''} --"
+            f"{' and the others only read the device' if int(h.name_mask(devices.is_runtime_call).sum()) > 1 else ''}")
+
+
+def _profiler_only(trace: Trace) -> str:
+    """A window that recorded the program's CPU side and holds none of its work, in words: its Python frames were
+    recorded (``Trace.spans``: torch.profiler's Python tracer runs only with CPU activity on), its only host events are
+    the profiler's own calls (:func:`_profiler_calls`) -- no op, annotation or step mark; "" otherwise.
+
+    Why: :func:`_profiler_calls_only` reads "no call of the profiled code touched the GPU, so it ran on the CPU" --
+    right where the window did not record the CPU side (an A10G course capture with CUDA activity alone, its model left
+    on the CPU), but where it did and no op is in it, the profiled code ran nothing while the trace was on, on the GPU
+    or the CPU.  jjiwoo28/NonLinLF's ``trace_output.json`` (RTX A4000, 1.06 ms, ``Op count: 0``): its 64 Python frames
+    are the profiler's own exit (``__exit__`` -> ``stop`` -> ``start_trace`` then ``stop_trace``: a schedule whose
+    recording the loop never reached), its one call the exit sync; it read "the work ran on the CPU ... move the model
+    and its inputs there" (h37-hunt69)."""
+    h, sp = trace.h, trace.spans
+    calls = _profiler_calls(trace)
+    if not calls or sp is None or not len(sp) or (~h.name_mask(devices.is_runtime_call)).any():
+        return ""
+    return (f"the profiler's own work only: the window recorded the CPU side ({plural(len(sp), 'Python frame')}) "
+            f"and holds no op, annotation or step mark of the program; {calls}: the profiled block ran none of the "
+            f"program's work while the trace was on")
 
 
 def _exit_sync(trace: Trace) -> int:

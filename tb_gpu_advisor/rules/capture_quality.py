@@ -703,7 +703,8 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "input_on_cpu": "The capture window holds only the input pipeline, on the CPU: batches fetched, no "
                                   "model run",
                   "copy_only": "The capture window holds copies between host and GPU, and no kernel",
-                  "teardown": "The capture window opened after the loop: it holds the program's tear-down"}
+                  "teardown": "The capture window opened after the loop: it holds the program's tear-down",
+                  "profiler_only": "The capture window holds only the profiler's own work: none of the program's"}
 
 
 #: What a window without GPU work holds, by its kind (``Kind.window``), and why the checks did not run: ``{length}``
@@ -786,7 +787,7 @@ def _window_fixes(ctx: Ctx, window: str, fmt: str, loop_steps: int = 0) -> list[
         return pin + (ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:copy_only") or ctx.fw.fix(f"{ID}:window"))
     if window == "teardown":  # the format's own window options where it has them (Nsight), else the framework's
         return ctx.window_fixes(fmt, window, False) or ctx.fw.fix(f"{ID}:teardown") or ctx.fw.fix(f"{ID}:window")
-    if window in ("frontend", "input_only", "loop_ended", "input_on_cpu"):  # the framework's words: process or loop
+    if window in ("frontend", "input_only", "loop_ended", "input_on_cpu", "profiler_only"):  # the framework's words: process or loop
         key = f"{ID}:{window}" + (f"/{loop_steps}" if loop_steps else "")
         return ctx.fw.fix(key) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
     return ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")

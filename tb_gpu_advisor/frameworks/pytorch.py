@@ -1893,6 +1893,14 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
             "inside the profiled block -- the model and the batch moved to the GPU (model.to('cuda'), "
             "batch.to('cuda', non_blocking=True)) -- with ProfilerActivity.CUDA recorded, and call prof.step() after each "
             "step.", advice),),
+        # a file that holds several traces' bytes (h37-hunt69): the ranks exported to one path at once
+        "capture_quality:damaged_records:json_writers": (action(
+            "More than one trace was written into this file -- the job's processes exported to one path at once, "
+            "and their writes interleaved: give each process its own file (its rank in the name, or "
+            "tensorboard_trace_handler, which names each file by host and process), then profile again.",
+            "rank = torch.distributed.get_rank() if torch.distributed.is_initialized() else 0\n"
+            "prof.export_chrome_trace(f'trace_rank{rank}.json')   # one file per process\n"
+            "# or: on_trace_ready=torch.profiler.tensorboard_trace_handler('LOGDIR/run1')"),),
         # the profiler's own work and none of the program's, its CPU side recorded (h37-hunt69): the block ran nothing
         "capture_quality:profiler_only": (action(
             "The profiled block ran none of the program's work while the trace was on (with a schedule, the profiler's "

@@ -32,6 +32,7 @@ from tb_gpu_advisor.job.iterations import (UNPHASED_WHY, earlier_pass_held, fram
                                            stackless_pass_phases)
 from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.job.waits import Waits, sync_waits
+from tb_gpu_advisor.model.damage import CUT, Damage
 from tb_gpu_advisor.model.columns import coverage, outermost, union_intervals
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, PS_PER_MS, HostEvents, LiveStack, MemoryEvents, Trace,
                                         cuts, device_launches, line_processes, listed_gpu_models, queued_before,
@@ -154,6 +155,9 @@ class Kind:
     #: (a ``model.damage`` record of kind contradiction) or whose reader skipped records and read on to its end
     #: (a ``model.damage`` record of kind unreadable): nothing lies past that damage, so what is missing is missing
     damaged: str = ""
+    #: the code of that damage (``model.damage.Damage.what``: "json_cut", "json_writers" ...), where ``damaged``
+    #: speaks: a framework's fix for that damage is asked first (``capture_quality:damaged_records:<what>``)
+    damaged_what: str = ""
     #: GPU use with no GPU record -- or no GPU call at all in what was read --, in a file read to its end whose reader
     #: skipped records it could not read (a ``model.damage`` record of kind unreadable: events whose time is no number): the GPU's
     #: records may be among those skipped rather than lost by the capture, in words (the first such entry); ""
@@ -255,12 +259,13 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
     elif kind.kind == "no_gpu" and (said := _calls_vendor(trace)):
         kind = dataclasses.replace(kind, runtime_vendor=said)
     cut = cuts(trace.problems)  # a file read to its end (contradicting, or records skipped) has nothing past its damage
+    what = _cut_what(trace)
     if kind.lost_gpu and cut:  # a file not read to its end: what is missing may be past the damage
-        kind = dataclasses.replace(kind, damaged=cut[0])
+        kind = dataclasses.replace(kind, damaged=cut[0], damaged_what=what)
     elif kind.cpu_only and cut:  # no GPU call in the part read is no proof the work ran on the CPU: the
         # file stops early, and what it holds past the damage was not read (h37-ui11: a Kineto trace cut at its 241st
         # event said "the host made no GPU runtime call: the work ran on the CPU" and "move the model to the GPU")
-        kind = dataclasses.replace(kind, confidence="low", cpu_only="", gpu_seen="", damaged=cut[0],
+        kind = dataclasses.replace(kind, confidence="low", cpu_only="", gpu_seen="", damaged=cut[0], damaged_what=what,
                                    evidence="no kernel, copy, collective or GPU runtime call in the part of the damaged "
                                             "file that was read; what it holds past the damage was not read")
     elif unread := unreadable(trace.problems):  # read to its end, records skipped: they may be the GPU's
@@ -270,6 +275,13 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
         if said is not None:
             kind = dataclasses.replace(kind, host_kind=said[0], evidence=f"{kind.evidence}; {said[1]}")
     return kind
+
+
+def _cut_what(trace: Trace) -> str:
+    """The code of the first damage of ``trace`` that cut its read short (``Damage.what`` of kind cut), "" where none
+    or where the reader wrote words only: which fix the damage asks for (several writers in one file, not a copy cut
+    short: h37-hunt69)."""
+    return next((p.what for p in trace.problems if isinstance(p, Damage) and p.kind == CUT), "")
 
 
 def collectives_alone(trace: Trace, fw: Framework | None = None) -> int:

@@ -645,7 +645,9 @@ def _no_gpu_record_read(ctx: Ctx, kind, fix: str, fallback, title: str, where: s
     used = f"The GPU was used ({kind.lost_gpu}), but the" if kind.lost_gpu else "The"
     summary = (f"{used} {where} -- the profiler is not shown to have missed them. The guide's GPU checks were "
                f"skipped: nothing here is a verdict on the job.")
-    return title, ctx.fw.extra(f"{ID}:{fix}") or [fallback], summary
+    # the damage's own fix first (several writers in one file: each its own file, not "copy it again": h37-hunt69)
+    own = ctx.fw.extra(f"{ID}:{fix}:{kind.damaged_what}") if kind.damaged_what else []
+    return title, own or ctx.fw.extra(f"{ID}:{fix}") or [fallback], summary
 
 
 

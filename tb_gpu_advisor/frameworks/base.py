@@ -722,6 +722,9 @@ GENERIC_LABELS: dict[str, str] = {
     "step_gaps:host_work": "host work between steps",
     #: the same, where what fills the gaps is the host's own ops (no sync among them): tensor work on the CPU
     "step_gaps:cpu_ops": "the host's own ops between steps (work on the CPU, no wait for the GPU)",
+    #: the same, where what fills the gaps is the host dispatching the next step's own compute (a range of the program
+    #: that launches the step's kernels) before its first launch
+    "step_gaps:dispatch": "the host dispatching the next step's own ops before their first launch",
     #: ``host_sync``'s opening: the syncs the program asked for, where they are and how long the host waited in them
     #: (``{step}``: the window's noun, ``Ctx.step_noun``, for a framework whose words name where the syncs sit)
     "host_sync:waits": "The host waits for the GPU {calls} (in {who}; {wait} in the waits)",

@@ -1162,6 +1162,8 @@ FIXES = {
                "around them.", "model = torch.compile(model)")),
     "step_gaps:creation": (MADE_ON_GPU,),
     "step_gaps:cpu_ops": (CPU_OPS_OFF_PATH,),
+    # the gaps hold the dispatch of the next step's own compute (h37-hunt69): fewer, larger launches
+    "step_gaps:dispatch": (COMPILE, CUDA_GRAPHS),
     "loss_scaling_gaps": (action(
         "With float16 autocast, keep the GradScaler's skipped steps rare: bfloat16 needs no loss scaling at all on "
         "Ampere and newer.",
@@ -3025,6 +3027,8 @@ FRAMEWORK = Framework(
             "step_gaps:cpu_ops": "CPU ops between steps (tensor work on the host, no sync among it: often the next "
                                  "batch being built)",
             "step_gaps:launch": "the host launching kernels",
+            "step_gaps:dispatch": "the host dispatching the next step's own ops (Python and PyTorch's per-op work "
+                                  "before their first launch)",
             "input_bound:own_range_calls": " -- the profiler recorded {calls} there, the rest is Python it did not record",
             "input_bound:own_range_unrecorded": " -- Python the profiler did not record",
             "unrecorded:launcher": ("{ms} of it comes right before kernels launched straight through the driver, "

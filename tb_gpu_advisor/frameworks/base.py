@@ -200,6 +200,11 @@ class Framework:
     #: an op that only hands out a tensor (PyTorch ``aten::empty``, ``aten::zeros``, ``aten::zero_``): no work of the
     #: program's own -- the handles ``record_function`` makes for its ranges in PyTorch 1.8-1.10 are such ops
     factory_op: NamePredicate = never
+    #: a Python frame of the framework's profiler starting its trace (PyTorch ``torch/profiler/profiler.py(N):
+    #: start_trace``) and one of its exit (``... __exit__``): a start inside the exit is a trace begun as the
+    #: profiler closed -- a schedule whose recording steps the loop never reached (``job.kind._profiler_only``)
+    profiler_start_frame: NamePredicate = never
+    profiler_exit_frame: NamePredicate = never
     #: a kernel launch call that, made where the capture records the framework's dispatch (``dispatch_event``) on the
     #: same thread yet outside every op and range, is a Python launcher's of its own kernels (PyTorch: a driver-API
     #: launch -- Triton's JIT runtime called directly, CuPy, Numba): the host time right before it, which nothing

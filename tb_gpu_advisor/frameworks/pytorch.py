@@ -2307,6 +2307,22 @@ def memory_phase(name: str) -> str | None:
     return None
 
 
+#: torch.profiler's own Python frames, as ``with_stack`` records them: its file, a line, the function
+_PROFILER_FRAME = re.compile(r"(?:^|/)torch/profiler/profiler\.py\(\d+\): (\w+)$")
+
+
+def is_profiler_start_frame(name: str) -> bool:
+    """torch.profiler starting its trace (``profiler.py(N): start_trace``)."""
+    m = _PROFILER_FRAME.search(name)
+    return m is not None and m.group(1) == "start_trace"
+
+
+def is_profiler_exit_frame(name: str) -> bool:
+    """torch.profiler's ``with`` block closing (``profiler.py(N): __exit__``)."""
+    m = _PROFILER_FRAME.search(name)
+    return m is not None and m.group(1) == "__exit__"
+
+
 def is_factory_op(name: str) -> bool:
     """An op that only allocates (``aten::empty``...): its allocations are named after the op that called it."""
     return name in _FACTORY_OPS
@@ -2980,7 +2996,7 @@ for _m in ("LongT5Attention", "LongT5LocalAttention", "LongT5TransientGlobalAtte
 
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
-    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, step_number=step_number, factory_op=is_factory_op,
+    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, step_number=step_number, factory_op=is_factory_op, profiler_start_frame=is_profiler_start_frame, profiler_exit_frame=is_profiler_exit_frame,
     launcher_call=is_launcher_call, least_reserve=least_reserve, driver_ask=driver_ask,
     labels={**SNAPSHOT_MADE,
             "memory_imbalance:replicas": "nn.DataParallel's replicas of one module",

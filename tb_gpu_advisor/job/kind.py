@@ -1401,7 +1401,7 @@ def _profiler_only_window(w: _Held) -> Kind | None:
     """Every call is the profiler's own, and the window recorded the program's CPU side yet holds none of its work
     (:func:`_profiler_only`): the profiled block ran nothing while the trace was on -- no verdict on where its code
     runs.  Asked before :func:`_profiler_window`, whose "its code ran on the CPU" rests on code the window holds."""
-    held = _profiler_only(w.trace) if w.profiler else ""
+    held = _profiler_only(w.trace, w.fw) if w.profiler else ""
     return Kind("no_gpu", "high", held) if held else None
 
 
@@ -1997,11 +1997,11 @@ def _profiler_calls(trace: Trace) -> str:
     took = (int(h.end[last]) - int(h.start[last])) / 1e9
     return (f"the profiler's calls only: {_startup_calls(trace)}; the last, `{h.names[int(h.name[last])]}` "
             f"({ms(took)}), ends {ms(left / 1e9)} before the window's end -- the profiler's own sync as it stops"
-            f"{', which created the context' if _exit_sync_created(trace, int(last)) else ''} --"
-            f"{' and the others only read the device' if int(h.name_mask(devices.is_runtime_call).sum()) > 1 else ''}")
+            f"{', which created the context' if _exit_sync_created(trace, int(last)) else ''}"
+            f"{' -- and the others only read the device' if int(h.name_mask(devices.is_runtime_call).sum()) > 1 else ''}")
 
 
-def _profiler_only(trace: Trace) -> str:
+def _profiler_only(trace: Trace, fw: Framework) -> str:
     """A window that recorded the program's CPU side and holds none of its work, in words: its Python frames were
     recorded (``Trace.spans``: torch.profiler's Python tracer runs only with CPU activity on), its only host events are
     the profiler's own calls (:func:`_profiler_calls`) -- no op, annotation or step mark; "" otherwise.
@@ -2017,9 +2017,26 @@ def _profiler_only(trace: Trace) -> str:
     calls = _profiler_calls(trace)
     if not calls or sp is None or not len(sp) or (~h.name_mask(devices.is_runtime_call)).any():
         return ""
+    late = ("; its trace began inside the profiler's own exit (`__exit__` -> `start_trace` among its frames): with a "
+            "schedule, the loop never reached its recording steps" if _started_at_exit(trace, fw) else "")
     return (f"the profiler's own work only: the window recorded the CPU side ({plural(len(sp), 'Python frame')}) "
             f"and holds no op, annotation or step mark of the program; {calls}: the profiled block ran none of the "
-            f"program's work while the trace was on")
+            f"program's work while the trace was on{late}")
+
+
+def _started_at_exit(trace: Trace, fw: Framework) -> bool:
+    """Whether the window's Python frames hold the profiler starting its trace inside its own exit
+    (``Framework.profiler_start_frame`` within ``profiler_exit_frame``): torch.profiler with a schedule, closed before
+    the loop's ``prof.step()`` calls reached the recording steps, starts and stops the trace as it exits -- a window
+    of nothing but its own exit (jjiwoo28/NonLinLF's A4000 trace; h37-hunt69)."""
+    sp = trace.spans
+    if sp is None or not len(sp):
+        return False
+    names = trace.h.names
+    kinds = [(fw.profiler_start_frame(names[int(n)]), fw.profiler_exit_frame(names[int(n)])) for n in sp.name.tolist()]
+    starts = [i for i, (st, _) in enumerate(kinds) if st]
+    exits = [i for i, (_, ex) in enumerate(kinds) if ex]
+    return any(int(sp.start[e]) <= int(sp.start[i]) and int(sp.end[i]) <= int(sp.end[e]) for i in starts for e in exits)
 
 
 def _exit_sync(trace: Trace) -> int:

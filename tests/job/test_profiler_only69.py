@@ -34,6 +34,7 @@ def test_the_profilers_own_window_is_not_work_on_the_cpu():
     evidence = job["kind_evidence"]
     assert job["kind"] == "no_gpu" and "64 Python frames" in evidence and "no op" in evidence, evidence
     assert "ran on the CPU" not in evidence and "ran none of the program's work" in evidence, evidence
+    assert "began inside the profiler's own exit" in evidence, evidence  # its frames: __exit__ -> start_trace
     f = _window(rep)
     text = f["summary"] + " ".join((a["text"] or "") + (a["snippet"] or "") for a in f["actions"])
     assert "the profiler's own work" in f["title"], f["title"]

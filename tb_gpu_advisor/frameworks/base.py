@@ -200,6 +200,11 @@ class Framework:
     #: an op that only hands out a tensor (PyTorch ``aten::empty``, ``aten::zeros``, ``aten::zero_``): no work of the
     #: program's own -- the handles ``record_function`` makes for its ranges in PyTorch 1.8-1.10 are such ops
     factory_op: NamePredicate = never
+    #: a Python frame of the framework's profiler starting its trace (PyTorch ``torch/profiler/profiler.py(N):
+    #: start_trace``) and one of its exit (``... __exit__``): a start inside the exit is a trace begun as the
+    #: profiler closed -- a schedule whose recording steps the loop never reached (``job.kind._profiler_only``)
+    profiler_start_frame: NamePredicate = never
+    profiler_exit_frame: NamePredicate = never
     #: a kernel launch call that, made where the capture records the framework's dispatch (``dispatch_event``) on the
     #: same thread yet outside every op and range, is a Python launcher's of its own kernels (PyTorch: a driver-API
     #: launch -- Triton's JIT runtime called directly, CuPy, Numba): the host time right before it, which nothing
@@ -722,6 +727,9 @@ GENERIC_LABELS: dict[str, str] = {
     "step_gaps:host_work": "host work between steps",
     #: the same, where what fills the gaps is the host's own ops (no sync among them): tensor work on the CPU
     "step_gaps:cpu_ops": "the host's own ops between steps (work on the CPU, no wait for the GPU)",
+    #: the same, where what fills the gaps is the host dispatching the next step's own compute (a range of the program
+    #: that launches the step's kernels) before its first launch
+    "step_gaps:dispatch": "the host dispatching the next step's own ops before their first launch",
     #: ``host_sync``'s opening: the syncs the program asked for, where they are and how long the host waited in them
     #: (``{step}``: the window's noun, ``Ctx.step_noun``, for a framework whose words name where the syncs sit)
     "host_sync:waits": "The host waits for the GPU {calls} (in {who}; {wait} in the waits)",

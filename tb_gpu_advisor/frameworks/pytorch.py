@@ -1162,6 +1162,8 @@ FIXES = {
                "around them.", "model = torch.compile(model)")),
     "step_gaps:creation": (MADE_ON_GPU,),
     "step_gaps:cpu_ops": (CPU_OPS_OFF_PATH,),
+    # the gaps hold the dispatch of the next step's own compute (h37-hunt69): fewer, larger launches
+    "step_gaps:dispatch": (COMPILE, CUDA_GRAPHS),
     "loss_scaling_gaps": (action(
         "With float16 autocast, keep the GradScaler's skipped steps rare: bfloat16 needs no loss scaling at all on "
         "Ampere and newer.",
@@ -1893,6 +1895,19 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
             "inside the profiled block -- the model and the batch moved to the GPU (model.to('cuda'), "
             "batch.to('cuda', non_blocking=True)) -- with ProfilerActivity.CUDA recorded, and call prof.step() after each "
             "step.", advice),),
+        # a file that holds several traces' bytes (h37-hunt69): the ranks exported to one path at once
+        "capture_quality:damaged_records:json_writers": (action(
+            "More than one trace was written into this file -- the job's processes exported to one path at once, "
+            "and their writes interleaved: give each process its own file (its rank in the name, or "
+            "tensorboard_trace_handler, which names each file by host and process), then profile again.",
+            "rank = torch.distributed.get_rank() if torch.distributed.is_initialized() else 0\n"
+            "prof.export_chrome_trace(f'trace_rank{rank}.json')   # one file per process\n"
+            "# or: on_trace_ready=torch.profiler.tensorboard_trace_handler('LOGDIR/run1')"),),
+        # the profiler's own work and none of the program's, its CPU side recorded (h37-hunt69): the block ran nothing
+        "capture_quality:profiler_only": (action(
+            "The profiled block ran none of the program's work while the trace was on (with a schedule, the profiler's "
+            "exit started and stopped the trace itself): put the loop's steps inside the `with profile(...)` block, "
+            "call prof.step() once per step, and let the loop run at least wait + warmup + active steps.", advice),),
         "capture_quality:input_only": (action(
             "The profiled loop only fetched batches (and copied them to the GPU): run the model on each batch inside "
             "the profiled block -- the forward pass, and for training the backward pass and the optimizer step -- and "
@@ -2290,6 +2305,22 @@ def memory_phase(name: str) -> str | None:
     if _OPTIMIZER_SCOPE.search(name):
         return "optimizer"
     return None
+
+
+#: torch.profiler's own Python frames, as ``with_stack`` records them: its file, a line, the function
+_PROFILER_FRAME = re.compile(r"(?:^|/)torch/profiler/profiler\.py\(\d+\): (\w+)$")
+
+
+def is_profiler_start_frame(name: str) -> bool:
+    """torch.profiler starting its trace (``profiler.py(N): start_trace``)."""
+    m = _PROFILER_FRAME.search(name)
+    return m is not None and m.group(1) == "start_trace"
+
+
+def is_profiler_exit_frame(name: str) -> bool:
+    """torch.profiler's ``with`` block closing (``profiler.py(N): __exit__``)."""
+    m = _PROFILER_FRAME.search(name)
+    return m is not None and m.group(1) == "__exit__"
 
 
 def is_factory_op(name: str) -> bool:
@@ -2965,7 +2996,7 @@ for _m in ("LongT5Attention", "LongT5LocalAttention", "LongT5TransientGlobalAtte
 
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
-    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, step_number=step_number, factory_op=is_factory_op,
+    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, step_number=step_number, factory_op=is_factory_op, profiler_start_frame=is_profiler_start_frame, profiler_exit_frame=is_profiler_exit_frame,
     launcher_call=is_launcher_call, least_reserve=least_reserve, driver_ask=driver_ask,
     labels={**SNAPSHOT_MADE,
             "memory_imbalance:replicas": "nn.DataParallel's replicas of one module",
@@ -3012,6 +3043,8 @@ FRAMEWORK = Framework(
             "step_gaps:cpu_ops": "CPU ops between steps (tensor work on the host, no sync among it: often the next "
                                  "batch being built)",
             "step_gaps:launch": "the host launching kernels",
+            "step_gaps:dispatch": "the host dispatching the next step's own ops (Python and PyTorch's per-op work "
+                                  "before their first launch)",
             "input_bound:own_range_calls": " -- the profiler recorded {calls} there, the rest is Python it did not record",
             "input_bound:own_range_unrecorded": " -- Python the profiler did not record",
             "unrecorded:launcher": ("{ms} of it comes right before kernels launched straight through the driver, "

@@ -32,6 +32,7 @@ from tb_gpu_advisor.job.iterations import (UNPHASED_WHY, earlier_pass_held, fram
                                            stackless_pass_phases)
 from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.job.waits import Waits, sync_waits
+from tb_gpu_advisor.model.damage import CUT, Damage
 from tb_gpu_advisor.model.columns import coverage, outermost, union_intervals
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, PS_PER_MS, HostEvents, LiveStack, MemoryEvents, Trace,
                                         cuts, device_launches, line_processes, listed_gpu_models, queued_before,
@@ -154,6 +155,9 @@ class Kind:
     #: (a ``model.damage`` record of kind contradiction) or whose reader skipped records and read on to its end
     #: (a ``model.damage`` record of kind unreadable): nothing lies past that damage, so what is missing is missing
     damaged: str = ""
+    #: the code of that damage (``model.damage.Damage.what``: "json_cut", "json_writers" ...), where ``damaged``
+    #: speaks: a framework's fix for that damage is asked first (``capture_quality:damaged_records:<what>``)
+    damaged_what: str = ""
     #: GPU use with no GPU record -- or no GPU call at all in what was read --, in a file read to its end whose reader
     #: skipped records it could not read (a ``model.damage`` record of kind unreadable: events whose time is no number): the GPU's
     #: records may be among those skipped rather than lost by the capture, in words (the first such entry); ""
@@ -218,7 +222,7 @@ NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
            "wsl2_driver_ok", "wsl2_untraced", "unclosed", "frontend", "input_on_cpu", "copy_only", "teardown",
-           "collectives_only")
+           "collectives_only", "profiler_only")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -255,12 +259,13 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
     elif kind.kind == "no_gpu" and (said := _calls_vendor(trace)):
         kind = dataclasses.replace(kind, runtime_vendor=said)
     cut = cuts(trace.problems)  # a file read to its end (contradicting, or records skipped) has nothing past its damage
+    what = _cut_what(trace)
     if kind.lost_gpu and cut:  # a file not read to its end: what is missing may be past the damage
-        kind = dataclasses.replace(kind, damaged=cut[0])
+        kind = dataclasses.replace(kind, damaged=cut[0], damaged_what=what)
     elif kind.cpu_only and cut:  # no GPU call in the part read is no proof the work ran on the CPU: the
         # file stops early, and what it holds past the damage was not read (h37-ui11: a Kineto trace cut at its 241st
         # event said "the host made no GPU runtime call: the work ran on the CPU" and "move the model to the GPU")
-        kind = dataclasses.replace(kind, confidence="low", cpu_only="", gpu_seen="", damaged=cut[0],
+        kind = dataclasses.replace(kind, confidence="low", cpu_only="", gpu_seen="", damaged=cut[0], damaged_what=what,
                                    evidence="no kernel, copy, collective or GPU runtime call in the part of the damaged "
                                             "file that was read; what it holds past the damage was not read")
     elif unread := unreadable(trace.problems):  # read to its end, records skipped: they may be the GPU's
@@ -270,6 +275,13 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
         if said is not None:
             kind = dataclasses.replace(kind, host_kind=said[0], evidence=f"{kind.evidence}; {said[1]}")
     return kind
+
+
+def _cut_what(trace: Trace) -> str:
+    """The code of the first damage of ``trace`` that cut its read short (``Damage.what`` of kind cut), "" where none
+    or where the reader wrote words only: which fix the damage asks for (several writers in one file, not a copy cut
+    short: h37-hunt69)."""
+    return next((p.what for p in trace.problems if isinstance(p, Damage) and p.kind == CUT), "")
 
 
 def collectives_alone(trace: Trace, fw: Framework | None = None) -> int:
@@ -1385,6 +1397,14 @@ def _loop_ended_window(w: _Held) -> Kind | None:
                                            else ""), loop_steps=_loop_steps(w.trace, w.fw))
 
 
+def _profiler_only_window(w: _Held) -> Kind | None:
+    """Every call is the profiler's own, and the window recorded the program's CPU side yet holds none of its work
+    (:func:`_profiler_only`): the profiled block ran nothing while the trace was on -- no verdict on where its code
+    runs.  Asked before :func:`_profiler_window`, whose "its code ran on the CPU" rests on code the window holds."""
+    held = _profiler_only(w.trace, w.fw) if w.profiler else ""
+    return Kind("no_gpu", "high", held) if held else None
+
+
 def _profiler_window(w: _Held) -> Kind | None:
     """Every call is the profiler's own (:func:`_profiler_calls_only`): nothing the program called touched the GPU,
     so its code ran on the CPU, whatever the window was."""
@@ -1558,6 +1578,9 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #: * ``loop_ended`` before the profiler's calls: a window opened after the loop's last batch says nothing of where the
 #:   model runs, though its only calls are the profiler's (ryienh/gnn-ops-benchmark's A100 window read "the work ran
 #:   on the CPU ... move the model there", h37-survey55).
+#: * ``profiler_only`` before the profiler's calls: where the window recorded the program's CPU side (its Python
+#:   frames) and holds no op of it, "the code ran on the CPU" names code the window never ran (jjiwoo28/NonLinLF's
+#:   A4000 trace, the profiler's exit starting and stopping its own trace; h37-hunt69).
 #: * the profiler's calls before ``input_only`` and ``startup``: a window whose every call is the profiler's own
 #:   (device queries, its exit sync) holds no call of the program -- no start-up of its own, no batch copied to a GPU.
 #: * ``input_only`` before ``startup``: start-up does not repeat; batch after batch fetched without a kernel is a loop
@@ -1595,6 +1618,7 @@ _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = 
     (_unclosed_window, "unclosed", False),
     (_cpu_ops_window, "", False),
     (_loop_ended_window, "loop_ended", False),
+    (_profiler_only_window, "profiler_only", False),
     (_profiler_window, "", False),
     (_input_only_window, "input_only", False),
     (_cpu_loop_window, "", False),
@@ -1957,6 +1981,14 @@ def _profiler_calls_only(trace: Trace) -> str:
     start on the sync's thread (as :func:`_startup_calls` asks it): the runtime's next call that is no device query.
     Where it records none -- torch.profiler, whose exit sync this is, records no driver call but the launches, so no
     kept Kineto trace holds the start -- the sync's own evidence (:func:`_exit_sync_created`)."""
+    calls = _profiler_calls(trace)
+    return f"{calls}: no call of the profiled code touched the GPU, so it ran on the CPU" if calls else ""
+
+
+def _profiler_calls(trace: Trace) -> str:
+    """The profiler's own calls of a window where every runtime call is its own (:func:`_exit_sync`), in words -- the
+    count, the exit sync and how near the window's end it ends; "" otherwise.  What they say of the profiled code is
+    the caller's: it ran on the CPU (:func:`_profiler_calls_only`), or it ran nothing (:func:`_profiler_only`)."""
     h = trace.h
     last = _exit_sync(trace)
     if last < 0:
@@ -1965,8 +1997,46 @@ def _profiler_calls_only(trace: Trace) -> str:
     took = (int(h.end[last]) - int(h.start[last])) / 1e9
     return (f"the profiler's calls only: {_startup_calls(trace)}; the last, `{h.names[int(h.name[last])]}` "
             f"({ms(took)}), ends {ms(left / 1e9)} before the window's end -- the profiler's own sync as it stops"
-            f"{', which created the context' if _exit_sync_created(trace, int(last)) else ''} -- and the others only read "
-            f"the device: no call of the profiled code touched the GPU, so it ran on the CPU")
+            f"{', which created the context' if _exit_sync_created(trace, int(last)) else ''}"
+            f"{' -- and the others only read the device' if int(h.name_mask(devices.is_runtime_call).sum()) > 1 else ''}")
+
+
+def _profiler_only(trace: Trace, fw: Framework) -> str:
+    """A window that recorded the program's CPU side and holds none of its work, in words: its Python frames were
+    recorded (``Trace.spans``: torch.profiler's Python tracer runs only with CPU activity on), its only host events are
+    the profiler's own calls (:func:`_profiler_calls`) -- no op, annotation or step mark; "" otherwise.
+
+    Why: :func:`_profiler_calls_only` reads "no call of the profiled code touched the GPU, so it ran on the CPU" --
+    right where the window did not record the CPU side (an A10G course capture with CUDA activity alone, its model left
+    on the CPU), but where it did and no op is in it, the profiled code ran nothing while the trace was on, on the GPU
+    or the CPU.  jjiwoo28/NonLinLF's ``trace_output.json`` (RTX A4000, 1.06 ms, ``Op count: 0``): its 64 Python frames
+    are the profiler's own exit (``__exit__`` -> ``stop`` -> ``start_trace`` then ``stop_trace``: a schedule whose
+    recording the loop never reached), its one call the exit sync; it read "the work ran on the CPU ... move the model
+    and its inputs there" (h37-hunt69)."""
+    h, sp = trace.h, trace.spans
+    calls = _profiler_calls(trace)
+    if not calls or sp is None or not len(sp) or (~h.name_mask(devices.is_runtime_call)).any():
+        return ""
+    late = ("; its trace began inside the profiler's own exit (`__exit__` -> `start_trace` among its frames): with a "
+            "schedule, the loop never reached its recording steps" if _started_at_exit(trace, fw) else "")
+    return (f"the profiler's own work only: the window recorded the CPU side ({plural(len(sp), 'Python frame')}) "
+            f"and holds no op, annotation or step mark of the program; {calls}: the profiled block ran none of the "
+            f"program's work while the trace was on{late}")
+
+
+def _started_at_exit(trace: Trace, fw: Framework) -> bool:
+    """Whether the window's Python frames hold the profiler starting its trace inside its own exit
+    (``Framework.profiler_start_frame`` within ``profiler_exit_frame``): torch.profiler with a schedule, closed before
+    the loop's ``prof.step()`` calls reached the recording steps, starts and stops the trace as it exits -- a window
+    of nothing but its own exit (jjiwoo28/NonLinLF's A4000 trace; h37-hunt69)."""
+    sp = trace.spans
+    if sp is None or not len(sp):
+        return False
+    names = trace.h.names
+    kinds = [(fw.profiler_start_frame(names[int(n)]), fw.profiler_exit_frame(names[int(n)])) for n in sp.name.tolist()]
+    starts = [i for i, (st, _) in enumerate(kinds) if st]
+    exits = [i for i, (_, ex) in enumerate(kinds) if ex]
+    return any(int(sp.start[e]) <= int(sp.start[i]) and int(sp.end[i]) <= int(sp.end[e]) for i in starts for e in exits)
 
 
 def _exit_sync(trace: Trace) -> int:

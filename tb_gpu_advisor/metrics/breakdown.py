@@ -2602,13 +2602,19 @@ def _frame_totals(per_gpu: list[dict[str, tuple[float, float]]]) -> dict[str, li
     return total
 
 
-def ranges_launching(ctx: Context, g: GpuCtx, names: list[str], cand: np.ndarray) -> list[str]:
-    """Of the range ``names``, those inside which the host launched some of this GPU's work in its kept steps.
+def ranges_launching(ctx: Context, g: GpuCtx, names: list[str], cand: np.ndarray,
+                     kinds: tuple[int, ...] | None = None) -> list[str]:
+    """Of the range ``names``, those inside which the host launched some of this GPU's work in its kept steps (of the
+    device event ``kinds`` only, where given: the steps' kernels, not their copies).
 
     Why: a fix that cuts launch overhead (CUDA graphs, compiling) fits the host time in ranges that launch kernels;
-    time in a range that launches nothing (a cache release, a host-side loop) is no launch's and no graph removes it."""
+    time in a range that launches nothing (a cache release, a host-side loop) is no launch's and no graph removes it.
+    Why ``kinds``: a range that launches the steps' kernels is the step's own compute (a model's forward), its host
+    time before them the dispatch of its ops; one that only copies (an ``h2d`` phase) may be the batch's preparation."""
     h = ctx.h
     inside = (g.step >= 0) & (g.launch >= 0)
+    if kinds is not None:
+        inside &= np.isin(g.d.kind, np.asarray(kinds))
     if not names or not inside.any() or not cand.size:
         return []
     if g.host_mask is not None:

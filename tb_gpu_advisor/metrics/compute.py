@@ -83,6 +83,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         idle_in_ranges=bd.top_ranges(idle.in_ranges, n),
         idle_in_ranges_by=(by := bd.top_ranges_by(idle.in_host_idle, n)),
         ranges_launching=sorted(idle.launching & set(by)),
+        ranges_computing=sorted(idle.computing),
         host_work_frame=bd.deepest_frame(idle.in_frames, n, ledger.avg.host_compute),
         host_work_in_model=bd.held_by(idle.in_frames, n, ctx.fw.model_call),
         idle_in_os_waits=bd.top_ranges(idle.in_waits, n), idle_in_comm_calls=bd.top_ranges(idle.in_comm, n),
@@ -237,6 +238,8 @@ class _Idle:
     in_frames: list[dict[str, tuple[float, float]]] = field(default_factory=list)
     #: the ranges inside which some GPU's work was launched
     launching: set[str] = field(default_factory=set)
+    #: the ranges inside which some GPU's kernels (not only copies) were launched in the kept steps
+    computing: set[str] = field(default_factory=set)
     in_waits: list[dict[str, float]] = field(default_factory=list)
     #: per active GPU: communication call name -> ms of idle in the steps booked to it (``bd.comm_calls_in_idle``)
     in_comm: list[dict[str, float]] = field(default_factory=list)
@@ -301,6 +304,9 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
             out.in_host_idle.append(bd.ranges_in_host_idle(ctx, g, iv, marked))
             out.in_frames.append(bd.frames_in_host_work(ctx, g, iv))
             out.launching.update(bd.ranges_launching(ctx, g, sorted(out.in_host_idle[-1]), marked))
+            gap_ranges = set(out.gaps[-1].ranges_ms) if out.gaps[-1] is not None else set()
+            out.computing.update(bd.ranges_launching(ctx, g, sorted(set(out.in_host_idle[-1]) | gap_ranges), marked,
+                                                     kinds=(devices.KIND_KERNEL,)))
             out.in_waits.append(bd.os_waits_in_idle(ctx, g, iv))
             out.in_comm.append(bd.comm_calls_in_idle(ctx, g, iv))
             out.in_stalls.append(bd.async_stalls_in_idle(ctx, g, iv))

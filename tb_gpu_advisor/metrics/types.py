@@ -1645,6 +1645,10 @@ class HostMetrics:
     host_work_in_model: float = 0.0
     #: of those ranges, the ones inside which the host launched GPU work in the steps: a launch fix fits their time only
     ranges_launching: list[str] = field(default_factory=list)
+    #: the user's ranges (of those spanning the GPU's idle in the steps or the gaps between them) inside which the host
+    #: launched the steps' kernels, not only copies: the step's own compute phases (a model's forward), whose host time
+    #: before their launches is the dispatch of their ops, not work that could run elsewhere (``step_gaps``)
+    ranges_computing: list[str] = field(default_factory=list)
     #: (OS call, ms per step and active GPU) the thread launching the GPU's next work spent blocked in while the GPU
     #: idled inside the steps (Nsight's OS runtime trace: ``read``, ``getc``...), longest first
     #: (``metrics/breakdown.os_waits_in_idle``)

@@ -645,7 +645,9 @@ def _no_gpu_record_read(ctx: Ctx, kind, fix: str, fallback, title: str, where: s
     used = f"The GPU was used ({kind.lost_gpu}), but the" if kind.lost_gpu else "The"
     summary = (f"{used} {where} -- the profiler is not shown to have missed them. The guide's GPU checks were "
                f"skipped: nothing here is a verdict on the job.")
-    return title, ctx.fw.extra(f"{ID}:{fix}") or [fallback], summary
+    # the damage's own fix first (several writers in one file: each its own file, not "copy it again": h37-hunt69)
+    own = ctx.fw.extra(f"{ID}:{fix}:{kind.damaged_what}") if kind.damaged_what else []
+    return title, own or ctx.fw.extra(f"{ID}:{fix}") or [fallback], summary
 
 
 
@@ -703,7 +705,8 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "input_on_cpu": "The capture window holds only the input pipeline, on the CPU: batches fetched, no "
                                   "model run",
                   "copy_only": "The capture window holds copies between host and GPU, and no kernel",
-                  "teardown": "The capture window opened after the loop: it holds the program's tear-down"}
+                  "teardown": "The capture window opened after the loop: it holds the program's tear-down",
+                  "profiler_only": "The capture window holds only the profiler's own work: none of the program's"}
 
 
 #: What a window without GPU work holds, by its kind (``Kind.window``), and why the checks did not run: ``{length}``
@@ -786,7 +789,7 @@ def _window_fixes(ctx: Ctx, window: str, fmt: str, loop_steps: int = 0) -> list[
         return pin + (ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:copy_only") or ctx.fw.fix(f"{ID}:window"))
     if window == "teardown":  # the format's own window options where it has them (Nsight), else the framework's
         return ctx.window_fixes(fmt, window, False) or ctx.fw.fix(f"{ID}:teardown") or ctx.fw.fix(f"{ID}:window")
-    if window in ("frontend", "input_only", "loop_ended", "input_on_cpu"):  # the framework's words: process or loop
+    if window in ("frontend", "input_only", "loop_ended", "input_on_cpu", "profiler_only"):  # the framework's words: process or loop
         key = f"{ID}:{window}" + (f"/{loop_steps}" if loop_steps else "")
         return ctx.fw.fix(key) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
     return ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")

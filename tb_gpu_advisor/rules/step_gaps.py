@@ -362,13 +362,18 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
     g = m.gaps
     host_ms = p.other_ms + p.unexplained_ms
     ops = _cpu_ops(m, p, host_ms, ctx.a_step)
-    host_work = ctx.fw.label("step_gaps:cpu_ops" if ops else "step_gaps:host_work")
+    dispatched = not ops and _dispatch_ranges(m, p, host_ms)
+    host_work = ctx.fw.label("step_gaps:cpu_ops" if ops else "step_gaps:dispatch" if dispatched else
+                             "step_gaps:host_work")
     causes = {host_work: host_ms, ctx.fw.label("step_gaps:launch"): p.launch_ms - p.dispatch_ms}
     cause = max(causes, key=causes.get)
     actions = ctx.fw.fixes_for(ID, _variants(host_ms, p.launch_ms, private))
     if ops and cause == host_work:  # the gaps hold the host's own ops, no wait: the fix moves those, not syncs
         own = ctx.fw.extra(f"{ID}:cpu_ops", ops=ops)
         actions = own + [a for a in actions if a not in own and a not in ctx.fw.extra(f"{ID}:host_work")]
+    elif dispatched and cause == host_work:  # the next step's own dispatch: fewer launches, then the rest
+        own = ctx.fw.extra(f"{ID}:dispatch")
+        actions = own + [a for a in actions if a not in own]
     unrecorded = cause == host_work and p.unexplained_ms >= 0.5 * (g.avg_gap_ms - p.held_ms)
     # a smaller part of the gaps, yet a large share of the step: named beside the host work, with the way to see it
     unseen = (cause == host_work and not unrecorded
@@ -381,6 +386,9 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
     paced = ""  # the unrecorded gaps' clock-like spacing, where that is read (:func:`_clock_paced`)
     assumption = ("the between-step gap shrinks to its input-wait part (host work moved out of the step or run every N "
                   "steps)")
+    if dispatched and cause == host_work:  # the dispatch shrinks with the launches, it does not leave the step
+        assumption = ("the next step's dispatch shrinks to its input-wait part as its launches become fewer and larger "
+                      "(compiled, or replayed as a graph)")
     if outside >= 0.5 * g.avg_gap_ms:  # the gaps are no step's time: moving work out of the step gives nothing back
         assumption = ("the gaps lie between the steps' windows, so no step's time holds them: shrinking them shortens "
                       "the run, not a step")
@@ -489,23 +497,51 @@ def _cpu_ops(m: HostMetrics, p: _Parts, host_ms: float, a_step: str = "a step") 
     marked = {name for name, _ in g.top_ranges}
     named = [(name, v) for name, v in g.top_ops if name not in marked and v >= 0.1 * g.avg_gap_ms]
     if sum(v for _, v in named) < 0.5 * p.other_ms:
-        named = _own_ranges(g, p)
+        named = _own_ranges(g, p, set(m.ranges_computing))
     if not named:
         return ""
     return ", ".join(f"`{name}` ({ms(v)} {a_step})" for name, v in named)
 
 
-def _own_ranges(g, p: _Parts) -> list[tuple[str, float]]:  # noqa: ANN001 - Gaps
+def _dispatch_ranges(m: HostMetrics, p: _Parts, host_ms: float) -> bool:
+    """Whether the gaps' recorded host work lies in the program's ranges that launch the steps' kernels
+    (``HostMetrics.ranges_computing``: each at least a tenth of the mean gap, together at least half the host's other
+    work, and no sync or blocking copy leaving a tenth of the gap's idle): the next step's own compute, its ops
+    dispatched before their first launch.
+
+    Why: such a gap is no batch built ahead and no sync's: a toy GNN step on an RTX 5070 Ti (DAntyNoel/GFNonGNN,
+    ``GNN_forward``'s linear layer dispatched ~114 us before its first kernel, ~20 us of GPU work a 1.08 ms step) is
+    host-bound by dispatch, whose fix is fewer, larger launches (compiling, graphs) -- not a DataLoader worker
+    (h37-hunt69)."""
+    g = m.gaps
+    computing = set(m.ranges_computing)
+    if not g.avg_gap_ms or host_ms <= 0 or not computing or p.other_ms < 0.5 * host_ms:
+        return False
+    if sum(m.syncs.in_gaps_ledger_ms.values()) >= 0.1 * g.avg_gap_ms:
+        return False
+    held = [v for name, v in g.top_ranges if name in computing and v >= 0.1 * g.avg_gap_ms]
+    return sum(held) >= 0.5 * p.other_ms
+
+
+def _own_ranges(g, p: _Parts, computing: set[str] = frozenset()) -> list[tuple[str, float]]:  # noqa: ANN001 - Gaps
     """The program's own ranges (``record_function``, NVTX) that fill the gaps' host work where its outermost ops are
     those ranges themselves (each at least a tenth of the mean gap, together at least half the host's other work;
-    none of them communication); [] otherwise.
+    none of them communication, none a range that launches the steps' kernels: ``computing``,
+    ``HostMetrics.ranges_computing``); [] otherwise.
+
+    Why not a range that launches the steps' kernels: it is the step's own compute (a model's forward), and its host
+    time in the gap is the dispatch of its ops before their first launch -- no batch built ahead, no work a DataLoader
+    worker could take.  A toy GNN step on an RTX 5070 Ti (DAntyNoel/GFNonGNN ``profiler_results.json``: a 100 x 10
+    linear layer, ~20 us of GPU work a 1.08 ms step) read "Take the CPU tensor work off the step's path: `GNN_forward`
+    ... do it in the Dataset's __getitem__ or the collate_fn" for its forward's dispatch (h37-hunt69).
 
     Why: a loop that marks its phases (``h2d``, ``optimizer``) records its work between steps as ranges, not as bare
     ops, and :func:`_cpu_ops` named only ops outside the ranges -- so gaps filled by the program's own ``h2d`` range,
     no sync anywhere in them, were told "host work between steps (Python, .item() and other syncs)" and to keep
     ``.item()`` out of the step (duoan/playground-cuda ``torch_baseline``, an RTX 5080 lab whose steps read no value
     between ``torch.cuda.synchronize()`` calls that wait for an already idle GPU; h37-huntk67)."""
-    ranges = [(name, v) for name, v in g.top_ranges if v >= 0.1 * g.avg_gap_ms and name not in _comm_set(g)]
+    ranges = [(name, v) for name, v in g.top_ranges
+              if v >= 0.1 * g.avg_gap_ms and name not in _comm_set(g) and name not in computing]
     return ranges if sum(v for _, v in ranges) >= 0.5 * p.other_ms else []
 
 

@@ -33,7 +33,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job.waits import drain
-from tb_gpu_advisor.job.kind import read_under, waited_scalar_reads
+from tb_gpu_advisor.job.kind import read_under, reads_off_a_gpu, waited_scalar_reads
 from tb_gpu_advisor.metrics import context as _context
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, Encloser, bounds_a_window, last_starts, loop_frames
 from tb_gpu_advisor.metrics import breakdown as bd
@@ -641,18 +641,24 @@ def _blocking_reads(ctx: Context) -> np.ndarray:
     named asynchronous, ``devices.copy_call_sync``, whose device copy is device-to-host) -- the program reading device
     values through a call that is the copy and the wait in one: PyTorch's ``.item()`` / ``.cpu()`` on ROCm
     (``hipMemcpyWithStream``), a native program's ``cudaMemcpy`` to the host.  The runtime records no sync call for
-    them, yet the host waits in them for all the work queued before the copy, as in a ``cudaStreamSynchronize``."""
+    them, yet the host waits in them for all the work queued before the copy, as in a ``cudaStreamSynchronize``.
+    A copy call made inside the framework's read of a scalar (``Framework.scalar_read_event``: ``.item()``'s
+    ``aten::_local_scalar_dense``) reads to the host whatever direction its record says: ROCm's tracers record that
+    copy ``Memcpy DtoD (Device -> Device)`` (11 of 11 in the kept MI300X traces, ``devices.amd.HOST_FREE_KINDS``;
+    its call asked ``hipMemcpyDeviceToHost``), which read as no read, the wait's idle booked as launch wait."""
     out = np.zeros(len(ctx.h), dtype=bool)
-    blocking = None
+    blocking = scalar = None
     for g in ctx.gpus:
         d = g.d
-        sel = np.flatnonzero((d.kind == devices.KIND_D2H) & (g.launch >= 0))
+        sel = np.flatnonzero(((d.kind == devices.KIND_D2H) | (d.kind == devices.KIND_D2D)) & (g.launch >= 0))
         if not sel.size:
             continue
         if blocking is None:
             blocking = ctx.h.name_mask(lambda x: devices.copy_call_sync(x) == 1)
+            scalar = reads_off_a_gpu(ctx.trace, ctx.fw)
         calls = g.launch[sel]
-        out[calls[blocking[calls]]] = True
+        to_host = (d.kind[sel] == devices.KIND_D2H) | scalar[calls]
+        out[calls[blocking[calls] & to_host]] = True
     return out
 
 

@@ -39,7 +39,7 @@ from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, Enclos
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import memcpy, trips
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
-from tb_gpu_advisor.model.columns import (intersect_intervals, outermost_rows, sorted_unique, starts_in_windows,
+from tb_gpu_advisor.model.columns import (coverage, intersect_intervals, outermost_rows, sorted_unique, starts_in_windows,
                                           subtract_intervals, time_within, union_intervals, unique_inverse)
 
 _RUNTIME = ("cuda", "cu")
@@ -70,6 +70,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     if reads:
         sync = _outermost(h, np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & ((ctx.host_step >= 0) | wide
                                                                                         & ~in_step)))
+        sync = sync[~_held(h, sync, h.name_mask(ctx.fw.blocking_read_holder))]
     sync = sync[~_in_own_one_time(ctx, sync)]
     sync = sync[in_step[sync] | _last_before_kept(ctx, sync)]
     mine = in_step[sync]  # the kept steps' own waits: the counts, names and host time are theirs alone
@@ -437,6 +438,19 @@ def _lost_reads(ctx: Context) -> HostSyncs | None:
     # the host's own time, on its own clock: per kept step, not shared among the GPUs it drove
     return HostSyncs(lost_read_ms_per_step=ctx.per_step(dur.sum(), shared=False),
                      lost_read_callers=sorted(per.items(), key=lambda kv: -kv[1]))
+
+
+def _held(h, idx: np.ndarray, holder: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
+    """Bool per host event of ``idx``: a ``holder`` event on its line holds its start (``Framework.blocking_read_holder``:
+    TensorFlow's ``MemcpyD2H`` inside its runtime's ops is its own copy, not the program's read)."""
+    out = np.zeros(idx.shape, dtype=bool)
+    rows = np.flatnonzero(holder)
+    if not idx.size or not rows.size:
+        return out
+    for line in np.unique(h.line[idx]):
+        mine, on = h.line[idx] == line, rows[h.line[rows] == line]
+        out[mine] = coverage(h.start[idx[mine]], h.start[on], h.end[on])
+    return out
 
 
 def _outermost(h, idx: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents

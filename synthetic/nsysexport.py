@@ -168,6 +168,12 @@ class NsysJob:
     input_ms: float = 0.0  # the loop waits this long for its DataLoader before each step's work
     nccl_us: float = 0.0  # an NCCL AllReduce kernel per step (0: none)
     sync: bool = True  # .item() at the end of each step: cudaStreamSynchronize
+    #: the sync call the program makes (``cudaDeviceSynchronize_v3020``, ``cudaEventSynchronize_v3020``: a native
+    #: loop's); its CUPTI_ACTIVITY_KIND_SYNCHRONIZATION row's ``syncType`` follows (Nsight's ENUM_CUPTI_SYNC_TYPE: 1 event,
+    #: 3 stream, 4 context synchronize)
+    sync_call: str = "cudaStreamSynchronize_v3020"
+    #: ``untraced_ms`` is the program's own recorded host work instead: a user NVTX range of that name (``log metrics``)
+    after_sync_range: str | None = None
     step_range: str | None = "train_step {k}"  # the user's NVTX range around each step ({k}: its number)
     #: top-level user ranges inside each step, in order (``forward``...); "" a block of ops in no range
     #: (``{rank}``: the process's rank, in these and in ``step_range``: ``rank{rank} forward``)
@@ -476,12 +482,14 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
             t += 1 * us
     if job.sync:
         a = t
-        c, t = call("cudaStreamSynchronize_v3020", t + 1 * us, max(stream_free + 5 * us - t - 1 * us, int(job.launch_us * us)))
-        ev["sync"].append((stream_free, t - 1 * us, c, 3))
+        c, t = call(job.sync_call, t + 1 * us, max(stream_free + 5 * us - t - 1 * us, int(job.launch_us * us)))
+        ev["sync"].append((stream_free, t - 1 * us, c, _SYNC_TYPE_OF_CALL.get(job.sync_call.partition("_v")[0], 3)))
         if job.os_call_ms:  # the driver's wait inside the sync, while the kernels run
             ev["osrt"].append((a + 2 * us, t - 1 * us, strings("ioctl"), 0))
         t += 1 * us
         op_range("aten::item", a, t, 100)
+    if job.after_sync_range and job.untraced_ms:
+        ev["nvtx"].append((t, t + int(job.untraced_ms * 1e6), job.after_sync_range))
     t += int(job.untraced_ms * 1e6)
     t += 10 * us
     ranges_at.append(t)
@@ -493,6 +501,10 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
     ev["period"] = [t]
     ev["corrs"] = [corr]
     return ev
+
+
+#: A sync call -> its CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ``syncType`` (:data:`_SYNC_TYPES`).
+_SYNC_TYPE_OF_CALL = {"cudaEventSynchronize": 1, "cudaStreamSynchronize": 3, "cudaDeviceSynchronize": 4}
 
 
 def _blocking_copy(call, ev: dict, t: int, stream_free: int, copy_us: float, nbytes: int, kind: int, src: int,

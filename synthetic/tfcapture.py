@@ -187,7 +187,7 @@ class Capture:
              sequential: bool = False, tail_host_ops: list[Op] | None = None, between_us: float = 2.0,
              between_events: list[tuple[str, float]] | None = None, eager: bool = False,
              jitter: float = 0.02, host_ranges: list[tuple[str, float]] | None = None, send_us: float = 0.0,
-             untraced_us: float = 0.0, peer_wait_us: list[float] | None = None) -> None:
+             untraced_us: float = 0.0, peer_wait_us: list[float] | None = None, read_bytes: int = 0) -> None:
         """Simulate one training step.
 
         ``ops[g]``: the ops launched for GPU g in order; ``allreduce``: NCCL
@@ -206,6 +206,8 @@ class Capture:
         own ops are done and spins in it until the last GPU of the host enters, plus ``peer_wait_us[g]``: the wait for
         GPUs of other hosts (another capture's), so every GPU of the job leaves together.  None: every GPU of the host
         starts its collectives together, after the host's slowest GPU.
+        ``read_bytes`` (eager): the loop reads a result of GPU 0 back at the step's end (``loss.numpy()``,
+        ``float(loss)``), as TensorFlow 2.x records it (:meth:`_eager_read`).
         """
         rng = self.rng
         num = len(self.steps)
@@ -278,6 +280,8 @@ class Capture:
             for g in order:
                 self.launchers[g].add("ExecutorState::Process", h_starts[g] - US, h_ends[g] - h_starts[g] + 2 * US,
                                       id=step_id, iter_num=0, _ct=TF_EXECUTOR_CONTEXT, _c=step_id)
+        if read_bytes:
+            host_end = self._eager_read(st, order[0], read_bytes, host_end, ends)
         done = max(ends + [host_end])
         for op in tail_host_ops or []:
             dur = int(op.host_us * US * (1 + jitter * rng.standard_normal()))
@@ -370,6 +374,23 @@ class Capture:
             else:
                 thread.add(op.name, op_start, h - op_start - US // 2)
         return h, d
+
+    def _eager_read(self, st: _Step, g: int, nbytes: int, h: int, ends: list[int]) -> int:
+        """``loss.numpy()`` of GPU ``g``'s result on the Python thread from host time ``h``, as TensorFlow 2.3 records
+        it on a V100 (mholmeslinder/semi-supervised-cv ``logs/scalars/20201216-223130``, Keras's per-batch read of its
+        logs): nothing while the thread waits for the GPU's queue to drain, then -- 103 us after the GPU's last kernel
+        -- a ``MemcpyD2H`` of 38 us on the Python thread outside any op or ``EagerExecute`` (the copy call), its copy
+        on the GPU's D2H stream 27 us into it, 2 us long.  Here: 20 us after the drain, 30 us, the copy 10 us in.
+        Returns the host's time after the read; the GPU's next work starts after it (``ends[g]``)."""
+        corr = self._next_corr()
+        at = max(h, ends[g]) + 20 * US
+        self.python.add("MemcpyD2H", at, 30 * US, correlation_id=corr)
+        dur = max(int(nbytes / PCIE_BYTES_PER_US * US), 2 * US)
+        self.streams[g]["D2H"].add("MemcpyD2H", at + 10 * US, dur, correlation_id=corr,
+                                   memcpy_details=f"kind_src:device kind_dst:pinned size:{nbytes} dest:{g} async:0")
+        st.events.append(_DevEvent(g, "MemcpyD2H", "D2H", at + 10 * US, dur, at + 30 * US, None, True))
+        ends[g] = max(ends[g], at + 10 * US + dur)
+        return at + 30 * US
 
     def _copy(self, st: _Step, g: int, direction: str, nbytes: int, thread: LineBuilder, h: int, d: int,
               sync: bool, op: Op) -> tuple[int, int]:
@@ -590,6 +611,26 @@ def write_tiny_eager_loop(path: str, steps: int = 8, kernel_us: float = 3.0, hos
     call_us = host_us + launch_us + 2.0
     return {"steps": steps, "calls_per_step": 3, "host_ms_per_step": 3 * call_us / 1000,
             "device_ms_per_step": 3 * kernel_us / 1000, "too_small": 3 * call_us > 3 * kernel_us}
+
+
+def write_eager_read_loop(path: str, steps: int = 8, kernel_us: float = 300.0, host_us: float = 25.0,
+                          launch_us: float = 6.0, read: bool = True, between_us: float = 2.0) -> dict:
+    """:func:`write_tiny_eager_loop`'s eager custom loop whose step reads its result back (``loss.numpy()``, 4 bytes:
+    ``Capture.step(read_bytes=4)``) -- the per-turn read TensorFlow's sync-once fix is about.  ``read``: False, the
+    same loop reading nothing (a control).  Truth by construction: one read a step, the program's; the host waits in it
+    (unrecorded) while the GPU runs the step's ``3 * kernel_us``, and the GPU's idle after the read (until the next
+    step's first kernel: the read's 20 us wake and 30 us call, ``between_us``, the next op's host work and launch)
+    is the read's cost: ``idle_after_read_us``."""
+    cap = Capture(1, A100, seed=7, marker="custom_loop", eager_local=True)
+    ops = [Op(f"dense/{name}:{name}", [Kernel(f"{kernel}", kernel_us)], host_us=host_us, launch_us=launch_us)
+           for name, kernel in (("MatMul", "volta_sgemm_32x32_sliced1x4_nn"),
+                                ("BiasAdd", "void tensorflow::functor::BiasNHWCKernel<float>"),
+                                ("Relu", "void Eigen::internal::EigenMetaKernel<relu>"))]
+    for _ in range(steps):
+        cap.step([ops], eager=True, jitter=0.0, read_bytes=4 if read else 0, between_us=between_us)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    cap.finish().write(path)
+    return {"steps": steps, "reads_per_step": 1 if read else 0, "device_ms_per_step": 3 * kernel_us / 1000}
 
 
 def write_data_only_window(path: str, batches: int = 6, fetch_us: float = 2000.0, gap_us: float = 200.0,

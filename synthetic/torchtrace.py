@@ -3034,6 +3034,37 @@ def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def as_rocm_scalar_reads(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` after :func:`as_rocm`, its ``.item()`` reads as ROCm's PyTorch makes them, in place: each
+    ``hipStreamSynchronize`` (CUDA's ``aten::_local_scalar_dense`` copy-and-wait, :meth:`Rank.sync`) becomes the one
+    ``hipMemcpyWithStream`` of ``at::cuda::memcpy_and_sync`` on ROCm (``kind`` 2, ``hipMemcpyDeviceToHost``; 1 byte),
+    its copy recorded on the compute stream as ROCm's Kineto records it, ``Memcpy DtoD (Device -> Device)`` of 1 byte,
+    2.4 us, ending 3 us before the call returns, with its ``ac2g`` flow -- the layout of the kept MI300X traces
+    (``wild/amd_mi300x`` ``bert_small``: ``aten::item`` > ``aten::_local_scalar_dense`` > ``hipMemcpyWithStream``,
+    correlation 810).  The job is the same: one read of a device value a step, the host waiting through it."""
+    ev = doc["traceEvents"]
+    gpu = next(e for e in ev if e.get("cat") == "kernel")
+    added = []
+    for e in ev:
+        if e.get("cat") != "cuda_runtime" or e["name"] != "hipStreamSynchronize":
+            continue
+        a = e["args"]
+        e["name"] = "hipMemcpyWithStream"
+        a.update({"stream": "0x0", "bytes": "1", "kind": "2", "src": "0x7f03643e9e00", "dst": "0x7f03be8de000"})
+        at = round(e["ts"] + e["dur"] - 5.4, 3)
+        added += [{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoD (Device -> Device)", "pid": gpu["pid"],
+                   "tid": gpu["tid"], "ts": at, "dur": 2.4,
+                   "args": {"External id": a.get("External id"), "device": gpu["args"]["device"], "stream": gpu["tid"],
+                            "correlation": a["correlation"], "kind": "DtoD", "bytes": 1,
+                            "memory bandwidth (GB/s)": 1 / 2400}},
+                  {"ph": "s", "id": a["correlation"], "pid": e["pid"], "tid": e["tid"], "ts": e["ts"], "cat": "ac2g",
+                   "name": "ac2g"},
+                  {"ph": "f", "id": a["correlation"], "pid": gpu["pid"], "tid": gpu["tid"], "ts": at, "cat": "ac2g",
+                   "name": "ac2g", "bp": "e"}]
+    ev.extend(added)
+    return doc
+
+
 #: The graph id :func:`with_graph_ids` gives the kernels a graph replay launched (CUPTI numbers graphs from 1).
 REPLAYED_GRAPH_ID = 7
 

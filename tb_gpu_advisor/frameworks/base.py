@@ -358,6 +358,11 @@ class Framework:
     #: read of a ``jax.Array``'s value passes through -- ``float(x)``, ``x.item()``, ``np.asarray(x)``,
     #: ``jax.device_get``, ``print(x)``): a sync the program asked for (``metrics.syncs``)
     blocking_read_event: NamePredicate = never
+    #: host events inside which a ``blocking_read_event`` is the runtime's own copy, not the program's read: where the
+    #: event is a copy call the runtime also makes inside its ops (TensorFlow's ``MemcpyD2H``: an eager ``.numpy()``
+    #: on the Python thread in no op; a graph's copies inside its executor's ops and function runs); JAX's read
+    #: annotation is the read wherever it sits
+    blocking_read_holder: NamePredicate = never
     #: the host event of a blocking read copying the read bytes out of the runtime's pinned staging buffer into the
     #: program's own memory (JAX's ``D2H Copy From Staging Buffer``, on its own thread, inside the read's wait): time
     #: the read spends moving bytes, as its transfer does -- the copy's cost, not the wait for the GPU's queue

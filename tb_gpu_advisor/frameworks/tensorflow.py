@@ -733,6 +733,30 @@ def is_step_wait(name: str) -> bool:
     return name.startswith(EAGER_CALL) and is_function_call(name)
 
 
+#: What TensorFlow's CUPTI tracer records on the host for a copy from the device: the copy call, named by its kind,
+#: on the thread that made it (``MemcpyD2H``).
+_HOST_READ = "MemcpyD2H"
+
+
+def is_eager_read(name: str) -> bool:
+    """The program reading a GPU tensor's value into host memory from Python (``loss.numpy()``, ``float(loss)``,
+    printing a tensor; Keras's per-batch read of its logs): as TF 2.3 records it on a V100 (mholmeslinder/
+    semi-supervised-cv ``logs/scalars/20201216-223130``, h37-copy69), nothing while the Python thread waits for the
+    GPU's queue to drain -- 93 ms there, the GPU busy with the step's work -- then a 38 us ``MemcpyD2H`` on the Python
+    thread, in no op, 103 us after the GPU's last kernel, its 2 us copy on the D2H stream inside it.  A graph's own
+    copies to the host are the same name inside its executor's ops: a read counts only where none of
+    :func:`is_read_holder` holds it.  A sync the program asked for (``metrics.syncs``)."""
+    return name == _HOST_READ
+
+
+def is_read_holder(name: str) -> bool:
+    """A host event inside which a ``MemcpyD2H`` is TensorFlow's own copy, not the program's read: the eager runtime's
+    and the graph executor's wrappers and function runs (:data:`HOST_MARKERS`), an op, Keras's compiled step function
+    -- not a step marker (``tf.profiler.experimental.Trace('train', step_num=...)``, which holds the program's own
+    reads)."""
+    return name.startswith(HOST_MARKERS) or is_tf_op_event(name) or is_step_function(name)
+
+
 #: A tf.data iterator of a stage that makes elements on several threads, as the profiler names each iterator: the
 #: chain from the root (``Iterator::Model::ParallelMapV2``, ``Iterator::Root::Prefetch::MapAndBatch``).
 _TF_DATA_PARALLEL = re.compile(r"^Iterator::(?:\S+::)?(?:ParallelMap|ParallelInterleave|ParallelBatch|MapAndBatch|"
@@ -829,6 +853,7 @@ FRAMEWORK = Framework(
     device_features=DEVICE_FEATURES,
     batch_transfer_event=is_input_send,
     host_op_event=is_tf_op_event, host_only_op_type=is_host_only_op_type, background_line=is_background_line,
+    blocking_read_event=is_eager_read, blocking_read_holder=is_read_holder,
     labels={"cast_cause": "the mixed-precision policy's variables cast from fp32 again on every read, or layers kept "
                           "in fp32 (a dtype='float32' layer between 16-bit ones)",
             "op": "TensorFlow op", "ops": "TensorFlow ops", "ops_short": "TF ops",

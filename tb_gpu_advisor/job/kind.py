@@ -1673,7 +1673,7 @@ def _cpu_compute_ops(trace: Trace, fw: Framework) -> str:
     n = int(mask.sum())
     if not n:
         return ""
-    calls = trace.h.start[trace.h.name_mask(_queues_work) | _reads_off_a_gpu(trace, fw)]
+    calls = trace.h.start[trace.h.name_mask(_queues_work) | reads_off_a_gpu(trace, fw)]
     if ((calls >= trace.h.start[mask].min()) & (calls <= trace.h.end[mask].max())).any():
         return ""
     ids, counts = np.unique(trace.h.name[mask], return_counts=True)
@@ -1689,7 +1689,7 @@ _MIN_LOOP_STEPS = 2
 def _idle_marked_steps(trace: Trace, fw: Framework) -> int:
     """The framework's step marks (``Framework.step_marker``: ``ProfilerStep#N``) each holding a runtime call, where
     they are :data:`_MIN_LOOP_STEPS` or more and no call of the window queues GPU work (:func:`_queues_work`) or reads a
-    value off a GPU (:func:`_reads_off_a_gpu`); 0 otherwise.
+    value off a GPU (:func:`reads_off_a_gpu`); 0 otherwise.
 
     Why: "start-up only" read every call of a window without kernels as start-up's, and its fix (skip start-up with
     the profiler's schedule) records the same window again.  A loop whose steps each sync or time themselves
@@ -1697,7 +1697,7 @@ def _idle_marked_steps(trace: Trace, fw: Framework) -> int:
     which start-up does not (h37-probe42w's ``torchtrace.write_idle_synced_steps``)."""
     h = trace.h
     marks = np.flatnonzero(h.name_mask(fw.step_marker))
-    if marks.size < _MIN_LOOP_STEPS or h.name_mask(_queues_work).any() or _reads_off_a_gpu(trace, fw).any():
+    if marks.size < _MIN_LOOP_STEPS or h.name_mask(_queues_work).any() or reads_off_a_gpu(trace, fw).any():
         return 0
     at = np.sort(h.start[h.name_mask(devices.is_runtime_call)].astype(np.int64))
     s, e = h.start[marks].astype(np.int64), h.end[marks].astype(np.int64)
@@ -1705,7 +1705,7 @@ def _idle_marked_steps(trace: Trace, fw: Framework) -> int:
     return held if held >= _MIN_LOOP_STEPS else 0
 
 
-def _reads_off_a_gpu(trace: Trace, fw: Framework) -> np.ndarray:
+def reads_off_a_gpu(trace: Trace, fw: Framework) -> np.ndarray:
     """Bool per host event: a runtime call made inside the framework's read of a scalar (``Framework.scalar_read_event``:
     ``aten::item`` / ``aten::_local_scalar_dense``).  A value read off the host's own memory calls no CUDA: a sync inside
     the read waited for the GPU that held the tensor, so the op before it ran there, whatever else the window lost --

@@ -33,13 +33,13 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job.waits import drain
-from tb_gpu_advisor.job.kind import read_under, waited_scalar_reads
+from tb_gpu_advisor.job.kind import read_under, reads_off_a_gpu, waited_scalar_reads
 from tb_gpu_advisor.metrics import context as _context
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, Encloser, bounds_a_window, last_starts, loop_frames
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import memcpy, trips
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
-from tb_gpu_advisor.model.columns import (intersect_intervals, outermost_rows, sorted_unique, starts_in_windows,
+from tb_gpu_advisor.model.columns import (coverage, intersect_intervals, outermost_rows, sorted_unique, starts_in_windows,
                                           subtract_intervals, time_within, union_intervals, unique_inverse)
 
 _RUNTIME = ("cuda", "cu")
@@ -70,6 +70,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     if reads:
         sync = _outermost(h, np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & ((ctx.host_step >= 0) | wide
                                                                                         & ~in_step)))
+        sync = sync[~_held(h, sync, h.name_mask(ctx.fw.blocking_read_holder))]
     sync = sync[~_in_own_one_time(ctx, sync)]
     sync = sync[in_step[sync] | _last_before_kept(ctx, sync)]
     mine = in_step[sync]  # the kept steps' own waits: the counts, names and host time are theirs alone
@@ -439,6 +440,19 @@ def _lost_reads(ctx: Context) -> HostSyncs | None:
                      lost_read_callers=sorted(per.items(), key=lambda kv: -kv[1]))
 
 
+def _held(h, idx: np.ndarray, holder: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
+    """Bool per host event of ``idx``: a ``holder`` event on its line holds its start (``Framework.blocking_read_holder``:
+    TensorFlow's ``MemcpyD2H`` inside its runtime's ops is its own copy, not the program's read)."""
+    out = np.zeros(idx.shape, dtype=bool)
+    rows = np.flatnonzero(holder)
+    if not idx.size or not rows.size:
+        return out
+    for line in np.unique(h.line[idx]):
+        mine, on = h.line[idx] == line, rows[h.line[rows] == line]
+        out[mine] = coverage(h.start[idx[mine]], h.start[on], h.end[on])
+    return out
+
+
 def _outermost(h, idx: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
     """Of host events ``idx``, those no other of them on their line holds (``model.columns.outermost``: the one rule
     of nesting under rounded times -- a read whose rounded end lands a nanosecond past its frame's is still inside
@@ -641,18 +655,24 @@ def _blocking_reads(ctx: Context) -> np.ndarray:
     named asynchronous, ``devices.copy_call_sync``, whose device copy is device-to-host) -- the program reading device
     values through a call that is the copy and the wait in one: PyTorch's ``.item()`` / ``.cpu()`` on ROCm
     (``hipMemcpyWithStream``), a native program's ``cudaMemcpy`` to the host.  The runtime records no sync call for
-    them, yet the host waits in them for all the work queued before the copy, as in a ``cudaStreamSynchronize``."""
+    them, yet the host waits in them for all the work queued before the copy, as in a ``cudaStreamSynchronize``.
+    A copy call made inside the framework's read of a scalar (``Framework.scalar_read_event``: ``.item()``'s
+    ``aten::_local_scalar_dense``) reads to the host whatever direction its record says: ROCm's tracers record that
+    copy ``Memcpy DtoD (Device -> Device)`` (11 of 11 in the kept MI300X traces, ``devices.amd.HOST_FREE_KINDS``;
+    its call asked ``hipMemcpyDeviceToHost``), which read as no read, the wait's idle booked as launch wait."""
     out = np.zeros(len(ctx.h), dtype=bool)
-    blocking = None
+    blocking = scalar = None
     for g in ctx.gpus:
         d = g.d
-        sel = np.flatnonzero((d.kind == devices.KIND_D2H) & (g.launch >= 0))
+        sel = np.flatnonzero(((d.kind == devices.KIND_D2H) | (d.kind == devices.KIND_D2D)) & (g.launch >= 0))
         if not sel.size:
             continue
         if blocking is None:
             blocking = ctx.h.name_mask(lambda x: devices.copy_call_sync(x) == 1)
+            scalar = reads_off_a_gpu(ctx.trace, ctx.fw)
         calls = g.launch[sel]
-        out[calls[blocking[calls]]] = True
+        to_host = (d.kind[sel] == devices.KIND_D2H) | scalar[calls]
+        out[calls[blocking[calls] & to_host]] = True
     return out
 
 

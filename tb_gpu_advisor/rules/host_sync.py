@@ -34,8 +34,8 @@ from __future__ import annotations
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics, HostSyncs
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, action, count, finding, grade, in_async_stalls, ms, pct, rule, saving, share_metric, short,
-                                       step_windows, table)
+from tb_gpu_advisor.rules.base import (Ctx, action, count, finding, grade, in_async_stalls, in_ranges, ms, pct, rule, saving,
+                                       share_metric, short, step_windows, table)
 from tb_gpu_advisor.rules.savings import idle_claims
 
 ID = "host_sync"
@@ -67,7 +67,8 @@ def _syncs(ctx: Ctx) -> Finding | None:
         (ctx.fw.label("host_sync:in_op", calls=count(round(s.in_op_calls_per_step, 1))) if s.in_op_calls_per_step else "") +
         (ctx.fw.label("host_sync:poll", calls=count(round(s.poll_calls_per_step, 1))) if s.poll_calls_per_step else "") +
         "; each wait drains the GPU's queue, which then idles until the host launches more work: "
-        f"{ctx.part_of_step(s.gpu_idle_ms_per_step)} ({pct(share)}){in_async_stalls(ctx, s.gpu_idle_ms_per_step, s.idle_in_async_stalls)}.",
+        f"{ctx.part_of_step(s.gpu_idle_ms_per_step)} ({pct(share)}){in_async_stalls(ctx, s.gpu_idle_ms_per_step, s.idle_in_async_stalls)}"
+        f"{in_ranges(ctx, dict(s.gpu_idle_ledger_ms), 'that idle')}.",
         metric=share_metric("sync_idle_share", "GPU idle after host syncs", share, "host_sync.warning", severity=sev,
                             meaning=ctx.fw.label("host_sync:meaning"),
                             detail={"syncs_per_step": s.calls_per_step, "syncs": s.calls, "idle_ms_per_step": s.gpu_idle_ms_per_step,

@@ -16,6 +16,17 @@ last dropped) hold reads 1-20: 10.478 ms of host wait per step.  What that wait 
 sync -- under the 5% warning here, so no warning (the accounting's answer: the 268 ms of waiting cost the GPU nothing
 while it waited).
 
+On ROCm's Kineto the same read is recorded another way (h37-copy69): the copy of ``.item()``'s
+``hipMemcpyWithStream`` (the call asked ``hipMemcpyDeviceToHost``, ``kind`` 2) is a ``Memcpy DtoD (Device -> Device)``
+record -- 11 of 11 in the kept MI300X traces -- so the read, kept to device-to-host copies, was no read: the wait's
+idle was booked as launch wait, and a loop reading ``.item()`` every step had no sync at all ("CPU ops between steps
+..., no sync among it").  A blocking copy call inside the framework's scalar read (``aten::_local_scalar_dense``)
+reads to the host whatever its record's direction.  Real: ``wild/amd_mi300x`` ``bert_small`` (an ``if mask:`` in
+the forward: ``aten::is_nonzero`` > ``aten::item`` > ``aten::_local_scalar_dense`` > ``hipMemcpyWithStream``, 24.9
+us; the GPU drained 0.8 us into it, its 1-byte copy 21.6-24.0 us): main 1 sync (the profiler's own
+``hipDeviceSynchronize``), now 2, the read named by the op the program called.  By construction
+(``synthetic.torchtrace.as_rocm_scalar_reads``): the ``.item()`` loop written for CUDA and for ROCm reads the same.
+
 Controls: the matmul's ``hipMemcpyWithStream`` uploads (host to device) are the copy's, never a read, and its reads
 in no recorded op stay copies (a native program's synchronous ``cudaMemcpy`` likewise: ``test_per_rank_counts``'
 synthetic job keeps its one ``.item()`` a step); an asynchronous copy to the host (``hipMemcpyAsync``) is no sync.
@@ -24,12 +35,15 @@ synthetic job keeps its one ``.item()`` a step); an asynchronous copy to the hos
 from __future__ import annotations
 
 import gzip
+import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from tb_gpu_advisor import devices
+from synthetic import torchtrace as tt
+from tb_gpu_advisor import devices, formats
+from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.rpd.reader import read_trace
 from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
 
@@ -93,3 +107,37 @@ def test_uploads_and_reads_no_framework_op_made_are_no_sync():
 def test_an_asynchronous_copy_to_the_host_is_no_sync():
     assert devices.copy_call_sync("hipMemcpyAsync") == 0 and devices.copy_call_sync("hipMemcpyWithStream") == 1
     assert devices.copy_call_sync("cudaMemcpyAsync") == 0 and devices.copy_call_sync("cudaMemcpy") == 1
+
+
+def _host_metrics(logdir: Path | str, run: str):  # the pipeline's HostMetrics
+    (s,) = [s for s in discover(str(logdir)) if s.run == run]
+    (hf,) = s.hosts
+    return host_metrics(formats.read(hf))
+
+
+def test_rocms_item_recorded_device_to_device_is_a_read():
+    """wild/amd_mi300x's one ``.item()``: its ``hipMemcpyWithStream`` copy recorded DtoD is the program's read, named
+    by the op it called; main read the profiler's own ``hipDeviceSynchronize`` alone (1 sync, no idle)."""
+    s = _host_metrics(FIXTURES / "wild", "amd_mi300x").syncs
+    assert s.calls == 2 and dict(s.callers).get("aten::is_nonzero") == 1.0
+    # the idle the read drained: the call's 24.9 us (the GPU drained 0.8 us into it) -- not the 214 us after it,
+    # which the host's next launches hold
+    assert 0.015 < s.gpu_idle_ms_per_step < 0.03
+
+
+def test_an_item_loop_reads_the_same_on_rocm(tmp_path: Path):
+    """``.item()`` a step then 500 us of recorded bookkeeping (``write_sync_then_host_work``), written as CUDA's and
+    as ROCm's PyTorch record it: the same sync, named ``aten::item``, the same idle.  Main: on ROCm no sync at all."""
+    got = {}
+    for form in ("cuda", "rocm"):
+        paths = tt.write_sync_then_host_work(str(tmp_path / form), run="item")["paths"]
+        if form == "rocm":
+            for p in paths:
+                with open(p, encoding="utf-8") as f:
+                    doc = json.load(f)
+                tt.write_doc(p, tt.as_rocm_scalar_reads(tt.as_rocm(doc)))
+        got[form] = _host_metrics(tmp_path / form, "item").syncs
+    cuda, rocm = got["cuda"], got["rocm"]
+    assert rocm.calls_per_step == cuda.calls_per_step == pytest.approx(1.0)
+    assert dict(rocm.callers) == dict(cuda.callers) == {"aten::item": 1.0}
+    assert rocm.gpu_idle_ms_per_step == pytest.approx(cuda.gpu_idle_ms_per_step, abs=0.015)

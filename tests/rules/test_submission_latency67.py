@@ -18,6 +18,7 @@ passes there.
 from __future__ import annotations
 
 import glob
+import json
 import os
 from types import SimpleNamespace
 
@@ -117,3 +118,29 @@ def test_the_latency_saves_what_the_host_waits_through_in_its_syncs(tmp_path):
     m, findings = _run(paced)
     (said,) = _submission(findings)
     assert said.saving is None and m.submission.idle_ms > 0.2 and said.summary.endswith("here none of it.")
+
+
+def _windows_frame(path: str) -> None:
+    """The trace's first step as ``with_stack=True`` records it on Windows: one Python frame of a ``C:\\`` path."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    op = next(e for e in doc["traceEvents"] if e.get("cat") == "cpu_op")
+    doc["traceEvents"].append({"ph": "X", "cat": "python_function", "name": "C:\\Users\\me\\lab\\train.py(41): step",
+                               "pid": op["pid"], "tid": op["tid"], "ts": op["ts"], "dur": op["dur"], "args": {}})
+    tt.write_doc(path, doc)
+
+
+def test_the_latency_is_a_reading_where_the_capture_shows_no_os(tmp_path):
+    """Fails on b2a0d583 (h37-copy69, session 68's left item): with no OS in the file (a Kineto trace records none)
+    the finding said the wait "is the driver's submission latency" and saved its idle with no word that the saving
+    rests on a batching driver the file does not show, nor which fix it assumes.  Control: a Windows path recorded."""
+    path = str(tmp_path / "waited.pt.trace.json")
+    tt.write_submission_waits(path, kernels=37, tail_us=0.0)
+    (said,) = _submission(_run(path)[1])
+    assert "reads as the driver's submission latency (the capture records no OS or driver model" in said.summary
+    assert said.saving.assumption.startswith("the latency is a batching driver's, which the capture does not show")
+    assert "the fix the saving assumes" in said.actions[-1].text and "Driver Model" in said.actions[-1].text
+    _windows_frame(path)
+    (said,) = _submission(_run(path)[1])
+    assert "is the driver's submission latency: " in said.summary and "Windows paths" in said.summary
+    assert said.saving.assumption.startswith("each launch the host then waits for")

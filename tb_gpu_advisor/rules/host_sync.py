@@ -36,6 +36,7 @@ from tb_gpu_advisor.metrics.types import HostMetrics, HostSyncs
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, action, count, finding, grade, in_async_stalls, ms, pct, rule, saving, share_metric, short,
                                        step_windows, table)
+from tb_gpu_advisor.rules.launch_bound import replay_wait_held_by_syncs
 from tb_gpu_advisor.rules.savings import idle_claims
 
 ID = "host_sync"
@@ -51,11 +52,15 @@ def check(m: HostMetrics) -> list[Finding]:
 
 
 def _syncs(ctx: Ctx) -> Finding | None:
-    """The syncs the program asked for, graded by the GPU idle they leave."""
+    """The syncs the program asked for, graded by the GPU idle they leave: after each wait, and -- in a loop that
+    waits every step and replays graphs -- before the replays the host prepares only after its wait
+    (``launch_bound.replay_wait_held_by_syncs``)."""
     s = ctx.m.syncs
     if not s.calls_per_step:
         return None
-    graded = ctx.graded(s.gpu_idle_ms_per_step, "host_sync.warning", "host_sync.critical")
+    replays = replay_wait_held_by_syncs(ctx.m)
+    idle = s.gpu_idle_ms_per_step + replays
+    graded = ctx.graded(idle, "host_sync.warning", "host_sync.critical")
     if graded is None:
         return None
     share, sev = graded
@@ -67,13 +72,16 @@ def _syncs(ctx: Ctx) -> Finding | None:
         (ctx.fw.label("host_sync:in_op", calls=count(round(s.in_op_calls_per_step, 1))) if s.in_op_calls_per_step else "") +
         (ctx.fw.label("host_sync:poll", calls=count(round(s.poll_calls_per_step, 1))) if s.poll_calls_per_step else "") +
         "; each wait drains the GPU's queue, which then idles until the host launches more work: "
-        f"{ctx.part_of_step(s.gpu_idle_ms_per_step)} ({pct(share)}){in_async_stalls(ctx, s.gpu_idle_ms_per_step, s.idle_in_async_stalls)}.",
+        f"{ctx.part_of_step(s.gpu_idle_ms_per_step)} ({pct(ctx.share(s.gpu_idle_ms_per_step))})"
+        f"{in_async_stalls(ctx, s.gpu_idle_ms_per_step, s.idle_in_async_stalls)}.{_replays_txt(ctx, replays, share)}",
         metric=share_metric("sync_idle_share", "GPU idle after host syncs", share, "host_sync.warning", severity=sev,
                             meaning=ctx.fw.label("host_sync:meaning"),
                             detail={"syncs_per_step": s.calls_per_step, "syncs": s.calls, "idle_ms_per_step": s.gpu_idle_ms_per_step,
                                     "wait_ms_per_step": s.wait_ms_per_step}),
-        saving=saving(ctx, s.gpu_idle_ms_per_step, "the GPU's queue stays full: values are read every N steps, not "
-                                                  "every step", idle_claims(s.gpu_idle_ledger_ms, pool="sync_idle")),
+        saving=saving(ctx, idle, "the GPU's queue stays full: values are read every N steps, not every step"
+                      + (", so the host prepares each graph replay while the GPU still runs the work before it"
+                         if replays > 0 else ""),
+                      idle_claims(s.gpu_idle_ledger_ms, pool="sync_idle") + [("launch", "sync_idle", replays)]),
         evidence=[table("Host events that wait for the GPU, {per_step}", ["host event", "syncs per step"],
                         [[short(n, 80), round(per, 2)] for n, per in s.callers])],
         # the syncs' idle where the ledger books it (``gpu_idle_ledger_ms``), each step's share of those categories
@@ -82,6 +90,15 @@ def _syncs(ctx: Ctx) -> Finding | None:
         actions=ctx.fw.fix(f"{ID}:read_in_op" if _mostly_in_ops(s) else f"{ID}:poll" if _mostly_polls(s) else ID),
         title=_title(ctx),
     )
+
+
+def _replays_txt(ctx: Ctx, replays: float, share: float) -> str:
+    """The idle before graph replays a loop waiting every step exposes, said as the wait's (""  where there is none)."""
+    if replays <= 0:
+        return ""
+    return (f" And since the host waits in every {ctx.step_noun}, it prepares each graph replay only after its wait, "
+            f"with nothing queued: the GPU idles another {ms(replays)} {ctx.per_step} before the replays, which a "
+            f"host running ahead prepares while the GPU still runs -- {pct(share)} of the {ctx.step_noun} in all.")
 
 
 def _mostly_in_ops(s: HostSyncs) -> bool:

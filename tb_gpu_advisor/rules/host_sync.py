@@ -9,7 +9,10 @@ ledger holds it: the host's launches, its own work, its start-up or allocator ca
 it was called launch wait, 877 ms of it on cold_a100_alexnet whose step holds 1.9 ms of launch wait).  A gap is the
 syncs' only as far as they blocked the host (issue #37 item 3): without a sync the host runs on by the time it waited,
 so its next launch comes at most that much sooner, and the rest of the gap is the host's own time (cold_a100_alexnet:
-0.92 ms of syncs, then seconds of cuDNN start-up, which run with or without them).  Its claims go in the pool
+0.92 ms of syncs, then seconds of cuDNN start-up, which run with or without them).  In a loop that waits every step
+and replays graphs, the GPU's idle before the replays is the wait's too: the host prepares each replay only after its
+wait, where a host running ahead prepares it while the GPU runs (``launch_bound.replay_wait_held_by_syncs``; the H200
+JAX twins: 543 and 652 us saved where the loops without the wait give back 542 and 652).  Its claims go in the pool
 ``sync_idle`` of each group: the gap and launch checks leave that idle out of theirs, so the two add up rather than
 being taken for one time (``rules.savings.idle_claims``, h37-probe42s).
 

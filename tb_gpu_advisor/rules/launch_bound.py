@@ -21,7 +21,7 @@ before them (``HostMetrics.kernels_outside_graphs``).  The wait before a replay 
 framework's or engine's fix for it (``launch_bound:replay``) and a saving of at most that wait, up to the step's GPU
 compute: the host prepares the next replay while the GPU runs -- except in a loop that waits for the GPU every step,
 where a host that waits prepares each replay only after its wait: that idle is the wait's, saved by ``host_sync``, and
-the note claims none (``replay_wait_held_by_syncs``).  Where no graph fix fits the GPU at the framework version
+the note claims none (``host_sync.replays_claimed_ms``).  Where no graph fix fits the GPU at the framework version
 the trace shows (an Intel GPU, PyTorch undated), no saving is claimed from one.  Where at least half of the wait lies
 inside loops a compiled program runs from the host (XLA's ``while`` loops: ``[iter=N]`` spans, or Nsight's loop thunk
 ranges; ``HostMetrics.launch_wait_in_host_loops``), the launches are the loop's iterations and the fixes are the
@@ -62,6 +62,7 @@ from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, in_ranges
                                        short, step_windows, table, traced_python)
 from tb_gpu_advisor.rules._multi import active_gpus, paced_launch_ms, wait_held_ms, wait_parts
 from tb_gpu_advisor.rules.cold_start import first_call_why
+from tb_gpu_advisor.rules.host_sync import after_waits_ms, replays_claimed_ms, syncs_every_step  # noqa: F401
 
 ID = "launch_bound"
 _BIGGER_KERNELS = action("Make each kernel do more work: concatenate small tensors, vectorize loops over scalars, "
@@ -132,16 +133,6 @@ def quiet(m) -> str | None:
     return None
 
 
-def after_waits_ms(m: HostMetrics) -> float:
-    """ms per step of the launch wait that follows a host sync or a blocking copy's wait (``metrics.syncs``, booked in
-    the step's ledger as launch wait): the host blocked until the GPU drained, then launched the next kernel into an
-    idle GPU.  Why not ours (issue #37 deliverable 3: each wait belongs to its cause): a CUDA graph or bigger kernels
-    leave that wait as it is -- the GPU idles because the host waited, and the fix is to stop waiting
-    (an OpenMP offload region's ``cuStreamSynchronize`` after every kernel)."""
-    s = m.syncs
-    return float(s.gpu_idle_ledger_ms.get("launch_wait", 0.0) + s.copy_idle_ledger_ms.get("launch_wait", 0.0))
-
-
 @rule(ID, "§1.2.2", "Launch-bound: many small kernels, the GPU waits for the host to launch them",
       thresholds=("launch_bound.warning", "launch_bound.critical", "launch.small_kernel_us", "launch.fused_us_per_kernel",
                  "launch_bound.step_calls", "launch_bound.min_small_kernel_time_share",
@@ -184,7 +175,7 @@ def check(m: HostMetrics) -> list[Finding]:
     if save_ms + hidden <= 0.0:
         return []
     # of that, what a loop syncing every step exposes is the sync's to save (host_sync): the note says so, claims none
-    synced = min(hidden, replay_wait_held_by_syncs(m))
+    synced = min(hidden, replays_claimed_ms(m))
     hidden_saved = hidden - synced
     # a kernel replayed from a graph pays no launch of its own: where the wait is the replays' (or the words say what
     # is left is the graph's one launch), the top offender is not held against the launch latency (h37-review13:
@@ -465,7 +456,7 @@ def _replay_txt(ctx: Ctx, replay: float, wait: float, graphs: float) -> str:
 
 
 def _synced_txt(ctx: Ctx, synced: float) -> str:
-    """Where the loop syncs every step (:func:`replay_wait_held_by_syncs`), that the preparation's idle is the sync's:
+    """Where the loop syncs every step (``host_sync.replays_claimed_ms``), that the preparation's idle is the sync's:
     the host-sync finding's saving holds it ("" where none is)."""
     if synced <= 0:
         return ""
@@ -634,40 +625,6 @@ def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, 
                     f"{ctx.step_noun} is too small for its {too_small_for}.")
         actions = ctx.fw.fix(f"{ID}:step") + sync_fixes(ctx, m)
     return sev, few_small, actions, words + step_txt
-
-
-def syncs_every_step(m: HostMetrics) -> bool:
-    """Whether the program's own syncs (not an op's read of a size, not a poll: those have fixes of their own) number
-    at least one a step over a loop of two or more kept steps, no lone first call: a loop whose host waits for the
-    GPU in every turn, and so never runs ahead of it."""
-    s = m.syncs
-    own = s.calls_per_step - s.in_op_calls_per_step - s.poll_calls_per_step
-    # a turn's sync is "every turn" only where turns repeat: one kept step (a lone first call, wild
-    # compiled_a100_triton's one compiled pass) shows no loop to sync once after
-    return own >= 1.0 and m.steps.count >= 2 and first_call_why(m) is None
-
-
-def replay_wait_held_by_syncs(m: HostMetrics) -> float:
-    """ms per step of the GPU's wait before graph replays (``HostMetrics.launch_wait_before_replay``, less the wait
-    after the syncs, which is theirs already: :func:`after_waits_ms`) in a loop that syncs every step
-    (:func:`syncs_every_step`): 0 elsewhere.  That wait is the sync's cost, not the replays': a host that waits for
-    the GPU in every step prepares each replay only after the wait, with nothing queued, where a host running ahead
-    prepares it while the GPU still runs the step before -- the fix is the sync's (wait once, after the loop), and the
-    host-sync finding's saving holds it.
-
-    Why: H200 ``jax_train_float_loss`` (tests/fixtures/h200_waits: a jitted MLP step of five command-buffer replays,
-    ``float(loss)`` every step, 979 us a step; the same loop without the wait runs 327 us) read the host-sync finding
-    saving 540 us and, as a note, the replays' preparation saving 112 us more with the sync's own fix -- one cause
-    told twice, its note saving 11.5% of the step (21.9% in ``jax_train_block_until_ready``) while graded info.
-    Together they are the 652 us the control gives back.  That a waiting host's time before its replays goes with
-    the wait is what the twins measure: ``jax_train_block_until_ready``'s dispatch (``PjitFunction``) lasts 446-522
-    us a step, its twin's 250-306 us, the ~190 us of idle before the replays (h37-waits2 left that difference as "a
-    host this capture does not show", capping the saving at the 359 us the host blocked)."""
-    if m.capture.graph_kernel_share <= 0 or not syncs_every_step(m):
-        return 0.0
-    own = max(0.0, (m.breakdown.launch_wait or 0.0) - after_waits_ms(m))
-    # hidden behind the GPU's work before each replay, as far as that work lasts (the replay note's own bound)
-    return max(0.0, min(m.launch_wait_before_replay, own, m.breakdown.device_compute))
 
 
 def sync_fixes(ctx: Ctx, m: HostMetrics) -> list:

@@ -24,7 +24,7 @@ import pytest
 
 from synthetic.torchtrace import GEMM_FWD, TANH_F32, Rank, trace_doc
 from tb_gpu_advisor import formats
-from tb_gpu_advisor.rules.launch_bound import replay_wait_held_by_syncs
+from tb_gpu_advisor.rules.host_sync import replay_wait_held_by_syncs
 from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
 from tests.support.waits import waits_metrics as _metrics
 
@@ -97,7 +97,7 @@ def test_a_host_bound_wait_loop_is_given_its_whole_wait() -> None:
     -- by its own numbers a host-bound loop, whose wait saves the time it blocked.  Main gave 322 us (90%: its last
     kept step's wait was dropped); then 353 us (98%).  The twin realised 543 us because its host dispatched in ~300
     us a step (``PjitFunction`` 250-306 us here 446-522): the ~190 us a step the GPU idles before the graph replays
-    the waiting host prepares only after its wait (``launch_bound.replay_wait_held_by_syncs``), which the saving now
+    the waiting host prepares only after its wait (``host_sync.replay_wait_held_by_syncs``), which the saving now
     holds too (h37-tiny69: 543 us, the twin's)."""
     m = _metrics("jax_train_block_until_ready")
     whole = m.syncs.wait_ms_per_step + replay_wait_held_by_syncs(m)

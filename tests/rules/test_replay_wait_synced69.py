@@ -46,3 +46,34 @@ def test_control_a_replay_wait_with_no_sync_keeps_its_saving() -> None:
     _, note = _rule("sglang_b300_decode", "launch_bound", FIXTURES / "wild")
     assert note.saving is not None and note.saving.ms_per_step > 0.9
     assert "host-sync finding" not in note.summary
+
+
+def test_control_a_sync_that_finds_the_gpu_done_takes_no_replay_idle(tmp_path) -> None:
+    """Generated (``synthetic.torchtrace``): each step a DataLoader fetch, one CUDA-graph replay of 24 tiny kernels
+    (~35 us of GPU work) after the compiled region's host preparation, 150 us of recorded host ops, then ``.item()``:
+    the GPU is done long before the read, so the sync holds the host ~4 us and the loop is host-bound.  Truth by
+    construction: dropping the read gives back at most the time it blocked -- the host's preparation of each replay is
+    its own work, no wait's; the replay note keeps that idle, as on main."""
+    import json
+    from types import SimpleNamespace
+
+    from synthetic.torchtrace import FP32_GEMM, MULTI_DATALOADER, TANH_F32, Rank, trace_doc
+    from tb_gpu_advisor import formats
+    from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
+
+    def body(r: Rank) -> None:
+        r.cpu(MULTI_DATALOADER, 50.0)
+        r.graph([(FP32_GEMM, 1.0)] * 15 + [(TANH_F32, 1.0)] * 9)
+        r.cpu("aten::add", 150.0)
+        r.sync()
+
+    r = Rank(rank=0, pid=4800, device=0)
+    for n in range(12):
+        r.step(n, body)
+    p = tmp_path / "w.1.pt.trace.json"
+    p.write_text(json.dumps(trace_doc(r, 1)))
+    m = host_metrics(formats.read(SimpleNamespace(host="w", path=str(p), format="kineto")))
+    fs = {f.rule: f for f in host_report(m, 0).findings if f.rule in ("host_sync", "launch_bound") and f.saving}
+    assert m.syncs.wait_ms_per_step < 0.01
+    assert "host_sync" not in fs or fs["host_sync"].saving.ms_per_step <= m.syncs.wait_ms_per_step + 1e-3
+    assert fs["launch_bound"].saving.ms_per_step > 0.01 and "host-sync finding" not in fs["launch_bound"].summary

@@ -62,7 +62,7 @@ from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, in_ranges
                                        short, step_windows, table, traced_python)
 from tb_gpu_advisor.rules._multi import active_gpus, paced_launch_ms, wait_held_ms, wait_parts
 from tb_gpu_advisor.rules.cold_start import first_call_why
-from tb_gpu_advisor.rules.host_sync import after_waits_ms, replays_claimed_ms, syncs_every_step  # noqa: F401
+from tb_gpu_advisor.rules.host_sync import after_waits_ms, replays_claimed_ms, syncs_every_step
 
 ID = "launch_bound"
 _BIGGER_KERNELS = action("Make each kernel do more work: concatenate small tensors, vectorize loops over scalars, "

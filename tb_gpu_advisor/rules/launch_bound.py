@@ -19,7 +19,9 @@ Work already replayed from graphs is one launch: a graph saves only over the lau
 before them (``HostMetrics.kernels_outside_graphs``).  The wait before a replay is the host preparing it
 (``HostMetrics.launch_wait_before_replay``); where it is most of the wait, the finding is that preparation, with the
 framework's or engine's fix for it (``launch_bound:replay``) and a saving of at most that wait, up to the step's GPU
-compute: the host prepares the next replay while the GPU runs.  Where no graph fix fits the GPU at the framework version
+compute: the host prepares the next replay while the GPU runs -- except in a loop that waits for the GPU every step,
+where a host that waits prepares each replay only after its wait: that idle is the wait's, saved by ``host_sync``, and
+the note claims none (``host_sync.replays_claimed_ms``).  Where no graph fix fits the GPU at the framework version
 the trace shows (an Intel GPU, PyTorch undated), no saving is claimed from one.  Where at least half of the wait lies
 inside loops a compiled program runs from the host (XLA's ``while`` loops: ``[iter=N]`` spans, or Nsight's loop thunk
 ranges; ``HostMetrics.launch_wait_in_host_loops``), the launches are the loop's iterations and the fixes are the
@@ -60,6 +62,7 @@ from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, in_ranges
                                        short, step_windows, table, traced_python)
 from tb_gpu_advisor.rules._multi import active_gpus, paced_launch_ms, wait_held_ms, wait_parts
 from tb_gpu_advisor.rules.cold_start import first_call_why
+from tb_gpu_advisor.rules.host_sync import after_waits_ms, replays_claimed_ms, syncs_every_step
 
 ID = "launch_bound"
 _BIGGER_KERNELS = action("Make each kernel do more work: concatenate small tensors, vectorize loops over scalars, "
@@ -130,16 +133,6 @@ def quiet(m) -> str | None:
     return None
 
 
-def after_waits_ms(m: HostMetrics) -> float:
-    """ms per step of the launch wait that follows a host sync or a blocking copy's wait (``metrics.syncs``, booked in
-    the step's ledger as launch wait): the host blocked until the GPU drained, then launched the next kernel into an
-    idle GPU.  Why not ours (issue #37 deliverable 3: each wait belongs to its cause): a CUDA graph or bigger kernels
-    leave that wait as it is -- the GPU idles because the host waited, and the fix is to stop waiting
-    (an OpenMP offload region's ``cuStreamSynchronize`` after every kernel)."""
-    s = m.syncs
-    return float(s.gpu_idle_ledger_ms.get("launch_wait", 0.0) + s.copy_idle_ledger_ms.get("launch_wait", 0.0))
-
-
 @rule(ID, "§1.2.2", "Launch-bound: many small kernels, the GPU waits for the host to launch them",
       thresholds=("launch_bound.warning", "launch_bound.critical", "launch.small_kernel_us", "launch.fused_us_per_kernel",
                  "launch_bound.step_calls", "launch_bound.min_small_kernel_time_share",
@@ -181,6 +174,9 @@ def check(m: HostMetrics) -> list[Finding]:
     hidden = min(replay, m.breakdown.device_compute) if replay >= 0.5 * (wait_ms or 0.0) else 0.0
     if save_ms + hidden <= 0.0:
         return []
+    # of that, what a loop syncing every step exposes is the sync's to save (host_sync): the note says so, claims none
+    synced = min(hidden, replays_claimed_ms(m))
+    hidden_saved = hidden - synced
     # a kernel replayed from a graph pays no launch of its own: where the wait is the replays' (or the words say what
     # is left is the graph's one launch), the top offender is not held against the launch latency (h37-review13:
     # sglang_b300_decode's "~24.6 us each -- about the 20-40 us launch latency itself" beside "not a launch per
@@ -190,7 +186,7 @@ def check(m: HostMetrics) -> list[Finding]:
     title = "Launch-bound: the GPU waits for the host to dispatch each op" if few_small else _few_kernels_title(kps)
     if hidden > 0:
         title, sev, actions = "The GPU waits while the host prepares each graph replay", "info", ctx.fw.fix(f"{ID}:replay")
-        said = _replay_txt(ctx, replay, wait_ms or 0.0, m.capture.graph_kernel_share)
+        said = _replay_txt(ctx, replay, wait_ms or 0.0, m.capture.graph_kernel_share) + _synced_txt(ctx, synced)
     elif replay >= T("report.min_said_ms"):  # a part before replays: the host preparing them, which no graph cuts
         said += (f" {ms(replay)} of the wait comes before graph replays: the host preparing them, which another "
                  f"graph cannot cut, so it is left out of the saving.")
@@ -215,7 +211,7 @@ def check(m: HostMetrics) -> list[Finding]:
         said += (f" Another {ms(own_comm)} {ctx.per_step} of its launch gaps fall while its own collectives run: the "
                  f"ledger books them as communication, but with the launches ahead of the kernels its next work fills "
                  f"them and the collective hides behind it, so the saving counts them too.")
-    assumption = _assumption(ctx, save_ms, hidden, launched_ps, few_small,
+    assumption = _assumption(ctx, save_ms, hidden_saved, launched_ps, few_small,
                              launches < (kps if few_small else small_ps), m.graph_node_gap_us,
                              code[0] if code is not None and not hidden else None, _across_steps(m, sev, kps))
     if paced > 0:  # the part beyond the mean's launch wait: the others' wait for the pacing GPU's launches
@@ -243,10 +239,11 @@ def check(m: HostMetrics) -> list[Finding]:
                                                      if m.capture.graph_kernel_share > 0 else {}),
                                                   **({"launch_call_wait_ms": code[0], "host_code_wait_ms": code[1]}
                                                      if code is not None else {})}),
-        saving=saving(ctx, save_ms + hidden + paced + own_comm, assumption, [("launch", "launch", save_ms + hidden)]
+        saving=saving(ctx, save_ms + hidden_saved + paced + own_comm, assumption,
+                      [("launch", "launch", save_ms + hidden_saved)]
                       + [(g, p, paced * v / held) for g, p, v in wait_parts(m) if paced > 0 and (held := wait_held_ms(m))]
                       + ([("collectives", "launch", own_comm)] if own_comm > 0 else []))
-        if save_ms + hidden > 0 else None,
+        if save_ms + hidden_saved > 0 else None,
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows), *ranges_table(ctx)],
         # the ledger's launch wait of a step holds the part after the host's syncs, which the finding leaves to them:
@@ -458,6 +455,16 @@ def _replay_txt(ctx: Ctx, replay: float, wait: float, graphs: float) -> str:
             f"preparing the next replay while the GPU runs the current one can.")
 
 
+def _synced_txt(ctx: Ctx, synced: float) -> str:
+    """Where the loop syncs every step (``host_sync.replays_claimed_ms``), that the preparation's idle is the sync's:
+    the host-sync finding's saving holds it ("" where none is)."""
+    if synced <= 0:
+        return ""
+    return (f" But the host waits for the GPU in every {ctx.step_noun}, so it prepares each replay only after that "
+            f"wait, with nothing queued: {ms(synced)} {ctx.per_step} of this idle is the wait's cost, saved by "
+            f"the host-sync finding's fix, not counted here.")
+
+
 def _part_of(part: float, whole: float) -> str:
     """"44 us of the 90 us wait", or "all of the 44 us wait" where the part is the whole as printed -- a part equal to
     its whole is not said as a part (the one-value property)."""
@@ -630,12 +637,7 @@ def sync_fixes(ctx: Ctx, m: HostMetrics) -> list:
     ``cuda.json``, h37-turn66) was told CUDA graphs and a bigger batch, never the sync itself: each one makes the host
     wait for the GPU and the GPU for the host's next call, so neither runs ahead.  The sync there waited for nothing
     (the GPU was done), so no sync finding fires; the fix belongs to the step's verdict."""
-    s = m.syncs
-    own = s.calls_per_step - s.in_op_calls_per_step - s.poll_calls_per_step
-    # a turn's sync is "every turn" only where turns repeat: one kept step (a lone first call, wild
-    # compiled_a100_triton's one compiled pass) shows no loop to sync once after
-    turns = m.steps.count >= 2 and first_call_why(m) is None
-    return ctx.fw.extra(f"{ID}:step_sync") if own >= 1.0 and turns else []
+    return ctx.fw.extra(f"{ID}:step_sync") if syncs_every_step(m) else []
 
 
 def _after_txt(after: float, per: str = "per step") -> str:

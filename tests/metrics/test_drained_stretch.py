@@ -24,6 +24,7 @@ import pytest
 
 from synthetic.torchtrace import GEMM_FWD, TANH_F32, Rank, trace_doc
 from tb_gpu_advisor import formats
+from tb_gpu_advisor.rules.host_sync import replay_wait_held_by_syncs
 from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
 from tests.support.waits import waits_metrics as _metrics
 
@@ -85,17 +86,22 @@ def test_the_jax_waits_are_predicted_within_a_quarter_of_their_twin(run: str) ->
     (83%), within the diff's 25%.  Both loops' host time besides the wait (381, 433 us a step) exceeds the GPU's
     323 us, so the cap is the wait itself (361, 546 us); the twin's host ran faster than that (~320 us a step)."""
     realised = _step(run) - _step("jax_train_no_wait")
-    assert 0.8 * realised <= _saving(run) <= realised
-    assert _saving(run) <= _metrics(run).syncs.wait_ms_per_step
+    assert 0.8 * realised <= _saving(run) <= realised + 0.002
+    # the cap: the host's time blocked, and the idle before the graph replays its host prepares only after the wait
+    # (h37-tiny69: 414 and 652 us now, within 1% of the twin)
+    assert _saving(run) <= _metrics(run).syncs.wait_ms_per_step + replay_wait_held_by_syncs(_metrics(run))
 
 
 def test_a_host_bound_wait_loop_is_given_its_whole_wait() -> None:
     """``jax_train_block_until_ready``: its host runs 510 us a step besides its 359 us wait, over 323 us of GPU work
     -- by its own numbers a host-bound loop, whose wait saves the time it blocked.  Main gave 322 us (90%: its last
-    kept step's wait was dropped); now 353 us (98%).  The twin realised 543 us because its host dispatched in ~300
-    us a step (``PjitFunction`` 250-306 us here 446-522): a host that this capture does not show."""
+    kept step's wait was dropped); then 353 us (98%).  The twin realised 543 us because its host dispatched in ~300
+    us a step (``PjitFunction`` 250-306 us here 446-522): the ~190 us a step the GPU idles before the graph replays
+    the waiting host prepares only after its wait (``host_sync.replay_wait_held_by_syncs``), which the saving now
+    holds too (h37-tiny69: 543 us, the twin's)."""
     m = _metrics("jax_train_block_until_ready")
-    assert 0.95 * m.syncs.wait_ms_per_step <= _saving("jax_train_block_until_ready") <= m.syncs.wait_ms_per_step
+    whole = m.syncs.wait_ms_per_step + replay_wait_held_by_syncs(m)
+    assert 0.95 * whole <= _saving("jax_train_block_until_ready") <= whole
 
 
 @pytest.mark.parametrize("run", ["jax_train_block_until_ready", "jax_train_block_until_ready_annotated",

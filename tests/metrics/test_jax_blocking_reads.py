@@ -24,6 +24,7 @@ import pytest
 from synthetic import jaxcapture as jc
 from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
+from tb_gpu_advisor.rules.host_sync import replay_wait_held_by_syncs
 from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
 from tests.support.real_checks import REAL_JAX_SET
 from tests.support.xplane_paths import written_capture
@@ -61,7 +62,10 @@ def test_a_jax_read_each_step_is_a_sync_claimed_in_jax_words(tmp_path):
     assert 0.8 * truth <= m.syncs.gpu_idle_ms_per_step <= truth, (m.syncs.gpu_idle_ms_per_step, truth)
     f = next(f for f in host_report(m, p.stat().st_size).findings if f.rule == "host_sync")
     assert f.severity in ("warning", "critical")
-    assert f.saving.ms_per_step == pytest.approx(m.syncs.gpu_idle_ms_per_step, abs=1e-3)
+    # and the 1.6 us a step before the command-buffer replays the reading host prepares only after its read, the
+    # read's too (h37-tiny69: 0.226 ms of the 0.252 the twin gives, main 0.224)
+    assert f.saving.ms_per_step == pytest.approx(m.syncs.gpu_idle_ms_per_step + replay_wait_held_by_syncs(m), abs=1e-3)
+    assert f.saving.ms_per_step <= truth
     text = f.title + f.summary + f.metric.meaning + " ".join(a.text + (a.snippet or "") for a in f.actions)
     assert "float(loss)" in f.summary and "waits for the GPU" in f.title  # a wait or a read (h37-left61)
     assert not any(w in text for w in ("torch", "cudaStreamSynchronize", "stream/device/event", ".cpu()")), text

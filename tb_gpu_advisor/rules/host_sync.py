@@ -37,8 +37,23 @@ from __future__ import annotations
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics, HostSyncs
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, action, count, finding, grade, in_async_stalls, in_ranges, ms, pct, rule, saving,
-                                       share_metric, short, step_windows, table)
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    action,
+    count,
+    finding,
+    grade,
+    in_async_stalls,
+    in_ranges,
+    ms,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    short,
+    step_windows,
+    table,
+)
 from tb_gpu_advisor.rules.cold_start import first_call_why
 from tb_gpu_advisor.rules.savings import idle_claims
 

@@ -1506,12 +1506,13 @@ def _nvtx_window(w: _Held) -> Kind | None:
     user = _user_ranges(w.trace)
     if not user:
         return None
-    if w.cuda == "on":
-        tracing = "with CUDA tracing on: the window holds no CUDA call, copy or kernel"
-    else:  # the export does not record its options: no CUDA table at all is what `-t nvtx` alone leaves
-        tracing = ("and no CUDA call, copy or kernel recorded; the export does not record whether CUDA tracing was "
-                   "on, and no CUDA table at all is what tracing NVTX alone (-t nvtx) leaves")
-    return Kind("no_gpu", "high", f"NVTX ranges only ({user}), {tracing}")
+    if w.cuda == "on":  # traced, and none of the ranges' code called CUDA: the window is wrong, not the options
+        return Kind("no_gpu", "high", f"NVTX ranges only ({user}), with CUDA tracing on: the window holds no CUDA "
+                                      "call, copy or kernel", window_fix="nvtx_only:traced")
+    # the export does not record its options: no CUDA table at all is what `-t nvtx` alone leaves
+    return Kind("no_gpu", "high", f"NVTX ranges only ({user}), and no CUDA call, copy or kernel recorded; the export "
+                                  "does not record whether CUDA tracing was on, and no CUDA table at all is what "
+                                  "tracing NVTX alone (-t nvtx) leaves")
 
 
 def _input_on_cpu_window(w: _Held) -> Kind | None:

@@ -64,6 +64,12 @@ WINDOW_FIXES = {
                       "work runs.", _WINDOW),),
     "nvtx_only": (("Record the CUDA API and the GPU's work beside the NVTX ranges (-t cuda,nvtx), with the window on "
                    "the ranges that launch the GPU work.", _WINDOW),),
+    # the same where the capture's options say CUDA was traced (``job.kind._nvtx_window``): the ranges' code made no
+    # CUDA call, so tracing is not what to change -- the window is (h37-window69: a window of `load batch` ranges
+    # under -t cuda,nvtx was told to record "the CUDA API ... beside the NVTX ranges (-t cuda,nvtx)", as it had)
+    "nvtx_only:traced": (("CUDA was traced (the capture's options say so), yet the code inside these NVTX ranges made "
+                          "no CUDA call: they ran on the CPU. Keep the trace options and move the window onto the "
+                          "ranges that launch the GPU work.", _WINDOW),),
     # a process of the job whose NVTX ranges are a rank's, beside ranks whose GPU work was recorded, with no CUDA call
     # of its own recorded (``job.kind.idle_rank_list``): that process's CUDA side went untraced
     "cuda_unrecorded": (("Record every rank's CUDA side: trace each process of the job with -t cuda,nvtx -- one nsys "

@@ -1,0 +1,97 @@
+"""Every window is a report, audited format by format (issue #37 deliverable 1, h37-window69): three windows without
+GPU work whose reading or code broke the one rule -- what the window holds, that tool's own capture advice, never a
+setting the capture shows it already had, one exit code for one kind of problem.
+
+* An Nsight export whose options say CUDA was traced (``META_DATA_CAPTURE``: ``COLLECT_CUDA_TRACE`` true) and whose
+  window holds NVTX ranges only was told to "Record the CUDA API and the GPU's work beside the NVTX ranges
+  (-t cuda,nvtx)" -- as it had.  The window is what to move, not the options.
+* A ``torch.profiler`` window holding the profiler's own ``ProfilerStep#N`` marks and nothing else read "the host made
+  no GPU runtime call: the work ran on the CPU ... move the model to the GPU" (exit 0), where the same window without
+  the marks is "nothing recorded" (exit 2): the marks are ``prof.step()``'s, no work of the program's.
+* A JAX window on a host with no GPU plane was told to expect "a GPU device (a GPU device (CudaDevice, RocmDevice,
+  ...)(id=0), RocmDevice(id=0), ...)": the device table replaced its own replacement.
+
+Truth by construction (``synthetic.nsysexport.write_window``, ``synthetic.torchtrace.write_run`` with every event but
+the profiler's own taken out, ``synthetic.jaxcapture.write_host_only_window``); no real capture of these three is kept
+(tests/fixtures/nsys_windows' NVTX-only export records no options: its control below)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from synthetic import jaxcapture as jc
+from synthetic import nsysexport as nx
+from synthetic import torchtrace as tt
+from tests.support.cli_report import in_process
+from tests.support.paths import REPO
+
+_RETRACE = "Record the CUDA API and the GPU's work beside the NVTX ranges (-t cuda,nvtx)"
+
+
+def _report(path: str | Path) -> tuple[int, dict, str]:
+    """(exit code, the one report, stderr) of ``report PATH --format json``."""
+    out = in_process("report", str(path), "--format", "json", "--cache-dir", "off")
+    return out.returncode, (json.loads(out.stdout)["reports"][0] if out.stdout.strip() else {}), out.stderr
+
+
+def _window_text(rep: dict) -> str:
+    (f,) = [f for f in rep["findings"] if f["rule"] == "capture_quality"]
+    return " ".join([f["title"], f["summary"]] + [a["text"] + " " + (a["snippet"] or "") for a in f["actions"]])
+
+
+def test_an_nvtx_only_window_traced_with_cuda_is_told_to_move_the_window_not_to_trace_cuda(tmp_path):
+    """Options say CUDA was traced: the fix keeps them and moves the window (base: told to record -t cuda,nvtx)."""
+    p = tmp_path / "nvtx.sqlite"
+    truth = nx.write_window(str(p), "nvtx_only")
+    code, rep, _ = _report(p)
+    assert code == 0 and rep["hosts"][0]["job"]["kind"] == "no_gpu"
+    text = _window_text(rep)
+    assert f"{truth['nvtx_ranges']} ranges" in text and "with CUDA tracing on" in text
+    assert _RETRACE not in text, text
+    assert "CUDA was traced (the capture's options say so)" in text and "--capture-range=nvtx" in text
+
+
+def test_control_a_real_nvtx_only_export_that_records_no_options_is_still_told_to_trace_cuda():
+    """CenterFormer's export (no ``META_DATA_CAPTURE``): whether CUDA was traced is unknown, so -t cuda,nvtx stays."""
+    code, rep, _ = _report(os.path.join(REPO, "tests", "fixtures", "nsys_windows", "nvtx_only_centerformer.sqlite"))
+    assert code == 0
+    text = _window_text(rep)
+    assert _RETRACE in text and "CUDA was traced" not in text
+
+
+def _marks_only(tmp: Path, keep_marks: bool) -> str:
+    """A generated torch.profiler trace with every event taken out but the profiler's own: its window span, thread
+    names, and (``keep_marks``) its ``ProfilerStep#N`` marks -- a window where ``prof.step()`` ran and nothing else."""
+    (path,) = tt.write_run(str(tmp), "healthy_bf16", steps=6, run="marks" if keep_marks else "empty")
+    with open(path) as f:
+        doc = json.load(f)
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("ph") == "M" or e.get("cat") == "Trace"
+                          or (keep_marks and str(e.get("name", "")).startswith("ProfilerStep#"))]
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def test_a_window_of_profiler_step_marks_alone_is_nothing_recorded_as_an_empty_window_is(tmp_path):
+    """The marks are the profiler's: the window is "nothing recorded", exit 2, as without them -- never "the work ran
+    on the CPU" (base: exit 0 and "move the model to the GPU")."""
+    marks, empty = _marks_only(tmp_path, True), _marks_only(tmp_path, False)
+    for path in (marks, empty):
+        code, _, err = _report(path)
+        assert code == 2 and "nothing recorded" in err, err
+        assert "ran on the CPU" not in err
+    err = _report(marks)[2]
+    assert "the profiler's own step marks (6, `ProfilerStep#" in err, err
+
+
+def test_a_jax_window_without_a_gpu_plane_names_each_builds_device_once(tmp_path):
+    """JAX's ``print(jax.devices())`` advice for a GPU no capture names: each build's device object once (base: the
+    table's later pair replaced the first pair's words again)."""
+    truth = jc.write_host_only_window(tmp_path, "cpu_steps", gpu_plane=False, fetch=None)
+    code, rep, _ = _report(truth["path"])
+    assert code == 0
+    text = _window_text(rep)
+    assert "expect a GPU device (CudaDevice(id=0), RocmDevice(id=0), ...)" in text, text
+    assert "a GPU device (a GPU device" not in text and ")(id=0)" not in text

@@ -89,7 +89,8 @@ class Kind:
     #: (the program's exit after its loop: calls that release what it made, none that make: :func:`_teardown`),
     #: "collectives_only" (collectives and nothing else, :func:`collectives_alone`: the GPUs' -- a filter of a fuller
     #: trace to its communication, GPU work all the same, but none of the job's steps -- or a CPU backend's, its kind
-    #: ``no_gpu`` and ``collectives_backend`` the backend's name), "" otherwise
+    #: ``no_gpu`` and ``collectives_backend`` the backend's name), "os_calls_only" (the OS runtime's calls alone, no
+    #: host event, and no capture option saying whether CUDA was traced: :func:`_os_calls_window`), "" otherwise
     window: str = ""
     #: a ``collectives_only`` window's collectives ran on a CPU backend (``devices.collectives.CPU_BACKENDS``): its
     #: name, "Gloo", "MPI"; "" for the GPUs' collectives or any other window.  Its words and fixes are that case's:
@@ -218,7 +219,7 @@ NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
            "wsl2_driver_ok", "wsl2_untraced", "unclosed", "frontend", "input_on_cpu", "copy_only", "teardown",
-           "collectives_only")
+           "collectives_only", "os_calls_only")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -1530,6 +1531,27 @@ def _cpu_window(w: _Held) -> Kind | None:
                 cpu_only="the host made no GPU runtime call", gpu_seen=w.trace.producer.get("visible_gpus", ""))
 
 
+def _os_calls_window(w: _Held) -> Kind | None:
+    """The OS runtime's calls (``Trace.host_waits``: Nsight's ``-t osrt``) and nothing else -- no host event, no NVTX
+    range, no CUDA record -- where the capture's options do not say CUDA was traced (:func:`_no_cuda_call_window`
+    reads a window whose options say it was).  Why: such a window is not empty, and not known to be the program's
+    start-up; it was read "No GPU kernel or copy in this capture (0 GPU planes, 0 events)" -- XPlane's word, and none
+    of its thousands of calls counted -- and asked "was the GPU visible?" (h37-window69; the SURVEY's OS-runtime-only
+    exports of Ther-LF/QuantPSelInvPlus, an ``nsys profile mpirun ...`` that followed no rank's CUDA).  What it shows is
+    a profiler that recorded the processes' OS calls and no CUDA table: CUDA not traced, or none of the processes it
+    followed made a CUDA call."""
+    waits = w.trace.host_waits
+    if w.names or w.cuda == "on" or waits is None or not len(waits):
+        return None
+    ids, counts = np.unique(waits.name, return_counts=True)
+    top = ", ".join(f"`{_short(waits.names[int(i)], 40)}` ×{int(c):,}"
+                    for i, c in sorted(zip(ids.tolist(), counts.tolist()), key=lambda ic: -ic[1])[:4])
+    return Kind("no_gpu", "high", f"OS runtime calls only ({plural(len(waits), 'call')}: {top}), and no CUDA call, "
+                                  "copy or kernel recorded; the export does not record whether CUDA tracing was on: no "
+                                  "CUDA table at all is what tracing without CUDA (-t osrt) leaves, or a profiler that "
+                                  "followed none of the processes that use the GPU")
+
+
 def _no_cuda_call_window(w: _Held) -> Kind | None:
     """CUDA tracing on (the capture's options), and nothing at all recorded: the program had not reached its GPU
     work."""
@@ -1586,6 +1608,9 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #:   is not what it shows -- the collectives' library is (h37-gloo68).  It holds no fetch, so it and ``input_on_cpu``
 #:   never both hold.
 #: * host events without a call (the work on the CPU) before ``no_cuda_call``, which is the window with nothing at all.
+#: * ``os_calls_only`` after the work on the CPU and before ``no_cuda_call``: it reads a window with no host event at
+#:   all, whose OS calls are its only record, and only where the options do not say CUDA was traced -- where they
+#:   do, the program had not reached its GPU work (``no_cuda_call``), as before.
 #: * ``collectives_only`` before ``loop_ended`` among the readers of a window with kernels: a file of the collectives
 #:   alone holds no host event, the loop's end's marks are host events -- the two never both hold.
 _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = (
@@ -1608,6 +1633,7 @@ _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = 
     (_input_on_cpu_window, "input_on_cpu", False),
     (_collectives_window, "collectives_only", False),
     (_cpu_window, "", False),
+    (_os_calls_window, "os_calls_only", False),
     (_no_cuda_call_window, "no_cuda_call", False),
 )
 

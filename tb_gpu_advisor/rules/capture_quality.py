@@ -625,7 +625,9 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                        f"capture lists {kind.gpu_seen} -- but the work never reached it: if the job should use the "
                        f"GPU, move the model and its inputs there.")
         else:
-            summary = (f"No GPU kernel or copy in this capture ({len(m.gpus)} GPU planes, {m.capture.num_events:,} events"
+            # the GPUs the file lists, in every format's words ("0 GPU planes" was XPlane's word in an Nsight report)
+            listed = f"{plural(len(m.gpus), 'GPU')} listed" if m.gpus else "no GPU listed"
+            summary = (f"No GPU kernel or copy in this capture ({listed}, {m.capture.num_events:,} events"
                        f"{f'; {cpu}: the work ran on the CPU' if cpu else ''}): the guide's GPU "
                        f"checks were skipped. Was the GPU visible to {ctx.fw.label('gpu_user')}, and did the profiled "
                        f"window include the GPU work (training steps, forward passes, engine steps)?"
@@ -703,7 +705,8 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "input_on_cpu": "The capture window holds only the input pipeline, on the CPU: batches fetched, no "
                                   "model run",
                   "copy_only": "The capture window holds copies between host and GPU, and no kernel",
-                  "teardown": "The capture window opened after the loop: it holds the program's tear-down"}
+                  "teardown": "The capture window opened after the loop: it holds the program's tear-down",
+                  "os_calls_only": "The capture holds only OS runtime calls: no CUDA call, no GPU work"}
 
 
 #: What a window without GPU work holds, by its kind (``Kind.window``), and why the checks did not run: ``{length}``
@@ -756,6 +759,8 @@ _WINDOW_SUMMARIES = {
                  "before the program exits, on its steps."),
     "nvtx_only": ("{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the "
                   "guide's GPU checks did not run: nothing here is a verdict on the job."),
+    "os_calls_only": ("{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the "
+                      "guide's GPU checks did not run: nothing here is a verdict on the job."),
 }
 #: Any other kind: a capture of the wrong window; ``{user}`` the framework's words for the code that runs the steps.
 _WRONG_WINDOW = ("{length} holds no GPU work: {held}. It is a capture of the wrong window, so the guide's GPU checks "

@@ -8,6 +8,9 @@ setting the capture shows it already had, one exit code for one kind of problem.
 * A ``torch.profiler`` window holding the profiler's own ``ProfilerStep#N`` marks and nothing else read "the host made
   no GPU runtime call: the work ran on the CPU ... move the model to the GPU" (exit 0), where the same window without
   the marks is "nothing recorded" (exit 2): the marks are ``prof.step()``'s, no work of the program's.
+* An Nsight export holding the OS runtime's calls alone (``-t osrt``; no ``META_DATA_CAPTURE``) read "No GPU kernel or
+  copy in this capture (0 GPU planes, 0 events)" -- XPlane's word, none of its calls counted -- and "was the GPU
+  visible?": now what it holds, and how to trace CUDA in the processes that use the GPU.
 * A JAX window on a host with no GPU plane was told to expect "a GPU device (a GPU device (CudaDevice, RocmDevice,
   ...)(id=0), RocmDevice(id=0), ...)": the device table replaced its own replacement.
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 from synthetic import jaxcapture as jc
@@ -95,3 +99,38 @@ def test_a_jax_window_without_a_gpu_plane_names_each_builds_device_once(tmp_path
     text = _window_text(rep)
     assert "expect a GPU device (CudaDevice(id=0), RocmDevice(id=0), ...)" in text, text
     assert "a GPU device (a GPU device" not in text and ")(id=0)" not in text
+
+
+def _os_calls_only(path: Path, options: bool) -> list[tuple[int, int, str, int]]:
+    """An export whose window holds the OS runtime's calls and nothing else (``write_window``'s empty window, an OS
+    runtime trace added); ``options=False``: none of its capture options kept, as an export that records none."""
+    nx.write_window(str(path), "no_cuda_call", options=False)
+    with sqlite3.connect(str(path)) as con:
+        (tid,) = con.execute("SELECT globalTid FROM ThreadNames").fetchone()
+    t0 = nx.SESSION_START_NS + 200_000
+    calls = [(t0 + i * 300_000, t0 + i * 300_000 + 200_000, name, tid) for i, name in
+             enumerate(("openat", "read", "read", "poll", "read", "ioctl"))]
+    nx.add_os_runtime(str(path), calls)
+    if not options:
+        with sqlite3.connect(str(path)) as con:
+            con.execute("DELETE FROM META_DATA_CAPTURE")
+    return calls
+
+
+def test_an_export_of_os_runtime_calls_alone_says_what_it_holds_and_how_to_trace_cuda(tmp_path):
+    """6 OS calls, no CUDA table, no options: "OS runtime calls only (6 calls: `read` ×3 ...)", its own title and fix
+    (base: "(0 GPU planes, 0 events)", "was the GPU visible?"); exit 0, as every readable window without GPU work.
+    Control: the same window with its options kept (CUDA traced) is the program that had not reached its GPU work."""
+    p = tmp_path / "osrt.sqlite"
+    calls = _os_calls_only(p, options=False)
+    code, rep, _ = _report(p)
+    assert code == 0
+    job = rep["hosts"][0]["job"]
+    assert job["kind"] == "no_gpu" and job["kind_evidence"].startswith(f"OS runtime calls only ({len(calls)} calls: "
+                                                                       "`read` ×3"), job["kind_evidence"]
+    text = _window_text(rep)
+    assert "GPU planes" not in text and "0 events" not in text and "visible" not in text
+    assert "only OS runtime calls" in text and "-t cuda,nvtx,osrt" in text and "--capture-range" in text
+    told = tmp_path / "told.sqlite"
+    _os_calls_only(told, options=True)
+    assert "The capture window holds no CUDA call" in _window_text(_report(told)[1])

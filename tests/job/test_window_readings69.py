@@ -11,6 +11,8 @@ setting the capture shows it already had, one exit code for one kind of problem.
 * An Nsight export holding the OS runtime's calls alone (``-t osrt``; no ``META_DATA_CAPTURE``) read "No GPU kernel or
   copy in this capture (0 GPU planes, 0 events)" -- XPlane's word, none of its calls counted -- and "was the GPU
   visible?": now what it holds, and how to trace CUDA in the processes that use the GPU.
+* A rocprofv3 CSV capture whose ``kernel_trace.csv`` is written but empty (``--kernel-trace``, no kernel launched)
+  was asked "was it run without --runtime-trace / --kernel-trace?" -- the file answers it: the trace was on.
 * A JAX window on a host with no GPU plane was told to expect "a GPU device (a GPU device (CudaDevice, RocmDevice,
   ...)(id=0), RocmDevice(id=0), ...)": the device table replaced its own replacement.
 
@@ -134,3 +136,19 @@ def test_an_export_of_os_runtime_calls_alone_says_what_it_holds_and_how_to_trace
     told = tmp_path / "told.sqlite"
     _os_calls_only(told, options=True)
     assert "The capture window holds no CUDA call" in _window_text(_report(told)[1])
+
+
+def test_an_empty_rocprofv3_kernel_trace_says_the_trace_was_on(tmp_path):
+    """The real RDNA2 capture's agent list and its kernel trace's header, its one row taken out: a ``--kernel-trace``
+    run whose program launched no kernel.  Still an input error (nothing recorded, exit 2, as every format's), now
+    saying the kernel trace was on (base: "was it run without ... --kernel-trace?")."""
+    real = Path(REPO, "tests", "fixtures", "wild", "hip_matmul_rdna2_igpu")
+    run = tmp_path / "empty"
+    run.mkdir()
+    (run / "output_agent_info.csv").write_bytes((real / "output_agent_info.csv").read_bytes())
+    header = (real / "output_kernel_trace.csv").read_text().splitlines()[0]
+    (run / "output_kernel_trace.csv").write_text(header + "\n")
+    out = in_process("report", str(tmp_path), "--run", "empty", "--cache-dir", "off")
+    assert out.returncode == 2 and "no events" in out.stderr, out.stderr
+    assert "kernel trace was on (--kernel-trace: its file is here, empty)" in out.stderr, out.stderr
+    assert "was it run without" not in out.stderr

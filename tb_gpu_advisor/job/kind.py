@@ -1512,8 +1512,19 @@ def _nvtx_window(w: _Held) -> Kind | None:
                                       "call, copy or kernel", window_fix="nvtx_only:traced")
     # the export does not record its options: no CUDA table at all is what `-t nvtx` alone leaves
     return Kind("no_gpu", "high", f"NVTX ranges only ({user}), and no CUDA call, copy or kernel recorded; the export "
-                                  "does not record whether CUDA tracing was on, and no CUDA table at all is what "
-                                  "tracing NVTX alone (-t nvtx) leaves")
+                                  f"does not record whether CUDA tracing was on, and "
+                                  f"{_cuda_tables_words(w.trace, 'tracing NVTX alone (-t nvtx)')}")
+
+
+def _cuda_tables_words(trace: Trace, traced: str) -> str:
+    """What an export without capture options holds of CUDA's tables, as the clause its window's evidence ends on:
+    "no CUDA table at all is what <traced> leaves"; where it holds them, every one empty
+    (``Trace.producer["cuda_tables_empty"]``, the Nsight reader's), that -- which says neither way, Nsight writing no
+    table for a trace that recorded nothing.  Never "no CUDA table" of a file that holds them (h37-window69)."""
+    empty = trace.producer.get("cuda_tables_empty", "")
+    if empty:
+        return f"its CUDA tables ({empty}) are there but empty, which says neither way"
+    return f"no CUDA table at all is what {traced} leaves"
 
 
 def _input_on_cpu_window(w: _Held) -> Kind | None:
@@ -1547,9 +1558,9 @@ def _os_calls_window(w: _Held) -> Kind | None:
     top = ", ".join(f"`{_short(waits.names[int(i)], 40)}` ×{int(c):,}"
                     for i, c in sorted(zip(ids.tolist(), counts.tolist()), key=lambda ic: -ic[1])[:4])
     return Kind("no_gpu", "high", f"OS runtime calls only ({plural(len(waits), 'call')}: {top}), and no CUDA call, "
-                                  "copy or kernel recorded; the export does not record whether CUDA tracing was on: no "
-                                  "CUDA table at all is what tracing without CUDA (-t osrt) leaves, or a profiler that "
-                                  "followed none of the processes that use the GPU")
+                                  "copy or kernel recorded; the export does not record whether CUDA tracing was on, "
+                                  f"and {_cuda_tables_words(w.trace, 'tracing without CUDA (-t osrt)')} -- or a "
+                                  "profiler that followed none of the processes that use the GPU")
 
 
 def _no_cuda_call_window(w: _Held) -> Kind | None:

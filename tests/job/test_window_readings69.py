@@ -11,6 +11,8 @@ setting the capture shows it already had, one exit code for one kind of problem.
 * An Nsight export holding the OS runtime's calls alone (``-t osrt``; no ``META_DATA_CAPTURE``) read "No GPU kernel or
   copy in this capture (0 GPU planes, 0 events)" -- XPlane's word, none of its calls counted -- and "was the GPU
   visible?": now what it holds, and how to trace CUDA in the processes that use the GPU.
+* An NVTX-only export without capture options whose CUDA activity tables are there, empty, was said to hold "no CUDA
+  table at all ... what tracing NVTX alone (-t nvtx) leaves" -- absent and present-empty tables read alike.
 * A rocprofv3 CSV capture whose ``kernel_trace.csv`` is written but empty (``--kernel-trace``, no kernel launched)
   was asked "was it run without --runtime-trace / --kernel-trace?" -- the file answers it: the trace was on.
 * A JAX window on a host with no GPU plane was told to expect "a GPU device (a GPU device (CudaDevice, RocmDevice,
@@ -152,3 +154,19 @@ def test_an_empty_rocprofv3_kernel_trace_says_the_trace_was_on(tmp_path):
     assert out.returncode == 2 and "no events" in out.stderr, out.stderr
     assert "kernel trace was on (--kernel-trace: its file is here, empty)" in out.stderr, out.stderr
     assert "was it run without" not in out.stderr
+
+
+def test_an_export_with_empty_cuda_tables_is_not_said_to_hold_none(tmp_path):
+    """The NVTX-only window with its options taken out: its CUDA tables (present, empty) are named as such (base: "no
+    CUDA table at all is what tracing NVTX alone (-t nvtx) leaves"); the real export that holds none keeps those words."""
+    p = tmp_path / "nvtx.sqlite"
+    nx.write_window(str(p), "nvtx_only")
+    with sqlite3.connect(str(p)) as con:
+        con.execute("DELETE FROM META_DATA_CAPTURE")
+        empty = sorted(r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE name LIKE 'CUPTI_ACTIVITY_KIND_%'"))
+    assert empty  # the window's writer keeps CUDA's tables, empty
+    evidence = _report(p)[1]["hosts"][0]["job"]["kind_evidence"]
+    assert f"its CUDA tables ({', '.join(empty)}) are there but empty" in evidence, evidence
+    assert "no CUDA table at all" not in evidence
+    real = _report(os.path.join(REPO, "tests", "fixtures", "nsys_windows", "nvtx_only_centerformer.sqlite"))[1]
+    assert "no CUDA table at all is what tracing NVTX alone (-t nvtx) leaves" in real["hosts"][0]["job"]["kind_evidence"]

@@ -99,6 +99,10 @@ class Kind:
     #: a ``copy_only`` window's copies from or to pageable host memory, how many (0: none, or none known): the
     #: copies' own fix, pinned memory, is the window's first
     pageable_copies: int = 0
+    #: a memory snapshot whose allocator history holds no allocation -- only frees of blocks allocated before it began
+    #: -- and nothing allocated at the dump: the program's tear-down, what it holds in words ("13 frees of blocks
+    #: allocated before it began ..., and nothing allocated at the dump": :func:`_snapshot_teardown`); "" else
+    snapshot_teardown: str = ""
 
     @property
     def times_gpu_step(self) -> bool:
@@ -2525,6 +2529,26 @@ def _named_lengths(h: HostEvents, sel: np.ndarray) -> str:
     return f"`{_short(h.names[int(h.name[sel[0]])], 40)}` ×{int(sel.size):,} of {ms(length)} each (median)"
 
 
+def _snapshot_teardown(trace: Trace) -> str:
+    """A snapshot whose allocator history holds events but no allocation on any GPU -- frees (and segments given
+    back) of blocks allocated before the history began -- with nothing allocated at the dump, in words; "" otherwise.
+
+    Why: the history's window missed the work and kept the program's exit (``del model``, ``torch.cuda.empty_cache()``
+    with the ring buffer of ``max_entries`` holding only its last events, or history recorded from after the
+    steps).  Read as any snapshot, it was "No memory check fired" with no finding -- healthy, of a file that holds
+    none of the job's allocations (h37-window69): the memory analogue of a trace window opened on the tear-down."""
+    snap = trace.snapshot
+    if snap is None or not trace.memory or any(a for _, a, _, _ in snap.state.values()):
+        return ""
+    events = [me for me in trace.memory.values() if len(me)]
+    if not events or any((me.delta > 0).any() for me in events):
+        return ""
+    frees = sum(int((me.delta < 0).sum()) for me in events)
+    given = sum(int(((me.delta == 0) & (np.diff(me.reserved, prepend=me.reserved[:1]) < 0)).sum()) for me in events)
+    rest = f" and {plural(given, 'segment')} given back to the driver" if given else ""
+    return f"{plural(frees, 'free')} of blocks allocated before it began{rest}, and nothing allocated at the dump"
+
+
 def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
     """A memory snapshot records allocations, not GPU work; what allocated says what the job was:
 
@@ -2536,6 +2560,11 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
       in reverse order while allocations without any stack are made;
     * else allocations in modules' forward and nothing else: forward passes (inference, or a benchmark of the forward).
     """
+    teardown = _snapshot_teardown(trace)
+    if teardown:
+        return Kind("unknown", "low", f"a memory snapshot whose allocator history holds no allocation: {teardown} -- "
+                                      "the program's tear-down: none of the job's work is in it",
+                    snapshot_teardown=teardown)
     seen = {MEMORY_PHASES[p] for m in trace.memory.values() for p in np.unique(m.phase) if 0 <= p < len(MEMORY_PHASES)}
     train = [p for p in ("backward", "optimizer") if p in seen]
     if train:

@@ -72,7 +72,7 @@ def check(m: HostMetrics) -> list[Finding]:
     # what the capture holds and lacks, each its own finding (no docstring: the rule's docs are the module's)
     if m.memory.snapshot:  # a memory snapshot is no capture of steps: the memory checks speak for it
         ctx = Ctx(m)
-        return _suffixed(_history_cut(ctx, m) + _no_history(ctx, m) + _no_stacks(ctx, m))
+        return _suffixed(_snapshot_teardown(ctx, m) + _history_cut(ctx, m) + _no_history(ctx, m) + _no_stacks(ctx, m))
     ctx = Ctx(m)
     out = []
     gpu_work = any(g.active for g in m.gpus)
@@ -795,6 +795,24 @@ def _window_fixes(ctx: Ctx, window: str, fmt: str, loop_steps: int = 0) -> list[
         key = f"{ID}:{window}" + (f"/{loop_steps}" if loop_steps else "")
         return ctx.fw.fix(key) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
     return ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
+
+
+def _snapshot_teardown(ctx: Ctx, m: HostMetrics) -> list[Finding]:
+    """A snapshot whose history holds no allocation, only the program's tear-down (``job.kind._snapshot_teardown``):
+    a capture of the wrong window, said as every format's is -- a warning with how to record the right one -- never
+    "no memory check fired" of a file that holds none of the job's allocations (h37-window69)."""
+    kind = m.job.kind if m.job is not None else None
+    if kind is None or not kind.snapshot_teardown:
+        return []
+    return [finding(
+        ctx, ID, "warning",
+        f"The snapshot's allocator history holds no allocation: {kind.snapshot_teardown} -- the program's tear-down, "
+        f"recorded after its work. None of the job's allocations is in it, so the memory checks had nothing to judge: "
+        f"nothing here is a verdict on the job's memory.",
+        title="The memory snapshot recorded the program's tear-down: no allocation in its history",
+        metric=value_metric("allocations_recorded", "Allocations recorded", 0, "count", "0", severity="warning",
+                            good_direction="higher"),
+        actions=ctx.fw.fix(f"{ID}:snapshot_teardown"))]
 
 
 def _history_cut(ctx: Ctx, m: HostMetrics) -> list[Finding]:

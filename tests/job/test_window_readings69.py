@@ -15,6 +15,9 @@ setting the capture shows it already had, one exit code for one kind of problem.
   table at all ... what tracing NVTX alone (-t nvtx) leaves" -- absent and present-empty tables read alike.
 * A rocprofv3 CSV capture whose ``kernel_trace.csv`` is written but empty (``--kernel-trace``, no kernel launched)
   was asked "was it run without --runtime-trace / --kernel-trace?" -- the file answers it: the trace was on.
+* A memory snapshot whose allocator history holds only the program's tear-down -- frees of blocks allocated before it
+  began, segments given back, nothing allocated at the dump -- read "No memory check fired" with no finding: healthy,
+  of a file that holds none of the job's allocations.
 * A JAX window on a host with no GPU plane was told to expect "a GPU device (a GPU device (CudaDevice, RocmDevice,
   ...)(id=0), RocmDevice(id=0), ...)": the device table replaced its own replacement.
 
@@ -30,6 +33,7 @@ import sqlite3
 from pathlib import Path
 
 from synthetic import jaxcapture as jc
+from synthetic import memsnapshot as ms
 from synthetic import nsysexport as nx
 from synthetic import torchtrace as tt
 from tests.support.cli_report import in_process
@@ -170,3 +174,28 @@ def test_an_export_with_empty_cuda_tables_is_not_said_to_hold_none(tmp_path):
     assert "no CUDA table at all" not in evidence
     real = _report(os.path.join(REPO, "tests", "fixtures", "nsys_windows", "nvtx_only_centerformer.sqlite"))[1]
     assert "no CUDA table at all is what tracing NVTX alone (-t nvtx) leaves" in real["hosts"][0]["job"]["kind_evidence"]
+
+
+def test_a_snapshot_that_recorded_only_the_tear_down_is_the_wrong_window_not_healthy(tmp_path):
+    """``training_iterations``' snapshot torn down (every block freed, ``empty_cache()``), its history cut to the
+    tear-down's events alone (a ring buffer that kept the exit): no allocation in it, none at the dump.  A warning with
+    the fix to dump after the steps (base: no finding, "No memory check fired").  Control: the whole history torn down
+    keeps its reading (the job's training stacks), no such warning."""
+    doc = ms.training_iterations().doc
+    kept = len(doc["device_traces"][0])
+    whole = ms.torn_down(doc, empty_cache=True)
+    tail = {**whole, "device_traces": [whole["device_traces"][0][kept:]]}
+    frees = sum(1 for e in tail["device_traces"][0] if e["action"] == "free_completed")
+    segments = sum(1 for e in tail["device_traces"][0] if e["action"] == "segment_free")
+    (tmp_path / "tail").mkdir()
+    ms.write(str(tmp_path / "tail" / "snapshot.pickle"), tail)
+    code, rep, _ = _report(tmp_path / "tail" / "snapshot.pickle")
+    assert code == 0 and rep["healthy"] is False
+    (f,) = [f for f in rep["findings"] if f["rule"] == "capture_quality" and f["severity"] == "warning"]
+    assert f"{frees} frees of blocks allocated before it began and {segments} segments given back" in f["summary"]
+    assert "tear-down" in f["title"] and "before del model" in f["actions"][0]["snippet"]
+    (tmp_path / "whole").mkdir()
+    ms.write(str(tmp_path / "whole" / "snapshot.pickle"), whole)
+    rep = _report(tmp_path / "whole" / "snapshot.pickle")[1]
+    assert rep["hosts"][0]["job"]["kind"] == "training"
+    assert not [f for f in rep["findings"] if "tear-down" in f["title"]]

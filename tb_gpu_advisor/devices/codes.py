@@ -50,6 +50,17 @@ def replace_each(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
     return text
 
 
+def replace_once(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
+    """``text`` with each (theirs, ours) pair replaced in ONE pass, the first pair that matches at a place winning:
+    for a table whose words reappear in its own replacements (``unknown.DEVICES``: ``CudaDevice`` inside "a GPU device
+    (CudaDevice(id=0), ...)"), which :func:`replace_each` would replace again -- a JAX window on an unnamed GPU was told
+    to expect "a GPU device (a GPU device (CudaDevice, RocmDevice, ...)(id=0), RocmDevice(id=0), ...)" (h37-window69)."""
+    if not pairs:
+        return text
+    ours = dict(pairs)
+    return re.compile("|".join(re.escape(theirs) for theirs, _ in pairs)).sub(lambda m: ours[m.group(0)], text)
+
+
 #: C++'s name for an unnamed namespace inside a demangled name (``at::native::(anonymous namespace)::...``): a
 #: parenthesis that is no argument list, dropped before a name's own function is read (:func:`function_parts`,
 #: ``nvidia._own_function``, ``devices.short_kernel_name``).

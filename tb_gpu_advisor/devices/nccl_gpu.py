@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from tb_gpu_advisor.devices import unknown
-from tb_gpu_advisor.devices.codes import replace_each
+from tb_gpu_advisor.devices.codes import replace_each, replace_once
 from tb_gpu_advisor.devices.unknown import (ALLOCATOR_FRAMES, DEVICES, FIXES, TERMS, arch_label,  # noqa: F401
                                             attention_helper_one, copy_direction, gemm_kernel_one, gradient_kernel_one,
                                             graph_switch_us, has_bf16_on, has_matrix_units, has_tf32_on, host_memory,
@@ -59,4 +59,4 @@ def code(snippet: str) -> str:
     """A PyTorch snippet written for the CUDA device as it stands: PyTorch's device is ``cuda`` on both builds (its
     ``torch.cuda.CUDAGraph`` and ``CUDA_VISIBLE_DEVICES`` too); a framework's CUDA device object as each GPU build's
     (``unknown.DEVICES``: JAX's ``CudaDevice`` is ``RocmDevice`` on ROCm)."""
-    return replace_each(snippet, DEVICES)
+    return replace_once(snippet, DEVICES)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from tb_gpu_advisor.devices import unnamed
-from tb_gpu_advisor.devices.codes import replace_each
+from tb_gpu_advisor.devices.codes import replace_each, replace_once
 from tb_gpu_advisor.devices.unread import copy_direction, host_memory, never, precision_one, unknown  # noqa: F401
 from tb_gpu_advisor.model.schema import Action
 
@@ -86,4 +86,4 @@ def code(snippet: str) -> str:
     """A PyTorch snippet written for the CUDA device, with the build's placeholders, what they stand for said on a
     comment line above the code that holds one (a shell or Python line; a name quoted in prose is left one line); a
     framework's CUDA device object as each GPU build's (:data:`DEVICES`)."""
-    return unnamed.placeholder_code(replace_each(snippet, DEVICES), _CODE, LEGEND, _CODE_LINE)
+    return unnamed.placeholder_code(replace_once(snippet, DEVICES), _CODE, LEGEND, _CODE_LINE)

@@ -1213,6 +1213,14 @@ FIXES = {
         "             on_trace_ready=tensorboard_trace_handler(\"./log\")) as prof:\n"
         "    run_steps()"),),
     "capture_quality:no_history": (_record_history_fix("2.1", RECORD_HISTORY_21),),
+    # a history that kept only the program's exit (rules.capture_quality._snapshot_teardown): record from before the
+    # steps, dump right after them -- before the script frees what they made -- with room for the steps' events
+    "capture_quality:snapshot_teardown": (action(
+        "Record the allocator's history before the steps and dump the snapshot right after them, before the script "
+        "frees what they made (del, torch.cuda.empty_cache()); a max_entries large enough for the steps' events keeps "
+        "them when the exit's frees follow.",
+        f"{RECORD_HISTORY_21}\nrun_steps(2)   # the work to see, after warm-up\n"
+        "torch.cuda.memory._dump_snapshot('snapshot.pickle')   # before del model / torch.cuda.empty_cache()"),),
     "capture_quality:no_history_2.0": (_record_history_fix("2.0", RECORD_HISTORY_20),),
     "capture_quality:no_history_1.13": (_record_history_fix("1.13", RECORD_HISTORY_20),),
     "capture_quality:no_stacks": (_record_stacks_fix(RECORD_STACKS_21),),

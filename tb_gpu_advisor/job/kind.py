@@ -90,7 +90,8 @@ class Kind:
     #: (the program's exit after its loop: calls that release what it made, none that make: :func:`_teardown`),
     #: "collectives_only" (collectives and nothing else, :func:`collectives_alone`: the GPUs' -- a filter of a fuller
     #: trace to its communication, GPU work all the same, but none of the job's steps -- or a CPU backend's, its kind
-    #: ``no_gpu`` and ``collectives_backend`` the backend's name), "" otherwise
+    #: ``no_gpu`` and ``collectives_backend`` the backend's name), "os_calls_only" (the OS runtime's calls alone, no
+    #: host event, and no capture option saying whether CUDA was traced: :func:`_os_calls_window`), "" otherwise
     window: str = ""
     #: a ``collectives_only`` window's collectives ran on a CPU backend (``devices.collectives.CPU_BACKENDS``): its
     #: name, "Gloo", "MPI"; "" for the GPUs' collectives or any other window.  Its words and fixes are that case's:
@@ -99,6 +100,10 @@ class Kind:
     #: a ``copy_only`` window's copies from or to pageable host memory, how many (0: none, or none known): the
     #: copies' own fix, pinned memory, is the window's first
     pageable_copies: int = 0
+    #: a memory snapshot whose allocator history holds no allocation -- only frees of blocks allocated before it began
+    #: -- and nothing allocated at the dump: the program's tear-down, what it holds in words ("13 frees of blocks
+    #: allocated before it began ..., and nothing allocated at the dump": :func:`_snapshot_teardown`); "" else
+    snapshot_teardown: str = ""
 
     @property
     def times_gpu_step(self) -> bool:
@@ -222,7 +227,7 @@ NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
            "wsl2_driver_ok", "wsl2_untraced", "unclosed", "frontend", "input_on_cpu", "copy_only", "teardown",
-           "collectives_only", "profiler_only")
+           "collectives_only", "profiler_only", "os_calls_only")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -1526,12 +1531,24 @@ def _nvtx_window(w: _Held) -> Kind | None:
     user = _user_ranges(w.trace)
     if not user:
         return None
-    if w.cuda == "on":
-        tracing = "with CUDA tracing on: the window holds no CUDA call, copy or kernel"
-    else:  # the export does not record its options: no CUDA table at all is what `-t nvtx` alone leaves
-        tracing = ("and no CUDA call, copy or kernel recorded; the export does not record whether CUDA tracing was "
-                   "on, and no CUDA table at all is what tracing NVTX alone (-t nvtx) leaves")
-    return Kind("no_gpu", "high", f"NVTX ranges only ({user}), {tracing}")
+    if w.cuda == "on":  # traced, and none of the ranges' code called CUDA: the window is wrong, not the options
+        return Kind("no_gpu", "high", f"NVTX ranges only ({user}), with CUDA tracing on: the window holds no CUDA "
+                                      "call, copy or kernel", window_fix="nvtx_only:traced")
+    # the export does not record its options: no CUDA table at all is what `-t nvtx` alone leaves
+    return Kind("no_gpu", "high", f"NVTX ranges only ({user}), and no CUDA call, copy or kernel recorded; the export "
+                                  f"does not record whether CUDA tracing was on, and "
+                                  f"{_cuda_tables_words(w.trace, 'tracing NVTX alone (-t nvtx)')}")
+
+
+def _cuda_tables_words(trace: Trace, traced: str) -> str:
+    """What an export without capture options holds of CUDA's tables, as the clause its window's evidence ends on:
+    "no CUDA table at all is what <traced> leaves"; where it holds them, every one empty
+    (``Trace.producer["cuda_tables_empty"]``, the Nsight reader's), that -- which says neither way, Nsight writing no
+    table for a trace that recorded nothing.  Never "no CUDA table" of a file that holds them (h37-window69)."""
+    empty = trace.producer.get("cuda_tables_empty", "")
+    if empty:
+        return f"its CUDA tables ({empty}) are there but empty, which says neither way"
+    return f"no CUDA table at all is what {traced} leaves"
 
 
 def _input_on_cpu_window(w: _Held) -> Kind | None:
@@ -1547,6 +1564,27 @@ def _cpu_window(w: _Held) -> Kind | None:
     return Kind("no_gpu", "high", f"{_no_kernel(w.trace)}, and the host made no GPU runtime call: the work ran on "
                                   f"the CPU{_seen_words(w.trace)}",
                 cpu_only="the host made no GPU runtime call", gpu_seen=w.trace.producer.get("visible_gpus", ""))
+
+
+def _os_calls_window(w: _Held) -> Kind | None:
+    """The OS runtime's calls (``Trace.host_waits``: Nsight's ``-t osrt``) and nothing else -- no host event, no NVTX
+    range, no CUDA record -- where the capture's options do not say CUDA was traced (:func:`_no_cuda_call_window`
+    reads a window whose options say it was).  Why: such a window is not empty, and not known to be the program's
+    start-up; it was read "No GPU kernel or copy in this capture (0 GPU planes, 0 events)" -- XPlane's word, and none
+    of its thousands of calls counted -- and asked "was the GPU visible?" (h37-window69; the SURVEY's OS-runtime-only
+    exports of Ther-LF/QuantPSelInvPlus, an ``nsys profile mpirun ...`` that followed no rank's CUDA).  What it shows is
+    a profiler that recorded the processes' OS calls and no CUDA table: CUDA not traced, or none of the processes it
+    followed made a CUDA call."""
+    waits = w.trace.host_waits
+    if w.names or w.cuda == "on" or waits is None or not len(waits):
+        return None
+    ids, counts = np.unique(waits.name, return_counts=True)
+    top = ", ".join(f"`{_short(waits.names[int(i)], 40)}` ×{int(c):,}"
+                    for i, c in sorted(zip(ids.tolist(), counts.tolist()), key=lambda ic: -ic[1])[:4])
+    return Kind("no_gpu", "high", f"OS runtime calls only ({plural(len(waits), 'call')}: {top}), and no CUDA call, "
+                                  "copy or kernel recorded; the export does not record whether CUDA tracing was on, "
+                                  f"and {_cuda_tables_words(w.trace, 'tracing without CUDA (-t osrt)')} -- or a "
+                                  "profiler that followed none of the processes that use the GPU")
 
 
 def _no_cuda_call_window(w: _Held) -> Kind | None:
@@ -1608,6 +1646,9 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #:   is not what it shows -- the collectives' library is (h37-gloo68).  It holds no fetch, so it and ``input_on_cpu``
 #:   never both hold.
 #: * host events without a call (the work on the CPU) before ``no_cuda_call``, which is the window with nothing at all.
+#: * ``os_calls_only`` after the work on the CPU and before ``no_cuda_call``: it reads a window with no host event at
+#:   all, whose OS calls are its only record, and only where the options do not say CUDA was traced -- where they
+#:   do, the program had not reached its GPU work (``no_cuda_call``), as before.
 #: * ``collectives_only`` before ``loop_ended`` among the readers of a window with kernels: a file of the collectives
 #:   alone holds no host event, the loop's end's marks are host events -- the two never both hold.
 _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = (
@@ -1631,6 +1672,7 @@ _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = 
     (_input_on_cpu_window, "input_on_cpu", False),
     (_collectives_window, "collectives_only", False),
     (_cpu_window, "", False),
+    (_os_calls_window, "os_calls_only", False),
     (_no_cuda_call_window, "no_cuda_call", False),
 )
 
@@ -2557,6 +2599,26 @@ def _named_lengths(h: HostEvents, sel: np.ndarray) -> str:
     return f"`{_short(h.names[int(h.name[sel[0]])], 40)}` ×{int(sel.size):,} of {ms(length)} each (median)"
 
 
+def _snapshot_teardown(trace: Trace) -> str:
+    """A snapshot whose allocator history holds events but no allocation on any GPU -- frees (and segments given
+    back) of blocks allocated before the history began -- with nothing allocated at the dump, in words; "" otherwise.
+
+    Why: the history's window missed the work and kept the program's exit (``del model``, ``torch.cuda.empty_cache()``
+    with the ring buffer of ``max_entries`` holding only its last events, or history recorded from after the
+    steps).  Read as any snapshot, it was "No memory check fired" with no finding -- healthy, of a file that holds
+    none of the job's allocations (h37-window69): the memory analogue of a trace window opened on the tear-down."""
+    snap = trace.snapshot
+    if snap is None or not trace.memory or any(a for _, a, _, _ in snap.state.values()):
+        return ""
+    events = [me for me in trace.memory.values() if len(me)]
+    if not events or any((me.delta > 0).any() for me in events):
+        return ""
+    frees = sum(int((me.delta < 0).sum()) for me in events)
+    given = sum(int(((me.delta == 0) & (np.diff(me.reserved, prepend=me.reserved[:1]) < 0)).sum()) for me in events)
+    rest = f" and {plural(given, 'segment')} given back to the driver" if given else ""
+    return f"{plural(frees, 'free')} of blocks allocated before it began{rest}, and nothing allocated at the dump"
+
+
 def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
     """A memory snapshot records allocations, not GPU work; what allocated says what the job was:
 
@@ -2568,6 +2630,11 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
       in reverse order while allocations without any stack are made;
     * else allocations in modules' forward and nothing else: forward passes (inference, or a benchmark of the forward).
     """
+    teardown = _snapshot_teardown(trace)
+    if teardown:
+        return Kind("unknown", "low", f"a memory snapshot whose allocator history holds no allocation: {teardown} -- "
+                                      "the program's tear-down: none of the job's work is in it",
+                    snapshot_teardown=teardown)
     seen = {MEMORY_PHASES[p] for m in trace.memory.values() for p in np.unique(m.phase) if 0 <= p < len(MEMORY_PHASES)}
     train = [p for p in ("backward", "optimizer") if p in seen]
     if train:

@@ -72,7 +72,7 @@ def check(m: HostMetrics) -> list[Finding]:
     # what the capture holds and lacks, each its own finding (no docstring: the rule's docs are the module's)
     if m.memory.snapshot:  # a memory snapshot is no capture of steps: the memory checks speak for it
         ctx = Ctx(m)
-        return _suffixed(_history_cut(ctx, m) + _no_history(ctx, m) + _no_stacks(ctx, m))
+        return _suffixed(_snapshot_teardown(ctx, m) + _history_cut(ctx, m) + _no_history(ctx, m) + _no_stacks(ctx, m))
     ctx = Ctx(m)
     out = []
     gpu_work = any(g.active for g in m.gpus)
@@ -625,7 +625,9 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                        f"capture lists {kind.gpu_seen} -- but the work never reached it: if the job should use the "
                        f"GPU, move the model and its inputs there.")
         else:
-            summary = (f"No GPU kernel or copy in this capture ({len(m.gpus)} GPU planes, {m.capture.num_events:,} events"
+            # the GPUs the file lists, in every format's words ("0 GPU planes" was XPlane's word in an Nsight report)
+            listed = f"{plural(len(m.gpus), 'GPU')} listed" if m.gpus else "no GPU listed"
+            summary = (f"No GPU kernel or copy in this capture ({listed}, {m.capture.num_events:,} events"
                        f"{f'; {cpu}: the work ran on the CPU' if cpu else ''}): the guide's GPU "
                        f"checks were skipped. Was the GPU visible to {ctx.fw.label('gpu_user')}, and did the profiled "
                        f"window include the GPU work (training steps, forward passes, engine steps)?"
@@ -706,7 +708,8 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                                   "model run",
                   "copy_only": "The capture window holds copies between host and GPU, and no kernel",
                   "teardown": "The capture window opened after the loop: it holds the program's tear-down",
-                  "profiler_only": "The capture window holds only the profiler's own work: none of the program's"}
+                  "profiler_only": "The capture window holds only the profiler's own work: none of the program's",
+                  "os_calls_only": "The capture holds only OS runtime calls: no CUDA call, no GPU work"}
 
 
 #: What a window without GPU work holds, by its kind (``Kind.window``), and why the checks did not run: ``{length}``
@@ -759,6 +762,8 @@ _WINDOW_SUMMARIES = {
                  "before the program exits, on its steps."),
     "nvtx_only": ("{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the "
                   "guide's GPU checks did not run: nothing here is a verdict on the job."),
+    "os_calls_only": ("{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the "
+                      "guide's GPU checks did not run: nothing here is a verdict on the job."),
 }
 #: Any other kind: a capture of the wrong window; ``{user}`` the framework's words for the code that runs the steps.
 _WRONG_WINDOW = ("{length} holds no GPU work: {held}. It is a capture of the wrong window, so the guide's GPU checks "
@@ -793,6 +798,24 @@ def _window_fixes(ctx: Ctx, window: str, fmt: str, loop_steps: int = 0) -> list[
         key = f"{ID}:{window}" + (f"/{loop_steps}" if loop_steps else "")
         return ctx.fw.fix(key) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
     return ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
+
+
+def _snapshot_teardown(ctx: Ctx, m: HostMetrics) -> list[Finding]:
+    """A snapshot whose history holds no allocation, only the program's tear-down (``job.kind._snapshot_teardown``):
+    a capture of the wrong window, said as every format's is -- a warning with how to record the right one -- never
+    "no memory check fired" of a file that holds none of the job's allocations (h37-window69)."""
+    kind = m.job.kind if m.job is not None else None
+    if kind is None or not kind.snapshot_teardown:
+        return []
+    return [finding(
+        ctx, ID, "warning",
+        f"The snapshot's allocator history holds no allocation: {kind.snapshot_teardown} -- the program's tear-down, "
+        f"recorded after its work. None of the job's allocations is in it, so the memory checks had nothing to judge: "
+        f"nothing here is a verdict on the job's memory.",
+        title="The memory snapshot recorded the program's tear-down: no allocation in its history",
+        metric=value_metric("allocations_recorded", "Allocations recorded", 0, "count", "0", severity="warning",
+                            good_direction="higher"),
+        actions=ctx.fw.fix(f"{ID}:snapshot_teardown"))]
 
 
 def _history_cut(ctx: Ctx, m: HostMetrics) -> list[Finding]:

@@ -343,13 +343,38 @@ def _recorded_something(kt: KinetoTrace, used: np.ndarray, path: str) -> None:
     iteration marks.  The profiled code ran no PyTorch work there (a model of another library, or code outside the
     ``with profile()`` block), so nothing can be said of its job: an error, never "no GPU work" (a Windows capture of
     an XGBoost run, MLOps-Team-Spring-2024/Diabetes-Predictor: 1.22 s, four events, all the profiler's own)."""
-    if used.any() or (kt.mem is not None and kt.mem.ts_ns.size) or _cat_mask(kt, ("python_function",)).any():
+    marks = _step_marks(kt, used)
+    if (used & ~marks).any() or (kt.mem is not None and kt.mem.ts_ns.size) or _cat_mask(kt, ("python_function",)).any():
         return
     own = _cat_mask(kt, (_TRACE_CAT,))
-    _another_tools_events(kt, own, path)
+    if not marks.any():
+        _another_tools_events(kt, own, path)
     window = (f" ({int(kt.dur_ns[own].max()) / 1e6:,.1f} ms, `{kt.names[int(kt.name[own][0])]}`)"
               if own.any() else "")
-    raise KinetoReadError(path, nothing_recorded(window))
+    raise KinetoReadError(path, nothing_recorded(window, _marks_words(kt, marks)))
+
+
+def _step_marks(kt: KinetoTrace, used: np.ndarray) -> np.ndarray:
+    """Bool per X event: a used event that is the profiler's own step mark (``prof.step()``'s ``ProfilerStep#N``,
+    ``frameworks.pytorch.PROFILER_STEP``).  Why: the mark is the profiler's, not the program's work -- a window of
+    marks and nothing else recorded no more of the job than an empty one, and read as work it was "the host made no
+    GPU runtime call: the work ran on the CPU ... move the model to the GPU" (exit 0), where the empty window is
+    "nothing recorded" (exit 2): one kind of window, two readings and two codes (h37-window69)."""
+    ids = [i for i, n in enumerate(kt.names) if pytorch.PROFILER_STEP.match(n)]
+    if not ids:
+        return np.zeros(used.shape, dtype=bool)
+    return used & np.isin(kt.name, np.asarray(ids, dtype=kt.name.dtype))
+
+
+def _marks_words(kt: KinetoTrace, marks: np.ndarray) -> str:
+    """What the window holds besides nothing, in words: " but its own step marks (3, `ProfilerStep#10` to
+    `ProfilerStep#12`)"; "" without marks."""
+    if not marks.any():
+        return ""
+    nums = sorted({pytorch.step_number(kt.names[int(i)]) for i in kt.name[marks]})
+    span = f"`ProfilerStep#{nums[0]}`" + (f" to `ProfilerStep#{nums[-1]}`" if len(nums) > 1 else "")
+    return (f" but the profiler's own step marks ({int(marks.sum()):,}, {span}): prof.step() was called, and no "
+            "PyTorch op of the profiled thread ran between its calls")
 
 
 def _another_tools_events(kt: KinetoTrace, own: np.ndarray, path: str) -> None:

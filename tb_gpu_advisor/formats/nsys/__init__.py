@@ -64,6 +64,21 @@ WINDOW_FIXES = {
                       "work runs.", _WINDOW),),
     "nvtx_only": (("Record the CUDA API and the GPU's work beside the NVTX ranges (-t cuda,nvtx), with the window on "
                    "the ranges that launch the GPU work.", _WINDOW),),
+    # the same where the capture's options say CUDA was traced (``job.kind._nvtx_window``): the ranges' code made no
+    # CUDA call, so tracing is not what to change -- the window is (h37-window69: a window of `load batch` ranges
+    # under -t cuda,nvtx was told to record "the CUDA API ... beside the NVTX ranges (-t cuda,nvtx)", as it had)
+    "nvtx_only:traced": (("CUDA was traced (the capture's options say so), yet the code inside these NVTX ranges made "
+                          "no CUDA call: they ran on the CPU. Keep the trace options and move the window onto the "
+                          "ranges that launch the GPU work.", _WINDOW),),
+    # the OS runtime's calls alone, no option saying whether CUDA was traced (``job.kind._os_calls_window``): trace CUDA,
+    # in the processes that use the GPU -- a launcher's children are followed, a process started apart is not
+    "os_calls_only": (("Record the CUDA API and the GPU's work beside the OS runtime calls (-t cuda,nvtx,osrt), in the "
+                       "processes that use the GPU -- nsys follows the processes the profiled command starts (mpirun's "
+                       "or torchrun's ranks), not one started apart -- with the window on their GPU work; then check "
+                       "that the export holds a CUDA runtime table.",
+                       _WINDOW.replace("-t cuda,nvtx ", "-t cuda,nvtx,osrt ")
+                       + "\nsqlite3 run.sqlite \"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME\"   # CUDA calls "
+                         "recorded?"),),
     # a process of the job whose NVTX ranges are a rank's, beside ranks whose GPU work was recorded, with no CUDA call
     # of its own recorded (``job.kind.idle_rank_list``): that process's CUDA side went untraced
     "cuda_unrecorded": (("Record every rank's CUDA side: trace each process of the job with -t cuda,nvtx -- one nsys "

@@ -350,6 +350,8 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     raw.facts.update(_platform(schema))
     if recorded:  # the forward recorded autograd's graph: grad mode was on (job.kind reads it)
         raw.facts["grad_recorded_ops"] = str(recorded)
+    if not raw.facts.get("cuda_trace") and (empty := _empty_cuda_tables(schema)):
+        raw.facts["cuda_tables_empty"] = empty
     if "wsl2" in raw.facts:
         raw.facts.update(_program_ran(schema))
     elif tb.RUNTIME not in schema and _called_cuda(schema):
@@ -806,6 +808,18 @@ def _traced_by_messages(schema: tb.Schema) -> dict[str, str]:
     where = " OR ".join("value LIKE ?" for _ in _CUDA_COLLECTED)
     row = schema.con.execute(f'SELECT 1 FROM "{tb.STRINGS}" WHERE {where} LIMIT 1', _CUDA_COLLECTED).fetchone()
     return {"cuda_trace": "on"} if row else {}
+
+
+def _empty_cuda_tables(schema: tb.Schema) -> str:
+    """The export's CUDA activity tables (``CUPTI_ACTIVITY_KIND_*``), comma-separated, where it holds some and every
+    one is empty; "" otherwise.  Why: a window without a CUDA record whose export keeps no capture options was said to
+    hold "no CUDA table at all ... what tracing NVTX alone (-t nvtx) leaves" -- of an export that holds CUDA's tables,
+    empty (h37-window69).  Nsight writes no table for a trace that recorded nothing (tests/fixtures/nsys_windows'
+    exports), so an empty one is no proof of either setting: the words say what the file holds, nothing more."""
+    names = sorted(t for t in schema.tables if t.startswith("CUPTI_ACTIVITY_KIND_"))
+    if not names or any(schema.nonempty(t) for t in names):
+        return ""
+    return ", ".join(names)
 
 
 def _capture_options(schema: tb.Schema) -> dict[str, str]:

@@ -201,6 +201,28 @@ def _gpu_of(token: str, agents: dict[tuple[str, int], tuple[int, DeviceInfo | No
     return hit[0] if hit else -2
 
 
+#: The rocprofv3 option each kind of file is written by (``rocprofv3 --help``; ``--runtime-trace`` writes them all).
+_TRACED_BY = (("kernel", "kernel", "--kernel-trace"), ("api", "HIP API", "--hip-trace"),
+              ("copy", "memory copy", "--memory-copy-trace"))
+
+
+def _traced_empty(tables: dict[str, list[dict[str, list[str]]]]) -> str:
+    """Why a capture with no record holds none, in words ending its error: where a file of a kind of record was
+    written (its header, no row: ``<pid>_kernel_trace.csv``), that trace was on and the program made none of it
+    while rocprofv3 recorded -- not "was it run without --kernel-trace?", which the file answers (h37-window69: the
+    one rule's "never tell a capture to turn on a trace it shows was on"); else the question, as before."""
+    on = [(noun, flag) for kind, noun, flag in _TRACED_BY
+          if tables.get(kind) and not any(len(next(iter(t.values()), [])) for t in tables[kind])]
+    if not on:
+        return " (was it run without --runtime-trace / --kernel-trace?)"
+    many = len(on) > 1
+    return (f": its {' and '.join(n for n, _ in on)} trace{'s were' if many else ' was'} on "
+            f"({', '.join(f for _, f in on)}: {'their files are' if many else 'its file is'} here, empty): nothing "
+            f"of {'them' if many else 'it'} happened while rocprofv3 recorded -- the program stopped before its GPU "
+            "work, or that work ran in a process rocprofv3 did not follow: profile the command that runs the steps, "
+            "with --runtime-trace (its HIP calls show how far it got)")
+
+
 def build(tables: dict[str, list[dict[str, list[str]]]], path: str, size: int, host: str,
           fmt: str = "rocprofv3-csv", time_base: str = TIME_BASE, what: str = "rocprofv3 CSV files") -> Trace:
     """The trace of rocprofv3's records laid out as its CSV files' columns (``tables``: per kind of file, each file's
@@ -232,7 +254,7 @@ def build(tables: dict[str, list[dict[str, list[str]]]], path: str, size: int, h
     n_c = sum(len(next(iter(t.values()), [])) for t in cop)
     if not keep.any() and not n_k and not n_c:
         raise RocprofCsvReadError(f"{path}: no events: the {what} hold no HIP call, roctx range or GPU "
-                                  "operation (was it run without --runtime-trace / --kernel-trace?)")
+                                  f"operation{_traced_empty(tables)}")
     idx = np.flatnonzero(keep)
     interned: dict[str, int] = {}
     name_idx = np.array([interned.setdefault(func[i].strip() or "(unnamed)", len(interned)) for i in idx.tolist()],

@@ -11,8 +11,8 @@ wait is the sync's.  Main asked to pin wherever most of a direction's copy time 
   "pageable" and lead with "Copy from pinned (page-locked) host memory".
 
 Now the pageable copies must take ``excessive_memcpy.pin_share`` of the step and ``excessive_memcpy.pin_bytes`` per
-copy, and the fix names the copy it means.  Controls: the pageable uploads of ``wild/vit_a4000_pageable_batch`` (two
-77.1 MB batches, real) and of a synthetic Nsight job still lead with pinning, naming the copies.
+copy, and the fix names the copy it means.  Controls: the pageable uploads of ``wild/vit_a4000_pageable_batch`` (a
+154.1 MB batch of images and 2 KB of labels, real) and of a synthetic Nsight job still lead with pinning, naming the copies.
 """
 
 from __future__ import annotations

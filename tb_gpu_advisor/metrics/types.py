@@ -497,6 +497,10 @@ class MemcpyStat:
     pageable_ms_per_step: float = 0.0
     pageable_count_per_step: float = 0.0
     pageable_bytes_per_step: float = 0.0
+    #: the smallest and the largest of those pageable copies (bytes; 0: no size known): a batch of images and its
+    #: labels are two copies of 154.1 MB and 2.0 KB, never "2 copies of 77.1 MB each" (h37-hunt69b)
+    pageable_min_bytes: float = 0.0
+    pageable_max_bytes: float = 0.0
     #: the copy time whose host memory the capture tells (by name or record), as a share of the copy time: where it is
     #: under 1, ``pageable_share`` is of that part only (rocmProfileData tells a pageable copy by its staging alone)
     kind_known_share: float | None = None

@@ -270,19 +270,30 @@ def size(nbytes: float) -> str:
     return f"{nbytes:.0f} B"
 
 
+def _sizes(c, each: float) -> str:
+    """The sizes of one direction's pageable copies, in words: " of 1.2 MB each" where they are alike, " of 2.0 KB to
+    154.1 MB" where the largest is over twice the smallest, "" where no size is known.  Why: their mean said "the 2 H2D
+    copies of 77.1 MB each" of one 154.1 MB batch of images and its 2 KB of labels (``wild/vit_a4000_pageable_batch``):
+    the copy to pin is the large one, and no copy of that size exists (h37-hunt69b)."""
+    lo, hi = c.pageable_min_bytes, c.pageable_max_bytes
+    if 0 < lo and hi > 2.0 * lo:
+        return f" of {size(lo)} to {size(hi)}"
+    return f" of {size(each)} each" if each > 0 else ""
+
+
 def pinned_copies(ctx: Ctx, pageable: list) -> str:
     """The pageable copies the pinning fix means, by direction, count and size: "the H2D copy of 8.4 MB of each step",
-    "the 3 D2H copies of 1.2 MB each of each step" (the fix names the copy it asks to pin, h37-fwnvtx2)."""
+    "the 3 D2H copies of 1.2 MB each of each step", "the 2 H2D copies of 2.0 KB to 154.1 MB in the step" (sizes that
+    differ: :func:`_sizes`) -- the fix names the copy it asks to pin (h37-fwnvtx2)."""
     parts = []
     for c in pageable:
         k = c.pageable_count_per_step
         each = c.pageable_bytes_per_step / k if k else 0.0
         d = _NAMES.get(c.direction, c.direction)
-        sized = f" of {size(each)}" if each > 0 else ""
         if abs(k - 1.0) < 0.05:
-            parts.append(f"the {d} copy{sized}")
+            parts.append(f"the {d} copy" + (f" of {size(each)}" if each > 0 else ""))
         else:
-            parts.append(f"the {mean_count(k)} {d} copies{sized + ' each' if sized else ''}")
+            parts.append(f"the {mean_count(k)} {d} copies{_sizes(c, each)}")
     return " and ".join(parts) + f" {ctx.per_step}" + ctx.mean_words(*(c.pageable_count_per_step for c in pageable))
 
 

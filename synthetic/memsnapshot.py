@@ -1732,11 +1732,21 @@ def as_recorded(doc: dict[str, Any], context: str | None = "all", stacks: str = 
     settings write the same history (``torch/csrc/cuda/memory_snapshot.cpp``):
 
     * ``context=None``: no stack is gathered -- no trace entry has ``frames``, every block and segment ``[]``;
+    * ``context="state"``: stacks for the allocator's state only -- every block and segment keeps its own, no trace
+      entry has ``frames`` (``RecordContext::STATE``: the trace's entries are recorded without context);
+    * ``context="alloc"``: that, and the ``alloc`` and ``segment_alloc`` entries keep theirs (``RecordContext::ALLOC``:
+      the allocation's stack is gathered, a free's is not);
     * ``stacks="python"``: Python frames only (no C++ unwinding: the only kind on Windows) -- an allocation made on a
       thread with no Python frame (the backward, on autograd's engine thread) keeps an empty list."""
     import copy
 
     out = copy.deepcopy(doc)
+    if context in ("state", "alloc"):
+        for trace in out["device_traces"]:
+            for e in trace:
+                if context == "state" or e["action"] not in ("alloc", "segment_alloc"):
+                    e.pop("frames", None)
+        return as_recorded(out, "all", stacks)
     if context is None:
         keep: Callable[[list], list] = lambda frames: []  # noqa: E731 - one rule for every list
     elif stacks == "python":

@@ -2524,6 +2524,13 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
                                               f"({pct(stackless, 0)} of those made meanwhile) are made: a backward pass "
                                               "on autograd's engine thread, which records no Python frame")
     live = _live_kind(trace, fw)
+    if live is not None and live.kind == "inference" and bare:
+        # blocks a forward made, live at the dump, say only that the dump came after a forward; a stackless history
+        # that walks its forwards back while making others shows the backward they were kept for (h37-snap69: a
+        # real training step recorded with context="state" read "inference" from its live blocks)
+        walked = _stackless_backward(trace) or _repeated_backward(trace)
+        if walked is not None:
+            return walked
     if live is not None and (live.kind != "inference" or "forward" not in seen):
         return live
     if "forward" in seen:

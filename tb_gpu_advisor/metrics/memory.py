@@ -56,7 +56,8 @@ def memory(ctx: Context) -> Memory:
                       gpus=gpus, ooms=ooms, settings=dict(snap.settings) if snap else {}, snapshot=snap is not None,
                       history_cut=snap.history_cut if snap else None,
                       snapshot_layout=str(tr.producer.get("layout") or "") if snap else "",
-                      stackless=snap.stackless if snap else False, vendor=snap.vendor if snap else None,
+                      stackless=snap.stackless if snap else False,
+                      dump_stacks=snap.dump_stacks if snap else False, vendor=snap.vendor if snap else None,
                       platform=snap.platform if snap else None, data_parallel=snap.data_parallel if snap else False)
     legacy = _allocator_peak(ctx)
     legacy.gpus, legacy.ooms, legacy.snapshot = gpus, ooms, snap is not None

@@ -572,6 +572,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         snap.ooms.extend(ooms)
         snap.retries.extend(retries)
     snap.stackless = _stackless(memory, snap)
+    snap.dump_stacks = snap.stackless and any(st.frames for stacks in snap.stacks.values() for st in stacks)
     snap.vendor = _vendor(budget, _drop_stacks(entries), by_gpu, _entry_streams(entries, cols))
     _sourced_by(memory, snap.vendor)
     files = _files(budget)
@@ -607,15 +608,18 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
 
 
 def _stackless(memory: dict[int, MemoryEvents], snap: MemorySnapshot) -> bool:
-    """Whether the snapshot's history allocates and no allocation of it, nor any block live at the dump, carries a
-    stack frame (``MemorySnapshot.stackless``).  Why: ``_record_memory_history(context=None)`` records every event
-    and no stack (its entries hold no ``frames``, its blocks an empty list), so every allocation reads as "other";
-    said apart from a ``stacks="python"`` record, whose allocations on autograd's engine thread alone hold no frame."""
+    """Whether the snapshot's history allocates and no allocation of it carries a stack frame
+    (``MemorySnapshot.stackless``).  Why: ``_record_memory_history(context=None)`` records every event and no stack
+    (its entries hold no ``frames``, its blocks an empty list), so every allocation reads as "other"; said apart from
+    a ``stacks="python"`` record, whose allocations on autograd's engine thread alone hold no frame.  The blocks live
+    at the dump are not asked: ``context="state"`` (and 2.0 without ``trace_alloc_record_context``) gives them their
+    stacks and the history's entries none, and a history read as framed because its last blocks were left every
+    iteration unread -- no step, no activations, no kept forward (h37-snap69: the same training loop with
+    ``context="state"`` read "no step timed" where ``context=None`` read its 3 iterations)."""
     allocs = [me for me in memory.values() if (me.delta > 0).any()]
     if not allocs:
         return False
-    framed = any(name != "?" for me in allocs for name in me.op_names)
-    return not framed and not any(st.frames for stacks in snap.stacks.values() for st in stacks)
+    return not any(name != "?" for me in allocs for name in me.op_names)
 
 
 #: How deep in a stack the caching allocator's own frame lies: under the unwinder's two (``torch::unwind::unwind()``,

@@ -1,0 +1,45 @@
+"""A snapshot recorded with ``_record_memory_history(context="state")`` is read as a history without stacks whose live
+blocks carry theirs (issue #37 class 5, h37-snap69).
+
+PyTorch's ``RecordContext::STATE`` gathers a stack for each block (``context_when_allocated``) and none for the trace's
+entries (``torch/csrc/cuda/memory_snapshot.cpp``: an entry without context gets no ``frames`` key), so the history is
+as bare as ``context=None``'s while the blocks at the dump each name their line.  Main asked "no allocation and no
+live block carries a frame" before reading the history's pattern: with the live blocks framed, the history was read as
+framed, every allocation "other", and a training loop that ``context=None`` reads as 3 iterations read "no step timed";
+a real Windows training step read "inference" from the forward blocks live at its dump.  Truth by construction
+(``synthetic.memsnapshot.training_iterations``) and the real ``snapshots_wild`` training step, each recorded both ways
+(``as_recorded``)."""
+
+from __future__ import annotations
+
+import gzip
+import pickle
+from pathlib import Path
+
+from synthetic import memsnapshot as ms
+from tests.support.snapshot_report import report
+
+WILD = Path(__file__).resolve().parents[1] / "fixtures" / "snapshots_wild"
+
+
+def test_a_state_context_loop_reads_its_iterations_as_a_bare_history_does(tmp_path: Path):
+    """The same loop recorded with ``context=None`` and ``context="state"``: the same steps from the same pattern, the
+    same activations at the peak, and the note names the setting that dropped the history's stacks."""
+    sc = ms.training_iterations()
+    bare = report(tmp_path, ms.as_recorded(sc.doc, context=None), "bare")
+    state = report(tmp_path, ms.as_recorded(sc.doc, context="state"), "state")
+    assert bare.job["step_source"] == state.job["step_source"] == "memory_iterations"
+    assert [r.start_ms for r in state.step_rows.rows()] == [r.start_ms for r in bare.step_rows.rows()]
+    assert state.job["kind"] == "training"
+    (note,) = [f for f in state.findings if f.rule == "capture_quality"]
+    assert 'context="state"' in note.summary and "without context" not in note.summary
+
+
+def test_a_real_training_step_recorded_with_state_context_is_training(tmp_path: Path):
+    """The real Windows training step (Python frames only) with its entries' stacks dropped as ``context="state"``
+    drops them: its history's walk back is the backward its live forward blocks were kept for -- training, as the
+    same file without any stack reads, not the live blocks' "inference"."""
+    with gzip.open(WILD / "windows_training_cs336.pickle.gz", "rb") as f:
+        doc = pickle.load(f)
+    rep = report(tmp_path, ms.as_recorded(doc, context="state", stacks="python"))
+    assert rep.job["kind"] == "training", rep.job["kind_evidence"]

@@ -1931,6 +1931,30 @@ def write(path: str, doc: dict[str, Any], protocol: int = 4) -> str:
     return path
 
 
+def write_torch_save(path: str, doc: dict[str, Any]) -> str:
+    """Save ``doc`` as ``torch.save(torch.cuda.memory._snapshot(), path)`` does (PyTorch 1.6+): a zip archive named
+    after the file, its records in ``torch/serialization.py``'s ``_save`` order -- ``data.pkl`` (the dict pickled at
+    torch's ``DEFAULT_PROTOCOL`` 2), ``.format_version``, ``.storage_alignment``, ``byteorder``, then the writer's
+    ``version`` and ``.data/serialization_id`` -- each stored uncompressed, its data aligned to 64 bytes by an
+    ``FB`` extra field (``caffe2/serialize/inline_container.cc``)."""
+    import struct
+    import zipfile
+
+    stem = os.path.basename(path).split(".")[0] or "archive"
+    records = [("data.pkl", pickle.dumps(doc, protocol=2)), (".format_version", b"1"),
+               (".storage_alignment", b"64"), ("byteorder", b"little"), ("version", b"3\n"),
+               (".data/serialization_id", b"0123456789012345678901234567890123456789")]
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
+        for name, data in records:
+            info = zipfile.ZipInfo(f"{stem}/{name}", date_time=(1980, 1, 1, 0, 0, 0))
+            start = f.tell() + 30 + len(info.filename) + 4  # the data's offset past a bare FB field's header
+            pad = -start % 64
+            info.extra = struct.pack("<HH", 0x4246, pad) + b"Z" * pad
+            z.writestr(info, data)
+    return path
+
+
 def write_capacity(snapshot_path: str, total: int, free: int, name: str | None = None) -> str:
     """Write the GPU's capacity beside a snapshot as the Advisor's fix tells users to (``pytorch.RECORD_CAPACITY``:
     ``torch.cuda.mem_get_info()``'s free and total bytes in ``<snapshot name>.capacity.json``); ``name``: another

@@ -42,7 +42,8 @@ from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.capacity import Capacity, capacity_name, read_capacity
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, load, loads
 from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page,
-                                                    is_json_snapshot, is_page, page_stream)
+                                                    is_json_snapshot, is_page, is_zip, page_stream,
+                                                    torch_save_member)
 from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
 from tb_gpu_advisor.model.damage import Damage, contradiction, cut, unreadable
 from tb_gpu_advisor.model.trace import (HOLDERS, MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack,
@@ -364,7 +365,8 @@ def _kind(path: str, local: str) -> str:
 class _Pass:
     """One pass over a snapshot file's bytes, decompressed where it is gzip, ``read(n)`` at most ``n`` at a time:
     refused (:class:`SnapshotReadError`) past the size limit, or where a gzip file is cut off, empty or corrupt, in
-    the words of :func:`_read_bytes` and :func:`_gunzipped` -- as the bytes come, never holding them."""
+    the words of :func:`_read_bytes` and :func:`_gunzipped` -- as the bytes come, never holding them.  A
+    ``torch.save`` archive (``layout.torch_save_head``) is read as the pickle it holds, its member streamed."""
 
     def __init__(self, path: str, local: str | None = None):
         from tb_gpu_advisor.formats.gz import gunzip_reader  # the one bounded gzip reader
@@ -376,11 +378,14 @@ class _Pass:
             if self.size is not None and self.size > self.limit:
                 raise SnapshotReadError(path, f"over the {self.limit:,}-byte limit (raise "
                                               "TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
-            self.head = self.f.read(2)
-            self.gz = is_gzip(self.head)
+            self.head = self.f.read(4)
+            self.gz, self.member = is_gzip(self.head), None
             if self.gz:
                 self.f.seek(0)
                 self.head, self._gunzip = b"", gunzip_reader(self.f)
+            elif is_zip(self.head):
+                self.f.seek(0)
+                self.head, self.member = b"", _torch_save_pickle(path, self.f)
         except BaseException:
             self.f.close()
             raise
@@ -388,6 +393,8 @@ class _Pass:
     def read(self, n: int) -> bytes:
         if self.head:
             part, self.head = self.head[:n], self.head[n:]
+        elif self.member is not None:
+            part = _member_read(self.path, self.member, n, self.got)
         elif not self.gz:
             part = self.f.read(n)
         else:
@@ -411,7 +418,41 @@ class _Pass:
         return part
 
     def close(self) -> None:
+        if self.member is not None:
+            self.member.close()
         self.f.close()
+
+
+def _torch_save_pickle(path: str, f: Any) -> Any:
+    """The open member of a ``torch.save`` archive that holds its pickle (``<archive>/data.pkl``), read as a stream;
+    :class:`SnapshotReadError` where the zip is cut off or holds none.  Why here: the archive is how the file is
+    stored, as gzip is -- what it holds is read by the one pickle reader (both unpicklers alike)."""
+    import zipfile
+
+    try:
+        zf = zipfile.ZipFile(f)
+    except (zipfile.BadZipFile, OSError, ValueError) as e:
+        why = f"a zip archive (torch.save's) cut off or corrupt: {e}"
+        raise SnapshotReadError(path, f"{why}: copy the whole file again (`unzip -t` tells)",
+                                cut("zip_cut", why)) from None
+    names = [i for i in zf.infolist() if torch_save_member(i.filename)]
+    if not names:
+        raise SnapshotReadError(path, "a zip archive holding no torch.save pickle (`<archive>/data.pkl`): give the "
+                                      "snapshot itself (`torch.cuda.memory._dump_snapshot`'s pickle)")
+    return zf.open(names[0])
+
+
+def _member_read(path: str, member: Any, n: int, got: int) -> bytes:
+    """``n`` bytes more of a ``torch.save`` archive's pickle; a member whose bytes do not match its record (a CRC, a
+    bad deflate stream) is refused in words, as a cut gzip is."""
+    import zipfile
+
+    try:
+        return member.read(n)
+    except (zipfile.BadZipFile, EOFError, zlib.error, OSError) as e:
+        why = f"a zip archive (torch.save's) corrupt after {got:,} bytes of its snapshot: {e}"
+        raise SnapshotReadError(path, f"{why}: copy the whole file again (`unzip -t` tells)",
+                                cut("zip_cut", why, offset=got)) from None
 
 
 def _stream_size(f: Any) -> int | None:

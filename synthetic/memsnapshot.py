@@ -1727,7 +1727,8 @@ def as_version(doc: dict[str, Any], version: str) -> dict[str, Any]:
     return out
 
 
-def as_recorded(doc: dict[str, Any], context: str | None = "all", stacks: str = "all") -> dict[str, Any]:
+def as_recorded(doc: dict[str, Any], context: str | None = "all", stacks: str = "all",
+                enabled: str = "all") -> dict[str, Any]:
     """``doc`` (recorded with ``_record_memory_history()``'s defaults, ``context="all", stacks="all"``) as the other
     settings write the same history (``torch/csrc/cuda/memory_snapshot.cpp``):
 
@@ -1737,10 +1738,14 @@ def as_recorded(doc: dict[str, Any], context: str | None = "all", stacks: str = 
     * ``context="alloc"``: that, and the ``alloc`` and ``segment_alloc`` entries keep theirs (``RecordContext::ALLOC``:
       the allocation's stack is gathered, a free's is not);
     * ``stacks="python"``: Python frames only (no C++ unwinding: the only kind on Windows) -- an allocation made on a
-      thread with no Python frame (the backward, on autograd's engine thread) keeps an empty list."""
+      thread with no Python frame (the backward, on autograd's engine thread) keeps an empty list;
+    * ``enabled="state"``: the history is a ring buffer of one event (``memory_snapshot.cpp``: ``max_entries =
+      enabled == "all" ? max_entries : 1``) -- each device's last entry alone."""
     import copy
 
     out = copy.deepcopy(doc)
+    if enabled == "state":
+        out["device_traces"] = [trace[-1:] for trace in out["device_traces"]]
     if context in ("state", "alloc"):
         for trace in out["device_traces"]:
             for e in trace:

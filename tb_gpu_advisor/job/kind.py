@@ -2665,7 +2665,7 @@ def _live_kind(trace: Trace, fw: Framework) -> Kind | None:
     (training), modules' forward passes (inference).  The kind is the one most live bytes say; medium where they are
     most of the allocated bytes (or the only kind said, by a tenth of them), else low.  None where no stack says any.
 
-    A snapshot without a history (``_record_memory_history(context="state")``) or with one that holds no step is
+    A snapshot without a history (``_record_memory_history(enabled="state")``) or with one that holds no step is
     read by this: the state outlives the work that made it."""
     snap = trace.snapshot
     allocated = sum(st[1] for st in snap.state.values())

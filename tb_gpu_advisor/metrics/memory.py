@@ -769,7 +769,9 @@ def _begun_late(ctx: Context, gpu: int) -> str:
     if late is None:
         return ""
     blocks, size, entries = late
-    key = "snapshot_begun:ring" if _round_entries(entries) else "snapshot_begun:either"
+    # one event: enabled="state"'s ring buffer of one, not a round max_entries nor a late start (h37-snap69)
+    key = "snapshot_begun:state" if entries == 1 else \
+        "snapshot_begun:ring" if _round_entries(entries) else "snapshot_begun:either"
     return ctx.fw.label(key, blocks=plural(blocks, "block"), size=gb(size), entries=plural(entries, "entry", "entries"),
                         n=entries, made="it was made" if blocks == 1 else "they were made")
 
@@ -1380,7 +1382,7 @@ def _at_dump(ctx: Context, gpu: int, state: tuple[int, int, int, int]) -> GpuMem
                     note=f"{segments} segments at the dump; no history: "
                          f"{ctx.fw.record_history(str(ctx.trace.producer.get('layout') or ''))}")
     # what the live blocks' stacks say is the state's alone: a dump with no history entry at all (PyTorch 1.13's
-    # ``_snapshot()``, ``torch.cuda.memory_snapshot()``, ``context="state"``) holds it as one with a few does
+    # ``_snapshot()``, ``torch.cuda.memory_snapshot()``, ``enabled="state"``) holds it as one with a few does
     _gradients_moved(ctx, out)
     return out
 

@@ -37,7 +37,7 @@ to record the fuller capture; the verdict then never reads "healthy").  A memory
 its allocator history kept just its last ``max_entries`` events while its annotations show whole iterations before
 them (``Memory.history_cut``), a warning that its peak is the kept window's, with the setting that keeps them; and
 where it holds no history of a GPU at all (its state at the dump alone: PyTorch 1.13's ``_snapshot()``, 2.0 without a
-trace, ``context="state"``), an info that its peak and what a forward kept are unknown, with the call that records
+trace, ``enabled="state"``), an info that its peak and what a forward kept are unknown, with the call that records
 them in the release whose layout the file has (``Memory.snapshot_layout``; the verdict then never reads "healthy");
 and where its history carries no stack at all (``Memory.stackless``: ``_record_memory_history(context=None)``), an
 info that what allocated each block -- and so the job's kind, its iterations and what a forward kept -- is not in the
@@ -821,7 +821,7 @@ NO_HISTORY_METRIC = "history_events"
 
 def _no_history(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     """A snapshot with no allocator history on a GPU (``GpuMemory.events`` 0: PyTorch 1.13's ``_snapshot()``, a
-    pickled ``torch.cuda.memory_snapshot()``, 2.1's ``context="state"``): its state at the dump is all it holds -- the
+    pickled ``torch.cuda.memory_snapshot()``, 2.1's ``enabled="state"`` before any event): its state at the dump is all it holds -- the
     peak, when it fell and what a forward kept for a backward are unknown, not absent.  Said as an info with the call
     that records them in the release whose layout the file has (``Memory.snapshot_layout``).
 

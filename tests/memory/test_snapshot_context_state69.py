@@ -17,6 +17,8 @@ import pickle
 from pathlib import Path
 
 from synthetic import memsnapshot as ms
+from tb_gpu_advisor.formats.snapshot.reader import read_trace
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.snapshot_report import report
 
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "snapshots_wild"
@@ -43,3 +45,13 @@ def test_a_real_training_step_recorded_with_state_context_is_training(tmp_path: 
         doc = pickle.load(f)
     rep = report(tmp_path, ms.as_recorded(doc, context="state", stacks="python"))
     assert rep.job["kind"] == "training", rep.job["kind_evidence"]
+
+
+def test_a_one_event_history_is_said_as_enabled_state_keeps_it(tmp_path: Path):
+    """``enabled="state"`` keeps the last event alone (a ring buffer of one): the loop's last event, a free, reads as a
+    history begun late -- said as what the setting does, with the call that records the history, not as "a late start,
+    more likely" of a ``max_entries`` that is no round number."""
+    path = ms.write(str(tmp_path / "state.pickle"), ms.as_recorded(ms.training_iterations().doc, enabled="state"))
+    note = host_metrics(read_trace(path)).memory.gpus[0].note
+    assert '_record_memory_history(enabled="state") keeps the last event alone' in note, note
+    assert 'enabled="all", max_entries=100_000' in note and "more likely the first" not in note

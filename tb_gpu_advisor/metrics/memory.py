@@ -133,6 +133,7 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
         out.breakdown, out.top = _at_peak(phased or me, p, step_start, leaked, framed=phased is None)
         out.parts_from_pattern = phased is not None and bool({"activations", "gradients"} & set(out.breakdown))
         _forward_kept(ctx, me, p, out)
+        _kept_climb_booked(ctx, phased, out)
         _earlier_pass_booked(out)
         _unseen_holders_booked(ctx, me, out)
         _cast_cache(me, p, out)
@@ -1215,6 +1216,30 @@ def _earlier_pass_casts(me: MemoryEvents, p: int, left: np.ndarray, out: GpuMemo
         return
     _, matched, blocks = size_repeats(left, me.delta[live], me.block_unit)
     out.forward_kept_earlier_cast_bytes, out.forward_kept_earlier_cast_blocks = matched, blocks
+
+
+def _kept_climb_booked(ctx: Context, phased: MemoryEvents | None, out: GpuMemory) -> None:
+    """Books a stackless history's forward blocks kept at the peak (``out.forward_kept_bytes``, read by
+    :func:`_forward_kept` from the climb since the level's floor) as activations, out of ``other``, where no backward's
+    walk gave the peak its parts (``phased`` None: a loop of forward passes) and they have a kept graph's shape
+    (``memory.forward_kept.ratio`` times the largest: every layer's tensors, not an input and the block in use) -- and
+    says the parts were read from the pattern.
+
+    Why: a forward-only loop with autograd on recorded without stacks read "A forward pass keeps ... 9.00 GiB that the
+    forward pass allocated (read from the allocation pattern ...)" above a memory table whose activations column read
+    "-", all 9 GiB booked "other" (h37-snap69: ``as_recorded(forward_only(), context=None)``; with stacks the column
+    reads 9.00 GiB): one quantity, two values.  Never more is moved than ``other`` has."""
+    snap = ctx.trace.snapshot
+    if phased is not None or snap is None or not snap.stackless or out.forward_kept_bytes <= 0 or \
+            out.forward_kept_bytes < T("memory.forward_kept.ratio") * out.forward_kept_largest:
+        return
+    other = out.breakdown.get("other", 0)
+    kept = min(out.forward_kept_bytes, other)
+    if kept <= 0:
+        return
+    bd = {**out.breakdown, "other": other - kept, "activations": out.breakdown.get("activations", 0) + kept}
+    out.breakdown = {c: bd[c] for c in MEMORY_CATEGORIES if bd.get(c)}  # the categories' order, as _at_peak gives it
+    out.parts_from_pattern = True
 
 
 def _earlier_pass_booked(out: GpuMemory) -> None:

@@ -26,7 +26,7 @@ from tb_gpu_advisor.devices.collectives import cpu_backend
 from tb_gpu_advisor.common.fmt import and_list, gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
-from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, user_ranges
+from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, pytorch, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.job.iterations import (UNPHASED_WHY, earlier_pass_held, framed_pass_phases, pattern_phases,
                                            stackless_pass_phases)
@@ -2683,16 +2683,52 @@ def _live_kind(trace: Trace, fw: Framework) -> Kind | None:
     if not said or allocated <= 0:
         return None
     ranked = sorted(said.values(), key=lambda s: -s.size)
+    kept = _forward_beside_training(ranked, _caches(snap))
+    if kept is not None:
+        ranked = [s for s in ranked if s is not kept]
     top, rest = ranked[0], ranked[1:]
-    share = top.size / allocated  # the stacks are the live blocks: never more than the allocated bytes
+    share = (top.size + (kept.size if kept else 0)) / allocated  # the live blocks: never more than the allocated bytes
     sure = share >= _LIVE_MOST_SHARE or (not rest and share >= _LIVE_ALONE_SHARE)
     text = (f"the blocks live at the snapshot's dump, by the stacks that allocated them: {gb(top.size)} of the "
-            f"{gb(allocated)} allocated ({pct(share, 0)}) {_said_words(top)}")
+            f"{gb(allocated)} allocated ({pct(top.size / allocated, 0)}) {_said_words(top)}")
+    if kept is not None:
+        text += (f", and {gb(kept.size)} modules' forward passes made (`{_frame_words(max(kept.what.values())[1])}`): "
+                 "what a training step's forward keeps for its backward")
     if rest:
         text += "; beside them " + "; ".join(f"{gb(s.size)} {_said_words(s)}" for s in rest[:2])
     if top.engine is not None:
         return Kind(top.kind, "medium" if sure else "low", text, top.engine.id, top.engine.name)
     return Kind(top.kind, "medium" if sure else "low", text)
+
+
+#: A live stack's frame as the reader writes it (``file:line function``; a Windows path's drive colon is no line's).
+_FRAME_TEXT = re.compile(r"(.*?):\d+ (.*)", re.S)
+
+
+def _caches(snap: Any) -> bool:
+    """Whether a stack of the blocks live at the dump runs through a KV cache's code (``pytorch.is_kv_cache_frame``
+    on its ``file.py:123 function`` frames): a generation's cache, made in the forward, that says inference."""
+    for stacks in snap.stacks.values():
+        for st in stacks:
+            for f in st.frames:
+                m = _FRAME_TEXT.match(f)
+                if m is not None and pytorch.is_kv_cache_frame(m.group(1), m.group(2)):
+                    return True
+    return False
+
+
+def _forward_beside_training(ranked: list[_Said], caches: bool) -> _Said | None:
+    """The forward-made live bytes (no engine's) that outrank what says training (an optimizer's state, the backward's
+    blocks, a training frame) where both are live at the dump: read as part of the training, not as inference.  Why:
+    a training step's forward keeps its tensors for the backward, so at an out-of-memory dump in the forward they are
+    most of the bytes beside the optimizer's state -- a training OOM recorded with ``context="state"`` read
+    "inference" from its 18 GiB of activations beside 4 GiB of Adam's state (h37-snap69: ``oom_activations``); an
+    optimizer's state is made by training alone.  Not where a live stack is a KV cache's (``caches``): a generation's
+    cache is made in the forward and says inference beside an optimizer's state."""
+    top = ranked[0]
+    if top.kind != "inference" or top.engine is not None or caches:
+        return None
+    return top if any(s.kind == "training" and s.engine is None for s in ranked[1:]) else None
 
 
 def _said_words(s: _Said) -> str:

@@ -55,3 +55,13 @@ def test_a_one_event_history_is_said_as_enabled_state_keeps_it(tmp_path: Path):
     note = host_metrics(read_trace(path)).memory.gpus[0].note
     assert '_record_memory_history(enabled="state") keeps the last event alone' in note, note
     assert 'enabled="all", max_entries=100_000' in note and "more likely the first" not in note
+
+
+def test_a_training_oom_recorded_with_state_context_is_training(tmp_path: Path):
+    """By construction (``oom_activations``: a training step out of memory in its forward, Adam's state live): with
+    ``context="state"`` only the live blocks name their maker -- 18 GiB of the forward's, 4 GiB of the optimizer's.
+    The forward's are what a training step keeps for its backward; the optimizer's state says training (base: the
+    forward's bytes outranked it, "inference")."""
+    rep = report(tmp_path, ms.as_recorded(ms.oom_activations().doc, context="state"))
+    assert rep.job["kind"] == "training", rep.job["kind_evidence"]
+    assert "what a training step's forward keeps for its backward" in rep.job["kind_evidence"]

@@ -53,3 +53,18 @@ def test_a_cut_archive_and_a_foreign_zip_are_refused_in_words(tmp_path: Path):
     with zipfile.ZipFile(other, "w") as z:
         z.writestr("notes.txt", "not a snapshot")
     assert "not torch.save's" in layout.sniff(str(other))
+
+
+def test_a_legacy_torch_save_file_is_named_with_how_to_save_it(tmp_path: Path):
+    """``_use_new_zipfile_serialization=False``: five pickles, the first torch's magic number -- refused saying what it
+    is and how to save the snapshot (base: "no `segments` list")."""
+    import pickle
+
+    path = tmp_path / "snapshot.pickle"
+    with open(path, "wb") as f:
+        for x in (0x1950A86A20F9469CFC6C, 1001, {"protocol_version": 1001, "little_endian": True,
+                                                        "type_sizes": {"short": 2, "int": 4, "long": 4}},
+                  ms.training_iterations().doc, []):
+            pickle.dump(x, f, protocol=2)
+    with pytest.raises(reader.SnapshotReadError, match="legacy format"):
+        reader.read_trace(str(path))

@@ -518,12 +518,21 @@ def _read_upto(f: Any, n: int, chunk: int = 64 << 20) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
+#: The first pickle of a legacy ``torch.save`` file (``torch/serialization.py``'s ``MAGIC_NUMBER``; then the protocol
+#: version, the system's sizes, the object, its storages' keys -- five pickles, the reader reads one).
+LEGACY_TORCH_SAVE_MAGIC = 0x1950A86A20F9469CFC6C
+
+
 def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, cols: "_Compactor | None" = None) -> Trace:
     """The trace of a snapshot's plain data (``torch.cuda.memory._snapshot()``'s dict); ``work``: the walk's bound;
     ``cols``: the compactor the pickle was read with (its lists hold :data:`ROW` for the entries it took)."""
     listed = isinstance(doc, list) and bool(doc) and all(isinstance(s, dict) and "total_size" in s for s in doc[:8])
     if listed:
         doc = {"segments": doc}  # ``torch.cuda.memory_snapshot()``: the segments alone, the state at the dump
+    if doc == LEGACY_TORCH_SAVE_MAGIC and not isinstance(doc, bool):
+        raise SnapshotReadError(path, "a torch.save file in the legacy format (`_use_new_zipfile_serialization=False`: "
+                                      "its pickles follow a magic number), not read: save the snapshot with "
+                                      "torch.cuda.memory._dump_snapshot(path), or torch.save's default (zip) format")
     if not isinstance(doc, dict) or not isinstance(doc.get("segments"), list):
         raise SnapshotReadError(path, "a pickle, but no memory snapshot (no `segments` list): not "
                                       "torch.cuda.memory._dump_snapshot's output")

@@ -298,10 +298,11 @@ SNAPSHOT_MADE = {
                              "its first event, and any peak there, is not in it",
     # ``_record_memory_history(enabled="state")`` keeps a ring buffer of one event (``torch/csrc/cuda/
     # memory_snapshot.cpp``: ``max_entries = enabled == "all" ? max_entries : 1``): its dump's history is the last one
-    "snapshot_begun:state": "the history holds one event, a free of {blocks} it never allocated ({size}): "
-                            "_record_memory_history(enabled=\"state\") keeps the last event alone (a ring buffer of "
-                            "one) -- the peak, when it fell and what held it are not in it; "
-                            "_record_memory_history(enabled=\"all\", max_entries=100_000) records them",
+    "snapshot_begun:state": "the history holds one event, a free of {blocks} it never allocated ({size}): what "
+                            "_record_memory_history(enabled=\"state\") keeps (the last event alone, a ring buffer of "
+                            "one), or a recording begun just before the dump -- the peak, when it fell and what held "
+                            "it are not in it; _record_memory_history(enabled=\"all\", max_entries=100_000) before "
+                            "the work records them",
 }
 
 

@@ -53,7 +53,7 @@ def test_a_one_event_history_is_said_as_enabled_state_keeps_it(tmp_path: Path):
     more likely" of a ``max_entries`` that is no round number."""
     path = ms.write(str(tmp_path / "state.pickle"), ms.as_recorded(ms.training_iterations().doc, enabled="state"))
     note = host_metrics(read_trace(path)).memory.gpus[0].note
-    assert '_record_memory_history(enabled="state") keeps the last event alone' in note, note
+    assert '_record_memory_history(enabled="state") keeps (the last event alone' in note, note
     assert 'enabled="all", max_entries=100_000' in note and "more likely the first" not in note
 
 
@@ -65,3 +65,14 @@ def test_a_training_oom_recorded_with_state_context_is_training(tmp_path: Path):
     rep = report(tmp_path, ms.as_recorded(ms.oom_activations().doc, context="state"))
     assert rep.job["kind"] == "training", rep.job["kind_evidence"]
     assert "what a training step's forward keeps for its backward" in rep.job["kind_evidence"]
+
+
+def test_a_real_one_event_history_is_said_so(tmp_path: Path):
+    """The real SketchKV2 state (``wild/snapshot_llama_kvcache_state``, PROVENANCE): its history is one free of an 8-byte
+    block it never allocated -- what ``enabled="state"`` keeps (its script's call is not in the repository; a
+    recording begun just before the dump leaves the same).  Base: "... the run under way, or its ring buffer ... (1
+    entry, no round max_entries: more likely the first)"."""
+    path = WILD.parent / "wild" / "snapshot_llama_kvcache_state" / "my_snapshot.pickle"
+    note = host_metrics(read_trace(str(path))).memory.gpus[0].note
+    assert "the history holds one event" in note and 'enabled="state"' in note, note
+    assert "more likely the first" not in note

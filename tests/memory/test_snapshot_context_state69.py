@@ -76,3 +76,15 @@ def test_a_real_one_event_history_is_said_so(tmp_path: Path):
     note = host_metrics(read_trace(str(path))).memory.gpus[0].note
     assert "the history holds one event" in note and 'enabled="state"' in note, note
     assert "more likely the first" not in note
+
+
+def test_an_oom_recorded_with_state_context_names_its_live_blocks_from_the_dump(tmp_path: Path):
+    """``oom_activations`` dumped at its OOM: with ``context="state"`` the entries carry no stack but the blocks live
+    at the dump -- the same blocks -- do; what was live at the OOM is named by phase as the framed history names it
+    (base: every byte "other", what frees the most 0 B).  Control: ``context=None`` names nothing."""
+    doc = ms.oom_activations().doc
+    framed, state, bare = (read_trace(ms.write(str(tmp_path / f"{n}.pickle"), d)).snapshot.ooms[0]
+                           for n, d in (("framed", doc), ("state", ms.as_recorded(doc, context="state")),
+                                        ("bare", ms.as_recorded(doc, context=None))))
+    assert state.live_by_phase == framed.live_by_phase and set(framed.live_by_phase) - {"other"}
+    assert set(bare.live_by_phase) == {"other"}

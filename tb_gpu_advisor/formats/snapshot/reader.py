@@ -1168,9 +1168,10 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
         cached=cached, block_unit=_BLOCK_ROUND, block_over=over if over[0].size else None
     ) if t.size else None
     out = []
+    last = _last_allocations(entries) if ooms else {}
     for k, i, e in ooms:
         before = k - 1
-        live, by_phase, by_holder = _live_at(entries[:i], dump, t0_us, budget, kept)
+        live, by_phase, by_holder = _live_at(entries[:i], dump, t0_us, budget, kept, last)
         out.append(OutOfMemory(
             gpu=gpu, requested=_int(e.get("size"), 0), device_free=_int(e.get("device_free"), -1),
             allocated=int(alloc[before]) if before >= 0 else allocated_end,
@@ -2090,13 +2091,26 @@ def _python_file(name: str) -> bool:
     return name.endswith(".py") or name.startswith("<")
 
 
+def _last_allocations(entries: Any) -> dict[int, int]:
+    """Per address, the index of the history's last allocation there: the allocation a block live at the dump at that
+    address came from (:func:`_live_at`)."""
+    return {_int(e.get("addr"), -1): i for i, e in enumerate(entries) if e.get("action") in _ALLOC}
+
+
 def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget",
-             kept: np.ndarray | None = None
+             kept: np.ndarray | None = None, last: dict[int, int] | None = None
              ) -> tuple[list[SnapshotBlock], dict[str, int], dict[str, dict[str, int]]]:
     """What was live after the entries ``before``: the blocks they allocated and had not freed, and those live at
     the dump that the trace never allocated (older than its history).  The largest, every one's bytes by phase, and
     by holder and phase the bytes whose maker the stacks name (:func:`_holder`); ``kept``: per event, an allocation
-    held across steps by its lifetime (:func:`_held_by_lifetime`), booked with the parameters as the events are."""
+    held across steps by its lifetime (:func:`_held_by_lifetime`), booked with the parameters as the events are.
+
+    An allocation whose entry carries no stack that is the history's last at its address (``last``:
+    :func:`_last_allocations`) made the block live there at the dump, whose stack it takes.  Why:
+    ``_record_memory_history(context="state")`` gives the blocks their stacks and the entries none, and an OOM
+    observer's dump holds the blocks live at the OOM -- an OOM's live bytes were "allocations of no known phase",
+    what frees the most 0 B, where the dump names every one (h37-snap69: ``oom_activations``)."""
+    dump_at = {b.address: b for b in dump} if last else {}
     live: dict[int, _Live] = {}
     seen: set[int] = set()
     k = -1  # the event index (:func:`_dict_events` counts the same actions)
@@ -2107,7 +2121,10 @@ def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget
         if action in _ALLOC:
             seen.add(a)
             asked = _int(e.get("size"), 0)  # the request: its block, the unit of the OOM's totals, holds it rounded
-            live[a] = _Live(int(rounded_blocks(np.array([asked], np.int64), _BLOCK_ROUND)[0]), a, e.get("frames"),
+            frames = e.get("frames")
+            if not frames and a in dump_at and last.get(a) == i:
+                frames = dump_at[a].raw  # the block live at the dump this allocation made: its stack
+            live[a] = _Live(int(rounded_blocks(np.array([asked], np.int64), _BLOCK_ROUND)[0]), a, frames,
                             _time_ps(e, i, t0_us), budget, requested=asked)
             if kept is not None and 0 <= k < kept.size and kept[k]:
                 live[a].phase = "parameters"

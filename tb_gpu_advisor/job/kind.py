@@ -2702,7 +2702,7 @@ def _live_kind(trace: Trace, fw: Framework) -> Kind | None:
 
 
 #: A live stack's frame as the reader writes it (``file:line function``; a Windows path's drive colon is no line's).
-_FRAME_TEXT = re.compile(r"(.*?):\d+ (.*)", re.S)
+_FRAME_TEXT = re.compile(r"(.*?):\d+ (.*)")
 
 
 def _caches(snap: Any) -> bool:

@@ -1727,16 +1727,31 @@ def as_version(doc: dict[str, Any], version: str) -> dict[str, Any]:
     return out
 
 
-def as_recorded(doc: dict[str, Any], context: str | None = "all", stacks: str = "all") -> dict[str, Any]:
+def as_recorded(doc: dict[str, Any], context: str | None = "all", stacks: str = "all",
+                enabled: str = "all") -> dict[str, Any]:
     """``doc`` (recorded with ``_record_memory_history()``'s defaults, ``context="all", stacks="all"``) as the other
     settings write the same history (``torch/csrc/cuda/memory_snapshot.cpp``):
 
     * ``context=None``: no stack is gathered -- no trace entry has ``frames``, every block and segment ``[]``;
+    * ``context="state"``: stacks for the allocator's state only -- every block and segment keeps its own, no trace
+      entry has ``frames`` (``RecordContext::STATE``: the trace's entries are recorded without context);
+    * ``context="alloc"``: that, and the ``alloc`` and ``segment_alloc`` entries keep theirs (``RecordContext::ALLOC``:
+      the allocation's stack is gathered, a free's is not);
     * ``stacks="python"``: Python frames only (no C++ unwinding: the only kind on Windows) -- an allocation made on a
-      thread with no Python frame (the backward, on autograd's engine thread) keeps an empty list."""
+      thread with no Python frame (the backward, on autograd's engine thread) keeps an empty list;
+    * ``enabled="state"``: the history is a ring buffer of one event (``memory_snapshot.cpp``: ``max_entries =
+      enabled == "all" ? max_entries : 1``) -- each device's last entry alone."""
     import copy
 
     out = copy.deepcopy(doc)
+    if enabled == "state":
+        out["device_traces"] = [trace[-1:] for trace in out["device_traces"]]
+    if context in ("state", "alloc"):
+        for trace in out["device_traces"]:
+            for e in trace:
+                if context == "state" or e["action"] not in ("alloc", "segment_alloc"):
+                    e.pop("frames", None)
+        return as_recorded(out, "all", stacks)
     if context is None:
         keep: Callable[[list], list] = lambda frames: []  # noqa: E731 - one rule for every list
     elif stacks == "python":
@@ -1918,6 +1933,30 @@ def write(path: str, doc: dict[str, Any], protocol: int = 4) -> str:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "wb") as f:
         pickle.dump(doc, f, protocol=protocol)
+    return path
+
+
+def write_torch_save(path: str, doc: dict[str, Any]) -> str:
+    """Save ``doc`` as ``torch.save(torch.cuda.memory._snapshot(), path)`` does (PyTorch 1.6+): a zip archive named
+    after the file, its records in ``torch/serialization.py``'s ``_save`` order -- ``data.pkl`` (the dict pickled at
+    torch's ``DEFAULT_PROTOCOL`` 2), ``.format_version``, ``.storage_alignment``, ``byteorder``, then the writer's
+    ``version`` and ``.data/serialization_id`` -- each stored uncompressed, its data aligned to 64 bytes by an
+    ``FB`` extra field (``caffe2/serialize/inline_container.cc``)."""
+    import struct
+    import zipfile
+
+    stem = os.path.basename(path).split(".")[0] or "archive"
+    records = [("data.pkl", pickle.dumps(doc, protocol=2)), (".format_version", b"1"),
+               (".storage_alignment", b"64"), ("byteorder", b"little"), ("version", b"3\n"),
+               (".data/serialization_id", b"0123456789012345678901234567890123456789")]
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
+        for name, data in records:
+            info = zipfile.ZipInfo(f"{stem}/{name}", date_time=(1980, 1, 1, 0, 0, 0))
+            start = f.tell() + 30 + len(info.filename) + 4  # the data's offset past a bare FB field's header
+            pad = -start % 64
+            info.extra = struct.pack("<HH", 0x4246, pad) + b"Z" * pad
+            z.writestr(info, data)
     return path
 
 

@@ -692,6 +692,9 @@ GENERIC_LABELS: dict[str, str] = {
                            "first event, and any peak there, is not in it",
     "snapshot_begun:either": "the history frees {blocks} it never allocated ({size}): it begins after {made} "
                              "-- what came before its first event, and any peak there, is not in it",
+    "snapshot_begun:state": "the history holds one event, a free of {blocks} it never allocated ({size}): the "
+                            "allocator kept its last event alone -- what came before it, and any peak there, is not "
+                            "in it",
     # a leak whose blocks no frame names (``memory_leak``): the history holds no stack for them
     "leak_site:unnamed": "at a line the history cannot name: it holds no stack for them -- record the allocator's "
                          "history with stacks to name it",

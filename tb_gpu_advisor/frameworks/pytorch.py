@@ -278,7 +278,8 @@ SNAPSHOT_MADE = {
     "snapshot_made:1.13": "PyTorch 1.13's layout: that release records no allocator events",
     "snapshot_made:2.0": "PyTorch 2.0's layout, dumped without a trace",
     "snapshot_made:2.0 or older": "segments of PyTorch 2.0 or older (torch.cuda.memory_snapshot())",
-    "snapshot_made:2.1": "a PyTorch 2.1+ dump with no history: context=\"state\", or no _record_memory_history before it",
+    "snapshot_made:2.1": "a PyTorch 2.1+ dump with no history: enabled=\"state\", or no _record_memory_history before "
+                         "it",
     "snapshot_made:": "segments alone (torch.cuda.memory_snapshot())",
     # a leak whose blocks no frame names (``memory_leak``): recorded with context=None, or made on a thread with no
     # Python frame under stacks="python"
@@ -295,6 +296,13 @@ SNAPSHOT_MADE = {
                              "max_entries events was full and dropped the oldest ({entries}, no round "
                              "max_entries: more likely the first; the file does not say). Either way what came before "
                              "its first event, and any peak there, is not in it",
+    # ``_record_memory_history(enabled="state")`` keeps a ring buffer of one event (``torch/csrc/cuda/
+    # memory_snapshot.cpp``: ``max_entries = enabled == "all" ? max_entries : 1``): its dump's history is the last one
+    "snapshot_begun:state": "the history holds one event, a free of {blocks} it never allocated ({size}): what "
+                            "_record_memory_history(enabled=\"state\") keeps (the last event alone, a ring buffer of "
+                            "one), or a recording begun just before the dump -- the peak, when it fell and what held "
+                            "it are not in it; _record_memory_history(enabled=\"all\", max_entries=100_000) before "
+                            "the work records them",
 }
 
 

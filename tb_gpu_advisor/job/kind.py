@@ -26,7 +26,7 @@ from tb_gpu_advisor.devices.collectives import cpu_backend
 from tb_gpu_advisor.common.fmt import and_list, gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
-from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, user_ranges
+from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, pytorch, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.job.iterations import (UNPHASED_WHY, earlier_pass_held, framed_pass_phases, pattern_phases,
                                            stackless_pass_phases)
@@ -2661,6 +2661,13 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
                                               f"({pct(stackless, 0)} of those made meanwhile) are made: a backward pass "
                                               "on autograd's engine thread, which records no Python frame")
     live = _live_kind(trace, fw)
+    if live is not None and live.kind == "inference" and bare:
+        # blocks a forward made, live at the dump, say only that the dump came after a forward; a stackless history
+        # that walks its forwards back while making others shows the backward they were kept for (h37-snap69: a
+        # real training step recorded with context="state" read "inference" from its live blocks)
+        walked = _stackless_backward(trace) or _repeated_backward(trace)
+        if walked is not None:
+            return walked
     if live is not None and (live.kind != "inference" or "forward" not in seen):
         return live
     if "forward" in seen:
@@ -2795,7 +2802,7 @@ def _live_kind(trace: Trace, fw: Framework) -> Kind | None:
     (training), modules' forward passes (inference).  The kind is the one most live bytes say; medium where they are
     most of the allocated bytes (or the only kind said, by a tenth of them), else low.  None where no stack says any.
 
-    A snapshot without a history (``_record_memory_history(context="state")``) or with one that holds no step is
+    A snapshot without a history (``_record_memory_history(enabled="state")``) or with one that holds no step is
     read by this: the state outlives the work that made it."""
     snap = trace.snapshot
     allocated = sum(st[1] for st in snap.state.values())
@@ -2813,16 +2820,52 @@ def _live_kind(trace: Trace, fw: Framework) -> Kind | None:
     if not said or allocated <= 0:
         return None
     ranked = sorted(said.values(), key=lambda s: -s.size)
+    kept = _forward_beside_training(ranked, _caches(snap))
+    if kept is not None:
+        ranked = [s for s in ranked if s is not kept]
     top, rest = ranked[0], ranked[1:]
-    share = top.size / allocated  # the stacks are the live blocks: never more than the allocated bytes
+    share = (top.size + (kept.size if kept else 0)) / allocated  # the live blocks: never more than the allocated bytes
     sure = share >= _LIVE_MOST_SHARE or (not rest and share >= _LIVE_ALONE_SHARE)
     text = (f"the blocks live at the snapshot's dump, by the stacks that allocated them: {gb(top.size)} of the "
-            f"{gb(allocated)} allocated ({pct(share, 0)}) {_said_words(top)}")
+            f"{gb(allocated)} allocated ({pct(top.size / allocated, 0)}) {_said_words(top)}")
+    if kept is not None:
+        text += (f", and {gb(kept.size)} modules' forward passes made (`{_frame_words(max(kept.what.values())[1])}`): "
+                 "what a training step's forward keeps for its backward")
     if rest:
         text += "; beside them " + "; ".join(f"{gb(s.size)} {_said_words(s)}" for s in rest[:2])
     if top.engine is not None:
         return Kind(top.kind, "medium" if sure else "low", text, top.engine.id, top.engine.name)
     return Kind(top.kind, "medium" if sure else "low", text)
+
+
+#: A live stack's frame as the reader writes it (``file:line function``; a Windows path's drive colon is no line's).
+_FRAME_TEXT = re.compile(r"(.*?):\d+ (.*)")
+
+
+def _caches(snap: Any) -> bool:
+    """Whether a stack of the blocks live at the dump runs through a KV cache's code (``pytorch.is_kv_cache_frame``
+    on its ``file.py:123 function`` frames): a generation's cache, made in the forward, that says inference."""
+    for stacks in snap.stacks.values():
+        for st in stacks:
+            for f in st.frames:
+                m = _FRAME_TEXT.match(f)
+                if m is not None and pytorch.is_kv_cache_frame(m.group(1), m.group(2)):
+                    return True
+    return False
+
+
+def _forward_beside_training(ranked: list[_Said], caches: bool) -> _Said | None:
+    """The forward-made live bytes (no engine's) that outrank what says training (an optimizer's state, the backward's
+    blocks, a training frame) where both are live at the dump: read as part of the training, not as inference.  Why:
+    a training step's forward keeps its tensors for the backward, so at an out-of-memory dump in the forward they are
+    most of the bytes beside the optimizer's state -- a training OOM recorded with ``context="state"`` read
+    "inference" from its 18 GiB of activations beside 4 GiB of Adam's state (h37-snap69: ``oom_activations``); an
+    optimizer's state is made by training alone.  Not where a live stack is a KV cache's (``caches``): a generation's
+    cache is made in the forward and says inference beside an optimizer's state."""
+    top = ranked[0]
+    if top.kind != "inference" or top.engine is not None or caches:
+        return None
+    return top if any(s.kind == "training" and s.engine is None for s in ranked[1:]) else None
 
 
 def _said_words(s: _Said) -> str:

@@ -56,7 +56,8 @@ def memory(ctx: Context) -> Memory:
                       gpus=gpus, ooms=ooms, settings=dict(snap.settings) if snap else {}, snapshot=snap is not None,
                       history_cut=snap.history_cut if snap else None,
                       snapshot_layout=str(tr.producer.get("layout") or "") if snap else "",
-                      stackless=snap.stackless if snap else False, vendor=snap.vendor if snap else None,
+                      stackless=snap.stackless if snap else False,
+                      dump_stacks=snap.dump_stacks if snap else False, vendor=snap.vendor if snap else None,
                       platform=snap.platform if snap else None, data_parallel=snap.data_parallel if snap else False)
     legacy = _allocator_peak(ctx)
     legacy.gpus, legacy.ooms, legacy.snapshot = gpus, ooms, snap is not None
@@ -132,6 +133,7 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
         out.breakdown, out.top = _at_peak(phased or me, p, step_start, leaked, framed=phased is None)
         out.parts_from_pattern = phased is not None and bool({"activations", "gradients"} & set(out.breakdown))
         _forward_kept(ctx, me, p, out)
+        _kept_climb_booked(ctx, phased, out)
         _earlier_pass_booked(out)
         _unseen_holders_booked(ctx, me, out)
         _cast_cache(me, p, out)
@@ -768,7 +770,9 @@ def _begun_late(ctx: Context, gpu: int) -> str:
     if late is None:
         return ""
     blocks, size, entries = late
-    key = "snapshot_begun:ring" if _round_entries(entries) else "snapshot_begun:either"
+    # one event: enabled="state"'s ring buffer of one, not a round max_entries nor a late start (h37-snap69)
+    key = "snapshot_begun:state" if entries == 1 else \
+        "snapshot_begun:ring" if _round_entries(entries) else "snapshot_begun:either"
     return ctx.fw.label(key, blocks=plural(blocks, "block"), size=gb(size), entries=plural(entries, "entry", "entries"),
                         n=entries, made="it was made" if blocks == 1 else "they were made")
 
@@ -1214,6 +1218,30 @@ def _earlier_pass_casts(me: MemoryEvents, p: int, left: np.ndarray, out: GpuMemo
     out.forward_kept_earlier_cast_bytes, out.forward_kept_earlier_cast_blocks = matched, blocks
 
 
+def _kept_climb_booked(ctx: Context, phased: MemoryEvents | None, out: GpuMemory) -> None:
+    """Books a stackless history's forward blocks kept at the peak (``out.forward_kept_bytes``, read by
+    :func:`_forward_kept` from the climb since the level's floor) as activations, out of ``other``, where no backward's
+    walk gave the peak its parts (``phased`` None: a loop of forward passes) and they have a kept graph's shape
+    (``memory.forward_kept.ratio`` times the largest: every layer's tensors, not an input and the block in use) -- and
+    says the parts were read from the pattern.
+
+    Why: a forward-only loop with autograd on recorded without stacks read "A forward pass keeps ... 9.00 GiB that the
+    forward pass allocated (read from the allocation pattern ...)" above a memory table whose activations column read
+    "-", all 9 GiB booked "other" (h37-snap69: ``as_recorded(forward_only(), context=None)``; with stacks the column
+    reads 9.00 GiB): one quantity, two values.  Never more is moved than ``other`` has."""
+    snap = ctx.trace.snapshot
+    if phased is not None or snap is None or not snap.stackless or out.forward_kept_bytes <= 0 or \
+            out.forward_kept_bytes < T("memory.forward_kept.ratio") * out.forward_kept_largest:
+        return
+    other = out.breakdown.get("other", 0)
+    kept = min(out.forward_kept_bytes, other)
+    if kept <= 0:
+        return
+    bd = {**out.breakdown, "other": other - kept, "activations": out.breakdown.get("activations", 0) + kept}
+    out.breakdown = {c: bd[c] for c in MEMORY_CATEGORIES if bd.get(c)}  # the categories' order, as _at_peak gives it
+    out.parts_from_pattern = True
+
+
 def _earlier_pass_booked(out: GpuMemory) -> None:
     """Books the same forward's earlier pass held at the peak in ``out.breakdown``, out of ``held``: its kept blocks
     (``out.forward_kept_earlier_bytes``) as activations, its autocast casts (``out.forward_kept_earlier_cast_bytes``)
@@ -1379,7 +1407,7 @@ def _at_dump(ctx: Context, gpu: int, state: tuple[int, int, int, int]) -> GpuMem
                     note=f"{segments} segments at the dump; no history: "
                          f"{ctx.fw.record_history(str(ctx.trace.producer.get('layout') or ''))}")
     # what the live blocks' stacks say is the state's alone: a dump with no history entry at all (PyTorch 1.13's
-    # ``_snapshot()``, ``torch.cuda.memory_snapshot()``, ``context="state"``) holds it as one with a few does
+    # ``_snapshot()``, ``torch.cuda.memory_snapshot()``, ``enabled="state"``) holds it as one with a few does
     _gradients_moved(ctx, out)
     return out
 

@@ -1068,6 +1068,9 @@ class Memory:
     #: a snapshot whose allocations carry no stack (``MemorySnapshot.stackless``): phases, kind and iterations
     #: unread but where the allocation pattern shows them (``job.iterations.pattern_phases``)
     stackless: bool = False
+    #: that stackless history's live blocks at the dump carry their stacks (``MemorySnapshot.dump_stacks``:
+    #: ``context="state"``): the note says which setting dropped the history's
+    dump_stacks: bool = False
     #: a snapshot's GPU vendor as its frames name it (``MemorySnapshot.vendor``: "AMD" for a ROCm build's), None where
     #: they do not: the words and fixes of a capture with no GPU that ran work recorded (``rules.base.Ctx.vendor``)
     vendor: str | None = None

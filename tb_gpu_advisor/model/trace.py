@@ -409,6 +409,9 @@ class MemorySnapshot:
     #: without context (``_record_memory_history(context=None)``; PyTorch 2.0 without ``trace_alloc_record_context``
     #: and no live block): what allocated each byte -- a forward, a backward, an optimizer -- is not in the file
     stackless: bool = False
+    #: the history carries no stack but the blocks live at the dump do (``_record_memory_history(context="state")``;
+    #: 2.0 without ``trace_alloc_record_context``): what holds memory at the dump is named, what the history made is not
+    dump_stacks: bool = False
     #: the GPUs' vendor (``devices``' ``VENDOR``: "AMD", "NVIDIA") as the allocations' C++ frames name the build's
     #: caching allocator (``c10::hip::HIPCachingAllocator`` on ROCm); None where no frame names one (a
     #: ``stacks="python"`` or stackless record): a snapshot records no GPU by name

@@ -37,7 +37,7 @@ to record the fuller capture; the verdict then never reads "healthy").  A memory
 its allocator history kept just its last ``max_entries`` events while its annotations show whole iterations before
 them (``Memory.history_cut``), a warning that its peak is the kept window's, with the setting that keeps them; and
 where it holds no history of a GPU at all (its state at the dump alone: PyTorch 1.13's ``_snapshot()``, 2.0 without a
-trace, ``context="state"``), an info that its peak and what a forward kept are unknown, with the call that records
+trace, ``enabled="state"``), an info that its peak and what a forward kept are unknown, with the call that records
 them in the release whose layout the file has (``Memory.snapshot_layout``; the verdict then never reads "healthy");
 and where its history carries no stack at all (``Memory.stackless``: ``_record_memory_history(context=None)``), an
 info that what allocated each block -- and so the job's kind, its iterations and what a forward kept -- is not in the
@@ -847,7 +847,7 @@ NO_HISTORY_METRIC = "history_events"
 
 def _no_history(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     """A snapshot with no allocator history on a GPU (``GpuMemory.events`` 0: PyTorch 1.13's ``_snapshot()``, a
-    pickled ``torch.cuda.memory_snapshot()``, 2.1's ``context="state"``): its state at the dump is all it holds -- the
+    pickled ``torch.cuda.memory_snapshot()``, 2.1's ``enabled="state"`` before any event): its state at the dump is all it holds -- the
     peak, when it fell and what a forward kept for a backward are unknown, not absent.  Said as an info with the call
     that records them in the release whose layout the file has (``Memory.snapshot_layout``).
 
@@ -935,14 +935,27 @@ def _no_stacks(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     iterations = (_PATTERN_READ["inference" if kind == "inference" else "training"] if read_steps
                   else "its iterations could not be read")
     return [_snapshot_note(
-        ctx, f"The snapshot's allocator history ({plural(events, 'event')}) carries no stack frame: it was recorded "
-             f"without context. Its totals, its peak and when it fell are known; which blocks a forward, a backward or "
+        ctx, f"The snapshot's allocator history ({plural(events, 'event')}) carries no stack frame: "
+             f"{_without_stacks(m.memory)}. Its totals, its peak and when it fell are known; which blocks a forward, a backward or "
              f"an optimizer made is not -- {read}{iterations}, and what a forward kept for a "
              f"backward only where the pattern shows it (a climb from the level held between passes, freed in one "
              f"run).{_PEAK_PARTS_READ if any(g.parts_from_pattern for g in gpus) else ''}",
         "The memory snapshot records no stacks", (NO_STACKS_METRIC, "Allocations with a stack"),
         f"{ID}:no_stacks_2.0" if m.memory.snapshot_layout in ("2.0", "2.0 or older") else f"{ID}:no_stacks",
         [g.gpu for g in gpus])]
+
+
+def _without_stacks(mem) -> str:  # noqa: ANN001 - the host's Memory metrics
+    """How a stackless history was recorded, in the note's words: without context, or -- where the blocks live at the
+    dump carry their stacks (``Memory.dump_stacks``) -- with the live blocks' stacks only, in the release's own
+    setting.  Why: "recorded without context" of a ``context="state"`` snapshot whose live blocks each name their
+    line told the user something the file contradicts (h37-snap69)."""
+    if not mem.dump_stacks:
+        return "it was recorded without context"
+    setting = ("`_record_memory_history(True)` without `trace_alloc_record_context=True`"
+               if mem.snapshot_layout in ("2.0", "2.0 or older") else '`context="state"`')
+    return (f"it was recorded with {setting}, which keeps the stacks of the blocks live at the dump (the job line "
+            "reads them) and none of the history's events")
 
 
 def _before_capture(ctx: Ctx, before: float, blocked: float) -> Finding:

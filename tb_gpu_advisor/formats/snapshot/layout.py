@@ -91,6 +91,42 @@ NOT_VIZ_PAGE = ("an HTML page, not PyTorch's memory viewer page with a snapshot 
 _DRAWN_PAGE = re.compile(rb"let\s+alloc_data\s*=\s*\{")
 
 
+#: ``torch.save(torch.cuda.memory._snapshot(), path)``: a zip archive (PyTorch 1.6+'s format, ``PyTorchFileWriter``)
+#: whose first member is ``<archive>/data.pkl`` -- the dict pickled by ``pickle.Pickler`` (protocol 2), stored
+#: uncompressed -- beside ``byteorder``, ``version`` and ``.data/serialization_id``; a dict of plain data has no
+#: tensor to give a ``data/<n>`` member.
+ZIP_START = b"PK\x03\x04"
+TORCH_SAVE_MEMBER = "data.pkl"
+#: A local file header's fixed bytes (signature .. extra field length), before its name.
+_ZIP_HEADER = 30
+NOT_TORCH_SAVE = (f"a zip archive, but not torch.save's (its first member is no `<archive>/{TORCH_SAVE_MEMBER}` stored "
+                  "as is): give the snapshot itself (`torch.cuda.memory._dump_snapshot`'s pickle)")
+
+
+def is_zip(head: bytes) -> bool:
+    return head.startswith(ZIP_START)
+
+
+def torch_save_member(name: str) -> bool:
+    """Whether a zip member's name is the pickle of a ``torch.save`` archive (``<archive>/data.pkl``)."""
+    parts = name.split("/")
+    return len(parts) == 2 and parts[1] == TORCH_SAVE_MEMBER
+
+
+def torch_save_head(head: bytes) -> bytes | str:
+    """The start of the pickle a ``torch.save`` archive holds, from the archive's start (its first local file header:
+    the pickle is its first member, stored uncompressed), or why not, in words.  Why: a snapshot saved with
+    ``torch.save`` instead of ``pickle.dump`` is the same dict in a zip, and was left out as "not a pickle"."""
+    if len(head) < _ZIP_HEADER:
+        return NOT_TORCH_SAVE
+    method = int.from_bytes(head[8:10], "little")
+    name_len, extra_len = int.from_bytes(head[26:28], "little"), int.from_bytes(head[28:30], "little")
+    name = head[_ZIP_HEADER:_ZIP_HEADER + name_len].decode("utf-8", "replace")
+    if method != 0 or not torch_save_member(name):
+        return NOT_TORCH_SAVE
+    return head[_ZIP_HEADER + name_len + extra_len:]
+
+
 def is_pickle_name(name: str) -> bool:
     suffixes = (*SUFFIXES, *GZ_SUFFIXES)
     return name.endswith(suffixes) and len(name) > max(len(s) for s in suffixes if name.endswith(s))
@@ -269,6 +305,10 @@ def sniff(path: str) -> str | None:
             return head
     if is_json_snapshot(head):
         return None  # saved with ``json.dump``: read whole (``reader._read_json``)
+    if is_zip(head):  # saved with ``torch.save``: the pickle its archive holds (``reader._Pass`` reads it)
+        head = torch_save_head(head)
+        if isinstance(head, str):
+            return head
     if not _PICKLE_START.search(head):
         return "not a pickle"
     if _SEGMENT_LIST.search(head[:64]) and all(k in head[:256] for k in _LIST_SEGMENT_KEYS):

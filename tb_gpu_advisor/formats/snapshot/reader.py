@@ -42,7 +42,8 @@ from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.capacity import Capacity, capacity_name, read_capacity
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, load, loads
 from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page,
-                                                    is_json_snapshot, is_page, page_stream)
+                                                    is_json_snapshot, is_page, is_zip, page_stream,
+                                                    torch_save_member)
 from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
 from tb_gpu_advisor.model.damage import Damage, contradiction, cut, unreadable
 from tb_gpu_advisor.model.trace import (HOLDERS, MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack,
@@ -364,7 +365,8 @@ def _kind(path: str, local: str) -> str:
 class _Pass:
     """One pass over a snapshot file's bytes, decompressed where it is gzip, ``read(n)`` at most ``n`` at a time:
     refused (:class:`SnapshotReadError`) past the size limit, or where a gzip file is cut off, empty or corrupt, in
-    the words of :func:`_read_bytes` and :func:`_gunzipped` -- as the bytes come, never holding them."""
+    the words of :func:`_read_bytes` and :func:`_gunzipped` -- as the bytes come, never holding them.  A
+    ``torch.save`` archive (``layout.torch_save_head``) is read as the pickle it holds, its member streamed."""
 
     def __init__(self, path: str, local: str | None = None):
         from tb_gpu_advisor.formats.gz import gunzip_reader  # the one bounded gzip reader
@@ -376,11 +378,14 @@ class _Pass:
             if self.size is not None and self.size > self.limit:
                 raise SnapshotReadError(path, f"over the {self.limit:,}-byte limit (raise "
                                               "TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
-            self.head = self.f.read(2)
-            self.gz = is_gzip(self.head)
+            self.head = self.f.read(4)
+            self.gz, self.member = is_gzip(self.head), None
             if self.gz:
                 self.f.seek(0)
                 self.head, self._gunzip = b"", gunzip_reader(self.f)
+            elif is_zip(self.head):
+                self.f.seek(0)
+                self.head, self.member = b"", _torch_save_pickle(path, self.f)
         except BaseException:
             self.f.close()
             raise
@@ -388,6 +393,8 @@ class _Pass:
     def read(self, n: int) -> bytes:
         if self.head:
             part, self.head = self.head[:n], self.head[n:]
+        elif self.member is not None:
+            part = _member_read(self.path, self.member, n, self.got)
         elif not self.gz:
             part = self.f.read(n)
         else:
@@ -411,7 +418,41 @@ class _Pass:
         return part
 
     def close(self) -> None:
+        if self.member is not None:
+            self.member.close()
         self.f.close()
+
+
+def _torch_save_pickle(path: str, f: Any) -> Any:
+    """The open member of a ``torch.save`` archive that holds its pickle (``<archive>/data.pkl``), read as a stream;
+    :class:`SnapshotReadError` where the zip is cut off or holds none.  Why here: the archive is how the file is
+    stored, as gzip is -- what it holds is read by the one pickle reader (both unpicklers alike)."""
+    import zipfile
+
+    try:
+        zf = zipfile.ZipFile(f)
+    except (zipfile.BadZipFile, OSError, ValueError) as e:
+        why = f"a zip archive (torch.save's) cut off or corrupt: {e}"
+        raise SnapshotReadError(path, f"{why}: copy the whole file again (`unzip -t` tells)",
+                                cut("zip_cut", why)) from None
+    names = [i for i in zf.infolist() if torch_save_member(i.filename)]
+    if not names:
+        raise SnapshotReadError(path, "a zip archive holding no torch.save pickle (`<archive>/data.pkl`): give the "
+                                      "snapshot itself (`torch.cuda.memory._dump_snapshot`'s pickle)")
+    return zf.open(names[0])
+
+
+def _member_read(path: str, member: Any, n: int, got: int) -> bytes:
+    """``n`` bytes more of a ``torch.save`` archive's pickle; a member whose bytes do not match its record (a CRC, a
+    bad deflate stream) is refused in words, as a cut gzip is."""
+    import zipfile
+
+    try:
+        return member.read(n)
+    except (zipfile.BadZipFile, EOFError, zlib.error, OSError) as e:
+        why = f"a zip archive (torch.save's) corrupt after {got:,} bytes of its snapshot: {e}"
+        raise SnapshotReadError(path, f"{why}: copy the whole file again (`unzip -t` tells)",
+                                cut("zip_cut", why, offset=got)) from None
 
 
 def _stream_size(f: Any) -> int | None:
@@ -477,12 +518,21 @@ def _read_upto(f: Any, n: int, chunk: int = 64 << 20) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
+#: The first pickle of a legacy ``torch.save`` file (``torch/serialization.py``'s ``MAGIC_NUMBER``; then the protocol
+#: version, the system's sizes, the object, its storages' keys -- five pickles, the reader reads one).
+LEGACY_TORCH_SAVE_MAGIC = 0x1950A86A20F9469CFC6C
+
+
 def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, cols: "_Compactor | None" = None) -> Trace:
     """The trace of a snapshot's plain data (``torch.cuda.memory._snapshot()``'s dict); ``work``: the walk's bound;
     ``cols``: the compactor the pickle was read with (its lists hold :data:`ROW` for the entries it took)."""
     listed = isinstance(doc, list) and bool(doc) and all(isinstance(s, dict) and "total_size" in s for s in doc[:8])
     if listed:
         doc = {"segments": doc}  # ``torch.cuda.memory_snapshot()``: the segments alone, the state at the dump
+    if doc == LEGACY_TORCH_SAVE_MAGIC and not isinstance(doc, bool):
+        raise SnapshotReadError(path, "a torch.save file in the legacy format (`_use_new_zipfile_serialization=False`: "
+                                      "its pickles follow a magic number), not read: save the snapshot with "
+                                      "torch.cuda.memory._dump_snapshot(path), or torch.save's default (zip) format")
     if not isinstance(doc, dict) or not isinstance(doc.get("segments"), list):
         raise SnapshotReadError(path, "a pickle, but no memory snapshot (no `segments` list): not "
                                       "torch.cuda.memory._dump_snapshot's output")
@@ -572,6 +622,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         snap.ooms.extend(ooms)
         snap.retries.extend(retries)
     snap.stackless = _stackless(memory, snap)
+    snap.dump_stacks = snap.stackless and any(st.frames for stacks in snap.stacks.values() for st in stacks)
     snap.vendor = _vendor(budget, _drop_stacks(entries), by_gpu, _entry_streams(entries, cols))
     _sourced_by(memory, snap.vendor)
     files = _files(budget)
@@ -607,15 +658,18 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
 
 
 def _stackless(memory: dict[int, MemoryEvents], snap: MemorySnapshot) -> bool:
-    """Whether the snapshot's history allocates and no allocation of it, nor any block live at the dump, carries a
-    stack frame (``MemorySnapshot.stackless``).  Why: ``_record_memory_history(context=None)`` records every event
-    and no stack (its entries hold no ``frames``, its blocks an empty list), so every allocation reads as "other";
-    said apart from a ``stacks="python"`` record, whose allocations on autograd's engine thread alone hold no frame."""
+    """Whether the snapshot's history allocates and no allocation of it carries a stack frame
+    (``MemorySnapshot.stackless``).  Why: ``_record_memory_history(context=None)`` records every event and no stack
+    (its entries hold no ``frames``, its blocks an empty list), so every allocation reads as "other"; said apart from
+    a ``stacks="python"`` record, whose allocations on autograd's engine thread alone hold no frame.  The blocks live
+    at the dump are not asked: ``context="state"`` (and 2.0 without ``trace_alloc_record_context``) gives them their
+    stacks and the history's entries none, and a history read as framed because its last blocks were left every
+    iteration unread -- no step, no activations, no kept forward (h37-snap69: the same training loop with
+    ``context="state"`` read "no step timed" where ``context=None`` read its 3 iterations)."""
     allocs = [me for me in memory.values() if (me.delta > 0).any()]
     if not allocs:
         return False
-    framed = any(name != "?" for me in allocs for name in me.op_names)
-    return not framed and not any(st.frames for stacks in snap.stacks.values() for st in stacks)
+    return not any(name != "?" for me in allocs for name in me.op_names)
 
 
 #: How deep in a stack the caching allocator's own frame lies: under the unwinder's two (``torch::unwind::unwind()``,
@@ -1114,9 +1168,10 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
         cached=cached, block_unit=_BLOCK_ROUND, block_over=over if over[0].size else None
     ) if t.size else None
     out = []
+    last = _last_allocations(entries) if ooms else {}
     for k, i, e in ooms:
         before = k - 1
-        live, by_phase, by_holder = _live_at(entries[:i], dump, t0_us, budget, kept)
+        live, by_phase, by_holder = _live_at(entries[:i], dump, t0_us, budget, kept, last)
         out.append(OutOfMemory(
             gpu=gpu, requested=_int(e.get("size"), 0), device_free=_int(e.get("device_free"), -1),
             allocated=int(alloc[before]) if before >= 0 else allocated_end,
@@ -2036,13 +2091,26 @@ def _python_file(name: str) -> bool:
     return name.endswith(".py") or name.startswith("<")
 
 
+def _last_allocations(entries: Any) -> dict[int, int]:
+    """Per address, the index of the history's last allocation there: the allocation a block live at the dump at that
+    address came from (:func:`_live_at`)."""
+    return {_int(e.get("addr"), -1): i for i, e in enumerate(entries) if e.get("action") in _ALLOC}
+
+
 def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget",
-             kept: np.ndarray | None = None
+             kept: np.ndarray | None = None, last: dict[int, int] | None = None
              ) -> tuple[list[SnapshotBlock], dict[str, int], dict[str, dict[str, int]]]:
     """What was live after the entries ``before``: the blocks they allocated and had not freed, and those live at
     the dump that the trace never allocated (older than its history).  The largest, every one's bytes by phase, and
     by holder and phase the bytes whose maker the stacks name (:func:`_holder`); ``kept``: per event, an allocation
-    held across steps by its lifetime (:func:`_held_by_lifetime`), booked with the parameters as the events are."""
+    held across steps by its lifetime (:func:`_held_by_lifetime`), booked with the parameters as the events are.
+
+    An allocation whose entry carries no stack that is the history's last at its address (``last``:
+    :func:`_last_allocations`) made the block live there at the dump, whose stack it takes.  Why:
+    ``_record_memory_history(context="state")`` gives the blocks their stacks and the entries none, and an OOM
+    observer's dump holds the blocks live at the OOM -- an OOM's live bytes were "allocations of no known phase",
+    what frees the most 0 B, where the dump names every one (h37-snap69: ``oom_activations``)."""
+    dump_at = {b.address: b for b in dump} if last else {}
     live: dict[int, _Live] = {}
     seen: set[int] = set()
     k = -1  # the event index (:func:`_dict_events` counts the same actions)
@@ -2053,7 +2121,10 @@ def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget
         if action in _ALLOC:
             seen.add(a)
             asked = _int(e.get("size"), 0)  # the request: its block, the unit of the OOM's totals, holds it rounded
-            live[a] = _Live(int(rounded_blocks(np.array([asked], np.int64), _BLOCK_ROUND)[0]), a, e.get("frames"),
+            frames = e.get("frames")
+            if not frames and a in dump_at and last.get(a) == i:
+                frames = dump_at[a].raw  # the block live at the dump this allocation made: its stack
+            live[a] = _Live(int(rounded_blocks(np.array([asked], np.int64), _BLOCK_ROUND)[0]), a, frames,
                             _time_ps(e, i, t0_us), budget, requested=asked)
             if kept is not None and 0 <= k < kept.size and kept[k]:
                 live[a].phase = "parameters"

@@ -5530,16 +5530,16 @@ def conv2d_args(x: tuple[int, int, int, int], w: tuple[int, int, int, int], grou
 
 def write_depthwise_block(path: str, steps: int = 6, batch: int = 32, channels: int = 256, hw: int = 28,
                           dw_kernel: str = CUDNN_GROUPED_DIRECT_FP16, dw_us: float = 180.0,
-                          pw_us: float = 120.0) -> dict[str, Any]:
-    """A MobileNet block's forward in fp16 on an A100-SXM4-40GB, ``steps`` marked steps: a 3x3 depthwise
+                          pw_us: float = 120.0, k: int = 3) -> dict[str, Any]:
+    """A MobileNet block's forward in fp16 on an A100-SXM4-40GB, ``steps`` marked steps: a ``k x k`` (3x3) depthwise
     ``aten::conv2d`` (``groups == channels``) run by ``dw_kernel`` (cuDNN's grouped direct kernel by default) for
     ``dw_us``, then a 1x1 pointwise ``aten::conv2d`` (``channels`` -> ``channels``) on cuDNN's Tensor Core
     implicit GEMM for ``pw_us``, then ``loss.item()``.  Truth by construction: the FLOPs of each, per step (2 per
-    multiply-add over the ``batch x channels x hw x hw`` outputs: 9 per output for the depthwise layer, ``channels``
+    multiply-add over the ``batch x channels x hw x hw`` outputs: ``k * k`` per output for the depthwise layer, ``channels``
     for the pointwise one); the depthwise FLOPs run on the vector units, the pointwise on the Tensor Cores."""
     r = Rank(rank=0, pid=6868, device=0)
     x = (batch, channels, hw, hw)
-    dw_args = conv2d_args(x, (channels, 1, 3, 3), groups=channels)
+    dw_args = conv2d_args(x, (channels, 1, k, k), groups=channels)
     pw_args = conv2d_args(x, (channels, channels, 1, 1))
 
     def body(rank: Rank) -> None:
@@ -5551,6 +5551,6 @@ def write_depthwise_block(path: str, steps: int = 6, batch: int = 32, channels: 
         r.step(n, body)
     write_doc(path, trace_doc(r, 1, A100_40GB))
     outputs = batch * channels * hw * hw
-    return {"depthwise_flops": 2.0 * outputs * 9, "pointwise_flops": 2.0 * outputs * channels,
+    return {"depthwise_flops": 2.0 * outputs * k * k, "pointwise_flops": 2.0 * outputs * channels,
             "depthwise_us": dw_us, "pointwise_us": pw_us, "steps": steps,
-            "depthwise_bytes": 2.0 * (2 * outputs + channels * 9)}
+            "depthwise_bytes": 2.0 * (2 * outputs + channels * k * k)}

@@ -5554,3 +5554,28 @@ def write_depthwise_block(path: str, steps: int = 6, batch: int = 32, channels: 
     return {"depthwise_flops": 2.0 * outputs * k * k, "pointwise_flops": 2.0 * outputs * channels,
             "depthwise_us": dw_us, "pointwise_us": pw_us, "steps": steps,
             "depthwise_bytes": 2.0 * (2 * outputs + channels * k * k)}
+
+
+#: cuDNN's fused Winograd forward convolution in fp32 on the CUDA cores (an A100 with TF32 off runs it for 3x3 layers).
+CUDNN_WINOGRAD_FP32 = "ampere_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_nt_v1"
+
+
+def write_winograd_conv(path: str, kernel: str = CUDNN_WINOGRAD_FP32, us: float = 1300.0, steps: int = 6,
+                        batch: int = 32, channels: int = 256, hw: int = 28) -> dict[str, Any]:
+    """One fp32 3x3 ``aten::conv2d`` (``channels`` -> ``channels``, stride 1, same padding) a step on an
+    A100-SXM4-40GB, run by ``kernel`` (cuDNN's fused Winograd by default) for ``us``, then ``loss.item()``.  Truth by
+    construction: the op's direct FLOPs (2 per multiply-add: ``channels x 9`` per output) and the kernel's time, so
+    the direct FLOPs' rate -- 22.8 TFLOP/s by default, above the A100's fp32 CUDA-core 19.5 and within a Winograd
+    F(2x2, 3x3) kernel's 2.25x fewer multiplies of it."""
+    r = Rank(rank=0, pid=6969, device=0)
+    args = conv2d_args((batch, channels, hw, hw), (channels, channels, 3, 3), dtype="float")
+
+    def body(rank: Rank) -> None:
+        rank.kernel("aten::conv2d", kernel, us, args=args)
+        rank.sync()
+
+    for n in range(1, steps + 1):
+        r.step(n, body)
+    write_doc(path, trace_doc(r, 1, A100_40GB))
+    flops = 2.0 * batch * channels * hw * hw * channels * 9
+    return {"flops": flops, "us": us, "bytes": 4.0 * (2 * batch * channels * hw * hw + channels * channels * 9)}

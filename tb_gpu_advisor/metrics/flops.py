@@ -122,9 +122,9 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
 
 
 def _vector_dtype(fo: FlopOps, rows: np.ndarray) -> int:
-    """The type most of the vector units' FLOPs (``rows``) are in, where its vector peak is known exactly
-    (:func:`_vector_peak`), else fp32: the card's ``vector_peak_flops`` is the roof the depthwise rows were rated
-    against -- a 16-bit one's own where published (an A100's 78 TFLOP/s fp16, not its fp32 19.5)."""
+    """The type most of the vector units' FLOPs (``rows``) are in (fp32 where none): the card's ``vector_peak_flops``
+    is that type's vector peak (:func:`_vector_peak`), the roof the depthwise rows were rated against -- a 16-bit
+    one's own where published (an A100's 78 TFLOP/s fp16, not its fp32 19.5), fp32's, a floor of it, elsewhere."""
     by: dict[int, float] = defaultdict(float)
     for p, f in zip(fo.precision[rows].tolist(), fo.flops[rows].tolist()):
         by[p] += f
@@ -640,9 +640,13 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None
             continue
         dur = (d.end[has] - d.start[has]).astype(np.float64) / PS_PER_MS
         gemm = rows.gemm[d.gpu][has]
-        for r, t, p, gm in zip(row[has].tolist(), dur.tolist(), g.name_prec[has].tolist(), gemm.tolist()):
+        fewer = ctx.by_name(devices.fewer_multiplies, d.names)[d.name[has]]
+        for r, t, p, gm, fw in zip(row[has].tolist(), dur.tolist(), g.name_prec[has].tolist(), gemm.tolist(),
+                                   fewer.tolist()):
             a = acc.setdefault(fo.label[r], {"ms": 0.0, "gemm_ms": 0.0, "rows": set(), "prec": defaultdict(float),
-                                             "gemm_prec": defaultdict(float), "row": r, "kernels": 0, "gemm_kernels": 0})
+                                             "gemm_prec": defaultdict(float), "row": r, "kernels": 0, "gemm_kernels": 0,
+                                             "fewer": False})
+            a["fewer"] = a["fewer"] or fw
             a["ms"] += t
             a["rows"].add(r)
             a["prec"][p] += t
@@ -673,10 +677,13 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None
             calls = a["gemm_kernels"] or a["kernels"]
         prec = _kernel_precision(a["prec"], int(fo.precision[r]))
         peak, exact = _unit_peak(info, int(fo.kind[r]), prec)
+        # a Winograd or FFT convolution multiplies less than its op's direct FLOPs (``devices.fewer_multiplies_one``):
+        # its units' peak bounds those FLOPs' rate from below only, so only the bytes' roof is known
+        exact = exact and not a["fewer"]
         items.append(_roofline(lab, int(fo.kind[r]), prec, ctx.per_step(calls), float(fo.flops[r]), float(fo.bytes[r]),
                                ctx.per_step(a["ms"]), peak, out.memory_bandwidth, exact))
-        # a peak known only as a floor of the units' (16-bit work on the vector units) gives no least time for FLOPs:
-        # the bytes' alone is the floor
+        # a peak known only as a floor of the units' (16-bit work on vector units of unpublished rate, a Winograd
+        # convolution's direct FLOPs) gives no least time for FLOPs: the bytes' alone is the floor
         floor = _floor_ms(ctx.per_step(calls), float(fo.flops[r]) if exact else 0.0, float(fo.bytes[r]), peak,
                           out.memory_bandwidth)
         if floor is not None:

@@ -5561,9 +5561,10 @@ CUDNN_WINOGRAD_FP32 = "ampere_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_nt
 
 
 def write_winograd_conv(path: str, kernel: str = CUDNN_WINOGRAD_FP32, us: float = 1300.0, steps: int = 6,
-                        batch: int = 32, channels: int = 256, hw: int = 28) -> dict[str, Any]:
+                        batch: int = 32, channels: int = 256, hw: int = 28,
+                        props: dict[str, Any] | None = None) -> dict[str, Any]:
     """One fp32 3x3 ``aten::conv2d`` (``channels`` -> ``channels``, stride 1, same padding) a step on an
-    A100-SXM4-40GB, run by ``kernel`` (cuDNN's fused Winograd by default) for ``us``, then ``loss.item()``.  Truth by
+    A100-SXM4-40GB (or the device ``props``), run by ``kernel`` (cuDNN's fused Winograd by default) for ``us``, then ``loss.item()``.  Truth by
     construction: the op's direct FLOPs (2 per multiply-add: ``channels x 9`` per output) and the kernel's time, so
     the direct FLOPs' rate -- 22.8 TFLOP/s by default, above the A100's fp32 CUDA-core 19.5 and within a Winograd
     F(2x2, 3x3) kernel's 2.25x fewer multiplies of it."""
@@ -5576,6 +5577,6 @@ def write_winograd_conv(path: str, kernel: str = CUDNN_WINOGRAD_FP32, us: float 
 
     for n in range(1, steps + 1):
         r.step(n, body)
-    write_doc(path, trace_doc(r, 1, A100_40GB))
+    write_doc(path, trace_doc(r, 1, props or A100_40GB))
     flops = 2.0 * batch * channels * hw * hw * channels * 9
     return {"flops": flops, "us": us, "bytes": 4.0 * (2 * batch * channels * hw * hw + channels * channels * 9)}

@@ -71,3 +71,16 @@ def test_control_an_implicit_gemm_above_the_peak_is_still_left_out(tmp_path):
     t.write_winograd_conv(str(path), kernel="ampere_scudnn_128x64_relu_xregs_large_nn_v1")
     f = host_metrics(read_trace(str(path))).flops
     assert not f.top and "above the GPU's peak" in f.note
+
+
+def test_a_convolution_with_a_channel_sum_stays_mfu_work_whatever_kernel_ran_it(tmp_path):
+    """The split is by the op's shapes (``model.trace.FLOP_KINDS``): a 256-channel conv MIOpen ran with its naive
+    direct kernel is the matrix units' kind -- in MFU, its row a ``conv`` against the Matrix Core peak -- and no
+    vector FLOPs are said (a control: the same on base)."""
+    path = tmp_path / "naive.pt.trace.json"
+    truth = t.write_winograd_conv(str(path), kernel="naive_conv_ab_nonpacked_fwd_nchw_float_double_float",
+                                  us=20000.0, props=t.MI300X)
+    f = host_metrics(read_trace(str(path))).flops
+    assert f.trace_flops_per_step == pytest.approx(truth["flops"]) and not f.vector_flops_per_step
+    (row,) = f.top
+    assert row.kind == "conv" and row.attainable_tflops_per_s is not None

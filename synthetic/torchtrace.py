@@ -5535,8 +5535,9 @@ def write_depthwise_block(path: str, steps: int = 6, batch: int = 32, channels: 
     ``aten::conv2d`` (``groups == channels``) run by ``dw_kernel`` (cuDNN's grouped direct kernel by default) for
     ``dw_us``, then a 1x1 pointwise ``aten::conv2d`` (``channels`` -> ``channels``) on cuDNN's Tensor Core
     implicit GEMM for ``pw_us``, then ``loss.item()``.  Truth by construction: the FLOPs of each, per step (2 per
-    multiply-add over the ``batch x channels x hw x hw`` outputs: ``k * k`` per output for the depthwise layer, ``channels``
-    for the pointwise one); the depthwise FLOPs run on the vector units, the pointwise on the Tensor Cores."""
+    multiply-add over the ``batch x channels x hw x hw`` outputs: ``k * k`` per output for the depthwise layer,
+    ``channels`` for the pointwise one); the depthwise FLOPs run on the vector units, the pointwise on the Tensor
+    Cores."""
     r = Rank(rank=0, pid=6868, device=0)
     x = (batch, channels, hw, hw)
     dw_args = conv2d_args(x, (channels, 1, k, k), groups=channels)
@@ -5564,8 +5565,8 @@ def write_winograd_conv(path: str, kernel: str = CUDNN_WINOGRAD_FP32, us: float 
                         batch: int = 32, channels: int = 256, hw: int = 28,
                         props: dict[str, Any] | None = None) -> dict[str, Any]:
     """One fp32 3x3 ``aten::conv2d`` (``channels`` -> ``channels``, stride 1, same padding) a step on an
-    A100-SXM4-40GB (or the device ``props``), run by ``kernel`` (cuDNN's fused Winograd by default) for ``us``, then ``loss.item()``.  Truth by
-    construction: the op's direct FLOPs (2 per multiply-add: ``channels x 9`` per output) and the kernel's time, so
+    A100-SXM4-40GB (or the device ``props``), run by ``kernel`` (cuDNN's fused Winograd by default) for ``us``, then
+    ``loss.item()``.  Truth by construction: the op's direct FLOPs (2 per multiply-add: ``channels x 9`` per output) and the kernel's time, so
     the direct FLOPs' rate -- 22.8 TFLOP/s by default, above the A100's fp32 CUDA-core 19.5 and within a Winograd
     F(2x2, 3x3) kernel's 2.25x fewer multiplies of it."""
     r = Rank(rank=0, pid=6969, device=0)

@@ -625,8 +625,8 @@ def direct_convolution_one(name: str) -> bool:
 #: MIOpen's convolutions on the vector ALUs that are no direct loop: its GCN assembly solvers (``ConvAsm1x1U``,
 #: ``ConvAsm3x3U``, ``ConvAsmBwdWrW*``: ``miopenGcnAsmConv1x1U``, ``miopenGcnAsmConv3x3U``, ``miopenGcnAsmConv1x1WrW``),
 #: its binary Winograd ones (``ConvBinWinograd*``, ``ConvWinograd3x3MultipassWrW``: ``miopenSp3AsmConv3x3F``,
-#: ``miopenSp3AsmConvRxSf3x2``, ``miopenSp3AsmConv_v30_3_1_gfx9_fp16_dot2_edc_f3x2_stride1``, ``sp3AsmConvRxSU``) and its
-#: FFT one (``fft``: ``MIOpenConvFFT_*``).  They were written for GCN before MFMA: ``v_fma``/``v_mac`` and, in 16
+#: ``miopenSp3AsmConvRxSf3x2``, ``miopenSp3AsmConv_v30_3_1_gfx9_fp16_dot2_edc_f3x2_stride1``, ``sp3AsmConvRxSU``) and
+#: its FFT one (``fft``: ``MIOpenConvFFT_*``).  They were written for GCN before MFMA: ``v_fma``/``v_mac`` and, in 16
 #: bits, ``v_dot2`` (the ``dot2`` of the Winograd names) -- vector instructions, no Matrix Core's.  Unlike the direct
 #: ones they are GEMM-form work (a 1x1 convolution is a GEMM; Winograd's and FFT's middle stage a batch of GEMMs
 #: over the channels) that MIOpen's MFMA implicit GEMMs (``igemm_*_gtcx*``) could run instead: a 16-bit one misses
@@ -638,8 +638,8 @@ _FEWER_MULTIPLIES = re.compile(r"Sp3AsmConv|winograd|^MIOpenConvFFT", re.I)
 
 
 def vector_alu_convolution_one(name: str) -> bool:
-    """A MIOpen assembly, Winograd or FFT convolution (``_VALU_CONV``): GEMM-form work on the vector ALUs.  Why: NVIDIA's
-    cuDNN ``conv1x1`` fragment read ``miopenGcnAsmConv1x1U`` as Matrix Core work (h37-conv69)."""
+    """A MIOpen assembly, Winograd or FFT convolution (``_VALU_CONV``): GEMM-form work on the vector ALUs.  Why:
+    NVIDIA's cuDNN ``conv1x1`` fragment read ``miopenGcnAsmConv1x1U`` as Matrix Core work (h37-conv69)."""
     return bool(_VALU_CONV.match(head(name))) and not matrix_core_one(name)
 
 

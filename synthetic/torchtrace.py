@@ -5566,9 +5566,9 @@ def write_winograd_conv(path: str, kernel: str = CUDNN_WINOGRAD_FP32, us: float 
                         props: dict[str, Any] | None = None) -> dict[str, Any]:
     """One fp32 3x3 ``aten::conv2d`` (``channels`` -> ``channels``, stride 1, same padding) a step on an
     A100-SXM4-40GB (or the device ``props``), run by ``kernel`` (cuDNN's fused Winograd by default) for ``us``, then
-    ``loss.item()``.  Truth by construction: the op's direct FLOPs (2 per multiply-add: ``channels x 9`` per output) and the kernel's time, so
-    the direct FLOPs' rate -- 22.8 TFLOP/s by default, above the A100's fp32 CUDA-core 19.5 and within a Winograd
-    F(2x2, 3x3) kernel's 2.25x fewer multiplies of it."""
+    ``loss.item()``.  Truth by construction: the op's direct FLOPs (2 per multiply-add: ``channels x 9`` per output)
+    and the kernel's time, so the direct FLOPs' rate -- 22.8 TFLOP/s by default, above the A100's fp32 CUDA-core
+    19.5 and within a Winograd F(2x2, 3x3) kernel's 2.25x fewer multiplies of it."""
     r = Rank(rank=0, pid=6969, device=0)
     args = conv2d_args((batch, channels, hw, hw), (channels, channels, 3, 3), dtype="float")
 

@@ -442,8 +442,10 @@ class MemorySnapshot:
 #: (``frameworks.aten_flops._conv_kind``): MFU counts the matrix units' kinds only (``MATRIX_FLOP_KINDS``).
 #: The one rule of the split: an op's kind is its shapes', never its kernels'.  A convolution with a channel sum is
 #: the matrix units' kind whatever ran it -- MIOpen's ``naive_conv_*``, its Winograd or assembly solvers, cuDNN's
-#: CUDA-core or FFT engines: work the matrix units could take and did not, which is what a low MFU says and
-#: ``tensor_core_unused`` names (h37-conv69).  Its kernels change only what its roofline row's rate is bounded by:
+#: CUDA-core or FFT engines: work the matrix units could take and did not, which is what a low MFU says (and
+#: ``tensor_core_unused`` names for the GEMM-form families -- Winograd, MIOpen's assembly, cuDNN's CUDA-core implicit
+#: GEMMs --, not for the direct loops, ``devices.direct_convolution_one``, which it reads by name alone) (h37-conv69).
+#: Its kernels change only what its roofline row's rate is bounded by:
 #: the units they run on (``devices.tensor_core_one``), and for an algorithm that multiplies less than the op's
 #: direct count (``devices.fewer_multiplies_one``: Winograd, FFT) no compute roof at all.
 FLOP_KINDS = ("matmul", "conv", "attention", "depthwise")

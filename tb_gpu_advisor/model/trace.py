@@ -445,9 +445,9 @@ class MemorySnapshot:
 #: CUDA-core or FFT engines: work the matrix units could take and did not, which is what a low MFU says (and
 #: ``tensor_core_unused`` names for the GEMM-form families -- Winograd, MIOpen's assembly, cuDNN's CUDA-core implicit
 #: GEMMs --, not for the direct loops, ``devices.direct_convolution_one``, which it reads by name alone) (h37-conv69).
-#: Its kernels change only what its roofline row's rate is bounded by:
-#: the units they run on (``devices.tensor_core_one``), and for an algorithm that multiplies less than the op's
-#: direct count (``devices.fewer_multiplies_one``: Winograd, FFT) no compute roof at all.
+#: Its kernels change one thing only: its roofline row is rated against the matrix units' peak of its type -- a
+#: ceiling (loose) for kernels on the vector units too -- except where they run an algorithm that multiplies less
+#: than the op's direct count (``devices.fewer_multiplies_one``: Winograd, FFT): then no compute roof, the bytes' only.
 FLOP_KINDS = ("matmul", "conv", "attention", "depthwise")
 #: The kinds MFU counts, over the matrix units' peak.
 MATRIX_FLOP_KINDS = (0, 1, 2)

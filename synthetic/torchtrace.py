@@ -5561,16 +5561,17 @@ def conv2d_args(x: tuple[int, int, int, int], w: tuple[int, int, int, int], grou
 
 def write_depthwise_block(path: str, steps: int = 6, batch: int = 32, channels: int = 256, hw: int = 28,
                           dw_kernel: str = CUDNN_GROUPED_DIRECT_FP16, dw_us: float = 180.0,
-                          pw_us: float = 120.0) -> dict[str, Any]:
-    """A MobileNet block's forward in fp16 on an A100-SXM4-40GB, ``steps`` marked steps: a 3x3 depthwise
+                          pw_us: float = 120.0, k: int = 3) -> dict[str, Any]:
+    """A MobileNet block's forward in fp16 on an A100-SXM4-40GB, ``steps`` marked steps: a ``k x k`` (3x3) depthwise
     ``aten::conv2d`` (``groups == channels``) run by ``dw_kernel`` (cuDNN's grouped direct kernel by default) for
     ``dw_us``, then a 1x1 pointwise ``aten::conv2d`` (``channels`` -> ``channels``) on cuDNN's Tensor Core
     implicit GEMM for ``pw_us``, then ``loss.item()``.  Truth by construction: the FLOPs of each, per step (2 per
-    multiply-add over the ``batch x channels x hw x hw`` outputs: 9 per output for the depthwise layer, ``channels``
-    for the pointwise one); the depthwise FLOPs run on the vector units, the pointwise on the Tensor Cores."""
+    multiply-add over the ``batch x channels x hw x hw`` outputs: ``k * k`` per output for the depthwise layer,
+    ``channels`` for the pointwise one); the depthwise FLOPs run on the vector units, the pointwise on the Tensor
+    Cores."""
     r = Rank(rank=0, pid=6868, device=0)
     x = (batch, channels, hw, hw)
-    dw_args = conv2d_args(x, (channels, 1, 3, 3), groups=channels)
+    dw_args = conv2d_args(x, (channels, 1, k, k), groups=channels)
     pw_args = conv2d_args(x, (channels, channels, 1, 1))
 
     def body(rank: Rank) -> None:
@@ -5582,6 +5583,32 @@ def write_depthwise_block(path: str, steps: int = 6, batch: int = 32, channels: 
         r.step(n, body)
     write_doc(path, trace_doc(r, 1, A100_40GB))
     outputs = batch * channels * hw * hw
-    return {"depthwise_flops": 2.0 * outputs * 9, "pointwise_flops": 2.0 * outputs * channels,
+    return {"depthwise_flops": 2.0 * outputs * k * k, "pointwise_flops": 2.0 * outputs * channels,
             "depthwise_us": dw_us, "pointwise_us": pw_us, "steps": steps,
-            "depthwise_bytes": 2.0 * (2 * outputs + channels * 9)}
+            "depthwise_bytes": 2.0 * (2 * outputs + channels * k * k)}
+
+
+#: cuDNN's fused Winograd forward convolution in fp32 on the CUDA cores (an A100 with TF32 off runs it for 3x3 layers).
+CUDNN_WINOGRAD_FP32 = "ampere_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_nt_v1"
+
+
+def write_winograd_conv(path: str, kernel: str = CUDNN_WINOGRAD_FP32, us: float = 1300.0, steps: int = 6,
+                        batch: int = 32, channels: int = 256, hw: int = 28,
+                        props: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One fp32 3x3 ``aten::conv2d`` (``channels`` -> ``channels``, stride 1, same padding) a step on an
+    A100-SXM4-40GB (or the device ``props``), run by ``kernel`` (cuDNN's fused Winograd by default) for ``us``, then
+    ``loss.item()``.  Truth by construction: the op's direct FLOPs (2 per multiply-add: ``channels x 9`` per output)
+    and the kernel's time, so the direct FLOPs' rate -- 22.8 TFLOP/s by default, above the A100's fp32 CUDA-core
+    19.5 and within a Winograd F(2x2, 3x3) kernel's 2.25x fewer multiplies of it."""
+    r = Rank(rank=0, pid=6969, device=0)
+    args = conv2d_args((batch, channels, hw, hw), (channels, channels, 3, 3), dtype="float")
+
+    def body(rank: Rank) -> None:
+        rank.kernel("aten::conv2d", kernel, us, args=args)
+        rank.sync()
+
+    for n in range(1, steps + 1):
+        r.step(n, body)
+    write_doc(path, trace_doc(r, 1, props or A100_40GB))
+    flops = 2.0 * batch * channels * hw * hw * channels * 9
+    return {"flops": flops, "us": us, "bytes": 4.0 * (2 * batch * channels * hw * hw + channels * channels * 9)}

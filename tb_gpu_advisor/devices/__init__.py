@@ -16,7 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from tb_gpu_advisor.devices import amd, apple, ascend, ggml, intel, nccl_gpu, nvidia, triton, unknown, unnamed
-from tb_gpu_advisor.devices.peaks import (Peak, inferred_model, said_name, table_model, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count, vector_peak_flops,
+from tb_gpu_advisor.devices.peaks import (Peak, inferred_model, said_name, table_model, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count, vector_peak_flops, vector_peak_16,
                                           unit_name)
 from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D,
                                           KIND_KERNEL, KIND_MEMSET, KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16,
@@ -27,7 +27,7 @@ from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTI
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_MEMSET", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
-           "autotune_kernel_one", "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_teardown_call", "TEARDOWN_CALLS", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "own_convolution_one", "library_scope_one", "depthwise_one", "direct_convolution_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "vector_peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
+           "autotune_kernel_one", "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_teardown_call", "TEARDOWN_CALLS", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "own_convolution_one", "library_scope_one", "depthwise_one", "direct_convolution_one", "fewer_multiplies", "fewer_multiplies_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "vector_peak_flops", "vector_peak_16", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_shown", "vendor_known", "UNKNOWN", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
 
@@ -57,8 +57,10 @@ def tensor_core_one(name: str) -> bool:
     """The kernel runs on the GPU's matrix units (NVIDIA Tensor Cores, AMD Matrix Cores), by name: a vendor library's
     family, or a Triton ``tl.dot`` kernel whose name gives a 16-bit or narrower dtype (``devices.triton``).  Not a
     MIOpen direct convolution (``amd.direct_convolution_one``): NVIDIA's ``conv1x1`` fragment (cuDNN's HMMA family)
-    read ``MIOpenConv1x1``, an OpenCL kernel on the vector ALUs, as Tensor Core work (h37-flops68b)."""
-    if attention_helper_one(name) or nvidia.data_movement_one(name) or amd.direct_convolution_one(name):
+    read ``MIOpenConv1x1``, an OpenCL kernel on the vector ALUs, as Tensor Core work (h37-flops68b), and
+    ``miopenGcnAsmConv1x1U``, a GCN assembly one (``amd.vector_alu_convolution_one``, h37-conv69)."""
+    if (attention_helper_one(name) or nvidia.data_movement_one(name) or amd.direct_convolution_one(name)
+            or amd.vector_alu_convolution_one(name)):
         return False
     return any(v.matrix_unit_one(name) for v in VENDORS) or _dot_on_matrix_units(name) or ggml.matrix_unit_one(name)
 
@@ -253,6 +255,24 @@ def direct_convolution_one(name: str) -> bool:
     AMD's: MIOpen's ``naive_conv_*`` and OpenCL direct solvers (``amd.direct_convolution_one``: ``MIOpenConvUni``,
     ``MIOpenCvD3x3_WSR0``), vector-ALU loops; CK's ``kernel_grouped_conv_fwd_xdl*`` (MFMA) stays matrix work."""
     return nvidia.direct_convolution_one(name) or amd.direct_convolution_one(name)
+
+
+@functools.lru_cache(maxsize=65536)
+def fewer_multiplies_one(name: str) -> bool:
+    """A convolution kernel of an algorithm that multiplies less than the direct count -- Winograd's, an FFT's
+    (``nvidia.fewer_multiplies_one``: cuDNN's; ``amd.fewer_multiplies_one``: MIOpen's) -- on whatever units it runs.
+
+    Why: a convolution's FLOPs are its op's, the direct count (``frameworks.aten_flops``: 2 x outputs x window x
+    channels), and rightly so in MFU -- they are the model's work.  But a Winograd F(4x4, 3x3) tile does 4x fewer
+    multiplies than that count (F(2x2, 3x3) 2.25x, MIOpen's F(3, 2) 2.25x in 2-D), an FFT fewer still for large
+    windows: the direct FLOPs over its kernels' time may exceed the units' peak with no kernel beating it, so that
+    peak bounds such a row's rate from below only (``metrics.flops._rooflines``), never from above."""
+    return nvidia.fewer_multiplies_one(name) or amd.fewer_multiplies_one(name)
+
+
+def fewer_multiplies(names: list[str]) -> np.ndarray:
+    """Bool per name: :func:`fewer_multiplies_one`."""
+    return np.fromiter((fewer_multiplies_one(n) for n in names), dtype=bool, count=len(names))
 
 
 @functools.lru_cache(maxsize=65536)  # a pure function of the name, asked by several classifiers (prof62)

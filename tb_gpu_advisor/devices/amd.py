@@ -622,6 +622,32 @@ def direct_convolution_one(name: str) -> bool:
     return bool(_DIRECT_CONV.match(head(name))) and not matrix_core_one(name)
 
 
+#: MIOpen's convolutions on the vector ALUs that are no direct loop: its GCN assembly solvers (``ConvAsm1x1U``,
+#: ``ConvAsm3x3U``, ``ConvAsmBwdWrW*``: ``miopenGcnAsmConv1x1U``, ``miopenGcnAsmConv3x3U``, ``miopenGcnAsmConv1x1WrW``),
+#: its binary Winograd ones (``ConvBinWinograd*``, ``ConvWinograd3x3MultipassWrW``: ``miopenSp3AsmConv3x3F``,
+#: ``miopenSp3AsmConvRxSf3x2``, ``miopenSp3AsmConv_v30_3_1_gfx9_fp16_dot2_edc_f3x2_stride1``, ``sp3AsmConvRxSU``) and
+#: its FFT one (``fft``: ``MIOpenConvFFT_*``).  They were written for GCN before MFMA: ``v_fma``/``v_mac`` and, in 16
+#: bits, ``v_dot2`` (the ``dot2`` of the Winograd names) -- vector instructions, no Matrix Core's.  Unlike the direct
+#: ones they are GEMM-form work (a 1x1 convolution is a GEMM; Winograd's and FFT's middle stage a batch of GEMMs
+#: over the channels) that MIOpen's MFMA implicit GEMMs (``igemm_*_gtcx*``) could run instead: a 16-bit one misses
+#: the Matrix Cores (wild/mi300x_conv_backward_replay's fp16 Winograd), so they stay in the GEMM family.
+_VALU_CONV = re.compile(r"^(?:miopenGcnAsmConv|miopenSp3AsmConv|sp3AsmConv|MIOpenConvFFT)", re.I)
+#: MIOpen's convolutions that do fewer multiplies than the direct count: Winograd (``Sp3AsmConv``, any ``Winograd``)
+#: and FFT (``MIOpenConvFFT``).
+_FEWER_MULTIPLIES = re.compile(r"Sp3AsmConv|winograd|^MIOpenConvFFT", re.I)
+
+
+def vector_alu_convolution_one(name: str) -> bool:
+    """A MIOpen assembly, Winograd or FFT convolution (``_VALU_CONV``): GEMM-form work on the vector ALUs.  Why:
+    NVIDIA's cuDNN ``conv1x1`` fragment read ``miopenGcnAsmConv1x1U`` as Matrix Core work (h37-conv69)."""
+    return bool(_VALU_CONV.match(head(name))) and not matrix_core_one(name)
+
+
+def fewer_multiplies_one(name: str) -> bool:
+    """A MIOpen convolution whose algorithm multiplies less than the direct count (``_FEWER_MULTIPLIES``)."""
+    return bool(_FEWER_MULTIPLIES.search(head(name)))
+
+
 def attention_helper_one(name: str) -> bool:
     """A helper kernel of Composable Kernel's attention backward (``_ATTENTION_HELPER``): attention's family, no
     matmul."""

@@ -922,6 +922,18 @@ def moe_routing_kind(name: str) -> str | None:
 _DIRECT_CONV = re.compile(r"grouped_direct")
 
 
+#: cuDNN's convolutions that multiply less than the direct count: its Winograd engines (the fused
+#: ``*scudnn_winograd_*`` kernels, ``cudnn::winograd_nonfused::winograd*4x4`` transforms around their GEMM,
+#: ``cudnn::winograd::generateWinogradTilesKernel``) and its FFT engines (``fft2d_r2c_32x32``, ``fft2d_c2r_32x32``,
+#: ``fft1d_r2c_32``: transforms around a complex GEMM, ``*_cgemm_*`` / ``*_gcgemm_*``).
+_FEWER_MULTIPLIES = re.compile(r"winograd|(?:^| )fft[123]d_[rc]2[rc]", re.I)
+
+
+def fewer_multiplies_one(name: str) -> bool:
+    """A cuDNN Winograd or FFT convolution kernel (``_FEWER_MULTIPLIES`` in its own function's parts)."""
+    return bool(_FEWER_MULTIPLIES.search(" ".join(function_parts(head(name)))))
+
+
 @lru_cache(maxsize=65536)
 def direct_convolution_one(name: str) -> bool:
     """A cuDNN direct convolution (``_DIRECT_CONV`` in its own function's parts: not a word of its template arguments)

@@ -410,15 +410,49 @@ def vector_peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, *, sm_co
                       clock_hz: float | None = None, memory_bytes: int | None = None) -> Peak | None:
     """The dense fp32 peak of the GPU's vector units (:data:`_VECTOR_UNITS`), where its fp32 figure is theirs; None
     where that figure is a matrix unit's or nothing is known.  Why: work no matrix unit runs (a depthwise
-    convolution) is bounded by these units, not by the Tensor Core peak of its dtype.  The vector units' 16-bit rates
-    are not tabled: NVIDIA's whitepapers give them at 1x (GA10x, Ada) to 4x (GA100) the fp32 rate, never below, so
-    this figure is a floor of theirs (``metrics.flops`` reads it so)."""
+    convolution) is bounded by these units, not by the Tensor Core peak of its dtype.  Their 16-bit rates are
+    :func:`vector_peak_16`'s where published (1x the fp32 rate on GA10x and Ada to 4x on GA100, never below), so
+    where one is not this figure is a floor of it (``metrics.flops`` reads it so)."""
     found = _match(gpu_name, cc, _positive(sm_count), _positive(clock_hz), None, key=lambda m: m.per_device(P_FP32),
                    memory_bytes=_positive(memory_bytes))
     gen = GENERATIONS[found[0].generation] if found is not None else generation(gpu_name, cc)
     if gen is None or P_FP32 not in gen.rates or gen.rates[P_FP32][1] not in _VECTOR_UNITS:
         return None
     return peak_flops(gpu_name, cc, P_FP32, sm_count=sm_count, clock_hz=clock_hz, memory_bytes=memory_bytes)
+
+
+#: The vector units' (no matrix unit's) dense 16-bit rates per SM and clock, where the vendor publishes them, as
+#: multiples of the generation's fp32 vector rate (:data:`GENERATIONS`): NVIDIA's "Peak FP16/BF16 TFLOPS
+#: (non-Tensor)" rows -- Volta (the A100 whitepaper's comparison table, V100 column: FP16 31.4 = 2 x FP32 15.7; no
+#: bf16), Turing (Turing whitepaper, Quadro RTX 6000 / RTX 2080 Ti: FP16 2 x FP32; no bf16), GA100 (A100 whitepaper
+#: Table 1 and the H100 whitepaper's comparison table: FP16 78 = 4 x 19.5, BF16 39 = 2 x), GA10x (GA102 whitepaper
+#: appendix, RTX 3090: FP16 and BF16 35.6 = 1 x FP32), Ada (AD102 whitepaper appendix, RTX 4090: FP16 and BF16
+#: 82.6 = 1 x FP32), Hopper (H100 whitepaper: FP16 and BF16 133.8 = 2 x FP32 66.9 on the SXM5).  Not published, so
+#: unknown here and never guessed: Blackwell (no non-Tensor 16-bit figure in its datasheets), Kepler (no fp16
+#: arithmetic), AMD CDNA 1-4 (the CDNA whitepapers and Instinct datasheets give vector FP64/FP32 and Matrix rates,
+#: no vector FP16/BF16 one) and Intel Xe-HPC.
+VECTOR_16_BIT: dict[str, dict[int, float]] = {
+    "Volta": {P_FP16: 2.0}, "Turing": {P_FP16: 2.0}, "Ampere GA100": {P_FP16: 4.0, P_BF16: 2.0},
+    "Ampere GA10x": {P_FP16: 1.0, P_BF16: 1.0}, "Ada": {P_FP16: 1.0, P_BF16: 1.0}, "Hopper": {P_FP16: 2.0, P_BF16: 2.0},
+}
+
+
+def vector_peak_16(gpu_name: str | None, cc: tuple[int, int] | None, precision: int, *, sm_count: int | None = None,
+                   clock_hz: float | None = None, memory_bytes: int | None = None) -> Peak | None:
+    """The dense fp16 or bf16 peak of the GPU's vector units: its fp32 vector peak (:func:`vector_peak_flops`) times
+    the published ratio of its generation (:data:`VECTOR_16_BIT`); None where either is unknown.  Why: a 16-bit
+    depthwise convolution runs on these units, and its roofline row had no roof at all where the bandwidth's was
+    above the fp32 figure -- only a floor of the 16-bit rate (h37-flops68's *Left*)."""
+    fp32 = vector_peak_flops(gpu_name, cc, sm_count=sm_count, clock_hz=clock_hz, memory_bytes=memory_bytes)
+    found = _match(gpu_name, cc, _positive(sm_count), _positive(clock_hz), None, key=lambda m: m.per_device(P_FP32),
+                   memory_bytes=_positive(memory_bytes))
+    gen = GENERATIONS[found[0].generation] if found is not None else generation(gpu_name, cc)
+    ratio = VECTOR_16_BIT.get(gen.name, {}).get(precision) if gen is not None else None
+    if fp32 is None or ratio is None:
+        return None
+    dtype = PRECISIONS[precision].upper()
+    return Peak(fp32.value * ratio, f"{fp32.source}; x {ratio:g} for {dtype} on the same units ({gen.name}: the "
+                                    f"vendor's whitepaper, non-Tensor {dtype})", fp32.model)
 
 
 #: Cards whose 16-bit Tensor Core rate with fp32 accumulation (what autocast's matmuls use) is half the rate of the

@@ -101,7 +101,7 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     if usable and counted:  # a program's executions read from its kernels, not its records: what that assumed
         out.note = f"{out.note}; {counted}" if out.note else counted
     if fo is not None and not matrix.all():  # depthwise work: the peak its rows are rated against (``_unit_peak``)
-        out.vector_peak_flops = _vector_peak(info)
+        out.vector_peak_flops = _vector_peak(info, _vector_dtype(fo, ~matrix))[0]
     if vector and (usable or not traced):  # where the FLOPs miss matrix work they say nothing of the rest either
         out.vector_flops_per_step = vector
         out.vector_note = _vector_words(vector, bool(user))
@@ -119,6 +119,16 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     if rows is not None:
         _rooflines(ctx, fo, rows, out)
     return out
+
+
+def _vector_dtype(fo: FlopOps, rows: np.ndarray) -> int:
+    """The type most of the vector units' FLOPs (``rows``) are in (fp32 where none): the card's ``vector_peak_flops``
+    is that type's vector peak (:func:`_vector_peak`), the roof the depthwise rows were rated against -- a 16-bit
+    one's own where published (an A100's 78 TFLOP/s fp16, not its fp32 19.5), fp32's, a floor of it, elsewhere."""
+    by: dict[int, float] = defaultdict(float)
+    for p, f in zip(fo.precision[rows].tolist(), fo.flops[rows].tolist()):
+        by[p] += f
+    return max(by, key=by.get) if by else devices.P_FP32
 
 
 def _vector_words(vector: float, user: bool) -> str:
@@ -630,9 +640,13 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None
             continue
         dur = (d.end[has] - d.start[has]).astype(np.float64) / PS_PER_MS
         gemm = rows.gemm[d.gpu][has]
-        for r, t, p, gm in zip(row[has].tolist(), dur.tolist(), g.name_prec[has].tolist(), gemm.tolist()):
+        fewer = ctx.by_name(devices.fewer_multiplies, d.names)[d.name[has]]
+        for r, t, p, gm, fw in zip(row[has].tolist(), dur.tolist(), g.name_prec[has].tolist(), gemm.tolist(),
+                                   fewer.tolist()):
             a = acc.setdefault(fo.label[r], {"ms": 0.0, "gemm_ms": 0.0, "rows": set(), "prec": defaultdict(float),
-                                             "gemm_prec": defaultdict(float), "row": r, "kernels": 0, "gemm_kernels": 0})
+                                             "gemm_prec": defaultdict(float), "row": r, "kernels": 0, "gemm_kernels": 0,
+                                             "fewer": False})
+            a["fewer"] = a["fewer"] or fw
             a["ms"] += t
             a["rows"].add(r)
             a["prec"][p] += t
@@ -663,10 +677,13 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None
             calls = a["gemm_kernels"] or a["kernels"]
         prec = _kernel_precision(a["prec"], int(fo.precision[r]))
         peak, exact = _unit_peak(info, int(fo.kind[r]), prec)
+        # a Winograd or FFT convolution multiplies less than its op's direct FLOPs (``devices.fewer_multiplies_one``):
+        # its units' peak bounds those FLOPs' rate from below only, so only the bytes' roof is known
+        exact = exact and not a["fewer"]
         items.append(_roofline(lab, int(fo.kind[r]), prec, ctx.per_step(calls), float(fo.flops[r]), float(fo.bytes[r]),
                                ctx.per_step(a["ms"]), peak, out.memory_bandwidth, exact))
-        # a peak known only as a floor of the units' (16-bit work on the vector units) gives no least time for FLOPs:
-        # the bytes' alone is the floor
+        # a peak known only as a floor of the units' (16-bit work on vector units of unpublished rate, a Winograd
+        # convolution's direct FLOPs) gives no least time for FLOPs: the bytes' alone is the floor
         floor = _floor_ms(ctx.per_step(calls), float(fo.flops[r]) if exact else 0.0, float(fo.bytes[r]), peak,
                           out.memory_bandwidth)
         if floor is not None:
@@ -705,28 +722,34 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None
             sum(x.ms_per_step for x in rated)
 
 
-def _vector_peak(info) -> float | None:  # noqa: ANN001 - DeviceInfo
-    """The vector units' fp32 peak of the host's GPU (``devices.vector_peak_flops``), the one :func:`_unit_peak` rates
-    depthwise rows against; None where unknown."""
-    peak = devices.vector_peak_flops(info.name, info.compute_capability, sm_count=info.sm_count,
-                                     clock_hz=info.clock_hz, memory_bytes=info.memory_bytes)
-    return peak.value if peak else None
+def _vector_peak(info, prec: int = devices.P_FP32) -> tuple[float | None, bool]:  # noqa: ANN001 - DeviceInfo
+    """(the vector units' peak of the host's GPU for ``prec``, whether it is that peak or only a floor of it), the one
+    :func:`_unit_peak` rates depthwise rows against: fp32's (``devices.vector_peak_flops``); a 16-bit type's where its
+    generation's rate is published (``devices.vector_peak_16``), else fp32's as a floor (no vector unit runs 16 bits
+    slower); (None, False) for any other type or where nothing is known."""
+    kw = dict(sm_count=info.sm_count, clock_hz=info.clock_hz, memory_bytes=info.memory_bytes)
+    if prec not in _VECTOR_FLOOR_TYPES:
+        return None, False
+    if prec != devices.P_FP32:
+        own = devices.vector_peak_16(info.name, info.compute_capability, prec, **kw)
+        if own is not None:
+            return own.value, True
+    peak = devices.vector_peak_flops(info.name, info.compute_capability, **kw)
+    return (peak.value if peak else None), prec == devices.P_FP32
 
 
 def _unit_peak(info, kind: int, prec: int) -> tuple[float | None, bool]:  # noqa: ANN001 - DeviceInfo
     """(peak FLOP/s of the units a row's work runs on, whether it is that peak or only a floor of it).  The matrix
     units' kinds: the dense peak of the row's precision.  Work on the vector units (a depthwise convolution): their
-    fp32 peak (``devices.vector_peak_flops``) -- exact for fp32 work, a floor for 16-bit work, whose vector rates are
-    1-4x it; for any other type (fp64's vector rate is below it) no peak is known.  Why: a depthwise row read against
-    its dtype's Tensor Core peak was compared with units it never uses; physics (no kernel beats its peak) holds only
+    peak in its type (:func:`_vector_peak`: 16-bit rates where the vendor publishes them, else fp32's as a floor);
+    for any other type (fp64's vector rate is below fp32's) no peak is known.  Why: a depthwise row read against its
+    dtype's Tensor Core peak was compared with units it never uses; physics (no kernel beats its peak) holds only
     against its own units' (h37-flops68)."""
     kw = dict(sm_count=info.sm_count, clock_hz=info.clock_hz, memory_bytes=info.memory_bytes)
     if kind in MATRIX_FLOP_KINDS:
         peak = devices.peak_flops(info.name, info.compute_capability, prec, **kw)
         return (peak.value if peak else None), True
-    if prec not in _VECTOR_FLOOR_TYPES:
-        return None, False
-    return _vector_peak(info), prec == devices.P_FP32
+    return _vector_peak(info, prec)
 
 
 #: The types whose vector rate the vector units' fp32 peak is (fp32) or bounds from below (16 bits)

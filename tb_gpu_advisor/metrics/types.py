@@ -1332,7 +1332,8 @@ class Flops:
     vector_flops_per_step: float | None = None
     vector_note: str | None = None  # what MFU leaves out, in words ("{per_step}": the window's)
     #: FLOP/s per GPU: the vector units' peak the ``depthwise`` roofline rows were rated against
-    #: (``devices.vector_peak_flops``), where the trace holds depthwise work and the GPU's vector peak is known; None
+    #: (``devices.vector_peak_flops``; the type most depthwise FLOPs are in, ``devices.vector_peak_16`` for 16 bits
+    #: where published, h37-conv69), where the trace holds depthwise work and the GPU's vector peak is known; None
     #: otherwise -- never a guess at an unknown GPU's units.  Why: the roofline chart draws their roof from it, and a
     #: memory-bound depthwise row alone gives no height for it (h37-roof68)
     vector_peak_flops: float | None = None

@@ -443,6 +443,14 @@ class MemorySnapshot:
 #: The kinds of FLOP work: the matrix units' (a matmul, a convolution, attention's matmuls) and "depthwise" -- a
 #: convolution each of whose outputs sums one input channel, which runs on the vector units
 #: (``frameworks.aten_flops._conv_kind``): MFU counts the matrix units' kinds only (``MATRIX_FLOP_KINDS``).
+#: The one rule of the split: an op's kind is its shapes', never its kernels'.  A convolution with a channel sum is
+#: the matrix units' kind whatever ran it -- MIOpen's ``naive_conv_*``, its Winograd or assembly solvers, cuDNN's
+#: CUDA-core or FFT engines: work the matrix units could take and did not, which is what a low MFU says (and
+#: ``tensor_core_unused`` names for the GEMM-form families -- Winograd, MIOpen's assembly, cuDNN's CUDA-core implicit
+#: GEMMs --, not for the direct loops, ``devices.direct_convolution_one``, which it reads by name alone) (h37-conv69).
+#: Its kernels change one thing only: its roofline row is rated against the matrix units' peak of its type -- a
+#: ceiling (loose) for kernels on the vector units too -- except where they run an algorithm that multiplies less
+#: than the op's direct count (``devices.fewer_multiplies_one``: Winograd, FFT): then no compute roof, the bytes' only.
 FLOP_KINDS = ("matmul", "conv", "attention", "depthwise")
 #: The kinds MFU counts, over the matrix units' peak.
 MATRIX_FLOP_KINDS = (0, 1, 2)

@@ -143,6 +143,9 @@ class Job:
             **({"runtime_vendor": v} if (v := self.kind.runtime_vendor) else {}),
             # why the window's marks time no GPU step, where they time none (``Kind.times_gpu_step``): one key of two
             **({key: True} if (key := self.kind.no_gpu_step_key) else {}),
+            # a file whose read stopped early (``Kind.damaged``): what is missing may lie past the damage, so a window
+            # with no GPU record in the part read is told as that, never as one without GPU work (h37-damage69)
+            **({"damaged": True} if self.kind.damaged else {}),
             # copies and no kernel (``Kind.window`` "copy_only"): GPU work, which the job line and title never deny
             **({"copies_only": True} if self.kind.window == "copy_only" else {}),
             # the collectives alone, filtered from a fuller trace (``Kind.window`` "collectives_only"): the job line's

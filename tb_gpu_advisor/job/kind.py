@@ -267,12 +267,8 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
     what = _cut_what(trace)
     if kind.lost_gpu and cut:  # a file not read to its end: what is missing may be past the damage
         kind = dataclasses.replace(kind, damaged=cut[0], damaged_what=what)
-    elif kind.cpu_only and cut:  # no GPU call in the part read is no proof the work ran on the CPU: the
-        # file stops early, and what it holds past the damage was not read (h37-ui11: a Kineto trace cut at its 241st
-        # event said "the host made no GPU runtime call: the work ran on the CPU" and "move the model to the GPU")
-        kind = dataclasses.replace(kind, confidence="low", cpu_only="", gpu_seen="", damaged=cut[0], damaged_what=what,
-                                   evidence="no kernel, copy, collective or GPU runtime call in the part of the damaged "
-                                            "file that was read; what it holds past the damage was not read")
+    elif kind.kind == "no_gpu" and cut:  # no GPU record in the part read is no proof the window held none
+        kind = _cut_before_gpu(kind, cut[0], what)
     elif unread := unreadable(trace.problems):  # read to its end, records skipped: they may be the GPU's
         kind = _among_unread(kind, unread[0])
     if kind.kind in ("no_gpu", "unknown") and trace.snapshot is None and not _ran_kernels(trace):
@@ -280,6 +276,24 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
         if said is not None:
             kind = dataclasses.replace(kind, host_kind=said[0], evidence=f"{kind.evidence}; {said[1]}")
     return kind
+
+
+def _cut_before_gpu(kind: Kind, first: str, what: str) -> Kind:
+    """``kind`` (``no_gpu``) of a file whose read stopped early (``first``: the first cut's words, ``what`` its code):
+    no GPU record in the part read is no proof the window held no GPU work -- what the file holds past the damage was
+    not read.  So ``damaged`` is set on every such kind, which the report's title, job line and tab read
+    (``report.verdict.NO_STEP_WHY``: "no GPU record in the part of the damaged file read", never "the window holds no
+    GPU work"; h37-damage69: wild/two_writers_v100_gloo's title said the window held no GPU work, its damage finding
+    that the GPU's records may lie past the damage, 540 kernels among the unread bytes).  A reading of the host alone
+    -- no GPU call, so the work ran on the CPU -- is withdrawn with it (h37-ui11: a Kineto trace cut at its 241st
+    event said "the host made no GPU runtime call: the work ran on the CPU" and "move the model to the GPU"); a window
+    the capture's own records name (start-up, tracing off, a serving front-end ...) keeps its reading, now beside the
+    damage."""
+    if kind.window or kind.unread_devices or kind.collectives_backend:
+        return dataclasses.replace(kind, damaged=first, damaged_what=what)
+    return dataclasses.replace(kind, confidence="low", cpu_only="", gpu_seen="", damaged=first, damaged_what=what,
+                               evidence="no kernel, copy, collective or GPU runtime call in the part of the damaged "
+                                        "file that was read; what it holds past the damage was not read")
 
 
 def _cut_what(trace: Trace) -> str:

@@ -29,7 +29,7 @@ from tb_gpu_advisor.model.damage import Damage, as_damage
 from tb_gpu_advisor.model.trace import contradictions, unreadable
 from tb_gpu_advisor.rules.base import DEVICE_SHARE_LABEL, Ctx
 from tb_gpu_advisor.rules.headline import grade_card
-from tb_gpu_advisor.report.verdict import host_loop_words, no_gpu_step, no_gpu_step_reason, no_promise_reason
+from tb_gpu_advisor.report.verdict import DAMAGED_NO_GPU, host_loop_words, no_gpu_step, no_gpu_step_reason, no_promise_reason
 from tb_gpu_advisor.rules.savings import achievable
 from tb_gpu_advisor.steps.types import SOURCE_LABEL, UNMARKED_SOURCES
 
@@ -820,6 +820,8 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
         kind = f"{kind_words(job['kind'])}, their GPU work not recorded"
     elif job.get("copies_only"):  # copies are GPU work: the window holds no kernel, not no GPU work (h37-probe43w)
         kind = "GPU copies only, no kernel"
+    elif job.get("damaged") and job.get("kind") == "no_gpu":  # the rest of the file unread: no claim of the window
+        kind = DAMAGED_NO_GPU
     elif job.get("kind") == "unknown" and job.get("host_kind"):
         kind = f"{kind_words(job['host_kind'], steps_found)}, as the host's events name the work"
     if job.get("engine"):

@@ -160,8 +160,11 @@ def _step_info(report: Report) -> str:
         return ", ".join(bits + [said])
     if jobs and "" not in whys:  # no host times a GPU step: why (hosts of unlike windows: the loop's end's words
         # where one host has them, else the unrecorded side's -- a host without GPU work is not all of the session)
+        # -- or, where a host's file is damaged, no GPU record in the part read: the weaker claim, true of every host)
         loop_end, unrecorded = NO_STEP_WHY["marks_no_job_step"], NO_STEP_WHY["gpu_unrecorded"]
-        why = whys.pop() if len(whys) == 1 else loop_end if loop_end in whys else unrecorded
+        damaged = NO_STEP_WHY["damaged"]
+        why = (whys.pop() if len(whys) == 1 else loop_end if loop_end in whys else damaged if damaged in whys
+               else unrecorded)
         return ", ".join(bits + [f"no step: {why}"])
     if start_up_only(report):
         # one pass that is mostly start-up is a one-off, not a step of the job: say what it is (issue #37)

@@ -293,11 +293,17 @@ def _start_up_of(h: HostReport) -> tuple[float, float]:
     return b.get("startup") or 0.0, sum(v for v in b.values() if v)
 
 
+#: A window without GPU record in a damaged file, in the words of its title, job line and tab: no GPU record in what
+#: was read, never that the window held no GPU work (:data:`NO_STEP_WHY`).
+DAMAGED_NO_GPU = "no GPU record in the part of the damaged file read"
 #: Why a host's window times no GPU step, in the words the session's title, the job block (``job.no_gpu_step``) and the
-#: tab's host line give it -- by the JSON key that says it (each of ``job.kind.NO_GPU_STEP``'s, and ``no_gpu``: the
-#: kind), in the order they are read.
+#: tab's host line give it -- by the JSON key that says it (each of ``job.kind.NO_GPU_STEP``'s, ``damaged``: the kind
+#: ``no_gpu`` in a file whose read stopped early, and ``no_gpu``: the kind), in the order they are read.  A damaged
+#: file's no GPU record is said of the part read, before "no GPU work": its GPU's records may lie past the damage,
+#: which its damage finding says beside (h37-damage69: wild/two_writers_v100_gloo, 540 kernels past the damage).
 NO_STEP_WHY = {"gpu_unrecorded": "the capture did not record the GPU's work",
                "copies_only": "the window holds copies and no kernel",
+               "damaged": DAMAGED_NO_GPU,
                "no_gpu": "the window holds no GPU work",
                "marks_no_job_step": "the window holds none of the job's steps"}
 
@@ -313,8 +319,11 @@ def no_gpu_step_reason(job: dict) -> str:
 
 
 def _says(job: dict, key: str) -> bool:
-    """Whether ``job`` says ``key`` of :data:`NO_STEP_WHY`: the kind ``no_gpu``, or a key of ``NO_GPU_STEP`` set."""
-    return job.get("kind") == "no_gpu" if key == "no_gpu" else bool(job.get(key))
+    """Whether ``job`` says ``key`` of :data:`NO_STEP_WHY`: the kind ``no_gpu`` (``damaged``: in a file whose read
+    stopped early), or a key of ``NO_GPU_STEP`` set."""
+    if key in ("no_gpu", "damaged"):
+        return job.get("kind") == "no_gpu" and (key == "no_gpu" or bool(job.get("damaged")))
+    return bool(job.get(key))
 
 
 def no_gpu_step(job: dict) -> bool:

@@ -133,6 +133,17 @@ def test_every_report_speaks_to_its_job(reports):
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
 
 
+def test_no_damaged_report_says_its_window_held_no_gpu_work(reports, texts):
+    """A host whose file was read only in part never says its window held no GPU work -- not in its job block (which
+    the tab reads), its job line or the report's title (``contradictions.damaged_words_problems``): the GPU's records
+    may lie past the damage, as the damage finding says beside.  Fails on base caaafce2 for wild/two_writers_v100_gloo
+    (h37-damage69: "no step: the window holds no GPU work" over 540 kernels past the damage)."""
+    from tests.support.contradictions import damaged_words_problems
+
+    bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := damaged_words_problems(r, texts[k]))}
+    assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
+
+
 def test_every_report_names_memory_for_its_job(reports):
     """What holds a GPU's memory is named for the job the report knows (h37-memkind37 *Left* 1,
     ``tests/support/contradictions.memory_words_problems``): a job of forward passes only, or of no known kind whose

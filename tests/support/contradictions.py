@@ -1073,3 +1073,30 @@ def unfilled_slot_problems(report: Report, rendered: dict[str, str] | None = Non
     for name, text in (rendered or {}).items():
         walk(text, name, True)
     return out
+
+
+# --------------------------------------------------------------------------- a damaged file's words (h37-damage69)
+
+#: What a window without GPU work is called where the report claims it held none: the no-step reason of the title, the
+#: job block and the tab (``report.verdict.NO_STEP_WHY["no_gpu"]``), and the job line's kind.
+_NO_GPU_CLAIM = re.compile(r"the window holds no GPU work|^Job: no GPU work\b", re.M)
+
+
+def damaged_words_problems(report: Report, text: str | None = None) -> list[str]:
+    """A host whose file was read only in part (a cut: ``HostReport.cuts``) never says its window held no GPU work --
+    in its job block's no-step reason (which the tab reads), its job line, or the report's title and job lines
+    (``text``, the rendered report, where given): the GPU's records may lie past the damage, as its damage finding
+    says beside.  wild/two_writers_v100_gloo said both (h37-damage69): "no step: the window holds no GPU work" over
+    "the GPU's records may well be there", 540 kernels among the unread bytes."""
+    out = []
+    cut = [h for h in report.hosts if h.cuts() and not h.error]
+    for h in cut:
+        job = h.job or {}
+        for key in ("no_gpu_step", "summary"):
+            if isinstance(job.get(key), str) and (m := _NO_GPU_CLAIM.search(job[key])) is not None:
+                out.append(f"{h.host}: its file is damaged, yet its job {key} says '{m.group(0)}'")
+    if cut and text is not None:
+        head = "\n".join(text.splitlines()[:12])  # the title and the job lines above the findings
+        if (m := _NO_GPU_CLAIM.search(head)) is not None:
+            out.append(f"report: a host's file is damaged, yet the title or job lines say '{m.group(0)}'")
+    return out

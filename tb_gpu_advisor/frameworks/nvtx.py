@@ -318,6 +318,18 @@ def iteration_number(name: str) -> int:
     return int(m.group(1)) if m is not None else -1
 
 
+#: The process a range's name starts by naming, as a multi-process job labels its ranges for a timeline of several
+#: ranks: ``rank0/``, ``rank3:``, ``rank 1 ``, ``[rank2] ``, ``gpu1_`` (``torch.cuda.nvtx.range_push(f"rank{rank}/
+#: tp_reduce_scatter")``, ``f"rank{rank}:all_gather"`` in public benchmarks, h37-nvtx69) -- whose, not what.
+_RANK_PREFIX = re.compile(r"^\[?(?:rank|gpu|local[-_ ]?rank)[-_ #:=]?\d+\]?(?:\s*[-_:/|]\s*|\s+)(?=[A-Za-z])", re.I)
+
+
+def without_rank(name: str) -> str:
+    """``name`` without the rank label it starts with (:data:`_RANK_PREFIX`: ``rank1 step 3`` -> ``step 3``): the
+    ranks of one job run one loop, and each labels the same range with its own rank."""
+    return _RANK_PREFIX.sub("", name, count=1)
+
+
 def is_step_name(name: str) -> bool:
     """A user range named like a training step or iteration (see :data:`_STEP_NAME`), also under a scope path
     (:data:`_SCOPE_PATH`) where its last part is a numbered one (``jax/iteration_0``).
@@ -326,7 +338,7 @@ def is_step_name(name: str) -> bool:
     (lutetjeff/cs521-mp2's ``record_function(f"{name}/iteration_{i}")`` around each call of a jitted JAX conv): read
     whole, no such range was a step, and the steps came from the GPU's period instead -- "no step markers or step
     spans in the capture" beside the three ranges the program opened around its three turns (h37-huntjax64)."""
-    name = name.strip()
+    name = without_rank(name.strip())
     if _NOT_STEP.search(name):
         return False
     if _STEP_NAME.match(name) or iteration_number(name) >= 0:

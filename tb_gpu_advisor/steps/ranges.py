@@ -82,6 +82,8 @@ def _base_name(name: str) -> str:
     iteration, so a layer's range is a piece of a step, never one."""
     if nvtx.layer_family(name) is not None and not nvtx.is_step_name(name):
         return name
+    if nvtx.is_step_name(name):  # each rank's label of its step (``rank1 step 3``) is one name: its step's
+        name = nvtx.without_rank(name)
     return _INNER_NUMBER.sub("#", _TRAILING_NUMBER_PART.sub("", name) or name)
 
 

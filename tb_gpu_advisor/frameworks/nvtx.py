@@ -109,6 +109,13 @@ _COUNTER = r"(?:[^A-Za-z]*\d[^A-Za-z]*)?"
 _STEP_NAME = re.compile(r"^(?:(?:[A-Za-z0-9]+[-_ .])+(?=train))?"
                         r"(?:(?:train(?:ing)?|fwd_?bwd|forward[-_ ]backward)[-_ .]?)?(?:step|iter(?:ation)?|batch)"
                         + _COUNTER + r"$|^(?:train(?:ing)?[-_ .]?)?(?:step|iter(?:ation)?)[-_ #:=]*\d+\b", re.I)
+#: An inference loop's own turn, its counter named after inference: ``inference_step_{step}`` (``record_function``
+#: around each ``model.generate``), ``inference_iteration_{i}``, ``inference_run_{i}``, ``inference_batch_{i}``,
+#: ``Inference batch {i}``, ``Inference {r}`` (public benchmarks, SURVEY h37-nvtx69) -- the turn of a loop of forward
+#: passes, as ``batch 3`` is; never ``inference`` alone (a range around the whole run) nor a decode step inside one
+#: (``inference_decode_step_{t}``: one token of a generation).
+_INFERENCE_STEP_NAME = re.compile(r"^infer(?:ence)?(?:[-_ .]?(?:step|iter(?:ation)?|batch|run|pass)%s|"
+                                  r"[^A-Za-z]*\d[^A-Za-z]*)$" % _COUNTER, re.I)
 _NOT_STEP = re.compile(r"optim|schedul|lr[-_]|zero[-_ ]?grad|scaler|sampler|warmup", re.I)
 #: The NVTX range a capture's advice asks the program to mark its steps with, by the job's work (``Job.work``), and
 #: what it marks: named so that :func:`is_step_name` reads it as a step, and in the job's own words -- a forward
@@ -341,7 +348,7 @@ def is_step_name(name: str) -> bool:
     name = without_rank(name.strip())
     if _NOT_STEP.search(name):
         return False
-    if _STEP_NAME.match(name) or iteration_number(name) >= 0:
+    if _STEP_NAME.match(name) or _INFERENCE_STEP_NAME.match(name) or iteration_number(name) >= 0:
         return True
     scope = _SCOPE_PATH.match(name)
     return scope is not None and bool(_STEP_NAME.match(name[scope.end():]))

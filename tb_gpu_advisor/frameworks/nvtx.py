@@ -338,8 +338,11 @@ def without_rank(name: str) -> str:
 
 
 def is_step_name(name: str) -> bool:
-    """A user range named like a training step or iteration (see :data:`_STEP_NAME`), also under a scope path
-    (:data:`_SCOPE_PATH`) where its last part is a numbered one (``jax/iteration_0``).
+    """A user range named like a training step or iteration (see :data:`_STEP_NAME`), an inference loop's turn
+    (:data:`_INFERENCE_STEP_NAME`: ``inference_step_3``) or a micro-step named after its iteration
+    (:func:`iteration_number`: ``iteration_3_ga_step_0``), after the rank label it may start with
+    (:func:`without_rank`: ``rank1 step 3``), also under a scope path (:data:`_SCOPE_PATH`) where its last part is a
+    numbered one (``jax/iteration_0``).
 
     Why: a benchmark that times several variants names each turn of its loop after the variant
     (lutetjeff/cs521-mp2's ``record_function(f"{name}/iteration_{i}")`` around each call of a jitted JAX conv): read

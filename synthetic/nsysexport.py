@@ -4364,7 +4364,8 @@ def write_accumulation_loop(path: str, iterations: int = 8, micro: int = 4, micr
     loops do (SURVEY session 32: ``record_function(f"microstep_{micro_step}")`` with ``data_loading`` /
     ``forward_pass`` / ``backward_pass`` inside, then ``record_function("optimizer_step")``; ``nvtx.range_push(
     f"micro_{micro}")``; verl's ``micro_batch{i}``): each of ``iterations`` iterations runs ``micro`` micro-steps, each a
-    range ``micro_range`` (``{i}``: its number in the iteration, ``{n}``: in the run) holding ``phases`` (a forward of
+    range ``micro_range`` (``{i}``: its number in the iteration, ``{n}``: in the run, ``{k}``: its iteration's number --
+    NeMo Automodel's ``f"iteration_{i}_ga_step_{_ga_step_idx}"``) holding ``phases`` (a forward of
     ``micro_ms`` / 3 and a backward of twice that, ``kernels`` kernels each), then the optimizer's update
     (``update_ms`` of kernels) in a range ``update_range`` (None: unmarked), then ``loss.item()``'s sync.
     ``allreduce_ms``: a data-parallel job in ``no_sync`` but for its last micro-step, whose backward ends with the
@@ -4399,10 +4400,10 @@ def write_accumulation_loop(path: str, iterations: int = 8, micro: int = 4, micr
     api("cudaMalloc_v3020", 150 * ms, then=1 * ms)  # the context
     starts = []
     n = 0
-    for _ in range(iterations):
+    for k in range(iterations):
         starts.append(api.t)
         for i in range(micro):
-            filled.ranged(micro_range.format(i=i, n=n), lambda last=i == micro - 1: micro_step(last))
+            filled.ranged(micro_range.format(i=i, n=n, k=k), lambda last=i == micro - 1: micro_step(last))
             n += 1
         filled.ranged(update_range, update) if update_range else update()
         api.t += 300 * us  # the loop's own Python between iterations (logging, the scheduler)

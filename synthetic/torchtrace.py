@@ -828,7 +828,7 @@ def write_scoped_iteration_ranges(out: str, prefix: str = "jax", mode: str = "sy
 
     Truth by construction: the steps are those ranges, ``steps`` of them, as the ``ProfilerStep#N`` build reads them."""
     paths = write_run(out, mode, steps=steps, run=run)
-    return _steps_named(paths, prefix)
+    return _steps_named(paths, prefix + "/iteration_{k}")
 
 
 #: :func:`write_tiny_turns`: the extension's own kernel (a CUDA extension's ``gemm_gpu_o4_kernel``, lutetjeff/cs521-mp2)
@@ -892,21 +892,31 @@ def write_tiny_turns(out: str, steps: int = 8, before_us: float = 25.0, after_us
     sc = Scenario(1, _single(_tiny_turn(before_us, after_us, tail_us, kernel_us, tail_op, sync_every)), ["launch_bound"], [],
                   "a tiny CUDA-extension turn per step, run from Python with a sync per turn", dtype=None)
     paths = write_run(out, sc, steps=steps, run=run)
-    return _steps_named(paths, prefix)
+    return _steps_named(paths, prefix + "/iteration_{k}")
 
 
-def _steps_named(paths: list[str], prefix: str) -> list[str]:
-    """``paths`` with each ``ProfilerStep#k`` (host range and GPU-side span) renamed ``{prefix}/iteration_{k}``: the
-    program's own range the step's only mark, as a benchmark that marks its turns itself writes it."""
+def _steps_named(paths: list[str], name: str) -> list[str]:
+    """``paths`` with each ``ProfilerStep#k`` (host range and GPU-side span) renamed ``name`` (``{k}``: its number,
+    ``jax/iteration_{k}``): the program's own range the step's only mark, as a benchmark that marks its turns itself
+    writes it."""
     for path in paths:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
         for e in doc["traceEvents"]:
             k = pytorch_step_number(e.get("name", ""))
             if k is not None:
-                e["name"] = f"{prefix}/iteration_{k}"
+                e["name"] = name.format(k=k)
         write_doc(path, doc)
     return paths
+
+
+def write_named_turns(out: str, mode: str, name: str = "inference_step_{k}", steps: int = 8,
+                      run: str = "named_turns") -> list[str]:
+    """Write scenario ``mode`` as a loop that marks each turn with its own ``record_function(name)`` and no profiler
+    schedule (``{k}``: the turn's number): ``for step in range(n): with record_function(f"inference_step_{step}"):
+    model.generate(...)`` (public inference benchmarks, SURVEY h37-nvtx69).  Truth by construction: the steps are those
+    ranges, as the ``ProfilerStep#N`` build reads them."""
+    return _steps_named(write_run(out, mode, steps=steps, run=run), name)
 
 
 #: :func:`write_xla_work`: one turn of a jitted JAX function as XLA:GPU runs it -- its fusions launched through the driver
@@ -969,7 +979,7 @@ def write_xla_work(out: str, steps: int = 4, aten_op: str | None = None, run: st
     frame, prefix = XLA_FRONT_ENDS[front_end] if front_end else (None, "jax")
     sc = Scenario(1, _single(_xla_turn(aten_op, frame)), [], [],
                   "a jitted function's XLA kernels under torch.profiler", dtype="float32")
-    return _steps_named(write_run(out, sc, steps=steps, run=run), prefix)
+    return _steps_named(write_run(out, sc, steps=steps, run=run), prefix + "/iteration_{k}")
 
 
 def pytorch_step_number(name: str) -> int | None:

@@ -109,6 +109,13 @@ _COUNTER = r"(?:[^A-Za-z]*\d[^A-Za-z]*)?"
 _STEP_NAME = re.compile(r"^(?:(?:[A-Za-z0-9]+[-_ .])+(?=train))?"
                         r"(?:(?:train(?:ing)?|fwd_?bwd|forward[-_ ]backward)[-_ .]?)?(?:step|iter(?:ation)?|batch)"
                         + _COUNTER + r"$|^(?:train(?:ing)?[-_ .]?)?(?:step|iter(?:ation)?)[-_ #:=]*\d+\b", re.I)
+#: An inference loop's own turn, its counter named after inference: ``inference_step_{step}`` (``record_function``
+#: around each ``model.generate``), ``inference_iteration_{i}``, ``inference_run_{i}``, ``inference_batch_{i}``,
+#: ``Inference batch {i}``, ``Inference {r}`` (public benchmarks, SURVEY h37-nvtx69) -- the turn of a loop of forward
+#: passes, as ``batch 3`` is; never ``inference`` alone (a range around the whole run) nor a decode step inside one
+#: (``inference_decode_step_{t}``: one token of a generation).
+_INFERENCE_STEP_NAME = re.compile(r"^infer(?:ence)?(?:[-_ .]?(?:step|iter(?:ation)?|batch|run|pass)%s|"
+                                  r"[^A-Za-z]*\d[^A-Za-z]*)$" % _COUNTER, re.I)
 _NOT_STEP = re.compile(r"optim|schedul|lr[-_]|zero[-_ ]?grad|scaler|sampler|warmup", re.I)
 #: The NVTX range a capture's advice asks the program to mark its steps with, by the job's work (``Job.work``), and
 #: what it marks: named so that :func:`is_step_name` reads it as a step, and in the job's own words -- a forward
@@ -295,18 +302,56 @@ def number_family(name: str) -> str:
 _SCOPE_PATH = re.compile(r"^(?:[A-Za-z][A-Za-z0-9_.-]*/)+(?=[^/]*\d[^/]*$)")
 
 
+#: A micro-step's range named after the iteration it belongs to: an iteration's word and counter, then a micro-step's
+#: word and index -- ``iteration_3_ga_step_0`` (NVIDIA-NeMo/Automodel ``examples/benchmarking/next_token_prediction.py``:
+#: ``torch.cuda.nvtx.range_push(f"iteration_{i}_ga_step_{_ga_step_idx}")`` around each gradient-accumulation step,
+#: the optimizer's step after the last, outside them), ``step 3 micro 1``, ``iter3_microbatch0``, ``train_step_3/mb_2``.
+#: The first number counts the iterations, the second the micro-steps inside one.
+_ITERATION_OF_MICRO_STEP = re.compile(
+    r"^(?:train(?:ing)?[-_ .]?)?(?:step|iter(?:ation)?)[-_ #:=]*(\d+)[-_ ,./|:]*"
+    r"(?:ga[-_ ]?step|grad(?:ient)?[-_ ]?accum(?:ulation)?(?:[-_ ]?step)?|accum(?:ulation)?(?:[-_ ]?step)?|"
+    r"micro(?:[-_ ]?(?:batch|step))?|mb|ubatch)[-_ #:=]*\d+$", re.I)
+
+
+def iteration_number(name: str) -> int:
+    """The iteration a micro-step's range names (:data:`_ITERATION_OF_MICRO_STEP`: ``iteration_3_ga_step_0`` -> 3);
+    -1 for any other name.
+
+    Why: a loop under gradient accumulation that numbers each micro-step's range by its iteration says which ranges
+    make one optimizer step; read by their order (their last number, the micro-step's index, repeats every iteration),
+    each micro-step was a step of its own -- 32 "steps" of 3.5 ms for 8 iterations of 14 ms whenever the optimizer's
+    update was not named beside them (h37-nvtx69)."""
+    m = _ITERATION_OF_MICRO_STEP.match(name.strip())
+    return int(m.group(1)) if m is not None else -1
+
+
+#: The process a range's name starts by naming, as a multi-process job labels its ranges for a timeline of several
+#: ranks: ``rank0/``, ``rank3:``, ``rank 1 ``, ``[rank2] ``, ``gpu1_`` (``torch.cuda.nvtx.range_push(f"rank{rank}/
+#: tp_reduce_scatter")``, ``f"rank{rank}:all_gather"`` in public benchmarks, h37-nvtx69) -- whose, not what.
+_RANK_PREFIX = re.compile(r"^\[?(?:rank|gpu|local[-_ ]?rank)[-_ #:=]?\d+\]?(?:\s*[-_:/|]\s*|\s+)(?=[A-Za-z])", re.I)
+
+
+def without_rank(name: str) -> str:
+    """``name`` without the rank label it starts with (:data:`_RANK_PREFIX`: ``rank1 step 3`` -> ``step 3``): the
+    ranks of one job run one loop, and each labels the same range with its own rank."""
+    return _RANK_PREFIX.sub("", name, count=1)
+
+
 def is_step_name(name: str) -> bool:
-    """A user range named like a training step or iteration (see :data:`_STEP_NAME`), also under a scope path
-    (:data:`_SCOPE_PATH`) where its last part is a numbered one (``jax/iteration_0``).
+    """A user range named like a training step or iteration (see :data:`_STEP_NAME`), an inference loop's turn
+    (:data:`_INFERENCE_STEP_NAME`: ``inference_step_3``) or a micro-step named after its iteration
+    (:func:`iteration_number`: ``iteration_3_ga_step_0``), after the rank label it may start with
+    (:func:`without_rank`: ``rank1 step 3``), also under a scope path (:data:`_SCOPE_PATH`) where its last part is a
+    numbered one (``jax/iteration_0``).
 
     Why: a benchmark that times several variants names each turn of its loop after the variant
     (lutetjeff/cs521-mp2's ``record_function(f"{name}/iteration_{i}")`` around each call of a jitted JAX conv): read
     whole, no such range was a step, and the steps came from the GPU's period instead -- "no step markers or step
     spans in the capture" beside the three ranges the program opened around its three turns (h37-huntjax64)."""
-    name = name.strip()
+    name = without_rank(name.strip())
     if _NOT_STEP.search(name):
         return False
-    if _STEP_NAME.match(name):
+    if _STEP_NAME.match(name) or _INFERENCE_STEP_NAME.match(name) or iteration_number(name) >= 0:
         return True
     scope = _SCOPE_PATH.match(name)
     return scope is not None and bool(_STEP_NAME.match(name[scope.end():]))

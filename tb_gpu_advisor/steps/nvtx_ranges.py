@@ -173,11 +173,45 @@ def _numbered_steps(trace: Trace, sel: np.ndarray, source: str, what: str) -> Ma
     one step (:func:`_group_lines`), each thread's own windows kept (:func:`_line_windows`)."""
     h = trace.h
     sel = sel[np.lexsort((h.start[sel], h.line[sel]))]
-    ids = _range_step_ids(h, sel)
     lines = np.unique(h.line[sel]).size
     note = f"{_ranges_word(trace)} {what} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
+    iters = _iteration_ids(h, sel)
+    if iters is not None:  # micro-steps named after their iteration: each iteration's ranges are one step
+        line, ids, start, end = _one_window_per_step(h.line[sel], iters, h.start[sel], h.end[sel])
+        note += f", each a micro-step of the iteration its name numbers ({np.unique(iters).size} iterations)"
+        u, s, e = _group_lines(line, ids, start, end)
+        return MarkedSteps(source, note, u, s, e, _windows_by_line(line, ids, start, end, u))
+    ids = _range_step_ids(h, sel)
     u, s, e = _group_lines(h.line[sel], ids, h.start[sel], h.end[sel])
     return MarkedSteps(source, note, u, s, e, _line_windows(h, sel, ids, u))
+
+
+def _iteration_ids(h: HostEvents, sel: np.ndarray) -> np.ndarray | None:
+    """Per range of ``sel``, the iteration its name numbers (``frameworks.nvtx.iteration_number``:
+    ``iteration_3_ga_step_0`` -> 3), where every one names one and some iteration holds two ranges or more on a
+    thread; else None (a range per step: its own number or order numbers it, :func:`~.ranges._range_step_ids`).
+
+    Why: a micro-step's last number is its index inside the iteration, which repeats every iteration; read as the
+    steps' numbers (or by order), each micro-step was a step -- NeMo Automodel's ``iteration_{i}_ga_step_{j}``, the
+    optimizer's update outside them, read as 32 "steps" for 8 iterations of 4 micro-steps (h37-nvtx69)."""
+    num = np.fromiter((nvtx.iteration_number(n) for n in h.names), np.int64, len(h.names))[h.name[sel]]
+    if not num.size or (num < 0).any():
+        return None
+    key = h.line[sel].astype(np.int64) * (int(num.max()) + 1) + num
+    return num if np.unique(key).size < key.size else None
+
+
+def _one_window_per_step(line: np.ndarray, ids: np.ndarray, start: np.ndarray, end: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(line, step number, start, end) of each thread's one window per step: its ranges of one number merged, from
+    the first's start to the last's end -- a step's micro-steps on that thread."""
+    key = line.astype(np.int64) * (int(ids.max()) + 1) + ids.astype(np.int64)
+    u, first, inv = np.unique(key, return_index=True, return_inverse=True)  # first: a row of each, its line and number
+    s = np.full(u.size, np.iinfo(np.int64).max, np.int64)
+    e = np.full(u.size, np.iinfo(np.int64).min, np.int64)
+    np.minimum.at(s, inv, start.astype(np.int64))
+    np.maximum.at(e, inv, end.astype(np.int64))
+    return line[first], ids[first], s, e
 
 
 def _annotation_steps(trace: Trace, launches: list[np.ndarray] | None) -> MarkedSteps | None:

@@ -80,8 +80,11 @@ def _base_name(name: str) -> str:
     name "but for their numbers" were the most repeated top-level range, and one 30 ms forward of 12 layers read as 10
     "steps" of 2.68 ms (h37-nvtx62: ``synthetic.nsysexport.write_layer_pass``); a loop runs every layer each
     iteration, so a layer's range is a piece of a step, never one."""
-    if nvtx.layer_family(name) is not None and not nvtx.is_step_name(name):
+    step = nvtx.is_step_name(name)
+    if nvtx.layer_family(name) is not None and not step:
         return name
+    if step:  # each rank's label of its step (``rank1 step 3``) is one name: its step's (h37-nvtx69)
+        name = nvtx.without_rank(name)
     return _INNER_NUMBER.sub("#", _TRAILING_NUMBER_PART.sub("", name) or name)
 
 

@@ -1045,18 +1045,20 @@ SWEEP_BODY = [XlaKernel("loop_divide_fusion", "loop_divide_fusion", "jit(solve)/
                         gap_us=0.0)]
 
 
-def jax_while_on_host(num_steps: int = 12, seed: int = 0, iterations: int = 64) -> JaxScenario:
+def jax_while_on_host(num_steps: int = 12, seed: int = 0, iterations: int = 64, rocm: bool = False) -> JaxScenario:
     """One jitted call a step (``jit(solve)``) whose ``lax.fori_loop`` of ``iterations`` sequential steps XLA runs from
     the host, without command buffers: each iteration launches its three ~2 us kernels one by one (~4 us of host each)
     after ~6 us of the host's own loop work, so the GPU idles most of the step while the host runs the loop.
     Constructed truth: host-bound inside the jitted program -- ``iterations`` loop iterations a step, every call already
-    one jitted program: the fix is the loop's (run on the GPU, unrolled, fewer iterations), never "jit the step"."""
-    cap = JaxCapture(seed=seed, step_annotation=True, module="jit_solve", function="solve", program_id=5120)
+    one jitted program: the fix is the loop's (run on the GPU, unrolled, fewer iterations), never "jit the step".
+    ``rocm``: the same program on an MI300X under XLA's ROCm build (:class:`JaxCapture` ``rocm``)."""
+    gpu = {"gpu": MI300X_GPU, "rocm": True} if rocm else {}
+    cap = JaxCapture(seed=seed, step_annotation=True, module="jit_solve", function="solve", program_id=5120, **gpu)
     for _ in range(num_steps):
         cap.begin_step()
         cap.execute([], loop=(SWEEP_BODY, iterations))
         cap.end_step()
-    name = "jax_while_on_host"
+    name = "jax_while_on_host" + ("_rocm" if rocm else "")
     return JaxScenario(name, cap.finish(), cap.truth(
         name, f"jitted solver: a while loop of {iterations} iterations a step run from the host, three ~2 us kernels "
         f"each", "trace_train", f"{iterations} host-run loop iterations per step inside one jitted call",

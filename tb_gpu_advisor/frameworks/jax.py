@@ -393,7 +393,7 @@ FIXES = {
         "12.3 or newer): XLA drops it where they are missing.",
         "XLA_FLAGS='--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUBLASLT,CUSTOM_CALL,CUDNN,WHILE,CONDITIONAL' "
         "python run.py", "shell"),
-        action("Or unroll the loop, so each host-run iteration launches the work of several: the unroll argument of "
+        action("Unroll the loop, so each host-run iteration launches the work of several: the unroll argument of "
                "jax.lax.scan / jax.lax.fori_loop (a fori_loop with static bounds lowers to a scan).",
                "carry, ys = jax.lax.scan(body, carry, xs, unroll=8)            # 8 iterations per loop trip\n"
                "x = jax.lax.fori_loop(0, n, body, x, unroll=8)"),
@@ -522,6 +522,16 @@ FIXES["unfused_attention"] = (action(
     "out = jax.nn.dot_product_attention(q, k, v, mask=mask)\n"
     "# instead of: jax.nn.softmax(q @ k.swapaxes(-1, -2) * scale + bias) @ v"),)
 
+#: The marker of the while-loop command buffer fix (``launch_bound:host_loop``): the XLA flag's types that make it.
+WHILE_COMMAND_BUFFER = "WHILE,CONDITIONAL"
+#: What a JAX fix names that a vendor's XLA build lacks (``Framework.fit``).  XLA on ROCm records command buffers as
+#: HIP graphs, which hold no conditional nodes: its ``RocmCommandBuffer`` answers every conditional and while node
+#: "Conditionals are not supported on ROCM" (``xla/stream_executor/rocm/rocm_command_buffer.cc``), so a while loop
+#: stays on the host whatever the flag says -- an AMD GPU's job is told the loop's other fixes (unrolling it, fewer
+#: sequential iterations), never a CUDA driver's conditional graph nodes (h37-amd69: a generated while loop on an
+#: MI300X was told "CUDA 12.3 or newer").
+DEVICE_FEATURES = {"AMD": ((WHILE_COMMAND_BUFFER, None, None),)}
+
 FRAMEWORK = Framework(
     id="jax", name="JAX", host_markers=HOST_MARKERS, metadata_stats=METADATA_STATS,
     transfer_event=is_transfer, batch_transfer_event=is_batch_transfer, dispatch_event=is_dispatch,
@@ -558,6 +568,7 @@ FRAMEWORK = Framework(
     not_applicable={"host_op_share": "JAX places every op on the device of its arrays, jitted or not: there is no op "
                                      "placement to check (host round trips are reported as a finding)"},
     fixes=FIXES,
+    device_features=DEVICE_FEATURES,
     capture_snippet=CAPTURE,
     looped=loop_for_job,
     # what shows JAX ran the work in a capture another framework's profiler wrote (``frameworks.detect_work``): frames

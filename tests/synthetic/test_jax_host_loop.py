@@ -70,3 +70,23 @@ def test_eager_dispatches_keep_jit_the_whole_step(written):
     texts = " ".join(_texts(f) for f in rep.findings)
     assert "jit the whole step" in texts
     assert "WHILE" not in " ".join(a.snippet or "" for f in rep.findings for a in f.actions)
+
+
+def test_a_while_loop_on_rocm_is_told_the_fixes_its_xla_build_has(tmp_path):
+    """The same loop under XLA's ROCm build on an MI300X (h37-amd69): HIP graphs hold no conditional nodes (XLA's
+    ``RocmCommandBuffer``: "Conditionals are not supported on ROCM"), so a WHILE command buffer cannot take the loop
+    off the host there.  Before: the AMD job was told the flag and "CUDA 12.3 or newer" (the vendor law's 'CUDA');
+    now the loop's other fixes (``jax.DEVICE_FEATURES``).  The NVIDIA run above keeps the WHILE fix (control)."""
+    from tests.support.contradictions import vendor_words_problems
+    from tests.support.run_report import fresh_report
+
+    jax_while_on_host(iterations=ITERATIONS, rocm=True).write(tmp_path)
+    report = fresh_report(tmp_path)
+    (host,) = report.hosts
+    assert host.capture["vendor"] == "AMD"
+    loop = [f for f in host.findings if "iterations of while loops from the host" in f.summary]
+    assert loop, [(f.rule, f.title) for f in host.findings]
+    snippets = " ".join(a.snippet or "" for a in loop[0].actions)
+    assert "WHILE" not in snippets and "unroll=" in snippets, snippets
+    assert loop[0].actions[0].text.startswith("Unroll the loop"), loop[0].actions[0].text
+    assert vendor_words_problems(report) == []

@@ -1131,16 +1131,25 @@ def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np
     else:
         pairs = [(int(k), -1) for k in u.tolist()]
     base = len(op_text)
+    graph = _command_buffer_word(plane)
     for k, p in pairs:
         h, m = divmod(k, int(mod.max()) + 2)
         name = plane.string(h) or ""
         module = plane.string(m - 1) if m > 0 else None
         if module and p >= 0:
             module = xla.program_key(module, p)
-        # kernels of an XLA command buffer (a CUDA graph) all carry the buffer's HLO op: say so in the op's name
-        label = f"{name} (CUDA graph)" if name.startswith("command_buffer") else name
+        # kernels of an XLA command buffer all carry the buffer's HLO op: say so in the op's name
+        label = f"{name} ({graph})" if name.startswith("command_buffer") else name
         op_text.append(f"{module}/{label}:{xla.hlo_op_type(name)}" if module else f"{label}:{xla.hlo_op_type(name)}")
     op_idx[sel] = (base + inv.reshape(-1)).astype(np.int32)
+
+
+def _command_buffer_word(plane: Plane) -> str:
+    """What an XLA command buffer is on the plane's GPU, in its vendor's words (``devices``' ``WORDS``): a CUDA graph
+    on NVIDIA's, a HIP graph under XLA's ROCm build (``RocmCommandBuffer`` records ``hipGraph_t``) -- an MI300X's
+    kernel table said "command_buffer_1 (CUDA graph)" (h37-amd69)."""
+    st = plane.stats
+    return devices.words([str(st.get("gpu_device_name") or st.get("device_vendor") or "")], "CUDA graph")
 
 
 def _split_programs(plane: Plane, mod: np.ndarray, program: np.ndarray | None,

@@ -174,6 +174,37 @@ def snapshot_files(roots: list[Path]) -> list[Path]:
                   for p in root.rglob(pattern))
 
 
+def _unpacked_size(path: Path) -> int:
+    """The bytes :func:`read` gives of ``path``, from the file's size or a gzip's trailer (its size modulo 2**32):
+    equal for two files of the same pickle, without unpacking either."""
+    with open(path, "rb") as f:
+        if f.read(2) != b"\x1f\x8b":
+            return path.stat().st_size
+        f.seek(-4, 2)
+        return int.from_bytes(f.read(4), "little")
+
+
+def distinct_pickles(paths: list[Path]) -> list[Path]:
+    """``paths`` less each one whose pickle (:func:`read`'s bytes) an earlier one holds already: a reader test of its
+    bytes would check the very same input again.  Why: three public snapshots are kept twice, under
+    ``snapshots_wild/`` and as a ``wild/`` scenario (one gzipped, one not), and a comparison of both readers on each
+    (``test_snapshot_compiled``) cost seconds per copy.  Only files of one unpacked size are unpacked and hashed."""
+    import hashlib
+
+    by_size: dict[int, list[Path]] = {}
+    for p in paths:
+        by_size.setdefault(_unpacked_size(p), []).append(p)
+    seen, out = set(), []
+    for p in paths:
+        if len(by_size[_unpacked_size(p)]) > 1:
+            digest = hashlib.sha256(read(p)).digest()
+            if digest in seen:
+                continue
+            seen.add(digest)
+        out.append(p)
+    return out
+
+
 def hostile_input_pickles() -> dict[str, bytes]:
     """The pickles of ``synthetic/hostile_inputs`` (a viewer page's: the one it embeds): snapshots whose values no
     allocator writes, a history put first, pickles a page carries."""

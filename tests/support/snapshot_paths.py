@@ -5,6 +5,7 @@ which containers are shared -- and the calls of the ``compact`` callback compare
 
 from __future__ import annotations
 
+import functools
 import gzip
 import math
 import random
@@ -222,7 +223,17 @@ def hostile_input_pickles() -> dict[str, bytes]:
 
 def each_generated() -> dict[str, bytes]:
     """The generated snapshots (every scenario, protocols 0 to 5), the hostile pickles of both generators, and a
-    small large-history file."""
+    small large-history file: a dict of this caller's own over bytes made once per process.
+
+    Why once: two modules pick their inputs from it at collection (``test_snapshot_compiled``,
+    ``test_snapshot_text_opcodes63``), which every pytest-xdist worker runs for every module; making the 122 pickles
+    cost ~1.5 s of CPU each time (the collection's largest module-level cost after the real traces' byte search)."""
+    return dict(_generated())
+
+
+@functools.cache
+def _generated() -> dict[str, bytes]:
+    """:func:`each_generated`'s pickles, made once (bytes: no caller can change them)."""
     import os
     import pickle
     import tempfile

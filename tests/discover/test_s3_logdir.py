@@ -40,7 +40,7 @@ OBJECTS = {  # key below LOGDIR -> (host, event count) or raw bytes
 }
 
 
-def _client(endpoint_url: str):  # noqa: ANN202 - a boto3 S3 client
+def _client(endpoint_url: str):  # -> a boto3 S3 client
     """A boto3 S3 client of the server at ``endpoint_url``."""
     boto3 = pytest.importorskip("boto3")
     return boto3.client("s3", endpoint_url=endpoint_url)

@@ -110,7 +110,7 @@ def test_the_pure_python_rerun_leaves_out_only_what_it_would_repeat():
     ``test_nsys_packed``'s forced-Python reads failed this check at 2aa60c44: the words, not the marks, were short;
     h37-review62.)"""
     make = (TESTS.parent / "Makefile").read_text(encoding="utf-8")
-    assert '-m "not same_on_both_paths" $(PURE_PYTHON_TESTS)' in make
+    assert '-m "not same_on_both_paths and not proved_on_python_path" $(PURE_PYTHON_TESTS)' in make
     files = _pure_python_tests()
     assert len(files) >= 10 and all(p.is_file() for p in files), files
     children = ("in_child(", "version_text(", "forced_pure_description(", "subprocess.run(")
@@ -130,6 +130,33 @@ def test_the_pure_python_rerun_leaves_out_only_what_it_would_repeat():
             if path not in files or not (both or (any(c in body for c in children)
                                                   and not any(r in body for r in readers))):
                 bad.append(f"{path.name}::{node.name}")
+    assert marked and not bad, bad
+
+
+def _marked(node: ast.AST, marker: str) -> list[ast.expr]:
+    """The decorators of a function ``node`` that name ``marker``."""
+    return [d for d in getattr(node, "decorator_list", []) if marker in ast.unparse(d)]
+
+
+def test_a_test_left_to_the_main_run_names_its_python_path_proof():
+    """The rerun also deselects ``proved_on_python_path("FILE::TEST")``: a test of a rerun file whose claim the main
+    run checks on the Python path by the named test -- one that exists, needs the compiled reader and compares both
+    paths itself (``same_on_both_paths``, ``read_both(``/``compare(``).  A mark naming nothing, or a test that does
+    not compare the paths, would drop a Python-path check silently."""
+    files = _pure_python_tests()
+    marked, bad = [], []
+    for path in MODULES:
+        for node in ast.walk(_tree(path)):
+            for d in _marked(node, "proved_on_python_path"):
+                marked.append(node.name)
+                target = ast.literal_eval(d.args[0]) if isinstance(d, ast.Call) and d.args else ""
+                rel, _, name = target.partition("::")
+                proof = [n for n in ast.walk(_tree(TESTS.parent / rel))
+                         if isinstance(n, ast.FunctionDef) and n.name == name] if (TESTS.parent / rel).is_file() else []
+                ok = proof and _marked(proof[0], "same_on_both_paths") and _marked(proof[0], "needs_compiled") and any(
+                    w in ast.unparse(proof[0]) for w in ("read_both(", "compare("))
+                if path not in files or not ok:
+                    bad.append(f"{path.name}::{node.name} -> {target!r}")
     assert marked and not bad, bad
 
 

@@ -19,6 +19,7 @@ HTA's shortfall is asserted as the documented reason.
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import logging
@@ -37,7 +38,11 @@ from tests.support.real_checks import REAL_TORCH_SET, our_report
 
 pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword:DeprecationWarning", "ignore::FutureWarning",
                                       "ignore:The inplace keyword")
-hta_analysis = pytest.importorskip("hta.trace_analysis", reason="HolisticTraceAnalysis not installed (test extras)")
+#: HTA is imported by the fixture that runs it, not here: collection (every pytest-xdist worker, every module) paid
+#: its import -- pandas and its analysers, ~1.5 s of CPU -- on the worker that never runs this file too
+HTA_MISSING = "HolisticTraceAnalysis not installed (test extras)"
+if importlib.util.find_spec("hta") is None:
+    pytest.skip(HTA_MISSING, allow_module_level=True)
 
 REAL = sorted(p.name for p in REAL_TORCH_SET.iterdir() if p.is_dir()) if REAL_TORCH_SET.is_dir() else []
 SYNTH = ["ddp_straggler", "ddp_launch_skew"]
@@ -65,6 +70,7 @@ def sets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def hta(sets: dict[str, Path]) -> dict[str, tuple[Any, dict[str, float]]]:
     """run -> (HTA temporal breakdown frame, HTA kernel time by type in us, overlaps counted in both types)."""
+    hta_analysis = pytest.importorskip("hta.trace_analysis", reason=HTA_MISSING)
     out = {}
     logging.disable(logging.WARNING)
     try:

@@ -6,13 +6,17 @@ at it, as users point it at MinIO or another S3-compatible store.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
 
 import pytest
 
-pytest.importorskip("moto.server", reason="moto with its server extra is needed: pip install 'moto[server]'")
-boto3 = pytest.importorskip("boto3")
+# moto and boto3 are imported by the tests that use them (``s3_server.moto_endpoint``, ``_client``), not here:
+# collection (every pytest-xdist worker, every module) paid their import, ~1.3 s of CPU, on the worker that never
+# runs this file too
+if importlib.util.find_spec("moto") is None or importlib.util.find_spec("boto3") is None:
+    pytest.skip("moto with its server extra is needed: pip install 'moto[server]'", allow_module_level=True)
 
 from tb_gpu_advisor.common import fsio  # noqa: E402
 from tb_gpu_advisor.discover.logdir import discover, find_session, has_profiles  # noqa: E402
@@ -36,6 +40,12 @@ OBJECTS = {  # key below LOGDIR -> (host, event count) or raw bytes
 }
 
 
+def _client(endpoint_url: str):  # -> a boto3 S3 client
+    """A boto3 S3 client of the server at ``endpoint_url``."""
+    boto3 = pytest.importorskip("boto3")
+    return boto3.client("s3", endpoint_url=endpoint_url)
+
+
 @pytest.fixture(scope="module")
 def s3_endpoint():
     yield from moto_endpoint()
@@ -49,7 +59,7 @@ def s3_logdir(s3_endpoint, monkeypatch):
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.delenv("AWS_PROFILE", raising=False)
-    client = boto3.client("s3", endpoint_url=s3_endpoint)
+    client = _client(endpoint_url=s3_endpoint)
     client.create_bucket(Bucket=BUCKET)
     prefix = LOGDIR[len(f"s3://{BUCKET}/"):]
     for key, spec in OBJECTS.items():
@@ -106,7 +116,7 @@ def test_cache_for_s3_sessions(s3_logdir, tmp_path):
         "value"] == 14.0
     # the capture is uploaded again (same size, new LastModified): the old report must not be served
     time.sleep(1.1)  # LastModified has 1 s resolution
-    client = boto3.client("s3", endpoint_url=os.environ["S3_ENDPOINT"])
+    client = _client(endpoint_url=os.environ["S3_ENDPOINT"])
     key = s.hosts[0].path[len(f"s3://{BUCKET}/"):]
     client.put_object(Bucket=BUCKET, Key=key, Body=xspace_bytes("worker0", 5))
     again = find_session(discover(s3_logdir), "train", s.session)
@@ -129,7 +139,7 @@ def test_precompute_s3_logdir(s3_logdir, tmp_path):
 
 def test_pytorch_traces_on_s3(s3_logdir, s3_endpoint):
     """PyTorch traces in an s3:// logdir: found in the same flat listing, grouped by worker, tagged kineto."""
-    client = boto3.client("s3", endpoint_url=s3_endpoint)
+    client = _client(endpoint_url=s3_endpoint)
     prefix = LOGDIR[len(f"s3://{BUCKET}/"):]
     def body(rank: int) -> bytes:  # ranks of one job say so (distributedInfo), read from the head of each object
         return b'{"distributedInfo": {"rank": %d, "world_size": 2}, "traceEvents": []}' % rank

@@ -20,8 +20,8 @@ from synthetic import hostile, hostile_kineto
 from tb_gpu_advisor.formats.kineto import compiled, parse
 from tests.support.compiled import built, check_built_where_required, needs
 from tests.support.compiled import in_child as _in_child
-from tests.support.kineto_paths import INTERESTING_VALUES, differences, mutate_json, read_both, read_with
-from tests.support.paths import DEMO_LOGS, REPO, SHARED_PROFILES, TESTS
+from tests.support.kineto_paths import INTERESTING_VALUES, differences, every_trace, mutate_json, read_both, read_with
+from tests.support.paths import REPO
 
 _cscan = built("tb_gpu_advisor.formats.kineto._cscan")
 needs_compiled = needs(_cscan, "PyTorch JSON scanner")
@@ -32,12 +32,6 @@ def test_the_compiled_scanner_is_built_where_required():
     check_built_where_required(_cscan, compiled, parse._CSCAN)
 
 
-def _traces() -> list[str]:
-    roots = [TESTS, DEMO_LOGS] + ([SHARED_PROFILES] if SHARED_PROFILES.is_dir() else [])
-    return sorted(str(p) for root in roots for pattern in ("*.pt.trace.json", "*.pt.trace.json.gz")
-                  for p in root.rglob(pattern))
-
-
 def _read(path: str) -> bytes:
     with open(path, "rb") as f:
         data = f.read()
@@ -46,7 +40,7 @@ def _read(path: str) -> bytes:
 
 @needs_compiled
 @pytest.mark.same_on_both_paths  # read_both sets the scanner itself, even under the pure switch: the rerun repeats it
-@pytest.mark.parametrize("path", _traces(), ids=lambda p: os.path.relpath(p, REPO.parent))
+@pytest.mark.parametrize("path", every_trace(), ids=lambda p: os.path.relpath(p, REPO.parent))
 def test_both_paths_read_every_trace_alike(path):
     """Every PyTorch trace of tests/, demo_logs/ and ../shared/profiles: identical columns, names and ids."""
     fast, ref = read_both(path)

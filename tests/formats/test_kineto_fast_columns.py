@@ -22,6 +22,7 @@ import pytest
 
 from tb_gpu_advisor.formats.kineto import parse
 from tb_gpu_advisor.formats.kineto.parse import parse_trace
+from tests.support.kineto_paths import every_trace
 from tests.support.paths import FIXTURES
 from tests.support.real_checks import REAL_TORCH_SET
 
@@ -63,13 +64,28 @@ def _id(p: Path) -> str:
 
 
 @pytest.mark.skipif(not HAVE_MSGSPEC, reason="msgspec is not installed: there is no typed decode")
+@pytest.mark.proved_on_python_path("tests/formats/test_kineto_compiled.py::test_both_paths_read_every_trace_alike")
 @pytest.mark.parametrize("path", TRACES, ids=_id)
 def test_typed_columns_equal_the_stdlib_ones(path: Path) -> None:
-    """Names, ids, string pids, every argument column, shapes and FLOP work kept: the same from both decoders."""
+    """Names, ids, string pids, every argument column, shapes and FLOP work kept: the same from both decoders.
+
+    Where the compiled scanner is built the typed decode here is the scanner's, so this run shows scanner == stdlib
+    on every trace; ``test_kineto_compiled``'s ``test_both_paths_read_every_trace_alike`` shows scanner == the Python
+    typed decode, field by field and type by type, on every trace of ``tests/`` and ``../shared/profiles`` (these
+    included).  Together they are this test on the pure-Python path, so the Makefile's pure-Python rerun leaves it
+    out (``proved_on_python_path``; it was 45 s of the rerun's CPU in CI, the Python typed and stdlib decodes of the
+    largest public traces again).  Without the scanner this run compares the Python typed decode itself."""
     typed = parse_trace(str(path), decoder="msgspec", workers=1)
     plain = parse_trace(str(path), decoder="json", workers=1)
     assert typed.decoder == "msgspec" and len(typed) > 0
     assert whole(typed) == whole(plain)
+
+
+def test_the_traces_compared_here_are_read_on_both_paths_there() -> None:
+    """The pure-Python rerun leaves ``test_typed_columns_equal_the_stdlib_ones`` to the main run only because
+    ``test_kineto_compiled`` reads each of its traces on both paths (``kineto_paths.every_trace``): a trace added here
+    and not there would lose its Python-path check."""
+    assert TRACES and set(map(str, TRACES)) <= set(every_trace())
 
 
 def test_without_msgspec_the_stdlib_decode_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,7 +24,8 @@ from tests.support.paths import DEMO_LOGS, REPO, SHARED_PROFILES, TESTS
 
 _cpickle = built("tb_gpu_advisor.formats.snapshot._cpickle")
 needs_compiled = needs(_cpickle, "snapshot pickle reader")
-FILES = sp.snapshot_files([TESTS, DEMO_LOGS, SHARED_PROFILES])
+#: every snapshot kept, each pickle once (``distinct_pickles``: a copy kept under another name is the same input)
+FILES = sp.distinct_pickles(sp.snapshot_files([TESTS, DEMO_LOGS, SHARED_PROFILES]))
 GENERATED = sp.each_generated()
 
 

@@ -82,18 +82,33 @@ def _kind_by_bytes(path: Path) -> str | None:
     trace without one: what :func:`_totals` of :func:`_memory_events` says, read off the bytes with no JSON parse.
     Why: the parametrizations below are picked at collection, which every pytest-xdist worker runs for every module;
     parsing the ~30 traces with memory events there cost ~9 s of CPU per worker.  The tests parse only their own
-    traces, once, and ``test_the_picks_by_bytes_are_the_jsons`` holds the picks to the JSON's."""
+    traces, once, and ``test_the_picks_by_bytes_are_the_jsons`` holds the picks to the JSON's.
+
+    The text is searched in windows of :data:`_WINDOW` bytes that overlap by :data:`_OVERLAP` (an event's ``args``
+    lie a few hundred bytes after its name: every match lies whole in one window), and the search stops at the first
+    GPU event: the ~25 traces with memory events were decompressed to their end for it (~2 s of each worker's
+    collection); a trace without one is still read to its end."""
     opener = gzip.open if path.suffix == ".gz" else open
+    named, tail = False, b""
     with opener(path, "rb") as f:
-        text = f.read()
-    if b'"[memory]"' not in text:
+        while chunk := f.read(_WINDOW):
+            window = tail + chunk
+            if b'"[memory]"' not in window:
+                tail = window[-_OVERLAP:]
+                continue
+            named = True
+            for m in _MEMORY_ARGS.finditer(window):
+                args = m.group(1)
+                if _GPU_TYPE.search(args) and _GPU_ID.search(args):
+                    return "totals" if b'"Total Allocated"' in args else "deltas"
+            tail = window[-_OVERLAP:]
+    if not named:
         _WITHOUT_MEMORY.add(path)
-        return None
-    for m in _MEMORY_ARGS.finditer(text):
-        args = m.group(1)
-        if _GPU_TYPE.search(args) and _GPU_ID.search(args):
-            return "totals" if b'"Total Allocated"' in args else "deltas"
     return None
+
+
+#: :func:`_kind_by_bytes`' window, and how much of the window before it each one holds again
+_WINDOW, _OVERLAP = 8 << 20, 64 << 10
 
 
 #: the traces whose text never names ``"[memory]"`` (found by :func:`_kind_by_bytes`, the same byte search)

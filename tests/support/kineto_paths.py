@@ -15,6 +15,17 @@ import numpy as np
 from tb_gpu_advisor.formats.kineto import parse
 
 
+def every_trace() -> list[str]:
+    """Every PyTorch trace of ``tests/``, ``demo_logs/`` and ``../shared/profiles`` (where it is there), sorted: the
+    files ``test_kineto_compiled`` reads on both paths, and a superset of those other reader tests compare on the
+    compiled path alone (``test_kineto_fast_columns``: the pure-Python rerun leaves them to this comparison)."""
+    from tests.support.paths import DEMO_LOGS, SHARED_PROFILES, TESTS
+
+    roots = [TESTS, DEMO_LOGS] + ([SHARED_PROFILES] if SHARED_PROFILES.is_dir() else [])
+    return sorted(str(p) for root in roots for pattern in ("*.pt.trace.json", "*.pt.trace.json.gz")
+                  for p in root.rglob(pattern))
+
+
 def read_both(source: str | bytes, chunk_bytes: int | None = None, **kw: Any) -> tuple[object, object]:
     """(compiled result, Python result) of :func:`parse.parse_trace` on ``source`` (a path, or a file's bytes):
     a KinetoTrace, or the error raised.  ``chunk_bytes``: the reader's chunk size for both reads (small chunks cut

@@ -5,6 +5,7 @@ which containers are shared -- and the calls of the ``compact`` callback compare
 
 from __future__ import annotations
 
+import functools
 import gzip
 import math
 import random
@@ -174,6 +175,37 @@ def snapshot_files(roots: list[Path]) -> list[Path]:
                   for p in root.rglob(pattern))
 
 
+def _unpacked_size(path: Path) -> int:
+    """The bytes :func:`read` gives of ``path``, from the file's size or a gzip's trailer (its size modulo 2**32):
+    equal for two files of the same pickle, without unpacking either."""
+    with open(path, "rb") as f:
+        if f.read(2) != b"\x1f\x8b":
+            return path.stat().st_size
+        f.seek(-4, 2)
+        return int.from_bytes(f.read(4), "little")
+
+
+def distinct_pickles(paths: list[Path]) -> list[Path]:
+    """``paths`` less each one whose pickle (:func:`read`'s bytes) an earlier one holds already: a reader test of its
+    bytes would check the very same input again.  Why: three public snapshots are kept twice, under
+    ``snapshots_wild/`` and as a ``wild/`` scenario (one gzipped, one not), and a comparison of both readers on each
+    (``test_snapshot_compiled``) cost seconds per copy.  Only files of one unpacked size are unpacked and hashed."""
+    import hashlib
+
+    by_size: dict[int, list[Path]] = {}
+    for p in paths:
+        by_size.setdefault(_unpacked_size(p), []).append(p)
+    seen, out = set(), []
+    for p in paths:
+        if len(by_size[_unpacked_size(p)]) > 1:
+            digest = hashlib.sha256(read(p)).digest()
+            if digest in seen:
+                continue
+            seen.add(digest)
+        out.append(p)
+    return out
+
+
 def hostile_input_pickles() -> dict[str, bytes]:
     """The pickles of ``synthetic/hostile_inputs`` (a viewer page's: the one it embeds): snapshots whose values no
     allocator writes, a history put first, pickles a page carries."""
@@ -191,7 +223,17 @@ def hostile_input_pickles() -> dict[str, bytes]:
 
 def each_generated() -> dict[str, bytes]:
     """The generated snapshots (every scenario, protocols 0 to 5), the hostile pickles of both generators, and a
-    small large-history file."""
+    small large-history file: a dict of this caller's own over bytes made once per process.
+
+    Why once: two modules pick their inputs from it at collection (``test_snapshot_compiled``,
+    ``test_snapshot_text_opcodes63``), which every pytest-xdist worker runs for every module; making the 122 pickles
+    cost ~1.5 s of CPU each time (the collection's largest module-level cost after the real traces' byte search)."""
+    return dict(_generated())
+
+
+@functools.cache
+def _generated() -> dict[str, bytes]:
+    """:func:`each_generated`'s pickles, made once (bytes: no caller can change them)."""
     import os
     import pickle
     import tempfile

@@ -5541,3 +5541,49 @@ def write_synced_tiny_loop(path: str, iterations: int = 40, kernels: int = 1, ke
             "device_ms_per_turn": kernels * kernel_us / 1000, "too_small": launch_us > kernel_us,
             "launch_wait_ms_per_turn": kernels * latency_us / 1000 if latency_us + kernel_us <= launch_us else None,
             "own_ms_per_turn": turn_us / 1000}
+
+
+# --------------------------------------------------------------------------- a non-C++ program's own kernel (issue 37)
+
+#: The GPU of GDhir/GPUMATVEC's ``Reports/report1.sqlite`` (SURVEY, hunt69b): 20 SMs.
+RTX_3050_TI_LAPTOP = Gpu("NVIDIA GeForce RTX 3050 Ti Laptop GPU", "0000:01:00.0", 2097152, 4294443008, 192032000000,
+                         1485000000, 20, "GA107", 0, (8, 6))
+#: CUDA.jl's kernel as that export names it: the Julia function, its arguments' device types (``CuDeviceArray``).
+JULIA_MATVEC = "performGPUMATVEC_version1(CuDeviceArray<Float32, (int)1, (int)1>, CuDeviceArray<Float32, (int)2, (int)1>)"
+
+
+def write_one_kernel_program(path: str, name: str = JULIA_MATVEC, blocks: int = 4, threads: int = 256,
+                             kernel_ms: float = 1.24, regs: int = 152, program: str = "julia",
+                             gpu: Gpu = RTX_3050_TI_LAPTOP) -> dict:
+    """Write the export of a program that runs one kernel of its own, launched through the driver API, as GDhir/
+    GPUMATVEC's Julia CUDA.jl capture holds it (SURVEY, hunt69b; the real file has no licence): ``cuProfilerStart``,
+    the module loaded (``cuModuleLoadDataEx``, 2.8 ms), two uploads (``cuMemcpyHtoDAsync``), one ``cuLaunchKernel``
+    of ``name`` with ``blocks`` x ``threads`` (``regs`` registers a thread) lasting ``kernel_ms``, a synchronizing
+    read-back and ``cuProfilerStop``, on ``gpu`` (an RTX 3050 Ti Laptop's 20 SMs).  Return the truth: the kernel's
+    launch configuration and the GPU's SM count."""
+    us, ms = 1000, 1_000_000
+    pid = 7171
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=3 * us)
+    api("cuProfilerStart", 5 * us)
+    api("cuModuleLoadDataEx", int(2.8 * ms))
+    copies = []
+    for nbytes in (4 * blocks * threads * 8, 4 * blocks * threads):
+        c = api("cuMemcpyHtoDAsync_v2", 20 * us)
+        copies.append((api.t - 15 * us, api.t - 5 * us, c, nbytes, 1))
+    launch = api("cuLaunchKernel", 30 * us)
+    ks = api.t + 10 * us
+    ke = ks + int(kernel_ms * ms)
+    back = api("cuMemcpyDtoH_v2", 0)
+    api.end_last(ke + 30 * us)
+    copies.append((ke + 5 * us, ke + 15 * us, back, 4 * blocks * threads, 2))
+    api("cuProfilerStop", 5 * us)
+    stop = api.t + 1 * ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,0,1)",
+                    [(a, b, c, gpid, n, kind) for a, b, c, n, kind in copies])
+    con.execute(_KERNEL_INSERT, _kernel_row(ks, ke, launch, gpid, strings(name), regs, (blocks,), (threads,), 1,
+                                            short=strings(name.split("(", 1)[0])))
+    _finish_one(con, strings, stop, (gpid, pid, gtid), gpu, program=program, thread=program)
+    return {"blocks": blocks, "threads": threads, "sms": gpu.sms, "kernel_ms": kernel_ms}

@@ -221,7 +221,10 @@ def _fixes() -> dict[str, Action]:
                  "sized from the data (grid = ceil(n / threads per workgroup)), and loop over the data with a "
                  "grid-stride loop so any grid covers it; a serial loop in one thread (a sum over an array) becomes a "
                  "parallel reduction: each workgroup reduces a slice, then one short pass combines their results (or "
-                 "call hipCUB's hipcub::DeviceReduce).",
+                 "call hipCUB's hipcub::DeviceReduce). Where that grid is still under the CUs -- one thread per "
+                 "element, and too few elements -- a bigger grid only adds idle threads: launch smaller workgroups "
+                 "(64 or 128 threads: more workgroups for the same elements), give each element several threads (a "
+                 "wavefront per element for its inner loops), or run independent work at once on other streams.",
             snippet="__global__ void k(const float* x, float* y, int n) {\n"
                     "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)\n"
                     "        y[i] = f(x[i]);\n"

@@ -1162,7 +1162,10 @@ def _fixes() -> dict[str, Action]:
                  "several), sized from the data (grid = ceil(n / threads per block)), and loop over the data with a "
                  "grid-stride loop so any grid covers it; a serial loop in one thread (a sum over an array) becomes a "
                  "parallel reduction: each block reduces a slice, then one short pass combines the blocks' results "
-                 "(or call CUB's cub::DeviceReduce).",
+                 "(or call CUB's cub::DeviceReduce). Where that grid is still under the SMs -- one thread per "
+                 "element, and too few elements -- a bigger grid only adds idle threads: launch smaller blocks (64 "
+                 "or 128 threads: more blocks for the same elements), give each element several threads (a warp per "
+                 "element for its inner loops), or run independent work at once on other streams.",
             snippet="__global__ void k(const float* x, float* y, int n) {\n"
                     "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)\n"
                     "        y[i] = f(x[i]);\n"

@@ -21,16 +21,17 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks import engines, jax, native, pytorch, tensorflow, xla
+from tb_gpu_advisor.frameworks import engines, jax, kernel_code, native, pytorch, tensorflow, xla
 from tb_gpu_advisor.frameworks.base import (GENERIC_LABELS, WORK_LABELS, Framework, NamePredicate, action, capture_fix,
                                             fix_rule, never, op_name, op_type)
 
 __all__ = ["Framework", "NamePredicate", "GENERIC_LABELS", "REGISTRY", "UNKNOWN", "action", "fix_rule", "never", "detect",
-           "detect_trace", "detect_work", "display_names", "recorded_by", "elementwise", "for_vendor", "elementwise_one", "gemm_kernel", "gemm_kernel_one", "get", "how_to_capture", "matrix_unit_unknown_one", "not_gemm_kernel", "not_gemm_kernel_one",
+           "detect_trace", "detect_work", "display_names", "recorded_by", "elementwise", "for_vendor", "elementwise_one", "gemm_kernel", "gemm_kernel_one", "get", "how_to_capture", "own_kernel_launch_fix", "kernel_code_id", "matrix_unit_unknown_one", "not_gemm_kernel", "not_gemm_kernel_one",
            "not_host_work",
            "op_name", "op_type", "runtime_background_line", "tc_eligible_type"]
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
+    from tb_gpu_advisor.model.schema import Action
     from tb_gpu_advisor.model.trace import Trace
 
 def _own_fix(fw: Framework, key: str) -> tuple:
@@ -242,6 +243,18 @@ def how_to_capture(layouts: Mapping[str, str]) -> str:
 def get(framework_id: str | None) -> Framework:
     """The framework of a capture (``capture.framework``); unknown ones get the guide's TensorFlow spelling."""
     return _BY_ID.get(framework_id or "", UNKNOWN)
+
+
+def kernel_code_id(name: str) -> str:
+    """The language a kernel's full name shows (``kernel_code``: "julia", "numba", "kokkos", "nvhpc"), "" where none."""
+    code = kernel_code.of_kernel(name)
+    return code.id if code is not None else ""
+
+
+def own_kernel_launch_fix(codes: list[str]) -> Action | None:
+    """The launch-configuration fix in the language of a program's own kernels (their :func:`kernel_code_id`) where
+    all show the same one (Julia's CUDA.jl, Numba, Kokkos, OpenMP offload), else None (the vendor's CUDA fix stands)."""
+    return kernel_code.launch_fix(codes)
 
 
 def for_vendor(framework_id: str | None, vendor) -> Framework:  # noqa: ANN001 - a vendor module

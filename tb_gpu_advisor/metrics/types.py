@@ -408,6 +408,9 @@ class UnderfilledKernel:
     idle_ms: float  # sum of (duration - small_grid.floor_us)+ x (1 - blocks / sm_count): the saving's bound
     gemm: bool  # a GEMM/convolution kernel (its time's kernel class)
     gpus: list[int] = field(default_factory=list)
+    # the language its full name shows (``frameworks.kernel_code``: "julia", "numba", ...), "" where none: whose
+    # launch fix small_grid tells (the short name drops the arguments that show it: ``CuDeviceArray<...>``)
+    code: str = ""
 
 
 @dataclass

@@ -107,7 +107,8 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
         r = rows.get((name, b, t))
         if r is None:
             r = rows[(name, b, t)] = UnderfilledKernel(name=name, blocks=b, threads=t, count=0, total_ms=0.0, sm_count=s,
-                                                     idle_ms=0.0, gemm=bool(frameworks.gemm_kernel_one(full)))
+                                                     idle_ms=0.0, gemm=bool(frameworks.gemm_kernel_one(full)),
+                                                     code=frameworks.kernel_code_id(full))
         r.count += count
         r.total_ms += dur_ps / PS_PER_MS
         r.idle_ms += idle_ms

@@ -15,7 +15,7 @@ the non-matmul kernels (fusion), so no step time is counted twice.  Severity by 
 
 from __future__ import annotations
 
-from tb_gpu_advisor import devices
+from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.metrics.types import HostMetrics, UnderfilledKernel
 from tb_gpu_advisor.metrics.underfill import UNKNOWN_SMS
 from tb_gpu_advisor.model.schema import Finding
@@ -89,8 +89,17 @@ def _vendor_fixes(ctx: Ctx, kernels: list[UnderfilledKernel]) -> list:
     Why: "For a kernel of your own: launch at least one thread block per SM" was the one vendor fix, told beside
     cuBLAS's and rocBLAS's kernels, whose grids the library picks from the shapes it is given (h37-words32)."""
     library = [devices.library_kernel_one(k.name) for k in kernels]
+    own = [k.code for k, lib in zip(kernels, library) if not lib]
     return ([ctx.vendor.FIXES["library_blocks"]] if any(library) else []) + \
-        ([ctx.vendor.FIXES["more_blocks"]] if not all(library) else [])
+        ([_own_fix(ctx, own)] if own else [])
+
+
+def _own_fix(ctx: Ctx, codes: list[str]) -> object:
+    """The launch fix for the program's own kernels: in their language where their names show one
+    (``frameworks.own_kernel_launch_fix``: Julia's CUDA.jl, Numba, Kokkos, OpenMP offload), else the vendor's (CUDA
+    C++ on NVIDIA).  Why: a Julia kernel (``CuDeviceArray<Float32,...>`` in its name) was told
+    ``k<<<num_sms * 4, 256>>>`` (GDhir/GPUMATVEC, SURVEY hunt69b)."""
+    return frameworks.own_kernel_launch_fix(codes) or ctx.vendor.FIXES["more_blocks"]
 
 
 #: What the saving assumes (``metrics/underfill.py``); this and the table speak of "thread blocks" and "SMs" only,

@@ -1273,6 +1273,10 @@ _HOST_LINKS = ((12.0, 63.0e9, "PCIe 5.0 x16 (~63 GB/s per direction), the fastes
                (8.0, 31.5e9, "PCIe 4.0 x16 (~31.5 GB/s per direction), the fastest host link of an Ampere / Ada part"),
                (0.0, 15.75e9, "PCIe 3.0 x16 (~15.8 GB/s per direction), the fastest host link of a Pascal, Volta or "
                 "Turing part"))
+#: The integrated parts, whose GPU shares the host's memory (Tegra X1 5.3, X2 6.2, Xavier 7.2, Orin 8.7, Thor 11.0,
+#: GB10 12.1): a copy moves bytes within one memory, over no bus -- no floor on a link.
+_INTEGRATED_CC = {5.3, 6.2, 7.2, 8.7, 11.0, 12.1}
+SHARED_MEMORY = (float("inf"), "the host's own memory (an integrated GPU: no bus between them)")
 _C2C = re.compile(r"\bG[HB]\d{3}\b", re.I)
 _V100_SXM = re.compile(r"\bV100\b.*\bSXM", re.I)
 
@@ -1282,11 +1286,13 @@ def host_link(name: str | None, cc: object) -> tuple[float, str] | None:
     None where neither the name nor the capture says the generation.  Why: a copy from pinned memory still takes its
     bytes over this link -- 805 MB of pageable copies on a GTX 1050 Ti need ~51 ms at PCIe 3.0's best, which no
     pinning removes (h37-bus69; OlivierKessler01/cuda-thinkering's vector add was promised a pass of 8.30 ms)."""
+    c = _known_cc(name, cc)
+    if c in _INTEGRATED_CC:
+        return SHARED_MEMORY
     if _C2C.search(name or ""):
         return 450.0e9, "NVLink-C2C (450 GB/s per direction) between Grace and the GPU"
     if _V100_SXM.search(name or ""):
         return 75.0e9, "NVLink 2.0 to a POWER9 host at best (3 links, 75 GB/s per direction), else PCIe 3.0 x16"
-    c = _known_cc(name, cc)
     if c is None:
         return None
     return next((bw, words) for lo, bw, words in _HOST_LINKS if c >= lo)

@@ -33,9 +33,11 @@ def test_pageable_vector_add_keeps_its_bytes_time_on_the_bus(tmp_path) -> None:
 
 
 def test_host_link_by_generation_and_assumed_when_unknown() -> None:
-    """Pascal's best is PCIe 3.0 x16, Ampere's 4.0; a GPU of no known generation gets the fastest PCIe, said assumed."""
+    """Pascal's best is PCIe 3.0 x16, Ampere's 4.0; an integrated GPU (GB10, sharing the host's memory) has no bus and
+    so no floor; a GPU of no known generation gets the fastest PCIe, said assumed."""
     assert devices.host_link("NVIDIA GeForce GTX 1050 Ti with Max-Q Design", "6.1")[0] == PCIE3_X16
     assert devices.host_link("NVIDIA A100-SXM4-40GB", "8.0")[0] == 2 * PCIE3_X16
+    assert devices.host_link("NVIDIA GB10", "12.1")[0] == float("inf")
     bw, words = devices.host_link(None, None)
     assert bw >= 63e9 and "assumed" in words
 

@@ -720,7 +720,7 @@ def graph_switch_us(name: str | None, cc: object) -> tuple[float, str] | None:
 
 #: The APU of the MI300 family: its CPU and GPU share one HBM, so a host copy crosses no bus (AMD Instinct MI300A data
 #: sheet); the discrete parts' host link is left to ``devices.HOST_LINK_ASSUMED`` (h37-bus69).
-_APU = re.compile(r"\bMI300A\b", re.I)
+_APU = re.compile(r"\bMI300A\b", re.IGNORECASE)
 
 
 def host_link(name: str | None, cc: object) -> tuple[float, str] | None:

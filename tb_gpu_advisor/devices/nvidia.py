@@ -1265,20 +1265,20 @@ def link_bandwidth(name: str | None, cc: object) -> tuple[float, str] | None:
 #: 3 links x 25 GB/s per direction), Grace Hopper and Grace Blackwell (NVLink-C2C, 900 GB/s both directions, NVIDIA
 #: GH200 / GB200 data sheets).  The highest the GPU could have, so a copy's floor on it is never too high: a board in
 #: a slower slot or at x8 only moves its bytes slower.
-_HOST_LINKS = ((12.0, 63.0e9, "PCIe 5.0 x16 (~63 GB/s per direction), the fastest host link of an RTX 50 / Blackwell "
-                "workstation part"),
-               (10.0, 121.0e9, "PCIe 6.0 x16 (~121 GB/s per direction), the fastest host link of a Blackwell "
-                "data-center part"),
+_HOST_LINKS = ((12.0, 63.0e9, ("PCIe 5.0 x16 (~63 GB/s per direction), the fastest host link of an RTX 50 / Blackwell "
+                                "workstation part")),
+               (10.0, 121.0e9, ("PCIe 6.0 x16 (~121 GB/s per direction), the fastest host link of a Blackwell "
+                                "data-center part")),
                (9.0, 63.0e9, "PCIe 5.0 x16 (~63 GB/s per direction), the fastest host link of a Hopper part"),
                (8.0, 31.5e9, "PCIe 4.0 x16 (~31.5 GB/s per direction), the fastest host link of an Ampere / Ada part"),
-               (0.0, 15.75e9, "PCIe 3.0 x16 (~15.8 GB/s per direction), the fastest host link of a Pascal, Volta or "
-                "Turing part"))
+               (0.0, 15.75e9, ("PCIe 3.0 x16 (~15.8 GB/s per direction), the fastest host link of a Pascal, Volta or "
+                               "Turing part")))
 #: The integrated parts, whose GPU shares the host's memory (Tegra X1 5.3, X2 6.2, Xavier 7.2, Orin 8.7, Thor 11.0,
 #: GB10 12.1): a copy moves bytes within one memory, over no bus -- no floor on a link.
 _INTEGRATED_CC = {5.3, 6.2, 7.2, 8.7, 11.0, 12.1}
 SHARED_MEMORY = (float("inf"), "the host's own memory (an integrated GPU: no bus between them)")
-_C2C = re.compile(r"\bG[HB]\d{3}\b", re.I)
-_V100_SXM = re.compile(r"\bV100\b.*\bSXM", re.I)
+_C2C = re.compile(r"\bG[HB]\d{3}\b", re.IGNORECASE)
+_V100_SXM = re.compile(r"\bV100\b.*\bSXM", re.IGNORECASE)
 
 
 def host_link(name: str | None, cc: object) -> tuple[float, str] | None:

@@ -5587,3 +5587,48 @@ def write_one_kernel_program(path: str, name: str = JULIA_MATVEC, blocks: int = 
                                             short=strings(name.split("(", 1)[0])))
     _finish_one(con, strings, stop, (gpid, pid, gtid), gpu, program=program, thread=program)
     return {"blocks": blocks, "threads": threads, "sms": gpu.sms, "kernel_ms": kernel_ms}
+# --------------------------------------------------------------------------- h37-bus69: a copy's floor on the bus
+
+#: A laptop Pascal part (GP107, compute capability 6.1: PCIe 3.0), the GPU of OlivierKessler01/cuda-thinkering's
+#: ``output.sqlite`` (Nsight Systems, no licence: read, not kept).
+GTX_1050_TI_MAX_Q = Gpu("NVIDIA GeForce GTX 1050 Ti with Max-Q Design", "0000:01:00.0", 1048576, 4294967296,
+                        112128000000, 1290000000, 6, "GP107", 1, (6, 1))
+
+
+def write_pageable_vector_add(path: str, nbytes: int = 268_435_456, upload_ms: float = 66.0,
+                              download_ms: float = 66.0, kernel_ms: float = 8.0, staging_ms: float = 1.0) -> dict:
+    """Write the export of a native vector add shaped after OlivierKessler01/cuda-thinkering's ``output.sqlite``
+    (GTX 1050 Ti Max-Q): two synchronous ``cudaMemcpy`` uploads of ``nbytes`` each from pageable memory (each
+    transfer ``upload_ms``; the driver stages ``staging_ms`` inside each call before its transfer, the GPU idle), one
+    kernel of ``kernel_ms``, and the result's synchronous read-back of ``nbytes`` into pageable memory
+    (``download_ms``).  No step marks: one pass.  Return the truth: the bytes moved, the copies' time, the kernel's
+    time and the pass (ms, first call to last copy's end)."""
+    us, ms = 1000, 1_000_000
+    pid = 6969
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 50 * ms, gap=5 * us)
+    api("cudaMalloc_v3020", 120 * ms)  # the context
+    copies, kern = [], []
+    first = api.t
+    for _ in range(2):  # a and b up, each staged by the driver inside the call
+        a = api.t
+        ds = a + int(staging_ms * ms)
+        c = api("cudaMemcpy_v3020", ds + int(upload_ms * ms) + 10 * us - a)
+        copies.append((ds, ds + int(upload_ms * ms), c, 1, 0, 2))
+    c = api("cudaLaunchKernel_v7000", 8 * us)
+    ks = max(api.t, copies[-1][1] + 3 * us)
+    kern.append((ks, ks + int(kernel_ms * ms), c))
+    a = api.t  # the read-back waits for the kernel, then the transfer, then the copy out of staging
+    ds = kern[-1][1] + 5 * us
+    c = api("cudaMemcpy_v3020", ds + int(download_ms * ms) + int(staging_ms * ms) - a)
+    copies.append((ds, ds + int(download_ms * ms), c, 2, 2, 0))
+    stop = api.t + 2 * ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,?,?)",
+                    [(a, b, c, gpid, nbytes, k, s, d) for a, b, c, k, s, d in copies])
+    name = strings("vectorAdd(const float *, const float *, float *, int)")
+    con.executemany(_KERNEL_INSERT, [_kernel_row(a, b, c, gpid, name, 16, (262144,), (256,), c) for a, b, c in kern])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1050_TI_MAX_Q, program="./vector_add", thread="vector_add")
+    return {"bytes": 3 * nbytes, "copies_ms": 2 * upload_ms + download_ms, "kernel_ms": kernel_ms,
+            "pass_ms": (copies[-1][1] - first) / ms}

@@ -745,3 +745,13 @@ def graph_switch_us(name: str | None, cc: object) -> tuple[float, str] | None:
     if isinstance(cc, (tuple, list)) and len(cc) == 2:
         cc = f"{cc[0]}.{cc[1]}"
     return GRAPH_SWITCH_US.get(arch(name, cc) or "")
+
+
+#: The APU of the MI300 family: its CPU and GPU share one HBM, so a host copy crosses no bus (AMD Instinct MI300A data
+#: sheet); the discrete parts' host link is left to ``devices.HOST_LINK_ASSUMED`` (h37-bus69).
+_APU = re.compile(r"\bMI300A\b", re.IGNORECASE)
+
+
+def host_link(name: str | None, cc: object) -> tuple[float, str] | None:
+    """No bus between host and GPU on an APU (one memory); None for a discrete part (the assumed PCIe, said so)."""
+    return (float("inf"), "the host's own memory (an APU: CPU and GPU share its HBM)") if _APU.search(name or "") else None

@@ -145,6 +145,11 @@ matrix_unit_one = gemm_kernel_one = attention_helper_one = gradient_kernel_one =
 has_matrix_units = has_bf16_on = arch_label = link_bandwidth = graph_switch_us = unknown
 
 
+def host_link(name: str | None, cc: object) -> tuple[float, str]:
+    """No bus between the host and an Apple GPU: one unified memory, so a copy has no floor on a link (h37-bus69)."""
+    return float("inf"), "unified memory (no bus between the host and the GPU)"
+
+
 def has_tf32_on(name: str | None, cc: object) -> bool | None:
     """Metal has no TF32 type: the float32 matmuls of the MPS backend run in fp32 (or fp16 with reduced precision)."""
     return False

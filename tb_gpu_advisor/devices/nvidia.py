@@ -1274,6 +1274,45 @@ def link_bandwidth(name: str | None, cc: object) -> tuple[float, str] | None:
     return link_bandwidth_of(int(c))
 
 
+#: The fastest host link per direction an NVIDIA GPU can have, by compute capability: the PCIe generation its parts
+#: support at x16 (PCI-SIG's per-lane rates after encoding: 3.0 0.985 GB/s, 4.0 1.969 GB/s, 5.0 3.938 GB/s, 6.0 ~7.6
+#: GB/s; pcisig.com/specifications), or the CPU link of the parts that have one: V100 SXM2 on POWER9 (NVLink 2.0,
+#: 3 links x 25 GB/s per direction), Grace Hopper and Grace Blackwell (NVLink-C2C, 900 GB/s both directions, NVIDIA
+#: GH200 / GB200 data sheets).  The highest the GPU could have, so a copy's floor on it is never too high: a board in
+#: a slower slot or at x8 only moves its bytes slower.
+_HOST_LINKS = ((12.0, 63.0e9, ("PCIe 5.0 x16 (~63 GB/s per direction), the fastest host link of an RTX 50 / Blackwell "
+                                "workstation part")),
+               (10.0, 121.0e9, ("PCIe 6.0 x16 (~121 GB/s per direction), the fastest host link of a Blackwell "
+                                "data-center part")),
+               (9.0, 63.0e9, "PCIe 5.0 x16 (~63 GB/s per direction), the fastest host link of a Hopper part"),
+               (8.0, 31.5e9, "PCIe 4.0 x16 (~31.5 GB/s per direction), the fastest host link of an Ampere / Ada part"),
+               (0.0, 15.75e9, ("PCIe 3.0 x16 (~15.8 GB/s per direction), the fastest host link of a Pascal, Volta or "
+                               "Turing part")))
+#: The integrated parts, whose GPU shares the host's memory (Tegra X1 5.3, X2 6.2, Xavier 7.2, Orin 8.7, Thor 11.0,
+#: GB10 12.1): a copy moves bytes within one memory, over no bus -- no floor on a link.
+_INTEGRATED_CC = {5.3, 6.2, 7.2, 8.7, 11.0, 12.1}
+SHARED_MEMORY = (float("inf"), "the host's own memory (an integrated GPU: no bus between them)")
+_C2C = re.compile(r"\bG[HB]\d{3}\b", re.IGNORECASE)
+_V100_SXM = re.compile(r"\bV100\b.*\bSXM", re.IGNORECASE)
+
+
+def host_link(name: str | None, cc: object) -> tuple[float, str] | None:
+    """The fastest link per direction between the host's memory and this GPU (:data:`_HOST_LINKS`), with its words;
+    None where neither the name nor the capture says the generation.  Why: a copy from pinned memory still takes its
+    bytes over this link -- 805 MB of pageable copies on a GTX 1050 Ti need ~51 ms at PCIe 3.0's best, which no
+    pinning removes (h37-bus69; OlivierKessler01/cuda-thinkering's vector add was promised a pass of 8.30 ms)."""
+    c = _known_cc(name, cc)
+    if c in _INTEGRATED_CC:
+        return SHARED_MEMORY
+    if _C2C.search(name or ""):
+        return 450.0e9, "NVLink-C2C (450 GB/s per direction) between Grace and the GPU"
+    if _V100_SXM.search(name or ""):
+        return 75.0e9, "NVLink 2.0 to a POWER9 host at best (3 links, 75 GB/s per direction), else PCIe 3.0 x16"
+    if c is None:
+        return None
+    return next((bw, words) for lo, bw, words in _HOST_LINKS if c >= lo)
+
+
 #: The oldest Windows display driver under which NVIDIA's profilers trace the GPU from WSL2: Nsight Compute's system
 #: requirements ("Profiling is supported on Windows 10 WSL with OS build version 19044 and greater, and NVIDIA display
 #: driver version 545 or higher", docs.nvidia.com/nsight-compute/ReleaseNotes/topics/system-requirements.html, 2024.1

@@ -70,8 +70,18 @@ def _too_small_to_pin(c: MemcpyStat) -> bool:
     ``non_blocking`` still makes a few pageable copies of its own of scalars and offsets (``wild/dlrm_v100``: 5 pinned
     ``cudaMemcpyAsync`` of the batch after its ``aten::pin_memory``, and 8 pageable copies of 64-2808 B a step), and
     was told to load batches "into pinned memory" and copy them asynchronously (h37-pinned32)."""
+    return (c.pageable_share or 0.0) < 1.0 and 0 < largest_pageable(c) < T("excessive_memcpy.pin_bytes")
+
+
+def largest_pageable(c: MemcpyStat) -> float:
+    """The largest of a direction's pageable copies (bytes; ``pageable_max_bytes``), else their mean where only the
+    total is known; 0 where no size is.  Why the largest: pinning pays for each copy large enough that its bytes set
+    its time, so one 1 MB upload among 200 reads of 4 bytes is worth pinning though their mean (~5 KB) says it is too
+    small (h37-bus69; the sizes' range came with h37-hunt69b)."""
+    if c.pageable_max_bytes > 0:
+        return c.pageable_max_bytes
     k = c.pageable_count_per_step
-    return (c.pageable_share or 0.0) < 1.0 and k > 0 and 0 < c.pageable_bytes_per_step / k < T("excessive_memcpy.pin_bytes")
+    return c.pageable_bytes_per_step / k if k > 0 else 0.0
 
 
 def memcpy_stats(ctx: Context, exposed: dict[str, float],
@@ -114,6 +124,9 @@ class _Tally:
     own_stream: dict[str, float] = field(default_factory=dict)
     #: copy time whose stream, or whose GPU's kernels' streams, the file did not record (:func:`_copy_streams`), ms
     unknown_stream: dict[str, float] = field(default_factory=dict)
+    #: the copies' bytes over the host link of their GPU (``devices.host_link``), ms; and that link's words
+    bus: dict[str, float] = field(default_factory=dict)
+    links: set[str] = field(default_factory=set)
 
 
 class _HostOps:
@@ -284,6 +297,8 @@ def _tally_gpu(ctx: Context, g: GpuCtx, c: _Copies, tally: _Tally, hosts: _HostO
         tally.own_stream[str(dr)] = tally.own_stream.get(str(dr), 0.0) + float(c.dur_ms[sel & c.own_stream].sum())
         tally.unknown_stream[str(dr)] = tally.unknown_stream.get(str(dr), 0.0) + float(
             c.dur_ms[sel & c.unknown_stream].sum())
+        if dr in _HOST_DIRECTIONS:
+            _bus_floor(tally, g, str(dr), float(c.nbytes[sel].sum()))
         if dr == "h2d":
             tally.idle_anyway["h2d"] = tally.idle_anyway.get("h2d", 0.0) + _idle_anyway(ctx, g)
 
@@ -316,6 +331,21 @@ def _beside_kernels(tally: _Tally, c: _Copies, dr: str, sel: np.ndarray, compute
         ws, we = page_waits(c.all_start[busy], c.all_end[busy], c.start[sel & c.migration], c.end[sel & c.migration],
                             c.fault_free[busy])
         tally.paging[dr] = tally.paging.get(dr, 0.0) + float((we - ws).sum()) / PS_PER_MS
+
+
+#: The copies between host memory and a GPU, which cross its host link.
+_HOST_DIRECTIONS = ("h2d", "d2h")
+
+
+def _bus_floor(tally: _Tally, g: GpuCtx, dr: str, nbytes: float) -> None:
+    """Add one GPU's ``nbytes`` of ``dr`` copies to the tally's floor: their time at the fastest its host link moves
+    bytes (``devices.host_link``).  Why: a fix that pins or overlaps a copy leaves its bytes to cross the bus -- the
+    saving the copy finding books is at most the copy's time beyond this floor (h37-bus69)."""
+    info = g.d.info
+    cc = info.compute_capability
+    bw, words = devices.host_link(info.name, "{}.{}".format(*cc) if isinstance(cc, (tuple, list)) else cc)
+    tally.bus[dr] = tally.bus.get(dr, 0.0) + nbytes / bw * 1e3
+    tally.links.add(words)
 
 
 def _per_step(tally: _Tally, c: _Copies, dr: str, sel: np.ndarray) -> dict:
@@ -413,6 +443,9 @@ def _direction_stat(dr: str, a: dict, tally: _Tally, exposed: dict[str, float],
         idle_anyway_ms_per_step=min(per(tally.idle_anyway.get(dr, 0.0)), max(per(a["ms"].sum()) - blocking, 0.0)),
         own_stream_share=tally.own_stream.get(dr, 0.0) / float(a["ms"].sum())
         if a["ms"].sum() > 0 and not tally.unknown_stream.get(dr, 0.0) else None,
+        # at most the copies' own time: a capture's bytes over a link they beat are no floor above what ran
+        bus_floor_ms_per_step=min(per(tally.bus.get(dr, 0.0)), per(a["ms"].sum())),
+        bus_link="; ".join(sorted(tally.links)) if dr in tally.bus else None,
     )
 
 

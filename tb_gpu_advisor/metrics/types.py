@@ -534,6 +534,12 @@ class MemcpyStat:
     #: (``metrics.memcpy._copy_streams``); None: no copy time, or some of it on a stream the file did not record (or
     #: beside kernels on one): which stream it ran on is not known
     own_stream_share: float | None = None
+    #: the least time the copies' bytes take on the link between host memory and the GPU (h2d and d2h only: their
+    #: bytes over ``devices.host_link``'s bandwidth, per step and GPU): no pinning or overlap makes a copy shorter --
+    #: only moving fewer bytes does (h37-bus69: 805 MB of pageable copies promised a pass of 8.30 ms); 0: no bytes known
+    bus_floor_ms_per_step: float = 0.0
+    #: the words of that link and where its bandwidth comes from (assumed where the capture does not say the GPU's)
+    bus_link: str | None = None
 
 
 @dataclass

@@ -51,13 +51,15 @@ and said so.  Copies already on a stream of their own (one running no kernel,
 ``MemcpyStat.own_stream_share``) are not told to move to one: where the kernels still wait for them, the framework's
 fix is issuing them a step ahead (``:h2d_own_stream``).
 Saving: the blocking copy time and the idle before and after it (copies overlapped
-with compute from pinned memory, or gone), at most the host's hold in the copies it waits in.
+with compute from pinned memory, or gone), at most the host's hold in the copies it waits in -- and never the time
+the copies' bytes need on the host link (``devices.host_link``: PCIe by the GPU's generation, or assumed and said)
+beyond the kernels they could hide behind: pinning and overlap leave the bytes to move (h37-bus69).
 """
 
 from __future__ import annotations
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.metrics.memcpy import PINNED_ASYNC_H2D
+from tb_gpu_advisor.metrics.memcpy import PINNED_ASYNC_H2D, largest_pageable
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, mean_count, ms, pct, rule, saving, share_metric,
@@ -140,6 +142,15 @@ def check(m: HostMetrics) -> list[Finding]:
     # the copies' time and the idle after them are returned only as far as the host's hold in them reaches: where
     # the host paces the step, the GPU runs the copy in idle time either way (``_serial_upload``)
     over = max(worst.blocking_ms_per_step + waits - serial[1], 0.0) if serial is not None else 0.0
+    # the copies' bytes still cross the bus after pinning and overlap: the part of that time no kernel can hide behind
+    # stays in the step whatever the fix, beyond the time the host pacing keeps (``over``); not where the fix is moving
+    # fewer bytes (already pinned, managed pages, offloaded parameters) or the memsets hold the cost
+    keeps = fills is None and not (migrated or pinned or uploads is not None)
+    floor_left = _bus_left(m, copies) if keeps else 0.0
+    claim = max(max(ledger - asked, exposed_sync) - over, 0.0)
+    cut = max(claim - max(ledger - asked - max(floor_left, over), 0.0), 0.0) if floor_left > over else 0.0
+    if ms(floor_left) != ms(0.0):  # said wherever it stays, whichever bound (this or the host's pace) is the tighter
+        sync_txt += _bus_words(ctx, copies, floor_left)
     # the kernels' wait for pages migrated under them in a column of its own, where any: kernel time, not the copies'
     # (their "blocking ms" is the ledger's copy time), so the columns are the parts of the summary's whole
     rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
@@ -157,13 +168,13 @@ def check(m: HostMetrics) -> list[Finding]:
                                     # of every rank: one division, as every count per step (``per-rank``)
                                     "copies_per_step": {c.direction: c.count_per_step for c in m.memcpy},
                                     "copies": {c.direction: c.count for c in m.memcpy}}),
-        saving=saving(ctx, max(blocking - asked, exposed_sync + waits + paging) - over,
+        saving=saving(ctx, max(blocking - asked, exposed_sync + waits + paging) - over - cut,
                       _ASSUMPTION_FILLS if fills is not None else
                       _ASSUMPTION_MANAGED if migrated else _ASSUMPTION_UPLOADS if uploads is not None else
                       _ASSUMPTION_PINNED if pinned else _ASSUMPTION_SYNC_PINNED if sync_pinned else
                       _ASSUMPTION.format(levers=ctx.window_words(ctx.fw.label("memcpy:levers"))),
                       # the copy time the GPU runs in idle either way is no copy time returned (``over``)
-                      [("copies", "copies", max(max(ledger - asked, exposed_sync) - over, 0.0)),
+                      [("copies", "copies", claim - cut),
                        ("compute", "non_matmul_kernels", paging)]  # kernel time spent waiting on migrated pages
                       + idle_claims(m.syncs.copy_idle_ledger_ms, pool="copy_idle")),
         evidence=[table(f"Copies {ctx.per_step} by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
@@ -174,6 +185,28 @@ def check(m: HostMetrics) -> list[Finding]:
                                                sync_pinned, serial) if worst is not None else [])
         or ctx.fw.fix(ID),
     )]
+
+
+def _bus_left(m: HostMetrics, copies: list) -> float:
+    """The copies' time per step that no pinning or overlap removes: their bytes' least time on the host link
+    (``MemcpyStat.bus_floor_ms_per_step``; each direction its own lane, so the slower one) beyond the step's kernel
+    time, all a stream of their own could hide them behind.  Why: a vector add's 805 MB of pageable copies (198 ms
+    beside an 8 ms kernel, GTX 1050 Ti: PCIe 3.0) was promised a pass of 8.30 ms, its bytes needing ~51 ms on the bus
+    at best (h37-bus69, OlivierKessler01/cuda-thinkering)."""
+    floor = max((c.bus_floor_ms_per_step for c in copies if c.direction in ("h2d", "d2h")), default=0.0)
+    bd = m.breakdown
+    return max(floor - bd.device_compute - bd.collectives, 0.0)
+
+
+def _bus_words(ctx: Ctx, copies: list, left: float) -> str:
+    """The copies' floor on the bus in words: their bytes, the link (assumed where the capture does not say it), and
+    the time that stays in the step whatever the fix."""
+    host = [c for c in copies if c.direction in ("h2d", "d2h") and c.bus_floor_ms_per_step > 0]
+    slow = max(host, key=lambda c: c.bus_floor_ms_per_step)
+    moved = sum(c.bytes_per_step for c in host)
+    return (f"; their {size(moved)} {ctx.per_step} still cross the bus once pinned: {ms(slow.bus_floor_ms_per_step)} "
+            f"for the {_NAMES.get(slow.direction)} copies at least on {slow.bus_link}, so {ms(left)} {ctx.per_step} "
+            f"stays beyond the kernels they could hide behind, whatever the fix short of moving fewer bytes")
 
 
 def _fills_hold(m: HostMetrics, worst, worst_extra: float):  # noqa: ANN001, ANN202 - MemcpyStat or None
@@ -245,7 +278,8 @@ def _to_pin(ctx: Ctx, copies: list) -> list:
     """The host<->device copies to pin: most of a direction's copy time from pageable memory (Nsight Systems' rule,
     ``_host_copies_over``), and those pageable copies worth pinning -- their time a part of the step that matters
     (``excessive_memcpy.pin_share``) and each large enough that its bytes, not the call, set its time
-    (``excessive_memcpy.pin_bytes``; not tested where the capture gives no sizes).
+    (``excessive_memcpy.pin_bytes``, of the largest of them: ``metrics.memcpy.largest_pageable``; not tested where
+    the capture gives no sizes).
 
     Why: pinning changes only how fast a copy's bytes cross the bus (the driver stages a pageable copy through a pinned
     buffer); a 4-byte ``.item()`` read into pageable memory takes 2 us whatever its memory, and its wait is the sync's
@@ -255,8 +289,7 @@ def _to_pin(ctx: Ctx, copies: list) -> list:
     for c in _host_copies_over(copies, lambda c: c.pageable_share):
         if (ctx.share(c.pageable_ms_per_step) or 0.0) < T("excessive_memcpy.pin_share"):
             continue
-        if c.pageable_bytes_per_step > 0 and c.pageable_count_per_step > 0 and \
-                c.pageable_bytes_per_step / c.pageable_count_per_step < T("excessive_memcpy.pin_bytes"):
+        if 0 < largest_pageable(c) < T("excessive_memcpy.pin_bytes"):  # the largest: one batch among tiny reads
             continue
         out.append(c)
     return out
@@ -479,8 +512,9 @@ def _serial_upload(ctx: Ctx, m: HostMetrics, worst) -> tuple[float, float] | Non
     runs every kernel and copy on one stream: the step shrinks by the held time, at most by the GPU's idle (what the
     GPU could pack its work into).  On a stream of their own the copies also overlap the kernels: at most their
     blocking time more, still no more than the held time, and never more than the copies' own claim (their blocking
-    time and the idle after them).  Where nothing measures the hold (a copy the host waits in no sync of), it bounds
-    nothing.
+    time and the idle after them), nor more than the kernels they hide behind beside what pinning takes off the copies
+    down to their bytes' time on the bus (h37-bus69).  Where nothing measures the hold (a copy the host waits in no
+    sync of), it bounds nothing.
 
     Why: pinning frees the host, not the GPU: a copy on the kernels' stream still runs between them.  In a loop the GPU
     paces (its only idle the 15 us after the copy) pinning returns that idle and only a stream of its own the copy's
@@ -502,7 +536,12 @@ def _serial_upload(ctx: Ctx, m: HostMetrics, worst) -> tuple[float, float] | Non
     claim = worst.blocking_ms_per_step + waits
     # on a stream of their own already, the copies still wait in series with the kernels here (the GPU ran nothing
     # beside them): freeing the host returns its idle alone, as on the kernels' stream -- issuing them ahead the rest
-    return min(held, idle, claim), min(held, idle + worst.blocking_ms_per_step, claim)
+    # overlapped, the copies hide behind the kernels at most, once pinning has taken them down to their bytes' time on
+    # the bus (``bus_floor_ms_per_step``; h37-bus69: a vector add's 132 ms of uploads beside its 8 ms kernel read as
+    # "takes their 132.0 ms off the pass")
+    hidden = min(worst.blocking_ms_per_step,
+                 max(worst.blocking_ms_per_step - worst.bus_floor_ms_per_step, 0.0) + bd.device_compute + bd.collectives)
+    return min(held, idle, claim), min(held, idle + hidden, claim)
 
 
 def _serial_words(ctx: Ctx, serial: tuple[float, float] | None, worst) -> str:  # noqa: ANN001 - a copy

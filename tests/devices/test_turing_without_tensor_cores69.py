@@ -4,7 +4,8 @@ no Tensor Core.  A real capture (owaisahmadlone/ML-DL-Security's torchvision inf
 sm 7.5; survey "Session 69 hunt69c"; no licence, so not kept) was told its fp32 convolutions "do not use the Tensor
 Cores of NVIDIA T1000" and to run under autocast on "this GPU's fp16 Tensor Cores" -- two critical findings of a unit
 the card lacks.  Truth by construction: ``synthetic.nsysexport.write`` with that export's ``TARGET_INFO_GPU`` row and
-its fp32 ``volta_sgemm`` kernels; the same capture on a T4 keeps both findings."""
+its fp32 ``volta_sgemm`` kernels; the same capture on a T4 keeps both findings.  Its 16-bit peak (``devices.peaks``'
+generation "Turing TU11x") is its fp16 units' twice the fp32 rate, not Turing's Tensor Core figure."""
 
 from __future__ import annotations
 
@@ -62,3 +63,13 @@ def test_control_the_same_gemms_on_a_t4_are(tmp_path):
     """Control (passes on base too): the T4 (TU104) runs them on Tensor Cores in 16 bit."""
     fired = _rules(tmp_path, "Tesla T4", 40, "TU104")
     assert {"tensor_core_unused", "mixed_precision_off"} <= fired, fired
+
+
+def test_a_t1000_s_fp16_peak_is_its_fp16_units_not_turing_s_tensor_cores():
+    """Its 16-bit peak is twice the fp32 one (the TU11x dies' fp16 units), not Turing's Tensor Core 8x (base: 20.0
+    TFLOP/s for a 5.0 TFLOP/s card); a T4's stays its datasheet's Tensor Core figure."""
+    from tb_gpu_advisor.devices.codes import P_FP16, P_FP32
+    from tb_gpu_advisor.devices.peaks import peak_flops
+    fp16, fp32 = (peak_flops("NVIDIA T1000", (7, 5), p, sm_count=14, clock_hz=1.395e9) for p in (P_FP16, P_FP32))
+    assert fp16.value == pytest.approx(2 * fp32.value) and "Tensor Core" not in fp16.source
+    assert peak_flops("Tesla T4", (7, 5), P_FP16, sm_count=40).value > 8 * fp32.value

@@ -1214,6 +1214,22 @@ CC_BY_NAME: tuple[tuple[re.Pattern, tuple[int, int]], ...] = tuple((re.compile(p
 ))
 
 
+#: Turing parts without Tensor Cores, though their sm_75 says Turing: the TU116 and TU117 dies of the GeForce GTX 16
+#: series (1630-1660 Ti), the GeForce MX450 / MX550 and the workstation T400-T2000 (``NVIDIA T1000``, ``Quadro T2000``,
+#: laptop ones too) -- NVIDIA's product pages list no Tensor Core for any of them (the TU11x dies have fp16 units of
+#: twice the fp32 rate instead).  The T4 (TU104) is not among them.  Why: a capture of an ``NVIDIA T1000`` (sm 7.5, 14
+#: SMs; owaisahmadlone/ML-DL-Security's torchvision inference, survey "Session 69 hunt69c") was told its fp32
+#: convolutions "do not use the Tensor Cores of NVIDIA T1000" and to move them to "this GPU's fp16 Tensor Cores".
+NO_TENSOR_CORE_TURING = re.compile(r"\bGTX 16[3-6]0\b|\bMX[45]50\b|\bT(?:400|500|550|600|1000|1200|2000)\b",
+                                   re.I)
+
+
+def turing_without_tensor_cores(name: str | None, cc: float | None) -> bool:
+    """Whether ``name`` is a Turing part with no Tensor Cores (:data:`NO_TENSOR_CORE_TURING`), its compute capability
+    not recorded or Turing's: a capture's other compute capability is its own word, and the name does not overrule it."""
+    return bool(name) and cc in (None, 7.5) and bool(NO_TENSOR_CORE_TURING.search(name or ""))
+
+
 def named_cc(name: str | None) -> tuple[int, int] | None:
     """The compute capability a GPU's name alone says (:data:`CC_BY_NAME`); None for any other name."""
     return next((cc for p, cc in CC_BY_NAME if name and p.search(name)), None)
@@ -1245,7 +1261,10 @@ def arch_label(name: str | None, cc: str | None) -> str | None:
 
 
 def has_matrix_units(name: str | None, cc: object) -> bool | None:
-    return has_tensor_cores(_known_cc(name, cc))
+    """Tensor Cores by compute capability (Volta on), but for the Turing parts that have none
+    (:func:`turing_without_tensor_cores`)."""
+    known = _known_cc(name, cc)
+    return False if turing_without_tensor_cores(name, known) else has_tensor_cores(known)
 
 
 def has_tf32_on(name: str | None, cc: object) -> bool | None:

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from tb_gpu_advisor.devices import amd, intel
+from tb_gpu_advisor.devices import amd, intel, nvidia
 from tb_gpu_advisor.devices.codes import P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, PRECISIONS
 
 #: The dtypes with a peak, in the order the docs list them.
@@ -115,6 +115,11 @@ GENERATIONS: dict[str, Generation] = {
     "Volta": Generation("Volta", "SM", {P_FP64: (64, _UNITS), P_FP32: (128, _CUDA), P_FP16: (1024, _TC)}),
     "Turing": Generation("Turing", "SM", {P_FP64: (4, _UNITS), P_FP32: (128, _CUDA), P_FP16: (1024, _TC),
                                           P_INT8: (2048, _TC)}),
+    # Turing's TU116 / TU117 (the GeForce GTX 16 series, MX450 / MX550, T400-T2000: ``nvidia.NO_TENSOR_CORE_TURING``):
+    # the same SM without Tensor Cores, fp16 on dedicated units at twice the fp32 rate (NVIDIA's GTX 1660 Ti launch
+    # figures: 5.4 fp32, 10.9 fp16 TFLOP/s); its int8 (dp4a on the CUDA cores) has no published figure: left out
+    "Turing TU11x": Generation("Turing TU11x", "SM", {P_FP64: (4, _UNITS), P_FP32: (128, _CUDA),
+                                                      P_FP16: (256, "fp16 units")}),
     "Ampere GA100": Generation("Ampere GA100", "SM", {
         P_FP64: (128, _TC), P_FP32: (128, _CUDA), P_TF32: (1024, _TC), P_FP16: (2048, _TC),
         P_BF16: (2048, _TC), P_INT8: (4096, _TC)}),
@@ -283,6 +288,8 @@ def generation(gpu_name: str | None, cc: tuple[int, int] | None) -> Generation |
         family = _family(gpu_name)
         return GENERATIONS[family[0].generation] if family else None
     key = _cc_key(cc)
+    if key == (7, 5) and nvidia.turing_without_tensor_cores(gpu_name, 7.5):  # sm_75 without Tensor Cores (a T1000)
+        return GENERATIONS["Turing TU11x"]
     return GENERATIONS.get(NVIDIA_GENERATION.get(key, "")) if key is not None else None
 
 
@@ -432,7 +439,7 @@ def vector_peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, *, sm_co
 #: arithmetic), AMD CDNA 1-4 (the CDNA whitepapers and Instinct datasheets give vector FP64/FP32 and Matrix rates,
 #: no vector FP16/BF16 one) and Intel Xe-HPC.
 VECTOR_16_BIT: dict[str, dict[int, float]] = {
-    "Volta": {P_FP16: 2.0}, "Turing": {P_FP16: 2.0}, "Ampere GA100": {P_FP16: 4.0, P_BF16: 2.0},
+    "Volta": {P_FP16: 2.0}, "Turing": {P_FP16: 2.0}, "Turing TU11x": {P_FP16: 2.0}, "Ampere GA100": {P_FP16: 4.0, P_BF16: 2.0},
     "Ampere GA10x": {P_FP16: 1.0, P_BF16: 1.0}, "Ada": {P_FP16: 1.0, P_BF16: 1.0}, "Hopper": {P_FP16: 2.0, P_BF16: 2.0},
 }
 

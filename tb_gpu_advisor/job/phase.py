@@ -183,7 +183,7 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
                    calls=np.flatnonzero(m).astype(np.int64), shared_start=shared_s, shared_end=shared_e)
 
 
-def _steady_lookups(h, dur: np.ndarray, slow: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
+def _steady_lookups(h: HostEvents, dur: np.ndarray, slow: np.ndarray) -> np.ndarray:
     """Bool per host event: a ``slow`` lookup of a kernel's handle or attributes (``devices.is_lookup_call``) that
     is no first call -- its thread makes the same call at other times too, and this one is under
     ``job.first_call_factor`` times their median: the call costs that much every time, the program's steady cost.

@@ -99,3 +99,17 @@ def test_a_lookups_slow_first_call_stays_one_time(tmp_path):
     rep = _report(tmp_path, "cuda", "FuncGetAttributes", [700.0] + [2.0] * 7)
     f = _finding(rep, "cold_start")
     assert f is not None and "cudaFuncGetAttributes" in f["summary"], [x["id"] for x in rep["findings"]]
+
+
+def test_nsight_a_query_in_the_iterations_tail_is_the_calls_time(tmp_path) -> None:  # noqa: ANN001
+    """An Nsight export of a program with no ML framework (``synthetic.nsysexport.write_untraced_iteration_tail``):
+    each iteration range's tail is one ``cudaMemGetInfo`` (``CUPTI_ACTIVITY_KIND_RUNTIME``, 0.5 ms +/- 20%), the GPU
+    idle.  The ledger books it as host work, and the gaps name the call; on base it was "not recorded"."""
+    from synthetic import nsysexport as nx
+    from tests.support.generated_host import nsys_host
+
+    host = nsys_host(tmp_path, nx.write_untraced_iteration_tail, "loop.sqlite", tail_call="cudaMemGetInfo_v3020")
+    assert host["breakdown_ms"]["host_compute"] >= 0.95 * host["truth"]["tail_ms"], host["breakdown_ms"]
+    (f,) = [f for f in host["findings"] if f["rule"] == "step_gaps"]
+    assert "did not record" not in f["summary"] and "`cudaMemGetInfo" in f["summary"], f["summary"]
+    assert f["actions"][0]["text"].startswith("Make these runtime calls less often")

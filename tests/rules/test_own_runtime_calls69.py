@@ -101,7 +101,7 @@ def test_a_lookups_slow_first_call_stays_one_time(tmp_path):
     assert f is not None and "cudaFuncGetAttributes" in f["summary"], [x["id"] for x in rep["findings"]]
 
 
-def test_nsight_a_query_in_the_iterations_tail_is_the_calls_time(tmp_path) -> None:  # noqa: ANN001
+def test_nsight_a_query_in_the_iterations_tail_is_the_calls_time(tmp_path) -> None:
     """An Nsight export of a program with no ML framework (``synthetic.nsysexport.write_untraced_iteration_tail``):
     each iteration range's tail is one ``cudaMemGetInfo`` (``CUPTI_ACTIVITY_KIND_RUNTIME``, 0.5 ms +/- 20%), the GPU
     idle.  The ledger books it as host work, and the gaps name the call; on base it was "not recorded"."""

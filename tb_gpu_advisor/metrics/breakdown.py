@@ -1379,7 +1379,10 @@ def _bare_runtime_calls(ctx: Context, g: GpuCtx) -> np.ndarray:
     idx = np.flatnonzero(own)
     if not idx.size:
         return idx.astype(np.int64)
-    around = ~h.name_mask(devices.is_runtime_call) & ~ctx.step_marks & ~h.name_mask(ctx.fw.step_marker)
+    around = ctx.memo.get("bare_around")  # the events that can enclose a call: the same for every GPU
+    if around is None:
+        around = ctx.memo["bare_around"] = (~h.name_mask(devices.is_runtime_call) & ~ctx.step_marks
+                                            & ~h.name_mask(ctx.fw.step_marker))
     bare = np.ones(idx.size, bool)
     for ln in np.unique(h.line[idx]).tolist():
         mine = h.line[idx] == ln

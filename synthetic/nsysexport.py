@@ -927,13 +927,14 @@ def _idle_process(out: _RangedPython, free_ms: float, at_ms: float, pid: int = 5
 
 def write_untraced_iteration_tail(path: str, iterations: int = 30, name: str = "decode {k}", work_ms: float = 0.4,
                                   tail_ms: float = 0.5, jitter: float = 0.2, tail_range: str | None = None,
-                                  seed: int = 0) -> dict:
+                                  seed: int = 0, tail_call: str | None = None) -> dict:
     """Write a loop of a program with no ML framework in the capture (cuBLAS-named kernels, NVTX alone: a C++ engine's
     or a plain Python loop's), each iteration one range ``name`` (``{k}`` its number: ``decode 3``, ``step 3``) that
     holds 8 kernels filling ``work_ms`` ended by a device-wide sync, then ``tail_ms`` (times 1 +/- ``jitter``, drawn
     per iteration) of host code no event records -- the loop's own Python or C++ after its read-back, the GPU idle --
     before the range closes.  ``tail_range``: that host time marked by a range of that name (the control: the program
-    says what it runs there).
+    says what it runs there); ``tail_call``: that host time spent in one runtime call of that name instead (the
+    program's own ``cudaMemGetInfo`` each iteration, recorded as ``CUPTI_ACTIVITY_KIND_RUNTIME`` rows are).
 
     Truth: the GPU idles ~``tail_ms`` an iteration between iterations (mean given as ``tail_ms`` in the truth, drawn
     exactly), in host time the capture records nothing of unless ``tail_range`` names it; the iteration range itself
@@ -946,7 +947,10 @@ def write_untraced_iteration_tail(path: str, iterations: int = 30, name: str = "
 
     def tail(ms: float) -> Callable[[], None]:
         def run() -> None:
-            f.api.t += int(ms * 1_000_000)
+            if tail_call:
+                f.api(tail_call, int(ms * 1_000_000), then=0)
+            else:
+                f.api.t += int(ms * 1_000_000)
         return run
 
     for k in range(iterations):
@@ -959,7 +963,7 @@ def write_untraced_iteration_tail(path: str, iterations: int = 30, name: str = "
         f.ranged(name.format(k=k), iteration)
     out.close()
     return {"iterations": iterations, "tail_ms": float(tails.mean()), "tails_ms": tails.tolist(), "work_ms": work_ms,
-            "tail_range": tail_range}
+            "tail_range": tail_range, "tail_call": tail_call}
 
 
 #: A codec's kernel (NVIDIA's Video Codec SDK samples convert each decoded NV12 frame to RGB in ``Nv12ToColor32``):

@@ -28,7 +28,7 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
            "autotune_kernel_one", "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_teardown_call", "TEARDOWN_CALLS", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "own_convolution_one", "library_scope_one", "depthwise_one", "direct_convolution_one", "fewer_multiplies", "fewer_multiplies_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "vector_peak_flops", "vector_peak_16", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
-           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_shown", "vendor_known", "UNKNOWN", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH", "host_link", "HOST_LINK_ASSUMED",
+           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_shown", "vendor_known", "UNKNOWN", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH", "host_link", "HOST_LINK_ASSUMED", "is_lookup_call", "is_own_time_call",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
 
 #: The vendors whose names are known, in the order they are asked (NVIDIA last: a GPU no vendor claims is read as
@@ -677,6 +677,8 @@ WORK_ITEM_GRID_CALLS = _calls("WORK_ITEM_GRID_CALLS")
 #: Host calls that launch one kernel, and those only a process's first work makes (CUDA and HIP).
 LAUNCH_CALLS = _calls("LAUNCH_CALLS")
 INIT_CALLS = _calls("INIT_CALLS")
+#: One-time calls that look up a kernel's handle or attributes (``nvidia.LOOKUP_CALLS``): first-time only per kernel.
+LOOKUP_CALLS = _calls("LOOKUP_CALLS")
 #: Calls that release what a program made: its tear-down's (``nvidia.TEARDOWN_CALLS``), frees aside.
 TEARDOWN_CALLS = _calls("TEARDOWN_CALLS")
 #: Launches of a kernel from a module the program loaded itself (CUDA's driver API, HIP's module API): a kernel
@@ -842,6 +844,37 @@ def is_teardown_call(name: str) -> bool:
 def is_init_call(name: str) -> bool:
     """A one-time call: module loading, library handle creation, graph instantiation."""
     return name.startswith(INIT_CALLS)
+
+
+def is_lookup_call(name: str) -> bool:
+    """A call that looks up a kernel's handle or attributes (:data:`LOOKUP_CALLS`): one-time only where it is slow
+    the first time a kernel is asked for, not every time (``job.phase``)."""
+    return name.startswith(LOOKUP_CALLS)
+
+
+def is_own_time_call(name: str) -> bool:
+    """A runtime call that holds the host in the runtime and no more: not a launch (its idle is the launch wait's),
+    a copy or sync (a wait), an allocation or free (the allocator's) or a stream capture -- a query of the device or
+    its memory (``cudaMemGetInfo``), an event's record or query, a stream's wait on an event, a kernel's attributes.
+    Why: such a call outside any op is recorded time, the call's own; read as nothing recorded, a step's 800 us
+    ``cudaMemGetInfo`` was "no runtime call ... covers it" (h37-ledger69)."""
+    return (is_runtime_call(name) and not is_launch_call(name) and not is_graph_launch(name)
+            and not is_blocking_call(name) and not is_alloc_call(name) and not is_pinned_alloc_call(name)
+            and not is_any_free_call(name) and not name.startswith(CAPTURE_BEGIN + CAPTURE_END))
+
+
+#: What a stretch the host spends in its own runtime calls (:func:`is_own_time_call`) is, in a finding's words.
+OWN_CALLS_WORDS = "the program's own runtime calls (recorded: each call's own time, no wait for the GPU)"
+
+
+def own_calls_fix(calls: str) -> str:
+    """The fix for runtime calls (:func:`is_own_time_call`) the program makes every step, ``calls`` their names and
+    times in words: ask less often.  Why: a query's answer (free memory, a device's properties or attributes) does not
+    change from step to step, and an event timed by hand is read only where it is logged; each call costs the host
+    its time every step it is made, the GPU idle meanwhile."""
+    return (f"Make these runtime calls less often ({calls}): a query of the device or its memory (free memory, "
+            f"properties, attributes) asked once before the loop or every N steps, an event timed by hand recorded "
+            f"and read only on the steps that log it -- each call costs its time every step it is made.")
 
 
 RUNTIME_INIT_CALLS = _calls("RUNTIME_INIT_CALLS")

@@ -341,6 +341,8 @@ TEARDOWN_CALLS = ("hipStreamDestroy", "hipEventDestroy", "hipModuleUnload", "hip
                   "rocblas_destroy_handle", "hipblasDestroy", "hipblasLtDestroy", "miopenDestroy")
 INIT_CALLS = ("hipModuleLoad", "hipModuleGetFunction", "rocblas_create_handle", "hipblasCreate", "hipblasLtCreate",
               "miopenCreate", "hipGraphInstantiate", "hipInit")
+#: HIP's lookups of a kernel's handle or attributes (see ``nvidia.LOOKUP_CALLS``).
+LOOKUP_CALLS = ("hipModuleGetFunction", "hipFuncGetAttributes")
 #: Calls recorded only while a HIP process starts, before the call that initialises the runtime (see
 #: ``nvidia.RUNTIME_INIT_CALLS``).  Facts (ROCm/clr ``hipamd``): the compiler emits a module constructor per HIP
 #: translation unit that calls ``__hipRegisterFatBinary`` before ``main`` -- it registers the code objects and

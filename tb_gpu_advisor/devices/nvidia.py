@@ -1029,6 +1029,12 @@ TEARDOWN_CALLS = ("cudaStreamDestroy", "cuStreamDestroy", "cudaEventDestroy", "c
 INIT_CALLS = ("cuModuleLoad", "cudaModuleLoad", "cuLibraryLoad", "cuModuleGetFunction", "cuKernelGetFunction",
               "cudnnCreate", "cublasCreate", "cublasLtCreate", "cudaGraphInstantiate", "cuGraphInstantiate", "cuInit",
               "cudaFuncGetAttributes")
+#: The one-time calls that fetch a kernel's handle or attributes, which a program may make before every launch (cuBLAS
+#: 12's ``cuKernelGetFunction``, a launcher's ``cudaFuncGetAttributes``): slow only the first time a kernel is asked
+#: for (lazy loading loads its module inside that call), microseconds after (a real A4000 Swin capture,
+#: ``wild/cold_loop_a4000_swin``: the first ``cudaFuncGetAttributes`` 117 us, its 5 later calls 1-2 us).  One slow
+#: every time is the program's steady cost, no first call's (``job.phase``).
+LOOKUP_CALLS = ("cuModuleGetFunction", "cuKernelGetFunction", "cudaFuncGetAttributes")
 #: Calls the CUDA runtime makes once, while it initialises in a process, before the call that creates its context
 #: (CUDA 11.7 and newer query the module loading mode first; every process-start export read so far opens with it): a
 #: window that holds one holds the process's start, so the next runtime call of its thread creates the context,

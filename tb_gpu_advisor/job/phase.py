@@ -125,9 +125,11 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     launch = h.name_mask(devices.is_launch_call)
     slow, median = _slow_first_launches(trace, dur, launch, launches)
     init = h.name_mask(devices.is_init_call) & (dur >= T("job.one_time_call_ms") * PS_PER_MS)
+    init &= ~_steady_lookups(h, dur, init)
     comp = ((h.name_mask(fw.compile_event) | h.name_mask(devices.is_jit_compile))
             & (dur >= T("job.one_time_call_ms") * PS_PER_MS))
-    rare = _rare_slow_calls(trace, dur, launch | init | h.name_mask(devices.is_blocking_call)
+    rare = _rare_slow_calls(trace, dur, launch | init | h.name_mask(devices.is_lookup_call)
+                            | h.name_mask(devices.is_blocking_call)
                             | _graph_submissions(trace, dur, launches))
     # the context's creation is a one-time cost whatever call it falls in, a blocking copy too (left out just above)
     started = started if started is not None else context_start(trace)
@@ -179,6 +181,31 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us,
                    compile_gap_ms=float((gap_e - gap_s).sum()) / PS_PER_MS, fresh_gpus=fresh,
                    calls=np.flatnonzero(m).astype(np.int64), shared_start=shared_s, shared_end=shared_e)
+
+
+def _steady_lookups(h: HostEvents, dur: np.ndarray, slow: np.ndarray) -> np.ndarray:
+    """Bool per host event: a ``slow`` lookup of a kernel's handle or attributes (``devices.is_lookup_call``) that
+    is no first call -- its thread makes the same call at other times too, and this one is under
+    ``job.first_call_factor`` times their median: the call costs that much every time, the program's steady cost.
+
+    Why: a lookup is slow once per kernel (lazy loading loads the kernel's module inside it), microseconds after; a
+    ``cudaFuncGetAttributes`` of 150 us in every step (a launcher asking before each launch) read as "8 library
+    start-up / module loading calls", a cold start the next profile after warm-up would hold again (h37-ledger69).
+    The one call of its name on its thread, or one far over its later calls, stays the first call it is."""
+    out = np.zeros(len(h), dtype=bool)
+    idx = np.flatnonzero(h.name_mask(devices.is_lookup_call))
+    if not idx.size or not slow[idx].any():
+        return out
+    key = h.line[idx].astype(np.int64) * (int(h.name.max()) + 1) + h.name[idx].astype(np.int64)
+    for k in np.unique(key[slow[idx]]).tolist():
+        mine = idx[key == k]
+        if mine.size < 2:
+            continue
+        d = dur[mine].astype(np.float64)
+        for j in np.flatnonzero(slow[mine]).tolist():
+            others = np.delete(d, j)
+            out[mine[j]] = d[j] < T("job.first_call_factor") * float(np.median(others))
+    return out
 
 
 def _driving_lines(trace: Trace) -> np.ndarray:

@@ -51,13 +51,14 @@ PRIORITY: tuple[str, ...] = (
     "managed_read",
     "host_compute",
     "launch_wait",
+    "runtime_call",
     "host_python",
 )
 #: Painted categories booked as another (the host running Python outside any op is host work too, but below launch
 #: wait: a Python span encloses the launches it makes; the host stalled in an asynchronous call that waits for nothing
 #: is its own time in the runtime, above launch wait: no dispatch cost, see :func:`category_intervals`).
 _BOOKED_AS = {"host_python": "host_compute", "comm_launch": "collectives", "comm_wait": "collectives",
-              "copy_startup": "startup", "async_stall": "host_compute"}
+              "copy_startup": "startup", "async_stall": "host_compute", "runtime_call": "host_compute"}
 _CAT_INDEX = {c: i for i, c in enumerate(BREAKDOWN_CATEGORIES)}
 _CAT_INDEX.update({c: _CAT_INDEX[b] for c, b in _BOOKED_AS.items()})
 
@@ -193,6 +194,9 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     # op or range encloses the call (:func:`comm_call_spans`)
     out["comm_wait"] = comm_call_spans(ctx, g)
     out["host_python"] = _python_spans(ctx, g)
+    # the host in a runtime call no op encloses (a query, an event's record, a stream's wait): recorded time, the
+    # call's own -- host work, below the launch wait it may sit in (h37-ledger69)
+    out["runtime_call"] = _bare_call_spans(ctx, g)
     work = ctx.role_rows(HOST_WORK_BIT, hm)
     # an op blocked in a copy or a sync (``.item()``, a D2H to pageable memory waiting for NCCL) is waiting, not work
     # and the host's own work inside a dispatch (a millisecond without a runtime call: context.no_call_stretches)
@@ -1349,6 +1353,68 @@ def _python_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
     return subtract_intervals(s, e, *ctx.blocked_spans) if ctx.blocked_spans else (s, e)
 
 
+def bare_runtime_calls(ctx: Context, g: GpuCtx) -> np.ndarray:
+    """Host event indices of the runtime calls of GPU ``g``'s process that hold the host in the runtime and no more
+    (``devices.is_own_time_call``: a query, an event's record, a stream's wait) with no op, range or other event of
+    its thread around them but a step's marker: the host's own recorded time, the call's.
+
+    Why: the ledger's host work is the events that launch nothing -- an op, a range -- and a runtime call has a
+    correlation id, so one made between the steps (``torch.cuda.mem_get_info()`` logging, an event timed by hand)
+    was time no event records: "no runtime call ... covers it" of an 800 us ``cudaMemGetInfo`` (h37-ledger69).  One
+    inside an op is that op's time (its dispatch), as it was.  Read once a GPU (the ledger paints it several times)."""
+    key = ("bare_calls", g.d.gpu)
+    got = ctx.memo.get(key)
+    if got is None:
+        got = ctx.memo[key] = _bare_runtime_calls(ctx, g)
+    return got
+
+
+def _bare_runtime_calls(ctx: Context, g: GpuCtx) -> np.ndarray:
+    h = ctx.h
+    if not len(h):
+        return np.zeros(0, np.int64)
+    own = h.name_mask(devices.is_own_time_call)
+    if g.host_mask is not None:
+        own &= g.host_mask
+    idx = np.flatnonzero(own)
+    if not idx.size:
+        return idx.astype(np.int64)
+    around = ctx.memo.get("bare_around")  # the events that can enclose a call: the same for every GPU
+    if around is None:
+        around = ctx.memo["bare_around"] = (~h.name_mask(devices.is_runtime_call) & ~ctx.step_marks
+                                            & ~h.name_mask(ctx.fw.step_marker))
+    bare = np.ones(idx.size, bool)
+    for ln in np.unique(h.line[idx]).tolist():
+        mine = h.line[idx] == ln
+        enc = np.flatnonzero(around & (h.line == ln))
+        if not enc.size:
+            continue
+        o = np.argsort(h.start[enc], kind="stable")
+        es = h.start[enc][o].astype(np.int64, copy=False)
+        reach = np.maximum.accumulate(h.end[enc][o].astype(np.int64, copy=False))
+        j = np.searchsorted(es, h.start[idx[mine]].astype(np.int64), side="right") - 1
+        inside = (j >= 0) & (reach[np.maximum(j, 0)] >= h.end[idx[mine]])
+        bare[np.flatnonzero(mine)[inside]] = False
+    keep = idx[bare]
+    return keep[~spans_any_step(ctx, _step_windows(g), h.start[keep].astype(np.int64), h.end[keep].astype(np.int64))]
+
+
+def _bare_call_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
+    """The host inside :func:`bare_runtime_calls` of ``g``, less the waits the job read (a poll the program loops
+    on is a wait on the GPU, the sync's finding's) and its blocked calls: disjoint (starts, ends)."""
+    i = bare_runtime_calls(ctx, g)
+    if not i.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    h = ctx.h
+    s, e = union_intervals(h.start[i].astype(np.int64), h.end[i].astype(np.int64))
+    w = ctx.waits
+    if w.start.size:
+        s, e = subtract_intervals(s, e, w.start.astype(np.int64, copy=False), w.end.astype(np.int64, copy=False))
+    if ctx.blocked_spans is not None and ctx.blocked_spans[0].size:
+        s, e = subtract_intervals(s, e, *ctx.blocked_spans)
+    return s, e
+
+
 def _cat2(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
     """Two interval sets as one (starts, ends) pair; ``b`` may be None or empty."""
     if b is None or not b[0].size:
@@ -1530,7 +1596,7 @@ HOST_IDLE: tuple[str, ...] = ("input_wait", "launch_wait", "host_compute", "allo
                                "other")
 #: The ledger's categories of the host's own time: its recorded work and the idle nothing recorded covers -- the share
 #: of the idle the host-bound and outside-wait findings draw on (``rules._unclaimed_other_ms``).
-HOST_OWN: tuple[str, ...] = ("host_compute", "host_python", "managed_read", "other")
+HOST_OWN: tuple[str, ...] = ("host_compute", "host_python", "runtime_call", "managed_read", "other")
 
 
 def ledger_of(ctx: Context, g: GpuCtx, s: np.ndarray, e: np.ndarray, iv: dict | None = None) -> np.ndarray:
@@ -2266,7 +2332,8 @@ def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
     h = ctx.h
     if not win.size or not h.start.size:
         return {}
-    work = ctx.role_rows(HOST_WORK_BIT, g.host_mask)
+    # and the runtime calls no op encloses, which the ledger books as host work too (:func:`bare_runtime_calls`)
+    work = np.union1d(ctx.role_rows(HOST_WORK_BIT, g.host_mask), bare_runtime_calls(ctx, g))
     lo, hi = int(win[0, 0]), int(win[-1, 1])
     cand = work[(h.start[work] < hi) & (h.end[work] > lo)]
     # an event around a whole step (a ``record_function`` over the step's body) is outermost over every op in its

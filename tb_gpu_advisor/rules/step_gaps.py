@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import pct_part
 from tb_gpu_advisor.metrics.types import MANAGED_READ, Gaps, HostMetrics
 from tb_gpu_advisor.model.schema import Finding, Metric, TimeWindow
@@ -362,13 +363,17 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
     g = m.gaps
     host_ms = p.other_ms + p.unexplained_ms
     ops = _cpu_ops(m, p, host_ms, ctx.a_step)
+    calls = _own_calls(m, p, host_ms, ctx.a_step)
     dispatched = not ops and _dispatch_ranges(m, p, host_ms)
-    host_work = ctx.fw.label("step_gaps:cpu_ops" if ops else "step_gaps:dispatch" if dispatched else
-                             "step_gaps:host_work")
+    host_work = (devices.OWN_CALLS_WORDS if calls else
+                 ctx.fw.label("step_gaps:cpu_ops" if ops else "step_gaps:dispatch" if dispatched else
+                              "step_gaps:host_work"))
     causes = {host_work: host_ms, ctx.fw.label("step_gaps:launch"): p.launch_ms - p.dispatch_ms}
     cause = max(causes, key=causes.get)
     actions = ctx.fw.fixes_for(ID, _variants(host_ms, p.launch_ms, private))
-    if ops and cause == host_work:  # the gaps hold the host's own ops, no wait: the fix moves those, not syncs
+    if calls and cause == host_work:  # the program's own runtime calls: asked less often, not moved off the GPU
+        actions = [action(devices.own_calls_fix(calls))] + actions
+    elif ops and cause == host_work:  # the gaps hold the host's own ops, no wait: the fix moves those, not syncs
         own = ctx.fw.extra(f"{ID}:cpu_ops", ops=ops)
         actions = own + [a for a in actions if a not in own and a not in ctx.fw.extra(f"{ID}:host_work")]
     elif dispatched and cause == host_work:  # the next step's own dispatch: fewer launches, then the rest
@@ -494,13 +499,38 @@ def _cpu_ops(m: HostMetrics, p: _Parts, host_ms: float, a_step: str = "a step") 
         return ""
     if sum(m.syncs.in_gaps_ledger_ms.values()) >= 0.1 * g.avg_gap_ms:
         return ""
+    named = _named_ops(m, p)
+    if not named:
+        return ""
+    return ", ".join(f"`{name}` ({ms(v)} {a_step})" for name, v in named)
+
+
+def _own_calls(m: HostMetrics, p: _Parts, host_ms: float, a_step: str = "a step") -> str:
+    """The program's own runtime calls that fill the gaps (``metrics.breakdown.bare_runtime_calls``: a query, an
+    event's record, no op around them), in words (```cudaMemGetInfo` (700 us a step)``), where they are most of the
+    host's recorded work there; "" otherwise.
+
+    Why apart from :func:`_cpu_ops`: a call is recorded time, the call's own, whatever syncs the gaps also hold -- an
+    800 us ``cudaMemGetInfo`` each step beside a ``cudaDeviceSynchronize`` was "host work between iterations" with no
+    fix of its own (h37-ledger69); its fix is to ask less often, not to move tensor work off the host."""
+    g = m.gaps
+    if not g.avg_gap_ms or not g.top_ops or host_ms <= 0 or p.other_ms < 0.5 * host_ms:
+        return ""
+    named = [(name, v) for name, v in g.top_ops if devices.is_runtime_call(name) and v >= 0.1 * g.avg_gap_ms]
+    if not named or sum(v for _, v in named) < 0.5 * p.other_ms:
+        return ""
+    return ", ".join(f"`{name}` ({ms(v)} {a_step})" for name, v in named)
+
+
+def _named_ops(m: HostMetrics, p: _Parts) -> list[tuple[str, float]]:
+    """The ops (or the program's own ranges) :func:`_cpu_ops` names, with their ms a step; the runtime calls no op
+    encloses among them (``metrics.breakdown.bare_runtime_calls``)."""
+    g = m.gaps
     marked = {name for name, _ in g.top_ranges}
     named = [(name, v) for name, v in g.top_ops if name not in marked and v >= 0.1 * g.avg_gap_ms]
     if sum(v for _, v in named) < 0.5 * p.other_ms:
         named = _own_ranges(g, p, set(m.ranges_computing))
-    if not named:
-        return ""
-    return ", ".join(f"`{name}` ({ms(v)} {a_step})" for name, v in named)
+    return named
 
 
 def _dispatch_ranges(m: HostMetrics, p: _Parts, host_ms: float) -> bool:

@@ -41,8 +41,8 @@ def test_nested_loop_micro_steps_are_closed_by_the_update(tmp_path):
     assert (st["found"], st["source"]) == (truth["iterations"], "nvtx_range"), st["note"]
 
 
-@pytest.mark.parametrize("name", ["iteration epoch=1 batch=2", "inference step 3, rollout step 2", "Epoch 1/10 Step 5/100",
-                                  "[epoch 2][iter 30]", "e3_b17", "epoch 1 step 5 loss=0.31", "step=12 loss=2.31",
+@pytest.mark.parametrize("name", ["iteration epoch=1 batch=2", "inference step 3, rollout step 2",
+                                  "Epoch 1/10 Step 5/100", "[epoch 2][iter 30]", "e3_b17", "epoch 1 step 5 loss=0.31", "step=12 loss=2.31",
                                   "train/step_12", "fwd_bwd_12", "rank0 epoch 1 step 2"])
 def test_step_names_with_several_counters_or_values(name):
     assert nvtx.is_step_name(name)

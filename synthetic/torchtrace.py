@@ -895,28 +895,29 @@ def write_tiny_turns(out: str, steps: int = 8, before_us: float = 25.0, after_us
     return _steps_named(paths, prefix + "/iteration_{k}")
 
 
-def _steps_named(paths: list[str], name: str) -> list[str]:
+def _steps_named(paths: list[str], name: str, per_outer: int = 4) -> list[str]:
     """``paths`` with each ``ProfilerStep#k`` (host range and GPU-side span) renamed ``name`` (``{k}``: its number,
-    ``jax/iteration_{k}``): the program's own range the step's only mark, as a benchmark that marks its turns itself
-    writes it."""
+    ``jax/iteration_{k}``; ``{e}`` / ``{b}``: an outer loop's counter and the inner one's, ``per_outer`` inner turns
+    to an outer one -- ``epoch {e} batch {b}``): the program's own range the step's only mark, as a benchmark that
+    marks its turns itself writes it."""
     for path in paths:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
         for e in doc["traceEvents"]:
             k = pytorch_step_number(e.get("name", ""))
             if k is not None:
-                e["name"] = name.format(k=k)
+                e["name"] = name.format(k=k, e=k // per_outer, b=k % per_outer)
         write_doc(path, doc)
     return paths
 
 
 def write_named_turns(out: str, mode: str, name: str = "inference_step_{k}", steps: int = 8,
-                      run: str = "named_turns") -> list[str]:
+                      run: str = "named_turns", per_outer: int = 4) -> list[str]:
     """Write scenario ``mode`` as a loop that marks each turn with its own ``record_function(name)`` and no profiler
     schedule (``{k}``: the turn's number): ``for step in range(n): with record_function(f"inference_step_{step}"):
     model.generate(...)`` (public inference benchmarks, SURVEY h37-nvtx69).  Truth by construction: the steps are those
     ranges, as the ``ProfilerStep#N`` build reads them."""
-    return _steps_named(write_run(out, mode, steps=steps, run=run), name)
+    return _steps_named(write_run(out, mode, steps=steps, run=run), name, per_outer)
 
 
 #: :func:`write_xla_work`: one turn of a jitted JAX function as XLA:GPU runs it -- its fusions launched through the driver

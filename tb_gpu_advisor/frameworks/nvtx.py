@@ -104,11 +104,13 @@ _COUNTER = r"(?:[^A-Za-z]*\d[^A-Za-z]*)?"
 #: ``Step#4``, ``batch 12``, ``Step 3/100``, ``iteration[96,100)``, and a training step the program names after its
 #: model or its parallelism (``moe_train_step``, ``ddp_train_step``, ``f"profile_{model}_train_step"``,
 #: ``meta_train_step``, ``3_train_step``: words before ``train``, never before a bare ``step`` -- an ``ema_step`` or a
-#: ``decode_step`` is no training step) -- but no optimizer or scheduler step (``optimizer.step``,
+#: ``decode_step`` is no training step), a numbered forward-backward (``fwd_bwd_12``: one pass each way, a step; never
+#: ``fwd_bwd`` alone, Megatron's schedule's range) -- but no optimizer or scheduler step (``optimizer.step``,
 #: ``lr_scheduler.step``), which runs inside a training step.
 _STEP_NAME = re.compile(r"^(?:(?:[A-Za-z0-9]+[-_ .])+(?=train))?"
                         r"(?:(?:train(?:ing)?|fwd_?bwd|forward[-_ ]backward)[-_ .]?)?(?:step|iter(?:ation)?|batch)"
-                        + _COUNTER + r"$|^(?:train(?:ing)?[-_ .]?)?(?:step|iter(?:ation)?)[-_ #:=]*\d+\b", re.I)
+                        + _COUNTER + r"$|^(?:train(?:ing)?[-_ .]?)?(?:step|iter(?:ation)?)[-_ #:=]*\d+\b"
+                        r"|^(?:fwd[-_ ]?bwd|forward[-_ ]?backward)[-_ #:=]*\d+$", re.I)
 #: An inference loop's own turn, its counter named after inference: ``inference_step_{step}`` (``record_function``
 #: around each ``model.generate``), ``inference_iteration_{i}``, ``inference_run_{i}``, ``inference_batch_{i}``,
 #: ``Inference batch {i}``, ``Inference {r}`` (public benchmarks, SURVEY h37-nvtx69) -- the turn of a loop of forward
@@ -337,6 +339,63 @@ def without_rank(name: str) -> str:
     return _RANK_PREFIX.sub("", name, count=1)
 
 
+#: A loop's counter in a name of several: the words since the previous counter, then the number, its total perhaps
+#: (``Epoch 1/10``) -- ``iteration epoch=``, ``, rollout step ``, ``][iter ``, ``_b``.
+_LABELLED_COUNTER = re.compile(r"([^\d]*?)(\d+)(?:\s*/\s*\d+)?")
+#: The words a counter's label may end with, by the loop they count: the inner loop's turn (the step) or an outer
+#: loop's (``epoch``, ``rollout``, ``round``, ``episode``; ``e`` / ``b`` as ``f"e{e}_b{b}"`` abbreviates them).
+_INNER_LOOP_WORDS = frozenset({"step", "steps", "iter", "iteration", "it", "batch", "b", "s", "i"})
+_OUTER_LOOP_WORDS = frozenset({"epoch", "ep", "e", "rollout", "outer", "round", "episode"})
+#: Words a counter's label may hold before its loop word: what loop (``inference step``, ``rollout step``,
+#: ``global step``), or the range's own title (``iteration epoch=1 batch=2``).
+_LOOP_QUALIFIERS = frozenset({"train", "training", "inference", "infer", "iteration", "global", "inner"}
+                             | _OUTER_LOOP_WORDS)
+#: A logged value after the counters, as a loop that writes its loss into the range's name: `` loss=2.31``,
+#: ``, lr: 3e-4`` -- a key and a number with a point or an exponent (a counter has neither).
+_LOGGED_VALUES = re.compile(r"(?:[\s,;|]+[A-Za-z_]+\s*[=:]\s*-?(?:\d*\.\d+|\d+\.\d*|\d+(?:\.\d*)?e-?\d+)(?:e-?\d+)?)+$",
+                            re.I)
+_LABEL_WORDS = re.compile(r"[a-z]+")
+
+
+def without_logged_values(name: str) -> str:
+    """``name`` without the values a loop logs after its counters (:data:`_LOGGED_VALUES`: ``step=12 loss=2.31`` ->
+    ``step=12``): they change every turn, so the turns of one loop would each have a name of their own."""
+    return _LOGGED_VALUES.sub("", name)
+
+
+def _counter_loops(name: str) -> list[str] | None:
+    """Per counter of ``name``, the loop it counts -- ``"outer"`` or ``"inner"`` -- where the name is nothing but
+    loop counters (``epoch 2 batch 30``: outer, inner); None where any counter is no loop's (``layer 3 block 2``,
+    ``epoch 2 microbatch 1``) or letters follow the last one."""
+    text = without_logged_values(name)
+    loops, end = [], 0
+    for m in _LABELLED_COUNTER.finditer(text):
+        if m.end() == m.start():
+            break
+        words = _LABEL_WORDS.findall(m.group(1).lower())
+        if not words or words[-1] not in _INNER_LOOP_WORDS | _OUTER_LOOP_WORDS or \
+                not set(words[:-1]) <= _LOOP_QUALIFIERS:
+            return None
+        outer = words[-1] in _OUTER_LOOP_WORDS or any(w in _OUTER_LOOP_WORDS for w in words[:-1])
+        loops.append("outer" if outer else "inner")
+        end = m.end()
+    return loops if not re.search(r"[A-Za-z]", text[end:]) else None
+
+
+def is_nested_loop_name(name: str) -> bool:
+    """A range named by the counters of nested loops, an outer loop's and the step's: ``iteration epoch=1 batch=2``,
+    ``inference step 3, rollout step 2``, ``Epoch 1/10 Step 5/100``, ``[epoch 2][iter 30]``, ``e3_b17`` (public
+    trainers' ``_nvtx_range_push(f"iteration epoch={e} batch={b}")``, SURVEY h37-nvtx69 *Left* 1-2).  Each such range is
+    one turn of the inner loop -- one step -- however the outer counter moves; every counter must be a loop's, an
+    outer one and an inner one, so that ``layer 3 block 2``, ``epoch 2 microbatch 1`` (a micro-step, see
+    :func:`iteration_number`) or a single ``microbatch 2`` stay no step.
+
+    Why: read whole, the outer word (``epoch=``) after the step's kept the name from being a step's, and the steps came
+    from the most repeated range (medium) or the launches' period (low), the findings' severity with them."""
+    loops = _counter_loops(name)
+    return loops is not None and "inner" in loops and "outer" in loops
+
+
 def is_step_name(name: str) -> bool:
     """A user range named like a training step or iteration (see :data:`_STEP_NAME`), an inference loop's turn
     (:data:`_INFERENCE_STEP_NAME`: ``inference_step_3``) or a micro-step named after its iteration
@@ -351,7 +410,8 @@ def is_step_name(name: str) -> bool:
     name = without_rank(name.strip())
     if _NOT_STEP.search(name):
         return False
-    if _STEP_NAME.match(name) or _INFERENCE_STEP_NAME.match(name) or iteration_number(name) >= 0:
+    if _STEP_NAME.match(name) or _INFERENCE_STEP_NAME.match(name) or iteration_number(name) >= 0 or \
+            is_nested_loop_name(name):
         return True
     scope = _SCOPE_PATH.match(name)
     return scope is not None and bool(_STEP_NAME.match(name[scope.end():]))

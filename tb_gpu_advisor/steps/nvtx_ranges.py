@@ -94,6 +94,10 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     how = "named like a step"
     source = "nvtx_range"
     best, sel, launches = _step_named(trace, idx[user], base, launches)
+    if sel is not None and nvtx.is_nested_loop_name(names[int(h.name[sel[0]])]):
+        accumulated = _nested_loop_updates(trace, sel, launches, job, _spelled(h, sel, base_names[best]))
+        if accumulated is not None:
+            return accumulated
     if sel is None:
         ended = _framework_iterations(trace, user)
         if ended is not None:  # a framework's own ranges: its iteration's end marks the steps, not its micro-batches
@@ -134,6 +138,20 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
             return None  # it repeats inside each iteration (a layer's range): a part of one, no step
         source = "nvtx_top_range"
     return _numbered_steps(trace, sel, source, f"{_spelled(h, sel, base_names[best])}, {how}")
+
+
+def _nested_loop_updates(trace: Trace, sel: np.ndarray, launches: list[np.ndarray] | None, job: Job | None,
+                         shown: str) -> MarkedSteps | None:
+    """The optimizer's steps where the ranges ``sel``, named by an outer loop's counter and an inner one's
+    (``frameworks.nvtx.is_nested_loop_name``: ``epoch 2 batch 30``), are micro-steps of gradient accumulation, the
+    update after every k-th closing each (:func:`~.iterations._user_update_iterations`); None elsewhere.
+
+    Why: such a name counts the data loader's batches, not the optimizer's steps: read as the top-level range it was,
+    before its name was a step's, the update's beat made one step of k of them (8 optimizer steps of 4 micro-steps);
+    read as a step's name alone, 32 (h37-names69)."""
+    if launches is None:
+        launches = device_launches(trace.h, trace.devices)
+    return _user_update_iterations(trace, sel, launches, job, shown)
 
 
 def _bases(trace: Trace, idx: np.ndarray) -> tuple[np.ndarray, list[str]]:

@@ -84,7 +84,9 @@ def _base_name(name: str) -> str:
     if nvtx.layer_family(name) is not None and not step:
         return name
     if step:  # each rank's label of its step (``rank1 step 3``) is one name: its step's (h37-nvtx69)
-        name = nvtx.without_rank(name)
+        name = nvtx.without_logged_values(nvtx.without_rank(name))  # and its loss logged in it (``step=3 loss=2.31``)
+    if step and nvtx.is_nested_loop_name(name):  # ``e3_b17``: each loop's counter, glued to its letter (h37-names69)
+        return nvtx.number_family(name)
     return _INNER_NUMBER.sub("#", _TRAILING_NUMBER_PART.sub("", name) or name)
 
 

@@ -35,8 +35,8 @@ def test_inference_turn_names(name):
     assert nvtx.is_step_name(name)
 
 
-@pytest.mark.parametrize("name", ["inference", "INFERENCE", "Inference (BS=32)", "inference_decode_step_3",
-                                  "inference step 3, rollout step 2"])
+@pytest.mark.parametrize("name", ["inference", "INFERENCE", "Inference (BS=32)", "inference_decode_step_3"])
 def test_inference_names_of_no_turn_control(name):
-    """A range around the whole run, a batch size's label, a decode step inside one generation, a pair of counters."""
+    """A range around the whole run, a batch size's label, a decode step inside one generation (a pair of counters,
+    ``inference step 3, rollout step 2``, is a step's: tests/steps/test_nested_loop_step_names69.py)."""
     assert not nvtx.is_step_name(name)

@@ -685,7 +685,7 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
                 f"{' ...' if len(traced) > 2 else ''}, lie only inside the compiler's spans: the compiler tracing a "
                 f"backward graph, launching nothing)" if traced else f" ({fw.label('backward_nodes')})")
         return Kind("inference", "medium", f"{fw.label('ops')} ran but no backward pass{said} and no optimizer step: "
-                                           "a forward pass")
+                                           f"a forward pass{_named_training_contradicted(trace)}")
     recorded = _recorded_ops_forward(trace, fw)
     if recorded:
         return Kind("inference", "medium", recorded)
@@ -694,6 +694,9 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     hooked = _hooked_forwards(trace)
     if hooked:
         return Kind("inference", "medium", hooked)
+    named = _named_training_kind(trace)
+    if named is not None:
+        return named
     evaluated = _evaluation_kind(trace)
     if evaluated is not None:
         return evaluated
@@ -823,6 +826,47 @@ def _nvtx_kind(trace: Trace) -> Kind | None:
         return Kind("inference", "medium", f"the user's NVTX ranges name inference: `{_short(infer[0], 40)}`",
                     from_ranges=True)
     return None
+
+
+def _named_training_steps(trace: Trace) -> str:
+    """The marked step ranges whose names say training (``nvtx.is_training_step_name``: ``train_step``,
+    ``training_step``, ``TrainStep``, a ``train`` step mark), in words with whose they are and how many; "" for
+    none."""
+    r = trace.ranges
+    if r is None or not r.idx.size:
+        return ""
+    names, writers = _marked_names(trace)
+    said = sorted((n for n in names if nvtx.is_training_step_name(n)), key=lambda n: (n in writers, -names[n]))
+    if not said:
+        return ""
+    total = sum(names[n] for n in said)
+    return f"{_whose(said, writers)} name training steps ({plural(total, 'range')}: `{_short(said[0], 40)}` ...)"
+
+
+def _named_training_kind(trace: Trace) -> Kind | None:
+    """Training, where the marked step ranges name it (:func:`_named_training_steps`) and nothing else in the capture
+    says the kind.  Asked only once no evidence of either kind was found (``_training_kind``: no backward pass,
+    optimizer step, gradient all-reduce or gradient kernel; no op recorded that shows a forward pass alone), and
+    before evaluation's names: a fit's window holds validation steps between its training steps, never the reverse.
+
+    Why medium, never high: the name says what the program meant its step to be, not what ran -- a backward of
+    generic kernels, with no host op recorded, is not seen either way, so the evidence says the backward is not shown.
+    Such a capture (the step range our capture advice asks for, nothing else named) read "GPU work of an unknown kind"
+    on NVIDIA and AMD alike (h37-amd69 *Left* 3)."""
+    said = _named_training_steps(trace)
+    if not said:
+        return None
+    return Kind("training", "medium", f"{said}; nothing else in the capture shows a backward pass, an optimizer step "
+                                      f"or a gradient kernel: training by the step's name alone", from_ranges=True)
+
+
+def _named_training_contradicted(trace: Trace) -> str:
+    """The contradiction, in words, where the recorded ops show a forward pass alone yet the step ranges name
+    training (:func:`_named_training_steps`); "" where they name none.  Why said: the work recorded decides the kind,
+    but a program that calls its forward passes ``train_step`` either lost its backward from the capture or
+    mislabels its loop -- hiding the name would hide both."""
+    said = _named_training_steps(trace)
+    return f", though {said}: the name says training, the recorded work does not" if said else ""
 
 
 def _evaluation_kind(trace: Trace) -> Kind | None:

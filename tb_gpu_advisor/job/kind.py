@@ -690,7 +690,8 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     if recorded:
         return Kind("inference", "medium", recorded)
     if trace.flop_ops is not None and trace.flop_ops.source == "hlo" and "autodiff_modules" not in trace.producer:
-        return Kind("inference", "low", "the compiled programs' HLO holds no backward pass (no transpose(jvp(...)))")
+        return Kind("inference", "low", "the compiled programs' HLO holds no backward pass (no transpose(jvp(...)))"
+                                        f"{_named_training_contradicted(trace)}")
     hooked = _hooked_forwards(trace)
     if hooked:
         return Kind("inference", "medium", hooked)
@@ -833,14 +834,30 @@ def _named_training_steps(trace: Trace) -> str:
     ``training_step``, ``TrainStep``, a ``train`` step mark), in words with whose they are and how many; "" for
     none."""
     r = trace.ranges
-    if r is None or not r.idx.size:
+    if r is not None and r.idx.size:
+        names, writers = _marked_names(trace)
+        said = sorted((n for n in names if nvtx.is_training_step_name(n)), key=lambda n: (n in writers, -names[n]))
+        if said:
+            total = sum(names[n] for n in said)
+            return f"{_whose(said, writers)} name training steps ({plural(total, 'range')}: `{_short(said[0], 40)}` ...)"
+    return _annotated_training_steps(trace)
+
+
+def _annotated_training_steps(trace: Trace) -> str:
+    """:func:`_named_training_steps` of the annotations a format keeps among its ops (``Trace.annotations``:
+    Kineto's ``record_function("train_step")``), in words; "" for none."""
+    a = trace.annotations
+    if a is None or not a.size:
         return ""
-    names, writers = _marked_names(trace)
-    said = sorted((n for n in names if nvtx.is_training_step_name(n)), key=lambda n: (n in writers, -names[n]))
+    h = trace.h
+    ids, counts = np.unique(h.name[a], return_counts=True)
+    said = [(h.names[int(i)], int(c)) for i, c in zip(ids.tolist(), counts.tolist())
+            if nvtx.is_training_step_name(h.names[int(i)])]
     if not said:
         return ""
-    total = sum(names[n] for n in said)
-    return f"{_whose(said, writers)} name training steps ({plural(total, 'range')}: `{_short(said[0], 40)}` ...)"
+    total = sum(c for _, c in said)
+    return (f"the program's record_function ranges name training steps ({plural(total, 'range')}: "
+            f"`{_short(max(said, key=lambda nc: nc[1])[0], 40)}` ...)")
 
 
 def _named_training_kind(trace: Trace) -> Kind | None:

@@ -839,7 +839,8 @@ def _named_training_steps(trace: Trace) -> str:
         said = sorted((n for n in names if nvtx.is_training_step_name(n)), key=lambda n: (n in writers, -names[n]))
         if said:
             total = sum(names[n] for n in said)
-            return f"{_whose(said, writers)} name training steps ({plural(total, 'range')}: `{_short(said[0], 40)}` ...)"
+            first = _short(said[0], 40)
+            return f"{_whose(said, writers)} name training steps ({plural(total, 'range')}: `{first}` ...)"
     return _annotated_training_steps(trace)
 
 

@@ -417,6 +417,28 @@ def is_step_name(name: str) -> bool:
     return scope is not None and bool(_STEP_NAME.match(name[scope.end():]))
 
 
+#: A step range named after training, the whole name: ``train_step``, ``training_step`` (Lightning's hook),
+#: ``train_iter_3``, ``train/step_12``, ``TrainStep``, ``train_batch``, ``train_epoch``, Keras' ``train_function``,
+#: the ``train`` a TF / JAX ``StepTraceAnnotation`` marks its steps with, ``train 3``, and the program's words before it
+#: (``ddp_train_step``, ``jit_train_step``) -- the step range our own capture advice asks a training job to write
+#: (:data:`STEP_RANGES`, ``jax.STEP_MARKS``).  Never a word that only starts with it (``trainer``, ``train_loader``,
+#: ``train_data``: the loader, not the step).
+_TRAINING_STEP_NAME = re.compile(r"^(?:[A-Za-z0-9]+[-_ .])*train(?:ing)?"
+                                 r"(?:[-_ ./]?(?:step|iter(?:ation)?|batch|epoch|loop|function))?" + _COUNTER + "$",
+                                 re.I)
+
+
+def is_training_step_name(name: str) -> bool:
+    """A step range whose name says training (:data:`_TRAINING_STEP_NAME`), after its rank label
+    (:func:`without_rank`), never a warm-up's or an optimizer's (``_NOT_STEP``).  The name says what the program meant
+    the step to be, not what ran in it: the job stage weighs it below a backward pass seen (``job.kind``).
+
+    Why: ``train_step`` alone, with no backward or optimizer range, left the job's kind "unknown" on NVIDIA and AMD
+    alike (h37-amd69 *Left* 3), though it is the name our capture advice asks training jobs to use."""
+    name = without_rank(name.strip())
+    return not _NOT_STEP.search(name) and bool(_TRAINING_STEP_NAME.match(name))
+
+
 #: A user range that marks the program's own warm-up: ``Warm-up``, ``warmup``, ``Warm-up Step 3``, ``warm_up phase``
 #: -- the iterations a benchmark runs before the ones it measures.
 _WARMUP_NAME = re.compile(r"(?:^|[^a-z])warm[-_ ]?up(?:$|[^a-z])", re.I)

@@ -685,15 +685,19 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
                 f"{' ...' if len(traced) > 2 else ''}, lie only inside the compiler's spans: the compiler tracing a "
                 f"backward graph, launching nothing)" if traced else f" ({fw.label('backward_nodes')})")
         return Kind("inference", "medium", f"{fw.label('ops')} ran but no backward pass{said} and no optimizer step: "
-                                           "a forward pass")
+                                           f"a forward pass{_named_training_contradicted(trace)}")
     recorded = _recorded_ops_forward(trace, fw)
     if recorded:
         return Kind("inference", "medium", recorded)
     if trace.flop_ops is not None and trace.flop_ops.source == "hlo" and "autodiff_modules" not in trace.producer:
-        return Kind("inference", "low", "the compiled programs' HLO holds no backward pass (no transpose(jvp(...)))")
+        return Kind("inference", "low", "the compiled programs' HLO holds no backward pass (no transpose(jvp(...)))"
+                                        f"{_named_training_contradicted(trace)}")
     hooked = _hooked_forwards(trace)
     if hooked:
         return Kind("inference", "medium", hooked)
+    named = _named_training_kind(trace)
+    if named is not None:
+        return named
     evaluated = _evaluation_kind(trace)
     if evaluated is not None:
         return evaluated
@@ -823,6 +827,64 @@ def _nvtx_kind(trace: Trace) -> Kind | None:
         return Kind("inference", "medium", f"the user's NVTX ranges name inference: `{_short(infer[0], 40)}`",
                     from_ranges=True)
     return None
+
+
+def _named_training_steps(trace: Trace) -> str:
+    """The marked step ranges whose names say training (``nvtx.is_training_step_name``: ``train_step``,
+    ``training_step``, ``TrainStep``, a ``train`` step mark), in words with whose they are and how many; "" for
+    none."""
+    r = trace.ranges
+    if r is not None and r.idx.size:
+        names, writers = _marked_names(trace)
+        said = sorted((n for n in names if nvtx.is_training_step_name(n)), key=lambda n: (n in writers, -names[n]))
+        if said:
+            total = sum(names[n] for n in said)
+            first = _short(said[0], 40)
+            return f"{_whose(said, writers)} name training steps ({plural(total, 'range')}: `{first}` ...)"
+    return _annotated_training_steps(trace)
+
+
+def _annotated_training_steps(trace: Trace) -> str:
+    """:func:`_named_training_steps` of the annotations a format keeps among its ops (``Trace.annotations``:
+    Kineto's ``record_function("train_step")``), in words; "" for none."""
+    a = trace.annotations
+    if a is None or not a.size:
+        return ""
+    h = trace.h
+    ids, counts = np.unique(h.name[a], return_counts=True)
+    said = [(h.names[int(i)], int(c)) for i, c in zip(ids.tolist(), counts.tolist())
+            if nvtx.is_training_step_name(h.names[int(i)])]
+    if not said:
+        return ""
+    total = sum(c for _, c in said)
+    return (f"the program's record_function ranges name training steps ({plural(total, 'range')}: "
+            f"`{_short(max(said, key=lambda nc: nc[1])[0], 40)}` ...)")
+
+
+def _named_training_kind(trace: Trace) -> Kind | None:
+    """Training, where the marked step ranges name it (:func:`_named_training_steps`) and nothing else in the capture
+    says the kind.  Asked only once no evidence of either kind was found (``_training_kind``: no backward pass,
+    optimizer step, gradient all-reduce or gradient kernel; no op recorded that shows a forward pass alone), and
+    before evaluation's names: a fit's window holds validation steps between its training steps, never the reverse.
+
+    Why medium, never high: the name says what the program meant its step to be, not what ran -- a backward of
+    generic kernels, with no host op recorded, is not seen either way, so the evidence says the backward is not shown.
+    Such a capture (the step range our capture advice asks for, nothing else named) read "GPU work of an unknown kind"
+    on NVIDIA and AMD alike (h37-amd69 *Left* 3)."""
+    said = _named_training_steps(trace)
+    if not said:
+        return None
+    return Kind("training", "medium", f"{said}; nothing else in the capture shows a backward pass, an optimizer step "
+                                      f"or a gradient kernel: training by the step's name alone", from_ranges=True)
+
+
+def _named_training_contradicted(trace: Trace) -> str:
+    """The contradiction, in words, where the recorded ops show a forward pass alone yet the step ranges name
+    training (:func:`_named_training_steps`); "" where they name none.  Why said: the work recorded decides the kind,
+    but a program that calls its forward passes ``train_step`` either lost its backward from the capture or
+    mislabels its loop -- hiding the name would hide both."""
+    said = _named_training_steps(trace)
+    return f", though {said}: the name says training, the recorded work does not" if said else ""
 
 
 def _evaluation_kind(trace: Trace) -> Kind | None:

@@ -23,3 +23,14 @@ def test_a_command_buffers_kernels_are_named_in_the_gpus_words(tmp_path, rocm: b
     rep = analyze_host(SimpleNamespace(host="jaxhost", path=str(path)))
     ops = {dict(zip(rep.kernels.columns, r))["op"] for r in rep.kernels.rows}
     assert ops == {f"jit_train_step/command_buffer_1 ({label})"}, ops
+
+
+@pytest.mark.parametrize(("stats", "word"), [({}, "graph"), ({"device_vendor": "AMD"}, "HIP graph"),
+                                              ({"gpu_device_name": "NVIDIA H100 80GB HBM3"}, "CUDA graph")],
+                         ids=["unnamed", "amd", "h100"])
+def test_a_plane_naming_no_gpu_labels_its_command_buffers_neutrally(stats: dict, word: str) -> None:
+    """A plane naming neither its device nor its vendor: "graph", not NVIDIA's default "CUDA graph" (h37-amd69 *Left*
+    2).  Base bf937833: "CUDA graph" for the unnamed plane."""
+    from tb_gpu_advisor.formats.xplane.adapter import _command_buffer_word
+
+    assert _command_buffer_word(SimpleNamespace(stats=stats)) == word

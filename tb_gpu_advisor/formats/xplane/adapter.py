@@ -1147,9 +1147,12 @@ def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np
 def _command_buffer_word(plane: Plane) -> str:
     """What an XLA command buffer is on the plane's GPU, in its vendor's words (``devices``' ``WORDS``): a CUDA graph
     on NVIDIA's, a HIP graph under XLA's ROCm build (``RocmCommandBuffer`` records ``hipGraph_t``) -- an MI300X's
-    kernel table said "command_buffer_1 (CUDA graph)" (h37-amd69)."""
+    kernel table said "command_buffer_1 (CUDA graph)" (h37-amd69).  A plane that names neither its device nor its
+    vendor gets the neutral "graph": the vendors' default (NVIDIA's) would name a CUDA graph on a GPU nothing in the
+    plane names (h37-kind69)."""
     st = plane.stats
-    return devices.words([str(st.get("gpu_device_name") or st.get("device_vendor") or "")], "CUDA graph")
+    stated = str(st.get("gpu_device_name") or st.get("device_vendor") or "")
+    return devices.words([stated], "CUDA graph") if stated else "graph"
 
 
 def _split_programs(plane: Plane, mod: np.ndarray, program: np.ndarray | None,

@@ -698,6 +698,9 @@ GENERIC_LABELS: dict[str, str] = {
     "snapshot_begun:state": "the history holds one event, a free of {blocks} it never allocated ({size}): the "
                             "allocator kept its last event alone -- what came before it, and any peak there, is not "
                             "in it",
+    # an XLA program's ``conditional`` instructions in the framework's words (``metrics.flops``' note on FLOPs counted as
+    # if every branch ran): the HLO's own name where the framework's call that makes them is not known
+    "flops:conditional": "conditional branches",
     # how a snapshot's history that carries no stack was recorded (``capture_quality``'s note): without any, or -- the
     # blocks live at the dump carrying theirs (``Memory.dump_stacks``) -- with the live blocks' stacks alone (":2.0":
     # in a 2.0 layout, whose setting for it is its own)

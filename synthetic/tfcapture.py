@@ -588,6 +588,16 @@ def _gpu_plane(space: SpaceBuilder, gpu: Gpu, index: int = 0) -> PlaneBuilder:
     return plane
 
 
+def _dense_eager_ops(kernel_us: float, host_us: float, launch_us: float) -> list[Op]:
+    """A dense layer's three eager ops -- ``MatMul``, ``BiasAdd``, ``Relu`` -- each ``host_us`` of host work and one
+    ``launch_us`` launch of a ``kernel_us`` kernel: the one step of :func:`write_tiny_eager_loop` and
+    :func:`write_eager_read_loop`, so the loop that reads and the one that does not run the same work."""
+    return [Op(f"dense/{name}:{name}", [Kernel(f"{kernel}", kernel_us)], host_us=host_us, launch_us=launch_us)
+            for name, kernel in (("MatMul", "volta_sgemm_32x32_sliced1x4_nn"),
+                                 ("BiasAdd", "void tensorflow::functor::BiasNHWCKernel<float>"),
+                                 ("Relu", "void Eigen::internal::EigenMetaKernel<relu>"))]
+
+
 def write_tiny_eager_loop(path: str, steps: int = 8, kernel_us: float = 3.0, host_us: float = 25.0,
                           launch_us: float = 6.0) -> dict:
     """A TF 2.x custom loop run eagerly (no ``tf.function``) on tiny tensors, as ``tf.profiler.experimental`` records
@@ -600,10 +610,7 @@ def write_tiny_eager_loop(path: str, steps: int = 8, kernel_us: float = 3.0, hos
     span opens before the op), against ``3 * kernel_us`` of GPU work: too small for its dispatch (``too_small``) where
     the host's exceeds the GPU's -- the default's 99 us against 9 us; a control of 400 us kernels is not."""
     cap = Capture(1, A100, seed=7, marker="custom_loop", eager_local=True)
-    ops = [Op(f"dense/{name}:{name}", [Kernel(f"{kernel}", kernel_us)], host_us=host_us, launch_us=launch_us)
-           for name, kernel in (("MatMul", "volta_sgemm_32x32_sliced1x4_nn"),
-                                ("BiasAdd", "void tensorflow::functor::BiasNHWCKernel<float>"),
-                                ("Relu", "void Eigen::internal::EigenMetaKernel<relu>"))]
+    ops = _dense_eager_ops(kernel_us, host_us, launch_us)
     for _ in range(steps):
         cap.step([ops], eager=True, jitter=0.0)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -620,12 +627,9 @@ def write_eager_read_loop(path: str, steps: int = 8, kernel_us: float = 300.0, h
     same loop reading nothing (a control).  Truth by construction: one read a step, the program's; the host waits in it
     (unrecorded) while the GPU runs the step's ``3 * kernel_us``, and the GPU's idle after the read (until the next
     step's first kernel: the read's 20 us wake and 30 us call, ``between_us``, the next op's host work and launch)
-    is the read's cost: ``idle_after_read_us``."""
+    is the read's cost."""
     cap = Capture(1, A100, seed=7, marker="custom_loop", eager_local=True)
-    ops = [Op(f"dense/{name}:{name}", [Kernel(f"{kernel}", kernel_us)], host_us=host_us, launch_us=launch_us)
-           for name, kernel in (("MatMul", "volta_sgemm_32x32_sliced1x4_nn"),
-                                ("BiasAdd", "void tensorflow::functor::BiasNHWCKernel<float>"),
-                                ("Relu", "void Eigen::internal::EigenMetaKernel<relu>"))]
+    ops = _dense_eager_ops(kernel_us, host_us, launch_us)
     for _ in range(steps):
         cap.step([ops], eager=True, jitter=0.0, read_bytes=4 if read else 0, between_us=between_us)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)

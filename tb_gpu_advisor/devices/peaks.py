@@ -413,6 +413,17 @@ def peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, precision: int,
 _VECTOR_UNITS = frozenset({_CUDA, _UNITS, "vector", _XVE, "Matrix (and vector)"})
 
 
+def _fp32_generation(gpu_name: str | None, cc: tuple[int, int] | None, sm_count: int | None, clock_hz: float | None,
+                     memory_bytes: int | None) -> Generation | None:
+    """The generation of the card whose fp32 figure the vector peaks read (the tabled card :func:`_match` finds by its
+    fp32 rate, else the name's or compute capability's generation); None where unknown.  One home for
+    :func:`vector_peak_flops` (whether that figure is the vector units') and :func:`vector_peak_16` (its 16-bit
+    ratio), so the two never read different generations of one card."""
+    found = _match(gpu_name, cc, _positive(sm_count), _positive(clock_hz), None, key=lambda m: m.per_device(P_FP32),
+                   memory_bytes=_positive(memory_bytes))
+    return GENERATIONS[found[0].generation] if found is not None else generation(gpu_name, cc)
+
+
 def vector_peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, *, sm_count: int | None = None,
                       clock_hz: float | None = None, memory_bytes: int | None = None) -> Peak | None:
     """The dense fp32 peak of the GPU's vector units (:data:`_VECTOR_UNITS`), where its fp32 figure is theirs; None
@@ -420,9 +431,7 @@ def vector_peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, *, sm_co
     convolution) is bounded by these units, not by the Tensor Core peak of its dtype.  Their 16-bit rates are
     :func:`vector_peak_16`'s where published (1x the fp32 rate on GA10x and Ada to 4x on GA100, never below), so
     where one is not this figure is a floor of it (``metrics.flops`` reads it so)."""
-    found = _match(gpu_name, cc, _positive(sm_count), _positive(clock_hz), None, key=lambda m: m.per_device(P_FP32),
-                   memory_bytes=_positive(memory_bytes))
-    gen = GENERATIONS[found[0].generation] if found is not None else generation(gpu_name, cc)
+    gen = _fp32_generation(gpu_name, cc, sm_count, clock_hz, memory_bytes)
     if gen is None or P_FP32 not in gen.rates or gen.rates[P_FP32][1] not in _VECTOR_UNITS:
         return None
     return peak_flops(gpu_name, cc, P_FP32, sm_count=sm_count, clock_hz=clock_hz, memory_bytes=memory_bytes)
@@ -451,9 +460,7 @@ def vector_peak_16(gpu_name: str | None, cc: tuple[int, int] | None, precision: 
     depthwise convolution runs on these units, and its roofline row had no roof at all where the bandwidth's was
     above the fp32 figure -- only a floor of the 16-bit rate (h37-flops68's *Left*)."""
     fp32 = vector_peak_flops(gpu_name, cc, sm_count=sm_count, clock_hz=clock_hz, memory_bytes=memory_bytes)
-    found = _match(gpu_name, cc, _positive(sm_count), _positive(clock_hz), None, key=lambda m: m.per_device(P_FP32),
-                   memory_bytes=_positive(memory_bytes))
-    gen = GENERATIONS[found[0].generation] if found is not None else generation(gpu_name, cc)
+    gen = _fp32_generation(gpu_name, cc, sm_count, clock_hz, memory_bytes)
     ratio = VECTOR_16_BIT.get(gen.name, {}).get(precision) if gen is not None else None
     if fp32 is None or ratio is None:
         return None

@@ -329,6 +329,9 @@ class Framework:
     #: a stack frame (``file.py:123 function``) whose code allocates only a training job's memory -> what it holds, in
     #: words ("an optimizer's state"); "" for any other frame (``job.kind`` reads a snapshot's live blocks with it)
     training_frame: Callable[[str], str] = lambda _f: ""
+    #: a stack frame (``file.py:123 function``) in a KV cache's code: a generation's cache, made in the forward, that
+    #: says inference beside an optimizer's state (``job.kind`` reads a snapshot's live blocks with it)
+    kv_cache_frame: NamePredicate = never
     #: a data-parallel wrapper's hooks around a forward pass (FSDP's ``pre_forward``), which also shards a model run
     #: forward only: training's only where that forward records autograd's graph (the reader's ``grad_recorded_ops``)
     sharded_forward_event: NamePredicate = never
@@ -695,6 +698,17 @@ GENERIC_LABELS: dict[str, str] = {
     "snapshot_begun:state": "the history holds one event, a free of {blocks} it never allocated ({size}): the "
                             "allocator kept its last event alone -- what came before it, and any peak there, is not "
                             "in it",
+    # an XLA program's ``conditional`` instructions in the framework's words (``metrics.flops``' note on FLOPs counted as
+    # if every branch ran): the HLO's own name where the framework's call that makes them is not known
+    "flops:conditional": "conditional branches",
+    # how a snapshot's history that carries no stack was recorded (``capture_quality``'s note): without any, or -- the
+    # blocks live at the dump carrying theirs (``Memory.dump_stacks``) -- with the live blocks' stacks alone (":2.0":
+    # in a 2.0 layout, whose setting for it is its own)
+    "snapshot_stacks:none": "it was recorded without context",
+    "snapshot_stacks:dump": "it was recorded with the stacks of the blocks live at the dump alone (the job line reads "
+                            "them) and none of the history's events",
+    "snapshot_stacks:dump:2.0": "it was recorded with the stacks of the blocks live at the dump alone (the job line "
+                                "reads them) and none of the history's events",
     # a leak whose blocks no frame names (``memory_leak``): the history holds no stack for them
     "leak_site:unnamed": "at a line the history cannot name: it holds no stack for them -- record the allocator's "
                          "history with stacks to name it",

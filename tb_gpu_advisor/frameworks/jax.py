@@ -545,6 +545,8 @@ FRAMEWORK = Framework(
                                   "on the device (inside the {step}, before its jitted call)",
             "host_op_meaning": "JAX has no op placement: a jitted function runs all its ops on the device",
             "gpu_user": "JAX",
+            # the call that makes an HLO ``conditional`` (``metrics.flops``' branch note)
+            "flops:conditional": "conditional branches (`lax.cond`)",
             # a staged copy's host memory (``job.kind``'s copy words, h37-probe44v): JAX's own terms for what is
             # pinned -- PjRt's staging buffer -- and what is not: the arrays the program handed it
             "copies:staging": "arrays in pageable host memory pass through PjRt's pinned staging buffer, copied "

@@ -296,6 +296,12 @@ SNAPSHOT_MADE = {
                              "max_entries events was full and dropped the oldest ({entries}, no round "
                              "max_entries: more likely the first; the file does not say). Either way what came before "
                              "its first event, and any peak there, is not in it",
+    # a history without stacks whose live blocks carry theirs (``capture_quality``'s note): the release's setting
+    "snapshot_stacks:dump": "it was recorded with `context=\"state\"`, which keeps the stacks of the blocks live at "
+                            "the dump (the job line reads them) and none of the history's events",
+    "snapshot_stacks:dump:2.0": "it was recorded with `_record_memory_history(True)` without "
+                                "`trace_alloc_record_context=True`, which keeps the stacks of the blocks live at the "
+                                "dump (the job line reads them) and none of the history's events",
     # ``_record_memory_history(enabled="state")`` keeps a ring buffer of one event (``torch/csrc/cuda/
     # memory_snapshot.cpp``: ``max_entries = enabled == "all" ? max_entries : 1``): its dump's history is the last one
     "snapshot_begun:state": "the history holds one event, a free of {blocks} it never allocated ({size}): what "
@@ -2930,6 +2936,17 @@ def is_kv_cache_frame(filename: str, name: str) -> bool:
             or "kv_cache" in name.lower())
 
 
+#: A live stack's frame as the snapshot reader writes it (``file:line function``; a Windows path's drive colon is no
+#: line's).
+_FRAME_TEXT = re.compile(r"(.*?):\d+ (.*)")
+
+
+def is_kv_cache_frame_text(frame: str) -> bool:
+    """:func:`is_kv_cache_frame` of a frame written ``file.py:123 function`` (``model.trace.LiveStack.frames``)."""
+    m = _FRAME_TEXT.match(frame)
+    return m is not None and is_kv_cache_frame(m.group(1), m.group(2))
+
+
 #: An OOM whose live memory is mostly a KV cache (``oom_snapshot``): fewer cached tokens, or each one smaller.
 FIXES["oom_snapshot:kv_cache"] = (action(
     "Keep fewer tokens in the KV cache, or each one smaller: the cache is neither weights nor activations -- it "
@@ -3088,7 +3105,7 @@ FRAMEWORK = Framework(
                   "call prof.step() once per training step (or per forward pass)"),
     training_event=is_training_event, training_phase=is_training_phase, evaluation_phase=is_evaluation_phase,
     autograd_op=is_autograd_op, work_event=is_autograd_op, engine_wrapper=engine_wrapped, index_upload_op=is_index_upload_op, op_ranges_show_backward=True,
-    training_frame=training_frame, grad_reset_event=is_grad_reset_event,
+    training_frame=training_frame, kv_cache_frame=is_kv_cache_frame_text, grad_reset_event=is_grad_reset_event,
     sharded_forward_event=is_sharded_forward_event, tensor_parallel_event=is_tensor_parallel_event,
     compile_event=is_compile_event, compile_gap_event=is_jit_fallback,
     autotune_event=is_autotune_event, gpu_only_event=is_gpu_only_event, backend_event=backend_event, allocation_event=is_allocation_event,

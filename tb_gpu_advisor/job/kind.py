@@ -26,7 +26,7 @@ from tb_gpu_advisor.devices.collectives import cpu_backend
 from tb_gpu_advisor.common.fmt import and_list, gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
-from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, pytorch, user_ranges
+from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.job.iterations import (UNPHASED_WHY, earlier_pass_held, framed_pass_phases, pattern_phases,
                                            stackless_pass_phases)
@@ -476,9 +476,7 @@ def _cpu_collectives_kind(trace: Trace, fw: Framework) -> Kind | None:
     if not library:
         return None
     h = trace.h
-    ids, counts = np.unique(h.name, return_counts=True)
-    each = ", ".join(f"`{_short(h.names[int(i)], 40)}` x{int(c):,}" for i, c in
-                     sorted(zip(ids.tolist(), counts.tolist()), key=lambda ic: -ic[1])[:4])
+    each = _most_named(h.names, h.name, 4, times="x")
     threads = int(np.unique(h.line).size)
     return Kind("no_gpu", "high", f"{plural(len(h), f'{library} collective')} ({each}) on "
                                   f"{plural(threads, 'host thread')} and nothing else -- no op, step "
@@ -1654,9 +1652,7 @@ def _os_calls_window(w: _Held) -> Kind | None:
     waits = w.trace.host_waits
     if w.names or w.cuda == "on" or waits is None or not len(waits):
         return None
-    ids, counts = np.unique(waits.name, return_counts=True)
-    top = ", ".join(f"`{_short(waits.names[int(i)], 40)}` ×{int(c):,}"
-                    for i, c in sorted(zip(ids.tolist(), counts.tolist()), key=lambda ic: -ic[1])[:4])
+    top = _most_named(waits.names, waits.name, 4)
     return Kind("no_gpu", "high", f"OS runtime calls only ({plural(len(waits), 'call')}: {top}), and no CUDA call, "
                                   "copy or kernel recorded; the export does not record whether CUDA tracing was on, "
                                   f"and {_cuda_tables_words(w.trace, 'tracing without CUDA (-t osrt)')} -- or a "
@@ -1794,9 +1790,7 @@ def _cpu_compute_ops(trace: Trace, fw: Framework) -> str:
     calls = trace.h.start[trace.h.name_mask(_queues_work) | reads_off_a_gpu(trace, fw)]
     if ((calls >= trace.h.start[mask].min()) & (calls <= trace.h.end[mask].max())).any():
         return ""
-    ids, counts = np.unique(trace.h.name[mask], return_counts=True)
-    order = np.argsort(-counts, kind="stable")[:3]
-    top = ", ".join(f"`{_short(trace.h.names[int(ids[i])], 40)}` ×{int(counts[i]):,}" for i in order)
+    top = _most_named(trace.h.names, trace.h.name[mask], 3)
     return f"{n:,} matmul/convolution op{'s' if n != 1 else ''} ({top})"
 
 
@@ -2151,10 +2145,12 @@ def _started_at_exit(trace: Trace, fw: Framework) -> bool:
     if sp is None or not len(sp):
         return False
     names = trace.h.names
-    kinds = [(fw.profiler_start_frame(names[int(n)]), fw.profiler_exit_frame(names[int(n)])) for n in sp.name.tolist()]
-    starts = [i for i, (st, _) in enumerate(kinds) if st]
-    exits = [i for i, (_, ex) in enumerate(kinds) if ex]
-    return any(int(sp.start[e]) <= int(sp.start[i]) and int(sp.end[i]) <= int(sp.end[e]) for i in starts for e in exits)
+    ids, at = np.unique(sp.name, return_inverse=True)  # each frame name asked once, not once a frame
+    said = [names[int(n)] for n in ids.tolist()]
+    starts = np.flatnonzero(np.array([fw.profiler_start_frame(n) for n in said], bool)[at.reshape(-1)])
+    exits = np.flatnonzero(np.array([fw.profiler_exit_frame(n) for n in said], bool)[at.reshape(-1)])
+    return any(int(sp.start[e]) <= int(sp.start[i]) and int(sp.end[i]) <= int(sp.end[e])
+               for i in starts.tolist() for e in exits.tolist())
 
 
 def _exit_sync(trace: Trace) -> int:
@@ -2896,7 +2892,7 @@ def _live_kind(trace: Trace, fw: Framework) -> Kind | None:
     if not said or allocated <= 0:
         return None
     ranked = sorted(said.values(), key=lambda s: -s.size)
-    kept = _forward_beside_training(ranked, _caches(snap))
+    kept = _forward_beside_training(ranked, lambda: _caches(snap, fw))
     if kept is not None:
         ranked = [s for s in ranked if s is not kept]
     top, rest = ranked[0], ranked[1:]
@@ -2914,34 +2910,27 @@ def _live_kind(trace: Trace, fw: Framework) -> Kind | None:
     return Kind(top.kind, "medium" if sure else "low", text)
 
 
-#: A live stack's frame as the reader writes it (``file:line function``; a Windows path's drive colon is no line's).
-_FRAME_TEXT = re.compile(r"(.*?):\d+ (.*)")
+def _caches(snap: Any, fw: Framework) -> bool:
+    """Whether a stack of the blocks live at the dump runs through a KV cache's code (``Framework.kv_cache_frame`` on
+    its ``file.py:123 function`` frames): a generation's cache, made in the forward, that says inference."""
+    return any(fw.kv_cache_frame(f) for stacks in snap.stacks.values() for st in stacks for f in st.frames)
 
 
-def _caches(snap: Any) -> bool:
-    """Whether a stack of the blocks live at the dump runs through a KV cache's code (``pytorch.is_kv_cache_frame``
-    on its ``file.py:123 function`` frames): a generation's cache, made in the forward, that says inference."""
-    for stacks in snap.stacks.values():
-        for st in stacks:
-            for f in st.frames:
-                m = _FRAME_TEXT.match(f)
-                if m is not None and pytorch.is_kv_cache_frame(m.group(1), m.group(2)):
-                    return True
-    return False
-
-
-def _forward_beside_training(ranked: list[_Said], caches: bool) -> _Said | None:
+def _forward_beside_training(ranked: list[_Said], caches: Callable[[], bool]) -> _Said | None:
     """The forward-made live bytes (no engine's) that outrank what says training (an optimizer's state, the backward's
     blocks, a training frame) where both are live at the dump: read as part of the training, not as inference.  Why:
     a training step's forward keeps its tensors for the backward, so at an out-of-memory dump in the forward they are
     most of the bytes beside the optimizer's state -- a training OOM recorded with ``context="state"`` read
     "inference" from its 18 GiB of activations beside 4 GiB of Adam's state (h37-snap69: ``oom_activations``); an
-    optimizer's state is made by training alone.  Not where a live stack is a KV cache's (``caches``): a generation's
-    cache is made in the forward and says inference beside an optimizer's state."""
+    optimizer's state is made by training alone.  Not where a live stack is a KV cache's (``caches``, asked last: it
+    reads every live stack's frames): a generation's cache is made in the forward and says inference beside an
+    optimizer's state."""
     top = ranked[0]
-    if top.kind != "inference" or top.engine is not None or caches:
+    if top.kind != "inference" or top.engine is not None:
         return None
-    return top if any(s.kind == "training" and s.engine is None for s in ranked[1:]) else None
+    if not any(s.kind == "training" and s.engine is None for s in ranked[1:]):
+        return None
+    return None if caches() else top
 
 
 def _said_words(s: _Said) -> str:
@@ -3279,6 +3268,14 @@ def _within_spans(h, sel: np.ndarray, t: np.ndarray) -> np.ndarray:  # noqa: ANN
     ws, we = union_intervals(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
     k = np.searchsorted(ws, t.astype(np.int64), side="right") - 1
     return (k >= 0) & (t < we[np.maximum(k, 0)])
+
+
+def _most_named(names: list[str], name_col: np.ndarray, k: int, times: str = "×") -> str:
+    """The ``k`` names most often in ``name_col`` (ids into ``names``), most first (ties by id), each with its count:
+    "`read` ×1,204, `poll` ×96".  One home for the windows' evidence of what their few kinds of event are."""
+    ids, counts = np.unique(name_col, return_counts=True)
+    order = np.argsort(-counts, kind="stable")[:k]
+    return ", ".join(f"`{_short(names[int(ids[i])], 40)}` {times}{int(counts[i]):,}" for i in order)
 
 
 def _short(name: str, n: int = 80) -> str:

@@ -334,7 +334,7 @@ def _branch_runs(ctx: Context, fo: FlopOps, sel: np.ndarray, reps: np.ndarray,
         return ran, None
     shown = sorted(blind)
     return ran, (f"the FLOPs of {', '.join(f'`{n}`' for n in shown[:3])}{' ...' if len(shown) > 3 else ''}'s "
-                 "conditional branches (`lax.cond`) count every branch as run, an upper bound: no kernel names its "
+                 f"{ctx.fw.label('flops:conditional')} count every branch as run, an upper bound: no kernel names its "
                  "HLO instruction, so which branch ran is not recorded")
 
 

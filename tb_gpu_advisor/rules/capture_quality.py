@@ -936,7 +936,7 @@ def _no_stacks(ctx: Ctx, m: HostMetrics) -> list[Finding]:
                   else "its iterations could not be read")
     return [_snapshot_note(
         ctx, f"The snapshot's allocator history ({plural(events, 'event')}) carries no stack frame: "
-             f"{_without_stacks(m.memory)}. Its totals, its peak and when it fell are known; which blocks a forward, a backward or "
+             f"{_without_stacks(ctx, m.memory)}. Its totals, its peak and when it fell are known; which blocks a forward, a backward or "
              f"an optimizer made is not -- {read}{iterations}, and what a forward kept for a "
              f"backward only where the pattern shows it (a climb from the level held between passes, freed in one "
              f"run).{_PEAK_PARTS_READ if any(g.parts_from_pattern for g in gpus) else ''}",
@@ -945,17 +945,15 @@ def _no_stacks(ctx: Ctx, m: HostMetrics) -> list[Finding]:
         [g.gpu for g in gpus])]
 
 
-def _without_stacks(mem) -> str:  # noqa: ANN001 - the host's Memory metrics
+def _without_stacks(ctx: Ctx, mem) -> str:  # noqa: ANN001 - the host's Memory metrics
     """How a stackless history was recorded, in the note's words: without context, or -- where the blocks live at the
-    dump carry their stacks (``Memory.dump_stacks``) -- with the live blocks' stacks only, in the release's own
-    setting.  Why: "recorded without context" of a ``context="state"`` snapshot whose live blocks each name their
-    line told the user something the file contradicts (h37-snap69)."""
+    dump carry their stacks (``Memory.dump_stacks``) -- with the live blocks' stacks only, in the framework's words for
+    the release's setting (``snapshot_stacks:*`` labels).  Why: "recorded without context" of a ``context="state"``
+    snapshot whose live blocks each name their line told the user something the file contradicts (h37-snap69)."""
     if not mem.dump_stacks:
-        return "it was recorded without context"
-    setting = ("`_record_memory_history(True)` without `trace_alloc_record_context=True`"
-               if mem.snapshot_layout in ("2.0", "2.0 or older") else '`context="state"`')
-    return (f"it was recorded with {setting}, which keeps the stacks of the blocks live at the dump (the job line "
-            "reads them) and none of the history's events")
+        return ctx.fw.label("snapshot_stacks:none")
+    old = mem.snapshot_layout in ("2.0", "2.0 or older")
+    return ctx.fw.label("snapshot_stacks:dump:2.0" if old else "snapshot_stacks:dump")
 
 
 def _before_capture(ctx: Ctx, before: float, blocked: float) -> Finding:

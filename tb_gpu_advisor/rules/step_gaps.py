@@ -35,6 +35,8 @@ holds them (``call_gaps``: the finding's detail ``next_call_dispatch_ms`` says s
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from tb_gpu_advisor import devices
@@ -549,11 +551,10 @@ def _dispatch_ranges(m: HostMetrics, p: _Parts, host_ms: float) -> bool:
         return False
     if sum(m.syncs.in_gaps_ledger_ms.values()) >= 0.1 * g.avg_gap_ms:
         return False
-    held = [v for name, v in g.top_ranges if name in computing and v >= 0.1 * g.avg_gap_ms]
-    return sum(held) >= 0.5 * p.other_ms
+    return bool(_filling_ranges(g, p, computing.__contains__))
 
 
-def _own_ranges(g, p: _Parts, computing: set[str] = frozenset()) -> list[tuple[str, float]]:  # noqa: ANN001 - Gaps
+def _own_ranges(g: Gaps, p: _Parts, computing: AbstractSet[str] = frozenset()) -> list[tuple[str, float]]:
     """The program's own ranges (``record_function``, NVTX) that fill the gaps' host work where its outermost ops are
     those ranges themselves (each at least a tenth of the mean gap, together at least half the host's other work;
     none of them communication, none a range that launches the steps' kernels: ``computing``,
@@ -570,8 +571,15 @@ def _own_ranges(g, p: _Parts, computing: set[str] = frozenset()) -> list[tuple[s
     no sync anywhere in them, were told "host work between steps (Python, .item() and other syncs)" and to keep
     ``.item()`` out of the step (duoan/playground-cuda ``torch_baseline``, an RTX 5080 lab whose steps read no value
     between ``torch.cuda.synchronize()`` calls that wait for an already idle GPU; h37-huntk67)."""
-    ranges = [(name, v) for name, v in g.top_ranges
-              if v >= 0.1 * g.avg_gap_ms and name not in _comm_set(g) and name not in computing]
+    comm = _comm_set(g)
+    return _filling_ranges(g, p, lambda name: name not in comm and name not in computing)
+
+
+def _filling_ranges(g: Gaps, p: _Parts, keep: Callable[[str], bool]) -> list[tuple[str, float]]:
+    """The gaps' ranges ``keep`` takes that each hold at least a tenth of the mean gap, where together they hold at
+    least half the host's other work; [] otherwise.  One measure of "the gaps' host work is these ranges" for
+    :func:`_own_ranges` (the program's own phases) and :func:`_dispatch_ranges` (the next step's compute)."""
+    ranges = [(name, v) for name, v in g.top_ranges if v >= 0.1 * g.avg_gap_ms and keep(name)]
     return ranges if sum(v for _, v in ranges) >= 0.5 * p.other_ms else []
 
 

@@ -104,6 +104,7 @@ NOT_TORCH_SAVE = (f"a zip archive, but not torch.save's (its first member is no 
 
 
 def is_zip(head: bytes) -> bool:
+    """Whether a file's first bytes open a zip archive (a local file header): ``torch.save``'s default format."""
     return head.startswith(ZIP_START)
 
 

@@ -724,7 +724,7 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
     if kind.kind != "unknown" or kind.confidence != "low" or structure is None \
             or structure.source != "repeated_launches" or structure.start.size < _HOOKED_FORWARDS:
         return kind
-    if any(devices.update_kernel_one(n) for d in trace.devices for n in d.names[:_MAX_NAMES]):
+    if any(devices.update_kernel_one(n) for d in trace.devices for n in d.names[:_MAX_NAMES]) or _forward_marked(trace):
         return kind
     starts, names = _gemm_launch_starts(trace, launches)
     if not starts.size:
@@ -737,6 +737,18 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
     return dataclasses.replace(kind, kind="inference", confidence="medium", evidence=(
         f"{n:,} repeats of the launch loop run forward matrix products or convolutions ({and_list(names)}) and no "
         f"gradient or optimizer kernel in any: forward passes"))
+
+
+def _forward_marked(trace: Trace) -> bool:
+    """Whether the program marks its forward passes with ranges (``nvtx.is_forward_range``): then
+    :func:`_marked_forwards` has read them, weighing the work after each forward against the forward's own, and
+    where it found room for a backward there (a graphed backward, one launch of generic kernels) no loop of kernel
+    names overrules it."""
+    r = trace.ranges
+    if r is None or not r.idx.size:
+        return False
+    marked = user_ranges.marked_ranges(r)
+    return bool(marked.size) and bool(trace.h.per_name(nvtx.is_forward_range)[trace.h.name[marked]].any())
 
 
 def _gemm_launch_starts(trace: Trace, launches: list[np.ndarray]) -> tuple[np.ndarray, list[str]]:

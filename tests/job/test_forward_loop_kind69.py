@@ -13,27 +13,25 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import pytest
-
 from synthetic import nsysexport as nx
 from tests.support.cli_report import in_process
 
 #: one forward of the real export's small CNN, in its order (short name, demangled name)
 _FORWARD = (("_5x_cudnn_volta_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_nt_v1",) * 2,
-            ("max_pool_forward_nchw", "void at::native::<unnamed>::max_pool_forward_nchw<float, float>(int, const T1 *, "
-                                      "long, long, long, int, int, int, int, int, int, int, int, int, int, T1 *, long *)"),
+            ("max_pool_forward_nchw", ("void at::native::<unnamed>::max_pool_forward_nchw<float, float>(int, const T1 *, "
+                                      "long, long, long, int, int, int, int, int, int, int, int, int, int, T1 *, long *)")),
             ("_5x_cudnn_volta_scudnn_128x32_relu_small_nn_v1",) * 2,
-            ("vectorized_elementwise_kernel", "void at::native::vectorized_elementwise_kernel<(int)4, "
-                                              "at::native::<unnamed>::launch_clamp_scalar(at::TensorIteratorBase &)>"),
+            ("vectorized_elementwise_kernel", ("void at::native::vectorized_elementwise_kernel<(int)4, "
+                                              "at::native::<unnamed>::launch_clamp_scalar(at::TensorIteratorBase &)>")),
             ("volta_sgemm_32x32_sliced1x4_tn",) * 2)
 _BACKWARD = (("wgrad_alg0_engine", "void cudnn::detail::wgrad_alg0_engine<float, 128, 6, 7, 3, 3, 5, false, 512>"),
              ("max_pool_backward_nchw", "void at::native::<unnamed>::max_pool_backward_nchw<float, float>(const T1 *)"))
-_FUSED_ADAM = (("multi_tensor_apply_kernel", "void at::native::<unnamed>::multi_tensor_apply_kernel<at::native::<unnamed>"
+_FUSED_ADAM = (("multi_tensor_apply_kernel", ("void at::native::<unnamed>::multi_tensor_apply_kernel<at::native::<unnamed>"
                                              "::TensorListMetadata<(int)4>, at::native::<unnamed>::FusedAdamMathFunctor"
-                                             "<float, (int)4>>(T1, T2)"),)
-_FOREACH = (("multi_tensor_apply_kernel", "void at::native::<unnamed>::multi_tensor_apply_kernel<at::native::<unnamed>"
+                                             "<float, (int)4>>(T1, T2)")),)
+_FOREACH = (("multi_tensor_apply_kernel", ("void at::native::<unnamed>::multi_tensor_apply_kernel<at::native::<unnamed>"
                                           "::TensorListMetadata<(int)3>, at::native::<unnamed>::BinaryOpListAlphaFunctor"
-                                          "<float, (int)3, (int)2, (int)2>>(T1, T2)"),)
+                                          "<float, (int)3, (int)2, (int)2>>(T1, T2)")),)
 
 
 def _kind(tmp_path, names: tuple[tuple[str, str], ...]) -> dict:

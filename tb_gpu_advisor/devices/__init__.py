@@ -28,7 +28,7 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
            "autotune_kernel_one", "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_teardown_call", "TEARDOWN_CALLS", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "own_convolution_one", "library_scope_one", "depthwise_one", "direct_convolution_one", "fewer_multiplies", "fewer_multiplies_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "vector_peak_flops", "vector_peak_16", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
-           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_shown", "vendor_known", "UNKNOWN", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH", "host_link", "HOST_LINK_ASSUMED", "is_lookup_call", "is_own_time_call",
+           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_shown", "vendor_known", "UNKNOWN", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH", "host_link", "HOST_LINK_ASSUMED", "is_lookup_call", "is_own_time_call", "update_kernel_one",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
 
 #: The vendors whose names are known, in the order they are asked (NVIDIA last: a GPU no vendor claims is read as
@@ -350,8 +350,25 @@ def softmax_backward(names: list[str]) -> np.ndarray:
 #: ``max_pool_backward_nchw``, ``mse_backward_cuda_kernel``; Inductor's ``triton_..._backward_0``; FlashAttention's
 #: and Composable Kernel's attention backward (``flash_bwd_...``, ``fmha_bwd``, ``FmhaBwd``); TensorFlow's gradient
 #: kernels, named for their ``...Grad`` op (``tensorflow::functor::ReluGradHalfKernelVector``,
-#: ``tensorflow::BiasGradNHWC_SharedAtomics``: the word is TF's own, so it is read case-sensitively in TF's namespace).
-_GRADIENT = re.compile(r"(?i:backward|(?:flash|fmha|attn|attention)_?bwd)|\btensorflow::[\w:]*?Grad(?![a-z])")
+#: ``tensorflow::BiasGradNHWC_SharedAtomics``: the word is TF's own, so it is read case-sensitively in TF's namespace);
+#: an optimizer's update, by its functor's name (ATen's ``FusedAdamMathFunctor``, ``FusedSgdMathFunctor``; Apex's and
+#: DeepSpeed's ``AdamFunctor``, ``LAMBStage1Functor``, ``SGDFunctor``), and AMP's gradient-scaler kernels
+#: (``amp_update_scale_cuda_kernel``, ``_amp_foreach_non_finite_check_and_unscale_cuda_kernel``) -- a step that
+#: updates weights is training's, as a backward is.
+_GRADIENT = re.compile(r"(?i:backward|(?:flash|fmha|attn|attention)_?bwd)|\btensorflow::[\w:]*?Grad(?![a-z])|"
+                       r"Fused(?:Adam|Sgd)|\b(?:Adam|AdamW|Adagrad|LAMBStage\d|Lamb|Novograd|SGD|Sgd|Lion)\w*Functor|"
+                       r"amp_update_scale|non_finite_check_and_unscale")
+#: The kernels of an update whose functor says no optimizer by its name: ATen's ``_foreach_*`` ops (PyTorch's default
+#: multi-tensor Adam runs its update as ``multi_tensor_apply_kernel<..., BinaryOpListAlphaFunctor ...>``), which an
+#: inference pass has no use for -- never read as a gradient (a foreach op is no backward by itself), but a loop that
+#: runs one is not read as forward passes alone (``job.kind``).
+_MULTI_TENSOR = re.compile(r"\bmulti_tensor_apply")
+
+
+def update_kernel_one(name: str) -> bool:
+    """A kernel of a gradient or a weight update: :func:`gradient_kernel_one`, or a multi-tensor kernel
+    (:data:`_MULTI_TENSOR`) an optimizer runs.  Why: a kernel loop with none of them computes forward passes alone."""
+    return gradient_kernel_one(name) or bool(_MULTI_TENSOR.search(head(name)))
 
 
 def gradient_kernel_one(name: str) -> bool:

@@ -662,7 +662,8 @@ def attention_helper_one(name: str) -> bool:
 #: MIOpen's weight-gradient convolutions (its ``wrw`` direction: ``igemm_wrw_gtcx2_...``, ``naive_conv_..._wrw_...``)
 #: and its batch-norm backward: kernels only a backward pass runs.  Not its ``bwd`` (data-gradient) direction, which a
 #: transposed convolution's forward runs too.
-_GRADIENT = re.compile(r"(?:^|_)wrw(?:_|$)|MIOpenBatchNormBwd", re.I)
+#: MIOpen's own solver kernels spell the direction in CamelCase (``MIOpenCvBwdWrW``, ``MIOpenConvBwdWeights...``).
+_GRADIENT = re.compile(r"(?:^|_)wrw(?:_|$)|BwdWrW|BwdWeights|MIOpenBatchNormBwd", re.I)
 
 
 def gradient_kernel_one(name: str) -> bool:

@@ -31,7 +31,7 @@ from tb_gpu_advisor.frameworks.base import allocator_fixes
 from tb_gpu_advisor.job.exchange import exchange_kind, exchange_tag
 from tb_gpu_advisor.job.iterations import snapshot_iterations
 from tb_gpu_advisor.job.kind import (Kind, idle_rank_labels, idle_rank_list, idle_rank_numbers, idle_ranks,
-                                     unrecorded_rank_labels, work_kind)
+                                     unrecorded_rank_labels, work_kind, forward_loop_kind)
 from tb_gpu_advisor.job.phase import (STARTING, OneTime, async_stalls, context_start, one_time_costs, unseen_gpu_calls,
                                      window_phase)
 from tb_gpu_advisor.job.period import device_iterations, repeated_launches, training_iterations
@@ -251,6 +251,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
         passes = layer_passes(trace, structure) if structure is not None else None
         if passes is not None:  # periods each in one layer's own range are its layers: the passes they make, if any
             structure = passes if passes.start.size >= 2 else None
+    kind = forward_loop_kind(trace, kind, structure, launches)  # a loop of forwards, no gradient: only now its repeats
     release_free_heap()  # the span searches' temporaries (~40 MB on the dense 100 MB capture), before the steps'
     version = _version(fw, trace)
     tags: list[str] = []

@@ -31,6 +31,7 @@ from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.job.iterations import (UNPHASED_WHY, earlier_pass_held, framed_pass_phases, pattern_phases,
                                            stackless_pass_phases)
 from tb_gpu_advisor.job.phase import captured_calls, context_start
+from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.damage import CUT, Damage
 from tb_gpu_advisor.model.columns import coverage, outermost, union_intervals
@@ -705,6 +706,71 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
         return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
     return Kind("unknown", "low", "no host event says what the GPU work was for")
+
+
+def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, launches: list[np.ndarray]) -> Kind:
+    """``kind``, or inference at medium confidence where nothing named the work (``kind`` unknown, low) and the
+    host's launch loop (``structure`` read by ``job.period.repeated_launches``) repeats at least
+    :data:`_HOOKED_FORWARDS` times, every repeat launching a matrix product or convolution (``devices.gemm_kernel_one``;
+    the first and last may be cut by the capture's window)
+    and no kernel of the capture computing a gradient or an update (``devices.update_kernel_one``: a weight or data
+    gradient, a framework's ``*_backward`` kernel, an optimizer's or the gradient scaler's).
+
+    Why: a training step computes the gradients of what its forward computed, and its libraries name those kernels
+    (cuDNN's ``wgrad``, ATen's ``threshold_backward``, ``max_pool_backward``), so a loop of convolutions with none of
+    them in any repeat ran forward passes.  Asked after the loop is read, as the kind's last evidence, since only then
+    are the repeats known.  Medium, not high: a backward whose every kernel is generic (a JIT's fusions, cuBLAS GEMMs
+    alone) would read the same.  The real torchvision inference loops of an Nsight export with no op and no NVTX
+    (AlexNet, DenseNet, SqueezeNet on a T1000: ``volta_sgemm_*``, ``scudnn_winograd``, ``max_pool_forward_nchw``)
+    read "GPU work of an unknown kind"."""
+    if kind.kind != "unknown" or kind.confidence != "low" or structure is None \
+            or structure.source != "repeated_launches" or structure.start.size < _HOOKED_FORWARDS:
+        return kind
+    if any(devices.update_kernel_one(n) for d in trace.devices for n in d.names[:_MAX_NAMES]) or _forward_marked(trace):
+        return kind
+    starts, names = _gemm_launch_starts(trace, launches)
+    if not starts.size:
+        return kind
+    first = np.searchsorted(starts, structure.start.astype(np.int64), side="left")
+    held = (first < starts.size) & (starts[np.minimum(first, starts.size - 1)] < structure.end)
+    n = int(held.sum())
+    if n < _HOOKED_FORWARDS or not held[1:-1].all():
+        return kind  # a repeat without a matrix product or convolution (the cut first and last aside): no model's pass
+    return dataclasses.replace(kind, kind="inference", confidence="medium", evidence=(
+        f"{n:,} repeats of the launch loop run forward matrix products or convolutions ({and_list(names)}) and no "
+        f"gradient or optimizer kernel in any: forward passes"))
+
+
+def _forward_marked(trace: Trace) -> bool:
+    """Whether the program marks its forward passes with ranges (``nvtx.is_forward_range``): then
+    :func:`_marked_forwards` has read them, weighing the work after each forward against the forward's own, and
+    where it found room for a backward there (a graphed backward, one launch of generic kernels) no loop of kernel
+    names overrules it."""
+    r = trace.ranges
+    if r is None or not r.idx.size:
+        return False
+    marked = user_ranges.marked_ranges(r)
+    return bool(marked.size) and bool(trace.h.per_name(nvtx.is_forward_range)[trace.h.name[marked]].any())
+
+
+def _gemm_launch_starts(trace: Trace, launches: list[np.ndarray]) -> tuple[np.ndarray, list[str]]:
+    """The host start times (ps, sorted) of the launches of every matrix product or convolution kernel
+    (``devices.gemm_kernel_one``), and up to two of their short names, most run first."""
+    starts, counts = [], {}
+    for d, la in zip(trace.devices, launches):
+        if not len(d) or not la.size:
+            continue
+        gemm = np.fromiter((devices.gemm_kernel_one(n) for n in d.names), bool, len(d.names))[d.name] & (la >= 0)
+        if gemm.any():
+            starts.append(trace.h.start[la[gemm]].astype(np.int64))
+            ids, c = np.unique(d.name[gemm], return_counts=True)
+            for i, k in zip(ids.tolist(), c.tolist()):
+                short = devices.short_kernel_name(d.names[i], 40)
+                counts[short] = counts.get(short, 0) + k
+    if not starts:
+        return np.zeros(0, np.int64), []
+    names = [f"`{n}`" for n in sorted(counts, key=lambda n: -counts[n])[:2]]
+    return np.sort(np.concatenate(starts)), names
 
 
 def _recorded_ops_forward(trace: Trace, fw: Framework) -> str:

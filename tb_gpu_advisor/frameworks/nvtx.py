@@ -336,7 +336,8 @@ _RANK_PREFIX = re.compile(r"^\[?(?:rank|gpu|local[-_ ]?rank)[-_ #:=]?\d+\]?(?:\s
 def without_rank(name: str) -> str:
     """``name`` without the rank label it starts with (:data:`_RANK_PREFIX`: ``rank1 step 3`` -> ``step 3``): the
     ranks of one job run one loop, and each labels the same range with its own rank."""
-    return _RANK_PREFIX.sub("", name, count=1)
+    m = _RANK_PREFIX.match(name)
+    return name[m.end():] if m is not None else name
 
 
 #: A loop's counter in a name of several: the words since the previous counter, then the number, its total perhaps
@@ -360,7 +361,8 @@ _LABEL_WORDS = re.compile(r"[a-z]+")
 def without_logged_values(name: str) -> str:
     """``name`` without the values a loop logs after its counters (:data:`_LOGGED_VALUES`: ``step=12 loss=2.31`` ->
     ``step=12``): they change every turn, so the turns of one loop would each have a name of their own."""
-    return _LOGGED_VALUES.sub("", name)
+    m = _LOGGED_VALUES.search(name)  # the values end the name: what stands before them is kept as written
+    return name[:m.start()] if m is not None else name
 
 
 def _counter_loops(name: str) -> list[str] | None:

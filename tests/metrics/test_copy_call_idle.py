@@ -23,6 +23,7 @@ between-step gap "paced by a camera or a timer").  Control: the same loop from p
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
@@ -82,8 +83,11 @@ def test_pexsis_copy_calls_are_the_copies_not_launch_wait() -> None:
     launch = _finding(rep, "launch_bound")
     # what is left of the launch wait is the host's own code before launches: not critical, no longer the copies'
     assert launch is None or (launch["severity"] == "warning" and launch["saving"]["ms_per_step"] < 30), launch
-    # pinned memory saves the calls' idle too (main: 125.0 ms, the transfers alone)
-    assert copies["saving"]["ms_per_step"] >= moved + 0.98 * (lead + tail)
+    # pinned memory saves the calls' idle too (main: 125.0 ms, the transfers alone), less what the bytes still take on
+    # the bus beyond the kernels (h37-bus69: 618 MB over PCIe 4.0 x16 is 16.9 ms at least; the summary says what stays)
+    stays = re.search(r"([\d.]+) ms in the pass stays beyond the kernels", " ".join(copies["summary"].split()))
+    assert stays is not None and 0 < float(stays.group(1)) < 16.9, copies["summary"]
+    assert copies["saving"]["ms_per_step"] >= moved + 0.98 * (lead + tail) - float(stays.group(1))
 
 
 @pytest.mark.parametrize("pinned", [False, True])

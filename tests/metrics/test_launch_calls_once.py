@@ -28,9 +28,10 @@ def test_each_gpus_launch_calls_are_read_once(monkeypatch):
     h = analyze_session("pexsi", "s", [SimpleNamespace(host="h0", path=str(path), format="nsys",
                                                        size=os.path.getsize(path))]).to_dict()["hosts"][0]
     assert passes and len(passes) == len(set(passes)), passes
-    # the ledger main made (SURVEY session 28, h37-ownsplit): launch wait 109.30 ms, other 316.87 ms per step
-    assert abs(h["breakdown_ms"]["launch_wait"] - 109.30) < 0.05 and abs(h["breakdown_ms"]["other"] - 316.87) < 0.05, \
-        h["breakdown_ms"]
+    # the ledger main made (SURVEY session 28, h37-ownsplit): launch wait 109.30 ms, other 316.87 ms per step -- of
+    # which 0.07 ms are recorded runtime calls outside any op, the host's own work since h37-ledger69
+    b = h["breakdown_ms"]
+    assert abs(b["launch_wait"] - 109.30) < 0.05 and abs(b["other"] + b["host_compute"] - 316.87) < 0.05, b
 
 
 def test_a_kept_answer_is_read_again_for_other_launches_or_host_events(monkeypatch):

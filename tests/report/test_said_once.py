@@ -16,8 +16,14 @@ import pytest
 
 from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.serve.mcp_server import capture_advice_text
-from tests.support.properties import (loop_once_problems, profiled_loops, report_violations, surface_loop_problems,
-                                      surfaces_loop_problems, window_once_problems)
+from tests.support.properties import (
+    loop_once_problems,
+    profiled_loops,
+    report_violations,
+    surface_loop_problems,
+    surfaces_loop_problems,
+    window_once_problems,
+)
 from tests.support.report_store import session_report
 from tests.support.wild_hosts import wild_sessions
 
@@ -30,12 +36,13 @@ def vit() -> Report:
 
 
 def test_the_unrecorded_idle_after_syncs_is_said_inside_its_whole(vit):
-    """The note's 15.4 ms is part of the warning's 19.0 ms: one finding says both, and no window is shown twice."""
+    """The note's 15.4 ms is part of the warning's 18.9 ms (19.0 before h37-ledger69 booked the recorded runtime calls
+    outside any op as the host's own work): one finding says both, and no window is shown twice."""
     (h,) = vit.hosts
     (whole,) = [f for f in h.findings if f.id.endswith("#unrecorded") and f.rule == "unexplained_idle"]
     assert not [f for f in h.findings if f.id.endswith("#unrecorded_host_share")]
     part_ms, whole_ms = 15.4, whole.metric.detail["unrecorded_ms"]
-    assert whole_ms == pytest.approx(19.0, abs=0.05)
+    assert whole_ms == pytest.approx(18.91, abs=0.05)
     assert f"{part_ms} ms of it follows the host's syncs and blocking copies" in " ".join(whole.summary.split())
     assert window_once_problems(h.host, h.findings) == []
     assert not [v for v in report_violations(vit) if v.startswith("window-once")]

@@ -914,7 +914,10 @@ def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], r
             return None
         listed = fsio.Listed(entry.path, root, rel, follow=d.follow)  # read only below the logdir
         pointer = formats.lfs_pointer(listed)
-        if pointer:  # a pointer's words, not a layout's
+        if pointer:  # a pointer's words, not a layout's -- unless a file of that name is anyone's (``sniff`` says
+            # "": a ``.pt`` checkpoint's pointer is no profile's, left out without a word as the checkpoint is)
+            if f.layout.sniff(listed) == "":
+                continue
             first = pointer
             break
         why = f.layout.sniff(listed)

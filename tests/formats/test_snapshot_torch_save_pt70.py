@@ -41,13 +41,21 @@ def test_a_torch_save_snapshot_under_a_pt_name_is_read(tmp_path: Path, name: str
 
 
 def test_a_checkpoint_named_pt_is_left_out_silently(tmp_path: Path):
-    """Control: a ``torch.save`` archive of a model's state (no snapshot), a legacy non-zip ``.pt`` and a ``.pth`` of
-    text beside a snapshot: the snapshot alone is read, and none of them is listed as a profile left out."""
+    """Control: a ``torch.save`` archive of a model's state (no snapshot), a legacy non-zip ``.pt``, a ``.pth`` of
+    text and a checkpoint's Git LFS pointer (a real one's bytes: the torchrun tutorial's ``snapshot.pt``, kept in LFS)
+    beside a snapshot: the snapshot alone is read, and none of them is listed as a profile left out -- while a
+    pointer under a pickle's name still says it is one (``tests/formats/test_lfs_pointer.py``)."""
     run = tmp_path / "run"
     ms.write_torch_save(str(run / "model.pt"), {"model": {"layer.weight": [0.0] * 4}, "epoch": 3})
     (run / "legacy.pt").write_bytes(b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19.")  # torch's old magic number pickle
     (run / "notes.pth").write_text("not a tensor file\n")
+    pointer = ("version https://git-lfs.github.com/spec/v1\n"
+               "oid sha256:b9b2fc4be7332f7e6ddd50023460281011fa0e0b789184df3f11720f32ad0b9b\nsize 1630\n")
+    (run / "snapshot.pt").write_text(pointer)
+    (tmp_path / "pickled").mkdir()
+    (tmp_path / "pickled" / "memory_snapshot.pickle").write_text(pointer)
     snap = ms.write(str(run / "snapshot.pickle"), ms.training_iterations().doc)
     sessions = discover(str(run))
     assert [(h.format, h.path) for s in sessions for h in s.hosts] == [("snapshot", snap)]
     assert skipped(str(run)) == []
+    assert [why[:22] for _, why in skipped(str(tmp_path / "pickled"))] == ["a Git LFS pointer, not"]

@@ -1,5 +1,6 @@
 """Where memory snapshots lie: any ``*.pickle`` / ``*.pkl`` in a run folder whose content is one (a ``*.json`` too,
-once the trace formats refused it: :data:`MISNAMED_SUFFIXES`).
+once the trace formats refused it: :data:`MISNAMED_SUFFIXES`; a ``*.pt`` / ``*.pth`` saved with ``torch.save``:
+:data:`TORCH_SAVE_SUFFIXES`, any other file of those names left out without a word).
 
 ``torch.cuda.memory._dump_snapshot(path)`` writes wherever it is told (people keep them beside their logs and traces),
 so a name claims nothing: a pickle is a snapshot when its first bytes say so (:func:`sniff`: a pickle whose top-level

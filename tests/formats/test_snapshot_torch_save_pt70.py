@@ -44,7 +44,7 @@ def test_a_checkpoint_named_pt_is_left_out_silently(tmp_path: Path):
     """Control: a ``torch.save`` archive of a model's state (no snapshot), a legacy non-zip ``.pt``, a ``.pth`` of
     text and a checkpoint's Git LFS pointer (a real one's bytes: the torchrun tutorial's ``snapshot.pt``, kept in LFS)
     beside a snapshot: the snapshot alone is read, and none of them is listed as a profile left out -- while a
-    pointer under a pickle's name still says it is one (``tests/formats/test_lfs_pointer.py``)."""
+    pointer under a pickle's (or a CSV's) name still says it is one (``tests/formats/test_lfs_pointer.py``)."""
     run = tmp_path / "run"
     ms.write_torch_save(str(run / "model.pt"), {"model": {"layer.weight": [0.0] * 4}, "epoch": 3})
     (run / "legacy.pt").write_bytes(b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19.")  # torch's old magic number pickle
@@ -54,8 +54,10 @@ def test_a_checkpoint_named_pt_is_left_out_silently(tmp_path: Path):
     (run / "snapshot.pt").write_text(pointer)
     (tmp_path / "pickled").mkdir()
     (tmp_path / "pickled" / "memory_snapshot.pickle").write_text(pointer)
+    (tmp_path / "pickled" / "kernels.csv").write_text(pointer)  # a profiler's CSV kept in LFS: still said
     snap = ms.write(str(run / "snapshot.pickle"), ms.training_iterations().doc)
     sessions = discover(str(run))
     assert [(h.format, h.path) for s in sessions for h in s.hosts] == [("snapshot", snap)]
     assert skipped(str(run)) == []
-    assert [why[:22] for _, why in skipped(str(tmp_path / "pickled"))] == ["a Git LFS pointer, not"]
+    assert sorted((rel, why[:22]) for rel, why in skipped(str(tmp_path / "pickled"))) == [
+        ("kernels.csv", "a Git LFS pointer, not"), ("memory_snapshot.pickle", "a Git LFS pointer, not")]

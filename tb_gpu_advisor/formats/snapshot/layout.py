@@ -376,6 +376,10 @@ class SnapshotLayout(RunFolderLayout):
         why = sniff(path)
         return "" if why is not None and is_torch_save_name(os.path.basename(path)) else why
 
+    def pointer_unsaid(self, rel: tuple[str, ...]) -> bool:
+        """A Git LFS pointer named ``.pt`` / ``.pth`` stands for a checkpoint as likely as for a snapshot: unsaid."""
+        return is_torch_save_name(rel[-1])
+
     def group(self, found: list[Found]) -> Groups:
         """One session per snapshot, named after its file's time (``_snapshot`` appended), in its folder's run; the
         per-rank snapshots of one job (:func:`rank_sets`) are one session with a host per rank, named after the

@@ -914,7 +914,10 @@ def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], r
             return None
         listed = fsio.Listed(entry.path, root, rel, follow=d.follow)  # read only below the logdir
         pointer = formats.lfs_pointer(listed)
-        if pointer:  # a pointer's words, not a layout's
+        if pointer:  # a pointer's words, not a layout's -- unless the layout says a pointer of that name is anyone's
+            # (``Layout.pointer_unsaid``: a ``.pt`` checkpoint's pointer is no profile's, left out as the checkpoint is)
+            if f.layout.pointer_unsaid(rel):
+                continue
             first = pointer
             break
         why = f.layout.sniff(listed)

@@ -417,6 +417,11 @@ class Layout(Protocol):
         """None when the file at ``path`` (one ``maybe`` named) is this format's, else why it is not, in words (``""``
         where a file of that name is anyone's and is left out without a word: a ``.csv`` that is no profiler's)."""
 
+    def pointer_unsaid(self, rel: tuple[str, ...]) -> bool:
+        """Whether a Git LFS pointer at ``rel`` (a name ``maybe`` asked) goes unsaid: a name most files of which are
+        other programs' (a ``.pt`` checkpoint), whose pointer is no more a profile's than the file it stands for.
+        Only a layout that :meth:`maybe` asks is asked."""
+
     def group(self, found: list[Found]) -> Groups:
         """The claimed files as sessions of host files."""
 
@@ -511,6 +516,9 @@ class RunFolderLayout:
 
     expected: str
     host_folders_within_s: float = 0.0  # a run folder's sessions are grouped by its layout's own clock (``group``)
+
+    def pointer_unsaid(self, rel: tuple[str, ...]) -> bool:
+        return False  # a pointer under a name this format may hold says it is one (``discover._sniffed``)
 
     def capture_span(self, path: str, size: int, mtime_ns: int) -> tuple[float, float]:
         """(first, last) second since 1970 the capture in the file at ``path`` can hold: by default the file's

@@ -1,5 +1,6 @@
 """Where memory snapshots lie: any ``*.pickle`` / ``*.pkl`` in a run folder whose content is one (a ``*.json`` too,
-once the trace formats refused it: :data:`MISNAMED_SUFFIXES`).
+once the trace formats refused it: :data:`MISNAMED_SUFFIXES`; a ``*.pt`` / ``*.pth`` saved with ``torch.save``:
+:data:`TORCH_SAVE_SUFFIXES`, any other file of those names left out without a word).
 
 ``torch.cuda.memory._dump_snapshot(path)`` writes wherever it is told (people keep them beside their logs and traces),
 so a name claims nothing: a pickle is a snapshot when its first bytes say so (:func:`sniff`: a pickle whose top-level
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import binascii
 import io
+import os
 import re
 
 from tb_gpu_advisor.common import fsio
@@ -131,6 +133,18 @@ def torch_save_head(head: bytes) -> bytes | str:
 def is_pickle_name(name: str) -> bool:
     suffixes = (*SUFFIXES, *GZ_SUFFIXES)
     return name.endswith(suffixes) and len(name) > max(len(s) for s in suffixes if name.endswith(s))
+
+
+#: ``torch.save``'s own names (its documentation: "a common PyTorch convention is to save tensors using .pt file
+#: extension"): ``torch.save(torch.cuda.memory._snapshot(), "memory_snapshot.pt")`` writes a snapshot under one.  Most
+#: files so named are checkpoints, so the content alone says: an archive whose pickle opens a snapshot is read; any
+#: other is anyone's, left out without a word (a run folder's ``model.pt`` is no profile left out).
+TORCH_SAVE_SUFFIXES = (".pt", ".pth")
+
+
+def is_torch_save_name(name: str) -> bool:
+    return name.endswith(TORCH_SAVE_SUFFIXES) and len(name) > max(
+        len(s) for s in TORCH_SAVE_SUFFIXES if name.endswith(s))
 
 
 def is_misnamed(name: str) -> bool:
@@ -353,10 +367,18 @@ class SnapshotLayout(RunFolderLayout):
 
     def maybe(self, rel: tuple[str, ...]) -> bool:
         name = rel[-1]
-        return (is_pickle_name(name) or is_page_name(name) or is_misnamed(name)) and self.in_run_folder(rel)
+        return ((is_pickle_name(name) or is_page_name(name) or is_misnamed(name) or is_torch_save_name(name))
+                and self.in_run_folder(rel))
 
     def sniff(self, path: str) -> str | None:
-        return sniff(path)
+        """A ``torch.save`` name (:data:`TORCH_SAVE_SUFFIXES`) that holds no snapshot is a checkpoint's or anyone's:
+        left out silently (``""``), as a ``.csv`` of no profiler's is."""
+        why = sniff(path)
+        return "" if why is not None and is_torch_save_name(os.path.basename(path)) else why
+
+    def pointer_unsaid(self, rel: tuple[str, ...]) -> bool:
+        """A Git LFS pointer named ``.pt`` / ``.pth`` stands for a checkpoint as likely as for a snapshot: unsaid."""
+        return is_torch_save_name(rel[-1])
 
     def group(self, found: list[Found]) -> Groups:
         """One session per snapshot, named after its file's time (``_snapshot`` appended), in its folder's run; the
@@ -423,7 +445,7 @@ def _rank_of(f: Found) -> tuple[int, str]:
 def host_name(name: str) -> str:
     """A snapshot's host: its file's name without the suffix (``.gz`` first)."""
     name = name[:-3] if name.endswith(".gz") and len(name) > 3 else name
-    for suffix in (*SUFFIXES, HTML_SUFFIX, *MISNAMED_SUFFIXES):
+    for suffix in (*SUFFIXES, HTML_SUFFIX, *MISNAMED_SUFFIXES, *TORCH_SAVE_SUFFIXES):
         if name.endswith(suffix):
             return name[: -len(suffix)] or name
     return name

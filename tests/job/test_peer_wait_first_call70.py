@@ -14,7 +14,11 @@ algorithm search, a library's lazy start-up)", and dropped that round as a warm-
 ranks when its process group is made: the first receive pays the wait for its peer, as every receive does.  The
 window is built here by construction in the real file's layout (its event order, names, shapes and times).  The
 control: the same window's collectives on NCCL (``nccl:``), whose communicators are made at the first collective,
-keep their first call read as one-time."""
+keep their first call read as one-time.
+
+The ring's rounds were also read as the loop's steps ("its loop on the CPU: 2 marked steps of 338 us"): each
+round's ``gloo:send`` record encloses its receive and reduction, 62% of the host's ops, and was taken for the
+program's own repeated span.  A collective's record is the framework's, not a mark of the program's loop."""
 
 from __future__ import annotations
 
@@ -71,10 +75,14 @@ def _ring_window(path: Path, backend: str) -> None:
     path.write_text(json.dumps(doc))
 
 
-def _job(tmp_path: Path, backend: str) -> dict:
+def _host(tmp_path: Path, backend: str) -> dict:
     path = tmp_path / backend / "ring.pt.trace.json"
     _ring_window(path, backend)
-    return first_report(path)["hosts"][0]["job"]
+    return first_report(path)["hosts"][0]
+
+
+def _job(tmp_path: Path, backend: str) -> dict:
+    return _host(tmp_path, backend)["job"]
 
 
 def test_a_gloo_ring_s_first_receive_is_its_wait_for_a_peer_not_a_cold_start(tmp_path: Path):
@@ -88,3 +96,9 @@ def test_control_an_nccl_first_collective_may_pay_its_communicator_and_stays_one
     job = _job(tmp_path, "nccl")
     assert job["phase"] == "warm-up", job["summary"]
     assert "first op call far slower" in job["phase_evidence"] and "`nccl:recv`" in job["phase_evidence"], job
+
+
+def test_a_ring_s_rounds_are_no_steps_of_a_loop(tmp_path: Path):
+    host = _host(tmp_path, "gloo")
+    assert host["steps"]["source"] != "annotation_spans", host["steps"]
+    assert "marked step" not in host["job"]["summary"] and "`gloo:send`" not in host["steps"]["note"], host["steps"]

@@ -102,3 +102,21 @@ def test_a_ring_s_rounds_are_no_steps_of_a_loop(tmp_path: Path):
     host = _host(tmp_path, "gloo")
     assert host["steps"]["source"] != "annotation_spans", host["steps"]
     assert "marked step" not in host["job"]["summary"] and "`gloo:send`" not in host["steps"]["note"], host["steps"]
+
+
+def _window_finding(host: dict) -> tuple[str, str]:
+    (f,) = [f for f in host["findings"] if f["rule"] == "capture_quality"]
+    return f["summary"], " ".join((a["text"] or "") + (a["snippet"] or "") for a in f["actions"])
+
+
+def test_a_gloo_job_on_the_cpu_is_told_its_process_group_with_its_tensors(tmp_path: Path):
+    summary, fixes = _window_finding(_host(tmp_path, "gloo"))
+    assert "process group was made on Gloo" in summary, summary
+    assert "init_process_group(backend='nccl')" in fixes and "Gloo moves host memory" in fixes, fixes
+
+
+def test_control_a_model_on_the_cpu_without_collectives_keeps_the_move_the_model_fix():
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "cpu_model_a100"
+    summary, fixes = _window_finding(first_report(real)["hosts"][0])
+    assert "the work never reached it" in summary and "process group" not in summary, summary
+    assert "model = model.to(device)" in fixes and "init_process_group" not in fixes, fixes

@@ -411,8 +411,9 @@ def _peer_waits(h: HostEvents, fw: Framework) -> np.ndarray:
     backend by the framework's name, ``Framework.collective_backend``: ``gloo:recv`` -> Gloo, ``devices.collectives.
     cpu_backend``), whose time on the host is its wait for its peers.
 
-    Why: such an op's first call is no first call of its library -- Gloo connects every pair of ranks when the process
-    group is made (``init_process_group``), before any collective --, and it returns when its peers have sent: a
+    Why: such an op's first call is no first call of its library -- Gloo, by default, connects every pair of ranks when
+    the process group is made (``init_process_group``), before any collective --, and it returns when its peers have
+    sent (MPI's backend is taken alike, though an MPI library may connect a pair at its first message): a
     first call far over the later ones is the ranks reaching it at different times (the work each did before it),
     which no later call repeats once they run in lock step.  ASSUMPTION this replaces: *an op's first call far
     slower than its later ones pays a start-up* -- pramod-b-s/839_Adv_ML_Project's ``trace_comm.json`` (no licence;

@@ -1898,6 +1898,9 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
                                               "moved\ndevice = torch.device('cuda')\nmodel = model.to(device)\n"
                                               "x = x.to(device, non_blocking=True)   # each input of the step\n"
                                               + advice),),
+        # the same, its collectives recorded on a CPU backend ({backend}): the process group moves to the GPUs' library
+        "capture_quality:gpu_unused/cpu_collectives": (GPU_PROCESS_GROUP, action(
+            "Then profile steady-state steps with ProfilerActivity.CUDA on.", advice)),
         "capture_quality:window": (action("The profiled window held no GPU work (start-up, or before the first step): "
                                           "let torch.profiler's schedule skip start-up (wait), warm up (warmup) and "
                                           "record a few steps (active), with ProfilerActivity.CUDA on.", advice),),

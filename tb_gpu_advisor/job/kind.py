@@ -98,6 +98,11 @@ class Kind:
     #: name, "Gloo", "MPI"; "" for the GPUs' collectives or any other window.  Its words and fixes are that case's:
     #: the job's communication on the CPU, none of its work recorded (h37-gloo68)
     collectives_backend: str = ""
+    #: no GPU work on the CPU (``cpu_only``) whose host recorded collectives of one CPU backend beside its ops
+    #: (:func:`_cpu_backend_ops`): the library's name, "Gloo", "MPI"; "" otherwise.  The job's communication ran on
+    #: the CPU by that backend's nature: a GPU job's fix is its process group on the GPUs' library besides its tensors
+    #: on the GPU (h37-hunt70a: a hand-written 4-rank Gloo ring all-reduce, told only "move the model ... there")
+    cpu_collectives: str = ""
     #: a ``copy_only`` window's copies from or to pageable host memory, how many (0: none, or none known): the
     #: copies' own fix, pinned memory, is the window's first
     pageable_copies: int = 0
@@ -1703,7 +1708,15 @@ def _cpu_window(w: _Held) -> Kind | None:
         return None
     return Kind("no_gpu", "high", f"{_no_kernel(w.trace)}, and the host made no GPU runtime call: the work ran on "
                                   f"the CPU{_seen_words(w.trace)}",
-                cpu_only="the host made no GPU runtime call", gpu_seen=w.trace.producer.get("visible_gpus", ""))
+                cpu_only="the host made no GPU runtime call", gpu_seen=w.trace.producer.get("visible_gpus", ""),
+                cpu_collectives=_cpu_backend_ops(w.trace, w.fw))
+
+
+def _cpu_backend_ops(trace: Trace, fw: Framework) -> str:
+    """The library's own name of the one CPU backend (``devices.collectives.cpu_backend``) whose collectives the host
+    recorded (``Framework.collective_backend``: ``gloo:recv`` -> Gloo), "" where none or several."""
+    backends = {fw.collective_backend(trace.h.names[int(i)]) for i in np.unique(trace.h.name)} - {""}
+    return cpu_backend(next(iter(backends))) if len(backends) == 1 else ""
 
 
 def _os_calls_window(w: _Held) -> Kind | None:

@@ -21,6 +21,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.devices.collectives import cpu_backend
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.model.columns import subtract_intervals, time_within, union_intervals
 from tb_gpu_advisor.model.trace import PS_PER_MS as PS_PER_MS, PS_PER_US as PS_PER_US  # the job stage imports them here
@@ -367,6 +368,9 @@ def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: 
     ``aten::cudnn_convolution`` took 1.12 s (its 49 later calls a median of 322 us), the first ``aten::inverse`` 840
     ms, the first ``aten::bmm`` 649 ms: "steady: no one-time costs".
 
+    A CPU backend's communication ops are left out (:func:`_peer_waits`): their time on the host is the wait for
+    their peers, so a first call far over the later ones is the ranks' arrival, not a start-up.
+
     With GPU records (h37-steady35), the first launches' module loading is seen directly (:func:`_slow_first_launches`),
     but a first call's host-only work is not: a library's lazy start-up or a handle made inside the op, Python's lazy
     initialisation (``wild/mmagic_a100_pyprof_forward``: the first ``Tensor.cuda`` 1.27 s against 69 us after, the
@@ -381,7 +385,7 @@ def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: 
     recorded = any(len(d) for d in trace.devices)
     if (recorded and not started) or len(h) < 3:
         return out  # a window opened mid-run: the first call of an op in it is no first call of the process
-    op = ~h.name_mask(devices.is_runtime_call) & ~h.name_mask(fw.step_marker)
+    op = ~h.name_mask(devices.is_runtime_call) & ~h.name_mask(fw.step_marker) & ~_peer_waits(h, fw)
     idx = np.flatnonzero(op)
     if not idx.size:
         return out
@@ -402,21 +406,61 @@ def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: 
     return out
 
 
+def _peer_waits(h: HostEvents, fw: Framework) -> np.ndarray:
+    """Bool per host event: a collective or point-to-point op of a backend that runs on the CPU (the host event's
+    backend by the framework's name, ``Framework.collective_backend``: ``gloo:recv`` -> Gloo, ``devices.collectives.
+    cpu_backend``), whose time on the host is its wait for its peers.
+
+    Why: such an op's first call is no first call of its library -- Gloo, by default, connects every pair of ranks when
+    the process group is made (``init_process_group``), before any collective --, and it returns when its peers have
+    sent (MPI's backend is taken alike, though an MPI library may connect a pair at its first message): a
+    first call far over the later ones is the ranks reaching it at different times (the work each did before it),
+    which no later call repeats once they run in lock step.  ASSUMPTION this replaces: *an op's first call far
+    slower than its later ones pays a start-up* -- pramod-b-s/839_Adv_ML_Project's ``trace_comm.json`` (no licence;
+    survey h37-hunt70a), rank 2 of a 4-rank Gloo ring all-reduce on the CPU: its first ``gloo:recv`` 2.85 ms (inside
+    the first ``gloo:send``, 3.65 ms), the two later pairs 174-341 us, read "a cold start ... what only a first call
+    pays (an algorithm search, a library's lazy start-up)", "phase warm-up (80% of the window in one-time costs)".
+    NCCL's process group makes its communicators at the first collective (lazily, unless given a device at
+    ``init_process_group``): its first call may pay that, and stays read as before."""
+    return h.name_mask(lambda n: bool(cpu_backend(fw.collective_backend(n))))
+
+
 def _first_op_words(h: HostEvents, dur: np.ndarray, first: np.ndarray) -> list[str]:
-    """The slow first op calls (:func:`_slow_first_op_calls`) in words: how many, the innermost few with their time
-    (an op's first call nests its callee's: ``aten::conv2d`` around ``aten::cudnn_convolution``), the time covered."""
+    """The slow first op calls (:func:`_slow_first_op_calls`) in words: how many pay their time themselves, the few
+    that pay the most with their time, the time covered.
+
+    A call pays its own time where at least half of it lies outside the slow first calls nested in it
+    (:func:`_own_slow_time`): an op's first call nests its callee's (``aten::conv2d`` around ``aten::
+    cudnn_convolution``), which pays it, and the callee may nest slow first calls of its own that pay a sliver.  Why:
+    naming the innermost calls named those slivers -- pramod-b-s/839_Adv_ML_Project's ResNet-18 forward (CPU activity
+    only; survey h37-hunt70a) read "6 first op calls ... (`aten::add` 14.0 ms, `aten::clamp_min` 6.1 ms, `aten::add_`
+    2.5 ms; 4.10 s)", its first ``aten::cudnn_convolution`` (3.77 s, a 2.3 ms ``aten::resize_`` in it) and
+    ``aten::cudnn_batch_norm`` (295 ms) unnamed."""
     if not first.any():
         return []
     idx = np.flatnonzero(first)
     s, e = h.start[idx].astype(np.int64), h.end[idx].astype(np.int64)
-    inner = [i for k, i in enumerate(idx.tolist())
-             if not ((s >= s[k]) & (e <= e[k]) & (np.arange(idx.size) != k)).any()]
-    inner.sort(key=lambda i: -int(dur[i]))
-    named = ", ".join(f"`{h.names[int(h.name[i])]}` {_ms(dur[i])}" for i in inner[:3])
+    own = _own_slow_time(s, e)
+    paying = [k for k in range(idx.size) if 2 * own[k] >= e[k] - s[k]]
+    paying.sort(key=lambda k: -int(own[k]))
+    named = ", ".join(f"`{h.names[int(h.name[idx[k]])]}` {_ms(dur[idx[k]])}" for k in paying[:3])
     us, ue = union_intervals(s, e)
-    return [f"{plural(len(inner), 'first op call', 'first op calls')} far slower than every later call of the same "
+    return [f"{plural(len(paying), 'first op call', 'first op calls')} far slower than every later call of the same "
             f"op ({named}; {_ms((ue - us).sum())}): what only a first call pays (an algorithm search, a library's "
             "lazy start-up)"]
+
+
+def _own_slow_time(s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Per call (``s``, ``e``: the slow first calls' spans), its time outside the other calls nested in it (of two
+    calls with one span, the later in ``s``'s order is the inner)."""
+    own = (e - s).astype(np.int64)
+    n = np.arange(s.size)
+    for k in range(s.size):
+        inside = (s >= s[k]) & (e <= e[k]) & (n != k) & ((s != s[k]) | (e != e[k]) | (n > k))
+        if inside.any():
+            cs, ce = union_intervals(s[inside], e[inside])
+            own[k] -= int((ce - cs).sum())
+    return own
 
 
 def _slow_launch_words(dur: np.ndarray, launch: np.ndarray, slow: np.ndarray, med_us: float | None) -> list[str]:

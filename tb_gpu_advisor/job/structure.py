@@ -125,6 +125,11 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
     # (h37-randjobs2: a jitted step as one command buffer, read back each step, no module events -- the reads held
     # as many launches as the executions, and the steps were placed at the copies: the last step a 76 us D2H copy)
     not_calls &= ~_tool_ranges(trace) & ~h.name_mask(fw.blocking_read_event)
+    # a collective's record (c10d's ``gloo:send``) is the framework's, around one exchange the program asked for: a
+    # ring all-reduce written by hand records a send around each round's receive and reduction, which then encloses
+    # most of the host's ops -- its rounds read as "3 marked steps" of a loop (h37-hunt70a: pramod-b-s/
+    # 839_Adv_ML_Project's ``trace_comm.json``, one 4-rank Gloo ring all-reduce on the CPU)
+    not_calls &= ~h.name_mask(lambda n: bool(fw.collective_backend(n)))
     need = T("job.span_step_coverage")
     cands += _candidates("host event", h.start, h.end, h.name, h.line, h.names, not_calls, times, need)
     sp = trace.spans

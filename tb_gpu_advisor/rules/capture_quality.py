@@ -619,11 +619,13 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                        f"steps, forward passes, engine steps)?"
                        + (" If the job should use the GPU, move the model, not only its inputs, there." if cpu else ""))
         elif cpu and kind.gpu_seen:  # the file answers "was the GPU visible?": it was, and the work never reached it
-            actions = ctx.fw.fix(f"{ID}:gpu_unused")
+            lib = kind.cpu_collectives  # its collectives on a CPU backend: the process group is the fix's too
+            actions = ctx.fw.fix(f"{ID}:gpu_unused/cpu_collectives" if lib else f"{ID}:gpu_unused", backend=lib)
+            how = f" -- and {ctx.fw.label('collectives_on_cpu', backend=lib)}" if lib else ""
             summary = (f"No GPU kernel or copy in this capture ({m.capture.num_events:,} events; {cpu}: the work ran on "
                        f"the CPU): the guide's GPU checks were skipped. {ctx.fw.label('gpu_user')} saw the GPU -- the "
                        f"capture lists {kind.gpu_seen} -- but the work never reached it: if the job should use the "
-                       f"GPU, move the model and its inputs there.")
+                       f"GPU, move the model and its inputs there{how}.")
         else:
             # the GPUs the file lists, in every format's words ("0 GPU planes" was XPlane's word in an Nsight report)
             listed = f"{plural(len(m.gpus), 'GPU')} listed" if m.gpus else "no GPU listed"

@@ -726,7 +726,7 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
     if kind.kind != "unknown" or kind.confidence != "low" or structure is None \
             or structure.source != "repeated_launches" or structure.start.size < _HOOKED_FORWARDS:
         return kind
-    if any(devices.update_kernel_one(n) for d in trace.devices for n in d.names[:_MAX_NAMES]) or _forward_marked(trace):
+    if _backward_shown(trace) or _forward_marked(trace):
         return kind
     starts, names = _gemm_launch_starts(trace, launches)
     if not starts.size:
@@ -736,9 +736,66 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
     n = int(held.sum())
     if n < _HOOKED_FORWARDS or not held[1:-1].all():
         return kind  # a repeat without a matrix product or convolution (the cut first and last aside): no model's pass
+    if _update_pass(trace, launches, structure, starts):
+        return kind
     return dataclasses.replace(kind, kind="inference", confidence="medium", evidence=(
         f"{n:,} repeats of the launch loop run forward matrix products or convolutions ({and_list(names)}) and no "
         f"gradient or optimizer kernel in any: forward passes"))
+
+
+def _backward_shown(trace: Trace) -> bool:
+    """Whether any kernel of ``trace`` shows a backward or an update, by a word of it
+    (``devices.backward_or_update_one``: a gradient, a data gradient, an optimizer's or a backward's word) or by the
+    layouts of its matrix products: three operand layouts of one kind of product (``devices.gemm_operand_layout``).
+
+    Why the layouts: a backward computes each product's two gradients, dA = dC·Bᵀ and dB = Aᵀ·dC, from the same
+    operands transposed, so a training step runs its products in three layouts where a forward pass runs one or two
+    (a language model under nvprof on a V100: ``volta_sgemm_*_tn`` forward, ``_nn`` and ``_nt`` backward, each seven
+    times; an nvFuser step on an H200: nvjet ``TNN``, ``NTN``, ``NNT``; an FSDP step on an MI350X: Tensile's
+    ``Alik_Bljk``, ``Ailk_Bljk``, ``Ailk_Bjlk``) -- while every kernel's own name is a generic GEMM's."""
+    names = [n for d in trace.devices for n in d.names[:_MAX_NAMES]]
+    if any(devices.backward_or_update_one(n) for n in names):
+        return True
+    layouts = {devices.gemm_operand_layout(n) for n in names if devices.gemm_kernel_one(n)} - {""}
+    return len(layouts) >= 3
+
+
+#: The fewest kernels an update of every parameter launches one at a time (a per-parameter optimizer: ``add_`` /
+#: ``mul_`` per tensor): longer than the elementwise work a forward runs between two of its products (a bias, an
+#: activation, a norm and a pool: <= 6 kernels).
+_UPDATE_RUN = 8
+
+
+def _update_pass(trace: Trace, launches: list[np.ndarray], structure: SpanSteps, gemm: np.ndarray) -> bool:
+    """Whether every whole repeat of the loop (``structure``'s, the cut first and last aside) launches a run of at
+    least :data:`_UPDATE_RUN` kernels, and at least a third as many as its matrix products (``gemm``: their launch
+    starts), with no matrix product among them: a weight update of every parameter tensor, one kernel each or more.
+
+    Why: an optimizer reads and writes each parameter once per step after the backward's last product, so a
+    per-parameter update (``foreach=False``, a hand-written ``p.data.add_(...)`` loop) is a run of elementwise kernels
+    as long as the parameter tensors are many -- at least one weight per three products of a training step (its
+    forward's, its data and its weight gradient) -- while a forward pass runs a few kernels between two products.
+    Generic names (``vectorized_elementwise_kernel<... MulFunctor>``) say none of it."""
+    runs = []
+    for d, la in zip(trace.devices, launches):
+        if len(d) and la.size:
+            k = (d.kind == devices.KIND_KERNEL) & (la >= 0)
+            if k.any():
+                runs.append(trace.h.start[la[k]].astype(np.int64))
+    if not runs:
+        return False
+    every = np.sort(np.concatenate(runs))
+    # the kernels launched since the last product before each launch: a run's length at its last kernel
+    before = np.searchsorted(gemm, every, side="right")  # products launched up to each kernel (itself included)
+    last = np.where(before > 0, gemm[np.maximum(before - 1, 0)], np.iinfo(np.int64).min)
+    since = np.arange(every.size) - np.searchsorted(every, last, side="right") + 1
+    s, e = structure.start.astype(np.int64)[1:-1], structure.end.astype(np.int64)[1:-1]
+    if not s.size:
+        return False
+    a, b = np.searchsorted(every, s, side="left"), np.searchsorted(every, e, side="left")
+    products = np.searchsorted(gemm, e, side="left") - np.searchsorted(gemm, s, side="left")
+    longest = np.array([int(since[i:j].max()) if j > i else 0 for i, j in zip(a.tolist(), b.tolist())])
+    return bool((longest >= np.maximum(_UPDATE_RUN, products / 3)).all())
 
 
 def _forward_marked(trace: Trace) -> bool:

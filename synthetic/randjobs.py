@@ -214,6 +214,10 @@ def _nsys_params(rng: random.Random) -> dict[str, Any]:
         "untraced_ms": rng.choice((0.0, 0.0, round(_log_uniform(rng, 0.01, 100.0), 3))),
         "kernel_gap_us": rng.choice((0.0, 0.0, round(rng.uniform(0.5, 20.0), 3))),
         "setup_ms": rng.choice((0.0, 0.0, round(rng.uniform(1.0, 50.0), 3))) if ranks > 1 and train else 0.0,
+        # a training draw's step runs a real step's kernels (forward products, their gradients, an update), an
+        # inference draw's the forward's alone (h37-gen70: the generator follows reality; drawn without the rng, so
+        # every other draw stays as it was)
+        "training_kernels": train,
     }
     if rng.random() < 0.3:  # the results read back
         d2h_bytes = int(_log_uniform(rng, 4, 64 << 20))

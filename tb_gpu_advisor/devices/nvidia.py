@@ -820,10 +820,12 @@ def data_gradient_one(name: str) -> bool:
 #: (``n`` as stored, ``t`` transposed): ``nvjet_tst_..._TNN`` (A, B, then the output's), ``volta_sgemm_128x64_tn``,
 #: ``sm80_xmma_gemm_..._tn_n_tilesize...``, ``cutlass_80_tensorop_s16816gemm_..._nt_align8``, ``gemmSN_TN_kernel``.
 #: A convolution's implicit GEMM (cuDNN's ``scudnn_..._nn_v1``, ``implicit_gemm``) spells its tile order, not a
-#: product's operands: none read.
+#: product's operands, and a complex product (``volta_gcgemm_32x32_nt``, ``cgemm``, ``zgemm``) is an FFT
+#: convolution's pointwise product in frequency space (cuDNN runs it inside a DenseNet-121's forward on a T1000,
+#: ML-DL-Security ``report3``): none read.
 _NVJET_LAYOUT = re.compile(r"^nvjet_\w*?_([TN])([TN])[TN]$")
 _GEMM_LAYOUT = re.compile(r"(?i:gemm)\w*?_([nt]{2})(?:_|$)|(?i:gemm)\w*?_([NT]{2})_kernel")
-_CONVOLUTION_WORD = re.compile(r"cudnn|conv|fprop|dgrad|wgrad|winograd|implicit", re.I)
+_CONVOLUTION_WORD = re.compile(r"cudnn|conv|fprop|dgrad|wgrad|winograd|implicit|(?:^|_)(?:g?c|z)gemm", re.I)
 
 
 def gemm_operand_layout(name: str) -> str:

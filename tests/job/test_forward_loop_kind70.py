@@ -125,6 +125,19 @@ def test_control_a_transformer_forward_stays_inference(tmp_path):
     assert (job["kind"], job["kind_confidence"]) == ("inference", "medium"), _said(job)
 
 
+def test_control_cudnn_products_inside_a_forward_stay_inference(tmp_path):
+    """Control (passes on base too): a DenseNet-121's forward on a T1000 (ML-DL-Security ``report3``, read locally)
+    runs cuBLAS-named products inside cuDNN's convolutions -- ``volta_sgemm_*_nn`` (272), an FFT convolution's
+    complex ``volta_gcgemm_32x32_nt`` (192), the classifier's ``_tn`` (8): three layouts, but a complex product is
+    no model's operand and the rest lopsided, no product with its two gradients -- forward passes (an earlier
+    draft of h37-gen70 read it as no forward loop)."""
+    bn = ("void at::native::batch_norm_transform_input_kernel<float, float, float, (bool)0, int>(at::"
+          "GenericPackedTensorAccessor<const T1, (unsigned long)3, at::DefaultPtrTraits, T5>)")
+    conv = ("volta_sgemm_32x128_nn", bn, RELU, "volta_gcgemm_32x32_nt", bn, RELU)
+    job = _job(tmp_path, conv * 4 + ("volta_sgemm_32x128_nn", bn, RELU, "volta_sgemm_32x32_sliced1x4_tn"))
+    assert (job["kind"], job["kind_confidence"]) == ("inference", "medium"), _said(job)
+
+
 @pytest.mark.parametrize(("name", "layout"), [
     ("volta_sgemm_32x32_sliced1x4_nt", "nt"),  # pyprof_lm_v100_nvprof
     ("nvjet_tst_192x192_64x3_1x2_h_bz_coopB_NTN", "nt"),  # nvfuser_h200_first_call
@@ -135,6 +148,7 @@ def test_control_a_transformer_forward_stays_inference(tmp_path):
      "kernel__5x_cublas", "tn"),
     ("_5x_cudnn_volta_scudnn_128x32_relu_small_nn_v1", ""),  # a convolution's tile order, no product's operands
     ("_5x_cudnn_volta_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_nt_v1", ""),
+    ("volta_gcgemm_32x32_nt", ""),  # ML-DL-Security report3: an FFT convolution's complex product
 ])
 def test_gemm_operand_layout_of_real_names(name, layout):
     """The operand layout a real capture's product names (base: no such reading)."""

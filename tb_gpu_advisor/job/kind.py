@@ -736,7 +736,7 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
     n = int(held.sum())
     if n < _HOOKED_FORWARDS or not held[1:-1].all():
         return kind  # a repeat without a matrix product or convolution (the cut first and last aside): no model's pass
-    if _update_pass(trace, launches, structure, starts):
+    if _update_pass(trace, launches, structure):
         return kind
     return dataclasses.replace(kind, kind="inference", confidence="medium", evidence=(
         f"{n:,} repeats of the launch loop run forward matrix products or convolutions ({and_list(names)}) and no "
@@ -774,41 +774,59 @@ def _backward_shown(trace: Trace) -> bool:
 #: alone); cuDNN's own products inside a forward's convolutions are lopsided (a DenseNet-121: 272 ``nn``, 8 ``tn``).
 _LAYOUT_SHARE = 4
 #: The fewest kernels an update of every parameter launches one at a time (a per-parameter optimizer: ``add_`` /
-#: ``mul_`` per tensor): longer than the elementwise work a forward runs between two of its products (a bias, an
-#: activation, a norm and a pool: <= 6 kernels).
+#: ``mul_`` per tensor): more than the elementwise work a small forward runs between two of its products (a bias, an
+#: activation, a norm and a pool).
 _UPDATE_RUN = 8
+#: How many times a repeat's next-longest run between two products its update's run is at least: a language model's
+#: forward on a V100 runs 13 kernels before its first product (the embedding, its dropout, a norm) and at most 7
+#: between two others, its log-softmax after the last (15 to the next forward's first: twice, not thrice); the
+#: model's training step runs 77 after its last gradient's product (5.5 times its forward's longest).
+_UPDATE_SHARE = 3
 
 
-def _update_pass(trace: Trace, launches: list[np.ndarray], structure: SpanSteps, gemm: np.ndarray) -> bool:
-    """Whether every whole repeat of the loop (``structure``'s, the cut first and last aside) launches a run of at
-    least :data:`_UPDATE_RUN` kernels, and at least a third as many as its matrix products (``gemm``: their launch
-    starts), with no matrix product among them: a weight update of every parameter tensor, one kernel each or more.
+def _update_pass(trace: Trace, launches: list[np.ndarray], structure: SpanSteps) -> bool:
+    """Whether every whole repeat of the loop (``structure``'s, the cut first and last aside) runs one long run of
+    kernels between two matrix products (``devices.gemm_kernel_one``): at least :data:`_UPDATE_RUN` kernels, a third
+    as many as the repeat's products, and :data:`_UPDATE_SHARE` times the repeat's next-longest run -- a weight
+    update of every parameter tensor, one kernel each or more.
 
-    Why: an optimizer reads and writes each parameter once per step after the backward's last product, so a
-    per-parameter update (``foreach=False``, a hand-written ``p.data.add_(...)`` loop) is a run of elementwise kernels
-    as long as the parameter tensors are many -- at least one weight per three products of a training step (its
-    forward's, its data and its weight gradient) -- while a forward pass runs a few kernels between two products.
+    Why: an optimizer reads and writes each parameter once per step, after the backward's last product and before the
+    next forward's first, so a per-parameter update (``foreach=False``, a hand-written ``p.data.add_(...)`` loop) is
+    one run of elementwise kernels as long as the parameter tensors are many -- at least one weight per three products
+    of a training step (its forward's, its data and its weight gradient) -- while a forward's runs between its
+    products are its layers' few (a language model under nvprof on a V100, ``pyprof_lm_v100_nvprof``: runs of at
+    most 14 kernels between its 21 products, then 77 after the last: its gradients' norms and its SGD update).
     Generic names (``vectorized_elementwise_kernel<... MulFunctor>``) say none of it."""
-    runs = []
+    starts, flags = [], []
     for d, la in zip(trace.devices, launches):
-        if len(d) and la.size:
-            k = (d.kind == devices.KIND_KERNEL) & (la >= 0)
-            if k.any():
-                runs.append(trace.h.start[la[k]].astype(np.int64))
-    if not runs:
+        if not len(d) or not la.size:
+            continue
+        k = (d.kind == devices.KIND_KERNEL) & (la >= 0)
+        if k.any():
+            gemm = np.fromiter((devices.gemm_kernel_one(n) for n in d.names), bool, len(d.names))
+            starts.append(trace.h.start[la[k]].astype(np.int64))
+            flags.append(gemm[d.name[k]])
+    if not starts:
         return False
-    every = np.sort(np.concatenate(runs))
-    # the kernels launched since the last product before each launch: a run's length at its last kernel
-    before = np.searchsorted(gemm, every, side="right")  # products launched up to each kernel (itself included)
-    last = np.where(before > 0, gemm[np.maximum(before - 1, 0)], np.iinfo(np.int64).min)
-    since = np.arange(every.size) - np.searchsorted(every, last, side="right") + 1
+    every = np.concatenate(starts)
+    order = np.argsort(every, kind="stable")
+    every, gemm_at = every[order], np.concatenate(flags)[order]
+    pos = np.flatnonzero(gemm_at)
     s, e = structure.start.astype(np.int64)[1:-1], structure.end.astype(np.int64)[1:-1]
-    if not s.size:
+    if pos.size < 2 or not s.size:
         return False
-    a, b = np.searchsorted(every, s, side="left"), np.searchsorted(every, e, side="left")
-    products = np.searchsorted(gemm, e, side="left") - np.searchsorted(gemm, s, side="left")
-    longest = np.array([int(since[i:j].max()) if j > i else 0 for i, j in zip(a.tolist(), b.tolist())])
-    return bool((longest >= np.maximum(_UPDATE_RUN, products / 3)).all())
+    lengths = np.diff(pos) - 1  # the kernels between two products, each run closed by the later one's launch
+    closes = every[pos[1:]]
+    a, b = np.searchsorted(closes, s, side="left"), np.searchsorted(closes, e, side="left")
+    products = np.searchsorted(every[pos], e, side="left") - np.searchsorted(every[pos], s, side="left")
+    for i, j, n in zip(a.tolist(), b.tolist(), products.tolist()):
+        runs = np.sort(lengths[i:j])
+        if not runs.size:
+            return False
+        longest, second = int(runs[-1]), int(runs[-2]) if runs.size > 1 else 0
+        if longest < max(_UPDATE_RUN, n / 3) or longest < _UPDATE_SHARE * second:
+            return False
+    return True
 
 
 def _forward_marked(trace: Trace) -> bool:

@@ -125,6 +125,17 @@ def test_control_a_transformer_forward_stays_inference(tmp_path):
     assert (job["kind"], job["kind_confidence"]) == ("inference", "medium"), _said(job)
 
 
+def test_control_a_language_model_forward_with_a_long_head_stays_inference(tmp_path):
+    """Control (passes on base too): a language model's forward with the real runs between its products
+    (``pyprof_lm_v100_nvprof``'s forward: 13 kernels before its first product, then 4, 3, 1, 7, 3, 5 between the
+    next, a log-softmax after its last) -- one run twice the next-longest, none thrice -- is forward passes, no
+    per-parameter update."""
+    runs = (13, 4, 3, 1, 7, 3, 5)
+    step = tuple(k for r in runs for k in (MUL, ADD) * (r // 2) + (ADD,) * (r % 2) + (SGEMM["tn"],)) + (ADD, MUL)
+    job = _job(tmp_path, step)
+    assert (job["kind"], job["kind_confidence"]) == ("inference", "medium"), _said(job)
+
+
 def test_control_cudnn_products_inside_a_forward_stay_inference(tmp_path):
     """Control (passes on base too): a DenseNet-121's forward on a T1000 (ML-DL-Security ``report3``, read locally)
     runs cuBLAS-named products inside cuDNN's convolutions -- ``volta_sgemm_*_nn`` (272), an FFT convolution's

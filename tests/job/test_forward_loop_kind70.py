@@ -36,8 +36,8 @@ SUM = ("void at::native::reduce_kernel<(int)512, (int)1, at::native::ReduceOp<fl
        "(instance 1)]>, unsigned int, float, (int)4, (int)4>>(T3)")
 #: fwd69's real forward (ML-DL-Security's small CNN on a T1000: cuDNN's convolutions, a pool, a clamp, a product)
 CNN_FORWARD = ("_5x_cudnn_volta_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_nt_v1",
-               "void at::native::<unnamed>::max_pool_forward_nchw<float, float>(int, const T1 *, long, long, long, int, "
-               "int, int, int, int, int, int, int, int, int, T1 *, long *)",
+               ("void at::native::<unnamed>::max_pool_forward_nchw<float, float>(int, const T1 *, long, long, long, "
+                "int, int, int, int, int, int, int, int, int, int, T1 *, long *)"),
                "_5x_cudnn_volta_scudnn_128x32_relu_small_nn_v1", RELU, "volta_sgemm_32x32_sliced1x4_tn")
 
 
@@ -94,13 +94,13 @@ def test_a_convolution_backward_by_its_data_gradient_is_no_forward_loop(tmp_path
     """A CNN's step whose weight gradient runs in a generic cuDNN kernel (``scudnn_..._stridedB_splitK_..._nn``) and
     whose data gradient is cuDNN's ``dgrad`` (MIOpen's ``igemm_bwd``): no forward passes (base: inference)."""
     if library == "cudnn":
-        grads = ("void cudnn::detail::dgrad_engine<float, 128, 6, 8, 3, 3, 5, false>(int, int, int, const float *, "
-                 "int, const float *, int, float *, kernel_grad_params, unsigned long long, int, unsigned long long, "
-                 "int, float, int, int, int)",
+        grads = (("void cudnn::detail::dgrad_engine<float, 128, 6, 8, 3, 3, 5, false>(int, int, int, const float *, "
+                  "int, const float *, int, float *, kernel_grad_params, unsigned long long, int, unsigned long long, "
+                  "int, float, int, int, int)"),
                  "_5x_cudnn_volta_scudnn_128x64_stridedB_splitK_small_nn_v1")
     else:
-        grads = ("igemm_bwd_gtcx2_nhwc_fp32_bx0_ex1_bt64x64x16_wt32x32x2_ws1x1_wr1x1_ta1x4x1x1_1x4x1x64_"
-                 "tb1x4x1x1_1x4x1x64", "_5x_cudnn_volta_scudnn_128x64_stridedB_splitK_small_nn_v1")
+        grads = (("igemm_bwd_gtcx2_nhwc_fp32_bx0_ex1_bt64x64x16_wt32x32x2_ws1x1_wr1x1_ta1x4x1x1_1x4x1x64_"
+                  "tb1x4x1x1_1x4x1x64"), "_5x_cudnn_volta_scudnn_128x64_stridedB_splitK_small_nn_v1")
     job = _job(tmp_path, CNN_FORWARD + (SUM, SGEMM["nn"]) + grads + (ADD,))
     assert job["kind"] != "inference", _said(job)
 
@@ -155,8 +155,7 @@ def test_control_cudnn_products_inside_a_forward_stay_inference(tmp_path):
     ("nvjet_tst_192x208_64x4_1x1_h_bz_coopB_bias_TNT", "tn"),  # shared nsys fsdp_mfu_before: a forward's output layout
     ("Cijk_Ailk_Bjlk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT128x64x128_MI32x32x1_SN_LDSB0", "nt"),  # fsdp_mi350x_kernel_trace
     ("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x32x256_MI16x16x1_SN_LDSB0", "tn"),
-    ("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_execute_"
-     "kernel__5x_cublas", "tn"),
+    (nx.GEMM_FP32, "tn"),
     ("_5x_cudnn_volta_scudnn_128x32_relu_small_nn_v1", ""),  # a convolution's tile order, no product's operands
     ("_5x_cudnn_volta_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_nt_v1", ""),
     ("volta_gcgemm_32x32_nt", ""),  # ML-DL-Security report3: an FFT convolution's complex product

@@ -713,14 +713,15 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
     host's launch loop (``structure`` read by ``job.period.repeated_launches``) repeats at least
     :data:`_HOOKED_FORWARDS` times, every repeat launching a matrix product or convolution (``devices.gemm_kernel_one``;
     the first and last may be cut by the capture's window)
-    and no kernel of the capture computing a gradient or an update (``devices.update_kernel_one``: a weight or data
-    gradient, a framework's ``*_backward`` kernel, an optimizer's or the gradient scaler's).
+    and no kernel of the capture showing a gradient or an update (:func:`_backward_shown`: by a word of it,
+    ``devices.backward_or_update_one``, or by its products run in a forward's and its two gradients' layouts), and
+    no repeat running a per-parameter update (:func:`_update_pass`).
 
     Why: a training step computes the gradients of what its forward computed, and its libraries name those kernels
     (cuDNN's ``wgrad``, ATen's ``threshold_backward``, ``max_pool_backward``), so a loop of convolutions with none of
     them in any repeat ran forward passes.  Asked after the loop is read, as the kind's last evidence, since only then
-    are the repeats known.  Medium, not high: a backward whose every kernel is generic (a JIT's fusions, cuBLAS GEMMs
-    alone) would read the same.  The real torchvision inference loops of an Nsight export with no op and no NVTX
+    are the repeats known.  Medium, not high: a backward whose every kernel is generic by name and structure (a JIT's
+    fusions and products in one layout, an update fused into one unnamed kernel) would read the same.  The real torchvision inference loops of an Nsight export with no op and no NVTX
     (AlexNet, DenseNet, SqueezeNet on a T1000: ``volta_sgemm_*``, ``scudnn_winograd``, ``max_pool_forward_nchw``)
     read "GPU work of an unknown kind"."""
     if kind.kind != "unknown" or kind.confidence != "low" or structure is None \

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
@@ -40,6 +41,10 @@ ELEMENTWISE_BF16 = ("void at::native::vectorized_elementwise_kernel<8, at::nativ
                     "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
                     "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul>)")
 NCCL_ALLREDUCE = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+#: ATen's fused Adam (``torch.optim.Adam(fused=True)``): one multi-tensor kernel updates every parameter per step, as a
+#: PyTorch 2.x Nsight export demangles it (h37-fwd69's survey).
+FUSED_ADAM = ("void at::native::<unnamed>::multi_tensor_apply_kernel<at::native::<unnamed>::TensorListMetadata<(int)4>, "
+              "at::native::<unnamed>::FusedAdamMathFunctor<float, (int)4>>(T1, T2)")
 DATALOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 H100 = dict(name="NVIDIA H100 80GB HBM3", busLocation="0000:18:00.0", isDiscrete=1, l2CacheSize=52428800,
             totalMemory=85017493504, memoryBandwidth=3352320000000, clockRate=1980000000, smCount=132,
@@ -233,6 +238,52 @@ class NsysJob:
     #: are per process because a process's ordinals are its own: the CS336 export ``tests/fixtures/nsys_ranks`` lists
     #: ``gpuId`` 0 as ``cudaId`` 1 for each of its processes).  Truth: every kernel ran on an H100.
     display_card: bool = False
+    #: the step's ops run a training step's kernels as real ones do (:func:`training_step_kernels`): a third of them
+    #: the forward's products (``kernel``), the rest but the last the backward's data and weight gradients (``kernel``
+    #: with its operands' layout transposed, as cuBLAS names them), the last the optimizer's update (:data:`FUSED_ADAM`);
+    #: False: every op runs ``kernel`` (a forward pass's loop, or the loops written before h37-gen70)
+    training_kernels: bool = False
+    #: the kernel each op of a step runs, in turn (a real export's own names); empty: ``kernel`` (or
+    #: ``training_kernels``'); wins over both
+    step_kernels: tuple[str, ...] = ()
+
+
+def gradient_gemms(kernel: str) -> tuple[str, str]:
+    """The (data-gradient, weight-gradient) products of a forward product named ``kernel``, as cuBLAS names them: its
+    operands' layout transposed.  A backward computes dA = dC·Bᵀ and dB = Aᵀ·dC from the forward's operands, so cuBLAS
+    runs them in the two layouts the forward does not: nvjet's ``..._TNN`` forward is ``..._NTN`` / ``..._NNT``
+    backward (an nvFuser step on an H200, ``tests/fixtures/wild/nvfuser_h200_first_call``), cuBLAS's
+    ``volta_sgemm_*_tn`` (and xmma's ``_tn_n``) forward is ``_nn`` / ``_nt`` backward (a language model under nvprof
+    on a V100, ``pyprof_lm_v100_nvprof``: each layout seven times a step).  A name with no layout: itself twice."""
+    m = re.search(r"_(?:bias_)?TNN$", kernel)
+    if kernel.startswith("nvjet_") and m:
+        return kernel[:m.start()] + "_NNT", kernel[:m.start()] + "_NTN"
+    m = re.search(r"_tn(?=_|$)", kernel)
+    if m:
+        return kernel[:m.start()] + "_nn" + kernel[m.end():], kernel[:m.start()] + "_nt" + kernel[m.end():]
+    return kernel, kernel
+
+
+def training_step_kernels(kernel: str, ops: int) -> tuple[str, ...]:
+    """The kernels of a training step of ``ops`` ops in order, as a real step runs them: the forward's products
+    (``kernel``, a third of the ops), the backward's data and weight gradients in turn (:func:`gradient_gemms`: two
+    products per forward one, so twice the forward's FLOPs), then one optimizer update of every parameter
+    (:data:`FUSED_ADAM`).  Fewer than three ops: the forward's alone (no step of one or two kernels trains)."""
+    if ops < 3:
+        return (kernel,) * ops
+    forward = max(1, (ops - 1) // 3)
+    dgrad, wgrad = gradient_gemms(kernel)
+    backward = tuple((dgrad, wgrad)[j % 2] for j in range(ops - 1 - forward))
+    return (kernel,) * forward + backward + (FUSED_ADAM,)
+
+
+def _op_kernels(job: NsysJob) -> tuple[str, ...]:
+    """The kernel of each of a step's ops (``step_kernels`` in turn, else ``training_kernels``', else ``kernel``)."""
+    if job.step_kernels:
+        return tuple(job.step_kernels[i % len(job.step_kernels)] for i in range(job.ops))
+    if job.training_kernels:
+        return training_step_kernels(job.kernel, job.ops)
+    return (job.kernel,) * job.ops
 
 
 @dataclass
@@ -431,6 +482,7 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
         ev["nvtx"].append((a, t, f"{job.copy_range}, op_id = 0" if job.autograd_nvtx else job.copy_range))
     # the step's ops
     kernels = []
+    op_kernels = _op_kernels(job)
     for i in range(job.ops):
         a = t
         replay = job.graph_mode == "replay"
@@ -445,7 +497,7 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
         if job.graph_mode == "graph":
             ev["graph"].append((ks, stream_free, c, 7))
         else:
-            kernels.append((ks, stream_free, c, strings(job.kernel), 7 if job.graph_mode in ("node", "replay") else 0))
+            kernels.append((ks, stream_free, c, strings(op_kernels[i]), 7 if job.graph_mode in ("node", "replay") else 0))
         if replay and i > 0:
             continue
         t += 1 * us

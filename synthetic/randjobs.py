@@ -214,6 +214,11 @@ def _nsys_params(rng: random.Random) -> dict[str, Any]:
         "untraced_ms": rng.choice((0.0, 0.0, round(_log_uniform(rng, 0.01, 100.0), 3))),
         "kernel_gap_us": rng.choice((0.0, 0.0, round(rng.uniform(0.5, 20.0), 3))),
         "setup_ms": rng.choice((0.0, 0.0, round(rng.uniform(1.0, 50.0), 3))) if ranks > 1 and train else 0.0,
+        # a training draw's step runs a real step's kernels (forward products, their gradients, an update), an
+        # inference draw's the forward's alone (h37-gen70: the generator follows reality; drawn without the rng, so
+        # every other draw stays as it was).  Kept only by :func:`random_job`'s plain Nsight jobs: the draws built on
+        # these sizes that set a kind of their own (an evaluation's NVTX, DeepSpeed's, a vocabulary's) drop it
+        "training_kernels": train,
     }
     if rng.random() < 0.3:  # the results read back
         d2h_bytes = int(_log_uniform(rng, 4, 64 << 20))
@@ -1644,6 +1649,7 @@ def _vocab_params(rng: random.Random) -> dict[str, Any]:
     communication range), 1-16 iterations (one: a single unmarked pass), pushed in the library's domain or, at
     random, in the default one."""
     p = _nsys_params(rng)
+    del p["training_kernels"]  # the vocabulary's words say the kind: its loop's kernels as before h37-gen70
     vocab = rng.choice(sorted(VOCAB11))
     words, domain, _ = VOCAB11[vocab]
     # (a replayed graph launches its ops at once: no host boundary between two ranges, so none but the first written)
@@ -1757,6 +1763,7 @@ def _library_nvtx_params(rng: random.Random, fmt: str, stage: int = 3) -> dict[s
     ``step`` range, 1 and 2 with the update's kernels in no range, accumulation 1, 2, 4 or 2-8) or a program's
     evaluation ranges (``eval_nvtx``).  Stage 3 draws as before: ``--forms12``'s seeds are unchanged."""
     p = _nsys_params(rng)
+    del p["training_kernels"]  # the library's ranges say the kind: its loop's kernels as before h37-gen70
     if fmt == "ds_nvtx":
         gas = rng.choice((1, 1, rng.randint(2, 8)) if stage == 3 else (1, 2, 4, rng.randint(2, 8)))
         words = DS_MICRO * gas + ((DS_STEP,) if stage == 3 else ("",))

@@ -671,6 +671,31 @@ def gradient_kernel_one(name: str) -> bool:
     return bool(_GRADIENT.search(head(name)))
 
 
+#: MIOpen's data-gradient convolutions (its ``bwd`` direction: ``igemm_bwd_gtcx2_...``, ``naive_conv_..._bwd_...``,
+#: ``MIOpenConvBwdData...``): a backward's, or a transposed convolution's forward -- never read as training by itself,
+#: but a loop that runs one is not read as forward passes alone (``job.kind``).
+_DATA_GRADIENT = re.compile(r"(?:^|_)bwd(?:_|$)|BwdData", re.I)
+
+
+def data_gradient_one(name: str) -> bool:
+    """A data-gradient convolution by MIOpen's naming (:data:`_DATA_GRADIENT`)."""
+    return bool(_DATA_GRADIENT.search(head(name)))
+
+
+#: Tensile's operand layout (rocBLAS, hipBLASLt): ``Cijk_Ailk_Bljk`` (A and B as stored), ``Cijk_Alik_...`` (A
+#: transposed), ``..._Bjlk`` (B transposed).
+_TENSILE_LAYOUT = re.compile(r"^Cijk_A(il|li)k_B(lj|jl)k")
+
+
+def gemm_operand_layout(name: str) -> str:
+    """A Tensile GEMM's operand layout (:data:`_TENSILE_LAYOUT`) as BLAS spells it, ``n``/``t`` for A then B; "" where
+    the name says none (``devices.gemm_operand_layout``)."""
+    m = _TENSILE_LAYOUT.match(head(name).strip())
+    if not m:
+        return ""
+    return ("n" if m.group(1) == "il" else "t") + ("n" if m.group(2) == "lj" else "t")
+
+
 #: Composable Kernel's fp8 element types as its kernels' template arguments spell them (``ck::f8_t``,
 #: ``ck::bf8_fnuz_t``, ``ck::f8_ocp_t``).  A CK GEMM names its A/B input types first and its accumulator and shuffle
 #: types (``float``) after them: aiter's fp8 block-scale GEMM on an MI355X (survey h37-rocprof2) is

@@ -805,6 +805,44 @@ def gradient_kernel_one(name: str) -> bool:
     return bool(_GRADIENT.search(head(name)))
 
 
+#: cuDNN's and CUTLASS's data-gradient convolutions (``cudnn::detail::dgrad_engine``, ``dgrad2d_alg1_1``,
+#: ``sm80_xmma_dgrad_implicit_gemm_...``): a backward's, or a transposed convolution's forward -- so never read as
+#: training by itself, but a loop that runs one is not read as forward passes alone (``job.kind``).
+_DATA_GRADIENT = re.compile(r"dgrad", re.I)
+
+
+def data_gradient_one(name: str) -> bool:
+    """A data-gradient convolution by cuDNN's or CUTLASS's naming (:data:`_DATA_GRADIENT`)."""
+    return bool(_DATA_GRADIENT.search(head(name)))
+
+
+#: The operand layout cuBLAS, cuBLASLt and CUTLASS spell in a matrix product's name, BLAS's ``op(A)``/``op(B)``
+#: (``n`` as stored, ``t`` transposed): ``nvjet_tst_..._TNN`` (A, B, then the output's), ``volta_sgemm_128x64_tn``,
+#: ``sm80_xmma_gemm_..._tn_n_tilesize...``, ``cutlass_80_tensorop_s16816gemm_..._nt_align8``, ``gemmSN_TN_kernel``.
+#: A convolution's implicit GEMM (cuDNN's ``scudnn_..._nn_v1``, ``implicit_gemm``) spells its tile order, not a
+#: product's operands, and a complex product (``volta_gcgemm_32x32_nt``, ``cgemm``, ``zgemm``) is an FFT
+#: convolution's pointwise product in frequency space (cuDNN runs it inside a DenseNet-121's forward on a T1000,
+#: ML-DL-Security ``report3``): none read.
+_NVJET_LAYOUT = re.compile(r"^nvjet_\w*?_([TN])([TN])[TN]$")
+_GEMM_LAYOUT = re.compile(r"(?i:gemm)\w*?_([nt]{2})(?:_|$)|(?i:gemm)\w*?_([NT]{2})_kernel")
+_CONVOLUTION_WORD = re.compile(r"cudnn|conv|fprop|dgrad|wgrad|winograd|implicit|(?:^|_)(?:g?c|z)gemm", re.I)
+
+
+def gemm_operand_layout(name: str) -> str:
+    """A matrix product's operand layout by its library's name (:data:`_GEMM_LAYOUT`), two letters of ``n``/``t``
+    (A's, then B's); "" where the name says none.  Why: a backward computes each product's two gradients,
+    dA = dC·Bᵀ and dB = Aᵀ·dC, with the operands transposed -- a training step runs its products in layouts a
+    forward pass alone does not (a language model's ``volta_sgemm_*_tn`` forward, ``_nn`` and ``_nt`` backward)."""
+    h = head(name).strip()
+    m = _NVJET_LAYOUT.match(h)
+    if m:
+        return (m.group(1) + m.group(2)).lower()
+    if _CONVOLUTION_WORD.search(h):
+        return ""
+    m = _GEMM_LAYOUT.search(h)
+    return (m.group(1) or m.group(2)).lower() if m else ""
+
+
 #: cuDNN's batch normalization of training, forward and backward (``cudnn::bn_fw_tr_1C11_kernel_NCHW``,
 #: ``bn_fw_tr_1C11_singleread``, ``bn_bw_1C11_kernel_new``): each reduces every channel to its statistics (or their
 #: gradients) before it scales -- a reduction.  Not the inference kernel (``bn_fw_inf_``), which applies stored ones.

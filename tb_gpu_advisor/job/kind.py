@@ -718,20 +718,21 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
     host's launch loop (``structure`` read by ``job.period.repeated_launches``) repeats at least
     :data:`_HOOKED_FORWARDS` times, every repeat launching a matrix product or convolution (``devices.gemm_kernel_one``;
     the first and last may be cut by the capture's window)
-    and no kernel of the capture computing a gradient or an update (``devices.update_kernel_one``: a weight or data
-    gradient, a framework's ``*_backward`` kernel, an optimizer's or the gradient scaler's).
+    and no kernel of the capture showing a gradient or an update (:func:`_backward_shown`: by a word of it,
+    ``devices.backward_or_update_one``, or by its products run in a forward's and its two gradients' layouts), and
+    no repeat running a per-parameter update (:func:`_update_pass`).
 
     Why: a training step computes the gradients of what its forward computed, and its libraries name those kernels
     (cuDNN's ``wgrad``, ATen's ``threshold_backward``, ``max_pool_backward``), so a loop of convolutions with none of
     them in any repeat ran forward passes.  Asked after the loop is read, as the kind's last evidence, since only then
-    are the repeats known.  Medium, not high: a backward whose every kernel is generic (a JIT's fusions, cuBLAS GEMMs
-    alone) would read the same.  The real torchvision inference loops of an Nsight export with no op and no NVTX
+    are the repeats known.  Medium, not high: a backward whose every kernel is generic by name and structure (a JIT's
+    fusions and products in one layout, an update fused into one unnamed kernel) would read the same.  The real torchvision inference loops of an Nsight export with no op and no NVTX
     (AlexNet, DenseNet, SqueezeNet on a T1000: ``volta_sgemm_*``, ``scudnn_winograd``, ``max_pool_forward_nchw``)
     read "GPU work of an unknown kind"."""
     if kind.kind != "unknown" or kind.confidence != "low" or structure is None \
             or structure.source != "repeated_launches" or structure.start.size < _HOOKED_FORWARDS:
         return kind
-    if any(devices.update_kernel_one(n) for d in trace.devices for n in d.names[:_MAX_NAMES]) or _forward_marked(trace):
+    if _backward_shown(trace) or _forward_marked(trace):
         return kind
     starts, names = _gemm_launch_starts(trace, launches)
     if not starts.size:
@@ -741,9 +742,97 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
     n = int(held.sum())
     if n < _HOOKED_FORWARDS or not held[1:-1].all():
         return kind  # a repeat without a matrix product or convolution (the cut first and last aside): no model's pass
+    if _update_pass(trace, launches, structure):
+        return kind
     return dataclasses.replace(kind, kind="inference", confidence="medium", evidence=(
         f"{n:,} repeats of the launch loop run forward matrix products or convolutions ({and_list(names)}) and no "
         f"gradient or optimizer kernel in any: forward passes"))
+
+
+def _backward_shown(trace: Trace) -> bool:
+    """Whether any kernel of ``trace`` shows a backward or an update, by a word of it
+    (``devices.backward_or_update_one``: a gradient, a data gradient, an optimizer's or a backward's word) or by the
+    layouts of its matrix products: three operand layouts (``devices.gemm_operand_layout``), the least run at least a
+    :data:`_LAYOUT_SHARE`-th as often as the most.
+
+    Why the layouts: a backward computes each product's two gradients, dA = dC·Bᵀ and dB = Aᵀ·dC, from the same
+    operands transposed, so a training step runs its products in three layouts where a forward pass runs one or two
+    (a language model under nvprof on a V100: ``volta_sgemm_*_tn`` forward, ``_nn`` and ``_nt`` backward, each seven
+    times; an nvFuser step on an H200: nvjet ``TNN``, ``NTN``, ``NNT``; an FSDP step on an MI350X: Tensile's
+    ``Alik_Bljk``, ``Ailk_Bljk``, ``Ailk_Bjlk``) -- while every kernel's own name is a generic GEMM's."""
+    names = [n for d in trace.devices for n in d.names[:_MAX_NAMES]]
+    if any(devices.backward_or_update_one(n) for n in names):
+        return True
+    layouts: dict[str, int] = {}
+    for d in trace.devices:
+        lay = [devices.gemm_operand_layout(n) if devices.gemm_kernel_one(n) else "" for n in d.names[:_MAX_NAMES]]
+        ran = np.bincount(d.name[d.name < len(lay)], minlength=len(lay)) if len(d) else np.zeros(0, np.int64)
+        for i, lay_i in enumerate(lay):
+            if lay_i and ran[i]:
+                layouts[lay_i] = layouts.get(lay_i, 0) + int(ran[i])
+    runs = sorted(layouts.values())
+    return len(runs) >= 3 and runs[-3] * _LAYOUT_SHARE >= runs[-1]
+
+
+#: A gradient's layout runs at least 1 / this as often as the most-run layout of a step's products: each product's
+#: two gradients run once each per forward one (real steps: 7 / 7 / 7 a step of a language model on a V100, 1,750 /
+#: 1,850 / 1,750 of an FSDP job on an MI350X), fewer where layers are frozen (LoRA: the frozen layers' data gradient
+#: alone); cuDNN's own products inside a forward's convolutions are lopsided (a DenseNet-121: 272 ``nn``, 8 ``tn``).
+_LAYOUT_SHARE = 4
+#: The fewest kernels an update of every parameter launches one at a time (a per-parameter optimizer: ``add_`` /
+#: ``mul_`` per tensor): more than the elementwise work a small forward runs between two of its products (a bias, an
+#: activation, a norm and a pool).
+_UPDATE_RUN = 8
+#: How many times a repeat's next-longest run between two products its update's run is at least: a language model's
+#: forward on a V100 runs 13 kernels before its first product (the embedding, its dropout, a norm) and at most 7
+#: between two others, its log-softmax after the last (15 to the next forward's first: twice, not thrice); the
+#: model's training step runs 77 after its last gradient's product (5.5 times its forward's longest).
+_UPDATE_SHARE = 3
+
+
+def _update_pass(trace: Trace, launches: list[np.ndarray], structure: SpanSteps) -> bool:
+    """Whether every whole repeat of the loop (``structure``'s, the cut first and last aside) runs one long run of
+    kernels between two matrix products (``devices.gemm_kernel_one``): at least :data:`_UPDATE_RUN` kernels, a third
+    as many as the repeat's products, and :data:`_UPDATE_SHARE` times the repeat's next-longest run -- a weight
+    update of every parameter tensor, one kernel each or more.
+
+    Why: an optimizer reads and writes each parameter once per step, after the backward's last product and before the
+    next forward's first, so a per-parameter update (``foreach=False``, a hand-written ``p.data.add_(...)`` loop) is
+    one run of elementwise kernels as long as the parameter tensors are many -- at least one weight per three products
+    of a training step (its forward's, its data and its weight gradient) -- while a forward's runs between its
+    products are its layers' few (a language model under nvprof on a V100, ``pyprof_lm_v100_nvprof``: runs of at
+    most 14 kernels between its 21 products, then 77 after the last: its gradients' norms and its SGD update).
+    Generic names (``vectorized_elementwise_kernel<... MulFunctor>``) say none of it."""
+    starts, flags = [], []
+    for d, la in zip(trace.devices, launches):
+        if not len(d) or not la.size:
+            continue
+        k = (d.kind == devices.KIND_KERNEL) & (la >= 0)
+        if k.any():
+            gemm = np.fromiter((devices.gemm_kernel_one(n) for n in d.names), bool, len(d.names))
+            starts.append(trace.h.start[la[k]].astype(np.int64))
+            flags.append(gemm[d.name[k]])
+    if not starts:
+        return False
+    every = np.concatenate(starts)
+    order = np.argsort(every, kind="stable")
+    every, gemm_at = every[order], np.concatenate(flags)[order]
+    pos = np.flatnonzero(gemm_at)
+    s, e = structure.start.astype(np.int64)[1:-1], structure.end.astype(np.int64)[1:-1]
+    if pos.size < 2 or not s.size:
+        return False
+    lengths = np.diff(pos) - 1  # the kernels between two products, each run closed by the later one's launch
+    closes = every[pos[1:]]
+    a, b = np.searchsorted(closes, s, side="left"), np.searchsorted(closes, e, side="left")
+    products = np.searchsorted(every[pos], e, side="left") - np.searchsorted(every[pos], s, side="left")
+    for i, j, n in zip(a.tolist(), b.tolist(), products.tolist()):
+        runs = np.sort(lengths[i:j])
+        if not runs.size:
+            return False
+        longest, second = int(runs[-1]), int(runs[-2]) if runs.size > 1 else 0
+        if longest < max(_UPDATE_RUN, n / 3) or longest < _UPDATE_SHARE * second:
+            return False
+    return True
 
 
 def _forward_marked(trace: Trace) -> bool:

@@ -2016,7 +2016,8 @@ class _Parser:
         said = (f"invalid JSON in \"traceEvents\" ({sk['why']}){writers}; "
                 f"{plural(sk['stretches'], 'damaged stretch', 'damaged stretches')} from byte {sk['at']:,} on "
                 f"({plural(sk['events'], 'broken event')}, {sk['bytes']:,} bytes) were skipped, the read resumed at "
-                "the next whole event each time: every count is a lower bound")
+                "the next whole event each time: every count is a lower bound (and an event whose halves the damage joined "
+                "so that they parse as one cannot be told from a whole one)")
         sk["writers"] = ends > 1
         self.problems.insert(sk["index"], unreadable(what, said, offset=sk["at"]))
 

@@ -49,7 +49,7 @@ def test_the_two_writer_file_is_read_past_its_damage_one_writer_kept():
     assert rec.kind == "unreadable" and rec.what == "json_writers" and rec.offset == 8372, rec
     assert not kt.truncated
     d = rec.detail
-    assert "2 traces' ends" in d and "every count is a lower bound" in d and "159 damaged stretches" in d, d
+    assert "2 traces' ends" in d and "every count is a lower bound" in d and "160 damaged stretches" in d, d
     assert "pid 62928: 1,680 ops, 722 runtime calls, 40 annotations, 288 kernels" in d and "-- kept" in d, d
     assert "set aside: pid 62927: 302 runtime calls, 179 kernels" in d, d
     assert _kernels(kt) == 288
@@ -119,8 +119,8 @@ def test_fuzz_damaged_events_are_skipped_never_mended(seed, tmp_path):
     if isinstance(ref, Exception):
         assert isinstance(ref, parse.KinetoReadError), ref
         return
-    try:
-        json.loads(data)
+    try:  # bytes that are no UTF-8 inside a string are read as escapes, as always (no damage of the JSON)
+        json.loads(data.decode("utf-8", "surrogateescape"))
         whole = True
     except ValueError:
         whole = False

@@ -1603,6 +1603,8 @@ class _Parser:
         try:
             meta, pos = self._head()
             pos = self._events(pos)
+            while pos is not None and self.RESYNC and (after := self._events_after_end(pos)) is not None:
+                pos = self._events(after)  # one writer's end inside the other's events (h37-damage70)
         finally:
             if self.pool is not None:
                 self.pool.shutdown(wait=True, cancel_futures=True)
@@ -1925,7 +1927,7 @@ class _Parser:
     #: Whether damage inside the events is skipped to the next whole event (the rewrite refuses it instead).
     RESYNC = True
 
-    def _resync(self, b0: int, why: str, broken: bool) -> int | None:
+    def _resync(self, b0: int, why: str, broken: bool, stop: bool = True) -> int | None:
         """Skip the damage at ``buf[b0]`` to the next whole event: the offset in ``buf`` of that event, None where none
         follows before the file's end (the read stops there, as it always did).
 
@@ -1938,16 +1940,14 @@ class _Parser:
         string cut by the other writer's bytes) is dropped, never mended.  What was skipped (stretches, the event
         starts among them, bytes, ``"traceName"`` keys) is summed in :attr:`skip` and said once (:meth:`_skipped`)."""
         sk = self.skip
-        if not sk["stretches"]:
-            sk["at"], sk["why"], sk["index"] = self.base + b0, why, len(self.problems)
-        sk["stretches"] += 1
-        sk["events"] += int(broken)
-        c = b0 + 1 if broken else b0
+        c, rejected = (b0 + 1 if broken else b0), 0
         while True:
             m = _EVENT_START.search(self.buf, c)
             if m is None:
                 if self.eof:
-                    return self._unresynced(b0, why)
+                    if stop:
+                        self._unresynced(b0, why)
+                    return None
                 self._fill(2 * len(self.buf))
                 continue
             whole = self._whole_event_at(m.start())
@@ -1956,12 +1956,35 @@ class _Parser:
                 continue
             if whole:
                 break
-            sk["events"] += 1
+            rejected += 1
             c = m.start() + 1
         r = m.start()
+        if not sk["stretches"]:
+            sk["at"], sk["why"], sk["index"] = self.base + b0, why, len(self.problems)
+        sk["stretches"] += 1
+        sk["events"] += int(broken) + rejected
         sk["bytes"] += r - b0
         sk["ends"] += self.buf.count(_TRACE_NAME, b0, r)
         return r
+
+    def _events_after_end(self, pos: int) -> int | None:
+        """Where the array's ``]`` (before ``buf[pos]``) is one writer's end inside the other's events -- the text after
+        it no trace's tail, whole events after it -- the offset in ``buf`` of the next whole event, the end and the
+        bytes to it counted as a damaged stretch (:meth:`_resync`); None where the text after it is a tail, or holds
+        no whole event (read as a tail, as it always was).  A file two processes wrote at once ends the shorter
+        writer's array wherever its last bytes were written after the other's."""
+        self._fill(pos + HEAD_LIMIT)
+        tail = self.buf[pos:].strip(_WS)
+        if tail in (b"", b"}") or not _EVENT_START.search(self.buf, pos):
+            return None
+        try:
+            if isinstance(_loads(b"{" + tail.lstrip(b",")), dict):
+                return None
+        except ValueError:
+            pass
+        end = pos - 1 if self.buf[pos - 1:pos] == b"]" else pos
+        return self._resync(end, f"the events go on after the array's end at byte {self.base + end:,}",
+                            broken=False, stop=False)
 
     def _whole_event_at(self, c: int) -> bool | None:
         """Whether ``buf[c]`` opens a whole event followed by ``,``, ``]`` or ``{``; None where that needs more input."""
@@ -1990,18 +2013,16 @@ class _Parser:
         """No whole event after the damage at ``buf[b0]``: the read stops there (the file's rest is in ``buf``, read
         once: its ``"traceName"`` keys say whether two traces' bytes lie in it)."""
         sk = self.skip
-        sk["stretches"] -= 1  # this damage is said by its own record, a cut
         at = self.base + b0
-        ends = sk["ends"] + self.buf.count(_TRACE_NAME, b0)
-        sk["ends"] = 0
+        self.tail_ends = self.buf.count(_TRACE_NAME, b0)  # the rest, read once: the stretches' record counts them too
+        ends = sk["ends"] + self.tail_ends
         if ends > 1:  # several traces' bytes in one file: each writer's end is there, their events interleaved
             self._stop(f"invalid JSON in \"traceEvents\" ({why}): the file holds {ends} traces' ends "
                        f"(`\"traceName\"` {ends} times) -- {_TWO_WRITERS}; the events from byte {at:,} on were not "
                        "read", "json_writers", at)
-            return None
+            return
         self._stop(f"invalid JSON in \"traceEvents\" ({why}); the events from byte {at:,} on were not read",
                    "json_invalid", at)
-        return None
 
     def _skipped(self, tail_ends: int) -> None:
         """The one record of the damage skipped inside the events (:meth:`_resync`), at the place of its first
@@ -2139,23 +2160,25 @@ def _per_process(cat: np.ndarray, pid: np.ndarray, corr: np.ndarray,
     def of(keys: Iterable[str]) -> np.ndarray:
         return np.array([n in keys for n in names] + [False], bool)[cat]
 
-    host, dev = of(_HOST_CATS) & (pid >= 0), of(_DEVICE_CATS)
-    runtime = of(("cuda_runtime", "cuda_driver")) & (corr >= 0)
+    dev = of(_DEVICE_CATS)
+    pids = sorted(set(pid[of(_HOST_CATS) & (pid >= 0)].tolist()))  # the writers: the processes of host events
+    if len(pids) < 2:
+        return None
+    host = ~dev & np.isin(pid, pids)  # every event of a writer's pid (its Python functions too)
+    runtime = of(("cuda_runtime", "cuda_driver")) & (corr >= 0) & host
     owner: dict[int, int] = {}
     for c, p in zip(corr[runtime].tolist(), pid[runtime].tolist()):
         owner[c] = p if owner.get(c, p) == p else -1
     writer = np.where(host, pid, -1)
     writer[dev] = [owner.get(c, -1) for c in corr[dev].tolist()]
-    pids = sorted(set(pid[host].tolist()))
-    if len(pids) < 2:
-        return None
     kept = max(pids, key=lambda p: (int(np.count_nonzero(dev & (writer == p))), int(np.count_nonzero(writer == p))))
 
     def held(p: int) -> str:
         counts = Counter(names[k] for k in cat[writer == p].tolist())
         words = [plural(counts[k], _HOST_CATS[k][:-1], _HOST_CATS[k]) for k in _HOST_CATS if counts[k]]
         words += [plural(counts[k], _DEVICE_CATS[k][:-1], _DEVICE_CATS[k]) for k in _DEVICE_CATS if counts[k]]
-        return f"pid {p}: " + ", ".join(words)
+        other = sum(counts.values()) - sum(counts[k] for k in (*_HOST_CATS, *_DEVICE_CATS))
+        return f"pid {p}: " + ", ".join(words + ([plural(other, "other event")] if other else []))
 
     rest = int(np.count_nonzero(dev & (writer < 0)))
     said = (f"the events read, by process (a device event by its launching call's): {held(kept)} -- kept, the most "

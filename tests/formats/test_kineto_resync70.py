@@ -91,8 +91,8 @@ def _mosaic(a: bytes, b: bytes, rng: random.Random) -> tuple[bytes, int]:
 
 
 def _mutate(a: bytes, b: bytes, rng: random.Random) -> tuple[bytes, int]:
-    """A damaged text and how many events of it may be two halves that parse as one (a splice: the reader cannot
-    tell one from a whole event; garbage and a cut end make none)."""
+    """A damaged text and how many events of it may still parse though changed (two halves joined; garbage inside a
+    string that holds no quote): the reader cannot tell one from a whole event; a cut end makes none."""
     how = rng.randrange(4)
     if how == 0:
         return _mosaic(a, b, rng)
@@ -101,7 +101,7 @@ def _mutate(a: bytes, b: bytes, rng: random.Random) -> tuple[bytes, int]:
         data, blocks = _mosaic(a, b, rng)
         return data[:k], blocks
     if how == 2:
-        return a[:k] + bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))) + a[k:], 0
+        return a[:k] + bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))) + a[k:], 1  # in a string
     return a[:k] + a[k + rng.randrange(1, 3000):], 1
 
 

@@ -1610,7 +1610,7 @@ class _Parser:
                 self.pool.shutdown(wait=True, cancel_futures=True)
         if pos is not None:
             meta.update(self._tail(pos))
-        self._skipped(self.tail_ends)
+        self._skipped(self.tail_ends, meta)
         return self._result(meta)
 
     def _head(self) -> tuple[dict[str, Any], int]:
@@ -2024,7 +2024,7 @@ class _Parser:
         self._stop(f"invalid JSON in \"traceEvents\" ({why}); the events from byte {at:,} on were not read",
                    "json_invalid", at)
 
-    def _skipped(self, tail_ends: int) -> None:
+    def _skipped(self, tail_ends: int, meta: dict[str, Any] | None = None) -> None:
         """The one record of the damage skipped inside the events (:meth:`_resync`), at the place of its first
         stretch among the problems: unreadable (the file was read to its end past it, or a cut follows)."""
         sk = self.skip
@@ -2032,7 +2032,9 @@ class _Parser:
             return
         ends = sk["ends"] + tail_ends
         what = "json_writers" if ends > 1 else "json_invalid"
+        heads = [f"`{k}`" for k in ("deviceProperties", "distributedInfo") if k in (meta or {})]
         writers = (f": the file holds {ends} traces' ends (`\"traceName\"` {ends} times) -- {_TWO_WRITERS}"
+                   + (f" (its {' and '.join(heads)} are one writer's, which the file does not say)" if heads else "")
                    if ends > 1 else "")
         said = (f"invalid JSON in \"traceEvents\" ({sk['why']}){writers}; "
                 f"{plural(sk['stretches'], 'damaged stretch', 'damaged stretches')} from byte {sk['at']:,} on "

@@ -70,6 +70,10 @@ def test_the_two_writer_file_read_past_its_damage_holds_gpu_work_and_stays_damag
     assert damaged_words_problems(report, text) == []
     assert not h.job.get("no_gpu_step") and "FINDINGS: partial: " in text, text[:2000]
     assert "training" in h.job["summary"], h.job["summary"]
+    # its launches whose kernels lay in the skipped bytes are the damage's, never CUPTI's buffer (h37-damage70)
+    assert "their records may be in the damaged file's skipped bytes" in text, text
+    assert "smaller `active`" not in text and "their records were not written" not in text, text
+    assert "its own file" in text, text
 
 
 def test_control_the_whole_trace_times_its_steps():

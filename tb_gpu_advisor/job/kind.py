@@ -33,7 +33,7 @@ from tb_gpu_advisor.job.iterations import (UNPHASED_WHY, earlier_pass_held, fram
 from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.job.waits import Waits, sync_waits
-from tb_gpu_advisor.model.damage import CUT, Damage
+from tb_gpu_advisor.model.damage import CUT, UNREADABLE, Damage
 from tb_gpu_advisor.model.columns import coverage, outermost, union_intervals
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, PS_PER_MS, HostEvents, LiveStack, MemoryEvents, Trace,
                                         cuts, device_launches, line_processes, listed_gpu_models, queued_before,
@@ -276,7 +276,7 @@ def work_kind(trace: Trace, fw: Framework, waits: Waits | None = None) -> Kind:
     elif kind.kind == "no_gpu" and cut:  # no GPU record in the part read is no proof the window held none
         kind = _cut_before_gpu(kind, cut[0], what)
     elif unread := unreadable(trace.problems):  # read to its end, records skipped: they may be the GPU's
-        kind = _among_unread(kind, unread[0])
+        kind = _among_unread(kind, unread[0], _unread_what(trace))
     if kind.kind in ("no_gpu", "unknown") and trace.snapshot is None and not _ran_kernels(trace):
         said = host_kind(trace, fw)
         if said is not None:
@@ -334,13 +334,26 @@ def collectives_alone(trace: Trace, fw: Framework | None = None) -> int:
     return n
 
 
-def _among_unread(kind: Kind, first: str) -> Kind:
+#: How :func:`lost_launches` ends its words, and how a file whose reader skipped records ends them (:func:`_among_unread`).
+_NOT_WRITTEN = ", so their kernels ran but their records were not written"
+_NOT_READ = ", so their kernels ran but no record of them was read"
+
+
+def _unread_what(trace: Trace) -> str:
+    """The code of the first damage of ``trace`` whose records were skipped (``Damage.what`` of kind unreadable)."""
+    return next((p.what for p in trace.problems if isinstance(p, Damage) and p.kind == UNREADABLE), "")
+
+
+def _among_unread(kind: Kind, first: str, what: str = "") -> Kind:
     """``kind`` of a file read to its end whose reader skipped records it could not read (``first``: the first such
     damage entry): GPU use without a GPU record, or no GPU call in what was read, is no proof the capture lost them or
     the work ran on the CPU -- they may be among the skipped records (h37-damage66: before, the skipped records were
     told as a cut, "past the damage"; read as no damage, "The capture lost its GPU records")."""
     if kind.lost_gpu:
         return dataclasses.replace(kind, unread=first)
+    if kind.lost_launches:  # launches without kernels: theirs may be among the skipped records (h37-damage70)
+        return dataclasses.replace(kind, unread=first, damaged_what=what,
+                                   lost_launches=kind.lost_launches.replace(_NOT_WRITTEN, _NOT_READ))
     if kind.cpu_only:
         return dataclasses.replace(kind, confidence="low", cpu_only="", gpu_seen="", unread=first,
                                    evidence="no kernel, copy, collective or GPU runtime call among the records that "
@@ -1495,7 +1508,7 @@ def lost_launches(trace: Trace, waits: Waits | None = None) -> tuple[str, tuple[
                  f"{at(resumes[-1]) if resumes[-1] >= 0 else 'the window' + chr(39) + 's end'}")
         words += (f"{where}: each returned while no recorded kernel ran, and the sync that waited on the GPU after it "
                   "returned with still none recorded")
-    words += ", so their kernels ran but their records were not written"
+    words += _NOT_WRITTEN
     return words, spans, share
 
 

@@ -200,6 +200,8 @@ def _lost_launches(ctx: Ctx, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind
            "profiler's stop, a duration that ended the session first, or its buffer limit reached)")
     actions = ((ctx.window_fixes(kind.capture_format, kind.lost_fix) if kind.lost_fix else [])
                or ctx.window_fixes(kind.capture_format, "lost_records") or ctx.fw.fix(f"{ID}:lost_records"))
+    if kind.lost_launches and kind.unread:  # the file's damage hid records: theirs may be among them (h37-damage70)
+        return _lost_among_unread(ctx, kind)
     if not kind.lost_launches:  # the profiler's word alone: no launch is shown without its kernel
         small = ("The launches and kernel records show no stretch without its kernels, so the loss is small, of "
                  "records other than kernels (copies, memsets, API calls), or where the capture pairs no launch with "
@@ -217,6 +219,26 @@ def _lost_launches(ctx: Ctx, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind
         f"missing: the steps in it are not counted, and every other finding describes the recorded part only.",
         title="The capture lost part of its GPU records: launches without their kernels",
         actions=actions,
+        metric=value_metric("lost_launch_share", "Launches without a kernel record", kind.lost_share, "share",
+                            pct(kind.lost_share), "capture.lost_launch_share", severity="warning",
+                            good_direction="lower"))
+
+
+def _lost_among_unread(ctx: Ctx, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind
+    """Launches without their kernels in a file whose reader skipped records (``Kind.unread``): their kernels'
+    records may be among the skipped ones, so the profiler is not shown to have lost them -- never the CUPTI buffer's
+    words and fix (h37-damage70: the two-writer file, read past its damage, 159 stretches skipped; its launches
+    whose kernels lay in them read "the profiler stopped writing the GPU's records ... a smaller `active`").  The
+    damage's own fix first, as a window without GPU record is told it (:func:`_no_gpu_record_read`)."""
+    own = ctx.fw.extra(f"{ID}:damaged_records:{kind.damaged_what}") if kind.damaged_what else []
+    return finding(
+        ctx, ID, "warning",
+        f"{kind.lost_launches}. The reader skipped records of this damaged file it could not read (what they are, "
+        f"the report's damaged-file notice says once): those kernels' records may be among them -- the profiler is "
+        f"not shown to have lost them. The GPU work of those stretches is missing: the steps in them are not counted, "
+        f"and every other finding describes the part read only.",
+        title="Launches without their kernels: their records may be in the damaged file's skipped bytes",
+        actions=own or ctx.fw.extra(f"{ID}:unread_records") or [READ_SKIPPED_RECORDS],
         metric=value_metric("lost_launch_share", "Launches without a kernel record", kind.lost_share, "share",
                             pct(kind.lost_share), "capture.lost_launch_share", severity="warning",
                             good_direction="lower"))

@@ -236,13 +236,19 @@ def test_a_trace_cut_off_mid_write_keeps_every_whole_event(tmp_path: Path, monke
     assert len(kt) == _events_in(cut) and kt.correlation.tolist() == list(range(len(kt)))
 
 
-def test_garbage_inside_the_array_stops_there_and_says_where(tmp_path: Path) -> None:
+def test_garbage_inside_the_array_is_skipped_to_the_next_whole_event_and_says_where(tmp_path: Path) -> None:
+    """The event the garbage broke is dropped, the read resumes at the next whole event (h37-damage70: it stopped
+    there, the 19 events after it unread); the record says what was skipped and that the counts are a lower bound."""
     text = json.dumps(trace_doc([event(f"op{i}", float(i)) for i in range(50)]), indent=1)
     at = text.index('"op30"')
     p = tmp_path / "w.1.pt.trace.json"
     p.write_text(text[:at] + "@@garbage@@" + text[at:])
     kt = parse_trace(str(p))
-    assert len(kt) == 30 and kt.truncated and "invalid JSON" in str(kt.problems[0]) and "byte" in str(kt.problems[0])
+    said = str(kt.problems[0])
+    assert len(kt) == 49 and "op30" not in [kt.names[i] for i in kt.name] and not kt.truncated
+    assert kt.problems[0].kind == "unreadable" and kt.problems[0].what == "json_invalid", kt.problems
+    assert "invalid JSON" in said and "byte" in said and "1 damaged stretch" in said and "1 broken event" in said, said
+    assert "lower bound" in said, said
 
 
 @pytest.mark.parametrize("decoder", DECODERS)

@@ -372,10 +372,13 @@ def _one_process_job(report: Report) -> bool:
     """The whole job is one process: one host file whose one process drives every GPU of the job -- several GPUs
     (DataParallel, TF MirroredStrategy: its collectives are among its own GPUs), or one GPU that talks to no other
     process.  A DDP rank's file is one process too, but its collectives talk to the job's other processes, and an
-    MPI rank's calls of its communication library show in the gaps' evidence."""
+    MPI rank's calls of its communication library show in the gaps' evidence; a file that names a world of several
+    ranks (``job.job_ranks``) is a rank's."""
     if len(report.hosts) != 1:
         return False
     h = report.hosts[0]
+    if ((h.job or {}).get("job_ranks") or 0) > 1:  # the file names its job's world of ranks (distributedInfo):
+        return False  # a rank's file, its window without collective (h37-damage70: the two-writer file, rank 2 of 4)
     cap = h.capture if isinstance(h.capture, dict) else {}
     collectives = h.communication is not None and bool(h.communication.rows)
     library = any(t.title.startswith("Communication libraries'") for f in _all_findings(report) for t in f.evidence)

@@ -89,6 +89,22 @@ _NON_WS = re.compile(rb"[^ \t\r\n]")
 #: never inside a string or a nested object (a failed cut there costs the chunks in flight; see ``_Parser._rewind``).
 _EVENT_CUT = re.compile(rb'\}\s*,\s*\{\s*"(?:ph|cat|name|pid|tid|ts|dur|args|id|bp|s)"')
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+#: Where a whole event may begin after damage (h37-damage70): an object opening on a Kineto event's first key
+#: (``"ph"``, or ``"name"`` on the metadata events), the reader's resynchronisation point.
+_EVENT_START = re.compile(rb'\{\s*"(?:ph|name)"\s*:')
+#: Kineto's closing key, written once per trace: a file holding it twice holds two traces' bytes.
+_TRACE_NAME = b'"traceName"'
+#: What a file holding several traces' ends is (the words of its damage record).
+_TWO_WRITERS = ("more than one trace was written into this one file, as processes that export to one path at once "
+                "do, their writes interleaved")
+_RESYNC_DECODER = json.JSONDecoder()
+#: Bytes of text a resynchronisation candidate is first decoded in (doubled while its event runs past them).
+_RESYNC_WINDOW = 1 << 16
+#: Device event categories (today's and PyTorch 1.8-1.10's) told to a writer by their launching call's correlation.
+_DEVICE_CATS = {"kernel": "kernels", "gpu_memcpy": "copies", "gpu_memset": "sets"}
+#: Host event categories counted per process in the damaged file's words.
+_HOST_CATS = {"cpu_op": "ops", "cuda_runtime": "runtime calls", "cuda_driver": "driver calls",
+              "user_annotation": "annotations", "gpu_user_annotation": "GPU annotations"}
 _WS = b" \t\r\n"
 #: PyTorch 1.8-1.10's categories (Kineto before the ``cpu_op``/``kernel`` names) -> today's; the adapter renames them,
 #: and what reads the parsed columns before it (``ranks.merge_ranks``) reads both.
@@ -1493,6 +1509,11 @@ class _Parser:
         self.cols = _Columns(sink=True)
         self.problems: list[Damage] = []
         self.truncated = False
+        #: the damage skipped inside the events (:meth:`_resync`): stretches, broken events, bytes, ``traceName``
+        #: keys among them; the first stretch's byte, words and place among the problems
+        self.skip: dict[str, Any] = {"stretches": 0, "events": 0, "bytes": 0, "ends": 0, "at": 0, "why": "",
+                                     "index": 0}
+        self.tail_ends = 0
 
     # -- input
     def _fill(self, want: int) -> None:
@@ -1582,11 +1603,14 @@ class _Parser:
         try:
             meta, pos = self._head()
             pos = self._events(pos)
+            while pos is not None and self.RESYNC and (after := self._events_after_end(pos)) is not None:
+                pos = self._events(after)  # one writer's end inside the other's events (h37-damage70)
         finally:
             if self.pool is not None:
                 self.pool.shutdown(wait=True, cancel_futures=True)
         if pos is not None:
             meta.update(self._tail(pos))
+        self._skipped(self.tail_ends, meta)
         return self._result(meta)
 
     def _head(self) -> tuple[dict[str, Any], int]:
@@ -1880,8 +1904,10 @@ class _Parser:
         self._add(events, typed=False)
         return pos + len(text[:end].encode("utf-8", "surrogateescape"))
 
-    def _exact_failed(self, pos: int, text: str, i: int, events: list[Any], e: json.JSONDecodeError | None) -> None:
-        """Keep the whole events before ``i``; the rest is cut off (a file not closed) or not JSON (stop there)."""
+    def _exact_failed(self, pos: int, text: str, i: int, events: list[Any], e: json.JSONDecodeError | None) -> int | None:
+        """Keep the whole events before ``i``; then a file cut off inside an event stops there, and damage inside the
+        file is skipped to the next whole event (:meth:`_resync`): the offset in ``buf`` to read on from, None where
+        reading stops."""
         self._add(events, typed=False)
         at = self.base + pos + len(text[:i].encode("utf-8", "surrogateescape"))
         if self.eof and not text.rstrip().endswith(("}", "]")):
@@ -1893,40 +1919,150 @@ class _Parser:
             why = f"{e.msg} at byte {where:,}"
         else:
             why = f"no ',' between events at byte {at:,}"
-        ends = self._trace_ends(pos)
-        if ends > 1:  # several traces' bytes in one file: each writer's end is there, their events interleaved
-            self._stop(f"invalid JSON in \"traceEvents\" ({why}): the file holds {ends} traces' ends "
-                       f"(`\"traceName\"` {ends} times) -- more than one trace was written into this one file, as "
-                       f"processes that export to one path at once do, their writes interleaved; the events from byte "
-                       f"{at:,} on were not read", "json_writers", at)
+        if not self.RESYNC:
+            self._stop(f"invalid JSON in \"traceEvents\" ({why})", "json_invalid", at)
             return None
-        self._stop(f"invalid JSON in \"traceEvents\" ({why}); the events from byte {at:,} on were not read",
-                   "json_invalid", at)
-        return None
+        return self._resync(at - self.base, why, broken=e is not None)
 
-    def _trace_ends(self, pos: int) -> int:
-        """How many trace ends (Kineto's closing ``"traceName"`` key, written once per trace) the file holds from the
-        buffer's ``pos`` to its end, read on in blocks and not kept (the read stops at the damage anyway).
+    #: Whether damage inside the events is skipped to the next whole event (the rewrite refuses it instead).
+    RESYNC = True
+
+    def _resync(self, b0: int, why: str, broken: bool, stop: bool = True) -> int | None:
+        """Skip the damage at ``buf[b0]`` to the next whole event: the offset in ``buf`` of that event, None where none
+        follows before the file's end (the read stops there, as it always did).
 
         Why: a file two processes exported to at once -- the ranks of a job each calling
-        ``export_chrome_trace("trace_result.json")`` on one shared path -- holds both writers' bytes, one's events
-        broken off where the other's begin, and both ends.  Its damage reads "no ',' between events", and "copy it
-        again, let the profiler finish writing" is no fix: each rank must write its own file (cheese-snowleopard/
-        dist-GNN's 4-rank V100 gloo job, 1.56 MB, its first 23 events read; h37-hunt69)."""
-        key, n = b'"traceName"', 0
-        tail = bytes(self.buf[pos:])
-        n += tail.count(key)
-        keep = tail[-(len(key) - 1):]
-        while not self.eof:
+        ``export_chrome_trace("trace_result.json")`` on one shared path -- is a patchwork of both writers' bytes: each
+        writer's events broken off where the other's blocks begin, whole events between (cheese-snowleopard/dist-GNN's
+        4-rank V100 gloo job, 1.56 MB: the read stopped at byte 8,372, 23 events in, 540 kernels among the bytes past
+        it; h37-hunt69, h37-damage70).  An event is whole where it decodes on its own as an object with ``"ph"`` and
+        the next byte after it is ``,``, ``]`` or another event's ``{``: a broken event (a duration cut mid-number, a
+        string cut by the other writer's bytes) is dropped, never mended.  What was skipped (stretches, the event
+        starts among them, bytes, ``"traceName"`` keys) is summed in :attr:`skip` and said once (:meth:`_skipped`)."""
+        sk = self.skip
+        c, rejected = (b0 + 1 if broken else b0), 0
+        while True:
+            m = _EVENT_START.search(self.buf, c)
+            if m is None:
+                if self.eof:
+                    if stop:
+                        self._unresynced(b0, why)
+                    return None
+                self._fill(2 * len(self.buf))
+                continue
+            whole = self._whole_event_at(m.start())
+            if whole is None:  # the candidate runs past the buffer: read on, try it again
+                self._fill(2 * len(self.buf))
+                continue
+            if whole:
+                break
+            rejected += 1
+            c = m.start() + 1
+        r = m.start()
+        if not sk["stretches"]:
+            sk["at"], sk["why"], sk["index"] = self.base + b0, why, len(self.problems)
+        sk["stretches"] += 1
+        sk["events"] += int(broken) + rejected
+        sk["bytes"] += r - b0
+        sk["ends"] += self.buf.count(_TRACE_NAME, b0, r)
+        return r
+
+    def _events_after_end(self, pos: int) -> int | None:
+        """Where the array's ``]`` (before ``buf[pos]``) is one writer's end inside the other's events -- the text after
+        it no trace's tail, whole events after it -- the offset in ``buf`` of the next whole event, the end and the
+        bytes to it counted as a damaged stretch (:meth:`_resync`); None where the text after it is a tail, or holds
+        no whole event (read as a tail, as it always was).  A file two processes wrote at once ends the shorter
+        writer's array wherever its last bytes were written after the other's."""
+        self._fill(pos + HEAD_LIMIT)
+        tail = self.buf[pos:].strip(_WS)
+        if tail in (b"", b"}") or not _EVENT_START.search(self.buf, pos):
+            return None
+        try:
+            if isinstance(_loads(b"{" + tail.lstrip(b",")), dict):
+                return None
+        except ValueError:
+            pass
+        end = pos - 1 if self.buf[pos - 1:pos] == b"]" else pos
+        return self._resync(end, f"the events go on after the array's end at byte {self.base + end:,}",
+                            broken=False, stop=False)
+
+    def _whole_event_at(self, c: int) -> bool | None:
+        """Whether ``buf[c]`` opens a whole event followed by ``,``, ``]`` or ``{``; None where that needs more input."""
+        n = _RESYNC_WINDOW
+        while True:
+            txt = bytes(self.buf[c:c + n]).decode("utf-8", "surrogateescape")
             try:
-                block = self.stream.read(_READ_BLOCK)
-            except (EOFError, OSError, zlib.error):
-                break
-            if not block:
-                break
-            n += (keep + block).count(key)
-            keep = block[-(len(key) - 1):]
-        return n
+                event, end = _RESYNC_DECODER.raw_decode(txt)
+            except RecursionError:
+                return False
+            except json.JSONDecodeError as x:
+                if x.pos < len(txt) - 1 and "Unterminated" not in x.msg:
+                    return False
+                if c + n < len(self.buf):
+                    n *= 2
+                    continue
+                return False if self.eof else None
+            if not isinstance(event, dict) or "ph" not in event:
+                return False
+            m = _NON_WS.search(self.buf, c + len(txt[:end].encode("utf-8", "surrogateescape")))
+            if m is None:
+                return False if self.eof else None
+            return self.buf[m.start():m.start() + 1] in (b",", b"]", b"{")
+
+    def _unresynced(self, b0: int, why: str) -> None:
+        """No whole event after the damage at ``buf[b0]``: the read stops there (the file's rest is in ``buf``, read
+        once: its ``"traceName"`` keys say whether two traces' bytes lie in it)."""
+        sk = self.skip
+        at = self.base + b0
+        self.tail_ends = self.buf.count(_TRACE_NAME, b0)  # the rest, read once: the stretches' record counts them too
+        ends = sk["ends"] + self.tail_ends
+        if ends > 1:  # several traces' bytes in one file: each writer's end is there, their events interleaved
+            self._stop(f"invalid JSON in \"traceEvents\" ({why}): the file holds {ends} traces' ends "
+                       f"(`\"traceName\"` {ends} times) -- {_TWO_WRITERS}; the events from byte {at:,} on were not "
+                       "read", "json_writers", at)
+            return
+        self._stop(f"invalid JSON in \"traceEvents\" ({why}); the events from byte {at:,} on were not read",
+                   "json_invalid", at)
+
+    def _skipped(self, tail_ends: int, meta: dict[str, Any] | None = None) -> None:
+        """The one record of the damage skipped inside the events (:meth:`_resync`), at the place of its first
+        stretch among the problems: unreadable (the file was read to its end past it, or a cut follows)."""
+        sk = self.skip
+        if not sk["stretches"]:
+            return
+        ends = sk["ends"] + tail_ends
+        what = "json_writers" if ends > 1 else "json_invalid"
+        heads = [f"`{k}`" for k in ("deviceProperties", "distributedInfo") if k in (meta or {})]
+        writers = (f": the file holds {ends} traces' ends (`\"traceName\"` {ends} times) -- {_TWO_WRITERS}"
+                   + (f" (its {' and '.join(heads)} are one writer's, which the file does not say)" if heads else "")
+                   if ends > 1 else "")
+        said = (f"invalid JSON in \"traceEvents\" ({sk['why']}){writers}; "
+                f"{plural(sk['stretches'], 'damaged stretch', 'damaged stretches')} from byte {sk['at']:,} on "
+                f"({plural(sk['events'], 'broken event')}, {sk['bytes']:,} bytes) were skipped, the read resumed at "
+                "the next whole event each time: every count is a lower bound (and an event whose halves the damage joined "
+                "so that they parse as one cannot be told from a whole one)")
+        sk["writers"] = ends > 1
+        self.problems.insert(sk["index"], unreadable(what, said, offset=sk["at"]))
+
+    def _writers_held(self, cat: np.ndarray, pid: np.ndarray, corr: np.ndarray) -> np.ndarray | None:
+        """Where two traces' bytes were read (:meth:`_skipped`) and two processes' events are among them, the rows of
+        one writer's events, its record saying what each process's events hold; None where the file is one trace's.
+
+        One writer's alone: read into one timeline, two processes' kernels -- on one ``pid`` each, each its own
+        device 0 -- would overlap as if one GPU ran both, and their host work would be one process's.  The writer
+        kept is the one with the most device events read (then events): the file says no more which it is (its head,
+        ``deviceProperties`` and ``distributedInfo``, is one writer's bytes, whose unknown).  A device event is a
+        writer's where its launching call's correlation id is that writer's alone; the rest are set aside, counted."""
+        sk = self.skip
+        if not sk["stretches"] or not sk.get("writers"):
+            return None
+        split = _per_process(cat, pid, corr, list(self.cols.cats))
+        if split is None:
+            return None
+        keep, said = split
+        i = sk["index"]
+        self.problems[i] = dataclasses.replace(self.problems[i], detail=f"{self.problems[i].detail}; {said}")
+        return keep
 
     def _stop(self, reason: str, what: str = "json_cut", at: int | None = None) -> None:
         """The read stops here: a cut (``what``: its code; ``at``: the byte, where known), the rest unread."""
@@ -1938,6 +2074,7 @@ class _Parser:
     def _tail(self, pos: int) -> dict[str, Any]:
         """Top-level keys after the array (``traceName``); a broken tail costs only those keys."""
         self._fill(pos + HEAD_LIMIT)
+        self.tail_ends = self.buf.count(_TRACE_NAME, pos)
         tail = self.buf[pos:].strip(_WS)
         if tail in (b"", b"}"):
             return {}
@@ -1976,8 +2113,13 @@ class _Parser:
         launch_row, blocks, threads, groups = c.launch_columns()
         self.problems += _time_problems(ts, dur, c.bad_dur)
         keep = _plausible_times(ts)
+        implausible = int(keep.size - np.count_nonzero(keep))
+        own = self._writers_held(cols["cat"], cols["pid"], cols["correlation"])
+        if own is not None:
+            keep &= own
         if not keep.all():
-            self.problems.append(unreadable("implausible_times", _dropped_times(int(keep.size - np.count_nonzero(keep)))))
+            if implausible:
+                self.problems.append(unreadable("implausible_times", _dropped_times(implausible)))
             ts, dur, cols = ts[keep], dur[keep], {k: v[keep] for k, v in cols.items()}
             launch_row, blocks, threads, groups = _kept_launches(keep, launch_row, blocks, threads, groups)
             c.op_args, c.op_work = _kept_rows(c.op_args, keep), _kept_rows(c.op_work, keep)
@@ -2009,6 +2151,45 @@ class _RepeatedKey(ValueError):
     it is read cannot; :func:`times_as_numbers` reads such a document whole."""
 
 
+def _per_process(cat: np.ndarray, pid: np.ndarray, corr: np.ndarray,
+                 cats: list[str]) -> tuple[np.ndarray, str] | None:
+    """The rows of the writer kept (:meth:`_Parser._writers_held`) and what each process's complete events hold, in
+    words: its host events by their category, and the device events its launching calls' correlation ids name (a
+    device event's ``pid`` is its device, the same for both writers of one file; correlation ids are each process's
+    own count: an id two processes launched with names no writer).  None where fewer than two processes wrote."""
+    names = [OLD_CATS.get(c, c).lower() for c in cats]
+
+    def of(keys: Iterable[str]) -> np.ndarray:
+        return np.array([n in keys for n in names] + [False], bool)[cat]
+
+    dev = of(_DEVICE_CATS)
+    pids = sorted(set(pid[of(_HOST_CATS) & (pid >= 0)].tolist()))  # the writers: the processes of host events
+    if len(pids) < 2:
+        return None
+    host = ~dev & np.isin(pid, pids)  # every event of a writer's pid (its Python functions too)
+    runtime = of(("cuda_runtime", "cuda_driver")) & (corr >= 0) & host
+    owner: dict[int, int] = {}
+    for c, p in zip(corr[runtime].tolist(), pid[runtime].tolist()):
+        owner[c] = p if owner.get(c, p) == p else -1
+    writer = np.where(host, pid, -1)
+    writer[dev] = [owner.get(c, -1) for c in corr[dev].tolist()]
+    kept = max(pids, key=lambda p: (int(np.count_nonzero(dev & (writer == p))), int(np.count_nonzero(writer == p))))
+
+    def held(p: int) -> str:
+        counts = Counter(names[k] for k in cat[writer == p].tolist())
+        words = [plural(counts[k], _HOST_CATS[k][:-1], _HOST_CATS[k]) for k in _HOST_CATS if counts[k]]
+        words += [plural(counts[k], _DEVICE_CATS[k][:-1], _DEVICE_CATS[k]) for k in _DEVICE_CATS if counts[k]]
+        other = sum(counts.values()) - sum(counts[k] for k in (*_HOST_CATS, *_DEVICE_CATS))
+        return f"pid {p}: " + ", ".join(words + ([plural(other, "other event")] if other else []))
+
+    rest = int(np.count_nonzero(dev & (writer < 0)))
+    said = (f"the events read, by process (a device event by its launching call's): {held(kept)} -- kept, the most "
+            f"device events read; set aside: {'; '.join(held(p) for p in pids if p != kept)}"
+            + (f"; and {plural(rest, 'device event')} whose launch was not read, or whose id both launched" if rest else "")
+            + ": read into one timeline, two processes' work would be one")
+    return (writer == kept) | ~(host | dev), said
+
+
 class _TextTimes(_Parser):
     """A trace's JSON text read as the columns read it (:class:`_Parser`: the keys before ``traceEvents``, the
     array chunk by chunk, the keys after it) and written again with each chunk's events mended: the text
@@ -2018,6 +2199,8 @@ class _TextTimes(_Parser):
     refuses as ``json.loads`` would, with the ``ValueError`` it raises: a text that is no JSON document is not
     rewritten.  A document whose top level is no object holding an event list (nor the list itself) raises
     :class:`KinetoReadError` from the head, as the columns' reader does."""
+
+    RESYNC = False  # damage is refused, as json.loads refuses it
 
     def __init__(self, src: IO[bytes], mend: Callable[[Any], int]):
         stream, compressed = _maybe_gunzip(src)

@@ -115,9 +115,12 @@ _STEP_NAME = re.compile(r"^(?:(?:[A-Za-z0-9]+[-_ .])+(?=train))?"
 #: around each ``model.generate``), ``inference_iteration_{i}``, ``inference_run_{i}``, ``inference_batch_{i}``,
 #: ``Inference batch {i}``, ``Inference {r}`` (public benchmarks, SURVEY h37-nvtx69) -- the turn of a loop of forward
 #: passes, as ``batch 3`` is; never ``inference`` alone (a range around the whole run) nor a decode step inside one
-#: (``inference_decode_step_{t}``: one token of a generation).
-_INFERENCE_STEP_NAME = re.compile(r"^infer(?:ence)?(?:[-_ .]?(?:step|iter(?:ation)?|batch|run|pass)%s|"
-                                  r"[^A-Za-z]*\d[^A-Za-z]*)$" % _COUNTER, re.I)
+#: (``inference_decode_step_{t}``: one token of a generation).  A serving loop's turn the same way (h37-names70):
+#: ``serving_step {k}``, ``serve_step``, ``serve_request {k}``, ``serving batch 3``, and a numbered ``request {k}`` --
+#: one request served per turn; never ``serve`` / ``serving`` alone (a range around the whole server's run).
+_INFERENCE_STEP_NAME = re.compile(r"^(?:infer(?:ence)?|serv(?:e|ing))(?:[-_ .]?(?:step|iter(?:ation)?|batch|run|pass|"
+                                  r"request)%s|[^A-Za-z]*\d[^A-Za-z]*)$|^requests?[-_ #:=]*\d+[^A-Za-z]*$"
+                                  % _COUNTER, re.I)
 _NOT_STEP = re.compile(r"optim|schedul|lr[-_]|zero[-_ ]?grad|scaler|sampler|warmup", re.I)
 #: The NVTX range a capture's advice asks the program to mark its steps with, by the job's work (``Job.work``), and
 #: what it marks: named so that :func:`is_step_name` reads it as a step, and in the job's own words -- a forward
@@ -512,8 +515,15 @@ _TRAINING_RANGE = re.compile(
 #: public benchmarks' names, h37-probe43n; ``decode`` alone is also data decoding: :func:`is_decode_range`).
 #: Words end at any non-letter: ``_`` and digits separate them too, as in the snake_case names Python code gives its
 #: ranges (``resnet50_inference``, ``llama_prefill``), where a regex's ``\b`` sees no boundary.
+#: Serving words too (h37-kind69 *Left* 2): ``serve``, ``serving_step``, ``serve_request``, ``handle_request``,
+#: ``process_request``, a numbered ``request {n}`` / ``request_7`` (one request served per turn of the loop) -- the
+#: words whole (``server``, ``service``, ``observe``, ``reserve`` say none), and ``request`` only with the serving verb
+#: before it or its counter after it (an MPI program's ``MPI_Request`` / ``wait_request`` is no request served).
 _INFERENCE_RANGE = re.compile(r"(?<![a-z])(?:inference|infer|generat(?:e|ion)|prefill)(?![a-z])|(?<![a-z])predict|"
-                              r"(?<![a-z])decod(?:e|ing)[-_ ./]*(?:step|iter(?:ation)?|token)", re.I)
+                              r"(?<![a-z])decod(?:e|ing)[-_ ./]*(?:step|iter(?:ation)?|token)|"
+                              r"(?<![a-z])serv(?:e|ing)(?![a-z])|"
+                              r"(?<![a-z])(?:handle|process|serve)[-_ ]?requests?(?![a-z])|"
+                              r"^requests?[-_ #:]?\d+$", re.I)
 #: A range named after making the program's own data (``data generation``, ``mock generate data``, ``generate random
 #: inputs``): set-up or a workload's input, not a model generating its output (quasiben/nvtx-examples' CuPy and
 #: multiprocessing scripts), so "generate" there names no inference.

@@ -94,8 +94,8 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     how = "named like a step"
     source = "nvtx_range"
     best, sel, launches = _step_named(trace, idx[user], base, launches)
-    if sel is not None and nvtx.is_nested_loop_name(names[int(h.name[sel[0]])]):
-        accumulated = _nested_loop_updates(trace, sel, launches, job, _spelled(h, sel, base_names[best]))
+    if sel is not None and nvtx.iteration_number(names[int(h.name[sel[0]])]) < 0:
+        accumulated = _named_step_updates(trace, sel, launches, job, _spelled(h, sel, base_names[best]))
         if accumulated is not None:
             return accumulated
     if sel is None:
@@ -140,18 +140,22 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     return _numbered_steps(trace, sel, source, f"{_spelled(h, sel, base_names[best])}, {how}")
 
 
-def _nested_loop_updates(trace: Trace, sel: np.ndarray, launches: list[np.ndarray] | None, job: Job | None,
-                         shown: str) -> MarkedSteps | None:
-    """The optimizer's steps where the ranges ``sel``, named by an outer loop's counter and an inner one's
-    (``frameworks.nvtx.is_nested_loop_name``: ``epoch 2 batch 30``), are micro-steps of gradient accumulation, the
-    update after every k-th closing each (:func:`~.iterations._user_update_iterations`); None elsewhere.
+def _named_step_updates(trace: Trace, sel: np.ndarray, launches: list[np.ndarray] | None, job: Job | None,
+                        shown: str) -> MarkedSteps | None:
+    """The optimizer's steps where the ranges ``sel``, named like a step (``frameworks.nvtx.is_step_name``: ``batch
+    {n}``, ``train_step {n}``, ``epoch 2 batch 30``), are micro-steps of gradient accumulation, the update after every
+    k-th -- outside them, named the optimizer's or shown by the gradients' all-reduce at that beat -- closing each
+    (:func:`~.iterations._user_update_iterations`); None elsewhere (an update inside each range, or after every one:
+    each range is a step).  Not for micro-steps named after their iteration (``iteration_3_ga_step_0``): the name
+    numbers their step already (``_iteration_ids``).
 
-    Why: such a name counts the data loader's batches, not the optimizer's steps: read as the top-level range it was,
-    before its name was a step's, the update's beat made one step of k of them (8 optimizer steps of 4 micro-steps);
-    read as a step's name alone, 32 (h37-names69)."""
+    Why: such a name counts the data loader's batches, or the program's calls of its step function, not the
+    optimizer's steps: read as the top-level range it was, before its name was a step's, the update's beat made one step
+    of k of them (8 optimizer steps of 4 micro-steps); read as a step's name alone, 32 (h37-names69 for nested names;
+    h37-names70 for ``batch {n}`` and ``train_step {n}``, which main's policy left one step each)."""
     if launches is None:
         launches = device_launches(trace.h, trace.devices)
-    return _user_update_iterations(trace, sel, launches, job, shown)
+    return _user_update_iterations(trace, sel, launches, job, shown, how="named like a step")
 
 
 def _bases(trace: Trace, idx: np.ndarray) -> tuple[np.ndarray, list[str]]:

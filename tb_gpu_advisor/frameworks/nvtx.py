@@ -302,6 +302,25 @@ def number_family(name: str) -> str:
     return _ANY_NUMBER.sub("#", name)  # each number a '#': a name's numbers masked, no word touched
 
 
+#: A name of two labelled counters and nothing else: a word, its number, another word, its number (``cycle 2 pass 5``,
+#: ``phase1_chunk3``, ``round 2 turn 7``, ``Cycle 2, Pass 5``) -- the form only; which loops the words name is not read
+#: here: the ranges' order tells (``steps.nvtx_ranges._counted_loop_names``: the outer counter constant across each run
+#: of the inner one, every pair once, the ranges repeated and apart).
+_TWO_COUNTERS = re.compile(r"^([A-Za-z]+(?:[-_ ][A-Za-z]+)*)[-_ #:=]*(\d+)[-_ ,./|:;]*"
+                           r"([A-Za-z]+(?:[-_ ][A-Za-z]+)*)[-_ #:=]*(\d+)[^A-Za-z0-9]*$")
+
+
+def two_counters(name: str) -> tuple[str, int, str, int] | None:
+    """(outer word, its number, inner word, its number) of a range named by two labelled counters alone
+    (:data:`_TWO_COUNTERS`), after its rank label and logged values; None for any other name, and for a layer's
+    (``layer 3 block 2``: :func:`layer_family`) -- an index into a model, no loop's turn."""
+    name = without_logged_values(without_rank(name.strip()))
+    m = _TWO_COUNTERS.match(name)
+    if m is None or layer_family(name) is not None:
+        return None
+    return m.group(1).lower(), int(m.group(2)), m.group(3).lower(), int(m.group(4))
+
+
 #: A scope path before a range's last part that carries a number: ``jax/`` of ``jax/iteration_0``, ``train/`` of
 #: ``train/step_12`` -- the loop's own prefix, one word per level, as ``f"{name}/iteration_{i}"`` writes it.
 _SCOPE_PATH = re.compile(r"^(?:[A-Za-z][A-Za-z0-9_.-]*/)+(?=[^/]*\d[^/]*$)")

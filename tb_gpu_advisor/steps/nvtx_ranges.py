@@ -175,7 +175,7 @@ def _step_named(trace: Trace, idx: np.ndarray, base: np.ndarray, launches: list[
     ``idx`` named like a step (``frameworks.nvtx.is_step_name``) whose ranges hold the GPU work's launches
     (:func:`_launch_inside`); (-1, None, launches) where none does."""
     h = trace.h
-    step_named = h.per_name(nvtx.is_step_name)
+    step_named = h.per_name(nvtx.is_step_name) | _counted_loop_names(h, idx)
     cand = idx[step_named[h.name[idx]]]
     while cand.size:
         best = _most_repeated(h, base[h.name[cand]], cand, per_line=False)
@@ -254,7 +254,7 @@ def _annotation_steps(trace: Trace, launches: list[np.ndarray] | None) -> Marked
     h = trace.h
     # a library's own annotations (``Optimizer.step#AdamW.step``, ``nccl:all_reduce``) are no program's step
     own = ann[~(h.per_name(nvtx.is_library_range) | h.per_name(nvtx.is_framework_range))[h.name[ann]]].astype(np.int64)
-    step_named = h.per_name(nvtx.is_step_name)
+    step_named = h.per_name(nvtx.is_step_name) | _counted_loop_names(h, own)
     own = own[step_named[h.name[own]]]
     if not own.size:
         return None
@@ -267,7 +267,64 @@ def _annotation_steps(trace: Trace, launches: list[np.ndarray] | None) -> Marked
     sel = sel[_top_level(h, sel)]
     if _max_per_line(h, sel) < 2 and not _hold_most_launches(h, launches, sel):
         return None  # once on each thread, beside most of the work: no loop's turn
-    return _numbered_steps(trace, sel, "nvtx_range", f"{_spelled(h, sel, base_names[best])}, named like a step")
+    return _numbered_steps(trace, sel, "nvtx_range", f"{_spelled(h, sel, base_names[best])}, {_named_how(h, sel)}")
+
+
+def _counted_loop_names(h: HostEvents, idx: np.ndarray) -> np.ndarray:
+    """Bool per name of ``h.names``: a name of two labelled counters (``frameworks.nvtx.two_counters``: ``cycle 2 pass
+    5``), no step's name by its words, among the ranges ``idx`` whose family (the two words) reads as the turns of a
+    loop nested in another by the ranges' order (:func:`_loop_of_counters`).
+
+    Why by structure: which words name a loop cannot be listed -- ``cycle``/``pass``, ``round``/``turn``,
+    ``phase``/``chunk`` are loops only where the program says so -- but their ranges say it: each pair once, the outer
+    counter constant across each run of the inner, the ranges apart on their thread.  A layer's index (``layer 3 block
+    2``) is none (``two_counters``), and ranges whose pairs recur (a model's blocks, run every step) are no loop's turns
+    (h37-names69 *Left* 1: such a name stayed no step name and its steps came from the host's waits, low)."""
+    out = np.zeros(len(h.names), bool)
+    families: dict[tuple[str, str], dict[int, tuple[int, int]]] = {}
+    for i in np.unique(h.name[idx]).tolist():
+        name = h.names[int(i)]
+        c = nvtx.two_counters(name)
+        if c is not None and not nvtx.is_step_name(name):
+            families.setdefault((c[0], c[2]), {})[int(i)] = (c[1], c[3])
+    for counters in families.values():
+        if len(counters) >= 3:
+            sel = idx[np.isin(h.name[idx], list(counters))]
+            if _loop_of_counters(h, sel, counters):
+                out[list(counters)] = True
+    return out
+
+
+def _loop_of_counters(h: HostEvents, sel: np.ndarray, counters: dict[int, tuple[int, int]]) -> bool:
+    """Whether the ranges ``sel`` (names -> their (outer, inner) counters: ``counters``) are an inner loop's turns
+    inside an outer loop's, on every thread: apart (none overlaps the next beyond a clock's rounding), each pair once, in order -- the outer
+    counter never decreasing, the inner one rising within each run of it -- with two outer values or more and one of
+    them held across two turns or more."""
+    outers: set[int] = set()
+    held = False
+    for ln in np.unique(h.line[sel]).tolist():
+        mine = sel[h.line[sel] == ln]
+        mine = mine[np.argsort(h.start[mine], kind="stable")]
+        s, e = h.start[mine].astype(np.int64), h.end[mine].astype(np.int64)
+        if mine.size < 3 or (100 * (e[:-1] - s[1:]) > e[:-1] - s[:-1]).any():
+            return False  # one inside another, or overlapping beyond the clock's rounding (1% of a turn)
+        pairs = [counters[int(n)] for n in h.name[mine].tolist()]
+        if len(set(pairs)) != len(pairs):
+            return False
+        for (o0, i0), (o1, i1) in zip(pairs, pairs[1:]):
+            if o1 < o0 or (o1 == o0 and i1 <= i0):
+                return False
+            held |= o1 == o0
+        outers |= {o for o, _ in pairs}
+    return held and len(outers) >= 2
+
+
+def _named_how(h: HostEvents, sel: np.ndarray) -> str:
+    """Why the ranges ``sel`` were read as steps, for the note: named like a step, or by two loops' counters."""
+    name = h.names[int(h.name[sel[0]])]
+    if nvtx.is_step_name(name) or nvtx.two_counters(name) is None:
+        return "named like a step"
+    return "named by two loops' counters (the first constant across each run of the second, every pair once)"
 
 
 def _hold_most_launches(h: HostEvents, launches: list[np.ndarray] | None, sel: np.ndarray) -> bool:

@@ -10,7 +10,7 @@ constant across each run of the inner, the ranges apart on their thread.  Truth 
 inner counters, 4 inner turns to an outer one); ``synthetic.nsysexport.write_accumulation_loop`` for NVTX micro-steps.
 
 Base dbf6cf15: the three names read ``repeated_launches`` (8, low), ``small_grid`` warning (the accumulation case is a
-guard: 8 on base too, by the top-range path; it failed a first try that read each named micro-step a step).
+guard: 8 on base too, by the top-range path; a step-named reading must not make each micro-step one).
 Controls: pairs that recur or an outer counter that falls (``{b}``/``{b}``, ``{b}``/``{e}``) are no loop's turns;
 ``layer {e} block {b}`` is a model's index.
 """

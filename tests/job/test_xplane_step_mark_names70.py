@@ -128,3 +128,16 @@ def test_the_op_types_only_training_runs(name: str, training: bool) -> None:
     ("IteratorGetNext/_2:_Send", False), ("FunctionRun", False), ("IteratorGetNext:IteratorGetNext", False)])
 def test_the_ops_recorded_one_by_one(name: str, recorded: bool) -> None:
     assert tensorflow.is_recorded_op(name) is recorded
+
+
+def test_a_jax_loop_with_no_other_word_is_training_by_its_train_mark(tmp_path: Path) -> None:
+    """Generated eager JAX (``jax_eager_ops``: no HLO, no op that says a pass) marked ``train``: the mark is the only
+    word, so training by the step's name alone, medium -- the rule an NVTX ``train_step`` follows (h37-kind69).
+    Base: "unknown"."""
+    from synthetic.jaxcapture import jax_eager_ops
+
+    (path,) = jax_eager_ops(num_steps=4, iterations=5).write(tmp_path)
+    job = _job(path)
+    assert (job["kind"], job["kind_confidence"]) == ("training", "medium"), job["kind_evidence"]
+    assert "step marks name training steps (4 marks: `train`" in job["kind_evidence"]
+    assert "name alone" in job["kind_evidence"]

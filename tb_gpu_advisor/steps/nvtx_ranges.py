@@ -12,6 +12,8 @@ is a layer's, not a step's (:func:`_within_iterations`).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from tb_gpu_advisor import devices
@@ -311,7 +313,7 @@ def _loop_of_counters(h: HostEvents, sel: np.ndarray, counters: dict[int, tuple[
         pairs = [counters[int(n)] for n in h.name[mine].tolist()]
         if len(set(pairs)) != len(pairs):
             return False
-        for (o0, i0), (o1, i1) in zip(pairs, pairs[1:]):
+        for (o0, i0), (o1, i1) in itertools.pairwise(pairs):
             if o1 < o0 or (o1 == o0 and i1 <= i0):
                 return False
             held |= o1 == o0

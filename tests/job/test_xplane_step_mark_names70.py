@@ -32,7 +32,7 @@ from tests.steps.test_advised_step_marks import _write_jax
 STEPS = 10
 
 
-def _write_tf(root: Path, mark: str, layer_ops) -> Path:  # noqa: ANN001 - (scope, gemm, ew) -> ops
+def _write_tf(root: Path, mark: str, layer_ops) -> Path:
     """A TensorFlow custom loop of ``STEPS`` steps, each inside ``tf.profiler.experimental.Trace(mark, step_num=s,
     _r=1)`` around its ``FunctionRun``, running ``layer_ops`` of four dense layers."""
     cap = Capture(1, A100, marker="custom_loop", trace_name=mark)
@@ -47,23 +47,23 @@ def _write_tf(root: Path, mark: str, layer_ops) -> Path:  # noqa: ANN001 - (scop
     return path
 
 
-def _forward(s: str, g, e) -> list[Op]:  # noqa: ANN001 - kernels
+def _forward(s: str, g, e) -> list[Op]:
     return [Op(f"{s}/MatMul:MatMul", [g]), Op(f"{s}/BiasAdd:BiasAdd", [e]), Op(f"{s}/Relu:Relu", [e])]
 
 
-def _eager_training(s: str, g, e) -> list[Op]:  # noqa: ANN001 - kernels
+def _eager_training(s: str, g, e) -> list[Op]:
     """A step run eagerly under a GradientTape: its backward's ops carry no scope, their types say what they are."""
     return [Op("MatMul:MatMul", [g]), Op("Relu:Relu", [e]), Op("ReluGrad:ReluGrad", [e]), Op("MatMul:MatMul", [g]),
             Op("BiasAddGrad:BiasAddGrad", [e])]
 
 
-def _graph_training(s: str, g, e) -> list[Op]:  # noqa: ANN001 - kernels
+def _graph_training(s: str, g, e) -> list[Op]:
     grad = f"gradient_tape/{s}"
     return _forward(s, g, e) + [Op(f"{grad}/MatMul:MatMul", [g]), Op(f"{grad}/BiasAdd/BiasAddGrad:BiasAddGrad", [e]),
                                 Op(f"Adam/update/{s}/ResourceApplyAdam:ResourceApplyAdam", [K.ADAM_F32])]
 
 
-def _compiled(s: str, g, e) -> list[Op]:  # noqa: ANN001 - kernels
+def _compiled(s: str, g, e) -> list[Op]:
     """An XLA cluster's run beside an op left outside it: the cluster's own ops (a backward's) are not recorded."""
     return [Op(f"{s}/cluster_0:_XlaRun", [g, e, g]), Op(f"{s}/Relu:Relu", [e])]
 

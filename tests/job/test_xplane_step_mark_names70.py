@@ -23,11 +23,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from synthetic import jaxcapture as jc
 from synthetic import kernels as K
 from synthetic.tfcapture import A100, Capture, Op
+from synthetic.xla_kernels import GEMM_BF16, TINY_EW, XlaKernel
 from tb_gpu_advisor.frameworks import tensorflow
 from tb_gpu_advisor.runtime.pipeline import analyze_host
-from tests.steps.test_advised_step_marks import _write_jax
 
 STEPS = 10
 
@@ -44,6 +45,23 @@ def _write_tf(root: Path, mark: str, layer_ops) -> Path:
         cap.step([ops], input_wait_us=25, between_us=300)
     path = root / "worker0.xplane.pb"
     cap.finish().write(path)
+    return path
+
+
+def _write_jax(root: Path, mark: str) -> Path:
+    """A JAX loop of ``STEPS`` jitted forward passes (four bf16 GEMMs, each with its ReLU fusion; their HLO holds no
+    backward), each inside ``StepTraceAnnotation(mark, step_num=step)``."""
+    cap = jc.JaxCapture(step_annotation=True, step_mark=mark, jitter=0.0, module="jit_forward", function="forward")
+    kernels = []
+    for i in range(4):
+        kernels.append(XlaKernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_"
+                                 "execute_segment_k_off_kernel__5x_cublas", f"cublas-lt-matmul.{i}",
+                                 "jit(forward)/dot_general", 150.0, GEMM_BF16, "bf16"))
+        kernels.append(XlaKernel("fusion_34", f"fusion.{34 + i}", "jit(forward)/max", 20.0, TINY_EW, "bf16"))
+    cap.add_hlo(jc.mlp_hlo(cap.module, kernels))
+    for _ in range(STEPS):
+        cap.call(kernels, h2d_bytes=0, between_us=300.0)
+    (path,) = jc.JaxScenario("fwd", cap.finish(), cap.truth("fwd", "forward loop", "trace_train")).write(root)
     return path
 
 

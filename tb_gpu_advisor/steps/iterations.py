@@ -148,6 +148,7 @@ def _user_update_iterations(trace: Trace, sel: np.ndarray, launches: list[np.nda
     named = np.flatnonzero(h.name_mask(nvtx.is_update_range))
     parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     counts: list[int] = []
+    shows: list[str] = []
     for ln in np.unique(h.line[sel]).tolist():
         mine = sel[h.line[sel] == ln]
         micro = np.sort(h.start[mine].astype(np.int64))
@@ -159,20 +160,22 @@ def _user_update_iterations(trace: Trace, sel: np.ndarray, launches: list[np.nda
         held = _windows_holding_backward(h, trace.devices, launches, micro)
         if held.any() and not held.all():
             continue  # a micro-step runs a backward pass: a range some of whose windows launch none is a layer's
-        if not _update_shown(h, named[h.line[named] == ln], coll[h.line[coll] == ln], micro, at, tail,
-                             opt[h.line[opt] == ln]):
+        shown_by = _update_shown(h, named[h.line[named] == ln], coll[h.line[coll] == ln], micro, at, tail,
+                                 opt[h.line[opt] == ln])
+        if not shown_by:
             continue
         on = h.line == ln
         ends = _after_updates((h.start[on].astype(np.int64), h.end[on].astype(np.int64)), tail[at], nxt[at],
                               launched[hi[at] - 1])
         if _add_thread_windows(parts, int(ln), trace, micro, ends, bool(at[0] == k - 1)):
             counts.append(k)
+            shows.append(shown_by)
     if not parts:
         return None
     n = int(sum(p[0].size for p in parts.values()))
     note = (f"{_ranges_word(trace)} {shown}, {how} ({sel.size} on {len(parts)} "
             f"thread{'s' if len(parts) > 1 else ''}), each a micro-step of gradient accumulation: the optimizer's "
-            f"update after every {_ordinal(counts[0])} closes each step -- a step is one optimizer step ({n}, of "
+            f"update after every {_ordinal(counts[0])} ({shows[0]}) closes each step -- a step is one optimizer step ({n}, of "
             f"{counts[0]} micro-steps each), from the end of one update to the end of the next")
     return _iteration_windows(parts, note)
 
@@ -236,29 +239,31 @@ def _optimizer_launches(kinds: list) -> np.ndarray:
 
 
 def _update_shown(h: HostEvents, named: np.ndarray, coll: np.ndarray, micro: np.ndarray, at: np.ndarray,
-                  tail: np.ndarray, opt: np.ndarray | None = None) -> bool:
-    """Whether one thread's capture names the work in the tails ``at`` (of micro-steps starting at ``micro``, tails
-    from ``tail``) as the optimizer's update: its update-named events (``named``, host events) lie in tails and only in
-    those, or its collectives' launches (``coll``, host events) lie in the micro-steps ``at`` and only in those, or
-    its optimizer kernels' launches (``opt``: :func:`_optimizer_launches`) lie in the tails ``at`` and only in those
-    (h37-names70: an update left unnamed still runs the optimizer's own kernels, once every k micro-steps)."""
+                  tail: np.ndarray, opt: np.ndarray | None = None) -> str:
+    """What in one thread's capture names the work in the tails ``at`` (of micro-steps starting at ``micro``, tails
+    from ``tail``) as the optimizer's update, in words for the steps' note; "" where nothing does.  Its update-named
+    events (``named``, host events) lie in tails and only in those, or its collectives' launches (``coll``, host
+    events) lie in the micro-steps ``at`` and only in those, or its optimizer kernels' launches (``opt``:
+    :func:`_optimizer_launches`) lie in the tails ``at`` and only in those (h37-names70: an update left unnamed still
+    runs the optimizer's own kernels, once every k micro-steps)."""
     beat = set(at.tolist())
-    if opt is not None and opt.size:
-        t = h.start[opt].astype(np.int64)
-        j = np.searchsorted(micro, t, side="right") - 1
-        if (j >= 0).all() and (t >= tail[j]).all() and set(j.tolist()) <= beat:
-            return True
     if named.size:
         t = h.start[named].astype(np.int64)
         j = np.searchsorted(micro, t, side="right") - 1
         inside = (j >= 0) & (t >= tail[np.maximum(j, 0)])
         if inside.any() and set(j[inside].tolist()) <= beat:
-            return True
+            first = int(named[np.flatnonzero(inside)[0]])
+            return f"its `{h.names[int(h.name[first])]}`"
     if coll.size:
         j = np.searchsorted(micro, h.start[coll].astype(np.int64), side="right") - 1
         if (j >= 0).all() and set(j.tolist()) <= beat:
-            return True
-    return False
+            return "the gradients' all-reduce, launched in those micro-steps alone"
+    if opt is not None and opt.size:
+        t = h.start[opt].astype(np.int64)
+        j = np.searchsorted(micro, t, side="right") - 1
+        if (j >= 0).all() and (t >= tail[j]).all() and set(j.tolist()) <= beat:
+            return "the optimizer's own kernels, launched there alone"
+    return ""
 
 
 def _thread_updates(micro: np.ndarray, starts: np.ndarray, ends: np.ndarray, launched: np.ndarray,

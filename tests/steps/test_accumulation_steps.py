@@ -126,3 +126,5 @@ def test_micro_steps_named_like_a_step_are_the_optimizers_step(tmp_path, label, 
     assert "micro-step of gradient accumulation" in st["note"] and "one optimizer step" in st["note"]
     if label != "unnamed_micro_optimizer_kernels":
         assert "named like a step" in st["note"] and "most repeated top-level range" not in st["note"]
+    said = "(its `optimizer_step`)" if kw["update_range"] else "(the optimizer's own kernels, launched there alone)"
+    assert f"after every 4th {said} closes each step" in st["note"], st["note"]  # what showed the update

@@ -995,9 +995,11 @@ def jax_fp32_highest(num_steps: int = 20, seed: int = 0) -> JaxScenario:
         expect_not=("input_bound",), real_counterpart="fp32_highest"))
 
 
-def jax_eager_ops(num_steps: int = 8, seed: int = 0, iterations: int = 50) -> JaxScenario:
-    """Real ``launch_bound_eager``: no jit, 4 x 50 tiny ops + a dot per step, each its own executable."""
-    cap = JaxCapture(seed=seed, step_annotation=True, module="jit_multiply", function="multiply", program_id=103873)
+def jax_eager_ops(num_steps: int = 8, seed: int = 0, iterations: int = 50, step_mark: str = "train") -> JaxScenario:
+    """Real ``launch_bound_eager``: no jit, 4 x 50 tiny ops + a dot per step, each its own executable; each step
+    inside ``StepTraceAnnotation(step_mark, step_num=s)`` (the real program's ``train``)."""
+    cap = JaxCapture(seed=seed, step_annotation=True, module="jit_multiply", function="multiply", program_id=103873,
+                     step_mark=step_mark)
     for _ in range(num_steps):
         cap.begin_step()
         for _ in range(iterations):

@@ -4415,7 +4415,8 @@ def write_one_pass_gemm(path: str, upload_a_ms: float = 164.6, startup_ms: float
 def write_accumulation_loop(path: str, iterations: int = 8, micro: int = 4, micro_range: str = "microstep_{i}",
                             phases: tuple[str, ...] = ("forward_pass", "backward_pass"),
                             update_range: str | None = "optimizer_step", allreduce_ms: float = 0.0,
-                            micro_ms: float = 3.0, update_ms: float = 1.0, kernels: int = 8) -> dict:
+                            micro_ms: float = 3.0, update_ms: float = 1.0, kernels: int = 8,
+                            update_kernel: str = "multi_tensor_apply_kernel") -> dict:
     """Write the export of a training loop under gradient accumulation that marks only its micro-steps, as public
     loops do (SURVEY session 32: ``record_function(f"microstep_{micro_step}")`` with ``data_loading`` /
     ``forward_pass`` / ``backward_pass`` inside, then ``record_function("optimizer_step")``; ``nvtx.range_push(
@@ -4423,7 +4424,8 @@ def write_accumulation_loop(path: str, iterations: int = 8, micro: int = 4, micr
     range ``micro_range`` (``{i}``: its number in the iteration, ``{n}``: in the run, ``{k}``: its iteration's number --
     NeMo Automodel's ``f"iteration_{i}_ga_step_{_ga_step_idx}"``) holding ``phases`` (a forward of
     ``micro_ms`` / 3 and a backward of twice that, ``kernels`` kernels each), then the optimizer's update
-    (``update_ms`` of kernels) in a range ``update_range`` (None: unmarked), then ``loss.item()``'s sync.
+    (``update_ms`` of kernels named ``update_kernel``: a foreach optimizer's) in a range ``update_range`` (None:
+    unmarked), then ``loss.item()``'s sync.
     ``allreduce_ms``: a data-parallel job in ``no_sync`` but for its last micro-step, whose backward ends with the
     gradients' NCCL all-reduce of that length.  No range around an iteration.  Return the truth: the iterations (the
     optimizer's steps), the micro-steps, and the iteration's time (one iteration's first micro-step start to the
@@ -4436,7 +4438,7 @@ def write_accumulation_loop(path: str, iterations: int = 8, micro: int = 4, micr
     names = {k: strings(n) for k, n in (("f", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn"),
                                         ("b", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_nt_dgrad"),
                                         ("w", "cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8_wgrad"),
-                                        ("o", "multi_tensor_apply_kernel"), ("r", NCCL_ALLREDUCE))}
+                                        ("o", update_kernel), ("r", NCCL_ALLREDUCE))}
     fwd_ms, bwd_ms = micro_ms / 3, 2 * micro_ms / 3
 
     def backward() -> None:  # the input gradients' GEMMs, then the weights' (a name that says a gradient)

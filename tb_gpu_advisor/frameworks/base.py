@@ -312,6 +312,9 @@ class Framework:
     #: (PyTorch's ATen ops, ``aten::*``, beside autograd's ``*Backward`` nodes -- the ``backward_nodes`` label): such
     #: ops run where no training event did are forward passes (``job.kind``)
     autograd_op: NamePredicate = never
+    #: an op that runs compiled code whose own ops the trace does not record (TensorFlow's XLA ``_XlaRun``,
+    #: ``XlaLaunch``): beside one, ops recorded with no backward show no forward pass -- the compiled code may hold it
+    unrecorded_ops_event: NamePredicate = never
     #: the engine's own range around each op it runs for the program -> the name of the op it wraps ("" for any other
     #: event): autograd's ``autograd::engine::evaluate_function: IndexBackward0`` around the node ``IndexBackward0``.
     #: The wrapper names no code of the program's -- every backward node wears it alike -- so a wait inside is named

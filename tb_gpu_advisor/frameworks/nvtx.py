@@ -115,9 +115,12 @@ _STEP_NAME = re.compile(r"^(?:(?:[A-Za-z0-9]+[-_ .])+(?=train))?"
 #: around each ``model.generate``), ``inference_iteration_{i}``, ``inference_run_{i}``, ``inference_batch_{i}``,
 #: ``Inference batch {i}``, ``Inference {r}`` (public benchmarks, SURVEY h37-nvtx69) -- the turn of a loop of forward
 #: passes, as ``batch 3`` is; never ``inference`` alone (a range around the whole run) nor a decode step inside one
-#: (``inference_decode_step_{t}``: one token of a generation).
-_INFERENCE_STEP_NAME = re.compile(r"^infer(?:ence)?(?:[-_ .]?(?:step|iter(?:ation)?|batch|run|pass)%s|"
-                                  r"[^A-Za-z]*\d[^A-Za-z]*)$" % _COUNTER, re.I)
+#: (``inference_decode_step_{t}``: one token of a generation).  A serving loop's turn the same way (h37-names70):
+#: ``serving_step {k}``, ``serve_step``, ``serve_request {k}``, ``serving batch 3``, and a numbered ``request {k}`` --
+#: one request served per turn; never ``serve`` / ``serving`` alone (a range around the whole server's run).
+_INFERENCE_STEP_NAME = re.compile(r"^(?:infer(?:ence)?|serv(?:e|ing))(?:[-_ .]?(?:step|iter(?:ation)?|batch|run|pass|"
+                                  r"request)%s|[^A-Za-z]*\d[^A-Za-z]*)$|^requests?[-_ #:=]*\d+[^A-Za-z]*$"
+                                  % _COUNTER, re.I)
 _NOT_STEP = re.compile(r"optim|schedul|lr[-_]|zero[-_ ]?grad|scaler|sampler|warmup", re.I)
 #: The NVTX range a capture's advice asks the program to mark its steps with, by the job's work (``Job.work``), and
 #: what it marks: named so that :func:`is_step_name` reads it as a step, and in the job's own words -- a forward
@@ -297,6 +300,25 @@ def number_family(name: str) -> str:
     program that writes its rank or its step number into its ranges gives each rank names of its own; compared whole,
     no rank's names were another's (h37-nvtx62 *Left* 3)."""
     return _ANY_NUMBER.sub("#", name)  # each number a '#': a name's numbers masked, no word touched
+
+
+#: A name of two labelled counters and nothing else: a word, its number, another word, its number (``cycle 2 pass 5``,
+#: ``phase1_chunk3``, ``round 2 turn 7``, ``Cycle 2, Pass 5``) -- the form only; which loops the words name is not read
+#: here: the ranges' order tells (``steps.nvtx_ranges._counted_loop_names``: the outer counter constant across each run
+#: of the inner one, every pair once, the ranges repeated and apart).
+_TWO_COUNTERS = re.compile(r"^([A-Za-z]+(?:[-_ ][A-Za-z]+)*)[-_ #:=]*(\d+)[-_ ,./|:;]*"
+                           r"([A-Za-z]+(?:[-_ ][A-Za-z]+)*)[-_ #:=]*(\d+)[^A-Za-z0-9]*$")
+
+
+def two_counters(name: str) -> tuple[str, int, str, int] | None:
+    """(outer word, its number, inner word, its number) of a range named by two labelled counters alone
+    (:data:`_TWO_COUNTERS`), after its rank label and logged values; None for any other name, and for a layer's
+    (``layer 3 block 2``: :func:`layer_family`) -- an index into a model, no loop's turn."""
+    name = without_logged_values(without_rank(name.strip()))
+    m = _TWO_COUNTERS.match(name)
+    if m is None or layer_family(name) is not None:
+        return None
+    return m.group(1).lower(), int(m.group(2)), m.group(3).lower(), int(m.group(4))
 
 
 #: A scope path before a range's last part that carries a number: ``jax/`` of ``jax/iteration_0``, ``train/`` of
@@ -512,8 +534,15 @@ _TRAINING_RANGE = re.compile(
 #: public benchmarks' names, h37-probe43n; ``decode`` alone is also data decoding: :func:`is_decode_range`).
 #: Words end at any non-letter: ``_`` and digits separate them too, as in the snake_case names Python code gives its
 #: ranges (``resnet50_inference``, ``llama_prefill``), where a regex's ``\b`` sees no boundary.
+#: Serving words too (h37-kind69 *Left* 2): ``serve``, ``serving_step``, ``serve_request``, ``handle_request``,
+#: ``process_request``, a numbered ``request {n}`` / ``request_7`` (one request served per turn of the loop) -- the
+#: words whole (``server``, ``service``, ``observe``, ``reserve`` say none), and ``request`` only with the serving verb
+#: before it or its counter after it (an MPI program's ``MPI_Request`` / ``wait_request`` is no request served).
 _INFERENCE_RANGE = re.compile(r"(?<![a-z])(?:inference|infer|generat(?:e|ion)|prefill)(?![a-z])|(?<![a-z])predict|"
-                              r"(?<![a-z])decod(?:e|ing)[-_ ./]*(?:step|iter(?:ation)?|token)", re.I)
+                              r"(?<![a-z])decod(?:e|ing)[-_ ./]*(?:step|iter(?:ation)?|token)|"
+                              r"(?<![a-z])serv(?:e|ing)(?![a-z])|"
+                              r"(?<![a-z])(?:handle|process|serve)[-_ ]?requests?(?![a-z])|"
+                              r"^requests?[-_ #:]?\d+$", re.I)
 #: A range named after making the program's own data (``data generation``, ``mock generate data``, ``generate random
 #: inputs``): set-up or a workload's input, not a model generating its output (quasiben/nvtx-examples' CuPy and
 #: multiprocessing scripts), so "generate" there names no inference.

@@ -804,8 +804,41 @@ def is_inference_event(name: str) -> bool:
     return bool(_INFERENCE.search(name))
 
 
+#: Op types only a backward pass or an optimizer's update runs, whatever scope the program gave them: the gradients
+#: TF's registered gradient functions compute (``ReluGrad``, ``BiasAddGrad``, ``FusedBatchNormGradV3``,
+#: ``TanhGrad``, ``Conv2DBackpropFilter``, ``MaxPoolGrad``) and the optimizers' kernels (``ResourceApplyAdam``,
+#: ``ApplyGradientDescent``, ``ResourceSparseApplyAdagradV2``).  An eager step's ops carry no ``gradient_tape/``
+#: scope, so their types are the only names of its backward there.  Never ``StopGradient`` / ``PreventGradient``
+#: (forward ops that block a gradient) nor ``BroadcastGradientArgs`` (a shape op).
+_GRADIENT_TYPE = re.compile(r"^(?:\w*Backprop\w*|\w+Grad(?:Grad)?(?:V\d+)?|(?:Resource)?(?:Sparse)?Apply[A-Z]\w*)$")
+#: Op types that run a compiled XLA cluster (``jit_compile=True``, auto-clustering): the cluster's own ops -- a
+#: backward's among them -- are not recorded as TF ops, so the ops recorded beside one are not the whole step's.
+_CLUSTER_TYPE = re.compile(r"^_?Xla(?:Run|Launch(?:V\d+)?|Compile|Merge)$")
+
+
 def is_training_event(name: str) -> bool:
-    return bool(_TRAINING.search(name))
+    """A host event only training runs (:data:`_TRAINING`'s scopes and optimizers; an op of a gradient's or an
+    update's type, :data:`_GRADIENT_TYPE`)."""
+    return bool(_TRAINING.search(name)) or (is_tf_op_event(name) and bool(_GRADIENT_TYPE.match(op_type(name))))
+
+
+def is_recorded_op(name: str) -> bool:
+    """A TF op the profiler recorded one by one -- a graph's op inside its ``FunctionRun``, an eager op -- that does
+    the model's work: not the input pipeline's, a host-only type, a function call, a compiled cluster's run or the
+    runtime's bookkeeping (``Framework.autograd_op``).  Why: a training step records its gradient ops beside such ops
+    (``gradient_tape/...``, :data:`_GRADIENT_TYPE`), so such ops recorded with no training event are a forward pass;
+    a TF forward loop whose steps the program marked ``train`` read "no host event says what the GPU work was for",
+    the TF ops of its four dense layers recorded (h37-kind69 *Left* 1)."""
+    if not is_tf_op_event(name) or is_input_event(name) or is_function_call(name) or is_bookkeeping(name):
+        return False
+    t = op_type(name)
+    return not is_host_only_op_type(t) and not _CLUSTER_TYPE.match(t) and not t.startswith(_COMPILING)
+
+
+def is_cluster_run(name: str) -> bool:
+    """A TF op that runs a compiled XLA cluster (:data:`_CLUSTER_TYPE`): its ops, a backward's among them, are not
+    recorded one by one (``Framework.unrecorded_ops_event``)."""
+    return bool(_CLUSTER_TYPE.match(name.rsplit(":", 1)[-1]))  # ``cluster_0:_XlaRun``, or the runtime's bare name
 
 
 def is_compile_event(name: str) -> bool:
@@ -857,6 +890,7 @@ FRAMEWORK = Framework(
     labels={"cast_cause": "the mixed-precision policy's variables cast from fp32 again on every read, or layers kept "
                           "in fp32 (a dtype='float32' layer between 16-bit ones)",
             "op": "TensorFlow op", "ops": "TensorFlow ops", "ops_short": "TF ops",
+            "backward_nodes": "no op of a gradient's type or a `gradient_tape/` scope",
             "ops_table": "Top TensorFlow ops ({kept}, all GPUs)",
             "input_wait_meaning": "share of the {step} the GPU was idle while the host waited in IteratorGetNext (tf.data)",
             "input_next": "tf.data's `IteratorGetNext`",
@@ -882,6 +916,7 @@ FRAMEWORK = Framework(
     capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
     training_event=is_training_event, compile_event=is_compile_event, cast_ops=("Cast",),
+    autograd_op=is_recorded_op, unrecorded_ops_event=is_cluster_run,
     inference_event=is_inference_event, looped=loop_for_job,
     # what shows TensorFlow ran the work in a capture another framework's profiler wrote (``frameworks.detect_work``)
     work_frame=is_own_frame, work_kernel=is_own_kernel,

@@ -116,7 +116,7 @@ def _update_iterations(trace: Trace, user: np.ndarray, launches: list[np.ndarray
 
 
 def _user_update_iterations(trace: Trace, sel: np.ndarray, launches: list[np.ndarray], job: Job | None,
-                             shown: str) -> MarkedSteps | None:
+                             shown: str, how: str = "the most repeated top-level range") -> MarkedSteps | None:
     """Steps of a training job whose own repeated ranges ``sel`` (the most repeated top-level range, on its threads)
     mark its micro-steps under gradient accumulation: on each thread, the GPU work launched after every k-th (k >= 2)
     outside them, beyond what every micro-step's tail launches, is the optimizer's update (:func:`_update_tails`), where
@@ -134,7 +134,8 @@ def _user_update_iterations(trace: Trace, sel: np.ndarray, launches: list[np.nda
     name, or the gradients' all-reduce at the beat, says the extra work is the optimizer's; and each micro-step runs a
     backward pass -- Megatron-core's per-layer range (once a layer, the update after every 6th) launches the backward
     in its last layer's window only (:func:`_windows_holding_backward`; where no kernel's name shows a gradient, as
-    cuBLAS's GEMMs do not, the windows cannot tell and are not asked)."""
+    cuBLAS's GEMMs do not, the windows cannot tell and are not asked).  ``how``: why the ranges were read, for the
+    note ("named like a step" where their name is a step's: ``batch {n}``, ``train_step {n}``)."""
     if job is None or job.kind.kind != "training" or sel.size < 4:
         return None
     h = trace.h
@@ -143,9 +144,11 @@ def _user_update_iterations(trace: Trace, sel: np.ndarray, launches: list[np.nda
                                     for a, d in kinds] or [np.zeros(0, np.int64)]))
     coll = np.unique(np.concatenate([a[(a >= 0) & (d.kind == devices.KIND_COLLECTIVE)] for a, d in kinds]
                                     or [np.zeros(0, np.int64)]))
+    opt = _optimizer_launches(kinds)
     named = np.flatnonzero(h.name_mask(nvtx.is_update_range))
     parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     counts: list[int] = []
+    shows: list[str] = []
     for ln in np.unique(h.line[sel]).tolist():
         mine = sel[h.line[sel] == ln]
         micro = np.sort(h.start[mine].astype(np.int64))
@@ -157,19 +160,22 @@ def _user_update_iterations(trace: Trace, sel: np.ndarray, launches: list[np.nda
         held = _windows_holding_backward(h, trace.devices, launches, micro)
         if held.any() and not held.all():
             continue  # a micro-step runs a backward pass: a range some of whose windows launch none is a layer's
-        if not _update_shown(h, named[h.line[named] == ln], coll[h.line[coll] == ln], micro, at, tail):
+        shown_by = _update_shown(h, named[h.line[named] == ln], coll[h.line[coll] == ln], micro, at, tail,
+                                 opt[h.line[opt] == ln])
+        if not shown_by:
             continue
         on = h.line == ln
         ends = _after_updates((h.start[on].astype(np.int64), h.end[on].astype(np.int64)), tail[at], nxt[at],
                               launched[hi[at] - 1])
         if _add_thread_windows(parts, int(ln), trace, micro, ends, bool(at[0] == k - 1)):
             counts.append(k)
+            shows.append(shown_by)
     if not parts:
         return None
     n = int(sum(p[0].size for p in parts.values()))
-    note = (f"{_ranges_word(trace)} {shown}, the most repeated top-level range ({sel.size} on {len(parts)} "
+    note = (f"{_ranges_word(trace)} {shown}, {how} ({sel.size} on {len(parts)} "
             f"thread{'s' if len(parts) > 1 else ''}), each a micro-step of gradient accumulation: the optimizer's "
-            f"update after every {_ordinal(counts[0])} closes each step -- a step is one optimizer step ({n}, of "
+            f"update after every {_ordinal(counts[0])} ({shows[0]}) closes each step -- a step is one optimizer step ({n}, of "
             f"{counts[0]} micro-steps each), from the end of one update to the end of the next")
     return _iteration_windows(parts, note)
 
@@ -217,23 +223,47 @@ def _ordinal(k: int) -> str:
     return f"{k}{tail}"
 
 
+def _optimizer_launches(kinds: list) -> np.ndarray:
+    """The host launches (indices, sorted) of kernels only an optimizer's update runs (``devices.update_kernel_one``
+    less ``devices.gradient_kernel_one``: the multi-tensor kernels of a fused or foreach optimizer, ``multi_tensor_
+    apply_kernel``), of ``kinds`` ((launch index per device event, device events) pairs)."""
+    out = []
+    for a, d in kinds:
+        names = d.names
+        mask = np.fromiter((devices.update_kernel_one(n) and not devices.gradient_kernel_one(n) for n in names), bool,
+                           len(names))
+        if mask.any():
+            ok = d.name < mask.size
+            out.append(a[(a >= 0) & (d.kind == devices.KIND_KERNEL) & ok & mask[np.where(ok, d.name, 0)]])
+    return np.unique(np.concatenate(out)) if out else np.zeros(0, np.int64)
+
+
 def _update_shown(h: HostEvents, named: np.ndarray, coll: np.ndarray, micro: np.ndarray, at: np.ndarray,
-                  tail: np.ndarray) -> bool:
-    """Whether one thread's capture names the work in the tails ``at`` (of micro-steps starting at ``micro``, tails
-    from ``tail``) as the optimizer's update: its update-named events (``named``, host events) lie in tails and only in
-    those, or its collectives' launches (``coll``, host events) lie in the micro-steps ``at`` and only in those."""
+                  tail: np.ndarray, opt: np.ndarray | None = None) -> str:
+    """What in one thread's capture names the work in the tails ``at`` (of micro-steps starting at ``micro``, tails
+    from ``tail``) as the optimizer's update, in words for the steps' note; "" where nothing does.  Its update-named
+    events (``named``, host events) lie in tails and only in those, or its collectives' launches (``coll``, host
+    events) lie in the micro-steps ``at`` and only in those, or its optimizer kernels' launches (``opt``:
+    :func:`_optimizer_launches`) lie in the tails ``at`` and only in those (h37-names70: an update left unnamed still
+    runs the optimizer's own kernels, once every k micro-steps)."""
     beat = set(at.tolist())
     if named.size:
         t = h.start[named].astype(np.int64)
         j = np.searchsorted(micro, t, side="right") - 1
         inside = (j >= 0) & (t >= tail[np.maximum(j, 0)])
         if inside.any() and set(j[inside].tolist()) <= beat:
-            return True
+            first = int(named[np.flatnonzero(inside)[0]])
+            return f"its `{h.names[int(h.name[first])]}`"
     if coll.size:
         j = np.searchsorted(micro, h.start[coll].astype(np.int64), side="right") - 1
         if (j >= 0).all() and set(j.tolist()) <= beat:
-            return True
-    return False
+            return "the gradients' all-reduce, launched in those micro-steps alone"
+    if opt is not None and opt.size:
+        t = h.start[opt].astype(np.int64)
+        j = np.searchsorted(micro, t, side="right") - 1
+        if (j >= 0).all() and (t >= tail[j]).all() and set(j.tolist()) <= beat:
+            return "the optimizer's own kernels, launched there alone"
+    return ""
 
 
 def _thread_updates(micro: np.ndarray, starts: np.ndarray, ends: np.ndarray, launched: np.ndarray,

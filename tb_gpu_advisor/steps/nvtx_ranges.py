@@ -12,6 +12,8 @@ is a layer's, not a step's (:func:`_within_iterations`).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from tb_gpu_advisor import devices
@@ -94,8 +96,8 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     how = "named like a step"
     source = "nvtx_range"
     best, sel, launches = _step_named(trace, idx[user], base, launches)
-    if sel is not None and nvtx.is_nested_loop_name(names[int(h.name[sel[0]])]):
-        accumulated = _nested_loop_updates(trace, sel, launches, job, _spelled(h, sel, base_names[best]))
+    if sel is not None and nvtx.iteration_number(names[int(h.name[sel[0]])]) < 0:
+        accumulated = _named_step_updates(trace, sel, launches, job, _spelled(h, sel, base_names[best]))
         if accumulated is not None:
             return accumulated
     if sel is None:
@@ -140,18 +142,22 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     return _numbered_steps(trace, sel, source, f"{_spelled(h, sel, base_names[best])}, {how}")
 
 
-def _nested_loop_updates(trace: Trace, sel: np.ndarray, launches: list[np.ndarray] | None, job: Job | None,
-                         shown: str) -> MarkedSteps | None:
-    """The optimizer's steps where the ranges ``sel``, named by an outer loop's counter and an inner one's
-    (``frameworks.nvtx.is_nested_loop_name``: ``epoch 2 batch 30``), are micro-steps of gradient accumulation, the
-    update after every k-th closing each (:func:`~.iterations._user_update_iterations`); None elsewhere.
+def _named_step_updates(trace: Trace, sel: np.ndarray, launches: list[np.ndarray] | None, job: Job | None,
+                        shown: str) -> MarkedSteps | None:
+    """The optimizer's steps where the ranges ``sel``, named like a step (``frameworks.nvtx.is_step_name``: ``batch
+    {n}``, ``train_step {n}``, ``epoch 2 batch 30``), are micro-steps of gradient accumulation, the update after every
+    k-th -- outside them, named the optimizer's or shown by the gradients' all-reduce at that beat -- closing each
+    (:func:`~.iterations._user_update_iterations`); None elsewhere (an update inside each range, or after every one:
+    each range is a step).  Not for micro-steps named after their iteration (``iteration_3_ga_step_0``): the name
+    numbers their step already (``_iteration_ids``).
 
-    Why: such a name counts the data loader's batches, not the optimizer's steps: read as the top-level range it was,
-    before its name was a step's, the update's beat made one step of k of them (8 optimizer steps of 4 micro-steps);
-    read as a step's name alone, 32 (h37-names69)."""
+    Why: such a name counts the data loader's batches, or the program's calls of its step function, not the
+    optimizer's steps: read as the top-level range it was, before its name was a step's, the update's beat made one step
+    of k of them (8 optimizer steps of 4 micro-steps); read as a step's name alone, 32 (h37-names69 for nested names;
+    h37-names70 for ``batch {n}`` and ``train_step {n}``, which main's policy left one step each)."""
     if launches is None:
         launches = device_launches(trace.h, trace.devices)
-    return _user_update_iterations(trace, sel, launches, job, shown)
+    return _user_update_iterations(trace, sel, launches, job, shown, how="named like a step")
 
 
 def _bases(trace: Trace, idx: np.ndarray) -> tuple[np.ndarray, list[str]]:
@@ -171,7 +177,7 @@ def _step_named(trace: Trace, idx: np.ndarray, base: np.ndarray, launches: list[
     ``idx`` named like a step (``frameworks.nvtx.is_step_name``) whose ranges hold the GPU work's launches
     (:func:`_launch_inside`); (-1, None, launches) where none does."""
     h = trace.h
-    step_named = h.per_name(nvtx.is_step_name)
+    step_named = h.per_name(nvtx.is_step_name) | _counted_loop_names(h, idx)
     cand = idx[step_named[h.name[idx]]]
     while cand.size:
         best = _most_repeated(h, base[h.name[cand]], cand, per_line=False)
@@ -250,7 +256,7 @@ def _annotation_steps(trace: Trace, launches: list[np.ndarray] | None) -> Marked
     h = trace.h
     # a library's own annotations (``Optimizer.step#AdamW.step``, ``nccl:all_reduce``) are no program's step
     own = ann[~(h.per_name(nvtx.is_library_range) | h.per_name(nvtx.is_framework_range))[h.name[ann]]].astype(np.int64)
-    step_named = h.per_name(nvtx.is_step_name)
+    step_named = h.per_name(nvtx.is_step_name) | _counted_loop_names(h, own)
     own = own[step_named[h.name[own]]]
     if not own.size:
         return None
@@ -263,7 +269,64 @@ def _annotation_steps(trace: Trace, launches: list[np.ndarray] | None) -> Marked
     sel = sel[_top_level(h, sel)]
     if _max_per_line(h, sel) < 2 and not _hold_most_launches(h, launches, sel):
         return None  # once on each thread, beside most of the work: no loop's turn
-    return _numbered_steps(trace, sel, "nvtx_range", f"{_spelled(h, sel, base_names[best])}, named like a step")
+    return _numbered_steps(trace, sel, "nvtx_range", f"{_spelled(h, sel, base_names[best])}, {_named_how(h, sel)}")
+
+
+def _counted_loop_names(h: HostEvents, idx: np.ndarray) -> np.ndarray:
+    """Bool per name of ``h.names``: a name of two labelled counters (``frameworks.nvtx.two_counters``: ``cycle 2 pass
+    5``), no step's name by its words, among the ranges ``idx`` whose family (the two words) reads as the turns of a
+    loop nested in another by the ranges' order (:func:`_loop_of_counters`).
+
+    Why by structure: which words name a loop cannot be listed -- ``cycle``/``pass``, ``round``/``turn``,
+    ``phase``/``chunk`` are loops only where the program says so -- but their ranges say it: each pair once, the outer
+    counter constant across each run of the inner, the ranges apart on their thread.  A layer's index (``layer 3 block
+    2``) is none (``two_counters``), and ranges whose pairs recur (a model's blocks, run every step) are no loop's turns
+    (h37-names69 *Left* 1: such a name stayed no step name and its steps came from the host's waits, low)."""
+    out = np.zeros(len(h.names), bool)
+    families: dict[tuple[str, str], dict[int, tuple[int, int]]] = {}
+    for i in np.unique(h.name[idx]).tolist():
+        name = h.names[int(i)]
+        c = nvtx.two_counters(name)
+        if c is not None and not nvtx.is_step_name(name):
+            families.setdefault((c[0], c[2]), {})[int(i)] = (c[1], c[3])
+    for counters in families.values():
+        if len(counters) >= 3:
+            sel = idx[np.isin(h.name[idx], list(counters))]
+            if _loop_of_counters(h, sel, counters):
+                out[list(counters)] = True
+    return out
+
+
+def _loop_of_counters(h: HostEvents, sel: np.ndarray, counters: dict[int, tuple[int, int]]) -> bool:
+    """Whether the ranges ``sel`` (names -> their (outer, inner) counters: ``counters``) are an inner loop's turns
+    inside an outer loop's, on every thread: apart (none overlaps the next beyond a clock's rounding), each pair once, in order -- the outer
+    counter never decreasing, the inner one rising within each run of it -- with two outer values or more and one of
+    them held across two turns or more."""
+    outers: set[int] = set()
+    held = False
+    for ln in np.unique(h.line[sel]).tolist():
+        mine = sel[h.line[sel] == ln]
+        mine = mine[np.argsort(h.start[mine], kind="stable")]
+        s, e = h.start[mine].astype(np.int64), h.end[mine].astype(np.int64)
+        if mine.size < 3 or (100 * (e[:-1] - s[1:]) > e[:-1] - s[:-1]).any():
+            return False  # one inside another, or overlapping beyond the clock's rounding (1% of a turn)
+        pairs = [counters[int(n)] for n in h.name[mine].tolist()]
+        if len(set(pairs)) != len(pairs):
+            return False
+        for (o0, i0), (o1, i1) in itertools.pairwise(pairs):
+            if o1 < o0 or (o1 == o0 and i1 <= i0):
+                return False
+            held |= o1 == o0
+        outers |= {o for o, _ in pairs}
+    return held and len(outers) >= 2
+
+
+def _named_how(h: HostEvents, sel: np.ndarray) -> str:
+    """Why the ranges ``sel`` were read as steps, for the note: named like a step, or by two loops' counters."""
+    name = h.names[int(h.name[sel[0]])]
+    if nvtx.is_step_name(name) or nvtx.two_counters(name) is None:
+        return "named like a step"
+    return "named by two loops' counters (the first constant across each run of the second, every pair once)"
 
 
 def _hold_most_launches(h: HostEvents, launches: list[np.ndarray] | None, sel: np.ndarray) -> bool:

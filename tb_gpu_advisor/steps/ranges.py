@@ -87,6 +87,8 @@ def _base_name(name: str) -> str:
         name = nvtx.without_logged_values(nvtx.without_rank(name))  # and its loss logged in it (``step=3 loss=2.31``)
     if step and nvtx.is_nested_loop_name(name):  # ``e3_b17``: each loop's counter, glued to its letter (h37-names69)
         return nvtx.number_family(name)
+    if nvtx.two_counters(name) is not None:  # ``phase1_chunk3``: two counters of any words, glued too (h37-names70)
+        return nvtx.number_family(nvtx.without_logged_values(nvtx.without_rank(name)))
     return _INNER_NUMBER.sub("#", _TRAILING_NUMBER_PART.sub("", name) or name)
 
 

@@ -26,11 +26,17 @@ def test_a_command_buffers_kernels_are_named_in_the_gpus_words(tmp_path, rocm: b
 
 
 @pytest.mark.parametrize(("stats", "word"), [({}, "graph"), ({"device_vendor": "AMD"}, "HIP graph"),
-                                              ({"gpu_device_name": "NVIDIA H100 80GB HBM3"}, "CUDA graph")],
-                         ids=["unnamed", "amd", "h100"])
+                                              ({"gpu_device_name": "NVIDIA H100 80GB HBM3"}, "CUDA graph"),
+                                              ({"gpu_device_name": "Graphics Device"}, "graph"),
+                                              ({"gpu_device_name": "gfx942", "device_vendor": "AMD"}, "HIP graph"),
+                                              ({"gpu_device_name": "Graphics Device", "device_vendor": "Nvidia"},
+                                               "CUDA graph")],
+                         ids=["unnamed", "amd", "h100", "unclaimed_name", "amd_by_vendor", "nvidia_by_vendor"])
 def test_a_plane_naming_no_gpu_labels_its_command_buffers_neutrally(stats: dict, word: str) -> None:
     """A plane naming neither its device nor its vendor: "graph", not NVIDIA's default "CUDA graph" (h37-amd69 *Left*
-    2).  Base bf937833: "CUDA graph" for the unnamed plane."""
+    2), nor a device name no vendor claims (``Graphics Device``: h37-kind69 *Left* 3) -- the vendor the plane states
+    then decides.  Base bf937833: "CUDA graph" for the unnamed plane; base dbf6cf15: "CUDA graph" for the unclaimed
+    name, and the AMD vendor behind the unclaimed ``gfx942`` said "CUDA graph" too."""
     from tb_gpu_advisor.formats.xplane.adapter import _command_buffer_word
 
     assert _command_buffer_word(SimpleNamespace(stats=stats)) == word

@@ -2,8 +2,11 @@
 compile fixes (tf.function, XLA), the sync read, ``strategy.run`` and ``steps_per_execution`` are composed from the
 ``frameworks.tensorflow.Loop`` the job's kind chooses, so work that does not train is not told ``def train_step``.
 
-Truth by construction (``synthetic.scenarios.launch_bound``): a TensorFlow step the report reads as work of no known
-kind (no gradient tape, no optimizer ops in it) whose launch-bound and no-XLA fixes said ``def train_step(x, y)``."""
+Truth by construction (``synthetic.scenarios.launch_bound``): a TensorFlow step with no gradient tape and no
+optimizer ops in it, whose launch-bound and no-XLA fixes said ``def train_step(x, y)``.  It read as work of no known
+kind until its ops were read as TensorFlow records them (h37-names70: ops recorded one by one, none a gradient's or
+an update's, are a forward pass); its fixes now run a forward step, and work of no known kind's fixes are asked of
+the framework by their tags below."""
 
 from __future__ import annotations
 
@@ -21,16 +24,16 @@ from tests.support.report_store import session_report
 TRAINING = re.compile(r"\btrain_step\b|GradientTape|\boptimizer\b")
 
 
-def test_work_of_no_known_kind_defines_its_own_step_under_the_compile_fixes(tmp_path: Path) -> None:
+def test_work_that_does_not_train_defines_its_own_step_under_the_compile_fixes(tmp_path: Path) -> None:
     launch_bound().write(tmp_path)
     (s,) = discover(str(tmp_path))
     r = session_report(s)
     (h,) = r.hosts
-    assert h.job["kind"] == "unknown"
+    assert h.job["kind"] == "inference" and "TensorFlow ops ran but no backward pass" in h.job["kind_evidence"]
     found = {f.rule: f for f in h.findings}
     assert {"launch_bound", "xla_not_used"} <= set(found)
     codes = [a.snippet for rule in ("launch_bound", "xla_not_used") for a in found[rule].actions if a.snippet]
-    assert any("def run_one_step(batch):" in c for c in codes)
+    assert any("def predict_step(x):" in c for c in codes)
     assert not [c for c in codes if TRAINING.search(c)]
 
 
@@ -80,9 +83,25 @@ def test_a_training_jobs_capture_advice_is_unchanged() -> None:
     assert "Trace('train'" in fw.fixes["capture_quality:few_steps"][0].text
 
 
+def _compiled_steps(root: Path) -> None:
+    """A TensorFlow loop whose steps run one XLA cluster each (``cluster_0:_XlaRun``), marked ``step``: its ops are
+    not recorded one by one, so nothing says what the work is for (h37-names70: ``launch_bound``'s recorded ops no
+    longer leave its kind unknown)."""
+    from synthetic import kernels as K
+    from synthetic.tfcapture import A100, Capture, Op
+
+    cap = Capture(1, A100, marker="custom_loop", trace_name="step")
+    ops = [Op("cluster_0:_XlaRun", [K.sized(K.EW_ADD_F32, 3.0)] * 40, launch_us=14)]
+    for _ in range(8):
+        cap.step([ops], input_wait_us=25)
+    folder = root / "compiled" / "plugins" / "profile" / "2024_01_01_00_00_00"
+    folder.mkdir(parents=True)
+    cap.finish().write(folder / "worker0.xplane.pb")
+
+
 def test_a_tensorflow_job_of_no_known_kind_reports_its_own_capture_advice(tmp_path: Path) -> None:
     """The report's ``job.capture_advice`` (the MCP server's) of the no-known-kind step loops its own step."""
-    launch_bound().write(tmp_path)
+    _compiled_steps(tmp_path)
     (s,) = discover(str(tmp_path))
     (h,) = session_report(s).hosts
     assert h.job["kind"] == "unknown" and "run_one_step(batch)" in h.job["capture_advice"]

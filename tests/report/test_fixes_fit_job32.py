@@ -65,13 +65,15 @@ def _jit_fixes(r: Report) -> str:
 
 
 def _eager_report(tmp_path) -> Report:
-    jax_eager_ops().write(tmp_path, "eager")
+    jax_eager_ops(step_mark="step").write(tmp_path, "eager")
     return run_report(tmp_path, "eager")
 
 
 def test_generated_eager_jax_of_no_known_kind_is_not_told_of_training(tmp_path):
-    """Generated eager JAX (``jax_eager_ops``): nothing says what the work is for, so its launch-bound and eager
-    findings jit "the whole step" with no training hedge (main: "...; in training also the backward pass ...")."""
+    """Generated eager JAX (``jax_eager_ops``), its steps marked ``step`` (the capture advice's mark for work of no
+    known kind; a ``train`` mark names training since h37-names70): nothing says what the work is for, so its
+    launch-bound and eager findings jit "the whole step" with no training hedge (main: "...; in training also the
+    backward pass ...")."""
     r = _eager_report(tmp_path)
     (h,) = r.hosts
     assert h.job["kind"] != "training" and "inference" not in h.job["tags"], h.job

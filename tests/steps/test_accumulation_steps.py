@@ -51,11 +51,19 @@ def test_the_note_shows_the_micro_steps_as_the_program_spelled_them(reports):
     assert "`microstep_0`" in note and "#" not in note.split("`")[1]
 
 
+#: a forward pass's kernel: what an evaluation or a logging pass at the beat launches, no optimizer's
+_FORWARD_GEMM = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn"
+
+
 @pytest.mark.parametrize(("label", "kw"), [
-    # nothing names the update, no collective at the beat: the beat alone is no optimizer (left: SURVEY session 32)
-    ("unnamed_update", {"micro_range": "micro_{i}", "phases": ("", ""), "update_range": None}),
+    # nothing names the update, no collective or optimizer kernel at the beat: the beat alone is no optimizer
+    # (h37-names70: the update's own kernels, ``multi_tensor_apply_kernel``, now show it -- the case below)
+    ("unnamed_update", {"micro_range": "micro_{i}", "phases": ("", ""), "update_range": None,
+                        "update_kernel": _FORWARD_GEMM}),
     # a loop that evaluates every 4th step launches more after it too: not an update, each range a step
-    ("evaluation_beat", {"micro_range": "chunk_{n}", "update_range": "evaluate"}),
+    ("evaluation_beat", {"micro_range": "chunk_{n}", "update_range": "evaluate", "update_kernel": _FORWARD_GEMM}),
+    ("step_named_evaluation_beat", {"micro_range": "batch {n}", "update_range": "evaluate",
+                                    "update_kernel": _FORWARD_GEMM}),
 ])
 def test_work_at_a_beat_that_is_not_named_the_optimizers_leaves_each_range_a_step_control(tmp_path, label, kw):
     p = str(tmp_path / f"{label}.sqlite")
@@ -98,3 +106,25 @@ def test_micro_steps_named_after_their_iteration_are_its_step(tmp_path):
     ("iteration 3", -1), ("microstep_0", -1), ("epoch 1 step 3", -1), ("step3_batch2", -1)])
 def test_the_iteration_a_micro_steps_name_numbers(name, iteration):
     assert nvtx.iteration_number(name) == iteration
+
+
+@pytest.mark.parametrize(("label", "kw"), [
+    ("batch_named_update", {"micro_range": "batch {n}", "update_range": "optimizer_step"}),
+    ("train_step_named_update", {"micro_range": "train_step {n}", "update_range": "optimizer_step"}),
+    ("batch_optimizer_kernels", {"micro_range": "batch_{n}", "update_range": None}),
+    ("unnamed_micro_optimizer_kernels", {"micro_range": "micro_{i}", "phases": ("", ""), "update_range": None}),
+])
+def test_micro_steps_named_like_a_step_are_the_optimizers_step(tmp_path, label, kw):
+    """``batch {n}`` / ``train_step {n}`` micro-steps, the update after every 4th -- named ``optimizer_step``, or
+    unnamed but running the optimizer's own kernels (``multi_tensor_apply_kernel``) there alone: a step is the 4
+    micro-steps, and the note says so (h37-nvtx69 / h37-names69 *Left*).  Base dbf6cf15: 32 steps, each range one
+    (the step-named ones: main's policy for a single counter; the unnamed ``micro_{i}``: the beat alone was no update)."""
+    p = str(tmp_path / f"{label}.sqlite")
+    truth = nx.write_accumulation_loop(p, **kw)
+    st = first_host(p)["steps"]
+    assert st["found"] == truth["iterations"], st["note"]
+    assert "micro-step of gradient accumulation" in st["note"] and "one optimizer step" in st["note"]
+    if label != "unnamed_micro_optimizer_kernels":
+        assert "named like a step" in st["note"] and "most repeated top-level range" not in st["note"]
+    said = "(its `optimizer_step`)" if kw["update_range"] else "(the optimizer's own kernels, launched there alone)"
+    assert f"after every 4th {said} closes each step" in st["note"], st["note"]  # what showed the update

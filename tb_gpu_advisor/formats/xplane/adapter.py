@@ -1147,12 +1147,14 @@ def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np
 def _command_buffer_word(plane: Plane) -> str:
     """What an XLA command buffer is on the plane's GPU, in its vendor's words (``devices``' ``WORDS``): a CUDA graph
     on NVIDIA's, a HIP graph under XLA's ROCm build (``RocmCommandBuffer`` records ``hipGraph_t``) -- an MI300X's
-    kernel table said "command_buffer_1 (CUDA graph)" (h37-amd69).  A plane that names neither its device nor its
-    vendor gets the neutral "graph": the vendors' default (NVIDIA's) would name a CUDA graph on a GPU nothing in the
-    plane names (h37-kind69)."""
+    kernel table said "command_buffer_1 (CUDA graph)" (h37-amd69).  A plane whose device name and vendor no vendor
+    claims (``devices.vendor_claimed``: none stated, or a name no vendor's devices carry) gets the neutral "graph":
+    the vendors' default (NVIDIA's) would name a CUDA graph on a GPU nothing in the plane names (h37-kind69), and a
+    device name no vendor knows names no CUDA GPU either (h37-names70)."""
     st = plane.stats
-    stated = str(st.get("gpu_device_name") or st.get("device_vendor") or "")
-    return devices.words([stated], "CUDA graph") if stated else "graph"
+    stated = [str(st.get(k) or "") for k in ("gpu_device_name", "device_vendor")]
+    claimed = next((v for v in (devices.vendor_claimed([n]) for n in stated if n) if v), None)
+    return devices.vendor_called(claimed).words("CUDA graph") if claimed else "graph"
 
 
 def _split_programs(plane: Plane, mod: np.ndarray, program: np.ndarray | None,

@@ -396,6 +396,13 @@ def _link_rate(c: _Copies, dr: str, bw: float, words: str) -> tuple[float, str]:
     return bw, f"{said} (no large pinned copy in the capture measures this machine's link)"
 
 
+def _links_words(links: set[str]) -> str:
+    """The words of a direction's host links over the GPUs: each distinct one, the first two and how many more (eight
+    GPUs' measured rates each differ a little: eight clauses were no sentence)."""
+    ws = sorted(links)
+    return "; ".join(ws[:2]) + (f"; and {plural(len(ws) - 2, 'other GPU link', 'other GPU links')}" if len(ws) > 2 else "")
+
+
 #: A host direction in a link's words.
 _DIR_WORDS = {"h2d": "to the GPU", "d2h": "from the GPU"}
 
@@ -497,7 +504,7 @@ def _direction_stat(dr: str, a: dict, tally: _Tally, exposed: dict[str, float],
         if a["ms"].sum() > 0 and not tally.unknown_stream.get(dr, 0.0) else None,
         # at most the copies' own time: a capture's bytes over a link they beat are no floor above what ran
         bus_floor_ms_per_step=min(per(tally.bus.get(dr, 0.0)), per(a["ms"].sum())),
-        bus_link="; ".join(sorted(tally.links.get(dr, ()))) if dr in tally.bus else None,
+        bus_link=_links_words(tally.links.get(dr, set())) if dr in tally.bus else None,
     )
 
 

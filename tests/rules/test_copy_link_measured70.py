@@ -25,13 +25,13 @@ NBYTES = 268_435_456
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
 
 
-def _metrics(tmp_path: Path, **kw):  # noqa: ANN202 - HostMetrics
+def _metrics(tmp_path: Path, **kw):
     p = tmp_path / "va.sqlite"
     nx.write_pageable_vector_add(str(p), **kw)
     return host_metrics(read(SimpleNamespace(host="h0", path=str(p), format="nsys")))
 
 
-def _copy(m, direction: str):  # noqa: ANN001, ANN202 - HostMetrics, MemcpyStat
+def _copy(m, direction: str):
     (c,) = [c for c in m.memcpy if c.direction == direction]
     return c
 
@@ -81,7 +81,7 @@ def test_amd_host_links_by_architecture() -> None:
     assert devices.host_link("AMD Instinct MI300A", "9.4")[0] == float("inf")
 
 
-def _wild(run: str):  # noqa: ANN202 - HostMetrics
+def _wild(run: str):
     (s,) = [s for s in wild_sessions() if s.run == run]
     return host_metrics(read(s.hosts[0]))
 

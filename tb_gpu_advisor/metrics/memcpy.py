@@ -387,13 +387,12 @@ def _link_rate(c: _Copies, dr: str, bw: float, words: str) -> tuple[float, str]:
     paged, kp = _measured(c, dr, 1)
     if paged > (pinned or bw):
         beside = f"its pinned copies' {pinned / 1e9:.1f} GB/s" if pinned else words
-        return paged, (f"the link this capture measured: {paged / 1e9:.1f} GB/s at least, over "
-                       f"{plural(kp, 'pageable copy', 'pageable copies')} (faster than {beside})")
+        return paged, devices.MEASURED_LINK_AT_LEAST.format(
+            rate=paged / 1e9, copies=plural(kp, "pageable copy", "pageable copies"), beside=beside)
     if pinned:
-        return pinned, (f"the link this capture measured: {pinned / 1e9:.1f} GB/s over "
-                        f"{plural(k, 'pinned copy', 'pinned copies')}{side}")
-    said = words if "assumed" in words else f"{words}, assumed"
-    return bw, f"{said} (no large pinned copy in the capture measures this machine's link)"
+        return pinned, devices.MEASURED_LINK.format(rate=pinned / 1e9, copies=plural(k, "pinned copy", "pinned copies"),
+                                                    side=side)
+    return bw, devices.ASSUMED_LINK.format(link=words if "assumed" in words else f"{words}, assumed")
 
 
 def _links_words(links: set[str]) -> str:

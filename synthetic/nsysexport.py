@@ -5654,12 +5654,14 @@ GTX_1050_TI_MAX_Q = Gpu("NVIDIA GeForce GTX 1050 Ti with Max-Q Design", "0000:01
 
 
 def write_pageable_vector_add(path: str, nbytes: int = 268_435_456, upload_ms: float = 66.0,
-                              download_ms: float = 66.0, kernel_ms: float = 8.0, staging_ms: float = 1.0) -> dict:
+                              download_ms: float = 66.0, kernel_ms: float = 8.0, staging_ms: float = 1.0,
+                              readback_pinned: bool = False) -> dict:
     """Write the export of a native vector add shaped after OlivierKessler01/cuda-thinkering's ``output.sqlite``
     (GTX 1050 Ti Max-Q): two synchronous ``cudaMemcpy`` uploads of ``nbytes`` each from pageable memory (each
     transfer ``upload_ms``; the driver stages ``staging_ms`` inside each call before its transfer, the GPU idle), one
     kernel of ``kernel_ms``, and the result's synchronous read-back of ``nbytes`` into pageable memory
-    (``download_ms``).  No step marks: one pass.  Return the truth: the bytes moved, the copies' time, the kernel's
+    (``download_ms``; into pinned memory with ``readback_pinned``: its bytes over its time then measure the link).
+    No step marks: one pass.  Return the truth: the bytes moved, the copies' time, the kernel's
     time and the pass (ms, first call to last copy's end)."""
     us, ms = 1000, 1_000_000
     pid = 6969
@@ -5679,7 +5681,7 @@ def write_pageable_vector_add(path: str, nbytes: int = 268_435_456, upload_ms: f
     a = api.t  # the read-back waits for the kernel, then the transfer, then the copy out of staging
     ds = kern[-1][1] + 5 * us
     c = api("cudaMemcpy_v3020", ds + int(download_ms * ms) + int(staging_ms * ms) - a)
-    copies.append((ds, ds + int(download_ms * ms), c, 2, 2, 0))
+    copies.append((ds, ds + int(download_ms * ms), c, 2, 2, 1 if readback_pinned else 0))
     stop = api.t + 2 * ms
     api.insert(con, gtid)
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "

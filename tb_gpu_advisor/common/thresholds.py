@@ -207,6 +207,10 @@ _TABLE: tuple[Threshold, ...] = (
        "bytes across the bus, not its call; at ~10 GB/s a 64 KiB copy moves in ~6 us, the order of a copy call's own "
        "latency, so a smaller one (a 4-byte .item() read) gains nothing from pinned memory",
        "bytes per pageable copy, at least, for the finding to ask to pin it (where the capture gives the copies' sizes)"),
+    _t("excessive_memcpy.rate_bytes", 1024 * 1024, "bytes", "Advisor (issue #37, h37-copy70): a copy's call and "
+       "set-up take a few microseconds whatever its size; at ~25 GB/s a 1 MiB copy moves in ~40 us, so its bytes over "
+       "its time are the link's rate within ~10%, and a smaller copy's understate it",
+       "bytes per host copy, at least, for its bytes over its time to measure the host link the copy floor takes"),
     _t("excessive_memcpy.own_stream_share", 0.5, "share", "Advisor (issue #37, h37-copystream61): most of a direction's "
        "copy time on streams that run no kernel or collective (a prefetcher's stream, a copy engine's queue) makes a "
        "stream of their own something the copies have, not a fix to give them", "share of the costliest direction's "

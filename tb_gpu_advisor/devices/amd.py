@@ -776,10 +776,60 @@ def graph_switch_us(name: str | None, cc: object) -> tuple[float, str] | None:
 
 
 #: The APU of the MI300 family: its CPU and GPU share one HBM, so a host copy crosses no bus (AMD Instinct MI300A data
-#: sheet); the discrete parts' host link is left to ``devices.HOST_LINK_ASSUMED`` (h37-bus69).
+#: sheet) -- nor does a Ryzen APU's Radeon, in the host's own memory (its GFX id: :data:`_INTEGRATED_GFX`).
 _APU = re.compile(r"\bMI300A\b", re.IGNORECASE)
+#: The GFX ids of AMD's integrated GPUs (LLVM's AMDGPU processor table): Raven/Picasso (gfx902, gfx909), Renoir and
+#: Cezanne (gfx90c), Van Gogh (gfx1033), Rembrandt, Raphael and Mendocino (gfx1035-gfx1037), Phoenix (gfx1103),
+#: Strix Point, Strix Halo and Krackan (gfx1150-gfx1153).
+_INTEGRATED_GFX = {"gfx902", "gfx909", "gfx90c", "gfx1033", "gfx1035", "gfx1036", "gfx1037", "gfx1103", "gfx1150",
+                   "gfx1151", "gfx1152", "gfx1153"}
+_SHARED_MEMORY = (float("inf"), "the host's own memory (an APU: CPU and GPU share it, no bus between them)")
+_PCIE3, _PCIE4, _PCIE5 = 15.75e9, 31.5e9, 63.0e9  # x16, per direction after encoding (PCI-SIG)
+#: The fastest host link per direction of each AMD architecture, from AMD's own documents, so a copy's floor on it is
+#: never too high.  MI250/MI250X (gfx90a OAM): "each GCD maintains its own PCIe x16 link to the host" (Gen 4; "some
+#: platforms may offer an x8 interface"; ROCm's MI250 microarchitecture page), but on HPE Cray EX235a nodes (Frontier,
+#: LUMI) the CPU reaches each GCD over Infinity Fabric at a peak 36+36 GB/s (OLCF Frontier user guide) -- the
+#: platform decides, so the faster is the floor's and the words say both.  MI100 (gfx908): PCIe Gen 4 x16 (ROCm's
+#: MI100 page).  MI300X/MI325X (gfx942) and MI350X/MI355X (gfx950): PCIe Gen5 x16 (AMD's MLPerf system descriptions,
+#: "accelerator_host_interconnect": "PCIe Gen5 x16").  MI50/MI60 (gfx906) PCIe 4.0, MI25 (gfx900) 3.0; Radeon RX
+#: 5000-7000 (gfx10, gfx11) PCIe 4.0 x16, RX 9000 (gfx12) 5.0 x16.
+_HOST_LINKS = {
+    "gfx950": (_PCIE5, "PCIe 5.0 x16 (~63 GB/s per direction), an MI350 part's host link"),
+    "gfx942": (_PCIE5, "PCIe 5.0 x16 (~63 GB/s per direction), an MI300X / MI325X part's host link"),
+    "gfx90a": (36.0e9, ("Infinity Fabric to the CPU at best (~36 GB/s per direction per GCD, on Frontier-like nodes), "
+                        "else each GCD's own PCIe 4.0 x16 (~31.5 GB/s, x8 on some platforms): the platform decides")),
+    "gfx908": (_PCIE4, "PCIe 4.0 x16 (~31.5 GB/s per direction), an MI100's host link"),
+    "gfx906": (_PCIE4, "PCIe 4.0 x16 (~31.5 GB/s per direction), the fastest host link of a Vega 20 part"),
+    "gfx900": (_PCIE3, "PCIe 3.0 x16 (~15.8 GB/s per direction), a Vega 10 part's host link"),
+}
+#: MI210 is a PCIe card of the MI250's architecture: its host link is the slot's.
+_MI210 = re.compile(r"\bMI210\b", re.IGNORECASE)
 
 
 def host_link(name: str | None, cc: object) -> tuple[float, str] | None:
-    """No bus between host and GPU on an APU (one memory); None for a discrete part (the assumed PCIe, said so)."""
-    return (float("inf"), "the host's own memory (an APU: CPU and GPU share its HBM)") if _APU.search(name or "") else None
+    """The fastest link per direction between the host's memory and this AMD GPU (:data:`_HOST_LINKS`), with its
+    words: none on an APU (one memory); None where the architecture is not known (the assumed PCIe, said so).  Why:
+    an MI250X's copies were floored on an assumed PCIe 5.0 x16 (63 GB/s) that no MI250X host has, and a Ryzen APU's
+    Radeon (gfx1035) on a bus it does not sit on (h37-copy70)."""
+    if _APU.search(name or ""):
+        return _SHARED_MEMORY
+    gfx = arch(name, cc) or gfx_id(str(cc or ""))
+    if gfx in _INTEGRATED_GFX:
+        return _SHARED_MEMORY
+    if gfx == "gfx90a" and _MI210.search(name or ""):
+        return _PCIE4, "PCIe 4.0 x16 (~31.5 GB/s per direction), an MI210 card's host link"
+    if gfx in _HOST_LINKS:
+        return _HOST_LINKS[gfx]
+    m = _GFX.fullmatch(gfx or "")
+    major = int(m.group(1)) if m else _major(cc)
+    if major in (10, 11):
+        return _PCIE4, "PCIe 4.0 x16 (~31.5 GB/s per direction), the fastest host link of a Radeon RDNA 1-3 part"
+    if major == 12:
+        return _PCIE5, "PCIe 5.0 x16 (~63 GB/s per direction), the fastest host link of a Radeon RDNA 4 part"
+    return None
+
+
+def _major(cc: object) -> int | None:
+    """The major version of a reported ``major.minor`` (ROCm's ``11.0`` of an RX 7900), None where none reads."""
+    head = str(cc or "").partition(".")[0]
+    return int(head) if head.isdigit() else None

@@ -124,9 +124,10 @@ class _Tally:
     own_stream: dict[str, float] = field(default_factory=dict)
     #: copy time whose stream, or whose GPU's kernels' streams, the file did not record (:func:`_copy_streams`), ms
     unknown_stream: dict[str, float] = field(default_factory=dict)
-    #: the copies' bytes over the host link of their GPU (``devices.host_link``), ms; and that link's words
+    #: the copies' bytes over the host link of their GPU (``devices.host_link``, or the rate its copies measured:
+    #: :func:`_link_rate`), ms; and, per direction, that link's words
     bus: dict[str, float] = field(default_factory=dict)
-    links: set[str] = field(default_factory=set)
+    links: dict[str, set[str]] = field(default_factory=dict)
 
 
 class _HostOps:
@@ -170,6 +171,8 @@ class _Copies:
     end: np.ndarray
     dur_ms: np.ndarray
     nbytes: np.ndarray
+    #: each copy's own start on the device (ps), before the kept steps clip it (``start``)
+    dev_start: np.ndarray
     #: the host was held until the copy ran (:func:`_blocks_host`)
     sync: np.ndarray
     op_idx: np.ndarray
@@ -207,7 +210,7 @@ def _gpu_copies(ctx: Context, g: GpuCtx) -> _Copies | None:
     own, unknown = _copy_streams(d)
     return _Copies(gpu=d.gpu, op_text=d.op_text, direction=dname, host_kind=host_kind, migration=migration,
                    asked=asked, step=step, start=start, end=d.end[m],
-                   dur_ms=covered.astype(float) / PS_PER_MS, nbytes=np.maximum(d.mem_bytes[m], 0),
+                   dur_ms=covered.astype(float) / PS_PER_MS, nbytes=np.maximum(d.mem_bytes[m], 0), dev_start=d.start[m],
                    sync=_blocks_host(ctx.h, d.mem_sync[m], host_kind, dname, g.launch[m], d.start[m]),
                    op_idx=d.op_idx[m], launch=g.launch[m], kind=d.kind, all_start=d.start, all_end=d.end,
                    fault_free=fault_free_ps(d) if migration.any() else np.full(len(d), -1, np.int64), own_stream=own[m], unknown_stream=unknown[m])
@@ -298,7 +301,7 @@ def _tally_gpu(ctx: Context, g: GpuCtx, c: _Copies, tally: _Tally, hosts: _HostO
         tally.unknown_stream[str(dr)] = tally.unknown_stream.get(str(dr), 0.0) + float(
             c.dur_ms[sel & c.unknown_stream].sum())
         if dr in _HOST_DIRECTIONS:
-            _bus_floor(tally, g, str(dr), float(c.nbytes[sel].sum()))
+            _bus_floor(tally, g, c, str(dr), float(c.nbytes[sel].sum()))
         if dr == "h2d":
             tally.idle_anyway["h2d"] = tally.idle_anyway.get("h2d", 0.0) + _idle_anyway(ctx, g)
 
@@ -337,15 +340,70 @@ def _beside_kernels(tally: _Tally, c: _Copies, dr: str, sel: np.ndarray, compute
 _HOST_DIRECTIONS = ("h2d", "d2h")
 
 
-def _bus_floor(tally: _Tally, g: GpuCtx, dr: str, nbytes: float) -> None:
+def _bus_floor(tally: _Tally, g: GpuCtx, c: _Copies, dr: str, nbytes: float) -> None:
     """Add one GPU's ``nbytes`` of ``dr`` copies to the tally's floor: their time at the fastest its host link moves
-    bytes (``devices.host_link``).  Why: a fix that pins or overlaps a copy leaves its bytes to cross the bus -- the
-    saving the copy finding books is at most the copy's time beyond this floor (h37-bus69)."""
+    bytes -- the rate this capture's own copies measured on it where they measured one (:func:`_link_rate`), else the
+    fastest link the GPU can sit on (``devices.host_link``), said assumed.  Why: a fix that pins or overlaps a copy
+    leaves its bytes to cross the bus -- the saving the copy finding books is at most the copy's time beyond this floor
+    (h37-bus69); and the link a GPU's generation allows is no measurement of the slot it sits in (h37-copy70)."""
     info = g.d.info
     cc = info.compute_capability
     bw, words = devices.host_link(info.name, "{}.{}".format(*cc) if isinstance(cc, (tuple, list)) else cc)
+    if np.isfinite(bw):  # a bus to measure: an integrated GPU's copies cross none
+        bw, words = _link_rate(c, dr, bw, words)
     tally.bus[dr] = tally.bus.get(dr, 0.0) + nbytes / bw * 1e3
-    tally.links.add(words)
+    tally.links.setdefault(dr, set()).add(words)
+
+
+def _measured(c: _Copies, dr: str, kind: int) -> tuple[float, int]:
+    """The rate (bytes/s) ``dr``'s copies of host memory ``kind`` (0 pinned, 1 pageable) large enough that their bytes
+    set their time (``excessive_memcpy.rate_bytes``) moved at on this GPU, with how many: their bytes over the union
+    of their device times (copies run side by side share the link); (0, 0) where none is.  Neither the driver's
+    paging nor the program's prefetch of managed memory counts: they move pages, not a copy's bytes."""
+    sel = ((c.direction == dr) & (c.host_kind == kind) & ~c.migration & ~c.asked
+           & (c.nbytes >= T("excessive_memcpy.rate_bytes")) & (c.end > c.dev_start))
+    if not sel.any():
+        return 0.0, 0
+    s, e = union_intervals(c.dev_start[sel].astype(np.int64), c.end[sel].astype(np.int64))
+    span = float((e - s).sum()) / PS_PER_MS / 1e3
+    return (float(c.nbytes[sel].sum()) / span, int(np.count_nonzero(sel))) if span > 0 else (0.0, 0)
+
+
+def _link_rate(c: _Copies, dr: str, bw: float, words: str) -> tuple[float, str]:
+    """The bandwidth a host copy's floor takes on this GPU, with its words: the rate this capture's large pinned
+    copies moved at (``dr``'s, else the other host direction's: one link) -- never faster than the link did pinned --,
+    and never slower than any large copy of ``dr`` measured, pageable ones included (the link moved at least that);
+    the assumed link ``bw`` (``words``) only where no pinned copy measured it.
+
+    Why: the floor took the fastest link a GPU's generation allows (PCIe 4.0 x16 for an Ampere part) whatever slot
+    the GPU sat in; a capture whose pinned copies moved at 12 GB/s says its link, and a pageable copy that moved
+    faster than the assumed link says the assumption was wrong (h37-copy70)."""
+    pinned, k = _measured(c, dr, 0)
+    side = ""
+    if not pinned:
+        other = next(o for o in _HOST_DIRECTIONS if o != dr)
+        pinned, k = _measured(c, other, 0)
+        side = f" {_DIR_WORDS[other]}" if pinned else ""
+    paged, kp = _measured(c, dr, 1)
+    if paged > (pinned or bw):
+        beside = f"its pinned copies' {pinned / 1e9:.1f} GB/s" if pinned else words
+        return paged, devices.MEASURED_LINK_AT_LEAST.format(
+            rate=paged / 1e9, copies=plural(kp, "pageable copy", "pageable copies"), beside=beside)
+    if pinned:
+        return pinned, devices.MEASURED_LINK.format(rate=pinned / 1e9, copies=plural(k, "pinned copy", "pinned copies"),
+                                                    side=side)
+    return bw, devices.ASSUMED_LINK.format(link=words if "assumed" in words else f"{words}, assumed")
+
+
+def _links_words(links: set[str]) -> str:
+    """The words of a direction's host links over the GPUs: each distinct one, the first two and how many more (eight
+    GPUs' measured rates each differ a little: eight clauses were no sentence)."""
+    ws = sorted(links)
+    return "; ".join(ws[:2]) + (f"; and {plural(len(ws) - 2, 'other GPU link', 'other GPU links')}" if len(ws) > 2 else "")
+
+
+#: A host direction in a link's words.
+_DIR_WORDS = {"h2d": "to the GPU", "d2h": "from the GPU"}
 
 
 def _per_step(tally: _Tally, c: _Copies, dr: str, sel: np.ndarray) -> dict:
@@ -445,7 +503,7 @@ def _direction_stat(dr: str, a: dict, tally: _Tally, exposed: dict[str, float],
         if a["ms"].sum() > 0 and not tally.unknown_stream.get(dr, 0.0) else None,
         # at most the copies' own time: a capture's bytes over a link they beat are no floor above what ran
         bus_floor_ms_per_step=min(per(tally.bus.get(dr, 0.0)), per(a["ms"].sum())),
-        bus_link="; ".join(sorted(tally.links)) if dr in tally.bus else None,
+        bus_link=_links_words(tally.links.get(dr, set())) if dr in tally.bus else None,
     )
 
 

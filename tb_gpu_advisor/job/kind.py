@@ -1171,8 +1171,9 @@ def _marked_forwards(trace: Trace) -> str:
     out = (f"at most {plural(most, 'kernel')} launched between one and the next, fewer than the forward itself "
            f"launched" if most else "no kernel launched between them")
     what = "decode steps, each running the model's matrix products" if decode.any() else "forward pass"
-    return f"the user's NVTX ranges mark the {what} ({_named_ranges(h, fwd)}), with {out}: no backward pass ran -- " \
-           "forward passes"
+    _, writers = _marked_names(trace)  # FSDP's ``FullyShardedDataParallel.forward`` is FSDP's range, not the user's
+    whose = _whose([h.names[int(h.name[fwd[0]])]], writers)
+    return f"{whose} mark the {what} ({_named_ranges(h, fwd)}), with {out}: no backward pass ran -- forward passes"
 
 
 def _kernels_run(trace: Trace) -> np.ndarray:

@@ -649,6 +649,8 @@ def _training_kind(trace: Trace, fw: Framework, used: list[str], kernels: list[s
     warm = _trained_only_in_warmup(trace, fw) if train is not None or ranged is not None else ""
     if warm:
         return Kind("inference", "medium", warm)
+    if train is not None and ranged is not None and ranged.kind == "training" and nvtx.framework_range_writer(train):
+        return ranged  # a library's own range (DDP's ``DistributedDataParallel.forward``): said as that library's
     if train is not None:
         return Kind("training", "high", f"work only training does (a backward pass, an optimizer step, a data-parallel "
                                         f"training wrapper): `{_short(train)}`")

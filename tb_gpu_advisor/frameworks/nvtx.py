@@ -618,13 +618,33 @@ def is_training_range(name: str) -> bool:
     -- never a numerical method's backward direction (:data:`_NUMERICAL_DIRECTION`), nor FSDP's own hooks around a
     forward (``pytorch.is_sharded_forward_hook``: FSDP also shards models run forward only; its name's "FSDP" read
     one FSDP forward as "training [high]", h37-nvtx63)."""
-    return (bool(_TRAINING_RANGE.search(name)) and not _NUMERICAL_DIRECTION.search(name)
-            and not pytorch.is_sharded_forward_hook(name))
+    return ((bool(_TRAINING_RANGE.search(name)) and not _NUMERICAL_DIRECTION.search(name)
+             and not pytorch.is_sharded_forward_hook(name)) or pytorch.is_rl_training_range(name))
 
 
 def is_inference_range(name: str) -> bool:
     """A range name that says inference (and nothing of training's)."""
     return bool(_INFERENCE_RANGE.search(name)) and not is_training_range(name) and not _DATA_GENERATION.search(name)
+
+
+#: The libraries whose own ranges (``pytorch.framework_range_writer``) are PyTorch's ecosystem alone: their writer
+#: runs in a PyTorch program -- Lightning's loop, DeepSpeed's engine, Megatron-core's and NeMo's modules, PyTorch's own
+#: data-parallel wrappers and compiled graphs.  Transformer Engine is left out: it ships a JAX binding too.
+_PYTORCH_LIBRARIES = frozenset({"Lightning", "DeepSpeed", "Megatron-core", "Megatron-LM's RL trainer", "NeMo", "FSDP", "DDP",
+                                "torch.compile"})
+
+
+def _pytorch_library_ranges(host_names: list[str], domains: list[str]) -> bool:
+    """A range or NVTX domain only a library of PyTorch's ecosystem writes (:data:`_PYTORCH_LIBRARIES`): the program
+    is PyTorch's even where no ATen op was recorded as a range (Lightning's ``PyTorchProfiler(emit_nvtx=True)`` wraps
+    only its own actions, ``[pl][profile]run_training_batch``, where nsys ran without ``--pytorch=autograd-nvtx``)."""
+    if any(pytorch.FRAMEWORK_RANGE_DOMAINS.get(d) in _PYTORCH_LIBRARIES for d in domains):
+        return True
+    return any(pytorch.framework_range_writer(n) in _PYTORCH_LIBRARIES for n in host_names[:_MAX_SHOWN])
+
+
+#: How many distinct host names :func:`framework_shown` reads a library's ranges among.
+_MAX_SHOWN = 20000
 
 
 def framework_shown(host_names: list[str], kernel_names: list[str], domains: list[str] = (),
@@ -638,7 +658,8 @@ def framework_shown(host_names: list[str], kernel_names: list[str], domains: lis
     TensorFlow 1.15 program traced without NVTX, shaped in ``synthetic.nsysexport.write_eager_training_bursts``, read
     as a program with no framework, had TF's dispatch between launches booked as the program's own code once
     h37-ownsplit told the two apart)."""
-    if module_hooks or any(n.startswith("aten::") for n in host_names) or any("at::native::" in n for n in kernel_names):
+    if (module_hooks or any(n.startswith("aten::") for n in host_names) or any("at::native::" in n for n in kernel_names)
+            or _pytorch_library_ranges(host_names, domains)):
         return "pytorch"
     if tensorflow.NVTX_OP_DOMAIN in domains or any(tensorflow.KERNEL_NAMESPACE in n for n in kernel_names):
         return "tensorflow"

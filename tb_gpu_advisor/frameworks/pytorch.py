@@ -111,7 +111,31 @@ FRAMEWORK_RANGE_DOMAINS = {"DeepSpeed": "DeepSpeed"}
 #: ``FSDP::pre_forward (<module>)`` / ``FSDP::post_backward`` (``torch/distributed/fsdp/_fully_shard/_fsdp_state.py``,
 #: ``_fsdp_param_group.py``), FSDP1's ``FullyShardedDataParallel._pre_forward`` (``fsdp/_runtime_utils.py``), DDP's
 #: ``DistributedDataParallel.forward`` (``nn/parallel/distributed.py``) -- the library's structure, not the user's.
+#: Megatron-LM's reinforcement-learning trainer (GRPO, ``megatron/rl/rl_utils.py`` and ``sequence_packing_utils.py``
+#: @d98e8a64, ``get_nvtx_range()``'s ``nvtx_range("rl/...")``, pushed under ``--nvtx-ranges``): its loop's phases,
+#: every one run from ``training.py``'s ``train()`` (``rl_utils.get_grpo_data_iterator``) -- the rollouts it generates
+#: (``rl/rollout-collection``, ``rl/collect-rollouts``), the log-probabilities of the policy and its reference
+#: (``rl/compute-logprobs``, ``rl/compute-ref-logprobs``), the data it prepares for the policy's update
+#: (``rl/prepare-data-for-update``), its optimizer moved off the GPU while it generates.  Only a training job pushes
+#: them: a policy trained on its own generations.
+MEGATRON_RL_RANGES = frozenset({
+    "rl/align-inference-logprobs", "rl/collect-rollouts", "rl/compute-group-stats", "rl/compute-logprobs",
+    "rl/compute-old-logprobs", "rl/compute-ref-logprobs", "rl/create-dataloader", "rl/forward-pass",
+    "rl/get-logprobs", "rl/get-ltor-masks", "rl/inference-setup", "rl/log-softmax",
+    "rl/offload-optimizer-before-inference", "rl/offload/grad-buffers", "rl/offload/optimizer-state",
+    "rl/pack-logprobs", "rl/pack-sequences", "rl/prefetch-weights-to-gpu", "rl/prepare-data-for-update",
+    "rl/prepare-trajectories", "rl/regather-trajectories", "rl/restore-optimizer-after-inference",
+    "rl/restore/grad-buffers", "rl/restore/optimizer-state", "rl/rollout-collection", "rl/sequence-packing",
+    "rl/suspend-engine", "rl/sync-request-ledger", "rl/sync-rollout-state", "rl/synchronize-cuda-and-collect-garbage"})
+
+
+def is_rl_training_range(name: str) -> bool:
+    """One of Megatron-LM's RL trainer's own ranges (:data:`MEGATRON_RL_RANGES`): the job trains a policy."""
+    return name in MEGATRON_RL_RANGES
+
+
 _RANGE_WRITERS = ((_DEEPSPEED_RANGE, "DeepSpeed"), (re.compile(r"^(?:megatron\.|MFSDP )"), "Megatron-core"),
+                  (re.compile(f"^(?:{'|'.join(map(re.escape, sorted(MEGATRON_RL_RANGES)))})$"), "Megatron-LM's RL trainer"),
                   (re.compile(r"^(?:FSDP::|FullyShardedDataParallel\.)"), "FSDP"),
                   (re.compile(r"^DistributedDataParallel\."), "DDP"),
                   (re.compile(r"^nemo\."), "NeMo"), (re.compile(r"^transformer_engine\."), "Transformer Engine"),

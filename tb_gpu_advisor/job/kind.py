@@ -662,6 +662,8 @@ def _training_kind(trace: Trace, fw: Framework, used: list[str], kernels: list[s
     warm = _trained_only_in_warmup(trace, fw) if train is not None or ranged is not None else ""
     if warm:
         return Kind("inference", "medium", warm)
+    if train is not None and ranged is not None and ranged.kind == "training" and nvtx.framework_range_writer(train):
+        return ranged  # a library's own range (DDP's ``DistributedDataParallel.forward``): said as that library's
     if train is not None:
         return Kind("training", "high", f"work only training does (a backward pass, an optimizer step, a data-parallel "
                                         f"training wrapper): `{_short(train)}`")
@@ -1207,8 +1209,9 @@ def _marked_forwards(trace: Trace) -> str:
     out = (f"at most {plural(most, 'kernel')} launched between one and the next, fewer than the forward itself "
            f"launched" if most else "no kernel launched between them")
     what = "decode steps, each running the model's matrix products" if decode.any() else "forward pass"
-    return f"the user's NVTX ranges mark the {what} ({_named_ranges(h, fwd)}), with {out}: no backward pass ran -- " \
-           "forward passes"
+    _, writers = _marked_names(trace)  # FSDP's ``FullyShardedDataParallel.forward`` is FSDP's range, not the user's
+    whose = _whose([h.names[int(h.name[fwd[0]])]], writers)
+    return f"{whose} mark the {what} ({_named_ranges(h, fwd)}), with {out}: no backward pass ran -- forward passes"
 
 
 def _kernels_run(trace: Trace) -> np.ndarray:

@@ -2898,7 +2898,8 @@ def _forward_unended_bare(trace: Trace) -> str:
         if blocks < _STACKLESS_MIN_BLOCKS or not len(me):
             return ""
         level = me.allocated
-        if _longest_free_run(me) >= _STACKLESS_MIN_BLOCKS or _earlier_dropped(me) or level[-1] - level.min() < kept * size:
+        if (_longest_free_run(me) >= _STACKLESS_MIN_BLOCKS or _earlier_dropped(me)
+                or level[-1] - level.min() < kept * size):
             return ""  # a pass's graph dropped (a pass ended), or the forward's blocks are older than the history
         live_blocks, live_bytes = live_blocks + blocks, live_bytes + size
     if not live_blocks:

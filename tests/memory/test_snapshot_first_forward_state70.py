@@ -32,8 +32,8 @@ def _kind(tmp_path: Path, doc: dict) -> tuple[str, str]:
 def test_a_first_forward_oom_recorded_state_only_is_no_inference(tmp_path: Path, train: bool, temporaries: bool):
     s = ms.oom_first_forward(train=train, temporaries=temporaries)
     assert s.truth["oom"] and s.truth["kind"] is None
-    framed, _, _ = _kind(tmp_path / "framed", s.doc)
-    kind, evidence, _ = _kind(tmp_path / "state", ms.as_recorded(s.doc, context="state"))
+    framed, _ = _kind(tmp_path / "framed", s.doc)
+    kind, evidence = _kind(tmp_path / "state", ms.as_recorded(s.doc, context="state"))
     assert framed == kind == "unknown"
     assert "still climbing" in evidence and "look the same here" in evidence
 

@@ -532,15 +532,17 @@ def _lone_file(target: str) -> tuple[str, Session, HostFile] | None:
     if not os.path.isfile(target):
         return None
     name = os.path.basename(target)
-    for fmt in formats.REGISTRY.values():
-        host_name = fmt.layout.lone_host(name)
-        if host_name:
-            folder = os.path.dirname(target)
-            st = os.stat(target)
-            host = HostFile(host_name, fsio.Listed(target, folder, (name,), (st.st_dev, st.st_ino)),
-                            st.st_size, st.st_mtime_ns, fmt.id)
-            host = _with_beside(host, fmt.layout, {})
-            return folder, Session(ROOT_RUN, name, folder, (host,)), host
+    # by name first; then, named explicitly under a name no layout reads, by content (``Layout.lone_content``: a
+    # snapshot saved as ``ss_3``)
+    for fmt, host_name in ((f, n) for ask in (lambda f: f.layout.lone_host(name),
+                                              lambda f: f.layout.lone_content(target))
+                           for f in formats.REGISTRY.values() if (n := ask(f))):
+        folder = os.path.dirname(target)
+        st = os.stat(target)
+        host = HostFile(host_name, fsio.Listed(target, folder, (name,), (st.st_dev, st.st_ino)),
+                        st.st_size, st.st_mtime_ns, fmt.id)
+        host = _with_beside(host, fmt.layout, {})
+        return folder, Session(ROOT_RUN, name, folder, (host,)), host
     return None
 
 

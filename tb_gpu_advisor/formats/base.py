@@ -417,6 +417,14 @@ class Layout(Protocol):
         """None when the file at ``path`` (one ``maybe`` named) is this format's, else why it is not, in words (``""``
         where a file of that name is anyone's and is left out without a word: a ``.csv`` that is no profiler's)."""
 
+    def refused(self, path: str) -> str | None:
+        """Why the file at ``path``, given by path and one :meth:`maybe` named, is not this format's, in words --
+        where the walk may say nothing (:meth:`sniff`'s ``""``: a ``.pt`` checkpoint); None when it is."""
+
+    def lone_content(self, path: str) -> str | None:
+        """The host a file given alone by path, under a name no layout reads, is named for when its content says it
+        is this format's (a snapshot saved as ``ss_3``); None otherwise (the default: a format told by name)."""
+
     def pointer_unsaid(self, rel: tuple[str, ...]) -> bool:
         """Whether a Git LFS pointer at ``rel`` (a name ``maybe`` asked) goes unsaid: a name most files of which are
         other programs' (a ``.pt`` checkpoint), whose pointer is no more a profile's than the file it stands for.
@@ -519,6 +527,12 @@ class RunFolderLayout:
 
     def pointer_unsaid(self, rel: tuple[str, ...]) -> bool:
         return False  # a pointer under a name this format may hold says it is one (``discover._sniffed``)
+
+    def refused(self, path: str) -> str | None:
+        return self.sniff(path)  # type: ignore[attr-defined]  # every subclass sniffs
+
+    def lone_content(self, path: str) -> str | None:
+        return None  # told by name: ``lone_host``
 
     def capture_span(self, path: str, size: int, mtime_ns: int) -> tuple[float, float]:
         """(first, last) second since 1970 the capture in the file at ``path`` can hold: by default the file's

@@ -1700,6 +1700,7 @@ MEMORY_FIXES = {
     "activation_memory:cast_cache": (NO_CAST_CACHE,),
     "activation_memory:capacity_unknown": (RECORD_CAPACITY,),
     "memory_fragmentation:capacity_unknown": (RECORD_CAPACITY,),
+    "memory_leak:capacity_unknown": (RECORD_CAPACITY,),
     "capture_quality:capacity_unknown": (RECORD_CAPACITY,),
     "memory_fragmentation": (EXPANDABLE,),
     "memory_near_capacity": (CHECKPOINT, SHARD_STATE, OFFLOAD_STATE),

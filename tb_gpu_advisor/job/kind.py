@@ -2947,6 +2947,9 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
         walked = _stackless_backward(trace) or _repeated_backward(trace)
         if walked is not None:
             return walked
+        unended = _forward_unended_bare(trace)
+        if unended:
+            return Kind("unknown", "low", unended)
     if live is not None and (live.kind != "inference" or "forward" not in seen):
         return live
     if "forward" in seen:
@@ -2997,6 +3000,53 @@ def _forward_unended(trace: Trace) -> str:
             f"modules' forward made ({gb(live_bytes)}) are held and none of its passes is seen to end, so no "
             "backward could yet follow -- a training step's forward cut before its backward and one run for its "
             "output alone (evaluation, a benchmark) look the same here")
+
+
+def _forward_unended_bare(trace: Trace) -> str:
+    """:func:`_forward_unended` for a history recorded without stacks (``context="state"``: the blocks keep theirs,
+    the entries none), read from the allocation pattern: on every GPU whose blocks live at the dump hold at least
+    :data:`_STACKLESS_MIN_BLOCKS` the modules' forward made (their stacks), the history never frees that many blocks
+    in a row (:func:`_longest_free_run`: no pass's graph dropped unused -- the intermediates a forward frees as it goes
+    are freed one at a time) nor blocks older than it (:func:`_earlier_dropped`), and its level rose by at least
+    ``job.snapshot_forward_kept`` of those bytes (the forward is in the history, not older than it); "" otherwise.
+
+    Why: the same first forward that runs out of memory reads "unknown" with stacks on its entries, but recorded with
+    ``context="state"`` the forward's blocks live at the dump said "inference (medium)" -- a training step's first
+    forward handed ``inference_mode`` (session 70 snap70: ``oom_first_forward`` as ``context="state"`` records it)."""
+    snap = trace.snapshot
+    if snap is None:
+        return ""
+    kept = T("job.snapshot_forward_kept")
+    live_blocks = live_bytes = 0
+    for g, me in trace.memory.items():
+        fwd = [st for st in snap.stacks.get(g, ()) if st.phase == "forward"]
+        blocks, size = sum(st.blocks for st in fwd), sum(st.size for st in fwd)
+        if not fwd:
+            continue
+        if blocks < _STACKLESS_MIN_BLOCKS or not len(me):
+            return ""
+        level = me.allocated
+        if (_longest_free_run(me) >= _STACKLESS_MIN_BLOCKS or _earlier_dropped(me)
+                or level[-1] - level.min() < kept * size):
+            return ""  # a pass's graph dropped (a pass ended), or the forward's blocks are older than the history
+        live_blocks, live_bytes = live_blocks + blocks, live_bytes + size
+    if not live_blocks:
+        return ""
+    end = "an out-of-memory error" if snap.ooms else "the dump"
+    return (f"a memory snapshot recorded without stacks on its history whose history ends ({end}) with its forward "
+            f"still climbing: {live_blocks:,} blocks the modules' forward made ({gb(live_bytes)}, by their stacks at "
+            "the dump) are held and the allocated level never falls back, so no pass is seen to end and no backward "
+            "could yet follow -- a training step's forward cut before its backward and one run for its output alone "
+            "(evaluation, a benchmark) look the same here")
+
+
+def _longest_free_run(me: MemoryEvents) -> int:
+    """The most frees one GPU's history makes in a row, no allocation between: a graph dropped at once (an output
+    let go frees every tensor its graph saved, in one cascade), where a forward frees its intermediates one at a
+    time between its allocations."""
+    frees = np.concatenate(([False], me.delta < 0, [False])).astype(np.int8)
+    edges = np.flatnonzero(np.diff(frees))
+    return int((edges[1::2] - edges[::2]).max()) if edges.size else 0
 
 
 def _forward_live(me: MemoryEvents, fwd: int) -> tuple[int, int, bool] | None:

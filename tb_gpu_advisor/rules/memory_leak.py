@@ -10,7 +10,8 @@ says how long the recording ran, not how soon the job runs out): a warning where
 bytes again within that many passes, info where it takes longer.  Saving: the kept bytes live at the allocated peak.
 A forward-only job (inference, serving) reads "pass" and gets its own fix (``memory_leak@inference``: no
 ``.item()`` of a loss it has none of).  The leak's bytes are live at the peak, so where ``memory_near_capacity``
-fires on the same GPU its levers and this saving may count the same bytes: the finding says so.
+fires on the same GPU its levers and this saving may count the same bytes: the finding says so.  In a snapshot of
+unknown capacity the count is to the peak again, and the finding says the capacity is unknown and how to record it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ def check(m: HostMetrics) -> list[Finding]:
     share = g.leak_bytes / g.peak_allocated_bytes
     passes = g.peak_allocated_bytes / g.leak_per_iteration_bytes
     sev = "warning" if passes <= T("memory.leak.warn_passes") else "info"
+    # a snapshot records no capacity: "the peak again" is all it can count to, said so with how to record it (issue
+    # #37 deliverable 5: every finding of a snapshot of unknown capacity says that, the leak's did not -- snap70)
+    unknown = bool(m.memory.snapshot) and g.capacity_bytes is None
     unit, units, loop = (("pass", "passes", "A forward-only loop") if mem.forward_only(m)
                          else ("iteration", "iterations", "A training loop"))
     sites = _site_words(ctx, g)
@@ -45,7 +49,8 @@ def check(m: HostMetrics) -> list[Finding]:
         f"ends, {gb(g.leak_bytes)} "
         f"({pct(share)}) of the {gb(g.peak_allocated_bytes)} peak. {loop} frees what each {unit} makes; these bytes "
         f"grow with every {unit} until the GPU runs out: another {gb(g.peak_allocated_bytes)} (the peak again) in "
-        f"{passes:,.0f} more {units}{_rate_words(g, unit)}.{_beside_capacity(m, g)}",
+        f"{passes:,.0f} more {units}{_rate_words(g, unit)}.{_beside_capacity(m, g)}"
+        + (" " + mem.CAPACITY_UNKNOWN if unknown else ""),
         metric=value_metric("leak_passes", f"{units.capitalize()} in which the leak adds the peak again", passes,
             "count", f"{passes:,.0f}",
             "memory.leak.warn_passes", severity=sev,
@@ -57,7 +62,8 @@ def check(m: HostMetrics) -> list[Finding]:
                     "sites": list(g.leak_sites), "gpu": g.gpu}),
         evidence=[mem.gpu_table(cands, ctx)],
         windows=mem.peak_window(m, g, "memory peak"),
-        actions=ctx.fw.fix(ID) + (_record_stacks(ctx, m) if not g.leak_sites else []),
+        actions=ctx.fw.fix(ID) + (_record_stacks(ctx, m) if not g.leak_sites else [])
+        + (ctx.fw.extra(f"{ID}:capacity_unknown") if unknown else []),
         saving_bytes=g.leak_bytes,
         title=f"Every {unit} keeps bytes nothing frees (a leak)",  # the job's own unit: a forward-only loop has no iteration
     )]

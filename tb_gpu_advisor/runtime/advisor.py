@@ -248,7 +248,7 @@ def why_not_read(path: str) -> str | None:
     placed = tuple(os.path.abspath(path).split(os.sep)[-4:])  # another writer's file in a format's place
     unread = next((why for f in formats.REGISTRY.values() if (why := f.layout.unread(placed)) is not None), None)
     foreign = formats.foreign_capture(path)  # another tool's capture by its bytes, whatever its name
-    return pointer or foreign or unread or _discover.counter_file(path) or _discover.summary_file(path) or _discover.archive_file(path) or next((f.layout.sniff(path) for f in formats.REGISTRY.values()
+    return pointer or foreign or unread or _discover.counter_file(path) or _discover.summary_file(path) or _discover.archive_file(path) or next((f.layout.refused(path) for f in formats.REGISTRY.values()
                                       if f.layout.maybe(rel)), None)
 
 

@@ -147,6 +147,36 @@ def is_torch_save_name(name: str) -> bool:
         len(s) for s in TORCH_SAVE_SUFFIXES if name.endswith(s))
 
 
+#: The first pickle of a legacy ``torch.save`` file (``torch/serialization.py``'s ``MAGIC_NUMBER``, protocol 2, as its
+#: first bytes: ``reader.LEGACY_TORCH_SAVE_MAGIC`` unpickled).
+LEGACY_TORCH_SAVE_HEAD = b"\x80\x02\x8a\n" + (0x1950A86A20F9469CFC6C).to_bytes(10, "little") + b"."
+
+#: What a ``torch.save`` file that holds no memory snapshot is, given by path (``report model.pt``): most files of
+#: those names are checkpoints, so it is named as one rather than "not a profile this tool reads" (in a logdir walk it
+#: is left out without a word: :meth:`SnapshotLayout.sniff`).
+CHECKPOINT = ("a torch.save checkpoint (model/optimizer state), not a memory snapshot: save the snapshot with "
+              "torch.cuda.memory._dump_snapshot(path), or torch.save(torch.cuda.memory._snapshot(), path), and give "
+              "that file")
+
+
+def is_suffixless(name: str) -> bool:
+    """A name with no suffix (no ``.`` at all: no dotfile either): ``_dump_snapshot("mem")``,
+    ``torch.save(torch.cuda.memory._snapshot(), f"ss_{epoch}")``.  The content alone says: a run folder's suffixless
+    file is sniffed (its first :data:`SNIFF_BYTES`, nothing unpickled) and read only when those bytes open a snapshot;
+    any other (a ``README``, a ``checkpoint`` index, a program) is anyone's, left out without a word."""
+    return bool(name) and "." not in name
+
+
+def is_checkpoint(path: str) -> bool:
+    """Whether the file at ``path`` is a ``torch.save`` file (its zip archive holding ``<archive>/data.pkl``, or the
+    legacy format's magic number first) -- asked only of one :func:`sniff` found holds no snapshot."""
+    try:
+        head = fsio.read_head(path, SNIFF_BYTES)
+    except Exception:  # noqa: BLE001 - unreadable: no checkpoint we can tell
+        return False
+    return (is_zip(head) and not isinstance(torch_save_head(head), str)) or head.startswith(LEGACY_TORCH_SAVE_HEAD)
+
+
 def is_misnamed(name: str) -> bool:
     """A name a snapshot is sometimes saved under though it is no pickle's (:data:`MISNAMED_SUFFIXES`): the content
     decides."""
@@ -367,18 +397,32 @@ class SnapshotLayout(RunFolderLayout):
 
     def maybe(self, rel: tuple[str, ...]) -> bool:
         name = rel[-1]
-        return ((is_pickle_name(name) or is_page_name(name) or is_misnamed(name) or is_torch_save_name(name))
-                and self.in_run_folder(rel))
+        return ((is_pickle_name(name) or is_page_name(name) or is_misnamed(name) or is_torch_save_name(name)
+                 or is_suffixless(name)) and self.in_run_folder(rel))
 
     def sniff(self, path: str) -> str | None:
-        """A ``torch.save`` name (:data:`TORCH_SAVE_SUFFIXES`) that holds no snapshot is a checkpoint's or anyone's:
-        left out silently (``""``), as a ``.csv`` of no profiler's is."""
+        """A ``torch.save`` name (:data:`TORCH_SAVE_SUFFIXES`) or a suffixless one (:func:`is_suffixless`) that holds
+        no snapshot is a checkpoint's or anyone's: left out silently (``""``), as a ``.csv`` of no profiler's is."""
         why = sniff(path)
-        return "" if why is not None and is_torch_save_name(os.path.basename(path)) else why
+        name = os.path.basename(path)
+        return "" if why is not None and (is_torch_save_name(name) or is_suffixless(name)) else why
+
+    def refused(self, path: str) -> str | None:
+        """Given by path, a ``torch.save`` checkpoint is named as one (:data:`CHECKPOINT`), whatever its name; any
+        other file this layout asks about is refused as the walk refuses it (:meth:`sniff`: a ``README`` or a text
+        ``.pth`` gets ``""``, the generic "not a profile this tool reads")."""
+        why = self.sniff(path)
+        return CHECKPOINT if why is not None and is_checkpoint(path) else why
+
+    def lone_content(self, path: str) -> str | None:
+        """A file given by path under a name no layout reads (``report ss_3``, ``report mem.bin``) is a snapshot's
+        host when its first bytes open one (:func:`sniff`): named explicitly, the content says, whatever the name."""
+        return host_name(os.path.basename(path)) if sniff(path) is None else None
 
     def pointer_unsaid(self, rel: tuple[str, ...]) -> bool:
-        """A Git LFS pointer named ``.pt`` / ``.pth`` stands for a checkpoint as likely as for a snapshot: unsaid."""
-        return is_torch_save_name(rel[-1])
+        """A Git LFS pointer named ``.pt`` / ``.pth``, or with no suffix, stands for a checkpoint (or anything) as
+        likely as for a snapshot: unsaid."""
+        return is_torch_save_name(rel[-1]) or is_suffixless(rel[-1])
 
     def group(self, found: list[Found]) -> Groups:
         """One session per snapshot, named after its file's time (``_snapshot`` appended), in its folder's run; the

@@ -176,6 +176,12 @@ class XPlaneLayout:
     def sniff(self, path: str) -> str | None:
         return "not an XPlane file name"
 
+    def refused(self, path: str) -> str | None:
+        return self.sniff(path)
+
+    def lone_content(self, path: str) -> str | None:
+        return None  # an XSpace is known by its name and place only
+
     def locate(self, path: str) -> Located | None:
         if not path.endswith(HOST_SUFFIX):
             return None

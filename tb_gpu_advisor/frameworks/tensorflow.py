@@ -615,9 +615,9 @@ def _capture_fixes(loop: Loop, advice: str) -> dict[str, tuple[Action, ...]]:
         # compiled graphs that ran with none of their ops recorded (``job.kind._ops_unrecorded_window``): the host
         # tracer's op records and the GPU tracer's (CUPTI) both missing
         "capture_quality:ops_unrecorded": (action(
-            "Profile again with the op and GPU tracers on: ProfilerOptions(host_tracer_level=2, device_tracer_level=1), "
-            "and check the log for CUPTI errors (libcupti on LD_LIBRARY_PATH; in a container, the GPU profiling "
-            "permission) -- the graphs ran, but none of their ops was recorded.",
+            "Profile again with the op and GPU tracers on: ProfilerOptions(host_tracer_level=2, "
+            "device_tracer_level=1), and check the log for CUPTI errors (libcupti on LD_LIBRARY_PATH; in a "
+            "container, the GPU profiling permission) -- the graphs ran, but none of their ops was recorded.",
             "# pass these options to tf.profiler.experimental.start(logdir, options=options):\n"
             "options = tf.profiler.experimental.ProfilerOptions(host_tracer_level=2, device_tracer_level=1)\n"
             + advice),),

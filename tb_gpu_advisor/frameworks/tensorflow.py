@@ -612,6 +612,15 @@ def _capture_fixes(loop: Loop, advice: str) -> dict[str, tuple[Action, ...]]:
             "The profiled window held no GPU work: profile a range of batches after warm-up" +
             (" (profile_batch)" if loop.keras_capture else "") + ", or start and stop the profiler around steps that "
             "run on the GPU.", advice),),
+        # compiled graphs that ran with none of their ops recorded (``job.kind._ops_unrecorded_window``): the host
+        # tracer's op records and the GPU tracer's (CUPTI) both missing
+        "capture_quality:ops_unrecorded": (action(
+            "Profile again with the op and GPU tracers on: ProfilerOptions(host_tracer_level=2, "
+            "device_tracer_level=1), and check the log for CUPTI errors (libcupti on LD_LIBRARY_PATH; in a "
+            "container, the GPU profiling permission) -- the graphs ran, but none of their ops was recorded.",
+            "# pass these options to tf.profiler.experimental.start(logdir, options=options):\n"
+            "options = tf.profiler.experimental.ProfilerOptions(host_tracer_level=2, device_tracer_level=1)\n"
+            + advice),),
         "capture_quality:few_steps": (action(
             "Profile a window of a few dozen steps after warm-up (about ten seconds), and mark steps (" +
             ("Keras does; custom loops: " if loop.keras_capture else "") +

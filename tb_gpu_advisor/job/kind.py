@@ -92,7 +92,9 @@ class Kind:
     #: "collectives_only" (collectives and nothing else, :func:`collectives_alone`: the GPUs' -- a filter of a fuller
     #: trace to its communication, GPU work all the same, but none of the job's steps -- or a CPU backend's, its kind
     #: ``no_gpu`` and ``collectives_backend`` the backend's name), "os_calls_only" (the OS runtime's calls alone, no
-    #: host event, and no capture option saying whether CUDA was traced: :func:`_os_calls_window`), "" otherwise
+    #: host event, and no capture option saying whether CUDA was traced: :func:`_os_calls_window`), "ops_unrecorded"
+    #: (the framework's compiled graphs ran and none of their ops was recorded, on the host or a GPU:
+    #: :func:`_ops_unrecorded_window`), "" otherwise
     window: str = ""
     #: a ``collectives_only`` window's collectives ran on a CPU backend (``devices.collectives.CPU_BACKENDS``): its
     #: name, "Gloo", "MPI"; "" for the GPUs' collectives or any other window.  Its words and fixes are that case's:
@@ -233,7 +235,7 @@ NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
            "wsl2_driver_ok", "wsl2_untraced", "unclosed", "frontend", "input_on_cpu", "copy_only", "teardown",
-           "collectives_only", "profiler_only", "os_calls_only")
+           "collectives_only", "profiler_only", "os_calls_only", "ops_unrecorded")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -1830,6 +1832,35 @@ def _input_on_cpu_window(w: _Held) -> Kind | None:
     return Kind("no_gpu", "high", fetched) if fetched else None
 
 
+def _ops_unrecorded_window(w: _Held) -> Kind | None:
+    """The framework's compiled graphs ran (``Framework.step_call_wait``: TensorFlow's eager call of a tf.function's
+    graph) and the capture holds no op at all (``Framework.host_op_event``), on any thread: the graphs' work was not
+    recorded, on the host or a GPU, so where it ran is not shown.
+
+    Physics: a graph's executor records each op it runs on the host's threads -- a CPU op's compute, a GPU op's launch
+    alike (the kept CPU-only Keras capture: ``GatherV2:GatherV2`` on ``tf_Compute``) -- so a graph that ran for
+    milliseconds with none of its ops in the capture ran work the capture did not keep, and "no GPU runtime call" is
+    no evidence that it ran on the CPU.  awslabs/sagemaker-debugger's 8-GPU SageMaker capture
+    (``ip-172-31-19-241.trace.json.gz``: one Keras ``train_function`` of 63.9 ms, its executor threads named and
+    empty, its 8 GPU planes without a line) read "high confidence: the work ran on the CPU ... move the model and its
+    inputs there" (h37-hunt70d)."""
+    h = w.trace.h
+    if not w.names or w.calls or not len(h) or h.name_mask(w.fw.host_op_event).any():
+        return None
+    runs = np.flatnonzero(h.name_mask(w.fw.step_call_wait))
+    if not runs.size:
+        return None
+    dur = h.end[runs] - h.start[runs]
+    longest = int(runs[int(np.argmax(dur))])
+    seen = w.trace.producer.get("visible_gpus", "")
+    where = f"on the host's threads or the GPUs it lists ({seen})" if seen else "on any of the host's threads"
+    return Kind("unknown", "low", f"{_no_kernel(w.trace)}, and the host ran {plural(runs.size, 'compiled graph')} "
+                                  f"(`{_short(h.names[int(h.name[longest])], 60)}`, "
+                                  f"{int(dur.max()) / 1e9:,.1f} ms) whose ops are not in the capture, {where}: "
+                                  "the graphs' work was not recorded, so where it ran is not shown",
+                gpu_seen=seen)
+
+
 def _cpu_window(w: _Held) -> Kind | None:
     """Host events and no GPU runtime call: the work ran on the CPU."""
     if not w.names:
@@ -1924,6 +1955,8 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #:   CPU: its host events are a backend's, none the job's, so "the work ran on the CPU" of an unrecorded job's ops
 #:   is not what it shows -- the collectives' library is (h37-gloo68).  It holds no fetch, so it and ``input_on_cpu``
 #:   never both hold.
+#: * ``ops_unrecorded`` just before the work on the CPU: compiled graphs that ran with none of their ops recorded say
+#:   nothing of where their work ran (h37-hunt70d); every reader before it reads a window whose own events say it.
 #: * host events without a call (the work on the CPU) before ``no_cuda_call``, which is the window with nothing at all.
 #: * ``os_calls_only`` after the work on the CPU and before ``no_cuda_call``: it reads a window with no host event at
 #:   all, whose OS calls are its only record, and only where the options do not say CUDA was traced -- where they
@@ -1950,6 +1983,7 @@ _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = 
     (_nvtx_window, "nvtx_only", False),
     (_input_on_cpu_window, "input_on_cpu", False),
     (_collectives_window, "collectives_only", False),
+    (_ops_unrecorded_window, "ops_unrecorded", False),
     (_cpu_window, "", False),
     (_os_calls_window, "os_calls_only", False),
     (_no_cuda_call_window, "no_cuda_call", False),

@@ -2746,7 +2746,7 @@ _RANGE_STEPS = ("nvtx_range", "nvtx_top_range", "iteration_range", "annotation_s
 def _step_own_ranges(ctx: Context, w: np.ndarray, s: np.ndarray, e: np.ndarray, line: np.ndarray) -> np.ndarray:
     """Bool per range ``[s, e)`` on host line ``line``: it is the range a kept step was read from -- where the steps
     are the program's own ranges (:data:`_RANGE_STEPS`), the longest range of its thread opening exactly where a
-    step's window opens.
+    step's window opens, among the ranges spanning no whole step (a range around the step is left out before).
 
     Why: such a step's window runs from its range's start to the next step's, so the range ends before its window by
     the host's time between the ranges (the loop's own Python, a few us), and :func:`spans_any_step`'s 2% of the
@@ -2797,7 +2797,8 @@ def range_time_by(ctx: Context, g: GpuCtx, parts: dict[str, tuple[np.ndarray, np
         ms_, me_ = marks.start[o].astype(np.int64, copy=False), marks.end[o].astype(np.int64, copy=False)
         j = np.minimum(np.searchsorted(ms_, s, side="left"), ms_.size - 1)
         keep &= ~((ms_[j] == s) & (me_[j] == e))
-    keep &= ~_step_own_ranges(ctx, w, s, e, h.line[cand].astype(np.int64, copy=False))
+    cand, s, e = cand[keep], s[keep], e[keep]
+    keep = ~_step_own_ranges(ctx, w, s, e, h.line[cand].astype(np.int64, copy=False))
     cand, s, e = cand[keep], s[keep], e[keep]
     if not cand.size:
         return {}

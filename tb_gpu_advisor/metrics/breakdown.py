@@ -2738,15 +2738,19 @@ def _spans_a_step(s: np.ndarray, e: np.ndarray, w: np.ndarray) -> np.ndarray:
     return (s <= w[j, 0] + tol[j]) & (e >= w[j, 1] - tol[j])
 
 
-#: the step readings whose steps are the program's own ranges, one a step (a step-named NVTX range, the top repeated
-#: range, an iteration range, repeated annotated spans, an engine's step span, ``tf.profiler`` ``Trace("train")``)
-_RANGE_STEPS = ("nvtx_range", "nvtx_top_range", "iteration_range", "annotation_spans", "engine_steps", "trace_train")
+#: the step readings whose each step is one of the program's own ranges, whole: a step-named NVTX range, the top
+#: repeated range, a training wrapper's iteration range, a serving engine's step span (not ``annotation_spans``,
+#: whose step runs from its first phase's range through its last: tiny_steps_rtx5070ti_gnn's `GNN_forward` opens each
+#: step and is a place in it; nor the format's own markers, ``Trace.host_steps``, left out before)
+_RANGE_STEPS = ("nvtx_range", "nvtx_top_range", "iteration_range", "engine_steps")
 
 
-def _step_own_ranges(ctx: Context, w: np.ndarray, s: np.ndarray, e: np.ndarray, line: np.ndarray) -> np.ndarray:
-    """Bool per range ``[s, e)`` on host line ``line``: it is the range a kept step was read from -- where the steps
-    are the program's own ranges (:data:`_RANGE_STEPS`), the longest range of its thread opening exactly where a
-    step's window opens, among the ranges spanning no whole step (a range around the step is left out before).
+def _step_own_ranges(ctx: Context, w: np.ndarray, s: np.ndarray, e: np.ndarray, line: np.ndarray,
+                     gone: np.ndarray) -> np.ndarray:
+    """Bool per range ``[s, e)`` on host line ``line``: it is the range a kept step was read from -- where each step
+    is one of the program's own ranges (:data:`_RANGE_STEPS`), the longest range of its thread opening exactly where
+    a step's window opens, among ranges spanning no whole step; none at a step whose own range was already left out
+    (``gone``: where the ranges left out open -- a step's range spanning its window, the usual case).
 
     Why: such a step's window runs from its range's start to the next step's, so the range ends before its window by
     the host's time between the ranges (the loop's own Python, a few us), and :func:`spans_any_step`'s 2% of the
@@ -2757,6 +2761,9 @@ def _step_own_ranges(ctx: Context, w: np.ndarray, s: np.ndarray, e: np.ndarray, 
     if ctx.steps.detection.source not in _RANGE_STEPS or not s.size:
         return out
     opens = np.unique(np.concatenate([w[:, 0], ctx.steps.host_windows[:, 0]]).astype(np.int64))
+    opens = opens[~np.isin(opens, gone)]
+    if not opens.size:
+        return out
     j = np.minimum(np.searchsorted(opens, s), opens.size - 1)
     at = np.flatnonzero(opens[j] == s)
     if not at.size:
@@ -2797,8 +2804,9 @@ def range_time_by(ctx: Context, g: GpuCtx, parts: dict[str, tuple[np.ndarray, np
         ms_, me_ = marks.start[o].astype(np.int64, copy=False), marks.end[o].astype(np.int64, copy=False)
         j = np.minimum(np.searchsorted(ms_, s, side="left"), ms_.size - 1)
         keep &= ~((ms_[j] == s) & (me_[j] == e))
+    gone = s[~keep]  # where a range already left out (the step's own, spanning its window) opens
     cand, s, e = cand[keep], s[keep], e[keep]
-    keep = ~_step_own_ranges(ctx, w, s, e, h.line[cand].astype(np.int64, copy=False))
+    keep = ~_step_own_ranges(ctx, w, s, e, h.line[cand].astype(np.int64, copy=False), gone)
     cand, s, e = cand[keep], s[keep], e[keep]
     if not cand.size:
         return {}

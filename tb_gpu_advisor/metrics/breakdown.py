@@ -2738,11 +2738,13 @@ def _spans_a_step(s: np.ndarray, e: np.ndarray, w: np.ndarray) -> np.ndarray:
     return (s <= w[j, 0] + tol[j]) & (e >= w[j, 1] - tol[j])
 
 
-#: the step readings whose each step is one of the program's own ranges, whole: a step-named NVTX range, the top
-#: repeated range, a training wrapper's iteration range, a serving engine's step span (not ``annotation_spans``,
-#: whose step runs from its first phase's range through its last: tiny_steps_rtx5070ti_gnn's `GNN_forward` opens each
-#: step and is a place in it; nor the format's own markers, ``Trace.host_steps``, left out before)
-_RANGE_STEPS = ("nvtx_range", "nvtx_top_range", "iteration_range", "engine_steps")
+#: the step readings whose each step is one of the program's own ranges, whole and outermost at its start: a
+#: step-named NVTX range, the top repeated range.  Not ``annotation_spans``, whose step runs from its first phase's
+#: range through its last (tiny_steps_rtx5070ti_gnn's `GNN_forward` opens each step and is a place in it); nor steps
+#: read from a framework's or engine's own event (``engine_steps``' ``execute_model``, ``iteration_range``), which is
+#: no program range: the first program range opening such a step is a place in it (the ``serving_decode``
+#: scenario's `prepare inputs`); nor the format's own markers, ``Trace.host_steps``, left out before.
+_RANGE_STEPS = ("nvtx_range", "nvtx_top_range")
 
 
 def _step_own_ranges(ctx: Context, w: np.ndarray, s: np.ndarray, e: np.ndarray, line: np.ndarray,

@@ -11,12 +11,17 @@ from tb_gpu_advisor.formats.nsys.probe import has_gpu_activity
 #: (``cudaProfilerStart``/``Stop``, which ``torch.cuda.profiler.start()``/``stop()`` call; or an NVTX range), or a
 #: delay and duration in seconds; ``-t cuda,nvtx`` records the CUDA API and the GPU's work beside NVTX.  The NVTX
 #: range's name and what it marks are the job's (``{step_range}``, ``{steps}``: ``frameworks.nvtx.step_range``, filled
-#: by the rules), never a training step's whatever the job.
+#: by the rules), never a training step's whatever the job.  An NVTX capture range starts, by default, only on a range
+#: whose name is a registered string (Nsight Systems User Guide, ``--nvtx-capture``: "only messages provided by NVTX
+#: registered strings are considered ... use --env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0"); the ranges a program
+#: pushes by name -- ``torch.cuda.nvtx.range_push``, ``nvtxRangePushA`` -- are plain strings, so the variable goes
+#: with the option (h37-window70: the window advice named the range without it, a capture that never opens).
 _WINDOW = ("# put the window on the GPU work, by a range the program marks or by time:\n"
            "nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop -o run ./app   "
            "# cudaProfilerStart()/cudaProfilerStop() (PyTorch: torch.cuda.profiler.start()/stop()) around the steps\n"
-           "nsys profile -t cuda,nvtx --capture-range=nvtx --nvtx-capture={step_range} -o run ./app   "
-           "# an NVTX range named {step_range} around the {steps}\n"
+           "nsys profile -t cuda,nvtx --capture-range=nvtx --nvtx-capture={step_range} "
+           "--env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0 -o run ./app   # an NVTX range named {step_range} around the "
+           "{steps} (the variable lets a range pushed by name, torch.cuda.nvtx.range_push's, start the capture)\n"
            "nsys profile -t cuda,nvtx --delay=60 --duration=20 -o run ./app   # or by time: 60 s in, 20 s long\n"
            "nsys export --type sqlite run.nsys-rep")
 _STEADY = ("# start the window after warm-up and keep it on a few steps:\n"

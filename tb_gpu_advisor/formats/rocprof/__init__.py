@@ -24,10 +24,14 @@ def has_gpu_activity(path: str) -> bool | None:
 #: rocprof's own ways to put the window on the GPU work (rocprof v1 ``--help``): tracing switched off at the start
 #: (``--trace-start off``) and on from the program (``roctracer_start()`` / ``roctracer_stop()``, roctracer's
 #: ``roctracer_ext.h``), or a delay and a length (``--trace-period <delay:length:rate>``); its records written as it
-#: runs (``--flush-rate <rate>``).
+#: runs (``--flush-rate <rate>``).  Each time takes its unit ("Supported time formats: <number(m|s|ms|us)>": the
+#: script's ``convert_time_val`` refuses a bare number, "invalid time value format"), and the rate -- the period at
+#: which the length-long window repeats -- is no shorter than the length (roctracer's tool aborts on "control length
+#: value > rate value"): h37-window70, the advice's ``--trace-period 5000:2000:0`` failed both checks.
 _WINDOW = ("# record only the {steps} after the warm-up: start with tracing off and switch it on from the program\n"
            "rocprof --hip-trace --trace-start off -o results.csv ./app   # app: roctracer_start(); run; roctracer_stop();\n"
-           "# or a delay and a length from the start (ms): rocprof --hip-trace --trace-period 5000:2000:0 ./app")
+           "# or by time: 5 s after the start, 2 s long, repeated each 60 min (each value with its unit m|s|ms|us)\n"
+           "rocprof --hip-trace --trace-period 5s:2s:60m -o results.csv ./app")
 WINDOW_FIXES = {
     **from_start_fixes("rocprof", "code objects, the first calls, the libraries' set-up", _WINDOW),
     "no_gpu_records": (("Record the GPU's side with the calls: rocprof --hip-trace records each kernel and copy beside "

@@ -67,7 +67,7 @@ def _one_off_bursts(job: Job | None, t: BurstTable) -> str | None:
     cold[k[ahead] + 1] = True  # that burst's: the work it launches waits for it
     if not cold.any() or cold.all():
         return None
-    kern = np.flatnonzero((t.kind == devices.KIND_KERNEL) & (t.burst >= 0))
+    kern = np.flatnonzero(t.work & (t.burst >= 0))  # kernels and collectives alike: the program's compute
     name = t.per_gpu_name()[kern]  # each GPU's kernels judged by that GPU's other bursts
     in_cold = cold[t.burst[kern]]
     repeated = np.isin(name, name[~in_cold])
@@ -87,7 +87,7 @@ def _kernel_time_once_again(t: BurstTable) -> tuple[float, float]:
     the bursts' kernels; kernels by name, each GPU's apart.  An autotuner's own kernels (``devices.
     autotune_kernel_one``: XLA's ``redzone_checker`` around each candidate algorithm) are a first call's however many
     bursts its search spreads over: they run once per shape, never in a loop's iterations (h37-wild57n)."""
-    kern = (t.kind == devices.KIND_KERNEL) & (t.burst >= 0)
+    kern = t.work & (t.burst >= 0)
     if not kern.any():
         return 0.0, 0.0
     name = t.per_gpu_name()

@@ -55,7 +55,13 @@ def _one_off_bursts(job: Job | None, t: BurstTable) -> str | None:
     A program traced from its start that runs its work once (a script's one ``torch.matmul`` of a 2 GB input, then
     the ``print`` of its result in a dozen small bursts) has no warm-up iteration: dropping the bursts that hold the
     start-up dropped the program's only GEMM and its upload, and averaged the ``print``'s 3.7 ms of small kernels as
-    its "steady state".  Its window is one pass."""
+    its "steady state".  Its window is one pass.
+
+    Kernels and collectives alike are the work judged (``BurstTable.work``), and a window whose every burst holds
+    one-time costs is judged too: NCCL's demo on 4 V100s (``wild/nccl_setup_v100x4_nvprof``) set up four
+    communicators in 40 bursts of fills and small uploads, then ran its 24 collectives once -- read as 35 "steps" of
+    its set-up while its one compute was collectives no kernel count saw; the same program with plain kernels holds
+    its start-up's uploads in every burst (hunt70b)."""
     if job is None or t.size < 3 or not job.phase.start.size:
         return None
     starts, ends = t.starts, t.ends
@@ -65,7 +71,7 @@ def _one_off_bursts(job: Job | None, t: BurstTable) -> str | None:
     cold[k[inside]] = True
     ahead = ~inside & (k + 1 < starts.size)  # a cost in the idle before a burst (a first launch loading its code) is
     cold[k[ahead] + 1] = True  # that burst's: the work it launches waits for it
-    if not cold.any() or cold.all():
+    if not cold.any():  # (every burst holding one-time costs: the start-up alone, whose work runs once or again)
         return None
     kern = np.flatnonzero(t.work & (t.burst >= 0))  # kernels and collectives alike: the program's compute
     name = t.per_gpu_name()[kern]  # each GPU's kernels judged by that GPU's other bursts

@@ -82,6 +82,11 @@ def _one_off_bursts(job: Job | None, t: BurstTable) -> str | None:
     steady = float(dur[~in_cold].sum())
     if once <= 0.0 or once <= again or once <= steady:
         return None
+    if cold.all():  # the start-up alone: no other burst to compare with
+        return (f"no step markers found; the GPU's bursts are no iterations: each of the {starts.size} bursts holds "
+                f"the start-up's one-time costs, and {once / PS_PER_MS:,.1f} ms of their kernels run in one burst "
+                f"only (more than the kernels run in several), so the window is the program's start-up, its work run "
+                f"once, not a loop; the whole capture is analysed as one pass; per-step numbers are capture totals")
     return (f"no step markers found; the GPU's bursts are no iterations: the {plural(int(cold.sum()), 'burst')} "
             f"holding the start-up's one-time costs run {once / PS_PER_MS:,.1f} ms of kernels no later burst runs "
             f"again (more than all the other bursts' kernels), so none is a warm-up iteration of a loop: the program "

@@ -58,7 +58,7 @@ def _one_off_bursts(job: Job | None, t: BurstTable) -> str | None:
     its "steady state".  Its window is one pass.
 
     Kernels and collectives alike are the work judged (``BurstTable.work``), and a window whose every burst holds
-    one-time costs is judged too: NCCL's demo on 4 V100s (``wild/nccl_setup_v100x4_nvprof``) set up four
+    one-time costs is judged by :func:`_start_up_alone`: NCCL's demo on 4 V100s (``wild/nccl_setup_v100x4_nvprof``) set up four
     communicators in 40 bursts of fills and small uploads, then ran its 24 collectives once -- read as 35 "steps" of
     its set-up while its one compute was collectives no kernel count saw; the same program with plain kernels holds
     its start-up's uploads in every burst (hunt70b)."""
@@ -71,7 +71,7 @@ def _one_off_bursts(job: Job | None, t: BurstTable) -> str | None:
     cold[k[inside]] = True
     ahead = ~inside & (k + 1 < starts.size)  # a cost in the idle before a burst (a first launch loading its code) is
     cold[k[ahead] + 1] = True  # that burst's: the work it launches waits for it
-    if not cold.any():  # (every burst holding one-time costs: the start-up alone, whose work runs once or again)
+    if not cold.any():
         return None
     kern = np.flatnonzero(t.work & (t.burst >= 0))  # kernels and collectives alike: the program's compute
     name = t.per_gpu_name()[kern]  # each GPU's kernels judged by that GPU's other bursts
@@ -80,17 +80,31 @@ def _one_off_bursts(job: Job | None, t: BurstTable) -> str | None:
     dur = t.time[kern]
     once, again = float(dur[in_cold & ~repeated].sum()), float(dur[in_cold & repeated].sum())
     steady = float(dur[~in_cold].sum())
+    if cold.all():  # the start-up alone: no burst without one-time costs to compare with
+        return _start_up_alone(t, kern)
     if once <= 0.0 or once <= again or once <= steady:
         return None
-    if cold.all():  # the start-up alone: no other burst to compare with
-        return (f"no step markers found; the GPU's bursts are no iterations: each of the {starts.size} bursts holds "
-                f"the start-up's one-time costs, and {once / PS_PER_MS:,.1f} ms of their kernels run in one burst "
-                f"only (more than the kernels run in several), so the window is the program's start-up, its work run "
-                f"once, not a loop; the whole capture is analysed as one pass; per-step numbers are capture totals")
     return (f"no step markers found; the GPU's bursts are no iterations: the {plural(int(cold.sum()), 'burst')} "
             f"holding the start-up's one-time costs run {once / PS_PER_MS:,.1f} ms of kernels no later burst runs "
             f"again (more than all the other bursts' kernels), so none is a warm-up iteration of a loop: the program "
             f"ran its work once, and the whole capture is analysed as one pass; per-step numbers are capture totals")
+
+
+def _start_up_alone(t: BurstTable, kern: np.ndarray) -> str | None:
+    """Why the GPU's bursts are no iterations, in words, where every burst holds one-time costs and all the kernel work
+    (``kern``: its rows) runs in one burst -- the others copies and fills alone; else None.
+
+    Why: a loop whose every iteration loads new code (each pass's own kernel a first launch) holds one-time costs in
+    every burst too, but repeats its body's kernels in each (``tests.support.burst_loops.COLD_BURST_GAPS``); a
+    start-up whose set-up rounds upload and fill (each burst's copies the start-up's, ``job.phase`` says) and whose
+    work then runs in one burst repeats none: its fill bursts, alike by name, are no loop of copies (hunt70b)."""
+    bursts = np.unique(t.burst[kern])
+    if bursts.size != 1:
+        return None
+    return (f"no step markers found; the GPU's bursts are no iterations: each of the {t.size} bursts holds the "
+            f"start-up's one-time costs, and all their kernels run in one of them, the others copies and fills "
+            f"alone: the program's set-up, then its work run once, not a loop; the whole capture is analysed as one "
+            f"pass; per-step numbers are capture totals")
 
 
 def _kernel_time_once_again(t: BurstTable) -> tuple[float, float]:

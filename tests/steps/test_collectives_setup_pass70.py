@@ -88,7 +88,7 @@ def test_a_set_up_then_one_burst_of_compute_is_one_pass(written, case):
     start-up alone is read by the same law -- its work runs once or again."""
     host, truth = written[case]
     assert host["steps"]["count"] == 1 and host["steps"]["source"] == "whole_capture", host["steps"]
-    said = "no later burst runs again" if case == "collectives" else "its work run once, not a loop"
+    said = "no later burst runs again" if case == "collectives" else "then its work run once, not a loop"
     assert said in host["steps"]["note"], host["steps"]["note"]
     assert truth["kernels"] == 6
 

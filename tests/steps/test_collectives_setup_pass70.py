@@ -109,3 +109,12 @@ def test_control_pinned_memory_given_back_and_taken_again_in_one_pass_is_churn(w
     churn = _rules(host).get("allocator_churn")
     assert churn is not None and churn["title"].startswith("Pinned host memory is allocated and freed"), \
         sorted(_rules(host))
+
+
+def test_the_nccl_demo_s_gpus_in_turn_are_said_of_its_pass(real):
+    """Its 4 GPUs' set-up runs device by device: the sequential-GPUs note speaks of the pass the capture is, not of a
+    step it does not hold (the one-pass-words law of ``tests/report/test_properties.py``; base: "GPUs run the step one
+    after another" of its 35 guessed steps)."""
+    f = _rules(real)["sequential_gpus"]
+    assert f["title"] == "GPUs run the pass one after another", f["title"]
+    assert "the step" not in f["summary"] and "the step" not in f["saving"]["assumption"], f["summary"]

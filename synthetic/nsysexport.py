@@ -5692,3 +5692,65 @@ def write_pageable_vector_add(path: str, nbytes: int = 268_435_456, upload_ms: f
     _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1050_TI_MAX_Q, program="./vector_add", thread="vector_add")
     return {"bytes": 3 * nbytes, "copies_ms": 2 * upload_ms + download_ms, "kernel_ms": kernel_ms,
             "pass_ms": (copies[-1][1] - first) / ms}
+
+
+def write_collectives_setup_pass(path: str, rounds: int = 6, collectives: bool = True, pin_ms: float = 120.0,
+                                 kernel_ms: float = 5.0, repin: bool = False) -> dict:
+    """Write the export of one pass of a program that sets up NCCL and runs its collectives once, shaped after
+    blinkplus-nccl-base's nvprof ``output.nvvp`` (4 V100s, hunt70b): a first ``cudaFree`` of 300 ms (the context; the
+    GPU idle), then ``rounds`` rounds of the communicator's set-up -- a ``cudaHostAlloc`` of ``pin_ms`` (the GPU idle
+    through it) and 4 times a ``cudaMalloc``, a ``cudaMemset`` of 10 MB and a 120-byte ``cudaMemcpy`` upload, the
+    host's own 40 ms after each round: bursts of fills and copies alone that repeat by name --, then one burst of 3
+    broadcasts and 3 all-reduces of ``kernel_ms`` each (``collectives`` False: the same kernels named
+    ``verify_kernel``), the first launch 3 ms (its module loaded), a ``cudaStreamSynchronize``; then the tear-down: a
+    ``cudaFree`` per buffer and a ``cudaFreeHost`` per round.  Nothing is given back and asked for again: every buffer
+    is taken once and freed at exit -- unless ``repin``: then each round after the first gives the last round's pinned
+    buffer back (``cudaFreeHost``) before pinning its own (the control: pinned memory freed and taken again).  Return
+    the truth: the rounds, the collectives' and kernels' count, the window (ms)."""
+    us, ms = 1000, 1_000_000
+    pid = 6262
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, MEMSET_DDL, KERNEL_DDL, GPU_DDL], pid)
+    t_open = SESSION_START_NS + 100 * ms
+    api = _Calls(strings, t_open, gap=20 * us)
+    api("cudaFree_v3020", 300 * ms)  # the context, the program's first call
+    copies: list[tuple[int, int, int]] = []  # start, end, correlation
+    sets: list[tuple[int, int, int]] = []
+    for r in range(rounds):
+        if repin and r:
+            api("cudaFreeHost_v3020", 500 * us)
+        api("cudaHostAlloc_v3020", int(pin_ms * ms))
+        for _ in range(4):  # the communicator's buffers, each cleared, and its device structs uploaded
+            api("cudaMalloc_v3020", 300 * us)
+            c = api("cudaMemset_v3020", 400 * us)
+            sets.append((api.t - 20 * us - 350 * us, api.t - 20 * us - 50 * us, c))
+            c = api("cudaMemcpy_v3020", 30 * us)
+            copies.append((api.t - 20 * us - 15 * us, api.t - 20 * us - 12 * us, c))
+        api.t += 40 * ms  # the host's own set-up between rounds
+    names = ([NCCL_BROADCAST] * 3 + [NCCL_ALLREDUCE] * 3 if collectives else ["verify_kernel"] * 6)
+    kern: list[tuple[int, int, int, int]] = []
+    gpu_free = 0
+    for i, name in enumerate(names):
+        c = api("cudaLaunchKernel_v7000", 3 * ms if i == 0 else 10 * us)
+        k0 = max(api.t, gpu_free)
+        gpu_free = k0 + int(kernel_ms * ms)
+        kern.append((k0, gpu_free, c, strings(name)))
+    api("cudaStreamSynchronize_v3020", 0)
+    api.end_last(gpu_free + 10 * us)
+    api.t = gpu_free + 5 * ms
+    for r in range(rounds):
+        for _ in range(4):
+            api("cudaFree_v3020", 400 * us)
+        if not repin or r == rounds - 1:
+            api("cudaFreeHost_v3020", 500 * us)
+    stop = api.t + 5 * ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,120,1,0,2)",
+                    [(a, b, c, gpid) for a, b, c in copies])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, value, bytes, memKind) VALUES (?,?,0,1,7,?,?,0,10485760,2)",
+                    [(*r, gpid) for r in sets])
+    con.executemany(_KERNEL_INSERT, [_kernel_row(k0, k1, c, gpid, n, 64, (2,), (544,), c) for k0, k1, c, n in kern])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="demo", thread="demo")
+    return {"rounds": rounds, "collectives": len(kern) if collectives else 0, "kernels": len(kern),
+            "window_ms": (stop - t_open) / ms}

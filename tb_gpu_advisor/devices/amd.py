@@ -285,6 +285,7 @@ def _program_fixes() -> dict[str, tuple[Action, ...]]:
             text="Where the algorithm tolerates a 16-bit input, run the GEMMs with bf16 (or fp16) inputs and fp32 "
                  "accumulation (rocblas_gemm_ex, hipblasLtMatmul), which the Matrix Cores (MFMA) run at several times "
                  "their fp32 rate."),),
+        "tensor_core_unused:tf32": (),  # cuBLAS's TF32 switch: no HIP program's (its XF32 has no such switch here)
         "capture_quality:no_gpu": (Action(
             text="Check that the program ran its GPU work inside the recorded window (rocprofv3 --kernel-trace, or "
                  "--runtime-trace for the HIP calls too), and that the output holds the kernel records."),),

@@ -237,9 +237,16 @@ FIXES = {
                                       "cudaHostAlloc(&h_buf, max_bytes, cudaHostAllocDefault);\n"
                                       "for (...) { /* fill h_buf, cudaMemcpyAsync from it, kernels */ }\n"
                                       "cudaFreeHost(h_buf);   // once, at the end", "cpp"),),
-    "tensor_core_unused": (action("Where the algorithm tolerates a 10-bit mantissa, let cuBLAS run fp32 GEMMs on TF32 "
-                                  "Tensor Cores (Ampere and newer): cublasSetMathMode(handle, "
-                                  "CUBLAS_TF32_TENSOR_OP_MATH)."),),
+    # the GEMMs in 16 bit, on every GPU with Tensor Cores; the TF32 switch only where the GPU has TF32 (the rule asks
+    # ``devices.has_tf32``): a TITAN V's fp32 GEMMs (ECE408's MXNet forward, nvprof) were told to switch to TF32,
+    # which Volta lacks (hunt70b)
+    "tensor_core_unused": (action("Where the algorithm tolerates 16-bit inputs, run the GEMMs with fp16 inputs (bf16 "
+                                  "from Ampere) and fp32 accumulation, which the Tensor Cores run at several times the "
+                                  "fp32 rate: cublasGemmEx(..., CUDA_R_16F, ..., CUBLAS_COMPUTE_32F, "
+                                  "CUBLAS_GEMM_DEFAULT), or cublasLtMatmul."),),
+    "tensor_core_unused:tf32": (action("Where the algorithm tolerates a 10-bit mantissa, let cuBLAS run fp32 GEMMs on "
+                                       "TF32 Tensor Cores (Ampere and newer): cublasSetMathMode(handle, "
+                                       "CUBLAS_TF32_TENSOR_OP_MATH)."),),
     "comm_exposed": (action("Overlap communication with independent computation: post the transfers (NCCL, MPI with "
                             "CUDA-aware buffers) on their own stream while interior work runs, and wait on an event only "
                             "where the data is needed."),),

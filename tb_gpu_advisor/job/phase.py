@@ -606,7 +606,7 @@ def _first_uploads(trace: Trace, launches: list[np.ndarray], context: np.ndarray
     h = trace.h
     bursts = []
     for i, d in enumerate(trace.devices):
-        kern = d.kind == devices.KIND_KERNEL
+        kern = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)  # the program's compute
         if not kern.any():
             continue
         up = np.flatnonzero((d.kind == devices.KIND_H2D) & (d.start < d.start[kern].min()))

@@ -1131,14 +1131,16 @@ class AllocCalls:
 
     pinned: calls per name of pinned host memory (``cudaHostAlloc``, ``cudaFreeHost``; the trace's names without a
     ``_v3020`` suffix), most first; pinned_ms / device_ms: the host's time inside pinned-host and device allocator
-    calls, summed over the kept steps; reallocs: allocations (either kind) that start after a free of the kept steps --
-    memory given back and asked for again, churn even in one pass of a program.  The trace records no call's bytes in
+    calls, summed over the kept steps; reallocs: allocations that start after a free of the same kind (pinned host or
+    device memory) in the kept steps -- memory given back and asked for again, churn even in one pass of a program;
+    pinned_reallocs: those of pinned host memory.  The trace records no call's bytes in
     any format we read (Nsight's runtime table, Kineto's runtime events): calls and time, not sizes."""
 
     pinned: dict[str, int] = field(default_factory=dict)
     pinned_ms: float = 0.0
     device_ms: float = 0.0
     reallocs: int = 0
+    pinned_reallocs: int = 0
 
 
 @dataclass

@@ -62,18 +62,19 @@ def check(m: HostMetrics) -> list[Finding]:
     save = min(serial, held) if serial and held > 0 else None
     order = " → ".join(f"GPU{g}" for g in mg.first_gpu_order) or "n/a"
     span = mg.step_span_ms
-    outside = (f" Each GPU's step lasts {ms(ctx.step_ms)}, but together they span {ms(span)}: running them "
-               f"concurrently shortens the job's wall time, which no single GPU's step shows."
+    noun = ctx.step_noun  # "pass" where the capture is one unmarked pass (hunt70b: NCCL's demo on 4 V100s)
+    outside = (f" Each GPU's {noun} lasts {ms(ctx.step_ms)}, but together they span {ms(span)}: running them "
+               f"concurrently shortens the job's wall time, which no single GPU's {noun} shows."
                if save is None and span and ctx.step_ms and span > 1.5 * ctx.step_ms else "")
     return [finding(
         ctx, ID, sev,
         f"The {len(busy)} GPUs overlap only {pct(conc)} of their busy time (1 = fully parallel): they run "
-        f"the step in turn ({order}), which usually means a control dependency from one GPU to another.{outside}",
+        f"the {noun} in turn ({order}), which usually means a control dependency from one GPU to another.{outside}",
         metric=value_metric("gpu_concurrency", "GPU concurrency", conc, "share", pct(conc),
                             "sequential_gpus.warning", severity=sev, good_direction="higher"),
-        saving=saving(ctx, save, "the replicas run concurrently, so the step takes the busiest GPU's time instead of "
-                                 "the sum", [(g, "sequential", v) for g, _, v in claims]),
+        saving=saving(ctx, save, f"the replicas run concurrently, so the {noun} takes the busiest GPU's time instead "
+                                 f"of the sum", [(g, "sequential", v) for g, _, v in claims]),
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
         windows=step_windows(ctx, label="sequential GPUs", n=2),
-        actions=ctx.fw.fix(ID),
+        actions=ctx.fw.fix(ID), title=f"GPUs run the {noun} one after another",
     )]

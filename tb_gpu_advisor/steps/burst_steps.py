@@ -55,7 +55,13 @@ def _one_off_bursts(job: Job | None, t: BurstTable) -> str | None:
     A program traced from its start that runs its work once (a script's one ``torch.matmul`` of a 2 GB input, then
     the ``print`` of its result in a dozen small bursts) has no warm-up iteration: dropping the bursts that hold the
     start-up dropped the program's only GEMM and its upload, and averaged the ``print``'s 3.7 ms of small kernels as
-    its "steady state".  Its window is one pass."""
+    its "steady state".  Its window is one pass.
+
+    Kernels and collectives alike are the work judged (``BurstTable.work``), and a window whose every burst holds
+    one-time costs is judged by :func:`_start_up_alone`: NCCL's demo on 4 V100s (``wild/nccl_setup_v100x4_nvprof``) set up four
+    communicators in 40 bursts of fills and small uploads, then ran its 24 collectives once -- read as 35 "steps" of
+    its set-up while its one compute was collectives no kernel count saw; the same program with plain kernels holds
+    its start-up's uploads in every burst (hunt70b)."""
     if job is None or t.size < 3 or not job.phase.start.size:
         return None
     starts, ends = t.starts, t.ends
@@ -65,15 +71,17 @@ def _one_off_bursts(job: Job | None, t: BurstTable) -> str | None:
     cold[k[inside]] = True
     ahead = ~inside & (k + 1 < starts.size)  # a cost in the idle before a burst (a first launch loading its code) is
     cold[k[ahead] + 1] = True  # that burst's: the work it launches waits for it
-    if not cold.any() or cold.all():
+    if not cold.any():
         return None
-    kern = np.flatnonzero((t.kind == devices.KIND_KERNEL) & (t.burst >= 0))
+    kern = np.flatnonzero(t.work & (t.burst >= 0))  # kernels and collectives alike: the program's compute
     name = t.per_gpu_name()[kern]  # each GPU's kernels judged by that GPU's other bursts
     in_cold = cold[t.burst[kern]]
     repeated = np.isin(name, name[~in_cold])
     dur = t.time[kern]
     once, again = float(dur[in_cold & ~repeated].sum()), float(dur[in_cold & repeated].sum())
     steady = float(dur[~in_cold].sum())
+    if cold.all():  # the start-up alone: no burst without one-time costs to compare with
+        return _start_up_alone(t, kern)
     if once <= 0.0 or once <= again or once <= steady:
         return None
     return (f"no step markers found; the GPU's bursts are no iterations: the {plural(int(cold.sum()), 'burst')} "
@@ -82,12 +90,29 @@ def _one_off_bursts(job: Job | None, t: BurstTable) -> str | None:
             f"ran its work once, and the whole capture is analysed as one pass; per-step numbers are capture totals")
 
 
+def _start_up_alone(t: BurstTable, kern: np.ndarray) -> str | None:
+    """Why the GPU's bursts are no iterations, in words, where every burst holds one-time costs and all the kernel work
+    (``kern``: its rows) runs in one burst -- the others copies and fills alone; else None.
+
+    Why: a loop whose every iteration loads new code (each pass's own kernel a first launch) holds one-time costs in
+    every burst too, but repeats its body's kernels in each (``tests.support.burst_loops.COLD_BURST_GAPS``); a
+    start-up whose set-up rounds upload and fill (each burst's copies the start-up's, ``job.phase`` says) and whose
+    work then runs in one burst repeats none: its fill bursts, alike by name, are no loop of copies (hunt70b)."""
+    bursts = np.unique(t.burst[kern])
+    if bursts.size != 1:
+        return None
+    return (f"no step markers found; the GPU's bursts are no iterations: each of the {t.size} bursts holds the "
+            f"start-up's one-time costs, and all their kernels run in one of them, the others copies and fills "
+            f"alone: the program's set-up, then its work run once, not a loop; the whole capture is analysed as one "
+            f"pass; per-step numbers are capture totals")
+
+
 def _kernel_time_once_again(t: BurstTable) -> tuple[float, float]:
     """(ps of kernel time in kernels that run in one burst only, ps in kernels that run in two bursts or more) over
     the bursts' kernels; kernels by name, each GPU's apart.  An autotuner's own kernels (``devices.
     autotune_kernel_one``: XLA's ``redzone_checker`` around each candidate algorithm) are a first call's however many
     bursts its search spreads over: they run once per shape, never in a loop's iterations (h37-wild57n)."""
-    kern = (t.kind == devices.KIND_KERNEL) & (t.burst >= 0)
+    kern = t.work & (t.burst >= 0)
     if not kern.any():
         return 0.0, 0.0
     name = t.per_gpu_name()

@@ -433,21 +433,24 @@ def _beyond_work_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: bo
     if (recorded and not started) or len(h) < 2:
         return out
     least = T("job.beyond_work_ms") * PS_PER_MS
-    most = np.full(len(h), np.inf)
+    most: dict[int, float] = {}  # host event -> the most its own work takes, ps (only the long calls: no dense column)
     fo = trace.flop_ops
     if fo is not None and fo.source == "trace shapes" and len(fo):
         rows = np.flatnonzero(fo.host_idx >= 0)
+        rows = rows[dur[fo.host_idx[rows].astype(np.int64)] >= least]
         secs = np.maximum(fo.flops[rows] / (T("job.least_work_gflops") * 1e9),
                           fo.bytes[rows] / (T("job.least_work_gbps") * 1e9))
-        np.minimum.at(most, fo.host_idx[rows].astype(np.int64), secs * 1e12)
+        for i, sec in zip(fo.host_idx[rows].tolist(), secs.tolist()):
+            most[i] = min(most.get(i, np.inf), sec * 1e12)
     made = np.flatnonzero(h.name_mask(fw.factory_op) & (dur >= least))
     for i in made.tolist():
         inner = _nested(h, i)
         if inner.size:  # its allocation and fill are recorded: the rest of its time is none of its work
             cs, ce = union_intervals(h.start[inner].astype(np.int64), h.end[inner].astype(np.int64))
-            most[i] = min(most[i], float((ce - cs).sum()))
-    cand = np.flatnonzero((dur >= least) & (dur >= T("job.beyond_work_factor") * most) & ~_peer_waits(h, fw))
-    for i in cand.tolist():
+            most[i] = min(most.get(i, np.inf), float((ce - cs).sum()))
+    waits = _peer_waits(h, fw)
+    cand = [i for i, w in most.items() if float(dur[i]) >= T("job.beyond_work_factor") * w and not waits[i]]
+    for i in sorted(cand):
         same = np.flatnonzero((h.name == h.name[i]) & (h.line == h.line[i]))
         if h.start[same].min() < h.start[i]:
             continue  # no first call of the op on its thread: what it paid, an earlier call did not -- no start-up

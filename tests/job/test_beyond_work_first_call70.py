@@ -42,9 +42,10 @@ def _pass(path: Path, first_make: list[tuple[str, float, list, list]] | None = N
 
     t = 2903.0
     for _ in range(makes):
-        calls = first_make or [("aten::zeros", 4_357_342, [[], [], [], [], []], ["GenericList", "Int", "", "", "Bool"]),
-                               ("aten::empty", 377, [[], [], [], [], [], []], ["GenericList", "Int", "", "", "Bool", ""]),
-                               ("aten::zero_", 75, [[1]], ["float"])]
+        calls = first_make or [
+            ("aten::zeros", 4_357_342, [[], [], [], [], []], ["GenericList", "Int", "", "", "Bool"]),
+            ("aten::empty", 377, [[], [], [], [], [], []], ["GenericList", "Int", "", "", "Bool", ""]),
+            ("aten::zero_", 75, [[1]], ["float"])]
         name, dur, dims, types = calls[0]
         op(name, _T0 + t, dur, dims, types)
         inner_t = t + dur - sum(c[1] for c in calls[1:]) - 10 * len(calls)
@@ -58,7 +59,8 @@ def _pass(path: Path, first_make: list[tuple[str, float, list, list]] | None = N
     for layer in range(20):
         first = layer == 0
         conv = 3_765_909 if first else 300 + 1_500 * (layer % 5)
-        for k, name in enumerate(("aten::conv2d", "aten::convolution", "aten::_convolution", "aten::cudnn_convolution")):
+        chain = ("aten::conv2d", "aten::convolution", "aten::_convolution", "aten::cudnn_convolution")
+        for k, name in enumerate(chain):
             op(name, _T0 + t + k, conv + 6 - 2 * k, [img, [64, 64, 3, 3]], ["float", "float"])
         t += conv + 10
         bn = 294_857 if first else 60
@@ -81,7 +83,8 @@ def _pass(path: Path, first_make: list[tuple[str, float, list, list]] | None = N
             op(c_name, _T0 + t + 2, c_dur, c_dims, c_types)
         t += dur + 10
     op("model_inference", _T0 + start, t - start + 50)
-    ev += [{"ph": "M", "name": "thread_name", "pid": _PID, "tid": _TID, "ts": _T0, "args": {"name": f"thread {_TID} ()"}},
+    ev += [{"ph": "M", "name": "thread_name", "pid": _PID, "tid": _TID, "ts": _T0,
+            "args": {"name": f"thread {_TID} ()"}},
            {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler",
             "ts": _T0, "dur": t + 200, "args": {"Op count": 0}},
            {"name": "Iteration Start: PyTorch Profiler", "ph": "i", "s": "g", "pid": "Traces",

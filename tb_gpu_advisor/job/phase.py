@@ -497,7 +497,8 @@ def _beyond_work_words(trace: Trace, dur: np.ndarray, beyond: np.ndarray) -> lis
         said.append(f"`{name}` {_ms(dur[i])}, of which the allocation and fill it calls "
                     f"({', '.join(f'`{c}`' for c in calls)}) took {_ms((ce - cs).sum())}")
     us, ue = union_intervals(h.start[idx].astype(np.int64), h.end[idx].astype(np.int64))
-    return [f"{plural(int(idx.size), 'first op call', 'first op calls')} far beyond their own work "
+    return [f"{plural(int(idx.size), 'first op call', 'first op calls')} far beyond "
+            f"{'its' if idx.size == 1 else 'their'} own work "
             f"({'; '.join(said)}; {_ms((ue - us).sum())}): no op's work takes that, a first use's start-up does "
             "(the GPU context made with the process's first device tensor, a math library's handle, workspace and "
             "modules loading)"]

@@ -111,7 +111,7 @@ def test_a_one_pass_capture_s_single_first_calls_far_beyond_their_work_are_its_s
     evidence = job["phase_evidence"]
     assert job["phase"] == "warm-up", job["summary"]
     assert _share(job) >= 90, job["summary"]  # base: 37%, the zeros' 4.36 s and the linear's 2.29 s left out
-    beyond = evidence[evidence.index("far beyond their own work"):]
+    beyond = evidence[evidence.index("far beyond"):]
     # the evidence of each: the tensor's own allocation and fill against its time; the GEMM's FLOPs and bytes
     assert "`aten::zeros` 4.36 s" in beyond and "`aten::zero_`" in beyond, evidence
     assert "`aten::linear fp32 [5,512]x[1000,512]` 2.29 s for 5.1 MFLOP" in beyond, evidence
@@ -132,7 +132,7 @@ def test_control_a_data_dependent_op_s_one_call_waits_and_is_no_start_up(tmp_pat
     wait = ("aten::nonzero", 2_000_000, [[5, 1000]], ["float"], [])
     job = _job(tmp_path, single=wait)
     assert "aten::nonzero" not in job["phase_evidence"], job["phase_evidence"]
-    assert "far beyond their own work (`aten::zeros`" in job["phase_evidence"]  # the zeros still read
+    assert "own work (`aten::zeros`" in job["phase_evidence"]  # the zeros still read
 
 
 def test_control_a_tensor_whose_fill_takes_its_time_is_work(tmp_path: Path):
@@ -141,7 +141,7 @@ def test_control_a_tensor_whose_fill_takes_its_time_is_work(tmp_path: Path):
             ("aten::empty", 300, [[], [], [], [], [], []], ["GenericList", "Int", "", "", "Bool", ""]),
             ("aten::zero_", 1_990_000, [[1_000_000_000]], ["float"])]
     job = _job(tmp_path, first_make=make)
-    assert "far beyond their own work (`aten::zeros`" not in job["phase_evidence"], job["phase_evidence"]
+    assert "`aten::zeros`" not in job["phase_evidence"], job["phase_evidence"]
 
 
 def test_control_a_tensor_made_slowly_every_time_is_steady(tmp_path: Path):

@@ -136,7 +136,7 @@ def test_control_a_data_dependent_op_s_one_call_waits_and_is_no_start_up(tmp_pat
 
 
 def test_control_a_tensor_whose_fill_takes_its_time_is_work(tmp_path: Path):
-    """A 4 GB ``aten::zeros`` whose ``aten::fill_`` takes 1.99 s of its 2 s did its own work."""
+    """A 4 GB ``aten::zeros`` whose ``aten::zero_`` takes 1.99 s of its 2 s did its own work."""
     make = [("aten::zeros", 2_000_000, [[], [], [], [], []], ["GenericList", "Int", "", "", "Bool"]),
             ("aten::empty", 300, [[], [], [], [], [], []], ["GenericList", "Int", "", "", "Bool", ""]),
             ("aten::zero_", 1_990_000, [[1_000_000_000]], ["float"])]

@@ -590,6 +590,22 @@ _TABLE: tuple[Threshold, ...] = (
        "against a median of 322 us, the first inverse 840 ms against 474 us)", "where the capture holds no GPU "
        "record, an op's first call at least job.one_time_call_ms long, longer than every later call of the op and "
        "this many times their median, is a one-time cost (cuDNN's algorithm search, a library's lazy start-up)"),
+    _t("job.least_work_gflops", 1.0, "GFLOP/s", "Advisor: one CPU core computes fp32 matmuls at several GFLOP/s "
+       "with no vector unit, tens to hundreds with one, and every GPU faster still", "the slowest rate an op's own "
+       "FLOPs (its recorded shapes') are taken to run at, on any CPU or GPU: the most time its own work can take"),
+    _t("job.least_work_gbps", 1.0, "GB/s", "Advisor: one CPU core streams memory at 5-20 GB/s, a GPU at hundreds; 1 "
+       "GB/s is below any", "the slowest rate an op's own bytes (its recorded shapes' operands and result) are taken "
+       "to move at, on any CPU or GPU"),
+    _t("job.beyond_work_factor", 100.0, "ratio", "Advisor: two orders of magnitude over the most its own work can take "
+       "is no work of the op's (a real ResNet-18 pass with CPU activity only: its one `aten::linear` of [5,512]x"
+       "[1000,512], 5.1 MFLOP, 2.29 s -- cuBLAS's start-up; its first `aten::zeros` 4.36 s, its allocation and fill "
+       "452 us -- the CUDA context)", "an op's first call this many times over its own work's most (its FLOPs and "
+       "bytes at job.least_work_gflops / job.least_work_gbps; a tensor-making op's: its recorded allocation and fill) "
+       "is a one-time cost"),
+    _t("job.beyond_work_ms", 100.0, "ms", "Advisor: a launch that waits for a slot in a full launch queue waits for "
+       "one kernel, milliseconds; a context's creation or a math library's start-up takes 0.1-5 s (a real ResNet-18 "
+       "pass: 4.36 s, 2.29 s)", "an op's first call at least this long and job.beyond_work_factor times over its own "
+       "work's most is a one-time cost"),
     _t("job.warmup_iteration_ratio", 1.5, "ratio", "Advisor: a first iteration pays its one-time costs (allocations, "
        "kernel selection, compilation) -- a real CS336 GPT benchmark's first `benchmark_iteration` took 780 ms against a "
        "median of 209.5 ms, the next 14 within 6% of it", "a leading iteration longer than this multiple of the median "

@@ -483,7 +483,8 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         # input pipeline's own wait is the larger cost
         lead = (m.breakdown.input_wait or 0.0) < worst.blocking_ms_per_step
         acts = _first(exposed, acts) if lead else acts + [a for a in exposed if a not in acts]
-    if worst.direction == "h2d" and _own_stream(worst):  # a stream of their own is none to tell them
+    if worst.direction == "h2d" and (_own_stream(worst) or (_legacy_stream(worst) and ctx.fw.extra(
+            f"{ID}:legacy_stream"))):  # a stream of their own is none to tell them, nor one the NULL stream ties
         moved = ctx.fw.extra(f"{ID}:h2d_exposed")
         acts = [a for a in acts if a not in moved]
     if pinned:  # pinned and asynchronous already: the bytes themselves are the cost
@@ -582,7 +583,7 @@ def _exposed_upload(ctx: Ctx, m: HostMetrics, copies: list, worst) -> list:  # n
     return _side_stream_fix(ctx, worst)
 
 
-def _side_stream_fix(ctx: Ctx, worst) -> list:  # noqa: ANN001 - a direction's copy metrics
+def _side_stream_fix(ctx: Ctx, worst) -> list:
     """The framework's fix for uploads the kernels wait for: issued ahead where they run on a stream of their own
     already (``:h2d_own_stream``); moved off the legacy default stream where that stream holds them in series with
     the kernels (``:legacy_stream``, a framework that has it: :func:`_legacy_stream`); else copied on a stream of
@@ -594,7 +595,7 @@ def _side_stream_fix(ctx: Ctx, worst) -> list:  # noqa: ANN001 - a direction's c
     return (_legacy_stream(worst) and ctx.fw.extra(f"{ID}:legacy_stream")) or ctx.fw.extra(f"{ID}:h2d_exposed")
 
 
-def _legacy_stream(c) -> bool:  # noqa: ANN001 - a direction's copy metrics
+def _legacy_stream(c) -> bool:
     """Whether most of the copies' time ran on a stream of no kernel that the legacy default stream holds in series
     with the kernels (``MemcpyStat.legacy_stream_share``: only where the format states the streams' kinds)."""
     return (c.legacy_stream_share or 0.0) >= T("excessive_memcpy.own_stream_share")

@@ -28,10 +28,11 @@ import pytest
 from synthetic import nsysexport
 from tb_gpu_advisor.formats.nsys.reader import read_trace
 from tb_gpu_advisor.model.logdir import HostFile
-from tb_gpu_advisor.model.trace import STREAM_BLOCKING, STREAM_LEGACY_DEFAULT, STREAM_NON_BLOCKING
 from tb_gpu_advisor.runtime.pipeline import analyze_host, host_metrics
 
 PID = 31415  # the writer's process
+# ``model.trace.STREAM_*`` (spelled here so the controls import on base, which has no such names)
+LEGACY, BLOCKING, NON_BLOCKING = "legacy_default", "blocking", "non_blocking"
 _DDL = ("CREATE TABLE TARGET_INFO_CUDA_STREAM (streamId INTEGER NOT NULL, hwId INTEGER NOT NULL, vmId INTEGER NOT "
         "NULL, processId INTEGER NOT NULL, contextId INTEGER NOT NULL, priority INTEGER NOT NULL, flag INTEGER NOT NULL)")
 _ENUM = [(0, "CUPTI_ACTIVITY_STREAM_CREATE_FLAG_UNKNOWN", "Unknown stream type"),
@@ -64,13 +65,11 @@ def _export(tmp_path: Path, flags: dict[int, int] | None, mirror: bool = False, 
     return p
 
 
-def _h2d(p: Path):  # noqa: ANN202 - the uploads' MemcpyStat
-    m = host_metrics(read_trace(str(p)))
-    m = m[0] if isinstance(m, tuple) else m
-    return next(c for c in m.memcpy if c.direction == "h2d")
+def _h2d(p: Path):  # the uploads' MemcpyStat
+    return next(c for c in _metrics(p).memcpy if c.direction == "h2d")
 
 
-def _finding(p: Path):  # noqa: ANN202 - the excessive_memcpy finding
+def _finding(p: Path):  # the excessive_memcpy finding
     rep = analyze_host(HostFile(p.name, str(p), p.stat().st_size, 0, "nsys"))
     (f,) = [f for f in rep.findings if f.rule == "excessive_memcpy"]
     return f
@@ -81,7 +80,11 @@ def test_the_reader_keeps_each_streams_stated_kind(tmp_path: Path, enum: bool) -
     """Fails on base (no ``stream_kinds``).  Through the export's enum labels and, without them, CUPTI's numbers."""
     (d,) = read_trace(str(_export(tmp_path, {7: 3, 13: 1}, enum=enum))).devices
     kinds = {d.stream_names[i]: k for i, k in d.stream_kinds.items()}
-    assert kinds == {"stream 7": STREAM_LEGACY_DEFAULT, "stream 13": STREAM_BLOCKING}, (d.stream_names, kinds)
+    assert kinds == {"stream 7": LEGACY, "stream 13": BLOCKING}, (d.stream_names, kinds)
+    (tmp_path / "nb").mkdir()
+    (d,) = read_trace(str(_export(tmp_path / "nb", {7: 3, 13: 2}, enum=enum))).devices
+    kinds = {d.stream_names[i]: k for i, k in d.stream_kinds.items()}
+    assert kinds == {"stream 7": LEGACY, "stream 13": NON_BLOCKING}, (d.stream_names, kinds)
 
 
 def test_uploads_on_a_blocking_stream_beside_the_null_streams_kernels_are_not_on_a_stream_of_their_own(
@@ -115,11 +118,32 @@ def test_control_a_non_blocking_or_unstated_stream_stays_their_own(tmp_path: Pat
     states no kind, so nothing is claimed."""
     p = _export(tmp_path, flags)
     c = _h2d(p)
-    assert c.own_stream_share == pytest.approx(1.0) and c.legacy_stream_share is None, (
-        c.own_stream_share, c.legacy_stream_share)
+    legacy = getattr(c, "legacy_stream_share", None)  # base has no such field
+    assert c.own_stream_share == pytest.approx(1.0) and legacy is None, (c.own_stream_share, legacy)
     f = _finding(p)
     assert "legacy default stream" not in f.summary
     assert "ahead of the kernels that need it" in f.actions[0].text, f.actions[0].text
-    if flags:
-        (d,) = read_trace(str(p)).devices
-        assert STREAM_NON_BLOCKING in d.stream_kinds.values()
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
+
+
+@pytest.mark.parametrize(("run", "truth"), [
+    # read by hand (sqlite3: ``TARGET_INFO_CUDA_STREAM`` beside the kernels' and copies' ``streamId``)
+    ("mmagic_a100_pyprof_forward/net.sqlite", {"stream 7": LEGACY, "stream 16": NON_BLOCKING}),
+    ("streams_pinned_copies/report1.sqlite", {f"stream {s}": BLOCKING for s in (13, 14, 15, 16)}),
+    ("cuda_reduce_baseline/report1.sqlite", {"stream 7": LEGACY}),
+    ("counted_steps_rtx3090_solver/report8.sqlite", {"stream 7": LEGACY}),  # its stream 0 (page migrations) unlisted
+])
+def test_real_exports_streams_read_as_nsight_lists_them(run: str, truth: dict) -> None:
+    """Fails on base (no ``stream_kinds``).  PyTorch's side stream in the mmagic export is non-blocking (its stream
+    pool's ``cudaStreamNonBlocking``), the streams sample's four ``cudaStreamCreate`` streams blocking."""
+    (d,) = read_trace(str(FIXTURES / run)).devices
+    assert {d.stream_names[i]: k for i, k in d.stream_kinds.items()} == truth, (d.stream_names, d.stream_kinds)
+    c = next((c for c in _metrics(FIXTURES / run).memcpy if c.direction == "h2d"), None)
+    assert c is None or c.legacy_stream_share is None, c  # no copy of theirs is tied by the NULL stream
+
+
+def _metrics(p: Path):  # the HostMetrics of the export at ``p``
+    m = host_metrics(read_trace(str(p)))
+    return m[0] if isinstance(m, tuple) else m

@@ -134,6 +134,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
     ("streams_pinned_copies/report1.sqlite", {f"stream {s}": BLOCKING for s in (13, 14, 15, 16)}),
     ("cuda_reduce_baseline/report1.sqlite", {"stream 7": LEGACY}),
     ("counted_steps_rtx3090_solver/report8.sqlite", {"stream 7": LEGACY}),  # its stream 0 (page migrations) unlisted
+    # one process, three contexts, each with its NULL stream (7, 14, 21): its work runs on context 2's
+    ("matmul_rtx3060_laptop_pinned_sync/results.sqlite", {"stream 14": LEGACY}),
 ])
 def test_real_exports_streams_read_as_nsight_lists_them(run: str, truth: dict) -> None:
     """Fails on base (no ``stream_kinds``).  PyTorch's side stream in the mmagic export is non-blocking (its stream

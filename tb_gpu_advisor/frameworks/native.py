@@ -133,6 +133,25 @@ FIXES = {
         "  kernel<<<grid, block, 0, stream>>>(d_in[b], d_out, n_elems);\n"
         "  cudaEventRecord(consumed[b], stream);\n"
         "}", "text"),),
+    # ... and where they run on a stream of no kernel that the legacy default stream still holds in series with the
+    # kernels (``MemcpyStat.legacy_stream_share``: the copies on CUDA's NULL stream beside kernels on streams made by
+    # cudaStreamCreate, or the reverse): the side stream they need is one that does not synchronise with it
+    # (h37-stream70; CUDA's stream semantics: cudaStreamNonBlocking, nvcc --default-stream per-thread)
+    "excessive_memcpy:legacy_stream": (action(
+        "The copies already run on a stream no kernel runs on, but the legacy default stream (stream 0, the NULL "
+        "stream) holds them in series with the kernels: work on it waits for everything queued on the blocking "
+        "streams (those made by cudaStreamCreate) and makes their later work wait for it.  Create the copies' and the "
+        "kernels' streams with cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) and pass them to every "
+        "cudaMemcpyAsync and launch (none on stream 0), or build with nvcc --default-stream per-thread; copy from "
+        "pinned host memory (cudaMallocHost) and order each upload before its kernels with cudaEventRecord / "
+        "cudaStreamWaitEvent.",
+        "cudaStream_t copy_stream, stream;\n"
+        "cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking);\n"
+        "cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);\n"
+        "cudaMemcpyAsync(d_in, h_in_pinned, bytes, cudaMemcpyHostToDevice, copy_stream);\n"
+        "cudaEventRecord(uploaded, copy_stream);\n"
+        "cudaStreamWaitEvent(stream, uploaded, 0);\n"
+        "kernel<<<grid, block, 0, stream>>>(d_in, d_out, n);", "text"),),
     # the copies from or into pageable memory, named (the rule's ``{copies}``: direction, count, size a step): where
     # the program's other copies are pinned and asynchronous already, these are what the pinning fix is left with;
     # its opening "Copy from pinned host memory" is the overlap fix's lever, which is then not told again

@@ -16,6 +16,7 @@ from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx,
 from tb_gpu_advisor.metrics.trips import trip_windows
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
 from tb_gpu_advisor.model.columns import subtract_intervals, time_within, union_intervals
+from tb_gpu_advisor.model.trace import STREAM_BLOCKING, STREAM_LEGACY_DEFAULT
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
 _BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2p": "memcpy_d2d", "memset": "memset", "other": "memcpy_d2d"}
@@ -124,6 +125,9 @@ class _Tally:
     own_stream: dict[str, float] = field(default_factory=dict)
     #: copy time whose stream, or whose GPU's kernels' streams, the file did not record (:func:`_copy_streams`), ms
     unknown_stream: dict[str, float] = field(default_factory=dict)
+    #: copy time on a stream with no kernel of its own that the legacy default stream orders against the GPU's
+    #: kernels (:func:`_copy_streams`), ms
+    legacy_stream: dict[str, float] = field(default_factory=dict)
     #: the copies' bytes over the host link of their GPU (``devices.host_link``, or the rate its copies measured:
     #: :func:`_link_rate`), ms; and, per direction, that link's words
     bus: dict[str, float] = field(default_factory=dict)
@@ -187,6 +191,9 @@ class _Copies:
     own_stream: np.ndarray
     #: each copy whose stream is not known to be its own or the kernels' (:func:`_copy_streams`)
     unknown_stream: np.ndarray
+    #: each copy on a stream of no kernel that still runs in series with the kernels through the legacy default
+    #: stream (:func:`_copy_streams`)
+    legacy_stream: np.ndarray
 
 
 def _gpu_copies(ctx: Context, g: GpuCtx) -> _Copies | None:
@@ -207,19 +214,23 @@ def _gpu_copies(ctx: Context, g: GpuCtx) -> _Copies | None:
     migration = devices.page_migration(names)[d.name[m]]  # the driver's paging of managed memory
     # the program's own prefetch of managed memory (``cudaMemPrefetchAsync``): migrations, not the driver's paging
     asked = devices.managed_migration(names)[d.name[m]] & ~migration
-    own, unknown = _copy_streams(d)
+    own, unknown, legacy = _copy_streams(d)
     return _Copies(gpu=d.gpu, op_text=d.op_text, direction=dname, host_kind=host_kind, migration=migration,
                    asked=asked, step=step, start=start, end=d.end[m],
                    dur_ms=covered.astype(float) / PS_PER_MS, nbytes=np.maximum(d.mem_bytes[m], 0), dev_start=d.start[m],
                    sync=_blocks_host(ctx.h, d.mem_sync[m], host_kind, dname, g.launch[m], d.start[m]),
                    op_idx=d.op_idx[m], launch=g.launch[m], kind=d.kind, all_start=d.start, all_end=d.end,
-                   fault_free=fault_free_ps(d) if migration.any() else np.full(len(d), -1, np.int64), own_stream=own[m], unknown_stream=unknown[m])
+                   fault_free=fault_free_ps(d) if migration.any() else np.full(len(d), -1, np.int64), own_stream=own[m], unknown_stream=unknown[m],
+                   legacy_stream=legacy[m])
 
 
-def _copy_streams(d) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - DeviceEvents
+def _copy_streams(d) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # noqa: ANN001 - DeviceEvents
     """Per device event of ``d``: (whether its stream is a stream of copies -- one on which the GPU ran no kernel or
-    collective (a prefetcher's ``torch.cuda.Stream()``, a copy engine's queue) --, whether that is not known: the
-    event's stream, or a kernel's or collective's of the GPU, is one the file did not record).  Most formats name each
+    collective (a prefetcher's ``torch.cuda.Stream()``, a copy engine's queue) and that no implicit order ties to
+    the kernels' --, whether that is not known: the event's stream, or a kernel's or collective's of the GPU, is one
+    the file did not record, and whether its stream ran no kernel yet is tied to the kernels by the legacy default
+    stream: it is that stream while kernels run on a blocking stream, or a blocking stream while kernels run on it
+    (``DeviceEvents.stream_kinds``, where the format states the kinds).  Most formats name each
     event's stream (Kineto's ``stream``, Nsight's ``streamId``, XPlane's stream line): the model keeps it as
     ``DeviceEvents.stream``, and the stream of those whose stream the file did not record as
     ``DeviceEvents.stream_unrecorded`` (a rocprofv3 copy trace of no ``Stream_Id`` or ``Queue_Id`` column): a copy on
@@ -228,15 +239,39 @@ def _copy_streams(d) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - DeviceE
     Why: a copy already on a stream of its own is not to be told to move to one (h37-fixorder61's Left 3: the
     metrics had no copy's stream, and the side-stream fix said "a copy on the kernels' own stream runs between them"
     to copies that ran on none of theirs); and a stream not recorded is not one of their own (h37-review61b's Left 1:
-    rocprofv3's copies, filled in as queue 0 beside kernels on queue 1, read a share of 1.0 on streams of their own)."""
+    rocprofv3's copies, filled in as queue 0 beside kernels on queue 1, read a share of 1.0 on streams of their own);
+    nor is the legacy default stream, or a blocking stream beside kernels on it (h37-copy70's Left 2: a copy on the
+    legacy default stream waits for the kernels queued before it on every blocking stream, and they queued after it
+    wait for it -- CUDA's implicit synchronisation -- yet it read as "a stream of its own").  Only the kinds the
+    format states count: a stream of no stated kind is taken as its own, as before."""
     busy = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
     none = np.zeros(len(d), dtype=bool)
     if not busy.any():  # a copy-only GPU: no kernels for its copies to overlap, whatever stream they run on
-        return none, none
+        return none, none, none
     unrecorded = d.stream == d.stream_unrecorded if d.stream_unrecorded >= 0 else none
     if (unrecorded & busy).any():  # a kernel on no stream known: no copy's stream is known to be free of kernels
-        return none, np.ones(len(d), dtype=bool)
-    return ~np.isin(d.stream, np.unique(d.stream[busy])) & ~unrecorded, unrecorded
+        return none, np.ones(len(d), dtype=bool), none
+    kernels = np.unique(d.stream[busy])
+    own = ~np.isin(d.stream, kernels) & ~unrecorded
+    tied = _legacy_tied(d.stream_kinds, kernels.tolist(), len(d.stream_names))
+    legacy = own & tied[d.stream.astype(np.intp, copy=False)] if tied.any() else none
+    return own & ~legacy, unrecorded, legacy
+
+
+def _legacy_tied(kinds: dict[int, str], kernels: list[int], n: int) -> np.ndarray:
+    """Per stream (an index into ``stream_names``, ``n`` of them), whether the legacy default stream orders it against
+    the kernels' streams ``kernels``: the legacy default stream where a kernel runs on a blocking stream (created
+    with the default flags) or on the legacy one, and a blocking stream where a kernel runs on the legacy one.  A
+    non-blocking stream, a per-thread default stream and a stream of no stated kind are tied to none."""
+    out = np.zeros(max(n, 1), dtype=bool)
+    serial = (STREAM_LEGACY_DEFAULT, STREAM_BLOCKING)
+    if not any(kinds.get(int(k)) in serial for k in kernels):
+        return out
+    legacy_busy = any(kinds.get(int(k)) == STREAM_LEGACY_DEFAULT for k in kernels)
+    for i, kind in kinds.items():
+        if 0 <= i < out.size and (kind == STREAM_LEGACY_DEFAULT or (kind == STREAM_BLOCKING and legacy_busy)):
+            out[i] = True
+    return out
 
 
 def _in_kept_steps(g: GpuCtx, copy: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -300,6 +335,9 @@ def _tally_gpu(ctx: Context, g: GpuCtx, c: _Copies, tally: _Tally, hosts: _HostO
         tally.own_stream[str(dr)] = tally.own_stream.get(str(dr), 0.0) + float(c.dur_ms[sel & c.own_stream].sum())
         tally.unknown_stream[str(dr)] = tally.unknown_stream.get(str(dr), 0.0) + float(
             c.dur_ms[sel & c.unknown_stream].sum())
+        if c.legacy_stream[sel].any():
+            tally.legacy_stream[str(dr)] = tally.legacy_stream.get(str(dr), 0.0) + float(
+                c.dur_ms[sel & c.legacy_stream].sum())
         if dr in _HOST_DIRECTIONS:
             _bus_floor(tally, g, c, str(dr), float(c.nbytes[sel].sum()))
         if dr == "h2d":
@@ -501,6 +539,8 @@ def _direction_stat(dr: str, a: dict, tally: _Tally, exposed: dict[str, float],
         idle_anyway_ms_per_step=min(per(tally.idle_anyway.get(dr, 0.0)), max(per(a["ms"].sum()) - blocking, 0.0)),
         own_stream_share=tally.own_stream.get(dr, 0.0) / float(a["ms"].sum())
         if a["ms"].sum() > 0 and not tally.unknown_stream.get(dr, 0.0) else None,
+        legacy_stream_share=tally.legacy_stream[dr] / float(a["ms"].sum())
+        if a["ms"].sum() > 0 and tally.legacy_stream.get(dr, 0.0) > 0 else None,
         # at most the copies' own time: a capture's bytes over a link they beat are no floor above what ran
         bus_floor_ms_per_step=min(per(tally.bus.get(dr, 0.0)), per(a["ms"].sum())),
         bus_link=_links_words(tally.links.get(dr, set())) if dr in tally.bus else None,

@@ -534,6 +534,11 @@ class MemcpyStat:
     #: (``metrics.memcpy._copy_streams``); None: no copy time, or some of it on a stream the file did not record (or
     #: beside kernels on one): which stream it ran on is not known
     own_stream_share: float | None = None
+    #: the share of the copy time on streams of no kernel that the legacy default stream still runs in series with
+    #: the kernels (the copies on it beside kernels on blocking streams, or on a blocking stream beside kernels on it:
+    #: ``metrics.memcpy._copy_streams``), left out of ``own_stream_share``; None where none is, or the format states
+    #: no stream's kind (Nsight's ``TARGET_INFO_CUDA_STREAM`` does; Kineto, XPlane and ROCm's traces do not)
+    legacy_stream_share: float | None = None
     #: the least time the copies' bytes take on the link between host memory and the GPU (h2d and d2h only: their
     #: bytes over ``devices.host_link``'s bandwidth, per step and GPU): no pinning or overlap makes a copy shorter --
     #: only moving fewer bytes does (h37-bus69: 805 MB of pageable copies promised a pass of 8.30 ms); 0: no bytes known

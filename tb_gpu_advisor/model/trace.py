@@ -647,6 +647,17 @@ class StreamWaits:
         return due
 
 
+#: The kinds of CUDA stream a format may state (``DeviceEvents.stream_kinds``).  The legacy default stream (CUDA's
+#: NULL stream, ``cudaStreamLegacy``) orders itself against every blocking stream of its context; a per-thread
+#: default stream (``--default-stream per-thread``, ``cudaStreamPerThread``) and a stream created
+#: ``cudaStreamNonBlocking`` do not; a stream created with the default flags (``cudaStreamCreate``) is blocking.
+STREAM_LEGACY_DEFAULT = "legacy_default"
+STREAM_PER_THREAD_DEFAULT = "per_thread_default"
+STREAM_BLOCKING = "blocking"
+STREAM_NON_BLOCKING = "non_blocking"
+STREAM_KINDS = (STREAM_LEGACY_DEFAULT, STREAM_PER_THREAD_DEFAULT, STREAM_BLOCKING, STREAM_NON_BLOCKING)
+
+
 @dataclass
 class DeviceEvents:
     """Every activity event of one GPU (kernels, copies, memsets, collectives on all its streams), sorted by start."""
@@ -687,6 +698,13 @@ class DeviceEvents:
     #: -1 where every event's stream is recorded.  Why: a reader that filled such a stream with a number (queue 0)
     #: made a stream no kernel ran on, and the copies on it read as on a stream of their own (h37-review61b's Left 1)
     stream_unrecorded: int = -1
+    #: the kind of each stream (an index into ``stream_names``) the file states -- one of :data:`STREAM_KINDS`:
+    #: Nsight's ``TARGET_INFO_CUDA_STREAM.flag`` (CUPTI's ``CUpti_ActivityStream.flag``); empty where the format says
+    #: none (Kineto's ``stream`` is CUPTI's number alone, XPlane's and ROCm's lines name no kind).  Why: work on the
+    #: legacy default stream waits for all work queued before it on the context's blocking streams and makes their
+    #: later work wait for it, an order no timestamp shows; which stream is that one is the format's to say, never a
+    #: number's (CUPTI gave it id 7 in one process and 15 in the next of the same job: h37-stream70)
+    stream_kinds: dict[int, str] = field(default_factory=dict)
     #: :meth:`busy`'s answer with the columns it was made from (start, end), compared by identity
     _busy: tuple | None = field(default=None, repr=False, compare=False)
 

@@ -133,7 +133,7 @@ def check(m: HostMetrics) -> list[Finding]:
     own = worst is None or fills is not None or bool(pinned or migrated) or uploads is not None or sync_pinned
     serial = None if own or _reads_out(ctx, m) or _index_uploads(ctx, m) else _serial_upload(ctx, m, worst)
     sync_txt = _cost_words(ctx, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned + \
-        _anyway_words(ctx, anyway) + _serial_words(ctx, serial, worst) + (
+        _anyway_words(ctx, anyway) + _serial_words(ctx, serial, worst) + _legacy_words(copies) + (
         "; every host copy comes from pinned memory already: the synchronous calls, not the memory, hold them in "
         "series with the kernels" if sync_pinned else "")
     if uploads is not None:  # the copies to the device are a wrapper's uploads of offloaded parameters, not a batch
@@ -475,7 +475,7 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
             acts = _first(ctx.fw.extra(f"{ID}:index_upload"), acts)
     if serial is not None and serial[1] - serial[0] > serial[0]:  # on the GPU's critical path: a stream of its own,
         # or where they have one, the copies issued ahead of the step that needs them
-        acts = _first(ctx.fw.extra(f"{ID}:h2d_own_stream" if _own_stream(worst) else f"{ID}:h2d_exposed"), acts)
+        acts = _first(_side_stream_fix(ctx, worst), acts)
     if sync_pinned:  # pinned already, each copy a synchronous call serial with the kernels: streams and chunks
         acts = ctx.fw.extra(f"{ID}:pinned_sync") + [a for a in acts if a not in ctx.fw.fix(ID)]
     exposed = [] if pinned or migrated or uploads is not None else _exposed_upload(ctx, m, copies, worst)
@@ -483,7 +483,8 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         # input pipeline's own wait is the larger cost
         lead = (m.breakdown.input_wait or 0.0) < worst.blocking_ms_per_step
         acts = _first(exposed, acts) if lead else acts + [a for a in exposed if a not in acts]
-    if worst.direction == "h2d" and _own_stream(worst):  # a stream of their own is none to tell them
+    if worst.direction == "h2d" and (_own_stream(worst) or (_legacy_stream(worst) and ctx.fw.extra(
+            f"{ID}:legacy_stream"))):  # a stream of their own is none to tell them, nor one the NULL stream ties
         moved = ctx.fw.extra(f"{ID}:h2d_exposed")
         acts = [a for a in acts if a not in moved]
     if pinned:  # pinned and asynchronous already: the bytes themselves are the cost
@@ -579,7 +580,39 @@ def _exposed_upload(ctx: Ctx, m: HostMetrics, copies: list, worst) -> list:  # n
     if not all(c.pageable_share == 0 and not c.sync_count_per_step for c in copies if c.direction == "h2d"):
         return []
     # already on a stream of their own, and still waited for: issued too late, not on the wrong stream
-    return ctx.fw.extra(f"{ID}:h2d_own_stream" if _own_stream(worst) else f"{ID}:h2d_exposed")
+    return _side_stream_fix(ctx, worst)
+
+
+def _side_stream_fix(ctx: Ctx, worst) -> list:
+    """The framework's fix for uploads the kernels wait for: issued ahead where they run on a stream of their own
+    already (``:h2d_own_stream``); moved off the legacy default stream where that stream holds them in series with
+    the kernels (``:legacy_stream``, a framework that has it: :func:`_legacy_stream`); else copied on a stream of
+    their own (``:h2d_exposed``).  Why: a copy on the legacy default stream beside kernels on blocking streams is on
+    a stream of no kernel, yet runs between them -- "a stream other than the kernels'" is the stream it has
+    (h37-copy70's Left 2)."""
+    if _own_stream(worst):
+        return ctx.fw.extra(f"{ID}:h2d_own_stream")
+    return (_legacy_stream(worst) and ctx.fw.extra(f"{ID}:legacy_stream")) or ctx.fw.extra(f"{ID}:h2d_exposed")
+
+
+def _legacy_stream(c) -> bool:
+    """Whether most of the copies' time ran on a stream of no kernel that the legacy default stream holds in series
+    with the kernels (``MemcpyStat.legacy_stream_share``: only where the format states the streams' kinds)."""
+    return (c.legacy_stream_share or 0.0) >= T("excessive_memcpy.own_stream_share")
+
+
+def _legacy_words(copies: list) -> str:
+    """The words of host copies on a stream of no kernel that the legacy default stream runs in series with the
+    kernels (:func:`_legacy_stream`), "" where none are.  Why: the GPU's idle or the overlap lost beside such a copy
+    is that stream's order, not the copy's being on the kernels' stream -- and the format said which stream it was
+    (h37-copy70's Left 2; never said where the format does not state the streams' kinds)."""
+    tied = [c for c in copies if c.direction in ("h2d", "d2h") and _legacy_stream(c)]
+    if not tied:
+        return ""
+    names = " and ".join(_NAMES.get(c.direction, c.direction) for c in tied)
+    return (f"; {pct(max(c.legacy_stream_share or 0.0 for c in tied))} of the {names} copy time runs on a stream no "
+            f"kernel runs on, yet in series with the kernels: the legacy default stream (CUDA's NULL stream) waits for "
+            f"the work queued on every blocking stream and makes it wait, so the copies overlap none of their kernels")
 
 
 def _own_stream(c) -> bool:  # noqa: ANN001 - a direction's copy metrics

@@ -62,8 +62,9 @@ from tb_gpu_advisor.frameworks.nvtx import framework_shown
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
 from tb_gpu_advisor.model.damage import attach, unreadable
 from tb_gpu_advisor.model.enclosing import innermost_range
-from tb_gpu_advisor.model.trace import (OFF_CPU, DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits,
-                                       StreamWaits, Trace)
+from tb_gpu_advisor.model.trace import (OFF_CPU, STREAM_BLOCKING, STREAM_LEGACY_DEFAULT, STREAM_NON_BLOCKING,
+                                       DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits, StreamWaits,
+                                       Trace)
 
 __all__ = ["NsysReadError", "read_trace", "TIME_BASE", "NOTHING_RECORDED"]
 
@@ -95,6 +96,10 @@ _USER_PREFETCH = 1
 #: ``ENUM_CUDA_MEM_KIND`` labels, where the export has no enum table.
 _MEM_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
               6: "Managed Static", 7: "Unknown"}
+#: ``TARGET_INFO_CUDA_STREAM.flag`` (``ENUM_CUPTI_STREAM_TYPE``) -> the stream's kind, where the export has no enum
+#: table: CUPTI's ``CUPTI_ACTIVITY_STREAM_CREATE_FLAG_DEFAULT`` (a stream created with the default flags, blocking),
+#: ``_NON_BLOCKING`` and ``_NULL`` (CUDA's NULL stream: the legacy default stream); 0 (unknown) says nothing.
+_STREAM_FLAGS = {1: STREAM_BLOCKING, 2: STREAM_NON_BLOCKING, 3: STREAM_LEGACY_DEFAULT}
 #: Kernel-name families that say which architecture (at least) ran them: the GPU model's hint.
 _ARCH_HINTS = (("sm100", "Blackwell"), ("sm90", "Hopper"), ("nvjet", "Hopper or newer"), ("wgmma", "Hopper"),
                ("sm89", "Ada"), ("sm86", "Ampere"), ("sm80", "Ampere or newer"), ("sm75", "Turing or newer"),
@@ -183,6 +188,9 @@ class _Raw:
     #: the streams' waits on CUDA events (:func:`_event_links`): per wait, the waiting ``(pid, stream)`` and
     #: call's correlation key, the recording stream and record call's key; None where the export records no event
     links: dict[str, np.ndarray] | None = None
+    #: (pid, ``streamId``) -> the stream's kind (``model.trace.STREAM_KINDS``) where ``TARGET_INFO_CUDA_STREAM``
+    #: states it (:func:`_stream_kinds`)
+    stream_kinds: dict[tuple[int, int], str] = field(default_factory=dict)
 
 
 def _read_file(path: str, file_index: int) -> _Raw:
@@ -339,6 +347,7 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     raw.threads = {int(_thread_key(np.int64(t), fidx)): n for t, n in _thread_names(schema).items()}
     raw.processes = _process_names(schema)
     raw.nccl_ranks = _nccl_ranks(schema)
+    raw.stream_kinds = _stream_kinds(schema)
     raw.gpu_info, note = _gpu_info(schema, raw, _gpus_by_process(schema, raw))
     if note:
         raw.notes.append(note)
@@ -1647,6 +1656,40 @@ def _ordinal_gpus(schema: tb.Schema, raw: _Raw) -> dict[int, int]:
     return {d: next(iter(g)) for d, g in named.items()} if all(len(g) == 1 for g in named.values()) else {}
 
 
+def _stream_kinds(schema: tb.Schema) -> dict[tuple[int, int], str]:
+    """(pid, ``streamId``) -> the stream's kind as ``TARGET_INFO_CUDA_STREAM.flag`` states it, read through the
+    export's ``ENUM_CUPTI_STREAM_TYPE`` labels ("Null stream", "Non-blocking stream", "Default stream") where it has
+    them, else CUPTI's numbers (:data:`_STREAM_FLAGS`); a stream listed twice with two kinds, or of an unknown flag,
+    is left out.
+
+    Why: the legacy default stream orders itself against every blocking stream of its context -- a copy on it waits
+    for the kernels on the others and they for it -- and only this table says which stream that is: the real exports'
+    NULL stream is ``streamId`` 7 where one process ran, while an H100 FSDP job's second process ran its default
+    stream as 15 (h37-stream70)."""
+    rows = tb.dict_rows(schema, tb.CUDA_STREAM)
+    if not rows:
+        return {}
+    kinds = dict(_STREAM_FLAGS)
+    for i, label in tb.enum_labels(schema, "ENUM_CUPTI_STREAM_TYPE").items():
+        low = label.lower().replace("_", "-")
+        kinds[i] = (STREAM_LEGACY_DEFAULT if "null" in low else STREAM_NON_BLOCKING if "non-blocking" in low
+                    else STREAM_BLOCKING if "default" in low else "")
+    out: dict[tuple[int, int], str] = {}
+    seen: set[tuple[int, int]] = set()
+    for row in rows:
+        pid, sid, flag = _first_int(row, "processId"), _first_int(row, "streamId"), _first_int(row, "flag")
+        if pid is None or sid is None or flag is None:
+            continue
+        key, kind = (pid & 0xFFFFFF, sid), kinds.get(flag, "")
+        if key in seen and out.get(key) != kind:
+            out.pop(key, None)  # two kinds for one stream: none known
+            continue
+        seen.add(key)
+        if kind and key not in out:
+            out[key] = kind
+    return out
+
+
 def _gpu_info(schema: tb.Schema, raw: _Raw, by_id: bool = False) -> tuple[dict[int, DeviceInfo], str | None]:
     """deviceId -> what the export says about that GPU, and a note where it does not name the model; ``by_id``: the
     device rows carry Nsight's GPU ids (:func:`_gpus_by_process`), else their process's CUDA ordinals."""
@@ -2060,6 +2103,8 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
         name=name,
         kind=kind,
         stream=stream, stream_names=stream_names,
+        stream_kinds={i: k for i, x in enumerate(ustream.tolist())
+                      if (k := r.stream_kinds.get(((int(x) // width) & 0xFFFFFF, int(x) % width - 1)))},
         corr=narrowest(corr, np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
         op_idx=op_idx,
         **DeviceEvents.copy_columns(np.where(is_copy, nbytes, -1), mem_sync),
@@ -2197,6 +2242,7 @@ def _merge(raws: list[_Raw]) -> _Raw:
     threads: dict[int, str] = {}
     processes: dict[int, str] = {}
     nccl: dict[int, tuple[int, int]] = {}
+    stream_kinds: dict[tuple[int, int], str] = {}
     ranks: dict[int, int] = {}
     facts: dict[str, str] = {}
     os_names: dict[str, int] = {}
@@ -2235,6 +2281,8 @@ def _merge(raws: list[_Raw]) -> _Raw:
         threads.update(r.threads)
         processes.update(r.processes)
         nccl.update(r.nccl_ranks)
+        for key, kind in r.stream_kinds.items():  # one pid's stream of two kinds in two exports: none known
+            stream_kinds[key] = kind if stream_kinds.get(key, kind) == kind else ""
         notes.extend(r.notes)
     merged = {k: np.concatenate(v) for k, v in cols.items()}
     zeros = [r.zero_ns for r in raws if r.zero_ns is not None]
@@ -2242,6 +2290,7 @@ def _merge(raws: list[_Raw]) -> _Raw:
     return _Raw(path=raws[0].path, size=sum(r.size for r in raws), h_names=list(h_names), domains=domains,
                 os_names=list(os_names),
                 d_names=list(d_names), threads=threads, processes=processes, nccl_ranks=nccl, gpu_info=gpu_info,
+                stream_kinds={k: v for k, v in stream_kinds.items() if v},
                 notes=notes, zero_ns=min(zeros) if zeros else None, capture_ms=max(caps) if caps else None,
                 files=len(raws), gpu_ranks=ranks if len(set(ranks.values())) == len(raws) else {}, facts=facts, **merged)
 

@@ -36,6 +36,11 @@ THREADS = "ThreadNames"
 PROCESSES = "PROCESSES"
 GPU_INFO = "TARGET_INFO_GPU"
 CUDA_DEVICE = "TARGET_INFO_CUDA_DEVICE"
+#: Each CUDA stream a process used: ``streamId``, ``processId``, ``contextId``, ``priority`` and ``flag``
+#: (``ENUM_CUPTI_STREAM_TYPE``: CUPTI's ``CUpti_ActivityStreamFlag`` -- 0 unknown, 1 "Default stream" (created with
+#: the default flags: blocking), 2 "Non-blocking stream", 3 "Null stream").  Not every stream used is listed: an
+#: H100 FSDP export's PyTorch default streams (7 and 15) are absent from it.
+CUDA_STREAM = "TARGET_INFO_CUDA_STREAM"
 #: What Nsight Systems 2020-2021 kept of each process's CUDA devices (``nsys`` 2020.3 of quasiben/nvtx-examples,
 #: 2021's of extra-p/extrap's tests): one row per process and CUDA ordinal (``deviceId``, ``pid``) with ``name``,
 #: ``numMultiprocessors``, ``computeCapabilityMajor`` / ``Minor``, ``globalMemorySize`` and ``coreClockRate`` (kHz),

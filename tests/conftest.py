@@ -76,17 +76,6 @@ def _report_store(tmp_path_factory):
     report_store.set_folder(None)
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):  # noqa: ANN001, ANN201 - pytest-xdist's hook signature
-    """``--dist loadfile`` (``make test``): the costliest test file first, so both workers finish together
-    (``tests/support/suite_order.py``; the files and their tests are the same, only the order they are handed out)."""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from tests.support.suite_order import make_scheduler
-
-    return make_scheduler(config, log)
-
-
 def pytest_collection_finish(session):  # noqa: ANN001 - pytest's hook signature
     """Freeze what collection made (``gc.freeze``): the ~1,000 test modules, their functions and the ~11,000 test items
     live to the end of the run, yet every full collection of the cyclic garbage collector walked them all again

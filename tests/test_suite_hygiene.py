@@ -8,12 +8,28 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 MODULES = sorted(p for p in TESTS.rglob("*.py") if "fixtures" not in p.parts)
 
 
+#: each module's tree, parsed once for this file's checks (each walks every module: ~2 s of CPU a parse of them all)
+#: and dropped when the file's tests end (``_trees``), so the rest of the worker's run never carries them
+_TREES: dict[Path, ast.Module] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _trees():
+    yield
+    _TREES.clear()
+
+
 def _tree(path: Path) -> ast.Module:
-    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    """The module's tree (read-only to every check here: ``ast.walk``, ``ast.unparse``)."""
+    if path not in _TREES:
+        _TREES[path] = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return _TREES[path]
 
 
 def test_no_test_module_imports_another_test_module():

@@ -34,7 +34,7 @@ from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.damage import CUT, UNREADABLE, Damage
-from tb_gpu_advisor.model.columns import coverage, outermost, union_intervals
+from tb_gpu_advisor.model.columns import coverage, outermost, time_within, union_intervals
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, PS_PER_MS, HostEvents, LiveStack, MemoryEvents, Trace,
                                         cuts, device_launches, line_processes, listed_gpu_models, queued_before,
                                         unreadable)
@@ -1845,7 +1845,7 @@ def _ops_unrecorded_window(w: _Held) -> Kind | None:
     empty, its 8 GPU planes without a line) read "high confidence: the work ran on the CPU ... move the model and its
     inputs there" (h37-hunt70d)."""
     h = w.trace.h
-    if not w.names or w.calls or not len(h) or h.name_mask(w.fw.host_op_event).any():
+    if not w.names or w.calls or not len(h) or _graph_ops(w.trace, w.fw).any():
         return None
     runs = np.flatnonzero(h.name_mask(w.fw.step_call_wait))
     if not runs.size:
@@ -1859,6 +1859,60 @@ def _ops_unrecorded_window(w: _Held) -> Kind | None:
                                   f"{int(dur.max()) / 1e9:,.1f} ms) whose ops are not in the capture, {where}: "
                                   "the graphs' work was not recorded, so where it ran is not shown",
                 gpu_seen=seen)
+
+
+def _graph_ops(trace: Trace, fw: Framework) -> np.ndarray:
+    """Bool per host event: an op of the framework's (``Framework.host_op_event``) that a compiled graph ran -- one
+    inside a graph call (``Framework.step_call_wait``; every op where no graph call is recorded) -- and no op of the
+    input pipeline: an op whose type ran while the consumer waited in a fetch (``Framework.input_event``) is the
+    pipeline's, since the graph that asked for the batch waits for it and runs none of its own ops meanwhile, and the
+    pipeline's map functions run the same ops for every element, the prefetched ones after the fetch included.  Eager
+    ops outside the graph calls (a callback's summary writes) are no record of the graph's work either.
+
+    Why: the ops of a tf.data pipeline are no record of a graph's own work.  The untrimmed 8-GPU SageMaker capture
+    (awslabs/sagemaker-debugger ``utils/ip-172-31-19-241.trace.json`` @7e7aad69, ``wild/tf_keras_input_ops_8gpu``)
+    holds its input pipeline's ops (``DecodePng``, ``ParseExampleV2``, ``random_flip_left_right/mul:Mul`` on
+    ``tf_Compute``, 5 fetches in 13.6 ms, the batch handed to the graph by ``IteratorGetNext/_1:_Send``) and none of
+    the Keras ``train_function``'s own in its 63.4 ms graph run: read "the input pipeline only ... no model ran on
+    them" (h37-hunt70e)."""
+    h = trace.h
+    ops = h.name_mask(fw.host_op_event)
+    runs = np.flatnonzero(h.name_mask(fw.step_call_wait))
+    if not ops.any() or not runs.size:
+        return ops
+    ops &= _within(h, runs, ops)
+    fetch = np.flatnonzero(h.name_mask(fw.input_event))
+    if not ops.any() or not fetch.size:
+        return ops
+    inside = _within(h, fetch, ops) & ops
+    piped = {op_type(h.names[int(i)]) for i in np.unique(h.name[inside])}
+    types = np.array([op_type(n) in piped for n in h.names], dtype=bool)
+    return ops & ~types[h.name]
+
+
+def _within(h: HostEvents, spans: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Bool per host event: one of ``mask`` that lies whole inside the union of the host events ``spans``."""
+    out = np.zeros(len(h), dtype=bool)
+    idx = np.flatnonzero(mask)
+    s, e = union_intervals(h.start[spans].astype(np.int64), h.end[spans].astype(np.int64))
+    k = np.searchsorted(s, h.start[idx].astype(np.int64), side="right") - 1
+    out[idx] = (k >= 0) & (h.end[idx].astype(np.int64) <= e[np.maximum(k, 0)])
+    return out
+
+
+def _graph_ran(trace: Trace, fw: Framework) -> bool:
+    """Whether the framework's compiled graphs ran (``Framework.step_call_wait``: TensorFlow's eager call of a
+    tf.function's graph) for longer than the fetches inside them: a graph that does more than wait for its batch ran
+    work of its own, whether or not its ops were recorded -- so the window is no loop that only fetched batches."""
+    h = trace.h
+    runs = np.flatnonzero(h.name_mask(fw.step_call_wait))
+    if not runs.size:
+        return False
+    fetch = np.flatnonzero(h.name_mask(fw.input_event))
+    held = (time_within(*union_intervals(h.start[fetch].astype(np.int64), h.end[fetch].astype(np.int64)),
+                        h.start[runs].astype(np.int64), h.end[runs].astype(np.int64))
+            if fetch.size else np.zeros(runs.size))
+    return bool(((h.end[runs] - h.start[runs]).astype(np.float64) > 2 * held).any())
 
 
 def _cpu_window(w: _Held) -> Kind | None:
@@ -2536,7 +2590,8 @@ def _fetches(trace: Trace, fw: Framework) -> str:
     """The batches the framework's input events (``Framework.input_event``: the DataLoader's ``__next__``) fetched,
     in words -- "the input pipeline only: 8 batch fetches (`...`, 1.20 ms inside them)" -- where they are
     :data:`_MIN_INPUT_BATCHES` or more and no model ran: no matmul or convolution op, and no host event of the
-    framework's that names a training step or an inference entry point (:func:`host_kind`); "" otherwise.
+    framework's that names a training step or an inference entry point (:func:`host_kind`), and no compiled graph
+    that ran beyond waiting for its batch (:func:`_graph_ran`); "" otherwise.
 
     Why both: a TensorFlow training loop on the CPU (``demo_logs/real_tf_cpu_custom``: its iterator's fetches, its
     ``gradient_tape/...`` ops) names no op the matmul test knows, yet its host events say a model trained."""
@@ -2547,6 +2602,8 @@ def _fetches(trace: Trace, fw: Framework) -> str:
         return ""  # a matmul or convolution without a kernel ran a model, on the CPU: not a loop without one
     if host_kind(trace, fw) is not None:
         return ""  # the framework's own events name the model's work: a model ran
+    if _graph_ran(trace, fw):
+        return ""  # a compiled graph ran work beyond waiting for its batch: not a loop that only fetched
     waited = int((h.end[mask] - h.start[mask]).astype(np.int64).sum()) / 1e9  # ms
     name = h.names[int(h.name[np.flatnonzero(mask)[0]])]
     return (f"the input pipeline only: {plural(n, 'batch fetch', 'batch fetches')} (`{_short(name, 60)}`, "

@@ -322,7 +322,8 @@ def _capture_fixes(advice: str) -> dict[str, tuple[Action, ...]]:
             "The jitted calls ran, but none of their work was recorded: check that JAX sees the GPU "
             "(jax.devices() lists CudaDevice), trace with jax.profiler.trace while the steps run on it, and check the "
             "log for CUPTI errors (libcupti on LD_LIBRARY_PATH; in a container, the GPU profiling permission).",
-            "print(jax.devices())  # expect CudaDevice(id=0), ...; CpuDevice means the work ran on the CPU\n" + advice),),
+            "print(jax.devices())  # expect CudaDevice(id=0), ...; CpuDevice means the work ran on the CPU\n"
+            + advice),),
         "capture_quality:kernels_unrecorded": (action(
             "The jitted calls ran on the GPU, but none of their kernels was recorded: the profiler's GPU tracer "
             "(CUPTI) did not load or dropped its records -- check the log for CUPTI errors (libcupti on "

@@ -490,7 +490,8 @@ def _span_words(fw: Framework, up: tuple, tune: tuple, link: tuple, load: tuple,
     load_s, load_e = load
     parts = []
     if up_n:
-        parts.append(f"{plural(up_n, 'copy', 'copies')} to the device before the first {up_to} ({_ms((up_e - up_s).sum())}): "
+        parts.append(f"{plural(up_n, 'copy', 'copies')} to the device before the first {up_to} "
+                     f"({_ms((up_e - up_s).sum())}): "
                      f"{fw.label('first_upload')}")
     if tune_n:
         parts.append(f"{plural(int(tune_s.size), 'call')} in {fw.label('autotune')}, {plural(tune_n, 'sync')} "

@@ -827,8 +827,9 @@ def _window_fixes(ctx: Ctx, window: str, fmt: str, loop_steps: int = 0) -> list[
         return pin + (ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:copy_only") or ctx.fw.fix(f"{ID}:window"))
     if window == "teardown":  # the format's own window options where it has them (Nsight), else the framework's
         return ctx.window_fixes(fmt, window, False) or ctx.fw.fix(f"{ID}:teardown") or ctx.fw.fix(f"{ID}:window")
+    # the framework's words: process, loop or its profiler's tracers
     if window in ("frontend", "input_only", "loop_ended", "input_on_cpu", "profiler_only",
-                  "ops_unrecorded", "kernels_unrecorded"):  # the framework's words: process, loop or its profiler's tracers
+                  "ops_unrecorded", "kernels_unrecorded"):
         key = f"{ID}:{window}" + (f"/{loop_steps}" if loop_steps else "")
         return ctx.fw.fix(key) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
     return ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")

@@ -33,7 +33,8 @@ def _phase_words(tmp_path, collective: bool) -> str:
     gtid, gpid = con.execute("SELECT max(r.globalTid), max(m.globalPid) FROM CUPTI_ACTIVITY_KIND_RUNTIME r, "
                              "CUPTI_ACTIVITY_KIND_MEMCPY m").fetchone()
     top = con.execute("SELECT max(id) FROM StringIds").fetchone()[0]
-    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(top + 1, "cuModuleLoadData"), (top + 2, "cudaMemcpy_v3020")])
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)",
+                    [(top + 1, "cuModuleLoadData"), (top + 2, "cudaMemcpy_v3020")])
     t = SESSION_START_NS + 100_000  # before the first step: load the module, copy 2 inputs
     con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, 900000, ?, 0, NULL)",
                 (t, t + 2_000_000, gtid, top + 1))

@@ -77,7 +77,7 @@ UNKNOWN = Framework(
     labels={**tensorflow.FRAMEWORK.labels, "gpu_user": f"{tensorflow.FRAMEWORK.name} or {jax.FRAMEWORK.name}"},
     input_event=tensorflow.FRAMEWORK.input_event, host_op_event=tensorflow.FRAMEWORK.host_op_event,
     host_only_op_type=tensorflow.FRAMEWORK.host_only_op_type, background_line=tensorflow.FRAMEWORK.background_line,
-    fixes=_XPLANE_FIXES,
+    program_backend=tensorflow.FRAMEWORK.program_backend, fixes=_XPLANE_FIXES,
     capture_snippet=_XPLANE_ADVICE,
 )
 _XLA_FIXES, _ = _either_writer((tensorflow.FRAMEWORK, jax.FRAMEWORK), role="ran the work")

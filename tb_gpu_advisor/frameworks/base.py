@@ -46,6 +46,11 @@ def as_is(name: str) -> str:
     return name
 
 
+def no_backend(_: str) -> str:
+    """No host event names a compiled program's backend (``Framework.program_backend``)."""
+    return ""
+
+
 def never(_: str) -> bool:
     """The predicate of a concept the framework does not have."""
     return False
@@ -179,6 +184,10 @@ class Framework:
     step_call_wait: NamePredicate = never
     #: a framework op that may be placed on the host or the GPU (TF ``name:Type`` op events)
     host_op_event: NamePredicate = never
+    #: the backend a compiled program's host event names ("GPU", "CPU"; "" where it names none): XLA's executables
+    #: (``frameworks.xla.executable_backend``) -- where a window holds the programs' runs and none of their work, what
+    #: says where the work ran (``job.kind._kernels_unrecorded_window``)
+    program_backend: "Callable[[str], str]" = no_backend
     #: the least bytes the framework's allocator reserves from the driver to hold blocks of the given sizes at once,
     #: given the largest request its history records (its segment rounding: no split block, no fragmentation); None
     #: where its segment sizes are not known (``metrics.memory._least_reserve``)

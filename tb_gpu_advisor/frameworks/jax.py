@@ -316,6 +316,19 @@ def _capture_fixes(advice: str) -> dict[str, tuple[Action, ...]]:
             "jax.default_device(jax.devices('cpu')[0]), nor arrays put on a CPU device), after the first (compiling) "
             "calls, and block until their results are ready before the trace stops.",
             "print(jax.devices(), x.devices())  # the arrays the step runs on: CudaDevice, not CpuDevice\n" + advice),),
+        # jitted calls with none of their work recorded (``job.kind``'s ``ops_unrecorded``: no event names the
+        # backend; ``kernels_unrecorded``: compiled for the GPU, no kernel): the GPU tracer (CUPTI) recorded nothing
+        "capture_quality:ops_unrecorded": (action(
+            "The jitted calls ran, but none of their work was recorded: check that JAX sees the GPU "
+            "(jax.devices() lists CudaDevice), trace with jax.profiler.trace while the steps run on it, and check the "
+            "log for CUPTI errors (libcupti on LD_LIBRARY_PATH; in a container, the GPU profiling permission).",
+            "print(jax.devices())  # expect CudaDevice(id=0), ...; CpuDevice means the work ran on the CPU\n"
+            + advice),),
+        "capture_quality:kernels_unrecorded": (action(
+            "The jitted calls ran on the GPU, but none of their kernels was recorded: the profiler's GPU tracer "
+            "(CUPTI) did not load or dropped its records -- check the log for CUPTI errors (libcupti on "
+            "LD_LIBRARY_PATH; in a container, the GPU profiling permission), then trace again with "
+            "jax.profiler.trace.", advice),),
         "capture_quality:input_on_cpu": (action(
             "The traced code only loaded batches, and no jitted step ran on them: call the step on each batch inside "
             "jax.profiler.trace, after its first (compiling) calls, and block until its results are ready before the "
@@ -535,7 +548,7 @@ DEVICE_FEATURES = {"AMD": ((WHILE_COMMAND_BUFFER, None, None),)}
 FRAMEWORK = Framework(
     id="jax", name="JAX", host_markers=HOST_MARKERS, metadata_stats=METADATA_STATS,
     transfer_event=is_transfer, batch_transfer_event=is_batch_transfer, dispatch_event=is_dispatch,
-    dispatch_is_compiled=True,
+    dispatch_is_compiled=True, program_backend=xla.executable_backend,
     # the program's ``jax.profiler.TraceAnnotation('get_batch')``: its own words, as a PyTorch program's (issue #37)
     input_range=names_batch,
     background_line=is_background_line, runtime_event=is_runtime_event, blocking_read_event=is_blocking_read,

@@ -621,6 +621,15 @@ def _capture_fixes(loop: Loop, advice: str) -> dict[str, tuple[Action, ...]]:
             "# pass these options to tf.profiler.experimental.start(logdir, options=options):\n"
             "options = tf.profiler.experimental.ProfilerOptions(host_tracer_level=2, device_tracer_level=1)\n"
             + advice),),
+        # XLA-compiled graphs (``jit_compile=True``) that ran on the GPU with none of their kernels recorded
+        # (``job.kind._kernels_unrecorded_window``): the GPU tracer's (CUPTI) records missing
+        "capture_quality:kernels_unrecorded": (action(
+            "The XLA-compiled graphs ran on the GPU, but none of their kernels was recorded: profile again with the "
+            "GPU tracer on (ProfilerOptions(device_tracer_level=1)) and check the log for CUPTI errors (libcupti on "
+            "LD_LIBRARY_PATH; in a container, the GPU profiling permission).",
+            "# pass these options to tf.profiler.experimental.start(logdir, options=options):\n"
+            "options = tf.profiler.experimental.ProfilerOptions(host_tracer_level=2, device_tracer_level=1)\n"
+            + advice),),
         "capture_quality:few_steps": (action(
             "Profile a window of a few dozen steps after warm-up (about ten seconds), and mark steps (" +
             ("Keras does; custom loops: " if loop.keras_capture else "") +
@@ -895,6 +904,7 @@ FRAMEWORK = Framework(
     device_features=DEVICE_FEATURES,
     batch_transfer_event=is_input_send,
     host_op_event=is_tf_op_event, host_only_op_type=is_host_only_op_type, background_line=is_background_line,
+    program_backend=xla.executable_backend,
     blocking_read_event=is_eager_read, blocking_read_holder=is_read_holder,
     labels={"cast_cause": "the mixed-precision policy's variables cast from fp32 again on every read, or layers kept "
                           "in fp32 (a dtype='float32' layer between 16-bit ones)",

@@ -140,6 +140,24 @@ GPU_MODULE_SUFFIX = ":XLA GPU module"
 #: JAX's ``jax.jit(train_step)``), and one around each thunk it runs, ``Thunk:#[name=<op name>,]hlo_op=<instruction>,
 #: unique_hlo_op_id=<id>#``.  A module's ranges are its executions, as ``<module>:XLA GPU module`` events are in an
 #: XPlane capture; its thunks' ranges are the framework's ops, never the user's blocks.
+#: The host events that name the backend an XLA program was compiled for, as the executables' own TraceMes write
+#: them (openxla/xla): the GPU's ``GpuExecutable::ExecuteThunks`` (``[0] GpuExecutable::ExecuteThunks`` in jaxlib
+#: 0.11's H100 captures) and its module event ``<module>:XLA GPU module``; the CPU's ``TfrtCpuExecutable::Execute`` /
+#: ``TfrtCpuExecutable::ExecuteHelper`` (``xla/pjrt/cpu/cpu_client.cc``) and ``CpuExecutable::``.  A backend-neutral
+#: name (``PjitFunction``, ``PjRtCApiLoadedExecutable::Execute``, ``PJRT_LoadedExecutable_Execute``; the
+#: stream-executor client's ``PjRtStreamExecutor*``, which older jaxlibs' CPU client used too) says none.
+_GPU_EXECUTABLE = ("GpuExecutable::",)
+_CPU_EXECUTABLE = ("TfrtCpuExecutable::", "CpuExecutable::")
+
+
+def executable_backend(name: str) -> str:
+    """"GPU" or "CPU" where the host event ``name`` is an XLA executable's own of that backend
+    (:data:`_GPU_EXECUTABLE`, :data:`_CPU_EXECUTABLE`, :data:`GPU_MODULE_SUFFIX`), "" where it names none."""
+    if name.endswith(GPU_MODULE_SUFFIX) or any(k in name for k in _GPU_EXECUTABLE):
+        return "GPU"
+    return "CPU" if any(k in name for k in _CPU_EXECUTABLE) else ""
+
+
 NVTX_MODULE_PREFIX = "XlaModule:#"
 NVTX_THUNK_PREFIX = "Thunk:#"
 _NVTX_MODULE_NAME = re.compile(r"hlo_module=([^,#]+)")

@@ -235,7 +235,7 @@ NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
            "wsl2_driver_ok", "wsl2_untraced", "unclosed", "frontend", "input_on_cpu", "copy_only", "teardown",
-           "collectives_only", "profiler_only", "os_calls_only", "ops_unrecorded")
+           "collectives_only", "profiler_only", "os_calls_only", "ops_unrecorded", "kernels_unrecorded")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -1832,10 +1832,75 @@ def _input_on_cpu_window(w: _Held) -> Kind | None:
     return Kind("no_gpu", "high", fetched) if fetched else None
 
 
+def _program_backends(w: _Held) -> dict[str, np.ndarray]:
+    """Per backend a compiled program's host events name (``Framework.program_backend``: XLA's executables, "GPU" or
+    "CPU"), those events' indices; empty where none names one."""
+    h = w.trace.h
+    out: dict[str, list[int]] = {}
+    for i in np.unique(h.name):
+        backend = w.fw.program_backend(h.names[int(i)])
+        if backend:
+            out.setdefault(backend, []).append(int(i))
+    return {b: np.flatnonzero(np.isin(h.name, ids)) for b, ids in out.items()}
+
+
+def _outermost(h, idx: np.ndarray) -> np.ndarray:
+    """Of the host events ``idx``, those inside no other of them on the same line (jaxlib writes a jitted call's
+    ``PjitFunction(f)`` twice, one inside the other)."""
+    if idx.size < 2:
+        return idx
+    idx = idx[np.lexsort((-(h.end[idx] - h.start[idx]), h.start[idx], h.line[idx]))]
+    keep, line, reach = [], None, -1
+    for i in idx:
+        if h.line[i] != line or h.start[i] >= reach:
+            keep.append(int(i))
+            line, reach = h.line[i], int(h.end[i])
+        else:
+            reach = max(reach, int(h.end[i]))
+    return np.asarray(keep, dtype=np.int64)
+
+
+def _longest(h, runs: np.ndarray) -> str:
+    """The longest of the host events ``runs``, named and timed."""
+    dur = h.end[runs] - h.start[runs]
+    return f"`{_short(h.names[int(h.name[int(runs[int(np.argmax(dur))])])], 60)}`, {int(dur.max()) / 1e9:,.1f} ms"
+
+
+def _kernels_unrecorded_window(w: _Held) -> Kind | None:
+    """The host ran programs that XLA compiled for the GPU (``Framework.program_backend``: ``GpuExecutable::
+    ExecuteThunks``, ``<module>:XLA GPU module``), none for the CPU, and the capture holds no kernel and no GPU runtime
+    call: the programs' GPU side was not recorded.
+
+    Physics: a GPU executable's run launches its thunks' kernels on the GPU -- it runs no op on the host -- so the
+    executable's own events are evidence the work was the GPU's, and a window with none of its kernels, nor the
+    launches CUPTI records beside them, lost the GPU's side (CUPTI not loaded, or its records dropped), not a job that
+    ran on the CPU.  A JAX loop of jitted calls so recorded read "high confidence: ... the host made no GPU runtime
+    call: the work ran on the CPU ... move the model and its inputs there" (h37-jaxunrec70, by construction:
+    ``synthetic.jaxcapture`` with no CUDA record)."""
+    h = w.trace.h
+    if not w.names or w.calls or not len(h):
+        return None
+    backends = _program_backends(w)
+    if set(backends) != {"GPU"}:
+        return None
+    runs = _outermost(h, backends["GPU"])
+    seen = w.trace.producer.get("visible_gpus", "")
+    listed = f" (the capture lists {seen})" if seen else ""
+    named = _most_named(h.names, h.name[runs], 2)
+    return Kind("unknown", "low", f"{_no_kernel(w.trace)}, and the host ran {plural(runs.size, 'execution')} of "
+                                  f"programs compiled for the GPU ({named}) whose kernels are not in the "
+                                  f"capture{listed}: the GPU's side of the work was not recorded",
+                gpu_seen=seen)
+
+
 def _ops_unrecorded_window(w: _Held) -> Kind | None:
     """The framework's compiled graphs ran (``Framework.step_call_wait``: TensorFlow's eager call of a tf.function's
-    graph) and the capture holds no op at all (``Framework.host_op_event``), on any thread: the graphs' work was not
-    recorded, on the host or a GPU, so where it ran is not shown.
+    graph; where it has none, its calls of compiled programs, ``Framework.dispatch_event`` with
+    ``dispatch_is_compiled``: JAX's jitted calls) and the capture holds no op at all (``Framework.host_op_event``), on
+    any thread, and no executable's event names the backend the programs were compiled for
+    (``Framework.program_backend``; a CPU backend's window is the work on the CPU, a GPU's is
+    :func:`_kernels_unrecorded_window`'s): the graphs' work was not recorded, on the host or a GPU, so where it ran is
+    not shown.
 
     Physics: a graph's executor records each op it runs on the host's threads -- a CPU op's compute, a GPU op's launch
     alike (the kept CPU-only Keras capture: ``GatherV2:GatherV2`` on ``tf_Compute``) -- so a graph that ran for
@@ -1843,20 +1908,21 @@ def _ops_unrecorded_window(w: _Held) -> Kind | None:
     no evidence that it ran on the CPU.  awslabs/sagemaker-debugger's 8-GPU SageMaker capture
     (``ip-172-31-19-241.trace.json.gz``: one Keras ``train_function`` of 63.9 ms, its executor threads named and
     empty, its 8 GPU planes without a line) read "high confidence: the work ran on the CPU ... move the model and its
-    inputs there" (h37-hunt70d)."""
+    inputs there" (h37-hunt70d).  A JAX jitted call records no op on the host: with no executable's event to name its
+    backend, its work is as unshown (h37-jaxunrec70)."""
     h = w.trace.h
-    if not w.names or w.calls or not len(h) or _graph_ops(w.trace, w.fw).any():
+    if not w.names or w.calls or not len(h) or _graph_ops(w.trace, w.fw).any() or _program_backends(w):
         return None
     runs = np.flatnonzero(h.name_mask(w.fw.step_call_wait))
+    what = "compiled graph"
+    if not runs.size and w.fw.dispatch_is_compiled:
+        runs, what = _outermost(h, np.flatnonzero(h.name_mask(w.fw.dispatch_event))), w.fw.label("dispatch_call")
     if not runs.size:
         return None
-    dur = h.end[runs] - h.start[runs]
-    longest = int(runs[int(np.argmax(dur))])
     seen = w.trace.producer.get("visible_gpus", "")
     where = f"on the host's threads or the GPUs it lists ({seen})" if seen else "on any of the host's threads"
-    return Kind("unknown", "low", f"{_no_kernel(w.trace)}, and the host ran {plural(runs.size, 'compiled graph')} "
-                                  f"(`{_short(h.names[int(h.name[longest])], 60)}`, "
-                                  f"{int(dur.max()) / 1e9:,.1f} ms) whose ops are not in the capture, {where}: "
+    return Kind("unknown", "low", f"{_no_kernel(w.trace)}, and the host ran {plural(runs.size, what)} "
+                                  f"({_longest(h, runs)}) whose ops are not in the capture, {where}: "
                                   "the graphs' work was not recorded, so where it ran is not shown",
                 gpu_seen=seen)
 
@@ -1916,10 +1982,16 @@ def _graph_ran(trace: Trace, fw: Framework) -> bool:
 
 
 def _cpu_window(w: _Held) -> Kind | None:
-    """Host events and no GPU runtime call: the work ran on the CPU."""
+    """Host events and no GPU runtime call: the work ran on the CPU -- said with the programs XLA compiled for the CPU
+    where the executables' events name that backend (``Framework.program_backend``: ``TfrtCpuExecutable::Execute``),
+    the evidence where it is."""
     if not w.names:
         return None
-    return Kind("no_gpu", "high", f"{_no_kernel(w.trace)}, and the host made no GPU runtime call: the work ran on "
+    cpu = _program_backends(w).get("CPU") if len(w.trace.h) else None
+    runs = _outermost(w.trace.h, cpu) if cpu is not None else None
+    ran = "" if runs is None else (f" and ran {plural(runs.size, 'execution')} of programs compiled for the CPU "
+                                   f"({_most_named(w.trace.h.names, w.trace.h.name[runs], 2)})")
+    return Kind("no_gpu", "high", f"{_no_kernel(w.trace)}, and the host made no GPU runtime call{ran}: the work ran on "
                                   f"the CPU{_seen_words(w.trace)}",
                 cpu_only="the host made no GPU runtime call", gpu_seen=w.trace.producer.get("visible_gpus", ""),
                 cpu_collectives=_cpu_backend_ops(w.trace, w.fw))
@@ -2011,6 +2083,8 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #:   never both hold.
 #: * ``ops_unrecorded`` just before the work on the CPU: compiled graphs that ran with none of their ops recorded say
 #:   nothing of where their work ran (h37-hunt70d); every reader before it reads a window whose own events say it.
+#: * ``kernels_unrecorded`` just before ``ops_unrecorded``: programs compiled for the GPU that ran with none of their
+#:   kernels recorded are GPU work unrecorded; ``ops_unrecorded`` reads only the runs whose backend no event names.
 #: * host events without a call (the work on the CPU) before ``no_cuda_call``, which is the window with nothing at all.
 #: * ``os_calls_only`` after the work on the CPU and before ``no_cuda_call``: it reads a window with no host event at
 #:   all, whose OS calls are its only record, and only where the options do not say CUDA was traced -- where they
@@ -2037,6 +2111,7 @@ _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = 
     (_nvtx_window, "nvtx_only", False),
     (_input_on_cpu_window, "input_on_cpu", False),
     (_collectives_window, "collectives_only", False),
+    (_kernels_unrecorded_window, "kernels_unrecorded", False),
     (_ops_unrecorded_window, "ops_unrecorded", False),
     (_cpu_window, "", False),
     (_os_calls_window, "os_calls_only", False),

@@ -150,7 +150,8 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     tune_s, tune_e, tune_n = _autotune(trace, fw)
     # a process that starts in the window (its context, libraries or modules loading) uploads its model before its
     # first kernel: those copies are set-up, not a step's
-    up_s, up_e, up_n = _first_uploads(trace, launches, ctx | first) if m.any() or drv_s.size else (_EMPTY, _EMPTY, 0)
+    up_s, up_e, up_n, up_to = _first_uploads(trace, launches, ctx | first) if m.any() or drv_s.size \
+        else (_EMPTY, _EMPTY, 0, "")
     link_s, link_e = _compiles_before_links(trace)
     load_s, load_e = _compiles_before_loads(trace, launches, (link_s, link_e), comp)
     gap_s, gap_e = _compile_gaps(trace, fw)
@@ -169,7 +170,7 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     window = float(span[1] - span[0]) / PS_PER_MS if span else total
     share = total / window if window > 0 else 0.0
     parts = (_slow_launch_words(dur, launch, slow, med_us)
-             + _span_words(fw, (up_s, up_e, up_n), (tune_s, tune_e, tune_n), (link_s, link_e), (load_s, load_e),
+             + _span_words(fw, (up_s, up_e, up_n, up_to), (tune_s, tune_e, tune_n), (link_s, link_e), (load_s, load_e),
                           (graph_s, graph_e))
              + _call_words(h, dur, init, comp, rare, ctx) + _first_async_words(h, dur, first)
              + _beyond_work_words(trace, dur, beyond) + _first_op_words(h, dur, first_ops)
@@ -591,11 +592,12 @@ def _span_words(fw: Framework, up: tuple, tune: tuple, link: tuple, load: tuple,
     """The one-time spans that are no call of their own, in words: the first uploads, the autotuning, the run-time
     compiles shown by their links or by the modules they load from memory, the graph captures (each a (starts,
     ends[, count]) of its finder)."""
-    (up_s, up_e, up_n), (tune_s, tune_e, tune_n), (link_s, link_e), (graph_s, graph_e) = up, tune, link, graph
+    (up_s, up_e, up_n, up_to), (tune_s, tune_e, tune_n), (link_s, link_e), (graph_s, graph_e) = up, tune, link, graph
     load_s, load_e = load
     parts = []
     if up_n:
-        parts.append(f"{plural(up_n, 'copy', 'copies')} to the device before the first kernel ({_ms((up_e - up_s).sum())}): "
+        parts.append(f"{plural(up_n, 'copy', 'copies')} to the device before the first {up_to} "
+                     f"({_ms((up_e - up_s).sum())}): "
                      f"{fw.label('first_upload')}")
     if tune_n:
         parts.append(f"{plural(int(tune_s.size), 'call')} in {fw.label('autotune')}, {plural(tune_n, 'sync')} "
@@ -697,7 +699,7 @@ def _compile_gaps(trace: Trace, fw: Framework) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _first_uploads(trace: Trace, launches: list[np.ndarray], context: np.ndarray | None = None
-                   ) -> tuple[np.ndarray, np.ndarray, int]:
+                   ) -> tuple[np.ndarray, np.ndarray, int, str]:
     """Per GPU, the copies to the device before its first kernel (``model.cuda()``, ``model.to(device)``: one copy
     per parameter and buffer), as the host time each was issued or in flight -- from its call's start to the later of
     the copy's end and the call's return (a pageable copy's call blocks until the copy is staged) -- merged; and how
@@ -708,9 +710,13 @@ def _first_uploads(trace: Trace, launches: list[np.ndarray], context: np.ndarray
     A call that waited for the GPU's earlier work (a synchronous ``cudaMemcpy`` queued behind a memset) counts from
     where that work ended: the wait is the earlier work's time, not the upload's.  RyuGracie/SudokuSolverCUDA's first
     ``cudaMemcpy`` of 4 bytes lasted 6.40 ms behind a 1.36 GB ``cudaMemset``, read as "2 copies to the device before
-    the first kernel (6.4 ms): the program's first inputs uploaded once" -- the two copies took 1.4 us."""
+    the first kernel (6.4 ms): the program's first inputs uploaded once" -- the two copies took 1.4 us.
+
+    The fourth value names what the copies preceded, from what the GPUs' first compute was: "kernel", "collective"
+    (NVIDIA/nccl-tests' set-up on 4 V100s: each GPU's first compute an all-reduce, read "before the first kernel",
+    h37-hunt70b Left 3), or "kernel or collective" where the GPUs differ."""
     h = trace.h
-    bursts = []
+    bursts, firsts = [], set()
     for i, d in enumerate(trace.devices):
         kern = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)  # the program's compute
         if not kern.any():
@@ -718,8 +724,10 @@ def _first_uploads(trace: Trace, launches: list[np.ndarray], context: np.ndarray
         up = np.flatnonzero((d.kind == devices.KIND_H2D) & (d.start < d.start[kern].min()))
         if up.size >= 2:  # one copy before the first kernel is a step's input as much as a model's upload
             bursts.append((i, up))
+            lead = np.flatnonzero(kern)[int(np.argmin(d.start[kern]))]
+            firsts.add("collective" if d.kind[lead] == devices.KIND_COLLECTIVE else "kernel")
     if not bursts:  # the launch records are looked up only for a capture that has a burst
-        return _EMPTY, _EMPTY, 0
+        return _EMPTY, _EMPTY, 0, ""
     starts, ends, n = [], [], 0
     for i, up in bursts:
         d = trace.devices[i]
@@ -742,9 +750,9 @@ def _first_uploads(trace: Trace, launches: list[np.ndarray], context: np.ndarray
         ends.append(e)
         n += int(up.size)
     if not starts:
-        return _EMPTY, _EMPTY, 0
+        return _EMPTY, _EMPTY, 0, ""
     s, e = union_intervals(np.concatenate(starts), np.concatenate(ends))
-    return s, e, n
+    return s, e, n, " or ".join(sorted(firsts, key=("kernel", "collective").index))
 
 
 def _compiles_before_links(trace: Trace) -> tuple[np.ndarray, np.ndarray]:

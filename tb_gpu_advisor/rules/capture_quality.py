@@ -735,7 +735,9 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "profiler_only": "The capture window holds only the profiler's own work: none of the program's",
                   "os_calls_only": "The capture holds only OS runtime calls: no CUDA call, no GPU work",
                   "ops_unrecorded": "The capture holds the compiled graphs' runs and none of their ops: where the "
-                                    "work ran was not recorded"}
+                                    "work ran was not recorded",
+                  "kernels_unrecorded": "The capture holds the runs of programs compiled for the GPU and none of "
+                                        "their kernels: the GPU's side was not recorded"}
 
 
 #: What a window without GPU work holds, by its kind (``Kind.window``), and why the checks did not run: ``{length}``
@@ -793,6 +795,8 @@ _WINDOW_SUMMARIES = {
     "ops_unrecorded": ("{length} holds no recorded work: {held}. Neither the graphs' ops nor the GPUs' activity is in "
                        "it, so the guide's checks did not run: nothing here is a verdict on the job, nor on where its "
                        "work runs."),
+    "kernels_unrecorded": ("{length} holds no recorded GPU work: {held}. The guide's GPU checks did not run: nothing "
+                           "here is a verdict on the job."),
 }
 #: Any other kind: a capture of the wrong window; ``{user}`` the framework's words for the code that runs the steps.
 _WRONG_WINDOW = ("{length} holds no GPU work: {held}. It is a capture of the wrong window, so the guide's GPU checks "
@@ -823,8 +827,9 @@ def _window_fixes(ctx: Ctx, window: str, fmt: str, loop_steps: int = 0) -> list[
         return pin + (ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:copy_only") or ctx.fw.fix(f"{ID}:window"))
     if window == "teardown":  # the format's own window options where it has them (Nsight), else the framework's
         return ctx.window_fixes(fmt, window, False) or ctx.fw.fix(f"{ID}:teardown") or ctx.fw.fix(f"{ID}:window")
+    # the framework's words: process, loop or its profiler's tracers
     if window in ("frontend", "input_only", "loop_ended", "input_on_cpu", "profiler_only",
-                  "ops_unrecorded"):  # the framework's words: process, loop or its profiler's tracers
+                  "ops_unrecorded", "kernels_unrecorded"):
         key = f"{ID}:{window}" + (f"/{loop_steps}" if loop_steps else "")
         return ctx.fw.fix(key) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
     return ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")

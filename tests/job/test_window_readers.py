@@ -44,7 +44,8 @@ def test_the_readers_are_asked_in_the_order_the_table_states():
               ("_cpu_loop_window", "copy_only"), ("copy_only", "teardown"), ("teardown", "startup"),
               ("startup", "frontend"), ("frontend", "tracing_off"), ("tracing_off", "nvtx_only"),
               ("nvtx_only", "input_on_cpu"), ("input_on_cpu", "collectives_only"),
-              ("collectives_only", "ops_unrecorded"),  # a CPU backend's collectives alone: h37-gloo68
+              ("collectives_only", "kernels_unrecorded"),  # a CPU backend's collectives alone: h37-gloo68
+              ("kernels_unrecorded", "ops_unrecorded"),  # GPU programs run, no kernel recorded: h37-jaxunrec70
               ("ops_unrecorded", "_cpu_window"),  # graphs run, none of their ops recorded: h37-hunt70d
               ("_cpu_window", "os_calls_only"),  # OS calls need no host event: h37-window69
               ("os_calls_only", "no_cuda_call")]

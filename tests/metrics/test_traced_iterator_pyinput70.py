@@ -98,3 +98,28 @@ def test_control_a_bare_next_is_no_iterators_own_event(tmp_path: Path) -> None:
     assert m.input.source == "before_first_op"
     assert getattr(m.input, "own_frame", "") == ""  # (a field dbf6cf15 lacks)
     assert m.breakdown.input_wait == pytest.approx((put - i0) / PS_PER_MS, abs=0.02)
+
+
+def test_control_a_prefetch_threads_traced_next_is_no_wait(tmp_path: Path) -> None:
+    """The tracer records every thread's Python: a prefetch thread (``ThreadPoolExecutor-0_0``) whose iterator's
+    ``$dataset.py:400 __next__`` makes the next batch while the step runs is the pipeline working ahead, no wait of
+    the loop's -- the loop's thread meanwhile runs 400 us of its own untraced Python.  The reading stays dbf6cf15's
+    (no pipeline event); without ``context._traced_on_loop_threads`` the worker's frame held 88 us of the wait."""
+    cap = jc.JaxCapture(step_annotation=True, command_buffers=True, jitter=0.0)
+    kernels = [XlaKernel(f"fusion_{i}", f"fusion_{i}", "jit(train_step)/add", 60.0, TINY_EW, "fp32", gap_us=0.0)
+               for i in range(10)]
+    cap.add_hlo(jc.mlp_hlo(cap.module, kernels))
+    worker = cap._hashed_line("ThreadPoolExecutor-0_0")
+    for _ in range(STEPS):
+        cap.begin_step()
+        batch = cap.device_put(64 * 256 * 4, "f32[64,256]")
+        cap.execute(kernels, inputs=(batch,))
+        w0 = cap.t
+        cap.host_work(400.0)
+        cap.to_host(4)
+        worker.add("$dataset.py:400 __next__", w0, cap.t - w0)
+        cap.end_step()
+    (path,) = jc.JaxScenario("ahead", cap.finish(), cap.truth("ahead", "ahead", "trace_train")).write(tmp_path)
+    m = host_metrics(read_trace(str(path)))
+    assert m.input.source != "pipeline"
+    assert getattr(m.input, "own_frame", "") == ""

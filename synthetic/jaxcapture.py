@@ -1121,6 +1121,49 @@ def fetch_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int, name: str 
     return spans
 
 
+#: The Python tracer's frames (``python_tracer_level=1``) of a loop taking its batch from tf.data's NumPy iterator
+#: (``it = ds.as_numpy_iterator()``; ``batch = next(it)``): the C call, then ``_NumpyIterator.__next__`` (TF 2.x
+#: ``dataset_ops.py``) -- the names the XPlane's ``python3`` line carries, ``$<file>:<line> <function>``
+TRACED_NEXT = ("$builtins next", "$dataset_ops.py:4734 __next__")
+
+
+def traced_fetch_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int, fetch_us: float = 300.0,
+                      other_us: float = 150.0, frames: tuple[str, ...] = TRACED_NEXT, put_bytes: int = 64 * 256 * 4,
+                      shape: str = "f32[64,256]", other: str = "$train.py:40 log_metrics",
+                      loop: str = "$train.py:12 main") -> list[tuple[int, int, int, int]]:
+    """A loop recorded with the profiler's Python tracer on: ``batch = jax.device_put(next(it))``, then ``other_us``
+    of the program's other Python (``other``: a logger's frame), then the jitted step -- each call a frame on the
+    ``python3`` line, as the tracer writes them: ``frames`` (outermost first) around the ``fetch_us`` of the
+    iterator's work (``TRACED_NEXT``: tf.data's; ``("$builtins next",)`` alone: a generator the loop pulls from,
+    no iterator class's ``__next__``), ``$api.py:2307 device_put`` around the put, ``loop`` around the whole loop.
+    Truth by construction (issue #37 item 4): the input pipeline's own time is the innermost frame's, the batch's
+    put beside it; ``other_us`` is host time before the step's first op that is no input.  Returns per step (the
+    iterator's frame start, its end, the put's end, the dispatch), host ps."""
+    t0 = cap.t
+    spans = []
+    for _ in range(steps):
+        cap.begin_step()
+        n0 = cap.t
+        cap.t += len(frames) * US
+        i0 = cap.t
+        cap.host_work(fetch_us)
+        i1 = cap.t
+        cap.t += len(frames) * US
+        for depth, name in enumerate(frames):
+            cap.python.add(name, n0 + depth * US, cap.t - n0 - 2 * depth * US)
+        p0 = cap.t
+        batch = cap.device_put(put_bytes, shape)
+        cap.python.add("$api.py:2307 device_put", p0, cap.t - p0 - US)
+        put = cap.t
+        cap.host_work(other_us)
+        cap.python.add(other, put, cap.t - put)
+        spans.append((i0, i1, put, cap.t))
+        cap.execute(kernels, inputs=(batch,))
+        cap.end_step()
+    cap.python.add(loop, t0, cap.t - t0)
+    return spans
+
+
 #: grain's dataset iterators' TraceMe names (``grain/_src/python/dataset/stats.py`` ``trace_input_pipeline_next``:
 #: ``f"{iterator.__class__.__name__}.{next_fn.__name__}"``, google/grain @f5dd0d8a): the loop's own take from the
 #: prefetch buffer, and the stages the prefetch thread runs to make the next batch

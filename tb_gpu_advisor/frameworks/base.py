@@ -162,6 +162,10 @@ class Framework:
     #: a Python frame's name as the report says it (PyTorch ``with_stack``'s ``path/file.py(123): func`` as ``func``
     #: (file.py:123)); as recorded where the framework writes no frames
     frame_label: Callable[[str], str] = as_is
+    #: a host event that is a frame the profiler's Python tracer recorded (JAX's and TensorFlow's
+    #: ``python_tracer_level=1``: ``$dataset_ops.py:4734 __next__``): where one is the input pipeline's own event
+    #: (``input_event``), the finding names it as recorded by the Python tracer (``HostInput.own_frame``)
+    traced_frame: NamePredicate = never
     #: the host puts a batch on the device outside any dispatch (JAX ``device_put``)
     transfer_event: NamePredicate = never
     #: a host->device copy of array data wherever it runs, inside a dispatch too (an implicit copy of a NumPy
@@ -734,6 +738,9 @@ GENERIC_LABELS: dict[str, str] = {
     #: the framework's own input pipeline event, as ``input_bound`` names the part of the wait it holds
     #: (``HostInput.own_ms_per_step``)
     "input_next": "its iterator's next batch",
+    #: the same, where the profiler's Python tracer recorded it as the iterator's own frame (``{frame}``:
+    #: ``Framework.frame_label`` of ``HostInput.own_frame``)
+    "input_next_frame": "its iterator's `{frame}`, as the Python tracer recorded it",
     "input_function_ops": "the ops of the input pipeline's own functions, run on the step's threads",
     "host_op_meaning": "framework ops that launched no GPU work, by count (by time in detail); should be very small",
     #: one call of the framework's dispatch of compiled work (step-level launch-bound)

@@ -551,6 +551,9 @@ FRAMEWORK = Framework(
     dispatch_is_compiled=True, program_backend=xla.executable_backend,
     # the program's ``jax.profiler.TraceAnnotation('get_batch')``: its own words, as a PyTorch program's (issue #37)
     input_range=names_batch,
+    # the iterator's ``__next__`` as the Python tracer records it (``python_tracer_level=1``): the input pipeline's own
+    # time where no range of the program's names it (issue #37 item 4)
+    input_event=xla.is_pipeline_frame, traced_frame=xla.is_python_tracer_event, frame_label=xla.frame_label,
     background_line=is_background_line, runtime_event=is_runtime_event, blocking_read_event=is_blocking_read,
     read_staging_event=is_read_staging, upload_staging_event=is_upload_staging,
     labels={"op": "HLO op", "ops": "HLO ops", "ops_short": "HLO ops", "ops_table": "Top HLO ops ({kept}, all GPUs)",

@@ -897,10 +897,18 @@ def is_own_kernel(name: str) -> bool:
     return bool(_OWN_KERNEL.search(name))
 
 
+def is_pipeline_event(name: str) -> bool:
+    """The input pipeline's own event (``Framework.input_event``): the consumer blocking on tf.data or sending its
+    batch (:func:`is_input_event`), or the iterator's ``__next__`` as the Python tracer records it
+    (``python_tracer_level=1``, ``xla.is_pipeline_frame``): where no op event of the iterator is recorded around it
+    (a host tracer level that records no ops), the frame is the only record of the loop taking its batch."""
+    return is_input_event(name) or xla.is_pipeline_frame(name)
+
+
 FRAMEWORK = Framework(
-    id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
+    id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_pipeline_event,
     # the program's ``tf.profiler.experimental.Trace('get_batch')``: its own words, as a PyTorch program's (issue #37)
-    input_range=names_batch,
+    input_range=names_batch, traced_frame=xla.is_python_tracer_event, frame_label=xla.frame_label,
     device_features=DEVICE_FEATURES,
     batch_transfer_event=is_input_send,
     host_op_event=is_tf_op_event, host_only_op_type=is_host_only_op_type, background_line=is_background_line,

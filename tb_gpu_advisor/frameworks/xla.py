@@ -31,6 +31,49 @@ def python_frame_function(name: str) -> str | None:
     return name.rsplit(" ", 1)[-1] if " " in name else None
 
 
+#: A Python tracer event's layout: ``$<file>:<line> <function>`` for a Python function (``$dataset_ops.py:4734
+#: __next__``, ``$<frozen importlib._bootstrap>:1349 _find_and_load``), ``$<module> <function>`` for a C function
+#: (``$builtins next``, ``$time sleep``); the file is its base name, as the tracer writes it.
+_PYTHON_FRAME = re.compile(r"^\$(?P<file>.*?)(?::(?P<line>\d+))? (?P<func>\S+)$")
+
+
+def python_frame(name: str) -> tuple[str, int | None, str] | None:
+    """(file or module, line or None, function) of a Python tracer event (:data:`_PYTHON_FRAME`); None for any other
+    event."""
+    if not name.startswith(PYTHON_TRACER_PREFIX):
+        return None
+    m = _PYTHON_FRAME.match(name)
+    if m is None:
+        return None
+    line = m.group("line")
+    return m.group("file"), int(line) if line is not None else None, m.group("func")
+
+
+def frame_label(name: str) -> str:
+    """A Python tracer event as the report says it (``$dataset_ops.py:4734 __next__`` -> ``__next__
+    (dataset_ops.py:4734)``, as a PyTorch ``with_stack`` frame is said); other names as they are."""
+    f = python_frame(name)
+    if f is None or f[1] is None:
+        return name
+    return f"{f[2]} ({f[0]}:{f[1]})"
+
+
+#: The functions by which a loop takes its next batch from an input pipeline, as the Python tracer records them
+#: (``python_tracer_level=1``): an iterator's ``__next__`` -- tf.data's (``as_numpy_iterator``'s ``_NumpyIterator``
+#: in ``dataset_ops.py``, ``OwnedIterator`` in ``iterator_ops.py``), grain's dataset iterators, a NumPy or the
+#: program's own iterator class -- whichever file it is in: ``next(it)`` or ``for batch in it`` calls it each step.
+#: ``$builtins next`` is not one: the C call wraps any iterator, a context manager's generator too (contextlib's
+#: ``__enter__`` inside every ``jax.device_put``).
+_PIPELINE_FUNCTIONS = ("__next__",)
+
+
+def is_pipeline_frame(name: str) -> bool:
+    """A Python tracer frame of the loop taking its next batch from an iterator (:data:`_PIPELINE_FUNCTIONS`): the
+    input pipeline's own time, as the DataLoader's ``__next__`` is in a PyTorch capture (issue #37 item 4)."""
+    f = python_frame(name)
+    return f is not None and f[1] is not None and f[2] in _PIPELINE_FUNCTIONS
+
+
 #: HLO op types (an HLO instruction name without its ``.N`` suffix, see :func:`hlo_op_type`) whose work
 #: Tensor Cores can do: matmuls and convolutions, as XLA GPU names them.  ``custom-call`` is the HLO
 #: opcode of library calls (cuBLAS GEMMs, cuDNN convolutions) when the thunk keeps the opcode as its name.

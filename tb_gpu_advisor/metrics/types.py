@@ -1523,6 +1523,10 @@ class HostInput:
     #: program's ranges aside: the part a finding naming the iterator's next batch states (metrics/inputs._own_ms,
     #: h37-forms10num)
     own_ms_per_step: float = 0.0
+    #: source "pipeline": the framework's own pipeline event holding the most of ``own_ms_per_step`` where it is a
+    #: frame the profiler's Python tracer recorded (``Framework.traced_frame``: JAX's or TF's ``$dataset_ops.py:4734
+    #: __next__``), so the finding says so; "" otherwise (metrics/inputs._own_frame)
+    own_frame: str = ""
     #: source "before_first_op": ms per step and GPU of the input wait inside the host time before each step's first
     #: op that stands for an untraced loader (the input spans): the part a finding naming that time states
     #: (metrics/inputs._lead_ms, h37-forms10num)

@@ -209,7 +209,10 @@ def _pipeline_said(ctx: Ctx, src: HostInput, wait_ms: float) -> str:
             functions = [_part(ctx, total)]  # as the iterator's part is said ("other ops 68 us" of no op named)
         parts.append((total, f"{ctx.fw.label('input_function_ops')} ({', '.join(functions)})"))
     if own >= T("report.min_said_ms") or not parts:
-        parts.append((own, _NEXT.format(next=ctx.fw.label("input_next"), part=_part(ctx, own))))
+        # the iterator's own frame where the Python tracer recorded it (``HostInput.own_frame``), else its label
+        nxt = (ctx.fw.label("input_next_frame", frame=ctx.fw.frame_label(src.own_frame)) if src.own_frame
+               else ctx.fw.label("input_next"))
+        parts.append((own, _NEXT.format(next=nxt, part=_part(ctx, own))))
     return _PIPELINE.format(parts=", ".join(w for _, w in sorted(parts, key=lambda p: -p[0])),
                             put=_put_said(src.put_ms_per_step, wait_ms))
 

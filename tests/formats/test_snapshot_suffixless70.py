@@ -4,7 +4,7 @@ as one (issue #37 class 5, deliverable 5; session 70 snap70, hunt70c's *Left* 1-
 Real writers (hunt70c's ``find_string``): a training loop's ``torch.save(torch.cuda.memory_snapshot(),
 f"workspace/all/ss_{epoch}")``, and ``torch.cuda.memory._dump_snapshot("mem")`` -- neither names a suffix.  Base
 dbf6cf15 trusted the name: given by path "not a profile this tool reads", in a logdir "no GPU profiles found".
-Discovery rule now: a run folder's file whose name has no ``.`` at all is sniffed (its first 64 kB, nothing
+Discovery rule now: a run folder's file whose name has no ``.`` at all is sniffed (its first 4 KiB, nothing
 unpickled) and read only when those bytes open a snapshot; any other such file (a README, a program) is left out
 without a word.  Given by path, a file under any name no layout reads is read when its content is a snapshot
 (``mem.bin``).  A ``.pt`` / ``.pth`` checkpoint given by path was the generic "not a profile"; it is now "a torch.save

@@ -1030,8 +1030,8 @@ def _annotated_training_steps(trace: Trace) -> str:
 
 def _training_step_names(h: HostEvents, at: np.ndarray, whose: str, unit: str) -> str:
     """The host events ``at`` (indices or a mask of ``h``) whose names say a training step
-    (``nvtx.is_training_step_name``), in words -- ``whose`` name training steps, how many ``unit``\ s, the most
-    frequent name; "" for none.  One home for :func:`_annotated_training_steps` and :func:`_marked_training_steps`,
+    (``nvtx.is_training_step_name``), in words -- ``whose`` name training steps, how many of them (in ``unit``), the
+    most frequent name; "" for none.  One home for :func:`_annotated_training_steps` and :func:`_marked_training_steps`,
     which differ only in where the program's step names lie."""
     ids, counts = np.unique(h.name[at], return_counts=True)
     said = [(h.names[int(i)], int(c)) for i, c in zip(ids.tolist(), counts.tolist())

@@ -18,14 +18,8 @@ import pytest
 
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.discover.logdir import discover, locate_file, skipped
-from tb_gpu_advisor.formats.snapshot import reader
 from tb_gpu_advisor.runtime.advisor import why_not_read
-
-
-def _reading(path: str) -> tuple:
-    t = reader.read_trace(path)
-    (me,) = t.memory.values()
-    return t.num_events, me.delta.tolist(), me.phase.tolist()
+from tests.support.snapshot_reports import memory_reading
 
 
 @pytest.mark.parametrize("saved_as", ["torch_save", "pickle"])
@@ -41,7 +35,7 @@ def test_a_suffixless_snapshot_is_read_in_its_logdir_and_by_path(tmp_path: Path,
     assert skipped(str(tmp_path / "run")) == []  # the README and the program: not a word
     located = locate_file(path)
     assert located is not None and located[2].format == "snapshot"
-    assert _reading(path) == _reading(plain)
+    assert memory_reading(path) == memory_reading(plain)
 
 
 def test_a_snapshot_under_any_other_name_is_read_given_by_path(tmp_path: Path):

@@ -89,6 +89,19 @@ _KERNEL_INSERT = (f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_C
                   f"({', '.join('?' * len(_KERNEL_COLS))})")
 
 
+def _uploads_and_sets(con: sqlite3.Connection, gpid: int, copies: list[tuple[int, int, int]], copy_bytes: int,
+                      sets: list[tuple[int, int, int]], set_bytes: int) -> None:
+    """Write ``copies`` ((start, end, correlation) each) as host-to-device copies of ``copy_bytes`` (source kind 0,
+    destination 2) and ``sets`` as memsets of ``set_bytes`` (kind 2), on device 0, stream 7: the rows two writers
+    share."""
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,1,0,2)",
+                    [(a, b, c, gpid, copy_bytes) for a, b, c in copies])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, value, bytes, memKind) VALUES (?,?,0,1,7,?,?,0,?,2)",
+                    [(a, b, c, gpid, set_bytes) for a, b, c in sets])
+
+
 def _kernel_row(start: int, end: int, corr: int, gpid: int, name: int, regs: int, grid: tuple[int, ...],
                 block: tuple[int, ...], grid_id: int, *, short: int | None = None, device: int = 0, context: int = 1,
                 stream: int = 7, dyn_shared: int = 0, graph: tuple[int | None, int | None] = (None, None)) -> tuple:
@@ -2185,12 +2198,7 @@ def write_untraced_kernels(path: str, steps: int = 40, step_ms: float = 6.0, wai
         api("cuModuleUnload", 300 * us)
     stop = api.t + ms
     api.insert(con, gtid)
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
-                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,1605632,1,0,2)",
-                    [(a, b, c, gpid) for a, b, c in copies])
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
-                    "globalPid, value, bytes, memKind) VALUES (?,?,0,1,7,?,?,0,65536,2)",
-                    [(a, b, c, gpid) for a, b, c in sets])
+    _uploads_and_sets(con, gpid, copies, 1605632, sets, 65536)
     name = strings("lstm_step_fused")
     con.executemany(_KERNEL_INSERT, [_kernel_row(a, b, c, gpid, name, 32, (168,), (256,), 0) for a, b, c in kern])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="NVIDIA GeForce RTX 5080", sms=84),
@@ -5744,12 +5752,7 @@ def write_collectives_setup_pass(path: str, rounds: int = 6, collectives: bool =
             api("cudaFreeHost_v3020", 500 * us)
     stop = api.t + 5 * ms
     api.insert(con, gtid)
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,120,1,0,2)",
-                    [(a, b, c, gpid) for a, b, c in copies])
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
-                    "globalPid, value, bytes, memKind) VALUES (?,?,0,1,7,?,?,0,10485760,2)",
-                    [(*r, gpid) for r in sets])
+    _uploads_and_sets(con, gpid, copies, 120, sets, 10485760)
     con.executemany(_KERNEL_INSERT, [_kernel_row(k0, k1, c, gpid, n, 64, (2,), (544,), c) for k0, k1, c, n in kern])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="demo", thread="demo")
     return {"rounds": rounds, "collectives": len(kern) if collectives else 0, "kernels": len(kern),

@@ -926,8 +926,11 @@ def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], r
         if why is None:
             return f
         # another tool's capture by its bytes (an Nsight report saved as .sqlite), a binary converted to text: that,
-        # not the layout's words of its damage -- asked only of a file the layout refused
-        first = first or formats.foreign_capture(listed) or formats.text_decoded(listed) or why
+        # not the layout's words of its damage -- asked only of a file the layout refused.  A name most files of which
+        # are anyone's (``why`` "": a ``.csv``, a ``.pt`` checkpoint, a suffixless ``README``) is asked only the first
+        # 64 bytes (``foreign_capture``), not 64 KiB decoded (``text_decoded``): a run folder's every such file is
+        # sniffed, and a binary profile's text round trip keeps the profile's own name
+        first = first or formats.foreign_capture(listed) or (formats.text_decoded(listed) if why else None) or why
     if skips is not None and first:
         skips.append(("/".join(rel), first))
     return None

@@ -248,6 +248,10 @@ class Framework:
     fixes: Mapping[str, tuple[Action, ...]] = field(default_factory=dict)
     #: how to capture a profile with step markers (capture-quality advice, empty states)
     capture_snippet: str = ""
+    #: how this framework's captures record the allocator's memory events, in words that follow "record them" (a
+    #: session whose report holds none: ``serve.mcp_server.memory_text``); "" where it records none this tool reads.
+    #: Why here: a TensorFlow session's empty memory view was told PyTorch's ``profile_memory=True`` (review70)
+    memory_record: str = ""
     #: the capture formats (``formats.REGISTRY`` ids) whose window :attr:`capture_snippet` and the ``capture_quality``
     #: fixes move themselves -- a serving engine profiled from outside by Nsight (Triton Inference Server): its own
     #: advice, not the format's generic window options, is how to record it (``rules.base.Ctx.steady_fix``)

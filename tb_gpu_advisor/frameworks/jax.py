@@ -588,6 +588,7 @@ FRAMEWORK = Framework(
     fixes=FIXES,
     device_features=DEVICE_FEATURES,
     capture_snippet=CAPTURE,
+    memory_record=xla.MEMORY_RECORD,
     looped=loop_for_job,
     # what shows JAX ran the work in a capture another framework's profiler wrote (``frameworks.detect_work``): frames
     # into its package alone -- XLA's kernels are TensorFlow's XLA's too (``frameworks.XLA_WORK``, h37-vendor66)

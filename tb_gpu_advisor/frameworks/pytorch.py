@@ -3126,6 +3126,8 @@ FRAMEWORK = Framework(
     platform_features=PLATFORM_FEATURES,
     fix_needs=FIX_NEEDS,
     capture_snippet=CAPTURE,
+    memory_record=("with `torch.profiler.profile(profile_memory=True)`, or dump a memory snapshot with "
+                   "`torch.cuda.memory._dump_snapshot(path)`"),
     writes="kineto", also_writes=("snapshot",), tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS, kernel_kinds=INDUCTOR_KERNEL_KINDS,
     named_kernel_kinds=ATEN_KERNEL_KINDS + NVFUSER_KERNEL_KINDS + FBGEMM_KERNEL_KINDS + VISION_KERNEL_KINDS,
     not_gemm_kernels=NOT_GEMM_KERNELS,

@@ -936,6 +936,7 @@ FRAMEWORK = Framework(
             "title:eager_execution": "Ops run eagerly, outside tf.function"},
     fixes=FIXES, applied_markers=APPLIED_MARKERS, fix_applied=FIX_APPLIED, fix_follows=FIX_FOLLOWS,
     capture_snippet=CAPTURE,
+    memory_record=xla.MEMORY_RECORD,
     writes="xplane", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
     named_kernel_kinds=TRAINING_KERNEL_KINDS,
     not_host_work=is_bookkeeping, runtime_event=is_runtime_event, step_call_event=is_step_call,

@@ -17,6 +17,11 @@ from tb_gpu_advisor.devices.codes import P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, 
 #: records ``$<file>:<line> <function>`` (``$api.py:2307 device_put``, ``$time sleep``): calls, not ranges the program
 #: marks, and nested around everything the program does.
 PYTHON_TRACER_PREFIX = "$"
+#: How an XPlane records the allocator's memory events (``Framework.memory_record`` of JAX and TensorFlow): their
+#: allocator writes ``MemoryAllocation`` / ``MemoryDeallocation`` events on the host plane at the profiler's host
+#: tracing level 2, its default.
+MEMORY_RECORD = ("with the profiler's `host_tracer_level` at 2 (its default) or more: the XPlane then carries the "
+                 "allocator's `MemoryAllocation` / `MemoryDeallocation` events")
 
 
 def is_python_tracer_event(name: str) -> bool:

@@ -1025,15 +1025,21 @@ def _annotated_training_steps(trace: Trace) -> str:
     a = trace.annotations
     if a is None or not a.size:
         return ""
-    h = trace.h
-    ids, counts = np.unique(h.name[a], return_counts=True)
+    return _training_step_names(trace.h, a, "the program's record_function ranges", "range")
+
+
+def _training_step_names(h: HostEvents, at: np.ndarray, whose: str, unit: str) -> str:
+    """The host events ``at`` (indices or a mask of ``h``) whose names say a training step
+    (``nvtx.is_training_step_name``), in words -- ``whose`` name training steps, how many of them (in ``unit``), the
+    most frequent name; "" for none.  One home for :func:`_annotated_training_steps` and :func:`_marked_training_steps`,
+    which differ only in where the program's step names lie."""
+    ids, counts = np.unique(h.name[at], return_counts=True)
     said = [(h.names[int(i)], int(c)) for i, c in zip(ids.tolist(), counts.tolist())
             if nvtx.is_training_step_name(h.names[int(i)])]
     if not said:
         return ""
     total = sum(c for _, c in said)
-    return (f"the program's record_function ranges name training steps ({plural(total, 'range')}: "
-            f"`{_short(max(said, key=lambda nc: nc[1])[0], 40)}` ...)")
+    return f"{whose} name training steps ({plural(total, unit)}: `{_short(max(said, key=lambda nc: nc[1])[0], 40)}` ...)"
 
 
 def _marked_training_steps(trace: Trace) -> str:
@@ -1049,14 +1055,7 @@ def _marked_training_steps(trace: Trace) -> str:
     own = tensorflow.own_step_marks(h)
     if not own.any():
         return ""
-    ids, counts = np.unique(h.name[own], return_counts=True)
-    said = [(h.names[int(i)], int(c)) for i, c in zip(ids.tolist(), counts.tolist())
-            if nvtx.is_training_step_name(h.names[int(i)])]
-    if not said:
-        return ""
-    total = sum(c for _, c in said)
-    return (f"the program's own step marks name training steps ({plural(total, 'mark')}: "
-            f"`{_short(max(said, key=lambda nc: nc[1])[0], 40)}` ...)")
+    return _training_step_names(h, own, "the program's own step marks", "mark")
 
 
 def _named_training_kind(trace: Trace) -> Kind | None:

@@ -430,7 +430,8 @@ def _link_rate(c: _Copies, dr: str, bw: float, words: str) -> tuple[float, str]:
     if pinned:
         return pinned, devices.MEASURED_LINK.format(rate=pinned / 1e9, copies=plural(k, "pinned copy", "pinned copies"),
                                                     side=side)
-    return bw, devices.ASSUMED_LINK.format(link=words if "assumed" in words else f"{words}, assumed")
+    # the default link's words say "assumed" already; a vendor's link by the GPU's generation is assumed too
+    return bw, devices.ASSUMED_LINK.format(link=words if words == devices.HOST_LINK_ASSUMED[1] else f"{words}, assumed")
 
 
 def _links_words(links: set[str]) -> str:

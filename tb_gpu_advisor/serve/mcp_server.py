@@ -391,6 +391,21 @@ def fmt_bytes(n: Any) -> str:
     return gb(n) if isinstance(n, (int, float)) else str(n)
 
 
+def _no_memory_words(report: Report) -> str:
+    """What a session with no allocator events is told: how the framework that wrote each host's capture records
+    them (``Framework.memory_record``), each said once; where none says, that the capture holds none.  Why: every
+    session was told PyTorch's ``profile_memory=True``, a TensorFlow or Nsight one too (review70)."""
+    said: list[str] = []
+    for h in report.hosts:
+        fw = FRAMEWORKS.get(h.capture.get("framework") or "")
+        if fw is not None and fw.memory_record and f"{fw.name}: {fw.memory_record}" not in said:
+            said.append(f"{fw.name}: {fw.memory_record}")
+    if not said:
+        return "No allocator events in this session: the capture holds none of the allocator's memory events."
+    how = said[0].partition(": ")[2] if len(said) == 1 else f"-- {'; '.join(said)}"
+    return f"No allocator events in this session: record them {how}."
+
+
 def memory_text(report: Report, fmt: str, timeline: bool = False) -> str:
     """Where each GPU's memory goes (``GpuSummary.memory``): the peak table, what holds each peak, the OOMs a
     snapshot recorded, and the memory findings with their fixes; as markdown or JSON (``timeline``: with the chart's
@@ -407,9 +422,7 @@ def memory_text(report: Report, fmt: str, timeline: bool = False) -> str:
     out = [f"## GPU memory of run {render.md_code(report.run)}, session {render.md_code(report.session)}", ""]
     rows = render.memory_rows(report)
     if not rows:
-        out += ["No allocator events in this session: record them with PyTorch's `profile_memory=True` (or dump a "
-                "memory snapshot with `torch.cuda.memory._dump_snapshot`); XPlane captures carry them where the "
-                "allocator's memory events were traced.", ""]
+        out += [_no_memory_words(report), ""]
         return "\n".join(out)
     out += render.md_table(render.MEMORY_COLS, rows) + [""]
     for h in report.hosts:

@@ -4,7 +4,7 @@ as one (issue #37 class 5, deliverable 5; session 70 snap70, hunt70c's *Left* 1-
 Real writers (hunt70c's ``find_string``): a training loop's ``torch.save(torch.cuda.memory_snapshot(),
 f"workspace/all/ss_{epoch}")``, and ``torch.cuda.memory._dump_snapshot("mem")`` -- neither names a suffix.  Base
 dbf6cf15 trusted the name: given by path "not a profile this tool reads", in a logdir "no GPU profiles found".
-Discovery rule now: a run folder's file whose name has no ``.`` at all is sniffed (its first 64 kB, nothing
+Discovery rule now: a run folder's file whose name has no ``.`` at all is sniffed (its first 4 KiB, nothing
 unpickled) and read only when those bytes open a snapshot; any other such file (a README, a program) is left out
 without a word.  Given by path, a file under any name no layout reads is read when its content is a snapshot
 (``mem.bin``).  A ``.pt`` / ``.pth`` checkpoint given by path was the generic "not a profile"; it is now "a torch.save
@@ -18,14 +18,8 @@ import pytest
 
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.discover.logdir import discover, locate_file, skipped
-from tb_gpu_advisor.formats.snapshot import reader
 from tb_gpu_advisor.runtime.advisor import why_not_read
-
-
-def _reading(path: str) -> tuple:
-    t = reader.read_trace(path)
-    (me,) = t.memory.values()
-    return t.num_events, me.delta.tolist(), me.phase.tolist()
+from tests.support.snapshot_reports import memory_reading
 
 
 @pytest.mark.parametrize("saved_as", ["torch_save", "pickle"])
@@ -41,7 +35,7 @@ def test_a_suffixless_snapshot_is_read_in_its_logdir_and_by_path(tmp_path: Path,
     assert skipped(str(tmp_path / "run")) == []  # the README and the program: not a word
     located = locate_file(path)
     assert located is not None and located[2].format == "snapshot"
-    assert _reading(path) == _reading(plain)
+    assert memory_reading(path) == memory_reading(plain)
 
 
 def test_a_snapshot_under_any_other_name_is_read_given_by_path(tmp_path: Path):

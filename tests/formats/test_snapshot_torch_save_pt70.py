@@ -17,13 +17,7 @@ import pytest
 
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.discover.logdir import discover, locate_file, skipped
-from tb_gpu_advisor.formats.snapshot import reader
-
-
-def _reading(path: str) -> tuple:
-    t = reader.read_trace(path)
-    (me,) = t.memory.values()
-    return t.num_events, me.delta.tolist(), me.phase.tolist()
+from tests.support.snapshot_reports import memory_reading
 
 
 @pytest.mark.parametrize("name", ["memory_snapshot.pt", "snapshot_rank0.pth"])
@@ -37,7 +31,7 @@ def test_a_torch_save_snapshot_under_a_pt_name_is_read(tmp_path: Path, name: str
     assert sessions[0].hosts[0].host == name.rsplit(".", 1)[0]
     located = locate_file(saved)
     assert located is not None and located[2].format == "snapshot"
-    assert _reading(saved) == _reading(plain)
+    assert memory_reading(saved) == memory_reading(plain)
 
 
 def test_a_checkpoint_named_pt_is_left_out_silently(tmp_path: Path):

@@ -20,7 +20,7 @@ import pytest
 
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.frameworks import nvtx
-from tests.support.cli_report import first_host
+from tests.support.cli_report import assert_steps_right, first_host
 
 #: Only the ranges speak: no ATen op ranges, no user step range.
 _BARE = dict(step_range=None, autograd_nvtx=False)
@@ -62,13 +62,6 @@ def reports(tmp_path_factory):
     return out
 
 
-def _assert_steps_right(host: dict, truth: nx.Truth) -> None:
-    """Every iteration read, each its period long."""
-    assert host["steps"]["found"] == truth.steps
-    steady = [r["step_ms"] for r in host["step_rows"]]
-    assert steady and all(abs(ms - truth.step_ms) < 0.01 for ms in steady), (steady, truth.step_ms)
-
-
 @pytest.mark.parametrize("case", ["ds_default", "ds_domain"])
 def test_deepspeeds_ranges_are_deepspeeds_not_the_users(reports, case):
     host, truth = reports[case]
@@ -76,13 +69,13 @@ def test_deepspeeds_ranges_are_deepspeeds_not_the_users(reports, case):
     assert job["kind"] == "training"  # its ranges still say what ran
     assert "DeepSpeed's own NVTX ranges" in job["kind_evidence"]  # main: "the user's NVTX ranges name ..."
     assert "the user's" not in job["kind_evidence"]
-    _assert_steps_right(host, truth)
+    assert_steps_right(host, truth)
 
 
 @pytest.mark.parametrize("case", ["ds_gas", "ds_gas_domain"])
 def test_gradient_accumulation_steps_are_iterations_not_micro_batches(reports, case):
     host, truth = reports[case]
-    _assert_steps_right(host, truth)  # main: 32 steps cut on `DeepSpeedEngine.forward`, uneven (1.2 .. 3.5 ms)
+    assert_steps_right(host, truth)  # main: 32 steps cut on `DeepSpeedEngine.forward`, uneven (1.2 .. 3.5 ms)
     assert "DeepSpeedZeroOptimizer_Stage3.step" in host["steps"]["note"]
 
 
@@ -99,12 +92,12 @@ def test_host_time_findings_do_not_call_deepspeeds_ranges_the_programs(reports):
 @pytest.mark.parametrize("case", ["ds_one_pass", "ds_one_pass_domain"])
 def test_control_one_pass_is_still_bounded_by_the_engines_ranges(reports, case):
     host, truth = reports[case]
-    _assert_steps_right(host, truth)  # the 40 ms set-up left out: the pass is the engine's forward to its optimizer's step
+    assert_steps_right(host, truth)  # the 40 ms set-up left out: the pass is the engine's forward to its optimizer's step
 
 
 def test_control_the_users_step_range_marks_the_steps(reports):
     host, truth = reports["ds_user_step"]
-    _assert_steps_right(host, truth)
+    assert_steps_right(host, truth)
     assert "train_step" in host["steps"]["note"]
 
 
@@ -115,14 +108,14 @@ def test_evaluation_with_nothing_that_trains_is_forward_passes(reports, case, wo
     job = host["job"]
     assert job["kind"] == "inference"  # main: unknown, "no backward pass, optimizer step or serving engine is named"
     assert word in job["kind_evidence"] and "evaluation" in job["kind_evidence"]
-    _assert_steps_right(host, truth)
+    assert_steps_right(host, truth)
 
 
 @pytest.mark.parametrize("case", ["fit_validates", "eval_wgrad"])
 def test_control_evaluation_beside_training_is_training(reports, case):
     host, truth = reports[case]
     assert host["job"]["kind"] == "training"
-    _assert_steps_right(host, truth)
+    assert_steps_right(host, truth)
 
 
 @pytest.mark.parametrize(("name", "framework"), [

@@ -28,7 +28,7 @@ from __future__ import annotations
 import pytest
 
 from synthetic import nsysexport as nx
-from tests.support.cli_report import first_host
+from tests.support.cli_report import assert_steps_right, written_hosts
 
 #: Only the ranges speak: no ATen op ranges, no user step range.
 _BARE = dict(step_range=None, autograd_nvtx=False)
@@ -53,20 +53,8 @@ CASES = {
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     """Each case's first host as ``report PATH`` reads it, with the export's truth."""
-    d = tmp_path_factory.mktemp("library_nvtx70")
-    out = {}
-    for name, kw in CASES.items():
-        path = d / f"{name}.sqlite"
-        truth = nx.write(str(path), nx.NsysJob(steps=8, ops=9, **_BARE, **kw))
-        out[name] = (first_host(path), truth)
-    return out
-
-
-def _steps_right(host: dict, truth: nx.Truth) -> None:
-    """Every iteration read, each its period long."""
-    assert host["steps"]["found"] == truth.steps
-    steady = [r["step_ms"] for r in host["step_rows"]]
-    assert steady and all(abs(ms - truth.step_ms) < 0.01 for ms in steady), (steady, truth.step_ms)
+    return written_hosts(tmp_path_factory.mktemp("library_nvtx70"), CASES,
+                         lambda path, kw: nx.write(path, nx.NsysJob(steps=8, ops=9, **_BARE, **kw)))
 
 
 @pytest.mark.parametrize("case", ["lightning", "lightning_op_id"])
@@ -77,7 +65,7 @@ def test_lightnings_own_loop_ranges_say_training_without_op_ranges(reports, case
     assert job["kind"] == "training", job["summary"]
     assert "run_training_batch" in job["kind_evidence"]
     assert host["steps"]["source"] == "iteration_range"  # Lightning's own iteration range bounds the steps
-    _steps_right(host, truth)
+    assert_steps_right(host, truth)
 
 
 @pytest.mark.parametrize("case", ["megatron_rl_update", "megatron_rl_rollouts"])
@@ -88,7 +76,7 @@ def test_megatron_rl_trainers_ranges_say_training_and_are_megatrons(reports, cas
     assert job["kind"] == "training", job["summary"]
     assert "Megatron-LM's RL trainer's own NVTX ranges" in job["kind_evidence"]
     assert "the user's" not in job["kind_evidence"]
-    _steps_right(host, truth)
+    assert_steps_right(host, truth)
 
 
 def test_fsdps_forward_range_is_fsdps_not_the_users(reports):
@@ -98,14 +86,14 @@ def test_fsdps_forward_range_is_fsdps_not_the_users(reports):
     job = host["job"]
     assert job["kind"] != "training"
     assert "FSDP's own NVTX ranges" in job["kind_evidence"] and "the user's" not in job["kind_evidence"]
-    _steps_right(host, truth)
+    assert_steps_right(host, truth)
 
 
 def test_controls_read_as_before(reports):
     host, truth = reports["lightning_1x"]
     assert host["job"]["kind"] == "training" and "run_training_batch" in host["job"]["kind_evidence"]
-    _steps_right(host, truth)
+    assert_steps_right(host, truth)
     host, truth = reports["own_forward"]
     assert host["job"]["kind"] == "inference" and "the user's NVTX ranges mark the forward pass" in \
         host["job"]["kind_evidence"]
-    _steps_right(host, truth)
+    assert_steps_right(host, truth)

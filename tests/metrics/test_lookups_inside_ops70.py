@@ -11,13 +11,10 @@ control: these pass on base dbf6cf15 as on this branch (the check the brief aske
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support import kineto_doc
 
 HOST = {"ph": "X", "pid": 1, "tid": 1}
@@ -53,15 +50,7 @@ def _steps(vendor: str, call: str | None, inside: bool, n: int = 8, call_us: flo
 
 
 def _report(tmp_path: Path, vendor: str, events: list[dict]) -> dict:
-    if vendor == "cuda":
-        return kineto_doc.session_report(tmp_path, events)
-    path = tmp_path / "run" / "w.1.pt.trace.json"
-    kineto_doc.write(path, events)
-    doc = json.loads(path.read_text())
-    doc["deviceProperties"] = [MI300X]
-    path.write_text(json.dumps(doc))
-    s = next(iter(discover(str(tmp_path))))
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return kineto_doc.session_report(tmp_path, events, None if vendor == "cuda" else MI300X)
 
 
 def _reading(rep: dict) -> tuple:

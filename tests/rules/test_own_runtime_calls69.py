@@ -53,20 +53,7 @@ def _steps(vendor: str, call: str, dur: list[float], n: int = 8) -> list[dict]:
 
 
 def _report(tmp_path: Path, vendor: str, call: str, dur: list[float]) -> dict:
-    events = _steps(vendor, call, dur)
-    if vendor == "hip":
-        path = tmp_path / "run" / "w.1.pt.trace.json"
-        kineto_doc.write(path, events)
-        import json
-        doc = json.loads(path.read_text())
-        doc["deviceProperties"] = [MI300X]
-        path.write_text(json.dumps(doc))
-        from tb_gpu_advisor.discover.logdir import discover
-        from tb_gpu_advisor.runtime.pipeline import analyze_session
-
-        s = next(iter(discover(str(tmp_path))))
-        return analyze_session(s.run, s.session, s.hosts).to_dict()
-    return kineto_doc.session_report(tmp_path, events)
+    return kineto_doc.session_report(tmp_path, _steps(vendor, call, dur), MI300X if vendor == "hip" else None)
 
 
 def _finding(rep: dict, rule: str) -> dict | None:

@@ -7,7 +7,7 @@ import json
 import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 _Case = TypeVar("_Case")
 
@@ -74,6 +74,13 @@ def written_hosts(folder: str | Path, cases: Mapping[str, _Case], write: Callabl
         truth = write(p, case)
         out[name] = (first_host(p), truth)
     return out
+
+
+def assert_steps_right(host: dict, truth: Any) -> None:
+    """Every iteration of a generator's ``truth`` (its ``steps``, each ``step_ms`` long) read in ``host``'s steps."""
+    assert host["steps"]["found"] == truth.steps
+    steady = [r["step_ms"] for r in host["step_rows"]]
+    assert steady and all(abs(ms - truth.step_ms) < 0.01 for ms in steady), (steady, truth.step_ms)
 
 
 def first_report(path: str | Path) -> dict:

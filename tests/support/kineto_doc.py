@@ -22,10 +22,10 @@ def mm_launch(at: float, corr: int, kernel_us: float, kernel_at: float | None = 
              "dur": kernel_us, "args": {"correlation": corr, "device": 0, "stream": 7}}]
 
 
-def write(path: Path, events: list[dict]) -> Path:
-    """``events`` as a Kineto trace of one A100 at ``path`` (its folder made)."""
+def write(path: Path, events: list[dict], device: dict | None = None) -> Path:
+    """``events`` as a Kineto trace of one A100 (or ``device``'s properties) at ``path`` (its folder made)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"schemaVersion": 1, "deviceProperties": [A100], "traceEvents": events}))
+    path.write_text(json.dumps({"schemaVersion": 1, "deviceProperties": [device or A100], "traceEvents": events}))
     return path
 
 
@@ -38,12 +38,13 @@ def kept_events(folder: Path) -> list[dict]:
     return json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
 
 
-def session_report(logdir: Path, events: list[dict]) -> dict:
-    """The session report (as JSON) of ``events`` written as ``logdir/run/w.1.pt.trace.json``."""
+def session_report(logdir: Path, events: list[dict], device: dict | None = None) -> dict:
+    """The session report (as JSON) of ``events`` written as ``logdir/run/w.1.pt.trace.json`` (on ``device``'s
+    properties where given: an MI300X's)."""
     from tb_gpu_advisor.discover.logdir import discover
     from tb_gpu_advisor.runtime.pipeline import analyze_session
 
-    write(logdir / "run" / "w.1.pt.trace.json", events)
+    write(logdir / "run" / "w.1.pt.trace.json", events, device)
     s = next(iter(discover(str(logdir))))
     return analyze_session(s.run, s.session, s.hosts).to_dict()
 

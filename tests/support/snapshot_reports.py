@@ -58,3 +58,13 @@ def stackless_leaks_without_leak(tmp_path: Path, kw: dict) -> list:
     (``context=None``): the stackless leak tests' control, which must find none."""
     sc = ms.training_iterations(**{**kw, "leak": ""})
     return leaks(report(written(tmp_path, ms.Scenario(ms.as_recorded(sc.doc, context=None), sc.truth))))
+
+
+def memory_reading(path: str) -> tuple:
+    """The one GPU's memory events a snapshot file reads as (event count, deltas, phases): two files of one snapshot
+    saved two ways (a pickle, ``torch.save``, a suffixless name) read alike where these are equal."""
+    from tb_gpu_advisor.formats.snapshot import reader
+
+    t = reader.read_trace(path)
+    (me,) = t.memory.values()
+    return t.num_events, me.delta.tolist(), me.phase.tolist()

@@ -98,8 +98,13 @@ _TRACE_NAME = b'"traceName"'
 _TWO_WRITERS = ("more than one trace was written into this one file, as processes that export to one path at once "
                 "do, their writes interleaved")
 _RESYNC_DECODER = json.JSONDecoder()
-#: Bytes of text a resynchronisation candidate is first decoded in (doubled while its event runs past them).
-_RESYNC_WINDOW = 1 << 16
+#: Bytes of text a resynchronisation candidate is first decoded in (doubled while its event runs past them): an
+#: event's size, not a block's -- every candidate after damage is decoded, so a damaged stretch of many broken events
+#: cost 64 KiB each where it began at 64 KiB (review70).
+_RESYNC_WINDOW = 1 << 12
+#: An error this close to the window's end may be the window's cut (a literal, a number or a ``\uXXXX`` escape cut in
+#: two), not the event's: the window doubles and the event is decoded again.
+_RESYNC_MARGIN = 16
 #: Device event categories (today's and PyTorch 1.8-1.10's) told to a writer by their launching call's correlation.
 _DEVICE_CATS = {"kernel": "kernels", "gpu_memcpy": "copies", "gpu_memset": "sets"}
 #: Host event categories counted per process in the damaged file's words.
@@ -1996,7 +2001,7 @@ class _Parser:
             except RecursionError:
                 return False
             except json.JSONDecodeError as x:
-                if x.pos < len(txt) - 1 and "Unterminated" not in x.msg:
+                if x.pos < len(txt) - _RESYNC_MARGIN and "Unterminated" not in x.msg:
                     return False
                 if c + n < len(self.buf):
                     n *= 2
@@ -2168,15 +2173,15 @@ def _per_process(cat: np.ndarray, pid: np.ndarray, corr: np.ndarray,
         return None
     host = ~dev & np.isin(pid, pids)  # every event of a writer's pid (its Python functions too)
     runtime = of(("cuda_runtime", "cuda_driver")) & (corr >= 0) & host
-    owner: dict[int, int] = {}
-    for c, p in zip(corr[runtime].tolist(), pid[runtime].tolist()):
-        owner[c] = p if owner.get(c, p) == p else -1
     writer = np.where(host, pid, -1)
-    writer[dev] = [owner.get(c, -1) for c in corr[dev].tolist()]
+    writer[dev] = _launcher(corr[runtime], pid[runtime], corr[dev])
     kept = max(pids, key=lambda p: (int(np.count_nonzero(dev & (writer == p))), int(np.count_nonzero(writer == p))))
 
     def held(p: int) -> str:
-        counts = Counter(names[k] for k in cat[writer == p].tolist())
+        mine = cat[writer == p]
+        counts = Counter({"": int(np.count_nonzero(mine < 0))})  # an event without a category: another event
+        for k, n in enumerate(np.bincount(mine[mine >= 0], minlength=len(names)).tolist()):
+            counts[names[k]] += n
         words = [plural(counts[k], _HOST_CATS[k][:-1], _HOST_CATS[k]) for k in _HOST_CATS if counts[k]]
         words += [plural(counts[k], _DEVICE_CATS[k][:-1], _DEVICE_CATS[k]) for k in _DEVICE_CATS if counts[k]]
         other = sum(counts.values()) - sum(counts[k] for k in (*_HOST_CATS, *_DEVICE_CATS))
@@ -2188,6 +2193,19 @@ def _per_process(cat: np.ndarray, pid: np.ndarray, corr: np.ndarray,
             + (f"; and {plural(rest, 'device event')} whose launch was not read, or whose id both launched" if rest else "")
             + ": read into one timeline, two processes' work would be one")
     return (writer == kept) | ~(host | dev), said
+
+
+def _launcher(rc: np.ndarray, rp: np.ndarray, dc: np.ndarray) -> np.ndarray:
+    """Per device event's correlation id ``dc``, the process whose launching call (ids ``rc``, processes ``rp``) holds
+    that id alone; -1 where no call or calls of two processes hold it (:func:`_per_process`).  In numpy: the runtime
+    calls of a two-writer file are hundreds of thousands where its damage is a large job's."""
+    if not rc.size or not dc.size:
+        return np.full(dc.size, -1, np.int64)
+    pairs = np.unique(np.stack([rc.astype(np.int64), rp.astype(np.int64)]), axis=1)  # by id, then process
+    ids, first, count = np.unique(pairs[0], return_index=True, return_counts=True)
+    own = np.where(count == 1, pairs[1][first], -1)
+    j = np.minimum(np.searchsorted(ids, dc), ids.size - 1)
+    return np.where(ids[j] == dc, own[j], -1)
 
 
 class _TextTimes(_Parser):

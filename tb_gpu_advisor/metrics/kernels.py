@@ -389,7 +389,7 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
     in_optimizer = 0
     time_small = time_all = 0.0
     groups: dict[tuple[str, str], list] = {}
-    step_ranges = _step_range_texts(ctx)
+    step_ranges: set[str] | None = None  # asked once, where a small kernel has an op
     for g in ctx.gpus:
         m, dur_ps = g.kernels_in_steps()
         if not dur_ps.size:
@@ -419,6 +419,8 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
         stride = len(d.op_text) + 1
         for nid, oi, c_j, t_j, o_j in zip((u // stride).tolist(), (u % stride - 1).tolist(), cnt.tolist(), tot.tolist(),
                                           own.tolist()):
+            if oi >= 0 and step_ranges is None:
+                step_ranges = _step_range_texts(ctx)
             typ = frameworks.op_type(d.op_text[oi]) if oi >= 0 and d.op_text[oi] not in step_ranges else ""
             r = groups.setdefault((d.names[nid], typ), [0, 0.0, 0.0])
             r[0] += c_j; r[1] += t_j; r[2] += o_j

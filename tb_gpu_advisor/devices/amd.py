@@ -134,6 +134,9 @@ CALLS = (("cudaMallocHost", "hipHostMalloc"), ("cudaHostAlloc", "hipHostMalloc")
          ("cudaStreamEndCapture", "hipStreamEndCapture"), ("cudaGraphInstantiate", "hipGraphInstantiate"),
          ("cudaGraphLaunch", "hipGraphLaunch"), ("cudaGraphExecUpdate", "hipGraphExecUpdate"),
          ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"),
+         # a stream of no implicit order with the null stream (HIP's ``hipStreamNonBlocking``, as CUDA's; h37-amd70)
+         ("cudaStreamCreateWithFlags", "hipStreamCreateWithFlags"), ("cudaStreamCreate", "hipStreamCreate"),
+         ("cudaStreamNonBlocking", "hipStreamNonBlocking"),
          ("nvtxRangePushA", "roctxRangePushA"), ("nvtxRangePop", "roctxRangePop"))
 
 #: ROCm's words for NVIDIA's, in prose.  Code keeps PyTorch's ``torch.cuda`` and ``torch.backends.cudnn`` (ROCm's
@@ -155,6 +158,11 @@ WORDS = (("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",  # Py
          # (``warn_or_error_on_sync`` at each stream sync and blocking copy) are hipified, so the mode warns there too
          # -- the code stays, the prose says no CUDA (h37-words63)
          ("CUDA sync debug mode", "sync debug mode"),
+         # the legacy default stream: HIP's null stream orders itself with the blocking streams as CUDA's does, and
+         # clang's HIP driver takes the per-thread default stream as ``-fgpu-default-stream=per-thread`` (nvcc's
+         # ``--default-stream per-thread``); the legacy-stream fix of a HIP program said nvcc's (h37-amd70)
+         ("nvcc --default-stream per-thread", "hipcc -fgpu-default-stream=per-thread"),
+         ("CUDA's NULL stream", "HIP's null stream"),
          # the frameworks' fixes date bf16 and TF32 by NVIDIA's generation: AMD's GPUs run bf16 from MI100 (CDNA) and
          # RDNA3, TF32 on the MI300 (``devices.has_tf32``, which gives the TF32 fix only there)
          ("bfloat16 needs no loss scaling at all on Ampere and newer",

@@ -154,7 +154,9 @@ def host_events(start: np.ndarray, end: np.ndarray, name_idx: np.ndarray, line: 
                 corr: np.ndarray, names: list[str], origin: int) -> HostEvents:
     """The host's calls and roctx ranges, sorted per thread: ``line_keys`` the threads' ``pid << 32 | tid`` keys
     (``line`` indexes them), ``corr`` each call's correlation (-1 for a range).  These tracers record no steps,
-    graphs or eager flags: those columns are absent (-1)."""
+    graphs or eager flags: those columns are absent (-1).  A range that carries PyTorch's autograd suffix is named
+    without it (:func:`_autograd_names`)."""
+    name_idx, names = _autograd_names(name_idx, names)
     minus1 = np.broadcast_to(np.int8(-1), start.shape)
     return HostEvents(start=ps_from(start, origin), end=ps_from(end, origin),
                       name=narrowest(name_idx.astype(np.int32), np.int16),
@@ -162,6 +164,22 @@ def host_events(start: np.ndarray, end: np.ndarray, name_idx: np.ndarray, line: 
                       corr=absent_as_broadcast(narrowest(corr, np.int32)), group_id=minus1, step_num=minus1,
                       iter_num=minus1, root=minus1, is_eager=minus1, names=names,
                       line_names=[f"thread {int(k) & 0xFFFFFFFF} (pid {int(k) >> 32})" for k in line_keys.tolist()])
+
+
+def _autograd_names(name_idx: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str]]:
+    """``names`` with PyTorch's autograd range suffix cut off (``frameworks.nvtx.op_name``: ``aten::mm, seq = 1, op_id
+    = 2`` -> ``aten::mm``, ``[pl][profile]run_training_batch, op_id = 4`` -> ``[pl][profile]run_training_batch``), the
+    rows of one name after the cut sharing its index.  Why: ``torch.autograd.profiler.emit_nvtx`` on ROCm pushes the
+    same text through roctx as through NVTX on CUDA, and every range's own ``op_id`` made each name unique -- a
+    Lightning loop's ``run_training_batch`` read by rocprofv3 as no iteration, its job "of an unknown kind", where
+    Nsight's reader (``formats.nsys.reader``) cut the suffix off and read training (h37-amd70)."""
+    if not any(nvtx.has_op_suffix(n) for n in names):
+        return name_idx, names
+    cut = [nvtx.op_name(n)[0] if nvtx.has_op_suffix(n) else n for n in names]
+    kept = list(dict.fromkeys(cut))
+    at = {n: i for i, n in enumerate(kept)}
+    remap = np.fromiter((at[n] for n in cut), np.int64, len(cut))
+    return remap[np.asarray(name_idx, np.int64)], kept
 
 
 def roctx_ranges(h: HostEvents, is_range: np.ndarray, source: str) -> HostRanges | None:

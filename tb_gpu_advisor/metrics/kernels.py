@@ -357,6 +357,31 @@ def _launched_within(ctx: Context, g, mask: np.ndarray, spans: tuple[np.ndarray,
     return int(((i >= 0) & (t < spans[1][np.maximum(i, 0)])).sum())
 
 
+#: the step readings whose each step is one of the program's own ranges (``metrics.breakdown._RANGE_STEPS``)
+_RANGE_STEPS = ("nvtx_range", "nvtx_top_range")
+
+
+def _step_range_texts(ctx: Context) -> set[str]:
+    """The op texts of the ranges the kept steps were read from -- where each step is one of the program's own ranges
+    (:data:`_RANGE_STEPS`), the longest host event opening exactly where a step's window opens; empty otherwise.
+
+    Why: a kernel's op is the innermost range around its launch, and where the program records no op inside its
+    step's range (a HIP program's roctx ``train_step`` range around its launches, read by rocprofv3; an NVTX one in
+    Nsight without op ranges) the step's own range is that range: the launch-bound finding read "Top offender:
+    train_step, 4 calls per step" -- the step itself named as the place inside it that launches the kernels
+    (h37-amd70; h37-tiny70's class in the small kernels' table)."""
+    if ctx.steps.detection.source not in _RANGE_STEPS or not ctx.steps.count:
+        return set()
+    h = ctx.h
+    opens = np.unique(ctx.steps.host_windows[:, 0].astype(np.int64))
+    at = np.flatnonzero(np.isin(h.start.astype(np.int64, copy=False), opens))
+    if not at.size:
+        return set()
+    at = at[np.lexsort((-(h.end[at].astype(np.int64) - h.start[at].astype(np.int64)), h.start[at]))]
+    first = np.concatenate([[True], h.start[at][1:] != h.start[at][:-1]])  # per opening: the longest
+    return {frameworks.pytorch.op_text(h.names[int(h.name[i])]) for i in at[first].tolist()}
+
+
 def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
     thr = T("launch.small_kernel_us")
     count = tiny = total = 0
@@ -364,6 +389,7 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
     in_optimizer = 0
     time_small = time_all = 0.0
     groups: dict[tuple[str, str], list] = {}
+    step_ranges: set[str] | None = None  # asked once, where a small kernel has an op
     for g in ctx.gpus:
         m, dur_ps = g.kernels_in_steps()
         if not dur_ps.size:
@@ -393,7 +419,9 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
         stride = len(d.op_text) + 1
         for nid, oi, c_j, t_j, o_j in zip((u // stride).tolist(), (u % stride - 1).tolist(), cnt.tolist(), tot.tolist(),
                                           own.tolist()):
-            typ = frameworks.op_type(d.op_text[oi]) if oi >= 0 else ""
+            if oi >= 0 and step_ranges is None:
+                step_ranges = _step_range_texts(ctx)
+            typ = frameworks.op_type(d.op_text[oi]) if oi >= 0 and d.op_text[oi] not in step_ranges else ""
             r = groups.setdefault((d.names[nid], typ), [0, 0.0, 0.0])
             r[0] += c_j; r[1] += t_j; r[2] += o_j
     top = sorted(groups.items(), key=lambda kv: -kv[1][1])[:top_n]

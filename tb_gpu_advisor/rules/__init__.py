@@ -190,7 +190,7 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     words_follow_severity(out)
     mark_overlaps(out, metrics.breakdown.as_dict())
     windows_in_capture(metrics, out)
-    return capture_fixes_said_once(rank(out))
+    return capture_fixes_said_once(rank(out), {a.text for a in _steady_fix(metrics)})
 
 
 def in_reading_order(ids: Iterable[str]) -> list[str]:
@@ -254,16 +254,18 @@ def windows_in_capture(metrics: HostMetrics, out: list[Finding]) -> None:
             w.end_ms = min(w.end_ms, end)
 
 
-def capture_fixes_said_once(ranked: list[Finding]) -> list[Finding]:
+def capture_fixes_said_once(ranked: list[Finding], steady: set[str] = frozenset()) -> list[Finding]:
     """A fix of the capture is said once, under the first listed finding about the capture that needs it; a later
     one points to it by title.  How to record the steady state is one fix, whatever the finding that asks for it:
     an Nsight window put after the warm-up over several steps answers the cold start and the few steps alike, a
     serving engine's profiler routes every capture finding of a server (h37-review2: one fix printed under three
-    findings).  ``ranked``: one host's findings in the report's order; returned, changed in place."""
+    findings).  ``ranked``: one host's findings in the report's order; returned, changed in place.  ``steady``: the
+    texts of the fix that records the steady state (:func:`_steady_fix`), the one fix a finding about the program
+    points to (:func:`_pointed`)."""
     first: dict[str, str] = {}  # a fix's text -> the title of the first finding that carries it
     for f in ranked:
         if f.rule not in _ABOUT_THE_CAPTURE and f.severity != "ok":
-            f.actions = [_pointed(a, first) for a in f.actions]
+            f.actions = _pointed_once(f.actions, {t: title for t, title in first.items() if t in steady})
         if f.rule not in _ABOUT_THE_CAPTURE or f.severity == "ok":
             continue
         said = [a for a in f.actions if a.text in first]
@@ -275,6 +277,29 @@ def capture_fixes_said_once(ranked: list[Finding]) -> list[Finding]:
         for a in f.actions:
             first.setdefault(a.text, f.title)
     return ranked
+
+
+def _pointed_once(actions: list[Action], first: dict[str, str]) -> list[Action]:
+    """``actions`` with each fix a finding about the capture listed above prints in full named by its title
+    (:func:`_pointed`), one pointer to a title.
+
+    Why only the steady-state fix: the pointer's words ("record steady iterations after warm-up") are that fix's.  A
+    capture finding's program fixes (the submission-latency note's ``torch.compile`` and CUDA graphs) are the
+    program finding's own: a DeepSpeed launch-bound step, its capture read as PyTorch's (h37-nvtx70), had both its
+    graph fixes turned into one pointer printed twice -- "first record steady iterations" in place of the graph its
+    saving assumes (randjobs zero12 seed 611)."""
+    out: list[Action] = []
+    for a in actions:
+        b = _pointed(a, first)
+        if b is a or all(b.text != c.text for c in out):
+            out.append(b)
+    return out
+
+
+def _steady_fix(m: HostMetrics) -> list[Action]:
+    """The fix that records the steady state, in the capture's profiler's words (:func:`_steady_first`'s)."""
+    ctx = Ctx(m)
+    return ctx.said(ctx.fit(ctx.steady_fix("capture_quality:few_steps")))
 
 
 def _pointed(a: Action, first: dict[str, str]) -> Action:
@@ -576,8 +601,7 @@ def _steady_first(m: HostMetrics, actions: list[Action]) -> list[Action]:
     framework's: torch.profiler's ``schedule(wait, warmup, active)``), its own fixes after: CUDA graphs and "more GPU
     work per call" pay only for time that recurs, which the capture cannot show (h37-words21:
     compiled_a100_triton's one torch.compile'd first call was told CUDA graphs first)."""
-    ctx = Ctx(m)
-    steady = ctx.said(ctx.fit(ctx.steady_fix("capture_quality:few_steps")))
+    steady = _steady_fix(m)
     texts = {a.text for a in steady}
     return list(steady) + [a for a in actions if a.text not in texts]
 

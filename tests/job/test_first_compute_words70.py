@@ -19,6 +19,7 @@ import pytest
 
 from synthetic.nsysexport import SESSION_START_NS, NsysJob, write
 from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.sqlite_edits import add_first_inputs
 
 
 def _phase_words(tmp_path, collective: bool) -> str:
@@ -30,21 +31,7 @@ def _phase_words(tmp_path, collective: bool) -> str:
         ids += [r[0] for r in con.execute("SELECT DISTINCT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL")]
         con.executemany("UPDATE StringIds SET value = ? WHERE id = ?",
                         [("ncclDevKernel_AllReduce_Sum_f32_RING_LL", i) for i in set(ids)])
-    gtid, gpid = con.execute("SELECT max(r.globalTid), max(m.globalPid) FROM CUPTI_ACTIVITY_KIND_RUNTIME r, "
-                             "CUPTI_ACTIVITY_KIND_MEMCPY m").fetchone()
-    top = con.execute("SELECT max(id) FROM StringIds").fetchone()[0]
-    con.executemany("INSERT INTO StringIds VALUES (?, ?)",
-                    [(top + 1, "cuModuleLoadData"), (top + 2, "cudaMemcpy_v3020")])
-    t = SESSION_START_NS + 100_000  # before the first step: load the module, copy 2 inputs
-    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, 900000, ?, 0, NULL)",
-                (t, t + 2_000_000, gtid, top + 1))
-    for i in range(2):
-        s = t + 2_100_000 + i * 1_000_000
-        con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, ?, ?, 0, NULL)",
-                    (s, s + 900_000, gtid, 900001 + i, top + 2))
-        con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
-                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?, ?, 0, 1, 7, ?, ?, 4194304, 1, 0, 2)",
-                    (s + 50_000, s + 850_000, 900001 + i, gpid))
+    add_first_inputs(con, SESSION_START_NS + 100_000)  # before the first step: load the module, copy 2 inputs
     con.commit()
     con.close()
     host = SimpleNamespace(host="h0", path=p, format="nsys", size=os.path.getsize(p))

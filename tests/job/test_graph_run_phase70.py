@@ -9,8 +9,9 @@ thread, the graph's ``FunctionRun`` (62.4 ms) on an executor thread; no compile 
 ``_XlaCompile``).  The four later ``EagerKernelExecute`` (0.01-0.05 ms) are the TensorBoard callback's eager
 ``LogicalAnd``, ``Identity``, ``WriteSummary``, ``FlushSummaryWriter``.  Base read "start-up only", "phase warm-up
 (94% of the window in one-time costs)".  Control, by construction on the same file: an XLA compile recorded inside the
-graph call (40 ms) stays a one-time cost, the compile op as a graph's op is named (``cluster_0_1/xla_compile:_XlaCompile``:
-base read no compile in it, only the graph's run as a slow first op call) or the runtime's bare ``XlaCompile``."""
+graph call (40 ms) stays a one-time cost, the compile op named as a graph's op is
+(``cluster_0_1/xla_compile:_XlaCompile``: base read no compile in it, only the graph's run as a slow first op call) or
+as the runtime's bare ``XlaCompile``."""
 
 from __future__ import annotations
 

@@ -860,7 +860,10 @@ def is_cluster_run(name: str) -> bool:
 
 
 def is_compile_event(name: str) -> bool:
-    return name.startswith(_COMPILING)
+    """XLA compiling a cluster: the runtime's bare name (``XlaCompile``), or the compile op as the TF profiler names
+    a graph's op, ``scope:Type`` (``cluster_0_1/xla_compile:_XlaCompile``) -- its type, not its scope, says what it
+    does (a scoped compile op read as no compile: h37-phase70)."""
+    return name.startswith(_COMPILING) or op_type(name).startswith(_COMPILING)
 
 
 #: Kernels launched with fewer blocks than SMs (``small_grid``): in TensorFlow, ops on tiny tensors.

@@ -235,7 +235,8 @@ NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
            "wsl2_driver_ok", "wsl2_untraced", "unclosed", "frontend", "input_on_cpu", "copy_only", "teardown",
-           "collectives_only", "profiler_only", "os_calls_only", "ops_unrecorded", "kernels_unrecorded")
+           "collectives_only", "profiler_only", "os_calls_only", "ops_unrecorded", "kernels_unrecorded",
+           "programs_no_kernel")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -1739,6 +1740,30 @@ def _startup_window(w: _Held) -> Kind | None:
     return Kind("no_gpu", "high", f"start-up only: {_startup_calls(w.trace)}; no kernel was launched in the window")
 
 
+def _programs_no_kernel_window(w: _Held) -> Kind | None:
+    """The host ran programs that XLA compiled for the GPU (``Framework.program_backend``), none for the CPU, and the
+    GPU runtime's calls are recorded -- none a kernel launch -- with no kernel: the programs launched nothing.
+
+    Why: the start-up reader (:func:`_startup_window`) reads any window of runtime calls and no kernel as the
+    program's start-up, and read a JAX loop of 6 jitted calls so recorded -- each a ``GpuExecutable::ExecuteThunks``
+    whose only CUDA call was its host callback's ``cuLaunchHostFunc`` -- "start-up only ... no kernel was launched in
+    the window" (h37-jaxunrec70 *Left* 1; by construction, ``synthetic.jaxcapture``).  The executables' runs are the
+    loop's, past its start-up; and the API record is there (the GPU tracer worked, unlike
+    :func:`_kernels_unrecorded_window`'s), so no kernel's record was lost: the programs launched none."""
+    h = w.trace.h
+    if not w.names or not w.calls or not len(h) or h.name_mask(devices.is_launch_call).any():
+        return None
+    backends = _program_backends(w)
+    if set(backends) != {"GPU"}:
+        return None
+    runs = _outermost(h, backends["GPU"])
+    named = _most_named(h.names, h.name[runs], 2)
+    return Kind("no_gpu", "medium", f"the host ran {plural(runs.size, 'execution')} of programs compiled for the "
+                                    f"GPU ({named}), and their GPU runtime calls are recorded -- "
+                                    f"{_startup_calls(w.trace)} -- none a kernel launch: the programs launched no "
+                                    f"kernel in the window")
+
+
 def _frontend_window(w: _Held) -> Kind | None:
     """No CUDA call at all, and the code that ran is a serving engine's request handling (:func:`_frontend`)."""
     front = _frontend(w.trace)
@@ -2104,6 +2129,7 @@ _WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = 
     (_cpu_loop_window, "", False),
     (_copy_only_window, "copy_only", False),
     (_teardown_window, "teardown", False),
+    (_programs_no_kernel_window, "programs_no_kernel", False),
     (_startup_window, "startup", False),
     (_frontend_window, "frontend", False),
     (_tracing_off_window, "tracing_off", False),

@@ -737,7 +737,8 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "ops_unrecorded": "The capture holds the compiled graphs' runs and none of their ops: where the "
                                     "work ran was not recorded",
                   "kernels_unrecorded": "The capture holds the runs of programs compiled for the GPU and none of "
-                                        "their kernels: the GPU's side was not recorded"}
+                                        "their kernels: the GPU's side was not recorded",
+                  "programs_no_kernel": "The host ran programs compiled for the GPU, and they launched no kernel"}
 
 
 #: What a window without GPU work holds, by its kind (``Kind.window``), and why the checks did not run: ``{length}``
@@ -797,6 +798,8 @@ _WINDOW_SUMMARIES = {
                        "work runs."),
     "kernels_unrecorded": ("{length} holds no recorded GPU work: {held}. The guide's GPU checks did not run: nothing "
                            "here is a verdict on the job."),
+    "programs_no_kernel": ("{length} holds no GPU work: {held}. With no kernel to time, the guide's GPU checks did not "
+                           "run: nothing here is a verdict on the job."),
 }
 #: Any other kind: a capture of the wrong window; ``{user}`` the framework's words for the code that runs the steps.
 _WRONG_WINDOW = ("{length} holds no GPU work: {held}. It is a capture of the wrong window, so the guide's GPU checks "
@@ -827,6 +830,9 @@ def _window_fixes(ctx: Ctx, window: str, fmt: str, loop_steps: int = 0) -> list[
         return pin + (ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:copy_only") or ctx.fw.fix(f"{ID}:window"))
     if window == "teardown":  # the format's own window options where it has them (Nsight), else the framework's
         return ctx.window_fixes(fmt, window, False) or ctx.fw.fix(f"{ID}:teardown") or ctx.fw.fix(f"{ID}:window")
+    if window == "programs_no_kernel":  # a whole record of programs that launched nothing: no capture fix applies
+        key = f"{ID}:{window}"
+        return ctx.fw.fix(key) if key in ctx.fw.fixes else []
     # the framework's words: process, loop or its profiler's tracers
     if window in ("frontend", "input_only", "loop_ended", "input_on_cpu", "profiler_only",
                   "ops_unrecorded", "kernels_unrecorded"):

@@ -41,7 +41,8 @@ def test_the_readers_are_asked_in_the_order_the_table_states():
               ("profiler_only", "_profiler_window"),  # a window of the profiler's own work, its CPU side recorded: h37-hunt69
               ("_profiler_window", "input_only"),
               ("input_only", "_cpu_loop_window"),
-              ("_cpu_loop_window", "copy_only"), ("copy_only", "teardown"), ("teardown", "startup"),
+              ("_cpu_loop_window", "copy_only"), ("copy_only", "teardown"), ("teardown", "programs_no_kernel"),
+              ("programs_no_kernel", "startup"),  # GPU programs run, their calls recorded, no launch: h37-phase70
               ("startup", "frontend"), ("frontend", "tracing_off"), ("tracing_off", "nvtx_only"),
               ("nvtx_only", "input_on_cpu"), ("input_on_cpu", "collectives_only"),
               ("collectives_only", "kernels_unrecorded"),  # a CPU backend's collectives alone: h37-gloo68

@@ -219,7 +219,7 @@ class Framework:
     #: bool per host event: a step mark the program placed around each of its iterations, whatever its name, as the
     #: framework's profiler writes it (TensorFlow's and JAX's ``_r`` roots numbered by ``step_num``:
     #: ``tensorflow.own_step_marks``); none where it writes no such mark (``job.kind._marked_training_steps``)
-    own_step_marks: "Callable[[HostEvents], np.ndarray]" = no_step_marks
+    own_step_marks: Callable[[HostEvents], np.ndarray] = no_step_marks
     #: what the program's own ranges are called where the framework's format keeps them among its ops
     #: (``Trace.annotations``: PyTorch's ``record_function`` ranges in Kineto's trace), in words
     #: (``job.kind._annotated_training_steps``)

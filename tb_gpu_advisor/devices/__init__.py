@@ -371,22 +371,21 @@ def update_kernel_one(name: str) -> bool:
     return gradient_kernel_one(name) or bool(_MULTI_TENSOR.search(head(name)))
 
 
-#: Words of a backward or an update weaker than :data:`_GRADIENT`'s, which a training step's kernels carry where its
-#: libraries name no gradient: a backward's own word in a kernel's name (``bwd_kernel_fuse`` of an FSDP step on an
-#: MI350X, ATen's ``layer_norm_grad_input_kernel``, ``cuComputeGradGammaBeta``), an optimizer's name in lower case
-#: (``fused_adam_kernel``, ``sgd_update``), ATen's ``_foreach_`` ops, Inductor's compiled foreach kernels
-#: (``triton_for_fused_*``: a compiled optimizer's step), a gradient norm.  Read only to keep a loop from being read
-#: as forward passes (``job.kind.forward_loop_kind``), never as training by itself.
-_BACKWARD_WORD = re.compile(r"(?i:(?<![a-z])bwd(?![a-z])|grad_?(?:input|weight|norm)|clip_grad|_foreach_|"
-                            r"(?<![a-z])(?:adamw?|sgd|lamb|lion|adagrad|rmsprop|adafactor)(?![a-z]))|"
-                            r"Grad(?:GammaBeta|Input|Weight)|^triton_for_fused")
+#: Words of a backward or an update weaker than :data:`_GRADIENT`'s, which a training step's library kernels carry
+#: where they name no gradient: a backward's own word in a kernel's name (``bwd_kernel_fuse`` of an FSDP step on an
+#: MI350X, ``layer_norm_grad_input_kernel``, ``cuComputeGradGammaBeta``), a gradient norm.  The framework's words for
+#: an update (an optimizer's name, ATen's ``_foreach_`` ops, Inductor's foreach kernels) are the framework's own
+#: (``frameworks.update_kernel_word``).  Read only to keep a loop from being read as forward passes
+#: (``job.kind.forward_loop_kind``), never as training by itself.
+_BACKWARD_WORD = re.compile(r"(?i:(?<![a-z])bwd(?![a-z])|grad_?(?:input|weight|norm))|Grad(?:GammaBeta|Input|Weight)")
 
 
 def backward_or_update_one(name: str) -> bool:
-    """A kernel of a backward pass or a weight update by any word of it: :func:`update_kernel_one`, a data-gradient
-    convolution (``nvidia.data_gradient_one``, ``amd.data_gradient_one``: cuDNN's ``dgrad``, MIOpen's ``bwd``, which
-    a transposed convolution's forward runs too) or :data:`_BACKWARD_WORD`.  Why: a loop with any of them is no loop
-    of forward passes alone, though none of them says training (``job.kind.forward_loop_kind``)."""
+    """A kernel of a backward pass or a weight update by any vendor library's word of it: :func:`update_kernel_one`, a
+    data-gradient convolution (``nvidia.data_gradient_one``, ``amd.data_gradient_one``: cuDNN's ``dgrad``, MIOpen's
+    ``bwd``, which a transposed convolution's forward runs too) or :data:`_BACKWARD_WORD`.  Why: a loop with any of
+    them is no loop of forward passes alone, though none of them says training (``job.kind.forward_loop_kind`` asks
+    this and ``frameworks.update_kernel_word``)."""
     return (update_kernel_one(name) or nvidia.data_gradient_one(name) or amd.data_gradient_one(name)
             or bool(_BACKWARD_WORD.search(head(name))))
 

@@ -158,11 +158,9 @@ WORDS = (("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",  # Py
          # (``warn_or_error_on_sync`` at each stream sync and blocking copy) are hipified, so the mode warns there too
          # -- the code stays, the prose says no CUDA (h37-words63)
          ("CUDA sync debug mode", "sync debug mode"),
-         # the legacy default stream: HIP's null stream orders itself with the blocking streams as CUDA's does, and
-         # clang's HIP driver takes the per-thread default stream as ``-fgpu-default-stream=per-thread`` (nvcc's
+         # the legacy default stream (``TERMS["legacy_stream"]``): clang's HIP driver takes the per-thread default stream as ``-fgpu-default-stream=per-thread`` (nvcc's
          # ``--default-stream per-thread``); the legacy-stream fix of a HIP program said nvcc's (h37-amd70)
          ("nvcc --default-stream per-thread", "hipcc -fgpu-default-stream=per-thread"),
-         ("CUDA's NULL stream", "HIP's null stream"),
          # the frameworks' fixes date bf16 and TF32 by NVIDIA's generation: AMD's GPUs run bf16 from MI100 (CDNA) and
          # RDNA3, TF32 on the MI300 (``devices.has_tf32``, which gives the TF32 fix only there)
          ("bfloat16 needs no loss scaling at all on Ampere and newer",
@@ -188,6 +186,8 @@ TERMS = {
     "tc_kernel_names": "an MFMA kernel (Tensile `Cijk_..._MI...`, Composable Kernel `xdl`, MIOpen `gtcx`)",
     "allocator_calls": "hipMalloc / hipFree",
     "runtime": "HIP",
+    #: HIP's null stream orders itself with the blocking streams as CUDA's does (h37-amd70)
+    "legacy_stream": "HIP's null stream",
     #: the tracer a profiler records this runtime's calls and the GPU's work through (PyTorch's Kineto, XLA's): Kineto
     #: moved from roctracer to rocprofiler-sdk (pytorch/kineto #1249, 2026; roctracer removed in #1419), so a ROCm
     #: build's is either -- the words :data:`WORDS` gives CUPTI (h37-review62: "roctracer" alone named the old one)

@@ -87,6 +87,7 @@ TERMS = {
     "tc_kernel_names": "an MPS matrix kernel",
     "allocator_calls": "the MPS allocator's heap allocations",
     "runtime": "Metal",
+    "legacy_stream": "Metal's NULL stream",
     #: the tracer a profiler records this runtime's calls and the GPU's work through: none named here
     "gpu_tracer": "",
     "context_creation": "the MPS backend's start-up",

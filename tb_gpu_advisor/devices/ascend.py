@@ -67,6 +67,7 @@ TERMS = {
     "tc_kernel_names": "a Cube-unit operator of CANN (MatMul, Conv2D)",
     "allocator_calls": "aclrtMalloc / aclrtFree",
     "runtime": "CANN runtime",
+    "legacy_stream": "NPU's NULL stream",
     #: the tracer a profiler records this runtime's calls and the GPU's work through: none named here
     "gpu_tracer": "",
     "context_creation": "the CANN runtime's start-up",

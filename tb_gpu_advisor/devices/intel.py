@@ -84,6 +84,9 @@ TERMS = {
     "tc_kernel_names": "an XMX (DPAS) kernel of oneDNN or oneMKL",
     "allocator_calls": "sycl::malloc_device / sycl::free",
     "runtime": "SYCL runtime",
+    #: no SYCL queue is such a stream: a SYCL program's copies are never read on one (formats state it for CUDA and
+    #: HIP alone), so the words stay CUDA's
+    "legacy_stream": "CUDA's NULL stream",
     #: the tracer a profiler records this runtime's calls and the GPU's work through (PyTorch's Kineto, XLA's)
     "gpu_tracer": "Intel's PTI (Kineto's xpupti plugin)",
     "context_creation": "the SYCL runtime's start-up",

@@ -66,6 +66,9 @@ TERMS = {
     "tc_kernel_names": "an h884/h1688/s16816/xmma-style Tensor Core kernel",
     "allocator_calls": "cudaMalloc / cudaFree",
     "runtime": "CUDA",
+    #: the legacy default stream, which orders itself against every blocking stream of its context
+    #: (``rules.excessive_memcpy._legacy_words``)
+    "legacy_stream": "CUDA's NULL stream",
     #: the tracer a profiler records this runtime's calls and the GPU's work through (PyTorch's Kineto, XLA's)
     "gpu_tracer": "CUPTI",
     "context_creation": "the CUDA context's creation",

@@ -62,6 +62,7 @@ TERMS = {
     "tc_kernel_names": "a matrix-unit kernel of the vendor's library",
     "allocator_calls": "the runtime's malloc / free",
     "runtime": "device runtime",
+    "legacy_stream": "device's NULL stream",
     #: the tracer a profiler records this runtime's calls and the GPU's work through: none named here
     "gpu_tracer": "",
     "context_creation": "the device runtime's start-up",

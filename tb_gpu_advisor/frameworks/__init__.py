@@ -78,6 +78,7 @@ UNKNOWN = Framework(
     input_event=tensorflow.FRAMEWORK.input_event, host_op_event=tensorflow.FRAMEWORK.host_op_event,
     host_only_op_type=tensorflow.FRAMEWORK.host_only_op_type, background_line=tensorflow.FRAMEWORK.background_line,
     program_backend=tensorflow.FRAMEWORK.program_backend, fixes=_XPLANE_FIXES,
+    own_step_marks=tensorflow.FRAMEWORK.own_step_marks,
     capture_snippet=_XPLANE_ADVICE,
 )
 _XLA_FIXES, _ = _either_writer((tensorflow.FRAMEWORK, jax.FRAMEWORK), role="ran the work")
@@ -92,6 +93,7 @@ XLA_WORK = Framework(
     labels={"gpu_user": f"{tensorflow.FRAMEWORK.name} or {jax.FRAMEWORK.name}", "compiler": "XLA",
             "compiled_step": "one XLA-compiled function", "dispatch_call": "compiled call"},
     fixes=_XLA_FIXES, work_kernel=xla.is_compiler_kernel, compiled_step_fuses=True,
+    own_step_marks=tensorflow.FRAMEWORK.own_step_marks,
     cast_kernels=jax.FRAMEWORK.cast_kernels, cast_ops=jax.FRAMEWORK.cast_ops,
 )
 #: Every supported framework, in detection order.
@@ -100,6 +102,22 @@ REGISTRY: dict[str, Framework] = {f.id: f for f in (tensorflow.FRAMEWORK, jax.FR
 #: the work of an XLA front end no event names (:data:`XLA_WORK`, never a capture's writer).
 _BY_ID: dict[str, Framework] = {**REGISTRY, native.FRAMEWORK.id: native.FRAMEWORK,
                                  native.NOT_LOADED.id: native.NOT_LOADED, XLA_WORK.id: XLA_WORK}
+
+
+#: The frameworks' words for a weight update in a kernel's name, where no vendor library's word says a backward
+#: (``devices.backward_or_update_one``): an optimizer's name in lower case (``fused_adam_kernel``, ``sgd_update``),
+#: PyTorch's gradient clipping (``clip_grad``), ATen's ``_foreach_`` ops and Inductor's compiled foreach kernels
+#: (``triton_for_fused_*``: a compiled optimizer's step).  Read only to keep a loop from being read as forward passes
+#: (``job.kind.forward_loop_kind``), never as training by itself.
+_UPDATE_KERNEL_WORD = re.compile(r"(?i:clip_grad|_foreach_|"
+                                 r"(?<![a-z])(?:adamw?|sgd|lamb|lion|adagrad|rmsprop|adafactor)(?![a-z]))|"
+                                 r"^triton_for_fused")
+
+
+def update_kernel_word(name: str) -> bool:
+    """A kernel whose name holds a framework's word for a weight update (:data:`_UPDATE_KERNEL_WORD`), whichever
+    framework the capture's writer is: a kernel loop under Nsight is any framework's."""
+    return bool(_UPDATE_KERNEL_WORD.search(devices.head(name)))
 
 
 def tc_eligible_type(op_type_: str) -> bool:

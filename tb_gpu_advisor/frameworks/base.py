@@ -12,6 +12,8 @@ from tb_gpu_advisor.model.schema import Action
 if TYPE_CHECKING:
     import numpy as np
 
+    from tb_gpu_advisor.model.trace import HostEvents
+
 NamePredicate = Callable[[str], bool]
 
 
@@ -49,6 +51,13 @@ def as_is(name: str) -> str:
 def no_backend(_: str) -> str:
     """No host event names a compiled program's backend (``Framework.program_backend``)."""
     return ""
+
+
+def no_step_marks(h: HostEvents) -> np.ndarray:
+    """``Framework.own_step_marks`` of a framework whose profiler writes no step mark of the program's: none."""
+    import numpy as np
+
+    return np.zeros(len(h), bool)
 
 
 def never(_: str) -> bool:
@@ -207,6 +216,14 @@ class Framework:
     background_line: NamePredicate = never
     #: the framework's own step annotation spanning a whole step (PyTorch ``ProfilerStep#N``): no host work itself
     step_marker: NamePredicate = never
+    #: bool per host event: a step mark the program placed around each of its iterations, whatever its name, as the
+    #: framework's profiler writes it (TensorFlow's and JAX's ``_r`` roots numbered by ``step_num``:
+    #: ``tensorflow.own_step_marks``); none where it writes no such mark (``job.kind._marked_training_steps``)
+    own_step_marks: Callable[[HostEvents], np.ndarray] = no_step_marks
+    #: what the program's own ranges are called where the framework's format keeps them among its ops
+    #: (``Trace.annotations``: PyTorch's ``record_function`` ranges in Kineto's trace), in words
+    #: (``job.kind._annotated_training_steps``)
+    annotation_ranges: str = "annotations"
     #: N of a step mark that numbers the steps the profiler counted before it (PyTorch ``ProfilerStep#N``: prof.step()
     #: counts from 0), -1 for a name that numbers none: how many steps a loop ran before the mark's step
     step_number: Callable[[str], int] = lambda _n: -1

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from tb_gpu_advisor.frameworks import xla
+from tb_gpu_advisor.frameworks import tensorflow, xla
 from tb_gpu_advisor.frameworks.base import Action, Framework, action, job_loop, names_batch
 
 #: Host event name prefixes written by jaxlib only; plane stats of ``/host:metadata`` written by JAX only.
@@ -549,6 +549,8 @@ FRAMEWORK = Framework(
     id="jax", name="JAX", host_markers=HOST_MARKERS, metadata_stats=METADATA_STATS,
     transfer_event=is_transfer, batch_transfer_event=is_batch_transfer, dispatch_event=is_dispatch,
     dispatch_is_compiled=True, program_backend=xla.executable_backend,
+    # ``jax.profiler.StepTraceAnnotation(name, step_num=s)``: a ``TraceAnnotation`` with ``_r=1``, as TensorFlow's
+    own_step_marks=tensorflow.own_step_marks,
     # the program's ``jax.profiler.TraceAnnotation('get_batch')``: its own words, as a PyTorch program's (issue #37)
     input_range=names_batch,
     # the iterator's ``__next__`` as the Python tracer records it (``python_tracer_level=1``): the input pipeline's own

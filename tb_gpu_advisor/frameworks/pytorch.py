@@ -19,6 +19,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.devices.collectives import MAX_RANKS
+from tb_gpu_advisor.frameworks import tensorflow
 from tb_gpu_advisor.frameworks.base import (WITHOUT_LINE, Framework, Noted, Spelled, action, job_loop, names_batch, never,
                                             refilled, words)
 from tb_gpu_advisor.common.fmt import plural
@@ -3057,6 +3058,8 @@ for _m in ("LongT5Attention", "LongT5LocalAttention", "LongT5TransientGlobalAtte
 
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
+    # PyTorch/XLA's ``xp.StepTrace(name, step_num=s)`` writes its XPlane's step marks as TensorFlow's (``_r=1``)
+    own_step_marks=tensorflow.own_step_marks, annotation_ranges="record_function ranges",
     input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, step_number=step_number, factory_op=is_factory_op, profiler_start_frame=is_profiler_start_frame, profiler_exit_frame=is_profiler_exit_frame,
     launcher_call=is_launcher_call, least_reserve=least_reserve, driver_ask=driver_ask,
     labels={**SNAPSHOT_MADE,

@@ -910,6 +910,7 @@ def is_pipeline_event(name: str) -> bool:
 
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_pipeline_event,
+    own_step_marks=own_step_marks,
     # the program's ``tf.profiler.experimental.Trace('get_batch')``: its own words, as a PyTorch program's (issue #37)
     input_range=names_batch, traced_frame=xla.is_python_tracer_event, frame_label=xla.frame_label,
     device_features=DEVICE_FEATURES,

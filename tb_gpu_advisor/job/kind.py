@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from tb_gpu_advisor import devices, formats
+from tb_gpu_advisor import devices, formats, frameworks
 from tb_gpu_advisor.devices import apple
 from tb_gpu_advisor.devices.collectives import cpu_backend
 from tb_gpu_advisor.common.fmt import and_list, gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
-from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, tensorflow, user_ranges
+from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.job.iterations import (UNPHASED_WHY, earlier_pass_held, framed_pass_phases, pattern_phases,
                                            stackless_pass_phases)
@@ -707,17 +707,17 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
                 f"{' ...' if len(traced) > 2 else ''}, lie only inside the compiler's spans: the compiler tracing a "
                 f"backward graph, launching nothing)" if traced else f" ({fw.label('backward_nodes')})")
         return Kind("inference", "medium", f"{fw.label('ops')} ran but no backward pass{said} and no optimizer step: "
-                                           f"a forward pass{_named_training_contradicted(trace)}")
+                                           f"a forward pass{_named_training_contradicted(trace, fw)}")
     recorded = _recorded_ops_forward(trace, fw)
     if recorded:
         return Kind("inference", "medium", recorded)
     if trace.flop_ops is not None and trace.flop_ops.source == "hlo" and "autodiff_modules" not in trace.producer:
         return Kind("inference", "low", "the compiled programs' HLO holds no backward pass (no transpose(jvp(...)))"
-                                        f"{_named_training_contradicted(trace)}")
+                                        f"{_named_training_contradicted(trace, fw)}")
     hooked = _hooked_forwards(trace)
     if hooked:
         return Kind("inference", "medium", hooked)
-    named = _named_training_kind(trace)
+    named = _named_training_kind(trace, fw)
     if named is not None:
         return named
     evaluated = _evaluation_kind(trace)
@@ -767,9 +767,16 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
         f"gradient or optimizer kernel in any: forward passes"))
 
 
+def backward_or_update_one(name: str) -> bool:
+    """A kernel of a backward pass or a weight update by any word of it: a vendor library's
+    (``devices.backward_or_update_one``: a gradient, a data gradient, a backward's word) or a framework's
+    (``frameworks.update_kernel_word``: an optimizer's name, ``_foreach_``, Inductor's foreach kernels)."""
+    return devices.backward_or_update_one(name) or frameworks.update_kernel_word(name)
+
+
 def _backward_shown(trace: Trace) -> bool:
     """Whether any kernel of ``trace`` shows a backward or an update, by a word of it
-    (``devices.backward_or_update_one``: a gradient, a data gradient, an optimizer's or a backward's word) or by the
+    (:func:`backward_or_update_one`: a gradient, a data gradient, an optimizer's or a backward's word) or by the
     layouts of its matrix products: three operand layouts (``devices.gemm_operand_layout``), the least run at least a
     :data:`_LAYOUT_SHARE`-th as often as the most.
 
@@ -779,7 +786,7 @@ def _backward_shown(trace: Trace) -> bool:
     times; an nvFuser step on an H200: nvjet ``TNN``, ``NTN``, ``NNT``; an FSDP step on an MI350X: Tensile's
     ``Alik_Bljk``, ``Ailk_Bljk``, ``Ailk_Bjlk``) -- while every kernel's own name is a generic GEMM's."""
     names = [n for d in trace.devices for n in d.names[:_MAX_NAMES]]
-    if any(devices.backward_or_update_one(n) for n in names):
+    if any(backward_or_update_one(n) for n in names):
         return True
     layouts: dict[str, int] = {}
     for d in trace.devices:
@@ -1005,7 +1012,7 @@ def _nvtx_kind(trace: Trace) -> Kind | None:
     return None
 
 
-def _named_training_steps(trace: Trace) -> str:
+def _named_training_steps(trace: Trace, fw: Framework) -> str:
     """The marked step ranges whose names say training (``nvtx.is_training_step_name``: ``train_step``,
     ``training_step``, ``TrainStep``, a ``train`` step mark), in words with whose they are and how many; "" for
     none."""
@@ -1017,16 +1024,17 @@ def _named_training_steps(trace: Trace) -> str:
             total = sum(names[n] for n in said)
             first = _short(said[0], 40)
             return f"{_whose(said, writers)} name training steps ({plural(total, 'range')}: `{first}` ...)"
-    return _annotated_training_steps(trace) or _marked_training_steps(trace)
+    return _annotated_training_steps(trace, fw) or _marked_training_steps(trace, fw)
 
 
-def _annotated_training_steps(trace: Trace) -> str:
+def _annotated_training_steps(trace: Trace, fw: Framework) -> str:
     """:func:`_named_training_steps` of the annotations a format keeps among its ops (``Trace.annotations``:
-    Kineto's ``record_function("train_step")``), in words; "" for none."""
+    Kineto's ``record_function("train_step")``), named as the capture's framework names them
+    (``Framework.annotation_ranges``), in words; "" for none."""
     a = trace.annotations
     if a is None or not a.size:
         return ""
-    return _training_step_names(trace.h, a, "the program's record_function ranges", "range")
+    return _training_step_names(trace.h, a, f"the program's {fw.annotation_ranges}", "range")
 
 
 def _training_step_names(h: HostEvents, at: np.ndarray, whose: str, unit: str) -> str:
@@ -1043,9 +1051,9 @@ def _training_step_names(h: HostEvents, at: np.ndarray, whose: str, unit: str) -
     return f"{whose} name training steps ({plural(total, unit)}: `{_short(max(said, key=lambda nc: nc[1])[0], 40)}` ...)"
 
 
-def _marked_training_steps(trace: Trace) -> str:
+def _marked_training_steps(trace: Trace, fw: Framework) -> str:
     """:func:`_named_training_steps` of the program's own step marks in an XPlane capture
-    (``tensorflow.own_step_marks``: ``_r`` and ``step_num``, as TensorFlow's ``Trace('train', step_num=s, _r=1)`` and
+    (``Framework.own_step_marks``: ``_r`` and ``step_num``, as TensorFlow's ``Trace('train', step_num=s, _r=1)`` and
     JAX's ``StepTraceAnnotation('train', step_num=s)`` write them), in words; "" for none.  Why: the marks live among
     the host's events, not in ``Trace.ranges``, so a TF forward loop marked ``train`` read "no host event says what
     the GPU work was for", and a JAX forward marked ``train`` read inference with the name-vs-work contradiction
@@ -1053,13 +1061,13 @@ def _marked_training_steps(trace: Trace) -> str:
     h = trace.h
     if not len(h):
         return ""
-    own = tensorflow.own_step_marks(h)
+    own = fw.own_step_marks(h)
     if not own.any():
         return ""
     return _training_step_names(h, own, "the program's own step marks", "mark")
 
 
-def _named_training_kind(trace: Trace) -> Kind | None:
+def _named_training_kind(trace: Trace, fw: Framework) -> Kind | None:
     """Training, where the marked step ranges name it (:func:`_named_training_steps`) and nothing else in the capture
     says the kind.  Asked only once no evidence of either kind was found (``_training_kind``: no backward pass,
     optimizer step, gradient all-reduce or gradient kernel; no op recorded that shows a forward pass alone), and
@@ -1069,19 +1077,19 @@ def _named_training_kind(trace: Trace) -> Kind | None:
     generic kernels, with no host op recorded, is not seen either way, so the evidence says the backward is not shown.
     Such a capture (the step range our capture advice asks for, nothing else named) read "GPU work of an unknown kind"
     on NVIDIA and AMD alike (h37-amd69 *Left* 3)."""
-    said = _named_training_steps(trace)
+    said = _named_training_steps(trace, fw)
     if not said:
         return None
     return Kind("training", "medium", f"{said}; nothing else in the capture shows a backward pass, an optimizer step "
                                       f"or a gradient kernel: training by the step's name alone", from_ranges=True)
 
 
-def _named_training_contradicted(trace: Trace) -> str:
+def _named_training_contradicted(trace: Trace, fw: Framework) -> str:
     """The contradiction, in words, where the recorded ops show a forward pass alone yet the step ranges name
     training (:func:`_named_training_steps`); "" where they name none.  Why said: the work recorded decides the kind,
     but a program that calls its forward passes ``train_step`` either lost its backward from the capture or
     mislabels its loop -- hiding the name would hide both."""
-    said = _named_training_steps(trace)
+    said = _named_training_steps(trace, fw)
     return f", though {said}: the name says training, the recorded work does not" if said else ""
 
 

@@ -133,7 +133,7 @@ def check(m: HostMetrics) -> list[Finding]:
     own = worst is None or fills is not None or bool(pinned or migrated) or uploads is not None or sync_pinned
     serial = None if own or _reads_out(ctx, m) or _index_uploads(ctx, m) else _serial_upload(ctx, m, worst)
     sync_txt = _cost_words(ctx, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned + \
-        _anyway_words(ctx, anyway) + _serial_words(ctx, serial, worst) + _legacy_words(copies) + (
+        _anyway_words(ctx, anyway) + _serial_words(ctx, serial, worst) + _legacy_words(ctx, copies) + (
         "; every host copy comes from pinned memory already: the synchronous calls, not the memory, hold them in "
         "series with the kernels" if sync_pinned else "")
     if uploads is not None:  # the copies to the device are a wrapper's uploads of offloaded parameters, not a batch
@@ -601,17 +601,19 @@ def _legacy_stream(c) -> bool:
     return (c.legacy_stream_share or 0.0) >= T("excessive_memcpy.own_stream_share")
 
 
-def _legacy_words(copies: list) -> str:
+def _legacy_words(ctx: Ctx, copies: list) -> str:
     """The words of host copies on a stream of no kernel that the legacy default stream runs in series with the
     kernels (:func:`_legacy_stream`), "" where none are.  Why: the GPU's idle or the overlap lost beside such a copy
     is that stream's order, not the copy's being on the kernels' stream -- and the format said which stream it was
-    (h37-copy70's Left 2; never said where the format does not state the streams' kinds)."""
+    (h37-copy70's Left 2; never said where the format does not state the streams' kinds).  The stream is named as the
+    GPU's vendor names it (``TERMS["legacy_stream"]``: CUDA's NULL stream, HIP's null stream)."""
     tied = [c for c in copies if c.direction in ("h2d", "d2h") and _legacy_stream(c)]
     if not tied:
         return ""
     names = " and ".join(_NAMES.get(c.direction, c.direction) for c in tied)
     return (f"; {pct(max(c.legacy_stream_share or 0.0 for c in tied))} of the {names} copy time runs on a stream no "
-            f"kernel runs on, yet in series with the kernels: the legacy default stream (CUDA's NULL stream) waits for "
+            f"kernel runs on, yet in series with the kernels: the legacy default stream "
+            f"({ctx.vendor.TERMS['legacy_stream']}) waits for "
             f"the work queued on every blocking stream and makes it wait, so the copies overlap none of their kernels")
 
 

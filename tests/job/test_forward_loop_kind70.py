@@ -21,6 +21,7 @@ import pytest
 
 from synthetic import nsysexport as nx
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.job import kind as job_kind
 from tests.support.cli_report import in_process
 
 #: a cuBLAS product in each operand layout (cuBLAS's own names: ``volta_sgemm_128x64_tn`` ...)
@@ -179,4 +180,4 @@ def test_gemm_operand_layout_of_real_names(name, layout):
 ])
 def test_backward_or_update_words_of_real_names(name, shown):
     """A backward's or an update's own word in a real kernel's name; a forward's none (base: no such reading)."""
-    assert devices.backward_or_update_one(name) is shown
+    assert job_kind.backward_or_update_one(name) is shown

@@ -34,6 +34,8 @@ def test_control_a_cuda_program_keeps_cuda_s() -> None:
 
 
 def test_the_null_stream_s_words_are_hip_s_on_an_amd_gpu() -> None:
-    """The finding's words name the stream the runtime has: "CUDA's NULL stream" -> "HIP's null stream"."""
-    said = amd.words("the legacy default stream (CUDA's NULL stream) waits for the work")
+    """The finding's words name the stream the runtime has, as the vendor names it (``TERMS["legacy_stream"]``, asked
+    by ``rules.excessive_memcpy._legacy_words``): "HIP's null stream" on AMD, "CUDA's NULL stream" on NVIDIA."""
+    said = amd.words(f"the legacy default stream ({amd.TERMS['legacy_stream']}) waits for the work")
     assert "HIP's null stream" in said and "CUDA" not in said, said
+    assert nvidia.TERMS["legacy_stream"] == "CUDA's NULL stream"

@@ -167,13 +167,10 @@ def is_suffixless(name: str) -> bool:
     return bool(name) and "." not in name
 
 
-def is_checkpoint(path: str) -> bool:
-    """Whether the file at ``path`` is a ``torch.save`` file (its zip archive holding ``<archive>/data.pkl``, or the
-    legacy format's magic number first) -- asked only of one :func:`sniff` found holds no snapshot."""
-    try:
-        head = fsio.read_head(path, SNIFF_BYTES)
-    except Exception:  # noqa: BLE001 - unreadable: no checkpoint we can tell
-        return False
+def is_checkpoint_head(head: bytes) -> bool:
+    """Whether a file's first :data:`SNIFF_BYTES` are a ``torch.save`` file's (its zip archive holding
+    ``<archive>/data.pkl``, or the legacy format's magic number first) -- asked only of one :func:`sniff_head` found
+    holds no snapshot."""
     return (is_zip(head) and not isinstance(torch_save_head(head), str)) or head.startswith(LEGACY_TORCH_SAVE_HEAD)
 
 
@@ -334,6 +331,12 @@ def sniff(path: str) -> str | None:
         head = fsio.read_head(path, SNIFF_BYTES)
     except Exception:  # noqa: BLE001 - unreadable: not ours, said so
         return "unreadable"
+    return sniff_head(head)
+
+
+def sniff_head(head: bytes) -> str | None:
+    """:func:`sniff` of a file's first :data:`SNIFF_BYTES`, read once by whoever asks more of them
+    (``SnapshotLayout.refused``)."""
     if not head:
         return "empty"
     if is_gzip(head):  # the pickle's start, decompressed from the file's (never past SNIFF_BYTES)
@@ -380,6 +383,13 @@ CAPACITY_FILE = ("a memory snapshot's capacity record (torch.cuda.mem_get_info),
                  "beside it, never as a profile")
 
 
+def _left_out(path: str, why: str | None) -> str | None:
+    """``SnapshotLayout.sniff``'s answer for the file at ``path`` given :func:`sniff`'s ``why``: a ``torch.save`` or
+    suffixless name that holds no snapshot is left out silently (``""``)."""
+    name = os.path.basename(path)
+    return "" if why is not None and (is_torch_save_name(name) or is_suffixless(name)) else why
+
+
 class SnapshotLayout(RunFolderLayout):
     expected = EXPECTED
 
@@ -403,16 +413,19 @@ class SnapshotLayout(RunFolderLayout):
     def sniff(self, path: str) -> str | None:
         """A ``torch.save`` name (:data:`TORCH_SAVE_SUFFIXES`) or a suffixless one (:func:`is_suffixless`) that holds
         no snapshot is a checkpoint's or anyone's: left out silently (``""``), as a ``.csv`` of no profiler's is."""
-        why = sniff(path)
-        name = os.path.basename(path)
-        return "" if why is not None and (is_torch_save_name(name) or is_suffixless(name)) else why
+        return _left_out(path, sniff(path))
 
     def refused(self, path: str) -> str | None:
         """Given by path, a ``torch.save`` checkpoint is named as one (:data:`CHECKPOINT`), whatever its name; any
         other file this layout asks about is refused as the walk refuses it (:meth:`sniff`: a ``README`` or a text
-        ``.pth`` gets ``""``, the generic "not a profile this tool reads")."""
-        why = self.sniff(path)
-        return CHECKPOINT if why is not None and is_checkpoint(path) else why
+        ``.pth`` gets ``""``, the generic "not a profile this tool reads").  The file's head is read once, for both
+        questions (:func:`sniff_head`, :func:`is_checkpoint_head`)."""
+        try:
+            head = fsio.read_head(path, SNIFF_BYTES)
+        except Exception:  # noqa: BLE001 - unreadable: not ours, said so (:func:`sniff`), no checkpoint we can tell
+            return _left_out(path, "unreadable")
+        why = _left_out(path, sniff_head(head))
+        return CHECKPOINT if why is not None and is_checkpoint_head(head) else why
 
     def lone_content(self, path: str) -> str | None:
         """A file given by path under a name no layout reads (``report ss_3``, ``report mem.bin``) is a snapshot's

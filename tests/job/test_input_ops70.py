@@ -15,12 +15,11 @@ capture's reading is tests/job/test_ops_unrecorded70.py's."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import shutil
 from pathlib import Path
 
 from tests.support.cli_report import cli_report
+from tests.support.tf_trace_edits import with_graph_op
 
 _WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
 _RUN = _WILD / "tf_keras_input_ops_8gpu"
@@ -45,16 +44,8 @@ def test_a_graph_run_with_only_its_input_pipelines_ops_recorded_ran_a_model_wher
 
 
 def test_control_the_same_run_with_a_model_op_inside_the_graph_reads_as_work_on_the_cpu(tmp_path: Path):
-    src = _RUN / _FILE
-    doc = json.loads(gzip.decompress(src.read_bytes()))
-    ev = doc["traceEvents"]
-    run = next(e for e in ev if e.get("name", "").startswith("EagerLocalExecute: __inference_"))
-    compute = next(e["tid"] for e in ev if e.get("name") == "thread_name" and e["args"]["name"] == "tf_Compute")
-    ev.append({"ph": "X", "pid": run["pid"], "tid": compute, "ts": run["ts"] + 30000, "dur": 5000,
-               "name": "MatMul", "args": {"long_name": "model/dense/MatMul:MatMul"}})
-    out = tmp_path / "run" / Path(_FILE).parent
-    out.mkdir(parents=True)
-    (out / src.name).write_bytes(gzip.compress(json.dumps(doc).encode()))
+    with_graph_op(_RUN / _FILE, tmp_path / "run" / Path(_FILE).parent, 30000,
+                  {"name": "MatMul", "args": {"long_name": "model/dense/MatMul:MatMul"}})
     job, _ = _job_and_warning(tmp_path / "run")
     assert job["kind"] == "no_gpu" and "ran on the CPU" in job["kind_evidence"], job
 

@@ -13,12 +13,11 @@ keep "the work ran on the CPU"."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import shutil
 from pathlib import Path
 
 from tests.support.cli_report import cli_report
+from tests.support.tf_trace_edits import with_graph_op
 
 _WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
 _SESSION = "plugins/profile/2020_08_05_13_37_44"
@@ -41,16 +40,8 @@ def test_a_graph_run_with_none_of_its_ops_recorded_is_no_proof_of_work_on_the_cp
 
 
 def test_control_the_same_graph_run_with_an_op_on_an_executor_thread_reads_as_work_on_the_cpu(tmp_path: Path):
-    src = _GPU8 / _SESSION / "ip-172-31-19-241.trace.json.gz"
-    doc = json.loads(gzip.decompress(src.read_bytes()))
-    ev = doc["traceEvents"]
-    run = next(e for e in ev if e.get("name", "").startswith("EagerLocalExecute: __inference_"))
-    compute = next(e["tid"] for e in ev if e.get("name") == "thread_name" and e["args"]["name"] == "tf_Compute")
-    ev.append({"ph": "X", "pid": run["pid"], "tid": compute, "ts": run["ts"] + 2000, "dur": 5000,
-               "name": "dense/MatMul:MatMul"})
-    out = tmp_path / "run" / _SESSION
-    out.mkdir(parents=True)
-    (out / src.name).write_bytes(gzip.compress(json.dumps(doc).encode()))
+    with_graph_op(_GPU8 / _SESSION / "ip-172-31-19-241.trace.json.gz", tmp_path / "run" / _SESSION, 2000,
+                  {"name": "dense/MatMul:MatMul"})
     job, f = _job_and_finding(tmp_path / "run")
     assert job["kind"] == "no_gpu" and "ran on the CPU" in job["kind_evidence"], job
 

@@ -42,7 +42,7 @@ def test_a_graph_run_with_none_of_its_ops_recorded_is_no_proof_of_work_on_the_cp
 def test_control_the_same_graph_run_with_an_op_on_an_executor_thread_reads_as_work_on_the_cpu(tmp_path: Path):
     with_graph_op(_GPU8 / _SESSION / "ip-172-31-19-241.trace.json.gz", tmp_path / "run" / _SESSION, 2000,
                   {"name": "dense/MatMul:MatMul"})
-    job, f = _job_and_finding(tmp_path / "run")
+    job, _ = _job_and_finding(tmp_path / "run")
     assert job["kind"] == "no_gpu" and "ran on the CPU" in job["kind_evidence"], job
 
 

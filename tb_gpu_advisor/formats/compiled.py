@@ -8,6 +8,10 @@ columns and the same errors as its Python twin: on any input it does not fully u
 the Python path (the snapshot reader mirrors its twin opcode for opcode instead, and hands back only a call whose
 numbers do not fit in 64 bits).
 
+The same place chooses protobuf's runtime for the XPlane and HLO messages (:func:`protobuf_runtime`): upb, protobuf's
+C parser, where the ``protobuf`` package is installed and nothing forced the Python path; else the plain-Python
+messages of ``formats/protomsg.py`` -- so a Python without ``protobuf`` still reads TensorFlow and JAX captures.
+
 Cheap to import (no numpy): ``tb-gpu-advisor --version`` says which path runs for each format.
 """
 
@@ -43,3 +47,20 @@ def why_python(module: str) -> str | None:
     if forced_pure_python():
         return f"{PURE_PYTHON_ENV} is set"
     return NOT_BUILT if load(module) is None else None
+
+
+#: protobuf's runtime for the message schemas: upb where installed, else (or forced) the plain-Python messages.
+UPB, PYTHON_MESSAGES = "upb", "python"
+
+
+def protobuf_runtime() -> str:
+    """Which runtime parses the XSpace and HLO messages: :data:`UPB` (protobuf's C parser, where the ``protobuf``
+    package is installed) or :data:`PYTHON_MESSAGES` (``formats/protomsg.py``: no protobuf, or
+    ``TB_GPU_ADVISOR_PURE_PYTHON`` set)."""
+    if forced_pure_python():
+        return PYTHON_MESSAGES
+    try:
+        importlib.import_module("google.protobuf.message_factory")
+    except ImportError:
+        return PYTHON_MESSAGES
+    return UPB

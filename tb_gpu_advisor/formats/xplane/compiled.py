@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from tb_gpu_advisor.formats.compiled import PURE_PYTHON_ENV, forced_pure_python, why_python  # noqa: F401 (re-exported)
+from tb_gpu_advisor.formats.compiled import PURE_PYTHON_ENV, UPB, forced_pure_python, protobuf_runtime, why_python
 from tb_gpu_advisor.formats.compiled import load as _load
 
 MODULE = "tb_gpu_advisor.formats.xplane._cwire"
@@ -19,4 +19,8 @@ def load() -> ModuleType | None:
 def describe() -> str:
     """One line naming the XPlane decoder this process runs, and why when it is the pure-Python one."""
     why = why_python(MODULE)
-    return f"XPlane decoder: pure Python ({why})" if why else "XPlane decoder: compiled (C)"
+    decoder = f"XPlane decoder: pure Python ({why})" if why else "XPlane decoder: compiled (C)"
+    if protobuf_runtime() == UPB:
+        return f"{decoder}, metadata by protobuf's upb"
+    why_messages = f"{PURE_PYTHON_ENV} is set" if forced_pure_python() else "the protobuf package is not installed"
+    return f"{decoder}, metadata by plain-Python messages ({why_messages})"

@@ -6,9 +6,10 @@ dimension numbers give the FLOPs of each matmul, convolution and fused attention
 
 The schema is built at run time from field numbers, as ``schema.py`` builds XSpace's (the facts of
 ``xla/service/hlo.proto`` and ``xla/xla_data.proto`` in openxla/xla; only the fields read here), and parsed by
-protobuf's upb.  The formulas and XLA's library-call names are ``frameworks/xla.py``'s; this module walks the
-program: which computations run and how often (``while`` bodies ``known_trip_count`` times), which instruction of
-the executed program a kernel names (a fusion, for the dots inside it), and what each moves.
+protobuf's upb (without protobuf, by ``formats/protomsg.py``).  The formulas and XLA's library-call names are
+``frameworks/xla.py``'s; this module walks the program: which computations run and how often (``while`` bodies
+``known_trip_count`` times), which instruction of the executed program a kernel names (a fusion, for the dots inside
+it), and what each moves.
 """
 
 from __future__ import annotations
@@ -19,16 +20,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.protobuf import descriptor_pb2
-from google.protobuf.message import DecodeError
-
-from tb_gpu_advisor.formats.xplane.schema import build_classes, from_bytes
+from tb_gpu_advisor.formats import protomsg
+from tb_gpu_advisor.formats.xplane.schema import DECODE_ERRORS, build_classes, from_bytes
 from tb_gpu_advisor.frameworks import xla
 
-_F = descriptor_pb2.FieldDescriptorProto
-_OPT, _REP = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
-_I64, _I32 = _F.TYPE_INT64, _F.TYPE_INT32
-_STR, _BYTES, _MSG = _F.TYPE_STRING, _F.TYPE_BYTES, _F.TYPE_MESSAGE
+_OPT, _REP = protomsg.LABEL_OPTIONAL, protomsg.LABEL_REPEATED
+_I64, _I32 = protomsg.TYPE_INT64, protomsg.TYPE_INT32
+_STR, _BYTES, _MSG = protomsg.TYPE_STRING, protomsg.TYPE_BYTES, protomsg.TYPE_MESSAGE
 
 #: Field numbers of package ``xla`` (xla/service/hlo.proto, xla/xla_data.proto); enums read as int32.
 _MESSAGES: dict[str, list[tuple[str, int, int, int, str | None]]] = {
@@ -161,7 +159,7 @@ def parse_module(raw: bytes, skim: bool = False) -> Any:
     :class:`HloReadError` when it holds none."""
     try:
         msg = from_bytes(_classes()["HloProtoSkim" if skim else "HloProto"], raw)
-    except (DecodeError, RecursionError, ValueError) as e:
+    except (*DECODE_ERRORS, RecursionError, ValueError) as e:
         raise HloReadError(f"not an HloProto: {e}") from e
     if not msg.HasField("hlo_module") or not msg.hlo_module.computations:
         raise HloReadError("the HloProto holds no module")
@@ -171,7 +169,7 @@ def parse_module(raw: bytes, skim: bool = False) -> Any:
 def _parse(name: str, raw: bytes) -> Any:
     try:
         return from_bytes(_classes()[name], raw)
-    except (DecodeError, RecursionError, ValueError) as e:
+    except (*DECODE_ERRORS, RecursionError, ValueError) as e:
         raise HloReadError(f"not an HLO computation: {e}") from e
 
 

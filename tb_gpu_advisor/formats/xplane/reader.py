@@ -66,7 +66,6 @@ from contextlib import closing
 from typing import BinaryIO, NamedTuple
 
 import numpy as np
-from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.ahead import cores, run_ahead
@@ -74,6 +73,7 @@ from tb_gpu_advisor.common.memory import share_one_heap
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.xplane import compiled, viewer_json, wire
 from tb_gpu_advisor.formats.xplane.layout import viewer_json_host
+from tb_gpu_advisor.formats.xplane.schema import DECODE_ERRORS
 from tb_gpu_advisor.formats.xplane.schema import parse as parse_message
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
 from tb_gpu_advisor.model.columns import int_dtype, unique_inverse
@@ -194,7 +194,7 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
         planes, dropped = kept.planes, kept.dropped
     except CorruptProfileError as e:
         raise ProfileReadError(path, f"not a valid XSpace profile: {e}") from e
-    except (OSError, DecodeError, wire.WireError, UnicodeDecodeError, ValueError, OverflowError) as e:
+    except (OSError, *DECODE_ERRORS, wire.WireError, UnicodeDecodeError, ValueError, OverflowError) as e:
         if "alloc failed" in str(e):  # protobuf's parser ran out of memory ("Arena alloc failed"): not a damaged file
             raise MemoryError(f"out of memory while parsing the profile: {e}") from e
         raise attach(ProfileReadError(path, f"not a readable XSpace profile (truncated or foreign file): {e}"),
@@ -621,7 +621,7 @@ def _plane_fields_compiled(buf: np.ndarray) -> tuple[object, list[tuple[np.ndarr
     head, starts, lengths, _ = split
     try:
         msg = parse_message("LazyPlane", head)
-    except DecodeError:  # upb refuses the plane's other fields: its parse of the whole plane says why, in its words
+    except DECODE_ERRORS:  # upb refuses the plane's other fields: its parse of the whole plane says why, in its words
         return _plane_fields_python(buf)
     ranges = zip(np.frombuffer(starts, dtype=np.int64).tolist(), np.frombuffer(lengths, dtype=np.int64).tolist())
     return msg, [(buf, s, s + ln) for s, ln in ranges]
@@ -990,7 +990,7 @@ def _line_walk_compiled(buf: np.ndarray, start: int, end: int, key_table: np.nda
     head, spans = walked
     try:
         msg = _header(parse_message("LazyLine", head))
-    except DecodeError:
+    except DECODE_ERRORS:
         yield None
         return
     yield msg

@@ -5,6 +5,10 @@ they were generated for (protobuf 5 rejects modules from protoc 3 and vice
 versa), and TensorFlow's own module needs TensorFlow.  Building the
 descriptors here from the field numbers (the only upstream *facts* we need)
 works with every protobuf >= 3.20 runtime and keeps the upb C parser.
+Where the ``protobuf`` package is not installed (or the Python path is
+forced), the same tables become plain-Python message classes
+(``formats/protomsg.py``): same fields, same API, same refusals;
+``formats/compiled.py`` chooses (:func:`build_classes`).
 
 Two families of messages share one wire format:
 
@@ -25,17 +29,29 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
 from tb_gpu_advisor.common.memory import ensure_room_to_parse
+from tb_gpu_advisor.formats import protomsg
+from tb_gpu_advisor.formats.compiled import UPB, protobuf_runtime
 
-_F = descriptor_pb2.FieldDescriptorProto
-_OPT, _REP = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
-_I64, _U64, _DBL = _F.TYPE_INT64, _F.TYPE_UINT64, _F.TYPE_DOUBLE
-_STR, _BYTES, _MSG = _F.TYPE_STRING, _F.TYPE_BYTES, _F.TYPE_MESSAGE
+_OPT, _REP = protomsg.LABEL_OPTIONAL, protomsg.LABEL_REPEATED
+_I64, _U64, _DBL = protomsg.TYPE_INT64, protomsg.TYPE_UINT64, protomsg.TYPE_DOUBLE
+_STR, _BYTES, _MSG = protomsg.TYPE_STRING, protomsg.TYPE_BYTES, protomsg.TYPE_MESSAGE
 
 # (field name, number, type, label, message type name or None)
-_Field = tuple[str, int, int, int, "str | None"]
+_Field = protomsg.Field
+
+
+def _decode_errors() -> tuple[type[Exception], ...]:
+    """What either runtime raises on bytes that are no message of the schema."""
+    try:
+        from google.protobuf.message import DecodeError
+    except ImportError:
+        return (protomsg.DecodeError,)
+    return (protomsg.DecodeError, DecodeError)
+
+
+#: Catch these where a parse may meet bytes that are no message (``except DECODE_ERRORS``): upb's and ours.
+DECODE_ERRORS = _decode_errors()
 
 # Field numbers of tensorflow.profiler XSpace (xla/tsl/profiler/protobuf/xplane.proto).
 _MESSAGES: dict[str, list[_Field]] = {
@@ -115,8 +131,17 @@ def build_classes(file_name: str, package: str, messages: dict[str, list[_Field]
 
     Shared by every schema this project reads from field numbers (XSpace here, XLA's HLO in ``hlo.py``).
     Proto3 semantics throughout: an enum is declared as ``int32`` (same varint on the wire), a oneof as its
-    plain fields.
+    plain fields.  upb's classes where protobuf is installed, else plain-Python ones (:mod:`protomsg`).
     """
+    if protobuf_runtime() != UPB:
+        return protomsg.build_classes(file_name, package, messages)
+    return upb_classes(file_name, package, messages)
+
+
+def upb_classes(file_name: str, package: str, messages: dict[str, list[_Field]]) -> dict[str, Any]:
+    """:func:`build_classes` on protobuf's runtime (upb): its descriptors built from the table."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
     fd = descriptor_pb2.FileDescriptorProto(name=file_name, package=package, syntax="proto3")
     for msg_name, fields in messages.items():
         msg = fd.message_type.add(name=msg_name)
@@ -144,13 +169,13 @@ def message_class(name: str) -> Any:
     return _classes()[name]
 
 
-def from_bytes(cls: Any, data) -> Any:  # noqa: ANN001 - bytes or a memoryview
+def from_bytes(cls: Any, data) -> Any:
     """``cls.FromString(data)`` once there is room for upb's parse (a MemoryError otherwise:
     :func:`~tb_gpu_advisor.common.memory.ensure_room_to_parse`); every schema's messages are parsed through here."""
     ensure_room_to_parse(len(data))
     return cls.FromString(data)
 
 
-def parse(name: str, data) -> Any:  # noqa: ANN001 - bytes or a memoryview
+def parse(name: str, data) -> Any:
     """The message ``name`` of this schema from ``data`` (:func:`from_bytes`)."""
     return from_bytes(_classes()[name], data)

@@ -16,7 +16,7 @@ from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx,
 from tb_gpu_advisor.metrics.trips import trip_windows
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
 from tb_gpu_advisor.model.columns import subtract_intervals, time_within, union_intervals
-from tb_gpu_advisor.model.trace import STREAM_BLOCKING, STREAM_LEGACY_DEFAULT
+from tb_gpu_advisor.model.trace import STREAM_BLOCKING, STREAM_LEGACY_DEFAULT, STREAM_PER_THREAD_DEFAULT
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
 _BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2p": "memcpy_d2d", "memset": "memset", "other": "memcpy_d2d"}
@@ -253,24 +253,36 @@ def _copy_streams(d) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # noqa: ANN0
         return none, np.ones(len(d), dtype=bool), none
     kernels = np.unique(d.stream[busy])
     own = ~np.isin(d.stream, kernels) & ~unrecorded
-    tied = _legacy_tied(d.stream_kinds, kernels.tolist(), len(d.stream_names))
+    tied = _legacy_tied(d.stream_kinds, kernels.tolist(), len(d.stream_names), d.stream_contexts)
     legacy = own & tied[d.stream.astype(np.intp, copy=False)] if tied.any() else none
     return own & ~legacy, unrecorded, legacy
 
 
-def _legacy_tied(kinds: dict[int, str], kernels: list[int], n: int) -> np.ndarray:
+def _legacy_tied(kinds: dict[int, str], kernels: list[int], n: int,
+                 contexts: dict[int, int] | None = None) -> np.ndarray:
     """Per stream (an index into ``stream_names``, ``n`` of them), whether the legacy default stream orders it against
-    the kernels' streams ``kernels``: the legacy default stream where a kernel runs on a blocking stream (created
-    with the default flags) or on the legacy one, and a blocking stream where a kernel runs on the legacy one.  A
-    non-blocking stream, a per-thread default stream and a stream of no stated kind are tied to none."""
+    the kernels' streams ``kernels``, context by context (``contexts``: stream -> its context; a stream of none
+    stated is the one context's the others of none share): the legacy default stream where a kernel of its context
+    runs on a blocking stream (created with the default flags), a per-thread default stream or the legacy one, and
+    such a stream where a kernel of its context runs on the legacy one.  A non-blocking stream and a stream of no
+    stated kind are tied to none; nor is a per-thread default stream to a blocking one (it synchronises with the
+    legacy default stream only, CUDA's "Stream synchronization behavior").
+
+    Why by context: a second process on the GPU, or a second context of one process, has streams of its own kinds
+    that the first's legacy default stream does not hold (h37-stream70's Left 3): a copy on process B's blocking
+    stream beside process A's kernels on A's NULL stream runs unordered (h37-copy71)."""
     out = np.zeros(max(n, 1), dtype=bool)
-    serial = (STREAM_LEGACY_DEFAULT, STREAM_BLOCKING)
-    if not any(kinds.get(int(k)) in serial for k in kernels):
-        return out
-    legacy_busy = any(kinds.get(int(k)) == STREAM_LEGACY_DEFAULT for k in kernels)
-    for i, kind in kinds.items():
-        if 0 <= i < out.size and (kind == STREAM_LEGACY_DEFAULT or (kind == STREAM_BLOCKING and legacy_busy)):
-            out[i] = True
+    ctx = contexts or {}
+    serial = (STREAM_LEGACY_DEFAULT, STREAM_BLOCKING, STREAM_PER_THREAD_DEFAULT)
+    for c in {ctx.get(i, -1) for i in kinds}:
+        mine = {i: k for i, k in kinds.items() if ctx.get(i, -1) == c}
+        busy = [mine.get(int(k)) for k in kernels]
+        if not any(k in serial for k in busy):
+            continue
+        legacy_busy = STREAM_LEGACY_DEFAULT in busy
+        for i, kind in mine.items():
+            if 0 <= i < out.size and (kind == STREAM_LEGACY_DEFAULT or (kind in serial and legacy_busy)):
+                out[i] = True
     return out
 
 

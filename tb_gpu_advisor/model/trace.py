@@ -705,6 +705,12 @@ class DeviceEvents:
     #: later work wait for it, an order no timestamp shows; which stream is that one is the format's to say, never a
     #: number's (CUPTI gave it id 7 in one process and 15 in the next of the same job: h37-stream70)
     stream_kinds: dict[int, str] = field(default_factory=dict)
+    #: the CUDA context each stream (an index into ``stream_names``) was created in, as a number per GPU (streams of
+    #: one context share it) where the file states it (Nsight's ``TARGET_INFO_CUDA_STREAM.contextId``, per process);
+    #: empty where it states none -- the GPU's streams then taken as one context's.  Why: the legacy default stream's
+    #: order holds within its own context; a second process or context on the GPU runs beside it unordered
+    #: (h37-stream70's Left 3, h37-copy71)
+    stream_contexts: dict[int, int] = field(default_factory=dict)
     #: :meth:`busy`'s answer with the columns it was made from (start, end), compared by identity
     _busy: tuple | None = field(default=None, repr=False, compare=False)
 

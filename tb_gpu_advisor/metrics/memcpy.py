@@ -92,10 +92,10 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
     GPU and direction: ~10,000 objects on a 100 MB capture, of which the report keeps 500)."""
     tally = _Tally(n=ctx.steps.count, max_rows=max_rows, step_ids=ctx.steps.ids.tolist())
     hosts = _HostOps(ctx)
-    for g in ctx.gpus:
-        c = _gpu_copies(ctx, g)
-        if c is not None:
-            _tally_gpu(ctx, g, c, tally, hosts)
+    gpus = [(g, c) for g in ctx.gpus if (c := _gpu_copies(ctx, g)) is not None]
+    tally.shared = _shared_rates([c for _, c in gpus])
+    for g, c in gpus:
+        _tally_gpu(ctx, g, c, tally, hosts)
     # per step and GPU (``Context.per_step``), as the blocking time beside it and the step it is part of: a sum over 2
     # GPUs read "H2D (450 copies, 1.84 s per step)" in a 969 ms step (issue #36)
     out = [_direction_stat(dr, a, tally, exposed, ctx.per_step) for dr, a in tally.agg.items()]
@@ -132,6 +132,9 @@ class _Tally:
     #: :func:`_link_rate`), ms; and, per direction, that link's words
     bus: dict[str, float] = field(default_factory=dict)
     links: dict[str, set[str]] = field(default_factory=dict)
+    #: (direction, host memory kind) -> the rate the large copies of several GPUs moved at side by side, with how
+    #: many copies and GPUs (:func:`_shared_rates`), and the GPUs that took part
+    shared: dict[tuple[str, int], tuple[float, int, int, frozenset]] = field(default_factory=dict)
 
 
 class _HostOps:
@@ -400,18 +403,66 @@ def _bus_floor(tally: _Tally, g: GpuCtx, c: _Copies, dr: str, nbytes: float) -> 
     cc = info.compute_capability
     bw, words = devices.host_link(info.name, "{}.{}".format(*cc) if isinstance(cc, (tuple, list)) else cc)
     if np.isfinite(bw):  # a bus to measure: an integrated GPU's copies cross none
-        bw, words = _link_rate(c, dr, bw, words)
+        bw, words = _link_rate(c, dr, bw, words, tally.shared)
     tally.bus[dr] = tally.bus.get(dr, 0.0) + nbytes / bw * 1e3
     tally.links.setdefault(dr, set()).add(words)
 
 
+def _rated(c: _Copies, dr: str, kind: int) -> np.ndarray:
+    """The copies of ``c`` that measure ``dr``'s link with host memory ``kind`` (0 pinned, 1 pageable): large enough
+    that their bytes set their time (``excessive_memcpy.rate_bytes``), with a device time; neither the driver's paging
+    nor the program's prefetch of managed memory (they move pages, not a copy's bytes)."""
+    return ((c.direction == dr) & (c.host_kind == kind) & ~c.migration & ~c.asked
+            & (c.nbytes >= T("excessive_memcpy.rate_bytes")) & (c.end > c.dev_start))
+
+
+def _shared_rates(gpus: list[_Copies]) -> dict[tuple[str, int], tuple[float, int, int, frozenset]]:
+    """Per host direction and host memory kind (0 pinned, 1 pageable): the rate (bytes/s) the large copies
+    (:func:`_rated`) of several GPUs moved at while side by side -- those of each GPU that overlap one of another
+    GPU's: their bytes over the union of their device times --, with how many copies, of how many GPUs, and which
+    GPUs; none where no two GPUs' copies overlap.
+
+    Why: GPUs behind one host link (a PCIe switch, a CPU's root port) share it; each copy then moves at its share, and
+    the rate one GPU's copies measured understates the link by as many GPUs as copied at once (h37-copy70's Left 1).
+    Their sum is what the link moved -- where the GPUs do not share one link, more than it could: the caller keeps
+    it no faster than the fastest link the GPU can sit on (``devices.host_link``)."""
+    out: dict[tuple[str, int], tuple[float, int, int, frozenset]] = {}
+    if len(gpus) < 2:
+        return out
+    for dr in _HOST_DIRECTIONS:
+        for kind in (0, 1):
+            sel = [_rated(c, dr, kind) for c in gpus]
+            spans = [(c.dev_start[m].astype(np.int64), c.end[m].astype(np.int64)) for c, m in zip(gpus, sel)]
+            starts, ends, nbytes, who = [], [], 0.0, set()
+            for k, (c, m) in enumerate(zip(gpus, sel)):
+                if not m.any():
+                    continue
+                others = [spans[j] for j in range(len(gpus)) if j != k and spans[j][0].size]
+                if not others:
+                    continue
+                os_, oe = union_intervals(np.concatenate([o[0] for o in others]), np.concatenate([o[1] for o in others]))
+                s, e = spans[k]
+                at = np.searchsorted(oe, s, side="right")  # the first other stretch ending after the copy starts
+                hit = (at < os_.size) & (os_[np.minimum(at, os_.size - 1)] < e)
+                if hit.any():
+                    starts.append(s[hit])
+                    ends.append(e[hit])
+                    nbytes += float(c.nbytes[m][hit].sum())
+                    who.add(c.gpu)
+            if len(who) < 2:
+                continue
+            us, ue = union_intervals(np.concatenate(starts), np.concatenate(ends))
+            span = float((ue - us).sum()) / PS_PER_MS / 1e3
+            if span > 0:
+                out[(dr, kind)] = (nbytes / span, sum(x.size for x in starts), len(who), frozenset(who))
+    return out
+
+
 def _measured(c: _Copies, dr: str, kind: int) -> tuple[float, int]:
     """The rate (bytes/s) ``dr``'s copies of host memory ``kind`` (0 pinned, 1 pageable) large enough that their bytes
-    set their time (``excessive_memcpy.rate_bytes``) moved at on this GPU, with how many: their bytes over the union
-    of their device times (copies run side by side share the link); (0, 0) where none is.  Neither the driver's
-    paging nor the program's prefetch of managed memory counts: they move pages, not a copy's bytes."""
-    sel = ((c.direction == dr) & (c.host_kind == kind) & ~c.migration & ~c.asked
-           & (c.nbytes >= T("excessive_memcpy.rate_bytes")) & (c.end > c.dev_start))
+    set their time (:func:`_rated`) moved at on this GPU, with how many: their bytes over the union of their device
+    times (copies run side by side share the link); (0, 0) where none is."""
+    sel = _rated(c, dr, kind)
     if not sel.any():
         return 0.0, 0
     s, e = union_intervals(c.dev_start[sel].astype(np.int64), c.end[sel].astype(np.int64))
@@ -419,7 +470,14 @@ def _measured(c: _Copies, dr: str, kind: int) -> tuple[float, int]:
     return (float(c.nbytes[sel].sum()) / span, int(np.count_nonzero(sel))) if span > 0 else (0.0, 0)
 
 
-def _link_rate(c: _Copies, dr: str, bw: float, words: str) -> tuple[float, str]:
+def _side_by_side(c: _Copies, dr: str, bw: float, shared: dict) -> tuple[float, int, int]:
+    """The rate ``dr``'s large pinned copies of several GPUs, this one's among them, moved at side by side
+    (:func:`_shared_rates`), no faster than the link ``bw``, with how many copies and GPUs; (0, 0, 0) where none."""
+    rate, k, n, who = shared.get((dr, 0), (0.0, 0, 0, frozenset()))
+    return (min(rate, bw), k, n) if c.gpu in who else (0.0, 0, 0)
+
+
+def _link_rate(c: _Copies, dr: str, bw: float, words: str, shared: dict | None = None) -> tuple[float, str]:
     """The bandwidth a host copy's floor takes on this GPU, with its words: the rate this capture's large pinned
     copies moved at (``dr``'s, else the other host direction's: one link) -- never faster than the link did pinned --,
     and never slower than any large copy of ``dr`` measured, pageable ones included (the link moved at least that);
@@ -427,13 +485,19 @@ def _link_rate(c: _Copies, dr: str, bw: float, words: str) -> tuple[float, str]:
 
     Why: the floor took the fastest link a GPU's generation allows (PCIe 4.0 x16 for an Ampere part) whatever slot
     the GPU sat in; a capture whose pinned copies moved at 12 GB/s says its link, and a pageable copy that moved
-    faster than the assumed link says the assumption was wrong (h37-copy70)."""
+    faster than the assumed link says the assumption was wrong (h37-copy70).  Where this GPU's pinned copies ran side
+    by side with another GPU's, the link moved their sum (``shared``, :func:`_side_by_side`), no faster than ``bw``:
+    each GPU's own rate was its share of a link they shared (h37-copy71)."""
     pinned, k = _measured(c, dr, 0)
-    side = ""
+    side, on = "", dr
     if not pinned:
         other = next(o for o in _HOST_DIRECTIONS if o != dr)
         pinned, k = _measured(c, other, 0)
-        side = f" {_DIR_WORDS[other]}" if pinned else ""
+        side, on = (f" {_DIR_WORDS[other]}", other) if pinned else ("", dr)
+    together, kt, gpus = _side_by_side(c, on, bw, shared or {}) if pinned else (0.0, 0, 0)
+    if together > pinned:  # several GPUs' copies at once: the link moved their sum, at most the fastest it can be
+        pinned, k = together, kt
+        side += devices.SHARED_LINK.format(gpus=gpus, cap=f", at most {words}" if together >= bw else "")
     paged, kp = _measured(c, dr, 1)
     if paged > (pinned or bw):
         beside = f"its pinned copies' {pinned / 1e9:.1f} GB/s" if pinned else words

@@ -63,8 +63,8 @@ from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowe
 from tb_gpu_advisor.model.damage import attach, unreadable
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import (OFF_CPU, STREAM_BLOCKING, STREAM_LEGACY_DEFAULT, STREAM_NON_BLOCKING,
-                                       DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits, StreamWaits,
-                                       Trace)
+                                       STREAM_PER_THREAD_DEFAULT, DeviceEvents, DeviceInfo, HostEvents, HostRanges,
+                                       HostWaits, StreamWaits, Trace)
 
 __all__ = ["NsysReadError", "read_trace", "TIME_BASE", "NOTHING_RECORDED"]
 
@@ -2081,10 +2081,13 @@ def _stream_waits(r: _Raw, links: dict[str, np.ndarray], dev: int) -> StreamWait
                        rec_stream=index(mine["rec_stream"])[has], rec_call=mine["rec_corr"][has].astype(np.int64))
 
 
-def _stream_columns(r: _Raw, keys: list[int], width: int) -> dict[str, dict[int, object]]:
+def _stream_columns(r: _Raw, keys: list[int], width: int, stream: np.ndarray, launch: np.ndarray,
+                    h: HostEvents) -> dict[str, dict[int, object]]:
     """``DeviceEvents.stream_kinds`` and ``stream_contexts`` of one GPU's streams (``keys``: its (process, stream)
-    keys, :func:`_stream_keys`): each one's kind and context where ``TARGET_INFO_CUDA_STREAM`` lists it, the contexts
-    numbered in the order met."""
+    keys, :func:`_stream_keys`; ``stream``, ``launch``: each of its events' stream index and launching call, -1
+    none): each one's kind and context where ``TARGET_INFO_CUDA_STREAM`` lists it (a NULL stream whose work the
+    per-thread calls made is the per-thread default stream: :func:`_per_thread_streams`), the contexts numbered in
+    the order met."""
     kinds: dict[int, str] = {}
     contexts: dict[int, int] = {}
     number: dict[tuple[int, int], int] = {}
@@ -2095,7 +2098,35 @@ def _stream_columns(r: _Raw, keys: list[int], width: int) -> dict[str, dict[int,
             kinds[i] = kind
         if (ctx := r.stream_contexts.get(key)) is not None:
             contexts[i] = number.setdefault(ctx, len(number))
+    _per_thread_streams(kinds, stream, launch, h)
     return {"stream_kinds": kinds, "stream_contexts": contexts}
+
+
+def _per_thread_streams(kinds: dict[int, str], stream: np.ndarray, launch: np.ndarray, h: HostEvents) -> None:
+    """Mend ``kinds`` (stream index -> kind) where a stream listed as the NULL stream ran work its program handed it
+    through the per-thread default stream's calls (``devices.is_per_thread_call``: ``cudaLaunchKernel_ptsz``,
+    ``cudaMemcpy_ptds``): every call of it so, the calling thread's own default stream (``cudaStreamPerThread``);
+    some, a kind not known (dropped).
+
+    Why: a build with ``--default-stream per-thread`` runs its "stream 0" work on each thread's own default stream,
+    which holds no blocking stream in series (CUDA's "Stream synchronization behavior": it synchronises with the
+    legacy default stream only); read as the legacy NULL stream, its copies beside kernels on a created stream were
+    told a wait that build does not have (h37-stream70's Left 1, h37-copy71).  Only the calls tell the two apart:
+    CUPTI's stream flags name no per-thread stream (0-3: unknown, default, non-blocking, NULL)."""
+    legacy = [i for i, k in kinds.items() if k == STREAM_LEGACY_DEFAULT]
+    if not legacy or not len(h):
+        return
+    known = launch >= 0
+    for i in legacy:
+        mine = known & (stream == i)
+        if not mine.any():
+            continue
+        names, inv = np.unique(h.name[launch[mine]], return_inverse=True)
+        per_thread = np.array([devices.is_per_thread_call(h.names[int(n)]) for n in names], bool)[inv]
+        if per_thread.all():
+            kinds[i] = STREAM_PER_THREAD_DEFAULT
+        elif per_thread.any():
+            kinds.pop(i)
 
 
 def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_corr: np.ndarray,
@@ -2137,7 +2168,7 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
         name=name,
         kind=kind,
         stream=stream, stream_names=stream_names,
-        **_stream_columns(r, ustream.tolist(), width),
+        **_stream_columns(r, ustream.tolist(), width, stream, la, h),
         corr=narrowest(corr, np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
         op_idx=op_idx,
         **DeviceEvents.copy_columns(np.where(is_copy, nbytes, -1), mem_sync),

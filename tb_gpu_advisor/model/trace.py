@@ -717,6 +717,20 @@ class DeviceEvents:
     def __len__(self) -> int:
         return int(self.start.shape[0])
 
+    def legacy_ordered(self, a: int, b: int) -> bool:
+        """Whether the legacy default stream orders streams ``a`` and ``b`` (indices into ``stream_names``) against
+        each other, as the file states their kinds (:attr:`stream_kinds`) and contexts (:attr:`stream_contexts`): two
+        streams of one context, one the legacy default stream and the other it, a blocking one or a per-thread
+        default one.  False where a kind is not stated.  Why here: the order is CUDA's semantics of the kinds the
+        format states, read by the copies' and the handoffs' readings alike (h37-stream70, h37-copy71)."""
+        ka, kb = self.stream_kinds.get(int(a)), self.stream_kinds.get(int(b))
+        if a == b or ka is None or kb is None:
+            return False
+        if self.stream_contexts.get(int(a), -1) != self.stream_contexts.get(int(b), -1):
+            return False
+        tied = (STREAM_LEGACY_DEFAULT, STREAM_BLOCKING, STREAM_PER_THREAD_DEFAULT)
+        return STREAM_LEGACY_DEFAULT in (ka, kb) and ka in tied and kb in tied
+
     def busy(self) -> tuple[np.ndarray, np.ndarray]:
         """(starts, ends), int64 ps, of the stretches this GPU runs any work: the union of all its events (kernels,
         copies, memsets, collectives on every stream), sorted, disjoint and apart (:func:`union_intervals`).

@@ -94,6 +94,7 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
     hosts = _HostOps(ctx)
     gpus = [(g, c) for g in ctx.gpus if (c := _gpu_copies(ctx, g)) is not None]
     tally.shared = _shared_rates([c for _, c in gpus])
+    tally.side = _side_bytes([c for _, c in gpus])
     for g, c in gpus:
         _tally_gpu(ctx, g, c, tally, hosts)
     # per step and GPU (``Context.per_step``), as the blocking time beside it and the step it is part of: a sum over 2
@@ -135,6 +136,9 @@ class _Tally:
     #: (direction, host memory kind) -> the rate the large copies of several GPUs moved at side by side, with how
     #: many copies and GPUs (:func:`_shared_rates`), and the GPUs that took part
     shared: dict[tuple[str, int], tuple[float, int, int, frozenset]] = field(default_factory=dict)
+    #: (GPU, host direction) -> the bytes of its copies that ran while another GPU's copies of the direction ran
+    #: (:func:`_side_bytes`)
+    side: dict[tuple[int, str], float] = field(default_factory=dict)
 
 
 class _HostOps:
@@ -398,13 +402,21 @@ def _bus_floor(tally: _Tally, g: GpuCtx, c: _Copies, dr: str, nbytes: float) -> 
     bytes -- the rate this capture's own copies measured on it where they measured one (:func:`_link_rate`), else the
     fastest link the GPU can sit on (``devices.host_link``), said assumed.  Why: a fix that pins or overlaps a copy
     leaves its bytes to cross the bus -- the saving the copy finding books is at most the copy's time beyond this floor
-    (h37-bus69); and the link a GPU's generation allows is no measurement of the slot it sits in (h37-copy70)."""
+    (h37-bus69); and the link a GPU's generation allows is no measurement of the slot it sits in (h37-copy70).  Where
+    several GPUs' copies moved side by side the link's rate is their sum (:func:`_shared_rates`), yet the bytes this
+    GPU moved beside another's (``_Tally.side``) cross it beside those again: they keep the share this GPU's copies
+    moved at, and only its copies alone on the link take the sum (h37-copy71: an FSDP job's two ranks upload at once,
+    27.7 GB/s each on a link that moved 54.6; flooring each rank's uploads at 54.6 halved a floor the schedule keeps)."""
     info = g.d.info
     cc = info.compute_capability
     bw, words = devices.host_link(info.name, "{}.{}".format(*cc) if isinstance(cc, (tuple, list)) else cc)
+    side = 0.0
     if np.isfinite(bw):  # a bus to measure: an integrated GPU's copies cross none
+        share = _link_rate(c, dr, bw, words)[0]  # the rate this GPU's own copies moved at
         bw, words = _link_rate(c, dr, bw, words, tally.shared)
-    tally.bus[dr] = tally.bus.get(dr, 0.0) + nbytes / bw * 1e3
+        side = min(tally.side.get((c.gpu, dr), 0.0), nbytes) if bw > share else 0.0
+    # the bytes that ran beside another GPU's copies cross at the share they moved at; the rest at the link's rate
+    tally.bus[dr] = tally.bus.get(dr, 0.0) + ((nbytes - side) / bw + (side / share if side else 0.0)) * 1e3
     tally.links.setdefault(dr, set()).add(words)
 
 
@@ -440,10 +452,8 @@ def _shared_rates(gpus: list[_Copies]) -> dict[tuple[str, int], tuple[float, int
                 others = [spans[j] for j in range(len(gpus)) if j != k and spans[j][0].size]
                 if not others:
                     continue
-                os_, oe = union_intervals(np.concatenate([o[0] for o in others]), np.concatenate([o[1] for o in others]))
                 s, e = spans[k]
-                at = np.searchsorted(oe, s, side="right")  # the first other stretch ending after the copy starts
-                hit = (at < os_.size) & (os_[np.minimum(at, os_.size - 1)] < e)
+                hit = _overlaps(spans[k], others)
                 if hit.any():
                     starts.append(s[hit])
                     ends.append(e[hit])
@@ -456,6 +466,34 @@ def _shared_rates(gpus: list[_Copies]) -> dict[tuple[str, int], tuple[float, int
             if span > 0:
                 out[(dr, kind)] = (nbytes / span, sum(x.size for x in starts), len(who), frozenset(who))
     return out
+
+
+def _side_bytes(gpus: list[_Copies]) -> dict[tuple[int, str], float]:
+    """(GPU, host direction) -> the bytes of its copies of the direction (the driver's paging and the program's
+    prefetch aside) that ran while another GPU's copies of the direction ran: the bytes that share the link with
+    another GPU's at the time they cross it (:func:`_bus_floor`)."""
+    out: dict[tuple[int, str], float] = {}
+    if len(gpus) < 2:
+        return out
+    for dr in _HOST_DIRECTIONS:
+        sel = [(c.direction == dr) & ~c.migration & ~c.asked & (c.end > c.dev_start) for c in gpus]
+        spans = [(c.dev_start[m].astype(np.int64), c.end[m].astype(np.int64)) for c, m in zip(gpus, sel)]
+        for k, (c, m) in enumerate(zip(gpus, sel)):
+            others = [spans[j] for j in range(len(gpus)) if j != k and spans[j][0].size]
+            if not m.any() or not others:
+                continue
+            hit = _overlaps(spans[k], others)
+            if hit.any():
+                out[(c.gpu, dr)] = out.get((c.gpu, dr), 0.0) + float(c.nbytes[m][hit].sum())
+    return out
+
+
+def _overlaps(mine: tuple[np.ndarray, np.ndarray], others: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Per interval of ``mine`` (starts, ends), whether it overlaps any interval of ``others``."""
+    os_, oe = union_intervals(np.concatenate([o[0] for o in others]), np.concatenate([o[1] for o in others]))
+    s, e = mine
+    at = np.searchsorted(oe, s, side="right")  # the first other stretch ending after the interval starts
+    return (at < os_.size) & (os_[np.minimum(at, os_.size - 1)] < e)
 
 
 def _measured(c: _Copies, dr: str, kind: int) -> tuple[float, int]:

@@ -655,8 +655,10 @@ MEASURED_LINK = "the link this capture measured: {rate:.1f} GB/s over {copies}{s
 MEASURED_LINK_AT_LEAST = "the link this capture measured: {rate:.1f} GB/s at least, over {copies} (faster than {beside})"
 ASSUMED_LINK = "{link} (no large pinned copy in the capture measures this machine's link)"
 #: The measured link's words where several GPUs' copies ran side by side (``metrics.memcpy._side_by_side``,
-#: h37-copy71): the sum they moved at once, kept no faster than the fastest link the GPU can sit on (``cap``).
-SHARED_LINK = ", side by side on {gpus} GPUs (a host link they share moves their sum{cap})"
+#: h37-copy71): the sum they moved at once, kept no faster than the fastest link the GPU can sit on (``cap``); the
+#: floor takes it only for the bytes that crossed alone (``metrics.memcpy._bus_floor``).
+SHARED_LINK = (", side by side on {gpus} GPUs (a host link they share moves their sum{cap}; the bytes a GPU moves "
+               "beside another's keep the share they moved at)")
 
 
 def host_link(gpu_name: str | None, cc: object) -> tuple[float, str]:

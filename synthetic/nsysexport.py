@@ -1749,6 +1749,48 @@ def write_pageable_copy_loop(path: str, iterations: int = 200, kernels: int = 4,
             "kernels_ms": iterations * kernels * kernel_us / 1000.0}
 
 
+def write_alternating_streams(path: str, iterations: int = 40, pairs: int = 3, kernel_us: float = 120.0,
+                              hold_us: float = 30.0, side_stream: int = 13,
+                              stream_flags: dict[int, int] | None = None) -> dict:
+    """Write the export of a native loop whose kernels alternate between stream 7 and ``side_stream``: per iteration
+    ``pairs`` pairs, each kernel (``kernel_us``) launched while the other stream's runs and started ``hold_us`` after
+    it ends, no event call recorded between the launches; then ``cudaDeviceSynchronize``.  ``stream_flags``: the
+    ``TARGET_INFO_CUDA_STREAM`` rows (streamId -> CUPTI's flag as Nsight numbers it: 1 default, 2 non-blocking, 3
+    NULL; None: no table).  The shape of a program that launches on stream 0 (the legacy default stream) and on a
+    stream made by ``cudaStreamCreate``: each stream's kernel waits for the other's, an order no call records.  Truth:
+    the GPU's idle at the handoffs (ms per iteration)."""
+    us, ms = 1000, 1_000_000
+    pid = 27183
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 50 * ms, gap=2 * us)
+    kern = []
+    api("cudaFree_v3020", 300 * ms)  # the context, before the loop
+    free = api.t
+    for _ in range(iterations):
+        for k in range(2 * pairs):
+            c = api("cudaLaunchKernel_v7000", 5 * us)
+            ks = max(api.t, free + (int(hold_us * us) if k else 0))
+            free = ks + int(kernel_us * us)
+            kern.append((ks, free, c, 7 if k % 2 == 0 else side_stream))
+        c = api("cudaDeviceSynchronize_v3020", 1 * us)
+        api.end_last(free + 3 * us)
+        api.t = free + 10 * us
+    stop = api.t + ms
+    api.insert(con, gtid)
+    name = strings("void stencil_kernel<float, 8>(float const *, float *, int)")
+    con.executemany(_KERNEL_INSERT, [_kernel_row(a, b, c, gpid, name, 32, (256,), (256,), i, stream=st)
+                                     for i, (a, b, c, st) in enumerate(kern)])
+    if stream_flags is not None:
+        con.execute("CREATE TABLE TARGET_INFO_CUDA_STREAM (streamId INTEGER NOT NULL, hwId INTEGER NOT NULL, vmId "
+                    "INTEGER NOT NULL, processId INTEGER NOT NULL, contextId INTEGER NOT NULL, priority INTEGER NOT "
+                    "NULL, flag INTEGER NOT NULL)")
+        con.executemany("INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (?, 0, 0, ?, 1, 0, ?)",
+                        [(sid, pid, f) for sid, f in stream_flags.items()])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./stencil", thread="stencil")
+    return {"iterations": iterations, "handoff_ms": (2 * pairs - 1) * hold_us / 1000.0,
+            "kernels_ms": 2 * pairs * kernel_us / 1000.0}
+
+
 # --------------------------------------------------------------------------- a sync after every kernel (issue 37)
 
 

@@ -28,7 +28,7 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
            "autotune_kernel_one", "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_teardown_call", "TEARDOWN_CALLS", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "own_convolution_one", "library_scope_one", "depthwise_one", "direct_convolution_one", "fewer_multiplies", "fewer_multiplies_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "vector_peak_flops", "vector_peak_16", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
-           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_shown", "vendor_known", "UNKNOWN", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH", "host_link", "HOST_LINK_ASSUMED", "MEASURED_LINK", "MEASURED_LINK_AT_LEAST", "ASSUMED_LINK", "is_lookup_call", "is_own_time_call", "update_kernel_one",
+           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_shown", "vendor_known", "UNKNOWN", "vendor_of_backend", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH", "host_link", "HOST_LINK_ASSUMED", "MEASURED_LINK", "MEASURED_LINK_AT_LEAST", "ASSUMED_LINK", "SHARED_LINK", "is_lookup_call", "is_own_time_call", "is_per_thread_call", "DEFAULT_STREAM_HANDLES", "update_kernel_one",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
 
 #: The vendors whose names are known, in the order they are asked (NVIDIA last: a GPU no vendor claims is read as
@@ -462,6 +462,12 @@ def vendor_claimed(gpu_names: Iterable[str]) -> str | None:
 #: The ``VENDOR`` of a device whose build the capture does not name (:mod:`devices.unnamed`).
 UNNAMED = unnamed.VENDOR
 
+#: CUDA's and HIP's default streams as a program's stream handle records them (a memory snapshot's ``stream``): 0 the
+#: NULL stream, 1 the legacy default stream named (``cudaStreamLegacy`` / ``hipStreamLegacy``, ``((cudaStream_t)0x1)``),
+#: 2 the calling thread's own (``cudaStreamPerThread`` / ``hipStreamPerThread``, ``((cudaStream_t)0x2)``: a build with
+#: ``--default-stream per-thread``).  No stream a program creates has such a handle: each is a pointer.
+DEFAULT_STREAM_HANDLES = frozenset((0, 1, 2))
+
 
 def vendor_of_frames(frame_names: Iterable[str]) -> str | None:
     """The vendor (``VENDOR``) whose build of the framework recorded ``frame_names`` -- the C++ frames of a memory
@@ -648,6 +654,11 @@ HOST_LINK_ASSUMED = (63.0e9, "PCIe 5.0 x16 (~63 GB/s per direction) assumed: the
 MEASURED_LINK = "the link this capture measured: {rate:.1f} GB/s over {copies}{side}"
 MEASURED_LINK_AT_LEAST = "the link this capture measured: {rate:.1f} GB/s at least, over {copies} (faster than {beside})"
 ASSUMED_LINK = "{link} (no large pinned copy in the capture measures this machine's link)"
+#: The measured link's words where several GPUs' copies ran side by side (``metrics.memcpy._side_by_side``,
+#: h37-copy71): the sum they moved at once, kept no faster than the fastest link the GPU can sit on (``cap``); the
+#: floor takes it only for the bytes that crossed alone (``metrics.memcpy._bus_floor``).
+SHARED_LINK = (", side by side on {gpus} GPUs (a host link they share moves their sum{cap}; the bytes a GPU moves "
+               "beside another's keep the share they moved at)")
 
 
 def host_link(gpu_name: str | None, cc: object) -> tuple[float, str]:
@@ -970,6 +981,20 @@ def is_image_load(name: str) -> bool:
 
 def is_graph_launch(name: str) -> bool:
     return name.startswith(GRAPH_LAUNCH_CALLS)
+
+
+#: A runtime or driver call's per-thread default stream twin, as a build with ``--default-stream per-thread`` (or
+#: ``CUDA_API_PER_THREAD_DEFAULT_STREAM`` defined) calls it: CUDA's headers map each call that takes a stream to its
+#: ``_ptsz`` twin and each that runs on the default stream to its ``_ptds`` one (``cuda_runtime_api.h``'s
+#: ``__CUDART_API_PTSZ`` / ``__CUDART_API_PTDS``; CUPTI's callback ids ``cudaLaunchKernel_ptsz_v7000``,
+#: ``cudaMemcpy_ptds_v7000``; the driver's ``cuLaunchKernel_ptsz``, ``cuMemcpyHtoD_v2_ptds``).  In such a call stream 0
+#: is the calling thread's own default stream (``cudaStreamPerThread``), not the legacy NULL stream.
+_PER_THREAD_CALL = re.compile(r"_pt(sz|ds)(_v\d+)?$")
+
+
+def is_per_thread_call(name: str) -> bool:
+    """A call made through the per-thread default stream's entry points (:data:`_PER_THREAD_CALL`)."""
+    return bool(_PER_THREAD_CALL.search(name))
 
 
 def is_stream_wait(name: str) -> bool:

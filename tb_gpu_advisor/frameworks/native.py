@@ -281,6 +281,22 @@ FIXES = {
                            "host work done before each step's first launch (input preparation, I/O) ahead of the "
                            "step."),),
     "capture_quality": (_ITERATIONS,),
+    # the handoffs between streams that the legacy default stream orders (``metrics.types.Handoff.legacy``: kernels on
+    # stream 0 beside kernels on a stream made by cudaStreamCreate, no event wait recorded): streams that do not
+    # synchronise with it, the dependencies made explicit (h37-copy71; CUDA's stream semantics)
+    "capture_quality:legacy_stream": (action(
+        "Take the kernels off the legacy default stream (stream 0, the NULL stream): it waits for everything queued "
+        "on the blocking streams (those made by cudaStreamCreate) and makes their later work wait for it, so the two "
+        "streams take turns.  Create every stream with cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) and pass "
+        "one to every launch and cudaMemcpyAsync (none on stream 0), or build with nvcc --default-stream per-thread; "
+        "order only the work that depends on another stream's with cudaEventRecord / cudaStreamWaitEvent.",
+        "cudaStream_t a, b;\n"
+        "cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);\n"
+        "cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);\n"
+        "kernel_a<<<grid, block, 0, a>>>(...);\n"
+        "cudaEventRecord(done_a, a);          // only where b's kernel needs a's result\n"
+        "cudaStreamWaitEvent(b, done_a, 0);\n"
+        "kernel_b<<<grid, block, 0, b>>>(...);", "text"),),
     "capture_quality:collectives_only": (action(
         "Read the trace this file was filtered from, not its collectives alone: each process's work before each "
         "collective, its steps and why one enters them late are there."),),

@@ -662,7 +662,7 @@ def handoff_reading(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, Handoff]:
         waited_kind=_HANDOFF_KIND.get(int(waited_kind), "kernel"),
         waited=_work_name(d.names[_weighted_most(d.name[before[mine]].tolist(), got[mine])]),
         waiting=_work_name(d.names[_weighted_most(d.name[nxt[mine]].tolist(), got[mine])]),
-        event_wait=_waited_on_event(ctx, g, before[mine], nxt[mine], got[mine]))
+        event_wait=_waited_on_event(ctx, g, before[mine], nxt[mine], got[mine]), legacy=d.legacy_ordered(i, j))
 
 
 def _work_name(name: str) -> str:

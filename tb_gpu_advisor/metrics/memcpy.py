@@ -16,7 +16,7 @@ from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx,
 from tb_gpu_advisor.metrics.trips import trip_windows
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
 from tb_gpu_advisor.model.columns import subtract_intervals, time_within, union_intervals
-from tb_gpu_advisor.model.trace import STREAM_BLOCKING, STREAM_LEGACY_DEFAULT
+from tb_gpu_advisor.model.trace import STREAM_BLOCKING, STREAM_LEGACY_DEFAULT, STREAM_PER_THREAD_DEFAULT
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
 _BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2p": "memcpy_d2d", "memset": "memset", "other": "memcpy_d2d"}
@@ -92,10 +92,11 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
     GPU and direction: ~10,000 objects on a 100 MB capture, of which the report keeps 500)."""
     tally = _Tally(n=ctx.steps.count, max_rows=max_rows, step_ids=ctx.steps.ids.tolist())
     hosts = _HostOps(ctx)
-    for g in ctx.gpus:
-        c = _gpu_copies(ctx, g)
-        if c is not None:
-            _tally_gpu(ctx, g, c, tally, hosts)
+    gpus = [(g, c) for g in ctx.gpus if (c := _gpu_copies(ctx, g)) is not None]
+    tally.shared = _shared_rates([c for _, c in gpus])
+    tally.side = _side_bytes([c for _, c in gpus])
+    for g, c in gpus:
+        _tally_gpu(ctx, g, c, tally, hosts)
     # per step and GPU (``Context.per_step``), as the blocking time beside it and the step it is part of: a sum over 2
     # GPUs read "H2D (450 copies, 1.84 s per step)" in a 969 ms step (issue #36)
     out = [_direction_stat(dr, a, tally, exposed, ctx.per_step) for dr, a in tally.agg.items()]
@@ -132,6 +133,12 @@ class _Tally:
     #: :func:`_link_rate`), ms; and, per direction, that link's words
     bus: dict[str, float] = field(default_factory=dict)
     links: dict[str, set[str]] = field(default_factory=dict)
+    #: (direction, host memory kind) -> the rate the large copies of several GPUs moved at side by side, with how
+    #: many copies and GPUs (:func:`_shared_rates`), and the GPUs that took part
+    shared: dict[tuple[str, int], tuple[float, int, int, frozenset]] = field(default_factory=dict)
+    #: (GPU, host direction) -> the bytes of its copies that ran while another GPU's copies of the direction ran
+    #: (:func:`_side_bytes`)
+    side: dict[tuple[int, str], float] = field(default_factory=dict)
 
 
 class _HostOps:
@@ -253,24 +260,36 @@ def _copy_streams(d) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # noqa: ANN0
         return none, np.ones(len(d), dtype=bool), none
     kernels = np.unique(d.stream[busy])
     own = ~np.isin(d.stream, kernels) & ~unrecorded
-    tied = _legacy_tied(d.stream_kinds, kernels.tolist(), len(d.stream_names))
+    tied = _legacy_tied(d.stream_kinds, kernels.tolist(), len(d.stream_names), d.stream_contexts)
     legacy = own & tied[d.stream.astype(np.intp, copy=False)] if tied.any() else none
     return own & ~legacy, unrecorded, legacy
 
 
-def _legacy_tied(kinds: dict[int, str], kernels: list[int], n: int) -> np.ndarray:
+def _legacy_tied(kinds: dict[int, str], kernels: list[int], n: int,
+                 contexts: dict[int, int] | None = None) -> np.ndarray:
     """Per stream (an index into ``stream_names``, ``n`` of them), whether the legacy default stream orders it against
-    the kernels' streams ``kernels``: the legacy default stream where a kernel runs on a blocking stream (created
-    with the default flags) or on the legacy one, and a blocking stream where a kernel runs on the legacy one.  A
-    non-blocking stream, a per-thread default stream and a stream of no stated kind are tied to none."""
+    the kernels' streams ``kernels``, context by context (``contexts``: stream -> its context; a stream of none
+    stated is the one context's the others of none share): the legacy default stream where a kernel of its context
+    runs on a blocking stream (created with the default flags), a per-thread default stream or the legacy one, and
+    such a stream where a kernel of its context runs on the legacy one.  A non-blocking stream and a stream of no
+    stated kind are tied to none; nor is a per-thread default stream to a blocking one (it synchronises with the
+    legacy default stream only, CUDA's "Stream synchronization behavior").
+
+    Why by context: a second process on the GPU, or a second context of one process, has streams of its own kinds
+    that the first's legacy default stream does not hold (h37-stream70's Left 3): a copy on process B's blocking
+    stream beside process A's kernels on A's NULL stream runs unordered (h37-copy71)."""
     out = np.zeros(max(n, 1), dtype=bool)
-    serial = (STREAM_LEGACY_DEFAULT, STREAM_BLOCKING)
-    if not any(kinds.get(int(k)) in serial for k in kernels):
-        return out
-    legacy_busy = any(kinds.get(int(k)) == STREAM_LEGACY_DEFAULT for k in kernels)
-    for i, kind in kinds.items():
-        if 0 <= i < out.size and (kind == STREAM_LEGACY_DEFAULT or (kind == STREAM_BLOCKING and legacy_busy)):
-            out[i] = True
+    ctx = contexts or {}
+    serial = (STREAM_LEGACY_DEFAULT, STREAM_BLOCKING, STREAM_PER_THREAD_DEFAULT)
+    for c in {ctx.get(i, -1) for i in kinds}:
+        mine = {i: k for i, k in kinds.items() if ctx.get(i, -1) == c}
+        busy = [mine.get(int(k)) for k in kernels]
+        if not any(k in serial for k in busy):
+            continue
+        legacy_busy = STREAM_LEGACY_DEFAULT in busy
+        for i, kind in mine.items():
+            if 0 <= i < out.size and (kind == STREAM_LEGACY_DEFAULT or (kind in serial and legacy_busy)):
+                out[i] = True
     return out
 
 
@@ -383,23 +402,105 @@ def _bus_floor(tally: _Tally, g: GpuCtx, c: _Copies, dr: str, nbytes: float) -> 
     bytes -- the rate this capture's own copies measured on it where they measured one (:func:`_link_rate`), else the
     fastest link the GPU can sit on (``devices.host_link``), said assumed.  Why: a fix that pins or overlaps a copy
     leaves its bytes to cross the bus -- the saving the copy finding books is at most the copy's time beyond this floor
-    (h37-bus69); and the link a GPU's generation allows is no measurement of the slot it sits in (h37-copy70)."""
+    (h37-bus69); and the link a GPU's generation allows is no measurement of the slot it sits in (h37-copy70).  Where
+    several GPUs' copies moved side by side the link's rate is their sum (:func:`_shared_rates`), yet the bytes this
+    GPU moved beside another's (``_Tally.side``) cross it beside those again: they keep the share this GPU's copies
+    moved at, and only its copies alone on the link take the sum (h37-copy71: an FSDP job's two ranks upload at once,
+    27.7 GB/s each on a link that moved 54.6; flooring each rank's uploads at 54.6 halved a floor the schedule keeps)."""
     info = g.d.info
     cc = info.compute_capability
     bw, words = devices.host_link(info.name, "{}.{}".format(*cc) if isinstance(cc, (tuple, list)) else cc)
+    side = 0.0
     if np.isfinite(bw):  # a bus to measure: an integrated GPU's copies cross none
-        bw, words = _link_rate(c, dr, bw, words)
-    tally.bus[dr] = tally.bus.get(dr, 0.0) + nbytes / bw * 1e3
+        share = _link_rate(c, dr, bw, words)[0]  # the rate this GPU's own copies moved at
+        bw, words = _link_rate(c, dr, bw, words, tally.shared)
+        side = min(tally.side.get((c.gpu, dr), 0.0), nbytes) if bw > share else 0.0
+    # the bytes that ran beside another GPU's copies cross at the share they moved at; the rest at the link's rate
+    tally.bus[dr] = tally.bus.get(dr, 0.0) + ((nbytes - side) / bw + (side / share if side else 0.0)) * 1e3
     tally.links.setdefault(dr, set()).add(words)
+
+
+def _rated(c: _Copies, dr: str, kind: int) -> np.ndarray:
+    """The copies of ``c`` that measure ``dr``'s link with host memory ``kind`` (0 pinned, 1 pageable): large enough
+    that their bytes set their time (``excessive_memcpy.rate_bytes``), with a device time; neither the driver's paging
+    nor the program's prefetch of managed memory (they move pages, not a copy's bytes)."""
+    return ((c.direction == dr) & (c.host_kind == kind) & ~c.migration & ~c.asked
+            & (c.nbytes >= T("excessive_memcpy.rate_bytes")) & (c.end > c.dev_start))
+
+
+def _shared_rates(gpus: list[_Copies]) -> dict[tuple[str, int], tuple[float, int, int, frozenset]]:
+    """Per host direction and host memory kind (0 pinned, 1 pageable): the rate (bytes/s) the large copies
+    (:func:`_rated`) of several GPUs moved at while side by side -- those of each GPU that overlap one of another
+    GPU's: their bytes over the union of their device times --, with how many copies, of how many GPUs, and which
+    GPUs; none where no two GPUs' copies overlap.
+
+    Why: GPUs behind one host link (a PCIe switch, a CPU's root port) share it; each copy then moves at its share, and
+    the rate one GPU's copies measured understates the link by as many GPUs as copied at once (h37-copy70's Left 1).
+    Their sum is what the link moved -- where the GPUs do not share one link, more than it could: the caller keeps
+    it no faster than the fastest link the GPU can sit on (``devices.host_link``)."""
+    out: dict[tuple[str, int], tuple[float, int, int, frozenset]] = {}
+    if len(gpus) < 2:
+        return out
+    for dr in _HOST_DIRECTIONS:
+        for kind in (0, 1):
+            sel = [_rated(c, dr, kind) for c in gpus]
+            spans = [(c.dev_start[m].astype(np.int64), c.end[m].astype(np.int64)) for c, m in zip(gpus, sel)]
+            starts, ends, nbytes, who = [], [], 0.0, set()
+            for k, (c, m) in enumerate(zip(gpus, sel)):
+                if not m.any():
+                    continue
+                others = [spans[j] for j in range(len(gpus)) if j != k and spans[j][0].size]
+                if not others:
+                    continue
+                s, e = spans[k]
+                hit = _overlaps(spans[k], others)
+                if hit.any():
+                    starts.append(s[hit])
+                    ends.append(e[hit])
+                    nbytes += float(c.nbytes[m][hit].sum())
+                    who.add(c.gpu)
+            if len(who) < 2:
+                continue
+            us, ue = union_intervals(np.concatenate(starts), np.concatenate(ends))
+            span = float((ue - us).sum()) / PS_PER_MS / 1e3
+            if span > 0:
+                out[(dr, kind)] = (nbytes / span, sum(x.size for x in starts), len(who), frozenset(who))
+    return out
+
+
+def _side_bytes(gpus: list[_Copies]) -> dict[tuple[int, str], float]:
+    """(GPU, host direction) -> the bytes of its copies of the direction (the driver's paging and the program's
+    prefetch aside) that ran while another GPU's copies of the direction ran: the bytes that share the link with
+    another GPU's at the time they cross it (:func:`_bus_floor`)."""
+    out: dict[tuple[int, str], float] = {}
+    if len(gpus) < 2:
+        return out
+    for dr in _HOST_DIRECTIONS:
+        sel = [(c.direction == dr) & ~c.migration & ~c.asked & (c.end > c.dev_start) for c in gpus]
+        spans = [(c.dev_start[m].astype(np.int64), c.end[m].astype(np.int64)) for c, m in zip(gpus, sel)]
+        for k, (c, m) in enumerate(zip(gpus, sel)):
+            others = [spans[j] for j in range(len(gpus)) if j != k and spans[j][0].size]
+            if not m.any() or not others:
+                continue
+            hit = _overlaps(spans[k], others)
+            if hit.any():
+                out[(c.gpu, dr)] = out.get((c.gpu, dr), 0.0) + float(c.nbytes[m][hit].sum())
+    return out
+
+
+def _overlaps(mine: tuple[np.ndarray, np.ndarray], others: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Per interval of ``mine`` (starts, ends), whether it overlaps any interval of ``others``."""
+    os_, oe = union_intervals(np.concatenate([o[0] for o in others]), np.concatenate([o[1] for o in others]))
+    s, e = mine
+    at = np.searchsorted(oe, s, side="right")  # the first other stretch ending after the interval starts
+    return (at < os_.size) & (os_[np.minimum(at, os_.size - 1)] < e)
 
 
 def _measured(c: _Copies, dr: str, kind: int) -> tuple[float, int]:
     """The rate (bytes/s) ``dr``'s copies of host memory ``kind`` (0 pinned, 1 pageable) large enough that their bytes
-    set their time (``excessive_memcpy.rate_bytes``) moved at on this GPU, with how many: their bytes over the union
-    of their device times (copies run side by side share the link); (0, 0) where none is.  Neither the driver's
-    paging nor the program's prefetch of managed memory counts: they move pages, not a copy's bytes."""
-    sel = ((c.direction == dr) & (c.host_kind == kind) & ~c.migration & ~c.asked
-           & (c.nbytes >= T("excessive_memcpy.rate_bytes")) & (c.end > c.dev_start))
+    set their time (:func:`_rated`) moved at on this GPU, with how many: their bytes over the union of their device
+    times (copies run side by side share the link); (0, 0) where none is."""
+    sel = _rated(c, dr, kind)
     if not sel.any():
         return 0.0, 0
     s, e = union_intervals(c.dev_start[sel].astype(np.int64), c.end[sel].astype(np.int64))
@@ -407,7 +508,14 @@ def _measured(c: _Copies, dr: str, kind: int) -> tuple[float, int]:
     return (float(c.nbytes[sel].sum()) / span, int(np.count_nonzero(sel))) if span > 0 else (0.0, 0)
 
 
-def _link_rate(c: _Copies, dr: str, bw: float, words: str) -> tuple[float, str]:
+def _side_by_side(c: _Copies, dr: str, bw: float, shared: dict) -> tuple[float, int, int]:
+    """The rate ``dr``'s large pinned copies of several GPUs, this one's among them, moved at side by side
+    (:func:`_shared_rates`), no faster than the link ``bw``, with how many copies and GPUs; (0, 0, 0) where none."""
+    rate, k, n, who = shared.get((dr, 0), (0.0, 0, 0, frozenset()))
+    return (min(rate, bw), k, n) if c.gpu in who else (0.0, 0, 0)
+
+
+def _link_rate(c: _Copies, dr: str, bw: float, words: str, shared: dict | None = None) -> tuple[float, str]:
     """The bandwidth a host copy's floor takes on this GPU, with its words: the rate this capture's large pinned
     copies moved at (``dr``'s, else the other host direction's: one link) -- never faster than the link did pinned --,
     and never slower than any large copy of ``dr`` measured, pageable ones included (the link moved at least that);
@@ -415,13 +523,19 @@ def _link_rate(c: _Copies, dr: str, bw: float, words: str) -> tuple[float, str]:
 
     Why: the floor took the fastest link a GPU's generation allows (PCIe 4.0 x16 for an Ampere part) whatever slot
     the GPU sat in; a capture whose pinned copies moved at 12 GB/s says its link, and a pageable copy that moved
-    faster than the assumed link says the assumption was wrong (h37-copy70)."""
+    faster than the assumed link says the assumption was wrong (h37-copy70).  Where this GPU's pinned copies ran side
+    by side with another GPU's, the link moved their sum (``shared``, :func:`_side_by_side`), no faster than ``bw``:
+    each GPU's own rate was its share of a link they shared (h37-copy71)."""
     pinned, k = _measured(c, dr, 0)
-    side = ""
+    side, on = "", dr
     if not pinned:
         other = next(o for o in _HOST_DIRECTIONS if o != dr)
         pinned, k = _measured(c, other, 0)
-        side = f" {_DIR_WORDS[other]}" if pinned else ""
+        side, on = (f" {_DIR_WORDS[other]}", other) if pinned else ("", dr)
+    together, kt, gpus = _side_by_side(c, on, bw, shared or {}) if pinned else (0.0, 0, 0)
+    if together > pinned:  # several GPUs' copies at once: the link moved their sum, at most the fastest it can be
+        pinned, k = together, kt
+        side += devices.SHARED_LINK.format(gpus=gpus, cap=f", at most {words}" if together >= bw else "")
     paged, kp = _measured(c, dr, 1)
     if paged > (pinned or bw):
         beside = f"its pinned copies' {pinned / 1e9:.1f} GB/s" if pinned else words

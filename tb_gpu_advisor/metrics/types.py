@@ -1577,6 +1577,9 @@ class Handoff:
     #: most of the idle, as the capture names it (``cudaStreamWaitEvent``, ``cuStreamWaitEvent``,
     #: ``hipStreamWaitEvent``): the program (or its framework) ordered the streams; "" where it recorded none
     event_wait: str = ""
+    #: the legacy default stream orders the two streams (one is it, the other a blocking stream of its context:
+    #: ``DeviceEvents.legacy_ordered``, where the format states the kinds) -- an implicit wait no call records
+    legacy: bool = False
 
 
 @dataclass

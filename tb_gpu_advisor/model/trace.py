@@ -705,11 +705,31 @@ class DeviceEvents:
     #: later work wait for it, an order no timestamp shows; which stream is that one is the format's to say, never a
     #: number's (CUPTI gave it id 7 in one process and 15 in the next of the same job: h37-stream70)
     stream_kinds: dict[int, str] = field(default_factory=dict)
+    #: the CUDA context each stream (an index into ``stream_names``) was created in, as a number per GPU (streams of
+    #: one context share it) where the file states it (Nsight's ``TARGET_INFO_CUDA_STREAM.contextId``, per process);
+    #: empty where it states none -- the GPU's streams then taken as one context's.  Why: the legacy default stream's
+    #: order holds within its own context; a second process or context on the GPU runs beside it unordered
+    #: (h37-stream70's Left 3, h37-copy71)
+    stream_contexts: dict[int, int] = field(default_factory=dict)
     #: :meth:`busy`'s answer with the columns it was made from (start, end), compared by identity
     _busy: tuple | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
+
+    def legacy_ordered(self, a: int, b: int) -> bool:
+        """Whether the legacy default stream orders streams ``a`` and ``b`` (indices into ``stream_names``) against
+        each other, as the file states their kinds (:attr:`stream_kinds`) and contexts (:attr:`stream_contexts`): two
+        streams of one context, one the legacy default stream and the other it, a blocking one or a per-thread
+        default one.  False where a kind is not stated.  Why here: the order is CUDA's semantics of the kinds the
+        format states, read by the copies' and the handoffs' readings alike (h37-stream70, h37-copy71)."""
+        ka, kb = self.stream_kinds.get(int(a)), self.stream_kinds.get(int(b))
+        if a == b or ka is None or kb is None:
+            return False
+        if self.stream_contexts.get(int(a), -1) != self.stream_contexts.get(int(b), -1):
+            return False
+        tied = (STREAM_LEGACY_DEFAULT, STREAM_BLOCKING, STREAM_PER_THREAD_DEFAULT)
+        return STREAM_LEGACY_DEFAULT in (ka, kb) and ka in tied and kb in tied
 
     def busy(self) -> tuple[np.ndarray, np.ndarray]:
         """(starts, ends), int64 ps, of the stretches this GPU runs any work: the union of all its events (kernels,

@@ -1179,8 +1179,11 @@ def _handoff_cause(ctx: Ctx, hand: Handoff) -> tuple[str, Action]:
     """(the sentences that say where the capture shows the handoffs' two sides and what ordered the streams, the fix)
     for the handoffs that hold most of the idle.  A fix only where the capture names the cause: the work waited on is
     a collective (the communication library's stream) or a copy (a copy stream), or the launching thread recorded the
-    event wait (``Handoff.event_wait``, the call the capture names: an ordering made on that thread); otherwise what to
-    look at (:func:`_handoff_look`, in the job's framework's words)."""
+    event wait (``Handoff.event_wait``, the call the capture names: an ordering made on that thread), or, with no
+    event wait, the legacy default stream is one of the two streams and orders them (``Handoff.legacy``: the
+    framework's ``:legacy_stream`` fix where it has one; h37-copy71 -- a native loop on stream 0 and a
+    ``cudaStreamCreate`` stream read "what orders the streams ... is not in it"); otherwise what to look at
+    (:func:`_handoff_look`, in the job's framework's words)."""
     if not hand.waited:
         return "", _handoff_look(ctx)
     a, b = (hand.streams.split(" to ") + [""])[:2] if hand.streams else ("another stream", "")
@@ -1188,6 +1191,13 @@ def _handoff_cause(ctx: Ctx, hand: Handoff) -> tuple[str, Action]:
              f"on {a} and precedes `{hand.waiting}` on {b or 'the stream that waited'}, queued before that work ended")
     wait = (f"; the launching thread records the wait between the two launches (`{hand.event_wait}`: the program's, "
             "its framework's or a library's own event wait)") if hand.event_wait else ""
+    if hand.legacy and not hand.event_wait:  # no call orders them: the legacy default stream's implicit order does
+        legacy = (f"{sides}; the capture records no event wait between the two launches, and needs none: the legacy "
+                  f"default stream ({ctx.vendor.TERMS['legacy_stream']}) is one of the two, and it waits for all the "
+                  f"work queued before it on every blocking stream of its context (a stream created without the "
+                  f"non-blocking flag) and makes their later work wait for it, so each stream's kernels wait for the "
+                  f"other's.")
+        return legacy, next(iter(ctx.fw.extra(f"{ID}:legacy_stream")), None) or _handoff_look(ctx)
     if hand.waited_kind == "collective":
         return (f"{sides}{wait}: the stream waits for a collective's result on the communication library's stream.",
                 HANDOFF_COLLECTIVE_FIX)

@@ -63,8 +63,8 @@ from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowe
 from tb_gpu_advisor.model.damage import attach, unreadable
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import (OFF_CPU, STREAM_BLOCKING, STREAM_LEGACY_DEFAULT, STREAM_NON_BLOCKING,
-                                       DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits, StreamWaits,
-                                       Trace)
+                                       STREAM_PER_THREAD_DEFAULT, DeviceEvents, DeviceInfo, HostEvents, HostRanges,
+                                       HostWaits, StreamWaits, Trace)
 
 __all__ = ["NsysReadError", "read_trace", "TIME_BASE", "NOTHING_RECORDED"]
 
@@ -188,9 +188,11 @@ class _Raw:
     #: the streams' waits on CUDA events (:func:`_event_links`): per wait, the waiting ``(pid, stream)`` and
     #: call's correlation key, the recording stream and record call's key; None where the export records no event
     links: dict[str, np.ndarray] | None = None
-    #: (pid, ``streamId``) -> the stream's kind (``model.trace.STREAM_KINDS``) where ``TARGET_INFO_CUDA_STREAM``
-    #: states it (:func:`_stream_kinds`)
+    #: (process, ``streamId``) -> the stream's kind (``model.trace.STREAM_KINDS``) where ``TARGET_INFO_CUDA_STREAM``
+    #: states it (:func:`_stream_kinds`); the process as :func:`_stream_process` keys it (the export's number and pid)
     stream_kinds: dict[tuple[int, int], str] = field(default_factory=dict)
+    #: (process, ``streamId``) -> the CUDA context the stream was created in, as (process, ``contextId``)
+    stream_contexts: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
 
 
 def _read_file(path: str, file_index: int) -> _Raw:
@@ -347,7 +349,7 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     raw.threads = {int(_thread_key(np.int64(t), fidx)): n for t, n in _thread_names(schema).items()}
     raw.processes = _process_names(schema)
     raw.nccl_ranks = _nccl_ranks(schema)
-    raw.stream_kinds = _stream_kinds(schema)
+    raw.stream_kinds, raw.stream_contexts = _stream_kinds(schema, fidx)
     raw.gpu_info, note = _gpu_info(schema, raw, _gpus_by_process(schema, raw))
     if note:
         raw.notes.append(note)
@@ -1656,38 +1658,53 @@ def _ordinal_gpus(schema: tb.Schema, raw: _Raw) -> dict[int, int]:
     return {d: next(iter(g)) for d, g in named.items()} if all(len(g) == 1 for g in named.values()) else {}
 
 
-def _stream_kinds(schema: tb.Schema) -> dict[tuple[int, int], str]:
-    """(pid, ``streamId``) -> the stream's kind as ``TARGET_INFO_CUDA_STREAM.flag`` states it, read through the
+def _stream_kinds(schema: tb.Schema, fidx: int = 0) -> tuple[dict[tuple[int, int], str],
+                                                             dict[tuple[int, int], tuple[int, int]]]:
+    """(process, ``streamId``) -> the stream's kind as ``TARGET_INFO_CUDA_STREAM.flag`` states it, read through the
     export's ``ENUM_CUPTI_STREAM_TYPE`` labels ("Null stream", "Non-blocking stream", "Default stream") where it has
     them, else CUPTI's numbers (:data:`_STREAM_FLAGS`); a stream listed twice with two kinds, or of an unknown flag,
-    is left out.
+    is left out.  And (process, ``streamId``) -> its context, (process, ``contextId``).  The process is the export's
+    number ``fidx`` and the pid (:func:`_stream_process`).
 
     Why: the legacy default stream orders itself against every blocking stream of its context -- a copy on it waits
     for the kernels on the others and they for it -- and only this table says which stream that is: the real exports'
     NULL stream is ``streamId`` 7 where one process ran, while an H100 FSDP job's second process ran its default
-    stream as 15 (h37-stream70)."""
+    stream as 15 (h37-stream70).  Why the context: that order holds inside one context only -- a second process's,
+    or a second context's, streams on the same GPU are not held by it (matmul_rtx3060_laptop_pinned_sync's one process
+    ran three contexts, NULL streams 7, 14 and 21); and why the export's number: ranks in containers share their pid
+    (the same pid and ``streamId`` in two exports are two streams, h37-copy71)."""
     rows = tb.dict_rows(schema, tb.CUDA_STREAM)
     if not rows:
-        return {}
+        return {}, {}
     kinds = dict(_STREAM_FLAGS)
     for i, label in tb.enum_labels(schema, "ENUM_CUPTI_STREAM_TYPE").items():
         low = label.lower().replace("_", "-")
         kinds[i] = (STREAM_LEGACY_DEFAULT if "null" in low else STREAM_NON_BLOCKING if "non-blocking" in low
                     else STREAM_BLOCKING if "default" in low else "")
     out: dict[tuple[int, int], str] = {}
+    contexts: dict[tuple[int, int], tuple[int, int]] = {}
     seen: set[tuple[int, int]] = set()
     for row in rows:
         pid, sid, flag = _first_int(row, "processId"), _first_int(row, "streamId"), _first_int(row, "flag")
         if pid is None or sid is None or flag is None:
             continue
-        key, kind = (pid & 0xFFFFFF, sid), kinds.get(flag, "")
+        proc = _stream_process(pid, fidx)
+        key, kind = (proc, sid), kinds.get(flag, "")
+        if (ctx := _first_int(row, "contextId")) is not None:
+            contexts[key] = (proc, ctx)
         if key in seen and out.get(key) != kind:
             out.pop(key, None)  # two kinds for one stream: none known
             continue
         seen.add(key)
         if kind and key not in out:
             out[key] = kind
-    return out
+    return out, contexts
+
+
+def _stream_process(pid: int, fidx: int) -> int:
+    """A process as the stream tables key it: the export's number above the pid's bits (``_process_key``'s
+    ``fidx << 32`` and its low 24 bits)."""
+    return (int(fidx) << 32) | (int(pid) & 0xFFFFFF)
 
 
 def _gpu_info(schema: tb.Schema, raw: _Raw, by_id: bool = False) -> tuple[dict[int, DeviceInfo], str | None]:
@@ -2064,6 +2081,54 @@ def _stream_waits(r: _Raw, links: dict[str, np.ndarray], dev: int) -> StreamWait
                        rec_stream=index(mine["rec_stream"])[has], rec_call=mine["rec_corr"][has].astype(np.int64))
 
 
+def _stream_columns(r: _Raw, keys: list[int], width: int, stream: np.ndarray, launch: np.ndarray,
+                    h: HostEvents) -> dict[str, dict[int, object]]:
+    """``DeviceEvents.stream_kinds`` and ``stream_contexts`` of one GPU's streams (``keys``: its (process, stream)
+    keys, :func:`_stream_keys`; ``stream``, ``launch``: each of its events' stream index and launching call, -1
+    none): each one's kind and context where ``TARGET_INFO_CUDA_STREAM`` lists it (a NULL stream whose work the
+    per-thread calls made is the per-thread default stream: :func:`_per_thread_streams`), the contexts numbered in
+    the order met."""
+    kinds: dict[int, str] = {}
+    contexts: dict[int, int] = {}
+    number: dict[tuple[int, int], int] = {}
+    for i, x in enumerate(keys):
+        proc = int(x) // width
+        key = (_stream_process(proc & 0xFFFFFF, proc >> 32), int(x) % width - 1)
+        if kind := r.stream_kinds.get(key):
+            kinds[i] = kind
+        if (ctx := r.stream_contexts.get(key)) is not None:
+            contexts[i] = number.setdefault(ctx, len(number))
+    _per_thread_streams(kinds, stream, launch, h)
+    return {"stream_kinds": kinds, "stream_contexts": contexts}
+
+
+def _per_thread_streams(kinds: dict[int, str], stream: np.ndarray, launch: np.ndarray, h: HostEvents) -> None:
+    """Mend ``kinds`` (stream index -> kind) where a stream listed as the NULL stream ran work its program handed it
+    through the per-thread default stream's calls (``devices.is_per_thread_call``: ``cudaLaunchKernel_ptsz``,
+    ``cudaMemcpy_ptds``): every call of it so, the calling thread's own default stream (``cudaStreamPerThread``);
+    some, a kind not known (dropped).
+
+    Why: a build with ``--default-stream per-thread`` runs its "stream 0" work on each thread's own default stream,
+    which holds no blocking stream in series (CUDA's "Stream synchronization behavior": it synchronises with the
+    legacy default stream only); read as the legacy NULL stream, its copies beside kernels on a created stream were
+    told a wait that build does not have (h37-stream70's Left 1, h37-copy71).  Only the calls tell the two apart:
+    CUPTI's stream flags name no per-thread stream (0-3: unknown, default, non-blocking, NULL)."""
+    legacy = [i for i, k in kinds.items() if k == STREAM_LEGACY_DEFAULT]
+    if not legacy or not len(h):
+        return
+    known = launch >= 0
+    for i in legacy:
+        mine = known & (stream == i)
+        if not mine.any():
+            continue
+        names, inv = np.unique(h.name[launch[mine]], return_inverse=True)
+        per_thread = np.array([devices.is_per_thread_call(h.names[int(n)]) for n in names], bool)[inv]
+        if per_thread.all():
+            kinds[i] = STREAM_PER_THREAD_DEFAULT
+        elif per_thread.any():
+            kinds.pop(i)
+
+
 def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_corr: np.ndarray,
                 op_of_launch: np.ndarray, h: HostEvents, launch: np.ndarray) -> DeviceEvents:
     # each column narrowed as soon as it is made, its temporaries dropped: a GPU's millions of events at 8 bytes
@@ -2103,8 +2168,7 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
         name=name,
         kind=kind,
         stream=stream, stream_names=stream_names,
-        stream_kinds={i: k for i, x in enumerate(ustream.tolist())
-                      if (k := r.stream_kinds.get(((int(x) // width) & 0xFFFFFF, int(x) % width - 1)))},
+        **_stream_columns(r, ustream.tolist(), width, stream, la, h),
         corr=narrowest(corr, np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
         op_idx=op_idx,
         **DeviceEvents.copy_columns(np.where(is_copy, nbytes, -1), mem_sync),
@@ -2243,6 +2307,7 @@ def _merge(raws: list[_Raw]) -> _Raw:
     processes: dict[int, str] = {}
     nccl: dict[int, tuple[int, int]] = {}
     stream_kinds: dict[tuple[int, int], str] = {}
+    stream_contexts: dict[tuple[int, int], tuple[int, int]] = {}
     ranks: dict[int, int] = {}
     facts: dict[str, str] = {}
     os_names: dict[str, int] = {}
@@ -2281,8 +2346,8 @@ def _merge(raws: list[_Raw]) -> _Raw:
         threads.update(r.threads)
         processes.update(r.processes)
         nccl.update(r.nccl_ranks)
-        for key, kind in r.stream_kinds.items():  # one pid's stream of two kinds in two exports: none known
-            stream_kinds[key] = kind if stream_kinds.get(key, kind) == kind else ""
+        stream_kinds.update(r.stream_kinds)  # keyed by the export's number: no two exports share a key
+        stream_contexts.update(r.stream_contexts)
         notes.extend(r.notes)
     merged = {k: np.concatenate(v) for k, v in cols.items()}
     zeros = [r.zero_ns for r in raws if r.zero_ns is not None]
@@ -2290,7 +2355,7 @@ def _merge(raws: list[_Raw]) -> _Raw:
     return _Raw(path=raws[0].path, size=sum(r.size for r in raws), h_names=list(h_names), domains=domains,
                 os_names=list(os_names),
                 d_names=list(d_names), threads=threads, processes=processes, nccl_ranks=nccl, gpu_info=gpu_info,
-                stream_kinds={k: v for k, v in stream_kinds.items() if v},
+                stream_kinds=stream_kinds, stream_contexts=stream_contexts,
                 notes=notes, zero_ns=min(zeros) if zeros else None, capture_ms=max(caps) if caps else None,
                 files=len(raws), gpu_ranks=ranks if len(set(ranks.values())) == len(raws) else {}, facts=facts, **merged)
 

@@ -704,8 +704,11 @@ def _vendor(budget: "_Budget", drops: list[Any], by_gpu: dict[int, list[dict]], 
     # Ascend snapshots).  A CUDA job that ran all its work on a side stream reads so too: told words true of every
     # build, never wrong ones.  The trace entries' streams count as the segments' do (h37-wild57m): a job torn down
     # with ``empty_cache()`` before its dump has no segment left, and its history alone says where it ran.
+    # CUDA's default stream named by its handle counts as 0 does: ``cudaStreamPerThread`` (2, a per-thread build's
+    # default stream) and ``cudaStreamLegacy`` (1) are CUDA's and HIP's alike (``devices.DEFAULT_STREAM_HANDLES``;
+    # h37-copy71: a job on ``cudaStreamPerThread`` read as no CUDA build's)
     streams = {_int(s.get("stream"), 0) for segs in by_gpu.values() for s in segs} | entry_streams
-    return devices.UNNAMED if streams and 0 not in streams else None
+    return devices.UNNAMED if streams and not streams & devices.DEFAULT_STREAM_HANDLES else None
 
 
 def _entry_streams(entries: dict[int, "list | _Rows"], cols: "_Compactor | None") -> set[int]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.model.columns import outermost
-from tb_gpu_advisor.model.trace import HostEvents, Trace
+from tb_gpu_advisor.model.trace import HostEvents
 
 
 def _top_level(h: HostEvents, idx: np.ndarray) -> np.ndarray:

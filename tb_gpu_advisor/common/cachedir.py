@@ -22,3 +22,13 @@ def default_dir() -> str | None:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "tb-gpu-advisor")
+
+
+def mark_used(path: str) -> None:
+    """Mark a cache entry as recently used: its mtime is the cache's LRU clock (atime is often disabled); an entry
+    that cannot be touched (removed meanwhile, read-only) is left as it is.  One answer for the report cache's entries
+    and a format's (``runtime.cache``, ``formats.nsys.export``)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass

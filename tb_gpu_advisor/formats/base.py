@@ -151,6 +151,19 @@ def session_name(when_s: float | None, suffix: str = "") -> str:
         return "unknown_time" + suffix
 
 
+def unused_session_name(run: str, when_s: float | None, used: set[tuple[str, str]]) -> str:
+    """The name of a session of ``run`` captured at ``when_s`` (:func:`session_name`), with ``_k`` added where an
+    earlier session of the run took it (``used``: (run, name) of those, this one's added): the naming of the formats
+    that make each program run's files one session (:meth:`RunFolderLayout.one_file_sessions`, rocprofv3's CSV)."""
+    name = session_name(when_s)
+    k = 0
+    while (run, name if not k else f"{name}_{k}") in used:
+        k += 1
+    name = name if not k else f"{name}_{k}"
+    used.add((run, name))
+    return name
+
+
 def named_sessions(sessions: Iterable[list]) -> Iterator[tuple[str, list]]:
     """Each session of one run's folder (its files, each with ``when_s``) with its name: its first file's capture
     time (:func:`session_name`), with ``_k`` (its place) added where an earlier session took that name -- the naming
@@ -591,12 +604,7 @@ class RunFolderLayout:
         used: set[tuple[str, str]] = set()
         for f in sorted(found, key=lambda x: (x.mtime_ns, x.path)):
             run = "/".join(f.rel[:-1]) or ROOT_RUN
-            name = session_name(f.mtime_ns / 1e9 if f.mtime_ns else 0.0)
-            k = 0
-            while (run, name if not k else f"{name}_{k}") in used:
-                k += 1
-            name = name if not k else f"{name}_{k}"
-            used.add((run, name))
+            name = unused_session_name(run, f.mtime_ns / 1e9 if f.mtime_ns else 0.0, used)
             groups[(run, name, f.folder)] = [HostFile(stem(f.name), f.path, f.size, f.mtime_ns, fmt)]
         return groups
 

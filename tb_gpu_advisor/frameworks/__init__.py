@@ -28,7 +28,7 @@ from tb_gpu_advisor.frameworks.base import (GENERIC_LABELS, WORK_LABELS, Framewo
 __all__ = ["Framework", "NamePredicate", "GENERIC_LABELS", "REGISTRY", "UNKNOWN", "action", "fix_rule", "never", "detect",
            "detect_trace", "detect_work", "display_names", "recorded_by", "elementwise", "for_vendor", "elementwise_one", "gemm_kernel", "gemm_kernel_one", "get", "how_to_capture", "own_kernel_launch_fix", "kernel_code_id", "matrix_unit_unknown_one", "not_gemm_kernel", "not_gemm_kernel_one",
            "not_host_work",
-           "op_name", "op_type", "runtime_background_line", "tc_eligible_type"]
+           "op_name", "op_type", "ranges_word", "runtime_background_line", "tc_eligible_type"]
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
     from tb_gpu_advisor.model.schema import Action
@@ -105,13 +105,13 @@ _BY_ID: dict[str, Framework] = {**REGISTRY, native.FRAMEWORK.id: native.FRAMEWOR
 
 
 #: The frameworks' words for a weight update in a kernel's name, where no vendor library's word says a backward
-#: (``devices.backward_or_update_one``): an optimizer's name in lower case (``fused_adam_kernel``, ``sgd_update``),
-#: PyTorch's gradient clipping (``clip_grad``), ATen's ``_foreach_`` ops and Inductor's compiled foreach kernels
-#: (``triton_for_fused_*``: a compiled optimizer's step).  Read only to keep a loop from being read as forward passes
-#: (``job.kind.forward_loop_kind``), never as training by itself.
-_UPDATE_KERNEL_WORD = re.compile(r"(?i:clip_grad|_foreach_|"
-                                 r"(?<![a-z])(?:adamw?|sgd|lamb|lion|adagrad|rmsprop|adafactor)(?![a-z]))|"
-                                 r"^triton_for_fused")
+#: (``devices.backward_or_update_one``): every registered framework's ``Framework.update_kernels`` -- an optimizer's
+#: name in lower case (``fused_adam_kernel``, ``sgd_update``: ``base.OPTIMIZER_KERNEL``), PyTorch's ``clip_grad``,
+#: ATen's ``_foreach_`` ops and Inductor's compiled foreach kernels (``triton_for_fused_*``: a compiled optimizer's
+#: step).  Read only to keep a loop from being read as forward passes (``job.kind.forward_loop_kind``), never as
+#: training by itself.
+_UPDATE_KERNEL_WORD = re.compile("|".join(dict.fromkeys(p for f in REGISTRY.values() for p in f.update_kernels))
+                                 or r"(?!)")
 
 
 def update_kernel_word(name: str) -> bool:
@@ -344,6 +344,21 @@ def detect_trace(trace: Trace) -> Framework:
             return native.NOT_LOADED
         return native.FRAMEWORK
     return found
+
+
+def ranges_word(trace: Trace, fw: Framework | None = None) -> str:
+    """What the trace's marked ranges are called, in words: its reader's name for its range table
+    (``HostRanges.source``: NVTX for Nsight, roctx for AMD's tracers), else -- where the format keeps the program's
+    ranges among its ops (``Trace.annotations``: Kineto's) -- the name the framework that wrote it gives them
+    (``Framework.annotation_ranges``: PyTorch's ``record_function`` ranges).  ``fw``: the capture's framework
+    (:func:`detect_trace`'s, asked only where the ranges are annotations).
+
+    Why here: the steps' notes and labels name the ranges they read (``steps.source_label``); the word for them is a
+    format's or a framework's, never the steps' own (h37-homes71)."""
+    if trace.ranges is None and trace.annotations is not None:
+        return (fw or detect_trace(trace)).annotation_ranges
+    src = (trace.ranges.source if trace.ranges is not None else "NVTX").split(" (")[0].strip() or "NVTX"
+    return src if src.endswith("ranges") else f"{src} ranges"
 
 
 def _ran_work(fw: Framework, trace: Trace) -> bool:

@@ -60,6 +60,11 @@ def no_step_marks(h: HostEvents) -> np.ndarray:
     return np.zeros(len(h), bool)
 
 
+#: An optimizer's name in lower case as a kernel's name holds it (``fused_adam_kernel``, ``sgd_update``): PyTorch's,
+#: Keras's and Optax's optimizers are named alike, so each framework's ``update_kernels`` holds this one fragment.
+OPTIMIZER_KERNEL = r"(?i:(?<![a-z])(?:adamw?|sgd|lamb|lion|adagrad|rmsprop|adafactor)(?![a-z]))"
+
+
 def never(_: str) -> bool:
     """The predicate of a concept the framework does not have."""
     return False
@@ -284,6 +289,10 @@ class Framework:
     tc_eligible_op: NamePredicate = never
     #: regex fragments of the element-wise kernels this framework (or its compiler) generates
     elementwise_kernels: tuple[str, ...] = ()
+    #: regex fragments of a kernel name holding the framework's word for a weight update (its optimizers' names,
+    #: :data:`OPTIMIZER_KERNEL`; PyTorch's ``clip_grad``, ``_foreach_``, Inductor's ``triton_for_fused``): every
+    #: registered framework's, joined, are ``frameworks.update_kernel_word``'s one list
+    update_kernels: tuple[str, ...] = ()
     #: (name prefix, kernel class) of the kernels its compiler names by their kind (Inductor's ``triton_red_``): the
     #: class a kernel's own name states, for the report's kernel classes
     kernel_kinds: tuple[tuple[str, str], ...] = ()

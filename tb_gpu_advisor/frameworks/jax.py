@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from tb_gpu_advisor.frameworks import tensorflow, xla
-from tb_gpu_advisor.frameworks.base import Action, Framework, action, job_loop, names_batch
+from tb_gpu_advisor.frameworks.base import OPTIMIZER_KERNEL, Action, Framework, action, job_loop, names_batch
 
 #: Host event name prefixes written by jaxlib only; plane stats of ``/host:metadata`` written by JAX only.
 #: ``jax.jit``'s C++ dispatch is traced ``PjitFunction(<name>)`` since jit became pjit; before (jaxlib 0.3-0.4.x,
@@ -596,6 +596,7 @@ FRAMEWORK = Framework(
     # into its package alone -- XLA's kernels are TensorFlow's XLA's too (``frameworks.XLA_WORK``, h37-vendor66)
     work_frame=is_own_frame,
     writes="xplane", compiled_step_fuses=True, tc_eligible_op=xla.hlo_tc_eligible_type, elementwise_kernels=xla.ELEMENTWISE_KERNELS,
+    update_kernels=(OPTIMIZER_KERNEL,),
     cast_kernels=(r"^wrapped_convert", r"^loop_convert_fusion", r"^convert(_fusion)?\b"), cast_ops=("convert",),
     capture_hint=("with jax.profiler.trace(LOGDIR): <20 steps>",
                   "mark each step: with jax.profiler.StepTraceAnnotation('train', step_num=i): ..."),

@@ -20,7 +20,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.devices.collectives import MAX_RANKS
 from tb_gpu_advisor.frameworks import tensorflow
-from tb_gpu_advisor.frameworks.base import (WITHOUT_LINE, Framework, Noted, Spelled, action, job_loop, names_batch, never,
+from tb_gpu_advisor.frameworks.base import (OPTIMIZER_KERNEL, WITHOUT_LINE, Framework, Noted, Spelled, action, job_loop, names_batch, never,
                                             refilled, words)
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.model.schema import Action
@@ -3056,6 +3056,11 @@ for _m in ("T5Attention", "MT5Attention", "UMT5Attention", "Pix2StructTextAttent
 for _m in ("LongT5Attention", "LongT5LocalAttention", "LongT5TransientGlobalAttention", "SwitchTransformersAttention"):
     FIXES[f"unfused_attention:{_m}"] = (_T5_EAGER_ONLY,)
 
+#: PyTorch's words for a weight update in a kernel's name (``Framework.update_kernels``): its optimizers' names
+#: (``fused_adam_kernel``, ``base.OPTIMIZER_KERNEL``), gradient clipping (``clip_grad``), ATen's ``_foreach_`` ops and
+#: Inductor's compiled foreach kernels (``triton_for_fused_*``: a compiled optimizer's step).
+UPDATE_KERNELS = (OPTIMIZER_KERNEL, r"(?i:clip_grad|_foreach_)", r"^triton_for_fused")
+
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     # PyTorch/XLA's ``xp.StepTrace(name, step_num=s)`` writes its XPlane's step marks as TensorFlow's (``_r=1``)
@@ -3132,6 +3137,7 @@ FRAMEWORK = Framework(
     memory_record=("with `torch.profiler.profile(profile_memory=True)`, or dump a memory snapshot with "
                    "`torch.cuda.memory._dump_snapshot(path)`"),
     writes="kineto", also_writes=("snapshot",), tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS, kernel_kinds=INDUCTOR_KERNEL_KINDS,
+    update_kernels=UPDATE_KERNELS,
     named_kernel_kinds=ATEN_KERNEL_KINDS + NVFUSER_KERNEL_KINDS + FBGEMM_KERNEL_KINDS + VISION_KERNEL_KINDS,
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.frameworks.base import Framework, Noted, action, job_loop, names_batch, never, op_type
+from tb_gpu_advisor.frameworks.base import OPTIMIZER_KERNEL, Framework, Noted, action, job_loop, names_batch, never, op_type
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.schema import Action
 
@@ -942,6 +942,7 @@ FRAMEWORK = Framework(
     capture_snippet=CAPTURE,
     memory_record=xla.MEMORY_RECORD,
     writes="xplane", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
+    update_kernels=(OPTIMIZER_KERNEL,),
     named_kernel_kinds=TRAINING_KERNEL_KINDS,
     not_host_work=is_bookkeeping, runtime_event=is_runtime_event, step_call_event=is_step_call,
     step_call_wait=is_step_wait,

@@ -64,7 +64,7 @@ from typing import Any, Iterable
 
 from tb_gpu_advisor import ANALYZER_VERSION
 from tb_gpu_advisor.common import fsio, thresholds
-from tb_gpu_advisor.common.cachedir import DISABLED_VALUES, ENV_DIR, default_dir  # noqa: F401 - re-exported
+from tb_gpu_advisor.common.cachedir import DISABLED_VALUES, ENV_DIR, default_dir, mark_used  # noqa: F401 - re-exported
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.model.logdir import HostFile, RankRuns, Session
 from tb_gpu_advisor.model.schema import SCHEMA_VERSION, HostReport, Report, problem
@@ -257,7 +257,7 @@ class ReportCache:
             self._remove(path)
             return None
         if not self.remote:  # an object store has no cheap touch: its LRU clock is the write time
-            _touch(path)
+            mark_used(path)
         return report
 
     def get_dict(self, key: CacheKey) -> dict[str, Any] | None:
@@ -626,14 +626,6 @@ def _remove(path: str) -> bool:
         return True
     except OSError:
         return False
-
-
-def _touch(path: str) -> None:
-    """Mark an entry as recently used (mtime is the LRU clock; atime is often disabled)."""
-    try:
-        os.utime(path)
-    except OSError:
-        pass
 
 
 # --- string-keyed store for the plugin's ReportService ------------------------------

@@ -295,18 +295,25 @@ def set_cpu_limit(cpu_s: float | None) -> None:
         pass
 
 
-def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | None,
-                env: dict[str, str] | None = None, cpu_s: float | None = None,
-                tuned: dict[str, float] | None = None) -> None:
-    """In the child: take the parent's environment and thresholds of now (the forkserver's are those it started
-    with: ``tuned``, the parent's ``thresholds.tuned()``, is what the report cache keys on), limit memory and CPU,
-    run, send ("ok", result) or ("error", type name, message)."""
+def take_parent(env: dict[str, str] | None, tuned: dict[str, float] | None = None) -> None:
+    """In a worker process: the parent's environment of now (``env``, where given: a forkserver's children inherit
+    the one it started with) and its thresholds (``tuned``: ``thresholds.tuned()``, which the report cache keys on),
+    then the worker's logging.  One answer for an isolated child and a pool's workers (``runtime.session``)."""
     if env is not None:
         os.environ.clear()
         os.environ.update(env)
     if tuned is not None:
         thresholds.adopt(tuned)
     logs.configure_worker()
+
+
+def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | None,
+                env: dict[str, str] | None = None, cpu_s: float | None = None,
+                tuned: dict[str, float] | None = None) -> None:
+    """In the child: take the parent's environment and thresholds of now (the forkserver's are those it started
+    with: ``tuned``, the parent's ``thresholds.tuned()``, is what the report cache keys on), limit memory and CPU,
+    run, send ("ok", result) or ("error", type name, message)."""
+    take_parent(env, tuned)
     reserve = _Reserve()  # set aside before the limit: room to say "out of memory" once it is reached
     guard.set_hard_limit(memory_bytes)
     set_cpu_limit(cpu_s)

@@ -58,7 +58,7 @@ def host_metrics(trace: Trace, params: int | None = None, options: UserOptions |
     job.peer_one_time = job_peers.placed(trace, peers.one_time if peers is not None else None)
     job.peer_calls = job_peers.placed_calls(trace, peers)
     job.phase = job_peers.with_peers(job.phase, job.peer_one_time, trace)
-    steps = detect_steps(trace, launches, job)
+    steps = detect_steps(trace, launches, job, fw)
     # the step detection's temporaries: ~40 MB of freed heap on the dense 100 MB benchmark capture, under the
     # context built next (see common/memory.py)
     release_free_heap()
@@ -143,7 +143,7 @@ def host_timelines(host_file, windows: Sequence[tuple[float, float]], max_events
     fw = frameworks.detect_trace(trace)
     launches = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
     job = detect_job(trace, launches, fw)
-    steps = detect_steps(trace, launches, job)
+    steps = detect_steps(trace, launches, job, fw)
     ctx = build_context(trace, steps, launches, fw, job=job)
     del launches
     return [timeline.window_timeline(ctx, float(s), float(e), max_events) for s, e in windows]

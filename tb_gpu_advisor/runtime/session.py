@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tb_gpu_advisor.common import fsio, logs, thresholds
+from tb_gpu_advisor.common import fsio, thresholds
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.discover.logdir import HostFile, Session, with_beside
@@ -237,15 +237,7 @@ def process_pool(workers: int) -> cf.ProcessPoolExecutor:
     ones changed here (``thresholds.tuned``, which the report cache keys on) are handed in too.
     """
     return cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp_context(),
-                                  initializer=_set_environ, initargs=(dict(os.environ), thresholds.tuned()))
-
-
-def _set_environ(env: dict[str, str], tuned: dict[str, float] | None = None) -> None:
-    os.environ.clear()
-    os.environ.update(env)
-    if tuned is not None:
-        thresholds.adopt(tuned)
-    logs.configure_worker()
+                                  initializer=isolation.take_parent, initargs=(dict(os.environ), thresholds.tuned()))
 
 
 def analyze_session_parallel(

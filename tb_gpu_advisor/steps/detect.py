@@ -67,6 +67,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tb_gpu_advisor import frameworks
+from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.job.structure import executed_programs
 from tb_gpu_advisor.model.trace import Trace, line_processes
@@ -83,7 +85,6 @@ from tb_gpu_advisor.steps.markers import (_gpu_step_line_windows, _host_candidat
 from tb_gpu_advisor.steps.nvtx_ranges import _nvtx_steps, _span_lines
 from tb_gpu_advisor.steps.passes import _one_pass, _one_pass_step, _whole_capture
 from tb_gpu_advisor.steps.place import _place_windows
-from tb_gpu_advisor.steps.ranges import _ranges_word
 from tb_gpu_advisor.steps.reading import _Kept, _Reading
 from tb_gpu_advisor.steps.top_ranges import _engine_range_steps, _training_range_steps
 from tb_gpu_advisor.steps.types import (CONFIDENCE, PS_PER_MS, DroppedStep, StepDetection, Steps, StepWindow,
@@ -106,17 +107,21 @@ COLLECTIVES_ONLY_CPU_NOTE = ("the capture kept {backend}'s collectives alone, on
                              "work, so the whole capture is one pass and no step is timed")
 
 
-def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None) -> Steps:
+def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None,
+                 fw: Framework | None = None) -> Steps:
     """Detect steps; see the module docstring.  ``launches``: per GPU, each device event's host launch record
     (:func:`~tb_gpu_advisor.model.trace.device_launches`; computed here when not given); ``job``: what the capture
-    is (its own step spans, its one-time costs), None for a bare reading of the markers."""
+    is (its own step spans, its one-time costs), None for a bare reading of the markers; ``fw``: the capture's
+    framework (``frameworks.detect_trace``'s; read here when not given), whose profiler's step marks and words for
+    the program's ranges the readings ask (``Framework.own_step_marks``, ``frameworks.ranges_word``)."""
     r = _Reading(trace, launches, job.waits if job is not None else None)
+    r.fw = fw or frameworks.detect_trace(trace)
     r.training = job is not None and job.kind.kind == "training"
     if trace.gpu_step_lines:  # 1. the format's own per-GPU step line
         r.ids, r.hs, r.he, r.gpu_windows = _gpu_step_line_windows(trace.gpu_step_lines)
         r.source, r.note = trace.gpu_step_source or ("steps_line", "derived `Steps` line on the GPU planes (grouped capture)")
         r.mapped = "group_id" if trace.gpu_step_source is None else "device"
-        _grouped_after_last_mark(r, _last_step_mark_end(trace))
+        _grouped_after_last_mark(r, _last_step_mark_end(trace, r.fw))
         r.host_own = _own_marked_windows(trace, r.ids, int(r.he[-1]) if r.he.size else 0)
         r.unopened, r.closed = _unrecorded_by_gpu(trace.gpu_step_lines, r.ids, r.hs, r.he, r.gpu_windows)
     elif job is not None and job.kind.window == "collectives_only":  # a filter of a fuller trace to its collectives
@@ -138,7 +143,7 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     modules, NVTX ranges, the program's own repeated spans, a training range, bursts inside the job's frame, one
     inference pass, the GPU's bursts.  Nothing read leaves the steps empty (the whole capture, with ``whole_note``)."""
     trace, h = r.trace, r.trace.h
-    cand = _iteration_range_steps(trace) or _marked_host_steps(trace) or _host_candidates(h)
+    cand = _iteration_range_steps(trace) or _marked_host_steps(trace) or _host_candidates(h, r.fw)
     if cand is not None:
         r.take(cand, "host_window")
         return
@@ -235,7 +240,7 @@ def _steps(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> 
         mapped_via=r.mapped, confidence=_confidence(r),
         iteration_guess=r.guessed and r.source == "whole_capture",
         unlike_bursts=r.unlike if r.source == "whole_capture" else 0,
-        label=source_label(r.source, _ranges_word(r.trace)) or "",
+        label=source_label(r.source, frameworks.ranges_word(r.trace, r.fw)) or "",
         sweep=r.own.sweep if r.own is not None and r.own.source == r.source else "",
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin, kept.next_start, gpu_next, kept.prev_id,

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor import devices
+from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.job.waits import sync_waits
 from tb_gpu_advisor.model.columns import count_between
 from tb_gpu_advisor.model.trace import HostEvents, Trace, line_processes
-from tb_gpu_advisor.steps.ranges import _ranges_word, _top_level
+from tb_gpu_advisor.steps.ranges import _top_level
 from tb_gpu_advisor.steps.windows import MarkedSteps, _group_windows, _windows_by_line
 
 
@@ -64,7 +64,7 @@ def _forward_run_steps(trace: Trace, launches: list[np.ndarray], job: Job) -> Ma
     ids, s, e = (np.concatenate([p[i] for p in per.values()]) for i in range(3))
     line = np.concatenate([np.full(p[0].size, ln, np.int64) for ln, p in per.items()])
     u, gs, ge = _group_windows(ids, s, e)
-    note = (f"{_ranges_word(trace)} that mark only the forward's parts ({int(sum(p[0].size for p in per.values()))} "
+    note = (f"{frameworks.ranges_word(trace)} that mark only the forward's parts ({int(sum(p[0].size for p in per.values()))} "
             f"forwards on {len(per)} thread{'s' if len(per) > 1 else ''}, no range around an iteration): each step "
             f"runs from the first range of one forward to the next's, a backward and the host's wait for the GPU "
             f"between every two")

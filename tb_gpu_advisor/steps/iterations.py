@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor import devices
+from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.frameworks import nvtx, user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.job import structure as job_structure
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.columns import loop_turn
 from tb_gpu_advisor.model.trace import HostEvents, Trace
-from tb_gpu_advisor.steps.ranges import _ranges_word
 from tb_gpu_advisor.steps.windows import MarkedSteps, _aligned_line_windows, _group_windows
 
 
@@ -53,7 +52,7 @@ def _framework_iterations(trace: Trace, user: np.ndarray) -> MarkedSteps | None:
     if not parts:
         return None
     name = h.names[int(h.name[r.idx[ends][0]])]
-    note = (f"{_ranges_word(trace)} `{name}`, the framework's own range closing each iteration ({int(ends.sum())} on "
+    note = (f"{frameworks.ranges_word(trace)} `{name}`, the framework's own range closing each iteration ({int(ends.sum())} on "
             f"{len(parts)} thread{'s' if len(parts) > 1 else ''}): each step runs from the end of one to the end of the "
             f"next, its micro-batches' forward and backward inside")
     return _iteration_windows(parts, note)
@@ -108,7 +107,7 @@ def _update_iterations(trace: Trace, user: np.ndarray, launches: list[np.ndarray
     if not parts:
         return None
     k = counts[0]
-    note = (f"{_ranges_word(trace)} `{h.names[int(h.name[r.idx[micro][0]])]}`, the framework's own range once a "
+    note = (f"{frameworks.ranges_word(trace)} `{h.names[int(h.name[r.idx[micro][0]])]}`, the framework's own range once a "
             f"micro-batch ({int(micro.sum())} on {len(parts)} thread{'s' if len(parts) > 1 else ''}): the GPU work "
             f"launched outside its ranges after every {k}th -- the optimizer's update at the gradient-accumulation "
             f"boundary -- closes each iteration; each step runs from the end of one update to the end of the next")
@@ -173,7 +172,7 @@ def _user_update_iterations(trace: Trace, sel: np.ndarray, launches: list[np.nda
     if not parts:
         return None
     n = int(sum(p[0].size for p in parts.values()))
-    note = (f"{_ranges_word(trace)} {shown}, {how} ({sel.size} on {len(parts)} "
+    note = (f"{frameworks.ranges_word(trace)} {shown}, {how} ({sel.size} on {len(parts)} "
             f"thread{'s' if len(parts) > 1 else ''}), each a micro-step of gradient accumulation: the optimizer's "
             f"update after every {_ordinal(counts[0])} ({shows[0]}) closes each step -- a step is one optimizer step ({n}, of "
             f"{counts[0]} micro-steps each), from the end of one update to the end of the next")

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.frameworks import pytorch, tensorflow
+from tb_gpu_advisor.frameworks import Framework, pytorch, tensorflow
 from tb_gpu_advisor.model.columns import sorted_unique, union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 from tb_gpu_advisor.steps.windows import MISSING, MarkedSteps, _group_lines, _group_windows, own_time, unrecorded
 
 
-def _host_candidates(h: HostEvents) -> MarkedSteps | None:
+def _host_candidates(h: HostEvents, fw: Framework) -> MarkedSteps | None:
     """The steps (:class:`~.windows.MarkedSteps`, no line's own windows) of the first host step source that has
-    events."""
+    events; ``fw``: the capture's framework, whose profiler's own step marks are read (:func:`_own_step_marks`)."""
     if not len(h):
         return None
     pb = h.name_mask(lambda n: n == tensorflow.KERAS_BATCH_EVENT)
@@ -36,7 +36,7 @@ def _host_candidates(h: HostEvents) -> MarkedSteps | None:
         ids = np.where(sn >= 0, sn, np.arange(tr.sum()))
         u, s, e = _group_windows(ids, h.start[tr], h.end[tr])
         return MarkedSteps("trace_train", "`train`/`test` step markers", u, s, e, {})
-    own = _own_step_marks(h)
+    own = _own_step_marks(h, fw)
     if own is not None:
         return own
     rt = h.root >= 0
@@ -56,13 +56,15 @@ def _host_candidates(h: HostEvents) -> MarkedSteps | None:
     return None
 
 
-def _own_step_marks(h: HostEvents) -> MarkedSteps | None:
-    """The program's own step marks of any name (``frameworks.tensorflow.own_step_marks``: ``_r`` and ``step_num``),
+def _own_step_marks(h: HostEvents, fw: Framework) -> MarkedSteps | None:
+    """The program's own step marks of any name as ``fw``'s profiler writes them (``Framework.own_step_marks``: ``_r``
+    and ``step_num`` for TensorFlow's, JAX's and PyTorch/XLA's; none for a format that writes no such mark),
     the most frequent name's, grouped by ``step_num``: the same source as ``train``/``test`` marks (``trace_train``),
     so a ``predict`` or ``step`` mark -- the name our capture advice gives a forward pass or work of no known kind --
     reads as a ``train`` mark does (its confidence, its windows: the loop's turn to the step before), not as a root of
-    any kind (``root_r``, medium: h37-marks68).  None where the host has none."""
-    own = tensorflow.own_step_marks(h)
+    any kind (``root_r``, medium: h37-marks68).  None where the host has none.  Asked of the capture's framework, as
+    ``job.kind._marked_training_steps`` asks it (h37-homes71)."""
+    own = fw.own_step_marks(h)
     if not own.any():
         return None
     names, counts = np.unique(h.name[own], return_counts=True)
@@ -219,7 +221,7 @@ def _marked_host_steps(trace: Trace) -> MarkedSteps | None:
     return MarkedSteps(m.source, m.note, u, s, e, {})
 
 
-def _last_step_mark_end(trace: Trace) -> int | None:
+def _last_step_mark_end(trace: Trace, fw: Framework) -> int | None:
     """Where the host's last step mark ends (ps): the format's own step marks or the host's step markers
     (:func:`_marked_host_steps`, :func:`_host_candidates`), else the last call of a framework's compiled step function
     (``frameworks.tensorflow.is_step_function``: Keras 2's ``train_function`` carries no marker stat); None where the
@@ -233,7 +235,7 @@ def _last_step_mark_end(trace: Trace) -> int | None:
     step read 0.4 ms (mholmeslinder/semi-supervised-cv's V100 Keras sessions, h37-survey74)."""
     h = trace.h
     fn = h.name_mask(tensorflow.is_step_function) if len(h) else None
-    marks = _marked_host_steps(trace) or _host_candidates(h)
+    marks = _marked_host_steps(trace) or _host_candidates(h, fw)
     if marks is not None and len(marks.ends):
         last = int(np.argmax(marks.ends))
         s, e = int(marks.starts[last]), int(marks.ends[last])

@@ -16,7 +16,7 @@ import itertools
 
 import numpy as np
 
-from tb_gpu_advisor import devices
+from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.fmt import pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, user_ranges
@@ -27,7 +27,7 @@ from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_l
 from tb_gpu_advisor.steps.iterations import (_framework_iterations, _update_iterations, _user_update_iterations,
                                              _windows_holding_backward)
 from tb_gpu_advisor.steps.ranges import (_base_name, _counting_bases, _max_per_line, _most_repeated, _range_step_ids,
-                                         _ranges_word, _spelled, _top_level)
+                                         _spelled, _top_level)
 from tb_gpu_advisor.steps.windows import MarkedSteps, _group_lines, _line_windows, _windows_by_line
 
 
@@ -198,7 +198,7 @@ def _numbered_steps(trace: Trace, sel: np.ndarray, source: str, what: str) -> Ma
     h = trace.h
     sel = sel[np.lexsort((h.start[sel], h.line[sel]))]
     lines = np.unique(h.line[sel]).size
-    note = f"{_ranges_word(trace)} {what} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
+    note = f"{frameworks.ranges_word(trace)} {what} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
     iters = _iteration_ids(h, sel)
     if iters is not None:  # micro-steps named after their iteration: each iteration's ranges are one step
         line, ids, start, end = _one_window_per_step(h.line[sel], iters, h.start[sel], h.end[sel])

@@ -1,7 +1,8 @@
 """Helpers over the host's ranges: their level (top-level, not nested in another of the
 selection), how often a name repeats (per thread or overall), the step number a range's name ends in
-(``ProfilerStep#12``, ``token_6_processing``), the name with its number taken out, and the word for the ranges
-as the trace's reader names them (NVTX for Nsight, roctx for AMD's tracers).
+(``ProfilerStep#12``, ``token_6_processing``) and the name with its number taken out.  The word for the ranges
+(NVTX for Nsight, roctx for AMD's tracers, PyTorch's ``record_function`` ranges) is the format's or the framework's:
+``frameworks.ranges_word``.
 
 Why apart: both range readings -- NVTX / user ranges (:mod:`.nvtx_ranges`) and the training or serving engine's
 step ranges (:mod:`.top_ranges`) -- and the one-pass phase window (:mod:`.passes`) ask the same questions of ranges;
@@ -16,17 +17,7 @@ import numpy as np
 
 from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.model.columns import outermost
-from tb_gpu_advisor.model.trace import HostEvents, Trace
-
-
-def _ranges_word(trace: Trace) -> str:
-    """What the trace's marked ranges are called, as its reader names them (``HostRanges.source``: NVTX for Nsight,
-    roctx for AMD's tracers; ``record_function`` where the format keeps the program's ranges among its ops,
-    ``Trace.annotations``: Kineto's)."""
-    if trace.ranges is None and trace.annotations is not None:
-        return "record_function ranges"
-    src = (trace.ranges.source if trace.ranges is not None else "NVTX").split(" (")[0].strip() or "NVTX"
-    return src if src.endswith("ranges") else f"{src} ranges"
+from tb_gpu_advisor.model.trace import HostEvents
 
 
 def _top_level(h: HostEvents, idx: np.ndarray) -> np.ndarray:

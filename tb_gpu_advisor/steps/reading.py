@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tb_gpu_advisor import frameworks
+from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.trace import Trace, device_launches
 from tb_gpu_advisor.steps.windows import MarkedSteps
@@ -48,6 +50,8 @@ class _Reading:
         #: where the host waited for the GPU (``Job.waits``: its syncs and polls; its sync calls alone where not given)
         self.waits = waits if waits is not None else sync_waits(trace.h)
         self.active = [d for d in trace.devices if len(d)]
+        #: the capture's framework (``detect_steps``' ``fw``): its profiler's step marks and its words for the ranges
+        self.fw: Framework = frameworks.UNKNOWN
         self.source, self.note, self.mapped = "", "", ""
         self.whole_note = ""  # why the whole capture is one step, where a reading of the steps was refused for a cause
         self.guessed = False  # whole_note reads the window as (at most) one iteration from the GPU's bursts: a guess

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import engines, nvtx, user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
-from tb_gpu_advisor.steps.ranges import _max_per_line, _range_step_ids, _ranges_word, _top_level
+from tb_gpu_advisor.steps.ranges import _max_per_line, _range_step_ids, _top_level
 from tb_gpu_advisor.steps.windows import MarkedSteps, _group_windows, _windows_by_line
 
 
@@ -41,7 +42,7 @@ def _training_range_steps(trace: Trace, job: Job | None) -> MarkedSteps | None:
         return None
     pick = pick[np.lexsort((h.start[pick], h.line[pick]))]
     lines = np.unique(h.line[pick]).size
-    note = (f"{_ranges_word(trace)} `{h.names[best]}`, the training iteration's own range ({pick.size} on {lines} "
+    note = (f"{frameworks.ranges_word(trace)} `{h.names[best]}`, the training iteration's own range ({pick.size} on {lines} "
             f"thread{'s' if lines > 1 else ''}): each repeat starts a step")
     start, end = h.start[pick].astype(np.int64, copy=False), h.end[pick].astype(np.int64, copy=False)
     opening = _iteration_opening(h, idx, pick)
@@ -82,7 +83,7 @@ def _engine_range_steps(trace: Trace, job: Job | None, launches: list[np.ndarray
             continue
         first, start, end = opening
         lines = np.unique(h.line[pick]).size
-        note = (f"{_ranges_word(trace)} `{h.names[int(h.name[pick[0]])]}`, {engine.name}'s step range ({pick.size} "
+        note = (f"{frameworks.ranges_word(trace)} `{h.names[int(h.name[pick[0]])]}`, {engine.name}'s step range ({pick.size} "
                 f"on {lines} thread{'s' if lines > 1 else ''}), each iteration from its first phase "
                 f"`{h.names[int(h.name[first])]}`, which precedes it every time")
         ids = _range_step_ids(h, pick)

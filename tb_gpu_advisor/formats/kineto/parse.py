@@ -1931,6 +1931,9 @@ class _Parser:
 
     #: Whether damage inside the events is skipped to the next whole event (the rewrite refuses it instead).
     RESYNC = True
+    #: Bytes after the damage searched for the next whole event (a tail's look-ahead, :data:`HEAD_LIMIT`): where none
+    #: begins in them the read stops and the rest is counted as it streams past, never held (:meth:`_unresynced`).
+    RESYNC_SPAN = HEAD_LIMIT
 
     def _resync(self, b0: int, why: str, broken: bool, stop: bool = True) -> int | None:
         """Skip the damage at ``buf[b0]`` to the next whole event: the offset in ``buf`` of that event, None where none
@@ -1948,16 +1951,14 @@ class _Parser:
         c, rejected = (b0 + 1 if broken else b0), 0
         while True:
             m = _EVENT_START.search(self.buf, c)
-            if m is None:
-                if self.eof:
-                    if stop:
-                        self._unresynced(b0, why)
-                    return None
-                self._fill(2 * len(self.buf))
-                continue
-            whole = self._whole_event_at(m.start())
-            if whole is None:  # the candidate runs past the buffer: read on, try it again
-                self._fill(2 * len(self.buf))
+            whole = self._whole_event_at(m.start()) if m is not None else None
+            if whole is None and (self.eof or len(self.buf) - b0 >= self.RESYNC_SPAN):
+                # no whole event before the file's end, or none in the span after the damage: the rest is not read
+                if stop:
+                    self._unresynced(b0, why, searched=not self.eof)
+                return None
+            if whole is None:  # no candidate in the buffer, or one that runs past it: read on, try again
+                self._fill(min(2 * len(self.buf), b0 + self.RESYNC_SPAN))
                 continue
             if whole:
                 break
@@ -2014,20 +2015,39 @@ class _Parser:
                 return False if self.eof else None
             return self.buf[m.start():m.start() + 1] in (b",", b"]", b"{")
 
-    def _unresynced(self, b0: int, why: str) -> None:
-        """No whole event after the damage at ``buf[b0]``: the read stops there (the file's rest is in ``buf``, read
-        once: its ``"traceName"`` keys say whether two traces' bytes lie in it)."""
+    def _unresynced(self, b0: int, why: str, searched: bool = False) -> None:
+        """No whole event after the damage at ``buf[b0]``: the read stops there.  The file's rest is read once for its
+        ``"traceName"`` keys, which say whether two traces' bytes lie in it: in ``buf`` where the file ended in it, else
+        (``searched``: no whole event in the :attr:`RESYNC_SPAN` after the damage) streamed past in blocks, counted as
+        it goes and never held -- its bytes said as skipped (h37-homes71: the buffer grew to the file's rest)."""
         sk = self.skip
         at = self.base + b0
-        self.tail_ends = self.buf.count(_TRACE_NAME, b0)  # the rest, read once: the stretches' record counts them too
+        unread = f"the events from byte {at:,} on were not read"
+        if searched:
+            self.tail_ends, n = self._count_rest(b0)
+            unread = (f"no whole event begins in the {human_size(self.RESYNC_SPAN)} after it: the events from byte "
+                      f"{at:,} on ({n:,} bytes, skipped) were not read")
+        else:
+            self.tail_ends = self.buf.count(_TRACE_NAME, b0)  # the rest, read once: the stretches' record counts them
         ends = sk["ends"] + self.tail_ends
         if ends > 1:  # several traces' bytes in one file: each writer's end is there, their events interleaved
             self._stop(f"invalid JSON in \"traceEvents\" ({why}): the file holds {ends} traces' ends "
-                       f"(`\"traceName\"` {ends} times) -- {_TWO_WRITERS}; the events from byte {at:,} on were not "
-                       "read", "json_writers", at)
+                       f"(`\"traceName\"` {ends} times) -- {_TWO_WRITERS}; {unread}", "json_writers", at)
             return
-        self._stop(f"invalid JSON in \"traceEvents\" ({why}); the events from byte {at:,} on were not read",
-                   "json_invalid", at)
+        self._stop(f"invalid JSON in \"traceEvents\" ({why}); {unread}", "json_invalid", at)
+
+    def _count_rest(self, b0: int) -> tuple[int, int]:
+        """(``"traceName"`` keys, bytes) in the input from ``buf[b0]`` to its end, read block by block and dropped as
+        counted: a key cut between two blocks is counted once (the last bytes of each block are kept for the next)."""
+        keep = len(_TRACE_NAME) - 1
+        ends, n = self.buf.count(_TRACE_NAME, b0), len(self.buf) - b0
+        while not self.eof:
+            self._drop(max(len(self.buf) - keep, 0))
+            had = len(self.buf)
+            self._fill(had + _READ_BLOCK)
+            ends += self.buf.count(_TRACE_NAME)  # a key wholly in the kept bytes cannot be: they are one byte short
+            n += len(self.buf) - had
+        return ends, n
 
     def _skipped(self, tail_ends: int, meta: dict[str, Any] | None = None) -> None:
         """The one record of the damage skipped inside the events (:meth:`_resync`), at the place of its first

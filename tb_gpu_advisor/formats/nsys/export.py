@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.common.cachedir import default_dir
+from tb_gpu_advisor.common.cachedir import default_dir, mark_used
 from tb_gpu_advisor.formats import heads
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.nsys.layout import report_suffix
@@ -74,7 +74,7 @@ def sqlite_for(report: str) -> str:
                 raise NsysReadError(f"{report}: file is {human_size(st.st_size)}, over the "
                                     f"{human_size(max_profile_bytes())} limit ({LIMIT_HINT})")
             if os.path.isfile(out) and is_sqlite(out):
-                _touch(out)
+                mark_used(out)
                 return out
             nsys = shutil.which("nsys")
             if nsys is None:
@@ -137,13 +137,6 @@ def _export(nsys: str, copy: str, report: str, out: str) -> str:
 
 def _quote(arg: str) -> str:
     return arg if arg and all(c.isalnum() or c in "/._-=:+@%" for c in arg) else "'" + arg.replace("'", "'\\''") + "'"
-
-
-def _touch(path: str) -> None:
-    try:
-        os.utime(path)
-    except OSError:
-        pass
 
 
 def _remove(path: str) -> None:

@@ -31,7 +31,8 @@ import os
 import re
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import ByIdentity, ROOT_RUN, Found, Groups, HostFile, RunFolderLayout, session_name
+from tb_gpu_advisor.formats.base import (ROOT_RUN, ByIdentity, Found, Groups, HostFile, RunFolderLayout,
+                                         unused_session_name)
 
 EXPECTED = ("<run>/<pid>_kernel_trace.csv, <pid>_hip_api_trace.csv ... (rocprofv3 --output-format csv: one run's "
             "files together, told by their headers)")
@@ -145,12 +146,7 @@ class RocprofCsvLayout(RunFolderLayout):
             files = [f for _, f in sorted(zip(kinds, files), key=lambda kf: (kf[0] != "kernel", kf[1].name))]
             run = "/".join(files[0].rel[:-1]) or ROOT_RUN
             mtime = max(f.mtime_ns for f in files)
-            name = session_name(mtime / 1e9 if mtime else 0.0)
-            k = 0
-            while (run, name if not k else f"{name}_{k}") in used:
-                k += 1
-            name = name if not k else f"{name}_{k}"
-            used.add((run, name))
+            name = unused_session_name(run, mtime / 1e9 if mtime else 0.0, used)
             ranks = tuple(HostFile(pre, f.path, f.size, f.mtime_ns, "rocprofv3-csv") for f in files)
             groups[(run, name, folder)] = [HostFile(pre, files[0].path, sum(f.size for f in files), mtime,
                                                     "rocprofv3-csv", ranks=ranks)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from tb_gpu_advisor.formats.rocprof.layout import ByContentLayout, head_bytes
+from tb_gpu_advisor.formats.rocprof.layout import ByContentLayout, head_bytes, stem  # rocprof's JSON names alike
 
 #: gzipped too: the file is one JSON document, often tens of MB, and kept or shared compressed (TraceLens' own
 #: rocprofv3 test capture is ``908_results.json.gz``)
@@ -24,13 +24,6 @@ _TOP = re.compile(rb'^\s*\{\s*"rocprofiler-sdk-tool"\s*:')
 def sniff(path: str) -> str | None:
     """None when ``path`` is rocprofv3's JSON, else why not."""
     return None if _TOP.match(head_bytes(path, SNIFF_BYTES)) else "not rocprofv3's JSON (no rocprofiler-sdk-tool key)"
-
-
-def stem(file_name: str) -> str:
-    for suffix in (".json.gz", ".json"):
-        if file_name.endswith(suffix) and len(file_name) > len(suffix):
-            return file_name[: -len(suffix)]
-    return file_name
 
 
 LAYOUT = ByContentLayout(EXPECTED, SUFFIXES, sniff, stem, "rocprofv3-json")

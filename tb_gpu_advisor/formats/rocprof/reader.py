@@ -105,11 +105,7 @@ def _tail_cut(text: str, events: int) -> Damage | None:
 
 
 def _stem(path: str) -> str:
-    name = os.path.basename(path)
-    for suffix in (".json.gz", ".json"):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return name[: -len(suffix)]
-    return name
+    return stem(os.path.basename(path))
 
 
 def file_text(path: str) -> tuple[str, int]:

@@ -35,6 +35,7 @@ from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.damage import CUT, UNREADABLE, Damage
 from tb_gpu_advisor.model.columns import coverage, outermost, time_within, union_intervals
+from tb_gpu_advisor.model.enclosing import Encloser
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, PS_PER_MS, HostEvents, LiveStack, MemoryEvents, Trace,
                                         cuts, device_launches, line_processes, listed_gpu_models, queued_before,
                                         unreadable)
@@ -701,7 +702,8 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     mode = trace.producer.get("grad_mode", "")
     if mode in ("inference_mode", "no_grad"):
         return Kind("inference", "high", f"the trace records grad mode `{mode}`")
-    if any(fw.autograd_op(n) for n in used) and not any(fw.unrecorded_ops_event(n) for n in used):
+    replayed = _replayed_outside_ops(trace, fw)
+    if any(fw.autograd_op(n) for n in used) and not any(fw.unrecorded_ops_event(n) for n in used) and not replayed:
         traced = sorted(_compiler_traced(trace, fw))
         said = (f" of the job's own (its backward nodes, {and_list([f'`{_short(n)}`' for n in traced[:2]])}"
                 f"{' ...' if len(traced) > 2 else ''}, lie only inside the compiler's spans: the compiler tracing a "
@@ -726,9 +728,61 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     marked = _marked_forwards(trace)
     if marked:
         return Kind("inference", "medium", marked, from_ranges=True)
+    if replayed:
+        shown = (": its kernels show a gradient or an update (by a word of one, or its products' layouts), but nothing "
+                 "names training" if _backward_shown(trace) else ", and its kernels name no backward pass, optimizer "
+                 "step or serving engine")
+        return Kind("unknown", "low", f"{replayed}{shown}")
     if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
         return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
     return Kind("unknown", "low", "no host event says what the GPU work was for")
+
+
+#: The least share of the capture's kernel time replayed from graphs outside every op the framework records for its
+#: ops' lack of a backward to say nothing of the work (:func:`_replayed_outside_ops`): most of it.
+_REPLAYED_SHARE = 0.5
+
+
+def _replayed_outside_ops(trace: Trace, fw: Framework) -> str:
+    """Words saying most of the capture's kernel time (:data:`_REPLAYED_SHARE`) ran from graph launches
+    (``devices.is_graph_launch``) that lie inside no event of the framework's dispatch (``Framework.dispatch_event``
+    less the runtime's calls: an ATen op, autograd's nodes, the optimizer's step, a compiled region), "" otherwise.
+
+    Why: a graph replayed by the program itself (``torch.cuda.CUDAGraph.replay()``: PyTorch's whole-network capture
+    of a training step, forward, backward and ``optimizer.step()`` in one graph) runs kernels whose ops were recorded
+    when the graph was captured, not in the window: the ops recorded then are the input's ``copy_`` into the graph's
+    static tensors, and their lack of autograd's ``*Backward`` nodes says nothing of the graph's work -- a captured
+    training step with a per-parameter or compiled optimizer read "ATen ops ran but no backward pass ...: a forward
+    pass" (h37-gen71).  A graph replayed inside a compiled region (``torch.compile(mode="reduce-overhead")``) is
+    the framework's: AOTAutograd records ``CompiledFunctionBackward`` where it trains (``compiled_graphs_rtx3060``)."""
+    h = trace.h
+    if not len(h) or not h.per_name(devices.is_graph_launch).any():
+        return ""
+    graph = h.per_name(devices.is_graph_launch)
+    outer = Encloser(h, h.name_mask(fw.dispatch_event) & ~h.name_mask(devices.is_runtime_call), nested=True)
+    total = replayed = 0
+    calls: set[int] = set()
+    for d, rec in zip(trace.devices, device_launches(h, trace.devices)):
+        k = (d.kind == devices.KIND_KERNEL) & (rec >= 0)
+        if not k.any():
+            continue
+        dur = (d.end[k] - d.start[k]).astype(np.int64)
+        total += int(dur.sum())
+        r = rec[k].astype(np.int64)
+        g = graph[h.name[r]]
+        if not g.any():
+            continue
+        launch = np.unique(r[g])
+        bare = launch[outer.find(launch) < 0]
+        held = g & np.isin(r, bare)
+        replayed += int(dur[held].sum())
+        calls.update(bare.tolist())
+    if not calls or replayed < _REPLAYED_SHARE * total:
+        return ""
+    call = _short(h.names[int(h.name[min(calls)])])
+    return (f"{pct(replayed / total)} of the kernel time ran from {plural(len(calls), 'graph replay')} (`{call}`) "
+            "outside every op the framework records: those ops did not launch it, so their lack of a backward pass "
+            "says nothing of it")
 
 
 def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, launches: list[np.ndarray]) -> Kind:

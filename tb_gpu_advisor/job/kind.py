@@ -702,8 +702,9 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     mode = trace.producer.get("grad_mode", "")
     if mode in ("inference_mode", "no_grad"):
         return Kind("inference", "high", f"the trace records grad mode `{mode}`")
-    replayed = _replayed_outside_ops(trace, fw)
-    if any(fw.autograd_op(n) for n in used) and not any(fw.unrecorded_ops_event(n) for n in used) and not replayed:
+    ops = any(fw.autograd_op(n) for n in used) and not any(fw.unrecorded_ops_event(n) for n in used)
+    replayed = _replayed_outside_ops(trace, fw) if ops else ""  # ops beside a graph they did not launch
+    if ops and not replayed:
         traced = sorted(_compiler_traced(trace, fw))
         said = (f" of the job's own (its backward nodes, {and_list([f'`{_short(n)}`' for n in traced[:2]])}"
                 f"{' ...' if len(traced) > 2 else ''}, lie only inside the compiler's spans: the compiler tracing a "
@@ -728,16 +729,21 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     marked = _marked_forwards(trace)
     if marked:
         return Kind("inference", "medium", marked, from_ranges=True)
+    shown = _backward_shown(trace)
     if replayed:
-        shown = (": its kernels show a gradient or an update (by a word of one, or its products' layouts), but nothing "
-                 "names training" if _backward_shown(trace) else ", and its kernels name no backward pass, optimizer "
-                 "step or serving engine")
-        return Kind("unknown", "low", f"{replayed}{shown}")
+        said = (f"; its kernels show a backward pass or an update ({shown}), but nothing names training" if shown
+                else ", and its kernels name no backward pass, optimizer step or serving engine")
+        return Kind("unknown", "low", f"{replayed}{said}")
+    if shown and any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
+        return Kind("unknown", "low", f"GPU work whose kernels show a backward pass or an update ({shown}), but no "
+                                      "host event names training")
     if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
-        return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
+        return Kind("unknown", "low", _UNNAMED_WORK)
     return Kind("unknown", "low", "no host event says what the GPU work was for")
 
 
+#: What a capture whose host launched GPU work says where nothing shows what the work was for.
+_UNNAMED_WORK = "GPU work, but no backward pass, optimizer step or serving engine is named"
 #: The least share of the capture's kernel time replayed from graphs outside every op the framework records for its
 #: ops' lack of a backward to say nothing of the work (:func:`_replayed_outside_ops`): most of it.
 _REPLAYED_SHARE = 0.5
@@ -792,7 +798,10 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
     the first and last may be cut by the capture's window)
     and no kernel of the capture showing a gradient or an update (:func:`_backward_shown`: by a word of it,
     ``devices.backward_or_update_one``, or by its products run in a forward's and its two gradients' layouts), and
-    no repeat running a per-parameter update (:func:`_update_pass`).
+    no repeat running a per-parameter update (:func:`_update_pass`; where one does and nothing else spoke, the
+    evidence says so in place of "no ... is named", h37-gen71).  Inductor's templates (``triton_tem_fused_mm_*``)
+    are no products for the forward reading: their names give no operand layout, so a compiled step whose
+    backward and update are generic too would show no gradient -- their loops stay of no known kind.
 
     Why: a training step computes the gradients of what its forward computed, and its libraries name those kernels
     (cuDNN's ``wgrad``, ATen's ``threshold_backward``, ``max_pool_backward``), so a loop of convolutions with none of
@@ -806,6 +815,14 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
         return kind
     if _backward_shown(trace) or _forward_marked(trace):
         return kind
+    update = _update_pass(trace, launches, structure)
+    if update:
+        if kind.evidence != _UNNAMED_WORK:
+            return kind
+        return dataclasses.replace(kind, evidence=(
+            f"GPU work whose every repeat of the launch loop ({structure.start.size:,}) runs one long run of "
+            f"{update:,}+ kernels between two matrix products, a per-parameter weight update's, but no host event "
+            "names training"))
     starts, names = _gemm_launch_starts(trace, launches)
     if not starts.size:
         return kind
@@ -814,8 +831,6 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
     n = int(held.sum())
     if n < _HOOKED_FORWARDS or not held[1:-1].all():
         return kind  # a repeat without a matrix product or convolution (the cut first and last aside): no model's pass
-    if _update_pass(trace, launches, structure):
-        return kind
     return dataclasses.replace(kind, kind="inference", confidence="medium", evidence=(
         f"{n:,} repeats of the launch loop run forward matrix products or convolutions ({and_list(names)}) and no "
         f"gradient or optimizer kernel in any: forward passes"))
@@ -828,11 +843,13 @@ def backward_or_update_one(name: str) -> bool:
     return devices.backward_or_update_one(name) or frameworks.update_kernel_word(name)
 
 
-def _backward_shown(trace: Trace) -> bool:
-    """Whether any kernel of ``trace`` shows a backward or an update, by a word of it
-    (:func:`backward_or_update_one`: a gradient, a data gradient, an optimizer's or a backward's word) or by the
-    layouts of its matrix products: three operand layouts (``devices.gemm_operand_layout``), the least run at least a
-    :data:`_LAYOUT_SHARE`-th as often as the most.
+def _backward_shown(trace: Trace) -> str:
+    """In words, what shows a backward or an update among the kernels of ``trace``, "" where nothing does: a kernel
+    by a word of it (:func:`backward_or_update_one`: a gradient, a data gradient, an optimizer's or a backward's
+    word), or the layouts of its matrix products: three operand layouts (``devices.gemm_operand_layout``), the least
+    run at least a :data:`_LAYOUT_SHARE`-th as often as the most.  Said where nothing names training
+    (:func:`_forward_kind`'s last words: "no backward pass ... is named" beside a ``dgrad`` kernel was untrue,
+    h37-gen71).
 
     Why the layouts: a backward computes each product's two gradients, dA = dC·Bᵀ and dB = Aᵀ·dC, from the same
     operands transposed, so a training step runs its products in three layouts where a forward pass runs one or two
@@ -840,8 +857,9 @@ def _backward_shown(trace: Trace) -> bool:
     times; an nvFuser step on an H200: nvjet ``TNN``, ``NTN``, ``NNT``; an FSDP step on an MI350X: Tensile's
     ``Alik_Bljk``, ``Ailk_Bljk``, ``Ailk_Bjlk``) -- while every kernel's own name is a generic GEMM's."""
     names = [n for d in trace.devices for n in d.names[:_MAX_NAMES]]
-    if any(backward_or_update_one(n) for n in names):
-        return True
+    word = next((n for n in names if backward_or_update_one(n)), None)
+    if word is not None:
+        return f"`{devices.short_kernel_name(word, 48)}`, named like a gradient's or an update's kernel"
     layouts: dict[str, int] = {}
     for d in trace.devices:
         lay = [devices.gemm_operand_layout(n) if devices.gemm_kernel_one(n) else "" for n in d.names[:_MAX_NAMES]]
@@ -850,7 +868,11 @@ def _backward_shown(trace: Trace) -> bool:
             if lay_i and ran[i]:
                 layouts[lay_i] = layouts.get(lay_i, 0) + int(ran[i])
     runs = sorted(layouts.values())
-    return len(runs) >= 3 and runs[-3] * _LAYOUT_SHARE >= runs[-1]
+    if len(runs) < 3 or runs[-3] * _LAYOUT_SHARE < runs[-1]:
+        return ""
+    ran = sorted(layouts.items(), key=lambda kv: -kv[1])
+    return ("matrix products in a forward's and its two gradients' operand layouts: "
+            f"{and_list([f'{lay} ×{n:,}' for lay, n in ran[:3]])}")
 
 
 #: A gradient's layout runs at least 1 / this as often as the most-run layout of a step's products: each product's
@@ -869,11 +891,12 @@ _UPDATE_RUN = 8
 _UPDATE_SHARE = 3
 
 
-def _update_pass(trace: Trace, launches: list[np.ndarray], structure: SpanSteps) -> bool:
-    """Whether every whole repeat of the loop (``structure``'s, the cut first and last aside) runs one long run of
-    kernels between two matrix products (``devices.gemm_kernel_one``): at least :data:`_UPDATE_RUN` kernels, a third
-    as many as the repeat's products, and :data:`_UPDATE_SHARE` times the repeat's next-longest run -- a weight
-    update of every parameter tensor, one kernel each or more.
+def _update_pass(trace: Trace, launches: list[np.ndarray], structure: SpanSteps) -> int:
+    """The fewest kernels of the update's run (0 where none) where every whole repeat of the loop (``structure``'s,
+    the cut first and last aside) runs one long run of kernels between two matrix products
+    (``frameworks.gemm_kernel_one``: a library's, or Inductor's templates): at least :data:`_UPDATE_RUN` kernels, a
+    third as many as the repeat's products, and :data:`_UPDATE_SHARE` times the repeat's next-longest run -- a
+    weight update of every parameter tensor, one kernel each or more.
 
     Why: an optimizer reads and writes each parameter once per step, after the backward's last product and before the
     next forward's first, so a per-parameter update (``foreach=False``, a hand-written ``p.data.add_(...)`` loop) is
@@ -888,30 +911,32 @@ def _update_pass(trace: Trace, launches: list[np.ndarray], structure: SpanSteps)
             continue
         k = (d.kind == devices.KIND_KERNEL) & (la >= 0)
         if k.any():
-            gemm = np.fromiter((devices.gemm_kernel_one(n) for n in d.names), bool, len(d.names))
+            gemm = frameworks.gemm_kernel(d.names)  # Inductor's templates too: a compiled model's products
             starts.append(trace.h.start[la[k]].astype(np.int64))
             flags.append(gemm[d.name[k]])
     if not starts:
-        return False
+        return 0
     every = np.concatenate(starts)
     order = np.argsort(every, kind="stable")
     every, gemm_at = every[order], np.concatenate(flags)[order]
     pos = np.flatnonzero(gemm_at)
     s, e = structure.start.astype(np.int64)[1:-1], structure.end.astype(np.int64)[1:-1]
     if pos.size < 2 or not s.size:
-        return False
+        return 0
     lengths = np.diff(pos) - 1  # the kernels between two products, each run closed by the later one's launch
     closes = every[pos[1:]]
     a, b = np.searchsorted(closes, s, side="left"), np.searchsorted(closes, e, side="left")
     products = np.searchsorted(every[pos], e, side="left") - np.searchsorted(every[pos], s, side="left")
+    fewest = 0
     for i, j, n in zip(a.tolist(), b.tolist(), products.tolist()):
         runs = np.sort(lengths[i:j])
         if not runs.size:
-            return False
+            return 0
         longest, second = int(runs[-1]), int(runs[-2]) if runs.size > 1 else 0
         if longest < max(_UPDATE_RUN, n / 3) or longest < _UPDATE_SHARE * second:
-            return False
-    return True
+            return 0
+        fewest = longest if not fewest else min(fewest, longest)
+    return fewest
 
 
 def _forward_marked(trace: Trace) -> bool:

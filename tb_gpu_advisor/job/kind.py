@@ -703,7 +703,7 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     if mode in ("inference_mode", "no_grad"):
         return Kind("inference", "high", f"the trace records grad mode `{mode}`")
     ops = any(fw.autograd_op(n) for n in used) and not any(fw.unrecorded_ops_event(n) for n in used)
-    replayed = _replayed_outside_ops(trace, fw) if ops else ""  # ops beside a graph they did not launch
+    replayed, replays = _replayed_outside_ops(trace, fw) if ops else ("", set())  # ops beside graphs not theirs
     if ops and not replayed:
         traced = sorted(_compiler_traced(trace, fw))
         said = (f" of the job's own (its backward nodes, {and_list([f'`{_short(n)}`' for n in traced[:2]])}"
@@ -730,6 +730,11 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     if marked:
         return Kind("inference", "medium", marked, from_ranges=True)
     shown = _backward_shown(trace)
+    forwards = "" if shown or not replayed else _replayed_forwards(trace, replays)
+    if forwards.startswith(_FORWARDS_SAID):
+        return Kind("inference", "medium", f"{replayed}; {forwards}")
+    if forwards:
+        return Kind("unknown", "low", f"{replayed}; {forwards}, but nothing names training")
     if replayed:
         said = (f"; its kernels show a backward pass or an update ({shown}), but nothing names training" if shown
                 else ", and its kernels name no backward pass, optimizer step or serving engine")
@@ -749,7 +754,7 @@ _UNNAMED_WORK = "GPU work, but no backward pass, optimizer step or serving engin
 _REPLAYED_SHARE = 0.5
 
 
-def _replayed_outside_ops(trace: Trace, fw: Framework) -> str:
+def _replayed_outside_ops(trace: Trace, fw: Framework) -> tuple[str, set[int]]:
     """Words saying most of the capture's kernel time (:data:`_REPLAYED_SHARE`) ran from graph launches
     (``devices.is_graph_launch``) that lie inside no event of the framework's dispatch (``Framework.dispatch_event``
     less the runtime's calls: an ATen op, autograd's nodes, the optimizer's step, a compiled region), "" otherwise.
@@ -760,10 +765,11 @@ def _replayed_outside_ops(trace: Trace, fw: Framework) -> str:
     static tensors, and their lack of autograd's ``*Backward`` nodes says nothing of the graph's work -- a captured
     training step with a per-parameter or compiled optimizer read "ATen ops ran but no backward pass ...: a forward
     pass" (h37-gen71).  A graph replayed inside a compiled region (``torch.compile(mode="reduce-overhead")``) is
-    the framework's: AOTAutograd records ``CompiledFunctionBackward`` where it trains (``compiled_graphs_rtx3060``)."""
+    the framework's: AOTAutograd records ``CompiledFunctionBackward`` where it trains (``compiled_graphs_rtx3060``).
+    With the words, the host events of those graph launches (none where the words are "")."""
     h = trace.h
     if not len(h) or not h.per_name(devices.is_graph_launch).any():
-        return ""
+        return "", set()
     graph = h.per_name(devices.is_graph_launch)
     outer = Encloser(h, h.name_mask(fw.dispatch_event) & ~h.name_mask(devices.is_runtime_call), nested=True)
     total = replayed = 0
@@ -784,11 +790,64 @@ def _replayed_outside_ops(trace: Trace, fw: Framework) -> str:
         replayed += int(dur[held].sum())
         calls.update(bare.tolist())
     if not calls or replayed < _REPLAYED_SHARE * total:
-        return ""
+        return "", set()
     call = _short(h.names[int(h.name[min(calls)])])
     return (f"{pct(replayed / total)} of the kernel time ran from {plural(len(calls), 'graph replay')} (`{call}`) "
             "outside every op the framework records: those ops did not launch it, so their lack of a backward pass "
-            "says nothing of it")
+            "says nothing of it"), calls
+
+
+#: How :func:`_replayed_forwards`' words of forward passes begin (its other words say an update).
+_FORWARDS_SAID = "each of its"
+
+
+def _replayed_forwards(trace: Trace, replays: set[int]) -> str:
+    """In words, forward passes shown by the kernels of the program's own graph replays (``replays``: their launches'
+    host events, :func:`_replayed_outside_ops`), "" where they show none: at least :data:`_HOOKED_FORWARDS` replays,
+    each running a matrix product or convolution (``devices.gemm_kernel_one``), none a per-parameter update (a run of
+    kernels between two products, or before the first or after the last, as long as :func:`_update_pass` asks of a
+    loop's repeat), and no kernel of the capture showing a gradient or an update (the caller asks
+    :func:`_backward_shown` first).
+
+    Why: a replay's kernels are one pass of the program in order; with nothing recorded around them, they are read
+    as :func:`forward_loop_kind` reads a loop of launches -- a whole-network captured training step runs its
+    optimizer after the backward's last product, every parameter in turn (seven kernels each for Adam with
+    ``foreach=False``), or in kernels named like an update (ATen's fused Adam, ``multi_tensor_apply_kernel``).
+    Where every replay runs such an update, the words say that instead (no forward passes; nothing names training)."""
+    if len(replays) < _HOOKED_FORWARDS:
+        return ""
+    seqs: dict[int, list[tuple[bool, bool]]] = {}
+    names: dict[str, int] = {}
+    for d, rec in zip(trace.devices, device_launches(trace.h, trace.devices)):
+        k = np.flatnonzero((d.kind == devices.KIND_KERNEL) & np.isin(rec, np.fromiter(replays, np.int64)))
+        if not k.size:
+            continue
+        product = frameworks.gemm_kernel(d.names)  # Inductor's templates too: they bound an update's run
+        forward = np.fromiter((devices.gemm_kernel_one(n) for n in d.names), bool, len(d.names))
+        for i in k.tolist():
+            j = int(d.name[i])
+            seqs.setdefault(int(rec[i]), []).append((bool(product[j]), bool(forward[j])))
+            if forward[j]:
+                names[d.names[j]] = names.get(d.names[j], 0) + 1
+    if len(seqs) < _HOOKED_FORWARDS or not all(any(p for p, _ in seq) for seq in seqs.values()):
+        return ""
+    update = []
+    for seq in seqs.values():
+        at = [i for i, (p, _) in enumerate(seq) if p]
+        runs = sorted([at[0]] + [b - a - 1 for a, b in zip(at, at[1:])] + [len(seq) - at[-1] - 1])
+        longest, second = runs[-1], runs[-2] if len(runs) > 1 else 0
+        if longest >= max(_UPDATE_RUN, len(at) / 3) and longest >= _UPDATE_SHARE * second:
+            update.append(longest)
+    if update:
+        return "" if len(update) < len(seqs) else (
+            f"every one of its {len(seqs):,} replays runs one long run of {min(update):,}+ kernels beside its matrix "
+            "products, a per-parameter weight update's")
+    if not all(any(f for _, f in seq) for seq in seqs.values()):
+        return ""  # a replay of templates alone: no operand layout, no gradient it could show (forward_loop_kind)
+    top = sorted(names, key=lambda n: -names[n])[:2]
+    return (f"{_FORWARDS_SAID} {len(seqs):,} replays runs forward matrix products or convolutions "
+            f"({and_list([f'`{devices.short_kernel_name(n, 40)}`' for n in top])}) and no gradient, optimizer or "
+            "per-parameter update kernel: forward passes")
 
 
 def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, launches: list[np.ndarray]) -> Kind:

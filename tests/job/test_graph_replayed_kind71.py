@@ -8,7 +8,9 @@ autograd ``*Backward`` node because the graph's ops were recorded when it was ca
 such a step "ATen ops ran but no backward pass (autograd's ``*Backward`` nodes) and no optimizer step: a forward pass"
 (inference, medium) whatever its kernels -- a per-parameter Adam (``foreach=False``: seven generic element-wise
 kernels a parameter), Inductor's templates and its compiled optimizer (``triton_for_fused_*``).  Truth by
-construction (``synthetic.torchtrace.Rank.graph(region=None)``).  Controls: the same graphs replayed inside
+construction (``synthetic.torchtrace.Rank.graph(region=None)``).  A replayed forward loop still reads forward passes,
+now by its replays' kernels (``job.kind._replayed_forwards``: products, no gradient, no per-parameter update run).
+Controls: the same graphs replayed inside
 ``torch.compile``'s region (``mode="reduce-overhead"``: AOTAutograd would record ``CompiledFunctionBackward`` where it
 trains, as the real ``compiled_graphs_rtx3060`` does) stay forward passes; a captured step whose graph holds ATen's
 fused Adam reads training by that kernel, as on base."""
@@ -58,6 +60,16 @@ def test_a_replayed_training_step_with_a_per_parameter_adam_is_no_forward_pass(t
     job = _job(tmp_path, EAGER_STEP, region=None)
     assert job["kind"] != "inference", _said(job)
     assert "graph replay" in job["kind_evidence"] and "outside every op" in job["kind_evidence"], _said(job)
+    assert "per-parameter weight update" in job["kind_evidence"], _said(job)
+
+
+def test_a_replayed_forward_loop_reads_forward_passes_by_its_kernels(tmp_path):
+    """A captured forward (products, element-wise work, no update) replayed ten times: forward passes, read from the
+    replays' kernels, not from the input copies beside them (base: the same kind by "ATen ops ran but no backward
+    pass", the ops that launched none of it)."""
+    job = _job(tmp_path, (G, MUL, G, ADD, G), region=None)
+    assert (job["kind"], job["kind_confidence"]) == ("inference", "medium"), _said(job)
+    assert "replays runs forward matrix products" in job["kind_evidence"], _said(job)
 
 
 def test_a_replayed_compiled_step_shows_its_update_in_the_words(tmp_path):

@@ -168,7 +168,8 @@ class Rank:
         launch_at = self.host_us + 10.0
         self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": self.pid, "tid": self.pid,
                           "ts": round(launch_at, 3), "dur": round(launch_us, 3),
-                          "args": {**({"External id": ext} if ext is not None else {}), "cbid": 311, "correlation": self.corr}})
+                          "args": {**({"External id": ext} if ext is not None else {}), "cbid": 311,
+                                   "correlation": self.corr}})
         t = max(self.streams.get(COMPUTE_STREAM, 0.0), launch_at + launch_us * 0.7)
         first = t
         for name, us in kernels:

@@ -23,11 +23,12 @@ from synthetic import nsysexport as nx
 from synthetic import torchtrace as tt
 from tests.support.cli_report import in_process
 
-_EW = "void at::native::vectorized_elementwise_kernel<(int)4, at::native::{}<float>, std::array<char *, (unsigned long)3>>(int, T2, T3)"
+_EW = ("void at::native::vectorized_elementwise_kernel<(int)4, at::native::{}<float>, "
+       "std::array<char *, (unsigned long)3>>(int, T2, T3)")
 #: ``torch.optim.Adam(foreach=False)``'s ``_single_tensor_adam`` for one parameter: ``exp_avg.lerp_``,
 #: ``exp_avg_sq.mul_``, ``.addcmul_``, ``.sqrt()``, ``/ bias_correction2_sqrt``, ``.add_(eps)``, ``param.addcdiv_``
-ADAM_PARAM = tuple(_EW.format(f) for f in ("lerp_kernel_scalar", "MulFunctor", "addcmul_cuda_kernel", "sqrt_kernel_cuda",
-                                           "DivFunctor", "CUDAFunctor_add", "addcdiv_cuda_kernel"))
+ADAM_PARAM = tuple(_EW.format(f) for f in ("lerp_kernel_scalar", "MulFunctor", "addcmul_cuda_kernel",
+                                           "sqrt_kernel_cuda", "DivFunctor", "CUDAFunctor_add", "addcdiv_cuda_kernel"))
 MUL, ADD = _EW.format("MulFunctor"), _EW.format("CUDAFunctor_add")
 G = nx.GEMM_BF16
 #: a compiled step's kernels with Inductor's generic names: forward templates and fusions, the backward's

@@ -20,10 +20,11 @@ import json
 from synthetic import nsysexport as nx
 from tests.support.cli_report import in_process
 
-_EW = "void at::native::vectorized_elementwise_kernel<(int)4, at::native::{}<float>, std::array<char *, (unsigned long)3>>(int, T2, T3)"
+_EW = ("void at::native::vectorized_elementwise_kernel<(int)4, at::native::{}<float>, "
+       "std::array<char *, (unsigned long)3>>(int, T2, T3)")
 #: ``torch.optim.Adam(foreach=False)``'s ``_single_tensor_adam`` for one parameter
-ADAM_PARAM = tuple(_EW.format(f) for f in ("lerp_kernel_scalar", "MulFunctor", "addcmul_cuda_kernel", "sqrt_kernel_cuda",
-                                           "DivFunctor", "CUDAFunctor_add", "addcdiv_cuda_kernel"))
+ADAM_PARAM = tuple(_EW.format(f) for f in ("lerp_kernel_scalar", "MulFunctor", "addcmul_cuda_kernel",
+                                           "sqrt_kernel_cuda", "DivFunctor", "CUDAFunctor_add", "addcdiv_cuda_kernel"))
 ADD = _EW.format("CUDAFunctor_add")
 #: a compiled model's forward and backward in Inductor's generic names (no ``_backward`` word in any)
 FORWARD = ("triton_tem_fused_addmm_relu_0", "triton_poi_fused_1", "triton_tem_fused_addmm_relu_0", "triton_red_fused_2",

@@ -157,21 +157,25 @@ class Rank:
                        {"ph": "f", "id": self.corr, "pid": self.device, "tid": stream, "ts": round(start, 3),
                         "cat": "ac2g", "name": "ac2g", "bp": "e"}]
 
-    def graph(self, kernels: list[tuple[str, float]], launch_us: float = 20.0) -> None:
+    def graph(self, kernels: list[tuple[str, float]], launch_us: float = 20.0,
+              region: str | None = "Torch-Compiled Region: 0/0") -> None:
         """A CUDA graph replay (``torch.compile(mode="reduce-overhead")``): one ``cudaGraphLaunch`` inside the
-        compiled region; every kernel of the graph carries that launch's correlation id and runs back to back."""
-        region = self.cpu("Torch-Compiled Region: 0/0", launch_us + 30.0, advance=False)
+        compiled region; every kernel of the graph carries that launch's correlation id and runs back to back.
+        ``region`` None: the program's own ``torch.cuda.CUDAGraph.replay()``, inside no op (PyTorch's whole-network
+        capture), its launch and kernels with no External id, as Kineto records a call outside every op."""
+        ext = self.cpu(region, launch_us + 30.0, advance=False)["args"]["External id"] if region else None
         self.corr += 1
         launch_at = self.host_us + 10.0
         self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": self.pid, "tid": self.pid,
                           "ts": round(launch_at, 3), "dur": round(launch_us, 3),
-                          "args": {"External id": region["args"]["External id"], "cbid": 311, "correlation": self.corr}})
+                          "args": {**({"External id": ext} if ext is not None else {}), "cbid": 311,
+                                   "correlation": self.corr}})
         t = max(self.streams.get(COMPUTE_STREAM, 0.0), launch_at + launch_us * 0.7)
         first = t
         for name, us in kernels:
             self.gpu.append({"ph": "X", "cat": "kernel", "name": name, "pid": self.device, "tid": COMPUTE_STREAM,
                              "ts": round(t, 3), "dur": round(us, 3),
-                             "args": {"External id": region["args"]["External id"], "queued": 0,
+                             "args": {**({"External id": ext} if ext is not None else {}), "queued": 0,
                                       "device": self.device, "context": 1, "stream": COMPUTE_STREAM,
                                       "correlation": self.corr, "registers per thread": 32, "shared memory": 0,
                                       "blocks per SM": 0.5, "warps per SM": 2.0, "grid": [64, 1, 1],

@@ -35,6 +35,7 @@ from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.job.waits import Waits, sync_waits
 from tb_gpu_advisor.model.damage import CUT, UNREADABLE, Damage
 from tb_gpu_advisor.model.columns import coverage, outermost, time_within, union_intervals
+from tb_gpu_advisor.model.enclosing import Encloser
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, PS_PER_MS, HostEvents, LiveStack, MemoryEvents, Trace,
                                         cuts, device_launches, line_processes, listed_gpu_models, queued_before,
                                         unreadable)
@@ -701,7 +702,9 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     mode = trace.producer.get("grad_mode", "")
     if mode in ("inference_mode", "no_grad"):
         return Kind("inference", "high", f"the trace records grad mode `{mode}`")
-    if any(fw.autograd_op(n) for n in used) and not any(fw.unrecorded_ops_event(n) for n in used):
+    ops = any(fw.autograd_op(n) for n in used) and not any(fw.unrecorded_ops_event(n) for n in used)
+    replayed, replays = _replayed_outside_ops(trace, fw) if ops else ("", set())  # ops beside graphs not theirs
+    if ops and not replayed:
         traced = sorted(_compiler_traced(trace, fw))
         said = (f" of the job's own (its backward nodes, {and_list([f'`{_short(n)}`' for n in traced[:2]])}"
                 f"{' ...' if len(traced) > 2 else ''}, lie only inside the compiler's spans: the compiler tracing a "
@@ -726,9 +729,125 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     marked = _marked_forwards(trace)
     if marked:
         return Kind("inference", "medium", marked, from_ranges=True)
+    shown = _backward_shown(trace)
+    forwards = "" if shown or not replayed else _replayed_forwards(trace, replays)
+    if forwards.startswith(_FORWARDS_SAID):
+        return Kind("inference", "medium", f"{replayed}; {forwards}")
+    if forwards:
+        return Kind("unknown", "low", f"{replayed}; {forwards}, but nothing names training")
+    if replayed:
+        said = (f"; its kernels show a backward pass or an update ({shown}), but nothing names training" if shown
+                else ", and its kernels name no backward pass, optimizer step or serving engine")
+        return Kind("unknown", "low", f"{replayed}{said}")
+    if shown and any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
+        return Kind("unknown", "low", f"GPU work whose kernels show a backward pass or an update ({shown}), but no "
+                                      "host event names training")
     if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
-        return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
+        return Kind("unknown", "low", _UNNAMED_WORK)
     return Kind("unknown", "low", "no host event says what the GPU work was for")
+
+
+#: What a capture whose host launched GPU work says where nothing shows what the work was for.
+_UNNAMED_WORK = "GPU work, but no backward pass, optimizer step or serving engine is named"
+#: The least share of the capture's kernel time replayed from graphs outside every op the framework records for its
+#: ops' lack of a backward to say nothing of the work (:func:`_replayed_outside_ops`): most of it.
+_REPLAYED_SHARE = 0.5
+
+
+def _replayed_outside_ops(trace: Trace, fw: Framework) -> tuple[str, set[int]]:
+    """Words saying most of the capture's kernel time (:data:`_REPLAYED_SHARE`) ran from graph launches
+    (``devices.is_graph_launch``) that lie inside no event of the framework's dispatch (``Framework.dispatch_event``
+    less the runtime's calls: an ATen op, autograd's nodes, the optimizer's step, a compiled region), "" otherwise.
+
+    Why: a graph replayed by the program itself (``torch.cuda.CUDAGraph.replay()``: PyTorch's whole-network capture
+    of a training step, forward, backward and ``optimizer.step()`` in one graph) runs kernels whose ops were recorded
+    when the graph was captured, not in the window: the ops recorded then are the input's ``copy_`` into the graph's
+    static tensors, and their lack of autograd's ``*Backward`` nodes says nothing of the graph's work -- a captured
+    training step with a per-parameter or compiled optimizer read "ATen ops ran but no backward pass ...: a forward
+    pass" (h37-gen71).  A graph replayed inside a compiled region (``torch.compile(mode="reduce-overhead")``) is
+    the framework's: AOTAutograd records ``CompiledFunctionBackward`` where it trains (``compiled_graphs_rtx3060``).
+    With the words, the host events of those graph launches (none where the words are "")."""
+    h = trace.h
+    if not len(h) or not h.per_name(devices.is_graph_launch).any():
+        return "", set()
+    graph = h.per_name(devices.is_graph_launch)
+    outer = Encloser(h, h.name_mask(fw.dispatch_event) & ~h.name_mask(devices.is_runtime_call), nested=True)
+    total = replayed = 0
+    calls: set[int] = set()
+    for d, rec in zip(trace.devices, device_launches(h, trace.devices)):
+        k = (d.kind == devices.KIND_KERNEL) & (rec >= 0)
+        if not k.any():
+            continue
+        dur = (d.end[k] - d.start[k]).astype(np.int64)
+        total += int(dur.sum())
+        r = rec[k].astype(np.int64)
+        g = graph[h.name[r]]
+        if not g.any():
+            continue
+        launch = np.unique(r[g])
+        bare = launch[outer.find(launch) < 0]
+        held = g & np.isin(r, bare)
+        replayed += int(dur[held].sum())
+        calls.update(bare.tolist())
+    if not calls or replayed < _REPLAYED_SHARE * total:
+        return "", set()
+    call = _short(h.names[int(h.name[min(calls)])])
+    return (f"{pct(replayed / total)} of the kernel time ran from {plural(len(calls), 'graph replay')} (`{call}`) "
+            "outside every op the framework records: those ops did not launch it, so their lack of a backward pass "
+            "says nothing of it"), calls
+
+
+#: How :func:`_replayed_forwards`' words of forward passes begin (its other words say an update).
+_FORWARDS_SAID = "each of its"
+
+
+def _replayed_forwards(trace: Trace, replays: set[int]) -> str:
+    """In words, forward passes shown by the kernels of the program's own graph replays (``replays``: their launches'
+    host events, :func:`_replayed_outside_ops`), "" where they show none: at least :data:`_HOOKED_FORWARDS` replays,
+    each running a matrix product or convolution (``devices.gemm_kernel_one``), none a per-parameter update (a run of
+    kernels between two products, or before the first or after the last, as long as :func:`_update_pass` asks of a
+    loop's repeat), and no kernel of the capture showing a gradient or an update (the caller asks
+    :func:`_backward_shown` first).
+
+    Why: a replay's kernels are one pass of the program in order; with nothing recorded around them, they are read
+    as :func:`forward_loop_kind` reads a loop of launches -- a whole-network captured training step runs its
+    optimizer after the backward's last product, every parameter in turn (seven kernels each for Adam with
+    ``foreach=False``), or in kernels named like an update (ATen's fused Adam, ``multi_tensor_apply_kernel``).
+    Where every replay runs such an update, the words say that instead (no forward passes; nothing names training)."""
+    if len(replays) < _HOOKED_FORWARDS:
+        return ""
+    seqs: dict[int, list[tuple[bool, bool]]] = {}
+    names: dict[str, int] = {}
+    for d, rec in zip(trace.devices, device_launches(trace.h, trace.devices)):
+        k = np.flatnonzero((d.kind == devices.KIND_KERNEL) & np.isin(rec, np.fromiter(replays, np.int64)))
+        if not k.size:
+            continue
+        product = frameworks.gemm_kernel(d.names)  # Inductor's templates too: they bound an update's run
+        forward = np.fromiter((devices.gemm_kernel_one(n) for n in d.names), bool, len(d.names))
+        for i in k.tolist():
+            j = int(d.name[i])
+            seqs.setdefault(int(rec[i]), []).append((bool(product[j]), bool(forward[j])))
+            if forward[j]:
+                names[d.names[j]] = names.get(d.names[j], 0) + 1
+    if len(seqs) < _HOOKED_FORWARDS or not all(any(p for p, _ in seq) for seq in seqs.values()):
+        return ""
+    update = []
+    for seq in seqs.values():
+        at = [i for i, (p, _) in enumerate(seq) if p]
+        runs = sorted([at[0]] + [b - a - 1 for a, b in zip(at, at[1:])] + [len(seq) - at[-1] - 1])
+        longest, second = runs[-1], runs[-2] if len(runs) > 1 else 0
+        if longest >= max(_UPDATE_RUN, len(at) / 3) and longest >= _UPDATE_SHARE * second:
+            update.append(longest)
+    if update:
+        return "" if len(update) < len(seqs) else (
+            f"every one of its {len(seqs):,} replays runs one long run of {min(update):,}+ kernels beside its matrix "
+            "products, a per-parameter weight update's")
+    if not all(any(f for _, f in seq) for seq in seqs.values()):
+        return ""  # a replay of templates alone: no operand layout, no gradient it could show (forward_loop_kind)
+    top = sorted(names, key=lambda n: -names[n])[:2]
+    return (f"{_FORWARDS_SAID} {len(seqs):,} replays runs forward matrix products or convolutions "
+            f"({and_list([f'`{devices.short_kernel_name(n, 40)}`' for n in top])}) and no gradient, optimizer or "
+            "per-parameter update kernel: forward passes")
 
 
 def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, launches: list[np.ndarray]) -> Kind:
@@ -738,7 +857,10 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
     the first and last may be cut by the capture's window)
     and no kernel of the capture showing a gradient or an update (:func:`_backward_shown`: by a word of it,
     ``devices.backward_or_update_one``, or by its products run in a forward's and its two gradients' layouts), and
-    no repeat running a per-parameter update (:func:`_update_pass`).
+    no repeat running a per-parameter update (:func:`_update_pass`; where one does and nothing else spoke, the
+    evidence says so in place of "no ... is named", h37-gen71).  Inductor's templates (``triton_tem_fused_mm_*``)
+    are no products for the forward reading: their names give no operand layout, so a compiled step whose
+    backward and update are generic too would show no gradient -- their loops stay of no known kind.
 
     Why: a training step computes the gradients of what its forward computed, and its libraries name those kernels
     (cuDNN's ``wgrad``, ATen's ``threshold_backward``, ``max_pool_backward``), so a loop of convolutions with none of
@@ -752,6 +874,14 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
         return kind
     if _backward_shown(trace) or _forward_marked(trace):
         return kind
+    update = _update_pass(trace, launches, structure)
+    if update:
+        if kind.evidence != _UNNAMED_WORK:
+            return kind
+        return dataclasses.replace(kind, evidence=(
+            f"GPU work whose every repeat of the launch loop ({structure.start.size:,}) runs one long run of "
+            f"{update:,}+ kernels between two matrix products, a per-parameter weight update's, but no host event "
+            "names training"))
     starts, names = _gemm_launch_starts(trace, launches)
     if not starts.size:
         return kind
@@ -760,8 +890,6 @@ def forward_loop_kind(trace: Trace, kind: Kind, structure: SpanSteps | None, lau
     n = int(held.sum())
     if n < _HOOKED_FORWARDS or not held[1:-1].all():
         return kind  # a repeat without a matrix product or convolution (the cut first and last aside): no model's pass
-    if _update_pass(trace, launches, structure):
-        return kind
     return dataclasses.replace(kind, kind="inference", confidence="medium", evidence=(
         f"{n:,} repeats of the launch loop run forward matrix products or convolutions ({and_list(names)}) and no "
         f"gradient or optimizer kernel in any: forward passes"))
@@ -774,11 +902,13 @@ def backward_or_update_one(name: str) -> bool:
     return devices.backward_or_update_one(name) or frameworks.update_kernel_word(name)
 
 
-def _backward_shown(trace: Trace) -> bool:
-    """Whether any kernel of ``trace`` shows a backward or an update, by a word of it
-    (:func:`backward_or_update_one`: a gradient, a data gradient, an optimizer's or a backward's word) or by the
-    layouts of its matrix products: three operand layouts (``devices.gemm_operand_layout``), the least run at least a
-    :data:`_LAYOUT_SHARE`-th as often as the most.
+def _backward_shown(trace: Trace) -> str:
+    """In words, what shows a backward or an update among the kernels of ``trace``, "" where nothing does: a kernel
+    by a word of it (:func:`backward_or_update_one`: a gradient, a data gradient, an optimizer's or a backward's
+    word), or the layouts of its matrix products: three operand layouts (``devices.gemm_operand_layout``), the least
+    run at least a :data:`_LAYOUT_SHARE`-th as often as the most.  Said where nothing names training
+    (:func:`_forward_kind`'s last words: "no backward pass ... is named" beside a ``dgrad`` kernel was untrue,
+    h37-gen71).
 
     Why the layouts: a backward computes each product's two gradients, dA = dC·Bᵀ and dB = Aᵀ·dC, from the same
     operands transposed, so a training step runs its products in three layouts where a forward pass runs one or two
@@ -786,8 +916,9 @@ def _backward_shown(trace: Trace) -> bool:
     times; an nvFuser step on an H200: nvjet ``TNN``, ``NTN``, ``NNT``; an FSDP step on an MI350X: Tensile's
     ``Alik_Bljk``, ``Ailk_Bljk``, ``Ailk_Bjlk``) -- while every kernel's own name is a generic GEMM's."""
     names = [n for d in trace.devices for n in d.names[:_MAX_NAMES]]
-    if any(backward_or_update_one(n) for n in names):
-        return True
+    word = next((n for n in names if backward_or_update_one(n)), None)
+    if word is not None:
+        return f"`{devices.short_kernel_name(word, 48)}`, named like a gradient's or an update's kernel"
     layouts: dict[str, int] = {}
     for d in trace.devices:
         lay = [devices.gemm_operand_layout(n) if devices.gemm_kernel_one(n) else "" for n in d.names[:_MAX_NAMES]]
@@ -796,7 +927,11 @@ def _backward_shown(trace: Trace) -> bool:
             if lay_i and ran[i]:
                 layouts[lay_i] = layouts.get(lay_i, 0) + int(ran[i])
     runs = sorted(layouts.values())
-    return len(runs) >= 3 and runs[-3] * _LAYOUT_SHARE >= runs[-1]
+    if len(runs) < 3 or runs[-3] * _LAYOUT_SHARE < runs[-1]:
+        return ""
+    ran = sorted(layouts.items(), key=lambda kv: -kv[1])
+    return ("matrix products in a forward's and its two gradients' operand layouts: "
+            f"{and_list([f'{lay} ×{n:,}' for lay, n in ran[:3]])}")
 
 
 #: A gradient's layout runs at least 1 / this as often as the most-run layout of a step's products: each product's
@@ -815,11 +950,12 @@ _UPDATE_RUN = 8
 _UPDATE_SHARE = 3
 
 
-def _update_pass(trace: Trace, launches: list[np.ndarray], structure: SpanSteps) -> bool:
-    """Whether every whole repeat of the loop (``structure``'s, the cut first and last aside) runs one long run of
-    kernels between two matrix products (``devices.gemm_kernel_one``): at least :data:`_UPDATE_RUN` kernels, a third
-    as many as the repeat's products, and :data:`_UPDATE_SHARE` times the repeat's next-longest run -- a weight
-    update of every parameter tensor, one kernel each or more.
+def _update_pass(trace: Trace, launches: list[np.ndarray], structure: SpanSteps) -> int:
+    """The fewest kernels of the update's run (0 where none) where every whole repeat of the loop (``structure``'s,
+    the cut first and last aside) runs one long run of kernels between two matrix products
+    (``frameworks.gemm_kernel_one``: a library's, or Inductor's templates): at least :data:`_UPDATE_RUN` kernels, a
+    third as many as the repeat's products, and :data:`_UPDATE_SHARE` times the repeat's next-longest run -- a
+    weight update of every parameter tensor, one kernel each or more.
 
     Why: an optimizer reads and writes each parameter once per step, after the backward's last product and before the
     next forward's first, so a per-parameter update (``foreach=False``, a hand-written ``p.data.add_(...)`` loop) is
@@ -834,30 +970,32 @@ def _update_pass(trace: Trace, launches: list[np.ndarray], structure: SpanSteps)
             continue
         k = (d.kind == devices.KIND_KERNEL) & (la >= 0)
         if k.any():
-            gemm = np.fromiter((devices.gemm_kernel_one(n) for n in d.names), bool, len(d.names))
+            gemm = frameworks.gemm_kernel(d.names)  # Inductor's templates too: a compiled model's products
             starts.append(trace.h.start[la[k]].astype(np.int64))
             flags.append(gemm[d.name[k]])
     if not starts:
-        return False
+        return 0
     every = np.concatenate(starts)
     order = np.argsort(every, kind="stable")
     every, gemm_at = every[order], np.concatenate(flags)[order]
     pos = np.flatnonzero(gemm_at)
     s, e = structure.start.astype(np.int64)[1:-1], structure.end.astype(np.int64)[1:-1]
     if pos.size < 2 or not s.size:
-        return False
+        return 0
     lengths = np.diff(pos) - 1  # the kernels between two products, each run closed by the later one's launch
     closes = every[pos[1:]]
     a, b = np.searchsorted(closes, s, side="left"), np.searchsorted(closes, e, side="left")
     products = np.searchsorted(every[pos], e, side="left") - np.searchsorted(every[pos], s, side="left")
+    fewest = 0
     for i, j, n in zip(a.tolist(), b.tolist(), products.tolist()):
         runs = np.sort(lengths[i:j])
         if not runs.size:
-            return False
+            return 0
         longest, second = int(runs[-1]), int(runs[-2]) if runs.size > 1 else 0
         if longest < max(_UPDATE_RUN, n / 3) or longest < _UPDATE_SHARE * second:
-            return False
-    return True
+            return 0
+        fewest = longest if not fewest else min(fewest, longest)
+    return fewest
 
 
 def _forward_marked(trace: Trace) -> bool:

@@ -4821,12 +4821,15 @@ def write_backward_read(path: str, case: str = "mask_index", steps: int = 10, la
 
 def write_copy_only_window(out: str, run: str = "copy_only_window", steps: int = 8, mb: float = 64.0,
                            h2d_us: float = 2800.0, d2h_us: float = 3000.0, host: str = "Pinned",
-                           host_us: float = 200.0) -> dict[str, Any]:
+                           host_us: float = 200.0, sync: str = "item") -> dict[str, Any]:
     """A data-staging loop under torch.profiler (``prof.step()`` each turn): each step copies a ``mb`` MiB batch to the
     GPU with ``tensor.to('cuda', non_blocking=True)`` (``aten::to`` -> ``aten::copy_``: ``cudaMemcpyAsync``, a
     ``Memcpy HtoD ({host} -> Device)`` of ``h2d_us``), copies it back with ``.cpu()`` (``Memcpy DtoH (Device ->
-    {host})`` of ``d2h_us``), then waits (``cudaStreamSynchronize``) and spends ``host_us`` on the host -- the shape
-    of a host-device bandwidth check (``torch.cuda`` copies timed in a loop) or a staging tool: no kernel at all.
+    {host})`` of ``d2h_us``), then waits and spends ``host_us`` on the host -- the shape of a host-device bandwidth
+    check (``torch.cuda`` copies timed in a loop) or a staging tool: no kernel at all.  ``sync``: how it waits --
+    ``"item"`` a read of a value (``cudaStreamSynchronize`` inside ``aten::_local_scalar_dense``), ``"device"``
+    ``torch.cuda.synchronize()`` (a bare ``cudaDeviceSynchronize``, no ATen op around it: pytorch/benchmark PR #1080's
+    A100 copy loop, h37-hunt71b).
     Truth by construction: ``steps`` marked steps, 2 copies each, no kernel and no fill; the GPU's copy time, H2D and
     D2H bytes; the copies' host memory.  Copies are GPU work: the window is neither start-up nor "no GPU work"."""
     r = Rank(rank=0, pid=4100, device=0)
@@ -4839,7 +4842,10 @@ def write_copy_only_window(out: str, run: str = "copy_only_window", steps: int =
         op = rr.cpu("aten::to", 20.0, advance=False)
         rr.memcpy(op, f"Memcpy DtoH (Device -> {host})", nbytes, d2h_us)
         rr.host_us += 20.0
-        rr.sync("aten::copy_")
+        if sync == "device":
+            _runtime_call(rr, "cudaDeviceSynchronize", max(max(rr.streams.values()) - rr.host_us, 0.0) + 4.0, 165)
+        else:
+            rr.sync("aten::copy_")
         rr.host_us += host_us
 
     folder = _write_marked_steps(r, out, run, steps, body)

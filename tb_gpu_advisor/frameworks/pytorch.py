@@ -2053,8 +2053,13 @@ FIXES.update(looped_fixes(TRAINING_LOOP, per_rank=True))
 
 #: What only a training step runs: autograd's backward nodes, ATen's backward kernels' ops, the optimizer's step and
 #: gradient accumulation (PyTorch 1.8 to 2.x spellings); the program's own ``loss.backward()`` as PyProf and DLProf
-#: name the call (``{'mod': 'Tensor', 'op': 'backward'}``: ``Tensor.backward``).
-_TRAINING = re.compile(r"Backward\d*\b|^autograd::engine::evaluate_function|_backward\b|^Optimizer\.(step|zero_grad)|"
+#: name the call (``{'mod': 'Tensor', 'op': 'backward'}``: ``Tensor.backward``).  Not a name that prepares *for* a
+#: backward (``torch/autograd/function.py(34): save_for_backward``, ``with_stack``'s frame of a custom or compiled
+#: ``autograd.Function``'s forward): every forward run with autograd on calls it, whether a backward ever runs or not
+#: -- pytorch/ao's 100 ``torch.compile``d forwards under ``record_function("model_inference")``, no backward, read
+#: "training, high" on it (h37-hunt71b).
+_TRAINING = re.compile(r"Backward\d*\b|^autograd::engine::evaluate_function|(?<!_for)_backward\b|"
+                       r"^Optimizer\.(step|zero_grad)|"
                        r"^Tensor\.backward$|"
                        r"^torch::autograd::AccumulateGrad|^aten::_fused_adam|^aten::_foreach_add_|CompiledFunctionBackward|"
                        # DDP exists to reduce gradients; FSDP also shards a model run forward only (FastVideo's

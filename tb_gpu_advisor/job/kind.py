@@ -2377,8 +2377,13 @@ def reads_off_a_gpu(trace: Trace, fw: Framework) -> np.ndarray:
 
 
 def _queues_work(name: str) -> bool:
-    """A runtime call that puts work on the GPU: a kernel's or a graph's launch, a copy or a fill."""
-    return devices.is_launch_call(name) or devices.is_graph_launch(name) or devices.is_copy_call(name)
+    """A runtime call that puts work on the GPU: a kernel's or a graph's launch, a copy or a fill -- any vendor's
+    (``devices.is_work_call``: CUDA's ``cudaMemcpyAsync`` as HIP's ``hipMemcpyAsync``).
+
+    Why: this asked ``devices.is_copy_call``, which knows HIP's copy calls only, so a CUDA loop whose steps each
+    queued a 154 MB copy each way (pytorch/benchmark PR #1080's A100 traces) read "no call queued GPU work -- no
+    launch, copy or fill: the loop ran on the CPU", its GPU 99.7% busy copying (h37-hunt71b)."""
+    return devices.is_work_call(name)
 
 
 #: The longest a profiler's exit sync may end before the window's end: the profiler stops right after it returns

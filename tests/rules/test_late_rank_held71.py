@@ -27,3 +27,12 @@ def test_a_rank_whose_gpu_holds_its_launched_work_is_late_by_its_gpu_not_its_hos
     assert "taking turns" in f["summary"], f["summary"]
     fix = " ".join(a["text"] for a in f["actions"])
     assert "nvidia-smi" in fix and "with_stack" not in fix, fix
+
+
+def test_the_held_work_note_of_a_merged_pair_names_the_gpu_that_holds_it():
+    """Base ea5a2537: "The GPU idles 25.9 ms of the 74.2 ms step" -- the mean of GPU0's 53.1 ms and GPU1's none --
+    scoped to the host, no GPU named."""
+    host = cli_report(_RUN)["hosts"][0]
+    (f,) = [f for f in host["findings"] if f["title"] == "The GPU holds work it was given, idle"]
+    assert f["gpu"] == 0, f
+    assert "GPU0 (rank 0)'s, 53.1 ms" in f["summary"] and "on the other GPU" in f["summary"], f["summary"]

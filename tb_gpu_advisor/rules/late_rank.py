@@ -174,7 +174,8 @@ def check(m: HostMetrics) -> list[Finding]:
         because = (f" {'; '.join(known).capitalize()} (the launch-skew and GPU-imbalance checks' part)." if known
                    else "")
         host_words = (f" {'The rest' if known else 'Its lateness'} is its GPU's, not its host's: {who(late)} idles "
-                      f"{ms(w['held'])} {ctx.per_step} more than {'the other GPU' if len(others) == 1 else 'the others'}"
+                      f"{ms(w['held'])} {ctx.per_step} more than "
+                      f"{'the other GPU' if len(others) == 1 else 'the others'}"
                       " with work its host had launched -- kernels and copies that start only long after their "
                       "launch calls returned, the host waiting in syncs and blocking copies for them -- so it runs "
                       "work the capture does not hold (another process's context on the same GPU taking turns with "

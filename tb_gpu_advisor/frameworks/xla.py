@@ -198,6 +198,19 @@ _GPU_EXECUTABLE = ("GpuExecutable::",)
 _CPU_EXECUTABLE = ("TfrtCpuExecutable::", "CpuExecutable::")
 
 
+#: The host events XLA's TPU client writes as it serves a program (openxla/xla's PjRt TPU client): its buffers
+#: (``TfrtTpuClient::BufferFromHostBuffer::TfrtTpuBuffer``), its allocator (``DeferredTpuAllocator::Allocate``), the
+#: TPU system's transfers (``tpu::System::TransferToDevice``).  Work sent to a TPU, whatever device planes the capture
+#: holds: verl's torch_xla worker on a TPU host (``localhost_9012.xplane.pb``) recorded 144 weight uploads so and no
+#: TPU plane (h37-hunt71a).
+_TPU_CLIENT = ("TfrtTpu", "DeferredTpuAllocator", "tpu::System::")
+
+
+def client_accelerator(name: str) -> str:
+    """"TPU" where the host event ``name`` is XLA's TPU client's own (:data:`_TPU_CLIENT`), "" where it is none."""
+    return "TPU" if any(k in name for k in _TPU_CLIENT) else ""
+
+
 def executable_backend(name: str) -> str:
     """"GPU" or "CPU" where the host event ``name`` is an XLA executable's own of that backend
     (:data:`_GPU_EXECUTABLE`, :data:`_CPU_EXECUTABLE`, :data:`GPU_MODULE_SUFFIX`), "" where it names none."""

@@ -128,7 +128,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         if lend_all is None and h.end.size:
             lend_all = launch_ends(ctx, g)
         lw, held, lead, first = _idle_before(d, g.step, g.launch, lend_all if h.end.size else None, g.windows,
-                                             returns_read)
+                                             returns_read, _process_opened(ctx, g))
         sub = submission(ctx, g, lend_all) if returns_read and lend_all is not None else None
         if sub is not None and sub.latency:  # holds within the driver's submission latency are the host's pace
             held, lead, out["submission"] = _past_submission(d, lend_all, held, lead, sub.cap_us * PS_PER_US)
@@ -1044,8 +1044,23 @@ def _lead_in_own_call(ctx: Context, g: GpuCtx, lend_all: np.ndarray) -> tuple[np
     return (s[k], e[k]) if k.any() else None
 
 
+def _process_opened(ctx: Context, g: GpuCtx) -> int | None:
+    """ps: where the capture of GPU ``g``'s own process opens -- its earliest host event, where the GPU has a process
+    of its own among several (``GpuCtx.host_mask``); None where the window's start is its process's too.
+
+    Why: ranks' files merged into one window open it at the earliest rank's start.  Megatron-LM's tensor-parallel
+    pair (``wild/megatron_tp2_v100_turns``) opens rank 1's step 11.6 ms before rank 0's profiler starts; GPU0's idle
+    from the window's start to its first work (12.9 ms) was read as work from before the capture ("The capture opens
+    while the GPU still runs earlier work", 6.43 ms a GPU), though rank 0's process had recorded nothing yet: the
+    launch skew's time, told there."""
+    hm = g.host_mask
+    if hm is None or not hm.any():
+        return None
+    return int(ctx.h.start[hm].min())
+
+
 def _idle_before(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray | None,  # noqa: ANN001 - DeviceEvents
-                 windows: np.ndarray | None, returns_read: bool = True
+                 windows: np.ndarray | None, returns_read: bool = True, opened: int | None = None
                  ) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """The GPU idle before each of its device works (kernels, copies, memsets; not a collective, which waits for its
     peers; of a known launch, inside a kept step), from the end of everything the GPU ran before it on any stream,
@@ -1070,6 +1085,9 @@ stretch precedes.  One rule for the idle
     alone it was the next kernel's launch wait where that kernel was launched late (h37-left44).  A collective that
     waits for its peers, or any work that ran late, keeps the GPU busy until it ends: only the idle after it can be
     held.
+
+    ``opened`` (ps; None: the window's start): where the capture of the GPU's own process opens
+    (:func:`_process_opened`), the earliest the capture's first work can have waited on work from before it.
 
     ``returns_read`` False (the GPU's and the host's clocks disagree: :func:`clocks_disagree`): no call's return is
     read against its work's start, so nothing is held and a late launch's wait runs to its work's start.  A GPU clock
@@ -1115,7 +1133,9 @@ stretch precedes.  One rule for the idle
             # capture's first work waited on earlier work the GPU ran: queues drain in order, so the GPU ran that work
             # since the window opened, not only since the launch
             on = lone & ((lead_e - own - lead_s) >= T("launch.kernel_switch_us") * PS_PER_US)
-            lead_s = np.where(on, np.minimum(lead_s, w0), lead_s)
+            # since the window opened for the GPU's own process (``opened``): a merged window of several processes
+            # opens at the earliest one's start, before this one's queue held anything the capture could show
+            lead_s = np.where(on, np.minimum(lead_s, w0 if opened is None else np.maximum(w0, opened)), lead_s)
             if own and lone.any():  # the part of the capture's first lead every later step's lead holds too is held
                 i = np.flatnonzero(lone)
                 cut = np.maximum(lead_s[i], lead_e[i] - own)

@@ -296,10 +296,11 @@ def _unseen_work(ctx: Ctx, m: HostMetrics) -> list[Finding]:
         # of 1.02 ms, the first of them the before-capture note's)
         first = min((w.step for w in m.steps.windows), default=None)
         before_all = min(m.idle_queued_first, m.breakdown.unseen) * m.steps.count
+        whose, held_gpu = _held_gpu(ctx, m) if held else ("", None)
         out.append(finding(
             ctx, ID, "warning",
             _held_words(ctx, unseen, held_ms, m.breakdown.stream_handoff if not handoff_apart else 0.0,
-                        m.handoff.streams) if held else
+                        m.handoff.streams) + whose if held else
             f"The host waits {ctx.part_of_step(unseen)} ({pct(unseen / ctx.step_ms)}) in syncs or "
             f"blocking copies while the trace shows every GPU idle: it waits for GPU work this capture does not hold "
             f"(a window cut out of a longer trace, or another process on the GPU). That time is booked apart, not as "
@@ -312,6 +313,7 @@ def _unseen_work(ctx: Ctx, m: HostMetrics) -> list[Finding]:
             windows=step_windows(ctx, key=lambda st: np.maximum(0.0, st.breakdown.unseen - np.where(st.step == first, before_all, 0.0)),
                                  label="GPU holding launched work" if held else "waiting for unseen GPU work"),
             actions=[HELD_FIX] if held else ctx.fw.fix(f"{ID}:unseen"),
+            gpu=held_gpu,
         ))
     if handoff_apart:
         out.append(_handoff_finding(ctx, m))
@@ -1040,6 +1042,32 @@ def _before_capture(ctx: Ctx, before: float, blocked: float) -> Finding:
 #: ledger's ``stream_handoff``) where that idle has no finding of its own: a tenth, so a part that moves no reading is
 #: not a sentence of its own.
 HANDOFF_PART_MIN = 0.1
+
+
+#: The least share of the host's GPUs' summed unseen idle one GPU holds for the held-work finding to name it.
+HELD_ONE_GPU = 0.8
+
+
+def _held_gpu(ctx: Ctx, m: HostMetrics) -> tuple[str, int | None]:
+    """(words, GPU) where one of several GPUs holds nearly all (:data:`HELD_ONE_GPU`) of the held idle the finding
+    states as the mean over the host's GPUs: that GPU's own figure, and the GPU for the finding's scope; ("", None)
+    with one GPU, or where it is spread.
+
+    Why: Megatron-LM's tensor-parallel pair (``wild/megatron_tp2_v100_turns``) read "The GPU idles 25.9 ms of the
+    74.2 ms step" -- the mean of GPU0's 53.1 ms and GPU1's none -- naming no GPU, where the late-rank finding names
+    GPU0 as the one the other waits for by that very idle (h37-hunt71a)."""
+    gs = [g for g in m.gpus if g.active]
+    if len(gs) < 2:
+        return "", None
+    per = {g.gpu: float(g.breakdown.unseen or 0.0) for g in gs}
+    total = sum(per.values())
+    top = max(gs, key=lambda g: per[g.gpu])
+    if total <= 0 or per[top.gpu] < HELD_ONE_GPU * total:
+        return "", None
+    who = f"GPU{top.gpu} (rank {top.rank})" if top.rank is not None else f"GPU{top.gpu}"
+    others = "the other GPU" if len(gs) == 2 else f"the other {len(gs) - 1} GPUs together"
+    return (f" Those figures are means over the host's {len(gs)} GPUs: the idle is {who}'s, "
+            f"{ctx.part_of_step(per[top.gpu])} on it, {ms(total - per[top.gpu])} on {others}."), top.gpu
 
 
 def _held_words(ctx: Ctx, unseen: float, held: float, handoff: float = 0.0, streams: str = "") -> str:

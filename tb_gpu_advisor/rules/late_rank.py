@@ -28,6 +28,7 @@ from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import active_gpus, is_multi, wait_held_ms, wait_parts
 from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, rule, saving, share_metric, table, the_others
+from tb_gpu_advisor.rules.capture_quality import HELD_FIX
 from tb_gpu_advisor.rules.savings import IDLE_POOLS, idle_claims
 from tb_gpu_advisor.rules.step_gaps import start_offsets_ms
 
@@ -61,8 +62,22 @@ def late_wait(m: HostMetrics) -> dict | None:
     extra = max(0.0, comp[late.gpu] - peer_median(comp, late.gpu))
     start = max(0.0, start_offsets_ms(m).get(late.gpu, 0.0))
     gain = min(wait, float(arr.get("gain_ms", wait)))
-    return {"gpu": late, "others": others, "wait": wait, "gain": gain, "start": start, "compute": extra,
-            "host": max(0.0, gain - start - extra), "last_in": last_in, "calls": calls, "lag": arr["lag_ms"]}
+    held = held_beyond_peers_ms(gs, late.gpu)
+    return {"gpu": late, "others": others, "wait": wait, "gain": gain, "start": start, "compute": extra, "held": held,
+            "host": max(0.0, gain - start - extra - held), "last_in": last_in, "calls": calls, "lag": arr["lag_ms"]}
+
+
+def held_beyond_peers_ms(gs: dict, late: int) -> float:
+    """ms per step the late GPU idled, its work launched, beyond its peers' median (each GPU's ledger ``unseen``: work
+    it held after the launch returned, or the host waiting with every GPU idle -- GPU work the capture does not hold).
+
+    Why: that lateness is the GPU's, not its host's.  Megatron-LM's tensor-parallel pair
+    (``wild/megatron_tp2_v100_turns``): GPU0 starts each kernel up to 2.4 ms after its launch returned, in turns (53 ms
+    of its 62.6 ms step), its host waiting ~2.3 ms in each tiny copy's sync; GPU1 waits 48.2 ms in the all-reduces
+    for it -- read "the rest is GPU0 (rank 0)'s own host work before each call: its dispatch, Python or a sync", fix
+    "profile that rank's host thread"."""
+    vals = {gpu: float(g.breakdown.unseen or 0.0) for gpu, g in gs.items()}
+    return max(0.0, vals[late] - peer_median(vals, late))
 
 
 def own_idle_ms(m: HostMetrics, late) -> dict[str, float]:  # noqa: ANN001 - a GpuMetrics
@@ -140,6 +155,8 @@ def check(m: HostMetrics) -> list[Finding]:
     known = [f"its step starts {ms(w['start'])} later" if w["start"] >= 0.05 * w["wait"] else "",
              f"it computes {ms(w['compute'])} more" if w["compute"] >= 0.05 * w["wait"] else ""]
     known = [k for k in known if k]
+    # its GPU holding its launched work idle beyond its peers' is the GPU's lateness, not its host's (h37-hunt71a)
+    held = w["held"] >= 0.05 * w["wait"]
     comp = {g.gpu: g.breakdown.device_compute for g in (late, *others)}
     saves, claims = wait_claims(m, late, w["host"])
     own = sum(v for g, p, v in claims if p != "gpu_wait")
@@ -150,21 +167,33 @@ def check(m: HostMetrics) -> list[Finding]:
                if known else f" Its GPU work is no more than theirs ({ms(comp[late.gpu])} of "
                f"compute {ctx.per_step}, {ms(peer_median(comp, late.gpu))} at their median) and it starts its "
                f"{ctx.step_noun} with theirs: its lateness")
+    host_words = (f" is {who(late)}'s own host work before each call: its dispatch, Python or a sync that "
+                  f"{'the other rank does not do or does' if len(others) == 1 else 'the other ranks do not do or do'} "
+                  "sooner.")
+    if held:
+        because = (f" {'; '.join(known).capitalize()} (the launch-skew and GPU-imbalance checks' part)." if known
+                   else "")
+        host_words = (f" {'The rest' if known else 'Its lateness'} is its GPU's, not its host's: {who(late)} idles "
+                      f"{ms(w['held'])} {ctx.per_step} more than "
+                      f"{'the other GPU' if len(others) == 1 else 'the others'}"
+                      " with work its host had launched -- kernels and copies that start only long after their "
+                      "launch calls returned, the host waiting in syncs and blocking copies for them -- so it runs "
+                      "work the capture does not hold (another process's context on the same GPU taking turns with "
+                      "this one) or waits on something outside it.")
     hidden = w["wait"] - w["gain"]
     gives = (f" If it kept pace the {ctx.step_noun} would be {ms(w['host'])} shorter ({pct(share)} {ctx.of_step()})"
              + (f", not the whole wait: {ms(hidden)} of it is their own next work (the next bucket's compute, their "
                 "launches), which runs inside the wait and is back on the path once it is on time."
                 if hidden >= 0.05 * w["wait"] else "."))
+    if held and w["host"] < 0.05 * w["wait"]:  # nothing of it is the host's to give back: no host pace to keep
+        gives = told = ""
     return [finding(
         ctx, ID, sev,
         f"{who(late)} enters the collectives last in {w['last_in']} of {plural(w['calls'], 'call')} matched across the "
         f"GPUs, {ms(w['lag'])} {ctx.per_step} after the median other GPU; {named} "
         f"{'waits' if len(others) == 1 else 'wait'} "
         f"{ms(w['wait'])} {ctx.per_step} in those calls for it{'' if len(others) == 1 else ' (their median)'}: "
-        f"waiting for {who(late)}, not slow communication.{because} is "
-        f"{who(late)}'s own host work before each call: its dispatch, Python or a "
-        f"sync that {'the other rank does not do or does' if len(others) == 1 else 'the other ranks do not do or do'} "
-        "sooner." + gives + told,
+        f"waiting for {who(late)}, not slow communication.{because}{host_words}" + gives + told,
         title=(f"{who(late)} enters the collectives last: "
                f"{the_others(len(others), 'GPU', 'wait', 'the other GPUs wait')} for it"),
         metric=share_metric("late_rank_wait_share", "Others' wait for the late GPU's host, share of {step}", share,
@@ -184,5 +213,5 @@ def check(m: HostMetrics) -> list[Finding]:
                           m.comm.arrivals["wait_ms"].get(g.gpu, 0.0), g.breakdown.device_compute,
                           g.first_kernel_offset_ms] for g in (late, *others)])],
         gpu=late.gpu,
-        actions=ctx.fw.fix(ID, gpu=who(late)),
+        actions=[HELD_FIX] if held and w["held"] >= w["host"] else ctx.fw.fix(ID, gpu=who(late)),
     )]

@@ -216,7 +216,14 @@ _DEVICE_PLANE = re.compile(r"^/device:([A-Za-z_]+):\d+$")
 
 def unread_devices(tl: Timeline) -> tuple[str, ...]:
     """Accelerators other than GPUs whose planes hold events (``Trace.unread_devices``), by the type the plane states
-    (``device_type_string``: "TPU v6 Lite") or its name's: "4 x TPU v6 Lite"."""
+    (``device_type_string``: "TPU v6 Lite") or its name's: "4 x TPU v6 Lite"; where no such plane holds events, an
+    accelerator whose client's own events the host's planes hold (``xla.client_accelerator``: XLA's TPU client) --
+    "a TPU (its client's host events only: no TPU plane in the capture)".
+
+    Why the client: a program's transfers to a TPU are work sent there, not work on the CPU.  verl's torch_xla worker
+    (``localhost_9012.xplane.pb``: 144 ``PjRtComputationClient::TransferToDevice`` of its weights through
+    ``TfrtTpuClient::BufferFromHostBuffer`` and ``tpu::System::TransferToDevice`` on ``pjrt-tpu-tasks`` threads, no
+    ``/device:TPU`` plane) read "the host made no GPU runtime call: the work ran on the CPU" (h37-hunt71a)."""
     kinds: dict[str, int] = {}
     for p in tl.planes:
         m = _DEVICE_PLANE.match(p.name)
@@ -225,6 +232,9 @@ def unread_devices(tl: Timeline) -> tuple[str, ...]:
         label = p.stats.get("device_type_string")
         label = label if isinstance(label, str) and label.strip() else m.group(1)
         kinds[label] = kinds.get(label, 0) + 1
+    if not kinds:
+        clients = {xla.client_accelerator(n) for p in tl.host_planes() if p.num_events for n in p.event_names} - {""}
+        return tuple(f"a {c} (its client's host events only: no {c} plane in the capture)" for c in sorted(clients))
     return tuple(f"{n} x {k}" if n > 1 else k for k, n in kinds.items())
 
 

@@ -492,7 +492,8 @@ def _text_finding(f: Finding, i: int, ranks: dict[str, int], evidence_rows: int,
     out = [f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"]
     sav = saving_text(f, one)
     conf = confidence_text(f, one)
-    out.append("    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f, words), conf)
+    scope = _scope(f, words)
+    out.append("    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", scope, conf)
                                    if x))
     out.extend(_wrap(f.summary, WIDTH, initial_indent="    ", subsequent_indent="    "))
     if f.saving is not None and f.saving.assumption:

@@ -981,8 +981,9 @@ def _capacity_unrecorded(ctx: Ctx, m: HostMetrics, earlier: dict[str, list[Findi
     which = f"GPU {gpus[0].gpu}" if len(gpus) == 1 else f"GPUs {', '.join(str(g.gpu) for g in gpus)}"
     return [finding(
         ctx, ID, "info", " ".join(parts) + f" A memory snapshot does not record the GPU's capacity: how near it "
-                                           f"{which}'s peak came, and whether a larger batch would fit, could not be "
-                                           "judged -- no memory check fired on it, which says nothing of the room left.",
+                                           f"{which}'s peak came, and whether a larger batch would fit, could not "
+                                           "be judged -- no memory check fired on it, which says nothing of the room "
+                                           "left.",
         title="The memory snapshot's peak was judged against no capacity",
         metric=value_metric(NO_CAPACITY_METRIC, "GPUs whose capacity is recorded", 0, "count", "0", None,
                             good_direction="higher"),

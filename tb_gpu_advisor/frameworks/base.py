@@ -635,7 +635,10 @@ class Framework:
 #: (a vLLM worker's state dump without history read "profile the running server through its profiler routes").
 ALLOCATOR_CAPTURE_FIXES = ("capture_quality:no_history", "capture_quality:no_history_2.0",
                            "capture_quality:no_history_1.13", "capture_quality:history_cut",
-                           "capture_quality:no_stacks", "capture_quality:no_stacks_2.0")
+                           "capture_quality:no_stacks", "capture_quality:no_stacks_2.0",
+                           # a snapshot's capacity beside the dump: an inference job's capture advice dropped it from
+                           # the notes of unknown capacity (session 71 snap71)
+                           "capture_quality:capacity_unknown")
 
 
 def allocator_fixes(fixes: "dict[str, tuple]") -> "dict[str, tuple]":

@@ -3302,7 +3302,8 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
                                            f"with no backward pass and no optimizer step{no_grad}")
     if bare:
         return _stackless_backward(trace) or _repeated_backward(trace) or _repeated_passes(trace) or (
-            _grad_reset_then(trace, named[0]) if named else None) or _dropped_forward(trace) or Kind(
+            _grad_reset_then(trace, named[0]) if named else None) or _dropped_forward(trace) or \
+            _freed_as_it_went(trace) or Kind(
             "unknown", "low", "a memory snapshot recorded without stacks (no allocation carries a frame): what "
                               "allocated each block is not in the file, and its allocation pattern shows no backward "
                               f"pass -- the kind is not read{_unread_why(trace)}")
@@ -3706,6 +3707,62 @@ def _dropped_forward(trace: Trace) -> Kind | None:
                                             "backward, no gradient held) -- a forward pass, its graph or cast "
                                             "cache dropped at its end")
     return None
+
+
+#: Of a history without stacks, the allocations a forward that freed as it went made for each block it held at
+#: most, at least: a pass under ``no_grad`` holds the few tensors in use while it makes every layer's (the real
+#: CS336 GPT-2 medium under ``inference_mode``, its frames taken away: 1,280 allocations, 13 blocks at most, 98 a
+#: block; the other real no-grad forwards 27-178), where a forward kept for a backward holds 20-60% of what it made
+#: (``job.snapshot_forward_kept``) and one training step, its backward's and optimizer's allocations counted too, 2-15
+#: a block (``synthetic.memsnapshot.training_iterations(iterations=1)``: 1.3).  A loop of small training steps
+#: reaches any ratio, but repeats its walk back, read first (:func:`_repeated_backward`).
+_FREED_AS_IT_WENT = 16
+
+
+def _freed_as_it_went(trace: Trace) -> Kind | None:
+    """Inference, low, where a history without stacks and no annotation naming training shows a forward that freed
+    its blocks as it went and kept nothing: on every GPU with allocations, from the last time before its peak that
+    the level stood at the level the history ends at (the climb's floor: the weights, made before or inside it),
+    the blocks made then on are held at most :data:`_STACKLESS_MIN_BLOCKS` at once, made at least
+    :data:`_FREED_AS_IT_WENT` times as many, and under ``job.snapshot_forward_kept`` of their bytes are live at the
+    dump; None otherwise.
+
+    Why: the allocation pattern of a forward with autograd off -- the level climbs a little from the weights and
+    falls back to them, each layer's tensors freed once the next is made -- read "unknown" without frames where its
+    peak held fewer blocks than a backward's walk needs (:func:`_dropped_forward`): a single pass under
+    ``inference_mode`` (the real ``snapshot_inference_gpt`` recorded ``context=None``) is none of a training step's
+    parts -- no graph kept for a backward (at most a few blocks live), no gradient held, no optimizer state made
+    (nothing kept at the dump) (session 71 snap71)."""
+    kept = T("job.snapshot_forward_kept")
+    said: tuple[int, int, int, int] | None = None
+    for g, me in sorted(trace.memory.items()):
+        n = len(me)
+        if not n or not (me.delta > 0).any():
+            continue
+        p = int(np.argmax(me.allocated))
+        below = np.flatnonzero(me.before(np.arange(p + 1)) <= int(me.allocated[-1]))
+        c = int(below[-1]) if below.size else 0
+        free_at = me.frees()
+        made = c + np.flatnonzero(me.delta[c:] > 0)
+        if made.size < _FREED_AS_IT_WENT:
+            return None
+        step = np.zeros(n + 1, np.int64)
+        step[made] += 1
+        gone = made[free_at[made] < n]
+        np.add.at(step, free_at[gone], -1)
+        most = int(np.cumsum(step[:n]).max())
+        held = float(me.delta[made[free_at[made] >= n]].sum()) / float(me.delta[made].sum())
+        if most > _STACKLESS_MIN_BLOCKS or made.size < _FREED_AS_IT_WENT * most or held >= kept:
+            return None
+        said = said or (g, int(made.size), most, round(held * 100))
+    if said is None:
+        return None
+    g, allocs, most, held = said
+    return Kind("inference", "low", f"a memory snapshot recorded without stacks, by its allocation pattern: GPU {g} "
+                                    f"makes {allocs:,} blocks from the level it ends at and never holds more than "
+                                    f"{most} of them at once, {held}% of their bytes live at the dump -- a forward "
+                                    "that freed each layer's tensors as it went (grad off) and kept nothing: no graph "
+                                    "for a backward, no gradient, no optimizer state")
 
 
 def _unread_why(trace: Trace) -> str:

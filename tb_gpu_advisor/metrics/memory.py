@@ -1134,6 +1134,8 @@ def _forward_kept(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> Non
     under ``no_grad`` keeps only the tensors in use (a few times its largest)."""
     n = len(me)
     snap = ctx.trace.snapshot
+    if _forward_kept_at_dump(ctx, me, p, out):
+        return
     made = _climb(me, p) & ~_cast(me) if snap is not None and snap.stackless else \
         me.phase == MEMORY_PHASES.index("forward")
     made &= _holders(me) != "kv_cache"  # a cache made in the forward is kept on purpose, not by autograd
@@ -1164,6 +1166,39 @@ def _forward_kept(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> Non
         out.forward_kept_release = f"freed over {span:.1f} ms"
     else:
         out.forward_kept_release = f"freed over {int(fr[freed].max()) - int(fr[freed].min()) + 1:,} events"
+
+
+def _forward_kept_at_dump(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> bool:
+    """:func:`_forward_kept` of a history recorded without stacks whose blocks live at the dump keep theirs
+    (``MemorySnapshot.dump_stacks``: ``_record_memory_history(context="state")``), where the peak ``p`` is the dump's
+    state: the level never falls below it after ``p`` and no block live at ``p`` is freed later -- so the blocks live
+    at the dump are the peak's, and their stacks say which the modules' forward made.  Sets ``out.forward_kept_*``
+    from those stacks (their blocks, bytes, the largest, the distinct stacks as sites) and returns True; False
+    elsewhere (the climb is read instead).
+
+    Why: a history that never falls back has its floor at its peak (:func:`_climb`), so a first forward that ran out
+    of memory, recorded ``context="state"``, read one kept block of its 64 (``synthetic.memsnapshot.oom_first_forward``
+    as recorded so): its peak's 12 GiB were "other", and the OOM's words, which read the forward's kept tensors, said
+    "checkpointing frees 8.40 GiB" of a forward whose backward never ran and nothing of the choice the framed reading
+    names (session 71 snap71: snap70's *Left* 2)."""
+    snap = ctx.trace.snapshot
+    if snap is None or not snap.stackless or not snap.dump_stacks:
+        return False
+    fwd = [st for st in snap.stacks.get(me.gpu, ()) if st.phase == "forward"]
+    n = len(me)
+    if not fwd or not n or int(me.allocated[p:].min()) < int(me.allocated[p]):
+        return False
+    free_at = me.frees()
+    live = (me.delta > 0) & (np.arange(n) <= p) & (free_at > p)
+    if (free_at[live] < n).any():
+        return False
+    largest = [b.size for b in snap.blocks.get(me.gpu, ()) if b.phase == "forward"]
+    out.forward_kept_bytes = sum(st.size for st in fwd)
+    out.forward_kept_blocks = sum(st.blocks for st in fwd)
+    out.forward_kept_largest = max(largest or [max(st.size // max(st.blocks, 1) for st in fwd)])
+    out.forward_kept_sites = len({st.frames for st in fwd})
+    out.forward_kept_release = "still held at the end of the capture"
+    return True
 
 
 def _earlier_pass_kept(me: MemoryEvents, p: int, kept: np.ndarray, out: GpuMemory) -> None:

@@ -98,13 +98,15 @@ def threshold_text(m) -> str:  # noqa: ANN001 - a report_schema.Metric
     return pct(m.threshold) if m.unit == "share" else f"{m.threshold:g}"
 
 
-def _scope(f: Finding) -> str:
+def _scope(f: Finding, words: Callable[[str], str] = as_written) -> str:
+    """Where ``f`` is: its hosts, its device in ``words`` (the report's vendor's, :func:`report_words`: "NPU0" on an
+    Ascend NPU's snapshot, not "GPU0")."""
     parts = []
     hosts = f.host or _hosts_text(f)
     if hosts:
         parts.append(hosts)
     if f.gpu is not None:
-        parts.append(f"GPU{f.gpu}")
+        parts.append(words(f"GPU{f.gpu}"))
     return " · ".join(parts)
 
 
@@ -447,7 +449,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     shown, cut = shown_findings(report, top)
     ranks = {g.id: i for i, g in enumerate(shown, 1)}
     for i, f in enumerate(shown, 1):
-        out += _text_finding(f, i, ranks, evidence_rows, one_step(report, f))
+        out += _text_finding(f, i, ranks, evidence_rows, one_step(report, f), report_words(report))
     if cut:
         out.append(f"... {cut} more finding{'s' if cut > 1 else ''} (use --top {len(shown) + cut})")
         out.append("")
@@ -483,13 +485,15 @@ def _text_head(report: Report) -> list[str]:
     return out
 
 
-def _text_finding(f: Finding, i: int, ranks: dict[str, int], evidence_rows: int, one: str = "") -> list[str]:
+def _text_finding(f: Finding, i: int, ranks: dict[str, int], evidence_rows: int, one: str = "",
+                  words: Callable[[str], str] = as_written) -> list[str]:
     """One finding, ``i``-th: its title, saving and scope, summary, assumption, fixes, evidence and trace window
     (``one``: its host kept one step or pass, ``verdict.one_step``)."""
     out = [f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"]
     sav = saving_text(f, one)
     conf = confidence_text(f, one)
-    out.append("    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f), conf)
+    scope = _scope(f, words)
+    out.append("    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", scope, conf)
                                    if x))
     out.extend(_wrap(f.summary, WIDTH, initial_indent="    ", subsequent_indent="    "))
     if f.saving is not None and f.saving.assumption:
@@ -817,7 +821,7 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
     """
     out = _md_head(report)
     shown, cut = shown_findings(report, top)
-    out += _md_finding_table(shown, cut)
+    out += _md_finding_table(shown, cut, report_words(report))
     ranks = {g.id: i for i, g in enumerate(shown, 1)}
     for i, f in enumerate(shown, 1):
         out += finding_markdown(f, i, evidence_rows=evidence_rows, open_=i == 1, ranks=ranks, one=one_step(report, f))
@@ -851,7 +855,7 @@ def _md_head(report: Report) -> list[str]:
     return out
 
 
-def _md_finding_table(shown: list[Finding], cut: int) -> list[str]:
+def _md_finding_table(shown: list[Finding], cut: int, words: Callable[[str], str] = as_written) -> list[str]:
     """The summary table of the findings shown, and how many more were left out."""
     out: list[str] = []
     if shown:
@@ -859,7 +863,7 @@ def _md_finding_table(shown: list[Finding], cut: int) -> list[str]:
                         [[i, f"{_SEV_EMOJI.get(f.severity, '')} {f.severity}", f.title,
                           (f"{ms(f.saving.ms_per_step)} ({saving_share(f.saving)})" if f.saving
                            else saving_text(f) or "—"),
-                          f.guide_section or "—", _scope(f) or "—"] for i, f in enumerate(shown, 1)])
+                          f.guide_section or "—", _scope(f, words) or "—"] for i, f in enumerate(shown, 1)])
     if cut:
         out += ["", f"_{cut} more finding{'s' if cut > 1 else ''} not shown._"]
     out.append("")

@@ -13,7 +13,8 @@ from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.damage import CONTRADICTION, CUT, KINDS, UNREADABLE, Damage, from_legacy, lead_kind, of_kind
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
-from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC, NO_STACKS_METRIC, NOT_KEPT_METRIC
+from tb_gpu_advisor.rules.capture_quality import (NO_CAPACITY_METRIC, NO_HISTORY_METRIC, NO_STACKS_METRIC,
+                                                  NOT_KEPT_METRIC)
 from tb_gpu_advisor.rules.cold_start import holds_start_up, pass_reads_start_up
 from tb_gpu_advisor.rules.savings import NO_STEADY_STEP
 from tb_gpu_advisor.steps.types import PERIOD_SOURCES, unmarked_pass
@@ -238,6 +239,12 @@ def verdict(report: Report, damage_said_below: bool = False) -> str:
         # nothing to read -- what they would judge is unknown, not healthy (session h37-meta57)
         return "No check fired on what the file holds; it did not keep records some checks read, so those were not " \
                "judged" + said
+    if all(memory_only(h) is not None for h in report.hosts) and \
+            any(f.metric is not None and f.metric.id == NO_CAPACITY_METRIC for f in notes):
+        # a snapshot of unknown capacity: its peak was measured against nothing -- said, not "fine" (session 71 snap71)
+        return report_words(report)("No memory check fired; the capture records memory and no GPU work, so no time "
+                                    "check could run, and no GPU capacity, so how near it the peak came was not "
+                                    "judged") + said
     if all(memory_only(h) is not None for h in report.hosts):
         # memory and no GPU work: the memory checks ran, the time checks had nothing to time -- no verdict on the job's
         # speed (h37-review14: every snapshot read "Healthy" under a header saying "no step timed")

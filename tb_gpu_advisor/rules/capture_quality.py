@@ -50,11 +50,12 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices, formats
-from tb_gpu_advisor.common.fmt import and_list, plural, times
+from tb_gpu_advisor.common.fmt import and_list, gb, plural, times
 from tb_gpu_advisor.frameworks.base import action
 from tb_gpu_advisor.job.kind import Kind
 from tb_gpu_advisor.metrics.types import ClockSkew, Handoff, HostMetrics, rows_of_gpu
 from tb_gpu_advisor.model.schema import Action, Finding, Saving
+from tb_gpu_advisor.rules import _memory as mem
 from tb_gpu_advisor.rules import cold_start
 from tb_gpu_advisor.rules.savings import IDLE_GROUPS, idle_claims
 from tb_gpu_advisor.steps.types import StepDetection
@@ -64,15 +65,23 @@ from tb_gpu_advisor.rules.base import (Ctx, T, finding, gpu_steps_to_judge, ms, 
 
 ID = "capture_quality"
 
+#: The memory checks whose findings speak of a snapshot GPU's peak (each says where its capacity is unknown): where
+#: none of them fired on a GPU, :func:`_capacity_unrecorded` says what its peak holds and that it was judged against
+#: no capacity.
+MEMORY_RULES = ("oom_snapshot", "activation_memory", "memory_fragmentation", "memory_near_capacity", "memory_leak",
+                "memory_imbalance", "batch_size_headroom", "unfused_attention")
+
+
 @rule(ID, "Q&A", "The capture is too short or not steady",
       thresholds=("capture.min_steps", "capture.max_seconds", "capture.max_step_cv",
                   "capture.graph_kernel_share", "capture.unseen_share", "capture.clock_skew_us",
-                  "capture.lost_launch_share"))
-def check(m: HostMetrics) -> list[Finding]:
+                  "capture.lost_launch_share"), reads=MEMORY_RULES)
+def check(m: HostMetrics, earlier: dict[str, list[Finding]] | None = None) -> list[Finding]:
     # what the capture holds and lacks, each its own finding (no docstring: the rule's docs are the module's)
     if m.memory.snapshot:  # a memory snapshot is no capture of steps: the memory checks speak for it
         ctx = Ctx(m)
-        return _suffixed(_snapshot_teardown(ctx, m) + _history_cut(ctx, m) + _no_history(ctx, m) + _no_stacks(ctx, m))
+        return _suffixed(_snapshot_teardown(ctx, m) + _history_cut(ctx, m) + _no_history(ctx, m) + _no_stacks(ctx, m)
+                         + _capacity_unrecorded(ctx, m, earlier))
     ctx = Ctx(m)
     out = []
     gpu_work = any(g.active for g in m.gpus)
@@ -927,6 +936,60 @@ def _capacity_unknown(gpus: list) -> str:
         return ""
     return (" Nor does a snapshot record the GPU's capacity: how near it the state at the dump was (an out-of-memory "
             "observer's dump is taken when an allocation failed) cannot be told from the file.")
+
+
+#: The metric of the note on a snapshot whose GPUs' capacity is not recorded and whose peak no memory check spoke of:
+#: the verdict reads it (the peak was judged against no capacity).
+NO_CAPACITY_METRIC = "capacity_recorded"
+
+
+def _capacity_unrecorded(ctx: Ctx, m: HostMetrics, earlier: dict[str, list[Finding]] | None) -> list[Finding]:
+    """A snapshot GPU with an allocation history whose capacity is not recorded (no capacity file beside it, no OOM's
+    free bytes) and of whose peak no memory check (:data:`MEMORY_RULES`, ``earlier``) said anything: an info saying what
+    its peak holds -- allocated and reserved, when, its parts as the frames or the allocation pattern book them
+    (``GpuMemory.breakdown``) and the reserve beyond it -- and that the capacity is unknown, with how to record it
+    (``capture_quality:capacity_unknown``).  Never a warning: nothing in the file says the peak is near the GPU's size.
+
+    Why: a healthy snapshot said "No memory check fired" and nothing else -- not its peak, not what held it, not that
+    the checks that measure a peak against the GPU (near capacity, headroom for a larger batch) had no capacity to
+    measure against (session 70 snap70's *Left* 1).  A GPU with no history has :func:`_no_history`'s note; an OOM's
+    GPU has its finding and the capacity the OOM's free bytes give."""
+    spoken = {f.gpu for fs in (earlier or {}).values() for f in fs}
+    if None in spoken:
+        return []
+    gpus = [g for g in m.memory.gpus if g.events and g.baseline == "absolute" and g.capacity_bytes is None
+            and g.gpu not in spoken and g.peak_allocated_bytes > 0]
+    if not gpus:
+        return []
+    words = mem.category_words(m, ctx)
+    parts = []
+    for g in gpus:
+        held = ", ".join(f"{gb(b)} {'is ' if not k else ''}{words.get(c, c)}" for k, (c, b) in
+                         enumerate(sorted(((c, b) for c, b in (g.breakdown or {}).items() if b > 0),
+                                          key=lambda x: -x[1])))
+        start = g.start_bytes is not None and g.peak_allocated_bytes <= g.start_bytes
+        line = (f"GPU {g.gpu} holds at most {gb(g.peak_allocated_bytes)} allocated, at the start of its history (a "
+                "peak older than the history is not in the file)" if start else
+                f"GPU {g.gpu}'s peak is {gb(g.peak_allocated_bytes)} allocated {mem.when(g, ctx)}")
+        if held:
+            line += f": {held}"
+            if g.parts_from_pattern:
+                line += " (the parts read from the allocation pattern, the history recording no stacks)"
+        if g.peak_reserved_bytes is not None:
+            line += f"; {gb(g.peak_reserved_bytes)} reserved at most"
+            if g.gap_bytes:
+                line += f", {gb(g.gap_bytes)} of it beyond the peak reserved but unallocated (the allocator's cache)"
+        parts.append(line + ".")
+    which = f"GPU {gpus[0].gpu}" if len(gpus) == 1 else f"GPUs {', '.join(str(g.gpu) for g in gpus)}"
+    return [finding(
+        ctx, ID, "info", " ".join(parts) + f" A memory snapshot does not record the GPU's capacity: how near it "
+                                           f"{which}'s peak came, and whether a larger batch would fit, could not "
+                                           "be judged -- no memory check fired on it, which says nothing of the room "
+                                           "left.",
+        title="The memory snapshot's peak was judged against no capacity",
+        metric=value_metric(NO_CAPACITY_METRIC, "GPUs whose capacity is recorded", 0, "count", "0", None,
+                            good_direction="higher"),
+        actions=ctx.fw.extra(f"{ID}:capacity_unknown"), gpu=gpus[0].gpu if len(gpus) == 1 else None)]
 
 
 def _snapshot_note(ctx: Ctx, summary: str, title: str, metric: tuple[str, str], key: str, gpus: list[int],

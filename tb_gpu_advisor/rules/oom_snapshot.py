@@ -58,7 +58,8 @@ def check(m: HostMetrics) -> list[Finding]:
         if graph:  # autograd's graph of a pass with no backward: inference_mode frees it whole
             cause, frees = "forward_kept", graph
         where = o.frames[0] if o.frames else "an unknown place (record the history with stacks)"
-        at = f"{where}" + (f", called from {o.label}" if o.label and o.label != where else "")
+        # "?": the reader's label of a request with no frame -- no caller to name (a history recorded without stacks)
+        at = f"{where}" + (f", called from {o.label}" if o.label and o.label not in (where, "?") else "")
         cached = max(o.reserved_bytes - o.allocated_bytes, 0)
         live = ", ".join(f"{_what(c, words)} {gb(b)}" for c, b in sorted(o.by_category.items(), key=lambda x: -x[1]))
         text = (f"Allocating {gb(o.requested_bytes)} on GPU {gpu} failed ({at}): the driver had "

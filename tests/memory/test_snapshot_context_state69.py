@@ -18,6 +18,7 @@ from pathlib import Path
 
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.formats.snapshot.reader import read_trace
+from tb_gpu_advisor.rules.capture_quality import NO_STACKS_METRIC
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.snapshot_report import report
 
@@ -33,7 +34,7 @@ def test_a_state_context_loop_reads_its_iterations_as_a_bare_history_does(tmp_pa
     assert bare.job["step_source"] == state.job["step_source"] == "memory_iterations"
     assert [r.start_ms for r in state.step_rows.rows()] == [r.start_ms for r in bare.step_rows.rows()]
     assert state.job["kind"] == "training"
-    (note,) = [f for f in state.findings if f.rule == "capture_quality"]
+    (note,) = [f for f in state.findings if f.rule == "capture_quality" and f.metric.id == NO_STACKS_METRIC]
     assert 'context="state"' in note.summary and "without context" not in note.summary
 
 

@@ -26,6 +26,7 @@ from synthetic import memsnapshot as ms
 from tb_gpu_advisor.formats.snapshot.reader import read_trace
 from tb_gpu_advisor.frameworks import REGISTRY as FRAMEWORKS
 from tb_gpu_advisor.job.kind import _backward_pattern, work_kind
+from tb_gpu_advisor.rules.capture_quality import NO_CAPACITY_METRIC
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tests.support.paths import REPO
@@ -95,7 +96,8 @@ def test_a_real_training_loops_forward_dumped_before_its_backward_is_training(tm
 def test_a_real_forward_under_inference_mode_gets_no_finding(tmp_path: Path):
     rep = _report(_file(tmp_path, "forward_no_grad_cs336"))
     assert rep.job["kind"] == "inference"
-    assert {f.rule for f in rep.findings} <= {"healthy"}
+    # no problem, and no note but the one on its unknown capacity (session 71: what the peak holds, how to record it)
+    assert {f.rule for f in rep.findings if f.metric is None or f.metric.id != NO_CAPACITY_METRIC} <= {"healthy"}
 
 
 # --------------------------------------------------------------------------- the job kind without C++ frames

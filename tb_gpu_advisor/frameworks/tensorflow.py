@@ -229,7 +229,7 @@ STEP_ROOT = re.compile(r"^(train|test)[^/]*$")
 def is_step_root_name(name: str) -> bool:
     """A step marker's name (``Profiled batch``, ``train``/``test`` roots, ``TraceContext``): it spans the program's
     step, the program's own code included, so it contains no runtime call's children (``frameworks.user_ranges``)."""
-    return name in (KERAS_BATCH_EVENT, TRACE_CONTEXT_EVENT) or bool(STEP_ROOT.match(name))
+    return is_keras_batch(name) or is_trace_context(name) or is_step_root(name)
 
 
 def is_keras_batch(name: str) -> bool:

@@ -78,7 +78,8 @@ UNKNOWN = Framework(
     input_event=tensorflow.FRAMEWORK.input_event, host_op_event=tensorflow.FRAMEWORK.host_op_event,
     host_only_op_type=tensorflow.FRAMEWORK.host_only_op_type, background_line=tensorflow.FRAMEWORK.background_line,
     program_backend=tensorflow.FRAMEWORK.program_backend, fixes=_XPLANE_FIXES,
-    own_step_marks=tensorflow.FRAMEWORK.own_step_marks,
+    own_step_marks=tensorflow.FRAMEWORK.own_step_marks, step_marks=tensorflow.FRAMEWORK.step_marks,
+    step_function=tensorflow.FRAMEWORK.step_function,
     capture_snippet=_XPLANE_ADVICE,
 )
 _XLA_FIXES, _ = _either_writer((tensorflow.FRAMEWORK, jax.FRAMEWORK), role="ran the work")
@@ -93,7 +94,8 @@ XLA_WORK = Framework(
     labels={"gpu_user": f"{tensorflow.FRAMEWORK.name} or {jax.FRAMEWORK.name}", "compiler": "XLA",
             "compiled_step": "one XLA-compiled function", "dispatch_call": "compiled call"},
     fixes=_XLA_FIXES, work_kernel=xla.is_compiler_kernel, compiled_step_fuses=True,
-    own_step_marks=tensorflow.FRAMEWORK.own_step_marks,
+    own_step_marks=tensorflow.FRAMEWORK.own_step_marks, step_marks=tensorflow.FRAMEWORK.step_marks,
+    step_function=tensorflow.FRAMEWORK.step_function,
     cast_kernels=jax.FRAMEWORK.cast_kernels, cast_ops=jax.FRAMEWORK.cast_ops,
 )
 #: Every supported framework, in detection order.

@@ -149,6 +149,17 @@ class Noted:
     note: str
 
 @dataclass(frozen=True)
+class StepMarks:
+    """``Framework.step_marks``: host events a framework's profiler writes at each step's boundary under names of its
+    own, and how the steps call the reading they give -- ``source`` (``steps.types.Detection.source``) and ``note``
+    (in words).  ``events``: bool per host event, a mark; the steps group the marks by ``step_num`` (in order where
+    they carry none)."""
+    source: str
+    note: str
+    events: "Callable[[HostEvents], np.ndarray]"
+
+
+@dataclass(frozen=True)
 class Framework:
     """What one framework's captures look like, and how to talk to its users."""
 
@@ -225,9 +236,17 @@ class Framework:
     #: framework's profiler writes it (TensorFlow's and JAX's ``_r`` roots numbered by ``step_num``:
     #: ``tensorflow.own_step_marks``); none where it writes no such mark (``job.kind._marked_training_steps``)
     own_step_marks: Callable[[HostEvents], np.ndarray] = no_step_marks
+    #: the step marks its profiler writes under names of its own, in the order the steps try them, before
+    #: ``own_step_marks`` (TensorFlow's, which JAX's and PyTorch/XLA's XPlanes share: Keras 3's ``Profiled batch``, the
+    #: ``train``/``test`` roots, ``TraceContext``: ``steps.markers._host_candidates``); none where it writes none
+    step_marks: tuple[StepMarks, ...] = ()
+    #: a call of its compiled step function (Keras' ``train_function``, ``multi_step_on_iterator``): it runs the step's
+    #: graph, so what the host launches after the last one returned is no part of a step
+    #: (``steps.markers._last_step_mark_end``)
+    step_function: NamePredicate = never
     #: what the program's own ranges are called where the framework's format keeps them among its ops
-    #: (``Trace.annotations``: PyTorch's ``record_function`` ranges in Kineto's trace), in words
-    #: (``job.kind._annotated_training_steps``)
+    #: (``Trace.annotations``: PyTorch's ``record_function`` ranges in Kineto's trace), in words; asked through
+    #: ``frameworks.ranges_word`` alone (the steps' notes and labels, ``job.kind._annotated_training_steps``)
     annotation_ranges: str = "annotations"
     #: N of a step mark that numbers the steps the profiler counted before it (PyTorch ``ProfilerStep#N``: prof.step()
     #: counts from 0), -1 for a name that numbers none: how many steps a loop ran before the mark's step

@@ -551,6 +551,8 @@ FRAMEWORK = Framework(
     dispatch_is_compiled=True, program_backend=xla.executable_backend,
     # ``jax.profiler.StepTraceAnnotation(name, step_num=s)``: a ``TraceAnnotation`` with ``_r=1``, as TensorFlow's
     own_step_marks=tensorflow.own_step_marks,
+    # the same profiler's step marks (``StepTraceAnnotation("train")``), and Keras 3's step functions on JAX
+    step_marks=tensorflow.PROFILER_STEP_MARKS, step_function=tensorflow.is_step_function,
     # the program's ``jax.profiler.TraceAnnotation('get_batch')``: its own words, as a PyTorch program's (issue #37)
     input_range=names_batch,
     # the iterator's ``__next__`` as the Python tracer records it (``python_tracer_level=1``): the input pipeline's own

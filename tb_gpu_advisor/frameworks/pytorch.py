@@ -3068,8 +3068,11 @@ UPDATE_KERNELS = (OPTIMIZER_KERNEL, r"(?i:clip_grad|_foreach_)", r"^triton_for_f
 
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
-    # PyTorch/XLA's ``xp.StepTrace(name, step_num=s)`` writes its XPlane's step marks as TensorFlow's (``_r=1``)
-    own_step_marks=tensorflow.own_step_marks, annotation_ranges="record_function ranges",
+    # PyTorch/XLA's ``xp.StepTrace(name, step_num=s)`` writes its XPlane's step marks as TensorFlow's (``_r=1``), by
+    # the same profiler as its other step marks; Keras 3 runs on PyTorch too (its step functions)
+    own_step_marks=tensorflow.own_step_marks,
+    step_marks=tensorflow.PROFILER_STEP_MARKS, step_function=tensorflow.is_step_function,
+    annotation_ranges="record_function ranges",
     input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, step_number=step_number, factory_op=is_factory_op, profiler_start_frame=is_profiler_start_frame, profiler_exit_frame=is_profiler_exit_frame,
     launcher_call=is_launcher_call, least_reserve=least_reserve, driver_ask=driver_ask,
     labels={**SNAPSHOT_MADE,

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.frameworks.base import OPTIMIZER_KERNEL, Framework, Noted, action, job_loop, names_batch, never, op_type
+from tb_gpu_advisor.frameworks.base import (OPTIMIZER_KERNEL, Framework, Noted, StepMarks, action, job_loop, names_batch, never,
+                                           op_type)
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.schema import Action
 
@@ -228,7 +229,44 @@ STEP_ROOT = re.compile(r"^(train|test)[^/]*$")
 def is_step_root_name(name: str) -> bool:
     """A step marker's name (``Profiled batch``, ``train``/``test`` roots, ``TraceContext``): it spans the program's
     step, the program's own code included, so it contains no runtime call's children (``frameworks.user_ranges``)."""
-    return name in (KERAS_BATCH_EVENT, TRACE_CONTEXT_EVENT) or bool(STEP_ROOT.match(name))
+    return is_keras_batch(name) or is_trace_context(name) or is_step_root(name)
+
+
+def is_keras_batch(name: str) -> bool:
+    """Keras 3's ``Profiled batch`` event (``tf.profiler.experimental.Trace("Profiled batch", step_num=...)``)."""
+    return name == KERAS_BATCH_EVENT
+
+
+def is_trace_context(name: str) -> bool:
+    """A ``TraceContext`` root: a step marker whatever its stats."""
+    return name == TRACE_CONTEXT_EVENT
+
+
+def is_step_root(name: str) -> bool:
+    """A ``train``/``test`` root's name (:data:`STEP_ROOT`): a step marker where it carries ``_r`` or ``step_num``."""
+    return bool(STEP_ROOT.match(name))
+
+
+def keras_batch_marks(h: HostEvents) -> np.ndarray:
+    """Bool per host event: Keras 3's ``Profiled batch`` events (:func:`is_keras_batch`)."""
+    return h.name_mask(is_keras_batch)
+
+
+def step_root_marks(h: HostEvents) -> np.ndarray:
+    """Bool per host event: ``TraceContext`` roots and ``train``/``test`` roots -- Keras 2's, and
+    ``tf.profiler.experimental.Trace("train", step_num=...)``'s (JAX's ``StepTraceAnnotation("train")`` reads the
+    same) -- that carry ``_r`` or ``step_num``."""
+    ctx = h.name_mask(is_trace_context)
+    return (h.name_mask(is_step_root) | ctx) & ((h.root >= 0) | (h.step_num >= 0) | ctx)
+
+
+#: The step marks TensorFlow's profiler writes under names of its own, in the order the steps try them
+#: (``Framework.step_marks``): JAX's and PyTorch/XLA's XPlanes are written by the same profiler, and Keras 3 runs
+#: on either, so their frameworks read these too.
+PROFILER_STEP_MARKS = (
+    StepMarks("keras_profiled_batch", "Keras 3 `Profiled batch` events (step_num)", keras_batch_marks),
+    StepMarks("trace_train", "`train`/`test` step markers", step_root_marks),
+)
 
 
 def own_step_marks(h: HostEvents) -> np.ndarray:
@@ -910,7 +948,7 @@ def is_pipeline_event(name: str) -> bool:
 
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_pipeline_event,
-    own_step_marks=own_step_marks,
+    own_step_marks=own_step_marks, step_marks=PROFILER_STEP_MARKS, step_function=is_step_function,
     # the program's ``tf.profiler.experimental.Trace('get_batch')``: its own words, as a PyTorch program's (issue #37)
     input_range=names_batch, traced_frame=xla.is_python_tracer_event, frame_label=xla.frame_label,
     device_features=DEVICE_FEATURES,

@@ -1167,12 +1167,13 @@ def _named_training_steps(trace: Trace, fw: Framework) -> str:
 
 def _annotated_training_steps(trace: Trace, fw: Framework) -> str:
     """:func:`_named_training_steps` of the annotations a format keeps among its ops (``Trace.annotations``:
-    Kineto's ``record_function("train_step")``), named as the capture's framework names them
-    (``Framework.annotation_ranges``), in words; "" for none."""
+    Kineto's ``record_function("train_step")``), named as the steps' notes name them (``frameworks.ranges_word``: the
+    capture's framework's ``Framework.annotation_ranges`` -- a format that keeps annotations keeps no range table), in
+    words; "" for none.  One word by one path for the job and the steps (h37-homes71's Left 3, h37-onehome71)."""
     a = trace.annotations
     if a is None or not a.size:
         return ""
-    return _training_step_names(trace.h, a, f"the program's {fw.annotation_ranges}", "range")
+    return _training_step_names(trace.h, a, f"the program's {frameworks.ranges_word(trace, fw)}", "range")
 
 
 def _training_step_names(h: HostEvents, at: np.ndarray, whose: str, unit: str) -> str:

@@ -16,7 +16,6 @@ from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx,
 from tb_gpu_advisor.metrics.trips import trip_windows
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
 from tb_gpu_advisor.model.columns import subtract_intervals, time_within, union_intervals
-from tb_gpu_advisor.model.trace import STREAM_BLOCKING, STREAM_LEGACY_DEFAULT, STREAM_PER_THREAD_DEFAULT
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
 _BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2p": "memcpy_d2d", "memset": "memset", "other": "memcpy_d2d"}
@@ -237,7 +236,7 @@ def _copy_streams(d) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # noqa: ANN0
     the kernels' --, whether that is not known: the event's stream, or a kernel's or collective's of the GPU, is one
     the file did not record, and whether its stream ran no kernel yet is tied to the kernels by the legacy default
     stream: it is that stream while kernels run on a blocking stream, or a blocking stream while kernels run on it
-    (``DeviceEvents.stream_kinds``, where the format states the kinds).  Most formats name each
+    (``DeviceEvents.legacy_ordered``, where the format states the kinds).  Most formats name each
     event's stream (Kineto's ``stream``, Nsight's ``streamId``, XPlane's stream line): the model keeps it as
     ``DeviceEvents.stream``, and the stream of those whose stream the file did not record as
     ``DeviceEvents.stream_unrecorded`` (a rocprofv3 copy trace of no ``Stream_Id`` or ``Queue_Id`` column): a copy on
@@ -260,37 +259,14 @@ def _copy_streams(d) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # noqa: ANN0
         return none, np.ones(len(d), dtype=bool), none
     kernels = np.unique(d.stream[busy])
     own = ~np.isin(d.stream, kernels) & ~unrecorded
-    tied = _legacy_tied(d.stream_kinds, kernels.tolist(), len(d.stream_names), d.stream_contexts)
+    # the streams the legacy default stream orders against a kernels' stream: CUDA's rule for the kinds and contexts
+    # the file states, asked of its one home, as the handoffs' reading asks it (h37-copy71's Left 3)
+    tied, ks = np.zeros(max(len(d.stream_names), 1), dtype=bool), kernels.tolist()
+    for i in d.stream_kinds:
+        if 0 <= i < tied.size and any(d.legacy_ordered(i, k) for k in ks):
+            tied[i] = True
     legacy = own & tied[d.stream.astype(np.intp, copy=False)] if tied.any() else none
     return own & ~legacy, unrecorded, legacy
-
-
-def _legacy_tied(kinds: dict[int, str], kernels: list[int], n: int,
-                 contexts: dict[int, int] | None = None) -> np.ndarray:
-    """Per stream (an index into ``stream_names``, ``n`` of them), whether the legacy default stream orders it against
-    the kernels' streams ``kernels``, context by context (``contexts``: stream -> its context; a stream of none
-    stated is the one context's the others of none share): the legacy default stream where a kernel of its context
-    runs on a blocking stream (created with the default flags), a per-thread default stream or the legacy one, and
-    such a stream where a kernel of its context runs on the legacy one.  A non-blocking stream and a stream of no
-    stated kind are tied to none; nor is a per-thread default stream to a blocking one (it synchronises with the
-    legacy default stream only, CUDA's "Stream synchronization behavior").
-
-    Why by context: a second process on the GPU, or a second context of one process, has streams of its own kinds
-    that the first's legacy default stream does not hold (h37-stream70's Left 3): a copy on process B's blocking
-    stream beside process A's kernels on A's NULL stream runs unordered (h37-copy71)."""
-    out = np.zeros(max(n, 1), dtype=bool)
-    ctx = contexts or {}
-    serial = (STREAM_LEGACY_DEFAULT, STREAM_BLOCKING, STREAM_PER_THREAD_DEFAULT)
-    for c in {ctx.get(i, -1) for i in kinds}:
-        mine = {i: k for i, k in kinds.items() if ctx.get(i, -1) == c}
-        busy = [mine.get(int(k)) for k in kernels]
-        if not any(k in serial for k in busy):
-            continue
-        legacy_busy = STREAM_LEGACY_DEFAULT in busy
-        for i, kind in mine.items():
-            if 0 <= i < out.size and (kind == STREAM_LEGACY_DEFAULT or (kind in serial and legacy_busy)):
-                out[i] = True
-    return out
 
 
 def _in_kept_steps(g: GpuCtx, copy: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

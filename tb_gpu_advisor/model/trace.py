@@ -721,8 +721,14 @@ class DeviceEvents:
         """Whether the legacy default stream orders streams ``a`` and ``b`` (indices into ``stream_names``) against
         each other, as the file states their kinds (:attr:`stream_kinds`) and contexts (:attr:`stream_contexts`): two
         streams of one context, one the legacy default stream and the other it, a blocking one or a per-thread
-        default one.  False where a kind is not stated.  Why here: the order is CUDA's semantics of the kinds the
-        format states, read by the copies' and the handoffs' readings alike (h37-stream70, h37-copy71)."""
+        default one.  False where a kind is not stated, for a non-blocking stream, and between a per-thread default
+        stream and a blocking one (it synchronises with the legacy default stream only: CUDA's "Stream
+        synchronization behavior"); a stream of no stated context is the one context's the others of none share.
+
+        Why here, the one home of the rule: the order is CUDA's semantics of the kinds the format states, read by the
+        copies' reading (``metrics.memcpy._copy_streams``: a copy's stream tied to a kernels' stream) and the
+        handoffs' (``metrics.breakdown``: the pair of streams a handoff crossed) alike -- each read it by a rule of
+        its own before (h37-stream70, h37-copy71, h37-onehome71)."""
         ka, kb = self.stream_kinds.get(int(a)), self.stream_kinds.get(int(b))
         if a == b or ka is None or kb is None:
             return False

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.frameworks import Framework, pytorch, tensorflow
+from tb_gpu_advisor.frameworks import Framework, pytorch
 from tb_gpu_advisor.model.columns import sorted_unique, union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 from tb_gpu_advisor.steps.windows import MISSING, MarkedSteps, _group_lines, _group_windows, own_time, unrecorded
@@ -20,22 +20,19 @@ from tb_gpu_advisor.steps.windows import MISSING, MarkedSteps, _group_lines, _gr
 
 def _host_candidates(h: HostEvents, fw: Framework) -> MarkedSteps | None:
     """The steps (:class:`~.windows.MarkedSteps`, no line's own windows) of the first host step source that has
-    events; ``fw``: the capture's framework, whose profiler's own step marks are read (:func:`_own_step_marks`)."""
+    events; ``fw``: the capture's framework, whose profiler's step marks are read -- those of names of its own
+    (``Framework.step_marks``: Keras 3's ``Profiled batch``, ``train``/``test`` roots), then the program's own of any
+    name (:func:`_own_step_marks`).  Asked of the framework, never read by one framework's module: the marks and
+    their names are its knowledge (h37-homes71's Left 2, h37-onehome71)."""
     if not len(h):
         return None
-    pb = h.name_mask(lambda n: n == tensorflow.KERAS_BATCH_EVENT)
-    if pb.any():
-        sn = h.step_num[pb]
-        ids = np.where(sn >= 0, sn, np.arange(pb.sum()))
-        u, s, e = _group_windows(ids, h.start[pb], h.end[pb])
-        return MarkedSteps("keras_profiled_batch", "Keras 3 `Profiled batch` events (step_num)", u, s, e, {})
-    tr = h.name_mask(lambda n: bool(tensorflow.STEP_ROOT.match(n)) or n == tensorflow.TRACE_CONTEXT_EVENT)
-    tr &= (h.root >= 0) | (h.step_num >= 0) | h.name_mask(lambda n: n == tensorflow.TRACE_CONTEXT_EVENT)
-    if tr.any():
-        sn = h.step_num[tr]
-        ids = np.where(sn >= 0, sn, np.arange(tr.sum()))
-        u, s, e = _group_windows(ids, h.start[tr], h.end[tr])
-        return MarkedSteps("trace_train", "`train`/`test` step markers", u, s, e, {})
+    for marks in fw.step_marks:
+        m = marks.events(h)
+        if m.any():
+            sn = h.step_num[m]
+            ids = np.where(sn >= 0, sn, np.arange(m.sum()))
+            u, s, e = _group_windows(ids, h.start[m], h.end[m])
+            return MarkedSteps(marks.source, marks.note, u, s, e, {})
     own = _own_step_marks(h, fw)
     if own is not None:
         return own
@@ -223,8 +220,8 @@ def _marked_host_steps(trace: Trace) -> MarkedSteps | None:
 
 def _last_step_mark_end(trace: Trace, fw: Framework) -> int | None:
     """Where the host's last step mark ends (ps): the format's own step marks or the host's step markers
-    (:func:`_marked_host_steps`, :func:`_host_candidates`), else the last call of a framework's compiled step function
-    (``frameworks.tensorflow.is_step_function``: Keras 2's ``train_function`` carries no marker stat); None where the
+    (:func:`_marked_host_steps`, :func:`_host_candidates`), else the last call of the framework's compiled step
+    function (``Framework.step_function``: Keras 2's ``train_function`` carries no marker stat); None where the
     host marks none.  What the host launched after it is no part of a step but the step's results read back
     (``steps.ends._grouped_after_last_mark``).
 
@@ -234,7 +231,7 @@ def _last_step_mark_end(trace: Trace, fw: Framework) -> int | None:
     returns 72 ms later -- read from the root alone, 207 of the step's device events fell after the mark and a 164 ms
     step read 0.4 ms (mholmeslinder/semi-supervised-cv's V100 Keras sessions, h37-survey74)."""
     h = trace.h
-    fn = h.name_mask(tensorflow.is_step_function) if len(h) else None
+    fn = h.name_mask(fw.step_function) if len(h) else None
     marks = _marked_host_steps(trace) or _host_candidates(h, fw)
     if marks is not None and len(marks.ends):
         last = int(np.argmax(marks.ends))

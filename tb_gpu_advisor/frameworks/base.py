@@ -789,6 +789,8 @@ GENERIC_LABELS: dict[str, str] = {
     "step_gaps:host_work": "host work between steps",
     #: the same, where what fills the gaps is the host's own ops (no sync among them): tensor work on the CPU
     "step_gaps:cpu_ops": "the host's own ops between steps (work on the CPU, no wait for the GPU)",
+    #: the same, where what fills the gaps is the program's own Python calls the profiler recorded (no op among them)
+    "step_gaps:py_calls": "the host's own Python calls between steps (no op, no wait for the GPU)",
     #: the same, where what fills the gaps is the host dispatching the next step's own compute (a range of the program
     #: that launches the step's kernels) before its first launch
     "step_gaps:dispatch": "the host dispatching the next step's own ops before their first launch",

@@ -465,11 +465,18 @@ def is_input_range(name: str) -> bool:
 
 
 def frame_label(name: str) -> str:
-    """``path/to/file.py(123): func`` (a ``with_stack`` frame) as ``func (file.py:123)``; other names as they are."""
+    """``path/to/file.py(123): func`` (a ``with_stack`` frame) as ``func (file.py:123)``, a C function's frame as the
+    program calls it (``<built-in function sleep>`` -> ``sleep``); other names as they are."""
     m = _FRAME.match(name)
     if m is None:
-        return name
+        b = _BUILTIN.match(name)  # a C function the tracer records by its repr: the name the program calls
+        return name if b is None else (f"{b.group('owner')}.{b.group('func')}" if b.group("owner") else b.group("func"))
     return f"{m.group('func')} ({m.group('file').rsplit('/', 1)[-1]}:{m.group('line')})"
+
+
+#: A C function's frame as ``with_stack`` records it, by its repr: ``<built-in function sleep>``, ``<built-in method
+#: item of Tensor object at 0x7f...>`` (said ``sleep``, ``Tensor.item``).
+_BUILTIN = re.compile(r"^<built-in (?:function|method) (?P<func>[\w.]+)(?: of (?P<owner>\w+) object at 0x[0-9a-f]+)?>$")
 
 
 #: The fix where the program's own Python prepares each step's input before its first op while the GPU waits

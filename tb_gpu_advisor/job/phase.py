@@ -439,7 +439,9 @@ def _beyond_work_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: bo
     Physics: an op's own work is its FLOPs and bytes -- its recorded shapes' -- at some rate, and no CPU or GPU runs
     them slower than ``job.least_work_gflops`` / ``job.least_work_gbps``; an op that only makes a tensor (the
     framework's ``factory_op``) does its work in the allocation and fill it calls, each recorded as a call of its
-    own, so its time outside them is dispatch, microseconds.  ASSUMPTION this replaces: *a first call is known to
+    own, so its time outside them is dispatch, microseconds; a copy (``Trace.copy_op_bytes``: ``aten::to``,
+    ``aten::copy_`` with its shapes recorded) has no FLOPs, its work is its bytes alone -- a process's first
+    ``x.to('cuda')`` makes the GPU context inside it, seconds for a few MB (h37-host71: cold70 *Left* 2).  ASSUMPTION this replaces: *a first call is known to
     be one-time only by later, faster calls of the same op* -- pramod-b-s/839_Adv_ML_Project's ``trace.json``
     @6c4879c1 (no licence; survey h37-hunt70a, h37-cold70), a ResNet-18 forward with CPU activity only, ~94% of its
     11 s window one-time, read 37%: its first ``aten::zeros`` (4.36 s, its ``aten::empty`` and ``aten::zero_`` of
@@ -462,6 +464,9 @@ def _beyond_work_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: bo
                           fo.bytes[rows] / (T("job.least_work_gbps") * 1e9))
         for i, sec in zip(fo.host_idx[rows].tolist(), secs.tolist()):
             most[i] = min(most.get(i, np.inf), sec * 1e12)
+    for i, moved in trace.copy_op_bytes.items():  # a copy's work is its bytes alone: no FLOPs to bound it
+        if dur[i] >= least:
+            most[i] = min(most.get(i, np.inf), moved / (T("job.least_work_gbps") * 1e9) * 1e12)
     made = np.flatnonzero(h.name_mask(fw.factory_op) & (dur >= least))
     for i in made.tolist():
         inner = _nested(h, i)
@@ -481,6 +486,8 @@ def _beyond_work_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: bo
     if recorded and out.any():  # the GPU busy through the call: it waited for GPU work
         idx = np.flatnonzero(out)
         out[idx[~_calls_idle(trace, idx)]] = False
+    for i in np.flatnonzero(out).tolist():  # the outermost said once: ``aten::to`` around its ``_to_copy``, ``copy_``
+        out[_nested(h, i)] = False
     return out
 
 
@@ -505,6 +512,11 @@ def _beyond_work_words(trace: Trace, dur: np.ndarray, beyond: np.ndarray) -> lis
     said = []
     for i in idx[:3].tolist():
         name = h.names[int(h.name[i])]
+        if i in trace.copy_op_bytes:
+            moved = trace.copy_op_bytes[i]
+            said.append(f"`{name}` {_ms(dur[i])} to copy {_amount(moved, 'B')}, which no CPU or GPU takes over "
+                        f"{_ms(moved / (T('job.least_work_gbps') * 1e9) * 1e12)} to move")
+            continue
         if i in rows:
             r = rows[i]
             most = max(fo.flops[r] / (T("job.least_work_gflops") * 1e9), fo.bytes[r] / (T("job.least_work_gbps") * 1e9))

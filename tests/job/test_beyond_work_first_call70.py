@@ -148,3 +148,30 @@ def test_control_a_tensor_made_slowly_every_time_is_steady(tmp_path: Path):
     """Three ``aten::zeros`` each 4.36 s outside their allocation and fill: a cost of every call, not of the first."""
     job = _job(tmp_path, makes=3)
     assert "`aten::zeros`" not in job["phase_evidence"], job["phase_evidence"]
+
+
+#: The process's first ``x.to('cuda')`` of a [5,3,224,224] fp32 batch (3.0 MB), 2.1 s: the CUDA context made inside
+#: it.  A copy has no FLOPs; its work is its bytes alone (h37-host71: cold70 *Left* 2).
+_TO = ["float", "ScalarType", "Layout", "Device", "Bool", "Bool", "Bool", "ScalarType"]
+
+
+def _first_to(dims: list, dur: int) -> tuple:
+    return ("aten::to", dur, [dims, [], [], [], [], [], [], []], _TO,
+            [("aten::_to_copy", dur - 20, [dims, [], [], [], [], [], []], _TO[:7]),
+             ("aten::copy_", dur - 60, [[d for d in dims], dims, []], ["float", "float", "Bool"])])
+
+
+def test_a_first_copy_far_beyond_its_bytes_is_start_up(tmp_path: Path):
+    job = _job(tmp_path, single=_first_to([5, 3, 224, 224], 2_100_000))
+    evidence = job["phase_evidence"]
+    beyond = evidence[evidence.index("far beyond"):]
+    # main: the copy left out (no FLOPs, no tensor-making op: nothing bounded it)
+    assert "`aten::to` 2.10 s to copy 6.0 MB" in beyond, evidence
+    # the outermost copy said once, not its ``_to_copy`` and ``copy_`` beside it
+    assert "`aten::_to_copy`" not in beyond and "`aten::copy_`" not in beyond, evidence
+
+
+def test_control_a_copy_whose_bytes_take_its_time_is_work(tmp_path: Path):
+    """A 1 GB ``aten::to`` in 0.9 s moved its bytes: its own work."""
+    job = _job(tmp_path, single=_first_to([250_000_000], 900_000))
+    assert "`aten::to`" not in job["phase_evidence"], job["phase_evidence"]

@@ -235,6 +235,9 @@ class Framework:
     #: profiler closed -- a schedule whose recording steps the loop never reached (``job.kind._profiler_only``)
     profiler_start_frame: NamePredicate = never
     profiler_exit_frame: NamePredicate = never
+    #: any frame of the profiler's own Python code (torch.profiler's ``step``, ``__exit__``): its own work, no call of
+    #: the program's (``metrics.breakdown.frames_in_gaps`` names none)
+    profiler_frame: NamePredicate = never
     #: a kernel launch call that, made where the capture records the framework's dispatch (``dispatch_event``) on the
     #: same thread yet outside every op and range, is a Python launcher's of its own kernels (PyTorch: a driver-API
     #: launch -- Triton's JIT runtime called directly, CuPy, Numba): the host time right before it, which nothing

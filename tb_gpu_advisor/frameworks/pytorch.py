@@ -2381,6 +2381,11 @@ def is_profiler_exit_frame(name: str) -> bool:
     return m is not None and m.group(1) == "__exit__"
 
 
+def is_profiler_frame(name: str) -> bool:
+    """Any frame of torch.profiler's own code (``torch/profiler/profiler.py(628): step``)."""
+    return _PROFILER_FRAME.search(name) is not None
+
+
 def is_factory_op(name: str) -> bool:
     """An op that only allocates (``aten::empty``...): its allocations are named after the op that called it."""
     return name in _FACTORY_OPS
@@ -3067,7 +3072,7 @@ FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     # PyTorch/XLA's ``xp.StepTrace(name, step_num=s)`` writes its XPlane's step marks as TensorFlow's (``_r=1``)
     own_step_marks=tensorflow.own_step_marks, annotation_ranges="record_function ranges",
-    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, step_number=step_number, factory_op=is_factory_op, profiler_start_frame=is_profiler_start_frame, profiler_exit_frame=is_profiler_exit_frame,
+    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, step_number=step_number, factory_op=is_factory_op, profiler_start_frame=is_profiler_start_frame, profiler_exit_frame=is_profiler_exit_frame, profiler_frame=is_profiler_frame,
     launcher_call=is_launcher_call, least_reserve=least_reserve, driver_ask=driver_ask,
     labels={**SNAPSHOT_MADE,
             "memory_imbalance:replicas": "nn.DataParallel's replicas of one module",

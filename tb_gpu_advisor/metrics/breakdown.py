@@ -22,7 +22,7 @@ from tb_gpu_advisor.devices.codes import mangled_template_head
 from tb_gpu_advisor.frameworks import user_ranges, xla
 from tb_gpu_advisor.job.waits import managed_reads
 from tb_gpu_advisor.metrics.context import (DISPATCH_BIT, HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids,
-                                            last_starts, lead_frames, loop_frames)
+                                            frames_named, last_starts, lead_frames, loop_frames)
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, MANAGED_READ, Breakdown, Gaps, Handoff, StepGap, StepMetrics,
                                           Submission, per_step)
@@ -2389,6 +2389,8 @@ def frames_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]
         return {}
     h = ctx.h
     rows = lead_frames(h, fr, (win[:, 0], win[:, 1]))
+    if rows.size:  # the profiler's own frames (``prof.step()``) are its work, no call of the program's
+        rows = rows[~frames_named(h, fr, rows, ctx.fw.profiler_frame)]
     if not rows.size:
         return {}
     work = np.union1d(ctx.role_rows(HOST_WORK_BIT, g.host_mask), bare_runtime_calls(ctx, g)) if len(h) else np.zeros(0, np.int64)

@@ -63,3 +63,31 @@ def test_a_c_functions_frame_is_said_as_the_program_calls_it() -> None:
     assert pytorch.frame_label("<built-in function sleep>") == "sleep"  # main: as recorded
     assert pytorch.frame_label("<built-in method item of Tensor object at 0x7f3a2c1d5e40>") == "Tensor.item"
     assert pytorch.frame_label("train.py(40): load_batch") == "load_batch (train.py:40)"
+
+
+def test_a_jax_gaps_traced_sleep_is_a_python_call(tmp_path: Path) -> None:
+    """JAX's Python tracer records the same sleep between steps as a host event (``$time sleep``): said as a Python
+    call by the name the program calls it, never "the host's own ops" under the tracer's raw name."""
+    from synthetic import jaxcapture as jc
+    from synthetic.xla_kernels import TINY_EW, XlaKernel
+
+    cap = jc.JaxCapture(step_annotation=True, command_buffers=True, jitter=0.0)
+    kernels = [XlaKernel(f"fusion_{i}", f"fusion_{i}", "jit(train_step)/add", 200.0, TINY_EW, "fp32", gap_us=0.0)
+               for i in range(10)]
+    cap.add_hlo(jc.mlp_hlo(cap.module, kernels))
+    for _ in range(12):
+        cap.begin_step()
+        cap.execute(kernels)
+        cap.end_step()
+        t = cap.t
+        cap.host_work(3_000.0)
+        cap.python.add("$time sleep", t, cap.t - t)
+    (path,) = jc.JaxScenario("gap", cap.finish(), cap.truth("gap", "gap", "trace_train")).write(tmp_path)
+    host = analyze_session("w", "s", [SimpleNamespace(host="h0", path=str(path), format="xplane",
+                                                      size=os.path.getsize(path))]).to_dict()["hosts"][0]
+    f = next(f for f in host["findings"] if f["rule"] == "step_gaps")
+    text = " ".join(f["summary"].split())
+    # main: "the host's own ops between steps (work on the CPU, no wait for the GPU) (in each gap: `$time sleep` ...)"
+    assert "the host's own Python calls between steps" in text and "`time.sleep`" in text, text
+    assert "$time sleep" not in text and "own ops" not in text
+    assert f["actions"][0]["text"].startswith("Take the Python calls that fill the gaps (`time.sleep`")

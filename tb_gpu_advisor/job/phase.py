@@ -366,6 +366,9 @@ def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: 
     magnitude over all of them is cuDNN's algorithm search (``cudnn.benchmark``), a library's lazy start-up (the
     first ``aten::inverse`` loading cuSOLVER/MAGMA), a first ``bmm``'s cuBLAS handle.
 
+    Where an op is called twice, its one later call says the typical only where it does the same work: the same
+    recorded shapes (:func:`_recorded_work`), the first ``job.first_call_factor`` times the second.
+
     ASSUMPTION this replaces: *a capture with no slow runtime call, start-up call or compilation holds no one-time
     cost*.  nachewigkeit/CropDefender's legacy list (``wild/legacy_list_cudnn_convs``) is one 3.46 s pass whose first
     ``aten::cudnn_convolution`` took 1.12 s (its 49 later calls a median of 322 us), the first ``aten::inverse`` 840
@@ -397,8 +400,18 @@ def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: 
     names = h.name[order]
     bounds = np.flatnonzero(np.diff(names.astype(np.int64), prepend=-1, append=-1))
     floor = T("job.one_time_call_ms") * PS_PER_MS
+    work = _recorded_work(trace)
     for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        if b - a < 3 or dur[order[a]] < floor:
+        if dur[order[a]] < floor:
+            continue
+        if b - a == 2:  # one later call: it says the typical only where it does the same work (the same shapes)
+            first, then = int(order[a]), int(order[a + 1])
+            key = work.get(first)
+            if key is not None and work.get(then) == key and (
+                    float(dur[first]) >= T("job.first_call_factor") * float(dur[then])):
+                out[first] = True
+            continue
+        if b - a < 3:
             continue
         later = dur[order[a + 1:b]]
         head = float(dur[order[a]])
@@ -407,6 +420,23 @@ def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: 
     if recorded and out.any():  # the GPU busy through the call: it waited for GPU work, which no first call pays
         idx = np.flatnonzero(out)
         out[idx[~_calls_idle(trace, idx)]] = False
+    return out
+
+
+def _recorded_work(trace: Trace) -> dict[int, tuple]:
+    """Host event -> what its recorded shapes say it does, where they say: a FLOP op's label (its name, precision and
+    shapes: ``FlopOps.label``), a copy op's bytes (``Trace.copy_op_bytes``).  Two calls with the same key do the same
+    work: where the first is ``job.first_call_factor`` times the second, the difference is no work of the op's but
+    what only a first call pays -- a one-pass capture calling an op twice (a ``.to('cuda')`` of the input and of the
+    target, the first making the GPU context) holds no third call to take a median of (h37-host71: cold70 *Left* 2)."""
+    out: dict[int, tuple] = {}
+    fo = trace.flop_ops
+    if fo is not None and fo.source == "trace shapes" and len(fo):
+        for r, j in enumerate(fo.host_idx.tolist()):
+            if j >= 0:
+                out[int(j)] = ("flop", fo.label[r])
+    for j, moved in trace.copy_op_bytes.items():
+        out[int(j)] = ("copy", int(trace.h.name[j]), moved)
     return out
 
 

@@ -471,8 +471,9 @@ def _beyond_work_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: bo
     framework's ``factory_op``) does its work in the allocation and fill it calls, each recorded as a call of its
     own, so its time outside them is dispatch, microseconds; a copy (``Trace.copy_op_bytes``: ``aten::to``,
     ``aten::copy_`` with its shapes recorded) has no FLOPs, its work is its bytes alone -- a process's first
-    ``x.to('cuda')`` makes the GPU context inside it, seconds for a few MB (h37-host71: cold70 *Left* 2).  ASSUMPTION this replaces: *a first call is known to
-    be one-time only by later, faster calls of the same op* -- pramod-b-s/839_Adv_ML_Project's ``trace.json``
+    ``x.to('cuda')`` makes the GPU context inside it, seconds for a few MB (h37-host71: cold70 *Left* 2).
+    ASSUMPTION this replaces: *a first call is known to be one-time only by later, faster calls of the same op* --
+    pramod-b-s/839_Adv_ML_Project's ``trace.json``
     @6c4879c1 (no licence; survey h37-hunt70a, h37-cold70), a ResNet-18 forward with CPU activity only, ~94% of its
     11 s window one-time, read 37%: its first ``aten::zeros`` (4.36 s, its ``aten::empty`` and ``aten::zero_`` of
     [1] 452 us of it) and its one ``aten::linear`` ([5,512]x[1000,512], 5.1 MFLOP, 2.29 s) had no later call to

@@ -2393,7 +2393,8 @@ def frames_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]
         rows = rows[~frames_named(h, fr, rows, ctx.fw.profiler_frame)]
     if not rows.size:
         return {}
-    work = np.union1d(ctx.role_rows(HOST_WORK_BIT, g.host_mask), bare_runtime_calls(ctx, g)) if len(h) else np.zeros(0, np.int64)
+    work = (np.union1d(ctx.role_rows(HOST_WORK_BIT, g.host_mask), bare_runtime_calls(ctx, g)) if len(h)
+            else np.zeros(0, np.int64))
     ws, we = win[:, 0].astype(np.int64), win[:, 1].astype(np.int64)
     if work.size:  # the gaps less the host work events': a frame names only the time no op holds
         os_, oe = union_intervals(h.start[work].astype(np.int64), h.end[work].astype(np.int64))
@@ -3270,7 +3271,8 @@ class GapColumns:
     ops_ms: dict[str, float] = field(default_factory=dict)
     #: the user's range name -> ms of the gaps it spans, summed over this GPU's gaps (:func:`range_time`)
     ranges_ms: dict[str, float] = field(default_factory=dict)
-    #: Python frame name -> ms of the gaps its recorded frames hold where no host work event does (:func:`frames_in_gaps`)
+    #: Python frame name -> ms of the gaps its recorded frames hold where no host work event does
+    #: (:func:`frames_in_gaps`)
     frames_ms: dict[str, float] = field(default_factory=dict)
     #: a communication library's range name -> ms of the gaps it spans, summed (``frameworks.user_ranges.communication_ranges``)
     comm_ms: dict[str, float] = field(default_factory=dict)

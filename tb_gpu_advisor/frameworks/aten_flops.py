@@ -112,6 +112,17 @@ def _dtype(types: list[Any], i: int) -> tuple[int, int]:
     return DTYPES.get(t, (P_UNKNOWN, 2)) if isinstance(t, str) else (P_UNKNOWN, 2)
 
 
+def moved_bytes(args: dict[str, Any]) -> int | None:
+    """Bytes an op that only moves data (a copy: ``aten::to``, ``aten::copy_``) reads and writes, from its recorded
+    shapes: its largest tensor input read once and written once -- the least a copy of it moves.  None where the
+    shapes are not recorded or name no tensor (a size not recorded: a ``GenericList``)."""
+    dims, types = args.get("Input Dims"), args.get("Input type")
+    if not isinstance(dims, list) or not isinstance(types, list):
+        return None
+    sizes = [_numel(s) * _dtype(types, i)[1] for i, d in enumerate(dims) if (s := _shape(d))]
+    return 2 * max(sizes) if sizes else None
+
+
 def _tensor_bytes(dims: list[Any], types: list[Any]) -> int:
     """Bytes of every tensor input (a list of ints; scalars and tensor lists are skipped)."""
     total = 0

@@ -259,6 +259,9 @@ class Framework:
     #: profiler closed -- a schedule whose recording steps the loop never reached (``job.kind._profiler_only``)
     profiler_start_frame: NamePredicate = never
     profiler_exit_frame: NamePredicate = never
+    #: any frame of the profiler's own Python code (torch.profiler's ``step``, ``__exit__``): its own work, no call of
+    #: the program's (``metrics.breakdown.frames_in_gaps`` names none)
+    profiler_frame: NamePredicate = never
     #: a kernel launch call that, made where the capture records the framework's dispatch (``dispatch_event``) on the
     #: same thread yet outside every op and range, is a Python launcher's of its own kernels (PyTorch: a driver-API
     #: launch -- Triton's JIT runtime called directly, CuPy, Numba): the host time right before it, which nothing
@@ -820,6 +823,8 @@ GENERIC_LABELS: dict[str, str] = {
     "step_gaps:host_work": "host work between steps",
     #: the same, where what fills the gaps is the host's own ops (no sync among them): tensor work on the CPU
     "step_gaps:cpu_ops": "the host's own ops between steps (work on the CPU, no wait for the GPU)",
+    #: the same, where what fills the gaps is the program's own Python calls the profiler recorded (no op among them)
+    "step_gaps:py_calls": "the host's own Python calls between steps (no op, no wait for the GPU)",
     #: the same, where what fills the gaps is the host dispatching the next step's own compute (a range of the program
     #: that launches the step's kernels) before its first launch
     "step_gaps:dispatch": "the host dispatching the next step's own ops before their first launch",

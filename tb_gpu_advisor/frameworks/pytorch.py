@@ -465,11 +465,18 @@ def is_input_range(name: str) -> bool:
 
 
 def frame_label(name: str) -> str:
-    """``path/to/file.py(123): func`` (a ``with_stack`` frame) as ``func (file.py:123)``; other names as they are."""
+    """``path/to/file.py(123): func`` (a ``with_stack`` frame) as ``func (file.py:123)``, a C function's frame as the
+    program calls it (``<built-in function sleep>`` -> ``sleep``); other names as they are."""
     m = _FRAME.match(name)
     if m is None:
-        return name
+        b = _BUILTIN.match(name)  # a C function the tracer records by its repr: the name the program calls
+        return name if b is None else (f"{b.group('owner')}.{b.group('func')}" if b.group("owner") else b.group("func"))
     return f"{m.group('func')} ({m.group('file').rsplit('/', 1)[-1]}:{m.group('line')})"
+
+
+#: A C function's frame as ``with_stack`` records it, by its repr: ``<built-in function sleep>``, ``<built-in method
+#: item of Tensor object at 0x7f...>`` (said ``sleep``, ``Tensor.item``).
+_BUILTIN = re.compile(r"^<built-in (?:function|method) (?P<func>[\w.]+)(?: of (?P<owner>\w+) object at 0x[0-9a-f]+)?>$")
 
 
 #: The fix where the program's own Python prepares each step's input before its first op while the GPU waits
@@ -2379,6 +2386,11 @@ def is_profiler_exit_frame(name: str) -> bool:
     return m is not None and m.group(1) == "__exit__"
 
 
+def is_profiler_frame(name: str) -> bool:
+    """Any frame of torch.profiler's own code (``torch/profiler/profiler.py(628): step``)."""
+    return _PROFILER_FRAME.search(name) is not None
+
+
 def is_factory_op(name: str) -> bool:
     """An op that only allocates (``aten::empty``...): its allocations are named after the op that called it."""
     return name in _FACTORY_OPS
@@ -3073,7 +3085,7 @@ FRAMEWORK = Framework(
     own_step_marks=tensorflow.own_step_marks,
     step_marks=tensorflow.PROFILER_STEP_MARKS, step_function=tensorflow.is_step_function,
     annotation_ranges="record_function ranges",
-    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, step_number=step_number, factory_op=is_factory_op, profiler_start_frame=is_profiler_start_frame, profiler_exit_frame=is_profiler_exit_frame,
+    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, step_number=step_number, factory_op=is_factory_op, profiler_start_frame=is_profiler_start_frame, profiler_exit_frame=is_profiler_exit_frame, profiler_frame=is_profiler_frame,
     launcher_call=is_launcher_call, least_reserve=least_reserve, driver_ask=driver_ask,
     labels={**SNAPSHOT_MADE,
             "memory_imbalance:replicas": "nn.DataParallel's replicas of one module",

@@ -56,10 +56,13 @@ def python_frame(name: str) -> tuple[str, int | None, str] | None:
 
 def frame_label(name: str) -> str:
     """A Python tracer event as the report says it (``$dataset_ops.py:4734 __next__`` -> ``__next__
-    (dataset_ops.py:4734)``, as a PyTorch ``with_stack`` frame is said); other names as they are."""
+    (dataset_ops.py:4734)``, as a PyTorch ``with_stack`` frame is said; a C function as the program calls it: ``$time
+    sleep`` -> ``time.sleep``, ``$builtins next`` -> ``next``); other names as they are."""
     f = python_frame(name)
-    if f is None or f[1] is None:
+    if f is None:
         return name
+    if f[1] is None:  # a C function: its module's name before it, as the program calls it (``$time sleep``)
+        return f[2] if f[0] in ("builtins", "") else f"{f[0]}.{f[2]}"
     return f"{f[2]} ({f[0]}:{f[1]})"
 
 

@@ -366,6 +366,9 @@ def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: 
     magnitude over all of them is cuDNN's algorithm search (``cudnn.benchmark``), a library's lazy start-up (the
     first ``aten::inverse`` loading cuSOLVER/MAGMA), a first ``bmm``'s cuBLAS handle.
 
+    Where an op is called twice, its one later call says the typical only where it does the same work: the same
+    recorded shapes (:func:`_recorded_work`), the first ``job.first_call_factor`` times the second.
+
     ASSUMPTION this replaces: *a capture with no slow runtime call, start-up call or compilation holds no one-time
     cost*.  nachewigkeit/CropDefender's legacy list (``wild/legacy_list_cudnn_convs``) is one 3.46 s pass whose first
     ``aten::cudnn_convolution`` took 1.12 s (its 49 later calls a median of 322 us), the first ``aten::inverse`` 840
@@ -397,8 +400,18 @@ def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: 
     names = h.name[order]
     bounds = np.flatnonzero(np.diff(names.astype(np.int64), prepend=-1, append=-1))
     floor = T("job.one_time_call_ms") * PS_PER_MS
+    work = _recorded_work(trace)
     for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        if b - a < 3 or dur[order[a]] < floor:
+        if dur[order[a]] < floor:
+            continue
+        if b - a == 2:  # one later call: it says the typical only where it does the same work (the same shapes)
+            first, then = int(order[a]), int(order[a + 1])
+            key = work.get(first)
+            if key is not None and work.get(then) == key and (
+                    float(dur[first]) >= T("job.first_call_factor") * float(dur[then])):
+                out[first] = True
+            continue
+        if b - a < 3:
             continue
         later = dur[order[a + 1:b]]
         head = float(dur[order[a]])
@@ -407,6 +420,23 @@ def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: 
     if recorded and out.any():  # the GPU busy through the call: it waited for GPU work, which no first call pays
         idx = np.flatnonzero(out)
         out[idx[~_calls_idle(trace, idx)]] = False
+    return out
+
+
+def _recorded_work(trace: Trace) -> dict[int, tuple]:
+    """Host event -> what its recorded shapes say it does, where they say: a FLOP op's label (its name, precision and
+    shapes: ``FlopOps.label``), a copy op's bytes (``Trace.copy_op_bytes``).  Two calls with the same key do the same
+    work: where the first is ``job.first_call_factor`` times the second, the difference is no work of the op's but
+    what only a first call pays -- a one-pass capture calling an op twice (a ``.to('cuda')`` of the input and of the
+    target, the first making the GPU context) holds no third call to take a median of (h37-host71: cold70 *Left* 2)."""
+    out: dict[int, tuple] = {}
+    fo = trace.flop_ops
+    if fo is not None and fo.source == "trace shapes" and len(fo):
+        for r, j in enumerate(fo.host_idx.tolist()):
+            if j >= 0:
+                out[int(j)] = ("flop", fo.label[r])
+    for j, moved in trace.copy_op_bytes.items():
+        out[int(j)] = ("copy", int(trace.h.name[j]), moved)
     return out
 
 
@@ -439,8 +469,11 @@ def _beyond_work_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: bo
     Physics: an op's own work is its FLOPs and bytes -- its recorded shapes' -- at some rate, and no CPU or GPU runs
     them slower than ``job.least_work_gflops`` / ``job.least_work_gbps``; an op that only makes a tensor (the
     framework's ``factory_op``) does its work in the allocation and fill it calls, each recorded as a call of its
-    own, so its time outside them is dispatch, microseconds.  ASSUMPTION this replaces: *a first call is known to
-    be one-time only by later, faster calls of the same op* -- pramod-b-s/839_Adv_ML_Project's ``trace.json``
+    own, so its time outside them is dispatch, microseconds; a copy (``Trace.copy_op_bytes``: ``aten::to``,
+    ``aten::copy_`` with its shapes recorded) has no FLOPs, its work is its bytes alone -- a process's first
+    ``x.to('cuda')`` makes the GPU context inside it, seconds for a few MB (h37-host71: cold70 *Left* 2).
+    ASSUMPTION this replaces: *a first call is known to be one-time only by later, faster calls of the same op* --
+    pramod-b-s/839_Adv_ML_Project's ``trace.json``
     @6c4879c1 (no licence; survey h37-hunt70a, h37-cold70), a ResNet-18 forward with CPU activity only, ~94% of its
     11 s window one-time, read 37%: its first ``aten::zeros`` (4.36 s, its ``aten::empty`` and ``aten::zero_`` of
     [1] 452 us of it) and its one ``aten::linear`` ([5,512]x[1000,512], 5.1 MFLOP, 2.29 s) had no later call to
@@ -462,6 +495,9 @@ def _beyond_work_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: bo
                           fo.bytes[rows] / (T("job.least_work_gbps") * 1e9))
         for i, sec in zip(fo.host_idx[rows].tolist(), secs.tolist()):
             most[i] = min(most.get(i, np.inf), sec * 1e12)
+    for i, moved in trace.copy_op_bytes.items():  # a copy's work is its bytes alone: no FLOPs to bound it
+        if dur[i] >= least:
+            most[i] = min(most.get(i, np.inf), moved / (T("job.least_work_gbps") * 1e9) * 1e12)
     made = np.flatnonzero(h.name_mask(fw.factory_op) & (dur >= least))
     for i in made.tolist():
         inner = _nested(h, i)
@@ -481,6 +517,8 @@ def _beyond_work_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: bo
     if recorded and out.any():  # the GPU busy through the call: it waited for GPU work
         idx = np.flatnonzero(out)
         out[idx[~_calls_idle(trace, idx)]] = False
+    for i in np.flatnonzero(out).tolist():  # the outermost said once: ``aten::to`` around its ``_to_copy``, ``copy_``
+        out[_nested(h, i)] = False
     return out
 
 
@@ -505,6 +543,11 @@ def _beyond_work_words(trace: Trace, dur: np.ndarray, beyond: np.ndarray) -> lis
     said = []
     for i in idx[:3].tolist():
         name = h.names[int(h.name[i])]
+        if i in trace.copy_op_bytes:
+            moved = trace.copy_op_bytes[i]
+            said.append(f"`{name}` {_ms(dur[i])} to copy {_amount(moved, 'B')}, which no CPU or GPU takes over "
+                        f"{_ms(moved / (T('job.least_work_gbps') * 1e9) * 1e12)} to move")
+            continue
         if i in rows:
             r = rows[i]
             most = max(fo.flops[r] / (T("job.least_work_gflops") * 1e9), fo.bytes[r] / (T("job.least_work_gbps") * 1e9))

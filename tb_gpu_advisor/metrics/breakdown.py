@@ -22,7 +22,7 @@ from tb_gpu_advisor.devices.codes import mangled_template_head
 from tb_gpu_advisor.frameworks import user_ranges, xla
 from tb_gpu_advisor.job.waits import managed_reads
 from tb_gpu_advisor.metrics.context import (DISPATCH_BIT, HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids,
-                                            last_starts, loop_frames)
+                                            frames_named, last_starts, lead_frames, loop_frames)
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, MANAGED_READ, Breakdown, Gaps, Handoff, StepGap, StepMetrics,
                                           Submission, per_step)
@@ -2255,6 +2255,7 @@ def _gap_columns(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None,
                       step_ms=step_ms, period_ms=period, partial=partial,
                       launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
                       booked_ms=_booked_in_steps(g, iv, win, painted), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),
+                      frames_ms=frames_in_gaps(ctx, g, win),
                       ranges_ms=_ranges_in_gaps(ctx, g, iv, win, marked) if marked is not None and marked.size else {},
                       comm_ms=range_time(ctx, g, win[:, 0], win[:, 1], comm, _step_windows(g))
                       if comm is not None and comm.size else {},
@@ -2391,6 +2392,43 @@ def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
     mine = lines == busiest
     ids = h.name[cand[outer][mine]].astype(np.int64)
     totals = np.bincount(ids, weights=ms_each[mine])
+    return {h.names[i]: float(totals[i]) for i in np.flatnonzero(totals > 0).tolist()}
+
+
+def frames_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
+    """Python frame name -> ms of the gaps (rows of ``win``: disjoint, sorted) that the program's recorded Python
+    frames (``Trace.spans``: ``with_stack``'s ``python_function`` events) hold where no host work event of the ledger
+    does: the outermost frames with only host work inside (``context.lead_frames``: no runtime call, so no frame
+    around the step's launches) on the thread they fill the most of.  Why: the host time the profiler recorded only as
+    a Python call is recorded time, and says where the host was -- a loop's ``time.sleep`` between its steps, 10 ms a
+    step, read "host work between steps (Python, .item() and other syncs)", no call named, the fix a sync's
+    (h37-host71: ``synthetic.torchtrace`` with ``<built-in function sleep>`` recorded, issue #37 classes 3 and 4).
+    The ops' own time stays theirs (:func:`ops_in_gaps`): a frame counts only where no op covers it."""
+    fr = ctx.trace.spans
+    if fr is None or not len(fr) or not win.size:
+        return {}
+    h = ctx.h
+    rows = lead_frames(h, fr, (win[:, 0], win[:, 1]))
+    if rows.size:  # the profiler's own frames (``prof.step()``) are its work, no call of the program's
+        rows = rows[~frames_named(h, fr, rows, ctx.fw.profiler_frame)]
+    if not rows.size:
+        return {}
+    work = (np.union1d(ctx.role_rows(HOST_WORK_BIT, g.host_mask), bare_runtime_calls(ctx, g)) if len(h)
+            else np.zeros(0, np.int64))
+    ws, we = win[:, 0].astype(np.int64), win[:, 1].astype(np.int64)
+    if work.size:  # the gaps less the host work events': a frame names only the time no op holds
+        os_, oe = union_intervals(h.start[work].astype(np.int64), h.end[work].astype(np.int64))
+        ws, we = subtract_intervals(ws, we, os_, oe)
+    if not ws.size:
+        return {}
+    s, e = fr.start[rows].astype(np.int64), fr.end[rows].astype(np.int64)
+    inside = time_within(ws, we, s, e).astype(np.float64) / PS_PER_MS
+    line = fr.line[rows].astype(np.int64)
+    if not (inside > 0).any():
+        return {}
+    busiest = int(np.argmax(np.bincount(line - line.min(), weights=inside))) + int(line.min())
+    mine = (line == busiest) & (inside > 0)
+    totals = np.bincount(fr.name[rows[mine]].astype(np.int64), weights=inside[mine])
     return {h.names[i]: float(totals[i]) for i in np.flatnonzero(totals > 0).tolist()}
 
 
@@ -3253,6 +3291,9 @@ class GapColumns:
     ops_ms: dict[str, float] = field(default_factory=dict)
     #: the user's range name -> ms of the gaps it spans, summed over this GPU's gaps (:func:`range_time`)
     ranges_ms: dict[str, float] = field(default_factory=dict)
+    #: Python frame name -> ms of the gaps its recorded frames hold where no host work event does
+    #: (:func:`frames_in_gaps`)
+    frames_ms: dict[str, float] = field(default_factory=dict)
     #: a communication library's range name -> ms of the gaps it spans, summed (``frameworks.user_ranges.communication_ranges``)
     comm_ms: dict[str, float] = field(default_factory=dict)
     #: OS call -> ms of the gaps the launching thread spent in it, summed over this GPU's gaps, and the most in one
@@ -3373,7 +3414,7 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
                                                      for c in gaps])) / k,
         avg_dispatch_ms=_running_sum(np.concatenate([c.dispatch_ms if c.dispatch_ms is not None else np.zeros(len(c))
                                                      for c in gaps])) / k,
-        top_ops=_top_ops(gaps, k), top_ranges=_top_ops(gaps, k, "ranges_ms"),
+        top_ops=_top_ops(gaps, k), top_ranges=_top_ops(gaps, k, "ranges_ms"), top_frames=_top_ops(gaps, k, "frames_ms"),
         top_comm_ranges=_top_ops(gaps, k, "comm_ms"), top_os_waits=_top_waits(gaps, k),
     )
 

@@ -761,6 +761,9 @@ class Gaps:
     #: (host op, average ms of a gap it fills), longest first: the outermost host work events in the gaps, where to
     #: look (metrics/breakdown.ops_in_gaps)
     top_ops: list[tuple[str, float]] = field(default_factory=list)
+    #: (Python frame, average ms of a gap it holds where no op does), longest first: the program's recorded Python calls
+    #: in the gaps (metrics/breakdown.frames_in_gaps)
+    top_frames: list[tuple[str, float]] = field(default_factory=list)
     #: (the user's range, average ms of a gap it spans), longest first: the outermost ranges below the step of the
     #: thread spanning the most gap time (metrics/breakdown.range_time)
     top_ranges: list[tuple[str, float]] = field(default_factory=list)

@@ -982,6 +982,9 @@ class Trace:
     #: what the reader says of the file that is no damage, for the report's notes (an Nsight export that does not
     #: name its GPU model)
     notes: list[str] = field(default_factory=list)
+    #: host event index of a copy op (``aten::to``, ``aten::copy_``) -> the bytes it reads and writes, where the file
+    #: records its shapes (PyTorch ``record_shapes``): the most its own work can move (``job.phase``'s first calls)
+    copy_op_bytes: dict[int, int] = field(default_factory=dict)
     #: host event index of a collective op -> (bytes of one rank's message, group size or -1), where the file
     #: records them (PyTorch ``record_shapes``): what the collective model's bandwidth is computed from
     collective_messages: dict[int, tuple[int, int]] = field(default_factory=dict)

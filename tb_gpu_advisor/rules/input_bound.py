@@ -50,6 +50,7 @@ wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 
 from __future__ import annotations
 
+from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.metrics.types import HostInput, HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, T, finding, ms, n_of, pct, pick_steps, rule, saving, share_metric, step_windows, table,
@@ -74,7 +75,7 @@ def check(m: HostMetrics) -> list[Finding]:
     ]
     evidence = [table("Input wait {per_step} (ms)", ["step", "step ms", "input wait ms", "H2D copy ms", "device compute ms"], rows)]
     src = m.input
-    made = _made_by_ops(src.ops, wait_ms, _each_step(ctx), ctx.step_noun)
+    made = _made_by_ops(src.ops, wait_ms, _each_step(ctx), ctx.step_noun, ctx.fw)
     held = _held_by_frames(ctx, src.frames, src.frames_within, wait_ms) if not made else ""
     what = {"pipeline": _pipeline_said(ctx, src, wait_ms),
             "before_first_op": made or held or _untraced_said(ctx, src, wait_ms)
@@ -235,16 +236,25 @@ def _put_said(put_ms: float, wait_ms: float) -> str:
     return f" and the batch's transfer to the device ({ms(min(put_ms, wait_ms))})" if put_ms >= T("report.min_said_ms") else ""
 
 
-def _made_by_ops(ops: list[tuple[str, float]], wait_ms: float, each: str = "each step's", noun: str = "step") -> str:
+def _made_by_ops(ops: list[tuple[str, float]], wait_ms: float, each: str = "each step's", noun: str = "step",
+                 fw: Framework | None = None) -> str:
     """Where the host's recorded ops fill most of the input time no pipeline event names, the step makes its input
     itself (a CPU ``aten::randn`` before its copy), and says so with the ops (each at least a tenth of the wait; a
     part never above its whole), of the window's steps (``each``: :func:`_each_step`; ``noun``: ``Ctx.step_noun``);
-    "" otherwise (an untraced loader stands for that time)."""
+    "" otherwise (an untraced loader stands for that time).
+
+    A host event the profiler's Python tracer recorded (``fw.traced_frame``: JAX's and TensorFlow's ``$time sleep``)
+    is a Python call, no op: said as one, by the name the program calls it (``fw.frame_label``: ``time.sleep``).
+    real-h100-jax ``input_bound_pytracer`` read "the host's own ops before each step's first launch: `$time sleep`
+    10.1 ms" -- the loop's own ``time.sleep`` called an op under its tracer's raw name (h37-pyinput70 *Left* 1)."""
     named = [(name, min(v, wait_ms)) for name, v in ops if v >= 0.1 * wait_ms]
     if not named or sum(v for _, v in named) < T("input_bound.most_share") * wait_ms:
         return ""
-    return (f"; the host's own ops before {each} first launch: "
-            + ", ".join(f"`{n}` {ms(v)}" for n, v in named) + f" -- the {noun} makes its input itself")
+    calls = [fw is not None and fw.traced_frame(n) for n, _ in named]
+    what = ("Python calls" if all(calls) else "ops and Python calls" if any(calls) else "ops")
+    told = ", ".join(f"`{fw.frame_label(n) if c else n}` {ms(v)}" for (n, v), c in zip(named, calls))
+    tracer = " (as the profiler's Python tracer recorded them)" if any(calls) else ""
+    return f"; the host's own {what} before {each} first launch: {told}{tracer} -- the {noun} makes its input itself"
 
 
 def _each_step(ctx: Ctx) -> str:

@@ -365,11 +365,14 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
     g = m.gaps
     host_ms = p.other_ms + p.unexplained_ms
     ops = _cpu_ops(m, p, host_ms, ctx.a_step)
+    if ops and all(ctx.fw.traced_frame(n) for n, _ in _named_ops(m, p)):
+        ops = ""  # the Python tracer's calls (XPlane's ``$time sleep``: host events), no ops: said as calls
     calls = _own_calls(m, p, host_ms, ctx.a_step)
     dispatched = not ops and _dispatch_ranges(m, p, host_ms)
+    py_calls = "" if ops or calls or dispatched else _py_calls(ctx, m, p, host_ms)
     host_work = (devices.OWN_CALLS_WORDS if calls else
                  ctx.fw.label("step_gaps:cpu_ops" if ops else "step_gaps:dispatch" if dispatched else
-                              "step_gaps:host_work"))
+                              "step_gaps:py_calls" if py_calls else "step_gaps:host_work"))
     causes = {host_work: host_ms, ctx.fw.label("step_gaps:launch"): p.launch_ms - p.dispatch_ms}
     cause = max(causes, key=causes.get)
     actions = ctx.fw.fixes_for(ID, _variants(host_ms, p.launch_ms, private))
@@ -378,6 +381,9 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
     elif ops and cause == host_work:  # the gaps hold the host's own ops, no wait: the fix moves those, not syncs
         own = ctx.fw.extra(f"{ID}:cpu_ops", ops=ops)
         actions = own + [a for a in actions if a not in own and a not in ctx.fw.extra(f"{ID}:host_work")]
+    elif py_calls and cause == host_work:  # the program's own Python calls, no sync: moved off the step's path
+        own = [action(PY_CALLS_OFF_PATH.format(calls=py_calls))]
+        actions = own + [a for a in actions if a not in ctx.fw.extra(f"{ID}:host_work")]
     elif dispatched and cause == host_work:  # the next step's own dispatch: fewer launches, then the rest
         own = ctx.fw.extra(f"{ID}:dispatch")
         actions = own + [a for a in actions if a not in own]
@@ -507,6 +513,33 @@ def _cpu_ops(m: HostMetrics, p: _Parts, host_ms: float, a_step: str = "a step") 
     return ", ".join(f"`{name}` ({ms(v)} {a_step})" for name, v in named)
 
 
+#: The fix where the program's own Python calls, recorded by the profiler and no op's, fill the gaps (``{calls}``).
+PY_CALLS_OFF_PATH = ("Take the Python calls that fill the gaps ({calls}) off the step's path: the GPU idles while the "
+                     "loop's thread runs them and no op or sync is among them. Run them in another thread or process "
+                     "(a data loader's workers, where they make the next batch), every N steps, or not at all.")
+
+
+def _py_calls(ctx: Ctx, m: HostMetrics, p: _Parts, host_ms: float) -> str:
+    """The program's Python calls the profiler recorded (``Gaps.top_frames``: time no op holds) that fill the gaps,
+    in words (```sleep` 10.0 ms a step``), where they are most of the host's recorded work there and no sync or
+    blocking copy leaves a tenth of the gap's idle; "" otherwise.
+
+    Why: a Python call is recorded host time (``with_stack``'s ``python_function``), and says where the host was --
+    a loop's ``time.sleep`` of 10 ms between its steps read "host work between steps (Python, .item() and other
+    syncs)" with the fix for a sync first, no call named (h37-host71; issue #37 classes 3 and 4)."""
+    g = m.gaps
+    # a Python tracer's calls are host events (XPlane's ``$time sleep``), with_stack's are frames apart
+    frames = g.top_frames + [(n, v) for n, v in g.top_ops if ctx.fw.traced_frame(n)]
+    if not g.avg_gap_ms or not frames or host_ms <= 0 or p.other_ms < 0.5 * host_ms:
+        return ""
+    if sum(m.syncs.in_gaps_ledger_ms.values()) >= 0.1 * g.avg_gap_ms:
+        return ""
+    named = [(n, v) for n, v in frames if v >= 0.1 * g.avg_gap_ms]
+    if not named or sum(v for _, v in named) < 0.5 * p.other_ms:
+        return ""
+    return ", ".join(f"`{ctx.fw.frame_label(n)}` {ms(v)} {ctx.a_step}" for n, v in named)
+
+
 def _own_calls(m: HostMetrics, p: _Parts, host_ms: float, a_step: str = "a step") -> str:
     """The program's own runtime calls that fill the gaps (``metrics.breakdown.bare_runtime_calls``: a query, an
     event's record, no op around them), in words (```cudaMemGetInfo` (700 us a step)``), where they are most of the
@@ -597,7 +630,7 @@ def _summary(ctx: Ctx, m: HostMetrics, p: _Parts, why: _Diagnosis) -> str:
             f"{_held_part(p.held_ms, g, _floor(p, g))}{_others_part(p, g)}, "
             f"{pct(p.share)} of "
             f"{_whole(p.cycle_ms, ctx.step_ms, g.avg_step_ms)} outside input wait; most of it is {why.cause}"
-            f"{_named(g, why.host_work and not why.waited)}"
+            f"{_named(g, why.host_work and not why.waited, ctx.fw.frame_label)}"
             f"{'; ' + words if (words := launcher_words(ctx, why.launcher_ms, m.launcher_launches_in_gaps, ctx.a_step)) else ''}"
             f"{_waited(g, 'named by the trace' if why.waited else '', ctx.a_step)}"
             f"{_comm_part(g, why.comm_ms, ctx.a_step) if why.comm_ms < 0.5 * g.avg_gap_ms else ''}"
@@ -927,7 +960,7 @@ def _window_share(g, m, what: str = "the host's own work") -> str:  # noqa: ANN0
             f"with the GPU idle for it, more than the GPU's.")
 
 
-def _named(g, host_work: bool) -> str:
+def _named(g, host_work: bool, label=str) -> str:
     """Where the host work in the gaps went, by the host ops that fill them and the program's own ranges (NVTX,
     ``record_function``, XPlane TraceMe ranges) that span them (each at least a tenth of the mean gap): the finding says where to look.  Nothing where launches fill the gaps or no op stands out."""
     if not host_work or not g.avg_gap_ms:
@@ -935,10 +968,13 @@ def _named(g, host_work: bool) -> str:
     ranges = [f"`{name}` {ms(v)}" for name, v in g.top_ranges if v >= 0.1 * g.avg_gap_ms]
     # an XPlane range is a host event too: named once, as the program's range
     marked = {name for name, _ in g.top_ranges}
-    named = [f"`{name}` {ms(v)}" for name, v in g.top_ops
+    named = [f"`{label(name)}` {ms(v)}" for name, v in g.top_ops
              if v >= 0.1 * g.avg_gap_ms and name not in marked | _comm_set(g)]
+    # the Python calls the profiler recorded where no op holds the time (``Gaps.top_frames``), said as calls
+    calls = [f"`{label(name)}` {ms(v)}" for name, v in g.top_frames if v >= 0.1 * g.avg_gap_ms]
     where = ([f"in each gap: {', '.join(named)}"] if named else []) + \
-        ([f"in the program's own ranges {', '.join(ranges)}"] if ranges else [])
+        ([f"in the program's own ranges {', '.join(ranges)}"] if ranges else []) + \
+        ([f"in each gap, the Python calls the profiler recorded where no op ran: {', '.join(calls)}"] if calls else [])
     return f" ({'; '.join(where)})" if where else ""
 
 

@@ -27,10 +27,12 @@ _PID, _TID = 3672, 43344
 
 
 def _pass(path: Path, first_make: list[tuple[str, float, list, list]] | None = None,
-          single: tuple[str, float, list, list, list] | None = None, makes: int = 1) -> None:
+          single: tuple[str, float, list, list, list] | None = None, makes: int = 1,
+          then: tuple[str, float, list, list, list] | None = None) -> None:
     """The recipe's pass: ``makes`` ``aten::zeros`` (each 4.36 s, or as ``first_make`` gives: (name, dur, dims,
     types) of the op and its calls), a ``model_inference`` range of 20 conv/bn/relu layers (the first cold), then one
-    ``aten::linear`` > ``aten::addmm`` (or ``single``: (name, dur, dims, types, inner calls))."""
+    ``aten::linear`` > ``aten::addmm`` (or ``single``: (name, dur, dims, types, inner calls)), and ``then`` (the same
+    form) after it where given."""
     ev: list[dict] = []
 
     def op(name: str, ts: float, dur: float, dims: list | None = None, types: list | None = None) -> None:
@@ -76,8 +78,8 @@ def _pass(path: Path, first_make: list[tuple[str, float, list, list]] | None = N
         op("aten::addmm", _T0 + t + 6_704, 2_286_697, [[1000], [5, 512], [512, 1000], [], []],
            ["float", "float", "float", "Int", "Int"])
         t += 2_293_421 + 10
-    else:
-        name, dur, dims, types, inner = single
+    for call in ([single] if single is not None else []) + ([then] if then is not None else []):
+        name, dur, dims, types, inner = call
         op(name, _T0 + t, dur, dims, types)
         for c_name, c_dur, c_dims, c_types in inner:
             op(c_name, _T0 + t + 2, c_dur, c_dims, c_types)
@@ -148,3 +150,47 @@ def test_control_a_tensor_made_slowly_every_time_is_steady(tmp_path: Path):
     """Three ``aten::zeros`` each 4.36 s outside their allocation and fill: a cost of every call, not of the first."""
     job = _job(tmp_path, makes=3)
     assert "`aten::zeros`" not in job["phase_evidence"], job["phase_evidence"]
+
+
+#: The process's first ``x.to('cuda')`` of a [5,3,224,224] fp32 batch (3.0 MB), 2.1 s: the CUDA context made inside
+#: it.  A copy has no FLOPs; its work is its bytes alone (h37-host71: cold70 *Left* 2).
+_TO = ["float", "ScalarType", "Layout", "Device", "Bool", "Bool", "Bool", "ScalarType"]
+
+
+def _first_to(dims: list, dur: int) -> tuple:
+    return ("aten::to", dur, [dims, [], [], [], [], [], [], []], _TO,
+            [("aten::_to_copy", dur - 20, [dims, [], [], [], [], [], []], _TO[:7]),
+             ("aten::copy_", dur - 60, [[d for d in dims], dims, []], ["float", "float", "Bool"])])
+
+
+def test_a_first_copy_far_beyond_its_bytes_is_start_up(tmp_path: Path):
+    job = _job(tmp_path, single=_first_to([5, 3, 224, 224], 2_100_000))
+    evidence = job["phase_evidence"]
+    beyond = evidence[evidence.index("far beyond"):]
+    # main: the copy left out (no FLOPs, no tensor-making op: nothing bounded it)
+    assert "`aten::to` 2.10 s to copy 6.0 MB" in beyond, evidence
+    # the outermost copy said once, not its ``_to_copy`` and ``copy_`` beside it
+    assert "`aten::_to_copy`" not in beyond and "`aten::copy_`" not in beyond, evidence
+
+
+def test_control_a_copy_whose_bytes_take_its_time_is_work(tmp_path: Path):
+    """A 1 GB ``aten::to`` in 0.9 s moved its bytes: its own work."""
+    job = _job(tmp_path, single=_first_to([250_000_000], 900_000))
+    assert "`aten::to`" not in job["phase_evidence"], job["phase_evidence"]
+
+
+def _linear(m: int, dur: int) -> tuple:
+    return ("aten::linear", dur, [[m, 512], [1000, 512], [1000]], ["float", "float", "float"], [])
+
+
+def test_a_first_call_whose_one_repeat_does_the_same_work_far_faster_is_one_time(tmp_path: Path):
+    """A [5,512]x[1000,512] linear called twice: 300 ms, then 2 ms with the same shapes.  300 ms is under 100x the
+    most its 5.1 MFLOP take (5.1 ms), so its work does not bound it; its one repeat does (h37-host71)."""
+    job = _job(tmp_path, single=_linear(5, 300_000), then=_linear(5, 2_000))
+    # main: no third call, no median: the linear not read
+    assert "`aten::linear`" in job["phase_evidence"], job["phase_evidence"]
+
+
+def test_control_a_repeat_of_other_shapes_says_nothing_of_the_first(tmp_path: Path):
+    job = _job(tmp_path, single=_linear(5, 300_000), then=_linear(4096, 2_000))
+    assert "`aten::linear`" not in job["phase_evidence"], job["phase_evidence"]

@@ -1682,7 +1682,8 @@ _LEAD_PUT = re.compile(r"(?:all of it \(" + _TIME + r"\)|" + _TIME + r" of the w
 #: "all of it (2.49 ms) the batch's transfer to the device"): the transfer is then the whole account.
 _WHOLE_PUT = re.compile(r"all of it \(" + _TIME + r"\) the batch's transfer to the device")
 #: The host's own ops or the program's own frames holding most of the input wait (each a part, not the whole account).
-_INPUT_HELD = re.compile(r"(?:the host's own ops before " + _INPUT_OWNER + r" first launch|held by the program's own "
+_INPUT_HELD = re.compile(r"(?:the host's own (?:ops|Python calls|ops and Python calls) before "
+                         + _INPUT_OWNER + r" first launch|held by the program's own "
                          r"input preparation): ((?:`[^`]*` " + _TIME + r"(?:, )?)+)")
 
 

@@ -696,14 +696,22 @@ def _first_info(kt: KinetoTrace) -> object:
 def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[str, dict]:
     """``collective_messages`` (host event index -> (message bytes, group size)), ``collective_groups`` (host
     event index -> (process group label, sequence number)) and ``collective_members`` (host event index -> the group's
-    global ranks) of the collective ops whose arguments say."""
-    out: dict[str, dict] = {"collective_messages": {}, "collective_groups": {}, "collective_members": {}}
+    global ranks) of the collective ops whose arguments say; ``copy_op_bytes`` (host event index -> the bytes it
+    moves) of the copy ops whose shapes are recorded."""
+    out: dict[str, dict] = {"collective_messages": {}, "collective_groups": {}, "collective_members": {},
+                            "copy_op_bytes": {}}
     if not kt.op_args:
         return out
     index_of_row = _positions_of(host_order, kt.op_args)
+    names = kt.names
     for row, args in kt.op_args.items():
         j = index_of_row.get(row)
         if j is None:
+            continue
+        if pytorch.is_copy_op(names[int(kt.name[row])]):  # a copy's own work: the bytes it moves
+            moved = aten_flops.moved_bytes(args)
+            if moved is not None:
+                out["copy_op_bytes"][j] = moved
             continue
         msg = pytorch.collective_message(args)
         if msg is not None:

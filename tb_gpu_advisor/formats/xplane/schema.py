@@ -29,6 +29,12 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+try:  # imported here, not on first use: an analysis worker imports nothing under its memory limit (runtime/isolation)
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf.message import DecodeError as _UpbDecodeError
+except ImportError:  # protobuf is not installed: the plain-Python messages run (formats/compiled.protobuf_runtime)
+    descriptor_pb2 = descriptor_pool = message_factory = _UpbDecodeError = None
+
 from tb_gpu_advisor.common.memory import ensure_room_to_parse
 from tb_gpu_advisor.formats import protomsg
 from tb_gpu_advisor.formats.compiled import UPB, protobuf_runtime
@@ -41,17 +47,8 @@ _STR, _BYTES, _MSG = protomsg.TYPE_STRING, protomsg.TYPE_BYTES, protomsg.TYPE_ME
 _Field = protomsg.Field
 
 
-def _decode_errors() -> tuple[type[Exception], ...]:
-    """What either runtime raises on bytes that are no message of the schema."""
-    try:
-        from google.protobuf.message import DecodeError
-    except ImportError:
-        return (protomsg.DecodeError,)
-    return (protomsg.DecodeError, DecodeError)
-
-
 #: Catch these where a parse may meet bytes that are no message (``except DECODE_ERRORS``): upb's and ours.
-DECODE_ERRORS = _decode_errors()
+DECODE_ERRORS: tuple[type[Exception], ...] = (protomsg.DecodeError,) + ((_UpbDecodeError,) if _UpbDecodeError else ())
 
 # Field numbers of tensorflow.profiler XSpace (xla/tsl/profiler/protobuf/xplane.proto).
 _MESSAGES: dict[str, list[_Field]] = {
@@ -140,8 +137,6 @@ def build_classes(file_name: str, package: str, messages: dict[str, list[_Field]
 
 def upb_classes(file_name: str, package: str, messages: dict[str, list[_Field]]) -> dict[str, Any]:
     """:func:`build_classes` on protobuf's runtime (upb): its descriptors built from the table."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
     fd = descriptor_pb2.FileDescriptorProto(name=file_name, package=package, syntax="proto3")
     for msg_name, fields in messages.items():
         msg = fd.message_type.add(name=msg_name)

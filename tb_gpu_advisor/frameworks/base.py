@@ -782,6 +782,9 @@ GENERIC_LABELS: dict[str, str] = {
     #: is per input shape, not per process
     "compile_gap_cause": ("The framework compiles its graph again for each input shape it has not seen: inputs whose "
                           "sizes change from call to call pay it again for each new shape, in the steady run too."),
+    #: why a graph is captured again in the steady run (``rules.graph_recaptured``)
+    "recapture_cause": ("the program records its graph again rather than replay the one it has: a new input shape, or "
+                        "a runtime that starts a new recording on each call"),
     #: what the cold-start saving assumes where the compile gaps are most of the one-time costs
     "compile_gap_saving": "the steady state's inputs reuse graphs already compiled, and pay none of the compilation",
     #: who should see the GPU ("Was the GPU visible to ...?")

@@ -1980,6 +1980,18 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
         # findings keep theirs
         # the executor re-plans per input shape (``Framework.label('compile_gap_cause')``): fewer shapes, fewer
         # plans; PyTorch 1.11's fusion strategy compiles for dynamic shapes (``_FUSION_STRATEGY`` gates it)
+        # CUDAGraph Trees recording again in the steady run (``rules.graph_recaptured``): the pending backward of a
+        # forward run with autograd on, or new input shapes
+        "graph_recaptured": (
+            action("Run forward-only calls under torch.inference_mode() (or torch.no_grad()): with no backward pending, "
+                   "each call of the compiled model starts a new iteration and replays the recorded graph.",
+                   "with torch.inference_mode():\n    out = model(x)"),
+            action("Where outputs must keep autograd on yet no backward follows, mark each new iteration before the "
+                   "call.", "torch.compiler.cudagraph_mark_step_begin()\nout = model(x)"),
+            action("Keep input shapes static: pad inputs up to a few bucket sizes, or mark a dimension static so "
+                   "torch.compile does not specialise anew (torch._dynamo.mark_static).",
+                   "torch._dynamo.mark_static(x, 0)   # before the first call; or pad x up to a fixed bucket size"),
+        ),
         "cold_start:compile_gap": (
             action("Pad or bucket the inputs' sizes to a few fixed shapes (a GNN's batch: nodes and edges padded up to "
                    "the next bucket, the padding masked out), so the TorchScript executor reuses its plans instead of "
@@ -3087,6 +3099,15 @@ FRAMEWORK = Framework(
                                        "around the suspect code keep it named) to measure the host's time as the "
                                        "job runs it"),
             "cast_cause": "autocast casting the fp32 weights again on every call, or layers kept in fp32",
+            # PyTorch's CUDAGraph Trees (``torch.compiler_cudagraph_trees``; ``torch.compiler.cudagraph_mark_step_begin``'s
+            # docs): a call starts a new iteration only while no backward is pending, and a graph is recorded per
+            # distinct input shape -- a forward run with autograd on and never a backward, or changing shapes, record
+            # again in the steady run
+            "recapture_cause": (
+                "torch.compile's CUDA graphs (mode=\"reduce-overhead\" or \"max-autotune\": CUDAGraph Trees) record "
+                "the graph again rather than replay it: a call starts a new iteration only while no backward is pending, "
+                "so forward calls run with autograd on and no backward record anew; and each new input shape is "
+                "recorded too"),
             "compile_gap": ("TorchScript's executor profiling and optimising a scripted graph for input shapes its "
                             "guards had not seen (`fallback_function`)"),
             # PyTorch's profiling executor (``profiling_graph_executor_impl``; ``torch.jit.set_fusion_strategy``'s

@@ -40,6 +40,9 @@ def check(m: HostMetrics) -> list[Finding]:
             f"steps that replay it (of the {held} steps' {ms(per * held)}, {ms(capture_ms)} inside the captures "
             f"themselves, the rest the framework's recording around them: its eager run, the instantiation, its Python), {ms(extra)} per step averaged over all {kept} ({pct(share)} of the step). "
             f"A capture met again after the replays began is no warm-up: {ctx.fw.label('recapture_cause')}.")
+    if m.job is not None and m.job.autograd_forwards:  # the trace shows a forward recorded for a backward never run
+        text += (f" This capture shows a pending backward: {m.job.autograd_forwards:,} "
+                 f"{ctx.fw.label('autograd_forward')} and no backward in the window.")
     return [finding(
         ctx, ID, sev, text,
         metric=share_metric("recapture_share", "Step time recording graphs again", share, "graph_recaptured.warning",

@@ -186,6 +186,39 @@ class Rank:
         self._flow(launch_at, first, COMPUTE_STREAM)
         self.host_us += launch_us + 30.0
 
+    def record_graph(self, kernels: list[tuple[str, float]], python_us: float = 20_000.0,
+                     capture_python_us: float = 2_000.0, instantiate_us: float = 1_000.0,
+                     region: str = "Torch-Compiled Region: 0/0") -> None:
+        """A call of ``torch.compile(mode="reduce-overhead")`` that records its CUDA graph (CUDAGraph Trees), as
+        pytorch/ao's compiled ViT records it (``wild/compiled_vit_recapture_a100``): inside the compiled region, the
+        graph's kernels run eagerly once (their launches' kernels recorded), ``python_us`` of the tree's own Python,
+        then ``cudaStreamBeginCapture`` .. ``cudaStreamEndCapture`` around the same launches (recorded into the graph:
+        no kernel record, ``capture_python_us`` of Python among them), ``cudaGraphInstantiateWithFlags``
+        (``instantiate_us``) and the new graph's first replay (:meth:`graph`)."""
+        outer = self.cpu(region, 0.0, advance=False)
+        for name, us in kernels:
+            self.kernel("aten::mm", name, us)
+        self.host_us += python_us
+        self._runtime("cudaStreamBeginCapture", 8.0)
+        per = capture_python_us / max(len(kernels), 1)
+        for _ in kernels:
+            self.cpu("aten::mm", 10.0, advance=False)
+            self._runtime("cudaLaunchKernel", 4.0)
+            self.host_us += per
+        self._runtime("cudaStreamEndCapture", 15.0)
+        self._runtime("cudaGraphInstantiateWithFlags", instantiate_us)
+        self.graph(kernels, region=None)
+        outer["dur"] = round(self.host_us + 2.0 - outer["ts"], 3)
+        self.host_us += 4.0
+
+    def _runtime(self, call: str, us: float) -> None:
+        """A runtime call of ``us`` with no GPU work of its own, now; the host clock moves past it."""
+        self.corr += 1
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": call, "pid": self.pid, "tid": self.pid,
+                          "ts": round(self.host_us, 3), "dur": round(us, 3),
+                          "args": {"External id": self.ext, "cbid": 0, "correlation": self.corr}})
+        self.host_us += us + 1.0
+
     def copy_h2d(self, mb: float, us: float, pageable: bool = False, non_blocking: bool | None = None,
                  via: str | None = None, stream: int = COMPUTE_STREAM) -> None:
         """A pinned host-to-device copy of ``mb`` MB taking ``us`` on the GPU (``cudaMemcpyAsync``); ``pageable``: a

@@ -626,6 +626,11 @@ _TABLE: tuple[Threshold, ...] = (
     _t("job.snapshot_iteration_alike", 0.1, "share", "Advisor: a loop's iterations run the same code, so make the same "
        "allocations (679 each in the blog's real ResNet-50 snapshot)",
        "a snapshot's iterations hold the same number of allocations within this share"),
+    _t("graph_recaptured.warning", 0.05, "share", "Advisor: the cost of recording a graph again in the steady run, as a "
+       "share of the step, from which it is worth a change to the program (as the host-bound checks' amber)",
+       "time per step the steps holding a graph recaptured run over the steps that replay it, of the step"),
+    _t("graph_recaptured.critical", 0.25, "share", "Advisor: a quarter of the step spent recording graphs again is the "
+       "step's main cost (as job.warmup_share for one-time costs)", "same metric, critical level"),
     _t("job.one_time_min_share", 0.02, "share", "Advisor: below 2% of the window one-time costs change no number",
        "one-time costs above this share (and below job.warmup_share): phase mixed"),
     _t("input.min_untraced_ms", 0.1, "ms", "Advisor: loading and preparing a batch takes more than a Python loop's "

@@ -373,6 +373,12 @@ class Framework:
         field(default_factory=dict)
     #: host events only a training step makes: the backward pass, the optimizer's update (the job stage's evidence)
     training_event: NamePredicate = never
+    #: a host event made only while autograd records the forward for a backward (PyTorch: AOTAutograd's
+    #: ``CompiledFunction``, the compiled forward's ``autograd.Function``, called only where grad mode is on and an input
+    #: or parameter requires grad -- under ``no_grad`` / ``inference_mode`` the compiled inference graph runs without
+    #: it): with no training event in the window, forward passes that kept tensors for a backward that never ran
+    #: (``job.Job.autograd_forwards``)
+    autograd_forward_event: NamePredicate = never
     #: an op the framework records in a process whose autograd records a backward pass's own nodes beside it
     #: (PyTorch's ATen ops, ``aten::*``, beside autograd's ``*Backward`` nodes -- the ``backward_nodes`` label): such
     #: ops run where no training event did are forward passes (``job.kind``)
@@ -807,6 +813,11 @@ GENERIC_LABELS: dict[str, str] = {
     #: is per input shape, not per process
     "compile_gap_cause": ("The framework compiles its graph again for each input shape it has not seen: inputs whose "
                           "sizes change from call to call pay it again for each new shape, in the steady run too."),
+    #: what proves a forward ran with autograd on (``Framework.autograd_forward_event``; ``rules.forward_with_autograd``)
+    "autograd_forward": "calls of a forward that records for a backward",
+    #: why a graph is captured again in the steady run (``rules.graph_recaptured``)
+    "recapture_cause": ("the program records its graph again rather than replay the one it has: a new input shape, or "
+                        "a runtime that starts a new recording on each call"),
     #: what the cold-start saving assumes where the compile gaps are most of the one-time costs
     "compile_gap_saving": "the steady state's inputs reuse graphs already compiled, and pay none of the compilation",
     #: who should see the GPU ("Was the GPU visible to ...?")

@@ -1987,6 +1987,20 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
         # findings keep theirs
         # the executor re-plans per input shape (``Framework.label('compile_gap_cause')``): fewer shapes, fewer
         # plans; PyTorch 1.11's fusion strategy compiles for dynamic shapes (``_FUSION_STRATEGY`` gates it)
+        # CUDAGraph Trees recording again in the steady run (``rules.graph_recaptured``): the pending backward of a
+        # forward run with autograd on, or new input shapes
+        # a forward run with autograd on and no backward (``rules.forward_with_autograd``): the memory side's fix
+        "forward_with_autograd": (NO_GRAPH,),
+        "graph_recaptured": (
+            action("Run forward-only calls under torch.inference_mode() (or torch.no_grad()): with no backward pending, "
+                   "each call of the compiled model starts a new iteration and replays the recorded graph.",
+                   "with torch.inference_mode():\n    out = model(x)"),
+            action("Where outputs must keep autograd on yet no backward follows, mark each new iteration before the "
+                   "call.", "torch.compiler.cudagraph_mark_step_begin()\nout = model(x)"),
+            action("Keep input shapes static: pad inputs up to a few bucket sizes, or mark a dimension static so "
+                   "torch.compile does not specialise anew (torch._dynamo.mark_static).",
+                   "torch._dynamo.mark_static(x, 0)   # before the first call; or pad x up to a fixed bucket size"),
+        ),
         "cold_start:compile_gap": (
             action("Pad or bucket the inputs' sizes to a few fixed shapes (a GNN's batch: nodes and edges padded up to "
                    "the next bucket, the padding masked out), so the TorchScript executor reuses its plans instead of "
@@ -2123,6 +2137,13 @@ def module_class(name: str) -> str:
 
 def is_training_event(name: str) -> bool:
     return bool(_TRAINING.search(name))
+
+
+def is_autograd_forward(name: str) -> bool:
+    """AOTAutograd's compiled forward as an ``autograd.Function`` (``CompiledFunction``), not its backward: made only
+    where grad mode is on and an input or parameter requires grad (``torch._functorch.aot_autograd``: the inference
+    path, taken under ``no_grad`` / ``inference_mode``, runs the compiled graph with no ``autograd.Function``)."""
+    return name == "CompiledFunction"
 
 
 #: Autograd's engine's range around each backward node it runs, the node's name after it.
@@ -3102,6 +3123,17 @@ FRAMEWORK = Framework(
                                        "around the suspect code keep it named) to measure the host's time as the "
                                        "job runs it"),
             "cast_cause": "autocast casting the fp32 weights again on every call, or layers kept in fp32",
+            "autograd_forward": ("`CompiledFunction` calls (AOTAutograd's compiled forward as an autograd.Function, "
+                                 "called only with grad mode on and an input or parameter that requires grad)"),
+            # PyTorch's CUDAGraph Trees (``torch.compiler_cudagraph_trees``; ``torch.compiler.cudagraph_mark_step_begin``'s
+            # docs): a call starts a new iteration only while no backward is pending, and a graph is recorded per
+            # distinct input shape -- a forward run with autograd on and never a backward, or changing shapes, record
+            # again in the steady run
+            "recapture_cause": (
+                "torch.compile's CUDA graphs (mode=\"reduce-overhead\" or \"max-autotune\": CUDAGraph Trees) record "
+                "the graph again rather than replay it: a call starts a new iteration only while no backward is pending, "
+                "so forward calls run with autograd on and no backward record anew; and each new input shape is "
+                "recorded too"),
             "compile_gap": ("TorchScript's executor profiling and optimising a scripted graph for input shapes its "
                             "guards had not seen (`fallback_function`)"),
             # PyTorch's profiling executor (``profiling_graph_executor_impl``; ``torch.jit.set_fusion_strategy``'s
@@ -3162,7 +3194,7 @@ FRAMEWORK = Framework(
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
-    training_event=is_training_event, training_phase=is_training_phase, evaluation_phase=is_evaluation_phase,
+    training_event=is_training_event, autograd_forward_event=is_autograd_forward, training_phase=is_training_phase, evaluation_phase=is_evaluation_phase,
     autograd_op=is_autograd_op, work_event=is_autograd_op, engine_wrapper=engine_wrapped, index_upload_op=is_index_upload_op, op_ranges_show_backward=True,
     training_frame=training_frame, kv_cache_frame=is_kv_cache_frame_text, grad_reset_event=is_grad_reset_event,
     sharded_forward_event=is_sharded_forward_event, tensor_parallel_event=is_tensor_parallel_event,

@@ -102,6 +102,10 @@ class Job:
     #: entered -- its matching call not begun (``job.peers.entered_with``) -- waits for that peer
     #: (``Context.waited_start_up``, ``job.peers.own_not_entered``)
     peer_calls: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+    #: forward calls the framework records only with autograd on (``Framework.autograd_forward_event``) in a window
+    #: with no training event (no backward, no optimizer step): forwards that kept tensors for a backward that never
+    #: ran; 0 where there are none or a training event shows a backward (h37-recapture71)
+    autograd_forwards: int = 0
 
     def framework(self, fw: Framework, alone: bool = False, work: Framework | None = None) -> Framework:
         """``fw`` as it talks to this job: its fixes for the job's tags, then the engine's own fixes on top.
@@ -281,7 +285,24 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
                idle_rank_count=len(ranks) if idle else 0,
                idle_rank_labels=idle_rank_labels(ranks) if idle else (),
                idle_rank_numbers=idle_rank_numbers(ranks) if idle else (),
-               unrecorded_rank_labels=unrecorded_rank_labels(trace, ranks) if idle else (), waits=waits)
+               unrecorded_rank_labels=unrecorded_rank_labels(trace, ranks) if idle else (), waits=waits,
+               autograd_forwards=_autograd_forwards(trace, fw, kind.kind))
+
+
+def _autograd_forwards(trace: Trace, fw: Framework, kind: str) -> int:
+    """Forward calls recorded only with autograd on (``Framework.autograd_forward_event``) in a window of forward
+    passes (``kind`` inference) where no host event is a training one (a backward, an optimizer step): 0 otherwise.
+
+    Why: a forward run with autograd on keeps every tensor its backward would need, and builds the graph to run it;
+    where no backward ever runs, ``torch.inference_mode()`` drops both -- the memory-snapshot side says so from the
+    bytes a forward keeps (``rules._memory.graph_kept``), the Kineto side said nothing (h37-hunt71b *Left* 1:
+    ``wild/compiled_linear_gtx1650_no_backward``'s 100 compiled forwards).  Only where the trace proves it: an eager
+    forward records nothing that tells grad mode on from ``no_grad``."""
+    h = trace.h
+    if kind != "inference" or not len(h):
+        return 0
+    n = int(h.name_mask(fw.autograd_forward_event).sum())
+    return n if n and not h.name_mask(fw.training_event).any() else 0
 
 
 def _steps_per_call(text: str) -> dict[str, int]:

@@ -44,6 +44,11 @@ class OneTime:
     #: of ``total_ms``, the framework planning a graph for new input shapes with no op run (:func:`_compile_gaps`):
     #: a cost paid again for each new shape, not once (the cold-start finding names it where it is most of the costs)
     compile_gap_ms: float = 0.0
+    #: graph captures made again after the program had reached replays alone (:func:`recaptures`), each from its
+    #: capture's begin to its instantiation's end (ps, sorted): a recurring cost, not one-time -- left out of
+    #: ``start`` / ``end``, so no step holding one is dropped as warm-up
+    recapture_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    recapture_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     #: the host blocked waiting for the GPU while the trace shows every GPU idle: GPU work the capture does not
     #: hold (a window cut out of a longer trace, another process on the GPU); disjoint sorted (starts, ends), ps
@@ -127,6 +132,10 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     slow, median = _slow_first_launches(trace, dur, launch, launches)
     init = h.name_mask(devices.is_init_call) & (dur >= T("job.one_time_call_ms") * PS_PER_MS)
     init &= ~_steady_lookups(h, dur, init)
+    graph_s, graph_e = _captures(h)
+    again, again_s, again_e, inst = recaptures(h, graph_s, graph_e)
+    graph_s, graph_e = graph_s[~again], graph_e[~again]
+    init &= ~inst
     comp = ((h.name_mask(fw.compile_event) | h.name_mask(devices.is_jit_compile))
             & (dur >= T("job.one_time_call_ms") * PS_PER_MS))
     rare = _rare_slow_calls(trace, dur, launch | init | h.name_mask(devices.is_lookup_call)
@@ -140,12 +149,15 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     ctx &= ~rare & ~init & ~slow
     # with no start-up mark, a thread's first call that cannot wait for the GPU and lasts holds the runtime's start-up
     first = _first_async_calls(trace, launches) & ~rare & ~init & ~slow & ~ctx
-    graph_s, graph_e = _captures(h)
     first_ops = _slow_first_op_calls(trace, dur, fw, bool(started.starts))
     beyond = _beyond_work_calls(trace, dur, fw, bool(started.starts)) & ~first_ops
     driving = _driving_lines(trace)
     slow, init, comp, rare, ctx, first, first_ops, beyond = (x & driving for x in (slow, init, comp, rare, ctx, first,
                                                                                    first_ops, beyond))
+    if again_s.size:  # a recapture's calls recur with it: no one-time cost (:func:`recaptures`)
+        mid = _starts_inside(h.start.astype(np.int64, copy=False), again_s, again_e)
+        slow, init, comp, rare, ctx, first, first_ops, beyond = (x & ~mid for x in (slow, init, comp, rare, ctx, first,
+                                                                                    first_ops, beyond))
     m = slow | init | comp | rare | ctx | first | first_ops | beyond
     tune_s, tune_e, tune_n = _autotune(trace, fw)
     # a process that starts in the window (its context, libraries or modules loading) uploads its model before its
@@ -156,13 +168,17 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     load_s, load_e = _compiles_before_loads(trace, launches, (link_s, link_e), comp)
     gap_s, gap_e = _compile_gaps(trace, fw)
     lead_s, lead_e, fresh, call_s, call_e = _first_work_leads(trace, started, launches, slow)
+    if again_s.size:
+        lead_s, lead_e, call_s, call_e = (*_outside(lead_s, lead_e, again_s, again_e),
+                                          *_outside(call_s, call_e, again_s, again_e))
     cap_s = np.concatenate([graph_s, tune_s, up_s, link_s, load_s, gap_s, drv_s, lead_s, call_s])
     cap_e = np.concatenate([graph_e, tune_e, up_e, link_e, load_e, gap_e, drv_e, lead_e, call_e])
     n_launch = int(launch.sum())
     med_us = None if median is None else median / 1e6
     if not m.any() and not cap_s.size:
         return OneTime("steady", "no one-time costs (module loading, library start-up, compilation) in the capture",
-                       launches=n_launch, launch_median_us=med_us, fresh_gpus=fresh)
+                       launches=n_launch, launch_median_us=med_us, fresh_gpus=fresh, recapture_start=again_s,
+                       recapture_end=again_e)
     s, e = union_intervals(np.concatenate([h.start[m].astype(np.int64, copy=False), cap_s]),
                            np.concatenate([h.end[m].astype(np.int64, copy=False), cap_e]))
     total = float((e - s).sum()) / PS_PER_MS
@@ -184,7 +200,8 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     shared_s, shared_e = union_intervals(cap_s, cap_e) if cap_s.size else (_EMPTY, _EMPTY)
     return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us,
                    compile_gap_ms=float((gap_e - gap_s).sum()) / PS_PER_MS, fresh_gpus=fresh,
-                   calls=np.flatnonzero(m).astype(np.int64), shared_start=shared_s, shared_end=shared_e)
+                   calls=np.flatnonzero(m).astype(np.int64), shared_start=shared_s, shared_end=shared_e,
+                   recapture_start=again_s, recapture_end=again_e)
 
 
 def _steady_lookups(h: HostEvents, dur: np.ndarray, slow: np.ndarray) -> np.ndarray:
@@ -1447,6 +1464,63 @@ def _captures(h) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - HostEvents
     if not spans:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     return np.concatenate([s for _, s, _ in spans]), np.concatenate([e for _, _, e in spans])
+
+
+def recaptures(h, graph_s: np.ndarray, graph_e: np.ndarray  # noqa: ANN001 - HostEvents
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The graph captures (of :func:`_captures`' ``graph_s`` / ``graph_e``) made again after the program had reached
+    its steady state of replays: a capture that begins after two graph launches with no capture between them.
+    Returns (bool per capture: made again; the recaptures' spans, each to the end of the instantiation that follows
+    it on its thread (ps); bool per host event: that instantiation call).
+
+    Why: a capture is booked one-time because a graph is recorded once and replayed after; but a program whose graph
+    is recorded again and again -- a new input shape each time, or a compiled forward with autograd on whose CUDA graph
+    tree starts no new iteration while a backward is pending -- pays it in the steady run.  pytorch/ao's compiled
+    ViT (``wild/compiled_vit_recapture_a100``) re-captured its graph on 3 of 5 profiled calls, 210 ms each beside
+    2.4 ms replays, and was read "3 warm-up steps dropped, 4% one-time costs" (h37-hunt71b *Left* 2).  The first
+    captures -- a program recording its graphs one after another, each replayed once as it is recorded (a forward's
+    then a backward's, a graph per partition) -- stay one-time: no two launches have run in a row before them."""
+    none = np.zeros(len(h), dtype=bool)
+    again = np.zeros(graph_s.size, dtype=bool)
+    if graph_s.size < 2:
+        return again, _EMPTY, _EMPTY, none
+    gl = np.flatnonzero(h.name_mask(devices.is_graph_launch))
+    if gl.size < 2:
+        return again, _EMPTY, _EMPTY, none
+    ls = np.sort(h.start[gl].astype(np.int64))
+    cs = np.sort(graph_s)
+    # the first pair of launches with no capture begun between them: the program replays alone from there
+    k = np.searchsorted(cs, ls, side="right")  # captures begun before each launch
+    pair = np.flatnonzero(k[1:] == k[:-1])
+    if not pair.size:
+        return again, _EMPTY, _EMPTY, none
+    steady = int(ls[pair[0] + 1])
+    again = graph_s > steady
+    if not again.any():
+        return again, _EMPTY, _EMPTY, none
+    inst_idx = np.flatnonzero(h.name_mask(devices.is_graph_instantiate))
+    ends = graph_e[again].astype(np.int64).copy()
+    for i, e0 in enumerate(graph_e[again].tolist()):
+        after = inst_idx[h.start[inst_idx] >= e0]
+        if after.size:
+            j = after[np.argmin(h.start[after])]
+            if not np.any((ls > e0) & (ls < h.start[j])):  # made before the next launch: this capture's
+                none[j] = True
+                ends[i] = max(ends[i], int(h.end[j]))
+    s, e = union_intervals(graph_s[again].astype(np.int64), ends)
+    return again, s, e, none
+
+
+def _starts_inside(t: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Bool per time in ``t``: inside one of the disjoint sorted spans (``s``, ``e``)."""
+    k = np.searchsorted(s, t, side="right") - 1
+    return (k >= 0) & (t < e[np.clip(k, 0, None)]) if s.size else np.zeros(t.size, dtype=bool)
+
+
+def _outside(s: np.ndarray, e: np.ndarray, cut_s: np.ndarray, cut_e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The spans (``s``, ``e``) that start outside every cut span."""
+    keep = ~_starts_inside(s.astype(np.int64, copy=False), cut_s, cut_e)
+    return s[keep], e[keep]
 
 
 def _captures_by_line(h) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:  # noqa: ANN001 - HostEvents

@@ -109,6 +109,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
      hm.launcher_launches_in_gaps) = syncs.launcher_silence(ctx, {c.gpu: c.windows for c in idle.gaps if c is not None})
     hm.steps_detail = _step_table(ctx, idle.arrays, ledger)
     hm.one_time_in_steps_ms, hm.one_time_before_steps_ms = one_time_in_steps(job, steps.host_windows)
+    hm.recaptures = recaptures_in_steps(job, steps.host_windows)
     if not gpu_step_timed(job):
         _without_gpu_step(hm, trace)
     return hm
@@ -142,6 +143,32 @@ def one_time_in_steps(job: Job | None, windows: np.ndarray) -> tuple[float, floa
     first = int(np.min(windows[:, 0]))
     before = int(np.clip(np.minimum(e, first) - s, 0, None).sum())
     return inside / PS_PER_MS, before / PS_PER_MS
+
+
+def recaptures_in_steps(job: Job | None, windows: np.ndarray) -> tuple[int, int, float, float] | None:
+    """The kept steps (host ``windows``, (n, 2) absolute ps) holding the start of a graph captured again
+    (``job.phase.OneTime.recapture_start``) against the others: (steps holding one, kept steps, ms per kept step
+    those steps run over the others' median -- the cost the recaptures add to the average step --, ms of the capture
+    spans inside the kept steps).  None where no kept step holds one, or every kept step does (nothing to compare).
+
+    Why from the steps' own times: a recapture's cost is more than its capture -- the framework's eager warm-up run,
+    the recording, the instantiation, the Python around them (pytorch/ao's compiled ViT: a 7 ms capture inside each
+    210 ms call that records, beside 2.4 ms replays, ``wild/compiled_vit_recapture_a100``) -- and a step that holds
+    none is the same call replayed: the difference is what recording again costs."""
+    if job is None or not job.phase.recapture_start.size or len(windows) < 2:
+        return None
+    s, e = job.phase.recapture_start, job.phase.recapture_end
+    k = np.searchsorted(windows[:, 0], s, side="right") - 1
+    ok = (k >= 0) & (s < windows[np.clip(k, 0, None), 1])
+    held = np.zeros(len(windows), dtype=bool)
+    held[k[ok]] = True
+    if not held.any() or held.all():
+        return None
+    dur = (windows[:, 1] - windows[:, 0]).astype(np.float64) / PS_PER_MS
+    base = float(np.median(dur[~held]))
+    extra = float(np.clip(dur[held] - base, 0, None).sum()) / len(windows)
+    inside = sum(int(np.clip(np.minimum(e, b) - np.maximum(s, a), 0, None).sum()) for a, b in windows) / PS_PER_MS
+    return int(held.sum()), len(windows), extra, inside
 
 
 def gpu_step_timed(job: Job | None) -> bool:

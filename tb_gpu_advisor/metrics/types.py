@@ -1780,6 +1780,10 @@ class HostMetrics:
     one_time_in_steps_ms: float = 0.0
     #: ms of those costs before the first kept step begins (the rest lies between or after the steps)
     one_time_before_steps_ms: float = 0.0
+    #: the kept steps holding a graph captured again (``job.phase.OneTime.recapture_start``: a recurring cost, not
+    #: warm-up), as (steps holding one, kept steps, ms per kept step those steps run over the median of the others,
+    #: ms of capture spans inside the kept steps); None where no kept step holds one or none holds none to compare
+    recaptures: tuple[int, int, float, float] | None = None
 
     @property
     def ranks(self) -> int:

@@ -67,6 +67,8 @@ logger = logging.getLogger(__name__)
 #: On equal savings the cause ranks above its symptom (misaligned dims / fp32 explain why Tensor Cores are unused).
 RULE_IDS: tuple[str, ...] = (
     "cold_start",  # Q&A: one-time costs first -- they distort every number after them
+    "graph_recaptured",  # Q&A: a graph captured again in the steady run is no one-time cost (h37-recapture71)
+    "forward_with_autograd",  # Q&A: forwards that keep tensors for a backward that never runs (h37-recapture71)
     "input_bound",  # §1.1
     "step_gaps",  # §1.2.1
     "host_sync",  # §1.2.1

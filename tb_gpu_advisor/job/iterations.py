@@ -1881,6 +1881,27 @@ def first_step(me: MemoryEvents) -> FirstStep | None:
     return FirstStep(int(walked.size), int(grads.size), int(state.size), int(me.delta[state].sum()))
 
 
+def _gradient_held(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np.ndarray) -> bool:
+    """Whether the stretch of events ``(lo, hi]`` frees last a block of a weight's size (:func:`_weight_sizes`) that
+    it made while an earlier block of it was live: a gradient, made as the backward opens and held to ``zero_grad``
+    after the forward's blocks are freed.
+
+    Why: a one-layer model's backward frees one saved block -- no walk back to read (:data:`_LEAST_NEST`) -- and its
+    loop of such iterations read as forward passes, "inference" (``training_iterations(iterations=3, layers=1,
+    params=1, hold_loss=False)`` recorded ``context=None``; session 71 passes71).  A forward pass drops its output
+    with its graph; it makes no block of its weights' size to outlive the rest.  Said only to keep a stretch from
+    reading as a pass (the kind then not read), never as training."""
+    blocks = np.flatnonzero(made[lo + 1:hi + 1]) + lo + 1
+    blocks = blocks[frees[blocks] <= hi]
+    if blocks.size < 2:
+        return False
+    j = int(blocks[np.argmax(frees[blocks])])
+    earlier = blocks[blocks < j]
+    if not (frees[earlier] > j).any():
+        return False
+    return bool(np.isin(delta[j], _weight_sizes(lo + 1, made, frees, delta)))
+
+
 def _gradients_before(nest: np.ndarray, first: int, last: int, made: np.ndarray, frees: np.ndarray,
                       delta: np.ndarray) -> bool:
     """Whether a nest that makes nothing between its frees (``first`` .. ``last``; ``nest``: event indices of its
@@ -2106,7 +2127,8 @@ def pass_phases(me: MemoryEvents) -> Passes | None:
     a, b = run  # segments a .. b-1 are the passes
     if 2 * (b - a) * len(keys[a]) < int(made.sum()):
         return None  # a loop's passes are the bulk of its history, as a period's repeats are (:func:`_period`)
-    if any(_turn(cuts[k], cuts[k + 1], made, frees, me.delta) is not None for k in range(a, b)):
+    if any(_turn(cuts[k], cuts[k + 1], made, frees, me.delta) is not None or
+           _gradient_held(cuts[k], cuts[k + 1], made, frees, me.delta) for k in range(a, b)):
         return None
     freed = made & (frees < n)  # a pass opens with its first block it frees: the weights before it are no part
     starts = [cuts[k] + 1 + int(np.argmax(freed[cuts[k] + 1:cuts[k + 1] + 1])) for k in range(a, b)]

@@ -1843,8 +1843,9 @@ def first_step(me: MemoryEvents) -> FirstStep | None:
     as it goes (gradients), then, after its last free, blocks of a weight's size made and held to the dump (an
     optimizer's state, made on its first step and kept); None where it shows no such walk or no such state.
 
-    A weight's size: of a block the history never frees made before the walk's forward, or of a block live at the
-    dump that no event made (weights loaded before the recording, ``MemoryEvents.held_unseen``).
+    A weight's size: of a block the history never frees made before the first block it frees (its set-up), or of a
+    block live at the dump that no event made (weights loaded before the recording, ``MemoryEvents.held_unseen``) --
+    not of a block made after, which a forward kept for its backward holds for good as well.
 
     Why: the three marks of a training step -- the forward's saved blocks walked back while gradients the size of
     parameters are made, then state in those sizes made once and kept -- were read only where a loop repeats them
@@ -1868,8 +1869,10 @@ def first_step(me: MemoryEvents) -> FirstStep | None:
     if not opened.size:
         return None
     walked = alloc[(alloc <= int(opened[0])) & (frees[alloc] >= first) & (frees[alloc] <= last)]
-    fwd = int(walked.min()) if walked.size else int(opened[0])
-    sizes = _weight_sizes(fwd, made, frees, me.delta)
+    # the set-up: what the history makes before the first block it frees (a forward kept for a backward never run
+    # holds its earlier layers' blocks for good too -- they are no weights: ``forward_rebound(temps=4)``)
+    transient = alloc[frees[alloc] < n]
+    sizes = _weight_sizes(int(transient.min()) if transient.size else n, made, frees, me.delta)
     if me.held_unseen is not None and me.held_unseen.size:
         sizes = np.union1d(sizes, me.held_unseen)
     if not sizes.size:

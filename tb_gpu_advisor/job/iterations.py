@@ -1818,8 +1818,113 @@ def _walk(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np.ndarr
             if nest.size < _MIN_NEST:
                 return (first, last) if _short_walk(nest, blocks, first, last, made, frees, delta) else None
             return (first, last) if nest.size >= _FALL_LIFO * walked.size else None
+        if _gradients_before(nest, first, last, made, frees, delta):
+            # the forward's blocks live as the walk begins: made from its first saved block to its last (the
+            # gradients made after them are the backward's)
+            walked = by_free[(by_free >= nest[-1]) & (by_free <= nest[0]) & (frees[by_free] >= first)]
+            return (first, last) if nest.size >= _FALL_LIFO * walked.size else None
         by_free = by_free[~np.isin(by_free, nest)]  # freed at once: no walk (see _NESTS)
     return None
+
+
+@dataclass(frozen=True)
+class FirstStep:
+    """A history's one backward and the optimizer's first step after it, read from its pattern (:func:`first_step`)."""
+
+    walked: int  # the forward's blocks the backward walks back
+    grads: int  # the blocks of a weight's size made as it walks (gradients)
+    state: int  # the blocks of a weight's size made after the walk and held to the dump (the optimizer's state)
+    state_bytes: int
+
+
+def first_step(me: MemoryEvents) -> FirstStep | None:
+    """The backward and first optimizer step of a history recorded without stacks that the whole of it shows once:
+    one walk back of the forward's blocks (:func:`_walk`, over the whole history) that makes blocks of a weight's size
+    as it goes (gradients), then, after its last free, blocks of a weight's size made and held to the dump (an
+    optimizer's state, made on its first step and kept); None where it shows no such walk or no such state.
+
+    A weight's size: of a block the history never frees made before the first block it frees (its set-up), or of a
+    block live at the dump that no event made (weights loaded before the recording, ``MemoryEvents.held_unseen``) --
+    not of a block made after, which a forward kept for its backward holds for good as well.
+
+    Why: the three marks of a training step -- the forward's saved blocks walked back while gradients the size of
+    parameters are made, then state in those sizes made once and kept -- were read only where a loop repeats them
+    (:func:`pattern_phases`): a history of one iteration, no frames and too few blocks at its peak for one walk to
+    tell a small model's backward from a pass under ``no_grad`` (``job.kind._stackless_backward``), read "unknown"
+    (session 71 snap71's *Left* 3: ``as_recorded(training_iterations(iterations=1, layers=3, params=2),
+    context=None)``).  Together they are unambiguous: a pass under ``no_grad`` walks nothing back, a graph dropped
+    unused makes nothing as it frees, and neither then makes blocks of its weights' sizes to keep for good -- an
+    inference server's cache keeps blocks of its keys' and values' sizes, made during its forwards, not after a walk."""
+    n = len(me)
+    if int((me.delta > 0).sum()) < _MIN_ALLOCS or me.baseline != "absolute":
+        return None
+    made = me.delta > 0
+    frees = me.frees()
+    walk = _walk(-1, n - 1, made, frees, me.delta)
+    if walk is None:
+        return None
+    first, last = walk
+    alloc = np.flatnonzero(made)
+    opened = alloc[frees[alloc] == first]  # the block the walk frees first: the forward's last saved
+    if not opened.size:
+        return None
+    walked = alloc[(alloc <= int(opened[0])) & (frees[alloc] >= first) & (frees[alloc] <= last)]
+    # the set-up: what the history makes before the first block it frees (a forward kept for a backward never run
+    # holds its earlier layers' blocks for good too -- they are no weights: ``forward_rebound(temps=4)``)
+    transient = alloc[frees[alloc] < n]
+    sizes = _weight_sizes(int(transient.min()) if transient.size else n, made, frees, me.delta)
+    if me.held_unseen is not None and me.held_unseen.size:
+        sizes = np.union1d(sizes, me.held_unseen)
+    if not sizes.size:
+        return None
+    grads = alloc[(alloc > int(opened[0])) & (alloc < last) & np.isin(me.delta[alloc], sizes)]
+    state = alloc[(alloc > last) & (frees[alloc] >= n)]
+    if not grads.size or not state.size or not np.isin(me.delta[state], sizes).all():
+        return None
+    return FirstStep(int(walked.size), int(grads.size), int(state.size), int(me.delta[state].sum()))
+
+
+def _gradient_held(lo: int, hi: int, made: np.ndarray, frees: np.ndarray, delta: np.ndarray) -> bool:
+    """Whether the stretch of events ``(lo, hi]`` frees last a block of a weight's size (:func:`_weight_sizes`) that
+    it made while an earlier block of it was live: a gradient, made as the backward opens and held to ``zero_grad``
+    after the forward's blocks are freed.
+
+    Why: a one-layer model's backward frees one saved block -- no walk back to read (:data:`_LEAST_NEST`) -- and its
+    loop of such iterations read as forward passes, "inference" (``training_iterations(iterations=3, layers=1,
+    params=1, hold_loss=False)`` recorded ``context=None``; session 71 passes71).  A forward pass drops its output
+    with its graph; it makes no block of its weights' size to outlive the rest.  Said only to keep a stretch from
+    reading as a pass (the kind then not read), never as training."""
+    blocks = np.flatnonzero(made[lo + 1:hi + 1]) + lo + 1
+    blocks = blocks[frees[blocks] <= hi]
+    if blocks.size < 2:
+        return False
+    j = int(blocks[np.argmax(frees[blocks])])
+    earlier = blocks[blocks < j]
+    if not (frees[earlier] > j).any():
+        return False
+    return bool(np.isin(delta[j], _weight_sizes(lo + 1, made, frees, delta)))
+
+
+def _gradients_before(nest: np.ndarray, first: int, last: int, made: np.ndarray, frees: np.ndarray,
+                      delta: np.ndarray) -> bool:
+    """Whether a nest that makes nothing between its frees (``first`` .. ``last``; ``nest``: event indices of its
+    blocks' allocations, the first freed first) is still a backward's walk: between its last block made and its first
+    free a block of a weight's size (:func:`_weight_sizes`) is made that outlives the walk (freed after its last free,
+    or never) -- a gradient, made as the backward opens and held to the optimizer's step.
+
+    Why: a backward frees the forward's saved blocks in reverse order while it makes each parameter's gradient, but
+    where the gradients are made before the first of those frees -- one parameter's (the model's first layer to walk
+    back holds it), every replica's at once (``nn.DataParallel``'s reduce), one large weight's -- nothing is made
+    between the frees, and the walk read as a forward's graph dropped unused.  A stackless training loop whose
+    iterations made their gradients so then read as forward passes, "inference" (session 71 snap71's *Left* 1:
+    ``training_iterations(params=1, hold_loss=False)``, ``attention_math_steps()``, ``data_parallel()``, recorded
+    ``context=None``).  A dropped graph makes nothing that outlives it: its output (the loss) is freed before or with
+    it, and no block of a weight's size is made after the forward to be held past its teardown."""
+    at = np.flatnonzero(made[int(nest[0]) + 1:first]) + int(nest[0]) + 1
+    at = at[frees[at] > last]
+    if not at.size:
+        return False
+    return bool(np.isin(delta[at], _weight_sizes(int(nest[-1]), made, frees, delta)).any())
 
 
 def _older_pass_trimmed(nest: np.ndarray, blocks: np.ndarray, frees: np.ndarray) -> np.ndarray:
@@ -2025,7 +2130,8 @@ def pass_phases(me: MemoryEvents) -> Passes | None:
     a, b = run  # segments a .. b-1 are the passes
     if 2 * (b - a) * len(keys[a]) < int(made.sum()):
         return None  # a loop's passes are the bulk of its history, as a period's repeats are (:func:`_period`)
-    if any(_turn(cuts[k], cuts[k + 1], made, frees, me.delta) is not None for k in range(a, b)):
+    if any(_turn(cuts[k], cuts[k + 1], made, frees, me.delta) is not None or
+           _gradient_held(cuts[k], cuts[k + 1], made, frees, me.delta) for k in range(a, b)):
         return None
     freed = made & (frees < n)  # a pass opens with its first block it frees: the weights before it are no part
     starts = [cuts[k] + 1 + int(np.argmax(freed[cuts[k] + 1:cuts[k + 1] + 1])) for k in range(a, b)]

@@ -28,8 +28,8 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
 from tb_gpu_advisor.frameworks import Framework, engines, never, nvtx, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
-from tb_gpu_advisor.job.iterations import (UNPHASED_WHY, earlier_pass_held, framed_pass_phases, pattern_phases,
-                                           stackless_pass_phases)
+from tb_gpu_advisor.job.iterations import (UNPHASED_WHY, earlier_pass_held, first_step, framed_pass_phases,
+                                           pattern_phases, stackless_pass_phases)
 from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.job.waits import Waits, sync_waits
@@ -3287,7 +3287,7 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
         # blocks a forward made, live at the dump, say only that the dump came after a forward; a stackless history
         # that walks its forwards back while making others shows the backward they were kept for (h37-snap69: a
         # real training step recorded with context="state" read "inference" from its live blocks)
-        walked = _stackless_backward(trace) or _repeated_backward(trace)
+        walked = _stackless_backward(trace) or _repeated_backward(trace) or _first_optimizer_step(trace)
         if walked is not None:
             return walked
         unended = _forward_unended_bare(trace)
@@ -3302,7 +3302,8 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
         return Kind("inference", "medium", "a memory snapshot whose allocations come from modules' forward passes, "
                                            f"with no backward pass and no optimizer step{no_grad}")
     if bare:
-        return _stackless_backward(trace) or _repeated_backward(trace) or _repeated_passes(trace) or (
+        return _stackless_backward(trace) or _repeated_backward(trace) or _repeated_passes(trace) or \
+            _first_optimizer_step(trace) or (
             _grad_reset_then(trace, named[0]) if named else None) or _dropped_forward(trace) or \
             _freed_as_it_went(trace) or Kind(
             "unknown", "low", "a memory snapshot recorded without stacks (no allocation carries a frame): what "
@@ -3654,6 +3655,23 @@ def _repeated_backward(trace: Trace) -> Kind | None:
                                        f"({got.repeats} times), and in {got.turns} of its iterations the "
                                        "forward's blocks are freed in reverse order while others are made -- "
                                        "a backward pass each iteration")
+    return None
+
+
+def _first_optimizer_step(trace: Trace) -> Kind | None:
+    """Training, low, where a history without stacks shows once a backward and the optimizer's first step after it
+    (``job.iterations.first_step``): the forward's blocks walked back while blocks of the weights' sizes are made
+    (gradients), then blocks of the weights' sizes made and held to the dump (the optimizer's state); None where no
+    GPU's does.  Why: a single iteration repeats nothing for :func:`_repeated_backward`, and a small model's walk
+    holds too few blocks for :func:`_stackless_backward`, yet the three marks together are a training step's alone
+    (session 71 passes71)."""
+    for g, got in _patterned(trace, first_step):
+        return Kind("training", "low", f"a memory snapshot recorded without stacks, by its allocation pattern: GPU "
+                                       f"{g}'s backward walks back {plural(got.walked, 'block')} of its forward in "
+                                       f"reverse order while it makes {plural(got.grads, 'block')} of the weights' "
+                                       f"sizes (gradients), then {plural(got.state, 'block')} of those sizes "
+                                       f"({gb(got.state_bytes)}) are made and held to the dump -- an optimizer's "
+                                       "state, made on its first step")
     return None
 
 

@@ -69,6 +69,17 @@ def _either_writer(writers: tuple[Framework, ...], role: str = "wrote the captur
 
 
 _XPLANE_FIXES, _XPLANE_ADVICE = _either_writer((tensorflow.FRAMEWORK, jax.FRAMEWORK))
+
+
+def _either_writer_capture(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple]]:
+    """Both writers' capture advice, each composed for the job's loop (``Framework.looped``), and no fixes of either
+    alone (the capture's are both writers', :func:`_either_writer`).  Why: one training text served every XPlane of no
+    known writer -- a torch_xla client's window that ran no GPU work was told "capture ~10 s of steady-state
+    training" (h37-hunt71a's ``tpu_client_verl_transfers``)."""
+    parts = [f"# {fw.name}:\n{fw.looped(tags)[0] if fw.looped else fw.capture_snippet}"
+             for fw in (tensorflow.FRAMEWORK, jax.FRAMEWORK)]
+    return "\n".join(parts), {}
+
 #: A capture whose writer its events do not name: an XPlane (or its trace viewer JSON), which TensorFlow and JAX both
 #: write -- TensorFlow's vocabulary for its events, both writers' fixes (each headed by whose it is where they differ)
 #: and capture advice.
@@ -80,7 +91,7 @@ UNKNOWN = Framework(
     program_backend=tensorflow.FRAMEWORK.program_backend, fixes=_XPLANE_FIXES,
     own_step_marks=tensorflow.FRAMEWORK.own_step_marks, step_marks=tensorflow.FRAMEWORK.step_marks,
     step_function=tensorflow.FRAMEWORK.step_function,
-    capture_snippet=_XPLANE_ADVICE,
+    capture_snippet=_XPLANE_ADVICE, looped=_either_writer_capture,
 )
 _XLA_FIXES, _ = _either_writer((tensorflow.FRAMEWORK, jax.FRAMEWORK), role="ran the work")
 #: The work of a program XLA compiled whose front end the capture does not name: XLA's kernels (``loop_*_fusion``,

@@ -1997,8 +1997,8 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
                    "with torch.inference_mode():\n    out = model(x)"),
             action("Where outputs must keep autograd on yet no backward follows, mark each new iteration before the "
                    "call.", "torch.compiler.cudagraph_mark_step_begin()\nout = model(x)"),
-            action("Keep input shapes static: pad inputs up to a few bucket sizes, or mark a dimension static so "
-                   "torch.compile does not specialise anew (torch._dynamo.mark_static).",
+            action("Keep input shapes static: pad inputs up to a few bucket sizes, or mark a dimension static "
+                   "(torch._dynamo.mark_static) so the compiled model keeps one graph for its sizes.",
                    "torch._dynamo.mark_static(x, 0)   # before the first call; or pad x up to a fixed bucket size"),
         ),
         "cold_start:compile_gap": (

@@ -42,13 +42,13 @@ def check(m: HostMetrics) -> list[Finding]:
     per_gpu = ("" if m.comm.by_type else  # the collective model counts AllReduce alone, averaged over the GPUs
                "; " + ", ".join(f"GPU{g.gpu}: {count(round(g.collective_calls_per_step or 0, 1))}" for g in active_gpus(m)))
     return [finding(
-        ctx, ID, sev,
-        f"Each GPU makes {ctx.count_per_step(calls, 'AllReduce call')} (expected 1 with NCCL{per_gpu}); AllReduce "
+        ctx, ID, sev, title=f"Extra AllReduce calls {ctx.per_step}",  # "in the step" where one step was kept
+        summary=f"Each GPU makes {ctx.count_per_step(calls, 'AllReduce call')} (expected 1 with NCCL{per_gpu}); AllReduce "
         f"takes {ms(ar_ms)} {ctx.per_step} that no compute hides, and every call synchronizes all {n_of(len(active_gpus(m)), 'GPU')}.",
         metric=value_metric("allreduce_calls_per_gpu_step", "AllReduce calls per GPU per step", calls, "count",
                             f"{calls:.1f}", "allreduce_extra.calls_per_gpu_step", severity=sev),
-        saving=saving(ctx, extra_ms, "the gradients are reduced in one packed AllReduce per step: the extra calls' "
-                                     "time goes (one call's time remains)", [("collectives", "allreduce", extra_ms)]),
+        saving=saving(ctx, extra_ms, f"the gradients are reduced in one packed AllReduce {ctx.per_step}: the extra "
+                                     "calls' time goes (one call's time remains)", [("collectives", "allreduce", extra_ms)]),
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
         windows=step_windows(ctx, label="AllReduce", n=2, draws=("collectives",), claimed_ms=ar_ms),
         actions=ctx.fw.fix(ID),

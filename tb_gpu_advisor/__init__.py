@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 #: (a metric definition, a rule, a threshold, a fix's text), so no cache serves
 #: stale reports.  Here, not in ``report``, so computing a cache key imports
 #: nothing heavy (the plugin does it on a request thread).
-ANALYZER_VERSION = f"{__version__}+a91"
+ANALYZER_VERSION = f"{__version__}+a92"
 
 #: The stages in pipeline order: one sub-package each.  A stage may import itself and the stages
 #: before it, never one after it; the architecture test reads this tuple, and README's tree lists it.

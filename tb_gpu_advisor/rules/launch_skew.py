@@ -9,7 +9,9 @@ collective binds drift apart: ``metrics.breakdown.in_lockstep``), nor where thei
 all ended before another's began: ``metrics.multigpu.processes_in_turn``).  Silent when the GPUs run sequentially
 (that rule explains the skew).  Recommends ``TF_GPU_THREAD_MODE=
 gpu_private`` only when the capture has no ``tf_gpu_private_*`` threads;
-otherwise ``TF_GPU_THREAD_COUNT``.  Saving: the skew, in the steps that hold it, per kept step.
+otherwise ``TF_GPU_THREAD_COUNT``.  Saving: the skew, in the steps that hold it, per kept step, less the late GPU's
+later start that its GPU holding its launched work explains (``late_rank.late_wait``'s ``start_held``: the cause's
+finding, ``late_rank``, saves it with the held-work fix); info, with that fix, where it explains it all.
 """
 
 from __future__ import annotations

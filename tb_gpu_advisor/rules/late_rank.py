@@ -63,8 +63,16 @@ def late_wait(m: HostMetrics) -> dict | None:
     start = max(0.0, start_offsets_ms(m).get(late.gpu, 0.0))
     gain = min(wait, float(arr.get("gain_ms", wait)))
     held = held_beyond_peers_ms(gs, late.gpu)
+    host = max(0.0, gain - start - extra - held)
+    # its GPU holding its launched work (5% of the wait or more) is the cause of the lateness it explains, its later
+    # start included: that part is the held work's -- at most the held time; of the lateness, the gain less the extra
+    # compute and the host's part, or its later start where that is more (the start is a part of the lateness, and
+    # the replayed gain may leave some of it out) -- and launch_skew credits the start to it, never claimed twice
+    sig = held >= 0.05 * wait and wait > 0
+    turns = min(held, max(gain - extra - host, start, 0.0)) if sig else 0.0
     return {"gpu": late, "others": others, "wait": wait, "gain": gain, "start": start, "compute": extra, "held": held,
-            "host": max(0.0, gain - start - extra - held), "last_in": last_in, "calls": calls, "lag": arr["lag_ms"]}
+            "host": host, "turns": turns, "start_held": min(start, turns), "last_in": last_in, "calls": calls,
+            "lag": arr["lag_ms"]}
 
 
 def held_beyond_peers_ms(gs: dict, late: int) -> float:
@@ -146,8 +154,12 @@ def check(m: HostMetrics) -> list[Finding]:
     w = late_wait(m)
     if w is None:
         return []
-    share = w["host"] / ctx.step_ms
-    sev = severity(share, max(0.0, w["wait"] - w["start"] - w["compute"]) / ctx.step_ms)
+    # the step time it gives back: its host keeping pace, and where its GPU holds its launched work, that GPU running
+    # the work as launched (its own GPU, or MPS) -- the held work's part of the gain, its later start included
+    # (h37-turns71: the Megatron TP pair's 12.6 ms later start read as launch_skew's host thread contention, first)
+    gives_ms = w["host"] + w["turns"]
+    share = gives_ms / ctx.step_ms
+    sev = severity(share, max(0.0, w["wait"] - w["start"] + w["start_held"] - w["compute"]) / ctx.step_ms)
     if sev is None:
         return []  # its later start or its extra compute explains the wait: launch_skew's or gpu_imbalance's
     late, others = w["gpu"], w["others"]
@@ -158,7 +170,7 @@ def check(m: HostMetrics) -> list[Finding]:
     # its GPU holding its launched work idle beyond its peers' is the GPU's lateness, not its host's (h37-hunt71a)
     held = w["held"] >= 0.05 * w["wait"]
     comp = {g.gpu: g.breakdown.device_compute for g in (late, *others)}
-    saves, claims = wait_claims(m, late, w["host"])
+    saves, claims = wait_claims(m, late, gives_ms)
     own = sum(v for g, p, v in claims if p != "gpu_wait")
     told = (f" Of the time it saves, {ms(own)} is {who(late)}'s own idle beyond its peers' (its launch gaps, its host "
             "work), the host's share of its lateness: the launch and host-work findings tell that time where they "
@@ -171,7 +183,11 @@ def check(m: HostMetrics) -> list[Finding]:
                   f"{'the other rank does not do or does' if len(others) == 1 else 'the other ranks do not do or do'} "
                   "sooner.")
     if held:
-        because = (f" {'; '.join(known).capitalize()} (the launch-skew and GPU-imbalance checks' part)." if known
+        # its later start is the held work's where that holds it (the launch-skew check credits it here)
+        known = [k for k in known if not k.startswith("its step starts") or w["start_held"] < 0.95 * w["start"]]
+        because = (f" {'; '.join(known).capitalize()} (the GPU-imbalance check's part)."
+                   if known and not known[0].startswith("its step starts") else
+                   f" {'; '.join(known).capitalize()} (the launch-skew and GPU-imbalance checks' part)." if known
                    else "")
         host_words = (f" {'The rest' if known else 'Its lateness'} is its GPU's, not its host's: {who(late)} idles "
                       f"{ms(w['held'])} {ctx.per_step} more than "
@@ -185,8 +201,13 @@ def check(m: HostMetrics) -> list[Finding]:
              + (f", not the whole wait: {ms(hidden)} of it is their own next work (the next bucket's compute, their "
                 "launches), which runs inside the wait and is back on the path once it is on time."
                 if hidden >= 0.05 * w["wait"] else "."))
-    if held and w["host"] < 0.05 * w["wait"]:  # nothing of it is the host's to give back: no host pace to keep
-        gives = told = ""
+    if held and w["turns"]:
+        late_start = (f", its later start ({ms(w['start_held'])}) included" if w["start_held"] >= 0.05 * w["wait"]
+                      else "")
+        gives = (f" If its GPU ran the work as launched (a GPU of its own, or MPS) the {ctx.step_noun} would be "
+                 f"{ms(gives_ms)} shorter ({pct(share)} {ctx.of_step()}){late_start}"
+                 + (f"; {ms(w['host'])} of it its host keeping pace." if w["host"] >= 0.05 * w["wait"] else "."))
+        told = ""
     return [finding(
         ctx, ID, sev,
         f"{who(late)} enters the collectives last in {w['last_in']} of {plural(w['calls'], 'call')} matched across the "
@@ -204,6 +225,9 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "gain_ms": w["gain"],
                                     "wait_ms": m.comm.arrivals["wait_ms"]}),
         saving=saving(ctx, saves,
+                      f"the late GPU runs its work as launched (no other process taking turns on it) and its host "
+                      f"keeps pace, so {the_others(len(others), 'GPU', 'stop', 'the others stop')} waiting for it in "
+                      "the collectives" if w["turns"] else
                       f"the late GPU's host keeps pace, so {the_others(len(others), 'GPU', 'stop', 'the others stop')} "
                       "waiting for it in the collectives",
                       claims),

@@ -15,14 +15,12 @@ its products) stay inference."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from synthetic import nsysexport as nx
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.job import kind as job_kind
-from tests.support.cli_report import in_process
+from tests.support.kernel_loops import loop_job, said
 
 #: a cuBLAS product in each operand layout (cuBLAS's own names: ``volta_sgemm_128x64_tn`` ...)
 SGEMM = {lay: f"volta_sgemm_128x64_{lay}" for lay in ("tn", "nn", "nt")}
@@ -42,19 +40,6 @@ CNN_FORWARD = ("_5x_cudnn_volta_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_
                "_5x_cudnn_volta_scudnn_128x32_relu_small_nn_v1", RELU, "volta_sgemm_32x32_sliced1x4_tn")
 
 
-def _job(tmp_path, kernels: tuple[str, ...]) -> dict:
-    """The job of a 10-step loop whose every step runs ``kernels`` in turn, no NVTX, no op (as the real exports)."""
-    p = tmp_path / "loop.sqlite"
-    nx.write(str(p), nx.NsysJob(steps=10, ops=len(kernels), kernel_us=300.0, step_kernels=kernels, step_range=None,
-                                autograd_nvtx=False, h2d_us=200.0, shuffle=False))
-    out = in_process("report", str(p), "--format", "json", "--cache-dir", "off")
-    return json.loads(out.stdout)["reports"][0]["hosts"][0]["job"]
-
-
-def _said(job: dict) -> str:
-    return f"{job['kind']}, {job['kind_confidence']}: {job['kind_evidence']}"
-
-
 #: a three-layer MLP's step in cuBLAS's generic names: forward products (tn), the loss's gradient, the backward's
 #: data and weight gradients (nn, nt; the first layer's data gradient not computed), an update by one kernel
 _MLP_STEP = (SGEMM["tn"], RELU, SGEMM["tn"], RELU, SGEMM["tn"], SUM,
@@ -63,8 +48,8 @@ _MLP_STEP = (SGEMM["tn"], RELU, SGEMM["tn"], RELU, SGEMM["tn"], SUM,
 
 def test_generic_backward_gemms_in_three_layouts_are_no_forward_loop(tmp_path):
     """Each product's two gradients in the layouts the forward does not run: no forward passes (base: inference)."""
-    job = _job(tmp_path, _MLP_STEP)
-    assert job["kind"] != "inference", _said(job)
+    job = loop_job(tmp_path, _MLP_STEP)
+    assert job["kind"] != "inference", said(job)
 
 
 def test_a_per_parameter_update_run_is_no_forward_loop(tmp_path):
@@ -73,8 +58,8 @@ def test_a_per_parameter_update_run_is_no_forward_loop(tmp_path):
     elementwise kernels after the last product): no forward passes (base: inference)."""
     step = (SGEMM["tn"], RELU, SGEMM["tn"], RELU, SGEMM["tn"], SUM, SGEMM["nn"], SGEMM["nn"], MUL, SGEMM["nn"],
             SGEMM["nn"], MUL, SGEMM["nn"]) + (MUL, ADD) * 6
-    job = _job(tmp_path, step)
-    assert job["kind"] != "inference", _said(job)
+    job = loop_job(tmp_path, step)
+    assert job["kind"] != "inference", said(job)
 
 
 @pytest.mark.parametrize("backward", ["layouts", "templates"])
@@ -86,8 +71,8 @@ def test_a_compiled_training_step_is_no_forward_loop(tmp_path, backward):
              else (nx.GEMM_BF16, "triton_tem_fused_mm_3", "triton_tem_fused_mm_4"))
     step = (gemms[0], "triton_poi_fused_0", gemms[0], "triton_red_fused_1", gemms[1], gemms[2], "triton_poi_fused_0",
             gemms[1], gemms[2], "triton_for_fused_2")
-    job = _job(tmp_path, step)
-    assert job["kind"] != "inference", _said(job)
+    job = loop_job(tmp_path, step)
+    assert job["kind"] != "inference", said(job)
 
 
 @pytest.mark.parametrize("library", ["cudnn", "miopen"])
@@ -102,15 +87,15 @@ def test_a_convolution_backward_by_its_data_gradient_is_no_forward_loop(tmp_path
     else:
         grads = (("igemm_bwd_gtcx2_nhwc_fp32_bx0_ex1_bt64x64x16_wt32x32x2_ws1x1_wr1x1_ta1x4x1x1_1x4x1x64_"
                   "tb1x4x1x1_1x4x1x64"), "_5x_cudnn_volta_scudnn_128x64_stridedB_splitK_small_nn_v1")
-    job = _job(tmp_path, CNN_FORWARD + (SUM, SGEMM["nn"]) + grads + (ADD,))
-    assert job["kind"] != "inference", _said(job)
+    job = loop_job(tmp_path, CNN_FORWARD + (SUM, SGEMM["nn"]) + grads + (ADD,))
+    assert job["kind"] != "inference", said(job)
 
 
 def test_control_the_real_cnn_forward_stays_inference(tmp_path):
     """Control (passes on base too): fwd69's real T1000 forward loop (cuDNN ``_nt``/``_nn`` tile names, a ``_tn``
     product) is forward passes."""
-    job = _job(tmp_path, CNN_FORWARD)
-    assert (job["kind"], job["kind_confidence"]) == ("inference", "medium"), _said(job)
+    job = loop_job(tmp_path, CNN_FORWARD)
+    assert (job["kind"], job["kind_confidence"]) == ("inference", "medium"), said(job)
 
 
 def test_control_a_transformer_forward_stays_inference(tmp_path):
@@ -122,8 +107,8 @@ def test_control_a_transformer_forward_stays_inference(tmp_path):
     softmax = "void at::native::<unnamed>::cunn_SoftMaxForward<(int)4, float, float, float, at::native::<unnamed>::SoftMaxForwardEpilogue>(T3 *, const T1 *, int)"
     block = (norm, SGEMM["tn"], MUL, SGEMM["tn"], softmax, SGEMM["nn"], SGEMM["tn"], ADD, norm, SGEMM["tn"], RELU,
              SGEMM["tn"], ADD)
-    job = _job(tmp_path, block * 2 + (norm, MUL, ADD, RELU, ADD, MUL, SGEMM["tn"]))
-    assert (job["kind"], job["kind_confidence"]) == ("inference", "medium"), _said(job)
+    job = loop_job(tmp_path, block * 2 + (norm, MUL, ADD, RELU, ADD, MUL, SGEMM["tn"]))
+    assert (job["kind"], job["kind_confidence"]) == ("inference", "medium"), said(job)
 
 
 def test_control_a_language_model_forward_with_a_long_head_stays_inference(tmp_path):
@@ -133,8 +118,8 @@ def test_control_a_language_model_forward_with_a_long_head_stays_inference(tmp_p
     per-parameter update."""
     runs = (13, 4, 3, 1, 7, 3, 5)
     step = tuple(k for r in runs for k in (MUL, ADD) * (r // 2) + (ADD,) * (r % 2) + (SGEMM["tn"],)) + (ADD, MUL)
-    job = _job(tmp_path, step)
-    assert (job["kind"], job["kind_confidence"]) == ("inference", "medium"), _said(job)
+    job = loop_job(tmp_path, step)
+    assert (job["kind"], job["kind_confidence"]) == ("inference", "medium"), said(job)
 
 
 def test_control_cudnn_products_inside_a_forward_stay_inference(tmp_path):
@@ -146,8 +131,8 @@ def test_control_cudnn_products_inside_a_forward_stay_inference(tmp_path):
     bn = ("void at::native::batch_norm_transform_input_kernel<float, float, float, (bool)0, int>(at::"
           "GenericPackedTensorAccessor<const T1, (unsigned long)3, at::DefaultPtrTraits, T5>)")
     conv = ("volta_sgemm_32x128_nn", bn, RELU, "volta_gcgemm_32x32_nt", bn, RELU)
-    job = _job(tmp_path, conv * 4 + ("volta_sgemm_32x128_nn", bn, RELU, "volta_sgemm_32x32_sliced1x4_tn"))
-    assert (job["kind"], job["kind_confidence"]) == ("inference", "medium"), _said(job)
+    job = loop_job(tmp_path, conv * 4 + ("volta_sgemm_32x128_nn", bn, RELU, "volta_sgemm_32x32_sliced1x4_tn"))
+    assert (job["kind"], job["kind_confidence"]) == ("inference", "medium"), said(job)
 
 
 @pytest.mark.parametrize(("name", "layout"), [

@@ -15,10 +15,8 @@ forward loop (templates, no update) keeps the generic words; a loop with SGD ove
 
 from __future__ import annotations
 
-import json
-
 from synthetic import nsysexport as nx
-from tests.support.cli_report import in_process
+from tests.support.kernel_loops import loop_job, said
 
 _EW = ("void at::native::vectorized_elementwise_kernel<(int)4, at::native::{}<float>, "
        "std::array<char *, (unsigned long)3>>(int, T2, T3)")
@@ -35,54 +33,41 @@ BACKWARD = ("triton_per_fused_0", "triton_tem_fused_mm_1", "triton_tem_fused_mm_
 UNNAMED = "GPU work, but no backward pass, optimizer step or serving engine is named"
 
 
-def _job(tmp_path, kernels: tuple[str, ...]) -> dict:
-    """The job of a 10-step loop whose every step runs ``kernels`` in turn, no NVTX, no op (as the real exports)."""
-    p = tmp_path / "loop.sqlite"
-    nx.write(str(p), nx.NsysJob(steps=10, ops=len(kernels), kernel_us=300.0, step_kernels=kernels, step_range=None,
-                                autograd_nvtx=False, h2d_us=200.0, shuffle=False))
-    out = in_process("report", str(p), "--format", "json", "--cache-dir", "off")
-    return json.loads(out.stdout)["reports"][0]["hosts"][0]["job"]
-
-
-def _said(job: dict) -> str:
-    return f"{job['kind']}, {job['kind_confidence']}: {job['kind_evidence']}"
-
-
 def test_a_compiled_optimizer_kernel_is_said(tmp_path):
     """A compiled step whose optimizer is ``triton_for_fused_0``: the words name that kernel (base: "no ... optimizer
     step ... is named")."""
-    job = _job(tmp_path, FORWARD + BACKWARD + ("triton_for_fused_0",))
-    assert (job["kind"], job["kind_confidence"]) == ("unknown", "low"), _said(job)
-    assert "`triton_for_fused_0`" in job["kind_evidence"] and "update" in job["kind_evidence"], _said(job)
+    job = loop_job(tmp_path, FORWARD + BACKWARD + ("triton_for_fused_0",))
+    assert (job["kind"], job["kind_confidence"]) == ("unknown", "low"), said(job)
+    assert "`triton_for_fused_0`" in job["kind_evidence"] and "update" in job["kind_evidence"], said(job)
 
 
 def test_products_in_three_layouts_are_said(tmp_path):
     """A step whose cuBLAS products run in a forward's and its two gradients' layouts: the words give the layouts and
     their counts (base: the generic words)."""
     g = nx.GEMM_BF16
-    job = _job(tmp_path, (g, ADD, g) + nx.gradient_gemms(g) * 2 + ADAM_PARAM * 4)
-    assert (job["kind"], job["kind_confidence"]) == ("unknown", "low"), _said(job)
-    assert "operand layouts" in job["kind_evidence"] and "×20" in job["kind_evidence"], _said(job)
+    job = loop_job(tmp_path, (g, ADD, g) + nx.gradient_gemms(g) * 2 + ADAM_PARAM * 4)
+    assert (job["kind"], job["kind_confidence"]) == ("unknown", "low"), said(job)
+    assert "operand layouts" in job["kind_evidence"] and "×20" in job["kind_evidence"], said(job)
 
 
 def test_a_compiled_model_with_a_per_parameter_adam_says_its_update(tmp_path):
     """A compiled model (templates, generic backward) updated by Adam one parameter at a time (six tensors): the
     words say each repeat runs a per-parameter update after its last product (base: the generic words -- the
     templates were no products, so no run between two was measured)."""
-    job = _job(tmp_path, FORWARD + BACKWARD + ADAM_PARAM * 6)
-    assert (job["kind"], job["kind_confidence"]) == ("unknown", "low"), _said(job)
-    assert "per-parameter weight update" in job["kind_evidence"] and "43+ kernels" in job["kind_evidence"], _said(job)
+    job = loop_job(tmp_path, FORWARD + BACKWARD + ADAM_PARAM * 6)
+    assert (job["kind"], job["kind_confidence"]) == ("unknown", "low"), said(job)
+    assert "per-parameter weight update" in job["kind_evidence"] and "43+ kernels" in job["kind_evidence"], said(job)
 
 
 def test_control_a_compiled_forward_loop_keeps_the_generic_words(tmp_path):
     """Control (passes on base too): a compiled model's forward passes alone -- templates and fusions, no update --
     show nothing, and the templates name no layout: no known kind, the generic words."""
-    job = _job(tmp_path, FORWARD)
-    assert (job["kind"], job["kind_evidence"]) == ("unknown", UNNAMED), _said(job)
+    job = loop_job(tmp_path, FORWARD)
+    assert (job["kind"], job["kind_evidence"]) == ("unknown", UNNAMED), said(job)
 
 
 def test_control_a_short_per_parameter_sgd_keeps_the_generic_words(tmp_path):
     """Control (passes on base too): SGD over six tensors is six kernels after the last product, under the fewest a
     per-parameter update is read by (``_UPDATE_RUN``): the generic words."""
-    job = _job(tmp_path, FORWARD + BACKWARD + (ADD,) * 6)
-    assert (job["kind"], job["kind_evidence"]) == ("unknown", UNNAMED), _said(job)
+    job = loop_job(tmp_path, FORWARD + BACKWARD + (ADD,) * 6)
+    assert (job["kind"], job["kind_evidence"]) == ("unknown", UNNAMED), said(job)

@@ -79,21 +79,22 @@ def check(m: HostMetrics) -> list[Finding]:
     credited = min(whole_save, w["start_held"]) if w and w["gpu"].gpu == late_gpu else 0.0
     save = max(0.0, whole_save - credited)
     turns = credited > 0 and credited >= 0.05 * whole_save
+    all_held = turns and save < 0.05 * whole_save  # the whole later start is the held work's
     label = '' if private else ctx.fw.label('launch_skew:no_private_threads')
     if turns:
-        label = (f": {'all' if save < 0.05 * whole_save else ms(credited)} of its later start is its GPU's, not its "
+        label = (f": {'all' if all_held else ms(credited)} of its later start is its GPU's, not its "
                  f"host's -- GPU{late_gpu} idles {ms(w['held'])} {ctx.per_step} more than "
                  f"{'the other GPU' if len(gs) == 2 else 'the others'} with work its host had launched (another "
                  "process's context on the same GPU taking turns with this one, or a wait outside the capture); the "
                  "late-rank finding credits that time to the held work, with its fix")
-        if save < 0.05 * whole_save:
+        if all_held:
             sev, acts = "info", [HELD_FIX]
     return [finding(
         ctx, ID, sev,
         f"The GPUs start {_which(ctx, part)} up to {ms(skew)} apart{where} ({pct(share)} of {of}); GPU{late_gpu} "
         f"starts last (+{ms(late_ms)}), launch order {order or 'n/a'}{label}.",
         title=("Skewed kernel launches across GPUs: the late GPU holds the work it was given"
-               if turns and save < 0.05 * whole_save else None),
+               if all_held else None),
         metric=share_metric("launch_skew_share", "Launch skew share of {step}", share, "launch_skew.warning", severity=sev,
                             detail={"launch_skew_ms": skew, "launch_order_skew_ms": mg.launch_order_skew_ms,
                                     "gpu_private_threads": private}),
